@@ -1,0 +1,67 @@
+/*
+ * icemaint/common.h: export macros, version, allocator hooks and library-owned memory.
+ *
+ * Every public header includes this one. It depends only on <stddef.h>, <stdint.h> and
+ * <stdbool.h>. Conventions shared by all of libicemaint:
+ *  - functions that can fail return int: 0 (ICM_OK) or a negative icm_error_code
+ *    (icemaint/errors.h); details in icm_error_last();
+ *  - objects written through `T **out` are new and belong to the caller (free with the type's
+ *    _free(), which accepts NULL); `const` pointers returned by getters are borrowed from the
+ *    parent object and live until it is freed or changed;
+ *  - strings passed in are copied unless a function's doc says otherwise;
+ *  - times are int64_t milliseconds since the Unix epoch, UTC (`_ms`); sizes are int64_t bytes
+ *    (`_bytes`), as Iceberg's `long` fields.
+ */
+#ifndef ICEMAINT_COMMON_H
+#define ICEMAINT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define ICM_BEGIN_DECL extern "C" {
+#define ICM_END_DECL }
+#else
+#define ICM_BEGIN_DECL
+#define ICM_END_DECL
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ICM_EXTERN(type) extern __attribute__((visibility("default"))) type
+#else
+#define ICM_EXTERN(type) extern type
+#endif
+
+#define ICM_VERSION_MAJOR 0
+#define ICM_VERSION_MINOR 1
+#define ICM_VERSION_PATCH 0
+#define ICM_VERSION_NUMBER (ICM_VERSION_MAJOR * 10000 + ICM_VERSION_MINOR * 100 + ICM_VERSION_PATCH)
+
+ICM_BEGIN_DECL
+
+/** Runtime version string of the library ("0.1.0"); static storage. */
+ICM_EXTERN(const char *) icm_version(void);
+
+/** Runtime ICM_VERSION_NUMBER of the library, to detect a header/library mismatch. */
+ICM_EXTERN(int) icm_version_number(void);
+
+/**
+ * Allocator hooks. All library memory goes through them, so tests can fail the Nth allocation
+ * and check that every public call returns ICM_ENOMEM with nothing leaked. Install before any
+ * other call; not thread-safe with concurrent library use. NULL restores malloc/realloc/free.
+ */
+typedef struct icm_allocator {
+    void *(*malloc_fn)(size_t size_bytes);
+    void *(*realloc_fn)(void *ptr, size_t size_bytes);
+    void (*free_fn)(void *ptr);
+} icm_allocator;
+
+ICM_EXTERN(void) icm_set_allocator(const icm_allocator *allocator);
+
+/** Free memory the library handed out as a plain buffer or string (never use free()). NULL ok. */
+ICM_EXTERN(void) icm_free(void *ptr);
+
+ICM_END_DECL
+
+#endif /* ICEMAINT_COMMON_H */

@@ -1,0 +1,169 @@
+/*
+ * icemaint/fileio.h: storage access for table files, one vtable per back end (SQLite VFS style).
+ *
+ * Locations are URIs as the table metadata names them. For local files `/p`, `file:/p` and
+ * `file:///p` (and `file://localhost/p`) name the same file. Back ends here: local filesystem,
+ * in-memory (tests), a fault-injecting wrapper (crash-point tests) and a path-mapping wrapper
+ * (`--path-map FROM=TO`). S3 comes later behind the same interface.
+ *
+ * Thread safety: a back end's methods may be called from several threads at once (bulk deletes,
+ * parallel manifest reads); every back end here is safe for that.
+ */
+#ifndef ICEMAINT_FILEIO_H
+#define ICEMAINT_FILEIO_H
+
+#include "common.h"
+
+ICM_BEGIN_DECL
+
+typedef struct icm_fileio icm_fileio;
+
+/** One listed or stat'ed object. `location` is borrowed for the duration of the callback. */
+typedef struct icm_file_info {
+    const char *location;  /**< URI in the same form as the listed prefix */
+    int64_t size_bytes;    /**< object size */
+    int64_t mtime_ms;      /**< last modification, ms since epoch UTC; -1 when unknown */
+} icm_file_info;
+
+/** Listing callback: return 0 to go on; any non-zero value stops the listing and is returned
+ *  by icm_fileio_list() (use ICM_EUSER or a negative icm code). */
+typedef int (*icm_list_cb)(const icm_file_info *info, void *payload);
+
+/** Operation kinds, used by the fault-injecting wrapper. */
+typedef enum icm_io_op {
+    ICM_IO_READ = 0,    /**< read whole object and read range */
+    ICM_IO_WRITE,       /**< create-new and write-replace */
+    ICM_IO_DELETE,
+    ICM_IO_STAT,
+    ICM_IO_LIST,        /**< each listing call (not each entry) */
+    ICM_IO_OP_COUNT
+} icm_io_op;
+
+/**
+ * Back-end vtable. New slots are only ever appended; `version` tells which exist.
+ * Every method returns 0 or a negative icm code and sets the last error on failure.
+ */
+typedef struct icm_fileio_methods {
+    int version; /**< ICM_FILEIO_METHODS_VERSION */
+    const char *name;
+    /** Read the whole object into a new buffer (free with icm_free); NUL-terminated beyond len.
+     *  ICM_ENOTFOUND when missing. */
+    int (*read)(icm_fileio *io, const char *location, char **out, size_t *out_len);
+    /** Read up to len bytes at offset into buf; *out_read < len only at end of object. */
+    int (*read_range)(icm_fileio *io, const char *location, int64_t offset, void *buf,
+                      size_t len, size_t *out_read);
+    /** Create a new object; ICM_EEXISTS (nothing written) if it exists. Atomic: readers see
+     *  the whole content or no object. Parent folders are created as needed. */
+    int (*create_new)(icm_fileio *io, const char *location, const void *data, size_t len);
+    /** Create or replace an object, atomically for readers. */
+    int (*write_replace)(icm_fileio *io, const char *location, const void *data, size_t len);
+    /** Delete an object; an object already missing is success. */
+    int (*remove)(icm_fileio *io, const char *location);
+    /** Size and mtime; ICM_ENOTFOUND when missing. out->location is set to `location`. */
+    int (*stat)(icm_fileio *io, const char *location, icm_file_info *out);
+    /** Stream every object below `prefix` (recursive, files only) to cb, without holding the
+     *  listing in memory. A missing prefix lists nothing. Order is unspecified. */
+    int (*list)(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload);
+    /** Release the back end. */
+    void (*free)(icm_fileio *io);
+} icm_fileio_methods;
+
+#define ICM_FILEIO_METHODS_VERSION 1
+
+/** Every back end's handle starts with this struct (embed it first). */
+struct icm_fileio {
+    const icm_fileio_methods *methods;
+};
+
+/* ---- wrappers: the single choke point for all storage calls ---- */
+
+/** Read a whole object. @param[out] out new buffer (icm_free), NUL-terminated after out_len
+ *  bytes. @return 0, ICM_ENOTFOUND, ICM_EIO, ICM_ENOMEM. */
+ICM_EXTERN(int) icm_fileio_read(icm_fileio *io, const char *location, char **out,
+                                size_t *out_len);
+/** @return 0, ICM_ENOTFOUND, ICM_EINVALID (negative offset), ICM_EIO. */
+ICM_EXTERN(int) icm_fileio_read_range(icm_fileio *io, const char *location, int64_t offset,
+                                      void *buf, size_t len, size_t *out_read);
+/** @return 0, ICM_EEXISTS (nothing written), ICM_EIO, ICM_ENOMEM. */
+ICM_EXTERN(int) icm_fileio_create_new(icm_fileio *io, const char *location, const void *data,
+                                      size_t len);
+/** @return 0, ICM_EIO, ICM_ENOMEM. */
+ICM_EXTERN(int) icm_fileio_write_replace(icm_fileio *io, const char *location,
+                                         const void *data, size_t len);
+/** Delete; a missing object is success. @return 0, ICM_EIO. */
+ICM_EXTERN(int) icm_fileio_delete(icm_fileio *io, const char *location);
+/** @return 0, ICM_ENOTFOUND, ICM_EIO. */
+ICM_EXTERN(int) icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out);
+/** @return 0, the callback's non-zero value, ICM_EIO. */
+ICM_EXTERN(int) icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb cb,
+                                void *payload);
+/** Free a back end (and, for wrappers, what they took). NULL is ok. */
+ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
+
+/* ---- back ends ---- */
+
+/** Local filesystem. Accepts `/p`, `file:/p`, `file:///p`, `file://localhost/p`; a relative
+ *  path is relative to the process's working directory. Listing yields locations in the form of
+ *  the prefix given (a `file:` prefix lists `file:` URIs). @return 0, ICM_ENOMEM. */
+ICM_EXTERN(int) icm_fileio_local_new(icm_fileio **out);
+
+/** In-memory store for tests: objects keyed by normalised location; mtime from a clock that the
+ *  test may set with icm_fileio_mem_set_time(). @return 0, ICM_ENOMEM. */
+ICM_EXTERN(int) icm_fileio_mem_new(icm_fileio **out);
+/** Set the in-memory store's clock (ms since epoch) used as mtime of later writes; -1 = real
+ *  clock. */
+ICM_EXTERN(void) icm_fileio_mem_set_time(icm_fileio *mem, int64_t now_ms);
+
+/** Fault injection: wraps `inner` (taken: freed with the wrapper). */
+ICM_EXTERN(int) icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take);
+/** Fail the nth (1-based) later operation of kind `op` with `code` (ICM_EIO if 0); 0 = never. */
+ICM_EXTERN(void) icm_fileio_fault_fail_nth(icm_fileio *fault, icm_io_op op, uint64_t nth,
+                                           int code);
+/** "Crash" after n more operations of any kind succeed: every later operation fails with
+ *  ICM_EIO and has no effect; 0 = never. */
+ICM_EXTERN(void) icm_fileio_fault_crash_after(icm_fileio *fault, uint64_t n);
+/** Operations of kind op seen so far (counted whether or not they failed). */
+ICM_EXTERN(uint64_t) icm_fileio_fault_count(const icm_fileio *fault, icm_io_op op);
+/** Total operations of any kind seen so far. */
+ICM_EXTERN(uint64_t) icm_fileio_fault_total(const icm_fileio *fault);
+/** True once a crash has happened. */
+ICM_EXTERN(bool) icm_fileio_fault_crashed(const icm_fileio *fault);
+/** Clear counters, pending faults and the crash state. */
+ICM_EXTERN(void) icm_fileio_fault_reset(icm_fileio *fault);
+
+/** One `--path-map FROM=TO` rule. */
+typedef struct icm_path_map {
+    const char *from;  /**< location prefix as the metadata names it */
+    const char *to;    /**< where those files really are */
+} icm_path_map;
+
+/**
+ * Path mapping: every location starting with a rule's `from` (at a path-segment boundary;
+ * longest `from` wins) is read, written, listed and deleted at `to` + rest instead. Listing
+ * results are mapped back, so callers only ever see the original names. Takes `inner`;
+ * copies the rules. @return 0, ICM_EINVALID (empty from), ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
+                                       const icm_path_map *rules, size_t n_rules);
+
+/**
+ * Map `location` through the rules of a path-map FileIO, as it would for I/O.
+ * @param[out] out new string (icm_free). @return 0, ICM_ENOMEM, ICM_EINVALID (not a path-map).
+ */
+ICM_EXTERN(int) icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *location,
+                                         char **out);
+
+/* ---- locations ---- */
+
+/**
+ * If `location` names a local file (`/p`, `file:/p`, `file:///p`, `file://localhost/p`, or a
+ * relative path without a scheme), write its normalised filesystem path to *out (repeated
+ * slashes collapsed; no dot-segment resolution) and return true. Object-store URIs return false.
+ * @param[out] out new string (icm_free); NULL on false or allocation failure (then ICM_ENOMEM
+ *  is the last error).
+ */
+ICM_EXTERN(bool) icm_location_local_path(const char *location, char **out);
+
+ICM_END_DECL
+
+#endif /* ICEMAINT_FILEIO_H */

@@ -1,0 +1,112 @@
+/*
+ * util/util.h: internal helpers shared by every module: allocation through the hooks, checked
+ * size arithmetic, the last-error setters, a growable byte buffer and a growable pointer array.
+ *
+ * Not installed. Functions here are `icm__` (semi-private): shared across files, never exported.
+ */
+#ifndef ICM_UTIL_UTIL_H
+#define ICM_UTIL_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "icemaint/common.h"
+#include "icemaint/errors.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ICM__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define ICM__UNUSED __attribute__((unused))
+#define ICM__LIKELY(x) __builtin_expect(!!(x), 1)
+#define ICM__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define ICM__PRINTF(f, a)
+#define ICM__UNUSED
+#define ICM__LIKELY(x) (x)
+#define ICM__UNLIKELY(x) (x)
+#endif
+
+#define ICM__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- allocation (through icm_set_allocator hooks); failures set ICM_ENOMEM ---- */
+void *icm__malloc(size_t n);
+void *icm__calloc(size_t count, size_t size);
+void *icm__realloc(void *p, size_t n);
+/* realloc to count*size with overflow check */
+void *icm__reallocarray(void *p, size_t count, size_t size);
+void icm__free(void *p);
+char *icm__strdup(const char *s);
+char *icm__strndup(const char *s, size_t n);
+char *icm__sprintf(const char *fmt, ...) ICM__PRINTF(1, 2);
+char *icm__vsprintf(const char *fmt, va_list ap);
+
+/* checked arithmetic: return false on overflow */
+static inline bool icm__add_overflow(size_t a, size_t b, size_t *out)
+{
+    return __builtin_add_overflow(a, b, out);
+}
+static inline bool icm__mul_overflow(size_t a, size_t b, size_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+/* ---- last error ---- */
+/* Set the thread's last error and return `code`, so callers write `return icm__error_set(...)`.
+ * `location` may be NULL. The message is formatted into thread-local storage (no allocation). */
+int icm__error_set(icm_error_class klass, int code, const char *location, const char *fmt, ...)
+    ICM__PRINTF(4, 5);
+int icm__error_vset(icm_error_class klass, int code, const char *location, const char *fmt,
+                    va_list ap);
+/* Same, recording errno `err` and appending strerror(err) to the message. */
+int icm__error_set_errno(icm_error_class klass, int code, int err, const char *location,
+                         const char *fmt, ...) ICM__PRINTF(5, 6);
+/* ICM_ENOMEM with a fixed message. */
+int icm__error_oom(void);
+void icm__error_set_http_status(int status);
+void icm__error_set_remote_code(const char *code);
+void icm__error_set_position(int64_t line, int64_t column, int64_t offset);
+/* Replace only the location of the current error (when a lower layer did not know it). */
+void icm__error_set_location(const char *location);
+/* Save and restore the last error around cleanup code that may itself fail. */
+typedef struct icm__error_saved icm__error_saved;
+icm__error_saved *icm__error_save(void);
+void icm__error_restore(icm__error_saved *saved);
+/* Map an errno from a failed system call to an icm code. */
+int icm__errno_to_code(int err);
+
+/* ---- growable byte buffer with a sticky OOM flag ---- */
+typedef struct icm__buf {
+    char *data;    /* NUL-terminated when non-NULL */
+    size_t len;
+    size_t cap;
+    bool oom;
+} icm__buf;
+#define ICM__BUF_INIT {NULL, 0, 0, false}
+
+int icm__buf_grow(icm__buf *b, size_t extra);
+int icm__buf_put(icm__buf *b, const void *data, size_t len);
+int icm__buf_puts(icm__buf *b, const char *s);
+int icm__buf_putc(icm__buf *b, char c);
+int icm__buf_printf(icm__buf *b, const char *fmt, ...) ICM__PRINTF(2, 3);
+void icm__buf_clear(icm__buf *b);
+void icm__buf_dispose(icm__buf *b);
+/* Hand the buffer's memory to the caller (free with icm_free), leaving b empty. */
+char *icm__buf_detach(icm__buf *b, size_t *len_out);
+
+/* ---- growable array of pointers ---- */
+typedef struct icm__ptrvec {
+    void **items;
+    size_t len;
+    size_t cap;
+} icm__ptrvec;
+#define ICM__PTRVEC_INIT {NULL, 0, 0}
+
+int icm__ptrvec_push(icm__ptrvec *v, void *item);
+void icm__ptrvec_dispose(icm__ptrvec *v, void (*free_item)(void *));
+
+/* ---- time ---- */
+/* Wall clock, ms since the Unix epoch (UTC). */
+int64_t icm__now_ms(void);
+
+#endif /* ICM_UTIL_UTIL_H */

@@ -1,0 +1,98 @@
+/*
+ * tests/unit/testutil.c: see testutil.h.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+const char *icmt_fixtures_dir(void)
+{
+    const char *env = getenv("ICM_FIXTURES_DIR");
+    return env && *env ? env : ICM_FIXTURES_DIR;
+}
+
+const char *icmt_cli_path(void)
+{
+    const char *env = getenv("ICM_CLI");
+    return env && *env ? env : ICM_CLI_PATH;
+}
+
+char *icmt_mkdtemp(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *tmpl = icmt_sprintf("%s/icmtest.XXXXXX", base && *base ? base : "/tmp");
+    if (mkdtemp(tmpl) == NULL) {
+        perror("mkdtemp");
+        abort();
+    }
+    return tmpl;
+}
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void icmt_rmtree(const char *path)
+{
+    if (path != NULL)
+        nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void icmt_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(data, 1, len, f) != len) {
+        perror(path);
+        abort();
+    }
+    fclose(f);
+}
+
+char *icmt_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+        }
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+int icmt_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+char *icmt_sprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    return s;
+}

@@ -1,0 +1,43 @@
+/*
+ * tests/unit/testutil.h: helpers for the cmocka unit tests: fixture paths, temp directories,
+ * file helpers, and an assertion that prints the library's last error.
+ */
+#ifndef ICM_TESTUTIL_H
+#define ICM_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "icemaint/errors.h"
+
+/* Directory of ../shared/fixtures (ICM_FIXTURES_DIR env overrides the configured path). */
+const char *icmt_fixtures_dir(void);
+/* Path of the built CLI binary. */
+const char *icmt_cli_path(void);
+/* New empty temp directory (malloc'd path); removed by icmt_rmtree. */
+char *icmt_mkdtemp(void);
+/* rm -rf */
+void icmt_rmtree(const char *path);
+/* Write/read whole files with plain libc (not through the library). */
+void icmt_write_file(const char *path, const void *data, size_t len);
+char *icmt_read_file(const char *path, size_t *len); /* malloc'd; NULL if missing */
+int icmt_file_exists(const char *path);
+/* malloc'd printf */
+char *icmt_sprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Assert rc == 0, printing the last error on failure. */
+#define icmt_ok(expr)                                                                       \
+    do {                                                                                    \
+        int icmt_rc_ = (expr);                                                              \
+        if (icmt_rc_ != 0) {                                                                \
+            const icm_error *e_ = icm_error_last();                                         \
+            print_error("%s failed: %d %s: %s: %s\n", #expr, icmt_rc_,                      \
+                        icm_error_code_name(icmt_rc_), e_->location, e_->message);          \
+            fail();                                                                         \
+        }                                                                                   \
+    } while (0)
+
+#endif
