@@ -61,8 +61,9 @@ typedef struct icm_fileio_methods {
     int (*remove)(icm_fileio *io, const char *location);
     /** Size and mtime; ICM_ENOTFOUND when missing. out->location is set to `location`. */
     int (*stat)(icm_fileio *io, const char *location, icm_file_info *out);
-    /** Stream every object below `prefix` (recursive, files only) to cb, without holding the
-     *  listing in memory. A missing prefix lists nothing. Order is unspecified. */
+    /** Stream every object strictly below `prefix` at a path-segment boundary (recursive,
+     *  files only; `/t` lists `/t/x`, never `/t_2/x`) to cb, without holding the listing in
+     *  memory. A missing prefix lists nothing. Order is unspecified. */
     int (*list)(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload);
     /** Release the back end. */
     void (*free)(icm_fileio *io);
@@ -77,8 +78,15 @@ struct icm_fileio {
 
 /* ---- wrappers: the single choke point for all storage calls ---- */
 
+/*
+ * Every wrapper below checks its arguments (NULL handle or output, empty location, negative
+ * offset: ICM_EINVALID), clears its outputs first, and on failure leaves a last error that names
+ * the location. A back end may also return ICM_EUNSUPPORTED for a location it cannot handle
+ * (an `s3://` URI given to the local back end), ICM_EAUTH (permission denied) or ICM_EREADONLY.
+ */
+
 /** Read a whole object. @param[out] out new buffer (icm_free), NUL-terminated after out_len
- *  bytes. @return 0, ICM_ENOTFOUND, ICM_EIO, ICM_ENOMEM. */
+ *  bytes. @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory), ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_read(icm_fileio *io, const char *location, char **out,
                                 size_t *out_len);
 /** @return 0, ICM_ENOTFOUND, ICM_EINVALID (negative offset), ICM_EIO. */
@@ -90,9 +98,10 @@ ICM_EXTERN(int) icm_fileio_create_new(icm_fileio *io, const char *location, cons
 /** @return 0, ICM_EIO, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_write_replace(icm_fileio *io, const char *location,
                                          const void *data, size_t len);
-/** Delete; a missing object is success. @return 0, ICM_EIO. */
+/** Delete; a missing object is success. @return 0, ICM_EIO (also: a directory). */
 ICM_EXTERN(int) icm_fileio_delete(icm_fileio *io, const char *location);
-/** @return 0, ICM_ENOTFOUND, ICM_EIO. */
+/** @param[out] out size and mtime; out->location is `location` (borrowed).
+ *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory). */
 ICM_EXTERN(int) icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out);
 /** @return 0, the callback's non-zero value, ICM_EIO. */
 ICM_EXTERN(int) icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb cb,
@@ -103,8 +112,14 @@ ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
 /* ---- back ends ---- */
 
 /** Local filesystem. Accepts `/p`, `file:/p`, `file:///p`, `file://localhost/p`; a relative
- *  path is relative to the process's working directory. Listing yields locations in the form of
- *  the prefix given (a `file:` prefix lists `file:` URIs). @return 0, ICM_ENOMEM. */
+ *  path is relative to the process's working directory; other URIs get ICM_EUNSUPPORTED.
+ *  Listing yields locations in the form of the prefix given (a `file:` prefix lists `file:`
+ *  URIs); it follows a symlinked prefix but no symlinked directory below it, reports a symlink
+ *  to a file as that file and skips dangling links. Writes go to a temp file
+ *  (`.<name>.icm-tmp-...`) in the target directory, fsync'ed, then published (create-new never
+ *  replaces: renameat2 RENAME_NOREPLACE or link+unlink) and the directory fsync'ed; on an error
+ *  after publishing (directory sync) the file may exist. Deletes are not fsync'ed.
+ *  @return 0, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_local_new(icm_fileio **out);
 
 /** In-memory store for tests: objects keyed by normalised location; mtime from a clock that the
@@ -114,15 +129,25 @@ ICM_EXTERN(int) icm_fileio_mem_new(icm_fileio **out);
  *  clock. */
 ICM_EXTERN(void) icm_fileio_mem_set_time(icm_fileio *mem, int64_t now_ms);
 
-/** Fault injection: wraps `inner` (taken: freed with the wrapper). */
+/**
+ * Fault injection: wraps `inner` (taken: freed with the wrapper, or at once on failure).
+ * Every call is one counted operation of its icm_io_op kind (a listing is one operation). An
+ * operation is either passed on unchanged or rejected before reaching `inner`: a rejected
+ * operation has no effect at all (a failed write leaves nothing, a failed delete deletes
+ * nothing). Thread-safe: decisions and counters are taken under a mutex.
+ * @return 0, ICM_EINVALID (NULL argument), ICM_ENOMEM.
+ */
 ICM_EXTERN(int) icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take);
-/** Fail the nth (1-based) later operation of kind `op` with `code` (ICM_EIO if 0); 0 = never. */
+/** Fail exactly the nth (1-based) operation of kind `op` counted after this call, once, with
+ *  `code` (ICM_EIO if 0 or positive); nth 0 disarms. Replaces an earlier pending fault of that
+ *  kind. No effect on a handle that is not a fault FileIO. */
 ICM_EXTERN(void) icm_fileio_fault_fail_nth(icm_fileio *fault, icm_io_op op, uint64_t nth,
                                            int code);
-/** "Crash" after n more operations of any kind succeed: every later operation fails with
- *  ICM_EIO and has no effect; 0 = never. */
+/** "Crash" after n more operations: the next n operations of any kind are passed on (they may
+ *  still fail on their own or by fail_nth); every later one fails with ICM_EIO and has no
+ *  effect, until icm_fileio_fault_reset(). A crash wins over a pending fail_nth. 0 disarms. */
 ICM_EXTERN(void) icm_fileio_fault_crash_after(icm_fileio *fault, uint64_t n);
-/** Operations of kind op seen so far (counted whether or not they failed). */
+/** Operations of kind op seen so far (counted whether or not they failed or were rejected). */
 ICM_EXTERN(uint64_t) icm_fileio_fault_count(const icm_fileio *fault, icm_io_op op);
 /** Total operations of any kind seen so far. */
 ICM_EXTERN(uint64_t) icm_fileio_fault_total(const icm_fileio *fault);
@@ -140,8 +165,15 @@ typedef struct icm_path_map {
 /**
  * Path mapping: every location starting with a rule's `from` (at a path-segment boundary;
  * longest `from` wins) is read, written, listed and deleted at `to` + rest instead. Listing
- * results are mapped back, so callers only ever see the original names. Takes `inner`;
- * copies the rules. @return 0, ICM_EINVALID (empty from), ICM_ENOMEM.
+ * results are mapped back, so callers only ever see the original names; listing a prefix
+ * above a rule's `from` also lists the files at its `to`, under their original names (the
+ * inner back end must be able to list that prefix itself: an `s3://` prefix above a rule fails
+ * with ICM_EUNSUPPORTED over the local back end). File
+ * contents are never rewritten. Prefixes match as icm_location_local_path forms for local
+ * paths and as exact bytes for URIs (no percent-decoding); a name whose part below `from`
+ * has a `.` or `..` segment is not mapped. Takes `inner` (freed at once on failure); copies the
+ * rules. @return 0, ICM_EINVALID (empty or unusable `from`/`to` such as `s3://` without a
+ * bucket, or two rules with the same `from`), ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
                                        const icm_path_map *rules, size_t n_rules);
@@ -156,9 +188,11 @@ ICM_EXTERN(int) icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *
 /* ---- locations ---- */
 
 /**
- * If `location` names a local file (`/p`, `file:/p`, `file:///p`, `file://localhost/p`, or a
- * relative path without a scheme), write its normalised filesystem path to *out (repeated
- * slashes collapsed; no dot-segment resolution) and return true. Object-store URIs return false.
+ * If `location` names a local file (`/p`, `file:/p`, `file:///p`, `file://localhost/p`,
+ * `file:rel`, or a relative path without a scheme), write its normalised filesystem path to
+ * *out (repeated slashes collapsed, `//p` is `/p`; trailing slash dropped; no dot-segment
+ * resolution, no percent-decoding) and return true. Object-store URIs, `file://host/p` with a
+ * host other than localhost (e.g. the malformed `file://data/x`) and "" return false.
  * @param[out] out new string (icm_free); NULL on false or allocation failure (then ICM_ENOMEM
  *  is the last error).
  */

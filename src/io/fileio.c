@@ -1,0 +1,123 @@
+/*
+ * io/fileio.c: the public icm_fileio_* wrappers, the single choke point through which every
+ * storage call passes (SQLite's sqlite3OsRead pattern).
+ *
+ * The wrappers check arguments (so back ends can trust them), clear out-parameters before
+ * dispatching (so callers never see stale values after a failure) and make sure every failure
+ * names the location involved, even when a back end forgot to.
+ */
+#include <string.h>
+
+#include "icemaint/fileio.h"
+#include "util/util.h"
+
+/* ICM_EINVALID for a missing handle or location, naming what is wrong. */
+static int check_common(const icm_fileio *io, const char *location, const char *what)
+{
+    if (io == NULL || io->methods == NULL || io->methods->version < 1)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "%s: no FileIO handle",
+                              what);
+    if (location == NULL || location[0] == '\0')
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL, "%s: empty location", what);
+    return 0;
+}
+
+/* Back ends set the location on their errors; this catches any that did not. */
+static int finish(int rc, const char *location)
+{
+    if (rc < 0 && icm_error_last()->location[0] == '\0')
+        icm__error_set_location(location);
+    return rc;
+}
+
+int icm_fileio_read(icm_fileio *io, const char *location, char **out, size_t *out_len)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (out_len != NULL)
+        *out_len = 0;
+    int rc = check_common(io, location, "read");
+    if (rc < 0)
+        return rc;
+    if (out == NULL || out_len == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "read: NULL output");
+    return finish(io->methods->read(io, location, out, out_len), location);
+}
+
+int icm_fileio_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
+                          size_t len, size_t *out_read)
+{
+    if (out_read != NULL)
+        *out_read = 0;
+    int rc = check_common(io, location, "read range");
+    if (rc < 0)
+        return rc;
+    if (out_read == NULL || (buf == NULL && len > 0))
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "read range: NULL buffer or output");
+    if (offset < 0)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "read range: negative offset %lld", (long long)offset);
+    return finish(io->methods->read_range(io, location, offset, buf, len, out_read), location);
+}
+
+int icm_fileio_create_new(icm_fileio *io, const char *location, const void *data, size_t len)
+{
+    int rc = check_common(io, location, "create");
+    if (rc < 0)
+        return rc;
+    if (data == NULL && len > 0)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "create: NULL data");
+    return finish(io->methods->create_new(io, location, data, len), location);
+}
+
+int icm_fileio_write_replace(icm_fileio *io, const char *location, const void *data, size_t len)
+{
+    int rc = check_common(io, location, "write");
+    if (rc < 0)
+        return rc;
+    if (data == NULL && len > 0)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "write: NULL data");
+    return finish(io->methods->write_replace(io, location, data, len), location);
+}
+
+int icm_fileio_delete(icm_fileio *io, const char *location)
+{
+    int rc = check_common(io, location, "delete");
+    if (rc < 0)
+        return rc;
+    return finish(io->methods->remove(io, location), location);
+}
+
+int icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out)
+{
+    if (out != NULL) {
+        out->location = location;
+        out->size_bytes = 0;
+        out->mtime_ms = -1;
+    }
+    int rc = check_common(io, location, "stat");
+    if (rc < 0)
+        return rc;
+    if (out == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "stat: NULL output");
+    return finish(io->methods->stat(io, location, out), location);
+}
+
+int icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
+{
+    int rc = check_common(io, prefix, "list");
+    if (rc < 0)
+        return rc;
+    if (cb == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, prefix, "list: NULL callback");
+    rc = io->methods->list(io, prefix, cb, payload);
+    /* A callback's own stop value is passed up untouched, error and all. */
+    return rc;
+}
+
+void icm_fileio_free(icm_fileio *io)
+{
+    if (io != NULL && io->methods != NULL && io->methods->free != NULL)
+        io->methods->free(io);
+}

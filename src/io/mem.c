@@ -1,0 +1,364 @@
+/*
+ * io/mem.c: the in-memory FileIO back end used by tests.
+ *
+ * Objects live in an array sorted by normalised location (icm__location_normalize), so `/p`,
+ * `file:///p` and `//p` are one object while object-store keys stay exact. A mutex guards the
+ * array; it is never held while a listing callback runs, so callbacks may call back into the
+ * store (delete what they see, for example). Listing resumes after the last key it reported,
+ * which keeps it correct when the callback changes the store, like an object-store listing
+ * that pages by start-after key. mtime comes from a clock the test can set.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "icemaint/fileio.h"
+#include "util/location.h"
+#include "util/util.h"
+
+typedef struct mem_object {
+    char *key;  /* normalised location */
+    char *data; /* len bytes plus a NUL, so reads can hand out a terminated copy cheaply */
+    size_t len;
+    int64_t mtime_ms;
+} mem_object;
+
+typedef struct mem_fileio {
+    icm_fileio base;
+    pthread_mutex_t lock;
+    mem_object *objs; /* sorted by strcmp(key) */
+    size_t n;
+    size_t cap;
+    int64_t clock_ms; /* -1: real clock */
+} mem_fileio;
+
+static const icm_fileio_methods mem_methods;
+
+/* Index of the first object whose key is >= key. Caller holds the lock. */
+static size_t lower_bound(const mem_fileio *m, const char *key)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(m->objs[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Index of the object with exactly this key, or m->n. Caller holds the lock. */
+static size_t find(const mem_fileio *m, const char *key)
+{
+    size_t i = lower_bound(m, key);
+    return (i < m->n && strcmp(m->objs[i].key, key) == 0) ? i : m->n;
+}
+
+static int64_t now_ms(const mem_fileio *m)
+{
+    return m->clock_ms >= 0 ? m->clock_ms : icm__now_ms();
+}
+
+static int not_found(const char *location)
+{
+    return icm__error_set(ICM_ERRCLASS_IO, ICM_ENOTFOUND, location, "no such object");
+}
+
+/* NUL-terminated copy of data (len + 1 bytes). */
+static char *copy_data(const void *data, size_t len)
+{
+    size_t size;
+    if (icm__add_overflow(len, 1, &size)) {
+        icm__error_oom();
+        return NULL;
+    }
+    char *d = icm__malloc(size);
+    if (d == NULL)
+        return NULL;
+    if (len > 0)
+        memcpy(d, data, len);
+    d[len] = '\0';
+    return d;
+}
+
+static int mem_read(icm_fileio *io, const char *location, char **out, size_t *out_len)
+{
+    mem_fileio *m = (mem_fileio *)io;
+    char *key;
+    int rc = icm__location_normalize(location, &key);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&m->lock);
+    size_t i = find(m, key);
+    if (i == m->n) {
+        rc = not_found(location);
+    } else {
+        *out = copy_data(m->objs[i].data, m->objs[i].len);
+        *out_len = m->objs[i].len;
+        rc = *out != NULL ? 0 : ICM_ENOMEM;
+    }
+    pthread_mutex_unlock(&m->lock);
+    icm__free(key);
+    return rc;
+}
+
+static int mem_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
+                          size_t len, size_t *out_read)
+{
+    mem_fileio *m = (mem_fileio *)io;
+    char *key;
+    int rc = icm__location_normalize(location, &key);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&m->lock);
+    size_t i = find(m, key);
+    if (i == m->n) {
+        rc = not_found(location);
+    } else {
+        const mem_object *o = &m->objs[i];
+        size_t got = 0;
+        if ((uint64_t)offset < o->len) {
+            size_t avail = o->len - (size_t)offset;
+            got = len < avail ? len : avail;
+            memcpy(buf, o->data + offset, got);
+        }
+        *out_read = got;
+    }
+    pthread_mutex_unlock(&m->lock);
+    icm__free(key);
+    return rc;
+}
+
+/* Insert a new object at index i, taking key and data. Caller holds the lock. */
+static int insert_at(mem_fileio *m, size_t i, char *key, char *data, size_t len)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        mem_object *objs = icm__reallocarray(m->objs, cap, sizeof *objs);
+        if (objs == NULL)
+            return ICM_ENOMEM;
+        m->objs = objs;
+        m->cap = cap;
+    }
+    memmove(&m->objs[i + 1], &m->objs[i], (m->n - i) * sizeof *m->objs);
+    m->objs[i] = (mem_object){key, data, len, now_ms(m)};
+    m->n++;
+    return 0;
+}
+
+static int mem_write(mem_fileio *m, const char *location, const void *data, size_t len,
+                     bool replace)
+{
+    char *key = NULL;
+    int rc = icm__location_normalize(location, &key);
+    if (rc < 0)
+        return rc;
+    /* Copy before locking: the store changes all at once or not at all. */
+    char *copy = copy_data(data, len);
+    if (copy == NULL) {
+        icm__free(key);
+        return ICM_ENOMEM;
+    }
+    pthread_mutex_lock(&m->lock);
+    size_t i = lower_bound(m, key);
+    bool exists = i < m->n && strcmp(m->objs[i].key, key) == 0;
+    if (exists && !replace) {
+        rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EEXISTS, location,
+                            "already exists; not overwritten");
+    } else if (exists) {
+        mem_object *o = &m->objs[i];
+        icm__free(o->data);
+        o->data = copy;
+        o->len = len;
+        o->mtime_ms = now_ms(m);
+        copy = NULL;
+    } else {
+        rc = insert_at(m, i, key, copy, len);
+        if (rc == 0)
+            key = copy = NULL; /* taken by the store */
+    }
+    pthread_mutex_unlock(&m->lock);
+    icm__free(copy);
+    icm__free(key);
+    return rc;
+}
+
+static int mem_create_new(icm_fileio *io, const char *location, const void *data, size_t len)
+{
+    return mem_write((mem_fileio *)io, location, data, len, false);
+}
+
+static int mem_write_replace(icm_fileio *io, const char *location, const void *data,
+                             size_t len)
+{
+    return mem_write((mem_fileio *)io, location, data, len, true);
+}
+
+static int mem_remove(icm_fileio *io, const char *location)
+{
+    mem_fileio *m = (mem_fileio *)io;
+    char *key;
+    int rc = icm__location_normalize(location, &key);
+    if (rc < 0)
+        return rc;
+    mem_object gone = {NULL, NULL, 0, 0};
+    pthread_mutex_lock(&m->lock);
+    size_t i = find(m, key);
+    if (i < m->n) {
+        gone = m->objs[i];
+        memmove(&m->objs[i], &m->objs[i + 1], (m->n - i - 1) * sizeof *m->objs);
+        m->n--;
+    }
+    pthread_mutex_unlock(&m->lock);
+    icm__free(gone.key);
+    icm__free(gone.data);
+    icm__free(key);
+    return 0;
+}
+
+static int mem_stat(icm_fileio *io, const char *location, icm_file_info *out)
+{
+    mem_fileio *m = (mem_fileio *)io;
+    char *key;
+    int rc = icm__location_normalize(location, &key);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&m->lock);
+    size_t i = find(m, key);
+    if (i == m->n) {
+        rc = not_found(location);
+    } else {
+        out->location = location;
+        out->size_bytes = (int64_t)m->objs[i].len;
+        out->mtime_ms = m->objs[i].mtime_ms;
+    }
+    pthread_mutex_unlock(&m->lock);
+    icm__free(key);
+    return rc;
+}
+
+/* Key prefix that every object strictly below `prefix` starts with: the normalised prefix
+ * without trailing slashes, plus one '/'. */
+static int list_key_prefix(const char *prefix, char **out)
+{
+    char *norm;
+    int rc = icm__location_normalize(prefix, &norm);
+    if (rc < 0)
+        return rc;
+    size_t n = icm__location_trim_len(norm);
+    *out = (n > 0 && norm[n - 1] == '/') ? icm__strndup(norm, n)
+                                         : icm__sprintf("%.*s/", (int)n, norm);
+    icm__free(norm);
+    return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
+/* Copy of the first object after `after` (or from `kp` when after is NULL) whose key starts
+ * with kp; *key NULL when there is none. */
+static int next_below(mem_fileio *m, const char *kp, const char *after, char **key,
+                      icm_file_info *info)
+{
+    *key = NULL;
+    int rc = 0;
+    size_t kplen = strlen(kp);
+    pthread_mutex_lock(&m->lock);
+    size_t i = lower_bound(m, after != NULL ? after : kp);
+    if (i < m->n && after != NULL && strcmp(m->objs[i].key, after) == 0)
+        i++;
+    if (i < m->n && strncmp(m->objs[i].key, kp, kplen) == 0) {
+        *key = icm__strdup(m->objs[i].key);
+        info->size_bytes = (int64_t)m->objs[i].len;
+        info->mtime_ms = m->objs[i].mtime_ms;
+        if (*key == NULL)
+            rc = ICM_ENOMEM;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return rc;
+}
+
+static int mem_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
+{
+    mem_fileio *m = (mem_fileio *)io;
+    char *kp;
+    int rc = list_key_prefix(prefix, &kp);
+    if (rc < 0)
+        return rc;
+    /* Local objects are reported in the prefix's form (`file:///x/...` for a `file:///x`
+     * prefix); object-store keys are already exact. */
+    bool local = icm__location_local_part(prefix) != NULL;
+    char *last = NULL;
+    for (;;) {
+        char *key;
+        icm_file_info info = {NULL, 0, -1};
+        rc = next_below(m, kp, last, &key, &info);
+        icm__free(last);
+        last = key;
+        if (rc < 0 || key == NULL)
+            break;
+        char *loc = local ? icm__location_join(prefix, key + strlen(kp)) : NULL;
+        if (local && loc == NULL) {
+            rc = ICM_ENOMEM;
+            break;
+        }
+        info.location = local ? loc : key;
+        rc = cb(&info, payload);
+        icm__free(loc);
+        if (rc != 0)
+            break;
+    }
+    icm__free(last);
+    icm__free(kp);
+    return rc;
+}
+
+static void mem_free(icm_fileio *io)
+{
+    mem_fileio *m = (mem_fileio *)io;
+    for (size_t i = 0; i < m->n; i++) {
+        icm__free(m->objs[i].key);
+        icm__free(m->objs[i].data);
+    }
+    icm__free(m->objs);
+    pthread_mutex_destroy(&m->lock);
+    icm__free(m);
+}
+
+static const icm_fileio_methods mem_methods = {
+    ICM_FILEIO_METHODS_VERSION,
+    "mem",
+    mem_read,
+    mem_read_range,
+    mem_create_new,
+    mem_write_replace,
+    mem_remove,
+    mem_stat,
+    mem_list,
+    mem_free,
+};
+
+int icm_fileio_mem_new(icm_fileio **out)
+{
+    if (out == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL, "NULL output");
+    mem_fileio *m = icm__calloc(1, sizeof *m);
+    *out = NULL;
+    if (m == NULL)
+        return ICM_ENOMEM;
+    if (pthread_mutex_init(&m->lock, NULL) != 0) {
+        icm__free(m);
+        return icm__error_set(ICM_ERRCLASS_OS, ICM_ERROR, NULL, "cannot create mutex");
+    }
+    m->base.methods = &mem_methods;
+    m->clock_ms = -1;
+    *out = &m->base;
+    return 0;
+}
+
+void icm_fileio_mem_set_time(icm_fileio *mem, int64_t now)
+{
+    if (mem == NULL || mem->methods != &mem_methods)
+        return;
+    mem_fileio *m = (mem_fileio *)mem;
+    pthread_mutex_lock(&m->lock);
+    m->clock_ms = now < 0 ? -1 : now;
+    pthread_mutex_unlock(&m->lock);
+}

@@ -1,0 +1,316 @@
+/*
+ * io/pathmap.c: a FileIO wrapper that redirects location prefixes (`--path-map FROM=TO`).
+ *
+ * Table metadata names files where the writer saw them (`s3://bucket/wh/t/...`,
+ * `/test-warehouse/...`, repo-relative `data/persistent/...`); a local copy lives elsewhere.
+ * This wrapper sends every operation on a location below a rule's FROM to TO + the rest, and
+ * maps listed locations back, so the layers above only ever see the names the metadata uses.
+ * It never rewrites file contents.
+ *
+ * Prefix matching uses icm__location_strip_prefix (path-segment boundary; local forms compare
+ * equal; URIs byte-exact). When several rules match, the one matching the most of the location
+ * (the shortest rest) wins. The rules are immutable after creation, so the wrapper is as
+ * thread-safe as its inner back end.
+ */
+#include <string.h>
+
+#include "icemaint/fileio.h"
+#include "util/location.h"
+#include "util/util.h"
+
+typedef struct pm_rule {
+    char *from;
+    char *to;
+} pm_rule;
+
+typedef struct pathmap_fileio {
+    icm_fileio base;
+    icm_fileio *inner;
+    pm_rule *rules;
+    size_t n_rules;
+} pathmap_fileio;
+
+static const icm_fileio_methods pathmap_methods;
+
+/* The rule that applies to `loc` (longest match) and the part of loc below its FROM. */
+static const pm_rule *select_rule(const pathmap_fileio *pm, const char *loc, const char **rest)
+{
+    const pm_rule *best = NULL;
+    size_t best_rest = 0;
+    for (size_t i = 0; i < pm->n_rules; i++) {
+        const char *r;
+        if (!icm__location_strip_prefix(loc, pm->rules[i].from, &r))
+            continue;
+        size_t len = strlen(r);
+        if (best == NULL || len < best_rest) {
+            best = &pm->rules[i];
+            best_rest = len;
+            *rest = r;
+        }
+    }
+    return best;
+}
+
+/* New string: where `loc` really is. ICM_ENOMEM only. */
+static int map_location(const pathmap_fileio *pm, const char *loc, char **out)
+{
+    const char *rest = NULL;
+    const pm_rule *rule = select_rule(pm, loc, &rest);
+    *out = rule != NULL ? icm__location_join(rule->to, rest) : icm__strdup(loc);
+    return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
+static int pm_read(icm_fileio *io, const char *location, char **out, size_t *out_len)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real;
+    int rc = map_location(pm, location, &real);
+    if (rc == 0)
+        rc = icm_fileio_read(pm->inner, real, out, out_len);
+    icm__free(real);
+    return rc;
+}
+
+static int pm_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
+                         size_t len, size_t *out_read)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real;
+    int rc = map_location(pm, location, &real);
+    if (rc == 0)
+        rc = icm_fileio_read_range(pm->inner, real, offset, buf, len, out_read);
+    icm__free(real);
+    return rc;
+}
+
+static int pm_create_new(icm_fileio *io, const char *location, const void *data, size_t len)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real;
+    int rc = map_location(pm, location, &real);
+    if (rc == 0)
+        rc = icm_fileio_create_new(pm->inner, real, data, len);
+    icm__free(real);
+    return rc;
+}
+
+static int pm_write_replace(icm_fileio *io, const char *location, const void *data, size_t len)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real;
+    int rc = map_location(pm, location, &real);
+    if (rc == 0)
+        rc = icm_fileio_write_replace(pm->inner, real, data, len);
+    icm__free(real);
+    return rc;
+}
+
+static int pm_remove(icm_fileio *io, const char *location)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real;
+    int rc = map_location(pm, location, &real);
+    if (rc == 0)
+        rc = icm_fileio_delete(pm->inner, real);
+    icm__free(real);
+    return rc;
+}
+
+static int pm_stat(icm_fileio *io, const char *location, icm_file_info *out)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real;
+    int rc = map_location(pm, location, &real);
+    if (rc == 0)
+        rc = icm_fileio_stat(pm->inner, real, out);
+    icm__free(real);
+    out->location = location; /* never hand out the mapped (and now freed) name */
+    return rc;
+}
+
+/*
+ * One pass of a listing: the inner back end lists `inner_prefix`; each entry is renamed to
+ * `orig_base` + its part below inner_prefix (or kept as is when orig_base is NULL) and is
+ * reported only if `rule` is the rule that applies to that original name. The last check
+ * makes every original name appear in exactly one pass, even when rules nest.
+ */
+typedef struct pm_pass {
+    const pathmap_fileio *pm;
+    const pm_rule *rule;
+    const char *inner_prefix;
+    const char *orig_base;
+    icm_list_cb cb;
+    void *payload;
+} pm_pass;
+
+static int pm_pass_cb(const icm_file_info *info, void *payload)
+{
+    pm_pass *p = payload;
+    char *orig = NULL;
+    if (p->orig_base != NULL) {
+        const char *rel;
+        /* Names the mapping cannot express (dot segments) cannot be mapped back: skip. */
+        if (!icm__location_strip_prefix(info->location, p->inner_prefix, &rel))
+            return 0;
+        orig = icm__location_join(p->orig_base, rel);
+        if (orig == NULL)
+            return ICM_ENOMEM;
+    }
+    const char *name = orig != NULL ? orig : info->location;
+    const char *rest;
+    int rc = 0;
+    if (select_rule(p->pm, name, &rest) == p->rule) {
+        icm_file_info mapped = {name, info->size_bytes, info->mtime_ms};
+        rc = p->cb(&mapped, p->payload);
+    }
+    icm__free(orig);
+    return rc;
+}
+
+static int pm_list_pass(pm_pass *pass)
+{
+    return icm_fileio_list(pass->pm->inner, pass->inner_prefix, pm_pass_cb, pass);
+}
+
+static int pm_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real = NULL;
+    int rc = map_location(pm, prefix, &real);
+    if (rc < 0)
+        return rc;
+    /* Pass 1: the prefix itself, mapped by the rule that covers it (if any). */
+    const char *rest = NULL;
+    const pm_rule *rule = select_rule(pm, prefix, &rest);
+    pm_pass pass = {pm, rule, real, rule != NULL ? prefix : NULL, cb, payload};
+    rc = pm_list_pass(&pass);
+    icm__free(real);
+    /* Then every rule whose FROM lies strictly below the prefix: its files live elsewhere. */
+    for (size_t i = 0; rc == 0 && i < pm->n_rules; i++) {
+        const pm_rule *r = &pm->rules[i];
+        const char *below;
+        if (!icm__location_strip_prefix(r->from, prefix, &below) || below[0] == '\0')
+            continue;
+        char *base = icm__location_join(prefix, below); /* FROM in the prefix's form */
+        if (base == NULL)
+            return ICM_ENOMEM;
+        pm_pass sub = {pm, r, r->to, base, cb, payload};
+        rc = pm_list_pass(&sub);
+        icm__free(base);
+    }
+    return rc;
+}
+
+static void free_rules(pm_rule *rules, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        icm__free(rules[i].from);
+        icm__free(rules[i].to);
+    }
+    icm__free(rules);
+}
+
+static void pm_free(icm_fileio *io)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    icm_fileio_free(pm->inner);
+    free_rules(pm->rules, pm->n_rules);
+    icm__free(pm);
+}
+
+static const icm_fileio_methods pathmap_methods = {
+    ICM_FILEIO_METHODS_VERSION,
+    "pathmap",
+    pm_read,
+    pm_read_range,
+    pm_create_new,
+    pm_write_replace,
+    pm_remove,
+    pm_stat,
+    pm_list,
+    pm_free,
+};
+
+/* ICM_EINVALID unless rule i is usable and its FROM differs from every earlier rule's. */
+static int check_rule(const icm_path_map *rules, size_t i)
+{
+    const icm_path_map *r = &rules[i];
+    if (r->from == NULL || r->from[0] == '\0' || r->to == NULL || r->to[0] == '\0')
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, r->from,
+                              "path map rule %zu: empty FROM or TO", i + 1);
+    if (!icm__location_equal(r->from, r->from) || !icm__location_equal(r->to, r->to))
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, r->from,
+                              "path map rule %zu: not a usable location prefix (%s=%s)", i + 1,
+                              r->from, r->to);
+    for (size_t j = 0; j < i; j++)
+        if (icm__location_equal(r->from, rules[j].from))
+            return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, r->from,
+                                  "path map rules %zu and %zu map the same FROM", j + 1, i + 1);
+    return 0;
+}
+
+static int copy_rules(const icm_path_map *rules, size_t n, pm_rule **out)
+{
+    *out = NULL;
+    if (n == 0)
+        return 0;
+    pm_rule *copy = icm__calloc(n, sizeof *copy);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        copy[i].from = icm__strdup(rules[i].from);
+        copy[i].to = icm__strdup(rules[i].to);
+        if (copy[i].from == NULL || copy[i].to == NULL) {
+            free_rules(copy, n);
+            return ICM_ENOMEM;
+        }
+    }
+    *out = copy;
+    return 0;
+}
+
+int icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take, const icm_path_map *rules,
+                           size_t n_rules)
+{
+    int rc = 0;
+    pathmap_fileio *pm = NULL;
+    if (out == NULL || inner_take == NULL || (rules == NULL && n_rules > 0)) {
+        rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL,
+                            "path map: NULL output, inner back end or rules");
+        goto fail;
+    }
+    *out = NULL;
+    for (size_t i = 0; i < n_rules; i++) {
+        rc = check_rule(rules, i);
+        if (rc < 0)
+            goto fail;
+    }
+    pm = icm__calloc(1, sizeof *pm);
+    if (pm == NULL) {
+        rc = ICM_ENOMEM;
+        goto fail;
+    }
+    rc = copy_rules(rules, n_rules, &pm->rules);
+    if (rc < 0)
+        goto fail;
+    pm->base.methods = &pathmap_methods;
+    pm->inner = inner_take;
+    pm->n_rules = n_rules;
+    *out = &pm->base;
+    return 0;
+fail:
+    icm__free(pm);
+    icm_fileio_free(inner_take);
+    return rc;
+}
+
+int icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *location, char **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (pathmap == NULL || pathmap->methods != &pathmap_methods || location == NULL ||
+        out == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "path map apply: not a path-map FileIO or NULL argument");
+    return map_location((const pathmap_fileio *)pathmap, location, out);
+}

@@ -1,0 +1,266 @@
+/*
+ * util/location.c: classify, normalise, compare and join table-file locations (see
+ * util/location.h for the rules), and the public icm_location_local_path().
+ *
+ * Comparisons never allocate and never consult the filesystem: they must give the same answer
+ * for a location whether or not the file exists, and must not be fooled by symlinks or the
+ * working directory. Where a rule is ambiguous the answer is "not inside", because callers use
+ * these checks to refuse deleting files outside a table location.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "icemaint/fileio.h"
+#include "util/location.h"
+#include "util/util.h"
+
+static bool is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static char ascii_lower(char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+/* ASCII case-insensitive comparison of exactly n bytes of a with the lower-case literal b. */
+static bool ascii_ieq(const char *a, size_t n, const char *lower)
+{
+    if (strlen(lower) != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (ascii_lower(a[i]) != lower[i])
+            return false;
+    return true;
+}
+
+/* Length of the RFC 3986 scheme of `loc` (without the ':'), or 0 when it has none. A colon
+ * after the first '/' belongs to a path (`data/a:b`), not to a scheme. */
+static size_t scheme_len(const char *loc)
+{
+    if (!is_alpha(loc[0]))
+        return 0;
+    size_t i = 1;
+    while (is_alpha(loc[i]) || is_digit(loc[i]) || loc[i] == '+' || loc[i] == '-' ||
+           loc[i] == '.')
+        i++;
+    return loc[i] == ':' ? i : 0;
+}
+
+const char *icm__location_local_part(const char *loc)
+{
+    if (loc == NULL || loc[0] == '\0')
+        return NULL;
+    size_t slen = scheme_len(loc);
+    if (slen == 0)
+        return loc; /* `/p`, `//p` or a relative path */
+    if (!ascii_ieq(loc, slen, "file"))
+        return NULL;
+    const char *rest = loc + slen + 1;
+    if (rest[0] != '/' || rest[1] != '/') /* `file:/p` or `file:rel` */
+        return rest[0] != '\0' ? rest : NULL;
+    /* `file://authority/path`: only an empty authority or localhost is this machine. */
+    const char *auth = rest + 2;
+    const char *path = strchr(auth, '/');
+    if (path == NULL)
+        return NULL;
+    size_t alen = (size_t)(path - auth);
+    if (alen != 0 && !ascii_ieq(auth, alen, "localhost"))
+        return NULL;
+    return path;
+}
+
+/* Collapse repeated slashes and drop a trailing slash (keeping a lone "/"). */
+static size_t normalize_path(const char *in, char *out)
+{
+    size_t n = 0;
+    for (const char *s = in; *s != '\0'; s++) {
+        if (*s == '/' && n > 0 && out[n - 1] == '/')
+            continue;
+        out[n++] = *s;
+    }
+    if (n > 1 && out[n - 1] == '/')
+        n--;
+    out[n] = '\0';
+    return n;
+}
+
+int icm__location_normalize(const char *loc, char **out)
+{
+    *out = NULL;
+    const char *local = icm__location_local_part(loc);
+    if (local == NULL) {
+        *out = icm__strdup(loc);
+        return *out != NULL ? 0 : ICM_ENOMEM;
+    }
+    char *s = icm__malloc(strlen(local) + 1);
+    if (s == NULL)
+        return ICM_ENOMEM;
+    normalize_path(local, s);
+    *out = s;
+    return 0;
+}
+
+bool icm_location_local_path(const char *location, char **out)
+{
+    if (out == NULL)
+        return false;
+    *out = NULL;
+    if (icm__location_local_part(location) == NULL)
+        return false;
+    return icm__location_normalize(location, out) == 0;
+}
+
+/* True when some '/'-separated segment of `s` is exactly "." or "..". */
+static bool has_dot_segment(const char *s)
+{
+    while (*s != '\0') {
+        size_t n = strcspn(s, "/");
+        if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+            return true;
+        s += n;
+        while (*s == '/')
+            s++;
+    }
+    return false;
+}
+
+static const char *skip_slashes(const char *s)
+{
+    while (*s == '/')
+        s++;
+    return s;
+}
+
+/* Segment-wise prefix test of two local paths; on success *rest points into `p`. */
+static bool local_strip(const char *p, const char *dir, const char **rest)
+{
+    if ((p[0] == '/') != (dir[0] == '/'))
+        return false; /* absolute vs relative: unknown working directory, never equal */
+    for (;;) {
+        p = skip_slashes(p);
+        dir = skip_slashes(dir);
+        if (*dir == '\0')
+            break;
+        size_t nd = strcspn(dir, "/");
+        size_t np = strcspn(p, "/");
+        if (nd != np || memcmp(dir, p, nd) != 0)
+            return false;
+        dir += nd;
+        p += np;
+    }
+    *rest = p;
+    return true;
+}
+
+/* Offset in `loc` where `scheme://` ends, or 0 when `loc` has no `scheme://`. */
+static size_t authority_start(const char *loc)
+{
+    size_t slen = scheme_len(loc);
+    if (slen == 0 || loc[slen + 1] != '/' || loc[slen + 2] != '/')
+        return 0;
+    return slen + 3;
+}
+
+/* Byte-wise prefix test of two URIs at a '/' boundary; *rest points into `p`. */
+static bool uri_strip(const char *p, const char *dir, const char **rest)
+{
+    size_t auth = authority_start(dir);
+    if (auth == 0 || dir[auth] == '\0' || dir[auth] == '/')
+        return false; /* no bucket/host: not a usable prefix */
+    size_t n = icm__location_trim_len(dir);
+    if (strncmp(p, dir, n) != 0)
+        return false;
+    if (p[n] == '\0')
+        *rest = p + n;
+    else if (p[n] == '/')
+        *rest = p + n + 1;
+    else
+        return false; /* `s3://b/t_2` is not below `s3://b/t` */
+    return true;
+}
+
+bool icm__location_strip_prefix(const char *p, const char *dir, const char **rest)
+{
+    if (p == NULL || dir == NULL)
+        return false;
+    const char *lp = icm__location_local_part(p);
+    const char *ld = icm__location_local_part(dir);
+    const char *r = NULL;
+    bool ok;
+    if (lp != NULL && ld != NULL)
+        ok = local_strip(lp, ld, &r);
+    else if (lp == NULL && ld == NULL)
+        ok = uri_strip(p, dir, &r);
+    else
+        ok = false; /* a local path is never below a URI or the reverse */
+    if (!ok || has_dot_segment(r))
+        return false;
+    if (rest != NULL)
+        *rest = r;
+    return true;
+}
+
+bool icm__location_is_inside(const char *p, const char *dir)
+{
+    const char *rest;
+    return icm__location_strip_prefix(p, dir, &rest) && rest[0] != '\0';
+}
+
+bool icm__location_equal(const char *a, const char *b)
+{
+    const char *rest;
+    return icm__location_strip_prefix(a, b, &rest) && rest[0] == '\0';
+}
+
+size_t icm__location_trim_len(const char *loc)
+{
+    size_t n = strlen(loc);
+    size_t keep;
+    const char *local = icm__location_local_part(loc);
+    if (local != NULL) {
+        keep = (size_t)(local - loc);
+        if (local[0] == '/')
+            keep++; /* the root slash */
+    } else {
+        keep = authority_start(loc);
+        if (keep == 0) {
+            size_t slen = scheme_len(loc);
+            keep = slen > 0 ? slen + 1 : 0;
+        }
+    }
+    while (n > keep && loc[n - 1] == '/')
+        n--;
+    return n;
+}
+
+char *icm__location_join(const char *base, const char *rel)
+{
+    if (base[0] == '\0')
+        return icm__strdup(rel);
+    size_t n = icm__location_trim_len(base);
+    if (rel[0] == '\0')
+        return icm__strndup(base, n);
+    bool need_sep = base[n - 1] != '/';
+    size_t rlen = strlen(rel);
+    size_t total;
+    if (icm__add_overflow(n, rlen, &total) || icm__add_overflow(total, 2, &total)) {
+        icm__error_oom();
+        return NULL;
+    }
+    char *s = icm__malloc(total);
+    if (s == NULL)
+        return NULL;
+    memcpy(s, base, n);
+    size_t off = n;
+    if (need_sep)
+        s[off++] = '/';
+    memcpy(s + off, rel, rlen + 1);
+    return s;
+}

@@ -1,0 +1,68 @@
+/*
+ * util/location.h: internal helpers to compare, normalise and join table-file locations.
+ *
+ * These functions guard "never delete outside the table location", so their rules are strict and
+ * conservative. Two families of locations exist:
+ *  - local: `/p`, `file:/p`, `file:///p`, `file://localhost/p` (scheme and host ASCII
+ *    case-insensitive), `file:rel` and scheme-less relative paths (`data/x`). They are compared
+ *    by path segments, so repeated slashes and trailing slashes do not matter (`//p` == `/p`).
+ *    An absolute path never matches a relative one (the working directory is not consulted).
+ *  - URIs (anything with another scheme, or a `file://` URI naming another host such as
+ *    `file://data/x`): compared as exact byte strings, apart from trailing slashes of a prefix.
+ *    No percent-decoding, no case folding, no scheme aliases (`s3a` != `s3`).
+ * Neither family resolves dot segments. Instead, a location whose part below a prefix contains
+ * a `.` or `..` segment is never "inside" that prefix: `/t/../x` resolves outside `/t` on a
+ * filesystem (and an HTTP client may collapse it too), so refusing is the only safe answer.
+ *
+ * None of these functions allocate except _normalize and _join.
+ */
+#ifndef ICM_UTIL_LOCATION_H
+#define ICM_UTIL_LOCATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * If `loc` is a local location, return a pointer into `loc` at its filesystem path (not
+ * normalised: `file:////p` gives "//p"); otherwise (URI, empty path, NULL) return NULL.
+ */
+const char *icm__location_local_part(const char *loc);
+
+/*
+ * Canonical form for use as a map key: local locations become their normalised path (repeated
+ * slashes collapsed, trailing slash dropped except for "/"); URIs are copied unchanged.
+ * Returns 0 or ICM_ENOMEM. `*out` is new (icm__free).
+ */
+int icm__location_normalize(const char *loc, char **out);
+
+/*
+ * True when `p` names `dir` itself or a location below it, at a path-segment boundary
+ * (`/t/x` is below `/t` and `/t/`; `/t_2/x` is not). `dir` may be a filesystem root `/` or a
+ * bucket root `s3://b`. A URI `dir` must have a non-empty authority (`s3://` alone matches
+ * nothing). On true, `*rest` (if not NULL) points into `p` at the part below `dir`: "" when `p`
+ * names `dir`; for local locations without leading slashes; for URIs after exactly one '/'
+ * (so `s3://b/t//x` below `s3://b/t` gives "/x", keeping the exact key). False when that part
+ * contains a `.` or `..` segment.
+ */
+bool icm__location_strip_prefix(const char *p, const char *dir, const char **rest);
+
+/* True when `p` lies strictly below `dir` (strip_prefix with a non-empty rest). */
+bool icm__location_is_inside(const char *p, const char *dir);
+
+/* True when `a` and `b` name the same location under the rules above. */
+bool icm__location_equal(const char *a, const char *b);
+
+/*
+ * Length of `loc` without trailing slashes, but never cutting into a local root (`/`,
+ * `file:///`) or a URI's `scheme://` part. Used to append below a location in its own form.
+ */
+size_t icm__location_trim_len(const char *loc);
+
+/*
+ * New string naming `rel` below `base`, keeping `base`'s form: base's trailing slashes are
+ * dropped (see icm__location_trim_len), then "/" and `rel` unchanged are appended. An empty
+ * `rel` gives the trimmed base. Returns NULL on allocation failure (ICM_ENOMEM is set).
+ */
+char *icm__location_join(const char *base, const char *rel);
+
+#endif /* ICM_UTIL_LOCATION_H */

@@ -1,0 +1,379 @@
+/*
+ * test_expire_decide.c: the expiry decision (which snapshots go), on metadata documents built
+ * here. Scenarios follow the Java reference's TestRemoveSnapshots (§5.1 of
+ * shared/reference/iceberg-java-semantics.md) and the seed's three rules.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "icemaint/expire.h"
+#include "icemaint/metadata.h"
+#include "testutil.h"
+
+#define DAY INT64_C(86400000)
+#define NOW INT64_C(1800000000000)
+
+/* A small builder for v2 metadata documents. */
+typedef struct tb {
+    json_t *doc;
+    json_t *snaps;
+    json_t *refs;
+    json_t *props;
+    int64_t seq;
+} tb;
+
+static tb tb_new(void)
+{
+    tb t;
+    t.doc = json_pack("{s:i, s:s, s:s, s:I, s:I, s:i, s:[{s:i, s:s, s:[]}], s:i, "
+                      "s:[{s:i, s:[]}], s:i, s:[{s:i, s:[]}], s:i, s:i}",
+                      "format-version", 2, "table-uuid", "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+                      "location", "/tmp/t", "last-sequence-number", (json_int_t)0,
+                      "last-updated-ms", (json_int_t)NOW, "last-column-id", 0, "schemas",
+                      "schema-id", 0, "type", "struct", "fields", "current-schema-id", 0,
+                      "partition-specs", "spec-id", 0, "fields", "default-spec-id", 0,
+                      "sort-orders", "order-id", 0, "fields", "default-sort-order-id", 0,
+                      "last-partition-id", 999);
+    assert_non_null(t.doc);
+    t.snaps = json_array();
+    t.refs = json_object();
+    t.props = json_object();
+    t.seq = 0;
+    return t;
+}
+
+static void tb_snap(tb *t, int64_t id, int64_t parent, int64_t ts)
+{
+    json_t *s = json_pack("{s:I, s:I, s:I, s:s, s:{s:s}}", "snapshot-id", (json_int_t)id,
+                          "sequence-number", (json_int_t)++t->seq, "timestamp-ms", (json_int_t)ts,
+                          "manifest-list", "/tmp/t/metadata/snap.avro", "summary", "operation",
+                          "append");
+    if (parent != 0)
+        json_object_set_new(s, "parent-snapshot-id", json_integer(parent));
+    json_array_append_new(t->snaps, s);
+}
+
+static void tb_ref(tb *t, const char *name, const char *type, int64_t id, int64_t max_ref_age,
+                   int64_t max_snap_age, int min_keep)
+{
+    json_t *r = json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)id, "type", type);
+    if (max_ref_age)
+        json_object_set_new(r, "max-ref-age-ms", json_integer(max_ref_age));
+    if (max_snap_age)
+        json_object_set_new(r, "max-snapshot-age-ms", json_integer(max_snap_age));
+    if (min_keep)
+        json_object_set_new(r, "min-snapshots-to-keep", json_integer(min_keep));
+    json_object_set_new(t->refs, name, r);
+}
+
+static icm_table_metadata *tb_build(tb *t, int64_t current)
+{
+    json_object_set_new(t->doc, "snapshots", t->snaps);
+    json_object_set_new(t->doc, "refs", t->refs);
+    json_object_set_new(t->doc, "properties", t->props);
+    json_object_set_new(t->doc, "last-sequence-number", json_integer(t->seq));
+    json_object_set_new(t->doc, "current-snapshot-id", json_integer(current ? current : -1));
+    char *text = json_dumps(t->doc, 0);
+    json_decref(t->doc);
+    icm_table_metadata *md = NULL;
+    icmt_ok(icm_table_metadata_parse(&md, text, strlen(text), "test.metadata.json"));
+    free(text);
+    return md;
+}
+
+typedef struct expect {
+    size_t n;
+    int64_t ids[16];
+} expect;
+
+static void decide_ok(const icm_table_metadata *md, icm_expire_decide_options *o,
+                      const int64_t *expired, size_t n_expired)
+{
+    icm_expire_decision *d = NULL;
+    icmt_ok(icm_expire_decide(&d, md, o));
+    if (d->expired_count != n_expired) {
+        print_error("expired %zu snapshots, expected %zu\n", d->expired_count, n_expired);
+        for (size_t i = 0; i < d->expired_count; i++)
+            print_error("  expired %lld\n", (long long)d->expired_ids[i]);
+        fail();
+    }
+    for (size_t i = 0; i < n_expired; i++)
+        assert_int_equal(d->expired_ids[i], expired[i]);
+    assert_int_equal(d->expired_count + d->retained_count, icm_table_metadata_snapshot_count(md));
+    icm_expire_decision_free(d);
+}
+
+static icm_expire_decide_options opts_at(int64_t older_than, int32_t retain_last)
+{
+    icm_expire_decide_options o = ICM_EXPIRE_DECIDE_OPTIONS_INIT;
+    o.now_ms = NOW;
+    if (older_than != 0) {
+        o.has_older_than = true;
+        o.older_than_ms = older_than;
+    }
+    o.retain_last = retain_last;
+    return o;
+}
+
+/* Three appends on main at NOW-3d, NOW-2d, NOW-1d. */
+static icm_table_metadata *three_appends(void)
+{
+    tb t = tb_new();
+    tb_snap(&t, 1, 0, NOW - 3 * DAY);
+    tb_snap(&t, 2, 1, NOW - 2 * DAY);
+    tb_snap(&t, 3, 2, NOW - 1 * DAY);
+    tb_ref(&t, "main", "branch", 3, 0, 0, 0);
+    return tb_build(&t, 3);
+}
+
+/* 5.1 #1: expire after S2 removes S1. */
+static void test_expire_older_than(void **state)
+{
+    (void)state;
+    icm_table_metadata *md = three_appends();
+    icm_expire_decide_options o = opts_at(NOW - 2 * DAY, 1);
+    const int64_t want[] = {1};
+    decide_ok(md, &o, want, 1);
+    icm_table_metadata_free(md);
+}
+
+/* 5.1 #2/#3/#6: retain_last keeps the newest ancestors. */
+static void test_retain_last(void **state)
+{
+    (void)state;
+    icm_table_metadata *md = three_appends();
+    icm_expire_decide_options o = opts_at(NOW, 2);
+    const int64_t want[] = {1};
+    decide_ok(md, &o, want, 1);
+    o = opts_at(NOW, 3);
+    decide_ok(md, &o, NULL, 0);
+    o = opts_at(NOW, 1);
+    const int64_t want2[] = {1, 2};
+    decide_ok(md, &o, want2, 2);
+    icm_table_metadata_free(md);
+}
+
+/* 5.1 #4: explicit ids win over retain_last; and #8: a snapshot at exactly the cutoff stays. */
+static void test_explicit_and_boundary(void **state)
+{
+    (void)state;
+    icm_table_metadata *md = three_appends();
+    int64_t ids[] = {1};
+    icm_expire_decide_options o = opts_at(NOW - 10 * DAY, 3);
+    o.snapshot_ids = ids;
+    o.snapshot_id_count = 1;
+    const int64_t want[] = {1};
+    decide_ok(md, &o, want, 1);
+    o = opts_at(NOW - 2 * DAY, 1); /* S2 at exactly the cutoff */
+    decide_ok(md, &o, want, 1);
+    icm_table_metadata_free(md);
+}
+
+/* 5.1 #11 and #12, plus explicit ids that are current, missing or referenced. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    icm_table_metadata *md = three_appends();
+    icm_expire_decision *d = NULL;
+    icm_expire_decide_options o = opts_at(NOW, -1);
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EINVALID);
+    int64_t cur[] = {3};
+    o = opts_at(NOW, 1);
+    o.snapshot_ids = cur;
+    o.snapshot_id_count = 1;
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->message, "Still referenced by refs: [main]"));
+    int64_t missing[] = {42};
+    o.snapshot_ids = missing;
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_ENOTFOUND);
+    assert_null(d);
+    int64_t *ids = NULL;
+    size_t n = 0;
+    assert_int_equal(icm_choose_expired(md, NOW, 0, &ids, &n), ICM_EINVALID);
+    icmt_ok(icm_table_metadata_set_property(md, "gc.enabled", "false"));
+    o = opts_at(NOW, 1);
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EREFUSED);
+    assert_non_null(strstr(icm_error_last()->message, "GC is disabled"));
+    icmt_ok(icm_table_metadata_set_property(md, "gc.enabled", "false "));
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EINVALID);
+    icm_table_metadata_free(md);
+}
+
+/* 5.1 #13/#14: table properties supply the defaults. */
+static void test_table_property_defaults(void **state)
+{
+    (void)state;
+    icm_table_metadata *md = three_appends();
+    icmt_ok(icm_table_metadata_set_property(md, "history.expire.min-snapshots-to-keep", "3"));
+    icm_expire_decide_options o = opts_at(NOW, 0);
+    decide_ok(md, &o, NULL, 0);
+    icmt_ok(icm_table_metadata_set_property(md, "history.expire.min-snapshots-to-keep", NULL));
+    icmt_ok(icm_table_metadata_set_property(md, "history.expire.max-snapshot-age-ms", "1"));
+    o = opts_at(0, 0);
+    const int64_t want[] = {1, 2};
+    decide_ok(md, &o, want, 2);
+    /* default cutoff is 5 days: nothing here is that old */
+    icmt_ok(icm_table_metadata_set_property(md, "history.expire.max-snapshot-age-ms", NULL));
+    decide_ok(md, &o, NULL, 0);
+    icmt_ok(icm_table_metadata_set_property(md, "history.expire.max-snapshot-age-ms", "x1"));
+    icm_expire_decision *d = NULL;
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->message, "history.expire.max-snapshot-age-ms"));
+    icm_table_metadata_free(md);
+}
+
+/* 5.1 #15/#16: refs age out by max-ref-age-ms; main never does. */
+static void test_ref_aging(void **state)
+{
+    (void)state;
+    tb t = tb_new();
+    tb_snap(&t, 1, 0, NOW - 3 * DAY);
+    tb_snap(&t, 2, 1, NOW - 2 * DAY);
+    tb_ref(&t, "main", "branch", 2, 1, 0, 0);
+    tb_ref(&t, "old-tag", "tag", 1, DAY, 0, 0);
+    tb_ref(&t, "b", "branch", 2, 0, 0, 0);
+    icm_table_metadata *md = tb_build(&t, 2);
+    icm_expire_decide_options o = opts_at(NOW, 1);
+    icm_expire_decision *d = NULL;
+    icmt_ok(icm_expire_decide(&d, md, &o));
+    assert_int_equal(d->expired_count, 1);
+    assert_int_equal(d->expired_ids[0], 1);
+    assert_int_equal(d->removed_ref_count, 1);
+    assert_string_equal(d->removed_refs[0], "old-tag");
+    icm_expire_decision_free(d);
+    icm_table_metadata_free(md);
+}
+
+/* 5.1 #17/#18: an explicit id that a retained ref names is refused. */
+static void test_explicit_referenced(void **state)
+{
+    (void)state;
+    tb t = tb_new();
+    tb_snap(&t, 1, 0, NOW - 3 * DAY);
+    tb_snap(&t, 2, 1, NOW - 2 * DAY);
+    tb_ref(&t, "main", "branch", 2, 0, 0, 0);
+    tb_ref(&t, "tag", "tag", 1, 0, 0, 0);
+    icm_table_metadata *md = tb_build(&t, 2);
+    int64_t ids[] = {1};
+    icm_expire_decide_options o = opts_at(NOW, 1);
+    o.snapshot_ids = ids;
+    o.snapshot_id_count = 1;
+    icm_expire_decision *d = NULL;
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EINVALID);
+    assert_string_equal(icm_error_last()->message, "Cannot expire 1. Still referenced by refs: [tag]");
+    icm_table_metadata_free(md);
+}
+
+/* 5.1 #20: unreferenced (staged) snapshots newer than the cutoff survive. */
+static void test_unreferenced_newer_survives(void **state)
+{
+    (void)state;
+    tb t = tb_new();
+    tb_snap(&t, 1, 0, NOW - 3 * DAY);
+    tb_snap(&t, 2, 1, NOW - 1 * DAY); /* staged: nothing points at it */
+    tb_snap(&t, 3, 1, NOW - 1 * DAY + 5);
+    tb_ref(&t, "main", "branch", 3, 0, 0, 0);
+    icm_table_metadata *md = tb_build(&t, 3);
+    icm_expire_decide_options o = opts_at(NOW - 2 * DAY, 1);
+    const int64_t want[] = {1};
+    decide_ok(md, &o, want, 1);
+    icm_table_metadata_free(md);
+}
+
+/* 5.1 #21/#22: a tag protects only its own snapshot; a branch protects ancestors by its age. */
+static void test_tag_vs_branch_ancestry(void **state)
+{
+    (void)state;
+    for (int branch = 0; branch <= 1; branch++) {
+        tb t = tb_new();
+        tb_snap(&t, 1, 0, NOW - 3 * DAY);
+        tb_snap(&t, 2, 1, NOW - 2 * DAY);
+        tb_snap(&t, 3, 2, NOW - 1 * DAY);
+        tb_ref(&t, "main", "branch", 1, 0, 0, 0);
+        if (branch)
+            tb_ref(&t, "b3", "branch", 3, 0, INT64_MAX, 0);
+        else
+            tb_ref(&t, "t3", "tag", 3, 0, 0, 0);
+        icm_table_metadata *md = tb_build(&t, 1);
+        icm_expire_decide_options o = opts_at(NOW - DAY - DAY / 2, 1);
+        const int64_t want[] = {2};
+        decide_ok(md, &o, want, branch ? 0 : 1);
+        icm_table_metadata_free(md);
+    }
+}
+
+/* 5.1 #23/#24: per-branch min-snapshots-to-keep and max-snapshot-age-ms override options. */
+static void test_per_branch_overrides(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 2; variant++) {
+        tb t = tb_new();
+        tb_snap(&t, 1, 0, NOW - 3 * DAY);
+        tb_snap(&t, 2, 1, NOW - 2 * DAY);
+        tb_snap(&t, 3, 2, NOW - 1 * DAY); /* staged on top of main */
+        tb_ref(&t, "main", "branch", 2, 0, 1, 1);
+        tb_ref(&t, "b", "branch", 3, 0, 1, variant == 0 ? 3 : 1);
+        icm_table_metadata *md = tb_build(&t, 2);
+        icm_expire_decide_options o = opts_at(0, 0);
+        const int64_t want[] = {1};
+        decide_ok(md, &o, want, variant == 0 ? 0 : 1);
+        icm_table_metadata_free(md);
+    }
+}
+
+/* The seed's rule 3: an age-only expiry never leaves fewer than retain_last snapshots, even when
+ * the current branch's ancestry is shorter (after a rollback). Expired ids come oldest first. */
+static void test_keep_last_after_rollback(void **state)
+{
+    (void)state;
+    tb t = tb_new();
+    tb_snap(&t, 10, 0, NOW - 5 * DAY);
+    tb_snap(&t, 20, 10, NOW - 4 * DAY);
+    tb_snap(&t, 30, 20, NOW - 3 * DAY);
+    tb_snap(&t, 40, 30, NOW - 2 * DAY);
+    tb_ref(&t, "main", "branch", 10, 0, 0, 0); /* rolled back to the first snapshot */
+    icm_table_metadata *md = tb_build(&t, 10);
+    icm_expire_decide_options o = opts_at(NOW, 3);
+    const int64_t want[] = {20};
+    decide_ok(md, &o, want, 1);
+    int64_t *ids = NULL;
+    size_t n = 0;
+    icmt_ok(icm_choose_expired(md, NOW, 1, &ids, &n));
+    assert_int_equal(n, 3);
+    assert_int_equal(ids[0], 20);
+    assert_int_equal(ids[1], 30);
+    assert_int_equal(ids[2], 40);
+    icm_free(ids);
+    icm_table_metadata_free(md);
+}
+
+/* A table with no snapshots decides nothing. */
+static void test_empty_table(void **state)
+{
+    (void)state;
+    tb t = tb_new();
+    icm_table_metadata *md = tb_build(&t, 0);
+    icm_expire_decide_options o = opts_at(NOW, 1);
+    decide_ok(md, &o, NULL, 0);
+    icm_table_metadata_free(md);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expire_older_than),
+        cmocka_unit_test(test_retain_last),
+        cmocka_unit_test(test_explicit_and_boundary),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_table_property_defaults),
+        cmocka_unit_test(test_ref_aging),
+        cmocka_unit_test(test_explicit_referenced),
+        cmocka_unit_test(test_unreferenced_newer_survives),
+        cmocka_unit_test(test_tag_vs_branch_ancestry),
+        cmocka_unit_test(test_per_branch_overrides),
+        cmocka_unit_test(test_keep_last_after_rollback),
+        cmocka_unit_test(test_empty_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

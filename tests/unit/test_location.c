@@ -1,0 +1,306 @@
+/*
+ * test_location.c: the location helpers that guard "never delete outside the table location":
+ * segment-boundary prefix tests (filesystem and bucket roots, local URI forms, byte-exact
+ * object-store URIs, dot segments refused), local-path extraction, normalisation and join.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "icemaint/fileio.h"
+#include "testutil.h"
+#include "util/location.h"
+#include "util/util.h"
+
+typedef struct prefix_case {
+    const char *p;
+    const char *dir;
+    bool match;       /* icm__location_strip_prefix result */
+    const char *rest; /* expected rest when match */
+} prefix_case;
+
+static const prefix_case prefix_cases[] = {
+    /* local paths: segment boundary, repeated and trailing slashes, forms */
+    {"/t/x", "/t", true, "x"},
+    {"/t/x", "/t/", true, "x"},
+    {"/t_2/x", "/t", false, NULL},
+    {"/t_2/x", "/t/", false, NULL},
+    {"/t_2", "/t", false, NULL},
+    {"/tx", "/t", false, NULL},
+    {"/T/x", "/t", false, NULL},
+    {"/t", "/t", true, ""},
+    {"/t/", "/t", true, ""},
+    {"/t", "/t/", true, ""},
+    {"/t//x", "/t", true, "x"},
+    {"//t/x", "/t", true, "x"},
+    {"/t/x", "//t//", true, "x"},
+    {"/t/a/b/c", "/t/a", true, "b/c"},
+    {"/t/a", "/t/a/b", false, NULL},
+    {"file:/t/x", "/t", true, "x"},
+    {"file:///t/x", "file:/t", true, "x"},
+    {"file://localhost/t/x", "/t", true, "x"},
+    {"FILE://LocalHost/t/x", "file:///t", true, "x"},
+    {"/t/x", "file://localhost/t/", true, "x"},
+    {"file:////t/x", "/t", true, "x"},
+    /* filesystem root */
+    {"/x", "/", true, "x"},
+    {"/a/b", "/", true, "a/b"},
+    {"/", "/", true, ""},
+    {"file:///a/b", "/", true, "a/b"},
+    {"/a/b", "file:///", true, "a/b"},
+    {"data/x", "/", false, NULL},
+    /* relative paths: only against relative prefixes, never resolved against the cwd */
+    {"data/t/x", "data/t", true, "x"},
+    {"file:data/t/x", "data/t", true, "x"},
+    {"/data/t/x", "data/t", false, NULL},
+    {"data/t/x", "/data/t", false, NULL},
+    {"data/t/x", "./data/t", false, NULL},
+    /* dot segments below the prefix are refused, never resolved */
+    {"/t/../x", "/t", false, NULL},
+    {"/t/./x", "/t", false, NULL},
+    {"/t/..", "/t", false, NULL},
+    {"/t/a/../../x", "/t", false, NULL},
+    {"/t/..x", "/t", true, "..x"},
+    {"/t/.hidden", "/t", true, ".hidden"},
+    {"/a/../t/x", "/a/../t", true, "x"},
+    {"s3://b/t/../x", "s3://b/t", false, NULL},
+    {"s3://b/t/./x", "s3://b/t", false, NULL},
+    /* object stores: exact bytes, bucket root, no aliases, no decoding */
+    {"s3://b/t/x", "s3://b/t", true, "x"},
+    {"s3://b/t/x", "s3://b/t/", true, "x"},
+    {"s3://b/t_2/x", "s3://b/t", false, NULL},
+    {"s3://b/t_2/x", "s3://b/t/", false, NULL},
+    {"s3://b/t", "s3://b/t/", true, ""},
+    {"s3://b/t/", "s3://b/t", true, ""},
+    {"s3://b/x", "s3://b", true, "x"},
+    {"s3://b/x", "s3://b/", true, "x"},
+    {"s3://b", "s3://b", true, ""},
+    {"s3://bx/y", "s3://b", false, NULL},
+    {"s3://b/t//x", "s3://b/t", true, "/x"},
+    {"s3://b/t/x", "s3a://b/t", false, NULL},
+    {"S3://b/t/x", "s3://b/t", false, NULL},
+    {"s3://B/t/x", "s3://b/t", false, NULL},
+    {"s3://b/t%2Fx", "s3://b/t", false, NULL},
+    {"s3://b/t/%2e%2e/x", "s3://b/t", true, "%2e%2e/x"},
+    {"s3://b/a%20b/x", "s3://b/a b", false, NULL},
+    {"s3://b/x", "s3://", false, NULL},
+    {"s3://b/x", "s3:///", false, NULL},
+    {"gs://b/t/x", "gs://b/t", true, "x"},
+    {"hdfs://localhost:20500/w/t/x", "hdfs://localhost:20500/w/t", true, "x"},
+    {"hdfs://localhost:20501/w/t/x", "hdfs://localhost:20500/w/t", false, NULL},
+    /* local never matches a URI and the reverse */
+    {"/t/x", "s3://b/t", false, NULL},
+    {"s3://b/t/x", "/t", false, NULL},
+    {"s3://b/t/x", "/", false, NULL},
+    /* a file URI naming another host is a URI (the malformed `file://data/...` fixtures) */
+    {"file://data/persistent/t/x", "file://data/persistent/t", true, "x"},
+    {"data/persistent/t/x", "file://data/persistent/t", false, NULL},
+    {"file://data/persistent/t/x", "data/persistent/t", false, NULL},
+    {"file://host/t/x", "/t", false, NULL},
+    {"/t/x", "file://host/t", false, NULL},
+};
+
+static void test_strip_prefix_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(prefix_cases); i++) {
+        const prefix_case *c = &prefix_cases[i];
+        const char *rest = NULL;
+        bool got = icm__location_strip_prefix(c->p, c->dir, &rest);
+        if (got != c->match) {
+            print_error("case %zu: strip_prefix(\"%s\", \"%s\") = %d, want %d\n", i, c->p,
+                        c->dir, got, c->match);
+            fail();
+        }
+        if (c->match) {
+            if (strcmp(rest, c->rest) != 0) {
+                print_error("case %zu: strip_prefix(\"%s\", \"%s\") rest \"%s\", want \"%s\"\n",
+                            i, c->p, c->dir, rest, c->rest);
+                fail();
+            }
+            /* rest points into p, at its end */
+            assert_true(rest >= c->p && rest <= c->p + strlen(c->p));
+            assert_string_equal(c->p + strlen(c->p) - strlen(rest), rest);
+        }
+        /* is_inside is "strictly below" */
+        assert_int_equal(icm__location_is_inside(c->p, c->dir), c->match && c->rest[0] != '\0');
+    }
+}
+
+static void test_equal(void **state)
+{
+    (void)state;
+    const char *same_as_p[] = {"/p", "file:/p", "file:///p", "//p", "file://localhost/p",
+                               "/p/", "file:///p/", "///p//"};
+    for (size_t i = 0; i < ICM__ARRAY_LEN(same_as_p); i++)
+        for (size_t j = 0; j < ICM__ARRAY_LEN(same_as_p); j++)
+            assert_true(icm__location_equal(same_as_p[i], same_as_p[j]));
+    assert_true(icm__location_equal("s3://b/k", "s3://b/k/"));
+    assert_true(icm__location_equal("s3://b/k/", "s3://b/k"));
+    assert_false(icm__location_equal("s3://b/k", "s3://b/k2"));
+    assert_false(icm__location_equal("s3://b/a%20b", "s3://b/a b"));
+    assert_false(icm__location_equal("s3://b/k", "s3a://b/k"));
+    assert_false(icm__location_equal("/p", "p"));
+    assert_false(icm__location_equal("/p", "file://host/p"));
+    assert_false(icm__location_equal("/a/../p", "/p"));
+    assert_false(icm__location_equal("/p/x", "/p"));
+    assert_false(icm__location_equal(NULL, "/p"));
+    assert_false(icm__location_equal("", ""));
+}
+
+typedef struct path_case {
+    const char *location;
+    const char *path; /* NULL: not local */
+} path_case;
+
+static const path_case path_cases[] = {
+    {"/p", "/p"},
+    {"file:/p", "/p"},
+    {"file:///p", "/p"},
+    {"file://localhost/p", "/p"},
+    {"File://LOCALHOST/p", "/p"},
+    {"//p//q/", "/p/q"},
+    {"file:////p", "/p"},
+    {"/", "/"},
+    {"file:///", "/"},
+    {"///", "/"},
+    {"data/x", "data/x"},
+    {"data//x/", "data/x"},
+    {"file:data/x", "data/x"},
+    {"./x", "./x"},
+    {"/a/../b", "/a/../b"},
+    {"/p%20q", "/p%20q"},
+    {"file:///p%20q", "/p%20q"},
+    {"data/a:b", "data/a:b"},
+    {"s3://b/k", NULL},
+    {"s3a://b/k", NULL},
+    {"gs://b/k", NULL},
+    {"hdfs://h:1/p", NULL},
+    {"file://data/persistent/x", NULL},
+    {"file://./warehouse/x", NULL},
+    {"file://localhost", NULL},
+    {"file:", NULL},
+    {"", NULL},
+};
+
+static void test_local_path(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(path_cases); i++) {
+        const path_case *c = &path_cases[i];
+        char *out = (char *)"sentinel";
+        bool got = icm_location_local_path(c->location, &out);
+        if (got != (c->path != NULL) || (got && strcmp(out, c->path) != 0)) {
+            print_error("case %zu: local_path(\"%s\") = %d \"%s\", want \"%s\"\n", i,
+                        c->location, got, got ? out : "", c->path ? c->path : "(false)");
+            fail();
+        }
+        if (!got)
+            assert_null(out);
+        icm_free(out);
+    }
+    assert_false(icm_location_local_path(NULL, NULL));
+}
+
+static void test_normalize(void **state)
+{
+    (void)state;
+    char *out;
+    icmt_ok(icm__location_normalize("file:///a//b/", &out));
+    assert_string_equal(out, "/a/b");
+    icm_free(out);
+    /* URIs are keys as they are: repeated and trailing slashes are part of an object key */
+    icmt_ok(icm__location_normalize("s3://b//k/", &out));
+    assert_string_equal(out, "s3://b//k/");
+    icm_free(out);
+    icmt_ok(icm__location_normalize("file://data/x", &out));
+    assert_string_equal(out, "file://data/x");
+    icm_free(out);
+}
+
+typedef struct join_case {
+    const char *base;
+    const char *rel;
+    const char *want;
+} join_case;
+
+static const join_case join_cases[] = {
+    {"/t", "x", "/t/x"},
+    {"/t/", "x", "/t/x"},
+    {"/t//", "x", "/t/x"},
+    {"/", "x", "/x"},
+    {"file:///", "x", "file:///x"},
+    {"file:/", "x", "file:/x"},
+    {"file:///t", "a/b", "file:///t/a/b"},
+    {"file://localhost/t/", "a", "file://localhost/t/a"},
+    {"s3://b", "k", "s3://b/k"},
+    {"s3://b/", "k", "s3://b/k"},
+    {"s3://b/t//", "k", "s3://b/t/k"},
+    {"s3://b/t", "/x", "s3://b/t//x"},
+    {"s3://", "b", "s3://b"},
+    {"/t", "", "/t"},
+    {"/t//", "", "/t"},
+    {"/", "", "/"},
+    {"data/t", "x", "data/t/x"},
+    {"data/t/", "x", "data/t/x"},
+    {"", "x", "x"},
+};
+
+static void test_join(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(join_cases); i++) {
+        const join_case *c = &join_cases[i];
+        char *s = icm__location_join(c->base, c->rel);
+        assert_non_null(s);
+        if (strcmp(s, c->want) != 0) {
+            print_error("case %zu: join(\"%s\", \"%s\") = \"%s\", want \"%s\"\n", i, c->base,
+                        c->rel, s, c->want);
+            fail();
+        }
+        icm_free(s);
+    }
+}
+
+/* Joining then stripping gives the rest back: the two helpers agree on boundaries. */
+static void test_join_strip_roundtrip(void **state)
+{
+    (void)state;
+    const char *bases[] = {"/t", "/t/", "/", "file:///w/t", "s3://b", "s3://b/t/", "data/t",
+                           "file://data/p"};
+    const char *rels[] = {"x", "a/b/c.parquet", "metadata/v1.metadata.json"};
+    for (size_t i = 0; i < ICM__ARRAY_LEN(bases); i++)
+        for (size_t j = 0; j < ICM__ARRAY_LEN(rels); j++) {
+            char *s = icm__location_join(bases[i], rels[j]);
+            const char *rest;
+            assert_true(icm__location_strip_prefix(s, bases[i], &rest));
+            assert_string_equal(rest, rels[j]);
+            assert_true(icm__location_is_inside(s, bases[i]));
+            icm_free(s);
+        }
+}
+
+static void test_trim_len(void **state)
+{
+    (void)state;
+    assert_int_equal(icm__location_trim_len("/"), 1);
+    assert_int_equal(icm__location_trim_len("///"), 1);
+    assert_int_equal(icm__location_trim_len("/a//"), 2);
+    assert_int_equal(icm__location_trim_len("file:///"), 8);
+    assert_int_equal(icm__location_trim_len("s3://b/"), 6);
+    assert_int_equal(icm__location_trim_len("s3://"), 5);
+    assert_int_equal(icm__location_trim_len("data/"), 4);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strip_prefix_table),
+        cmocka_unit_test(test_equal),
+        cmocka_unit_test(test_local_path),
+        cmocka_unit_test(test_normalize),
+        cmocka_unit_test(test_join),
+        cmocka_unit_test(test_join_strip_roundtrip),
+        cmocka_unit_test(test_trim_len),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
