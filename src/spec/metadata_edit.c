@@ -1,0 +1,273 @@
+/*
+ * spec/metadata_edit.c: lossless edits of table metadata (include/icemaint/metadata.h).
+ *
+ * Every edit works on a deep copy of the JSON document, then re-validates it and rebuilds the
+ * views (icm__table_metadata_replace_doc); only when all of that succeeded does the copy
+ * replace the document. So an edit either applies completely or, on ICM_ENOMEM or a validation
+ * failure, leaves the object exactly as it was. Fields icemaint does not know are never looked
+ * at, so they survive untouched and in their original order.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "spec/metadata_internal.h"
+
+static int bad_argument(const char *what)
+{
+    return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, NULL, "%s", what);
+}
+
+static json_t *copy_doc(const icm_table_metadata *md)
+{
+    icm__json_use_icm_allocator();
+    json_t *doc = json_deep_copy(icm__table_metadata_json(md));
+    if (doc == NULL)
+        icm__error_oom();
+    return doc;
+}
+
+/* Strict UTF-8 check (no overlongs, no surrogates, at most U+10FFFF): jansson refuses anything
+ * else, and we must tell that apart from running out of memory. */
+static bool utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != 0) {
+        unsigned c = *p;
+        size_t extra;
+        uint32_t cp, min;
+        if (c < 0x80) {
+            p++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            extra = 1, cp = c & 0x1F, min = 0x80;
+        } else if ((c & 0xF0) == 0xE0) {
+            extra = 2, cp = c & 0x0F, min = 0x800;
+        } else if ((c & 0xF8) == 0xF0) {
+            extra = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return false;
+        }
+        for (size_t i = 1; i <= extra; i++) {
+            if ((p[i] & 0xC0) != 0x80) /* also stops at the terminating NUL */
+                return false;
+            cp = (cp << 6) | (p[i] & 0x3Fu);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        p += extra + 1;
+    }
+    return true;
+}
+
+static int check_text(const char *what, const char *s)
+{
+    if (s == NULL)
+        return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, NULL, "%s is NULL", what);
+    if (!utf8_valid(s))
+        return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, NULL, "%s is not valid UTF-8",
+                              what);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* remove snapshots                                                                            */
+
+static bool id_in(const int64_t *ids, size_t n, int64_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+/* Integer member `key` of obj, or false when absent or not an integer. */
+static bool int_member(json_t *obj, const char *key, int64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_integer(v))
+        return false;
+    *out = (int64_t)json_integer_value(v);
+    return true;
+}
+
+/* Drop the array elements whose `snapshot-id` is in ids (the array may be absent). */
+static void drop_by_snapshot_id(json_t *arr, const int64_t *ids, size_t n)
+{
+    int64_t id;
+    for (size_t i = json_array_size(arr); i-- > 0;)
+        if (int_member(json_array_get(arr, i), "snapshot-id", &id) && id_in(ids, n, id))
+            json_array_remove(arr, i);
+}
+
+static bool snapshot_exists(json_t *snapshots, int64_t id)
+{
+    int64_t have;
+    for (size_t i = 0; i < json_array_size(snapshots); i++)
+        if (int_member(json_array_get(snapshots, i), "snapshot-id", &have) && have == id)
+            return true;
+    return false;
+}
+
+/*
+ * Java's rule (TableMetadata.Builder#updateSnapshotLog): an entry whose snapshot no longer exists
+ * removes itself and every entry before it, because otherwise the history would claim that a
+ * removed snapshot was current at some time while later state was derived from it.
+ */
+static void trim_snapshot_log(json_t *log, json_t *snapshots)
+{
+    int64_t id;
+    size_t cut = 0; /* entries [0, cut) are dropped */
+    for (size_t i = 0; i < json_array_size(log); i++)
+        if (int_member(json_array_get(log, i), "snapshot-id", &id) &&
+            !snapshot_exists(snapshots, id))
+            cut = i + 1;
+    while (cut-- > 0)
+        json_array_remove(log, 0);
+}
+
+int icm_table_metadata_remove_snapshots(icm_table_metadata *md, const int64_t *ids, size_t n)
+{
+    if (md == NULL || (ids == NULL && n > 0))
+        return bad_argument("NULL argument");
+    int64_t current;
+    if (icm_table_metadata_current_snapshot_id(md, &current) && id_in(ids, n, current))
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EREFUSED, md->file,
+                              "snapshot %" PRId64 " is the current snapshot (main branch head) "
+                              "and cannot be removed", current);
+    json_t *doc = copy_doc(md);
+    if (doc == NULL)
+        return ICM_ENOMEM;
+    json_t *snapshots = json_object_get(doc, "snapshots");
+    drop_by_snapshot_id(snapshots, ids, n);
+
+    json_t *refs = json_object_get(doc, "refs");
+    const char *name;
+    json_t *ref;
+    void *tmp;
+    int64_t id;
+    json_object_foreach_safe(refs, tmp, name, ref) {
+        if (int_member(ref, "snapshot-id", &id) && id_in(ids, n, id))
+            json_object_del(refs, name);
+    }
+    trim_snapshot_log(json_object_get(doc, "snapshot-log"), snapshots);
+    drop_by_snapshot_id(json_object_get(doc, "statistics"), ids, n);
+    drop_by_snapshot_id(json_object_get(doc, "partition-statistics"), ids, n);
+    return icm__table_metadata_replace_doc(md, doc);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* refs and properties                                                                         */
+
+int icm_table_metadata_remove_ref(icm_table_metadata *md, const char *name)
+{
+    if (md == NULL || name == NULL)
+        return bad_argument("NULL argument");
+    /* The spec's main branch never expires; removing it would unset the current snapshot. */
+    if (strcmp(name, "main") == 0)
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EREFUSED, md->file,
+                              "refs.main: the main branch cannot be removed");
+    if (json_object_get(json_object_get(icm__table_metadata_json(md), "refs"), name) == NULL)
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_ENOTFOUND, md->file,
+                              "refs.%s: no such ref", name);
+    json_t *doc = copy_doc(md);
+    if (doc == NULL)
+        return ICM_ENOMEM;
+    json_object_del(json_object_get(doc, "refs"), name);
+    return icm__table_metadata_replace_doc(md, doc);
+}
+
+int icm_table_metadata_set_property(icm_table_metadata *md, const char *key, const char *value)
+{
+    if (md == NULL)
+        return bad_argument("NULL argument");
+    int rc = check_text("property key", key);
+    if (rc == 0 && value != NULL)
+        rc = check_text("property value", value);
+    if (rc != 0)
+        return rc;
+    json_t *props = json_object_get(icm__table_metadata_json(md), "properties");
+    if (value == NULL && json_object_get(props, key) == NULL)
+        return 0; /* removing what is not there changes nothing */
+    json_t *doc = copy_doc(md);
+    if (doc == NULL)
+        return ICM_ENOMEM;
+    props = json_object_get(doc, "properties");
+    if (value == NULL) {
+        json_object_del(props, key);
+        return icm__table_metadata_replace_doc(md, doc);
+    }
+    if (props == NULL) {
+        props = json_object();
+        if (props == NULL || json_object_set_new(doc, "properties", props) != 0)
+            goto oom;
+    }
+    if (json_object_set_new(props, key, json_string(value)) != 0)
+        goto oom;
+    return icm__table_metadata_replace_doc(md, doc);
+oom:
+    json_decref(doc);
+    return icm__error_oom();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* metadata-log and last-updated-ms                                                            */
+
+int icm_table_metadata_append_metadata_log(icm_table_metadata *md, int64_t timestamp_ms,
+                                           const char *file)
+{
+    if (md == NULL)
+        return bad_argument("NULL argument");
+    int rc = check_text("metadata file", file);
+    if (rc != 0)
+        return rc;
+    json_t *doc = copy_doc(md);
+    if (doc == NULL)
+        return ICM_ENOMEM;
+    json_t *log = json_object_get(doc, "metadata-log");
+    if (!json_is_array(log)) { /* absent or null */
+        log = json_array();
+        if (log == NULL || json_object_set_new(doc, "metadata-log", log) != 0)
+            goto oom;
+    }
+    /* Key order as Java writes it. */
+    json_t *entry = json_object();
+    if (entry == NULL || json_array_append_new(log, entry) != 0 ||
+        json_object_set_new(entry, "timestamp-ms", json_integer(timestamp_ms)) != 0 ||
+        json_object_set_new(entry, "metadata-file", json_string(file)) != 0)
+        goto oom;
+    return icm__table_metadata_replace_doc(md, doc);
+oom:
+    json_decref(doc);
+    return icm__error_oom();
+}
+
+int icm_table_metadata_trim_metadata_log(icm_table_metadata *md, size_t keep)
+{
+    if (md == NULL)
+        return bad_argument("NULL argument");
+    json_t *log = json_object_get(icm__table_metadata_json(md), "metadata-log");
+    if (json_array_size(log) <= keep)
+        return 0;
+    json_t *doc = copy_doc(md);
+    if (doc == NULL)
+        return ICM_ENOMEM;
+    log = json_object_get(doc, "metadata-log");
+    while (json_array_size(log) > keep)
+        json_array_remove(log, 0);
+    return icm__table_metadata_replace_doc(md, doc);
+}
+
+int icm_table_metadata_set_last_updated_ms(icm_table_metadata *md, int64_t ms)
+{
+    if (md == NULL)
+        return bad_argument("NULL argument");
+    json_t *doc = copy_doc(md);
+    if (doc == NULL)
+        return ICM_ENOMEM;
+    /* Replacing an existing key keeps its position in jansson's ordered objects. */
+    if (json_object_set_new(doc, "last-updated-ms", json_integer(ms)) != 0) {
+        json_decref(doc);
+        return icm__error_oom();
+    }
+    return icm__table_metadata_replace_doc(md, doc);
+}

@@ -1,0 +1,115 @@
+/*
+ * spec/metadata_internal.h: what the table-metadata module shares with later modules (commit,
+ * expire) and between its own files: the jansson document behind an icm_table_metadata, the
+ * typed views derived from it, and the JSON text writer.
+ *
+ * The JSON document is the source of truth. Views (icm__md_views) are derived from it by
+ * icm__md_views_build(), which is also the validator: a document whose views cannot be built is
+ * rejected as a whole. Edits build a new document and new views first and swap them in only
+ * when both succeeded, so a failed edit (ICM_ENOMEM) leaves the object unchanged.
+ */
+#ifndef ICM_SPEC_METADATA_INTERNAL_H
+#define ICM_SPEC_METADATA_INTERNAL_H
+
+#include <jansson.h>
+
+#include "icemaint/metadata.h"
+#include "util/util.h"
+
+/* Typed views of one document. Every pointer borrows from the document it was built from. */
+typedef struct icm__md_views {
+    int format_version;
+    const char *uuid;
+    const char *location;
+    int64_t last_sequence_number;
+    int64_t last_updated_ms;
+    bool has_current_snapshot;
+    int64_t current_snapshot_id;
+    bool has_next_row_id;
+    int64_t next_row_id;
+
+    icm_snapshot *snapshots;
+    json_t **snapshot_json;       /* the JSON object of each snapshot (for summaries) */
+    size_t snapshot_count;
+    size_t *snapshot_order;       /* indices into snapshots, sorted by snapshot_id */
+    const char **manifest_strings; /* storage for every v1 snapshot's `manifests` */
+
+    icm_ref *refs;
+    size_t ref_count;
+
+    icm_snapshot_log_entry *snapshot_log;
+    size_t snapshot_log_count;
+    icm_metadata_log_entry *metadata_log;
+    size_t metadata_log_count;
+    icm_statistics_file *statistics;
+    size_t statistics_count;
+
+    const char **property_keys;
+    const char **property_values;
+    size_t property_count;
+
+    size_t schema_count;
+    int32_t current_schema_id;
+    size_t spec_count;
+    int32_t default_spec_id;
+    size_t sort_order_count;
+} icm__md_views;
+
+struct icm_table_metadata {
+    json_t *doc;        /* owned reference */
+    char *file;         /* where it was read from; NULL if unknown */
+    icm__md_views v;
+};
+
+/* Route jansson's allocations through icm__malloc/icm__free (idempotent, thread-safe). */
+void icm__json_use_icm_allocator(void);
+
+/*
+ * Validate `doc` as table metadata and build its views into *out (zeroed first). `location`
+ * names the file in error messages. Returns 0, ICM_EINVALID, ICM_EUNSUPPORTED or ICM_ENOMEM;
+ * on failure *out holds nothing that needs freeing.
+ */
+int icm__md_views_build(icm__md_views *out, json_t *doc, const char *location);
+void icm__md_views_dispose(icm__md_views *v);
+
+/*
+ * Wrap a document in a new metadata object: takes the reference `doc_take` (released on any
+ * failure), validates it and copies `file`. Returns 0 or the build error.
+ */
+int icm__table_metadata_wrap(icm_table_metadata **out, json_t *doc_take, const char *file);
+
+/*
+ * Replace md's document by `doc_take` (taken) after building its views; on failure md is
+ * unchanged and doc_take released. Used by every edit.
+ */
+int icm__table_metadata_replace_doc(icm_table_metadata *md, json_t *doc_take);
+
+/* The jansson document (borrowed; do not modify it outside this module's edit functions). */
+json_t *icm__table_metadata_json(const icm_table_metadata *md);
+
+/*
+ * Parse JSON text (not NUL-terminated) into a new jansson value (spec/json_parse.c): exact int64
+ * integers, strict UTF-8, no duplicate keys, bounded depth. Returns 0, ICM_EINVALID ("not valid
+ * JSON: ...", with line/column/offset in the last error) or ICM_ENOMEM.
+ */
+int icm__json_parse(const char *text, size_t len, const char *location, json_t **out);
+
+/*
+ * Write `value` as JSON text into `buf`: keys in document order, integers exact, reals in the
+ * shortest form that reads back to the same double, 2-space indentation when `pretty`.
+ * Returns 0 or ICM_ENOMEM.
+ */
+int icm__json_write(icm__buf *buf, const json_t *value, bool pretty);
+
+/*
+ * Inflate `data` if it starts with the gzip or zstd magic; otherwise *out = NULL. The result
+ * is new (icm__free) and NUL-terminated. Returns 0, ICM_EINVALID (corrupt stream, or larger
+ * than ICM__METADATA_MAX_BYTES once inflated) or ICM_ENOMEM.
+ */
+int icm__metadata_inflate(const char *data, size_t len, const char *location, char **out,
+                          size_t *out_len);
+
+/* Upper bound on the inflated size of a metadata file: refuse decompression bombs. */
+#define ICM__METADATA_MAX_BYTES ((size_t)1 << 30)
+
+#endif /* ICM_SPEC_METADATA_INTERNAL_H */
