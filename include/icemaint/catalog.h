@@ -1,0 +1,314 @@
+/*
+ * icemaint/catalog.h: catalogs (where a table's current metadata file is recorded) and table
+ * handles, with the one commit path every maintenance operation goes through.
+ *
+ * Catalog kinds:
+ *  - SQL: the schema of Java's JdbcCatalog and PyIceberg's SqlCatalog (tables `iceberg_tables`
+ *    and `iceberg_namespace_properties`, schema V0 or V1), on SQLite or PostgreSQL, keyed by
+ *    catalog name so several catalogs can share one database;
+ *  - filesystem ("hadoop"): `<warehouse>/<ns...>/<table>/metadata/v<N>.metadata.json` plus
+ *    `version-hint.text`; also usable on a single table directory (icm_table_open_dir);
+ *  - static: a bare metadata file, read-only (icm_table_open_static).
+ *
+ * Identifiers are dotted text: "ns.table", "ns1.ns2.table" (the last dot separates the table
+ * name; the namespace is stored dotted, as Java and PyIceberg store it).
+ *
+ * Commit outcome (the reason this module exists): icm_table_commit() returns
+ *  - 0 when the new metadata file is the table's current metadata (or provably became part of
+ *    its history);
+ *  - ICM_ECOMMIT_FAILED only when the change provably did NOT apply and never will (the
+ *    compare-and-swap matched no row, the version file already existed, the statement never
+ *    reached the server). The caller may delete the files it wrote for this commit and retry;
+ *  - ICM_ECOMMIT_UNKNOWN when the outcome is open (connection lost after the statement was sent,
+ *    server error during the swap, ...). The caller must NOT delete anything it wrote: the table
+ *    may already reference it.
+ *
+ * Thread safety: a catalog or table handle is used by one thread at a time. Separate handles
+ * (also on the same database or table directory, also in other processes) may commit
+ * concurrently: exactly one commit per base version wins.
+ *
+ * Back-end authors: the vtable is in icemaint/sys/catalog.h.
+ */
+#ifndef ICEMAINT_CATALOG_H
+#define ICEMAINT_CATALOG_H
+
+#include "common.h"
+#include "fileio.h"
+#include "metadata.h"
+
+ICM_BEGIN_DECL
+
+typedef struct icm_catalog icm_catalog;
+typedef struct icm_table icm_table;
+
+/** One key/value pair (catalog or table properties). Strings are copied by every call. */
+typedef struct icm_property {
+    const char *key;
+    const char *value;
+} icm_property;
+
+/** Name callback for listings: return 0 to go on; a non-zero value stops the listing and is
+ *  returned by the listing call. `name` is borrowed for the duration of the call. */
+typedef int (*icm_name_cb)(const char *name, void *payload);
+
+/* ====================================================================================== */
+/* Catalogs                                                                                */
+/* ====================================================================================== */
+
+/**
+ * Open a SQL catalog (JdbcCatalog / SqlCatalog schema).
+ *
+ * @param[out] out    new catalog (icm_catalog_free)
+ * @param name        catalog name: the `catalog_name` column value of every row it reads/writes
+ * @param uri         SQLAlchemy-style URI: `sqlite:///relative/path.db`, `sqlite:////abs.db`,
+ *                    `sqlite:///:memory:`, `postgresql://user:pw@host:port/db` (also
+ *                    `postgresql+psycopg2://...`, `postgresql+psycopg://...`; query options such
+ *                    as `?sslmode=disable` are passed to libpq)
+ * @param warehouse   base location for new tables (`<warehouse>/<ns>/<table>`); may be NULL
+ *                    (then icm_catalog_create_table needs an explicit location)
+ * @param io          FileIO used to write and delete metadata files; borrowed, must outlive
+ *                    the catalog
+ * @param properties  further catalog properties (may be NULL when n == 0): `init_catalog_tables`
+ *                    ("true" default: create missing tables with the V1 schema)
+ * The schema version of an existing database is detected (V1 when `iceberg_tables` has the
+ * column `iceberg_type`, else V0) and never migrated.
+ * @return 0; ICM_EINVALID (bad URI, io NULL); ICM_EUNSUPPORTED (database kind); ICM_ENET /
+ *         ICM_EAUTH (cannot connect); ICM_EIO (SQLite cannot open); ICM_ENOTFOUND (tables
+ *         absent and init_catalog_tables=false); ICM_ENOMEM. SQL errors carry the SQLSTATE
+ *         (PostgreSQL) in icm_error_last()->remote_code.
+ */
+ICM_EXTERN(int) icm_catalog_open_sql(icm_catalog **out, const char *name, const char *uri,
+                                     const char *warehouse, icm_fileio *io,
+                                     const icm_property *properties, size_t n_properties);
+
+/**
+ * Open a filesystem ("hadoop") catalog over `warehouse`: namespaces are directories and a table
+ * is `<warehouse>/<ns1>/<ns2>/<table>/metadata/v<N>.metadata.json`.
+ * Commits need a FileIO whose create_new is an atomic no-replace publish (local, mem); the
+ * table property `write.metadata.path` is refused, as in Java.
+ * Namespaces (directories) can be listed and created only when the warehouse is local.
+ * @param io borrowed, must outlive the catalog.
+ * @return 0; ICM_EINVALID (empty warehouse, io NULL); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_catalog_open_hadoop(icm_catalog **out, const char *name,
+                                        const char *warehouse, icm_fileio *io);
+
+/** Options for icm_catalog_open_config(); zero-initialise (or ICM_CATALOG_CONFIG_OPTIONS_INIT)
+ *  and set what you need. All strings are copied. */
+typedef struct icm_catalog_config_options {
+    int version;              /**< ICM_CATALOG_CONFIG_OPTIONS_VERSION (0 is accepted as 1) */
+    const char *name;         /**< catalog name; NULL = `default-catalog` of the config, else
+                                   "default" */
+    const char *config_file;  /**< explicit YAML file; NULL = search `$PYICEBERG_HOME`, `~`, cwd
+                                   for `.pyiceberg.yaml` (the first found wins) */
+    const char *uri;          /**< overrides `uri` (like PyIceberg's --uri) */
+    const char *warehouse;    /**< overrides `warehouse` */
+    icm_fileio *io;           /**< borrowed FileIO; NULL = a local FileIO owned by the catalog */
+    bool ignore_environment;  /**< true = do not read PYICEBERG_* variables nor $HOME (tests) */
+} icm_catalog_config_options;
+
+#define ICM_CATALOG_CONFIG_OPTIONS_VERSION 1
+#define ICM_CATALOG_CONFIG_OPTIONS_INIT {ICM_CATALOG_CONFIG_OPTIONS_VERSION, NULL, NULL, NULL, \
+                                         NULL, NULL, false}
+
+/**
+ * Resolve a catalog's properties as PyIceberg does and collect them (no catalog is opened):
+ *  1. the YAML file (explicit, else the first `.pyiceberg.yaml` found in `$PYICEBERG_HOME`,
+ *     home, current directory), keys lower-cased: `catalog: {<name>: {k: v}}`,
+ *     `default-catalog: <name>`;
+ *  2. environment variables `PYICEBERG_<A>__<B>__<C>` override the file: lower-cased, split at
+ *     `__` into at most 3 parts, `_` inside a part becomes `-` (`PYICEBERG_CATALOG__PROD__URI`
+ *     sets catalog.prod.uri; `PYICEBERG_DEFAULT_CATALOG` sets default-catalog);
+ *  3. `opts->uri` / `opts->warehouse` override both (an empty value does not override).
+ * @param[out] out_name  catalog name chosen (icm_free)
+ * @param[out] out_props, out_n  new array (icm_catalog_properties_free)
+ * @return 0; ICM_ENOTFOUND (explicit config_file missing); ICM_EINVALID (YAML syntax or shape:
+ *         the message names file and line); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_catalog_config_resolve(const icm_catalog_config_options *opts,
+                                           char **out_name, icm_property **out_props,
+                                           size_t *out_n);
+
+/** Free an array from icm_catalog_config_resolve (keys and values too). NULL is ok. */
+ICM_EXTERN(void) icm_catalog_properties_free(icm_property *props, size_t n);
+
+/**
+ * Open the catalog that the PyIceberg-style configuration names (icm_catalog_config_resolve).
+ * Kind: `type: sql` or a `uri` starting with `sqlite`/`postgresql` → SQL; `type: hadoop` (or
+ * `filesystem`) with `warehouse` → filesystem catalog.
+ * @return 0; ICM_ENOTFOUND (no configuration for that catalog name: the message says which
+ *         files and variables were consulted); ICM_EUNSUPPORTED (rest, glue, hive, ...);
+ *         ICM_EINVALID; the codes of icm_catalog_open_sql / _hadoop.
+ */
+ICM_EXTERN(int) icm_catalog_open_config(icm_catalog **out,
+                                        const icm_catalog_config_options *opts);
+
+/** Close a catalog (and the FileIO it owns, if any). NULL is ok. */
+ICM_EXTERN(void) icm_catalog_free(icm_catalog *cat);
+
+/** Catalog name (borrowed). */
+ICM_EXTERN(const char *) icm_catalog_name(const icm_catalog *cat);
+/** Back-end kind: "sql", "hadoop". */
+ICM_EXTERN(const char *) icm_catalog_kind(const icm_catalog *cat);
+/** FileIO the catalog uses (borrowed). */
+ICM_EXTERN(icm_fileio *) icm_catalog_fileio(const icm_catalog *cat);
+
+/**
+ * Current metadata location of a table.
+ * @param[out] out new string (icm_free)
+ * @return 0; ICM_ENOTFOUND (no such table); ICM_EINVALID (bad identifier); I/O or SQL codes.
+ */
+ICM_EXTERN(int) icm_catalog_load_table_location(icm_catalog *cat, const char *identifier,
+                                                char **out);
+
+/** Create a namespace (dotted). SQL: inserts the reserved property `exists=true`, as Java and
+ *  PyIceberg do. @return 0; ICM_EEXISTS; ICM_EINVALID; I/O or SQL codes. */
+ICM_EXTERN(int) icm_catalog_create_namespace(icm_catalog *cat, const char *ns);
+
+/** True when the namespace exists (SQL: a property row or a table row has it, or a child of it).
+ *  @return 0 and *out set; I/O or SQL codes. */
+ICM_EXTERN(int) icm_catalog_namespace_exists(icm_catalog *cat, const char *ns, bool *out);
+
+/**
+ * List namespaces, each once, sorted: the children of `parent` (its direct sub-namespaces,
+ * given dotted in full), or the top-level namespaces when `parent` is NULL or "".
+ * @return 0; ICM_ENOTFOUND (parent given and missing); the callback's value; I/O or SQL codes.
+ */
+ICM_EXTERN(int) icm_catalog_list_namespaces(icm_catalog *cat, const char *parent,
+                                            icm_name_cb cb, void *payload);
+
+/** List table names (without namespace), sorted. @return 0; ICM_ENOTFOUND (no such namespace);
+ *  the callback's value; I/O or SQL codes. */
+ICM_EXTERN(int) icm_catalog_list_tables(icm_catalog *cat, const char *ns, icm_name_cb cb,
+                                        void *payload);
+
+/** What a new table looks like. JSON texts are the spec's `schema` and `partition-spec`
+ *  objects (field ids as in the schema). */
+typedef struct icm_create_table_options {
+    const char *schema_json;          /**< required: a spec "schema" object (type struct) */
+    const char *partition_spec_json;  /**< NULL = unpartitioned; else a spec partition spec
+                                           object ({"spec-id":0,"fields":[...]}) or its fields
+                                           array */
+    const char *location;             /**< NULL = `<warehouse>/<ns>/<table>` (PyIceberg's rule;
+                                           filesystem catalog: the table directory) */
+    const icm_property *properties;   /**< table properties (copied) */
+    size_t n_properties;
+} icm_create_table_options;
+
+/**
+ * Create a table: builds format v2 metadata (fresh table-uuid, no snapshots, unsorted sort
+ * order 0, last-column-id / last-partition-id from the inputs), writes its first metadata file
+ * with create-new (SQL: `<location>/metadata/00000-<uuid>.metadata.json`; filesystem:
+ * `v1.metadata.json`) and records it. The namespace must exist (SQL).
+ * @param[out] out_location new string (icm_free) naming the first metadata file; may be NULL
+ * @return 0; ICM_EEXISTS (table exists; the file written is removed again); ICM_ENOTFOUND
+ *         (namespace missing); ICM_EINVALID (bad schema/spec JSON, no location and no
+ *         warehouse); I/O or SQL codes.
+ */
+ICM_EXTERN(int) icm_catalog_create_table(icm_catalog *cat, const char *identifier,
+                                         const icm_create_table_options *opts,
+                                         char **out_location);
+
+/**
+ * Register an existing metadata file as a table (the file is read and validated first).
+ * @return 0; ICM_EEXISTS; ICM_ENOTFOUND (namespace or file missing); ICM_EINVALID (not table
+ *         metadata); ICM_EUNSUPPORTED (filesystem catalog, as in Java); I/O or SQL codes.
+ */
+ICM_EXTERN(int) icm_catalog_register_table(icm_catalog *cat, const char *identifier,
+                                           const char *metadata_location);
+
+/**
+ * Drop a table from the catalog without deleting any file ("no purge").
+ * SQL: deletes the row. Filesystem: unsupported without purge (the directory IS the table).
+ * @return 0; ICM_ENOTFOUND; ICM_EUNSUPPORTED; I/O or SQL codes.
+ */
+ICM_EXTERN(int) icm_catalog_drop_table(icm_catalog *cat, const char *identifier);
+
+/* ====================================================================================== */
+/* Tables                                                                                  */
+/* ====================================================================================== */
+
+/**
+ * Load a table through a catalog: current metadata location, then the metadata file.
+ * @param[out] out  new table (icm_table_free); borrows `cat`, which must outlive it
+ * @param identifier "ns.table"
+ * @return 0; ICM_ENOTFOUND (no such table, or its metadata file is missing); ICM_EINVALID;
+ *         I/O, SQL and metadata parse codes.
+ */
+ICM_EXTERN(int) icm_table_load(icm_table **out, icm_catalog *cat, const char *identifier);
+
+/**
+ * Open a metadata file as a read-only ("static") table: icm_table_commit() refuses with
+ * ICM_EREADONLY. @param io borrowed, must outlive the table.
+ * @return 0; ICM_ENOTFOUND; metadata read/parse codes.
+ */
+ICM_EXTERN(int) icm_table_open_static(icm_table **out, icm_fileio *io,
+                                      const char *metadata_location);
+
+/**
+ * Open a table directory with the filesystem (Hadoop) layout: the current version is found as
+ * Java finds it (version-hint.text, else the highest v<N>, then probing v<N+1>...). Commits
+ * publish v<N+1>.metadata.json without replacement. @param io borrowed.
+ * @return 0; ICM_ENOTFOUND (no v<N> metadata file); metadata read/parse codes.
+ */
+ICM_EXTERN(int) icm_table_open_dir(icm_table **out, icm_fileio *io, const char *table_dir);
+
+/** Reload the current metadata (another writer may have committed). On failure the table
+ *  keeps its previous state. Static tables re-read the same file.
+ *  @return 0; the codes of icm_table_load. */
+ICM_EXTERN(int) icm_table_refresh(icm_table *t);
+
+/**
+ * Commit `new_md` as the table's next metadata, with the table's current metadata as the base
+ * of a compare-and-swap.
+ *
+ * On a copy of `new_md`: the base file is appended to `metadata-log` (with the base's
+ * last-updated-ms, as Java does), the log is trimmed to `write.metadata.previous-versions-max`
+ * (default 100) and `last-updated-ms` is set to now. `new_md` must therefore be derived from
+ * the base without those two edits. The new metadata file is written with create-new at
+ * `<location>/metadata/<NNNNN>-<uuid>.metadata.json` (NNNNN = base number + 1, Java's rule;
+ * under `write.metadata.path` when set; `.gz.metadata.json` and gzip content when
+ * `write.metadata.compression-codec=gzip`), or for filesystem tables as v<N+1>, then the
+ * catalog pointer is swapped.
+ *
+ * Outcomes:
+ *  - 0 without any write when `new_md` serialises exactly like the current metadata (nothing
+ *    to commit, as in Java);
+ *  - 0: committed; `t` now holds the new metadata (or, when reconciling found that another
+ *    commit already followed ours, that newer metadata). Then, when the new metadata has
+ *    `write.metadata.delete-after-commit.enabled=true`, the metadata files of log entries that
+ *    fell out of the log are deleted (best effort; never any other file).
+ *  - ICM_ECOMMIT_FAILED: provably not applied (CAS matched 0 rows; version file exists;
+ *    statement never sent). The new metadata file is deleted. `t` is unchanged (refresh it).
+ *  - ICM_ECOMMIT_UNKNOWN: the swap's outcome was open; the file is kept and the table is
+ *    reloaded to reconcile: our file current or in the current metadata-log → 0 (success);
+ *    the current lineage shows that a different file succeeded our base → ICM_ECOMMIT_FAILED
+ *    (our swap can never apply; the file is deleted); otherwise ICM_ECOMMIT_UNKNOWN.
+ *  - ICM_EREADONLY: a static table. ICM_EINVALID: unknown compression codec, or
+ *    `write.metadata.path` on a filesystem table. ICM_EUNSUPPORTED: a filesystem table whose
+ *    current file is not named v<N> (a hint naming another file). ICM_EIO/ICM_ENOMEM before
+ *    anything was swapped: nothing changed and no file of this commit is left.
+ * A caller that gets ICM_ECOMMIT_FAILED refreshes, re-applies its change and commits again.
+ * The last error's message names the table and says which case happened.
+ */
+ICM_EXTERN(int) icm_table_commit(icm_table *t, const icm_table_metadata *new_md);
+
+/** Free a table handle. NULL is ok. */
+ICM_EXTERN(void) icm_table_free(icm_table *t);
+
+/** Current parsed metadata (borrowed; replaced by refresh/commit). */
+ICM_EXTERN(const icm_table_metadata *) icm_table_get_metadata(const icm_table *t);
+/** Current metadata file location (borrowed; replaced by refresh/commit). */
+ICM_EXTERN(const char *) icm_table_get_metadata_location(const icm_table *t);
+/** "ns.table" for catalog tables; the directory or metadata file for the others. */
+ICM_EXTERN(const char *) icm_table_get_identifier(const icm_table *t);
+/** The FileIO the table uses (borrowed). */
+ICM_EXTERN(icm_fileio *) icm_table_get_fileio(const icm_table *t);
+/** The catalog (borrowed); NULL for static tables. */
+ICM_EXTERN(icm_catalog *) icm_table_get_catalog(const icm_table *t);
+/** True for static tables (commits refused). */
+ICM_EXTERN(bool) icm_table_is_read_only(const icm_table *t);
+
+ICM_END_DECL
+
+#endif /* ICEMAINT_CATALOG_H */

@@ -1,0 +1,95 @@
+/*
+ * icemaint/sys/catalog.h: the catalog back-end vtable, for authors of catalog back ends
+ * (SQLite VFS style: a back end embeds `struct icm_catalog` first in its own struct).
+ *
+ * The generic layer (icemaint/catalog.h) parses identifiers, builds the metadata to commit
+ * (metadata-log, last-updated-ms), reconciles unknown outcomes by reloading, deletes files on
+ * proven failure and applies the metadata retention properties. A back end only records and
+ * swaps the pointer to the current metadata file and writes that file where its layout wants it.
+ */
+#ifndef ICEMAINT_SYS_CATALOG_H
+#define ICEMAINT_SYS_CATALOG_H
+
+#include "../catalog.h"
+
+ICM_BEGIN_DECL
+
+/** A parsed identifier: `ns` dotted, `name` the table name. Both borrowed. */
+typedef struct icm_table_ident {
+    const char *ns;
+    const char *name;
+} icm_table_ident;
+
+/**
+ * Back-end methods. Slots are only ever appended; `version` says which exist. Every method
+ * returns 0 or a negative icm code and sets the last error. Names passed to callbacks are
+ * borrowed for the duration of the call.
+ */
+typedef struct icm_catalog_methods {
+    int version;        /**< ICM_CATALOG_METHODS_VERSION */
+    const char *kind;   /**< "sql", "hadoop", ... */
+    /** Current metadata location (new string). ICM_ENOTFOUND when the table does not exist. */
+    int (*load_table)(icm_catalog *cat, const icm_table_ident *id, char **out_location);
+    /**
+     * Write `md` as the next metadata file after `base_location` and swap the pointer.
+     * Return 0 (swapped), ICM_ECOMMIT_FAILED (provably not applied), ICM_ECOMMIT_UNKNOWN
+     * (outcome open), or another negative code when nothing was swapped and nothing is pending
+     * (e.g. the write failed). Always set *out_file to the location of the metadata file this
+     * call created and left in place (NULL when none): the generic layer deletes it on FAILED,
+     * keeps it on UNKNOWN and adopts it on success. A back end must never report a file it did
+     * not create (Hadoop: a v<N+1> someone else published).
+     */
+    int (*commit)(icm_catalog *cat, const icm_table_ident *id, const char *base_location,
+                  const icm_table_metadata *md, char **out_file);
+    /** Write the first metadata file of a new table and record it; ICM_EEXISTS when the table
+     *  exists (then leave no file behind). *out_location: the new file (new string). */
+    int (*create_table)(icm_catalog *cat, const icm_table_ident *id,
+                        const icm_table_metadata *md, char **out_location);
+    /** Record an existing metadata file as a new table; ICM_EEXISTS, ICM_EUNSUPPORTED. */
+    int (*register_table)(icm_catalog *cat, const icm_table_ident *id, const char *location);
+    /** Forget a table without deleting files; ICM_ENOTFOUND, ICM_EUNSUPPORTED. */
+    int (*drop_table)(icm_catalog *cat, const icm_table_ident *id);
+    /** Create a namespace; ICM_EEXISTS when it exists. */
+    int (*create_namespace)(icm_catalog *cat, const char *ns);
+    /** Call cb with every namespace known to the catalog, dotted in full, at any level (the
+     *  generic layer filters, de-duplicates and sorts). */
+    int (*list_all_namespaces)(icm_catalog *cat, icm_name_cb cb, void *payload);
+    /** Call cb with the name of every table in exactly `ns` (any order). */
+    int (*list_tables)(icm_catalog *cat, const char *ns, icm_name_cb cb, void *payload);
+    /** Location for a new table without an explicit one (new string); ICM_EINVALID when the
+     *  catalog has no warehouse. */
+    int (*default_table_location)(icm_catalog *cat, const icm_table_ident *id, char **out);
+    /** Release the back end's struct (the generic fields are released by the caller). */
+    void (*free)(icm_catalog *cat);
+} icm_catalog_methods;
+
+#define ICM_CATALOG_METHODS_VERSION 1
+
+/** Every back end's handle starts with this struct. Fill it with icm_catalog_init_base(). */
+struct icm_catalog {
+    const icm_catalog_methods *methods;
+    char *name;             /**< owned by the generic layer */
+    icm_fileio *io;         /**< borrowed (or owned_io) */
+    icm_fileio *owned_io;   /**< freed by icm_catalog_free; NULL when borrowed */
+};
+
+/** Set the generic fields (copies name; `io` borrowed). On failure the back end still frees
+ *  itself with icm_catalog_free(). @return 0, ICM_EINVALID (io NULL), ICM_ENOMEM. */
+ICM_EXTERN(int) icm_catalog_init_base(icm_catalog *cat, const icm_catalog_methods *methods,
+                                      const char *name, icm_fileio *io);
+
+/**
+ * Helper for back ends: write `md` with create-new as the next metadata file after
+ * `base_location` (NULL for a new table): `<dir>/<NNNNN>-<uuid>.metadata.json` where dir is
+ * `write.metadata.path` or `<location>/metadata`, NNNNN the base's number + 1 (0 when the base
+ * name carries none), `.gz.metadata.json` + gzip when `write.metadata.compression-codec=gzip`.
+ * @param[out] out_location new string (icm_free)
+ * @return 0; ICM_EINVALID (unknown codec); ICM_EEXISTS; ICM_EIO; ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_catalog_write_metadata_file(icm_fileio *io, const char *base_location,
+                                                const icm_table_metadata *md,
+                                                char **out_location);
+
+ICM_END_DECL
+
+#endif /* ICEMAINT_SYS_CATALOG_H */

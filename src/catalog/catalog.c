@@ -1,0 +1,491 @@
+/*
+ * catalog/catalog.c: the generic catalog layer: handle basics, identifier parsing, namespace and
+ * table listings (filtered, de-duplicated, sorted here so every back end behaves alike), table
+ * creation and registration, and writing a new metadata file with Java's naming rule.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "catalog/catalog_internal.h"
+#include "util/util.h"
+
+int icm_catalog_init_base(icm_catalog *cat, const icm_catalog_methods *methods,
+                          const char *name, icm_fileio *io)
+{
+    if (io == NULL) {
+        cat->methods = methods;
+        cat->name = NULL;
+        cat->owned_io = NULL;
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, name,
+                              "a catalog needs a FileIO");
+    }
+    cat->methods = methods;
+    cat->io = io;
+    cat->owned_io = NULL;
+    cat->name = icm__strdup(name != NULL ? name : "default");
+    return cat->name != NULL ? 0 : ICM_ENOMEM;
+}
+
+void icm_catalog_free(icm_catalog *cat)
+{
+    if (cat == NULL)
+        return;
+    /* The back end frees its struct (which embeds *cat), so keep what we release ourselves. */
+    char *name = cat->name;
+    icm_fileio *owned = cat->owned_io;
+    cat->methods->free(cat);
+    icm__free(name);
+    icm_fileio_free(owned);
+}
+
+const char *icm_catalog_name(const icm_catalog *cat)
+{
+    return cat->name;
+}
+
+const char *icm_catalog_kind(const icm_catalog *cat)
+{
+    return cat->methods->kind;
+}
+
+icm_fileio *icm_catalog_fileio(const icm_catalog *cat)
+{
+    return cat->io;
+}
+
+/* ---- small string helpers ---- */
+
+/* The URI for messages: the password of `scheme://user:password@host` becomes "***". */
+void icm__redact_uri(const char *uri, char *buf, size_t size)
+{
+    const char *start = strstr(uri, "://");
+    const char *at = start != NULL ? strchr(start + 3, '@') : NULL;
+    const char *colon = at != NULL ? memchr(start + 3, ':', (size_t)(at - start - 3)) : NULL;
+    if (colon == NULL)
+        snprintf(buf, size, "%s", uri);
+    else
+        snprintf(buf, size, "%.*s:***%s", (int)(colon - uri), uri, at);
+}
+
+const char *icm__basename(const char *location)
+{
+    const char *slash = strrchr(location, '/');
+    return slash != NULL ? slash + 1 : location;
+}
+
+char *icm__path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir);
+    while (n > 0 && dir[n - 1] == '/')
+        n--;
+    while (*name == '/')
+        name++;
+    return icm__sprintf("%.*s/%s", (int)n, dir, name);
+}
+
+int icm__ident_parse(const char *identifier, char **out_ns, char **out_name)
+{
+    *out_ns = NULL;
+    *out_name = NULL;
+    const char *dot = identifier != NULL ? strrchr(identifier, '.') : NULL;
+    if (dot == NULL || dot == identifier || dot[1] == '\0' || identifier[0] == '.' ||
+        strstr(identifier, "..") != NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, identifier,
+                              "table identifier must be NAMESPACE.TABLE (dotted, no empty part)");
+    *out_ns = icm__strndup(identifier, (size_t)(dot - identifier));
+    *out_name = icm__strdup(dot + 1);
+    if (*out_ns == NULL || *out_name == NULL) {
+        icm__free(*out_ns);
+        icm__free(*out_name);
+        *out_ns = *out_name = NULL;
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
+static int check_namespace(const char *ns)
+{
+    if (ns == NULL || ns[0] == '\0' || ns[0] == '.' || ns[strlen(ns) - 1] == '.' ||
+        strstr(ns, "..") != NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, ns != NULL ? ns : "",
+                              "namespace must be non-empty dotted names");
+    return 0;
+}
+
+int icm__uuid4(char out[37])
+{
+    unsigned char b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = getrandom(b + got, sizeof b - got, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return icm__error_set_errno(ICM_ERRCLASS_OS, ICM_EIO, errno, NULL,
+                                        "cannot get random bytes for a UUID");
+        }
+        got += (size_t)n;
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (size_t i = 0; i < sizeof b; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 0x0f];
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+int64_t icm__metadata_file_version(const char *location)
+{
+    const char *name = icm__basename(location);
+    const char *dash = strchr(name, '-');
+    if (dash == NULL || dash == name)
+        return -1;
+    int64_t v = 0;
+    for (const char *p = name; p < dash; p++) {
+        if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}
+
+/* ---- writing metadata files ---- */
+
+/* true = gzip, false = none; ICM_EINVALID for other codecs (Java knows only these two). */
+static int metadata_codec(const icm_table_metadata *md, bool *out_gzip)
+{
+    const char *codec = icm_table_metadata_property(md, "write.metadata.compression-codec");
+    *out_gzip = false;
+    if (codec == NULL || codec[0] == '\0' || strcasecmp(codec, "none") == 0)
+        return 0;
+    if (strcasecmp(codec, "gzip") == 0) {
+        *out_gzip = true;
+        return 0;
+    }
+    return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, icm_table_metadata_file(md),
+                          "unknown write.metadata.compression-codec '%s' (none or gzip)", codec);
+}
+
+int icm__metadata_serialise(const icm_table_metadata *md, char **out, size_t *out_len,
+                            bool *out_gzip)
+{
+    int rc = metadata_codec(md, out_gzip);
+    if (rc != 0)
+        return rc;
+    return *out_gzip ? icm_table_metadata_to_json_gzip(md, out, out_len)
+                     : icm_table_metadata_to_json(md, out, out_len);
+}
+
+/* Directory new metadata files go to: `write.metadata.path`, else `<location>/metadata`. */
+static char *metadata_dir(const icm_table_metadata *md)
+{
+    const char *custom = icm_table_metadata_property(md, "write.metadata.path");
+    if (custom != NULL && custom[0] != '\0') {
+        size_t n = strlen(custom);
+        while (n > 1 && custom[n - 1] == '/')
+            n--;
+        return icm__strndup(custom, n);
+    }
+    return icm__path_join(icm_table_metadata_location(md), "metadata");
+}
+
+int icm_catalog_write_metadata_file(icm_fileio *io, const char *base_location,
+                                    const icm_table_metadata *md, char **out_location)
+{
+    *out_location = NULL;
+    char *content = NULL, *dir = NULL, *loc = NULL;
+    size_t len = 0;
+    bool gzip = false;
+    char uuid[37];
+    int rc = icm__metadata_serialise(md, &content, &len, &gzip);
+    if (rc != 0)
+        goto done;
+    rc = icm__uuid4(uuid);
+    if (rc != 0)
+        goto done;
+    dir = metadata_dir(md);
+    if (dir == NULL) {
+        rc = ICM_ENOMEM;
+        goto done;
+    }
+    /* Java: parseVersion(base) + 1, where a name without a number counts as -1. */
+    int64_t version = base_location != NULL ? icm__metadata_file_version(base_location) + 1 : 0;
+    loc = icm__sprintf("%s/%05lld-%s%s", dir, (long long)version, uuid,
+                       gzip ? ".gz.metadata.json" : ".metadata.json");
+    if (loc == NULL) {
+        rc = ICM_ENOMEM;
+        goto done;
+    }
+    rc = icm_fileio_create_new(io, loc, content, len);
+    if (rc != 0)
+        goto done;
+    *out_location = loc;
+    loc = NULL;
+done:
+    icm_free(content);
+    icm__free(dir);
+    icm__free(loc);
+    return rc;
+}
+
+/* ---- listings ---- */
+
+typedef struct name_set {
+    icm__ptrvec names;
+    const char *parent; /* NULL: top level */
+    int rc;
+} name_set;
+
+static int add_unique(icm__ptrvec *v, const char *s, size_t n)
+{
+    for (size_t i = 0; i < v->len; i++) {
+        const char *have = v->items[i];
+        if (strlen(have) == n && memcmp(have, s, n) == 0)
+            return 0;
+    }
+    char *copy = icm__strndup(s, n);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    int rc = icm__ptrvec_push(v, copy);
+    if (rc != 0)
+        icm__free(copy);
+    return rc;
+}
+
+/* Keep `name` truncated to one level below the parent (PyIceberg's list_namespaces rule). */
+static int collect_namespace(const char *name, void *payload)
+{
+    name_set *set = payload;
+    const char *rest = name;
+    if (set->parent != NULL) {
+        size_t pn = strlen(set->parent);
+        if (strncmp(name, set->parent, pn) != 0 || name[pn] != '.')
+            return 0;
+        rest = name + pn + 1;
+    }
+    const char *dot = strchr(rest, '.');
+    size_t n = (size_t)((dot != NULL ? dot : rest + strlen(rest)) - name);
+    return add_unique(&set->names, name, n);
+}
+
+static int collect_name(const char *name, void *payload)
+{
+    name_set *set = payload;
+    return add_unique(&set->names, name, strlen(name));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int emit_sorted(icm__ptrvec *v, icm_name_cb cb, void *payload)
+{
+    if (v->len > 1)
+        qsort(v->items, v->len, sizeof v->items[0], cmp_str);
+    for (size_t i = 0; i < v->len; i++) {
+        int rc = cb(v->items[i], payload);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+typedef struct exists_probe {
+    const char *ns;
+    bool found;
+} exists_probe;
+
+static int probe_namespace(const char *name, void *payload)
+{
+    exists_probe *p = payload;
+    size_t n = strlen(p->ns);
+    if (strncmp(name, p->ns, n) == 0 && (name[n] == '\0' || name[n] == '.')) {
+        p->found = true;
+        return 1; /* stop early */
+    }
+    return 0;
+}
+
+int icm_catalog_namespace_exists(icm_catalog *cat, const char *ns, bool *out)
+{
+    *out = false;
+    int rc = check_namespace(ns);
+    if (rc != 0)
+        return rc;
+    exists_probe p = {ns, false};
+    rc = cat->methods->list_all_namespaces(cat, probe_namespace, &p);
+    if (rc < 0)
+        return rc;
+    *out = p.found;
+    return 0;
+}
+
+static int require_namespace(icm_catalog *cat, const char *ns)
+{
+    bool exists = false;
+    int rc = icm_catalog_namespace_exists(cat, ns, &exists);
+    if (rc != 0)
+        return rc;
+    if (!exists)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ENOTFOUND, ns,
+                              "namespace does not exist in catalog '%s'", cat->name);
+    return 0;
+}
+
+int icm_catalog_list_namespaces(icm_catalog *cat, const char *parent, icm_name_cb cb,
+                                void *payload)
+{
+    if (parent != NULL && parent[0] == '\0')
+        parent = NULL;
+    if (parent != NULL) {
+        int rc = require_namespace(cat, parent);
+        if (rc != 0)
+            return rc;
+    }
+    name_set set = {ICM__PTRVEC_INIT, parent, 0};
+    int rc = cat->methods->list_all_namespaces(cat, collect_namespace, &set);
+    if (rc == 0)
+        rc = emit_sorted(&set.names, cb, payload);
+    icm__ptrvec_dispose(&set.names, icm__free);
+    return rc;
+}
+
+int icm_catalog_list_tables(icm_catalog *cat, const char *ns, icm_name_cb cb, void *payload)
+{
+    int rc = check_namespace(ns);
+    if (rc == 0)
+        rc = require_namespace(cat, ns);
+    if (rc != 0)
+        return rc;
+    name_set set = {ICM__PTRVEC_INIT, NULL, 0};
+    rc = cat->methods->list_tables(cat, ns, collect_name, &set);
+    if (rc == 0)
+        rc = emit_sorted(&set.names, cb, payload);
+    icm__ptrvec_dispose(&set.names, icm__free);
+    return rc;
+}
+
+int icm_catalog_create_namespace(icm_catalog *cat, const char *ns)
+{
+    int rc = check_namespace(ns);
+    if (rc != 0)
+        return rc;
+    bool exists = false;
+    rc = icm_catalog_namespace_exists(cat, ns, &exists);
+    if (rc != 0)
+        return rc;
+    if (exists)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EEXISTS, ns,
+                              "namespace already exists in catalog '%s'", cat->name);
+    return cat->methods->create_namespace(cat, ns);
+}
+
+/* ---- tables ---- */
+
+int icm_catalog_load_table_location(icm_catalog *cat, const char *identifier, char **out)
+{
+    *out = NULL;
+    char *ns = NULL, *name = NULL;
+    int rc = icm__ident_parse(identifier, &ns, &name);
+    if (rc != 0)
+        return rc;
+    icm_table_ident id = {ns, name};
+    rc = cat->methods->load_table(cat, &id, out);
+    icm__free(ns);
+    icm__free(name);
+    return rc;
+}
+
+int icm_catalog_create_table(icm_catalog *cat, const char *identifier,
+                             const icm_create_table_options *opts, char **out_location)
+{
+    if (out_location != NULL)
+        *out_location = NULL;
+    if (opts == NULL || opts->schema_json == NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, identifier,
+                              "create table needs a schema");
+    char *ns = NULL, *name = NULL, *location = NULL, *written = NULL;
+    icm_table_metadata *md = NULL;
+    int rc = icm__ident_parse(identifier, &ns, &name);
+    if (rc != 0)
+        return rc;
+    icm_table_ident id = {ns, name};
+    if (strcmp(cat->methods->kind, "hadoop") != 0) {
+        rc = require_namespace(cat, ns);
+        if (rc != 0)
+            goto done;
+    }
+    if (opts->location != NULL) {
+        size_t n = strlen(opts->location);
+        while (n > 1 && opts->location[n - 1] == '/')
+            n--;
+        location = icm__strndup(opts->location, n);
+        rc = location != NULL ? 0 : ICM_ENOMEM;
+    } else {
+        rc = cat->methods->default_table_location(cat, &id, &location);
+    }
+    if (rc != 0)
+        goto done;
+    rc = icm__metadata_build_new(&md, location, opts);
+    if (rc != 0)
+        goto done;
+    rc = cat->methods->create_table(cat, &id, md, &written);
+    if (rc == 0 && out_location != NULL) {
+        *out_location = written;
+        written = NULL;
+    }
+done:
+    icm_table_metadata_free(md);
+    icm__free(written);
+    icm__free(location);
+    icm__free(ns);
+    icm__free(name);
+    return rc;
+}
+
+int icm_catalog_register_table(icm_catalog *cat, const char *identifier,
+                               const char *metadata_location)
+{
+    char *ns = NULL, *name = NULL;
+    icm_table_metadata *md = NULL;
+    int rc = icm__ident_parse(identifier, &ns, &name);
+    if (rc != 0)
+        return rc;
+    icm_table_ident id = {ns, name};
+    rc = require_namespace(cat, ns);
+    if (rc != 0)
+        goto done;
+    /* Refuse to record something that is not table metadata: every reader would fail on it. */
+    rc = icm_table_metadata_read(&md, cat->io, metadata_location);
+    if (rc != 0)
+        goto done;
+    rc = cat->methods->register_table(cat, &id, metadata_location);
+done:
+    icm_table_metadata_free(md);
+    icm__free(ns);
+    icm__free(name);
+    return rc;
+}
+
+int icm_catalog_drop_table(icm_catalog *cat, const char *identifier)
+{
+    char *ns = NULL, *name = NULL;
+    int rc = icm__ident_parse(identifier, &ns, &name);
+    if (rc != 0)
+        return rc;
+    icm_table_ident id = {ns, name};
+    rc = cat->methods->drop_table(cat, &id);
+    icm__free(ns);
+    icm__free(name);
+    return rc;
+}

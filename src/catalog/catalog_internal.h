@@ -1,0 +1,49 @@
+/*
+ * catalog/catalog_internal.h: helpers shared by the catalog back ends, the table handle and the
+ * configuration loader (identifier parsing, uuids, building a new table's metadata, the
+ * single-table filesystem catalog behind icm_table_open_dir). Not installed.
+ */
+#ifndef ICM_CATALOG_INTERNAL_H
+#define ICM_CATALOG_INTERNAL_H
+
+#include "icemaint/catalog.h"
+#include "icemaint/sys/catalog.h"
+
+/* Split "a.b.tbl" into ns "a.b" and name "tbl" (new strings). ICM_EINVALID when there is no
+ * namespace, or a part is empty. */
+int icm__ident_parse(const char *identifier, char **out_ns, char **out_name);
+
+/* Random (version 4) UUID in canonical lower-case form; out needs 37 bytes. ICM_EIO when the
+ * kernel gives no randomness. */
+int icm__uuid4(char out[37]);
+
+/* Build the metadata of a new format-v2 table (no snapshots) at `location`. */
+int icm__metadata_build_new(icm_table_metadata **out, const char *location,
+                            const icm_create_table_options *opts);
+
+/* Serialise `md` as the catalog's metadata file content: gzip when the new metadata's
+ * `write.metadata.compression-codec` is gzip. *out_gzip tells which (the file name differs). */
+int icm__metadata_serialise(const icm_table_metadata *md, char **out, size_t *out_len,
+                            bool *out_gzip);
+
+/* Version number Java's metastore catalogs read from a metadata file name: the digits before
+ * the first '-' of `<NNNNN>-<uuid>.metadata.json`; -1 when the name has none. */
+int64_t icm__metadata_file_version(const char *location);
+
+/* Filesystem catalog over exactly one table directory (icm_table_open_dir). The identifier
+ * passed to its methods is ignored. */
+int icm__hadoop_open_table_dir(icm_catalog **out, icm_fileio *io, const char *table_dir);
+
+/* The table directory a single-table filesystem catalog was opened on (borrowed). */
+const char *icm__hadoop_table_dir(const icm_catalog *cat);
+
+/* Last path segment (after the final '/'); the whole string when there is none. */
+const char *icm__basename(const char *location);
+
+/* `uri` for messages, with the password of `scheme://user:password@host` shown as "***". */
+void icm__redact_uri(const char *uri, char *buf, size_t size);
+
+/* Join a location and a relative name with exactly one '/' (new string). */
+char *icm__path_join(const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,524 @@
+/*
+ * catalog/hadoop.c: the filesystem ("Hadoop") catalog: a warehouse directory whose namespaces
+ * are directories and whose tables are `<ns...>/<table>/metadata/v<N>.metadata.json` plus
+ * `version-hint.text`. Also the single-table variant behind icm_table_open_dir.
+ *
+ * The commit publishes v<N+1> with FileIO create-new, which never replaces an existing file
+ * (the local back end publishes with renameat2(RENAME_NOREPLACE) or link(), never rename()),
+ * so of several writers racing from the same base exactly one gets v<N+1>; the others get
+ * ICM_EEXISTS, a proven failure. No temp file of ours stays in metadata/. The hint is then
+ * rewritten best-effort, as Java does (readers probe past a stale hint).
+ *
+ * Namespace listing and creation need a local warehouse (directories do not exist in object
+ * stores); table load and commit only use FileIO.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "catalog/catalog_internal.h"
+#include "util/util.h"
+
+typedef struct hadoop_catalog {
+    icm_catalog base;
+    char *warehouse;  /* NULL in single-table mode */
+    char *table_dir;  /* single-table mode only */
+} hadoop_catalog;
+
+static hadoop_catalog *as_hadoop(icm_catalog *cat)
+{
+    return (hadoop_catalog *)cat;
+}
+
+/* `<warehouse>/<ns levels as directories>[/<name>]` (new string). */
+static char *ns_dir(const hadoop_catalog *h, const char *ns, const char *name)
+{
+    icm__buf b = ICM__BUF_INIT;
+    icm__buf_puts(&b, h->warehouse);
+    if (ns != NULL && ns[0] != '\0') {
+        icm__buf_putc(&b, '/');
+        for (const char *p = ns; *p; p++)
+            icm__buf_putc(&b, *p == '.' ? '/' : *p);
+    }
+    if (name != NULL) {
+        icm__buf_putc(&b, '/');
+        icm__buf_puts(&b, name);
+    }
+    if (b.oom || b.data == NULL) {
+        icm__buf_dispose(&b);
+        icm__error_oom();
+        return NULL;
+    }
+    return icm__buf_detach(&b, NULL);
+}
+
+static char *table_dir(const hadoop_catalog *h, const icm_table_ident *id)
+{
+    return h->table_dir != NULL ? icm__strdup(h->table_dir) : ns_dir(h, id->ns, id->name);
+}
+
+static int hadoop_load_table(icm_catalog *cat, const icm_table_ident *id, char **out)
+{
+    char *dir = table_dir(as_hadoop(cat), id);
+    if (dir == NULL)
+        return ICM_ENOMEM;
+    int rc = icm_table_metadata_find_current(cat->io, dir, out);
+    icm__free(dir);
+    return rc;
+}
+
+/* N of `v<N>.metadata.json`, `v<N>.gz.metadata.json`, `v<N>.metadata.json.gz`; -1 otherwise. */
+static int64_t hadoop_version(const char *location)
+{
+    const char *name = icm__basename(location);
+    if (name[0] != 'v' || name[1] < '0' || name[1] > '9')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(name + 1, &end, 10);
+    bool known_suffix = strcmp(end, ".metadata.json") == 0 ||
+                        strcmp(end, ".gz.metadata.json") == 0 ||
+                        strcmp(end, ".metadata.json.gz") == 0;
+    if (errno != 0 || !known_suffix)
+        return -1;
+    return (int64_t)n;
+}
+
+static char *version_file(const char *dir, int64_t n, const char *suffix)
+{
+    return icm__sprintf("%s/metadata/v%lld%s", dir, (long long)n, suffix);
+}
+
+/* Any spelling of version n already present? (Writers with different codecs must collide.) */
+static int version_taken(icm_fileio *io, const char *dir, int64_t n, bool *out)
+{
+    static const char *const suffixes[] = {".metadata.json", ".gz.metadata.json",
+                                           ".metadata.json.gz"};
+    *out = false;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(suffixes) && !*out; i++) {
+        char *loc = version_file(dir, n, suffixes[i]);
+        if (loc == NULL)
+            return ICM_ENOMEM;
+        icm_file_info info;
+        int rc = icm_fileio_stat(io, loc, &info);
+        icm__free(loc);
+        if (rc == 0)
+            *out = true;
+        else if (rc != ICM_ENOTFOUND)
+            return rc;
+    }
+    return 0;
+}
+
+/* Best effort, like Java: readers probe past a stale or missing hint. */
+static void write_hint(icm_fileio *io, const char *dir, int64_t n)
+{
+    char text[32];
+    int len = snprintf(text, sizeof text, "%lld", (long long)n);
+    char *loc = icm__sprintf("%s/metadata/version-hint.text", dir);
+    icm__error_saved *saved = icm__error_save();
+    if (loc != NULL)
+        (void)icm_fileio_write_replace(io, loc, text, (size_t)len);
+    icm__error_restore(saved);
+    icm__free(loc);
+}
+
+/* After a create-new error other than EEXISTS: did our content land at `target`? The local
+ * and in-memory back ends publish with one atomic call, so an absent file is a proven
+ * failure there; elsewhere it is left open. */
+static int settle_publish_error(icm_fileio *io, const char *target, const char *content,
+                                size_t len, bool *out_ours)
+{
+    *out_ours = false;
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", icm_error_last()->message);
+    char *found = NULL;
+    size_t found_len = 0;
+    int rc = icm_fileio_read(io, target, &found, &found_len);
+    if (rc == 0) {
+        *out_ours = found_len == len && memcmp(found, content, len) == 0;
+        icm_free(found);
+        if (*out_ours)
+            return 0;
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, target,
+                              "commit failed: another writer published this version");
+    }
+    const char *kind = io->methods->name != NULL ? io->methods->name : "";
+    if (rc == ICM_ENOTFOUND && (strcmp(kind, "local") == 0 || strcmp(kind, "mem") == 0))
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, target,
+                              "commit failed: version file not published: %s", reason);
+    return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, target,
+                          "commit outcome unknown: publishing the version file failed (%s) "
+                          "and its state could not be confirmed",
+                          reason);
+}
+
+static int hadoop_commit(icm_catalog *cat, const icm_table_ident *id, const char *base_location,
+                         const icm_table_metadata *md, char **out_file)
+{
+    *out_file = NULL;
+    const char *custom = icm_table_metadata_property(md, "write.metadata.path");
+    if (custom != NULL && custom[0] != '\0')
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, base_location,
+                              "filesystem tables cannot use write.metadata.path (as in Java)");
+    int64_t n = hadoop_version(base_location);
+    if (n < 0)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, base_location,
+                              "current metadata is not a v<N>.metadata.json file; cannot "
+                              "commit a new version in filesystem layout");
+    char *dir = table_dir(as_hadoop(cat), id);
+    char *content = NULL, *target = NULL;
+    size_t len = 0;
+    bool gzip = false, taken = false, ours = false;
+    int rc = dir != NULL ? icm__metadata_serialise(md, &content, &len, &gzip) : ICM_ENOMEM;
+    if (rc == 0)
+        rc = version_taken(cat->io, dir, n + 1, &taken);
+    if (rc != 0)
+        goto done;
+    if (taken) {
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, dir,
+                            "commit failed: version %lld already exists (another commit won)",
+                            (long long)(n + 1));
+        goto done;
+    }
+    target = version_file(dir, n + 1, gzip ? ".gz.metadata.json" : ".metadata.json");
+    if (target == NULL) {
+        rc = ICM_ENOMEM;
+        goto done;
+    }
+    rc = icm_fileio_create_new(cat->io, target, content, len);
+    if (rc == ICM_EEXISTS) {
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, target,
+                            "commit failed: version %lld already exists (another commit won)",
+                            (long long)(n + 1));
+        goto done;
+    }
+    if (rc != 0) {
+        rc = settle_publish_error(cat->io, target, content, len, &ours);
+        if (rc != 0)
+            goto done;
+    }
+    write_hint(cat->io, dir, n + 1);
+    *out_file = target;
+    target = NULL;
+done:
+    icm_free(content);
+    icm__free(target);
+    icm__free(dir);
+    return rc;
+}
+
+static int hadoop_create_table(icm_catalog *cat, const icm_table_ident *id,
+                               const icm_table_metadata *md, char **out_location)
+{
+    hadoop_catalog *h = as_hadoop(cat);
+    *out_location = NULL;
+    char *dir = table_dir(h, id);
+    char *content = NULL, *target = NULL, *current = NULL;
+    size_t len = 0;
+    bool gzip = false;
+    if (dir == NULL)
+        return ICM_ENOMEM;
+    int rc = 0;
+    if (strcmp(icm_table_metadata_location(md), dir) != 0) {
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, icm_table_metadata_location(md),
+                            "a filesystem catalog table must live at its directory %s", dir);
+        goto done;
+    }
+    rc = icm_table_metadata_find_current(cat->io, dir, &current);
+    if (rc == 0) {
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EEXISTS, dir, "table already exists");
+        goto done;
+    }
+    if (rc != ICM_ENOTFOUND)
+        goto done;
+    rc = icm__metadata_serialise(md, &content, &len, &gzip);
+    if (rc != 0)
+        goto done;
+    target = version_file(dir, 1, gzip ? ".gz.metadata.json" : ".metadata.json");
+    rc = target != NULL ? icm_fileio_create_new(cat->io, target, content, len) : ICM_ENOMEM;
+    if (rc == ICM_EEXISTS)
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EEXISTS, dir, "table already exists");
+    if (rc != 0)
+        goto done;
+    write_hint(cat->io, dir, 1);
+    *out_location = target;
+    target = NULL;
+done:
+    icm_free(content);
+    icm__free(current);
+    icm__free(target);
+    icm__free(dir);
+    return rc;
+}
+
+static int hadoop_unsupported(icm_catalog *cat, const char *what)
+{
+    return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, cat->name,
+                          "the filesystem catalog does not support %s", what);
+}
+
+static int hadoop_register_table(icm_catalog *cat, const icm_table_ident *id, const char *loc)
+{
+    (void)id;
+    (void)loc;
+    return hadoop_unsupported(cat, "register-table (as in Java's HadoopCatalog)");
+}
+
+static int hadoop_drop_table(icm_catalog *cat, const icm_table_ident *id)
+{
+    (void)id;
+    return hadoop_unsupported(cat, "dropping a table without purging its directory");
+}
+
+/* ---- namespaces: local directories ---- */
+
+static int local_dir(hadoop_catalog *h, const char *location, char **out)
+{
+    if (h->warehouse == NULL)
+        return hadoop_unsupported(&h->base, "namespaces on a single table directory");
+    if (!icm_location_local_path(location, out))
+        return *out == NULL && icm_error_last()->code == ICM_ENOMEM
+                   ? ICM_ENOMEM
+                   : hadoop_unsupported(&h->base, "namespaces outside the local filesystem");
+    return 0;
+}
+
+/* Real directories only: a symlink is never followed, so a link loop cannot make the
+ * namespace walk endless. */
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A directory is a table when metadata/ holds a hint or a v<N> metadata file. */
+static bool is_table_dir(const char *path)
+{
+    char *meta = icm__sprintf("%s/metadata", path);
+    if (meta == NULL)
+        return false;
+    bool table = false;
+    DIR *d = opendir(meta);
+    struct dirent *e;
+    while (d != NULL && !table && (e = readdir(d)) != NULL)
+        table = strcmp(e->d_name, "version-hint.text") == 0 || hadoop_version(e->d_name) >= 0;
+    if (d != NULL)
+        closedir(d);
+    icm__free(meta);
+    return table;
+}
+
+typedef int (*dir_visit)(const char *child_path, const char *child_name, bool table,
+                         void *payload);
+
+/* Visit the sub-directories of `path` (not hidden), telling tables from namespaces. */
+static int each_child_dir(const char *path, dir_visit visit, void *payload)
+{
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return errno == ENOENT ? 0
+                               : icm__error_set_errno(ICM_ERRCLASS_OS, ICM_EIO, errno, path,
+                                                      "cannot list directory");
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *child = icm__sprintf("%s/%s", path, e->d_name);
+        if (child == NULL) {
+            rc = ICM_ENOMEM;
+            break;
+        }
+        if (is_dir(child))
+            rc = visit(child, e->d_name, is_table_dir(child), payload);
+        icm__free(child);
+    }
+    closedir(d);
+    return rc;
+}
+
+typedef struct ns_walk {
+    icm_name_cb cb;
+    void *payload;
+    icm__buf prefix; /* dotted namespace of the directory being walked */
+} ns_walk;
+
+static int walk_namespace(const char *child_path, const char *child_name, bool table,
+                          void *payload)
+{
+    if (table)
+        return 0; /* tables are not namespaces, and nothing below them is */
+    ns_walk *w = payload;
+    size_t keep = w->prefix.len;
+    if (keep > 0)
+        icm__buf_putc(&w->prefix, '.');
+    icm__buf_puts(&w->prefix, child_name);
+    if (w->prefix.oom)
+        return ICM_ENOMEM;
+    int rc = w->cb(w->prefix.data, w->payload);
+    if (rc == 0)
+        rc = each_child_dir(child_path, walk_namespace, w);
+    w->prefix.len = keep;
+    w->prefix.data[keep] = '\0';
+    return rc;
+}
+
+static int hadoop_list_all_namespaces(icm_catalog *cat, icm_name_cb cb, void *payload)
+{
+    char *root = NULL;
+    int rc = local_dir(as_hadoop(cat), as_hadoop(cat)->warehouse ? as_hadoop(cat)->warehouse : "",
+                       &root);
+    if (rc != 0)
+        return rc;
+    ns_walk w = {cb, payload, ICM__BUF_INIT};
+    rc = each_child_dir(root, walk_namespace, &w);
+    icm__buf_dispose(&w.prefix);
+    icm__free(root);
+    return rc;
+}
+
+typedef struct table_walk {
+    icm_name_cb cb;
+    void *payload;
+} table_walk;
+
+static int visit_table(const char *child_path, const char *child_name, bool table, void *payload)
+{
+    (void)child_path;
+    table_walk *w = payload;
+    return table ? w->cb(child_name, w->payload) : 0;
+}
+
+static int hadoop_list_tables(icm_catalog *cat, const char *ns, icm_name_cb cb, void *payload)
+{
+    hadoop_catalog *h = as_hadoop(cat);
+    if (h->warehouse == NULL)
+        return hadoop_unsupported(cat, "listing on a single table directory");
+    char *loc = ns_dir(h, ns, NULL), *dir = NULL;
+    int rc = loc != NULL ? local_dir(h, loc, &dir) : ICM_ENOMEM;
+    table_walk w = {cb, payload};
+    if (rc == 0)
+        rc = each_child_dir(dir, visit_table, &w);
+    icm__free(dir);
+    icm__free(loc);
+    return rc;
+}
+
+/* mkdir -p */
+static int make_dirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int r = mkdir(path, 0777);
+        *p = '/';
+        if (r != 0 && errno != EEXIST)
+            return icm__error_set_errno(ICM_ERRCLASS_OS, ICM_EIO, errno, path,
+                                        "cannot create directory");
+    }
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return icm__error_set_errno(ICM_ERRCLASS_OS, ICM_EIO, errno, path,
+                                    "cannot create directory");
+    return 0;
+}
+
+static int hadoop_create_namespace(icm_catalog *cat, const char *ns)
+{
+    hadoop_catalog *h = as_hadoop(cat);
+    if (h->warehouse == NULL)
+        return hadoop_unsupported(cat, "namespaces on a single table directory");
+    char *loc = ns_dir(h, ns, NULL), *dir = NULL;
+    int rc = loc != NULL ? local_dir(h, loc, &dir) : ICM_ENOMEM;
+    if (rc == 0)
+        rc = make_dirs(dir);
+    icm__free(dir);
+    icm__free(loc);
+    return rc;
+}
+
+static int hadoop_default_table_location(icm_catalog *cat, const icm_table_ident *id, char **out)
+{
+    *out = table_dir(as_hadoop(cat), id);
+    return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
+static void hadoop_free(icm_catalog *cat)
+{
+    hadoop_catalog *h = as_hadoop(cat);
+    icm__free(h->warehouse);
+    icm__free(h->table_dir);
+    icm__free(h);
+}
+
+static const icm_catalog_methods hadoop_methods = {
+    ICM_CATALOG_METHODS_VERSION,
+    "hadoop",
+    hadoop_load_table,
+    hadoop_commit,
+    hadoop_create_table,
+    hadoop_register_table,
+    hadoop_drop_table,
+    hadoop_create_namespace,
+    hadoop_list_all_namespaces,
+    hadoop_list_tables,
+    hadoop_default_table_location,
+    hadoop_free,
+};
+
+static char *strip_slashes(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 1 && s[n - 1] == '/')
+        n--;
+    return icm__strndup(s, n);
+}
+
+static int hadoop_new(icm_catalog **out, const char *name, const char *warehouse,
+                      const char *dir, icm_fileio *io)
+{
+    *out = NULL;
+    hadoop_catalog *h = icm__calloc(1, sizeof *h);
+    if (h == NULL)
+        return ICM_ENOMEM;
+    int rc = icm_catalog_init_base(&h->base, &hadoop_methods, name, io);
+    if (rc == 0 && warehouse != NULL) {
+        h->warehouse = strip_slashes(warehouse);
+        rc = h->warehouse != NULL ? 0 : ICM_ENOMEM;
+    }
+    if (rc == 0 && dir != NULL) {
+        h->table_dir = strip_slashes(dir);
+        rc = h->table_dir != NULL ? 0 : ICM_ENOMEM;
+    }
+    if (rc != 0) {
+        icm_catalog_free(&h->base);
+        return rc;
+    }
+    *out = &h->base;
+    return 0;
+}
+
+int icm_catalog_open_hadoop(icm_catalog **out, const char *name, const char *warehouse,
+                            icm_fileio *io)
+{
+    if (warehouse == NULL || warehouse[0] == '\0')
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, name,
+                              "a filesystem catalog needs a warehouse");
+    return hadoop_new(out, name, warehouse, NULL, io);
+}
+
+int icm__hadoop_open_table_dir(icm_catalog **out, icm_fileio *io, const char *dir)
+{
+    if (dir == NULL || dir[0] == '\0')
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL, "empty table directory");
+    return hadoop_new(out, dir, NULL, dir, io);
+}
+
+const char *icm__hadoop_table_dir(const icm_catalog *cat)
+{
+    return ((const hadoop_catalog *)cat)->table_dir;
+}

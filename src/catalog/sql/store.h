@@ -1,0 +1,79 @@
+/*
+ * catalog/sql/store.h: the small row-store interface the SQL catalog runs on (after
+ * iceberg-cpp's CatalogStore): parameterised statements with text parameters and '?'
+ * placeholders, and a precise statement of what is known after a failed statement. Back ends:
+ * SQLite (store_sqlite.c), PostgreSQL through libpq (store_pg.c) and a fault-injecting wrapper
+ * for tests (store_fault.c). Not installed.
+ */
+#ifndef ICM_CATALOG_SQL_STORE_H
+#define ICM_CATALOG_SQL_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "icemaint/catalog.h"
+
+typedef struct icm__sql_store icm__sql_store;
+
+/* One result row: `values[i]` is NULL for SQL NULL. Return non-zero to stop. */
+typedef int (*icm__sql_row_cb)(size_t ncols, const char *const *values, void *payload);
+
+typedef struct icm__sql_store_methods {
+    const char *name; /* "sqlite", "postgresql", "fault" */
+    /*
+     * Run one statement (autocommit). On success *out_changes = rows changed (0 for DDL).
+     * On failure return a negative code and set *out_maybe_applied: false only when the
+     * statement provably had no effect (never sent, or rejected as a whole by the server:
+     * constraint, syntax, rollback); true when it may have been applied (connection lost after
+     * sending, I/O error during commit). Unique-key violations return ICM_EEXISTS.
+     */
+    int (*exec)(icm__sql_store *s, const char *sql, const char *const *params, size_t n_params,
+                int64_t *out_changes, bool *out_maybe_applied);
+    /* Run a query and call cb for each row. */
+    int (*query)(icm__sql_store *s, const char *sql, const char *const *params, size_t n_params,
+                 icm__sql_row_cb cb, void *payload);
+    /* Whether `table` exists and whether it has `column` (identifiers are plain, lower-case). */
+    int (*probe_column)(icm__sql_store *s, const char *table, const char *column,
+                        bool *out_table_exists, bool *out_column_exists);
+    void (*free)(icm__sql_store *s);
+} icm__sql_store_methods;
+
+struct icm__sql_store {
+    const icm__sql_store_methods *methods;
+};
+
+/* SQLite database file (created when missing; ":memory:" for a private in-memory one). */
+int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path);
+/* PostgreSQL through libpq; `conninfo` is a libpq connection string or postgresql:// URI. */
+int icm__sql_store_open_pg(icm__sql_store **out, const char *conninfo);
+/* By SQLAlchemy-style URI: sqlite:///rel, sqlite:////abs, sqlite:///:memory:,
+ * postgresql[+driver]://... */
+int icm__sql_store_open_uri(icm__sql_store **out, const char *uri);
+
+/* ---- fault injection (tests) ---- */
+typedef enum icm__sql_fault {
+    ICM__SQL_FAULT_NONE = 0,
+    ICM__SQL_FAULT_LOST_BEFORE,       /* connection lost before the statement was sent */
+    ICM__SQL_FAULT_LOST_AFTER_APPLY,  /* statement applied, then the connection was lost */
+    ICM__SQL_FAULT_LOST_UNAPPLIED     /* sent, lost in flight, never applied (result lost) */
+} icm__sql_fault;
+
+/* Wrap `inner` (taken). The armed fault hits the next statement starting with `prefix`
+ * (e.g. "UPDATE"); `hook`, when set, runs at that moment (before the inner statement for
+ * LOST_UNAPPLIED / LOST_BEFORE, after it for LOST_AFTER_APPLY): tests use it to commit through
+ * another handle "while the connection is down". */
+int icm__sql_store_fault_new(icm__sql_store **out, icm__sql_store *inner_take);
+void icm__sql_store_fault_arm(icm__sql_store *fault, icm__sql_fault kind, const char *prefix,
+                              void (*hook)(void *payload), void *payload);
+/* Number of statements (exec + query) that reached the wrapper. */
+uint64_t icm__sql_store_fault_statements(const icm__sql_store *fault);
+
+/* Open a SQL catalog on an already opened store (taken, also on failure). */
+int icm__catalog_open_sql_store(icm_catalog **out, const char *name, icm__sql_store *store_take,
+                                const char *warehouse, icm_fileio *io,
+                                const icm_property *properties, size_t n_properties);
+/* Whether the catalog detected (or created) the V1 schema (column iceberg_type). */
+bool icm__sql_catalog_is_v1(const icm_catalog *cat);
+
+#endif

@@ -1,0 +1,447 @@
+/*
+ * table/table.c: the icm_table handle (catalog table, table directory, or static metadata file)
+ * and icm_table_commit, the single commit path of icemaint: prepare the metadata (metadata-log,
+ * last-updated-ms), let the catalog write and swap, then act on exactly what is known:
+ * success → adopt and apply metadata retention; proven failure → delete our file; unknown →
+ * keep our file and reconcile by reloading (Java's commit status check).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "catalog/catalog_internal.h"
+#include "util/util.h"
+
+/* Java TableProperties.METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT */
+#define PREVIOUS_VERSIONS_MAX_DEFAULT 100
+
+struct icm_table {
+    icm_catalog *catalog;        /* NULL for static tables */
+    icm_catalog *owned_catalog;  /* the single-table filesystem catalog of open_dir */
+    char *ns, *name;             /* identifier parts; "" for directory tables */
+    char *identifier;
+    icm_fileio *io;
+    char *metadata_location;
+    icm_table_metadata *md;
+    bool read_only;
+};
+
+void icm_table_free(icm_table *t)
+{
+    if (t == NULL)
+        return;
+    icm_table_metadata_free(t->md);
+    icm__free(t->metadata_location);
+    icm__free(t->identifier);
+    icm__free(t->ns);
+    icm__free(t->name);
+    icm_catalog_free(t->owned_catalog);
+    icm__free(t);
+}
+
+const icm_table_metadata *icm_table_get_metadata(const icm_table *t)
+{
+    return t->md;
+}
+
+const char *icm_table_get_metadata_location(const icm_table *t)
+{
+    return t->metadata_location;
+}
+
+const char *icm_table_get_identifier(const icm_table *t)
+{
+    return t->identifier;
+}
+
+icm_fileio *icm_table_get_fileio(const icm_table *t)
+{
+    return t->io;
+}
+
+icm_catalog *icm_table_get_catalog(const icm_table *t)
+{
+    return t->read_only ? NULL : t->catalog;
+}
+
+bool icm_table_is_read_only(const icm_table *t)
+{
+    return t->read_only;
+}
+
+/* Replace the table's state; takes `location` and `md`. */
+static void table_set_state(icm_table *t, char *location, icm_table_metadata *md)
+{
+    icm__free(t->metadata_location);
+    icm_table_metadata_free(t->md);
+    t->metadata_location = location;
+    t->md = md;
+}
+
+/* Current location from the catalog and its parsed metadata (both new). */
+static int load_current(icm_table *t, char **out_loc, icm_table_metadata **out_md)
+{
+    *out_loc = NULL;
+    *out_md = NULL;
+    icm_table_ident id = {t->ns, t->name};
+    int rc = t->catalog->methods->load_table(t->catalog, &id, out_loc);
+    if (rc != 0)
+        return rc;
+    rc = icm_table_metadata_read(out_md, t->io, *out_loc);
+    if (rc != 0) {
+        icm__free(*out_loc);
+        *out_loc = NULL;
+    }
+    return rc;
+}
+
+static icm_table *table_new(icm_fileio *io, const char *identifier)
+{
+    icm_table *t = icm__calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->io = io;
+    t->identifier = icm__strdup(identifier);
+    if (t->identifier == NULL) {
+        icm__free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int icm_table_load(icm_table **out, icm_catalog *cat, const char *identifier)
+{
+    *out = NULL;
+    icm_table *t = table_new(cat->io, identifier);
+    if (t == NULL)
+        return ICM_ENOMEM;
+    t->catalog = cat;
+    int rc = icm__ident_parse(identifier, &t->ns, &t->name);
+    if (rc == 0)
+        rc = icm_table_refresh(t);
+    if (rc != 0) {
+        icm_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int icm_table_open_static(icm_table **out, icm_fileio *io, const char *metadata_location)
+{
+    *out = NULL;
+    icm_table *t = table_new(io, metadata_location);
+    if (t == NULL)
+        return ICM_ENOMEM;
+    t->read_only = true;
+    int rc = icm_table_refresh(t);
+    if (rc != 0) {
+        icm_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int icm_table_open_dir(icm_table **out, icm_fileio *io, const char *table_dir)
+{
+    *out = NULL;
+    icm_table *t = table_new(io, table_dir);
+    if (t == NULL)
+        return ICM_ENOMEM;
+    t->ns = icm__strdup("");
+    t->name = icm__strdup("");
+    int rc = t->ns != NULL && t->name != NULL ? 0 : ICM_ENOMEM;
+    if (rc == 0)
+        rc = icm__hadoop_open_table_dir(&t->owned_catalog, io, table_dir);
+    if (rc == 0) {
+        t->catalog = t->owned_catalog;
+        rc = icm_table_refresh(t);
+    }
+    if (rc != 0) {
+        icm_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int icm_table_refresh(icm_table *t)
+{
+    char *loc = NULL;
+    icm_table_metadata *md = NULL;
+    int rc;
+    if (t->read_only) {
+        loc = icm__strdup(t->identifier);
+        if (loc == NULL)
+            return ICM_ENOMEM;
+        rc = icm_table_metadata_read(&md, t->io, loc);
+        if (rc != 0)
+            icm__free(loc);
+    } else {
+        rc = load_current(t, &loc, &md);
+    }
+    if (rc == 0)
+        table_set_state(t, loc, md);
+    return rc;
+}
+
+/* ---- commit ---- */
+
+static size_t previous_versions_max(const icm_table_metadata *md)
+{
+    const char *v = icm_table_metadata_property(md, "write.metadata.previous-versions-max");
+    if (v == NULL)
+        return PREVIOUS_VERSIONS_MAX_DEFAULT;
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end != '\0')
+        return PREVIOUS_VERSIONS_MAX_DEFAULT;
+    return n < 1 ? 1 : (size_t)n; /* Java keeps at least one previous file */
+}
+
+static bool property_true(const icm_table_metadata *md, const char *key)
+{
+    const char *v = icm_table_metadata_property(md, key);
+    return v != NULL && strcasecmp(v, "true") == 0;
+}
+
+/* The copy that is written: base appended to metadata-log (Java records the base's
+ * last-updated-ms with it), log trimmed to previous-versions-max, last-updated-ms = now. */
+static int prepare_metadata(const icm_table *t, const icm_table_metadata *new_md,
+                            icm_table_metadata **out)
+{
+    icm_table_metadata *md = NULL;
+    int rc = icm_table_metadata_copy(&md, new_md);
+    if (rc == 0)
+        rc = icm_table_metadata_append_metadata_log(
+            md, icm_table_metadata_last_updated_ms(t->md), t->metadata_location);
+    if (rc == 0)
+        rc = icm_table_metadata_trim_metadata_log(md, previous_versions_max(md));
+    if (rc == 0) {
+        /* Never move last-updated-ms backwards, even with a skewed clock. */
+        int64_t now = icm__now_ms();
+        int64_t base = icm_table_metadata_last_updated_ms(t->md);
+        rc = icm_table_metadata_set_last_updated_ms(md, now > base ? now : base);
+    }
+    if (rc != 0) {
+        icm_table_metadata_free(md);
+        return rc;
+    }
+    *out = md;
+    return 0;
+}
+
+/* Delete a file we wrote without disturbing the error that explains why. */
+static void delete_keeping_error(icm_fileio *io, const char *location)
+{
+    icm__error_saved *saved = icm__error_save();
+    (void)icm_fileio_delete(io, location);
+    icm__error_restore(saved);
+}
+
+/* Make `prepared` (written at `file`) the table's state. The metadata is re-parsed from its
+ * serialised form so that icm_table_metadata_file() names the new file. */
+static void adopt_committed(icm_table *t, char *file, icm_table_metadata *prepared)
+{
+    char *json = NULL;
+    size_t len = 0;
+    icm_table_metadata *md = NULL;
+    if (icm_table_metadata_to_json(prepared, &json, &len) == 0 &&
+        icm_table_metadata_parse(&md, json, len, file) == 0) {
+        icm_table_metadata_free(prepared);
+        prepared = md;
+    }
+    icm_free(json);
+    table_set_state(t, file, prepared);
+}
+
+static bool log_contains(const icm_table_metadata *md, const char *file)
+{
+    size_t n = icm_table_metadata_metadata_log_count(md);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(icm_table_metadata_metadata_log_at(md, i)->metadata_file, file) == 0)
+            return true;
+    return false;
+}
+
+/* Java's deleteRemovedMetadataFiles: only when the new metadata enables it, only files of log
+ * entries that the commit pushed out of the log. Best effort: errors are ignored. */
+static void delete_removed_metadata_files(icm_fileio *io, const icm_table_metadata *base,
+                                          const icm_table_metadata *committed)
+{
+    if (base == NULL || !property_true(committed, "write.metadata.delete-after-commit.enabled"))
+        return;
+    icm__error_saved *saved = icm__error_save();
+    size_t n = icm_table_metadata_metadata_log_count(base);
+    for (size_t i = 0; i < n; i++) {
+        const char *file = icm_table_metadata_metadata_log_at(base, i)->metadata_file;
+        if (!log_contains(committed, file))
+            (void)icm_fileio_delete(io, file);
+    }
+    icm__error_restore(saved);
+}
+
+typedef enum reconcile_result {
+    RECONCILED_OURS,     /* our file is current or in the current lineage */
+    RECONCILED_NOT_OURS, /* another file followed our base: ours can never apply */
+    RECONCILE_OPEN       /* nothing proven either way */
+} reconcile_result;
+
+/*
+ * Java's commit status check, made stricter where it would guess. Reload the pointer:
+ *  - it names our file, or our file is in its metadata-log → ours applied;
+ *  - its lineage (metadata-log + current) holds our base followed by a different file → the one
+ *    swap from our base went to someone else, so ours can never apply;
+ *  - anything else (pointer still at base, base trimmed out of the log, reload failed) → open.
+ * On RECONCILED_OURS the table state is updated (to our file, or the newer current one).
+ */
+static reconcile_result reconcile(icm_table *t, const char *base_loc, char *ours,
+                                  icm_table_metadata **prepared)
+{
+    char *loc = NULL;
+    icm_table_metadata *md = NULL;
+    icm_table_ident id = {t->ns, t->name};
+    if (t->catalog->methods->load_table(t->catalog, &id, &loc) != 0)
+        return RECONCILE_OPEN;
+    if (strcmp(loc, ours) == 0) {
+        icm__free(loc);
+        return RECONCILED_OURS;
+    }
+    if (icm_table_metadata_read(&md, t->io, loc) != 0) {
+        icm__free(loc);
+        return RECONCILE_OPEN;
+    }
+    reconcile_result res = RECONCILE_OPEN;
+    size_t n = icm_table_metadata_metadata_log_count(md);
+    for (size_t i = 0; i < n && res == RECONCILE_OPEN; i++) {
+        const char *file = icm_table_metadata_metadata_log_at(md, i)->metadata_file;
+        if (strcmp(file, ours) == 0) {
+            res = RECONCILED_OURS;
+        } else if (strcmp(file, base_loc) == 0) {
+            const char *next =
+                i + 1 < n ? icm_table_metadata_metadata_log_at(md, i + 1)->metadata_file : loc;
+            if (strcmp(next, ours) != 0 && !log_contains(md, ours))
+                res = RECONCILED_NOT_OURS;
+        }
+    }
+    if (res == RECONCILED_OURS) {
+        /* Someone committed on top of ours: the table moves to that newer state. */
+        icm_table_metadata_free(*prepared);
+        *prepared = NULL;
+        table_set_state(t, loc, md);
+        return res;
+    }
+    icm__free(loc);
+    icm_table_metadata_free(md);
+    return res;
+}
+
+/* Copy of the current last-error message (the back end's reason), for composed messages. */
+static char *error_message_copy(void)
+{
+    return icm__strdup(icm_error_last()->message);
+}
+
+static int finish_unknown(icm_table *t, char *ours, icm_table_metadata *prepared,
+                          icm_table_metadata *base_md)
+{
+    char *reason = error_message_copy();
+    char *base_loc = icm__strdup(t->metadata_location);
+    if (base_loc == NULL) {
+        icm__free(reason);
+        icm__free(ours);
+        icm_table_metadata_free(prepared);
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, t->identifier,
+                              "commit outcome unknown (out of memory while reconciling)");
+    }
+    reconcile_result res = reconcile(t, base_loc, ours, &prepared);
+    int rc;
+    if (res == RECONCILED_OURS) {
+        if (prepared != NULL) {
+            adopt_committed(t, ours, prepared);
+            ours = NULL;
+            prepared = NULL;
+            delete_removed_metadata_files(t->io, base_md, t->md);
+        }
+        icm_error_clear();
+        rc = 0;
+    } else if (res == RECONCILED_NOT_OURS) {
+        (void)icm_fileio_delete(t->io, ours);
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, t->identifier,
+                            "commit failed: another commit replaced base %s (after: %s); "
+                            "our metadata file %s was deleted",
+                            base_loc, reason != NULL ? reason : "", ours);
+    } else {
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, t->identifier,
+                            "commit outcome unknown: %s; reloading the table did not settle it; "
+                            "metadata file %s was kept (do not delete files of this commit)",
+                            reason != NULL ? reason : "", ours);
+    }
+    icm__free(reason);
+    icm__free(base_loc);
+    icm__free(ours);
+    icm_table_metadata_free(prepared);
+    return rc;
+}
+
+/* Whether two metadata objects serialise to the same document. */
+static int same_document(const icm_table_metadata *a, const icm_table_metadata *b, bool *out)
+{
+    char *ja = NULL, *jb = NULL;
+    size_t la = 0, lb = 0;
+    *out = false;
+    int rc = icm_table_metadata_to_json(a, &ja, &la);
+    if (rc == 0)
+        rc = icm_table_metadata_to_json(b, &jb, &lb);
+    if (rc == 0)
+        *out = la == lb && memcmp(ja, jb, la) == 0;
+    icm_free(ja);
+    icm_free(jb);
+    return rc;
+}
+
+int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
+{
+    if (t->read_only)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EREADONLY, t->identifier,
+                              "commit refused: the table was opened from a metadata file "
+                              "(static, read-only); open it through a catalog or its table "
+                              "directory to change it");
+    bool same = false;
+    int rc = same_document(t->md, new_md, &same);
+    if (rc != 0 || same)
+        return rc; /* Java: committing unchanged metadata is a no-op (no new file) */
+    icm_table_metadata *prepared = NULL;
+    char *ours = NULL;
+    rc = prepare_metadata(t, new_md, &prepared);
+    if (rc != 0)
+        return rc;
+    icm_table_ident id = {t->ns, t->name};
+    rc = t->catalog->methods->commit(t->catalog, &id, t->metadata_location, prepared, &ours);
+    if (rc == 0) {
+        /* Keep the base's log for retention: adopting replaces t->md. */
+        icm_table_metadata *base_md = t->md;
+        t->md = NULL;
+        adopt_committed(t, ours, prepared);
+        delete_removed_metadata_files(t->io, base_md, t->md);
+        icm_table_metadata_free(base_md);
+        icm_error_clear();
+        return 0;
+    }
+    if (rc == ICM_ECOMMIT_UNKNOWN && ours != NULL) {
+        icm_table_metadata *base_md = NULL;
+        if (icm_table_metadata_copy(&base_md, t->md) != 0)
+            base_md = NULL;
+        /* Without the copy (out of memory) retention deletes are skipped, never guessed. */
+        rc = finish_unknown(t, ours, prepared, base_md);
+        icm_table_metadata_free(base_md);
+        return rc;
+    }
+    /* Proven failure, or an error before anything was swapped: our file can go. */
+    if (ours != NULL)
+        delete_keeping_error(t->io, ours);
+    icm__free(ours);
+    icm_table_metadata_free(prepared);
+    return rc;
+}
