@@ -7,7 +7,7 @@ PKGS=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libjansson-dev zlib1g-dev libzstd-dev libsnappy-dev libxxhash-dev libsqlite3-dev libpq-dev
   libcurl4-openssl-dev libexpat1-dev libyaml-dev libcmocka-dev
-  postgresql python3-venv
+  postgresql python3-venv maven
 )
 
 missing=()
@@ -16,6 +16,10 @@ for p in "${PKGS[@]}"; do
     missing+=("$p")
   fi
 done
+# The Java interop judges need a JDK; any JDK on PATH will do (the machine image ships one).
+if ! command -v javac >/dev/null 2>&1; then
+  missing+=(default-jdk-headless)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
