@@ -1,0 +1,291 @@
+/*
+ * avro/codec.c: block compression for Avro object container files: null, deflate (raw RFC 1951
+ * stream, no zlib header), snappy (Avro framing: one raw snappy block followed by the 4-byte
+ * big-endian CRC32 of the uncompressed data) and zstandard (one or more zstd frames).
+ *
+ * Source: Avro 1.11 specification "Required Codecs" / "Optional Codecs". Output of every
+ * decompressor is capped at ICM__AVRO_MAX_BLOCK_BYTES (decompression bombs).
+ */
+#include <snappy-c.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "avro/avro.h"
+
+const char *icm__avro_codec_name(icm__avro_codec codec)
+{
+    switch (codec) {
+    case ICM__AVRO_CODEC_NULL:
+        return "null";
+    case ICM__AVRO_CODEC_DEFLATE:
+        return "deflate";
+    case ICM__AVRO_CODEC_SNAPPY:
+        return "snappy";
+    case ICM__AVRO_CODEC_ZSTD:
+        return "zstandard";
+    }
+    return "unknown";
+}
+
+static int corrupt_block(const char *location, int64_t offset, const char *codec,
+                         const char *what)
+{
+    int rc = icm__error_set(ICM_ERRCLASS_AVRO, ICM_EINVALID, location,
+                            "corrupt Avro %s block: %s", codec, what);
+    icm__error_set_position(0, 0, offset);
+    return rc;
+}
+
+/* Make *buf hold at least `need` bytes (+1 spare so callers may NUL-terminate). */
+static int ensure(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need + 1 <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need + 1)
+        c = c > SIZE_MAX / 2 ? need + 1 : c * 2;
+    uint8_t *n = icm__realloc(*buf, c);
+    if (n == NULL)
+        return ICM_ENOMEM;
+    *buf = n;
+    *cap = c;
+    return 0;
+}
+
+static int too_big(const char *location, int64_t offset)
+{
+    return corrupt_block(location, offset, "",
+                         "decompressed block larger than the 1 GiB limit");
+}
+
+static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t *cap,
+                         size_t *out_len, const char *location, int64_t offset)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    /* zlib allocates through malloc here; inflate state is small and freed below. */
+    if (inflateInit2(&zs, -15) != Z_OK)
+        return icm__error_oom();
+    size_t guess = in_len < ICM__AVRO_MAX_BLOCK_BYTES / 4 ? in_len * 4 : in_len;
+    int rc = ensure(buf, cap, guess < 4096 ? 4096 : guess);
+    size_t produced = 0;
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    while (rc == 0) {
+        if (produced + 1 >= *cap) {
+            if (*cap > ICM__AVRO_MAX_BLOCK_BYTES) {
+                rc = too_big(location, offset);
+                break;
+            }
+            rc = ensure(buf, cap, *cap * 2);
+            if (rc < 0)
+                break;
+        }
+        /* Feed at most UINT_MAX at a time (z_stream counters are uInt). */
+        size_t in_left = in_len - (size_t)((const uint8_t *)zs.next_in - in);
+        zs.avail_in = (uInt)(in_left > UINT32_MAX ? UINT32_MAX : in_left);
+        size_t room = *cap - 1 - produced;
+        zs.next_out = *buf + produced;
+        zs.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
+        uInt before = zs.avail_out;
+        int z = inflate(&zs, Z_NO_FLUSH);
+        produced += before - zs.avail_out;
+        if (z == Z_STREAM_END)
+            break;
+        if (z == Z_BUF_ERROR && zs.avail_in == 0 && zs.avail_out > 0) {
+            rc = corrupt_block(location, offset, "deflate", "truncated stream");
+            break;
+        }
+        if (z == Z_MEM_ERROR) {
+            rc = icm__error_oom();
+            break;
+        }
+        if (z != Z_OK && z != Z_BUF_ERROR) {
+            rc = corrupt_block(location, offset, "deflate", zs.msg ? zs.msg : "inflate failed");
+            break;
+        }
+    }
+    inflateEnd(&zs);
+    if (rc == 0)
+        *out_len = produced;
+    return rc;
+}
+
+static int unsnappy_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t *cap,
+                          size_t *out_len, const char *location, int64_t offset)
+{
+    if (in_len < 4)
+        return corrupt_block(location, offset, "snappy", "shorter than its CRC32");
+    size_t n = 0;
+    if (snappy_uncompressed_length((const char *)in, in_len - 4, &n) != SNAPPY_OK)
+        return corrupt_block(location, offset, "snappy", "bad length header");
+    if (n > ICM__AVRO_MAX_BLOCK_BYTES)
+        return too_big(location, offset);
+    int rc = ensure(buf, cap, n);
+    if (rc < 0)
+        return rc;
+    size_t got = n;
+    if (snappy_uncompress((const char *)in, in_len - 4, (char *)*buf, &got) != SNAPPY_OK ||
+        got != n)
+        return corrupt_block(location, offset, "snappy", "cannot uncompress");
+    const uint8_t *c = in + in_len - 4;
+    uint32_t want = (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3];
+    uint32_t have = (uint32_t)crc32(0L, Z_NULL, 0);
+    /* crc32 takes uInt lengths: feed in pieces. */
+    for (size_t done = 0; done < n;) {
+        size_t step = n - done > UINT32_MAX ? UINT32_MAX : n - done;
+        have = (uint32_t)crc32(have, *buf + done, (uInt)step);
+        done += step;
+    }
+    if (have != want)
+        return corrupt_block(location, offset, "snappy", "CRC32 mismatch");
+    *out_len = n;
+    return 0;
+}
+
+static int unzstd_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t *cap,
+                        size_t *out_len, const char *location, int64_t offset)
+{
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    if (dctx == NULL)
+        return icm__error_oom();
+    unsigned long long hint = ZSTD_getFrameContentSize(in, in_len);
+    size_t guess = (hint != ZSTD_CONTENTSIZE_UNKNOWN && hint != ZSTD_CONTENTSIZE_ERROR &&
+                    hint <= ICM__AVRO_MAX_BLOCK_BYTES)
+                       ? (size_t)hint
+                       : in_len * 4;
+    int rc = ensure(buf, cap, guess < 4096 ? 4096 : guess);
+    ZSTD_inBuffer ib = {in, in_len, 0};
+    size_t produced = 0;
+    size_t last = 0;
+    while (rc == 0) {
+        if (produced + 1 >= *cap) {
+            if (*cap > ICM__AVRO_MAX_BLOCK_BYTES) {
+                rc = too_big(location, offset);
+                break;
+            }
+            rc = ensure(buf, cap, *cap * 2);
+            if (rc < 0)
+                break;
+        }
+        ZSTD_outBuffer ob = {*buf, *cap - 1, produced};
+        last = ZSTD_decompressStream(dctx, &ob, &ib);
+        produced = ob.pos;
+        if (ZSTD_isError(last)) {
+            rc = corrupt_block(location, offset, "zstandard", ZSTD_getErrorName(last));
+            break;
+        }
+        if (ib.pos == ib.size && last == 0)
+            break; /* every frame complete */
+        if (ib.pos == ib.size && ob.pos < ob.size) {
+            rc = corrupt_block(location, offset, "zstandard", "truncated frame");
+            break;
+        }
+    }
+    ZSTD_freeDCtx(dctx);
+    if (rc == 0)
+        *out_len = produced;
+    return rc;
+}
+
+int icm__avro_decompress(icm__avro_codec codec, const uint8_t *in, size_t in_len, uint8_t **buf,
+                         size_t *cap, size_t *out_len, const char *location, int64_t offset)
+{
+    switch (codec) {
+    case ICM__AVRO_CODEC_NULL:
+        return icm__error_set(ICM_ERRCLASS_AVRO, ICM_ERROR, location,
+                              "null codec blocks are decoded in place");
+    case ICM__AVRO_CODEC_DEFLATE:
+        return inflate_block(in, in_len, buf, cap, out_len, location, offset);
+    case ICM__AVRO_CODEC_SNAPPY:
+        return unsnappy_block(in, in_len, buf, cap, out_len, location, offset);
+    case ICM__AVRO_CODEC_ZSTD:
+        return unzstd_block(in, in_len, buf, cap, out_len, location, offset);
+    }
+    return icm__error_set(ICM_ERRCLASS_AVRO, ICM_EUNSUPPORTED, location, "unknown codec");
+}
+
+static int deflate_block(int level, const uint8_t *in, size_t in_len, icm__buf *out)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, level < 0 ? Z_DEFAULT_COMPRESSION : level, Z_DEFLATED, -15, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
+        return icm__error_oom();
+    if (in_len > UINT32_MAX) {
+        deflateEnd(&zs);
+        return icm__error_set(ICM_ERRCLASS_AVRO, ICM_EINVALID, NULL, "block too large");
+    }
+    size_t bound = deflateBound(&zs, (uLong)in_len);
+    int rc = icm__buf_grow(out, bound);
+    if (rc == 0) {
+        zs.next_in = (Bytef *)(uintptr_t)in;
+        zs.avail_in = (uInt)in_len;
+        zs.next_out = (Bytef *)out->data + out->len;
+        zs.avail_out = (uInt)bound;
+        if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+            rc = icm__error_set(ICM_ERRCLASS_AVRO, ICM_ERROR, NULL, "deflate failed");
+        else
+            out->len += bound - zs.avail_out;
+    }
+    deflateEnd(&zs);
+    return rc;
+}
+
+static int snappy_block(const uint8_t *in, size_t in_len, icm__buf *out)
+{
+    size_t bound = snappy_max_compressed_length(in_len);
+    int rc = icm__buf_grow(out, bound + 4);
+    if (rc < 0)
+        return rc;
+    size_t n = bound;
+    if (snappy_compress((const char *)in, in_len, out->data + out->len, &n) != SNAPPY_OK)
+        return icm__error_set(ICM_ERRCLASS_AVRO, ICM_ERROR, NULL, "snappy compression failed");
+    out->len += n;
+    uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    for (size_t done = 0; done < in_len;) {
+        size_t step = in_len - done > UINT32_MAX ? UINT32_MAX : in_len - done;
+        crc = (uint32_t)crc32(crc, in + done, (uInt)step);
+        done += step;
+    }
+    uint8_t be[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8),
+                     (uint8_t)crc};
+    return icm__buf_put(out, be, 4);
+}
+
+static int zstd_block(int level, const uint8_t *in, size_t in_len, icm__buf *out)
+{
+    size_t bound = ZSTD_compressBound(in_len);
+    int rc = icm__buf_grow(out, bound);
+    if (rc < 0)
+        return rc;
+    size_t n = ZSTD_compress(out->data + out->len, bound, in, in_len, level < 0 ? 3 : level);
+    if (ZSTD_isError(n))
+        return icm__error_set(ICM_ERRCLASS_AVRO, ICM_ERROR, NULL, "zstd compression failed: %s",
+                              ZSTD_getErrorName(n));
+    out->len += n;
+    out->data[out->len] = '\0';
+    return 0;
+}
+
+int icm__avro_compress(icm__avro_codec codec, int level, const uint8_t *in, size_t in_len,
+                       icm__buf *out)
+{
+    int rc;
+    switch (codec) {
+    case ICM__AVRO_CODEC_NULL:
+        return icm__buf_put(out, in, in_len);
+    case ICM__AVRO_CODEC_DEFLATE:
+        rc = deflate_block(level, in, in_len, out);
+        break;
+    case ICM__AVRO_CODEC_SNAPPY:
+        return snappy_block(in, in_len, out);
+    case ICM__AVRO_CODEC_ZSTD:
+        return zstd_block(level, in, in_len, out);
+    default:
+        return icm__error_set(ICM_ERRCLASS_AVRO, ICM_EUNSUPPORTED, NULL, "unknown codec");
+    }
+    if (rc == 0 && out->data)
+        out->data[out->len] = '\0';
+    return rc;
+}

@@ -1,0 +1,116 @@
+/*
+ * manifest/manifest_internal.h: shared pieces of the manifest list reader, the manifest reader
+ * and the writers (implemented in common.c unless noted): the block iterator over an Avro
+ * container, header parsing, the field-shape checks that decide whether a raw value can be
+ * copied verbatim into our own files, the hot value readers (inline), the per-row string pool,
+ * and the Avro schemas we write (schemas.c).
+ */
+#ifndef ICM_MANIFEST_INTERNAL_H
+#define ICM_MANIFEST_INTERNAL_H
+
+#include "avro/avro.h"
+#include "icemaint/manifest.h"
+
+/* Iterates objects of a container, one decompressed block at a time. */
+typedef struct icm__obj_iter {
+    icm__avro_reader *avro;
+    icm__avro_cur cur;
+    int64_t left;     /* objects left in the current block */
+} icm__obj_iter;
+
+/* Position on the next object: 0 with it->cur at its first byte, ICM_ITEROVER, or an error.
+ * Checks that a finished block has no trailing bytes. */
+int icm__obj_iter_next(icm__obj_iter *it);
+
+/* Shapes a raw value must have to be copied verbatim (the node is the non-null type). */
+typedef enum icm__shape {
+    ICM__SHAPE_MAP_INT_LONG,   /* array<record{int, long}> */
+    ICM__SHAPE_MAP_INT_BYTES,  /* array<record{int, bytes}> */
+    ICM__SHAPE_BYTES,
+    ICM__SHAPE_LIST_LONG,
+    ICM__SHAPE_LIST_INT,
+    ICM__SHAPE_FIELD_SUMMARIES /* array<record{boolean, [null,boolean], [null,bytes] x2}> */
+} icm__shape;
+bool icm__shape_ok(const icm__avro_schema *s, uint32_t node, icm__shape shape);
+
+/* Parse a header value as a decimal integer; false when absent/empty/garbage. */
+bool icm__parse_header_int(const char *v, size_t len, int64_t *out);
+/* "format-version" from the header: 0 when absent or unusable (""), else 1-3;
+ * ICM_EUNSUPPORTED for other numbers. */
+int icm__version_from_header(icm__avro_reader *a, int *out);
+/* The format version to use: the header's, else the schema's, upgraded 2 -> 3 when the table
+ * says 3 (v3 only added optional fields). */
+int icm__decide_version(int header, int inferred, int table);
+
+bool icm__is_type(const icm__avro_schema *s, uint32_t n, icm__avro_type t);
+/* int/long (optionally nullable) and string/bytes (optionally nullable) nodes. */
+bool icm__numeric_node(const icm__avro_schema *s, uint32_t node);
+bool icm__string_node(const icm__avro_schema *s, uint32_t node);
+/* ICM_EINVALID "<what>: field <field>" naming the file. */
+int icm__schema_error(const char *location, const char *what, const char *field);
+
+/* Capture the encoded bytes of a (nullable) value, without its union index; data NULL for
+ * null. */
+int icm__read_raw(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c, icm_raw *out);
+
+/* Read a string/bytes field (optionally nullable); data NULL for null. */
+static inline int icm__read_str(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c,
+                                const uint8_t **data, size_t *len)
+{
+    const icm__avro_node *n = &s->nodes[node];
+    if (n->type == ICM__AVRO_UNION) {
+        uint32_t b = 0;
+        int rc = icm__avro_read_branch(c, n, &b);
+        if (rc < 0)
+            return rc;
+        n = &s->nodes[s->branches[n->first + b]];
+    }
+    if (ICM__LIKELY(n->type == ICM__AVRO_STRING || n->type == ICM__AVRO_BYTES))
+        return icm__avro_read_bytes(c, data, len);
+    if (n->type == ICM__AVRO_NULL) {
+        *data = NULL;
+        *len = 0;
+        return 0;
+    }
+    return icm__avro_corrupt(c, "expected a string");
+}
+
+static inline int icm__read_num(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c,
+                                int64_t *v, bool *has)
+{
+    const icm__avro_node *n = &s->nodes[node];
+    if (ICM__LIKELY(n->type == ICM__AVRO_INT || n->type == ICM__AVRO_LONG)) {
+        *has = true;
+        return icm__avro_read_long(c, v);
+    }
+    bool is_null;
+    int rc = icm__avro_read_number(s, node, c, v, &is_null);
+    *has = !is_null;
+    return rc;
+}
+
+/* Per-reader scratch for NUL-terminated copies of the current row's strings. */
+typedef struct icm__strpool {
+    char *buf;
+    size_t cap;
+} icm__strpool;
+int icm__strpool_reserve(icm__strpool *p, size_t need);
+
+/* Header value copy cached in `cache` (alternating key, value); *out NULL when absent.
+ * @return 0 or ICM_ENOMEM. */
+int icm__header_copy(icm__ptrvec *cache, icm__avro_reader *a, const char *key,
+                     const char **out);
+
+/* Reader internals the copying writer needs (reader.c). */
+const icm__avro_schema *icm__manifest_reader_schema(const icm_manifest_reader *r,
+                                                    uint32_t *partition_node);
+int icm__manifest_reader_header(icm_manifest_reader *r, const char *key, const char **out);
+
+/* Avro schema JSON of the manifest list for a format version (static storage). */
+const char *icm__manifest_list_schema_json(int format_version);
+/* Append the manifest_entry Avro schema JSON for a format version with the given partition
+ * record schema JSON. */
+int icm__manifest_entry_schema_json(icm__buf *out, int format_version,
+                                    const char *partition_schema_json);
+
+#endif /* ICM_MANIFEST_INTERNAL_H */

@@ -1,0 +1,529 @@
+/*
+ * manifest/reader.c: the manifest reader. At open, the writer's Avro schema is compiled into a
+ * per-field plan for manifest_entry and data_file (which output member each field feeds, or
+ * skip when the caller's projection does not ask for it), matching fields by Iceberg field-id
+ * with a name fallback; decoding then walks that plan straight into one reusable output struct,
+ * skipping unwanted fields without materialising them. Inheritance of snapshot ids, sequence
+ * numbers and v3 first row ids is applied per entry.
+ *
+ * Source: Iceberg spec "Manifests", "Sequence Number Inheritance", "First Row ID Inheritance".
+ */
+#include <strings.h>
+
+#include "manifest/manifest_internal.h"
+
+enum me_slot {
+    ME_SKIP = 0,
+    ME_STATUS,
+    ME_SNAPSHOT_ID,
+    ME_SEQ,
+    ME_FILE_SEQ,
+    ME_DATA_FILE,
+    /* data_file fields */
+    DF_CONTENT,
+    DF_PATH,
+    DF_FORMAT,
+    DF_PARTITION,
+    DF_RECORD_COUNT,
+    DF_FILE_SIZE,
+    DF_COLUMN_SIZES,
+    DF_VALUE_COUNTS,
+    DF_NULL_COUNTS,
+    DF_NAN_COUNTS,
+    DF_LOWER,
+    DF_UPPER,
+    DF_KEY_METADATA,
+    DF_SPLIT_OFFSETS,
+    DF_EQUALITY_IDS,
+    DF_SORT_ORDER_ID,
+    DF_FIRST_ROW_ID,
+    DF_REFERENCED,
+    DF_CONTENT_OFFSET,
+    DF_CONTENT_SIZE,
+    ME_SLOT_COUNT
+};
+
+enum value_kind { K_NUM, K_STR, K_RAW, K_REC };
+
+static const struct {
+    int32_t id;
+    const char *name;
+    uint8_t slot;
+    uint8_t kind;
+    uint64_t need;      /* projection bit that asks for it; 0 = always */
+    int8_t shape;       /* icm__shape for raw values, -1 none */
+} ME_FIELDS[] = {
+    {0, "status", ME_STATUS, K_NUM, 0, -1},
+    {1, "snapshot_id", ME_SNAPSHOT_ID, K_NUM, ICM_MANIFEST_FIELD_SNAPSHOT_ID, -1},
+    {3, "sequence_number", ME_SEQ, K_NUM, ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS, -1},
+    {4, "file_sequence_number", ME_FILE_SEQ, K_NUM, ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS, -1},
+    {2, "data_file", ME_DATA_FILE, K_REC, 0, -1},
+}, DF_FIELDS[] = {
+    {134, "content", DF_CONTENT, K_NUM, 0, -1},
+    {100, "file_path", DF_PATH, K_STR, ICM_MANIFEST_FIELD_FILE_PATH, -1},
+    {101, "file_format", DF_FORMAT, K_STR, ICM_MANIFEST_FIELD_FILE_FORMAT, -1},
+    {102, "partition", DF_PARTITION, K_RAW, ICM_MANIFEST_FIELD_PARTITION, -1},
+    {103, "record_count", DF_RECORD_COUNT, K_NUM, ICM_MANIFEST_FIELD_RECORD_COUNT, -1},
+    {104, "file_size_in_bytes", DF_FILE_SIZE, K_NUM, ICM_MANIFEST_FIELD_FILE_SIZE, -1},
+    {108, "column_sizes", DF_COLUMN_SIZES, K_RAW, ICM_MANIFEST_FIELD_METRICS,
+     ICM__SHAPE_MAP_INT_LONG},
+    {109, "value_counts", DF_VALUE_COUNTS, K_RAW, ICM_MANIFEST_FIELD_METRICS,
+     ICM__SHAPE_MAP_INT_LONG},
+    {110, "null_value_counts", DF_NULL_COUNTS, K_RAW, ICM_MANIFEST_FIELD_METRICS,
+     ICM__SHAPE_MAP_INT_LONG},
+    {137, "nan_value_counts", DF_NAN_COUNTS, K_RAW, ICM_MANIFEST_FIELD_METRICS,
+     ICM__SHAPE_MAP_INT_LONG},
+    {125, "lower_bounds", DF_LOWER, K_RAW, ICM_MANIFEST_FIELD_METRICS,
+     ICM__SHAPE_MAP_INT_BYTES},
+    {128, "upper_bounds", DF_UPPER, K_RAW, ICM_MANIFEST_FIELD_METRICS,
+     ICM__SHAPE_MAP_INT_BYTES},
+    {131, "key_metadata", DF_KEY_METADATA, K_RAW, ICM_MANIFEST_FIELD_KEY_METADATA,
+     ICM__SHAPE_BYTES},
+    {132, "split_offsets", DF_SPLIT_OFFSETS, K_RAW, ICM_MANIFEST_FIELD_SPLIT_OFFSETS,
+     ICM__SHAPE_LIST_LONG},
+    {135, "equality_ids", DF_EQUALITY_IDS, K_RAW, ICM_MANIFEST_FIELD_EQUALITY_IDS,
+     ICM__SHAPE_LIST_INT},
+    {140, "sort_order_id", DF_SORT_ORDER_ID, K_NUM, ICM_MANIFEST_FIELD_SORT_ORDER_ID, -1},
+    {142, "first_row_id", DF_FIRST_ROW_ID, K_NUM, ICM_MANIFEST_FIELD_FIRST_ROW_ID, -1},
+    {143, "referenced_data_file", DF_REFERENCED, K_STR,
+     ICM_MANIFEST_FIELD_REFERENCED_DATA_FILE, -1},
+    {144, "content_offset", DF_CONTENT_OFFSET, K_NUM, ICM_MANIFEST_FIELD_CONTENT_OFFSET, -1},
+    {145, "content_size_in_bytes", DF_CONTENT_SIZE, K_NUM, ICM_MANIFEST_FIELD_CONTENT_OFFSET,
+     -1},
+};
+
+struct icm_manifest_reader {
+    icm__obj_iter it;
+    const icm__avro_schema *schema;
+    uint32_t root, df;   /* manifest_entry and data_file record nodes */
+    bool df_optional;    /* data_file wrapped in a ["null", record] union */
+    uint8_t *plan;       /* slot per field of root, then per field of data_file */
+    uint8_t *df_plan;
+    uint64_t fields;
+    int version;
+    icm_manifest_content content;
+    int32_t spec_id;
+    int64_t partition_field; /* index of data_file.partition in the writer schema, -1 if none */
+    bool has_manifest;
+    icm_manifest_file manifest; /* inheritance source (strings not kept) */
+    int64_t next_row_id;
+    icm_manifest_entry row;
+    icm__strpool strings;
+    icm__ptrvec headers;
+};
+
+static int me_plan_record(icm_manifest_reader *r, uint32_t rec_node, bool data_file,
+                          uint8_t *plan, const char *location, bool *seen)
+{
+    const icm__avro_schema *s = r->schema;
+    const icm__avro_node *rec = &s->nodes[rec_node];
+    size_t n = data_file ? ICM__ARRAY_LEN(DF_FIELDS) : ICM__ARRAY_LEN(ME_FIELDS);
+    for (size_t k = 0; k < n; k++) {
+        int32_t id = data_file ? DF_FIELDS[k].id : ME_FIELDS[k].id;
+        const char *name = data_file ? DF_FIELDS[k].name : ME_FIELDS[k].name;
+        uint8_t slot = data_file ? DF_FIELDS[k].slot : ME_FIELDS[k].slot;
+        uint8_t kind = data_file ? DF_FIELDS[k].kind : ME_FIELDS[k].kind;
+        uint64_t need = data_file ? DF_FIELDS[k].need : ME_FIELDS[k].need;
+        int shape = data_file ? DF_FIELDS[k].shape : ME_FIELDS[k].shape;
+        int i = icm__avro_record_find(s, rec_node, id, name);
+        if (i < 0)
+            continue;
+        uint32_t t = s->fields[rec->first + (uint32_t)i].type;
+        int nb;
+        uint32_t inner = icm__avro_unwrap_optional(s, t, &nb);
+        seen[slot] = true;
+        if (kind == K_NUM && !icm__numeric_node(s, t))
+            return icm__schema_error(location, "manifest field is not an int or long", name);
+        if (kind == K_STR && !icm__string_node(s, t))
+            return icm__schema_error(location, "manifest field is not a string", name);
+        if (kind == K_REC && !icm__is_type(s, inner, ICM__AVRO_RECORD))
+            return icm__schema_error(location, "manifest field is not a record", name);
+        if (slot == DF_PARTITION) {
+            if (!icm__is_type(s, inner, ICM__AVRO_RECORD))
+                return icm__schema_error(location, "manifest field is not a record", name);
+            r->partition_field = i;
+        }
+        if (need != 0 && !(r->fields & need))
+            continue; /* not asked for: stays ME_SKIP */
+        if (shape >= 0 && !icm__shape_ok(s, inner, (icm__shape)shape)) {
+            /* Equality ids decide which rows a delete file removes: never drop them. */
+            if (slot == DF_EQUALITY_IDS)
+                return icm__schema_error(location, "unsupported Avro type for manifest field",
+                                         name);
+            continue; /* other metrics of an unexpected shape are optional: skipped */
+        }
+        plan[i] = slot;
+    }
+    return 0;
+}
+
+static int me_compile(icm_manifest_reader *r, const char *location)
+{
+    const icm__avro_schema *s = r->schema;
+    int nb;
+    r->root = icm__avro_unwrap_optional(s, s->root, &nb);
+    const icm__avro_node *rec = &s->nodes[r->root];
+    if (rec->type != ICM__AVRO_RECORD)
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, location,
+                              "not a manifest: Avro schema is not a record");
+    int dfi = icm__avro_record_find(s, r->root, 2, "data_file");
+    if (dfi < 0)
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, location,
+                              "not a manifest: no data_file field (2)");
+    uint32_t dft = s->fields[rec->first + (uint32_t)dfi].type;
+    r->df = icm__avro_unwrap_optional(s, dft, &nb);
+    r->df_optional = nb >= 0;
+    if (!icm__is_type(s, r->df, ICM__AVRO_RECORD))
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, location,
+                              "not a manifest: data_file is not a record");
+    r->plan = icm__calloc(rec->n ? rec->n : 1, 1);
+    r->df_plan = icm__calloc(s->nodes[r->df].n ? s->nodes[r->df].n : 1, 1);
+    if (r->plan == NULL || r->df_plan == NULL)
+        return ICM_ENOMEM;
+    bool seen[ME_SLOT_COUNT] = {false};
+    r->partition_field = -1;
+    int rc = me_plan_record(r, r->root, false, r->plan, location, seen);
+    if (rc == 0)
+        rc = me_plan_record(r, r->df, true, r->df_plan, location, seen);
+    if (rc < 0)
+        return rc;
+    if (!seen[ME_STATUS] || !seen[DF_PATH])
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, location,
+                              "not a manifest: no status (0) or file_path (100) field");
+    r->version = (seen[DF_FIRST_ROW_ID] || seen[DF_CONTENT_OFFSET] || seen[DF_CONTENT_SIZE])
+                     ? 3
+                 : (seen[DF_CONTENT] || seen[ME_SEQ] || seen[ME_FILE_SEQ]) ? 2
+                                                                           : 1;
+    return 0;
+}
+
+int icm_manifest_reader_open(icm_manifest_reader **out, const void *data, size_t len,
+                             const char *location, const icm_manifest_read_options *opts)
+{
+    *out = NULL;
+    icm_manifest_reader *r = icm__calloc(1, sizeof *r);
+    if (r == NULL)
+        return ICM_ENOMEM;
+    r->fields = (opts && opts->fields) ? opts->fields : ICM_MANIFEST_FIELD_ALL;
+    /* Row id inheritance sums record counts, so asking for row ids implies the counts. */
+    if (r->fields & ICM_MANIFEST_FIELD_FIRST_ROW_ID)
+        r->fields |= ICM_MANIFEST_FIELD_RECORD_COUNT;
+    int rc = icm__avro_reader_open(&r->it.avro, data, len, location);
+    int header = 0;
+    if (rc == 0) {
+        r->schema = icm__avro_reader_schema(r->it.avro);
+        rc = icm__version_from_header(r->it.avro, &header);
+    }
+    if (rc == 0)
+        rc = me_compile(r, location);
+    if (rc < 0) {
+        icm_manifest_reader_free(r);
+        return rc;
+    }
+    r->version = icm__decide_version(header, r->version, opts ? opts->format_version : 0);
+    size_t n = 0;
+    const char *v = icm__avro_reader_meta(r->it.avro, "content", &n);
+    r->content = (v != NULL && n == 7 && memcmp(v, "deletes", 7) == 0)
+                     ? ICM_MANIFEST_CONTENT_DELETES
+                     : ICM_MANIFEST_CONTENT_DATA;
+    int64_t x = 0;
+    v = icm__avro_reader_meta(r->it.avro, "partition-spec-id", &n);
+    r->spec_id = (icm__parse_header_int(v, n, &x) && x >= 0 && x <= INT32_MAX) ? (int32_t)x : -1;
+    if (opts && opts->manifest) {
+        r->has_manifest = true;
+        r->manifest = *opts->manifest;
+        r->manifest.manifest_path = NULL;
+        r->manifest.partitions = (icm_raw){NULL, 0};
+        r->manifest.key_metadata = (icm_raw){NULL, 0};
+        r->next_row_id = r->manifest.first_row_id;
+    }
+    *out = r;
+    return 0;
+}
+
+static icm_file_format parse_format(const uint8_t *s, size_t n)
+{
+    static const struct {
+        const char *name;
+        icm_file_format f;
+    } F[] = {{"parquet", ICM_FILE_FORMAT_PARQUET},
+             {"avro", ICM_FILE_FORMAT_AVRO},
+             {"orc", ICM_FILE_FORMAT_ORC},
+             {"puffin", ICM_FILE_FORMAT_PUFFIN}};
+    for (size_t i = 0; i < ICM__ARRAY_LEN(F); i++)
+        if (strlen(F[i].name) == n && strncasecmp(F[i].name, (const char *)s, n) == 0)
+            return F[i].f;
+    return ICM_FILE_FORMAT_OTHER;
+}
+
+/* Strings of the current row before they are copied into the string pool. */
+typedef struct row_strings {
+    const uint8_t *path, *format, *ref;
+    size_t path_len, format_len, ref_len;
+} row_strings;
+
+static int me_decode_data_file(icm_manifest_reader *r, icm__avro_cur *c, row_strings *rs)
+{
+    const icm__avro_schema *s = r->schema;
+    const icm__avro_node *rec = &s->nodes[r->df];
+    icm_data_file *d = &r->row.data_file;
+    int64_t v = 0;
+    bool has = false;
+    int rc = 0;
+    for (uint32_t i = 0; i < rec->n && rc == 0; i++) {
+        uint32_t t = s->fields[rec->first + i].type;
+        uint8_t slot = r->df_plan[i];
+        switch (slot) {
+        case ME_SKIP: rc = icm__avro_skip(s, t, c); break;
+        case DF_PATH: rc = icm__read_str(s, t, c, &rs->path, &rs->path_len); break;
+        case DF_FORMAT: rc = icm__read_str(s, t, c, &rs->format, &rs->format_len); break;
+        case DF_REFERENCED: rc = icm__read_str(s, t, c, &rs->ref, &rs->ref_len); break;
+        case DF_PARTITION: rc = icm__read_raw(s, t, c, &d->partition); break;
+        case DF_COLUMN_SIZES: rc = icm__read_raw(s, t, c, &d->column_sizes); break;
+        case DF_VALUE_COUNTS: rc = icm__read_raw(s, t, c, &d->value_counts); break;
+        case DF_NULL_COUNTS: rc = icm__read_raw(s, t, c, &d->null_value_counts); break;
+        case DF_NAN_COUNTS: rc = icm__read_raw(s, t, c, &d->nan_value_counts); break;
+        case DF_LOWER: rc = icm__read_raw(s, t, c, &d->lower_bounds); break;
+        case DF_UPPER: rc = icm__read_raw(s, t, c, &d->upper_bounds); break;
+        case DF_KEY_METADATA: rc = icm__read_raw(s, t, c, &d->key_metadata); break;
+        case DF_SPLIT_OFFSETS: rc = icm__read_raw(s, t, c, &d->split_offsets); break;
+        case DF_EQUALITY_IDS: rc = icm__read_raw(s, t, c, &d->equality_ids); break;
+        default:
+            rc = icm__read_num(s, t, c, &v, &has);
+            if (rc < 0 || !has)
+                break;
+            switch (slot) {
+            case DF_CONTENT:
+                if (v < 0 || v > 2)
+                    return icm__avro_corrupt(c, "data_file content is not 0, 1 or 2");
+                d->content = (icm_file_content)v;
+                break;
+            case DF_RECORD_COUNT: d->record_count = v; break;
+            case DF_FILE_SIZE: d->file_size_in_bytes = v; break;
+            case DF_SORT_ORDER_ID:
+                d->sort_order_id = (int32_t)v;
+                d->has_sort_order_id = true;
+                break;
+            case DF_FIRST_ROW_ID: d->first_row_id = v; d->has_first_row_id = true; break;
+            case DF_CONTENT_OFFSET: d->content_offset = v; d->has_content_offset = true; break;
+            case DF_CONTENT_SIZE:
+                d->content_size_in_bytes = v;
+                d->has_content_size_in_bytes = true;
+                break;
+            default: break;
+            }
+        }
+    }
+    return rc;
+}
+
+static int me_copy_strings(icm_manifest_reader *r, const row_strings *rs)
+{
+    icm_data_file *d = &r->row.data_file;
+    size_t need = rs->path_len + rs->format_len + rs->ref_len + 3;
+    int rc = icm__strpool_reserve(&r->strings, need);
+    if (rc < 0)
+        return rc;
+    char *p = r->strings.buf;
+    memcpy(p, rs->path, rs->path_len);
+    p[rs->path_len] = '\0';
+    d->file_path = p;
+    d->file_path_len = rs->path_len;
+    p += rs->path_len + 1;
+    if (rs->format != NULL) {
+        memcpy(p, rs->format, rs->format_len);
+        p[rs->format_len] = '\0';
+        d->file_format_name = p;
+        p += rs->format_len + 1;
+    }
+    if (rs->ref != NULL) {
+        memcpy(p, rs->ref, rs->ref_len);
+        p[rs->ref_len] = '\0';
+        d->referenced_data_file = p;
+    }
+    return 0;
+}
+
+/* Spec "Sequence Number Inheritance" and "First Row ID Inheritance". */
+static void me_inherit(icm_manifest_reader *r, bool seq_null, bool file_seq_null)
+{
+    icm_manifest_entry *e = &r->row;
+    if (r->version == 1 && !r->has_manifest) {
+        /* v1 data files have sequence number 0 whatever the context. */
+        if (seq_null) {
+            e->sequence_number = 0;
+            e->has_sequence_number = true;
+        }
+        if (file_seq_null) {
+            e->file_sequence_number = 0;
+            e->has_file_sequence_number = true;
+        }
+        return;
+    }
+    if (!r->has_manifest)
+        return;
+    const icm_manifest_file *m = &r->manifest;
+    if (!e->has_snapshot_id && m->has_added_snapshot_id &&
+        (r->fields & ICM_MANIFEST_FIELD_SNAPSHOT_ID)) {
+        e->snapshot_id = m->added_snapshot_id;
+        e->has_snapshot_id = true;
+    }
+    bool inherit_seq = e->status == ICM_ENTRY_ADDED || m->sequence_number == 0;
+    if (inherit_seq && (r->fields & ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS)) {
+        if (seq_null) {
+            e->sequence_number = m->sequence_number;
+            e->has_sequence_number = true;
+        }
+        if (file_seq_null) {
+            e->file_sequence_number = m->sequence_number;
+            e->has_file_sequence_number = true;
+        }
+    }
+    icm_data_file *d = &e->data_file;
+    if (m->has_first_row_id && d->content == ICM_FILE_CONTENT_DATA && !d->has_first_row_id) {
+        /* Every data file without an id, whatever its status, takes the manifest's first row id
+         * plus the record counts of the earlier such files (spec "First Row ID Inheritance"). */
+        if (r->fields & ICM_MANIFEST_FIELD_FIRST_ROW_ID) {
+            d->first_row_id = r->next_row_id;
+            d->has_first_row_id = true;
+        }
+        r->next_row_id += d->record_count;
+    }
+}
+
+static int me_decode(icm_manifest_reader *r)
+{
+    const icm__avro_schema *s = r->schema;
+    const icm__avro_node *rec = &s->nodes[r->root];
+    icm__avro_cur *c = &r->it.cur;
+    icm_manifest_entry *e = &r->row;
+    memset(e, 0, sizeof *e);
+    e->data_file.record_count = -1;
+    e->data_file.file_size_in_bytes = -1;
+    row_strings rs = {NULL, NULL, NULL, 0, 0, 0};
+    bool has_status = false, seq_null = true, file_seq_null = true, has = false;
+    int64_t v = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < rec->n && rc == 0; i++) {
+        uint32_t t = s->fields[rec->first + i].type;
+        switch (r->plan[i]) {
+        case ME_SKIP:
+            rc = icm__avro_skip(s, t, c);
+            break;
+        case ME_DATA_FILE:
+            if (r->df_optional) {
+                uint32_t b = 0;
+                rc = icm__avro_read_branch(c, &s->nodes[t], &b);
+                if (rc == 0 && s->nodes[s->branches[s->nodes[t].first + b]].type ==
+                                   ICM__AVRO_NULL)
+                    return icm__avro_corrupt(c, "data_file is null");
+            }
+            if (rc == 0)
+                rc = me_decode_data_file(r, c, &rs);
+            break;
+        default:
+            rc = icm__read_num(s, t, c, &v, &has);
+            if (rc < 0 || !has)
+                break;
+            switch (r->plan[i]) {
+            case ME_STATUS:
+                if (v < 0 || v > 2)
+                    return icm__avro_corrupt(c, "entry status is not 0, 1 or 2");
+                e->status = (icm_entry_status)v;
+                has_status = true;
+                break;
+            case ME_SNAPSHOT_ID: e->snapshot_id = v; e->has_snapshot_id = true; break;
+            case ME_SEQ:
+                e->sequence_number = v;
+                e->has_sequence_number = true;
+                seq_null = false;
+                break;
+            case ME_FILE_SEQ:
+                e->file_sequence_number = v;
+                e->has_file_sequence_number = true;
+                file_seq_null = false;
+                break;
+            default: break;
+            }
+        }
+    }
+    if (rc < 0)
+        return rc;
+    if (!has_status)
+        return icm__avro_corrupt(c, "entry status is null");
+    if ((r->fields & ICM_MANIFEST_FIELD_FILE_PATH) && rs.path == NULL)
+        return icm__avro_corrupt(c, "data_file file_path is null");
+    if (!(r->fields & ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS))
+        seq_null = file_seq_null = false;
+    if (rs.format != NULL)
+        e->data_file.file_format = parse_format(rs.format, rs.format_len);
+    if (rs.path == NULL)
+        rs.path = (const uint8_t *)"";
+    rc = me_copy_strings(r, &rs);
+    if (rc < 0)
+        return rc;
+    me_inherit(r, seq_null, file_seq_null);
+    return 0;
+}
+
+int icm_manifest_reader_next(icm_manifest_reader *r, const icm_manifest_entry **out)
+{
+    *out = NULL;
+    int rc = icm__obj_iter_next(&r->it);
+    if (rc == 0)
+        rc = me_decode(r);
+    if (rc == 0)
+        *out = &r->row;
+    return rc;
+}
+
+int icm_manifest_reader_format_version(const icm_manifest_reader *r)
+{
+    return r->version;
+}
+
+icm_manifest_content icm_manifest_reader_content(const icm_manifest_reader *r)
+{
+    return r->content;
+}
+
+int32_t icm_manifest_reader_partition_spec_id(const icm_manifest_reader *r)
+{
+    return r->spec_id;
+}
+
+const char *icm_manifest_reader_header(icm_manifest_reader *r, const char *key)
+{
+    const char *v;
+    icm__header_copy(&r->headers, r->it.avro, key, &v);
+    return v;
+}
+
+int icm__manifest_reader_header(icm_manifest_reader *r, const char *key, const char **out)
+{
+    return icm__header_copy(&r->headers, r->it.avro, key, out);
+}
+
+void icm_manifest_reader_free(icm_manifest_reader *r)
+{
+    if (r == NULL)
+        return;
+    icm__avro_reader_free(r->it.avro);
+    icm__free(r->plan);
+    icm__free(r->df_plan);
+    icm__free(r->strings.buf);
+    icm__ptrvec_dispose(&r->headers, icm__free);
+    icm__free(r);
+}
+
+const icm__avro_schema *icm__manifest_reader_schema(const icm_manifest_reader *r,
+                                                    uint32_t *partition_node)
+{
+    if (r->partition_field < 0)
+        return NULL;
+    const icm__avro_schema *s = r->schema;
+    uint32_t t = s->fields[s->nodes[r->df].first + (uint32_t)r->partition_field].type;
+    int nb;
+    *partition_node = icm__avro_unwrap_optional(s, t, &nb);
+    return s;
+}
