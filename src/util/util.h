@@ -39,7 +39,7 @@ void icm__free(void *p);
 char *icm__strdup(const char *s);
 char *icm__strndup(const char *s, size_t n);
 char *icm__sprintf(const char *fmt, ...) ICM__PRINTF(1, 2);
-char *icm__vsprintf(const char *fmt, va_list ap);
+char *icm__vsprintf(const char *fmt, va_list ap) ICM__PRINTF(1, 0);
 
 /* checked arithmetic: return false on overflow */
 static inline bool icm__add_overflow(size_t a, size_t b, size_t *out)
@@ -57,7 +57,7 @@ static inline bool icm__mul_overflow(size_t a, size_t b, size_t *out)
 int icm__error_set(icm_error_class klass, int code, const char *location, const char *fmt, ...)
     ICM__PRINTF(4, 5);
 int icm__error_vset(icm_error_class klass, int code, const char *location, const char *fmt,
-                    va_list ap);
+                    va_list ap) ICM__PRINTF(4, 0);
 /* Same, recording errno `err` and appending strerror(err) to the message. */
 int icm__error_set_errno(icm_error_class klass, int code, int err, const char *location,
                          const char *fmt, ...) ICM__PRINTF(5, 6);
