@@ -1,0 +1,252 @@
+/*
+ * bench/bench_orphans.c: the orphan sweep at scale on local disk (results: docs/BENCHMARKS.md,
+ * section "Orphan sweep"; driver: bench/orphans_bench.sh).
+ *
+ *   bench_orphans gen DIR N_REFERENCED N_ORPHANS
+ *       writes a filesystem-layout table at DIR/t: N_REFERENCED empty data files referenced by
+ *       one snapshot (manifests of 10,000 entries written with the library's manifest writer),
+ *       plus N_ORPHANS empty unreferenced files, spread over 1,000 partition folders.
+ *   bench_orphans run DIR
+ *       a dry run of icm_remove_orphan_files over DIR/t with every file old enough; prints
+ *       one line: seconds, files listed, orphans, referenced, keep-set bytes (and per
+ *       referenced file) and the process's peak RSS; then the same with the listing limited
+ *       to metadata/, which times the keep-set build (reading every manifest) alone.
+ * The two steps are separate processes so the run's peak RSS is the sweep's alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "icemaint/catalog.h"
+#include "icemaint/manifest.h"
+#include "icemaint/orphans.h"
+
+#define PARTITIONS 1000
+#define PER_MANIFEST 10000
+#define SCHEMA "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,\"name\":\"id\"," \
+               "\"required\":false,\"type\":\"long\"}]}"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int die(const char *what, int rc)
+{
+    const icm_error *e = icm_error_last();
+    fprintf(stderr, "bench_orphans: %s: %d %s: %s\n", what, rc, e->location, e->message);
+    return 1;
+}
+
+static void touch(const char *path)
+{
+    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    close(fd);
+}
+
+static void data_path(char *buf, size_t n, const char *dir, char kind, long i)
+{
+    snprintf(buf, n, "%s/t/data/p=%04ld/%c-%08ld.parquet", dir, i % PARTITIONS, kind, i);
+}
+
+/* Write one manifest of entries [lo, hi) and add it to the list. */
+static int write_manifest(icm_fileio *io, icm_manifest_list_writer *lw, const char *dir,
+                          long lo, long hi, int k)
+{
+    icm_manifest_writer_options wo = {2, ICM_AVRO_CODEC_DEFLATE, -1, ICM_MANIFEST_CONTENT_DATA,
+                                      SCHEMA, 0, "[]", 0, NULL, 0};
+    icm_manifest_writer *w = NULL;
+    int rc = icm_manifest_writer_new(&w, &wo);
+    char path[4096];
+    for (long i = lo; rc == 0 && i < hi; i++) {
+        data_path(path, sizeof path, dir, 'r', i);
+        icm_manifest_entry e;
+        memset(&e, 0, sizeof e);
+        e.status = ICM_ENTRY_ADDED;
+        e.has_snapshot_id = true;
+        e.snapshot_id = 1;
+        e.data_file.content = ICM_FILE_CONTENT_DATA;
+        e.data_file.file_path = path;
+        e.data_file.file_path_len = strlen(path);
+        e.data_file.file_format = ICM_FILE_FORMAT_PARQUET;
+        e.data_file.record_count = 1;
+        e.data_file.file_size_in_bytes = 0;
+        rc = icm_manifest_writer_add(w, &e);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    icm_manifest_file mf;
+    memset(&mf, 0, sizeof mf);
+    if (rc == 0)
+        rc = icm_manifest_writer_finish(w, &buf, &len, &mf);
+    icm_manifest_writer_free(w);
+    if (rc != 0)
+        return rc;
+    snprintf(path, sizeof path, "%s/t/metadata/m-%05d.avro", dir, k);
+    rc = icm_fileio_write_replace(io, path, buf, len);
+    icm_free(buf);
+    mf.manifest_path = path;
+    mf.manifest_path_len = strlen(path);
+    mf.has_added_snapshot_id = true;
+    mf.added_snapshot_id = 1;
+    if (rc == 0)
+        rc = icm_manifest_list_writer_add(lw, &mf);
+    return rc;
+}
+
+static int write_metadata(icm_fileio *io, const char *dir)
+{
+    int64_t ts = wall_ms();
+    char *json = NULL;
+    if (asprintf(&json,
+                 "{\"format-version\":2,\"table-uuid\":\"5e1d0c2b-0000-4000-8000-00000000be0c\","
+                 "\"location\":\"%s/t\",\"last-sequence-number\":1,\"last-updated-ms\":%" PRId64
+                 ",\"last-column-id\":1,\"current-schema-id\":0,\"schemas\":[" SCHEMA "],"
+                 "\"default-spec-id\":0,\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
+                 "\"last-partition-id\":999,\"default-sort-order-id\":0,\"sort-orders\":[{"
+                 "\"order-id\":0,\"fields\":[]}],\"properties\":{},\"current-snapshot-id\":1,"
+                 "\"refs\":{\"main\":{\"snapshot-id\":1,\"type\":\"branch\"}},\"snapshots\":[{"
+                 "\"snapshot-id\":1,\"sequence-number\":1,\"timestamp-ms\":%" PRId64 ","
+                 "\"manifest-list\":\"%s/t/metadata/snap-1.avro\",\"summary\":{\"operation\":"
+                 "\"append\"},\"schema-id\":0}],\"snapshot-log\":[{\"timestamp-ms\":%" PRId64
+                 ",\"snapshot-id\":1}],\"metadata-log\":[]}",
+                 dir, ts, ts, dir, ts) < 0)
+        return ICM_ENOMEM;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/t/metadata/v1.metadata.json", dir);
+    int rc = icm_fileio_write_replace(io, path, json, strlen(json));
+    free(json);
+    snprintf(path, sizeof path, "%s/t/metadata/version-hint.text", dir);
+    if (rc == 0)
+        rc = icm_fileio_write_replace(io, path, "1", 1);
+    return rc;
+}
+
+static int gen(const char *dir, long n_ref, long n_orphan)
+{
+    char path[4096];
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/t", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/t/data", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/t/metadata", dir);
+    mkdir(path, 0755);
+    for (long p = 0; p < PARTITIONS; p++) {
+        snprintf(path, sizeof path, "%s/t/data/p=%04ld", dir, p);
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+            perror(path);
+            return 1;
+        }
+    }
+    for (long i = 0; i < n_ref; i++) {
+        data_path(path, sizeof path, dir, 'r', i);
+        touch(path);
+    }
+    for (long i = 0; i < n_orphan; i++) {
+        data_path(path, sizeof path, dir, 'o', i);
+        touch(path);
+    }
+    icm_fileio *io = NULL;
+    int rc = icm_fileio_local_new(&io);
+    icm_manifest_list_writer_options lo = {2, ICM_AVRO_CODEC_DEFLATE, -1, 1, false, 0, 1, 0, 0};
+    icm_manifest_list_writer *lw = NULL;
+    if (rc == 0)
+        rc = icm_manifest_list_writer_new(&lw, &lo);
+    int k = 0;
+    for (long lo_i = 0; rc == 0 && lo_i < n_ref; lo_i += PER_MANIFEST, k++) {
+        long hi = lo_i + PER_MANIFEST < n_ref ? lo_i + PER_MANIFEST : n_ref;
+        rc = write_manifest(io, lw, dir, lo_i, hi, k);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    if (rc == 0)
+        rc = icm_manifest_list_writer_finish(lw, &buf, &len);
+    icm_manifest_list_writer_free(lw);
+    snprintf(path, sizeof path, "%s/t/metadata/snap-1.avro", dir);
+    if (rc == 0)
+        rc = icm_fileio_write_replace(io, path, buf, len);
+    icm_free(buf);
+    if (rc == 0)
+        rc = write_metadata(io, dir);
+    icm_fileio_free(io);
+    return rc == 0 ? 0 : die("gen", rc);
+}
+
+static int run(const char *dir)
+{
+    char loc[4096];
+    snprintf(loc, sizeof loc, "%s/t", dir);
+    icm_fileio *io = NULL;
+    icm_table *t = NULL;
+    int rc = icm_fileio_local_new(&io);
+    if (rc == 0)
+        rc = icm_table_open_dir(&t, io, loc);
+    if (rc != 0)
+        return die("open", rc);
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    o.dry_run = true;
+    o.force = true;
+    o.has_older_than = true;
+    o.older_than_ms = wall_ms() + 3600 * 1000;
+    icm_orphan_result *r = NULL;
+    double t0 = now_s();
+    rc = icm_remove_orphan_files(t, &o, &r);
+    double secs = now_s() - t0;
+    if (rc != 0)
+        return die("sweep", rc);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("dry_run_seconds=%.3f listed=%zu orphans=%zu referenced=%zu keep_set_bytes=%zu "
+           "keep_set_bytes_per_referenced=%.1f peak_rss_kb=%ld\n",
+           secs, r->listed, r->orphan_count, r->referenced, r->keep_set_bytes,
+           r->referenced ? (double)r->keep_set_bytes / (double)r->referenced : 0.0,
+           ru.ru_maxrss);
+    icm_orphan_result_free(r);
+
+    /* The same with the listing limited to metadata/ (93 files): the keep-set build alone. */
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/metadata", loc);
+    o.location = meta;
+    t0 = now_s();
+    rc = icm_remove_orphan_files(t, &o, &r);
+    secs = now_s() - t0;
+    if (rc != 0)
+        return die("sweep of metadata/", rc);
+    printf("keep_set_only_seconds=%.3f (listing limited to %zu files)\n", secs, r->listed);
+    icm_orphan_result_free(r);
+    icm_table_free(t);
+    icm_fileio_free(io);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "gen") == 0)
+        return gen(argv[2], atol(argv[3]), atol(argv[4]));
+    if (argc == 3 && strcmp(argv[1], "run") == 0)
+        return run(argv[2]);
+    fprintf(stderr, "usage: bench_orphans gen DIR N_REFERENCED N_ORPHANS\n"
+                    "       bench_orphans run DIR\n");
+    return 2;
+}

@@ -1,0 +1,209 @@
+/*
+ * icemaint/orphans.h: the orphan sweep — delete files under a table's location that no retained
+ * snapshot and no metadata file references, once they are older than a file-retention window.
+ *
+ * The rule (Java's DeleteOrphanFiles, reference semantics §2):
+ *   keep set R  = the current metadata file and every metadata-log entry, version-hint.text
+ *                 (and .txt), every snapshot's manifest list and manifests, every live (ADDED or
+ *                 EXISTING) data file, delete file and deletion-vector Puffin file in them, and
+ *                 every statistics and partition-statistics file — built from metadata loaded
+ *                 fresh (icm_table_refresh) right before the sweep;
+ *   candidates C = the files listed below the table location (or `location`), or read from a
+ *                 file list, whose modification time is strictly older than the cutoff;
+ *   orphans     = C − R.
+ * R is held as 128-bit hashes (at most 32 bytes per referenced file); candidates stream past it,
+ * so memory grows with the number of orphans (the output), not with the listing.
+ *
+ * Path identity: a path is split into scheme, authority and path; local forms (`/p`, `file:/p`,
+ * `file:///p`, repeated slashes) are one path, object-store keys are their exact bytes (no
+ * decoding, no dot segments; repeated slashes are collapsed as Java does, which can only keep
+ * more). Files are joined on the path alone; equal_schemes / equal_authorities map names to a
+ * canonical one on both sides; a referenced path with an empty authority matches any authority.
+ * A listed file whose path is referenced only under another scheme or authority is a conflict,
+ * handled by prefix_mismatch.
+ *
+ * Safety checks. Each refusal returns ICM_EREFUSED with a one-line message naming the check and
+ * its override (where one exists); nothing is deleted:
+ *  - `gc.enabled=false` ("Cannot delete orphan files: GC is disabled ...");
+ *  - a read-only table (icm_table_open_static) unless dry_run: a metadata file given directly
+ *    may not be the table's current one, and R must come from the current one;
+ *  - a cutoff less than 24 h before now, unless `force`;
+ *  - a listing location outside the table location, `write.data.path` and
+ *    `write.metadata.path` (segment-boundary prefixes: `/t` does not contain `/t_2`); every
+ *    orphan is checked against those roots again before it is deleted;
+ *  - a retained manifest list or manifest that cannot be read (R would be incomplete);
+ *  - conflicts in ICM_PREFIX_MISMATCH_ERROR mode (message lists the (referenced, listed) pairs);
+ *  - another table's metadata under the listing location: a `*.metadata.json` that R does not
+ *    name and whose table-uuid differs, or that cannot be read to tell (override:
+ *    `exclude_locations` carves a folder out);
+ *  - R names files below the listing location and there are orphans, but not one referenced
+ *    file was listed (the listing's path form differs from the metadata's, e.g. a forgotten
+ *    --path-map or scheme alias, or a file list that is not a full inventory).
+ * Skipped, never deleted: hidden paths (a component below the table root starting with `_` or
+ * `.`, except `<field>=...` for a partition field — of any spec — whose name starts with `_` or
+ * `.`), files under an excluded location, files with unknown mtime, and files whose path has a
+ * `.` or `..` segment. After the listing the table is refreshed again; when a writer committed
+ * meanwhile, everything its new metadata references is added to R before anything is deleted.
+ *
+ * Warning (result->warnings, not a refusal): the table's snapshot retention
+ * (`history.expire.max-snapshot-age-ms`, default 5 days) is not longer than the file-retention
+ * window (now − cutoff).
+ *
+ * A dry run plans with the same code and never reaches the delete code (the planning file has
+ * no reference to icm_fileio_delete; a test checks the object file).
+ */
+#ifndef ICEMAINT_ORPHANS_H
+#define ICEMAINT_ORPHANS_H
+
+#include "catalog.h"
+#include "common.h"
+#include "fileio.h"
+
+ICM_BEGIN_DECL
+
+/** Default file-retention window: 3 days (Java's default older_than). */
+#define ICM_ORPHAN_DEFAULT_OLDER_THAN_MS INT64_C(259200000)
+/** Cutoffs later than now minus this need `force` (Java's procedure minimum). */
+#define ICM_ORPHAN_MIN_AGE_MS INT64_C(86400000)
+/** Default equal_schemes mapping, always merged with the caller's. */
+#define ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES "s3a,s3n=s3"
+
+/** What to do with a file whose path is referenced only under another scheme or authority. */
+typedef enum icm_prefix_mismatch {
+    ICM_PREFIX_MISMATCH_ERROR = 0,   /**< refuse (ICM_EREFUSED), listing the conflicts */
+    ICM_PREFIX_MISMATCH_IGNORE = 1,  /**< keep such files */
+    ICM_PREFIX_MISMATCH_DELETE = 2   /**< treat them as orphans */
+} icm_prefix_mismatch;
+
+/** Parse "error", "ignore" or "delete" (case-insensitive). @return 0; ICM_EINVALID. */
+ICM_EXTERN(int) icm_prefix_mismatch_parse(const char *text, icm_prefix_mismatch *out);
+
+/** Progress of the deletes: `done` of `total` files handled. Called from the calling thread only,
+ *  at most about once per 1000 files and once at the end. */
+typedef void (*icm_orphan_progress_cb)(size_t done, size_t total, void *payload);
+
+/** Options of icm_remove_orphan_files(). Initialise with ICM_ORPHAN_OPTIONS_INIT. */
+typedef struct icm_orphan_options {
+    unsigned int version;
+    /** The operation's "now" (ms since epoch UTC); 0 = the current time, taken once. */
+    int64_t now_ms;
+    /** Cutoff: files with mtime < older_than_ms are candidates. When has_older_than is false:
+     *  now − ICM_ORPHAN_DEFAULT_OLDER_THAN_MS. */
+    bool has_older_than;
+    int64_t older_than_ms;
+    /** List only below this location (inside the table's locations); NULL = the table location.
+     *  R is still built from the whole table. */
+    const char *location;
+    /** Plan and report only; nothing is deleted. */
+    bool dry_run;
+    icm_prefix_mismatch prefix_mismatch;
+    /** Scheme / authority equivalences: `NAMES=CANONICAL[;NAMES=CANONICAL...]`, NAMES
+     *  comma-separated, e.g. "s3a,s3n=s3;wasb=abfs". Names compare case-insensitively. The
+     *  scheme map is merged with ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES (the caller's entries win).
+     *  NULL = none (defaults only). */
+    const char *equal_schemes;
+    const char *equal_authorities;
+    /** Folders to leave alone entirely (neither candidates nor checked for other tables). */
+    const char *const *exclude_locations;
+    size_t exclude_location_count;
+    /** A local file with one `path<TAB>size<TAB>mtime_ms` line per file (an object-store
+     *  inventory) used instead of listing; lines outside the listing location are ignored; an
+     *  mtime of -1 or empty means unknown. NULL = list storage. */
+    const char *file_list;
+    /** Delete threads; 0 or 1 = the calling thread only. */
+    unsigned int max_concurrent_deletes;
+    /** Accept a cutoff less than 24 h ago. */
+    bool force;
+    icm_orphan_progress_cb progress;
+    void *progress_payload;
+} icm_orphan_options;
+
+#define ICM_ORPHAN_OPTIONS_VERSION 1
+#define ICM_ORPHAN_OPTIONS_INIT                                                                \
+    {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
+     NULL, NULL, 0, NULL, 1, false, NULL, NULL}
+
+/** Kind of an orphan, guessed from its location and name (orphans have no metadata). */
+typedef enum icm_orphan_kind {
+    ICM_ORPHAN_DATA = 0,          /**< "data": Parquet/ORC/Avro or other files under data */
+    ICM_ORPHAN_DELETE = 1,        /**< "delete": `*delete*` data-like files, Puffin under data */
+    ICM_ORPHAN_MANIFEST = 2,      /**< "manifest": `*.avro` in a metadata folder */
+    ICM_ORPHAN_MANIFEST_LIST = 3, /**< "manifest_list": `snap-*.avro` */
+    ICM_ORPHAN_METADATA = 4,      /**< "metadata": `*.metadata.json[.gz]`, version-hint */
+    ICM_ORPHAN_OTHER = 5          /**< "other" */
+} icm_orphan_kind;
+#define ICM_ORPHAN_KIND_COUNT 6
+
+/** "data", "delete", "manifest", "manifest_list", "metadata", "other" (static). */
+ICM_EXTERN(const char *) icm_orphan_kind_name(icm_orphan_kind kind);
+
+typedef enum icm_orphan_state {
+    ICM_ORPHAN_PLANNED = 0,  /**< found (dry run, or not deleted yet) */
+    ICM_ORPHAN_DELETED = 1,  /**< deleted, or already gone (not an error) */
+    ICM_ORPHAN_FAILED = 2    /**< the delete failed: error_code / error_message */
+} icm_orphan_state;
+
+typedef struct icm_orphan_file {
+    char *path;              /**< as listed (or as in the file list) */
+    int64_t size_bytes;
+    int64_t mtime_ms;
+    icm_orphan_kind kind;
+    icm_orphan_state state;
+    int error_code;          /**< when FAILED */
+    char *error_message;     /**< when FAILED (may be NULL) */
+} icm_orphan_file;
+
+/** What a sweep found (and did). Everything is owned by the result. */
+typedef struct icm_orphan_result {
+    bool dry_run;
+    int64_t now_ms;
+    int64_t older_than_ms;          /**< the cutoff used */
+    char *location;                 /**< the location listed (or filtered for a file list) */
+    icm_orphan_file *orphans;       /**< in listing order */
+    size_t orphan_count;
+    /** Per kind: orphans found (dry run) or deleted, and their bytes. */
+    size_t counts[ICM_ORPHAN_KIND_COUNT];
+    int64_t bytes[ICM_ORPHAN_KIND_COUNT];
+    size_t total;
+    int64_t total_bytes;
+    size_t listed;                  /**< files the listing / file list gave below `location` */
+    size_t referenced;              /**< distinct files in R */
+    size_t keep_set_bytes;          /**< memory of R's hash table (at most 32 per file) */
+    size_t referenced_listed;       /**< listed files found in R */
+    size_t hidden;                  /**< listed files skipped as hidden */
+    size_t excluded;                /**< listed files under an excluded location */
+    size_t too_recent;              /**< unreferenced files not older than the cutoff (or
+                                         with unknown mtime) */
+    size_t conflicts;               /**< files referenced only under another scheme/authority */
+    size_t deleted;
+    size_t failed;
+    bool rechecked;                 /**< a concurrent commit was seen and added to R */
+    char **warnings;                /**< one-line warnings (e.g. retention); for stderr */
+    size_t warning_count;
+} icm_orphan_result;
+
+ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
+
+/**
+ * Find the orphan files of a table and (unless dry_run) delete them.
+ *
+ * The table is refreshed first (icm_table_refresh) and after the listing (see the file
+ * comment). Deletes run on up to max_concurrent_deletes threads; a file already gone counts as
+ * deleted; a failed delete is recorded in its entry and the rest go on (the call returns 0).
+ *
+ * @param t    the table (refreshed; not committed to)
+ * @param opts NULL = defaults
+ * @param[out] out new result (icm_orphan_result_free); NULL on failure
+ * @return 0; ICM_EREFUSED (a safety check, see the file comment); ICM_EINVALID (bad options:
+ *         an equal map, a file list line — the message names file and line —, or
+ *         prefix_mismatch out of range); ICM_ENOTFOUND (file list missing); the codes of
+ *         icm_table_refresh and listing (ICM_EIO, ICM_EUNSUPPORTED for a location the FileIO
+ *         cannot list); ICM_ENOMEM.
+ * Source: Java DeleteOrphanFilesSparkAction (reference semantics §2, §5.5).
+ */
+ICM_EXTERN(int) icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
+                                        icm_orphan_result **out);
+
+ICM_END_DECL
+
+#endif /* ICEMAINT_ORPHANS_H */

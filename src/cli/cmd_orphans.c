@@ -1,0 +1,384 @@
+/*
+ * cli/cmd_orphans.c: `icemaint remove-orphan-files TABLE [options]`: find the files under a
+ * table's location that nothing references and that are older than the file-retention window,
+ * and delete them (or, with --dry-run, only report them). The rules and safety checks are the
+ * library's (icemaint/orphans.h); this file parses options and prints the result.
+ *
+ * Output: a summary and one row per orphan on stdout, warnings and progress (only on a
+ * terminal) on stderr; --json prints the contract's document (`orphans`, `counts`, `bytes`,
+ * `listed`, `referenced`, `older_than_ms`, `dry_run`, plus details); --plan-out writes the same
+ * document to a file. A refusal by a safety check exits with 5, a failed delete with 1.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog_ref.h"
+#include "cli.h"
+#include "icemaint/orphans.h"
+#include "timeparse.h"
+
+static const char orphans_help[] =
+    "Usage: icemaint [GLOBAL OPTIONS] remove-orphan-files TABLE [OPTIONS]\n"
+    "\n"
+    "Delete files under the table location that no snapshot, manifest or metadata file of\n"
+    "the table references and that are older than the cutoff (default: 3 days). The keep set\n"
+    "is built from the table's current metadata, loaded right before the sweep.\n"
+    "\n"
+    "TABLE is ns.table (through the catalog) or a table directory in filesystem (Hadoop)\n"
+    "layout; a metadata JSON file allows only --dry-run (it may not be the current one).\n"
+    "\n"
+    "Options:\n"
+    "  --older-than TIME         cutoff: 3d, 36h, an ISO-8601 instant or epoch ms (files\n"
+    "                            modified before it are candidates; default 3d)\n"
+    "  --location URI            list only below this location (inside the table)\n"
+    "  --dry-run                 report the orphans, delete nothing\n"
+    "  --plan-out FILE           also write the JSON document to FILE\n"
+    "  --prefix-mismatch MODE    files referenced only under another scheme or authority:\n"
+    "                            error (refuse, default), ignore (keep), delete\n"
+    "  --equal-schemes LIST      NAMES=CANONICAL[;...], e.g. 's3a,s3n=s3' (always included)\n"
+    "  --equal-authorities LIST  the same for authorities (bucket or host names)\n"
+    "  --exclude-location URI    leave this folder alone (repeatable)\n"
+    "  --file-list FILE          read candidates from FILE (path<TAB>size<TAB>mtime_ms per\n"
+    "                            line, e.g. an object-store inventory) instead of listing\n"
+    "  --max-concurrent-deletes N  delete with N threads (default 1)\n"
+    "  --force                   accept a cutoff less than 24 hours ago\n"
+    "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
+    "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
+    "                            referenced, older_than_ms, dry_run, ...}; kind is data,\n"
+    "                            delete, manifest, manifest_list, metadata or other\n"
+    "  -h, --help                print this help\n"
+    "\n"
+    "Refusals (exit code 5): gc.enabled=false; a cutoff less than 24 h ago without --force;\n"
+    "a location outside the table; an unreadable manifest list or manifest; files that match\n"
+    "referenced ones only up to scheme or authority (see --prefix-mismatch); another table's\n"
+    "metadata under the location (see --exclude-location); a listing that names none of the\n"
+    "referenced files (check --path-map).\n";
+
+typedef struct orphan_args {
+    const char *table;
+    const char *older_than;
+    const char *location;
+    const char *plan_out;
+    const char *prefix_mismatch;
+    const char *file_list;
+    const char *max_deletes;
+    char *equal_schemes;      /* repeated options joined with ';' (malloc'd) */
+    char *equal_authorities;
+    const char **excludes;    /* malloc'd array of borrowed argv strings */
+    size_t n_excludes;
+    bool dry_run;
+    bool force;
+} orphan_args;
+
+static void args_dispose(orphan_args *a)
+{
+    free(a->equal_schemes);
+    free(a->equal_authorities);
+    free((void *)a->excludes);
+}
+
+/* Append `value` to a ';'-joined list. Returns false on allocation failure. */
+static bool join_list(char **list, const char *value)
+{
+    size_t old = *list != NULL ? strlen(*list) : 0;
+    char *grown = realloc(*list, old + strlen(value) + 2);
+    if (grown == NULL)
+        return false;
+    if (old > 0)
+        grown[old++] = ';';
+    strcpy(grown + old, value);
+    *list = grown;
+    return true;
+}
+
+/* Append to the array of --exclude-location values. Returns false on allocation failure. */
+static bool push_exclude(orphan_args *a, const char *v)
+{
+    const char **grown = realloc((void *)a->excludes, (a->n_excludes + 1) * sizeof *grown);
+    if (grown == NULL)
+        return false;
+    grown[a->n_excludes++] = v;
+    a->excludes = grown;
+    return true;
+}
+
+/* One option with a value that may repeat; returns 1 taken, 0 not this option, -1 usage or
+ * allocation failure (reported), like icm_cli_opt_value. */
+static int take_repeatable(int argc, char **argv, int *i, orphan_args *a)
+{
+    const char *v = NULL;
+    int m;
+    bool stored;
+    if ((m = icm_cli_opt_value(argc, argv, i, "--equal-schemes", &v)) > 0)
+        stored = join_list(&a->equal_schemes, v);
+    else if (m == 0 && (m = icm_cli_opt_value(argc, argv, i, "--equal-authorities", &v)) > 0)
+        stored = join_list(&a->equal_authorities, v);
+    else if (m == 0 && (m = icm_cli_opt_value(argc, argv, i, "--exclude-location", &v)) > 0)
+        stored = push_exclude(a, v);
+    else
+        return m;
+    if (!stored) {
+        icm_cli_oom();
+        return -1;
+    }
+    return 1;
+}
+
+static int take_single(int argc, char **argv, int *i, orphan_args *a)
+{
+    static const char *const names[] = {"--older-than", "--location", "--plan-out",
+                                        "--prefix-mismatch", "--file-list",
+                                        "--max-concurrent-deletes"};
+    const char **slots[] = {&a->older_than, &a->location, &a->plan_out, &a->prefix_mismatch,
+                            &a->file_list, &a->max_deletes};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        int m = icm_cli_opt_value(argc, argv, i, names[k], slots[k]);
+        if (m != 0)
+            return m;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, orphan_args *a)
+{
+    bool after_dashdash = false;
+    for (int i = 1; i < argc; i++) {
+        if (!after_dashdash && strcmp(argv[i], "--dry-run") == 0) {
+            a->dry_run = true;
+            continue;
+        }
+        if (!after_dashdash && strcmp(argv[i], "--force") == 0) {
+            a->force = true;
+            continue;
+        }
+        int m = after_dashdash ? 0 : take_single(argc, argv, &i, a);
+        if (m == 0 && !after_dashdash)
+            m = take_repeatable(argc, argv, &i, a);
+        if (m < 0)
+            return ICM_EXIT_USAGE;
+        if (m > 0)
+            continue;
+        int rc = icm_cli_take_table("remove-orphan-files", argv, i, &after_dashdash, &a->table);
+        if (rc != ICM_EXIT_OK)
+            return rc;
+    }
+    return icm_cli_need_table("remove-orphan-files", a->table);
+}
+
+/* Options from the arguments; a usage error is reported. */
+static int build_options(const orphan_args *a, icm_orphan_options *o)
+{
+    int64_t now = 0;
+    {
+        /* one "now" for the cutoff and the library's 24-hour check */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    o->now_ms = now;
+    if (a->older_than != NULL) {
+        const char *why = NULL;
+        if (icm_cli_parse_time(a->older_than, now, &o->older_than_ms, &why) != 0)
+            return icm_cli_usage(a->older_than, "--older-than: %s",
+                                 why != NULL ? why : "not a time");
+        o->has_older_than = true;
+    }
+    if (a->prefix_mismatch != NULL &&
+        icm_prefix_mismatch_parse(a->prefix_mismatch, &o->prefix_mismatch) != 0)
+        return icm_cli_usage(a->prefix_mismatch, "--prefix-mismatch: use error, ignore or "
+                                                 "delete");
+    if (a->max_deletes != NULL) {
+        int64_t n = 0;
+        if (!icm_cli_parse_int64(a->max_deletes, &n) || n <= 0 || n > 1024)
+            return icm_cli_usage(a->max_deletes,
+                                 "max_concurrent_deletes should have value > 0 (at most "
+                                 "1024), value: %s", a->max_deletes);
+        o->max_concurrent_deletes = (unsigned)n;
+    }
+    o->location = a->location;
+    o->dry_run = a->dry_run;
+    o->force = a->force;
+    o->equal_schemes = a->equal_schemes;
+    o->equal_authorities = a->equal_authorities;
+    o->exclude_locations = a->excludes;
+    o->exclude_location_count = a->n_excludes;
+    o->file_list = a->file_list;
+    return ICM_EXIT_OK;
+}
+
+static void progress_tty(size_t done, size_t total, void *payload)
+{
+    (void)payload;
+    fprintf(stderr, "\rdeleting orphan files: %zu / %zu", done, total);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static const char *state_name(icm_orphan_state s)
+{
+    return s == ICM_ORPHAN_DELETED ? "deleted" : s == ICM_ORPHAN_FAILED ? "failed" : "planned";
+}
+
+static json_t *result_json(const icm_orphan_result *r, bool *ok)
+{
+    json_t *doc = json_object(), *arr = json_array(), *counts = json_object(),
+           *bytes = json_object(), *warnings = json_array();
+    if (doc == NULL || arr == NULL || counts == NULL || bytes == NULL || warnings == NULL)
+        *ok = false;
+    for (size_t i = 0; i < r->orphan_count && *ok; i++) {
+        const icm_orphan_file *f = &r->orphans[i];
+        json_t *o = json_object();
+        icm_cli_json_set(o, "path", icm_cli_json_str(f->path), ok);
+        icm_cli_json_set(o, "size_bytes", icm_cli_json_int(f->size_bytes), ok);
+        icm_cli_json_set(o, "mtime_ms", icm_cli_json_int(f->mtime_ms), ok);
+        icm_cli_json_set(o, "kind", icm_cli_json_str(icm_orphan_kind_name(f->kind)), ok);
+        icm_cli_json_set(o, "state", icm_cli_json_str(state_name(f->state)), ok);
+        if (f->state == ICM_ORPHAN_FAILED)
+            icm_cli_json_set(o, "error", icm_cli_json_str(f->error_message), ok);
+        icm_cli_json_push(arr, o, ok);
+    }
+    for (int k = 0; k < ICM_ORPHAN_KIND_COUNT; k++) {
+        const char *name = icm_orphan_kind_name((icm_orphan_kind)k);
+        icm_cli_json_set(counts, name, icm_cli_json_int((int64_t)r->counts[k]), ok);
+        icm_cli_json_set(bytes, name, icm_cli_json_int(r->bytes[k]), ok);
+    }
+    for (size_t i = 0; i < r->warning_count; i++)
+        icm_cli_json_push(warnings, icm_cli_json_str(r->warnings[i]), ok);
+    icm_cli_json_set(doc, "location", icm_cli_json_str(r->location), ok);
+    icm_cli_json_set(doc, "orphans", arr, ok);
+    icm_cli_json_set(doc, "counts", counts, ok);
+    icm_cli_json_set(doc, "bytes", bytes, ok);
+    icm_cli_json_set(doc, "total", icm_cli_json_int((int64_t)r->total), ok);
+    icm_cli_json_set(doc, "total_bytes", icm_cli_json_int(r->total_bytes), ok);
+    icm_cli_json_set(doc, "listed", icm_cli_json_int((int64_t)r->listed), ok);
+    icm_cli_json_set(doc, "referenced", icm_cli_json_int((int64_t)r->referenced), ok);
+    icm_cli_json_set(doc, "keep_set_bytes", icm_cli_json_int((int64_t)r->keep_set_bytes), ok);
+    icm_cli_json_set(doc, "referenced_listed",
+                     icm_cli_json_int((int64_t)r->referenced_listed), ok);
+    icm_cli_json_set(doc, "hidden", icm_cli_json_int((int64_t)r->hidden), ok);
+    icm_cli_json_set(doc, "excluded", icm_cli_json_int((int64_t)r->excluded), ok);
+    icm_cli_json_set(doc, "too_recent", icm_cli_json_int((int64_t)r->too_recent), ok);
+    icm_cli_json_set(doc, "conflicts", icm_cli_json_int((int64_t)r->conflicts), ok);
+    icm_cli_json_set(doc, "deleted", icm_cli_json_int((int64_t)r->deleted), ok);
+    icm_cli_json_set(doc, "failed", icm_cli_json_int((int64_t)r->failed), ok);
+    icm_cli_json_set(doc, "older_than_ms", icm_cli_json_int(r->older_than_ms), ok);
+    icm_cli_json_set(doc, "dry_run", json_boolean(r->dry_run), ok);
+    icm_cli_json_set(doc, "warnings", warnings, ok);
+    return doc;
+}
+
+static void print_human(const icm_orphan_result *r)
+{
+    char when[64];
+    icm_cli_format_time(r->older_than_ms, when, sizeof when);
+    if (r->orphan_count > 0) {
+        static const char *const headers[] = {"KIND", "SIZE_BYTES", "MODIFIED", "STATE",
+                                              "PATH"};
+        icm_cli_grid *g = icm_cli_grid_new(5, headers);
+        for (size_t i = 0; g != NULL && i < r->orphan_count; i++) {
+            const icm_orphan_file *f = &r->orphans[i];
+            char size[32], mtime[64];
+            const char *cells[] = {icm_orphan_kind_name(f->kind),
+                                   icm_cli_format_int64(f->size_bytes, size, sizeof size),
+                                   icm_cli_format_time(f->mtime_ms, mtime, sizeof mtime),
+                                   state_name(f->state), f->path};
+            icm_cli_grid_add(g, cells);
+        }
+        if (g != NULL)
+            icm_cli_grid_print(g, stdout);
+        icm_cli_grid_free(g);
+    }
+    printf("%s %zu orphan file%s (%" PRId64 " bytes) older than %s under %s\n",
+           r->dry_run ? "dry run: would delete" : "deleted", r->dry_run ? r->total : r->deleted,
+           (r->dry_run ? r->total : r->deleted) == 1 ? "" : "s", r->total_bytes, when,
+           r->location);
+    printf("listed %zu files: %zu referenced, %zu too recent, %zu hidden, %zu excluded, "
+           "%zu conflicting; the table references %zu files\n",
+           r->listed, r->referenced_listed, r->too_recent, r->hidden, r->excluded, r->conflicts,
+           r->referenced);
+}
+
+static int write_plan(const char *path, json_t *doc)
+{
+    if (json_dump_file(doc, path, JSON_INDENT(2)) != 0)
+        return icm_cli_error(path, "cannot write the plan");
+    return ICM_EXIT_OK;
+}
+
+/* Failed deletes: one line each on stderr; exit code 1 when any. */
+static int report_failures(const icm_orphan_result *r)
+{
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        const icm_orphan_file *f = &r->orphans[i];
+        if (f->state == ICM_ORPHAN_FAILED)
+            fprintf(stderr, "icemaint: %s: not deleted: %s\n", f->path,
+                    f->error_message != NULL ? f->error_message : "delete failed");
+    }
+    return r->failed > 0 ? ICM_EXIT_ERROR : ICM_EXIT_OK;
+}
+
+static int output(icm_cli *cli, const orphan_args *a, const icm_orphan_result *r)
+{
+    if (cli->verbosity >= 0)
+        for (size_t i = 0; i < r->warning_count; i++)
+            fprintf(stderr, "icemaint: warning: %s\n", r->warnings[i]);
+    int rc = ICM_EXIT_OK;
+    if (cli->json || a->plan_out != NULL) {
+        bool ok = true;
+        json_t *doc = result_json(r, &ok);
+        if (!ok) {
+            json_decref(doc);
+            return icm_cli_oom();
+        }
+        if (a->plan_out != NULL)
+            rc = write_plan(a->plan_out, doc);
+        if (rc == ICM_EXIT_OK && cli->json)
+            rc = icm_cli_json_print(json_incref(doc), true);
+        json_decref(doc);
+    }
+    if (rc == ICM_EXIT_OK && !cli->json)
+        print_human(r);
+    int frc = report_failures(r);
+    return rc != ICM_EXIT_OK ? rc : frc;
+}
+
+static int run_orphans(icm_cli *cli, int argc, char **argv)
+{
+    orphan_args a;
+    memset(&a, 0, sizeof a);
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    int rc = parse_args(argc, argv, &a);
+    if (rc == ICM_EXIT_OK)
+        rc = build_options(&a, &o);
+    if (rc != ICM_EXIT_OK) {
+        args_dispose(&a);
+        return rc;
+    }
+    if (!a.dry_run && cli->verbosity >= 0 && isatty(STDERR_FILENO))
+        o.progress = progress_tty;
+    icm_catalog *cat = NULL;
+    icm_table *t = NULL;
+    rc = icm_cli_table_load(cli, a.table, &cat, &t);
+    if (rc == ICM_EXIT_OK) {
+        icm_orphan_result *r = NULL;
+        int lrc = icm_remove_orphan_files(t, &o, &r);
+        rc = lrc != 0 ? icm_cli_fail(cli, lrc) : output(cli, &a, r);
+        icm_orphan_result_free(r);
+    }
+    icm_table_free(t);
+    icm_catalog_free(cat);
+    args_dispose(&a);
+    return rc;
+}
+
+const icm_cli_command icm_cli_cmd_remove_orphan_files = {
+    "remove-orphan-files",
+    "delete files no snapshot references, older than a cutoff (--dry-run to report only)",
+    orphans_help,
+    run_orphans,
+};

@@ -1,0 +1,112 @@
+/*
+ * maint/orphans_internal.h: what the files of the orphan sweep share (internal).
+ *
+ * The sweep is split so that a dry run cannot delete anything:
+ *  - orphans_keys.c  path identity: splitting a location into scheme, authority and path, the
+ *                    equal-schemes / equal-authorities maps, and the keep set R keyed by
+ *                    (origin, path) (pure computation, no storage access);
+ *  - orphans_plan.c  the safety checks, building R, streaming the listing or file list past
+ *                    R, and the re-check after a concurrent commit (reads storage only);
+ *  - orphans.c       the public entry point and the only file that deletes.
+ * The first two never reference a FileIO call that creates, writes or deletes; the dry-run test
+ * checks their object files with nm.
+ */
+#ifndef ICM_MAINT_ORPHANS_INTERNAL_H
+#define ICM_MAINT_ORPHANS_INTERNAL_H
+
+#include "icemaint/orphans.h"
+#include "maint/keepset.h"
+#include "util/util.h"
+
+/* ---- equal-schemes / equal-authorities maps ---- */
+
+/* name → canonical name, both lower-case. Later entries win over earlier ones. */
+typedef struct icm__equal_map {
+    char **names;
+    char **canon;
+    size_t n;
+} icm__equal_map;
+
+/* Append the entries of `text` (`NAMES=CANONICAL[;...]`, NAMES comma-separated; NULL or ""
+ * adds nothing). `what` names the option in messages. Returns 0, ICM_EINVALID, ICM_ENOMEM. */
+int icm__equal_map_parse(icm__equal_map *m, const char *text, const char *what);
+void icm__equal_map_dispose(icm__equal_map *m);
+
+/* ---- the keep set keyed by origin and path ---- */
+
+/* A referenced (scheme, authority) pair after mapping; lower-case. */
+typedef struct icm__origin {
+    char *scheme;
+    char *authority;  /* "" = none: matches any authority of the same scheme */
+} icm__origin;
+
+/* How a listed location relates to R. */
+typedef enum icm__okey_match {
+    ICM__OKEY_NONE = 0,  /* no referenced file has this path: an orphan */
+    ICM__OKEY_EXACT,     /* referenced (same scheme and authority, after mapping) */
+    ICM__OKEY_CONFLICT   /* the path is referenced only under another scheme or authority */
+} icm__okey_match;
+
+typedef struct icm__orphan_keys {
+    icm__pathset *set;        /* hashes of (origin index, collapsed path) */
+    icm__equal_map schemes;
+    icm__equal_map authorities;
+    icm__origin *origins;     /* distinct referenced origins (few) */
+    size_t n_origins;
+    icm__buf key;             /* scratch: 4-byte origin index + path */
+    icm__buf scheme;          /* scratch: canonical scheme of the location at hand */
+    icm__buf authority;       /* scratch: canonical authority */
+} icm__orphan_keys;
+
+/* Set up with the maps (the default scheme map first, then the caller's). Returns 0,
+ * ICM_EINVALID (a map), ICM_ENOMEM. */
+int icm__okeys_init(icm__orphan_keys *k, const char *equal_schemes,
+                    const char *equal_authorities);
+void icm__okeys_dispose(icm__orphan_keys *k);
+
+/* Add a referenced location; *added (may be NULL) tells whether it was new. Afterwards
+ * icm__okeys_last_path() is its collapsed path. Returns 0 or ICM_ENOMEM. */
+int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added);
+
+/* The collapsed path of the location last given to icm__okeys_add or _lookup (borrowed). */
+const char *icm__okeys_last_path(const icm__orphan_keys *k);
+
+/* Classify a listed location. On CONFLICT, *conflict_origin (may be NULL) is the index of a
+ * referenced origin that has the path. Returns 0 or ICM_ENOMEM. */
+int icm__okeys_lookup(icm__orphan_keys *k, const char *location, icm__okey_match *out,
+                      size_t *conflict_origin);
+
+/* The canonical scheme and authority of `location` (borrowed from k's scratch buffers, valid
+ * until the next call on k). Returns 0 or ICM_ENOMEM. */
+int icm__okeys_origin_of(icm__orphan_keys *k, const char *location, const char **scheme,
+                         const char **authority);
+
+/* The collapsed path of `location` without scheme and authority (new string, icm__free): the
+ * part R is joined on. NULL on allocation failure. */
+char *icm__okeys_path_of(const char *location);
+
+/* True when the collapsed path `path` is `dir` or lies below it at a segment boundary. */
+bool icm__okeys_path_under(const char *path, const char *dir);
+
+/* ---- planning ---- */
+
+/*
+ * Everything up to the deletes: refresh the table, run the safety checks, build R, stream the
+ * candidates past it, re-check after a concurrent commit. On success *out holds the orphans in
+ * state PLANNED (tallied). `now_ms` is the operation's fixed "now". Reads storage only.
+ * Returns 0 or the codes of icm_remove_orphan_files().
+ */
+int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
+                      icm_orphan_result **out);
+
+/* Guess an orphan's kind from its location. */
+icm_orphan_kind icm__orphan_guess_kind(const char *location);
+
+/* Recompute counts, bytes and totals: PLANNED files count on a dry run (deleted = false),
+ * DELETED ones afterwards. */
+void icm__orphan_result_tally(icm_orphan_result *r, bool after_delete);
+
+/* Append a warning line. Returns 0 or ICM_ENOMEM. */
+int icm__orphan_warn(icm_orphan_result *r, const char *fmt, ...) ICM__PRINTF(2, 3);
+
+#endif /* ICM_MAINT_ORPHANS_INTERNAL_H */

@@ -1,0 +1,430 @@
+/*
+ * maint/orphans_keys.c: path identity for the orphan sweep — how a referenced location and a
+ * listed location are compared (orphans_internal.h, reference semantics §2.3).
+ *
+ * A location is split into scheme, authority and path:
+ *  - local forms (`/p`, `file:/p`, `file:///p`, `file://localhost/p`, relative paths) are scheme
+ *    "file", no authority, and their filesystem path: one file however it is spelled;
+ *  - any other URI `scheme://authority/path` keeps its path bytes exactly (no percent-decoding,
+ *    no dot-segment resolution, no case folding).
+ * Repeated slashes in the path are collapsed and a trailing slash dropped, as Hadoop's Path does
+ * in Java. That may make two distinct object keys (`t//x`, `t/x`) one key, which can only keep a
+ * file that is not referenced, never delete one that is.
+ *
+ * The keep set stores hash(origin index, path), where an origin is a distinct referenced
+ * (scheme, authority) pair after the equal-schemes / equal-authorities maps. Tables reference
+ * one origin (rarely a few), so a lookup costs one hash probe per referenced origin and R stays
+ * at 32 bytes per file (keepset.h). Joining on the path with the origin compared afterwards is
+ * what lets a file that matches "only up to scheme or authority" be told apart from an orphan:
+ * that is a conflict, and the caller's prefix-mismatch mode decides.
+ */
+#include <string.h>
+
+#include "maint/orphans_internal.h"
+#include "util/location.h"
+
+static char lower(char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+static bool is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* equal maps                                                                                  */
+
+/* New lower-case, whitespace-trimmed copy of s[0..n). */
+static char *trimmed_lower(const char *s, size_t n)
+{
+    while (n > 0 && (*s == ' ' || *s == '\t')) {
+        s++;
+        n--;
+    }
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    char *c = icm__strndup(s, n);
+    if (c != NULL)
+        for (size_t i = 0; c[i] != '\0'; i++)
+            c[i] = lower(c[i]);
+    return c;
+}
+
+/* Set name → canon, replacing an earlier entry for the same name. Takes both strings. */
+static int map_put(icm__equal_map *m, char *name, char *canon)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        if (strcmp(m->names[i], name) == 0) {
+            icm__free(name);
+            icm__free(m->canon[i]);
+            m->canon[i] = canon;
+            return 0;
+        }
+    }
+    char **names = icm__reallocarray(m->names, m->n + 1, sizeof *names);
+    if (names != NULL)
+        m->names = names;
+    char **canons = names != NULL ? icm__reallocarray(m->canon, m->n + 1, sizeof *canons) : NULL;
+    if (canons == NULL) {
+        icm__free(name);
+        icm__free(canon);
+        return ICM_ENOMEM;
+    }
+    m->canon = canons;
+    m->names[m->n] = name;
+    m->canon[m->n] = canon;
+    m->n++;
+    return 0;
+}
+
+/* One `NAMES=CANONICAL` group of length n. */
+static int parse_group(icm__equal_map *m, const char *g, size_t n, const char *what)
+{
+    const char *eq = memchr(g, '=', n);
+    if (eq == NULL || eq == g || eq == g + n - 1)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, what,
+                              "expected NAMES=CANONICAL (names separated by commas, groups by "
+                              "';'), got '%.*s'", (int)n, g);
+    char *canon = trimmed_lower(eq + 1, (size_t)(g + n - eq - 1));
+    if (canon == NULL)
+        return ICM_ENOMEM;
+    if (canon[0] == '\0' || strchr(canon, ',') != NULL || strchr(canon, '=') != NULL) {
+        icm__free(canon);
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, what,
+                              "bad canonical name in '%.*s'", (int)n, g);
+    }
+    const char *p = g;
+    int rc = 0;
+    while (rc == 0 && p < eq) {
+        const char *comma = memchr(p, ',', (size_t)(eq - p));
+        const char *end = comma != NULL ? comma : eq;
+        char *name = trimmed_lower(p, (size_t)(end - p));
+        char *c = icm__strdup(canon);
+        if (name == NULL || c == NULL) {
+            icm__free(name);
+            icm__free(c);
+            rc = ICM_ENOMEM;
+        } else if (name[0] == '\0') {
+            icm__free(name);
+            icm__free(c);
+            rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, what,
+                                "empty name in '%.*s'", (int)n, g);
+        } else {
+            rc = map_put(m, name, c);
+        }
+        p = end + 1;
+    }
+    icm__free(canon);
+    return rc;
+}
+
+int icm__equal_map_parse(icm__equal_map *m, const char *text, const char *what)
+{
+    if (text == NULL)
+        return 0;
+    const char *p = text;
+    while (*p != '\0') {
+        const char *semi = strchr(p, ';');
+        size_t n = semi != NULL ? (size_t)(semi - p) : strlen(p);
+        bool blank = true;
+        for (size_t i = 0; i < n; i++)
+            blank = blank && (p[i] == ' ' || p[i] == '\t');
+        if (!blank) {
+            int rc = parse_group(m, p, n, what);
+            if (rc != 0)
+                return rc;
+        }
+        p += n;
+        if (*p == ';')
+            p++;
+    }
+    return 0;
+}
+
+void icm__equal_map_dispose(icm__equal_map *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        icm__free(m->names[i]);
+        icm__free(m->canon[i]);
+    }
+    icm__free(m->names);
+    icm__free(m->canon);
+    memset(m, 0, sizeof *m);
+}
+
+/* Canonical name of the lower-case `name` (itself when unmapped). */
+static const char *map_apply(const icm__equal_map *m, const char *name)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->names[i], name) == 0)
+            return m->canon[i];
+    return name;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* splitting                                                                                   */
+
+typedef struct parts {
+    const char *scheme;
+    size_t scheme_len;
+    const char *authority;
+    size_t authority_len;
+    const char *path;  /* rest of the string */
+} parts;
+
+/* Length of the RFC 3986 scheme (without ':'), 0 when none. */
+static size_t scheme_len(const char *loc)
+{
+    if (!is_alpha(loc[0]))
+        return 0;
+    size_t i = 1;
+    while (is_alpha(loc[i]) || (loc[i] >= '0' && loc[i] <= '9') || loc[i] == '+' ||
+           loc[i] == '-' || loc[i] == '.')
+        i++;
+    return loc[i] == ':' ? i : 0;
+}
+
+static void split(const char *loc, parts *p)
+{
+    const char *local = icm__location_local_part(loc);
+    size_t slen = local == NULL ? scheme_len(loc) : 0;
+    if (local != NULL || slen == 0) {
+        /* Local in every spelling (or something without a scheme): one file system. */
+        p->scheme = "file";
+        p->scheme_len = 4;
+        p->authority = "";
+        p->authority_len = 0;
+        p->path = local != NULL ? local : loc;
+        return;
+    }
+    p->scheme = loc;
+    p->scheme_len = slen;
+    const char *rest = loc + slen + 1;
+    if (rest[0] == '/' && rest[1] == '/') {
+        const char *a = rest + 2;
+        size_t alen = strcspn(a, "/");
+        p->authority = a;
+        p->authority_len = alen;
+        p->path = a + alen;
+    } else {
+        p->authority = "";
+        p->authority_len = 0;
+        p->path = rest;
+    }
+}
+
+/* Append the collapsed form of `path` to b: runs of '/' become one, a trailing '/' is dropped
+ * (but "/" stays "/"). Runs once per listed file, so the usual case (nothing to collapse) is a
+ * single copy. */
+static int put_collapsed(icm__buf *b, const char *path)
+{
+    size_t start = b->len;
+    if (strstr(path, "//") == NULL) {
+        if (icm__buf_puts(b, path) != 0)
+            return ICM_ENOMEM;
+    } else {
+        for (const char *s = path; *s != '\0'; s++) {
+            if (*s == '/' && s[1] == '/')
+                continue;
+            if (icm__buf_putc(b, *s) != 0)
+                return ICM_ENOMEM;
+        }
+    }
+    if (b->len > start + 1 && b->data[b->len - 1] == '/')
+        b->data[--b->len] = '\0';
+    return 0;
+}
+
+/* Lower-case n bytes of s into b (replacing its content), then apply the map in place. */
+static int canonical_name(icm__buf *b, const char *s, size_t n, const icm__equal_map *m)
+{
+    icm__buf_clear(b);
+    if (icm__buf_put(b, s, n) != 0 || icm__buf_putc(b, '\0') != 0)
+        return ICM_ENOMEM;
+    b->len--; /* keep the terminator out of the length */
+    for (size_t i = 0; i < n; i++)
+        b->data[i] = lower(b->data[i]);
+    const char *c = map_apply(m, b->data);
+    if (c != b->data) {
+        icm__buf_clear(b);
+        if (icm__buf_puts(b, c) != 0)
+            return ICM_ENOMEM;
+    }
+    return 0;
+}
+
+int icm__okeys_origin_of(icm__orphan_keys *k, const char *location, const char **scheme,
+                         const char **authority)
+{
+    parts p;
+    split(location, &p);
+    if (canonical_name(&k->scheme, p.scheme, p.scheme_len, &k->schemes) != 0 ||
+        canonical_name(&k->authority, p.authority, p.authority_len, &k->authorities) != 0)
+        return ICM_ENOMEM;
+    *scheme = k->scheme.data;
+    *authority = k->authority.data;
+    return 0;
+}
+
+char *icm__okeys_path_of(const char *location)
+{
+    parts p;
+    split(location, &p);
+    icm__buf b = ICM__BUF_INIT;
+    if (put_collapsed(&b, p.path) != 0 || icm__buf_putc(&b, '\0') != 0) {
+        icm__buf_dispose(&b);
+        return NULL;
+    }
+    return icm__buf_detach(&b, NULL);
+}
+
+bool icm__okeys_path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/')
+        return path[0] == '/';
+    if (n == 0)
+        return true; /* a relative root "" contains every relative path */
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* keys                                                                                        */
+
+int icm__okeys_init(icm__orphan_keys *k, const char *equal_schemes,
+                    const char *equal_authorities)
+{
+    memset(k, 0, sizeof *k);
+    int rc = icm__pathset_new(&k->set, 1024);
+    if (rc == 0)
+        rc = icm__equal_map_parse(&k->schemes, ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES, "equal-schemes");
+    if (rc == 0)
+        rc = icm__equal_map_parse(&k->schemes, equal_schemes, "equal-schemes");
+    if (rc == 0)
+        rc = icm__equal_map_parse(&k->authorities, equal_authorities, "equal-authorities");
+    if (rc != 0)
+        icm__okeys_dispose(k);
+    return rc;
+}
+
+void icm__okeys_dispose(icm__orphan_keys *k)
+{
+    icm__pathset_free(k->set);
+    icm__equal_map_dispose(&k->schemes);
+    icm__equal_map_dispose(&k->authorities);
+    for (size_t i = 0; i < k->n_origins; i++) {
+        icm__free(k->origins[i].scheme);
+        icm__free(k->origins[i].authority);
+    }
+    icm__free(k->origins);
+    icm__buf_dispose(&k->key);
+    icm__buf_dispose(&k->scheme);
+    icm__buf_dispose(&k->authority);
+    memset(k, 0, sizeof *k);
+}
+
+/* Index of the referenced origin (scheme, authority), added when new. */
+static int origin_index(icm__orphan_keys *k, const char *scheme, const char *authority,
+                        uint32_t *out)
+{
+    for (size_t i = 0; i < k->n_origins; i++) {
+        if (strcmp(k->origins[i].scheme, scheme) == 0 &&
+            strcmp(k->origins[i].authority, authority) == 0) {
+            *out = (uint32_t)i;
+            return 0;
+        }
+    }
+    icm__origin *grown = icm__reallocarray(k->origins, k->n_origins + 1, sizeof *grown);
+    if (grown == NULL)
+        return ICM_ENOMEM;
+    k->origins = grown;
+    char *s = icm__strdup(scheme);
+    char *a = icm__strdup(authority);
+    if (s == NULL || a == NULL) {
+        icm__free(s);
+        icm__free(a);
+        return ICM_ENOMEM;
+    }
+    grown[k->n_origins].scheme = s;
+    grown[k->n_origins].authority = a;
+    *out = (uint32_t)k->n_origins++;
+    return 0;
+}
+
+/* Fill k->key with a 4-byte placeholder for the origin index and the collapsed path. */
+static int build_key(icm__orphan_keys *k, const char *path)
+{
+    icm__buf_clear(&k->key);
+    static const char zero[4] = {0, 0, 0, 0};
+    if (icm__buf_put(&k->key, zero, sizeof zero) != 0 || put_collapsed(&k->key, path) != 0)
+        return ICM_ENOMEM;
+    return 0;
+}
+
+static void set_key_origin(icm__orphan_keys *k, uint32_t idx)
+{
+    memcpy(k->key.data, &idx, sizeof idx);
+}
+
+const char *icm__okeys_last_path(const icm__orphan_keys *k)
+{
+    return k->key.data != NULL ? k->key.data + 4 : "";
+}
+
+int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added)
+{
+    if (added != NULL)
+        *added = false;
+    parts p;
+    split(location, &p);
+    const char *scheme, *authority;
+    uint32_t idx;
+    int rc = icm__okeys_origin_of(k, location, &scheme, &authority);
+    if (rc == 0)
+        rc = origin_index(k, scheme, authority, &idx);
+    if (rc == 0)
+        rc = build_key(k, p.path);
+    if (rc != 0)
+        return rc;
+    set_key_origin(k, idx);
+    return icm__pathset_add_key(k->set, k->key.data, k->key.len, added);
+}
+
+/* Whether referenced origin o covers a listed (scheme, authority): same scheme, and the same
+ * authority unless the referenced one is empty (a wildcard, as in Java). */
+static bool origin_covers(const icm__origin *o, const char *scheme, const char *authority)
+{
+    return strcmp(o->scheme, scheme) == 0 &&
+           (o->authority[0] == '\0' || strcmp(o->authority, authority) == 0);
+}
+
+int icm__okeys_lookup(icm__orphan_keys *k, const char *location, icm__okey_match *out,
+                      size_t *conflict_origin)
+{
+    *out = ICM__OKEY_NONE;
+    parts p;
+    split(location, &p);
+    const char *scheme, *authority;
+    int rc = icm__okeys_origin_of(k, location, &scheme, &authority);
+    if (rc == 0)
+        rc = build_key(k, p.path);
+    if (rc != 0) {
+        *out = ICM__OKEY_EXACT; /* a caller ignoring the error still keeps the file */
+        return rc;
+    }
+    for (size_t i = 0; i < k->n_origins; i++) {
+        set_key_origin(k, (uint32_t)i);
+        if (!icm__pathset_contains_key(k->set, k->key.data, k->key.len))
+            continue;
+        if (origin_covers(&k->origins[i], scheme, authority)) {
+            *out = ICM__OKEY_EXACT;
+            return 0;
+        }
+        *out = ICM__OKEY_CONFLICT;
+        if (conflict_origin != NULL)
+            *conflict_origin = i;
+    }
+    return 0;
+}

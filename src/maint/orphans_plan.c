@@ -1,0 +1,839 @@
+/*
+ * maint/orphans_plan.c: everything the orphan sweep does before deleting (orphans.h): the safety
+ * checks, the keep set R, streaming the listing (or a file list) past R, and the re-check after
+ * a concurrent commit.
+ *
+ * Read-only by construction: the storage calls here are the table refresh, manifest reads (the
+ * keep-set walk), the listing and reading metadata files to tell other tables apart. Nothing in
+ * this file references a FileIO call that creates, writes or deletes, so a dry run (which stops
+ * after this file) cannot delete anything; tests/unit/test_orphans_dryrun.c checks that with nm.
+ *
+ * Memory: R is hashes (keepset.h); each listed file is classified in the listing callback and
+ * forgotten unless it is an orphan (the output) or an unreferenced `*.metadata.json` (its
+ * table-uuid is checked after the listing, when no listing is in progress).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "icemaint/catalog.h"
+#include "icemaint/metadata.h"
+#include "maint/orphans_internal.h"
+#include "spec/metadata_internal.h"
+#include "util/location.h"
+
+#define MAX_CONFLICT_PAIRS 8
+#define DEFAULT_MAX_SNAPSHOT_AGE_MS INT64_C(432000000)
+
+typedef struct plan {
+    icm_table *t;
+    icm_fileio *io;
+    const icm_orphan_options *o;
+    icm_orphan_result *r;
+    icm__orphan_keys keys;
+    int64_t cutoff;
+    char *roots[3];             /* table location, write.data.path, write.metadata.path */
+    size_t n_roots;
+    char *md_dirs[3];           /* <location>/metadata, write.metadata.path, current file's dir */
+    size_t n_md_dirs;
+    char *uuid;                 /* this table's table-uuid (NULL in old v1 tables) */
+    char *list_root;            /* where candidates come from */
+    char *list_root_path;       /* its collapsed path (icm__okeys_path_of) */
+    bool root_hidden;           /* list_root itself is hidden below the table location */
+    char **hidden_fields;       /* partition field names starting with '_' or '.' */
+    size_t n_hidden_fields;
+    size_t referenced_under_root; /* files of R below list_root */
+    size_t orphan_cap;
+    icm__ptrvec unreferenced_md;  /* `*.metadata.json` files R does not name (char *) */
+    char *conflict_pairs[MAX_CONFLICT_PAIRS];
+    size_t n_conflict_pairs;
+} plan;
+
+/* ------------------------------------------------------------------------------------------ */
+/* small helpers                                                                               */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+static const char *base_name(const char *loc)
+{
+    const char *slash = strrchr(loc, '/');
+    return slash != NULL ? slash + 1 : loc;
+}
+
+/* True when some directory component of `loc` is exactly `dir`. */
+static bool has_dir_component(const char *loc, const char *dir)
+{
+    size_t n = strlen(dir);
+    const char *name = base_name(loc);
+    for (const char *s = loc; s < name; s++) {
+        if ((s == loc || s[-1] == '/') && strncmp(s, dir, n) == 0 && s[n] == '/')
+            return true;
+    }
+    return false;
+}
+
+static bool is_metadata_json(const char *name)
+{
+    return ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz");
+}
+
+icm_orphan_kind icm__orphan_guess_kind(const char *loc)
+{
+    const char *name = base_name(loc);
+    bool in_metadata = has_dir_component(loc, "metadata");
+    if (is_metadata_json(name) || strcmp(name, "version-hint.text") == 0 ||
+        strcmp(name, "version-hint.txt") == 0)
+        return ICM_ORPHAN_METADATA;
+    if (strncmp(name, "snap-", 5) == 0 && ends_with(name, ".avro"))
+        return ICM_ORPHAN_MANIFEST_LIST;
+    if (in_metadata)
+        return ends_with(name, ".avro") ? ICM_ORPHAN_MANIFEST : ICM_ORPHAN_OTHER;
+    if (ends_with(name, ".puffin") || strstr(name, "delete") != NULL ||
+        strstr(name, "-eq-") != NULL)
+        return ICM_ORPHAN_DELETE;
+    if (ends_with(name, ".parquet") || ends_with(name, ".orc") || ends_with(name, ".avro") ||
+        ends_with(name, ".parq") || has_dir_component(loc, "data"))
+        return ICM_ORPHAN_DATA;
+    return ICM_ORPHAN_OTHER;
+}
+
+void icm__orphan_result_tally(icm_orphan_result *r, bool after_delete)
+{
+    memset(r->counts, 0, sizeof r->counts);
+    memset(r->bytes, 0, sizeof r->bytes);
+    r->total = 0;
+    r->total_bytes = 0;
+    r->deleted = r->failed = 0;
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        const icm_orphan_file *f = &r->orphans[i];
+        r->deleted += f->state == ICM_ORPHAN_DELETED;
+        r->failed += f->state == ICM_ORPHAN_FAILED;
+        if (f->state != (after_delete ? ICM_ORPHAN_DELETED : ICM_ORPHAN_PLANNED))
+            continue;
+        r->counts[f->kind]++;
+        r->bytes[f->kind] += f->size_bytes > 0 ? f->size_bytes : 0;
+        r->total++;
+        r->total_bytes += f->size_bytes > 0 ? f->size_bytes : 0;
+    }
+}
+
+int icm__orphan_warn(icm_orphan_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = icm__vsprintf(fmt, ap);
+    va_end(ap);
+    char **grown = line != NULL ? icm__reallocarray(r->warnings, r->warning_count + 1,
+                                                    sizeof *grown)
+                                : NULL;
+    if (grown == NULL) {
+        icm__free(line);
+        return ICM_ENOMEM;
+    }
+    r->warnings = grown;
+    r->warnings[r->warning_count++] = line;
+    return 0;
+}
+
+static int refuse(const char *location, const char *fmt, ...) ICM__PRINTF(2, 3);
+static int refuse(const char *location, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = icm__error_vset(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* checks on the metadata and options                                                          */
+
+static int check_gc(const icm_table_metadata *md, const char *where)
+{
+    const char *gc = icm_table_metadata_property(md, "gc.enabled");
+    if (gc != NULL && strcasecmp(gc, "false") == 0)
+        return refuse(where, "Cannot delete orphan files: GC is disabled (deleting files may "
+                             "corrupt other tables); table property gc.enabled=false (set it "
+                             "to true only when no other table shares these files)");
+    return 0;
+}
+
+/* The cutoff, the 24-hour minimum and the retention warning. */
+static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
+{
+    const icm_orphan_options *o = p->o;
+    p->cutoff = o->has_older_than ? o->older_than_ms : now - ICM_ORPHAN_DEFAULT_OLDER_THAN_MS;
+    p->r->older_than_ms = p->cutoff;
+    int64_t window; /* now - cutoff; an absurd cutoff far in the past saturates */
+    if (__builtin_sub_overflow(now, p->cutoff, &window))
+        window = p->cutoff < 0 ? INT64_MAX : INT64_MIN;
+    if (window < ICM_ORPHAN_MIN_AGE_MS && !o->force)
+        return refuse(NULL,
+                      "cutoff is only %.1f h before now (minimum 24 h): files that young may "
+                      "belong to a commit in progress; use --force (options.force) to accept",
+                      (double)window / 3600000.0);
+    const char *age = icm_table_metadata_property(md, "history.expire.max-snapshot-age-ms");
+    int64_t max_age = DEFAULT_MAX_SNAPSHOT_AGE_MS;
+    if (age != NULL) {
+        char *end = NULL;
+        long long v = strtoll(age, &end, 10);
+        if (end != age && *end == '\0')
+            max_age = (int64_t)v;
+    }
+    if (max_age <= window)
+        return icm__orphan_warn(p->r,
+                                "snapshot retention (history.expire.max-snapshot-age-ms = %lld "
+                                "ms) is not longer than the file-retention window (%lld ms): "
+                                "files of snapshots that expire sooner are swept by age alone",
+                                (long long)max_age, (long long)window);
+    return 0;
+}
+
+/* Copy the table's roots and metadata folders (the metadata object is replaced by refresh). */
+static int set_roots(plan *p, const icm_table_metadata *md, const char *md_location)
+{
+    const char *loc = icm_table_metadata_location(md);
+    const char *cand[3] = {loc, icm_table_metadata_property(md, "write.data.path"),
+                           icm_table_metadata_property(md, "write.metadata.path")};
+    for (size_t i = 0; i < 3; i++) {
+        if (cand[i] == NULL || cand[i][0] == '\0')
+            continue;
+        if ((p->roots[p->n_roots] = icm__strdup(cand[i])) == NULL)
+            return ICM_ENOMEM;
+        p->n_roots++;
+    }
+    /* Metadata folders: where version hints live and where old metadata files are ours. */
+    const char *md_file_dir_end = strrchr(md_location, '/');
+    if ((p->md_dirs[p->n_md_dirs++] = icm__location_join(loc, "metadata")) == NULL)
+        return ICM_ENOMEM;
+    if (cand[2] != NULL && cand[2][0] != '\0' &&
+        (p->md_dirs[p->n_md_dirs++] = icm__strdup(cand[2])) == NULL)
+        return ICM_ENOMEM;
+    if (md_file_dir_end != NULL &&
+        (p->md_dirs[p->n_md_dirs++] = icm__strndup(
+             md_location, (size_t)(md_file_dir_end - md_location))) == NULL)
+        return ICM_ENOMEM;
+    const char *uuid = icm_table_metadata_uuid(md);
+    if (uuid != NULL && (p->uuid = icm__strdup(uuid)) == NULL)
+        return ICM_ENOMEM;
+    return 0;
+}
+
+static bool inside_roots(const plan *p, const char *loc)
+{
+    for (size_t i = 0; i < p->n_roots; i++)
+        if (icm__location_is_inside(loc, p->roots[i]))
+            return true;
+    return false;
+}
+
+/* A component that is hidden: starts with '_' or '.', unless it is `<field>=...` for a
+ * partition field whose own name starts with '_' or '.' (Java's HiddenPathFilter). */
+static bool hidden_component(const plan *p, const char *c, size_t n)
+{
+    if (n == 0 || (c[0] != '_' && c[0] != '.'))
+        return false;
+    for (size_t i = 0; i < p->n_hidden_fields; i++) {
+        size_t m = strlen(p->hidden_fields[i]);
+        if (m < n && memcmp(c, p->hidden_fields[i], m) == 0 && c[m] == '=')
+            return false;
+    }
+    return true;
+}
+
+/* Whether any component of the relative path `rest` is hidden. */
+static bool hidden_path(const plan *p, const char *rest)
+{
+    const char *s = rest;
+    while (*s != '\0') {
+        size_t n = strcspn(s, "/");
+        if (hidden_component(p, s, n))
+            return true;
+        s += n;
+        while (*s == '/')
+            s++;
+    }
+    return false;
+}
+
+static int set_list_root(plan *p, const char *table_location)
+{
+    const char *want = p->o->location != NULL ? p->o->location : table_location;
+    bool ok = false;
+    for (size_t i = 0; i < p->n_roots && !ok; i++)
+        ok = icm__location_strip_prefix(want, p->roots[i], NULL);
+    if (!ok)
+        return refuse(want, "listing location is not inside the table location, "
+                            "write.data.path or write.metadata.path: files there are never "
+                            "deleted (no override)");
+    if ((p->list_root = icm__strdup(want)) == NULL ||
+        (p->r->location = icm__strdup(want)) == NULL ||
+        (p->list_root_path = icm__okeys_path_of(want)) == NULL)
+        return ICM_ENOMEM;
+    const char *rest;
+    if (icm__location_strip_prefix(want, table_location, &rest))
+        p->root_hidden = hidden_path(p, rest);
+    return 0;
+}
+
+/* Partition field names that start with '_' or '.', from every spec (v2 `partition-specs`,
+ * v1 `partition-spec`). The typed metadata view has no spec list, so the metadata's own JSON
+ * document is read (borrowed; nothing is parsed again). */
+static int push_field_names(plan *p, json_t *fields)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(fields, i, f)
+    {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        if (name == NULL || (name[0] != '_' && name[0] != '.'))
+            continue;
+        char **grown = icm__reallocarray(p->hidden_fields, p->n_hidden_fields + 1,
+                                         sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        p->hidden_fields = grown;
+        if ((grown[p->n_hidden_fields] = icm__strdup(name)) == NULL)
+            return ICM_ENOMEM;
+        p->n_hidden_fields++;
+    }
+    return 0;
+}
+
+static int set_hidden_fields(plan *p, const icm_table_metadata *md)
+{
+    json_t *doc = icm__table_metadata_json(md);
+    size_t i;
+    json_t *spec;
+    int rc = 0;
+    json_array_foreach(json_object_get(doc, "partition-specs"), i, spec)
+    {
+        if ((rc = push_field_names(p, json_object_get(spec, "fields"))) != 0)
+            return rc;
+    }
+    return push_field_names(p, json_object_get(doc, "partition-spec"));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the keep set R                                                                              */
+
+static int add_ref(plan *p, const char *loc)
+{
+    bool added;
+    int rc = icm__okeys_add(&p->keys, loc, &added);
+    if (rc == 0 && added && icm__okeys_path_under(icm__okeys_last_path(&p->keys),
+                                                  p->list_root_path))
+        p->referenced_under_root++;
+    return rc;
+}
+
+static int on_reached(const icm__reached *f, void *payload)
+{
+    return add_ref(payload, f->location);
+}
+
+static int refuse_unreadable(const icm__reach_report *rep)
+{
+    const icm__reach_failure *f = &rep->failures[0];
+    return refuse(f->location,
+                  "cannot read this %s of a retained snapshot (%s); the keep set would be "
+                  "incomplete, so nothing is deleted (%zu unreadable file%s; no override)",
+                  f->is_manifest_list ? "manifest list" : "manifest", f->message,
+                  rep->failure_count, rep->failure_count == 1 ? "" : "s");
+}
+
+static int add_version_hints(plan *p, const char *dir)
+{
+    static const char *const names[] = {"version-hint.text", "version-hint.txt"};
+    for (size_t i = 0; i < 2; i++) {
+        char *loc = icm__location_join(dir, names[i]);
+        if (loc == NULL)
+            return ICM_ENOMEM;
+        int rc = add_ref(p, loc);
+        icm__free(loc);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Everything `md` references: the walk over every snapshot (lists, manifests, live entries,
+ * statistics), the metadata file and its log, and the version hints. */
+static int add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location)
+{
+    icm__reach_options ro = {.read_entries = true, .statistics = true}; /* every snapshot */
+    icm__reach_report rep;
+    int rc = icm__reach_walk(p->io, md, &ro, on_reached, p, &rep);
+    if (rc == 0 && rep.failure_count > 0)
+        rc = refuse_unreadable(&rep);
+    icm__reach_report_dispose(&rep);
+    if (rc == 0)
+        rc = add_ref(p, md_location);
+    if (rc == 0 && icm_table_metadata_file(md) != NULL)
+        rc = add_ref(p, icm_table_metadata_file(md));
+    size_t n = icm_table_metadata_metadata_log_count(md);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = add_ref(p, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
+    for (size_t i = 0; rc == 0 && i < p->n_md_dirs; i++)
+        rc = add_version_hints(p, p->md_dirs[i]);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* candidates                                                                                  */
+
+static bool excluded(const plan *p, const char *loc)
+{
+    for (size_t i = 0; i < p->o->exclude_location_count; i++)
+        if (icm__location_strip_prefix(loc, p->o->exclude_locations[i], NULL))
+            return true;
+    return false;
+}
+
+/* Remember "(referenced, listed)" for the message, as Java reports the differing part. */
+static int record_conflict(plan *p, size_t origin)
+{
+    const icm__origin *ref = &p->keys.origins[origin];
+    const char *scheme = p->keys.scheme.data, *authority = p->keys.authority.data;
+    bool scheme_differs = strcmp(ref->scheme, scheme) != 0;
+    char *pair = icm__sprintf("(%s, %s)", scheme_differs ? ref->scheme : ref->authority,
+                              scheme_differs ? scheme : authority);
+    if (pair == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < p->n_conflict_pairs; i++) {
+        if (strcmp(p->conflict_pairs[i], pair) == 0) {
+            icm__free(pair);
+            return 0;
+        }
+    }
+    if (p->n_conflict_pairs == MAX_CONFLICT_PAIRS) {
+        icm__free(pair);
+        return 0;
+    }
+    p->conflict_pairs[p->n_conflict_pairs++] = pair;
+    return 0;
+}
+
+static int push_orphan(plan *p, const icm_file_info *info)
+{
+    icm_orphan_result *r = p->r;
+    if (r->orphan_count == p->orphan_cap) {
+        size_t cap = p->orphan_cap ? p->orphan_cap * 2 : 64;
+        icm_orphan_file *grown = icm__reallocarray(r->orphans, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        r->orphans = grown;
+        p->orphan_cap = cap;
+    }
+    char *copy = icm__strdup(info->location);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    r->orphans[r->orphan_count++] = (icm_orphan_file){
+        copy, info->size_bytes, info->mtime_ms, icm__orphan_guess_kind(info->location),
+        ICM_ORPHAN_PLANNED, 0, NULL};
+    return 0;
+}
+
+/* One listed file (or file-list line): classify, keep only orphans. */
+static int on_file(const icm_file_info *info, void *payload)
+{
+    plan *p = payload;
+    icm_orphan_result *r = p->r;
+    const char *rest;
+    /* Outside the listing location (file lists), or a `.`/`..` segment: never a candidate. */
+    if (!icm__location_strip_prefix(info->location, p->list_root, &rest) || rest[0] == '\0')
+        return 0;
+    r->listed++;
+    if (excluded(p, info->location)) {
+        r->excluded++;
+        return 0;
+    }
+    if (p->root_hidden || hidden_path(p, rest)) {
+        r->hidden++;
+        return 0;
+    }
+    icm__okey_match m;
+    size_t origin = 0;
+    int rc = icm__okeys_lookup(&p->keys, info->location, &m, &origin);
+    if (rc != 0)
+        return rc;
+    if (m == ICM__OKEY_EXACT) {
+        r->referenced_listed++;
+        return 0;
+    }
+    if (m == ICM__OKEY_CONFLICT) {
+        r->conflicts++;
+        if ((rc = record_conflict(p, origin)) != 0)
+            return rc;
+        if (p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE)
+            return 0;
+    } else if (is_metadata_json(base_name(info->location))) {
+        char *copy = icm__strdup(info->location);
+        if (copy == NULL || icm__ptrvec_push(&p->unreferenced_md, copy) != 0) {
+            icm__free(copy);
+            return ICM_ENOMEM;
+        }
+    }
+    if (info->mtime_ms < 0 || info->mtime_ms >= p->cutoff) {
+        r->too_recent++;
+        return 0;
+    }
+    if (!inside_roots(p, info->location))
+        return 0; /* cannot happen below list_root; checked again before deleting */
+    return push_orphan(p, info);
+}
+
+/* Parse an optional integer field: "" or "-1" is unknown (-1). */
+static bool parse_field(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0) {
+        *out = -1;
+        return true;
+    }
+    char tmp[32];
+    if (n >= sizeof tmp)
+        return false;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    char *end = NULL;
+    long long v = strtoll(tmp, &end, 10);
+    if (end == tmp || *end != '\0' || v < -1)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* One `path<TAB>size<TAB>mtime_ms` line (without its newline). */
+static int file_list_line(plan *p, char *line, size_t len, long lineno)
+{
+    if (len > 0 && line[len - 1] == '\r')
+        line[--len] = '\0';
+    if (len == 0)
+        return 0;
+    char *t1 = memchr(line, '\t', len);
+    char *t2 = t1 != NULL ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - line)) : NULL;
+    icm_file_info info = {line, -1, -1};
+    if (t1 == NULL || t2 == NULL || t1 == line || memchr(t2 + 1, '\t', len - (size_t)(t2 + 1 - line)) ||
+        !parse_field(t1 + 1, (size_t)(t2 - t1 - 1), &info.size_bytes) ||
+        !parse_field(t2 + 1, len - (size_t)(t2 + 1 - line), &info.mtime_ms))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, p->o->file_list,
+                              "line %ld: expected path<TAB>size<TAB>mtime_ms (integers; empty "
+                              "or -1 = unknown)", lineno);
+    *t1 = '\0';
+    return on_file(&info, p);
+}
+
+/* Stream a file list through on_file, line by line (an inventory may be huge). */
+static int read_file_list(plan *p)
+{
+    FILE *f = fopen(p->o->file_list, "r");
+    if (f == NULL)
+        return icm__error_set_errno(ICM_ERRCLASS_OS, icm__errno_to_code(errno), errno,
+                                    p->o->file_list, "cannot open the file list");
+    icm__buf line = ICM__BUF_INIT;
+    char chunk[4096];
+    long lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(chunk, sizeof chunk, f) != NULL) {
+        size_t n = strlen(chunk);
+        bool eol = n > 0 && chunk[n - 1] == '\n';
+        if (icm__buf_put(&line, chunk, eol ? n - 1 : n) != 0) {
+            rc = ICM_ENOMEM;
+            break;
+        }
+        if (!eol && !feof(f))
+            continue;
+        lineno++;
+        if (line.len > 0)
+            rc = file_list_line(p, line.data, line.len, lineno);
+        icm__buf_clear(&line);
+    }
+    if (rc == 0 && line.len > 0)
+        rc = file_list_line(p, line.data, line.len, ++lineno);
+    if (rc == 0 && ferror(f))
+        rc = icm__error_set(ICM_ERRCLASS_OS, ICM_EIO, p->o->file_list,
+                            "read error in the file list");
+    icm__buf_dispose(&line);
+    fclose(f);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* checks after the listing                                                                    */
+
+static int check_conflicts(plan *p)
+{
+    if (p->r->conflicts == 0 || p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_ERROR)
+        return 0;
+    icm__buf pairs = ICM__BUF_INIT;
+    for (size_t i = 0; i < p->n_conflict_pairs; i++)
+        icm__buf_printf(&pairs, "%s%s", i ? ", " : "", p->conflict_pairs[i]);
+    if (pairs.oom) {
+        icm__buf_dispose(&pairs);
+        return ICM_ENOMEM;
+    }
+    int rc = refuse(p->list_root,
+                    "Unable to determine whether certain files are orphan: %zu listed file%s "
+                    "match referenced files only up to scheme or authority; use "
+                    "--prefix-mismatch ignore (keep them) or delete, or declare the names equal "
+                    "with --equal-schemes / --equal-authorities. Conflicting "
+                    "authorities/schemes: [%s].",
+                    p->r->conflicts, p->r->conflicts == 1 ? "" : "s",
+                    pairs.data != NULL ? pairs.data : "");
+    icm__buf_dispose(&pairs);
+    return rc;
+}
+
+/* Directly inside one of this table's metadata folders. */
+static bool in_own_md_dir(const plan *p, const char *loc)
+{
+    const char *slash = strrchr(loc, '/');
+    if (slash == NULL)
+        return false;
+    for (size_t i = 0; i < p->n_md_dirs; i++) {
+        const char *rest;
+        if (icm__location_strip_prefix(loc, p->md_dirs[i], &rest) && strchr(rest, '/') == NULL)
+            return true;
+    }
+    return false;
+}
+
+/* table-uuid and location of a metadata file that might belong to another table. Strict
+ * parsing first; plain JSON as a fallback (a placeholder file Java would reject still names
+ * its table). *readable is false when neither works. */
+static int peek_metadata(plan *p, const char *loc, char **uuid, char **location, bool *readable,
+                         bool *gone)
+{
+    *uuid = *location = NULL;
+    *readable = *gone = false;
+    char *data = NULL;
+    size_t len = 0;
+    int rc = icm_fileio_read(p->io, loc, &data, &len);
+    if (rc == ICM_ENOTFOUND) {
+        *gone = true;
+        return 0;
+    }
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0)
+        return 0; /* unreadable: the caller refuses */
+    icm_table_metadata *md = NULL;
+    const char *u = NULL, *l = NULL;
+    json_t *doc = NULL;
+    rc = icm_table_metadata_parse(&md, data, len, loc);
+    if (rc == 0) {
+        u = icm_table_metadata_uuid(md);
+        l = icm_table_metadata_location(md);
+        *readable = true;
+    } else if (rc != ICM_ENOMEM) {
+        rc = icm__json_parse(data, len, loc, &doc);
+        if (rc == 0 && json_is_object(doc)) {
+            u = json_string_value(json_object_get(doc, "table-uuid"));
+            l = json_string_value(json_object_get(doc, "location"));
+            *readable = true;
+        }
+    }
+    if (rc == ICM_ENOMEM) {
+        icm__free(data);
+        return rc;
+    }
+    rc = 0;
+    if ((u != NULL && (*uuid = icm__strdup(u)) == NULL) ||
+        (l != NULL && (*location = icm__strdup(l)) == NULL))
+        rc = ICM_ENOMEM;
+    icm_table_metadata_free(md);
+    json_decref(doc);
+    icm__free(data);
+    return rc;
+}
+
+/* Same table? Both uuids: compare. A missing uuid (old v1 metadata) only counts as ours inside
+ * our own metadata folder, and only when this table's uuid is missing too or theirs is. */
+static bool same_table(const plan *p, const char *loc, const char *uuid)
+{
+    if (p->uuid != NULL && uuid != NULL)
+        return strcasecmp(p->uuid, uuid) == 0;
+    if (p->uuid == NULL && uuid != NULL)
+        return false;
+    return in_own_md_dir(p, loc);
+}
+
+static int check_other_tables(plan *p)
+{
+    for (size_t i = 0; i < p->unreferenced_md.len; i++) {
+        const char *loc = p->unreferenced_md.items[i];
+        char *uuid, *location;
+        bool readable, gone;
+        int rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone);
+        if (rc != 0)
+            return rc;
+        if (gone || (readable && same_table(p, loc, uuid))) {
+            icm__free(uuid);
+            icm__free(location);
+            continue;
+        }
+        if (!readable)
+            rc = refuse(loc,
+                        "cannot read this metadata file to tell whether another table lives "
+                        "under %s; nothing is deleted (remove or move it, or carve its folder "
+                        "out with --exclude-location)", p->list_root);
+        else
+            rc = refuse(loc,
+                        "another table's metadata lives under %s: table-uuid %s (location %s), "
+                        "this table is %s; refusing to sweep a folder shared with another table "
+                        "(carve that table's folder out with --exclude-location)",
+                        p->list_root, uuid != NULL ? uuid : "(none)",
+                        location != NULL ? location : "(none)",
+                        p->uuid != NULL ? p->uuid : "(no uuid)");
+        icm__free(uuid);
+        icm__free(location);
+        return rc;
+    }
+    return 0;
+}
+
+static int check_path_form(plan *p)
+{
+    const icm_orphan_result *r = p->r;
+    if (p->referenced_under_root == 0 || r->referenced_listed > 0 || r->orphan_count == 0)
+        return 0;
+    return refuse(p->list_root,
+                  "none of the %zu files the metadata references here was found in the "
+                  "listing, so the listing names files differently from the metadata (check "
+                  "--path-map, --equal-schemes, --equal-authorities); nothing is deleted",
+                  p->referenced_under_root);
+}
+
+/* After the listing: if a writer committed meanwhile, add what its metadata references to R
+ * and drop the orphans it now covers, so nothing committed during the sweep is deleted. */
+static int recheck(plan *p, const char *md_location_before)
+{
+    int rc = icm_table_refresh(p->t);
+    if (rc != 0)
+        return rc;
+    const char *now_loc = icm_table_get_metadata_location(p->t);
+    if (strcmp(now_loc, md_location_before) == 0)
+        return 0;
+    const icm_table_metadata *md = icm_table_get_metadata(p->t);
+    p->r->rechecked = true;
+    if ((rc = check_gc(md, now_loc)) != 0 || (rc = add_table_refs(p, md, now_loc)) != 0)
+        return rc;
+    p->r->referenced = icm__pathset_count(p->keys.set);
+    icm_orphan_result *r = p->r;
+    size_t kept = 0;
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        icm__okey_match m;
+        if ((rc = icm__okeys_lookup(&p->keys, r->orphans[i].path, &m, NULL)) != 0)
+            return rc;
+        bool now_referenced = m == ICM__OKEY_EXACT ||
+                              (m == ICM__OKEY_CONFLICT &&
+                               p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE);
+        if (now_referenced)
+            icm__free(r->orphans[i].path);
+        else
+            r->orphans[kept++] = r->orphans[i];
+    }
+    r->orphan_count = kept;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* entry                                                                                       */
+
+static void plan_dispose(plan *p)
+{
+    icm__okeys_dispose(&p->keys);
+    for (size_t i = 0; i < p->n_roots; i++)
+        icm__free(p->roots[i]);
+    for (size_t i = 0; i < p->n_md_dirs; i++)
+        icm__free(p->md_dirs[i]);
+    for (size_t i = 0; i < p->n_hidden_fields; i++)
+        icm__free(p->hidden_fields[i]);
+    icm__free(p->hidden_fields);
+    for (size_t i = 0; i < p->n_conflict_pairs; i++)
+        icm__free(p->conflict_pairs[i]);
+    icm__ptrvec_dispose(&p->unreferenced_md, icm__free);
+    icm__free(p->uuid);
+    icm__free(p->list_root);
+    icm__free(p->list_root_path);
+}
+
+static int run(plan *p, int64_t now)
+{
+    int rc = icm_table_refresh(p->t);
+    if (rc != 0)
+        return rc;
+    const icm_table_metadata *md = icm_table_get_metadata(p->t);
+    char *md_location = icm__strdup(icm_table_get_metadata_location(p->t));
+    if (md_location == NULL)
+        return ICM_ENOMEM;
+    if (icm_table_is_read_only(p->t) && !p->o->dry_run)
+        rc = refuse(md_location, "the table was opened from a metadata file, which may not be "
+                                 "its current metadata: only a dry run is allowed (open it "
+                                 "through its catalog or table directory)");
+    if (rc == 0)
+        rc = check_gc(md, md_location);
+    if (rc == 0)
+        rc = set_cutoff(p, md, now);
+    if (rc == 0)
+        rc = set_roots(p, md, md_location);
+    if (rc == 0)
+        rc = set_hidden_fields(p, md);
+    if (rc == 0)
+        rc = set_list_root(p, icm_table_metadata_location(md));
+    if (rc == 0)
+        rc = add_table_refs(p, md, md_location);
+    if (rc == 0) {
+        p->r->referenced = icm__pathset_count(p->keys.set);
+        rc = p->o->file_list != NULL ? read_file_list(p)
+                                     : icm_fileio_list(p->io, p->list_root, on_file, p);
+    }
+    if (rc == 0)
+        rc = check_conflicts(p);
+    if (rc == 0)
+        rc = check_other_tables(p);
+    if (rc == 0)
+        rc = check_path_form(p);
+    if (rc == 0)
+        rc = recheck(p, md_location);
+    p->r->keep_set_bytes = icm__pathset_memory_bytes(p->keys.set);
+    icm__free(md_location);
+    return rc;
+}
+
+int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
+                      icm_orphan_result **out)
+{
+    *out = NULL;
+    plan p;
+    memset(&p, 0, sizeof p);
+    p.t = t;
+    p.io = icm_table_get_fileio(t);
+    p.o = o;
+    icm_orphan_result *r = icm__calloc(1, sizeof *r);
+    if (r == NULL)
+        return ICM_ENOMEM;
+    r->dry_run = o->dry_run;
+    r->now_ms = now_ms;
+    p.r = r;
+    int rc = icm__okeys_init(&p.keys, o->equal_schemes, o->equal_authorities);
+    if (rc == 0)
+        rc = run(&p, now_ms);
+    plan_dispose(&p);
+    if (rc != 0) {
+        icm_orphan_result_free(r);
+        return rc;
+    }
+    icm__orphan_result_tally(r, false);
+    *out = r;
+    return 0;
+}
