@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "avro/avro.h"
+#include "spec/metadata_internal.h"
 
 /* Deeper nesting than this is treated as malicious (protects the C stack). */
 #define MAX_SCHEMA_DEPTH 64
@@ -460,14 +461,12 @@ int icm__avro_schema_parse(icm__avro_schema **out, const char *json, size_t len,
                            const char *location)
 {
     *out = NULL;
-    json_error_t jerr;
-    json_t *root = json_loadb(json, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
-    if (root == NULL) {
-        int rc = icm__error_set(ICM_ERRCLASS_AVRO, ICM_EINVALID, location,
-                                "Avro schema is not valid JSON: %s", jerr.text);
-        icm__error_set_position(jerr.line, jerr.column, -1);
-        return rc;
-    }
+    /* Our strict reader, not json_loadb(): jansson's loader crashes when an allocation fails
+     * mid-document (see spec/json_parse.c), and OOM must stay ICM_ENOMEM, not "invalid". */
+    json_t *root = NULL;
+    int prc = icm__json_parse(json, len, location, &root);
+    if (prc < 0)
+        return prc; /* "not valid JSON: ..." naming the file, or ICM_ENOMEM */
     /* The ptrvec of interned names lives right after the schema struct. */
     icm__avro_schema *s = icm__calloc(1, sizeof *s + sizeof(icm__ptrvec));
     if (s == NULL) {
@@ -547,10 +546,5 @@ int icm__avro_schema_to_json(const icm__avro_schema *s, uint32_t node, icm__buf 
     if (j == NULL)
         return icm__error_set(ICM_ERRCLASS_AVRO, ICM_EINVALID, NULL,
                               "schema node has no JSON definition");
-    char *text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (text == NULL)
-        return icm__error_oom();
-    int rc = icm__buf_puts(out, text);
-    free(text);
-    return rc;
+    return icm__json_write(out, j, false);
 }

@@ -8,16 +8,11 @@
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
+#include "spec/metadata_internal.h"
 #include "util/util.h"
 
 /* Java's PARTITION_DATA_ID_START - 1: last-partition-id of an unpartitioned table. */
 #define LAST_PARTITION_ID_NONE 999
-
-static int json_fail(const char *what, const json_error_t *err)
-{
-    return icm__error_set(ICM_ERRCLASS_JSON, ICM_EINVALID, NULL, "%s: %s (line %d)", what,
-                          err->text, err->line);
-}
 
 /* Highest field id anywhere in a (nested) type: struct fields, list elements, map keys/values. */
 static int64_t max_field_id(const json_t *type)
@@ -53,12 +48,9 @@ static int64_t max_field_id(const json_t *type)
 
 static json_t *parse_schema(const char *text)
 {
-    json_error_t err;
-    json_t *schema = json_loads(text, 0, &err);
-    if (schema == NULL) {
-        json_fail("schema JSON", &err);
+    json_t *schema = NULL;
+    if (icm__json_parse(text, strlen(text), "schema JSON", &schema) < 0)
         return NULL;
-    }
     if (!json_is_object(schema) || !json_is_array(json_object_get(schema, "fields"))) {
         json_decref(schema);
         icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
@@ -83,12 +75,9 @@ static json_t *parse_spec_fields(const char *text, int64_t *out_last_partition_i
     if (text == NULL) {
         fields = json_array();
     } else {
-        json_error_t err;
-        json_t *doc = json_loads(text, 0, &err);
-        if (doc == NULL) {
-            json_fail("partition spec JSON", &err);
+        json_t *doc = NULL;
+        if (icm__json_parse(text, strlen(text), "partition spec JSON", &doc) < 0)
             return NULL;
-        }
         fields = json_is_array(doc) ? json_incref(doc)
                                     : json_incref(json_object_get(doc, "fields"));
         json_decref(doc);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "manifest/manifest_internal.h"
+#include "spec/metadata_internal.h"
 
 
 static icm__avro_codec to_avro_codec(icm_avro_codec c)
@@ -123,9 +124,11 @@ static int partition_field_type(icm__buf *b, json_t *schema_fields, json_t *pf,
 /* The Avro record schema of partition tuples (record r102, every field optional). */
 static int derive_partition_schema(icm__buf *out, const char *schema_json, json_t *spec_fields)
 {
-    json_error_t jerr;
-    json_t *schema = json_loads(schema_json, 0, &jerr);
-    if (schema == NULL)
+    json_t *schema = NULL;
+    int prc = icm__json_parse(schema_json, strlen(schema_json), NULL, &schema);
+    if (prc == ICM_ENOMEM)
+        return prc;
+    if (prc < 0)
         return bad_opt("table schema is not valid JSON");
     json_t *fields = json_object_get(schema, "fields");
     int rc = 0;
@@ -141,15 +144,11 @@ static int derive_partition_schema(icm__buf *out, const char *schema_json, json_
             rc = bad_opt("partition field without a name");
             break;
         }
-        json_t *qname = json_string(json_string_value(name));
-        char *qn = qname ? json_dumps(qname, JSON_ENCODE_ANY) : NULL;
-        json_decref(qname);
-        if (qn == NULL) {
-            rc = icm__error_oom();
+        icm__buf_printf(out, "%s{\"name\":", i ? "," : "");
+        rc = icm__json_write(out, name, false); /* quoted and escaped */
+        if (rc < 0)
             break;
-        }
-        icm__buf_printf(out, "%s{\"name\":%s,\"type\":[\"null\",", i ? "," : "", qn);
-        free(qn);
+        icm__buf_puts(out, ",\"type\":[\"null\",");
         rc = partition_field_type(out, fields, pf, id);
         if (rc < 0)
             break;
@@ -315,18 +314,21 @@ int icm_manifest_writer_new(icm_manifest_writer **out, const icm_manifest_writer
     int rc = check_version(opts->format_version);
     if (rc < 0)
         return rc;
-    json_error_t jerr;
-    json_t *spec = json_loads(opts->partition_spec_json, 0, &jerr);
-    if (spec == NULL)
+    json_t *spec = NULL;
+    rc = icm__json_parse(opts->partition_spec_json, strlen(opts->partition_spec_json), NULL, &spec);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc < 0)
         return bad_opt("partition spec is not valid JSON");
     json_t *fields = json_is_array(spec) ? spec : json_object_get(spec, "fields");
     if (!json_is_array(fields)) {
         json_decref(spec);
         return bad_opt("partition spec has no fields array");
     }
-    char *fields_json = json_dumps(fields, JSON_COMPACT);
+    icm__buf fields_buf = ICM__BUF_INIT;
+    rc = icm__json_write(&fields_buf, fields, false);
+    const char *fields_json = fields_buf.data;
     icm__buf part = ICM__BUF_INIT;
-    rc = fields_json ? 0 : icm__error_oom();
     if (rc == 0 && opts->partition_avro_schema_json != NULL)
         rc = icm__buf_puts(&part, opts->partition_avro_schema_json);
     else if (rc == 0)
@@ -337,7 +339,7 @@ int icm_manifest_writer_new(icm_manifest_writer **out, const icm_manifest_writer
         rc = start_manifest(out, opts, opts->format_version, part.data, opts->schema_json,
                             opts->schema_id >= 0 ? sid : NULL, fields_json,
                             opts->partition_spec_id, opts->content);
-    free(fields_json);
+    icm__buf_dispose(&fields_buf);
     json_decref(spec);
     icm__buf_dispose(&part);
     return rc;

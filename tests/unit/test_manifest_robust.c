@@ -208,6 +208,9 @@ static void test_allocation_failures(void **state)
                 assert_int_equal(rc, which >= 2 ? 0 : ICM_ITEROVER);
                 break;
             }
+            if (rc != ICM_ENOMEM)
+                print_error("case %d, allocation %ld: %s: %s\n", which, (long)g_fail_at,
+                            icm_error_code_name(rc), icm_error_last()->message);
             assert_int_equal(rc, ICM_ENOMEM);
             assert_int_equal(icm_error_last()->code, ICM_ENOMEM);
             failures++;
