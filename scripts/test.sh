@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# THE test command (README "Quick start"; .ci/run calls exactly this). On a fresh machine it
+# installs what is missing, builds and runs every test:
+#   1. scripts/install-deps.sh                 Debian packages (idempotent)
+#   2. scripts/setup-python.sh (if present)    the test virtualenv (build/venv)
+#   3. build/      RelWithDebInfo, -Werror     ctest: every test
+#   4. build-asan/ Debug, ASan+UBSan           ctest: labels unit and fuzz-replay
+#   5. pytest tests/py and tests/interop (if present) with the venv's python
+# with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already.
+# Every stage runs even when an earlier test stage failed, so one run shows everything that is
+# broken; the exit status is non-zero if any stage failed. A build that fails skips the tests
+# that need it. Environment: ICM_JOBS (default 2: the machines have two cores).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+JOBS="${ICM_JOBS:-2}"
+export ICM_VENV="${ICM_VENV:-build/venv}"
+case "$ICM_VENV" in /*) VENV="$ICM_VENV" ;; *) VENV="$ROOT/$ICM_VENV" ;; esac
+
+passed=()
+failed=()
+skipped=()
+
+# stage NAME COMMAND...: run one stage and record its outcome.
+stage() {
+  local name="$1"
+  shift
+  echo "==> test.sh: $name" >&2
+  if "$@"; then
+    passed+=("$name")
+    return 0
+  fi
+  echo "==> test.sh: $name FAILED" >&2
+  failed+=("$name")
+  return 1
+}
+
+summary() {
+  echo
+  if [ ${#failed[@]} -eq 0 ]; then
+    echo "test.sh: OK: ${#passed[@]} stages passed (${passed[*]})${skipped:+; skipped: ${skipped[*]}}"
+  else
+    echo "test.sh: FAILED: ${failed[*]} (passed: ${passed[*]:-none}${skipped:+; skipped: ${skipped[*]}})"
+  fi
+}
+
+configure_and_build() {
+  local dir="$1"
+  shift
+  cmake -S "$ROOT" -B "$ROOT/$dir" -G Ninja -DICM_WERROR=ON "$@" >/dev/null &&
+    ninja -C "$ROOT/$dir" -j "$JOBS"
+}
+
+# pytest treats "no tests collected" (exit 5) as failure; for us an empty suite is fine.
+run_pytest() {
+  local dir="$1" rc=0
+  "$VENV/bin/python" -m pytest -q "$dir" || rc=$?
+  if [ "$rc" -eq 5 ]; then
+    echo "test.sh: $dir has no tests yet" >&2
+    return 0
+  fi
+  return "$rc"
+}
+
+if ! stage install-deps ./scripts/install-deps.sh; then
+  summary
+  exit 1
+fi
+
+have_venv=0
+if [ -x scripts/setup-python.sh ] || [ -f scripts/setup-python.sh ]; then
+  stage setup-python bash scripts/setup-python.sh && have_venv=1
+else
+  skipped+=("setup-python")
+fi
+
+# PostgreSQL for the SQL catalog tests: .ci/run starts one and exports ICM_PG_DSN; run by hand,
+# this script starts a throw-away server itself (in /tmp: the `postgres` user must reach it) and
+# stops it on exit, so a plain ./scripts/test.sh runs those tests too.
+PG_DIR=""
+stop_postgres() {
+  if [ -n "$PG_DIR" ]; then
+    ./scripts/start-postgres.sh --stop "$PG_DIR" >/dev/null 2>&1 || true
+    rm -rf "$PG_DIR"
+  fi
+}
+trap stop_postgres EXIT
+start_postgres() {
+  PG_DIR="$(mktemp -d /tmp/icm-test-pg.XXXXXX)" &&
+    ICM_PG_DSN="$(./scripts/start-postgres.sh "$PG_DIR")" &&
+    export ICM_PG_DSN
+}
+if [ -z "${ICM_PG_DSN:-}" ] && [ -f scripts/start-postgres.sh ]; then
+  stage postgres start_postgres
+fi
+
+# Tests find the tools and data through the environment (tests/unit/testutil.c, tests/py).
+export ICM_FIXTURES_DIR="${ICM_FIXTURES_DIR:-$(cd "$ROOT/.." && pwd)/shared/fixtures}"
+export ICM_BUILD_DIR="$ROOT/build"
+export ICM_CLI="$ROOT/build/icemaint"
+
+built=0
+if stage build configure_and_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+  built=1
+  stage ctest ctest --test-dir build --output-on-failure -j "$JOBS"
+else
+  skipped+=("ctest")
+fi
+
+# The ASan build runs its own CLI binary in the CLI tests (ctest sets ICM_CLI per build).
+if stage build-asan configure_and_build build-asan -DCMAKE_BUILD_TYPE=Debug -DICM_SANITIZE=ON; then
+  stage ctest-asan ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L 'unit|fuzz-replay'
+else
+  skipped+=("ctest-asan")
+fi
+
+for suite in tests/py tests/interop; do
+  if [ ! -d "$suite" ]; then
+    continue
+  fi
+  # The Python suites drive build/icemaint: after a failed build it would be a stale binary.
+  if [ "$have_venv" -ne 1 ] || [ "$built" -ne 1 ]; then
+    skipped+=("pytest:$suite")
+    continue
+  fi
+  stage "pytest:$suite" run_pytest "$suite"
+done
+
+summary
+[ ${#failed[@]} -eq 0 ]

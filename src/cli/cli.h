@@ -1,0 +1,165 @@
+/*
+ * cli/cli.h: internal interface shared by the files of the icemaint command-line tool: exit
+ * codes, the parsed global options, the command table, error reporting, table references, the
+ * output helpers (aligned text tables and JSON documents) and a string set.
+ *
+ * The CLI is an application on top of libicemaint's public API. It uses libc allocation
+ * directly (an allocation failure is reported like any other error: one line, exit code 1).
+ */
+#ifndef ICM_CLI_CLI_H
+#define ICM_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "icemaint/errors.h"
+#include "icemaint/fileio.h"
+#include "icemaint/metadata.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ICM_CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define ICM_CLI_PRINTF(f, a)
+#endif
+
+/* Process exit codes; pinned by the CLI contract (README "Exit codes"). */
+enum {
+    ICM_EXIT_OK = 0,
+    ICM_EXIT_ERROR = 1,          /* the one-line message says which file and what */
+    ICM_EXIT_USAGE = 2,          /* bad command line */
+    ICM_EXIT_COMMIT_FAILED = 3,  /* conflict: nothing of ours left behind */
+    ICM_EXIT_COMMIT_UNKNOWN = 4, /* outcome unknown: our files kept */
+    ICM_EXIT_REFUSED = 5         /* refused by a safety check */
+};
+
+/* Global options (before the command; --json also after it). */
+typedef struct icm_cli {
+    icm_path_map *path_maps; /* --path-map rules, in command-line order; strings owned */
+    size_t n_path_maps;
+    const char *catalog;     /* --catalog NAME (catalogs issue; stored only) */
+    const char *config;      /* --config FILE */
+    const char *uri;         /* --uri URI */
+    const char *warehouse;   /* --warehouse URI */
+    bool json;               /* --json: exactly one JSON document on stdout */
+    int verbosity;           /* -1 quiet, 0 normal, 1+ verbose */
+    icm_fileio *io;          /* built on first use by icm_cli_fileio() */
+} icm_cli;
+
+/* One sub-command. `run` gets the command's own arguments (argv[0] = command name) with
+ * `--json` already taken out, and returns a process exit code. */
+typedef struct icm_cli_command {
+    const char *name;
+    const char *summary; /* one line for `icemaint --help` */
+    const char *help;    /* full text for `icemaint COMMAND --help` */
+    int (*run)(icm_cli *cli, int argc, char **argv);
+} icm_cli_command;
+
+/* Commands (cmd_*.c). */
+extern const icm_cli_command icm_cli_cmd_inspect;
+extern const icm_cli_command icm_cli_cmd_snapshots;
+extern const icm_cli_command icm_cli_cmd_manifests;
+extern const icm_cli_command icm_cli_cmd_files;
+extern const icm_cli_command icm_cli_cmd_expire_snapshots;   /* cmd_expire.c */
+extern const icm_cli_command icm_cli_cmd_remove_orphan_files; /* cmd_orphans.c */
+
+/* ---- errors (main.c) ---- */
+
+/* Report the library's last error as `icemaint: <location>: <message>` (plus code and class
+ * with -v) and return the exit code for `rc` (3, 4, 5 for commit/refusal codes, else 1). */
+int icm_cli_fail(const icm_cli *cli, int rc);
+/* Report a usage problem with `arg` on one line and return ICM_EXIT_USAGE. */
+int icm_cli_usage(const char *arg, const char *fmt, ...) ICM_CLI_PRINTF(2, 3);
+/* Report an error found by the CLI itself (not the library) and return ICM_EXIT_ERROR. */
+int icm_cli_error(const char *where, const char *fmt, ...) ICM_CLI_PRINTF(2, 3);
+/* Out of memory in the CLI itself: message, then ICM_EXIT_ERROR. */
+int icm_cli_oom(void);
+
+/* ---- option parsing helpers (main.c) ---- */
+
+/* If argv[*i] is option `name` (`--name VALUE` or `--name=VALUE`), store the value, advance *i
+ * past it and return 1. Return 0 when it is another argument, or -1 (after a usage message)
+ * when the value is missing. */
+int icm_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+/* Parse a signed 64-bit decimal (a snapshot id). Returns false on junk or overflow. */
+bool icm_cli_parse_int64(const char *text, int64_t *out);
+/* Take argv[*i] as the command's single TABLE argument (`--` ends options). Returns an exit
+ * code: ICM_EXIT_OK when stored, ICM_EXIT_USAGE (reported) for an unknown option or a second
+ * positional argument. */
+int icm_cli_take_table(const char *cmd, char **argv, int i, bool *after_dashdash,
+                       const char **table);
+/* After parsing: a usage error when TABLE is missing. */
+int icm_cli_need_table(const char *cmd, const char *table);
+
+/* ---- table references (table_ref.c) ---- */
+
+/* The FileIO for every storage access: local files behind the --path-map rules. Built once.
+ * Returns NULL after reporting the error. */
+icm_fileio *icm_cli_fileio(icm_cli *cli);
+
+typedef struct icm_cli_table {
+    char *metadata_location;  /* the metadata file that was read (malloc'd) */
+    icm_table_metadata *md;
+} icm_cli_table;
+
+/* Resolve TABLE (a metadata JSON file or a table directory in filesystem layout) and read its
+ * current metadata. Returns an exit code; on failure the error was already reported. */
+int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out);
+void icm_cli_table_close(icm_cli_table *t);
+
+/* The snapshot a command works on: `--snapshot-id` text when given (a usage error when not a
+ * number, an error when the metadata has no such snapshot), else the current snapshot; *out is
+ * NULL when the table has no current snapshot. Returns an exit code (errors reported). */
+int icm_cli_pick_snapshot(const icm_cli_table *t, const char *id_text,
+                          const icm_snapshot **out);
+
+/* ---- output (output.c) ---- */
+
+/* An aligned text table built row by row; cells are copied. */
+typedef struct icm_cli_grid icm_cli_grid;
+icm_cli_grid *icm_cli_grid_new(size_t ncols, const char *const *headers);
+/* Append a row of ncols cells (NULL cells print as "-"). Returns false on allocation failure. */
+bool icm_cli_grid_add(icm_cli_grid *g, const char *const *cells);
+/* Replace the cell of data row `row` (0 = first row after the headers), column `col`. Returns
+ * false on allocation failure (the old text stays). */
+bool icm_cli_grid_set(icm_cli_grid *g, size_t row, size_t col, const char *text);
+void icm_cli_grid_print(const icm_cli_grid *g, FILE *out);
+void icm_cli_grid_free(icm_cli_grid *g);
+
+/* Format epoch milliseconds as ISO-8601 UTC ("2024-05-01T12:00:00.123Z") into buf. */
+const char *icm_cli_format_time(int64_t ms, char *buf, size_t buf_size);
+/* Format an int64 into buf. */
+const char *icm_cli_format_int64(int64_t v, char *buf, size_t buf_size);
+
+/* JSON builders that tolerate NULL (a missing string becomes JSON null) and record allocation
+ * failures in *ok instead of failing one by one. */
+void icm_cli_json_set(json_t *obj, const char *key, json_t *value_new, bool *ok);
+json_t *icm_cli_json_str(const char *s);  /* NULL -> json null */
+json_t *icm_cli_json_int(int64_t v);
+/* Append to an array (steals value_new). */
+void icm_cli_json_push(json_t *arr, json_t *value_new, bool *ok);
+/* Report that a JSON document could not be built (allocation failure or a non-UTF-8 string);
+ * returns ICM_EXIT_ERROR. */
+int icm_cli_json_failed(void);
+/* Print `doc` (stolen) as one JSON document and a newline on stdout; with !ok (a builder
+ * failed) report icm_cli_json_failed() instead. Returns an exit code. */
+int icm_cli_json_print(json_t *doc, bool ok);
+
+/* ---- string set (strset.c) ---- */
+
+/* Set of strings (paths), each with a value: open addressing, FNV-1a. Used to list each file
+ * and read each manifest once when many snapshots share them. Zero-initialise. */
+typedef struct icm_cli_strset {
+    struct icm_cli_strset_slot *slots;
+    size_t cap;   /* power of two */
+    size_t count;
+} icm_cli_strset;
+/* Insert a copy of s with `value`. Returns 1 when added; 0 when already present (and then
+ * *existing, when not NULL, gets the value stored with it); -1 on allocation failure. */
+int icm_cli_strset_add(icm_cli_strset *set, const char *s, size_t value, size_t *existing);
+void icm_cli_strset_dispose(icm_cli_strset *set);
+
+#endif /* ICM_CLI_CLI_H */

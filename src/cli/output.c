@@ -1,0 +1,186 @@
+/*
+ * cli/output.c: how the CLI prints: aligned text tables for people, JSON documents (jansson)
+ * for programs, and the time/number formatting both share.
+ *
+ * Human output goes to stdout; with --json stdout carries exactly one JSON document, so
+ * nothing else may be printed there.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+struct icm_cli_grid {
+    size_t ncols;
+    char **cells;   /* row-major; row 0 holds the headers */
+    size_t nrows;   /* including the header row */
+    size_t cap_rows;
+};
+
+icm_cli_grid *icm_cli_grid_new(size_t ncols, const char *const *headers)
+{
+    icm_cli_grid *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return NULL;
+    g->ncols = ncols;
+    if (!icm_cli_grid_add(g, headers)) {
+        icm_cli_grid_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+bool icm_cli_grid_add(icm_cli_grid *g, const char *const *cells)
+{
+    if (g->nrows == g->cap_rows) {
+        size_t cap = g->cap_rows ? g->cap_rows * 2 : 16;
+        char **grown = realloc(g->cells, cap * g->ncols * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        g->cells = grown;
+        g->cap_rows = cap;
+    }
+    char **row = g->cells + g->nrows * g->ncols;
+    for (size_t c = 0; c < g->ncols; c++) {
+        row[c] = strdup(cells[c] != NULL ? cells[c] : "-");
+        if (row[c] == NULL) {
+            while (c > 0)
+                free(row[--c]);
+            return false;
+        }
+    }
+    g->nrows++;
+    return true;
+}
+
+bool icm_cli_grid_set(icm_cli_grid *g, size_t row, size_t col, const char *text)
+{
+    char *copy = strdup(text != NULL ? text : "-");
+    if (copy == NULL)
+        return false;
+    char **cell = &g->cells[(row + 1) * g->ncols + col];
+    free(*cell);
+    *cell = copy;
+    return true;
+}
+
+void icm_cli_grid_print(const icm_cli_grid *g, FILE *out)
+{
+    size_t *width = calloc(g->ncols, sizeof *width);
+    if (width == NULL)
+        return;
+    for (size_t r = 0; r < g->nrows; r++) {
+        for (size_t c = 0; c < g->ncols; c++) {
+            size_t len = strlen(g->cells[r * g->ncols + c]);
+            if (len > width[c])
+                width[c] = len;
+        }
+    }
+    /* trailing columns with no value in any row (say, REFERENCED_DATA_FILE in a table
+     * without deletion vectors) are left out, header included */
+    size_t ncols = 1;
+    for (size_t r = 1; r < g->nrows; r++) {
+        for (size_t c = ncols; c < g->ncols; c++) {
+            if (g->cells[r * g->ncols + c][0] != '\0')
+                ncols = c + 1;
+        }
+    }
+    if (g->nrows == 1)
+        ncols = g->ncols;
+    for (size_t r = 0; r < g->nrows; r++) {
+        char **row = g->cells + r * g->ncols;
+        /* no padding after the last non-empty cell: lines carry no trailing blanks and long
+         * locations stay copy-pastable */
+        size_t last = ncols - 1;
+        while (last > 0 && row[last][0] == '\0')
+            last--;
+        for (size_t c = 0; c < last; c++)
+            fprintf(out, "%-*s  ", (int)width[c], row[c]);
+        fprintf(out, "%s\n", row[last]);
+    }
+    free(width);
+}
+
+void icm_cli_grid_free(icm_cli_grid *g)
+{
+    if (g == NULL)
+        return;
+    for (size_t i = 0; i < g->nrows * g->ncols; i++)
+        free(g->cells[i]);
+    free(g->cells);
+    free(g);
+}
+
+const char *icm_cli_format_time(int64_t ms, char *buf, size_t buf_size)
+{
+    /* floor division so times before 1970 keep a positive millisecond part */
+    int64_t secs = ms / 1000;
+    int64_t frac = ms % 1000;
+    if (frac < 0) {
+        frac += 1000;
+        secs -= 1;
+    }
+    time_t t = (time_t)secs;
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL) {
+        snprintf(buf, buf_size, "%" PRId64 "ms", ms);
+        return buf;
+    }
+    snprintf(buf, buf_size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac);
+    return buf;
+}
+
+const char *icm_cli_format_int64(int64_t v, char *buf, size_t buf_size)
+{
+    snprintf(buf, buf_size, "%" PRId64, v);
+    return buf;
+}
+
+void icm_cli_json_set(json_t *obj, const char *key, json_t *value_new, bool *ok)
+{
+    if (value_new == NULL || json_object_set_new(obj, key, value_new) != 0)
+        *ok = false;
+}
+
+json_t *icm_cli_json_str(const char *s)
+{
+    return s != NULL ? json_string(s) : json_null();
+}
+
+json_t *icm_cli_json_int(int64_t v)
+{
+    /* json_int_t is long long: every Iceberg id and size (Java long) fits exactly */
+    return json_integer((json_int_t)v);
+}
+
+void icm_cli_json_push(json_t *arr, json_t *value_new, bool *ok)
+{
+    if (value_new == NULL || json_array_append_new(arr, value_new) != 0)
+        *ok = false;
+}
+
+int icm_cli_json_failed(void)
+{
+    /* jansson refuses strings that are not UTF-8 as it refuses a failed allocation; paths
+     * decoded from Avro files are not checked for UTF-8 anywhere else */
+    return icm_cli_error(NULL, "cannot build the JSON output: out of memory, or a name that is "
+                               "not valid UTF-8");
+}
+
+int icm_cli_json_print(json_t *doc, bool ok)
+{
+    if (doc == NULL || !ok) {
+        json_decref(doc);
+        return icm_cli_json_failed();
+    }
+    /* JSON_REAL_PRECISION is irrelevant (we emit no reals); keys keep insertion order. */
+    int rc = json_dumpf(doc, stdout, JSON_INDENT(2));
+    json_decref(doc);
+    if (rc != 0)
+        return icm_cli_error("stdout", "cannot write the JSON document");
+    fputc('\n', stdout);
+    return ICM_EXIT_OK;
+}

@@ -1,0 +1,176 @@
+/*
+ * cli/table_ref.c: turn the TABLE argument into table metadata, and build the FileIO every
+ * command uses (local files behind the --path-map rules).
+ *
+ * TABLE is one of (contract "Invocation"):
+ *  - a metadata JSON file: read as is (read-only: commands that commit refuse it later);
+ *  - a table directory in filesystem (Hadoop) layout: the current metadata file is found by
+ *    icm_table_metadata_find_current (version-hint, else the highest version);
+ *  - `ns.table` / `ns1.ns2.table`: a table in the configured catalog (catalog_ref.h), whose
+ *    current metadata file the catalog names.
+ * The argument itself also goes through the path map, so a user may name a table by its
+ * original location (`s3://bucket/t`) and have it read from the local copy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "catalog_ref.h"
+#include "cli.h"
+#include "icemaint/common.h"
+
+icm_fileio *icm_cli_fileio(icm_cli *cli)
+{
+    if (cli->io != NULL)
+        return cli->io;
+    icm_fileio *local = NULL;
+    int rc = icm_fileio_local_new(&local);
+    if (rc != 0) {
+        icm_cli_fail(cli, rc);
+        return NULL;
+    }
+    if (cli->n_path_maps == 0) {
+        cli->io = local;
+        return cli->io;
+    }
+    icm_fileio *mapped = NULL;
+    rc = icm_fileio_pathmap_new(&mapped, local, cli->path_maps, cli->n_path_maps);
+    if (rc != 0) {
+        /* pathmap_new has freed `local`: it takes it on failure too */
+        icm_cli_fail(cli, rc);
+        return NULL;
+    }
+    cli->io = mapped;
+    return cli->io;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* A bare dotted name that is not a path: `db.events`, `a.b.c`. Existing local paths win, so
+ * a file called `t.json` or a directory `my.table` in the working directory still works. */
+static bool looks_like_catalog_name(const char *ref)
+{
+    if (strchr(ref, '/') != NULL || strchr(ref, ':') != NULL || ref[0] == '.')
+        return false;
+    if (ends_with(ref, ".json") || strchr(ref, '.') == NULL)
+        return false;
+    struct stat st;
+    return stat(ref, &st) != 0;
+}
+
+typedef enum ref_kind { REF_MISSING, REF_FILE, REF_DIR, REF_REMOTE } ref_kind;
+
+/* Where does `ref` point on local disk (after path mapping)? Remote URIs cannot be checked
+ * here; they are classified by name later. */
+static int classify(icm_cli *cli, icm_fileio *io, const char *ref, ref_kind *kind)
+{
+    *kind = REF_MISSING;
+    char *mapped = NULL;
+    if (cli->n_path_maps > 0) {
+        int rc = icm_fileio_pathmap_apply(io, ref, &mapped);
+        if (rc != 0)
+            return icm_cli_fail(cli, rc);
+    }
+    char *local = NULL;
+    bool is_local = icm_location_local_path(mapped != NULL ? mapped : ref, &local);
+    icm_free(mapped);
+    if (!is_local) {
+        if (local == NULL && icm_error_last()->code == ICM_ENOMEM)
+            return icm_cli_fail(cli, ICM_ENOMEM);
+        *kind = REF_REMOTE;
+        return ICM_EXIT_OK;
+    }
+    struct stat st;
+    if (stat(local, &st) != 0)
+        *kind = REF_MISSING;
+    else
+        *kind = S_ISDIR(st.st_mode) ? REF_DIR : REF_FILE;
+    icm_free(local);
+    return ICM_EXIT_OK;
+}
+
+/* The metadata file TABLE stands for (malloc'd into *out). Returns an exit code. */
+static int resolve_metadata_location(icm_cli *cli, icm_fileio *io, const char *ref, char **out)
+{
+    *out = NULL;
+    if (looks_like_catalog_name(ref))
+        return icm_cli_catalog_resolve(cli, ref, out);
+    ref_kind kind = REF_MISSING;
+    int rc = classify(cli, io, ref, &kind);
+    if (rc != ICM_EXIT_OK)
+        return rc;
+    if (kind == REF_MISSING)
+        return icm_cli_error(ref, "no such table directory or metadata file");
+    if (kind == REF_FILE || (kind == REF_REMOTE && ends_with(ref, ".json"))) {
+        *out = strdup(ref);
+        return *out != NULL ? ICM_EXIT_OK : icm_cli_oom();
+    }
+    char *found = NULL;
+    rc = icm_table_metadata_find_current(io, ref, &found);
+    if (rc != 0)
+        return icm_cli_fail(cli, rc);
+    *out = strdup(found);
+    icm_free(found);
+    return *out != NULL ? ICM_EXIT_OK : icm_cli_oom();
+}
+
+int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ref == NULL || *ref == '\0')
+        return icm_cli_usage(NULL, "TABLE is empty");
+    icm_fileio *io = icm_cli_fileio(cli);
+    if (io == NULL)
+        return ICM_EXIT_ERROR;
+    char *location = NULL;
+    int rc = resolve_metadata_location(cli, io, ref, &location);
+    if (rc != ICM_EXIT_OK)
+        return rc;
+    if (cli->verbosity > 0)
+        fprintf(stderr, "icemaint: reading table metadata %s\n", location);
+    rc = icm_table_metadata_read(&out->md, io, location);
+    if (rc != 0) {
+        free(location);
+        out->md = NULL;
+        return icm_cli_fail(cli, rc);
+    }
+    out->metadata_location = location;
+    return ICM_EXIT_OK;
+}
+
+void icm_cli_table_close(icm_cli_table *t)
+{
+    icm_table_metadata_free(t->md);
+    free(t->metadata_location);
+    t->md = NULL;
+    t->metadata_location = NULL;
+}
+
+int icm_cli_pick_snapshot(const icm_cli_table *t, const char *id_text, const icm_snapshot **out)
+{
+    int64_t id;
+    *out = NULL;
+    if (id_text != NULL) {
+        if (!icm_cli_parse_int64(id_text, &id))
+            return icm_cli_usage(id_text, "--snapshot-id needs a snapshot id (an integer)");
+        *out = icm_table_metadata_snapshot_by_id(t->md, id);
+        if (*out == NULL)
+            return icm_cli_error(t->metadata_location, "no snapshot with id %s", id_text);
+        return ICM_EXIT_OK;
+    }
+    if (!icm_table_metadata_current_snapshot_id(t->md, &id))
+        return ICM_EXIT_OK;
+    *out = icm_table_metadata_snapshot_by_id(t->md, id);
+    if (*out == NULL) {
+        char text[24];
+        return icm_cli_error(t->metadata_location,
+                             "current-snapshot-id %s names no snapshot in the metadata",
+                             icm_cli_format_int64(id, text, sizeof text));
+    }
+    return ICM_EXIT_OK;
+}
