@@ -185,6 +185,17 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
 ICM_EXTERN(int) icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *location,
                                          char **out);
 
+/**
+ * The reverse of icm_fileio_pathmap_apply(): the original name of a location that lies at or
+ * below a rule's `to` (longest match at a segment boundary) is `from` + the rest; any other
+ * location is returned unchanged. Callers use it when a user names a table or a file by where
+ * it really is, so that everything the table records and compares (metadata-log entries, data
+ * file paths, the keep set of the orphan sweep) stays in the names the metadata uses.
+ * @param[out] out new string (icm_free). @return 0, ICM_ENOMEM, ICM_EINVALID (not a path-map).
+ */
+ICM_EXTERN(int) icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char *location,
+                                           char **out);
+
 /* ---- locations ---- */
 
 /**

@@ -108,6 +108,12 @@ typedef struct icm_cli_table {
 /* Resolve TABLE (a metadata JSON file or a table directory in filesystem layout) and read its
  * current metadata. Returns an exit code; on failure the error was already reported. */
 int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out);
+/* The name the table's metadata uses for `ref`: a location at or below a --path-map TO is
+ * rewritten to its FROM (icm_fileio_pathmap_unapply), anything else is copied. Tables and
+ * files named by where they really are must be opened and recorded under their original names,
+ * or commits would write local paths into the metadata and the orphan sweep's keep set would
+ * miss the table's own metadata files. *out is malloc'd. Returns an exit code. */
+int icm_cli_original_name(icm_cli *cli, const char *ref, char **out);
 void icm_cli_table_close(icm_cli_table *t);
 
 /* The snapshot a command works on: `--snapshot-id` text when given (a usage error when not a

@@ -113,12 +113,19 @@ int icm_cli_table_load(icm_cli *cli, const char *ref, icm_catalog **out_cat,
     icm_fileio *io = icm_cli_fileio(cli);
     if (io == NULL)
         return ICM_EXIT_ERROR;
-    bool dir = false;
-    int rc = is_table_dir(cli, io, ref, &dir);
+    char *orig = NULL;
+    int rc = icm_cli_original_name(cli, ref, &orig);
     if (rc != ICM_EXIT_OK)
         return rc;
-    int lrc = dir ? icm_table_open_dir(out_table, io, ref)
-                  : icm_table_open_static(out_table, io, ref);
+    bool dir = false;
+    rc = is_table_dir(cli, io, orig, &dir);
+    if (rc != ICM_EXIT_OK) {
+        free(orig);
+        return rc;
+    }
+    int lrc = dir ? icm_table_open_dir(out_table, io, orig)
+                  : icm_table_open_static(out_table, io, orig);
+    free(orig);
     return lrc == 0 ? ICM_EXIT_OK : icm_cli_fail(cli, lrc);
 }
 

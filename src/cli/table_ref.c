@@ -119,6 +119,25 @@ static int resolve_metadata_location(icm_cli *cli, icm_fileio *io, const char *r
     return *out != NULL ? ICM_EXIT_OK : icm_cli_oom();
 }
 
+int icm_cli_original_name(icm_cli *cli, const char *ref, char **out)
+{
+    *out = NULL;
+    if (cli->n_path_maps == 0 || looks_like_catalog_name(ref)) {
+        *out = strdup(ref);
+        return *out != NULL ? ICM_EXIT_OK : icm_cli_oom();
+    }
+    icm_fileio *io = icm_cli_fileio(cli);
+    if (io == NULL)
+        return ICM_EXIT_ERROR;
+    char *orig = NULL;
+    int rc = icm_fileio_pathmap_unapply(io, ref, &orig);
+    if (rc != 0)
+        return icm_cli_fail(cli, rc);
+    *out = strdup(orig);
+    icm_free(orig);
+    return *out != NULL ? ICM_EXIT_OK : icm_cli_oom();
+}
+
 int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out)
 {
     memset(out, 0, sizeof *out);
@@ -127,8 +146,13 @@ int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out)
     icm_fileio *io = icm_cli_fileio(cli);
     if (io == NULL)
         return ICM_EXIT_ERROR;
+    char *orig = NULL;
+    int rc = icm_cli_original_name(cli, ref, &orig);
+    if (rc != ICM_EXIT_OK)
+        return rc;
     char *location = NULL;
-    int rc = resolve_metadata_location(cli, io, ref, &location);
+    rc = resolve_metadata_location(cli, io, orig, &location);
+    free(orig);
     if (rc != ICM_EXIT_OK)
         return rc;
     if (cli->verbosity > 0)

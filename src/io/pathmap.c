@@ -314,3 +314,38 @@ int icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *location, ch
                               "path map apply: not a path-map FileIO or NULL argument");
     return map_location((const pathmap_fileio *)pathmap, location, out);
 }
+
+/* The rule whose TO covers `loc` most closely, and the part of loc below that TO. */
+static const pm_rule *select_rule_by_target(const pathmap_fileio *pm, const char *loc,
+                                            const char **rest)
+{
+    const pm_rule *best = NULL;
+    size_t best_rest = 0;
+    for (size_t i = 0; i < pm->n_rules; i++) {
+        const char *r;
+        if (!icm__location_strip_prefix(loc, pm->rules[i].to, &r))
+            continue;
+        size_t len = strlen(r);
+        if (best == NULL || len < best_rest) {
+            best = &pm->rules[i];
+            best_rest = len;
+            *rest = r;
+        }
+    }
+    return best;
+}
+
+int icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char *location, char **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (pathmap == NULL || pathmap->methods != &pathmap_methods || location == NULL ||
+        out == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "path map unapply: not a path-map FileIO or NULL argument");
+    const pathmap_fileio *pm = (const pathmap_fileio *)pathmap;
+    const char *rest = NULL;
+    const pm_rule *rule = select_rule_by_target(pm, location, &rest);
+    *out = rule != NULL ? icm__location_join(rule->from, rest) : icm__strdup(location);
+    return *out != NULL ? 0 : ICM_ENOMEM;
+}

@@ -891,6 +891,47 @@ static void test_pathmap_apply(void **state)
     free(w);
 }
 
+/* unapply is the inverse of apply for names at or below a TO; other names pass unchanged. */
+static void assert_unmaps(pm_env *p, const char *loc, const char *want)
+{
+    char *out = NULL;
+    icmt_ok(icm_fileio_pathmap_unapply(p->io, loc, &out));
+    assert_string_equal(out, want);
+    char *back = NULL;
+    icmt_ok(icm_fileio_pathmap_apply(p->io, out, &back));
+    char *norm_loc = NULL, *norm_back = NULL;
+    assert_true(icm_location_local_path(loc, &norm_loc) == icm_location_local_path(back, &norm_back));
+    if (norm_loc != NULL)
+        assert_string_equal(norm_loc, norm_back);
+    icm_free(norm_loc);
+    icm_free(norm_back);
+    icm_free(back);
+    icm_free(out);
+}
+
+static void test_pathmap_unapply(void **state)
+{
+    pm_env *p = *state;
+    char *w = icmt_sprintf("%s/metadata/v1.json", p->copy);
+    assert_unmaps(p, w, "s3://bucket/wh/t/metadata/v1.json");
+    free(w);
+    w = icmt_sprintf("%s/f.parquet", p->special); /* longest TO wins */
+    assert_unmaps(p, w, "s3://bucket/wh/t/data/special/f.parquet");
+    free(w);
+    w = icmt_sprintf("%s/m.avro", p->rel);
+    assert_unmaps(p, w, "data/persistent/x/m.avro");
+    free(w);
+    w = icmt_sprintf("%s_2/x", p->copy); /* segment boundary: a sibling is not mapped */
+    char *out = NULL;
+    icmt_ok(icm_fileio_pathmap_unapply(p->io, w, &out));
+    assert_string_equal(out, w);
+    icm_free(out);
+    free(w);
+    icmt_ok(icm_fileio_pathmap_unapply(p->io, "s3://elsewhere/k", &out));
+    assert_string_equal(out, "s3://elsewhere/k");
+    icm_free(out);
+}
+
 static void write_real(const char *dir, const char *rel, const char *content)
 {
     char *path = icmt_sprintf("%s/%s", dir, rel);
@@ -1399,6 +1440,7 @@ int main(void)
 
     const struct CMUnitTest pathmap_tests[] = {
         cmocka_unit_test_setup_teardown(test_pathmap_apply, setup_pm, teardown_pm),
+        cmocka_unit_test_setup_teardown(test_pathmap_unapply, setup_pm, teardown_pm),
         cmocka_unit_test_setup_teardown(test_pathmap_read_stat_delete_write, setup_pm,
                                         teardown_pm),
         cmocka_unit_test_setup_teardown(test_pathmap_list_maps_back, setup_pm, teardown_pm),
