@@ -9,6 +9,7 @@
  * `listed`, `referenced`, `older_than_ms`, `dry_run`, plus details); --plan-out writes the same
  * document to a file. A refusal by a safety check exits with 5, a failed delete with 1.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,10 +304,15 @@ static void print_human(const icm_orphan_result *r)
            r->referenced);
 }
 
-static int write_plan(const char *path, json_t *doc)
+/* The plan file is opened before the sweep runs, so an unwritable path stops the command
+ * before anything is deleted; it is written once the result is known. */
+static int write_plan(const char *path, FILE *f, json_t *doc)
 {
-    if (json_dump_file(doc, path, JSON_INDENT(2)) != 0)
-        return icm_cli_error(path, "cannot write the plan");
+    int rc = json_dumpf(doc, f, JSON_INDENT(2)) == 0 && fputc('\n', f) != EOF ? 0 : -1;
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc != 0)
+        return icm_cli_error(path, "cannot write the plan file: %s", strerror(errno));
     return ICM_EXIT_OK;
 }
 
@@ -322,7 +328,7 @@ static int report_failures(const icm_orphan_result *r)
     return r->failed > 0 ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }
 
-static int output(icm_cli *cli, const orphan_args *a, const icm_orphan_result *r)
+static int output(icm_cli *cli, const orphan_args *a, FILE *plan, const icm_orphan_result *r)
 {
     if (cli->verbosity >= 0)
         for (size_t i = 0; i < r->warning_count; i++)
@@ -333,15 +339,23 @@ static int output(icm_cli *cli, const orphan_args *a, const icm_orphan_result *r
         json_t *doc = result_json(r, &ok);
         if (!ok) {
             json_decref(doc);
+            if (plan != NULL)
+                fclose(plan);
             return icm_cli_oom();
         }
-        if (a->plan_out != NULL)
-            rc = write_plan(a->plan_out, doc);
-        if (rc == ICM_EXIT_OK && cli->json)
-            rc = icm_cli_json_print(json_incref(doc), true);
+        if (plan != NULL)
+            rc = write_plan(a->plan_out, plan, doc);
+        /* The report goes to stdout even when the plan file failed: files may be gone. */
+        if (cli->json) {
+            int jrc = icm_cli_json_print(json_incref(doc), true);
+            if (rc == ICM_EXIT_OK)
+                rc = jrc;
+        }
         json_decref(doc);
+    } else if (plan != NULL) {
+        fclose(plan);
     }
-    if (rc == ICM_EXIT_OK && !cli->json)
+    if (!cli->json)
         print_human(r);
     int frc = report_failures(r);
     return rc != ICM_EXIT_OK ? rc : frc;
@@ -361,14 +375,28 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     }
     if (!a.dry_run && cli->verbosity >= 0 && isatty(STDERR_FILENO))
         o.progress = progress_tty;
+    FILE *plan = NULL;
+    if (a.plan_out != NULL) {
+        plan = fopen(a.plan_out, "w");
+        if (plan == NULL) {
+            rc = icm_cli_error(a.plan_out, "cannot write the plan file: %s", strerror(errno));
+            args_dispose(&a);
+            return rc;
+        }
+    }
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
     rc = icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK) {
         icm_orphan_result *r = NULL;
         int lrc = icm_remove_orphan_files(t, &o, &r);
-        rc = lrc != 0 ? icm_cli_fail(cli, lrc) : output(cli, &a, r);
+        rc = lrc != 0 ? icm_cli_fail(cli, lrc) : output(cli, &a, plan, r);
+        plan = NULL; /* output() closed it */
         icm_orphan_result_free(r);
+    }
+    if (plan != NULL) { /* the sweep never ran: leave no empty plan behind */
+        fclose(plan);
+        unlink(a.plan_out);
     }
     icm_table_free(t);
     icm_catalog_free(cat);
