@@ -161,6 +161,13 @@ int icm_cli_opt_value(int argc, char **argv, int *i, const char *name, const cha
         icm_cli_usage(name, "option needs a value");
         return -1;
     }
+    /* `--plan-out --dry-run` must not make "--dry-run" a file name and run for real: a value
+     * that looks like an option is refused (`--name=--value` still passes one on purpose). */
+    if (strncmp(argv[*i + 1], "--", 2) == 0 && argv[*i + 1][2] != '\0') {
+        icm_cli_usage(name, "option needs a value, not the option '%s' (write %s=VALUE for a "
+                      "value that starts with '--')", argv[*i + 1], name);
+        return -1;
+    }
     *i += 1;
     *value = argv[*i];
     return 1;

@@ -92,7 +92,9 @@ static int read_all(int fd, size_t hint, const char *location, char **out, size_
 /* Open a regular file for reading; a directory is ICM_EIO (EISDIR), not a file. */
 static int open_for_read(const char *path, const char *location, int *fd_out, struct stat *st)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO named by hostile metadata must not hang; such objects are
+     * refused below anyway (a table file is always a regular file, and /dev/zero never ends). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return os_error(errno, location, "cannot open for reading");
     if (fstat(fd, st) != 0) {
@@ -103,6 +105,11 @@ static int open_for_read(const char *path, const char *location, int *fd_out, st
     if (S_ISDIR(st->st_mode)) {
         close(fd);
         return os_error(EISDIR, location, "cannot read a directory");
+    }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "not a regular file (a device, FIFO or socket); refusing to read it");
     }
     *fd_out = fd;
     return 0;
