@@ -354,12 +354,17 @@ static int origin_index(icm__orphan_keys *k, const char *scheme, const char *aut
 }
 
 /* Fill k->key with a 4-byte placeholder for the origin index and the collapsed path. */
-static int build_key(icm__orphan_keys *k, const char *path)
+static int build_key(icm__orphan_keys *k, const char *path, bool local)
 {
     icm__buf_clear(&k->key);
     static const char zero[4] = {0, 0, 0, 0};
     if (icm__buf_put(&k->key, zero, sizeof zero) != 0 || put_collapsed(&k->key, path) != 0)
         return ICM_ENOMEM;
+    /* A file system resolves `t/./d/f` and `t/x/../d/f` to the file the listing calls `t/d/f`:
+     * one key, or a live file referenced through a dot segment would look like an orphan.
+     * Object-store keys stay exact bytes (`..` is an ordinary key there). */
+    if (local)
+        k->key.len = sizeof zero + icm__path_resolve_dots(k->key.data + sizeof zero);
     return 0;
 }
 
@@ -385,7 +390,7 @@ int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added)
     if (rc == 0)
         rc = origin_index(k, scheme, authority, &idx);
     if (rc == 0)
-        rc = build_key(k, p.path);
+        rc = build_key(k, p.path, icm__location_local_part(location) != NULL);
     if (rc != 0)
         return rc;
     set_key_origin(k, idx);
@@ -409,7 +414,7 @@ int icm__okeys_lookup(icm__orphan_keys *k, const char *location, icm__okey_match
     const char *scheme, *authority;
     int rc = icm__okeys_origin_of(k, location, &scheme, &authority);
     if (rc == 0)
-        rc = build_key(k, p.path);
+        rc = build_key(k, p.path, icm__location_local_part(location) != NULL);
     if (rc != 0) {
         *out = ICM__OKEY_EXACT; /* a caller ignoring the error still keeps the file */
         return rc;

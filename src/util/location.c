@@ -264,3 +264,55 @@ char *icm__location_join(const char *base, const char *rel)
     memcpy(s + off, rel, rlen + 1);
     return s;
 }
+
+size_t icm__path_resolve_dots(char *path)
+{
+    /* Segments are copied left to right into the same buffer. A separator is written before a
+     * segment, never after, so the write cursor never passes the read cursor. */
+    bool absolute = path[0] == '/';
+    char *base = path + (absolute ? 1 : 0);
+    char *w = base;     /* end of the output */
+    char *floor = base; /* ".." segments kept at the start of a relative path end here */
+    const char *r = base;
+    while (*r != '\0') {
+        while (*r == '/')
+            r++;
+        if (*r == '\0')
+            break;
+        size_t n = strcspn(r, "/");
+        const char *seg = r;
+        r += n;
+        if (n == 1 && seg[0] == '.')
+            continue;
+        if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+            if (w > floor) {
+                char *p = w;
+                while (p > floor && p[-1] != '/')
+                    p--;
+                w = p > floor ? p - 1 : floor; /* drop the segment and the '/' before it */
+                continue;
+            }
+            if (absolute)
+                continue; /* "/.." is "/" */
+        }
+        if (w > base)
+            *w++ = '/';
+        memmove(w, seg, n);
+        w += n;
+        if (n == 2 && seg[0] == '.' && seg[1] == '.')
+            floor = w; /* a kept ".." (relative path) is never removed by a later ".." */
+    }
+    *w = '\0';
+    return (size_t)(w - path);
+}
+
+int icm__location_key(const char *loc, char **out)
+{
+    int rc = icm__location_normalize(loc, out);
+    if (rc != 0)
+        return rc;
+    /* Only a file system resolves dot segments; object-store keys stay exact bytes. */
+    if (icm__location_local_part(loc) != NULL)
+        icm__path_resolve_dots(*out);
+    return 0;
+}

@@ -36,6 +36,24 @@ const char *icm__location_local_part(const char *loc);
 int icm__location_normalize(const char *loc, char **out);
 
 /*
+ * Resolve "." and ".." segments of a '/'-separated path in place, lexically (no filesystem
+ * access): "." segments go, ".." removes the segment before it; at the root of an absolute path
+ * ".." is dropped, in a relative path with nothing left to remove it stays. Repeated slashes
+ * collapse. Returns the new length.
+ */
+size_t icm__path_resolve_dots(char *path);
+
+/*
+ * The identity key of a location for keep sets: icm__location_normalize, then for local paths
+ * "." and ".." resolved, as the file system would. Two spellings of one local file
+ * (`/t/./d/f`, `/t/x/../d/f`, `file:///t/d/f`) get one key; object-store keys stay exact bytes
+ * (`..` is an ordinary key segment there). Keys are only ever compared to
+ * decide what to KEEP, so a coarser key can keep a file that is not referenced, never delete
+ * one that is. Returns 0 or ICM_ENOMEM; *out is new (icm_free).
+ */
+int icm__location_key(const char *loc, char **out);
+
+/*
  * True when `p` names `dir` itself or a location below it, at a path-segment boundary
  * (`/t/x` is below `/t` and `/t/`; `/t_2/x` is not). `dir` may be a filesystem root `/` or a
  * bucket root `s3://b`. A URI `dir` must have a non-empty authority (`s3://` alone matches

@@ -291,6 +291,36 @@ static void test_trim_len(void **state)
     assert_int_equal(icm__location_trim_len("data/"), 4);
 }
 
+/* Keep-set identity: every spelling of one local file is one key (the file system resolves dot
+ * segments), object-store keys stay exact. A live file referenced as `t/./data/f` was deleted
+ * by expiry and by the orphan sweep before keys resolved dot segments. */
+static void test_location_key(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"/t/data/f", "/t/data/f"},
+        {"/t/./data/f", "/t/data/f"},
+        {"/t/metadata/../data/f", "/t/data/f"},
+        {"file:///t/./data//f", "/t/data/f"},
+        {"/../t/f", "/t/f"},
+        {"data/./x/../f", "data/f"},
+        {"../t/f", "../t/f"},
+        {"s3://b/t/./f", "s3://b/t/./f"},
+        {"s3://b/t/x/../f", "s3://b/t/x/../f"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = NULL;
+        icmt_ok(icm__location_key(cases[i].in, &out));
+        assert_string_equal(out, cases[i].want);
+        icm_free(out);
+    }
+    char p[] = "a/b/c/../../../../x/./y/";
+    assert_int_equal(icm__path_resolve_dots(p), strlen("../x/y"));
+    assert_string_equal(p, "../x/y");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_join),
         cmocka_unit_test(test_join_strip_roundtrip),
         cmocka_unit_test(test_trim_len),
+        cmocka_unit_test(test_location_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

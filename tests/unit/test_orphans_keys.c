@@ -50,6 +50,15 @@ static void test_local_forms(void **state)
     assert_int_equal(one("/t/data/a", "/t_2/data/a"), ICM__OKEY_NONE);
 }
 
+/* A local file referenced through dot segments is the file the listing names plainly. */
+static void test_local_dot_segments(void **state)
+{
+    (void)state;
+    assert_int_equal(one("/t/./data/a.parquet", "/t/data/a.parquet"), ICM__OKEY_EXACT);
+    assert_int_equal(one("file:///t/metadata/../data/a", "/t/data/a"), ICM__OKEY_EXACT);
+    assert_int_equal(one("/t/data/../data_2/a", "/t/data/a"), ICM__OKEY_NONE);
+}
+
 /* Object keys are exact bytes: no decoding, no case folding, no dot segments. */
 static void test_exact_object_keys(void **state)
 {
@@ -180,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_slashes_collapse),
         cmocka_unit_test(test_local_forms),
         cmocka_unit_test(test_exact_object_keys),
+        cmocka_unit_test(test_local_dot_segments),
         cmocka_unit_test(test_empty_authority_is_wildcard),
         cmocka_unit_test(test_schemes),
         cmocka_unit_test(test_authorities),
