@@ -1,5 +1,6 @@
 /*
- * icemaint/expire.h: snapshot expiry — which snapshots go (the decision).
+ * icemaint/expire.h: snapshot expiry — which snapshots go (the decision), and which files go
+ * with them (commit, then delete).
  *
  * The decision follows Iceberg's snapshot retention rules (spec "Snapshot Retention Policy" and
  * Java's RemoveSnapshots), under three rules that always hold:
@@ -17,11 +18,17 @@
  * forever).
  *
  * The decision reads metadata only: it cannot touch storage.
+ *
+ * Execution (icm_expire_snapshots): commit the new metadata first, then delete the files that
+ * only expired snapshots reached (reachability: the union over all retained snapshots is kept).
+ * A dry run runs the same decision and planning code without any delete-capable handle.
  */
 #ifndef ICEMAINT_EXPIRE_H
 #define ICEMAINT_EXPIRE_H
 
 #include "common.h"
+#include "catalog.h"
+#include "fileio.h"
 #include "metadata.h"
 
 ICM_BEGIN_DECL
@@ -99,6 +106,201 @@ ICM_EXTERN(void) icm_expire_decision_free(icm_expire_decision *decision);
  */
 ICM_EXTERN(int) icm_choose_expired(const icm_table_metadata *md, int64_t older_than_ms,
                                    int32_t keep_last, int64_t **out_ids, size_t *out_count);
+
+/* ========================================================================================== */
+/* Expiry execution: commit, then delete what only expired snapshots reached                  */
+/* ========================================================================================== */
+
+/**
+ * Which files an expiry deletes (Java's ExpireSnapshots.CleanupLevel).
+ * ALL: data and delete files, manifests, manifest lists and statistics files;
+ * METADATA: manifests, manifest lists and statistics files (data and delete files stay);
+ * NONE: snapshots are removed from the metadata and no file is deleted.
+ */
+typedef enum icm_expire_cleanup {
+    ICM_EXPIRE_CLEANUP_ALL = 0,
+    ICM_EXPIRE_CLEANUP_METADATA = 1,
+    ICM_EXPIRE_CLEANUP_NONE = 2
+} icm_expire_cleanup;
+
+/** Parse "all", "metadata" (also "metadata_only", "metadata-only") or "none",
+ *  case-insensitive. @return 0; ICM_EINVALID (message names the value). */
+ICM_EXTERN(int) icm_expire_cleanup_parse(const char *text, icm_expire_cleanup *out);
+/** "all", "metadata", "none"; static storage. */
+ICM_EXTERN(const char *) icm_expire_cleanup_name(icm_expire_cleanup cleanup);
+
+/** Kind of a file an expiry deletes, in deletion order (the CLI contract's `kind` names). */
+typedef enum icm_expire_file_kind {
+    ICM_EXPIRE_FILE_DATA = 0,                 /**< "data" */
+    ICM_EXPIRE_FILE_POSITION_DELETES = 1,     /**< "position_deletes" */
+    ICM_EXPIRE_FILE_EQUALITY_DELETES = 2,     /**< "equality_deletes" */
+    ICM_EXPIRE_FILE_DELETION_VECTOR = 3,      /**< "deletion_vector" (a Puffin file) */
+    ICM_EXPIRE_FILE_MANIFEST = 4,             /**< "manifest" */
+    ICM_EXPIRE_FILE_MANIFEST_LIST = 5,        /**< "manifest_list" */
+    ICM_EXPIRE_FILE_STATISTICS = 6,           /**< "statistics" */
+    ICM_EXPIRE_FILE_PARTITION_STATISTICS = 7  /**< "partition_statistics" */
+} icm_expire_file_kind;
+#define ICM_EXPIRE_FILE_KIND_COUNT 8
+
+/** The contract name of a kind ("data", "manifest_list", ...); "other" when out of range. */
+ICM_EXTERN(const char *) icm_expire_file_kind_name(icm_expire_file_kind kind);
+
+/** What happened to a planned file. */
+typedef enum icm_expire_file_state {
+    ICM_EXPIRE_FILE_PLANNED = 0,  /**< to be deleted (dry run, or not yet deleted) */
+    ICM_EXPIRE_FILE_DELETED = 1,  /**< deleted (or already gone, which is not an error) */
+    ICM_EXPIRE_FILE_FAILED = 2    /**< the delete failed; see the result's problems */
+} icm_expire_file_state;
+
+/** One file of the plan. */
+typedef struct icm_expire_file {
+    char *path;                   /**< as the metadata / manifests name it */
+    icm_expire_file_kind kind;
+    int64_t size_bytes;           /**< -1 when unknown */
+    icm_expire_file_state state;
+} icm_expire_file;
+
+/** Why a file was not read or not deleted. */
+typedef enum icm_expire_problem_kind {
+    /** A manifest list or manifest could not be read (see the withheld_* flags). */
+    ICM_EXPIRE_PROBLEM_UNREADABLE = 0,
+    /** A candidate lies outside the table location, write.data.path and write.metadata.path:
+     *  never deleted. */
+    ICM_EXPIRE_PROBLEM_OUTSIDE_TABLE = 1,
+    /** A delete failed (after retries). */
+    ICM_EXPIRE_PROBLEM_DELETE_FAILED = 2,
+    /** The table could not be reloaded after the commit: no file was deleted. */
+    ICM_EXPIRE_PROBLEM_REFRESH_FAILED = 3
+} icm_expire_problem_kind;
+
+typedef struct icm_expire_problem {
+    icm_expire_problem_kind kind;
+    char *location;               /**< the file concerned ("" when none) */
+    int code;                     /**< icm error code */
+    char *message;                /**< one line */
+} icm_expire_problem;
+
+/** Options of icm_expire_snapshots(). Initialise with ICM_EXPIRE_OPTIONS_INIT. */
+typedef struct icm_expire_options {
+    unsigned int version;
+    /** The decision's options. now_ms 0 = the current time, taken once. */
+    icm_expire_decide_options decide;
+    icm_expire_cleanup cleanup;
+    /** Also remove partition specs and schemas that no retained snapshot uses (never the
+     *  default spec nor the current schema). Java's cleanExpiredMetadata. */
+    bool clean_expired_metadata;
+    /** Decide and plan only: nothing is committed and nothing deleted. The planning code gets
+     *  no delete-capable handle. */
+    bool dry_run;
+    /** Delete threads per category; 0 or 1 = the calling thread. */
+    unsigned int max_concurrent_deletes;
+    /** Commit retries after ICM_ECOMMIT_FAILED (each re-decides on the refreshed table). */
+    unsigned int max_commit_retries;
+} icm_expire_options;
+
+#define ICM_EXPIRE_OPTIONS_VERSION 1
+#define ICM_EXPIRE_OPTIONS_INIT                                                               \
+    {ICM_EXPIRE_OPTIONS_VERSION, ICM_EXPIRE_DECIDE_OPTIONS_INIT, ICM_EXPIRE_CLEANUP_ALL, false, \
+     false, 0, 4}
+
+/** What an expiry did (or, on a dry run, would do). Everything is owned by the result. */
+typedef struct icm_expire_result {
+    bool dry_run;
+    icm_expire_cleanup cleanup;
+    int64_t now_ms;                   /**< the operation's "now" */
+    int64_t older_than_ms;            /**< the table-wide cutoff used */
+    int64_t *expired_ids;             /**< oldest first */
+    size_t expired_count;
+    int64_t *retained_ids;
+    size_t retained_count;
+    char **removed_refs;              /**< refs removed from the metadata */
+    size_t removed_ref_count;
+    size_t removed_spec_count;        /**< partition specs removed (clean_expired_metadata) */
+    size_t removed_schema_count;      /**< schemas removed (clean_expired_metadata) */
+    /** Data and delete files (kinds DATA .. DELETION_VECTOR). */
+    icm_expire_file *deleted_files;
+    size_t deleted_file_count;
+    /** Manifests and manifest lists. */
+    icm_expire_file *deleted_manifests;
+    size_t deleted_manifest_count;
+    /** Statistics and partition-statistics files. */
+    icm_expire_file *deleted_statistics_files;
+    size_t deleted_statistics_file_count;
+    /** Per kind: files deleted (on a dry run: planned) and their known bytes. */
+    size_t counts[ICM_EXPIRE_FILE_KIND_COUNT];
+    int64_t bytes[ICM_EXPIRE_FILE_KIND_COUNT];
+    size_t total;                     /**< sum of counts */
+    int64_t total_bytes;              /**< sum of bytes */
+    /** True when a retained manifest list or manifest could not be read, so no data or delete
+     *  file was planned (they might still be referenced). */
+    bool withheld_content_files;
+    /** True when a retained manifest list could not be read, so no manifest was planned. */
+    bool withheld_manifests;
+    icm_expire_problem *problems;
+    size_t problem_count;
+    bool committed;                   /**< a new metadata file became current */
+    unsigned int commit_attempts;
+    /** The committed metadata file; NULL on a dry run or when nothing had to change. */
+    char *metadata_location;
+    /** Internal: whether icm_delete_expired_files may act on this plan. */
+    bool deletable;
+} icm_expire_result;
+
+ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
+
+/**
+ * Expire snapshots of a table: decide (icm_expire_decide), build the new metadata as a lossless
+ * edit (remove aged-out refs and the expired snapshots with their snapshot-log prefix, refs and
+ * statistics entries; with clean_expired_metadata also unused specs and schemas), commit it
+ * through icm_table_commit, then delete the files only expired snapshots reached.
+ *
+ * Files: after the commit the table is reloaded and the keep set is built from EVERY snapshot
+ * of the reloaded metadata (so snapshots a concurrent writer added are protected too).
+ * Candidates are the manifest lists, manifests, live (ADDED/EXISTING) data and delete files
+ * and statistics files of the expired snapshots; candidates in the keep set stay. Deletes go
+ * data and delete files, then manifests, then manifest lists, then statistics files; a file
+ * already gone counts as deleted. Safety rules: a retained manifest list that cannot be read →
+ * no manifest, data or delete file is deleted; a retained manifest that cannot be read → no
+ * data or delete file is deleted; an expired manifest list or manifest that cannot be read is
+ * itself kept (it is the only record of what it references); a candidate outside the table
+ * location, `write.data.path` and `write.metadata.path` is never deleted. All of these are
+ * reported in result->problems, and the call still returns 0.
+ *
+ * @param[out] out new result (icm_expire_result_free); set also on ICM_ECOMMIT_UNKNOWN (then
+ *             with the decision and nothing deleted), on ICM_ECOMMIT_FAILED, and on any error
+ *             after the commit (then (*out)->committed is true: the snapshots are expired, and
+ *             the error code says what stopped the file cleanup); NULL otherwise
+ * @param t    the table (its state advances to the committed metadata)
+ * @param opts NULL = defaults
+ * @return 0; the codes of icm_expire_decide; ICM_ECOMMIT_FAILED (CAS conflicts exhausted the
+ *         retries; nothing of ours is left); ICM_ECOMMIT_UNKNOWN (nothing was deleted; check the
+ *         table before retrying); ICM_EREADONLY (a static table, unless dry_run); ICM_EINVALID
+ *         (bad options); the codes of icm_table_commit, icm_table_refresh and reading
+ *         manifests (ICM_ENOMEM).
+ * Source: Java RemoveSnapshots + ReachableFileCleanup (reference semantics §1.2–1.7).
+ */
+ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opts,
+                                     icm_expire_result **out);
+
+/**
+ * For callers who commit themselves: plan the file deletes of going from `before` to `after`
+ * (expired = snapshots of `before` not in `after`), with the same rules as
+ * icm_expire_snapshots. Only reads storage. Pass the result to icm_delete_expired_files()
+ * once `after` is committed.
+ * @return 0; ICM_EINVALID (NULL argument); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
+                                      const icm_table_metadata *after,
+                                      icm_expire_cleanup cleanup, icm_expire_result **out);
+
+/**
+ * Delete the planned files of `result` in the safe order (data and delete files, manifests,
+ * manifest lists, statistics files), updating each file's state, the counts, bytes and
+ * problems. A failed delete is retried twice, then recorded and the rest go on.
+ * @return the number of files deleted (>= 0); ICM_EINVALID (NULL argument); ICM_EREFUSED (the
+ *         result comes from a dry run or an expiry whose commit did not happen).
+ */
+ICM_EXTERN(int64_t) icm_delete_expired_files(icm_fileio *io, icm_expire_result *result);
 
 ICM_END_DECL
 

@@ -1,0 +1,448 @@
+/*
+ * cli/cmd_expire.c: `icemaint expire-snapshots TABLE`: remove old snapshots from the table's
+ * metadata (committed through its catalog or table directory), then delete the files only
+ * those snapshots reached (icm_expire_snapshots). `--dry-run` decides and plans the same way
+ * and changes nothing.
+ *
+ * Output (contract "Output"): a human summary on stdout (snapshots expired and kept, files and
+ * bytes per kind), or with --json one document {expired, retained, removed_refs, deleted_files,
+ * deleted_manifests, deleted_statistics_files, counts, bytes, total_deleted, total_bytes,
+ * dry_run, cleanup, now_ms, older_than_ms, metadata_location (absent on a dry run), problems}.
+ * --plan-out FILE writes that same document to FILE. Exit codes: 3 commit conflict, 4 commit
+ * outcome unknown (nothing was deleted), 5 refused (gc.enabled=false).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog_ref.h"
+#include "cli.h"
+#include "icemaint/expire.h"
+#include "timeparse.h"
+
+static const char expire_help[] =
+    "Usage: icemaint [GLOBAL OPTIONS] expire-snapshots TABLE [OPTIONS]\n"
+    "\n"
+    "Remove snapshots from the table's metadata and delete the files that only they reached.\n"
+    "The new metadata is committed first; files are deleted only after the commit succeeded\n"
+    "(data and delete files, then manifests, then manifest lists, then statistics files).\n"
+    "A file still reached by any retained snapshot (of any branch or tag) is never deleted.\n"
+    "\n"
+    "Which snapshots go (Iceberg's retention rules): never the current snapshot, never one a\n"
+    "retained branch or tag points at, never so many that fewer than --retain-last remain; of\n"
+    "the rest, those older than --older-than. Per-ref retention (min-snapshots-to-keep,\n"
+    "max-snapshot-age-ms, max-ref-age-ms) and the table properties history.expire.* apply.\n"
+    "\n"
+    "TABLE is ns.table (through the configured catalog), a table directory in filesystem\n"
+    "(Hadoop) layout, or a metadata JSON file (read-only: only --dry-run works).\n"
+    "\n"
+    "Options:\n"
+    "  --older-than TIME           cutoff: a duration back from now (5d, 36h, 90m), an\n"
+    "                              ISO-8601 instant (2026-11-01T00:00:00Z) or epoch ms\n"
+    "                              (default: now - history.expire.max-snapshot-age-ms, 5 days)\n"
+    "  --retain-last N             keep at least N snapshots (N >= 1; default: the table\n"
+    "                              property history.expire.min-snapshots-to-keep, 1)\n"
+    "  --snapshot-id ID            expire this snapshot regardless of age (repeatable); refused\n"
+    "                              when a retained branch or tag points at it\n"
+    "  --cleanup all|metadata|none which files to delete: everything (default), only\n"
+    "                              manifests, lists and statistics files, or nothing\n"
+    "  --clean-expired-metadata    also remove partition specs and schemas no retained\n"
+    "                              snapshot uses\n"
+    "  --dry-run                   decide and plan only: commit nothing, delete nothing\n"
+    "  --plan-out FILE             write the JSON report (every path with kind and size) to FILE\n"
+    "  --max-concurrent-deletes N  delete with N threads (N > 0; default 1)\n"
+    "  --json                      print the JSON report on stdout\n"
+    "  -h, --help                  print this help\n"
+    "\n"
+    "Exit codes: 0 done, 1 error, 2 usage, 3 commit conflict (nothing changed), 4 commit\n"
+    "outcome unknown (nothing deleted; reload the table to see whether it applied), 5 refused\n"
+    "(gc.enabled=false).\n";
+
+typedef struct expire_args {
+    const char *table;
+    const char *older_than;
+    const char *plan_out;
+    int64_t *ids;
+    size_t n_ids;
+    icm_expire_options opts;
+} expire_args;
+
+/* ---- parsing ---- */
+
+static int parse_count(const char *opt, const char *text, int64_t min, int64_t max,
+                       int64_t *out)
+{
+    if (!icm_cli_parse_int64(text, out) || *out < min || *out > max)
+        return icm_cli_usage(opt, "needs a whole number from %lld to %lld, not '%s'",
+                             (long long)min, (long long)max, text);
+    return ICM_EXIT_OK;
+}
+
+static int add_id(expire_args *a, const char *text)
+{
+    int64_t id;
+    if (!icm_cli_parse_int64(text, &id))
+        return icm_cli_usage(text, "--snapshot-id needs a snapshot id (an integer)");
+    int64_t *grown = realloc(a->ids, (a->n_ids + 1) * sizeof *grown);
+    if (grown == NULL)
+        return icm_cli_oom();
+    a->ids = grown;
+    a->ids[a->n_ids++] = id;
+    return ICM_EXIT_OK;
+}
+
+/* One option at argv[*i]: returns ICM_EXIT_OK when handled, -1 when it is not an option of
+ * ours, or an exit code after a usage error. */
+static int parse_option(expire_args *a, int argc, char **argv, int *i)
+{
+    const char *v = NULL;
+    int got;
+    int64_t n;
+    if ((got = icm_cli_opt_value(argc, argv, i, "--older-than", &v)) != 0) {
+        a->older_than = v;
+        return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;
+    }
+    if ((got = icm_cli_opt_value(argc, argv, i, "--retain-last", &v)) != 0) {
+        int rc = got < 0 ? ICM_EXIT_USAGE : parse_count("--retain-last", v, 1, INT32_MAX, &n);
+        a->opts.decide.retain_last = (int32_t)n;
+        return rc;
+    }
+    if ((got = icm_cli_opt_value(argc, argv, i, "--snapshot-id", &v)) != 0)
+        return got < 0 ? ICM_EXIT_USAGE : add_id(a, v);
+    if ((got = icm_cli_opt_value(argc, argv, i, "--cleanup", &v)) != 0) {
+        if (got < 0)
+            return ICM_EXIT_USAGE;
+        if (icm_expire_cleanup_parse(v, &a->opts.cleanup) != 0)
+            return icm_cli_usage(v, "--cleanup takes all, metadata or none");
+        return ICM_EXIT_OK;
+    }
+    if ((got = icm_cli_opt_value(argc, argv, i, "--plan-out", &v)) != 0) {
+        a->plan_out = v;
+        return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;
+    }
+    if ((got = icm_cli_opt_value(argc, argv, i, "--max-concurrent-deletes", &v)) != 0) {
+        int rc = got < 0 ? ICM_EXIT_USAGE
+                         : parse_count("--max-concurrent-deletes", v, 1, 64, &n);
+        a->opts.max_concurrent_deletes = (unsigned)n;
+        return rc;
+    }
+    if (strcmp(argv[*i], "--clean-expired-metadata") == 0) {
+        a->opts.clean_expired_metadata = true;
+        return ICM_EXIT_OK;
+    }
+    if (strcmp(argv[*i], "--dry-run") == 0) {
+        a->opts.dry_run = true;
+        return ICM_EXIT_OK;
+    }
+    return -1;
+}
+
+static int parse_args(expire_args *a, int argc, char **argv)
+{
+    bool after_dashdash = false;
+    for (int i = 1; i < argc; i++) {
+        int rc = after_dashdash ? -1 : parse_option(a, argc, argv, &i);
+        if (rc == -1)
+            rc = icm_cli_take_table("expire-snapshots", argv, i, &after_dashdash, &a->table);
+        if (rc != ICM_EXIT_OK)
+            return rc;
+    }
+    int rc = icm_cli_need_table("expire-snapshots", a->table);
+    if (rc != ICM_EXIT_OK)
+        return rc;
+    int64_t now = a->opts.decide.now_ms;
+    if (a->older_than != NULL) {
+        const char *why = NULL;
+        if (icm_cli_parse_time(a->older_than, now, &a->opts.decide.older_than_ms, &why) != 0)
+            return icm_cli_usage(a->older_than, "--older-than: %s", why ? why : "bad time");
+        a->opts.decide.has_older_than = true;
+    }
+    a->opts.decide.snapshot_ids = a->ids;
+    a->opts.decide.snapshot_id_count = a->n_ids;
+    return ICM_EXIT_OK;
+}
+
+/* ---- JSON report ---- */
+
+static json_t *ids_json(const int64_t *ids, size_t n, bool *ok)
+{
+    json_t *arr = json_array();
+    if (arr == NULL)
+        *ok = false;
+    for (size_t i = 0; arr != NULL && i < n; i++)
+        icm_cli_json_push(arr, icm_cli_json_int(ids[i]), ok);
+    return arr;
+}
+
+static json_t *files_json(const icm_expire_file *files, size_t n, bool *ok)
+{
+    json_t *arr = json_array();
+    if (arr == NULL)
+        *ok = false;
+    for (size_t i = 0; arr != NULL && i < n; i++) {
+        if (files[i].state == ICM_EXPIRE_FILE_FAILED)
+            continue; /* listed under problems */
+        json_t *o = json_object();
+        if (o == NULL) {
+            *ok = false;
+            break;
+        }
+        icm_cli_json_set(o, "path", icm_cli_json_str(files[i].path), ok);
+        icm_cli_json_set(o, "kind", icm_cli_json_str(icm_expire_file_kind_name(files[i].kind)),
+                         ok);
+        icm_cli_json_set(o, "size_bytes",
+                         files[i].size_bytes >= 0 ? icm_cli_json_int(files[i].size_bytes)
+                                                  : json_null(),
+                         ok);
+        icm_cli_json_push(arr, o, ok);
+    }
+    return arr;
+}
+
+static json_t *per_kind_json(const icm_expire_result *r, bool bytes, bool *ok)
+{
+    json_t *o = json_object();
+    if (o == NULL)
+        *ok = false;
+    for (int k = 0; o != NULL && k < ICM_EXPIRE_FILE_KIND_COUNT; k++)
+        icm_cli_json_set(o, icm_expire_file_kind_name((icm_expire_file_kind)k),
+                         icm_cli_json_int(bytes ? r->bytes[k] : (int64_t)r->counts[k]), ok);
+    return o;
+}
+
+static const char *problem_name(icm_expire_problem_kind kind)
+{
+    switch (kind) {
+    case ICM_EXPIRE_PROBLEM_UNREADABLE:
+        return "unreadable";
+    case ICM_EXPIRE_PROBLEM_OUTSIDE_TABLE:
+        return "outside_table";
+    case ICM_EXPIRE_PROBLEM_DELETE_FAILED:
+        return "delete_failed";
+    case ICM_EXPIRE_PROBLEM_REFRESH_FAILED:
+        return "refresh_failed";
+    }
+    return "other";
+}
+
+static json_t *problems_json(const icm_expire_result *r, bool *ok)
+{
+    json_t *arr = json_array();
+    if (arr == NULL)
+        *ok = false;
+    for (size_t i = 0; arr != NULL && i < r->problem_count; i++) {
+        json_t *o = json_object();
+        if (o == NULL) {
+            *ok = false;
+            break;
+        }
+        icm_cli_json_set(o, "kind", icm_cli_json_str(problem_name(r->problems[i].kind)), ok);
+        icm_cli_json_set(o, "path", icm_cli_json_str(r->problems[i].location), ok);
+        icm_cli_json_set(o, "code", icm_cli_json_str(icm_error_code_name(r->problems[i].code)),
+                         ok);
+        icm_cli_json_set(o, "message", icm_cli_json_str(r->problems[i].message), ok);
+        icm_cli_json_push(arr, o, ok);
+    }
+    return arr;
+}
+
+static json_t *refs_json(const icm_expire_result *r, bool *ok)
+{
+    json_t *arr = json_array();
+    if (arr == NULL)
+        *ok = false;
+    for (size_t i = 0; arr != NULL && i < r->removed_ref_count; i++)
+        icm_cli_json_push(arr, icm_cli_json_str(r->removed_refs[i]), ok);
+    return arr;
+}
+
+static json_t *report_json(const icm_expire_result *r, bool *ok)
+{
+    json_t *doc = json_object();
+    if (doc == NULL) {
+        *ok = false;
+        return NULL;
+    }
+    icm_cli_json_set(doc, "dry_run", json_boolean(r->dry_run), ok);
+    icm_cli_json_set(doc, "cleanup", icm_cli_json_str(icm_expire_cleanup_name(r->cleanup)), ok);
+    icm_cli_json_set(doc, "now_ms", icm_cli_json_int(r->now_ms), ok);
+    icm_cli_json_set(doc, "older_than_ms", icm_cli_json_int(r->older_than_ms), ok);
+    icm_cli_json_set(doc, "expired", ids_json(r->expired_ids, r->expired_count, ok), ok);
+    icm_cli_json_set(doc, "retained", ids_json(r->retained_ids, r->retained_count, ok), ok);
+    icm_cli_json_set(doc, "removed_refs", refs_json(r, ok), ok);
+    icm_cli_json_set(doc, "deleted_files", files_json(r->deleted_files, r->deleted_file_count, ok),
+                     ok);
+    icm_cli_json_set(doc, "deleted_manifests",
+                     files_json(r->deleted_manifests, r->deleted_manifest_count, ok), ok);
+    icm_cli_json_set(doc, "deleted_statistics_files",
+                     files_json(r->deleted_statistics_files, r->deleted_statistics_file_count, ok),
+                     ok);
+    icm_cli_json_set(doc, "counts", per_kind_json(r, false, ok), ok);
+    icm_cli_json_set(doc, "bytes", per_kind_json(r, true, ok), ok);
+    icm_cli_json_set(doc, "total_deleted", icm_cli_json_int((int64_t)r->total), ok);
+    icm_cli_json_set(doc, "total_bytes", icm_cli_json_int(r->total_bytes), ok);
+    icm_cli_json_set(doc, "removed_partition_specs",
+                     icm_cli_json_int((int64_t)r->removed_spec_count), ok);
+    icm_cli_json_set(doc, "removed_schemas", icm_cli_json_int((int64_t)r->removed_schema_count),
+                     ok);
+    if (r->metadata_location != NULL)
+        icm_cli_json_set(doc, "metadata_location", icm_cli_json_str(r->metadata_location), ok);
+    icm_cli_json_set(doc, "problems", problems_json(r, ok), ok);
+    return doc;
+}
+
+static int write_plan(const char *path, const icm_expire_result *r)
+{
+    bool ok = true;
+    json_t *doc = report_json(r, &ok);
+    char *text = ok ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    if (text == NULL)
+        return icm_cli_oom();
+    FILE *f = fopen(path, "w");
+    bool written = f != NULL && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    if (f != NULL && fclose(f) != 0)
+        written = false;
+    free(text);
+    if (!written)
+        return icm_cli_error(path, "cannot write the plan file");
+    return ICM_EXIT_OK;
+}
+
+/* ---- human report ---- */
+
+static void print_ids(const char *label, const int64_t *ids, size_t n)
+{
+    printf("%s %zu snapshot%s", label, n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n && i < 20; i++)
+        printf("%s%lld", i ? ", " : ": ", (long long)ids[i]);
+    if (n > 20)
+        printf(", ... (%zu more)", n - 20);
+    putchar('\n');
+}
+
+static void print_human(const icm_expire_result *r)
+{
+    print_ids(r->dry_run ? "would expire" : "expired", r->expired_ids, r->expired_count);
+    print_ids("kept", r->retained_ids, r->retained_count);
+    for (size_t i = 0; i < r->removed_ref_count; i++)
+        printf("%s ref %s\n", r->dry_run ? "would remove" : "removed", r->removed_refs[i]);
+    if (r->removed_spec_count + r->removed_schema_count > 0)
+        printf("%s %zu partition spec(s), %zu schema(s)\n",
+               r->dry_run ? "would remove" : "removed", r->removed_spec_count,
+               r->removed_schema_count);
+    printf("%s (cleanup %s):\n", r->dry_run ? "files to delete" : "files deleted",
+           icm_expire_cleanup_name(r->cleanup));
+    for (int k = 0; k < ICM_EXPIRE_FILE_KIND_COUNT; k++)
+        if (r->counts[k] > 0)
+            printf("  %-22s %8zu files %14lld bytes\n",
+                   icm_expire_file_kind_name((icm_expire_file_kind)k), r->counts[k],
+                   (long long)r->bytes[k]);
+    printf("  %-22s %8zu files %14lld bytes\n", "total", r->total, (long long)r->total_bytes);
+    if (r->metadata_location != NULL)
+        printf("committed %s\n", r->metadata_location);
+}
+
+/* Problems go to stderr in both modes: they are what a user must act on. */
+static int report_problems(const icm_expire_result *r, bool quiet)
+{
+    bool failed = false;
+    for (size_t i = 0; i < r->problem_count; i++) {
+        const icm_expire_problem *p = &r->problems[i];
+        failed = failed || p->kind == ICM_EXPIRE_PROBLEM_DELETE_FAILED;
+        if (!quiet || p->kind == ICM_EXPIRE_PROBLEM_DELETE_FAILED)
+            fprintf(stderr, "icemaint: %s: %s (%s)\n", p->location, p->message,
+                    problem_name(p->kind));
+    }
+    if (r->withheld_manifests)
+        fprintf(stderr, "icemaint: a retained manifest list could not be read: no manifest, data "
+                        "or delete file was deleted\n");
+    else if (r->withheld_content_files)
+        fprintf(stderr, "icemaint: a retained manifest could not be read: no data or delete "
+                        "file was deleted\n");
+    if (failed)
+        fprintf(stderr, "icemaint: the expiry was committed, but some files could not be "
+                        "deleted; they are orphans now (remove-orphan-files can clean them)\n");
+    return failed ? ICM_EXIT_ERROR : ICM_EXIT_OK;
+}
+
+/* ---- run ---- */
+
+static int64_t wall_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int report(icm_cli *cli, const expire_args *a, const icm_expire_result *r)
+{
+    int rc = ICM_EXIT_OK;
+    if (a->plan_out != NULL)
+        rc = write_plan(a->plan_out, r);
+    if (rc != ICM_EXIT_OK)
+        return rc;
+    if (cli->json) {
+        bool ok = true;
+        json_t *doc = report_json(r, &ok);
+        rc = icm_cli_json_print(doc, ok);
+    } else if (cli->verbosity >= 0) {
+        print_human(r);
+    }
+    int prc = report_problems(r, cli->verbosity < 0);
+    return rc != ICM_EXIT_OK ? rc : prc;
+}
+
+static int run_expire(icm_cli *cli, int argc, char **argv)
+{
+    expire_args a;
+    memset(&a, 0, sizeof a);
+    icm_expire_options init = ICM_EXPIRE_OPTIONS_INIT;
+    a.opts = init;
+    a.opts.decide.now_ms = wall_clock_ms(); /* "now" is fixed once per operation */
+    int rc = parse_args(&a, argc, argv);
+    if (rc != ICM_EXIT_OK) {
+        free(a.ids);
+        return rc;
+    }
+    icm_catalog *cat = NULL;
+    icm_table *t = NULL;
+    rc = icm_cli_table_load(cli, a.table, &cat, &t);
+    if (rc != ICM_EXIT_OK) {
+        free(a.ids);
+        return rc;
+    }
+    if (isatty(STDERR_FILENO) && cli->verbosity >= 0)
+        fprintf(stderr, "icemaint: %s snapshots of %s ...\n",
+                a.opts.dry_run ? "planning the expiry of" : "expiring",
+                icm_table_get_identifier(t));
+    icm_expire_result *r = NULL;
+    int lrc = icm_expire_snapshots(t, &a.opts, &r);
+    if (lrc != 0) {
+        rc = icm_cli_fail(cli, lrc);
+        if (r != NULL && r->committed)
+            fprintf(stderr, "icemaint: the expiry was committed (%s), but cleaning up its files "
+                            "stopped; the files left are orphans (remove-orphan-files can clean "
+                            "them)\n",
+                    r->metadata_location != NULL ? r->metadata_location : "");
+        if (lrc == ICM_ECOMMIT_UNKNOWN)
+            fprintf(stderr, "icemaint: nothing was deleted; reload the table (icemaint snapshots "
+                            "TABLE) to see whether the expiry applied, then run it again\n");
+    } else {
+        rc = report(cli, &a, r);
+    }
+    icm_expire_result_free(r);
+    icm_table_free(t);
+    icm_catalog_free(cat);
+    free(a.ids);
+    return rc;
+}
+
+const icm_cli_command icm_cli_cmd_expire_snapshots = {
+    "expire-snapshots",
+    "remove old snapshots, then delete the files only they reached",
+    expire_help,
+    run_expire,
+};

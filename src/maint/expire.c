@@ -1,0 +1,357 @@
+/*
+ * maint/expire.c: snapshot expiry end to end — decide, commit, then delete (expire.h).
+ *
+ * Order and safety (issue "Snapshot expiry", reference semantics §1.3 and §1.7):
+ *  1. decide on the table's current metadata with a "now" fixed once for the operation;
+ *  2. build the new metadata (expire_metadata.c) and commit it through icm_table_commit;
+ *     ICM_ECOMMIT_FAILED (a concurrent commit won) → refresh and start again at 1, at most
+ *     max_commit_retries times; ICM_ECOMMIT_UNKNOWN → stop, delete nothing;
+ *  3. reload the table and plan the deletes against EVERY snapshot of the reloaded metadata
+ *     (expire_plan.c), so files of snapshots committed concurrently are kept too;
+ *  4. delete: data and delete files, then manifests, then manifest lists, then statistics.
+ * A dry run stops after planning against the uncommitted new metadata: it never reaches this
+ * file's delete code, and the planning files have no delete call at all.
+ *
+ * This is the only expiry file that calls icm_fileio_delete or commits.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <strings.h>
+
+#include "icemaint/catalog.h"
+#include "maint/expire_internal.h"
+#include "util/util.h"
+
+int icm_expire_cleanup_parse(const char *text, icm_expire_cleanup *out)
+{
+    if (text != NULL) {
+        if (strcasecmp(text, "all") == 0) {
+            *out = ICM_EXPIRE_CLEANUP_ALL;
+            return 0;
+        }
+        if (strcasecmp(text, "metadata") == 0 || strcasecmp(text, "metadata_only") == 0 ||
+            strcasecmp(text, "metadata-only") == 0) {
+            *out = ICM_EXPIRE_CLEANUP_METADATA;
+            return 0;
+        }
+        if (strcasecmp(text, "none") == 0) {
+            *out = ICM_EXPIRE_CLEANUP_NONE;
+            return 0;
+        }
+    }
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                          "unknown cleanup level '%s' (use all, metadata or none)",
+                          text != NULL ? text : "(null)");
+}
+
+const char *icm_expire_cleanup_name(icm_expire_cleanup cleanup)
+{
+    switch (cleanup) {
+    case ICM_EXPIRE_CLEANUP_ALL:
+        return "all";
+    case ICM_EXPIRE_CLEANUP_METADATA:
+        return "metadata";
+    case ICM_EXPIRE_CLEANUP_NONE:
+        return "none";
+    }
+    return "unknown";
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* deleting                                                                                    */
+
+/* Transient failures are worth another try; "not found" is success already (FileIO contract). */
+static bool retryable(int rc)
+{
+    return rc == ICM_EIO || rc == ICM_ENET || rc == ICM_ETIMEOUT;
+}
+
+#define DELETE_ATTEMPTS 3
+
+/* One category's deletes, shared by the delete threads: each takes the next index, so every
+ * file (and its codes/messages slot) is touched by exactly one thread. */
+typedef struct delete_job {
+    icm_fileio *io;
+    icm_expire_file **files;
+    size_t count;
+    int *codes;              /* per file: 0 or the final error code */
+    char **messages;         /* per file: the error message (NULL when none or on OOM) */
+    atomic_size_t next;
+} delete_job;
+
+static void delete_one(delete_job *job, size_t i)
+{
+    int rc = 0;
+    for (int attempt = 0; attempt < DELETE_ATTEMPTS; attempt++) {
+        rc = icm_fileio_delete(job->io, job->files[i]->path);
+        if (rc == 0 || !retryable(rc))
+            break;
+    }
+    job->codes[i] = rc;
+    if (rc != 0)
+        job->messages[i] = icm__strdup(icm_error_last()->message);
+    job->files[i]->state = rc == 0 ? ICM_EXPIRE_FILE_DELETED : ICM_EXPIRE_FILE_FAILED;
+}
+
+static void *delete_worker(void *arg)
+{
+    delete_job *job = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&job->next, 1);
+        if (i >= job->count)
+            return NULL;
+        delete_one(job, i);
+    }
+}
+
+/* Run the job on up to `threads` threads (the caller's thread is one of them). */
+static void run_job(delete_job *job, unsigned threads)
+{
+    pthread_t tids[64];
+    size_t started = 0;
+    size_t want = threads > 64 ? 64 : threads;
+    if (want > job->count)
+        want = job->count;
+    for (size_t t = 1; t < want; t++) {
+        if (pthread_create(&tids[started], NULL, delete_worker, job) != 0)
+            break; /* fewer threads is fine: the caller's thread does the rest */
+        started++;
+    }
+    delete_worker(job);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+}
+
+static bool in_category(const icm_expire_file *f, icm_expire_file_kind lo,
+                        icm_expire_file_kind hi)
+{
+    return f->kind >= lo && f->kind <= hi && f->state == ICM_EXPIRE_FILE_PLANNED;
+}
+
+/* Delete the PLANNED files whose kind is in [lo, hi], adding to *deleted; a failed delete
+ * becomes a problem (the others go on). Returns 0 or ICM_ENOMEM. */
+static int delete_category(icm_fileio *io, icm_expire_result *r, icm_expire_file *files,
+                           size_t n, icm_expire_file_kind lo, icm_expire_file_kind hi,
+                           unsigned threads, size_t *deleted)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += in_category(&files[i], lo, hi);
+    if (m == 0)
+        return 0;
+    icm_expire_file **pick = icm__calloc(m, sizeof *pick);
+    int *codes = icm__calloc(m, sizeof *codes);
+    char **messages = icm__calloc(m, sizeof *messages);
+    int rc = 0;
+    if (pick == NULL || codes == NULL || messages == NULL) {
+        rc = ICM_ENOMEM;
+        goto done;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (in_category(&files[i], lo, hi))
+            pick[k++] = &files[i];
+    delete_job job = {io, pick, m, codes, messages, 0};
+    run_job(&job, threads);
+    for (size_t i = 0; i < m; i++) {
+        if (codes[i] == 0)
+            (*deleted)++;
+        else if (rc == 0)
+            rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETE_FAILED, pick[i]->path,
+                                         codes[i], messages[i] != NULL ? messages[i] : "");
+    }
+done:
+    for (size_t i = 0; messages != NULL && i < m; i++)
+        icm__free(messages[i]);
+    icm__free(messages);
+    icm__free(codes);
+    icm__free(pick);
+    return rc;
+}
+
+static int64_t delete_planned(icm_fileio *io, icm_expire_result *r, unsigned threads)
+{
+    size_t deleted = 0;
+    int rc = delete_category(io, r, r->deleted_files, r->deleted_file_count, ICM_EXPIRE_FILE_DATA,
+                             ICM_EXPIRE_FILE_DELETION_VECTOR, threads, &deleted);
+    if (rc == 0)
+        rc = delete_category(io, r, r->deleted_manifests, r->deleted_manifest_count,
+                             ICM_EXPIRE_FILE_MANIFEST, ICM_EXPIRE_FILE_MANIFEST, threads,
+                             &deleted);
+    if (rc == 0)
+        rc = delete_category(io, r, r->deleted_manifests, r->deleted_manifest_count,
+                             ICM_EXPIRE_FILE_MANIFEST_LIST, ICM_EXPIRE_FILE_MANIFEST_LIST,
+                             threads, &deleted);
+    if (rc == 0)
+        rc = delete_category(io, r, r->deleted_statistics_files,
+                             r->deleted_statistics_file_count, ICM_EXPIRE_FILE_STATISTICS,
+                             ICM_EXPIRE_FILE_PARTITION_STATISTICS, threads, &deleted);
+    r->dry_run = false;
+    icm__expire_result_tally(r);
+    if (rc != 0)
+        return rc;
+    icm_error_clear(); /* failures are in r->problems; the call itself succeeded */
+    return (int64_t)deleted;
+}
+
+int64_t icm_delete_expired_files(icm_fileio *io, icm_expire_result *result)
+{
+    if (io == NULL || result == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");
+    if (!result->deletable)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, NULL,
+                              "refusing to delete: this plan comes from a dry run or from an "
+                              "expiry whose commit did not happen");
+    return delete_planned(io, result, 1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the operation                                                                               */
+
+/* One attempt: decide on the table's current metadata and build the new metadata. */
+static int prepare(icm_table *t, const icm_expire_options *o, int64_t now_ms,
+                   icm_expire_result *r, icm_table_metadata **out_md, bool *changed)
+{
+    const icm_table_metadata *base = icm_table_get_metadata(t);
+    icm_expire_decide_options dopts = o->decide;
+    dopts.now_ms = now_ms;
+    icm_expire_decision *d = NULL;
+    int rc = icm_expire_decide(&d, base, &dopts);
+    if (rc != 0)
+        return rc;
+    rc = icm__expire_result_set_decision(r, d);
+    /* Java step 1: no snapshots and nothing else to clean → metadata unchanged, no commit. */
+    if (rc == 0 && !(icm_table_metadata_snapshot_count(base) == 0 && !o->clean_expired_metadata))
+        rc = icm__expire_edit_metadata(icm_table_get_fileio(t), base, d,
+                                       o->clean_expired_metadata, out_md, changed,
+                                       &r->removed_spec_count, &r->removed_schema_count);
+    icm_expire_decision_free(d);
+    return rc;
+}
+
+static int check_options(const icm_expire_options *o)
+{
+    if (o->version != ICM_EXPIRE_OPTIONS_VERSION ||
+        o->decide.version != ICM_EXPIRE_DECIDE_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_expire_options: unknown version (use ICM_EXPIRE_OPTIONS_INIT)");
+    if ((unsigned)o->cleanup > ICM_EXPIRE_CLEANUP_NONE)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_expire_options: invalid cleanup level %d", (int)o->cleanup);
+    return 0;
+}
+
+/* Decide and commit, retrying on CAS conflicts. On success *base_out is the pre-expiry
+ * metadata of the final attempt (owned) and r->committed says whether a commit happened. */
+static int decide_and_commit(icm_table *t, const icm_expire_options *o, int64_t now_ms,
+                             icm_expire_result *r, icm_table_metadata **base_out)
+{
+    *base_out = NULL;
+    for (unsigned attempt = 0;; attempt++) {
+        icm_table_metadata *new_md = NULL, *base = NULL;
+        bool changed = false;
+        int rc = prepare(t, o, now_ms, r, &new_md, &changed);
+        if (rc == 0)
+            rc = icm_table_metadata_copy(&base, icm_table_get_metadata(t));
+        if (rc != 0 || new_md == NULL || !changed) {
+            /* An error, or nothing to change: no commit (Java commits nothing either). */
+            icm_table_metadata_free(new_md);
+            icm_table_metadata_free(base);
+            return rc;
+        }
+        r->commit_attempts = attempt + 1;
+        rc = icm_table_commit(t, new_md);
+        icm_table_metadata_free(new_md);
+        if (rc == 0) {
+            r->committed = true;
+            r->metadata_location = icm__strdup(icm_table_get_metadata_location(t));
+            *base_out = base;
+            return r->metadata_location == NULL ? ICM_ENOMEM : 0;
+        }
+        icm_table_metadata_free(base);
+        if (rc != ICM_ECOMMIT_FAILED || attempt >= o->max_commit_retries)
+            return rc;
+        /* Someone else committed first: decide again on what is there now. */
+        icm__error_saved *saved = icm__error_save();
+        int rrc = icm_table_refresh(t);
+        if (rrc != 0)
+            return rrc;
+        icm__error_restore(saved);
+    }
+}
+
+/* Dry run: plan against the uncommitted new metadata with the same planning code. */
+static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
+                   icm_expire_result *r)
+{
+    icm_table_metadata *new_md = NULL;
+    bool changed = false;
+    int rc = prepare(t, o, now_ms, r, &new_md, &changed);
+    if (rc == 0 && new_md != NULL)
+        rc = icm__expire_plan(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md,
+                              o->cleanup, r);
+    icm_table_metadata_free(new_md);
+    return rc;
+}
+
+/* After the commit: reload, plan against everything now in the table, delete. */
+static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
+                                const icm_table_metadata *base, icm_expire_result *r)
+{
+    int rc = icm_table_refresh(t);
+    if (rc != 0) {
+        /* Without the current state no keep set can be trusted: delete nothing. */
+        return icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_REFRESH_FAILED,
+                                       icm_table_get_identifier(t), rc,
+                                       icm_error_last()->message);
+    }
+    rc = icm__expire_plan(icm_table_get_fileio(t), base, icm_table_get_metadata(t), o->cleanup,
+                          r);
+    if (rc != 0)
+        return rc;
+    r->deletable = true;
+    int64_t n = delete_planned(icm_table_get_fileio(t), r,
+                               o->max_concurrent_deletes ? o->max_concurrent_deletes : 1);
+    return n < 0 ? (int)n : 0;
+}
+
+int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expire_result **out)
+{
+    if (out == NULL || t == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");
+    *out = NULL;
+    icm_expire_options defaults = ICM_EXPIRE_OPTIONS_INIT;
+    const icm_expire_options *o = opts != NULL ? opts : &defaults;
+    int rc = check_options(o);
+    if (rc != 0)
+        return rc;
+    if (!o->dry_run && icm_table_is_read_only(t))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREADONLY, icm_table_get_identifier(t),
+                              "cannot expire snapshots of a table opened from a metadata file "
+                              "(read-only); open its table directory or catalog table, or use "
+                              "a dry run");
+    icm_expire_result *r = NULL;
+    if ((rc = icm__expire_result_new(&r)) != 0)
+        return rc;
+    r->dry_run = o->dry_run;
+    r->cleanup = o->cleanup;
+    int64_t now_ms = o->decide.now_ms != 0 ? o->decide.now_ms : icm__now_ms();
+    if (o->dry_run) {
+        rc = dry_run(t, o, now_ms, r);
+    } else {
+        icm_table_metadata *base = NULL;
+        rc = decide_and_commit(t, o, now_ms, r, &base);
+        if (rc == 0 && r->committed && o->cleanup != ICM_EXPIRE_CLEANUP_NONE)
+            rc = cleanup_after_commit(t, o, base, r);
+        icm_table_metadata_free(base);
+    }
+    /* The caller learns what was decided even when the commit did not happen, and that the
+     * commit happened when a later step (reload, planning, deleting) failed. */
+    if (rc == 0 || rc == ICM_ECOMMIT_UNKNOWN || rc == ICM_ECOMMIT_FAILED || r->committed) {
+        *out = r;
+        return rc;
+    }
+    icm_expire_result_free(r);
+    return rc;
+}

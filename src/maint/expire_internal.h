@@ -1,0 +1,53 @@
+/*
+ * maint/expire_internal.h: what the files of snapshot expiry share (internal).
+ *
+ * The expiry is split so that a dry run cannot delete anything:
+ *  - expire_plan.c      plans which files go (read-only: manifest reads and stats only);
+ *  - expire_metadata.c  builds the new metadata as an in-memory edit (reads manifest lists
+ *                       when clean_expired_metadata needs the partition specs in use);
+ *  - expire.c           the only file that commits and deletes.
+ * The first two never reference a FileIO call that creates, writes or deletes; the dry-run
+ * test checks their object files with nm.
+ */
+#ifndef ICM_MAINT_EXPIRE_INTERNAL_H
+#define ICM_MAINT_EXPIRE_INTERNAL_H
+
+#include "icemaint/expire.h"
+#include "maint/keepset.h"
+
+/* New empty result (zeroed, older_than_ms and now_ms 0). Returns 0 or ICM_ENOMEM. */
+int icm__expire_result_new(icm_expire_result **out);
+
+/* Copy the decision's ids and removed refs into the result. Returns 0 or ICM_ENOMEM. */
+int icm__expire_result_set_decision(icm_expire_result *r, const icm_expire_decision *d);
+
+/* Append a problem (location may be NULL). Returns 0 or ICM_ENOMEM. */
+int icm__expire_add_problem(icm_expire_result *r, icm_expire_problem_kind kind,
+                            const char *location, int code, const char *message);
+
+/* Recompute counts, bytes and totals from the files' states: on a dry run (or before deleting)
+ * PLANNED files count, afterwards DELETED ones. */
+void icm__expire_result_tally(icm_expire_result *r);
+
+/*
+ * Plan the deletes of going from `before` to `after` into r (deleted_* arrays in state PLANNED,
+ * withheld flags, problems, tally). `io` is only read. Nothing is planned for
+ * ICM_EXPIRE_CLEANUP_NONE. Returns 0 or ICM_ENOMEM.
+ */
+int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
+                     const icm_table_metadata *after, icm_expire_cleanup cleanup,
+                     icm_expire_result *r);
+
+/*
+ * The metadata after expiry: a copy of `base` without the decision's removed refs and expired
+ * snapshots (and their snapshot-log prefix, refs and statistics entries); with
+ * `clean_expired_metadata` also without the partition specs and schemas no retained snapshot
+ * uses. *changed tells whether anything differs from base. Returns 0; ICM_ENOMEM; the codes of
+ * the metadata edits.
+ */
+int icm__expire_edit_metadata(icm_fileio *io, const icm_table_metadata *base,
+                              const icm_expire_decision *d, bool clean_expired_metadata,
+                              icm_table_metadata **out, bool *changed, size_t *removed_specs,
+                              size_t *removed_schemas);
+
+#endif /* ICM_MAINT_EXPIRE_INTERNAL_H */

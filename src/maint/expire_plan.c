@@ -1,0 +1,554 @@
+/*
+ * maint/expire_plan.c: which files an expiry deletes, and the result object that reports it.
+ *
+ * Reachability, as Java's ReachableFileCleanup (reference semantics §1.4), never the incremental
+ * shortcut: keep = everything every snapshot of the after-metadata reaches; candidates = what
+ * the expired snapshots reach; plan = candidates - keep. This file only reads storage (manifest
+ * lists, manifests, and a stat of manifest lists for their sizes): a dry run is exactly this
+ * code, and it is given no way to delete.
+ *
+ * Conservative rules, each reported as a problem:
+ *  - a retained manifest list cannot be read → which manifests (and files) it keeps is unknown:
+ *    plan no manifest and no data or delete file (manifest lists and statistics files of
+ *    expired snapshots are named by the metadata itself, so they can still go);
+ *  - a retained manifest cannot be read → plan no data or delete file;
+ *  - an expired manifest list or manifest cannot be read → it is kept itself: it is the only
+ *    record of the files it names (a later orphan sweep can deal with them);
+ *  - a candidate outside the table location, write.data.path and write.metadata.path is never
+ *    planned.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "maint/expire_internal.h"
+#include "util/location.h"
+#include "util/util.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* result object                                                                               */
+
+static const char *const KIND_NAMES[ICM_EXPIRE_FILE_KIND_COUNT] = {
+    "data",     "position_deletes", "equality_deletes", "deletion_vector",
+    "manifest", "manifest_list",    "statistics",       "partition_statistics",
+};
+
+const char *icm_expire_file_kind_name(icm_expire_file_kind kind)
+{
+    return (unsigned)kind < ICM_EXPIRE_FILE_KIND_COUNT ? KIND_NAMES[kind] : "other";
+}
+
+int icm__expire_result_new(icm_expire_result **out)
+{
+    *out = icm__calloc(1, sizeof **out);
+    return *out == NULL ? ICM_ENOMEM : 0;
+}
+
+static void free_files(icm_expire_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        icm__free(files[i].path);
+    icm__free(files);
+}
+
+void icm_expire_result_free(icm_expire_result *r)
+{
+    if (r == NULL)
+        return;
+    icm__free(r->expired_ids);
+    icm__free(r->retained_ids);
+    for (size_t i = 0; i < r->removed_ref_count; i++)
+        icm__free(r->removed_refs[i]);
+    icm__free(r->removed_refs);
+    free_files(r->deleted_files, r->deleted_file_count);
+    free_files(r->deleted_manifests, r->deleted_manifest_count);
+    free_files(r->deleted_statistics_files, r->deleted_statistics_file_count);
+    for (size_t i = 0; i < r->problem_count; i++) {
+        icm__free(r->problems[i].location);
+        icm__free(r->problems[i].message);
+    }
+    icm__free(r->problems);
+    icm__free(r->metadata_location);
+    icm__free(r);
+}
+
+static int64_t *copy_ids(const int64_t *ids, size_t n)
+{
+    int64_t *c = icm__calloc(n ? n : 1, sizeof *c);
+    if (c != NULL && n > 0)
+        memcpy(c, ids, n * sizeof *c);
+    return c;
+}
+
+int icm__expire_result_set_decision(icm_expire_result *r, const icm_expire_decision *d)
+{
+    int64_t *expired = copy_ids(d->expired_ids, d->expired_count);
+    int64_t *retained = copy_ids(d->retained_ids, d->retained_count);
+    char **refs = icm__calloc(d->removed_ref_count ? d->removed_ref_count : 1, sizeof *refs);
+    bool ok = expired != NULL && retained != NULL && refs != NULL;
+    for (size_t i = 0; ok && i < d->removed_ref_count; i++)
+        ok = (refs[i] = icm__strdup(d->removed_refs[i])) != NULL;
+    if (!ok) {
+        for (size_t i = 0; refs != NULL && i < d->removed_ref_count; i++)
+            icm__free(refs[i]);
+        icm__free(refs);
+        icm__free(expired);
+        icm__free(retained);
+        return ICM_ENOMEM;
+    }
+    icm__free(r->expired_ids);
+    icm__free(r->retained_ids);
+    for (size_t i = 0; i < r->removed_ref_count; i++)
+        icm__free(r->removed_refs[i]);
+    icm__free(r->removed_refs);
+    r->expired_ids = expired;
+    r->expired_count = d->expired_count;
+    r->retained_ids = retained;
+    r->retained_count = d->retained_count;
+    r->removed_refs = refs;
+    r->removed_ref_count = d->removed_ref_count;
+    r->now_ms = d->now_ms;
+    r->older_than_ms = d->older_than_ms;
+    return 0;
+}
+
+int icm__expire_add_problem(icm_expire_result *r, icm_expire_problem_kind kind,
+                            const char *location, int code, const char *message)
+{
+    icm_expire_problem *grown =
+        icm__reallocarray(r->problems, r->problem_count + 1, sizeof *grown);
+    if (grown == NULL)
+        return ICM_ENOMEM;
+    r->problems = grown;
+    icm_expire_problem *p = &grown[r->problem_count];
+    p->kind = kind;
+    p->code = code;
+    p->location = icm__strdup(location != NULL ? location : "");
+    p->message = icm__strdup(message != NULL ? message : "");
+    if (p->location == NULL || p->message == NULL) {
+        icm__free(p->location);
+        icm__free(p->message);
+        return ICM_ENOMEM;
+    }
+    r->problem_count++;
+    return 0;
+}
+
+/* Before deleting every file is PLANNED, afterwards DELETED or FAILED; the two never mix, so
+ * counting both gives "planned" for a plan and "deleted" after the deletes. */
+static void tally_files(icm_expire_result *r, const icm_expire_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (files[i].state == ICM_EXPIRE_FILE_FAILED)
+            continue;
+        r->counts[files[i].kind]++;
+        if (files[i].size_bytes > 0)
+            r->bytes[files[i].kind] += files[i].size_bytes;
+    }
+}
+
+void icm__expire_result_tally(icm_expire_result *r)
+{
+    memset(r->counts, 0, sizeof r->counts);
+    memset(r->bytes, 0, sizeof r->bytes);
+    tally_files(r, r->deleted_files, r->deleted_file_count);
+    tally_files(r, r->deleted_manifests, r->deleted_manifest_count);
+    tally_files(r, r->deleted_statistics_files, r->deleted_statistics_file_count);
+    r->total = 0;
+    r->total_bytes = 0;
+    for (size_t k = 0; k < ICM_EXPIRE_FILE_KIND_COUNT; k++) {
+        r->total += r->counts[k];
+        r->total_bytes += r->bytes[k];
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* planning                                                                                    */
+
+/* A growable array of planned files. */
+typedef struct file_vec {
+    icm_expire_file *items;
+    size_t len, cap;
+} file_vec;
+
+typedef struct plan {
+    icm_expire_result *r;
+    const icm__pathset *keep;
+    icm__pathset *seen;        /* candidates already planned or refused */
+    const char *roots[3];      /* table location, write.data.path, write.metadata.path */
+    size_t root_count;
+    bool withhold_content, withhold_manifests;
+    file_vec vec[3];           /* content files, manifests and lists, statistics files */
+} plan;
+
+static int vec_push(file_vec *v, const char *path, icm__file_kind kind, int64_t size_bytes)
+{
+    if (v->len == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        icm_expire_file *grown = icm__reallocarray(v->items, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        v->items = grown;
+        v->cap = cap;
+    }
+    char *copy = icm__strdup(path);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    v->items[v->len++] = (icm_expire_file){copy, (icm_expire_file_kind)kind, size_bytes,
+                                           ICM_EXPIRE_FILE_PLANNED};
+    return 0;
+}
+
+static size_t vec_of(icm__file_kind kind)
+{
+    if (kind <= ICM__FILE_DELETION_VECTOR)
+        return 0;
+    return kind <= ICM__FILE_MANIFEST_LIST ? 1 : 2;
+}
+
+static bool inside_table(const plan *p, const char *path)
+{
+    for (size_t i = 0; i < p->root_count; i++)
+        if (icm__location_is_inside(path, p->roots[i]))
+            return true;
+    return false;
+}
+
+static bool withheld(const plan *p, icm__file_kind kind)
+{
+    if (kind <= ICM__FILE_DELETION_VECTOR)
+        return p->withhold_content;
+    return kind == ICM__FILE_MANIFEST && p->withhold_manifests;
+}
+
+static bool is_content(icm__file_kind kind)
+{
+    return kind <= ICM__FILE_DELETION_VECTOR;
+}
+
+static int refuse_outside(plan *p, const char *location)
+{
+    return icm__expire_add_problem(p->r, ICM_EXPIRE_PROBLEM_OUTSIDE_TABLE, location, ICM_EREFUSED,
+                                   "not deleted: outside the table location, write.data.path "
+                                   "and write.metadata.path");
+}
+
+/* A file an expired snapshot reaches. Lists, manifests and statistics files are decided here
+ * (the keep set already names every one the retained snapshots reference); data and delete
+ * files are collected and decided once the retained manifests' entries are known. */
+static int on_candidate(const icm__reached *f, void *payload)
+{
+    plan *p = payload;
+    if (withheld(p, f->kind))
+        return 0;
+    bool kept = false, added;
+    int rc = is_content(f->kind) ? 0 : icm__pathset_contains(p->keep, f->location, &kept);
+    if (rc != 0 || kept)
+        return rc;
+    if ((rc = icm__pathset_add(p->seen, f->location, &added)) != 0 || !added)
+        return rc; /* one live file may sit in several expired manifests */
+    if (!is_content(f->kind) && !inside_table(p, f->location))
+        return refuse_outside(p, f->location);
+    return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes);
+}
+
+static int report_problems(icm_expire_result *r, const icm__reach_report *rep)
+{
+    for (size_t i = 0; i < rep->failure_count; i++) {
+        const icm__reach_failure *f = &rep->failures[i];
+        int rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_UNREADABLE, f->location, f->code,
+                                         f->message);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Expired manifest lists and manifests that could not be read stay (see the file comment). */
+static int drop_unreadable(plan *p, const icm__reach_report *rep)
+{
+    if (rep->failure_count == 0)
+        return 0;
+    icm__pathset *failed = NULL;
+    int rc = icm__pathset_new(&failed, rep->failure_count);
+    for (size_t i = 0; rc == 0 && i < rep->failure_count; i++)
+        rc = icm__pathset_add(failed, rep->failures[i].location, NULL);
+    file_vec *v = &p->vec[1];
+    size_t kept = 0;
+    for (size_t i = 0; rc == 0 && i < v->len; i++) {
+        bool bad;
+        if ((rc = icm__pathset_contains(failed, v->items[i].path, &bad)) != 0)
+            break;
+        if (bad)
+            icm__free(v->items[i].path);
+        else
+            v->items[kept++] = v->items[i];
+    }
+    if (rc == 0)
+        v->len = kept;
+    icm__pathset_free(failed);
+    return rc;
+}
+
+/* Manifest lists carry no length in the metadata: stat the planned ones for the byte counts.
+ * A list that is already gone keeps size -1 (deleting it is then a no-op). */
+static void size_unknown_files(icm_fileio *io, file_vec *v)
+{
+    for (size_t i = 0; i < v->len; i++) {
+        if (v->items[i].size_bytes >= 0)
+            continue;
+        icm_file_info info;
+        if (icm_fileio_stat(io, v->items[i].path, &info) == 0)
+            v->items[i].size_bytes = info.size_bytes;
+    }
+    icm_error_clear();
+}
+
+static void set_roots(plan *p, const icm_table_metadata *md)
+{
+    const char *candidates[3] = {icm_table_metadata_location(md),
+                                 icm_table_metadata_property(md, "write.data.path"),
+                                 icm_table_metadata_property(md, "write.metadata.path")};
+    for (size_t i = 0; i < 3; i++)
+        if (candidates[i] != NULL && candidates[i][0] != '\0')
+            p->roots[p->root_count++] = candidates[i];
+}
+
+/* Ids of snapshots of `before` missing from `after`. */
+static int expired_between(const icm_table_metadata *before, const icm_table_metadata *after,
+                           int64_t **out, size_t *n)
+{
+    size_t nb = icm_table_metadata_snapshot_count(before);
+    *n = 0;
+    *out = icm__calloc(nb ? nb : 1, sizeof **out);
+    if (*out == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < nb; i++) {
+        int64_t id = icm_table_metadata_snapshot_at(before, i)->snapshot_id;
+        if (icm_table_metadata_snapshot_by_id(after, id) == NULL)
+            (*out)[(*n)++] = id;
+    }
+    return 0;
+}
+
+static int add_to_keep(const icm__reached *f, void *payload)
+{
+    return icm__pathset_add(payload, f->location, NULL);
+}
+
+/* Step 1, the keep set by name: the manifest lists, manifests and statistics files of every
+ * snapshot of `after` (plus every statistics entry it still has). Its manifests are remembered
+ * in *refs for step 3, so no manifest list is read twice. */
+static int build_keep(icm_fileio *io, const icm_table_metadata *after, icm__pathset *keep,
+                      icm__manifest_refs *refs, icm__reach_report *rep)
+{
+    icm__reach_options ko = {NULL, 0, false, NULL, false};
+    int rc = icm__reach_walk_collect(io, after, &ko, refs, add_to_keep, keep, rep);
+    size_t ns = icm_table_metadata_statistics_count(after);
+    for (size_t i = 0; rc == 0 && i < ns; i++)
+        rc = icm__pathset_add(keep, icm_table_metadata_statistics_at(after, i)->path, NULL);
+    return rc;
+}
+
+/* Step 3: which collected data and delete files a retained manifest still lists as live. */
+typedef struct still_live {
+    const icm__pathset *candidates;
+    size_t candidate_count;
+    icm__pathset *live;
+} still_live;
+
+static int on_retained_entry(const icm__reached *f, void *payload)
+{
+    still_live *s = payload;
+    bool cand, added;
+    int rc = icm__pathset_contains(s->candidates, f->location, &cand);
+    if (rc != 0 || !cand)
+        return rc;
+    if ((rc = icm__pathset_add(s->live, f->location, &added)) != 0)
+        return rc;
+    /* Every candidate is accounted for: the remaining manifests cannot change the answer. */
+    return icm__pathset_count(s->live) == s->candidate_count ? ICM_EUSER : 0;
+}
+
+static int find_still_live(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
+                           const file_vec *content, icm__pathset *live, icm__reach_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    icm__pathset *cand = NULL;
+    int rc = icm__pathset_new(&cand, content->len);
+    for (size_t i = 0; rc == 0 && i < content->len; i++)
+        rc = icm__pathset_add(cand, content->items[i].path, NULL);
+    if (rc == 0) {
+        still_live s = {cand, icm__pathset_count(cand), live};
+        rc = icm__reach_entries(io, format_version, refs, on_retained_entry, &s, rep);
+        if (rc == ICM_EUSER)
+            rc = 0;
+    }
+    icm__pathset_free(cand);
+    return rc;
+}
+
+/* Step 4: drop the content files still live (or all of them when withheld) and refuse those
+ * outside the table. */
+static int settle_content(plan *p, const icm__pathset *live)
+{
+    file_vec *v = &p->vec[0];
+    size_t kept = 0;
+    int rc = 0;
+    for (size_t i = 0; i < v->len; i++) {
+        bool drop = p->withhold_content;
+        if (!drop && rc == 0)
+            rc = icm__pathset_contains(live, v->items[i].path, &drop);
+        if (!drop && rc == 0 && !inside_table(p, v->items[i].path)) {
+            rc = refuse_outside(p, v->items[i].path);
+            drop = true;
+        }
+        if (drop || rc != 0)
+            icm__free(v->items[i].path);
+        else
+            v->items[kept++] = v->items[i];
+    }
+    v->len = kept;
+    return rc;
+}
+
+static void move_vec(file_vec *v, icm_expire_file **items, size_t *count)
+{
+    *items = v->items;
+    *count = v->len;
+    memset(v, 0, sizeof *v);
+}
+
+/*
+ * The plan, in Java's order (ReachableFileCleanup), so an expiry that frees no data file never
+ * opens a retained manifest:
+ *  1. keep set by name (lists, manifests, statistics files of every retained snapshot);
+ *  2. walk the expired snapshots: their lists, manifests not in the keep set, and the live
+ *     entries of those manifests (the only data and delete files that can become unreachable);
+ *  3. if any data or delete file was collected: read the retained manifests' entries until each
+ *     collected file is either found live or every manifest was read;
+ *  4. keep what step 3 found live.
+ */
+static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
+                    const icm_table_metadata *after, icm_expire_cleanup cleanup)
+{
+    icm__reach_report rep;
+    icm__manifest_refs refs = {NULL, 0, 0};
+    int64_t *expired = NULL;
+    size_t n_expired = 0;
+    icm__pathset *keep = NULL, *live = NULL;
+    int rc = expired_between(before, after, &expired, &n_expired);
+    if (rc == 0)
+        rc = icm__pathset_new(&keep, 0);
+    if (rc == 0)
+        rc = icm__pathset_new(&live, 0);
+    if (rc == 0)
+        rc = icm__pathset_new(&p->seen, 0);
+    if (rc != 0)
+        goto done;
+
+    rc = build_keep(io, after, keep, &refs, &rep);
+    if (rc == 0)
+        rc = report_problems(p->r, &rep);
+    p->withhold_manifests = icm__reach_report_has_failure(&rep, true);
+    p->withhold_content = cleanup != ICM_EXPIRE_CLEANUP_ALL || p->withhold_manifests;
+    icm__reach_report_dispose(&rep);
+    if (rc != 0)
+        goto done;
+
+    p->keep = keep;
+    icm__reach_options co = {expired, n_expired, !p->withhold_content, keep, true};
+    rc = icm__reach_walk(io, before, &co, on_candidate, p, &rep);
+    if (rc == 0)
+        rc = report_problems(p->r, &rep);
+    if (rc == 0)
+        rc = drop_unreadable(p, &rep);
+    icm__reach_report_dispose(&rep);
+
+    if (rc == 0 && p->vec[0].len > 0 && !p->withhold_content) {
+        rc = find_still_live(io, icm_table_metadata_format_version(after), &refs, &p->vec[0],
+                             live, &rep);
+        if (rc == 0)
+            rc = report_problems(p->r, &rep);
+        /* A retained manifest that cannot be read may list any of them. */
+        p->withhold_content = p->withhold_content || rep.failure_count > 0;
+        icm__reach_report_dispose(&rep);
+    }
+    if (rc == 0)
+        rc = settle_content(p, live);
+    p->r->withheld_manifests = p->withhold_manifests;
+    p->r->withheld_content_files = cleanup == ICM_EXPIRE_CLEANUP_ALL && p->withhold_content;
+done:
+    icm__manifest_refs_dispose(&refs);
+    icm__pathset_free(live);
+    icm__pathset_free(keep);
+    icm__free(expired);
+    return rc;
+}
+
+int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
+                     const icm_table_metadata *after, icm_expire_cleanup cleanup,
+                     icm_expire_result *r)
+{
+    r->cleanup = cleanup;
+    if (cleanup == ICM_EXPIRE_CLEANUP_NONE || icm_table_metadata_snapshot_count(before) == 0) {
+        icm__expire_result_tally(r);
+        return 0;
+    }
+    plan p;
+    memset(&p, 0, sizeof p);
+    p.r = r;
+    set_roots(&p, after);
+    int rc = run_plan(&p, io, before, after, cleanup);
+    icm__pathset_free(p.seen);
+    if (rc != 0) {
+        for (size_t k = 0; k < 3; k++)
+            free_files(p.vec[k].items, p.vec[k].len);
+        return rc;
+    }
+    size_unknown_files(io, &p.vec[1]);
+    move_vec(&p.vec[0], &r->deleted_files, &r->deleted_file_count);
+    move_vec(&p.vec[1], &r->deleted_manifests, &r->deleted_manifest_count);
+    move_vec(&p.vec[2], &r->deleted_statistics_files, &r->deleted_statistics_file_count);
+    icm__expire_result_tally(r);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* public planning entry point for callers who commit themselves                               */
+
+int icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
+                          const icm_table_metadata *after, icm_expire_cleanup cleanup,
+                          icm_expire_result **out)
+{
+    if (out == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");
+    *out = NULL;
+    if (io == NULL || before == NULL || after == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");
+    icm_expire_result *r = NULL;
+    int rc = icm__expire_result_new(&r);
+    if (rc != 0)
+        return rc;
+    int64_t *expired = NULL;
+    size_t n = 0;
+    rc = expired_between(before, after, &expired, &n);
+    if (rc == 0) {
+        r->expired_ids = expired;
+        r->expired_count = n;
+        size_t na = icm_table_metadata_snapshot_count(after);
+        r->retained_ids = icm__calloc(na ? na : 1, sizeof(int64_t));
+        rc = r->retained_ids == NULL ? ICM_ENOMEM : 0;
+        for (size_t i = 0; rc == 0 && i < na; i++)
+            r->retained_ids[r->retained_count++] =
+                icm_table_metadata_snapshot_at(after, i)->snapshot_id;
+    }
+    if (rc == 0)
+        rc = icm__expire_plan(io, before, after, cleanup, r);
+    if (rc != 0) {
+        icm_expire_result_free(r);
+        return rc;
+    }
+    r->deletable = true; /* the caller says `after` is committed */
+    *out = r;
+    return 0;
+}

@@ -1,0 +1,541 @@
+/*
+ * maint/keepset.c: the compact path set and the reachability walk (see keepset.h).
+ *
+ * Read-only by construction: the only storage calls here are manifest-list and manifest reads.
+ *
+ * Unreadable files. A walk never stops at a manifest list or manifest it cannot read; it records
+ * the failure and goes on, so a caller sees every problem at once. What a failure means is the
+ * caller's decision. Expiry's rule (expire_plan.c): a retained manifest list that cannot be read
+ * hides which manifests and files it keeps, so no manifest, data file or delete file may be
+ * deleted; a retained manifest that cannot be read hides which files it keeps, so no data or
+ * delete file may be deleted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "icemaint/manifest.h"
+#include "maint/keepset.h"
+#include "util/location.h"
+#include "util/util.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* path set                                                                                    */
+
+/* Open addressing with linear probing. The table grows when it would be more than 3/4 full,
+ * to exactly twice the entries, so it is always at least half full: at most 2 slots of 16
+ * bytes, 32 bytes, per path (a power-of-two table could sit at 1/4 full, 64 bytes per path). */
+struct icm__pathset {
+    XXH128_hash_t *slots; /* {0,0} = empty */
+    size_t cap;
+    size_t count;
+};
+
+#define PATHSET_MIN_CAP 64
+
+static bool slot_empty(XXH128_hash_t h)
+{
+    return h.low64 == 0 && h.high64 == 0;
+}
+
+/* Hash of the normalised location. The all-zero hash marks empty slots, so a real zero hash is
+ * moved to 1: that can only merge two keys (keep more), never lose one. */
+static int hash_location(const char *location, XXH128_hash_t *out)
+{
+    char *norm = NULL;
+    int rc = icm__location_key(location, &norm); /* `/t/./d/f` and `/t/d/f` are one file */
+    if (rc != 0)
+        return rc;
+    *out = XXH3_128bits(norm, strlen(norm));
+    icm__free(norm);
+    if (slot_empty(*out))
+        out->low64 = 1;
+    return 0;
+}
+
+/* Slot of h: where it is, or the empty slot where it would go. */
+static size_t probe(const XXH128_hash_t *slots, size_t cap, XXH128_hash_t h)
+{
+    size_t i = (size_t)(h.low64 % cap);
+    while (!slot_empty(slots[i]) && !XXH128_isEqual(slots[i], h))
+        i = i + 1 == cap ? 0 : i + 1;
+    return i;
+}
+
+static bool too_full(size_t count, size_t cap)
+{
+    return count * 4 > cap * 3;
+}
+
+int icm__pathset_new(icm__pathset **out, size_t expected)
+{
+    *out = NULL;
+    size_t cap = PATHSET_MIN_CAP;
+    if (expected > cap / 2 && expected < SIZE_MAX / 4)
+        cap = expected * 2;
+    icm__pathset *s = icm__calloc(1, sizeof *s);
+    XXH128_hash_t *slots = icm__calloc(cap, sizeof *slots);
+    if (s == NULL || slots == NULL) {
+        icm__free(s);
+        icm__free(slots);
+        return ICM_ENOMEM;
+    }
+    s->slots = slots;
+    s->cap = cap;
+    *out = s;
+    return 0;
+}
+
+void icm__pathset_free(icm__pathset *set)
+{
+    if (set == NULL)
+        return;
+    icm__free(set->slots);
+    icm__free(set);
+}
+
+/* Grow to twice the entries (load 1/2 after, 3/4 at most before the next growth). */
+static int grow(icm__pathset *s, size_t count)
+{
+    size_t cap;
+    if (icm__mul_overflow(count, 2, &cap))
+        return icm__error_oom();
+    XXH128_hash_t *slots = icm__calloc(cap, sizeof *slots);
+    if (slots == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < s->cap; i++)
+        if (!slot_empty(s->slots[i]))
+            slots[probe(slots, cap, s->slots[i])] = s->slots[i];
+    icm__free(s->slots);
+    s->slots = slots;
+    s->cap = cap;
+    return 0;
+}
+
+int icm__pathset_add(icm__pathset *set, const char *location, bool *added)
+{
+    if (added != NULL)
+        *added = false;
+    XXH128_hash_t h;
+    int rc = hash_location(location, &h);
+    if (rc != 0)
+        return rc;
+    if (too_full(set->count + 1, set->cap) && (rc = grow(set, set->count + 1)) != 0)
+        return rc;
+    size_t i = probe(set->slots, set->cap, h);
+    if (slot_empty(set->slots[i])) {
+        set->slots[i] = h;
+        set->count++;
+        if (added != NULL)
+            *added = true;
+    }
+    return 0;
+}
+
+int icm__pathset_contains(const icm__pathset *set, const char *location, bool *out)
+{
+    *out = true;
+    XXH128_hash_t h;
+    int rc = hash_location(location, &h);
+    if (rc != 0)
+        return rc;
+    *out = !slot_empty(set->slots[probe(set->slots, set->cap, h)]);
+    return 0;
+}
+
+/* Hash of a caller-built key; zero moved to 1 as in hash_location. */
+static XXH128_hash_t hash_key(const void *key, size_t len)
+{
+    XXH128_hash_t h = XXH3_128bits(key, len);
+    if (slot_empty(h))
+        h.low64 = 1;
+    return h;
+}
+
+int icm__pathset_add_key(icm__pathset *set, const void *key, size_t len, bool *added)
+{
+    if (added != NULL)
+        *added = false;
+    XXH128_hash_t h = hash_key(key, len);
+    int rc;
+    if (too_full(set->count + 1, set->cap) && (rc = grow(set, set->count + 1)) != 0)
+        return rc;
+    size_t i = probe(set->slots, set->cap, h);
+    if (slot_empty(set->slots[i])) {
+        set->slots[i] = h;
+        set->count++;
+        if (added != NULL)
+            *added = true;
+    }
+    return 0;
+}
+
+bool icm__pathset_contains_key(const icm__pathset *set, const void *key, size_t len)
+{
+    return !slot_empty(set->slots[probe(set->slots, set->cap, hash_key(key, len))]);
+}
+
+size_t icm__pathset_count(const icm__pathset *set)
+{
+    return set->count;
+}
+
+size_t icm__pathset_memory_bytes(const icm__pathset *set)
+{
+    return set->cap * sizeof(XXH128_hash_t) + sizeof *set;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* report                                                                                      */
+
+void icm__reach_report_dispose(icm__reach_report *report)
+{
+    if (report == NULL)
+        return;
+    for (size_t i = 0; i < report->failure_count; i++) {
+        icm__free(report->failures[i].location);
+        icm__free(report->failures[i].message);
+    }
+    icm__free(report->failures);
+    memset(report, 0, sizeof *report);
+}
+
+bool icm__reach_report_has_failure(const icm__reach_report *report, bool lists_only)
+{
+    for (size_t i = 0; i < report->failure_count; i++)
+        if (!lists_only || report->failures[i].is_manifest_list)
+            return true;
+    return false;
+}
+
+/* Record that `location` could not be read, with the last error. */
+static int record_failure(icm__reach_report *report, const char *location, bool is_list, int code)
+{
+    icm__reach_failure *grown = icm__reallocarray(report->failures, report->failure_count + 1,
+                                                  sizeof *grown);
+    if (grown == NULL)
+        return ICM_ENOMEM;
+    report->failures = grown;
+    icm__reach_failure *f = &grown[report->failure_count];
+    f->location = icm__strdup(location);
+    f->message = icm__strdup(icm_error_last()->message);
+    f->is_manifest_list = is_list;
+    f->code = code;
+    if (f->location == NULL || f->message == NULL) {
+        icm__free(f->location);
+        icm__free(f->message);
+        return ICM_ENOMEM;
+    }
+    report->failure_count++;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* walk                                                                                        */
+
+typedef struct walk {
+    icm_fileio *io;
+    const icm_table_metadata *md;
+    const icm__reach_options *opts;
+    icm__reach_cb cb;
+    void *payload;
+    icm__reach_report *report;
+    icm__pathset *manifests_seen; /* each unique manifest is handled once */
+    int format_version;           /* of the table: the fallback for files without a header */
+    icm__manifest_refs *collect;  /* NULL, or where unique manifests are remembered */
+    int64_t snapshot_id;          /* the snapshot being walked */
+    int stop_rc;                  /* a callback's stop value or ENOMEM: ends the walk */
+} walk;
+
+static int emit(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
+{
+    icm__reached r = {location, kind, size_bytes, w->snapshot_id};
+    int rc = w->cb(&r, w->payload);
+    if (rc != 0)
+        w->stop_rc = rc;
+    return rc;
+}
+
+/* The kind of a live manifest entry. A position-delete file in Puffin format is a deletion
+ * vector (spec v3 "Deletion Vectors"). */
+static icm__file_kind entry_kind(const icm_data_file *f)
+{
+    switch (f->content) {
+    case ICM_FILE_CONTENT_POSITION_DELETES:
+        return f->file_format == ICM_FILE_FORMAT_PUFFIN ? ICM__FILE_DELETION_VECTOR
+                                                        : ICM__FILE_POSITION_DELETES;
+    case ICM_FILE_CONTENT_EQUALITY_DELETES:
+        return ICM__FILE_EQUALITY_DELETES;
+    default:
+        return ICM__FILE_DATA;
+    }
+}
+
+static int on_entry(const icm_manifest_entry *e, void *payload)
+{
+    walk *w = payload;
+    w->report->entries_read++;
+    if (e->status == ICM_ENTRY_DELETED)
+        return 0; /* a DELETED entry protects nothing */
+    /* referenced_data_file is deliberately ignored: the vector's own file is file_path. */
+    return emit(w, e->data_file.file_path, entry_kind(&e->data_file),
+                e->data_file.file_size_in_bytes);
+}
+
+static const uint64_t ENTRY_FIELDS =
+    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE;
+
+/* After a read: a stop or ENOMEM ends the walk; any other failure is recorded. */
+static int settle_read(walk *w, int rc, const char *location, bool is_list)
+{
+    if (w->stop_rc != 0)
+        return w->stop_rc;
+    if (rc == 0)
+        return 0;
+    if (rc == ICM_ENOMEM) {
+        w->stop_rc = rc;
+        return rc;
+    }
+    int rrc = record_failure(w->report, location, is_list, rc);
+    if (rrc != 0)
+        w->stop_rc = rrc;
+    return rrc;
+}
+
+/* Whether this manifest's entries are to be read. */
+static int wants_entries(walk *w, const char *path, bool *out)
+{
+    *out = w->opts->read_entries;
+    if (!*out || w->opts->skip_entries_of == NULL)
+        return 0;
+    bool skip;
+    int rc = icm__pathset_contains(w->opts->skip_entries_of, path, &skip);
+    if (rc != 0)
+        return rc;
+    *out = !skip;
+    return 0;
+}
+
+void icm__manifest_refs_dispose(icm__manifest_refs *refs)
+{
+    if (refs == NULL)
+        return;
+    for (size_t i = 0; i < refs->len; i++)
+        icm__free((char *)refs->items[i].mf.manifest_path);
+    icm__free(refs->items);
+    memset(refs, 0, sizeof *refs);
+}
+
+/* Remember a manifest for icm__reach_entries: a copy of its list entry (or, for an embedded v1
+ * manifest, just its path), without the raw spans that point into the reader's buffers. */
+static int remember(walk *w, const icm_manifest_file *mf, const char *path)
+{
+    icm__manifest_refs *refs = w->collect;
+    if (refs->len == refs->cap) {
+        size_t cap = refs->cap ? refs->cap * 2 : 64;
+        icm__manifest_ref *grown = icm__reallocarray(refs->items, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        refs->items = grown;
+        refs->cap = cap;
+    }
+    icm__manifest_ref *r = &refs->items[refs->len];
+    memset(r, 0, sizeof *r);
+    if (mf != NULL)
+        r->mf = *mf;
+    r->mf.partitions = (icm_raw){NULL, 0};
+    r->mf.key_metadata = (icm_raw){NULL, 0};
+    char *copy = icm__strdup(path);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    r->mf.manifest_path = copy;
+    r->mf.manifest_path_len = strlen(copy);
+    r->embedded_v1 = mf == NULL;
+    r->snapshot_id = w->snapshot_id;
+    refs->len++;
+    return 0;
+}
+
+/* Report a manifest once (mf NULL for an embedded v1 manifest); *first tells whether this is
+ * its first sighting. */
+static int first_sighting(walk *w, const icm_manifest_file *mf, const char *path,
+                          int64_t size_bytes, bool *first)
+{
+    int rc = icm__pathset_add(w->manifests_seen, path, first);
+    if (rc == 0 && *first && w->collect != NULL)
+        rc = remember(w, mf, path);
+    if (rc != 0) {
+        w->stop_rc = rc;
+        return rc;
+    }
+    if (!*first)
+        return 0;
+    return emit(w, path, ICM__FILE_MANIFEST, size_bytes);
+}
+
+static int on_manifest_file(const icm_manifest_file *mf, void *payload)
+{
+    walk *w = payload;
+    bool first, read;
+    int rc = first_sighting(w, mf, mf->manifest_path, mf->manifest_length, &first);
+    if (rc != 0 || !first)
+        return rc;
+    if ((rc = wants_entries(w, mf->manifest_path, &read)) != 0) {
+        w->stop_rc = rc;
+        return rc;
+    }
+    if (!read)
+        return 0;
+    icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
+    ro.fields = ENTRY_FIELDS;
+    ro.format_version = w->format_version;
+    rc = icm_manifest_read(w->io, mf, &ro, on_entry, w);
+    w->report->manifests_read++;
+    return settle_read(w, rc, mf->manifest_path, false);
+}
+
+static int walk_manifest_list(walk *w, const icm_snapshot *s)
+{
+    int rc = emit(w, s->manifest_list, ICM__FILE_MANIFEST_LIST, -1);
+    if (rc != 0)
+        return rc;
+    icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
+    lo.format_version = w->format_version;
+    rc = icm_manifest_list_read(w->io, s->manifest_list, &lo, on_manifest_file, w);
+    w->report->manifest_lists_read++;
+    return settle_read(w, rc, s->manifest_list, true);
+}
+
+/* v1 snapshots may list their manifests inline instead of in a manifest list. */
+static int walk_embedded(walk *w, const icm_snapshot *s)
+{
+    for (size_t k = 0; k < s->manifest_count; k++) {
+        const char *path = s->manifests[k];
+        bool first, read;
+        int rc = first_sighting(w, NULL, path, -1, &first);
+        if (rc == 0 && first)
+            rc = wants_entries(w, path, &read);
+        if (rc != 0) {
+            w->stop_rc = rc;
+            return rc;
+        }
+        if (!first || !read)
+            continue;
+        icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
+        ro.fields = ENTRY_FIELDS;
+        ro.format_version = 1;
+        rc = icm_manifest_read_v1_embedded(w->io, path, s->snapshot_id, &ro, on_entry, w);
+        w->report->manifests_read++;
+        if ((rc = settle_read(w, rc, path, false)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A sorted copy of the chosen ids makes `chosen` cheap for large explicit sets. */
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool chosen_sorted(const int64_t *ids, size_t n, int64_t id)
+{
+    return ids == NULL || bsearch(&id, ids, n, sizeof *ids, cmp_i64) != NULL;
+}
+
+static int walk_statistics(walk *w)
+{
+    size_t n = icm_table_metadata_statistics_count(w->md);
+    for (size_t i = 0; i < n; i++) {
+        const icm_statistics_file *f = icm_table_metadata_statistics_at(w->md, i);
+        if (!chosen_sorted(w->opts->snapshot_ids, w->opts->snapshot_id_count, f->snapshot_id))
+            continue;
+        w->snapshot_id = f->snapshot_id;
+        int rc = emit(w, f->path,
+                      f->partition_statistics ? ICM__FILE_PARTITION_STATISTICS
+                                              : ICM__FILE_STATISTICS,
+                      f->file_size_in_bytes);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int icm__reach_walk(icm_fileio *io, const icm_table_metadata *md, const icm__reach_options *opts,
+                    icm__reach_cb cb, void *payload, icm__reach_report *report)
+{
+    return icm__reach_walk_collect(io, md, opts, NULL, cb, payload, report);
+}
+
+int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
+                            const icm__reach_options *opts, icm__manifest_refs *collect,
+                            icm__reach_cb cb, void *payload, icm__reach_report *report)
+{
+    memset(report, 0, sizeof *report);
+    int64_t *ids = NULL;
+    icm__reach_options local = *opts;
+    if (opts->snapshot_ids != NULL) {
+        ids = icm__calloc(opts->snapshot_id_count ? opts->snapshot_id_count : 1, sizeof *ids);
+        if (ids == NULL)
+            return ICM_ENOMEM;
+        memcpy(ids, opts->snapshot_ids, opts->snapshot_id_count * sizeof *ids);
+        qsort(ids, opts->snapshot_id_count, sizeof *ids, cmp_i64);
+        local.snapshot_ids = ids;
+    }
+    walk w = {io,      md, &local, cb, payload, report, NULL,
+              icm_table_metadata_format_version(md), collect, 0, 0};
+    int rc = icm__pathset_new(&w.manifests_seen, 0);
+    size_t n = icm_table_metadata_snapshot_count(md);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const icm_snapshot *s = icm_table_metadata_snapshot_at(md, i);
+        if (!chosen_sorted(ids, local.snapshot_id_count, s->snapshot_id))
+            continue;
+        w.snapshot_id = s->snapshot_id;
+        rc = s->manifest_list != NULL ? walk_manifest_list(&w, s) : walk_embedded(&w, s);
+    }
+    if (rc == 0 && local.statistics)
+        rc = walk_statistics(&w);
+    icm__pathset_free(w.manifests_seen);
+    icm__free(ids);
+    return rc;
+}
+
+int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
+                       icm__reach_cb cb, void *payload, icm__reach_report *report)
+{
+    memset(report, 0, sizeof *report);
+    icm__reach_options none = {NULL, 0, true, NULL, false};
+    walk w = {io, NULL, &none, cb, payload, report, NULL, format_version, NULL, 0, 0};
+    icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
+    ro.fields = ENTRY_FIELDS;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < refs->len; i++) {
+        const icm__manifest_ref *r = &refs->items[i];
+        w.snapshot_id = r->snapshot_id;
+        ro.format_version = r->embedded_v1 ? 1 : format_version;
+        int read = r->embedded_v1 ? icm_manifest_read_v1_embedded(io, r->mf.manifest_path,
+                                                                  r->snapshot_id, &ro, on_entry,
+                                                                  &w)
+                                  : icm_manifest_read(io, &r->mf, &ro, on_entry, &w);
+        report->manifests_read++;
+        rc = settle_read(&w, read, r->mf.manifest_path, false);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* keep set                                                                                    */
+
+static int add_to_set(const icm__reached *file, void *payload)
+{
+    return icm__pathset_add(payload, file->location, NULL);
+}
+
+int icm__keepset_build(icm_fileio *io, const icm_table_metadata *md,
+                       const icm__reach_options *opts, icm__pathset *set,
+                       icm__reach_report *report)
+{
+    return icm__reach_walk(io, md, opts, add_to_set, set, report);
+}

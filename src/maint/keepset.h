@@ -1,0 +1,170 @@
+/*
+ * maint/keepset.h: which files a set of snapshots reaches, for snapshot expiry, the orphan sweep
+ * and integrity checks (internal).
+ *
+ * Two pieces:
+ *  - icm__pathset: a compact set of locations. A location is normalised
+ *    (icm__location_normalize: `/p`, `file:/p` and `file:///p` are one key) and stored as its
+ *    128-bit XXH3 hash in an open-addressing table that grows to twice its entries when 3/4
+ *    full, so it is never less than half full: a referenced file costs at most 32 bytes
+ *    however long its path. Two different paths with the same hash are
+ *    treated as the same file: the set then says "referenced" for a file that is not, which can
+ *    only make a caller KEEP a file, never delete one. With 2^128 hashes that is not expected to
+ *    happen in the life of the universe, and if it did it would be harmless.
+ *  - the reachability walk (icm__reach_walk): for chosen snapshots of a metadata object, every
+ *    manifest list, manifest, live (ADDED or EXISTING) entry of data and delete manifests, and
+ *    statistics / partition-statistics file of those snapshots, each handed to a callback with
+ *    its kind and size. v1 snapshots with embedded `manifests` are handled. Every unique
+ *    manifest is read once however many snapshots share it. DELETED entries reach nothing.
+ *    For deletion vectors the Puffin file is `file_path`; `referenced_data_file` names a data
+ *    file the vector applies to and is never reported as reached on its own (that data file is
+ *    reached through its own live entry, or it is not reached at all).
+ *    Files that cannot be read are recorded in an icm__reach_report, never skipped silently:
+ *    callers decide what an unreadable file means for what they may delete (see keepset.c).
+ *    A walk can also remember the manifests it reached (icm__reach_walk_collect) and read
+ *    their entries later (icm__reach_entries) without reading the manifest lists again: expiry
+ *    opens retained manifests only when some data or delete file may become unreachable.
+ *
+ * Everything here only READS storage: no function in keepset.c references a FileIO call that
+ * creates, writes or deletes (checked by tests/unit/test_expire_dryrun.c with nm).
+ */
+#ifndef ICM_MAINT_KEEPSET_H
+#define ICM_MAINT_KEEPSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "icemaint/fileio.h"
+#include "icemaint/manifest.h"
+#include "icemaint/metadata.h"
+
+/* ---- compact path set ---- */
+
+typedef struct icm__pathset icm__pathset;
+
+/* New empty set sized for about `expected` paths (0 = small). Returns 0 or ICM_ENOMEM. */
+int icm__pathset_new(icm__pathset **out, size_t expected);
+void icm__pathset_free(icm__pathset *set);
+/* Add a location. *added (may be NULL) tells whether it was new. Returns 0 or ICM_ENOMEM. */
+int icm__pathset_add(icm__pathset *set, const char *location, bool *added);
+/* Whether the set holds `location`. Returns 0 or ICM_ENOMEM (then *out is true: a caller that
+ * ignores the error still errs on the side of keeping the file). */
+int icm__pathset_contains(const icm__pathset *set, const char *location, bool *out);
+size_t icm__pathset_count(const icm__pathset *set);
+/* Bytes held by the table (for measurements). */
+size_t icm__pathset_memory_bytes(const icm__pathset *set);
+/* Raw keys: the same set, but the caller's bytes are hashed as they are (no normalisation).
+ * For callers that build their own canonical keys (the orphan sweep keys a path by its origin
+ * and path); do not mix with location keys in one set. Returns 0 or ICM_ENOMEM. */
+int icm__pathset_add_key(icm__pathset *set, const void *key, size_t len, bool *added);
+bool icm__pathset_contains_key(const icm__pathset *set, const void *key, size_t len);
+
+/* ---- what a walk reaches ---- */
+
+/* Kinds of reachable files, in the order expiry deletes them. Values match icm_expire_file_kind
+ * (include/icemaint/expire.h). */
+typedef enum icm__file_kind {
+    ICM__FILE_DATA = 0,
+    ICM__FILE_POSITION_DELETES,
+    ICM__FILE_EQUALITY_DELETES,
+    ICM__FILE_DELETION_VECTOR,
+    ICM__FILE_MANIFEST,
+    ICM__FILE_MANIFEST_LIST,
+    ICM__FILE_STATISTICS,
+    ICM__FILE_PARTITION_STATISTICS,
+    ICM__FILE_KIND_COUNT
+} icm__file_kind;
+
+/* One reached file. Strings are borrowed for the duration of the callback. */
+typedef struct icm__reached {
+    const char *location;
+    icm__file_kind kind;
+    int64_t size_bytes;   /* -1 when unknown */
+    int64_t snapshot_id;  /* the snapshot through which it was first reached */
+} icm__reached;
+
+/* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */
+typedef int (*icm__reach_cb)(const icm__reached *file, void *payload);
+
+/* A manifest list or manifest that could not be read. */
+typedef struct icm__reach_failure {
+    char *location;
+    bool is_manifest_list;
+    int code;          /* the icm error code */
+    char *message;     /* the last error's one-line message */
+} icm__reach_failure;
+
+typedef struct icm__reach_report {
+    icm__reach_failure *failures;
+    size_t failure_count;
+    size_t manifest_lists_read;
+    size_t manifests_read;     /* unique manifests whose entries were read */
+    size_t entries_read;       /* manifest entries decoded (all statuses) */
+} icm__reach_report;
+
+void icm__reach_report_dispose(icm__reach_report *report);
+/* True when any manifest list (lists_only) or any list or manifest failed. */
+bool icm__reach_report_has_failure(const icm__reach_report *report, bool lists_only);
+
+/* Manifests remembered by a walk (icm__reach_walk_collect), so that their entries can be read
+ * later (icm__reach_entries) without reading the manifest lists again. */
+typedef struct icm__manifest_ref {
+    icm_manifest_file mf;   /* manifest_path owned; partitions and key_metadata cleared */
+    bool embedded_v1;       /* from a v1 snapshot's `manifests`: read with v1 inheritance */
+    int64_t snapshot_id;    /* the snapshot that first reached it */
+} icm__manifest_ref;
+
+typedef struct icm__manifest_refs {
+    icm__manifest_ref *items;
+    size_t len, cap;
+} icm__manifest_refs;
+
+void icm__manifest_refs_dispose(icm__manifest_refs *refs);
+
+typedef struct icm__reach_options {
+    /* Snapshot ids to walk; NULL = every snapshot of the metadata. Unknown ids are ignored. */
+    const int64_t *snapshot_ids;
+    size_t snapshot_id_count;
+    /* false: report manifests but do not open them (no entries). */
+    bool read_entries;
+    /* Manifests in this set are reported but their entries are not read (their live entries
+     * are known to be reached another way). May be NULL. */
+    const icm__pathset *skip_entries_of;
+    /* Report statistics and partition-statistics files of the walked snapshots. */
+    bool statistics;
+} icm__reach_options;
+
+/*
+ * Walk the chosen snapshots. Read failures of manifest lists and manifests go to *report
+ * (which the caller disposes) and the walk goes on; *report is zeroed first.
+ * Returns 0; the callback's non-zero value; ICM_ENOMEM.
+ */
+int icm__reach_walk(icm_fileio *io, const icm_table_metadata *md, const icm__reach_options *opts,
+                    icm__reach_cb cb, void *payload, icm__reach_report *report);
+
+/*
+ * icm__reach_walk that also appends every unique manifest it reaches to *collect (which the
+ * caller disposes with icm__manifest_refs_dispose), for a later icm__reach_entries.
+ */
+int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
+                            const icm__reach_options *opts, icm__manifest_refs *collect,
+                            icm__reach_cb cb, void *payload, icm__reach_report *report);
+
+/*
+ * Read the entries of remembered manifests and report their live files (as a walk with
+ * read_entries would). Read failures go to *report (zeroed first). Returns 0; the callback's
+ * non-zero value; ICM_ENOMEM.
+ */
+int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
+                       icm__reach_cb cb, void *payload, icm__reach_report *report);
+
+/*
+ * The keep set: every file the chosen snapshots reach (all of the kinds above) added to `set`.
+ * Returns 0 or ICM_ENOMEM; read failures in *report.
+ */
+int icm__keepset_build(icm_fileio *io, const icm_table_metadata *md,
+                       const icm__reach_options *opts, icm__pathset *set,
+                       icm__reach_report *report);
+
+#endif /* ICM_MAINT_KEEPSET_H */

@@ -1,0 +1,264 @@
+/*
+ * tests/unit/test_expire_cli.c: `icemaint expire-snapshots` end to end through the built CLI
+ * (contract: JSON shape, --plan-out, exit codes 2/5 and errors).
+ *
+ * Tables: a copy of the engine-written PySpark v2 fixture (paths relative to the repository
+ * root, so the copy lives in a temp directory that the CLI runs in), and small tables written
+ * with the history builder on the local FileIO. Nothing is copied into the repository.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <jansson.h>
+
+#include "history.h"
+#include "testutil.h"
+
+#define SPEC2 "data/iceberg/generated_spec2_0_001/pyspark_iceberg_table"
+
+typedef struct run {
+    int code;
+    char *out, *err;
+} run;
+
+static void run_free(run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Run the CLI in `dir` with a shell-quoted argument string. */
+static run cli(const char *dir, const char *args)
+{
+    char *out = icmt_sprintf("%s/.out", dir), *err = icmt_sprintf("%s/.err", dir);
+    char *cmd = icmt_sprintf("cd '%s' && '%s' %s >'%s' 2>'%s'", dir, icmt_cli_path(), args, out,
+                             err);
+    int status = system(cmd);
+    run r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    size_t len;
+    r.out = icmt_read_file(out, &len);
+    r.err = icmt_read_file(err, &len);
+    assert_non_null(r.out);
+    assert_non_null(r.err);
+    free(cmd);
+    free(out);
+    free(err);
+    return r;
+}
+
+static char *copy_spec2(void)
+{
+    char *dir = icmt_mkdtemp();
+    char *cmd = icmt_sprintf("mkdir -p '%s/data/iceberg' && cp -r '%s/duckdb-iceberg/data/iceberg/"
+                             "generated_spec2_0_001' '%s/data/iceberg/'",
+                             dir, icmt_fixtures_dir(), dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    return dir;
+}
+
+static json_t *parse(const char *text)
+{
+    json_error_t e;
+    json_t *doc = json_loads(text, 0, &e);
+    if (doc == NULL)
+        print_error("not JSON (%s): %s\n", e.text, text);
+    assert_non_null(doc);
+    return doc;
+}
+
+static size_t planned_paths(json_t *doc, char ***out)
+{
+    const char *keys[] = {"deleted_files", "deleted_manifests", "deleted_statistics_files"};
+    size_t n = 0;
+    *out = NULL;
+    for (size_t k = 0; k < 3; k++) {
+        json_t *arr = json_object_get(doc, keys[k]);
+        assert_true(json_is_array(arr));
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            json_t *f = json_array_get(arr, i);
+            assert_true(json_is_string(json_object_get(f, "path")));
+            assert_true(json_is_string(json_object_get(f, "kind")));
+            assert_non_null(json_object_get(f, "size_bytes"));
+            *out = realloc(*out, (n + 1) * sizeof **out);
+            (*out)[n++] = strdup(json_string_value(json_object_get(f, "path")));
+        }
+    }
+    return n;
+}
+
+static void free_paths(char **p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+    free(p);
+}
+
+static bool exists_in(const char *dir, const char *rel)
+{
+    char *p = icmt_sprintf("%s/%s", dir, rel);
+    bool e = icmt_file_exists(p);
+    free(p);
+    return e;
+}
+
+static void test_dry_run_then_real(void **state)
+{
+    (void)state;
+    char *dir = copy_spec2();
+    run d = cli(dir, "expire-snapshots " SPEC2 " --retain-last 2 --older-than 1d --dry-run "
+                     "--json --plan-out plan.json");
+    assert_int_equal(d.code, 0);
+    json_t *dry = parse(d.out);
+    assert_true(json_is_true(json_object_get(dry, "dry_run")));
+    assert_null(json_object_get(dry, "metadata_location"));
+    assert_int_equal(json_array_size(json_object_get(dry, "expired")), 5);
+    assert_int_equal(json_array_size(json_object_get(dry, "retained")), 2);
+    char **planned;
+    size_t n = planned_paths(dry, &planned);
+    /* the engine-written history: 1 data file, 2 manifests and 5 manifest lists */
+    assert_int_equal(n, 8);
+    assert_int_equal(json_integer_value(json_object_get(dry, "total_deleted")), 8);
+    assert_int_equal(json_integer_value(
+                         json_object_get(json_object_get(dry, "counts"), "manifest_list")),
+                     5);
+    for (size_t i = 0; i < n; i++)
+        assert_true(exists_in(dir, planned[i])); /* a dry run deletes nothing */
+    char *plan_path = icmt_sprintf("%s/plan.json", dir);
+    size_t len;
+    char *plan_text = icmt_read_file(plan_path, &len);
+    json_t *plan = parse(plan_text);
+    assert_true(json_equal(plan, dry));
+
+    run r = cli(dir, "--json expire-snapshots " SPEC2 " --retain-last 2 --older-than 1d "
+                     "--max-concurrent-deletes 3");
+    assert_int_equal(r.code, 0);
+    json_t *real = parse(r.out);
+    assert_true(json_is_false(json_object_get(real, "dry_run")));
+    assert_string_equal(json_string_value(json_object_get(real, "metadata_location")),
+                        SPEC2 "/metadata/v10.metadata.json");
+    char **deleted;
+    size_t m = planned_paths(real, &deleted);
+    assert_int_equal(m, n);
+    for (size_t i = 0; i < m; i++) {
+        assert_string_equal(deleted[i], planned[i]);
+        assert_false(exists_in(dir, deleted[i]));
+    }
+    run s = cli(dir, "--json snapshots " SPEC2);
+    assert_int_equal(s.code, 0);
+    json_t *snaps = parse(s.out);
+    assert_int_equal(json_array_size(json_object_get(snaps, "snapshots")), 2);
+
+    /* Human output names the counts. */
+    run again = cli(dir, "expire-snapshots " SPEC2 " --retain-last 2 --older-than 1d");
+    assert_int_equal(again.code, 0);
+    assert_non_null(strstr(again.out, "expired 0 snapshots"));
+
+    json_decref(snaps);
+    json_decref(real);
+    json_decref(plan);
+    json_decref(dry);
+    free_paths(planned, n);
+    free_paths(deleted, m);
+    free(plan_text);
+    free(plan_path);
+    run_free(&d);
+    run_free(&r);
+    run_free(&s);
+    run_free(&again);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    char *dir = copy_spec2();
+    const char *bad[] = {
+        "expire-snapshots",
+        "expire-snapshots " SPEC2 " --retain-last 0",
+        "expire-snapshots " SPEC2 " --cleanup some",
+        "expire-snapshots " SPEC2 " --max-concurrent-deletes 0",
+        "expire-snapshots " SPEC2 " --older-than yesterday",
+        "expire-snapshots " SPEC2 " --snapshot-id x",
+        "expire-snapshots " SPEC2 " --bogus",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run r = cli(dir, bad[i]);
+        if (r.code != 2)
+            print_error("%s: exit %d: %s\n", bad[i], r.code, r.err);
+        assert_int_equal(r.code, 2);
+        assert_non_null(strstr(r.err, "icemaint: "));
+        run_free(&r);
+    }
+    /* The current snapshot cannot be expired by id (exit 1, one line naming it). */
+    run r = cli(dir, "expire-snapshots " SPEC2 " --snapshot-id 4786266686210019019");
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "4786266686210019019"));
+    run_free(&r);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
+/* gc.enabled=false is refused with exit 5; a metadata file (static table) only dry-runs. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    char *loc = icmt_sprintf("%s/t", dir);
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_local_new(&io));
+    hist *h = hist_new(io, loc, 2, false, INT64_C(1700000000000));
+    hist_append(h, "main", "A", NULL);
+    hist_append(h, "main", "B", NULL);
+    icm_table *t = hist_open_table(h);
+    char *md = strdup(icm_table_get_metadata_location(t));
+    icm_table_free(t);
+
+    char *args = icmt_sprintf("expire-snapshots '%s' --older-than 1d", md);
+    run r = cli(dir, args);
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "read-only"));
+    run_free(&r);
+    free(args);
+    args = icmt_sprintf("--json expire-snapshots '%s' --older-than 1d --dry-run", md);
+    r = cli(dir, args);
+    assert_int_equal(r.code, 0);
+    json_t *doc = parse(r.out);
+    assert_int_equal(json_array_size(json_object_get(doc, "expired")), 1);
+    json_decref(doc);
+    run_free(&r);
+    free(args);
+    free(md);
+
+    hist_set_property(h, "gc.enabled", "false");
+    t = hist_open_table(h);
+    md = strdup(icm_table_get_metadata_location(t));
+    icm_table_free(t);
+    args = icmt_sprintf("expire-snapshots '%s' --dry-run", md);
+    r = cli(dir, args);
+    assert_int_equal(r.code, 5);
+    assert_non_null(strstr(r.err, "GC is disabled"));
+    run_free(&r);
+    free(args);
+    free(md);
+    hist_free(h);
+    icm_fileio_free(io);
+    free(loc);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dry_run_then_real),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

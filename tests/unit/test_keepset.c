@@ -1,0 +1,353 @@
+/*
+ * tests/unit/test_keepset.c: the compact path set and the reachability walk (maint/keepset.h).
+ *
+ *  - path set: local forms of one file are one key; other URIs are exact; growth keeps every
+ *    key; memory stays within 32 bytes per path;
+ *  - walk: exactly the files the history model says the chosen snapshots reach (lists,
+ *    manifests, ADDED/EXISTING entries, statistics), never DELETED entries nor a deletion
+ *    vector's referenced_data_file; each unique manifest read once however many snapshots
+ *    share it (counted with the fault FileIO); unreadable lists and manifests reported with
+ *    their error while the walk goes on; v1 embedded manifests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "maint/keepset.h"
+#include "testutil.h"
+
+#define T0 INT64_C(1700000000000)
+
+static bool has(const icm__pathset *s, const char *p)
+{
+    bool out;
+    icmt_ok(icm__pathset_contains(s, p, &out));
+    return out;
+}
+
+static void test_pathset_local_forms(void **state)
+{
+    (void)state;
+    icm__pathset *s = NULL;
+    icmt_ok(icm__pathset_new(&s, 0));
+    bool added;
+    icmt_ok(icm__pathset_add(s, "/wh/t/data/a.parquet", &added));
+    assert_true(added);
+    icmt_ok(icm__pathset_add(s, "file:///wh/t/data/a.parquet", &added));
+    assert_false(added);
+    icmt_ok(icm__pathset_add(s, "file:/wh//t/data/a.parquet", &added));
+    assert_false(added);
+    assert_true(has(s, "file://localhost/wh/t/data/a.parquet"));
+    assert_false(has(s, "/wh/t/data/b.parquet"));
+    assert_false(has(s, "s3://wh/t/data/a.parquet"));
+    icmt_ok(icm__pathset_add(s, "s3://b/t/x", &added));
+    assert_true(added);
+    assert_false(has(s, "s3a://b/t/x")); /* no scheme aliases: exact */
+    assert_false(has(s, "s3://b/t//x"));
+    assert_int_equal(icm__pathset_count(s), 2);
+    icm__pathset_free(s);
+}
+
+static void test_pathset_growth_and_memory(void **state)
+{
+    (void)state;
+    icm__pathset *s = NULL;
+    icmt_ok(icm__pathset_new(&s, 0));
+    enum { N = 100000 };
+    char path[128];
+    for (int i = 0; i < N; i++) {
+        snprintf(path, sizeof path, "s3://bucket/warehouse/db/table/data/part=%d/%08d.parquet",
+                 i % 97, i);
+        icmt_ok(icm__pathset_add(s, path, NULL));
+    }
+    assert_int_equal(icm__pathset_count(s), N);
+    for (int i = 0; i < N; i += 7) {
+        snprintf(path, sizeof path, "s3://bucket/warehouse/db/table/data/part=%d/%08d.parquet",
+                 i % 97, i);
+        assert_true(has(s, path));
+        snprintf(path, sizeof path, "s3://bucket/warehouse/db/table/data/part=%d/%08d.parquet",
+                 i % 97, i + N);
+        assert_false(has(s, path));
+    }
+    size_t bytes = icm__pathset_memory_bytes(s);
+    print_message("%d paths: %zu bytes (%.1f per path)\n", N, bytes, (double)bytes / N);
+    assert_true(bytes <= ((size_t)N + 1) * 32 + 64);
+    icm__pathset_free(s);
+}
+
+/* ---- walk ---- */
+
+typedef struct seen {
+    char **paths;
+    int *kinds;
+    size_t n;
+} seen;
+
+static int on_reached(const icm__reached *f, void *payload)
+{
+    seen *s = payload;
+    s->paths = realloc(s->paths, (s->n + 1) * sizeof *s->paths);
+    s->kinds = realloc(s->kinds, (s->n + 1) * sizeof *s->kinds);
+    s->paths[s->n] = strdup(f->location);
+    s->kinds[s->n++] = (int)f->kind;
+    return 0;
+}
+
+static void seen_free(seen *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->paths[i]);
+    free(s->paths);
+    free(s->kinds);
+}
+
+static bool seen_has(const seen *s, const char *p, int *kind)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->paths[i], p) == 0) {
+            if (kind != NULL)
+                *kind = s->kinds[i];
+            return true;
+        }
+    return false;
+}
+
+/* The walk reaches exactly what the model says (each path once). */
+static void assert_walk_matches_model(hist *h, icm_fileio *io, const int64_t *ids, size_t n)
+{
+    icm_table *t = hist_open_table(h);
+    icm__reach_options o = {ids, n, true, NULL, true};
+    seen s = {NULL, NULL, 0};
+    icm__reach_report rep;
+    icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &s, &rep));
+    assert_int_equal(rep.failure_count, 0);
+    char **want = hist_reachable(h, ids, n);
+    size_t distinct = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < i; j++)
+            dup = dup || strcmp(s.paths[i], s.paths[j]) == 0;
+        distinct += !dup;
+        if (!hist_strv_has(want, s.paths[i]))
+            print_error("unexpected: %s\n", s.paths[i]);
+        assert_true(hist_strv_has(want, s.paths[i]));
+    }
+    for (size_t i = 0; want[i] != NULL; i++)
+        assert_true(seen_has(&s, want[i], NULL));
+    assert_int_equal(distinct, hist_strv_len(want));
+    hist_strv_free(want);
+    icm__reach_report_dispose(&rep);
+    seen_free(&s);
+    icm_table_free(t);
+}
+
+static void test_walk_kinds_and_dv(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    hist *h = hist_new(io, "/wh/t", 3, false, T0);
+    int64_t s1 = hist_append(h, "main", "A", "B", NULL);
+    hist_deletion_vectors(h, "main", "DV", "A", "B", NULL);
+    hist_position_delete(h, "main", "P", "B");
+    hist_equality_delete(h, "main", "E");
+    hist_add_statistics(h, s1, "s1.stats", false);
+    int64_t last = hist_delete(h, "main", "A", NULL);
+    hist_add_statistics(h, last, "p.stats", true);
+    assert_walk_matches_model(h, io, NULL, 0);
+
+    int64_t only[] = {last};
+    icm_table *t = hist_open_table(h);
+    icm__reach_options o = {only, 1, true, NULL, true};
+    seen s = {NULL, NULL, 0};
+    icm__reach_report rep;
+    icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &s, &rep));
+    int kind = -1;
+    char *a = hist_data_path(h, "A"), *b = hist_data_path(h, "B");
+    assert_false(seen_has(&s, a, NULL)); /* DELETED in the last snapshot; the DV names it */
+    assert_true(seen_has(&s, b, &kind));
+    assert_int_equal(kind, ICM__FILE_DATA);
+    assert_true(seen_has(&s, "/wh/t/data/DV.puffin", &kind));
+    assert_int_equal(kind, ICM__FILE_DELETION_VECTOR);
+    assert_true(seen_has(&s, "/wh/t/data/P-deletes.parquet", &kind));
+    assert_int_equal(kind, ICM__FILE_POSITION_DELETES);
+    assert_true(seen_has(&s, "/wh/t/data/E-eq.parquet", &kind));
+    assert_int_equal(kind, ICM__FILE_EQUALITY_DELETES);
+    assert_true(seen_has(&s, "/wh/t/metadata/p.stats", &kind));
+    assert_int_equal(kind, ICM__FILE_PARTITION_STATISTICS);
+    assert_false(seen_has(&s, "/wh/t/metadata/s1.stats", NULL)); /* S1's, not chosen */
+    free(a);
+    free(b);
+    icm__reach_report_dispose(&rep);
+    seen_free(&s);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
+/* Twenty snapshots share most manifests: each unique manifest is read exactly once. */
+static void test_each_manifest_read_once(void **state)
+{
+    (void)state;
+    icm_fileio *mem = NULL, *fault = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icmt_ok(icm_fileio_fault_new(&fault, mem));
+    hist *h = hist_new(fault, "/wh/t", 2, false, T0);
+    char name[8];
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof name, "F%d", i);
+        hist_append(h, "main", name, NULL);
+    }
+    icm_table *t = hist_open_table(h);
+    icm__pathset *keep = NULL;
+    icmt_ok(icm__pathset_new(&keep, 0));
+    icm__reach_options o = {NULL, 0, true, NULL, true};
+    icm__reach_report rep;
+    icm_fileio_fault_reset(fault);
+    icmt_ok(icm__keepset_build(fault, icm_table_get_metadata(t), &o, keep, &rep));
+    /* 20 lists + 20 unique manifests (snapshot k carries the k-1 earlier ones) */
+    assert_int_equal(rep.manifest_lists_read, 20);
+    assert_int_equal(rep.manifests_read, 20);
+    assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_READ), 40);
+    assert_int_equal(icm__pathset_count(keep), 60); /* lists, manifests, data files */
+    icm__reach_report_dispose(&rep);
+
+    /* skip_entries_of: manifests reported, their entries not read. */
+    icm_fileio_fault_reset(fault);
+    icm__reach_options skip = {NULL, 0, true, keep, true};
+    icm__pathset *again = NULL;
+    icmt_ok(icm__pathset_new(&again, 0));
+    icmt_ok(icm__keepset_build(fault, icm_table_get_metadata(t), &skip, again, &rep));
+    assert_int_equal(rep.manifests_read, 0);
+    assert_int_equal(icm__pathset_count(again), 40);
+    icm__reach_report_dispose(&rep);
+    icm__pathset_free(again);
+    icm__pathset_free(keep);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(fault);
+}
+
+/* A missing list and a corrupt manifest are reported; everything else is still reached. */
+static void test_unreadable_reported(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    hist *h = hist_new(io, "/wh/t", 2, false, T0);
+    int64_t s1 = hist_append(h, "main", "A", NULL);
+    int64_t s2 = hist_append(h, "main", "B", NULL);
+    hist_append(h, "main", "C", NULL);
+    char **f1 = hist_snapshot_files(h, s1, true); /* list 1, manifest A */
+    char **f2 = hist_snapshot_files(h, s2, true); /* list 2, manifest B, manifest A */
+    icmt_ok(icm_fileio_delete(io, f2[0]));
+    icmt_ok(icm_fileio_write_replace(io, f1[1], "not avro", 8));
+    icm_table *t = hist_open_table(h);
+    icm__pathset *keep = NULL;
+    icmt_ok(icm__pathset_new(&keep, 0));
+    icm__reach_options o = {NULL, 0, true, NULL, false};
+    icm__reach_report rep;
+    icmt_ok(icm__keepset_build(io, icm_table_get_metadata(t), &o, keep, &rep));
+    assert_int_equal(rep.failure_count, 2);
+    assert_true(icm__reach_report_has_failure(&rep, true));
+    bool saw_list = false, saw_manifest = false;
+    for (size_t i = 0; i < rep.failure_count; i++) {
+        if (rep.failures[i].is_manifest_list) {
+            saw_list = true;
+            assert_string_equal(rep.failures[i].location, f2[0]);
+            assert_int_equal(rep.failures[i].code, ICM_ENOTFOUND);
+        } else {
+            saw_manifest = true;
+            assert_string_equal(rep.failures[i].location, f1[1]);
+            assert_int_equal(rep.failures[i].code, ICM_EINVALID);
+        }
+        assert_true(strlen(rep.failures[i].message) > 0);
+    }
+    assert_true(saw_list && saw_manifest);
+    char *c = hist_data_path(h, "C");
+    assert_true(has(keep, c)); /* the walk went on */
+    assert_true(has(keep, f2[0])); /* a list is kept by name even when unreadable */
+    free(c);
+    hist_strv_free(f1);
+    hist_strv_free(f2);
+    icm__reach_report_dispose(&rep);
+    icm__pathset_free(keep);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
+static void test_v1_embedded_and_branches(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    hist *h = hist_new(io, "/wh/t", 1, true, T0);
+    int64_t s1 = hist_append(h, "main", "A", NULL);
+    hist_branch(h, "b", s1);
+    hist_append(h, "b", "B", NULL);
+    hist_delete(h, "main", "A", NULL);
+    assert_walk_matches_model(h, io, NULL, 0);
+    int64_t one[] = {s1};
+    assert_walk_matches_model(h, io, one, 1);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
+/* A walk that remembers its manifests, then their entries read later: the same live files as a
+ * walk with entries, the lists read once. */
+static void test_collect_then_entries(void **state)
+{
+    (void)state;
+    icm_fileio *mem = NULL, *fault = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icmt_ok(icm_fileio_fault_new(&fault, mem));
+    hist *h = hist_new(fault, "/wh/t", 1, true, T0); /* v1 embedded manifests too */
+    hist_append(h, "main", "A", "B", NULL);
+    hist_delete(h, "main", "A", NULL);
+    hist_append(h, "main", "C", NULL);
+    icm_table *t = hist_open_table(h);
+    icm__manifest_refs refs = {NULL, 0, 0};
+    icm__reach_options o = {NULL, 0, false, NULL, false};
+    seen names = {NULL, NULL, 0};
+    icm__reach_report rep;
+    icmt_ok(icm__reach_walk_collect(fault, icm_table_get_metadata(t), &o, &refs, on_reached,
+                                    &names, &rep));
+    assert_int_equal(rep.manifests_read, 0);
+    assert_int_equal(refs.len, 3); /* m(A,B), m(A deleted, B existing), m(C) */
+    icm__reach_report_dispose(&rep);
+    seen live = {NULL, NULL, 0};
+    icm_fileio_fault_reset(fault);
+    icmt_ok(icm__reach_entries(fault, 1, &refs, on_reached, &live, &rep));
+    assert_int_equal(rep.manifests_read, 3);
+    assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_READ), 3);
+    /* A (live in the first manifest), B twice (ADDED, then EXISTING), C */
+    assert_int_equal(live.n, 4);
+    char *a = hist_data_path(h, "A"), *c = hist_data_path(h, "C");
+    assert_true(seen_has(&live, a, NULL));
+    assert_true(seen_has(&live, c, NULL));
+    free(a);
+    free(c);
+    icm__reach_report_dispose(&rep);
+    seen_free(&names);
+    seen_free(&live);
+    icm__manifest_refs_dispose(&refs);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(fault);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pathset_local_forms),
+        cmocka_unit_test(test_pathset_growth_and_memory),
+        cmocka_unit_test(test_walk_kinds_and_dv),
+        cmocka_unit_test(test_each_manifest_read_once),
+        cmocka_unit_test(test_unreadable_reported),
+        cmocka_unit_test(test_v1_embedded_and_branches),
+        cmocka_unit_test(test_collect_then_entries),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
