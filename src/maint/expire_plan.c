@@ -241,7 +241,10 @@ static int on_candidate(const icm__reached *f, void *payload)
     if (withheld(p, f->kind))
         return 0;
     bool kept = false, added;
-    int rc = is_content(f->kind) ? 0 : icm__pathset_contains(p->keep, f->location, &kept);
+    /* The keep set is checked for every kind: a file a retained snapshot reaches in any role
+     * (list, manifest, statistics, metadata document) stays even when a manifest of an expired
+     * snapshot names it as a data file. */
+    int rc = icm__pathset_contains(p->keep, f->location, &kept);
     if (rc != 0 || kept)
         return rc;
     if ((rc = icm__pathset_add(p->seen, f->location, &added)) != 0 || !added)
@@ -349,6 +352,25 @@ static int build_keep(icm_fileio *io, const icm_table_metadata *after, icm__path
     return rc;
 }
 
+/* The table's own metadata documents (the file read, every metadata-log entry, the version
+ * hint) are never deleted by expiry, whatever role an expired manifest gives them. */
+static int keep_metadata_files(icm__pathset *keep, const icm_table_metadata *md)
+{
+    const char *file = icm_table_metadata_file(md);
+    int rc = file != NULL ? icm__pathset_add(keep, file, NULL) : 0;
+    size_t n = icm_table_metadata_metadata_log_count(md);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = icm__pathset_add(keep, icm_table_metadata_metadata_log_at(md, i)->metadata_file, NULL);
+    const char *loc = icm_table_metadata_location(md);
+    for (size_t i = 0; rc == 0 && loc != NULL && i < 2; i++) {
+        char *hint = icm__location_join(loc, i == 0 ? "metadata/version-hint.text"
+                                                    : "metadata/version-hint.txt");
+        rc = hint != NULL ? icm__pathset_add(keep, hint, NULL) : ICM_ENOMEM;
+        icm__free(hint);
+    }
+    return rc;
+}
+
 /* Step 3: which collected data and delete files a retained manifest still lists as live. */
 typedef struct still_live {
     const icm__pathset *candidates;
@@ -447,6 +469,10 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
         goto done;
 
     rc = build_keep(io, after, keep, &refs, &rep);
+    if (rc == 0)
+        rc = keep_metadata_files(keep, before);
+    if (rc == 0)
+        rc = keep_metadata_files(keep, after);
     if (rc == 0)
         rc = report_problems(p->r, &rep);
     p->withhold_manifests = icm__reach_report_has_failure(&rep, true);
