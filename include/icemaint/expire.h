@@ -81,10 +81,11 @@ typedef struct icm_expire_decision {
  * @param md        table metadata (borrowed, not changed)
  * @param opts      options; NULL is not allowed (now_ms must be set)
  * @return 0;
- *         ICM_EREFUSED when `gc.enabled` is false ("Cannot expire snapshots: GC is disabled");
- *         ICM_EINVALID for a negative retain_last, an unparsable retention property (the message
- *         names it), or an explicit id that a retained ref still points at ("Cannot expire <id>.
+ *         ICM_EREFUSED when `gc.enabled` is false ("Cannot expire snapshots: GC is disabled"),
+ *         or for an explicit id that a retained ref still points at ("Cannot expire <id>.
  *         Still referenced by refs: [<names>]");
+ *         ICM_EINVALID for a negative retain_last or an unparsable retention property (the
+ *         message names it);
  *         ICM_ENOTFOUND for an explicit id that is not in the metadata;
  *         ICM_ENOMEM.
  * Source: Iceberg spec "Snapshot Retention Policy"; Java RemoveSnapshots.internalApply.

@@ -171,7 +171,7 @@ static int refuse_referenced(const ctx *c, int64_t id, const bool *ref_kept)
         }
     }
     int rc = names.oom ? ICM_ENOMEM
-                       : icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID,
+                       : icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED,
                                         icm_table_metadata_file(c->md),
                                         "Cannot expire %lld. Still referenced by refs: [%s]",
                                         (long long)id, names.data ? names.data : "");
@@ -346,7 +346,7 @@ int icm_expire_decide(icm_expire_decision **out, const icm_table_metadata *md,
         size_t i = find(&c, current);
         if (i != SIZE_MAX) {
             if (c.explicit_id[i]) {
-                rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID,
+                rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED,
                                     icm_table_metadata_file(md),
                                     "Cannot expire %lld: it is the current snapshot",
                                     (long long)current);

@@ -195,9 +195,10 @@ static void test_usage_errors(void **state)
         assert_non_null(strstr(r.err, "icemaint: "));
         run_free(&r);
     }
-    /* The current snapshot cannot be expired by id (exit 1, one line naming it). */
+    /* The current snapshot cannot be expired by id: a safety refusal (exit 5, one line naming
+     * it). */
     run r = cli(dir, "expire-snapshots " SPEC2 " --snapshot-id 4786266686210019019");
-    assert_int_equal(r.code, 1);
+    assert_int_equal(r.code, 5);
     assert_non_null(strstr(r.err, "4786266686210019019"));
     run_free(&r);
     icmt_rmtree(dir);

@@ -182,7 +182,7 @@ static void test_refusals(void **state)
     o = opts_at(NOW, 1);
     o.snapshot_ids = cur;
     o.snapshot_id_count = 1;
-    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EINVALID);
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EREFUSED);
     assert_non_null(strstr(icm_error_last()->message, "Still referenced by refs: [main]"));
     int64_t missing[] = {42};
     o.snapshot_ids = missing;
@@ -260,7 +260,7 @@ static void test_explicit_referenced(void **state)
     o.snapshot_ids = ids;
     o.snapshot_id_count = 1;
     icm_expire_decision *d = NULL;
-    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EINVALID);
+    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EREFUSED);
     assert_string_equal(icm_error_last()->message, "Cannot expire 1. Still referenced by refs: [tag]");
     icm_table_metadata_free(md);
 }
