@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #include <jansson.h>
@@ -648,8 +649,11 @@ static int peek_metadata(plan *p, const char *loc, char **uuid, char **location,
     }
     rc = 0;
     if ((u != NULL && (*uuid = icm__strdup(u)) == NULL) ||
-        (l != NULL && (*location = icm__strdup(l)) == NULL))
+        (l != NULL && (*location = icm__strdup(l)) == NULL)) {
+        icm__free(*uuid);
+        *uuid = NULL;
         rc = ICM_ENOMEM;
+    }
     icm_table_metadata_free(md);
     json_decref(doc);
     icm__free(data);
@@ -674,6 +678,13 @@ static int check_other_tables(plan *p)
         char *uuid, *location;
         bool readable, gone;
         int rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone);
+        /* A writer may be half-way through this very file (object stores and some local
+         * writers publish in place): look again a little later before refusing. */
+        for (int attempt = 0; rc == 0 && !readable && !gone && attempt < 3; attempt++) {
+            struct timespec pause = {0, 200000000L * (attempt + 1)};
+            nanosleep(&pause, NULL);
+            rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone);
+        }
         if (rc != 0)
             return rc;
         if (gone || (readable && same_table(p, loc, uuid))) {
