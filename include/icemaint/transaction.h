@@ -1,0 +1,197 @@
+/*
+ * icemaint/transaction.h: transactions on a table: queue snapshot producers (append, add-files,
+ * delete, replace) and metadata updates (properties, branches and tags, current snapshot), then
+ * commit them as one new metadata version with retries, and clean up exactly the files the
+ * transaction wrote itself.
+ *
+ * Source: Iceberg spec "Snapshots", "Manifest Lists", "Manifests", "Sequence Numbers", "Row
+ * Lineage" (v3), "Snapshot References"; Java's SnapshotProducer/BaseTransaction commit and
+ * cleanup rules (reference notes, iceberg-java-semantics.md section 3 and 5.6).
+ *
+ * Files and who owns them:
+ *  - caller-supplied files (icm_txn_append_file with a path the transaction did not hand out,
+ *    icm_txn_add_parquet_file) are NEVER deleted by the transaction, on any path;
+ *  - transaction-owned files are the data-file locations it handed out (icm_txn_new_data_file)
+ *    and the manifests and manifest lists it writes while applying its operations.
+ * The cleanup rule for owned files:
+ *  - commit failed definitively (ICM_ECOMMIT_FAILED: conflict with retries exhausted, or a
+ *    validation on a refreshed base proves the change cannot apply) → every owned file of every
+ *    attempt is deleted;
+ *  - any other error before the commit was sent (I/O writing a manifest, bad input) → every
+ *    owned file is deleted;
+ *  - outcome unknown (ICM_ECOMMIT_UNKNOWN) → nothing is deleted (the table may reference them);
+ *  - success → files of superseded attempts (and handed-out data files that were never
+ *    appended) are deleted, but only after the committed snapshots were found again by id in
+ *    freshly loaded table metadata; if they cannot be found, nothing is deleted;
+ *  - icm_txn_abort(), or icm_txn_free() before a commit → every owned file is deleted.
+ * Deletes are best effort: a file that cannot be deleted is left as an orphan (never an error).
+ *
+ * Operations are recorded, not applied, when queued: icm_txn_commit() applies them in order to
+ * the table's current metadata, and re-applies them to a refreshed base on every retry. Data
+ * changes queued one after another (appends, deletes) form one snapshot; a metadata update in
+ * between, or icm_txn_replace_files(), starts a new one. Snapshots go to branch `main`.
+ *
+ * Thread safety: one thread per transaction; the table must not be used by others meanwhile.
+ */
+#ifndef ICEMAINT_TRANSACTION_H
+#define ICEMAINT_TRANSACTION_H
+
+#include "catalog.h"
+#include "common.h"
+#include "manifest.h"
+#include "metadata.h"
+
+ICM_BEGIN_DECL
+
+typedef struct icm_txn icm_txn;
+
+/**
+ * Start a transaction on `table` (borrowed: must outlive the transaction; it is refreshed and
+ * committed through).
+ * @return 0; ICM_EREADONLY (static table); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_txn_new(icm_txn **out, icm_table *table);
+
+/** Free a transaction. One that was never committed (or whose commit was not attempted) first
+ *  deletes its owned files, as icm_txn_abort(). NULL is ok. */
+ICM_EXTERN(void) icm_txn_free(icm_txn *txn);
+
+/** Abandon the transaction: delete every owned file now. Later calls return ICM_EINVALID.
+ *  After a commit (any outcome) this deletes nothing. @return 0. */
+ICM_EXTERN(int) icm_txn_abort(icm_txn *txn);
+
+/* ---- snapshot producers ---- */
+
+/**
+ * Append a data or delete file description (fast append: a new manifest, the base's manifests
+ * carried over). Deep-copied. Required: file_path, record_count >= 0, file_size_in_bytes >= 0;
+ * partition: the raw partition tuple under the table's default spec (empty for unpartitioned);
+ * delete files need format version 2+. The file is caller-owned unless its path was handed out
+ * by icm_txn_new_data_file().
+ * @return 0; ICM_EINVALID (missing field; state); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_txn_append_file(icm_txn *txn, const icm_data_file *file);
+
+/**
+ * Register an existing Parquet file (caller-owned, never deleted) as a new data file: record
+ * count from the Parquet footer, size from stat. Unpartitioned tables only. The commit refuses a
+ * path that is already live in the table, and sets `schema.name-mapping.default` from the
+ * current schema when absent (files written without Iceberg field ids are read by column name),
+ * as PyIceberg's add_files does.
+ * @return 0; ICM_ENOTFOUND; ICM_EIO; ICM_EINVALID (not a Parquet file, unreadable footer: the
+ *         message names the file); ICM_EUNSUPPORTED (partitioned table); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_txn_add_parquet_file(icm_txn *txn, const char *location);
+
+/**
+ * Hand out the location for a new data file that the caller then writes (through the table's
+ * FileIO) and appends with icm_txn_append_file(). The transaction owns the file (see the
+ * cleanup rule). Location rules as Java and PyIceberg: the data directory is
+ * `write.data.path` or `<table location>/data`; `partition_path` (e.g. "day=2024-01-01", NULL
+ * for none) goes below it; with `write.object-storage.enabled=true` a murmur3 hash of the file
+ * name (with partition path when `write.object-storage.partitioned-paths` is true, the default)
+ * is inserted as directories `bbbb/bbbb/bbbb/bbbbbbbb`.
+ * @param extension file extension without the dot ("parquet")
+ * @param[out] out_location new string (icm_free)
+ * @return 0; ICM_EINVALID (state, empty extension); ICM_EIO (no randomness); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_txn_new_data_file(icm_txn *txn, const char *partition_path,
+                                      const char *extension, char **out_location);
+
+/**
+ * Remove a live data or delete file, by path (compared as locations: `/p` == `file:/p`).
+ * Validated at commit: the file must be live (ADDED or EXISTING) in the base snapshot, else
+ * ICM_EINVALID on the first attempt, or ICM_ECOMMIT_FAILED on a retry (a concurrent commit
+ * removed it). The file itself is never deleted (expiry does that later).
+ * @return 0; ICM_EINVALID (state); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_txn_delete_file(icm_txn *txn, const char *location);
+
+/**
+ * Replace files in one `replace` snapshot (copy-on-write rewrite, compaction): remove
+ * `n_remove` paths (validated live as for icm_txn_delete_file) and add `n_add` files (as
+ * icm_txn_append_file). Always starts its own snapshot.
+ * @return 0; ICM_EINVALID; ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_txn_replace_files(icm_txn *txn, const char *const *remove, size_t n_remove,
+                                      const icm_data_file *add, size_t n_add);
+
+/* ---- metadata updates ---- */
+
+/** Set (value non-NULL) or remove (value NULL) a table property. @return 0; ICM_EINVALID;
+ *  ICM_ENOMEM. */
+ICM_EXTERN(int) icm_txn_set_property(icm_txn *txn, const char *key, const char *value);
+
+/** Retention fields of a ref (spec "Snapshot References"); unset fields are omitted. */
+typedef struct icm_ref_retention {
+    bool has_max_ref_age_ms;
+    int64_t max_ref_age_ms;
+    bool has_max_snapshot_age_ms;     /**< branches only */
+    int64_t max_snapshot_age_ms;
+    bool has_min_snapshots_to_keep;   /**< branches only */
+    int32_t min_snapshots_to_keep;
+} icm_ref_retention;
+
+/**
+ * Create (replace = false) or replace (replace = true) a branch or tag. Without
+ * `has_snapshot_id` the ref points at the current snapshot when the operation applies.
+ * Checked at commit: create needs a free name, replace an existing ref of the same type, the
+ * snapshot must exist; tags take no max_snapshot_age_ms/min_snapshots_to_keep. Replacing
+ * `main` moves the current snapshot (and adds a snapshot-log entry).
+ * @param retention NULL = none (replace: NULL keeps the ref's current retention fields)
+ * @return 0; ICM_EINVALID (empty name, tag with branch-only fields, state); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, bool replace,
+                                bool has_snapshot_id, int64_t snapshot_id,
+                                const icm_ref_retention *retention);
+
+/** Remove a branch or tag. `main` is refused (ICM_EINVALID at once). Checked at commit: the
+ *  ref must exist. @return 0; ICM_EINVALID; ICM_ENOMEM. */
+ICM_EXTERN(int) icm_txn_remove_ref(icm_txn *txn, const char *name);
+
+/**
+ * Make snapshot `snapshot_id` current (branch `main`), adding a snapshot-log entry.
+ * `rollback` = true additionally requires it to be an ancestor of the current snapshot (Java's
+ * rollbackTo). Checked at commit. @return 0; ICM_EINVALID (state); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_txn_set_current_snapshot(icm_txn *txn, int64_t snapshot_id, bool rollback);
+
+/**
+ * A metadata-only update computed by the caller (e.g. snapshot expiry): on every attempt,
+ * `fn` edits the working copy `md` of the metadata (the base with the earlier operations
+ * applied). fn returns 0 or a negative icm code, which aborts the attempt (treated as a
+ * validation failure: ICM_ECOMMIT_FAILED on a retry). `payload` is borrowed.
+ * @return 0; ICM_EINVALID; ICM_ENOMEM.
+ */
+typedef int (*icm_txn_metadata_fn)(icm_table_metadata *md, void *payload);
+ICM_EXTERN(int) icm_txn_update_metadata(icm_txn *txn, icm_txn_metadata_fn fn, void *payload);
+
+/* ---- commit ---- */
+
+/**
+ * Apply every queued operation to the table's current metadata and commit through
+ * icm_table_commit(). On ICM_ECOMMIT_FAILED the table is refreshed and the operations are
+ * re-applied (new manifests and manifest list per attempt) up to `commit.retry.num-retries`
+ * (default 4) more times, sleeping min(`commit.retry.min-wait-ms` (100) * 2^(n-1),
+ * `commit.retry.max-wait-ms` (60000)) plus up to 10% jitter, while less than
+ * `commit.retry.total-timeout-ms` (1800000) has passed. A transaction is committed at most once.
+ * With no queued operation nothing is written and 0 is returned.
+ * @return 0 (the table handle holds the new metadata);
+ *         ICM_ECOMMIT_FAILED (owned files deleted; message says why);
+ *         ICM_ECOMMIT_UNKNOWN (nothing deleted; message names the metadata file to look for);
+ *         ICM_EINVALID / ICM_ENOTFOUND / ICM_EEXISTS (an operation does not apply to the base:
+ *         message names it), ICM_EIO, ICM_ENOMEM, ICM_EUNSUPPORTED (owned files deleted).
+ */
+ICM_EXTERN(int) icm_txn_commit(icm_txn *txn);
+
+/** Number of commit attempts made so far (0 before icm_txn_commit). */
+ICM_EXTERN(int) icm_txn_attempts(const icm_txn *txn);
+
+/** Id of the last snapshot the transaction produced in its latest commit attempt (after a
+ *  successful commit: the committed one); false when none (metadata-only transaction, or no
+ *  attempt yet). */
+ICM_EXTERN(bool) icm_txn_snapshot_id(const icm_txn *txn, int64_t *out);
+
+ICM_END_DECL
+
+#endif /* ICEMAINT_TRANSACTION_H */

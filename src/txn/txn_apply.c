@@ -1,0 +1,142 @@
+/*
+ * txn/txn_apply.c: apply a transaction's queued operations, in order, to a copy of a base
+ * metadata: snapshot producers (txn_snapshot.c) and metadata updates (properties, refs, current
+ * snapshot, caller hooks), with the validations Java's TableMetadata builder and
+ * SnapshotManager make. A validation failure is bad input on the first attempt and a definitive
+ * commit failure on a retry (icm__txn_invalid).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "txn/txn_internal.h"
+
+/* Does any add of this snapshot come from add-files (name mapping needed)? */
+static bool needs_name_mapping(const txn_snapshot_op *op)
+{
+    for (size_t i = 0; i < op->adds.len; i++)
+        if (((const txn_add *)op->adds.items[i])->check_duplicate)
+            return true;
+    return false;
+}
+
+/* PyIceberg's add_files sets the default name mapping when the table has none, so readers can
+ * match Parquet columns written without Iceberg field ids by name. */
+static int ensure_name_mapping(icm_table_metadata *md)
+{
+    if (icm_table_metadata_property(md, "schema.name-mapping.default") != NULL)
+        return 0;
+    char *mapping = NULL;
+    int rc = icm__txn_name_mapping_json(md, &mapping);
+    if (rc == 0)
+        rc = icm_table_metadata_set_property(md, "schema.name-mapping.default", mapping);
+    icm__free(mapping);
+    return rc;
+}
+
+static int apply_set_ref(icm_txn *txn, const txn_op *op, icm_table_metadata *md)
+{
+    int64_t id = op->snapshot_id;
+    if (!op->has_snapshot_id && !icm_table_metadata_current_snapshot_id(md, &id))
+        return icm__txn_invalid(txn, ICM_ENOTFOUND, op->name,
+                                "cannot set ref %s: the table has no current snapshot", op->name);
+    if (icm_table_metadata_snapshot_by_id(md, id) == NULL)
+        return icm__txn_invalid(txn, ICM_ENOTFOUND, op->name,
+                                "cannot set ref %s: snapshot %" PRId64 " does not exist",
+                                op->name, id);
+    const icm_ref *existing = icm_table_metadata_ref_by_name(md, op->name);
+    if (!op->replace && existing != NULL)
+        return icm__txn_invalid(txn, ICM_EEXISTS, op->name, "ref %s already exists", op->name);
+    if (op->replace && existing == NULL)
+        return icm__txn_invalid(txn, ICM_ENOTFOUND, op->name,
+                                "cannot replace ref %s: it does not exist", op->name);
+    if (op->replace && existing->type != op->ref_type)
+        return icm__txn_invalid(txn, ICM_EINVALID, op->name,
+                                "cannot replace %s %s with a %s",
+                                existing->type == ICM_REF_TAG ? "tag" : "branch", op->name,
+                                op->ref_type == ICM_REF_TAG ? "tag" : "branch");
+    return icm__txn_md_set_ref(md, op->name, op->ref_type, id,
+                               op->has_retention ? &op->retention : NULL);
+}
+
+static int apply_remove_ref(icm_txn *txn, const txn_op *op, icm_table_metadata *md)
+{
+    const icm_ref *ref = icm_table_metadata_ref_by_name(md, op->name);
+    if (ref == NULL || ref->implicit)
+        return icm__txn_invalid(txn, ICM_ENOTFOUND, op->name,
+                                "cannot remove ref %s: it does not exist", op->name);
+    return icm_table_metadata_remove_ref(md, op->name);
+}
+
+static bool is_ancestor(const icm_table_metadata *md, int64_t head, int64_t id)
+{
+    const icm_snapshot *s = icm_table_metadata_snapshot_by_id(md, head);
+    /* Bounded walk: a cycle in corrupt parent links must not loop forever. */
+    for (size_t n = 0; s != NULL && n <= icm_table_metadata_snapshot_count(md); n++) {
+        if (s->snapshot_id == id)
+            return true;
+        s = s->has_parent ? icm_table_metadata_snapshot_by_id(md, s->parent_snapshot_id) : NULL;
+    }
+    return false;
+}
+
+static int apply_set_current(icm_txn *txn, const txn_op *op, icm_table_metadata *md)
+{
+    if (icm_table_metadata_snapshot_by_id(md, op->snapshot_id) == NULL)
+        return icm__txn_invalid(txn, ICM_ENOTFOUND, NULL,
+                                "cannot set the current snapshot: snapshot %" PRId64
+                                " does not exist",
+                                op->snapshot_id);
+    int64_t current;
+    if (op->rollback && (!icm_table_metadata_current_snapshot_id(md, &current) ||
+                         !is_ancestor(md, current, op->snapshot_id)))
+        return icm__txn_invalid(txn, ICM_EINVALID, NULL,
+                                "cannot roll back to snapshot %" PRId64
+                                ": it is not an ancestor of the current snapshot",
+                                op->snapshot_id);
+    return icm__txn_md_set_ref(md, "main", ICM_REF_BRANCH, op->snapshot_id, NULL);
+}
+
+static int apply_fn(icm_txn *txn, const txn_op *op, icm_table_metadata *md)
+{
+    int rc = op->fn(md, op->payload);
+    if (rc == 0 || txn->attempt <= 1)
+        return rc;
+    return icm__txn_invalid(txn, rc, NULL, "metadata update no longer applies: %s",
+                            icm_error_last()->message);
+}
+
+static int apply_op(icm_txn *txn, txn_op *op, icm_table_metadata *md)
+{
+    switch (op->kind) {
+    case TXN_OP_SNAPSHOT: {
+        int rc = needs_name_mapping(op->snap) ? ensure_name_mapping(md) : 0;
+        return rc != 0 ? rc : icm__txn_apply_snapshot(txn, op->snap, md);
+    }
+    case TXN_OP_PROPERTY:
+        return icm_table_metadata_set_property(md, op->key, op->value);
+    case TXN_OP_SET_REF:
+        return apply_set_ref(txn, op, md);
+    case TXN_OP_REMOVE_REF:
+        return apply_remove_ref(txn, op, md);
+    case TXN_OP_SET_CURRENT:
+        return apply_set_current(txn, op, md);
+    case TXN_OP_METADATA_FN:
+        return apply_fn(txn, op, md);
+    }
+    return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, NULL, "unknown transaction operation");
+}
+
+int icm__txn_apply(icm_txn *txn, const icm_table_metadata *base, icm_table_metadata **out)
+{
+    *out = NULL;
+    icm_table_metadata *md = NULL;
+    int rc = icm_table_metadata_copy(&md, base);
+    for (size_t i = 0; rc == 0 && i < txn->ops.len; i++)
+        rc = apply_op(txn, txn->ops.items[i], md);
+    if (rc != 0) {
+        icm_table_metadata_free(md);
+        return rc;
+    }
+    *out = md;
+    return 0;
+}
