@@ -13,10 +13,12 @@
  * Output: one line on stdout, or with --json {command, table, metadata_location, snapshot_id,
  * attempts}.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "catalog_ref.h"
 #include "cli.h"
@@ -159,6 +161,35 @@ static int commit_and_report(icm_cli *cli, const char *cmd, const char *ref, icm
 
 /* ---- the commands ---- */
 
+/* The name a file gets in the table. A relative local path is made absolute (readers resolve a
+ * relative name against their own working directory, so it would name another file or none),
+ * and a path under a --path-map TO becomes the name the metadata uses. *out is malloc'd. */
+static int table_file_name(icm_cli *cli, const char *arg, bool absolute, char **out)
+{
+    *out = NULL;
+    char *local = NULL, *abs = NULL;
+    if (absolute && icm_location_local_path(arg, &local) && local[0] != '/') {
+        char *cwd = getcwd(NULL, 0);
+        if (cwd == NULL) {
+            icm_free(local);
+            return icm_cli_error(arg, "cannot make the path absolute: %s", strerror(errno));
+        }
+        size_t n = strlen(cwd) + strlen(local) + 2;
+        abs = malloc(n);
+        if (abs != NULL)
+            snprintf(abs, n, "%s/%s", cwd, local);
+        free(cwd);
+        if (abs == NULL) {
+            icm_free(local);
+            return icm_cli_oom();
+        }
+    }
+    icm_free(local);
+    int rc = icm_cli_original_name(cli, abs != NULL ? abs : arg, out);
+    free(abs);
+    return rc;
+}
+
 static const txn_command add_files_cmd = {"add-files", 1, -1, false, false, "FILE..."};
 
 static int run_add_files(icm_cli *cli, int argc, char **argv)
@@ -171,7 +202,12 @@ static int run_add_files(icm_cli *cli, int argc, char **argv)
     if (rc == ICM_EXIT_OK)
         rc = begin(cli, a.table, &cat, &t, &txn);
     for (int i = 0; rc == ICM_EXIT_OK && i < a.n_pos; i++) {
-        int lrc = icm_txn_add_parquet_file(txn, a.pos[i]);
+        char *name = NULL;
+        rc = table_file_name(cli, a.pos[i], true, &name);
+        if (rc != ICM_EXIT_OK)
+            break;
+        int lrc = icm_txn_add_parquet_file(txn, name);
+        free(name);
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);
     }
@@ -196,7 +232,12 @@ static int run_delete_files(icm_cli *cli, int argc, char **argv)
     if (rc == ICM_EXIT_OK)
         rc = begin(cli, a.table, &cat, &t, &txn);
     for (int i = 0; rc == ICM_EXIT_OK && i < a.n_pos; i++) {
-        int lrc = icm_txn_delete_file(txn, a.pos[i]);
+        char *name = NULL;
+        rc = table_file_name(cli, a.pos[i], false, &name);
+        if (rc != ICM_EXIT_OK)
+            break;
+        int lrc = icm_txn_delete_file(txn, name);
+        free(name);
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);
     }

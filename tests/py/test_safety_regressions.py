@@ -149,3 +149,17 @@ def test_option_value_that_is_an_option_is_refused(table):
             "--dry-run", check=False)
     assert p.returncode == 2, p.stderr
     assert len(table["cat"].load_table("ns.t").metadata.snapshots) == n
+
+
+def test_add_files_records_an_absolute_path(table, tmp_path):
+    data = table["dir"] / "data"
+    shutil.copy(sorted(data.glob("*.parquet"))[0], data / "rel.parquet")
+    p = subprocess.run([CLI, "--config", table["cfg"], "--catalog", "reg", "add-files", "ns.t",
+                        "data/rel.parquet"], cwd=table["dir"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    t = table["cat"].load_table("ns.t")
+    paths = {task.file.file_path for task in t.scan().plan_files()}
+    assert str(data / "rel.parquet") in {x.replace("file://", "") for x in paths}
+    assert all(x.startswith("/") or x.startswith("file:") for x in paths)
+    assert read_every_snapshot(table)
