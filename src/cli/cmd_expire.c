@@ -11,6 +11,7 @@
  * --plan-out FILE writes that same document to FILE. Exit codes: 3 commit conflict, 4 commit
  * outcome unknown (nothing was deleted), 5 refused (gc.enabled=false).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,17 +294,20 @@ static json_t *report_json(const icm_expire_result *r, bool *ok)
     return doc;
 }
 
-static int write_plan(const char *path, const icm_expire_result *r)
+/* `f` was opened before the expiry ran, so an unwritable path stops the command before it
+ * commits or deletes anything; this writes and closes it. */
+static int write_plan(const char *path, FILE *f, const icm_expire_result *r)
 {
     bool ok = true;
     json_t *doc = report_json(r, &ok);
     char *text = ok ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
-    if (text == NULL)
+    if (text == NULL) {
+        fclose(f);
         return icm_cli_oom();
-    FILE *f = fopen(path, "w");
-    bool written = f != NULL && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    if (f != NULL && fclose(f) != 0)
+    }
+    bool written = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    if (fclose(f) != 0)
         written = false;
     free(text);
     if (!written)
@@ -356,14 +360,19 @@ static int report_problems(const icm_expire_result *r, bool quiet)
             fprintf(stderr, "icemaint: %s: %s (%s)\n", p->location, p->message,
                     problem_name(p->kind));
     }
-    if (r->withheld_manifests)
+    /* Cleanup held back because the table could not be read whole: safe, but not what was
+     * asked for, so the exit code says so (1) and a script can tell. */
+    if (r->withheld_manifests) {
+        failed = true;
         fprintf(stderr, "icemaint: a retained manifest list could not be read: no manifest, data "
                         "or delete file was deleted\n");
-    else if (r->withheld_content_files)
+    } else if (r->withheld_content_files) {
+        failed = true;
         fprintf(stderr, "icemaint: a retained manifest could not be read: no data or delete "
                         "file was deleted\n");
-    if (failed)
-        fprintf(stderr, "icemaint: the expiry was committed, but some files could not be "
+    }
+    if (failed && !r->dry_run)
+        fprintf(stderr, "icemaint: the expiry was committed, but some files were not "
                         "deleted; they are orphans now (remove-orphan-files can clean them)\n");
     return failed ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }
@@ -377,13 +386,12 @@ static int64_t wall_clock_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int report(icm_cli *cli, const expire_args *a, const icm_expire_result *r)
+static int report(icm_cli *cli, const expire_args *a, FILE *plan, const icm_expire_result *r)
 {
     int rc = ICM_EXIT_OK;
-    if (a->plan_out != NULL)
-        rc = write_plan(a->plan_out, r);
-    if (rc != ICM_EXIT_OK)
-        return rc;
+    if (plan != NULL)
+        rc = write_plan(a->plan_out, plan, r);
+    /* The report goes to stdout even when the plan file failed: files may be gone. */
     if (cli->json) {
         bool ok = true;
         json_t *doc = report_json(r, &ok);
@@ -407,10 +415,20 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
         free(a.ids);
         return rc;
     }
+    FILE *plan = NULL;
+    if (a.plan_out != NULL && (plan = fopen(a.plan_out, "w")) == NULL) {
+        rc = icm_cli_error(a.plan_out, "cannot write the plan file: %s", strerror(errno));
+        free(a.ids);
+        return rc;
+    }
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
     rc = icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc != ICM_EXIT_OK) {
+        if (plan != NULL) {
+            fclose(plan);
+            unlink(a.plan_out);
+        }
         free(a.ids);
         return rc;
     }
@@ -420,6 +438,11 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
                 icm_table_get_identifier(t));
     icm_expire_result *r = NULL;
     int lrc = icm_expire_snapshots(t, &a.opts, &r);
+    if (lrc != 0 && plan != NULL) {
+        fclose(plan);
+        unlink(a.plan_out);
+        plan = NULL;
+    }
     if (lrc != 0) {
         rc = icm_cli_fail(cli, lrc);
         if (r != NULL && r->committed)
@@ -431,7 +454,7 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
             fprintf(stderr, "icemaint: nothing was deleted; reload the table (icemaint snapshots "
                             "TABLE) to see whether the expiry applied, then run it again\n");
     } else {
-        rc = report(cli, &a, r);
+        rc = report(cli, &a, plan, r);
     }
     icm_expire_result_free(r);
     icm_table_free(t);
