@@ -190,12 +190,15 @@ static int table_file_name(icm_cli *cli, const char *arg, bool absolute, char **
     return rc;
 }
 
-static const txn_command add_files_cmd = {"add-files", 1, -1, false, false, "FILE..."};
+/* add-files and delete-files: one transaction applying `op` to each named file. Added files
+ * are named by absolute locations; deleted ones as given (after --path-map). */
+typedef int (*file_op)(icm_txn *txn, const char *location);
 
-static int run_add_files(icm_cli *cli, int argc, char **argv)
+static int run_file_command(icm_cli *cli, const txn_command *cmd, int argc, char **argv,
+                            file_op op, bool absolute, const char *verb)
 {
     txn_args a;
-    int rc = parse_args(&add_files_cmd, argc, argv, &a);
+    int rc = parse_args(cmd, argc, argv, &a);
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
     icm_txn *txn = NULL;
@@ -203,51 +206,37 @@ static int run_add_files(icm_cli *cli, int argc, char **argv)
         rc = begin(cli, a.table, &cat, &t, &txn);
     for (int i = 0; rc == ICM_EXIT_OK && i < a.n_pos; i++) {
         char *name = NULL;
-        rc = table_file_name(cli, a.pos[i], true, &name);
+        rc = table_file_name(cli, a.pos[i], absolute, &name);
         if (rc != ICM_EXIT_OK)
             break;
-        int lrc = icm_txn_add_parquet_file(txn, name);
+        int lrc = op(txn, name);
         free(name);
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);
     }
     char what[64];
-    snprintf(what, sizeof what, "%d file%s added", a.n_pos, a.n_pos == 1 ? "" : "s");
+    snprintf(what, sizeof what, "%d file%s %s", a.n_pos, a.n_pos == 1 ? "" : "s", verb);
     if (rc == ICM_EXIT_OK)
-        rc = commit_and_report(cli, "add-files", a.table, t, txn, what);
+        rc = commit_and_report(cli, cmd->name, a.table, t, txn, what);
     end(cat, t, txn);
     free_args(&a);
     return rc;
+}
+
+static const txn_command add_files_cmd = {"add-files", 1, -1, false, false, "FILE..."};
+
+static int run_add_files(icm_cli *cli, int argc, char **argv)
+{
+    return run_file_command(cli, &add_files_cmd, argc, argv, icm_txn_add_parquet_file, true,
+                            "added");
 }
 
 static const txn_command delete_files_cmd = {"delete-files", 1, -1, false, false, "PATH..."};
 
 static int run_delete_files(icm_cli *cli, int argc, char **argv)
 {
-    txn_args a;
-    int rc = parse_args(&delete_files_cmd, argc, argv, &a);
-    icm_catalog *cat = NULL;
-    icm_table *t = NULL;
-    icm_txn *txn = NULL;
-    if (rc == ICM_EXIT_OK)
-        rc = begin(cli, a.table, &cat, &t, &txn);
-    for (int i = 0; rc == ICM_EXIT_OK && i < a.n_pos; i++) {
-        char *name = NULL;
-        rc = table_file_name(cli, a.pos[i], false, &name);
-        if (rc != ICM_EXIT_OK)
-            break;
-        int lrc = icm_txn_delete_file(txn, name);
-        free(name);
-        if (lrc != 0)
-            rc = icm_cli_fail(cli, lrc);
-    }
-    char what[64];
-    snprintf(what, sizeof what, "%d file%s removed", a.n_pos, a.n_pos == 1 ? "" : "s");
-    if (rc == ICM_EXIT_OK)
-        rc = commit_and_report(cli, "delete-files", a.table, t, txn, what);
-    end(cat, t, txn);
-    free_args(&a);
-    return rc;
+    return run_file_command(cli, &delete_files_cmd, argc, argv, icm_txn_delete_file, false,
+                            "removed");
 }
 
 static const txn_command set_properties_cmd = {"set-properties", 1, -1, false, true,

@@ -19,34 +19,15 @@
 
 #define SPEC2 "data/iceberg/generated_spec2_0_001/pyspark_iceberg_table"
 
-typedef struct run {
-    int code;
-    char *out, *err;
-} run;
-
-static void run_free(run *r)
-{
-    free(r->out);
-    free(r->err);
-}
+typedef icmt_run run;
+#define run_free icmt_run_free
 
 /* Run the CLI in `dir` with a shell-quoted argument string. */
 static run cli(const char *dir, const char *args)
 {
-    char *out = icmt_sprintf("%s/.out", dir), *err = icmt_sprintf("%s/.err", dir);
-    char *cmd = icmt_sprintf("cd '%s' && '%s' %s >'%s' 2>'%s'", dir, icmt_cli_path(), args, out,
-                             err);
-    int status = system(cmd);
-    run r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    size_t len;
-    r.out = icmt_read_file(out, &len);
-    r.err = icmt_read_file(err, &len);
-    assert_non_null(r.out);
-    assert_non_null(r.err);
+    char *cmd = icmt_sprintf("cd '%s' && '%s' %s", dir, icmt_cli_path(), args);
+    run r = icmt_shell(dir, cmd);
     free(cmd);
-    free(out);
-    free(err);
     return r;
 }
 

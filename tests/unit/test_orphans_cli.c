@@ -20,34 +20,15 @@
 #define TW "/test-warehouse/iceberg_test/hadoop_catalog/ice/iceberg_v2_equality_delete_schema_evolution"
 #define TMP_STRAY "metadata/snap-5816823095034839884-1-fb7a4022-ee0a-4540-87d8-b8fa8e4c8596.avro_tmp"
 
-typedef struct run {
-    int code;
-    char *out, *err;
-} run;
-
-static void run_free(run *r)
-{
-    free(r->out);
-    free(r->err);
-}
+typedef icmt_run run;
+#define run_free icmt_run_free
 
 /* Run the CLI with --path-map TW=<dir>/t and a shell-quoted argument string. */
 static run cli(const char *dir, const char *args)
 {
-    char *out = icmt_sprintf("%s/.out", dir), *err = icmt_sprintf("%s/.err", dir);
-    char *cmd = icmt_sprintf("'%s' --path-map '" TW "=%s/t' %s >'%s' 2>'%s'", icmt_cli_path(),
-                             dir, args, out, err);
-    int status = system(cmd);
-    run r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    size_t len;
-    r.out = icmt_read_file(out, &len);
-    r.err = icmt_read_file(err, &len);
-    assert_non_null(r.out);
-    assert_non_null(r.err);
+    char *cmd = icmt_sprintf("'%s' --path-map '" TW "=%s/t' %s", icmt_cli_path(), dir, args);
+    run r = icmt_shell(dir, cmd);
     free(cmd);
-    free(out);
-    free(err);
     return r;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -95,4 +96,30 @@ char *icmt_sprintf(const char *fmt, ...)
         abort();
     va_end(ap);
     return s;
+}
+
+icmt_run icmt_shell(const char *dir, const char *cmdline)
+{
+    char *out = icmt_sprintf("%s/.out", dir), *err = icmt_sprintf("%s/.err", dir);
+    char *cmd = icmt_sprintf("%s >'%s' 2>'%s' </dev/null", cmdline, out, err);
+    int status = system(cmd);
+    icmt_run r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = icmt_read_file(out, NULL);
+    r.err = icmt_read_file(err, NULL);
+    if (r.out == NULL || r.err == NULL) {
+        fprintf(stderr, "cannot read the output of: %s\n", cmdline);
+        abort();
+    }
+    free(cmd);
+    free(out);
+    free(err);
+    return r;
+}
+
+void icmt_run_free(icmt_run *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
 }

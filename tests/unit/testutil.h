@@ -28,6 +28,16 @@ int icmt_file_exists(const char *path);
 /* malloc'd printf */
 char *icmt_sprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A shell command line's exit code and captured output (malloc'd). */
+typedef struct icmt_run {
+    int code; /* -1 when killed by a signal */
+    char *out;
+    char *err;
+} icmt_run;
+/* Run `cmdline` with /bin/sh, stdout and stderr captured through files in `dir`. */
+icmt_run icmt_shell(const char *dir, const char *cmdline);
+void icmt_run_free(icmt_run *r);
+
 /* Assert rc == 0, printing the last error on failure. */
 #define icmt_ok(expr)                                                                       \
     do {                                                                                    \
