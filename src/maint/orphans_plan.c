@@ -49,6 +49,13 @@ typedef struct plan {
     char **hidden_fields;       /* partition field names starting with '_' or '.' */
     size_t n_hidden_fields;
     size_t referenced_under_root; /* files of R below list_root */
+    /* The presence check: files the snapshots reach (not metadata documents, which old log
+     * entries may have lost legitimately) below list_root, visible to the listing; and how many
+     * of them the listing found. Fewer found than expected means the listing does not show the
+     * table as its metadata describes it (a wrong --path-map, files missing): refuse. */
+    size_t reached_expected;
+    size_t reached_found;
+    icm__pathset *metadata_docs;  /* keys of the metadata documents and version hints in R */
     size_t orphan_cap;
     icm__ptrvec unreferenced_md;  /* `*.metadata.json` files R does not name (char *) */
     char *conflict_pairs[MAX_CONFLICT_PAIRS];
@@ -327,6 +334,9 @@ static int set_hidden_fields(plan *p, const icm_table_metadata *md)
 /* ------------------------------------------------------------------------------------------ */
 /* the keep set R                                                                              */
 
+static bool hidden_path(const plan *p, const char *rest);
+static bool excluded(const plan *p, const char *loc);
+
 static int add_ref(plan *p, const char *loc)
 {
     bool added;
@@ -339,7 +349,24 @@ static int add_ref(plan *p, const char *loc)
 
 static int on_reached(const icm__reached *f, void *payload)
 {
-    return add_ref(payload, f->location);
+    plan *p = payload;
+    size_t before = icm__pathset_count(p->keys.set);
+    int rc = add_ref(p, f->location);
+    const char *rest;
+    if (rc == 0 && icm__pathset_count(p->keys.set) > before &&
+        icm__location_strip_prefix(f->location, p->list_root, &rest) && rest[0] != '\0' &&
+        !p->root_hidden && !hidden_path(p, rest) && !excluded(p, f->location))
+        p->reached_expected++;
+    return rc;
+}
+
+/* A metadata document or version hint of R (not part of the presence check). */
+static int add_doc_ref(plan *p, const char *loc)
+{
+    int rc = add_ref(p, loc);
+    if (rc == 0 && p->metadata_docs == NULL)
+        rc = icm__pathset_new(&p->metadata_docs, 0);
+    return rc == 0 ? icm__pathset_add(p->metadata_docs, loc, NULL) : rc;
 }
 
 static int refuse_unreadable(const icm__reach_report *rep)
@@ -359,7 +386,7 @@ static int add_version_hints(plan *p, const char *dir)
         char *loc = icm__location_join(dir, names[i]);
         if (loc == NULL)
             return ICM_ENOMEM;
-        int rc = add_ref(p, loc);
+        int rc = add_doc_ref(p, loc);
         icm__free(loc);
         if (rc != 0)
             return rc;
@@ -378,12 +405,12 @@ static int add_table_refs(plan *p, const icm_table_metadata *md, const char *md_
         rc = refuse_unreadable(&rep);
     icm__reach_report_dispose(&rep);
     if (rc == 0)
-        rc = add_ref(p, md_location);
+        rc = add_doc_ref(p, md_location);
     if (rc == 0 && icm_table_metadata_file(md) != NULL)
-        rc = add_ref(p, icm_table_metadata_file(md));
+        rc = add_doc_ref(p, icm_table_metadata_file(md));
     size_t n = icm_table_metadata_metadata_log_count(md);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = add_ref(p, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
+        rc = add_doc_ref(p, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
     for (size_t i = 0; rc == 0 && i < p->n_md_dirs; i++)
         rc = add_version_hints(p, p->md_dirs[i]);
     return rc;
@@ -469,6 +496,12 @@ static int on_file(const icm_file_info *info, void *payload)
         return rc;
     if (m == ICM__OKEY_EXACT) {
         r->referenced_listed++;
+        bool doc = false;
+        if (p->metadata_docs != NULL &&
+            (rc = icm__pathset_contains(p->metadata_docs, info->location, &doc)) != 0)
+            return rc;
+        if (!doc)
+            p->reached_found++;
         return 0;
     }
     if (m == ICM__OKEY_CONFLICT) {
@@ -712,6 +745,20 @@ static int check_other_tables(plan *p)
     return 0;
 }
 
+/* Listing mode only (an inventory may predate the newest commits): every file the snapshots
+ * reach below the listed location must have been listed. */
+static int check_presence(plan *p)
+{
+    if (p->o->file_list != NULL || p->reached_found >= p->reached_expected ||
+        p->r->orphan_count == 0)
+        return 0;
+    return refuse(p->list_root,
+                  "the listing shows only %zu of the %zu files the table's snapshots reference "
+                  "here, so it does not show this table as its metadata describes it (check "
+                  "--path-map and --location; or the table is missing files); nothing is "
+                  "deleted", p->reached_found, p->reached_expected);
+}
+
 static int check_path_form(plan *p)
 {
     const icm_orphan_result *r = p->r;
@@ -763,6 +810,7 @@ static int recheck(plan *p, const char *md_location_before)
 static void plan_dispose(plan *p)
 {
     icm__okeys_dispose(&p->keys);
+    icm__pathset_free(p->metadata_docs);
     for (size_t i = 0; i < p->n_roots; i++)
         icm__free(p->roots[i]);
     for (size_t i = 0; i < p->n_md_dirs; i++)
@@ -814,6 +862,8 @@ static int run(plan *p, int64_t now)
         rc = check_other_tables(p);
     if (rc == 0)
         rc = check_path_form(p);
+    if (rc == 0)
+        rc = check_presence(p);
     if (rc == 0)
         rc = recheck(p, md_location);
     p->r->keep_set_bytes = icm__pathset_memory_bytes(p->keys.set);

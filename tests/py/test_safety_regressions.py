@@ -163,3 +163,18 @@ def test_add_files_records_an_absolute_path(table, tmp_path):
     assert str(data / "rel.parquet") in {x.replace("file://", "") for x in paths}
     assert all(x.startswith("/") or x.startswith("file:") for x in paths)
     assert read_every_snapshot(table)
+
+
+def test_path_map_onto_a_sibling_table_is_refused(table):
+    cat, schema = table["cat"], table["schema"]
+    t2 = cat.create_table("ns.t_2", schema=schema)
+    t2.append(pa.table({"id": [1, 2], "s": ["a", "b"]}, schema=schema))
+    sibling = table["wh"] / "ns" / "t_2" / "data"
+    before = sorted(p.name for p in sibling.iterdir())
+    age_all(table["wh"] / "ns")
+    mapping = f"file://{table['dir']}/data=file://{sibling}"
+    p = icm(table, "--path-map", mapping, "remove-orphan-files", "ns.t", check=False)
+    assert p.returncode == 5, p.stdout + p.stderr
+    assert "snapshots reference" in p.stderr
+    assert sorted(p.name for p in sibling.iterdir()) == before
+    assert cat.load_table("ns.t_2").scan().to_arrow().num_rows == 2
