@@ -396,8 +396,8 @@ static int report(icm_cli *cli, const expire_args *a, FILE *plan, const icm_expi
         bool ok = true;
         json_t *doc = report_json(r, &ok);
         rc = icm_cli_json_print(doc, ok);
-    } else if (cli->verbosity >= 0) {
-        print_human(r);
+    } else {
+        print_human(r); /* -q quiets stderr diagnostics, not the result */
     }
     int prc = report_problems(r, cli->verbosity < 0);
     return rc != ICM_EXIT_OK ? rc : prc;
