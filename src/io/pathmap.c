@@ -32,14 +32,17 @@ typedef struct pathmap_fileio {
 
 static const icm_fileio_methods pathmap_methods;
 
-/* The rule that applies to `loc` (longest match) and the part of loc below its FROM. */
-static const pm_rule *select_rule(const pathmap_fileio *pm, const char *loc, const char **rest)
+/* The rule whose FROM (or, with `by_target`, TO) covers `loc` most closely (longest match at a
+ * segment boundary), and the part of loc below it. */
+static const pm_rule *select_by(const pathmap_fileio *pm, const char *loc, bool by_target,
+                                const char **rest)
 {
     const pm_rule *best = NULL;
     size_t best_rest = 0;
     for (size_t i = 0; i < pm->n_rules; i++) {
         const char *r;
-        if (!icm__location_strip_prefix(loc, pm->rules[i].from, &r))
+        const char *prefix = by_target ? pm->rules[i].to : pm->rules[i].from;
+        if (!icm__location_strip_prefix(loc, prefix, &r))
             continue;
         size_t len = strlen(r);
         if (best == NULL || len < best_rest) {
@@ -49,6 +52,12 @@ static const pm_rule *select_rule(const pathmap_fileio *pm, const char *loc, con
         }
     }
     return best;
+}
+
+/* The rule that applies to `loc` and the part of loc below its FROM. */
+static const pm_rule *select_rule(const pathmap_fileio *pm, const char *loc, const char **rest)
+{
+    return select_by(pm, loc, false, rest);
 }
 
 /* New string: where `loc` really is. ICM_ENOMEM only. */
@@ -315,26 +324,6 @@ int icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *location, ch
     return map_location((const pathmap_fileio *)pathmap, location, out);
 }
 
-/* The rule whose TO covers `loc` most closely, and the part of loc below that TO. */
-static const pm_rule *select_rule_by_target(const pathmap_fileio *pm, const char *loc,
-                                            const char **rest)
-{
-    const pm_rule *best = NULL;
-    size_t best_rest = 0;
-    for (size_t i = 0; i < pm->n_rules; i++) {
-        const char *r;
-        if (!icm__location_strip_prefix(loc, pm->rules[i].to, &r))
-            continue;
-        size_t len = strlen(r);
-        if (best == NULL || len < best_rest) {
-            best = &pm->rules[i];
-            best_rest = len;
-            *rest = r;
-        }
-    }
-    return best;
-}
-
 int icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char *location, char **out)
 {
     if (out != NULL)
@@ -345,7 +334,7 @@ int icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char *location, 
                               "path map unapply: not a path-map FileIO or NULL argument");
     const pathmap_fileio *pm = (const pathmap_fileio *)pathmap;
     const char *rest = NULL;
-    const pm_rule *rule = select_rule_by_target(pm, location, &rest);
+    const pm_rule *rule = select_by(pm, location, true, &rest);
     *out = rule != NULL ? icm__location_join(rule->from, rest) : icm__strdup(location);
     return *out != NULL ? 0 : ICM_ENOMEM;
 }
