@@ -306,15 +306,6 @@ static void size_unknown_files(icm_fileio *io, file_vec *v)
     icm_error_clear();
 }
 
-static void set_roots(plan *p, const icm_table_metadata *md)
-{
-    const char *candidates[3] = {icm_table_metadata_location(md),
-                                 icm_table_metadata_property(md, "write.data.path"),
-                                 icm_table_metadata_property(md, "write.metadata.path")};
-    for (size_t i = 0; i < 3; i++)
-        if (candidates[i] != NULL && candidates[i][0] != '\0')
-            p->roots[p->root_count++] = candidates[i];
-}
 
 /* Ids of snapshots of `before` missing from `after`. */
 static int expired_between(const icm_table_metadata *before, const icm_table_metadata *after,
@@ -352,23 +343,11 @@ static int build_keep(icm_fileio *io, const icm_table_metadata *after, icm__path
     return rc;
 }
 
-/* The table's own metadata documents (the file read, every metadata-log entry, the version
- * hint) are never deleted by expiry, whatever role an expired manifest gives them. */
-static int keep_metadata_files(icm__pathset *keep, const icm_table_metadata *md)
+/* The table's own metadata documents are never deleted by expiry, whatever role an expired
+ * manifest gives them (icm__table_metadata_docs). */
+static int keep_doc(const char *location, void *keep)
 {
-    const char *file = icm_table_metadata_file(md);
-    int rc = file != NULL ? icm__pathset_add(keep, file, NULL) : 0;
-    size_t n = icm_table_metadata_metadata_log_count(md);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = icm__pathset_add(keep, icm_table_metadata_metadata_log_at(md, i)->metadata_file, NULL);
-    const char *loc = icm_table_metadata_location(md);
-    for (size_t i = 0; rc == 0 && loc != NULL && i < 2; i++) {
-        char *hint = icm__location_join(loc, i == 0 ? "metadata/version-hint.text"
-                                                    : "metadata/version-hint.txt");
-        rc = hint != NULL ? icm__pathset_add(keep, hint, NULL) : ICM_ENOMEM;
-        icm__free(hint);
-    }
-    return rc;
+    return icm__pathset_add(keep, location, NULL);
 }
 
 /* Step 3: which collected data and delete files a retained manifest still lists as live. */
@@ -470,9 +449,9 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
 
     rc = build_keep(io, after, keep, &refs, &rep);
     if (rc == 0)
-        rc = keep_metadata_files(keep, before);
+        rc = icm__table_metadata_docs(before, NULL, keep_doc, keep);
     if (rc == 0)
-        rc = keep_metadata_files(keep, after);
+        rc = icm__table_metadata_docs(after, NULL, keep_doc, keep);
     if (rc == 0)
         rc = report_problems(p->r, &rep);
     p->withhold_manifests = icm__reach_report_has_failure(&rep, true);
@@ -523,7 +502,7 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
     plan p;
     memset(&p, 0, sizeof p);
     p.r = r;
-    set_roots(&p, after);
+    p.root_count = icm__table_roots(after, p.roots);
     int rc = run_plan(&p, io, before, after, cleanup);
     icm__pathset_free(p.seen);
     if (rc != 0) {

@@ -539,3 +539,65 @@ int icm__keepset_build(icm_fileio *io, const icm_table_metadata *md,
 {
     return icm__reach_walk(io, md, opts, add_to_set, set, report);
 }
+
+/* ---- the table's own locations and documents ---- */
+
+size_t icm__table_roots(const icm_table_metadata *md, const char *out[3])
+{
+    const char *cand[3] = {icm_table_metadata_location(md),
+                           icm_table_metadata_property(md, "write.data.path"),
+                           icm_table_metadata_property(md, "write.metadata.path")};
+    size_t n = 0;
+    for (size_t i = 0; i < 3; i++)
+        if (cand[i] != NULL && cand[i][0] != '\0')
+            out[n++] = cand[i];
+    return n;
+}
+
+int icm__table_metadata_dirs(const icm_table_metadata *md, const char *md_location,
+                             char *out[3], size_t *n)
+{
+    *n = 0;
+    const char *loc = icm_table_metadata_location(md);
+    const char *md_path = icm_table_metadata_property(md, "write.metadata.path");
+    const char *slash = md_location != NULL ? strrchr(md_location, '/') : NULL;
+    bool ok = true;
+    if (loc != NULL)
+        ok = (out[(*n)++] = icm__location_join(loc, "metadata")) != NULL;
+    if (ok && md_path != NULL && md_path[0] != '\0')
+        ok = (out[(*n)++] = icm__strdup(md_path)) != NULL;
+    if (ok && slash != NULL)
+        ok = (out[(*n)++] = icm__strndup(md_location, (size_t)(slash - md_location))) != NULL;
+    if (ok)
+        return 0;
+    for (size_t i = 0; i < *n; i++)
+        icm__free(out[i]);
+    *n = 0;
+    return ICM_ENOMEM;
+}
+
+int icm__table_metadata_docs(const icm_table_metadata *md, const char *md_location,
+                             int (*cb)(const char *location, void *payload), void *payload)
+{
+    int rc = md_location != NULL ? cb(md_location, payload) : 0;
+    const char *file = icm_table_metadata_file(md);
+    if (rc == 0 && file != NULL)
+        rc = cb(file, payload);
+    size_t nlog = icm_table_metadata_metadata_log_count(md);
+    for (size_t i = 0; rc == 0 && i < nlog; i++)
+        rc = cb(icm_table_metadata_metadata_log_at(md, i)->metadata_file, payload);
+    char *dirs[3];
+    size_t ndirs = 0;
+    if (rc == 0)
+        rc = icm__table_metadata_dirs(md, md_location, dirs, &ndirs);
+    static const char *const hints[] = {"version-hint.text", "version-hint.txt"};
+    for (size_t i = 0; i < ndirs; i++) {
+        for (size_t h = 0; rc == 0 && h < 2; h++) {
+            char *hint = icm__location_join(dirs[i], hints[h]);
+            rc = hint != NULL ? cb(hint, payload) : ICM_ENOMEM;
+            icm__free(hint);
+        }
+        icm__free(dirs[i]);
+    }
+    return rc;
+}

@@ -167,4 +167,24 @@ int icm__keepset_build(icm_fileio *io, const icm_table_metadata *md,
                        const icm__reach_options *opts, icm__pathset *set,
                        icm__reach_report *report);
 
+/* ---- the table's own locations and documents (shared by expiry and the orphan sweep) ---- */
+
+/* The table's roots: `location`, `write.data.path`, `write.metadata.path` (those set and not
+ * empty), borrowed from md, in that order. Returns how many (at most 3). Nothing outside them
+ * is ever deleted. */
+size_t icm__table_roots(const icm_table_metadata *md, const char *out[3]);
+
+/* The table's metadata folders: `<location>/metadata`, `write.metadata.path` when set, and the
+ * folder of `md_location` (may be NULL). New strings in out[0..*n) (icm__free each). Returns 0
+ * or ICM_ENOMEM (then nothing is left allocated). */
+int icm__table_metadata_dirs(const icm_table_metadata *md, const char *md_location,
+                             char *out[3], size_t *n);
+
+/* The table's metadata documents: `md_location` (may be NULL), the file md was read from, every
+ * metadata-log entry, and `version-hint.text` / `.txt` in each metadata folder — each handed to
+ * cb. These are never data; expiry keeps them and the orphan sweep counts them as referenced.
+ * Returns 0, ICM_ENOMEM or the callback's non-zero value. */
+int icm__table_metadata_docs(const icm_table_metadata *md, const char *md_location,
+                             int (*cb)(const char *location, void *payload), void *payload);
+
 #endif /* ICM_MAINT_KEEPSET_H */

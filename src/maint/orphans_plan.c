@@ -209,27 +209,17 @@ static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
 /* Copy the table's roots and metadata folders (the metadata object is replaced by refresh). */
 static int set_roots(plan *p, const icm_table_metadata *md, const char *md_location)
 {
-    const char *loc = icm_table_metadata_location(md);
-    const char *cand[3] = {loc, icm_table_metadata_property(md, "write.data.path"),
-                           icm_table_metadata_property(md, "write.metadata.path")};
-    for (size_t i = 0; i < 3; i++) {
-        if (cand[i] == NULL || cand[i][0] == '\0')
-            continue;
-        if ((p->roots[p->n_roots] = icm__strdup(cand[i])) == NULL)
+    const char *roots[3];
+    size_t n = icm__table_roots(md, roots);
+    for (size_t i = 0; i < n; i++) {
+        if ((p->roots[p->n_roots] = icm__strdup(roots[i])) == NULL)
             return ICM_ENOMEM;
         p->n_roots++;
     }
     /* Metadata folders: where version hints live and where old metadata files are ours. */
-    const char *md_file_dir_end = strrchr(md_location, '/');
-    if ((p->md_dirs[p->n_md_dirs++] = icm__location_join(loc, "metadata")) == NULL)
-        return ICM_ENOMEM;
-    if (cand[2] != NULL && cand[2][0] != '\0' &&
-        (p->md_dirs[p->n_md_dirs++] = icm__strdup(cand[2])) == NULL)
-        return ICM_ENOMEM;
-    if (md_file_dir_end != NULL &&
-        (p->md_dirs[p->n_md_dirs++] = icm__strndup(
-             md_location, (size_t)(md_file_dir_end - md_location))) == NULL)
-        return ICM_ENOMEM;
+    int rc = icm__table_metadata_dirs(md, md_location, p->md_dirs, &p->n_md_dirs);
+    if (rc != 0)
+        return rc;
     const char *uuid = icm_table_metadata_uuid(md);
     if (uuid != NULL && (p->uuid = icm__strdup(uuid)) == NULL)
         return ICM_ENOMEM;
@@ -361,8 +351,9 @@ static int on_reached(const icm__reached *f, void *payload)
 }
 
 /* A metadata document or version hint of R (not part of the presence check). */
-static int add_doc_ref(plan *p, const char *loc)
+static int add_doc_ref(const char *loc, void *payload)
 {
+    plan *p = payload;
     int rc = add_ref(p, loc);
     if (rc == 0 && p->metadata_docs == NULL)
         rc = icm__pathset_new(&p->metadata_docs, 0);
@@ -379,21 +370,6 @@ static int refuse_unreadable(const icm__reach_report *rep)
                   rep->failure_count, rep->failure_count == 1 ? "" : "s");
 }
 
-static int add_version_hints(plan *p, const char *dir)
-{
-    static const char *const names[] = {"version-hint.text", "version-hint.txt"};
-    for (size_t i = 0; i < 2; i++) {
-        char *loc = icm__location_join(dir, names[i]);
-        if (loc == NULL)
-            return ICM_ENOMEM;
-        int rc = add_doc_ref(p, loc);
-        icm__free(loc);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
 /* Everything `md` references: the walk over every snapshot (lists, manifests, live entries,
  * statistics), the metadata file and its log, and the version hints. */
 static int add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location)
@@ -405,14 +381,7 @@ static int add_table_refs(plan *p, const icm_table_metadata *md, const char *md_
         rc = refuse_unreadable(&rep);
     icm__reach_report_dispose(&rep);
     if (rc == 0)
-        rc = add_doc_ref(p, md_location);
-    if (rc == 0 && icm_table_metadata_file(md) != NULL)
-        rc = add_doc_ref(p, icm_table_metadata_file(md));
-    size_t n = icm_table_metadata_metadata_log_count(md);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = add_doc_ref(p, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
-    for (size_t i = 0; rc == 0 && i < p->n_md_dirs; i++)
-        rc = add_version_hints(p, p->md_dirs[i]);
+        rc = icm__table_metadata_docs(md, md_location, add_doc_ref, p);
     return rc;
 }
 
