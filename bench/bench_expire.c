@@ -13,8 +13,14 @@
  *       `expire-snapshots --dry-run` in-process: the older half of the snapshots expire; prints
  *       seconds, snapshots expired, files planned per kind, and the process's peak RSS.
  *   bench_expire floor DIR
- *       the floor: read and decode every unique manifest list and manifest once (file path
- *       only), nothing else; prints seconds and peak RSS.
+ *       the decode floor: read and decode every unique manifest list and manifest once (file
+ *       path only), nothing else; prints seconds and peak RSS.
+ *   bench_expire inflate DIR [zlib|libdeflate]
+ *       the inflate floor (the issue's definition): read every Avro file in DIR/t/metadata
+ *       (for a generated table: every manifest list and every unique manifest, once) and
+ *       inflate each deflate block with zlib (default) or libdeflate (what the library uses),
+ *       decoding nothing; the container framing is walked by hand, so no schema is parsed.
+ * Every step prints wall and CPU seconds (CPU is steadier on a shared machine).
  * Each step is its own process so peak RSS is that step's alone.
  */
 #include <inttypes.h>
@@ -22,7 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <dirent.h>
 #include <time.h>
+
+#include <libdeflate.h>
+#include <zlib.h>
 
 #include "icemaint/catalog.h"
 #include "icemaint/expire.h"
@@ -259,6 +269,13 @@ static int generate(const char *dir, size_t snapshots, size_t files_per)
 
 /* ---- run: the dry-run expiry ---- */
 
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int run(const char *dir)
 {
     char loc[4096];
@@ -266,11 +283,12 @@ static int run(const char *dir)
     icm_fileio *io = NULL;
     icm_table *t = NULL;
     int rc = icm_fileio_local_new(&io);
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     if (rc == 0)
         rc = icm_table_open_dir(&t, io, loc);
     if (rc != 0)
         return die("open", rc);
+    double t_open = now_s(), c_open = cpu_s();
     const icm_table_metadata *md = icm_table_get_metadata(t);
     size_t n = icm_table_metadata_snapshot_count(md);
     icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
@@ -279,12 +297,13 @@ static int run(const char *dir)
     o.decide.older_than_ms = icm_table_metadata_snapshot_at(md, n / 2)->timestamp_ms;
     icm_expire_result *r = NULL;
     rc = icm_expire_snapshots(t, &o, &r);
-    double t1 = now_s();
+    double t1 = now_s(), c1 = cpu_s();
     if (rc != 0)
         return die("expire", rc);
-    printf("dry run: %.3f s, %zu expired, %zu retained, planned %zu files (data %zu, manifests "
-           "%zu, lists %zu), problems %zu, peak RSS %ld KiB\n",
-           t1 - t0, r->expired_count, r->retained_count, r->total,
+    printf("dry run: %.3f s (cpu %.3f s; table open %.3f s, cpu %.3f s), %zu expired, "
+           "%zu retained, planned %zu files (data %zu, manifests %zu, lists %zu), problems %zu, "
+           "peak RSS %ld KiB\n",
+           t1 - t0, c1 - c0, t_open - t0, c_open - c0, r->expired_count, r->retained_count, r->total,
            r->counts[ICM_EXPIRE_FILE_DATA], r->counts[ICM_EXPIRE_FILE_MANIFEST],
            r->counts[ICM_EXPIRE_FILE_MANIFEST_LIST], r->problem_count, peak_rss_kib());
     icm_expire_result_free(r);
@@ -329,7 +348,7 @@ static int floor_run(const char *dir)
     icm_fileio *io = NULL;
     icm_table *t = NULL;
     int rc = icm_fileio_local_new(&io);
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     if (rc == 0)
         rc = icm_table_open_dir(&t, io, loc);
     if (rc != 0)
@@ -340,15 +359,165 @@ static int floor_run(const char *dir)
     for (size_t i = 0; rc == 0 && i < icm_table_metadata_snapshot_count(md); i++)
         rc = icm_manifest_list_read(io, icm_table_metadata_snapshot_at(md, i)->manifest_list,
                                     NULL, on_manifest, &c);
-    double t1 = now_s();
+    double t1 = now_s(), c1 = cpu_s();
     if (rc != 0)
         return die("floor", rc);
-    printf("floor: %.3f s, %zu lists, %zu unique manifests, %zu entries, peak RSS %ld KiB\n",
-           t1 - t0, icm_table_metadata_snapshot_count(md), c.manifests, c.entries,
+    printf("floor: %.3f s (cpu %.3f s), %zu lists, %zu unique manifests, %zu entries, "
+           "peak RSS %ld KiB\n",
+           t1 - t0, c1 - c0, icm_table_metadata_snapshot_count(md), c.manifests, c.entries,
            peak_rss_kib());
     icm__pathset_free(c.seen);
     icm_table_free(t);
     icm_fileio_free(io);
+    return 0;
+}
+
+/* ---- inflate floor: read + inflate every Avro file once, decode nothing ---- */
+
+typedef struct inflate_totals {
+    size_t files, blocks, read_bytes, inflated_bytes;
+} inflate_totals;
+
+/* Avro long (zig-zag varint) at *p; false past end. */
+static bool varint(const uint8_t **p, const uint8_t *end, int64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Skip the header's metadata map; false when malformed. */
+static bool skip_meta(const uint8_t **p, const uint8_t *end)
+{
+    int64_t count, len;
+    while (varint(p, end, &count) && count != 0) {
+        if (count < 0 && !varint(p, end, &len)) /* block byte size: not needed */
+            return false;
+        for (int64_t i = 0; i < (count < 0 ? -count : count); i++)
+            for (int kv = 0; kv < 2; kv++) {
+                if (!varint(p, end, &len) || len < 0 || len > end - *p)
+                    return false;
+                *p += len;
+            }
+    }
+    return count == 0;
+}
+
+/* Inflate one raw deflate stream into out (thrown away); false when corrupt. */
+static bool inflate_zlib(z_stream *z, const uint8_t *in, size_t in_len, uint8_t *out,
+                         size_t out_cap, inflate_totals *tot)
+{
+    inflateReset(z);
+    z->next_in = (Bytef *)(uintptr_t)in;
+    z->avail_in = (uInt)in_len;
+    int zr;
+    do {
+        z->next_out = out;
+        z->avail_out = (uInt)out_cap;
+        zr = inflate(z, Z_NO_FLUSH);
+        tot->inflated_bytes += out_cap - z->avail_out;
+    } while (zr == Z_OK);
+    return zr == Z_STREAM_END;
+}
+
+/* libdeflate needs room for the whole block: out_cap is generous (bench tables only). */
+static bool inflate_libdeflate(struct libdeflate_decompressor *d, const uint8_t *in,
+                               size_t in_len, uint8_t *out, size_t out_cap,
+                               inflate_totals *tot)
+{
+    size_t n = 0;
+    if (libdeflate_deflate_decompress(d, in, in_len, out, out_cap, &n) != LIBDEFLATE_SUCCESS)
+        return false;
+    tot->inflated_bytes += n;
+    return true;
+}
+
+static int inflate_file(const uint8_t *data, size_t len, z_stream *z,
+                        struct libdeflate_decompressor *d, uint8_t *out, size_t out_cap,
+                        inflate_totals *tot)
+{
+    const uint8_t *p = data + 4, *end = data + len;
+    if (len < 4 || memcmp(data, "Obj\x01", 4) != 0 || !skip_meta(&p, end) || end - p < 16)
+        return -1;
+    p += 16;
+    while (p < end) {
+        int64_t count, size;
+        if (!varint(&p, end, &count) || !varint(&p, end, &size) || size < 0 ||
+            size > end - p - 16)
+            return -1;
+        bool ok = d != NULL ? inflate_libdeflate(d, p, (size_t)size, out, out_cap, tot)
+                            : inflate_zlib(z, p, (size_t)size, out, out_cap, tot);
+        if (!ok)
+            return -1;
+        p += size + 16;
+        tot->blocks++;
+    }
+    return 0;
+}
+
+static int inflate_run(const char *dir, const char *inflater)
+{
+    bool use_libdeflate = strcmp(inflater, "libdeflate") == 0;
+    char mdir[4096], path[8192];
+    snprintf(mdir, sizeof mdir, "%s/t/metadata", dir);
+    double t0 = now_s(), c0 = cpu_s();
+    DIR *d = opendir(mdir);
+    if (d == NULL) {
+        perror(mdir);
+        return 1;
+    }
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    size_t out_cap = (size_t)64 << 20;
+    uint8_t *out = malloc(out_cap);
+    struct libdeflate_decompressor *dec = use_libdeflate ? libdeflate_alloc_decompressor() : NULL;
+    if (out == NULL || inflateInit2(&z, -15) != Z_OK || (use_libdeflate && dec == NULL)) {
+        closedir(d);
+        free(out);
+        return 1;
+    }
+    inflate_totals tot = {0, 0, 0, 0};
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 5, ".avro") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", mdir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        uint8_t *data = NULL;
+        long size = -1;
+        if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 &&
+            fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)size + 1)) != NULL &&
+            fread(data, 1, (size_t)size, f) == (size_t)size)
+            rc = inflate_file(data, (size_t)size, &z, dec, out, out_cap, &tot);
+        else
+            rc = -1;
+        if (rc != 0)
+            fprintf(stderr, "bench_expire: cannot inflate %s\n", path);
+        tot.files++;
+        tot.read_bytes += size > 0 ? (size_t)size : 0;
+        free(data);
+        if (f != NULL)
+            fclose(f);
+    }
+    closedir(d);
+    inflateEnd(&z);
+    libdeflate_free_decompressor(dec);
+    free(out);
+    double t1 = now_s(), c1 = cpu_s();
+    if (rc != 0)
+        return 1;
+    printf("inflate floor (%s): %.3f s (cpu %.3f s), %zu files, %zu blocks, %.1f MB read, %.1f MB "
+           "inflated, peak RSS %ld KiB\n",
+           use_libdeflate ? "libdeflate" : "zlib", t1 - t0, c1 - c0, tot.files, tot.blocks, (double)tot.read_bytes / 1e6,
+           (double)tot.inflated_bytes / 1e6, peak_rss_kib());
     return 0;
 }
 
@@ -360,7 +529,9 @@ int main(int argc, char **argv)
         return run(argv[2]);
     if (argc == 3 && strcmp(argv[1], "floor") == 0)
         return floor_run(argv[2]);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "inflate") == 0)
+        return inflate_run(argv[2], argc == 4 ? argv[3] : "zlib");
     fprintf(stderr, "usage: bench_expire gen DIR SNAPSHOTS FILES_PER_SNAPSHOT | run DIR | "
-                    "floor DIR\n");
+                    "floor DIR | inflate DIR [zlib|libdeflate]\n");
     return 2;
 }

@@ -213,6 +213,8 @@ int icm__avro_read_block_count(icm__avro_cur *c, int64_t *count, int64_t *size_b
 
 /* Skip one value of type `node` without materialising it. */
 int icm__avro_skip(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c);
+/* Skip `count` consecutive varints (int, long or enum values) without decoding them. */
+int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count);
 
 /* Read a value of a numeric node (int/long, or a union of null with one) as int64.
  * *is_null is set for the null branch. Other types are an error. */
@@ -239,6 +241,20 @@ typedef struct icm__avro_reader icm__avro_reader;
 int icm__avro_reader_open(icm__avro_reader **out, const void *data, size_t len,
                           const char *location);
 void icm__avro_reader_free(icm__avro_reader *r);
+
+/* Compiled schemas keyed by their exact schema text, shared by the readers of many files
+ * written by one writer (an expiry opens thousands of manifest lists with one schema: parsing
+ * it each time costs more than decoding the rows). Holds at most a few dozen schemas; a file
+ * with yet another schema is parsed for its reader alone. Not thread-safe; must outlive every
+ * reader opened with it. */
+typedef struct icm__avro_schema_cache icm__avro_schema_cache;
+/* @return 0 or ICM_ENOMEM. */
+int icm__avro_schema_cache_new(icm__avro_schema_cache **out);
+void icm__avro_schema_cache_free(icm__avro_schema_cache *cache);
+/* icm__avro_reader_open taking the compiled schema from `cache` (NULL = no cache) when the
+ * same schema text was seen before, and adding it otherwise. Same errors. */
+int icm__avro_reader_open_cached(icm__avro_reader **out, const void *data, size_t len,
+                                 const char *location, icm__avro_schema_cache *cache);
 /* Metadata value of `key` (borrowed, not NUL-terminated) or NULL when absent. */
 const char *icm__avro_reader_meta(const icm__avro_reader *r, const char *key, size_t *len);
 /* Same, as a new NUL-terminated string (icm_free); NULL when absent or on ENOMEM (*rc set). */

@@ -3,9 +3,12 @@
  * stream, no zlib header), snappy (Avro framing: one raw snappy block followed by the 4-byte
  * big-endian CRC32 of the uncompressed data) and zstandard (one or more zstd frames).
  *
+ * Deflate is inflated with libdeflate (whole-buffer, faster) and compressed with zlib.
+ *
  * Source: Avro 1.11 specification "Required Codecs" / "Optional Codecs". Output of every
  * decompressor is capped at ICM__AVRO_MAX_BLOCK_BYTES (decompression bombs).
  */
+#include <libdeflate.h>
 #include <snappy-c.h>
 #include <string.h>
 #include <zlib.h>
@@ -59,55 +62,39 @@ static int too_big(const char *location, int64_t offset)
                          "decompressed block larger than the 1 GiB limit");
 }
 
+/* Deflate blocks are inflated by libdeflate, which decompresses a whole buffer at once (about
+ * twice zlib's speed; reading manifests is mostly inflating). Avro does not record a block's
+ * decompressed size, so the output buffer is sized by a guess (the buffer's current size, at
+ * least 8x the input) and grown 4x and retried when too small, up to the block limit. */
 static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t *cap,
                          size_t *out_len, const char *location, int64_t offset)
 {
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    /* zlib allocates through malloc here; inflate state is small and freed below. */
-    if (inflateInit2(&zs, -15) != Z_OK)
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    if (d == NULL)
         return icm__error_oom();
-    size_t guess = in_len < ICM__AVRO_MAX_BLOCK_BYTES / 4 ? in_len * 4 : in_len;
+    size_t guess = in_len < ICM__AVRO_MAX_BLOCK_BYTES / 8 ? in_len * 8 : ICM__AVRO_MAX_BLOCK_BYTES;
     int rc = ensure(buf, cap, guess < 4096 ? 4096 : guess);
-    size_t produced = 0;
-    zs.next_in = (Bytef *)(uintptr_t)in;
     while (rc == 0) {
-        if (produced + 1 >= *cap) {
-            if (*cap > ICM__AVRO_MAX_BLOCK_BYTES) {
-                rc = too_big(location, offset);
-                break;
-            }
-            rc = ensure(buf, cap, *cap * 2);
-            if (rc < 0)
-                break;
-        }
-        /* Feed at most UINT_MAX at a time (z_stream counters are uInt). */
-        size_t in_left = in_len - (size_t)((const uint8_t *)zs.next_in - in);
-        zs.avail_in = (uInt)(in_left > UINT32_MAX ? UINT32_MAX : in_left);
-        size_t room = *cap - 1 - produced;
-        zs.next_out = *buf + produced;
-        zs.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
-        uInt before = zs.avail_out;
-        int z = inflate(&zs, Z_NO_FLUSH);
-        produced += before - zs.avail_out;
-        if (z == Z_STREAM_END)
-            break;
-        if (z == Z_BUF_ERROR && zs.avail_in == 0 && zs.avail_out > 0) {
-            rc = corrupt_block(location, offset, "deflate", "truncated stream");
+        size_t room = *cap - 1; /* ensure() keeps one spare byte */
+        size_t produced = 0;
+        enum libdeflate_result r =
+            libdeflate_deflate_decompress_ex(d, in, in_len, *buf, room, NULL, &produced);
+        if (r == LIBDEFLATE_SUCCESS) {
+            *out_len = produced;
             break;
         }
-        if (z == Z_MEM_ERROR) {
-            rc = icm__error_oom();
+        if (r != LIBDEFLATE_INSUFFICIENT_SPACE) {
+            rc = corrupt_block(location, offset, "deflate", "invalid or truncated deflate data");
             break;
         }
-        if (z != Z_OK && z != Z_BUF_ERROR) {
-            rc = corrupt_block(location, offset, "deflate", zs.msg ? zs.msg : "inflate failed");
+        if (room >= ICM__AVRO_MAX_BLOCK_BYTES) {
+            rc = too_big(location, offset);
             break;
         }
+        size_t bigger = room < ICM__AVRO_MAX_BLOCK_BYTES / 4 ? room * 4 : ICM__AVRO_MAX_BLOCK_BYTES;
+        rc = ensure(buf, cap, bigger);
     }
-    inflateEnd(&zs);
-    if (rc == 0)
-        *out_len = produced;
+    libdeflate_free_decompressor(d);
     return rc;
 }
 

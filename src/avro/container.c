@@ -29,6 +29,7 @@ struct icm__avro_reader {
     uint8_t sync[16];
     icm__avro_codec codec;
     icm__avro_schema *schema;
+    bool schema_cached;    /* schema belongs to a cache, not to this reader */
     meta_entry *meta;
     size_t n_meta;
     uint8_t *block;        /* decompression buffer, reused for every block */
@@ -118,8 +119,73 @@ static int parse_codec(icm__avro_reader *r)
                           shown);
 }
 
+/* ---- schema cache ---- */
+
+#define SCHEMA_CACHE_SLOTS 32
+
+typedef struct cached_schema {
+    char *text;
+    size_t len;
+    icm__avro_schema *schema;
+} cached_schema;
+
+struct icm__avro_schema_cache {
+    cached_schema items[SCHEMA_CACHE_SLOTS];
+    size_t n;
+};
+
+int icm__avro_schema_cache_new(icm__avro_schema_cache **out)
+{
+    *out = icm__calloc(1, sizeof **out);
+    return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
+void icm__avro_schema_cache_free(icm__avro_schema_cache *cache)
+{
+    if (cache == NULL)
+        return;
+    for (size_t i = 0; i < cache->n; i++) {
+        icm__free(cache->items[i].text);
+        icm__avro_schema_free(cache->items[i].schema);
+    }
+    icm__free(cache);
+}
+
+/* The reader's schema: from the cache when its text was seen before, else parsed (and added to
+ * the cache while it has room). */
+static int reader_schema(icm__avro_reader *r, const char *text, size_t len,
+                         icm__avro_schema_cache *cache)
+{
+    if (cache != NULL) {
+        for (size_t i = 0; i < cache->n; i++) {
+            const cached_schema *c = &cache->items[i];
+            if (c->len == len && memcmp(c->text, text, len) == 0) {
+                r->schema = c->schema;
+                r->schema_cached = true;
+                return 0;
+            }
+        }
+    }
+    int rc = icm__avro_schema_parse(&r->schema, text, len, r->location);
+    if (rc < 0 || cache == NULL || cache->n == SCHEMA_CACHE_SLOTS)
+        return rc;
+    char *copy = icm__malloc(len ? len : 1);
+    if (copy == NULL)
+        return 0; /* not cached: the reader still owns a good schema */
+    memcpy(copy, text, len);
+    cache->items[cache->n++] = (cached_schema){copy, len, r->schema};
+    r->schema_cached = true;
+    return 0;
+}
+
 int icm__avro_reader_open(icm__avro_reader **out, const void *data, size_t len,
                           const char *location)
+{
+    return icm__avro_reader_open_cached(out, data, len, location, NULL);
+}
+
+int icm__avro_reader_open_cached(icm__avro_reader **out, const void *data, size_t len,
+                                 const char *location, icm__avro_schema_cache *cache)
 {
     *out = NULL;
     icm__avro_reader *r = icm__calloc(1, sizeof *r);
@@ -147,7 +213,7 @@ int icm__avro_reader_open(icm__avro_reader **out, const void *data, size_t len,
         if (schema == NULL)
             rc = header_error(r, 4, "no avro.schema in the header");
         else
-            rc = icm__avro_schema_parse(&r->schema, schema, n, r->location);
+            rc = reader_schema(r, schema, n, cache);
     }
     if (rc < 0) {
         icm__avro_reader_free(r);
@@ -161,7 +227,8 @@ void icm__avro_reader_free(icm__avro_reader *r)
 {
     if (r == NULL)
         return;
-    icm__avro_schema_free(r->schema);
+    if (!r->schema_cached)
+        icm__avro_schema_free(r->schema);
     icm__free(r->meta);
     icm__free(r->block);
     icm__free(r->location);

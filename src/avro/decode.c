@@ -147,7 +147,7 @@ static inline int skip_flat_record(const icm__avro_schema *s, const icm__avro_no
 
 /* Skip `count` consecutive varints by counting terminating bytes (high bit clear): one pass
  * over the bytes with no decoding, the hot loop of skipping Iceberg metrics maps. */
-static int skip_varints(icm__avro_cur *c, uint64_t count)
+int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count)
 {
     const uint8_t *p = c->p, *end = c->end;
     /* Whole 8-byte words while at least 8 varints remain: a word holds at most 8 terminators,
@@ -198,7 +198,7 @@ static int skip_items(const icm__avro_schema *s, uint32_t item, bool is_map, icm
             return icm__avro_corrupt(c, "item count larger than the bytes left");
         if (!is_map && it->varints > 0) {
             /* count <= bytes left here (each varint takes a byte), so no overflow. */
-            rc = skip_varints(c, (uint64_t)count * it->varints);
+            rc = icm__avro_skip_varints(c, (uint64_t)count * it->varints);
             if (rc < 0)
                 return rc;
             continue;

@@ -17,7 +17,9 @@
 
 #include "icemaint/manifest.h"
 #include "maint/keepset.h"
+#include "manifest/manifest_internal.h"
 #include "util/location.h"
+#include "util/strset.h"
 #include "util/util.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -43,12 +45,17 @@ static bool slot_empty(XXH128_hash_t h)
  * moved to 1: that can only merge two keys (keep more), never lose one. */
 static int hash_location(const char *location, XXH128_hash_t *out)
 {
-    char *norm = NULL;
-    int rc = icm__location_key(location, &norm); /* `/t/./d/f` and `/t/d/f` are one file */
-    if (rc != 0)
-        return rc;
-    *out = XXH3_128bits(norm, strlen(norm));
-    icm__free(norm);
+    /* `/t/./d/f` and `/t/d/f` are one file. Keys of usual lengths are built on the stack: this
+     * runs once per manifest entry. */
+    char stack[512];
+    size_t len = strlen(location);
+    char *key = len < sizeof stack ? stack : icm__malloc(len + 1);
+    if (key == NULL)
+        return ICM_ENOMEM;
+    size_t n = icm__location_key_write(location, key);
+    *out = XXH3_128bits(key, n);
+    if (key != stack)
+        icm__free(key);
     if (slot_empty(*out))
         out->low64 = 1;
     return 0;
@@ -241,7 +248,13 @@ typedef struct walk {
     icm__reach_cb cb;
     void *payload;
     icm__reach_report *report;
-    icm__pathset *manifests_seen; /* each unique manifest is handled once */
+    /* Each unique manifest is handled once. A long history lists the same manifest in many
+     * manifest lists, so the common case is one exact lookup of the path as written; only a
+     * new spelling is normalised and looked up by its key (`file:/m` and `/m` are one
+     * manifest). Both sets are exact: a hash collision can never skip a manifest. */
+    icm__strset seen_written;
+    icm__strset seen_keys;
+    icm__avro_schema_cache *schemas; /* one writer's schema is parsed once, not per file */
     int format_version;           /* of the table: the fallback for files without a header */
     icm__manifest_refs *collect;  /* NULL, or where unique manifests are remembered */
     int64_t snapshot_id;          /* the snapshot being walked */
@@ -362,7 +375,16 @@ static int remember(walk *w, const icm_manifest_file *mf, const char *path)
 static int first_sighting(walk *w, const icm_manifest_file *mf, const char *path,
                           int64_t size_bytes, bool *first)
 {
-    int rc = icm__pathset_add(w->manifests_seen, path, first);
+    *first = false;
+    bool new_spelling = false;
+    int rc = icm__strset_add(&w->seen_written, path, strlen(path), &new_spelling);
+    if (rc == 0 && new_spelling) {
+        char *key = NULL;
+        rc = icm__location_key(path, &key);
+        if (rc == 0)
+            rc = icm__strset_add(&w->seen_keys, key, strlen(key), first);
+        icm__free(key);
+    }
     if (rc == 0 && *first && w->collect != NULL)
         rc = remember(w, mf, path);
     if (rc != 0) {
@@ -390,9 +412,17 @@ static int on_manifest_file(const icm_manifest_file *mf, void *payload)
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
     ro.fields = ENTRY_FIELDS;
     ro.format_version = w->format_version;
-    rc = icm_manifest_read(w->io, mf, &ro, on_entry, w);
+    rc = icm__manifest_read_cached(w->io, mf, &ro, w->schemas, on_entry, w);
     w->report->manifests_read++;
     return settle_read(w, rc, mf->manifest_path, false);
+}
+
+/* Row filter of the manifest-list reads: a path already handled in the same spelling needs no
+ * decoding (on_manifest_file would ignore it). */
+static bool seen_as_written(const uint8_t *path, size_t len, void *payload)
+{
+    const walk *w = payload;
+    return icm__strset_contains(&w->seen_written, path, len);
 }
 
 static int walk_manifest_list(walk *w, const icm_snapshot *s)
@@ -402,7 +432,8 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s)
         return rc;
     icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
     lo.format_version = w->format_version;
-    rc = icm_manifest_list_read(w->io, s->manifest_list, &lo, on_manifest_file, w);
+    rc = icm__manifest_list_read_cached(w->io, s->manifest_list, &lo, w->schemas, seen_as_written,
+                                        on_manifest_file, w);
     w->report->manifest_lists_read++;
     return settle_read(w, rc, s->manifest_list, true);
 }
@@ -425,7 +456,8 @@ static int walk_embedded(walk *w, const icm_snapshot *s)
         icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
         ro.fields = ENTRY_FIELDS;
         ro.format_version = 1;
-        rc = icm_manifest_read_v1_embedded(w->io, path, s->snapshot_id, &ro, on_entry, w);
+        rc = icm__manifest_read_v1_embedded_cached(w->io, path, s->snapshot_id, &ro, w->schemas,
+                                                   on_entry, w);
         w->report->manifests_read++;
         if ((rc = settle_read(w, rc, path, false)) != 0)
             return rc;
@@ -484,9 +516,20 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
         qsort(ids, opts->snapshot_id_count, sizeof *ids, cmp_i64);
         local.snapshot_ids = ids;
     }
-    walk w = {io,      md, &local, cb, payload, report, NULL,
-              icm_table_metadata_format_version(md), collect, 0, 0};
-    int rc = icm__pathset_new(&w.manifests_seen, 0);
+    walk w = {io,
+              md,
+              &local,
+              cb,
+              payload,
+              report,
+              ICM__STRSET_INIT,
+              ICM__STRSET_INIT,
+              NULL,
+              icm_table_metadata_format_version(md),
+              collect,
+              0,
+              0};
+    int rc = icm__avro_schema_cache_new(&w.schemas);
     size_t n = icm_table_metadata_snapshot_count(md);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const icm_snapshot *s = icm_table_metadata_snapshot_at(md, i);
@@ -497,7 +540,9 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     }
     if (rc == 0 && local.statistics)
         rc = walk_statistics(&w);
-    icm__pathset_free(w.manifests_seen);
+    icm__strset_dispose(&w.seen_written);
+    icm__strset_dispose(&w.seen_keys);
+    icm__avro_schema_cache_free(w.schemas);
     icm__free(ids);
     return rc;
 }
@@ -507,21 +552,24 @@ int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_r
 {
     memset(report, 0, sizeof *report);
     icm__reach_options none = {NULL, 0, true, NULL, false};
-    walk w = {io, NULL, &none, cb, payload, report, NULL, format_version, NULL, 0, 0};
+    walk w = {io,   NULL, &none, cb, payload, report, ICM__STRSET_INIT, ICM__STRSET_INIT,
+              NULL, format_version, NULL, 0, 0};
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
     ro.fields = ENTRY_FIELDS;
-    int rc = 0;
+    int rc = icm__avro_schema_cache_new(&w.schemas);
     for (size_t i = 0; rc == 0 && i < refs->len; i++) {
         const icm__manifest_ref *r = &refs->items[i];
         w.snapshot_id = r->snapshot_id;
         ro.format_version = r->embedded_v1 ? 1 : format_version;
-        int read = r->embedded_v1 ? icm_manifest_read_v1_embedded(io, r->mf.manifest_path,
-                                                                  r->snapshot_id, &ro, on_entry,
-                                                                  &w)
-                                  : icm_manifest_read(io, &r->mf, &ro, on_entry, &w);
+        int read = r->embedded_v1
+                       ? icm__manifest_read_v1_embedded_cached(io, r->mf.manifest_path,
+                                                               r->snapshot_id, &ro, w.schemas,
+                                                               on_entry, &w)
+                       : icm__manifest_read_cached(io, &r->mf, &ro, w.schemas, on_entry, &w);
         report->manifests_read++;
         rc = settle_read(&w, read, r->mf.manifest_path, false);
     }
+    icm__avro_schema_cache_free(w.schemas);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "icemaint/manifest.h"
+#include "manifest/manifest_internal.h"
 #include "util/util.h"
 
 int icm_avro_codec_from_property(const char *value, icm_avro_codec *out)
@@ -38,16 +39,26 @@ int icm_manifest_list_read(icm_fileio *io, const char *location,
                            const icm_manifest_list_read_options *opts, icm_manifest_file_cb cb,
                            void *payload)
 {
+    return icm__manifest_list_read_cached(io, location, opts, NULL, NULL, cb, payload);
+}
+
+int icm__manifest_list_read_cached(icm_fileio *io, const char *location,
+                                   const icm_manifest_list_read_options *opts,
+                                   icm__avro_schema_cache *schemas,
+                                   icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
+                                   void *payload)
+{
     char *data = NULL;
     size_t len = 0;
     int rc = icm_fileio_read(io, location, &data, &len);
     if (rc < 0)
         return rc;
     icm_manifest_list_reader *r = NULL;
-    rc = icm_manifest_list_reader_open(&r, data, len, location, opts);
+    rc = icm__manifest_list_reader_open_cached(&r, data, len, location, opts, schemas);
     while (rc == 0) {
         const icm_manifest_file *mf;
-        rc = icm_manifest_list_reader_next(r, &mf);
+        rc = skip_row != NULL ? icm__manifest_list_reader_next_filtered(r, skip_row, payload, &mf)
+                              : icm_manifest_list_reader_next(r, &mf);
         if (rc == 0)
             rc = cb(mf, payload);
     }
@@ -59,8 +70,8 @@ int icm_manifest_list_read(icm_fileio *io, const char *location,
 }
 
 static int read_manifest(icm_fileio *io, const char *location, const icm_manifest_file *mf,
-                         const icm_manifest_read_options *opts, icm_manifest_entry_cb cb,
-                         void *payload)
+                         const icm_manifest_read_options *opts, icm__avro_schema_cache *schemas,
+                         icm_manifest_entry_cb cb, void *payload)
 {
     char *data = NULL;
     size_t len = 0;
@@ -72,7 +83,7 @@ static int read_manifest(icm_fileio *io, const char *location, const icm_manifes
         o = *opts;
     o.manifest = mf;
     icm_manifest_reader *r = NULL;
-    rc = icm_manifest_reader_open(&r, data, len, location, &o);
+    rc = icm__manifest_reader_open_cached(&r, data, len, location, &o, schemas);
     while (rc == 0) {
         const icm_manifest_entry *e;
         rc = icm_manifest_reader_next(r, &e);
@@ -90,15 +101,33 @@ int icm_manifest_read(icm_fileio *io, const icm_manifest_file *mf,
                       const icm_manifest_read_options *opts, icm_manifest_entry_cb cb,
                       void *payload)
 {
+    return icm__manifest_read_cached(io, mf, opts, NULL, cb, payload);
+}
+
+int icm__manifest_read_cached(icm_fileio *io, const icm_manifest_file *mf,
+                              const icm_manifest_read_options *opts,
+                              icm__avro_schema_cache *schemas, icm_manifest_entry_cb cb,
+                              void *payload)
+{
     if (mf == NULL || mf->manifest_path == NULL)
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
                               "manifest list entry without a manifest_path");
-    return read_manifest(io, mf->manifest_path, mf, opts, cb, payload);
+    return read_manifest(io, mf->manifest_path, mf, opts, schemas, cb, payload);
 }
 
 int icm_manifest_read_v1_embedded(icm_fileio *io, const char *manifest_path,
                                   int64_t snapshot_id, const icm_manifest_read_options *opts,
                                   icm_manifest_entry_cb cb, void *payload)
+{
+    return icm__manifest_read_v1_embedded_cached(io, manifest_path, snapshot_id, opts, NULL, cb,
+                                                 payload);
+}
+
+int icm__manifest_read_v1_embedded_cached(icm_fileio *io, const char *manifest_path,
+                                          int64_t snapshot_id,
+                                          const icm_manifest_read_options *opts,
+                                          icm__avro_schema_cache *schemas,
+                                          icm_manifest_entry_cb cb, void *payload)
 {
     /* A v1 snapshot's inline manifests behave like a v1 manifest list entry: added by this
      * snapshot, sequence number 0 (spec Appendix E), no row ids. */
@@ -109,5 +138,5 @@ int icm_manifest_read_v1_embedded(icm_fileio *io, const char *manifest_path,
     mf.has_added_snapshot_id = true;
     mf.added_snapshot_id = snapshot_id;
     mf.manifest_length = -1;
-    return read_manifest(io, manifest_path, &mf, opts, cb, payload);
+    return read_manifest(io, manifest_path, &mf, opts, schemas, cb, payload);
 }

@@ -113,4 +113,40 @@ const char *icm__manifest_list_schema_json(int format_version);
 int icm__manifest_entry_schema_json(icm__buf *out, int format_version,
                                     const char *partition_schema_json);
 
+/* ---- reading many files with one schema cache (maint/keepset.c) ----
+ * The public readers and read helpers with an Avro schema cache (NULL = none): the same
+ * results and errors, without re-parsing a schema text already seen. */
+int icm__manifest_list_reader_open_cached(icm_manifest_list_reader **out, const void *data,
+                                          size_t len, const char *location,
+                                          const icm_manifest_list_read_options *opts,
+                                          icm__avro_schema_cache *schemas);
+int icm__manifest_reader_open_cached(icm_manifest_reader **out, const void *data, size_t len,
+                                     const char *location, const icm_manifest_read_options *opts,
+                                     icm__avro_schema_cache *schemas);
+
+/* Whether a manifest-list row with this manifest_path (as written, not NUL-terminated) may be
+ * skipped without decoding it. */
+typedef bool (*icm__manifest_path_filter)(const uint8_t *path, size_t len, void *payload);
+/* icm_manifest_list_reader_next, except that rows whose path `skip_row` claims are skipped (only
+ * their Avro structure is checked). */
+int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
+                                            icm__manifest_path_filter skip_row, void *payload,
+                                            const icm_manifest_file **out);
+/* icm_manifest_list_read with a schema cache and an optional row filter (NULL = every row):
+ * cb sees the rows skip_row (called with `payload`) does not claim. */
+int icm__manifest_list_read_cached(icm_fileio *io, const char *location,
+                                   const icm_manifest_list_read_options *opts,
+                                   icm__avro_schema_cache *schemas,
+                                   icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
+                                   void *payload);
+int icm__manifest_read_cached(icm_fileio *io, const icm_manifest_file *mf,
+                              const icm_manifest_read_options *opts,
+                              icm__avro_schema_cache *schemas, icm_manifest_entry_cb cb,
+                              void *payload);
+int icm__manifest_read_v1_embedded_cached(icm_fileio *io, const char *manifest_path,
+                                          int64_t snapshot_id,
+                                          const icm_manifest_read_options *opts,
+                                          icm__avro_schema_cache *schemas,
+                                          icm_manifest_entry_cb cb, void *payload);
+
 #endif /* ICM_MANIFEST_INTERNAL_H */

@@ -200,6 +200,13 @@ static int me_compile(icm_manifest_reader *r, const char *location)
 int icm_manifest_reader_open(icm_manifest_reader **out, const void *data, size_t len,
                              const char *location, const icm_manifest_read_options *opts)
 {
+    return icm__manifest_reader_open_cached(out, data, len, location, opts, NULL);
+}
+
+int icm__manifest_reader_open_cached(icm_manifest_reader **out, const void *data, size_t len,
+                                     const char *location, const icm_manifest_read_options *opts,
+                                     icm__avro_schema_cache *schemas)
+{
     *out = NULL;
     icm_manifest_reader *r = icm__calloc(1, sizeof *r);
     if (r == NULL)
@@ -208,7 +215,7 @@ int icm_manifest_reader_open(icm_manifest_reader **out, const void *data, size_t
     /* Row id inheritance sums record counts, so asking for row ids implies the counts. */
     if (r->fields & ICM_MANIFEST_FIELD_FIRST_ROW_ID)
         r->fields |= ICM_MANIFEST_FIELD_RECORD_COUNT;
-    int rc = icm__avro_reader_open(&r->it.avro, data, len, location);
+    int rc = icm__avro_reader_open_cached(&r->it.avro, data, len, location, schemas);
     int header = 0;
     if (rc == 0) {
         r->schema = icm__avro_reader_schema(r->it.avro);

@@ -80,6 +80,18 @@ static bool id_in(const int64_t *ids, size_t n, int64_t id)
     return false;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether id is in the sorted ids. */
+static bool id_in_sorted(const int64_t *ids, size_t n, int64_t id)
+{
+    return n > 0 && bsearch(&id, ids, n, sizeof *ids, cmp_i64) != NULL;
+}
+
 /* Integer member `key` of obj, or false when absent or not an integer. */
 static bool int_member(json_t *obj, const char *key, int64_t *out)
 {
@@ -90,22 +102,43 @@ static bool int_member(json_t *obj, const char *key, int64_t *out)
     return true;
 }
 
-/* Drop the array elements whose `snapshot-id` is in ids (the array may be absent). */
-static void drop_by_snapshot_id(json_t *arr, const int64_t *ids, size_t n)
+/* Drop the array elements whose `snapshot-id` is in the sorted ids (the array may be absent).
+ * Survivors are compacted in one pass: removing one at a time would be quadratic. */
+static int drop_by_snapshot_id(json_t *arr, const int64_t *sorted, size_t n)
 {
+    size_t len = json_array_size(arr);
+    json_t *kept = json_array();
+    if (kept == NULL)
+        return ICM_ENOMEM;
     int64_t id;
-    for (size_t i = json_array_size(arr); i-- > 0;)
-        if (int_member(json_array_get(arr, i), "snapshot-id", &id) && id_in(ids, n, id))
-            json_array_remove(arr, i);
+    for (size_t i = 0; i < len; i++) {
+        json_t *e = json_array_get(arr, i);
+        if (int_member(e, "snapshot-id", &id) && id_in_sorted(sorted, n, id))
+            continue;
+        if (json_array_append(kept, e) != 0) {
+            json_decref(kept);
+            return ICM_ENOMEM;
+        }
+    }
+    bool ok = json_array_size(kept) == len ||
+              (json_array_clear(arr) == 0 && json_array_extend(arr, kept) == 0);
+    json_decref(kept);
+    return ok ? 0 : ICM_ENOMEM;
 }
 
-static bool snapshot_exists(json_t *snapshots, int64_t id)
+/* The snapshot ids of `snapshots`, sorted (new; *n entries). */
+static int sorted_snapshot_ids(json_t *snapshots, int64_t **out, size_t *n)
 {
-    int64_t have;
-    for (size_t i = 0; i < json_array_size(snapshots); i++)
-        if (int_member(json_array_get(snapshots, i), "snapshot-id", &have) && have == id)
-            return true;
-    return false;
+    size_t len = json_array_size(snapshots);
+    *n = 0;
+    *out = icm__calloc(len ? len : 1, sizeof **out);
+    if (*out == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < len; i++)
+        if (int_member(json_array_get(snapshots, i), "snapshot-id", &(*out)[*n]))
+            (*n)++;
+    qsort(*out, *n, sizeof **out, cmp_i64);
+    return 0;
 }
 
 /*
@@ -113,16 +146,27 @@ static bool snapshot_exists(json_t *snapshots, int64_t id)
  * removes itself and every entry before it, because otherwise the history would claim that a
  * removed snapshot was current at some time while later state was derived from it.
  */
-static void trim_snapshot_log(json_t *log, json_t *snapshots)
+static int trim_snapshot_log(json_t *log, json_t *snapshots)
 {
-    int64_t id;
+    int64_t *live, id;
+    size_t n;
+    if (sorted_snapshot_ids(snapshots, &live, &n) != 0)
+        return ICM_ENOMEM;
     size_t cut = 0; /* entries [0, cut) are dropped */
     for (size_t i = 0; i < json_array_size(log); i++)
-        if (int_member(json_array_get(log, i), "snapshot-id", &id) &&
-            !snapshot_exists(snapshots, id))
+        if (int_member(json_array_get(log, i), "snapshot-id", &id) && !id_in_sorted(live, n, id))
             cut = i + 1;
-    while (cut-- > 0)
-        json_array_remove(log, 0);
+    icm__free(live);
+    json_t *rest = json_array();
+    if (rest == NULL)
+        return ICM_ENOMEM;
+    bool ok = true;
+    for (size_t i = cut; ok && i < json_array_size(log); i++)
+        ok = json_array_append(rest, json_array_get(log, i)) == 0;
+    if (ok && cut > 0)
+        ok = json_array_clear(log) == 0 && json_array_extend(log, rest) == 0;
+    json_decref(rest);
+    return ok ? 0 : ICM_ENOMEM;
 }
 
 int icm_table_metadata_remove_snapshots(icm_table_metadata *md, const int64_t *ids, size_t n)
@@ -134,11 +178,17 @@ int icm_table_metadata_remove_snapshots(icm_table_metadata *md, const int64_t *i
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EREFUSED, md->file,
                               "snapshot %" PRId64 " is the current snapshot (main branch head) "
                               "and cannot be removed", current);
-    json_t *doc = copy_doc(md);
-    if (doc == NULL)
-        return ICM_ENOMEM;
+    int64_t *sorted = icm__calloc(n ? n : 1, sizeof *sorted);
+    json_t *doc = sorted != NULL ? copy_doc(md) : NULL;
+    if (doc == NULL) {
+        icm__free(sorted);
+        return icm__error_oom();
+    }
+    if (n > 0)
+        memcpy(sorted, ids, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_i64);
     json_t *snapshots = json_object_get(doc, "snapshots");
-    drop_by_snapshot_id(snapshots, ids, n);
+    int rc = drop_by_snapshot_id(snapshots, sorted, n);
 
     json_t *refs = json_object_get(doc, "refs");
     const char *name;
@@ -146,12 +196,20 @@ int icm_table_metadata_remove_snapshots(icm_table_metadata *md, const int64_t *i
     void *tmp;
     int64_t id;
     json_object_foreach_safe(refs, tmp, name, ref) {
-        if (int_member(ref, "snapshot-id", &id) && id_in(ids, n, id))
+        if (int_member(ref, "snapshot-id", &id) && id_in_sorted(sorted, n, id))
             json_object_del(refs, name);
     }
-    trim_snapshot_log(json_object_get(doc, "snapshot-log"), snapshots);
-    drop_by_snapshot_id(json_object_get(doc, "statistics"), ids, n);
-    drop_by_snapshot_id(json_object_get(doc, "partition-statistics"), ids, n);
+    if (rc == 0)
+        rc = trim_snapshot_log(json_object_get(doc, "snapshot-log"), snapshots);
+    if (rc == 0)
+        rc = drop_by_snapshot_id(json_object_get(doc, "statistics"), sorted, n);
+    if (rc == 0)
+        rc = drop_by_snapshot_id(json_object_get(doc, "partition-statistics"), sorted, n);
+    icm__free(sorted);
+    if (rc != 0) {
+        json_decref(doc);
+        return icm__error_oom();
+    }
     return icm__table_metadata_replace_doc(md, doc);
 }
 

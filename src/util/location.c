@@ -306,13 +306,26 @@ size_t icm__path_resolve_dots(char *path)
     return (size_t)(w - path);
 }
 
+size_t icm__location_key_write(const char *loc, char *out)
+{
+    const char *local = icm__location_local_part(loc);
+    if (local == NULL) { /* object-store keys stay exact bytes */
+        size_t n = strlen(loc);
+        memcpy(out, loc, n + 1);
+        return n;
+    }
+    size_t n = normalize_path(local, out);
+    /* Only a file system resolves dot segments; most paths have none (checked cheaply). */
+    if (out[0] == '.' || strstr(out, "/.") != NULL)
+        n = icm__path_resolve_dots(out);
+    return n;
+}
+
 int icm__location_key(const char *loc, char **out)
 {
-    int rc = icm__location_normalize(loc, out);
-    if (rc != 0)
-        return rc;
-    /* Only a file system resolves dot segments; object-store keys stay exact bytes. */
-    if (icm__location_local_part(loc) != NULL)
-        icm__path_resolve_dots(*out);
+    *out = icm__malloc(strlen(loc) + 1);
+    if (*out == NULL)
+        return ICM_ENOMEM;
+    icm__location_key_write(loc, *out);
     return 0;
 }

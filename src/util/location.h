@@ -52,6 +52,9 @@ size_t icm__path_resolve_dots(char *path);
  * one that is. Returns 0 or ICM_ENOMEM; *out is new (icm_free).
  */
 int icm__location_key(const char *loc, char **out);
+/* icm__location_key into `out`, which must hold strlen(loc) + 1 bytes (a key is never longer
+ * than its location). Returns the key's length. */
+size_t icm__location_key_write(const char *loc, char *out);
 
 /*
  * True when `p` names `dir` itself or a location below it, at a path-segment boundary

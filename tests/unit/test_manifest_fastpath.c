@@ -1,0 +1,392 @@
+/*
+ * tests/unit/test_manifest_fastpath.c: the shortcuts of the expiry hot path give the same
+ * answers as the plain readers:
+ *  - a manifest-list read with a row filter returns exactly the unfiltered rows the filter does
+ *    not claim, field for field, on every manifest list of the shared fixtures;
+ *  - readers sharing an Avro schema cache decode every fixture list and manifest exactly as
+ *    readers without one (more schemas than the cache holds included);
+ *  - deflate blocks that inflate far beyond the first output guess (the buffer is grown and the
+ *    block inflated again) and corrupt deflate data;
+ *  - the exact string set (util/strset.h).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "avro/avro.h"
+#include "icemaint/manifest.h"
+#include "manifest/manifest_internal.h"
+#include "testutil.h"
+#include "util/strset.h"
+
+/* ---- fixture files ---- */
+
+typedef struct file_list {
+    char **paths;
+    size_t n, cap;
+} file_list;
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static void collect(const char *dir, file_list *out)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *child = icmt_sprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(child, &st) == 0 && S_ISDIR(st.st_mode)) {
+            collect(child, out);
+            free(child);
+        } else if (ends_with(child, ".avro")) {
+            if (out->n == out->cap) {
+                out->cap = out->cap ? out->cap * 2 : 64;
+                out->paths = realloc(out->paths, out->cap * sizeof *out->paths);
+                assert_non_null(out->paths);
+            }
+            out->paths[out->n++] = child;
+        } else {
+            free(child);
+        }
+    }
+    closedir(d);
+}
+
+static void file_list_free(file_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->paths[i]);
+    free(l->paths);
+}
+
+static file_list fixture_avro_files(void)
+{
+    file_list l = {NULL, 0, 0};
+    collect(icmt_fixtures_dir(), &l);
+    return l;
+}
+
+/* ---- one decoded row, as a comparable string ---- */
+
+static char *row_text(const icm_manifest_file *m)
+{
+    /* Every member the reader fills, partition summaries and key metadata as hex. */
+    size_t extra = 2 * (m->partitions.len + m->key_metadata.len) + 8;
+    char *hex = calloc(1, extra);
+    assert_non_null(hex);
+    size_t k = 0;
+    for (size_t i = 0; i < m->partitions.len; i++)
+        k += (size_t)snprintf(hex + k, extra - k, "%02x", m->partitions.data[i]);
+    hex[k++] = '|';
+    for (size_t i = 0; i < m->key_metadata.len; i++)
+        k += (size_t)snprintf(hex + k, extra - k, "%02x", m->key_metadata.data[i]);
+    char *t = icmt_sprintf(
+        "%.*s len=%lld spec=%d content=%d seq=%lld min=%lld snap=%d:%lld files=%d:%d,%d:%d,%d:%d "
+        "rows=%d:%lld,%d:%lld,%d:%lld frid=%d:%lld p=%s",
+        (int)m->manifest_path_len, m->manifest_path, (long long)m->manifest_length,
+        m->partition_spec_id, (int)m->content, (long long)m->sequence_number,
+        (long long)m->min_sequence_number, m->has_added_snapshot_id,
+        (long long)m->added_snapshot_id, m->has_added_files_count, m->added_files_count,
+        m->has_existing_files_count, m->existing_files_count, m->has_deleted_files_count,
+        m->deleted_files_count, m->has_added_rows_count, (long long)m->added_rows_count,
+        m->has_existing_rows_count, (long long)m->existing_rows_count,
+        m->has_deleted_rows_count, (long long)m->deleted_rows_count, m->has_first_row_id,
+        (long long)m->first_row_id, hex);
+    free(hex);
+    return t;
+}
+
+typedef struct rows {
+    char **text;
+    char **path; /* as written */
+    size_t n, cap;
+    int end_rc;
+} rows;
+
+static void rows_push(rows *r, const icm_manifest_file *m)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 16;
+        r->text = realloc(r->text, r->cap * sizeof *r->text);
+        r->path = realloc(r->path, r->cap * sizeof *r->path);
+        assert_true(r->text != NULL && r->path != NULL);
+    }
+    r->text[r->n] = row_text(m);
+    r->path[r->n] = icmt_sprintf("%.*s", (int)m->manifest_path_len, m->manifest_path);
+    r->n++;
+}
+
+static void rows_free(rows *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->text[i]);
+        free(r->path[i]);
+    }
+    free(r->text);
+    free(r->path);
+}
+
+/* The filter under test: claims paths whose byte sum is even, so about half the rows of a list
+ * are skipped, in no particular pattern. */
+static bool skip_even(const uint8_t *path, size_t len, void *payload)
+{
+    unsigned sum = 0;
+    for (size_t i = 0; i < len; i++)
+        sum += path[i];
+    ++*(size_t *)payload;
+    return sum % 2 == 0;
+}
+
+static bool claimed(const char *path)
+{
+    size_t calls = 0;
+    return skip_even((const uint8_t *)path, strlen(path), &calls);
+}
+
+/* Read a list whole; filter NULL = every row. Returns the reader's open code. */
+static int read_rows(const char *path, const char *data, size_t len,
+                     icm__avro_schema_cache *cache, icm__manifest_path_filter filter,
+                     size_t *filter_calls, rows *out)
+{
+    icm_manifest_list_reader *r = NULL;
+    int rc = icm__manifest_list_reader_open_cached(&r, data, len, path, NULL, cache);
+    if (rc != 0)
+        return rc;
+    const icm_manifest_file *m;
+    while ((rc = filter ? icm__manifest_list_reader_next_filtered(r, filter, filter_calls, &m)
+                        : icm_manifest_list_reader_next(r, &m)) == 0)
+        rows_push(out, m);
+    out->end_rc = rc;
+    icm_manifest_list_reader_free(r);
+    return 0;
+}
+
+static void test_filtered_rows_are_the_unclaimed_rows(void **state)
+{
+    (void)state;
+    file_list files = fixture_avro_files();
+    if (files.n == 0)
+        skip();
+    int lists = 0;
+    size_t skipped = 0, kept = 0;
+    for (size_t f = 0; f < files.n; f++) {
+        size_t len;
+        char *data = icmt_read_file(files.paths[f], &len);
+        assert_non_null(data);
+        rows all = {0}, some = {0};
+        size_t calls = 0;
+        if (read_rows(files.paths[f], data, len, NULL, NULL, NULL, &all) != 0) {
+            free(data); /* not a manifest list */
+            continue;
+        }
+        lists++;
+        assert_int_equal(read_rows(files.paths[f], data, len, NULL, skip_even, &calls, &some),
+                         0);
+        /* A list that decodes whole decodes whole filtered, minus exactly the claimed rows. */
+        if (all.end_rc == ICM_ITEROVER) {
+            assert_int_equal(some.end_rc, ICM_ITEROVER);
+            assert_int_equal(calls, all.n); /* asked once per row */
+            size_t j = 0;
+            for (size_t i = 0; i < all.n; i++) {
+                if (claimed(all.path[i])) {
+                    skipped++;
+                    continue;
+                }
+                assert_true(j < some.n);
+                assert_string_equal(some.text[j], all.text[i]);
+                j++;
+                kept++;
+            }
+            assert_int_equal(j, some.n);
+        } else {
+            assert_int_equal(all.end_rc, ICM_EINVALID); /* the encrypted list */
+        }
+        rows_free(&all);
+        rows_free(&some);
+        free(data);
+    }
+    print_message("%d manifest lists: %zu rows skipped, %zu decoded\n", lists, skipped, kept);
+    assert_int_equal(lists, 227); /* as test_manifest_fixtures counts them */
+    assert_true(skipped > 100 && kept > 100);
+    file_list_free(&files);
+}
+
+/* Decode one file as a list or a manifest into text lines; with or without a cache. */
+static void decode_text(const char *path, const char *data, size_t len,
+                        icm__avro_schema_cache *cache, icm__buf *out)
+{
+    rows r = {0};
+    if (read_rows(path, data, len, cache, NULL, NULL, &r) == 0) {
+        for (size_t i = 0; i < r.n; i++)
+            icm__buf_printf(out, "%s\n", r.text[i]);
+        icm__buf_printf(out, "end %d\n", r.end_rc);
+        rows_free(&r);
+        return;
+    }
+    icm_manifest_reader *mr = NULL;
+    int rc = icm__manifest_reader_open_cached(&mr, data, len, path, NULL, cache);
+    icm__buf_printf(out, "open %d %s\n", rc, rc ? icm_error_last()->message : "");
+    if (rc != 0)
+        return;
+    const icm_manifest_entry *e;
+    while ((rc = icm_manifest_reader_next(mr, &e)) == 0)
+        icm__buf_printf(out, "%d %lld %.*s %lld\n", (int)e->status,
+                        (long long)e->sequence_number, (int)e->data_file.file_path_len,
+                        e->data_file.file_path, (long long)e->data_file.record_count);
+    icm__buf_printf(out, "end %d\n", rc);
+    icm_manifest_reader_free(mr);
+}
+
+static void test_schema_cache_decodes_the_same(void **state)
+{
+    (void)state;
+    file_list files = fixture_avro_files();
+    if (files.n == 0)
+        skip();
+    icm__avro_schema_cache *cache = NULL;
+    icmt_ok(icm__avro_schema_cache_new(&cache));
+    /* Twice over every file: the second round takes every schema the cache kept from it. */
+    for (int round = 0; round < 2; round++) {
+        for (size_t f = 0; f < files.n; f++) {
+            size_t len;
+            char *data = icmt_read_file(files.paths[f], &len);
+            assert_non_null(data);
+            icm__buf plain = ICM__BUF_INIT, cached = ICM__BUF_INIT;
+            decode_text(files.paths[f], data, len, NULL, &plain);
+            decode_text(files.paths[f], data, len, cache, &cached);
+            assert_false(plain.oom || cached.oom);
+            assert_string_equal(cached.data, plain.data);
+            icm__buf_dispose(&plain);
+            icm__buf_dispose(&cached);
+            free(data);
+        }
+    }
+    icm__avro_schema_cache_free(cache);
+    file_list_free(&files);
+}
+
+/* ---- deflate ---- */
+
+/* A container of one deflate block whose objects are `n` copies of one long string. */
+static char *compressible_container(size_t n, size_t *len)
+{
+    icm__avro_writer *w = NULL;
+    icmt_ok(icm__avro_writer_new(&w, "\"string\"", ICM__AVRO_CODEC_DEFLATE, 6, SIZE_MAX / 2));
+    char s[1000];
+    memset(s, 'a', sizeof s - 1);
+    s[sizeof s - 1] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        icm__avro_put_str(icm__avro_writer_obj(w), s);
+        icmt_ok(icm__avro_writer_end_obj(w));
+    }
+    char *out = NULL;
+    icmt_ok(icm__avro_writer_finish(w, &out, len));
+    icm__avro_writer_free(w);
+    return out;
+}
+
+static void test_deflate_far_beyond_the_first_guess(void **state)
+{
+    (void)state;
+    size_t len;
+    char *data = compressible_container(20000, &len); /* ~20 MB of 'a' in a few KB */
+    assert_true(len < 200000);
+    icm__avro_reader *r = NULL;
+    icmt_ok(icm__avro_reader_open(&r, data, len, "big.avro"));
+    icm__avro_cur c;
+    int64_t count = 0, total = 0;
+    int rc;
+    while ((rc = icm__avro_reader_next_block(r, &c, &count)) == 0) {
+        for (int64_t i = 0; i < count; i++) {
+            const uint8_t *s;
+            size_t n;
+            icmt_ok(icm__avro_read_bytes(&c, &s, &n));
+            assert_int_equal(n, 999);
+            assert_int_equal(s[0], 'a');
+            assert_int_equal(s[998], 'a');
+        }
+        assert_true(c.p == c.end);
+        total += count;
+    }
+    assert_int_equal(rc, ICM_ITEROVER);
+    assert_int_equal(total, 20000);
+    icm__avro_reader_free(r);
+    icm_free(data);
+}
+
+static void test_corrupt_deflate_block(void **state)
+{
+    (void)state;
+    size_t len;
+    char *data = compressible_container(100, &len);
+    /* The block's compressed bytes end 16 bytes (the sync marker) before the end: cut the
+     * stream short by moving the sync marker over its last bytes. */
+    memmove(data + len - 16 - 8, data + len - 16, 16);
+    icm__avro_reader *r = NULL;
+    icmt_ok(icm__avro_reader_open(&r, data, len - 8, "cut.avro"));
+    icm__avro_cur c;
+    int64_t count;
+    int rc = icm__avro_reader_next_block(r, &c, &count);
+    assert_int_equal(rc, ICM_EINVALID);
+    assert_string_equal(icm_error_last()->location, "cut.avro");
+    icm__avro_reader_free(r);
+    icm_free(data);
+}
+
+/* ---- strset ---- */
+
+static void test_strset(void **state)
+{
+    (void)state;
+    icm__strset s = ICM__STRSET_INIT;
+    bool added;
+    assert_false(icm__strset_contains(&s, "x", 1));
+    icmt_ok(icm__strset_add(&s, "", 0, &added));
+    assert_true(added);
+    assert_true(icm__strset_contains(&s, "", 0));
+    icmt_ok(icm__strset_add(&s, "a\0b", 3, &added));
+    assert_true(added);
+    assert_true(icm__strset_contains(&s, "a\0b", 3));
+    assert_false(icm__strset_contains(&s, "a", 1));
+    assert_false(icm__strset_contains(&s, "a\0c", 3));
+    /* Growth: 10,000 strings, each found again, each added once. */
+    for (int i = 0; i < 10000; i++) {
+        char k[32];
+        int n = snprintf(k, sizeof k, "s3://b/t/metadata/m-%d.avro", i);
+        icmt_ok(icm__strset_add(&s, k, (size_t)n, &added));
+        assert_true(added);
+    }
+    for (int i = 0; i < 10000; i++) {
+        char k[32];
+        int n = snprintf(k, sizeof k, "s3://b/t/metadata/m-%d.avro", i);
+        assert_true(icm__strset_contains(&s, k, (size_t)n));
+        icmt_ok(icm__strset_add(&s, k, (size_t)n, &added));
+        assert_false(added);
+        assert_false(icm__strset_contains(&s, k, (size_t)n - 1)); /* a prefix is another */
+    }
+    assert_int_equal(icm__strset_count(&s), 10002);
+    icm__strset_dispose(&s);
+    assert_int_equal(icm__strset_count(&s), 0);
+    assert_false(icm__strset_contains(&s, "", 0));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filtered_rows_are_the_unclaimed_rows),
+        cmocka_unit_test(test_schema_cache_decodes_the_same),
+        cmocka_unit_test(test_deflate_far_beyond_the_first_guess),
+        cmocka_unit_test(test_corrupt_deflate_block),
+        cmocka_unit_test(test_strset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
