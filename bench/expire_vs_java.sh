@@ -19,8 +19,9 @@
 #    with no warm-up and one iteration (JVM start, class loading, metadata parse, expiry).
 # 4. In-process: `bench_expire run` (open + plan, library call) and `bench_expire floor` (read and
 #    decode every manifest list and every unique manifest once), 3 runs each, and the lower
-#    inflate-only floor (bench/expire_inflate_floor.py: read every Avro file once and inflate
-#    its blocks, decoding nothing), 3 runs; Java BenchExpire
+#    inflate-only floors (`bench_expire inflate`: read every Avro file once and inflate its
+#    blocks, decoding nothing; with zlib and with libdeflate, which the library uses), 3 runs
+#    each; Java BenchExpire
 #    with 3 warm-up and 5 timed iterations around ExpireSnapshots.commit() (reachable cleanup; an
 #    extra run with --strategy auto shows Java's own choice, incremental here).
 # 5. icemaint's planned paths and Java's collected paths must be the same set (checked).
@@ -76,7 +77,8 @@ timed java_process "${JAVA[@]}" --warmup 0 --iterations 1 --paths-out "$WORK/jav
 echo "== in-process"
 for i in 1 2 3; do timed "icemaint_run_$i" "$BENCH" run "$WORK"; cat "$WORK/icemaint_run_$i.out"; done
 for i in 1 2 3; do timed "floor_$i" "$BENCH" floor "$WORK"; cat "$WORK/floor_$i.out"; done
-for i in 1 2 3; do python3 "$ROOT/bench/expire_inflate_floor.py" "$WORK/t"; done
+for i in 1 2 3; do "$BENCH" inflate "$WORK" zlib; done
+for i in 1 2 3; do "$BENCH" inflate "$WORK" libdeflate; done
 "${JAVA[@]}" --warmup 3 --iterations 5 | tee "$WORK/java_inprocess.out"
 echo "== Java, strategy auto (its own choice)"
 "${JAVA[@]}" --warmup 3 --iterations 3 --strategy auto | tail -3

@@ -153,6 +153,8 @@ int icm_cli_json_failed(void);
 /* Print `doc` (stolen) as one JSON document and a newline on stdout; with !ok (a builder
  * failed) report icm_cli_json_failed() instead. Returns an exit code. */
 int icm_cli_json_print(json_t *doc, bool ok);
+/* Whether icm_cli_json_print wrote a document to stdout in this process. */
+bool icm_cli_json_printed(void);
 
 /* ---- string set (strset.c) ---- */
 

@@ -75,30 +75,54 @@ static const char tool_help_tail[] =
 
 /* ---- error reporting ---- */
 
+/* The last error line printed (without "icemaint: "), and the library error code behind it
+ * (NULL when the CLI itself found the problem): with --json, a command that fails before
+ * printing its document prints {"error": ...} instead, so stdout always carries one. */
+static char last_error[1024];
+static const char *last_error_code;
+
+/* Print "icemaint: [where: ]<message>[suffix]" on stderr and remember it. */
+static void report(const char *where, const char *suffix, const char *fmt, va_list ap)
+{
+    int n = 0;
+    if (where != NULL && *where)
+        n = snprintf(last_error, sizeof last_error, "%s: ", where);
+    if (n >= 0 && (size_t)n < sizeof last_error)
+        vsnprintf(last_error + n, sizeof last_error - (size_t)n, fmt, ap);
+    last_error_code = NULL;
+    fprintf(stderr, "icemaint: %s%s\n", last_error, suffix);
+}
+
 int icm_cli_usage(const char *arg, const char *fmt, ...)
 {
     va_list ap;
-    fputs("icemaint: ", stderr);
-    if (arg != NULL && *arg)
-        fprintf(stderr, "%s: ", arg);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    report(arg, " (see 'icemaint --help')", fmt, ap);
     va_end(ap);
-    fputs(" (see 'icemaint --help')\n", stderr);
     return ICM_EXIT_USAGE;
 }
 
 int icm_cli_error(const char *where, const char *fmt, ...)
 {
     va_list ap;
-    fputs("icemaint: ", stderr);
-    if (where != NULL && *where)
-        fprintf(stderr, "%s: ", where);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    report(where, "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return ICM_EXIT_ERROR;
+}
+
+/* With --json and no document printed: {"error": {"message", "code", "exit_code"}}. */
+static void print_json_error(int exit_code)
+{
+    json_t *err = json_pack("{s:s, s:i}", "message", last_error, "exit_code", exit_code);
+    if (err != NULL && last_error_code != NULL &&
+        json_object_set_new(err, "code", json_string(last_error_code)) != 0) {
+        json_decref(err);
+        err = NULL;
+    }
+    json_t *doc = err != NULL ? json_pack("{s:o}", "error", err) : NULL;
+    if (doc != NULL) /* else (no memory, or a name that is not UTF-8) stderr has said it all */
+        (void)icm_cli_json_print(doc, true);
 }
 
 int icm_cli_oom(void)
@@ -135,6 +159,8 @@ int icm_cli_fail(const icm_cli *cli, int rc)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
     }
+    snprintf(last_error, sizeof last_error, "%s", line);
+    last_error_code = icm_error_code_name(rc);
     if (cli != NULL && cli->verbosity > 0)
         fprintf(stderr, "icemaint: %s [%s, class %s]\n", line, icm_error_code_name(rc),
                 icm_error_class_name(err->klass));
@@ -399,6 +425,8 @@ int main(int argc, char **argv)
         else
             rc = run_command(&cli, cmd, argc - g.cmd_index, argv + g.cmd_index);
     }
+    if (cli.json && rc != ICM_EXIT_OK && !icm_cli_json_printed() && last_error[0] != '\0')
+        print_json_error(rc);
     cli_dispose(&cli);
     if (fflush(stdout) != 0 && rc == ICM_EXIT_OK)
         rc = icm_cli_error("stdout", "write failed: %s", strerror(errno));

@@ -170,6 +170,13 @@ int icm_cli_json_failed(void)
                                "not valid UTF-8");
 }
 
+static bool json_printed;
+
+bool icm_cli_json_printed(void)
+{
+    return json_printed;
+}
+
 int icm_cli_json_print(json_t *doc, bool ok)
 {
     if (doc == NULL || !ok) {
@@ -178,6 +185,7 @@ int icm_cli_json_print(json_t *doc, bool ok)
     }
     /* JSON_REAL_PRECISION is irrelevant (we emit no reals); keys keep insertion order. */
     int rc = json_dumpf(doc, stdout, JSON_INDENT(2));
+    json_printed = true;
     json_decref(doc);
     if (rc != 0)
         return icm_cli_error("stdout", "cannot write the JSON document");

@@ -117,14 +117,43 @@ static void assert_one_error_line(const cli_result *r)
     }
 }
 
+/* With --json, stdout is exactly one document even on failure: {"error": {...}} with the
+ * stderr line's message (without "icemaint: " and the usage hint) and the exit code. */
+static void assert_json_error(const cli_result *r, const char *needle)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(r->out, 0, &jerr);
+    json_t *e = json_object_get(doc, "error");
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    if (doc == NULL || json_object_size(doc) != 1 || msg == NULL || strstr(msg, needle) == NULL ||
+        strstr(r->err, msg) == NULL ||
+        json_integer_value(json_object_get(e, "exit_code")) != r->exit_code) {
+        print_error("bad JSON error document\n");
+        show("--json", r);
+        fail();
+    }
+    json_decref(doc);
+}
+
+static bool has_json_flag(const char *const *args)
+{
+    for (; *args != NULL; args++)
+        if (strcmp(*args, "--json") == 0)
+            return true;
+    return false;
+}
+
 static void expect_usage_error(const char *const *args, const char *needle)
 {
     cli_result r = run_cli(args);
-    if (r.exit_code != 2 || strstr(r.err, needle) == NULL || r.out[0] != '\0') {
+    bool json = has_json_flag(args);
+    if (r.exit_code != 2 || strstr(r.err, needle) == NULL || (!json && r.out[0] != '\0')) {
         show(args[0], &r);
         fail();
     }
     assert_one_error_line(&r);
+    if (json)
+        assert_json_error(&r, needle);
     cli_result_free(&r);
 }
 
@@ -197,6 +226,10 @@ static void test_usage_errors(void **state)
                        "--all: cannot be combined with --snapshot-id");
     expect_usage_error((const char *[]){"manifests", "--snapshot-id", NULL},
                        "--snapshot-id: option needs a value");
+    expect_usage_error((const char *[]){"--json", "frobnicate", NULL},
+                       "frobnicate: unknown command");
+    expect_usage_error((const char *[]){"inspect", "--bogus", "/tmp", "--json", NULL},
+                       "--bogus: unknown option for 'inspect'");
 }
 
 static void test_missing_table(void **state)
@@ -215,6 +248,12 @@ static void test_missing_table(void **state)
         assert_string_equal(r.out, "");
         cli_result_free(&r);
     }
+    /* --json: the same failure as a JSON document on stdout, with the library's error code */
+    cli_result j = run_cli((const char *[]){"--json", "inspect", missing, NULL});
+    assert_int_equal(j.exit_code, 1);
+    assert_one_error_line(&j);
+    assert_json_error(&j, missing);
+    cli_result_free(&j);
     /* an empty directory is no table: exit 1 naming the directory */
     cli_result r = run_cli((const char *[]){"snapshots", dir, NULL});
     if (r.exit_code != 1 || strstr(r.err, dir) == NULL) {
@@ -687,11 +726,19 @@ static void test_fixture_files_all(void **state)
         args[na + 4] = NULL;
         cli_result r = run_cli(args);
         if (row->missing_refs) {
-            if (r.exit_code != 1 || strstr(r.err, ".avro") == NULL || r.out[0] != '\0') {
+            if (r.exit_code != 1 || strstr(r.err, ".avro") == NULL) {
                 show(md_path, &r);
                 fail();
             }
             assert_one_error_line(&r);
+            /* stdout: the JSON error document, with the library's error code */
+            assert_json_error(&r, ".avro");
+            json_t *doc = json_loads(r.out, 0, NULL);
+            const char *code =
+                json_string_value(json_object_get(json_object_get(doc, "error"), "code"));
+            assert_non_null(code);
+            assert_true(strncmp(code, "ICM_E", 5) == 0);
+            json_decref(doc);
             refused++;
         } else {
             json_error_t jerr;
