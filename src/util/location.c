@@ -76,14 +76,20 @@ const char *icm__location_local_part(const char *loc)
     return path;
 }
 
-/* Collapse repeated slashes and drop a trailing slash (keeping a lone "/"). */
+/* Collapse repeated slashes and drop a trailing slash (keeping a lone "/"). Most paths have
+ * no repeated slash: those are copied whole (this runs once per manifest entry in keep sets). */
 static size_t normalize_path(const char *in, char *out)
 {
     size_t n = 0;
-    for (const char *s = in; *s != '\0'; s++) {
-        if (*s == '/' && n > 0 && out[n - 1] == '/')
-            continue;
-        out[n++] = *s;
+    if (strstr(in, "//") == NULL) {
+        n = strlen(in);
+        memcpy(out, in, n);
+    } else {
+        for (const char *s = in; *s != '\0'; s++) {
+            if (*s == '/' && n > 0 && out[n - 1] == '/')
+                continue;
+            out[n++] = *s;
+        }
     }
     if (n > 1 && out[n - 1] == '/')
         n--;
