@@ -11,6 +11,16 @@
 #     (what a sweep needs: it must stat every file);
 #   - `bench_orphans run`: an in-process dry run of icm_remove_orphan_files (keep set from the
 #     manifests, streamed listing, classification), with its peak RSS and keep-set size.
+# Then, against Java Iceberg ("DIY on core utilities": tests/interop/java BenchOrphans, Spark's
+# DeleteOrphanFilesSparkAction without Spark, built from public core calls; needs java 17 and
+# mvn, see scripts/setup-java.sh) with one cutoff for both (now + 1 h: every file is old enough):
+#   - whole processes under /usr/bin/time -v (wall, user+sys CPU, peak RSS): the icemaint CLI
+#     `icemaint --json remove-orphan-files DIR/t --dry-run --force --older-than CUTOFF` and
+#     BenchOrphans --warmup 0 --iterations 1 (JVM start, metadata, valid set, listing, compare);
+#   - Java in-process: --warmup 3 --iterations 5, one listing thread (as icemaint), then
+#     --threads 2 (Spark's driver/executor split of the listing and manifest reads on a pool);
+#   - the orphan sets of the CLI and of Java must be identical, path by path (checked; the
+#     script fails otherwise and prints the paths that differ).
 set -eu
 
 BUILD=${1:?usage: orphans_bench.sh BUILD_DIR [N_FILES] [WORK_DIR]}
@@ -46,3 +56,57 @@ timed "find -printf size+mtime" find "$WORK/t" -type f -printf '%s %T@ %p\n'
 for i in 1 2 3; do
     /usr/bin/time -f "dry run process $i: %e s, peak RSS %M KB" "$BIN" run "$WORK"
 done
+
+# --- icemaint CLI and Java Iceberg (DIY on core utilities), whole processes and in-process ---
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CUTOFF=$(( $(date +%s) * 1000 + 3600000 ))
+CP=$("$ROOT/scripts/setup-java.sh")
+
+timed_v() { # label command...: wall s, user+sys CPU s, peak RSS MiB from /usr/bin/time -v
+    label=$1
+    shift
+    /usr/bin/time -v "$@" > "$WORK/$label.out" 2> "$WORK/$label.time"
+    awk -v l="$label" -F': ' '
+      /Elapsed \(wall clock\)/ { n = split($2, p, ":"); w = p[n] + (n > 1 ? p[n-1] * 60 : 0) }
+      /User time/ { u = $2 } /System time/ { s = $2 }
+      /Maximum resident/ { r = $2 / 1024 }
+      END { printf "%-24s wall %7.2f s  cpu %7.2f s  peak RSS %7.1f MiB\n", l, w, u + s, r }' \
+      "$WORK/$label.time"
+}
+
+echo "cutoff $CUTOFF (now + 1 h)"
+for i in 1 2 3; do
+    timed_v "icemaint_cli_$i" "$BUILD/icemaint" --json remove-orphan-files "$WORK/t" --dry-run \
+        --force --older-than "$CUTOFF"
+done
+for i in 1 2 3; do
+    timed_v "java_process_$i" java -XX:+UseParallelGC -cp "$CP" dev.icemaint.interop.BenchOrphans \
+        --table "$WORK/t" --older-than-ms "$CUTOFF" --warmup 0 --iterations 1 \
+        --orphans-out "$WORK/java_orphans.txt"
+    grep '"timed"' "$WORK/java_process_$i.out"
+done
+echo "Java in-process, 1 thread:"
+java -XX:+UseParallelGC -cp "$CP" dev.icemaint.interop.BenchOrphans --table "$WORK/t" \
+    --older-than-ms "$CUTOFF" --warmup 3 --iterations 5
+echo "Java in-process, 2 threads:"
+java -XX:+UseParallelGC -cp "$CP" dev.icemaint.interop.BenchOrphans --table "$WORK/t" \
+    --older-than-ms "$CUTOFF" --warmup 3 --iterations 5 --threads 2
+
+echo "same orphan set?"
+python3 - "$WORK/icemaint_cli_1.out" "$WORK/java_orphans.txt" <<'EOF'
+import json, sys
+def norm(p):  # Hadoop lists file:/x; icemaint names the location as the metadata does (/x)
+    for prefix in ("file://", "file:"):
+        if p.startswith(prefix):
+            return p[len(prefix):]
+    return p
+doc = json.load(open(sys.argv[1]))
+mine = {norm(o["path"]) for o in doc["orphans"]}
+java = {norm(line.rstrip("\n")) for line in open(sys.argv[2]) if line.strip()}
+print(f"icemaint {len(mine)} orphans (listed {doc['listed']}, referenced {doc['referenced']}),",
+      f"Java {len(java)}:", "identical" if mine == java else "DIFFERENT")
+for name, extra in (("only icemaint", mine - java), ("only Java", java - mine)):
+    for p in sorted(extra)[:20]:
+        print(f"  {name}: {p}")
+sys.exit(0 if mine == java else 1)
+EOF

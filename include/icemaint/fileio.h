@@ -21,12 +21,27 @@ typedef struct icm_fileio icm_fileio;
 /** One listed or stat'ed object. `location` is borrowed for the duration of the callback. */
 typedef struct icm_file_info {
     const char *location;  /**< URI in the same form as the listed prefix */
-    int64_t size_bytes;    /**< object size */
+    int64_t size_bytes;    /**< object size; -1 when unknown (only from a listing with
+                                ICM_LIST_STAT_OPTIONAL) */
     int64_t mtime_ms;      /**< last modification, ms since epoch UTC; -1 when unknown */
 } icm_file_info;
 
+/**
+ * Listing flags for icm_fileio_list_flags() (a bit mask; 0 = none).
+ *
+ * ICM_LIST_STAT_OPTIONAL: the caller does not need size and mtime of every listed object. A
+ * back end for which they cost extra work per object (the local one: one stat() per file) may
+ * then report an object with size_bytes = -1 and mtime_ms = -1 ("unknown"); a back end that
+ * gets them with the listing anyway (object stores, in-memory) still reports them. Callers that
+ * need them for some objects call icm_fileio_stat() on those. What is listed is the same with
+ * or without the flag.
+ */
+#define ICM_LIST_STAT_OPTIONAL 1u
+/** Every flag this version knows; other bits are ICM_EINVALID. */
+#define ICM_LIST_FLAGS_ALL ICM_LIST_STAT_OPTIONAL
+
 /** Listing callback: return 0 to go on; any non-zero value stops the listing and is returned
- *  by icm_fileio_list() (use ICM_EUSER or a negative icm code). */
+ *  by icm_fileio_list() / icm_fileio_list_flags() (use ICM_EUSER or a negative icm code). */
 typedef int (*icm_list_cb)(const icm_file_info *info, void *payload);
 
 /** Operation kinds, used by the fault-injecting wrapper. */
@@ -63,13 +78,21 @@ typedef struct icm_fileio_methods {
     int (*stat)(icm_fileio *io, const char *location, icm_file_info *out);
     /** Stream every object strictly below `prefix` at a path-segment boundary (recursive,
      *  files only; `/t` lists `/t/x`, never `/t_2/x`) to cb, without holding the listing in
-     *  memory. A missing prefix lists nothing. Order is unspecified. */
+     *  memory. A missing prefix lists nothing. Order is unspecified. Version 1 back ends must
+     *  have it; from version 2 it may be NULL when `list_flags` is set. */
     int (*list)(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload);
     /** Release the back end. */
     void (*free)(icm_fileio *io);
+    /* ---- version 2 ---- */
+    /** `list` with ICM_LIST_* flags (only known bits reach it; the wrapper checks). A back end
+     *  may ignore a flag that only permits (ICM_LIST_STAT_OPTIONAL); a wrapper passes the
+     *  flags on to what it wraps. When set, the wrappers call it instead of `list`. */
+    int (*list_flags)(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                      void *payload);
 } icm_fileio_methods;
 
-#define ICM_FILEIO_METHODS_VERSION 1
+/** 2: `list_flags` appended. A back end may set `version` to 1 (no `list_flags`). */
+#define ICM_FILEIO_METHODS_VERSION 2
 
 /** Every back end's handle starts with this struct (embed it first). */
 struct icm_fileio {
@@ -103,9 +126,25 @@ ICM_EXTERN(int) icm_fileio_delete(icm_fileio *io, const char *location);
 /** @param[out] out size and mtime; out->location is `location` (borrowed).
  *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory). */
 ICM_EXTERN(int) icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out);
-/** @return 0, the callback's non-zero value, ICM_EIO. */
+/** List with no flags: every object's size and mtime are known (as the back end reports
+ *  them; mtime_ms may still be -1 where the store has none). Same as
+ *  icm_fileio_list_flags(io, prefix, 0, cb, payload).
+ *  @return 0, the callback's non-zero value, ICM_EIO. */
 ICM_EXTERN(int) icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb cb,
                                 void *payload);
+/**
+ * Stream every object strictly below `prefix` (recursive, files only, at a path-segment
+ * boundary; a missing prefix lists nothing; order unspecified) to `cb`.
+ * @param flags 0 or ICM_LIST_STAT_OPTIONAL: then an object may come with size_bytes and
+ *  mtime_ms both -1 (unknown; the local back end does so for every regular file, and reports
+ *  symlinks to files with the target's size and mtime as without the flag); icm_fileio_stat()
+ *  gives them (ICM_ENOTFOUND if the object went away since it was listed).
+ * @return 0, the callback's non-zero value (passed up untouched), ICM_EIO,
+ *  ICM_EUNSUPPORTED (a prefix the back end cannot list), ICM_EAUTH, ICM_EINVALID (NULL
+ *  handle or callback, empty prefix, unknown flag bits), ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_fileio_list_flags(icm_fileio *io, const char *prefix, unsigned flags,
+                                      icm_list_cb cb, void *payload);
 /** Free a back end (and, for wrappers, what they took). NULL is ok. */
 ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
 
@@ -115,10 +154,13 @@ ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
  *  path is relative to the process's working directory; other URIs get ICM_EUNSUPPORTED.
  *  Listing yields locations in the form of the prefix given (a `file:` prefix lists `file:`
  *  URIs); it follows a symlinked prefix but no symlinked directory below it, reports a symlink
- *  to a file as that file and skips dangling links. Writes go to a temp file
- *  (`.<name>.icm-tmp-...`) in the target directory, fsync'ed, then published (create-new never
- *  replaces: renameat2 RENAME_NOREPLACE or link+unlink) and the directory fsync'ed; on an error
- *  after publishing (directory sync) the file may exist. Deletes are not fsync'ed.
+ *  to a file as that file and skips dangling links. With ICM_LIST_STAT_OPTIONAL it reports
+ *  regular files with size and mtime -1 without a stat() each (directory entry types from
+ *  readdir), while symlinks and entries of unknown type are stat'ed as without it. Writes go
+ *  to a temp file (`.<name>.icm-tmp-...`) in the target directory, fsync'ed, then published
+ *  (create-new never replaces: renameat2 RENAME_NOREPLACE or link+unlink) and the directory
+ *  fsync'ed; on an error after publishing (directory sync) the file may exist. Deletes are not
+ *  fsync'ed.
  *  @return 0, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_local_new(icm_fileio **out);
 

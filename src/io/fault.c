@@ -109,11 +109,12 @@ static int fault_stat(icm_fileio *io, const char *location, icm_file_info *out)
     return rc < 0 ? rc : icm_fileio_stat(f->inner, location, out);
 }
 
-static int fault_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
+static int fault_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                      void *payload)
 {
     fault_fileio *f = (fault_fileio *)io;
     int rc = admit(f, ICM_IO_LIST, prefix);
-    return rc < 0 ? rc : icm_fileio_list(f->inner, prefix, cb, payload);
+    return rc < 0 ? rc : icm_fileio_list_flags(f->inner, prefix, flags, cb, payload);
 }
 
 static void fault_free(icm_fileio *io)
@@ -133,8 +134,9 @@ static const icm_fileio_methods fault_methods = {
     fault_write_replace,
     fault_remove,
     fault_stat,
-    fault_list,
+    NULL, /* list: list_flags instead */
     fault_free,
+    fault_list,
 };
 
 int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)

@@ -106,14 +106,31 @@ int icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out)
 
 int icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
 {
+    return icm_fileio_list_flags(io, prefix, 0, cb, payload);
+}
+
+int icm_fileio_list_flags(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                          void *payload)
+{
     int rc = check_common(io, prefix, "list");
     if (rc < 0)
         return rc;
     if (cb == NULL)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, prefix, "list: NULL callback");
-    rc = io->methods->list(io, prefix, cb, payload);
-    /* A callback's own stop value is passed up untouched, error and all. */
-    return rc;
+    if ((flags & ~ICM_LIST_FLAGS_ALL) != 0)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, prefix,
+                              "list: unknown flag bits 0x%x", flags & ~ICM_LIST_FLAGS_ALL);
+    /* A version-1 back end has no list_flags slot (its methods struct ends before it); it
+     * reports size and mtime anyway, which every flag so far permits. A callback's own stop
+     * value is passed up untouched, error and all. */
+    const icm_fileio_methods *m = io->methods;
+    if (m->version >= 2 && m->list_flags != NULL)
+        return m->list_flags(io, prefix, flags, cb, payload);
+    if (m->list == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EUNSUPPORTED, prefix,
+                              "list: the %s FileIO cannot list",
+                              m->name != NULL ? m->name : "(unnamed)");
+    return m->list(io, prefix, cb, payload);
 }
 
 void icm_fileio_free(icm_fileio *io)

@@ -6,7 +6,9 @@
  * RENAME_NOREPLACE, or link()+unlink() where the filesystem lacks it, for create-new, so an
  * existing file is never replaced). The directory is fsync'ed after publishing so the new name
  * survives a power loss. Listing walks the tree depth-first with one open DIR per level and
- * never follows symlinked directories, so it can neither loop nor escape the prefix.
+ * never follows symlinked directories, so it can neither loop nor escape the prefix; with
+ * ICM_LIST_STAT_OPTIONAL it trusts readdir's d_type for directories and regular files and
+ * stats only the rest (symlinks, unknown types).
  *
  * The back end holds no state: every method is safe to call from several threads at once.
  */
@@ -484,23 +486,40 @@ static int walker_set_entry(walker *w, const walk_frame *f, const char *name)
     return icm__buf_puts(&w->loc, name);
 }
 
+/* Descend into the directory `name` of the current frame. O_NOFOLLOW: a directory that was
+ * swapped for a symlink since it was seen is not followed either. */
+static int walk_descend(walker *w, int at, const char *name)
+{
+    DIR *sub;
+    int rc = open_dir(at, name, O_NOFOLLOW, w->loc.data, &sub);
+    return (rc < 0 || sub == NULL) ? rc : walker_push(w, sub);
+}
+
 /* Handle one directory entry: descend into a directory, report a file, skip anything else.
  * Returns 0 to go on, or the callback's / an error's value to stop. */
-static int walk_entry(walker *w, const char *name, icm_list_cb cb, void *payload)
+static int walk_entry(walker *w, const struct dirent *ent, unsigned flags, icm_list_cb cb,
+                      void *payload)
 {
     walk_frame *f = &w->frames[w->depth - 1];
     int at = dirfd(f->dir);
+    const char *name = ent->d_name;
     int rc = walker_set_entry(w, f, name);
     if (rc < 0)
         return rc;
+    /* When size and mtime are optional, the type readdir gives spares the stat for the two
+     * kinds a table holds: directories and regular files (the stat is most of a listing's
+     * cost). Symlinks and filesystems that leave d_type unknown take the stat path below. */
+    if ((flags & ICM_LIST_STAT_OPTIONAL) != 0 && ent->d_type == DT_DIR)
+        return walk_descend(w, at, name);
+    if ((flags & ICM_LIST_STAT_OPTIONAL) != 0 && ent->d_type == DT_REG) {
+        icm_file_info unknown = {w->loc.data, -1, -1};
+        return cb(&unknown, payload);
+    }
     struct stat st;
     if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return errno == ENOENT ? 0 : os_error(errno, w->loc.data, "cannot stat while listing");
-    if (S_ISDIR(st.st_mode)) {
-        DIR *sub;
-        rc = open_dir(at, name, O_NOFOLLOW, w->loc.data, &sub);
-        return (rc < 0 || sub == NULL) ? rc : walker_push(w, sub);
-    }
+    if (S_ISDIR(st.st_mode))
+        return walk_descend(w, at, name);
     /* A symlink counts as the file it points to; links to directories are not followed (no
      * loops, no escaping the prefix) and dangling links are skipped. */
     if (S_ISLNK(st.st_mode) && fstatat(at, name, &st, 0) != 0)
@@ -511,7 +530,8 @@ static int walk_entry(walker *w, const char *name, icm_list_cb cb, void *payload
     return cb(&info, payload);
 }
 
-static int local_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
+static int local_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                      void *payload)
 {
     (void)io;
     char *path;
@@ -545,7 +565,7 @@ static int local_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *
         }
         if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
             continue;
-        rc = walk_entry(&w, ent->d_name, cb, payload);
+        rc = walk_entry(&w, ent, flags, cb, payload);
     }
     walker_dispose(&w);
     return rc;
@@ -565,8 +585,9 @@ static const icm_fileio_methods local_methods = {
     local_write_replace,
     local_remove,
     local_stat,
-    local_list,
+    NULL, /* list: list_flags instead */
     local_free,
+    local_list,
 };
 
 int icm_fileio_local_new(icm_fileio **out)

@@ -275,8 +275,11 @@ static int next_below(mem_fileio *m, const char *kp, const char *after, char **k
     return rc;
 }
 
-static int mem_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
+/* Size and mtime come with every object here, so ICM_LIST_STAT_OPTIONAL changes nothing. */
+static int mem_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                    void *payload)
 {
+    (void)flags;
     mem_fileio *m = (mem_fileio *)io;
     char *kp;
     int rc = list_key_prefix(prefix, &kp);
@@ -331,8 +334,9 @@ static const icm_fileio_methods mem_methods = {
     mem_write_replace,
     mem_remove,
     mem_stat,
-    mem_list,
+    NULL, /* list: list_flags instead */
     mem_free,
+    mem_list,
 };
 
 int icm_fileio_mem_new(icm_fileio **out)

@@ -148,6 +148,7 @@ typedef struct pm_pass {
     const pm_rule *rule;
     const char *inner_prefix;
     const char *orig_base;
+    unsigned flags; /* the caller's ICM_LIST_* flags, passed on to the inner back end */
     icm_list_cb cb;
     void *payload;
 } pm_pass;
@@ -178,10 +179,12 @@ static int pm_pass_cb(const icm_file_info *info, void *payload)
 
 static int pm_list_pass(pm_pass *pass)
 {
-    return icm_fileio_list(pass->pm->inner, pass->inner_prefix, pm_pass_cb, pass);
+    return icm_fileio_list_flags(pass->pm->inner, pass->inner_prefix, pass->flags, pm_pass_cb,
+                                 pass);
 }
 
-static int pm_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
+static int pm_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                   void *payload)
 {
     pathmap_fileio *pm = (pathmap_fileio *)io;
     char *real = NULL;
@@ -191,7 +194,7 @@ static int pm_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *pay
     /* Pass 1: the prefix itself, mapped by the rule that covers it (if any). */
     const char *rest = NULL;
     const pm_rule *rule = select_rule(pm, prefix, &rest);
-    pm_pass pass = {pm, rule, real, rule != NULL ? prefix : NULL, cb, payload};
+    pm_pass pass = {pm, rule, real, rule != NULL ? prefix : NULL, flags, cb, payload};
     rc = pm_list_pass(&pass);
     icm__free(real);
     /* Then every rule whose FROM lies strictly below the prefix: its files live elsewhere. */
@@ -203,7 +206,7 @@ static int pm_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *pay
         char *base = icm__location_join(prefix, below); /* FROM in the prefix's form */
         if (base == NULL)
             return ICM_ENOMEM;
-        pm_pass sub = {pm, r, r->to, base, cb, payload};
+        pm_pass sub = {pm, r, r->to, base, flags, cb, payload};
         rc = pm_list_pass(&sub);
         icm__free(base);
     }
@@ -236,8 +239,9 @@ static const icm_fileio_methods pathmap_methods = {
     pm_write_replace,
     pm_remove,
     pm_stat,
-    pm_list,
+    NULL, /* list: list_flags instead */
     pm_free,
+    pm_list,
 };
 
 /* ICM_EINVALID unless rule i is usable and its FROM differs from every earlier rule's. */

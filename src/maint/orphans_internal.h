@@ -56,6 +56,8 @@ typedef struct icm__orphan_keys {
     icm__buf key;             /* scratch: 4-byte origin index + path */
     icm__buf scheme;          /* scratch: canonical scheme of the location at hand */
     icm__buf authority;       /* scratch: canonical authority */
+    icm__buf raw_origin;      /* "scheme\0authority" as written, of which the two above are
+                                 the canonical form (empty: none yet) */
 } icm__orphan_keys;
 
 /* Set up with the maps (the default scheme map first, then the caller's). Returns 0,
@@ -70,6 +72,10 @@ int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added);
 
 /* The collapsed path of the location last given to icm__okeys_add or _lookup (borrowed). */
 const char *icm__okeys_last_path(const icm__orphan_keys *k);
+
+/* R's key (origin index + collapsed path; borrowed, *len bytes) of the location last given to
+ * icm__okeys_add, or last found EXACT by icm__okeys_lookup: the same file gives the same key. */
+const void *icm__okeys_last_key(const icm__orphan_keys *k, size_t *len);
 
 /* Classify a listed location. On CONFLICT, *conflict_origin (may be NULL) is the index of a
  * referenced origin that has the path. Returns 0 or ICM_ENOMEM. */

@@ -172,6 +172,7 @@ typedef struct parts {
     const char *authority;
     size_t authority_len;
     const char *path;  /* rest of the string */
+    bool local;        /* a local form: its path is a file system path */
 } parts;
 
 /* Length of the RFC 3986 scheme (without ':'), 0 when none. */
@@ -197,8 +198,10 @@ static void split(const char *loc, parts *p)
         p->authority = "";
         p->authority_len = 0;
         p->path = local != NULL ? local : loc;
+        p->local = local != NULL;
         return;
     }
+    p->local = false;
     p->scheme = loc;
     p->scheme_len = slen;
     const char *rest = loc + slen + 1;
@@ -255,13 +258,42 @@ static int canonical_name(icm__buf *b, const char *s, size_t n, const icm__equal
     return 0;
 }
 
+/* Whether p has the raw scheme and authority of the location last canonicalised. */
+static bool same_raw_origin(const icm__orphan_keys *k, const parts *p)
+{
+    const icm__buf *raw = &k->raw_origin;
+    return raw->len == p->scheme_len + 1 + p->authority_len && raw->data[p->scheme_len] == '\0' &&
+           memcmp(raw->data, p->scheme, p->scheme_len) == 0 &&
+           memcmp(raw->data + p->scheme_len + 1, p->authority, p->authority_len) == 0;
+}
+
+/* Canonical scheme and authority of split location p into k->scheme and k->authority. A
+ * listing or a manifest gives long runs of locations with one origin, so the last raw origin
+ * ("scheme\0authority") is remembered and a repeat costs one comparison instead of lower-casing
+ * and two map lookups. */
+static int canonical_origin(icm__orphan_keys *k, const parts *p)
+{
+    if (same_raw_origin(k, p))
+        return 0;
+    icm__buf_clear(&k->raw_origin);
+    if (canonical_name(&k->scheme, p->scheme, p->scheme_len, &k->schemes) != 0 ||
+        canonical_name(&k->authority, p->authority, p->authority_len, &k->authorities) != 0)
+        return ICM_ENOMEM;
+    if (icm__buf_put(&k->raw_origin, p->scheme, p->scheme_len) != 0 ||
+        icm__buf_putc(&k->raw_origin, '\0') != 0 ||
+        icm__buf_put(&k->raw_origin, p->authority, p->authority_len) != 0) {
+        icm__buf_clear(&k->raw_origin); /* no memo; the canonical names are right */
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
 int icm__okeys_origin_of(icm__orphan_keys *k, const char *location, const char **scheme,
                          const char **authority)
 {
     parts p;
     split(location, &p);
-    if (canonical_name(&k->scheme, p.scheme, p.scheme_len, &k->schemes) != 0 ||
-        canonical_name(&k->authority, p.authority, p.authority_len, &k->authorities) != 0)
+    if (canonical_origin(k, &p) != 0)
         return ICM_ENOMEM;
     *scheme = k->scheme.data;
     *authority = k->authority.data;
@@ -322,6 +354,7 @@ void icm__okeys_dispose(icm__orphan_keys *k)
     icm__buf_dispose(&k->key);
     icm__buf_dispose(&k->scheme);
     icm__buf_dispose(&k->authority);
+    icm__buf_dispose(&k->raw_origin);
     memset(k, 0, sizeof *k);
 }
 
@@ -353,6 +386,13 @@ static int origin_index(icm__orphan_keys *k, const char *scheme, const char *aut
     return 0;
 }
 
+/* Whether the collapsed path may have a `.` or `..` segment: one starts the path or follows a
+ * '/'. Most paths have neither, and this scan is cheaper than resolving. */
+static bool may_have_dot_segment(const char *path)
+{
+    return path[0] == '.' || strstr(path, "/.") != NULL;
+}
+
 /* Fill k->key with a 4-byte placeholder for the origin index and the collapsed path. */
 static int build_key(icm__orphan_keys *k, const char *path, bool local)
 {
@@ -363,7 +403,7 @@ static int build_key(icm__orphan_keys *k, const char *path, bool local)
     /* A file system resolves `t/./d/f` and `t/x/../d/f` to the file the listing calls `t/d/f`:
      * one key, or a live file referenced through a dot segment would look like an orphan.
      * Object-store keys stay exact bytes (`..` is an ordinary key there). */
-    if (local)
+    if (local && may_have_dot_segment(k->key.data + sizeof zero))
         k->key.len = sizeof zero + icm__path_resolve_dots(k->key.data + sizeof zero);
     return 0;
 }
@@ -378,19 +418,24 @@ const char *icm__okeys_last_path(const icm__orphan_keys *k)
     return k->key.data != NULL ? k->key.data + 4 : "";
 }
 
+const void *icm__okeys_last_key(const icm__orphan_keys *k, size_t *len)
+{
+    *len = k->key.len;
+    return k->key.data != NULL ? (const void *)k->key.data : (const void *)"";
+}
+
 int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added)
 {
     if (added != NULL)
         *added = false;
     parts p;
     split(location, &p);
-    const char *scheme, *authority;
     uint32_t idx;
-    int rc = icm__okeys_origin_of(k, location, &scheme, &authority);
+    int rc = canonical_origin(k, &p);
     if (rc == 0)
-        rc = origin_index(k, scheme, authority, &idx);
+        rc = origin_index(k, k->scheme.data, k->authority.data, &idx);
     if (rc == 0)
-        rc = build_key(k, p.path, icm__location_local_part(location) != NULL);
+        rc = build_key(k, p.path, p.local);
     if (rc != 0)
         return rc;
     set_key_origin(k, idx);
@@ -411,10 +456,10 @@ int icm__okeys_lookup(icm__orphan_keys *k, const char *location, icm__okey_match
     *out = ICM__OKEY_NONE;
     parts p;
     split(location, &p);
-    const char *scheme, *authority;
-    int rc = icm__okeys_origin_of(k, location, &scheme, &authority);
+    int rc = canonical_origin(k, &p);
+    const char *scheme = k->scheme.data, *authority = k->authority.data;
     if (rc == 0)
-        rc = build_key(k, p.path, icm__location_local_part(location) != NULL);
+        rc = build_key(k, p.path, p.local);
     if (rc != 0) {
         *out = ICM__OKEY_EXACT; /* a caller ignoring the error still keeps the file */
         return rc;

@@ -11,6 +11,10 @@
  * Memory: R is hashes (keepset.h); each listed file is classified in the listing callback and
  * forgotten unless it is an orphan (the output) or an unreferenced `*.metadata.json` (its
  * table-uuid is checked after the listing, when no listing is in progress).
+ *
+ * Speed: the listing asks for names only (ICM_LIST_STAT_OPTIONAL), since most files are
+ * referenced and decided by name; a file that would be a candidate is stat'ed in the callback
+ * when the listing did not give its size and mtime.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -45,6 +49,9 @@ typedef struct plan {
     char *uuid;                 /* this table's table-uuid (NULL in old v1 tables) */
     char *list_root;            /* where candidates come from */
     char *list_root_path;       /* its collapsed path (icm__okeys_path_of) */
+    size_t list_root_len;       /* icm__location_trim_len(list_root) */
+    bool root_shortcut;         /* below_root() may take its shortcut */
+    bool root_local;            /* list_root is a local form */
     bool root_hidden;           /* list_root itself is hidden below the table location */
     char **hidden_fields;       /* partition field names starting with '_' or '.' */
     size_t n_hidden_fields;
@@ -55,7 +62,8 @@ typedef struct plan {
      * table as its metadata describes it (a wrong --path-map, files missing): refuse. */
     size_t reached_expected;
     size_t reached_found;
-    icm__pathset *metadata_docs;  /* keys of the metadata documents and version hints in R */
+    icm__pathset *metadata_docs;  /* R's keys (icm__okeys_last_key) of the metadata documents
+                                     and version hints */
     size_t orphan_cap;
     icm__ptrvec unreferenced_md;  /* `*.metadata.json` files R does not name (char *) */
     char *conflict_pairs[MAX_CONFLICT_PAIRS];
@@ -263,6 +271,45 @@ static bool hidden_path(const plan *p, const char *rest)
     return false;
 }
 
+/* below_root()'s shortcut is exact only where icm__location_strip_prefix accepts a name made
+ * of list_root's bytes, '/' and a plain segment (not for a URI without a bucket, say): try one. */
+static int set_root_shortcut(plan *p)
+{
+    p->list_root_len = icm__location_trim_len(p->list_root);
+    p->root_local = icm__location_local_part(p->list_root) != NULL;
+    char *sample = icm__sprintf("%.*s/x", (int)p->list_root_len, p->list_root);
+    if (sample == NULL)
+        return ICM_ENOMEM;
+    const char *rest;
+    p->root_shortcut = icm__location_strip_prefix(sample, p->list_root, &rest) &&
+                       strcmp(rest, "x") == 0;
+    icm__free(sample);
+    return 0;
+}
+
+/*
+ * icm__location_strip_prefix(loc, list_root, rest), which runs for every listed and every
+ * reached file. Usually `loc` is spelled like list_root (a listing gives names in the form of
+ * its prefix; a table's files share its location's form): then it starts with list_root's
+ * bytes and a '/', and the part below is the answer when it has no dot segment (no '.' at the
+ * start of a segment). Local paths skip extra slashes there, as the general rule does; URIs
+ * keep them. Anything else takes the general rule.
+ */
+static bool below_root(const plan *p, const char *loc, const char **rest)
+{
+    size_t n = p->list_root_len;
+    if (p->root_shortcut && strncmp(loc, p->list_root, n) == 0 && loc[n] == '/') {
+        const char *r = loc + n + 1;
+        while (p->root_local && *r == '/')
+            r++;
+        if (r[0] != '.' && strstr(r, "/.") == NULL) {
+            *rest = r;
+            return true;
+        }
+    }
+    return icm__location_strip_prefix(loc, p->list_root, rest);
+}
+
 static int set_list_root(plan *p, const char *table_location)
 {
     const char *want = p->o->location != NULL ? p->o->location : table_location;
@@ -280,7 +327,7 @@ static int set_list_root(plan *p, const char *table_location)
     const char *rest;
     if (icm__location_strip_prefix(want, table_location, &rest))
         p->root_hidden = hidden_path(p, rest);
-    return 0;
+    return set_root_shortcut(p);
 }
 
 /* Partition field names that start with '_' or '.', from every spec (v2 `partition-specs`,
@@ -344,7 +391,7 @@ static int on_reached(const icm__reached *f, void *payload)
     int rc = add_ref(p, f->location);
     const char *rest;
     if (rc == 0 && icm__pathset_count(p->keys.set) > before &&
-        icm__location_strip_prefix(f->location, p->list_root, &rest) && rest[0] != '\0' &&
+        below_root(p, f->location, &rest) && rest[0] != '\0' &&
         !p->root_hidden && !hidden_path(p, rest) && !excluded(p, f->location))
         p->reached_expected++;
     return rc;
@@ -357,7 +404,9 @@ static int add_doc_ref(const char *loc, void *payload)
     int rc = add_ref(p, loc);
     if (rc == 0 && p->metadata_docs == NULL)
         rc = icm__pathset_new(&p->metadata_docs, 0);
-    return rc == 0 ? icm__pathset_add(p->metadata_docs, loc, NULL) : rc;
+    size_t len;
+    const void *key = icm__okeys_last_key(&p->keys, &len);
+    return rc == 0 ? icm__pathset_add_key(p->metadata_docs, key, len, NULL) : rc;
 }
 
 static int refuse_unreadable(const icm__reach_report *rep)
@@ -440,14 +489,37 @@ static int push_orphan(plan *p, const icm_file_info *info)
     return 0;
 }
 
-/* One listed file (or file-list line): classify, keep only orphans. */
-static int on_file(const icm_file_info *info, void *payload)
+/*
+ * Size and mtime of a listed file that would be a candidate but came without them (the listing
+ * asks for names only: ICM_LIST_STAT_OPTIONAL). Stat'ed now, after the listing saw it, so the
+ * mtime is at least as fresh as a listing's own. *gone: deleted meanwhile (not a candidate).
+ * Any other failure stops the sweep like a listing error: its age is unknown.
+ */
+static int stat_candidate(plan *p, const icm_file_info *listed, icm_file_info *out,
+                          bool *gone)
 {
-    plan *p = payload;
+    *gone = false;
+    int rc = icm_fileio_stat(p->io, listed->location, out);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        *gone = true;
+        return 0;
+    }
+    return rc;
+}
+
+/*
+ * One listed file (or file-list line): classify, keep only orphans. Referenced, excluded and
+ * hidden files are decided on the name alone. `may_stat`: the file came from the listing, so a
+ * size or mtime it lacks can be asked for; a file-list line without an mtime stays unknown
+ * (too recent: kept).
+ */
+static int take_file(plan *p, const icm_file_info *info, bool may_stat)
+{
     icm_orphan_result *r = p->r;
     const char *rest;
     /* Outside the listing location (file lists), or a `.`/`..` segment: never a candidate. */
-    if (!icm__location_strip_prefix(info->location, p->list_root, &rest) || rest[0] == '\0')
+    if (!below_root(p, info->location, &rest) || rest[0] == '\0')
         return 0;
     r->listed++;
     if (excluded(p, info->location)) {
@@ -465,11 +537,9 @@ static int on_file(const icm_file_info *info, void *payload)
         return rc;
     if (m == ICM__OKEY_EXACT) {
         r->referenced_listed++;
-        bool doc = false;
-        if (p->metadata_docs != NULL &&
-            (rc = icm__pathset_contains(p->metadata_docs, info->location, &doc)) != 0)
-            return rc;
-        if (!doc)
+        size_t len;
+        const void *key = icm__okeys_last_key(&p->keys, &len);
+        if (p->metadata_docs == NULL || !icm__pathset_contains_key(p->metadata_docs, key, len))
             p->reached_found++;
         return 0;
     }
@@ -486,13 +556,27 @@ static int on_file(const icm_file_info *info, void *payload)
             return ICM_ENOMEM;
         }
     }
-    if (info->mtime_ms < 0 || info->mtime_ms >= p->cutoff) {
+    icm_file_info known = *info;
+    if (may_stat && (info->mtime_ms < 0 || info->size_bytes < 0)) {
+        bool gone;
+        if ((rc = stat_candidate(p, info, &known, &gone)) != 0)
+            return rc;
+        if (gone)
+            return 0; /* still counted as listed: the listing did give it */
+    }
+    if (known.mtime_ms < 0 || known.mtime_ms >= p->cutoff) {
         r->too_recent++;
         return 0;
     }
-    if (!inside_roots(p, info->location))
+    if (!inside_roots(p, known.location))
         return 0; /* cannot happen below list_root; checked again before deleting */
-    return push_orphan(p, info);
+    return push_orphan(p, &known);
+}
+
+/* The listing's callback. */
+static int on_listed(const icm_file_info *info, void *payload)
+{
+    return take_file(payload, info, true);
 }
 
 /* Parse an optional integer field: "" or "-1" is unknown (-1). */
@@ -532,10 +616,10 @@ static int file_list_line(plan *p, char *line, size_t len, long lineno)
                               "line %ld: expected path<TAB>size<TAB>mtime_ms (integers; empty "
                               "or -1 = unknown)", lineno);
     *t1 = '\0';
-    return on_file(&info, p);
+    return take_file(p, &info, false);
 }
 
-/* Stream a file list through on_file, line by line (an inventory may be huge). */
+/* Stream a file list through take_file, line by line (an inventory may be huge). */
 static int read_file_list(plan *p)
 {
     FILE *f = fopen(p->o->file_list, "r");
@@ -822,8 +906,11 @@ static int run(plan *p, int64_t now)
         rc = add_table_refs(p, md, md_location);
     if (rc == 0) {
         p->r->referenced = icm__pathset_count(p->keys.set);
-        rc = p->o->file_list != NULL ? read_file_list(p)
-                                     : icm_fileio_list(p->io, p->list_root, on_file, p);
+        /* Names only: R is decided on names, and only the few candidates need a stat. */
+        rc = p->o->file_list != NULL
+                 ? read_file_list(p)
+                 : icm_fileio_list_flags(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL,
+                                         on_listed, p);
     }
     if (rc == 0)
         rc = check_conflicts(p);

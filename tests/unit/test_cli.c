@@ -148,7 +148,7 @@ static void expect_usage_error(const char *const *args, const char *needle)
     cli_result r = run_cli(args);
     bool json = has_json_flag(args);
     if (r.exit_code != 2 || strstr(r.err, needle) == NULL || (!json && r.out[0] != '\0')) {
-        show(args[0], &r);
+        show(args[0] != NULL ? args[0] : "(no arguments)", &r);
         fail();
     }
     assert_one_error_line(&r);

@@ -1302,9 +1302,10 @@ static int rec_stat(icm_fileio *io, const char *l, icm_file_info *out)
     return icm_fileio_stat(inner_of(io), l, out);
 }
 
-static int rec_list(icm_fileio *io, const char *p, icm_list_cb cb, void *payload)
+static int rec_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb,
+                    void *payload)
 {
-    return icm_fileio_list(inner_of(io), p, cb, payload);
+    return icm_fileio_list_flags(inner_of(io), p, flags, cb, payload);
 }
 
 static void rec_free(icm_fileio *io)
@@ -1314,7 +1315,7 @@ static void rec_free(icm_fileio *io)
 
 static const icm_fileio_methods REC_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "recording", rec_read, rec_read_range, rec_create_new,
-    rec_write_replace, rec_remove, rec_stat, rec_list, rec_free,
+    rec_write_replace, rec_remove, rec_stat, NULL, rec_free, rec_list,
 };
 
 /* Rank of a deleted path in the required order: content files, manifests, lists, statistics. */

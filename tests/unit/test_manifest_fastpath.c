@@ -307,8 +307,8 @@ static void test_deflate_far_beyond_the_first_guess(void **state)
     int rc;
     while ((rc = icm__avro_reader_next_block(r, &c, &count)) == 0) {
         for (int64_t i = 0; i < count; i++) {
-            const uint8_t *s;
-            size_t n;
+            const uint8_t *s = NULL;
+            size_t n = 0;
             icmt_ok(icm__avro_read_bytes(&c, &s, &n));
             assert_int_equal(n, 999);
             assert_int_equal(s[0], 'a');

@@ -317,7 +317,8 @@ static int h_stat(icm_fileio *io, const char *l, icm_file_info *o)
 {
     return icm_fileio_stat(((hook_io *)io)->inner, l, o);
 }
-static int h_list(icm_fileio *io, const char *p, icm_list_cb cb, void *payload)
+static int h_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb,
+                  void *payload)
 {
     hook_io *h = (hook_io *)io;
     if (h->hook != NULL) {
@@ -325,7 +326,7 @@ static int h_list(icm_fileio *io, const char *p, icm_list_cb cb, void *payload)
         h->hook = NULL;
         fn(h->arg);
     }
-    return icm_fileio_list(h->inner, p, cb, payload);
+    return icm_fileio_list_flags(h->inner, p, flags, cb, payload);
 }
 static void h_free(icm_fileio *io)
 {
@@ -334,7 +335,7 @@ static void h_free(icm_fileio *io)
 
 static const icm_fileio_methods HOOK_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "hook", h_read, h_read_range, h_create, h_write, h_remove,
-    h_stat, h_list, h_free};
+    h_stat, NULL, h_free, h_list};
 
 static void hook_io_init(hook_io *h, icm_fileio *inner)
 {
