@@ -216,6 +216,23 @@ int icm__avro_skip(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c);
 /* Skip `count` consecutive varints (int, long or enum values) without decoding them. */
 int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count);
 
+/* Skipping a run of record fields nobody asked for, compiled once per file: a run of plain
+ * int/long/enum values (or records of only those) is one step whose varints are counted, not
+ * decoded; an optional value (a union of null and one type) is one step that reads the branch
+ * and skips strings, bytes and varints directly; anything else is skipped by schema. */
+typedef struct icm__avro_skip_step {
+    uint32_t varints;    /* > 0: skip that many plain varints */
+    uint32_t node;       /* else the value's node (its non-null type when null_branch >= 0) */
+    int32_t null_branch; /* >= 0: an optional value; the union index of null */
+} icm__avro_skip_step;
+/* Append to steps[*n] (room for one more) a step skipping a value of `node`, merging plain
+ * varints into the step before unless that step's index is below `from`. */
+void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *steps, size_t *n,
+                             size_t from, uint32_t node);
+/* Run steps[0..n). Same errors as icm__avro_skip. */
+int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *steps, size_t n,
+                         icm__avro_cur *c);
+
 /* Read a value of a numeric node (int/long, or a union of null with one) as int64.
  * *is_null is set for the null branch. Other types are an error. */
 int icm__avro_read_number(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c,

@@ -258,6 +258,54 @@ int icm__avro_skip(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c)
     return skip(s, node, c, 0);
 }
 
+void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *steps, size_t *n,
+                             size_t from, uint32_t node)
+{
+    const icm__avro_node *t = &s->nodes[node];
+    bool plain = t->varints > 0 && t->type != ICM__AVRO_UNION;
+    if (plain && *n > from && steps[*n - 1].varints > 0) {
+        steps[*n - 1].varints += t->varints;
+        return;
+    }
+    int null_branch;
+    uint32_t inner = icm__avro_unwrap_optional(s, node, &null_branch);
+    steps[(*n)++] = (icm__avro_skip_step){plain ? t->varints : 0, inner, null_branch};
+}
+
+static int skip_step(const icm__avro_schema *s, const icm__avro_skip_step *step,
+                     icm__avro_cur *c)
+{
+    if (step->varints > 0)
+        return icm__avro_skip_varints(c, step->varints);
+    if (step->null_branch >= 0) {
+        int64_t b;
+        int rc = icm__avro_read_long(c, &b);
+        if (ICM__UNLIKELY(rc < 0))
+            return rc;
+        if (ICM__UNLIKELY(b != 0 && b != 1))
+            return icm__avro_corrupt(c, "union branch index out of range");
+        if (b == step->null_branch)
+            return 0;
+    }
+    const icm__avro_node *t = &s->nodes[step->node];
+    if (t->varints == 1)
+        return skip_varint(c);
+    if (t->type == ICM__AVRO_STRING || t->type == ICM__AVRO_BYTES)
+        return skip_len_prefixed(c);
+    return skip(s, step->node, c, 1);
+}
+
+int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *steps, size_t n,
+                         icm__avro_cur *c)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = skip_step(s, &steps[i], c);
+        if (ICM__UNLIKELY(rc < 0))
+            return rc;
+    }
+    return 0;
+}
+
 int icm__avro_read_number(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c,
                           int64_t *out, bool *is_null)
 {

@@ -61,22 +61,13 @@ static const struct {
     {520, "first_row_id", NULL, ML_FIRST_ROW_ID, true},
 };
 
-/* One step of skipping the fields around manifest_path: `varints` > 0 skips that many plain
- * varints; else an optional value (`null_branch` >= 0: a union of null and `node`) or a value
- * of `node` is skipped, strings and bytes directly, anything else by schema. */
-typedef struct skip_step {
-    uint32_t varints;
-    uint32_t node;
-    int null_branch;
-} skip_step;
-
 struct icm_manifest_list_reader {
     icm__obj_iter it;
     const icm__avro_schema *schema;
     uint32_t root;
     uint8_t *plan;      /* slot per writer field of the root record */
     uint32_t path_node; /* the manifest_path field's type */
-    skip_step *skips;   /* fields before manifest_path, then the fields after it */
+    icm__avro_skip_step *skips; /* fields before manifest_path, then the fields after it */
     size_t n_before, n_after;
     int version;
     icm_manifest_file row;
@@ -246,21 +237,6 @@ static int ml_compile(icm_manifest_list_reader *r, const char *location)
     return 0;
 }
 
-/* Append a step skipping `node` to the program, merging runs of plain varints (but never into
- * a step before index `from`). */
-static void add_skip(icm_manifest_list_reader *r, size_t *n, size_t from, uint32_t node)
-{
-    const icm__avro_node *t = &r->schema->nodes[node];
-    bool plain = t->varints > 0 && t->type != ICM__AVRO_UNION;
-    if (plain && *n > from && r->skips[*n - 1].varints > 0) {
-        r->skips[*n - 1].varints += t->varints;
-        return;
-    }
-    int null_branch;
-    uint32_t inner = icm__avro_unwrap_optional(r->schema, node, &null_branch);
-    r->skips[(*n)++] = (skip_step){plain ? t->varints : 0, inner, null_branch};
-}
-
 /* The skip program of the fields before and after manifest_path (for next_filtered). */
 static int ml_compile_skips(icm_manifest_list_reader *r)
 {
@@ -273,7 +249,7 @@ static int ml_compile_skips(icm_manifest_list_reader *r)
     for (uint32_t i = 0; i < rec->n; i++) {
         uint32_t t = s->fields[rec->first + i].type;
         if (r->plan[i] != ML_PATH) {
-            add_skip(r, &n, r->n_before, t);
+            icm__avro_skip_step_add(s, r->skips, &n, r->n_before, t);
             continue;
         }
         r->path_node = t;
@@ -427,42 +403,6 @@ int icm_manifest_list_reader_next(icm_manifest_list_reader *r, const icm_manifes
     return rc;
 }
 
-static int run_skip(icm_manifest_list_reader *r, const skip_step *step)
-{
-    icm__avro_cur *c = &r->it.cur;
-    if (step->varints > 0)
-        return icm__avro_skip_varints(c, step->varints);
-    const icm__avro_node *t = &r->schema->nodes[step->node];
-    if (step->null_branch >= 0) {
-        int64_t b;
-        int rc = icm__avro_read_long(c, &b);
-        if (rc < 0)
-            return rc;
-        if (b != 0 && b != 1)
-            return icm__avro_corrupt(c, "union branch index out of range");
-        if (b == step->null_branch)
-            return 0;
-    }
-    if (t->varints > 0)
-        return icm__avro_skip_varints(c, t->varints);
-    if (t->type == ICM__AVRO_STRING || t->type == ICM__AVRO_BYTES) {
-        const uint8_t *d;
-        size_t len;
-        return icm__avro_read_bytes(c, &d, &len);
-    }
-    return icm__avro_skip(r->schema, step->node, c);
-}
-
-static int run_skips(icm_manifest_list_reader *r, const skip_step *steps, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int rc = run_skip(r, &steps[i]);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
 int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
                                             icm__manifest_path_filter skip_row, void *payload,
                                             const icm_manifest_file **out)
@@ -475,13 +415,14 @@ int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
         const uint8_t *row = r->it.cur.p;
         const uint8_t *path = NULL;
         size_t len = 0;
-        rc = run_skips(r, r->skips, r->n_before);
+        rc = icm__avro_skip_steps(r->schema, r->skips, r->n_before, &r->it.cur);
         if (rc == 0)
             rc = icm__read_str(r->schema, r->path_node, &r->it.cur, &path, &len);
         if (rc < 0)
             return rc;
         if (path != NULL && skip_row(path, len, payload)) {
-            rc = run_skips(r, r->skips + r->n_before, r->n_after);
+            rc = icm__avro_skip_steps(r->schema, r->skips + r->n_before, r->n_after,
+                                      &r->it.cur);
             if (rc < 0)
                 return rc;
             continue;

@@ -99,6 +99,13 @@ struct icm_manifest_reader {
     bool df_optional;    /* data_file wrapped in a ["null", record] union */
     uint8_t *plan;       /* slot per field of root, then per field of data_file */
     uint8_t *df_plan;
+    /* Runs of data_file fields nobody asked for are skipped by one compiled program each: for a
+     * field starting a run, its steps are df_skips[df_run[i].first ..][.. steps] and the run
+     * ends before field df_run[i].next (metrics maps, bounds and the like sit side by side). */
+    icm__avro_skip_step *df_skips;
+    struct df_run {
+        uint32_t first, steps, next;
+    } *df_run;
     uint64_t fields;
     int version;
     icm_manifest_content content;
@@ -111,6 +118,31 @@ struct icm_manifest_reader {
     icm__strpool strings;
     icm__ptrvec headers;
 };
+
+/* The skip programs of the runs of skipped data_file fields (see df_run). */
+static int me_compile_skips(icm_manifest_reader *r)
+{
+    const icm__avro_schema *s = r->schema;
+    const icm__avro_node *rec = &s->nodes[r->df];
+    size_t nf = rec->n ? rec->n : 1;
+    r->df_skips = icm__calloc(nf, sizeof *r->df_skips);
+    r->df_run = icm__calloc(nf, sizeof *r->df_run);
+    if (r->df_skips == NULL || r->df_run == NULL)
+        return ICM_ENOMEM;
+    size_t n = 0;
+    for (uint32_t i = 0; i < rec->n;) {
+        if (r->df_plan[i] != ME_SKIP) {
+            i++;
+            continue;
+        }
+        uint32_t start = i;
+        size_t first = n;
+        for (; i < rec->n && r->df_plan[i] == ME_SKIP; i++)
+            icm__avro_skip_step_add(s, r->df_skips, &n, first, s->fields[rec->first + i].type);
+        r->df_run[start] = (struct df_run){(uint32_t)first, (uint32_t)(n - first), i};
+    }
+    return 0;
+}
 
 static int me_plan_record(icm_manifest_reader *r, uint32_t rec_node, bool data_file,
                           uint8_t *plan, const char *location, bool *seen)
@@ -190,6 +222,8 @@ static int me_compile(icm_manifest_reader *r, const char *location)
     if (!seen[ME_STATUS] || !seen[DF_PATH])
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, location,
                               "not a manifest: no status (0) or file_path (100) field");
+    if ((rc = me_compile_skips(r)) != 0)
+        return rc;
     r->version = (seen[DF_FIRST_ROW_ID] || seen[DF_CONTENT_OFFSET] || seen[DF_CONTENT_SIZE])
                      ? 3
                  : (seen[DF_CONTENT] || seen[ME_SEQ] || seen[ME_FILE_SEQ]) ? 2
@@ -281,7 +315,12 @@ static int me_decode_data_file(icm_manifest_reader *r, icm__avro_cur *c, row_str
         uint32_t t = s->fields[rec->first + i].type;
         uint8_t slot = r->df_plan[i];
         switch (slot) {
-        case ME_SKIP: rc = icm__avro_skip(s, t, c); break;
+        case ME_SKIP: { /* a whole run of skipped fields; the loop goes on after it */
+            const struct df_run *run = &r->df_run[i];
+            rc = icm__avro_skip_steps(s, r->df_skips + run->first, run->steps, c);
+            i = run->next - 1;
+            break;
+        }
         case DF_PATH: rc = icm__read_str(s, t, c, &rs->path, &rs->path_len); break;
         case DF_FORMAT: rc = icm__read_str(s, t, c, &rs->format, &rs->format_len); break;
         case DF_REFERENCED: rc = icm__read_str(s, t, c, &rs->ref, &rs->ref_len); break;
@@ -518,6 +557,8 @@ void icm_manifest_reader_free(icm_manifest_reader *r)
     icm__avro_reader_free(r->it.avro);
     icm__free(r->plan);
     icm__free(r->df_plan);
+    icm__free(r->df_skips);
+    icm__free(r->df_run);
     icm__free(r->strings.buf);
     icm__ptrvec_dispose(&r->headers, icm__free);
     icm__free(r);
