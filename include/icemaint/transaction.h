@@ -74,12 +74,19 @@ ICM_EXTERN(int) icm_txn_append_file(icm_txn *txn, const icm_data_file *file);
 
 /**
  * Register an existing Parquet file (caller-owned, never deleted) as a new data file: record
- * count from the Parquet footer, size from stat. Unpartitioned tables only. The commit refuses a
- * path that is already live in the table, and sets `schema.name-mapping.default` from the
- * current schema when absent (files written without Iceberg field ids are read by column name),
- * as PyIceberg's add_files does.
- * @return 0; ICM_ENOTFOUND; ICM_EIO; ICM_EINVALID (not a Parquet file, unreadable footer: the
- *         message names the file); ICM_EUNSUPPORTED (partitioned table); ICM_ENOMEM.
+ * count from the Parquet footer, size from stat. Unpartitioned tables only. The file's schema
+ * must fit the table's current schema as PyIceberg's add_files decides: columns matched by
+ * name (and, when every column has a Parquet field id, that id must be the table's); no column
+ * the table lacks; every required table column present and required; types equal or promoted
+ * (int -> long, float -> double, string <-> binary, decimal precision widened, fixed[16] ->
+ * uuid). Files icemaint cannot check soundly (unsigned 32/64-bit ints, INT96, legacy list/map
+ * layouts, ...) are refused too. Nothing is queued on a refusal. The commit refuses a path
+ * that is already live in the table, and sets `schema.name-mapping.default` from the current
+ * schema when absent (files written without Iceberg field ids are read by column name), as
+ * PyIceberg's add_files does.
+ * @return 0; ICM_ENOTFOUND; ICM_EIO; ICM_EINVALID (not a Parquet file, unreadable footer, or a
+ *         schema that does not fit: the message names the file and the column);
+ *         ICM_EUNSUPPORTED (partitioned table); ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_txn_add_parquet_file(icm_txn *txn, const char *location);
 

@@ -1,7 +1,9 @@
 /*
- * parquet/footer.c: read a Parquet file's row count from its footer: magic checks, the footer
- * length, and a bounds-checked Thrift compact-protocol walk over FileMetaData that decodes field
- * 3 (`num_rows`, i64) and skips everything else.
+ * parquet/footer.c: read a Parquet file's row count and schema from its footer: magic checks,
+ * the footer length, and bounds-checked Thrift compact-protocol walks over FileMetaData: one that
+ * decodes only field 3 (`num_rows`, i64), and one that also decodes field 2 (`schema`, the
+ * flattened SchemaElement list with its logical type annotations) and checks it forms one tree.
+ * Everything else is skipped.
  *
  * Thrift compact protocol (Apache Thrift, doc/specs/thrift-compact-protocol.md): a field header
  * is one byte, high nibble = field-id delta (0: a zigzag varint i16 id follows), low nibble =
@@ -9,6 +11,7 @@
  * lists/sets put the size in the high nibble (15: a varint size follows) and the element type in
  * the low nibble, maps are a varint size plus one byte of key/value types.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "parquet/parquet.h"
@@ -229,9 +232,11 @@ static int read_exact(icm_fileio *io, const char *location, int64_t offset, void
     return 0;
 }
 
-int icm__parquet_read_num_rows(icm_fileio *io, const char *location, int64_t *out_num_rows,
-                               int64_t *out_size_bytes)
+/* Stat `location` and read its serialised FileMetaData into a new buffer (icm__free). */
+static int read_footer_bytes(icm_fileio *io, const char *location, uint8_t **out,
+                             size_t *out_len, int64_t *out_size_bytes)
 {
+    *out = NULL;
     icm_file_info info;
     int rc = icm_fileio_stat(io, location, &info);
     if (rc != 0)
@@ -255,10 +260,389 @@ int icm__parquet_read_num_rows(icm_fileio *io, const char *location, int64_t *ou
     if (footer == NULL)
         return ICM_ENOMEM;
     rc = read_exact(io, location, info.size_bytes - 8 - (int64_t)footer_len, footer, footer_len);
+    if (rc != 0) {
+        icm__free(footer);
+        return rc;
+    }
+    *out = footer;
+    *out_len = footer_len;
+    *out_size_bytes = info.size_bytes;
+    return 0;
+}
+
+int icm__parquet_read_num_rows(icm_fileio *io, const char *location, int64_t *out_num_rows,
+                               int64_t *out_size_bytes)
+{
+    uint8_t *footer = NULL;
+    size_t len = 0;
+    int64_t size = 0;
+    int rc = read_footer_bytes(io, location, &footer, &len, &size);
     if (rc == 0)
-        rc = icm__parquet_footer_num_rows(footer, footer_len, location, out_num_rows);
+        rc = icm__parquet_footer_num_rows(footer, len, location, out_num_rows);
     icm__free(footer);
     if (rc == 0)
-        *out_size_bytes = info.size_bytes;
+        *out_size_bytes = size;
     return rc;
+}
+
+int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_schema **out,
+                             int64_t *out_size_bytes)
+{
+    *out = NULL;
+    uint8_t *footer = NULL;
+    size_t len = 0;
+    int64_t size = 0;
+    int rc = read_footer_bytes(io, location, &footer, &len, &size);
+    if (rc == 0)
+        rc = icm__parquet_footer_schema(footer, len, location, out);
+    icm__free(footer);
+    if (rc == 0)
+        *out_size_bytes = size;
+    return rc;
+}
+
+/* ---- schema decoding ------------------------------------------------------------------- */
+
+/* Outcomes of the schema walkers below (mapped to ICM_* codes at the top). */
+#define PARSE_CORRUPT (-1)
+#define PARSE_NOMEM (-2)
+
+/* Next field header of a struct: 1 with *id (the running field id) and *type set, 0 at the
+ * struct's end, PARSE_CORRUPT when truncated. */
+static int next_field(tcursor *c, int64_t *id, int *type)
+{
+    uint8_t h;
+    if (get_byte(c, &h) != 0)
+        return PARSE_CORRUPT;
+    *type = h & 0x0f;
+    if (*type == CT_STOP)
+        return 0;
+    if ((h >> 4) != 0) {
+        *id += h >> 4;
+        return 1;
+    }
+    uint64_t v;
+    if (get_varint(c, &v) != 0)
+        return PARSE_CORRUPT;
+    *id = unzigzag(v);
+    return 1;
+}
+
+/* Skip a field's value (a struct field's boolean has none: it lives in the header). */
+static int skip_field(tcursor *c, int type, int depth)
+{
+    if (type == CT_TRUE || type == CT_FALSE)
+        return 0;
+    return skip_value(c, type, depth) == 0 ? 0 : PARSE_CORRUPT;
+}
+
+static int read_i32(tcursor *c, int type, int32_t *out)
+{
+    uint64_t v;
+    if (type != CT_I32 || get_varint(c, &v) != 0)
+        return PARSE_CORRUPT;
+    int64_t x = unzigzag(v);
+    if (x < INT32_MIN || x > INT32_MAX)
+        return PARSE_CORRUPT;
+    *out = (int32_t)x;
+    return 0;
+}
+
+/* An i32 the format never makes negative (lengths, counts, scale, precision, enums). */
+static int read_natural(tcursor *c, int type, int32_t *out)
+{
+    int32_t v;
+    if (read_i32(c, type, &v) != 0 || v < 0)
+        return PARSE_CORRUPT;
+    *out = v;
+    return 0;
+}
+
+static int read_bool(int type, bool *out)
+{
+    if (type != CT_TRUE && type != CT_FALSE)
+        return PARSE_CORRUPT;
+    *out = type == CT_TRUE;
+    return 0;
+}
+
+/* A name: binary without NUL bytes (we keep names as C strings). */
+static int read_name(tcursor *c, int type, char **out)
+{
+    uint64_t n;
+    if (type != CT_BINARY || *out != NULL || get_varint(c, &n) != 0 ||
+        n > (uint64_t)(c->end - c->p) || memchr(c->p, 0, (size_t)n) != NULL)
+        return PARSE_CORRUPT;
+    *out = icm__strndup((const char *)c->p, (size_t)n);
+    if (*out == NULL)
+        return PARSE_NOMEM;
+    c->p += n;
+    return 0;
+}
+
+/* A union (TimeUnit): one member, an empty struct; *out is the member's field id. */
+static int read_union_member(tcursor *c, int32_t *out, int depth)
+{
+    int64_t id = 0;
+    int type, r, members = 0;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        if (++members > 1 || type != CT_STRUCT || id <= 0 || id > INT32_MAX ||
+            skip_struct(c, depth + 1) != 0)
+            return PARSE_CORRUPT;
+        *out = (int32_t)id;
+    }
+    return r == 0 && members == 1 ? 0 : PARSE_CORRUPT;
+}
+
+/* DecimalType {1: scale, 2: precision}. */
+static int read_decimal_type(tcursor *c, icm__parquet_logical *lt, int depth)
+{
+    int64_t id = 0;
+    int type, r;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        int rc = id == 1   ? read_natural(c, type, &lt->scale)
+                 : id == 2 ? read_natural(c, type, &lt->precision)
+                           : skip_field(c, type, depth + 1);
+        if (rc != 0)
+            return rc;
+    }
+    return r;
+}
+
+/* TimeType / TimestampType {1: isAdjustedToUTC, 2: unit (TimeUnit)}. */
+static int read_time_type(tcursor *c, icm__parquet_logical *lt, int depth)
+{
+    int64_t id = 0;
+    int type, r;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        int rc;
+        if (id == 1)
+            rc = read_bool(type, &lt->adjusted_to_utc);
+        else if (id == 2)
+            rc = type == CT_STRUCT ? read_union_member(c, &lt->unit, depth + 1) : PARSE_CORRUPT;
+        else
+            rc = skip_field(c, type, depth + 1);
+        if (rc != 0)
+            return rc;
+    }
+    return r;
+}
+
+/* IntType {1: bitWidth (i8), 2: isSigned}. */
+static int read_int_type(tcursor *c, icm__parquet_logical *lt, int depth)
+{
+    int64_t id = 0;
+    int type, r;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        int rc = 0;
+        uint8_t b;
+        if (id == 1) {
+            if (type != CT_BYTE || get_byte(c, &b) != 0)
+                return PARSE_CORRUPT;
+            lt->bit_width = (int8_t)b;
+        } else if (id == 2) {
+            rc = read_bool(type, &lt->is_signed);
+        } else {
+            rc = skip_field(c, type, depth + 1);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    return r;
+}
+
+/* LogicalType: a union of (mostly empty) structs; the member's field id is the kind. */
+static int read_logical_type(tcursor *c, icm__parquet_logical *lt, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return PARSE_CORRUPT;
+    int64_t id = 0;
+    int type, r, members = 0;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        if (++members > 1 || type != CT_STRUCT || id <= 0 || id > INT32_MAX)
+            return PARSE_CORRUPT;
+        lt->kind = (int32_t)id;
+        int rc;
+        switch (id) {
+        case ICM__PQ_LT_DECIMAL:
+            rc = read_decimal_type(c, lt, depth + 1);
+            break;
+        case ICM__PQ_LT_TIME:
+        case ICM__PQ_LT_TIMESTAMP:
+            rc = read_time_type(c, lt, depth + 1);
+            break;
+        case ICM__PQ_LT_INTEGER:
+            rc = read_int_type(c, lt, depth + 1);
+            break;
+        default:
+            rc = skip_struct(c, depth + 1) == 0 ? 0 : PARSE_CORRUPT;
+        }
+        if (rc != 0)
+            return rc;
+    }
+    return r == 0 && members == 1 ? 0 : PARSE_CORRUPT;
+}
+
+static void element_init(icm__parquet_element *e)
+{
+    memset(e, 0, sizeof *e);
+    e->type = e->type_length = e->repetition = e->num_children = -1;
+    e->converted_type = e->scale = e->precision = -1;
+    e->logical.scale = e->logical.precision = -1;
+}
+
+/* SchemaElement {1 type, 2 type_length, 3 repetition_type, 4 name, 5 num_children,
+ * 6 converted_type, 7 scale, 8 precision, 9 field_id, 10 logicalType}. */
+static int read_element(tcursor *c, icm__parquet_element *e)
+{
+    int64_t id = 0;
+    int type, r;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        int rc;
+        switch (id) {
+        case 1: rc = read_natural(c, type, &e->type); break;
+        case 2: rc = read_natural(c, type, &e->type_length); break;
+        case 3: rc = read_natural(c, type, &e->repetition); break;
+        case 4: rc = read_name(c, type, &e->name); break;
+        case 5: rc = read_natural(c, type, &e->num_children); break;
+        case 6: rc = read_natural(c, type, &e->converted_type); break;
+        case 7: rc = read_natural(c, type, &e->scale); break;
+        case 8: rc = read_natural(c, type, &e->precision); break;
+        case 9:
+            rc = read_i32(c, type, &e->field_id);
+            e->has_field_id = rc == 0;
+            break;
+        case 10:
+            rc = type == CT_STRUCT ? read_logical_type(c, &e->logical, 3) : PARSE_CORRUPT;
+            break;
+        default: rc = skip_field(c, type, 3);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    return r == 0 && e->name != NULL ? 0 : PARSE_CORRUPT;
+}
+
+/* Check that elements[i] starts a well-formed subtree and record subtree sizes. The loop
+ * bound (every child needs an element of its own) keeps the walk linear in `count`. */
+static int check_subtree(icm__parquet_element *el, size_t count, size_t i, int depth)
+{
+    if (depth > ICM__PARQUET_MAX_SCHEMA_DEPTH)
+        return PARSE_CORRUPT;
+    icm__parquet_element *e = &el[i];
+    if (e->repetition < ICM__PQ_REQUIRED || e->repetition > ICM__PQ_REPEATED)
+        return PARSE_CORRUPT; /* every element but the root has a repetition */
+    size_t n = 1;
+    if (e->num_children > 0) {
+        for (int32_t k = 0; k < e->num_children; k++) {
+            if (count - i <= n || check_subtree(el, count, i + n, depth + 1) != 0)
+                return PARSE_CORRUPT;
+            n += el[i + n].subtree_size;
+        }
+    } else if (e->type < 0) {
+        return PARSE_CORRUPT; /* a leaf without a physical type */
+    } else {
+        e->num_children = -1;
+    }
+    e->subtree_size = n;
+    return 0;
+}
+
+/* The root is a group whatever it says (an empty file schema has no children); its children
+ * must cover the rest of the list exactly. */
+static int check_tree(icm__parquet_schema *s)
+{
+    icm__parquet_element *root = &s->elements[0];
+    if (root->num_children < 0)
+        root->num_children = 0;
+    size_t n = 1;
+    for (int32_t k = 0; k < root->num_children; k++) {
+        if (n >= s->element_count || check_subtree(s->elements, s->element_count, n, 1) != 0)
+            return PARSE_CORRUPT;
+        n += s->elements[n].subtree_size;
+    }
+    root->subtree_size = n;
+    return n == s->element_count ? 0 : PARSE_CORRUPT;
+}
+
+/* FileMetaData field 2: list<SchemaElement>, then the tree check. */
+static int read_schema_list(tcursor *c, int type, icm__parquet_schema *s, const char *location)
+{
+    uint8_t h;
+    uint64_t n;
+    if (type != CT_LIST || get_byte(c, &h) != 0)
+        return corrupt(location, "schema is not a list");
+    n = h >> 4;
+    if ((n == 15 && get_varint(c, &n) != 0) || (h & 0x0f) != CT_STRUCT)
+        return corrupt(location, "schema is not a list of SchemaElement");
+    /* Every element takes at least three bytes (name header, name length, stop). */
+    if (n == 0 || n > (uint64_t)(c->end - c->p) / 3)
+        return corrupt(location, "schema list size out of range");
+    if (n > ICM__PARQUET_MAX_SCHEMA_ELEMENTS)
+        return corrupt(location, "more schema elements than icemaint reads (100000)");
+    s->elements = icm__calloc((size_t)n, sizeof *s->elements);
+    if (s->elements == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        element_init(&s->elements[i]);
+        s->element_count = i + 1; /* so the free below sees every name read so far */
+        int rc = read_element(c, &s->elements[i]);
+        if (rc == PARSE_NOMEM)
+            return icm__error_oom();
+        if (rc != 0)
+            return corrupt(location, "malformed SchemaElement in footer");
+    }
+    if (check_tree(s) != 0)
+        return corrupt(location, "schema elements do not form one tree (num_children, missing "
+                                 "type or repetition, or nested too deep)");
+    return 0;
+}
+
+int icm__parquet_footer_schema(const uint8_t *footer, size_t len, const char *location,
+                               icm__parquet_schema **out)
+{
+    *out = NULL;
+    icm__parquet_schema *s = icm__calloc(1, sizeof *s);
+    if (s == NULL)
+        return ICM_ENOMEM;
+    s->num_rows = -1;
+    tcursor c = {footer, footer + len};
+    int64_t id = 0;
+    int type, r = 0, rc = 0;
+    while (rc == 0 && (r = next_field(&c, &id, &type)) == 1) {
+        if (id == 2) {
+            rc = s->elements == NULL ? read_schema_list(&c, type, s, location)
+                                     : corrupt(location, "schema appears twice in footer");
+        } else if (id == 3) {
+            uint64_t v;
+            if (type != CT_I64 || get_varint(&c, &v) != 0)
+                rc = corrupt(location, "num_rows is not an i64");
+            else if ((s->num_rows = unzigzag(v)) < 0)
+                rc = corrupt(location, "negative num_rows");
+        } else if (skip_field(&c, type, 1) != 0) {
+            rc = corrupt(location, "malformed FileMetaData in footer");
+        }
+    }
+    if (rc == 0 && r != 0)
+        rc = corrupt(location, "footer ends inside FileMetaData");
+    if (rc == 0 && s->num_rows < 0)
+        rc = corrupt(location, "footer has no num_rows");
+    if (rc == 0 && s->elements == NULL)
+        rc = corrupt(location, "footer has no schema");
+    if (rc != 0) {
+        icm__parquet_schema_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void icm__parquet_schema_free(icm__parquet_schema *schema)
+{
+    if (schema == NULL)
+        return;
+    for (size_t i = 0; i < schema->element_count; i++)
+        icm__free(schema->elements[i].name);
+    icm__free(schema->elements);
+    icm__free(schema);
 }

@@ -13,6 +13,7 @@
 
 #include "catalog/catalog_internal.h"
 #include "parquet/parquet.h"
+#include "txn/txn_addfiles_schema.h"
 #include "txn/txn_internal.h"
 #include "util/location.h"
 
@@ -369,8 +370,17 @@ int icm_txn_add_parquet_file(icm_txn *txn, const char *location)
     df.file_path = location;
     df.file_format = ICM_FILE_FORMAT_PARQUET;
     df.file_format_name = "PARQUET";
-    rc = icm__parquet_read_num_rows(icm_table_get_fileio(txn->table), location,
-                                    &df.record_count, &df.file_size_in_bytes);
+    /* Refuse a file whose columns do not fit the current schema before anything is staged:
+     * readers of the new snapshot would fail on it (PyIceberg's add_files checks the same). */
+    icm__parquet_schema *schema = NULL;
+    rc = icm__parquet_read_schema(icm_table_get_fileio(txn->table), location, &schema,
+                                  &df.file_size_in_bytes);
+    if (rc == 0)
+        rc = icm__txn_check_parquet_schema(icm_table_get_metadata(txn->table), schema,
+                                           location);
+    if (rc == 0)
+        df.record_count = schema->num_rows;
+    icm__parquet_schema_free(schema);
     if (rc != 0)
         return rc;
     size_t len_before = txn->ops.len;
