@@ -59,24 +59,15 @@ CP="$("$ROOT/scripts/setup-java.sh")"
 JAVA=(java -XX:+UseParallelGC -cp "$CP" dev.icemaint.interop.BenchExpire --metadata "$META"
       --older-than-ms "$CUTOFF")
 
-timed() {  # label, command...: prints wall s, CPU s, peak RSS MiB from /usr/bin/time -v
-  local label=$1; shift
-  /usr/bin/time -v "$@" > "$WORK/$label.out" 2> "$WORK/$label.time"
-  awk -v l="$label" -F': ' '
-    /Elapsed \(wall clock\)/ { n = split($2, p, ":"); w = p[n] + (n > 1 ? p[n-1] * 60 : 0) }
-    /User time/ { u = $2 } /System time/ { s = $2 }
-    /Maximum resident/ { r = $2 / 1024 }
-    END { printf "%-28s wall %7.2f s  cpu %7.2f s  peak RSS %7.1f MiB\n", l, w, u + s, r }' \
-    "$WORK/$label.time"
-}
+. "$ROOT/bench/timed.sh"
 
 echo "table: $WORK/t ($SNAPSHOTS snapshots x $FILES_PER files), cutoff $CUTOFF"
 echo "== whole processes"
-timed icemaint_cli "$CLI" --json expire-snapshots "$WORK/t" --dry-run --older-than "$CUTOFF"
-timed java_process "${JAVA[@]}" --warmup 0 --iterations 1 --paths-out "$WORK/java_paths.txt"
+timed_v icemaint_cli "$CLI" --json expire-snapshots "$WORK/t" --dry-run --older-than "$CUTOFF"
+timed_v java_process "${JAVA[@]}" --warmup 0 --iterations 1 --paths-out "$WORK/java_paths.txt"
 echo "== in-process"
-for i in 1 2 3; do timed "icemaint_run_$i" "$BENCH" run "$WORK"; cat "$WORK/icemaint_run_$i.out"; done
-for i in 1 2 3; do timed "floor_$i" "$BENCH" floor "$WORK"; cat "$WORK/floor_$i.out"; done
+for i in 1 2 3; do timed_v "icemaint_run_$i" "$BENCH" run "$WORK"; cat "$WORK/icemaint_run_$i.out"; done
+for i in 1 2 3; do timed_v "floor_$i" "$BENCH" floor "$WORK"; cat "$WORK/floor_$i.out"; done
 for i in 1 2 3; do "$BENCH" inflate "$WORK" zlib; done
 for i in 1 2 3; do "$BENCH" inflate "$WORK" libdeflate; done
 "${JAVA[@]}" --warmup 3 --iterations 5 | tee "$WORK/java_inprocess.out"

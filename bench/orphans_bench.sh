@@ -8,7 +8,7 @@
 #
 # Measures, on a warm cache, three runs each:
 #   - the listing floor: `find DIR -type f` (names only) and `find -printf` with size and mtime
-#     (what a sweep needs: it must stat every file);
+#     (a stat per file; the sweep lists names only and stats just the unreferenced files);
 #   - `bench_orphans run`: an in-process dry run of icm_remove_orphan_files (keep set from the
 #     manifests, streamed listing, classification), with its peak RSS and keep-set size.
 # Then, against Java Iceberg ("DIY on core utilities": tests/interop/java BenchOrphans, Spark's
@@ -62,17 +62,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CUTOFF=$(( $(date +%s) * 1000 + 3600000 ))
 CP=$("$ROOT/scripts/setup-java.sh")
 
-timed_v() { # label command...: wall s, user+sys CPU s, peak RSS MiB from /usr/bin/time -v
-    label=$1
-    shift
-    /usr/bin/time -v "$@" > "$WORK/$label.out" 2> "$WORK/$label.time"
-    awk -v l="$label" -F': ' '
-      /Elapsed \(wall clock\)/ { n = split($2, p, ":"); w = p[n] + (n > 1 ? p[n-1] * 60 : 0) }
-      /User time/ { u = $2 } /System time/ { s = $2 }
-      /Maximum resident/ { r = $2 / 1024 }
-      END { printf "%-24s wall %7.2f s  cpu %7.2f s  peak RSS %7.1f MiB\n", l, w, u + s, r }' \
-      "$WORK/$label.time"
-}
+. "$ROOT/bench/timed.sh"
 
 echo "cutoff $CUTOFF (now + 1 h)"
 for i in 1 2 3; do
