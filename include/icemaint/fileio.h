@@ -160,7 +160,9 @@ ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
  *  to a temp file (`.<name>.icm-tmp-...`) in the target directory, fsync'ed, then published
  *  (create-new never replaces: renameat2 RENAME_NOREPLACE or link+unlink) and the directory
  *  fsync'ed; on an error after publishing (directory sync) the file may exist. Deletes are not
- *  fsync'ed.
+ *  fsync'ed. Deleting `dir/name` also deletes a Hadoop checksum side file `dir/.name.crc` if
+ *  there is one (as Hadoop's local file system, which Java Iceberg writes local tables through,
+ *  does), on a best-effort basis: the result is the data file's.
  *  @return 0, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_local_new(icm_fileio **out);
 

@@ -366,6 +366,22 @@ static int local_write_replace(icm_fileio *io, const char *location, const void 
 
 /* ---- delete and stat ---- */
 
+/* Hadoop's checksummed local file system (what Java Iceberg writes local tables through)
+ * keeps `.name.crc` beside `name` and deletes both; the orphan sweep never collects it (a
+ * hidden name), so a delete here takes it along. Best effort: the data file's result counts. */
+static void remove_crc_side_file(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+    const char *name = path + dir_len;
+    if (name[0] == '\0' || name[0] == '.')
+        return; /* no name, or itself hidden: Hadoop names no checksum after it */
+    char *crc = icm__sprintf("%.*s.%s.crc", (int)dir_len, path, name);
+    if (crc != NULL)
+        (void)unlink(crc);
+    icm__free(crc);
+}
+
 /* Deletes are not fsync'ed: a delete undone by a crash only leaves an orphan behind. */
 static int local_remove(icm_fileio *io, const char *location)
 {
@@ -381,6 +397,8 @@ static int local_remove(icm_fileio *io, const char *location)
             rc = os_error(err, location,
                           err == EISDIR ? "cannot delete: is a directory" : "cannot delete");
     }
+    if (rc == 0)
+        remove_crc_side_file(path);
     icm__free(path);
     return rc;
 }

@@ -568,6 +568,44 @@ static void test_local_writes_leave_no_temp_files(void **state)
     free(loc);
 }
 
+/* Deleting `name` takes Hadoop's checksum side file `.name.crc` along (Java Iceberg writes
+ * local tables through Hadoop's checksummed file system); nothing else beside it. */
+static void test_local_delete_takes_hadoop_crc(void **state)
+{
+    env *e = *state;
+    char *dir = icmt_sprintf("%s/crc", e->tmpdir);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    const char *names[] = {"f.parquet", ".f.parquet.crc", ".g.parquet.crc", "h.parquet",
+                           "..hidden.crc", ".hidden"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char *p = icmt_sprintf("%s/%s", dir, names[i]);
+        icmt_write_file(p, "x", 1);
+        free(p);
+    }
+    char *f = icmt_sprintf("file://%s/f.parquet", dir);
+    char *g = icmt_sprintf("%s/g.parquet", dir); /* already gone: its side file still goes */
+    char *hidden = icmt_sprintf("%s/.hidden", dir);
+    icmt_ok(icm_fileio_delete(e->io, f));
+    icmt_ok(icm_fileio_delete(e->io, g));
+    icmt_ok(icm_fileio_delete(e->io, hidden));
+    const char *gone[] = {"f.parquet", ".f.parquet.crc", ".g.parquet.crc", ".hidden"};
+    const char *kept[] = {"h.parquet", "..hidden.crc"};
+    for (size_t i = 0; i < 4; i++) {
+        char *p = icmt_sprintf("%s/%s", dir, gone[i]);
+        assert_false(icmt_file_exists(p));
+        free(p);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        char *p = icmt_sprintf("%s/%s", dir, kept[i]);
+        assert_true(icmt_file_exists(p));
+        free(p);
+    }
+    free(hidden);
+    free(g);
+    free(f);
+    free(dir);
+}
+
 static void test_local_directory_is_not_a_file(void **state)
 {
     env *e = *state;
@@ -1412,6 +1450,8 @@ int main(void)
         cmocka_unit_test_prestate_setup_teardown(test_local_writes_leave_no_temp_files,
                                                  setup_env, teardown_env, &g_local),
         cmocka_unit_test_prestate_setup_teardown(test_local_directory_is_not_a_file, setup_env,
+                                                 teardown_env, &g_local),
+        cmocka_unit_test_prestate_setup_teardown(test_local_delete_takes_hadoop_crc, setup_env,
                                                  teardown_env, &g_local),
         cmocka_unit_test_prestate_setup_teardown(test_local_symlinks, setup_env, teardown_env,
                                                  &g_local),
