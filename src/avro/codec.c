@@ -48,6 +48,10 @@ static int ensure(uint8_t **buf, size_t *cap, size_t need)
     size_t c = *cap ? *cap : 4096;
     while (c < need + 1)
         c = c > SIZE_MAX / 2 ? need + 1 : c * 2;
+    /* Doubling overshoots: a need within the block limit never gets a buffer past the limit
+     * (+1 spare), so no decompressor is handed room for a block larger than the limit. */
+    if (need <= ICM__AVRO_MAX_BLOCK_BYTES && c > ICM__AVRO_MAX_BLOCK_BYTES + 1)
+        c = ICM__AVRO_MAX_BLOCK_BYTES + 1;
     uint8_t *n = icm__realloc(*buf, c);
     if (n == NULL)
         return ICM_ENOMEM;
@@ -58,8 +62,10 @@ static int ensure(uint8_t **buf, size_t *cap, size_t need)
 
 static int too_big(const char *location, int64_t offset)
 {
-    return corrupt_block(location, offset, "",
-                         "decompressed block larger than the 1 GiB limit");
+    int rc = icm__error_set(ICM_ERRCLASS_AVRO, ICM_EINVALID, location,
+                            "corrupt Avro block: decompressed block larger than the 1 GiB limit");
+    icm__error_set_position(0, 0, offset);
+    return rc;
 }
 
 /* Deflate blocks are inflated by libdeflate, which decompresses a whole buffer at once (about
@@ -76,6 +82,8 @@ static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t
     int rc = ensure(buf, cap, guess < 4096 ? 4096 : guess);
     while (rc == 0) {
         size_t room = *cap - 1; /* ensure() keeps one spare byte */
+        if (room > ICM__AVRO_MAX_BLOCK_BYTES)
+            room = ICM__AVRO_MAX_BLOCK_BYTES; /* a larger caller buffer never lifts the limit */
         size_t produced = 0;
         enum libdeflate_result r =
             libdeflate_deflate_decompress_ex(d, in, in_len, *buf, room, NULL, &produced);
@@ -147,15 +155,18 @@ static int unzstd_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t 
     size_t last = 0;
     while (rc == 0) {
         if (produced + 1 >= *cap) {
-            if (*cap > ICM__AVRO_MAX_BLOCK_BYTES) {
+            if (*cap - 1 >= ICM__AVRO_MAX_BLOCK_BYTES) {
                 rc = too_big(location, offset);
                 break;
             }
-            rc = ensure(buf, cap, *cap * 2);
+            size_t more = *cap > ICM__AVRO_MAX_BLOCK_BYTES / 2 ? ICM__AVRO_MAX_BLOCK_BYTES
+                                                              : *cap * 2;
+            rc = ensure(buf, cap, more);
             if (rc < 0)
                 break;
         }
-        ZSTD_outBuffer ob = {*buf, *cap - 1, produced};
+        size_t room = *cap - 1 > ICM__AVRO_MAX_BLOCK_BYTES ? ICM__AVRO_MAX_BLOCK_BYTES : *cap - 1;
+        ZSTD_outBuffer ob = {*buf, room, produced};
         last = ZSTD_decompressStream(dctx, &ob, &ib);
         produced = ob.pos;
         if (ZSTD_isError(last)) {
@@ -178,6 +189,12 @@ static int unzstd_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t 
 int icm__avro_decompress(icm__avro_codec codec, const uint8_t *in, size_t in_len, uint8_t **buf,
                          size_t *cap, size_t *out_len, const char *location, int64_t offset)
 {
+    /* A block with no bytes holds nothing, whatever the codec (writers emit such blocks for
+     * zero objects; the caller checks the object count against the bytes). */
+    if (in_len == 0 && codec != ICM__AVRO_CODEC_NULL) {
+        *out_len = 0;
+        return 0;
+    }
     switch (codec) {
     case ICM__AVRO_CODEC_NULL:
         return icm__error_set(ICM_ERRCLASS_AVRO, ICM_ERROR, location,

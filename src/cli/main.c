@@ -84,13 +84,20 @@ static const char *last_error_code;
 /* Print "icemaint: [where: ]<message>[suffix]" on stderr and remember it. */
 static void report(const char *where, const char *suffix, const char *fmt, va_list ap)
 {
+    va_list again;
+    va_copy(again, ap);
+    fputs("icemaint: ", stderr); /* stderr gets the whole line; JSON a copy (cut at 1 KiB) */
     int n = 0;
-    if (where != NULL && *where)
+    if (where != NULL && *where) {
+        fprintf(stderr, "%s: ", where);
         n = snprintf(last_error, sizeof last_error, "%s: ", where);
+    }
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "%s\n", suffix);
     if (n >= 0 && (size_t)n < sizeof last_error)
-        vsnprintf(last_error + n, sizeof last_error - (size_t)n, fmt, ap);
+        vsnprintf(last_error + n, sizeof last_error - (size_t)n, fmt, again);
+    va_end(again);
     last_error_code = NULL;
-    fprintf(stderr, "icemaint: %s%s\n", last_error, suffix);
 }
 
 int icm_cli_usage(const char *arg, const char *fmt, ...)
@@ -111,17 +118,63 @@ int icm_cli_error(const char *where, const char *fmt, ...)
     return ICM_EXIT_ERROR;
 }
 
+/* Length of the valid UTF-8 sequence (RFC 3629) starting at s, or 0 when none starts there. */
+static size_t utf8_sequence(const unsigned char *s)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    /* lead byte: sequence length, its payload bits, the smallest code point (no overlongs) */
+    size_t n = (c >= 0xc2 && c <= 0xdf)   ? 2
+               : (c >= 0xe0 && c <= 0xef) ? 3
+               : (c >= 0xf0 && c <= 0xf4) ? 4
+                                          : 0;
+    if (n == 0)
+        return 0;
+    unsigned cp = c & (0x7fu >> n);
+    unsigned min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    return (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) ? 0 : n;
+}
+
+/* `in` with every byte that is not part of valid UTF-8 replaced by U+FFFD: jansson refuses
+ * other strings, and the message may name a file whose name is not UTF-8 or have been cut
+ * inside a character (last_error's size). `out` holds 3 * strlen(in) + 1 bytes. */
+static void utf8_sanitize(const char *in, char *out)
+{
+    const unsigned char *s = (const unsigned char *)in;
+    while (*s != '\0') {
+        size_t n = utf8_sequence(s);
+        if (n == 0) {
+            memcpy(out, "\xef\xbf\xbd", 3);
+            out += 3;
+            s++;
+            continue;
+        }
+        memcpy(out, s, n);
+        out += n;
+        s += n;
+    }
+    *out = '\0';
+}
+
 /* With --json and no document printed: {"error": {"message", "code", "exit_code"}}. */
 static void print_json_error(int exit_code)
 {
-    json_t *err = json_pack("{s:s, s:i}", "message", last_error, "exit_code", exit_code);
+    static char message[3 * sizeof last_error];
+    utf8_sanitize(last_error, message);
+    json_t *err = json_pack("{s:s, s:i}", "message", message, "exit_code", exit_code);
     if (err != NULL && last_error_code != NULL &&
         json_object_set_new(err, "code", json_string(last_error_code)) != 0) {
         json_decref(err);
         err = NULL;
     }
     json_t *doc = err != NULL ? json_pack("{s:o}", "error", err) : NULL;
-    if (doc != NULL) /* else (no memory, or a name that is not UTF-8) stderr has said it all */
+    if (doc != NULL) /* else (no memory) stderr has said it all */
         (void)icm_cli_json_print(doc, true);
 }
 

@@ -500,7 +500,9 @@ static int stat_candidate(plan *p, const icm_file_info *listed, icm_file_info *o
 {
     *gone = false;
     int rc = icm_fileio_stat(p->io, listed->location, out);
-    if (rc == ICM_ENOTFOUND) {
+    /* Gone, or replaced by a directory meanwhile: no longer the file the listing saw (anything
+     * in a new directory is younger than this sweep, so skipping it loses nothing). */
+    if (rc == ICM_ENOTFOUND || (rc == ICM_EIO && icm_error_last()->os_errno == EISDIR)) {
         icm_error_clear();
         *gone = true;
         return 0;

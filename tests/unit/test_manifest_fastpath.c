@@ -342,6 +342,37 @@ static void test_corrupt_deflate_block(void **state)
     icm_free(data);
 }
 
+/* A block with no objects and no bytes (some writers emit one) holds nothing, for every codec:
+ * the file reads whole, as fastavro reads it. */
+static void test_empty_compressed_block(void **state)
+{
+    (void)state;
+    size_t len;
+    char *data = compressible_container(10, &len);
+    /* append a block: count 0, byte size 0, the file's sync marker (its last 16 bytes) */
+    char *more = malloc(len + 18);
+    assert_non_null(more);
+    memcpy(more, data, len);
+    more[len] = 0;
+    more[len + 1] = 0;
+    memcpy(more + len + 2, data + len - 16, 16);
+    icm__avro_reader *r = NULL;
+    icmt_ok(icm__avro_reader_open(&r, more, len + 18, "empty-block.avro"));
+    icm__avro_cur c;
+    int64_t count = 0, total = 0, blocks = 0;
+    int rc;
+    while ((rc = icm__avro_reader_next_block(r, &c, &count)) == 0) {
+        total += count;
+        blocks++;
+    }
+    assert_int_equal(rc, ICM_ITEROVER);
+    assert_int_equal(blocks, 2);
+    assert_int_equal(total, 10);
+    icm__avro_reader_free(r);
+    free(more);
+    icm_free(data);
+}
+
 /* ---- strset ---- */
 
 static void test_strset(void **state)
@@ -386,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_schema_cache_decodes_the_same),
         cmocka_unit_test(test_deflate_far_beyond_the_first_guess),
         cmocka_unit_test(test_corrupt_deflate_block),
+        cmocka_unit_test(test_empty_compressed_block),
         cmocka_unit_test(test_strset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,6 +34,7 @@ typedef struct spy_io {
     unsigned list_flags_or; /* flags of every listing, or'ed */
     size_t lists;
     const char *vanish;     /* deleted (through inner) right before its stat is passed on */
+    const char *to_dir;     /* replaced by an empty directory (local path) before its stat */
     const char *fail;       /* its stat fails with fail_code, without reaching inner */
     int fail_code;
 } spy_io;
@@ -72,6 +73,10 @@ static int spy_stat(icm_fileio *io, const char *l, icm_file_info *o)
         return icm__error_set(ICM_ERRCLASS_IO, s->fail_code, l, "spy: injected stat failure");
     if (s->vanish != NULL && strcmp(l, s->vanish) == 0)
         icmt_ok(icm_fileio_delete(s->inner, l));
+    if (s->to_dir != NULL && strcmp(l, s->to_dir) == 0) {
+        icmt_ok(icm_fileio_delete(s->inner, l));
+        assert_int_equal(mkdir(l, 0777), 0);
+    }
     return icm_fileio_stat(s->inner, l, o);
 }
 static int spy_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb, void *payload)
@@ -99,6 +104,7 @@ static void spy_reset(spy_io *s)
     s->list_flags_or = 0;
     s->lists = 0;
     s->vanish = NULL;
+    s->to_dir = NULL;
     s->fail = NULL;
 }
 
@@ -372,6 +378,44 @@ static void test_file_gone_before_stat(void **state)
     env_free(&e);
 }
 
+/* A file replaced by a directory between the listing and its stat: no longer the file the
+ * listing saw; the sweep goes on, deletes the real orphan and leaves the directory alone. */
+static void test_file_replaced_by_directory_before_stat(void **state)
+{
+    (void)state;
+    env e;
+    env_init(&e, false);
+    hist_append(e.h, "main", "A", NULL);
+    plant_file(&e, "data/old.parquet", "x", e.old);
+    plant_file(&e, "data/becomes-dir.parquet", "y", e.old);
+    char *old = at(&e, "data/old.parquet"), *becomes = at(&e, "data/becomes-dir.parquet");
+    strv before = list_all(&e.spy->base, e.loc);
+    icm_orphan_options o = opts_at(&e);
+    icm_table *t = hist_open_table(e.h);
+    spy_reset(e.spy);
+    icm_fileio_fault_reset(e.fault);
+    e.spy->to_dir = becomes;
+    icm_orphan_result *r = NULL;
+    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icm_table_free(t);
+    const char *gone[] = {old, NULL};
+    assert_orphans(r, gone);
+    assert_int_equal(r->deleted, 1);
+    assert_int_equal(r->failed, 0);
+    icm_orphan_result_free(r);
+    struct stat st;
+    assert_int_equal(stat(becomes, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    strv after = list_all(&e.spy->base, e.loc);
+    const char *expected_gone[] = {old, becomes, NULL}; /* no longer files */
+    assert_survivors(&before, &after, expected_gone);
+    strv_free(&after);
+    strv_free(&before);
+    free(old);
+    free(becomes);
+    env_free(&e);
+}
+
 /* The FileIO says "not found" for a candidate that still exists: not a candidate, so a real
  * run leaves it alone (and the sweep succeeds). */
 static void test_reported_gone_is_not_deleted(void **state)
@@ -493,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_old_deleted_young_kept_local),
         cmocka_unit_test(test_old_deleted_young_kept_through_path_map),
         cmocka_unit_test(test_file_gone_before_stat),
+        cmocka_unit_test(test_file_replaced_by_directory_before_stat),
         cmocka_unit_test(test_reported_gone_is_not_deleted),
         cmocka_unit_test(test_stat_error_fails_sweep),
         cmocka_unit_test(test_file_list_lines_never_stated),
