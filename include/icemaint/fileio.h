@@ -89,6 +89,10 @@ typedef struct icm_fileio_methods {
      *  flags on to what it wraps. When set, the wrappers call it instead of `list`. */
     int (*list_flags)(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
                       void *payload);
+    /** The location with every symbolic link on its way resolved (new string, icm_free);
+     *  ICM_ENOTFOUND when missing. NULL: the back end has no links (the wrapper returns a
+     *  copy of the location). */
+    int (*resolve)(icm_fileio *io, const char *location, char **out);
 } icm_fileio_methods;
 
 /** 2: `list_flags` appended. A back end may set `version` to 1 (no `list_flags`). */
@@ -239,6 +243,18 @@ ICM_EXTERN(int) icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *
  */
 ICM_EXTERN(int) icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char *location,
                                            char **out);
+
+/**
+ * Where `location` really is: every symbolic link on its way resolved. The local back end
+ * gives realpath() (a plain absolute path); a path map resolves the mapped target and names
+ * it back through its rules (icm_fileio_pathmap_unapply); back ends without links, and
+ * version-1 back ends, return the location unchanged. One operation of kind ICM_IO_STAT for
+ * the fault wrapper. The orphan sweep uses it to refuse a listing location that a link leads
+ * out of the table.
+ * @param[out] out new string (icm_free); NULL on error.
+ * @return 0, ICM_ENOTFOUND (missing), ICM_EIO, ICM_ENOMEM, ICM_EINVALID (NULL arguments).
+ */
+ICM_EXTERN(int) icm_fileio_resolve(icm_fileio *io, const char *location, char **out);
 
 /* ---- locations ---- */
 

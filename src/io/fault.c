@@ -117,6 +117,13 @@ static int fault_list(icm_fileio *io, const char *prefix, unsigned flags, icm_li
     return rc < 0 ? rc : icm_fileio_list_flags(f->inner, prefix, flags, cb, payload);
 }
 
+static int fault_resolve(icm_fileio *io, const char *location, char **out)
+{
+    fault_fileio *f = (fault_fileio *)io;
+    int rc = admit(f, ICM_IO_STAT, location);
+    return rc < 0 ? rc : icm_fileio_resolve(f->inner, location, out);
+}
+
 static void fault_free(icm_fileio *io)
 {
     fault_fileio *f = (fault_fileio *)io;
@@ -137,6 +144,7 @@ static const icm_fileio_methods fault_methods = {
     NULL, /* list: list_flags instead */
     fault_free,
     fault_list,
+    fault_resolve,
 };
 
 int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)

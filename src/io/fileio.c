@@ -133,6 +133,22 @@ int icm_fileio_list_flags(icm_fileio *io, const char *prefix, unsigned flags, ic
     return m->list(io, prefix, cb, payload);
 }
 
+int icm_fileio_resolve(icm_fileio *io, const char *location, char **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    int rc = check_common(io, location, "resolve");
+    if (rc < 0)
+        return rc;
+    if (out == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "resolve: NULL output");
+    const icm_fileio_methods *m = io->methods;
+    if (m->version >= 2 && m->resolve != NULL)
+        return finish(m->resolve(io, location, out), location);
+    *out = icm__strdup(location); /* no links in this back end */
+    return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
 void icm_fileio_free(icm_fileio *io)
 {
     if (io != NULL && io->methods != NULL && io->methods->free != NULL)

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -403,6 +404,23 @@ static int local_remove(icm_fileio *io, const char *location)
     return rc;
 }
 
+static int local_resolve(icm_fileio *io, const char *location, char **out)
+{
+    (void)io;
+    char *path;
+    int rc = to_path(location, &path);
+    if (rc < 0)
+        return rc;
+    char *real = realpath(path, NULL); /* libc's allocation: copied into ours below */
+    if (real == NULL)
+        rc = os_error(errno, location, "cannot resolve symbolic links");
+    else if ((*out = icm__strdup(real)) == NULL)
+        rc = ICM_ENOMEM;
+    free(real);
+    icm__free(path);
+    return rc;
+}
+
 static int local_stat(icm_fileio *io, const char *location, icm_file_info *out)
 {
     (void)io;
@@ -606,6 +624,7 @@ static const icm_fileio_methods local_methods = {
     NULL, /* list: list_flags instead */
     local_free,
     local_list,
+    local_resolve,
 };
 
 int icm_fileio_local_new(icm_fileio **out)

@@ -337,6 +337,7 @@ static const icm_fileio_methods mem_methods = {
     NULL, /* list: list_flags instead */
     mem_free,
     mem_list,
+    NULL, /* resolve: no links */
 };
 
 int icm_fileio_mem_new(icm_fileio **out)

@@ -213,6 +213,22 @@ static int pm_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_
     return rc;
 }
 
+/* Resolve the mapped target, then name it back through the rules (a target no rule's TO
+ * covers stays as the inner back end named it). */
+static int pm_resolve(icm_fileio *io, const char *location, char **out)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real = NULL, *resolved = NULL;
+    int rc = map_location(pm, location, &real);
+    if (rc == 0)
+        rc = icm_fileio_resolve(pm->inner, real, &resolved);
+    if (rc == 0)
+        rc = icm_fileio_pathmap_unapply(io, resolved, out);
+    icm__free(resolved);
+    icm__free(real);
+    return rc;
+}
+
 static void free_rules(pm_rule *rules, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -242,6 +258,7 @@ static const icm_fileio_methods pathmap_methods = {
     NULL, /* list: list_flags instead */
     pm_free,
     pm_list,
+    pm_resolve,
 };
 
 /* ICM_EINVALID unless rule i is usable and its FROM differs from every earlier rule's. */

@@ -310,6 +310,37 @@ static bool below_root(const plan *p, const char *loc, const char **rest)
     return icm__location_strip_prefix(loc, p->list_root, rest);
 }
 
+/* A symbolic link on the way can lead a listing location whose name is inside the table out
+ * of it (`<table>/data/link -> /elsewhere`; the listing follows the location it is given): where
+ * it really is must lie inside where one of the table's roots really is. */
+static int check_resolved_root(plan *p, const char *want)
+{
+    char *real = NULL;
+    int rc = icm_fileio_resolve(p->io, want, &real);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear(); /* nothing there: the listing finds nothing */
+        return 0;
+    }
+    bool ok = false;
+    for (size_t i = 0; rc == 0 && i < p->n_roots && !ok; i++) {
+        char *root = NULL;
+        rc = icm_fileio_resolve(p->io, p->roots[i], &root);
+        if (rc == ICM_ENOTFOUND) {
+            icm_error_clear();
+            rc = 0;
+            continue;
+        }
+        ok = rc == 0 && icm__location_strip_prefix(real, root, NULL);
+        icm__free(root);
+    }
+    if (rc == 0 && !ok)
+        rc = refuse(want, "listing location resolves to %s, outside the table location, "
+                          "write.data.path and write.metadata.path (a symbolic link on the way): "
+                          "files there are never deleted (no override)", real);
+    icm__free(real);
+    return rc;
+}
+
 static int set_list_root(plan *p, const char *table_location)
 {
     const char *want = p->o->location != NULL ? p->o->location : table_location;
@@ -320,6 +351,9 @@ static int set_list_root(plan *p, const char *table_location)
         return refuse(want, "listing location is not inside the table location, "
                             "write.data.path or write.metadata.path: files there are never "
                             "deleted (no override)");
+    int rc = p->o->location != NULL ? check_resolved_root(p, want) : 0;
+    if (rc != 0)
+        return rc;
     if ((p->list_root = icm__strdup(want)) == NULL ||
         (p->r->location = icm__strdup(want)) == NULL ||
         (p->list_root_path = icm__okeys_path_of(want)) == NULL)

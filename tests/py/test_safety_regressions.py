@@ -178,3 +178,40 @@ def test_path_map_onto_a_sibling_table_is_refused(table):
     assert "snapshots reference" in p.stderr
     assert sorted(p.name for p in sibling.iterdir()) == before
     assert cat.load_table("ns.t_2").scan().to_arrow().num_rows == 2
+
+
+def test_location_through_a_symlink_out_of_the_table_is_refused(table, tmp_path):
+    """--location names a folder inside the table that is a link to a folder outside it: the
+    sweep once listed and deleted the outside files. Refused (exit 5); nothing deleted."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victims = [outside / "a.parquet", outside / "sub" / "b.parquet"]
+    for v in victims:
+        v.parent.mkdir(exist_ok=True)
+        v.write_bytes(b"keep me")
+    link = table["dir"] / "data" / "link-dir"
+    os.symlink(outside, link)
+    age_all(table["dir"])
+    old = time.time() - TEN_DAYS_S
+    for v in victims:
+        os.utime(v, (old, old))
+    for loc in (str(link), f"file://{link}", str(link / "sub")):
+        p = icm(table, "remove-orphan-files", "ns.t", "--location", loc, check=False)
+        assert p.returncode == 5, p.stderr
+        assert "symbolic link" in p.stderr and str(outside) in p.stderr
+        assert all(v.exists() for v in victims)
+    read_every_snapshot(table)
+
+
+def test_table_behind_a_symlink_is_swept_through_its_location(table, tmp_path):
+    """The table folder reached through a link (its warehouse path is a link) is still the
+    table: --location below it is fine, and an old stray in it is deleted."""
+    real = tmp_path / "real-ns"
+    shutil.move(str(table["dir"].parent), real)
+    os.symlink(real, table["dir"].parent)  # wh/ns -> real-ns
+    stray = table["dir"] / "data" / "stray.parquet"
+    stray.write_bytes(b"x")
+    age_all(table["dir"])
+    p = icm(table, "remove-orphan-files", "ns.t", "--location", str(table["dir"] / "data"))
+    assert not stray.exists() and not (real / "t" / "data" / "stray.parquet").exists()
+    read_every_snapshot(table)

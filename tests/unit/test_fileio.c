@@ -606,6 +606,55 @@ static void test_local_delete_takes_hadoop_crc(void **state)
     free(dir);
 }
 
+/* icm_fileio_resolve: links resolved by the local back end, named back by a path map, the
+ * location unchanged where there are no links; missing is ICM_ENOTFOUND. */
+static void test_resolve(void **state)
+{
+    env *e = *state;
+    char *real = icmt_sprintf("%s/real", e->tmpdir);
+    char *link = icmt_sprintf("%s/link", e->tmpdir);
+    assert_int_equal(mkdir(real, 0777), 0);
+    char *f = icmt_sprintf("%s/f", real);
+    icmt_write_file(f, "x", 1);
+    assert_int_equal(symlink(real, link), 0);
+    char *via_link = icmt_sprintf("file://%s//f", link);
+    char *out = NULL;
+    icmt_ok(icm_fileio_resolve(e->io, via_link, &out));
+    char *expect = realpath(f, NULL); /* tmpdir itself may sit behind a link */
+    assert_string_equal(out, expect);
+    icm_free(out);
+    char *missing = icmt_sprintf("%s/nope", link);
+    assert_int_equal(icm_fileio_resolve(e->io, missing, &out), ICM_ENOTFOUND);
+    assert_null(out);
+    /* a path map: s3://b/t -> the link; the resolved target is named back through the map */
+    char *real_dir = realpath(real, NULL);
+    icm_path_map rule = {"s3://b/t", real_dir};
+    icm_path_map via = {"s3://b/v", link};
+    icm_path_map rules[] = {rule, via};
+    icm_fileio *local = NULL, *pm = NULL;
+    icmt_ok(icm_fileio_local_new(&local));
+    icmt_ok(icm_fileio_pathmap_new(&pm, local, rules, 2));
+    icmt_ok(icm_fileio_resolve(pm, "s3://b/v/f", &out));
+    assert_string_equal(out, "s3://b/t/f");
+    icm_free(out);
+    icm_fileio_free(pm);
+    /* no links in memory: unchanged */
+    icm_fileio *mem = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icmt_ok(icm_fileio_create_new(mem, "s3://b/x/../y", "1", 1));
+    icmt_ok(icm_fileio_resolve(mem, "s3://b/x/../y", &out));
+    assert_string_equal(out, "s3://b/x/../y");
+    icm_free(out);
+    icm_fileio_free(mem);
+    free(real_dir);
+    free(missing);
+    free(expect);
+    free(via_link);
+    free(f);
+    free(link);
+    free(real);
+}
+
 static void test_local_directory_is_not_a_file(void **state)
 {
     env *e = *state;
@@ -1453,6 +1502,8 @@ int main(void)
                                                  teardown_env, &g_local),
         cmocka_unit_test_prestate_setup_teardown(test_local_delete_takes_hadoop_crc, setup_env,
                                                  teardown_env, &g_local),
+        cmocka_unit_test_prestate_setup_teardown(test_resolve, setup_env, teardown_env,
+                                                 &g_local),
         cmocka_unit_test_prestate_setup_teardown(test_local_symlinks, setup_env, teardown_env,
                                                  &g_local),
         cmocka_unit_test_prestate_setup_teardown(test_local_rejects_object_store_uris,
