@@ -49,6 +49,9 @@ typedef struct plan {
     char *uuid;                 /* this table's table-uuid (NULL in old v1 tables) */
     char *list_root;            /* where candidates come from */
     char *list_root_path;       /* its collapsed path (icm__okeys_path_of) */
+    char *real_list_root;       /* where list_root really is (icm_fileio_resolve); NULL: unknown
+                                   or missing */
+    bool real_list_root_done;   /* real_list_root was looked for */
     size_t list_root_len;       /* icm__location_trim_len(list_root) */
     bool root_shortcut;         /* below_root() may take its shortcut */
     bool root_local;            /* list_root is a local form */
@@ -418,17 +421,62 @@ static int add_ref(plan *p, const char *loc)
     return rc;
 }
 
+/* ENOTFOUND from icm_fileio_resolve means "nothing there": no error. */
+static int resolve_or_null(plan *p, const char *location, char **out)
+{
+    int rc = icm_fileio_resolve(p->io, location, out);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        return 0;
+    }
+    return rc;
+}
+
+/*
+ * A referenced local file named outside the listing location may still be a file in it, through
+ * a symbolic link (the warehouse folder is a link, and the file was added under its real path):
+ * the listing then shows it under the listing location's name, which R does not hold, and it
+ * would be taken for an orphan. Where it really is decides: if that lies below where the listing
+ * location really is, R also gets the name the listing will give it.
+ */
+static int add_listing_alias(plan *p, const char *location)
+{
+    if (icm__location_local_part(location) == NULL || inside_roots(p, location))
+        return 0; /* object stores have no links; the table's own names are the listing's */
+    int rc = 0;
+    if (!p->real_list_root_done) {
+        p->real_list_root_done = true;
+        rc = resolve_or_null(p, p->list_root, &p->real_list_root);
+    }
+    if (rc != 0 || p->real_list_root == NULL)
+        return rc;
+    char *real = NULL, *alias = NULL;
+    const char *rel;
+    rc = resolve_or_null(p, location, &real);
+    if (rc == 0 && real != NULL && icm__location_strip_prefix(real, p->real_list_root, &rel) &&
+        rel[0] != '\0') {
+        alias = icm__location_join(p->list_root, rel);
+        rc = alias != NULL ? add_ref(p, alias) : ICM_ENOMEM;
+    }
+    icm__free(alias);
+    icm__free(real);
+    return rc;
+}
+
 static int on_reached(const icm__reached *f, void *payload)
 {
     plan *p = payload;
     size_t before = icm__pathset_count(p->keys.set);
     int rc = add_ref(p, f->location);
     const char *rest;
-    if (rc == 0 && icm__pathset_count(p->keys.set) > before &&
-        below_root(p, f->location, &rest) && rest[0] != '\0' &&
-        !p->root_hidden && !hidden_path(p, rest) && !excluded(p, f->location))
+    if (rc != 0)
+        return rc;
+    if (!below_root(p, f->location, &rest))
+        return add_listing_alias(p, f->location);
+    if (icm__pathset_count(p->keys.set) > before && rest[0] != '\0' && !p->root_hidden &&
+        !hidden_path(p, rest) && !excluded(p, f->location))
         p->reached_expected++;
-    return rc;
+    return 0;
 }
 
 /* A metadata document or version hint of R (not part of the presence check). */
@@ -913,6 +961,7 @@ static void plan_dispose(plan *p)
     icm__free(p->uuid);
     icm__free(p->list_root);
     icm__free(p->list_root_path);
+    icm__free(p->real_list_root);
 }
 
 static int run(plan *p, int64_t now)

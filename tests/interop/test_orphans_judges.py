@@ -74,6 +74,19 @@ def _files(root: Path) -> set[str]:
     return {str(Path(d) / f) for d, _, fs in os.walk(root) for f in fs}
 
 
+def _crc_of(path: str) -> str:
+    """The checksum file Hadoop's local file system keeps next to `path` (and deletes with it,
+    as icemaint does)."""
+    p = Path(path)
+    return str(p.parent / f".{p.name}.crc")
+
+
+def _crc_of_target(crc: str) -> str:
+    """The file a Hadoop checksum `.NAME.crc` belongs to."""
+    p = Path(crc)
+    return str(p.parent / p.name[1:-len(".crc")])
+
+
 def _hidden(root: Path, path: str) -> bool:
     """A component below the table root starts with `_` or `.` (no shape has a partition field
     whose name does)."""
@@ -176,6 +189,7 @@ def test_real_sweep_deletes_exactly_the_old_visible_strays(swept):
         assert doc["deleted"] == len(swept["old_visible"][n]) and doc["failed"] == 0, n
         survivors = (swept["table_files"][n] | set(swept["old_hidden"][n])
                      | set(swept["new_visible"][n]) | set(swept["new_hidden"][n]))
+        survivors -= {_crc_of(p) for p in swept["old_visible"][n]}  # went with their files
         assert swept["on_disk1"][n] == survivors, n
 
 
@@ -207,22 +221,29 @@ def test_every_judge_reads_every_snapshot_the_same(swept):
     assert swept["verdict"] is None, swept["verdict"]
 
 
-def test_hidden_files_and_hadoop_checksums_are_never_deleted(swept):
+def test_hidden_files_are_never_deleted_but_checksums_go_with_their_files(swept):
+    """Hidden files are never orphans. The one hidden file that goes is the Hadoop checksum
+    `.NAME.crc` of a file the sweep deletes, as Hadoop's local file system (Java) deletes it."""
     java_tables = [n for n in swept["tables"] if n.startswith("java.")]
     for n in swept["tables"]:
+        deleted = _orphan_paths(swept["real1"][n]) | _orphan_paths(swept["real2"][n])
+        went_along = {_crc_of(p) for p in deleted}
         for p in swept["old_hidden"][n] + swept["new_hidden"][n]:
-            assert p in swept["on_disk2"][n], p
+            assert (p in swept["on_disk2"][n]) == (p not in went_along), p
     for n in java_tables:
         root = swept["roots"][n]
+        deleted = _orphan_paths(swept["real1"][n]) | _orphan_paths(swept["real2"][n])
         crcs = {p for p in swept["table_files"][n] if Path(p).name.endswith(".crc")}
         assert crcs, f"{n}: Java wrote no .crc files"
         assert all(Path(p).name.startswith(".") for p in crcs), n
-        # every checksum survives both sweeps: hidden by name
-        assert crcs <= swept["on_disk2"][n], n
-        # a deleted stray's checksum stays behind (it is hidden, not ours to delete)
+        # every checksum of a file still there survives both sweeps; the others went along
+        kept = {p for p in crcs if _crc_of_target(p) not in deleted}
+        assert kept <= swept["on_disk2"][n], n
+        assert not (crcs - kept) & swept["on_disk2"][n], n
+        # the deleted stray's checksum went with it
         stray = root / "data" / "old-stray.parquet"
         assert str(stray) not in swept["on_disk2"][n]
-        assert str(root / "data" / ".old-stray.parquet.crc") in swept["on_disk2"][n]
+        assert str(root / "data" / ".old-stray.parquet.crc") not in swept["on_disk2"][n]
     # and no report ever named a hidden path
     for n in swept["tables"]:
         root = swept["roots"][n]

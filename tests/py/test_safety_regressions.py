@@ -215,3 +215,36 @@ def test_table_behind_a_symlink_is_swept_through_its_location(table, tmp_path):
     p = icm(table, "remove-orphan-files", "ns.t", "--location", str(table["dir"] / "data"))
     assert not stray.exists() and not (real / "t" / "data" / "stray.parquet").exists()
     read_every_snapshot(table)
+
+
+def test_file_added_under_its_real_path_in_a_linked_warehouse_survives(tmp_path):
+    """The warehouse everybody uses is a link (wh -> real-wh) and a file was added under its
+    real path: the listing shows it under the table's name, which the metadata does not use.
+    The sweep once deleted it as an orphan; it must keep it (and PyIceberg read the table)."""
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    (tmp_path / "real-wh").mkdir()
+    wh = tmp_path / "wh"
+    os.symlink(tmp_path / "real-wh", wh)
+    cat = pyiceberg_sql.SqlCatalog("reg", uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
+    cat.create_namespace("ns")
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    t = cat.create_table("ns.t", schema=schema)
+    for i in range(2):
+        t.append(pa.table({"id": [i], "s": ["a"]}, schema=schema))
+    cfg = wh / ".pyiceberg.yaml"
+    cfg.write_text(f"catalog:\n  reg:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
+                   f"    warehouse: file://{wh}\n")
+    tbl = {"wh": wh, "cat": cat, "cfg": str(cfg), "dir": wh / "ns" / "t", "schema": schema}
+    src = sorted((tbl["dir"] / "data").glob("*.parquet"))[0]
+    real_new = tmp_path / "real-wh" / "ns" / "t" / "data" / "added-by-realpath.parquet"
+    shutil.copy(src, real_new)
+    icm(tbl, "add-files", "ns.t", str(real_new))
+    stray = tbl["dir"] / "data" / "stray.parquet"
+    stray.write_bytes(b"not referenced")
+    age_all(tmp_path / "real-wh")
+    before = read_every_snapshot(tbl)
+    icm(tbl, "remove-orphan-files", "ns.t")
+    assert real_new.exists()
+    assert not stray.exists()
+    assert read_every_snapshot(tbl) == before
