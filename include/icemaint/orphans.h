@@ -167,7 +167,8 @@ typedef struct icm_orphan_result {
     size_t total;
     int64_t total_bytes;
     size_t listed;                  /**< files the listing / file list gave below `location` */
-    size_t referenced;              /**< distinct files in R */
+    size_t referenced;              /**< distinct locations in R (metadata-log entries that no
+                                         longer exist included) */
     size_t keep_set_bytes;          /**< memory of R's hash table (at most 32 per file) */
     size_t referenced_listed;       /**< listed files found in R */
     size_t hidden;                  /**< listed files skipped as hidden */

@@ -299,7 +299,7 @@ static void print_human(const icm_orphan_result *r)
            (r->dry_run ? r->total : r->deleted) == 1 ? "" : "s", r->total_bytes, when,
            r->location);
     printf("listed %zu files: %zu referenced, %zu too recent, %zu hidden, %zu excluded, "
-           "%zu conflicting; the table references %zu files\n",
+           "%zu conflicting; the table references %zu locations\n",
            r->listed, r->referenced_listed, r->too_recent, r->hidden, r->excluded, r->conflicts,
            r->referenced);
 }
