@@ -69,6 +69,12 @@ static int move_current(json_t *doc, int64_t snapshot_id, int64_t timestamp_ms)
     json_decref(entry);
     if (rc == 0)
         rc = set_new(doc, "current-snapshot-id", json_integer(snapshot_id));
+    /* The metadata changes now: its last update is no earlier than this entry (Java's builder
+     * sets lastUpdatedMillis to the snapshot's time). Without it the edited document says the
+     * log runs ahead of the metadata whenever the last commit was over a minute ago. */
+    json_t *lu = json_object_get(doc, "last-updated-ms");
+    if (rc == 0 && (!json_is_integer(lu) || json_integer_value(lu) < timestamp_ms))
+        rc = set_new(doc, "last-updated-ms", json_integer(timestamp_ms));
     return rc;
 }
 

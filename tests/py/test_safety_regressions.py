@@ -248,3 +248,43 @@ def test_file_added_under_its_real_path_in_a_linked_warehouse_survives(tmp_path)
     assert real_new.exists()
     assert not stray.exists()
     assert read_every_snapshot(tbl) == before
+
+
+def _age_metadata(tbl, hours):
+    """Move every time in the current metadata file back by `hours` (as if the last commit were
+    that long ago); the catalog keeps pointing at the same file."""
+    md_path = oracle_local(tbl["cat"].load_table("ns.t").metadata_location)
+    doc = json.load(open(md_path))
+    shift = hours * 3600 * 1000
+    doc["last-updated-ms"] -= shift
+    for s in doc.get("snapshots", []):
+        s["timestamp-ms"] -= shift
+    for key in ("snapshot-log", "metadata-log"):
+        for e in doc.get(key, []):
+            e["timestamp-ms"] -= shift
+    json.dump(doc, open(md_path, "w"))
+
+
+def oracle_local(location):
+    return location[len("file://"):] if location.startswith("file://") else location
+
+
+def test_commits_on_a_table_last_updated_hours_ago(table):
+    """add-files, rollback and delete-files once failed on any table whose last commit was over
+    a minute old: the new snapshot-log entry ran ahead of last-updated-ms."""
+    _age_metadata(table, 3)
+    data = table["dir"] / "data"
+    added = data / "added.parquet"
+    shutil.copy(sorted(data.glob("*.parquet"))[0], added)
+    first = table["cat"].load_table("ns.t").metadata.snapshots[0].snapshot_id
+    icm(table, "add-files", "ns.t", str(added))
+    t = table["cat"].load_table("ns.t")
+    assert t.metadata.last_updated_ms >= t.metadata.snapshot_log[-1].timestamp_ms
+    assert t.scan().to_arrow().num_rows == 20  # 15 rows + the added copy of 5
+    icm(table, "delete-files", "ns.t", str(added))
+    assert table["cat"].load_table("ns.t").scan().to_arrow().num_rows == 15
+    icm(table, "rollback", "ns.t", str(first))
+    t = table["cat"].load_table("ns.t")
+    assert t.metadata.current_snapshot_id == first
+    assert t.scan().to_arrow().num_rows == 5
+    read_every_snapshot(table)
