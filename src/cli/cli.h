@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "icemaint/catalog.h"
 #include "icemaint/errors.h"
 #include "icemaint/fileio.h"
 #include "icemaint/metadata.h"
@@ -153,6 +154,24 @@ int icm_cli_json_failed(void);
 /* Print `doc` (stolen) as one JSON document and a newline on stdout; with !ok (a builder
  * failed) report icm_cli_json_failed() instead. Returns an exit code. */
 int icm_cli_json_print(json_t *doc, bool ok);
+
+/* ---- --plan-out FILE (plan_file.c) ---- */
+
+/* Written to a temporary file beside `path`, renamed over it only once complete: a failed or
+ * refused run leaves an existing file untouched. */
+typedef struct icm_cli_plan_file {
+    char *path;
+    char *tmp;
+    FILE *f;
+} icm_cli_plan_file;
+/* Before the command does anything: the temporary file. Returns an exit code. */
+int icm_cli_plan_open(icm_cli_plan_file *p, const char *path);
+/* Once the table is loaded: refuse (exit 5) a path inside the table's locations. */
+int icm_cli_plan_check_table(icm_cli_plan_file *p, icm_table *t);
+/* Write the document and put it in place; the plan is finished either way. Exit code. */
+int icm_cli_plan_write(icm_cli_plan_file *p, json_t *doc);
+/* No plan after all: remove the temporary file (idempotent; a zeroed struct is fine). */
+void icm_cli_plan_discard(icm_cli_plan_file *p);
 /* Whether icm_cli_json_print wrote a document to stdout in this process. */
 bool icm_cli_json_printed(void);
 

@@ -294,25 +294,20 @@ static json_t *report_json(const icm_expire_result *r, bool *ok)
     return doc;
 }
 
-/* `f` was opened before the expiry ran, so an unwritable path stops the command before it
- * commits or deletes anything; this writes and closes it. */
-static int write_plan(const char *path, FILE *f, const icm_expire_result *r)
+/* The plan file was opened before the expiry ran (plan_file.c); this writes it and puts it in
+ * place. */
+static int write_plan(icm_cli_plan_file *plan, const icm_expire_result *r)
 {
     bool ok = true;
     json_t *doc = report_json(r, &ok);
-    char *text = ok ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(doc);
-    if (text == NULL) {
-        fclose(f);
+    if (!ok) {
+        json_decref(doc);
+        icm_cli_plan_discard(plan);
         return icm_cli_oom();
     }
-    bool written = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    if (fclose(f) != 0)
-        written = false;
-    free(text);
-    if (!written)
-        return icm_cli_error(path, "cannot write the plan file");
-    return ICM_EXIT_OK;
+    int rc = icm_cli_plan_write(plan, doc);
+    json_decref(doc);
+    return rc;
 }
 
 /* ---- human report ---- */
@@ -386,11 +381,12 @@ static int64_t wall_clock_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int report(icm_cli *cli, const expire_args *a, FILE *plan, const icm_expire_result *r)
+static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
+                  const icm_expire_result *r)
 {
     int rc = ICM_EXIT_OK;
-    if (plan != NULL)
-        rc = write_plan(a->plan_out, plan, r);
+    if (a->plan_out != NULL)
+        rc = write_plan(plan, r);
     /* The report goes to stdout even when the plan file failed: files may be gone. */
     if (cli->json) {
         bool ok = true;
@@ -415,20 +411,20 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
         free(a.ids);
         return rc;
     }
-    FILE *plan = NULL;
-    if (a.plan_out != NULL && (plan = fopen(a.plan_out, "w")) == NULL) {
-        rc = icm_cli_error(a.plan_out, "cannot write the plan file: %s", strerror(errno));
+    icm_cli_plan_file plan = {NULL, NULL, NULL};
+    if (a.plan_out != NULL && (rc = icm_cli_plan_open(&plan, a.plan_out)) != ICM_EXIT_OK) {
         free(a.ids);
         return rc;
     }
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
     rc = icm_cli_table_load(cli, a.table, &cat, &t);
+    if (rc == ICM_EXIT_OK && a.plan_out != NULL)
+        rc = icm_cli_plan_check_table(&plan, t);
     if (rc != ICM_EXIT_OK) {
-        if (plan != NULL) {
-            fclose(plan);
-            unlink(a.plan_out);
-        }
+        icm_cli_plan_discard(&plan);
+        icm_table_free(t);
+        icm_catalog_free(cat);
         free(a.ids);
         return rc;
     }
@@ -438,11 +434,8 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
                 icm_table_get_identifier(t));
     icm_expire_result *r = NULL;
     int lrc = icm_expire_snapshots(t, &a.opts, &r);
-    if (lrc != 0 && plan != NULL) {
-        fclose(plan);
-        unlink(a.plan_out);
-        plan = NULL;
-    }
+    if (lrc != 0)
+        icm_cli_plan_discard(&plan);
     if (lrc != 0) {
         rc = icm_cli_fail(cli, lrc);
         if (r != NULL && r->committed)
@@ -454,8 +447,9 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
             fprintf(stderr, "icemaint: nothing was deleted; reload the table (icemaint snapshots "
                             "TABLE) to see whether the expiry applied, then run it again\n");
     } else {
-        rc = report(cli, &a, plan, r);
+        rc = report(cli, &a, &plan, r);
     }
+    icm_cli_plan_discard(&plan); /* a no-op once written */
     icm_expire_result_free(r);
     icm_table_free(t);
     icm_catalog_free(cat);

@@ -304,18 +304,6 @@ static void print_human(const icm_orphan_result *r)
            r->referenced);
 }
 
-/* The plan file is opened before the sweep runs, so an unwritable path stops the command
- * before anything is deleted; it is written once the result is known. */
-static int write_plan(const char *path, FILE *f, json_t *doc)
-{
-    int rc = json_dumpf(doc, f, JSON_INDENT(2)) == 0 && fputc('\n', f) != EOF ? 0 : -1;
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc != 0)
-        return icm_cli_error(path, "cannot write the plan file: %s", strerror(errno));
-    return ICM_EXIT_OK;
-}
-
 /* Failed deletes: one line each on stderr; exit code 1 when any. */
 static int report_failures(const icm_orphan_result *r)
 {
@@ -328,7 +316,8 @@ static int report_failures(const icm_orphan_result *r)
     return r->failed > 0 ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }
 
-static int output(icm_cli *cli, const orphan_args *a, FILE *plan, const icm_orphan_result *r)
+static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
+                  const icm_orphan_result *r)
 {
     if (cli->verbosity >= 0)
         for (size_t i = 0; i < r->warning_count; i++)
@@ -339,12 +328,10 @@ static int output(icm_cli *cli, const orphan_args *a, FILE *plan, const icm_orph
         json_t *doc = result_json(r, &ok);
         if (!ok) {
             json_decref(doc);
-            if (plan != NULL)
-                fclose(plan);
             return icm_cli_oom();
         }
-        if (plan != NULL)
-            rc = write_plan(a->plan_out, plan, doc);
+        if (a->plan_out != NULL)
+            rc = icm_cli_plan_write(plan, doc);
         /* The report goes to stdout even when the plan file failed: files may be gone. */
         if (cli->json) {
             int jrc = icm_cli_json_print(json_incref(doc), true);
@@ -352,8 +339,6 @@ static int output(icm_cli *cli, const orphan_args *a, FILE *plan, const icm_orph
                 rc = jrc;
         }
         json_decref(doc);
-    } else if (plan != NULL) {
-        fclose(plan);
     }
     if (!cli->json)
         print_human(r);
@@ -375,29 +360,23 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     }
     if (!a.dry_run && cli->verbosity >= 0 && isatty(STDERR_FILENO))
         o.progress = progress_tty;
-    FILE *plan = NULL;
-    if (a.plan_out != NULL) {
-        plan = fopen(a.plan_out, "w");
-        if (plan == NULL) {
-            rc = icm_cli_error(a.plan_out, "cannot write the plan file: %s", strerror(errno));
-            args_dispose(&a);
-            return rc;
-        }
+    icm_cli_plan_file plan = {NULL, NULL, NULL};
+    if (a.plan_out != NULL && (rc = icm_cli_plan_open(&plan, a.plan_out)) != ICM_EXIT_OK) {
+        args_dispose(&a);
+        return rc;
     }
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
     rc = icm_cli_table_load(cli, a.table, &cat, &t);
+    if (rc == ICM_EXIT_OK && a.plan_out != NULL)
+        rc = icm_cli_plan_check_table(&plan, t);
     if (rc == ICM_EXIT_OK) {
         icm_orphan_result *r = NULL;
         int lrc = icm_remove_orphan_files(t, &o, &r);
-        rc = lrc != 0 ? icm_cli_fail(cli, lrc) : output(cli, &a, plan, r);
-        plan = NULL; /* output() closed it */
+        rc = lrc != 0 ? icm_cli_fail(cli, lrc) : output(cli, &a, &plan, r);
         icm_orphan_result_free(r);
     }
-    if (plan != NULL) { /* the sweep never ran: leave no empty plan behind */
-        fclose(plan);
-        unlink(a.plan_out);
-    }
+    icm_cli_plan_discard(&plan); /* a failed or refused sweep leaves no plan behind */
     icm_table_free(t);
     icm_catalog_free(cat);
     args_dispose(&a);

@@ -288,3 +288,39 @@ def test_commits_on_a_table_last_updated_hours_ago(table):
     assert t.metadata.current_snapshot_id == first
     assert t.scan().to_arrow().num_rows == 5
     read_every_snapshot(table)
+
+
+@pytest.mark.parametrize("command", ["expire-snapshots", "remove-orphan-files"])
+def test_plan_out_never_costs_a_file(table, tmp_path, command):
+    """--plan-out once truncated its file before anything ran and deleted it when the run
+    failed, even with --dry-run: pointed at the table's current metadata file it destroyed the
+    table. Now a path inside the table is refused (exit 5) with the table untouched, a failed or
+    refused run leaves an existing file as it was, and a good run replaces it whole."""
+    md_path = oracle_local(table["cat"].load_table("ns.t").metadata_location)
+    md_before = open(md_path, "rb").read()
+    data_file = sorted((table["dir"] / "data").glob("*.parquet"))[0]
+    data_before = data_file.read_bytes()
+    age_all(table["dir"])
+    before = read_every_snapshot(table)
+    extra = ["--older-than", "1d"] if command == "remove-orphan-files" else []
+    for victim in (md_path, str(data_file)):
+        p = icm(table, command, "ns.t", "--dry-run", "--plan-out", victim, *extra, check=False)
+        assert p.returncode == 5, p.stderr
+        assert "--plan-out is inside the table" in p.stderr
+    assert open(md_path, "rb").read() == md_before
+    assert data_file.read_bytes() == data_before
+    assert read_every_snapshot(table) == before
+
+    precious = tmp_path / "notes.txt"
+    precious.write_text("important notes")
+    # a failed run (no such table) and a refused one (cutoff under 24 h) leave it alone
+    p = icm(table, command, "ns.nope", "--dry-run", "--plan-out", str(precious), check=False)
+    assert p.returncode == 1 and precious.read_text() == "important notes"
+    if command == "remove-orphan-files":
+        p = icm(table, command, "ns.t", "--dry-run", "--older-than", "1h", "--plan-out",
+                str(precious), check=False)
+        assert p.returncode == 5 and precious.read_text() == "important notes"
+    # a good run replaces it with the JSON report; no temporary file is left beside it
+    icm(table, command, "ns.t", "--dry-run", "--plan-out", str(precious), *extra)
+    assert json.loads(precious.read_text())["dry_run"] is True
+    assert sorted(x.name for x in tmp_path.iterdir() if x.name.startswith(".notes")) == []
