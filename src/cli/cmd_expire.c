@@ -40,11 +40,14 @@ static const char expire_help[] =
     "(Hadoop) layout, or a metadata JSON file (read-only: only --dry-run works).\n"
     "\n"
     "Options:\n"
-    "  --older-than TIME           cutoff: a duration back from now (5d, 36h, 90m), an\n"
-    "                              ISO-8601 instant (2026-11-01T00:00:00Z) or epoch ms\n"
+    "  --older-than TIME           cutoff: a duration back from now (2w, 5d, 36h, 90m, 30s),\n"
+    "                              an ISO-8601 instant with a zone (2026-11-01T00:00:00Z,\n"
+    "                              ...+02:00), a date (2026-11-01, UTC) or epoch milliseconds\n"
     "                              (default: now - history.expire.max-snapshot-age-ms, 5 days)\n"
-    "  --retain-last N             keep at least N snapshots (N >= 1; default: the table\n"
-    "                              property history.expire.min-snapshots-to-keep, 1)\n"
+    "  --retain-last N             keep at least N snapshots when expiring by age (N >= 1;\n"
+    "                              default: the table property\n"
+    "                              history.expire.min-snapshots-to-keep, 1); snapshots named\n"
+    "                              with --snapshot-id go regardless, as in Java\n"
     "  --snapshot-id ID            expire this snapshot regardless of age (repeatable); refused\n"
     "                              when a retained branch or tag points at it\n"
     "  --cleanup all|metadata|none which files to delete: everything (default), only\n"
@@ -59,7 +62,7 @@ static const char expire_help[] =
     "\n"
     "Exit codes: 0 done, 1 error, 2 usage, 3 commit conflict (nothing changed), 4 commit\n"
     "outcome unknown (nothing deleted; reload the table to see whether it applied), 5 refused\n"
-    "(gc.enabled=false).\n";
+    "(gc.enabled=false, or a --snapshot-id that is current or a branch or tag points at).\n";
 
 typedef struct expire_args {
     const char *table;

@@ -33,8 +33,9 @@ static const char orphans_help[] =
     "layout; a metadata JSON file allows only --dry-run (it may not be the current one).\n"
     "\n"
     "Options:\n"
-    "  --older-than TIME         cutoff: 3d, 36h, an ISO-8601 instant or epoch ms (files\n"
-    "                            modified before it are candidates; default 3d)\n"
+    "  --older-than TIME         cutoff: a duration back from now (3d, 36h, 90m, 30s), an\n"
+    "                            ISO-8601 instant with a zone, a date (UTC) or epoch ms\n"
+    "                            (files modified before it are candidates; default 3d)\n"
     "  --location URI            list only below this location (inside the table)\n"
     "  --dry-run                 report the orphans, delete nothing\n"
     "  --plan-out FILE           also write the JSON document to FILE\n"
@@ -319,9 +320,17 @@ static int report_failures(const icm_orphan_result *r)
 static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
                   const icm_orphan_result *r)
 {
-    if (cli->verbosity >= 0)
+    if (cli->verbosity >= 0) {
         for (size_t i = 0; i < r->warning_count; i++)
             fprintf(stderr, "icemaint: warning: %s\n", r->warnings[i]);
+        /* Safe (nothing to delete), but usually a mistyped --location or an empty file list. */
+        if (r->listed == 0)
+            fprintf(stderr, "icemaint: warning: %s: %s gave no files below it; check the "
+                            "location%s\n",
+                    r->location != NULL ? r->location : "", a->file_list ? "the file list" :
+                                                                        "the listing",
+                    a->file_list ? " and the file list" : "");
+    }
     int rc = ICM_EXIT_OK;
     if (cli->json || a->plan_out != NULL) {
         bool ok = true;

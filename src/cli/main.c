@@ -285,7 +285,7 @@ int icm_cli_take_table(const char *cmd, char **argv, int i, bool *after_dashdash
 int icm_cli_need_table(const char *cmd, const char *table)
 {
     if (table == NULL)
-        return icm_cli_usage(cmd, "missing TABLE (a metadata JSON file or a table directory)");
+        return icm_cli_usage(cmd, "missing TABLE (ns.table, a table directory or a metadata JSON file)");
     return ICM_EXIT_OK;
 }
 

@@ -145,6 +145,8 @@ static void v1_views_are_not_tables(void **state)
     assert_string_equal(names, "legacy;t;"); /* NULL type reads as TABLE; the view is hidden */
     char *loc = NULL;
     assert_int_equal(icm_catalog_load_table_location(cat, "a.v", &loc), ICM_ENOTFOUND);
+    assert_string_equal(icm_error_last()->location, "a.v"); /* the whole name */
+    assert_non_null(strstr(icm_error_last()->message, "does not exist in catalog"));
     icmt_ok(icm_catalog_load_table_location(cat, "a.legacy", &loc));
     icm_free(loc);
     names[0] = '\0';

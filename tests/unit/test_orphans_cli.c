@@ -234,6 +234,20 @@ static void test_exclude_and_file_list(void **state)
     json_decref(doc);
     run_free(&r);
     free(args);
+    /* an empty inventory, and a --location with nothing below it (a typo): nothing to do, but
+     * a warning says so */
+    f = fopen(list, "w");
+    fclose(f);
+    args = icmt_sprintf("remove-orphan-files " TW " --dry-run --file-list '%s'", list);
+    r = cli(dir, args);
+    expect(&r, 0);
+    assert_non_null(strstr(r.err, "warning: " TW ": the file list gave no files below it"));
+    run_free(&r);
+    free(args);
+    r = cli(dir, "remove-orphan-files " TW " --dry-run --location " TW "/dta");
+    expect(&r, 0);
+    assert_non_null(strstr(r.err, "warning: " TW "/dta: the listing gave no files below it"));
+    run_free(&r);
     free(list);
     icmt_rmtree(dir);
     free(dir);

@@ -73,6 +73,16 @@ static int take_first(size_t ncols, const char *const *values, void *payload)
     return 1; /* one row is enough */
 }
 
+/* ICM_ENOTFOUND naming the table by its whole name (the error's location is `ns.name`). */
+static int not_found(const icm_catalog *cat, const icm_table_ident *id, const char *detail)
+{
+    char *name = icm__sprintf("%s.%s", id->ns, id->name);
+    int rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ENOTFOUND, name != NULL ? name : id->name,
+                            "table does not exist in catalog '%s'%s", cat->name, detail);
+    icm__free(name);
+    return rc;
+}
+
 static int sql_load_table(icm_catalog *cat, const icm_table_ident *id, char **out)
 {
     sql_catalog *c = as_sql(cat);
@@ -93,9 +103,7 @@ static int sql_load_table(icm_catalog *cat, const icm_table_ident *id, char **ou
     if (f.oom)
         return ICM_ENOMEM;
     if (f.value == NULL)
-        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ENOTFOUND, id->name,
-                              "table %s.%s does not exist in catalog '%s'%s", id->ns, id->name,
-                              cat->name, f.found ? " (row without metadata_location)" : "");
+        return not_found(cat, id, f.found ? " (row without metadata_location)" : "");
     *out = f.value;
     return 0;
 }
@@ -213,9 +221,7 @@ static int sql_drop_table(icm_catalog *cat, const icm_table_ident *id)
     if (rc != 0)
         return rc;
     if (changes == 0)
-        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ENOTFOUND, id->name,
-                              "table %s.%s does not exist in catalog '%s'", id->ns, id->name,
-                              cat->name);
+        return not_found(cat, id, "");
     return 0;
 }
 
