@@ -30,14 +30,6 @@
 int icm__parquet_footer_num_rows(const uint8_t *footer, size_t len, const char *location,
                                  int64_t *out_num_rows);
 
-/*
- * Stat `location` and read its footer through `io`: *out_size_bytes is the object size and
- * *out_num_rows the footer's row count. Returns 0; ICM_ENOTFOUND; ICM_EIO; ICM_ENOMEM;
- * ICM_EINVALID ("not a Parquet file": too short or missing "PAR1" magic at either end, footer
- * length out of range, malformed footer).
- */
-int icm__parquet_read_num_rows(icm_fileio *io, const char *location, int64_t *out_num_rows,
-                               int64_t *out_size_bytes);
 
 /* ---- schema (FileMetaData field 2) ---- */
 
@@ -156,8 +148,9 @@ int icm__parquet_footer_schema(const uint8_t *footer, size_t len, const char *lo
 
 /*
  * Stat `location` and read its footer through `io`: *out is the decoded footer (new,
- * icm__parquet_schema_free) and *out_size_bytes the object size. Errors as
- * icm__parquet_read_num_rows.
+ * icm__parquet_schema_free; its num_rows is the row count) and *out_size_bytes the object
+ * size. Returns 0; ICM_ENOTFOUND; ICM_EIO; ICM_ENOMEM; ICM_EINVALID ("not a Parquet file": too
+ * short or missing "PAR1" magic at either end, footer length out of range, malformed footer).
  */
 int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_schema **out,
                              int64_t *out_size_bytes);
