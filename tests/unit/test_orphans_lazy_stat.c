@@ -336,16 +336,22 @@ static void test_old_deleted_young_kept_through_path_map(void **state)
     run_old_and_young(true);
 }
 
-/* A file deleted between the listing and its stat: no error, nothing deleted, not reported. */
-static void test_file_gone_before_stat(void **state)
+/* What happens to data/changing.parquet (an old orphan) between the listing and its stat. */
+typedef enum { GONE, BECOMES_DIRECTORY } surprise;
+
+/*
+ * An old orphan data/old.parquet and data/changing.parquet, which is deleted (GONE) or replaced
+ * by an empty directory (BECOMES_DIRECTORY) right before its stat: no error; only old.parquet
+ * is reported and deleted; changing.parquet is no longer a file the listing saw.
+ */
+static void run_surprise_before_stat(surprise what)
 {
-    (void)state;
     env e;
     env_init(&e, false);
     hist_append(e.h, "main", "A", NULL);
     plant_file(&e, "data/old.parquet", "x", e.old);
-    plant_file(&e, "data/vanishing.parquet", "y", e.old);
-    char *old = at(&e, "data/old.parquet"), *vanishing = at(&e, "data/vanishing.parquet");
+    plant_file(&e, "data/changing.parquet", "y", e.old);
+    char *old = at(&e, "data/old.parquet"), *changing = at(&e, "data/changing.parquet");
     strv before = list_all(&e.spy->base, e.loc);
     strv fallen = fallen_metadata(&e, &before);
 
@@ -353,7 +359,10 @@ static void test_file_gone_before_stat(void **state)
     icm_table *t = hist_open_table(e.h);
     spy_reset(e.spy);
     icm_fileio_fault_reset(e.fault);
-    e.spy->vanish = vanishing;
+    if (what == GONE)
+        e.spy->vanish = changing;
+    else
+        e.spy->to_dir = changing;
     icm_orphan_result *r = NULL;
     icmt_ok(icm_remove_orphan_files(t, &o, &r));
     icm_table_free(t);
@@ -363,57 +372,36 @@ static void test_file_gone_before_stat(void **state)
     assert_int_equal(r->failed, 0);
     assert_int_equal(r->too_recent, fallen.n);
     assert_int_equal(r->listed, before.n); /* the listing did give it */
-    /* the spy's own delete of the vanishing file, then the sweep's of the old orphan */
+    /* the spy's own delete of the changing file, then the sweep's of the old orphan */
     assert_int_equal(icm_fileio_fault_count(e.fault, ICM_IO_DELETE), 2);
     icm_orphan_result_free(r);
+    if (what == BECOMES_DIRECTORY) {
+        struct stat st;
+        assert_int_equal(stat(changing, &st), 0);
+        assert_true(S_ISDIR(st.st_mode));
+    }
     strv after = list_all(&e.spy->base, e.loc);
-    const char *expected_gone[] = {old, vanishing, NULL};
+    const char *expected_gone[] = {old, changing, NULL}; /* neither is a file any more */
     assert_survivors(&before, &after, expected_gone);
 
     strv_free(&after);
     strv_free(&fallen);
     strv_free(&before);
     free(old);
-    free(vanishing);
+    free(changing);
     env_free(&e);
 }
 
-/* A file replaced by a directory between the listing and its stat: no longer the file the
- * listing saw; the sweep goes on, deletes the real orphan and leaves the directory alone. */
+static void test_file_gone_before_stat(void **state)
+{
+    (void)state;
+    run_surprise_before_stat(GONE);
+}
+
 static void test_file_replaced_by_directory_before_stat(void **state)
 {
     (void)state;
-    env e;
-    env_init(&e, false);
-    hist_append(e.h, "main", "A", NULL);
-    plant_file(&e, "data/old.parquet", "x", e.old);
-    plant_file(&e, "data/becomes-dir.parquet", "y", e.old);
-    char *old = at(&e, "data/old.parquet"), *becomes = at(&e, "data/becomes-dir.parquet");
-    strv before = list_all(&e.spy->base, e.loc);
-    icm_orphan_options o = opts_at(&e);
-    icm_table *t = hist_open_table(e.h);
-    spy_reset(e.spy);
-    icm_fileio_fault_reset(e.fault);
-    e.spy->to_dir = becomes;
-    icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
-    icm_table_free(t);
-    const char *gone[] = {old, NULL};
-    assert_orphans(r, gone);
-    assert_int_equal(r->deleted, 1);
-    assert_int_equal(r->failed, 0);
-    icm_orphan_result_free(r);
-    struct stat st;
-    assert_int_equal(stat(becomes, &st), 0);
-    assert_true(S_ISDIR(st.st_mode));
-    strv after = list_all(&e.spy->base, e.loc);
-    const char *expected_gone[] = {old, becomes, NULL}; /* no longer files */
-    assert_survivors(&before, &after, expected_gone);
-    strv_free(&after);
-    strv_free(&before);
-    free(old);
-    free(becomes);
-    env_free(&e);
+    run_surprise_before_stat(BECOMES_DIRECTORY);
 }
 
 /* The FileIO says "not found" for a candidate that still exists: not a candidate, so a real
