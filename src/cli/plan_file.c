@@ -4,15 +4,18 @@
  * The plan file must never cost the user a file. It is opened before the command does anything
  * (so a path that cannot be written stops the command first) as a new hidden temporary file
  * beside FILE; FILE itself is only replaced, by rename, once the report is written. A failed or
- * refused run removes the temporary file and leaves an existing FILE as it was. FILE may not
- * lie inside the table's location, `write.data.path` or `write.metadata.path` (where it could
- * overwrite one of the table's own files), after following symbolic links and path maps.
+ * refused run removes the temporary file and leaves an existing FILE as it was. An existing
+ * FILE is replaced only when it is an earlier plan (a JSON object with `dry_run`): anything
+ * else (a catalog database, another table's file, a data file added from elsewhere) is refused.
+ * FILE may not lie inside the table's location, `write.data.path` or `write.metadata.path`
+ * either, after following symbolic links and path maps.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -34,12 +37,33 @@ static const char *base_of(const char *path)
     return slash != NULL ? slash + 1 : path;
 }
 
+/* Whether the file at `path` (links followed) is an earlier plan: a JSON object whose
+ * `dry_run` is true or false, as every plan icemaint writes. */
+static bool is_earlier_plan(const char *path)
+{
+    json_t *doc = json_load_file(path, 0, NULL);
+    bool yes = json_is_boolean(json_object_get(doc, "dry_run"));
+    json_decref(doc);
+    return yes;
+}
+
 int icm_cli_plan_open(icm_cli_plan_file *p, const char *path)
 {
     memset(p, 0, sizeof *p);
     const char *base = base_of(path);
     if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
         return icm_cli_usage("--plan-out", "needs a file name, not '%s'", path);
+    /* rename() cannot replace a folder: found only after the run, its files would be gone with
+     * no plan. (A link to a folder is fine: the link itself is replaced.) */
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return icm_cli_error(path, "cannot write the plan file: is a directory");
+    if (lstat(path, &st) == 0 && !is_earlier_plan(path)) {
+        (void)icm_cli_error(path, "--plan-out: the file exists and is not an earlier plan "
+                                  "(a JSON report with dry_run); remove it or name another "
+                                  "file");
+        return ICM_EXIT_REFUSED;
+    }
     char *dir = dir_of(path);
     if (dir == NULL)
         return icm_cli_oom();
@@ -54,6 +78,11 @@ int icm_cli_plan_open(icm_cli_plan_file *p, const char *path)
     snprintf(p->tmp, n, "%s/.%s.icm-plan-XXXXXX", dir, base);
     free(dir);
     int fd = mkstemp(p->tmp);
+    if (fd >= 0) { /* mkstemp makes it 0600: give the plan a new file's usual mode */
+        mode_t mask = umask(0);
+        umask(mask);
+        (void)fchmod(fd, 0666 & ~mask);
+    }
     if (fd < 0 || (p->f = fdopen(fd, "w")) == NULL) {
         int err = errno;
         if (fd >= 0) {
@@ -77,17 +106,18 @@ static bool path_below(const char *p, const char *dir)
     return strncmp(p, dir, n) == 0 && (p[n] == '/' || p[n] == '\0');
 }
 
-/* Where a table root really is on local disk (through the path map and links), or NULL when
- * it is not local. A root that does not exist yet is taken as written. */
-static char *real_root(icm_fileio *io, const char *root)
+/* Where a table root really is on local disk (through the path map when `mapped`, and links),
+ * or NULL when it is not local (or has no path map). A root that does not exist yet is taken
+ * as written. */
+static char *real_root(icm_fileio *io, const char *root, bool mapped)
 {
-    char *mapped = NULL, *local = NULL;
-    if (icm_fileio_pathmap_apply(io, root, &mapped) != 0) {
-        icm_error_clear(); /* not a path map: the root as it is */
-        mapped = NULL;
+    char *target = NULL, *local = NULL;
+    if (mapped && icm_fileio_pathmap_apply(io, root, &target) != 0) {
+        icm_error_clear(); /* not a path map: nothing more to check */
+        return NULL;
     }
-    bool is_local = icm_location_local_path(mapped != NULL ? mapped : root, &local);
-    icm_free(mapped);
+    bool is_local = icm_location_local_path(target != NULL ? target : root, &local);
+    icm_free(target);
     if (!is_local)
         return NULL;
     char *real = realpath(local, NULL);
@@ -118,14 +148,17 @@ int icm_cli_plan_check_table(icm_cli_plan_file *p, icm_table *t)
                            icm_table_metadata_property(md, "write.data.path"),
                            icm_table_metadata_property(md, "write.metadata.path")};
     int rc = ICM_EXIT_OK;
-    for (size_t i = 0; i < 3 && rc == ICM_EXIT_OK; i++) {
-        if (roots[i] == NULL || roots[i][0] == '\0')
+    /* Each root both as the path map sends it and as written: a map to a copy of the table
+     * leaves the table it was copied from where its metadata says. */
+    for (size_t k = 0; k < 6 && rc == ICM_EXIT_OK; k++) {
+        const char *r = roots[k / 2];
+        if (r == NULL || r[0] == '\0')
             continue;
-        char *root = real_root(icm_table_get_fileio(t), roots[i]);
+        char *root = real_root(icm_table_get_fileio(t), r, k % 2 == 0);
         if (root != NULL && path_below(real, root)) {
             (void)icm_cli_error(p->path, "--plan-out is inside the table's location %s (it "
                                          "could replace one of the table's files): choose a "
-                                         "file elsewhere", roots[i]);
+                                         "file elsewhere", r);
             rc = ICM_EXIT_REFUSED;
         }
         free(root);

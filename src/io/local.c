@@ -367,6 +367,23 @@ static int local_write_replace(icm_fileio *io, const char *location, const void 
 
 /* ---- delete and stat ---- */
 
+/* Whether `path` is a Hadoop checksum file: a regular file (not a link, not a folder) that
+ * starts with Hadoop's "crc\0" header. A table may reference a file of any name, `.x.crc`
+ * included (add-files takes what it is given); only a real checksum file goes with `x`. */
+static bool is_hadoop_crc(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    char head[4];
+    bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+               read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+               memcmp(head, "crc", sizeof head) == 0; /* 'c' 'r' 'c' '\0' */
+    close(fd);
+    return yes;
+}
+
 /* Hadoop's checksummed local file system (what Java Iceberg writes local tables through)
  * keeps `.name.crc` beside `name` and deletes both; the orphan sweep never collects it (a
  * hidden name), so a delete here takes it along. Best effort: the data file's result counts. */
@@ -378,7 +395,7 @@ static void remove_crc_side_file(const char *path)
     if (name[0] == '\0' || name[0] == '.')
         return; /* no name, or itself hidden: Hadoop names no checksum after it */
     char *crc = icm__sprintf("%.*s.%s.crc", (int)dir_len, path, name);
-    if (crc != NULL)
+    if (crc != NULL && is_hadoop_crc(crc))
         (void)unlink(crc);
     icm__free(crc);
 }

@@ -51,7 +51,9 @@ typedef struct plan {
     char *list_root_path;       /* its collapsed path (icm__okeys_path_of) */
     char *real_list_root;       /* where list_root really is (icm_fileio_resolve); NULL: unknown
                                    or missing */
-    bool real_list_root_done;   /* real_list_root was looked for */
+    bool real_list_root_done;   /* real_list_root (and root_displaced) was looked for */
+    bool root_displaced[3];     /* roots[i], named apart from list_root, really lies in or
+                                   around it (a link): its references are resolved one by one */
     size_t list_root_len;       /* icm__location_trim_len(list_root) */
     bool root_shortcut;         /* below_root() may take its shortcut */
     bool root_local;            /* list_root is a local form */
@@ -313,9 +315,15 @@ static bool below_root(const plan *p, const char *loc, const char **rest)
     return icm__location_strip_prefix(loc, p->list_root, rest);
 }
 
-/* A symbolic link on the way can lead a listing location whose name is inside the table out
- * of it (`<table>/data/link -> /elsewhere`; the listing follows the location it is given): where
- * it really is must lie inside where one of the table's roots really is. */
+/*
+ * A symbolic link on the way can lead a listing location whose name is inside the table
+ * somewhere else: out of it (`<table>/data/link -> /elsewhere`), or onto another of its own
+ * folders (`<table>/lnk -> <table>/data`, or into a write.data.path elsewhere), where the
+ * listing would name the table's live files by a path its metadata never uses, and take every
+ * one for an orphan. The listing follows the location it is given, so where it really is must
+ * be where the table root it is named under really is, plus the same path below: a link at
+ * or above the root (the table folder reached through a link) is fine, one below it is not.
+ */
 static int check_resolved_root(plan *p, const char *want)
 {
     char *real = NULL;
@@ -326,20 +334,27 @@ static int check_resolved_root(plan *p, const char *want)
     }
     bool ok = false;
     for (size_t i = 0; rc == 0 && i < p->n_roots && !ok; i++) {
-        char *root = NULL;
+        const char *rest;
+        if (!icm__location_strip_prefix(want, p->roots[i], &rest))
+            continue;
+        char *root = NULL, *expected = NULL;
         rc = icm_fileio_resolve(p->io, p->roots[i], &root);
         if (rc == ICM_ENOTFOUND) {
             icm_error_clear();
             rc = 0;
             continue;
         }
-        ok = rc == 0 && icm__location_strip_prefix(real, root, NULL);
+        if (rc == 0 && (expected = icm__location_join(root, rest)) == NULL)
+            rc = ICM_ENOMEM;
+        ok = rc == 0 && icm__location_equal(real, expected);
+        icm__free(expected);
         icm__free(root);
     }
     if (rc == 0 && !ok)
-        rc = refuse(want, "listing location resolves to %s, outside the table location, "
-                          "write.data.path and write.metadata.path (a symbolic link on the way): "
-                          "files there are never deleted (no override)", real);
+        rc = refuse(want, "listing location resolves to %s, through a symbolic link below the "
+                          "table location, write.data.path or write.metadata.path: the listing "
+                          "would not name the table's files as its metadata does (name the "
+                          "folder the link leads to, if that is inside the table)", real);
     icm__free(real);
     return rc;
 }
@@ -433,22 +448,60 @@ static int resolve_or_null(plan *p, const char *location, char **out)
 }
 
 /*
+ * Once per sweep: where list_root really is, and which of the table's roots, named apart from
+ * it, really lie in or around it through a link (write.data.path a link into the table folder
+ * the sweep lists: the listing shows those files under the folder's name, the metadata under
+ * the link's). A root named around the listing shares its names, so is never displaced.
+ */
+static int look_up_real_roots(plan *p)
+{
+    p->real_list_root_done = true;
+    int rc = resolve_or_null(p, p->list_root, &p->real_list_root);
+    for (size_t i = 0; rc == 0 && p->real_list_root != NULL && i < p->n_roots; i++) {
+        if (icm__location_local_part(p->roots[i]) == NULL ||
+            icm__location_strip_prefix(p->list_root, p->roots[i], NULL) ||
+            icm__location_strip_prefix(p->roots[i], p->list_root, NULL))
+            continue;
+        char *real = NULL;
+        rc = resolve_or_null(p, p->roots[i], &real);
+        p->root_displaced[i] = real != NULL &&
+                               (icm__location_strip_prefix(real, p->real_list_root, NULL) ||
+                                icm__location_strip_prefix(p->real_list_root, real, NULL));
+        icm__free(real);
+    }
+    return rc;
+}
+
+/* Whether `loc` is named below one of the table's roots that are not displaced: then its name
+ * is the one the listing gives it, and it needs no alias. */
+static bool named_like_the_listing(const plan *p, const char *loc)
+{
+    bool inside = false;
+    for (size_t i = 0; i < p->n_roots; i++) {
+        if (!icm__location_is_inside(loc, p->roots[i]))
+            continue;
+        if (p->root_displaced[i])
+            return false;
+        inside = true;
+    }
+    return inside;
+}
+
+/*
  * A referenced local file named outside the listing location may still be a file in it, through
- * a symbolic link (the warehouse folder is a link, and the file was added under its real path):
- * the listing then shows it under the listing location's name, which R does not hold, and it
- * would be taken for an orphan. Where it really is decides: if that lies below where the listing
- * location really is, R also gets the name the listing will give it.
+ * a symbolic link (the warehouse folder is a link, and the file was added under its real path;
+ * or write.data.path is a link into the table folder): the listing then shows it under the
+ * listing location's name, which R does not hold, and it would be taken for an orphan. Where it
+ * really is decides: if that lies below where the listing location really is, R also gets the
+ * name the listing will give it. Only names outside the table's roots, or in a displaced root,
+ * are resolved (one realpath each); the table's own names are the listing's.
  */
 static int add_listing_alias(plan *p, const char *location)
 {
-    if (icm__location_local_part(location) == NULL || inside_roots(p, location))
-        return 0; /* object stores have no links; the table's own names are the listing's */
-    int rc = 0;
-    if (!p->real_list_root_done) {
-        p->real_list_root_done = true;
-        rc = resolve_or_null(p, p->list_root, &p->real_list_root);
-    }
-    if (rc != 0 || p->real_list_root == NULL)
+    if (icm__location_local_part(location) == NULL)
+        return 0; /* object stores have no links */
+    int rc = p->real_list_root_done ? 0 : look_up_real_roots(p);
+    if (rc != 0 || p->real_list_root == NULL || named_like_the_listing(p, location))
         return rc;
     char *real = NULL, *alias = NULL;
     const char *rel;
@@ -997,6 +1050,11 @@ static int run(plan *p, int64_t now)
                  : icm_fileio_list_flags(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL,
                                          on_listed, p);
     }
+    /* Where --location leads was checked before the keep set was built, which can take long:
+     * check again now the listing is done, so a folder swapped for a link meanwhile is caught
+     * before anything is deleted. (Deletes follow right after the plan.) */
+    if (rc == 0 && p->o->location != NULL && p->o->file_list == NULL)
+        rc = check_resolved_root(p, p->list_root);
     if (rc == 0)
         rc = check_conflicts(p);
     if (rc == 0)

@@ -112,7 +112,9 @@ def _plant(root: Path, partition_dir: str, when: float, tag: str) -> tuple[list[
               root / "metadata" / f".{tag}.metadata.json.crc"]
     for p in visible + hidden:
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(b"stray " + tag.encode())
+        # a checksum file starts with Hadoop's "crc\0" header, as the ones Java writes do
+        head = b"crc\x00" if p.name.endswith(".crc") else b""
+        p.write_bytes(head + b"stray " + tag.encode())
     _set_mtime(visible + hidden, when)
     return [str(p) for p in visible], [str(p) for p in hidden]
 

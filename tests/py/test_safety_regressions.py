@@ -203,6 +203,29 @@ def test_location_through_a_symlink_out_of_the_table_is_refused(table, tmp_path)
     read_every_snapshot(table)
 
 
+def test_location_through_a_symlink_onto_the_tables_own_folder_is_refused(table):
+    """--location names a link inside the table that leads to another of the table's folders
+    (`t/lnk -> t/data`, at any depth): the listing named every live data file `t/lnk/...`, a
+    name the metadata never uses, and the sweep deleted them all. Refused (exit 5); the real
+    folder itself is still swept."""
+    data = table["dir"] / "data"
+    live = sorted(p.name for p in data.iterdir())
+    os.symlink(data, table["dir"] / "lnk")
+    (table["dir"] / "sub").mkdir()
+    os.symlink(data, table["dir"] / "sub" / "deep")
+    age_all(table["dir"])
+    before = read_every_snapshot(table)
+    for loc in (table["dir"] / "lnk", f"file://{table['dir']}/sub/deep", f"{table['dir']}/sub/deep/"):
+        p = icm(table, "remove-orphan-files", "ns.t", "--location", str(loc), check=False)
+        assert p.returncode == 5, p.stdout + p.stderr
+        assert "symbolic link" in p.stderr and str(data) in p.stderr
+        assert sorted(p.name for p in data.iterdir()) == live
+    p = icm(table, "--json", "remove-orphan-files", "ns.t", "--location", str(data))
+    assert json.loads(p.stdout)["orphans"] == []
+    assert sorted(p.name for p in data.iterdir()) == live
+    assert read_every_snapshot(table) == before
+
+
 def test_table_behind_a_symlink_is_swept_through_its_location(table, tmp_path):
     """The table folder reached through a link (its warehouse path is a link) is still the
     table: --location below it is fine, and an old stray in it is deleted."""
@@ -303,24 +326,150 @@ def test_plan_out_never_costs_a_file(table, tmp_path, command):
     age_all(table["dir"])
     before = read_every_snapshot(table)
     extra = ["--older-than", "1d"] if command == "remove-orphan-files" else []
-    for victim in (md_path, str(data_file)):
+    for victim in (md_path, str(data_file)):  # existing files of the table
         p = icm(table, command, "ns.t", "--dry-run", "--plan-out", victim, *extra, check=False)
         assert p.returncode == 5, p.stderr
-        assert "--plan-out is inside the table" in p.stderr
+    new_inside = table["dir"] / "metadata" / "plan.json"  # a new name inside the table
+    p = icm(table, command, "ns.t", "--dry-run", "--plan-out", str(new_inside), *extra,
+            check=False)
+    assert p.returncode == 5 and "--plan-out is inside the table" in p.stderr, p.stderr
+    assert not new_inside.exists()
+    assert not [x for x in new_inside.parent.iterdir() if x.name.startswith(".plan.json")]
     assert open(md_path, "rb").read() == md_before
     assert data_file.read_bytes() == data_before
     assert read_every_snapshot(table) == before
 
+    # an existing file that is not an earlier plan is never replaced (notes, the catalog
+    # database, a data file added from elsewhere): refused before anything runs
     precious = tmp_path / "notes.txt"
     precious.write_text("important notes")
-    # a failed run (no such table) and a refused one (cutoff under 24 h) leave it alone
-    p = icm(table, command, "ns.nope", "--dry-run", "--plan-out", str(precious), check=False)
-    assert p.returncode == 1 and precious.read_text() == "important notes"
+    cat_db = table["wh"] / "cat.db"
+    db_before = cat_db.read_bytes()
+    for victim in (precious, cat_db):
+        p = icm(table, command, "ns.t", "--dry-run", "--plan-out", str(victim), *extra,
+                check=False)
+        assert p.returncode == 5 and "not an earlier plan" in p.stderr, p.stderr
+    assert precious.read_text() == "important notes" and cat_db.read_bytes() == db_before
+    # a new file is written whole, with a new file's usual mode
+    plan = tmp_path / "plan.json"
+    icm(table, command, "ns.t", "--dry-run", "--plan-out", str(plan), *extra)
+    first = plan.read_text()
+    assert json.loads(first)["dry_run"] is True
+    mask = os.umask(0)
+    os.umask(mask)
+    assert plan.stat().st_mode & 0o777 == 0o666 & ~mask
+    # a failed run (no such table) and a refused one (cutoff under 24 h) leave it as it was
+    p = icm(table, command, "ns.nope", "--dry-run", "--plan-out", str(plan), check=False)
+    assert p.returncode == 1 and plan.read_text() == first
     if command == "remove-orphan-files":
         p = icm(table, command, "ns.t", "--dry-run", "--older-than", "1h", "--plan-out",
-                str(precious), check=False)
-        assert p.returncode == 5 and precious.read_text() == "important notes"
-    # a good run replaces it with the JSON report; no temporary file is left beside it
-    icm(table, command, "ns.t", "--dry-run", "--plan-out", str(precious), *extra)
-    assert json.loads(precious.read_text())["dry_run"] is True
-    assert sorted(x.name for x in tmp_path.iterdir() if x.name.startswith(".notes")) == []
+                str(plan), check=False)
+        assert p.returncode == 5 and plan.read_text() == first
+    # a good run replaces the earlier plan; no temporary file is left beside it
+    icm(table, command, "ns.t", "--dry-run", "--plan-out", str(plan), *extra)
+    assert json.loads(plan.read_text())["dry_run"] is True
+    assert [x.name for x in tmp_path.iterdir() if x.name.startswith(".plan.json")] == []
+
+
+def test_data_file_named_like_a_checksum_survives_its_namesakes_delete(table):
+    """A live data file named `.old.parquet.crc` (add-files takes any name) beside an orphan
+    `old.parquet`: deleting the orphan once took the live file along as Hadoop's checksum side
+    file, and the table could no longer be read. Only a real checksum file ("crc\\0") goes."""
+    data = table["dir"] / "data"
+    live = data / ".old.parquet.crc"
+    shutil.copy(sorted(data.glob("*.parquet"))[0], live)
+    icm(table, "add-files", "ns.t", str(live))
+    orphan = data / "old.parquet"
+    orphan.write_bytes(b"stray")
+    real_crc_orphan = data / "gone.parquet"
+    real_crc_orphan.write_bytes(b"stray")
+    (data / ".gone.parquet.crc").write_bytes(b"crc\0\0\0\2\0")
+    age_all(table["dir"])
+    before = read_every_snapshot(table)
+    icm(table, "remove-orphan-files", "ns.t")
+    assert not orphan.exists() and not real_crc_orphan.exists()
+    assert not (data / ".gone.parquet.crc").exists()
+    assert live.exists()
+    assert read_every_snapshot(table) == before
+
+
+@pytest.mark.parametrize("command", ["expire-snapshots", "remove-orphan-files"])
+def test_plan_out_naming_a_folder_stops_before_the_run(table, tmp_path, command):
+    """--plan-out naming a folder failed only at the final rename, after a real run had deleted
+    its files, leaving no plan of what went. It stops first now (exit 1), deleting nothing."""
+    stray = table["dir"] / "data" / "stray.parquet"
+    stray.write_bytes(b"stray")
+    age_all(table["dir"])
+    folder = tmp_path / "plans"
+    folder.mkdir()
+    snapshots = len(table["cat"].load_table("ns.t").metadata.snapshots)
+    extra = ["--older-than", "2099-01-01"] if command == "expire-snapshots" else []
+    p = icm(table, command, "ns.t", "--plan-out", str(folder), *extra, check=False)
+    assert p.returncode == 1 and "is a directory" in p.stderr, p.stderr
+    assert stray.exists() and folder.is_dir() and list(folder.iterdir()) == []
+    assert len(table["cat"].load_table("ns.t").metadata.snapshots) == snapshots
+    assert [x.name for x in tmp_path.iterdir() if x.name.startswith(".plans")] == []
+
+
+def test_write_data_path_linked_into_the_table_folder_keeps_its_files(tmp_path):
+    """write.data.path is a link into the table's own folder (`/d -> <table>/realdata`): the
+    sweep of the table location listed the live data files as `<table>/realdata/...`, a name
+    the metadata (`/d/...`) never uses, and deleted them all. They are kept (through an alias,
+    one realpath per reference in such a root); a real stray beside them still goes."""
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    wh = tmp_path / "wh"
+    realdata = wh / "ns" / "t" / "realdata"
+    realdata.mkdir(parents=True)
+    link = tmp_path / "d"
+    os.symlink(realdata, link)
+    cat = pyiceberg_sql.SqlCatalog("reg", uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
+    cat.create_namespace("ns")
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    t = cat.create_table("ns.t", schema=schema, location=f"file://{wh}/ns/t",
+                         properties={"write.data.path": f"file://{link}"})
+    for i in range(2):
+        t.append(pa.table({"id": [i], "s": ["a"]}, schema=schema))
+    cfg = wh / ".pyiceberg.yaml"
+    cfg.write_text(f"catalog:\n  reg:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
+                   f"    warehouse: file://{wh}\n")
+    tbl = {"wh": wh, "cat": cat, "cfg": str(cfg), "dir": wh / "ns" / "t", "schema": schema}
+    live = sorted(p.name for p in realdata.iterdir())
+    assert len(live) == 2
+    stray = realdata / "stray.parquet"
+    stray.write_bytes(b"not referenced")
+    age_all(tbl["dir"])
+    before = read_every_snapshot(tbl)
+    for loc in (None, str(realdata), str(link)):
+        stray.write_bytes(b"not referenced")
+        age_all(tbl["dir"])
+        icm(tbl, "remove-orphan-files", "ns.t", *(["--location", loc] if loc else []))
+        assert sorted(p.name for p in realdata.iterdir()) == live, loc
+    assert read_every_snapshot(tbl) == before
+
+
+def test_plan_out_in_the_table_a_path_map_points_away_from_is_refused(table, tmp_path):
+    """With --path-map sending the table's location to a copy, --plan-out was checked against
+    the copy only: pointed at a data file of the table as its metadata names it (the original),
+    it replaced that file with the JSON report. Both the copy and the original are refused."""
+    copy = tmp_path / "copy"
+    shutil.copytree(table["dir"], copy)
+    data_file = sorted((table["dir"] / "data").glob("*.parquet"))[0]
+    data_before = data_file.read_bytes()
+    mapping = f"file://{table['dir']}=file://{copy}"
+    for victim in (data_file, copy / "data" / data_file.name):
+        p = icm(table, "--path-map", mapping, "remove-orphan-files", "ns.t", "--dry-run",
+                "--plan-out", str(victim), check=False)
+        assert p.returncode == 5, p.stdout + p.stderr  # an existing file that is no plan
+        new_name = victim.parent / "plan.json"
+        p = icm(table, "--path-map", mapping, "remove-orphan-files", "ns.t", "--dry-run",
+                "--plan-out", str(new_name), check=False)
+        assert p.returncode == 5, p.stdout + p.stderr
+        assert "--plan-out is inside the table" in p.stderr
+        assert not new_name.exists()
+    assert data_file.read_bytes() == data_before
+    assert (copy / "data" / data_file.name).read_bytes() == data_before
+    elsewhere = tmp_path / "plan.json"
+    icm(table, "--path-map", mapping, "remove-orphan-files", "ns.t", "--dry-run", "--plan-out",
+        str(elsewhere))
+    assert json.loads(elsewhere.read_text())["location"] == f"file://{table['dir']}"

@@ -569,40 +569,58 @@ static void test_local_writes_leave_no_temp_files(void **state)
 }
 
 /* Deleting `name` takes Hadoop's checksum side file `.name.crc` along (Java Iceberg writes
- * local tables through Hadoop's checksummed file system); nothing else beside it. */
+ * local tables through Hadoop's checksummed file system); nothing else beside it, and only a
+ * real checksum file (regular, starting "crc\0"): a table may reference a data file named
+ * `.k.parquet.crc`, and a folder or a link by that name is not Hadoop's either. */
 static void test_local_delete_takes_hadoop_crc(void **state)
 {
     env *e = *state;
     char *dir = icmt_sprintf("%s/crc", e->tmpdir);
     assert_int_equal(mkdir(dir, 0777), 0);
-    const char *names[] = {"f.parquet", ".f.parquet.crc", ".g.parquet.crc", "h.parquet",
-                           "..hidden.crc", ".hidden"};
+    static const char crc[] = {'c', 'r', 'c', '\0', 0, 0, 2, 0};
+    const char *names[] = {"f.parquet",     ".f.parquet.crc", ".g.parquet.crc", "h.parquet",
+                           "..hidden.crc",  ".hidden",        "k.parquet",      "l.parquet",
+                           "elsewhere.crc", "d.parquet"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char *p = icmt_sprintf("%s/%s", dir, names[i]);
-        icmt_write_file(p, "x", 1);
+        icmt_write_file(p, crc, sizeof crc);
         free(p);
     }
-    char *f = icmt_sprintf("file://%s/f.parquet", dir);
-    char *g = icmt_sprintf("%s/g.parquet", dir); /* already gone: its side file still goes */
-    char *hidden = icmt_sprintf("%s/.hidden", dir);
-    icmt_ok(icm_fileio_delete(e->io, f));
-    icmt_ok(icm_fileio_delete(e->io, g));
-    icmt_ok(icm_fileio_delete(e->io, hidden));
-    const char *gone[] = {"f.parquet", ".f.parquet.crc", ".g.parquet.crc", ".hidden"};
-    const char *kept[] = {"h.parquet", "..hidden.crc"};
-    for (size_t i = 0; i < 4; i++) {
+    char *k_crc = icmt_sprintf("%s/.k.parquet.crc", dir); /* a data file: PAR1, not crc\0 */
+    icmt_write_file(k_crc, "PAR1", 4);
+    char *l_crc = icmt_sprintf("%s/.l.parquet.crc", dir); /* a link to a checksum elsewhere */
+    char *target = icmt_sprintf("%s/elsewhere.crc", dir);
+    assert_int_equal(symlink(target, l_crc), 0);
+    char *d_crc = icmt_sprintf("%s/.d.parquet.crc", dir); /* a folder */
+    assert_int_equal(mkdir(d_crc, 0777), 0);
+    const char *deleted[] = {"f.parquet", "g.parquet", ".hidden", "k.parquet", "l.parquet",
+                             "d.parquet"}; /* g.parquet is already gone: its side file goes */
+    for (size_t i = 0; i < sizeof deleted / sizeof *deleted; i++) {
+        char *loc = icmt_sprintf(i == 0 ? "file://%s/%s" : "%s/%s", dir, deleted[i]);
+        icmt_ok(icm_fileio_delete(e->io, loc));
+        free(loc);
+    }
+    const char *gone[] = {"f.parquet", ".f.parquet.crc", ".g.parquet.crc", ".hidden",
+                          "k.parquet", "l.parquet",      "d.parquet"};
+    const char *kept[] = {"h.parquet", "..hidden.crc", ".k.parquet.crc", "elsewhere.crc",
+                          ".d.parquet.crc"};
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
         char *p = icmt_sprintf("%s/%s", dir, gone[i]);
         assert_false(icmt_file_exists(p));
         free(p);
     }
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
         char *p = icmt_sprintf("%s/%s", dir, kept[i]);
         assert_true(icmt_file_exists(p));
         free(p);
     }
-    free(hidden);
-    free(g);
-    free(f);
+    struct stat st;
+    assert_int_equal(lstat(l_crc, &st), 0); /* the link itself stays too */
+    assert_true(S_ISLNK(st.st_mode));
+    free(d_crc);
+    free(target);
+    free(l_crc);
+    free(k_crc);
     free(dir);
 }
 
