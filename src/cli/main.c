@@ -473,9 +473,12 @@ int main(int argc, char **argv)
         rc = g.exit_code;
     } else {
         const icm_cli_command *cmd = find_command(argv[g.cmd_index]);
-        if (cmd == NULL)
+        if (cmd == NULL) {
+            /* `--json` may follow the command: an unknown one still gets its JSON error. */
+            for (int i = g.cmd_index + 1; i < argc && !cli.json; i++)
+                cli.json = strcmp(argv[i], "--json") == 0;
             rc = icm_cli_usage(argv[g.cmd_index], "unknown command");
-        else
+        } else
             rc = run_command(&cli, cmd, argc - g.cmd_index, argv + g.cmd_index);
     }
     if (cli.json && rc != ICM_EXIT_OK && !icm_cli_json_printed() && last_error[0] != '\0')

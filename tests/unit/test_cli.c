@@ -228,6 +228,8 @@ static void test_usage_errors(void **state)
                        "--snapshot-id: option needs a value");
     expect_usage_error((const char *[]){"--json", "frobnicate", NULL},
                        "frobnicate: unknown command");
+    expect_usage_error((const char *[]){"frobnicate", "db.t", "--json", NULL},
+                       "frobnicate: unknown command");
     expect_usage_error((const char *[]){"inspect", "--bogus", "/tmp", "--json", NULL},
                        "--bogus: unknown option for 'inspect'");
 }
