@@ -223,20 +223,9 @@ static void split(const char *loc, parts *p)
  * single copy. */
 static int put_collapsed(icm__buf *b, const char *path)
 {
-    size_t start = b->len;
-    if (strstr(path, "//") == NULL) {
-        if (icm__buf_puts(b, path) != 0)
-            return ICM_ENOMEM;
-    } else {
-        for (const char *s = path; *s != '\0'; s++) {
-            if (*s == '/' && s[1] == '/')
-                continue;
-            if (icm__buf_putc(b, *s) != 0)
-                return ICM_ENOMEM;
-        }
-    }
-    if (b->len > start + 1 && b->data[b->len - 1] == '/')
-        b->data[--b->len] = '\0';
+    if (icm__buf_grow(b, strlen(path)) != 0)
+        return ICM_ENOMEM;
+    b->len += icm__path_collapse(path, b->data + b->len);
     return 0;
 }
 
@@ -388,11 +377,6 @@ static int origin_index(icm__orphan_keys *k, const char *scheme, const char *aut
 
 /* Whether the collapsed path may have a `.` or `..` segment: one starts the path or follows a
  * '/'. Most paths have neither, and this scan is cheaper than resolving. */
-static bool may_have_dot_segment(const char *path)
-{
-    return path[0] == '.' || strstr(path, "/.") != NULL;
-}
-
 /* Fill k->key with a 4-byte placeholder for the origin index and the collapsed path. */
 static int build_key(icm__orphan_keys *k, const char *path, bool local)
 {
@@ -403,8 +387,8 @@ static int build_key(icm__orphan_keys *k, const char *path, bool local)
     /* A file system resolves `t/./d/f` and `t/x/../d/f` to the file the listing calls `t/d/f`:
      * one key, or a live file referenced through a dot segment would look like an orphan.
      * Object-store keys stay exact bytes (`..` is an ordinary key there). */
-    if (local && may_have_dot_segment(k->key.data + sizeof zero))
-        k->key.len = sizeof zero + icm__path_resolve_dots(k->key.data + sizeof zero);
+    if (local)
+        k->key.len = sizeof zero + icm__path_resolve_dots_if_any(k->key.data + sizeof zero);
     return 0;
 }
 

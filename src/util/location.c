@@ -78,7 +78,7 @@ const char *icm__location_local_part(const char *loc)
 
 /* Collapse repeated slashes and drop a trailing slash (keeping a lone "/"). Most paths have
  * no repeated slash: those are copied whole (this runs once per manifest entry in keep sets). */
-static size_t normalize_path(const char *in, char *out)
+size_t icm__path_collapse(const char *in, char *out)
 {
     size_t n = 0;
     if (strstr(in, "//") == NULL) {
@@ -108,7 +108,7 @@ int icm__location_normalize(const char *loc, char **out)
     char *s = icm__malloc(strlen(local) + 1);
     if (s == NULL)
         return ICM_ENOMEM;
-    normalize_path(local, s);
+    icm__path_collapse(local, s);
     *out = s;
     return 0;
 }
@@ -312,6 +312,14 @@ size_t icm__path_resolve_dots(char *path)
     return (size_t)(w - path);
 }
 
+size_t icm__path_resolve_dots_if_any(char *path)
+{
+    /* Most paths have no segment starting with '.': one search instead of a segment walk. */
+    if (path[0] == '.' || strstr(path, "/.") != NULL)
+        return icm__path_resolve_dots(path);
+    return strlen(path);
+}
+
 size_t icm__location_key_write(const char *loc, char *out)
 {
     const char *local = icm__location_local_part(loc);
@@ -320,11 +328,8 @@ size_t icm__location_key_write(const char *loc, char *out)
         memcpy(out, loc, n + 1);
         return n;
     }
-    size_t n = normalize_path(local, out);
-    /* Only a file system resolves dot segments; most paths have none (checked cheaply). */
-    if (out[0] == '.' || strstr(out, "/.") != NULL)
-        n = icm__path_resolve_dots(out);
-    return n;
+    icm__path_collapse(local, out);
+    return icm__path_resolve_dots_if_any(out); /* only a file system resolves dot segments */
 }
 
 int icm__location_key(const char *loc, char **out)

@@ -42,6 +42,12 @@ int icm__location_normalize(const char *loc, char **out);
  * collapse. Returns the new length.
  */
 size_t icm__path_resolve_dots(char *path);
+/* icm__path_resolve_dots, skipped (cheaply) when no segment starts with '.'. */
+size_t icm__path_resolve_dots_if_any(char *path);
+
+/* Collapse repeated slashes and drop a trailing slash (a lone "/" stays): `in` into `out`,
+ * which must hold strlen(in) + 1 bytes. Returns the new length. */
+size_t icm__path_collapse(const char *in, char *out);
 
 /*
  * The identity key of a location for keep sets: icm__location_normalize, then for local paths
