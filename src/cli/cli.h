@@ -109,6 +109,10 @@ typedef struct icm_cli_table {
 /* Resolve TABLE (a metadata JSON file or a table directory in filesystem layout) and read its
  * current metadata. Returns an exit code; on failure the error was already reported. */
 int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out);
+/* For a command whose only argument is TABLE: parse argv (icm_cli_take_table,
+ * icm_cli_need_table) and open it (icm_cli_table_open). Returns an exit code. */
+int icm_cli_table_open_args(icm_cli *cli, const char *cmd, int argc, char **argv,
+                            icm_cli_table *out);
 /* The name the table's metadata uses for `ref`: a location at or below a --path-map TO is
  * rewritten to its FROM (icm_fileio_pathmap_unapply), anything else is copied. Tables and
  * files named by where they really are must be opened and recorded under their original names,

@@ -171,18 +171,8 @@ static int print_human(const icm_cli_table *t)
 
 static int run_snapshots(icm_cli *cli, int argc, char **argv)
 {
-    const char *table = NULL;
-    bool after_dashdash = false;
-    for (int i = 1; i < argc; i++) {
-        int rc = icm_cli_take_table("snapshots", argv, i, &after_dashdash, &table);
-        if (rc != ICM_EXIT_OK)
-            return rc;
-    }
-    int rc = icm_cli_need_table("snapshots", table);
-    if (rc != ICM_EXIT_OK)
-        return rc;
     icm_cli_table t;
-    rc = icm_cli_table_open(cli, table, &t);
+    int rc = icm_cli_table_open_args(cli, "snapshots", argc, argv, &t);
     if (rc != ICM_EXIT_OK)
         return rc;
     rc = cli->json ? print_json(&t) : print_human(&t);

@@ -289,6 +289,20 @@ int icm_cli_need_table(const char *cmd, const char *table)
     return ICM_EXIT_OK;
 }
 
+int icm_cli_table_open_args(icm_cli *cli, const char *cmd, int argc, char **argv,
+                            icm_cli_table *out)
+{
+    const char *table = NULL;
+    bool after_dashdash = false;
+    for (int i = 1; i < argc; i++) {
+        int rc = icm_cli_take_table(cmd, argv, i, &after_dashdash, &table);
+        if (rc != ICM_EXIT_OK)
+            return rc;
+    }
+    int rc = icm_cli_need_table(cmd, table);
+    return rc == ICM_EXIT_OK ? icm_cli_table_open(cli, table, out) : rc;
+}
+
 /* ---- global options ---- */
 
 static void cli_dispose(icm_cli *cli)
