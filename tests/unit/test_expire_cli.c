@@ -42,16 +42,6 @@ static char *copy_spec2(void)
     return dir;
 }
 
-static json_t *parse(const char *text)
-{
-    json_error_t e;
-    json_t *doc = json_loads(text, 0, &e);
-    if (doc == NULL)
-        print_error("not JSON (%s): %s\n", e.text, text);
-    assert_non_null(doc);
-    return doc;
-}
-
 static size_t planned_paths(json_t *doc, char ***out)
 {
     const char *keys[] = {"deleted_files", "deleted_manifests", "deleted_statistics_files"};
@@ -94,7 +84,7 @@ static void test_dry_run_then_real(void **state)
     run d = cli(dir, "expire-snapshots " SPEC2 " --retain-last 2 --older-than 1d --dry-run "
                      "--json --plan-out plan.json");
     assert_int_equal(d.code, 0);
-    json_t *dry = parse(d.out);
+    json_t *dry = icmt_json_parse(d.out);
     assert_true(json_is_true(json_object_get(dry, "dry_run")));
     assert_null(json_object_get(dry, "metadata_location"));
     assert_int_equal(json_array_size(json_object_get(dry, "expired")), 5);
@@ -112,13 +102,13 @@ static void test_dry_run_then_real(void **state)
     char *plan_path = icmt_sprintf("%s/plan.json", dir);
     size_t len;
     char *plan_text = icmt_read_file(plan_path, &len);
-    json_t *plan = parse(plan_text);
+    json_t *plan = icmt_json_parse(plan_text);
     assert_true(json_equal(plan, dry));
 
     run r = cli(dir, "--json expire-snapshots " SPEC2 " --retain-last 2 --older-than 1d "
                      "--max-concurrent-deletes 3");
     assert_int_equal(r.code, 0);
-    json_t *real = parse(r.out);
+    json_t *real = icmt_json_parse(r.out);
     assert_true(json_is_false(json_object_get(real, "dry_run")));
     assert_string_equal(json_string_value(json_object_get(real, "metadata_location")),
                         SPEC2 "/metadata/v10.metadata.json");
@@ -131,7 +121,7 @@ static void test_dry_run_then_real(void **state)
     }
     run s = cli(dir, "--json snapshots " SPEC2);
     assert_int_equal(s.code, 0);
-    json_t *snaps = parse(s.out);
+    json_t *snaps = icmt_json_parse(s.out);
     assert_int_equal(json_array_size(json_object_get(snaps, "snapshots")), 2);
 
     /* Human output names the counts. */
@@ -210,7 +200,7 @@ static void test_refusals(void **state)
     args = icmt_sprintf("--json expire-snapshots '%s' --older-than 1d --dry-run", md);
     r = cli(dir, args);
     assert_int_equal(r.code, 0);
-    json_t *doc = parse(r.out);
+    json_t *doc = icmt_json_parse(r.out);
     assert_int_equal(json_array_size(json_object_get(doc, "expired")), 1);
     json_decref(doc);
     run_free(&r);

@@ -56,16 +56,6 @@ static char *make_table(void)
     return dir;
 }
 
-static json_t *parse(const char *text)
-{
-    json_error_t e;
-    json_t *doc = json_loads(text, 0, &e);
-    if (doc == NULL)
-        print_error("not JSON (%s): %s\n", e.text, text);
-    assert_non_null(doc);
-    return doc;
-}
-
 static bool has_orphan(json_t *doc, const char *path)
 {
     size_t i;
@@ -92,7 +82,7 @@ static void test_dry_run_then_real(void **state)
     char *dir = make_table();
     run r = cli(dir, "remove-orphan-files " TW " --dry-run --json");
     expect(&r, 0);
-    json_t *doc = parse(r.out);
+    json_t *doc = icmt_json_parse(r.out);
     assert_int_equal(json_array_size(json_object_get(doc, "orphans")), 3);
     assert_true(has_orphan(doc, TW "/data/old-stray.parquet"));
     assert_true(has_orphan(doc, TW "/data/d=2024-03-20/x.parquet"));
@@ -126,7 +116,7 @@ static void test_dry_run_then_real(void **state)
     size_t len;
     char *text = icmt_read_file(plan, &len);
     assert_non_null(text);
-    doc = parse(text);
+    doc = icmt_json_parse(text);
     assert_int_equal(json_integer_value(json_object_get(doc, "deleted")), 3);
     assert_true(json_is_false(json_object_get(doc, "dry_run")));
     json_decref(doc);
@@ -143,7 +133,7 @@ static void test_dry_run_then_real(void **state)
     /* nothing is left: the next run deletes nothing */
     r = cli(dir, "remove-orphan-files " TW " --json");
     expect(&r, 0);
-    doc = parse(r.out);
+    doc = icmt_json_parse(r.out);
     assert_int_equal(json_array_size(json_object_get(doc, "orphans")), 0);
     json_decref(doc);
     run_free(&r);
@@ -178,7 +168,7 @@ static void test_usage_and_refusals(void **state)
     run_free(&r);
     r = cli(dir, "remove-orphan-files " TW " --older-than 1h --dry-run --force --json");
     expect(&r, 0);
-    json_t *doc = parse(r.out);
+    json_t *doc = icmt_json_parse(r.out);
     assert_int_equal(json_array_size(json_object_get(doc, "orphans")), 3);
     json_decref(doc);
     run_free(&r);
@@ -202,7 +192,7 @@ static void test_exclude_and_file_list(void **state)
                      "/data/d=2024-03-20 --exclude-location " TW "/metadata "
                      "--equal-schemes 'gs=s3' --equal-schemes 'wasb=abfs'");
     expect(&r, 0);
-    json_t *doc = parse(r.out);
+    json_t *doc = icmt_json_parse(r.out);
     assert_int_equal(json_array_size(json_object_get(doc, "orphans")), 1);
     assert_true(has_orphan(doc, TW "/data/old-stray.parquet"));
     json_decref(doc);
@@ -226,7 +216,7 @@ static void test_exclude_and_file_list(void **state)
     fclose(f);
     r = cli(dir, args);
     expect(&r, 0);
-    doc = parse(r.out);
+    doc = icmt_json_parse(r.out);
     assert_int_equal(json_array_size(json_object_get(doc, "orphans")), 2);
     assert_true(has_orphan(doc, TW "/data/listed-only.parquet"));
     assert_true(has_orphan(doc, TW "/data/old-stray.parquet"));

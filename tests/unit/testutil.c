@@ -87,6 +87,16 @@ int icmt_file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+json_t *icmt_json_parse(const char *text)
+{
+    json_error_t e;
+    json_t *doc = json_loads(text, 0, &e);
+    if (doc == NULL)
+        print_error("not JSON (%s): %s\n", e.text, text);
+    assert_non_null(doc);
+    return doc;
+}
+
 char *icmt_sprintf(const char *fmt, ...)
 {
     va_list ap;

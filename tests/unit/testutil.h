@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "icemaint/errors.h"
 
 /* Directory of ../shared/fixtures (ICM_FIXTURES_DIR env overrides the configured path). */
@@ -27,6 +29,9 @@ char *icmt_read_file(const char *path, size_t *len); /* malloc'd; NULL if missin
 int icmt_file_exists(const char *path);
 /* malloc'd printf */
 char *icmt_sprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* `text` as a JSON document (new; json_decref); fails the test, showing the text, if it is not
+ * one. */
+json_t *icmt_json_parse(const char *text);
 
 /* A shell command line's exit code and captured output (malloc'd). */
 typedef struct icmt_run {
