@@ -39,66 +39,63 @@ static int bad(parser *ps, const char *what)
                           "invalid Avro schema: %s", what);
 }
 
-static int new_node(parser *ps, icm__avro_type type, uint32_t *out)
+/* Reserve `count` consecutive slots at the end of a growable array (*items of *len used,
+ * *cap allocated, `elem` bytes each); *first is the first new index. */
+static int reserve(parser *ps, void **items, uint32_t *len, uint32_t *cap, size_t elem,
+                   uint32_t count, const char *what, uint32_t *first)
 {
-    icm__avro_schema *s = ps->s;
-    if (s->n_nodes == s->cap_nodes) {
-        uint32_t cap = s->cap_nodes ? s->cap_nodes * 2 : 32;
-        icm__avro_node *n = icm__reallocarray(s->nodes, cap, sizeof *n);
-        if (n == NULL)
+    if (count > UINT32_MAX - *len)
+        return bad(ps, what);
+    uint32_t need = *len + count;
+    if (need > *cap) {
+        uint32_t c = *cap ? *cap : 16;
+        while (c < need)
+            c = c > UINT32_MAX / 2 ? need : c * 2;
+        void *grown = icm__reallocarray(*items, c, elem);
+        if (grown == NULL)
             return ICM_ENOMEM;
-        s->nodes = n;
-        s->cap_nodes = cap;
+        *items = grown;
+        *cap = c;
     }
-    icm__avro_node *n = &s->nodes[s->n_nodes];
-    memset(n, 0, sizeof *n);
-    n->type = type;
-    n->elem_id = ICM__AVRO_NO_ID;
-    *out = s->n_nodes++;
+    *first = *len;
+    *len = need;
     return 0;
 }
 
-/* Reserve `count` consecutive slots in fields[] (or branches[]); return the first index. */
+static int new_node(parser *ps, icm__avro_type type, uint32_t *out)
+{
+    icm__avro_schema *s = ps->s;
+    void *items = s->nodes;
+    int rc = reserve(ps, &items, &s->n_nodes, &s->cap_nodes, sizeof *s->nodes, 1,
+                     "too many types", out);
+    s->nodes = items;
+    if (rc != 0)
+        return rc;
+    icm__avro_node *n = &s->nodes[*out];
+    memset(n, 0, sizeof *n);
+    n->type = type;
+    n->elem_id = ICM__AVRO_NO_ID;
+    return 0;
+}
+
 static int reserve_fields(parser *ps, uint32_t count, uint32_t *first)
 {
     icm__avro_schema *s = ps->s;
-    if (count > UINT32_MAX - s->n_fields)
-        return bad(ps, "too many fields");
-    uint32_t need = s->n_fields + count;
-    if (need > s->cap_fields) {
-        uint32_t cap = s->cap_fields ? s->cap_fields : 32;
-        while (cap < need)
-            cap *= 2;
-        icm__avro_field *f = icm__reallocarray(s->fields, cap, sizeof *f);
-        if (f == NULL)
-            return ICM_ENOMEM;
-        s->fields = f;
-        s->cap_fields = cap;
-    }
-    *first = s->n_fields;
-    s->n_fields = need;
-    return 0;
+    void *items = s->fields;
+    int rc = reserve(ps, &items, &s->n_fields, &s->cap_fields, sizeof *s->fields, count,
+                     "too many fields", first);
+    s->fields = items;
+    return rc;
 }
 
 static int reserve_branches(parser *ps, uint32_t count, uint32_t *first)
 {
     icm__avro_schema *s = ps->s;
-    if (count > UINT32_MAX - s->n_branches)
-        return bad(ps, "too many union branches");
-    uint32_t need = s->n_branches + count;
-    if (need > s->cap_branches) {
-        uint32_t cap = s->cap_branches ? s->cap_branches : 16;
-        while (cap < need)
-            cap *= 2;
-        uint32_t *b = icm__reallocarray(s->branches, cap, sizeof *b);
-        if (b == NULL)
-            return ICM_ENOMEM;
-        s->branches = b;
-        s->cap_branches = cap;
-    }
-    *first = s->n_branches;
-    s->n_branches = need;
-    return 0;
+    void *items = s->branches;
+    int rc = reserve(ps, &items, &s->n_branches, &s->cap_branches, sizeof *s->branches, count,
+                     "too many union branches", first);
+    s->branches = items;
+    return rc;
 }
 
 static const struct {
