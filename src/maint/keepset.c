@@ -10,13 +10,16 @@
  * deleted; a retained manifest that cannot be read hides which files it keeps, so no data or
  * delete file may be deleted.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <xxhash.h>
 
 #include "icemaint/manifest.h"
 #include "maint/keepset.h"
+#include "maint/manifest_ahead.h"
 #include "manifest/manifest_internal.h"
 #include "util/location.h"
 #include "util/strset.h"
@@ -27,7 +30,13 @@
 
 /* Open addressing with linear probing. The table grows when it would be more than 3/4 full,
  * to exactly twice the entries, so it is always at least half full: at most 2 slots of 16
- * bytes, 32 bytes, per path (a power-of-two table could sit at 1/4 full, 64 bytes per path). */
+ * bytes, 32 bytes, per path (a power-of-two table could sit at 1/4 full, 64 bytes per path).
+ *
+ * A hash's home slot is floor(low64 * cap / 2^64) ("fastrange"): no division, and home slots
+ * rise with the hash, so the table stays (almost) sorted by hash. Growing then walks the old
+ * table in order and fills the new one front to back: sequential memory instead of a cache miss
+ * per entry. Tables of several MiB ask for transparent huge pages, which saves a TLB miss on
+ * most look-ups (a hint only: the kernel may ignore it). */
 struct icm__pathset {
     XXH128_hash_t *slots; /* {0,0} = empty */
     size_t cap;
@@ -35,6 +44,7 @@ struct icm__pathset {
 };
 
 #define PATHSET_MIN_CAP 64
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
 static bool slot_empty(XXH128_hash_t h)
 {
@@ -61,10 +71,24 @@ static int hash_location(const char *location, XXH128_hash_t *out)
     return 0;
 }
 
+/* floor(h * cap / 2^64): the home slot, in [0, cap). */
+static size_t home_slot(uint64_t h, size_t cap)
+{
+#ifdef __SIZEOF_INT128__
+    __extension__ typedef unsigned __int128 u128;
+    return (size_t)(((u128)h * (uint64_t)cap) >> 64);
+#else
+    uint64_t c = (uint64_t)cap, hl = h & 0xffffffffu, hh = h >> 32;
+    uint64_t cl = c & 0xffffffffu, ch = c >> 32;
+    uint64_t mid = (hl * cl >> 32) + (hh * cl & 0xffffffffu) + (hl * ch & 0xffffffffu);
+    return (size_t)(hh * ch + (hh * cl >> 32) + (hl * ch >> 32) + (mid >> 32));
+#endif
+}
+
 /* Slot of h: where it is, or the empty slot where it would go. */
 static size_t probe(const XXH128_hash_t *slots, size_t cap, XXH128_hash_t h)
 {
-    size_t i = (size_t)(h.low64 % cap);
+    size_t i = home_slot(h.low64, cap);
     while (!slot_empty(slots[i]) && !XXH128_isEqual(slots[i], h))
         i = i + 1 == cap ? 0 : i + 1;
     return i;
@@ -75,6 +99,23 @@ static bool too_full(size_t count, size_t cap)
     return count * 4 > cap * 3;
 }
 
+/* Zeroed slots. Big tables are offered huge pages; with the default allocator their pages are
+ * fresh and untouched here (icm__calloc), so the advice holds from the first touch on. */
+static XXH128_hash_t *alloc_slots(size_t cap)
+{
+    XXH128_hash_t *slots = icm__calloc(cap, sizeof *slots);
+#ifdef MADV_HUGEPAGE
+    size_t bytes = cap * sizeof *slots; /* icm__calloc checked the product */
+    if (slots != NULL && bytes >= 2 * HUGE_PAGE_BYTES) {
+        uintptr_t lo = ((uintptr_t)slots + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
+        uintptr_t hi = ((uintptr_t)slots + bytes) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
+        if (hi > lo)
+            (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice: failure is harmless */
+    }
+#endif
+    return slots;
+}
+
 int icm__pathset_new(icm__pathset **out, size_t expected)
 {
     *out = NULL;
@@ -82,7 +123,7 @@ int icm__pathset_new(icm__pathset **out, size_t expected)
     if (expected > cap / 2 && expected < SIZE_MAX / 4)
         cap = expected * 2;
     icm__pathset *s = icm__calloc(1, sizeof *s);
-    XXH128_hash_t *slots = icm__calloc(cap, sizeof *slots);
+    XXH128_hash_t *slots = s != NULL ? alloc_slots(cap) : NULL;
     if (s == NULL || slots == NULL) {
         icm__free(s);
         icm__free(slots);
@@ -102,18 +143,29 @@ void icm__pathset_free(icm__pathset *set)
     icm__free(set);
 }
 
-/* Grow to twice the entries (load 1/2 after, 3/4 at most before the next growth). */
+/*
+ * Grow to twice the entries (load 1/2 after, 3/4 at most before the next growth). The old
+ * table is walked in slot order, which is hash order except for the run that wrapped around
+ * from the end to the front; re-inserting in that order writes the new table front to back.
+ * Where the wrapped run starts (the first empty slot) is where the walk starts, so it is
+ * inserted last, at the end where it belongs.
+ */
 static int grow(icm__pathset *s, size_t count)
 {
     size_t cap;
     if (icm__mul_overflow(count, 2, &cap))
         return icm__error_oom();
-    XXH128_hash_t *slots = icm__calloc(cap, sizeof *slots);
+    XXH128_hash_t *slots = alloc_slots(cap);
     if (slots == NULL)
         return ICM_ENOMEM;
-    for (size_t i = 0; i < s->cap; i++)
+    size_t start = 0;
+    while (start < s->cap && !slot_empty(s->slots[start]))
+        start++;
+    for (size_t k = 0; k < s->cap; k++) {
+        size_t i = start + k < s->cap ? start + k : start + k - s->cap;
         if (!slot_empty(s->slots[i]))
             slots[probe(slots, cap, s->slots[i])] = s->slots[i];
+    }
     icm__free(s->slots);
     s->slots = slots;
     s->cap = cap;
@@ -216,8 +268,9 @@ bool icm__reach_report_has_failure(const icm__reach_report *report, bool lists_o
     return false;
 }
 
-/* Record that `location` could not be read, with the last error. */
-static int record_failure(icm__reach_report *report, const char *location, bool is_list, int code)
+/* Record that `location` could not be read, with `message` (the read's last error). */
+static int record_failure(icm__reach_report *report, const char *location, bool is_list, int code,
+                          const char *message)
 {
     icm__reach_failure *grown = icm__reallocarray(report->failures, report->failure_count + 1,
                                                   sizeof *grown);
@@ -226,7 +279,7 @@ static int record_failure(icm__reach_report *report, const char *location, bool 
     report->failures = grown;
     icm__reach_failure *f = &grown[report->failure_count];
     f->location = icm__strdup(location);
-    f->message = icm__strdup(icm_error_last()->message);
+    f->message = icm__strdup(message);
     f->is_manifest_list = is_list;
     f->code = code;
     if (f->location == NULL || f->message == NULL) {
@@ -240,6 +293,31 @@ static int record_failure(icm__reach_report *report, const char *location, bool 
 
 /* ------------------------------------------------------------------------------------------ */
 /* walk                                                                                        */
+
+/*
+ * A walk runs in two passes. The first reads the chosen snapshots' manifest lists (on this
+ * thread) and writes down, in order, what the walk reaches and reads: a file reached, a manifest
+ * list that could not be read, or "the entries of the next manifest to read". The second pass
+ * goes through those notes in order and hands each reached file to the callback, while the
+ * manifests whose entries are wanted are decoded ahead on a second thread (manifest_ahead.h).
+ * The callback sees exactly the files, in exactly the order, and the report gets exactly the
+ * failures, in the order, that reading everything on one thread in a single pass gives.
+ */
+typedef enum note_kind {
+    NOTE_REACHED,      /* location was reached as `kind` */
+    NOTE_LIST_FAILURE, /* the manifest list `location` could not be read */
+    NOTE_ENTRIES       /* the live entries of the next manifest in walk.to_read */
+} note_kind;
+
+typedef struct note {
+    note_kind what;
+    icm__file_kind kind;
+    int code;           /* NOTE_LIST_FAILURE */
+    int64_t size_bytes;
+    int64_t snapshot_id;
+    char *location;     /* NOTE_REACHED, NOTE_LIST_FAILURE */
+    char *message;      /* NOTE_LIST_FAILURE */
+} note;
 
 typedef struct walk {
     icm_fileio *io;
@@ -259,9 +337,13 @@ typedef struct walk {
     icm__manifest_refs *collect;  /* NULL, or where unique manifests are remembered */
     int64_t snapshot_id;          /* the snapshot being walked */
     int stop_rc;                  /* a callback's stop value or ENOMEM: ends the walk */
+    note *notes;                  /* the first pass's notes, in walk order */
+    size_t n_notes, notes_cap;
+    icm__manifest_refs to_read;   /* manifests whose entries the second pass reads, in order */
 } walk;
 
-static int emit(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
+/* Hand a reached file to the callback. */
+static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
 {
     icm__reached r = {location, kind, size_bytes, w->snapshot_id};
     int rc = w->cb(&r, w->payload);
@@ -270,37 +352,52 @@ static int emit(walk *w, const char *location, icm__file_kind kind, int64_t size
     return rc;
 }
 
-/* The kind of a live manifest entry. A position-delete file in Puffin format is a deletion
- * vector (spec v3 "Deletion Vectors"). */
-static icm__file_kind entry_kind(const icm_data_file *f)
+static note *add_note(walk *w, note_kind what)
 {
-    switch (f->content) {
-    case ICM_FILE_CONTENT_POSITION_DELETES:
-        return f->file_format == ICM_FILE_FORMAT_PUFFIN ? ICM__FILE_DELETION_VECTOR
-                                                        : ICM__FILE_POSITION_DELETES;
-    case ICM_FILE_CONTENT_EQUALITY_DELETES:
-        return ICM__FILE_EQUALITY_DELETES;
-    default:
-        return ICM__FILE_DATA;
+    if (w->n_notes == w->notes_cap) {
+        size_t cap = w->notes_cap ? w->notes_cap * 2 : 64;
+        note *grown = icm__reallocarray(w->notes, cap, sizeof *grown);
+        if (grown == NULL) {
+            w->stop_rc = ICM_ENOMEM;
+            return NULL;
+        }
+        w->notes = grown;
+        w->notes_cap = cap;
     }
+    note *n = &w->notes[w->n_notes++];
+    memset(n, 0, sizeof *n);
+    n->what = what;
+    n->snapshot_id = w->snapshot_id;
+    return n;
 }
 
-static int on_entry(const icm_manifest_entry *e, void *payload)
+/* First pass: note a reached file for the second pass. */
+static int emit(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
 {
-    walk *w = payload;
-    w->report->entries_read++;
-    if (e->status == ICM_ENTRY_DELETED)
-        return 0; /* a DELETED entry protects nothing */
-    /* referenced_data_file is deliberately ignored: the vector's own file is file_path. */
-    return emit(w, e->data_file.file_path, entry_kind(&e->data_file),
-                e->data_file.file_size_in_bytes);
+    note *n = add_note(w, NOTE_REACHED);
+    if (n == NULL || (n->location = icm__strdup(location)) == NULL) {
+        w->stop_rc = ICM_ENOMEM;
+        return ICM_ENOMEM;
+    }
+    n->kind = kind;
+    n->size_bytes = size_bytes;
+    return 0;
 }
 
-static const uint64_t ENTRY_FIELDS =
-    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE;
+static void notes_dispose(walk *w)
+{
+    for (size_t i = 0; i < w->n_notes; i++) {
+        icm__free(w->notes[i].location);
+        icm__free(w->notes[i].message);
+    }
+    icm__free(w->notes);
+    w->notes = NULL;
+    w->n_notes = w->notes_cap = 0;
+}
 
-/* After a read: a stop or ENOMEM ends the walk; any other failure is recorded. */
-static int settle_read(walk *w, int rc, const char *location, bool is_list)
+/* After a manifest read: a stop or ENOMEM ends the walk; any other failure is recorded with
+ * the calling thread's last error. */
+static int settle_manifest(walk *w, int rc, const char *location)
 {
     if (w->stop_rc != 0)
         return w->stop_rc;
@@ -310,10 +407,32 @@ static int settle_read(walk *w, int rc, const char *location, bool is_list)
         w->stop_rc = rc;
         return rc;
     }
-    int rrc = record_failure(w->report, location, is_list, rc);
+    int rrc = record_failure(w->report, location, false, rc, icm_error_last()->message);
     if (rrc != 0)
         w->stop_rc = rrc;
     return rrc;
+}
+
+/* After a manifest-list read (first pass): a stop or ENOMEM ends the walk; any other failure
+ * is noted, to be recorded in its place by the second pass. */
+static int settle_list(walk *w, int rc, const char *location)
+{
+    if (w->stop_rc != 0)
+        return w->stop_rc;
+    if (rc == 0)
+        return 0;
+    if (rc == ICM_ENOMEM) {
+        w->stop_rc = rc;
+        return rc;
+    }
+    note *n = add_note(w, NOTE_LIST_FAILURE);
+    if (n == NULL || (n->location = icm__strdup(location)) == NULL ||
+        (n->message = icm__strdup(icm_error_last()->message)) == NULL) {
+        w->stop_rc = ICM_ENOMEM;
+        return ICM_ENOMEM;
+    }
+    n->code = rc;
+    return 0;
 }
 
 /* Whether this manifest's entries are to be read. */
@@ -340,11 +459,11 @@ void icm__manifest_refs_dispose(icm__manifest_refs *refs)
     memset(refs, 0, sizeof *refs);
 }
 
-/* Remember a manifest for icm__reach_entries: a copy of its list entry (or, for an embedded v1
- * manifest, just its path), without the raw spans that point into the reader's buffers. */
-static int remember(walk *w, const icm_manifest_file *mf, const char *path)
+/* Append a copy of a manifest's list entry (or, for an embedded v1 manifest, just its path),
+ * without the raw spans that point into the reader's buffers. */
+static int remember(walk *w, icm__manifest_refs *refs, const icm_manifest_file *mf,
+                    const char *path)
 {
-    icm__manifest_refs *refs = w->collect;
     if (refs->len == refs->cap) {
         size_t cap = refs->cap ? refs->cap * 2 : 64;
         icm__manifest_ref *grown = icm__reallocarray(refs->items, cap, sizeof *grown);
@@ -370,51 +489,39 @@ static int remember(walk *w, const icm_manifest_file *mf, const char *path)
     return 0;
 }
 
-/* Report a manifest once (mf NULL for an embedded v1 manifest); *first tells whether this is
- * its first sighting. */
-static int first_sighting(walk *w, const icm_manifest_file *mf, const char *path,
-                          int64_t size_bytes, bool *first)
+/* Report a manifest once (mf NULL for an embedded v1 manifest) and, on its first sighting,
+ * note that its entries are to be read when they are wanted. */
+static int sight_manifest(walk *w, const icm_manifest_file *mf, const char *path,
+                          int64_t size_bytes)
 {
-    *first = false;
-    bool new_spelling = false;
+    bool first = false, new_spelling = false, read = false;
     int rc = icm__strset_add(&w->seen_written, path, strlen(path), &new_spelling);
     if (rc == 0 && new_spelling) {
         char *key = NULL;
         rc = icm__location_key(path, &key);
         if (rc == 0)
-            rc = icm__strset_add(&w->seen_keys, key, strlen(key), first);
+            rc = icm__strset_add(&w->seen_keys, key, strlen(key), &first);
         icm__free(key);
     }
-    if (rc == 0 && *first && w->collect != NULL)
-        rc = remember(w, mf, path);
-    if (rc != 0) {
-        w->stop_rc = rc;
-        return rc;
+    if (rc == 0 && first && w->collect != NULL)
+        rc = remember(w, w->collect, mf, path);
+    if (rc == 0 && first)
+        rc = emit(w, path, ICM__FILE_MANIFEST, size_bytes);
+    if (rc == 0 && first)
+        rc = wants_entries(w, path, &read);
+    if (rc == 0 && read) {
+        rc = remember(w, &w->to_read, mf, path);
+        if (rc == 0 && add_note(w, NOTE_ENTRIES) == NULL)
+            rc = ICM_ENOMEM;
     }
-    if (!*first)
-        return 0;
-    return emit(w, path, ICM__FILE_MANIFEST, size_bytes);
+    if (rc != 0)
+        w->stop_rc = rc;
+    return rc;
 }
 
 static int on_manifest_file(const icm_manifest_file *mf, void *payload)
 {
-    walk *w = payload;
-    bool first, read;
-    int rc = first_sighting(w, mf, mf->manifest_path, mf->manifest_length, &first);
-    if (rc != 0 || !first)
-        return rc;
-    if ((rc = wants_entries(w, mf->manifest_path, &read)) != 0) {
-        w->stop_rc = rc;
-        return rc;
-    }
-    if (!read)
-        return 0;
-    icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
-    ro.fields = ENTRY_FIELDS;
-    ro.format_version = w->format_version;
-    rc = icm__manifest_read_cached(w->io, mf, &ro, w->schemas, on_entry, w);
-    w->report->manifests_read++;
-    return settle_read(w, rc, mf->manifest_path, false);
+    return sight_manifest(payload, mf, mf->manifest_path, mf->manifest_length);
 }
 
 /* Row filter of the manifest-list reads: a path already handled in the same spelling needs no
@@ -435,34 +542,65 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s)
     rc = icm__manifest_list_read_cached(w->io, s->manifest_list, &lo, w->schemas, seen_as_written,
                                         on_manifest_file, w);
     w->report->manifest_lists_read++;
-    return settle_read(w, rc, s->manifest_list, true);
+    return settle_list(w, rc, s->manifest_list);
 }
 
 /* v1 snapshots may list their manifests inline instead of in a manifest list. */
 static int walk_embedded(walk *w, const icm_snapshot *s)
 {
     for (size_t k = 0; k < s->manifest_count; k++) {
-        const char *path = s->manifests[k];
-        bool first, read;
-        int rc = first_sighting(w, NULL, path, -1, &first);
-        if (rc == 0 && first)
-            rc = wants_entries(w, path, &read);
-        if (rc != 0) {
-            w->stop_rc = rc;
-            return rc;
-        }
-        if (!first || !read)
-            continue;
-        icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
-        ro.fields = ENTRY_FIELDS;
-        ro.format_version = 1;
-        rc = icm__manifest_read_v1_embedded_cached(w->io, path, s->snapshot_id, &ro, w->schemas,
-                                                   on_entry, w);
-        w->report->manifests_read++;
-        if ((rc = settle_read(w, rc, path, false)) != 0)
+        int rc = sight_manifest(w, NULL, s->manifests[k], -1);
+        if (rc != 0)
             return rc;
     }
     return 0;
+}
+
+/* Second pass, one manifest: its live entries to the callback, then its read failure, if any,
+ * to the report (as a single pass reports them: entries decoded before the failure first). */
+static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
+{
+    const icm__manifest_ref *r = &w->to_read.items[i];
+    const icm__ahead_manifest *m = icm__manifest_ahead_get(ahead, i);
+    w->snapshot_id = r->snapshot_id;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < m->count; k++)
+        rc = deliver(w, m->locations + m->entries[k].location_offset, m->entries[k].kind,
+                     m->entries[k].size_bytes);
+    w->report->entries_read += m->entries_read;
+    w->report->manifests_read++;
+    if (rc == 0 && m->rc != 0)
+        icm__manifest_ahead_raise(ahead, i);
+    if (rc == 0)
+        rc = settle_manifest(w, m->rc, r->mf.manifest_path);
+    icm__manifest_ahead_release(ahead, i);
+    return rc;
+}
+
+/* Second pass: the notes in order, with the manifests decoded ahead. */
+static int deliver_notes(walk *w)
+{
+    icm__manifest_ahead *ahead = NULL;
+    int rc = icm__manifest_ahead_start(&ahead, w->io, w->format_version, w->schemas,
+                                       w->to_read.items, w->to_read.len);
+    size_t next = 0;
+    for (size_t i = 0; rc == 0 && i < w->n_notes; i++) {
+        const note *n = &w->notes[i];
+        w->snapshot_id = n->snapshot_id;
+        switch (n->what) {
+        case NOTE_REACHED:
+            rc = deliver(w, n->location, n->kind, n->size_bytes);
+            break;
+        case NOTE_LIST_FAILURE:
+            rc = record_failure(w->report, n->location, true, n->code, n->message);
+            break;
+        case NOTE_ENTRIES:
+            rc = deliver_entries(w, ahead, next++);
+            break;
+        }
+    }
+    icm__manifest_ahead_finish(ahead);
+    return rc;
 }
 
 /* A sorted copy of the chosen ids makes `chosen` cheap for large explicit sets. */
@@ -485,10 +623,10 @@ static int walk_statistics(walk *w)
         if (!chosen_sorted(w->opts->snapshot_ids, w->opts->snapshot_id_count, f->snapshot_id))
             continue;
         w->snapshot_id = f->snapshot_id;
-        int rc = emit(w, f->path,
-                      f->partition_statistics ? ICM__FILE_PARTITION_STATISTICS
-                                              : ICM__FILE_STATISTICS,
-                      f->file_size_in_bytes);
+        int rc = deliver(w, f->path,
+                         f->partition_statistics ? ICM__FILE_PARTITION_STATISTICS
+                                                 : ICM__FILE_STATISTICS,
+                         f->file_size_in_bytes);
         if (rc != 0)
             return rc;
     }
@@ -516,19 +654,16 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
         qsort(ids, opts->snapshot_id_count, sizeof *ids, cmp_i64);
         local.snapshot_ids = ids;
     }
-    walk w = {io,
-              md,
-              &local,
-              cb,
-              payload,
-              report,
-              ICM__STRSET_INIT,
-              ICM__STRSET_INIT,
-              NULL,
-              icm_table_metadata_format_version(md),
-              collect,
-              0,
-              0};
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.io = io;
+    w.md = md;
+    w.opts = &local;
+    w.cb = cb;
+    w.payload = payload;
+    w.report = report;
+    w.format_version = icm_table_metadata_format_version(md);
+    w.collect = collect;
     int rc = icm__avro_schema_cache_new(&w.schemas);
     size_t n = icm_table_metadata_snapshot_count(md);
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -538,8 +673,12 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
         w.snapshot_id = s->snapshot_id;
         rc = s->manifest_list != NULL ? walk_manifest_list(&w, s) : walk_embedded(&w, s);
     }
+    if (rc == 0)
+        rc = deliver_notes(&w);
     if (rc == 0 && local.statistics)
         rc = walk_statistics(&w);
+    notes_dispose(&w);
+    icm__manifest_refs_dispose(&w.to_read);
     icm__strset_dispose(&w.seen_written);
     icm__strset_dispose(&w.seen_keys);
     icm__avro_schema_cache_free(w.schemas);
@@ -552,23 +691,23 @@ int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_r
 {
     memset(report, 0, sizeof *report);
     icm__reach_options none = {NULL, 0, true, NULL, false};
-    walk w = {io,   NULL, &none, cb, payload, report, ICM__STRSET_INIT, ICM__STRSET_INIT,
-              NULL, format_version, NULL, 0, 0};
-    icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
-    ro.fields = ENTRY_FIELDS;
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.io = io;
+    w.opts = &none;
+    w.cb = cb;
+    w.payload = payload;
+    w.report = report;
+    w.format_version = format_version;
+    w.to_read = *refs; /* borrowed: never disposed here */
+    icm__manifest_ahead *ahead = NULL;
     int rc = icm__avro_schema_cache_new(&w.schemas);
-    for (size_t i = 0; rc == 0 && i < refs->len; i++) {
-        const icm__manifest_ref *r = &refs->items[i];
-        w.snapshot_id = r->snapshot_id;
-        ro.format_version = r->embedded_v1 ? 1 : format_version;
-        int read = r->embedded_v1
-                       ? icm__manifest_read_v1_embedded_cached(io, r->mf.manifest_path,
-                                                               r->snapshot_id, &ro, w.schemas,
-                                                               on_entry, &w)
-                       : icm__manifest_read_cached(io, &r->mf, &ro, w.schemas, on_entry, &w);
-        report->manifests_read++;
-        rc = settle_read(&w, read, r->mf.manifest_path, false);
-    }
+    if (rc == 0)
+        rc = icm__manifest_ahead_start(&ahead, io, format_version, w.schemas, refs->items,
+                                       refs->len);
+    for (size_t i = 0; rc == 0 && i < refs->len; i++)
+        rc = deliver_entries(&w, ahead, i);
+    icm__manifest_ahead_finish(ahead);
     icm__avro_schema_cache_free(w.schemas);
     return rc;
 }

@@ -14,7 +14,9 @@
  *
  * Speed: the listing asks for names only (ICM_LIST_STAT_OPTIONAL), since most files are
  * referenced and decided by name; a file that would be a candidate is stat'ed in the callback
- * when the listing did not give its size and mtime.
+ * when the listing did not give its size and mtime. The listing runs ahead on a second thread
+ * (io/list_ahead.h) while this one classifies what it has listed: the same files in the same
+ * order, with a bounded number of names in flight.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +30,7 @@
 
 #include "icemaint/catalog.h"
 #include "icemaint/metadata.h"
+#include "io/list_ahead.h"
 #include "maint/orphans_internal.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
@@ -1047,8 +1050,8 @@ static int run(plan *p, int64_t now)
         /* Names only: R is decided on names, and only the few candidates need a stat. */
         rc = p->o->file_list != NULL
                  ? read_file_list(p)
-                 : icm_fileio_list_flags(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL,
-                                         on_listed, p);
+                 : icm__fileio_list_ahead(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL,
+                                          on_listed, p);
     }
     /* Where --location leads was checked before the keep set was built, which can take long:
      * check again now the listing is done, so a folder swapped for a link meanwhile is caught

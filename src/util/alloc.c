@@ -43,6 +43,15 @@ void *icm__calloc(size_t count, size_t size)
         icm__error_oom();
         return NULL;
     }
+    /* With the default allocator, calloc: fresh pages from the system are zero already, so
+     * big zeroed tables (path sets, hash tables) are not written twice, nor touched before
+     * their first use. */
+    if (g_alloc.malloc_fn == malloc) {
+        void *z = calloc(total == 0 ? 1 : total, 1);
+        if (z == NULL)
+            icm__error_oom();
+        return z;
+    }
     void *p = icm__malloc(total);
     if (p != NULL)
         memset(p, 0, total);
