@@ -338,6 +338,152 @@ static void test_collect_then_entries(void **state)
     icm_fileio_free(fault);
 }
 
+/* ---- walk order: the two passes give what one pass over everything gives ---- */
+
+/* The single-pass oracle, through the public readers: per snapshot its manifest list, then per
+ * row a manifest seen for the first time, then that manifest's live entries. */
+typedef struct oracle {
+    icm_fileio *io;
+    seen *out;
+    seen manifests;
+} oracle;
+
+static void seen_push(seen *s, const char *p, int kind)
+{
+    s->paths = realloc(s->paths, (s->n + 1) * sizeof *s->paths);
+    s->kinds = realloc(s->kinds, (s->n + 1) * sizeof *s->kinds);
+    s->paths[s->n] = strdup(p);
+    s->kinds[s->n++] = kind;
+}
+
+static int oracle_entry(const icm_manifest_entry *e, void *payload)
+{
+    if (e->status != ICM_ENTRY_DELETED)
+        seen_push(payload, e->data_file.file_path, ICM__FILE_DATA);
+    return 0;
+}
+
+static int oracle_manifest(const icm_manifest_file *mf, void *payload)
+{
+    oracle *o = payload;
+    if (seen_has(&o->manifests, mf->manifest_path, NULL))
+        return 0;
+    seen_push(&o->manifests, mf->manifest_path, ICM__FILE_MANIFEST);
+    seen_push(o->out, mf->manifest_path, ICM__FILE_MANIFEST);
+    icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
+    return icm_manifest_read(o->io, mf, &ro, oracle_entry, o->out);
+}
+
+static void single_pass(icm_fileio *io, const icm_table_metadata *md, seen *out)
+{
+    oracle o = {io, out, {NULL, NULL, 0}};
+    for (size_t i = 0; i < icm_table_metadata_snapshot_count(md); i++) {
+        const icm_snapshot *snap = icm_table_metadata_snapshot_at(md, i);
+        seen_push(out, snap->manifest_list, ICM__FILE_MANIFEST_LIST);
+        icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
+        icmt_ok(icm_manifest_list_read(io, snap->manifest_list, &lo, oracle_manifest, &o));
+    }
+    seen_free(&o.manifests);
+}
+
+typedef struct stopper {
+    seen got;
+    size_t stop_at;
+} stopper;
+
+static int stop_after(const icm__reached *f, void *payload)
+{
+    stopper *s = payload;
+    seen_push(&s->got, f->location, (int)f->kind);
+    return s->got.n == s->stop_at + 1 ? 77 : 0;
+}
+
+/* Twelve appends: 12 lists naming 1..12 manifests, far more manifests than the read-ahead
+ * window. The walk's callbacks are exactly the single pass's, in order; a callback that stops
+ * at call k gets exactly k+1 calls, the single pass's first k+1, and its value back. */
+static void test_walk_order_and_stop_match_single_pass(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    hist *h = hist_new(io, "/wh/t", 2, false, T0);
+    char name[16];
+    for (int i = 0; i < 12; i++) {
+        snprintf(name, sizeof name, "F%d", i);
+        hist_append(h, "main", name, NULL);
+    }
+    icm_table *t = hist_open_table(h);
+    const icm_table_metadata *md = icm_table_get_metadata(t);
+    seen want = {NULL, NULL, 0};
+    single_pass(io, md, &want);
+    assert_int_equal(want.n, 12 + 12 + 12); /* lists, manifests, data files */
+
+    icm__reach_options o = {NULL, 0, true, NULL, false};
+    for (size_t stop = 0; stop <= want.n; stop++) { /* stop == want.n: never stops */
+        stopper s = {{NULL, NULL, 0}, stop};
+        icm__reach_report rep;
+        int rc = icm__reach_walk(io, md, &o, stop_after, &s, &rep);
+        assert_int_equal(rc, stop < want.n ? 77 : 0);
+        assert_int_equal(s.got.n, stop < want.n ? stop + 1 : want.n);
+        for (size_t i = 0; i < s.got.n; i++) {
+            assert_string_equal(s.got.paths[i], want.paths[i]);
+            assert_int_equal(s.got.kinds[i], want.kinds[i]);
+        }
+        icm__reach_report_dispose(&rep);
+        seen_free(&s.got);
+    }
+    seen_free(&want);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
+/* Failures land in the report in walk order: a manifest first read through snapshot 1 that is
+ * broken comes before the missing manifest list of snapshot 3, although every list is read
+ * before any manifest. */
+static void test_failures_in_walk_order(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    hist *h = hist_new(io, "/wh/t", 2, false, T0);
+    int64_t s1 = hist_append(h, "main", "A", NULL);
+    hist_append(h, "main", "B", NULL);
+    int64_t s3 = hist_append(h, "main", "C", NULL);
+    hist_append(h, "main", "D", NULL);
+    char **f1 = hist_snapshot_files(h, s1, true); /* list 1, manifest A */
+    char **f3 = hist_snapshot_files(h, s3, true);
+    icmt_ok(icm_fileio_write_replace(io, f1[1], "not avro", 8));
+    icmt_ok(icm_fileio_delete(io, f3[0]));
+    icm_table *t = hist_open_table(h);
+    icm__reach_options o = {NULL, 0, true, NULL, false};
+    seen got = {NULL, NULL, 0};
+    icm__reach_report rep;
+    icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &got, &rep));
+    assert_int_equal(rep.failure_count, 2);
+    assert_false(rep.failures[0].is_manifest_list);
+    assert_string_equal(rep.failures[0].location, f1[1]);
+    assert_int_equal(rep.failures[0].code, ICM_EINVALID);
+    assert_true(rep.failures[1].is_manifest_list);
+    assert_string_equal(rep.failures[1].location, f3[0]);
+    assert_int_equal(rep.failures[1].code, ICM_ENOTFOUND);
+    /* each message is its own read's (decoded on the second thread, raised on this one) */
+    assert_non_null(strstr(rep.failures[0].message, "not a valid Avro container"));
+    icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
+    assert_int_equal(icm_manifest_list_read(io, f3[0], &lo, oracle_manifest, NULL), ICM_ENOTFOUND);
+    assert_string_equal(rep.failures[1].message, icm_error_last()->message);
+    char *d = hist_data_path(h, "D");
+    assert_true(seen_has(&got, d, NULL)); /* the walk went on */
+    free(d);
+    seen_free(&got);
+    hist_strv_free(f1);
+    hist_strv_free(f3);
+    icm__reach_report_dispose(&rep);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_unreadable_reported),
         cmocka_unit_test(test_v1_embedded_and_branches),
         cmocka_unit_test(test_collect_then_entries),
+        cmocka_unit_test(test_walk_order_and_stop_match_single_pass),
+        cmocka_unit_test(test_failures_in_walk_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
