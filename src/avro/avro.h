@@ -288,6 +288,27 @@ int icm__avro_reader_block_floor(icm__avro_reader *r, size_t *decoded_len, int64
 /* File offset of the block being decoded (for error positions). */
 int64_t icm__avro_reader_block_offset(const icm__avro_reader *r);
 
+/* Blocks of a container decompressed ahead of its reader, e.g. on another thread while the
+ * reader's thread is busy with the previous file. */
+typedef struct icm__avro_block {
+    int64_t offset; /* file offset of the block's header */
+    uint8_t *data;  /* decompressed objects (owned) */
+    size_t len;
+} icm__avro_block;
+typedef struct icm__avro_inflated {
+    icm__avro_block *blocks;
+    size_t n;
+} icm__avro_inflated;
+/* Decompress the blocks of the container in `data` (any thread; no schema needed), in file
+ * order, up to the first one it cannot decompress or the end. Best effort by design: a bad
+ * header, a corrupt block or a failed allocation just stops it, and the reader meets (and
+ * reports, with its own error) whatever it could not do. Leaves no last error behind. */
+void icm__avro_inflate_ahead(const void *data, size_t len, icm__avro_inflated *out);
+void icm__avro_inflated_dispose(icm__avro_inflated *inflated);
+/* Let r take its blocks from `inflated` (borrowed: must outlive r's reading) where they were
+ * decompressed ahead, and decompress the rest itself. Same results as without. */
+void icm__avro_reader_use_inflated(icm__avro_reader *r, const icm__avro_inflated *inflated);
+
 /* Codec names as in the "avro.codec" header. */
 const char *icm__avro_codec_name(icm__avro_codec codec);
 /* Decompress one block into *buf (grown as needed, cap in *cap). */

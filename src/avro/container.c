@@ -35,6 +35,8 @@ struct icm__avro_reader {
     uint8_t *block;        /* decompression buffer, reused for every block */
     size_t block_cap;
     int64_t block_offset;  /* file offset of the current block's header */
+    const icm__avro_inflated *inflated; /* blocks decompressed ahead (borrowed) or NULL */
+    size_t next_inflated;  /* the first of them not used yet */
 };
 
 static int header_error(const icm__avro_reader *r, size_t at, const char *what)
@@ -184,6 +186,23 @@ int icm__avro_reader_open(icm__avro_reader **out, const void *data, size_t len,
     return icm__avro_reader_open_cached(out, data, len, location, NULL);
 }
 
+/* Magic, metadata map, sync marker and codec; r->data, r->len and r->location are set. */
+static int open_header(icm__avro_reader *r)
+{
+    if (r->len < 4 || memcmp(r->data, "Obj\x01", 4) != 0)
+        return header_error(r, 0, "missing the magic bytes Obj\\x01");
+    icm__avro_cur c = {r->data + 4, r->data + r->len, r->data, 0, true, r->location};
+    int rc = parse_meta(r, &c);
+    if (rc == 0 && (size_t)(c.end - c.p) < 16)
+        rc = header_error(r, (size_t)(c.p - r->data), "truncated before the sync marker");
+    if (rc == 0) {
+        memcpy(r->sync, c.p, 16);
+        r->pos = (size_t)(c.p - r->data) + 16;
+        rc = parse_codec(r);
+    }
+    return rc;
+}
+
 int icm__avro_reader_open_cached(icm__avro_reader **out, const void *data, size_t len,
                                  const char *location, icm__avro_schema_cache *cache)
 {
@@ -194,19 +213,7 @@ int icm__avro_reader_open_cached(icm__avro_reader **out, const void *data, size_
     r->data = data;
     r->len = len;
     r->location = icm__strdup(location ? location : "");
-    int rc = r->location ? 0 : ICM_ENOMEM;
-    if (rc == 0 && (len < 4 || memcmp(data, "Obj\x01", 4) != 0))
-        rc = header_error(r, 0, "missing the magic bytes Obj\\x01");
-    icm__avro_cur c = {r->data + 4, r->data + len, r->data, 0, true, r->location};
-    if (rc == 0)
-        rc = parse_meta(r, &c);
-    if (rc == 0 && (size_t)(c.end - c.p) < 16)
-        rc = header_error(r, (size_t)(c.p - r->data), "truncated before the sync marker");
-    if (rc == 0) {
-        memcpy(r->sync, c.p, 16);
-        r->pos = (size_t)(c.p - r->data) + 16;
-        rc = parse_codec(r);
-    }
+    int rc = r->location ? open_header(r) : ICM_ENOMEM;
     if (rc == 0) {
         size_t n = 0;
         const char *schema = icm__avro_reader_meta(r, "avro.schema", &n);
@@ -322,6 +329,12 @@ int icm__avro_reader_next_block(icm__avro_reader *r, icm__avro_cur *cur, int64_t
     int64_t data_off = (int64_t)(in - r->data);
     if (r->codec == ICM__AVRO_CODEC_NULL) {
         *cur = (icm__avro_cur){in, in + in_len, in, data_off, true, r->location};
+    } else if (r->inflated != NULL && r->next_inflated < r->inflated->n &&
+               r->inflated->blocks[r->next_inflated].offset == r->block_offset) {
+        static const uint8_t empty[1];
+        const icm__avro_block *b = &r->inflated->blocks[r->next_inflated++];
+        const uint8_t *p = b->data != NULL ? b->data : empty;
+        *cur = (icm__avro_cur){p, p + b->len, p, r->block_offset, false, r->location};
     } else {
         size_t out_len = 0;
         rc = icm__avro_decompress(r->codec, in, in_len, &r->block, &r->block_cap, &out_len,
@@ -346,6 +359,62 @@ int icm__avro_reader_block_floor(icm__avro_reader *r, size_t *decoded_len, int64
     if (rc == 0)
         *decoded_len = (size_t)(c.end - c.p);
     return rc;
+}
+
+/* ---- blocks decompressed ahead ---- */
+
+void icm__avro_inflate_ahead(const void *data, size_t len, icm__avro_inflated *out)
+{
+    memset(out, 0, sizeof *out);
+    char nowhere[] = "";
+    icm__avro_reader r;
+    memset(&r, 0, sizeof r);
+    r.data = data;
+    r.len = len;
+    r.location = nowhere;
+    size_t cap = 0;
+    if (open_header(&r) == 0 && r.codec != ICM__AVRO_CODEC_NULL) {
+        for (;;) {
+            const uint8_t *in = NULL;
+            size_t in_len = 0, buf_cap = 0, out_len = 0;
+            int64_t count = 0;
+            if (next_raw_block(&r, &in, &in_len, &count) != 0)
+                break;
+            if (out->n == cap) {
+                size_t c = cap ? cap * 2 : 8;
+                icm__avro_block *grown = icm__reallocarray(out->blocks, c, sizeof *grown);
+                if (grown == NULL)
+                    break;
+                out->blocks = grown;
+                cap = c;
+            }
+            uint8_t *buf = NULL;
+            if (icm__avro_decompress(r.codec, in, in_len, &buf, &buf_cap, &out_len, nowhere,
+                                     r.block_offset) != 0) {
+                icm__free(buf);
+                break;
+            }
+            out->blocks[out->n++] = (icm__avro_block){r.block_offset, buf, out_len};
+        }
+    }
+    icm__free(r.meta);
+    icm_error_clear(); /* whatever stopped it is the reader's to report, with its own words */
+}
+
+void icm__avro_inflated_dispose(icm__avro_inflated *x)
+{
+    if (x == NULL)
+        return;
+    for (size_t i = 0; i < x->n; i++)
+        icm__free(x->blocks[i].data);
+    icm__free(x->blocks);
+    memset(x, 0, sizeof *x);
+}
+
+void icm__avro_reader_use_inflated(icm__avro_reader *r, const icm__avro_inflated *inflated)
+{
+    r->inflated = inflated;
+    r->next_inflated = 0;
 }
 
 /* ---- encoding ---- */

@@ -295,13 +295,15 @@ static int record_failure(icm__reach_report *report, const char *location, bool 
 /* walk                                                                                        */
 
 /*
- * A walk runs in two passes. The first reads the chosen snapshots' manifest lists (on this
- * thread) and writes down, in order, what the walk reaches and reads: a file reached, a manifest
- * list that could not be read, or "the entries of the next manifest to read". The second pass
- * goes through those notes in order and hands each reached file to the callback, while the
- * manifests whose entries are wanted are decoded ahead on a second thread (manifest_ahead.h).
- * The callback sees exactly the files, in exactly the order, and the report gets exactly the
- * failures, in the order, that reading everything on one thread in a single pass gives.
+ * A walk runs in two passes. The first decodes the chosen snapshots' manifest lists on this
+ * thread, while a second thread reads and inflates the next few lists ahead, and writes down,
+ * in order, what the walk reaches and reads: a file reached, a manifest list that could not be
+ * read, or "the entries of the next manifest to read". The second pass goes through those
+ * notes in order and hands each reached file to the callback, while the manifests whose
+ * entries are wanted are decoded ahead on a second thread (manifest_ahead.h). The callback sees
+ * exactly the files, in exactly the order, and the report gets exactly the failures, in the
+ * order, that reading everything on one thread in a single pass gives. Files are read in a
+ * fixed order: the lists in walk order, then the manifests in walk order.
  */
 typedef enum note_kind {
     NOTE_REACHED,      /* location was reached as `kind` */
@@ -532,17 +534,25 @@ static bool seen_as_written(const uint8_t *path, size_t len, void *payload)
     return icm__strset_contains(&w->seen_written, path, len);
 }
 
-static int walk_manifest_list(walk *w, const icm_snapshot *s)
+/* Manifest list i of the walk (read ahead by `lists`): its rows, in order. */
+static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *lists, size_t i)
 {
     int rc = emit(w, s->manifest_list, ICM__FILE_MANIFEST_LIST, -1);
     if (rc != 0)
         return rc;
+    const icm__ahead_list *l = icm__lists_ahead_get(lists, i);
     icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
     lo.format_version = w->format_version;
-    rc = icm__manifest_list_read_cached(w->io, s->manifest_list, &lo, w->schemas, seen_as_written,
-                                        on_manifest_file, w);
+    rc = l->rc;
+    if (rc != 0)
+        icm__lists_ahead_raise(lists, i);
+    else
+        rc = icm__manifest_list_read_data(l->data, l->len, l->inflated, s->manifest_list, &lo,
+                                          w->schemas, seen_as_written, on_manifest_file, w);
     w->report->manifest_lists_read++;
-    return settle_list(w, rc, s->manifest_list);
+    rc = settle_list(w, rc, s->manifest_list);
+    icm__lists_ahead_release(lists, i);
+    return rc;
 }
 
 /* v1 snapshots may list their manifests inline instead of in a manifest list. */
@@ -665,14 +675,29 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     w.format_version = icm_table_metadata_format_version(md);
     w.collect = collect;
     int rc = icm__avro_schema_cache_new(&w.schemas);
-    size_t n = icm_table_metadata_snapshot_count(md);
+    /* The chosen snapshots' manifest lists, in walk order, are read ahead. */
+    size_t n = icm_table_metadata_snapshot_count(md), n_lists = 0;
+    const char **lists = rc == 0 ? icm__calloc(n ? n : 1, sizeof *lists) : NULL;
+    if (rc == 0 && lists == NULL)
+        rc = ICM_ENOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++) {
+        const icm_snapshot *s = icm_table_metadata_snapshot_at(md, i);
+        if (s->manifest_list != NULL && chosen_sorted(ids, local.snapshot_id_count, s->snapshot_id))
+            lists[n_lists++] = s->manifest_list;
+    }
+    icm__lists_ahead *ahead = NULL;
+    if (rc == 0)
+        rc = icm__lists_ahead_start(&ahead, io, lists, n_lists);
+    for (size_t i = 0, k = 0; rc == 0 && i < n; i++) {
         const icm_snapshot *s = icm_table_metadata_snapshot_at(md, i);
         if (!chosen_sorted(ids, local.snapshot_id_count, s->snapshot_id))
             continue;
         w.snapshot_id = s->snapshot_id;
-        rc = s->manifest_list != NULL ? walk_manifest_list(&w, s) : walk_embedded(&w, s);
+        rc = s->manifest_list != NULL ? walk_manifest_list(&w, s, ahead, k++)
+                                      : walk_embedded(&w, s);
     }
+    icm__lists_ahead_finish(ahead);
+    icm__free(lists);
     if (rc == 0)
         rc = deliver_notes(&w);
     if (rc == 0 && local.statistics)

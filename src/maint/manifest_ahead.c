@@ -1,22 +1,120 @@
 /*
- * maint/manifest_ahead.c: manifests decoded ahead on a second thread (see manifest_ahead.h).
- *
- * A ring of MANIFEST_AHEAD_WINDOW slots: manifest i is decoded into slot i % WINDOW. The
- * decoding thread starts manifest i only once the caller has released manifest i - WINDOW, and
- * the caller reads slot i only once `decoded` is past i; both counters move under the mutex, so
- * a slot is written by one thread and read by the other, never both at once.
+ * maint/manifest_ahead.c: manifest lists and manifests read ahead (see manifest_ahead.h), each
+ * on the ordered job ring of util/ahead.h.
  */
-#include <pthread.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "maint/manifest_ahead.h"
 #include "manifest/manifest_internal.h"
+#include "util/ahead.h"
 #include "util/util.h"
 
-#define MANIFEST_AHEAD_WINDOW 4
+#define LISTS_AHEAD_WINDOW 8
+#define MANIFESTS_AHEAD_WINDOW 4
 
-typedef struct slot {
+/* A failed read's error details for the calling thread: the saved ones (taken), or a generic
+ * message when even saving them failed. */
+static void raise_saved(icm__error_saved **saved, int rc, const char *location, const char *what)
+{
+    if (*saved != NULL) {
+        icm__error_restore(*saved);
+        *saved = NULL;
+    } else {
+        icm__error_set(ICM_ERRCLASS_AVRO, rc, location, "cannot read this %s", what);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* manifest lists                                                                              */
+
+typedef struct list_slot {
+    icm__ahead_list pub;
+    char *data;
+    icm__avro_inflated inflated;
+    icm__error_saved *err;
+} list_slot;
+
+struct icm__lists_ahead {
+    icm_fileio *io;
+    const char *const *locations;
+    list_slot slots[LISTS_AHEAD_WINDOW];
+    icm__ahead *ring;
+};
+
+static void list_slot_clear(list_slot *s)
+{
+    icm_free(s->data);
+    icm__avro_inflated_dispose(&s->inflated);
+    icm__free(s->err);
+    memset(s, 0, sizeof *s);
+}
+
+static void read_list(void *ctx, size_t i, void *slot)
+{
+    icm__lists_ahead *a = ctx;
+    list_slot *s = slot;
+    size_t len = 0;
+    int rc = icm_fileio_read(a->io, a->locations[i], &s->data, &len);
+    if (rc < 0) {
+        s->err = icm__error_save(); /* NULL when even that fails: see raise_saved() */
+    } else {
+        rc = 0;
+        icm__avro_inflate_ahead(s->data, len, &s->inflated);
+    }
+    s->pub = (icm__ahead_list){s->data, len, &s->inflated, rc};
+}
+
+int icm__lists_ahead_start(icm__lists_ahead **out, icm_fileio *io, const char *const *locations,
+                           size_t n)
+{
+    *out = NULL;
+    icm__lists_ahead *a = icm__calloc(1, sizeof *a);
+    if (a == NULL)
+        return ICM_ENOMEM;
+    a->io = io;
+    a->locations = locations;
+    int rc = icm__ahead_start(&a->ring, n, LISTS_AHEAD_WINDOW, a->slots, sizeof a->slots[0],
+                              read_list, a);
+    if (rc != 0) {
+        icm__free(a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+const icm__ahead_list *icm__lists_ahead_get(icm__lists_ahead *a, size_t i)
+{
+    return &((list_slot *)icm__ahead_get(a->ring, i))->pub;
+}
+
+void icm__lists_ahead_raise(icm__lists_ahead *a, size_t i)
+{
+    list_slot *s = &a->slots[i % LISTS_AHEAD_WINDOW];
+    if (s->pub.rc != 0)
+        raise_saved(&s->err, s->pub.rc, a->locations[i], "manifest list");
+}
+
+void icm__lists_ahead_release(icm__lists_ahead *a, size_t i)
+{
+    list_slot_clear(&a->slots[i % LISTS_AHEAD_WINDOW]);
+    icm__ahead_release(a->ring, i);
+}
+
+void icm__lists_ahead_finish(icm__lists_ahead *a)
+{
+    if (a == NULL)
+        return;
+    icm__ahead_finish(a->ring);
+    for (size_t k = 0; k < LISTS_AHEAD_WINDOW; k++)
+        list_slot_clear(&a->slots[k]);
+    icm__free(a);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* manifests                                                                                   */
+
+typedef struct manifest_slot {
     icm__ahead_manifest pub;
     char *locations;
     size_t locations_len;
@@ -24,22 +122,15 @@ typedef struct slot {
     icm__ahead_entry *entries;
     size_t entries_cap;
     icm__error_saved *err; /* the decoding thread's last error when pub.rc != 0 */
-} slot;
+} manifest_slot;
 
 struct icm__manifest_ahead {
     icm_fileio *io;
     int format_version;
     icm__avro_schema_cache *schemas;
     const icm__manifest_ref *refs;
-    size_t n;
-    slot slots[MANIFEST_AHEAD_WINDOW];
-    bool threaded;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    size_t decoded;  /* manifests [0, decoded) are decoded */
-    size_t released; /* manifests [0, released) were handed back */
-    bool stop;
+    manifest_slot slots[MANIFESTS_AHEAD_WINDOW];
+    icm__ahead *ring;
 };
 
 static const uint64_t ENTRY_FIELDS =
@@ -78,7 +169,7 @@ static int grow(void **items, size_t *cap, size_t need, size_t size)
  * vectors the vector's own file is file_path (referenced_data_file is not a reached file). */
 static int on_entry(const icm_manifest_entry *e, void *payload)
 {
-    slot *s = payload;
+    manifest_slot *s = payload;
     s->pub.entries_read++;
     if (e->status == ICM_ENTRY_DELETED)
         return 0;
@@ -99,9 +190,10 @@ static int on_entry(const icm_manifest_entry *e, void *payload)
     return 0;
 }
 
-static void decode(icm__manifest_ahead *a, size_t i)
+static void decode_manifest(void *ctx, size_t i, void *slot)
 {
-    slot *s = &a->slots[i % MANIFEST_AHEAD_WINDOW];
+    icm__manifest_ahead *a = ctx;
+    manifest_slot *s = slot;
     s->pub.count = 0;
     s->pub.entries_read = 0;
     s->locations_len = 0;
@@ -118,27 +210,7 @@ static void decode(icm__manifest_ahead *a, size_t i)
     s->pub.locations = s->locations != NULL ? s->locations : "";
     s->pub.entries = s->entries;
     if (rc != 0)
-        s->err = icm__error_save(); /* NULL when even that fails: see raise() */
-}
-
-static void *decode_thread(void *arg)
-{
-    icm__manifest_ahead *a = arg;
-    for (size_t i = 0; i < a->n; i++) {
-        pthread_mutex_lock(&a->mu);
-        while (!a->stop && i >= a->released + MANIFEST_AHEAD_WINDOW)
-            pthread_cond_wait(&a->cv, &a->mu);
-        bool stop = a->stop;
-        pthread_mutex_unlock(&a->mu);
-        if (stop)
-            break;
-        decode(a, i);
-        pthread_mutex_lock(&a->mu);
-        a->decoded = i + 1;
-        pthread_cond_broadcast(&a->cv);
-        pthread_mutex_unlock(&a->mu);
-    }
-    return NULL;
+        s->err = icm__error_save(); /* NULL when even that fails: see raise_saved() */
 }
 
 int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int format_version,
@@ -153,18 +225,11 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int for
     a->format_version = format_version;
     a->schemas = schemas;
     a->refs = refs;
-    a->n = n;
-    /* One manifest gains nothing from a second thread. */
-    if (n >= 2 && pthread_mutex_init(&a->mu, NULL) == 0) {
-        if (pthread_cond_init(&a->cv, NULL) == 0) {
-            a->threaded = true;
-            if (pthread_create(&a->thread, NULL, decode_thread, a) != 0) {
-                a->threaded = false; /* decode on the calling thread instead */
-                pthread_cond_destroy(&a->cv);
-            }
-        }
-        if (!a->threaded)
-            pthread_mutex_destroy(&a->mu);
+    int rc = icm__ahead_start(&a->ring, n, MANIFESTS_AHEAD_WINDOW, a->slots,
+                              sizeof a->slots[0], decode_manifest, a);
+    if (rc != 0) {
+        icm__free(a);
+        return rc;
     }
     *out = a;
     return 0;
@@ -172,60 +237,30 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int for
 
 const icm__ahead_manifest *icm__manifest_ahead_get(icm__manifest_ahead *a, size_t i)
 {
-    if (!a->threaded) {
-        decode(a, i);
-    } else {
-        pthread_mutex_lock(&a->mu);
-        while (a->decoded <= i)
-            pthread_cond_wait(&a->cv, &a->mu);
-        pthread_mutex_unlock(&a->mu);
-    }
-    return &a->slots[i % MANIFEST_AHEAD_WINDOW].pub;
+    return &((manifest_slot *)icm__ahead_get(a->ring, i))->pub;
 }
 
 void icm__manifest_ahead_raise(icm__manifest_ahead *a, size_t i)
 {
-    slot *s = &a->slots[i % MANIFEST_AHEAD_WINDOW];
-    if (s->pub.rc == 0)
-        return;
-    if (s->err != NULL) {
-        icm__error_restore(s->err);
-        s->err = NULL;
-    } else {
-        icm__error_set(ICM_ERRCLASS_AVRO, s->pub.rc, a->refs[i].mf.manifest_path,
-                       "cannot read this manifest");
-    }
+    manifest_slot *s = &a->slots[i % MANIFESTS_AHEAD_WINDOW];
+    if (s->pub.rc != 0)
+        raise_saved(&s->err, s->pub.rc, a->refs[i].mf.manifest_path, "manifest");
 }
 
 void icm__manifest_ahead_release(icm__manifest_ahead *a, size_t i)
 {
-    slot *s = &a->slots[i % MANIFEST_AHEAD_WINDOW];
+    manifest_slot *s = &a->slots[i % MANIFESTS_AHEAD_WINDOW];
     icm__free(s->err);
     s->err = NULL;
-    if (!a->threaded) {
-        a->released = i + 1;
-        return;
-    }
-    pthread_mutex_lock(&a->mu);
-    a->released = i + 1;
-    pthread_cond_broadcast(&a->cv);
-    pthread_mutex_unlock(&a->mu);
+    icm__ahead_release(a->ring, i);
 }
 
 void icm__manifest_ahead_finish(icm__manifest_ahead *a)
 {
     if (a == NULL)
         return;
-    if (a->threaded) {
-        pthread_mutex_lock(&a->mu);
-        a->stop = true;
-        pthread_cond_broadcast(&a->cv);
-        pthread_mutex_unlock(&a->mu);
-        pthread_join(a->thread, NULL);
-        pthread_cond_destroy(&a->cv);
-        pthread_mutex_destroy(&a->mu);
-    }
-    for (size_t k = 0; k < MANIFEST_AHEAD_WINDOW; k++) {
+    icm__ahead_finish(a->ring);
+    for (size_t k = 0; k < MANIFESTS_AHEAD_WINDOW; k++) {
         icm__free(a->slots[k].locations);
         icm__free(a->slots[k].entries);
         icm__free(a->slots[k].err);

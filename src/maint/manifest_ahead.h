@@ -1,20 +1,21 @@
 /*
- * maint/manifest_ahead.h: decode manifests ahead on a second thread, use them in order on the
- * calling thread (internal; the reachability walk's engine, keepset.c).
+ * maint/manifest_ahead.h: manifest lists and manifests read ahead on a second thread, used in
+ * order on the calling thread (internal; the reachability walk's engine, keepset.c).
  *
- * A sequence of manifests known in advance (icm__manifest_ref: path, list entry, v1 embedded or
- * not) is decoded in order by one decoding thread, at most MANIFEST_AHEAD_WINDOW manifests ahead
- * of the caller. The caller takes manifest 0, 1, 2, ... in order (icm__manifest_ahead_get),
- * gets its live entries (ADDED and EXISTING: a DELETED entry protects nothing) as the
- * keep-set walk reports them, and hands each back (icm__manifest_ahead_release) before taking
- * the next. The manifests are read in the same order, by one thread, as a single-threaded walk
- * would read them, so fault-injection counts stay deterministic.
+ * Both work on a sequence known in advance, in order, at most a few files ahead of the caller
+ * (util/ahead.h), so memory does not grow with the number of files and the files are read in
+ * the same order, by one thread, as a single-threaded walk reads them (fault-injection counts
+ * stay deterministic). The caller takes file 0, 1, 2, ... in order (get), and hands each back
+ * (release) before taking the next. When no thread can be started, each file is read on the
+ * calling thread when it is taken: the same results, without the overlap.
  *
- * Memory: at most MANIFEST_AHEAD_WINDOW decoded manifests (their live entries' paths) at once,
- * whatever the number of manifests. When no thread can be started, each manifest is decoded
- * on the calling thread when it is taken: the same results, without the overlap.
+ *  - Manifest lists (icm__lists_ahead): each list's bytes, with its Avro blocks decompressed
+ *    ahead (icm__avro_inflate_ahead); the caller decodes the rows itself, since which rows it
+ *    needs depends on the lists before.
+ *  - Manifests (icm__manifest_ahead): each manifest's live entries (ADDED and EXISTING: a
+ *    DELETED entry protects nothing), as the keep-set walk reports them.
  *
- * Read-only: the only storage calls are manifest reads.
+ * Read-only: the only storage calls are reads.
  */
 #ifndef ICM_MAINT_MANIFEST_AHEAD_H
 #define ICM_MAINT_MANIFEST_AHEAD_H
@@ -24,6 +25,32 @@
 
 #include "avro/avro.h"
 #include "maint/keepset.h"
+
+/* ---- manifest lists ---- */
+
+/* A manifest list read ahead: its bytes, or why they could not be read. */
+typedef struct icm__ahead_list {
+    const char *data;
+    size_t len;
+    const icm__avro_inflated *inflated; /* blocks decompressed ahead (maybe not all) */
+    int rc;                             /* 0, or the read's error code */
+} icm__ahead_list;
+
+typedef struct icm__lists_ahead icm__lists_ahead;
+
+/* Start reading locations[0..n) (borrowed). Returns 0 or ICM_ENOMEM. */
+int icm__lists_ahead_start(icm__lists_ahead **out, icm_fileio *io, const char *const *locations,
+                           size_t n);
+/* List i: the one after the last released (waits for it). Borrowed until release(a, i). */
+const icm__ahead_list *icm__lists_ahead_get(icm__lists_ahead *a, size_t i);
+/* When list i (taken, not released) has rc != 0: make its read's error details the calling
+ * thread's last error. */
+void icm__lists_ahead_raise(icm__lists_ahead *a, size_t i);
+void icm__lists_ahead_release(icm__lists_ahead *a, size_t i);
+/* Stop, join, free. NULL is fine. */
+void icm__lists_ahead_finish(icm__lists_ahead *a);
+
+/* ---- manifests ---- */
 
 /* One live entry of a decoded manifest. */
 typedef struct icm__ahead_entry {
@@ -51,17 +78,13 @@ typedef struct icm__manifest_ahead icm__manifest_ahead;
 int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int format_version,
                               icm__avro_schema_cache *schemas, const icm__manifest_ref *refs,
                               size_t n);
-
-/*
- * Manifest i: the one after the last released (waits until it is decoded). Borrowed until
- * icm__manifest_ahead_release(a, i).
- */
+/* Manifest i: the one after the last released (waits until it is decoded). Borrowed until
+ * icm__manifest_ahead_release(a, i). */
 const icm__ahead_manifest *icm__manifest_ahead_get(icm__manifest_ahead *a, size_t i);
 /* When manifest i (taken, not yet released) has rc != 0: make its failure's details the calling
  * thread's last error (after the caller's own calls, which may have changed it meanwhile). */
 void icm__manifest_ahead_raise(icm__manifest_ahead *a, size_t i);
 void icm__manifest_ahead_release(icm__manifest_ahead *a, size_t i);
-
 /* Stop decoding (a manifest being decoded is finished first), join and free. NULL is fine. */
 void icm__manifest_ahead_finish(icm__manifest_ahead *a);
 

@@ -53,8 +53,22 @@ int icm__manifest_list_read_cached(icm_fileio *io, const char *location,
     int rc = icm_fileio_read(io, location, &data, &len);
     if (rc < 0)
         return rc;
+    rc = icm__manifest_list_read_data(data, len, NULL, location, opts, schemas, skip_row, cb,
+                                      payload);
+    icm_free(data);
+    return rc;
+}
+
+int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_inflated *inflated,
+                                 const char *location, const icm_manifest_list_read_options *opts,
+                                 icm__avro_schema_cache *schemas,
+                                 icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
+                                 void *payload)
+{
     icm_manifest_list_reader *r = NULL;
-    rc = icm__manifest_list_reader_open_cached(&r, data, len, location, opts, schemas);
+    int rc = icm__manifest_list_reader_open_cached(&r, data, len, location, opts, schemas);
+    if (rc == 0 && inflated != NULL)
+        icm__manifest_list_reader_use_inflated(r, inflated);
     while (rc == 0) {
         const icm_manifest_file *mf;
         rc = skip_row != NULL ? icm__manifest_list_reader_next_filtered(r, skip_row, payload, &mf)
@@ -65,7 +79,6 @@ int icm__manifest_list_read_cached(icm_fileio *io, const char *location,
     if (rc == ICM_ITEROVER)
         rc = 0;
     icm_manifest_list_reader_free(r);
-    icm_free(data);
     return rc;
 }
 

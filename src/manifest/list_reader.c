@@ -294,6 +294,12 @@ int icm__manifest_list_reader_open_cached(icm_manifest_list_reader **out, const 
     return 0;
 }
 
+void icm__manifest_list_reader_use_inflated(icm_manifest_list_reader *r,
+                                            const icm__avro_inflated *inflated)
+{
+    icm__avro_reader_use_inflated(r->it.avro, inflated);
+}
+
 static void ml_reset(icm_manifest_file *m)
 {
     memset(m, 0, sizeof *m);

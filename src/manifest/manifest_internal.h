@@ -139,6 +139,16 @@ int icm__manifest_list_read_cached(icm_fileio *io, const char *location,
                                    icm__avro_schema_cache *schemas,
                                    icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
                                    void *payload);
+/* icm__manifest_list_read_cached over the list's bytes, already read (borrowed), taking blocks
+ * from `inflated` (NULL = none) where they were decompressed ahead. Same results and errors. */
+int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_inflated *inflated,
+                                 const char *location, const icm_manifest_list_read_options *opts,
+                                 icm__avro_schema_cache *schemas,
+                                 icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
+                                 void *payload);
+/* Let the reader take blocks from `inflated` (borrowed) where they were decompressed ahead. */
+void icm__manifest_list_reader_use_inflated(icm_manifest_list_reader *r,
+                                            const icm__avro_inflated *inflated);
 int icm__manifest_read_cached(icm_fileio *io, const icm_manifest_file *mf,
                               const icm_manifest_read_options *opts,
                               icm__avro_schema_cache *schemas, icm_manifest_entry_cb cb,

@@ -242,6 +242,92 @@ static void test_container_round_trip(void **state)
     }
 }
 
+/* Every block of a reader, decompressed, back to back; the reader's final code in *end_rc and
+ * its last error's message in `message` (when it failed); block offsets in offsets[]. */
+static char *all_blocks(const char *data, size_t len, const icm__avro_inflated *inflated,
+                        size_t *out_len, int *end_rc, char message[256], int64_t offsets[64],
+                        size_t *n_blocks)
+{
+    icm__avro_reader *r = NULL;
+    icmt_ok(icm__avro_reader_open(&r, data, len, "ahead.avro"));
+    if (inflated != NULL)
+        icm__avro_reader_use_inflated(r, inflated);
+    icm__buf all = {0};
+    icm__avro_cur c;
+    int64_t count;
+    int rc;
+    *n_blocks = 0;
+    while ((rc = icm__avro_reader_next_block(r, &c, &count)) == 0) {
+        assert_true(*n_blocks < 64);
+        offsets[(*n_blocks)++] = icm__avro_reader_block_offset(r);
+        icmt_ok(icm__buf_put(&all, c.p, (size_t)(c.end - c.p)));
+    }
+    *end_rc = rc;
+    snprintf(message, 256, "%s", rc == ICM_ITEROVER ? "" : icm_error_last()->message);
+    icm__avro_reader_free(r);
+    *out_len = all.len;
+    return all.data;
+}
+
+/* Blocks decompressed ahead give the reader exactly what it decompresses itself: every codec,
+ * all blocks or only the first few (the reader does the rest), and a corrupt block stops the
+ * ahead pass there while the reader reports the same error as without it. */
+static void test_inflate_ahead(void **state)
+{
+    (void)state;
+    const icm__avro_codec codecs[] = {ICM__AVRO_CODEC_NULL, ICM__AVRO_CODEC_DEFLATE,
+                                      ICM__AVRO_CODEC_SNAPPY, ICM__AVRO_CODEC_ZSTD};
+    int64_t offsets[64], offsets2[64];
+    char msg[256], msg2[256];
+    for (size_t i = 0; i < 4; i++) {
+        size_t len, want_len, got_len, nb, nb2;
+        int rc, rc2;
+        char *data = write_file(codecs[i], 200, &len);
+        char *want = all_blocks(data, len, NULL, &want_len, &rc, msg, offsets, &nb);
+        assert_int_equal(rc, ICM_ITEROVER);
+        assert_true(nb > 3);
+        icm__avro_inflated x;
+        icm__avro_inflate_ahead(data, len, &x);
+        assert_int_equal(x.n, codecs[i] == ICM__AVRO_CODEC_NULL ? 0 : nb);
+        for (size_t k = 0; k < x.n; k++)
+            assert_int_equal(x.blocks[k].offset, offsets[k]);
+        size_t full = x.n;
+        for (size_t keep = full; keep + 1 > 0; keep = keep > 2 ? 2 : keep - 1) {
+            x.n = keep; /* only the first `keep` were decompressed ahead */
+            char *got = all_blocks(data, len, &x, &got_len, &rc2, msg2, offsets2, &nb2);
+            assert_int_equal(rc2, ICM_ITEROVER);
+            assert_int_equal(nb2, nb);
+            assert_int_equal(got_len, want_len);
+            assert_memory_equal(got, want, want_len);
+            free(got);
+            if (keep == 0)
+                break;
+        }
+        x.n = full;
+        icm__avro_inflated_dispose(&x);
+        assert_int_equal(icm_error_last()->code, 0); /* the ahead pass leaves no error */
+        free(want);
+
+        if (codecs[i] == ICM__AVRO_CODEC_SNAPPY) {
+            /* corrupt block 2's payload (its CRC no longer matches) */
+            data[offsets[2] + 6] ^= 0x5a;
+            char *a = all_blocks(data, len, NULL, &want_len, &rc, msg, offsets, &nb);
+            icm__avro_inflate_ahead(data, len, &x);
+            assert_int_equal(x.n, 2);
+            char *b = all_blocks(data, len, &x, &got_len, &rc2, msg2, offsets2, &nb2);
+            assert_int_not_equal(rc, ICM_ITEROVER);
+            assert_int_equal(rc2, rc);
+            assert_string_equal(msg2, msg);
+            assert_int_equal(got_len, want_len);
+            assert_memory_equal(b, a, want_len);
+            icm__avro_inflated_dispose(&x);
+            free(a);
+            free(b);
+        }
+        icm_free(data);
+    }
+}
+
 static void test_sync_markers_random(void **state)
 {
     (void)state;
@@ -424,7 +510,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_varint_values),     cmocka_unit_test(test_varint_errors),
-        cmocka_unit_test(test_schema_compile),    cmocka_unit_test(test_container_round_trip),
+        cmocka_unit_test(test_schema_compile),
+        cmocka_unit_test(test_container_round_trip),
+        cmocka_unit_test(test_inflate_ahead),
         cmocka_unit_test(test_sync_markers_random), cmocka_unit_test(test_container_errors),
         cmocka_unit_test(test_codec_property),      cmocka_unit_test(test_skip_counts),
         cmocka_unit_test(test_skip_varint_runs),
