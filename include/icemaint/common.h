@@ -50,6 +50,8 @@ ICM_EXTERN(int) icm_version_number(void);
  * Allocator hooks. All library memory goes through them, so tests can fail the Nth allocation
  * and check that every public call returns ICM_ENOMEM with nothing leaked. Install before any
  * other call; not thread-safe with concurrent library use. NULL restores malloc/realloc/free.
+ * The hooks must be thread-safe: besides the calling thread, expiry and the orphan sweep
+ * allocate on the helper thread that reads ahead for them (and deletes run on several).
  */
 typedef struct icm_allocator {
     void *(*malloc_fn)(size_t size_bytes);

@@ -267,6 +267,11 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * location, `write.data.path` and `write.metadata.path` is never deleted. All of these are
  * reported in result->problems, and the call still returns 0.
  *
+ * Threads: besides the calling thread, planning uses one helper thread that reads (and
+ * inflates or decodes) manifest lists and manifests ahead through the table's FileIO, which
+ * must allow calls from several threads (fileio.h); the files are read in a fixed order and
+ * everything else, including every decision, happens on the calling thread.
+ *
  * @param[out] out new result (icm_expire_result_free); set also on ICM_ECOMMIT_UNKNOWN (then
  *             with the decision and nothing deleted), on ICM_ECOMMIT_FAILED, and on any error
  *             after the commit (then (*out)->committed is true: the snapshots are expired, and

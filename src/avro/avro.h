@@ -300,9 +300,11 @@ typedef struct icm__avro_inflated {
     size_t n;
 } icm__avro_inflated;
 /* Decompress the blocks of the container in `data` (any thread; no schema needed), in file
- * order, up to the first one it cannot decompress or the end. Best effort by design: a bad
- * header, a corrupt block or a failed allocation just stops it, and the reader meets (and
- * reports, with its own error) whatever it could not do. Leaves no last error behind. */
+ * order, up to the first one it cannot decompress, the end, or once the blocks decompressed so
+ * far hold ICM__AVRO_INFLATE_AHEAD_BYTES. Best effort by design: a bad header, a corrupt block
+ * or a failed allocation just stops it, and the reader meets (and reports, with its own error)
+ * whatever it could not do. Leaves no last error behind. */
+#define ICM__AVRO_INFLATE_AHEAD_BYTES ((size_t)8 << 20)
 void icm__avro_inflate_ahead(const void *data, size_t len, icm__avro_inflated *out);
 void icm__avro_inflated_dispose(icm__avro_inflated *inflated);
 /* Let r take its blocks from `inflated` (borrowed: must outlive r's reading) where they were

@@ -372,9 +372,12 @@ void icm__avro_inflate_ahead(const void *data, size_t len, icm__avro_inflated *o
     r.data = data;
     r.len = len;
     r.location = nowhere;
-    size_t cap = 0;
+    size_t cap = 0, held = 0;
     if (open_header(&r) == 0 && r.codec != ICM__AVRO_CODEC_NULL) {
-        for (;;) {
+        /* Files wait decompressed until their reader takes them, several at a time: past the
+         * budget the reader decompresses the rest itself, so what waits does not grow with the
+         * file. */
+        while (held < ICM__AVRO_INFLATE_AHEAD_BYTES) {
             const uint8_t *in = NULL;
             size_t in_len = 0, buf_cap = 0, out_len = 0;
             int64_t count = 0;
@@ -395,6 +398,7 @@ void icm__avro_inflate_ahead(const void *data, size_t len, icm__avro_inflated *o
                 break;
             }
             out->blocks[out->n++] = (icm__avro_block){r.block_offset, buf, out_len};
+            held += buf_cap;
         }
     }
     icm__free(r.meta);

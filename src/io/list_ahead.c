@@ -127,7 +127,11 @@ static void *list_thread(void *arg)
 {
     ahead *a = arg;
     int rc = icm_fileio_list_flags(a->io, a->prefix, a->flags, on_file, a);
-    icm__error_saved *err = rc != 0 && rc != LISTING_STOPPED ? icm__error_save() : NULL;
+    icm__error_saved *err = NULL;
+    /* Without memory to keep the listing's error details, that allocation's failure is the
+     * result (a plain listing would have given the details). */
+    if (rc != 0 && rc != LISTING_STOPPED && (err = icm__error_save()) == NULL)
+        rc = ICM_ENOMEM;
     pthread_mutex_lock(&a->mu);
     if (a->batches[a->produced % LIST_AHEAD_BATCHES].count > 0 && !atomic_load(&a->stop))
         a->produced++; /* the last, partly filled batch: its slot is free (publish waited) */
@@ -206,7 +210,7 @@ int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, i
         if (a.err != NULL)
             icm__error_restore(a.err);
         else
-            icm__error_set(ICM_ERRCLASS_IO, a.list_rc, prefix, "listing failed");
+            icm__error_oom(); /* the details could not be saved (list_thread) */
     }
     return a.list_rc;
 }

@@ -12,16 +12,25 @@
 #define LISTS_AHEAD_WINDOW 8
 #define MANIFESTS_AHEAD_WINDOW 4
 
-/* A failed read's error details for the calling thread: the saved ones (taken), or a generic
- * message when even saving them failed. */
-static void raise_saved(icm__error_saved **saved, int rc, const char *location, const char *what)
+/* A failed read's error details for the calling thread: the saved ones (taken). A job whose
+ * details could not be saved failed with ICM_ENOMEM (see save_error): that is its error. */
+static void raise_saved(icm__error_saved **saved)
 {
     if (*saved != NULL) {
         icm__error_restore(*saved);
         *saved = NULL;
     } else {
-        icm__error_set(ICM_ERRCLASS_AVRO, rc, location, "cannot read this %s", what);
+        icm__error_oom();
     }
+}
+
+/* Keep a failed job's error details for the calling thread. Without memory for them the job
+ * fails with ICM_ENOMEM, like any other allocation failure: a single-threaded read would report
+ * the details, so a result without them is not the same result. */
+static int save_error(icm__error_saved **saved, int rc)
+{
+    *saved = icm__error_save();
+    return *saved != NULL ? rc : ICM_ENOMEM;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -56,7 +65,7 @@ static void read_list(void *ctx, size_t i, void *slot)
     size_t len = 0;
     int rc = icm_fileio_read(a->io, a->locations[i], &s->data, &len);
     if (rc < 0) {
-        s->err = icm__error_save(); /* NULL when even that fails: see raise_saved() */
+        rc = save_error(&s->err, rc);
     } else {
         rc = 0;
         icm__avro_inflate_ahead(s->data, len, &s->inflated);
@@ -92,7 +101,7 @@ void icm__lists_ahead_raise(icm__lists_ahead *a, size_t i)
 {
     list_slot *s = &a->slots[i % LISTS_AHEAD_WINDOW];
     if (s->pub.rc != 0)
-        raise_saved(&s->err, s->pub.rc, a->locations[i], "manifest list");
+        raise_saved(&s->err);
 }
 
 void icm__lists_ahead_release(icm__lists_ahead *a, size_t i)
@@ -206,11 +215,9 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
                                                          r->snapshot_id, &ro, a->schemas,
                                                          on_entry, s)
                  : icm__manifest_read_cached(a->io, &r->mf, &ro, a->schemas, on_entry, s);
-    s->pub.rc = rc;
+    s->pub.rc = rc != 0 ? save_error(&s->err, rc) : 0;
     s->pub.locations = s->locations != NULL ? s->locations : "";
     s->pub.entries = s->entries;
-    if (rc != 0)
-        s->err = icm__error_save(); /* NULL when even that fails: see raise_saved() */
 }
 
 int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int format_version,
@@ -244,7 +251,7 @@ void icm__manifest_ahead_raise(icm__manifest_ahead *a, size_t i)
 {
     manifest_slot *s = &a->slots[i % MANIFESTS_AHEAD_WINDOW];
     if (s->pub.rc != 0)
-        raise_saved(&s->err, s->pub.rc, a->refs[i].mf.manifest_path, "manifest");
+        raise_saved(&s->err);
 }
 
 void icm__manifest_ahead_release(icm__manifest_ahead *a, size_t i)

@@ -18,22 +18,6 @@
 #define T0 INT64_C(1700000000000)
 #define POST_COMMIT_STEP 11
 
-static long g_countdown = -1; /* fail when it reaches 0; -1 = never */
-
-static void *failing_malloc(size_t n)
-{
-    if (g_countdown >= 0 && g_countdown-- == 0)
-        return NULL;
-    return malloc(n);
-}
-
-static void *failing_realloc(void *p, size_t n)
-{
-    if (g_countdown >= 0 && g_countdown-- == 0)
-        return NULL;
-    return realloc(p, n);
-}
-
 static hist *build(icm_fileio **io)
 {
     icmt_ok(icm_fileio_mem_new(io));
@@ -62,19 +46,15 @@ static void assert_reachable_exist(hist *h, icm_fileio *io)
 /* One real expiry with the n-th allocation failing. *injected: the n-th allocation happened. */
 static int expire_failing(hist *h, long n, bool *injected, bool *committed)
 {
-    const icm_allocator hooks = {failing_malloc, failing_realloc, free};
     icm_table *t = hist_open_table(h);
     icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
     o.decide.now_ms = hist_time(h);
     o.decide.has_older_than = true;
     o.decide.older_than_ms = hist_time(h);
     icm_expire_result *r = NULL;
-    icm_set_allocator(&hooks);
-    g_countdown = n;
+    icmt_nomem_arm(n);
     int rc = icm_expire_snapshots(t, &o, &r);
-    *injected = g_countdown < 0;
-    g_countdown = -1;
-    icm_set_allocator(NULL);
+    *injected = icmt_nomem_disarm() > n;
     *committed = r != NULL && r->committed;
     icm_expire_result_free(r);
     icm_table_free(t);

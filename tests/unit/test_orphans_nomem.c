@@ -10,22 +10,6 @@
 #include "test_orphans_common.h"
 #include "util/util.h"
 
-static long g_countdown = -1; /* fail when it reaches 0; -1 = never */
-
-static void *failing_malloc(size_t n)
-{
-    if (g_countdown >= 0 && g_countdown-- == 0)
-        return NULL;
-    return malloc(n);
-}
-
-static void *failing_realloc(void *p, size_t n)
-{
-    if (g_countdown >= 0 && g_countdown-- == 0)
-        return NULL;
-    return realloc(p, n);
-}
-
 static void assert_reachable_exist(hist *h, icm_fileio *mem)
 {
     char **reach = hist_reachable(h, NULL, 0);
@@ -52,7 +36,6 @@ static void test_every_allocation_failure(void **state)
         plant(mem, strays[i], old);
     icm_table *t = hist_open_table(h);
 
-    const icm_allocator hooks = {failing_malloc, failing_realloc, free};
     icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
     o.now_ms = now;
     int rc = -1;
@@ -61,11 +44,9 @@ static void test_every_allocation_failure(void **state)
     for (n = 0; n < 5000; n++) {
         icm_orphan_result *r = NULL;
         strv before = list_all(mem, "/t");
-        icm_set_allocator(&hooks);
-        g_countdown = n;
+        icmt_nomem_arm(n);
         rc = icm_remove_orphan_files(t, &o, &r);
-        g_countdown = -1;
-        icm_set_allocator(NULL);
+        icmt_nomem_disarm();
         assert_reachable_exist(h, mem);
         if (rc != 0) {
             /* ENOMEM, or a refusal when a lower layer reported the failed allocation as an

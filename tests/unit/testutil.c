@@ -2,6 +2,7 @@
  * tests/unit/testutil.c: see testutil.h.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "icemaint/common.h"
 
 const char *icmt_fixtures_dir(void)
 {
@@ -132,4 +134,39 @@ void icmt_run_free(icmt_run *r)
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
+}
+
+/* ---- allocation failure injection ---- */
+
+static atomic_long g_nomem_count;
+static atomic_long g_nomem_fail_at = -1;
+
+static int nomem_now(void)
+{
+    return atomic_fetch_add(&g_nomem_count, 1) == atomic_load(&g_nomem_fail_at);
+}
+
+static void *nomem_malloc(size_t n)
+{
+    return nomem_now() ? NULL : malloc(n);
+}
+
+static void *nomem_realloc(void *p, size_t n)
+{
+    return nomem_now() ? NULL : realloc(p, n);
+}
+
+void icmt_nomem_arm(long fail_at)
+{
+    static const icm_allocator hooks = {nomem_malloc, nomem_realloc, free};
+    atomic_store(&g_nomem_count, 0);
+    atomic_store(&g_nomem_fail_at, fail_at);
+    icm_set_allocator(&hooks);
+}
+
+long icmt_nomem_disarm(void)
+{
+    icm_set_allocator(NULL);
+    atomic_store(&g_nomem_fail_at, -1);
+    return atomic_load(&g_nomem_count);
 }
