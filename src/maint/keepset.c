@@ -172,24 +172,15 @@ static int grow(icm__pathset *s, size_t count)
     return 0;
 }
 
+static int add_hash(icm__pathset *set, XXH128_hash_t h, bool *added);
+
 int icm__pathset_add(icm__pathset *set, const char *location, bool *added)
 {
     if (added != NULL)
         *added = false;
     XXH128_hash_t h;
     int rc = hash_location(location, &h);
-    if (rc != 0)
-        return rc;
-    if (too_full(set->count + 1, set->cap) && (rc = grow(set, set->count + 1)) != 0)
-        return rc;
-    size_t i = probe(set->slots, set->cap, h);
-    if (slot_empty(set->slots[i])) {
-        set->slots[i] = h;
-        set->count++;
-        if (added != NULL)
-            *added = true;
-    }
-    return 0;
+    return rc != 0 ? rc : add_hash(set, h, added);
 }
 
 int icm__pathset_contains(const icm__pathset *set, const char *location, bool *out)
@@ -212,11 +203,11 @@ static XXH128_hash_t hash_key(const void *key, size_t len)
     return h;
 }
 
-int icm__pathset_add_key(icm__pathset *set, const void *key, size_t len, bool *added)
+/* Insert h; *added (may be NULL) tells whether it was new. */
+static int add_hash(icm__pathset *set, XXH128_hash_t h, bool *added)
 {
     if (added != NULL)
         *added = false;
-    XXH128_hash_t h = hash_key(key, len);
     int rc;
     if (too_full(set->count + 1, set->cap) && (rc = grow(set, set->count + 1)) != 0)
         return rc;
@@ -228,6 +219,33 @@ int icm__pathset_add_key(icm__pathset *set, const void *key, size_t len, bool *a
             *added = true;
     }
     return 0;
+}
+
+int icm__pathset_add_key(icm__pathset *set, const void *key, size_t len, bool *added)
+{
+    return add_hash(set, hash_key(key, len), added);
+}
+
+icm__pathset_hash icm__pathset_hash_key(const void *key, size_t len)
+{
+    XXH128_hash_t h = hash_key(key, len);
+    return (icm__pathset_hash){h.low64, h.high64};
+}
+
+void icm__pathset_prefetch(const icm__pathset *set, icm__pathset_hash h)
+{
+#if defined(__GNUC__)
+    __builtin_prefetch(&set->slots[home_slot(h.low, set->cap)], 1, 3);
+#else
+    (void)set;
+    (void)h;
+#endif
+}
+
+int icm__pathset_add_hash(icm__pathset *set, icm__pathset_hash h, bool *added)
+{
+    XXH128_hash_t x = {h.low, h.high};
+    return add_hash(set, x, added);
 }
 
 bool icm__pathset_contains_key(const icm__pathset *set, const void *key, size_t len)
@@ -397,36 +415,37 @@ static void notes_dispose(walk *w)
     w->n_notes = w->notes_cap = 0;
 }
 
-/* After a manifest read: a stop or ENOMEM ends the walk; any other failure is recorded with
- * the calling thread's last error. */
+/* What a read's result means for the walk: a stop (already set) or ENOMEM ends it (returns
+ * false, *rc the walk's result); 0 needs nothing; any other failure is to be recorded (returns
+ * true). */
+static bool read_failed(walk *w, int *rc)
+{
+    if (w->stop_rc != 0) {
+        *rc = w->stop_rc;
+        return false;
+    }
+    if (*rc == ICM_ENOMEM)
+        w->stop_rc = *rc;
+    return *rc != 0 && *rc != ICM_ENOMEM;
+}
+
+/* After a manifest read: record a failure with the calling thread's last error. */
 static int settle_manifest(walk *w, int rc, const char *location)
 {
-    if (w->stop_rc != 0)
-        return w->stop_rc;
-    if (rc == 0)
-        return 0;
-    if (rc == ICM_ENOMEM) {
-        w->stop_rc = rc;
+    if (!read_failed(w, &rc))
         return rc;
-    }
     int rrc = record_failure(w->report, location, false, rc, icm_error_last()->message);
     if (rrc != 0)
         w->stop_rc = rrc;
     return rrc;
 }
 
-/* After a manifest-list read (first pass): a stop or ENOMEM ends the walk; any other failure
- * is noted, to be recorded in its place by the second pass. */
+/* After a manifest-list read (first pass): note a failure, to be recorded in its place by the
+ * second pass. */
 static int settle_list(walk *w, int rc, const char *location)
 {
-    if (w->stop_rc != 0)
-        return w->stop_rc;
-    if (rc == 0)
-        return 0;
-    if (rc == ICM_ENOMEM) {
-        w->stop_rc = rc;
+    if (!read_failed(w, &rc))
         return rc;
-    }
     note *n = add_note(w, NOTE_LIST_FAILURE);
     if (n == NULL || (n->location = icm__strdup(location)) == NULL ||
         (n->message = icm__strdup(icm_error_last()->message)) == NULL) {

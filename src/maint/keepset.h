@@ -59,6 +59,16 @@ size_t icm__pathset_memory_bytes(const icm__pathset *set);
  * and path); do not mix with location keys in one set. Returns 0 or ICM_ENOMEM. */
 int icm__pathset_add_key(icm__pathset *set, const void *key, size_t len, bool *added);
 bool icm__pathset_contains_key(const icm__pathset *set, const void *key, size_t len);
+/* A raw key's hash, for a caller that hashes now and adds a little later: a big set's memory
+ * is far away, so asking for the slot early (icm__pathset_prefetch) and adding a few keys later
+ * (icm__pathset_add_hash) hides the wait. The same set as icm__pathset_add_key. */
+typedef struct icm__pathset_hash {
+    uint64_t low, high;
+} icm__pathset_hash;
+icm__pathset_hash icm__pathset_hash_key(const void *key, size_t len);
+void icm__pathset_prefetch(const icm__pathset *set, icm__pathset_hash h);
+/* Returns 0 or ICM_ENOMEM; *added (may be NULL) tells whether it was new. */
+int icm__pathset_add_hash(icm__pathset *set, icm__pathset_hash h, bool *added);
 
 /* ---- what a walk reaches ---- */
 

@@ -47,8 +47,20 @@ typedef enum icm__okey_match {
     ICM__OKEY_CONFLICT   /* the path is referenced only under another scheme or authority */
 } icm__okey_match;
 
+/* Adds hashed but not yet inserted (icm__okeys_add_later): a short ring, so each key's slot is
+ * fetched from memory while the next few keys are built. */
+#define ICM__OKEYS_PENDING 16
+typedef struct icm__okey_pending {
+    icm__pathset_hash hash;
+    unsigned tag;
+} icm__okey_pending;
+
 typedef struct icm__orphan_keys {
     icm__pathset *set;        /* hashes of (origin index, collapsed path) */
+    icm__okey_pending pending[ICM__OKEYS_PENDING];
+    size_t pending_first, pending_len;
+    void (*on_new)(unsigned tag, void *payload); /* a deferred add turned out new */
+    void *on_new_payload;
     icm__equal_map schemes;
     icm__equal_map authorities;
     icm__origin *origins;     /* distinct referenced origins (few) */
@@ -67,8 +79,21 @@ int icm__okeys_init(icm__orphan_keys *k, const char *equal_schemes,
 void icm__okeys_dispose(icm__orphan_keys *k);
 
 /* Add a referenced location; *added (may be NULL) tells whether it was new. Afterwards
- * icm__okeys_last_path() is its collapsed path. Returns 0 or ICM_ENOMEM. */
+ * icm__okeys_last_path() is its collapsed path. Deferred adds are inserted first. Returns 0 or
+ * ICM_ENOMEM. */
 int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added);
+
+/* The same add in two steps, for the million references of a keep set: icm__okeys_hash builds
+ * the location's key (icm__okeys_last_path() is then its collapsed path) and hashes it;
+ * icm__okeys_add_later queues the hash, asks for its slot, and inserts the oldest queued one
+ * when the queue is full. When a queued key turns out new, the function set with
+ * icm__okeys_on_new is called with its `tag`. icm__okeys_flush inserts the rest; every other
+ * call that reads or adds to the set flushes first. Return 0 or ICM_ENOMEM. */
+int icm__okeys_hash(icm__orphan_keys *k, const char *location, icm__pathset_hash *out);
+int icm__okeys_add_later(icm__orphan_keys *k, icm__pathset_hash hash, unsigned tag);
+int icm__okeys_flush(icm__orphan_keys *k);
+void icm__okeys_on_new(icm__orphan_keys *k, void (*fn)(unsigned tag, void *payload),
+                       void *payload);
 
 /* The collapsed path of the location last given to icm__okeys_add or _lookup (borrowed). */
 const char *icm__okeys_last_path(const icm__orphan_keys *k);

@@ -408,10 +408,9 @@ const void *icm__okeys_last_key(const icm__orphan_keys *k, size_t *len)
     return k->key.data != NULL ? (const void *)k->key.data : (const void *)"";
 }
 
-int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added)
+/* Build k->key for a referenced location (its origin becomes a referenced one). */
+static int build_ref_key(icm__orphan_keys *k, const char *location)
 {
-    if (added != NULL)
-        *added = false;
     parts p;
     split(location, &p);
     uint32_t idx;
@@ -420,10 +419,69 @@ int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added)
         rc = origin_index(k, k->scheme.data, k->authority.data, &idx);
     if (rc == 0)
         rc = build_key(k, p.path, p.local);
+    if (rc == 0)
+        set_key_origin(k, idx);
+    return rc;
+}
+
+int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added)
+{
+    if (added != NULL)
+        *added = false;
+    int rc = icm__okeys_flush(k);
+    if (rc == 0)
+        rc = build_ref_key(k, location);
+    return rc != 0 ? rc : icm__pathset_add_key(k->set, k->key.data, k->key.len, added);
+}
+
+int icm__okeys_hash(icm__orphan_keys *k, const char *location, icm__pathset_hash *out)
+{
+    int rc = build_ref_key(k, location);
+    if (rc == 0)
+        *out = icm__pathset_hash_key(k->key.data, k->key.len);
+    return rc;
+}
+
+void icm__okeys_on_new(icm__orphan_keys *k, void (*fn)(unsigned tag, void *payload),
+                       void *payload)
+{
+    k->on_new = fn;
+    k->on_new_payload = payload;
+}
+
+/* Insert the oldest queued hash. */
+static int insert_oldest(icm__orphan_keys *k)
+{
+    icm__okey_pending *q = &k->pending[k->pending_first];
+    bool added = false;
+    int rc = icm__pathset_add_hash(k->set, q->hash, &added);
+    if (rc != 0)
+        return rc; /* stays queued: nothing is lost */
+    k->pending_first = (k->pending_first + 1) % ICM__OKEYS_PENDING;
+    k->pending_len--;
+    if (added && k->on_new != NULL)
+        k->on_new(q->tag, k->on_new_payload);
+    return 0;
+}
+
+int icm__okeys_add_later(icm__orphan_keys *k, icm__pathset_hash hash, unsigned tag)
+{
+    int rc = k->pending_len == ICM__OKEYS_PENDING ? insert_oldest(k) : 0;
     if (rc != 0)
         return rc;
-    set_key_origin(k, idx);
-    return icm__pathset_add_key(k->set, k->key.data, k->key.len, added);
+    icm__pathset_prefetch(k->set, hash);
+    k->pending[(k->pending_first + k->pending_len) % ICM__OKEYS_PENDING] =
+        (icm__okey_pending){hash, tag};
+    k->pending_len++;
+    return 0;
+}
+
+int icm__okeys_flush(icm__orphan_keys *k)
+{
+    int rc = 0;
+    while (rc == 0 && k->pending_len > 0)
+        rc = insert_oldest(k);
+    return rc;
 }
 
 /* Whether referenced origin o covers a listed (scheme, authority): same scheme, and the same
@@ -440,7 +498,9 @@ int icm__okeys_lookup(icm__orphan_keys *k, const char *location, icm__okey_match
     *out = ICM__OKEY_NONE;
     parts p;
     split(location, &p);
-    int rc = canonical_origin(k, &p);
+    int rc = icm__okeys_flush(k);
+    if (rc == 0)
+        rc = canonical_origin(k, &p);
     const char *scheme = k->scheme.data, *authority = k->authority.data;
     if (rc == 0)
         rc = build_key(k, p.path, p.local);

@@ -519,20 +519,44 @@ static int add_listing_alias(plan *p, const char *location)
     return rc;
 }
 
+/* Tags of a reference added later (icm__okeys_add_later), for the counts kept when it turns
+ * out new. */
+#define REF_UNDER_ROOT 1u /* below list_root: counts in referenced_under_root */
+#define REF_EXPECTED 2u   /* to be found by the listing: counts in reached_expected */
+
+static void on_new_ref(unsigned tag, void *payload)
+{
+    plan *p = payload;
+    if (tag & REF_UNDER_ROOT)
+        p->referenced_under_root++;
+    if (tag & REF_EXPECTED)
+        p->reached_expected++;
+}
+
+/* add_ref, deferred a few references so the keep set's memory is fetched meanwhile: the same
+ * set and the same counts once flushed (add_table_refs). */
+static int add_ref_later(plan *p, const char *loc, unsigned tag)
+{
+    icm__pathset_hash h;
+    int rc = icm__okeys_hash(&p->keys, loc, &h);
+    if (rc != 0)
+        return rc;
+    if (icm__okeys_path_under(icm__okeys_last_path(&p->keys), p->list_root_path))
+        tag |= REF_UNDER_ROOT;
+    return icm__okeys_add_later(&p->keys, h, tag);
+}
+
 static int on_reached(const icm__reached *f, void *payload)
 {
     plan *p = payload;
-    size_t before = icm__pathset_count(p->keys.set);
-    int rc = add_ref(p, f->location);
     const char *rest;
-    if (rc != 0)
-        return rc;
-    if (!below_root(p, f->location, &rest))
-        return add_listing_alias(p, f->location);
-    if (icm__pathset_count(p->keys.set) > before && rest[0] != '\0' && !p->root_hidden &&
-        !hidden_path(p, rest) && !excluded(p, f->location))
-        p->reached_expected++;
-    return 0;
+    if (!below_root(p, f->location, &rest)) {
+        int rc = add_ref_later(p, f->location, 0);
+        return rc == 0 ? add_listing_alias(p, f->location) : rc;
+    }
+    bool expected = rest[0] != '\0' && !p->root_hidden && !hidden_path(p, rest) &&
+                    !excluded(p, f->location);
+    return add_ref_later(p, f->location, expected ? REF_EXPECTED : 0);
 }
 
 /* A metadata document or version hint of R (not part of the presence check). */
@@ -564,6 +588,8 @@ static int add_table_refs(plan *p, const icm_table_metadata *md, const char *md_
     icm__reach_options ro = {.read_entries = true, .statistics = true}; /* every snapshot */
     icm__reach_report rep;
     int rc = icm__reach_walk(p->io, md, &ro, on_reached, p, &rep);
+    if (rc == 0)
+        rc = icm__okeys_flush(&p->keys);
     if (rc == 0 && rep.failure_count > 0)
         rc = refuse_unreadable(&rep);
     icm__reach_report_dispose(&rep);
@@ -1089,6 +1115,7 @@ int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
     r->now_ms = now_ms;
     p.r = r;
     int rc = icm__okeys_init(&p.keys, o->equal_schemes, o->equal_authorities);
+    icm__okeys_on_new(&p.keys, on_new_ref, &p);
     if (rc == 0)
         rc = run(&p, now_ms);
     plan_dispose(&p);

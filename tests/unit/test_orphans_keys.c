@@ -4,6 +4,7 @@
  * reference semantics §5.5 (#89–#94, #101) plus local forms, exact object keys and the
  * equal-map syntax.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "maint/orphans_internal.h"
@@ -183,6 +184,72 @@ static void test_kind_guess(void **state)
     assert_string_equal(icm_orphan_kind_name(ICM_ORPHAN_MANIFEST_LIST), "manifest_list");
 }
 
+/* ---- deferred adds (icm__okeys_add_later) ---- */
+
+typedef struct news {
+    unsigned tags[4096];
+    size_t n;
+} news;
+
+static void record_new(unsigned tag, void *payload)
+{
+    news *w = payload;
+    assert_true(w->n < 4096);
+    w->tags[w->n++] = tag;
+}
+
+static void add_later(icm__orphan_keys *k, const char *loc, unsigned tag)
+{
+    icm__pathset_hash h;
+    icmt_ok(icm__okeys_hash(k, loc, &h));
+    icmt_ok(icm__okeys_add_later(k, h, tag));
+}
+
+/* Deferred adds give the same set and report each new key once, with the tag of its first
+ * add, in add order: duplicates close together (both still queued) and far apart (the first
+ * long inserted), a spelling of the same file (`file:/t/x` and `/t/x`), and lookups and
+ * immediate adds that come while keys are queued (they insert the queue first). */
+static void test_deferred_adds(void **state)
+{
+    (void)state;
+    icm__orphan_keys k;
+    icmt_ok(icm__okeys_init(&k, NULL, NULL));
+    news w = {{0}, 0};
+    icm__okeys_on_new(&k, record_new, &w);
+    char loc[64];
+    for (unsigned i = 0; i < 1000; i++) {
+        snprintf(loc, sizeof loc, "/t/data/f%u.parquet", i);
+        add_later(&k, loc, i);
+        if (i % 7 == 0)
+            add_later(&k, loc, 100000 + i); /* again at once: still queued */
+        if (i >= 40 && i % 5 == 0) {
+            snprintf(loc, sizeof loc, "file:/t/data/f%u.parquet", i - 40); /* long inserted */
+            add_later(&k, loc, 200000 + i);
+        }
+    }
+    assert_true(w.n < 1000); /* the last ones are still queued */
+    /* a lookup inserts the queue first */
+    icm__okey_match m;
+    icmt_ok(icm__okeys_lookup(&k, "/t/data/f999.parquet", &m, NULL));
+    assert_int_equal(m, ICM__OKEY_EXACT);
+    assert_int_equal(w.n, 1000);
+    for (unsigned i = 0; i < 1000; i++)
+        assert_int_equal(w.tags[i], i);
+    assert_int_equal(icm__pathset_count(k.set), 1000);
+    /* an immediate add of a queued key: the queued one is the new one */
+    add_later(&k, "/t/data/late.parquet", 7777);
+    bool added = true;
+    icmt_ok(icm__okeys_add(&k, "/t/data/late.parquet", &added));
+    assert_false(added);
+    assert_int_equal(w.n, 1001);
+    assert_int_equal(w.tags[1000], 7777);
+    icmt_ok(icm__okeys_flush(&k));
+    assert_int_equal(w.n, 1001);
+    icmt_ok(icm__okeys_lookup(&k, "/t/data/f1000.parquet", &m, NULL));
+    assert_int_equal(m, ICM__OKEY_NONE);
+    icm__okeys_dispose(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_equal_map_syntax),
         cmocka_unit_test(test_path_under),
         cmocka_unit_test(test_kind_guess),
+        cmocka_unit_test(test_deferred_adds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
