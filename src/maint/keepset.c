@@ -174,6 +174,15 @@ static int grow(icm__pathset *s, size_t count)
 
 static int add_hash(icm__pathset *set, XXH128_hash_t h, bool *added);
 
+int icm__pathset_reserve(icm__pathset *set, size_t n)
+{
+    /* grow() sizes for its argument at load 1/2; asking it for 2/3 of n leaves n at load 3/4,
+     * the most too_full() allows: at most 21.4 bytes per path once n are in. */
+    if (!too_full(n, set->cap))
+        return 0;
+    return grow(set, n - n / 3);
+}
+
 int icm__pathset_add(icm__pathset *set, const char *location, bool *added)
 {
     if (added != NULL)
@@ -606,6 +615,22 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
     return rc;
 }
 
+/* The live entries the manifest lists announce for these manifests (0 where not given). */
+static size_t announced_entries(const icm__manifest_refs *refs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < refs->len; i++) {
+        const icm_manifest_file *mf = &refs->items[i].mf;
+        if (mf->has_added_files_count && mf->added_files_count > 0)
+            n += (size_t)mf->added_files_count;
+        if (mf->has_existing_files_count && mf->existing_files_count > 0)
+            n += (size_t)mf->existing_files_count;
+        if (n > ((size_t)1 << 40) / 2)
+            break; /* (two int32 counts per manifest never overflow from here) */
+    }
+    return n;
+}
+
 /* Second pass: the notes in order, with the manifests decoded ahead. */
 static int deliver_notes(walk *w)
 {
@@ -717,6 +742,8 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     }
     icm__lists_ahead_finish(ahead);
     icm__free(lists);
+    if (rc == 0 && local.expect_entries != NULL)
+        local.expect_entries(announced_entries(&w.to_read), payload);
     if (rc == 0)
         rc = deliver_notes(&w);
     if (rc == 0 && local.statistics)
@@ -734,7 +761,7 @@ int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_r
                        icm__reach_cb cb, void *payload, icm__reach_report *report)
 {
     memset(report, 0, sizeof *report);
-    icm__reach_options none = {NULL, 0, true, NULL, false};
+    icm__reach_options none = {NULL, 0, true, NULL, false, NULL};
     walk w;
     memset(&w, 0, sizeof w);
     w.io = io;

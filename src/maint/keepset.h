@@ -46,6 +46,9 @@ typedef struct icm__pathset icm__pathset;
 /* New empty set sized for about `expected` paths (0 = small). Returns 0 or ICM_ENOMEM. */
 int icm__pathset_new(icm__pathset **out, size_t expected);
 void icm__pathset_free(icm__pathset *set);
+/* Room for `n` paths in all, so adding up to n grows nothing. Returns 0 or ICM_ENOMEM (the set
+ * is unchanged). */
+int icm__pathset_reserve(icm__pathset *set, size_t n);
 /* Add a location. *added (may be NULL) tells whether it was new. Returns 0 or ICM_ENOMEM. */
 int icm__pathset_add(icm__pathset *set, const char *location, bool *added);
 /* Whether the set holds `location`. Returns 0 or ICM_ENOMEM (then *out is true: a caller that
@@ -143,6 +146,10 @@ typedef struct icm__reach_options {
     const icm__pathset *skip_entries_of;
     /* Report statistics and partition-statistics files of the walked snapshots. */
     bool statistics;
+    /* NULL, or called once before the first callback with the number of live entries (ADDED
+     * and EXISTING) the manifest lists announce for the manifests whose entries will be read,
+     * with the callback's payload: a hint for sizing (a claim of the lists, 0 where absent). */
+    void (*expect_entries)(size_t live_entries, void *payload);
 } icm__reach_options;
 
 /*

@@ -559,6 +559,21 @@ static int on_reached(const icm__reached *f, void *payload)
     return add_ref_later(p, f->location, expected ? REF_EXPECTED : 0);
 }
 
+/* Most of the keep set is the entries the manifest lists announce: room for them up front saves
+ * growing the table many times over (each growth a new table and a pass over the old). The
+ * counts are the lists' claims, so the room is capped (a corrupt count costs at most about
+ * 90 MB of address space), and a failed reservation only means growing as before. */
+#define KEEP_SET_RESERVE_CAP ((size_t)1 << 22)
+
+static void expect_refs(size_t live_entries, void *payload)
+{
+    plan *p = payload;
+    size_t n = live_entries < KEEP_SET_RESERVE_CAP ? live_entries : KEEP_SET_RESERVE_CAP;
+    /* + room for the metadata documents and aliases added after the walk */
+    if (icm__pathset_reserve(p->keys.set, icm__pathset_count(p->keys.set) + n + 4096) != 0)
+        icm_error_clear();
+}
+
 /* A metadata document or version hint of R (not part of the presence check). */
 static int add_doc_ref(const char *loc, void *payload)
 {
@@ -585,7 +600,8 @@ static int refuse_unreadable(const icm__reach_report *rep)
  * statistics), the metadata file and its log, and the version hints. */
 static int add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location)
 {
-    icm__reach_options ro = {.read_entries = true, .statistics = true}; /* every snapshot */
+    icm__reach_options ro = {.read_entries = true, .statistics = true, /* every snapshot */
+                             .expect_entries = expect_refs};
     icm__reach_report rep;
     int rc = icm__reach_walk(p->io, md, &ro, on_reached, p, &rep);
     if (rc == 0)

@@ -76,6 +76,37 @@ static void test_pathset_growth_and_memory(void **state)
     icm__pathset_free(s);
 }
 
+/* Reserving room: adding up to the reserved number grows nothing, and the table then holds at
+ * most 21.4 bytes per path (load 3/4); reserving less than there is room for changes nothing. */
+static void test_pathset_reserve(void **state)
+{
+    (void)state;
+    icm__pathset *s = NULL;
+    icmt_ok(icm__pathset_new(&s, 0));
+    enum { N = 30000 };
+    icmt_ok(icm__pathset_reserve(s, N));
+    size_t reserved = icm__pathset_memory_bytes(s);
+    char path[96];
+    for (int i = 0; i < N; i++) {
+        snprintf(path, sizeof path, "/wh/t/data/%06d.parquet", i);
+        icmt_ok(icm__pathset_add(s, path, NULL));
+        assert_int_equal(icm__pathset_memory_bytes(s), reserved); /* never grew */
+    }
+    assert_int_equal(icm__pathset_count(s), N);
+    assert_true(reserved <= (size_t)N * 64 / 3 + 64);
+    icmt_ok(icm__pathset_reserve(s, N / 2));
+    assert_int_equal(icm__pathset_memory_bytes(s), reserved);
+    for (int i = 0; i < N; i += 97) {
+        snprintf(path, sizeof path, "/wh/t/data/%06d.parquet", i);
+        assert_true(has(s, path));
+    }
+    snprintf(path, sizeof path, "/wh/t/data/%06d.parquet", N);
+    icmt_ok(icm__pathset_add(s, path, NULL)); /* one more than reserved: grows, still exact */
+    assert_true(icm__pathset_memory_bytes(s) > reserved);
+    assert_int_equal(icm__pathset_count(s), N + 1);
+    icm__pathset_free(s);
+}
+
 /* ---- walk ---- */
 
 typedef struct seen {
@@ -117,7 +148,7 @@ static bool seen_has(const seen *s, const char *p, int *kind)
 static void assert_walk_matches_model(hist *h, icm_fileio *io, const int64_t *ids, size_t n)
 {
     icm_table *t = hist_open_table(h);
-    icm__reach_options o = {ids, n, true, NULL, true};
+    icm__reach_options o = {ids, n, true, NULL, true, NULL};
     seen s = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &s, &rep));
@@ -159,7 +190,7 @@ static void test_walk_kinds_and_dv(void **state)
 
     int64_t only[] = {last};
     icm_table *t = hist_open_table(h);
-    icm__reach_options o = {only, 1, true, NULL, true};
+    icm__reach_options o = {only, 1, true, NULL, true, NULL};
     seen s = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &s, &rep));
@@ -202,7 +233,7 @@ static void test_each_manifest_read_once(void **state)
     icm_table *t = hist_open_table(h);
     icm__pathset *keep = NULL;
     icmt_ok(icm__pathset_new(&keep, 0));
-    icm__reach_options o = {NULL, 0, true, NULL, true};
+    icm__reach_options o = {NULL, 0, true, NULL, true, NULL};
     icm__reach_report rep;
     icm_fileio_fault_reset(fault);
     icmt_ok(icm__keepset_build(fault, icm_table_get_metadata(t), &o, keep, &rep));
@@ -215,7 +246,7 @@ static void test_each_manifest_read_once(void **state)
 
     /* skip_entries_of: manifests reported, their entries not read. */
     icm_fileio_fault_reset(fault);
-    icm__reach_options skip = {NULL, 0, true, keep, true};
+    icm__reach_options skip = {NULL, 0, true, keep, true, NULL};
     icm__pathset *again = NULL;
     icmt_ok(icm__pathset_new(&again, 0));
     icmt_ok(icm__keepset_build(fault, icm_table_get_metadata(t), &skip, again, &rep));
@@ -246,7 +277,7 @@ static void test_unreadable_reported(void **state)
     icm_table *t = hist_open_table(h);
     icm__pathset *keep = NULL;
     icmt_ok(icm__pathset_new(&keep, 0));
-    icm__reach_options o = {NULL, 0, true, NULL, false};
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL};
     icm__reach_report rep;
     icmt_ok(icm__keepset_build(io, icm_table_get_metadata(t), &o, keep, &rep));
     assert_int_equal(rep.failure_count, 2);
@@ -309,7 +340,7 @@ static void test_collect_then_entries(void **state)
     hist_append(h, "main", "C", NULL);
     icm_table *t = hist_open_table(h);
     icm__manifest_refs refs = {NULL, 0, 0};
-    icm__reach_options o = {NULL, 0, false, NULL, false};
+    icm__reach_options o = {NULL, 0, false, NULL, false, NULL};
     seen names = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk_collect(fault, icm_table_get_metadata(t), &o, &refs, on_reached,
@@ -346,6 +377,7 @@ typedef struct oracle {
     icm_fileio *io;
     seen *out;
     seen manifests;
+    size_t announced; /* ADDED + EXISTING counts of the manifests read */
 } oracle;
 
 static void seen_push(seen *s, const char *p, int kind)
@@ -370,13 +402,14 @@ static int oracle_manifest(const icm_manifest_file *mf, void *payload)
         return 0;
     seen_push(&o->manifests, mf->manifest_path, ICM__FILE_MANIFEST);
     seen_push(o->out, mf->manifest_path, ICM__FILE_MANIFEST);
+    o->announced += (size_t)mf->added_files_count + (size_t)mf->existing_files_count;
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
     return icm_manifest_read(o->io, mf, &ro, oracle_entry, o->out);
 }
 
-static void single_pass(icm_fileio *io, const icm_table_metadata *md, seen *out)
+static size_t single_pass(icm_fileio *io, const icm_table_metadata *md, seen *out)
 {
-    oracle o = {io, out, {NULL, NULL, 0}};
+    oracle o = {io, out, {NULL, NULL, 0}, 0};
     for (size_t i = 0; i < icm_table_metadata_snapshot_count(md); i++) {
         const icm_snapshot *snap = icm_table_metadata_snapshot_at(md, i);
         seen_push(out, snap->manifest_list, ICM__FILE_MANIFEST_LIST);
@@ -384,12 +417,24 @@ static void single_pass(icm_fileio *io, const icm_table_metadata *md, seen *out)
         icmt_ok(icm_manifest_list_read(io, snap->manifest_list, &lo, oracle_manifest, &o));
     }
     seen_free(&o.manifests);
+    return o.announced;
 }
 
 typedef struct stopper {
     seen got;
     size_t stop_at;
+    size_t expected_calls;  /* expect_entries calls */
+    size_t expected_before; /* callbacks before that call */
+    size_t expected_value;
 } stopper;
+
+static void expect_cb(size_t live_entries, void *payload)
+{
+    stopper *s = payload;
+    s->expected_calls++;
+    s->expected_before = s->got.n;
+    s->expected_value = live_entries;
+}
 
 static int stop_after(const icm__reached *f, void *payload)
 {
@@ -400,7 +445,8 @@ static int stop_after(const icm__reached *f, void *payload)
 
 /* Twelve appends: 12 lists naming 1..12 manifests, far more manifests than the read-ahead
  * window. The walk's callbacks are exactly the single pass's, in order; a callback that stops
- * at call k gets exactly k+1 calls, the single pass's first k+1, and its value back. */
+ * at call k gets exactly k+1 calls, the single pass's first k+1, and its value back; the
+ * sizing hint comes once, first, with the entries the lists announce for the manifests read. */
 static void test_walk_order_and_stop_match_single_pass(void **state)
 {
     (void)state;
@@ -415,16 +461,21 @@ static void test_walk_order_and_stop_match_single_pass(void **state)
     icm_table *t = hist_open_table(h);
     const icm_table_metadata *md = icm_table_get_metadata(t);
     seen want = {NULL, NULL, 0};
-    single_pass(io, md, &want);
+    size_t announced = single_pass(io, md, &want);
     assert_int_equal(want.n, 12 + 12 + 12); /* lists, manifests, data files */
+    assert_int_equal(announced, 12);
 
-    icm__reach_options o = {NULL, 0, true, NULL, false};
+    icm__reach_options o = {NULL, 0, true, NULL, false, expect_cb};
     for (size_t stop = 0; stop <= want.n; stop++) { /* stop == want.n: never stops */
-        stopper s = {{NULL, NULL, 0}, stop};
+        stopper s = {{NULL, NULL, 0}, stop, 0, 0, 0};
         icm__reach_report rep;
         int rc = icm__reach_walk(io, md, &o, stop_after, &s, &rep);
         assert_int_equal(rc, stop < want.n ? 77 : 0);
         assert_int_equal(s.got.n, stop < want.n ? stop + 1 : want.n);
+        /* the sizing hint: once, before any callback, the lists' announced live entries */
+        assert_int_equal(s.expected_calls, 1);
+        assert_int_equal(s.expected_before, 0);
+        assert_int_equal(s.expected_value, announced);
         for (size_t i = 0; i < s.got.n; i++) {
             assert_string_equal(s.got.paths[i], want.paths[i]);
             assert_int_equal(s.got.kinds[i], want.kinds[i]);
@@ -456,7 +507,7 @@ static void test_failures_in_walk_order(void **state)
     icmt_ok(icm_fileio_write_replace(io, f1[1], "not avro", 8));
     icmt_ok(icm_fileio_delete(io, f3[0]));
     icm_table *t = hist_open_table(h);
-    icm__reach_options o = {NULL, 0, true, NULL, false};
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL};
     seen got = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &got, &rep));
@@ -489,6 +540,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pathset_local_forms),
         cmocka_unit_test(test_pathset_growth_and_memory),
+        cmocka_unit_test(test_pathset_reserve),
         cmocka_unit_test(test_walk_kinds_and_dv),
         cmocka_unit_test(test_each_manifest_read_once),
         cmocka_unit_test(test_unreadable_reported),
