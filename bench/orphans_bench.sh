@@ -10,7 +10,9 @@
 #   - the listing floor: `find DIR -type f` (names only) and `find -printf` with size and mtime
 #     (a stat per file; the sweep lists names only and stats just the unreferenced files);
 #   - `bench_orphans run`: an in-process dry run of icm_remove_orphan_files (keep set from the
-#     manifests, streamed listing, classification), with its peak RSS and keep-set size.
+#     manifests, streamed listing, classification), with its peak RSS and keep-set size;
+#   - PAIRS (default 10) alternating pairs of `find -type f` and `bench_orphans run`, each pair
+#     a ratio (the floor comparison; medians and ranges printed).
 # Then, against Java Iceberg ("DIY on core utilities": tests/interop/java BenchOrphans, Spark's
 # DeleteOrphanFilesSparkAction without Spark, built from public core calls; needs java 17 and
 # mvn, see scripts/setup-java.sh) with one cutoff for both (now + 1 h: every file is old enough):
@@ -56,6 +58,25 @@ timed "find -printf size+mtime" find "$WORK/t" -type f -printf '%s %T@ %p\n'
 for i in 1 2 3; do
     /usr/bin/time -f "dry run process $i: %e s, peak RSS %M KB" "$BIN" run "$WORK"
 done
+
+# The floor comparison: on a shared machine both sides move by a third from one minute to the
+# next, so find and the in-process dry run alternate, PAIRS times, and each pair gives a ratio.
+PAIRS=${PAIRS:-10}
+echo "$PAIRS alternating pairs: find -type f, then bench_orphans run"
+for i in $(seq "$PAIRS"); do
+    f=$( { /usr/bin/time -f "%e" find "$WORK/t" -type f > /dev/null; } 2>&1 )
+    d=$("$BIN" run "$WORK" | sed -n 's/^dry_run_seconds=\([0-9.]*\).*/\1/p')
+    echo "pair $i: find $f s, dry run $d s"
+done | tee "$WORK/pairs.txt"
+python3 - "$WORK/pairs.txt" <<'EOF'
+import re, statistics, sys
+pairs = [tuple(map(float, re.findall(r"([0-9.]+) s", line))) for line in open(sys.argv[1])]
+finds, dry = [p[0] for p in pairs], [p[1] for p in pairs]
+ratios = sorted(d / f for f, d in pairs)
+print(f"find min {min(finds):.3f} median {statistics.median(finds):.3f}; "
+      f"dry run min {min(dry):.3f} median {statistics.median(dry):.3f}; "
+      f"ratio per pair: median {statistics.median(ratios):.2f}, range {ratios[0]:.2f}-{ratios[-1]:.2f}")
+EOF
 
 # --- icemaint CLI and Java Iceberg (DIY on core utilities), whole processes and in-process ---
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
