@@ -62,7 +62,7 @@ static const char tool_help[] =
     "                      .pyiceberg.yaml in $PYICEBERG_HOME, ~, the current directory)\n"
     "  --uri URI           catalog URI (sqlite:///file.db, postgresql://...), overrides\n"
     "  --warehouse URI     catalog warehouse, overrides\n"
-    "  --version           print the version and exit\n"
+    "  --version           print the version and exit (with --json: a JSON document)\n"
     "  -h, --help          print this help and exit\n"
     "\n"
     "Commands:\n";
@@ -390,6 +390,23 @@ static int global_value_option(icm_cli *cli, int argc, char **argv, int *i, int 
     return *exit_code == ICM_EXIT_OK ? 1 : -1;
 }
 
+/* `--version`, as text or, when --json is given too (before or after it: a global option's
+ * value may stand between them), as {"name": "icemaint", "version": "..."}. */
+static int print_version(int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        json = json || strcmp(argv[i], "--json") == 0;
+    if (!json) {
+        printf("icemaint %s\n", icm_version());
+        return ICM_EXIT_OK;
+    }
+    json_t *doc = json_object();
+    bool ok = doc != NULL && json_object_set_new(doc, "name", json_string("icemaint")) == 0 &&
+              json_object_set_new(doc, "version", json_string(icm_version())) == 0;
+    return icm_cli_json_print(doc, ok);
+}
+
 static global_result parse_global(icm_cli *cli, int argc, char **argv)
 {
     global_result r = {0, -1};
@@ -411,8 +428,7 @@ static global_result parse_global(icm_cli *cli, int argc, char **argv)
             return r;
         }
         if (strcmp(a, "--version") == 0) {
-            printf("icemaint %s\n", icm_version());
-            r.exit_code = ICM_EXIT_OK;
+            r.exit_code = print_version(argc, argv);
             return r;
         }
         if (strcmp(a, "--json") == 0) {

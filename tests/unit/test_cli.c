@@ -170,6 +170,25 @@ static void test_version(void **state)
     assert_string_equal(r.out, want);
     assert_string_equal(r.err, "");
     cli_result_free(&r);
+
+    /* with --json, before or after it (a global option's value may stand between): a document */
+    snprintf(want, sizeof want, "%d.%d.%d", ICM_VERSION_MAJOR, ICM_VERSION_MINOR,
+             ICM_VERSION_PATCH);
+    const char *const *argvs[] = {(const char *[]){"--json", "--version", NULL},
+                                  (const char *[]){"--version", "--json", NULL},
+                                  (const char *[]){"--path-map", "/a=/b", "--json", "--version",
+                                                   NULL}};
+    for (size_t i = 0; i < sizeof argvs / sizeof argvs[0]; i++) {
+        r = run_cli(argvs[i]);
+        assert_int_equal(r.exit_code, 0);
+        assert_string_equal(r.err, "");
+        json_t *doc = icmt_json_parse(r.out);
+        assert_string_equal(json_string_value(json_object_get(doc, "name")), "icemaint");
+        assert_string_equal(json_string_value(json_object_get(doc, "version")), want);
+        assert_int_equal(json_object_size(doc), 2);
+        json_decref(doc);
+        cli_result_free(&r);
+    }
 }
 
 static void test_help(void **state)
