@@ -64,6 +64,7 @@ typedef struct plan {
     char **hidden_fields;       /* partition field names starting with '_' or '.' */
     size_t n_hidden_fields;
     size_t referenced_under_root; /* files of R below list_root */
+    size_t file_list_outside;   /* file-list lines naming a file outside list_root */
     /* The presence check: files the snapshots reach (not metadata documents, which old log
      * entries may have lost legitimately) below list_root, visible to the listing; and how many
      * of them the listing found. Fewer found than expected means the listing does not show the
@@ -701,8 +702,11 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat)
     icm_orphan_result *r = p->r;
     const char *rest;
     /* Outside the listing location (file lists), or a `.`/`..` segment: never a candidate. */
-    if (!below_root(p, info->location, &rest) || rest[0] == '\0')
+    if (!below_root(p, info->location, &rest) || rest[0] == '\0') {
+        if (!may_stat)
+            p->file_list_outside++;
         return 0;
+    }
     r->listed++;
     if (excluded(p, info->location)) {
         r->excluded++;
@@ -831,6 +835,15 @@ static int read_file_list(plan *p)
     if (rc == 0 && ferror(f))
         rc = icm__error_set(ICM_ERRCLASS_OS, ICM_EIO, p->o->file_list,
                             "read error in the file list");
+    /* An inventory of a whole bucket names other tables' files too: say how many were left
+     * out, so a path form that never matches (every line outside) does not go unnoticed. */
+    if (rc == 0 && p->file_list_outside > 0)
+        rc = icm__orphan_warn(p->r,
+                              "%s: %zu line%s of the file list name%s no file below it (or a "
+                              "path with a `.` or `..` segment); not part of this sweep",
+                              p->list_root, p->file_list_outside,
+                              p->file_list_outside == 1 ? "" : "s",
+                              p->file_list_outside == 1 ? "s" : "");
     icm__buf_dispose(&line);
     fclose(f);
     return rc;

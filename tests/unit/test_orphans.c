@@ -836,6 +836,8 @@ static void test_file_list(void **state)
     const char *none[] = {NULL};
     assert_orphans(r, none);
     assert_int_equal(r->listed, before.n);
+    assert_int_equal(r->warning_count, 1); /* the line outside the table, counted */
+    assert_non_null(strstr(r->warnings[0], LOC ": 1 line of the file list names no file below"));
     icm_orphan_result_free(r);
 
     o.has_older_than = true;
@@ -855,13 +857,15 @@ static void test_file_list(void **state)
     assert_survivors(&before, &after, gone);
     strv_free(&after);
 
-    /* only a file outside the table */
+    /* only files outside the table */
     f = fopen(list, "w");
-    fprintf(f, "/tmp/mock1\t1\t0\n");
+    fprintf(f, "/tmp/mock1\t1\t0\n/tmp/mock2\t1\t0\n");
     fclose(f);
     icmt_ok(sweep(&e, &o, &r));
     assert_orphans(r, none);
     assert_int_equal(r->listed, 0);
+    assert_int_equal(r->warning_count, 1);
+    assert_non_null(strstr(r->warnings[0], LOC ": 2 lines of the file list name no file below"));
     icm_orphan_result_free(r);
 
     /* a malformed line */
