@@ -183,7 +183,9 @@ int icm_cli_oom(void)
     return icm_cli_error(NULL, "out of memory");
 }
 
-/* Exit code for a library error code: the contract reserves 3-5 for commits and refusals. */
+/* Exit code for a library error code: the contract reserves 3-5 for commits and refusals. A
+ * write to a table opened from a metadata file (which may not be its current one) is refused
+ * like the safety checks are, and its message says what to do instead. */
 static int exit_code_for(int rc)
 {
     switch (rc) {
@@ -192,6 +194,7 @@ static int exit_code_for(int rc)
     case ICM_ECOMMIT_UNKNOWN:
         return ICM_EXIT_COMMIT_UNKNOWN;
     case ICM_EREFUSED:
+    case ICM_EREADONLY:
         return ICM_EXIT_REFUSED;
     default:
         return ICM_EXIT_ERROR;
