@@ -143,21 +143,30 @@ static void *list_thread(void *arg)
     return NULL;
 }
 
-/* Hand the files of one published batch to cb. */
-static int hand_over(const batch *b, icm_list_cb cb, void *payload)
+/* Hand the files of one published batch to cb, as one array. */
+static int hand_over(const batch *b, icm_file_info *infos, icm__list_batch_cb cb, void *payload)
 {
     for (size_t i = 0; i < b->count; i++) {
         const listed *f = &b->files[i];
-        icm_file_info info = {b->names + f->name_offset, f->size_bytes, f->mtime_ms};
-        int rc = cb(&info, payload);
-        if (rc != 0)
-            return rc;
+        infos[i] = (icm_file_info){b->names + f->name_offset, f->size_bytes, f->mtime_ms};
     }
-    return 0;
+    return b->count > 0 ? cb(infos, b->count, payload) : 0;
 }
 
-int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
-                           void *payload)
+/* A batch callback for a listing on this thread: one file at a time. */
+typedef struct one_by_one {
+    icm__list_batch_cb cb;
+    void *payload;
+} one_by_one;
+
+static int on_one(const icm_file_info *info, void *payload)
+{
+    const one_by_one *o = payload;
+    return o->cb(info, 1, o->payload);
+}
+
+int icm__fileio_list_ahead_batches(icm_fileio *io, const char *prefix, unsigned flags,
+                                   icm__list_batch_cb cb, void *payload)
 {
     ahead a;
     memset(&a, 0, sizeof a);
@@ -165,8 +174,11 @@ int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, i
     a.prefix = prefix;
     a.flags = flags;
     atomic_init(&a.stop, false);
-    if (batches_alloc(&a) != 0)
+    icm_file_info *infos = icm__calloc(BATCH_FILES, sizeof *infos);
+    if (infos == NULL || batches_alloc(&a) != 0) {
+        icm__free(infos);
         return ICM_ENOMEM;
+    }
     pthread_t thread;
     bool mu_ok = pthread_mutex_init(&a.mu, NULL) == 0;
     bool cv_ok = mu_ok && pthread_cond_init(&a.cv, NULL) == 0;
@@ -176,8 +188,10 @@ int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, i
         if (mu_ok)
             pthread_mutex_destroy(&a.mu);
         batches_free(&a);
+        icm__free(infos);
         /* No second thread: list on this one (the same result, without the overlap). */
-        return icm_fileio_list_flags(io, prefix, flags, cb, payload);
+        one_by_one o = {cb, payload};
+        return icm_fileio_list_flags(io, prefix, flags, on_one, &o);
     }
     int cb_rc = 0;
     for (;;) {
@@ -188,7 +202,7 @@ int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, i
         pthread_mutex_unlock(&a.mu);
         if (finished)
             break;
-        cb_rc = hand_over(&a.batches[a.consumed % LIST_AHEAD_BATCHES], cb, payload);
+        cb_rc = hand_over(&a.batches[a.consumed % LIST_AHEAD_BATCHES], infos, cb, payload);
         pthread_mutex_lock(&a.mu);
         a.consumed++;
         if (cb_rc != 0)
@@ -202,6 +216,7 @@ int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, i
     pthread_cond_destroy(&a.cv);
     pthread_mutex_destroy(&a.mu);
     batches_free(&a);
+    icm__free(infos);
     if (cb_rc != 0) {
         icm__free(a.err);
         return cb_rc;
@@ -213,4 +228,28 @@ int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, i
             icm__error_oom(); /* the details could not be saved (list_thread) */
     }
     return a.list_rc;
+}
+
+/* The per-file form: each batch's files to cb one by one. */
+typedef struct per_file {
+    icm_list_cb cb;
+    void *payload;
+} per_file;
+
+static int each_file(const icm_file_info *files, size_t n, void *payload)
+{
+    const per_file *pf = payload;
+    for (size_t i = 0; i < n; i++) {
+        int rc = pf->cb(&files[i], pf->payload);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                           void *payload)
+{
+    per_file pf = {cb, payload};
+    return icm__fileio_list_ahead_batches(io, prefix, flags, each_file, &pf);
 }

@@ -23,4 +23,12 @@
 int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
                            void *payload);
 
+/* The same listing handed over a batch at a time: `cb` gets consecutive files in listing order
+ * (at most 4,096 at once; `files` borrowed for the call), so it can look ahead within a batch.
+ * A non-zero return stops the listing and is returned, as with the per-file form. Without a
+ * second thread the batches hold one file each. */
+typedef int (*icm__list_batch_cb)(const icm_file_info *files, size_t n, void *payload);
+int icm__fileio_list_ahead_batches(icm_fileio *io, const char *prefix, unsigned flags,
+                                   icm__list_batch_cb cb, void *payload);
+
 #endif /* ICM_IO_LIST_AHEAD_H */

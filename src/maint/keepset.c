@@ -257,6 +257,12 @@ int icm__pathset_add_hash(icm__pathset *set, icm__pathset_hash h, bool *added)
     return add_hash(set, x, added);
 }
 
+bool icm__pathset_contains_hash(const icm__pathset *set, icm__pathset_hash h)
+{
+    XXH128_hash_t x = {h.low, h.high};
+    return !slot_empty(set->slots[probe(set->slots, set->cap, x)]);
+}
+
 bool icm__pathset_contains_key(const icm__pathset *set, const void *key, size_t len)
 {
     return !slot_empty(set->slots[probe(set->slots, set->cap, hash_key(key, len))]);

@@ -72,6 +72,7 @@ icm__pathset_hash icm__pathset_hash_key(const void *key, size_t len);
 void icm__pathset_prefetch(const icm__pathset *set, icm__pathset_hash h);
 /* Returns 0 or ICM_ENOMEM; *added (may be NULL) tells whether it was new. */
 int icm__pathset_add_hash(icm__pathset *set, icm__pathset_hash h, bool *added);
+bool icm__pathset_contains_hash(const icm__pathset *set, icm__pathset_hash h);
 
 /* ---- what a walk reaches ---- */
 

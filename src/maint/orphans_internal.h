@@ -95,6 +95,21 @@ int icm__okeys_flush(icm__orphan_keys *k);
 void icm__okeys_on_new(icm__orphan_keys *k, void (*fn)(unsigned tag, void *payload),
                        void *payload);
 
+/* icm__okeys_lookup in two steps, so a caller can ask for the slots of the next names early:
+ * icm__okeys_probe builds a listed location's key and hash (and whether R's origin covers the
+ * location's scheme and authority) and asks for its slot; icm__okeys_probe_match then answers
+ * exactly as icm__okeys_lookup would. Only when R has exactly one origin (the usual case):
+ * otherwise, and on ICM_ENOMEM, probe->ready is false and the caller uses icm__okeys_lookup.
+ * Deferred adds are inserted first. Returns 0 or ICM_ENOMEM. */
+typedef struct icm__okey_probe {
+    bool ready;
+    bool covers;
+    icm__pathset_hash hash;
+} icm__okey_probe;
+int icm__okeys_probe(icm__orphan_keys *k, const char *location, icm__okey_probe *out);
+icm__okey_match icm__okeys_probe_match(const icm__orphan_keys *k, const icm__okey_probe *probe,
+                                       size_t *conflict_origin);
+
 /* The collapsed path of the location last given to icm__okeys_add or _lookup (borrowed). */
 const char *icm__okeys_last_path(const icm__orphan_keys *k);
 

@@ -492,6 +492,39 @@ static bool origin_covers(const icm__origin *o, const char *scheme, const char *
            (o->authority[0] == '\0' || strcmp(o->authority, authority) == 0);
 }
 
+int icm__okeys_probe(icm__orphan_keys *k, const char *location, icm__okey_probe *out)
+{
+    out->ready = false;
+    int rc = icm__okeys_flush(k);
+    if (rc != 0 || k->n_origins != 1)
+        return rc;
+    parts p;
+    split(location, &p);
+    rc = canonical_origin(k, &p);
+    if (rc == 0)
+        rc = build_key(k, p.path, p.local);
+    if (rc != 0)
+        return rc;
+    set_key_origin(k, 0);
+    out->hash = icm__pathset_hash_key(k->key.data, k->key.len);
+    out->covers = origin_covers(&k->origins[0], k->scheme.data, k->authority.data);
+    out->ready = true;
+    icm__pathset_prefetch(k->set, out->hash);
+    return 0;
+}
+
+icm__okey_match icm__okeys_probe_match(const icm__orphan_keys *k, const icm__okey_probe *probe,
+                                       size_t *conflict_origin)
+{
+    if (!icm__pathset_contains_hash(k->set, probe->hash))
+        return ICM__OKEY_NONE;
+    if (probe->covers)
+        return ICM__OKEY_EXACT;
+    if (conflict_origin != NULL)
+        *conflict_origin = 0;
+    return ICM__OKEY_CONFLICT;
+}
+
 int icm__okeys_lookup(icm__orphan_keys *k, const char *location, icm__okey_match *out,
                       size_t *conflict_origin)
 {

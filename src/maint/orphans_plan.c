@@ -697,7 +697,8 @@ static int stat_candidate(plan *p, const icm_file_info *listed, icm_file_info *o
  * size or mtime it lacks can be asked for; a file-list line without an mtime stays unknown
  * (too recent: kept).
  */
-static int take_file(plan *p, const icm_file_info *info, bool may_stat)
+static int take_file(plan *p, const icm_file_info *info, bool may_stat,
+                     const icm__okey_probe *probe)
 {
     icm_orphan_result *r = p->r;
     const char *rest;
@@ -716,16 +717,28 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat)
         r->hidden++;
         return 0;
     }
-    icm__okey_match m;
+    icm__okey_match m = ICM__OKEY_NONE;
     size_t origin = 0;
-    int rc = icm__okeys_lookup(&p->keys, info->location, &m, &origin);
-    if (rc != 0)
-        return rc;
-    if (m == ICM__OKEY_EXACT) {
-        r->referenced_listed++;
+    bool is_doc = false;
+    int rc = 0;
+    if (probe != NULL && probe->ready)
+        m = icm__okeys_probe_match(&p->keys, probe, &origin);
+    if (probe != NULL && probe->ready && m != ICM__OKEY_CONFLICT) {
+        is_doc = m == ICM__OKEY_EXACT && p->metadata_docs != NULL &&
+                 icm__pathset_contains_hash(p->metadata_docs, probe->hash);
+    } else {
+        /* No probe, or a conflict, whose message needs this file's own scheme and authority
+         * in the key scratch: the one-step lookup. */
+        if ((rc = icm__okeys_lookup(&p->keys, info->location, &m, &origin)) != 0)
+            return rc;
         size_t len;
         const void *key = icm__okeys_last_key(&p->keys, &len);
-        if (p->metadata_docs == NULL || !icm__pathset_contains_key(p->metadata_docs, key, len))
+        is_doc = m == ICM__OKEY_EXACT && p->metadata_docs != NULL &&
+                 icm__pathset_contains_key(p->metadata_docs, key, len);
+    }
+    if (m == ICM__OKEY_EXACT) {
+        r->referenced_listed++;
+        if (!is_doc)
             p->reached_found++;
         return 0;
     }
@@ -759,10 +772,27 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat)
     return push_orphan(p, &known);
 }
 
-/* The listing's callback. */
-static int on_listed(const icm_file_info *info, void *payload)
+/* The listing's callback, a batch of names at a time: each name's key is built and hashed
+ * PROBE_AHEAD names before it is classified, and its slot asked for, so the keep set's memory
+ * has arrived by then (icm__okeys_probe; the answers are icm__okeys_lookup's). */
+#define PROBE_AHEAD 8
+
+static int on_listed(const icm_file_info *files, size_t n, void *payload)
 {
-    return take_file(payload, info, true);
+    plan *p = payload;
+    icm__okey_probe probes[PROBE_AHEAD];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n && i < PROBE_AHEAD; i++)
+        rc = icm__okeys_probe(&p->keys, files[i].location, &probes[i]);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        icm__okey_probe now = probes[i % PROBE_AHEAD];
+        if (i + PROBE_AHEAD < n)
+            rc = icm__okeys_probe(&p->keys, files[i + PROBE_AHEAD].location,
+                                  &probes[i % PROBE_AHEAD]);
+        if (rc == 0)
+            rc = take_file(p, &files[i], true, &now);
+    }
+    return rc;
 }
 
 /* Parse an optional integer field: "" or "-1" is unknown (-1). */
@@ -802,7 +832,7 @@ static int file_list_line(plan *p, char *line, size_t len, long lineno)
                               "line %ld: expected path<TAB>size<TAB>mtime_ms (integers; empty "
                               "or -1 = unknown)", lineno);
     *t1 = '\0';
-    return take_file(p, &info, false);
+    return take_file(p, &info, false, NULL);
 }
 
 /* Stream a file list through take_file, line by line (an inventory may be huge). */
@@ -1105,8 +1135,8 @@ static int run(plan *p, int64_t now)
         /* Names only: R is decided on names, and only the few candidates need a stat. */
         rc = p->o->file_list != NULL
                  ? read_file_list(p)
-                 : icm__fileio_list_ahead(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL,
-                                          on_listed, p);
+                 : icm__fileio_list_ahead_batches(p->io, p->list_root,
+                                                  ICM_LIST_STAT_OPTIONAL, on_listed, p);
     }
     /* Where --location leads was checked before the keep set was built, which can take long:
      * check again now the listing is done, so a folder swapped for a link meanwhile is caught

@@ -190,6 +190,45 @@ static void test_listing_refused_up_front(void **state)
     icm_fileio_free(fault);
 }
 
+/* The batch form: the same files in the same order, in batches of at most 4,096; a stop in the
+ * middle of the listing ends it with the callback's value and no batch after. */
+typedef struct batches {
+    record rec;
+    size_t calls;
+    size_t largest;
+    size_t stop_at_call; /* SIZE_MAX: never */
+} batches;
+
+static int batch_cb(const icm_file_info *files, size_t n, void *payload)
+{
+    batches *b = payload;
+    b->calls++;
+    if (n > b->largest)
+        b->largest = n;
+    for (size_t i = 0; i < n; i++)
+        (void)record_cb(&files[i], &b->rec);
+    return b->calls - 1 == b->stop_at_call ? 42 : 0;
+}
+
+static void test_batches(void **state)
+{
+    (void)state;
+    scripted s = make(20000);
+    batches b = {{&s, 0, SIZE_MAX, 0}, 0, 0, SIZE_MAX};
+    assert_int_equal(icm__fileio_list_ahead_batches(&s.base, "/t", 0, batch_cb, &b), 0);
+    assert_int_equal(b.rec.calls, 20000);
+    assert_int_equal(b.rec.mismatches, 0);
+    assert_true(b.largest <= 4096);
+    assert_true(b.calls >= 5); /* 20,000 names do not fit in fewer */
+
+    scripted s2 = make(20000);
+    batches stop = {{&s2, 0, SIZE_MAX, 0}, 0, 0, 1};
+    assert_int_equal(icm__fileio_list_ahead_batches(&s2.base, "/t", 0, batch_cb, &stop), 42);
+    assert_int_equal(stop.calls, 2);
+    assert_true(stop.rec.calls <= 2 * 4096);
+    assert_int_equal(stop.rec.mismatches, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_listing_error_after_k),
         cmocka_unit_test(test_name_longer_than_a_batch),
         cmocka_unit_test(test_listing_refused_up_front),
+        cmocka_unit_test(test_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

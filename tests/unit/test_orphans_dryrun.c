@@ -80,7 +80,8 @@ static void test_planning_code_cannot_delete(void **state)
     /* the planner does read storage (the check is not vacuous): it lists through the listing
      * thread, which calls the FileIO */
     bool seen;
-    assert_true(member_references(a, "orphans_plan.c.o", "icm__fileio_list_ahead", &seen));
+    assert_true(
+        member_references(a, "orphans_plan.c.o", "icm__fileio_list_ahead_batches", &seen));
     assert_true(member_references(a, "list_ahead.c.o", "icm_fileio_list_flags", &seen));
     /* and the executor is where deleting lives */
     assert_true(member_references(a, "orphans.c.o", "icm_fileio_delete", &seen));

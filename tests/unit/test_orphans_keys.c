@@ -10,7 +10,9 @@
 #include "maint/orphans_internal.h"
 #include "testutil.h"
 
-/* Classify `listed` against a keep set holding `refs` (NULL-terminated). */
+/* Classify `listed` against a keep set holding `refs` (NULL-terminated). Both ways: the
+ * one-step lookup, and (with one referenced origin) the probe the sweep's listing uses, which
+ * must answer the same, conflicts with the same origin included. */
 static icm__okey_match classify(const char *const *refs, const char *listed,
                                 const char *schemes, const char *authorities)
 {
@@ -19,7 +21,15 @@ static icm__okey_match classify(const char *const *refs, const char *listed,
     for (size_t i = 0; refs[i] != NULL; i++)
         icmt_ok(icm__okeys_add(&k, refs[i], NULL));
     icm__okey_match m;
-    icmt_ok(icm__okeys_lookup(&k, listed, &m, NULL));
+    size_t origin = 99, probe_origin = 99;
+    icmt_ok(icm__okeys_lookup(&k, listed, &m, &origin));
+    icm__okey_probe pr;
+    icmt_ok(icm__okeys_probe(&k, listed, &pr));
+    assert_int_equal(pr.ready, k.n_origins == 1);
+    if (pr.ready) {
+        assert_int_equal(icm__okeys_probe_match(&k, &pr, &probe_origin), m);
+        assert_int_equal(probe_origin, origin);
+    }
     icm__okeys_dispose(&k);
     return m;
 }
