@@ -156,20 +156,6 @@ static void fixture_footer_truncations_are_errors(void **state)
 
 /* ---- allocation failures ---- */
 
-static long g_count, g_fail_at;
-
-static void *chaos_malloc(size_t n)
-{
-    return ++g_count == g_fail_at ? NULL : malloc(n);
-}
-
-static void *chaos_realloc(void *p, size_t n)
-{
-    return ++g_count == g_fail_at ? NULL : realloc(p, n);
-}
-
-static const icm_allocator k_chaos = {chaos_malloc, chaos_realloc, free};
-
 /* Reading the wide file's schema and checking it against both table versions, with the Nth
  * allocation failing, for every N: each step returns its normal outcome or ICM_ENOMEM, and
  * nothing leaks (AddressSanitizer's leak check at exit). */
@@ -181,20 +167,19 @@ static void schema_read_and_check_under_allocation_failures(void **state)
     icm_table_metadata *v0 = read_md(io, MD_V0), *v3 = read_md(io, MD_V3);
     char *path = fixture(WIDE_FILE);
     long failures = 0;
-    for (g_fail_at = 1;; g_fail_at++) {
-        g_count = 0;
-        icm_set_allocator(&k_chaos);
+    for (long fail_at = 0;; fail_at++) {
+        icmt_nomem_arm(fail_at);
         icm__parquet_schema *s = NULL;
         int64_t size = 0;
         int rc = icm__parquet_read_schema(io, path, &s, &size);
         int ok3 = rc == 0 ? icm__txn_check_parquet_schema(v3, s, "w") : ICM_ENOMEM;
         int ok0 = rc == 0 ? icm__txn_check_parquet_schema(v0, s, "w") : ICM_ENOMEM;
-        icm_set_allocator(NULL);
+        long allocations = icmt_nomem_disarm();
         icm__parquet_schema_free(s);
         assert_true(rc == 0 || rc == ICM_ENOMEM);
         assert_true(ok3 == 0 || ok3 == ICM_ENOMEM);
         assert_true(ok0 == ICM_EINVALID || ok0 == ICM_ENOMEM);
-        if (g_count < g_fail_at) { /* nothing failed: every allocation point was tried */
+        if (allocations <= fail_at) { /* nothing failed: every allocation point was tried */
             assert_int_equal(rc, 0);
             assert_int_equal(ok3, 0);
             assert_int_equal(ok0, ICM_EINVALID);
