@@ -375,8 +375,6 @@ static int origin_index(icm__orphan_keys *k, const char *scheme, const char *aut
     return 0;
 }
 
-/* Whether the collapsed path may have a `.` or `..` segment: one starts the path or follows a
- * '/'. Most paths have neither, and this scan is cheaper than resolving. */
 /* Fill k->key with a 4-byte placeholder for the origin index and the collapsed path. */
 static int build_key(icm__orphan_keys *k, const char *path, bool local)
 {
@@ -408,17 +406,23 @@ const void *icm__okeys_last_key(const icm__orphan_keys *k, size_t *len)
     return k->key.data != NULL ? (const void *)k->key.data : (const void *)"";
 }
 
-/* Build k->key for a referenced location (its origin becomes a referenced one). */
-static int build_ref_key(icm__orphan_keys *k, const char *location)
+/* Build k->key (origin index left 0) for a location, with its canonical scheme and
+ * authority in k->scheme and k->authority. */
+static int build_listed_key(icm__orphan_keys *k, const char *location)
 {
     parts p;
     split(location, &p);
-    uint32_t idx;
     int rc = canonical_origin(k, &p);
+    return rc == 0 ? build_key(k, p.path, p.local) : rc;
+}
+
+/* Build k->key for a referenced location (its origin becomes a referenced one). */
+static int build_ref_key(icm__orphan_keys *k, const char *location)
+{
+    uint32_t idx;
+    int rc = build_listed_key(k, location);
     if (rc == 0)
         rc = origin_index(k, k->scheme.data, k->authority.data, &idx);
-    if (rc == 0)
-        rc = build_key(k, p.path, p.local);
     if (rc == 0)
         set_key_origin(k, idx);
     return rc;
@@ -498,12 +502,7 @@ int icm__okeys_probe(icm__orphan_keys *k, const char *location, icm__okey_probe 
     int rc = icm__okeys_flush(k);
     if (rc != 0 || k->n_origins != 1)
         return rc;
-    parts p;
-    split(location, &p);
-    rc = canonical_origin(k, &p);
-    if (rc == 0)
-        rc = build_key(k, p.path, p.local);
-    if (rc != 0)
+    if ((rc = build_listed_key(k, location)) != 0)
         return rc;
     set_key_origin(k, 0);
     out->hash = icm__pathset_hash_key(k->key.data, k->key.len);
@@ -529,14 +528,10 @@ int icm__okeys_lookup(icm__orphan_keys *k, const char *location, icm__okey_match
                       size_t *conflict_origin)
 {
     *out = ICM__OKEY_NONE;
-    parts p;
-    split(location, &p);
     int rc = icm__okeys_flush(k);
     if (rc == 0)
-        rc = canonical_origin(k, &p);
+        rc = build_listed_key(k, location);
     const char *scheme = k->scheme.data, *authority = k->authority.data;
-    if (rc == 0)
-        rc = build_key(k, p.path, p.local);
     if (rc != 0) {
         *out = ICM__OKEY_EXACT; /* a caller ignoring the error still keeps the file */
         return rc;
