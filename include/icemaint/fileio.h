@@ -95,7 +95,7 @@ typedef struct icm_fileio_methods {
     int (*resolve)(icm_fileio *io, const char *location, char **out);
 } icm_fileio_methods;
 
-/** 2: `list_flags` appended. A back end may set `version` to 1 (no `list_flags`). */
+/** 2: `list_flags` and `resolve` appended. A back end may set `version` to 1 (neither). */
 #define ICM_FILEIO_METHODS_VERSION 2
 
 /** Every back end's handle starts with this struct (embed it first). */
@@ -166,7 +166,8 @@ ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
  *  fsync'ed; on an error after publishing (directory sync) the file may exist. Deletes are not
  *  fsync'ed. Deleting `dir/name` also deletes a Hadoop checksum side file `dir/.name.crc` if
  *  there is one (as Hadoop's local file system, which Java Iceberg writes local tables through,
- *  does), on a best-effort basis: the result is the data file's.
+ *  does): only a regular file (not a link) that starts with Hadoop's `crc\0` header, on a
+ *  best-effort basis: the result is the data file's.
  *  @return 0, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_local_new(icm_fileio **out);
 

@@ -297,22 +297,6 @@ static json_t *report_json(const icm_expire_result *r, bool *ok)
     return doc;
 }
 
-/* The plan file was opened before the expiry ran (plan_file.c); this writes it and puts it in
- * place. */
-static int write_plan(icm_cli_plan_file *plan, const icm_expire_result *r)
-{
-    bool ok = true;
-    json_t *doc = report_json(r, &ok);
-    if (!ok) {
-        json_decref(doc);
-        icm_cli_plan_discard(plan);
-        return icm_cli_oom();
-    }
-    int rc = icm_cli_plan_write(plan, doc);
-    json_decref(doc);
-    return rc;
-}
-
 /* ---- human report ---- */
 
 static void print_ids(const char *label, const int64_t *ids, size_t n)
@@ -388,16 +372,26 @@ static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
                   const icm_expire_result *r)
 {
     int rc = ICM_EXIT_OK;
-    if (a->plan_out != NULL)
-        rc = write_plan(plan, r);
-    /* The report goes to stdout even when the plan file failed: files may be gone. */
-    if (cli->json) {
+    if (cli->json || a->plan_out != NULL) {
+        /* One document for the plan file (opened before the expiry ran, plan_file.c) and
+         * stdout. The report goes to stdout even when the plan file failed: files may be gone;
+         * a failed plan file still decides the exit code. */
         bool ok = true;
         json_t *doc = report_json(r, &ok);
-        rc = icm_cli_json_print(doc, ok);
-    } else {
-        print_human(r); /* -q quiets stderr diagnostics, not the result */
+        if (!ok) {
+            icm_cli_plan_discard(plan);
+            rc = icm_cli_oom();
+        } else {
+            if (a->plan_out != NULL)
+                rc = icm_cli_plan_write(plan, doc);
+            int jrc = cli->json ? icm_cli_json_print(json_incref(doc), true) : ICM_EXIT_OK;
+            if (rc == ICM_EXIT_OK)
+                rc = jrc;
+        }
+        json_decref(doc);
     }
+    if (!cli->json)
+        print_human(r); /* -q quiets stderr diagnostics, not the result */
     int prc = report_problems(r, cli->verbosity < 0);
     return rc != ICM_EXIT_OK ? rc : prc;
 }

@@ -54,11 +54,13 @@ int icm_cli_plan_open(icm_cli_plan_file *p, const char *path)
     if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
         return icm_cli_usage("--plan-out", "needs a file name, not '%s'", path);
     /* rename() cannot replace a folder: found only after the run, its files would be gone with
-     * no plan. (A link to a folder is fine: the link itself is replaced.) */
+     * no plan. Anything else already there, a link included, is replaced only when it reads as
+     * an earlier plan (a link to a folder does not; a replaced link is replaced itself). */
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    bool exists = lstat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
         return icm_cli_error(path, "cannot write the plan file: is a directory");
-    if (lstat(path, &st) == 0 && !is_earlier_plan(path)) {
+    if (exists && !is_earlier_plan(path)) {
         (void)icm_cli_error(path, "--plan-out: the file exists and is not an earlier plan "
                                   "(a JSON report with dry_run); remove it or name another "
                                   "file");

@@ -39,22 +39,12 @@ int icm_manifest_list_read(icm_fileio *io, const char *location,
                            const icm_manifest_list_read_options *opts, icm_manifest_file_cb cb,
                            void *payload)
 {
-    return icm__manifest_list_read_cached(io, location, opts, NULL, NULL, cb, payload);
-}
-
-int icm__manifest_list_read_cached(icm_fileio *io, const char *location,
-                                   const icm_manifest_list_read_options *opts,
-                                   icm__avro_schema_cache *schemas,
-                                   icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
-                                   void *payload)
-{
     char *data = NULL;
     size_t len = 0;
     int rc = icm_fileio_read(io, location, &data, &len);
     if (rc < 0)
         return rc;
-    rc = icm__manifest_list_read_data(data, len, NULL, location, opts, schemas, skip_row, cb,
-                                      payload);
+    rc = icm__manifest_list_read_data(data, len, NULL, location, opts, NULL, NULL, cb, payload);
     icm_free(data);
     return rc;
 }

@@ -132,15 +132,10 @@ typedef bool (*icm__manifest_path_filter)(const uint8_t *path, size_t len, void 
 int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
                                             icm__manifest_path_filter skip_row, void *payload,
                                             const icm_manifest_file **out);
-/* icm_manifest_list_read with a schema cache and an optional row filter (NULL = every row):
- * cb sees the rows skip_row (called with `payload`) does not claim. */
-int icm__manifest_list_read_cached(icm_fileio *io, const char *location,
-                                   const icm_manifest_list_read_options *opts,
-                                   icm__avro_schema_cache *schemas,
-                                   icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
-                                   void *payload);
-/* icm__manifest_list_read_cached over the list's bytes, already read (borrowed), taking blocks
- * from `inflated` (NULL = none) where they were decompressed ahead. Same results and errors. */
+/* icm_manifest_list_read over the list's bytes, already read (borrowed), with a schema cache
+ * (NULL = none), an optional row filter (NULL = every row: cb sees the rows skip_row, called
+ * with `payload`, does not claim), and blocks taken from `inflated` (NULL = none) where they
+ * were decompressed ahead. Same results and errors. */
 int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_inflated *inflated,
                                  const char *location, const icm_manifest_list_read_options *opts,
                                  icm__avro_schema_cache *schemas,

@@ -183,7 +183,8 @@ static const icm__parquet_element *elem(const check_ctx *cx, size_t i)
     return &cx->file->elements[i];
 }
 
-/* Index of the k-th child of the group at i. */
+/* Index of the k-th child of the group at i (children follow their group, each with its
+ * subtree: loops over all children step from one to the next instead). */
 static size_t child_at(const check_ctx *cx, size_t i, int32_t k)
 {
     size_t c = i + 1;
@@ -430,8 +431,9 @@ static int scan_field(const check_ctx *cx, size_t i, const char *path, bool *all
 static int scan_group(const check_ctx *cx, size_t i, const char *path, bool *all_ids)
 {
     int rc = 0;
-    for (int32_t k = 0, n = elem(cx, i)->num_children; rc == 0 && k < n; k++) {
-        size_t c = child_at(cx, i, k);
+    size_t c = i + 1;
+    for (int32_t k = 0, n = elem(cx, i)->num_children; rc == 0 && k < n;
+         k++, c += elem(cx, c)->subtree_size) {
         char *p = child_path(path, elem(cx, c)->name);
         rc = p != NULL ? scan_field(cx, c, p, all_ids) : icm__error_oom();
         icm__free(p);
@@ -478,8 +480,9 @@ static int find_child(const check_ctx *cx, size_t g, json_t *field, const char *
     const char *name = json_string_value(json_object_get(field, "name"));
     if (!json_is_integer(id) || name == NULL)
         return refuse(cx, path, "the table field has no id or name", NULL);
-    for (int32_t k = 0, n = elem(cx, g)->num_children; k < n; k++) {
-        size_t c = child_at(cx, g, k);
+    size_t c = g + 1;
+    for (int32_t k = 0, n = elem(cx, g)->num_children; k < n;
+         k++, c += elem(cx, c)->subtree_size) {
         if (strcmp(elem(cx, c)->name, name) != 0)
             continue;
         if (*out != NO_FIELD)
@@ -499,14 +502,17 @@ static int find_child(const check_ctx *cx, size_t g, json_t *field, const char *
  * ids its statistics lookup by name path fails. */
 static int check_no_extra(const check_ctx *cx, size_t g, json_t *fields, const char *path)
 {
-    for (int32_t k = 0, n = elem(cx, g)->num_children; k < n; k++) {
-        const char *name = elem(cx, child_at(cx, g, k))->name;
+    size_t c = g + 1;
+    for (int32_t k = 0, n = elem(cx, g)->num_children; k < n;
+         k++, c += elem(cx, c)->subtree_size) {
+        const char *name = elem(cx, c)->name;
         bool found = false;
         size_t j;
         json_t *f;
         json_array_foreach(fields, j, f) {
             const char *tn = json_string_value(json_object_get(f, "name"));
-            found = found || (tn != NULL && strcmp(tn, name) == 0);
+            if ((found = tn != NULL && strcmp(tn, name) == 0))
+                break;
         }
         if (!found) {
             char *p = child_path(path, name);

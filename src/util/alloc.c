@@ -45,8 +45,8 @@ void *icm__calloc(size_t count, size_t size)
     }
     /* With the default allocator, calloc: fresh pages from the system are zero already, so
      * big zeroed tables (path sets, hash tables) are not written twice, nor touched before
-     * their first use. */
-    if (g_alloc.malloc_fn == malloc) {
+     * their first use. (All three hooks: calloc's memory must go back to libc's free.) */
+    if (g_alloc.malloc_fn == malloc && g_alloc.realloc_fn == realloc && g_alloc.free_fn == free) {
         void *z = calloc(total == 0 ? 1 : total, 1);
         if (z == NULL)
             icm__error_oom();
