@@ -386,7 +386,8 @@ static int build_key(icm__orphan_keys *k, const char *path, bool local)
      * one key, or a live file referenced through a dot segment would look like an orphan.
      * Object-store keys stay exact bytes (`..` is an ordinary key there). */
     if (local)
-        k->key.len = sizeof zero + icm__path_resolve_dots_if_any(k->key.data + sizeof zero);
+        k->key.len = sizeof zero + icm__path_resolve_dots_if_any(k->key.data + sizeof zero,
+                                                                 k->key.len - sizeof zero);
     return 0;
 }
 

@@ -312,12 +312,12 @@ size_t icm__path_resolve_dots(char *path)
     return (size_t)(w - path);
 }
 
-size_t icm__path_resolve_dots_if_any(char *path)
+size_t icm__path_resolve_dots_if_any(char *path, size_t len)
 {
     /* Most paths have no segment starting with '.': one search instead of a segment walk. */
     if (path[0] == '.' || strstr(path, "/.") != NULL)
         return icm__path_resolve_dots(path);
-    return strlen(path);
+    return len;
 }
 
 size_t icm__location_key_write(const char *loc, char *out)
@@ -328,8 +328,8 @@ size_t icm__location_key_write(const char *loc, char *out)
         memcpy(out, loc, n + 1);
         return n;
     }
-    icm__path_collapse(local, out);
-    return icm__path_resolve_dots_if_any(out); /* only a file system resolves dot segments */
+    size_t n = icm__path_collapse(local, out);
+    return icm__path_resolve_dots_if_any(out, n); /* only a file system resolves dot segments */
 }
 
 int icm__location_key(const char *loc, char **out)

@@ -42,8 +42,9 @@ int icm__location_normalize(const char *loc, char **out);
  * collapse. Returns the new length.
  */
 size_t icm__path_resolve_dots(char *path);
-/* icm__path_resolve_dots, skipped (cheaply) when no segment starts with '.'. */
-size_t icm__path_resolve_dots_if_any(char *path);
+/* icm__path_resolve_dots, skipped (cheaply) when no segment starts with '.'; `len` is
+ * strlen(path), returned as it is then. */
+size_t icm__path_resolve_dots_if_any(char *path, size_t len);
 
 /* Collapse repeated slashes and drop a trailing slash (a lone "/" stays): `in` into `out`,
  * which must hold strlen(in) + 1 bytes. Returns the new length. */
