@@ -126,6 +126,8 @@ bool icm_location_local_path(const char *location, char **out)
 /* True when some '/'-separated segment of `s` is exactly "." or "..". */
 static bool has_dot_segment(const char *s)
 {
+    if (s[0] != '.' && strstr(s, "/.") == NULL)
+        return false; /* no segment even starts with '.': the usual case, one search */
     while (*s != '\0') {
         size_t n = strcspn(s, "/");
         if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
