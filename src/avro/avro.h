@@ -262,8 +262,9 @@ void icm__avro_reader_free(icm__avro_reader *r);
 /* Compiled schemas keyed by their exact schema text, shared by the readers of many files
  * written by one writer (an expiry opens thousands of manifest lists with one schema: parsing
  * it each time costs more than decoding the rows). Holds at most a few dozen schemas; a file
- * with yet another schema is parsed for its reader alone. Not thread-safe; must outlive every
- * reader opened with it. */
+ * with yet another schema is parsed for its reader alone. Readers may be opened with one cache
+ * on several threads at once (a cached schema is only read); it must outlive every reader opened
+ * with it. */
 typedef struct icm__avro_schema_cache icm__avro_schema_cache;
 /* @return 0 or ICM_ENOMEM. */
 int icm__avro_schema_cache_new(icm__avro_schema_cache **out);

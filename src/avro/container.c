@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -132,6 +133,7 @@ typedef struct cached_schema {
 } cached_schema;
 
 struct icm__avro_schema_cache {
+    pthread_mutex_t mu; /* readers are opened on two threads at once (maint/manifest_ahead.c) */
     cached_schema items[SCHEMA_CACHE_SLOTS];
     size_t n;
 };
@@ -139,7 +141,14 @@ struct icm__avro_schema_cache {
 int icm__avro_schema_cache_new(icm__avro_schema_cache **out)
 {
     *out = icm__calloc(1, sizeof **out);
-    return *out != NULL ? 0 : ICM_ENOMEM;
+    if (*out == NULL)
+        return ICM_ENOMEM;
+    if (pthread_mutex_init(&(*out)->mu, NULL) != 0) {
+        icm__free(*out);
+        *out = NULL;
+        return icm__error_oom();
+    }
+    return 0;
 }
 
 void icm__avro_schema_cache_free(icm__avro_schema_cache *cache)
@@ -150,6 +159,7 @@ void icm__avro_schema_cache_free(icm__avro_schema_cache *cache)
         icm__free(cache->items[i].text);
         icm__avro_schema_free(cache->items[i].schema);
     }
+    pthread_mutex_destroy(&cache->mu);
     icm__free(cache);
 }
 
@@ -158,26 +168,29 @@ void icm__avro_schema_cache_free(icm__avro_schema_cache *cache)
 static int reader_schema(icm__avro_reader *r, const char *text, size_t len,
                          icm__avro_schema_cache *cache)
 {
-    if (cache != NULL) {
-        for (size_t i = 0; i < cache->n; i++) {
-            const cached_schema *c = &cache->items[i];
-            if (c->len == len && memcmp(c->text, text, len) == 0) {
-                r->schema = c->schema;
-                r->schema_cached = true;
-                return 0;
-            }
+    if (cache == NULL)
+        return icm__avro_schema_parse(&r->schema, text, len, r->location);
+    /* Held while parsing too: a second thread wanting the same schema waits for it rather than
+     * parse it again (a cached schema is never changed, only read, once it is in the cache). */
+    pthread_mutex_lock(&cache->mu);
+    for (size_t i = 0; i < cache->n; i++) {
+        const cached_schema *c = &cache->items[i];
+        if (c->len == len && memcmp(c->text, text, len) == 0) {
+            r->schema = c->schema;
+            r->schema_cached = true;
+            pthread_mutex_unlock(&cache->mu);
+            return 0;
         }
     }
     int rc = icm__avro_schema_parse(&r->schema, text, len, r->location);
-    if (rc < 0 || cache == NULL || cache->n == SCHEMA_CACHE_SLOTS)
-        return rc;
-    char *copy = icm__malloc(len ? len : 1);
-    if (copy == NULL)
-        return 0; /* not cached: the reader still owns a good schema */
-    memcpy(copy, text, len);
-    cache->items[cache->n++] = (cached_schema){copy, len, r->schema};
-    r->schema_cached = true;
-    return 0;
+    char *copy = rc < 0 || cache->n == SCHEMA_CACHE_SLOTS ? NULL : icm__malloc(len ? len : 1);
+    if (copy != NULL) { /* (without one the reader still owns a good schema, just not cached) */
+        memcpy(copy, text, len);
+        cache->items[cache->n++] = (cached_schema){copy, len, r->schema};
+        r->schema_cached = true;
+    }
+    pthread_mutex_unlock(&cache->mu);
+    return rc;
 }
 
 int icm__avro_reader_open(icm__avro_reader **out, const void *data, size_t len,

@@ -1,12 +1,16 @@
 /*
  * util/ahead.h: jobs done ahead, in order, on a second thread (internal).
  *
- * Jobs 0..n-1 run in order on one worker thread, at most `window` jobs ahead of the caller, who
- * takes their results in the same order: icm__ahead_get(i) waits for job i, and
- * icm__ahead_release(i) hands its slot back for job i + window. Job i writes only to slot
- * i % window, which the caller reads only between get(i) and release(i): a slot is never used
- * by both threads at once. When no thread can be started (or n < 2), each job runs on the
- * caller's thread inside get(i): the same results, without the overlap.
+ * Jobs 0..n-1 are started in order, at most `window` jobs ahead of the caller, who takes their
+ * results in the same order: icm__ahead_get(i) returns once job i is done, and
+ * icm__ahead_release(i) hands its slot back for job i + window. A worker thread does the jobs;
+ * the caller, instead of waiting in get(i), does job i itself when the worker has not started
+ * it, or else the next job not yet started (so both cores work when the caller has nothing else
+ * to do). So two jobs may run at once, on different slots: a job must be safe to run
+ * concurrently with another job of the same ring. Job i writes only to slot i % window, which
+ * the caller reads only between get(i) and release(i): a slot is never used by both threads at
+ * once. When no thread can be started (or n < 2), each job runs on the caller's thread inside
+ * get(i): the same results, without the overlap.
  *
  * Users: manifest-list reading and manifest decoding in the keep-set walk
  * (maint/manifest_ahead.c). The sweep's callback-driven listing batches names in a ring of its
