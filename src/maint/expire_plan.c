@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "maint/expire_internal.h"
 #include "util/location.h"
 #include "util/util.h"
@@ -370,20 +372,79 @@ static int on_retained_entry(const icm__reached *f, void *payload)
     return icm__pathset_count(s->live) == s->candidate_count ? ICM_EUSER : 0;
 }
 
+/* The file names (last key segments) of the candidates, as a Bloom filter: a retained entry
+ * whose name is none of them cannot be a candidate, which the decoding threads tell without
+ * building its key (almost every retained entry of a large table). 16 bits per name, two set
+ * per name: about 1.4% of other names pass, and each only costs the full check. Small enough
+ * to stay in a core's cache, where a set of the names' 128-bit hashes would not. */
+typedef struct name_filter {
+    uint64_t *bits;
+    uint64_t mask; /* bit count - 1 (a power of two) */
+} name_filter;
+
+static void name_bits(const name_filter *f, const char *name, size_t n, uint64_t *b1,
+                      uint64_t *b2)
+{
+    uint64_t h = XXH3_64bits(name, n);
+    *b1 = h & f->mask;
+    *b2 = (h >> 32 | h << 32) & f->mask;
+}
+
+static int name_filter_build(name_filter *f, const file_vec *content)
+{
+    uint64_t nbits = 1024;
+    while (nbits < (uint64_t)content->len * 16 && nbits < ((uint64_t)1 << 40))
+        nbits *= 2;
+    f->mask = nbits - 1;
+    f->bits = icm__calloc((size_t)(nbits / 64), sizeof *f->bits);
+    if (f->bits == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < content->len; i++) {
+        char *key = NULL;
+        if (icm__location_key(content->items[i].path, &key) != 0)
+            return ICM_ENOMEM;
+        const char *slash = strrchr(key, '/');
+        const char *name = slash != NULL ? slash + 1 : key;
+        uint64_t b1, b2;
+        name_bits(f, name, strlen(name), &b1, &b2);
+        f->bits[b1 / 64] |= (uint64_t)1 << (b1 % 64);
+        f->bits[b2 / 64] |= (uint64_t)1 << (b2 % 64);
+        icm__free(key);
+    }
+    return 0;
+}
+
+static bool may_be_candidate(const char *location, size_t len, const void *filter)
+{
+    const name_filter *f = filter;
+    const char *name;
+    size_t n;
+    if (!icm__location_key_tail(location, len, &name, &n))
+        return true;
+    uint64_t b1, b2;
+    name_bits(f, name, n, &b1, &b2);
+    return (f->bits[b1 / 64] >> (b1 % 64) & 1) && (f->bits[b2 / 64] >> (b2 % 64) & 1);
+}
+
 static int find_still_live(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
                            const file_vec *content, icm__pathset *live, icm__reach_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     icm__pathset *cand = NULL;
+    name_filter names = {NULL, 0};
     int rc = icm__pathset_new(&cand, content->len);
     for (size_t i = 0; rc == 0 && i < content->len; i++)
         rc = icm__pathset_add(cand, content->items[i].path, NULL);
+    if (rc == 0)
+        rc = name_filter_build(&names, content);
     if (rc == 0) {
         still_live s = {cand, icm__pathset_count(cand), live};
-        rc = icm__reach_entries(io, format_version, refs, on_retained_entry, &s, rep);
+        rc = icm__reach_entries_filtered(io, format_version, refs, may_be_candidate, &names,
+                                         on_retained_entry, &s, rep);
         if (rc == ICM_EUSER)
             rc = 0;
     }
+    icm__free(names.bits);
     icm__pathset_free(cand);
     return rc;
 }

@@ -642,7 +642,7 @@ static int deliver_notes(walk *w)
 {
     icm__manifest_ahead *ahead = NULL;
     int rc = icm__manifest_ahead_start(&ahead, w->io, w->format_version, w->schemas,
-                                       w->to_read.items, w->to_read.len);
+                                       w->to_read.items, w->to_read.len, NULL, NULL);
     size_t next = 0;
     for (size_t i = 0; rc == 0 && i < w->n_notes; i++) {
         const note *n = &w->notes[i];
@@ -766,6 +766,15 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
 int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
                        icm__reach_cb cb, void *payload, icm__reach_report *report)
 {
+    return icm__reach_entries_filtered(io, format_version, refs, NULL, NULL, cb, payload,
+                                       report);
+}
+
+int icm__reach_entries_filtered(icm_fileio *io, int format_version,
+                                const icm__manifest_refs *refs, icm__entry_filter filter,
+                                const void *filter_ctx, icm__reach_cb cb, void *payload,
+                                icm__reach_report *report)
+{
     memset(report, 0, sizeof *report);
     icm__reach_options none = {NULL, 0, true, NULL, false, NULL};
     walk w;
@@ -781,7 +790,7 @@ int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_r
     int rc = icm__avro_schema_cache_new(&w.schemas);
     if (rc == 0)
         rc = icm__manifest_ahead_start(&ahead, io, format_version, w.schemas, refs->items,
-                                       refs->len);
+                                       refs->len, filter, filter_ctx);
     for (size_t i = 0; rc == 0 && i < refs->len; i++)
         rc = deliver_entries(&w, ahead, i);
     icm__manifest_ahead_finish(ahead);

@@ -98,6 +98,11 @@ typedef struct icm__reached {
     int64_t snapshot_id;  /* the snapshot through which it was first reached */
 } icm__reached;
 
+/* A test a manifest entry's location (`len` bytes) must pass to reach the callback, run on the
+ * thread decoding the manifest (so it only reads memory nobody changes meanwhile). It may let
+ * through locations the callback does not want, never hold back one it does. */
+typedef bool (*icm__entry_filter)(const char *location, size_t len, const void *ctx);
+
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */
 typedef int (*icm__reach_cb)(const icm__reached *file, void *payload);
 
@@ -176,6 +181,12 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
  */
 int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
                        icm__reach_cb cb, void *payload, icm__reach_report *report);
+/* icm__reach_entries handing the callback only the live entries `filter` passes (with
+ * `filter_ctx`; see icm__entry_filter). The report still counts every entry read. */
+int icm__reach_entries_filtered(icm_fileio *io, int format_version,
+                                const icm__manifest_refs *refs, icm__entry_filter filter,
+                                const void *filter_ctx, icm__reach_cb cb, void *payload,
+                                icm__reach_report *report);
 
 /*
  * The keep set: every file the chosen snapshots reach (all of the kinds above) added to `set`.

@@ -125,6 +125,7 @@ void icm__lists_ahead_finish(icm__lists_ahead *a)
 
 typedef struct manifest_slot {
     icm__ahead_manifest pub;
+    const struct icm__manifest_ahead *owner;
     char *locations;
     size_t locations_len;
     size_t locations_cap;
@@ -138,6 +139,8 @@ struct icm__manifest_ahead {
     int format_version;
     icm__avro_schema_cache *schemas;
     const icm__manifest_ref *refs;
+    icm__entry_filter filter;
+    const void *filter_ctx;
     manifest_slot slots[MANIFESTS_AHEAD_WINDOW];
     icm__ahead *ring;
 };
@@ -183,7 +186,10 @@ static int on_entry(const icm_manifest_entry *e, void *payload)
     if (e->status == ICM_ENTRY_DELETED)
         return 0;
     const char *path = e->data_file.file_path;
-    size_t len = strlen(path) + 1;
+    size_t len = strlen(path);
+    if (s->owner->filter != NULL && !s->owner->filter(path, len, s->owner->filter_ctx))
+        return 0;
+    len++;
     int rc = 0;
     if (s->locations_cap - s->locations_len < len)
         rc = grow((void **)&s->locations, &s->locations_cap, s->locations_len + len, 1);
@@ -203,6 +209,7 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
 {
     icm__manifest_ahead *a = ctx;
     manifest_slot *s = slot;
+    s->owner = a;
     s->pub.count = 0;
     s->pub.entries_read = 0;
     s->locations_len = 0;
@@ -222,7 +229,7 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
 
 int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int format_version,
                               icm__avro_schema_cache *schemas, const icm__manifest_ref *refs,
-                              size_t n)
+                              size_t n, icm__entry_filter filter, const void *filter_ctx)
 {
     *out = NULL;
     icm__manifest_ahead *a = icm__calloc(1, sizeof *a);
@@ -232,6 +239,8 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int for
     a->format_version = format_version;
     a->schemas = schemas;
     a->refs = refs;
+    a->filter = filter;
+    a->filter_ctx = filter_ctx;
     int rc = icm__ahead_start(&a->ring, n, MANIFESTS_AHEAD_WINDOW, a->slots,
                               sizeof a->slots[0], decode_manifest, a);
     if (rc != 0) {

@@ -3,11 +3,11 @@
  * order on the calling thread (internal; the reachability walk's engine, keepset.c).
  *
  * Both work on a sequence known in advance, in order, at most a few files ahead of the caller
- * (util/ahead.h), so memory does not grow with the number of files and the files are read in
- * the same order, by one thread, as a single-threaded walk reads them (fault-injection counts
- * stay deterministic). The caller takes file 0, 1, 2, ... in order (get), and hands each back
- * (release) before taking the next. When no thread can be started, each file is read on the
- * calling thread when it is taken: the same results, without the overlap.
+ * (util/ahead.h), so memory does not grow with the number of files. Files are started in the
+ * caller's order, by the helper thread or, when it would otherwise wait, by the caller itself,
+ * so two may be read at once. The caller takes file 0, 1, 2, ... in order (get), and hands
+ * each back (release) before taking the next. When no thread can be started, each file is read
+ * on the calling thread when it is taken: the same results, without the overlap.
  *
  *  - Manifest lists (icm__lists_ahead): each list's bytes, with its Avro blocks decompressed
  *    ahead (icm__avro_inflate_ahead); the caller decodes the rows itself, since which rows it
@@ -71,13 +71,14 @@ typedef struct icm__ahead_manifest {
 typedef struct icm__manifest_ahead icm__manifest_ahead;
 
 /*
- * Start decoding refs[0..n) (borrowed, as is `schemas`, which only the decoding thread uses
- * until icm__manifest_ahead_finish). `format_version`: the table's, for manifests without one
- * in their header (v1 embedded manifests always read as v1). Returns 0 or ICM_ENOMEM.
+ * Start decoding refs[0..n) (borrowed, as are `schemas`, used by the decoding threads until
+ * icm__manifest_ahead_finish, and `filter_ctx`). `format_version`: the table's, for manifests
+ * without one in their header (v1 embedded manifests always read as v1). `filter` (NULL: none)
+ * decides which live entries are kept (icm__entry_filter). Returns 0 or ICM_ENOMEM.
  */
 int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int format_version,
                               icm__avro_schema_cache *schemas, const icm__manifest_ref *refs,
-                              size_t n);
+                              size_t n, icm__entry_filter filter, const void *filter_ctx);
 /* Manifest i: the one after the last released (waits until it is decoded). Borrowed until
  * icm__manifest_ahead_release(a, i). */
 const icm__ahead_manifest *icm__manifest_ahead_get(icm__manifest_ahead *a, size_t i);

@@ -334,6 +334,27 @@ size_t icm__location_key_write(const char *loc, char *out)
     return icm__path_resolve_dots_if_any(out, n); /* only a file system resolves dot segments */
 }
 
+bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len)
+{
+    const char *slash = memrchr(loc, '/', len);
+    if (slash == NULL)
+        return false;
+    const char *t = slash + 1;
+    size_t n = len - (size_t)(t - loc);
+    if (n == 0 || (t[0] == '.' && (n == 1 || (n == 2 && t[1] == '.'))))
+        return false; /* a trailing slash, "." or "..": the key's last segment is another one */
+    /* An object-store key is the location itself. A local key is the local part with slashes
+     * collapsed and dot segments resolved: its last segment is the local part's when that is
+     * an ordinary segment after a slash of the local part (collapsing keeps every non-empty
+     * segment, and resolving removes a segment only for a "." or a later ".."). */
+    const char *local = icm__location_local_part(loc);
+    if (local != NULL && slash < local)
+        return false; /* (no such spelling is known; never guess) */
+    *tail = t;
+    *tail_len = n;
+    return true;
+}
+
 int icm__location_key(const char *loc, char **out)
 {
     *out = icm__malloc(strlen(loc) + 1);

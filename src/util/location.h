@@ -64,6 +64,15 @@ int icm__location_key(const char *loc, char **out);
 size_t icm__location_key_write(const char *loc, char *out);
 
 /*
+ * The last segment of icm__location_key(loc) (the bytes after its last '/'), found without
+ * building the key: `loc` has `len` bytes; on true *tail points into `loc`. False when it cannot
+ * be told from `loc` alone (no '/', a trailing slash, a "." or ".." last segment), never a
+ * wrong answer: two locations with one key have the same tail or at least one gives false.
+ * Lets a caller rule a location out of a small set of keys by its file name.
+ */
+bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len);
+
+/*
  * True when `p` names `dir` itself or a location below it, at a path-segment boundary
  * (`/t/x` is below `/t` and `/t/`; `/t_2/x` is not). `dir` may be a filesystem root `/` or a
  * bucket root `s3://b`. A URI `dir` must have a non-empty authority (`s3://` alone matches

@@ -115,6 +115,7 @@ struct hist {
     hcat *cat;
     icm_table *table;
     bool merge;
+    char *data_loc; /* prefix of data and delete file paths when not h->loc */
     char *md_loc; /* `location` written to the metadata when it differs from h->loc */
     hist_commit_script script;
     void (*hook)(hist *, void *);
@@ -438,6 +439,7 @@ void hist_free(hist *h)
     }
     free(h->props);
     free(h->loc);
+    free(h->data_loc);
     free(h->md_loc);
     free(h->uuid);
     free(h);
@@ -470,9 +472,20 @@ int64_t hist_time(const hist *h)
     return h->now;
 }
 
+static const char *data_loc(const hist *h)
+{
+    return h->data_loc != NULL ? h->data_loc : h->loc;
+}
+
+void hist_set_data_location(hist *h, const char *location)
+{
+    free(h->data_loc);
+    h->data_loc = location != NULL ? xstrdup(location) : NULL;
+}
+
 char *hist_data_path(hist *h, const char *name)
 {
-    return icmt_sprintf("%s/data/%s.parquet", h->loc, name);
+    return icmt_sprintf("%s/data/%s.parquet", data_loc(h), name);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -700,11 +713,11 @@ static void add_entry(hmanifest *m, const hentry *e)
 static char *file_path(hist *h, const hadd *a)
 {
     if (a->puffin)
-        return icmt_sprintf("%s/data/%s.puffin", h->loc, a->name);
+        return icmt_sprintf("%s/data/%s.puffin", data_loc(h), a->name);
     if (a->content == ICM_FILE_CONTENT_POSITION_DELETES)
-        return icmt_sprintf("%s/data/%s-deletes.parquet", h->loc, a->name);
+        return icmt_sprintf("%s/data/%s-deletes.parquet", data_loc(h), a->name);
     if (a->content == ICM_FILE_CONTENT_EQUALITY_DELETES)
-        return icmt_sprintf("%s/data/%s-eq.parquet", h->loc, a->name);
+        return icmt_sprintf("%s/data/%s-eq.parquet", data_loc(h), a->name);
     return hist_data_path(h, a->name);
 }
 

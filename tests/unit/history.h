@@ -54,6 +54,9 @@ int64_t hist_time(const hist *h);
 
 /* Location helpers: `<location>/data/<name>.parquet`, `-deletes.parquet`, `.puffin`. */
 char *hist_data_path(hist *h, const char *name);
+/* Spell `<location>` differently in the paths of data and delete files added from now on
+ * (another spelling of the table location, such as `file://` + location); NULL: the location. */
+void hist_set_data_location(hist *h, const char *location);
 
 /* ---- snapshot-producing operations. `branch` NULL = a staged snapshot (parent: main's head,
  *      no ref moves). File lists are NULL-terminated short names. ---- */

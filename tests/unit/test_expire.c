@@ -1152,6 +1152,40 @@ static void test_31_overwrite(void **state)
     done(h, io, r, &exp);
 }
 
+/* One file, two spellings: A and B appended as `/wh/t/data/X.parquet`, then an overwrite
+ * deletes both and adds A again spelled `file:///wh/t/./data/A.parquet`, then D. Expiring the
+ * first two snapshots deletes B but not A: the retained manifest lists A live under the other
+ * spelling (the expiry's file-name pre-filter compares key names, not spellings). Then the same
+ * with the new A spelled with a repeated slash and a `..` segment. */
+static void test_spellings_of_one_file(void **state)
+{
+    (void)state;
+    static const char *const spellings[] = {"file://" LOC "/.", LOC "/x/..//"};
+    for (size_t k = 0; k < 2; k++) {
+        icm_fileio *io;
+        hist *h = new_hist(&io, 2);
+        int64_t s1 = hist_append(h, "main", "A", "B", NULL);
+        hist_set_data_location(h, spellings[k]);
+        const char *add[] = {"A", "C", NULL}, *del[] = {"A", "B", NULL};
+        int64_t s2 = hist_overwrite(h, "main", add, del);
+        hist_set_data_location(h, NULL);
+        hist_append(h, "main", "D", NULL);
+        sv exp = {NULL, 0};
+        sv_snapshot(&exp, h, s1, true);
+        sv_snapshot(&exp, h, s2, false);
+        sv_data(&exp, h, "B");
+        icm_expire_options o = older_than(h, hist_time(h));
+        icm_expire_result *r = expire(h, &o);
+        assert_int_equal(r->expired_count, 2);
+        assert_set(r, &exp);
+        assert_storage(h, r);
+        char *old_a = hist_data_path(h, "A");
+        assert_true(exists(io, old_a)); /* the same file as the retained spelling */
+        free(old_a);
+        done(h, io, r, &exp);
+    }
+}
+
 /* #38: A; B staged; C; cherry-pick B → D (B's files again, in D's own manifest); expire B by
  * id → B's list and manifest go, B's files stay (D reaches them). Then expire everything
  * before the current snapshot: files added by B and D still stay. */
@@ -1412,6 +1446,7 @@ int main(void)
         cmocka_unit_test(test_28_rollback_of_delete),
         cmocka_unit_test(test_30_rollback_of_append),
         cmocka_unit_test(test_31_overwrite),
+        cmocka_unit_test(test_spellings_of_one_file),
         cmocka_unit_test(test_32_rewrites),
         cmocka_unit_test(test_35_staged),
         cmocka_unit_test(test_39_position_deletes),

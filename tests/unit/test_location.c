@@ -321,6 +321,87 @@ static void test_location_key(void **state)
     assert_string_equal(p, "../x/y");
 }
 
+/* The last segment of a key, as icm__location_key_tail must give it. */
+static void key_last_segment(const char *loc, const char **seg, char **key)
+{
+    icmt_ok(icm__location_key(loc, key));
+    const char *slash = strrchr(*key, '/');
+    *seg = slash != NULL ? slash + 1 : *key;
+}
+
+static void check_tail(const char *loc)
+{
+    const char *tail;
+    size_t n;
+    if (!icm__location_key_tail(loc, strlen(loc), &tail, &n))
+        return;
+    char *key = NULL;
+    const char *seg;
+    key_last_segment(loc, &seg, &key);
+    if (strlen(seg) != n || memcmp(seg, tail, n) != 0)
+        print_error("%s: tail \"%.*s\", key %s\n", loc, (int)n, tail, key);
+    assert_int_equal(strlen(seg), n);
+    assert_memory_equal(seg, tail, n);
+    icm_free(key);
+}
+
+/* icm__location_key_tail gives the key's last segment or declines: the listed spellings give
+ * the answers shown, and 200,000 random strings over the characters that matter (slashes,
+ * dots, scheme and authority pieces) never give a wrong tail. */
+static void test_key_tail(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *loc, *tail; /* NULL: declined */
+    } cases[] = {
+        {"/t/data/f.parquet", "f.parquet"},
+        {"file:///t//data/f", "f"},
+        {"file://localhost/t/f", "f"},
+        {"FILE:/t/./f", "f"},
+        {"/t/x/../f", "f"},
+        {"s3://b/t/x/../f", "f"},
+        {"s3://b/t/f/", NULL},
+        {"/t/f/", NULL},
+        {"/t/f/.", NULL},
+        {"/t/f/..", NULL},
+        {"s3://b/t/..", NULL},
+        {"f", NULL},
+        {"file:f", NULL},
+        {"file:d/f", "f"},
+        {"file://host/d/f", "f"},
+        {"/t/...", "..."},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *tail = NULL;
+        size_t n = 0;
+        bool told = icm__location_key_tail(cases[i].loc, strlen(cases[i].loc), &tail, &n);
+        assert_int_equal(told, cases[i].tail != NULL);
+        if (told) {
+            assert_int_equal(n, strlen(cases[i].tail));
+            assert_memory_equal(tail, cases[i].tail, n);
+        }
+        check_tail(cases[i].loc);
+    }
+    static const char *const pieces[] = {"/", "/", "//", ".", "..", "a", "b", "file:",
+                                         "file://", "localhost", "s3:", "s3://", "x:", "/."};
+    const size_t np = sizeof pieces / sizeof pieces[0];
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    char loc[128];
+    for (int k = 0; k < 200000; k++) {
+        size_t len = 0;
+        int parts = 1 + (int)(seed % 9);
+        for (int j = 0; j < parts; j++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            const char *piece = pieces[(seed >> 33) % np];
+            size_t pl = strlen(piece);
+            memcpy(loc + len, piece, pl);
+            len += pl;
+        }
+        loc[len] = '\0';
+        check_tail(loc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_join_strip_roundtrip),
         cmocka_unit_test(test_trim_len),
         cmocka_unit_test(test_location_key),
+        cmocka_unit_test(test_key_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
