@@ -52,20 +52,6 @@ static int id_set_add(id_set *s, int32_t id)
     return 0;
 }
 
-static int remove_refs(icm_table_metadata *md, const icm_expire_decision *d)
-{
-    for (size_t i = 0; i < d->removed_ref_count; i++) {
-        const icm_ref *ref = icm_table_metadata_ref_by_name(md, d->removed_refs[i]);
-        /* `main` is never removed (the current snapshot stays); an implicit main has no JSON. */
-        if (ref == NULL || ref->implicit || strcmp(ref->name, "main") == 0)
-            continue;
-        int rc = icm_table_metadata_remove_ref(md, d->removed_refs[i]);
-        if (rc != 0 && rc != ICM_ENOTFOUND)
-            return rc;
-    }
-    return 0;
-}
-
 typedef struct spec_scan {
     id_set *specs;
     size_t spec_total;
@@ -187,14 +173,15 @@ int icm__expire_edit_metadata(icm_fileio *io, const icm_table_metadata *base,
     *changed = false;
     *removed_specs = 0;
     *removed_schemas = 0;
+    /* One new document, sharing what it keeps with base's: the expired snapshots, the refs the
+     * decision removes and those on expired snapshots go (`main` always stays). */
     icm_table_metadata *md = NULL;
-    int rc = icm_table_metadata_copy(&md, base);
+    int rc = icm__table_metadata_without_snapshots(base, d->expired_ids, d->expired_count,
+                                                   (const char *const *)d->removed_refs,
+                                                   d->removed_ref_count, &md);
     if (rc != 0)
         return rc;
-    rc = remove_refs(md, d);
-    if (rc == 0 && d->expired_count > 0)
-        rc = icm_table_metadata_remove_snapshots(md, d->expired_ids, d->expired_count);
-    if (rc == 0 && clean_expired_metadata)
+    if (clean_expired_metadata)
         rc = clean_specs_and_schemas(io, md, removed_specs, removed_schemas);
     if (rc != 0) {
         icm_table_metadata_free(md);

@@ -102,28 +102,22 @@ static bool int_member(json_t *obj, const char *key, int64_t *out)
     return true;
 }
 
-/* Drop the array elements whose `snapshot-id` is in the sorted ids (the array may be absent).
- * Survivors are compacted in one pass: removing one at a time would be quadratic. */
-static int drop_by_snapshot_id(json_t *arr, const int64_t *sorted, size_t n)
+/* The elements of `arr` whose `snapshot-id` is not in the sorted ids, from index `from` on, in
+ * a new array that shares them (NULL on ENOMEM). */
+static json_t *kept_elements(json_t *arr, size_t from, const int64_t *sorted, size_t n)
 {
-    size_t len = json_array_size(arr);
     json_t *kept = json_array();
-    if (kept == NULL)
-        return ICM_ENOMEM;
     int64_t id;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = from; kept != NULL && i < json_array_size(arr); i++) {
         json_t *e = json_array_get(arr, i);
         if (int_member(e, "snapshot-id", &id) && id_in_sorted(sorted, n, id))
             continue;
         if (json_array_append(kept, e) != 0) {
             json_decref(kept);
-            return ICM_ENOMEM;
+            kept = NULL;
         }
     }
-    bool ok = json_array_size(kept) == len ||
-              (json_array_clear(arr) == 0 && json_array_extend(arr, kept) == 0);
-    json_decref(kept);
-    return ok ? 0 : ICM_ENOMEM;
+    return kept;
 }
 
 /* The snapshot ids of `snapshots`, sorted (new; *n entries). */
@@ -144,73 +138,138 @@ static int sorted_snapshot_ids(json_t *snapshots, int64_t **out, size_t *n)
 /*
  * Java's rule (TableMetadata.Builder#updateSnapshotLog): an entry whose snapshot no longer exists
  * removes itself and every entry before it, because otherwise the history would claim that a
- * removed snapshot was current at some time while later state was derived from it.
+ * removed snapshot was current at some time while later state was derived from it. The entries
+ * kept, in a new array sharing them (NULL on ENOMEM).
  */
-static int trim_snapshot_log(json_t *log, json_t *snapshots)
+static json_t *trimmed_snapshot_log(json_t *log, json_t *snapshots)
 {
     int64_t *live, id;
     size_t n;
     if (sorted_snapshot_ids(snapshots, &live, &n) != 0)
-        return ICM_ENOMEM;
+        return NULL;
     size_t cut = 0; /* entries [0, cut) are dropped */
     for (size_t i = 0; i < json_array_size(log); i++)
         if (int_member(json_array_get(log, i), "snapshot-id", &id) && !id_in_sorted(live, n, id))
             cut = i + 1;
     icm__free(live);
-    json_t *rest = json_array();
-    if (rest == NULL)
-        return ICM_ENOMEM;
-    bool ok = true;
-    for (size_t i = cut; ok && i < json_array_size(log); i++)
-        ok = json_array_append(rest, json_array_get(log, i)) == 0;
-    if (ok && cut > 0)
-        ok = json_array_clear(log) == 0 && json_array_extend(log, rest) == 0;
-    json_decref(rest);
-    return ok ? 0 : ICM_ENOMEM;
+    return kept_elements(log, cut, NULL, 0);
+}
+
+static bool name_in(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* The refs kept: not named in `drop` (`main` always stays) and not on a removed snapshot. */
+static json_t *kept_refs(json_t *refs, const int64_t *sorted, size_t n, const char *const *drop,
+                         size_t n_drop)
+{
+    json_t *kept = json_object();
+    const char *name;
+    json_t *ref;
+    int64_t id;
+    json_object_foreach(refs, name, ref) {
+        if (kept == NULL)
+            break;
+        if ((strcmp(name, "main") != 0 && name_in(drop, n_drop, name)) ||
+            (int_member(ref, "snapshot-id", &id) && id_in_sorted(sorted, n, id)))
+            continue;
+        if (json_object_set(kept, name, ref) != 0) {
+            json_decref(kept);
+            kept = NULL;
+        }
+    }
+    return kept;
+}
+
+/*
+ * A new document: `doc` without the snapshots of the sorted ids, without the refs named in
+ * `drop_refs` and the refs on removed snapshots, with the snapshot-log trimmed and statistics
+ * and partition-statistics of removed snapshots dropped. Every other value, and every element
+ * kept, is shared with `doc`, not copied: documents are never changed once wrapped (every
+ * edit changes a copy of its own), so sharing is safe, and an expiry of thousands of snapshots
+ * does not copy them all. Members keep their order. NULL on ENOMEM.
+ */
+static json_t *without_snapshots(json_t *doc, const int64_t *sorted, size_t n,
+                                 const char *const *drop_refs, size_t n_drop)
+{
+    icm__json_use_icm_allocator();
+    json_t *out = json_object();
+    json_t *snapshots = kept_elements(json_object_get(doc, "snapshots"), 0, sorted, n);
+    const char *key;
+    json_t *value;
+    bool ok = out != NULL && snapshots != NULL;
+    json_object_foreach(doc, key, value) {
+        if (!ok)
+            break;
+        json_t *fresh = NULL;
+        if (strcmp(key, "snapshots") == 0)
+            fresh = json_incref(snapshots);
+        else if (strcmp(key, "refs") == 0)
+            fresh = kept_refs(value, sorted, n, drop_refs, n_drop);
+        else if (strcmp(key, "snapshot-log") == 0)
+            fresh = trimmed_snapshot_log(value, snapshots);
+        else if (strcmp(key, "statistics") == 0 || strcmp(key, "partition-statistics") == 0)
+            fresh = kept_elements(value, 0, sorted, n);
+        else
+            fresh = json_incref(value);
+        ok = fresh != NULL && json_object_set_new(out, key, fresh) == 0;
+    }
+    json_decref(snapshots);
+    if (!ok) {
+        json_decref(out);
+        icm__error_oom();
+        return NULL;
+    }
+    return out;
+}
+
+/* The current snapshot is never removed; `sorted` gets a sorted copy of the ids. */
+static int prepare_removal(const icm_table_metadata *md, const int64_t *ids, size_t n,
+                           int64_t **sorted)
+{
+    int64_t current;
+    if (icm_table_metadata_current_snapshot_id(md, &current) && id_in(ids, n, current))
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EREFUSED, md->file,
+                              "snapshot %" PRId64 " is the current snapshot (main branch head) "
+                              "and cannot be removed", current);
+    *sorted = icm__calloc(n ? n : 1, sizeof **sorted);
+    if (*sorted == NULL)
+        return icm__error_oom();
+    if (n > 0)
+        memcpy(*sorted, ids, n * sizeof **sorted);
+    qsort(*sorted, n, sizeof **sorted, cmp_i64);
+    return 0;
 }
 
 int icm_table_metadata_remove_snapshots(icm_table_metadata *md, const int64_t *ids, size_t n)
 {
     if (md == NULL || (ids == NULL && n > 0))
         return bad_argument("NULL argument");
-    int64_t current;
-    if (icm_table_metadata_current_snapshot_id(md, &current) && id_in(ids, n, current))
-        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EREFUSED, md->file,
-                              "snapshot %" PRId64 " is the current snapshot (main branch head) "
-                              "and cannot be removed", current);
-    int64_t *sorted = icm__calloc(n ? n : 1, sizeof *sorted);
-    json_t *doc = sorted != NULL ? copy_doc(md) : NULL;
-    if (doc == NULL) {
-        icm__free(sorted);
-        return icm__error_oom();
-    }
-    if (n > 0)
-        memcpy(sorted, ids, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_i64);
-    json_t *snapshots = json_object_get(doc, "snapshots");
-    int rc = drop_by_snapshot_id(snapshots, sorted, n);
-
-    json_t *refs = json_object_get(doc, "refs");
-    const char *name;
-    json_t *ref;
-    void *tmp;
-    int64_t id;
-    json_object_foreach_safe(refs, tmp, name, ref) {
-        if (int_member(ref, "snapshot-id", &id) && id_in_sorted(sorted, n, id))
-            json_object_del(refs, name);
-    }
-    if (rc == 0)
-        rc = trim_snapshot_log(json_object_get(doc, "snapshot-log"), snapshots);
-    if (rc == 0)
-        rc = drop_by_snapshot_id(json_object_get(doc, "statistics"), sorted, n);
-    if (rc == 0)
-        rc = drop_by_snapshot_id(json_object_get(doc, "partition-statistics"), sorted, n);
+    int64_t *sorted = NULL;
+    int rc = prepare_removal(md, ids, n, &sorted);
+    if (rc != 0)
+        return rc;
+    json_t *doc = without_snapshots(icm__table_metadata_json(md), sorted, n, NULL, 0);
     icm__free(sorted);
-    if (rc != 0) {
-        json_decref(doc);
-        return icm__error_oom();
-    }
-    return icm__table_metadata_replace_doc(md, doc);
+    return doc != NULL ? icm__table_metadata_replace_doc(md, doc) : ICM_ENOMEM;
+}
+
+int icm__table_metadata_without_snapshots(const icm_table_metadata *base, const int64_t *ids,
+                                          size_t n, const char *const *drop_refs,
+                                          size_t n_drop, icm_table_metadata **out)
+{
+    *out = NULL;
+    int64_t *sorted = NULL;
+    int rc = prepare_removal(base, ids, n, &sorted);
+    if (rc != 0)
+        return rc;
+    json_t *doc = without_snapshots(icm__table_metadata_json(base), sorted, n, drop_refs, n_drop);
+    icm__free(sorted);
+    return doc != NULL ? icm__table_metadata_wrap(out, doc, base->file) : ICM_ENOMEM;
 }
 
 /* ------------------------------------------------------------------------------------------ */

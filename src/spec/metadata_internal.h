@@ -84,7 +84,20 @@ int icm__table_metadata_wrap(icm_table_metadata **out, json_t *doc_take, const c
  */
 int icm__table_metadata_replace_doc(icm_table_metadata *md, json_t *doc_take);
 
-/* The jansson document (borrowed; do not modify it outside this module's edit functions). */
+/*
+ * A new metadata object: `base` without the snapshots `ids` (any order; the current one is
+ * refused), without the refs named in `drop_refs` (`main` always stays; names not present are
+ * ignored) and the refs on removed snapshots, with the snapshot-log, statistics and
+ * partition-statistics edited as icm_table_metadata_remove_snapshots does. One new document,
+ * sharing every unchanged value with base's. Returns 0, ICM_EREFUSED (current snapshot),
+ * ICM_ENOMEM, or the document's validation error.
+ */
+int icm__table_metadata_without_snapshots(const icm_table_metadata *base, const int64_t *ids,
+                                          size_t n, const char *const *drop_refs,
+                                          size_t n_drop, icm_table_metadata **out);
+
+/* The jansson document (borrowed; never modify it: documents share values, and every edit
+ * builds a new document, see metadata_edit.c). */
 json_t *icm__table_metadata_json(const icm_table_metadata *md);
 
 /*

@@ -255,6 +255,62 @@ static void test_copy_isolation(void **state)
     icm_table_metadata_free(orig);
 }
 
+/* The expiry's one-step edit gives the same document as the public edits one after the other
+ * (remove the ref, then the snapshot: `main` stays, unknown names are ignored), shares what it
+ * keeps with the original without changing it, and outlives the original. */
+static void test_without_snapshots(void **state)
+{
+    (void)state;
+    char *t = sq(RICH_V2);
+    icm_table_metadata *orig = parse_ok(t);
+    char *before = text_of(orig);
+    icm_table_metadata *stepwise = NULL;
+    icmt_ok(icm_table_metadata_copy(&stepwise, orig));
+    icmt_ok(icm_table_metadata_remove_ref(stepwise, "audit"));
+    int64_t one = 1;
+    icmt_ok(icm_table_metadata_remove_snapshots(stepwise, &one, 1));
+
+    const char *const drop[] = {"audit", "main", "no-such-ref"};
+    icm_table_metadata *md = NULL;
+    icmt_ok(icm__table_metadata_without_snapshots(orig, &one, 1, drop, 3, &md));
+    char *want = text_of(stepwise), *got = text_of(md);
+    assert_string_equal(got, want);
+    assert_non_null(icm_table_metadata_ref_by_name(md, "main"));
+    assert_null(icm_table_metadata_ref_by_name(md, "audit"));
+    assert_null(icm_table_metadata_ref_by_name(md, "v1.0"));
+    assert_false(has_snapshot(md, 1));
+
+    /* further edits of the new object leave the original as it was */
+    icmt_ok(icm_table_metadata_set_property(md, "x", "y"));
+    int64_t neg = NEG_ID;
+    icmt_ok(icm_table_metadata_remove_snapshots(md, &neg, 1));
+    icmt_ok(icm_table_metadata_append_metadata_log(md, INT64_C(1700000200000), "f"));
+    char *after = text_of(orig);
+    assert_string_equal(after, before);
+    assert_true(has_snapshot(orig, 1) && has_snapshot(orig, NEG_ID));
+
+    /* the current snapshot is refused, and nothing is made */
+    icm_table_metadata *refused = NULL;
+    int64_t current;
+    assert_true(icm_table_metadata_current_snapshot_id(orig, &current));
+    assert_int_equal(icm__table_metadata_without_snapshots(orig, &current, 1, NULL, 0, &refused),
+                     ICM_EREFUSED);
+    assert_null(refused);
+
+    /* the new object outlives the original (shared values are reference-counted) */
+    icm_table_metadata_free(orig);
+    char *last = text_of(md);
+    assert_non_null(strstr(last, "\"x\""));
+    free(last);
+    free(after);
+    free(got);
+    free(want);
+    free(before);
+    icm_table_metadata_free(md);
+    icm_table_metadata_free(stepwise);
+    free(t);
+}
+
 /* A real fixture with vendor fields added in memory: they survive edits and a write. */
 static void test_unknown_fields_survive_on_real_metadata(void **state)
 {
@@ -446,6 +502,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_remove_snapshots_removes_exactly_what_points_at_them),
+        cmocka_unit_test(test_without_snapshots),
         cmocka_unit_test(test_remove_current_snapshot_is_refused),
         cmocka_unit_test(test_remove_ref),
         cmocka_unit_test(test_properties),
