@@ -52,10 +52,12 @@ static int64_t mtime_ms_of(const struct stat *st)
 
 /* ---- reading ---- */
 
-/* Read fd to its end into a new NUL-terminated buffer; `hint` is the expected size. */
+/* Read fd to its end into a new NUL-terminated buffer; `hint` is the expected size. The buffer
+ * has room for one byte more than the hint plus the NUL, so the read that finds the end of a
+ * file of the expected size needs no bigger buffer (growing would copy the whole file). */
 static int read_all(int fd, size_t hint, const char *location, char **out, size_t *out_len)
 {
-    size_t cap = hint + 1, len = 0;
+    size_t cap = hint + 2, len = 0;
     char *buf = icm__malloc(cap);
     if (buf == NULL)
         return ICM_ENOMEM;
