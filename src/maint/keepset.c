@@ -354,6 +354,71 @@ typedef struct note {
     char *message;      /* NOTE_LIST_FAILURE */
 } note;
 
+/*
+ * The previous manifest list's rows, in order, as spans of the seen_written arena. Writers list
+ * a snapshot's new manifests first and then the previous list's manifests in their order
+ * (Java's FastAppend and MergeAppend do), so a row is usually the one after the last row
+ * matched: one byte comparison with it, no hashing, tells that the row was seen (a match is a
+ * member of the set by construction). Anything else falls back to the set lookup, so a list in
+ * any order gives the same answers. Without memory for the spans there is simply no guess.
+ */
+typedef struct row_span {
+    size_t off, len;
+} row_span;
+
+typedef struct row_order {
+    row_span *prev, *cur;
+    size_t prev_len, prev_cap, cur_len, cur_cap;
+    size_t next; /* index into prev of the row expected next */
+} row_order;
+
+/* A new list begins: its rows are compared with the list just read. */
+static void rows_begin_list(row_order *o)
+{
+    row_span *t = o->prev;
+    size_t tcap = o->prev_cap;
+    o->prev = o->cur;
+    o->prev_cap = o->cur_cap;
+    o->prev_len = o->cur_len;
+    o->cur = t;
+    o->cur_cap = tcap;
+    o->cur_len = 0;
+    o->next = 0;
+}
+
+static void rows_note(row_order *o, size_t off, size_t len)
+{
+    if (o->cur_len == o->cur_cap) {
+        size_t cap = o->cur_cap ? o->cur_cap * 2 : 256;
+        row_span *grown = icm__reallocarray(o->cur, cap, sizeof *grown);
+        if (grown == NULL)
+            return; /* (only the guess for the next list is lost) */
+        o->cur = grown;
+        o->cur_cap = cap;
+    }
+    o->cur[o->cur_len++] = (row_span){off, len};
+}
+
+/* Whether the row is the previous list's next row, or the one after (a row removed). */
+static bool rows_guess(row_order *o, const char *arena, const uint8_t *path, size_t len)
+{
+    for (size_t k = o->next; k < o->next + 2 && k < o->prev_len; k++) {
+        const row_span *r = &o->prev[k];
+        if (r->len == len && memcmp(arena + r->off, path, len) == 0) {
+            o->next = k + 1;
+            rows_note(o, r->off, len);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void rows_dispose(row_order *o)
+{
+    icm__free(o->prev);
+    icm__free(o->cur);
+}
+
 typedef struct walk {
     icm_fileio *io;
     const icm_table_metadata *md;
@@ -367,6 +432,7 @@ typedef struct walk {
      * manifest). Both sets are exact: a hash collision can never skip a manifest. */
     icm__strset seen_written;
     icm__strset seen_keys;
+    row_order rows;                  /* guesses seen_written's answer from the list before */
     icm__avro_schema_cache *schemas; /* one writer's schema is parsed once, not per file */
     int format_version;           /* of the table: the fallback for files without a header */
     icm__manifest_refs *collect;  /* NULL, or where unique manifests are remembered */
@@ -531,7 +597,10 @@ static int sight_manifest(walk *w, const icm_manifest_file *mf, const char *path
                           int64_t size_bytes)
 {
     bool first = false, new_spelling = false, read = false;
-    int rc = icm__strset_add(&w->seen_written, path, strlen(path), &new_spelling);
+    size_t plen = strlen(path), off;
+    int rc = icm__strset_add(&w->seen_written, path, plen, &new_spelling);
+    if (rc == 0 && icm__strset_lookup(&w->seen_written, path, plen, &off))
+        rows_note(&w->rows, off, plen);
     if (rc == 0 && new_spelling) {
         char *key = NULL;
         rc = icm__location_key(path, &key);
@@ -564,8 +633,14 @@ static int on_manifest_file(const icm_manifest_file *mf, void *payload)
  * decoding (on_manifest_file would ignore it). */
 static bool seen_as_written(const uint8_t *path, size_t len, void *payload)
 {
-    const walk *w = payload;
-    return icm__strset_contains(&w->seen_written, path, len);
+    walk *w = payload;
+    if (rows_guess(&w->rows, w->seen_written.arena, path, len))
+        return true;
+    size_t off;
+    if (!icm__strset_lookup(&w->seen_written, path, len, &off))
+        return false;
+    rows_note(&w->rows, off, len);
+    return true;
 }
 
 /* Manifest list i of the walk (read ahead by `lists`): its rows, in order. */
@@ -575,6 +650,7 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
     if (rc != 0)
         return rc;
     const icm__ahead_list *l = icm__lists_ahead_get(lists, i);
+    rows_begin_list(&w->rows);
     icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
     lo.format_version = w->format_version;
     rc = l->rc;
@@ -592,6 +668,7 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
 /* v1 snapshots may list their manifests inline instead of in a manifest list. */
 static int walk_embedded(walk *w, const icm_snapshot *s)
 {
+    rows_begin_list(&w->rows);
     for (size_t k = 0; k < s->manifest_count; k++) {
         int rc = sight_manifest(w, NULL, s->manifests[k], -1);
         if (rc != 0)
@@ -758,6 +835,7 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     icm__manifest_refs_dispose(&w.to_read);
     icm__strset_dispose(&w.seen_written);
     icm__strset_dispose(&w.seen_keys);
+    rows_dispose(&w.rows);
     icm__avro_schema_cache_free(w.schemas);
     icm__free(ids);
     return rc;

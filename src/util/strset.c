@@ -95,11 +95,19 @@ int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added)
     return 0;
 }
 
-bool icm__strset_contains(const icm__strset *set, const void *s, size_t len)
+bool icm__strset_lookup(const icm__strset *set, const void *s, size_t len, size_t *off)
 {
     if (set->cap == 0)
         return false;
-    return set->slots[find(set, s, len, XXH3_64bits(s, len))].off != SIZE_MAX;
+    size_t at = set->slots[find(set, s, len, XXH3_64bits(s, len))].off;
+    if (off != NULL)
+        *off = at;
+    return at != SIZE_MAX;
+}
+
+bool icm__strset_contains(const icm__strset *set, const void *s, size_t len)
+{
+    return icm__strset_lookup(set, s, len, NULL);
 }
 
 size_t icm__strset_count(const icm__strset *set)
