@@ -9,7 +9,9 @@
  * decompressor is capped at ICM__AVRO_MAX_BLOCK_BYTES (decompression bombs).
  */
 #include <libdeflate.h>
+#include <pthread.h>
 #include <snappy-c.h>
+#include <stdbool.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -72,10 +74,41 @@ static int too_big(const char *location, int64_t offset)
  * twice zlib's speed; reading manifests is mostly inflating). Avro does not record a block's
  * decompressed size, so the output buffer is sized by a guess (the buffer's current size, at
  * least 8x the input) and grown 4x and retried when too small, up to the block limit. */
+/* One decompressor per thread, kept for the thread's life (freed when it ends): allocating and
+ * zeroing one per block cost about as much as inflating a small manifest. NULL when the
+ * thread-local slot cannot be had; then each block allocates its own. */
+static pthread_once_t g_decompressor_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_decompressor_key;
+static bool g_decompressor_key_ok;
+
+static void free_decompressor(void *d)
+{
+    libdeflate_free_decompressor(d);
+}
+
+static void make_decompressor_key(void)
+{
+    g_decompressor_key_ok = pthread_key_create(&g_decompressor_key, free_decompressor) == 0;
+}
+
+static struct libdeflate_decompressor *thread_decompressor(void)
+{
+    if (pthread_once(&g_decompressor_once, make_decompressor_key) != 0 || !g_decompressor_key_ok)
+        return NULL;
+    struct libdeflate_decompressor *d = pthread_getspecific(g_decompressor_key);
+    if (d == NULL && (d = libdeflate_alloc_decompressor()) != NULL &&
+        pthread_setspecific(g_decompressor_key, d) != 0) {
+        libdeflate_free_decompressor(d);
+        d = NULL;
+    }
+    return d;
+}
+
 static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t *cap,
                          size_t *out_len, const char *location, int64_t offset)
 {
-    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    struct libdeflate_decompressor *kept = thread_decompressor();
+    struct libdeflate_decompressor *d = kept != NULL ? kept : libdeflate_alloc_decompressor();
     if (d == NULL)
         return icm__error_oom();
     size_t guess = in_len < ICM__AVRO_MAX_BLOCK_BYTES / 8 ? in_len * 8 : ICM__AVRO_MAX_BLOCK_BYTES;
@@ -102,7 +135,8 @@ static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t
         size_t bigger = room < ICM__AVRO_MAX_BLOCK_BYTES / 4 ? room * 4 : ICM__AVRO_MAX_BLOCK_BYTES;
         rc = ensure(buf, cap, bigger);
     }
-    libdeflate_free_decompressor(d);
+    if (d != kept)
+        libdeflate_free_decompressor(d);
     return rc;
 }
 
