@@ -186,7 +186,7 @@ static int on_entry(const icm_manifest_entry *e, void *payload)
     if (e->status == ICM_ENTRY_DELETED)
         return 0;
     const char *path = e->data_file.file_path;
-    size_t len = strlen(path);
+    size_t len = e->data_file.file_path_len;
     if (s->owner->filter != NULL && !s->owner->filter(path, len, s->owner->filter_ctx))
         return 0;
     len++;

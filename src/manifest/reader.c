@@ -8,7 +8,6 @@
  *
  * Source: Iceberg spec "Manifests", "Sequence Number Inheritance", "First Row ID Inheritance".
  */
-#include <strings.h>
 
 #include "manifest/manifest_internal.h"
 
@@ -282,19 +281,34 @@ int icm__manifest_reader_open_cached(icm_manifest_reader **out, const void *data
     return 0;
 }
 
+/* ASCII case-insensitive equality with a lower-case name of the same length (this runs once
+ * per manifest entry: no locale-aware library call). */
+static bool format_is(const uint8_t *s, const char *lower, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (uint8_t)(c + ('a' - 'A'));
+        if (c != (uint8_t)lower[i])
+            return false;
+    }
+    return true;
+}
+
 static icm_file_format parse_format(const uint8_t *s, size_t n)
 {
-    static const struct {
-        const char *name;
-        icm_file_format f;
-    } F[] = {{"parquet", ICM_FILE_FORMAT_PARQUET},
-             {"avro", ICM_FILE_FORMAT_AVRO},
-             {"orc", ICM_FILE_FORMAT_ORC},
-             {"puffin", ICM_FILE_FORMAT_PUFFIN}};
-    for (size_t i = 0; i < ICM__ARRAY_LEN(F); i++)
-        if (strlen(F[i].name) == n && strncasecmp(F[i].name, (const char *)s, n) == 0)
-            return F[i].f;
-    return ICM_FILE_FORMAT_OTHER;
+    switch (n) {
+    case 7:
+        return format_is(s, "parquet", 7) ? ICM_FILE_FORMAT_PARQUET : ICM_FILE_FORMAT_OTHER;
+    case 4:
+        return format_is(s, "avro", 4) ? ICM_FILE_FORMAT_AVRO : ICM_FILE_FORMAT_OTHER;
+    case 3:
+        return format_is(s, "orc", 3) ? ICM_FILE_FORMAT_ORC : ICM_FILE_FORMAT_OTHER;
+    case 6:
+        return format_is(s, "puffin", 6) ? ICM_FILE_FORMAT_PUFFIN : ICM_FILE_FORMAT_OTHER;
+    default:
+        return ICM_FILE_FORMAT_OTHER;
+    }
 }
 
 /* Strings of the current row before they are copied into the string pool. */

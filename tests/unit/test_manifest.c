@@ -118,8 +118,16 @@ static void make_sample(sample *s, int v, int i)
     snprintf(s->path, sizeof s->path, "s3://bucket/t/data/part-%05d.parquet", i);
     d->file_path = s->path;
     d->file_path_len = strlen(s->path);
-    d->file_format = ICM_FILE_FORMAT_PARQUET;
-    d->file_format_name = "PARQUET";
+    /* Format names as writers spell them, in any ASCII case, and names that are none of them. */
+    static const struct {
+        const char *name;
+        icm_file_format format;
+    } formats[] = {{"PARQUET", ICM_FILE_FORMAT_PARQUET}, {"parquet", ICM_FILE_FORMAT_PARQUET},
+                   {"Avro", ICM_FILE_FORMAT_AVRO},       {"ORC", ICM_FILE_FORMAT_ORC},
+                   {"PUFFIN", ICM_FILE_FORMAT_PUFFIN},   {"PARQUETS", ICM_FILE_FORMAT_OTHER},
+                   {"parque", ICM_FILE_FORMAT_OTHER},    {"orc\x7f", ICM_FILE_FORMAT_OTHER}};
+    d->file_format = formats[i % 8].format;
+    d->file_format_name = formats[i % 8].name;
     d->partition = raw(s->partition, encode(s->partition, fill_partition, i));
     d->record_count = 1000 + i;
     d->file_size_in_bytes = 123456 + i;
