@@ -299,7 +299,15 @@ int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *s
                          icm__avro_cur *c)
 {
     for (size_t i = 0; i < n; i++) {
-        int rc = skip_step(s, &steps[i], c);
+        /* An optional value that is null is one byte, its branch index (zigzag: 2 * index):
+         * the common case of unset metrics, key metadata and the like. */
+        const icm__avro_skip_step *st = &steps[i];
+        if (st->null_branch >= 0 && st->null_branch < 64 && c->p < c->end &&
+            *c->p == (uint8_t)(st->null_branch * 2)) {
+            c->p++;
+            continue;
+        }
+        int rc = skip_step(s, st, c);
         if (ICM__UNLIKELY(rc < 0))
             return rc;
     }

@@ -105,6 +105,10 @@ struct icm_manifest_reader {
     struct df_run {
         uint32_t first, steps, next;
     } *df_run;
+    /* The same for runs of skipped manifest_entry fields (snapshot id and sequence numbers
+     * when not asked for). */
+    icm__avro_skip_step *me_skips;
+    struct df_run *me_run;
     uint64_t fields;
     int version;
     icm_manifest_content content;
@@ -118,29 +122,36 @@ struct icm_manifest_reader {
     icm__ptrvec headers;
 };
 
-/* The skip programs of the runs of skipped data_file fields (see df_run). */
-static int me_compile_skips(icm_manifest_reader *r)
+/* The skip programs of the runs of skipped fields of record `rec_node` (plan: a slot per
+ * field, ME_SKIP for skipped ones), see df_run. */
+static int compile_runs(const icm__avro_schema *s, uint32_t rec_node, const uint8_t *plan,
+                        icm__avro_skip_step **skips, struct df_run **runs)
 {
-    const icm__avro_schema *s = r->schema;
-    const icm__avro_node *rec = &s->nodes[r->df];
+    const icm__avro_node *rec = &s->nodes[rec_node];
     size_t nf = rec->n ? rec->n : 1;
-    r->df_skips = icm__calloc(nf, sizeof *r->df_skips);
-    r->df_run = icm__calloc(nf, sizeof *r->df_run);
-    if (r->df_skips == NULL || r->df_run == NULL)
+    *skips = icm__calloc(nf, sizeof **skips);
+    *runs = icm__calloc(nf, sizeof **runs);
+    if (*skips == NULL || *runs == NULL)
         return ICM_ENOMEM;
     size_t n = 0;
     for (uint32_t i = 0; i < rec->n;) {
-        if (r->df_plan[i] != ME_SKIP) {
+        if (plan[i] != ME_SKIP) {
             i++;
             continue;
         }
         uint32_t start = i;
         size_t first = n;
-        for (; i < rec->n && r->df_plan[i] == ME_SKIP; i++)
-            icm__avro_skip_step_add(s, r->df_skips, &n, first, s->fields[rec->first + i].type);
-        r->df_run[start] = (struct df_run){(uint32_t)first, (uint32_t)(n - first), i};
+        for (; i < rec->n && plan[i] == ME_SKIP; i++)
+            icm__avro_skip_step_add(s, *skips, &n, first, s->fields[rec->first + i].type);
+        (*runs)[start] = (struct df_run){(uint32_t)first, (uint32_t)(n - first), i};
     }
     return 0;
+}
+
+static int me_compile_skips(icm_manifest_reader *r)
+{
+    int rc = compile_runs(r->schema, r->df, r->df_plan, &r->df_skips, &r->df_run);
+    return rc != 0 ? rc : compile_runs(r->schema, r->root, r->plan, &r->me_skips, &r->me_run);
 }
 
 static int me_plan_record(icm_manifest_reader *r, uint32_t rec_node, bool data_file,
@@ -467,9 +478,12 @@ static int me_decode(icm_manifest_reader *r)
     for (uint32_t i = 0; i < rec->n && rc == 0; i++) {
         uint32_t t = s->fields[rec->first + i].type;
         switch (r->plan[i]) {
-        case ME_SKIP:
-            rc = icm__avro_skip(s, t, c);
+        case ME_SKIP: { /* a whole run of skipped fields; the loop goes on after it */
+            const struct df_run *run = &r->me_run[i];
+            rc = icm__avro_skip_steps(s, r->me_skips + run->first, run->steps, c);
+            i = run->next - 1;
             break;
+        }
         case ME_DATA_FILE:
             if (r->df_optional) {
                 uint32_t b = 0;
@@ -573,6 +587,8 @@ void icm_manifest_reader_free(icm_manifest_reader *r)
     icm__free(r->df_plan);
     icm__free(r->df_skips);
     icm__free(r->df_run);
+    icm__free(r->me_skips);
+    icm__free(r->me_run);
     icm__free(r->strings.buf);
     icm__ptrvec_dispose(&r->headers, icm__free);
     icm__free(r);
