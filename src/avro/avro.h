@@ -224,9 +224,12 @@ typedef struct icm__avro_skip_step {
     uint32_t varints;    /* > 0: skip that many plain varints */
     uint32_t node;       /* else the value's node (its non-null type when null_branch >= 0) */
     int32_t null_branch; /* >= 0: an optional value; the union index of null */
+    uint32_t null_run;   /* steps from this one on (within its group) that are optional values
+                          * with null as branch 0: when null, each is one 0x00 byte */
 } icm__avro_skip_step;
 /* Append to steps[*n] (room for one more) a step skipping a value of `node`, merging plain
- * varints into the step before unless that step's index is below `from`. */
+ * varints into the step before unless that step's index is below `from` (steps from `from` on
+ * are one group, run together). */
 void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *steps, size_t *n,
                              size_t from, uint32_t node);
 /* Run steps[0..n). Same errors as icm__avro_skip. */

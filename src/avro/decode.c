@@ -269,7 +269,35 @@ void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *ste
     }
     int null_branch;
     uint32_t inner = icm__avro_unwrap_optional(s, node, &null_branch);
-    steps[(*n)++] = (icm__avro_skip_step){plain ? t->varints : 0, inner, null_branch};
+    bool null_first = !plain && null_branch == 0;
+    steps[*n] = (icm__avro_skip_step){plain ? t->varints : 0, inner, null_branch, null_first};
+    /* The group's optional values just before this one reach one further. */
+    for (size_t k = *n; null_first && k > from && steps[k - 1].null_run > 0; k--)
+        steps[k - 1].null_run++;
+    (*n)++;
+}
+
+/* How many of the next bytes (at most `max`) are 0x00: a word at a time. */
+static size_t zero_bytes(const uint8_t *p, const uint8_t *end, size_t max)
+{
+    size_t k = 0;
+    while (max - k >= 8 && end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        if (w != 0) {
+            /* The first non-zero byte, in memory order. */
+            for (size_t b = 0; b < 8 && p[b] == 0; b++)
+                k++;
+            return k;
+        }
+        k += 8;
+        p += 8;
+    }
+    while (k < max && p < end && *p == 0) {
+        k++;
+        p++;
+    }
+    return k;
 }
 
 static int skip_step(const icm__avro_schema *s, const icm__avro_skip_step *step,
@@ -300,10 +328,19 @@ int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *s
 {
     for (size_t i = 0; i < n; i++) {
         /* An optional value that is null is one byte, its branch index (zigzag: 2 * index):
-         * the common case of unset metrics, key metadata and the like. */
+         * the common case of unset metrics, key metadata and the like. A row of optional
+         * values with null first that are all null is a row of 0x00 bytes. */
         const icm__avro_skip_step *st = &steps[i];
-        if (st->null_branch >= 0 && st->null_branch < 64 && c->p < c->end &&
-            *c->p == (uint8_t)(st->null_branch * 2)) {
+        if (st->null_run > 1) {
+            size_t max = st->null_run < n - i ? st->null_run : n - i;
+            size_t k = zero_bytes(c->p, c->end, max);
+            c->p += k;
+            i += k;
+            if (i >= n)
+                break;
+            st = &steps[i];
+        } else if (st->null_branch >= 0 && st->null_branch < 64 && c->p < c->end &&
+                   *c->p == (uint8_t)(st->null_branch * 2)) {
             c->p++;
             continue;
         }

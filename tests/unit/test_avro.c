@@ -488,6 +488,101 @@ static void test_skip_varint_runs(void **state)
     icm__avro_schema_free(s);
 }
 
+/* Field k of the record in test_skip_steps_groups, kind k % 6. */
+static const char *const STEP_FIELD_TYPES[] = {
+    "[\"null\",\"long\"]", "[\"null\",\"string\"]", "[\"long\",\"null\"]", "\"long\"",
+    "[\"null\",{\"type\":\"array\",\"items\":\"long\"}]", "[\"null\",\"int\"]"};
+
+/* Compiled skip programs over two groups of 12 fields (optional values with null first or
+ * last, plain longs, optional arrays), with a marker string after each group: 400 rows with
+ * random nulls (long runs of nulls included) land exactly on each marker, and every cut short
+ * of a group's end is an error. */
+static void test_skip_steps_groups(void **state)
+{
+    (void)state;
+    enum { PER_GROUP = 12, ROWS = 400 };
+    char schema[4096];
+    size_t len = (size_t)snprintf(schema, sizeof schema,
+                                  "{\"type\":\"record\",\"name\":\"r\",\"fields\":[");
+    for (int f = 0; f < 2 * PER_GROUP; f++)
+        len += (size_t)snprintf(schema + len, sizeof schema - len,
+                                "{\"name\":\"f%d\",\"type\":%s},", f, STEP_FIELD_TYPES[f % 6]);
+    snprintf(schema + len - 1, sizeof schema - len + 1, "]}");
+    icm__avro_schema *s = NULL;
+    icmt_ok(icm__avro_schema_parse(&s, schema, strlen(schema), "x"));
+    const icm__avro_node *root = icm__avro_node_at(s, s->root);
+    icm__avro_skip_step steps[2 * PER_GROUP];
+    size_t n = 0;
+    for (int f = 0; f < PER_GROUP; f++)
+        icm__avro_skip_step_add(s, steps, &n, 0, icm__avro_field_at(s, root, (uint32_t)f)->type);
+    size_t first = n;
+    for (int f = PER_GROUP; f < 2 * PER_GROUP; f++)
+        icm__avro_skip_step_add(s, steps, &n, first,
+                                icm__avro_field_at(s, root, (uint32_t)f)->type);
+    uint64_t seed = 42;
+    for (int row = 0; row < ROWS; row++) {
+        icm__buf b = ICM__BUF_INIT;
+        size_t group_end[2];
+        for (int g = 0; g < 2; g++) {
+            for (int f = g * PER_GROUP; f < (g + 1) * PER_GROUP; f++) {
+                seed = seed * 6364136223846793005u + 1442695040888963407u;
+                /* rows 0..99 mostly null, so long runs of nulls occur */
+                bool null = row < 100 ? (seed >> 40) % 8 != 0 : (seed >> 40) % 2 == 0;
+                int64_t v = (int64_t)((seed >> 24) & 0xFFFFFFFFu) - ((int64_t)1 << 31);
+                switch (f % 6) {
+                case 0:
+                case 5:
+                    icm__avro_put_long(&b, null ? 0 : 1);
+                    if (!null)
+                        icm__avro_put_long(&b, v);
+                    break;
+                case 1:
+                    icm__avro_put_long(&b, null ? 0 : 1);
+                    if (!null)
+                        icm__avro_put_str(&b, "value");
+                    break;
+                case 2:
+                    icm__avro_put_long(&b, null ? 1 : 0);
+                    if (!null)
+                        icm__avro_put_long(&b, v);
+                    break;
+                case 3:
+                    icm__avro_put_long(&b, v);
+                    break;
+                case 4:
+                    icm__avro_put_long(&b, null ? 0 : 1);
+                    if (!null) {
+                        icm__avro_put_long(&b, 2);
+                        icm__avro_put_long(&b, v);
+                        icm__avro_put_long(&b, 0);
+                        icm__avro_put_long(&b, 0);
+                    }
+                    break;
+                }
+            }
+            group_end[g] = b.len;
+            icm__avro_put_str(&b, g == 0 ? "MID" : "END");
+        }
+        const uint8_t *d;
+        size_t l;
+        icm__avro_cur c = cur_of((const uint8_t *)b.data, b.len);
+        icmt_ok(icm__avro_skip_steps(s, steps, first, &c));
+        assert_ptr_equal(c.p, (const uint8_t *)b.data + group_end[0]);
+        icmt_ok(icm__avro_read_bytes(&c, &d, &l));
+        assert_memory_equal(d, "MID", 3);
+        icmt_ok(icm__avro_skip_steps(s, steps + first, n - first, &c));
+        assert_ptr_equal(c.p, (const uint8_t *)b.data + group_end[1]);
+        icmt_ok(icm__avro_read_bytes(&c, &d, &l));
+        assert_memory_equal(d, "END", 3);
+        for (size_t cut = 0; cut < group_end[0]; cut++) {
+            c = cur_of((const uint8_t *)b.data, cut);
+            assert_int_equal(icm__avro_skip_steps(s, steps, first, &c), ICM_EINVALID);
+        }
+        icm__buf_dispose(&b);
+    }
+    icm__avro_schema_free(s);
+}
+
 static void test_codec_property(void **state)
 {
     (void)state;
@@ -516,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_sync_markers_random), cmocka_unit_test(test_container_errors),
         cmocka_unit_test(test_codec_property),      cmocka_unit_test(test_skip_counts),
         cmocka_unit_test(test_skip_varint_runs),
+        cmocka_unit_test(test_skip_steps_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
