@@ -181,8 +181,9 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
  */
 int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
                        icm__reach_cb cb, void *payload, icm__reach_report *report);
-/* icm__reach_entries handing the callback only the live entries `filter` passes (with
- * `filter_ctx`; see icm__entry_filter). The report still counts every entry read. */
+/* icm__reach_entries handing the callback only the locations of the live entries `filter`
+ * passes (with `filter_ctx`; see icm__entry_filter): kind and size are not decoded, every
+ * entry reports ICM__FILE_DATA and -1. The report still counts every entry read. */
 int icm__reach_entries_filtered(icm_fileio *io, int format_version,
                                 const icm__manifest_refs *refs, icm__entry_filter filter,
                                 const void *filter_ctx, icm__reach_cb cb, void *payload,

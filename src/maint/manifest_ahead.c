@@ -198,9 +198,10 @@ static int on_entry(const icm_manifest_entry *e, void *payload)
     if (rc != 0)
         return rc;
     memcpy(s->locations + s->locations_len, path, len);
-    s->entries[s->pub.count++] = (icm__ahead_entry){s->locations_len,
-                                                    e->data_file.file_size_in_bytes,
-                                                    entry_kind(&e->data_file)};
+    bool paths_only = s->owner->filter != NULL; /* (format and size were not decoded) */
+    s->entries[s->pub.count++] = (icm__ahead_entry){
+        s->locations_len, paths_only ? -1 : e->data_file.file_size_in_bytes,
+        paths_only ? ICM__FILE_DATA : entry_kind(&e->data_file)};
     s->locations_len += len;
     return 0;
 }
@@ -215,7 +216,7 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     s->locations_len = 0;
     const icm__manifest_ref *r = &a->refs[i];
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
-    ro.fields = ENTRY_FIELDS;
+    ro.fields = a->filter != NULL ? ICM_MANIFEST_FIELD_FILE_PATH : ENTRY_FIELDS;
     ro.format_version = r->embedded_v1 ? 1 : a->format_version;
     int rc = r->embedded_v1
                  ? icm__manifest_read_v1_embedded_cached(a->io, r->mf.manifest_path,

@@ -74,7 +74,8 @@ typedef struct icm__manifest_ahead icm__manifest_ahead;
  * Start decoding refs[0..n) (borrowed, as are `schemas`, used by the decoding threads until
  * icm__manifest_ahead_finish, and `filter_ctx`). `format_version`: the table's, for manifests
  * without one in their header (v1 embedded manifests always read as v1). `filter` (NULL: none)
- * decides which live entries are kept (icm__entry_filter). Returns 0 or ICM_ENOMEM.
+ * decides which live entries are kept (icm__entry_filter); with a filter only locations are
+ * decoded: every entry has kind ICM__FILE_DATA and size -1. Returns 0 or ICM_ENOMEM.
  */
 int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int format_version,
                               icm__avro_schema_cache *schemas, const icm__manifest_ref *refs,
