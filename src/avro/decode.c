@@ -150,15 +150,27 @@ static inline int skip_flat_record(const icm__avro_schema *s, const icm__avro_no
 int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count)
 {
     const uint8_t *p = c->p, *end = c->end;
-    /* Whole 8-byte words while at least 8 varints remain: a word holds at most 8 terminators,
-     * so it can be consumed entirely; its terminators are the bytes with the high bit clear. */
-    while (count >= 8 && end - p >= 8) {
+    /* A word at a time: its terminators are the bytes with the high bit clear. While the word
+     * holds fewer terminators than varints remain it is consumed whole; otherwise the run ends
+     * just after its count-th terminator. */
+    while (count > 0 && end - p >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);
         /* High bits moved to bit 0 of each byte, summed by one multiply (no popcnt needed). */
-        uint64_t cont = ((w & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull >> 56;
-        count -= 8 - cont;
-        p += 8;
+        uint64_t ends = 8 - (((w & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull >> 56);
+        if (ends < count) {
+            count -= ends;
+            p += 8;
+            continue;
+        }
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t t = ~w & 0x8080808080808080ull; /* byte 0 is the lowest */
+        for (uint64_t k = 1; k < count; k++)
+            t &= t - 1; /* drop the terminators before the last one needed */
+        p += ((unsigned)__builtin_ctzll(t) >> 3) + 1;
+        count = 0;
+#endif
+        break; /* (elsewhere the bytes below find it) */
     }
     while (count > 0) {
         if (ICM__UNLIKELY(p >= end)) {

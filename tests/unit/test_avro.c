@@ -488,6 +488,34 @@ static void test_skip_varint_runs(void **state)
     icm__avro_schema_free(s);
 }
 
+/* icm__avro_skip_varints over 1 to 24 varints of random widths, followed by more bytes or by
+ * the end of the buffer: it stops exactly after the last one, and a run cut short is an error. */
+static void test_skip_varints_counts(void **state)
+{
+    (void)state;
+    uint64_t seed = 7;
+    for (int round = 0; round < 2000; round++) {
+        icm__buf b = ICM__BUF_INIT;
+        uint64_t count = 1 + (uint64_t)round % 24;
+        for (uint64_t i = 0; i < count; i++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            int width = 1 + (int)((seed >> 33) % 10); /* bytes of the encoding */
+            int64_t v = width == 10 ? INT64_MIN : ((int64_t)1 << (7 * width - 1)) - 1;
+            icm__avro_put_long(&b, v);
+        }
+        size_t body = b.len;
+        bool padded = round % 2 == 0;
+        if (padded)
+            icm__avro_put_str(&b, "0123456789abcdef");
+        icm__avro_cur c = cur_of((const uint8_t *)b.data, b.len);
+        icmt_ok(icm__avro_skip_varints(&c, count));
+        assert_ptr_equal(c.p, (const uint8_t *)b.data + body);
+        c = cur_of((const uint8_t *)b.data, body - 1);
+        assert_int_equal(icm__avro_skip_varints(&c, count), ICM_EINVALID);
+        icm__buf_dispose(&b);
+    }
+}
+
 /* Field k of the record in test_skip_steps_groups, kind k % 6. */
 static const char *const STEP_FIELD_TYPES[] = {
     "[\"null\",\"long\"]", "[\"null\",\"string\"]", "[\"long\",\"null\"]", "\"long\"",
@@ -612,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_codec_property),      cmocka_unit_test(test_skip_counts),
         cmocka_unit_test(test_skip_varint_runs),
         cmocka_unit_test(test_skip_steps_groups),
+        cmocka_unit_test(test_skip_varints_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
