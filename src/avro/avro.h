@@ -213,7 +213,8 @@ int icm__avro_read_block_count(icm__avro_cur *c, int64_t *count, int64_t *size_b
 
 /* Skip one value of type `node` without materialising it. */
 int icm__avro_skip(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c);
-/* Skip `count` consecutive varints (int, long or enum values) without decoding them. */
+/* Skip `count` consecutive varints (int, long or enum values) without decoding them (only the
+ * terminating bytes are counted: an overlong varint is not refused). */
 int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count);
 
 /* Skipping a run of record fields nobody asked for, compiled once per file: a run of plain
@@ -232,7 +233,9 @@ typedef struct icm__avro_skip_step {
  * are one group, run together). */
 void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *steps, size_t *n,
                              size_t from, uint32_t node);
-/* Run steps[0..n). Same errors as icm__avro_skip. */
+/* Run steps[0..n). The errors of icm__avro_skip (truncation, bad branch indexes, counts), except
+ * that a run of plain varints is only counted: a varint longer than 10 bytes there is passed,
+ * not refused (no skipped value is ever used). */
 int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *steps, size_t n,
                          icm__avro_cur *c);
 

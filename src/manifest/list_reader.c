@@ -391,6 +391,9 @@ static int ml_decode(icm_manifest_list_reader *r)
         return rc;
     if (!has_path)
         return icm__avro_corrupt(c, "manifest_path is null");
+    /* Every later use of the path is a C string: one with a NUL byte would name another file. */
+    if (memchr(path, '\0', path_len) != NULL)
+        return icm__avro_corrupt(c, "manifest_path contains a NUL byte");
     if (has_content && (m->content < 0 || m->content > 1))
         return icm__avro_corrupt(c, "manifest content is not 0 (data) or 1 (deletes)");
     /* v1 (Appendix E): sequence numbers 0, content DATA. A v2+ list must carry them. */

@@ -527,6 +527,12 @@ static int me_decode(icm_manifest_reader *r)
         return icm__avro_corrupt(c, "entry status is null");
     if ((r->fields & ICM_MANIFEST_FIELD_FILE_PATH) && rs.path == NULL)
         return icm__avro_corrupt(c, "data_file file_path is null");
+    /* Every later use of a path is a C string (keys, sets, file names): one with a NUL byte
+     * would name another file than the manifest does. */
+    if (rs.path != NULL && memchr(rs.path, '\0', rs.path_len) != NULL)
+        return icm__avro_corrupt(c, "data_file file_path contains a NUL byte");
+    if (rs.ref != NULL && memchr(rs.ref, '\0', rs.ref_len) != NULL)
+        return icm__avro_corrupt(c, "data_file referenced_data_file contains a NUL byte");
     if (!(r->fields & ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS))
         seq_null = file_seq_null = false;
     if (rs.format != NULL)

@@ -382,6 +382,13 @@ static void test_key_tail(void **state)
         }
         check_tail(cases[i].loc);
     }
+    /* `len` bytes with a NUL among them: the key ends at the NUL, and so does the tail. */
+    static const char nul[] = "s3://b/t/data/A.parquet\0/data/Q.parquet";
+    const char *tail = NULL;
+    size_t n = 0;
+    assert_true(icm__location_key_tail(nul, sizeof nul - 1, &tail, &n));
+    assert_int_equal(n, strlen("A.parquet"));
+    assert_memory_equal(tail, "A.parquet", n);
     static const char *const pieces[] = {"/", "/", "//", ".", "..", "a", "b", "file:",
                                          "file://", "localhost", "s3:", "s3://", "x:", "/."};
     const size_t np = sizeof pieces / sizeof pieces[0];

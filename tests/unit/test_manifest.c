@@ -464,6 +464,88 @@ static void fill_summaries(icm__buf *b, int i)
     icm__avro_put_long(b, 0);
 }
 
+/* Replace the '~' of the one occurrence of `marker` in `data` (a null-codec container: the
+ * bytes are as written) by a NUL. */
+static void patch_marker(char *data, size_t len, const char *marker)
+{
+    char *p = memmem(data, len, marker, strlen(marker));
+    assert_non_null(p);
+    assert_null(memmem(p + 1, len - (size_t)(p + 1 - data), marker, strlen(marker)));
+    *strchr(p, '~') = '\0';
+}
+
+/* A path with a NUL byte would name another file as a C string than the manifest does: the
+ * entry (or list row) is corrupt, reported naming the file, and the rows before it read. */
+static void test_nul_in_paths(void **state)
+{
+    (void)state;
+    /* manifest: entry 1 of 3 */
+    icm_manifest_writer_options o = writer_opts(2, ICM_AVRO_CODEC_NULL);
+    icm_manifest_writer *w = NULL;
+    icmt_ok(icm_manifest_writer_new(&w, &o));
+    static sample samples[3];
+    for (int i = 0; i < 3; i++) {
+        make_sample(&samples[i], 2, i);
+        if (i == 1) {
+            snprintf(samples[i].path, sizeof samples[i].path, "s3://bucket/t/data/a~b.parquet");
+            samples[i].e.data_file.file_path_len = strlen(samples[i].path);
+        }
+        icmt_ok(icm_manifest_writer_add(w, &samples[i].e));
+    }
+    char *data = NULL;
+    size_t len = 0;
+    icm_manifest_file summary;
+    icmt_ok(icm_manifest_writer_finish(w, &data, &len, &summary));
+    icm_manifest_writer_free(w);
+    patch_marker(data, len, "a~b.parquet");
+    icm_manifest_reader *r = NULL;
+    icmt_ok(icm_manifest_reader_open(&r, data, len, "mem://m.avro", NULL));
+    const icm_manifest_entry *e;
+    icmt_ok(icm_manifest_reader_next(r, &e));
+    assert_int_equal(icm_manifest_reader_next(r, &e), ICM_EINVALID);
+    assert_string_equal(icm_error_last()->location, "mem://m.avro");
+    assert_non_null(strstr(icm_error_last()->message, "file_path contains a NUL byte"));
+    icm_manifest_reader_free(r);
+    icm_free(data);
+
+    /* manifest list: row 1 of 2 */
+    icm_manifest_list_writer_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.format_version = 2;
+    lo.codec = ICM_AVRO_CODEC_NULL;
+    lo.compression_level = -1;
+    lo.snapshot_id = 1;
+    lo.sequence_number = 1;
+    icm_manifest_list_writer *lw = NULL;
+    icmt_ok(icm_manifest_list_writer_new(&lw, &lo));
+    const char *paths[] = {"s3://b/t/metadata/m0.avro", "s3://b/t/metadata/m~1.avro"};
+    for (int i = 0; i < 2; i++) {
+        icm_manifest_file m;
+        memset(&m, 0, sizeof m);
+        m.manifest_path = paths[i];
+        m.manifest_length = 100;
+        m.sequence_number = 1;
+        m.min_sequence_number = 1;
+        m.has_added_snapshot_id = true;
+        m.added_snapshot_id = 1;
+        m.has_added_files_count = m.has_existing_files_count = m.has_deleted_files_count = true;
+        m.has_added_rows_count = m.has_existing_rows_count = m.has_deleted_rows_count = true;
+        icmt_ok(icm_manifest_list_writer_add(lw, &m));
+    }
+    icmt_ok(icm_manifest_list_writer_finish(lw, &data, &len));
+    icm_manifest_list_writer_free(lw);
+    patch_marker(data, len, "m~1.avro");
+    icm_manifest_list_reader *lr = NULL;
+    icmt_ok(icm_manifest_list_reader_open(&lr, data, len, "mem://snap.avro", NULL));
+    const icm_manifest_file *mf;
+    icmt_ok(icm_manifest_list_reader_next(lr, &mf));
+    assert_string_equal(mf->manifest_path, paths[0]);
+    assert_int_equal(icm_manifest_list_reader_next(lr, &mf), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->message, "manifest_path contains a NUL byte"));
+    icm_manifest_list_reader_free(lr);
+    icm_free(data);
+}
+
 static void test_manifest_list_round_trip(void **state)
 {
     (void)state;
@@ -873,6 +955,7 @@ int main(void)
         cmocka_unit_test(test_projection_skips),
         cmocka_unit_test(test_inheritance),
         cmocka_unit_test(test_manifest_list_round_trip),
+        cmocka_unit_test(test_nul_in_paths),
         cmocka_unit_test(test_writer_validation),
         cmocka_unit_test(test_copy_real_manifests),
         cmocka_unit_test(test_fixture_quirks),
