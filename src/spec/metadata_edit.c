@@ -191,7 +191,8 @@ static json_t *kept_refs(json_t *refs, const int64_t *sorted, size_t n, const ch
  * and partition-statistics of removed snapshots dropped. Every other value, and every element
  * kept, is shared with `doc`, not copied: documents are never changed once wrapped (every
  * edit changes a copy of its own), so sharing is safe, and an expiry of thousands of snapshots
- * does not copy them all. Members keep their order. NULL on ENOMEM.
+ * does not copy them all (jansson counts references atomically, so objects sharing values may
+ * be freed on different threads). Members keep their order. NULL on ENOMEM.
  */
 static json_t *without_snapshots(json_t *doc, const int64_t *sorted, size_t n,
                                  const char *const *drop_refs, size_t n_drop)
