@@ -269,8 +269,11 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *
  * Threads: besides the calling thread, planning uses one helper thread that reads (and
  * inflates or decodes) manifest lists and manifests ahead through the table's FileIO, which
- * must allow calls from several threads (fileio.h); the files are read in a fixed order and
- * everything else, including every decision, happens on the calling thread.
+ * must allow calls from several threads (fileio.h); when the calling thread would wait for it,
+ * it reads the next file itself. Files are started in a fixed order. Every decision happens on
+ * the calling thread, from results that do not depend on which thread read a file (the last
+ * step's file-name pre-filter, run where a manifest is decoded, only ever lets entries through
+ * to the calling thread's exact check).
  *
  * @param[out] out new result (icm_expire_result_free); set also on ICM_ECOMMIT_UNKNOWN (then
  *             with the decision and nothing deleted), on ICM_ECOMMIT_FAILED, and on any error

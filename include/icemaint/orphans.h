@@ -192,9 +192,10 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  * comment). Deletes run on up to max_concurrent_deletes threads; a file already gone counts as
  * deleted; a failed delete is recorded in its entry and the rest go on (the call returns 0).
  * Planning uses one helper thread besides the calling thread: it reads manifest lists and
- * manifests ahead while the keep set is built, then lists the table location while the calling
- * thread classifies what it listed (a bounded number of names in flight). The table's FileIO
- * must allow calls from several threads (fileio.h); every decision is the calling thread's.
+ * manifests ahead while the keep set is built (the calling thread reads the next one itself
+ * rather than wait), then lists the table location while the calling thread classifies what it
+ * listed (a bounded number of names in flight). The table's FileIO must allow calls from
+ * several threads (fileio.h); every decision is the calling thread's.
  *
  * @param t    the table (refreshed; not committed to)
  * @param opts NULL = defaults

@@ -1,9 +1,11 @@
 /*
  * spec/metadata_edit.c: lossless edits of table metadata (include/icemaint/metadata.h).
  *
- * Every edit works on a deep copy of the JSON document, then re-validates it and rebuilds the
- * views (icm__table_metadata_replace_doc); only when all of that succeeded does the copy
- * replace the document. So an edit either applies completely or, on ICM_ENOMEM or a validation
+ * Every edit builds a new JSON document (a deep copy it then changes, or for removing snapshots
+ * a new document sharing every value it keeps with the old one: documents are never changed
+ * once they back an object), then re-validates it and rebuilds the views
+ * (icm__table_metadata_replace_doc); only when all of that succeeded does the new document
+ * replace the old. So an edit either applies completely or, on ICM_ENOMEM or a validation
  * failure, leaves the object exactly as it was. Fields icemaint does not know are never looked
  * at, so they survive untouched and in their original order.
  */

@@ -10,7 +10,8 @@
  * concurrently with another job of the same ring. Job i writes only to slot i % window, which
  * the caller reads only between get(i) and release(i): a slot is never used by both threads at
  * once. When no thread can be started (or n < 2), each job runs on the caller's thread inside
- * get(i): the same results, without the overlap.
+ * get(i): the same results, without the overlap. Since get() may run jobs on the calling
+ * thread, it may change that thread's last error (jobs keep their failures in their slots).
  *
  * Users: manifest-list reading and manifest decoding in the keep-set walk
  * (maint/manifest_ahead.c). The sweep's callback-driven listing batches names in a ring of its
