@@ -340,11 +340,11 @@ int icm__avro_reader_next_block(icm__avro_reader *r, icm__avro_cur *cur, int64_t
     if (rc < 0)
         return rc;
     int64_t data_off = (int64_t)(in - r->data);
+    static const uint8_t empty[1]; /* an empty block has no buffer: never NULL + 0 */
     if (r->codec == ICM__AVRO_CODEC_NULL) {
         *cur = (icm__avro_cur){in, in + in_len, in, data_off, true, r->location};
     } else if (r->inflated != NULL && r->next_inflated < r->inflated->n &&
                r->inflated->blocks[r->next_inflated].offset == r->block_offset) {
-        static const uint8_t empty[1];
         const icm__avro_block *b = &r->inflated->blocks[r->next_inflated++];
         const uint8_t *p = b->data != NULL ? b->data : empty;
         *cur = (icm__avro_cur){p, p + b->len, p, r->block_offset, false, r->location};
@@ -354,8 +354,8 @@ int icm__avro_reader_next_block(icm__avro_reader *r, icm__avro_cur *cur, int64_t
                                   r->location, r->block_offset);
         if (rc < 0)
             return rc;
-        *cur = (icm__avro_cur){r->block, r->block + out_len, r->block, r->block_offset, false,
-                               r->location};
+        const uint8_t *p = r->block != NULL ? r->block : empty;
+        *cur = (icm__avro_cur){p, p + out_len, p, r->block_offset, false, r->location};
     }
     /* Every object takes a byte unless the schema's values are all empty. */
     if (*count > (int64_t)(cur->end - cur->p) && !r->schema->nodes[r->schema->root].zero_size) {

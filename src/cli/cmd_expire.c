@@ -103,7 +103,7 @@ static int parse_option(expire_args *a, int argc, char **argv, int *i)
 {
     const char *v = NULL;
     int got;
-    int64_t n;
+    int64_t n = 0;
     if ((got = icm_cli_opt_value(argc, argv, i, "--older-than", &v)) != 0) {
         a->older_than = v;
         return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;

@@ -200,8 +200,9 @@ static int transcode_summaries(const icm__avro_schema *s, uint32_t node, icm__av
 static int ml_compile(icm_manifest_list_reader *r, const char *location)
 {
     const icm__avro_schema *s = r->schema;
-    int nb;
-    r->root = icm__avro_unwrap_optional(s, s->root, &nb);
+    /* The objects are the records themselves: a root union (even ["null", record]) would put a
+     * branch index before each, which ml_decode does not read. */
+    r->root = s->root;
     const icm__avro_node *rec = &s->nodes[r->root];
     if (rec->type != ICM__AVRO_RECORD)
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, location,

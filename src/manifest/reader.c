@@ -203,7 +203,9 @@ static int me_compile(icm_manifest_reader *r, const char *location)
 {
     const icm__avro_schema *s = r->schema;
     int nb;
-    r->root = icm__avro_unwrap_optional(s, s->root, &nb);
+    /* The objects are the records themselves: a root union (even ["null", record]) would put a
+     * branch index before each, which me_decode does not read. */
+    r->root = s->root;
     const icm__avro_node *rec = &s->nodes[r->root];
     if (rec->type != ICM__AVRO_RECORD)
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, location,

@@ -1,8 +1,9 @@
 /*
  * test_avro_skip_diff.c: differential test of compiled skip programs (null fast path, null
- * runs, word-level varint ends) against the generic icm__avro_skip, field by field, on adversarial bytes: 200,000 random inputs of 0 to
- * 80 bytes biased towards 0x00, 0x02 and continuation bytes, over records whose fields mix
- * optional values (null first and last), plain longs and ints, strings, bytes, arrays and maps.
+ * runs, word-level varint ends) against the generic icm__avro_skip, field by field, on
+ * adversarial bytes: 200,000 random inputs of 0 to 80 bytes biased towards 0x00, 0x02 and
+ * continuation bytes, over records whose fields mix optional values (null first and last),
+ * plain longs and ints, strings, bytes, arrays and maps.
  * Each input is copied into a buffer of exactly its length (ASan sees any read past the end).
  * Whenever the generic skip succeeds, the program must succeed and stop at the same byte; when
  * the generic skip fails, the program must fail too, except where avro.h documents it to be

@@ -546,6 +546,62 @@ static void test_nul_in_paths(void **state)
     icm_free(data);
 }
 
+/* A null-codec container of one block holding `obj` (one object) under schema `schema`. */
+static icm__buf container_of(const char *schema, const icm__buf *obj)
+{
+    static const char sync[16] = "0123456789abcdef";
+    icm__buf b = ICM__BUF_INIT;
+    icmt_ok(icm__buf_put(&b, "Obj\x01", 4));
+    icmt_ok(icm__avro_put_long(&b, 2));
+    icmt_ok(icm__avro_put_str(&b, "avro.schema"));
+    icmt_ok(icm__avro_put_str(&b, schema));
+    icmt_ok(icm__avro_put_str(&b, "avro.codec"));
+    icmt_ok(icm__avro_put_str(&b, "null"));
+    icmt_ok(icm__avro_put_long(&b, 0));
+    icmt_ok(icm__buf_put(&b, sync, 16));
+    icmt_ok(icm__avro_put_long(&b, 1));
+    icmt_ok(icm__avro_put_long(&b, (int64_t)obj->len));
+    icmt_ok(icm__buf_put(&b, obj->data, obj->len));
+    icmt_ok(icm__buf_put(&b, sync, 16));
+    return b;
+}
+
+/* A file whose root schema is ["null", record] holds a branch index before each record: it is
+ * no manifest (list), and is refused as such rather than read with every field shifted (the
+ * branch byte 0x02 read as the status, the status as the path's length). */
+static void test_root_union_refused(void **state)
+{
+    (void)state;
+    const char *manifest = "[\"null\",{\"type\":\"record\",\"name\":\"manifest_entry\","
+                           "\"fields\":[{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+                           "{\"name\":\"data_file\",\"field-id\":2,\"type\":{\"type\":\"record\","
+                           "\"name\":\"r2\",\"fields\":[{\"name\":\"file_path\",\"type\":\"string\","
+                           "\"field-id\":100}]}}]}]";
+    icm__buf obj = ICM__BUF_INIT;
+    icmt_ok(icm__avro_put_long(&obj, 1)); /* branch: the record */
+    icmt_ok(icm__avro_put_long(&obj, 2)); /* status DELETED */
+    icmt_ok(icm__avro_put_str(&obj, "x"));
+    icm__buf file = container_of(manifest, &obj);
+    icm_manifest_reader *r = NULL;
+    assert_int_equal(icm_manifest_reader_open(&r, file.data, file.len, "mem://u.avro", NULL),
+                     ICM_EINVALID);
+    assert_null(r);
+    assert_string_equal(icm_error_last()->message, "not a manifest: Avro schema is not a record");
+    icm__buf_dispose(&file);
+
+    const char *list = "[\"null\",{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["
+                       "{\"name\":\"manifest_path\",\"type\":\"string\",\"field-id\":500}]}]";
+    file = container_of(list, &obj);
+    icm_manifest_list_reader *lr = NULL;
+    assert_int_equal(icm_manifest_list_reader_open(&lr, file.data, file.len, "mem://u.avro", NULL),
+                     ICM_EINVALID);
+    assert_null(lr);
+    assert_string_equal(icm_error_last()->message,
+                        "not a manifest list: Avro schema is not a record");
+    icm__buf_dispose(&file);
+    icm__buf_dispose(&obj);
+}
+
 static void test_manifest_list_round_trip(void **state)
 {
     (void)state;
@@ -956,6 +1012,7 @@ int main(void)
         cmocka_unit_test(test_inheritance),
         cmocka_unit_test(test_manifest_list_round_trip),
         cmocka_unit_test(test_nul_in_paths),
+        cmocka_unit_test(test_root_union_refused),
         cmocka_unit_test(test_writer_validation),
         cmocka_unit_test(test_copy_real_manifests),
         cmocka_unit_test(test_fixture_quirks),
