@@ -435,7 +435,6 @@ typedef struct walk {
     row_order rows;                  /* guesses seen_written's answer from the list before */
     icm__avro_schema_cache *schemas; /* one writer's schema is parsed once, not per file */
     int format_version;           /* of the table: the fallback for files without a header */
-    icm_manifest_list_read_options list_opts; /* how lists are read (and scanned ahead) */
     icm__manifest_refs *collect;  /* NULL, or where unique manifests are remembered */
     int64_t snapshot_id;          /* the snapshot being walked */
     int stop_rc;                  /* a callback's stop value or ENOMEM: ends the walk */
@@ -652,13 +651,14 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
         return rc;
     const icm__ahead_list *l = icm__lists_ahead_get(lists, i);
     rows_begin_list(&w->rows);
+    icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
+    lo.format_version = w->format_version;
     rc = l->rc;
     if (rc != 0)
         icm__lists_ahead_raise(lists, i);
     else
-        rc = icm__manifest_list_read_data(l->data, l->len, l->inflated, l->rows, s->manifest_list,
-                                          &w->list_opts, w->schemas, seen_as_written,
-                                          on_manifest_file, w);
+        rc = icm__manifest_list_read_data(l->data, l->len, l->inflated, s->manifest_list, &lo,
+                                          w->schemas, seen_as_written, on_manifest_file, w);
     w->report->manifest_lists_read++;
     rc = settle_list(w, rc, s->manifest_list);
     icm__lists_ahead_release(lists, i);
@@ -800,8 +800,6 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     w.payload = payload;
     w.report = report;
     w.format_version = icm_table_metadata_format_version(md);
-    w.list_opts = (icm_manifest_list_read_options)ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
-    w.list_opts.format_version = w.format_version;
     w.collect = collect;
     int rc = icm__avro_schema_cache_new(&w.schemas);
     /* The chosen snapshots' manifest lists, in walk order, are read ahead. */
@@ -816,7 +814,7 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     }
     icm__lists_ahead *ahead = NULL;
     if (rc == 0)
-        rc = icm__lists_ahead_start(&ahead, io, lists, n_lists, &w.list_opts, w.schemas);
+        rc = icm__lists_ahead_start(&ahead, io, lists, n_lists);
     for (size_t i = 0, k = 0; rc == 0 && i < n; i++) {
         const icm_snapshot *s = icm_table_metadata_snapshot_at(md, i);
         if (!chosen_sorted(ids, local.snapshot_id_count, s->snapshot_id))

@@ -40,15 +40,12 @@ typedef struct list_slot {
     icm__ahead_list pub;
     char *data;
     icm__avro_inflated inflated;
-    icm__list_rows rows;
     icm__error_saved *err;
 } list_slot;
 
 struct icm__lists_ahead {
     icm_fileio *io;
     const char *const *locations;
-    const icm_manifest_list_read_options *opts;
-    icm__avro_schema_cache *schemas;
     list_slot slots[LISTS_AHEAD_WINDOW];
     icm__ahead *ring;
 };
@@ -57,7 +54,6 @@ static void list_slot_clear(list_slot *s)
 {
     icm_free(s->data);
     icm__avro_inflated_dispose(&s->inflated);
-    icm__list_rows_dispose(&s->rows);
     icm__free(s->err);
     memset(s, 0, sizeof *s);
 }
@@ -73,16 +69,12 @@ static void read_list(void *ctx, size_t i, void *slot)
     } else {
         rc = 0;
         icm__avro_inflate_ahead(s->data, len, &s->inflated);
-        /* The rows' places too: the calling thread then only looks at each row's path. */
-        icm__manifest_list_scan(s->data, len, &s->inflated, a->locations[i], a->opts, a->schemas,
-                                &s->rows);
     }
-    s->pub = (icm__ahead_list){s->data, len, &s->inflated, &s->rows, rc};
+    s->pub = (icm__ahead_list){s->data, len, &s->inflated, rc};
 }
 
 int icm__lists_ahead_start(icm__lists_ahead **out, icm_fileio *io, const char *const *locations,
-                           size_t n, const icm_manifest_list_read_options *opts,
-                           icm__avro_schema_cache *schemas)
+                           size_t n)
 {
     *out = NULL;
     icm__lists_ahead *a = icm__calloc(1, sizeof *a);
@@ -90,8 +82,6 @@ int icm__lists_ahead_start(icm__lists_ahead **out, icm_fileio *io, const char *c
         return ICM_ENOMEM;
     a->io = io;
     a->locations = locations;
-    a->opts = opts;
-    a->schemas = schemas;
     int rc = icm__ahead_start(&a->ring, n, LISTS_AHEAD_WINDOW, a->slots, sizeof a->slots[0],
                               read_list, a);
     if (rc != 0) {

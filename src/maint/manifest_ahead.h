@@ -33,17 +33,14 @@ typedef struct icm__ahead_list {
     const char *data;
     size_t len;
     const icm__avro_inflated *inflated; /* blocks decompressed ahead (maybe not all) */
-    const struct icm__list_rows *rows;  /* where its rows are (maybe not all) */
     int rc;                             /* 0, or the read's error code */
 } icm__ahead_list;
 
 typedef struct icm__lists_ahead icm__lists_ahead;
 
-/* Start reading locations[0..n) (borrowed), finding their rows as a reader opened with `opts`
- * and `schemas` (borrowed) would (icm__manifest_list_scan). Returns 0 or ICM_ENOMEM. */
+/* Start reading locations[0..n) (borrowed). Returns 0 or ICM_ENOMEM. */
 int icm__lists_ahead_start(icm__lists_ahead **out, icm_fileio *io, const char *const *locations,
-                           size_t n, const icm_manifest_list_read_options *opts,
-                           icm__avro_schema_cache *schemas);
+                           size_t n);
 /* List i: the one after the last released (waits for it). Borrowed until release(a, i). */
 const icm__ahead_list *icm__lists_ahead_get(icm__lists_ahead *a, size_t i);
 /* When list i (taken, not released) has rc != 0: make its read's error details the calling

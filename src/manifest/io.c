@@ -44,15 +44,13 @@ int icm_manifest_list_read(icm_fileio *io, const char *location,
     int rc = icm_fileio_read(io, location, &data, &len);
     if (rc < 0)
         return rc;
-    rc = icm__manifest_list_read_data(data, len, NULL, NULL, location, opts, NULL, NULL, cb,
-                                      payload);
+    rc = icm__manifest_list_read_data(data, len, NULL, location, opts, NULL, NULL, cb, payload);
     icm_free(data);
     return rc;
 }
 
 int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_inflated *inflated,
-                                 const icm__list_rows *rows, const char *location,
-                                 const icm_manifest_list_read_options *opts,
+                                 const char *location, const icm_manifest_list_read_options *opts,
                                  icm__avro_schema_cache *schemas,
                                  icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
                                  void *payload)
@@ -61,8 +59,6 @@ int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_i
     int rc = icm__manifest_list_reader_open_cached(&r, data, len, location, opts, schemas);
     if (rc == 0 && inflated != NULL)
         icm__manifest_list_reader_use_inflated(r, inflated);
-    if (rc == 0 && rows != NULL)
-        icm__manifest_list_reader_use_rows(r, rows);
     while (rc == 0) {
         const icm_manifest_file *mf;
         rc = skip_row != NULL ? icm__manifest_list_reader_next_filtered(r, skip_row, payload, &mf)

@@ -69,8 +69,6 @@ struct icm_manifest_list_reader {
     uint32_t path_node; /* the manifest_path field's type */
     icm__avro_skip_step *skips; /* fields before manifest_path, then the fields after it */
     size_t n_before, n_after;
-    const icm__list_rows *rows; /* found ahead (borrowed) or NULL */
-    size_t row_next;            /* index in rows of the next row */
     int version;
     icm_manifest_file row;
     icm__strpool strings;
@@ -303,12 +301,6 @@ void icm__manifest_list_reader_use_inflated(icm_manifest_list_reader *r,
     icm__avro_reader_use_inflated(r->it.avro, inflated);
 }
 
-void icm__manifest_list_reader_use_rows(icm_manifest_list_reader *r, const icm__list_rows *rows)
-{
-    r->rows = rows;
-    r->row_next = 0;
-}
-
 static void ml_reset(icm_manifest_file *m)
 {
     memset(m, 0, sizeof *m);
@@ -433,32 +425,15 @@ int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
         const uint8_t *row = r->it.cur.p;
         const uint8_t *path = NULL;
         size_t len = 0;
-        const icm__list_row *known = NULL;
-        if (r->rows != NULL && r->row_next < r->rows->n) {
-            /* Found ahead on the same bytes; a row that would not fit in the block means the
-             * scan and this reader disagree: read every row from here on. */
-            known = &r->rows->rows[r->row_next++];
-            if (known->len > (size_t)(r->it.cur.end - row) ||
-                (size_t)known->path_off + known->path_len > known->len) {
-                known = NULL;
-                r->rows = NULL;
-            }
-        }
-        if (known != NULL) {
-            path = row + known->path_off;
-            len = known->path_len;
-        } else {
-            rc = icm__avro_skip_steps(r->schema, r->skips, r->n_before, &r->it.cur);
-            if (rc == 0)
-                rc = icm__read_str(r->schema, r->path_node, &r->it.cur, &path, &len);
-            if (rc < 0)
-                return rc;
-        }
+        rc = icm__avro_skip_steps(r->schema, r->skips, r->n_before, &r->it.cur);
+        if (rc == 0)
+            rc = icm__read_str(r->schema, r->path_node, &r->it.cur, &path, &len);
+        if (rc < 0)
+            return rc;
         if (path != NULL && skip_row(path, len, payload)) {
-            if (known != NULL)
-                r->it.cur.p = row + known->len;
-            else if ((rc = icm__avro_skip_steps(r->schema, r->skips + r->n_before, r->n_after,
-                                                &r->it.cur)) < 0)
+            rc = icm__avro_skip_steps(r->schema, r->skips + r->n_before, r->n_after,
+                                      &r->it.cur);
+            if (rc < 0)
                 return rc;
             continue;
         }
@@ -468,59 +443,6 @@ int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
             *out = &r->row;
         return rc;
     }
-}
-
-void icm__list_rows_dispose(icm__list_rows *rows)
-{
-    icm__free(rows->rows);
-    memset(rows, 0, sizeof *rows);
-}
-
-/* One row's place: its path found and the rest skipped as next_filtered does. */
-static int scan_row(icm_manifest_list_reader *r, icm__list_row *out)
-{
-    const uint8_t *row = r->it.cur.p, *path = NULL;
-    size_t len = 0;
-    int rc = icm__avro_skip_steps(r->schema, r->skips, r->n_before, &r->it.cur);
-    if (rc == 0)
-        rc = icm__read_str(r->schema, r->path_node, &r->it.cur, &path, &len);
-    if (rc == 0 && path == NULL)
-        rc = ICM_EINVALID; /* (the reader reports a null path itself) */
-    if (rc == 0)
-        rc = icm__avro_skip_steps(r->schema, r->skips + r->n_before, r->n_after, &r->it.cur);
-    size_t row_len = (size_t)(r->it.cur.p - row);
-    if (rc == 0 && row_len > UINT32_MAX)
-        rc = ICM_EINVALID;
-    if (rc == 0)
-        *out = (icm__list_row){(uint32_t)row_len, (uint32_t)(path - row), (uint32_t)len};
-    return rc;
-}
-
-void icm__manifest_list_scan(const void *data, size_t len, const icm__avro_inflated *inflated,
-                             const char *location, const icm_manifest_list_read_options *opts,
-                             icm__avro_schema_cache *schemas, icm__list_rows *out)
-{
-    memset(out, 0, sizeof *out);
-    icm_manifest_list_reader *r = NULL;
-    size_t cap = 0;
-    if (icm__manifest_list_reader_open_cached(&r, data, len, location, opts, schemas) == 0) {
-        if (inflated != NULL)
-            icm__manifest_list_reader_use_inflated(r, inflated);
-        icm__list_row row;
-        while (icm__obj_iter_next(&r->it) == 0 && scan_row(r, &row) == 0) {
-            if (out->n == cap) {
-                size_t c = cap ? cap * 2 : 256;
-                icm__list_row *grown = icm__reallocarray(out->rows, c, sizeof *grown);
-                if (grown == NULL)
-                    break;
-                out->rows = grown;
-                cap = c;
-            }
-            out->rows[out->n++] = row;
-        }
-    }
-    icm_manifest_list_reader_free(r);
-    icm_error_clear(); /* whatever stopped it is the reader's to report, with its own words */
 }
 
 int icm_manifest_list_reader_format_version(const icm_manifest_list_reader *r)

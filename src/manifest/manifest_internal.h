@@ -132,40 +132,18 @@ typedef bool (*icm__manifest_path_filter)(const uint8_t *path, size_t len, void 
 int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
                                             icm__manifest_path_filter skip_row, void *payload,
                                             const icm_manifest_file **out);
-/* Where the rows of a manifest list are, found ahead by icm__manifest_list_scan: row k is
- * `len` bytes from its start, its manifest_path `path_len` bytes from `path_off`. */
-typedef struct icm__list_row {
-    uint32_t len, path_off, path_len;
-} icm__list_row;
-typedef struct icm__list_rows {
-    icm__list_row *rows;
-    size_t n;
-} icm__list_rows;
-/* Find the rows of the list in `data` (with blocks from `inflated`, NULL = none) as a reader
- * opened with `opts` and `schemas` would meet them, up to the first row it cannot scan (a null
- * path, corrupt data, no memory). Best effort by design, for any thread: the reader handed the
- * rows checks and reports everything itself. Leaves no last error behind. */
-void icm__manifest_list_scan(const void *data, size_t len, const icm__avro_inflated *inflated,
-                             const char *location, const icm_manifest_list_read_options *opts,
-                             icm__avro_schema_cache *schemas, icm__list_rows *out);
-void icm__list_rows_dispose(icm__list_rows *rows);
 /* icm_manifest_list_read over the list's bytes, already read (borrowed), with a schema cache
  * (NULL = none), an optional row filter (NULL = every row: cb sees the rows skip_row, called
- * with `payload`, does not claim), blocks taken from `inflated` (NULL = none) where they were
- * decompressed ahead, and rows found ahead (`rows`, NULL = none: a row skip_row claims is then
- * passed by its length, without reading it). Same results and errors. */
+ * with `payload`, does not claim), and blocks taken from `inflated` (NULL = none) where they
+ * were decompressed ahead. Same results and errors. */
 int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_inflated *inflated,
-                                 const icm__list_rows *rows, const char *location,
-                                 const icm_manifest_list_read_options *opts,
+                                 const char *location, const icm_manifest_list_read_options *opts,
                                  icm__avro_schema_cache *schemas,
                                  icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
                                  void *payload);
 /* Let the reader take blocks from `inflated` (borrowed) where they were decompressed ahead. */
 void icm__manifest_list_reader_use_inflated(icm_manifest_list_reader *r,
                                             const icm__avro_inflated *inflated);
-/* Let next_filtered take the rows' places from `rows` (borrowed), found ahead on the same bytes
- * (icm__manifest_list_scan): a claimed row is passed by its length. */
-void icm__manifest_list_reader_use_rows(icm_manifest_list_reader *r, const icm__list_rows *rows);
 int icm__manifest_read_cached(icm_fileio *io, const icm_manifest_file *mf,
                               const icm_manifest_read_options *opts,
                               icm__avro_schema_cache *schemas, icm_manifest_entry_cb cb,

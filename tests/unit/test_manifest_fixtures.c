@@ -3,7 +3,6 @@
  * completely as a manifest list or a manifest (chosen from its schema), except the files that
  * are not Iceberg metadata: Avro *data* files of tables, and the AES-GCM encrypted manifest
  * list named by the fixtures README. Those must fail cleanly with ICM_EINVALID naming the file.
- * Every list also reads the same through the walk's fast path (rows found ahead).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -11,9 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "avro/avro.h"
 #include "icemaint/manifest.h"
-#include "manifest/manifest_internal.h"
 #include "testutil.h"
 
 typedef struct tally {
@@ -34,82 +31,9 @@ static bool expected_not_metadata(const char *path)
            ends_with(path, "manifest-list-v3-encrypted.avro");
 }
 
-/* A filtered read: the paths offered to the filter, of which every other one is claimed
- * (skipped), and the rows handed on. */
-typedef struct halves {
-    char **offered, **kept;
-    size_t n_offered, n_kept;
-} halves;
-
-static void push(char ***v, size_t *n, const char *s, size_t len)
-{
-    *v = realloc(*v, (*n + 1) * sizeof **v);
-    (*v)[(*n)++] = strndup(s, len);
-}
-
-static bool claim_every_other(const uint8_t *path, size_t len, void *payload)
-{
-    halves *h = payload;
-    push(&h->offered, &h->n_offered, (const char *)path, len);
-    return h->n_offered % 2 == 0;
-}
-
-static int keep_path(const icm_manifest_file *mf, void *payload)
-{
-    halves *h = payload;
-    push(&h->kept, &h->n_kept, mf->manifest_path, strlen(mf->manifest_path));
-    return 0;
-}
-
-static void assert_same_strings(char *const *a, size_t na, char *const *b, size_t nb)
-{
-    assert_int_equal(na, nb);
-    for (size_t i = 0; i < na; i++)
-        assert_string_equal(a[i], b[i]);
-}
-
-static void halves_free(halves *h)
-{
-    for (size_t i = 0; i < h->n_offered; i++)
-        free(h->offered[i]);
-    for (size_t i = 0; i < h->n_kept; i++)
-        free(h->kept[i]);
-    free(h->offered);
-    free(h->kept);
-}
-
-/* The walk's fast path on a real list: rows found ahead (icm__manifest_list_scan, with and
- * without blocks inflated ahead) give a filtered read exactly the rows, and the result, of
- * reading each row itself. */
-static void check_rows_ahead(const char *path, const char *data, size_t len, int rows_total)
-{
-    halves plain = {NULL, NULL, 0, 0};
-    int want = icm__manifest_list_read_data(data, len, NULL, NULL, path, NULL, NULL,
-                                            claim_every_other, keep_path, &plain);
-    for (int inflate = 0; inflate < 2; inflate++) {
-        icm__avro_inflated inflated = {NULL, 0};
-        if (inflate)
-            icm__avro_inflate_ahead(data, len, &inflated);
-        icm__list_rows rows;
-        icm__manifest_list_scan(data, len, inflate ? &inflated : NULL, path, NULL, NULL, &rows);
-        assert_true(rows.n <= (size_t)rows_total);
-        halves fast = {NULL, NULL, 0, 0};
-        int got = icm__manifest_list_read_data(data, len, inflate ? &inflated : NULL, &rows, path,
-                                               NULL, NULL, claim_every_other, keep_path, &fast);
-        assert_int_equal(got, want);
-        assert_same_strings(fast.offered, fast.n_offered, plain.offered, plain.n_offered);
-        assert_same_strings(fast.kept, fast.n_kept, plain.kept, plain.n_kept);
-        halves_free(&fast);
-        icm__list_rows_dispose(&rows);
-        icm__avro_inflated_dispose(&inflated);
-    }
-    halves_free(&plain);
-}
-
 static int decode_all(const char *path, const char *data, size_t len, tally *t)
 {
     icm_manifest_list_reader *lr = NULL;
-    int entries_before = t->entries;
     int rc = icm_manifest_list_reader_open(&lr, data, len, path, NULL);
     if (rc == 0) {
         const icm_manifest_file *m;
@@ -120,7 +44,6 @@ static int decode_all(const char *path, const char *data, size_t len, tally *t)
         }
         icm_manifest_list_reader_free(lr);
         t->lists++;
-        check_rows_ahead(path, data, len, t->entries - entries_before);
         return rc;
     }
     icm_manifest_reader *mr = NULL;
