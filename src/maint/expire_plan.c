@@ -242,14 +242,15 @@ static int on_candidate(const icm__reached *f, void *payload)
     plan *p = payload;
     if (withheld(p, f->kind))
         return 0;
-    bool kept = false, added;
+    bool added;
     /* The keep set is checked for every kind: a file a retained snapshot reaches in any role
      * (list, manifest, statistics, metadata document) stays even when a manifest of an expired
      * snapshot names it as a data file. */
-    int rc = icm__pathset_contains(p->keep, f->location, &kept);
-    if (rc != 0 || kept)
+    icm__pathset_hash h;
+    int rc = icm__pathset_location_hash(f->location, &h);
+    if (rc != 0 || icm__pathset_contains_hash(p->keep, h))
         return rc;
-    if ((rc = icm__pathset_add(p->seen, f->location, &added)) != 0 || !added)
+    if ((rc = icm__pathset_add_hash(p->seen, h, &added)) != 0 || !added)
         return rc; /* one live file may sit in several expired manifests */
     if (!is_content(f->kind) && !inside_table(p, f->location))
         return refuse_outside(p, f->location);
@@ -390,27 +391,35 @@ static void name_bits(const name_filter *f, const char *name, size_t n, uint64_t
     *b2 = (h >> 32 | h << 32) & f->mask;
 }
 
-static int name_filter_build(name_filter *f, const file_vec *content)
+static int name_filter_new(name_filter *f, size_t names)
 {
     uint64_t nbits = 1024;
-    while (nbits < (uint64_t)content->len * 16 && nbits < ((uint64_t)1 << 40))
+    while (nbits < (uint64_t)names * 16 && nbits < ((uint64_t)1 << 40))
         nbits *= 2;
     f->mask = nbits - 1;
     f->bits = icm__calloc((size_t)(nbits / 64), sizeof *f->bits);
-    if (f->bits == NULL)
-        return ICM_ENOMEM;
-    for (size_t i = 0; i < content->len; i++) {
-        char *key = NULL;
-        if (icm__location_key(content->items[i].path, &key) != 0)
+    return f->bits != NULL ? 0 : ICM_ENOMEM;
+}
+
+/* Add the name of `location`'s key: told from the location when it can be, else from the key
+ * itself (icm__location_key_tail never gives another answer than the key). */
+static int name_filter_add(name_filter *f, const char *location)
+{
+    const char *name;
+    size_t n;
+    char *key = NULL;
+    if (!icm__location_key_tail(location, strlen(location), &name, &n)) {
+        if (icm__location_key(location, &key) != 0)
             return ICM_ENOMEM;
         const char *slash = strrchr(key, '/');
-        const char *name = slash != NULL ? slash + 1 : key;
-        uint64_t b1, b2;
-        name_bits(f, name, strlen(name), &b1, &b2);
-        f->bits[b1 / 64] |= (uint64_t)1 << (b1 % 64);
-        f->bits[b2 / 64] |= (uint64_t)1 << (b2 % 64);
-        icm__free(key);
+        name = slash != NULL ? slash + 1 : key;
+        n = strlen(name);
     }
+    uint64_t b1, b2;
+    name_bits(f, name, n, &b1, &b2);
+    f->bits[b1 / 64] |= (uint64_t)1 << (b1 % 64);
+    f->bits[b2 / 64] |= (uint64_t)1 << (b2 % 64);
+    icm__free(key);
     return 0;
 }
 
@@ -433,10 +442,13 @@ static int find_still_live(icm_fileio *io, int format_version, const icm__manife
     icm__pathset *cand = NULL;
     name_filter names = {NULL, 0};
     int rc = icm__pathset_new(&cand, content->len);
-    for (size_t i = 0; rc == 0 && i < content->len; i++)
-        rc = icm__pathset_add(cand, content->items[i].path, NULL);
     if (rc == 0)
-        rc = name_filter_build(&names, content);
+        rc = name_filter_new(&names, content->len);
+    for (size_t i = 0; rc == 0 && i < content->len; i++) {
+        rc = icm__pathset_add(cand, content->items[i].path, NULL);
+        if (rc == 0)
+            rc = name_filter_add(&names, content->items[i].path);
+    }
     if (rc == 0) {
         still_live s = {cand, icm__pathset_count(cand), live};
         rc = icm__reach_entries_filtered(io, format_version, refs, may_be_candidate, &names,

@@ -235,6 +235,14 @@ int icm__pathset_add_key(icm__pathset *set, const void *key, size_t len, bool *a
     return add_hash(set, hash_key(key, len), added);
 }
 
+int icm__pathset_location_hash(const char *location, icm__pathset_hash *out)
+{
+    XXH128_hash_t h;
+    int rc = hash_location(location, &h);
+    *out = (icm__pathset_hash){h.low64, h.high64};
+    return rc;
+}
+
 icm__pathset_hash icm__pathset_hash_key(const void *key, size_t len)
 {
     XXH128_hash_t h = hash_key(key, len);
@@ -598,8 +606,8 @@ static int sight_manifest(walk *w, const icm_manifest_file *mf, const char *path
 {
     bool first = false, new_spelling = false, read = false;
     size_t plen = strlen(path), off;
-    int rc = icm__strset_add(&w->seen_written, path, plen, &new_spelling);
-    if (rc == 0 && icm__strset_lookup(&w->seen_written, path, plen, &off))
+    int rc = icm__strset_put(&w->seen_written, path, plen, &new_spelling, &off);
+    if (rc == 0)
         rows_note(&w->rows, off, plen);
     if (rc == 0 && new_spelling) {
         char *key = NULL;

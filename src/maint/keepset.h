@@ -69,6 +69,10 @@ typedef struct icm__pathset_hash {
     uint64_t low, high;
 } icm__pathset_hash;
 icm__pathset_hash icm__pathset_hash_key(const void *key, size_t len);
+/* A location's hash as icm__pathset_add and _contains use it (the hash of its
+ * icm__location_key), for a caller that looks one location up in several sets: key it once.
+ * Returns 0 or ICM_ENOMEM. */
+int icm__pathset_location_hash(const char *location, icm__pathset_hash *out);
 void icm__pathset_prefetch(const icm__pathset *set, icm__pathset_hash h);
 /* Returns 0 or ICM_ENOMEM; *added (may be NULL) tells whether it was new. */
 int icm__pathset_add_hash(icm__pathset *set, icm__pathset_hash h, bool *added);

@@ -69,11 +69,22 @@ static int arena_reserve(icm__strset *set, size_t len)
 
 int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added)
 {
+    return icm__strset_put(set, s, len, added, NULL);
+}
+
+int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off)
+{
     if (added != NULL)
         *added = false;
     uint64_t h = XXH3_64bits(s, len);
-    if (set->cap != 0 && set->slots[find(set, s, len, h)].off != SIZE_MAX)
-        return 0;
+    if (set->cap != 0) {
+        size_t at = set->slots[find(set, s, len, h)].off;
+        if (at != SIZE_MAX) {
+            if (off != NULL)
+                *off = at;
+            return 0;
+        }
+    }
     int rc = 0;
     if ((set->count + 1) * 2 > set->cap) {
         if (set->cap > SIZE_MAX / 2 / sizeof *set->slots)
@@ -88,6 +99,8 @@ int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added)
         memcpy(set->arena + set->arena_len, s, len);
     icm__strset_slot *slot = &set->slots[find(set, s, len, h)];
     *slot = (icm__strset_slot){h, set->arena_len, len};
+    if (off != NULL)
+        *off = set->arena_len;
     set->arena_len += len;
     set->count++;
     if (added != NULL)

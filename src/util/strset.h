@@ -32,6 +32,9 @@ typedef struct icm__strset {
 /* Add s[0..len). *added (may be NULL) tells whether it was new. Returns 0 or ICM_ENOMEM (then
  * the set is unchanged). */
 int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added);
+/* icm__strset_add that also tells where the string's bytes are in set->arena (*off, may be
+ * NULL; set whether the string was new or not). */
+int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off);
 bool icm__strset_contains(const icm__strset *set, const void *s, size_t len);
 /* icm__strset_contains; when true, *off (may be NULL) is where the string's bytes are in
  * set->arena (stable for the set's life: the arena only grows). */
