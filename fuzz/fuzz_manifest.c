@@ -51,7 +51,8 @@ static void read_list(const uint8_t *data, size_t size)
         abort(); /* it opened a moment ago */
     long got = 0;
     int frc;
-    while ((frc = icm__manifest_list_reader_next_filtered(r, skip_even, NULL, &m)) == 0)
+    icm__list_row_filter f = {skip_even, NULL, NULL, NULL};
+    while ((frc = icm__manifest_list_reader_next_filtered(r, &f, &m)) == 0)
         got++;
     icm_manifest_list_reader_free(r);
     icm__avro_schema_cache_free(cache);

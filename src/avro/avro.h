@@ -284,6 +284,9 @@ const char *icm__avro_reader_meta(const icm__avro_reader *r, const char *key, si
 /* Same, as a new NUL-terminated string (icm_free); NULL when absent or on ENOMEM (*rc set). */
 char *icm__avro_reader_meta_dup(const icm__avro_reader *r, const char *key, int *rc);
 const icm__avro_schema *icm__avro_reader_schema(const icm__avro_reader *r);
+/* Whether the reader's schema belongs to its schema cache (then it lives, at the same address,
+ * as long as the cache, and no other schema text has that address meanwhile). */
+bool icm__avro_reader_schema_is_cached(const icm__avro_reader *r);
 icm__avro_codec icm__avro_reader_codec(const icm__avro_reader *r);
 const char *icm__avro_reader_location(const icm__avro_reader *r);
 /* Decode the next block: *cur spans its decompressed objects, *count is their number.

@@ -286,6 +286,11 @@ const icm__avro_schema *icm__avro_reader_schema(const icm__avro_reader *r)
     return r->schema;
 }
 
+bool icm__avro_reader_schema_is_cached(const icm__avro_reader *r)
+{
+    return r->schema_cached;
+}
+
 icm__avro_codec icm__avro_reader_codec(const icm__avro_reader *r)
 {
     return r->codec;

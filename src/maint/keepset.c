@@ -369,15 +369,30 @@ typedef struct note {
  * matched: one byte comparison with it, no hashing, tells that the row was seen (a match is a
  * member of the set by construction). Anything else falls back to the set lookup, so a list in
  * any order gives the same answers. Without memory for the spans there is simply no guess.
+ *
+ * Each span also keeps a copy of its row's bytes as written, when the list's writer schema is
+ * a cached one. Writers copy a kept manifest's row unchanged from list to list, so the expected
+ * row is usually byte for byte the one before: under the same schema it is the same row (Avro
+ * decoding is a function of the bytes read), so it is claimed with one comparison of its bytes
+ * and skipped without decoding any of it.
  */
 typedef struct row_span {
-    size_t off, len;
+    size_t off, len;         /* the path in the seen_written arena */
+    size_t raw_off, raw_len; /* the row's bytes in the list's copy; raw_len 0 = none */
 } row_span;
+
+typedef struct row_bytes {
+    uint8_t *buf;
+    size_t len, cap;
+    const void *schema; /* the list's writer schema (icm__list_row_filter), NULL = unknown */
+} row_bytes;
 
 typedef struct row_order {
     row_span *prev, *cur;
     size_t prev_len, prev_cap, cur_len, cur_cap;
-    size_t next; /* index into prev of the row expected next */
+    size_t next;                    /* index into prev of the row expected next */
+    row_bytes prev_raw, cur_raw;    /* the rows' bytes of each list */
+    bool open;                      /* cur's last span awaits its row's bytes */
 } row_order;
 
 /* A new list begins: its rows are compared with the list just read. */
@@ -392,10 +407,17 @@ static void rows_begin_list(row_order *o)
     o->cur_cap = tcap;
     o->cur_len = 0;
     o->next = 0;
+    row_bytes rb = o->prev_raw;
+    o->prev_raw = o->cur_raw;
+    o->cur_raw = rb;
+    o->cur_raw.len = 0;
+    o->cur_raw.schema = NULL;
+    o->open = false;
 }
 
 static void rows_note(row_order *o, size_t off, size_t len)
 {
+    o->open = false;
     if (o->cur_len == o->cur_cap) {
         size_t cap = o->cur_cap ? o->cur_cap * 2 : 256;
         row_span *grown = icm__reallocarray(o->cur, cap, sizeof *grown);
@@ -404,7 +426,28 @@ static void rows_note(row_order *o, size_t off, size_t len)
         o->cur = grown;
         o->cur_cap = cap;
     }
-    o->cur[o->cur_len++] = (row_span){off, len};
+    o->cur[o->cur_len++] = (row_span){off, len, 0, 0};
+    o->open = true;
+}
+
+static bool raw_reserve(row_bytes *rb, size_t n);
+
+/* The bytes of the row just noted (a row claimed or delivered). */
+static void rows_note_bytes(row_order *o, const uint8_t *row, size_t len, const void *schema)
+{
+    if (!o->open)
+        return;
+    o->open = false;
+    row_bytes *rb = &o->cur_raw;
+    if (schema == NULL || (rb->schema != NULL && rb->schema != schema))
+        return; /* (one list has one schema; never compare bytes across two) */
+    if (!raw_reserve(rb, len))
+        return; /* (only this row's byte guess for the next list is lost) */
+    memcpy(rb->buf + rb->len, row, len);
+    rb->schema = schema;
+    o->cur[o->cur_len - 1].raw_off = rb->len;
+    o->cur[o->cur_len - 1].raw_len = len;
+    rb->len += len;
 }
 
 /* Whether the row is the previous list's next row, or the one after (a row removed). */
@@ -421,10 +464,100 @@ static bool rows_guess(row_order *o, const char *arena, const uint8_t *path, siz
     return false;
 }
 
+/* Room for `n` more spans in cur. */
+static bool rows_reserve(row_order *o, size_t n)
+{
+    if (n <= o->cur_cap - o->cur_len)
+        return true;
+    size_t cap = o->cur_cap ? o->cur_cap : 256;
+    while (cap - o->cur_len < n)
+        cap *= 2;
+    row_span *grown = icm__reallocarray(o->cur, cap, sizeof *grown);
+    if (grown == NULL)
+        return false;
+    o->cur = grown;
+    o->cur_cap = cap;
+    return true;
+}
+
+/* Room for `n` more bytes in rb. */
+static bool raw_reserve(row_bytes *rb, size_t n)
+{
+    if (n <= rb->cap - rb->len)
+        return true;
+    size_t cap = rb->cap ? rb->cap : 4096;
+    while (cap - rb->len < n) {
+        if (cap > SIZE_MAX / 2)
+            return false;
+        cap *= 2;
+    }
+    uint8_t *grown = icm__realloc(rb->buf, cap);
+    if (grown == NULL)
+        return false;
+    rb->buf = grown;
+    rb->cap = cap;
+    return true;
+}
+
+/* How many bytes at `row` are rows byte for byte equal to the previous list's rows from the
+ * one expected next (or the one after: a row removed), under the same writer schema; *rows
+ * their number (at most max_rows, those left in the block). They are noted as this list's rows
+ * with their bytes, in one copy. 0 when the first is not such a row. */
+static size_t rows_guess_bytes(row_order *o, const uint8_t *row, size_t avail, size_t max_rows,
+                               const void *schema, size_t *rows)
+{
+    *rows = 0;
+    if (schema != o->prev_raw.schema)
+        return 0;
+    const uint8_t *prev = o->prev_raw.buf;
+    size_t k = o->next;
+    for (; k < o->next + 2 && k < o->prev_len; k++) {
+        const row_span *r = &o->prev[k];
+        if (r->raw_len > 0 && r->raw_len <= avail &&
+            memcmp(prev + r->raw_off, row, r->raw_len) == 0)
+            break;
+    }
+    if (k >= o->next + 2 || k >= o->prev_len)
+        return 0;
+    /* The rows after it, while their copies are contiguous (one list's rows are) and equal. */
+    size_t first = k, bytes = o->prev[k].raw_len;
+    for (k++; k < o->prev_len && k - first < max_rows; k++) {
+        const row_span *r = &o->prev[k];
+        if (r->raw_len == 0 || r->raw_off != o->prev[k - 1].raw_off + o->prev[k - 1].raw_len ||
+            r->raw_len > avail - bytes || memcmp(prev + r->raw_off, row + bytes, r->raw_len) != 0)
+            break;
+        bytes += r->raw_len;
+    }
+    size_t n = k - first;
+    if (!rows_reserve(o, n))
+        return 0; /* (the rows are read as they are without the guess) */
+    row_bytes *cur = &o->cur_raw;
+    bool copy = (cur->schema == NULL || cur->schema == schema) && raw_reserve(cur, bytes);
+    size_t rebase = copy ? cur->len - o->prev[first].raw_off : 0;
+    for (size_t j = first; j < k; j++) {
+        row_span sp = o->prev[j];
+        sp.raw_off += rebase;
+        if (!copy)
+            sp.raw_off = sp.raw_len = 0;
+        o->cur[o->cur_len++] = sp;
+    }
+    if (copy) {
+        memcpy(cur->buf + cur->len, row, bytes);
+        cur->len += bytes;
+        cur->schema = schema;
+    }
+    o->open = false;
+    o->next = k;
+    *rows = n;
+    return bytes;
+}
+
 static void rows_dispose(row_order *o)
 {
     icm__free(o->prev);
     icm__free(o->cur);
+    icm__free(o->prev_raw.buf);
+    icm__free(o->cur_raw.buf);
 }
 
 typedef struct walk {
@@ -651,6 +784,18 @@ static bool seen_as_written(const uint8_t *path, size_t len, void *payload)
     return true;
 }
 
+/* Rows byte for byte those expected from the list before are claimed unread. */
+static size_t seen_as_bytes(const uint8_t *row, size_t avail, size_t max_rows,
+                            const void *schema, void *payload, size_t *rows)
+{
+    return rows_guess_bytes(&((walk *)payload)->rows, row, avail, max_rows, schema, rows);
+}
+
+static void row_read(const uint8_t *row, size_t len, const void *schema, void *payload)
+{
+    rows_note_bytes(&((walk *)payload)->rows, row, len, schema);
+}
+
 /* Manifest list i of the walk (read ahead by `lists`): its rows, in order. */
 static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *lists, size_t i)
 {
@@ -661,12 +806,13 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
     rows_begin_list(&w->rows);
     icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
     lo.format_version = w->format_version;
+    icm__list_row_filter f = {seen_as_written, seen_as_bytes, row_read, w};
     rc = l->rc;
     if (rc != 0)
         icm__lists_ahead_raise(lists, i);
     else
         rc = icm__manifest_list_read_data(l->data, l->len, l->inflated, s->manifest_list, &lo,
-                                          w->schemas, seen_as_written, on_manifest_file, w);
+                                          w->schemas, &f, on_manifest_file, w);
     w->report->manifest_lists_read++;
     rc = settle_list(w, rc, s->manifest_list);
     icm__lists_ahead_release(lists, i);

@@ -150,7 +150,7 @@ static const uint64_t ENTRY_FIELDS =
 
 /* The kind of a live manifest entry. A position-delete file in Puffin format is a deletion
  * vector (spec v3 "Deletion Vectors"). */
-static icm__file_kind entry_kind(const icm_data_file *f)
+static icm__file_kind entry_kind(const icm__entry_view *f)
 {
     switch (f->content) {
     case ICM_FILE_CONTENT_POSITION_DELETES:
@@ -179,17 +179,13 @@ static int grow(void **items, size_t *cap, size_t need, size_t size)
 
 /* Decoding callback: keep the live entries. A DELETED entry protects nothing; for deletion
  * vectors the vector's own file is file_path (referenced_data_file is not a reached file). */
-static int on_entry(const icm_manifest_entry *e, void *payload)
+static int on_entry(const icm__entry_view *e, void *payload)
 {
     manifest_slot *s = payload;
     s->pub.entries_read++;
     if (e->status == ICM_ENTRY_DELETED)
         return 0;
-    const char *path = e->data_file.file_path;
-    size_t len = e->data_file.file_path_len;
-    if (s->owner->filter != NULL && !s->owner->filter(path, len, s->owner->filter_ctx))
-        return 0;
-    len++;
+    size_t len = e->file_path_len + 1;
     int rc = 0;
     if (s->locations_cap - s->locations_len < len)
         rc = grow((void **)&s->locations, &s->locations_cap, s->locations_len + len, 1);
@@ -197,11 +193,17 @@ static int on_entry(const icm_manifest_entry *e, void *payload)
         rc = grow((void **)&s->entries, &s->entries_cap, s->pub.count + 1, sizeof *s->entries);
     if (rc != 0)
         return rc;
-    memcpy(s->locations + s->locations_len, path, len);
+    /* The path as a C string (the view's is not one), then the filter's judgement of it: a
+     * path it drops is simply not kept. */
+    char *path = s->locations + s->locations_len;
+    memcpy(path, e->file_path, e->file_path_len);
+    path[e->file_path_len] = '\0';
+    if (s->owner->filter != NULL && !s->owner->filter(path, e->file_path_len, s->owner->filter_ctx))
+        return 0;
     bool paths_only = s->owner->filter != NULL; /* (format and size were not decoded) */
     s->entries[s->pub.count++] = (icm__ahead_entry){
-        s->locations_len, paths_only ? -1 : e->data_file.file_size_in_bytes,
-        paths_only ? ICM__FILE_DATA : entry_kind(&e->data_file)};
+        s->locations_len, paths_only ? -1 : e->file_size_in_bytes,
+        paths_only ? ICM__FILE_DATA : entry_kind(e)};
     s->locations_len += len;
     return 0;
 }
@@ -218,11 +220,8 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
     ro.fields = a->filter != NULL ? ICM_MANIFEST_FIELD_FILE_PATH : ENTRY_FIELDS;
     ro.format_version = r->embedded_v1 ? 1 : a->format_version;
-    int rc = r->embedded_v1
-                 ? icm__manifest_read_v1_embedded_cached(a->io, r->mf.manifest_path,
-                                                         r->snapshot_id, &ro, a->schemas,
-                                                         on_entry, s)
-                 : icm__manifest_read_cached(a->io, &r->mf, &ro, a->schemas, on_entry, s);
+    int rc = icm__manifest_read_views(a->io, &r->mf, r->embedded_v1, r->snapshot_id, &ro,
+                                      a->schemas, on_entry, s);
     s->pub.rc = rc != 0 ? save_error(&s->err, rc) : 0;
     s->pub.locations = s->locations != NULL ? s->locations : "";
     s->pub.entries = s->entries;

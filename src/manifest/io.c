@@ -51,9 +51,8 @@ int icm_manifest_list_read(icm_fileio *io, const char *location,
 
 int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_inflated *inflated,
                                  const char *location, const icm_manifest_list_read_options *opts,
-                                 icm__avro_schema_cache *schemas,
-                                 icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
-                                 void *payload)
+                                 icm__avro_schema_cache *schemas, const icm__list_row_filter *f,
+                                 icm_manifest_file_cb cb, void *payload)
 {
     icm_manifest_list_reader *r = NULL;
     int rc = icm__manifest_list_reader_open_cached(&r, data, len, location, opts, schemas);
@@ -61,10 +60,22 @@ int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_i
         icm__manifest_list_reader_use_inflated(r, inflated);
     while (rc == 0) {
         const icm_manifest_file *mf;
-        rc = skip_row != NULL ? icm__manifest_list_reader_next_filtered(r, skip_row, payload, &mf)
-                              : icm_manifest_list_reader_next(r, &mf);
+        if (f == NULL) {
+            rc = icm_manifest_list_reader_next(r, &mf);
+            if (rc == 0)
+                rc = cb(mf, payload);
+            continue;
+        }
+        rc = icm__manifest_list_reader_next_filtered(r, f, &mf);
         if (rc == 0)
             rc = cb(mf, payload);
+        if (rc == 0 && f->row_end != NULL) {
+            const uint8_t *row;
+            size_t n;
+            const void *schema;
+            icm__manifest_list_reader_last_row(r, &row, &n, &schema);
+            f->row_end(row, n, schema, f->payload);
+        }
     }
     if (rc == ICM_ITEROVER)
         rc = 0;
@@ -72,9 +83,10 @@ int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_i
     return rc;
 }
 
+/* Read a manifest, delivering entries to `cb` or, when view_cb is given, views to it. */
 static int read_manifest(icm_fileio *io, const char *location, const icm_manifest_file *mf,
                          const icm_manifest_read_options *opts, icm__avro_schema_cache *schemas,
-                         icm_manifest_entry_cb cb, void *payload)
+                         icm_manifest_entry_cb cb, icm__entry_view_cb view_cb, void *payload)
 {
     char *data = NULL;
     size_t len = 0;
@@ -87,6 +99,12 @@ static int read_manifest(icm_fileio *io, const char *location, const icm_manifes
     o.manifest = mf;
     icm_manifest_reader *r = NULL;
     rc = icm__manifest_reader_open_cached(&r, data, len, location, &o, schemas);
+    while (rc == 0 && view_cb != NULL) {
+        icm__entry_view v;
+        rc = icm__manifest_reader_next_view(r, &v);
+        if (rc == 0)
+            rc = view_cb(&v, payload);
+    }
     while (rc == 0) {
         const icm_manifest_entry *e;
         rc = icm_manifest_reader_next(r, &e);
@@ -115,7 +133,7 @@ int icm__manifest_read_cached(icm_fileio *io, const icm_manifest_file *mf,
     if (mf == NULL || mf->manifest_path == NULL)
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
                               "manifest list entry without a manifest_path");
-    return read_manifest(io, mf->manifest_path, mf, opts, schemas, cb, payload);
+    return read_manifest(io, mf->manifest_path, mf, opts, schemas, cb, NULL, payload);
 }
 
 int icm_manifest_read_v1_embedded(icm_fileio *io, const char *manifest_path,
@@ -126,20 +144,41 @@ int icm_manifest_read_v1_embedded(icm_fileio *io, const char *manifest_path,
                                                  payload);
 }
 
+/* A v1 snapshot's inline manifests behave like a v1 manifest list entry: added by this snapshot,
+ * sequence number 0 (spec Appendix E), no row ids. */
+static void embedded_entry(icm_manifest_file *mf, const char *manifest_path, int64_t snapshot_id)
+{
+    memset(mf, 0, sizeof *mf);
+    mf->manifest_path = manifest_path;
+    mf->manifest_path_len = strlen(manifest_path);
+    mf->has_added_snapshot_id = true;
+    mf->added_snapshot_id = snapshot_id;
+    mf->manifest_length = -1;
+}
+
 int icm__manifest_read_v1_embedded_cached(icm_fileio *io, const char *manifest_path,
                                           int64_t snapshot_id,
                                           const icm_manifest_read_options *opts,
                                           icm__avro_schema_cache *schemas,
                                           icm_manifest_entry_cb cb, void *payload)
 {
-    /* A v1 snapshot's inline manifests behave like a v1 manifest list entry: added by this
-     * snapshot, sequence number 0 (spec Appendix E), no row ids. */
     icm_manifest_file mf;
-    memset(&mf, 0, sizeof mf);
-    mf.manifest_path = manifest_path;
-    mf.manifest_path_len = strlen(manifest_path);
-    mf.has_added_snapshot_id = true;
-    mf.added_snapshot_id = snapshot_id;
-    mf.manifest_length = -1;
-    return read_manifest(io, manifest_path, &mf, opts, schemas, cb, payload);
+    embedded_entry(&mf, manifest_path, snapshot_id);
+    return read_manifest(io, manifest_path, &mf, opts, schemas, cb, NULL, payload);
+}
+
+int icm__manifest_read_views(icm_fileio *io, const icm_manifest_file *mf, bool embedded_v1,
+                             int64_t snapshot_id, const icm_manifest_read_options *opts,
+                             icm__avro_schema_cache *schemas, icm__entry_view_cb cb,
+                             void *payload)
+{
+    if (mf == NULL || mf->manifest_path == NULL)
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
+                              "manifest list entry without a manifest_path");
+    icm_manifest_file embedded;
+    if (embedded_v1) {
+        embedded_entry(&embedded, mf->manifest_path, snapshot_id);
+        mf = &embedded;
+    }
+    return read_manifest(io, mf->manifest_path, mf, opts, schemas, NULL, cb, payload);
 }

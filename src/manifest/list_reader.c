@@ -70,6 +70,9 @@ struct icm_manifest_list_reader {
     icm__avro_skip_step *skips; /* fields before manifest_path, then the fields after it */
     size_t n_before, n_after;
     int version;
+    const void *schema_name; /* the schema when cached (icm__list_row_filter), else NULL */
+    const uint8_t *row_bytes; /* the row next_filtered delivered last, and its length */
+    size_t row_len;
     icm_manifest_file row;
     icm__strpool strings;
     icm__buf summaries;  /* canonical re-encoding of non-canonical partition summaries */
@@ -280,6 +283,7 @@ int icm__manifest_list_reader_open_cached(icm_manifest_list_reader **out, const 
     int header = 0;
     if (rc == 0) {
         r->schema = icm__avro_reader_schema(r->it.avro);
+        r->schema_name = icm__avro_reader_schema_is_cached(r->it.avro) ? r->schema : NULL;
         rc = icm__version_from_header(r->it.avro, &header);
     }
     if (rc == 0)
@@ -414,15 +418,26 @@ int icm_manifest_list_reader_next(icm_manifest_list_reader *r, const icm_manifes
 }
 
 int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
-                                            icm__manifest_path_filter skip_row, void *payload,
+                                            const icm__list_row_filter *f,
                                             const icm_manifest_file **out)
 {
     *out = NULL;
+    const void *schema = r->schema_name;
     for (;;) {
         int rc = icm__obj_iter_next(&r->it);
         if (rc < 0)
             return rc;
         const uint8_t *row = r->it.cur.p;
+        if (f->same_rows != NULL && schema != NULL) {
+            size_t rows = 0, max_rows = (size_t)r->it.left + 1;
+            size_t n = f->same_rows(row, (size_t)(r->it.cur.end - row), max_rows, schema,
+                                    f->payload, &rows);
+            if (n > 0) { /* (1 <= rows <= max_rows, the filter's contract) */
+                r->it.cur.p += n;
+                r->it.left -= (int64_t)(rows - 1);
+                continue;
+            }
+        }
         const uint8_t *path = NULL;
         size_t len = 0;
         rc = icm__avro_skip_steps(r->schema, r->skips, r->n_before, &r->it.cur);
@@ -430,19 +445,32 @@ int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
             rc = icm__read_str(r->schema, r->path_node, &r->it.cur, &path, &len);
         if (rc < 0)
             return rc;
-        if (path != NULL && skip_row(path, len, payload)) {
+        if (path != NULL && f->seen_path(path, len, f->payload)) {
             rc = icm__avro_skip_steps(r->schema, r->skips + r->n_before, r->n_after,
                                       &r->it.cur);
             if (rc < 0)
                 return rc;
+            if (f->row_end != NULL)
+                f->row_end(row, (size_t)(r->it.cur.p - row), schema, f->payload);
             continue;
         }
         r->it.cur.p = row; /* wanted (or a null path, which ml_decode reports): decode it all */
         rc = ml_decode(r);
-        if (rc == 0)
-            *out = &r->row;
-        return rc;
+        if (rc < 0)
+            return rc;
+        r->row_bytes = row;
+        r->row_len = (size_t)(r->it.cur.p - row);
+        *out = &r->row;
+        return 0;
     }
+}
+
+void icm__manifest_list_reader_last_row(const icm_manifest_list_reader *r, const uint8_t **row,
+                                        size_t *len, const void **schema)
+{
+    *row = r->row_bytes;
+    *len = r->row_len;
+    *schema = r->schema_name;
 }
 
 int icm_manifest_list_reader_format_version(const icm_manifest_list_reader *r)

@@ -127,20 +127,40 @@ int icm__manifest_reader_open_cached(icm_manifest_reader **out, const void *data
 /* Whether a manifest-list row with this manifest_path (as written, not NUL-terminated) may be
  * skipped without decoding it. */
 typedef bool (*icm__manifest_path_filter)(const uint8_t *path, size_t len, void *payload);
-/* icm_manifest_list_reader_next, except that rows whose path `skip_row` claims are skipped (only
- * their Avro structure is checked). */
+/* The rows of a manifest list that need no decoding, for a reader of many lists in turn. */
+typedef struct icm__list_row_filter {
+    /* Claims a row by its path: the row is skipped (only its Avro structure is checked). */
+    icm__manifest_path_filter seen_path;
+    /* Optional: at a row's first byte, with `avail` bytes and at most `max_rows` rows left in
+     * its block, how many bytes there are rows the filter knows it claims without looking (rows
+     * byte for byte equal to rows it claimed or saw delivered, under the same writer schema:
+     * decoding is a function of the bytes read, so they are the same rows), *rows their number;
+     * 0 for none. They are then skipped unread. `schema` names the writer schema for the whole
+     * read of many lists: it is only called when the schema is a cached one (a schema cache's
+     * schemas live as long as the cache). */
+    size_t (*same_rows)(const uint8_t *row, size_t avail, size_t max_rows, const void *schema,
+                        void *payload, size_t *rows);
+    /* Optional: the bytes (borrowed for the call) of the row just claimed, or just delivered
+     * (after the row callback returned 0); schema as for same_rows, NULL when not cached. */
+    void (*row_end)(const uint8_t *row, size_t len, const void *schema, void *payload);
+    void *payload;
+} icm__list_row_filter;
+/* icm_manifest_list_reader_next, except that the rows `f` claims are skipped. */
 int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
-                                            icm__manifest_path_filter skip_row, void *payload,
+                                            const icm__list_row_filter *f,
                                             const icm_manifest_file **out);
+/* The bytes of the row next_filtered delivered last (borrowed, valid until the next call) and
+ * its writer schema's name for icm__list_row_filter (NULL when not cached). */
+void icm__manifest_list_reader_last_row(const icm_manifest_list_reader *r, const uint8_t **row,
+                                        size_t *len, const void **schema);
 /* icm_manifest_list_read over the list's bytes, already read (borrowed), with a schema cache
- * (NULL = none), an optional row filter (NULL = every row: cb sees the rows skip_row, called
- * with `payload`, does not claim), and blocks taken from `inflated` (NULL = none) where they
+ * (NULL = none), an optional row filter (NULL = every row: cb sees the rows the filter, called
+ * with its payload, does not claim), and blocks taken from `inflated` (NULL = none) where they
  * were decompressed ahead. Same results and errors. */
 int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_inflated *inflated,
                                  const char *location, const icm_manifest_list_read_options *opts,
-                                 icm__avro_schema_cache *schemas,
-                                 icm__manifest_path_filter skip_row, icm_manifest_file_cb cb,
-                                 void *payload);
+                                 icm__avro_schema_cache *schemas, const icm__list_row_filter *f,
+                                 icm_manifest_file_cb cb, void *payload);
 /* Let the reader take blocks from `inflated` (borrowed) where they were decompressed ahead. */
 void icm__manifest_list_reader_use_inflated(icm_manifest_list_reader *r,
                                             const icm__avro_inflated *inflated);
@@ -153,5 +173,28 @@ int icm__manifest_read_v1_embedded_cached(icm_fileio *io, const char *manifest_p
                                           const icm_manifest_read_options *opts,
                                           icm__avro_schema_cache *schemas,
                                           icm_manifest_entry_cb cb, void *payload);
+
+/* The few fields of a manifest entry that reachability needs. */
+typedef struct icm__entry_view {
+    icm_entry_status status;
+    icm_file_content content;
+    icm_file_format file_format;  /* OTHER when not asked for or null */
+    const char *file_path;        /* borrowed until the next entry; NOT NUL-terminated ("" when
+                                   * not asked for); holds no NUL byte */
+    size_t file_path_len;
+    int64_t file_size_in_bytes;   /* -1 when not asked for or null */
+} icm__entry_view;
+/* icm_manifest_reader_next as a view: for a projection of at most file path, format and size
+ * (and a data_file that is not optional) the entry is decoded straight from the block by one
+ * compiled program, with no copy and the same checks on those fields; otherwise it is decoded
+ * whole and viewed. Inheritance is not applied (a view holds nothing inherited). Same errors. */
+int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out);
+typedef int (*icm__entry_view_cb)(const icm__entry_view *v, void *payload);
+/* icm__manifest_read_cached, or with embedded_v1 icm__manifest_read_v1_embedded_cached of
+ * mf->manifest_path in snapshot `snapshot_id`, delivering views. Same errors. */
+int icm__manifest_read_views(icm_fileio *io, const icm_manifest_file *mf, bool embedded_v1,
+                             int64_t snapshot_id, const icm_manifest_read_options *opts,
+                             icm__avro_schema_cache *schemas, icm__entry_view_cb cb,
+                             void *payload);
 
 #endif /* ICM_MANIFEST_INTERNAL_H */

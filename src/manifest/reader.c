@@ -120,7 +120,25 @@ struct icm_manifest_reader {
     icm_manifest_entry row;
     icm__strpool strings;
     icm__ptrvec headers;
+    /* The view program (icm__manifest_reader_next_view): the entry's fields in byte order,
+     * data_file's inlined, as reads of the few a view holds and runs of skips; NULL when the
+     * projection asks for more than a view holds or data_file is optional (then views are
+     * taken from the decoded entry). */
+    struct view_op {
+        uint8_t what;  /* VIEW_SKIP, VIEW_NUM or VIEW_STR */
+        uint8_t slot;  /* the me_slot read */
+        uint32_t node; /* the value's type; for VIEW_SKIP the first step */
+        uint32_t steps;
+    } *view_ops;
+    size_t n_view_ops;
+    icm__avro_skip_step *view_skips;
 };
+
+enum { VIEW_SKIP, VIEW_NUM, VIEW_STR };
+
+/* What a view holds, besides status and content (always decoded). */
+static const uint64_t VIEW_FIELDS =
+    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE;
 
 /* The skip programs of the runs of skipped fields of record `rec_node` (plan: a slot per
  * field, ME_SKIP for skipped ones), see df_run. */
@@ -243,6 +261,56 @@ static int me_compile(icm_manifest_reader *r, const char *location)
     return 0;
 }
 
+/* Append a skip of a value of `node` to the view program (ops has room for one more). */
+static void view_skip(icm_manifest_reader *r, size_t *n_steps, uint32_t node)
+{
+    struct view_op *last = r->n_view_ops ? &r->view_ops[r->n_view_ops - 1] : NULL;
+    if (last == NULL || last->what != VIEW_SKIP) {
+        last = &r->view_ops[r->n_view_ops++];
+        *last = (struct view_op){VIEW_SKIP, ME_SKIP, (uint32_t)*n_steps, 0};
+    }
+    icm__avro_skip_step_add(r->schema, r->view_skips, n_steps, last->node, node);
+    last->steps = (uint32_t)(*n_steps - last->node);
+}
+
+/* The view program, when the projection and schema allow one (else none: 0 either way, or
+ * ICM_ENOMEM). */
+static int view_compile(icm_manifest_reader *r)
+{
+    if (r->df_optional || (r->fields & ~VIEW_FIELDS) != 0)
+        return 0;
+    const icm__avro_schema *s = r->schema;
+    const icm__avro_node *rec = &s->nodes[r->root], *df = &s->nodes[r->df];
+    size_t cap = (size_t)rec->n + df->n;
+    r->view_ops = icm__calloc(cap, sizeof *r->view_ops);
+    r->view_skips = icm__calloc(cap, sizeof *r->view_skips);
+    if (r->view_ops == NULL || r->view_skips == NULL)
+        return ICM_ENOMEM;
+    size_t n_steps = 0;
+    for (uint32_t i = 0; i < rec->n; i++) {
+        uint32_t t = s->fields[rec->first + i].type;
+        if (r->plan[i] == ME_SKIP) {
+            view_skip(r, &n_steps, t);
+            continue;
+        }
+        if (r->plan[i] == ME_STATUS) {
+            r->view_ops[r->n_view_ops++] = (struct view_op){VIEW_NUM, ME_STATUS, t, 0};
+            continue;
+        }
+        /* (the projection asks for nothing else of manifest_entry: this is data_file) */
+        for (uint32_t j = 0; j < df->n; j++) {
+            uint32_t ft = s->fields[df->first + j].type;
+            uint8_t slot = r->df_plan[j];
+            if (slot == ME_SKIP)
+                view_skip(r, &n_steps, ft);
+            else
+                r->view_ops[r->n_view_ops++] = (struct view_op){
+                    slot == DF_PATH || slot == DF_FORMAT ? VIEW_STR : VIEW_NUM, slot, ft, 0};
+        }
+    }
+    return 0;
+}
+
 int icm_manifest_reader_open(icm_manifest_reader **out, const void *data, size_t len,
                              const char *location, const icm_manifest_read_options *opts)
 {
@@ -269,6 +337,8 @@ int icm__manifest_reader_open_cached(icm_manifest_reader **out, const void *data
     }
     if (rc == 0)
         rc = me_compile(r, location);
+    if (rc == 0)
+        rc = view_compile(r);
     if (rc < 0) {
         icm_manifest_reader_free(r);
         return rc;
@@ -559,6 +629,83 @@ int icm_manifest_reader_next(icm_manifest_reader *r, const icm_manifest_entry **
     return rc;
 }
 
+/* The view program's decoding of one entry: what me_decode checks of these fields, nothing
+ * copied. */
+static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
+{
+    const icm__avro_schema *s = r->schema;
+    icm__avro_cur *c = &r->it.cur;
+    *v = (icm__entry_view){ICM_ENTRY_EXISTING, ICM_FILE_CONTENT_DATA, ICM_FILE_FORMAT_OTHER,
+                           NULL, 0, -1};
+    const uint8_t *path = NULL, *format = NULL;
+    size_t path_len = 0, format_len = 0;
+    bool has_status = false;
+    int rc = 0;
+    for (size_t k = 0; k < r->n_view_ops && rc == 0; k++) {
+        const struct view_op *op = &r->view_ops[k];
+        if (op->what == VIEW_SKIP) {
+            rc = icm__avro_skip_steps(s, r->view_skips + op->node, op->steps, c);
+            continue;
+        }
+        if (op->what == VIEW_STR) {
+            if (op->slot == DF_PATH)
+                rc = icm__read_str(s, op->node, c, &path, &path_len);
+            else
+                rc = icm__read_str(s, op->node, c, &format, &format_len);
+            continue;
+        }
+        int64_t x = 0;
+        bool has = false;
+        rc = icm__read_num(s, op->node, c, &x, &has);
+        if (rc < 0 || !has)
+            continue;
+        switch (op->slot) {
+        case ME_STATUS:
+            if (x < 0 || x > 2)
+                return icm__avro_corrupt(c, "entry status is not 0, 1 or 2");
+            v->status = (icm_entry_status)x;
+            has_status = true;
+            break;
+        case DF_CONTENT:
+            if (x < 0 || x > 2)
+                return icm__avro_corrupt(c, "data_file content is not 0, 1 or 2");
+            v->content = (icm_file_content)x;
+            break;
+        case DF_FILE_SIZE: v->file_size_in_bytes = x; break;
+        default: break; /* (a numeric field a view does not hold: none is planned) */
+        }
+    }
+    if (rc < 0)
+        return rc;
+    if (!has_status)
+        return icm__avro_corrupt(c, "entry status is null");
+    if ((r->fields & ICM_MANIFEST_FIELD_FILE_PATH) && path == NULL)
+        return icm__avro_corrupt(c, "data_file file_path is null");
+    if (path != NULL && memchr(path, '\0', path_len) != NULL)
+        return icm__avro_corrupt(c, "data_file file_path contains a NUL byte");
+    if (format != NULL)
+        v->file_format = parse_format(format, format_len);
+    v->file_path = path != NULL ? (const char *)path : "";
+    v->file_path_len = path_len;
+    return 0;
+}
+
+int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out)
+{
+    int rc = icm__obj_iter_next(&r->it);
+    if (rc == 0 && r->view_ops != NULL)
+        return view_decode(r, out);
+    if (rc == 0)
+        rc = me_decode(r);
+    if (rc < 0)
+        return rc;
+    const icm_manifest_entry *e = &r->row;
+    *out = (icm__entry_view){e->status, e->data_file.content, e->data_file.file_format,
+                             e->data_file.file_path, e->data_file.file_path_len,
+                             e->data_file.file_size_in_bytes};
+    return 0;
+}
+
 int icm_manifest_reader_format_version(const icm_manifest_reader *r)
 {
     return r->version;
@@ -597,6 +744,8 @@ void icm_manifest_reader_free(icm_manifest_reader *r)
     icm__free(r->df_run);
     icm__free(r->me_skips);
     icm__free(r->me_run);
+    icm__free(r->view_ops);
+    icm__free(r->view_skips);
     icm__free(r->strings.buf);
     icm__ptrvec_dispose(&r->headers, icm__free);
     icm__free(r);

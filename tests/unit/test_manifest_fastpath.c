@@ -162,7 +162,8 @@ static int read_rows(const char *path, const char *data, size_t len,
     if (rc != 0)
         return rc;
     const icm_manifest_file *m;
-    while ((rc = filter ? icm__manifest_list_reader_next_filtered(r, filter, filter_calls, &m)
+    icm__list_row_filter f = {filter, NULL, NULL, filter_calls};
+    while ((rc = filter ? icm__manifest_list_reader_next_filtered(r, &f, &m)
                         : icm_manifest_list_reader_next(r, &m)) == 0)
         rows_push(out, m);
     out->end_rc = rc;
