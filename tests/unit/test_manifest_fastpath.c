@@ -7,7 +7,11 @@
  *    readers without one (more schemas than the cache holds included);
  *  - deflate blocks that inflate far beyond the first output guess (the buffer is grown and the
  *    block inflated again) and corrupt deflate data;
- *  - the exact string set (util/strset.h).
+ *  - the exact string set (util/strset.h);
+ *  - a list read whose filter claims runs of rows by their bytes (same_rows) delivers exactly
+ *    the other rows, and row_end sees every row's bytes;
+ *  - manifest entry views (the compiled view program) equal the decoded entries on every
+ *    fixture manifest, for each projection a view serves and one it does not.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -411,6 +415,229 @@ static void test_strset(void **state)
     assert_false(icm__strset_contains(&s, "", 0));
 }
 
+/* ---- rows claimed by their bytes ---- */
+
+typedef struct row_log {
+    char **bytes; /* each row's bytes, as row_end saw them */
+    size_t *len;
+    size_t n, cap;
+    size_t next;       /* second read: index of the row at hand */
+    size_t calls;      /* same_rows calls */
+    size_t claimed;    /* rows claimed by same_rows */
+    bool *claimed_at;  /* per row index */
+    rows delivered;
+} row_log;
+
+static void log_row(const uint8_t *row, size_t len, const void *schema, void *payload)
+{
+    (void)schema;
+    row_log *l = payload;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->bytes = realloc(l->bytes, l->cap * sizeof *l->bytes);
+        l->len = realloc(l->len, l->cap * sizeof *l->len);
+        assert_true(l->bytes != NULL && l->len != NULL);
+    }
+    l->bytes[l->n] = malloc(len ? len : 1);
+    assert_non_null(l->bytes[l->n]);
+    memcpy(l->bytes[l->n], row, len);
+    l->len[l->n++] = len;
+}
+
+static bool claim_all(const uint8_t *path, size_t len, void *payload)
+{
+    (void)path, (void)len, (void)payload;
+    return true;
+}
+
+static bool claim_none(const uint8_t *path, size_t len, void *payload)
+{
+    (void)path, (void)len, (void)payload;
+    return false;
+}
+
+/* Every other call claims up to 3 rows (never more than max_rows), each checked to be the
+ * logged row at that index: the bytes at `row` must be those rows, one after another. */
+static size_t claim_runs(const uint8_t *row, size_t avail, size_t max_rows, const void *schema,
+                         void *payload, size_t *n_rows)
+{
+    (void)schema;
+    row_log *l = payload;
+    *n_rows = 0;
+    if (l->calls++ % 2 == 1)
+        return 0;
+    size_t bytes = 0, k = 0;
+    while (k < 3 && k < max_rows && l->next + k < l->n) {
+        size_t n = l->len[l->next + k];
+        if (n > avail - bytes || memcmp(row + bytes, l->bytes[l->next + k], n) != 0)
+            break;
+        bytes += n;
+        k++;
+    }
+    assert_true(k > 0); /* (the row at hand is always the logged one) */
+    for (size_t i = 0; i < k; i++)
+        l->claimed_at[l->next + i] = true;
+    l->next += k;
+    l->claimed += k;
+    *n_rows = k;
+    return bytes;
+}
+
+static void count_delivered(const uint8_t *row, size_t len, const void *schema, void *payload)
+{
+    (void)row, (void)len, (void)schema;
+    ((row_log *)payload)->next++;
+}
+
+static int keep_row(const icm_manifest_file *m, void *payload)
+{
+    rows_push(&((row_log *)payload)->delivered, m);
+    return 0;
+}
+
+static int ignore_row(const icm_manifest_file *m, void *payload)
+{
+    (void)m, (void)payload;
+    return 0;
+}
+
+static void test_rows_claimed_by_bytes(void **state)
+{
+    (void)state;
+    file_list files = fixture_avro_files();
+    if (files.n == 0)
+        skip();
+    icm__avro_schema_cache *cache = NULL;
+    icmt_ok(icm__avro_schema_cache_new(&cache));
+    int lists = 0;
+    size_t claimed = 0;
+    for (size_t f = 0; f < files.n; f++) {
+        size_t len;
+        char *data = icmt_read_file(files.paths[f], &len);
+        assert_non_null(data);
+        rows all = {0};
+        if (read_rows(files.paths[f], data, len, NULL, NULL, NULL, &all) != 0 ||
+            all.end_rc != ICM_ITEROVER) {
+            rows_free(&all);
+            free(data); /* not a manifest list, or not a whole one */
+            continue;
+        }
+        lists++;
+        /* First read: every row claimed by its path, each one's bytes logged. */
+        row_log l = {0};
+        icm__list_row_filter log = {claim_all, NULL, log_row, &l};
+        icmt_ok(icm__manifest_list_read_data(data, len, NULL, files.paths[f], NULL, cache, &log,
+                                             ignore_row, &l));
+        assert_int_equal(l.n, all.n);
+        l.claimed_at = calloc(l.n + 1, sizeof *l.claimed_at);
+        assert_non_null(l.claimed_at);
+        /* Second read: runs claimed by their bytes, the rest delivered whole and equal to the
+         * plain read's rows at the same places. */
+        icm__list_row_filter runs = {claim_none, claim_runs, count_delivered, &l};
+        icmt_ok(icm__manifest_list_read_data(data, len, NULL, files.paths[f], NULL, cache,
+                                             &runs, keep_row, &l));
+        assert_int_equal(l.next, all.n);
+        assert_int_equal(l.claimed + l.delivered.n, all.n);
+        if (all.n > 0)
+            assert_true(l.claimed > 0);
+        claimed += l.claimed;
+        /* The rows delivered are exactly the plain read's rows that were not claimed. */
+        size_t j = 0;
+        for (size_t i = 0; i < all.n; i++)
+            if (!l.claimed_at[i])
+                assert_string_equal(l.delivered.text[j++], all.text[i]);
+        assert_int_equal(j, l.delivered.n);
+        for (size_t i = 0; i < l.n; i++)
+            free(l.bytes[i]);
+        free(l.claimed_at);
+        free(l.bytes);
+        free(l.len);
+        rows_free(&l.delivered);
+        rows_free(&all);
+        free(data);
+    }
+    assert_true(lists > 0);
+    assert_true(claimed > 0);
+    icm__avro_schema_cache_free(cache);
+    file_list_free(&files);
+}
+
+/* ---- entry views ---- */
+
+static void views_text(const char *path, const char *data, size_t len, uint64_t fields,
+                       bool views, icm__buf *out)
+{
+    icm_manifest_read_options o = ICM_MANIFEST_READ_OPTIONS_INIT;
+    o.fields = fields;
+    icm_manifest_reader *r = NULL;
+    int rc = icm_manifest_reader_open(&r, data, len, path, &o);
+    if (rc != 0) {
+        icm__buf_printf(out, "open %d\n", rc);
+        return;
+    }
+    for (;;) {
+        icm__entry_view v;
+        if (views) {
+            rc = icm__manifest_reader_next_view(r, &v);
+        } else {
+            const icm_manifest_entry *e;
+            rc = icm_manifest_reader_next(r, &e);
+            if (rc == 0)
+                v = (icm__entry_view){e->status, e->data_file.content,
+                                      e->data_file.file_format, e->data_file.file_path,
+                                      e->data_file.file_path_len,
+                                      e->data_file.file_size_in_bytes};
+        }
+        if (rc != 0)
+            break;
+        icm__buf_printf(out, "%d %d %d %lld [%.*s]\n", (int)v.status, (int)v.content,
+                        (int)v.file_format, (long long)v.file_size_in_bytes,
+                        (int)v.file_path_len, v.file_path);
+    }
+    icm__buf_printf(out, "end %d\n", rc);
+    icm_manifest_reader_free(r);
+}
+
+static void test_views_are_the_entries(void **state)
+{
+    (void)state;
+    file_list files = fixture_avro_files();
+    if (files.n == 0)
+        skip();
+    const uint64_t projections[] = {
+        ICM_MANIFEST_FIELD_FILE_PATH,
+        ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT |
+            ICM_MANIFEST_FIELD_FILE_SIZE,
+        ICM_MANIFEST_FIELD_FILE_FORMAT, /* (no path: views of "") */
+        ICM_MANIFEST_FIELD_ALL,         /* (more than a view holds: decoded, then viewed) */
+    };
+    int manifests = 0;
+    for (size_t f = 0; f < files.n; f++) {
+        size_t len;
+        char *data = icmt_read_file(files.paths[f], &len);
+        assert_non_null(data);
+        icm_manifest_reader *probe = NULL;
+        if (icm_manifest_reader_open(&probe, data, len, files.paths[f], NULL) != 0) {
+            free(data); /* not a manifest */
+            continue;
+        }
+        icm_manifest_reader_free(probe);
+        manifests++;
+        for (size_t k = 0; k < ICM__ARRAY_LEN(projections); k++) {
+            icm__buf want = ICM__BUF_INIT, got = ICM__BUF_INIT;
+            views_text(files.paths[f], data, len, projections[k], false, &want);
+            views_text(files.paths[f], data, len, projections[k], true, &got);
+            assert_false(want.oom || got.oom);
+            assert_string_equal(got.data, want.data);
+            icm__buf_dispose(&want);
+            icm__buf_dispose(&got);
+        }
+        free(data);
+    }
+    assert_true(manifests > 0);
+    file_list_free(&files);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +647,8 @@ int main(void)
         cmocka_unit_test(test_corrupt_deflate_block),
         cmocka_unit_test(test_empty_compressed_block),
         cmocka_unit_test(test_strset),
+        cmocka_unit_test(test_rows_claimed_by_bytes),
+        cmocka_unit_test(test_views_are_the_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
