@@ -230,7 +230,8 @@ typedef struct icm__avro_skip_step {
 } icm__avro_skip_step;
 /* Append to steps[*n] (room for one more) a step skipping a value of `node`, merging plain
  * varints into the step before unless that step's index is below `from` (steps from `from` on
- * are one group, run together). */
+ * are one group, run together). A value of a zero-size type (null, fixed(0), records of those)
+ * adds no step. */
 void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *steps, size_t *n,
                              size_t from, uint32_t node);
 /* Run steps[0..n). The errors of icm__avro_skip (truncation, bad branch indexes, counts), except

@@ -274,6 +274,8 @@ void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *ste
                              size_t from, uint32_t node)
 {
     const icm__avro_node *t = &s->nodes[node];
+    if (t->zero_size)
+        return; /* (nothing to skip: an unpartitioned table's empty partition tuple) */
     bool plain = t->varints > 0 && t->type != ICM__AVRO_UNION;
     if (plain && *n > from && steps[*n - 1].varints > 0) {
         steps[*n - 1].varints += t->varints;
