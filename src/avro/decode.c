@@ -147,7 +147,7 @@ static inline int skip_flat_record(const icm__avro_schema *s, const icm__avro_no
 
 /* Skip `count` consecutive varints by counting terminating bytes (high bit clear): one pass
  * over the bytes with no decoding, the hot loop of skipping Iceberg metrics maps. */
-int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count)
+static inline int skip_varints(icm__avro_cur *c, uint64_t count)
 {
     const uint8_t *p = c->p, *end = c->end;
     /* A word at a time: its terminators are the bytes with the high bit clear. While the word
@@ -182,6 +182,11 @@ int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count)
     }
     c->p = p;
     return 0;
+}
+
+int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count)
+{
+    return skip_varints(c, count);
 }
 
 static int skip(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c, int depth);
@@ -314,11 +319,11 @@ static size_t zero_bytes(const uint8_t *p, const uint8_t *end, size_t max)
     return k;
 }
 
-static int skip_step(const icm__avro_schema *s, const icm__avro_skip_step *step,
-                     icm__avro_cur *c)
+static inline int skip_step(const icm__avro_schema *s, const icm__avro_skip_step *step,
+                            icm__avro_cur *c)
 {
     if (step->varints > 0)
-        return icm__avro_skip_varints(c, step->varints);
+        return skip_varints(c, step->varints);
     if (step->null_branch >= 0) {
         int64_t b;
         int rc = icm__avro_read_long(c, &b);
