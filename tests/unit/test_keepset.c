@@ -7,7 +7,12 @@
  *    manifests, ADDED/EXISTING entries, statistics), never DELETED entries nor a deletion
  *    vector's referenced_data_file; each unique manifest read once however many snapshots
  *    share it (counted with the fault FileIO); unreadable lists and manifests reported with
- *    their error while the walk goes on; v1 embedded manifests.
+ *    their error while the walk goes on; v1 embedded manifests;
+ *  - the walk's shortcuts for list rows (a row byte for byte the one expected from the list
+ *    before is passed unread; else by its path) give the single pass's answers when a kept
+ *    manifest's row changes bytes between lists, when one list has another writer schema (v1),
+ *    when a new manifest follows a row that matches, and when lists are cut into blocks of one
+ *    or a few rows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,6 +540,129 @@ static void test_failures_in_walk_order(void **state)
     icm_fileio_free(io);
 }
 
+/* ---- list rows passed by their bytes ---- */
+
+typedef struct list_copy {
+    icm_manifest_file *rows;
+    size_t n;
+} list_copy;
+
+static uint8_t *dup_bytes(const uint8_t *p, size_t n)
+{
+    if (p == NULL)
+        return NULL; /* (absent stays absent) */
+    uint8_t *c = malloc(n ? n : 1);
+    assert_non_null(c);
+    if (n > 0)
+        memcpy(c, p, n);
+    return c;
+}
+
+static int copy_row(const icm_manifest_file *mf, void *payload)
+{
+    list_copy *l = payload;
+    l->rows = realloc(l->rows, (l->n + 1) * sizeof *l->rows);
+    assert_non_null(l->rows);
+    icm_manifest_file *c = &l->rows[l->n++];
+    *c = *mf;
+    c->manifest_path = strdup(mf->manifest_path);
+    c->partitions.data = dup_bytes(mf->partitions.data, mf->partitions.len);
+    c->key_metadata.data = dup_bytes(mf->key_metadata.data, mf->key_metadata.len);
+    return 0;
+}
+
+/* Write snapshot `s`'s manifest list again: format `fv`, deflate, blocks of `block_bytes`
+ * (0 = one), row `bump` (-1 = none) one added row more (the same manifest, other bytes), and
+ * with `swap` its first two rows swapped (the new manifest second). */
+static void rewrite_list(icm_fileio *io, const icm_snapshot *s, int fv, size_t block_bytes,
+                         long bump, bool swap)
+{
+    list_copy l = {NULL, 0};
+    icm_manifest_list_read_options ro = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
+    icmt_ok(icm_manifest_list_read(io, s->manifest_list, &ro, copy_row, &l));
+    if (swap && l.n >= 2) {
+        icm_manifest_file first = l.rows[0];
+        l.rows[0] = l.rows[1];
+        l.rows[1] = first;
+    }
+    icm_manifest_list_writer_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.format_version = fv;
+    lo.codec = ICM_AVRO_CODEC_DEFLATE;
+    lo.compression_level = -1;
+    lo.snapshot_id = s->snapshot_id;
+    lo.has_parent_snapshot_id = s->has_parent;
+    lo.parent_snapshot_id = s->parent_snapshot_id;
+    lo.sequence_number = s->sequence_number;
+    lo.block_bytes = block_bytes;
+    icm_manifest_list_writer *w = NULL;
+    icmt_ok(icm_manifest_list_writer_new(&w, &lo));
+    for (size_t k = 0; k < l.n; k++) {
+        if ((long)k == bump)
+            l.rows[k].added_rows_count++;
+        icmt_ok(icm_manifest_list_writer_add(w, &l.rows[k]));
+    }
+    char *data = NULL;
+    size_t len = 0;
+    icmt_ok(icm_manifest_list_writer_finish(w, &data, &len));
+    icm_manifest_list_writer_free(w);
+    icmt_ok(icm_fileio_write_replace(io, s->manifest_list, data, len));
+    icm_free(data);
+    for (size_t k = 0; k < l.n; k++) {
+        free((char *)l.rows[k].manifest_path);
+        free((uint8_t *)l.rows[k].partitions.data);
+        free((uint8_t *)l.rows[k].key_metadata.data);
+    }
+    free(l.rows);
+}
+
+static void test_rows_passed_by_bytes_match_single_pass(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    hist *h = hist_new(io, "/wh/t", 2, false, T0);
+    char name[16];
+    for (int i = 0; i < 12; i++) {
+        snprintf(name, sizeof name, "F%d", i);
+        hist_append(h, "main", name, NULL);
+    }
+    icm_table *t = hist_open_table(h);
+    const icm_table_metadata *md = icm_table_get_metadata(t);
+    assert_int_equal(icm_table_metadata_snapshot_count(md), 12);
+    /* List 4 [M4 M3 M2 M1]: M2's row other bytes than in lists 3 and 5 (same path). */
+    rewrite_list(io, icm_table_metadata_snapshot_at(md, 3), 2, 0, 2, false);
+    /* List 6: a v1 list (another writer schema) between two v2 lists. */
+    rewrite_list(io, icm_table_metadata_snapshot_at(md, 5), 1, 0, -1, false);
+    /* List 8 [M7 M8 M6 ..]: its first row is list 7's first, the new manifest comes second. */
+    rewrite_list(io, icm_table_metadata_snapshot_at(md, 7), 2, 0, -1, true);
+    /* Lists 9 and 10: one row per block, then a few rows per block. */
+    rewrite_list(io, icm_table_metadata_snapshot_at(md, 8), 2, 1, -1, false);
+    rewrite_list(io, icm_table_metadata_snapshot_at(md, 9), 2, 200, -1, false);
+    /* List 11: rows in the previous order but the block boundaries of list 10 elsewhere. */
+    rewrite_list(io, icm_table_metadata_snapshot_at(md, 10), 2, 120, -1, false);
+
+    seen want = {NULL, NULL, 0};
+    (void)single_pass(io, md, &want);
+    assert_int_equal(want.n, 12 + 12 + 12);
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL};
+    seen got = {NULL, NULL, 0};
+    icm__reach_report rep;
+    icmt_ok(icm__reach_walk(io, md, &o, on_reached, &got, &rep));
+    assert_int_equal(rep.failure_count, 0);
+    assert_int_equal(got.n, want.n);
+    for (size_t i = 0; i < got.n; i++) {
+        assert_string_equal(got.paths[i], want.paths[i]);
+        assert_int_equal(got.kinds[i], want.kinds[i]);
+    }
+    icm__reach_report_dispose(&rep);
+    seen_free(&got);
+    seen_free(&want);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -548,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_collect_then_entries),
         cmocka_unit_test(test_walk_order_and_stop_match_single_pass),
         cmocka_unit_test(test_failures_in_walk_order),
+        cmocka_unit_test(test_rows_passed_by_bytes_match_single_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
