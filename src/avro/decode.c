@@ -342,30 +342,50 @@ static inline int skip_step(const icm__avro_schema *s, const icm__avro_skip_step
     return skip(s, step->node, c, 1);
 }
 
+/* How many of the 8 bytes at p are 0x00 before the first other one (8: all). */
+static inline size_t zero_prefix8(const uint8_t *p)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w == 0 ? 8 : (size_t)__builtin_ctzll(w) >> 3; /* byte 0 is the lowest */
+#else
+    size_t k = 0;
+    while (k < 8 && p[k] == 0)
+        k++;
+    return k;
+#endif
+}
+
 int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *steps, size_t n,
                          icm__avro_cur *c)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    while (i < n) {
         /* An optional value that is null is one byte, its branch index (zigzag: 2 * index):
          * the common case of unset metrics, key metadata and the like. A row of optional
-         * values with null first that are all null is a row of 0x00 bytes. */
+         * values with null first that are all null is a row of 0x00 bytes, passed a word at a
+         * time. */
         const icm__avro_skip_step *st = &steps[i];
         if (st->null_run > 1) {
             size_t max = st->null_run < n - i ? st->null_run : n - i;
-            size_t k = zero_bytes(c->p, c->end, max);
-            c->p += k;
-            i += k;
-            if (i >= n)
-                break;
-            st = &steps[i];
+            size_t k = c->end - c->p >= 8 ? zero_prefix8(c->p) : zero_bytes(c->p, c->end, max);
+            k = k < max ? k : max;
+            if (k > 0) {
+                c->p += k;
+                i += k;
+                continue;
+            }
         } else if (st->null_branch >= 0 && st->null_branch < 64 && c->p < c->end &&
                    *c->p == (uint8_t)(st->null_branch * 2)) {
             c->p++;
+            i++;
             continue;
         }
         int rc = skip_step(s, st, c);
         if (ICM__UNLIKELY(rc < 0))
             return rc;
+        i++;
     }
     return 0;
 }
