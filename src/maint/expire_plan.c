@@ -428,7 +428,8 @@ static bool may_be_candidate(const char *location, size_t len, const void *filte
     const name_filter *f = filter;
     const char *name;
     size_t n;
-    if (!icm__location_key_tail(location, len, &name, &n))
+    /* (no NUL byte among the len: see icm__entry_filter) */
+    if (!icm__location_key_tail_checked(location, len, &name, &n))
         return true;
     uint64_t b1, b2;
     name_bits(f, name, n, &b1, &b2);

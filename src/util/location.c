@@ -336,7 +336,13 @@ size_t icm__location_key_write(const char *loc, char *out)
 
 bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len)
 {
-    len = strnlen(loc, len); /* the key is built from the C string: it ends at a NUL byte */
+    /* The key is built from the C string: it ends at a NUL byte. */
+    return icm__location_key_tail_checked(loc, strnlen(loc, len), tail, tail_len);
+}
+
+bool icm__location_key_tail_checked(const char *loc, size_t len, const char **tail,
+                                    size_t *tail_len)
+{
     const char *slash = memrchr(loc, '/', len);
     if (slash == NULL)
         return false;

@@ -72,6 +72,10 @@ size_t icm__location_key_write(const char *loc, char *out);
  * Lets a caller rule a location out of a small set of keys by its file name.
  */
 bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len);
+/* icm__location_key_tail for a `loc` whose `len` bytes hold no NUL byte (the caller checked:
+ * manifest readers refuse such paths), without looking for one. */
+bool icm__location_key_tail_checked(const char *loc, size_t len, const char **tail,
+                                    size_t *tail_len);
 
 /*
  * True when `p` names `dir` itself or a location below it, at a path-segment boundary
