@@ -519,14 +519,28 @@ static size_t rows_guess_bytes(row_order *o, const uint8_t *row, size_t avail, s
     }
     if (k >= o->next + 2 || k >= o->prev_len)
         return 0;
-    /* The rows after it, while their copies are contiguous (one list's rows are) and equal. */
-    size_t first = k, bytes = o->prev[k].raw_len;
+    /* The rows after it, while their copies are contiguous (one list's rows are) and fit:
+     * usually all of them are equal too (a list is the one before with new rows first), which
+     * one comparison of the whole span tells; else row by row, up to the first that differs. */
+    size_t first = k, bytes = o->prev[k].raw_len, span = bytes;
     for (k++; k < o->prev_len && k - first < max_rows; k++) {
         const row_span *r = &o->prev[k];
         if (r->raw_len == 0 || r->raw_off != o->prev[k - 1].raw_off + o->prev[k - 1].raw_len ||
-            r->raw_len > avail - bytes || memcmp(prev + r->raw_off, row + bytes, r->raw_len) != 0)
+            r->raw_len > avail - span)
             break;
-        bytes += r->raw_len;
+        span += r->raw_len;
+    }
+    size_t last = k; /* rows [first, last) are contiguous and fit */
+    if (span > bytes &&
+        memcmp(prev + o->prev[first + 1].raw_off, row + bytes, span - bytes) == 0) {
+        bytes = span;
+    } else {
+        for (k = first + 1; k < last; k++) {
+            const row_span *r = &o->prev[k];
+            if (memcmp(prev + r->raw_off, row + bytes, r->raw_len) != 0)
+                break;
+            bytes += r->raw_len;
+        }
     }
     size_t n = k - first;
     if (!rows_reserve(o, n))
