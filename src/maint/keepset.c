@@ -382,8 +382,7 @@ typedef struct row_span {
 } row_span;
 
 typedef struct row_bytes {
-    uint8_t *buf;
-    size_t len, cap;
+    icm__buf bytes;     /* the rows' bytes, one after another */
     const void *schema; /* the list's writer schema (icm__list_row_filter), NULL = unknown */
 } row_bytes;
 
@@ -410,7 +409,7 @@ static void rows_begin_list(row_order *o)
     row_bytes rb = o->prev_raw;
     o->prev_raw = o->cur_raw;
     o->cur_raw = rb;
-    o->cur_raw.len = 0;
+    o->cur_raw.bytes.len = 0;
     o->cur_raw.schema = NULL;
     o->open = false;
 }
@@ -430,8 +429,6 @@ static void rows_note(row_order *o, size_t off, size_t len)
     o->open = true;
 }
 
-static bool raw_reserve(row_bytes *rb, size_t n);
-
 /* The bytes of the row just noted (a row claimed or delivered). */
 static void rows_note_bytes(row_order *o, const uint8_t *row, size_t len, const void *schema)
 {
@@ -441,13 +438,12 @@ static void rows_note_bytes(row_order *o, const uint8_t *row, size_t len, const 
     row_bytes *rb = &o->cur_raw;
     if (schema == NULL || (rb->schema != NULL && rb->schema != schema))
         return; /* (one list has one schema; never compare bytes across two) */
-    if (!raw_reserve(rb, len))
+    size_t off = rb->bytes.len;
+    if (icm__buf_put(&rb->bytes, row, len) != 0)
         return; /* (only this row's byte guess for the next list is lost) */
-    memcpy(rb->buf + rb->len, row, len);
     rb->schema = schema;
-    o->cur[o->cur_len - 1].raw_off = rb->len;
+    o->cur[o->cur_len - 1].raw_off = off;
     o->cur[o->cur_len - 1].raw_len = len;
-    rb->len += len;
 }
 
 /* Whether the row is the previous list's next row, or the one after (a row removed). */
@@ -480,25 +476,6 @@ static bool rows_reserve(row_order *o, size_t n)
     return true;
 }
 
-/* Room for `n` more bytes in rb. */
-static bool raw_reserve(row_bytes *rb, size_t n)
-{
-    if (n <= rb->cap - rb->len)
-        return true;
-    size_t cap = rb->cap ? rb->cap : 4096;
-    while (cap - rb->len < n) {
-        if (cap > SIZE_MAX / 2)
-            return false;
-        cap *= 2;
-    }
-    uint8_t *grown = icm__realloc(rb->buf, cap);
-    if (grown == NULL)
-        return false;
-    rb->buf = grown;
-    rb->cap = cap;
-    return true;
-}
-
 /* How many bytes at `row` are rows byte for byte equal to the previous list's rows from the
  * one expected next (or the one after: a row removed), under the same writer schema; *rows
  * their number (at most max_rows, those left in the block). They are noted as this list's rows
@@ -509,7 +486,7 @@ static size_t rows_guess_bytes(row_order *o, const uint8_t *row, size_t avail, s
     *rows = 0;
     if (schema != o->prev_raw.schema)
         return 0;
-    const uint8_t *prev = o->prev_raw.buf;
+    const uint8_t *prev = (const uint8_t *)o->prev_raw.bytes.data;
     size_t k = o->next;
     for (; k < o->next + 2 && k < o->prev_len; k++) {
         const row_span *r = &o->prev[k];
@@ -546,8 +523,10 @@ static size_t rows_guess_bytes(row_order *o, const uint8_t *row, size_t avail, s
     if (!rows_reserve(o, n))
         return 0; /* (the rows are read as they are without the guess) */
     row_bytes *cur = &o->cur_raw;
-    bool copy = (cur->schema == NULL || cur->schema == schema) && raw_reserve(cur, bytes);
-    size_t rebase = copy ? cur->len - o->prev[first].raw_off : 0;
+    size_t at = cur->bytes.len;
+    bool copy = (cur->schema == NULL || cur->schema == schema) &&
+                icm__buf_put(&cur->bytes, row, bytes) == 0;
+    size_t rebase = copy ? at - o->prev[first].raw_off : 0;
     for (size_t j = first; j < k; j++) {
         row_span sp = o->prev[j];
         sp.raw_off += rebase;
@@ -555,11 +534,8 @@ static size_t rows_guess_bytes(row_order *o, const uint8_t *row, size_t avail, s
             sp.raw_off = sp.raw_len = 0;
         o->cur[o->cur_len++] = sp;
     }
-    if (copy) {
-        memcpy(cur->buf + cur->len, row, bytes);
-        cur->len += bytes;
+    if (copy)
         cur->schema = schema;
-    }
     o->open = false;
     o->next = k;
     *rows = n;
@@ -570,8 +546,8 @@ static void rows_dispose(row_order *o)
 {
     icm__free(o->prev);
     icm__free(o->cur);
-    icm__free(o->prev_raw.buf);
-    icm__free(o->cur_raw.buf);
+    icm__buf_dispose(&o->prev_raw.bytes);
+    icm__buf_dispose(&o->cur_raw.bytes);
 }
 
 typedef struct walk {

@@ -448,6 +448,20 @@ static int stop_after(const icm__reached *f, void *payload)
     return s->got.n == s->stop_at + 1 ? 77 : 0;
 }
 
+/* A v2 table of twelve fast appends F0..F11 in a memory FileIO: 12 lists naming 1..12
+ * manifests, far more manifests than the read-ahead window. */
+static hist *twelve_appends(icm_fileio **io)
+{
+    icmt_ok(icm_fileio_mem_new(io));
+    hist *h = hist_new(*io, "/wh/t", 2, false, T0);
+    char name[16];
+    for (int i = 0; i < 12; i++) {
+        snprintf(name, sizeof name, "F%d", i);
+        hist_append(h, "main", name, NULL);
+    }
+    return h;
+}
+
 /* Twelve appends: 12 lists naming 1..12 manifests, far more manifests than the read-ahead
  * window. The walk's callbacks are exactly the single pass's, in order; a callback that stops
  * at call k gets exactly k+1 calls, the single pass's first k+1, and its value back; the
@@ -456,13 +470,7 @@ static void test_walk_order_and_stop_match_single_pass(void **state)
 {
     (void)state;
     icm_fileio *io = NULL;
-    icmt_ok(icm_fileio_mem_new(&io));
-    hist *h = hist_new(io, "/wh/t", 2, false, T0);
-    char name[16];
-    for (int i = 0; i < 12; i++) {
-        snprintf(name, sizeof name, "F%d", i);
-        hist_append(h, "main", name, NULL);
-    }
+    hist *h = twelve_appends(&io);
     icm_table *t = hist_open_table(h);
     const icm_table_metadata *md = icm_table_get_metadata(t);
     seen want = {NULL, NULL, 0};
@@ -620,13 +628,7 @@ static void test_rows_passed_by_bytes_match_single_pass(void **state)
 {
     (void)state;
     icm_fileio *io = NULL;
-    icmt_ok(icm_fileio_mem_new(&io));
-    hist *h = hist_new(io, "/wh/t", 2, false, T0);
-    char name[16];
-    for (int i = 0; i < 12; i++) {
-        snprintf(name, sizeof name, "F%d", i);
-        hist_append(h, "main", name, NULL);
-    }
+    hist *h = twelve_appends(&io);
     icm_table *t = hist_open_table(h);
     const icm_table_metadata *md = icm_table_get_metadata(t);
     assert_int_equal(icm_table_metadata_snapshot_count(md), 12);
