@@ -3,7 +3,8 @@
  * runs, word-level varint ends) against the generic icm__avro_skip, field by field, on
  * adversarial bytes: 200,000 random inputs of 0 to 80 bytes biased towards 0x00, 0x02 and
  * continuation bytes, over records whose fields mix optional values (null first and last),
- * plain longs and ints, strings, bytes, arrays and maps.
+ * plain longs and ints, strings, bytes, arrays and maps, and zero-size values (null, fixed(0),
+ * empty and null-only records: no step of their own).
  * Each input is copied into a buffer of exactly its length (ASan sees any read past the end).
  * Whenever the generic skip succeeds, the program must succeed and stop at the same byte; when
  * the generic skip fails, the program must fail too, except where avro.h documents it to be
@@ -31,6 +32,25 @@ static const char *const TYPES[] = {
     "{\"type\":\"array\",\"items\":\"long\"}",
 };
 #define NT (sizeof TYPES / sizeof TYPES[0])
+/* Zero-size types after TYPES: null, and named ones (named per field: names are unique). */
+#define NZ 4
+
+static void field_type(char *out, size_t cap, uint32_t kind, int f)
+{
+    if (kind < NT)
+        snprintf(out, cap, "%s", TYPES[kind]);
+    else if (kind == NT)
+        snprintf(out, cap, "\"null\"");
+    else if (kind == NT + 1)
+        snprintf(out, cap, "{\"type\":\"fixed\",\"name\":\"z%d\",\"size\":0}", f);
+    else if (kind == NT + 2)
+        snprintf(out, cap, "{\"type\":\"record\",\"name\":\"e%d\",\"fields\":[]}", f);
+    else
+        snprintf(out, cap,
+                 "{\"type\":\"record\",\"name\":\"n%d\",\"fields\":[{\"name\":\"a\","
+                 "\"type\":\"null\"}]}",
+                 f);
+}
 
 static uint64_t next(uint64_t *s)
 {
@@ -64,12 +84,14 @@ static void test_skip_programs_match_generic(void **state)
         size_t len = (size_t)snprintf(schema, sizeof schema,
                                       "{\"type\":\"record\",\"name\":\"r\",\"fields\":[");
         for (int f = 0; f < NF; f++) {
-            kinds[f] = (uint32_t)(next(&seed) % NT);
+            kinds[f] = (uint32_t)(next(&seed) % (NT + NZ));
             /* bias towards runs of null-first optionals */
             if (next(&seed) % 3 == 0)
                 kinds[f] = 0;
+            char type[256];
+            field_type(type, sizeof type, kinds[f], f);
             len += (size_t)snprintf(schema + len, sizeof schema - len,
-                                    "{\"name\":\"f%d\",\"type\":%s},", f, TYPES[kinds[f]]);
+                                    "{\"name\":\"f%d\",\"type\":%s},", f, type);
         }
         snprintf(schema + len - 1, sizeof schema - len + 1, "]}");
         icm__avro_schema *s = NULL;
