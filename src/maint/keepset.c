@@ -410,6 +410,7 @@ static void rows_begin_list(row_order *o)
     o->prev_raw = o->cur_raw;
     o->cur_raw = rb;
     o->cur_raw.bytes.len = 0;
+    o->cur_raw.bytes.oom = false; /* (a failed growth lost one list's guesses, no more) */
     o->cur_raw.schema = NULL;
     o->open = false;
 }
