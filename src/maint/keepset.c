@@ -415,17 +415,27 @@ static void rows_begin_list(row_order *o)
     o->open = false;
 }
 
+/* Room for `n` more spans in cur. */
+static bool rows_reserve(row_order *o, size_t n)
+{
+    if (n <= o->cur_cap - o->cur_len)
+        return true;
+    size_t cap = o->cur_cap ? o->cur_cap : 256;
+    while (cap - o->cur_len < n)
+        cap *= 2;
+    row_span *grown = icm__reallocarray(o->cur, cap, sizeof *grown);
+    if (grown == NULL)
+        return false;
+    o->cur = grown;
+    o->cur_cap = cap;
+    return true;
+}
+
 static void rows_note(row_order *o, size_t off, size_t len)
 {
     o->open = false;
-    if (o->cur_len == o->cur_cap) {
-        size_t cap = o->cur_cap ? o->cur_cap * 2 : 256;
-        row_span *grown = icm__reallocarray(o->cur, cap, sizeof *grown);
-        if (grown == NULL)
-            return; /* (only the guess for the next list is lost) */
-        o->cur = grown;
-        o->cur_cap = cap;
-    }
+    if (!rows_reserve(o, 1))
+        return; /* (only the guess for the next list is lost) */
     o->cur[o->cur_len++] = (row_span){off, len, 0, 0};
     o->open = true;
 }
@@ -459,22 +469,6 @@ static bool rows_guess(row_order *o, const char *arena, const uint8_t *path, siz
         }
     }
     return false;
-}
-
-/* Room for `n` more spans in cur. */
-static bool rows_reserve(row_order *o, size_t n)
-{
-    if (n <= o->cur_cap - o->cur_len)
-        return true;
-    size_t cap = o->cur_cap ? o->cur_cap : 256;
-    while (cap - o->cur_len < n)
-        cap *= 2;
-    row_span *grown = icm__reallocarray(o->cur, cap, sizeof *grown);
-    if (grown == NULL)
-        return false;
-    o->cur = grown;
-    o->cur_cap = cap;
-    return true;
 }
 
 /* How many bytes at `row` are rows byte for byte equal to the previous list's rows from the
