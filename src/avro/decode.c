@@ -296,29 +296,6 @@ void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *ste
     (*n)++;
 }
 
-/* How many of the next bytes (at most `max`) are 0x00: a word at a time. */
-static size_t zero_bytes(const uint8_t *p, const uint8_t *end, size_t max)
-{
-    size_t k = 0;
-    while (max - k >= 8 && end - p >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        if (w != 0) {
-            /* The first non-zero byte, in memory order. */
-            for (size_t b = 0; b < 8 && p[b] == 0; b++)
-                k++;
-            return k;
-        }
-        k += 8;
-        p += 8;
-    }
-    while (k < max && p < end && *p == 0) {
-        k++;
-        p++;
-    }
-    return k;
-}
-
 static inline int skip_step(const icm__avro_schema *s, const icm__avro_skip_step *step,
                             icm__avro_cur *c)
 {
@@ -342,19 +319,21 @@ static inline int skip_step(const icm__avro_schema *s, const icm__avro_skip_step
     return skip(s, step->node, c, 1);
 }
 
-/* How many of the 8 bytes at p are 0x00 before the first other one (8: all). */
-static inline size_t zero_prefix8(const uint8_t *p)
+/* How many of the next bytes (up to 8, fewer at the end of the block) are 0x00 before the first
+ * other one: one word load where 8 bytes remain. */
+static inline size_t zero_prefix(const uint8_t *p, const uint8_t *end)
 {
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w == 0 ? 8 : (size_t)__builtin_ctzll(w) >> 3; /* byte 0 is the lowest */
-#else
+    if (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        return w == 0 ? 8 : (size_t)__builtin_ctzll(w) >> 3; /* byte 0 is the lowest */
+    }
+#endif
     size_t k = 0;
-    while (k < 8 && p[k] == 0)
+    while (k < 8 && p + k < end && p[k] == 0)
         k++;
     return k;
-#endif
 }
 
 int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *steps, size_t n,
@@ -369,7 +348,7 @@ int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *s
         const icm__avro_skip_step *st = &steps[i];
         if (st->null_run > 1) {
             size_t max = st->null_run < n - i ? st->null_run : n - i;
-            size_t k = c->end - c->p >= 8 ? zero_prefix8(c->p) : zero_bytes(c->p, c->end, max);
+            size_t k = zero_prefix(c->p, c->end);
             k = k < max ? k : max;
             if (k > 0) {
                 c->p += k;
