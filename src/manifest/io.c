@@ -84,13 +84,16 @@ int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_i
 }
 
 /* Read a manifest, delivering entries to `cb` or, when view_cb is given, views to it. */
-static int read_manifest(icm_fileio *io, const char *location, const icm_manifest_file *mf,
+static int read_manifest(icm_fileio *io, const icm_manifest_file *mf,
                          const icm_manifest_read_options *opts, icm__avro_schema_cache *schemas,
                          icm_manifest_entry_cb cb, icm__entry_view_cb view_cb, void *payload)
 {
+    if (mf == NULL || mf->manifest_path == NULL)
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
+                              "manifest list entry without a manifest_path");
     char *data = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(io, location, &data, &len);
+    int rc = icm_fileio_read(io, mf->manifest_path, &data, &len);
     if (rc < 0)
         return rc;
     icm_manifest_read_options o = ICM_MANIFEST_READ_OPTIONS_INIT;
@@ -98,18 +101,19 @@ static int read_manifest(icm_fileio *io, const char *location, const icm_manifes
         o = *opts;
     o.manifest = mf;
     icm_manifest_reader *r = NULL;
-    rc = icm__manifest_reader_open_cached(&r, data, len, location, &o, schemas);
-    while (rc == 0 && view_cb != NULL) {
-        icm__entry_view v;
-        rc = icm__manifest_reader_next_view(r, &v);
-        if (rc == 0)
-            rc = view_cb(&v, payload);
-    }
+    rc = icm__manifest_reader_open_cached(&r, data, len, mf->manifest_path, &o, schemas);
     while (rc == 0) {
-        const icm_manifest_entry *e;
-        rc = icm_manifest_reader_next(r, &e);
-        if (rc == 0)
-            rc = cb(e, payload);
+        if (view_cb != NULL) {
+            icm__entry_view v;
+            rc = icm__manifest_reader_next_view(r, &v);
+            if (rc == 0)
+                rc = view_cb(&v, payload);
+        } else {
+            const icm_manifest_entry *e;
+            rc = icm_manifest_reader_next(r, &e);
+            if (rc == 0)
+                rc = cb(e, payload);
+        }
     }
     if (rc == ICM_ITEROVER)
         rc = 0;
@@ -122,26 +126,7 @@ int icm_manifest_read(icm_fileio *io, const icm_manifest_file *mf,
                       const icm_manifest_read_options *opts, icm_manifest_entry_cb cb,
                       void *payload)
 {
-    return icm__manifest_read_cached(io, mf, opts, NULL, cb, payload);
-}
-
-int icm__manifest_read_cached(icm_fileio *io, const icm_manifest_file *mf,
-                              const icm_manifest_read_options *opts,
-                              icm__avro_schema_cache *schemas, icm_manifest_entry_cb cb,
-                              void *payload)
-{
-    if (mf == NULL || mf->manifest_path == NULL)
-        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
-                              "manifest list entry without a manifest_path");
-    return read_manifest(io, mf->manifest_path, mf, opts, schemas, cb, NULL, payload);
-}
-
-int icm_manifest_read_v1_embedded(icm_fileio *io, const char *manifest_path,
-                                  int64_t snapshot_id, const icm_manifest_read_options *opts,
-                                  icm_manifest_entry_cb cb, void *payload)
-{
-    return icm__manifest_read_v1_embedded_cached(io, manifest_path, snapshot_id, opts, NULL, cb,
-                                                 payload);
+    return read_manifest(io, mf, opts, NULL, cb, NULL, payload);
 }
 
 /* A v1 snapshot's inline manifests behave like a v1 manifest list entry: added by this snapshot,
@@ -150,21 +135,19 @@ static void embedded_entry(icm_manifest_file *mf, const char *manifest_path, int
 {
     memset(mf, 0, sizeof *mf);
     mf->manifest_path = manifest_path;
-    mf->manifest_path_len = strlen(manifest_path);
+    mf->manifest_path_len = manifest_path != NULL ? strlen(manifest_path) : 0;
     mf->has_added_snapshot_id = true;
     mf->added_snapshot_id = snapshot_id;
     mf->manifest_length = -1;
 }
 
-int icm__manifest_read_v1_embedded_cached(icm_fileio *io, const char *manifest_path,
-                                          int64_t snapshot_id,
-                                          const icm_manifest_read_options *opts,
-                                          icm__avro_schema_cache *schemas,
-                                          icm_manifest_entry_cb cb, void *payload)
+int icm_manifest_read_v1_embedded(icm_fileio *io, const char *manifest_path,
+                                  int64_t snapshot_id, const icm_manifest_read_options *opts,
+                                  icm_manifest_entry_cb cb, void *payload)
 {
     icm_manifest_file mf;
     embedded_entry(&mf, manifest_path, snapshot_id);
-    return read_manifest(io, manifest_path, &mf, opts, schemas, cb, NULL, payload);
+    return read_manifest(io, &mf, opts, NULL, cb, NULL, payload);
 }
 
 int icm__manifest_read_views(icm_fileio *io, const icm_manifest_file *mf, bool embedded_v1,
@@ -172,13 +155,10 @@ int icm__manifest_read_views(icm_fileio *io, const icm_manifest_file *mf, bool e
                              icm__avro_schema_cache *schemas, icm__entry_view_cb cb,
                              void *payload)
 {
-    if (mf == NULL || mf->manifest_path == NULL)
-        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
-                              "manifest list entry without a manifest_path");
     icm_manifest_file embedded;
-    if (embedded_v1) {
+    if (embedded_v1 && mf != NULL) {
         embedded_entry(&embedded, mf->manifest_path, snapshot_id);
         mf = &embedded;
     }
-    return read_manifest(io, mf->manifest_path, mf, opts, schemas, NULL, cb, payload);
+    return read_manifest(io, mf, opts, schemas, NULL, cb, payload);
 }

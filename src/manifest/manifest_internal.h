@@ -164,15 +164,6 @@ int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_i
 /* Let the reader take blocks from `inflated` (borrowed) where they were decompressed ahead. */
 void icm__manifest_list_reader_use_inflated(icm_manifest_list_reader *r,
                                             const icm__avro_inflated *inflated);
-int icm__manifest_read_cached(icm_fileio *io, const icm_manifest_file *mf,
-                              const icm_manifest_read_options *opts,
-                              icm__avro_schema_cache *schemas, icm_manifest_entry_cb cb,
-                              void *payload);
-int icm__manifest_read_v1_embedded_cached(icm_fileio *io, const char *manifest_path,
-                                          int64_t snapshot_id,
-                                          const icm_manifest_read_options *opts,
-                                          icm__avro_schema_cache *schemas,
-                                          icm_manifest_entry_cb cb, void *payload);
 
 /* The few fields of a manifest entry that reachability needs. */
 typedef struct icm__entry_view {
@@ -190,8 +181,9 @@ typedef struct icm__entry_view {
  * whole and viewed. Inheritance is not applied (a view holds nothing inherited). Same errors. */
 int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out);
 typedef int (*icm__entry_view_cb)(const icm__entry_view *v, void *payload);
-/* icm__manifest_read_cached, or with embedded_v1 icm__manifest_read_v1_embedded_cached of
- * mf->manifest_path in snapshot `snapshot_id`, delivering views. Same errors. */
+/* icm_manifest_read with a schema cache (NULL = none), or with embedded_v1
+ * icm_manifest_read_v1_embedded of mf->manifest_path in snapshot `snapshot_id`, delivering
+ * views. Same errors. */
 int icm__manifest_read_views(icm_fileio *io, const icm_manifest_file *mf, bool embedded_v1,
                              int64_t snapshot_id, const icm_manifest_read_options *opts,
                              icm__avro_schema_cache *schemas, icm__entry_view_cb cb,
