@@ -229,27 +229,3 @@ int icm__fileio_list_ahead_batches(icm_fileio *io, const char *prefix, unsigned 
     }
     return a.list_rc;
 }
-
-/* The per-file form: each batch's files to cb one by one. */
-typedef struct per_file {
-    icm_list_cb cb;
-    void *payload;
-} per_file;
-
-static int each_file(const icm_file_info *files, size_t n, void *payload)
-{
-    const per_file *pf = payload;
-    for (size_t i = 0; i < n; i++) {
-        int rc = pf->cb(&files[i], pf->payload);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
-int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
-                           void *payload)
-{
-    per_file pf = {cb, payload};
-    return icm__fileio_list_ahead_batches(io, prefix, flags, each_file, &pf);
-}

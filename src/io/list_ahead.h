@@ -1,10 +1,10 @@
 /*
  * io/list_ahead.h: a listing that runs ahead on a thread of its own (internal).
  *
- * icm__fileio_list_ahead() gives exactly what icm_fileio_list_flags() gives: the same files in
- * the same order, each handed to `cb` on the CALLING thread, and the same return value (0, the
- * callback's non-zero value, or the listing's error with its last-error details). The difference
- * is only in time: the listing (readdir, or an object store's pages) runs on a second thread
+ * icm__fileio_list_ahead_batches() gives exactly what icm_fileio_list_flags() gives: the same
+ * files in the same order, handed to `cb` on the CALLING thread (a batch of consecutive files at
+ * a time), and the same return value (0, the callback's non-zero value, or the listing's error
+ * with its last-error details). The difference is only in time: the listing (readdir, or an object store's pages) runs on a second thread
  * while the calling thread handles the files already listed, so the two overlap.
  *
  * Memory is bounded and does not grow with the listing: at most LIST_AHEAD_BATCHES batches of
@@ -20,13 +20,9 @@
 
 #include "icemaint/fileio.h"
 
-int icm__fileio_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
-                           void *payload);
-
-/* The same listing handed over a batch at a time: `cb` gets consecutive files in listing order
- * (at most 4,096 at once; `files` borrowed for the call), so it can look ahead within a batch.
- * A non-zero return stops the listing and is returned, as with the per-file form. Without a
- * second thread the batches hold one file each. */
+/* `cb` gets consecutive files in listing order (at most 4,096 at once; `files` borrowed for the
+ * call), so it can look ahead within a batch. A non-zero return stops the listing and is
+ * returned. Without a second thread the batches hold one file each. */
 typedef int (*icm__list_batch_cb)(const icm_file_info *files, size_t n, void *payload);
 int icm__fileio_list_ahead_batches(icm_fileio *io, const char *prefix, unsigned flags,
                                    icm__list_batch_cb cb, void *payload);

@@ -1,5 +1,6 @@
 /*
- * test_list_ahead.c: icm__fileio_list_ahead gives what icm_fileio_list_flags gives.
+ * test_list_ahead.c: icm__fileio_list_ahead_batches (one file at a time through
+ * icmt_list_ahead) gives what icm_fileio_list_flags gives.
  *
  * A scripted back end lists N files named f0..f{N-1} in that order, with sizes and mtimes that
  * encode the index, and can fail after K files with its own error. Checked: the same files in
@@ -112,7 +113,7 @@ static void test_same_files_same_order(void **state)
     for (size_t k = 0; k < ICM__ARRAY_LEN(counts); k++) {
         scripted s = make(counts[k]);
         record r = {&s, 0, SIZE_MAX, 0};
-        assert_int_equal(icm__fileio_list_ahead(&s.base, "/t", 0, record_cb, &r), 0);
+        assert_int_equal(icmt_list_ahead(&s.base, "/t", 0, record_cb, &r), 0);
         assert_int_equal(r.calls, counts[k]);
         assert_int_equal(r.mismatches, 0);
     }
@@ -125,7 +126,7 @@ static void test_callback_stop(void **state)
     for (size_t k = 0; k < ICM__ARRAY_LEN(stops); k++) {
         scripted s = make(20000);
         record r = {&s, 0, stops[k], 0};
-        assert_int_equal(icm__fileio_list_ahead(&s.base, "/t", 0, record_cb, &r), 42);
+        assert_int_equal(icmt_list_ahead(&s.base, "/t", 0, record_cb, &r), 42);
         assert_int_equal(r.calls, stops[k] + 1); /* nothing after the stop */
         assert_int_equal(r.mismatches, 0);
     }
@@ -140,7 +141,7 @@ static void test_listing_error_after_k(void **state)
         s.fail_after = fails[k];
         record r = {&s, 0, SIZE_MAX, 0};
         icm_error_clear();
-        assert_int_equal(icm__fileio_list_ahead(&s.base, "/t", 0, record_cb, &r), ICM_EIO);
+        assert_int_equal(icmt_list_ahead(&s.base, "/t", 0, record_cb, &r), ICM_EIO);
         assert_int_equal(r.calls, fails[k]); /* every file listed before the error */
         assert_int_equal(r.mismatches, 0);
         const icm_error *e = icm_error_last();
@@ -159,7 +160,7 @@ static void test_name_longer_than_a_batch(void **state)
     s.long_at = 5000;
     s.long_len = 600 * 1024; /* the batches hold 256 KiB of names */
     record r = {&s, 0, SIZE_MAX, 0};
-    assert_int_equal(icm__fileio_list_ahead(&s.base, "/t", 0, record_cb, &r), 0);
+    assert_int_equal(icmt_list_ahead(&s.base, "/t", 0, record_cb, &r), 0);
     assert_int_equal(r.calls, 9000);
     assert_int_equal(r.mismatches, 0);
 }
@@ -179,11 +180,11 @@ static void test_listing_refused_up_front(void **state)
     icmt_ok(icm_fileio_create_new(mem, "/t/a", "x", 1));
     icmt_ok(icm_fileio_fault_new(&fault, mem));
     size_t n = 0;
-    assert_int_equal(icm__fileio_list_ahead(fault, "/t", ICM_LIST_STAT_OPTIONAL, count_cb, &n), 0);
+    assert_int_equal(icmt_list_ahead(fault, "/t", ICM_LIST_STAT_OPTIONAL, count_cb, &n), 0);
     assert_int_equal(n, 1);
     icm_fileio_fault_fail_nth(fault, ICM_IO_LIST, 1, ICM_EIO);
     n = 0;
-    assert_int_equal(icm__fileio_list_ahead(fault, "/t", 0, count_cb, &n), ICM_EIO);
+    assert_int_equal(icmt_list_ahead(fault, "/t", 0, count_cb, &n), ICM_EIO);
     assert_int_equal(n, 0);
     assert_int_equal(icm_error_last()->code, ICM_EIO);
     assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_LIST), 2); /* one operation each */

@@ -5,8 +5,8 @@
  * what waits for the calling thread stays bounded.
  *
  *  - Allocation failure: every allocation of a walk (icm__reach_walk), of a later entries pass
- *    (icm__reach_entries) and of a listing run ahead (icm__fileio_list_ahead) is failed in turn,
- *    once counting the calling thread's allocations, once the helper thread's and once both's.
+ *    (icm__reach_entries) and of a listing run ahead (icm__fileio_list_ahead_batches) is failed
+ *    in turn, once counting the calling thread's allocations, once the helper thread's and once both's.
  *    The caller does jobs of the ring itself when it would otherwise wait (util/ahead.h), so
  *    which thread makes an allocation depends on timing: each run fails some allocation of the
  *    named side, and the helper side may make none at all. A run either returns ICM_ENOMEM,
@@ -432,7 +432,7 @@ static void test_listing_every_allocation_fails(void **state)
                 listed l = {0, 0, SIZE_MAX};
                 icm_error_clear();
                 hooks_on(who, n);
-                int rc = icm__fileio_list_ahead(&s.base, "/t", 0, check_listed, &l);
+                int rc = icmt_list_ahead(&s.base, "/t", 0, check_listed, &l);
                 bool injected = hooks_stop_failing();
                 assert_int_equal(hooks_off(), 0);
                 assert_int_equal(l.wrong, 0);
@@ -489,7 +489,7 @@ static void test_listing_stops_while_helper_waits(void **state)
     (void)state;
     scripted s = {{&SCRIPTED}, 20000, SIZE_MAX, 0};
     ring_full r = {&s, 0};
-    assert_int_equal(icm__fileio_list_ahead(&s.base, "/t", 0, stop_when_ring_full, &r), 55);
+    assert_int_equal(icmt_list_ahead(&s.base, "/t", 0, stop_when_ring_full, &r), 55);
     assert_int_equal(r.calls, 1);
     assert_int_equal(atomic_load(&s.progress), 4 * 4096 + 1);
 }
@@ -700,12 +700,12 @@ static int child_checks(const no_thread_case *c)
     trace_free(&ent);
     scripted s = {{&SCRIPTED}, 10000, 9000, 0};
     listed l = {0, 0, SIZE_MAX};
-    if (icm__fileio_list_ahead(&s.base, "/t", 0, check_listed, &l) != ICM_EIO || l.calls != 9000 ||
+    if (icmt_list_ahead(&s.base, "/t", 0, check_listed, &l) != ICM_EIO || l.calls != 9000 ||
         l.wrong != 0 || strcmp(icm_error_last()->message, "failed after 9000") != 0)
         bad |= 8;
     s.fail_after = SIZE_MAX;
     l = (listed){0, 0, 4096};
-    if (icm__fileio_list_ahead(&s.base, "/t", 0, check_listed, &l) != 55 || l.calls != 4097 ||
+    if (icmt_list_ahead(&s.base, "/t", 0, check_listed, &l) != 55 || l.calls != 4097 ||
         l.wrong != 0)
         bad |= 16;
     if (hooks_off() != 0)

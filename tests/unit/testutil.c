@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "io/list_ahead.h"
 #include "testutil.h"
 #include "icemaint/common.h"
 
@@ -169,4 +170,29 @@ long icmt_nomem_disarm(void)
     icm_set_allocator(NULL);
     atomic_store(&g_nomem_fail_at, -1);
     return atomic_load(&g_nomem_count);
+}
+
+/* ---- listing ahead, one file at a time ---- */
+
+typedef struct per_file {
+    icm_list_cb cb;
+    void *payload;
+} per_file;
+
+static int each_file(const icm_file_info *files, size_t n, void *payload)
+{
+    const per_file *pf = payload;
+    for (size_t i = 0; i < n; i++) {
+        int rc = pf->cb(&files[i], pf->payload);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int icmt_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                    void *payload)
+{
+    per_file pf = {cb, payload};
+    return icm__fileio_list_ahead_batches(io, prefix, flags, each_file, &pf);
 }

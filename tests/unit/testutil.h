@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "icemaint/errors.h"
+#include "icemaint/fileio.h"
 
 /* Directory of ../shared/fixtures (ICM_FIXTURES_DIR env overrides the configured path). */
 const char *icmt_fixtures_dir(void);
@@ -51,6 +52,11 @@ void icmt_run_free(icmt_run *r);
  * between runs once helper threads allocate. */
 void icmt_nomem_arm(long fail_at);
 long icmt_nomem_disarm(void);
+
+/* icm__fileio_list_ahead_batches (io/list_ahead.h) handing the files to `cb` one by one, as
+ * icm_fileio_list_flags does: what the listing-ahead tests compare. */
+int icmt_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                    void *payload);
 
 /* Assert rc == 0, printing the last error on failure. */
 #define icmt_ok(expr)                                                                       \
