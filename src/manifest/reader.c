@@ -534,6 +534,22 @@ static void me_inherit(icm_manifest_reader *r, bool seq_null, bool file_seq_null
     }
 }
 
+/* What every decoded entry must have, whatever the projection (me_decode and view_decode): a
+ * status, a path when one was asked for, and no NUL byte in it (every later use of a path is a
+ * C string, for keys, sets and file names: one with a NUL byte would name another file than the
+ * manifest does). */
+static int check_entry(const icm_manifest_reader *r, const icm__avro_cur *c, bool has_status,
+                       const uint8_t *path, size_t path_len)
+{
+    if (!has_status)
+        return icm__avro_corrupt(c, "entry status is null");
+    if ((r->fields & ICM_MANIFEST_FIELD_FILE_PATH) && path == NULL)
+        return icm__avro_corrupt(c, "data_file file_path is null");
+    if (path != NULL && memchr(path, '\0', path_len) != NULL)
+        return icm__avro_corrupt(c, "data_file file_path contains a NUL byte");
+    return 0;
+}
+
 static int me_decode(icm_manifest_reader *r)
 {
     const icm__avro_schema *s = r->schema;
@@ -595,14 +611,9 @@ static int me_decode(icm_manifest_reader *r)
     }
     if (rc < 0)
         return rc;
-    if (!has_status)
-        return icm__avro_corrupt(c, "entry status is null");
-    if ((r->fields & ICM_MANIFEST_FIELD_FILE_PATH) && rs.path == NULL)
-        return icm__avro_corrupt(c, "data_file file_path is null");
-    /* Every later use of a path is a C string (keys, sets, file names): one with a NUL byte
-     * would name another file than the manifest does. */
-    if (rs.path != NULL && memchr(rs.path, '\0', rs.path_len) != NULL)
-        return icm__avro_corrupt(c, "data_file file_path contains a NUL byte");
+    rc = check_entry(r, c, has_status, rs.path, rs.path_len);
+    if (rc < 0)
+        return rc;
     if (rs.ref != NULL && memchr(rs.ref, '\0', rs.ref_len) != NULL)
         return icm__avro_corrupt(c, "data_file referenced_data_file contains a NUL byte");
     if (!(r->fields & ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS))
@@ -677,12 +688,9 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
     }
     if (rc < 0)
         return rc;
-    if (!has_status)
-        return icm__avro_corrupt(c, "entry status is null");
-    if ((r->fields & ICM_MANIFEST_FIELD_FILE_PATH) && path == NULL)
-        return icm__avro_corrupt(c, "data_file file_path is null");
-    if (path != NULL && memchr(path, '\0', path_len) != NULL)
-        return icm__avro_corrupt(c, "data_file file_path contains a NUL byte");
+    rc = check_entry(r, c, has_status, path, path_len);
+    if (rc < 0)
+        return rc;
     if (format != NULL)
         v->file_format = parse_format(format, format_len);
     v->file_path = path != NULL ? (const char *)path : "";
