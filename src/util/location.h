@@ -66,10 +66,10 @@ size_t icm__location_key_write(const char *loc, char *out);
 /*
  * The last segment of icm__location_key(loc) (the bytes after its last '/'), found without
  * building the key: `loc` has `len` bytes (as the key, it ends at a NUL byte among them); on
- * true *tail points into `loc`. False when it cannot
- * be told from `loc` alone (no '/', a trailing slash, a "." or ".." last segment), never a
- * wrong answer: two locations with one key have the same tail or at least one gives false.
- * Lets a caller rule a location out of a small set of keys by its file name.
+ * true *tail points into `loc`. False when it cannot be told from `loc` alone (no '/', a
+ * trailing slash, a "." or ".." last segment), never a wrong answer: two locations with one key
+ * have the same tail or at least one gives false. Lets a caller rule a location out of a small
+ * set of keys by its file name.
  */
 bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len);
 /* icm__location_key_tail for a `loc` whose `len` bytes hold no NUL byte (the caller checked:
