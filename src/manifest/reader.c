@@ -537,17 +537,24 @@ static void me_inherit(icm_manifest_reader *r, bool seq_null, bool file_seq_null
 /* What every decoded entry must have, whatever the projection (me_decode and view_decode): a
  * status, a path when one was asked for, and no NUL byte in it (every later use of a path is a
  * C string, for keys, sets and file names: one with a NUL byte would name another file than the
- * manifest does). */
-static int check_entry(const icm_manifest_reader *r, const icm__avro_cur *c, bool has_status,
-                       const uint8_t *path, size_t path_len)
+ * manifest does). The test is inline, the error out of line (this runs once per entry). */
+static int entry_error(const icm_manifest_reader *r, const icm__avro_cur *c, bool has_status,
+                       const uint8_t *path)
 {
     if (!has_status)
         return icm__avro_corrupt(c, "entry status is null");
     if ((r->fields & ICM_MANIFEST_FIELD_FILE_PATH) && path == NULL)
         return icm__avro_corrupt(c, "data_file file_path is null");
-    if (path != NULL && memchr(path, '\0', path_len) != NULL)
-        return icm__avro_corrupt(c, "data_file file_path contains a NUL byte");
-    return 0;
+    return icm__avro_corrupt(c, "data_file file_path contains a NUL byte");
+}
+
+static inline int check_entry(const icm_manifest_reader *r, const icm__avro_cur *c,
+                              bool has_status, const uint8_t *path, size_t path_len)
+{
+    bool ok = has_status &&
+              (path != NULL ? memchr(path, '\0', path_len) == NULL
+                            : !(r->fields & ICM_MANIFEST_FIELD_FILE_PATH));
+    return ICM__LIKELY(ok) ? 0 : entry_error(r, c, has_status, path);
 }
 
 static int me_decode(icm_manifest_reader *r)
