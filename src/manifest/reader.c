@@ -400,6 +400,23 @@ typedef struct row_strings {
     size_t path_len, format_len, ref_len;
 } row_strings;
 
+/* An entry's status and a data file's content: 0, 1 or 2 (spec "Manifests"), in both decoders. */
+static inline int status_of(const icm__avro_cur *c, int64_t v, icm_entry_status *out)
+{
+    if (ICM__UNLIKELY(v < 0 || v > 2))
+        return icm__avro_corrupt(c, "entry status is not 0, 1 or 2");
+    *out = (icm_entry_status)v;
+    return 0;
+}
+
+static inline int content_of(const icm__avro_cur *c, int64_t v, icm_file_content *out)
+{
+    if (ICM__UNLIKELY(v < 0 || v > 2))
+        return icm__avro_corrupt(c, "data_file content is not 0, 1 or 2");
+    *out = (icm_file_content)v;
+    return 0;
+}
+
 static int me_decode_data_file(icm_manifest_reader *r, icm__avro_cur *c, row_strings *rs)
 {
     const icm__avro_schema *s = r->schema;
@@ -437,9 +454,8 @@ static int me_decode_data_file(icm_manifest_reader *r, icm__avro_cur *c, row_str
                 break;
             switch (slot) {
             case DF_CONTENT:
-                if (v < 0 || v > 2)
-                    return icm__avro_corrupt(c, "data_file content is not 0, 1 or 2");
-                d->content = (icm_file_content)v;
+                if ((rc = content_of(c, v, &d->content)) < 0)
+                    return rc;
                 break;
             case DF_RECORD_COUNT: d->record_count = v; break;
             case DF_FILE_SIZE: d->file_size_in_bytes = v; break;
@@ -596,9 +612,8 @@ static int me_decode(icm_manifest_reader *r)
                 break;
             switch (r->plan[i]) {
             case ME_STATUS:
-                if (v < 0 || v > 2)
-                    return icm__avro_corrupt(c, "entry status is not 0, 1 or 2");
-                e->status = (icm_entry_status)v;
+                if ((rc = status_of(c, v, &e->status)) < 0)
+                    return rc;
                 has_status = true;
                 break;
             case ME_SNAPSHOT_ID: e->snapshot_id = v; e->has_snapshot_id = true; break;
@@ -679,15 +694,13 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
             continue;
         switch (op->slot) {
         case ME_STATUS:
-            if (x < 0 || x > 2)
-                return icm__avro_corrupt(c, "entry status is not 0, 1 or 2");
-            v->status = (icm_entry_status)x;
+            if ((rc = status_of(c, x, &v->status)) < 0)
+                return rc;
             has_status = true;
             break;
         case DF_CONTENT:
-            if (x < 0 || x > 2)
-                return icm__avro_corrupt(c, "data_file content is not 0, 1 or 2");
-            v->content = (icm_file_content)x;
+            if ((rc = content_of(c, x, &v->content)) < 0)
+                return rc;
             break;
         case DF_FILE_SIZE: v->file_size_in_bytes = x; break;
         default: break; /* (a numeric field a view does not hold: none is planned) */
