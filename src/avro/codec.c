@@ -104,6 +104,41 @@ static struct libdeflate_decompressor *thread_decompressor(void)
     return d;
 }
 
+/* Make *buf hold at least `need` bytes, dropping what it holds: a retry's room, where copying
+ * the failed attempt's output (as realloc would) is wasted work. */
+static int ensure_empty(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need + 1 <= *cap)
+        return 0;
+    icm__free(*buf);
+    *buf = NULL;
+    *cap = 0;
+    return ensure(buf, cap, need);
+}
+
+/* libdeflate inflates a whole block into room it is given, and a block does not say how large
+ * it inflates: room too small costs a second inflation of the block, most of the first one
+ * wasted. So the room asked for is the last block's ratio on this thread (a table's blocks
+ * inflate alike) with half again as much to spare, at least 12 times the input. Only the bytes
+ * written are touched, so spare room costs address space, not memory; past 64 MiB the last
+ * ratio no longer counts (one bomb-like block must not make every later block ask for a huge
+ * buffer). */
+#define INFLATE_GUESS_FREE_BYTES ((size_t)64 << 20)
+static _Thread_local size_t g_inflate_ratio = 8;
+
+static size_t inflate_guess(size_t in_len)
+{
+    size_t ratio = g_inflate_ratio < 8 ? 8 : g_inflate_ratio;
+    ratio += ratio / 2;
+    size_t floor_guess = in_len < ICM__AVRO_MAX_BLOCK_BYTES / 12 ? in_len * 12
+                                                                : ICM__AVRO_MAX_BLOCK_BYTES;
+    size_t guess = in_len < INFLATE_GUESS_FREE_BYTES / ratio ? in_len * ratio
+                                                            : INFLATE_GUESS_FREE_BYTES;
+    if (guess < floor_guess)
+        guess = floor_guess;
+    return guess < 4096 ? 4096 : guess;
+}
+
 static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t *cap,
                          size_t *out_len, const char *location, int64_t offset)
 {
@@ -111,8 +146,7 @@ static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t
     struct libdeflate_decompressor *d = kept != NULL ? kept : libdeflate_alloc_decompressor();
     if (d == NULL)
         return icm__error_oom();
-    size_t guess = in_len < ICM__AVRO_MAX_BLOCK_BYTES / 8 ? in_len * 8 : ICM__AVRO_MAX_BLOCK_BYTES;
-    int rc = ensure(buf, cap, guess < 4096 ? 4096 : guess);
+    int rc = ensure_empty(buf, cap, inflate_guess(in_len));
     while (rc == 0) {
         size_t room = *cap - 1; /* ensure() keeps one spare byte */
         if (room > ICM__AVRO_MAX_BLOCK_BYTES)
@@ -122,6 +156,8 @@ static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t
             libdeflate_deflate_decompress_ex(d, in, in_len, *buf, room, NULL, &produced);
         if (r == LIBDEFLATE_SUCCESS) {
             *out_len = produced;
+            if (in_len > 0)
+                g_inflate_ratio = produced / in_len + 1;
             break;
         }
         if (r != LIBDEFLATE_INSUFFICIENT_SPACE) {
@@ -133,7 +169,7 @@ static int inflate_block(const uint8_t *in, size_t in_len, uint8_t **buf, size_t
             break;
         }
         size_t bigger = room < ICM__AVRO_MAX_BLOCK_BYTES / 4 ? room * 4 : ICM__AVRO_MAX_BLOCK_BYTES;
-        rc = ensure(buf, cap, bigger);
+        rc = ensure_empty(buf, cap, bigger);
     }
     if (d != kept)
         libdeflate_free_decompressor(d);

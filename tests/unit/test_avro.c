@@ -629,6 +629,52 @@ static void test_codec_property(void **state)
     assert_non_null(strstr(icm_error_last()->message, "lz4"));
 }
 
+/* Deflate blocks of very different ratios, one after another on one thread, into one reused
+ * buffer and into fresh ones: each inflates to exactly its bytes, whatever room the block
+ * before suggested (the room is sized from the last ratio; a block that needs more is
+ * inflated again in more room). */
+static void test_inflate_ratio_swings(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 4095, 4096, 70000, 300000, 1 << 20, 3 << 20};
+    uint32_t x = 12345;
+    uint8_t *reused = NULL;
+    size_t reused_cap = 0;
+    for (int round = 0; round < 60; round++) {
+        size_t n = sizes[(size_t)round * 7 % (sizeof sizes / sizeof sizes[0])];
+        int kind = round % 3; /* 0: random bytes (~1:1), 1: zeros (~1000:1), 2: text (~10:1) */
+        uint8_t *plain = malloc(n + 1);
+        assert_non_null(plain);
+        for (size_t i = 0; i < n; i++) {
+            x = x * 1103515245u + 12345u;
+            plain[i] = kind == 0   ? (uint8_t)(x >> 24)
+                       : kind == 1 ? 0
+                                   : (uint8_t)"icemaint"[(x >> 28) & 7];
+        }
+        icm__buf z = ICM__BUF_INIT;
+        icmt_ok(icm__avro_compress(ICM__AVRO_CODEC_DEFLATE, 6, plain, n, &z));
+        size_t out_len = SIZE_MAX;
+        icmt_ok(icm__avro_decompress(ICM__AVRO_CODEC_DEFLATE, (const uint8_t *)z.data, z.len,
+                                     &reused, &reused_cap, &out_len, "mem://r.avro", 4));
+        assert_int_equal(out_len, n);
+        assert_true(reused_cap > n);
+        if (n > 0)
+            assert_memory_equal(reused, plain, n);
+        uint8_t *fresh = NULL;
+        size_t fresh_cap = 0;
+        out_len = SIZE_MAX;
+        icmt_ok(icm__avro_decompress(ICM__AVRO_CODEC_DEFLATE, (const uint8_t *)z.data, z.len,
+                                     &fresh, &fresh_cap, &out_len, "mem://f.avro", 4));
+        assert_int_equal(out_len, n);
+        if (n > 0)
+            assert_memory_equal(fresh, plain, n);
+        icm__free(fresh);
+        icm__buf_dispose(&z);
+        free(plain);
+    }
+    icm__free(reused);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +687,7 @@ int main(void)
         cmocka_unit_test(test_skip_varint_runs),
         cmocka_unit_test(test_skip_steps_groups),
         cmocka_unit_test(test_skip_varints_counts),
+        cmocka_unit_test(test_inflate_ratio_swings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
