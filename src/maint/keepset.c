@@ -370,19 +370,24 @@ typedef struct note {
  * member of the set by construction). Anything else falls back to the set lookup, so a list in
  * any order gives the same answers. Without memory for the spans there is simply no guess.
  *
- * Each span also keeps a copy of its row's bytes as written, when the list's writer schema is
- * a cached one. Writers copy a kept manifest's row unchanged from list to list, so the expected
- * row is usually byte for byte the one before: under the same schema it is the same row (Avro
- * decoding is a function of the bytes read), so it is claimed with one comparison of its bytes
- * and skipped without decoding any of it.
+ * Each span also keeps where its row's bytes are, when the list's writer schema is a cached one
+ * and the bytes lie in the list's own buffers (its file bytes and the blocks inflated ahead:
+ * icm__list_hold), which are kept until the list after it has been compared with them. Writers
+ * copy a kept manifest's row unchanged from list to list, so the expected row is usually byte
+ * for byte the one before: under the same schema it is the same row (Avro decoding is a
+ * function of the bytes read), so it is claimed with one comparison of its bytes and skipped
+ * without decoding any of it. Nothing is copied: a row in a block the reader inflated itself
+ * (past the read-ahead budget) simply has no bytes to compare with.
  */
 typedef struct row_span {
-    size_t off, len;         /* the path in the seen_written arena */
-    size_t raw_off, raw_len; /* the row's bytes in the list's copy; raw_len 0 = none */
+    size_t off, len;    /* the path in the seen_written arena */
+    const uint8_t *raw; /* the row's bytes in the list's held buffers; NULL = none */
+    size_t raw_len;
 } row_span;
 
+/* A list's buffers, owned, with the writer schema of its rows' bytes. */
 typedef struct row_bytes {
-    icm__buf bytes;     /* the rows' bytes, one after another */
+    icm__list_hold hold;
     const void *schema; /* the list's writer schema (icm__list_row_filter), NULL = unknown */
 } row_bytes;
 
@@ -390,12 +395,13 @@ typedef struct row_order {
     row_span *prev, *cur;
     size_t prev_len, prev_cap, cur_len, cur_cap;
     size_t next;                    /* index into prev of the row expected next */
-    row_bytes prev_raw, cur_raw;    /* the rows' bytes of each list */
+    row_bytes prev_raw, cur_raw;    /* the buffers holding each list's rows */
     bool open;                      /* cur's last span awaits its row's bytes */
 } row_order;
 
-/* A new list begins: its rows are compared with the list just read. */
-static void rows_begin_list(row_order *o)
+/* A new list begins: its rows are compared with the list just read, whose buffers are kept
+ * until the next one begins; `hold` is the new list's (taken; NULL for none). */
+static void rows_begin_list(row_order *o, icm__list_hold *hold)
 {
     row_span *t = o->prev;
     size_t tcap = o->prev_cap;
@@ -406,12 +412,13 @@ static void rows_begin_list(row_order *o)
     o->cur_cap = tcap;
     o->cur_len = 0;
     o->next = 0;
-    row_bytes rb = o->prev_raw;
+    icm__list_hold_dispose(&o->prev_raw.hold);
     o->prev_raw = o->cur_raw;
-    o->cur_raw = rb;
-    o->cur_raw.bytes.len = 0;
-    o->cur_raw.bytes.oom = false; /* (a failed growth lost one list's guesses, no more) */
-    o->cur_raw.schema = NULL;
+    memset(&o->cur_raw, 0, sizeof o->cur_raw);
+    if (hold != NULL) {
+        o->cur_raw.hold = *hold;
+        memset(hold, 0, sizeof *hold);
+    }
     o->open = false;
 }
 
@@ -436,8 +443,14 @@ static void rows_note(row_order *o, size_t off, size_t len)
     o->open = false;
     if (!rows_reserve(o, 1))
         return; /* (only the guess for the next list is lost) */
-    o->cur[o->cur_len++] = (row_span){off, len, 0, 0};
+    o->cur[o->cur_len++] = (row_span){off, len, NULL, 0};
     o->open = true;
+}
+
+/* Whether [p, p + len) lies in the current list's held buffers. */
+static bool rows_held(row_order *o, const uint8_t *p, size_t len)
+{
+    return icm__list_hold_contains(&o->cur_raw.hold, p, len);
 }
 
 /* The bytes of the row just noted (a row claimed or delivered). */
@@ -449,11 +462,10 @@ static void rows_note_bytes(row_order *o, const uint8_t *row, size_t len, const 
     row_bytes *rb = &o->cur_raw;
     if (schema == NULL || (rb->schema != NULL && rb->schema != schema))
         return; /* (one list has one schema; never compare bytes across two) */
-    size_t off = rb->bytes.len;
-    if (icm__buf_put(&rb->bytes, row, len) != 0)
-        return; /* (only this row's byte guess for the next list is lost) */
+    if (len == 0 || !rows_held(o, row, len))
+        return;
     rb->schema = schema;
-    o->cur[o->cur_len - 1].raw_off = off;
+    o->cur[o->cur_len - 1].raw = row;
     o->cur[o->cur_len - 1].raw_len = len;
 }
 
@@ -471,45 +483,60 @@ static bool rows_guess(row_order *o, const char *arena, const uint8_t *path, siz
     return false;
 }
 
+/* A row claimed by the set, not by a guess: when it is one of the next few rows of the previous
+ * list, the guesses go on from there. A list that dropped or moved more than one row before
+ * its run of kept rows (a rewritten manifest and the one it replaced, say) is then guessed
+ * again from its second row, instead of never. */
+#define ROWS_RESYNC_WINDOW 64
+static void rows_resync(row_order *o, size_t off)
+{
+    size_t end = o->prev_len - o->next > ROWS_RESYNC_WINDOW ? o->next + ROWS_RESYNC_WINDOW
+                                                              : o->prev_len;
+    for (size_t k = o->next; k < end; k++) {
+        if (o->prev[k].off == off) {
+            o->next = k + 1;
+            return;
+        }
+    }
+}
+
 /* How many bytes at `row` are rows byte for byte equal to the previous list's rows from the
  * one expected next (or the one after: a row removed), under the same writer schema; *rows
- * their number (at most max_rows, those left in the block). They are noted as this list's rows
- * with their bytes, in one copy. 0 when the first is not such a row. */
+ * their number (at most max_rows, those left in the block). They are noted as this list's rows,
+ * with their bytes where `row` lies in the list's held buffers. 0 when the first is not such a
+ * row. */
 static size_t rows_guess_bytes(row_order *o, const uint8_t *row, size_t avail, size_t max_rows,
                                const void *schema, size_t *rows)
 {
     *rows = 0;
     if (schema != o->prev_raw.schema)
         return 0;
-    const uint8_t *prev = (const uint8_t *)o->prev_raw.bytes.data;
     size_t k = o->next;
     for (; k < o->next + 2 && k < o->prev_len; k++) {
         const row_span *r = &o->prev[k];
-        if (r->raw_len > 0 && r->raw_len <= avail &&
-            memcmp(prev + r->raw_off, row, r->raw_len) == 0)
+        if (r->raw_len > 0 && r->raw_len <= avail && memcmp(r->raw, row, r->raw_len) == 0)
             break;
     }
     if (k >= o->next + 2 || k >= o->prev_len)
         return 0;
-    /* The rows after it, while their copies are contiguous (one list's rows are) and fit:
+    /* The rows after it, while they lie one after another (one block's rows do) and fit:
      * usually all of them are equal too (a list is the one before with new rows first), which
      * one comparison of the whole span tells; else row by row, up to the first that differs. */
     size_t first = k, bytes = o->prev[k].raw_len, span = bytes;
     for (k++; k < o->prev_len && k - first < max_rows; k++) {
         const row_span *r = &o->prev[k];
-        if (r->raw_len == 0 || r->raw_off != o->prev[k - 1].raw_off + o->prev[k - 1].raw_len ||
+        if (r->raw_len == 0 || r->raw != o->prev[k - 1].raw + o->prev[k - 1].raw_len ||
             r->raw_len > avail - span)
             break;
         span += r->raw_len;
     }
-    size_t last = k; /* rows [first, last) are contiguous and fit */
-    if (span > bytes &&
-        memcmp(prev + o->prev[first + 1].raw_off, row + bytes, span - bytes) == 0) {
+    size_t last = k; /* rows [first, last) lie one after another and fit */
+    if (span > bytes && memcmp(o->prev[first + 1].raw, row + bytes, span - bytes) == 0) {
         bytes = span;
     } else {
         for (k = first + 1; k < last; k++) {
             const row_span *r = &o->prev[k];
-            if (memcmp(prev + r->raw_off, row + bytes, r->raw_len) != 0)
+            if (memcmp(r->raw, row + bytes, r->raw_len) != 0)
                 break;
             bytes += r->raw_len;
         }
@@ -518,18 +545,20 @@ static size_t rows_guess_bytes(row_order *o, const uint8_t *row, size_t avail, s
     if (!rows_reserve(o, n))
         return 0; /* (the rows are read as they are without the guess) */
     row_bytes *cur = &o->cur_raw;
-    size_t at = cur->bytes.len;
-    bool copy = (cur->schema == NULL || cur->schema == schema) &&
-                icm__buf_put(&cur->bytes, row, bytes) == 0;
-    size_t rebase = copy ? at - o->prev[first].raw_off : 0;
+    bool held = (cur->schema == NULL || cur->schema == schema) && rows_held(o, row, bytes);
+    const uint8_t *at = row;
     for (size_t j = first; j < k; j++) {
         row_span sp = o->prev[j];
-        sp.raw_off += rebase;
-        if (!copy)
-            sp.raw_off = sp.raw_len = 0;
+        if (held) {
+            sp.raw = at;
+            at += sp.raw_len;
+        } else {
+            sp.raw = NULL;
+            sp.raw_len = 0;
+        }
         o->cur[o->cur_len++] = sp;
     }
-    if (copy)
+    if (held)
         cur->schema = schema;
     o->open = false;
     o->next = k;
@@ -541,8 +570,8 @@ static void rows_dispose(row_order *o)
 {
     icm__free(o->prev);
     icm__free(o->cur);
-    icm__buf_dispose(&o->prev_raw.bytes);
-    icm__buf_dispose(&o->cur_raw.bytes);
+    icm__list_hold_dispose(&o->prev_raw.hold);
+    icm__list_hold_dispose(&o->cur_raw.hold);
 }
 
 typedef struct walk {
@@ -765,6 +794,7 @@ static bool seen_as_written(const uint8_t *path, size_t len, void *payload)
     size_t off;
     if (!icm__strset_lookup(&w->seen_written, path, len, &off))
         return false;
+    rows_resync(&w->rows, off);
     rows_note(&w->rows, off, len);
     return true;
 }
@@ -788,16 +818,23 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
     if (rc != 0)
         return rc;
     const icm__ahead_list *l = icm__lists_ahead_get(lists, i);
-    rows_begin_list(&w->rows);
     icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
     lo.format_version = w->format_version;
     icm__list_row_filter f = {seen_as_written, seen_as_bytes, row_read, w};
     rc = l->rc;
-    if (rc != 0)
+    if (rc != 0) {
+        rows_begin_list(&w->rows, NULL);
         icm__lists_ahead_raise(lists, i);
-    else
-        rc = icm__manifest_list_read_data(l->data, l->len, l->inflated, s->manifest_list, &lo,
+    } else {
+        /* The list's buffers stay with the walk until the next list has been compared with
+         * its rows (row_order). */
+        icm__list_hold hold;
+        icm__lists_ahead_take(lists, i, &hold);
+        rows_begin_list(&w->rows, &hold);
+        const icm__list_hold *h = &w->rows.cur_raw.hold;
+        rc = icm__manifest_list_read_data(h->data, h->len, &h->inflated, s->manifest_list, &lo,
                                           w->schemas, &f, on_manifest_file, w);
+    }
     w->report->manifest_lists_read++;
     rc = settle_list(w, rc, s->manifest_list);
     icm__lists_ahead_release(lists, i);
@@ -807,7 +844,7 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
 /* v1 snapshots may list their manifests inline instead of in a manifest list. */
 static int walk_embedded(walk *w, const icm_snapshot *s)
 {
-    rows_begin_list(&w->rows);
+    rows_begin_list(&w->rows, NULL);
     for (size_t k = 0; k < s->manifest_count; k++) {
         int rc = sight_manifest(w, NULL, s->manifests[k], -1);
         if (rc != 0)

@@ -2,6 +2,7 @@
  * maint/manifest_ahead.c: manifest lists and manifests read ahead (see manifest_ahead.h), each
  * on the ordered job ring of util/ahead.h.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "maint/manifest_ahead.h"
@@ -108,6 +109,47 @@ void icm__lists_ahead_release(icm__lists_ahead *a, size_t i)
 {
     list_slot_clear(&a->slots[i % LISTS_AHEAD_WINDOW]);
     icm__ahead_release(a->ring, i);
+}
+
+void icm__lists_ahead_take(icm__lists_ahead *a, size_t i, icm__list_hold *out)
+{
+    list_slot *s = &a->slots[i % LISTS_AHEAD_WINDOW];
+    *out = (icm__list_hold){s->data, s->pub.len, s->inflated, 0};
+    s->data = NULL;
+    memset(&s->inflated, 0, sizeof s->inflated);
+    s->pub.data = NULL;
+    s->pub.inflated = NULL;
+}
+
+/* (Addresses are compared as integers: p may lie in none of the buffers.) */
+static bool within(const void *base, size_t n, const uint8_t *p, size_t len)
+{
+    uintptr_t b = (uintptr_t)base, q = (uintptr_t)p;
+    return base != NULL && q >= b && q - b <= n && len <= n - (q - b);
+}
+
+bool icm__list_hold_contains(icm__list_hold *h, const uint8_t *p, size_t len)
+{
+    const icm__avro_inflated *x = &h->inflated;
+    if (h->last_block < x->n && within(x->blocks[h->last_block].data,
+                                       x->blocks[h->last_block].len, p, len))
+        return true;
+    for (size_t k = 0; k < x->n; k++) {
+        if (within(x->blocks[k].data, x->blocks[k].len, p, len)) {
+            h->last_block = k;
+            return true;
+        }
+    }
+    return within(h->data, h->len, p, len);
+}
+
+void icm__list_hold_dispose(icm__list_hold *h)
+{
+    if (h == NULL)
+        return;
+    icm_free(h->data);
+    icm__avro_inflated_dispose(&h->inflated);
+    memset(h, 0, sizeof *h);
 }
 
 void icm__lists_ahead_finish(icm__lists_ahead *a)

@@ -20,6 +20,7 @@
 #ifndef ICM_MAINT_MANIFEST_AHEAD_H
 #define ICM_MAINT_MANIFEST_AHEAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,21 @@ const icm__ahead_list *icm__lists_ahead_get(icm__lists_ahead *a, size_t i);
  * thread's last error. */
 void icm__lists_ahead_raise(icm__lists_ahead *a, size_t i);
 void icm__lists_ahead_release(icm__lists_ahead *a, size_t i);
+
+/* A list's buffers, taken from the ring: its bytes and the blocks inflated ahead (owned). */
+typedef struct icm__list_hold {
+    char *data;
+    size_t len;
+    icm__avro_inflated inflated;
+    size_t last_block; /* where the last contains() found its bytes (a hint) */
+} icm__list_hold;
+/* Take list i's buffers (taken, not released, rc == 0): *out owns them from now on, and they
+ * stay where they are, so pointers into them stay valid; release(a, i) is still due. */
+void icm__lists_ahead_take(icm__lists_ahead *a, size_t i, icm__list_hold *out);
+/* Whether [p, p + len) lies within the held bytes or one held block. */
+bool icm__list_hold_contains(icm__list_hold *h, const uint8_t *p, size_t len);
+/* Free what is held (the hold is then empty). NULL is fine. */
+void icm__list_hold_dispose(icm__list_hold *h);
 /* Stop, join, free. NULL is fine. */
 void icm__lists_ahead_finish(icm__lists_ahead *a);
 
