@@ -257,6 +257,31 @@ static int on_candidate(const icm__reached *f, void *payload)
     return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes);
 }
 
+/* The lists' own count of the live entries the expired walk will deliver: the candidate set and
+ * the content files' vector are sized once for them instead of growing step by step (each
+ * step a new table, touched afresh). Only a hint: capped (a list may claim anything; 2^22
+ * entries is a 64 MiB set at most), and a failed reservation only means growing as before. */
+#define CANDIDATE_RESERVE_CAP ((size_t)1 << 22)
+
+static void expect_candidates(size_t live_entries, void *payload)
+{
+    plan *p = payload;
+    size_t n = live_entries < CANDIDATE_RESERVE_CAP ? live_entries : CANDIDATE_RESERVE_CAP;
+    /* + the lists and manifests themselves, delivered too */
+    if (icm__pathset_reserve(p->seen, icm__pathset_count(p->seen) + n + 4096) != 0)
+        icm_error_clear();
+    file_vec *v = &p->vec[0];
+    if (n > v->cap) {
+        icm_expire_file *grown = icm__reallocarray(v->items, n, sizeof *grown);
+        if (grown != NULL) {
+            v->items = grown;
+            v->cap = n;
+        } else {
+            icm_error_clear();
+        }
+    }
+}
+
 static int report_problems(icm_expire_result *r, const icm__reach_report *rep)
 {
     for (size_t i = 0; i < rep->failure_count; i++) {
@@ -535,7 +560,8 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
         goto done;
 
     p->keep = keep;
-    icm__reach_options co = {expired, n_expired, !p->withhold_content, keep, true, NULL};
+    icm__reach_options co = {expired, n_expired, !p->withhold_content, keep, true,
+                             expect_candidates};
     rc = icm__reach_walk(io, before, &co, on_candidate, p, &rep);
     if (rc == 0)
         rc = report_problems(p->r, &rep);
