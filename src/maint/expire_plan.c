@@ -169,6 +169,7 @@ void icm__expire_result_tally(icm_expire_result *r)
 /* A growable array of planned files. */
 typedef struct file_vec {
     icm_expire_file *items;
+    icm__pathset_hash *hashes; /* content files only: each item's key hash, computed once */
     size_t len, cap;
 } file_vec;
 
@@ -182,19 +183,35 @@ typedef struct plan {
     file_vec vec[3];           /* content files, manifests and lists, statistics files */
 } plan;
 
-static int vec_push(file_vec *v, const char *path, icm__file_kind kind, int64_t size_bytes)
+/* Room for `cap` items (and their hashes when the vector keeps them). */
+static int vec_reserve(file_vec *v, size_t cap, bool hashes)
 {
-    if (v->len == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        icm_expire_file *grown = icm__reallocarray(v->items, cap, sizeof *grown);
-        if (grown == NULL)
-            return ICM_ENOMEM;
-        v->items = grown;
-        v->cap = cap;
+    if (cap <= v->cap)
+        return 0;
+    icm_expire_file *grown = icm__reallocarray(v->items, cap, sizeof *grown);
+    if (grown == NULL)
+        return ICM_ENOMEM;
+    v->items = grown;
+    if (hashes) {
+        icm__pathset_hash *h = icm__reallocarray(v->hashes, cap, sizeof *h);
+        if (h == NULL)
+            return ICM_ENOMEM; /* (items grew: harmless, cap stays) */
+        v->hashes = h;
     }
+    v->cap = cap;
+    return 0;
+}
+
+static int vec_push(file_vec *v, const char *path, icm__file_kind kind, int64_t size_bytes,
+                    const icm__pathset_hash *h)
+{
+    if (v->len == v->cap && vec_reserve(v, v->cap ? v->cap * 2 : 16, h != NULL) != 0)
+        return ICM_ENOMEM;
     char *copy = icm__strdup(path);
     if (copy == NULL)
         return ICM_ENOMEM;
+    if (h != NULL)
+        v->hashes[v->len] = *h;
     v->items[v->len++] = (icm_expire_file){copy, (icm_expire_file_kind)kind, size_bytes,
                                            ICM_EXPIRE_FILE_PLANNED};
     return 0;
@@ -254,7 +271,8 @@ static int on_candidate(const icm__reached *f, void *payload)
         return rc; /* one live file may sit in several expired manifests */
     if (!is_content(f->kind) && !inside_table(p, f->location))
         return refuse_outside(p, f->location);
-    return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes);
+    return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes,
+                    is_content(f->kind) ? &h : NULL);
 }
 
 /* The lists' own count of the live entries the expired walk will deliver: the candidate set and
@@ -270,16 +288,8 @@ static void expect_candidates(size_t live_entries, void *payload)
     /* + the lists and manifests themselves, delivered too */
     if (icm__pathset_reserve(p->seen, icm__pathset_count(p->seen) + n + 4096) != 0)
         icm_error_clear();
-    file_vec *v = &p->vec[0];
-    if (n > v->cap) {
-        icm_expire_file *grown = icm__reallocarray(v->items, n, sizeof *grown);
-        if (grown != NULL) {
-            v->items = grown;
-            v->cap = n;
-        } else {
-            icm_error_clear();
-        }
-    }
+    if (vec_reserve(&p->vec[0], n, true) != 0)
+        icm_error_clear();
 }
 
 static int report_problems(icm_expire_result *r, const icm__reach_report *rep)
@@ -471,7 +481,7 @@ static int find_still_live(icm_fileio *io, int format_version, const icm__manife
     if (rc == 0)
         rc = name_filter_new(&names, content->len);
     for (size_t i = 0; rc == 0 && i < content->len; i++) {
-        rc = icm__pathset_add(cand, content->items[i].path, NULL);
+        rc = icm__pathset_add_hash(cand, content->hashes[i], NULL);
         if (rc == 0)
             rc = name_filter_add(&names, content->items[i].path);
     }
@@ -497,15 +507,17 @@ static int settle_content(plan *p, const icm__pathset *live)
     for (size_t i = 0; i < v->len; i++) {
         bool drop = p->withhold_content;
         if (!drop && rc == 0)
-            rc = icm__pathset_contains(live, v->items[i].path, &drop);
+            drop = icm__pathset_contains_hash(live, v->hashes[i]);
         if (!drop && rc == 0 && !inside_table(p, v->items[i].path)) {
             rc = refuse_outside(p, v->items[i].path);
             drop = true;
         }
-        if (drop || rc != 0)
+        if (drop || rc != 0) {
             icm__free(v->items[i].path);
-        else
+        } else {
+            v->hashes[kept] = v->hashes[i];
             v->items[kept++] = v->items[i];
+        }
     }
     v->len = kept;
     return rc;
@@ -515,6 +527,7 @@ static void move_vec(file_vec *v, icm_expire_file **items, size_t *count)
 {
     *items = v->items;
     *count = v->len;
+    icm__free(v->hashes);
     memset(v, 0, sizeof *v);
 }
 
@@ -606,8 +619,10 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
     int rc = run_plan(&p, io, before, after, cleanup);
     icm__pathset_free(p.seen);
     if (rc != 0) {
-        for (size_t k = 0; k < 3; k++)
+        for (size_t k = 0; k < 3; k++) {
             free_files(p.vec[k].items, p.vec[k].len);
+            icm__free(p.vec[k].hashes);
+        }
         return rc;
     }
     size_unknown_files(io, &p.vec[1]);
