@@ -167,9 +167,17 @@ void icm__expire_result_tally(icm_expire_result *r)
 /* planning                                                                                    */
 
 /* A growable array of planned files. */
+/* What later steps need to know of a content candidate, found out when the walk delivers it
+ * (its path is then in cache; fifty thousand scattered paths read again later are not). */
+typedef struct content_facts {
+    icm__pathset_hash key; /* hash of its location key (icm__pathset_location_hash) */
+    uint64_t name;         /* hash of its key's last segment (name_hash) */
+    bool inside;           /* inside the table's locations (inside_table) */
+} content_facts;
+
 typedef struct file_vec {
     icm_expire_file *items;
-    icm__pathset_hash *hashes; /* content files only: each item's key hash, computed once */
+    content_facts *facts; /* content files only, one per item */
     size_t len, cap;
 } file_vec;
 
@@ -183,8 +191,8 @@ typedef struct plan {
     file_vec vec[3];           /* content files, manifests and lists, statistics files */
 } plan;
 
-/* Room for `cap` items (and their hashes when the vector keeps them). */
-static int vec_reserve(file_vec *v, size_t cap, bool hashes)
+/* Room for `cap` items (and their facts when the vector keeps them). */
+static int vec_reserve(file_vec *v, size_t cap, bool facts)
 {
     if (cap <= v->cap)
         return 0;
@@ -192,26 +200,26 @@ static int vec_reserve(file_vec *v, size_t cap, bool hashes)
     if (grown == NULL)
         return ICM_ENOMEM;
     v->items = grown;
-    if (hashes) {
-        icm__pathset_hash *h = icm__reallocarray(v->hashes, cap, sizeof *h);
-        if (h == NULL)
+    if (facts) {
+        content_facts *f = icm__reallocarray(v->facts, cap, sizeof *f);
+        if (f == NULL)
             return ICM_ENOMEM; /* (items grew: harmless, cap stays) */
-        v->hashes = h;
+        v->facts = f;
     }
     v->cap = cap;
     return 0;
 }
 
 static int vec_push(file_vec *v, const char *path, icm__file_kind kind, int64_t size_bytes,
-                    const icm__pathset_hash *h)
+                    const content_facts *facts)
 {
-    if (v->len == v->cap && vec_reserve(v, v->cap ? v->cap * 2 : 16, h != NULL) != 0)
+    if (v->len == v->cap && vec_reserve(v, v->cap ? v->cap * 2 : 16, facts != NULL) != 0)
         return ICM_ENOMEM;
     char *copy = icm__strdup(path);
     if (copy == NULL)
         return ICM_ENOMEM;
-    if (h != NULL)
-        v->hashes[v->len] = *h;
+    if (facts != NULL)
+        v->facts[v->len] = *facts;
     v->items[v->len++] = (icm_expire_file){copy, (icm_expire_file_kind)kind, size_bytes,
                                            ICM_EXPIRE_FILE_PLANNED};
     return 0;
@@ -244,6 +252,27 @@ static bool is_content(icm__file_kind kind)
     return kind <= ICM__FILE_DELETION_VECTOR;
 }
 
+/* The hash of the last segment of `location`'s key (the name filter's unit): told from the
+ * location when it can be, else from the key itself (icm__location_key_tail never gives
+ * another answer than the key). Returns 0 or ICM_ENOMEM. */
+static int name_hash(const char *location, uint64_t *out)
+{
+    const char *name;
+    size_t n;
+    if (icm__location_key_tail(location, strlen(location), &name, &n)) {
+        *out = XXH3_64bits(name, n);
+        return 0;
+    }
+    char *key = NULL;
+    if (icm__location_key(location, &key) != 0)
+        return ICM_ENOMEM;
+    const char *slash = strrchr(key, '/');
+    name = slash != NULL ? slash + 1 : key;
+    *out = XXH3_64bits(name, strlen(name));
+    icm__free(key);
+    return 0;
+}
+
 static int refuse_outside(plan *p, const char *location)
 {
     return icm__expire_add_problem(p->r, ICM_EXPIRE_PROBLEM_OUTSIDE_TABLE, location, ICM_EREFUSED,
@@ -269,10 +298,15 @@ static int on_candidate(const icm__reached *f, void *payload)
         return rc;
     if ((rc = icm__pathset_add_hash(p->seen, h, &added)) != 0 || !added)
         return rc; /* one live file may sit in several expired manifests */
-    if (!is_content(f->kind) && !inside_table(p, f->location))
-        return refuse_outside(p, f->location);
-    return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes,
-                    is_content(f->kind) ? &h : NULL);
+    if (!is_content(f->kind)) {
+        if (!inside_table(p, f->location))
+            return refuse_outside(p, f->location);
+        return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes, NULL);
+    }
+    content_facts facts = {h, 0, inside_table(p, f->location)};
+    if ((rc = name_hash(f->location, &facts.name)) != 0)
+        return rc;
+    return vec_push(&p->vec[0], f->location, f->kind, f->size_bytes, &facts);
 }
 
 /* The lists' own count of the live entries the expired walk will deliver: the candidate set and
@@ -418,10 +452,8 @@ typedef struct name_filter {
     uint64_t mask; /* bit count - 1 (a power of two) */
 } name_filter;
 
-static void name_bits(const name_filter *f, const char *name, size_t n, uint64_t *b1,
-                      uint64_t *b2)
+static void name_bits(const name_filter *f, uint64_t h, uint64_t *b1, uint64_t *b2)
 {
-    uint64_t h = XXH3_64bits(name, n);
     *b1 = h & f->mask;
     *b2 = (h >> 32 | h << 32) & f->mask;
 }
@@ -436,26 +468,12 @@ static int name_filter_new(name_filter *f, size_t names)
     return f->bits != NULL ? 0 : ICM_ENOMEM;
 }
 
-/* Add the name of `location`'s key: told from the location when it can be, else from the key
- * itself (icm__location_key_tail never gives another answer than the key). */
-static int name_filter_add(name_filter *f, const char *location)
+static void name_filter_add(name_filter *f, uint64_t name)
 {
-    const char *name;
-    size_t n;
-    char *key = NULL;
-    if (!icm__location_key_tail(location, strlen(location), &name, &n)) {
-        if (icm__location_key(location, &key) != 0)
-            return ICM_ENOMEM;
-        const char *slash = strrchr(key, '/');
-        name = slash != NULL ? slash + 1 : key;
-        n = strlen(name);
-    }
     uint64_t b1, b2;
-    name_bits(f, name, n, &b1, &b2);
+    name_bits(f, name, &b1, &b2);
     f->bits[b1 / 64] |= (uint64_t)1 << (b1 % 64);
     f->bits[b2 / 64] |= (uint64_t)1 << (b2 % 64);
-    icm__free(key);
-    return 0;
 }
 
 static bool may_be_candidate(const char *location, size_t len, const void *filter)
@@ -467,7 +485,7 @@ static bool may_be_candidate(const char *location, size_t len, const void *filte
     if (!icm__location_key_tail_checked(location, len, &name, &n))
         return true;
     uint64_t b1, b2;
-    name_bits(f, name, n, &b1, &b2);
+    name_bits(f, XXH3_64bits(name, n), &b1, &b2);
     return (f->bits[b1 / 64] >> (b1 % 64) & 1) && (f->bits[b2 / 64] >> (b2 % 64) & 1);
 }
 
@@ -481,9 +499,9 @@ static int find_still_live(icm_fileio *io, int format_version, const icm__manife
     if (rc == 0)
         rc = name_filter_new(&names, content->len);
     for (size_t i = 0; rc == 0 && i < content->len; i++) {
-        rc = icm__pathset_add_hash(cand, content->hashes[i], NULL);
+        rc = icm__pathset_add_hash(cand, content->facts[i].key, NULL);
         if (rc == 0)
-            rc = name_filter_add(&names, content->items[i].path);
+            name_filter_add(&names, content->facts[i].name);
     }
     if (rc == 0) {
         still_live s = {cand, icm__pathset_count(cand), live};
@@ -507,15 +525,15 @@ static int settle_content(plan *p, const icm__pathset *live)
     for (size_t i = 0; i < v->len; i++) {
         bool drop = p->withhold_content;
         if (!drop && rc == 0)
-            drop = icm__pathset_contains_hash(live, v->hashes[i]);
-        if (!drop && rc == 0 && !inside_table(p, v->items[i].path)) {
+            drop = icm__pathset_contains_hash(live, v->facts[i].key);
+        if (!drop && rc == 0 && !v->facts[i].inside) {
             rc = refuse_outside(p, v->items[i].path);
             drop = true;
         }
         if (drop || rc != 0) {
             icm__free(v->items[i].path);
         } else {
-            v->hashes[kept] = v->hashes[i];
+            v->facts[kept] = v->facts[i];
             v->items[kept++] = v->items[i];
         }
     }
@@ -527,7 +545,7 @@ static void move_vec(file_vec *v, icm_expire_file **items, size_t *count)
 {
     *items = v->items;
     *count = v->len;
-    icm__free(v->hashes);
+    icm__free(v->facts);
     memset(v, 0, sizeof *v);
 }
 
@@ -621,7 +639,7 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
     if (rc != 0) {
         for (size_t k = 0; k < 3; k++) {
             free_files(p.vec[k].items, p.vec[k].len);
-            icm__free(p.vec[k].hashes);
+            icm__free(p.vec[k].facts);
         }
         return rc;
     }
