@@ -364,8 +364,9 @@ static int drop_unreadable(plan *p, const icm__reach_report *rep)
     return rc;
 }
 
-/* Manifest lists carry no length in the metadata: stat the planned ones for the byte counts.
- * A list that is already gone keeps size -1 (deleting it is then a no-op). */
+/* Manifest lists carry no length in the metadata; the walk gives the size of each list it read
+ * whole. Any other planned file without a size is stat'ed for the byte counts; one that is
+ * already gone keeps size -1 (deleting it is then a no-op). */
 static void size_unknown_files(icm_fileio *io, file_vec *v)
 {
     for (size_t i = 0; i < v->len; i++) {

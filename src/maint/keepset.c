@@ -814,10 +814,14 @@ static void row_read(const uint8_t *row, size_t len, const void *schema, void *p
 /* Manifest list i of the walk (read ahead by `lists`): its rows, in order. */
 static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *lists, size_t i)
 {
-    int rc = emit(w, s->manifest_list, ICM__FILE_MANIFEST_LIST, -1);
-    if (rc != 0)
-        return rc;
     const icm__ahead_list *l = icm__lists_ahead_get(lists, i);
+    /* A list read whole has its size in hand (metadata records none for lists). */
+    int rc = emit(w, s->manifest_list, ICM__FILE_MANIFEST_LIST,
+                  l->rc == 0 && l->len <= INT64_MAX ? (int64_t)l->len : -1);
+    if (rc != 0) {
+        icm__lists_ahead_release(lists, i);
+        return rc;
+    }
     icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
     lo.format_version = w->format_version;
     icm__list_row_filter f = {seen_as_written, seen_as_bytes, row_read, w};

@@ -98,7 +98,7 @@ typedef enum icm__file_kind {
 typedef struct icm__reached {
     const char *location;
     icm__file_kind kind;
-    int64_t size_bytes;   /* -1 when unknown */
+    int64_t size_bytes;   /* -1 when unknown (a manifest list read whole: its bytes) */
     int64_t snapshot_id;  /* the snapshot through which it was first reached */
 } icm__reached;
 

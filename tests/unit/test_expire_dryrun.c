@@ -180,6 +180,13 @@ static void dry_equals_real(int fv, icm_expire_cleanup cleanup)
     assert_string_equal(icm_table_get_metadata_location(t), before);
     if (cleanup != ICM_EXPIRE_CLEANUP_NONE)
         assert_true(dry->total > 0);
+    /* Each planned manifest list and manifest has its size on storage (a list's is the bytes
+     * the walk read, a manifest's its list row's length). */
+    for (size_t i = 0; i < dry->deleted_manifest_count; i++) {
+        icm_file_info info;
+        icmt_ok(icm_fileio_stat(mem, dry->deleted_manifests[i].path, &info));
+        assert_true(dry->deleted_manifests[i].size_bytes == info.size_bytes);
+    }
 
     o.dry_run = false;
     icm_expire_result *real = NULL;
