@@ -102,10 +102,11 @@ typedef struct icm__reached {
     int64_t snapshot_id;  /* the snapshot through which it was first reached */
 } icm__reached;
 
-/* A test a manifest entry's location (`len` bytes, NUL-terminated, with no NUL byte among them:
- * the manifest readers refuse such paths) must pass to reach the callback, run on the thread
- * decoding the manifest (so it only reads memory nobody changes meanwhile). It may let through
- * locations the callback does not want, never hold back one it does. */
+/* A test a manifest entry's location (`len` bytes with no NUL byte among them, the manifest
+ * readers refuse such paths; NOT NUL-terminated: it is read in place, so nothing past `len` may
+ * be read) must pass to reach the callback, run on the thread decoding the manifest (so it only
+ * reads memory nobody changes meanwhile). It may let through locations the callback does not
+ * want, never hold back one it does. */
 typedef bool (*icm__entry_filter)(const char *location, size_t len, const void *ctx);
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */

@@ -230,6 +230,10 @@ static int on_entry(const icm__entry_view *e, void *payload)
     s->pub.entries_read++;
     if (e->status == ICM_ENTRY_DELETED)
         return 0;
+    /* The filter judges the path where it lies in the block: a path it drops is not kept. */
+    if (s->owner->filter != NULL &&
+        !s->owner->filter(e->file_path, e->file_path_len, s->owner->filter_ctx))
+        return 0;
     size_t len = e->file_path_len + 1;
     int rc = 0;
     if (s->locations_cap - s->locations_len < len)
@@ -238,13 +242,10 @@ static int on_entry(const icm__entry_view *e, void *payload)
         rc = grow((void **)&s->entries, &s->entries_cap, s->pub.count + 1, sizeof *s->entries);
     if (rc != 0)
         return rc;
-    /* The path as a C string (the view's is not one), then the filter's judgement of it: a
-     * path it drops is simply not kept. */
+    /* The path as a C string (the view's is not one). */
     char *path = s->locations + s->locations_len;
     memcpy(path, e->file_path, e->file_path_len);
     path[e->file_path_len] = '\0';
-    if (s->owner->filter != NULL && !s->owner->filter(path, e->file_path_len, s->owner->filter_ctx))
-        return 0;
     bool paths_only = s->owner->filter != NULL; /* (format and size were not decoded) */
     s->entries[s->pub.count++] = (icm__ahead_entry){
         s->locations_len, paths_only ? -1 : e->file_size_in_bytes,

@@ -76,6 +76,42 @@ const char *icm__location_local_part(const char *loc)
     return path;
 }
 
+/* scheme_len and icm__location_local_part of the `len` bytes at `loc` (no NUL among them, and
+ * none needed after: nothing past them is read), for locations that are not C strings. */
+static size_t scheme_len_n(const char *loc, size_t len)
+{
+    if (len == 0 || !is_alpha(loc[0]))
+        return 0;
+    size_t i = 1;
+    while (i < len && (is_alpha(loc[i]) || is_digit(loc[i]) || loc[i] == '+' ||
+                       loc[i] == '-' || loc[i] == '.'))
+        i++;
+    return i < len && loc[i] == ':' ? i : 0;
+}
+
+static const char *local_part_n(const char *loc, size_t len)
+{
+    if (len == 0)
+        return NULL;
+    size_t slen = scheme_len_n(loc, len);
+    if (slen == 0)
+        return loc;
+    if (!ascii_ieq(loc, slen, "file"))
+        return NULL;
+    const char *rest = loc + slen + 1;
+    size_t rlen = len - slen - 1;
+    if (rlen < 2 || rest[0] != '/' || rest[1] != '/')
+        return rlen > 0 ? rest : NULL;
+    const char *auth = rest + 2;
+    const char *path = memchr(auth, '/', rlen - 2);
+    if (path == NULL)
+        return NULL;
+    size_t alen = (size_t)(path - auth);
+    if (alen != 0 && !ascii_ieq(auth, alen, "localhost"))
+        return NULL;
+    return path;
+}
+
 /* Collapse repeated slashes and drop a trailing slash (keeping a lone "/"). Most paths have
  * no repeated slash: those are copied whole (this runs once per manifest entry in keep sets). */
 size_t icm__path_collapse(const char *in, char *out)
@@ -354,7 +390,7 @@ bool icm__location_key_tail_checked(const char *loc, size_t len, const char **ta
      * collapsed and dot segments resolved: its last segment is the local part's when that is
      * an ordinary segment after a slash of the local part (collapsing keeps every non-empty
      * segment, and resolving removes a segment only for a "." or a later ".."). */
-    const char *local = icm__location_local_part(loc);
+    const char *local = local_part_n(loc, len);
     if (local != NULL && slash < local)
         return false; /* (no such spelling is known; never guess) */
     *tail = t;

@@ -73,7 +73,8 @@ size_t icm__location_key_write(const char *loc, char *out);
  */
 bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len);
 /* icm__location_key_tail for a `loc` whose `len` bytes hold no NUL byte (the caller checked:
- * manifest readers refuse such paths), without looking for one. */
+ * manifest readers refuse such paths), without looking for one; `loc` need not be a C string
+ * (no byte past `len` is read). */
 bool icm__location_key_tail_checked(const char *loc, size_t len, const char **tail,
                                     size_t *tail_len);
 

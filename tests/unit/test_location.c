@@ -329,8 +329,28 @@ static void key_last_segment(const char *loc, const char **seg, char **key)
     *seg = slash != NULL ? slash + 1 : *key;
 }
 
+/* key_tail_checked over the location's bytes alone, in a buffer of exactly that size (under
+ * ASan a read past them fails), answers as key_tail over the C string. */
+static void check_tail_unterminated(const char *loc)
+{
+    size_t len = strlen(loc);
+    const char *want = NULL, *got = NULL;
+    size_t want_n = 0, got_n = 0;
+    bool told = icm__location_key_tail(loc, len, &want, &want_n);
+    char *bytes = malloc(len ? len : 1);
+    assert_non_null(bytes);
+    memcpy(bytes, loc, len);
+    assert_int_equal(icm__location_key_tail_checked(bytes, len, &got, &got_n), told);
+    if (told) {
+        assert_int_equal(got_n, want_n);
+        assert_true(got - bytes == want - loc);
+    }
+    free(bytes);
+}
+
 static void check_tail(const char *loc)
 {
+    check_tail_unterminated(loc);
     const char *tail;
     size_t n;
     if (!icm__location_key_tail(loc, strlen(loc), &tail, &n))
@@ -370,6 +390,15 @@ static void test_key_tail(void **state)
         {"file:d/f", "f"},
         {"file://host/d/f", "f"},
         {"/t/...", "..."},
+        {"file:", NULL},
+        {"file:/", NULL},
+        {"file://", NULL},
+        {"file://localhost", "localhost"},
+        {"file://localhost/", NULL},
+        {"file://localhost/f", "f"},
+        {"s3", NULL},
+        {"s3:", NULL},
+        {"a/b", "b"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *tail = NULL;
