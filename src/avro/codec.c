@@ -111,9 +111,14 @@ static int ensure_empty(uint8_t **buf, size_t *cap, size_t need)
     if (need + 1 <= *cap)
         return 0;
     icm__free(*buf);
-    *buf = NULL;
     *cap = 0;
-    return ensure(buf, cap, need);
+    /* Exactly the room asked for (need is within the block limit or one past it, never more):
+     * rounding up to a power of two would only make more blocks big enough to be mapped, and
+     * unmapped, one by one. */
+    if ((*buf = icm__malloc(need + 1)) == NULL)
+        return ICM_ENOMEM;
+    *cap = need + 1;
+    return 0;
 }
 
 /* libdeflate inflates a whole block into room it is given, and a block does not say how large
