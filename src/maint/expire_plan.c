@@ -490,13 +490,14 @@ static bool may_be_candidate(const char *location, size_t len, const void *filte
     return (f->bits[b1 / 64] >> (b1 % 64) & 1) && (f->bits[b2 / 64] >> (b2 % 64) & 1);
 }
 
+/* `cand`: an empty set for the candidates (the caller's, emptied and filled here). */
 static int find_still_live(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
-                           const file_vec *content, icm__pathset *live, icm__reach_report *rep)
+                           const file_vec *content, icm__pathset *cand, icm__pathset *live,
+                           icm__reach_report *rep)
 {
     memset(rep, 0, sizeof *rep);
-    icm__pathset *cand = NULL;
     name_filter names = {NULL, 0};
-    int rc = icm__pathset_new(&cand, content->len);
+    int rc = icm__pathset_reserve(cand, content->len);
     if (rc == 0)
         rc = name_filter_new(&names, content->len);
     for (size_t i = 0; rc == 0 && i < content->len; i++) {
@@ -512,7 +513,6 @@ static int find_still_live(icm_fileio *io, int format_version, const icm__manife
             rc = 0;
     }
     icm__free(names.bits);
-    icm__pathset_free(cand);
     return rc;
 }
 
@@ -602,8 +602,12 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     icm__reach_report_dispose(&rep);
 
     if (rc == 0 && p->vec[0].len > 0 && !p->withhold_content) {
+        /* The expired walk is over: its set of candidates seen becomes the set of content
+         * candidates (each of those is in it, so its table is large enough, and its memory is
+         * in use already). */
+        icm__pathset_clear(p->seen);
         rc = find_still_live(io, icm_table_metadata_format_version(after), &refs, &p->vec[0],
-                             live, &rep);
+                             p->seen, live, &rep);
         if (rc == 0)
             rc = report_problems(p->r, &rep);
         /* A retained manifest that cannot be read may list any of them. */

@@ -276,6 +276,12 @@ bool icm__pathset_contains_key(const icm__pathset *set, const void *key, size_t 
     return !slot_empty(set->slots[probe(set->slots, set->cap, hash_key(key, len))]);
 }
 
+void icm__pathset_clear(icm__pathset *set)
+{
+    memset(set->slots, 0, set->cap * sizeof *set->slots);
+    set->count = 0;
+}
+
 size_t icm__pathset_count(const icm__pathset *set)
 {
     return set->count;

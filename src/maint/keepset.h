@@ -55,6 +55,8 @@ int icm__pathset_add(icm__pathset *set, const char *location, bool *added);
  * ignores the error still errs on the side of keeping the file). */
 int icm__pathset_contains(const icm__pathset *set, const char *location, bool *out);
 size_t icm__pathset_count(const icm__pathset *set);
+/* Empty the set, keeping its table (memory already in use is used again). */
+void icm__pathset_clear(icm__pathset *set);
 /* Bytes held by the table (for measurements). */
 size_t icm__pathset_memory_bytes(const icm__pathset *set);
 /* Raw keys: the same set, but the caller's bytes are hashed as they are (no normalisation).
