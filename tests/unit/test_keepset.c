@@ -109,6 +109,25 @@ static void test_pathset_reserve(void **state)
     icmt_ok(icm__pathset_add(s, path, NULL)); /* one more than reserved: grows, still exact */
     assert_true(icm__pathset_memory_bytes(s) > reserved);
     assert_int_equal(icm__pathset_count(s), N + 1);
+    /* Emptied: nothing is in it, its table is kept, and it takes paths again. */
+    size_t grown = icm__pathset_memory_bytes(s);
+    icm__pathset_clear(s);
+    assert_int_equal(icm__pathset_count(s), 0);
+    assert_int_equal(icm__pathset_memory_bytes(s), grown);
+    for (int i = 0; i <= N; i += 97) {
+        snprintf(path, sizeof path, "/wh/t/data/%06d.parquet", i);
+        assert_false(has(s, path));
+    }
+    for (int i = 0; i < N; i += 2) {
+        snprintf(path, sizeof path, "/wh/t/data/%06d.parquet", i);
+        icmt_ok(icm__pathset_add(s, path, NULL));
+    }
+    assert_int_equal(icm__pathset_count(s), N / 2);
+    assert_int_equal(icm__pathset_memory_bytes(s), grown);
+    for (int i = 0; i < 200; i++) {
+        snprintf(path, sizeof path, "/wh/t/data/%06d.parquet", i);
+        assert_int_equal(has(s, path), i % 2 == 0);
+    }
     icm__pathset_free(s);
 }
 
