@@ -10,11 +10,8 @@
 #include "util/ahead.h"
 #include "util/util.h"
 
-/* Files done ahead at most. With a few, the helper sat idle whenever the caller took long over
- * one file (it had filled the window); 16 measured 3-8% faster than 8 lists and 4 manifests,
- * for a few MiB more held at once (lists' blocks are capped by ICM__AVRO_INFLATE_AHEAD_BYTES). */
-#define LISTS_AHEAD_WINDOW 16
-#define MANIFESTS_AHEAD_WINDOW 16
+#define LISTS_AHEAD_WINDOW ICM__LISTS_AHEAD_WINDOW
+#define MANIFESTS_AHEAD_WINDOW ICM__MANIFESTS_AHEAD_WINDOW
 
 /* A failed read's error details for the calling thread: the saved ones (taken). A job whose
  * details could not be saved failed with ICM_ENOMEM (see save_error): that is its error. */

@@ -187,6 +187,14 @@ static bool local_strip(const char *p, const char *dir, const char **rest)
 {
     if ((p[0] == '/') != (dir[0] == '/'))
         return false; /* absolute vs relative: unknown working directory, never equal */
+    /* The usual case, in one comparison: `p` begins with the bytes of `dir`, up to a slash of
+     * `p` or its end. Those bytes split into the same segments in both, the last one ending
+     * where `dir` does, so the walk below would match them all and stop at the same place. */
+    size_t dlen = strlen(dir);
+    if (dlen > 0 && strncmp(p, dir, dlen) == 0 && (p[dlen] == '/' || p[dlen] == '\0')) {
+        *rest = skip_slashes(p + dlen);
+        return true;
+    }
     for (;;) {
         p = skip_slashes(p);
         dir = skip_slashes(dir);

@@ -438,10 +438,94 @@ static void test_key_tail(void **state)
     }
 }
 
+/* The segment-wise prefix test for two local paths, written plainly: skip slashes, compare
+ * the next segments, until `dir` has none left. */
+static bool ref_local_strip(const char *p, const char *dir, const char **rest)
+{
+    if ((p[0] == '/') != (dir[0] == '/'))
+        return false;
+    for (;;) {
+        while (*p == '/')
+            p++;
+        while (*dir == '/')
+            dir++;
+        if (*dir == '\0')
+            break;
+        size_t nd = strcspn(dir, "/"), np = strcspn(p, "/");
+        if (nd != np || memcmp(dir, p, nd) != 0)
+            return false;
+        dir += nd;
+        p += np;
+    }
+    *rest = p;
+    return true;
+}
+
+static bool ref_has_dot_segment(const char *s)
+{
+    while (*s != '\0') {
+        size_t n = strcspn(s, "/");
+        if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+            return true;
+        s += n;
+        while (*s == '/')
+            s++;
+    }
+    return false;
+}
+
+/* icm__location_strip_prefix on local paths answers as the plain segment-wise test (with its
+ * rest at the same place) on 300,000 random pairs over slashes, dots and short names, where a
+ * path often begins with the directory byte for byte (the fast case) and often does not. */
+static void test_strip_prefix_local_random(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"/", "//", "a", "b", "ab", ".", "..", "/.", "x/"};
+    const size_t np = sizeof pieces / sizeof pieces[0];
+    uint64_t seed = 0x2545f4914f6cdd1du;
+    char dir[64], p[160];
+    for (int k = 0; k < 300000; k++) {
+        size_t dl = 0, pl = 0;
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        int dparts = (int)((seed >> 33) % 6);
+        for (int j = 0; j < dparts; j++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            const char *piece = pieces[(seed >> 33) % np];
+            memcpy(dir + dl, piece, strlen(piece));
+            dl += strlen(piece);
+        }
+        dir[dl] = '\0';
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        if ((seed >> 40) % 3 != 0) { /* often: the directory's bytes first */
+            memcpy(p, dir, dl);
+            pl = dl;
+        }
+        int pparts = (int)((seed >> 33) % 5);
+        for (int j = 0; j < pparts; j++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            const char *piece = pieces[(seed >> 33) % np];
+            memcpy(p + pl, piece, strlen(piece));
+            pl += strlen(piece);
+        }
+        p[pl] = '\0';
+        const char *want_rest = NULL, *got_rest = NULL;
+        /* (an empty location is no local path at all: never a prefix, never below one) */
+        bool want = dl > 0 && pl > 0 && ref_local_strip(p, dir, &want_rest) &&
+                    !ref_has_dot_segment(want_rest);
+        bool got = icm__location_strip_prefix(p, dir, &got_rest);
+        if (got != want || (got && got_rest != want_rest))
+            print_error("strip_prefix(\"%s\", \"%s\") = %d, want %d\n", p, dir, got, want);
+        assert_int_equal(got, want);
+        if (got)
+            assert_ptr_equal(got_rest, want_rest);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strip_prefix_table),
+        cmocka_unit_test(test_strip_prefix_local_random),
         cmocka_unit_test(test_equal),
         cmocka_unit_test(test_local_path),
         cmocka_unit_test(test_normalize),

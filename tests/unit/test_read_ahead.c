@@ -37,6 +37,7 @@
 #include "icemaint/fileio.h"
 #include "io/list_ahead.h"
 #include "maint/keepset.h"
+#include "maint/manifest_ahead.h"
 #include "testutil.h"
 #include "util/util.h"
 
@@ -194,16 +195,20 @@ typedef struct table {
     icm_table *t;
 } table;
 
-/* Fourteen appends (lists name 1..14 manifests), statistics, a corrupt manifest (first read
- * through snapshot 2) and a missing manifest list (snapshot 5). */
+/* More appends than either window holds, and more than one past it (lists name 1..APPENDS
+ * manifests), statistics, a corrupt manifest (first read through snapshot 2) and a missing
+ * manifest list (snapshot 5). */
+#define APPENDS (ICM__MANIFESTS_AHEAD_WINDOW > ICM__LISTS_AHEAD_WINDOW \
+                     ? ICM__MANIFESTS_AHEAD_WINDOW + 4                 \
+                     : ICM__LISTS_AHEAD_WINDOW + 4)
 static table table_new(void)
 {
     table tb;
     icmt_ok(icm_fileio_mem_new(&tb.io));
     tb.h = hist_new(tb.io, "/wh/t", 2, false, T0);
-    int64_t ids[14];
+    int64_t ids[APPENDS];
     char name[16];
-    for (int i = 0; i < 14; i++) {
+    for (int i = 0; i < APPENDS; i++) {
         snprintf(name, sizeof name, "F%d", i);
         ids[i] = hist_append(tb.h, "main", name, NULL);
     }
@@ -340,7 +345,7 @@ static void collect_refs(table *tb, icm__manifest_refs *refs)
     icmt_ok(icm__reach_walk_collect(tb->io, icm_table_get_metadata(tb->t), &o, refs, ignore,
                                     NULL, &rep));
     icm__reach_report_dispose(&rep);
-    assert_int_equal(refs->len, 14);
+    assert_int_equal(refs->len, APPENDS);
 }
 
 static void test_entries_every_allocation_fails(void **state)
@@ -499,14 +504,16 @@ typedef struct window_full {
     size_t calls;
 } window_full;
 
-/* The first entry's callback waits until the decoding thread has read the 4 manifests of its
+/* The first entry's callback waits until the decoding thread has read the manifests of its
  * window, then stops the walk. */
 static int stop_when_window_full(const icm__reached *f, void *payload)
 {
     (void)f;
     window_full *w = payload;
     w->calls++;
-    for (int k = 0; k < 10000 && icm_fileio_fault_count(w->fault, ICM_IO_READ) < 4; k++)
+    for (int k = 0; k < 10000 &&
+                    icm_fileio_fault_count(w->fault, ICM_IO_READ) < ICM__MANIFESTS_AHEAD_WINDOW;
+         k++)
         usleep(1000);
     return 77;
 }
@@ -526,7 +533,8 @@ static void test_entries_stop_while_helper_waits(void **state)
     assert_int_equal(icm__reach_entries(fault, 2, &refs, stop_when_window_full, &w, &rep), 77);
     assert_int_equal(w.calls, 1);
     uint64_t reads = icm_fileio_fault_count(fault, ICM_IO_READ);
-    assert_true(reads >= 4 && reads <= 5); /* job 4 may start once manifest 0 is handed back */
+    /* the job after the window may start once manifest 0 is handed back */
+    assert_true(reads >= ICM__MANIFESTS_AHEAD_WINDOW && reads <= ICM__MANIFESTS_AHEAD_WINDOW + 1);
     icm__reach_report_dispose(&rep);
     tb.io = fault; /* the fault FileIO owns the memory one now */
     icm__manifest_refs_dispose(&refs);
