@@ -348,7 +348,11 @@ int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *s
         const icm__avro_skip_step *st = &steps[i];
         if (st->null_run > 1) {
             size_t max = st->null_run < n - i ? st->null_run : n - i;
-            size_t k = zero_prefix(c->p, c->end);
+            size_t k = zero_prefix(c->p, c->end), more = k;
+            while (more == 8 && k < max) { /* a longer run: word after word */
+                more = zero_prefix(c->p + k, c->end);
+                k += more;
+            }
             k = k < max ? k : max;
             if (k > 0) {
                 c->p += k;
