@@ -55,6 +55,15 @@ static bool slot_empty(XXH128_hash_t h)
  * moved to 1: that can only merge two keys (keep more), never lose one. */
 static int hash_location(const char *location, XXH128_hash_t *out)
 {
+    /* Most keys are a run of the location's bytes: hashed where they lie. */
+    const char *span;
+    size_t span_len;
+    if (icm__location_key_span(location, &span, &span_len)) {
+        *out = XXH3_128bits(span, span_len);
+        if (slot_empty(*out))
+            out->low64 = 1;
+        return 0;
+    }
     /* `/t/./d/f` and `/t/d/f` are one file. Keys of usual lengths are built on the stack: this
      * runs once per manifest entry. */
     char stack[512];

@@ -378,6 +378,30 @@ size_t icm__location_key_write(const char *loc, char *out)
     return icm__path_resolve_dots_if_any(out, n); /* only a file system resolves dot segments */
 }
 
+bool icm__location_key_span(const char *loc, const char **key, size_t *key_len)
+{
+    const char *local = icm__location_local_part(loc);
+    size_t len = strlen(loc);
+    if (local == NULL) { /* an object-store key is the location's bytes */
+        *key = loc;
+        *key_len = len;
+        return true;
+    }
+    /* A local key is the local part when collapsing and resolving change nothing: no slash
+     * followed by a slash or a dot, no leading dot, no trailing slash (but a lone "/"). */
+    size_t n = len - (size_t)(local - loc);
+    if (n == 0 || local[0] == '.' || (n > 1 && local[n - 1] == '/'))
+        return false;
+    const char *end = local + n;
+    for (const char *p = memchr(local, '/', n); p != NULL && p + 1 < end;
+         p = memchr(p + 1, '/', (size_t)(end - p - 1)))
+        if (p[1] == '/' || p[1] == '.')
+            return false;
+    *key = local;
+    *key_len = n;
+    return true;
+}
+
 bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len)
 {
     /* The key is built from the C string: it ends at a NUL byte. */

@@ -63,6 +63,11 @@ int icm__location_key(const char *loc, char **out);
  * than its location). Returns the key's length. */
 size_t icm__location_key_write(const char *loc, char *out);
 
+/* When icm__location_key(loc) is a run of loc's own bytes (an object-store location; a local
+ * path that collapsing and resolving leave as it is), that run: true with *key pointing into
+ * loc; false when the key has to be built. Lets a caller hash a key without copying it. */
+bool icm__location_key_span(const char *loc, const char **key, size_t *key_len);
+
 /*
  * The last segment of icm__location_key(loc) (the bytes after its last '/'), found without
  * building the key: `loc` has `len` bytes (as the key, it ends at a NUL byte among them); on

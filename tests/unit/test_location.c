@@ -348,8 +348,26 @@ static void check_tail_unterminated(const char *loc)
     free(bytes);
 }
 
+/* icm__location_key_span, when it answers, gives exactly the bytes of icm__location_key. */
+static void check_key_span(const char *loc)
+{
+    const char *span = NULL;
+    size_t n = 0;
+    if (!icm__location_key_span(loc, &span, &n))
+        return;
+    char *key = NULL;
+    icmt_ok(icm__location_key(loc, &key));
+    if (strlen(key) != n || memcmp(key, span, n) != 0)
+        print_error("%s: span \"%.*s\", key \"%s\"\n", loc, (int)n, span, key);
+    assert_int_equal(strlen(key), n);
+    assert_memory_equal(key, span, n);
+    assert_true(span >= loc && span + n <= loc + strlen(loc));
+    icm_free(key);
+}
+
 static void check_tail(const char *loc)
 {
+    check_key_span(loc);
     check_tail_unterminated(loc);
     const char *tail;
     size_t n;
@@ -367,7 +385,8 @@ static void check_tail(const char *loc)
 
 /* icm__location_key_tail gives the key's last segment or declines: the listed spellings give
  * the answers shown, and 200,000 random strings over the characters that matter (slashes,
- * dots, scheme and authority pieces) never give a wrong tail. */
+ * dots, scheme and authority pieces) never give a wrong tail; on all of them the unterminated
+ * form answers alike, and icm__location_key_span gives exactly the key's bytes or declines. */
 static void test_key_tail(void **state)
 {
     (void)state;
