@@ -7,6 +7,7 @@
  * the bytes left, so corrupt input ends in ICM_EINVALID, never an over-read.
  */
 #include "avro/avro.h"
+#include "avro/skip_steps.h"
 
 /* Nesting limit for skipping (recursive schemas could otherwise exhaust the C stack). */
 #define MAX_VALUE_DEPTH 100
@@ -71,34 +72,6 @@ int icm__avro_read_block_count(icm__avro_cur *c, int64_t *count, int64_t *size_b
     return 0;
 }
 
-/* Skip a varint without decoding it (a skipped value's range does not matter). */
-static inline int skip_varint(icm__avro_cur *c)
-{
-    const uint8_t *p = c->p;
-    const uint8_t *lim = c->end - p >= 10 ? p + 10 : c->end;
-    while (p < lim && (*p & 0x80))
-        p++;
-    if (ICM__UNLIKELY(p == lim))
-        return icm__avro_corrupt(c, p == c->end ? "truncated varint"
-                                                : "varint longer than 10 bytes");
-    c->p = p + 1;
-    return 0;
-}
-
-static inline int skip_len_prefixed(icm__avro_cur *c)
-{
-    int64_t n;
-    int rc = icm__avro_read_long(c, &n);
-    if (ICM__UNLIKELY(rc < 0))
-        return rc;
-    if (ICM__UNLIKELY(n < 0))
-        return icm__avro_corrupt(c, "negative length");
-    if (ICM__UNLIKELY((uint64_t)n > (uint64_t)(c->end - c->p)))
-        return icm__avro_corrupt(c, "length runs past the end of the block");
-    c->p += n;
-    return 0;
-}
-
 /* Skip a primitive (anything but record, array, map, union). */
 static inline int skip_primitive(const icm__avro_node *n, icm__avro_cur *c)
 {
@@ -106,10 +79,10 @@ static inline int skip_primitive(const icm__avro_node *n, icm__avro_cur *c)
     case ICM__AVRO_INT:
     case ICM__AVRO_LONG:
     case ICM__AVRO_ENUM:
-        return skip_varint(c);
+        return icm__skip_varint(c);
     case ICM__AVRO_BYTES:
     case ICM__AVRO_STRING:
-        return skip_len_prefixed(c);
+        return icm__skip_len_prefixed(c);
     case ICM__AVRO_NULL:
         return 0;
     case ICM__AVRO_BOOLEAN:
@@ -134,9 +107,9 @@ static inline int skip_flat_record(const icm__avro_schema *s, const icm__avro_no
         int rc;
         /* Metrics entries are {int, long} or {int, bytes}: test those first. */
         if (t->varints == 1)
-            rc = skip_varint(c);
+            rc = icm__skip_varint(c);
         else if (t->type == ICM__AVRO_BYTES || t->type == ICM__AVRO_STRING)
-            rc = skip_len_prefixed(c);
+            rc = icm__skip_len_prefixed(c);
         else
             rc = skip_primitive(t, c);
         if (ICM__UNLIKELY(rc < 0))
@@ -147,46 +120,9 @@ static inline int skip_flat_record(const icm__avro_schema *s, const icm__avro_no
 
 /* Skip `count` consecutive varints by counting terminating bytes (high bit clear): one pass
  * over the bytes with no decoding, the hot loop of skipping Iceberg metrics maps. */
-static inline int skip_varints(icm__avro_cur *c, uint64_t count)
-{
-    const uint8_t *p = c->p, *end = c->end;
-    /* A word at a time: its terminators are the bytes with the high bit clear. While the word
-     * holds fewer terminators than varints remain it is consumed whole; otherwise the run ends
-     * just after its count-th terminator. */
-    while (count > 0 && end - p >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        /* High bits moved to bit 0 of each byte, summed by one multiply (no popcnt needed). */
-        uint64_t ends = 8 - (((w & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull >> 56);
-        if (ends < count) {
-            count -= ends;
-            p += 8;
-            continue;
-        }
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        uint64_t t = ~w & 0x8080808080808080ull; /* byte 0 is the lowest */
-        for (uint64_t k = 1; k < count; k++)
-            t &= t - 1; /* drop the terminators before the last one needed */
-        p += ((unsigned)__builtin_ctzll(t) >> 3) + 1;
-        count = 0;
-#endif
-        break; /* (elsewhere the bytes below find it) */
-    }
-    while (count > 0) {
-        if (ICM__UNLIKELY(p >= end)) {
-            c->p = p;
-            return icm__avro_corrupt(c, "truncated varint");
-        }
-        count -= (uint64_t)((*p >> 7) ^ 1);
-        p++;
-    }
-    c->p = p;
-    return 0;
-}
-
 int icm__avro_skip_varints(icm__avro_cur *c, uint64_t count)
 {
-    return skip_varints(c, count);
+    return icm__skip_varint_run(c, count);
 }
 
 static int skip(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c, int depth);
@@ -222,7 +158,7 @@ static int skip_items(const icm__avro_schema *s, uint32_t item, bool is_map, icm
         }
         for (int64_t i = 0; i < count; i++) {
             if (is_map) {
-                rc = skip_len_prefixed(c);
+                rc = icm__skip_len_prefixed(c);
                 if (rc < 0)
                     return rc;
             }
@@ -296,81 +232,15 @@ void icm__avro_skip_step_add(const icm__avro_schema *s, icm__avro_skip_step *ste
     (*n)++;
 }
 
-static inline int skip_step(const icm__avro_schema *s, const icm__avro_skip_step *step,
-                            icm__avro_cur *c)
-{
-    if (step->varints > 0)
-        return skip_varints(c, step->varints);
-    if (step->null_branch >= 0) {
-        int64_t b;
-        int rc = icm__avro_read_long(c, &b);
-        if (ICM__UNLIKELY(rc < 0))
-            return rc;
-        if (ICM__UNLIKELY(b != 0 && b != 1))
-            return icm__avro_corrupt(c, "union branch index out of range");
-        if (b == step->null_branch)
-            return 0;
-    }
-    const icm__avro_node *t = &s->nodes[step->node];
-    if (t->varints == 1)
-        return skip_varint(c);
-    if (t->type == ICM__AVRO_STRING || t->type == ICM__AVRO_BYTES)
-        return skip_len_prefixed(c);
-    return skip(s, step->node, c, 1);
-}
-
-/* How many of the next bytes (up to 8, fewer at the end of the block) are 0x00 before the first
- * other one: one word load where 8 bytes remain. */
-static inline size_t zero_prefix(const uint8_t *p, const uint8_t *end)
-{
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (end - p >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        return w == 0 ? 8 : (size_t)__builtin_ctzll(w) >> 3; /* byte 0 is the lowest */
-    }
-#endif
-    size_t k = 0;
-    while (k < 8 && p + k < end && p[k] == 0)
-        k++;
-    return k;
-}
-
 int icm__avro_skip_steps(const icm__avro_schema *s, const icm__avro_skip_step *steps, size_t n,
                          icm__avro_cur *c)
 {
-    size_t i = 0;
-    while (i < n) {
-        /* An optional value that is null is one byte, its branch index (zigzag: 2 * index):
-         * the common case of unset metrics, key metadata and the like. A row of optional
-         * values with null first that are all null is a row of 0x00 bytes, passed a word at a
-         * time. */
-        const icm__avro_skip_step *st = &steps[i];
-        if (st->null_run > 1) {
-            size_t max = st->null_run < n - i ? st->null_run : n - i;
-            size_t k = zero_prefix(c->p, c->end), more = k;
-            while (more == 8 && k < max) { /* a longer run: word after word */
-                more = zero_prefix(c->p + k, c->end);
-                k += more;
-            }
-            k = k < max ? k : max;
-            if (k > 0) {
-                c->p += k;
-                i += k;
-                continue;
-            }
-        } else if (st->null_branch >= 0 && st->null_branch < 64 && c->p < c->end &&
-                   *c->p == (uint8_t)(st->null_branch * 2)) {
-            c->p++;
-            i++;
-            continue;
-        }
-        int rc = skip_step(s, st, c);
-        if (ICM__UNLIKELY(rc < 0))
-            return rc;
-        i++;
-    }
-    return 0;
+    return icm__avro_run_skip_steps(s, steps, n, c);
+}
+
+int icm__avro_skip_nested(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c)
+{
+    return skip(s, node, c, 1);
 }
 
 int icm__avro_read_number(const icm__avro_schema *s, uint32_t node, icm__avro_cur *c,

@@ -82,6 +82,9 @@ static char last_error[1024];
 static const char *last_error_code;
 
 /* Print "icemaint: [where: ]<message>[suffix]" on stderr and remember it. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 0)))
+#endif
 static void report(const char *where, const char *suffix, const char *fmt, va_list ap)
 {
     va_list again;

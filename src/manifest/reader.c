@@ -9,6 +9,7 @@
  * Source: Iceberg spec "Manifests", "Sequence Number Inheritance", "First Row ID Inheritance".
  */
 
+#include "avro/skip_steps.h"
 #include "manifest/manifest_internal.h"
 
 enum me_slot {
@@ -677,7 +678,7 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
     for (size_t k = 0; k < r->n_view_ops && rc == 0; k++) {
         const struct view_op *op = &r->view_ops[k];
         if (op->what == VIEW_SKIP) {
-            rc = icm__avro_skip_steps(s, r->view_skips + op->node, op->steps, c);
+            rc = icm__avro_run_skip_steps(s, r->view_skips + op->node, op->steps, c);
             continue;
         }
         if (op->what == VIEW_STR) {

@@ -37,6 +37,7 @@ static void spin(uint64_t units)
     volatile uint64_t x = 0;
     for (uint64_t k = 0; k < units * 50; k++)
         x += k;
+    (void)x;
 }
 
 static void job(void *vctx, size_t i, void *vslot)
