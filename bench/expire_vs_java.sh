@@ -69,10 +69,28 @@ echo "== in-process"
 for i in 1 2 3; do timed_v "icemaint_run_$i" "$BENCH" run "$WORK"; cat "$WORK/icemaint_run_$i.out"; done
 for i in 1 2 3; do timed_v "floor_$i" "$BENCH" floor "$WORK"; cat "$WORK/floor_$i.out"; done
 for i in 1 2 3; do "$BENCH" inflate "$WORK" zlib; done
-for i in 1 2 3; do "$BENCH" inflate "$WORK" libdeflate; done
+for i in 1 2 3; do "$BENCH" inflate "$WORK" libdeflate; done | tee "$WORK/inflate_libdeflate.out"
 "${JAVA[@]}" --warmup 3 --iterations 5 | tee "$WORK/java_inprocess.out"
 echo "== Java, strategy auto (its own choice)"
 "${JAVA[@]}" --warmup 3 --iterations 3 --strategy auto | tail -3
+echo "== ratios (best of each, all from this run of the script)"
+python3 - "$WORK" <<'EOF'
+import glob, json, re, sys
+work = sys.argv[1]
+runs = [open(f).read() for f in sorted(glob.glob(work + "/icemaint_run_*.out"))]
+m = [re.search(r"dry run: ([0-9.]+) s \(cpu [0-9.]+ s; table open [0-9.]+ s, cpu [0-9.]+ s; "
+               r"expiry ([0-9.]+) s", r) for r in runs]
+total = min(float(x.group(1)) for x in m)
+expiry = min(float(x.group(2)) for x in m)
+floor = min(float(x) for x in re.findall(r"inflate floor \(libdeflate\): ([0-9.]+) s",
+                                         open(work + "/inflate_libdeflate.out").read()))
+java = [json.loads(l) for l in open(work + "/java_inprocess.out") if l.startswith("{")]
+jbest = min(j["seconds"] for j in java if j.get("phase") == "timed")
+print(f"icemaint expiry call {expiry:.3f} s (open + expiry {total:.3f} s); Java commit() "
+      f"{jbest:.3f} s; libdeflate floor {floor:.3f} s")
+print(f"vs Java: {jbest / expiry:.1f}x ({jbest / total:.1f}x counting the open); "
+      f"vs the floor: {expiry / floor:.2f}x ({total / floor:.2f}x counting the open)")
+EOF
 echo "== same deleted set?"
 python3 - "$WORK/icemaint_cli.out" "$WORK/java_paths.txt" <<'EOF'
 import json, sys
