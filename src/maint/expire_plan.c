@@ -188,6 +188,7 @@ typedef struct plan {
     const char *roots[3];      /* table location, write.data.path, write.metadata.path */
     size_t root_count;
     bool withhold_content, withhold_manifests;
+    size_t content_outside;    /* content candidates outside the table's locations */
     file_vec vec[3];           /* content files, manifests and lists, statistics files */
 } plan;
 
@@ -304,6 +305,7 @@ static int on_candidate(const icm__reached *f, void *payload)
         return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes, NULL);
     }
     content_facts facts = {h, 0, inside_table(p, f->location)};
+    p->content_outside += !facts.inside;
     if ((rc = name_hash(f->location, &facts.name)) != 0)
         return rc;
     return vec_push(&p->vec[0], f->location, f->kind, f->size_bytes, &facts);
@@ -521,6 +523,8 @@ static int find_still_live(icm_fileio *io, int format_version, const icm__manife
 static int settle_content(plan *p, const icm__pathset *live)
 {
     file_vec *v = &p->vec[0];
+    if (!p->withhold_content && icm__pathset_count(live) == 0 && p->content_outside == 0)
+        return 0; /* every candidate stays planned: no need to read them all again */
     size_t kept = 0;
     int rc = 0;
     for (size_t i = 0; i < v->len; i++) {
