@@ -31,16 +31,9 @@ static inline int icm__skip_varint(icm__avro_cur *c)
 
 static inline int icm__skip_len_prefixed(icm__avro_cur *c)
 {
-    int64_t n;
-    int rc = icm__avro_read_long(c, &n);
-    if (ICM__UNLIKELY(rc < 0))
-        return rc;
-    if (ICM__UNLIKELY(n < 0))
-        return icm__avro_corrupt(c, "negative length");
-    if (ICM__UNLIKELY((uint64_t)n > (uint64_t)(c->end - c->p)))
-        return icm__avro_corrupt(c, "length runs past the end of the block");
-    c->p += n;
-    return 0;
+    const uint8_t *data;
+    size_t len;
+    return icm__avro_read_bytes(c, &data, &len);
 }
 
 /* Skip `count` consecutive varints by counting their terminating bytes (high bit clear). */

@@ -40,44 +40,9 @@ static bool ascii_ieq(const char *a, size_t n, const char *lower)
     return true;
 }
 
-/* Length of the RFC 3986 scheme of `loc` (without the ':'), or 0 when it has none. A colon
- * after the first '/' belongs to a path (`data/a:b`), not to a scheme. */
-static size_t scheme_len(const char *loc)
-{
-    if (!is_alpha(loc[0]))
-        return 0;
-    size_t i = 1;
-    while (is_alpha(loc[i]) || is_digit(loc[i]) || loc[i] == '+' || loc[i] == '-' ||
-           loc[i] == '.')
-        i++;
-    return loc[i] == ':' ? i : 0;
-}
-
-const char *icm__location_local_part(const char *loc)
-{
-    if (loc == NULL || loc[0] == '\0')
-        return NULL;
-    size_t slen = scheme_len(loc);
-    if (slen == 0)
-        return loc; /* `/p`, `//p` or a relative path */
-    if (!ascii_ieq(loc, slen, "file"))
-        return NULL;
-    const char *rest = loc + slen + 1;
-    if (rest[0] != '/' || rest[1] != '/') /* `file:/p` or `file:rel` */
-        return rest[0] != '\0' ? rest : NULL;
-    /* `file://authority/path`: only an empty authority or localhost is this machine. */
-    const char *auth = rest + 2;
-    const char *path = strchr(auth, '/');
-    if (path == NULL)
-        return NULL;
-    size_t alen = (size_t)(path - auth);
-    if (alen != 0 && !ascii_ieq(auth, alen, "localhost"))
-        return NULL;
-    return path;
-}
-
-/* scheme_len and icm__location_local_part of the `len` bytes at `loc` (no NUL among them, and
- * none needed after: nothing past them is read), for locations that are not C strings. */
+/* Length of the RFC 3986 scheme of the `len` bytes at `loc` (without the ':'), or 0 when they
+ * have none; a C string may pass SIZE_MAX (its NUL ends the scan). A colon after the first '/'
+ * belongs to a path (`data/a:b`), not to a scheme. */
 static size_t scheme_len_n(const char *loc, size_t len)
 {
     if (len == 0 || !is_alpha(loc[0]))
@@ -89,6 +54,8 @@ static size_t scheme_len_n(const char *loc, size_t len)
     return i < len && loc[i] == ':' ? i : 0;
 }
 
+/* icm__location_local_part of the `len` bytes at `loc` (no NUL among them, and none needed
+ * after: nothing past them is read), also for locations that are not C strings. */
 static const char *local_part_n(const char *loc, size_t len)
 {
     if (len == 0)
@@ -110,6 +77,11 @@ static const char *local_part_n(const char *loc, size_t len)
     if (alen != 0 && !ascii_ieq(auth, alen, "localhost"))
         return NULL;
     return path;
+}
+
+const char *icm__location_local_part(const char *loc)
+{
+    return loc != NULL ? local_part_n(loc, strlen(loc)) : NULL;
 }
 
 /* Collapse repeated slashes and drop a trailing slash (keeping a lone "/"). Most paths have
@@ -214,7 +186,7 @@ static bool local_strip(const char *p, const char *dir, const char **rest)
 /* Offset in `loc` where `scheme://` ends, or 0 when `loc` has no `scheme://`. */
 static size_t authority_start(const char *loc)
 {
-    size_t slen = scheme_len(loc);
+    size_t slen = scheme_len_n(loc, SIZE_MAX);
     if (slen == 0 || loc[slen + 1] != '/' || loc[slen + 2] != '/')
         return 0;
     return slen + 3;
@@ -283,7 +255,7 @@ size_t icm__location_trim_len(const char *loc)
     } else {
         keep = authority_start(loc);
         if (keep == 0) {
-            size_t slen = scheme_len(loc);
+            size_t slen = scheme_len_n(loc, SIZE_MAX);
             keep = slen > 0 ? slen + 1 : 0;
         }
     }
@@ -380,8 +352,8 @@ size_t icm__location_key_write(const char *loc, char *out)
 
 bool icm__location_key_span(const char *loc, const char **key, size_t *key_len)
 {
-    const char *local = icm__location_local_part(loc);
     size_t len = strlen(loc);
+    const char *local = local_part_n(loc, len);
     if (local == NULL) { /* an object-store key is the location's bytes */
         *key = loc;
         *key_len = len;

@@ -680,6 +680,27 @@ static void rewrite_list(icm_fileio *io, const icm_snapshot *s, int fv, size_t b
     rewrite_list_edited(io, s, fv, block_bytes, e);
 }
 
+/* The twelve-append table's walk reaches exactly what a single pass reaches, in order. */
+static void walk_matches_single_pass(icm_fileio *io, const icm_table_metadata *md)
+{
+    seen want = {NULL, NULL, 0};
+    (void)single_pass(io, md, &want);
+    assert_int_equal(want.n, 12 + 12 + 12);
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL};
+    seen got = {NULL, NULL, 0};
+    icm__reach_report rep;
+    icmt_ok(icm__reach_walk(io, md, &o, on_reached, &got, &rep));
+    assert_int_equal(rep.failure_count, 0);
+    assert_int_equal(got.n, want.n);
+    for (size_t i = 0; i < got.n; i++) {
+        assert_string_equal(got.paths[i], want.paths[i]);
+        assert_int_equal(got.kinds[i], want.kinds[i]);
+    }
+    icm__reach_report_dispose(&rep);
+    seen_free(&got);
+    seen_free(&want);
+}
+
 static void test_rows_passed_by_bytes_match_single_pass(void **state)
 {
     (void)state;
@@ -700,22 +721,7 @@ static void test_rows_passed_by_bytes_match_single_pass(void **state)
     /* List 11: rows in the previous order but the block boundaries of list 10 elsewhere. */
     rewrite_list(io, icm_table_metadata_snapshot_at(md, 10), 2, 120, -1, false);
 
-    seen want = {NULL, NULL, 0};
-    (void)single_pass(io, md, &want);
-    assert_int_equal(want.n, 12 + 12 + 12);
-    icm__reach_options o = {NULL, 0, true, NULL, false, NULL};
-    seen got = {NULL, NULL, 0};
-    icm__reach_report rep;
-    icmt_ok(icm__reach_walk(io, md, &o, on_reached, &got, &rep));
-    assert_int_equal(rep.failure_count, 0);
-    assert_int_equal(got.n, want.n);
-    for (size_t i = 0; i < got.n; i++) {
-        assert_string_equal(got.paths[i], want.paths[i]);
-        assert_int_equal(got.kinds[i], want.kinds[i]);
-    }
-    icm__reach_report_dispose(&rep);
-    seen_free(&got);
-    seen_free(&want);
+    walk_matches_single_pass(io, md);
     icm_table_free(t);
     hist_free(h);
     icm_fileio_free(io);
@@ -744,22 +750,7 @@ static void test_rows_past_read_ahead_and_moved_match_single_pass(void **state)
     moved.rotate = 3;
     rewrite_list_edited(io, icm_table_metadata_snapshot_at(md, 10), 2, 0, moved);
 
-    seen want = {NULL, NULL, 0};
-    (void)single_pass(io, md, &want);
-    assert_int_equal(want.n, 12 + 12 + 12);
-    icm__reach_options o = {NULL, 0, true, NULL, false, NULL};
-    seen got = {NULL, NULL, 0};
-    icm__reach_report rep;
-    icmt_ok(icm__reach_walk(io, md, &o, on_reached, &got, &rep));
-    assert_int_equal(rep.failure_count, 0);
-    assert_int_equal(got.n, want.n);
-    for (size_t i = 0; i < got.n; i++) {
-        assert_string_equal(got.paths[i], want.paths[i]);
-        assert_int_equal(got.kinds[i], want.kinds[i]);
-    }
-    icm__reach_report_dispose(&rep);
-    seen_free(&got);
-    seen_free(&want);
+    walk_matches_single_pass(io, md);
     icm_table_free(t);
     hist_free(h);
     icm_fileio_free(io);

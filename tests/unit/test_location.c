@@ -493,40 +493,38 @@ static bool ref_has_dot_segment(const char *s)
     return false;
 }
 
+/* `parts` random pieces of local paths (slashes, dots, short names) appended at buf + *len,
+ * NUL-terminated. */
+static void append_pieces(char *buf, size_t *len, int parts, uint64_t *seed)
+{
+    static const char *const pieces[] = {"/", "//", "a", "b", "ab", ".", "..", "/.", "x/"};
+    for (int j = 0; j < parts; j++) {
+        *seed = *seed * 6364136223846793005u + 1442695040888963407u;
+        const char *piece = pieces[(*seed >> 33) % (sizeof pieces / sizeof pieces[0])];
+        memcpy(buf + *len, piece, strlen(piece));
+        *len += strlen(piece);
+    }
+    buf[*len] = '\0';
+}
+
 /* icm__location_strip_prefix on local paths answers as the plain segment-wise test (with its
  * rest at the same place) on 300,000 random pairs over slashes, dots and short names, where a
  * path often begins with the directory byte for byte (the fast case) and often does not. */
 static void test_strip_prefix_local_random(void **state)
 {
     (void)state;
-    static const char *const pieces[] = {"/", "//", "a", "b", "ab", ".", "..", "/.", "x/"};
-    const size_t np = sizeof pieces / sizeof pieces[0];
     uint64_t seed = 0x2545f4914f6cdd1du;
     char dir[64], p[160];
     for (int k = 0; k < 300000; k++) {
         size_t dl = 0, pl = 0;
         seed = seed * 6364136223846793005u + 1442695040888963407u;
-        int dparts = (int)((seed >> 33) % 6);
-        for (int j = 0; j < dparts; j++) {
-            seed = seed * 6364136223846793005u + 1442695040888963407u;
-            const char *piece = pieces[(seed >> 33) % np];
-            memcpy(dir + dl, piece, strlen(piece));
-            dl += strlen(piece);
-        }
-        dir[dl] = '\0';
+        append_pieces(dir, &dl, (int)((seed >> 33) % 6), &seed);
         seed = seed * 6364136223846793005u + 1442695040888963407u;
         if ((seed >> 40) % 3 != 0) { /* often: the directory's bytes first */
             memcpy(p, dir, dl);
             pl = dl;
         }
-        int pparts = (int)((seed >> 33) % 5);
-        for (int j = 0; j < pparts; j++) {
-            seed = seed * 6364136223846793005u + 1442695040888963407u;
-            const char *piece = pieces[(seed >> 33) % np];
-            memcpy(p + pl, piece, strlen(piece));
-            pl += strlen(piece);
-        }
-        p[pl] = '\0';
+        append_pieces(p, &pl, (int)((seed >> 33) % 5), &seed);
         const char *want_rest = NULL, *got_rest = NULL;
         /* (an empty location is no local path at all: never a prefix, never below one) */
         bool want = dl > 0 && pl > 0 && ref_local_strip(p, dir, &want_rest) &&
