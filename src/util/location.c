@@ -394,7 +394,8 @@ bool icm__location_key_tail_checked(const char *loc, size_t len, const char **ta
      * collapsed and dot segments resolved: its last segment is the local part's when that is
      * an ordinary segment after a slash of the local part (collapsing keeps every non-empty
      * segment, and resolving removes a segment only for a "." or a later ".."). */
-    const char *local = local_part_n(loc, len);
+    /* (a location that does not begin with a letter has no scheme: it is its local part) */
+    const char *local = is_alpha(loc[0]) ? local_part_n(loc, len) : loc;
     if (local != NULL && slash < local)
         return false; /* (no such spelling is known; never guess) */
     *tail = t;
