@@ -415,6 +415,15 @@ void icm__avro_inflate_ahead(const void *data, size_t len, icm__avro_inflated *o
                 icm__free(buf);
                 break;
             }
+            /* Inflating asks for generous room (codec.c); what waits keeps only what it holds,
+             * so the budget counts memory, not room never written. */
+            if (buf_cap - out_len > buf_cap / 4) {
+                uint8_t *fit = icm__realloc(buf, out_len + 1);
+                if (fit != NULL) {
+                    buf = fit;
+                    buf_cap = out_len + 1;
+                }
+            }
             out->blocks[out->n++] = (icm__avro_block){r.block_offset, buf, out_len};
             held += buf_cap;
         }
