@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "avro/avro.h"
 #include "history.h"
 #include "maint/keepset.h"
 #include "testutil.h"
@@ -626,19 +627,19 @@ static void rewrite_list_edited(icm_fileio *io, const icm_snapshot *s, int fv,
         memmove(l.rows, l.rows + 1, (l.n - 1) * sizeof *l.rows);
         l.rows[l.n - 1] = first;
     }
-    for (size_t k = 0; e.pad_bytes > 0 && k < l.n; k++) {
-        /* raw values are encoded Avro: a bytes value is its zigzag varint length, then it */
-        uint8_t *pad = malloc(e.pad_bytes + 10);
-        assert_non_null(pad);
-        size_t n = 0;
-        for (uint64_t z = (uint64_t)e.pad_bytes << 1; ; z >>= 7) {
-            pad[n++] = (uint8_t)(z & 0x7f) | (z > 0x7f ? 0x80 : 0);
-            if (z <= 0x7f)
-                break;
+    if (e.pad_bytes > 0) {
+        /* raw values are encoded Avro: a bytes value of pad_bytes bytes */
+        uint8_t *zeros = calloc(1, e.pad_bytes);
+        icm__buf enc = ICM__BUF_INIT;
+        assert_non_null(zeros);
+        icmt_ok(icm__avro_put_bytes(&enc, zeros, e.pad_bytes));
+        for (size_t k = 0; k < l.n; k++) {
+            free((uint8_t *)l.rows[k].key_metadata.data);
+            l.rows[k].key_metadata = (icm_raw){dup_bytes((const uint8_t *)enc.data, enc.len),
+                                               enc.len};
         }
-        memset(pad + n, 0x5a, e.pad_bytes);
-        free((uint8_t *)l.rows[k].key_metadata.data);
-        l.rows[k].key_metadata = (icm_raw){pad, n + e.pad_bytes};
+        icm__buf_dispose(&enc);
+        free(zeros);
     }
     icm_manifest_list_writer_options lo;
     memset(&lo, 0, sizeof lo);
@@ -730,9 +731,10 @@ static void test_rows_passed_by_bytes_match_single_pass(void **state)
 /* Rows the read-ahead did not inflate (past ICM__AVRO_INFLATE_AHEAD_BYTES: the reader inflates
  * those blocks itself, into a buffer the walk does not keep) have no bytes to be compared with,
  * and rows two places further than expected are found again: the walk still reaches exactly
- * what a single pass reaches. Lists 6 to 9 each hold 1 MiB of key metadata per row, one row per
- * block, so their later rows lie past the 8 MiB read-ahead budget; list 10 moves its first two
- * rows to the end, list 11 its first three. */
+ * what a single pass reaches. Lists 6 to 9 (6 to 9 rows) each hold 2 MiB of key metadata per
+ * row, one row per block, so from the fifth row on their rows lie past the 8 MiB read-ahead
+ * budget and lists 7 to 9 are compared with such rows; list 10 moves its first two rows to the
+ * end, list 11 its first three. */
 static void test_rows_past_read_ahead_and_moved_match_single_pass(void **state)
 {
     (void)state;
@@ -741,7 +743,7 @@ static void test_rows_past_read_ahead_and_moved_match_single_pass(void **state)
     icm_table *t = hist_open_table(h);
     const icm_table_metadata *md = icm_table_get_metadata(t);
     list_edit big = NO_EDIT;
-    big.pad_bytes = (size_t)1 << 20;
+    big.pad_bytes = (size_t)2 << 20;
     for (size_t k = 5; k < 9; k++)
         rewrite_list_edited(io, icm_table_metadata_snapshot_at(md, k), 2, 1, big);
     list_edit moved = NO_EDIT;
