@@ -166,7 +166,6 @@ void icm__expire_result_tally(icm_expire_result *r)
 /* ------------------------------------------------------------------------------------------ */
 /* planning                                                                                    */
 
-/* A growable array of planned files. */
 /* What later steps need to know of a content candidate, found out when the walk delivers it
  * (its path is then in cache; fifty thousand scattered paths read again later are not). */
 typedef struct content_facts {
@@ -175,6 +174,7 @@ typedef struct content_facts {
     bool inside;           /* inside the table's locations (inside_table) */
 } content_facts;
 
+/* A growable array of planned files. */
 typedef struct file_vec {
     icm_expire_file *items;
     content_facts *facts; /* content files only, one per item */

@@ -62,13 +62,14 @@ static const char *local_part_n(const char *loc, size_t len)
         return NULL;
     size_t slen = scheme_len_n(loc, len);
     if (slen == 0)
-        return loc;
+        return loc; /* `/p`, `//p` or a relative path */
     if (!ascii_ieq(loc, slen, "file"))
         return NULL;
     const char *rest = loc + slen + 1;
     size_t rlen = len - slen - 1;
-    if (rlen < 2 || rest[0] != '/' || rest[1] != '/')
+    if (rlen < 2 || rest[0] != '/' || rest[1] != '/') /* `file:/p` or `file:rel` */
         return rlen > 0 ? rest : NULL;
+    /* `file://authority/path`: only an empty authority or localhost is this machine. */
     const char *auth = rest + 2;
     const char *path = memchr(auth, '/', rlen - 2);
     if (path == NULL)
