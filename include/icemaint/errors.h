@@ -52,7 +52,10 @@ typedef enum icm_error_class {
     ICM_ERRCLASS_MAINT
 } icm_error_class;
 
-/** The details of the last failure on this thread. All strings are NUL-terminated, never NULL. */
+/** The details of the last failure on this thread. All strings are NUL-terminated, never NULL.
+ *  `message` and `location` are printable text on one line: a file name's control characters,
+ *  backslashes and bytes that are not UTF-8 are escaped as icm_escape_text() does
+ *  (icemaint/escape.h), so "a\nb" names the file whose name holds a newline. */
 typedef struct icm_error {
     int code;                 /**< icm_error_code (negative) */
     icm_error_class klass;    /**< layer */

@@ -139,9 +139,12 @@ typedef enum icm_expire_file_kind {
     ICM_EXPIRE_FILE_MANIFEST = 4,             /**< "manifest" */
     ICM_EXPIRE_FILE_MANIFEST_LIST = 5,        /**< "manifest_list" */
     ICM_EXPIRE_FILE_STATISTICS = 6,           /**< "statistics" */
-    ICM_EXPIRE_FILE_PARTITION_STATISTICS = 7  /**< "partition_statistics" */
+    ICM_EXPIRE_FILE_PARTITION_STATISTICS = 7, /**< "partition_statistics" */
+    /** "checksum": the storage's checksum companion of a planned file (Hadoop's `.name.crc`,
+     *  icm_fileio_checksum_of), deleted after every other file */
+    ICM_EXPIRE_FILE_CHECKSUM = 8
 } icm_expire_file_kind;
-#define ICM_EXPIRE_FILE_KIND_COUNT 8
+#define ICM_EXPIRE_FILE_KIND_COUNT 9
 
 /** The contract name of a kind ("data", "manifest_list", ...); "other" when out of range. */
 ICM_EXTERN(const char *) icm_expire_file_kind_name(icm_expire_file_kind kind);
@@ -245,6 +248,11 @@ typedef struct icm_expire_result {
     char *metadata_location;
     /** Internal: whether icm_delete_expired_files may act on this plan. */
     bool deletable;
+    /** Checksum companions (kind CHECKSUM) of the planned files above: each goes only with its
+     *  file, and only when no retained snapshot references it in any role. None when a
+     *  retained manifest list or manifest could not be read. */
+    icm_expire_file *deleted_checksum_files;
+    size_t deleted_checksum_file_count;
 } icm_expire_result;
 
 ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
@@ -258,9 +266,11 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * Files: after the commit the table is reloaded and the keep set is built from EVERY snapshot
  * of the reloaded metadata (so snapshots a concurrent writer added are protected too).
  * Candidates are the manifest lists, manifests, live (ADDED/EXISTING) data and delete files
- * and statistics files of the expired snapshots; candidates in the keep set stay. Deletes go
- * data and delete files, then manifests, then manifest lists, then statistics files; a file
- * already gone counts as deleted. Safety rules: a retained manifest list that cannot be read →
+ * and statistics files of the expired snapshots; candidates in the keep set stay. Each planned
+ * file's checksum companion (icm_fileio_checksum_of: Hadoop's `.name.crc` on local disk) is
+ * planned too, as a file of kind CHECKSUM, unless a retained snapshot references it. Deletes go
+ * data and delete files, then manifests, then manifest lists, then statistics files, then
+ * checksum companions; a file already gone counts as deleted. Safety rules: a retained manifest list that cannot be read →
  * no manifest, data or delete file is deleted; a retained manifest that cannot be read → no
  * data or delete file is deleted; an expired manifest list or manifest that cannot be read is
  * itself kept (it is the only record of what it references); a candidate outside the table
@@ -304,7 +314,7 @@ ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *
 
 /**
  * Delete the planned files of `result` in the safe order (data and delete files, manifests,
- * manifest lists, statistics files), updating each file's state, the counts, bytes and
+ * manifest lists, statistics files, checksum companions), updating each file's state, the counts, bytes and
  * problems. A failed delete is retried twice, then recorded and the rest go on.
  * @return the number of files deleted (>= 0); ICM_EINVALID (NULL argument); ICM_EREFUSED (the
  *         result comes from a dry run or an expiry whose commit did not happen).

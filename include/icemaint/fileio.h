@@ -93,10 +93,17 @@ typedef struct icm_fileio_methods {
      *  ICM_ENOTFOUND when missing. NULL: the back end has no links (the wrapper returns a
      *  copy of the location). */
     int (*resolve)(icm_fileio *io, const char *location, char **out);
+    /* ---- version 3 ---- */
+    /** The checksum companion the storage keeps beside `location`, if there is one: *out a
+     *  new string (icm_free) naming it in the form of `location`, *info its size and mtime
+     *  (info->location borrowed from *out); *out NULL when there is none. Reads only. NULL
+     *  slot: the back end keeps no companions. */
+    int (*checksum_of)(icm_fileio *io, const char *location, char **out, icm_file_info *info);
 } icm_fileio_methods;
 
-/** 2: `list_flags` and `resolve` appended. A back end may set `version` to 1 (neither). */
-#define ICM_FILEIO_METHODS_VERSION 2
+/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`. A back end may set `version` to
+ *  an earlier value (then the later slots are not read). */
+#define ICM_FILEIO_METHODS_VERSION 3
 
 /** Every back end's handle starts with this struct (embed it first). */
 struct icm_fileio {
@@ -164,10 +171,10 @@ ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
  *  to a temp file (`.<name>.icm-tmp-...`) in the target directory, fsync'ed, then published
  *  (create-new never replaces: renameat2 RENAME_NOREPLACE or link+unlink) and the directory
  *  fsync'ed; on an error after publishing (directory sync) the file may exist. Deletes are not
- *  fsync'ed. Deleting `dir/name` also deletes a Hadoop checksum side file `dir/.name.crc` if
- *  there is one (as Hadoop's local file system, which Java Iceberg writes local tables through,
- *  does): only a regular file (not a link) that starts with Hadoop's `crc\0` header, on a
- *  best-effort basis: the result is the data file's.
+ *  fsync'ed, and delete exactly the object named: a Hadoop checksum side file `dir/.name.crc`
+ *  (which Hadoop's local file system, and so Java Iceberg, writes beside `dir/name`) is
+ *  reported by icm_fileio_checksum_of() for the maintenance planners to plan as a file of its
+ *  own (kind "checksum"), never deleted on the side.
  *  @return 0, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_local_new(icm_fileio **out);
 
@@ -256,6 +263,24 @@ ICM_EXTERN(int) icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char
  * @return 0, ICM_ENOTFOUND (missing), ICM_EIO, ICM_ENOMEM, ICM_EINVALID (NULL arguments).
  */
 ICM_EXTERN(int) icm_fileio_resolve(icm_fileio *io, const char *location, char **out);
+
+/**
+ * The checksum companion of `location`: a file the storage keeps beside it and that goes with
+ * it (Java's Hadoop file systems delete both). The local back end (and a path map or fault
+ * wrapper over it) reports Hadoop's `dir/.name.crc` for `dir/name` when it is a regular file
+ * (not a link) starting with Hadoop's `crc\0` header; `name` itself must not start with `.`.
+ * Other back ends, and back ends before version 3, have none. One operation of kind
+ * ICM_IO_STAT for the fault wrapper. Expiry and the orphan sweep call it for each file they
+ * plan to delete, and plan the companion as its own entry (kind "checksum").
+ * @param[out] out  new string (icm_free) naming the companion in the form of `location`; NULL
+ *                  when there is none
+ * @param[out] info its size and mtime (info->location is *out); may be NULL
+ * @return 0 (also when there is none, or `location` itself is gone), ICM_ENOMEM, ICM_EINVALID
+ *         (NULL arguments).
+ * Source: Hadoop ChecksumFileSystem.getChecksumFile / delete.
+ */
+ICM_EXTERN(int) icm_fileio_checksum_of(icm_fileio *io, const char *location, char **out,
+                                       icm_file_info *info);
 
 /* ---- locations ---- */
 

@@ -42,7 +42,11 @@
  * Skipped, never deleted: hidden paths (a component below the table root starting with `_` or
  * `.`, except `<field>=...` for a partition field — of any spec — whose name starts with `_` or
  * `.`), files under an excluded location, files with unknown mtime, and files whose path has a
- * `.` or `..` segment. After the listing the table is refreshed again; when a writer committed
+ * `.` or `..` segment. The one exception is an orphan's checksum companion (Hadoop's
+ * `.name.crc` beside `name`, icm_fileio_checksum_of): it is planned right after its orphan as
+ * an entry of kind ICM_ORPHAN_CHECKSUM (whatever its age: it goes with its file, as Hadoop's
+ * delete takes it), unless R references it or it lies under an excluded location; a
+ * companion of a file that is kept is never planned. After the listing the table is refreshed again; when a writer committed
  * meanwhile, everything its new metadata references is added to R before anything is deleted.
  *
  * Warning (result->warnings, not a refusal): the table's snapshot retention
@@ -130,11 +134,14 @@ typedef enum icm_orphan_kind {
     ICM_ORPHAN_MANIFEST = 2,      /**< "manifest": `*.avro` in a metadata folder */
     ICM_ORPHAN_MANIFEST_LIST = 3, /**< "manifest_list": `snap-*.avro` */
     ICM_ORPHAN_METADATA = 4,      /**< "metadata": `*.metadata.json[.gz]`, version-hint */
-    ICM_ORPHAN_OTHER = 5          /**< "other" */
+    ICM_ORPHAN_OTHER = 5,         /**< "other" */
+    /** "checksum": the storage's checksum companion of an orphan listed just before it
+     *  (Hadoop's `.name.crc`, icm_fileio_checksum_of), deleted with it */
+    ICM_ORPHAN_CHECKSUM = 6
 } icm_orphan_kind;
-#define ICM_ORPHAN_KIND_COUNT 6
+#define ICM_ORPHAN_KIND_COUNT 7
 
-/** "data", "delete", "manifest", "manifest_list", "metadata", "other" (static). */
+/** "data", "delete", "manifest", "manifest_list", "metadata", "other", "checksum" (static). */
 ICM_EXTERN(const char *) icm_orphan_kind_name(icm_orphan_kind kind);
 
 typedef enum icm_orphan_state {

@@ -9,6 +9,7 @@
 #ifndef ICM_CLI_CLI_H
 #define ICM_CLI_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,7 +130,27 @@ int icm_cli_pick_snapshot(const icm_cli_table *t, const char *id_text,
 
 /* ---- output (output.c) ---- */
 
-/* An aligned text table built row by row; cells are copied. */
+/* Any byte string as printable text (icm_escape_text: control characters, backslashes and
+ * bytes that are not UTF-8 escaped), malloc'd; NULL when out of memory. */
+char *icm_cli_escape_text(const char *s);
+/* Print one line on `out`: the printf-formatted text (fmt without the newline), escaped as
+ * icm_escape_text does, then a newline. Every line naming a file goes through this, so a name
+ * never splits a line or writes raw bytes to a terminal. */
+void icm_cli_line(FILE *out, const char *fmt, ...) ICM_CLI_PRINTF(2, 3);
+void icm_cli_vline(FILE *out, const char *fmt, va_list ap) ICM_CLI_PRINTF(2, 0);
+
+/* Print "icemaint: warning: <text>" on stderr as one printable line (icm_cli_line), unless -q
+ * (then stderr carries only errors). Every warning of every command goes through this. */
+void icm_cli_warn(const icm_cli *cli, const char *fmt, ...) ICM_CLI_PRINTF(2, 3);
+/* Whether everything printed on stdout so far reached it (flushes stdout). */
+bool icm_cli_stdout_ok(void);
+/* After a command deleted files, its report could not be printed (`why`): say so on stderr,
+ * with how many `what`s were deleted (the deletes are not undone and must not be hidden), and
+ * return ICM_EXIT_ERROR (README "Output": the exit code is 1 and the message says the run went
+ * through). */
+int icm_cli_report_lost(size_t deleted, const char *what, const char *why);
+
+/* An aligned text table built row by row; cells are copied, escaped as icm_escape_text does. */
 typedef struct icm_cli_grid icm_cli_grid;
 icm_cli_grid *icm_cli_grid_new(size_t ncols, const char *const *headers);
 /* Append a row of ncols cells (NULL cells print as "-"). Returns false on allocation failure. */
@@ -146,12 +167,21 @@ const char *icm_cli_format_time(int64_t ms, char *buf, size_t buf_size);
 const char *icm_cli_format_int64(int64_t v, char *buf, size_t buf_size);
 
 /* JSON builders that tolerate NULL (a missing string becomes JSON null) and record allocation
- * failures in *ok instead of failing one by one. */
+ * failures in *ok instead of failing one by one. Strings are byte strings: build every string
+ * value with icm_cli_json_str (never json_string, which refuses names that are not UTF-8) and
+ * write documents with icm_cli_json_write / icm_cli_json_print (never json_dump*, which
+ * refuses them too). */
 void icm_cli_json_set(json_t *obj, const char *key, json_t *value_new, bool *ok);
-json_t *icm_cli_json_str(const char *s);  /* NULL -> json null */
+json_t *icm_cli_json_str(const char *s);  /* any bytes, stored as is; NULL -> json null */
 json_t *icm_cli_json_int(int64_t v);
 /* Append to an array (steals value_new). */
 void icm_cli_json_push(json_t *arr, json_t *value_new, bool *ok);
+/* Write `doc` on `out` followed by a newline: indented two spaces when `pretty` (the --json
+ * layout), else on one line (`{"a": 1, "b": [2, 3]}`: a JSON-lines record). Strings go through
+ * icm_escape_json: valid UTF-8 as is, each byte that is not UTF-8 as `\udcXY` (lossless; README
+ * "Output"). Cannot fail on any value; returns false only when writing (or, for a string over
+ * 1 KiB, memory) failed. */
+bool icm_cli_json_write(FILE *out, const json_t *doc, bool pretty);
 /* Report that a JSON document could not be built (allocation failure or a non-UTF-8 string);
  * returns ICM_EXIT_ERROR. */
 int icm_cli_json_failed(void);

@@ -195,7 +195,7 @@ static int print_names(const icm_cli *cli, const name_list *l, const char *key,
 {
     if (!cli->json) {
         for (size_t i = 0; i < l->len; i++)
-            printf("%s\n", l->names[i]);
+            icm_cli_line(stdout, "%s", l->names[i]);
         return ICM_EXIT_OK;
     }
     bool ok = true;
@@ -204,7 +204,7 @@ static int print_names(const icm_cli *cli, const name_list *l, const char *key,
     if (doc == NULL || arr == NULL)
         ok = false;
     for (size_t i = 0; arr != NULL && i < l->len; i++)
-        icm_cli_json_push(arr, json_string(l->names[i]), &ok);
+        icm_cli_json_push(arr, icm_cli_json_str(l->names[i]), &ok);
     if (ctx_key != NULL)
         icm_cli_json_set(doc, ctx_key, icm_cli_json_str(ctx_value), &ok);
     icm_cli_json_set(doc, key, arr, &ok);
@@ -269,8 +269,8 @@ static int run_register_table(icm_cli *cli, int argc, char **argv)
         icm_cli_json_set(doc, "metadata_location", icm_cli_json_str(args[1]), &ok);
         icm_cli_json_set(doc, "catalog", icm_cli_json_str(icm_catalog_name(cat)), &ok);
         rc = icm_cli_json_print(doc, ok);
-    } else if (cli->verbosity >= 0) {
-        printf("registered %s -> %s\n", args[0], args[1]);
+    } else { /* the result goes to stdout whatever -q says (-q: only errors on stderr) */
+        icm_cli_line(stdout, "registered %s -> %s", args[0], args[1]);
     }
     icm_catalog_free(cat);
     return rc;

@@ -57,8 +57,16 @@ static const char expire_help[] =
     "  --dry-run                   decide and plan only: commit nothing, delete nothing\n"
     "  --plan-out FILE             write the JSON report (every path with kind and size) to FILE\n"
     "  --max-concurrent-deletes N  delete with N threads (N > 0; default 1)\n"
-    "  --json                      print the JSON report on stdout\n"
+    "  --json                      print the JSON report on stdout (deleted_files,\n"
+    "                              deleted_manifests, deleted_statistics_files and\n"
+    "                              deleted_checksum_files: Hadoop .NAME.crc files beside\n"
+    "                              them, kind checksum, deleted last)\n"
     "  -h, --help                  print this help\n"
+    "\n"
+    "Warnings (stderr, 'icemaint: warning: ...'; -q hides them; exit code unchanged): a\n"
+    "manifest list or manifest of an expired snapshot that cannot be read (it is kept, with\n"
+    "the files only it names: a later remove-orphan-files finds them), a file outside the\n"
+    "table's locations (kept), a cutoff in the future.\n"
     "\n"
     "Exit codes: 0 done, 1 error, 2 usage, 3 commit conflict (nothing changed), 4 commit\n"
     "outcome unknown (nothing deleted; reload the table to see whether it applied), 5 refused\n"
@@ -283,6 +291,9 @@ static json_t *report_json(const icm_expire_result *r, bool *ok)
     icm_cli_json_set(doc, "deleted_statistics_files",
                      files_json(r->deleted_statistics_files, r->deleted_statistics_file_count, ok),
                      ok);
+    icm_cli_json_set(doc, "deleted_checksum_files",
+                     files_json(r->deleted_checksum_files, r->deleted_checksum_file_count, ok),
+                     ok);
     icm_cli_json_set(doc, "counts", per_kind_json(r, false, ok), ok);
     icm_cli_json_set(doc, "bytes", per_kind_json(r, true, ok), ok);
     icm_cli_json_set(doc, "total_deleted", icm_cli_json_int((int64_t)r->total), ok);
@@ -314,7 +325,8 @@ static void print_human(const icm_expire_result *r)
     print_ids(r->dry_run ? "would expire" : "expired", r->expired_ids, r->expired_count);
     print_ids("kept", r->retained_ids, r->retained_count);
     for (size_t i = 0; i < r->removed_ref_count; i++)
-        printf("%s ref %s\n", r->dry_run ? "would remove" : "removed", r->removed_refs[i]);
+        icm_cli_line(stdout, "%s ref %s", r->dry_run ? "would remove" : "removed",
+                     r->removed_refs[i]);
     if (r->removed_spec_count + r->removed_schema_count > 0)
         printf("%s %zu partition spec(s), %zu schema(s)\n",
                r->dry_run ? "would remove" : "removed", r->removed_spec_count,
@@ -328,19 +340,24 @@ static void print_human(const icm_expire_result *r)
                    (long long)r->bytes[k]);
     printf("  %-22s %8zu files %14lld bytes\n", "total", r->total, (long long)r->total_bytes);
     if (r->metadata_location != NULL)
-        printf("committed %s\n", r->metadata_location);
+        icm_cli_line(stdout, "committed %s", r->metadata_location);
 }
 
-/* Problems go to stderr in both modes: they are what a user must act on. */
-static int report_problems(const icm_expire_result *r, bool quiet)
+/* Problems go to stderr in both modes: they are what a user must act on. A failed delete is an
+ * error; a file that was kept (an unreadable list or manifest of an expired snapshot, a file
+ * outside the table) is a warning (-q hides it): the expiry did what it could safely do. */
+static int report_problems(const icm_cli *cli, const icm_expire_result *r)
 {
     bool failed = false;
     for (size_t i = 0; i < r->problem_count; i++) {
         const icm_expire_problem *p = &r->problems[i];
-        failed = failed || p->kind == ICM_EXPIRE_PROBLEM_DELETE_FAILED;
-        if (!quiet || p->kind == ICM_EXPIRE_PROBLEM_DELETE_FAILED)
-            fprintf(stderr, "icemaint: %s: %s (%s)\n", p->location, p->message,
-                    problem_name(p->kind));
+        if (p->kind == ICM_EXPIRE_PROBLEM_DELETE_FAILED) {
+            failed = true;
+            icm_cli_line(stderr, "icemaint: %s: %s (%s)", p->location, p->message,
+                         problem_name(p->kind));
+        } else {
+            icm_cli_warn(cli, "%s: %s (%s)", p->location, p->message, problem_name(p->kind));
+        }
     }
     /* Cleanup held back because the table could not be read whole: safe, but not what was
      * asked for, so the exit code says so (1) and a script can tell. */
@@ -359,6 +376,19 @@ static int report_problems(const icm_expire_result *r, bool quiet)
     return failed ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }
 
+/* A cutoff after "now" is legal (every snapshot is then old enough by age) but is rarely what
+ * was meant: say what it does. */
+static void warn_future_cutoff(const icm_cli *cli, const icm_expire_result *r)
+{
+    if (r->older_than_ms <= r->now_ms)
+        return;
+    char when[64];
+    icm_cli_format_time(r->older_than_ms, when, sizeof when);
+    icm_cli_warn(cli, "the cutoff %s is in the future (after now): every snapshot is older than "
+                      "it, so only --retain-last (history.expire.min-snapshots-to-keep), refs "
+                      "and the current snapshot keep snapshots", when);
+}
+
 /* ---- run ---- */
 
 static int64_t wall_clock_ms(void)
@@ -368,10 +398,16 @@ static int64_t wall_clock_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The report, after the commit and the deletes: building it cannot fail on any name (strings
+ * are byte strings, escaped when written), only on memory or a failed write, and then the
+ * message says what was done (README "Output"). */
 static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
                   const icm_expire_result *r)
 {
+    warn_future_cutoff(cli, r);
     int rc = ICM_EXIT_OK;
+    bool printed = true;
+    const char *why = "cannot write to stdout";
     if (cli->json || a->plan_out != NULL) {
         /* One document for the plan file (opened before the expiry ran, plan_file.c) and
          * stdout. The report goes to stdout even when the plan file failed: files may be gone;
@@ -380,19 +416,21 @@ static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
         json_t *doc = report_json(r, &ok);
         if (!ok) {
             icm_cli_plan_discard(plan);
-            rc = icm_cli_oom();
+            printed = false;
+            why = "out of memory";
         } else {
             if (a->plan_out != NULL)
                 rc = icm_cli_plan_write(plan, doc);
-            int jrc = cli->json ? icm_cli_json_print(json_incref(doc), true) : ICM_EXIT_OK;
-            if (rc == ICM_EXIT_OK)
-                rc = jrc;
+            if (cli->json)
+                printed = icm_cli_json_print(json_incref(doc), true) == ICM_EXIT_OK;
         }
         json_decref(doc);
     }
     if (!cli->json)
         print_human(r); /* -q quiets stderr diagnostics, not the result */
-    int prc = report_problems(r, cli->verbosity < 0);
+    if (!printed || !icm_cli_stdout_ok())
+        rc = icm_cli_report_lost(r->dry_run ? 0 : r->total, "file", why);
+    int prc = report_problems(cli, r);
     return rc != ICM_EXIT_OK ? rc : prc;
 }
 
@@ -426,9 +464,9 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
         return rc;
     }
     if (isatty(STDERR_FILENO) && cli->verbosity >= 0)
-        fprintf(stderr, "icemaint: %s snapshots of %s ...\n",
-                a.opts.dry_run ? "planning the expiry of" : "expiring",
-                icm_table_get_identifier(t));
+        icm_cli_line(stderr, "icemaint: %s snapshots of %s ...",
+                     a.opts.dry_run ? "planning the expiry of" : "expiring",
+                     icm_table_get_identifier(t));
     icm_expire_result *r = NULL;
     int lrc = icm_expire_snapshots(t, &a.opts, &r);
     if (lrc != 0)
@@ -436,10 +474,10 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
     if (lrc != 0) {
         rc = icm_cli_fail(cli, lrc);
         if (r != NULL && r->committed)
-            fprintf(stderr, "icemaint: the expiry was committed (%s), but cleaning up its files "
-                            "stopped; the files left are orphans (remove-orphan-files can clean "
-                            "them)\n",
-                    r->metadata_location != NULL ? r->metadata_location : "");
+            icm_cli_line(stderr, "icemaint: the expiry was committed (%s), but cleaning up its "
+                                 "files stopped; the files left are orphans "
+                                 "(remove-orphan-files can clean them)",
+                         r->metadata_location != NULL ? r->metadata_location : "");
         if (lrc == ICM_ECOMMIT_UNKNOWN)
             fprintf(stderr, "icemaint: nothing was deleted; reload the table (icemaint snapshots "
                             "TABLE) to see whether the expiry applied, then run it again\n");

@@ -79,13 +79,13 @@ static void add_json_row(files_ctx *ctx, const icm_data_file *f, int kind)
     json_t *o = json_object();
     bool *ok = &ctx->ok;
     if (o != NULL) {
-        icm_cli_json_set(o, "path", json_string(f->file_path), ok);
-        icm_cli_json_set(o, "kind", json_string(kind_names[kind]), ok);
+        icm_cli_json_set(o, "path", icm_cli_json_str(f->file_path), ok);
+        icm_cli_json_set(o, "kind", icm_cli_json_str(kind_names[kind]), ok);
         icm_cli_json_set(o, "format", icm_cli_json_str(f->file_format_name), ok);
         icm_cli_json_set(o, "record_count", icm_cli_json_int(f->record_count), ok);
         icm_cli_json_set(o, "size_bytes", icm_cli_json_int(f->file_size_in_bytes), ok);
         if (f->referenced_data_file != NULL)
-            icm_cli_json_set(o, "referenced_data_file", json_string(f->referenced_data_file),
+            icm_cli_json_set(o, "referenced_data_file", icm_cli_json_str(f->referenced_data_file),
                              ok);
         if (kind == KIND_DV) {
             json_t *refs = json_array();
@@ -298,7 +298,7 @@ static int print_json(const icm_cli_table *t, const icm_snapshot *snap, files_ct
     bool ok = doc != NULL;
     if (doc == NULL)
         return icm_cli_oom();
-    icm_cli_json_set(doc, "metadata_location", json_string(t->metadata_location), &ok);
+    icm_cli_json_set(doc, "metadata_location", icm_cli_json_str(t->metadata_location), &ok);
     icm_cli_json_set(doc, "snapshot_id",
                      snap != NULL && !ctx->all ? icm_cli_json_int(snap->snapshot_id)
                                                : json_null(),

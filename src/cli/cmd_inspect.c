@@ -104,8 +104,8 @@ static int print_json(const icm_cli_table *t)
         const icm_ref *ref = icm_table_metadata_ref_at(md, i);
         json_t *r = json_object();
         if (r != NULL) {
-            icm_cli_json_set(r, "name", json_string(ref->name), &ok);
-            icm_cli_json_set(r, "type", json_string(ref_type_name(ref->type)), &ok);
+            icm_cli_json_set(r, "name", icm_cli_json_str(ref->name), &ok);
+            icm_cli_json_set(r, "type", icm_cli_json_str(ref_type_name(ref->type)), &ok);
             icm_cli_json_set(r, "snapshot_id", icm_cli_json_int(ref->snapshot_id), &ok);
         }
         icm_cli_json_push(refs, r, &ok);
@@ -149,10 +149,10 @@ static void print_human(const icm_cli_table *t)
     size_t stats, part_stats;
     count_statistics(md, &stats, &part_stats);
 
-    printf("%-22s %s\n", "Metadata file", t->metadata_location);
+    icm_cli_line(stdout, "%-22s %s", "Metadata file", t->metadata_location);
     printf("%-22s %d\n", "Format version", icm_table_metadata_format_version(md));
     printf("%-22s %s\n", "Table UUID", uuid != NULL ? uuid : "(none)");
-    printf("%-22s %s\n", "Location", icm_table_metadata_location(md));
+    icm_cli_line(stdout, "%-22s %s", "Location", icm_table_metadata_location(md));
     printf("%-22s %s\n", "Last updated",
            icm_cli_format_time(icm_table_metadata_last_updated_ms(md), when, sizeof when));
     printf("%-22s %" PRId64 "\n", "Last sequence number",
@@ -162,8 +162,8 @@ static void print_human(const icm_cli_table *t)
     printf("%-22s %zu\n", "Refs", icm_table_metadata_ref_count(md));
     for (size_t i = 0; i < icm_table_metadata_ref_count(md); i++) {
         const icm_ref *ref = icm_table_metadata_ref_at(md, i);
-        printf("  %-20s %s -> %" PRId64 "\n", ref->name, ref_type_name(ref->type),
-               ref->snapshot_id);
+        icm_cli_line(stdout, "  %-20s %s -> %" PRId64, ref->name, ref_type_name(ref->type),
+                     ref->snapshot_id);
     }
     printf("%-22s %zu (current %" PRId32 ")\n", "Schemas", icm_table_metadata_schema_count(md),
            icm_table_metadata_current_schema_id(md));
@@ -179,7 +179,7 @@ static void print_human(const icm_cli_table *t)
     for (size_t i = 0; i < nprops; i++) {
         const char *key, *value;
         icm_table_metadata_property_at(md, i, &key, &value);
-        printf("  %s = %s\n", key, value != NULL ? value : "");
+        icm_cli_line(stdout, "  %s = %s", key, value != NULL ? value : "");
     }
 }
 

@@ -55,11 +55,11 @@ static json_t *manifest_json(const icm_manifest_file *mf, bool *ok)
         *ok = false;
         return NULL;
     }
-    icm_cli_json_set(o, "path", json_string(mf->manifest_path), ok);
+    icm_cli_json_set(o, "path", icm_cli_json_str(mf->manifest_path), ok);
     icm_cli_json_set(o, "size_bytes", icm_cli_json_int(mf->manifest_length), ok);
-    icm_cli_json_set(o, "kind", json_string("manifest"), ok);
+    icm_cli_json_set(o, "kind", icm_cli_json_str("manifest"), ok);
     icm_cli_json_set(o, "partition_spec_id", icm_cli_json_int(mf->partition_spec_id), ok);
-    icm_cli_json_set(o, "content", json_string(content_name(mf->content)), ok);
+    icm_cli_json_set(o, "content", icm_cli_json_str(content_name(mf->content)), ok);
     icm_cli_json_set(o, "sequence_number", icm_cli_json_int(mf->sequence_number), ok);
     icm_cli_json_set(o, "min_sequence_number", icm_cli_json_int(mf->min_sequence_number), ok);
     icm_cli_json_set(o, "added_snapshot_id",
@@ -212,7 +212,7 @@ static int run_manifests(icm_cli *cli, int argc, char **argv)
         json_t *doc = json_object();
         bool ok = doc != NULL;
         if (doc != NULL) {
-            icm_cli_json_set(doc, "metadata_location", json_string(t.metadata_location), &ok);
+            icm_cli_json_set(doc, "metadata_location", icm_cli_json_str(t.metadata_location), &ok);
             icm_cli_json_set(doc, "snapshot_id",
                              snap ? icm_cli_json_int(snap->snapshot_id) : json_null(), &ok);
             icm_cli_json_set(doc, "manifest_list",
@@ -223,7 +223,7 @@ static int run_manifests(icm_cli *cli, int argc, char **argv)
         rc = icm_cli_json_print(doc, ok);
     } else if (rc == ICM_EXIT_OK) {
         if (snap == NULL)
-            printf("no current snapshot (%s)\n", t.metadata_location);
+            icm_cli_line(stdout, "no current snapshot (%s)", t.metadata_location);
         else
             icm_cli_grid_print(ctx.grid, stdout);
     }

@@ -51,7 +51,9 @@ static const char orphans_help[] =
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
     "                            referenced, older_than_ms, dry_run, ...}; kind is data,\n"
-    "                            delete, manifest, manifest_list, metadata or other\n"
+    "                            delete, manifest, manifest_list, metadata, other or\n"
+    "                            checksum (a Hadoop .NAME.crc beside an orphan, planned\n"
+    "                            and deleted with it)\n"
     "  -h, --help                print this help\n"
     "\n"
     "Refusals (exit code 5): gc.enabled=false; a cutoff less than 24 h ago without --force;\n"
@@ -274,35 +276,47 @@ static json_t *result_json(const icm_orphan_result *r, bool *ok)
     return doc;
 }
 
-static void print_human(const icm_orphan_result *r)
+/* The rows of the orphans as one aligned table. Returns false when memory ran out (then
+ * nothing was printed). */
+static bool print_rows(const icm_orphan_result *r)
+{
+    static const char *const headers[] = {"KIND", "SIZE_BYTES", "MODIFIED", "STATE", "PATH"};
+    icm_cli_grid *g = icm_cli_grid_new(5, headers);
+    bool ok = g != NULL;
+    for (size_t i = 0; ok && i < r->orphan_count; i++) {
+        const icm_orphan_file *f = &r->orphans[i];
+        char size[32], mtime[64];
+        const char *cells[] = {icm_orphan_kind_name(f->kind),
+                               icm_cli_format_int64(f->size_bytes, size, sizeof size),
+                               icm_cli_format_time(f->mtime_ms, mtime, sizeof mtime),
+                               state_name(f->state), f->path};
+        ok = icm_cli_grid_add(g, cells);
+    }
+    if (ok)
+        icm_cli_grid_print(g, stdout);
+    icm_cli_grid_free(g);
+    return ok;
+}
+
+/* The text report; false when its rows could not be printed (out of memory). */
+static bool print_human(const icm_orphan_result *r)
 {
     char when[64];
     icm_cli_format_time(r->older_than_ms, when, sizeof when);
-    if (r->orphan_count > 0) {
-        static const char *const headers[] = {"KIND", "SIZE_BYTES", "MODIFIED", "STATE",
-                                              "PATH"};
-        icm_cli_grid *g = icm_cli_grid_new(5, headers);
-        for (size_t i = 0; g != NULL && i < r->orphan_count; i++) {
-            const icm_orphan_file *f = &r->orphans[i];
-            char size[32], mtime[64];
-            const char *cells[] = {icm_orphan_kind_name(f->kind),
-                                   icm_cli_format_int64(f->size_bytes, size, sizeof size),
-                                   icm_cli_format_time(f->mtime_ms, mtime, sizeof mtime),
-                                   state_name(f->state), f->path};
-            icm_cli_grid_add(g, cells);
-        }
-        if (g != NULL)
-            icm_cli_grid_print(g, stdout);
-        icm_cli_grid_free(g);
-    }
-    printf("%s %zu orphan file%s (%" PRId64 " bytes) older than %s under %s\n",
-           r->dry_run ? "dry run: would delete" : "deleted", r->dry_run ? r->total : r->deleted,
-           (r->dry_run ? r->total : r->deleted) == 1 ? "" : "s", r->total_bytes, when,
-           r->location);
+    bool ok = r->orphan_count == 0 || print_rows(r);
+    size_t n = r->dry_run ? r->total : r->deleted;
+    icm_cli_line(stdout, "%s %zu orphan file%s (%" PRId64 " bytes) older than %s under %s",
+                 r->dry_run ? "dry run: would delete" : "deleted", n, n == 1 ? "" : "s",
+                 r->total_bytes, when, r->location != NULL ? r->location : "");
+    if (r->counts[ICM_ORPHAN_CHECKSUM] > 0)
+        icm_cli_line(stdout, "(%zu of them Hadoop checksum file%s beside the others)",
+                     r->counts[ICM_ORPHAN_CHECKSUM],
+                     r->counts[ICM_ORPHAN_CHECKSUM] == 1 ? "" : "s");
     printf("listed %zu files: %zu referenced, %zu too recent, %zu hidden, %zu excluded, "
            "%zu conflicting; the table references %zu locations\n",
            r->listed, r->referenced_listed, r->too_recent, r->hidden, r->excluded, r->conflicts,
            r->referenced);
+    return ok;
 }
 
 /* Failed deletes: one line each on stderr; exit code 1 when any. */
@@ -311,46 +325,53 @@ static int report_failures(const icm_orphan_result *r)
     for (size_t i = 0; i < r->orphan_count; i++) {
         const icm_orphan_file *f = &r->orphans[i];
         if (f->state == ICM_ORPHAN_FAILED)
-            fprintf(stderr, "icemaint: %s: not deleted: %s\n", f->path,
-                    f->error_message != NULL ? f->error_message : "delete failed");
+            icm_cli_line(stderr, "icemaint: %s: not deleted: %s", f->path,
+                         f->error_message != NULL ? f->error_message : "delete failed");
     }
     return r->failed > 0 ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }
 
+static void print_warnings(icm_cli *cli, const orphan_args *a, const icm_orphan_result *r)
+{
+    for (size_t i = 0; i < r->warning_count; i++)
+        icm_cli_warn(cli, "%s", r->warnings[i]);
+    /* Safe (nothing to delete), but usually a mistyped --location or an empty file list. */
+    if (r->listed == 0)
+        icm_cli_warn(cli, "%s: %s gave no files below it; check the location%s",
+                     r->location != NULL ? r->location : "",
+                     a->file_list ? "the file list" : "the listing",
+                     a->file_list ? " and the file list" : "");
+}
+
+/* The report, after the deletes: building it cannot fail on any name (strings are byte
+ * strings, escaped when written), only on memory or a failed write, and then the message says
+ * what was deleted (README "Output"). */
 static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
                   const icm_orphan_result *r)
 {
-    if (cli->verbosity >= 0) {
-        for (size_t i = 0; i < r->warning_count; i++)
-            fprintf(stderr, "icemaint: warning: %s\n", r->warnings[i]);
-        /* Safe (nothing to delete), but usually a mistyped --location or an empty file list. */
-        if (r->listed == 0)
-            fprintf(stderr, "icemaint: warning: %s: %s gave no files below it; check the "
-                            "location%s\n",
-                    r->location != NULL ? r->location : "", a->file_list ? "the file list" :
-                                                                        "the listing",
-                    a->file_list ? " and the file list" : "");
-    }
+    print_warnings(cli, a, r);
     int rc = ICM_EXIT_OK;
+    bool printed = true;
     if (cli->json || a->plan_out != NULL) {
         bool ok = true;
         json_t *doc = result_json(r, &ok);
         if (!ok) {
             json_decref(doc);
-            return icm_cli_oom();
+            return icm_cli_report_lost(r->dry_run ? 0 : r->deleted, "orphan file",
+                                       "out of memory");
         }
         if (a->plan_out != NULL)
             rc = icm_cli_plan_write(plan, doc);
         /* The report goes to stdout even when the plan file failed: files may be gone. */
-        if (cli->json) {
-            int jrc = icm_cli_json_print(json_incref(doc), true);
-            if (rc == ICM_EXIT_OK)
-                rc = jrc;
-        }
+        if (cli->json)
+            printed = icm_cli_json_print(json_incref(doc), true) == ICM_EXIT_OK;
         json_decref(doc);
     }
     if (!cli->json)
-        print_human(r);
+        printed = print_human(r);
+    if (!printed || !icm_cli_stdout_ok())
+        rc = icm_cli_report_lost(r->dry_run ? 0 : r->deleted, "orphan file",
+                                 printed ? "cannot write to stdout" : "out of memory");
     int frc = report_failures(r);
     return rc != ICM_EXIT_OK ? rc : frc;
 }

@@ -64,7 +64,7 @@ static json_t *refs_json(const icm_table_metadata *md, int64_t snapshot_id, bool
     for (size_t i = 0; i < icm_table_metadata_ref_count(md); i++) {
         const icm_ref *ref = icm_table_metadata_ref_at(md, i);
         if (ref->snapshot_id == snapshot_id)
-            icm_cli_json_push(arr, json_string(ref->name), ok);
+            icm_cli_json_push(arr, icm_cli_json_str(ref->name), ok);
     }
     return arr;
 }
@@ -87,7 +87,7 @@ static json_t *snapshot_json(const icm_table_metadata *md, const icm_snapshot *s
     if (s->manifest_list == NULL) {
         json_t *manifests = json_array();
         for (size_t i = 0; manifests != NULL && i < s->manifest_count; i++)
-            icm_cli_json_push(manifests, json_string(s->manifests[i]), ok);
+            icm_cli_json_push(manifests, icm_cli_json_str(s->manifests[i]), ok);
         icm_cli_json_set(o, "manifests", manifests, ok);
     }
     icm_cli_json_set(o, "schema_id", s->has_schema_id ? icm_cli_json_int(s->schema_id)
@@ -152,7 +152,7 @@ static int print_human(const icm_cli_table *t)
     const icm_table_metadata *md = t->md;
     size_t n = icm_table_metadata_snapshot_count(md);
     if (n == 0) {
-        printf("no snapshots (%s)\n", t->metadata_location);
+        icm_cli_line(stdout, "no snapshots (%s)", t->metadata_location);
         return ICM_EXIT_OK;
     }
     icm_cli_grid *g = icm_cli_grid_new(sizeof headers / sizeof headers[0], headers);

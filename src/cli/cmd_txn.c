@@ -150,12 +150,12 @@ static int commit_and_report(icm_cli *cli, const char *cmd, const char *ref, icm
         icm_cli_json_set(doc, "attempts", icm_cli_json_int(icm_txn_attempts(txn)), &ok);
         return icm_cli_json_print(doc, ok);
     }
-    if (cli->verbosity >= 0) {
-        if (has_id)
-            printf("%s: committed snapshot %" PRId64 " (%s); metadata %s\n", ref, id, what, loc);
-        else
-            printf("%s: committed (%s); metadata %s\n", ref, what, loc);
-    }
+    /* the result goes to stdout whatever -q says (-q: only errors on stderr) */
+    if (has_id)
+        icm_cli_line(stdout, "%s: committed snapshot %" PRId64 " (%s); metadata %s", ref, id,
+                     what, loc);
+    else
+        icm_cli_line(stdout, "%s: committed (%s); metadata %s", ref, what, loc);
     return ICM_EXIT_OK;
 }
 

@@ -81,7 +81,8 @@ static const char tool_help_tail[] =
 static char last_error[1024];
 static const char *last_error_code;
 
-/* Print "icemaint: [where: ]<message>[suffix]" on stderr and remember it. */
+/* Print "icemaint: [where: ]<message>[suffix]" on stderr, escaped onto one printable line
+ * (icm_cli_line: `where` is often a file name), and remember it. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 0)))
 #endif
@@ -89,17 +90,19 @@ static void report(const char *where, const char *suffix, const char *fmt, va_li
 {
     va_list again;
     va_copy(again, ap);
-    fputs("icemaint: ", stderr); /* stderr gets the whole line; JSON a copy (cut at 1 KiB) */
-    int n = 0;
-    if (where != NULL && *where) {
-        fprintf(stderr, "%s: ", where);
-        n = snprintf(last_error, sizeof last_error, "%s: ", where);
-    }
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "%s\n", suffix);
-    if (n >= 0 && (size_t)n < sizeof last_error)
-        vsnprintf(last_error + n, sizeof last_error - (size_t)n, fmt, again);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (msg != NULL)
+        vsnprintf(msg, (size_t)n + 1, fmt, again);
     va_end(again);
+    const char *m = msg != NULL ? msg : "out of memory while reporting an error";
+    bool has_where = where != NULL && *where;
+    icm_cli_line(stderr, "icemaint: %s%s%s%s", has_where ? where : "", has_where ? ": " : "", m,
+                 suffix);
+    /* the JSON error gets a copy (cut at 1 KiB), written with the lossless escape */
+    snprintf(last_error, sizeof last_error, "%s%s%s", has_where ? where : "",
+             has_where ? ": " : "", m);
+    free(msg);
     last_error_code = NULL;
 }
 
@@ -121,64 +124,22 @@ int icm_cli_error(const char *where, const char *fmt, ...)
     return ICM_EXIT_ERROR;
 }
 
-/* Length of the valid UTF-8 sequence (RFC 3629) starting at s, or 0 when none starts there. */
-static size_t utf8_sequence(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    /* lead byte: sequence length, its payload bits, the smallest code point (no overlongs) */
-    size_t n = (c >= 0xc2 && c <= 0xdf)   ? 2
-               : (c >= 0xe0 && c <= 0xef) ? 3
-               : (c >= 0xf0 && c <= 0xf4) ? 4
-                                          : 0;
-    if (n == 0)
-        return 0;
-    unsigned cp = c & (0x7fu >> n);
-    unsigned min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3fu);
-    }
-    return (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) ? 0 : n;
-}
-
-/* `in` with every byte that is not part of valid UTF-8 replaced by U+FFFD: jansson refuses
- * other strings, and the message may name a file whose name is not UTF-8 or have been cut
- * inside a character (last_error's size). `out` holds 3 * strlen(in) + 1 bytes. */
-static void utf8_sanitize(const char *in, char *out)
-{
-    const unsigned char *s = (const unsigned char *)in;
-    while (*s != '\0') {
-        size_t n = utf8_sequence(s);
-        if (n == 0) {
-            memcpy(out, "\xef\xbf\xbd", 3);
-            out += 3;
-            s++;
-            continue;
-        }
-        memcpy(out, s, n);
-        out += n;
-        s += n;
-    }
-    *out = '\0';
-}
-
 /* With --json and no document printed: {"error": {"message", "code", "exit_code"}}. */
 static void print_json_error(int exit_code)
 {
-    static char message[3 * sizeof last_error];
-    utf8_sanitize(last_error, message);
-    json_t *err = json_pack("{s:s, s:i}", "message", message, "exit_code", exit_code);
-    if (err != NULL && last_error_code != NULL &&
-        json_object_set_new(err, "code", json_string(last_error_code)) != 0) {
-        json_decref(err);
-        err = NULL;
-    }
-    json_t *doc = err != NULL ? json_pack("{s:o}", "error", err) : NULL;
-    if (doc != NULL) /* else (no memory) stderr has said it all */
+    bool ok = true;
+    json_t *err = json_object(), *doc = json_object();
+    if (err == NULL || doc == NULL)
+        ok = false;
+    icm_cli_json_set(err, "message", icm_cli_json_str(last_error), &ok);
+    icm_cli_json_set(err, "exit_code", icm_cli_json_int(exit_code), &ok);
+    if (last_error_code != NULL)
+        icm_cli_json_set(err, "code", icm_cli_json_str(last_error_code), &ok);
+    icm_cli_json_set(doc, "error", err, &ok);
+    if (ok) /* else (no memory) stderr has said it all */
         (void)icm_cli_json_print(doc, true);
+    else
+        json_decref(doc);
 }
 
 int icm_cli_oom(void)
@@ -212,12 +173,8 @@ int icm_cli_fail(const icm_cli *cli, int rc)
         snprintf(line, sizeof line, "%s", icm_error_code_name(rc));
     else
         icm_error_format(line, sizeof line, err);
-    /* Messages are one line by contract; make sure no stray newline from a lower layer (or
-     * from a file name) splits the report. */
-    for (char *p = line; *p; p++) {
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    }
+    /* The library's message and location are printable already (errors.h: escaped as
+     * icm_escape_text does), so the line is written as it is, never escaped twice. */
     snprintf(last_error, sizeof last_error, "%s", line);
     last_error_code = icm_error_code_name(rc);
     if (cli != NULL && cli->verbosity > 0)
@@ -408,8 +365,9 @@ static int print_version(int argc, char **argv)
         return ICM_EXIT_OK;
     }
     json_t *doc = json_object();
-    bool ok = doc != NULL && json_object_set_new(doc, "name", json_string("icemaint")) == 0 &&
-              json_object_set_new(doc, "version", json_string(icm_version())) == 0;
+    bool ok = doc != NULL;
+    icm_cli_json_set(doc, "name", icm_cli_json_str("icemaint"), &ok);
+    icm_cli_json_set(doc, "version", icm_cli_json_str(icm_version()), &ok);
     return icm_cli_json_print(doc, ok);
 }
 

@@ -1,16 +1,96 @@
 /*
- * cli/output.c: how the CLI prints: aligned text tables for people, JSON documents (jansson)
- * for programs, and the time/number formatting both share.
+ * cli/output.c: how the CLI prints: aligned text tables and printable lines for people, JSON
+ * documents (built with jansson, written by json_out.c) for programs, and the time/number
+ * formatting both share.
  *
  * Human output goes to stdout; with --json stdout carries exactly one JSON document, so
- * nothing else may be printed there.
+ * nothing else may be printed there. Every byte string printed as text goes through
+ * icm_escape_text (a table cell, a line): a file name holding a newline or bytes that are not
+ * UTF-8 stays on its row, and the row can be read back exactly (README "Output").
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "icemaint/escape.h"
+
+char *icm_cli_escape_text(const char *s)
+{
+    size_t len = strlen(s);
+    size_t need = icm_escape_text(NULL, 0, s, len) + 1;
+    char *out = malloc(need);
+    if (out != NULL)
+        icm_escape_text(out, need, s, len);
+    return out;
+}
+
+void icm_cli_vline(FILE *out, const char *fmt, va_list ap)
+{
+    char stack[2048];
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(stack, sizeof stack, fmt, ap);
+    char *raw = n >= 0 && (size_t)n >= sizeof stack ? malloc((size_t)n + 1) : stack;
+    if (raw != stack && raw != NULL)
+        vsnprintf(raw, (size_t)n + 1, fmt, again);
+    va_end(again);
+    if (n < 0 || raw == NULL) {
+        /* no memory for a long line: its (printable) start is better than nothing */
+        raw = stack;
+    }
+    char *text = icm_cli_escape_text(raw);
+    fputs(text != NULL ? text : "(a line that could not be printed: out of memory)", out);
+    fputc('\n', out);
+    free(text);
+    if (raw != stack)
+        free(raw);
+}
+
+void icm_cli_line(FILE *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    icm_cli_vline(out, fmt, ap);
+    va_end(ap);
+}
+
+void icm_cli_warn(const icm_cli *cli, const char *fmt, ...)
+{
+    if (cli != NULL && cli->verbosity < 0)
+        return; /* -q: only errors on stderr */
+    char stack[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(stack, sizeof stack, fmt, ap);
+    va_end(ap);
+    char *text = stack;
+    if (n >= 0 && (size_t)n >= sizeof stack && (text = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    icm_cli_line(stderr, "icemaint: warning: %s", text != NULL ? text : stack);
+    if (text != stack)
+        free(text);
+}
+
+bool icm_cli_stdout_ok(void)
+{
+    return fflush(stdout) == 0 && !ferror(stdout);
+}
+
+int icm_cli_report_lost(size_t deleted, const char *what, const char *why)
+{
+    if (deleted == 0)
+        return icm_cli_error(NULL, "the report could not be printed (%s); nothing was deleted",
+                             why);
+    return icm_cli_error(NULL, "the report could not be printed (%s), but the run went "
+                               "through: %zu %s%s deleted",
+                         why, deleted, what, deleted == 1 ? " was" : "s were");
+}
 
 struct icm_cli_grid {
     size_t ncols;
@@ -44,7 +124,7 @@ bool icm_cli_grid_add(icm_cli_grid *g, const char *const *cells)
     }
     char **row = g->cells + g->nrows * g->ncols;
     for (size_t c = 0; c < g->ncols; c++) {
-        row[c] = strdup(cells[c] != NULL ? cells[c] : "-");
+        row[c] = icm_cli_escape_text(cells[c] != NULL ? cells[c] : "-");
         if (row[c] == NULL) {
             while (c > 0)
                 free(row[--c]);
@@ -57,7 +137,7 @@ bool icm_cli_grid_add(icm_cli_grid *g, const char *const *cells)
 
 bool icm_cli_grid_set(icm_cli_grid *g, size_t row, size_t col, const char *text)
 {
-    char *copy = strdup(text != NULL ? text : "-");
+    char *copy = icm_cli_escape_text(text != NULL ? text : "-");
     if (copy == NULL)
         return false;
     char **cell = &g->cells[(row + 1) * g->ncols + col];
@@ -147,7 +227,8 @@ void icm_cli_json_set(json_t *obj, const char *key, json_t *value_new, bool *ok)
 
 json_t *icm_cli_json_str(const char *s)
 {
-    return s != NULL ? json_string(s) : json_null();
+    /* unchecked: a byte string, written with the lossless escape by icm_cli_json_write */
+    return s != NULL ? json_stringn_nocheck(s, strlen(s)) : json_null();
 }
 
 json_t *icm_cli_json_int(int64_t v)
@@ -164,10 +245,8 @@ void icm_cli_json_push(json_t *arr, json_t *value_new, bool *ok)
 
 int icm_cli_json_failed(void)
 {
-    /* jansson refuses strings that are not UTF-8 as it refuses a failed allocation; paths
-     * decoded from Avro files are not checked for UTF-8 anywhere else */
-    return icm_cli_error(NULL, "cannot build the JSON output: out of memory, or a name that is "
-                               "not valid UTF-8");
+    /* strings are stored unchecked (icm_cli_json_str), so only memory can run out */
+    return icm_cli_error(NULL, "cannot build the JSON output: out of memory");
 }
 
 static bool json_printed;
@@ -183,12 +262,10 @@ int icm_cli_json_print(json_t *doc, bool ok)
         json_decref(doc);
         return icm_cli_json_failed();
     }
-    /* JSON_REAL_PRECISION is irrelevant (we emit no reals); keys keep insertion order. */
-    int rc = json_dumpf(doc, stdout, JSON_INDENT(2));
+    bool written = icm_cli_json_write(stdout, doc, true);
     json_printed = true;
     json_decref(doc);
-    if (rc != 0)
+    if (!written)
         return icm_cli_error("stdout", "cannot write the JSON document");
-    fputc('\n', stdout);
     return ICM_EXIT_OK;
 }

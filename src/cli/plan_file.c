@@ -172,7 +172,7 @@ int icm_cli_plan_check_table(icm_cli_plan_file *p, icm_table *t)
 int icm_cli_plan_write(icm_cli_plan_file *p, json_t *doc)
 {
     int err = 0;
-    if (json_dumpf(doc, p->f, JSON_INDENT(2)) != 0 || fputc('\n', p->f) == EOF ||
+    if (!icm_cli_json_write(p->f, doc, true) ||
         fflush(p->f) != 0 || fsync(fileno(p->f)) != 0)
         err = errno != 0 ? errno : EIO;
     if (fclose(p->f) != 0 && err == 0)

@@ -156,7 +156,7 @@ int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out)
     if (rc != ICM_EXIT_OK)
         return rc;
     if (cli->verbosity > 0)
-        fprintf(stderr, "icemaint: reading table metadata %s\n", location);
+        icm_cli_line(stderr, "icemaint: reading table metadata %s", location);
     rc = icm_table_metadata_read(&out->md, io, location);
     if (rc != 0) {
         free(location);

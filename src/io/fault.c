@@ -124,6 +124,14 @@ static int fault_resolve(icm_fileio *io, const char *location, char **out)
     return rc < 0 ? rc : icm_fileio_resolve(f->inner, location, out);
 }
 
+static int fault_checksum_of(icm_fileio *io, const char *location, char **out,
+                             icm_file_info *info)
+{
+    fault_fileio *f = (fault_fileio *)io;
+    int rc = admit(f, ICM_IO_STAT, location);
+    return rc < 0 ? rc : icm_fileio_checksum_of(f->inner, location, out, info);
+}
+
 static void fault_free(icm_fileio *io)
 {
     fault_fileio *f = (fault_fileio *)io;
@@ -145,6 +153,7 @@ static const icm_fileio_methods fault_methods = {
     fault_free,
     fault_list,
     fault_resolve,
+    fault_checksum_of,
 };
 
 int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)

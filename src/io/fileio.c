@@ -149,6 +149,30 @@ int icm_fileio_resolve(icm_fileio *io, const char *location, char **out)
     return *out != NULL ? 0 : ICM_ENOMEM;
 }
 
+int icm_fileio_checksum_of(icm_fileio *io, const char *location, char **out,
+                           icm_file_info *info)
+{
+    icm_file_info unused;
+    if (info == NULL)
+        info = &unused;
+    if (out != NULL)
+        *out = NULL;
+    info->location = NULL;
+    info->size_bytes = -1;
+    info->mtime_ms = -1;
+    int rc = check_common(io, location, "checksum");
+    if (rc < 0)
+        return rc;
+    if (out == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "checksum: NULL output");
+    const icm_fileio_methods *m = io->methods;
+    if (m->version < 3 || m->checksum_of == NULL)
+        return 0; /* no companions in this back end */
+    rc = finish(m->checksum_of(io, location, out, info), location);
+    info->location = *out;
+    return rc;
+}
+
 void icm_fileio_free(icm_fileio *io)
 {
     if (io != NULL && io->methods != NULL && io->methods->free != NULL)

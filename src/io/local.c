@@ -370,9 +370,10 @@ static int local_write_replace(icm_fileio *io, const char *location, const void 
 /* ---- delete and stat ---- */
 
 /* Whether `path` is a Hadoop checksum file: a regular file (not a link, not a folder) that
- * starts with Hadoop's "crc\0" header. A table may reference a file of any name, `.x.crc`
- * included (add-files takes what it is given); only a real checksum file goes with `x`. */
-static bool is_hadoop_crc(const char *path)
+ * starts with Hadoop's "crc\0" header; its size and mtime in *info. A table may reference a
+ * file of any name, `.x.crc` included (add-files takes what it is given); only a real checksum
+ * file is reported as the companion of `x`. */
+static bool is_hadoop_crc(const char *path, icm_file_info *info)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
@@ -383,23 +384,35 @@ static bool is_hadoop_crc(const char *path)
                read(fd, head, sizeof head) == (ssize_t)sizeof head &&
                memcmp(head, "crc", sizeof head) == 0; /* 'c' 'r' 'c' '\0' */
     close(fd);
+    if (yes) {
+        info->size_bytes = (int64_t)st.st_size;
+        info->mtime_ms = mtime_ms_of(&st);
+    }
     return yes;
 }
 
 /* Hadoop's checksummed local file system (what Java Iceberg writes local tables through)
- * keeps `.name.crc` beside `name` and deletes both; the orphan sweep never collects it (a
- * hidden name), so a delete here takes it along. Best effort: the data file's result counts. */
-static void remove_crc_side_file(const char *path)
+ * keeps `.name.crc` beside `name` and deletes both. One open() of a name that is usually
+ * absent: the planners call this only for files they plan to delete. */
+static int local_checksum_of(icm_fileio *io, const char *location, char **out,
+                             icm_file_info *info)
 {
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
-    const char *name = path + dir_len;
-    if (name[0] == '\0' || name[0] == '.')
-        return; /* no name, or itself hidden: Hadoop names no checksum after it */
-    char *crc = icm__sprintf("%.*s.%s.crc", (int)dir_len, path, name);
-    if (crc != NULL && is_hadoop_crc(crc))
-        (void)unlink(crc);
+    (void)io;
+    bool oom;
+    char *crc = icm__location_checksum_name(location, &oom);
+    char *path = NULL;
+    int rc = crc == NULL ? (oom ? ICM_ENOMEM : 0) : to_path(crc, &path);
+    if (rc == 0 && path != NULL && is_hadoop_crc(path, info)) {
+        *out = crc;
+        crc = NULL;
+    }
+    if (rc == ICM_EUNSUPPORTED) { /* not a local location: no companion here */
+        icm_error_clear();
+        rc = 0;
+    }
+    icm__free(path);
     icm__free(crc);
+    return rc;
 }
 
 /* Deletes are not fsync'ed: a delete undone by a crash only leaves an orphan behind. */
@@ -417,8 +430,6 @@ static int local_remove(icm_fileio *io, const char *location)
             rc = os_error(err, location,
                           err == EISDIR ? "cannot delete: is a directory" : "cannot delete");
     }
-    if (rc == 0)
-        remove_crc_side_file(path);
     icm__free(path);
     return rc;
 }
@@ -644,6 +655,7 @@ static const icm_fileio_methods local_methods = {
     local_free,
     local_list,
     local_resolve,
+    local_checksum_of,
 };
 
 int icm_fileio_local_new(icm_fileio **out)

@@ -338,6 +338,7 @@ static const icm_fileio_methods mem_methods = {
     mem_free,
     mem_list,
     NULL, /* resolve: no links */
+    NULL, /* checksum_of: no companions */
 };
 
 int icm_fileio_mem_new(icm_fileio **out)

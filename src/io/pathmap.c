@@ -229,6 +229,26 @@ static int pm_resolve(icm_fileio *io, const char *location, char **out)
     return rc;
 }
 
+/* The companion is found at the mapped target and named beside the original name (a
+ * companion lies in its file's folder, so it maps with it). */
+static int pm_checksum_of(icm_fileio *io, const char *location, char **out,
+                          icm_file_info *info)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char *real = NULL, *found = NULL;
+    int rc = map_location(pm, location, &real);
+    if (rc == 0)
+        rc = icm_fileio_checksum_of(pm->inner, real, &found, info);
+    if (rc == 0 && found != NULL) {
+        bool oom;
+        *out = icm__location_checksum_name(location, &oom);
+        rc = oom ? ICM_ENOMEM : 0;
+    }
+    icm__free(found);
+    icm__free(real);
+    return rc;
+}
+
 static void free_rules(pm_rule *rules, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -259,6 +279,7 @@ static const icm_fileio_methods pathmap_methods = {
     pm_free,
     pm_list,
     pm_resolve,
+    pm_checksum_of,
 };
 
 /* ICM_EINVALID unless rule i is usable and its FROM differs from every earlier rule's. */

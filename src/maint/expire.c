@@ -187,6 +187,10 @@ static int64_t delete_planned(icm_fileio *io, icm_expire_result *r, unsigned thr
         rc = delete_category(io, r, r->deleted_statistics_files,
                              r->deleted_statistics_file_count, ICM_EXPIRE_FILE_STATISTICS,
                              ICM_EXPIRE_FILE_PARTITION_STATISTICS, threads, &deleted);
+    if (rc == 0) /* last: a companion goes only once its file is gone */
+        rc = delete_category(io, r, r->deleted_checksum_files, r->deleted_checksum_file_count,
+                             ICM_EXPIRE_FILE_CHECKSUM, ICM_EXPIRE_FILE_CHECKSUM, threads,
+                             &deleted);
     r->dry_run = false;
     icm__expire_result_tally(r);
     if (rc != 0)

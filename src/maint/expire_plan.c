@@ -32,6 +32,7 @@
 static const char *const KIND_NAMES[ICM_EXPIRE_FILE_KIND_COUNT] = {
     "data",     "position_deletes", "equality_deletes", "deletion_vector",
     "manifest", "manifest_list",    "statistics",       "partition_statistics",
+    "checksum",
 };
 
 const char *icm_expire_file_kind_name(icm_expire_file_kind kind)
@@ -64,6 +65,7 @@ void icm_expire_result_free(icm_expire_result *r)
     free_files(r->deleted_files, r->deleted_file_count);
     free_files(r->deleted_manifests, r->deleted_manifest_count);
     free_files(r->deleted_statistics_files, r->deleted_statistics_file_count);
+    free_files(r->deleted_checksum_files, r->deleted_checksum_file_count);
     for (size_t i = 0; i < r->problem_count; i++) {
         icm__free(r->problems[i].location);
         icm__free(r->problems[i].message);
@@ -155,6 +157,7 @@ void icm__expire_result_tally(icm_expire_result *r)
     tally_files(r, r->deleted_files, r->deleted_file_count);
     tally_files(r, r->deleted_manifests, r->deleted_manifest_count);
     tally_files(r, r->deleted_statistics_files, r->deleted_statistics_file_count);
+    tally_files(r, r->deleted_checksum_files, r->deleted_checksum_file_count);
     r->total = 0;
     r->total_bytes = 0;
     for (size_t k = 0; k < ICM_EXPIRE_FILE_KIND_COUNT; k++) {
@@ -190,6 +193,7 @@ typedef struct plan {
     bool withhold_content, withhold_manifests;
     size_t content_outside;    /* content candidates outside the table's locations */
     file_vec vec[3];           /* content files, manifests and lists, statistics files */
+    file_vec checksums;        /* checksum companions of the planned files (with facts) */
 } plan;
 
 /* Room for `cap` items (and their facts when the vector keeps them). */
@@ -546,6 +550,64 @@ static int settle_content(plan *p, const icm__pathset *live)
     return rc;
 }
 
+/* Step 5: the checksum companions of the files planned in steps 1-4 (one
+ * icm_fileio_checksum_of per planned file: on local disk one open() of a name that is usually
+ * absent). A companion is planned unless the keep set names it, and, when there are any, the
+ * retained manifests are read once more for entries naming one (an `.x.crc` a writer added as a
+ * data file stays). `seen` is reused as the candidate set. */
+static int find_companions(plan *p, icm_fileio *io)
+{
+    for (size_t k = 0; k < 3; k++) {
+        for (size_t i = 0; i < p->vec[k].len; i++) {
+            icm_file_info info;
+            char *crc = NULL;
+            int rc = icm_fileio_checksum_of(io, p->vec[k].items[i].path, &crc, &info);
+            content_facts facts = {{0, 0}, 0, true};
+            if (rc == 0 && crc != NULL && (rc = icm__pathset_location_hash(crc, &facts.key)) == 0 &&
+                !icm__pathset_contains_hash(p->keep, facts.key) &&
+                (rc = name_hash(crc, &facts.name)) == 0 &&
+                (rc = vec_push(&p->checksums, crc, ICM__FILE_DATA, info.size_bytes, &facts)) == 0)
+                p->checksums.items[p->checksums.len - 1].kind = ICM_EXPIRE_FILE_CHECKSUM;
+            icm__free(crc);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int settle_companions(plan *p, icm_fileio *io, int format_version,
+                             const icm__manifest_refs *refs)
+{
+    int rc = find_companions(p, io);
+    if (rc != 0 || p->checksums.len == 0)
+        return rc;
+    icm__pathset *live = NULL;
+    icm__reach_report rep;
+    memset(&rep, 0, sizeof rep);
+    icm__pathset_clear(p->seen);
+    rc = icm__pathset_new(&live, 0);
+    if (rc == 0)
+        rc = find_still_live(io, format_version, refs, &p->checksums, p->seen, live, &rep);
+    /* A retained manifest that cannot be read may name any of them: keep them all. */
+    bool keep_all = rc == 0 && rep.failure_count > 0;
+    icm__reach_report_dispose(&rep);
+    file_vec *v = &p->checksums;
+    size_t kept = 0;
+    for (size_t i = 0; rc == 0 && i < v->len; i++) {
+        if (keep_all || icm__pathset_contains_hash(live, v->facts[i].key)) {
+            icm__free(v->items[i].path);
+        } else {
+            v->facts[kept] = v->facts[i];
+            v->items[kept++] = v->items[i];
+        }
+    }
+    if (rc == 0)
+        v->len = kept;
+    icm__pathset_free(live);
+    return rc;
+}
+
 static void move_vec(file_vec *v, icm_expire_file **items, size_t *count)
 {
     *items = v->items;
@@ -620,6 +682,9 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     }
     if (rc == 0)
         rc = settle_content(p, live);
+    /* The retained manifests must all be known to tell whether one names a companion. */
+    if (rc == 0 && !p->withhold_manifests)
+        rc = settle_companions(p, io, icm_table_metadata_format_version(after), &refs);
     p->r->withheld_manifests = p->withhold_manifests;
     p->r->withheld_content_files = cleanup == ICM_EXPIRE_CLEANUP_ALL && p->withhold_content;
 done:
@@ -650,12 +715,15 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
             free_files(p.vec[k].items, p.vec[k].len);
             icm__free(p.vec[k].facts);
         }
+        free_files(p.checksums.items, p.checksums.len);
+        icm__free(p.checksums.facts);
         return rc;
     }
     size_unknown_files(io, &p.vec[1]);
     move_vec(&p.vec[0], &r->deleted_files, &r->deleted_file_count);
     move_vec(&p.vec[1], &r->deleted_manifests, &r->deleted_manifest_count);
     move_vec(&p.vec[2], &r->deleted_statistics_files, &r->deleted_statistics_file_count);
+    move_vec(&p.checksums, &r->deleted_checksum_files, &r->deleted_checksum_file_count);
     icm__expire_result_tally(r);
     return 0;
 }

@@ -32,6 +32,8 @@ const char *icm_orphan_kind_name(icm_orphan_kind kind)
         return "manifest_list";
     case ICM_ORPHAN_METADATA:
         return "metadata";
+    case ICM_ORPHAN_CHECKSUM:
+        return "checksum";
     case ICM_ORPHAN_OTHER:
         break;
     }

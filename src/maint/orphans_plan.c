@@ -201,11 +201,21 @@ static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
     int64_t window; /* now - cutoff; an absurd cutoff far in the past saturates */
     if (__builtin_sub_overflow(now, p->cutoff, &window))
         window = p->cutoff < 0 ? INT64_MAX : INT64_MIN;
+    if (window < 0 && !o->force)
+        return refuse(NULL,
+                      "cutoff is %.1f h in the future (after now): every file would count as "
+                      "old enough, even one a commit in progress is writing; choose a cutoff at "
+                      "least 24 h ago, or use --force (options.force) to accept",
+                      -(double)window / 3600000.0);
     if (window < ICM_ORPHAN_MIN_AGE_MS && !o->force)
         return refuse(NULL,
                       "cutoff is only %.1f h before now (minimum 24 h): files that young may "
                       "belong to a commit in progress; use --force (options.force) to accept",
                       (double)window / 3600000.0);
+    if (window < 0)
+        return icm__orphan_warn(p->r, "the cutoff is in the future (after now): every "
+                                      "unreferenced file is a candidate, even one a commit in "
+                                      "progress is writing (accepted with force)");
     const char *age = icm_table_metadata_property(md, "history.expire.max-snapshot-age-ms");
     int64_t max_age = DEFAULT_MAX_SNAPSHOT_AGE_MS;
     if (age != NULL) {
@@ -982,6 +992,27 @@ static bool same_table(const plan *p, const char *loc, const char *uuid)
     return in_own_md_dir(p, loc);
 }
 
+/* Whether the unparseable metadata file `loc` was modified at or after the cutoff (or its
+ * mtime is unknown): a crashed or running writer's file, which the sweep would never delete
+ * (too recent), so it cannot be evidence of another table. *gone when it went away. */
+static int written_since_cutoff(plan *p, const char *loc, bool *in_flight, bool *gone)
+{
+    icm_file_info info;
+    int rc = icm_fileio_stat(p->io, loc, &info);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        *gone = true;
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    *in_flight = info.mtime_ms < 0 || info.mtime_ms >= p->cutoff;
+    return 0;
+}
+
+/* Another table's metadata under the listing location refuses the sweep; an unparseable
+ * `*.metadata.json` refuses too when it is older than the cutoff (one younger is a writer's
+ * file in flight and is skipped, as it would be as a candidate). */
 static int check_other_tables(plan *p)
 {
     for (size_t i = 0; i < p->unreferenced_md.len; i++) {
@@ -989,6 +1020,11 @@ static int check_other_tables(plan *p)
         char *uuid, *location;
         bool readable, gone;
         int rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone);
+        bool in_flight = false;
+        if (rc == 0 && !readable && !gone)
+            rc = written_since_cutoff(p, loc, &in_flight, &gone);
+        if (rc == 0 && in_flight)
+            continue; /* a writer's fresh file: never a candidate, so it cannot block */
         /* A writer may be half-way through this very file (object stores and some local
          * writers publish in place): look again a little later before refusing. */
         for (int attempt = 0; rc == 0 && !readable && !gone && attempt < 3; attempt++) {
@@ -1006,8 +1042,9 @@ static int check_other_tables(plan *p)
         if (!readable)
             rc = refuse(loc,
                         "cannot read this metadata file to tell whether another table lives "
-                        "under %s; nothing is deleted (remove or move it, or carve its folder "
-                        "out with --exclude-location)", p->list_root);
+                        "under %s, and it is older than the cutoff (not a write in progress); "
+                        "nothing is deleted (remove or move it, or carve its folder out with "
+                        "--exclude-location)", p->list_root);
         else
             rc = refuse(loc,
                         "another table's metadata lives under %s: table-uuid %s (location %s), "
@@ -1083,6 +1120,66 @@ static int recheck(plan *p, const char *md_location_before)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* checksum companions                                                                         */
+
+/* The checksum companion of orphan `f` (icm_fileio_checksum_of), as an orphan entry of kind
+ * CHECKSUM in *out, or out->path NULL when there is none or it must stay: R references it (in
+ * any form), or it lies under an excluded location. */
+static int companion_of(plan *p, const icm_orphan_file *f, icm_orphan_file *out)
+{
+    memset(out, 0, sizeof *out);
+    icm_file_info info;
+    char *crc = NULL;
+    int rc = icm_fileio_checksum_of(p->io, f->path, &crc, &info);
+    if (rc != 0 || crc == NULL)
+        return rc;
+    icm__okey_match m = ICM__OKEY_NONE;
+    rc = icm__okeys_lookup(&p->keys, crc, &m, NULL);
+    if (rc != 0 || m != ICM__OKEY_NONE || excluded(p, crc)) {
+        icm__free(crc);
+        return rc;
+    }
+    *out = (icm_orphan_file){crc, info.size_bytes, info.mtime_ms, ICM_ORPHAN_CHECKSUM,
+                             ICM_ORPHAN_PLANNED, 0, NULL};
+    return 0;
+}
+
+/* Plan each final orphan's checksum companion right after it (README "What the maintenance
+ * commands touch"): the listing skips hidden names, so the companions are looked up here, one
+ * check per orphan (never per listed file). A kept file's companion is never looked at. */
+static int add_checksum_companions(plan *p)
+{
+    icm_orphan_result *r = p->r;
+    size_t n = r->orphan_count;
+    if (n == 0)
+        return 0;
+    icm_orphan_file *all = icm__reallocarray(NULL, n, 2 * sizeof *all);
+    if (all == NULL)
+        return ICM_ENOMEM;
+    size_t k = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        all[k++] = r->orphans[i];
+        icm_orphan_file c;
+        if (rc == 0 && (rc = companion_of(p, &r->orphans[i], &c)) == 0 && c.path != NULL)
+            all[k++] = c;
+    }
+    /* On failure the orphans stay as they were (the companions found are dropped). */
+    if (rc != 0) {
+        for (size_t i = 0; i < k; i++)
+            if (all[i].kind == ICM_ORPHAN_CHECKSUM)
+                icm__free(all[i].path);
+        icm__free(all);
+        return rc;
+    }
+    icm__free(r->orphans);
+    r->orphans = all;
+    r->orphan_count = k;
+    p->orphan_cap = 2 * n;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* entry                                                                                       */
 
 static void plan_dispose(plan *p)
@@ -1153,6 +1250,8 @@ static int run(plan *p, int64_t now)
         rc = check_presence(p);
     if (rc == 0)
         rc = recheck(p, md_location);
+    if (rc == 0)
+        rc = add_checksum_companions(p);
     p->r->keep_set_bytes = icm__pathset_memory_bytes(p->keys.set);
     icm__free(md_location);
     return rc;

@@ -121,32 +121,6 @@ static int unicode_escape(reader *r)
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), or 0 if invalid. */
-static size_t utf8_sequence(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = p[0];
-    size_t n;
-    uint32_t cp, min;
-    if ((c & 0xE0) == 0xC0)
-        n = 2, cp = c & 0x1F, min = 0x80;
-    else if ((c & 0xF0) == 0xE0)
-        n = 3, cp = c & 0x0F, min = 0x800;
-    else if ((c & 0xF8) == 0xF0)
-        n = 4, cp = c & 0x07, min = 0x10000;
-    else
-        return 0;
-    if ((size_t)(end - p) < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3Fu);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 /* Decode the string at r->p (on the opening quote) into r->scratch. */
 static int read_string(reader *r)
 {
@@ -168,7 +142,7 @@ static int read_string(reader *r)
         if (c < 0x20)
             return syntax_error(r, "control character in string");
         if (c >= 0x80) {
-            size_t n = utf8_sequence((const unsigned char *)r->p, (const unsigned char *)r->end);
+            size_t n = icm__utf8_char_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
             if (n == 0)
                 return syntax_error(r, "invalid UTF-8 in string");
             icm__buf_put(&r->scratch, r->p, n);

@@ -28,44 +28,11 @@ static json_t *copy_doc(const icm_table_metadata *md)
     return doc;
 }
 
-/* Strict UTF-8 check (no overlongs, no surrogates, at most U+10FFFF): jansson refuses anything
- * else, and we must tell that apart from running out of memory. */
-static bool utf8_valid(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p != 0) {
-        unsigned c = *p;
-        size_t extra;
-        uint32_t cp, min;
-        if (c < 0x80) {
-            p++;
-            continue;
-        } else if ((c & 0xE0) == 0xC0) {
-            extra = 1, cp = c & 0x1F, min = 0x80;
-        } else if ((c & 0xF0) == 0xE0) {
-            extra = 2, cp = c & 0x0F, min = 0x800;
-        } else if ((c & 0xF8) == 0xF0) {
-            extra = 3, cp = c & 0x07, min = 0x10000;
-        } else {
-            return false;
-        }
-        for (size_t i = 1; i <= extra; i++) {
-            if ((p[i] & 0xC0) != 0x80) /* also stops at the terminating NUL */
-                return false;
-            cp = (cp << 6) | (p[i] & 0x3Fu);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        p += extra + 1;
-    }
-    return true;
-}
-
 static int check_text(const char *what, const char *s)
 {
     if (s == NULL)
         return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, NULL, "%s is NULL", what);
-    if (!utf8_valid(s))
+    if (!icm__utf8_valid(s, strlen(s))) /* jansson refuses anything else */
         return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, NULL, "%s is not valid UTF-8",
                               what);
     return 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "icemaint/escape.h"
 #include "util/util.h"
 
 #define ICM__MSG_MAX 1024
@@ -67,12 +68,15 @@ void icm_error_clear(void)
     reset();
 }
 
-/* Keep the message on one line: control characters become spaces. */
-static void one_line(char *s)
+/* Store `src` printable and on one line: control characters, backslashes and bytes that are
+ * not UTF-8 escaped as text (icm_escape_text), cut at a whole escape when it does not fit. */
+static void store_escaped(char *dst, size_t cap, const char *src)
 {
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20)
-            *s = ' ';
+    if (src == NULL) {
+        dst[0] = '\0';
+        return;
+    }
+    (void)icm_escape_text(dst, cap, src, strlen(src));
 }
 
 int icm__error_vset(icm_error_class klass, int code, const char *location, const char *fmt,
@@ -81,10 +85,10 @@ int icm__error_vset(icm_error_class klass, int code, const char *location, const
     reset();
     g_err.pub.code = code;
     g_err.pub.klass = klass;
-    vsnprintf(g_err.message, sizeof g_err.message, fmt, ap);
-    one_line(g_err.message);
-    copy_trunc(g_err.location, sizeof g_err.location, location);
-    one_line(g_err.location);
+    char raw[ICM__MSG_MAX];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    store_escaped(g_err.message, sizeof g_err.message, raw);
+    store_escaped(g_err.location, sizeof g_err.location, location);
     return code;
 }
 
@@ -140,8 +144,7 @@ void icm__error_set_position(int64_t line, int64_t column, int64_t offset)
 void icm__error_set_location(const char *location)
 {
     icm_error_last();
-    copy_trunc(g_err.location, sizeof g_err.location, location);
-    one_line(g_err.location);
+    store_escaped(g_err.location, sizeof g_err.location, location);
 }
 
 icm__error_saved *icm__error_save(void)

@@ -412,3 +412,16 @@ int icm__location_key(const char *loc, char **out)
     icm__location_key_write(loc, *out);
     return 0;
 }
+
+char *icm__location_checksum_name(const char *loc, bool *oom)
+{
+    *oom = false;
+    const char *slash = strrchr(loc, '/');
+    size_t dir_len = slash != NULL ? (size_t)(slash - loc) + 1 : 0;
+    const char *name = loc + dir_len;
+    if (name[0] == '\0' || name[0] == '.')
+        return NULL;
+    char *crc = icm__sprintf("%.*s.%s.crc", (int)dir_len, loc, name);
+    *oom = crc == NULL;
+    return crc;
+}

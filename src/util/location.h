@@ -113,4 +113,12 @@ size_t icm__location_trim_len(const char *loc);
  */
 char *icm__location_join(const char *base, const char *rel);
 
+/*
+ * The name Hadoop's checksummed file systems give the checksum of `loc`: `dir/.name.crc` for
+ * `dir/name`, in the form of `loc` (new string, icm__free). NULL when `loc` ends in '/' or its
+ * name starts with '.' (Hadoop names no checksum after a hidden file), or on allocation
+ * failure (then *oom is set).
+ */
+char *icm__location_checksum_name(const char *loc, bool *oom);
+
 #endif /* ICM_UTIL_LOCATION_H */

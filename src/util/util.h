@@ -105,6 +105,14 @@ typedef struct icm__ptrvec {
 int icm__ptrvec_push(icm__ptrvec *v, void *item);
 void icm__ptrvec_dispose(icm__ptrvec *v, void (*free_item)(void *));
 
+/* ---- UTF-8 (escape.c) ---- */
+/* Length of the valid UTF-8 character (RFC 3629: shortest form, no surrogates, at most
+ * U+10FFFF) starting at p, of at most `avail` bytes, or 0 when none starts there. A
+ * NUL-terminated string may pass any avail >= 4: the NUL is never a continuation byte. */
+size_t icm__utf8_char_len(const unsigned char *p, size_t avail);
+/* Whether the `len` bytes at s are valid UTF-8 throughout. */
+bool icm__utf8_valid(const char *s, size_t len);
+
 /* ---- time ---- */
 /* Wall clock, ms since the Unix epoch (UTC). */
 int64_t icm__now_ms(void);

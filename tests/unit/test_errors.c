@@ -31,7 +31,8 @@ static void test_set_and_format(void **state)
     assert_null(strchr(e->message, '\n'));
     char buf[256];
     icm_error_format(buf, sizeof buf, e);
-    assert_string_equal(buf, "/t/metadata/v1.metadata.json: field 'snapshots' is not an array");
+    /* control characters are escaped as text (icm_escape_text), so the line stays one line */
+    assert_string_equal(buf, "/t/metadata/v1.metadata.json: field 'snapshots'\\nis not an array");
     icm_error_clear();
     assert_int_equal(icm_error_last()->code, 0);
     assert_string_equal(icm_error_last()->message, "");

@@ -568,11 +568,12 @@ static void test_local_writes_leave_no_temp_files(void **state)
     free(loc);
 }
 
-/* Deleting `name` takes Hadoop's checksum side file `.name.crc` along (Java Iceberg writes
- * local tables through Hadoop's checksummed file system); nothing else beside it, and only a
- * real checksum file (regular, starting "crc\0"): a table may reference a data file named
- * `.k.parquet.crc`, and a folder or a link by that name is not Hadoop's either. */
-static void test_local_delete_takes_hadoop_crc(void **state)
+/* Hadoop's checksum companions: icm_fileio_checksum_of reports `.name.crc` beside `name` only
+ * when it is a regular file (not a link, not a folder) starting with Hadoop's "crc\0" header,
+ * in the form of the location asked about (also when `name` itself is already gone); a delete
+ * removes exactly the file named, never its companion (the planners plan companions as files
+ * of their own, kind "checksum"). */
+static void test_local_checksum_of_reports_hadoop_crc(void **state)
 {
     env *e = *state;
     char *dir = icmt_sprintf("%s/crc", e->tmpdir);
@@ -593,30 +594,39 @@ static void test_local_delete_takes_hadoop_crc(void **state)
     assert_int_equal(symlink(target, l_crc), 0);
     char *d_crc = icmt_sprintf("%s/.d.parquet.crc", dir); /* a folder */
     assert_int_equal(mkdir(d_crc, 0777), 0);
-    const char *deleted[] = {"f.parquet", "g.parquet", ".hidden", "k.parquet", "l.parquet",
-                             "d.parquet"}; /* g.parquet is already gone: its side file goes */
-    for (size_t i = 0; i < sizeof deleted / sizeof *deleted; i++) {
-        char *loc = icmt_sprintf(i == 0 ? "file://%s/%s" : "%s/%s", dir, deleted[i]);
-        icmt_ok(icm_fileio_delete(e->io, loc));
+    /* g.parquet is already gone: its companion is still reported */
+    const char *asked[] = {"f.parquet", "g.parquet", ".hidden", "k.parquet", "l.parquet",
+                           "d.parquet", "h.parquet"};
+    const char *companion[] = {".f.parquet.crc", ".g.parquet.crc", NULL, NULL, NULL, NULL, NULL};
+    for (size_t i = 0; i < sizeof asked / sizeof *asked; i++) {
+        char *loc = icmt_sprintf(i == 0 ? "file://%s/%s" : "%s/%s", dir, asked[i]);
+        char *got = NULL;
+        icm_file_info info;
+        icmt_ok(icm_fileio_checksum_of(e->io, loc, &got, &info));
+        if (companion[i] == NULL) {
+            assert_null(got);
+        } else {
+            char *want = icmt_sprintf(i == 0 ? "file://%s/%s" : "%s/%s", dir, companion[i]);
+            assert_non_null(got);
+            assert_string_equal(got, want);
+            assert_ptr_equal(info.location, got);
+            assert_int_equal(info.size_bytes, (int64_t)sizeof crc);
+            assert_true(info.mtime_ms > 0);
+            free(want);
+        }
+        icm_free(got);
         free(loc);
     }
-    const char *gone[] = {"f.parquet", ".f.parquet.crc", ".g.parquet.crc", ".hidden",
-                          "k.parquet", "l.parquet",      "d.parquet"};
-    const char *kept[] = {"h.parquet", "..hidden.crc", ".k.parquet.crc", "elsewhere.crc",
-                          ".d.parquet.crc"};
-    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
-        char *p = icmt_sprintf("%s/%s", dir, gone[i]);
-        assert_false(icmt_file_exists(p));
-        free(p);
-    }
-    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
-        char *p = icmt_sprintf("%s/%s", dir, kept[i]);
-        assert_true(icmt_file_exists(p));
-        free(p);
-    }
+    /* deleting f.parquet leaves its companion where it is */
+    char *f = icmt_sprintf("%s/f.parquet", dir), *f_crc = icmt_sprintf("%s/.f.parquet.crc", dir);
+    icmt_ok(icm_fileio_delete(e->io, f));
+    assert_false(icmt_file_exists(f));
+    assert_true(icmt_file_exists(f_crc));
     struct stat st;
-    assert_int_equal(lstat(l_crc, &st), 0); /* the link itself stays too */
+    assert_int_equal(lstat(l_crc, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
+    free(f);
+    free(f_crc);
     free(d_crc);
     free(target);
     free(l_crc);
@@ -1518,7 +1528,8 @@ int main(void)
                                                  setup_env, teardown_env, &g_local),
         cmocka_unit_test_prestate_setup_teardown(test_local_directory_is_not_a_file, setup_env,
                                                  teardown_env, &g_local),
-        cmocka_unit_test_prestate_setup_teardown(test_local_delete_takes_hadoop_crc, setup_env,
+        cmocka_unit_test_prestate_setup_teardown(test_local_checksum_of_reports_hadoop_crc,
+                                                 setup_env,
                                                  teardown_env, &g_local),
         cmocka_unit_test_prestate_setup_teardown(test_resolve, setup_env, teardown_env,
                                                  &g_local),

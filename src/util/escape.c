@@ -1,0 +1,179 @@
+/*
+ * util/escape.c: the one UTF-8 validator of the library (icm__utf8_char_len, used by the JSON
+ * parser, metadata edits and the escapes) and the two lossless escapes that make any byte
+ * string printable (include/icemaint/escape.h): text for people, JSON with surrogateescape.
+ *
+ * Both escapes walk the input one unit at a time: a valid UTF-8 character, or one byte that
+ * needs an escape. A unit is written only when it fits whole, so truncated output never ends
+ * inside an escape or a character.
+ */
+#include <string.h>
+
+#include "icemaint/escape.h"
+#include "util/util.h"
+
+size_t icm__utf8_char_len(const unsigned char *p, size_t avail)
+{
+    unsigned c = p[0];
+    if (c < 0x80)
+        return avail > 0 ? 1 : 0;
+    /* lead byte: sequence length, its payload bits, the smallest code point (no overlongs);
+     * 0xC0, 0xC1 and 0xF5-0xFF lead nothing */
+    size_t n = (c >= 0xc2 && c <= 0xdf)   ? 2
+               : (c >= 0xe0 && c <= 0xef) ? 3
+               : (c >= 0xf0 && c <= 0xf4) ? 4
+                                          : 0;
+    if (n == 0 || avail < n)
+        return 0;
+    uint32_t cp = c & (0x7fu >> n);
+    uint32_t min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* also stops at a terminating NUL */
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    return (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) ? 0 : n;
+}
+
+bool icm__utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t n = icm__utf8_char_len(p + i, len - i);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+/* Output with snprintf's contract: `len` counts everything, `buf` receives whole units while
+ * they fit (one byte stays for the NUL). */
+typedef struct sink {
+    char *buf;
+    size_t size;
+    size_t len;
+    bool full; /* a unit did not fit: nothing more is written */
+} sink;
+
+static void put(sink *s, const char *unit, size_t n)
+{
+    if (!s->full && s->size > 0 && s->len + n < s->size)
+        memcpy(s->buf + s->len, unit, n);
+    else
+        s->full = true;
+    s->len += n;
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+/* One text unit for byte c that needs an escape, or 0 when c needs none. */
+static size_t text_escape_byte(unsigned char c, char out[4])
+{
+    const char *named = c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                                           : c == '\t' ? "\\t" : NULL;
+    if (named != NULL) {
+        memcpy(out, named, 2);
+        return 2;
+    }
+    if (c >= 0x20 && c != 0x7f)
+        return 0;
+    out[0] = '\\', out[1] = 'x', out[2] = hex_digits[c >> 4], out[3] = hex_digits[c & 15];
+    return 4;
+}
+
+static void put_hex_byte(sink *s, unsigned char c)
+{
+    char out[4] = {'\\', 'x', hex_digits[c >> 4], hex_digits[c & 15]};
+    put(s, out, 4);
+}
+
+size_t icm_escape_text(char *buf, size_t buf_size, const char *bytes, size_t len)
+{
+    sink s = {buf, buf_size, 0, false};
+    size_t stop = 0; /* bytes written to buf */
+    const unsigned char *p = (const unsigned char *)bytes;
+    for (size_t i = 0; i < len;) {
+        char unit[4];
+        size_t n = 1, m;
+        if (p[i] < 0x80 && (m = text_escape_byte(p[i], unit)) > 0) {
+            put(&s, unit, m);
+        } else if (p[i] < 0x80) {
+            put(&s, (const char *)p + i, 1);
+        } else if ((n = icm__utf8_char_len(p + i, len - i)) == 0) {
+            n = 1;
+            put_hex_byte(&s, p[i]); /* not part of valid UTF-8 */
+        } else if (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
+            put_hex_byte(&s, p[i]); /* a C1 control, U+0080-U+009F: both bytes */
+            put_hex_byte(&s, p[i + 1]);
+        } else {
+            put(&s, (const char *)p + i, n);
+        }
+        if (!s.full)
+            stop = s.len;
+        i += n;
+    }
+    if (buf_size > 0)
+        buf[stop] = '\0';
+    return s.len;
+}
+
+/* One JSON unit for ASCII byte c that needs an escape, or 0 when c needs none. Control
+ * characters without a short form are `\u00XX` with upper-case digits, as jansson writes
+ * them (so documents of valid names keep their exact text). */
+static size_t json_escape_ascii(unsigned char c, char out[6])
+{
+    const char *named = c == '"'    ? "\\\""
+                        : c == '\\' ? "\\\\"
+                        : c == '\b' ? "\\b"
+                        : c == '\f' ? "\\f"
+                        : c == '\n' ? "\\n"
+                        : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t"
+                                    : NULL;
+    if (named != NULL) {
+        memcpy(out, named, 2);
+        return 2;
+    }
+    if (c >= 0x20)
+        return 0;
+    static const char upper[] = "0123456789ABCDEF";
+    memcpy(out, "\\u00", 4);
+    out[4] = upper[c >> 4], out[5] = upper[c & 15];
+    return 6;
+}
+
+size_t icm_escape_json(char *buf, size_t buf_size, const char *bytes, size_t len)
+{
+    sink s = {buf, buf_size, 0, false};
+    size_t stop = 0;
+    const unsigned char *p = (const unsigned char *)bytes;
+    put(&s, "\"", 1);
+    if (!s.full)
+        stop = s.len;
+    for (size_t i = 0; i < len;) {
+        char unit[6];
+        size_t n = 1, m;
+        if (p[i] < 0x80 && (m = json_escape_ascii(p[i], unit)) > 0) {
+            put(&s, unit, m);
+        } else if (p[i] < 0x80) {
+            put(&s, (const char *)p + i, 1);
+        } else if ((n = icm__utf8_char_len(p + i, len - i)) == 0) {
+            /* not part of valid UTF-8: surrogateescape, byte 0xXY as U+DCXY */
+            char esc[6] = {'\\', 'u', 'd', 'c', hex_digits[p[i] >> 4], hex_digits[p[i] & 15]};
+            put(&s, esc, 6);
+            n = 1;
+        } else {
+            put(&s, (const char *)p + i, n);
+        }
+        if (!s.full)
+            stop = s.len;
+        i += n;
+    }
+    put(&s, "\"", 1);
+    if (!s.full)
+        stop = s.len;
+    if (buf_size > 0)
+        buf[stop] = '\0';
+    return s.len;
+}
