@@ -188,6 +188,9 @@ int icm_cli_json_failed(void);
 /* Print `doc` (stolen) as one JSON document and a newline on stdout; with !ok (a builder
  * failed) report icm_cli_json_failed() instead. Returns an exit code. */
 int icm_cli_json_print(json_t *doc, bool ok);
+/* The same without a message: false when stdout failed (a command that deleted files says so
+ * with icm_cli_report_lost). */
+bool icm_cli_json_emit(json_t *doc);
 
 /* ---- --plan-out FILE (plan_file.c) ---- */
 

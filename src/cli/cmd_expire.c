@@ -406,8 +406,7 @@ static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
 {
     warn_future_cutoff(cli, r);
     int rc = ICM_EXIT_OK;
-    bool printed = true;
-    const char *why = "cannot write to stdout";
+    const char *lost = NULL; /* why the report could not be printed */
     if (cli->json || a->plan_out != NULL) {
         /* One document for the plan file (opened before the expiry ran, plan_file.c) and
          * stdout. The report goes to stdout even when the plan file failed: files may be gone;
@@ -416,20 +415,25 @@ static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
         json_t *doc = report_json(r, &ok);
         if (!ok) {
             icm_cli_plan_discard(plan);
-            printed = false;
-            why = "out of memory";
+            lost = "out of memory";
         } else {
             if (a->plan_out != NULL)
                 rc = icm_cli_plan_write(plan, doc);
-            if (cli->json)
-                printed = icm_cli_json_print(json_incref(doc), true) == ICM_EXIT_OK;
+            if (cli->json && !icm_cli_json_emit(json_incref(doc)))
+                lost = "cannot write to stdout";
         }
         json_decref(doc);
     }
     if (!cli->json)
         print_human(r); /* -q quiets stderr diagnostics, not the result */
-    if (!printed || !icm_cli_stdout_ok())
-        rc = icm_cli_report_lost(r->dry_run ? 0 : r->total, "file", why);
+    if (lost == NULL && !icm_cli_stdout_ok())
+        lost = "cannot write to stdout";
+    if (lost != NULL) {
+        if (r->committed)
+            icm_cli_line(stderr, "icemaint: the expiry was committed (%s)",
+                         r->metadata_location != NULL ? r->metadata_location : "");
+        rc = icm_cli_report_lost(r->dry_run ? 0 : r->total, "file", lost);
+    }
     int prc = report_problems(cli, r);
     return rc != ICM_EXIT_OK ? rc : prc;
 }

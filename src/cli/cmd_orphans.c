@@ -351,27 +351,26 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
 {
     print_warnings(cli, a, r);
     int rc = ICM_EXIT_OK;
-    bool printed = true;
+    size_t deleted = r->dry_run ? 0 : r->deleted;
     if (cli->json || a->plan_out != NULL) {
         bool ok = true;
         json_t *doc = result_json(r, &ok);
         if (!ok) {
             json_decref(doc);
-            return icm_cli_report_lost(r->dry_run ? 0 : r->deleted, "orphan file",
-                                       "out of memory");
+            return icm_cli_report_lost(deleted, "orphan file", "out of memory");
         }
         if (a->plan_out != NULL)
             rc = icm_cli_plan_write(plan, doc);
         /* The report goes to stdout even when the plan file failed: files may be gone. */
-        if (cli->json)
-            printed = icm_cli_json_print(json_incref(doc), true) == ICM_EXIT_OK;
+        bool written = !cli->json || icm_cli_json_emit(json_incref(doc));
         json_decref(doc);
+        if (!written)
+            return icm_cli_report_lost(deleted, "orphan file", "cannot write to stdout");
     }
-    if (!cli->json)
-        printed = print_human(r);
-    if (!printed || !icm_cli_stdout_ok())
-        rc = icm_cli_report_lost(r->dry_run ? 0 : r->deleted, "orphan file",
-                                 printed ? "cannot write to stdout" : "out of memory");
+    if (!cli->json && !print_human(r))
+        rc = icm_cli_report_lost(deleted, "orphan file", "out of memory");
+    else if (!icm_cli_stdout_ok())
+        rc = icm_cli_report_lost(deleted, "orphan file", "cannot write to stdout");
     int frc = report_failures(r);
     return rc != ICM_EXIT_OK ? rc : frc;
 }

@@ -256,16 +256,21 @@ bool icm_cli_json_printed(void)
     return json_printed;
 }
 
+bool icm_cli_json_emit(json_t *doc)
+{
+    bool written = icm_cli_json_write(stdout, doc, true);
+    json_printed = true;
+    json_decref(doc);
+    return written;
+}
+
 int icm_cli_json_print(json_t *doc, bool ok)
 {
     if (doc == NULL || !ok) {
         json_decref(doc);
         return icm_cli_json_failed();
     }
-    bool written = icm_cli_json_write(stdout, doc, true);
-    json_printed = true;
-    json_decref(doc);
-    if (!written)
+    if (!icm_cli_json_emit(doc))
         return icm_cli_error("stdout", "cannot write the JSON document");
     return ICM_EXIT_OK;
 }

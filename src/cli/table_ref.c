@@ -11,6 +11,7 @@
  * The argument itself also goes through the path map, so a user may name a table by its
  * original location (`s3://bucket/t`) and have it read from the local copy.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,12 +87,17 @@ static int classify(icm_cli *cli, icm_fileio *io, const char *ref, ref_kind *kin
         return ICM_EXIT_OK;
     }
     struct stat st;
-    if (stat(local, &st) != 0)
-        *kind = REF_MISSING;
-    else
-        *kind = S_ISDIR(st.st_mode) ? REF_DIR : REF_FILE;
+    int err = stat(local, &st) != 0 ? errno : 0;
     icm_free(local);
-    return ICM_EXIT_OK;
+    if (err == 0) {
+        *kind = S_ISDIR(st.st_mode) ? REF_DIR : REF_FILE;
+        return ICM_EXIT_OK;
+    }
+    /* Missing is the usual answer; any other reason (a name longer than the OS allows, no
+     * permission, a loop of links) is what the user must fix, so it is the message. */
+    if (err == ENOENT || err == ENOTDIR)
+        return ICM_EXIT_OK;
+    return icm_cli_error(ref, "cannot use this table path: %s", strerror(err));
 }
 
 /* The metadata file TABLE stands for (malloc'd into *out). Returns an exit code. */

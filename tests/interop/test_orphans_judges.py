@@ -17,8 +17,9 @@ Times are set with os.utime relative to the wall clock at the start of the modul
     file exists, no snapshot is gone (oracle.check_after).
 
 Java (Hadoop) writes a hidden `.NAME.crc` next to every file. Those names start with `.`, so the
-sweep treats them as hidden and never deletes one, not even the checksum of a stray it deletes
-(icemaint deletes the file itself, not Hadoop's side file): asserted below.
+sweep treats them as hidden and never deletes one as an orphan of its own; the checksum of a
+stray it deletes is planned right after it (kind "checksum") and deleted with it, as Hadoop's
+file system deletes both: asserted below.
 
 A separate test commits with PyIceberg in a thread while sweeps run: nothing the writer commits is
 deleted, and every snapshot it made reads in full. A sweep may catch the writer's new metadata
@@ -67,7 +68,20 @@ def _sweep_proc(cli: Path, wh: Warehouse, table: str, cutoff_ms: int):
 
 
 def _orphan_paths(doc: dict) -> set[str]:
-    return {oracle.local_path(o["path"]) for o in doc["orphans"]}
+    """The orphans proper (not the checksum companions planned with them)."""
+    return {oracle.local_path(o["path"]) for o in doc["orphans"] if o["kind"] != "checksum"}
+
+
+def _checksum_paths(doc: dict) -> set[str]:
+    """The checksum companions: each listed right after the file it belongs to."""
+    orphans = doc["orphans"]
+    out = set()
+    for i, o in enumerate(orphans):
+        if o["kind"] == "checksum":
+            crc = oracle.local_path(o["path"])
+            assert i > 0 and _crc_of_target(crc) == oracle.local_path(orphans[i - 1]["path"])
+            out.add(crc)
+    return out
 
 
 def _files(root: Path) -> set[str]:
@@ -175,6 +189,8 @@ def test_dry_run_lists_exactly_the_old_visible_strays_and_deletes_nothing(swept)
         doc = swept["dry1"][n]
         assert doc["dry_run"] is True, n
         assert _orphan_paths(doc) == set(swept["old_visible"][n]), n
+        # the one planted stray with a real checksum beside it: planned with it
+        assert _checksum_paths(doc) == {_crc_of(swept["old_visible"][n][0])}, n
         assert all(o["state"] == "planned" for o in doc["orphans"]), n
         # nothing changed on disk
         everything = (swept["table_files"][n] | set(swept["old_visible"][n])
@@ -188,7 +204,8 @@ def test_real_sweep_deletes_exactly_the_old_visible_strays(swept):
         doc = swept["real1"][n]
         assert doc["dry_run"] is False, n
         assert _orphan_paths(doc) == _orphan_paths(swept["dry1"][n]), n  # the plan held
-        assert doc["deleted"] == len(swept["old_visible"][n]) and doc["failed"] == 0, n
+        assert _checksum_paths(doc) == _checksum_paths(swept["dry1"][n]), n
+        assert doc["deleted"] == len(swept["old_visible"][n]) + 1 and doc["failed"] == 0, n
         survivors = (swept["table_files"][n] | set(swept["old_hidden"][n])
                      | set(swept["new_visible"][n]) | set(swept["new_hidden"][n]))
         survivors -= {_crc_of(p) for p in swept["old_visible"][n]}  # went with their files
@@ -213,9 +230,11 @@ def test_aged_sweep_deletes_exactly_the_unreferenced_files(swept):
     assert any(p.endswith(".metadata.json") for p in swept["expected2"]["py.metadata_log_truncated"])
     for n in swept["tables"]:
         got = _orphan_paths(swept["real2"][n])
+        crcs = _checksum_paths(swept["real2"][n])
         assert got == swept["expected2"][n], n
-        assert swept["real2"][n]["deleted"] == len(got), n
-        assert swept["on_disk2"][n] == swept["on_disk1"][n] - got, n
+        assert crcs == {_crc_of(p) for p in got} & swept["on_disk1"][n], n
+        assert swept["real2"][n]["deleted"] == len(got) + len(crcs), n
+        assert swept["on_disk2"][n] == swept["on_disk1"][n] - got - crcs, n
         assert set(swept["new_visible"][n]) <= swept["on_disk2"][n], n
 
 
@@ -246,11 +265,12 @@ def test_hidden_files_are_never_deleted_but_checksums_go_with_their_files(swept)
         stray = root / "data" / "old-stray.parquet"
         assert str(stray) not in swept["on_disk2"][n]
         assert str(root / "data" / ".old-stray.parquet.crc") not in swept["on_disk2"][n]
-    # and no report ever named a hidden path
+    # and no report ever named a hidden path, but for the checksums planned with their files
     for n in swept["tables"]:
         root = swept["roots"][n]
         for doc in (swept["dry1"][n], swept["real1"][n], swept["real2"][n]):
             assert not [p for p in _orphan_paths(doc) if _hidden(root, p)], n
+            assert {_crc_of_target(p) for p in _checksum_paths(doc)} <= _orphan_paths(doc), n
 
 
 def test_a_writer_committing_during_sweeps_loses_nothing(scratch_warehouse, icemaint_cli):
