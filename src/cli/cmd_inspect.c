@@ -136,9 +136,9 @@ static void print_current_snapshot(const icm_table_metadata *md)
         return;
     }
     char when[40];
-    printf("%-22s %" PRId64 " (%s, %s)\n", "Current snapshot", current,
-           icm_cli_format_time(snap->timestamp_ms, when, sizeof when),
-           snap->operation != NULL ? snap->operation : "no operation");
+    icm_cli_line(stdout, "%-22s %" PRId64 " (%s, %s)", "Current snapshot", current,
+                 icm_cli_format_time(snap->timestamp_ms, when, sizeof when),
+                 snap->operation != NULL ? snap->operation : "no operation");
 }
 
 static void print_human(const icm_cli_table *t)
@@ -151,7 +151,7 @@ static void print_human(const icm_cli_table *t)
 
     icm_cli_line(stdout, "%-22s %s", "Metadata file", t->metadata_location);
     printf("%-22s %d\n", "Format version", icm_table_metadata_format_version(md));
-    printf("%-22s %s\n", "Table UUID", uuid != NULL ? uuid : "(none)");
+    icm_cli_line(stdout, "%-22s %s", "Table UUID", uuid != NULL ? uuid : "(none)");
     icm_cli_line(stdout, "%-22s %s", "Location", icm_table_metadata_location(md));
     printf("%-22s %s\n", "Last updated",
            icm_cli_format_time(icm_table_metadata_last_updated_ms(md), when, sizeof when));

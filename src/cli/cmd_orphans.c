@@ -56,11 +56,15 @@ static const char orphans_help[] =
     "                            and deleted with it)\n"
     "  -h, --help                print this help\n"
     "\n"
-    "Refusals (exit code 5): gc.enabled=false; a cutoff less than 24 h ago without --force;\n"
-    "a location outside the table; an unreadable manifest list or manifest; files that match\n"
-    "referenced ones only up to scheme or authority (see --prefix-mismatch); another table's\n"
-    "metadata under the location (see --exclude-location); a listing that names none of the\n"
-    "referenced files (check --path-map).\n";
+    "Refusals (exit code 5): gc.enabled=false; a cutoff less than 24 h ago or in the future\n"
+    "without --force; a location outside the table; an unreadable manifest list or manifest;\n"
+    "files that match referenced ones only up to scheme or authority (see --prefix-mismatch);\n"
+    "another table's metadata under the location, or a *.metadata.json older than the cutoff\n"
+    "that cannot be read (see --exclude-location; a younger one is a write in progress and\n"
+    "is skipped); a listing that names none of the referenced files (check --path-map).\n"
+    "\n"
+    "A Hadoop checksum .NAME.crc beside an orphan is planned right after it (kind checksum)\n"
+    "and deleted with it; the checksum of a kept file never is.\n";
 
 typedef struct orphan_args {
     const char *table;

@@ -55,7 +55,8 @@ static const char tool_help[] =
     "                      segment boundary; metadata is never rewritten)\n"
     "  --json              print exactly one JSON document on stdout (also after COMMAND)\n"
     "  -v, --verbose       more detail; errors also name the error code and class\n"
-    "  -q, --quiet         only errors on stderr\n"
+    "  -q, --quiet         only errors on stderr (no warnings, no progress); the result\n"
+    "                      on stdout is unchanged\n"
     "  --catalog NAME      catalog for ns.table names (default: default-catalog, else\n"
     "                      \"default\")\n"
     "  --config FILE       PyIceberg-style catalog configuration (default: the first\n"
@@ -71,7 +72,10 @@ static const char tool_help_tail[] =
     "\n"
     "Run 'icemaint COMMAND --help' for a command's options.\n"
     "Exit codes: 0 ok, 1 error, 2 usage, 3 commit failed, 4 commit outcome unknown,\n"
-    "5 refused by a safety check.\n";
+    "5 refused by a safety check.\n"
+    "Output: file names are printed escaped (text: \\\\, \\n, \\t, \\xNN for other control\n"
+    "characters and bytes that are not UTF-8; JSON: such bytes as \\udcXY, Python's\n"
+    "surrogateescape). Warnings start with 'icemaint: warning:'.\n";
 
 /* ---- error reporting ---- */
 

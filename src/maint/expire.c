@@ -21,6 +21,7 @@
 
 #include "icemaint/catalog.h"
 #include "maint/expire_internal.h"
+#include "util/location.h"
 #include "util/util.h"
 
 int icm_expire_cleanup_parse(const char *text, icm_expire_cleanup *out)
@@ -170,6 +171,36 @@ done:
     return rc;
 }
 
+/* A checksum companion stays while its file does: the companion of a file whose delete failed
+ * is not deleted (it is marked FAILED with a problem saying why). Companions are named
+ * `dir/.name.crc` beside `dir/name` (icm_fileio_checksum_of). Returns 0 or ICM_ENOMEM. */
+static int keep_companions_of_failed(icm_expire_result *r)
+{
+    for (size_t i = 0; i < r->problem_count; i++) {
+        if (r->problems[i].kind != ICM_EXPIRE_PROBLEM_DELETE_FAILED)
+            continue;
+        bool oom;
+        char *crc = icm__location_checksum_name(r->problems[i].location, &oom);
+        if (oom)
+            return ICM_ENOMEM;
+        for (size_t k = 0; crc != NULL && k < r->deleted_checksum_file_count; k++) {
+            icm_expire_file *f = &r->deleted_checksum_files[k];
+            if (f->state != ICM_EXPIRE_FILE_PLANNED || strcmp(f->path, crc) != 0)
+                continue;
+            f->state = ICM_EXPIRE_FILE_FAILED;
+            int rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETE_FAILED, f->path,
+                                             ICM_EREFUSED, "not deleted: the file it is the "
+                                             "checksum of could not be deleted");
+            if (rc != 0) {
+                icm__free(crc);
+                return rc;
+            }
+        }
+        icm__free(crc);
+    }
+    return 0;
+}
+
 static int64_t delete_planned(icm_fileio *io, icm_expire_result *r, unsigned threads)
 {
     size_t deleted = 0;
@@ -188,6 +219,8 @@ static int64_t delete_planned(icm_fileio *io, icm_expire_result *r, unsigned thr
                              r->deleted_statistics_file_count, ICM_EXPIRE_FILE_STATISTICS,
                              ICM_EXPIRE_FILE_PARTITION_STATISTICS, threads, &deleted);
     if (rc == 0) /* last: a companion goes only once its file is gone */
+        rc = keep_companions_of_failed(r);
+    if (rc == 0)
         rc = delete_category(io, r, r->deleted_checksum_files, r->deleted_checksum_file_count,
                              ICM_EXPIRE_FILE_CHECKSUM, ICM_EXPIRE_FILE_CHECKSUM, threads,
                              &deleted);

@@ -617,6 +617,27 @@ static void test_local_checksum_of_reports_hadoop_crc(void **state)
         icm_free(got);
         free(loc);
     }
+    /* through a path map the companion is named beside the original name; the fault wrapper
+     * passes the call on (one stat-kind operation); the memory store has none */
+    icm_path_map rule = {"s3://b/t", dir};
+    icm_fileio *local = NULL, *pm = NULL, *fault = NULL, *mem = NULL;
+    icmt_ok(icm_fileio_local_new(&local));
+    icmt_ok(icm_fileio_pathmap_new(&pm, local, &rule, 1));
+    icmt_ok(icm_fileio_fault_new(&fault, pm));
+    char *got = NULL;
+    icmt_ok(icm_fileio_checksum_of(fault, "s3://b/t/f.parquet", &got, NULL));
+    assert_string_equal(got, "s3://b/t/.f.parquet.crc");
+    assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_STAT), 1);
+    icm_free(got);
+    icmt_ok(icm_fileio_checksum_of(fault, "s3://b/t/h.parquet", &got, NULL));
+    assert_null(got);
+    icm_fileio_free(fault);
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icmt_ok(icm_fileio_create_new(mem, "s3://b/t/x", "1", 1));
+    icmt_ok(icm_fileio_create_new(mem, "s3://b/t/.x.crc", "crc\0", 4));
+    icmt_ok(icm_fileio_checksum_of(mem, "s3://b/t/x", &got, NULL));
+    assert_null(got);
+    icm_fileio_free(mem);
     /* deleting f.parquet leaves its companion where it is */
     char *f = icmt_sprintf("%s/f.parquet", dir), *f_crc = icmt_sprintf("%s/.f.parquet.crc", dir);
     icmt_ok(icm_fileio_delete(e->io, f));
