@@ -46,7 +46,8 @@
  * `.name.crc` beside `name`, icm_fileio_checksum_of): it is planned right after its orphan as
  * an entry of kind ICM_ORPHAN_CHECKSUM (whatever its age: it goes with its file, as Hadoop's
  * delete takes it), unless R references it or it lies under an excluded location; a
- * companion of a file that is kept is never planned. After the listing the table is refreshed again; when a writer committed
+ * companion of a file that is kept is never planned. Companions are deleted after every other
+ * orphan, and only when the entry before them (their file) was deleted (else FAILED). After the listing the table is refreshed again; when a writer committed
  * meanwhile, everything its new metadata references is added to R before anything is deleted.
  *
  * Warning (result->warnings, not a refusal): the table's snapshot retention

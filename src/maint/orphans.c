@@ -81,6 +81,7 @@ typedef struct delete_job {
     size_t n_roots;
     atomic_size_t next;
     atomic_size_t done;
+    bool checksums;   /* this pass deletes the checksum companions (else every other file) */
 } delete_job;
 
 static bool inside_roots(const delete_job *job, const char *loc)
@@ -94,7 +95,11 @@ static bool inside_roots(const delete_job *job, const char *loc)
 static void delete_one(delete_job *job, icm_orphan_file *f)
 {
     int rc;
-    if (!inside_roots(job, f->path))
+    /* A companion follows its file (orphans_plan.c) and goes only once that file is gone. */
+    if (f->kind == ICM_ORPHAN_CHECKSUM && (f == job->files || f[-1].state != ICM_ORPHAN_DELETED))
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
+                            "not deleted: the file it is the checksum of was not deleted");
+    else if (!inside_roots(job, f->path))
         rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                             "not deleted: outside the table location, write.data.path and "
                             "write.metadata.path");
@@ -117,6 +122,8 @@ static void drain(delete_job *job, icm_orphan_progress_cb progress, void *payloa
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
             return;
+        if ((job->files[i].kind == ICM_ORPHAN_CHECKSUM) != job->checksums)
+            continue; /* the other pass's */
         delete_one(job, &job->files[i]);
         size_t done = atomic_fetch_add(&job->done, 1) + 1;
         if (progress != NULL && done / PROGRESS_EVERY != reported / PROGRESS_EVERY) {
@@ -132,6 +139,29 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* One pass over the orphans on up to max_concurrent_deletes threads. */
+static void run_pass(delete_job *job, const icm_orphan_options *o)
+{
+    atomic_store(&job->next, 0);
+    size_t want = o->max_concurrent_deletes > 1 ? o->max_concurrent_deletes : 1;
+    if (want > MAX_DELETE_THREADS)
+        want = MAX_DELETE_THREADS;
+    if (want > job->count)
+        want = job->count;
+    pthread_t tids[MAX_DELETE_THREADS];
+    size_t started = 0;
+    for (size_t k = 1; k < want; k++) {
+        if (pthread_create(&tids[started], NULL, worker, job) != 0)
+            break; /* fewer threads is fine: the calling thread does the rest */
+        started++;
+    }
+    drain(job, o->progress, o->progress_payload);
+    for (size_t k = 0; k < started; k++)
+        pthread_join(tids[k], NULL);
+}
+
+/* Every orphan, then (a second pass, once every file's outcome is known) the checksum
+ * companions of those that were deleted. */
 static void delete_all(icm_table *t, icm_orphan_result *r, const icm_orphan_options *o)
 {
     const icm_table_metadata *md = icm_table_get_metadata(t);
@@ -145,22 +175,12 @@ static void delete_all(icm_table *t, icm_orphan_result *r, const icm_orphan_opti
             job.roots[job.n_roots++] = cand[i];
     atomic_init(&job.next, 0);
     atomic_init(&job.done, 0);
-
-    size_t want = o->max_concurrent_deletes > 1 ? o->max_concurrent_deletes : 1;
-    if (want > MAX_DELETE_THREADS)
-        want = MAX_DELETE_THREADS;
-    if (want > job.count)
-        want = job.count;
-    pthread_t tids[MAX_DELETE_THREADS];
-    size_t started = 0;
-    for (size_t k = 1; k < want; k++) {
-        if (pthread_create(&tids[started], NULL, worker, &job) != 0)
-            break; /* fewer threads is fine: the calling thread does the rest */
-        started++;
+    job.checksums = false;
+    run_pass(&job, o);
+    if (r->counts[ICM_ORPHAN_CHECKSUM] > 0) {
+        job.checksums = true;
+        run_pass(&job, o);
     }
-    drain(&job, o->progress, o->progress_payload);
-    for (size_t k = 0; k < started; k++)
-        pthread_join(tids[k], NULL);
     if (o->progress != NULL)
         o->progress(job.count, job.count, o->progress_payload);
 }
