@@ -351,13 +351,11 @@ static int report_problems(const icm_cli *cli, const icm_expire_result *r)
     bool failed = false;
     for (size_t i = 0; i < r->problem_count; i++) {
         const icm_expire_problem *p = &r->problems[i];
-        if (p->kind == ICM_EXPIRE_PROBLEM_DELETE_FAILED) {
-            failed = true;
-            icm_cli_line(stderr, "icemaint: %s: %s (%s)", p->location, p->message,
-                         problem_name(p->kind));
-        } else {
-            icm_cli_warn(cli, "%s: %s (%s)", p->location, p->message, problem_name(p->kind));
-        }
+        bool warning = p->kind != ICM_EXPIRE_PROBLEM_DELETE_FAILED;
+        failed = failed || !warning;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, " (%s)", problem_name(p->kind));
+        icm_cli_file_line(cli, warning, p->location, p->message, suffix);
     }
     /* Cleanup held back because the table could not be read whole: safe, but not what was
      * asked for, so the exit code says so (1) and a script can tell. */

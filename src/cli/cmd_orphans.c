@@ -328,9 +328,11 @@ static int report_failures(const icm_orphan_result *r)
 {
     for (size_t i = 0; i < r->orphan_count; i++) {
         const icm_orphan_file *f = &r->orphans[i];
-        if (f->state == ICM_ORPHAN_FAILED)
-            icm_cli_line(stderr, "icemaint: %s: not deleted: %s", f->path,
-                         f->error_message != NULL ? f->error_message : "delete failed");
+        if (f->state != ICM_ORPHAN_FAILED)
+            continue;
+        const char *why = f->error_message != NULL ? f->error_message : "delete failed";
+        bool says_so = strncmp(why, "not deleted", 11) == 0;
+        icm_cli_file_line(NULL, false, f->path, says_so ? "" : "not deleted: ", why);
     }
     return r->failed > 0 ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }

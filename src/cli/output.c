@@ -77,6 +77,18 @@ void icm_cli_warn(const icm_cli *cli, const char *fmt, ...)
         free(text);
 }
 
+void icm_cli_file_line(const icm_cli *cli, bool warning, const char *location,
+                       const char *message, const char *suffix)
+{
+    if (warning && cli != NULL && cli->verbosity < 0)
+        return;
+    char *loc = icm_cli_escape_text(location != NULL ? location : "");
+    fprintf(stderr, "icemaint: %s%s: %s%s\n", warning ? "warning: " : "",
+            loc != NULL ? loc : "(a file whose name could not be printed: out of memory)",
+            message != NULL ? message : "", suffix != NULL ? suffix : "");
+    free(loc);
+}
+
 bool icm_cli_stdout_ok(void)
 {
     return fflush(stdout) == 0 && !ferror(stdout);
