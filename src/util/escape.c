@@ -47,28 +47,68 @@ bool icm__utf8_valid(const char *s, size_t len)
     return true;
 }
 
-/* Output with snprintf's contract: `len` counts everything, `buf` receives whole units while
- * they fit (one byte stays for the NUL). */
+/* Output with snprintf's contract: `len` counts everything; `buf` receives whole units while
+ * they fit (one byte stays for the NUL), `written` of them. */
 typedef struct sink {
     char *buf;
     size_t size;
     size_t len;
+    size_t written;
     bool full; /* a unit did not fit: nothing more is written */
 } sink;
 
 static void put(sink *s, const char *unit, size_t n)
 {
-    if (!s->full && s->size > 0 && s->len + n < s->size)
+    if (!s->full && s->len + n < s->size) {
         memcpy(s->buf + s->len, unit, n);
-    else
+        s->written = s->len + n;
+    } else {
+        s->full = true;
+    }
+    s->len += n;
+}
+
+/* A run of printable ASCII bytes, each a unit of its own: as many as fit are written. */
+static void put_run(sink *s, const char *run, size_t n)
+{
+    size_t room = !s->full && s->size > s->len ? s->size - 1 - s->len : 0;
+    size_t k = n < room ? n : room;
+    if (k > 0) {
+        memcpy(s->buf + s->len, run, k);
+        s->written = s->len + k;
+    }
+    if (k < n)
         s->full = true;
     s->len += n;
 }
 
+/* Bytes at p (of at most n) that print as themselves: printable ASCII but the backslash (and,
+ * in JSON, the quote). */
+static size_t plain_run(const unsigned char *p, size_t n, bool json)
+{
+    size_t k = 0;
+    while (k < n && p[k] >= 0x20 && p[k] < 0x7f && p[k] != '\\' && !(json && p[k] == '"'))
+        k++;
+    return k;
+}
+
+/* The NUL after the whole units written; the length of the whole output. */
+static size_t finish(sink *s)
+{
+    if (s->size > 0)
+        s->buf[s->written] = '\0';
+    return s->len;
+}
+
 static const char hex_digits[] = "0123456789abcdef";
 
-/* One text unit for byte c that needs an escape, or 0 when c needs none. */
-static size_t text_escape_byte(unsigned char c, char out[4])
+static void hex_byte(char out[4], unsigned char c)
+{
+    out[0] = '\\', out[1] = 'x', out[2] = hex_digits[c >> 4], out[3] = hex_digits[c & 15];
+}
+
+/* The text unit of ASCII byte c into out: its escape, or c itself. Returns its length. */
+static size_t text_ascii(unsigned char c, char out[4])
 {
     const char *named = c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
                                            : c == '\t' ? "\\t" : NULL;
@@ -76,52 +116,49 @@ static size_t text_escape_byte(unsigned char c, char out[4])
         memcpy(out, named, 2);
         return 2;
     }
-    if (c >= 0x20 && c != 0x7f)
-        return 0;
-    out[0] = '\\', out[1] = 'x', out[2] = hex_digits[c >> 4], out[3] = hex_digits[c & 15];
+    if (c >= 0x20 && c != 0x7f) {
+        out[0] = (char)c;
+        return 1;
+    }
+    hex_byte(out, c);
     return 4;
-}
-
-static void put_hex_byte(sink *s, unsigned char c)
-{
-    char out[4] = {'\\', 'x', hex_digits[c >> 4], hex_digits[c & 15]};
-    put(s, out, 4);
 }
 
 size_t icm_escape_text(char *buf, size_t buf_size, const char *bytes, size_t len)
 {
-    sink s = {buf, buf_size, 0, false};
-    size_t stop = 0; /* bytes written to buf */
+    sink s = {buf, buf_size, 0, 0, false};
     const unsigned char *p = (const unsigned char *)bytes;
     for (size_t i = 0; i < len;) {
-        char unit[4];
-        size_t n = 1, m;
-        if (p[i] < 0x80 && (m = text_escape_byte(p[i], unit)) > 0) {
-            put(&s, unit, m);
-        } else if (p[i] < 0x80) {
-            put(&s, (const char *)p + i, 1);
-        } else if ((n = icm__utf8_char_len(p + i, len - i)) == 0) {
+        size_t plain = plain_run(p + i, len - i, false);
+        if (plain > 0) {
+            put_run(&s, (const char *)p + i, plain);
+            i += plain;
+            continue;
+        }
+        char unit[8];
+        size_t n = p[i] < 0x80 ? 1 : icm__utf8_char_len(p + i, len - i);
+        if (n == 1) {
+            put(&s, unit, text_ascii(p[i], unit));
+        } else if (n == 0) {
             n = 1;
-            put_hex_byte(&s, p[i]); /* not part of valid UTF-8 */
+            hex_byte(unit, p[i]); /* not part of valid UTF-8 */
+            put(&s, unit, 4);
         } else if (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
-            put_hex_byte(&s, p[i]); /* a C1 control, U+0080-U+009F: both bytes */
-            put_hex_byte(&s, p[i + 1]);
+            hex_byte(unit, p[i]); /* a C1 control, U+0080-U+009F: both bytes, one unit */
+            hex_byte(unit + 4, p[i + 1]);
+            put(&s, unit, 8);
         } else {
             put(&s, (const char *)p + i, n);
         }
-        if (!s.full)
-            stop = s.len;
         i += n;
     }
-    if (buf_size > 0)
-        buf[stop] = '\0';
-    return s.len;
+    return finish(&s);
 }
 
-/* One JSON unit for ASCII byte c that needs an escape, or 0 when c needs none. Control
- * characters without a short form are `\u00XX` with upper-case digits, as jansson writes
- * them (so documents of valid names keep their exact text). */
-static size_t json_escape_ascii(unsigned char c, char out[6])
+/* The JSON unit of ASCII byte c into out: its escape, or c itself. Control characters without
+ * a short form are `\u00XX` with upper-case digits, as jansson writes them (so documents of
+ * valid names keep their exact text). Returns its length. */
+static size_t json_ascii(unsigned char c, char out[6])
 {
     const char *named = c == '"'    ? "\\\""
                         : c == '\\' ? "\\\\"
@@ -135,8 +172,10 @@ static size_t json_escape_ascii(unsigned char c, char out[6])
         memcpy(out, named, 2);
         return 2;
     }
-    if (c >= 0x20)
-        return 0;
+    if (c >= 0x20) {
+        out[0] = (char)c;
+        return 1;
+    }
     static const char upper[] = "0123456789ABCDEF";
     memcpy(out, "\\u00", 4);
     out[4] = upper[c >> 4], out[5] = upper[c & 15];
@@ -145,20 +184,21 @@ static size_t json_escape_ascii(unsigned char c, char out[6])
 
 size_t icm_escape_json(char *buf, size_t buf_size, const char *bytes, size_t len)
 {
-    sink s = {buf, buf_size, 0, false};
-    size_t stop = 0;
+    sink s = {buf, buf_size, 0, 0, false};
     const unsigned char *p = (const unsigned char *)bytes;
     put(&s, "\"", 1);
-    if (!s.full)
-        stop = s.len;
     for (size_t i = 0; i < len;) {
+        size_t plain = plain_run(p + i, len - i, true);
+        if (plain > 0) {
+            put_run(&s, (const char *)p + i, plain);
+            i += plain;
+            continue;
+        }
         char unit[6];
-        size_t n = 1, m;
-        if (p[i] < 0x80 && (m = json_escape_ascii(p[i], unit)) > 0) {
-            put(&s, unit, m);
-        } else if (p[i] < 0x80) {
-            put(&s, (const char *)p + i, 1);
-        } else if ((n = icm__utf8_char_len(p + i, len - i)) == 0) {
+        size_t n = p[i] < 0x80 ? 1 : icm__utf8_char_len(p + i, len - i);
+        if (n == 1) {
+            put(&s, unit, json_ascii(p[i], unit));
+        } else if (n == 0) {
             /* not part of valid UTF-8: surrogateescape, byte 0xXY as U+DCXY */
             char esc[6] = {'\\', 'u', 'd', 'c', hex_digits[p[i] >> 4], hex_digits[p[i] & 15]};
             put(&s, esc, 6);
@@ -166,14 +206,8 @@ size_t icm_escape_json(char *buf, size_t buf_size, const char *bytes, size_t len
         } else {
             put(&s, (const char *)p + i, n);
         }
-        if (!s.full)
-            stop = s.len;
         i += n;
     }
     put(&s, "\"", 1);
-    if (!s.full)
-        stop = s.len;
-    if (buf_size > 0)
-        buf[stop] = '\0';
-    return s.len;
+    return finish(&s);
 }

@@ -312,6 +312,27 @@ static void test_truncation_keeps_whole_units(void **state)
     }
 }
 
+/* A run of plain ASCII is cut after any of its characters (each is a unit of its own). */
+static void test_truncation_inside_a_plain_run(void **state)
+{
+    (void)state;
+    static const char in[] = "abcd\xff";
+    for (size_t room = 1; room <= 9; room++) {
+        char out[16];
+        size_t got = icm_escape_text(out, room, in, sizeof in - 1);
+        assert_int_equal(got, 8);
+        const char *want = room <= 5 ? NULL : room <= 8 ? "abcd" : "abcd\\xff";
+        if (want == NULL)
+            assert_memory_equal(out, "abcd", room - 1);
+        else
+            assert_string_equal(out, want);
+        assert_int_equal(strlen(out), want == NULL ? room - 1 : strlen(want));
+        got = icm_escape_json(out, room, in, sizeof in - 1);
+        assert_int_equal(got, 12);
+        assert_int_equal(strlen(out), room <= 6 ? room - 1 : 5); /* "abcd then \udcff */
+    }
+}
+
 /* For valid names the JSON escape writes exactly what jansson writes, so documents of plain
  * names keep their exact text. */
 static void test_json_matches_jansson_for_valid_text(void **state)
@@ -341,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_control_characters_stay_on_one_line),
         cmocka_unit_test(test_random_round_trips),
         cmocka_unit_test(test_truncation_keeps_whole_units),
+        cmocka_unit_test(test_truncation_inside_a_plain_run),
         cmocka_unit_test(test_json_matches_jansson_for_valid_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
