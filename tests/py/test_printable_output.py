@@ -211,6 +211,23 @@ def test_report_that_cannot_be_printed_after_deletes_says_what_was_deleted(table
     assert files_under(table["dir"]) == before_files - planted
 
 
+def test_data_file_named_with_bytes_that_are_not_utf8_is_listed_losslessly(table):
+    """`files --json` failed with "out of memory" on a data file whose name is not UTF-8
+    (add-files records any name); the text row split at a newline in the name."""
+    data = os.fsencode(table["dir"] / "data")
+    src = sorted(f for f in os.listdir(data) if f.endswith(b".parquet"))[0]
+    odd = os.path.join(data, b"odd\xff\nname.parquet")
+    with open(os.path.join(data, src), "rb") as f, open(odd, "wb") as g:
+        g.write(f.read())
+    ok(table, "add-files", "ns.t", odd)
+    doc = json.loads(ok(table, "--json", "files", "ns.t").stdout)
+    assert odd in {local(f["path"]) for f in doc["files"]}
+    lines = ok(table, "files", "ns.t").stdout.split(b"\n")
+    rows = [line for line in lines if line.endswith(b"odd\\xff\\nname.parquet")]
+    assert len(rows) == 1 and text_unescape(rows[0].split()[-1]) == odd
+    assert len(lines) == 1 + 4 + 1 + 1  # header, 4 files, summary, final newline
+
+
 # ---- class 9: checksum companions are planned -----------------------------------------------
 
 def test_checksum_companion_is_planned_and_deleted_with_its_orphan(table, tmp_path):
