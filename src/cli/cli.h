@@ -139,12 +139,13 @@ char *icm_cli_escape_text(const char *s);
 void icm_cli_line(FILE *out, const char *fmt, ...) ICM_CLI_PRINTF(2, 3);
 void icm_cli_vline(FILE *out, const char *fmt, va_list ap) ICM_CLI_PRINTF(2, 0);
 
-/* Print "icemaint: warning: <text>" on stderr as one printable line (icm_cli_line), unless -q
+/* Print "warning: <text>" on stderr as one printable line (icm_cli_line), unless -q
  * (then stderr carries only errors). Every warning of every command goes through this. */
 void icm_cli_warn(const icm_cli *cli, const char *fmt, ...) ICM_CLI_PRINTF(2, 3);
-/* "icemaint: [warning: ]<location>: <message><suffix>" on stderr, for a message from the
- * library (printable already: errors.h), so only `location` (any bytes) is escaped here and
- * the message is not escaped twice. A warning is hidden by -q. */
+/* "icemaint: <location>: <message><suffix>" (an error) or "warning: <location>: ..." (a
+ * warning) on stderr, for a message from the library (printable already: errors.h), so only
+ * `location` (any bytes) is escaped here and the message is not escaped twice. A warning is
+ * hidden by -q. */
 void icm_cli_file_line(const icm_cli *cli, bool warning, const char *location,
                        const char *message, const char *suffix);
 /* Whether everything printed on stdout so far reached it (flushes stdout). */

@@ -63,7 +63,7 @@ static const char expire_help[] =
     "                              them, kind checksum, deleted last)\n"
     "  -h, --help                  print this help\n"
     "\n"
-    "Warnings (stderr, 'icemaint: warning: ...'; -q hides them; exit code unchanged): a\n"
+    "Warnings (stderr, 'warning: ...'; -q hides them; exit code unchanged): a\n"
     "manifest list or manifest of an expired snapshot that cannot be read (it is kept, with\n"
     "the files only it names: a later remove-orphan-files finds them), a file outside the\n"
     "table's locations (kept), a cutoff in the future.\n"

@@ -75,7 +75,7 @@ static const char tool_help_tail[] =
     "5 refused by a safety check.\n"
     "Output: file names are printed escaped (text: \\\\, \\n, \\t, \\xNN for other control\n"
     "characters and bytes that are not UTF-8; JSON: such bytes as \\udcXY, Python's\n"
-    "surrogateescape). Warnings start with 'icemaint: warning:'.\n";
+    "surrogateescape). Warnings start with 'warning:'.\n";
 
 /* ---- error reporting ---- */
 

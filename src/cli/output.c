@@ -72,7 +72,7 @@ void icm_cli_warn(const icm_cli *cli, const char *fmt, ...)
         vsnprintf(text, (size_t)n + 1, fmt, ap);
         va_end(ap);
     }
-    icm_cli_line(stderr, "icemaint: warning: %s", text != NULL ? text : stack);
+    icm_cli_line(stderr, "warning: %s", text != NULL ? text : stack);
     if (text != stack)
         free(text);
 }
@@ -83,7 +83,7 @@ void icm_cli_file_line(const icm_cli *cli, bool warning, const char *location,
     if (warning && cli != NULL && cli->verbosity < 0)
         return;
     char *loc = icm_cli_escape_text(location != NULL ? location : "");
-    fprintf(stderr, "icemaint: %s%s: %s%s\n", warning ? "warning: " : "",
+    fprintf(stderr, "%s%s: %s%s\n", warning ? "warning: " : "icemaint: ",
             loc != NULL ? loc : "(a file whose name could not be printed: out of memory)",
             message != NULL ? message : "", suffix != NULL ? suffix : "");
     free(loc);

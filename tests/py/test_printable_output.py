@@ -8,7 +8,7 @@
   * Hadoop checksum companions (`.NAME.crc`) are planned (kind "checksum") by the sweep and by
     expiry, so the dry run, the plan file and the report list everything a run deletes, and a
     companion of a kept file is never planned;
-  * messages: every warning starts with `icemaint: warning:`, an unreadable list of an expired
+  * messages: every warning starts with `warning:`, an unreadable list of an expired
     snapshot is a warning, a fresh unparseable `*.metadata.json` does not block a sweep (an old
     one refuses, named), a path too long gets its reason, -q leaves only errors on stderr, and
     a cutoff in the future is explained.
@@ -331,7 +331,7 @@ def test_unreadable_list_of_an_expired_snapshot_is_a_warning(table):
     p = ok(table, "expire-snapshots", "ns.t", "--snapshot-id", str(first))
     lines = stderr_lines(p)
     assert lines, "the unreadable list must be reported"
-    assert all(line.startswith(b"icemaint: warning: ") for line in lines), lines
+    assert all(line.startswith(b"warning: ") for line in lines), lines
     assert any(ml in line and b"(unreadable)" in line for line in lines), lines
     assert os.path.exists(ml)  # kept: the only record of what it names
     # the new metadata file is all that was added; nothing was deleted
@@ -404,7 +404,7 @@ def test_cutoff_in_the_future_reads_sensibly(table):
     assert files_under(table["dir"]) == before_files
     p = ok(table, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--dry-run")
     lines = stderr_lines(p)
-    assert lines == [b"icemaint: warning: the cutoff 2099-01-01T00:00:00.000Z is in the future "
+    assert lines == [b"warning: the cutoff 2099-01-01T00:00:00.000Z is in the future "
                      b"(after now): every snapshot is older than it, so only --retain-last "
                      b"(history.expire.min-snapshots-to-keep), refs and the current snapshot "
                      b"keep snapshots"], lines
