@@ -240,7 +240,12 @@ ICM_EXTERN(int) icm_table_load(icm_table **out, icm_catalog *cat, const char *id
 /**
  * Open a metadata file as a read-only ("static") table: icm_table_commit() refuses with
  * ICM_EREADONLY. @param io borrowed, must outlive the table.
- * @return 0; ICM_ENOTFOUND; metadata read/parse codes.
+ * Spelling (issue #16, class 1): `metadata_location` is made absolute and canonical once, here
+ * (icm_location_canonical: working directory, `.`/`..`, `file:` forms); when its folder is,
+ * through symbolic links, the metadata's own `<location>/metadata` spelled differently, the
+ * table records the metadata's spelling (icm_table_get_metadata_location), which is the one a
+ * listing of the table location gives.
+ * @return 0; ICM_ENOTFOUND; the codes of icm_location_canonical; metadata read/parse codes.
  */
 ICM_EXTERN(int) icm_table_open_static(icm_table **out, icm_fileio *io,
                                       const char *metadata_location);
@@ -249,7 +254,13 @@ ICM_EXTERN(int) icm_table_open_static(icm_table **out, icm_fileio *io,
  * Open a table directory with the filesystem (Hadoop) layout: the current version is found as
  * Java finds it (version-hint.text, else the highest v<N>, then probing v<N+1>...). Commits
  * publish v<N+1>.metadata.json without replacement. @param io borrowed.
- * @return 0; ICM_ENOTFOUND (no v<N> metadata file); metadata read/parse codes.
+ * Spelling (issue #16, class 1): `table_dir` is made absolute and canonical once, here
+ * (icm_location_canonical), so a relative `t`, `./t`, `a/../t` or `file:` form never reaches a
+ * metadata file or metadata-log entry; when it is, through symbolic links, the folder the
+ * metadata's `location` names, the table is opened under `location`'s spelling (the one a
+ * listing of the table location gives), and icm_table_get_identifier() returns it.
+ * @return 0; ICM_ENOTFOUND (no v<N> metadata file); ICM_EINVALID (empty table_dir); the codes
+ *         of icm_location_canonical; metadata read/parse codes.
  */
 ICM_EXTERN(int) icm_table_open_dir(icm_table **out, icm_fileio *io, const char *table_dir);
 

@@ -295,6 +295,23 @@ ICM_EXTERN(int) icm_fileio_checksum_of(icm_fileio *io, const char *location, cha
  */
 ICM_EXTERN(bool) icm_location_local_path(const char *location, char **out);
 
+/**
+ * The absolute, canonical spelling of a location a user typed (a TABLE argument, a catalog
+ * warehouse), made once where a table or catalog is opened so that nothing icemaint reads,
+ * writes or records depends on the working directory (issue #16, class 1):
+ *  - a local location (`rel`, `./rel`, `file:rel`, `/p`, `file:/p`, `file:///p`,
+ *    `file://localhost/p`) becomes a plain absolute path: a relative one is joined below the
+ *    working directory, repeated and trailing slashes go, `.` segments go, and the part up to
+ *    the last `..` segment is resolved as the kernel resolves it (realpath(): `a/../t` with
+ *    `a` a symbolic link is not `t`); symbolic links elsewhere are kept as spelled;
+ *  - any other URI (`s3://b/k`) is copied unchanged (its bytes are its identity).
+ * @param[out] out new string (icm_free); NULL on error.
+ * @return 0; ICM_EINVALID (NULL or empty location); ICM_ENOTFOUND (the folder before a `..`
+ *         is missing; the message names the location); ICM_EIO (no working directory);
+ *         ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_location_canonical(const char *location, char **out);
+
 ICM_END_DECL
 
 #endif /* ICEMAINT_FILEIO_H */

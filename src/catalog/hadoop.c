@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "catalog/catalog_internal.h"
+#include "util/location.h"
 #include "util/util.h"
 
 typedef struct hadoop_catalog {
@@ -487,8 +488,15 @@ static int hadoop_new(icm_catalog **out, const char *name, const char *warehouse
         return ICM_ENOMEM;
     int rc = icm_catalog_init_base(&h->base, &hadoop_methods, name, io);
     if (rc == 0 && warehouse != NULL) {
-        h->warehouse = strip_slashes(warehouse);
-        rc = h->warehouse != NULL ? 0 : ICM_ENOMEM;
+        /* Absolute once, here: every table directory, metadata file and metadata-log entry of
+         * this catalog is named below it (issue #16, class 1). */
+        char *canon = NULL;
+        rc = icm__location_canonical_keep_form(warehouse, &canon);
+        if (rc == 0) {
+            h->warehouse = strip_slashes(canon);
+            rc = h->warehouse != NULL ? 0 : ICM_ENOMEM;
+        }
+        icm__free(canon);
     }
     if (rc == 0 && dir != NULL) {
         h->table_dir = strip_slashes(dir);

@@ -120,6 +120,10 @@ int icm_cli_table_open_args(icm_cli *cli, const char *cmd, int argc, char **argv
  * or commits would write local paths into the metadata and the orphan sweep's keep set would
  * miss the table's own metadata files. *out is malloc'd. Returns an exit code. */
 int icm_cli_original_name(icm_cli *cli, const char *ref, char **out);
+/* The name a TABLE argument is opened under: a catalog name as it is; a path made absolute
+ * and canonical (icm_location_canonical: working directory, `.`/`..`, `file:` forms), then
+ * through icm_cli_original_name. *out is malloc'd. Returns an exit code (errors reported). */
+int icm_cli_table_name(icm_cli *cli, const char *ref, char **out);
 void icm_cli_table_close(icm_cli_table *t);
 
 /* The snapshot a command works on: `--snapshot-id` text when given (a usage error when not a

@@ -114,7 +114,7 @@ int icm_cli_table_load(icm_cli *cli, const char *ref, icm_catalog **out_cat,
     if (io == NULL)
         return ICM_EXIT_ERROR;
     char *orig = NULL;
-    int rc = icm_cli_original_name(cli, ref, &orig);
+    int rc = icm_cli_table_name(cli, ref, &orig);
     if (rc != ICM_EXIT_OK)
         return rc;
     bool dir = false;

@@ -144,6 +144,22 @@ int icm_cli_original_name(icm_cli *cli, const char *ref, char **out)
     return *out != NULL ? ICM_EXIT_OK : icm_cli_oom();
 }
 
+int icm_cli_table_name(icm_cli *cli, const char *ref, char **out)
+{
+    *out = NULL;
+    if (looks_like_catalog_name(ref))
+        return icm_cli_original_name(cli, ref, out);
+    /* Absolute and canonical once, before anything is read or recorded under this name
+     * (issue #16, class 1: a relative table path was planned against the wrong roots). */
+    char *canon = NULL;
+    int rc = icm_location_canonical(ref, &canon);
+    if (rc != 0)
+        return icm_cli_fail(cli, rc);
+    rc = icm_cli_original_name(cli, canon, out);
+    icm_free(canon);
+    return rc;
+}
+
 int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out)
 {
     memset(out, 0, sizeof *out);
@@ -153,7 +169,7 @@ int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out)
     if (io == NULL)
         return ICM_EXIT_ERROR;
     char *orig = NULL;
-    int rc = icm_cli_original_name(cli, ref, &orig);
+    int rc = icm_cli_table_name(cli, ref, &orig);
     if (rc != ICM_EXIT_OK)
         return rc;
     char *location = NULL;

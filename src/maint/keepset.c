@@ -1122,6 +1122,33 @@ int icm__table_metadata_dirs(const icm_table_metadata *md, const char *md_locati
     return ICM_ENOMEM;
 }
 
+/*
+ * A relative metadata-log entry (an older icemaint recorded the table path as typed): relative
+ * to a working directory nobody knows now, but every such entry named a metadata file of this
+ * table, so its file name in each of the table's metadata folders is kept too. An entry with
+ * no file name cannot be placed: ICM_EREFUSED, rather than guess what it keeps.
+ */
+static int relative_log_entry(const char *entry, char *const *dirs, size_t ndirs,
+                              int (*cb)(const char *location, void *payload), void *payload)
+{
+    const char *name = strrchr(entry, '/') != NULL ? strrchr(entry, '/') + 1 : entry;
+    const char *colon = strchr(name, ':'); /* `file:v1.metadata.json` */
+    if (name == entry && colon != NULL)
+        name = colon + 1;
+    if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, entry,
+                              "metadata-log entry is a relative location that names no file, "
+                              "so which metadata file it keeps cannot be told; nothing is "
+                              "deleted (rewrite the entry as an absolute location)");
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ndirs; i++) {
+        char *kept = icm__location_join(dirs[i], name);
+        rc = kept != NULL ? cb(kept, payload) : ICM_ENOMEM;
+        icm__free(kept);
+    }
+    return rc;
+}
+
 int icm__table_metadata_docs(const icm_table_metadata *md, const char *md_location,
                              int (*cb)(const char *location, void *payload), void *payload)
 {
@@ -1129,13 +1156,17 @@ int icm__table_metadata_docs(const icm_table_metadata *md, const char *md_locati
     const char *file = icm_table_metadata_file(md);
     if (rc == 0 && file != NULL)
         rc = cb(file, payload);
-    size_t nlog = icm_table_metadata_metadata_log_count(md);
-    for (size_t i = 0; rc == 0 && i < nlog; i++)
-        rc = cb(icm_table_metadata_metadata_log_at(md, i)->metadata_file, payload);
     char *dirs[3];
     size_t ndirs = 0;
     if (rc == 0)
         rc = icm__table_metadata_dirs(md, md_location, dirs, &ndirs);
+    size_t nlog = icm_table_metadata_metadata_log_count(md);
+    for (size_t i = 0; rc == 0 && i < nlog; i++) {
+        const char *entry = icm_table_metadata_metadata_log_at(md, i)->metadata_file;
+        rc = cb(entry, payload);
+        if (rc == 0 && !icm__location_is_absolute(entry))
+            rc = relative_log_entry(entry, dirs, ndirs, cb, payload);
+    }
     static const char *const hints[] = {"version-hint.text", "version-hint.txt"};
     for (size_t i = 0; i < ndirs; i++) {
         for (size_t h = 0; rc == 0 && h < 2; h++) {

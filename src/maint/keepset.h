@@ -220,8 +220,11 @@ int icm__table_metadata_dirs(const icm_table_metadata *md, const char *md_locati
 
 /* The table's metadata documents: `md_location` (may be NULL), the file md was read from, every
  * metadata-log entry, and `version-hint.text` / `.txt` in each metadata folder — each handed to
- * cb. These are never data; expiry keeps them and the orphan sweep counts them as referenced.
- * Returns 0, ICM_ENOMEM or the callback's non-zero value. */
+ * cb. A relative metadata-log entry (older icemaint versions recorded the table path as typed)
+ * is also handed over as its file name in each metadata folder. These are never data; expiry
+ * keeps them and the orphan sweep counts them as referenced.
+ * Returns 0, ICM_ENOMEM, ICM_EREFUSED (a relative entry that names no file) or the callback's
+ * non-zero value. */
 int icm__table_metadata_docs(const icm_table_metadata *md, const char *md_location,
                              int (*cb)(const char *location, void *payload), void *payload);
 

@@ -586,15 +586,26 @@ static void expect_refs(size_t live_entries, void *payload)
 }
 
 /* A metadata document or version hint of R (not part of the presence check). */
+/* R's key of the location last added (icm__okeys_last_key) as a metadata document's. */
+static int mark_last_as_doc(plan *p)
+{
+    int rc = p->metadata_docs == NULL ? icm__pathset_new(&p->metadata_docs, 0) : 0;
+    size_t len;
+    const void *key = icm__okeys_last_key(&p->keys, &len);
+    return rc == 0 ? icm__pathset_add_key(p->metadata_docs, key, len, NULL) : rc;
+}
+
 static int add_doc_ref(const char *loc, void *payload)
 {
     plan *p = payload;
     int rc = add_ref(p, loc);
-    if (rc == 0 && p->metadata_docs == NULL)
-        rc = icm__pathset_new(&p->metadata_docs, 0);
-    size_t len;
-    const void *key = icm__okeys_last_key(&p->keys, &len);
-    return rc == 0 ? icm__pathset_add_key(p->metadata_docs, key, len, NULL) : rc;
+    if (rc == 0)
+        rc = mark_last_as_doc(p);
+    /* Spelled through a link (issue #16, class 1): the listing's name is kept too (when one
+     * was added, it is the last key). */
+    if (rc == 0)
+        rc = add_listing_alias(p, loc);
+    return rc == 0 ? mark_last_as_doc(p) : rc;
 }
 
 static int refuse_unreadable(const icm__reach_report *rep)

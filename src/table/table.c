@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "catalog/catalog_internal.h"
+#include "util/location.h"
 #include "util/util.h"
 
 /* Java TableProperties.METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT */
@@ -127,14 +128,85 @@ int icm_table_load(icm_table **out, icm_catalog *cat, const char *identifier)
     return 0;
 }
 
+/* ---- opening: one canonical spelling (issue #16, class 1) ---- */
+
+/*
+ * `md_spelling` when it names, through whatever links, the place `given` names but is spelled
+ * differently: the metadata's own spelling then wins, so that what icemaint records (new
+ * metadata files, metadata-log entries) and what the orphan sweep keeps are named as the
+ * listing of the table location names them. *out is NULL when the spellings agree, differ in
+ * place, or either cannot be resolved (then `given`, already canonical, stays).
+ */
+static int metadata_spelling(icm_fileio *io, const char *given, const char *md_spelling,
+                             char **out)
+{
+    *out = NULL;
+    if (md_spelling == NULL || icm__location_local_part(md_spelling) == NULL ||
+        !icm__location_is_absolute(md_spelling))
+        return 0;
+    size_t n = icm__location_trim_len(md_spelling);
+    if (strlen(given) == n && strncmp(given, md_spelling, n) == 0)
+        return 0; /* spelled alike already */
+    if (icm__location_equal(given, md_spelling)) { /* `/t` and `file:///t`: no look needed */
+        *out = icm__strndup(md_spelling, n);
+        return *out != NULL ? 0 : ICM_ENOMEM;
+    }
+    char *real_given = NULL, *real_md = NULL;
+    int rc = icm_fileio_resolve(io, given, &real_given);
+    if (rc == 0)
+        rc = icm_fileio_resolve(io, md_spelling, &real_md);
+    if (rc == 0 && icm__location_equal(real_given, real_md))
+        rc = (*out = icm__strndup(md_spelling, n)) != NULL ? 0 : ICM_ENOMEM;
+    icm_free(real_given);
+    icm_free(real_md);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    icm_error_clear(); /* unresolvable: keep the canonical spelling given */
+    return 0;
+}
+
+/* The metadata file's name under the metadata's own spelling of its folder
+ * (`<location>/metadata/<name>`), when that is the same folder (see metadata_spelling). */
+static int static_respell(icm_table *t)
+{
+    const char *loc = icm_table_metadata_location(t->md);
+    const char *slash = strrchr(t->identifier, '/');
+    if (loc == NULL || slash == NULL)
+        return 0;
+    char *dir = icm__strndup(t->identifier, (size_t)(slash - t->identifier));
+    char *md_dir = icm__location_join(loc, "metadata");
+    char *same = NULL;
+    int rc = dir != NULL && md_dir != NULL ? metadata_spelling(t->io, dir, md_dir, &same)
+                                           : ICM_ENOMEM;
+    char *name = same != NULL ? icm__location_join(same, slash + 1) : NULL;
+    if (same != NULL && name == NULL)
+        rc = ICM_ENOMEM;
+    if (name != NULL) {
+        icm__free(t->identifier);
+        t->identifier = name;
+        rc = icm_table_refresh(t);
+    }
+    icm__free(same);
+    icm__free(md_dir);
+    icm__free(dir);
+    return rc;
+}
+
 int icm_table_open_static(icm_table **out, icm_fileio *io, const char *metadata_location)
 {
     *out = NULL;
-    icm_table *t = table_new(io, metadata_location);
+    char *canon = NULL;
+    int rc = icm_location_canonical(metadata_location, &canon);
+    if (rc != 0)
+        return rc;
+    icm_table *t = table_new(io, canon);
+    icm__free(canon);
     if (t == NULL)
         return ICM_ENOMEM;
     t->read_only = true;
-    int rc = icm_table_refresh(t);
+    rc = icm_table_refresh(t);
+    if (rc == 0)
+        rc = static_respell(t);
     if (rc != 0) {
         icm_table_free(t);
         return rc;
@@ -143,21 +215,52 @@ int icm_table_open_static(icm_table **out, icm_fileio *io, const char *metadata_
     return 0;
 }
 
-int icm_table_open_dir(icm_table **out, icm_fileio *io, const char *table_dir)
+/* Open (or reopen) the single-table filesystem catalog on `dir` and read the table. */
+static int dir_open_catalog(icm_table *t, const char *dir)
 {
-    *out = NULL;
-    icm_table *t = table_new(io, table_dir);
-    if (t == NULL)
-        return ICM_ENOMEM;
-    t->ns = icm__strdup("");
-    t->name = icm__strdup("");
-    int rc = t->ns != NULL && t->name != NULL ? 0 : ICM_ENOMEM;
-    if (rc == 0)
-        rc = icm__hadoop_open_table_dir(&t->owned_catalog, io, table_dir);
+    icm_catalog_free(t->owned_catalog);
+    t->owned_catalog = t->catalog = NULL;
+    int rc = icm__hadoop_open_table_dir(&t->owned_catalog, t->io, dir);
     if (rc == 0) {
         t->catalog = t->owned_catalog;
         rc = icm_table_refresh(t);
     }
+    return rc;
+}
+
+/* A table directory named apart from the metadata's `location` but the same folder is
+ * reopened under `location`, so commits write and record the metadata's spelling. */
+static int dir_respell(icm_table *t)
+{
+    char *same = NULL;
+    int rc = metadata_spelling(t->io, t->identifier, icm_table_metadata_location(t->md), &same);
+    if (rc != 0 || same == NULL)
+        return rc;
+    icm__free(t->identifier);
+    t->identifier = same;
+    return dir_open_catalog(t, same);
+}
+
+int icm_table_open_dir(icm_table **out, icm_fileio *io, const char *table_dir)
+{
+    *out = NULL;
+    char *canon = NULL;
+    if (table_dir == NULL || table_dir[0] == '\0')
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL, "empty table directory");
+    int rc = icm_location_canonical(table_dir, &canon);
+    if (rc != 0)
+        return rc;
+    icm_table *t = table_new(io, canon);
+    icm__free(canon);
+    if (t == NULL)
+        return ICM_ENOMEM;
+    t->ns = icm__strdup("");
+    t->name = icm__strdup("");
+    rc = t->ns != NULL && t->name != NULL ? 0 : ICM_ENOMEM;
+    if (rc == 0)
+        rc = dir_open_catalog(t, t->identifier);
+    if (rc == 0)
+        rc = dir_respell(t);
     if (rc != 0) {
         icm_table_free(t);
         return rc;
@@ -265,6 +368,21 @@ static bool log_contains(const icm_table_metadata *md, const char *file)
     return false;
 }
 
+/* Whether a metadata file pushed out of the log may be deleted: never a relative entry (an
+ * older icemaint recorded those; relative to a working directory nobody knows now, it could
+ * name another table's file), never one outside the table location and write.metadata.path. */
+static bool deletable_metadata_file(const icm_table_metadata *md, const char *file)
+{
+    if (!icm__location_is_absolute(file))
+        return false;
+    const char *roots[2] = {icm_table_metadata_location(md),
+                            icm_table_metadata_property(md, "write.metadata.path")};
+    for (size_t i = 0; i < 2; i++)
+        if (roots[i] != NULL && roots[i][0] != '\0' && icm__location_is_inside(file, roots[i]))
+            return true;
+    return false;
+}
+
 /* Java's deleteRemovedMetadataFiles: only when the new metadata enables it, only files of log
  * entries that the commit pushed out of the log. Best effort: errors are ignored. */
 static void delete_removed_metadata_files(icm_fileio *io, const icm_table_metadata *base,
@@ -276,7 +394,7 @@ static void delete_removed_metadata_files(icm_fileio *io, const icm_table_metada
     size_t n = icm_table_metadata_metadata_log_count(base);
     for (size_t i = 0; i < n; i++) {
         const char *file = icm_table_metadata_metadata_log_at(base, i)->metadata_file;
-        if (!log_contains(committed, file))
+        if (!log_contains(committed, file) && deletable_metadata_file(committed, file))
             (void)icm_fileio_delete(io, file);
     }
     icm__error_restore(saved);
@@ -401,6 +519,24 @@ static int same_document(const icm_table_metadata *a, const icm_table_metadata *
     return rc;
 }
 
+/* Metadata never records a relative location (issue #16, class 1): the base file, which goes
+ * into metadata-log, and the table location, below which new files are written and named,
+ * must be absolute (local) or URIs. Tables are opened canonical, so this only refuses a
+ * catalog that hands out a relative pointer or metadata that carries a relative location. */
+static int check_recorded_locations(const icm_table *t, const icm_table_metadata *new_md)
+{
+    const char *loc = icm_table_metadata_location(new_md);
+    const char *bad = !icm__location_is_absolute(t->metadata_location) ? t->metadata_location
+                      : loc != NULL && !icm__location_is_absolute(loc) ? loc
+                                                                       : NULL;
+    if (bad == NULL)
+        return 0;
+    return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, bad,
+                          "commit refused: this location is relative, and metadata never "
+                          "records a relative location (it would name another file from "
+                          "another working directory); open the table by an absolute path");
+}
+
 int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
 {
     if (t->read_only)
@@ -412,6 +548,8 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
     int rc = same_document(t->md, new_md, &same);
     if (rc != 0 || same)
         return rc; /* Java: committing unchanged metadata is a no-op (no new file) */
+    if ((rc = check_recorded_locations(t, new_md)) != 0)
+        return rc;
     icm_table_metadata *prepared = NULL;
     char *ours = NULL;
     rc = prepare_metadata(t, new_md, &prepared);

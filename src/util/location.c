@@ -238,6 +238,14 @@ bool icm__location_is_inside(const char *p, const char *dir)
     return icm__location_strip_prefix(p, dir, &rest) && rest[0] != '\0';
 }
 
+bool icm__location_is_absolute(const char *loc)
+{
+    if (loc == NULL || loc[0] == '\0')
+        return false;
+    const char *local = icm__location_local_part(loc);
+    return local == NULL || local[0] == '/';
+}
+
 bool icm__location_equal(const char *a, const char *b)
 {
     const char *rest;

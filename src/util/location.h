@@ -97,6 +97,18 @@ bool icm__location_strip_prefix(const char *p, const char *dir, const char **res
 /* True when `p` lies strictly below `dir` (strip_prefix with a non-empty rest). */
 bool icm__location_is_inside(const char *p, const char *dir);
 
+/* True when `loc` names one place whatever the working directory: an absolute local path
+ * (`/p`, `file:/p`, `file:///p`, `file://localhost/p`) or a URI. False for a relative local
+ * path (`data/x`, `./x`, `file:rel`), "" and NULL. Metadata never records a location for which
+ * this is false (issue #16, class 1). */
+bool icm__location_is_absolute(const char *loc);
+
+/* icm_location_canonical (util/location_abs.c) for a location that needs it (relative, or
+ * with a `.` or `..` segment); any other is copied as it is spelled (`file:///wh` stays, so a
+ * configured warehouse keeps the form its tables' metadata uses). *out is new (icm__free).
+ * Returns 0 or the codes of icm_location_canonical. */
+int icm__location_canonical_keep_form(const char *location, char **out);
+
 /* True when `a` and `b` name the same location under the rules above. */
 bool icm__location_equal(const char *a, const char *b);
 

@@ -11,6 +11,7 @@
 
 #include "catalog/catalog_internal.h"
 #include "catalog/sql/store.h"
+#include "util/location.h"
 #include "util/util.h"
 
 typedef struct sql_catalog {
@@ -393,12 +394,18 @@ int icm__catalog_open_sql_store(icm_catalog **out, const char *name, icm__sql_st
     }
     c->store = store_take;
     int rc = icm_catalog_init_base(&c->base, &sql_methods, name, io);
-    if (rc == 0 && warehouse != NULL) {
-        size_t n = strlen(warehouse);
-        while (n > 1 && warehouse[n - 1] == '/')
-            n--;
-        c->warehouse = icm__strndup(warehouse, n);
-        rc = c->warehouse != NULL ? 0 : ICM_ENOMEM;
+    if (rc == 0 && warehouse != NULL && warehouse[0] != '\0') {
+        /* Absolute once, here: new tables' locations are recorded below it (issue #16). */
+        char *canon = NULL;
+        rc = icm__location_canonical_keep_form(warehouse, &canon);
+        if (rc == 0) {
+            size_t n = strlen(canon);
+            while (n > 1 && canon[n - 1] == '/')
+                n--;
+            c->warehouse = icm__strndup(canon, n);
+            rc = c->warehouse != NULL ? 0 : ICM_ENOMEM;
+        }
+        icm__free(canon);
     }
     if (rc == 0) {
         const char *init = property(properties, n_properties, "init_catalog_tables");
