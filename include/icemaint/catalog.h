@@ -133,6 +133,24 @@ ICM_EXTERN(int) icm_catalog_config_resolve(const icm_catalog_config_options *opt
 ICM_EXTERN(void) icm_catalog_properties_free(icm_property *props, size_t n);
 
 /**
+ * The local files the catalog that this configuration names lives in, found without opening
+ * it (nothing is created): the YAML file that was read, and for a `sqlite://` uri the database
+ * file with its `-journal`, `-wal` and `-shm` (whether they exist or not), each absolute and
+ * canonical (icm_location_canonical). The orphan sweep never plans these and refuses a
+ * listing location that holds one (icm_orphan_options.catalog_files; issue #16, class 2).
+ * @param opts as for icm_catalog_config_resolve (NULL = defaults)
+ * @param[out] out, out_n new array (icm_catalog_own_files_free); empty when no configuration
+ *        file was found and the uri names no SQLite file
+ * @return 0; the codes of icm_catalog_config_resolve; ICM_EINVALID (a malformed sqlite uri);
+ *         the codes of icm_location_canonical; ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_catalog_config_own_files(const icm_catalog_config_options *opts,
+                                             char ***out, size_t *out_n);
+
+/** Free an array from icm_catalog_config_own_files. NULL is ok. */
+ICM_EXTERN(void) icm_catalog_own_files_free(char **files, size_t n);
+
+/**
  * Open the catalog that the PyIceberg-style configuration names (icm_catalog_config_resolve).
  * Kind: `type: sql` or a `uri` starting with `sqlite`/`postgresql` → SQL; `type: hadoop` (or
  * `filesystem`) with `warehouse` → filesystem catalog.
@@ -210,12 +228,27 @@ ICM_EXTERN(int) icm_catalog_create_table(icm_catalog *cat, const char *identifie
                                          char **out_location);
 
 /**
- * Register an existing metadata file as a table (the file is read and validated first).
- * @return 0; ICM_EEXISTS; ICM_ENOTFOUND (namespace or file missing); ICM_EINVALID (not table
- *         metadata); ICM_EUNSUPPORTED (filesystem catalog, as in Java); I/O or SQL codes.
+ * Register an existing metadata file as a table (the file is read and validated first). The
+ * location is recorded absolute (icm_location_canonical for a relative or dotted one; an
+ * absolute one keeps its form).
+ * Refused (ICM_EREFUSED, naming the other table) when a table of this catalog already has
+ * this metadata file as its current one, or this metadata's table location: two tables
+ * sharing files lose data at the first expiry or orphan sweep of either (issue #16, from
+ * class 7). ICM_REGISTER_ALLOW_SHARED (the CLI's --force) skips that check.
+ * @return 0; ICM_EEXISTS; ICM_EREFUSED; ICM_ENOTFOUND (namespace or file missing);
+ *         ICM_EINVALID (not table metadata); ICM_EUNSUPPORTED (filesystem catalog, as in
+ *         Java); I/O or SQL codes.
  */
 ICM_EXTERN(int) icm_catalog_register_table(icm_catalog *cat, const char *identifier,
                                            const char *metadata_location);
+
+/** Flags of icm_catalog_register_table_flags. */
+#define ICM_REGISTER_ALLOW_SHARED 1u /**< register even when another table uses the file */
+
+/** icm_catalog_register_table with flags (0 = the same checks). Same return codes. */
+ICM_EXTERN(int) icm_catalog_register_table_flags(icm_catalog *cat, const char *identifier,
+                                                 const char *metadata_location,
+                                                 unsigned flags);
 
 /**
  * Drop a table from the catalog without deleting any file ("no purge").

@@ -36,6 +36,17 @@
  *  - another table's metadata under the listing location: a `*.metadata.json` that R does not
  *    name and whose table-uuid differs, or that cannot be read to tell (override:
  *    `exclude_locations` carves a folder out);
+ *  - files the catalog itself lives in under the listing location (issue #16, class 2): the
+ *    SQLite database of the table's catalog and its `-journal`/`-wal`/`-shm`, and the existing
+ *    `catalog_files` (a `.pyiceberg.yaml`, a configured SQLite database), by name or through a
+ *    symbolic link; such files are never planned, whatever the override;
+ *  - another table of the table's catalog (SQL, or a filesystem catalog over a warehouse)
+ *    whose metadata file, `location`, `write.data.path` or `write.metadata.path` lies at or
+ *    below the listing location (the catalog is asked for every table and its metadata read;
+ *    this covers tables whose metadata files the listing cannot see); override for both:
+ *    `exclude_locations` carving those files or folders out;
+ *  - a table location that is a relative path that no path map of the table's FileIO
+ *    rewrites (the listing would depend on the working directory);
  *  - R names files below the listing location and there are orphans, but not one referenced
  *    file was listed (the listing's path form differs from the metadata's, e.g. a forgotten
  *    --path-map or scheme alias, or a file list that is not a full inventory).
@@ -121,12 +132,20 @@ typedef struct icm_orphan_options {
     bool force;
     icm_orphan_progress_cb progress;
     void *progress_payload;
+    /** (version 2) Local files a catalog lives in that the caller knows of, absolute: the
+     *  CLI passes its resolved configuration's `.pyiceberg.yaml` and SQLite database with its
+     *  `-journal`/`-wal`/`-shm` (icm_catalog_config_own_files), also for a table opened as a
+     *  directory. Never planned; a listing location holding one that exists is refused (see
+     *  the file comment). The SQLite database of the table's own catalog is added by the sweep
+     *  itself. NULL = none. */
+    const char *const *catalog_files;
+    size_t catalog_file_count;
 } icm_orphan_options;
 
-#define ICM_ORPHAN_OPTIONS_VERSION 1
+#define ICM_ORPHAN_OPTIONS_VERSION 2
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
-     NULL, NULL, 0, NULL, 1, false, NULL, NULL}
+     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, 0}
 
 /** Kind of an orphan, guessed from its location and name (orphans have no metadata). */
 typedef enum icm_orphan_kind {

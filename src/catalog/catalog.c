@@ -10,6 +10,7 @@
 #include <sys/random.h>
 
 #include "catalog/catalog_internal.h"
+#include "util/location.h"
 #include "util/util.h"
 
 int icm_catalog_init_base(icm_catalog *cat, const icm_catalog_methods *methods,
@@ -453,28 +454,42 @@ done:
     return rc;
 }
 
-int icm_catalog_register_table(icm_catalog *cat, const char *identifier,
-                               const char *metadata_location)
+int icm_catalog_register_table_flags(icm_catalog *cat, const char *identifier,
+                                     const char *metadata_location, unsigned flags)
 {
-    char *ns = NULL, *name = NULL;
+    char *ns = NULL, *name = NULL, *canon = NULL;
     icm_table_metadata *md = NULL;
     int rc = icm__ident_parse(identifier, &ns, &name);
     if (rc != 0)
         return rc;
     icm_table_ident id = {ns, name};
     rc = require_namespace(cat, ns);
+    /* The pointer is recorded absolute (issue #16, class 1): a relative one would name
+     * another file from another working directory. */
+    if (rc == 0)
+        rc = icm__location_canonical_keep_form(metadata_location, &canon);
     if (rc != 0)
         goto done;
     /* Refuse to record something that is not table metadata: every reader would fail on it. */
-    rc = icm_table_metadata_read(&md, cat->io, metadata_location);
-    if (rc != 0)
-        goto done;
-    rc = cat->methods->register_table(cat, &id, metadata_location);
+    rc = icm_table_metadata_read(&md, cat->io, canon);
+    /* (a filesystem catalog refuses registration itself, as Java's does) */
+    if (rc == 0 && (flags & ICM_REGISTER_ALLOW_SHARED) == 0 &&
+        strcmp(cat->methods->kind, "hadoop") != 0)
+        rc = icm__catalog_check_unshared(cat, canon, md);
+    if (rc == 0)
+        rc = cat->methods->register_table(cat, &id, canon);
 done:
     icm_table_metadata_free(md);
+    icm__free(canon);
     icm__free(ns);
     icm__free(name);
     return rc;
+}
+
+int icm_catalog_register_table(icm_catalog *cat, const char *identifier,
+                               const char *metadata_location)
+{
+    return icm_catalog_register_table_flags(cat, identifier, metadata_location, 0);
 }
 
 int icm_catalog_drop_table(icm_catalog *cat, const char *identifier)

@@ -37,6 +37,21 @@ int icm__hadoop_open_table_dir(icm_catalog **out, icm_fileio *io, const char *ta
 /* The table directory a single-table filesystem catalog was opened on (borrowed). */
 const char *icm__hadoop_table_dir(const icm_catalog *cat);
 
+/* One table of a catalog: dotted namespace, name and current metadata location (NULL when the
+ * catalog could not give one), all borrowed for the call. Return 0 to go on. */
+typedef int (*icm__catalog_table_cb)(const char *ns, const char *name, const char *pointer,
+                                     void *payload);
+
+/* Call cb for every table of `cat` (catalog_tables.c); none for a back end without listing
+ * methods. Returns 0, the listing's codes, ICM_ENOMEM or the callback's non-zero value. */
+int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *payload);
+
+/* register-table's check: ICM_EREFUSED (naming the table) when a table of `cat` already has
+ * `metadata_location` as its pointer or md's location as its location. Returns 0, that, or
+ * icm__catalog_each_table's codes. */
+int icm__catalog_check_unshared(icm_catalog *cat, const char *metadata_location,
+                                const icm_table_metadata *md);
+
 /* Last path segment (after the final '/'); the whole string when there is none. */
 const char *icm__basename(const char *location);
 

@@ -18,6 +18,7 @@
 #include <yaml.h>
 
 #include "catalog/catalog_internal.h"
+#include "catalog/sql/store.h"
 #include "util/util.h"
 
 extern char **environ;
@@ -329,6 +330,14 @@ static int apply_environment(cfg *c)
 
 /* ---- resolve ---- */
 
+static const char *prop_of(const icm_property *p, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(p[i].key, key) == 0)
+            return p[i].value;
+    return NULL;
+}
+
 void icm_catalog_properties_free(icm_property *props, size_t n)
 {
     if (props == NULL)
@@ -367,8 +376,10 @@ static int push_prop(icm__ptrvec *keys, icm__ptrvec *values, const char *k, cons
     return 0;
 }
 
-int icm_catalog_config_resolve(const icm_catalog_config_options *opts, char **out_name,
-                               icm_property **out_props, size_t *out_n)
+/* icm_catalog_config_resolve, also telling which YAML file was read (*out_file: new string, or
+ * NULL when none; may be NULL when not wanted). */
+static int resolve_config(const icm_catalog_config_options *opts, char **out_name,
+                          icm_property **out_props, size_t *out_n, char **out_file)
 {
     static const icm_catalog_config_options defaults = ICM_CATALOG_CONFIG_OPTIONS_INIT;
     const icm_catalog_config_options *o = opts != NULL ? opts : &defaults;
@@ -422,12 +433,76 @@ int icm_catalog_config_resolve(const icm_catalog_config_options *opts, char **ou
     keys.len = values.len = 0; /* moved into props */
     *out_name = name;
     name = NULL;
+    if (out_file != NULL) {
+        *out_file = c.file; /* moved */
+        c.file = NULL;
+    }
 done:
     icm__ptrvec_dispose(&keys, icm__free);
     icm__ptrvec_dispose(&values, icm__free);
     icm__free(name);
     cfg_dispose(&c);
     return rc;
+}
+
+int icm_catalog_config_resolve(const icm_catalog_config_options *opts, char **out_name,
+                               icm_property **out_props, size_t *out_n)
+{
+    return resolve_config(opts, out_name, out_props, out_n, NULL);
+}
+
+/* Append the canonical form of `path` (and, when `sqlite`, its -journal, -wal and -shm). */
+static int push_own_file(icm__ptrvec *files, const char *path, bool sqlite)
+{
+    static const char *const suffixes[] = {"", "-journal", "-wal", "-shm"};
+    char *canon = NULL;
+    int rc = icm_location_canonical(path, &canon);
+    for (size_t i = 0; rc == 0 && i < (sqlite ? 4u : 1u); i++) {
+        char *f = icm__sprintf("%s%s", canon, suffixes[i]);
+        if (f == NULL || icm__ptrvec_push(files, f) != 0) {
+            icm__free(f);
+            rc = ICM_ENOMEM;
+        }
+    }
+    icm__free(canon);
+    return rc;
+}
+
+int icm_catalog_config_own_files(const icm_catalog_config_options *opts, char ***out,
+                                 size_t *out_n)
+{
+    *out = NULL;
+    *out_n = 0;
+    char *name = NULL, *file = NULL, *db = NULL;
+    icm_property *props = NULL;
+    size_t n = 0;
+    icm__ptrvec files = ICM__PTRVEC_INIT;
+    int rc = resolve_config(opts, &name, &props, &n, &file);
+    if (rc == 0 && file != NULL)
+        rc = push_own_file(&files, file, false);
+    if (rc == 0)
+        rc = icm__sqlite_path_from_uri(prop_of(props, n, "uri"), &db);
+    if (rc == 0 && db != NULL)
+        rc = push_own_file(&files, db, true);
+    if (rc == 0) {
+        *out = (char **)files.items;
+        *out_n = files.len;
+        files.items = NULL;
+        files.len = 0;
+    }
+    icm__ptrvec_dispose(&files, icm__free);
+    icm__free(db);
+    icm__free(file);
+    icm__free(name);
+    icm_catalog_properties_free(props, n);
+    return rc;
+}
+
+void icm_catalog_own_files_free(char **files, size_t n)
+{
+    for (size_t i = 0; files != NULL && i < n; i++)
+        icm__free(files[i]);
+    icm__free(files);
 }
 
 /* ---- open ---- */

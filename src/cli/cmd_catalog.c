@@ -248,17 +248,46 @@ static int run_list_tables(icm_cli *cli, int argc, char **argv)
 
 /* ---- register-table ---- */
 
+/* argv without its `--force` options (before `--`), into a new array; *force says whether one
+ * was there. Returns NULL on allocation failure. */
+static char **take_force(int argc, char **argv, int *out_argc, bool *force)
+{
+    char **kept = malloc(((size_t)argc + 1) * sizeof *kept);
+    if (kept == NULL)
+        return NULL;
+    int n = 0;
+    bool dashdash = false;
+    *force = false;
+    for (int i = 0; i < argc; i++) {
+        dashdash = dashdash || strcmp(argv[i], "--") == 0;
+        if (i > 0 && !dashdash && strcmp(argv[i], "--force") == 0)
+            *force = true;
+        else
+            kept[n++] = argv[i];
+    }
+    kept[n] = NULL;
+    *out_argc = n;
+    return kept;
+}
+
 static int run_register_table(icm_cli *cli, int argc, char **argv)
 {
     const char *args[2] = {NULL, NULL};
-    int rc = take_args("register-table", argc, argv, args, 2, 2, "NS.TABLE METADATA_FILE");
+    bool force = false;
+    int nargs = 0;
+    char **rest = take_force(argc, argv, &nargs, &force);
+    if (rest == NULL)
+        return icm_cli_oom();
+    int rc = take_args("register-table", nargs, rest, args, 2, 2, "NS.TABLE METADATA_FILE");
+    free(rest);
     if (rc != ICM_EXIT_OK)
         return rc;
     icm_catalog *cat = NULL;
     rc = icm_cli_catalog_open(cli, &cat);
     if (rc != ICM_EXIT_OK)
         return rc;
-    int lrc = icm_catalog_register_table(cat, args[0], args[1]);
+    int lrc = icm_catalog_register_table_flags(cat, args[0], args[1],
+                                               force ? ICM_REGISTER_ALLOW_SHARED : 0);
     if (lrc != 0) {
         rc = icm_cli_fail(cli, lrc);
     } else if (cli->json) {
@@ -303,11 +332,16 @@ static const char list_tables_help[] =
     "JSON: {\"namespace\": ..., \"tables\": [...]}.\n" CATALOG_HELP_TAIL;
 
 static const char register_table_help[] =
-    "Usage: icemaint [GLOBAL OPTIONS] register-table NS.TABLE METADATA_FILE [--json]\n"
+    "Usage: icemaint [GLOBAL OPTIONS] register-table NS.TABLE METADATA_FILE [--force] [--json]\n"
     "\n"
     "Record an existing table metadata file as table NS.TABLE in the catalog (the file is\n"
-    "read and checked first; nothing is copied or rewritten). The namespace must exist.\n"
-    "Fails when the table name is taken. Not supported by filesystem catalogs.\n"
+    "read and checked first; nothing is copied or rewritten; a relative path is recorded\n"
+    "absolute). The namespace must exist. Fails when the table name is taken. Not supported\n"
+    "by filesystem catalogs.\n"
+    "\n"
+    "Refused (exit code 5) when a table of the catalog already has METADATA_FILE as its\n"
+    "current metadata, or the same table location: two tables sharing files lose data at the\n"
+    "first snapshot expiry or orphan sweep of either. --force registers it anyway.\n"
     CATALOG_HELP_TAIL;
 
 const icm_cli_command icm_cli_cmd_list_namespaces = {

@@ -61,7 +61,11 @@ static const char orphans_help[] =
     "files that match referenced ones only up to scheme or authority (see --prefix-mismatch);\n"
     "another table's metadata under the location, or a *.metadata.json older than the cutoff\n"
     "that cannot be read (see --exclude-location; a younger one is a write in progress and\n"
-    "is skipped); a listing that names none of the referenced files (check --path-map).\n"
+    "is skipped); a listing that names none of the referenced files (check --path-map); files\n"
+    "the catalog itself lives in under the location (the configured SQLite database and its\n"
+    "-journal/-wal/-shm, the .pyiceberg.yaml) or another table of the catalog whose location,\n"
+    "data or metadata path lies there: carve them out with --exclude-location (the catalog's\n"
+    "files are never deleted either way).\n"
     "\n"
     "A Hadoop checksum .NAME.crc beside an orphan is planned right after it (kind checksum)\n"
     "and deleted with it; the checksum of a kept file never is.\n";
@@ -381,6 +385,19 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
     return rc != ICM_EXIT_OK ? rc : frc;
 }
 
+/* The files the configured catalog lives in (its .pyiceberg.yaml and SQLite database), which
+ * the sweep never plans, also for a table named by its directory (issue #16, class 2). */
+static int catalog_files(icm_cli *cli, char ***out, size_t *n)
+{
+    icm_catalog_config_options co = ICM_CATALOG_CONFIG_OPTIONS_INIT;
+    co.name = cli->catalog;
+    co.config_file = cli->config;
+    co.uri = cli->uri;
+    co.warehouse = cli->warehouse;
+    int rc = icm_catalog_config_own_files(&co, out, n);
+    return rc == 0 ? ICM_EXIT_OK : icm_cli_fail(cli, rc);
+}
+
 static int run_orphans(icm_cli *cli, int argc, char **argv)
 {
     orphan_args a;
@@ -400,9 +417,15 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
         args_dispose(&a);
         return rc;
     }
+    char **own = NULL;
+    size_t n_own = 0;
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
-    rc = icm_cli_table_load(cli, a.table, &cat, &t);
+    rc = catalog_files(cli, &own, &n_own);
+    o.catalog_files = (const char *const *)own;
+    o.catalog_file_count = n_own;
+    if (rc == ICM_EXIT_OK)
+        rc = icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK && a.plan_out != NULL)
         rc = icm_cli_plan_check_table(&plan, t);
     if (rc == ICM_EXIT_OK) {
@@ -414,6 +437,7 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     icm_cli_plan_discard(&plan); /* a failed or refused sweep leaves no plan behind */
     icm_table_free(t);
     icm_catalog_free(cat);
+    icm_catalog_own_files_free(own, n_own);
     args_dispose(&a);
     return rc;
 }

@@ -7,6 +7,8 @@
  *                    (origin, path) (pure computation, no storage access);
  *  - orphans_plan.c  the safety checks, building R, streaming the listing or file list past
  *                    R, and the re-check after a concurrent commit (reads storage only);
+ *  - orphans_catalog.c  the files the catalog itself lives in and the catalog's other
+ *                    tables: refusals before the listing, names never planned (reads only);
  *  - orphans.c       the public entry point and the only file that deletes.
  * The first two never reference a FileIO call that creates, writes or deletes; the dry-run test
  * checks their object files with nm.
@@ -133,6 +135,23 @@ char *icm__okeys_path_of(const char *location);
 
 /* True when the collapsed path `path` is `dir` or lies below it at a segment boundary. */
 bool icm__okeys_path_under(const char *path, const char *dir);
+
+/* ---- the catalog's own files and other tables (orphans_catalog.c; issue #16, class 2) ---- */
+
+typedef struct icm__catalog_guard {
+    char **names;  /* files a catalog lives in, as named and as the listing names them */
+    size_t n;
+} icm__catalog_guard;
+
+/* Before the listing of `list_root`: refuse (ICM_EREFUSED) a relative list_root, a file the
+ * catalog lives in that exists below it, or another table of the table's catalog at or below
+ * it (neither carved out by exclude_locations); remember the catalog's files in *g. Returns
+ * 0, ICM_EREFUSED, ICM_ENOMEM or the catalog's listing codes. Zero-initialise *g. */
+int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orphan_options *o,
+                             const char *list_root);
+/* Whether a would-be orphan is one of the catalog's files (never planned). */
+bool icm__catalog_guard_protects(const icm__catalog_guard *g, const char *location);
+void icm__catalog_guard_dispose(icm__catalog_guard *g);
 
 /* ---- planning ---- */
 

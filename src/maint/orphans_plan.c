@@ -75,6 +75,7 @@ typedef struct plan {
                                      and version hints */
     size_t orphan_cap;
     icm__ptrvec unreferenced_md;  /* `*.metadata.json` files R does not name (char *) */
+    icm__catalog_guard guard;     /* the catalog's own files (orphans_catalog.c) */
     char *conflict_pairs[MAX_CONFLICT_PAIRS];
     size_t n_conflict_pairs;
 } plan;
@@ -790,6 +791,8 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     }
     if (!inside_roots(p, known.location))
         return 0; /* cannot happen below list_root; checked again before deleting */
+    if (icm__catalog_guard_protects(&p->guard, known.location))
+        return 0; /* a file the catalog lives in (issue #16, class 2) */
     return push_orphan(p, &known);
 }
 
@@ -1196,6 +1199,7 @@ static int add_checksum_companions(plan *p)
 static void plan_dispose(plan *p)
 {
     icm__okeys_dispose(&p->keys);
+    icm__catalog_guard_dispose(&p->guard);
     icm__pathset_free(p->metadata_docs);
     for (size_t i = 0; i < p->n_roots; i++)
         icm__free(p->roots[i]);
@@ -1236,6 +1240,8 @@ static int run(plan *p, int64_t now)
         rc = set_hidden_fields(p, md);
     if (rc == 0)
         rc = set_list_root(p, icm_table_metadata_location(md));
+    if (rc == 0)
+        rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
     if (rc == 0)
         rc = add_table_refs(p, md, md_location);
     if (rc == 0) {

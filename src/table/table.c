@@ -131,18 +131,39 @@ int icm_table_load(icm_table **out, icm_catalog *cat, const char *identifier)
 /* ---- opening: one canonical spelling (issue #16, class 1) ---- */
 
 /*
+ * The name a table is opened under, once: a location a path map of `io` rewrites is already
+ * the metadata's own name for it (`s3://b/t`, or the relative names some engines' test tables
+ * use) and stays as it is; any other is made absolute and canonical (icm_location_canonical).
+ */
+static int opening_name(icm_fileio *io, const char *given, char **out)
+{
+    char *mapped = NULL;
+    if (icm_fileio_pathmap_apply(io, given, &mapped) == 0) {
+        bool by_map = strcmp(mapped, given) != 0;
+        icm_free(mapped);
+        if (by_map)
+            return (*out = icm__strdup(given)) != NULL ? 0 : ICM_ENOMEM;
+    }
+    icm_error_clear(); /* not a path map */
+    return icm_location_canonical(given, out);
+}
+
+/*
  * `md_spelling` when it names, through whatever links, the place `given` names but is spelled
  * differently: the metadata's own spelling then wins, so that what icemaint records (new
  * metadata files, metadata-log entries) and what the orphan sweep keeps are named as the
- * listing of the table location names them. *out is NULL when the spellings agree, differ in
- * place, or either cannot be resolved (then `given`, already canonical, stays).
+ * listing of the table location names them. (So icemaint never introduces a relative name:
+ * one is used only where the metadata itself names its location relatively, as some engines'
+ * test tables do, and where that name leads to the same folder.) *out is NULL when the
+ * spellings agree, differ in place, or either cannot be resolved (then `given`, already
+ * canonical, stays).
  */
 static int metadata_spelling(icm_fileio *io, const char *given, const char *md_spelling,
                              char **out)
 {
     *out = NULL;
-    if (md_spelling == NULL || icm__location_local_part(md_spelling) == NULL ||
-        !icm__location_is_absolute(md_spelling))
+    if (md_spelling == NULL || md_spelling[0] == '\0' ||
+        icm__location_local_part(md_spelling) == NULL)
         return 0;
     size_t n = icm__location_trim_len(md_spelling);
     if (strlen(given) == n && strncmp(given, md_spelling, n) == 0)
@@ -195,8 +216,10 @@ static int static_respell(icm_table *t)
 int icm_table_open_static(icm_table **out, icm_fileio *io, const char *metadata_location)
 {
     *out = NULL;
+    if (metadata_location == NULL || metadata_location[0] == '\0')
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL, "empty metadata file");
     char *canon = NULL;
-    int rc = icm_location_canonical(metadata_location, &canon);
+    int rc = opening_name(io, metadata_location, &canon);
     if (rc != 0)
         return rc;
     icm_table *t = table_new(io, canon);
@@ -247,7 +270,7 @@ int icm_table_open_dir(icm_table **out, icm_fileio *io, const char *table_dir)
     char *canon = NULL;
     if (table_dir == NULL || table_dir[0] == '\0')
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL, "empty table directory");
-    int rc = icm_location_canonical(table_dir, &canon);
+    int rc = opening_name(io, table_dir, &canon);
     if (rc != 0)
         return rc;
     icm_table *t = table_new(io, canon);
@@ -519,19 +542,17 @@ static int same_document(const icm_table_metadata *a, const icm_table_metadata *
     return rc;
 }
 
-/* Metadata never records a relative location (issue #16, class 1): the base file, which goes
- * into metadata-log, and the table location, below which new files are written and named,
- * must be absolute (local) or URIs. Tables are opened canonical, so this only refuses a
- * catalog that hands out a relative pointer or metadata that carries a relative location. */
-static int check_recorded_locations(const icm_table *t, const icm_table_metadata *new_md)
+/* Metadata never records a relative location (issue #16, class 1): the base file goes into
+ * metadata-log, so it must be absolute (local) or a URI, unless the metadata itself names the
+ * table location relatively and the file below it (that table's own convention). Tables are
+ * opened canonical, so this only refuses a catalog that hands out a relative pointer.
+ * (Transactions refuse to write new files below a relative location themselves, on the same
+ * terms.) */
+static int check_recorded_locations(const icm_table *t)
 {
-    const char *loc = icm_table_metadata_location(new_md);
-    const char *bad = !icm__location_is_absolute(t->metadata_location) ? t->metadata_location
-                      : loc != NULL && !icm__location_is_absolute(loc) ? loc
-                                                                       : NULL;
-    if (bad == NULL)
+    if (icm__location_recordable(t->metadata_location, icm_table_metadata_location(t->md)))
         return 0;
-    return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, bad,
+    return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, t->metadata_location,
                           "commit refused: this location is relative, and metadata never "
                           "records a relative location (it would name another file from "
                           "another working directory); open the table by an absolute path");
@@ -548,7 +569,7 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
     int rc = same_document(t->md, new_md, &same);
     if (rc != 0 || same)
         return rc; /* Java: committing unchanged metadata is a no-op (no new file) */
-    if ((rc = check_recorded_locations(t, new_md)) != 0)
+    if ((rc = check_recorded_locations(t)) != 0)
         return rc;
     icm_table_metadata *prepared = NULL;
     char *ours = NULL;

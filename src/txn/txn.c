@@ -269,11 +269,17 @@ static int copy_str(const char **dst, const char *src)
     return *dst != NULL ? 0 : ICM_ENOMEM;
 }
 
-static int check_data_file(const icm_data_file *f)
+static int check_data_file(const icm_txn *txn, const icm_data_file *f)
 {
     if (f == NULL || f->file_path == NULL || f->file_path[0] == '\0')
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, NULL,
                               "data file description without file_path");
+    const char *table_loc = icm_table_metadata_location(icm_table_get_metadata(txn->table));
+    if (!icm__location_recordable(f->file_path, table_loc)) /* issue #16, class 1 */
+        return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, f->file_path,
+                              "a data file is recorded by an absolute location, never a "
+                              "relative one (readers would resolve it against their own "
+                              "working directory)");
     if (f->record_count < 0 || f->file_size_in_bytes < 0)
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, f->file_path,
                               "record_count and file_size_in_bytes must not be negative");
@@ -334,7 +340,7 @@ int icm_txn_append_file(icm_txn *txn, const icm_data_file *file)
 {
     int rc = check_open(txn);
     if (rc == 0)
-        rc = check_data_file(file);
+        rc = check_data_file(txn, file);
     if (rc != 0)
         return rc;
     size_t len_before = txn->ops.len;
@@ -445,7 +451,7 @@ int icm_txn_replace_files(icm_txn *txn, const char *const *remove, size_t n_remo
 {
     int rc = check_open(txn);
     for (size_t i = 0; rc == 0 && i < n_add; i++)
-        rc = check_data_file(&add[i]);
+        rc = check_data_file(txn, &add[i]);
     if (rc == 0 && n_remove == 0)
         rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, NULL,
                             "replace needs at least one file to remove");

@@ -102,6 +102,14 @@ int icm__txn_data_location(const icm_table_metadata *md, const char *partition_p
     char *dir = data_dir(md);
     if (dir == NULL)
         return ICM_ENOMEM;
+    if (!icm__location_recordable(dir, icm_table_metadata_location(md))) { /* issue #16 */
+        int rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, dir,
+                                "new data files would be written and recorded below this "
+                                "relative location (the table's location or write.data.path); "
+                                "metadata never records a relative location");
+        icm__free(dir);
+        return rc;
+    }
     char *rel;
     if (!property_bool(md, "write.object-storage.enabled", false)) {
         rel = has_part ? icm__sprintf("%s/%s", partition_path, file_name)

@@ -746,6 +746,11 @@ static int prepare(producer *p, icm_txn *txn, txn_snapshot_op *op, icm_table_met
     p->mdir = icm__txn_metadata_dir(md);
     if (p->mdir == NULL)
         return ICM_ENOMEM;
+    if (!icm__location_recordable(p->mdir, icm_table_metadata_location(md))) /* issue #16 */
+        return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, p->mdir,
+                              "new manifests would be written and recorded below this relative "
+                              "location (the table's location or write.metadata.path); metadata "
+                              "never records a relative location");
     for (size_t i = 0; rc == 0 && i < op->removes.len; i++)
         rc = path_set_add(&p->removes, op->removes.len, op->removes.items[i]);
     size_t ndup = 0;

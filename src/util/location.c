@@ -246,6 +246,14 @@ bool icm__location_is_absolute(const char *loc)
     return local == NULL || local[0] == '/';
 }
 
+bool icm__location_recordable(const char *loc, const char *table_location)
+{
+    if (icm__location_is_absolute(loc))
+        return true;
+    return table_location != NULL && !icm__location_is_absolute(table_location) &&
+           icm__location_strip_prefix(loc, table_location, NULL);
+}
+
 bool icm__location_equal(const char *a, const char *b)
 {
     const char *rest;

@@ -103,6 +103,11 @@ bool icm__location_is_inside(const char *p, const char *dir);
  * this is false (issue #16, class 1). */
 bool icm__location_is_absolute(const char *loc);
 
+/* Whether metadata may record `loc` for a table at `table_location`: when it is absolute, or
+ * when the table's own location is relative (some engines' test tables) and `loc` is it or
+ * lies below it. icemaint never introduces a relative name (issue #16, class 1). */
+bool icm__location_recordable(const char *loc, const char *table_location);
+
 /* icm_location_canonical (util/location_abs.c) for a location that needs it (relative, or
  * with a `.` or `..` segment); any other is copied as it is spelled (`file:///wh` stays, so a
  * configured warehouse keeps the form its tables' metadata uses). *out is new (icm__free).

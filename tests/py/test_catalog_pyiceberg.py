@@ -164,10 +164,14 @@ def test_icemaint_register_table_from_pyiceberg_metadata(catalog_db):
     schema = Schema(NestedField(1, "id", LongType(), required=False))
     table = cat.create_table("src.orig", schema=schema)
     tool(catalog_db, "create-namespace", "dst")
-    tool(catalog_db, "register-table", "dst.copy", table.metadata_location)
+    # src.orig already uses this metadata file: refused unless forced (issue #16)
+    shared = tool(catalog_db, "register-table", "dst.copy", table.metadata_location, check=False)
+    assert shared.returncode == 1 and "ICM_EREFUSED" in shared.stderr
+    tool(catalog_db, "register-table", "dst.copy", table.metadata_location, "--force")
     copy = cat.load_table("dst.copy")
     assert copy.metadata_location == table.metadata_location
-    dup = tool(catalog_db, "register-table", "dst.copy", table.metadata_location, check=False)
+    dup = tool(catalog_db, "register-table", "dst.copy", table.metadata_location, "--force",
+               check=False)
     assert dup.returncode == 1 and "ICM_EEXISTS" in dup.stderr
 
 

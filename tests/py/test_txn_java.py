@@ -99,7 +99,8 @@ def test_java_reads_v3_row_lineage(tmp_path):
         res = subprocess.run([cli, *wh.icemaint_args(), *args], capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
 
-    icemaint("register-table", "ns.t3", str(v3))
+    # (the v3 copy shares ns.src's location: registering it needs --force, issue #16)
+    icemaint("register-table", "ns.t3", str(v3), "--force")
     files = tmp_path / "incoming"
     files.mkdir()
     f1 = write_parquet(files / "a.parquet", [1, 2, 3])

@@ -6,7 +6,7 @@
  * Usage: catalog_tool --uri URI | --hadoop WAREHOUSE  [--name NAME] [--warehouse WH] COMMAND ...
  *   create-namespace NS
  *   create-table NS.TABLE SCHEMA_JSON [PARTITION_SPEC_JSON]   prints the metadata location
- *   register-table NS.TABLE METADATA_FILE
+ *   register-table NS.TABLE METADATA_FILE [--force]
  *   drop-table NS.TABLE
  *   list-namespaces [PARENT] | list-tables NS                 one name per line
  *   load NS.TABLE            prints {metadata_location, table_uuid, format_version,
@@ -104,8 +104,10 @@ static int run(icm_catalog *cat, int argc, char **argv)
         if (rc == 0)
             printf("%s\n", loc);
         icm_free(loc);
-    } else if (strcmp(cmd, "register-table") == 0 && argc == 3) {
-        rc = icm_catalog_register_table(cat, argv[1], argv[2]);
+    } else if (strcmp(cmd, "register-table") == 0 &&
+               (argc == 3 || (argc == 4 && strcmp(argv[3], "--force") == 0))) {
+        rc = icm_catalog_register_table_flags(cat, argv[1], argv[2],
+                                              argc == 4 ? ICM_REGISTER_ALLOW_SHARED : 0);
     } else if (strcmp(cmd, "drop-table") == 0 && argc == 2) {
         rc = icm_catalog_drop_table(cat, argv[1]);
     } else if (strcmp(cmd, "list-namespaces") == 0 && argc <= 2) {

@@ -424,6 +424,13 @@ bool icm__sql_catalog_is_v1(const icm_catalog *cat)
     return strcmp(cat->methods->kind, "sql") == 0 && ((const sql_catalog *)cat)->v1;
 }
 
+char *icm__sql_catalog_database_file(const icm_catalog *cat)
+{
+    if (cat == NULL || strcmp(cat->methods->kind, "sql") != 0)
+        return NULL;
+    return icm__sql_store_sqlite_file(((const sql_catalog *)cat)->store);
+}
+
 int icm_catalog_open_sql(icm_catalog **out, const char *name, const char *uri,
                          const char *warehouse, icm_fileio *io, const icm_property *properties,
                          size_t n_properties)
@@ -454,6 +461,20 @@ static int sqlite_path_from_uri(const char *rest, char **out)
         *out = icm__strndup(rest + 1, n - 1);
     }
     return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
+int icm__sqlite_path_from_uri(const char *uri, char **out)
+{
+    *out = NULL;
+    const char *colon = uri != NULL ? strstr(uri, "://") : NULL;
+    if (colon == NULL || strcspn(uri, "+:") != 6 || strncmp(uri, "sqlite", 6) != 0)
+        return 0;
+    int rc = sqlite_path_from_uri(colon + 3, out);
+    if (rc == 0 && strcmp(*out, ":memory:") == 0) {
+        icm__free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int icm__sql_store_open_uri(icm__sql_store **out, const char *uri)

@@ -51,6 +51,20 @@ int icm__sql_store_open_pg(icm__sql_store **out, const char *conninfo);
  * postgresql[+driver]://... */
 int icm__sql_store_open_uri(icm__sql_store **out, const char *uri);
 
+/* The database file of a `sqlite://` URI as SQLite opens it (relative to the working directory
+ * when the URI is `sqlite:///rel.db`); *out is NULL for another URI or an in-memory database.
+ * Returns 0, ICM_EINVALID (a malformed sqlite URI) or ICM_ENOMEM. */
+int icm__sqlite_path_from_uri(const char *uri, char **out);
+
+/* The database file a SQL catalog on SQLite uses (absolute; new string), or NULL for another
+ * store, an in-memory database, or a catalog that is not SQL. NULL also on allocation
+ * failure (then ICM_ENOMEM is the last error). */
+char *icm__sql_catalog_database_file(const icm_catalog *cat);
+
+/* The database file of a SQLite store (absolute, new string); NULL for another store or an
+ * in-memory database. */
+char *icm__sql_store_sqlite_file(const icm__sql_store *s);
+
 /* ---- fault injection (tests) ---- */
 typedef enum icm__sql_fault {
     ICM__SQL_FAULT_NONE = 0,

@@ -188,3 +188,15 @@ int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path)
     *out = &s->base;
     return 0;
 }
+
+char *icm__sql_store_sqlite_file(const icm__sql_store *base)
+{
+    if (base == NULL || base->methods != &sqlite_methods)
+        return NULL;
+    const sqlite_store *s = (const sqlite_store *)base;
+    const char *file = sqlite3_db_filename(s->db, "main"); /* absolute; "" in memory */
+    if (file == NULL || file[0] == '\0')
+        return NULL;
+    char *canon = NULL;
+    return icm_location_canonical(file, &canon) == 0 ? canon : NULL;
+}

@@ -1,0 +1,281 @@
+/*
+ * maint/orphans_catalog.c: the orphan sweep's guard for what the catalog itself keeps under a
+ * table location (issue #16, class 2: a table whose location was the warehouse root had the
+ * SQLite catalog database, which holds every table's pointer, swept as an orphan).
+ *
+ * Before the listing, icm__catalog_guard_check:
+ *  - refuses a table location (or listing location) that is a relative path no --path-map
+ *    rule rewrites (it would be listed below whatever the working directory is);
+ *  - collects the files a catalog lives in: the SQLite database of the table's own catalog
+ *    and the caller's `catalog_files` (the CLI's resolved `.pyiceberg.yaml` and configured
+ *    SQLite database), each with its `-journal`, `-wal` and `-shm` where it is a database;
+ *    each is remembered under its own name and, when a symbolic link puts it below the
+ *    listing location, under the name the listing gives it. One that exists below the listing
+ *    location and is not carved out with `exclude_locations` is refused;
+ *  - asks the table's catalog for every other table and refuses when one's metadata file,
+ *    `location`, `write.data.path` or `write.metadata.path` lies at or below the listing
+ *    location (not carved out): that table's files would be unreferenced here. This sees
+ *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
+ *    hidden, or excluded).
+ * During the listing, icm__catalog_guard_protects keeps every remembered name out of the
+ * plan, whatever the overrides: it runs for would-be orphans only (never for referenced
+ * files), comparing with a handful of names.
+ *
+ * Read-only, like the rest of the planner: pointer look-ups, metadata reads, stat and
+ * resolve. Cost: a few stats, plus one pointer look-up and one metadata read per other table
+ * of the catalog.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "catalog/catalog_internal.h"
+#include "catalog/sql/store.h"
+#include "maint/orphans_internal.h"
+#include "util/location.h"
+
+typedef struct guard_ctx {
+    icm__catalog_guard *g;
+    icm_fileio *io;
+    const icm_orphan_options *o;
+    const char *list_root;
+    char *real_root;        /* where list_root really is; NULL when unknown */
+    const char *self;       /* the swept table's identifier */
+} guard_ctx;
+
+static int refuse(const char *location, const char *fmt, ...) ICM__PRINTF(2, 3);
+static int refuse(const char *location, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = icm__error_vset(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static bool excluded(const icm_orphan_options *o, const char *loc)
+{
+    for (size_t i = 0; i < o->exclude_location_count; i++)
+        if (icm__location_strip_prefix(loc, o->exclude_locations[i], NULL))
+            return true;
+    return false;
+}
+
+static int remember(icm__catalog_guard *g, const char *name)
+{
+    char *copy = icm__strdup(name);
+    char **grown = copy != NULL ? icm__reallocarray(g->names, g->n + 1, sizeof *grown) : NULL;
+    if (grown == NULL) {
+        icm__free(copy);
+        return ICM_ENOMEM;
+    }
+    g->names = grown;
+    g->names[g->n++] = copy;
+    return 0;
+}
+
+/* The name the listing of list_root gives `file` when a link puts it there (new string), or
+ * NULL. The file itself need not exist (a `-wal` comes and goes): its folder is resolved. */
+static int listing_name(guard_ctx *c, const char *file, char **out)
+{
+    *out = NULL;
+    const char *slash = strrchr(file, '/');
+    if (c->real_root == NULL || slash == NULL || slash == file)
+        return 0;
+    char *dir = icm__strndup(file, (size_t)(slash - file)), *real_dir = NULL;
+    if (dir == NULL)
+        return ICM_ENOMEM;
+    int rc = icm_fileio_resolve(c->io, dir, &real_dir);
+    icm__free(dir);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        icm_error_clear(); /* no such folder: nothing of it is listed */
+        return 0;
+    }
+    char *real = icm__location_join(real_dir, slash + 1);
+    const char *rest;
+    if (real == NULL)
+        rc = ICM_ENOMEM;
+    else if (icm__location_strip_prefix(real, c->real_root, &rest) && rest[0] != '\0')
+        rc = (*out = icm__location_join(c->list_root, rest)) != NULL ? 0 : ICM_ENOMEM;
+    icm__free(real);
+    icm_free(real_dir);
+    return rc;
+}
+
+/* Remember one file of the catalog; refuse when it exists below the listing location. */
+static int guard_file(guard_ctx *c, const char *file)
+{
+    char *alias = NULL;
+    int rc = remember(c->g, file);
+    if (rc == 0)
+        rc = listing_name(c, file, &alias);
+    if (rc == 0 && alias != NULL)
+        rc = remember(c->g, alias);
+    const char *below = icm__location_strip_prefix(file, c->list_root, NULL) ? file : alias;
+    if (rc == 0 && below != NULL && !excluded(c->o, file) && !excluded(c->o, below)) {
+        icm_file_info info;
+        int src = icm_fileio_stat(c->io, file, &info);
+        if (src == 0)
+            rc = refuse(below,
+                        "this file of the catalog itself (its SQLite database, journal or "
+                        "configuration, which hold or name every table's pointer) lies under "
+                        "the listing location %s; refusing to sweep a folder the catalog lives "
+                        "in (name the table's own folders with --location, or carve the file "
+                        "out with --exclude-location %s)",
+                        c->list_root, below);
+        else if (src == ICM_ENOMEM)
+            rc = src;
+        else
+            icm_error_clear(); /* not there: nothing to protect from the listing */
+    }
+    icm__free(alias);
+    return rc;
+}
+
+/* A SQLite database and the files SQLite keeps beside it. */
+static int guard_database(guard_ctx *c, const char *db)
+{
+    static const char *const suffixes[] = {"", "-journal", "-wal", "-shm"};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ICM__ARRAY_LEN(suffixes); i++) {
+        char *f = icm__sprintf("%s%s", db, suffixes[i]);
+        rc = f != NULL ? guard_file(c, f) : ICM_ENOMEM;
+        icm__free(f);
+    }
+    return rc;
+}
+
+static int guard_own_files(guard_ctx *c, icm_table *t)
+{
+    const icm_orphan_options *o = c->o;
+    int rc = 0;
+    if (o->version >= 2)
+        for (size_t i = 0; rc == 0 && i < o->catalog_file_count; i++)
+            rc = o->catalog_files[i] != NULL ? guard_file(c, o->catalog_files[i]) : 0;
+    if (rc != 0)
+        return rc;
+    icm_error_clear(); /* so that a NULL below is told apart from an allocation failure */
+    char *db = icm__sql_catalog_database_file(icm_table_get_catalog(t));
+    if (rc == 0 && db == NULL && icm_error_last()->code == ICM_ENOMEM)
+        rc = ICM_ENOMEM;
+    if (rc == 0 && db != NULL)
+        rc = guard_database(c, db);
+    icm_free(db);
+    return rc;
+}
+
+/* ---- other tables of the catalog ---- */
+
+/* Whether `loc` (of another table) lies at or below the listing location, not carved out. */
+static bool holds(const guard_ctx *c, const char *loc)
+{
+    return loc != NULL && loc[0] != '\0' && icm__location_strip_prefix(loc, c->list_root, NULL) &&
+           !excluded(c->o, loc);
+}
+
+static int refuse_table(const guard_ctx *c, const char *ns, const char *name, const char *what,
+                        const char *loc)
+{
+    return refuse(loc,
+                  "catalog table %s.%s has its %s here, under the listing location %s; "
+                  "refusing to sweep a folder shared with another table, whose files this "
+                  "table does not reference (carve that table's folders out with "
+                  "--exclude-location)",
+                  ns, name, what, c->list_root);
+}
+
+static int check_other_table(const char *ns, const char *name, const char *pointer,
+                             void *payload)
+{
+    guard_ctx *c = payload;
+    size_t nlen = strlen(ns);
+    if (strncmp(c->self, ns, nlen) == 0 && c->self[nlen] == '.' &&
+        strcmp(c->self + nlen + 1, name) == 0)
+        return 0; /* the swept table itself */
+    if (pointer == NULL)
+        return 0; /* no metadata: no files */
+    if (holds(c, pointer))
+        return refuse_table(c, ns, name, "metadata file", pointer);
+    icm_table_metadata *md = NULL;
+    int rc = icm_table_metadata_read(&md, c->io, pointer);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        icm_error_clear(); /* unreadable elsewhere: its files cannot be told, nor ours */
+        return 0;
+    }
+    static const char *const what[] = {"location", "write.data.path", "write.metadata.path"};
+    const char *locs[3] = {icm_table_metadata_location(md),
+                           icm_table_metadata_property(md, what[1]),
+                           icm_table_metadata_property(md, what[2])};
+    for (size_t i = 0; rc == 0 && i < 3; i++)
+        if (holds(c, locs[i]))
+            rc = refuse_table(c, ns, name, what[i], locs[i]);
+    icm_table_metadata_free(md);
+    return rc;
+}
+
+/* Only a catalog of many tables can be asked: SQL, or a filesystem catalog over a warehouse
+ * (not the single-table one behind a table directory). */
+static bool lists_tables(const icm_catalog *cat)
+{
+    if (cat == NULL)
+        return false;
+    if (strcmp(icm_catalog_kind(cat), "hadoop") == 0)
+        return icm__hadoop_table_dir(cat) == NULL;
+    return true;
+}
+
+/* ---- entry ---- */
+
+/* Whether the table's FileIO is a path map with a rule for `loc` (then a relative name is the
+ * metadata's own, read where the map puts it, not below the working directory). */
+static bool named_by_path_map(icm_table *t, const char *loc)
+{
+    char *mapped = NULL;
+    bool by_map = icm_fileio_pathmap_apply(icm_table_get_fileio(t), loc, &mapped) == 0 &&
+                  strcmp(mapped, loc) != 0;
+    icm_free(mapped);
+    icm_error_clear();
+    return by_map;
+}
+
+int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orphan_options *o,
+                             const char *list_root)
+{
+    if (!icm__location_is_absolute(list_root) && !named_by_path_map(t, list_root))
+        return refuse(list_root, "the table location is a relative path, so what it names "
+                                 "depends on the working directory; refusing to sweep (map it "
+                                 "to where the table is with --path-map)");
+    guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL, icm_table_get_identifier(t)};
+    int rc = icm_fileio_resolve(c.io, list_root, &c.real_root);
+    if (rc == ICM_ENOTFOUND || (rc != 0 && rc != ICM_ENOMEM)) {
+        icm_error_clear(); /* nothing there, or no links to follow: names are compared */
+        rc = 0;
+    }
+    if (rc == 0)
+        rc = guard_own_files(&c, t);
+    icm_catalog *cat = icm_table_get_catalog(t);
+    if (rc == 0 && lists_tables(cat))
+        rc = icm__catalog_each_table(cat, check_other_table, &c);
+    icm_free(c.real_root);
+    return rc;
+}
+
+bool icm__catalog_guard_protects(const icm__catalog_guard *g, const char *location)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (icm__location_equal(location, g->names[i]))
+            return true;
+    return false;
+}
+
+void icm__catalog_guard_dispose(icm__catalog_guard *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        icm__free(g->names[i]);
+    icm__free(g->names);
+    g->names = NULL;
+    g->n = 0;
+}
