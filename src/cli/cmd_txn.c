@@ -161,32 +161,82 @@ static int commit_and_report(icm_cli *cli, const char *cmd, const char *ref, icm
 
 /* ---- the commands ---- */
 
-/* The name a file gets in the table. A relative local path is made absolute (readers resolve a
- * relative name against their own working directory, so it would name another file or none),
- * and a path under a --path-map TO becomes the name the metadata uses. *out is malloc'd. */
-static int table_file_name(icm_cli *cli, const char *arg, bool absolute, char **out)
+/* Whether `loc` is named below the table location as the metadata spells it. */
+static bool inside_table_by_name(icm_table *t, const char *loc)
+{
+    const char *table = icm_table_metadata_location(icm_table_get_metadata(t));
+    char *a = NULL, *b = NULL;
+    bool inside = false;
+    if (table != NULL && icm_location_local_path(loc, &a) && icm_location_local_path(table, &b)) {
+        size_t n = strlen(b);
+        inside = strncmp(a, b, n) == 0 && a[n] == '/';
+    }
+    icm_free(a);
+    icm_free(b);
+    icm_error_clear();
+    return inside;
+}
+
+/* `canon` named under the table location's own spelling when, through links, it lies below
+ * it (a file added through a linked parent folder is then recorded as the listing of the table
+ * location names it); NULL when it does not, or either cannot be resolved. malloc'd. */
+static char *under_table_spelling(icm_table *t, const char *canon)
+{
+    const char *loc = icm_table_metadata_location(icm_table_get_metadata(t));
+    icm_fileio *io = icm_table_get_fileio(t);
+    char *real_loc = NULL, *real_file = NULL, *out = NULL;
+    if (loc == NULL || icm_fileio_resolve(io, loc, &real_loc) != 0 ||
+        icm_fileio_resolve(io, canon, &real_file) != 0) {
+        icm_free(real_loc);
+        icm_error_clear();
+        return NULL;
+    }
+    size_t n = strlen(real_loc);
+    if (strncmp(real_file, real_loc, n) == 0 && real_file[n] == '/') {
+        size_t m = strlen(loc);
+        while (m > 1 && loc[m - 1] == '/')
+            m--;
+        size_t len = m + strlen(real_file + n) + 1;
+        out = malloc(len);
+        if (out != NULL)
+            snprintf(out, len, "%.*s%s", (int)m, loc, real_file + n);
+    }
+    icm_free(real_loc);
+    icm_free(real_file);
+    return out;
+}
+
+/*
+ * The name a file gets in the table (issue #16, class 1: nothing relative or dotted is
+ * recorded). An added file is made absolute and canonical (icm_location_canonical: readers
+ * would resolve a relative name against their own working directory), named under the table
+ * location's spelling when it lies there through links, and a path under a --path-map TO
+ * becomes the name the metadata uses. A file to delete is matched as the metadata names it, so
+ * only a relative one is made absolute. *out is malloc'd.
+ */
+static int table_file_name(icm_cli *cli, icm_table *t, const char *arg, bool adding, char **out)
 {
     *out = NULL;
-    char *local = NULL, *abs = NULL;
-    if (absolute && icm_location_local_path(arg, &local) && local[0] != '/') {
-        char *cwd = getcwd(NULL, 0);
-        if (cwd == NULL) {
-            icm_free(local);
-            return icm_cli_error(arg, "cannot make the path absolute: %s", strerror(errno));
-        }
-        size_t n = strlen(cwd) + strlen(local) + 2;
-        abs = malloc(n);
-        if (abs != NULL)
-            snprintf(abs, n, "%s/%s", cwd, local);
-        free(cwd);
-        if (abs == NULL) {
-            icm_free(local);
-            return icm_cli_oom();
-        }
+    char *path = NULL, *canon = NULL;
+    bool local = icm_location_local_path(arg, &path);
+    if (!local && path == NULL && icm_error_last()->code == ICM_ENOMEM)
+        return icm_cli_oom();
+    bool make_canonical = local && (adding || path[0] != '/');
+    icm_free(path);
+    if (make_canonical) {
+        int lrc = icm_location_canonical(arg, &canon);
+        if (lrc != 0)
+            return icm_cli_fail(cli, lrc);
     }
-    icm_free(local);
-    int rc = icm_cli_original_name(cli, abs != NULL ? abs : arg, out);
-    free(abs);
+    /* A file named outside the table location's spelling but inside it through links (added,
+     * or to delete, through a linked parent folder) goes by the table's spelling. */
+    const char *plain = canon != NULL ? canon : arg;
+    char *respelled = local && !inside_table_by_name(t, plain) ? under_table_spelling(t, plain)
+                                                               : NULL;
+    const char *name = respelled != NULL ? respelled : canon != NULL ? canon : arg;
+    int rc = icm_cli_original_name(cli, name, out);
+    free(respelled);
+    icm_free(canon);
     return rc;
 }
 
@@ -206,7 +256,7 @@ static int run_file_command(icm_cli *cli, const txn_command *cmd, int argc, char
         rc = begin(cli, a.table, &cat, &t, &txn);
     for (int i = 0; rc == ICM_EXIT_OK && i < a.n_pos; i++) {
         char *name = NULL;
-        rc = table_file_name(cli, a.pos[i], absolute, &name);
+        rc = table_file_name(cli, t, a.pos[i], absolute, &name);
         if (rc != ICM_EXIT_OK)
             break;
         int lrc = op(txn, name);

@@ -1,0 +1,234 @@
+"""Issue #16, class 2: the orphan sweep never deletes the files the catalog itself lives in.
+
+A table whose location was the catalog's warehouse root had the SQLite catalog database (which
+holds every table's pointer) swept as an orphan. The rule: the sweep never plans a file the
+catalog uses (a SQLite database and its -wal/-shm/-journal, .pyiceberg.yaml) and refuses (exit 5,
+naming the reason and the override, --exclude-location) a location that holds one, or holds
+another catalog table's location (the catalog is asked, beyond the metadata-file check). And
+(from class 7) register-table refuses a metadata file or table location that another table of
+the same catalog already uses, unless --force.
+
+Every table is written by PyIceberg (SQLite catalog); every file is aged 10 days first. After
+each command the test asserts exactly which files exist and that PyIceberg still loads each
+table and scans every snapshot.
+"""
+import glob
+import os
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+pyiceberg_table = pytest.importorskip("pyiceberg.table")
+
+CLI = os.environ.get("ICM_CLI")
+TEN_DAYS_S = 10 * 86400
+SCHEMA = pa.schema([("id", pa.int64())])
+
+
+def local(p):
+    return p[len("file://"):] if p.startswith("file://") else p
+
+
+def age_all(*roots):
+    old = time.time() - TEN_DAYS_S
+    for root in roots:
+        for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
+                glob.glob(str(root / "**" / ".*"), recursive=True):
+            os.utime(f, (old, old), follow_symlinks=False)
+
+
+def files_under(root):
+    out = set()
+    for dirpath, _dirs, names in os.walk(root):
+        out.update(str(Path(dirpath) / n) for n in names)
+    return out
+
+
+def referenced(table):
+    """What a table's metadata keeps: every snapshot's list, manifests and live files, the
+    metadata file and its log."""
+    io = table.io
+    out = {local(table.metadata_location)}
+    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
+    for snap in table.metadata.snapshots:
+        out.add(local(snap.manifest_list))
+        for mf in snap.manifests(io):
+            out.add(local(mf.manifest_path))
+            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
+                out.add(local(entry.data_file.file_path))
+    return out
+
+
+def scan_every_snapshot(table):
+    return {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
+            for s in table.metadata.snapshots}
+
+
+def append(table, n):
+    for i in range(n):
+        table.append(pa.table({"id": [i, i + 100]}, schema=SCHEMA))
+
+
+class Env:
+    """A SQLite catalog with its .pyiceberg.yaml kept outside the warehouse (conf/)."""
+
+    def __init__(self, root, db):
+        if not CLI or not os.path.exists(CLI):
+            pytest.fail("ICM_CLI does not name the built icemaint binary")
+        self.root, self.wh, self.db = root, root / "wh", db
+        self.wh.mkdir(exist_ok=True)
+        (root / "conf").mkdir()
+        self.cfg = root / "conf" / ".pyiceberg.yaml"
+        self.cfg.write_text(f"catalog:\n  c:\n    type: sql\n    uri: sqlite:///{db}\n"
+                            f"    warehouse: file://{self.wh}\n")
+        self.cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{db}",
+                                            warehouse=f"file://{self.wh}")
+        self.cat.create_namespace("ns")
+
+    def icm(self, *args, env=None):
+        run_env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+        run_env["HOME"] = str(self.root / "nohome")
+        run_env.update(env or {})
+        return subprocess.run([CLI, "--config", str(self.cfg), "--catalog", "c", *args],
+                              cwd=self.root, env=run_env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL)
+
+
+def assert_refused(p, *words):
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    for w in words:
+        assert w in p.stderr, p.stderr
+
+
+def test_sqlite_catalog_database_at_table_location_is_never_swept(tmp_path):
+    """ns.root lives at the warehouse root, where the SQLite database (in WAL mode, with its
+    -wal and -shm present) lies: refused; with the override the stray goes and the database,
+    its -wal and -shm stay."""
+    env = Env(tmp_path, tmp_path / "wh" / "catalog.db")
+    root_table = env.cat.create_table("ns.root", schema=SCHEMA, location=f"file://{env.wh}")
+    append(root_table, 3)
+    hold = sqlite3.connect(env.db)  # WAL mode keeps -wal and -shm while a connection is open
+    hold.execute("PRAGMA journal_mode=WAL")
+    hold.execute("CREATE TABLE IF NOT EXISTS keep_wal (x)")
+    hold.execute("INSERT INTO keep_wal VALUES (1)")
+    hold.commit()
+    catalog_files = {str(env.db), f"{env.db}-wal", f"{env.db}-shm"}
+    assert all(os.path.exists(f) for f in catalog_files)
+    stray = env.wh / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(env.wh)
+    table = env.cat.load_table("ns.root")
+    before = scan_every_snapshot(table)
+    keep = referenced(table) | catalog_files
+
+    for args in (("remove-orphan-files", "ns.root"),
+                 ("remove-orphan-files", "ns.root", "--dry-run"),
+                 ("remove-orphan-files", "ns.root", "--exclude-location", str(env.db))):
+        p = env.icm(*args)
+        assert_refused(p, "catalog", "--exclude-location")
+        assert files_under(env.wh) == keep | {str(stray)}
+
+    p = env.icm("remove-orphan-files", "ns.root", *[a for f in sorted(catalog_files)
+                                                    for a in ("--exclude-location", f)])
+    assert p.returncode == 0, p.stderr
+    assert files_under(env.wh) == keep
+    hold.close()
+    assert scan_every_snapshot(env.cat.load_table("ns.root")) == before
+
+
+def test_directory_table_never_sweeps_the_configured_catalog_files(tmp_path):
+    """A table named by its directory (no catalog behind it) whose folder holds the SQLite
+    database and the .pyiceberg.yaml the resolved configuration names: refused, and the
+    catalog's files are never planned, also with the override."""
+    (tmp_path / "wh" / "ns" / "t").mkdir(parents=True)
+    env = Env(tmp_path, tmp_path / "wh" / "ns" / "t" / "catalog.db")
+    t = env.cat.create_table("ns.t", schema=SCHEMA)
+    append(t, 2)
+    tdir = env.wh / "ns" / "t"
+    current = Path(local(env.cat.load_table("ns.t").metadata_location))
+    os.rename(current, current.with_name("v1.metadata.json"))
+    (tdir / "metadata" / "version-hint.text").write_text("1")
+    home = tdir / "conf-home"  # $PYICEBERG_HOME inside the table: its .pyiceberg.yaml
+    home.mkdir()
+    (home / ".pyiceberg.yaml").write_text(env.cfg.read_text())
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tdir)
+    static = pyiceberg_table.StaticTable.from_metadata(str(tdir / "metadata" /
+                                                           "v1.metadata.json"))
+    before = scan_every_snapshot(static)
+    catalog_files = {str(env.db), str(home / ".pyiceberg.yaml")}
+    keep = referenced(static) | {str(tdir / "metadata" / "v1.metadata.json"),
+                                 str(tdir / "metadata" / "version-hint.text")} | catalog_files
+
+    p = env.icm("remove-orphan-files", str(tdir))
+    assert_refused(p, "catalog.db", "--exclude-location")
+    assert files_under(tdir) == keep | {str(stray)}
+    # the configuration found through $PYICEBERG_HOME, inside the table, is named too
+    cfg_env = {"PYICEBERG_HOME": str(home)}
+    p = subprocess.run([CLI, "--catalog", "c", "remove-orphan-files", str(tdir),
+                        "--exclude-location", str(env.db)], cwd=tmp_path,
+                       env={**os.environ, **cfg_env}, capture_output=True, text=True)
+    assert_refused(p, ".pyiceberg.yaml")
+    assert files_under(tdir) == keep | {str(stray)}
+
+    p = env.icm("remove-orphan-files", str(tdir), "--exclude-location", str(env.db))
+    assert p.returncode == 0, p.stderr
+    assert files_under(tdir) == keep
+    assert scan_every_snapshot(pyiceberg_table.StaticTable.from_metadata(
+        str(tdir / "metadata" / "v1.metadata.json"))) == before
+
+
+def test_other_catalog_table_below_the_swept_location_is_refused(tmp_path):
+    """ns.b lives below ns.root's location but keeps its metadata elsewhere
+    (write.metadata.path), so no metadata file of it is listed: the catalog is asked, the sweep
+    refuses and ns.b keeps every file; carving ns.b out lets the sweep go on."""
+    env = Env(tmp_path, tmp_path / "catalog.db")
+    root_table = env.cat.create_table("ns.root", schema=SCHEMA, location=f"file://{env.wh}")
+    append(root_table, 2)
+    elsewhere = tmp_path / "b-metadata"
+    b = env.cat.create_table("ns.b", schema=SCHEMA, location=f"file://{env.wh}/ns/b",
+                             properties={"write.metadata.path": f"file://{elsewhere}"})
+    append(b, 2)
+    stray = env.wh / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(env.wh, elsewhere)
+    tables = {n: env.cat.load_table(n) for n in ("ns.root", "ns.b")}
+    before = {n: scan_every_snapshot(t) for n, t in tables.items()}
+    b_files = {f for f in referenced(tables["ns.b"]) if f.startswith(str(env.wh))}
+    assert b_files, "ns.b should have data files below ns.root's location"
+    keep = referenced(tables["ns.root"]) | b_files
+
+    p = env.icm("remove-orphan-files", "ns.root")
+    assert_refused(p, "ns.b", "--exclude-location")
+    assert files_under(env.wh) == keep | {str(stray)}
+
+    p = env.icm("remove-orphan-files", "ns.root", "--exclude-location", str(env.wh / "ns" / "b"))
+    assert p.returncode == 0, p.stderr
+    assert files_under(env.wh) == keep
+    for n in tables:
+        assert scan_every_snapshot(env.cat.load_table(n)) == before[n]
+
+
+def test_register_table_of_a_metadata_file_in_use_is_refused(tmp_path):
+    """ns.t's current metadata file, or an older one of it (the same table location),
+    registered as another table: refused unless --force; the catalog is unchanged."""
+    env = Env(tmp_path, tmp_path / "catalog.db")
+    t = env.cat.create_table("ns.t", schema=SCHEMA)
+    append(t, 2)
+    t = env.cat.load_table("ns.t")
+    older = local(t.metadata.metadata_log[-1].metadata_file)
+    for md in (local(t.metadata_location), older):
+        p = env.icm("register-table", "ns.copy", md)
+        assert_refused(p, "ns.t", "--force")
+        assert [i[1] for i in env.cat.list_tables("ns")] == ["t"]
+    p = env.icm("register-table", "ns.copy", older, "--force")
+    assert p.returncode == 0, p.stderr
+    assert sorted(i[1] for i in env.cat.list_tables("ns")) == ["copy", "t"]
+    assert local(env.cat.load_table("ns.copy").metadata_location) == older
+    assert scan_every_snapshot(env.cat.load_table("ns.t"))

@@ -1,0 +1,204 @@
+"""Issue #16, class 1: every spelling of a table's place names the same files.
+
+A filesystem-layout table named by a relative directory was planned against the wrong roots: the
+orphan sweep deleted its current `vN.metadata.json`, and commits through the relative path wrote
+relative `metadata-file` entries into the metadata log, which a later sweep deleted. The rule:
+a table's location, and every location icemaint reads, writes or records, is made absolute and
+canonical once, where the table is opened; metadata never records a relative location; the
+current metadata file, every metadata-log entry and the version hint are kept however spelled.
+
+One PyIceberg-written table per spelling (relative directory, `./dir`, `a/../dir`, a symlinked
+parent folder either way round, the three `file:` forms, a `type: hadoop` catalog whose
+`warehouse` is relative), turned into filesystem ("Hadoop") layout, then a sequence of every
+operation through that spelling: remove-orphan-files, set-properties, create-branch, create-tag,
+add-files, delete-files, remove-ref, rollback, expire-snapshots, remove-orphan-files. Before each
+step every file is aged 10 days (all older than any cutoff). After each step:
+  * the files under the table are exactly what its current metadata references (every
+    snapshot's manifest list, manifests and live files, the current metadata file, every
+    metadata-log entry, the version hint), plus the planted orphan where nothing swept it;
+  * no location in the metadata, its log, manifest lists or manifests is relative;
+  * PyIceberg loads the table and scans every retained snapshot.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+pyiceberg_table = pytest.importorskip("pyiceberg.table")
+
+CLI = os.environ.get("ICM_CLI")
+TEN_DAYS_S = 10 * 86400
+SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
+
+
+def local(p):
+    """The filesystem path of a local location (`file:///p`, `file:/p`, `/p`)."""
+    for prefix in ("file://localhost", "file://", "file:"):
+        if p.startswith(prefix):
+            return p[len(prefix):]
+    return p
+
+
+def is_absolute(p):
+    return local(p).startswith("/")
+
+
+def age_all(root):
+    old = time.time() - TEN_DAYS_S
+    for f in glob.glob(str(root / "**" / "*"), recursive=True):
+        os.utime(f, (old, old), follow_symlinks=False)
+
+
+def build_hadoop_table(root, via_link):
+    """A PyIceberg table (3 appends) at root/wh/ns/t in filesystem layout: its last metadata file
+    becomes metadata/v1.metadata.json (the earlier ones stay, in its metadata log) with a
+    version hint. With via_link, PyIceberg writes through root/lnk -> root/wh, so the metadata
+    names every file under the link."""
+    wh = root / "wh"
+    wh.mkdir()
+    os.symlink(wh, root / "lnk")
+    base = root / "lnk" if via_link else wh
+    cat = pyiceberg_sql.SqlCatalog("build", uri=f"sqlite:///{root}/build.db",
+                                   warehouse=f"file://{base}")
+    cat.create_namespace("ns")
+    t = cat.create_table("ns.t", schema=SCHEMA)
+    for i in range(3):
+        t.append(pa.table({"id": [i * 10 + j for j in range(4)], "s": [f"r{i}"] * 4},
+                          schema=SCHEMA))
+    current = Path(local(cat.load_table("ns.t").metadata_location))
+    os.rename(current, current.with_name("v1.metadata.json"))
+    (current.parent / "version-hint.text").write_text("1")
+    os.unlink(root / "build.db")
+    return wh / "ns" / "t"
+
+
+def current_metadata(tdir):
+    n = int((tdir / "metadata" / "version-hint.text").read_text().strip())
+    return tdir / "metadata" / f"v{n}.metadata.json"
+
+
+def load(tdir):
+    return pyiceberg_table.StaticTable.from_metadata(str(current_metadata(tdir)))
+
+
+def referenced(table, md_file, tdir):
+    """Every file the table's metadata keeps: snapshots' lists, manifests, live files; the
+    metadata file, its log, the version hint."""
+    io = table.io
+    out = {str(md_file), str(tdir / "metadata" / "version-hint.text")}
+    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
+    for snap in table.metadata.snapshots:
+        out.add(local(snap.manifest_list))
+        for mf in snap.manifests(io):
+            out.add(local(mf.manifest_path))
+            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
+                out.add(local(entry.data_file.file_path))
+    return {os.path.realpath(p) for p in out}
+
+
+def files_under(tdir):
+    out = set()
+    for dirpath, _dirs, names in os.walk(tdir):
+        out.update(os.path.realpath(os.path.join(dirpath, n)) for n in names)
+    return out
+
+
+def assert_no_relative_location(table, md_file):
+    doc = json.loads(md_file.read_text())
+    assert is_absolute(doc["location"]), doc["location"]
+    for e in doc.get("metadata-log", []):
+        assert is_absolute(e["metadata-file"]), e
+    for snap in table.metadata.snapshots:
+        assert is_absolute(snap.manifest_list), snap.manifest_list
+        for mf in snap.manifests(table.io):
+            assert is_absolute(mf.manifest_path), mf.manifest_path
+            for entry in mf.fetch_manifest_entry(table.io, discard_deleted=False):
+                assert is_absolute(entry.data_file.file_path), entry.data_file.file_path
+
+
+def check_table(tdir, extra=()):
+    """Exactly the referenced files (plus `extra`) exist; nothing relative is recorded; PyIceberg
+    loads the table and scans every retained snapshot."""
+    table = load(tdir)
+    md_file = current_metadata(tdir)
+    want = referenced(table, md_file, tdir) | {os.path.realpath(p) for p in extra}
+    have = files_under(tdir)
+    assert have == want, (f"missing {sorted(want - have)}; unexpected {sorted(have - want)}")
+    assert_no_relative_location(table, md_file)
+    rows = {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
+            for s in table.metadata.snapshots}
+    return table, rows
+
+
+# name: (table argument, a data file's spelling, cwd) built from root and the table directory
+SPELLINGS = {
+    "relative_dir": lambda root, t: ("t", lambda f: f"t/data/{f}", t.parent),
+    "dot_slash_dir": lambda root, t: ("./t", lambda f: f"./t/data/{f}", t.parent),
+    "dot_dot_dir": lambda root, t: ("sub/../t", lambda f: f"sub/../t/data/{f}", t.parent),
+    "symlinked_parent": lambda root, t: (f"{root}/lnk/ns/t",
+                                         lambda f: f"{root}/lnk/ns/t/data/{f}", root),
+    "real_path_of_linked_metadata": lambda root, t: (str(t), lambda f: f"{t}/data/{f}", root),
+    "file_uri": lambda root, t: (f"file://{t}", lambda f: f"file://{t}/data/{f}", root),
+    "file_localhost": lambda root, t: (f"file://localhost{t}",
+                                       lambda f: f"file://localhost{t}/data/{f}", root),
+    "file_single_slash": lambda root, t: (f"file:{t}", lambda f: f"file:{t}/data/{f}", root),
+    "hadoop_relative_warehouse": lambda root, t: ("ns.t", lambda f: f"wh/ns/t/data/{f}", root),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+def test_table_spelling_keeps_every_referenced_file(tmp_path, spelling):
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    root = tmp_path
+    tdir = build_hadoop_table(root, via_link=spelling == "real_path_of_linked_metadata")
+    (tdir.parent / "sub").mkdir()
+    arg, spell_file, cwd = SPELLINGS[spelling](root, tdir)
+    config = root / "hadoop.yaml"
+    config.write_text("catalog:\n  fs:\n    type: hadoop\n    warehouse: wh\n")
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(root / "nohome")
+
+    def icm(*args):
+        p = subprocess.run([CLI, "--config", str(config), "--catalog", "fs", *args],
+                           cwd=cwd, env=env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+        assert p.returncode == 0, f"icemaint {' '.join(args)}: exit {p.returncode}\n{p.stderr}"
+        return p
+
+    def step(*args, stray=None):
+        age_all(tdir)
+        icm(*args)
+        if stray is not None:
+            assert not stray.exists(), f"{args[0]} left the orphan {stray}"
+        return check_table(tdir)
+
+    check_table(tdir)
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    step("remove-orphan-files", arg, stray=stray)
+    step("set-properties", arg, "owner=spellings")
+    step("create-branch", arg, "b1")
+    table, _ = step("create-tag", arg, "t1")
+    before_add = table.metadata.current_snapshot_id
+    shutil.copy(sorted((tdir / "data").glob("*.parquet"))[0], tdir / "data" / "added.parquet")
+    step("add-files", arg, spell_file("added.parquet"))
+    step("delete-files", arg, spell_file("added.parquet"))
+    step("remove-ref", arg, "t1")
+    step("rollback", arg, str(before_add))
+    table, rows = step("expire-snapshots", arg, "--older-than", "2099-01-01")
+    assert table.metadata.current_snapshot_id == before_add
+    assert rows[before_add] == 12
+    stray.write_bytes(b"orphan again")
+    step("remove-orphan-files", arg, stray=stray)
+    # the commits went through this spelling: the log names every earlier file, absolutely
+    log = json.loads(current_metadata(tdir).read_text())["metadata-log"]
+    assert [Path(local(e["metadata-file"])).name for e in log][-8:] == \
+        [f"v{n}.metadata.json" for n in range(1, 9)]
