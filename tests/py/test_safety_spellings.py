@@ -93,7 +93,9 @@ def referenced(table, md_file, tdir):
     metadata file, its log, the version hint."""
     io = table.io
     out = {str(md_file), str(tdir / "metadata" / "version-hint.text")}
-    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
+    # (a relative entry names no place by itself: the tests that plant one add its file)
+    out.update(local(e.metadata_file) for e in table.metadata.metadata_log
+               if is_absolute(e.metadata_file))
     for snap in table.metadata.snapshots:
         out.add(local(snap.manifest_list))
         for mf in snap.manifests(io):
@@ -202,3 +204,67 @@ def test_table_spelling_keeps_every_referenced_file(tmp_path, spelling):
     log = json.loads(current_metadata(tdir).read_text())["metadata-log"]
     assert [Path(local(e["metadata-file"])).name for e in log][-8:] == \
         [f"v{n}.metadata.json" for n in range(1, 9)]
+
+
+def with_relative_log_entry(tdir, extra_properties=None):
+    """v2 of the table: v1's content plus a relative metadata-log entry naming v1 as an older
+    icemaint recorded it after a commit through the relative table path `t`."""
+    doc = json.loads((tdir / "metadata" / "v1.metadata.json").read_text())
+    doc["metadata-log"].append({"timestamp-ms": doc["last-updated-ms"],
+                                "metadata-file": "t/metadata/v1.metadata.json"})
+    doc["properties"].update(extra_properties or {})
+    (tdir / "metadata" / "v2.metadata.json").write_text(json.dumps(doc))
+    (tdir / "metadata" / "version-hint.text").write_text("2")
+
+
+def test_relative_metadata_log_entry_keeps_its_file(tmp_path):
+    """A table that already carries a relative metadata-log entry (written by an older
+    icemaint): the sweep, by absolute path from elsewhere, keeps the file it names."""
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    tdir = build_hadoop_table(tmp_path, via_link=False)
+    with_relative_log_entry(tdir)
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tdir)
+    table = load(tdir)
+    want = referenced(table, current_metadata(tdir), tdir) | {str(tdir / "metadata" /
+                                                                 "v1.metadata.json")}
+    for args in (("remove-orphan-files", str(tdir)),
+                 ("expire-snapshots", str(tdir), "--older-than", "2099-01-01")):
+        p = subprocess.run([CLI, *args], cwd=tmp_path, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+        assert p.returncode == 0, p.stderr
+        table = load(tdir)
+        want = (want & files_under(tdir)) | referenced(table, current_metadata(tdir), tdir)
+        assert (tdir / "metadata" / "v1.metadata.json").exists()
+        assert not stray.exists()
+        assert files_under(tdir) == want
+        for s in table.metadata.snapshots:
+            table.scan(snapshot_id=s.snapshot_id).to_arrow()
+
+
+def test_relative_metadata_log_entry_never_deletes_by_working_directory(tmp_path):
+    """Metadata retention (delete-after-commit, previous-versions-max=1) pushes a relative
+    metadata-log entry out of the log: it names a file relative to a working directory nobody
+    knows, so it is never deleted, in particular not another table's file that the current
+    working directory happens to hold at that relative path."""
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    tdir = build_hadoop_table(tmp_path, via_link=False)
+    with_relative_log_entry(tdir, {"write.metadata.delete-after-commit.enabled": "true",
+                                   "write.metadata.previous-versions-max": "1"})
+    other = tmp_path / "elsewhere"
+    decoy = other / "t" / "metadata" / "v1.metadata.json"  # another table's file
+    decoy.parent.mkdir(parents=True)
+    decoy.write_text("{}")
+    age_all(tdir)
+    p = subprocess.run([CLI, "set-properties", str(tdir), "owner=x"], cwd=other,
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    assert decoy.exists()
+    assert (tdir / "metadata" / "v1.metadata.json").exists()
+    # the log's absolute entries pushed out went (Java's rule); v1, named relatively, stays
+    table, _ = check_table(tdir, extra=[tdir / "metadata" / "v1.metadata.json"])
+    log = [e.metadata_file for e in table.metadata.metadata_log]
+    assert len(log) == 1 and is_absolute(log[0]) and log[0].endswith("v2.metadata.json")
