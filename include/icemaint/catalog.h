@@ -65,7 +65,9 @@ typedef int (*icm_name_cb)(const char *name, void *payload);
  *                    `postgresql+psycopg2://...`, `postgresql+psycopg://...`; query options such
  *                    as `?sslmode=disable` are passed to libpq)
  * @param warehouse   base location for new tables (`<warehouse>/<ns>/<table>`); may be NULL
- *                    (then icm_catalog_create_table needs an explicit location)
+ *                    (then icm_catalog_create_table needs an explicit location). A relative
+ *                    or dotted one is made absolute once, here (icm_location_canonical); an
+ *                    absolute one keeps its form
  * @param io          FileIO used to write and delete metadata files; borrowed, must outlive
  *                    the catalog
  * @param properties  further catalog properties (may be NULL when n == 0): `init_catalog_tables`
@@ -87,8 +89,12 @@ ICM_EXTERN(int) icm_catalog_open_sql(icm_catalog **out, const char *name, const 
  * Commits need a FileIO whose create_new is an atomic no-replace publish (local, mem); the
  * table property `write.metadata.path` is refused, as in Java.
  * Namespaces (directories) can be listed and created only when the warehouse is local.
+ * A relative or dotted warehouse (`wh`, `./wh`, `a/../wh`, `file:wh`) is made absolute once,
+ * here (icm_location_canonical), so no table directory, metadata file or metadata-log entry
+ * of the catalog depends on the working directory (issue #16); an absolute one keeps its form.
  * @param io borrowed, must outlive the catalog.
- * @return 0; ICM_EINVALID (empty warehouse, io NULL); ICM_ENOMEM.
+ * @return 0; ICM_EINVALID (empty warehouse, io NULL); the codes of icm_location_canonical;
+ *         ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_catalog_open_hadoop(icm_catalog **out, const char *name,
                                         const char *warehouse, icm_fileio *io);

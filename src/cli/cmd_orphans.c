@@ -82,6 +82,8 @@ typedef struct orphan_args {
     char *equal_authorities;
     const char **excludes;    /* malloc'd array of borrowed argv strings */
     size_t n_excludes;
+    char **owned;             /* absolute copies of relative location arguments (icm_free) */
+    size_t n_owned;
     bool dry_run;
     bool force;
 } orphan_args;
@@ -91,6 +93,40 @@ static void args_dispose(orphan_args *a)
     free(a->equal_schemes);
     free(a->equal_authorities);
     free((void *)a->excludes);
+    for (size_t i = 0; i < a->n_owned; i++)
+        icm_free(a->owned[i]);
+    free(a->owned);
+}
+
+/* A relative local --location / --exclude-location names a place below the working directory:
+ * made absolute (icm_location_canonical) like every location icemaint works on (issue #16);
+ * absolute values and URIs stay as given. Returns an exit code (errors reported). */
+static int absolute_arg(orphan_args *a, const char **value)
+{
+    char *path = NULL;
+    bool relative = *value != NULL && icm_location_local_path(*value, &path) && path[0] != '/';
+    icm_free(path);
+    if (!relative)
+        return ICM_EXIT_OK;
+    char **grown = realloc(a->owned, (a->n_owned + 1) * sizeof *grown);
+    if (grown == NULL)
+        return icm_cli_oom();
+    a->owned = grown;
+    char *canon = NULL;
+    int rc = icm_location_canonical(*value, &canon);
+    if (rc != 0)
+        return icm_cli_error(*value, "%s", icm_error_last()->message);
+    a->owned[a->n_owned++] = canon;
+    *value = canon;
+    return ICM_EXIT_OK;
+}
+
+static int absolute_args(orphan_args *a)
+{
+    int rc = absolute_arg(a, &a->location);
+    for (size_t i = 0; rc == ICM_EXIT_OK && i < a->n_excludes; i++)
+        rc = absolute_arg(a, &a->excludes[i]);
+    return rc;
 }
 
 /* Append `value` to a ';'-joined list. Returns false on allocation failure. */
@@ -404,6 +440,8 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     memset(&a, 0, sizeof a);
     icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
     int rc = parse_args(argc, argv, &a);
+    if (rc == ICM_EXIT_OK)
+        rc = absolute_args(&a);
     if (rc == ICM_EXIT_OK)
         rc = build_options(&a, &o);
     if (rc != ICM_EXIT_OK) {
