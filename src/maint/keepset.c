@@ -1160,6 +1160,12 @@ int icm__table_metadata_docs(const icm_table_metadata *md, const char *md_locati
     size_t ndirs = 0;
     if (rc == 0)
         rc = icm__table_metadata_dirs(md, md_location, dirs, &ndirs);
+    /* A relative pointer (a catalog row an older icemaint registered as typed) or file name:
+     * kept as a relative log entry is. */
+    const char *current[2] = {md_location, file};
+    for (size_t i = 0; i < 2; i++)
+        if (rc == 0 && current[i] != NULL && !icm__location_is_absolute(current[i]))
+            rc = relative_log_entry(current[i], dirs, ndirs, cb, payload);
     size_t nlog = icm_table_metadata_metadata_log_count(md);
     for (size_t i = 0; rc == 0 && i < nlog; i++) {
         const char *entry = icm_table_metadata_metadata_log_at(md, i)->metadata_file;

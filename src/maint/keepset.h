@@ -220,8 +220,9 @@ int icm__table_metadata_dirs(const icm_table_metadata *md, const char *md_locati
 
 /* The table's metadata documents: `md_location` (may be NULL), the file md was read from, every
  * metadata-log entry, and `version-hint.text` / `.txt` in each metadata folder — each handed to
- * cb. A relative metadata-log entry (older icemaint versions recorded the table path as typed)
- * is also handed over as its file name in each metadata folder. These are never data; expiry
+ * cb. A relative metadata-log entry, or a relative `md_location` (older icemaint versions
+ * recorded the table path as typed, in logs and in catalog rows), is also handed over as its
+ * file name in each metadata folder. These are never data; expiry
  * keeps them and the orphan sweep counts them as referenced.
  * Returns 0, ICM_ENOMEM, ICM_EREFUSED (a relative entry that names no file) or the callback's
  * non-zero value. */

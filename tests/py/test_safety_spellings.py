@@ -23,6 +23,7 @@ import glob
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -268,3 +269,41 @@ def test_relative_metadata_log_entry_never_deletes_by_working_directory(tmp_path
     table, _ = check_table(tdir, extra=[tdir / "metadata" / "v1.metadata.json"])
     log = [e.metadata_file for e in table.metadata.metadata_log]
     assert len(log) == 1 and is_absolute(log[0]) and log[0].endswith("v2.metadata.json")
+
+
+def test_relative_catalog_pointer_keeps_current_metadata(tmp_path):
+    """A SQL catalog row whose metadata_location is relative (an older icemaint registered the
+    file as typed, from the warehouse's parent folder): the sweep, run from there, keeps the
+    current metadata file; a commit through it is refused rather than recording it."""
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    cat.create_namespace("ns")
+    t = cat.create_table("ns.t", schema=SCHEMA)
+    for i in range(2):
+        t.append(pa.table({"id": [i], "s": ["x"]}, schema=SCHEMA))
+    current = Path(local(cat.load_table("ns.t").metadata_location))
+    relative = os.path.relpath(current, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE iceberg_tables SET metadata_location = ? WHERE table_name = 't'",
+                     (relative,))
+    stray = wh / "ns" / "t" / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(wh)
+    args = [CLI, "--uri", f"sqlite:///{db}", "--warehouse", f"file://{wh}", "--catalog", "c"]
+    p = subprocess.run([*args, "remove-orphan-files", "ns.t"], cwd=tmp_path,
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    assert current.exists()
+    assert not stray.exists()
+    table = pyiceberg_table.StaticTable.from_metadata(str(current))
+    assert files_under(wh / "ns" / "t") == referenced(table, current, wh / "ns" / "t") - {
+        os.path.realpath(wh / "ns" / "t" / "metadata" / "version-hint.text")}
+    for s in table.metadata.snapshots:
+        table.scan(snapshot_id=s.snapshot_id).to_arrow()
+    p = subprocess.run([*args, "set-properties", "ns.t", "a=b"], cwd=tmp_path,
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert p.returncode == 1 and "relative" in p.stderr, p.stderr
