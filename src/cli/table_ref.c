@@ -150,12 +150,16 @@ int icm_cli_table_name(icm_cli *cli, const char *ref, char **out)
     if (looks_like_catalog_name(ref))
         return icm_cli_original_name(cli, ref, out);
     /* Absolute and canonical once, before anything is read or recorded under this name
-     * (issue #16, class 1: a relative table path was planned against the wrong roots). */
-    char *canon = NULL;
+     * (issue #16, class 1: a relative table path was planned against the wrong roots). A name
+     * that differs from its canonical form only by a `file:` prefix or repeated slashes keeps
+     * the form it was given in (reports show it as given; every comparison folds those). */
+    char *canon = NULL, *plain = NULL;
     int rc = icm_location_canonical(ref, &canon);
     if (rc != 0)
         return icm_cli_fail(cli, rc);
-    rc = icm_cli_original_name(cli, canon, out);
+    bool same = icm_location_local_path(ref, &plain) && strcmp(plain, canon) == 0;
+    icm_free(plain);
+    rc = icm_cli_original_name(cli, same ? ref : canon, out);
     icm_free(canon);
     return rc;
 }
