@@ -161,48 +161,53 @@ static int commit_and_report(icm_cli *cli, const char *cmd, const char *ref, icm
 
 /* ---- the commands ---- */
 
-/* Whether `loc` is named below the table location as the metadata spells it. */
-static bool inside_table_by_name(icm_table *t, const char *loc)
+/* `loc` + `rest`, with the trailing slashes of `loc` dropped (malloc'd; NULL on failure). */
+static char *join_below(const char *loc, const char *rest)
 {
-    const char *table = icm_table_metadata_location(icm_table_get_metadata(t));
-    char *a = NULL, *b = NULL;
-    bool inside = false;
-    if (table != NULL && icm_location_local_path(loc, &a) && icm_location_local_path(table, &b)) {
-        size_t n = strlen(b);
-        inside = strncmp(a, b, n) == 0 && a[n] == '/';
-    }
-    icm_free(a);
-    icm_free(b);
-    icm_error_clear();
-    return inside;
+    size_t m = strlen(loc);
+    while (m > 1 && loc[m - 1] == '/')
+        m--;
+    size_t len = m + strlen(rest) + 1;
+    char *out = malloc(len);
+    if (out != NULL)
+        snprintf(out, len, "%.*s%s", (int)m, loc, rest);
+    return out;
 }
 
-/* `canon` named under the table location's own spelling when, through links, it lies below
- * it (a file added through a linked parent folder is then recorded as the listing of the table
- * location names it); NULL when it does not, or either cannot be resolved. malloc'd. */
-static char *under_table_spelling(icm_table *t, const char *canon)
+/* The part of local path `path` below local path `dir` (from its '/'), or NULL. */
+static const char *below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && path[n] == '/' ? path + n : NULL;
+}
+
+/*
+ * `file` named under the table location's own spelling (`file:///t/data/f` for `/t/data/f`
+ * when the metadata says `file:///t`) when it lies below the table location by name or,
+ * through links, by where it really is (a file added through a linked parent folder is then
+ * recorded as a listing of the table location names it). NULL when it lies elsewhere or
+ * cannot be resolved. malloc'd.
+ */
+static char *under_table_spelling(icm_table *t, const char *file)
 {
     const char *loc = icm_table_metadata_location(icm_table_get_metadata(t));
     icm_fileio *io = icm_table_get_fileio(t);
-    char *real_loc = NULL, *real_file = NULL, *out = NULL;
-    if (loc == NULL || icm_fileio_resolve(io, loc, &real_loc) != 0 ||
-        icm_fileio_resolve(io, canon, &real_file) != 0) {
-        icm_free(real_loc);
-        icm_error_clear();
-        return NULL;
+    char *a = NULL, *b = NULL, *out = NULL;
+    const char *rest = NULL;
+    if (loc != NULL && icm_location_local_path(file, &a) && icm_location_local_path(loc, &b))
+        rest = below(a, b);
+    if (rest == NULL && loc != NULL) {
+        icm_free(a);
+        icm_free(b);
+        a = b = NULL;
+        if (icm_fileio_resolve(io, file, &a) == 0 && icm_fileio_resolve(io, loc, &b) == 0)
+            rest = below(a, b);
     }
-    size_t n = strlen(real_loc);
-    if (strncmp(real_file, real_loc, n) == 0 && real_file[n] == '/') {
-        size_t m = strlen(loc);
-        while (m > 1 && loc[m - 1] == '/')
-            m--;
-        size_t len = m + strlen(real_file + n) + 1;
-        out = malloc(len);
-        if (out != NULL)
-            snprintf(out, len, "%.*s%s", (int)m, loc, real_file + n);
-    }
-    icm_free(real_loc);
-    icm_free(real_file);
+    if (rest != NULL)
+        out = join_below(loc, rest);
+    icm_free(a);
+    icm_free(b);
+    icm_error_clear();
     return out;
 }
 
@@ -210,7 +215,8 @@ static char *under_table_spelling(icm_table *t, const char *canon)
  * The name a file gets in the table (issue #16, class 1: nothing relative or dotted is
  * recorded). An added file is made absolute and canonical (icm_location_canonical: readers
  * would resolve a relative name against their own working directory), named under the table
- * location's spelling when it lies there through links, and a path under a --path-map TO
+ * location's spelling when it lies there (by name or through links), and a path under a
+ * --path-map TO
  * becomes the name the metadata uses. A file to delete is matched as the metadata names it, so
  * only a relative one is made absolute. *out is malloc'd.
  */
@@ -228,11 +234,9 @@ static int table_file_name(icm_cli *cli, icm_table *t, const char *arg, bool add
         if (lrc != 0)
             return icm_cli_fail(cli, lrc);
     }
-    /* A file named outside the table location's spelling but inside it through links (added,
-     * or to delete, through a linked parent folder) goes by the table's spelling. */
-    const char *plain = canon != NULL ? canon : arg;
-    char *respelled = local && !inside_table_by_name(t, plain) ? under_table_spelling(t, plain)
-                                                               : NULL;
+    /* A file inside the table location, by name or through links (added, or to delete,
+     * through a linked parent folder), goes by the table location's spelling. */
+    char *respelled = local ? under_table_spelling(t, canon != NULL ? canon : arg) : NULL;
     const char *name = respelled != NULL ? respelled : canon != NULL ? canon : arg;
     int rc = icm_cli_original_name(cli, name, out);
     free(respelled);
