@@ -9,7 +9,7 @@ current metadata file, every metadata-log entry and the version hint are kept ho
 
 One PyIceberg-written table per spelling (relative directory, `./dir`, `a/../dir`, a symlinked
 parent folder either way round, the three `file:` forms, a `type: hadoop` catalog whose
-`warehouse` is relative), turned into filesystem ("Hadoop") layout, then a sequence of every
+`warehouse` is relative, dotted or through a link), turned into filesystem ("Hadoop") layout, then a sequence of every
 operation through that spelling: remove-orphan-files, set-properties, create-branch, create-tag,
 add-files, delete-files, remove-ref, rollback, expire-snapshots, remove-orphan-files. Before each
 step every file is aged 10 days (all older than any cutoff). After each step:
@@ -153,7 +153,12 @@ SPELLINGS = {
                                        lambda f: f"file://localhost{t}/data/{f}", root),
     "file_single_slash": lambda root, t: (f"file:{t}", lambda f: f"file:{t}/data/{f}", root),
     "hadoop_relative_warehouse": lambda root, t: ("ns.t", lambda f: f"wh/ns/t/data/{f}", root),
+    "hadoop_dotted_warehouse": lambda root, t: ("ns.t", lambda f: f"./ns/t/data/{f}",
+                                                root / "wh"),
+    "hadoop_linked_warehouse": lambda root, t: ("ns.t", lambda f: f"lnk/ns/t/data/{f}", root),
 }
+# the `warehouse` of the `type: hadoop` catalog (relative to the working directory) per case
+WAREHOUSE = {"hadoop_dotted_warehouse": "../wh/./", "hadoop_linked_warehouse": "file:lnk"}
 
 
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
@@ -165,7 +170,8 @@ def test_table_spelling_keeps_every_referenced_file(tmp_path, spelling):
     (tdir.parent / "sub").mkdir()
     arg, spell_file, cwd = SPELLINGS[spelling](root, tdir)
     config = root / "hadoop.yaml"
-    config.write_text("catalog:\n  fs:\n    type: hadoop\n    warehouse: wh\n")
+    config.write_text("catalog:\n  fs:\n    type: hadoop\n"
+                      f"    warehouse: {WAREHOUSE.get(spelling, 'wh')}\n")
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
     env["HOME"] = str(root / "nohome")
 
