@@ -3,7 +3,10 @@
  * snapshot and no metadata file references, once they are older than a file-retention window.
  *
  * The rule (Java's DeleteOrphanFiles, reference semantics §2):
- *   keep set R  = the current metadata file and every metadata-log entry, version-hint.text
+ *   keep set R  = the current metadata file and every metadata-log entry (however spelled: a
+ *                 relative one, as older icemaint versions recorded, also by its file name in
+ *                 each of the table's metadata folders; one named through a symbolic link
+ *                 also by the name the listing gives it), version-hint.text
  *                 (and .txt), every snapshot's manifest list and manifests, every live (ADDED or
  *                 EXISTING) data file, delete file and deletion-vector Puffin file in them, and
  *                 every statistics and partition-statistics file — built from metadata loaded
