@@ -236,7 +236,8 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  *         icm_table_refresh and listing (ICM_EIO, ICM_EUNSUPPORTED for a location the FileIO
  *         cannot list), also of icm_fileio_stat on an unreferenced file the listing gave
  *         without its mtime (one that is gone by then is no candidate, not an error);
- *         ICM_ENOMEM.
+ *         the codes of the table's catalog listing its tables and namespaces (SQL, I/O;
+ *         a filesystem catalog's listing); ICM_ENOMEM.
  * Source: Java DeleteOrphanFilesSparkAction (reference semantics §2, §5.5).
  */
 ICM_EXTERN(int) icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
