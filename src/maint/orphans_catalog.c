@@ -16,7 +16,8 @@
  *    `location`, `write.data.path` or `write.metadata.path` lies at or below the listing
  *    location (not carved out): that table's files would be unreferenced here. This sees
  *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
- *    hidden, or excluded).
+ *    hidden, or excluded). A table whose metadata cannot be read is judged by its pointer
+ *    alone (its own metadata file below the listing location is still refused).
  * During the listing, icm__catalog_guard_protects keeps every remembered name out of the
  * plan, whatever the overrides: it runs for would-be orphans only (never for referenced
  * files), comparing with a handful of names.
