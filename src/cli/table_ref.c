@@ -149,13 +149,19 @@ int icm_cli_table_name(icm_cli *cli, const char *ref, char **out)
     *out = NULL;
     if (looks_like_catalog_name(ref))
         return icm_cli_original_name(cli, ref, out);
+    /* A name at or below a --path-map TO as typed is the metadata's own name after the map
+     * (a relative TO matches a relative TABLE) and is kept as such. */
+    int rc = icm_cli_original_name(cli, ref, out);
+    if (rc != ICM_EXIT_OK || strcmp(*out, ref) != 0)
+        return rc;
+    free(*out);
+    *out = NULL;
     /* Absolute and canonical once, before anything is read or recorded under this name
      * (issue #16, class 1: a relative table path was planned against the wrong roots). A name
      * that differs from its canonical form only by a `file:` prefix or repeated slashes keeps
      * the form it was given in (reports show it as given; every comparison folds those). */
     char *canon = NULL, *plain = NULL;
-    int rc = icm_location_canonical(ref, &canon);
-    if (rc != 0)
+    if ((rc = icm_location_canonical(ref, &canon)) != 0)
         return icm_cli_fail(cli, rc);
     bool same = icm_location_local_path(ref, &plain) && strcmp(plain, canon) == 0;
     icm_free(plain);

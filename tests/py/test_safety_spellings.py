@@ -313,3 +313,27 @@ def test_relative_catalog_pointer_keeps_current_metadata(tmp_path):
     p = subprocess.run([*args, "set-properties", "ns.t", "a=b"], cwd=tmp_path,
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert p.returncode == 1 and "relative" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("to_form", ["absolute", "relative"])
+def test_relative_table_path_under_path_map_keeps_current_metadata(tmp_path, to_form):
+    """A copy of a table swept under --path-map ORIGINAL=COPY, the copy named by a relative
+    path (and the map's COPY absolute or relative): its metadata files are kept, the planted
+    orphan goes, and the original is untouched."""
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    tdir = build_hadoop_table(tmp_path, via_link=False)
+    copy = tmp_path / "copy" / "t"
+    shutil.copytree(tdir, copy)
+    stray = copy / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tmp_path)
+    original = {os.path.relpath(f, tdir) for f in files_under(tdir)}
+    to = str(copy) if to_form == "absolute" else "copy/t"
+    p = subprocess.run([CLI, "--path-map", f"file://{tdir}={to}", "remove-orphan-files",
+                        "copy/t"], cwd=tmp_path, capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    assert {os.path.relpath(f, copy) for f in files_under(copy)} == original
+    assert {os.path.relpath(f, tdir) for f in files_under(tdir)} == original
+    check_table(tdir)
