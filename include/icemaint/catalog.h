@@ -214,7 +214,9 @@ typedef struct icm_create_table_options {
                                            object ({"spec-id":0,"fields":[...]}) or its fields
                                            array */
     const char *location;             /**< NULL = `<warehouse>/<ns>/<table>` (PyIceberg's rule;
-                                           filesystem catalog: the table directory) */
+                                           filesystem catalog: the table directory); a relative
+                                           or dotted one is recorded absolute
+                                           (icm_location_canonical) */
     const icm_property *properties;   /**< table properties (copied) */
     size_t n_properties;
 } icm_create_table_options;

@@ -427,11 +427,16 @@ int icm_catalog_create_table(icm_catalog *cat, const char *identifier,
             goto done;
     }
     if (opts->location != NULL) {
-        size_t n = strlen(opts->location);
-        while (n > 1 && opts->location[n - 1] == '/')
+        /* recorded absolute (issue #16, class 1); an absolute one keeps its form */
+        char *canon = NULL;
+        rc = icm__location_canonical_keep_form(opts->location, &canon);
+        size_t n = canon != NULL ? strlen(canon) : 0;
+        while (n > 1 && canon[n - 1] == '/')
             n--;
-        location = icm__strndup(opts->location, n);
-        rc = location != NULL ? 0 : ICM_ENOMEM;
+        location = rc == 0 ? icm__strndup(canon, n) : NULL;
+        if (rc == 0 && location == NULL)
+            rc = ICM_ENOMEM;
+        icm__free(canon);
     } else {
         rc = cat->methods->default_table_location(cat, &id, &location);
     }

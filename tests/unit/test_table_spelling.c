@@ -4,6 +4,7 @@
  *    `file:` forms); icm_table_open_dir on a relative, dotted or linked spelling opens the
  *    table under one absolute name and its commits record only absolute metadata-log entries;
  *    a relative metadata-log entry an older icemaint wrote still keeps its file in the sweep;
+ *    a relative warehouse, table location or registered file is recorded absolute;
  *  - class 2: a sweep whose listing location holds its SQL catalog's SQLite database (or
  *    another catalog table) refuses, and never plans the database even when carved out.
  * Every table is built with the library in a temporary folder (local FileIO).
@@ -253,6 +254,47 @@ static void relative_metadata_log_entry_keeps_its_file(void **state)
     free(v1);
 }
 
+/* A relative warehouse, table location or registered metadata file is recorded absolute. */
+static void catalog_records_absolute_locations(void **state)
+{
+    tfx *f = *state;
+    char *old_cwd = getcwd(NULL, 0);
+    assert_int_equal(chdir(f->dir), 0);
+    icm_catalog *cat = NULL;
+    icmt_ok(icm_catalog_open_sql(&cat, "c", "sqlite:///rel.db", "./wh2/", f->io, NULL, 0));
+    icmt_ok(icm_catalog_create_namespace(cat, "ns"));
+    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(cat, "ns.a", &o, NULL));
+    icm_create_table_options o2 = {SCHEMA_JSON, NULL, "file:wh2/../b", NULL, 0};
+    icmt_ok(icm_catalog_create_table(cat, "ns.b", &o2, NULL));
+    char *want_a = icmt_sprintf("%s/wh2/ns/a", f->dir), *want_b = icmt_sprintf("%s/b", f->dir);
+    const char *ids[] = {"ns.a", "ns.b"};
+    const char *wants[] = {want_a, want_b};
+    for (size_t i = 0; i < 2; i++) {
+        icm_table *t = NULL;
+        icmt_ok(icm_table_load(&t, cat, ids[i]));
+        assert_string_equal(icm_table_metadata_location(icm_table_get_metadata(t)), wants[i]);
+        icm_table_free(t);
+    }
+    /* a metadata file registered by a relative name: the pointer is absolute */
+    char *pointer = NULL;
+    icmt_ok(icm_catalog_load_table_location(cat, "ns.b", &pointer));
+    char *rel = icmt_sprintf(".%s", pointer + strlen(f->dir));
+    icmt_ok(icm_catalog_drop_table(cat, "ns.b"));
+    icmt_ok(icm_catalog_register_table(cat, "ns.b2", rel));
+    char *again = NULL;
+    icmt_ok(icm_catalog_load_table_location(cat, "ns.b2", &again));
+    assert_string_equal(again, pointer);
+    icm_free(again);
+    icm_free(pointer);
+    free(rel);
+    free(want_a);
+    free(want_b);
+    icm_catalog_free(cat);
+    assert_int_equal(chdir(old_cwd), 0);
+    free(old_cwd);
+}
+
 /* ---- class 2: the SQLite catalog database under the table location ---- */
 
 static void sqlite_database_under_table_location_is_refused_and_never_planned(void **state)
@@ -327,6 +369,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(open_dir_spellings_record_absolute_names, tfx_setup,
                                         tfx_teardown),
         cmocka_unit_test_setup_teardown(relative_metadata_log_entry_keeps_its_file, tfx_setup,
+                                        tfx_teardown),
+        cmocka_unit_test_setup_teardown(catalog_records_absolute_locations, tfx_setup,
                                         tfx_teardown),
         cmocka_unit_test_setup_teardown(
             sqlite_database_under_table_location_is_refused_and_never_planned, tfx_setup,
