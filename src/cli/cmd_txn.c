@@ -182,27 +182,28 @@ static const char *below(const char *path, const char *dir)
 }
 
 /*
- * `file` named under the table location's own spelling (`file:///t/data/f` for `/t/data/f`
- * when the metadata says `file:///t`) when it lies below the table location by name or,
- * through links, by where it really is (a file added through a linked parent folder is then
- * recorded as a listing of the table location names it). NULL when it lies elsewhere or
- * cannot be resolved. malloc'd.
+ * `file`, named outside the table location, under the table location's own spelling when it
+ * really lies below it through links (a file added through a linked parent folder is then
+ * recorded as a listing of the table location names it). NULL when it is named below the
+ * table location already (it keeps its name), lies elsewhere, or cannot be resolved.
+ * malloc'd.
  */
 static char *under_table_spelling(icm_table *t, const char *file)
 {
     const char *loc = icm_table_metadata_location(icm_table_get_metadata(t));
     icm_fileio *io = icm_table_get_fileio(t);
     char *a = NULL, *b = NULL, *out = NULL;
+    if (loc == NULL)
+        return NULL;
+    bool named_inside = icm_location_local_path(file, &a) && icm_location_local_path(loc, &b) &&
+                        below(a, b) != NULL;
+    icm_free(a);
+    icm_free(b);
+    a = b = NULL;
     const char *rest = NULL;
-    if (loc != NULL && icm_location_local_path(file, &a) && icm_location_local_path(loc, &b))
+    if (!named_inside && icm_fileio_resolve(io, file, &a) == 0 &&
+        icm_fileio_resolve(io, loc, &b) == 0)
         rest = below(a, b);
-    if (rest == NULL && loc != NULL) {
-        icm_free(a);
-        icm_free(b);
-        a = b = NULL;
-        if (icm_fileio_resolve(io, file, &a) == 0 && icm_fileio_resolve(io, loc, &b) == 0)
-            rest = below(a, b);
-    }
     if (rest != NULL)
         out = join_below(loc, rest);
     icm_free(a);
@@ -215,8 +216,7 @@ static char *under_table_spelling(icm_table *t, const char *file)
  * The name a file gets in the table (issue #16, class 1: nothing relative or dotted is
  * recorded). An added file is made absolute and canonical (icm_location_canonical: readers
  * would resolve a relative name against their own working directory), named under the table
- * location's spelling when it lies there (by name or through links), and a path under a
- * --path-map TO
+ * location's spelling when it lies there through links, and a path under a --path-map TO
  * becomes the name the metadata uses. A file to delete is matched as the metadata names it, so
  * only a relative one is made absolute. *out is malloc'd.
  */
@@ -234,8 +234,8 @@ static int table_file_name(icm_cli *cli, icm_table *t, const char *arg, bool add
         if (lrc != 0)
             return icm_cli_fail(cli, lrc);
     }
-    /* A file inside the table location, by name or through links (added, or to delete,
-     * through a linked parent folder), goes by the table location's spelling. */
+    /* A file inside the table location through links (added, or to delete, through a linked
+     * parent folder) goes by the table location's spelling. */
     char *respelled = local ? under_table_spelling(t, canon != NULL ? canon : arg) : NULL;
     const char *name = respelled != NULL ? respelled : canon != NULL ? canon : arg;
     int rc = icm_cli_original_name(cli, name, out);
