@@ -158,10 +158,9 @@ static int guard_own_files(guard_ctx *c, icm_table *t)
         return rc;
     icm_error_clear(); /* so that a NULL below is told apart from an allocation failure */
     char *db = icm__sql_catalog_database_file(icm_table_get_catalog(t));
-    if (rc == 0 && db == NULL && icm_error_last()->code == ICM_ENOMEM)
-        rc = ICM_ENOMEM;
-    if (rc == 0 && db != NULL)
-        rc = guard_database(c, db);
+    if (db == NULL)
+        return icm_error_last()->code == ICM_ENOMEM ? ICM_ENOMEM : 0;
+    rc = guard_database(c, db);
     icm_free(db);
     return rc;
 }
