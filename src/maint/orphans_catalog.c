@@ -10,8 +10,9 @@
  *    and the caller's `catalog_files` (the CLI's resolved `.pyiceberg.yaml` and configured
  *    SQLite database), each with its `-journal`, `-wal` and `-shm` where it is a database;
  *    each is remembered under its own name and, when a symbolic link puts it below the
- *    listing location, under the name the listing gives it. One that exists below the listing
- *    location and is not carved out with `exclude_locations` is refused;
+ *    listing location, under the name the listing gives it. Those that exist below the
+ *    listing location and are not carved out with `exclude_locations` are refused, all named
+ *    in one message;
  *  - asks the table's catalog for every other table and refuses when one's metadata file,
  *    `location`, `write.data.path` or `write.metadata.path` lies at or below the listing
  *    location (not carved out): that table's files would be unreferenced here. This sees
@@ -41,6 +42,9 @@ typedef struct guard_ctx {
     const char *list_root;
     char *real_root;        /* where list_root really is; NULL when unknown */
     const char *self;       /* the swept table's identifier */
+    icm__buf offending;     /* " --exclude-location <file>" for each catalog file found below
+                               list_root (refused together, so one retry can name them all) */
+    size_t n_offending;
 } guard_ctx;
 
 static int refuse(const char *location, const char *fmt, ...) ICM__PRINTF(2, 3);
@@ -104,9 +108,11 @@ static int listing_name(guard_ctx *c, const char *file, char **out)
     return rc;
 }
 
-/* Remember one file of the catalog; refuse when it exists below the listing location. */
+/* Remember one file of the catalog; note it when it exists below the listing location. */
 static int guard_file(guard_ctx *c, const char *file)
 {
+    if (icm__catalog_guard_protects(c->g, file))
+        return 0; /* named twice (the configuration's and the catalog's database) */
     char *alias = NULL;
     int rc = remember(c->g, file);
     if (rc == 0)
@@ -117,21 +123,33 @@ static int guard_file(guard_ctx *c, const char *file)
     if (rc == 0 && below != NULL && !excluded(c->o, file) && !excluded(c->o, below)) {
         icm_file_info info;
         int src = icm_fileio_stat(c->io, file, &info);
-        if (src == 0)
-            rc = refuse(below,
-                        "this file of the catalog itself (its SQLite database, journal or "
-                        "configuration, which hold or name every table's pointer) lies under "
-                        "the listing location %s; refusing to sweep a folder the catalog lives "
-                        "in (name the table's own folders with --location, or carve the file "
-                        "out with --exclude-location %s)",
-                        c->list_root, below);
-        else if (src == ICM_ENOMEM)
+        if (src == 0) {
+            icm__buf_printf(&c->offending, " --exclude-location %s", below);
+            c->n_offending++;
+            rc = c->offending.oom ? ICM_ENOMEM : 0;
+        } else if (src == ICM_ENOMEM) {
             rc = src;
-        else
+        } else {
             icm_error_clear(); /* not there: nothing to protect from the listing */
+        }
     }
     icm__free(alias);
     return rc;
+}
+
+/* Every catalog file found below the listing location, in one refusal. */
+static int refuse_own_files(const guard_ctx *c)
+{
+    if (c->n_offending == 0)
+        return 0;
+    return refuse(c->list_root,
+                  "%zu file%s of the catalog itself (its SQLite database and journals, or its "
+                  ".pyiceberg.yaml, which hold or name every table's pointer) lie%s under the "
+                  "listing location; refusing to sweep a folder the catalog lives in (name the "
+                  "table's own folders with --location, or carve the file%s out with%s)",
+                  c->n_offending, c->n_offending == 1 ? "" : "s",
+                  c->n_offending == 1 ? "s" : "", c->n_offending == 1 ? "" : "s",
+                  c->offending.data);
 }
 
 /* A SQLite database and the files SQLite keeps beside it. */
@@ -248,7 +266,8 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
         return refuse(list_root, "the table location is a relative path, so what it names "
                                  "depends on the working directory; refusing to sweep (map it "
                                  "to where the table is with --path-map)");
-    guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL, icm_table_get_identifier(t)};
+    guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL,
+                   icm_table_get_identifier(t), ICM__BUF_INIT, 0};
     int rc = icm_fileio_resolve(c.io, list_root, &c.real_root);
     if (rc == ICM_ENOTFOUND || (rc != 0 && rc != ICM_ENOMEM)) {
         icm_error_clear(); /* nothing there, or no links to follow: names are compared */
@@ -256,10 +275,13 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
     }
     if (rc == 0)
         rc = guard_own_files(&c, t);
+    if (rc == 0)
+        rc = refuse_own_files(&c);
     icm_catalog *cat = icm_table_get_catalog(t);
     if (rc == 0 && lists_tables(cat))
         rc = icm__catalog_each_table(cat, check_other_table, &c);
     icm_free(c.real_root);
+    icm__buf_dispose(&c.offending);
     return rc;
 }
 
