@@ -7,8 +7,8 @@ a table's location, and every location icemaint reads, writes or records, is mad
 canonical once, where the table is opened; metadata never records a relative location; the
 current metadata file, every metadata-log entry and the version hint are kept however spelled.
 
-One PyIceberg-written table per spelling (relative directory, `./dir`, `a/../dir`, a symlinked
-parent folder either way round, the three `file:` forms, a `type: hadoop` catalog whose
+One PyIceberg-written table per spelling (relative directory, `./dir`, `a/../dir`, repeated
+slashes, a relative link to the table folder, a symlinked parent folder either way round, the three `file:` forms, a `type: hadoop` catalog whose
 `warehouse` is relative, dotted or through a link), turned into filesystem ("Hadoop") layout, then a sequence of every
 operation through that spelling: remove-orphan-files, set-properties, create-branch, create-tag,
 add-files, delete-files, remove-ref, rollback, expire-snapshots, remove-orphan-files. Before each
@@ -152,6 +152,9 @@ SPELLINGS = {
     "file_localhost": lambda root, t: (f"file://localhost{t}",
                                        lambda f: f"file://localhost{t}/data/{f}", root),
     "file_single_slash": lambda root, t: (f"file:{t}", lambda f: f"file:{t}/data/{f}", root),
+    "repeated_slashes": lambda root, t: (str(t).replace("/", "//") + "/",
+                                         lambda f: f"{t}//data//{f}".replace("/", "//"), root),
+    "relative_link_to_table": lambda root, t: ("lt", lambda f: f"lt/data/{f}", t.parent),
     "hadoop_relative_warehouse": lambda root, t: ("ns.t", lambda f: f"wh/ns/t/data/{f}", root),
     "hadoop_dotted_warehouse": lambda root, t: ("ns.t", lambda f: f"./ns/t/data/{f}",
                                                 root / "wh"),
@@ -168,6 +171,7 @@ def test_table_spelling_keeps_every_referenced_file(tmp_path, spelling):
     root = tmp_path
     tdir = build_hadoop_table(root, via_link=spelling == "real_path_of_linked_metadata")
     (tdir.parent / "sub").mkdir()
+    os.symlink("t", tdir.parent / "lt")  # a relative link to the table folder
     arg, spell_file, cwd = SPELLINGS[spelling](root, tdir)
     config = root / "hadoop.yaml"
     config.write_text("catalog:\n  fs:\n    type: hadoop\n"
