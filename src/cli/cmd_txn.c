@@ -13,12 +13,10 @@
  * Output: one line on stdout, or with --json {command, table, metadata_location, snapshot_id,
  * attempts}.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "catalog_ref.h"
 #include "cli.h"
