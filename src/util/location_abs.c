@@ -17,26 +17,12 @@
 #include "util/location.h"
 #include "util/util.h"
 
-/* True when a '/'-separated segment of `path` is exactly "..". */
-static bool has_dotdot(const char *path)
+/* True when a '/'-separated segment of `path` is ".." (or, with `single` too, "."). */
+static bool has_dot_segment(const char *path, bool single)
 {
     for (const char *s = path; *s != '\0';) {
         size_t n = strcspn(s, "/");
-        if (n == 2 && s[0] == '.' && s[1] == '.')
-            return true;
-        s += n;
-        while (*s == '/')
-            s++;
-    }
-    return false;
-}
-
-/* True when a '/'-separated segment of `path` is "." or "..". */
-static bool has_dot_segment_at_all(const char *path)
-{
-    for (const char *s = path; *s != '\0';) {
-        size_t n = strcspn(s, "/");
-        if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+        if ((single && n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
             return true;
         s += n;
         while (*s == '/')
@@ -70,7 +56,7 @@ static int absolute_of(const char *path, const char *shown, char **out)
  */
 static int resolve_dotdot(char **path, const char *shown)
 {
-    if (!has_dotdot(*path))
+    if (!has_dot_segment(*path, false))
         return 0;
     char *p = *path;
     size_t cut = 0; /* end of the last ".." segment */
@@ -135,7 +121,7 @@ int icm__location_canonical_keep_form(const char *location, char **out)
 {
     *out = NULL;
     const char *local = icm__location_local_part(location);
-    bool plain = local == NULL || (local[0] == '/' && !has_dot_segment_at_all(local));
+    bool plain = local == NULL || (local[0] == '/' && !has_dot_segment(local, true));
     if (plain) {
         *out = icm__strdup(location);
         return *out != NULL ? 0 : ICM_ENOMEM;
