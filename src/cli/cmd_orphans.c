@@ -48,6 +48,12 @@ static const char orphans_help[] =
     "                            line, e.g. an object-store inventory) instead of listing\n"
     "  --max-concurrent-deletes N  delete with N threads (default 1)\n"
     "  --force                   accept a cutoff less than 24 hours ago\n"
+    "  --log-out FILE            journal each file acted on as one JSON line (path, kind,\n"
+    "                            size_bytes, outcome: deleted, already_gone or failed, error),\n"
+    "                            flushed per batch, then a summary line; FILE is appended to\n"
+    "                            and opened first, so a bad path stops the command before\n"
+    "                            anything is deleted\n"
+    "  --no-lock                 do not take the table lease (see below)\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
     "                            referenced, older_than_ms, dry_run, ...}; kind is data,\n"
@@ -56,12 +62,20 @@ static const char orphans_help[] =
     "                            and deleted with it)\n"
     "  -h, --help                print this help\n"
     "\n"
-    "Refusals (exit code 5): gc.enabled=false; a cutoff less than 24 h ago or in the future\n"
-    "without --force; a location outside the table; an unreadable manifest list or manifest;\n"
-    "files that match referenced ones only up to scheme or authority (see --prefix-mismatch);\n"
-    "another table's metadata under the location, or a *.metadata.json older than the cutoff\n"
-    "that cannot be read (see --exclude-location; a younger one is a write in progress and\n"
-    "is skipped); a listing that names none of the referenced files (check --path-map).\n"
+    "Deletes go in batches (1000 files or 1 s); before each, the table is reloaded and files a\n"
+    "commit made meanwhile references are kept. A file already gone when its turn comes is\n"
+    "counted as already_gone, not as deleted. A run that deletes takes the table lease\n"
+    "(metadata/.icemaint-lease: owner, host, pid, start, expiry); a second run is refused\n"
+    "(exit 5) naming the holder until it finishes or its lease expires; --no-lock skips it.\n"
+    "A dry run takes no lease.\n"
+    "\n"
+    "Refusals (exit code 5): another run holds the table lease; gc.enabled=false; a cutoff\n"
+    "less than 24 h ago or in the future without --force; a location outside the table; an\n"
+    "unreadable manifest list or manifest; files that match referenced ones only up to scheme\n"
+    "or authority (see --prefix-mismatch); another table's metadata under the location, or a\n"
+    "*.metadata.json older than the cutoff that cannot be read (see --exclude-location; a\n"
+    "younger one is a write in progress and is skipped); a listing that names none of the\n"
+    "referenced files (check --path-map).\n"
     "\n"
     "A Hadoop checksum .NAME.crc beside an orphan is planned right after it (kind checksum)\n"
     "and deleted with it; the checksum of a kept file never is.\n";
@@ -74,12 +88,14 @@ typedef struct orphan_args {
     const char *prefix_mismatch;
     const char *file_list;
     const char *max_deletes;
+    const char *log_out;
     char *equal_schemes;      /* repeated options joined with ';' (malloc'd) */
     char *equal_authorities;
     const char **excludes;    /* malloc'd array of borrowed argv strings */
     size_t n_excludes;
     bool dry_run;
     bool force;
+    bool no_lock;
 } orphan_args;
 
 static void args_dispose(orphan_args *a)
@@ -140,9 +156,9 @@ static int take_single(int argc, char **argv, int *i, orphan_args *a)
 {
     static const char *const names[] = {"--older-than", "--location", "--plan-out",
                                         "--prefix-mismatch", "--file-list",
-                                        "--max-concurrent-deletes"};
+                                        "--max-concurrent-deletes", "--log-out"};
     const char **slots[] = {&a->older_than, &a->location, &a->plan_out, &a->prefix_mismatch,
-                            &a->file_list, &a->max_deletes};
+                            &a->file_list, &a->max_deletes, &a->log_out};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         int m = icm_cli_opt_value(argc, argv, i, names[k], slots[k]);
         if (m != 0)
@@ -161,6 +177,10 @@ static int parse_args(int argc, char **argv, orphan_args *a)
         }
         if (!after_dashdash && strcmp(argv[i], "--force") == 0) {
             a->force = true;
+            continue;
+        }
+        if (!after_dashdash && strcmp(argv[i], "--no-lock") == 0) {
+            a->no_lock = true;
             continue;
         }
         int m = after_dashdash ? 0 : take_single(argc, argv, &i, a);
@@ -229,7 +249,17 @@ static void progress_tty(size_t done, size_t total, void *payload)
 
 static const char *state_name(icm_orphan_state s)
 {
-    return s == ICM_ORPHAN_DELETED ? "deleted" : s == ICM_ORPHAN_FAILED ? "failed" : "planned";
+    switch (s) {
+    case ICM_ORPHAN_DELETED:
+        return "deleted";
+    case ICM_ORPHAN_FAILED:
+        return "failed";
+    case ICM_ORPHAN_ALREADY_GONE:
+        return "already_gone";
+    case ICM_ORPHAN_PLANNED:
+        break;
+    }
+    return "planned";
 }
 
 static json_t *result_json(const icm_orphan_result *r, bool *ok)
@@ -274,6 +304,10 @@ static json_t *result_json(const icm_orphan_result *r, bool *ok)
     icm_cli_json_set(doc, "conflicts", icm_cli_json_int((int64_t)r->conflicts), ok);
     icm_cli_json_set(doc, "deleted", icm_cli_json_int((int64_t)r->deleted), ok);
     icm_cli_json_set(doc, "failed", icm_cli_json_int((int64_t)r->failed), ok);
+    icm_cli_json_set(doc, "already_gone", icm_cli_json_int((int64_t)r->already_gone), ok);
+    icm_cli_json_set(doc, "newly_referenced", icm_cli_json_int((int64_t)r->newly_referenced),
+                     ok);
+    icm_cli_json_set(doc, "delete_stopped", json_boolean(r->delete_stopped), ok);
     icm_cli_json_set(doc, "older_than_ms", icm_cli_json_int(r->older_than_ms), ok);
     icm_cli_json_set(doc, "dry_run", json_boolean(r->dry_run), ok);
     icm_cli_json_set(doc, "warnings", warnings, ok);
@@ -320,6 +354,14 @@ static bool print_human(const icm_orphan_result *r)
            "%zu conflicting; the table references %zu locations\n",
            r->listed, r->referenced_listed, r->too_recent, r->hidden, r->excluded, r->conflicts,
            r->referenced);
+    if (!r->dry_run && r->already_gone > 0)
+        printf("%zu orphan file%s already gone when %s turn came (not counted as deleted)\n",
+               r->already_gone, r->already_gone == 1 ? " was" : "s were",
+               r->already_gone == 1 ? "its" : "their");
+    if (r->newly_referenced > 0)
+        printf("%zu file%s kept: a commit during the sweep references %s\n",
+               r->newly_referenced, r->newly_referenced == 1 ? "" : "s",
+               r->newly_referenced == 1 ? "it" : "them");
     return ok;
 }
 
@@ -381,6 +423,44 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
     return rc != ICM_EXIT_OK ? rc : frc;
 }
 
+/* The deletes stopped early: what stopped them (the library's error), and what was left. */
+static int report_stopped(icm_cli *cli, int lrc, const icm_orphan_result *r,
+                          const icm_cli_journal *j)
+{
+    const char *why;
+    int rc = icm_cli_journal_broken(j, &why)
+                 ? icm_cli_error(j->path, "--log-out: cannot write the journal (%s); the "
+                                          "deletes stopped", why)
+                 : icm_cli_fail(cli, lrc);
+    size_t left = 0;
+    for (size_t i = 0; i < r->orphan_count; i++)
+        left += r->orphans[i].state == ICM_ORPHAN_PLANNED;
+    fprintf(stderr, "icemaint: the sweep stopped deleting: %zu orphan file%s deleted, %zu "
+                    "already gone, %zu not deleted\n",
+            r->deleted, r->deleted == 1 ? "" : "s", r->already_gone, left);
+    return rc;
+}
+
+/* The sweep itself, between the lease and the report. Returns an exit code. */
+static int sweep(icm_cli *cli, const orphan_args *a, icm_orphan_options *o, icm_table *t,
+                 icm_cli_plan_file *plan, icm_cli_journal *j)
+{
+    icm_orphan_result *r = NULL;
+    int lrc = icm_remove_orphan_files(t, o, &r);
+    if (r == NULL) /* stopped before any delete */
+        return icm_cli_journal_finish(j, icm_table_get_identifier(t), false,
+                                      icm_cli_fail(cli, lrc), "none");
+    int rc = lrc != 0 ? report_stopped(cli, lrc, r, j) : ICM_EXIT_OK;
+    int orc = output(cli, a, plan, r);
+    if (rc == ICM_EXIT_OK)
+        rc = orc;
+    const char *report = "none";
+    rc = icm_cli_report_written(rc, r->dry_run ? 0 : r->deleted, "orphan file", &report);
+    rc = icm_cli_journal_finish(j, icm_table_get_identifier(t), !r->delete_stopped, rc, report);
+    icm_orphan_result_free(r);
+    return rc;
+}
+
 static int run_orphans(icm_cli *cli, int argc, char **argv)
 {
     orphan_args a;
@@ -396,21 +476,33 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     if (!a.dry_run && cli->verbosity >= 0 && isatty(STDERR_FILENO))
         o.progress = progress_tty;
     icm_cli_plan_file plan = {NULL, NULL, NULL};
-    if (a.plan_out != NULL && (rc = icm_cli_plan_open(&plan, a.plan_out)) != ICM_EXIT_OK) {
+    icm_cli_journal journal;
+    memset(&journal, 0, sizeof journal);
+    if (a.log_out != NULL &&
+        (rc = icm_cli_journal_open(&journal, a.log_out, "remove-orphan-files")) != ICM_EXIT_OK) {
         args_dispose(&a);
         return rc;
     }
+    if (a.plan_out != NULL && (rc = icm_cli_plan_open(&plan, a.plan_out)) != ICM_EXIT_OK) {
+        icm_cli_journal_close(&journal);
+        args_dispose(&a);
+        return rc;
+    }
+    o.on_delete = icm_cli_journal_on_delete;
+    o.on_delete_payload = a.log_out != NULL ? &journal : NULL;
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
+    icm_lease *lease = NULL;
     rc = icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK && a.plan_out != NULL)
         rc = icm_cli_plan_check_table(&plan, t);
-    if (rc == ICM_EXIT_OK) {
-        icm_orphan_result *r = NULL;
-        int lrc = icm_remove_orphan_files(t, &o, &r);
-        rc = lrc != 0 ? icm_cli_fail(cli, lrc) : output(cli, &a, &plan, r);
-        icm_orphan_result_free(r);
-    }
+    if (rc == ICM_EXIT_OK && !a.dry_run && !a.no_lock && !icm_table_is_read_only(t))
+        rc = icm_cli_lease_take(cli, t, "remove-orphan-files", &lease);
+    o.lease = lease;
+    if (rc == ICM_EXIT_OK)
+        rc = sweep(cli, &a, &o, t, &plan, &journal);
+    icm_cli_lease_drop(lease);
+    icm_cli_journal_close(&journal); /* (a no-op once finished) */
     icm_cli_plan_discard(&plan); /* a failed or refused sweep leaves no plan behind */
     icm_table_free(t);
     icm_catalog_free(cat);
