@@ -74,6 +74,9 @@ ICM_BEGIN_DECL
 #define ICM_ORPHAN_DEFAULT_OLDER_THAN_MS INT64_C(259200000)
 /** Cutoffs later than now minus this need `force` (Java's procedure minimum). */
 #define ICM_ORPHAN_MIN_AGE_MS INT64_C(86400000)
+/** The CLI's settle time (options.settle_ms): 2 s between the end of planning and the reload
+ *  before the first delete. */
+#define ICM_ORPHAN_DEFAULT_SETTLE_MS INT64_C(2000)
 /** Default equal_schemes mapping, always merged with the caller's. */
 #define ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES "s3a,s3n=s3"
 
@@ -134,12 +137,19 @@ typedef struct icm_orphan_options {
     /** The run's table lease (icm_lease_acquire), renewed between batches; NULL = none. If it
      *  is found taken over by another run, the deletes stop (ICM_EREFUSED). Borrowed. */
     icm_lease *lease;
+    /** Settle time (ms): wait this long after planning (the listing is over by then) before
+     *  the reload that precedes the first delete; 0 = none (the library's default; the CLI
+     *  uses ICM_ORPHAN_DEFAULT_SETTLE_MS). A writer that creates a file (even with an old
+     *  mtime, as a copy that keeps it) and commits it within this time has committed before
+     *  that reload, which then keeps the file: every listed file existed at the listing, so a
+     *  writer who loses one took longer than this from creating the file to committing it. */
+    int64_t settle_ms;
 } icm_orphan_options;
 
 #define ICM_ORPHAN_OPTIONS_VERSION 2
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
-     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL}
+     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0}
 
 /** Kind of an orphan, guessed from its location and name (orphans have no metadata). */
 typedef enum icm_orphan_kind {

@@ -54,6 +54,9 @@ static const char orphans_help[] =
     "                            and opened first, so a bad path stops the command before\n"
     "                            anything is deleted\n"
     "  --no-lock                 do not take the table lease (see below)\n"
+    "  --settle DURATION         wait this long after planning before the reload that\n"
+    "                            precedes the first delete (default 2s; 0s: none), so a\n"
+    "                            writer that copies a file in and commits it meanwhile keeps it\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
     "                            referenced, older_than_ms, dry_run, ...}; kind is data,\n"
@@ -62,8 +65,8 @@ static const char orphans_help[] =
     "                            and deleted with it)\n"
     "  -h, --help                print this help\n"
     "\n"
-    "Deletes go in batches (1000 files or 1 s); before each, the table is reloaded and files a\n"
-    "commit made meanwhile references are kept. A file already gone when its turn comes is\n"
+    "Deletes start after the settle time and go in batches (1000 files or 1 s); before each,\n"
+    "the table is reloaded and files a commit made meanwhile references are kept. A file already gone when its turn comes is\n"
     "counted as already_gone, not as deleted. A run that deletes takes the table lease\n"
     "(metadata/.icemaint-lease: owner, host, pid, start, expiry); a second run is refused\n"
     "(exit 5) naming the holder until it finishes or its lease expires; --no-lock skips it.\n"
@@ -89,6 +92,7 @@ typedef struct orphan_args {
     const char *file_list;
     const char *max_deletes;
     const char *log_out;
+    const char *settle;
     char *equal_schemes;      /* repeated options joined with ';' (malloc'd) */
     char *equal_authorities;
     const char **excludes;    /* malloc'd array of borrowed argv strings */
@@ -156,9 +160,9 @@ static int take_single(int argc, char **argv, int *i, orphan_args *a)
 {
     static const char *const names[] = {"--older-than", "--location", "--plan-out",
                                         "--prefix-mismatch", "--file-list",
-                                        "--max-concurrent-deletes", "--log-out"};
+                                        "--max-concurrent-deletes", "--log-out", "--settle"};
     const char **slots[] = {&a->older_than, &a->location, &a->plan_out, &a->prefix_mismatch,
-                            &a->file_list, &a->max_deletes, &a->log_out};
+                            &a->file_list, &a->max_deletes, &a->log_out, &a->settle};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         int m = icm_cli_opt_value(argc, argv, i, names[k], slots[k]);
         if (m != 0)
@@ -226,6 +230,12 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
                                  "max_concurrent_deletes should have value > 0 (at most "
                                  "1024), value: %s", a->max_deletes);
         o->max_concurrent_deletes = (unsigned)n;
+    }
+    o->settle_ms = ICM_ORPHAN_DEFAULT_SETTLE_MS;
+    if (a->settle != NULL) {
+        const char *why = NULL;
+        if (icm_cli_parse_duration(a->settle, &o->settle_ms, &why) != 0)
+            return icm_cli_usage(a->settle, "--settle: %s", why != NULL ? why : "not a duration");
     }
     o->location = a->location;
     o->dry_run = a->dry_run;

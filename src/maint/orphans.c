@@ -10,11 +10,13 @@
  * not retried (as in Java): a file that could not be deleted is still an orphan and the next
  * sweep finds it again.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "icemaint/catalog.h"
 #include "maint/delete_common.h"
@@ -239,6 +241,16 @@ static int report_batch(const icm_orphan_file *files, size_t n, bool checksums,
     return 0;
 }
 
+/* Sleep `ms` (restarted after a signal until it has passed). */
+static void settle(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+}
+
 /* One pass over the orphans, in batches: before each the table is reloaded and the orphans a
  * commit meanwhile references are dropped (icm__orphans_revalidate), and the lease renewed. */
 static int delete_pass(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r,
@@ -270,14 +282,15 @@ static bool has_companions(const icm_orphan_result *r)
 }
 
 /*
- * The delete phase (icemaint/maint.h): every orphan, then (a second pass, once every file's
- * outcome is known) the checksum companions of those that went. Any failure of a reload, of
- * newer metadata or of the lease stops the deletes (nothing is guessed). Returns 0 or what
- * stopped them.
+ * The delete phase (icemaint/maint.h): after the settle time (options.settle_ms), every
+ * orphan, then (a second pass, once every file's outcome is known) the checksum companions of
+ * those that went. Any failure of a reload, of newer metadata or of the lease stops the
+ * deletes (nothing is guessed). Returns 0 or what stopped them.
  */
 static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r,
                       const icm_orphan_options *o)
 {
+    settle(o->settle_ms);
     int rc = delete_pass(t, plan, r, o, false);
     if (rc == 0 && has_companions(r))
         rc = delete_pass(t, plan, r, o, true);
