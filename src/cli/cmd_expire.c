@@ -7,9 +7,12 @@
  * Output (contract "Output"): a human summary on stdout (snapshots expired and kept, files and
  * bytes per kind), or with --json one document {expired, retained, removed_refs, deleted_files,
  * deleted_manifests, deleted_statistics_files, counts, bytes, total_deleted, total_bytes,
- * dry_run, cleanup, now_ms, older_than_ms, metadata_location (absent on a dry run), problems}.
- * --plan-out FILE writes that same document to FILE. Exit codes: 3 commit conflict, 4 commit
- * outcome unknown (nothing was deleted), 5 refused (gc.enabled=false).
+ * dry_run, cleanup, now_ms, older_than_ms, metadata_location (absent on a dry run), problems,
+ * already_gone, newly_referenced, delete_stopped, and after the deletes not_deleted: the planned
+ * files with their state already_gone, kept or planned}. --plan-out FILE writes that same
+ * document to FILE; --log-out journals each delete as it happens (deletes.c). Exit codes: 3
+ * commit conflict, 4 commit outcome unknown (nothing was deleted), 5 refused (gc.enabled=false,
+ * or the table lease held by another run).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -64,7 +67,8 @@ static const char expire_help[] =
     "  --json                      print the JSON report on stdout (deleted_files,\n"
     "                              deleted_manifests, deleted_statistics_files and\n"
     "                              deleted_checksum_files: Hadoop .NAME.crc files beside\n"
-    "                              them, kind checksum, deleted last)\n"
+    "                              them, kind checksum, deleted last; already_gone,\n"
+    "                              newly_referenced, delete_stopped, not_deleted)\n"
     "  -h, --help                  print this help\n"
     "\n"
     "Deletes go in batches; before each the table is reloaded, and files a commit made\n"

@@ -6,8 +6,10 @@
  *
  * Output: a summary and one row per orphan on stdout, warnings and progress (only on a
  * terminal) on stderr; --json prints the contract's document (`orphans`, `counts`, `bytes`,
- * `listed`, `referenced`, `older_than_ms`, `dry_run`, plus details); --plan-out writes the same
- * document to a file. A refusal by a safety check exits with 5, a failed delete with 1.
+ * `listed`, `referenced`, `older_than_ms`, `dry_run`, plus details, among them `already_gone`,
+ * `newly_referenced` and `delete_stopped`); --plan-out writes the same document to a file;
+ * --log-out journals each delete as it happens (deletes.c). A refusal by a safety check (the
+ * table lease held by another run among them) exits with 5, a failed delete with 1.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -59,10 +61,11 @@ static const char orphans_help[] =
     "                            writer that copies a file in and commits it meanwhile keeps it\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
-    "                            referenced, older_than_ms, dry_run, ...}; kind is data,\n"
-    "                            delete, manifest, manifest_list, metadata, other or\n"
-    "                            checksum (a Hadoop .NAME.crc beside an orphan, planned\n"
-    "                            and deleted with it)\n"
+    "                            referenced, older_than_ms, dry_run, deleted, failed,\n"
+    "                            already_gone, newly_referenced, delete_stopped, ...}; kind is\n"
+    "                            data, delete, manifest, manifest_list, metadata, other or\n"
+    "                            checksum (a Hadoop .NAME.crc beside an orphan, planned and\n"
+    "                            deleted with it); state planned, deleted, already_gone, failed\n"
     "  -h, --help                print this help\n"
     "\n"
     "Deletes start after the settle time and go in batches (1000 files or 1 s); before each,\n"
