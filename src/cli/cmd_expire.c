@@ -551,7 +551,8 @@ static int report_failure(icm_cli *cli, icm_cli_plan_file *plan,
         fprintf(stderr, "icemaint: nothing was deleted; reload the table (icemaint snapshots "
                         "TABLE) to see whether the expiry applied, then run it again\n");
     if (r != NULL && r->delete_phase) {
-        /* Files were deleted before the deletes stopped: show them. */
+        /* Files were deleted before the deletes stopped: show them, and why the rest stayed. */
+        report_problems(r, cli->verbosity < 0);
         fprintf(stderr, "icemaint: %zu file%s deleted, %zu already gone, %zu not deleted\n",
                 count_state(r, ICM_EXPIRE_FILE_DELETED),
                 count_state(r, ICM_EXPIRE_FILE_DELETED) == 1 ? "" : "s", r->already_gone,

@@ -336,8 +336,9 @@ static int64_t delete_planned(deleter *d)
     r->delete_phase = true;
     int rc = delete_categories(d, cats, sizeof cats / sizeof cats[0]);
     r->delete_stopped = rc != 0;
-    if (rc != 0 && rc != ICM_ENOMEM && r->problem_count > 0 &&
-        r->problems[r->problem_count - 1].kind != ICM_EXPIRE_PROBLEM_DELETES_STOPPED) {
+    if (rc != 0 && rc != ICM_ENOMEM &&
+        (r->problem_count == 0 ||
+         r->problems[r->problem_count - 1].kind != ICM_EXPIRE_PROBLEM_DELETES_STOPPED)) {
         icm__error_saved *saved = icm__error_save();
         int prc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED, "", rc,
                                           "the deletes stopped; files still planned were not "
