@@ -204,14 +204,17 @@ static int refuse_held(const char *location, const lease_doc *d)
                           d->owner, d->host, d->pid, d->command, since, until);
 }
 
-/* <folder of the current metadata file>/ICM_LEASE_FILE_NAME (new string, icm__free). */
-static char *lease_location(const icm_table *t)
+/* <folder of the current metadata file>/ICM_LEASE_FILE_NAME into *out (icm__free). Returns 0,
+ * ICM_EINVALID (a metadata location without a folder), ICM_ENOMEM. */
+static int lease_location(const icm_table *t, char **out)
 {
     const char *md = icm_table_get_metadata_location(t);
     const char *slash = md != NULL ? strrchr(md, '/') : NULL;
     if (slash == NULL)
-        return NULL;
-    return icm__sprintf("%.*s/%s", (int)(slash - md), md, ICM_LEASE_FILE_NAME);
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, md,
+                              "the table's metadata location names no folder for its lease");
+    *out = icm__sprintf("%.*s/%s", (int)(slash - md), md, ICM_LEASE_FILE_NAME);
+    return *out != NULL ? 0 : ICM_ENOMEM;
 }
 
 /*
@@ -226,14 +229,14 @@ static int take_over(icm_lease *l, const lease_doc *stale, const char *text, boo
     if (marker == NULL)
         return ICM_ENOMEM;
     int rc = icm_fileio_create_new(l->io, marker, l->token, strlen(l->token));
-    if (rc == ICM_EEXISTS) {
+    if (rc != 0) {
         icm__free(marker);
-        return refuse_held(l->location, stale);
+        /* another run holds the marker (or we cannot tell): never remove a marker not ours */
+        return rc == ICM_EEXISTS ? refuse_held(l->location, stale) : rc;
     }
     lease_doc now;
     bool gone = false;
-    if (rc == 0)
-        rc = read_doc(l->io, l->location, &now, &gone);
+    rc = read_doc(l->io, l->location, &now, &gone);
     bool same = rc == 0 && !gone && strcmp(now.token, stale->token) == 0;
     if (rc == 0 && !gone)
         doc_dispose(&now);
@@ -301,10 +304,12 @@ int icm_lease_acquire(icm_lease **out, icm_table *t, const icm_lease_options *op
     l->start_ms = o->now_ms != 0 ? o->now_ms : icm__now_ms();
     l->expires_ms = l->start_ms + l->ttl_ms;
     new_token(l->token);
-    l->location = lease_location(t);
-    l->command = icm__strdup(o->command != NULL ? o->command : "icemaint");
-    char *text = l->location != NULL && l->command != NULL ? lease_text(l) : NULL;
-    int rc = text != NULL ? 0 : ICM_ENOMEM;
+    char *text = NULL;
+    int rc = lease_location(t, &l->location);
+    if (rc == 0 && (l->command = icm__strdup(o->command != NULL ? o->command : "icemaint")) == NULL)
+        rc = ICM_ENOMEM;
+    if (rc == 0 && (text = lease_text(l)) == NULL)
+        rc = ICM_ENOMEM;
     bool done = false;
     for (int round = 0; rc == 0 && !done && round < TAKEOVER_ROUNDS; round++)
         rc = try_acquire(l, text, l->start_ms, &done);
