@@ -552,7 +552,7 @@ static int report_failure(icm_cli *cli, icm_cli_plan_file *plan,
                         "TABLE) to see whether the expiry applied, then run it again\n");
     if (r != NULL && r->delete_phase) {
         /* Files were deleted before the deletes stopped: show them, and why the rest stayed. */
-        report_problems(r, cli->verbosity < 0);
+        report_problems(cli, r);
         fprintf(stderr, "icemaint: %zu file%s deleted, %zu already gone, %zu not deleted\n",
                 count_state(r, ICM_EXPIRE_FILE_DELETED),
                 count_state(r, ICM_EXPIRE_FILE_DELETED) == 1 ? "" : "s", r->already_gone,
