@@ -365,7 +365,7 @@ def test_report_failure_after_deletes_keeps_the_journal_complete(table, tmp_path
         with open("/dev/full", "w") as full:
             p = subprocess.run(args, stdout=full, stderr=subprocess.PIPE, text=True)
     assert p.returncode == 1, p.stderr
-    assert "report could not be written" in p.stderr and "3 files deleted" in p.stderr
+    assert "report could not be printed" in p.stderr and "3 orphan files were deleted" in p.stderr
     assert not any(v.exists() for v in victims)
     rows = [json.loads(x) for x in journal.read_text().splitlines()]
     assert sorted(r["path"] for r in rows[:-1]) == sorted(f"file://{v}" for v in victims)
