@@ -29,6 +29,7 @@
 #include "common.h"
 #include "catalog.h"
 #include "fileio.h"
+#include "maint.h"
 #include "metadata.h"
 
 ICM_BEGIN_DECL
@@ -151,9 +152,13 @@ ICM_EXTERN(const char *) icm_expire_file_kind_name(icm_expire_file_kind kind);
 
 /** What happened to a planned file. */
 typedef enum icm_expire_file_state {
-    ICM_EXPIRE_FILE_PLANNED = 0,  /**< to be deleted (dry run, or not yet deleted) */
-    ICM_EXPIRE_FILE_DELETED = 1,  /**< deleted (or already gone, which is not an error) */
-    ICM_EXPIRE_FILE_FAILED = 2    /**< the delete failed; see the result's problems */
+    ICM_EXPIRE_FILE_PLANNED = 0,      /**< to be deleted (dry run, not yet deleted, or not
+                                           deleted because the deletes stopped) */
+    ICM_EXPIRE_FILE_DELETED = 1,      /**< deleted */
+    ICM_EXPIRE_FILE_FAILED = 2,       /**< the delete failed; see the result's problems */
+    ICM_EXPIRE_FILE_ALREADY_GONE = 3, /**< gone when its turn came (not an error) */
+    ICM_EXPIRE_FILE_KEPT = 4          /**< not deleted: a commit during the deletes references
+                                           it again (the delete phase's re-check) */
 } icm_expire_file_state;
 
 /** One file of the plan. */
@@ -173,8 +178,13 @@ typedef enum icm_expire_problem_kind {
     ICM_EXPIRE_PROBLEM_OUTSIDE_TABLE = 1,
     /** A delete failed (after retries). */
     ICM_EXPIRE_PROBLEM_DELETE_FAILED = 2,
-    /** The table could not be reloaded after the commit: no file was deleted. */
-    ICM_EXPIRE_PROBLEM_REFRESH_FAILED = 3
+    /** The table could not be reloaded after the commit, or between delete batches: no further
+     *  file was deleted. */
+    ICM_EXPIRE_PROBLEM_REFRESH_FAILED = 3,
+    /** The deletes stopped early (a manifest list or manifest a concurrent commit added could
+     *  not be read, gc.enabled=false was committed, the lease was lost, or the on_delete
+     *  callback asked to stop): files still PLANNED were not deleted. */
+    ICM_EXPIRE_PROBLEM_DELETES_STOPPED = 4
 } icm_expire_problem_kind;
 
 typedef struct icm_expire_problem {
@@ -200,12 +210,21 @@ typedef struct icm_expire_options {
     unsigned int max_concurrent_deletes;
     /** Commit retries after ICM_ECOMMIT_FAILED (each re-decides on the refreshed table). */
     unsigned int max_commit_retries;
+    /* ---- version 2 ---- */
+    /** Called once per file the deletes act on (icemaint/maint.h); NULL = none. */
+    icm_delete_cb on_delete;
+    void *on_delete_payload;
+    /** Files per delete batch (the table is reloaded before each); 0 = ICM_DELETE_BATCH_FILES. */
+    size_t delete_batch_size;
+    /** The run's table lease (icm_lease_acquire), renewed between batches; NULL = none. If it
+     *  is found taken over by another run, the deletes stop. Borrowed. */
+    icm_lease *lease;
 } icm_expire_options;
 
-#define ICM_EXPIRE_OPTIONS_VERSION 1
+#define ICM_EXPIRE_OPTIONS_VERSION 2
 #define ICM_EXPIRE_OPTIONS_INIT                                                               \
     {ICM_EXPIRE_OPTIONS_VERSION, ICM_EXPIRE_DECIDE_OPTIONS_INIT, ICM_EXPIRE_CLEANUP_ALL, false, \
-     false, 0, 4}
+     false, 0, 4, NULL, NULL, 0, NULL}
 
 /** What an expiry did (or, on a dry run, would do). Everything is owned by the result. */
 typedef struct icm_expire_result {
@@ -230,7 +249,8 @@ typedef struct icm_expire_result {
     /** Statistics and partition-statistics files. */
     icm_expire_file *deleted_statistics_files;
     size_t deleted_statistics_file_count;
-    /** Per kind: files deleted (on a dry run: planned) and their known bytes. */
+    /** Per kind: files deleted (on a dry run: planned) and their known bytes; files already
+     *  gone, kept or not reached are not counted. */
     size_t counts[ICM_EXPIRE_FILE_KIND_COUNT];
     int64_t bytes[ICM_EXPIRE_FILE_KIND_COUNT];
     size_t total;                     /**< sum of counts */
@@ -253,6 +273,15 @@ typedef struct icm_expire_result {
      *  retained manifest list or manifest could not be read. */
     icm_expire_file *deleted_checksum_files;
     size_t deleted_checksum_file_count;
+    /* ---- added with the delete phase's re-check (icemaint/maint.h) ---- */
+    size_t already_gone;              /**< planned files gone when their turn came */
+    size_t newly_referenced;          /**< planned files KEPT: a commit during the deletes
+                                           references them again */
+    /** The deletes stopped early (see ICM_EXPIRE_PROBLEM_DELETES_STOPPED): files still PLANNED
+     *  were not deleted. */
+    bool delete_stopped;
+    /** Internal: the delete phase ran (counts are of deleted files, not planned ones). */
+    bool delete_phase;
 } icm_expire_result;
 
 ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
@@ -270,7 +299,13 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * file's checksum companion (icm_fileio_checksum_of: Hadoop's `.name.crc` on local disk) is
  * planned too, as a file of kind CHECKSUM, unless a retained snapshot references it. Deletes go
  * data and delete files, then manifests, then manifest lists, then statistics files, then
- * checksum companions; a file already gone counts as deleted. Safety rules: a retained manifest list that cannot be read →
+ * checksum companions, in batches (icemaint/maint.h): before each batch the table is reloaded,
+ * and when a commit changed it, every snapshot of the new metadata counts as retained (only
+ * manifest lists and manifests not read before are read): a planned file it references is KEPT
+ * (and so is its companion). A file already gone is ALREADY_GONE (counted apart, not an
+ * error). A reload that fails or a newly referenced list or manifest that cannot be read stops
+ * the deletes (a problem says so, the files left are PLANNED, and the call returns that
+ * error). Safety rules: a retained manifest list that cannot be read →
  * no manifest, data or delete file is deleted; a retained manifest that cannot be read → no
  * data or delete file is deleted; an expired manifest list or manifest that cannot be read is
  * itself kept (it is the only record of what it references); a candidate outside the table
@@ -295,7 +330,8 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *         retries; nothing of ours is left); ICM_ECOMMIT_UNKNOWN (nothing was deleted; check the
  *         table before retrying); ICM_EREADONLY (a static table, unless dry_run); ICM_EINVALID
  *         (bad options); the codes of icm_table_commit, icm_table_refresh and reading
- *         manifests (ICM_ENOMEM).
+ *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (gc.enabled=false committed
+ *         meanwhile, or the lease taken over) and ICM_EUSER (on_delete asked to stop).
  * Source: Java RemoveSnapshots + ReachableFileCleanup (reference semantics §1.2–1.7).
  */
 ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opts,
@@ -314,8 +350,10 @@ ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *
 
 /**
  * Delete the planned files of `result` in the safe order (data and delete files, manifests,
- * manifest lists, statistics files, checksum companions), updating each file's state, the counts, bytes and
- * problems. A failed delete is retried twice, then recorded and the rest go on.
+ * manifest lists, statistics files, checksum companions), in batches, updating each file's
+ * state, the counts, bytes and problems. A failed delete is retried twice, then recorded and
+ * the rest go on. A file already gone is ALREADY_GONE (not counted). There is no table here,
+ * so no re-check between batches: icm_expire_snapshots runs the re-checked delete phase.
  * @return the number of files deleted (>= 0); ICM_EINVALID (NULL argument); ICM_EREFUSED (the
  *         result comes from a dry run or an expiry whose commit did not happen).
  */

@@ -72,7 +72,9 @@ typedef struct icm_fileio_methods {
     int (*create_new)(icm_fileio *io, const char *location, const void *data, size_t len);
     /** Create or replace an object, atomically for readers. */
     int (*write_replace)(icm_fileio *io, const char *location, const void *data, size_t len);
-    /** Delete an object; an object already missing is success. */
+    /** Delete an object; an object already missing is success (a back end that can tell
+     *  calls icm_fileio_note_missing() before returning, so icm_fileio_delete_existing()
+     *  learns it; one that cannot tell does nothing). */
     int (*remove)(icm_fileio *io, const char *location);
     /** Size and mtime; ICM_ENOTFOUND when missing. out->location is set to `location`. */
     int (*stat)(icm_fileio *io, const char *location, icm_file_info *out);
@@ -134,6 +136,19 @@ ICM_EXTERN(int) icm_fileio_write_replace(icm_fileio *io, const char *location,
                                          const void *data, size_t len);
 /** Delete; a missing object is success. @return 0, ICM_EIO (also: a directory). */
 ICM_EXTERN(int) icm_fileio_delete(icm_fileio *io, const char *location);
+/**
+ * icm_fileio_delete() that also tells whether the object was there: *existed is false when the
+ * back end found it already missing (still success). A back end reports that through
+ * icm_fileio_note_missing() (local and in-memory do; wrappers that pass the delete on through
+ * icm_fileio_delete() pass it on unchanged); one that cannot tell leaves *existed true. Same
+ * single operation as icm_fileio_delete() (no extra stat). Thread-safe: the note is per thread.
+ * @return as icm_fileio_delete(); ICM_EINVALID for a NULL `existed`.
+ */
+ICM_EXTERN(int) icm_fileio_delete_existing(icm_fileio *io, const char *location,
+                                           bool *existed);
+/** For back-end authors: called from `remove`, on the calling thread, when the object was
+ *  already missing (see icm_fileio_delete_existing). */
+ICM_EXTERN(void) icm_fileio_note_missing(void);
 /** @param[out] out size and mtime; out->location is `location` (borrowed).
  *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory). */
 ICM_EXTERN(int) icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out);

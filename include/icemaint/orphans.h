@@ -63,6 +63,9 @@
  * companion of a file that is kept is never planned. Companions are deleted after every other
  * orphan, and only when the entry before them (their file) was deleted (else FAILED). After the listing the table is refreshed again; when a writer committed
  * meanwhile, everything its new metadata references is added to R before anything is deleted.
+ * The deletes then go in batches, and the table is reloaded before each batch the same way
+ * (icemaint/maint.h, "The delete phase"): R only grows, reading only the manifest lists and
+ * manifests of the new metadata it does not account for yet.
  *
  * Warning (result->warnings, not a refusal): the table's snapshot retention
  * (`history.expire.max-snapshot-age-ms`, default 5 days) is not longer than the file-retention
@@ -77,6 +80,7 @@
 #include "catalog.h"
 #include "common.h"
 #include "fileio.h"
+#include "maint.h"
 
 ICM_BEGIN_DECL
 
@@ -84,6 +88,9 @@ ICM_BEGIN_DECL
 #define ICM_ORPHAN_DEFAULT_OLDER_THAN_MS INT64_C(259200000)
 /** Cutoffs later than now minus this need `force` (Java's procedure minimum). */
 #define ICM_ORPHAN_MIN_AGE_MS INT64_C(86400000)
+/** The CLI's settle time (options.settle_ms): 2 s between the end of planning and the reload
+ *  before the first delete. */
+#define ICM_ORPHAN_DEFAULT_SETTLE_MS INT64_C(2000)
 /** Default equal_schemes mapping, always merged with the caller's. */
 #define ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES "s3a,s3n=s3"
 
@@ -135,7 +142,23 @@ typedef struct icm_orphan_options {
     bool force;
     icm_orphan_progress_cb progress;
     void *progress_payload;
-    /** (version 2) Local files a catalog lives in that the caller knows of, absolute: the
+    /* ---- version 2 ---- */
+    /** Called once per file the deletes act on (icemaint/maint.h); NULL = none. */
+    icm_delete_cb on_delete;
+    void *on_delete_payload;
+    /** Files per delete batch (the table is reloaded before each); 0 = ICM_DELETE_BATCH_FILES. */
+    size_t delete_batch_size;
+    /** The run's table lease (icm_lease_acquire), renewed between batches; NULL = none. If it
+     *  is found taken over by another run, the deletes stop (ICM_EREFUSED). Borrowed. */
+    icm_lease *lease;
+    /** Settle time (ms): wait this long after planning (the listing is over by then) before
+     *  the reload that precedes the first delete; 0 = none (the library's default; the CLI
+     *  uses ICM_ORPHAN_DEFAULT_SETTLE_MS). A writer that creates a file (even with an old
+     *  mtime, as a copy that keeps it) and commits it within this time has committed before
+     *  that reload, which then keeps the file: every listed file existed at the listing, so a
+     *  writer who loses one took longer than this from creating the file to committing it. */
+    int64_t settle_ms;
+    /** Local files a catalog lives in that the caller knows of, absolute: the
      *  CLI passes its resolved configuration's `.pyiceberg.yaml` and SQLite database with its
      *  `-journal`/`-wal`/`-shm` (icm_catalog_config_own_files), also for a table opened as a
      *  directory. Never planned; a listing location holding one that exists is refused (see
@@ -148,7 +171,7 @@ typedef struct icm_orphan_options {
 #define ICM_ORPHAN_OPTIONS_VERSION 2
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
-     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, 0}
+     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0}
 
 /** Kind of an orphan, guessed from its location and name (orphans have no metadata). */
 typedef enum icm_orphan_kind {
@@ -168,9 +191,10 @@ typedef enum icm_orphan_kind {
 ICM_EXTERN(const char *) icm_orphan_kind_name(icm_orphan_kind kind);
 
 typedef enum icm_orphan_state {
-    ICM_ORPHAN_PLANNED = 0,  /**< found (dry run, or not deleted yet) */
-    ICM_ORPHAN_DELETED = 1,  /**< deleted, or already gone (not an error) */
-    ICM_ORPHAN_FAILED = 2    /**< the delete failed: error_code / error_message */
+    ICM_ORPHAN_PLANNED = 0,      /**< found (dry run, or not deleted: the deletes stopped) */
+    ICM_ORPHAN_DELETED = 1,      /**< deleted */
+    ICM_ORPHAN_FAILED = 2,       /**< the delete failed: error_code / error_message */
+    ICM_ORPHAN_ALREADY_GONE = 3  /**< gone when its turn came (not an error, not deleted) */
 } icm_orphan_state;
 
 typedef struct icm_orphan_file {
@@ -206,9 +230,16 @@ typedef struct icm_orphan_result {
     size_t too_recent;              /**< unreferenced files not older than the cutoff (or
                                          with unknown mtime) */
     size_t conflicts;               /**< files referenced only under another scheme/authority */
-    size_t deleted;
+    size_t deleted;                 /**< files deleted (existing when their turn came) */
     size_t failed;
+    size_t already_gone;            /**< orphans gone when their turn came (not deleted) */
+    size_t newly_referenced;        /**< orphans dropped, not deleted: a commit during the
+                                         sweep references them */
     bool rechecked;                 /**< a concurrent commit was seen and added to R */
+    /** The deletes stopped early (a reload failed, newer metadata could not be read, gc was
+     *  disabled, the lease was lost, or on_delete asked to stop): files still PLANNED were not
+     *  deleted. The call then returns the code that stopped them, with this result. */
+    bool delete_stopped;
     char **warnings;                /**< one-line warnings (e.g. retention); for stderr */
     size_t warning_count;
 } icm_orphan_result;
@@ -219,8 +250,11 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  * Find the orphan files of a table and (unless dry_run) delete them.
  *
  * The table is refreshed first (icm_table_refresh) and after the listing (see the file
- * comment). Deletes run on up to max_concurrent_deletes threads; a file already gone counts as
- * deleted; a failed delete is recorded in its entry and the rest go on (the call returns 0).
+ * comment). Deletes run in batches (icemaint/maint.h), before each of which the table is
+ * reloaded and orphans a commit meanwhile references are dropped; within a batch on up to
+ * max_concurrent_deletes threads. A file already gone is ALREADY_GONE (counted in
+ * already_gone, not as deleted; not an error); a failed delete is recorded in its entry and the
+ * rest go on (the call returns 0). Each file acted on goes to opts->on_delete.
  * Planning uses one helper thread besides the calling thread: it reads manifest lists and
  * manifests ahead while the keep set is built (the calling thread reads the next one itself
  * rather than wait), then lists the table location while the calling thread classifies what it
@@ -229,7 +263,9 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  *
  * @param t    the table (refreshed; not committed to)
  * @param opts NULL = defaults
- * @param[out] out new result (icm_orphan_result_free); NULL on failure
+ * @param[out] out new result (icm_orphan_result_free); NULL on failure before the deletes
+ *             began; set also when the deletes stopped early (result->delete_stopped: files
+ *             still PLANNED were not deleted; the return code says why)
  * @return 0; ICM_EREFUSED (a safety check, see the file comment); ICM_EINVALID (bad options:
  *         an equal map, a file list line — the message names file and line —, or
  *         prefix_mismatch out of range); ICM_ENOTFOUND (file list missing); the codes of
@@ -237,7 +273,11 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  *         cannot list), also of icm_fileio_stat on an unreferenced file the listing gave
  *         without its mtime (one that is gone by then is no candidate, not an error);
  *         the codes of the table's catalog listing its tables and namespaces (SQL, I/O;
- *         a filesystem catalog's listing); ICM_ENOMEM.
+ *         a filesystem catalog's listing);
+ *         in the delete phase (with *out set): the codes of icm_table_refresh, the read error of
+ *         a list or manifest a concurrent commit added, ICM_EREFUSED (gc.enabled=false
+ *         committed meanwhile, or the lease taken over), ICM_EUSER (on_delete asked to stop);
+ *         ICM_ENOMEM.
  * Source: Java DeleteOrphanFilesSparkAction (reference semantics §2, §5.5).
  */
 ICM_EXTERN(int) icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,

@@ -20,6 +20,7 @@
 #include "icemaint/catalog.h"
 #include "icemaint/errors.h"
 #include "icemaint/fileio.h"
+#include "icemaint/maint.h"
 #include "icemaint/metadata.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -221,6 +222,47 @@ int icm_cli_plan_write(icm_cli_plan_file *p, json_t *doc);
 void icm_cli_plan_discard(icm_cli_plan_file *p);
 /* Whether icm_cli_json_print wrote a document to stdout in this process. */
 bool icm_cli_json_printed(void);
+
+/* ---- around the delete phase of expire-snapshots and remove-orphan-files (deletes.c) ---- */
+
+/* The `--log-out FILE` journal: JSON lines, one per file acted on, then a summary. */
+typedef struct icm_cli_journal {
+    const char *path;     /* borrowed (argv) */
+    const char *command;
+    FILE *f;              /* NULL: no journal */
+    int fd;
+    bool broken;          /* a line could not be written (the deletes were stopped) */
+    int broken_errno;
+    size_t deleted, already_gone, failed;
+    int64_t bytes_deleted;
+} icm_cli_journal;
+/* Before the command does anything: open FILE for appending (created if missing). Exit code. */
+int icm_cli_journal_open(icm_cli_journal *j, const char *path, const char *command);
+/* The library's icm_delete_cb (payload: the journal, or NULL): one line per file, flushed and
+ * fsync'ed at each batch end; -1 when the journal cannot be written (the deletes stop). */
+int icm_cli_journal_on_delete(const icm_delete_event *ev, void *payload);
+/* Whether a journal line failed; *why is its error text. */
+bool icm_cli_journal_broken(const icm_cli_journal *j, const char **why);
+/* The summary line, then close. `report`: "printed", "failed" or "none". Returns exit_code, or
+ * ICM_EXIT_ERROR (reported) when it was 0 and the summary could not be written. */
+int icm_cli_journal_finish(icm_cli_journal *j, const char *table, bool complete, int exit_code,
+                           const char *report);
+/* Close without a summary (nothing was deleted: the command stopped before). */
+void icm_cli_journal_close(icm_cli_journal *j);
+
+/* The table lease for a run that deletes; a refusal is reported (exit 5). Exit code. */
+int icm_cli_lease_take(icm_cli *cli, icm_table *t, const char *command, icm_lease **out);
+/* Release and free (NULL is fine); a failure is a warning: the lease expires on its own. */
+void icm_cli_lease_drop(icm_lease *lease);
+
+/* After the report was printed: whether it reached stdout (*report "printed" or "failed", for
+ * the journal's summary). A stdout closed from the start is said here (icm_cli_report_lost,
+ * with the `deleted` `what`s; exit code 1 if it was 0); other failures the report's own code
+ * has said. Returns the exit code. */
+int icm_cli_report_written(int rc, size_t deleted, const char *what, const char **report);
+/* Whether the process started with stdout closed (main.c puts /dev/null there, so no file the
+ * command opens can take descriptor 1 and receive the report). */
+bool icm_cli_stdout_closed(void);
 
 /* ---- string set (strset.c) ---- */
 

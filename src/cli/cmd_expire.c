@@ -7,9 +7,12 @@
  * Output (contract "Output"): a human summary on stdout (snapshots expired and kept, files and
  * bytes per kind), or with --json one document {expired, retained, removed_refs, deleted_files,
  * deleted_manifests, deleted_statistics_files, counts, bytes, total_deleted, total_bytes,
- * dry_run, cleanup, now_ms, older_than_ms, metadata_location (absent on a dry run), problems}.
- * --plan-out FILE writes that same document to FILE. Exit codes: 3 commit conflict, 4 commit
- * outcome unknown (nothing was deleted), 5 refused (gc.enabled=false).
+ * dry_run, cleanup, now_ms, older_than_ms, metadata_location (absent on a dry run), problems,
+ * already_gone, newly_referenced, delete_stopped, and after the deletes not_deleted: the planned
+ * files with their state already_gone, kept or planned}. --plan-out FILE writes that same
+ * document to FILE; --log-out journals each delete as it happens (deletes.c). Exit codes: 3
+ * commit conflict, 4 commit outcome unknown (nothing was deleted), 5 refused (gc.enabled=false,
+ * or the table lease held by another run).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -57,11 +60,21 @@ static const char expire_help[] =
     "  --dry-run                   decide and plan only: commit nothing, delete nothing\n"
     "  --plan-out FILE             write the JSON report (every path with kind and size) to FILE\n"
     "  --max-concurrent-deletes N  delete with N threads (N > 0; default 1)\n"
+    "  --log-out FILE              journal each file acted on (JSON lines: path, kind,\n"
+    "                              size_bytes, outcome, error; then a summary), flushed per\n"
+    "                              batch; opened first, so a bad path changes nothing\n"
+    "  --no-lock                   do not take the table lease (see below)\n"
     "  --json                      print the JSON report on stdout (deleted_files,\n"
     "                              deleted_manifests, deleted_statistics_files and\n"
     "                              deleted_checksum_files: Hadoop .NAME.crc files beside\n"
-    "                              them, kind checksum, deleted last)\n"
+    "                              them, kind checksum, deleted last; already_gone,\n"
+    "                              newly_referenced, delete_stopped, not_deleted)\n"
     "  -h, --help                  print this help\n"
+    "\n"
+    "Deletes go in batches; before each the table is reloaded, and files a commit made\n"
+    "meanwhile references are kept; a file already gone counts as already_gone. A real run\n"
+    "takes the table lease (.icemaint-lease by the metadata); a second run is refused (exit\n"
+    "5) naming its holder until it ends or the lease expires; --no-lock skips it.\n"
     "\n"
     "Warnings (stderr, 'warning: ...'; -q hides them; exit code unchanged): a\n"
     "manifest list or manifest of an expired snapshot that cannot be read (it is kept, with\n"
@@ -70,12 +83,15 @@ static const char expire_help[] =
     "\n"
     "Exit codes: 0 done, 1 error, 2 usage, 3 commit conflict (nothing changed), 4 commit\n"
     "outcome unknown (nothing deleted; reload the table to see whether it applied), 5 refused\n"
-    "(gc.enabled=false, or a --snapshot-id that is current or a branch or tag points at).\n";
+    "(gc.enabled=false, another run holds the table lease, or a --snapshot-id that is current\n"
+    "or a branch or tag points at).\n";
 
 typedef struct expire_args {
     const char *table;
     const char *older_than;
     const char *plan_out;
+    const char *log_out;
+    bool no_lock;
     int64_t *ids;
     size_t n_ids;
     icm_expire_options opts;
@@ -134,6 +150,14 @@ static int parse_option(expire_args *a, int argc, char **argv, int *i)
         a->plan_out = v;
         return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;
     }
+    if ((got = icm_cli_opt_value(argc, argv, i, "--log-out", &v)) != 0) {
+        a->log_out = v;
+        return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;
+    }
+    if (strcmp(argv[*i], "--no-lock") == 0) {
+        a->no_lock = true;
+        return ICM_EXIT_OK;
+    }
     if ((got = icm_cli_opt_value(argc, argv, i, "--max-concurrent-deletes", &v)) != 0) {
         int rc = got < 0 ? ICM_EXIT_USAGE
                          : parse_count("--max-concurrent-deletes", v, 1, 64, &n);
@@ -188,14 +212,34 @@ static json_t *ids_json(const int64_t *ids, size_t n, bool *ok)
     return arr;
 }
 
-static json_t *files_json(const icm_expire_file *files, size_t n, bool *ok)
+static const char *file_state_name(icm_expire_file_state s)
+{
+    switch (s) {
+    case ICM_EXPIRE_FILE_DELETED:
+        return "deleted";
+    case ICM_EXPIRE_FILE_FAILED:
+        return "failed";
+    case ICM_EXPIRE_FILE_ALREADY_GONE:
+        return "already_gone";
+    case ICM_EXPIRE_FILE_KEPT:
+        return "kept";
+    case ICM_EXPIRE_FILE_PLANNED:
+        break;
+    }
+    return "planned";
+}
+
+/* Files in state `want` (PLANNED on a dry run, DELETED after the deletes); with `others`, the
+ * rest instead (with their state), except failed ones, which are listed under problems. */
+static json_t *files_json(const icm_expire_file *files, size_t n, icm_expire_file_state want,
+                          bool others, bool *ok)
 {
     json_t *arr = json_array();
     if (arr == NULL)
         *ok = false;
     for (size_t i = 0; arr != NULL && i < n; i++) {
-        if (files[i].state == ICM_EXPIRE_FILE_FAILED)
-            continue; /* listed under problems */
+        if (files[i].state == ICM_EXPIRE_FILE_FAILED || (files[i].state == want) == others)
+            continue;
         json_t *o = json_object();
         if (o == NULL) {
             *ok = false;
@@ -208,6 +252,8 @@ static json_t *files_json(const icm_expire_file *files, size_t n, bool *ok)
                          files[i].size_bytes >= 0 ? icm_cli_json_int(files[i].size_bytes)
                                                   : json_null(),
                          ok);
+        if (others)
+            icm_cli_json_set(o, "state", icm_cli_json_str(file_state_name(files[i].state)), ok);
         icm_cli_json_push(arr, o, ok);
     }
     return arr;
@@ -235,6 +281,8 @@ static const char *problem_name(icm_expire_problem_kind kind)
         return "delete_failed";
     case ICM_EXPIRE_PROBLEM_REFRESH_FAILED:
         return "refresh_failed";
+    case ICM_EXPIRE_PROBLEM_DELETES_STOPPED:
+        return "deletes_stopped";
     }
     return "other";
 }
@@ -284,16 +332,41 @@ static json_t *report_json(const icm_expire_result *r, bool *ok)
     icm_cli_json_set(doc, "expired", ids_json(r->expired_ids, r->expired_count, ok), ok);
     icm_cli_json_set(doc, "retained", ids_json(r->retained_ids, r->retained_count, ok), ok);
     icm_cli_json_set(doc, "removed_refs", refs_json(r, ok), ok);
-    icm_cli_json_set(doc, "deleted_files", files_json(r->deleted_files, r->deleted_file_count, ok),
-                     ok);
+    icm_expire_file_state want = r->delete_phase ? ICM_EXPIRE_FILE_DELETED : ICM_EXPIRE_FILE_PLANNED;
+    icm_cli_json_set(doc, "deleted_files",
+                     files_json(r->deleted_files, r->deleted_file_count, want, false, ok), ok);
     icm_cli_json_set(doc, "deleted_manifests",
-                     files_json(r->deleted_manifests, r->deleted_manifest_count, ok), ok);
+                     files_json(r->deleted_manifests, r->deleted_manifest_count, want, false, ok),
+                     ok);
     icm_cli_json_set(doc, "deleted_statistics_files",
-                     files_json(r->deleted_statistics_files, r->deleted_statistics_file_count, ok),
+                     files_json(r->deleted_statistics_files, r->deleted_statistics_file_count,
+                                want, false, ok),
                      ok);
     icm_cli_json_set(doc, "deleted_checksum_files",
-                     files_json(r->deleted_checksum_files, r->deleted_checksum_file_count, ok),
+                     files_json(r->deleted_checksum_files, r->deleted_checksum_file_count, want,
+                                false, ok),
                      ok);
+    if (r->delete_phase) {
+        /* planned but not deleted: already gone, kept (a commit during the deletes references
+         * them) or not reached (the deletes stopped) */
+        json_t *rest = files_json(r->deleted_files, r->deleted_file_count, want, true, ok);
+        json_t *more[] = {
+            files_json(r->deleted_manifests, r->deleted_manifest_count, want, true, ok),
+            files_json(r->deleted_statistics_files, r->deleted_statistics_file_count, want, true,
+                       ok),
+            files_json(r->deleted_checksum_files, r->deleted_checksum_file_count, want, true, ok),
+        };
+        for (size_t k = 0; k < 3; k++) {
+            if (rest != NULL && json_array_extend(rest, more[k]) != 0)
+                *ok = false;
+            json_decref(more[k]);
+        }
+        icm_cli_json_set(doc, "not_deleted", rest, ok);
+    }
+    icm_cli_json_set(doc, "already_gone", icm_cli_json_int((int64_t)r->already_gone), ok);
+    icm_cli_json_set(doc, "newly_referenced", icm_cli_json_int((int64_t)r->newly_referenced),
+                     ok);
+    icm_cli_json_set(doc, "delete_stopped", json_boolean(r->delete_stopped), ok);
     icm_cli_json_set(doc, "counts", per_kind_json(r, false, ok), ok);
     icm_cli_json_set(doc, "bytes", per_kind_json(r, true, ok), ok);
     icm_cli_json_set(doc, "total_deleted", icm_cli_json_int((int64_t)r->total), ok);
@@ -339,6 +412,14 @@ static void print_human(const icm_expire_result *r)
                    icm_expire_file_kind_name((icm_expire_file_kind)k), r->counts[k],
                    (long long)r->bytes[k]);
     printf("  %-22s %8zu files %14lld bytes\n", "total", r->total, (long long)r->total_bytes);
+    if (r->already_gone > 0)
+        printf("%zu planned file%s already gone when %s turn came (not counted as deleted)\n",
+               r->already_gone, r->already_gone == 1 ? " was" : "s were",
+               r->already_gone == 1 ? "its" : "their");
+    if (r->newly_referenced > 0)
+        printf("%zu planned file%s kept: a commit during the deletes references %s again\n",
+               r->newly_referenced, r->newly_referenced == 1 ? "" : "s",
+               r->newly_referenced == 1 ? "it" : "them");
     if (r->metadata_location != NULL)
         icm_cli_line(stdout, "committed %s", r->metadata_location);
 }
@@ -436,6 +517,81 @@ static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
     return rc != ICM_EXIT_OK ? rc : prc;
 }
 
+/* Count DELETED files (what the journal and a failed report must not hide). */
+static size_t count_state(const icm_expire_result *r, icm_expire_file_state st)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->deleted_file_count; i++)
+        n += r->deleted_files[i].state == st;
+    for (size_t i = 0; i < r->deleted_manifest_count; i++)
+        n += r->deleted_manifests[i].state == st;
+    for (size_t i = 0; i < r->deleted_statistics_file_count; i++)
+        n += r->deleted_statistics_files[i].state == st;
+    for (size_t i = 0; i < r->deleted_checksum_file_count; i++)
+        n += r->deleted_checksum_files[i].state == st;
+    return n;
+}
+
+/* The library call failed; r may say the commit happened and what was deleted. */
+static int report_failure(icm_cli *cli, icm_cli_plan_file *plan,
+                          const icm_expire_result *r, int lrc, const icm_cli_journal *j)
+{
+    const char *why;
+    int rc = icm_cli_journal_broken(j, &why)
+                 ? icm_cli_error(j->path, "--log-out: cannot write the journal (%s); the "
+                                          "deletes stopped", why)
+                 : icm_cli_fail(cli, lrc);
+    icm_cli_plan_discard(plan);
+    if (r != NULL && r->committed)
+        icm_cli_line(stderr, "icemaint: the expiry was committed (%s), but cleaning up its "
+                             "files stopped; the files left are orphans (remove-orphan-files "
+                             "can clean them)",
+                     r->metadata_location != NULL ? r->metadata_location : "");
+    if (lrc == ICM_ECOMMIT_UNKNOWN)
+        fprintf(stderr, "icemaint: nothing was deleted; reload the table (icemaint snapshots "
+                        "TABLE) to see whether the expiry applied, then run it again\n");
+    if (r != NULL && r->delete_phase) {
+        /* Files were deleted before the deletes stopped: show them, and why the rest stayed. */
+        report_problems(cli, r);
+        fprintf(stderr, "icemaint: %zu file%s deleted, %zu already gone, %zu not deleted\n",
+                count_state(r, ICM_EXPIRE_FILE_DELETED),
+                count_state(r, ICM_EXPIRE_FILE_DELETED) == 1 ? "" : "s", r->already_gone,
+                count_state(r, ICM_EXPIRE_FILE_PLANNED));
+        if (cli->json) {
+            bool ok = true;
+            json_t *doc = report_json(r, &ok);
+            if (!ok || !icm_cli_json_emit(doc))
+                rc = icm_cli_report_lost(count_state(r, ICM_EXPIRE_FILE_DELETED), "file",
+                                         ok ? "cannot write to stdout" : "out of memory");
+            if (!ok)
+                json_decref(doc);
+        } else {
+            print_human(r);
+        }
+    }
+    return rc;
+}
+
+static int expire(icm_cli *cli, expire_args *a, icm_table *t, icm_cli_plan_file *plan,
+                  icm_cli_journal *j)
+{
+    if (isatty(STDERR_FILENO) && cli->verbosity >= 0)
+        icm_cli_line(stderr, "icemaint: %s snapshots of %s ...",
+                     a->opts.dry_run ? "planning the expiry of" : "expiring",
+                     icm_table_get_identifier(t));
+    icm_expire_result *r = NULL;
+    int lrc = icm_expire_snapshots(t, &a->opts, &r);
+    int rc = lrc != 0 ? report_failure(cli, plan, r, lrc, j) : report(cli, a, plan, r);
+    size_t deleted = r != NULL ? count_state(r, ICM_EXPIRE_FILE_DELETED) : 0;
+    const char *printed = "none";
+    if (lrc == 0 || (r != NULL && r->delete_phase))
+        rc = icm_cli_report_written(rc, deleted, "file", &printed);
+    rc = icm_cli_journal_finish(j, icm_table_get_identifier(t),
+                                lrc == 0 && r != NULL && !r->delete_stopped, rc, printed);
+    icm_expire_result_free(r);
+    return rc;
+}
+
 static int run_expire(icm_cli *cli, int argc, char **argv)
 {
     expire_args a;
@@ -448,46 +604,33 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
         free(a.ids);
         return rc;
     }
-    icm_cli_plan_file plan = {NULL, NULL, NULL};
-    if (a.plan_out != NULL && (rc = icm_cli_plan_open(&plan, a.plan_out)) != ICM_EXIT_OK) {
+    icm_cli_journal journal;
+    memset(&journal, 0, sizeof journal);
+    if (a.log_out != NULL &&
+        (rc = icm_cli_journal_open(&journal, a.log_out, "expire-snapshots")) != ICM_EXIT_OK) {
         free(a.ids);
         return rc;
     }
+    a.opts.on_delete = icm_cli_journal_on_delete;
+    a.opts.on_delete_payload = a.log_out != NULL ? &journal : NULL;
+    icm_cli_plan_file plan = {NULL, NULL, NULL};
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
-    rc = icm_cli_table_load(cli, a.table, &cat, &t);
+    icm_lease *lease = NULL;
+    if (a.plan_out != NULL)
+        rc = icm_cli_plan_open(&plan, a.plan_out);
+    if (rc == ICM_EXIT_OK)
+        rc = icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK && a.plan_out != NULL)
         rc = icm_cli_plan_check_table(&plan, t);
-    if (rc != ICM_EXIT_OK) {
-        icm_cli_plan_discard(&plan);
-        icm_table_free(t);
-        icm_catalog_free(cat);
-        free(a.ids);
-        return rc;
-    }
-    if (isatty(STDERR_FILENO) && cli->verbosity >= 0)
-        icm_cli_line(stderr, "icemaint: %s snapshots of %s ...",
-                     a.opts.dry_run ? "planning the expiry of" : "expiring",
-                     icm_table_get_identifier(t));
-    icm_expire_result *r = NULL;
-    int lrc = icm_expire_snapshots(t, &a.opts, &r);
-    if (lrc != 0)
-        icm_cli_plan_discard(&plan);
-    if (lrc != 0) {
-        rc = icm_cli_fail(cli, lrc);
-        if (r != NULL && r->committed)
-            icm_cli_line(stderr, "icemaint: the expiry was committed (%s), but cleaning up its "
-                                 "files stopped; the files left are orphans "
-                                 "(remove-orphan-files can clean them)",
-                         r->metadata_location != NULL ? r->metadata_location : "");
-        if (lrc == ICM_ECOMMIT_UNKNOWN)
-            fprintf(stderr, "icemaint: nothing was deleted; reload the table (icemaint snapshots "
-                            "TABLE) to see whether the expiry applied, then run it again\n");
-    } else {
-        rc = report(cli, &a, &plan, r);
-    }
-    icm_cli_plan_discard(&plan); /* a no-op once written */
-    icm_expire_result_free(r);
+    if (rc == ICM_EXIT_OK && !a.opts.dry_run && !a.no_lock && !icm_table_is_read_only(t))
+        rc = icm_cli_lease_take(cli, t, "expire-snapshots", &lease);
+    a.opts.lease = lease;
+    if (rc == ICM_EXIT_OK)
+        rc = expire(cli, &a, t, &plan, &journal);
+    icm_cli_lease_drop(lease);
+    icm_cli_journal_close(&journal); /* a no-op once finished */
+    icm_cli_plan_discard(&plan);     /* a no-op once written */
     icm_table_free(t);
     icm_catalog_free(cat);
     free(a.ids);

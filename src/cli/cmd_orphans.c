@@ -6,8 +6,10 @@
  *
  * Output: a summary and one row per orphan on stdout, warnings and progress (only on a
  * terminal) on stderr; --json prints the contract's document (`orphans`, `counts`, `bytes`,
- * `listed`, `referenced`, `older_than_ms`, `dry_run`, plus details); --plan-out writes the same
- * document to a file. A refusal by a safety check exits with 5, a failed delete with 1.
+ * `listed`, `referenced`, `older_than_ms`, `dry_run`, plus details, among them `already_gone`,
+ * `newly_referenced` and `delete_stopped`); --plan-out writes the same document to a file;
+ * --log-out journals each delete as it happens (deletes.c). A refusal by a safety check (the
+ * table lease held by another run among them) exits with 5, a failed delete with 1.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,27 +50,38 @@ static const char orphans_help[] =
     "                            line, e.g. an object-store inventory) instead of listing\n"
     "  --max-concurrent-deletes N  delete with N threads (default 1)\n"
     "  --force                   accept a cutoff less than 24 hours ago\n"
+    "  --log-out FILE            journal each file acted on (JSON lines: path, kind,\n"
+    "                            size_bytes, outcome, error; then a summary), flushed per\n"
+    "                            batch; opened first, so a bad path deletes nothing\n"
+    "  --no-lock                 do not take the table lease (see below)\n"
+    "  --settle DURATION         wait this long after planning before the reload that\n"
+    "                            precedes the first delete (default 2s; 0s: none), so a\n"
+    "                            writer that copies a file in and commits it meanwhile keeps it\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
-    "                            referenced, older_than_ms, dry_run, ...}; kind is data,\n"
-    "                            delete, manifest, manifest_list, metadata, other or\n"
-    "                            checksum (a Hadoop .NAME.crc beside an orphan, planned\n"
-    "                            and deleted with it)\n"
+    "                            referenced, older_than_ms, dry_run, deleted, failed,\n"
+    "                            already_gone, newly_referenced, delete_stopped, ...}; kind is\n"
+    "                            data, delete, manifest, manifest_list, metadata, other or\n"
+    "                            checksum (a Hadoop .NAME.crc beside an orphan, planned and\n"
+    "                            deleted with it); state planned, deleted, already_gone, failed\n"
     "  -h, --help                print this help\n"
     "\n"
-    "Refusals (exit code 5): gc.enabled=false; a cutoff less than 24 h ago or in the future\n"
-    "without --force; a location outside the table; an unreadable manifest list or manifest;\n"
-    "files that match referenced ones only up to scheme or authority (see --prefix-mismatch);\n"
-    "another table's metadata under the location, or a *.metadata.json older than the cutoff\n"
-    "that cannot be read (see --exclude-location; a younger one is a write in progress and\n"
-    "is skipped); a listing that names none of the referenced files (check --path-map); files\n"
-    "the catalog itself lives in under the location (the configured SQLite database and its\n"
-    "-journal/-wal/-shm, the .pyiceberg.yaml) or another table of the catalog whose location,\n"
-    "data or metadata path lies there: carve them out with --exclude-location (the catalog's\n"
-    "files are never deleted either way).\n"
+    "Deletes start after the settle time, in batches; before each the table is reloaded and\n"
+    "files a commit made meanwhile references are kept. A real run takes the table lease\n"
+    "(.icemaint-lease by the metadata); a second run is refused naming its holder.\n"
     "\n"
-    "A Hadoop checksum .NAME.crc beside an orphan is planned right after it (kind checksum)\n"
-    "and deleted with it; the checksum of a kept file never is.\n";
+    "Refusals (exit 5, nothing deleted): the lease is held (--no-lock); gc.enabled=false; a\n"
+    "cutoff under 24 h ago or in the future (--force); a location outside the table; an\n"
+    "unreadable manifest list or manifest; files matching referenced ones only up to scheme\n"
+    "or authority (--prefix-mismatch); another table's metadata, or an unreadable\n"
+    "*.metadata.json older than the cutoff, under the location (--exclude-location; a younger\n"
+    "one is an in-flight write, skipped); a listing that names none of the referenced files\n"
+    "(check --path-map); the catalog's own files (its SQLite database and -journal/-wal/-shm,\n"
+    ".pyiceberg.yaml) or another catalog table under the location (--exclude-location; the\n"
+    "catalog's files are never deleted either way).\n"
+    "\n"
+    "A Hadoop checksum .NAME.crc beside an orphan is planned after it (kind checksum) and\n"
+    "deleted with it.\n";
 
 typedef struct orphan_args {
     const char *table;
@@ -78,6 +91,8 @@ typedef struct orphan_args {
     const char *prefix_mismatch;
     const char *file_list;
     const char *max_deletes;
+    const char *log_out;
+    const char *settle;
     char *equal_schemes;      /* repeated options joined with ';' (malloc'd) */
     char *equal_authorities;
     const char **excludes;    /* malloc'd array of borrowed argv strings */
@@ -86,6 +101,7 @@ typedef struct orphan_args {
     size_t n_owned;
     bool dry_run;
     bool force;
+    bool no_lock;
 } orphan_args;
 
 static void args_dispose(orphan_args *a)
@@ -180,9 +196,9 @@ static int take_single(int argc, char **argv, int *i, orphan_args *a)
 {
     static const char *const names[] = {"--older-than", "--location", "--plan-out",
                                         "--prefix-mismatch", "--file-list",
-                                        "--max-concurrent-deletes"};
+                                        "--max-concurrent-deletes", "--log-out", "--settle"};
     const char **slots[] = {&a->older_than, &a->location, &a->plan_out, &a->prefix_mismatch,
-                            &a->file_list, &a->max_deletes};
+                            &a->file_list, &a->max_deletes, &a->log_out, &a->settle};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         int m = icm_cli_opt_value(argc, argv, i, names[k], slots[k]);
         if (m != 0)
@@ -201,6 +217,10 @@ static int parse_args(int argc, char **argv, orphan_args *a)
         }
         if (!after_dashdash && strcmp(argv[i], "--force") == 0) {
             a->force = true;
+            continue;
+        }
+        if (!after_dashdash && strcmp(argv[i], "--no-lock") == 0) {
+            a->no_lock = true;
             continue;
         }
         int m = after_dashdash ? 0 : take_single(argc, argv, &i, a);
@@ -247,6 +267,12 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
                                  "1024), value: %s", a->max_deletes);
         o->max_concurrent_deletes = (unsigned)n;
     }
+    o->settle_ms = ICM_ORPHAN_DEFAULT_SETTLE_MS;
+    if (a->settle != NULL) {
+        const char *why = NULL;
+        if (icm_cli_parse_duration(a->settle, &o->settle_ms, &why) != 0)
+            return icm_cli_usage(a->settle, "--settle: %s", why != NULL ? why : "not a duration");
+    }
     o->location = a->location;
     o->dry_run = a->dry_run;
     o->force = a->force;
@@ -269,7 +295,17 @@ static void progress_tty(size_t done, size_t total, void *payload)
 
 static const char *state_name(icm_orphan_state s)
 {
-    return s == ICM_ORPHAN_DELETED ? "deleted" : s == ICM_ORPHAN_FAILED ? "failed" : "planned";
+    switch (s) {
+    case ICM_ORPHAN_DELETED:
+        return "deleted";
+    case ICM_ORPHAN_FAILED:
+        return "failed";
+    case ICM_ORPHAN_ALREADY_GONE:
+        return "already_gone";
+    case ICM_ORPHAN_PLANNED:
+        break;
+    }
+    return "planned";
 }
 
 static json_t *result_json(const icm_orphan_result *r, bool *ok)
@@ -314,6 +350,10 @@ static json_t *result_json(const icm_orphan_result *r, bool *ok)
     icm_cli_json_set(doc, "conflicts", icm_cli_json_int((int64_t)r->conflicts), ok);
     icm_cli_json_set(doc, "deleted", icm_cli_json_int((int64_t)r->deleted), ok);
     icm_cli_json_set(doc, "failed", icm_cli_json_int((int64_t)r->failed), ok);
+    icm_cli_json_set(doc, "already_gone", icm_cli_json_int((int64_t)r->already_gone), ok);
+    icm_cli_json_set(doc, "newly_referenced", icm_cli_json_int((int64_t)r->newly_referenced),
+                     ok);
+    icm_cli_json_set(doc, "delete_stopped", json_boolean(r->delete_stopped), ok);
     icm_cli_json_set(doc, "older_than_ms", icm_cli_json_int(r->older_than_ms), ok);
     icm_cli_json_set(doc, "dry_run", json_boolean(r->dry_run), ok);
     icm_cli_json_set(doc, "warnings", warnings, ok);
@@ -360,6 +400,14 @@ static bool print_human(const icm_orphan_result *r)
            "%zu conflicting; the table references %zu locations\n",
            r->listed, r->referenced_listed, r->too_recent, r->hidden, r->excluded, r->conflicts,
            r->referenced);
+    if (!r->dry_run && r->already_gone > 0)
+        printf("%zu orphan file%s already gone when %s turn came (not counted as deleted)\n",
+               r->already_gone, r->already_gone == 1 ? " was" : "s were",
+               r->already_gone == 1 ? "its" : "their");
+    if (r->newly_referenced > 0)
+        printf("%zu file%s kept: a commit during the sweep references %s\n",
+               r->newly_referenced, r->newly_referenced == 1 ? "" : "s",
+               r->newly_referenced == 1 ? "it" : "them");
     return ok;
 }
 
@@ -434,6 +482,44 @@ static int catalog_files(icm_cli *cli, char ***out, size_t *n)
     return rc == 0 ? ICM_EXIT_OK : icm_cli_fail(cli, rc);
 }
 
+/* The deletes stopped early: what stopped them (the library's error), and what was left. */
+static int report_stopped(icm_cli *cli, int lrc, const icm_orphan_result *r,
+                          const icm_cli_journal *j)
+{
+    const char *why;
+    int rc = icm_cli_journal_broken(j, &why)
+                 ? icm_cli_error(j->path, "--log-out: cannot write the journal (%s); the "
+                                          "deletes stopped", why)
+                 : icm_cli_fail(cli, lrc);
+    size_t left = 0;
+    for (size_t i = 0; i < r->orphan_count; i++)
+        left += r->orphans[i].state == ICM_ORPHAN_PLANNED;
+    fprintf(stderr, "icemaint: the sweep stopped deleting: %zu orphan file%s deleted, %zu "
+                    "already gone, %zu not deleted\n",
+            r->deleted, r->deleted == 1 ? "" : "s", r->already_gone, left);
+    return rc;
+}
+
+/* The sweep itself, between the lease and the report. Returns an exit code. */
+static int sweep(icm_cli *cli, const orphan_args *a, icm_orphan_options *o, icm_table *t,
+                 icm_cli_plan_file *plan, icm_cli_journal *j)
+{
+    icm_orphan_result *r = NULL;
+    int lrc = icm_remove_orphan_files(t, o, &r);
+    if (r == NULL) /* stopped before any delete */
+        return icm_cli_journal_finish(j, icm_table_get_identifier(t), false,
+                                      icm_cli_fail(cli, lrc), "none");
+    int rc = lrc != 0 ? report_stopped(cli, lrc, r, j) : ICM_EXIT_OK;
+    int orc = output(cli, a, plan, r);
+    if (rc == ICM_EXIT_OK)
+        rc = orc;
+    const char *report = "none";
+    rc = icm_cli_report_written(rc, r->dry_run ? 0 : r->deleted, "orphan file", &report);
+    rc = icm_cli_journal_finish(j, icm_table_get_identifier(t), !r->delete_stopped, rc, report);
+    icm_orphan_result_free(r);
+    return rc;
+}
+
 static int run_orphans(icm_cli *cli, int argc, char **argv)
 {
     orphan_args a;
@@ -451,14 +537,25 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     if (!a.dry_run && cli->verbosity >= 0 && isatty(STDERR_FILENO))
         o.progress = progress_tty;
     icm_cli_plan_file plan = {NULL, NULL, NULL};
-    if (a.plan_out != NULL && (rc = icm_cli_plan_open(&plan, a.plan_out)) != ICM_EXIT_OK) {
+    icm_cli_journal journal;
+    memset(&journal, 0, sizeof journal);
+    if (a.log_out != NULL &&
+        (rc = icm_cli_journal_open(&journal, a.log_out, "remove-orphan-files")) != ICM_EXIT_OK) {
         args_dispose(&a);
         return rc;
     }
+    if (a.plan_out != NULL && (rc = icm_cli_plan_open(&plan, a.plan_out)) != ICM_EXIT_OK) {
+        icm_cli_journal_close(&journal);
+        args_dispose(&a);
+        return rc;
+    }
+    o.on_delete = icm_cli_journal_on_delete;
+    o.on_delete_payload = a.log_out != NULL ? &journal : NULL;
     char **own = NULL;
     size_t n_own = 0;
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
+    icm_lease *lease = NULL;
     rc = catalog_files(cli, &own, &n_own);
     o.catalog_files = (const char *const *)own;
     o.catalog_file_count = n_own;
@@ -466,12 +563,13 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
         rc = icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK && a.plan_out != NULL)
         rc = icm_cli_plan_check_table(&plan, t);
-    if (rc == ICM_EXIT_OK) {
-        icm_orphan_result *r = NULL;
-        int lrc = icm_remove_orphan_files(t, &o, &r);
-        rc = lrc != 0 ? icm_cli_fail(cli, lrc) : output(cli, &a, &plan, r);
-        icm_orphan_result_free(r);
-    }
+    if (rc == ICM_EXIT_OK && !a.dry_run && !a.no_lock && !icm_table_is_read_only(t))
+        rc = icm_cli_lease_take(cli, t, "remove-orphan-files", &lease);
+    o.lease = lease;
+    if (rc == ICM_EXIT_OK)
+        rc = sweep(cli, &a, &o, t, &plan, &journal);
+    icm_cli_lease_drop(lease);
+    icm_cli_journal_close(&journal); /* (a no-op once finished) */
     icm_cli_plan_discard(&plan); /* a failed or refused sweep leaves no plan behind */
     icm_table_free(t);
     icm_catalog_free(cat);

@@ -10,10 +10,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "catalog_ref.h"
 #include "cli.h"
@@ -462,8 +464,34 @@ static int run_command(icm_cli *cli, const icm_cli_command *cmd, int argc, char 
     return rc;
 }
 
+static bool stdout_was_closed;
+
+bool icm_cli_stdout_closed(void)
+{
+    return stdout_was_closed;
+}
+
+/* A standard descriptor the caller closed (`>&-`) would be the next file this process opens
+ * (a journal, a catalog database, a metadata file being written), and the report would be
+ * written into it. Put /dev/null there first, and remember that stdout was closed. */
+static void guard_standard_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        if (fd == 1)
+            stdout_was_closed = true;
+        int nul = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (nul >= 0 && nul != fd) {
+            dup2(nul, fd);
+            close(nul);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
+    guard_standard_fds();
     icm_cli cli = {0};
     global_result g = parse_global(&cli, argc, argv);
     int rc;

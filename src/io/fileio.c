@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "icemaint/fileio.h"
+#include "io/fileio_internal.h"
 #include "util/util.h"
 
 /* ICM_EINVALID for a missing handle or location, naming what is wrong. */
@@ -81,12 +82,40 @@ int icm_fileio_write_replace(icm_fileio *io, const char *location, const void *d
     return finish(io->methods->write_replace(io, location, data, len), location);
 }
 
+/* Set by a back end's remove (icm_fileio_note_missing) when the object was not there. Every
+ * icm_fileio_delete clears it first; nested wrappers pass the delete on through
+ * icm_fileio_delete, so after the outermost call returns it holds the innermost back end's
+ * answer, on this thread. */
+static _Thread_local bool g_delete_found_nothing;
+
+void icm_fileio_note_missing(void)
+{
+    g_delete_found_nothing = true;
+}
+
+bool icm__fileio_delete_found_nothing(void)
+{
+    return g_delete_found_nothing;
+}
+
 int icm_fileio_delete(icm_fileio *io, const char *location)
 {
+    g_delete_found_nothing = false;
     int rc = check_common(io, location, "delete");
     if (rc < 0)
         return rc;
     return finish(io->methods->remove(io, location), location);
+}
+
+int icm_fileio_delete_existing(icm_fileio *io, const char *location, bool *existed)
+{
+    if (existed != NULL)
+        *existed = true;
+    if (existed == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "delete: NULL output");
+    int rc = icm_fileio_delete(io, location);
+    *existed = rc != 0 || !g_delete_found_nothing;
+    return rc;
 }
 
 int icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out)

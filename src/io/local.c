@@ -426,7 +426,9 @@ static int local_remove(icm_fileio *io, const char *location)
     if (unlink(path) != 0) {
         int err = errno;
         /* ENOTDIR: a parent is a file, so this file cannot exist either. */
-        if (err != ENOENT && err != ENOTDIR)
+        if (err == ENOENT || err == ENOTDIR)
+            icm_fileio_note_missing();
+        else
             rc = os_error(err, location,
                           err == EISDIR ? "cannot delete: is a directory" : "cannot delete");
     }

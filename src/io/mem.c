@@ -210,6 +210,8 @@ static int mem_remove(icm_fileio *io, const char *location)
         m->n--;
     }
     pthread_mutex_unlock(&m->lock);
+    if (gone.key == NULL)
+        icm_fileio_note_missing();
     icm__free(gone.key);
     icm__free(gone.data);
     icm__free(key);

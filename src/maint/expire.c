@@ -8,7 +8,9 @@
  *     max_commit_retries times; ICM_ECOMMIT_UNKNOWN → stop, delete nothing;
  *  3. reload the table and plan the deletes against EVERY snapshot of the reloaded metadata
  *     (expire_plan.c), so files of snapshots committed concurrently are kept too;
- *  4. delete: data and delete files, then manifests, then manifest lists, then statistics.
+ *  4. delete: data and delete files, then manifests, then manifest lists, then statistics, in
+ *     batches; before each the table is reloaded and, when a commit changed it, files the new
+ *     metadata references are kept (expire_recheck.c; icemaint/maint.h "The delete phase").
  * A dry run stops after planning against the uncommitted new metadata: it never reaches this
  * file's delete code, and the planning files have no delete call at all.
  *
@@ -16,10 +18,12 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
 #include "icemaint/catalog.h"
+#include "maint/delete_common.h"
 #include "maint/expire_internal.h"
 #include "util/location.h"
 #include "util/util.h"
@@ -70,35 +74,42 @@ static bool retryable(int rc)
 
 #define DELETE_ATTEMPTS 3
 
-/* One category's deletes, shared by the delete threads: each takes the next index, so every
- * file (and its codes/messages slot) is touched by exactly one thread. */
+/* One batch (icemaint/maint.h), shared by the delete threads: each takes the next index until
+ * none is left or the batch's time is up, so the files handled are always a prefix of it, and
+ * every file (and its codes/messages slot) is touched by exactly one thread. */
 typedef struct delete_job {
     icm_fileio *io;
     icm_expire_file **files;
     size_t count;
     int *codes;              /* per file: 0 or the final error code */
     char **messages;         /* per file: the error message (NULL when none or on OOM) */
+    int64_t deadline_ms;     /* icm__batch_clock(): no file is started after it */
     atomic_size_t next;
 } delete_job;
 
 static void delete_one(delete_job *job, size_t i)
 {
     int rc = 0;
+    icm_delete_outcome outcome = ICM_DELETE_FAILED;
     for (int attempt = 0; attempt < DELETE_ATTEMPTS; attempt++) {
-        rc = icm_fileio_delete(job->io, job->files[i]->path);
+        rc = icm__delete_counted(job->io, job->files[i]->path, &outcome);
         if (rc == 0 || !retryable(rc))
             break;
     }
     job->codes[i] = rc;
     if (rc != 0)
         job->messages[i] = icm__strdup(icm_error_last()->message);
-    job->files[i]->state = rc == 0 ? ICM_EXPIRE_FILE_DELETED : ICM_EXPIRE_FILE_FAILED;
+    job->files[i]->state = rc != 0 ? ICM_EXPIRE_FILE_FAILED
+                           : outcome == ICM_DELETE_ALREADY_GONE ? ICM_EXPIRE_FILE_ALREADY_GONE
+                                                                : ICM_EXPIRE_FILE_DELETED;
 }
 
 static void *delete_worker(void *arg)
 {
     delete_job *job = arg;
     for (;;) {
+        if (atomic_load(&job->next) > 0 && icm__batch_clock() >= job->deadline_ms)
+            return NULL;
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
             return NULL;
@@ -106,8 +117,9 @@ static void *delete_worker(void *arg)
     }
 }
 
-/* Run the job on up to `threads` threads (the caller's thread is one of them). */
-static void run_job(delete_job *job, unsigned threads)
+/* Run the job on up to `threads` threads (the caller's thread is one of them); returns how many
+ * files were handled (a prefix; at least one when count > 0). */
+static size_t run_job(delete_job *job, unsigned threads)
 {
     pthread_t tids[64];
     size_t started = 0;
@@ -122,71 +134,138 @@ static void run_job(delete_job *job, unsigned threads)
     delete_worker(job);
     for (size_t t = 0; t < started; t++)
         pthread_join(tids[t], NULL);
+    size_t handled = atomic_load(&job->next);
+    return handled < job->count ? handled : job->count;
 }
 
-static bool in_category(const icm_expire_file *f, icm_expire_file_kind lo,
-                        icm_expire_file_kind hi)
+/* The delete phase's settings and state. */
+typedef struct deleter {
+    icm_fileio *io;
+    icm_expire_result *r;
+    unsigned threads;
+    size_t batch_limit;
+    icm__expire_recheck *recheck;   /* NULL: no re-check (icm_delete_expired_files) */
+    icm_lease *lease;
+    icm_delete_cb on_delete;
+    void *on_delete_payload;
+    size_t deleted;
+} deleter;
+
+/* One category of the safe order: the PLANNED files of files[] whose kind is in [lo, hi]. */
+typedef struct category {
+    icm_expire_file *files;
+    size_t n;
+    icm_expire_file_kind lo, hi;
+    size_t at;                      /* files before it are done with */
+} category;
+
+static bool in_category(const icm_expire_file *f, const category *c)
 {
-    return f->kind >= lo && f->kind <= hi && f->state == ICM_EXPIRE_FILE_PLANNED;
+    return f->kind >= c->lo && f->kind <= c->hi && f->state == ICM_EXPIRE_FILE_PLANNED;
 }
 
-/* Delete the PLANNED files whose kind is in [lo, hi], adding to *deleted; a failed delete
- * becomes a problem (the others go on). Returns 0 or ICM_ENOMEM. */
-static int delete_category(icm_fileio *io, icm_expire_result *r, icm_expire_file *files,
-                           size_t n, icm_expire_file_kind lo, icm_expire_file_kind hi,
-                           unsigned threads, size_t *deleted)
+/* Skip to the category's next PLANNED file; false when there is none. */
+static bool category_pending(category *c)
+{
+    while (c->at < c->n && !in_category(&c->files[c->at], c))
+        c->at++;
+    return c->at < c->n;
+}
+
+/* The next batch of the category (at most `limit` files) into pick[]; returns how many. */
+static size_t take_batch(category *c, icm_expire_file **pick, size_t limit)
 {
     size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        m += in_category(&files[i], lo, hi);
-    if (m == 0)
-        return 0;
-    icm_expire_file **pick = icm__calloc(m, sizeof *pick);
-    int *codes = icm__calloc(m, sizeof *codes);
-    char **messages = icm__calloc(m, sizeof *messages);
+    for (size_t i = c->at; i < c->n && m < limit; i++)
+        if (in_category(&c->files[i], c))
+            pick[m++] = &c->files[i];
+    return m;
+}
+
+/* The handled files of a batch: failures become problems, each goes to on_delete. Returns 0,
+ * ICM_ENOMEM or ICM_EUSER (the callback asked to stop). */
+static int settle_batch(deleter *d, icm_expire_file **pick, const int *codes,
+                        char *const *messages, size_t handled)
+{
     int rc = 0;
-    if (pick == NULL || codes == NULL || messages == NULL) {
-        rc = ICM_ENOMEM;
-        goto done;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (in_category(&files[i], lo, hi))
-            pick[k++] = &files[i];
-    delete_job job = {io, pick, m, codes, messages, 0};
-    run_job(&job, threads);
-    for (size_t i = 0; i < m; i++) {
-        if (codes[i] == 0)
-            (*deleted)++;
-        else if (rc == 0)
-            rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETE_FAILED, pick[i]->path,
+    for (size_t i = 0; i < handled; i++) {
+        const icm_expire_file *f = pick[i];
+        d->deleted += f->state == ICM_EXPIRE_FILE_DELETED;
+        if (codes[i] != 0 && rc == 0)
+            rc = icm__expire_add_problem(d->r, ICM_EXPIRE_PROBLEM_DELETE_FAILED, f->path,
                                          codes[i], messages[i] != NULL ? messages[i] : "");
+        if (d->on_delete == NULL || rc != 0)
+            continue;
+        icm_delete_event ev = {f->path, icm_expire_file_kind_name(f->kind), f->size_bytes,
+                               f->state == ICM_EXPIRE_FILE_DELETED        ? ICM_DELETE_DELETED
+                               : f->state == ICM_EXPIRE_FILE_ALREADY_GONE ? ICM_DELETE_ALREADY_GONE
+                                                                          : ICM_DELETE_FAILED,
+                               codes[i], codes[i] != 0 ? messages[i] : NULL, i + 1 == handled};
+        if (d->on_delete(&ev, d->on_delete_payload) != 0)
+            rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EUSER, f->path,
+                                "the delete callback asked to stop after this file; the files "
+                                "after it were not deleted");
     }
-done:
-    for (size_t i = 0; messages != NULL && i < m; i++)
-        icm__free(messages[i]);
-    icm__free(messages);
-    icm__free(codes);
-    icm__free(pick);
     return rc;
 }
 
-/* A checksum companion stays while its file does: the companion of a file whose delete failed
- * is not deleted (it is marked FAILED with a problem saying why). Companions are named
- * `dir/.name.crc` beside `dir/name` (icm_fileio_checksum_of). Returns 0 or ICM_ENOMEM. */
-static int keep_companions_of_failed(icm_expire_result *r)
+/* Before a batch: the re-check and the lease. Returns 0 or what stops the deletes. */
+static int before_batch(deleter *d)
 {
-    for (size_t i = 0; i < r->problem_count; i++) {
-        if (r->problems[i].kind != ICM_EXPIRE_PROBLEM_DELETE_FAILED)
+    int rc = d->recheck != NULL ? icm__expire_recheck_run(d->recheck, d->r) : 0;
+    if (rc == 0 && d->lease != NULL && (rc = icm_lease_renew(d->lease, 0)) != 0) {
+        icm__error_saved *saved = icm__error_save();
+        int prc = icm__expire_add_problem(d->r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
+                                          icm_lease_location(d->lease), rc,
+                                          icm_error_last()->message);
+        icm__error_restore(saved);
+        rc = prc != 0 ? prc : rc;
+    }
+    return rc;
+}
+
+/* One batch of a category: files[] and the per-file slots of `limit` files. */
+static int delete_batch(deleter *d, category *c, icm_expire_file **pick, int *codes,
+                        char **messages)
+{
+    size_t m = take_batch(c, pick, d->batch_limit);
+    if (m == 0)
+        return 0;
+    memset(codes, 0, m * sizeof *codes);
+    memset(messages, 0, m * sizeof *messages);
+    delete_job job = {d->io, pick, m, codes, messages, icm__batch_clock() + ICM_DELETE_BATCH_MS,
+                      0};
+    size_t handled = run_job(&job, d->threads);
+    int rc = settle_batch(d, pick, codes, messages, handled);
+    for (size_t i = 0; i < m; i++) {
+        icm__free(messages[i]);
+        messages[i] = NULL;
+    }
+    return rc;
+}
+
+/* The companions of files of `files` that stay: a file whose delete failed keeps its companion
+ * (FAILED, with a problem saying why), one a commit during the deletes references again keeps
+ * it too (KEPT). Companions are named `dir/.name.crc` beside `dir/name`
+ * (icm_fileio_checksum_of). Returns 0 or ICM_ENOMEM. */
+static int keep_companions_of(icm_expire_result *r, const icm_expire_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const icm_expire_file *file = &files[i];
+        if (file->state != ICM_EXPIRE_FILE_FAILED && file->state != ICM_EXPIRE_FILE_KEPT)
             continue;
         bool oom;
-        char *crc = icm__location_checksum_name(r->problems[i].location, &oom);
+        char *crc = icm__location_checksum_name(file->path, &oom);
         if (oom)
             return ICM_ENOMEM;
         for (size_t k = 0; crc != NULL && k < r->deleted_checksum_file_count; k++) {
             icm_expire_file *f = &r->deleted_checksum_files[k];
             if (f->state != ICM_EXPIRE_FILE_PLANNED || strcmp(f->path, crc) != 0)
                 continue;
+            if (file->state == ICM_EXPIRE_FILE_KEPT) {
+                f->state = ICM_EXPIRE_FILE_KEPT;
+                continue;
+            }
             f->state = ICM_EXPIRE_FILE_FAILED;
             int rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETE_FAILED, f->path,
                                              ICM_EREFUSED, "not deleted: the file it is the "
@@ -201,35 +280,77 @@ static int keep_companions_of_failed(icm_expire_result *r)
     return 0;
 }
 
-static int64_t delete_planned(icm_fileio *io, icm_expire_result *r, unsigned threads)
+static int keep_companions(icm_expire_result *r)
 {
-    size_t deleted = 0;
-    int rc = delete_category(io, r, r->deleted_files, r->deleted_file_count, ICM_EXPIRE_FILE_DATA,
-                             ICM_EXPIRE_FILE_DELETION_VECTOR, threads, &deleted);
+    int rc = keep_companions_of(r, r->deleted_files, r->deleted_file_count);
     if (rc == 0)
-        rc = delete_category(io, r, r->deleted_manifests, r->deleted_manifest_count,
-                             ICM_EXPIRE_FILE_MANIFEST, ICM_EXPIRE_FILE_MANIFEST, threads,
-                             &deleted);
+        rc = keep_companions_of(r, r->deleted_manifests, r->deleted_manifest_count);
     if (rc == 0)
-        rc = delete_category(io, r, r->deleted_manifests, r->deleted_manifest_count,
-                             ICM_EXPIRE_FILE_MANIFEST_LIST, ICM_EXPIRE_FILE_MANIFEST_LIST,
-                             threads, &deleted);
-    if (rc == 0)
-        rc = delete_category(io, r, r->deleted_statistics_files,
-                             r->deleted_statistics_file_count, ICM_EXPIRE_FILE_STATISTICS,
-                             ICM_EXPIRE_FILE_PARTITION_STATISTICS, threads, &deleted);
-    if (rc == 0) /* last: a companion goes only once its file is gone */
-        rc = keep_companions_of_failed(r);
-    if (rc == 0)
-        rc = delete_category(io, r, r->deleted_checksum_files, r->deleted_checksum_file_count,
-                             ICM_EXPIRE_FILE_CHECKSUM, ICM_EXPIRE_FILE_CHECKSUM, threads,
-                             &deleted);
+        rc = keep_companions_of(r, r->deleted_statistics_files,
+                                r->deleted_statistics_file_count);
+    return rc;
+}
+
+static int delete_categories(deleter *d, category *cats, size_t n_cats)
+{
+    size_t limit = d->batch_limit;
+    icm_expire_file **pick = icm__calloc(limit, sizeof *pick);
+    int *codes = icm__calloc(limit, sizeof *codes);
+    char **messages = icm__calloc(limit, sizeof *messages);
+    int rc = pick != NULL && codes != NULL && messages != NULL ? 0 : ICM_ENOMEM;
+    for (size_t k = 0; rc == 0 && k < n_cats; k++) {
+        if (cats[k].lo == ICM_EXPIRE_FILE_CHECKSUM)
+            rc = keep_companions(d->r);
+        while (rc == 0 && category_pending(&cats[k])) {
+            rc = before_batch(d);
+            if (rc == 0 && category_pending(&cats[k]))
+                rc = delete_batch(d, &cats[k], pick, codes, messages);
+        }
+    }
+    icm__free(messages);
+    icm__free(codes);
+    icm__free(pick);
+    return rc;
+}
+
+/* Delete the planned files in the safe order (data and delete files, manifests, manifest lists,
+ * statistics files, checksum companions), in batches. Returns the number deleted, or what
+ * stopped the deletes (the files left stay PLANNED; a problem says so). */
+static int64_t delete_planned(deleter *d)
+{
+    icm_expire_result *r = d->r;
+    category cats[] = {
+        {r->deleted_files, r->deleted_file_count, ICM_EXPIRE_FILE_DATA,
+         ICM_EXPIRE_FILE_DELETION_VECTOR, 0},
+        {r->deleted_manifests, r->deleted_manifest_count, ICM_EXPIRE_FILE_MANIFEST,
+         ICM_EXPIRE_FILE_MANIFEST, 0},
+        {r->deleted_manifests, r->deleted_manifest_count, ICM_EXPIRE_FILE_MANIFEST_LIST,
+         ICM_EXPIRE_FILE_MANIFEST_LIST, 0},
+        {r->deleted_statistics_files, r->deleted_statistics_file_count,
+         ICM_EXPIRE_FILE_STATISTICS, ICM_EXPIRE_FILE_PARTITION_STATISTICS, 0},
+        /* last: a companion goes only once its file is gone (keep_companions) */
+        {r->deleted_checksum_files, r->deleted_checksum_file_count, ICM_EXPIRE_FILE_CHECKSUM,
+         ICM_EXPIRE_FILE_CHECKSUM, 0},
+    };
     r->dry_run = false;
+    r->delete_phase = true;
+    int rc = delete_categories(d, cats, sizeof cats / sizeof cats[0]);
+    r->delete_stopped = rc != 0;
+    if (rc != 0 && rc != ICM_ENOMEM &&
+        (r->problem_count == 0 ||
+         r->problems[r->problem_count - 1].kind != ICM_EXPIRE_PROBLEM_DELETES_STOPPED)) {
+        icm__error_saved *saved = icm__error_save();
+        int prc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED, "", rc,
+                                          "the deletes stopped; files still planned were not "
+                                          "deleted");
+        icm__error_restore(saved);
+        rc = prc != 0 ? prc : rc;
+    }
     icm__expire_result_tally(r);
     if (rc != 0)
         return rc;
     icm_error_clear(); /* failures are in r->problems; the call itself succeeded */
-    return (int64_t)deleted;
+    return (int64_t)d->deleted;
 }
 
 int64_t icm_delete_expired_files(icm_fileio *io, icm_expire_result *result)
@@ -240,7 +361,8 @@ int64_t icm_delete_expired_files(icm_fileio *io, icm_expire_result *result)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, NULL,
                               "refusing to delete: this plan comes from a dry run or from an "
                               "expiry whose commit did not happen");
-    return delete_planned(io, result, 1);
+    deleter d = {io, result, 1, icm__batch_limit(0), NULL, NULL, NULL, NULL, 0};
+    return delete_planned(&d);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -327,12 +449,13 @@ static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     int rc = prepare(t, o, now_ms, r, &new_md, &changed);
     if (rc == 0 && new_md != NULL)
         rc = icm__expire_plan(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md,
-                              o->cleanup, r);
+                              o->cleanup, r, NULL);
     icm_table_metadata_free(new_md);
     return rc;
 }
 
-/* After the commit: reload, plan against everything now in the table, delete. */
+/* After the commit: reload, plan against everything now in the table, delete in batches, each
+ * after a re-check of the table (icemaint/maint.h). */
 static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
                                 const icm_table_metadata *base, icm_expire_result *r)
 {
@@ -343,14 +466,38 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
                                        icm_table_get_identifier(t), rc,
                                        icm_error_last()->message);
     }
-    rc = icm__expire_plan(icm_table_get_fileio(t), base, icm_table_get_metadata(t), o->cleanup,
-                          r);
-    if (rc != 0)
-        return rc;
-    r->deletable = true;
-    int64_t n = delete_planned(icm_table_get_fileio(t), r,
-                               o->max_concurrent_deletes ? o->max_concurrent_deletes : 1);
-    return n < 0 ? (int)n : 0;
+    icm__expire_recheck check = {t, NULL, {NULL, NULL}};
+    rc = icm__refs_seen_init(&check.seen);
+    if (rc == 0 && (check.md_location = icm__strdup(icm_table_get_metadata_location(t))) == NULL)
+        rc = ICM_ENOMEM;
+    if (rc == 0)
+        rc = icm__expire_plan(icm_table_get_fileio(t), base, icm_table_get_metadata(t),
+                              o->cleanup, r, &check.seen);
+    if (rc == 0) {
+        r->deletable = true;
+        deleter d = {icm_table_get_fileio(t), r,
+                     o->max_concurrent_deletes ? o->max_concurrent_deletes : 1,
+                     icm__batch_limit(o->delete_batch_size), &check, o->lease, o->on_delete,
+                     o->on_delete_payload, 0};
+        int64_t n = delete_planned(&d);
+        rc = n < 0 ? (int)n : 0;
+    }
+    icm__expire_recheck_dispose(&check);
+    return rc;
+}
+
+/* The caller's options as this version knows them: fields a version-1 struct lacks take their
+ * defaults. */
+static icm_expire_options normalized(const icm_expire_options *opts)
+{
+    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
+    if (opts == NULL)
+        return o;
+    if (opts->version >= ICM_EXPIRE_OPTIONS_VERSION)
+        return *opts;
+    memcpy(&o, opts, offsetof(icm_expire_options, on_delete));
+    o.version = ICM_EXPIRE_OPTIONS_VERSION;
+    return o;
 }
 
 int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expire_result **out)
@@ -358,8 +505,11 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
     if (out == NULL || t == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");
     *out = NULL;
-    icm_expire_options defaults = ICM_EXPIRE_OPTIONS_INIT;
-    const icm_expire_options *o = opts != NULL ? opts : &defaults;
+    if (opts != NULL && (opts->version < 1 || opts->version > ICM_EXPIRE_OPTIONS_VERSION))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_expire_options: unknown version (use ICM_EXPIRE_OPTIONS_INIT)");
+    icm_expire_options norm = normalized(opts);
+    const icm_expire_options *o = &norm;
     int rc = check_options(o);
     if (rc != 0)
         return rc;

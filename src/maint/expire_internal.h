@@ -32,11 +32,30 @@ void icm__expire_result_tally(icm_expire_result *r);
 /*
  * Plan the deletes of going from `before` to `after` into r (deleted_* arrays in state PLANNED,
  * withheld flags, problems, tally). `io` is only read. Nothing is planned for
- * ICM_EXPIRE_CLEANUP_NONE. Returns 0 or ICM_ENOMEM.
+ * ICM_EXPIRE_CLEANUP_NONE. `seen` (may be NULL): filled with the manifest lists and manifests
+ * of `after`, which the plan accounts for (icm__expire_recheck reads only others).
+ * Returns 0 or ICM_ENOMEM.
  */
 int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
                      const icm_table_metadata *after, icm_expire_cleanup cleanup,
-                     icm_expire_result *r);
+                     icm_expire_result *r, icm__refs_seen *seen);
+
+/*
+ * The delete phase's re-check (icemaint/maint.h; expire_recheck.c, read-only): reload the
+ * table; when its metadata location differs from the one the plan (or the last re-check) was
+ * made against, every snapshot of the new metadata counts as retained: what it references that
+ * `seen` does not account for is read (icm__reach_extend) and every PLANNED file of r it
+ * references becomes KEPT (r->newly_referenced). On failure a problem is recorded (the caller
+ * stops deleting). Returns 0; the codes of icm_table_refresh; the read error of a newly
+ * referenced list or manifest; ICM_EREFUSED (gc.enabled=false now); ICM_ENOMEM.
+ */
+typedef struct icm__expire_recheck {
+    icm_table *t;
+    char *md_location;     /* the metadata the plan is up to date with (owned) */
+    icm__refs_seen seen;   /* what the plan accounts for (owned) */
+} icm__expire_recheck;
+int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r);
+void icm__expire_recheck_dispose(icm__expire_recheck *c);
 
 /*
  * The metadata after expiry: a copy of `base` without the decision's removed refs and expired

@@ -137,12 +137,15 @@ int icm__expire_add_problem(icm_expire_result *r, icm_expire_problem_kind kind,
     return 0;
 }
 
-/* Before deleting every file is PLANNED, afterwards DELETED or FAILED; the two never mix, so
- * counting both gives "planned" for a plan and "deleted" after the deletes. */
+/* Before the delete phase PLANNED files count ("to delete"), afterwards DELETED ones; already
+ * gone, kept, failed and (after a stop) still planned ones do not. */
 static void tally_files(icm_expire_result *r, const icm_expire_file *files, size_t n)
 {
+    icm_expire_file_state counted = r->delete_phase ? ICM_EXPIRE_FILE_DELETED
+                                                    : ICM_EXPIRE_FILE_PLANNED;
     for (size_t i = 0; i < n; i++) {
-        if (files[i].state == ICM_EXPIRE_FILE_FAILED)
+        r->already_gone += files[i].state == ICM_EXPIRE_FILE_ALREADY_GONE;
+        if (files[i].state != counted)
             continue;
         r->counts[files[i].kind]++;
         if (files[i].size_bytes > 0)
@@ -154,6 +157,7 @@ void icm__expire_result_tally(icm_expire_result *r)
 {
     memset(r->counts, 0, sizeof r->counts);
     memset(r->bytes, 0, sizeof r->bytes);
+    r->already_gone = 0;
     tally_files(r, r->deleted_files, r->deleted_file_count);
     tally_files(r, r->deleted_manifests, r->deleted_manifest_count);
     tally_files(r, r->deleted_statistics_files, r->deleted_statistics_file_count);
@@ -403,19 +407,29 @@ static int expired_between(const icm_table_metadata *before, const icm_table_met
     return 0;
 }
 
+typedef struct keep_sink {
+    icm__pathset *keep;
+    icm__refs_seen *seen; /* NULL, or what the delete phase's re-check may take as known */
+} keep_sink;
+
+/* A retained list or manifest is "seen" for the re-check (icm__reach_extend): every candidate a
+ * retained manifest lists as live is dropped by step 3, so its entries need no second read. */
 static int add_to_keep(const icm__reached *f, void *payload)
 {
-    return icm__pathset_add(payload, f->location, NULL);
+    keep_sink *k = payload;
+    int rc = icm__pathset_add(k->keep, f->location, NULL);
+    return rc == 0 && k->seen != NULL ? icm__refs_seen_note(k->seen, f) : rc;
 }
 
 /* Step 1, the keep set by name: the manifest lists, manifests and statistics files of every
  * snapshot of `after` (plus every statistics entry it still has). Its manifests are remembered
  * in *refs for step 3, so no manifest list is read twice. */
 static int build_keep(icm_fileio *io, const icm_table_metadata *after, icm__pathset *keep,
-                      icm__manifest_refs *refs, icm__reach_report *rep)
+                      icm__refs_seen *seen, icm__manifest_refs *refs, icm__reach_report *rep)
 {
     icm__reach_options ko = {NULL, 0, false, NULL, false, NULL};
-    int rc = icm__reach_walk_collect(io, after, &ko, refs, add_to_keep, keep, rep);
+    keep_sink sink = {keep, seen};
+    int rc = icm__reach_walk_collect(io, after, &ko, refs, add_to_keep, &sink, rep);
     size_t ns = icm_table_metadata_statistics_count(after);
     for (size_t i = 0; rc == 0 && i < ns; i++)
         rc = icm__pathset_add(keep, icm_table_metadata_statistics_at(after, i)->path, NULL);
@@ -627,7 +641,8 @@ static void move_vec(file_vec *v, icm_expire_file **items, size_t *count)
  *  4. keep what step 3 found live.
  */
 static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
-                    const icm_table_metadata *after, icm_expire_cleanup cleanup)
+                    const icm_table_metadata *after, icm_expire_cleanup cleanup,
+                    icm__refs_seen *seen)
 {
     icm__reach_report rep;
     icm__manifest_refs refs = {NULL, 0, 0};
@@ -644,7 +659,7 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     if (rc != 0)
         goto done;
 
-    rc = build_keep(io, after, keep, &refs, &rep);
+    rc = build_keep(io, after, keep, seen, &refs, &rep);
     if (rc == 0)
         rc = icm__table_metadata_docs(before, NULL, keep_doc, keep);
     if (rc == 0)
@@ -697,7 +712,7 @@ done:
 
 int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
                      const icm_table_metadata *after, icm_expire_cleanup cleanup,
-                     icm_expire_result *r)
+                     icm_expire_result *r, icm__refs_seen *seen)
 {
     r->cleanup = cleanup;
     if (cleanup == ICM_EXPIRE_CLEANUP_NONE || icm_table_metadata_snapshot_count(before) == 0) {
@@ -708,7 +723,7 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
     memset(&p, 0, sizeof p);
     p.r = r;
     p.root_count = icm__table_roots(after, p.roots);
-    int rc = run_plan(&p, io, before, after, cleanup);
+    int rc = run_plan(&p, io, before, after, cleanup, seen);
     icm__pathset_free(p.seen);
     if (rc != 0) {
         for (size_t k = 0; k < 3; k++) {
@@ -758,7 +773,7 @@ int icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
                 icm_table_metadata_snapshot_at(after, i)->snapshot_id;
     }
     if (rc == 0)
-        rc = icm__expire_plan(io, before, after, cleanup, r);
+        rc = icm__expire_plan(io, before, after, cleanup, r, NULL);
     if (rc != 0) {
         icm_expire_result_free(r);
         return rc;

@@ -205,6 +205,40 @@ int icm__keepset_build(icm_fileio *io, const icm_table_metadata *md,
                        const icm__reach_options *opts, icm__pathset *set,
                        icm__reach_report *report);
 
+/* ---- extending a keep set with newer metadata (the delete phase's re-check) ---- */
+
+/* What a keep set already accounts for, so that newer metadata is read only where it differs:
+ * manifest lists whose manifests were all delivered, and manifests whose live entries were. Both
+ * keyed as icm__pathset_add keys locations. */
+typedef struct icm__refs_seen {
+    icm__pathset *lists;
+    icm__pathset *manifests;
+} icm__refs_seen;
+
+/* Empty sets. Returns 0 or ICM_ENOMEM (then nothing is left allocated). */
+int icm__refs_seen_init(icm__refs_seen *seen);
+void icm__refs_seen_dispose(icm__refs_seen *seen);
+/* Note a file a walk that read every entry delivered: lists and manifests join the sets, other
+ * kinds are ignored. Returns 0 or ICM_ENOMEM. */
+int icm__refs_seen_note(icm__refs_seen *seen, const icm__reached *file);
+/* Note a file of a walk that read no entries (names only): lists join `lists`; a manifest's
+ * entries were not read, so it stays out. Returns 0 or ICM_ENOMEM. */
+int icm__refs_seen_note_list(icm__refs_seen *seen, const icm__reached *file);
+
+/*
+ * Everything `md` (read from `md_location`) references that `seen` does not already account
+ * for, each location handed to `cb` (more may be handed over, never less): the manifest list of
+ * every snapshot whose list is not in seen->lists (and every v1 snapshot with embedded
+ * manifests), their manifests, the live entries of those manifests not in seen->manifests,
+ * every statistics and partition-statistics file of md, and md's metadata documents
+ * (icm__table_metadata_docs). Lists and manifests read join `seen`. Read failures go to *report
+ * (zeroed first; the caller decides what they mean: the delete phase stops).
+ * Returns 0, ICM_ENOMEM or cb's non-zero value.
+ */
+int icm__reach_extend(icm_fileio *io, const icm_table_metadata *md, const char *md_location,
+                      icm__refs_seen *seen, int (*cb)(const char *location, void *payload),
+                      void *payload, icm__reach_report *report);
+
 /* ---- the table's own locations and documents (shared by expiry and the orphan sweep) ---- */
 
 /* The table's roots: `location`, `write.data.path`, `write.metadata.path` (those set and not

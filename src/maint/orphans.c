@@ -2,22 +2,42 @@
  * maint/orphans.c: the orphan sweep's entry point (orphans.h): plan (orphans_plan.c), then,
  * unless it is a dry run, delete the orphans with bounded concurrency.
  *
- * This is the only file of the sweep that deletes. Each orphan is checked once more against the
- * table's roots (table location, write.data.path, write.metadata.path) right before its delete,
- * so no planning bug can reach outside the table. Orphan deletes are not retried (as in Java):
- * a file that could not be deleted is still an orphan and the next sweep finds it again.
+ * This is the only file of the sweep that deletes. Deletes go in batches; before each the table
+ * is reloaded and orphans that a commit meanwhile references are dropped (icemaint/maint.h, "The
+ * delete phase"; the re-check itself is planning code, orphans_plan.c). Each orphan is checked
+ * once more against the table's roots (table location, write.data.path, write.metadata.path)
+ * right before its delete, so no planning bug can reach outside the table. Orphan deletes are
+ * not retried (as in Java): a file that could not be deleted is still an orphan and the next
+ * sweep finds it again.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "icemaint/catalog.h"
+#include "maint/delete_common.h"
 #include "maint/orphans_internal.h"
 #include "util/location.h"
 
 #define MAX_DELETE_THREADS 64
 #define PROGRESS_EVERY 1000
+
+const char *icm_delete_outcome_name(icm_delete_outcome outcome)
+{
+    switch (outcome) {
+    case ICM_DELETE_DELETED:
+        return "deleted";
+    case ICM_DELETE_ALREADY_GONE:
+        return "already_gone";
+    case ICM_DELETE_FAILED:
+        break;
+    }
+    return "failed";
+}
 
 const char *icm_orphan_kind_name(icm_orphan_kind kind)
 {
@@ -73,15 +93,23 @@ void icm_orphan_result_free(icm_orphan_result *result)
 /* ------------------------------------------------------------------------------------------ */
 /* deleting                                                                                    */
 
+/* One batch (icemaint/maint.h), shared by the delete threads: each takes the next index until
+ * none is left or the batch's time is up, so the indices handled are always a prefix of it.
+ * A batch belongs to one of two passes: every orphan but the checksum companions, then the
+ * companions (entries of the other pass are passed over). */
 typedef struct delete_job {
     icm_fileio *io;
-    icm_orphan_file *files;
+    icm_orphan_file *files;       /* the batch */
+    const icm_orphan_file *first; /* the whole list (a companion's file may precede the batch) */
     size_t count;
+    bool checksums;               /* this pass deletes the checksum companions */
     const char *roots[3];
     size_t n_roots;
+    int64_t deadline_ms;   /* icm__batch_clock(): no file is started after it */
     atomic_size_t next;
     atomic_size_t done;
-    bool checksums;   /* this pass deletes the checksum companions (else every other file) */
+    size_t done_before;    /* files handled by earlier batches (progress) */
+    size_t total;          /* orphans in all (progress) */
 } delete_job;
 
 static bool inside_roots(const delete_job *job, const char *loc)
@@ -92,11 +120,18 @@ static bool inside_roots(const delete_job *job, const char *loc)
     return false;
 }
 
+/* A companion follows its file (orphans_plan.c) and goes only once that file is gone. */
+static bool companion_free_to_go(const delete_job *job, const icm_orphan_file *f)
+{
+    return f != job->first &&
+           (f[-1].state == ICM_ORPHAN_DELETED || f[-1].state == ICM_ORPHAN_ALREADY_GONE);
+}
+
 static void delete_one(delete_job *job, icm_orphan_file *f)
 {
     int rc;
-    /* A companion follows its file (orphans_plan.c) and goes only once that file is gone. */
-    if (f->kind == ICM_ORPHAN_CHECKSUM && (f == job->files || f[-1].state != ICM_ORPHAN_DELETED))
+    icm_delete_outcome outcome = ICM_DELETE_FAILED;
+    if (f->kind == ICM_ORPHAN_CHECKSUM && !companion_free_to_go(job, f))
         rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                             "not deleted: the file it is the checksum of was not deleted");
     else if (!inside_roots(job, f->path))
@@ -104,9 +139,10 @@ static void delete_one(delete_job *job, icm_orphan_file *f)
                             "not deleted: outside the table location, write.data.path and "
                             "write.metadata.path");
     else
-        rc = icm_fileio_delete(job->io, f->path); /* a missing file is success */
+        rc = icm__delete_counted(job->io, f->path, &outcome);
     if (rc == 0) {
-        f->state = ICM_ORPHAN_DELETED;
+        f->state = outcome == ICM_DELETE_ALREADY_GONE ? ICM_ORPHAN_ALREADY_GONE
+                                                      : ICM_ORPHAN_DELETED;
         return;
     }
     f->state = ICM_ORPHAN_FAILED;
@@ -114,11 +150,14 @@ static void delete_one(delete_job *job, icm_orphan_file *f)
     f->error_message = icm__strdup(icm_error_last()->message); /* NULL on OOM is allowed */
 }
 
-/* Take files until none are left. The calling thread (progress != NULL) reports progress. */
+/* Take files until none are left or the batch's time is up (the first file is always taken).
+ * The calling thread (progress != NULL) reports progress. */
 static void drain(delete_job *job, icm_orphan_progress_cb progress, void *payload)
 {
     size_t reported = 0;
     for (;;) {
+        if (atomic_load(&job->next) > 0 && icm__batch_clock() >= job->deadline_ms)
+            return;
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
             return;
@@ -128,7 +167,7 @@ static void drain(delete_job *job, icm_orphan_progress_cb progress, void *payloa
         size_t done = atomic_fetch_add(&job->done, 1) + 1;
         if (progress != NULL && done / PROGRESS_EVERY != reported / PROGRESS_EVERY) {
             reported = done;
-            progress(done, job->count, payload);
+            progress(job->done_before + done, job->total, payload);
         }
     }
 }
@@ -139,54 +178,143 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* One pass over the orphans on up to max_concurrent_deletes threads. */
-static void run_pass(delete_job *job, const icm_orphan_options *o)
+/* Delete the entries of this pass among r->orphans[at, at + count) (fewer when the batch's time
+ * runs out); returns how many indices were handled (at least one when count > 0). */
+static size_t run_batch(icm_table *t, icm_orphan_result *r, size_t at, size_t count,
+                        bool checksums, size_t done_before, const icm_orphan_options *o)
 {
-    atomic_store(&job->next, 0);
+    const icm_table_metadata *md = icm_table_get_metadata(t);
+    delete_job job = {.io = icm_table_get_fileio(t), .files = &r->orphans[at],
+                      .first = r->orphans, .count = count, .checksums = checksums,
+                      .deadline_ms = icm__batch_clock() + ICM_DELETE_BATCH_MS,
+                      .done_before = done_before, .total = r->orphan_count};
+    job.n_roots = icm__table_roots(md, job.roots);
+    atomic_init(&job.next, 0);
+    atomic_init(&job.done, 0);
+
     size_t want = o->max_concurrent_deletes > 1 ? o->max_concurrent_deletes : 1;
     if (want > MAX_DELETE_THREADS)
         want = MAX_DELETE_THREADS;
-    if (want > job->count)
-        want = job->count;
+    if (want > job.count)
+        want = job.count;
     pthread_t tids[MAX_DELETE_THREADS];
     size_t started = 0;
     for (size_t k = 1; k < want; k++) {
-        if (pthread_create(&tids[started], NULL, worker, job) != 0)
+        if (pthread_create(&tids[started], NULL, worker, &job) != 0)
             break; /* fewer threads is fine: the calling thread does the rest */
         started++;
     }
-    drain(job, o->progress, o->progress_payload);
+    drain(&job, o->progress, o->progress_payload);
     for (size_t k = 0; k < started; k++)
         pthread_join(tids[k], NULL);
+    size_t handled = atomic_load(&job.next);
+    return handled < count ? handled : count;
 }
 
-/* Every orphan, then (a second pass, once every file's outcome is known) the checksum
- * companions of those that were deleted. */
-static void delete_all(icm_table *t, icm_orphan_result *r, const icm_orphan_options *o)
+/* Each file of this pass among files[0, n) to on_delete, in order. Returns 0 or ICM_EUSER (the
+ * callback asked to stop: the deletes stop after this batch). */
+static int report_batch(const icm_orphan_file *files, size_t n, bool checksums,
+                        const icm_orphan_options *o)
 {
-    const icm_table_metadata *md = icm_table_get_metadata(t);
-    delete_job job = {.io = icm_table_get_fileio(t), .files = r->orphans,
-                      .count = r->orphan_count};
-    const char *cand[3] = {icm_table_metadata_location(md),
-                           icm_table_metadata_property(md, "write.data.path"),
-                           icm_table_metadata_property(md, "write.metadata.path")};
-    for (size_t i = 0; i < 3; i++)
-        if (cand[i] != NULL && cand[i][0] != '\0')
-            job.roots[job.n_roots++] = cand[i];
-    atomic_init(&job.next, 0);
-    atomic_init(&job.done, 0);
-    job.checksums = false;
-    run_pass(&job, o);
-    if (r->counts[ICM_ORPHAN_CHECKSUM] > 0) {
-        job.checksums = true;
-        run_pass(&job, o);
+    size_t last = n;
+    for (size_t i = 0; i < n; i++)
+        if ((files[i].kind == ICM_ORPHAN_CHECKSUM) == checksums)
+            last = i;
+    for (size_t i = 0; o->on_delete != NULL && last < n && i <= last; i++) {
+        const icm_orphan_file *f = &files[i];
+        if ((f->kind == ICM_ORPHAN_CHECKSUM) != checksums)
+            continue;
+        icm_delete_event ev = {f->path, icm_orphan_kind_name(f->kind), f->size_bytes,
+                               ICM_DELETE_DELETED, 0, NULL, i == last};
+        if (f->state == ICM_ORPHAN_ALREADY_GONE) {
+            ev.outcome = ICM_DELETE_ALREADY_GONE;
+        } else if (f->state == ICM_ORPHAN_FAILED) {
+            ev.outcome = ICM_DELETE_FAILED;
+            ev.error_code = f->error_code;
+            ev.error_message = f->error_message;
+        }
+        if (o->on_delete(&ev, o->on_delete_payload) != 0)
+            return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EUSER, f->path,
+                                  "the delete callback asked to stop after this file; the "
+                                  "orphans after it were not deleted");
     }
-    if (o->progress != NULL)
-        o->progress(job.count, job.count, o->progress_payload);
+    return 0;
+}
+
+/* Sleep `ms` (restarted after a signal until it has passed). */
+static void settle(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+}
+
+/* One pass over the orphans, in batches: before each the table is reloaded and the orphans a
+ * commit meanwhile references are dropped (icm__orphans_revalidate), and the lease renewed. */
+static int delete_pass(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r,
+                       const icm_orphan_options *o, bool checksums)
+{
+    size_t limit = icm__batch_limit(o->delete_batch_size);
+    size_t at = 0;
+    int rc = 0;
+    while (rc == 0 && at < r->orphan_count) {
+        rc = icm__orphans_revalidate(plan, at);
+        if (rc == 0 && o->lease != NULL)
+            rc = icm_lease_renew(o->lease, 0);
+        if (rc != 0 || at >= r->orphan_count)
+            break;
+        size_t n = r->orphan_count - at < limit ? r->orphan_count - at : limit;
+        size_t done = run_batch(t, r, at, n, checksums, at, o);
+        rc = report_batch(&r->orphans[at], done, checksums, o);
+        at += done;
+    }
+    return rc;
+}
+
+static bool has_companions(const icm_orphan_result *r)
+{
+    for (size_t i = 0; i < r->orphan_count; i++)
+        if (r->orphans[i].kind == ICM_ORPHAN_CHECKSUM)
+            return true;
+    return false;
+}
+
+/*
+ * The delete phase (icemaint/maint.h): after the settle time (options.settle_ms), every
+ * orphan, then (a second pass, once every file's outcome is known) the checksum companions of
+ * those that went. Any failure of a reload, of newer metadata or of the lease stops the
+ * deletes (nothing is guessed). Returns 0 or what stopped them.
+ */
+static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r,
+                      const icm_orphan_options *o)
+{
+    settle(o->settle_ms);
+    int rc = delete_pass(t, plan, r, o, false);
+    if (rc == 0 && has_companions(r))
+        rc = delete_pass(t, plan, r, o, true);
+    r->delete_stopped = rc != 0;
+    if (rc == 0 && o->progress != NULL)
+        o->progress(r->orphan_count, r->orphan_count, o->progress_payload);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* entry                                                                                       */
+
+/* The caller's options as this version knows them: fields a version-1 struct lacks take their
+ * defaults. */
+static icm_orphan_options normalized(const icm_orphan_options *opts)
+{
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    if (opts == NULL)
+        return o;
+    if (opts->version >= ICM_ORPHAN_OPTIONS_VERSION)
+        return *opts;
+    memcpy(&o, opts, offsetof(icm_orphan_options, on_delete));
+    return o;
+}
 
 int icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
                             icm_orphan_result **out)
@@ -196,8 +324,8 @@ int icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
     if (t == NULL || out == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "icm_remove_orphan_files: table and out are required");
-    icm_orphan_options defaults = ICM_ORPHAN_OPTIONS_INIT;
-    const icm_orphan_options *o = opts != NULL ? opts : &defaults;
+    icm_orphan_options norm = normalized(opts);
+    const icm_orphan_options *o = &norm;
     if ((unsigned)o->prefix_mismatch > ICM_PREFIX_MISMATCH_DELETE)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "prefix_mismatch must be error, ignore or delete");
@@ -208,13 +336,15 @@ int icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
     int64_t now = o->now_ms != 0 ? o->now_ms : icm__now_ms();
 
     icm_orphan_result *r = NULL;
-    int rc = icm__orphans_plan(t, o, now, &r);
+    icm__orphan_plan *plan = NULL;
+    int rc = icm__orphans_plan(t, o, now, o->dry_run ? NULL : &plan, &r);
     if (rc != 0)
         return rc;
     if (!o->dry_run && r->orphan_count > 0) {
-        delete_all(t, r, o);
+        rc = delete_all(t, plan, r, o);
         icm__orphan_result_tally(r, true);
     }
+    icm__orphan_plan_free(plan);
     *out = r;
-    return 0;
+    return rc;
 }

@@ -158,17 +158,31 @@ void icm__catalog_guard_dispose(icm__catalog_guard *g);
 /*
  * Everything up to the deletes: refresh the table, run the safety checks, build R, stream the
  * candidates past it, re-check after a concurrent commit. On success *out holds the orphans in
- * state PLANNED (tallied). `now_ms` is the operation's fixed "now". Reads storage only.
+ * state PLANNED (tallied) and, when plan_out is not NULL, *plan_out the plan's state (R and what
+ * it accounts for) for icm__orphans_revalidate; free it with icm__orphan_plan_free after *out's
+ * deletes. `now_ms` is the operation's fixed "now". Reads storage only.
  * Returns 0 or the codes of icm_remove_orphan_files().
  */
+typedef struct icm__orphan_plan icm__orphan_plan;
 int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
-                      icm_orphan_result **out);
+                      icm__orphan_plan **plan_out, icm_orphan_result **out);
+void icm__orphan_plan_free(icm__orphan_plan *p);
+
+/*
+ * The re-check between delete batches: reload the table; when its metadata changed since R was
+ * last brought up to date, add what the new metadata references to R (reading only manifest
+ * lists and manifests not read yet) and drop every orphan from index `from` on that R now
+ * references (result->orphan_count shrinks; result->newly_referenced counts them). Reads
+ * storage only. Returns 0; the codes of icm_table_refresh; ICM_EREFUSED (gc.enabled is false
+ * now); the read error of a newly referenced list or manifest; ICM_ENOMEM.
+ */
+int icm__orphans_revalidate(icm__orphan_plan *p, size_t from);
 
 /* Guess an orphan's kind from its location. */
 icm_orphan_kind icm__orphan_guess_kind(const char *location);
 
 /* Recompute counts, bytes and totals: PLANNED files count on a dry run (deleted = false),
- * DELETED ones afterwards. */
+ * DELETED ones afterwards (ALREADY_GONE ones are counted apart in already_gone). */
 void icm__orphan_result_tally(icm_orphan_result *r, bool after_delete);
 
 /* Append a warning line. Returns 0 or ICM_ENOMEM. */

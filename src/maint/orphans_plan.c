@@ -38,7 +38,7 @@
 #define MAX_CONFLICT_PAIRS 8
 #define DEFAULT_MAX_SNAPSHOT_AGE_MS INT64_C(432000000)
 
-typedef struct plan {
+struct icm__orphan_plan {
     icm_table *t;
     icm_fileio *io;
     const icm_orphan_options *o;
@@ -78,7 +78,12 @@ typedef struct plan {
     icm__catalog_guard guard;     /* the catalog's own files (orphans_catalog.c) */
     char *conflict_pairs[MAX_CONFLICT_PAIRS];
     size_t n_conflict_pairs;
-} plan;
+    /* For the re-checks after the listing and between delete batches: the metadata file R was
+     * last brought up to date with, and the lists and manifests R already accounts for. */
+    char *md_location;
+    icm__refs_seen seen;
+};
+typedef struct icm__orphan_plan plan;
 
 /* ------------------------------------------------------------------------------------------ */
 /* small helpers                                                                               */
@@ -138,11 +143,12 @@ void icm__orphan_result_tally(icm_orphan_result *r, bool after_delete)
     memset(r->bytes, 0, sizeof r->bytes);
     r->total = 0;
     r->total_bytes = 0;
-    r->deleted = r->failed = 0;
+    r->deleted = r->failed = r->already_gone = 0;
     for (size_t i = 0; i < r->orphan_count; i++) {
         const icm_orphan_file *f = &r->orphans[i];
         r->deleted += f->state == ICM_ORPHAN_DELETED;
         r->failed += f->state == ICM_ORPHAN_FAILED;
+        r->already_gone += f->state == ICM_ORPHAN_ALREADY_GONE;
         if (f->state != (after_delete ? ICM_ORPHAN_DELETED : ICM_ORPHAN_PLANNED))
             continue;
         r->counts[f->kind]++;
@@ -562,6 +568,11 @@ static int on_reached(const icm__reached *f, void *payload)
 {
     plan *p = payload;
     const char *rest;
+    if (f->kind == ICM__FILE_MANIFEST || f->kind == ICM__FILE_MANIFEST_LIST) {
+        int rc = icm__refs_seen_note(&p->seen, f);
+        if (rc != 0)
+            return rc;
+    }
     if (!below_root(p, f->location, &rest)) {
         int rc = add_ref_later(p, f->location, 0);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
@@ -1100,37 +1111,97 @@ static int check_path_form(plan *p)
                   p->referenced_under_root);
 }
 
-/* After the listing: if a writer committed meanwhile, add what its metadata references to R
- * and drop the orphans it now covers, so nothing committed during the sweep is deleted. */
-static int recheck(plan *p, const char *md_location_before)
+/* A reference of newer metadata (icm__reach_extend): into R, with its listing alias. */
+static int add_newer_ref(const char *loc, void *payload)
+{
+    plan *p = payload;
+    int rc = add_ref(p, loc);
+    return rc == 0 ? add_listing_alias(p, loc) : rc;
+}
+
+static int refuse_unreadable_newer(const icm__reach_report *rep)
+{
+    const icm__reach_failure *f = &rep->failures[0];
+    return icm__error_set(ICM_ERRCLASS_MAINT, f->code != 0 ? f->code : ICM_EIO, f->location,
+                          "cannot read this %s, which a commit during the sweep added (%s); "
+                          "what the table references now is unknown, so no further file is "
+                          "deleted", f->is_manifest_list ? "manifest list" : "manifest",
+                          f->message);
+}
+
+/* Everything newer metadata `md` (at `md_location`) references that R lacks, reading only the
+ * manifest lists and manifests R does not account for yet. */
+static int add_newer_refs(plan *p, const icm_table_metadata *md, const char *md_location)
+{
+    icm__reach_report rep;
+    int rc = icm__reach_extend(p->io, md, md_location, &p->seen, add_newer_ref, p, &rep);
+    if (rc == 0)
+        rc = icm__okeys_flush(&p->keys);
+    if (rc == 0 && rep.failure_count > 0)
+        rc = refuse_unreadable_newer(&rep);
+    icm__reach_report_dispose(&rep);
+    return rc;
+}
+
+/* Drop the orphans from index `from` on that R now references. */
+static int drop_referenced(plan *p, size_t from)
+{
+    icm_orphan_result *r = p->r;
+    size_t kept = from;
+    for (size_t i = from; i < r->orphan_count; i++) {
+        icm__okey_match m;
+        int rc = icm__okeys_lookup(&p->keys, r->orphans[i].path, &m, NULL);
+        if (rc != 0) {
+            /* keep the list whole: the rest stays (planned, not deleted) */
+            memmove(&r->orphans[kept], &r->orphans[i], (r->orphan_count - i) * sizeof *r->orphans);
+            r->orphan_count = kept + (r->orphan_count - i);
+            return rc;
+        }
+        bool now_referenced = m == ICM__OKEY_EXACT ||
+                              (m == ICM__OKEY_CONFLICT &&
+                               p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE);
+        if (now_referenced) {
+            bool file = r->orphans[i].kind != ICM_ORPHAN_CHECKSUM;
+            icm__free(r->orphans[i].path);
+            r->newly_referenced++;
+            /* a kept file's checksum companion (the entry right after it) stays with it */
+            if (file && i + 1 < r->orphan_count && r->orphans[i + 1].kind == ICM_ORPHAN_CHECKSUM)
+                icm__free(r->orphans[++i].path);
+        } else {
+            r->orphans[kept++] = r->orphans[i];
+        }
+    }
+    r->orphan_count = kept;
+    return 0;
+}
+
+/* Reload the table; if a writer committed since R was last brought up to date, add what its
+ * metadata references to R and drop the orphans from index `from` on that it covers, so nothing
+ * committed during the sweep is deleted. */
+static int recheck(plan *p, size_t from)
 {
     int rc = icm_table_refresh(p->t);
     if (rc != 0)
         return rc;
     const char *now_loc = icm_table_get_metadata_location(p->t);
-    if (strcmp(now_loc, md_location_before) == 0)
+    if (strcmp(now_loc, p->md_location) == 0)
         return 0;
     const icm_table_metadata *md = icm_table_get_metadata(p->t);
     p->r->rechecked = true;
-    if ((rc = check_gc(md, now_loc)) != 0 || (rc = add_table_refs(p, md, now_loc)) != 0)
+    if ((rc = check_gc(md, now_loc)) != 0 || (rc = add_newer_refs(p, md, now_loc)) != 0)
         return rc;
+    char *copy = icm__strdup(now_loc);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    icm__free(p->md_location);
+    p->md_location = copy;
     p->r->referenced = icm__pathset_count(p->keys.set);
-    icm_orphan_result *r = p->r;
-    size_t kept = 0;
-    for (size_t i = 0; i < r->orphan_count; i++) {
-        icm__okey_match m;
-        if ((rc = icm__okeys_lookup(&p->keys, r->orphans[i].path, &m, NULL)) != 0)
-            return rc;
-        bool now_referenced = m == ICM__OKEY_EXACT ||
-                              (m == ICM__OKEY_CONFLICT &&
-                               p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE);
-        if (now_referenced)
-            icm__free(r->orphans[i].path);
-        else
-            r->orphans[kept++] = r->orphans[i];
-    }
-    r->orphan_count = kept;
-    return 0;
+    return drop_referenced(p, from);
+}
+
+int icm__orphans_revalidate(icm__orphan_plan *p, size_t from)
+{
+    return recheck(p, from);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1215,6 +1286,8 @@ static void plan_dispose(plan *p)
     icm__free(p->list_root);
     icm__free(p->list_root_path);
     icm__free(p->real_list_root);
+    icm__free(p->md_location);
+    icm__refs_seen_dispose(&p->seen);
 }
 
 static int run(plan *p, int64_t now)
@@ -1226,6 +1299,7 @@ static int run(plan *p, int64_t now)
     char *md_location = icm__strdup(icm_table_get_metadata_location(p->t));
     if (md_location == NULL)
         return ICM_ENOMEM;
+    p->md_location = md_location; /* the plan's; brought up to date by recheck */
     if (icm_table_is_read_only(p->t) && !p->o->dry_run)
         rc = refuse(md_location, "the table was opened from a metadata file, which may not be "
                                  "its current metadata: only a dry run is allowed (open it "
@@ -1266,39 +1340,57 @@ static int run(plan *p, int64_t now)
     if (rc == 0)
         rc = check_presence(p);
     if (rc == 0)
-        rc = recheck(p, md_location);
+        rc = recheck(p, 0);
     if (rc == 0)
         rc = add_checksum_companions(p);
     p->r->keep_set_bytes = icm__pathset_memory_bytes(p->keys.set);
-    icm__free(md_location);
     return rc;
 }
 
+void icm__orphan_plan_free(icm__orphan_plan *p)
+{
+    if (p == NULL)
+        return;
+    plan_dispose(p);
+    icm__free(p);
+}
+
 int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
-                      icm_orphan_result **out)
+                      icm__orphan_plan **plan_out, icm_orphan_result **out)
 {
     *out = NULL;
-    plan p;
-    memset(&p, 0, sizeof p);
-    p.t = t;
-    p.io = icm_table_get_fileio(t);
-    p.o = o;
+    if (plan_out != NULL)
+        *plan_out = NULL;
+    plan *p = icm__calloc(1, sizeof *p);
     icm_orphan_result *r = icm__calloc(1, sizeof *r);
-    if (r == NULL)
+    if (p == NULL || r == NULL) {
+        icm__free(p);
+        icm__free(r);
         return ICM_ENOMEM;
+    }
+    p->t = t;
+    p->io = icm_table_get_fileio(t);
+    p->o = o;
     r->dry_run = o->dry_run;
     r->now_ms = now_ms;
-    p.r = r;
-    int rc = icm__okeys_init(&p.keys, o->equal_schemes, o->equal_authorities);
-    icm__okeys_on_new(&p.keys, on_new_ref, &p);
+    p->r = r;
+    int rc = icm__okeys_init(&p->keys, o->equal_schemes, o->equal_authorities);
+    icm__okeys_on_new(&p->keys, on_new_ref, p);
     if (rc == 0)
-        rc = run(&p, now_ms);
-    plan_dispose(&p);
+        rc = icm__refs_seen_init(&p->seen);
+    if (rc == 0)
+        rc = run(p, now_ms);
+    if (rc != 0 || plan_out == NULL) {
+        icm__orphan_plan_free(p);
+        p = NULL;
+    }
     if (rc != 0) {
         icm_orphan_result_free(r);
         return rc;
     }
     icm__orphan_result_tally(r, false);
+    if (plan_out != NULL)
+        *plan_out = p;
     *out = r;
     return 0;
 }

@@ -1,0 +1,138 @@
+/*
+ * icemaint/maint.h: what the two maintenance commands that delete (snapshot expiry, expire.h,
+ * and the orphan sweep, orphans.h) share: how their delete phase runs, the outcome of each file
+ * it acts on (reported as it happens, so a caller can journal it), and the table lease that
+ * keeps two such runs from overlapping.
+ *
+ * The delete phase (issue #16, class 3 "Commits that land while a run deletes"):
+ *   deletes go in batches of at most `delete_batch_size` files (default
+ *   ICM_DELETE_BATCH_FILES) and at most ICM_DELETE_BATCH_MS of deleting. Before the first
+ *   batch and between batches the table is reloaded (icm_table_refresh); when its metadata
+ *   location changed, everything the new metadata references (every snapshot's manifest list,
+ *   the manifests and live files of lists not read before, statistics files, metadata files)
+ *   joins the keep set and every candidate it names is dropped, not deleted. A reload that
+ *   fails, or a newly referenced manifest list or manifest that cannot be read, stops the
+ *   deletes: nothing is guessed. The window that remains: a writer that checked a file exists
+ *   before a batch's delete of it and commits after the reload that preceded the batch (README
+ *   "What the maintenance commands touch").
+ *
+ * Outcomes: a file is DELETED, ALREADY_GONE (it did not exist when its turn came: counted
+ * apart, never as deleted, and not an error) or FAILED (the message says why; the run goes
+ * on). Each file acted on is reported once through icm_delete_cb, on the calling thread, in
+ * batch order, after its batch ran; the last file of a batch says so (batch_end), so a journal
+ * can be flushed there, before the next batch starts.
+ *
+ * The lease (class 6 "Overlapping runs"): a run that deletes takes a lease on the table, a
+ * small JSON file created with create-new (fails if it exists; on object stores a conditional
+ * write) at ICM_LEASE_FILE_NAME in the folder of the table's current metadata file, holding
+ * owner, host, pid, start_ms, expires_ms, command and a random token. A second run finds it
+ * and is refused (ICM_EREFUSED naming the holder) until the holder releases it or it expires
+ * (stale: its holder died). A stale lease is taken over through a create-new marker named after
+ * the stale lease's token, so of two runs taking over the same stale lease only one proceeds.
+ * The name is hidden (a leading '.'), so the orphan sweep never lists it as a candidate, and no
+ * snapshot references it, so expiry never plans it.
+ */
+#ifndef ICEMAINT_MAINT_H
+#define ICEMAINT_MAINT_H
+
+#include "catalog.h"
+#include "common.h"
+#include "fileio.h"
+
+ICM_BEGIN_DECL
+
+/* ========================================================================================== */
+/* The delete phase                                                                           */
+/* ========================================================================================== */
+
+/** Default upper bound of files per delete batch (the table is reloaded between batches). */
+#define ICM_DELETE_BATCH_FILES 1000
+/** A batch also ends once it has been deleting this long (ms), so a slow store still reloads
+ *  the table about this often. */
+#define ICM_DELETE_BATCH_MS 1000
+
+/** What happened to one file the delete phase acted on. */
+typedef enum icm_delete_outcome {
+    ICM_DELETE_DELETED = 0,      /**< it existed and was deleted */
+    ICM_DELETE_ALREADY_GONE = 1, /**< it did not exist any more: nothing to do, not an error */
+    ICM_DELETE_FAILED = 2        /**< the delete failed: error_code, error_message */
+} icm_delete_outcome;
+
+/** "deleted", "already_gone", "failed" (static). */
+ICM_EXTERN(const char *) icm_delete_outcome_name(icm_delete_outcome outcome);
+
+/** One file acted on. Strings are borrowed for the duration of the callback. */
+typedef struct icm_delete_event {
+    const char *path;           /**< the location as the metadata or the listing names it */
+    const char *kind;           /**< the CLI contract's kind name ("data", "manifest", ...) */
+    int64_t size_bytes;         /**< -1 when unknown */
+    icm_delete_outcome outcome;
+    int error_code;             /**< FAILED: the icm error code; else 0 */
+    const char *error_message;  /**< FAILED: one line (may be NULL); else NULL */
+    bool batch_end;             /**< the last file of its batch */
+} icm_delete_event;
+
+/** Called once per file acted on, on the calling thread. Return 0 to go on; any other value
+ *  stops the delete phase after this batch (the rest is not deleted) and the operation returns
+ *  ICM_EUSER (a journal that cannot be written must not let deletes go unrecorded). */
+typedef int (*icm_delete_cb)(const icm_delete_event *event, void *payload);
+
+/* ========================================================================================== */
+/* The table lease                                                                            */
+/* ========================================================================================== */
+
+/** The lease file's name, in the folder of the table's current metadata file. */
+#define ICM_LEASE_FILE_NAME ".icemaint-lease"
+/** Default lifetime of a lease (ms): renewed by the delete phase once half of it has passed. */
+#define ICM_LEASE_DEFAULT_TTL_MS INT64_C(600000)
+
+typedef struct icm_lease icm_lease;
+
+/** Options of icm_lease_acquire(). Initialise with ICM_LEASE_OPTIONS_INIT. */
+typedef struct icm_lease_options {
+    unsigned int version;
+    /** What the run does ("remove-orphan-files"); recorded for a refused run's message. */
+    const char *command;
+    /** Lifetime (ms) from now; 0 = ICM_LEASE_DEFAULT_TTL_MS. */
+    int64_t ttl_ms;
+    /** "Now" (ms since epoch UTC); 0 = the current time. */
+    int64_t now_ms;
+} icm_lease_options;
+
+#define ICM_LEASE_OPTIONS_VERSION 1
+#define ICM_LEASE_OPTIONS_INIT {ICM_LEASE_OPTIONS_VERSION, NULL, 0, 0}
+
+/**
+ * Take the lease of a table for a run that deletes.
+ *
+ * @param[out] out new lease (icm_lease_release, then icm_lease_free); NULL on failure
+ * @param t    the table (its FileIO and current metadata location are used; the lease keeps a
+ *             pointer to the FileIO, which must outlive it)
+ * @param opts NULL = defaults
+ * @return 0; ICM_EREFUSED (another run holds a lease that has not expired; the message names
+ *         its owner, host, pid, start and expiry and the override); ICM_EINVALID (a lease file
+ *         that is not a lease; the message names it); ICM_EREADONLY (a table opened from a
+ *         metadata file); the codes of icm_fileio_create_new and icm_fileio_read (ICM_EIO);
+ *         ICM_ENOMEM.
+ * Source: issue #16 class 6.
+ */
+ICM_EXTERN(int) icm_lease_acquire(icm_lease **out, icm_table *t, const icm_lease_options *opts);
+
+/** Extend the lease to now + its lifetime when more than half of it has passed (now_ms 0 = the
+ *  current time). @return 0; ICM_EREFUSED (the lease file is not ours any more: it expired and
+ *  another run took it over); the codes of icm_fileio_read / write_replace. */
+ICM_EXTERN(int) icm_lease_renew(icm_lease *lease, int64_t now_ms);
+
+/** Delete the lease file if it is still ours (idempotent). @return 0; the codes of
+ *  icm_fileio_read and icm_fileio_delete. */
+ICM_EXTERN(int) icm_lease_release(icm_lease *lease);
+
+/** The lease file's location (borrowed from the lease). */
+ICM_EXTERN(const char *) icm_lease_location(const icm_lease *lease);
+
+/** Free the handle (does not release the lease file). NULL is fine. */
+ICM_EXTERN(void) icm_lease_free(icm_lease *lease);
+
+ICM_END_DECL
+
+#endif /* ICEMAINT_MAINT_H */

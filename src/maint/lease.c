@@ -1,0 +1,396 @@
+/*
+ * maint/lease.c: the table lease of a run that deletes (icemaint/maint.h, issue #16 class 6).
+ *
+ * The lease is `<folder of the current metadata file>/.icemaint-lease`, a JSON object
+ * {owner, host, pid, start_ms, expires_ms, command, token} created with the FileIO's create-new
+ * (local: a no-replace rename; object stores: a conditional write), so of two runs starting at
+ * once exactly one creates it. The other reads it and is refused while it has not expired.
+ *
+ * A stale lease (now >= expires_ms: its run died) is taken over in three steps, each a
+ * create-new or a check of the token, so two runs taking over the same stale lease cannot both
+ * win: create-new the marker `.icemaint-lease.takeover-<stale token>` (only one run can), read
+ * the lease again and delete it only if it still carries the stale token, then create-new our
+ * own lease (which fails if a third run created one meanwhile: then we read that one and are
+ * refused). The marker is removed afterwards; one left by a crash only names a token no lease
+ * carries any more.
+ *
+ * Renewal and release check the token first, so a run never extends or removes a lease that is
+ * not its own (after its own expired and another run took over, it learns so and stops).
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "icemaint/maint.h"
+#include "spec/metadata_internal.h"
+#include "util/util.h"
+
+#define TAKEOVER_ROUNDS 4
+
+struct icm_lease {
+    icm_fileio *io;
+    char *location;
+    char *command;
+    char token[33];      /* 128 random bits, hex */
+    int64_t start_ms;
+    int64_t expires_ms;
+    int64_t ttl_ms;
+};
+
+/* What a lease file says. Strings owned. */
+typedef struct lease_doc {
+    char *owner;
+    char *host;
+    char *command;
+    char *token;
+    long long pid;
+    int64_t start_ms;
+    int64_t expires_ms;
+} lease_doc;
+
+static void doc_dispose(lease_doc *d)
+{
+    icm__free(d->owner);
+    icm__free(d->host);
+    icm__free(d->command);
+    icm__free(d->token);
+    memset(d, 0, sizeof *d);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* content                                                                                     */
+
+static void new_token(char out[33])
+{
+    unsigned char raw[16];
+    ssize_t got = getrandom(raw, sizeof raw, 0);
+    if (got != (ssize_t)sizeof raw) {
+        /* no entropy source: time, pid and an address still tell two runs apart */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t a = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+        uint64_t b = (uint64_t)getpid() ^ (uint64_t)(uintptr_t)out;
+        memcpy(raw, &a, 8);
+        memcpy(raw + 8, &b, 8);
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+static const char *owner_name(void)
+{
+    const char *user = getenv("USER");
+    if (user != NULL && user[0] != '\0')
+        return user;
+    struct passwd *pw = getpwuid(geteuid());
+    return pw != NULL && pw->pw_name != NULL ? pw->pw_name : "unknown";
+}
+
+/* The JSON text of our lease (new string, icm__free). NULL on allocation failure. */
+static char *lease_text(const icm_lease *l)
+{
+    char host[256] = "unknown";
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    json_t *doc = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:s}", "owner", owner_name(),
+                            "host", host, "pid", (json_int_t)getpid(), "start_ms",
+                            (json_int_t)l->start_ms, "expires_ms", (json_int_t)l->expires_ms,
+                            "command", l->command, "token", l->token);
+    if (doc == NULL)
+        return NULL;
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(doc);
+    if (text == NULL)
+        return NULL;
+    char *copy = icm__strdup(text);
+    free(text);
+    return copy;
+}
+
+static bool hex_token(const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
+static char *dup_or_unknown(json_t *v)
+{
+    const char *s = json_string_value(v);
+    return icm__strdup(s != NULL ? s : "unknown");
+}
+
+/* Parse a lease file's text. Returns 0, ICM_EINVALID (not a lease), ICM_ENOMEM. */
+static int parse_doc(const char *location, const char *text, size_t len, lease_doc *out)
+{
+    memset(out, 0, sizeof *out);
+    json_t *doc = NULL;
+    int rc = icm__json_parse(text, len, location, &doc);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    json_t *token = json_object_get(doc, "token"), *expires = json_object_get(doc, "expires_ms");
+    if (rc != 0 || !json_is_object(doc) || !hex_token(json_string_value(token)) ||
+        !json_is_integer(expires)) {
+        json_decref(doc);
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, location,
+                              "not an icemaint table lease (expected a JSON object with token "
+                              "and expires_ms); remove it if no icemaint run is active");
+    }
+    out->token = icm__strdup(json_string_value(token));
+    out->owner = dup_or_unknown(json_object_get(doc, "owner"));
+    out->host = dup_or_unknown(json_object_get(doc, "host"));
+    out->command = dup_or_unknown(json_object_get(doc, "command"));
+    out->pid = (long long)json_integer_value(json_object_get(doc, "pid"));
+    out->start_ms = (int64_t)json_integer_value(json_object_get(doc, "start_ms"));
+    out->expires_ms = (int64_t)json_integer_value(expires);
+    json_decref(doc);
+    if (out->token == NULL || out->owner == NULL || out->host == NULL || out->command == NULL) {
+        doc_dispose(out);
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
+/* Read the lease file. *gone: it does not exist. Returns 0 or the read/parse code. */
+static int read_doc(icm_fileio *io, const char *location, lease_doc *out, bool *gone)
+{
+    memset(out, 0, sizeof *out);
+    *gone = false;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = icm_fileio_read(io, location, &text, &len);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        *gone = true;
+        return 0;
+    }
+    if (rc == 0)
+        rc = parse_doc(location, text, len, out);
+    icm__free(text);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* acquiring                                                                                   */
+
+static void format_ms(int64_t ms, char *buf, size_t n)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&secs, &tm) == NULL || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, n, "%lld ms", (long long)ms);
+}
+
+static int refuse_held(const char *location, const lease_doc *d)
+{
+    char since[40], until[40];
+    format_ms(d->start_ms, since, sizeof since);
+    format_ms(d->expires_ms, until, sizeof until);
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location,
+                          "another run holds this table's lease: %s on %s, pid %lld, %s since "
+                          "%s (expires %s); refusing to run alongside it (wait for it, or "
+                          "override with --no-lock if it is gone)",
+                          d->owner, d->host, d->pid, d->command, since, until);
+}
+
+/* <folder of the current metadata file>/ICM_LEASE_FILE_NAME into *out (icm__free). Returns 0,
+ * ICM_EINVALID (a metadata location without a folder), ICM_ENOMEM. */
+static int lease_location(const icm_table *t, char **out)
+{
+    const char *md = icm_table_get_metadata_location(t);
+    const char *slash = md != NULL ? strrchr(md, '/') : NULL;
+    if (slash == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, md,
+                              "the table's metadata location names no folder for its lease");
+    *out = icm__sprintf("%.*s/%s", (int)(slash - md), md, ICM_LEASE_FILE_NAME);
+    return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
+/*
+ * The lease holds `stale` (expired): replace it with ours, unless another run is doing so. Sets
+ * *won when ours is in place; otherwise the caller looks again. Returns 0, ICM_EREFUSED
+ * (another run is taking it over), or an I/O code.
+ */
+static int take_over(icm_lease *l, const lease_doc *stale, const char *text, bool *won)
+{
+    *won = false;
+    char *marker = icm__sprintf("%s.takeover-%s", l->location, stale->token);
+    if (marker == NULL)
+        return ICM_ENOMEM;
+    int rc = icm_fileio_create_new(l->io, marker, l->token, strlen(l->token));
+    if (rc != 0) {
+        icm__free(marker);
+        /* another run holds the marker (or we cannot tell): never remove a marker not ours */
+        return rc == ICM_EEXISTS ? refuse_held(l->location, stale) : rc;
+    }
+    lease_doc now;
+    bool gone = false;
+    rc = read_doc(l->io, l->location, &now, &gone);
+    bool same = rc == 0 && !gone && strcmp(now.token, stale->token) == 0;
+    if (rc == 0 && !gone)
+        doc_dispose(&now);
+    if (same)
+        rc = icm_fileio_delete(l->io, l->location);
+    if (rc == 0 && (same || gone)) {
+        rc = icm_fileio_create_new(l->io, l->location, text, strlen(text));
+        *won = rc == 0;
+        if (rc == ICM_EEXISTS) {
+            icm_error_clear();
+            rc = 0; /* a third run was quicker: look at its lease */
+        }
+    }
+    icm__error_saved *saved = rc != 0 ? icm__error_save() : NULL;
+    (void)icm_fileio_delete(l->io, marker); /* best effort: a stale marker names a dead token */
+    icm_error_clear();
+    icm__error_restore(saved);
+    icm__free(marker);
+    return rc;
+}
+
+/* One round: create our lease, or learn who holds it (refused) or that it is stale (taken
+ * over). *done when the lease is ours. */
+static int try_acquire(icm_lease *l, const char *text, int64_t now_ms, bool *done)
+{
+    *done = false;
+    int rc = icm_fileio_create_new(l->io, l->location, text, strlen(text));
+    if (rc == 0) {
+        *done = true;
+        return 0;
+    }
+    if (rc != ICM_EEXISTS)
+        return rc;
+    icm_error_clear();
+    lease_doc held;
+    bool gone;
+    if ((rc = read_doc(l->io, l->location, &held, &gone)) != 0 || gone)
+        return rc; /* released meanwhile: try again */
+    if (now_ms < held.expires_ms)
+        rc = refuse_held(l->location, &held);
+    else
+        rc = take_over(l, &held, text, done);
+    doc_dispose(&held);
+    return rc;
+}
+
+int icm_lease_acquire(icm_lease **out, icm_table *t, const icm_lease_options *opts)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (out == NULL || t == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_lease_acquire: table and out are required");
+    icm_lease_options defaults = ICM_LEASE_OPTIONS_INIT;
+    const icm_lease_options *o = opts != NULL ? opts : &defaults;
+    if (icm_table_is_read_only(t))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREADONLY, icm_table_get_identifier(t),
+                              "a table opened from a metadata file cannot be leased (it is "
+                              "read-only)");
+    icm_lease *l = icm__calloc(1, sizeof *l);
+    if (l == NULL)
+        return ICM_ENOMEM;
+    l->io = icm_table_get_fileio(t);
+    l->ttl_ms = o->ttl_ms > 0 ? o->ttl_ms : ICM_LEASE_DEFAULT_TTL_MS;
+    l->start_ms = o->now_ms != 0 ? o->now_ms : icm__now_ms();
+    l->expires_ms = l->start_ms + l->ttl_ms;
+    new_token(l->token);
+    char *text = NULL;
+    int rc = lease_location(t, &l->location);
+    if (rc == 0 && (l->command = icm__strdup(o->command != NULL ? o->command : "icemaint")) == NULL)
+        rc = ICM_ENOMEM;
+    if (rc == 0 && (text = lease_text(l)) == NULL)
+        rc = ICM_ENOMEM;
+    bool done = false;
+    for (int round = 0; rc == 0 && !done && round < TAKEOVER_ROUNDS; round++)
+        rc = try_acquire(l, text, l->start_ms, &done);
+    if (rc == 0 && !done)
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, l->location,
+                            "the table's lease changed hands %d times while we tried to take "
+                            "it; another run is starting (override with --no-lock)",
+                            TAKEOVER_ROUNDS);
+    icm__free(text);
+    if (rc != 0) {
+        icm_lease_free(l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* renewing and releasing                                                                      */
+
+/* Whether the lease file still carries our token (*gone: it is not there). */
+static int still_ours(icm_lease *l, bool *ours, bool *gone)
+{
+    lease_doc d;
+    *ours = false;
+    int rc = read_doc(l->io, l->location, &d, gone);
+    if (rc == 0 && !*gone) {
+        *ours = strcmp(d.token, l->token) == 0;
+        doc_dispose(&d);
+    }
+    return rc;
+}
+
+int icm_lease_renew(icm_lease *l, int64_t now_ms)
+{
+    if (l == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "icm_lease_renew: NULL");
+    int64_t now = now_ms != 0 ? now_ms : icm__now_ms();
+    bool ours, gone;
+    int rc = still_ours(l, &ours, &gone);
+    if (rc != 0)
+        return rc;
+    if (!ours)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, l->location,
+                              "this run's table lease is %s (it expired and another run may "
+                              "have taken over): stopping before deleting anything more",
+                              gone ? "gone" : "held by another run now");
+    if (now < l->expires_ms - l->ttl_ms / 2)
+        return 0;
+    int64_t old = l->expires_ms;
+    l->expires_ms = now + l->ttl_ms;
+    char *text = lease_text(l);
+    rc = text != NULL ? icm_fileio_write_replace(l->io, l->location, text, strlen(text))
+                      : ICM_ENOMEM;
+    icm__free(text);
+    if (rc != 0)
+        l->expires_ms = old;
+    return rc;
+}
+
+int icm_lease_release(icm_lease *l)
+{
+    if (l == NULL)
+        return 0;
+    bool ours, gone;
+    int rc = still_ours(l, &ours, &gone);
+    if (rc == 0 && ours)
+        rc = icm_fileio_delete(l->io, l->location);
+    return rc;
+}
+
+const char *icm_lease_location(const icm_lease *l)
+{
+    return l != NULL ? l->location : NULL;
+}
+
+void icm_lease_free(icm_lease *l)
+{
+    if (l == NULL)
+        return;
+    icm__free(l->location);
+    icm__free(l->command);
+    icm__free(l);
+}
