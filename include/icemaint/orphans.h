@@ -52,7 +52,17 @@
  *    rewrites (the listing would depend on the working directory);
  *  - R names files below the listing location and there are orphans, but not one referenced
  *    file was listed (the listing's path form differs from the metadata's, e.g. a forgotten
- *    --path-map or scheme alias, or a file list that is not a full inventory).
+ *    --path-map or scheme alias, or a file list that is not a full inventory);
+ *  - verification (issue #16 class 4): there are orphans, and some file the snapshots reach
+ *    (manifest list, manifest, data or delete file, deletion vector, statistics file) below
+ *    the listing location, neither hidden nor excluded, is missing from the listing (for a
+ *    file list: not in it, and a stat finds no such file either). A damaged manifest that
+ *    names a live file wrongly makes the real file look like an orphan, and a listing that
+ *    names files differently from the metadata makes live files look like orphans; either
+ *    way nothing is deleted. The message names the first 10 missing files, each with a
+ *    snapshot that references it, and their count. Costs nothing when nothing is missing (R
+ *    marks which referenced files were listed); only a refusal walks the snapshots again to
+ *    name them. Override: `no_verify`.
  * Skipped, never deleted: hidden paths (a component below the table root starting with `_` or
  * `.`, except `<field>=...` for a partition field — of any spec — whose name starts with `_` or
  * `.`), files under an excluded location, files with unknown mtime, and files whose path has a
@@ -166,12 +176,17 @@ typedef struct icm_orphan_options {
      *  itself. NULL = none. */
     const char *const *catalog_files;
     size_t catalog_file_count;
+    /** (version 3) Skip the presence check (the file comment's "verification"): delete even
+     *  when files the snapshots reference below the listed location are missing from it. */
+    bool no_verify;
 } icm_orphan_options;
 
-#define ICM_ORPHAN_OPTIONS_VERSION 2
+/** Version 2 added the fields from on_delete to catalog_files, version 3 no_verify; an older
+ *  struct (without them) still works: those fields take their defaults (verified). */
+#define ICM_ORPHAN_OPTIONS_VERSION 3
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
-     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0}
+     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false}
 
 /** Kind of an orphan, guessed from its location and name (orphans have no metadata). */
 typedef enum icm_orphan_kind {

@@ -46,9 +46,30 @@ struct icm__pathset {
 #define PATHSET_MIN_CAP 64
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
+/* The top bits of a slot's high word are its marks (icm__pathset_mark_hash); every hash is
+ * made with them clear (126 bits of hash are plenty: see keepset.h on collisions), and
+ * comparisons leave them out. */
+#define MARK_SHIFT 62
+#define MARK_MASK ((uint64_t)ICM__PATHSET_MARKS_ALL << MARK_SHIFT)
+
 static bool slot_empty(XXH128_hash_t h)
 {
     return h.low64 == 0 && h.high64 == 0;
+}
+
+/* A hash as the set stores it: marks clear, and never the all-zero "empty" value (moved to
+ * low 1, which can only merge two keys: keep more, never lose one). */
+static XXH128_hash_t settle_hash(XXH128_hash_t h)
+{
+    h.high64 &= ~MARK_MASK;
+    if (slot_empty(h))
+        h.low64 = 1;
+    return h;
+}
+
+static bool same_hash(XXH128_hash_t slot, XXH128_hash_t h)
+{
+    return slot.low64 == h.low64 && (slot.high64 & ~MARK_MASK) == h.high64;
 }
 
 /* Hash of the normalised location. The all-zero hash marks empty slots, so a real zero hash is
@@ -59,9 +80,7 @@ static int hash_location(const char *location, XXH128_hash_t *out)
     const char *span;
     size_t span_len;
     if (icm__location_key_span(location, &span, &span_len)) {
-        *out = XXH3_128bits(span, span_len);
-        if (slot_empty(*out))
-            out->low64 = 1;
+        *out = settle_hash(XXH3_128bits(span, span_len));
         return 0;
     }
     /* `/t/./d/f` and `/t/d/f` are one file. Keys of usual lengths are built on the stack: this
@@ -72,11 +91,9 @@ static int hash_location(const char *location, XXH128_hash_t *out)
     if (key == NULL)
         return ICM_ENOMEM;
     size_t n = icm__location_key_write(location, key);
-    *out = XXH3_128bits(key, n);
+    *out = settle_hash(XXH3_128bits(key, n));
     if (key != stack)
         icm__free(key);
-    if (slot_empty(*out))
-        out->low64 = 1;
     return 0;
 }
 
@@ -98,7 +115,7 @@ static size_t home_slot(uint64_t h, size_t cap)
 static size_t probe(const XXH128_hash_t *slots, size_t cap, XXH128_hash_t h)
 {
     size_t i = home_slot(h.low64, cap);
-    while (!slot_empty(slots[i]) && !XXH128_isEqual(slots[i], h))
+    while (!slot_empty(slots[i]) && !same_hash(slots[i], h))
         i = i + 1 == cap ? 0 : i + 1;
     return i;
 }
@@ -212,13 +229,10 @@ int icm__pathset_contains(const icm__pathset *set, const char *location, bool *o
     return 0;
 }
 
-/* Hash of a caller-built key; zero moved to 1 as in hash_location. */
+/* Hash of a caller-built key, settled as in hash_location. */
 static XXH128_hash_t hash_key(const void *key, size_t len)
 {
-    XXH128_hash_t h = XXH3_128bits(key, len);
-    if (slot_empty(h))
-        h.low64 = 1;
-    return h;
+    return settle_hash(XXH3_128bits(key, len));
 }
 
 /* Insert h; *added (may be NULL) tells whether it was new. */
@@ -271,13 +285,41 @@ void icm__pathset_prefetch(const icm__pathset *set, icm__pathset_hash h)
 int icm__pathset_add_hash(icm__pathset *set, icm__pathset_hash h, bool *added)
 {
     XXH128_hash_t x = {h.low, h.high};
-    return add_hash(set, x, added);
+    return add_hash(set, settle_hash(x), added);
 }
 
 bool icm__pathset_contains_hash(const icm__pathset *set, icm__pathset_hash h)
 {
     XXH128_hash_t x = {h.low, h.high};
-    return !slot_empty(set->slots[probe(set->slots, set->cap, x)]);
+    return !slot_empty(set->slots[probe(set->slots, set->cap, settle_hash(x))]);
+}
+
+bool icm__pathset_mark_hash(icm__pathset *set, icm__pathset_hash h, unsigned marks)
+{
+    XXH128_hash_t x = {h.low, h.high};
+    XXH128_hash_t *slot = &set->slots[probe(set->slots, set->cap, settle_hash(x))];
+    if (slot_empty(*slot))
+        return false;
+    slot->high64 |= (uint64_t)(marks & ICM__PATHSET_MARKS_ALL) << MARK_SHIFT;
+    return true;
+}
+
+unsigned icm__pathset_marks_hash(const icm__pathset *set, icm__pathset_hash h)
+{
+    XXH128_hash_t x = {h.low, h.high};
+    XXH128_hash_t slot = set->slots[probe(set->slots, set->cap, settle_hash(x))];
+    return (unsigned)(slot.high64 >> MARK_SHIFT) & ICM__PATHSET_MARKS_ALL;
+}
+
+size_t icm__pathset_count_marks(const icm__pathset *set, unsigned mask, unsigned want)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < set->cap; i++) {
+        const XXH128_hash_t *slot = &set->slots[i];
+        unsigned marks = (unsigned)(slot->high64 >> MARK_SHIFT) & ICM__PATHSET_MARKS_ALL;
+        n += !slot_empty(*slot) && (marks & mask) == want;
+    }
+    return n;
 }
 
 bool icm__pathset_contains_key(const icm__pathset *set, const void *key, size_t len)

@@ -5,12 +5,12 @@
  * Two pieces:
  *  - icm__pathset: a compact set of locations. A location is normalised
  *    (icm__location_normalize: `/p`, `file:/p` and `file:///p` are one key) and stored as its
- *    128-bit XXH3 hash in an open-addressing table that grows to twice its entries when 3/4
- *    full, so it is never less than half full: a referenced file costs at most 32 bytes
- *    however long its path. Two different paths with the same hash are
- *    treated as the same file: the set then says "referenced" for a file that is not, which can
- *    only make a caller KEEP a file, never delete one. With 2^128 hashes that is not expected to
- *    happen in the life of the universe, and if it did it would be harmless.
+ *    128-bit XXH3 hash (126 bits of it: two bits of the slot hold the key's marks) in an
+ *    open-addressing table that grows to twice its entries when 3/4 full, so it is never
+ *    less than half full: a referenced file costs at most 32 bytes however long its path.
+ *    Two different paths with the same hash are treated as the same file: the set then says
+ *    "referenced" for a file that is not, which can only make a caller KEEP a file, never
+ *    delete one. With 2^126 hashes that is not expected to happen in the life of the universe.
  *  - the reachability walk (icm__reach_walk): for chosen snapshots of a metadata object, every
  *    manifest list, manifest, live (ADDED or EXISTING) entry of data and delete manifests, and
  *    statistics / partition-statistics file of those snapshots, each handed to a callback with
@@ -79,6 +79,18 @@ void icm__pathset_prefetch(const icm__pathset *set, icm__pathset_hash h);
 /* Returns 0 or ICM_ENOMEM; *added (may be NULL) tells whether it was new. */
 int icm__pathset_add_hash(icm__pathset *set, icm__pathset_hash h, bool *added);
 bool icm__pathset_contains_hash(const icm__pathset *set, icm__pathset_hash h);
+/* Marks: two bits per key a caller may set and read (they travel with the key when the set
+ * grows; a new key has none). The orphan sweep marks which referenced files it expects the
+ * listing to show and which the listing showed, so one pass over the set afterwards counts
+ * the files it did not show. icm__pathset_mark_hash ORs `marks` into h's slot and tells
+ * whether h is in the set; icm__pathset_marks_hash gives h's marks (0 when absent);
+ * icm__pathset_count_marks counts the keys whose marks, masked with `mask`, equal `want`. */
+#define ICM__PATHSET_MARK_A 1u
+#define ICM__PATHSET_MARK_B 2u
+#define ICM__PATHSET_MARKS_ALL 3u
+bool icm__pathset_mark_hash(icm__pathset *set, icm__pathset_hash h, unsigned marks);
+unsigned icm__pathset_marks_hash(const icm__pathset *set, icm__pathset_hash h);
+size_t icm__pathset_count_marks(const icm__pathset *set, unsigned mask, unsigned want);
 
 /* ---- what a walk reaches ---- */
 

@@ -303,8 +303,8 @@ static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r
 /* ------------------------------------------------------------------------------------------ */
 /* entry                                                                                       */
 
-/* The caller's options as this version knows them: fields a version-1 struct lacks take their
- * defaults. */
+/* The caller's options as this version knows them: fields an older struct lacks take their
+ * defaults (version 1 ends before on_delete, version 2 before no_verify). */
 static icm_orphan_options normalized(const icm_orphan_options *opts)
 {
     icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
@@ -312,7 +312,9 @@ static icm_orphan_options normalized(const icm_orphan_options *opts)
         return o;
     if (opts->version >= ICM_ORPHAN_OPTIONS_VERSION)
         return *opts;
-    memcpy(&o, opts, offsetof(icm_orphan_options, on_delete));
+    memcpy(&o, opts,
+           opts->version >= 2 ? offsetof(icm_orphan_options, no_verify)
+                              : offsetof(icm_orphan_options, on_delete));
     return o;
 }
 

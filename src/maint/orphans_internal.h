@@ -61,7 +61,8 @@ typedef struct icm__orphan_keys {
     icm__pathset *set;        /* hashes of (origin index, collapsed path) */
     icm__okey_pending pending[ICM__OKEYS_PENDING];
     size_t pending_first, pending_len;
-    void (*on_new)(unsigned tag, void *payload); /* a deferred add turned out new */
+    void (*on_new)(unsigned tag, icm__pathset_hash hash,
+                   void *payload); /* a deferred add turned out new */
     void *on_new_payload;
     icm__equal_map schemes;
     icm__equal_map authorities;
@@ -89,12 +90,14 @@ int icm__okeys_add(icm__orphan_keys *k, const char *location, bool *added);
  * the location's key (icm__okeys_last_path() is then its collapsed path) and hashes it;
  * icm__okeys_add_later queues the hash, asks for its slot, and inserts the oldest queued one
  * when the queue is full. When a queued key turns out new, the function set with
- * icm__okeys_on_new is called with its `tag`. icm__okeys_flush inserts the rest; every other
- * call that reads or adds to the set flushes first. Return 0 or ICM_ENOMEM. */
+ * icm__okeys_on_new is called with its `tag` and hash (to mark it, say). icm__okeys_flush
+ * inserts the rest; every other call that reads or adds to the set flushes first. Return 0
+ * or ICM_ENOMEM. */
 int icm__okeys_hash(icm__orphan_keys *k, const char *location, icm__pathset_hash *out);
 int icm__okeys_add_later(icm__orphan_keys *k, icm__pathset_hash hash, unsigned tag);
 int icm__okeys_flush(icm__orphan_keys *k);
-void icm__okeys_on_new(icm__orphan_keys *k, void (*fn)(unsigned tag, void *payload),
+void icm__okeys_on_new(icm__orphan_keys *k,
+                       void (*fn)(unsigned tag, icm__pathset_hash hash, void *payload),
                        void *payload);
 
 /* icm__okeys_lookup in two steps, so a caller can ask for the slots of the next names early:
@@ -152,6 +155,14 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
 /* Whether a would-be orphan is one of the catalog's files (never planned). */
 bool icm__catalog_guard_protects(const icm__catalog_guard *g, const char *location);
 void icm__catalog_guard_dispose(icm__catalog_guard *g);
+
+/* ---- options ---- */
+
+/* options.no_verify, which exists from ICM_ORPHAN_OPTIONS_VERSION 3 on. */
+static inline bool icm__orphan_option_no_verify(const icm_orphan_options *o)
+{
+    return o->version >= 3 && o->no_verify;
+}
 
 /* ---- planning ---- */
 

@@ -447,7 +447,8 @@ int icm__okeys_hash(icm__orphan_keys *k, const char *location, icm__pathset_hash
     return rc;
 }
 
-void icm__okeys_on_new(icm__orphan_keys *k, void (*fn)(unsigned tag, void *payload),
+void icm__okeys_on_new(icm__orphan_keys *k,
+                       void (*fn)(unsigned tag, icm__pathset_hash hash, void *payload),
                        void *payload)
 {
     k->on_new = fn;
@@ -465,7 +466,7 @@ static int insert_oldest(icm__orphan_keys *k)
     k->pending_first = (k->pending_first + 1) % ICM__OKEYS_PENDING;
     k->pending_len--;
     if (added && k->on_new != NULL)
-        k->on_new(q->tag, k->on_new_payload);
+        k->on_new(q->tag, q->hash, k->on_new_payload);
     return 0;
 }
 

@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "icemaint/catalog.h"
+#include "icemaint/expire.h"
 #include "icemaint/metadata.h"
 #include "io/list_ahead.h"
 #include "maint/orphans_internal.h"
@@ -65,12 +66,12 @@ struct icm__orphan_plan {
     size_t n_hidden_fields;
     size_t referenced_under_root; /* files of R below list_root */
     size_t file_list_outside;   /* file-list lines naming a file outside list_root */
-    /* The presence check: files the snapshots reach (not metadata documents, which old log
-     * entries may have lost legitimately) below list_root, visible to the listing; and how many
-     * of them the listing found. Fewer found than expected means the listing does not show the
-     * table as its metadata describes it (a wrong --path-map, files missing): refuse. */
+    /* The presence check (check_presence): files the snapshots reach (not metadata documents,
+     * which old log entries may have lost legitimately) below list_root, visible to the
+     * listing, are marked MARK_EXPECTED in R; those the listing showed, MARK_FOUND. One
+     * expected and not found means a damaged manifest or a listing that does not show the
+     * table as its metadata describes it: refuse, naming the files. */
     size_t reached_expected;
-    size_t reached_found;
     icm__pathset *metadata_docs;  /* R's keys (icm__okeys_last_key) of the metadata documents
                                      and version hints */
     size_t orphan_cap;
@@ -542,13 +543,19 @@ static int add_listing_alias(plan *p, const char *location)
 #define REF_UNDER_ROOT 1u /* below list_root: counts in referenced_under_root */
 #define REF_EXPECTED 2u   /* to be found by the listing: counts in reached_expected */
 
-static void on_new_ref(unsigned tag, void *payload)
+/* Marks of R's keys (icm__pathset_mark_hash), for the presence check. */
+#define MARK_EXPECTED ICM__PATHSET_MARK_A /* a reached file the listing should show */
+#define MARK_FOUND ICM__PATHSET_MARK_B    /* a referenced file the listing showed */
+
+static void on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload)
 {
     plan *p = payload;
     if (tag & REF_UNDER_ROOT)
         p->referenced_under_root++;
-    if (tag & REF_EXPECTED)
+    if (tag & REF_EXPECTED) {
         p->reached_expected++;
+        (void)icm__pathset_mark_hash(p->keys.set, hash, MARK_EXPECTED);
+    }
 }
 
 /* add_ref, deferred a few references so the keep set's memory is fetched meanwhile: the same
@@ -564,6 +571,15 @@ static int add_ref_later(plan *p, const char *loc, unsigned tag)
     return icm__okeys_add_later(&p->keys, h, tag);
 }
 
+/* Whether the listing of list_root should show this reached file (it lies below list_root,
+ * and is neither hidden nor excluded). */
+static bool listing_shows(const plan *p, const char *location)
+{
+    const char *rest;
+    return below_root(p, location, &rest) && rest[0] != '\0' && !p->root_hidden &&
+           !hidden_path(p, rest) && !excluded(p, location);
+}
+
 static int on_reached(const icm__reached *f, void *payload)
 {
     plan *p = payload;
@@ -577,9 +593,7 @@ static int on_reached(const icm__reached *f, void *payload)
         int rc = add_ref_later(p, f->location, 0);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
     }
-    bool expected = rest[0] != '\0' && !p->root_hidden && !hidden_path(p, rest) &&
-                    !excluded(p, f->location);
-    return add_ref_later(p, f->location, expected ? REF_EXPECTED : 0);
+    return add_ref_later(p, f->location, listing_shows(p, f->location) ? REF_EXPECTED : 0);
 }
 
 /* Most of the keep set is the entries the manifest lists announce: room for them up front saves
@@ -724,6 +738,21 @@ static int stat_candidate(plan *p, const icm_file_info *listed, icm_file_info *o
     return rc;
 }
 
+/* A referenced file the listing showed (the last lookup, or `probe` when ready, found it
+ * EXACT): marked in R for the presence check. The slot was just read, so this costs nothing. */
+static void mark_found(plan *p, const icm__okey_probe *probe)
+{
+    icm__pathset_hash h;
+    if (probe != NULL && probe->ready) {
+        h = probe->hash;
+    } else {
+        size_t len;
+        const void *key = icm__okeys_last_key(&p->keys, &len);
+        h = icm__pathset_hash_key(key, len);
+    }
+    (void)icm__pathset_mark_hash(p->keys.set, h, MARK_FOUND);
+}
+
 /*
  * One listed file (or file-list line): classify, keep only orphans. Referenced, excluded and
  * hidden files are decided on the name alone. `may_stat`: the file came from the listing, so a
@@ -772,7 +801,7 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     if (m == ICM__OKEY_EXACT) {
         r->referenced_listed++;
         if (!is_doc)
-            p->reached_found++;
+            mark_found(p, probe);
         return 0;
     }
     if (m == ICM__OKEY_CONFLICT) {
@@ -1085,18 +1114,125 @@ static int check_other_tables(plan *p)
     return 0;
 }
 
-/* Listing mode only (an inventory may predate the newest commits): every file the snapshots
- * reach below the listed location must have been listed. */
-static int check_presence(plan *p)
+/* ---- the presence check (verification: issue #16 class 4, and the listing refusal) ---- */
+
+/* The first missing files, for the message, and how many there are. */
+#define MISSING_NAMED 10
+
+typedef struct missing_files {
+    plan *p;
+    size_t count;
+    char *named[MISSING_NAMED]; /* "PATH (KIND, snapshot ID)" */
+    size_t n_named;
+} missing_files;
+
+/* A file of a file list's sweep that the list does not name may be newer than the inventory:
+ * it is missing only when storage says so too. */
+static int still_missing(plan *p, const char *location, bool *missing)
 {
-    if (p->o->file_list != NULL || p->reached_found >= p->reached_expected ||
-        p->r->orphan_count == 0)
+    *missing = true;
+    if (p->o->file_list == NULL)
+        return 0; /* a listing is what storage shows: no second opinion */
+    icm_file_info info;
+    int rc = icm_fileio_stat(p->io, location, &info);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
         return 0;
-    return refuse(p->list_root,
-                  "the listing shows only %zu of the %zu files the table's snapshots reference "
-                  "here, so it does not show this table as its metadata describes it (check "
-                  "--path-map and --location; or the table is missing files); nothing is "
-                  "deleted", p->reached_found, p->reached_expected);
+    }
+    *missing = rc != 0; /* (any other failure: not shown to exist) */
+    if (rc != 0 && rc != ICM_ENOMEM)
+        icm_error_clear();
+    return rc == ICM_ENOMEM ? rc : 0;
+}
+
+/* Walk callback: a reached file that the listing should have shown and did not. Each is
+ * counted once (marked found once named), with the snapshot through which the walk reached
+ * it first. */
+static int on_reached_again(const icm__reached *f, void *payload)
+{
+    missing_files *m = payload;
+    plan *p = m->p;
+    if (!listing_shows(p, f->location))
+        return 0;
+    icm__pathset_hash h;
+    int rc = icm__okeys_hash(&p->keys, f->location, &h);
+    if (rc != 0)
+        return rc;
+    if ((icm__pathset_marks_hash(p->keys.set, h) & (MARK_EXPECTED | MARK_FOUND)) !=
+        MARK_EXPECTED)
+        return 0;
+    (void)icm__pathset_mark_hash(p->keys.set, h, MARK_FOUND);
+    bool missing;
+    if ((rc = still_missing(p, f->location, &missing)) != 0 || !missing)
+        return rc;
+    m->count++;
+    if (m->n_named == MISSING_NAMED)
+        return 0;
+    char *line = icm__sprintf("%s (%s, snapshot %lld)", f->location,
+                              icm_expire_file_kind_name((icm_expire_file_kind)f->kind),
+                              (long long)f->snapshot_id);
+    if (line == NULL)
+        return ICM_ENOMEM;
+    m->named[m->n_named++] = line;
+    return 0;
+}
+
+static int refuse_missing(plan *p, const missing_files *m)
+{
+    icm__buf names = ICM__BUF_INIT;
+    for (size_t i = 0; i < m->n_named; i++)
+        icm__buf_printf(&names, "%s%s", i ? ", " : "", m->named[i]);
+    if (m->count > m->n_named)
+        icm__buf_printf(&names, " and %zu more", m->count - m->n_named);
+    if (names.oom) {
+        icm__buf_dispose(&names);
+        return ICM_ENOMEM;
+    }
+    const char *where = p->o->file_list != NULL ? "neither in the file list nor in storage"
+                                                : "not in the listing";
+    int rc = refuse(p->list_root,
+                    "%zu file%s the table's snapshots reference here %s %s%s%s; nothing is "
+                    "deleted (a damaged manifest may name a live file wrongly, or the "
+                    "listing does not name files as the metadata does: check --path-map and "
+                    "--location; `icemaint check` lists what is missing; --no-verify skips "
+                    "this check)",
+                    m->count, m->count == 1 ? "" : "s", m->count == 1 ? "is" : "are", where,
+                    names.len > 0 ? ": " : "", names.len > 0 ? names.data : "");
+    icm__buf_dispose(&names);
+    return rc;
+}
+
+/*
+ * Every file the snapshots reach below the listed location (visible to the listing) must have
+ * been listed, or, for a file list, be in it or in storage: otherwise a damaged manifest may
+ * name a live file wrongly (so the real one looks like an orphan), or the listing does not name
+ * files as the metadata does. R's marks say how many were not listed (one pass over R); only
+ * then are the snapshots walked again to name them (the first MISSING_NAMED, each with a
+ * snapshot that references it). Checked when something would be deleted (there are orphans),
+ * dry run included; options.no_verify turns it off.
+ */
+static int check_presence(plan *p, const icm_table_metadata *md)
+{
+    if (p->r->orphan_count == 0 || icm__orphan_option_no_verify(p->o))
+        return 0;
+    size_t unlisted = icm__pathset_count_marks(p->keys.set, MARK_EXPECTED | MARK_FOUND,
+                                               MARK_EXPECTED);
+    if (unlisted == 0)
+        return 0;
+    missing_files m;
+    memset(&m, 0, sizeof m);
+    m.p = p;
+    icm__reach_options ro = {.read_entries = true, .statistics = true};
+    icm__reach_report rep;
+    int rc = icm__reach_walk(p->io, md, &ro, on_reached_again, &m, &rep);
+    icm__reach_report_dispose(&rep);
+    if (rc == 0 && m.count == 0 && p->o->file_list == NULL)
+        m.count = unlisted; /* (the walk could not name them: say how many) */
+    if (rc == 0 && m.count > 0)
+        rc = refuse_missing(p, &m);
+    for (size_t i = 0; i < m.n_named; i++)
+        icm__free(m.named[i]);
+    return rc;
 }
 
 static int check_path_form(plan *p)
@@ -1338,7 +1474,7 @@ static int run(plan *p, int64_t now)
     if (rc == 0)
         rc = check_path_form(p);
     if (rc == 0)
-        rc = check_presence(p);
+        rc = check_presence(p, md);
     if (rc == 0)
         rc = recheck(p, 0);
     if (rc == 0)
