@@ -184,7 +184,10 @@ typedef enum icm_expire_problem_kind {
     /** The deletes stopped early (a manifest list or manifest a concurrent commit added could
      *  not be read, gc.enabled=false was committed, the lease was lost, or the on_delete
      *  callback asked to stop): files still PLANNED were not deleted. */
-    ICM_EXPIRE_PROBLEM_DELETES_STOPPED = 4
+    ICM_EXPIRE_PROBLEM_DELETES_STOPPED = 4,
+    /** Verification: a file a retained snapshot references inside the table's locations is
+     *  missing (or cannot be stat'ed); the message names the snapshot. No file was deleted. */
+    ICM_EXPIRE_PROBLEM_MISSING = 5
 } icm_expire_problem_kind;
 
 typedef struct icm_expire_problem {
@@ -219,12 +222,17 @@ typedef struct icm_expire_options {
     /** The run's table lease (icm_lease_acquire), renewed between batches; NULL = none. If it
      *  is found taken over by another run, the deletes stop. Borrowed. */
     icm_lease *lease;
+    /* ---- version 3 ---- */
+    /** Skip the verification before deleting (see icm_expire_snapshots). */
+    bool no_verify;
 } icm_expire_options;
 
-#define ICM_EXPIRE_OPTIONS_VERSION 2
+/** Version 2 added on_delete to lease, version 3 no_verify; an older struct (without them) is
+ *  still accepted: those fields take their defaults (verified). */
+#define ICM_EXPIRE_OPTIONS_VERSION 3
 #define ICM_EXPIRE_OPTIONS_INIT                                                               \
     {ICM_EXPIRE_OPTIONS_VERSION, ICM_EXPIRE_DECIDE_OPTIONS_INIT, ICM_EXPIRE_CLEANUP_ALL, false, \
-     false, 0, 4, NULL, NULL, 0, NULL}
+     false, 0, 4, NULL, NULL, 0, NULL, false}
 
 /** What an expiry did (or, on a dry run, would do). Everything is owned by the result. */
 typedef struct icm_expire_result {
@@ -282,6 +290,12 @@ typedef struct icm_expire_result {
     bool delete_stopped;
     /** Internal: the delete phase ran (counts are of deleted files, not planned ones). */
     bool delete_phase;
+    /* ---- added with verification ---- */
+    /** Verification: files retained snapshots reference inside the table's locations that
+     *  are missing. When not 0, nothing was planned (every deleted_* array is empty), the
+     *  first 10 are problems of kind ICM_EXPIRE_PROBLEM_MISSING, and the call returned
+     *  ICM_EREFUSED. */
+    size_t missing_count;
 } icm_expire_result;
 
 ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
@@ -312,6 +326,18 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * location, `write.data.path` and `write.metadata.path` is never deleted. All of these are
  * reported in result->problems, and the call still returns 0.
  *
+ * Verification (unless no_verify; issue #16 class 4): when the plan would delete a data or
+ * delete file or a manifest, every file the retained snapshots reference inside the table
+ * location, `write.data.path` and `write.metadata.path` is stat'ed first (manifest lists,
+ * manifests, statistics files and, when data or delete files would go, every live data and
+ * delete file: all retained manifests are read). Avro blocks carry no checksum; a flipped bit
+ * in a retained manifest can rename a live file, so the real file looks like a candidate. A
+ * referenced file that is missing is the trace of that: then NOTHING is deleted (the commit
+ * stands; the files of the expired snapshots stay as orphans), result->missing_count says how
+ * many are missing, the first 10 are problems naming a snapshot that references each, and the
+ * call returns ICM_EREFUSED with a message naming them. A dry run verifies the same way.
+ * Cost: one stat per retained file (docs/BENCHMARKS.md).
+ *
  * Threads: besides the calling thread, planning uses one helper thread that reads (and
  * inflates or decodes) manifest lists and manifests ahead through the table's FileIO, which
  * must allow calls from several threads (fileio.h); when the calling thread would wait for it,
@@ -328,8 +354,9 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * @param opts NULL = defaults
  * @return 0; the codes of icm_expire_decide; ICM_ECOMMIT_FAILED (CAS conflicts exhausted the
  *         retries; nothing of ours is left); ICM_ECOMMIT_UNKNOWN (nothing was deleted; check the
- *         table before retrying); ICM_EREADONLY (a static table, unless dry_run); ICM_EINVALID
- *         (bad options); the codes of icm_table_commit, icm_table_refresh and reading
+ *         table before retrying); ICM_EREFUSED also when verification found a referenced
+ *         file missing (*out set; nothing deleted); ICM_EREADONLY (a static table, unless
+ *         dry_run); ICM_EINVALID (bad options); the codes of icm_table_commit, icm_table_refresh and reading
  *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (gc.enabled=false committed
  *         meanwhile, or the lease taken over) and ICM_EUSER (on_delete asked to stop).
  * Source: Java RemoveSnapshots + ReachableFileCleanup (reference semantics §1.2–1.7).
@@ -340,9 +367,11 @@ ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opt
 /**
  * For callers who commit themselves: plan the file deletes of going from `before` to `after`
  * (expired = snapshots of `before` not in `after`), with the same rules as
- * icm_expire_snapshots. Only reads storage. Pass the result to icm_delete_expired_files()
- * once `after` is committed.
- * @return 0; ICM_EINVALID (NULL argument); ICM_ENOMEM.
+ * icm_expire_snapshots, verification included. Only reads storage. Pass the result to
+ * icm_delete_expired_files() once `after` is committed.
+ * @return 0; ICM_EREFUSED (verification found a referenced file missing: *out is set, with
+ *         nothing planned and the missing files in its problems); ICM_EINVALID (NULL
+ *         argument); ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
                                       const icm_table_metadata *after,

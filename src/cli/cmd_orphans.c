@@ -57,6 +57,8 @@ static const char orphans_help[] =
     "  --settle DURATION         wait this long after planning before the reload that\n"
     "                            precedes the first delete (default 2s; 0s: none), so a\n"
     "                            writer that copies a file in and commits it meanwhile keeps it\n"
+    "  --no-verify               delete even when files the snapshots reference are\n"
+    "                            missing from the listing (see below)\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
     "                            referenced, older_than_ms, dry_run, deleted, failed,\n"
@@ -78,7 +80,13 @@ static const char orphans_help[] =
     "one is an in-flight write, skipped); a listing that names none of the referenced files\n"
     "(check --path-map); the catalog's own files (its SQLite database and -journal/-wal/-shm,\n"
     ".pyiceberg.yaml) or another catalog table under the location (--exclude-location; the\n"
-    "catalog's files are never deleted either way).\n"
+    "catalog's files are never deleted either way); orphans found while a file the snapshots\n"
+    "reference below the location (list, manifest, data or delete file, deletion vector,\n"
+    "statistics file; not hidden, not excluded) is missing from the listing (--file-list: not\n"
+    "in the list, nor in storage): a damaged manifest naming a live file wrongly, or a\n"
+    "listing naming files unlike the metadata, makes live files look like orphans. The\n"
+    "refusal names the first 10 missing files, each with a snapshot that references it, and\n"
+    "their count (--no-verify skips this check; a dry run checks the same way).\n"
     "\n"
     "A Hadoop checksum .NAME.crc beside an orphan is planned after it (kind checksum) and\n"
     "deleted with it.\n";
@@ -102,6 +110,7 @@ typedef struct orphan_args {
     bool dry_run;
     bool force;
     bool no_lock;
+    bool no_verify;
 } orphan_args;
 
 static void args_dispose(orphan_args *a)
@@ -223,6 +232,10 @@ static int parse_args(int argc, char **argv, orphan_args *a)
             a->no_lock = true;
             continue;
         }
+        if (!after_dashdash && strcmp(argv[i], "--no-verify") == 0) {
+            a->no_verify = true;
+            continue;
+        }
         int m = after_dashdash ? 0 : take_single(argc, argv, &i, a);
         if (m == 0 && !after_dashdash)
             m = take_repeatable(argc, argv, &i, a);
@@ -276,6 +289,7 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
     o->location = a->location;
     o->dry_run = a->dry_run;
     o->force = a->force;
+    o->no_verify = a->no_verify;
     o->equal_schemes = a->equal_schemes;
     o->equal_authorities = a->equal_authorities;
     o->exclude_locations = a->excludes;

@@ -84,7 +84,7 @@ static const char tool_help_tail[] =
 /* The last error line printed (without "icemaint: "), and the library error code behind it
  * (NULL when the CLI itself found the problem): with --json, a command that fails before
  * printing its document prints {"error": ...} instead, so stdout always carries one. */
-static char last_error[1024];
+static char last_error[4096];
 static const char *last_error_code;
 
 /* Print "icemaint: [where: ]<message>[suffix]" on stderr, escaped onto one printable line
@@ -105,7 +105,7 @@ static void report(const char *where, const char *suffix, const char *fmt, va_li
     bool has_where = where != NULL && *where;
     icm_cli_line(stderr, "icemaint: %s%s%s%s", has_where ? where : "", has_where ? ": " : "", m,
                  suffix);
-    /* the JSON error gets a copy (cut at 1 KiB), written with the lossless escape */
+    /* the JSON error gets a copy (cut at 4 KiB), written with the lossless escape */
     snprintf(last_error, sizeof last_error, "%s%s%s", has_where ? where : "",
              has_where ? ": " : "", m);
     free(msg);
@@ -174,7 +174,7 @@ static int exit_code_for(int rc)
 int icm_cli_fail(const icm_cli *cli, int rc)
 {
     const icm_error *err = icm_error_last();
-    char line[1024];
+    char line[4096]; /* (a refusal names up to 10 files) */
     if (err->code == 0 || (*err->message == '\0' && *err->location == '\0'))
         snprintf(line, sizeof line, "%s", icm_error_code_name(rc));
     else

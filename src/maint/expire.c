@@ -7,7 +7,9 @@
  *     ICM_ECOMMIT_FAILED (a concurrent commit won) → refresh and start again at 1, at most
  *     max_commit_retries times; ICM_ECOMMIT_UNKNOWN → stop, delete nothing;
  *  3. reload the table and plan the deletes against EVERY snapshot of the reloaded metadata
- *     (expire_plan.c), so files of snapshots committed concurrently are kept too;
+ *     (expire_plan.c), so files of snapshots committed concurrently are kept too, and verify
+ *     that the files those snapshots reference exist (expire_verify.c): when one is missing,
+ *     a damaged manifest may have misnamed a live file, so nothing is deleted;
  *  4. delete: data and delete files, then manifests, then manifest lists, then statistics, in
  *     batches; before each the table is reloaded and, when a commit changed it, files the new
  *     metadata references are kept (expire_recheck.c; icemaint/maint.h "The delete phase").
@@ -391,7 +393,7 @@ static int prepare(icm_table *t, const icm_expire_options *o, int64_t now_ms,
 
 static int check_options(const icm_expire_options *o)
 {
-    if (o->version != ICM_EXPIRE_OPTIONS_VERSION ||
+    if (o->version < 1 || o->version > ICM_EXPIRE_OPTIONS_VERSION ||
         o->decide.version != ICM_EXPIRE_DECIDE_OPTIONS_VERSION)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "icm_expire_options: unknown version (use ICM_EXPIRE_OPTIONS_INIT)");
@@ -440,6 +442,13 @@ static int decide_and_commit(icm_table *t, const icm_expire_options *o, int64_t 
     }
 }
 
+/* Whether to verify before deleting (options normalized: an older struct's no_verify is
+ * false). */
+static bool verifies(const icm_expire_options *o)
+{
+    return !o->no_verify;
+}
+
 /* Dry run: plan against the uncommitted new metadata with the same planning code. */
 static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
                    icm_expire_result *r)
@@ -450,6 +459,8 @@ static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     if (rc == 0 && new_md != NULL)
         rc = icm__expire_plan(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md,
                               o->cleanup, r, NULL);
+    if (rc == 0 && new_md != NULL && verifies(o))
+        rc = icm__expire_verify(icm_table_get_fileio(t), new_md, r);
     icm_table_metadata_free(new_md);
     return rc;
 }
@@ -473,6 +484,8 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
     if (rc == 0)
         rc = icm__expire_plan(icm_table_get_fileio(t), base, icm_table_get_metadata(t),
                               o->cleanup, r, &check.seen);
+    if (rc == 0 && verifies(o))
+        rc = icm__expire_verify(icm_table_get_fileio(t), icm_table_get_metadata(t), r);
     if (rc == 0) {
         r->deletable = true;
         deleter d = {icm_table_get_fileio(t), r,
@@ -486,8 +499,8 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
     return rc;
 }
 
-/* The caller's options as this version knows them: fields a version-1 struct lacks take their
- * defaults. */
+/* The caller's options as this version knows them: fields an older struct lacks take their
+ * defaults (version 1 ends before on_delete, version 2 before no_verify). */
 static icm_expire_options normalized(const icm_expire_options *opts)
 {
     icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
@@ -495,7 +508,9 @@ static icm_expire_options normalized(const icm_expire_options *opts)
         return o;
     if (opts->version >= ICM_EXPIRE_OPTIONS_VERSION)
         return *opts;
-    memcpy(&o, opts, offsetof(icm_expire_options, on_delete));
+    memcpy(&o, opts,
+           opts->version >= 2 ? offsetof(icm_expire_options, no_verify)
+                              : offsetof(icm_expire_options, on_delete));
     o.version = ICM_EXPIRE_OPTIONS_VERSION;
     return o;
 }

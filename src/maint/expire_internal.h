@@ -3,10 +3,12 @@
  *
  * The expiry is split so that a dry run cannot delete anything:
  *  - expire_plan.c      plans which files go (read-only: manifest reads and stats only);
+ *  - expire_verify.c    checks that the files retained snapshots reference exist before
+ *                       anything is deleted (read-only: manifest reads and stats);
  *  - expire_metadata.c  builds the new metadata as an in-memory edit (reads manifest lists
  *                       when clean_expired_metadata needs the partition specs in use);
  *  - expire.c           the only file that commits and deletes.
- * The first two never reference a FileIO call that creates, writes or deletes; the dry-run
+ * The first three never reference a FileIO call that creates, writes or deletes; the dry-run
  * test checks their object files with nm.
  */
 #ifndef ICM_MAINT_EXPIRE_INTERNAL_H
@@ -56,6 +58,15 @@ typedef struct icm__expire_recheck {
 } icm__expire_recheck;
 int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r);
 void icm__expire_recheck_dispose(icm__expire_recheck *c);
+
+/*
+ * Verification before deleting (expire_verify.c; expire.h "Verification"): when r plans a data
+ * or delete file or a manifest, every file the snapshots of `after` reference inside its
+ * table's locations must exist. When some are missing, r's plan is emptied, r->missing_count
+ * set and the first 10 recorded as problems. Returns 0; ICM_EREFUSED (missing files; the
+ * message names them); ICM_ENOMEM.
+ */
+int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expire_result *r);
 
 /*
  * The metadata after expiry: a copy of `base` without the decision's removed refs and expired

@@ -774,6 +774,12 @@ int icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
     }
     if (rc == 0)
         rc = icm__expire_plan(io, before, after, cleanup, r, NULL);
+    if (rc == 0)
+        rc = icm__expire_verify(io, after, r);
+    if (rc == ICM_EREFUSED) {
+        *out = r; /* nothing planned; the problems name the missing files */
+        return rc;
+    }
     if (rc != 0) {
         icm_expire_result_free(r);
         return rc;

@@ -9,7 +9,7 @@
 #include "icemaint/escape.h"
 #include "util/util.h"
 
-#define ICM__MSG_MAX 1024
+#define ICM__MSG_MAX 4096
 #define ICM__LOC_MAX 2048
 #define ICM__REMOTE_MAX 128
 

@@ -73,12 +73,13 @@ static void test_file_name_that_is_not_utf8(void **state)
 static void test_message_cut_inside_a_character(void **state)
 {
     (void)state;
-    /* A path of 700 two-byte characters after an odd-length prefix: the CLI keeps at most
-     * 1023 bytes of the message, and whichever byte it cuts at, the document must parse. */
+    /* A path of 2,100 two-byte characters after an odd-length prefix: the library keeps at
+     * most 2,047 bytes of a location and the CLI at most 4,095 of a line, and whichever byte
+     * they cut at, the document must parse. */
     for (int prefix = 1; prefix <= 2; prefix++) {
-        char path[1600] = "/nonexistent/";
+        char path[4400] = "/nonexistent/";
         strcat(path, prefix == 1 ? "x" : "xy");
-        for (int i = 0; i < 700; i++)
+        for (int i = 0; i < 2100; i++)
             strcat(path, "\xc3\xa9");
         char *cmd = icmt_sprintf("'%s' --json inspect '%s'", icmt_cli_path(), path);
         char *msg = json_error_message(cmd, 1, NULL);

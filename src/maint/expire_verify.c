@@ -1,0 +1,115 @@
+/*
+ * maint/expire_verify.c: expiry's verification before it deletes (expire.h, "Verification";
+ * issue #16 class 4): every file the retained snapshots reference inside the table's locations
+ * must exist, or nothing is deleted.
+ *
+ * What is at risk decides what is verified. Manifest lists and statistics files of expired
+ * snapshots are named by the metadata JSON itself, which no damaged Avro file can rename, so a
+ * plan of only those needs nothing. A manifest is named by manifest lists: when one is planned,
+ * the retained manifest lists, manifests and statistics files are verified. A data or delete
+ * file is named by manifests: when one is planned, every retained manifest is read and every
+ * live file it names is verified too. Files outside the table location, write.data.path and
+ * write.metadata.path are never deleted, so they are not looked at.
+ *
+ * How: a stat per retained file (verify.c). Listing the folders that hold candidates instead
+ * would need the orphan sweep's name matching (a listing names files in its own form, the
+ * metadata in the writer's); the measured costs of both are in docs/BENCHMARKS.md.
+ *
+ * Only reads storage (the dry-run test checks the object file with nm).
+ */
+#include <string.h>
+
+#include "maint/expire_internal.h"
+#include "maint/verify.h"
+#include "util/util.h"
+
+/* The first missing files named in the refusal, and kept as problems. */
+#define NAMED 10
+
+typedef struct missing {
+    icm_expire_result *r;
+    size_t count;
+    icm__buf names; /* "PATH (KIND, snapshot ID), ..." of the first NAMED */
+} missing;
+
+static int on_issue(const icm__verify_issue *issue, void *payload)
+{
+    missing *m = payload;
+    if (m->count++ >= NAMED)
+        return 0;
+    const char *kind = icm_expire_file_kind_name((icm_expire_file_kind)issue->kind);
+    char *message = issue->what == ICM__VERIFY_MISSING
+                        ? icm__sprintf("%s referenced by retained snapshot %lld is missing",
+                                       kind, (long long)issue->snapshot_id)
+                        : icm__sprintf("%s referenced by retained snapshot %lld cannot be "
+                                       "checked: %s",
+                                       kind, (long long)issue->snapshot_id, issue->message);
+    if (message == NULL)
+        return ICM_ENOMEM;
+    int rc = icm__expire_add_problem(m->r, ICM_EXPIRE_PROBLEM_MISSING, issue->location,
+                                     issue->what == ICM__VERIFY_MISSING ? ICM_ENOTFOUND
+                                                                        : issue->code,
+                                     message);
+    icm__free(message);
+    icm__buf_printf(&m->names, "%s%s (%s, snapshot %lld)", m->count > 1 ? ", " : "",
+                    issue->location, kind, (long long)issue->snapshot_id);
+    return rc;
+}
+
+static void drop_files(icm_expire_file **files, size_t *count)
+{
+    for (size_t i = 0; i < *count; i++)
+        icm__free((*files)[i].path);
+    *count = 0;
+}
+
+/* Nothing is deleted: the plan is emptied (the arrays stay allocated, empty). */
+static void withhold_everything(icm_expire_result *r)
+{
+    drop_files(&r->deleted_files, &r->deleted_file_count);
+    drop_files(&r->deleted_manifests, &r->deleted_manifest_count);
+    drop_files(&r->deleted_statistics_files, &r->deleted_statistics_file_count);
+    icm__expire_result_tally(r);
+}
+
+static int refuse(const missing *m, const char *table_location)
+{
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, table_location,
+                          "verification: %zu file%s the retained snapshots reference %s "
+                          "missing: %s%s; nothing is deleted (a damaged manifest may name a "
+                          "live file wrongly, so the real one would look unreferenced; "
+                          "`icemaint check` lists every problem; --no-verify skips this check)",
+                          m->count, m->count == 1 ? "" : "s", m->count == 1 ? "is" : "are",
+                          m->names.data != NULL ? m->names.data : "",
+                          m->count > NAMED ? " and more" : "");
+}
+
+static bool plans_kind(const icm_expire_file *files, size_t n, icm_expire_file_kind kind)
+{
+    for (size_t i = 0; i < n; i++)
+        if (files[i].kind == kind)
+            return true;
+    return false;
+}
+
+int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expire_result *r)
+{
+    bool content = r->deleted_file_count > 0;
+    if (!content && !plans_kind(r->deleted_manifests, r->deleted_manifest_count,
+                                ICM_EXPIRE_FILE_MANIFEST))
+        return 0; /* nothing a damaged Avro file could have misnamed is planned */
+    const char *roots[3];
+    icm__verify_options vo = {NULL, 0, content, false, roots, icm__table_roots(after, roots),
+                              NULL};
+    missing m = {r, 0, ICM__BUF_INIT};
+    int rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);
+    if (rc == 0 && m.names.oom)
+        rc = ICM_ENOMEM;
+    if (rc == 0 && m.count > 0) {
+        r->missing_count = m.count;
+        withhold_everything(r);
+        rc = refuse(&m, icm_table_metadata_location(after));
+    }
+    icm__buf_dispose(&m.names);
+    return rc;
+}

@@ -1,0 +1,170 @@
+/*
+ * maint/verify.c: the verification walk (verify.h): every file some snapshots reference, as
+ * the keep-set walk reaches it, stat'ed once through the FileIO and compared with what the
+ * metadata records.
+ *
+ * A file reached several times in one walk (a data file listed by several manifests) is
+ * stat'ed once: files found fine go into a set keyed by location and expected size (a second
+ * reference recording another size is a second check), files with an issue into another, so
+ * each is reported once per walk. Manifest lists and manifests the walk could not read are
+ * issues of their own, unless they are missing (the stat reported that already).
+ *
+ * Read-only: the storage calls here are the walk's reads and stats.
+ */
+#include <string.h>
+
+#include "maint/verify.h"
+#include "util/location.h"
+#include "util/util.h"
+
+typedef struct verify {
+    icm_fileio *io;
+    const icm__verify_options *o;
+    icm__verify_cb cb;
+    void *payload;
+    icm__pathset *fine;    /* o->verified, or a set of this walk's own */
+    icm__pathset *flagged; /* files reported in this walk */
+    icm__verify_counts counts;
+} verify;
+
+static bool inside_roots(const icm__verify_options *o, const char *location)
+{
+    if (o->root_count == 0)
+        return true;
+    for (size_t i = 0; i < o->root_count; i++)
+        if (icm__location_is_inside(location, o->roots[i]))
+            return true;
+    return false;
+}
+
+/* A manifest list's size is what the walk read (the metadata records none): never compared. */
+static int64_t expected_size(const verify *v, const icm__reached *f)
+{
+    if (!v->o->sizes || f->kind == ICM__FILE_MANIFEST_LIST || f->size_bytes < 0)
+        return -1;
+    return f->size_bytes;
+}
+
+/* The key of a check: the location's key, mixed with the size it should have. */
+static int check_key(const char *location, int64_t size, icm__pathset_hash *out)
+{
+    int rc = icm__pathset_location_hash(location, out);
+    out->high ^= (uint64_t)size * UINT64_C(0x9E3779B97F4A7C15);
+    return rc;
+}
+
+static int report(verify *v, const icm__verify_issue *issue, icm__pathset_hash key)
+{
+    bool added;
+    int rc = icm__pathset_add_hash(v->flagged, key, &added);
+    if (rc != 0 || !added)
+        return rc;
+    v->counts.issues++;
+    return v->cb(issue, v->payload);
+}
+
+/* The stat of one reached file, judged. */
+static int check_file(verify *v, const icm__reached *f, int64_t want, icm__pathset_hash key)
+{
+    icm_file_info info;
+    int rc = icm_fileio_stat(v->io, f->location, &info);
+    icm__verify_issue issue = {ICM__VERIFY_MISSING, f->location, f->kind, want, -1,
+                               f->snapshot_id, 0, ""};
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        return report(v, &issue, key);
+    }
+    if (rc != 0) {
+        issue.what = ICM__VERIFY_UNREADABLE;
+        issue.code = rc;
+        issue.message = icm_error_last()->message;
+        rc = report(v, &issue, key);
+        icm_error_clear();
+        return rc;
+    }
+    if (want >= 0 && info.size_bytes != want) {
+        issue.what = ICM__VERIFY_SIZE;
+        issue.actual_size_bytes = info.size_bytes;
+        return report(v, &issue, key);
+    }
+    return icm__pathset_add_hash(v->fine, key, NULL);
+}
+
+static int on_reached(const icm__reached *f, void *payload)
+{
+    verify *v = payload;
+    if (!inside_roots(v->o, f->location))
+        return 0;
+    int64_t want = expected_size(v, f);
+    icm__pathset_hash key;
+    int rc = check_key(f->location, want, &key);
+    if (rc != 0)
+        return rc;
+    if (icm__pathset_contains_hash(v->flagged, key))
+        return 0; /* reported in this walk already */
+    v->counts.checked++;
+    if (icm__pathset_contains_hash(v->fine, key))
+        return 0;
+    return check_file(v, f, want, key);
+}
+
+/* Lists and manifests that exist but could not be read (a missing one was reported by its
+ * stat, or lies outside the roots). */
+static int report_unreadable(verify *v, const icm__reach_report *rep)
+{
+    for (size_t i = 0; i < rep->failure_count; i++) {
+        const icm__reach_failure *f = &rep->failures[i];
+        if (f->code == ICM_ENOTFOUND || !inside_roots(v->o, f->location))
+            continue;
+        icm__verify_issue issue = {ICM__VERIFY_UNREADABLE,
+                                   f->location,
+                                   f->is_manifest_list ? ICM__FILE_MANIFEST_LIST
+                                                       : ICM__FILE_MANIFEST,
+                                   -1,
+                                   -1,
+                                   0,
+                                   f->code,
+                                   f->message};
+        icm__pathset_hash key;
+        int rc = icm__pathset_location_hash(f->location, &key);
+        key.low ^= UINT64_C(0x5bd1e995); /* (apart from the file's stat issue, if any) */
+        if (rc == 0)
+            rc = report(v, &issue, key);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
+                     const icm__verify_options *opts, icm__verify_cb cb, void *payload,
+                     icm__verify_counts *counts)
+{
+    verify v;
+    memset(&v, 0, sizeof v);
+    v.io = io;
+    v.o = opts;
+    v.cb = cb;
+    v.payload = payload;
+    v.fine = opts->verified;
+    int rc = v.fine == NULL ? icm__pathset_new(&v.fine, 0) : 0;
+    if (rc == 0)
+        rc = icm__pathset_new(&v.flagged, 0);
+    icm__reach_options ro = {opts->snapshot_ids, opts->snapshot_id_count, opts->read_entries,
+                             NULL, true, NULL};
+    icm__reach_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (rc == 0)
+        rc = icm__reach_walk(io, md, &ro, on_reached, &v, &rep);
+    if (rc == 0)
+        rc = report_unreadable(&v, &rep);
+    icm__reach_report_dispose(&rep);
+    if (v.fine != opts->verified)
+        icm__pathset_free(v.fine);
+    icm__pathset_free(v.flagged);
+    if (counts != NULL)
+        *counts = v.counts;
+    return rc;
+}

@@ -1,0 +1,91 @@
+/*
+ * maint/verify.h: do the files some snapshots reference exist (with the sizes the metadata
+ * records)? The walk shared by expiry's verification before it deletes (expire_verify.c) and by
+ * `icemaint check` (check.c) (internal).
+ *
+ * Why (issue #16 class 4): Avro deflate blocks carry no checksum, so one flipped bit in a
+ * retained manifest can change a live file's path. The real file then looks unreferenced and a
+ * maintenance run deletes it, after which restoring the manifest no longer helps. A path that
+ * names no file is the visible trace of such damage: before deleting, the callers check that
+ * every file the retained snapshots reference exists, and delete nothing when one does not.
+ *
+ * How: the keep-set walk (keepset.h) hands over every file the chosen snapshots reach: manifest
+ * lists, manifests, live data and delete files, deletion-vector Puffin files, statistics and
+ * partition-statistics files, each with the snapshot through which it was first reached and
+ * the size its referrer records (manifest_length, file_size_in_bytes; a manifest list has
+ * none). Each is stat'ed once through the FileIO (so a path map applies: the file is looked
+ * for where it really is, and reported by the name the metadata gives it). Manifest lists and
+ * manifests that cannot be read are issues too, except when they are missing (the stat says so
+ * already).
+ *
+ * Only reads storage: no function here references a FileIO call that creates, writes or
+ * deletes (tests/unit/test_check.c checks the object file with nm).
+ */
+#ifndef ICM_MAINT_VERIFY_H
+#define ICM_MAINT_VERIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "maint/keepset.h"
+
+typedef enum icm__verify_what {
+    ICM__VERIFY_MISSING = 0,    /* no such file */
+    ICM__VERIFY_SIZE = 1,       /* its size differs from the one the metadata records */
+    ICM__VERIFY_UNREADABLE = 2  /* a stat failed otherwise, or a manifest list / manifest
+                                   exists but cannot be read (code and message say why) */
+} icm__verify_what;
+
+/* One problem. Strings are borrowed for the duration of the callback. */
+typedef struct icm__verify_issue {
+    icm__verify_what what;
+    const char *location;          /* as the metadata names it */
+    icm__file_kind kind;
+    int64_t expected_size_bytes;   /* -1 when the metadata records none */
+    int64_t actual_size_bytes;     /* -1 when missing or unknown */
+    int64_t snapshot_id;           /* a snapshot that references it (0 for a list or
+                                      manifest that could not be read: the walk's failure
+                                      records name none) */
+    int code;                      /* UNREADABLE: the icm error code; else 0 */
+    const char *message;           /* UNREADABLE: why; else "" */
+} icm__verify_issue;
+
+/* Return 0 to go on; anything else stops the walk and is returned by icm__verify_walk. */
+typedef int (*icm__verify_cb)(const icm__verify_issue *issue, void *payload);
+
+typedef struct icm__verify_options {
+    /* Snapshots to verify; NULL = every snapshot of the metadata. */
+    const int64_t *snapshot_ids;
+    size_t snapshot_id_count;
+    /* Also the data and delete files (every manifest's entries are read); false: manifest
+     * lists, manifests and statistics files only. */
+    bool read_entries;
+    /* Compare sizes with the metadata's where it records one. */
+    bool sizes;
+    /* Verify only files inside these locations (segment boundaries); 0 roots = every file. */
+    const char *const *roots;
+    size_t root_count;
+    /* NULL, or files found fine by earlier walks (keys of location and expected size): not
+     * stat'ed again, and files found fine now are added. Lets several walks over snapshots
+     * that share files stat each file once. */
+    icm__pathset *verified;
+} icm__verify_options;
+
+/* What a walk looked at. */
+typedef struct icm__verify_counts {
+    size_t checked;   /* distinct files verified (found fine earlier included) */
+    size_t issues;    /* distinct files with an issue */
+} icm__verify_counts;
+
+/*
+ * Verify the chosen snapshots of `md`: every issue to `cb` (one per file and walk, with the
+ * first snapshot that reached it), in walk order, then the manifest lists and manifests that
+ * could not be read. *counts (may be NULL) is set.
+ * Returns 0; the callback's non-zero value; ICM_ENOMEM.
+ */
+int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
+                     const icm__verify_options *opts, icm__verify_cb cb, void *payload,
+                     icm__verify_counts *counts);
+
+#endif /* ICM_MAINT_VERIFY_H */
