@@ -36,7 +36,8 @@ enum {
     ICM_EXIT_USAGE = 2,          /* bad command line */
     ICM_EXIT_COMMIT_FAILED = 3,  /* conflict: nothing of ours left behind */
     ICM_EXIT_COMMIT_UNKNOWN = 4, /* outcome unknown: our files kept */
-    ICM_EXIT_REFUSED = 5         /* refused by a safety check */
+    ICM_EXIT_REFUSED = 5,        /* refused by a safety check */
+    ICM_EXIT_PROBLEMS = 6        /* `check` found problems (the report names them) */
 };
 
 /* Global options (before the command; --json also after it). */
@@ -68,6 +69,7 @@ extern const icm_cli_command icm_cli_cmd_manifests;
 extern const icm_cli_command icm_cli_cmd_files;
 extern const icm_cli_command icm_cli_cmd_expire_snapshots;   /* cmd_expire.c */
 extern const icm_cli_command icm_cli_cmd_remove_orphan_files; /* cmd_orphans.c */
+extern const icm_cli_command icm_cli_cmd_check;
 
 /* ---- errors (main.c) ---- */
 

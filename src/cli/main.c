@@ -29,6 +29,7 @@ static const icm_cli_command *const commands[] = {
     &icm_cli_cmd_files,
     &icm_cli_cmd_expire_snapshots,
     &icm_cli_cmd_remove_orphan_files,
+    &icm_cli_cmd_check,
     &icm_cli_cmd_list_namespaces,
     &icm_cli_cmd_list_tables,
     &icm_cli_cmd_register_table,
@@ -74,7 +75,7 @@ static const char tool_help_tail[] =
     "\n"
     "Run 'icemaint COMMAND --help' for a command's options.\n"
     "Exit codes: 0 ok, 1 error, 2 usage, 3 commit failed, 4 commit outcome unknown,\n"
-    "5 refused by a safety check.\n"
+    "5 refused by a safety check, 6 check found problems.\n"
     "Output: file names are printed escaped (text: \\\\, \\n, \\t, \\xNN for other control\n"
     "characters and bytes that are not UTF-8; JSON: such bytes as \\udcXY, Python's\n"
     "surrogateescape). Warnings start with 'warning:'.\n";

@@ -1,0 +1,237 @@
+"""Verification before deleting (issue #16 class 4) and the listing refusal (class 7), on real
+PyIceberg tables driven through the icemaint CLI (env ICM_CLI).
+
+Avro deflate blocks carry no checksum: one flipped bit in a *retained* manifest can change a
+live file's path. The real file then looks unreferenced, and a maintenance run that deletes it
+makes the damage permanent (restoring the manifest from a backup no longer helps). The tests
+damage a retained manifest the way such a bit does (one character of one live data file's path,
+rewritten with fastavro) and check that:
+
+  * expire-snapshots and remove-orphan-files refuse (exit 5), delete nothing, and name the
+    missing path and a snapshot that references it; after the manifest is restored from its
+    backup, PyIceberg reads every retained snapshot as before;
+  * --no-verify gives back the behaviour without the check (the real file is deleted);
+  * when the listing lacks files the snapshots reference, the sweep's refusal names the first
+    10 with a snapshot each and says how many there are.
+"""
+import glob
+import os
+import re
+import shutil
+import time
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+fastavro = pytest.importorskip("fastavro")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+
+import subprocess  # noqa: E402
+
+CLI = os.environ.get("ICM_CLI")
+TEN_DAYS_S = 10 * 86400
+SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
+
+
+def make_table(tmp_path, appends=3, merge=False):
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    cat = pyiceberg_sql.SqlCatalog("reg", uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
+    cat.create_namespace("ns")
+    props = {}
+    if merge:  # MergeAppend: each snapshot's one manifest rewrites the earlier files as EXISTING
+        props = {"commit.manifest-merge.enabled": "true",
+                 "commit.manifest.min-count-to-merge": "2"}
+    t = cat.create_table("ns.t", schema=SCHEMA, properties=props)
+    for i in range(appends):
+        t.append(pa.table({"id": [i * 10 + j for j in range(5)], "s": [f"r{i}"] * 5},
+                          schema=SCHEMA))
+    cfg = wh / ".pyiceberg.yaml"
+    cfg.write_text(f"catalog:\n  reg:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
+                   f"    warehouse: file://{wh}\n")
+    return {"wh": wh, "cat": cat, "cfg": str(cfg), "dir": wh / "ns" / "t"}
+
+
+def icm(tbl, *args):
+    return subprocess.run([CLI, "--config", tbl["cfg"], "--catalog", "reg", *args],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+
+def local(uri):
+    return uri[len("file://"):] if uri.startswith("file://") else uri
+
+
+def all_files(tbl):
+    return sorted(p for p in glob.glob(str(tbl["dir"] / "**" / "*"), recursive=True)
+                  if os.path.isfile(p))
+
+
+def age_all(path):
+    old = time.time() - TEN_DAYS_S
+    for f in glob.glob(str(path / "**" / "*"), recursive=True):
+        os.utime(f, (old, old))
+
+
+def read_every_snapshot(tbl):
+    t = tbl["cat"].load_table("ns.t")
+    return {s.snapshot_id: t.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
+            for s in t.metadata.snapshots}
+
+
+def live_paths(tbl, snapshot):
+    t = tbl["cat"].load_table("ns.t")
+    return {e.data_file.file_path for m in snapshot.manifests(t.io)
+            for e in m.fetch_manifest_entry(t.io)}
+
+
+def flip_one_path(manifest, victim):
+    """Rewrite `manifest` (same codec and metadata) with one character of `victim`'s path
+    changed, as one flipped bit in a deflate block would; returns the damaged path."""
+    with open(manifest, "rb") as f:
+        r = fastavro.reader(f)
+        schema, recs = r.writer_schema, list(r)
+        meta = {k: v for k, v in r.metadata.items() if not k.startswith("avro.")}
+        codec = r.metadata.get("avro.codec", "null")
+    hits = [rec for rec in recs if rec["data_file"]["file_path"] == victim]
+    assert len(hits) == 1 and hits[0]["status"] in (0, 1), "victim must be one live entry"
+    i = len(victim) - len(".parquet") - 1
+    damaged = victim[:i] + ("x" if victim[i] != "x" else "y") + victim[i + 1:]
+    hits[0]["data_file"]["file_path"] = damaged
+    with open(manifest, "wb") as f:
+        fastavro.writer(f, schema, recs, metadata=meta, codec=codec)
+    return damaged
+
+
+def named_missing(stderr):
+    """(path, snapshot id) pairs a refusal names, as `PATH (KIND, snapshot ID)`."""
+    return [(m.group(1), int(m.group(2)))
+            for m in re.finditer(r"(\S+) \([a-z_]+, snapshot (-?\d+)\)", stderr)]
+
+
+def damaged_merge_table(tmp_path):
+    """Three appends with MergeAppend: the current snapshot's single manifest lists the first
+    two data files as EXISTING, so expiring the older snapshots makes those files candidates
+    that only the retained manifest keeps. One of them is misnamed in that manifest."""
+    tbl = make_table(tmp_path, merge=True)
+    t = tbl["cat"].load_table("ns.t")
+    first, current = t.metadata.snapshots[0], t.current_snapshot()
+    victim = sorted(live_paths(tbl, first))[0]
+    manifests = current.manifests(t.io)
+    assert len(manifests) == 1 and victim in live_paths(tbl, current)
+    manifest = local(manifests[0].manifest_path)
+    backup = manifest + ".backup"
+    shutil.copy(manifest, backup)
+    before = read_every_snapshot(tbl)
+    damaged = flip_one_path(manifest, victim)
+    return tbl, victim, damaged, manifest, backup, before, current.snapshot_id
+
+
+def restore(manifest, backup):
+    shutil.move(backup, manifest)
+
+
+def test_corrupt_retained_manifest_blocks_expiry_deletes(tmp_path):
+    tbl, victim, damaged, manifest, backup, before, current = damaged_merge_table(tmp_path)
+    files_before = [f for f in all_files(tbl) if f != backup]
+
+    dry = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--dry-run")
+    assert dry.returncode == 5, dry.stderr
+    assert (damaged, current) in named_missing(dry.stderr), dry.stderr
+
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01")
+    assert p.returncode == 5, p.stderr
+    assert (damaged, current) in named_missing(p.stderr), p.stderr
+    assert "1 file " in p.stderr and "--no-verify" in p.stderr
+    # nothing deleted: the real file and every other file are still there (the commit only
+    # added its metadata file)
+    assert os.path.exists(local(victim))
+    files_after = [f for f in all_files(tbl) if f != backup]
+    added = sorted(set(files_after) - set(files_before))
+    assert set(files_before) <= set(files_after)
+    assert len(added) == 1 and added[0].endswith(".metadata.json")
+    # the expiry itself was committed; with the manifest restored every retained snapshot
+    # reads as before
+    restore(manifest, backup)
+    after = read_every_snapshot(tbl)
+    assert set(after) == {current}
+    assert after == {k: before[k] for k in after}
+
+
+def test_no_verify_expiry_deletes_as_without_the_check(tmp_path):
+    tbl, victim, damaged, manifest, backup, before, current = damaged_merge_table(tmp_path)
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--no-verify")
+    assert p.returncode == 0, p.stderr
+    # without the check the misnamed live file is taken for a candidate and deleted: the loss
+    # the check exists for
+    assert not os.path.exists(local(victim))
+
+
+def damaged_fast_table(tmp_path):
+    """Three fast appends; the current snapshot's own manifest misnames its data file, which
+    then looks like an orphan to the sweep."""
+    tbl = make_table(tmp_path)
+    t = tbl["cat"].load_table("ns.t")
+    current = t.current_snapshot()
+    own = [m for m in current.manifests(t.io) if m.added_snapshot_id == current.snapshot_id]
+    assert len(own) == 1
+    victim = [e.data_file.file_path for e in own[0].fetch_manifest_entry(t.io)][0]
+    manifest = local(own[0].manifest_path)
+    backup = str(tbl["wh"] / "manifest.backup")  # outside the table: never an orphan
+    shutil.copy(manifest, backup)
+    before = read_every_snapshot(tbl)
+    damaged = flip_one_path(manifest, victim)
+    age_all(tbl["dir"])
+    return tbl, victim, damaged, manifest, backup, before, current.snapshot_id
+
+
+def test_corrupt_retained_manifest_blocks_orphan_sweep_deletes(tmp_path):
+    tbl, victim, damaged, manifest, backup, before, current = damaged_fast_table(tmp_path)
+    files_before = all_files(tbl)
+    for extra in ((), ("--dry-run",)):
+        p = icm(tbl, "remove-orphan-files", "ns.t", *extra)
+        assert p.returncode == 5, p.stderr
+        assert named_missing(p.stderr) == [(damaged, current)], p.stderr
+        assert "1 file " in p.stderr and "--no-verify" in p.stderr
+        assert all_files(tbl) == files_before
+    restore(manifest, backup)
+    assert read_every_snapshot(tbl) == before
+
+
+def test_no_verify_sweep_deletes_as_without_the_check(tmp_path):
+    tbl, victim, damaged, manifest, backup, before, current = damaged_fast_table(tmp_path)
+    p = icm(tbl, "remove-orphan-files", "ns.t", "--no-verify")
+    assert p.returncode == 0, p.stderr
+    assert not os.path.exists(local(victim))
+
+
+def test_listing_missing_referenced_files_refusal_names_them(tmp_path):
+    # A table copy that lost 11 of its 12 data files, plus a stray file: the sweep must not
+    # take the listing for the table, and says which files it lacks and who needs them.
+    tbl = make_table(tmp_path, appends=12)
+    t = tbl["cat"].load_table("ns.t")
+    snaps = t.metadata.snapshots
+    needs = {s.snapshot_id: live_paths(tbl, s) for s in snaps}
+    every = sorted(needs[t.current_snapshot().snapshot_id])
+    assert len(every) == 12
+    lost = every[:11]
+    for f in lost:
+        os.remove(local(f))
+    stray = tbl["dir"] / "data" / "stray.parquet"
+    stray.write_bytes(b"not referenced")
+    age_all(tbl["dir"])
+    files_before = all_files(tbl)
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 5, p.stderr
+    named = named_missing(p.stderr)
+    assert len(named) == 10 and "11 files" in p.stderr and "and 1 more" in p.stderr, p.stderr
+    assert len({path for path, _ in named}) == 10
+    for path, snap in named:
+        assert path in lost
+        assert path in needs[snap], f"snapshot {snap} does not reference {path}"
+    assert all_files(tbl) == files_before
+    # --no-verify sweeps (the stray goes; nothing referenced is touched)
+    p = icm(tbl, "remove-orphan-files", "ns.t", "--no-verify")
+    assert p.returncode == 0, p.stderr
+    assert all_files(tbl) == [f for f in files_before if f != str(stray)]
