@@ -349,7 +349,8 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * @param[out] out new result (icm_expire_result_free); set also on ICM_ECOMMIT_UNKNOWN (then
  *             with the decision and nothing deleted), on ICM_ECOMMIT_FAILED, and on any error
  *             after the commit (then (*out)->committed is true: the snapshots are expired, and
- *             the error code says what stopped the file cleanup); NULL otherwise
+ *             the error code says what stopped the file cleanup), and on a refusal by
+ *             verification (dry run included: missing_count > 0); NULL otherwise
  * @param t    the table (its state advances to the committed metadata)
  * @param opts NULL = defaults
  * @return 0; the codes of icm_expire_decide; ICM_ECOMMIT_FAILED (CAS conflicts exhausted the

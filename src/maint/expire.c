@@ -548,9 +548,11 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
             rc = cleanup_after_commit(t, o, base, r);
         icm_table_metadata_free(base);
     }
-    /* The caller learns what was decided even when the commit did not happen, and that the
-     * commit happened when a later step (reload, planning, deleting) failed. */
-    if (rc == 0 || rc == ICM_ECOMMIT_UNKNOWN || rc == ICM_ECOMMIT_FAILED || r->committed) {
+    /* The caller learns what was decided even when the commit did not happen, that the
+     * commit happened when a later step (reload, planning, deleting) failed, and which files
+     * verification found missing. */
+    if (rc == 0 || rc == ICM_ECOMMIT_UNKNOWN || rc == ICM_ECOMMIT_FAILED || r->committed ||
+        r->missing_count > 0) {
         *out = r;
         return rc;
     }
