@@ -8,11 +8,15 @@
  *       snapshot also deletes every file of the manifest appended 9 snapshots earlier (a
  *       rewritten manifest holding them as DELETED, dropped again by the next snapshot). Each
  *       manifest list names every live manifest, as Java's FastAppend does. Data files are not
- *       created (planning never opens them).
- *   bench_expire run DIR
- *       `expire-snapshots --dry-run` in-process: the older half of the snapshots expire; prints
- *       seconds (open + expiry, the table open, and the expiry call alone), snapshots expired,
- *       files planned per kind, and the process's peak RSS.
+ *       created (planning never opens them; `touch` creates them for verification).
+ *   bench_expire touch DIR SNAPSHOTS FILES_PER_SNAPSHOT
+ *       creates every data file `gen` names, empty, so that verification (which stats every
+ *       retained file) finds them.
+ *   bench_expire run DIR [verify]
+ *       `expire-snapshots --dry-run --no-verify` in-process (with `verify`: verification on,
+ *       which needs `touch` first): the older half of the snapshots expire; prints seconds
+ *       (open + expiry, the table open, and the expiry call alone), snapshots expired, files
+ *       planned per kind, and the process's peak RSS.
  *   bench_expire floor DIR
  *       the decode floor: read and decode every unique manifest list and manifest once (file
  *       path only), nothing else; prints seconds and peak RSS.
@@ -277,7 +281,7 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int run(const char *dir)
+static int run(const char *dir, bool verify)
 {
     char loc[4096];
     snprintf(loc, sizeof loc, "%s/t", dir);
@@ -294,6 +298,7 @@ static int run(const char *dir)
     size_t n = icm_table_metadata_snapshot_count(md);
     icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
     o.dry_run = true;
+    o.no_verify = !verify;
     o.decide.has_older_than = true;
     o.decide.older_than_ms = icm_table_metadata_snapshot_at(md, n / 2)->timestamp_ms;
     icm_expire_result *r = NULL;
@@ -303,10 +308,10 @@ static int run(const char *dir)
         return die("expire", rc);
     /* "expiry" is the icm_expire_snapshots call alone: the table already open, as Java's timed
      * ExpireSnapshots.commit() has its TableMetadata loaded before the clock starts. */
-    printf("dry run: %.3f s (cpu %.3f s; table open %.3f s, cpu %.3f s; expiry %.3f s, cpu %.3f "
+    printf("dry run%s: %.3f s (cpu %.3f s; table open %.3f s, cpu %.3f s; expiry %.3f s, cpu %.3f "
            "s), %zu expired, %zu retained, planned %zu files (data %zu, manifests %zu, lists %zu), "
            "problems %zu, peak RSS %ld KiB\n",
-           t1 - t0, c1 - c0, t_open - t0, c_open - c0, t1 - t_open, c1 - c_open,
+           verify ? " (verified)" : "", t1 - t0, c1 - c0, t_open - t0, c_open - c0, t1 - t_open, c1 - c_open,
            r->expired_count, r->retained_count, r->total,
            r->counts[ICM_EXPIRE_FILE_DATA], r->counts[ICM_EXPIRE_FILE_MANIFEST],
            r->counts[ICM_EXPIRE_FILE_MANIFEST_LIST], r->problem_count, peak_rss_kib());
@@ -525,17 +530,46 @@ static int inflate_run(const char *dir, const char *inflater)
     return 0;
 }
 
+/* ---- touch: the data files `gen` names, empty ---- */
+
+static int touch_files(const char *dir, size_t snapshots, size_t files_per)
+{
+    char path[4096];
+    size_t made = 0;
+    for (size_t source = 0; source <= snapshots; source++) { /* (sources count from 1) */
+        for (size_t i = 0; i < files_per; i++) {
+            snprintf(path, sizeof path,
+                     "%s/t/data/part-%05zu-%05zu-0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e.parquet",
+                     dir, source, i);
+            FILE *f = fopen(path, "a");
+            if (f == NULL) {
+                perror(path);
+                return 1;
+            }
+            fclose(f);
+            made++;
+        }
+    }
+    printf("touched %zu data files\n", made);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "gen") == 0)
         return generate(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
     if (argc == 3 && strcmp(argv[1], "run") == 0)
-        return run(argv[2]);
+        return run(argv[2], false);
+    if (argc == 4 && strcmp(argv[1], "run") == 0 && strcmp(argv[3], "verify") == 0)
+        return run(argv[2], true);
+    if (argc == 5 && strcmp(argv[1], "touch") == 0)
+        return touch_files(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
     if (argc == 3 && strcmp(argv[1], "floor") == 0)
         return floor_run(argv[2]);
     if ((argc == 3 || argc == 4) && strcmp(argv[1], "inflate") == 0)
         return inflate_run(argv[2], argc == 4 ? argv[3] : "zlib");
-    fprintf(stderr, "usage: bench_expire gen DIR SNAPSHOTS FILES_PER_SNAPSHOT | run DIR | "
-                    "floor DIR | inflate DIR [zlib|libdeflate]\n");
+    fprintf(stderr, "usage: bench_expire gen DIR SNAPSHOTS FILES_PER_SNAPSHOT | touch DIR "
+                    "SNAPSHOTS FILES_PER_SNAPSHOT | run DIR [verify] | floor DIR | inflate DIR "
+                    "[zlib|libdeflate]\n");
     return 2;
 }

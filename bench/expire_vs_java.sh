@@ -15,7 +15,8 @@
 # 2. The cutoff is the timestamp of the middle snapshot (the same one `bench_expire run` uses):
 #    the older half expires, retain_last 1.
 # 3. Whole processes under /usr/bin/time -v (wall, user+sys CPU, peak RSS):
-#    `icemaint --json expire-snapshots DIR/t --dry-run --older-than CUTOFF` and Java BenchExpire
+#    `icemaint --json expire-snapshots DIR/t --dry-run --no-verify --older-than CUTOFF` (the
+#    generated table has no data files, and Java plans without verifying) and Java BenchExpire
 #    with no warm-up and one iteration (JVM start, class loading, metadata parse, expiry).
 # 4. In-process: `bench_expire run` (open + plan, library call) and `bench_expire floor` (read and
 #    decode every manifest list and every unique manifest once), 3 runs each, and the lower
@@ -63,7 +64,8 @@ JAVA=(java -XX:+UseParallelGC -cp "$CP" dev.icemaint.interop.BenchExpire --metad
 
 echo "table: $WORK/t ($SNAPSHOTS snapshots x $FILES_PER files), cutoff $CUTOFF"
 echo "== whole processes"
-timed_v icemaint_cli "$CLI" --json expire-snapshots "$WORK/t" --dry-run --older-than "$CUTOFF"
+timed_v icemaint_cli "$CLI" --json expire-snapshots "$WORK/t" --dry-run --no-verify \
+  --older-than "$CUTOFF"
 timed_v java_process "${JAVA[@]}" --warmup 0 --iterations 1 --paths-out "$WORK/java_paths.txt"
 echo "== in-process"
 for i in 1 2 3; do timed_v "icemaint_run_$i" "$BENCH" run "$WORK"; cat "$WORK/icemaint_run_$i.out"; done

@@ -72,16 +72,19 @@ static void withhold_everything(icm_expire_result *r)
     icm__expire_result_tally(r);
 }
 
-static int refuse(const missing *m, const char *table_location)
+static int refuse(missing *m, const char *table_location)
 {
+    if (m->count > NAMED)
+        icm__buf_printf(&m->names, " and %zu more", m->count - NAMED);
+    if (m->names.oom)
+        return ICM_ENOMEM;
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, table_location,
                           "verification: %zu file%s the retained snapshots reference %s "
-                          "missing: %s%s; nothing is deleted (a damaged manifest may name a "
+                          "missing: %s; nothing is deleted (a damaged manifest may name a "
                           "live file wrongly, so the real one would look unreferenced; "
                           "`icemaint check` lists every problem; --no-verify skips this check)",
                           m->count, m->count == 1 ? "" : "s", m->count == 1 ? "is" : "are",
-                          m->names.data != NULL ? m->names.data : "",
-                          m->count > NAMED ? " and more" : "");
+                          m->names.data != NULL ? m->names.data : "");
 }
 
 static bool plans_kind(const icm_expire_file *files, size_t n, icm_expire_file_kind kind)

@@ -3,10 +3,12 @@
  * the keep-set walk reaches it, stat'ed once through the FileIO and compared with what the
  * metadata records.
  *
- * A file reached several times in one walk (a data file listed by several manifests) is
- * stat'ed once: files found fine go into a set keyed by location and expected size (a second
- * reference recording another size is a second check), files with an issue into another, so
- * each is reported once per walk. Manifest lists and manifests the walk could not read are
+ * Files with an issue go into a set keyed by location and expected size, so each is reported
+ * once per walk. Given a set of files found fine (check.c: many snapshots share most files),
+ * a file found fine is stat'ed once however often it is reached (a second reference recording
+ * another size is a second check); without one (expiry: a walk reaches each unique manifest's
+ * entries once, so only a file listed by several manifests comes twice) nothing is kept per
+ * fine file, which saves a set as large as the table. Manifest lists and manifests the walk could not read are
  * issues of their own, unless they are missing (the stat reported that already).
  *
  * Read-only: the storage calls here are the walk's reads and stats.
@@ -22,7 +24,7 @@ typedef struct verify {
     const icm__verify_options *o;
     icm__verify_cb cb;
     void *payload;
-    icm__pathset *fine;    /* o->verified, or a set of this walk's own */
+    icm__pathset *fine;    /* o->verified (NULL: none, a file reached twice is stat'ed twice) */
     icm__pathset *flagged; /* files reported in this walk */
     icm__verify_counts counts;
 } verify;
@@ -89,7 +91,7 @@ static int check_file(verify *v, const icm__reached *f, int64_t want, icm__paths
         issue.actual_size_bytes = info.size_bytes;
         return report(v, &issue, key);
     }
-    return icm__pathset_add_hash(v->fine, key, NULL);
+    return v->fine != NULL ? icm__pathset_add_hash(v->fine, key, NULL) : 0;
 }
 
 static int on_reached(const icm__reached *f, void *payload)
@@ -105,7 +107,7 @@ static int on_reached(const icm__reached *f, void *payload)
     if (icm__pathset_contains_hash(v->flagged, key))
         return 0; /* reported in this walk already */
     v->counts.checked++;
-    if (icm__pathset_contains_hash(v->fine, key))
+    if (v->fine != NULL && icm__pathset_contains_hash(v->fine, key))
         return 0;
     return check_file(v, f, want, key);
 }
@@ -149,9 +151,7 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
     v.cb = cb;
     v.payload = payload;
     v.fine = opts->verified;
-    int rc = v.fine == NULL ? icm__pathset_new(&v.fine, 0) : 0;
-    if (rc == 0)
-        rc = icm__pathset_new(&v.flagged, 0);
+    int rc = icm__pathset_new(&v.flagged, 0);
     icm__reach_options ro = {opts->snapshot_ids, opts->snapshot_id_count, opts->read_entries,
                              NULL, true, NULL};
     icm__reach_report rep;
@@ -161,8 +161,6 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
     if (rc == 0)
         rc = report_unreadable(&v, &rep);
     icm__reach_report_dispose(&rep);
-    if (v.fine != opts->verified)
-        icm__pathset_free(v.fine);
     icm__pathset_free(v.flagged);
     if (counts != NULL)
         *counts = v.counts;

@@ -66,9 +66,9 @@ typedef struct icm__verify_options {
     /* Verify only files inside these locations (segment boundaries); 0 roots = every file. */
     const char *const *roots;
     size_t root_count;
-    /* NULL, or files found fine by earlier walks (keys of location and expected size): not
-     * stat'ed again, and files found fine now are added. Lets several walks over snapshots
-     * that share files stat each file once. */
+    /* NULL (no memory: a file reached twice is stat'ed twice), or files found fine by earlier
+     * walks (keys of location and expected size): not stat'ed again, and files found fine now
+     * are added. Lets several walks over snapshots that share files stat each file once. */
     icm__pathset *verified;
 } icm__verify_options;
 
