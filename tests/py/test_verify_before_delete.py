@@ -206,6 +206,56 @@ def test_no_verify_sweep_deletes_as_without_the_check(tmp_path):
     assert not os.path.exists(local(victim))
 
 
+def flip_one_manifest_path(manifest_list, victim):
+    """Rewrite a manifest list with one character of manifest `victim`'s path changed."""
+    with open(manifest_list, "rb") as f:
+        r = fastavro.reader(f)
+        schema, recs = r.writer_schema, list(r)
+        meta = {k: v for k, v in r.metadata.items() if not k.startswith("avro.")}
+        codec = r.metadata.get("avro.codec", "null")
+    hits = [rec for rec in recs if rec["manifest_path"] == victim]
+    assert len(hits) == 1
+    i = len(victim) - len(".avro") - 1
+    damaged = victim[:i] + ("x" if victim[i] != "x" else "y") + victim[i + 1:]
+    hits[0]["manifest_path"] = damaged
+    with open(manifest_list, "wb") as f:
+        fastavro.writer(f, schema, recs, metadata=meta, codec=codec)
+    return damaged
+
+
+@pytest.mark.parametrize("command", ["expire-snapshots", "remove-orphan-files"])
+def test_corrupt_retained_manifest_list_blocks_manifest_deletes(tmp_path, command):
+    # Fast appends: the current snapshot's list names the first snapshot's manifest too. Its
+    # path misnamed there, the real manifest is only the expired first snapshot's (an expiry
+    # candidate) and looks unreferenced (a sweep's orphan); deleting it loses the first data
+    # file's only record.
+    tbl = make_table(tmp_path)
+    t = tbl["cat"].load_table("ns.t")
+    first, current = t.metadata.snapshots[0], t.current_snapshot()
+    (victim,) = [m.manifest_path for m in first.manifests(t.io)]
+    ml = local(current.manifest_list)
+    backup = str(tbl["wh"] / "list.backup")
+    shutil.copy(ml, backup)
+    before = read_every_snapshot(tbl)
+    damaged = flip_one_manifest_path(ml, victim)
+    age_all(tbl["dir"])
+    files_before = all_files(tbl)
+    args = ["--older-than", "2099-01-01"] if command == "expire-snapshots" else []
+    p = icm(tbl, command, "ns.t", *args)
+    assert p.returncode == 5, p.stderr
+    if command == "expire-snapshots":
+        assert (damaged, current.snapshot_id) in named_missing(p.stderr), p.stderr
+    else:  # the sweep reads every manifest: its unreadable-manifest refusal names it
+        assert damaged in p.stderr, p.stderr
+    assert os.path.exists(local(victim))
+    files_after = all_files(tbl)
+    assert set(files_before) <= set(files_after)
+    assert all(f.endswith(".metadata.json") for f in set(files_after) - set(files_before))
+    restore(ml, backup)
+    after = read_every_snapshot(tbl)
+    assert after == {k: before[k] for k in after} and current.snapshot_id in after
+
+
 def test_listing_missing_referenced_files_refusal_names_them(tmp_path):
     # A table copy that lost 11 of its 12 data files, plus a stray file: the sweep must not
     # take the listing for the table, and says which files it lacks and who needs them.
