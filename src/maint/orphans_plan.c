@@ -66,12 +66,7 @@ struct icm__orphan_plan {
     size_t n_hidden_fields;
     size_t referenced_under_root; /* files of R below list_root */
     size_t file_list_outside;   /* file-list lines naming a file outside list_root */
-    /* The presence check (check_presence): files the snapshots reach (not metadata documents,
-     * which old log entries may have lost legitimately) below list_root, visible to the
-     * listing, are marked MARK_EXPECTED in R; those the listing showed, MARK_FOUND. One
-     * expected and not found means a damaged manifest or a listing that does not show the
-     * table as its metadata describes it: refuse, naming the files. */
-    size_t reached_expected;
+    /* (The presence check keeps its state in R's marks: see check_presence.) */
     icm__pathset *metadata_docs;  /* R's keys (icm__okeys_last_key) of the metadata documents
                                      and version hints */
     size_t orphan_cap;
@@ -541,21 +536,22 @@ static int add_listing_alias(plan *p, const char *location)
 /* Tags of a reference added later (icm__okeys_add_later), for the counts kept when it turns
  * out new. */
 #define REF_UNDER_ROOT 1u /* below list_root: counts in referenced_under_root */
-#define REF_EXPECTED 2u   /* to be found by the listing: counts in reached_expected */
+#define REF_EXPECTED 2u   /* to be found by the listing: marked MARK_EXPECTED */
 
-/* Marks of R's keys (icm__pathset_mark_hash), for the presence check. */
-#define MARK_EXPECTED ICM__PATHSET_MARK_A /* a reached file the listing should show */
-#define MARK_FOUND ICM__PATHSET_MARK_B    /* a referenced file the listing showed */
+/* Marks of R's keys (icm__pathset_mark_hash), for the presence check (check_presence): files
+ * the snapshots reach (not metadata documents, which old log entries may have lost
+ * legitimately) below list_root and visible to the listing are expected; those the listing
+ * showed are found. */
+#define MARK_EXPECTED ICM__PATHSET_MARK_A
+#define MARK_FOUND ICM__PATHSET_MARK_B
 
 static void on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload)
 {
     plan *p = payload;
     if (tag & REF_UNDER_ROOT)
         p->referenced_under_root++;
-    if (tag & REF_EXPECTED) {
-        p->reached_expected++;
+    if (tag & REF_EXPECTED)
         (void)icm__pathset_mark_hash(p->keys.set, hash, MARK_EXPECTED);
-    }
 }
 
 /* add_ref, deferred a few references so the keep set's memory is fetched meanwhile: the same
