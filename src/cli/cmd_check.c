@@ -181,7 +181,8 @@ static void print_human(const icm_check_result *r)
     for (size_t i = 0; i < r->snapshot_count; i++) {
         const icm_check_snapshot *s = &r->snapshots[i];
         bad += s->problem_count > 0;
-        printf("snapshot %lld: %zu files checked, ", (long long)s->snapshot_id, s->files_checked);
+        printf("snapshot %lld: %zu file%s checked, ", (long long)s->snapshot_id,
+               s->files_checked, s->files_checked == 1 ? "" : "s");
         if (s->problem_count == 0)
             printf("ok\n");
         else
