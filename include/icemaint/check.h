@@ -13,9 +13,9 @@
  * manifest that exists but cannot be read is a problem too (its files cannot be checked).
  *
  * Files are looked up through the FileIO (so a path map applies: a file is looked for where
- * it really is) and reported by the location the metadata gives them. Each distinct file is
- * stat'ed once however many snapshots need it; a file with a problem is reported in every
- * chosen snapshot that needs it.
+ * it really is) and reported by the location the metadata gives them. Each manifest's entries
+ * are read once and each file found fine is stat'ed once however many snapshots need them; a
+ * file with a problem is reported in every chosen snapshot that needs it.
  *
  * Never deletes, writes or commits: the implementation references no FileIO call that
  * creates, writes or deletes (tests/unit/test_check.c checks the object file with nm).
@@ -61,7 +61,7 @@ typedef enum icm_check_problem_kind {
 /** "missing", "wrong_size", "unreadable"; "other" when out of range. Static storage. */
 ICM_EXTERN(const char *) icm_check_problem_kind_name(icm_check_problem_kind problem);
 
-/** One problem. Strings are owned by the result. */
+/** One problem: a file and what is wrong with it. Strings are owned by the result. */
 typedef struct icm_check_problem {
     icm_check_problem_kind problem;
     icm_check_file_kind kind;
@@ -75,22 +75,32 @@ typedef struct icm_check_problem {
 /** One checked snapshot. */
 typedef struct icm_check_snapshot {
     int64_t snapshot_id;
-    size_t files_checked;         /**< distinct files the snapshot needs (metadata file not
-                                       counted: see icm_check_result) */
-    icm_check_problem *problems;  /**< in walk order */
+    /** Files the snapshot needs: its manifest list, manifests and statistics files (each
+     *  once), plus the live entries of its manifests (a file two of its manifests list counts
+     *  twice). The metadata file is not counted: see icm_check_result. */
+    size_t files_checked;
+    /** Its problems, in walk order, each once: pointers into the result's `problems` (a
+     *  problem many snapshots have is one record, so a table whose every file is missing
+     *  costs a pointer per snapshot and file, not a copy). */
+    const icm_check_problem *const *problems;
     size_t problem_count;
 } icm_check_snapshot;
 
 /** What a check found. Everything is owned by the result (icm_check_result_free). */
 typedef struct icm_check_result {
     char *metadata_location;      /**< the metadata file checked (NULL when not given) */
-    icm_check_problem *problems;  /**< table-level problems: the metadata file */
+    /** The metadata file's problem (it is missing or cannot be stat'ed), a pointer into
+     *  `problems`; NULL when none. */
+    const icm_check_problem *metadata_problem;
+    /** Every distinct problem (file, what is wrong, recorded size), once. */
+    icm_check_problem *problems;
     size_t problem_count;
-    icm_check_snapshot *snapshots; /**< in the metadata's snapshot order */
+    icm_check_snapshot *snapshots; /**< in the order asked for (--all: metadata order) */
     size_t snapshot_count;
     size_t files_checked;         /**< distinct files checked over all snapshots, the
                                        metadata file included */
-    size_t total_problems;        /**< problem_count plus every snapshot's problem_count */
+    size_t total_problems;        /**< the metadata file's problem (0 or 1) plus every
+                                       snapshot's problem_count: 0 means clean */
 } icm_check_result;
 
 ICM_EXTERN(void) icm_check_result_free(icm_check_result *result);

@@ -224,6 +224,9 @@ int icm_cli_plan_write(icm_cli_plan_file *p, json_t *doc);
 void icm_cli_plan_discard(icm_cli_plan_file *p);
 /* Whether icm_cli_json_print wrote a document to stdout in this process. */
 bool icm_cli_json_printed(void);
+/* A command that writes its document in pieces (cmd_check.c) says it has begun one, so no
+ * error document follows a part of it. */
+void icm_cli_json_mark_printed(void);
 
 /* ---- around the delete phase of expire-snapshots and remove-orphan-files (deletes.c) ---- */
 

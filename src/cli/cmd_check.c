@@ -99,13 +99,13 @@ static json_t *size_json(int64_t size)
     return size >= 0 ? icm_cli_json_int(size) : json_null();
 }
 
-static json_t *problems_json(const icm_check_problem *problems, size_t n, bool *ok)
+static json_t *problems_json(const icm_check_problem *const *problems, size_t n, bool *ok)
 {
     json_t *arr = json_array();
     if (arr == NULL)
         *ok = false;
     for (size_t i = 0; arr != NULL && i < n; i++) {
-        const icm_check_problem *p = &problems[i];
+        const icm_check_problem *p = problems[i];
         json_t *o = json_object();
         if (o == NULL) {
             *ok = false;
@@ -126,57 +126,81 @@ static json_t *problems_json(const icm_check_problem *problems, size_t n, bool *
     return arr;
 }
 
-static json_t *snapshots_json(const icm_check_result *r, bool *ok)
+static json_t *snapshot_json(const icm_check_snapshot *s, bool *ok)
 {
-    json_t *arr = json_array();
-    if (arr == NULL)
+    json_t *o = json_object();
+    if (o == NULL) {
         *ok = false;
-    for (size_t i = 0; arr != NULL && i < r->snapshot_count; i++) {
-        const icm_check_snapshot *s = &r->snapshots[i];
-        json_t *o = json_object();
-        if (o == NULL) {
-            *ok = false;
-            break;
-        }
-        icm_cli_json_set(o, "snapshot_id", icm_cli_json_int(s->snapshot_id), ok);
-        icm_cli_json_set(o, "files_checked", icm_cli_json_int((int64_t)s->files_checked), ok);
-        icm_cli_json_set(o, "problems", problems_json(s->problems, s->problem_count, ok), ok);
-        icm_cli_json_push(arr, o, ok);
+        return NULL;
     }
-    return arr;
+    icm_cli_json_set(o, "snapshot_id", icm_cli_json_int(s->snapshot_id), ok);
+    icm_cli_json_set(o, "files_checked", icm_cli_json_int((int64_t)s->files_checked), ok);
+    icm_cli_json_set(o, "problems", problems_json(s->problems, s->problem_count, ok), ok);
+    return o;
 }
 
+/* Write one value (stolen) as a piece of the document, with the lossless escape
+ * (icm_cli_json_write; it ends the piece with a newline); false on a write or build failure. */
+static bool dump_piece(json_t *value, bool ok)
+{
+    bool done = ok && value != NULL && icm_cli_json_write(stdout, value, true);
+    json_decref(value);
+    return done;
+}
+
+/*
+ * The document is written a snapshot at a time: a table whose every file is missing has a
+ * problem per snapshot and file, and one document object holding them all would need memory
+ * in proportion (tens of GB for 2,000 snapshots of 50,000 files). Every piece is built and
+ * escaped by the same JSON builders as any other document.
+ */
 static int print_json(const icm_check_result *r)
 {
     bool ok = true;
-    json_t *doc = json_object();
-    if (doc == NULL)
+    const icm_check_problem *md = r->metadata_problem;
+    json_t *loc = icm_cli_json_str(r->metadata_location);
+    json_t *mdp = problems_json(&md, md != NULL, &ok);
+    ok = ok && loc != NULL && mdp != NULL;
+    if (!ok) {
+        json_decref(loc);
+        json_decref(mdp);
         return icm_cli_json_failed();
-    icm_cli_json_set(doc, "metadata_location", icm_cli_json_str(r->metadata_location), &ok);
-    icm_cli_json_set(doc, "metadata_problems", problems_json(r->problems, r->problem_count, &ok),
-                     &ok);
-    icm_cli_json_set(doc, "snapshots", snapshots_json(r, &ok), &ok);
-    icm_cli_json_set(doc, "files_checked", icm_cli_json_int((int64_t)r->files_checked), &ok);
-    icm_cli_json_set(doc, "problem_count", icm_cli_json_int((int64_t)r->total_problems), &ok);
-    icm_cli_json_set(doc, "ok", json_boolean(r->total_problems == 0), &ok);
-    return icm_cli_json_print(doc, ok);
+    }
+    icm_cli_json_mark_printed();
+    bool written = fputs("{\n\"metadata_location\": ", stdout) >= 0 && dump_piece(loc, true) &&
+                   fputs(", \"metadata_problems\": ", stdout) >= 0 && dump_piece(mdp, true) &&
+                   fputs(", \"snapshots\": [\n", stdout) >= 0;
+    for (size_t i = 0; written && i < r->snapshot_count; i++) {
+        json_t *o = snapshot_json(&r->snapshots[i], &ok);
+        written = (i == 0 || fputs(", ", stdout) >= 0) && dump_piece(o, ok);
+    }
+    if (!ok)
+        return icm_cli_json_failed();
+    written = written &&
+              printf("], \"files_checked\": %zu, \"problem_count\": %zu, \"ok\": %s\n}\n",
+                     r->files_checked, r->total_problems,
+                     r->total_problems == 0 ? "true" : "false") >= 0;
+    if (!written)
+        return icm_cli_error("stdout", "cannot write the JSON document");
+    return ICM_EXIT_OK;
 }
 
 /* ---- text ---- */
 
-static void print_problems(const icm_check_problem *problems, size_t n)
+static void print_problems(const icm_check_problem *const *problems, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        printf("  %-10s %-20s %s: %s\n", icm_check_problem_kind_name(problems[i].problem),
-               icm_check_file_kind_name(problems[i].kind), problems[i].path,
-               problems[i].message);
+        printf("  %-10s %-20s %s: %s\n", icm_check_problem_kind_name(problems[i]->problem),
+               icm_check_file_kind_name(problems[i]->kind), problems[i]->path,
+               problems[i]->message);
 }
 
 static void print_human(const icm_check_result *r)
 {
+    const icm_check_problem *md = r->metadata_problem;
     if (r->metadata_location != NULL)
-        printf("metadata %s: %s\n", r->metadata_location, r->problem_count ? "PROBLEM" : "ok");
-    print_problems(r->problems, r->problem_count);
+        printf("metadata %s: %s\n", r->metadata_location, md != NULL ? "PROBLEM" : "ok");
+    print_problems(&md, md != NULL);
     size_t bad = 0;
     for (size_t i = 0; i < r->snapshot_count; i++) {
         const icm_check_snapshot *s = &r->snapshots[i];

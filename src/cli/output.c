@@ -276,6 +276,11 @@ bool icm_cli_json_emit(json_t *doc)
     return written;
 }
 
+void icm_cli_json_mark_printed(void)
+{
+    json_printed = true;
+}
+
 int icm_cli_json_print(json_t *doc, bool ok)
 {
     if (doc == NULL || !ok) {

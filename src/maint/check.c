@@ -1,25 +1,34 @@
 /*
  * maint/check.c: the table integrity check (icemaint/check.h): the metadata file, then each
- * chosen snapshot walked on its own by the verification walk (verify.h) with sizes compared,
- * its problems collected into that snapshot's report.
+ * chosen snapshot with the verifier (verify.h), sizes compared, its problems collected into
+ * that snapshot's report.
  *
- * The snapshots share one set of files found fine, so a file many snapshots need is stat'ed
- * once; a file with a problem is stat'ed (and reported) again in each snapshot that needs it,
- * which is what a per-snapshot report says. Each snapshot's walk reads its own manifest list
- * and manifests: a check of every snapshot reads a manifest once per snapshot that lists it.
+ * Snapshots share most of their files, and a long history has thousands of snapshots, so
+ * nothing is read or stat'ed once per snapshot that needs not be: each snapshot's own walk
+ * reads only its manifest list (its list, manifests and statistics files are judged there),
+ * and each manifest's live entries are read and verified the first time a snapshot lists it,
+ * their problems kept with the manifest and handed to every later snapshot that lists it.
+ * Files found fine are remembered (keys of location and expected size), so each is stat'ed
+ * once; a file with a problem is stat'ed again where its snapshot's own files are judged.
+ *
+ * Problems are interned: one record per distinct (what, recorded size, path), and each
+ * snapshot holds indices into them while the check runs (pointers once it is done), so a
+ * table whose every file is missing costs a word per snapshot and file.
  *
  * Never deletes, writes or commits: the storage calls here are the walk's reads and stats
- * (tests/unit/test_check.c checks the object file with nm).
+ * (tests/unit/test_verify.c checks the object file with nm).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "icemaint/check.h"
 #include "maint/verify.h"
+#include "util/strset.h"
 #include "util/util.h"
 
 static const char *const KIND_NAMES[ICM_CHECK_FILE_KIND_COUNT] = {
-    "data",     "position_deletes", "equality_deletes", "deletion_vector",      "manifest",
-    "manifest_list", "statistics",  "partition_statistics", "metadata",
+    "data",          "position_deletes", "equality_deletes",     "deletion_vector", "manifest",
+    "manifest_list", "statistics",       "partition_statistics", "metadata",
 };
 
 const char *icm_check_file_kind_name(icm_check_file_kind kind)
@@ -40,26 +49,56 @@ const char *icm_check_problem_kind_name(icm_check_problem_kind problem)
     return "other";
 }
 
-static void free_problems(icm_check_problem *problems, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        icm__free(problems[i].path);
-        icm__free(problems[i].message);
-    }
-    icm__free(problems);
-}
-
 void icm_check_result_free(icm_check_result *r)
 {
     if (r == NULL)
         return;
-    free_problems(r->problems, r->problem_count);
+    for (size_t i = 0; i < r->problem_count; i++) {
+        icm__free(r->problems[i].path);
+        icm__free(r->problems[i].message);
+    }
+    icm__free(r->problems);
     for (size_t i = 0; i < r->snapshot_count; i++)
-        free_problems(r->snapshots[i].problems, r->snapshots[i].problem_count);
+        icm__free((void *)r->snapshots[i].problems);
     icm__free(r->snapshots);
     icm__free(r->metadata_location);
     icm__free(r);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* interned problems                                                                           */
+
+/* A growable array of problem indices. */
+typedef struct index_vec {
+    size_t *items;
+    size_t len, cap;
+} index_vec;
+
+static int index_push(index_vec *v, size_t index)
+{
+    if (v->len == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        size_t *grown = icm__reallocarray(v->items, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        v->items = grown;
+        v->cap = cap;
+    }
+    v->items[v->len++] = index;
+    return 0;
+}
+
+/* The distinct problems, in the order found. A problem's key (what, recorded size, path) is in
+ * `keys`; keys are added in record order, so their arena offsets (`offs`) rise with the index
+ * and a key's record is found by binary search. */
+typedef struct problem_table {
+    icm_check_problem *items;
+    size_t *offs;
+    size_t *stamp;   /* per problem: 1 + the index of the snapshot that has it last */
+    size_t len, cap;
+    icm__strset keys;
+    icm__buf key;    /* scratch */
+} problem_table;
 
 /* The one-line message of a problem. */
 static char *describe(const icm__verify_issue *issue)
@@ -84,14 +123,53 @@ static const icm_check_problem_kind PROBLEM_OF[] = {
     [ICM__VERIFY_UNREADABLE] = ICM_CHECK_UNREADABLE,
 };
 
-/* Append a problem to (*problems, *n). */
-static int push_problem(icm_check_problem **problems, size_t *n, const icm__verify_issue *issue)
+static int table_grow(problem_table *t)
 {
-    icm_check_problem *grown = icm__reallocarray(*problems, *n + 1, sizeof *grown);
-    if (grown == NULL)
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    icm_check_problem *items = icm__reallocarray(t->items, cap, sizeof *items);
+    if (items != NULL)
+        t->items = items;
+    size_t *offs = items != NULL ? icm__reallocarray(t->offs, cap, sizeof *offs) : NULL;
+    if (offs != NULL)
+        t->offs = offs;
+    size_t *stamp = offs != NULL ? icm__reallocarray(t->stamp, cap, sizeof *stamp) : NULL;
+    if (stamp == NULL)
+        return ICM_ENOMEM; /* (what grew stays: cap does not) */
+    t->stamp = stamp;
+    t->cap = cap;
+    return 0;
+}
+
+static int cmp_off(const void *key, const void *elem)
+{
+    size_t a = *(const size_t *)key, b = *(const size_t *)elem;
+    return (a > b) - (a < b);
+}
+
+/* The index of `issue`'s problem, recorded on first sight. */
+static int intern(problem_table *t, const icm__verify_issue *issue, size_t *index)
+{
+    icm__buf_clear(&t->key);
+    icm__buf_putc(&t->key, (char)issue->what);
+    icm__buf_put(&t->key, &issue->expected_size_bytes, sizeof issue->expected_size_bytes);
+    icm__buf_puts(&t->key, issue->location);
+    if (t->key.oom)
         return ICM_ENOMEM;
-    *problems = grown;
-    icm_check_problem *p = &grown[*n];
+    bool added;
+    size_t off;
+    int rc = icm__strset_put(&t->keys, t->key.data, t->key.len, &added, &off);
+    if (rc != 0)
+        return rc;
+    if (!added) {
+        const size_t *at = bsearch(&off, t->offs, t->len, sizeof *t->offs, cmp_off);
+        if (at == NULL)
+            return ICM_ENOMEM; /* (its record failed to be made: the check failed then) */
+        *index = (size_t)(at - t->offs);
+        return 0;
+    }
+    if (t->len == t->cap && (rc = table_grow(t)) != 0)
+        return rc;
+    icm_check_problem *p = &t->items[t->len];
     p->problem = PROBLEM_OF[issue->what];
     p->kind = (icm_check_file_kind)issue->kind;
     p->expected_size_bytes = issue->expected_size_bytes;
@@ -104,38 +182,187 @@ static int push_problem(icm_check_problem **problems, size_t *n, const icm__veri
         icm__free(p->message);
         return ICM_ENOMEM;
     }
-    (*n)++;
+    t->offs[t->len] = off;
+    t->stamp[t->len] = 0;
+    *index = t->len++;
     return 0;
 }
 
-/* The snapshot being checked, and the distinct files with a problem so far. */
-typedef struct walk_ctx {
-    icm_check_snapshot *s;
-    icm__pathset *bad;
-} walk_ctx;
+static void table_dispose(problem_table *t)
+{
+    for (size_t i = 0; i < t->len; i++) {
+        icm__free(t->items[i].path);
+        icm__free(t->items[i].message);
+    }
+    icm__free(t->items);
+    icm__free(t->offs);
+    icm__free(t->stamp);
+    icm__strset_dispose(&t->keys);
+    icm__buf_dispose(&t->key);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the walk                                                                                    */
+
+/* One unique manifest whose live entries were read and verified: read once, however many
+ * snapshots list it. */
+typedef struct manifest_rec {
+    size_t off;           /* its path's offset in check_ctx.manifests (records are in that
+                             order, so sorted by it) */
+    size_t entries;       /* live entries */
+    size_t first, count;  /* its entries' problems: check_ctx.entry_problems[first..+count) */
+} manifest_rec;
+
+typedef struct check_ctx {
+    icm_fileio *io;
+    const icm_table_metadata *md;
+    icm__verifier *v;
+    icm__pathset *fine;         /* files found fine (keys of location and size) */
+    icm__pathset *bad;          /* files with a problem (locations) */
+    problem_table problems;
+    icm__strset manifests;      /* manifests whose entries were read */
+    manifest_rec *recs;
+    size_t n_recs, cap_recs;
+    index_vec entry_problems;   /* the manifests' entry problems (manifest_rec.first, count) */
+    size_t entries_seen;        /* live entries of the manifest being read */
+    index_vec *snap;            /* the snapshot's problems; NULL while a manifest's entries
+                                   are read (they go to entry_problems) */
+    size_t snap_stamp;          /* 1 + the index of the snapshot being checked */
+} check_ctx;
+
+/* A problem into the snapshot being checked, once. */
+static int give_snapshot(check_ctx *c, size_t index)
+{
+    if (c->problems.stamp[index] == c->snap_stamp)
+        return 0;
+    c->problems.stamp[index] = c->snap_stamp;
+    return index_push(c->snap, index);
+}
 
 static int on_issue(const icm__verify_issue *issue, void *payload)
 {
-    walk_ctx *w = payload;
-    int rc = icm__pathset_add(w->bad, issue->location, NULL);
-    return rc == 0 ? push_problem(&w->s->problems, &w->s->problem_count, issue) : rc;
+    check_ctx *c = payload;
+    size_t index;
+    int rc = icm__pathset_add(c->bad, issue->location, NULL);
+    if (rc == 0)
+        rc = intern(&c->problems, issue, &index);
+    if (rc != 0)
+        return rc;
+    return c->snap != NULL ? give_snapshot(c, index) : index_push(&c->entry_problems, index);
+}
+
+static int on_file(const icm__reached *f, void *payload)
+{
+    check_ctx *c = payload;
+    return icm__verifier_check(c->v, f);
+}
+
+static int on_entry(const icm__reached *f, void *payload)
+{
+    check_ctx *c = payload;
+    c->entries_seen++;
+    return icm__verifier_check(c->v, f);
+}
+
+static int cmp_rec_off(const void *key, const void *elem)
+{
+    size_t a = *(const size_t *)key, b = ((const manifest_rec *)elem)->off;
+    return (a > b) - (a < b);
+}
+
+static const manifest_rec *find_rec(const check_ctx *c, const char *path)
+{
+    size_t off;
+    if (!icm__strset_lookup(&c->manifests, path, strlen(path), &off))
+        return NULL;
+    return bsearch(&off, c->recs, c->n_recs, sizeof *c->recs, cmp_rec_off);
+}
+
+/* Read one manifest's live entries and verify them (the manifest itself was judged with its
+ * snapshot's files). *out: its record. */
+static int read_manifest(check_ctx *c, const icm__manifest_ref *ref, const manifest_rec **out)
+{
+    if (c->n_recs == c->cap_recs) {
+        size_t cap = c->cap_recs ? c->cap_recs * 2 : 64;
+        manifest_rec *grown = icm__reallocarray(c->recs, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        c->recs = grown;
+        c->cap_recs = cap;
+    }
+    index_vec *snap = c->snap;
+    c->snap = NULL;
+    c->entries_seen = 0;
+    icm__verifier_forget_issues(c->v); /* (a file two manifests list is in both records) */
+    manifest_rec rec = {0, 0, c->entry_problems.len, 0};
+    icm__manifest_refs one = {(icm__manifest_ref *)ref, 1, 1}; /* (borrowed: not disposed) */
+    icm__reach_report rep;
+    int rc = icm__reach_entries(c->io, icm_table_metadata_format_version(c->md), &one, on_entry,
+                                c, &rep);
+    if (rc == 0)
+        rc = icm__verifier_report_unreadable(c->v, &rep);
+    icm__reach_report_dispose(&rep);
+    c->snap = snap;
+    const char *path = ref->mf.manifest_path;
+    if (rc == 0)
+        rc = icm__strset_put(&c->manifests, path, strlen(path), NULL, &rec.off);
+    if (rc != 0)
+        return rc;
+    rec.entries = c->entries_seen;
+    rec.count = c->entry_problems.len - rec.first;
+    c->recs[c->n_recs] = rec;
+    *out = &c->recs[c->n_recs++];
+    return 0;
+}
+
+/*
+ * One snapshot: its manifest list, manifests and statistics files (stat'ed unless found fine
+ * before), then the live entries of each of its manifests, read the first time a snapshot
+ * lists the manifest and remembered with their problems.
+ */
+static int check_snapshot(check_ctx *c, int64_t id, size_t *files_checked)
+{
+    icm__verifier_forget_issues(c->v);
+    icm__reach_options ro = {&id, 1, false, NULL, true, NULL};
+    icm__manifest_refs refs = {NULL, 0, 0};
+    icm__reach_report rep;
+    int rc = icm__reach_walk_collect(c->io, c->md, &ro, &refs, on_file, c, &rep);
+    if (rc == 0)
+        rc = icm__verifier_report_unreadable(c->v, &rep);
+    icm__reach_report_dispose(&rep);
+    *files_checked = icm__verifier_counts(c->v).checked;
+    for (size_t i = 0; rc == 0 && i < refs.len; i++) {
+        const manifest_rec *rec = find_rec(c, refs.items[i].mf.manifest_path);
+        if (rec == NULL)
+            rc = read_manifest(c, &refs.items[i], &rec);
+        if (rc != 0)
+            break;
+        *files_checked += rec->entries;
+        for (size_t k = rec->first; rc == 0 && k < rec->first + rec->count; k++)
+            rc = give_snapshot(c, c->entry_problems.items[k]);
+    }
+    icm__manifest_refs_dispose(&refs);
+    return rc;
 }
 
 /* The metadata file: it exists (nothing records its size). */
-static int check_metadata_file(icm_fileio *io, icm_check_result *r)
+static int check_metadata_file(check_ctx *c, const char *location, size_t *problem)
 {
+    *problem = SIZE_MAX;
     icm_file_info info;
-    int rc = icm_fileio_stat(io, r->metadata_location, &info);
+    int rc = icm_fileio_stat(c->io, location, &info);
     if (rc == 0 || rc == ICM_ENOMEM)
         return rc;
     icm__verify_issue issue = {rc == ICM_ENOTFOUND ? ICM__VERIFY_MISSING : ICM__VERIFY_UNREADABLE,
-                               r->metadata_location, (icm__file_kind)ICM_CHECK_FILE_METADATA,
-                               -1, -1, 0, rc == ICM_ENOTFOUND ? 0 : rc,
-                               icm_error_last()->message};
-    rc = push_problem(&r->problems, &r->problem_count, &issue);
+                               location, (icm__file_kind)ICM_CHECK_FILE_METADATA, -1, -1, 0,
+                               rc == ICM_ENOTFOUND ? 0 : rc, icm_error_last()->message};
+    rc = intern(&c->problems, &issue, problem);
     icm_error_clear();
     return rc;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* entry                                                                                       */
 
 /* Which snapshots: every one, the named ones (each must exist), or the current one. */
 static int choose(const icm_table_metadata *md, const icm_check_options *o, int64_t **ids,
@@ -165,29 +392,61 @@ static int choose(const icm_table_metadata *md, const icm_check_options *o, int6
     return 0;
 }
 
-static int check_snapshots(icm_fileio *io, const icm_table_metadata *md, const int64_t *ids,
-                           size_t n, icm_check_result *r)
+/* The snapshots' problem indices become pointers into the result's problems (taken from
+ * the table: the records no longer move). */
+static int settle(check_ctx *c, index_vec *snaps, icm_check_result *r, size_t metadata_problem)
 {
-    icm__pathset *fine = NULL, *bad = NULL;
-    int rc = icm__pathset_new(&fine, 0);
-    if (rc == 0)
-        rc = icm__pathset_new(&bad, 0);
-    r->snapshots = rc == 0 ? icm__calloc(n ? n : 1, sizeof *r->snapshots) : NULL;
-    if (rc == 0 && r->snapshots == NULL)
-        rc = ICM_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        walk_ctx w = {&r->snapshots[r->snapshot_count++], bad};
-        w.s->snapshot_id = ids[i];
-        icm__verify_options vo = {&ids[i], 1, true, true, NULL, 0, fine};
-        icm__verify_counts counts;
-        rc = icm__verify_walk(io, md, &vo, on_issue, &w, &counts);
-        w.s->files_checked = counts.checked;
-        r->total_problems += w.s->problem_count;
+    for (size_t i = 0; i < r->snapshot_count; i++) {
+        index_vec *v = &snaps[i];
+        const icm_check_problem **ptrs = icm__calloc(v->len ? v->len : 1, sizeof *ptrs);
+        if (ptrs == NULL)
+            return ICM_ENOMEM;
+        for (size_t k = 0; k < v->len; k++)
+            ptrs[k] = &c->problems.items[v->items[k]];
+        r->snapshots[i].problems = ptrs;
+        r->snapshots[i].problem_count = v->len;
+        r->total_problems += v->len;
+        icm__free(v->items);
+        memset(v, 0, sizeof *v);
     }
+    r->problems = c->problems.items;
+    r->problem_count = c->problems.len;
+    c->problems.items = NULL;
+    c->problems.len = 0;
+    if (metadata_problem != SIZE_MAX) {
+        r->metadata_problem = &r->problems[metadata_problem];
+        r->total_problems++;
+    }
+    return 0;
+}
+
+static int run_check(check_ctx *c, const char *metadata_location, const int64_t *ids, size_t n,
+                     icm_check_result *r)
+{
+    size_t metadata_problem = SIZE_MAX;
+    index_vec *snaps = icm__calloc(n ? n : 1, sizeof *snaps);
+    r->snapshots = icm__calloc(n ? n : 1, sizeof *r->snapshots);
+    int rc = snaps != NULL && r->snapshots != NULL ? 0 : ICM_ENOMEM;
+    icm__verify_options vo = {NULL, 0, true, true, NULL, 0, c->fine};
     if (rc == 0)
-        r->files_checked += icm__pathset_count(fine) + icm__pathset_count(bad);
-    icm__pathset_free(fine);
-    icm__pathset_free(bad);
+        rc = icm__verifier_new(&c->v, c->io, &vo, on_issue, c);
+    if (rc == 0 && metadata_location != NULL) {
+        rc = check_metadata_file(c, metadata_location, &metadata_problem);
+        r->files_checked = 1;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        r->snapshots[r->snapshot_count++].snapshot_id = ids[i];
+        c->snap = &snaps[i];
+        c->snap_stamp = i + 1;
+        rc = check_snapshot(c, ids[i], &r->snapshots[i].files_checked);
+    }
+    if (rc == 0) {
+        r->files_checked += icm__pathset_count(c->fine) + icm__pathset_count(c->bad);
+        rc = settle(c, snaps, r, metadata_problem);
+    }
+    for (size_t i = 0; snaps != NULL && i < n; i++)
+        icm__free(snaps[i].items);
+    icm__free(snaps);
     return rc;
 }
 
@@ -205,18 +464,30 @@ int icm_check_table(icm_fileio *io, const icm_table_metadata *md,
     if (o->version != ICM_CHECK_OPTIONS_VERSION)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "icm_check_options: unknown version (use ICM_CHECK_OPTIONS_INIT)");
+    check_ctx c;
+    memset(&c, 0, sizeof c);
+    c.io = io;
+    c.md = md;
     icm_check_result *r = icm__calloc(1, sizeof *r);
     int64_t *ids = NULL;
     size_t n = 0;
     int rc = r != NULL ? choose(md, o, &ids, &n) : ICM_ENOMEM;
-    if (rc == 0 && metadata_location != NULL) {
-        r->metadata_location = icm__strdup(metadata_location);
-        rc = r->metadata_location != NULL ? check_metadata_file(io, r) : ICM_ENOMEM;
-        r->files_checked = 1;
-        r->total_problems = r->problem_count;
-    }
+    if (rc == 0 && metadata_location != NULL &&
+        (r->metadata_location = icm__strdup(metadata_location)) == NULL)
+        rc = ICM_ENOMEM;
     if (rc == 0)
-        rc = check_snapshots(io, md, ids, n, r);
+        rc = icm__pathset_new(&c.fine, 0);
+    if (rc == 0)
+        rc = icm__pathset_new(&c.bad, 0);
+    if (rc == 0)
+        rc = run_check(&c, metadata_location, ids, n, r);
+    icm__verifier_free(c.v);
+    icm__pathset_free(c.fine);
+    icm__pathset_free(c.bad);
+    table_dispose(&c.problems);
+    icm__strset_dispose(&c.manifests);
+    icm__free(c.recs);
+    icm__free(c.entry_problems.items);
     icm__free(ids);
     if (rc != 0) {
         icm_check_result_free(r);

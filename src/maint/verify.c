@@ -19,15 +19,16 @@
 #include "util/location.h"
 #include "util/util.h"
 
-typedef struct verify {
+struct icm__verifier {
     icm_fileio *io;
-    const icm__verify_options *o;
+    icm__verify_options o;     /* (borrowed strings and sets) */
     icm__verify_cb cb;
     void *payload;
-    icm__pathset *fine;    /* o->verified (NULL: none, a file reached twice is stat'ed twice) */
-    icm__pathset *flagged; /* files reported in this walk */
+    icm__pathset *fine;        /* o.verified (NULL: none, a file reached twice is stat'ed
+                                  twice) */
+    icm__pathset *flagged;     /* files reported since the last forget */
     icm__verify_counts counts;
-} verify;
+};
 
 static bool inside_roots(const icm__verify_options *o, const char *location)
 {
@@ -40,9 +41,9 @@ static bool inside_roots(const icm__verify_options *o, const char *location)
 }
 
 /* A manifest list's size is what the walk read (the metadata records none): never compared. */
-static int64_t expected_size(const verify *v, const icm__reached *f)
+static int64_t expected_size(const icm__verifier *v, const icm__reached *f)
 {
-    if (!v->o->sizes || f->kind == ICM__FILE_MANIFEST_LIST || f->size_bytes < 0)
+    if (!v->o.sizes || f->kind == ICM__FILE_MANIFEST_LIST || f->size_bytes < 0)
         return -1;
     return f->size_bytes;
 }
@@ -55,7 +56,7 @@ static int check_key(const char *location, int64_t size, icm__pathset_hash *out)
     return rc;
 }
 
-static int report(verify *v, const icm__verify_issue *issue, icm__pathset_hash key)
+static int report(icm__verifier *v, const icm__verify_issue *issue, icm__pathset_hash key)
 {
     bool added;
     int rc = icm__pathset_add_hash(v->flagged, key, &added);
@@ -66,7 +67,8 @@ static int report(verify *v, const icm__verify_issue *issue, icm__pathset_hash k
 }
 
 /* The stat of one reached file, judged. */
-static int check_file(verify *v, const icm__reached *f, int64_t want, icm__pathset_hash key)
+static int check_file(icm__verifier *v, const icm__reached *f, int64_t want,
+                      icm__pathset_hash key)
 {
     icm_file_info info;
     int rc = icm_fileio_stat(v->io, f->location, &info);
@@ -94,10 +96,9 @@ static int check_file(verify *v, const icm__reached *f, int64_t want, icm__paths
     return v->fine != NULL ? icm__pathset_add_hash(v->fine, key, NULL) : 0;
 }
 
-static int on_reached(const icm__reached *f, void *payload)
+int icm__verifier_check(icm__verifier *v, const icm__reached *f)
 {
-    verify *v = payload;
-    if (!inside_roots(v->o, f->location))
+    if (!inside_roots(&v->o, f->location))
         return 0;
     int64_t want = expected_size(v, f);
     icm__pathset_hash key;
@@ -105,20 +106,18 @@ static int on_reached(const icm__reached *f, void *payload)
     if (rc != 0)
         return rc;
     if (icm__pathset_contains_hash(v->flagged, key))
-        return 0; /* reported in this walk already */
+        return 0; /* reported already */
     v->counts.checked++;
     if (v->fine != NULL && icm__pathset_contains_hash(v->fine, key))
         return 0;
     return check_file(v, f, want, key);
 }
 
-/* Lists and manifests that exist but could not be read (a missing one was reported by its
- * stat, or lies outside the roots). */
-static int report_unreadable(verify *v, const icm__reach_report *rep)
+int icm__verifier_report_unreadable(icm__verifier *v, const icm__reach_report *rep)
 {
     for (size_t i = 0; i < rep->failure_count; i++) {
         const icm__reach_failure *f = &rep->failures[i];
-        if (f->code == ICM_ENOTFOUND || !inside_roots(v->o, f->location))
+        if (f->code == ICM_ENOTFOUND || !inside_roots(&v->o, f->location))
             continue;
         icm__verify_issue issue = {ICM__VERIFY_UNREADABLE,
                                    f->location,
@@ -140,29 +139,74 @@ static int report_unreadable(verify *v, const icm__reach_report *rep)
     return 0;
 }
 
+int icm__verifier_new(icm__verifier **out, icm_fileio *io, const icm__verify_options *opts,
+                      icm__verify_cb cb, void *payload)
+{
+    *out = NULL;
+    icm__verifier *v = icm__calloc(1, sizeof *v);
+    if (v == NULL)
+        return ICM_ENOMEM;
+    v->io = io;
+    v->o = *opts;
+    v->cb = cb;
+    v->payload = payload;
+    v->fine = opts->verified;
+    if (icm__pathset_new(&v->flagged, 0) != 0) {
+        icm__free(v);
+        return ICM_ENOMEM;
+    }
+    *out = v;
+    return 0;
+}
+
+void icm__verifier_free(icm__verifier *v)
+{
+    if (v == NULL)
+        return;
+    icm__pathset_free(v->flagged);
+    icm__free(v);
+}
+
+void icm__verifier_forget_issues(icm__verifier *v)
+{
+    icm__pathset_clear(v->flagged);
+    memset(&v->counts, 0, sizeof v->counts);
+}
+
+icm__verify_counts icm__verifier_counts(const icm__verifier *v)
+{
+    return v->counts;
+}
+
+void icm__verifier_set_payload(icm__verifier *v, void *payload)
+{
+    v->payload = payload;
+}
+
+/* ---- the walk ---- */
+
+static int on_reached(const icm__reached *f, void *payload)
+{
+    return icm__verifier_check(payload, f);
+}
+
 int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
                      const icm__verify_options *opts, icm__verify_cb cb, void *payload,
                      icm__verify_counts *counts)
 {
-    verify v;
-    memset(&v, 0, sizeof v);
-    v.io = io;
-    v.o = opts;
-    v.cb = cb;
-    v.payload = payload;
-    v.fine = opts->verified;
-    int rc = icm__pathset_new(&v.flagged, 0);
+    icm__verifier *v = NULL;
+    int rc = icm__verifier_new(&v, io, opts, cb, payload);
     icm__reach_options ro = {opts->snapshot_ids, opts->snapshot_id_count, opts->read_entries,
                              NULL, true, NULL};
     icm__reach_report rep;
     memset(&rep, 0, sizeof rep);
     if (rc == 0)
-        rc = icm__reach_walk(io, md, &ro, on_reached, &v, &rep);
+        rc = icm__reach_walk(io, md, &ro, on_reached, v, &rep);
     if (rc == 0)
-        rc = report_unreadable(&v, &rep);
+        rc = icm__verifier_report_unreadable(v, &rep);
     icm__reach_report_dispose(&rep);
-    icm__pathset_free(v.flagged);
     if (counts != NULL)
-        *counts = v.counts;
+        *counts = v != NULL ? v->counts : (icm__verify_counts){0, 0};
+    icm__verifier_free(v);
     return rc;
 }

@@ -72,11 +72,33 @@ typedef struct icm__verify_options {
     icm__pathset *verified;
 } icm__verify_options;
 
-/* What a walk looked at. */
+/* What a walk (or a verifier since its last icm__verifier_forget_issues) looked at. */
 typedef struct icm__verify_counts {
     size_t checked;   /* distinct files verified (found fine earlier included) */
     size_t issues;    /* distinct files with an issue */
 } icm__verify_counts;
+
+/*
+ * The verifier the walk uses, for callers that walk themselves (check.c reads each manifest's
+ * entries once for many snapshots). icm__verifier_check judges one reached file (outside the
+ * roots: ignored; found fine before: counted, not stat'ed; else stat'ed, and an issue goes to
+ * the callback once until icm__verifier_forget_issues). Options are borrowed (roots, the
+ * verified set) for the verifier's life; snapshot_ids and read_entries are not used.
+ * icm__verifier_report_unreadable turns a walk report's read failures into issues (a missing
+ * file excepted: its stat reports it).
+ * Return 0; the callback's non-zero value; ICM_ENOMEM.
+ */
+typedef struct icm__verifier icm__verifier;
+int icm__verifier_new(icm__verifier **out, icm_fileio *io, const icm__verify_options *opts,
+                      icm__verify_cb cb, void *payload);
+void icm__verifier_free(icm__verifier *v);
+int icm__verifier_check(icm__verifier *v, const icm__reached *file);
+int icm__verifier_report_unreadable(icm__verifier *v, const icm__reach_report *report);
+/* Issues may be reported again from now on; the counts start again from 0. */
+void icm__verifier_forget_issues(icm__verifier *v);
+icm__verify_counts icm__verifier_counts(const icm__verifier *v);
+/* The callback's payload from now on. */
+void icm__verifier_set_payload(icm__verifier *v, void *payload);
 
 /*
  * Verify the chosen snapshots of `md`: every issue to `cb` (one per file and walk, with the

@@ -294,8 +294,8 @@ static bool has_problem(const icm_check_snapshot *s, const char *path,
                         icm_check_problem_kind problem, icm_check_file_kind kind)
 {
     for (size_t i = 0; i < s->problem_count; i++)
-        if (strcmp(s->problems[i].path, path) == 0 && s->problems[i].problem == problem &&
-            s->problems[i].kind == kind)
+        if (strcmp(s->problems[i]->path, path) == 0 && s->problems[i]->problem == problem &&
+            s->problems[i]->kind == kind)
             return true;
     return false;
 }
@@ -359,13 +359,20 @@ static void test_check_finds_exactly_the_damaged_files(void **state)
         assert_true(has_problem(s, m2, ICM_CHECK_WRONG_SIZE, ICM_CHECK_FILE_MANIFEST));
         assert_true(has_problem(s, m2, ICM_CHECK_UNREADABLE, ICM_CHECK_FILE_MANIFEST));
         for (size_t i = 0; i < s->problem_count; i++) {
-            if (s->problems[i].problem != ICM_CHECK_WRONG_SIZE)
+            if (s->problems[i]->problem != ICM_CHECK_WRONG_SIZE)
                 continue;
-            assert_int_equal(s->problems[i].actual_size_bytes, (int64_t)len - 10);
-            assert_int_equal(s->problems[i].expected_size_bytes, (int64_t)len);
+            assert_int_equal(s->problems[i]->actual_size_bytes, (int64_t)len - 10);
+            assert_int_equal(s->problems[i]->expected_size_bytes, (int64_t)len);
         }
     }
     assert_int_equal(r->total_problems, 7);
+    /* three distinct problems, one record each, shared by the snapshots that have them */
+    assert_int_equal(r->problem_count, 3);
+    assert_null(r->metadata_problem);
+    for (size_t i = 0; i < r->snapshot_count; i++)
+        for (size_t k = 0; k < r->snapshots[i].problem_count; k++)
+            assert_true(r->snapshots[i].problems[k] >= r->problems &&
+                        r->snapshots[i].problems[k] < r->problems + r->problem_count);
     icm_check_result_free(r);
 
     /* default: the current snapshot only; an unknown id is an error */
