@@ -69,6 +69,7 @@ static void withhold_everything(icm_expire_result *r)
     drop_files(&r->deleted_files, &r->deleted_file_count);
     drop_files(&r->deleted_manifests, &r->deleted_manifest_count);
     drop_files(&r->deleted_statistics_files, &r->deleted_statistics_file_count);
+    drop_files(&r->deleted_checksum_files, &r->deleted_checksum_file_count);
     icm__expire_result_tally(r);
 }
 

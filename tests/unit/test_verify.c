@@ -153,7 +153,7 @@ static void assert_refused_naming_b(scene *sc, const icm_expire_result *r)
     assert_int_equal(r->missing_count, 1);
     assert_int_equal(r->total, 0);
     assert_int_equal(r->deleted_file_count + r->deleted_manifest_count +
-                         r->deleted_statistics_file_count,
+                         r->deleted_statistics_file_count + r->deleted_checksum_file_count,
                      0);
     size_t named = 0;
     for (size_t i = 0; i < r->problem_count; i++) {
