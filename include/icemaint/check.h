@@ -18,7 +18,7 @@
  * file with a problem is reported in every chosen snapshot that needs it.
  *
  * Never deletes, writes or commits: the implementation references no FileIO call that
- * creates, writes or deletes (tests/unit/test_check.c checks the object file with nm).
+ * creates, writes or deletes (tests/unit/test_verify.c checks the object file with nm).
  *
  * Rule's source: Iceberg table spec ("Manifest Lists": manifest_length; "Manifests":
  * file_size_in_bytes; "Table Statistics": file-size-in-bytes; "Deletion Vectors").

@@ -15,7 +15,7 @@
  * would need the orphan sweep's name matching (a listing names files in its own form, the
  * metadata in the writer's); the measured costs of both are in docs/BENCHMARKS.md.
  *
- * Only reads storage (the dry-run test checks the object file with nm).
+ * Only reads storage (tests/unit/test_verify.c checks the object file with nm).
  */
 #include <string.h>
 

@@ -1,15 +1,16 @@
 /*
- * maint/verify.c: the verification walk (verify.h): every file some snapshots reference, as
- * the keep-set walk reaches it, stat'ed once through the FileIO and compared with what the
- * metadata records.
+ * maint/verify.c: the verifier and the verification walk (verify.h): every file some
+ * snapshots reference, as the keep-set walk reaches it, stat'ed through the FileIO and
+ * compared with what the metadata records.
  *
  * Files with an issue go into a set keyed by location and expected size, so each is reported
- * once per walk. Given a set of files found fine (check.c: many snapshots share most files),
- * a file found fine is stat'ed once however often it is reached (a second reference recording
- * another size is a second check); without one (expiry: a walk reaches each unique manifest's
- * entries once, so only a file listed by several manifests comes twice) nothing is kept per
- * fine file, which saves a set as large as the table. Manifest lists and manifests the walk could not read are
- * issues of their own, unless they are missing (the stat reported that already).
+ * once until the caller forgets them (a walk: once per walk). Given a set of files found fine
+ * (check.c: many snapshots share most files), a file found fine is stat'ed once however often
+ * it is reached (a second reference recording another size is a second check); without one
+ * (expiry: a walk reaches each unique manifest's entries once, so only a file listed by
+ * several manifests comes twice) nothing is kept per fine file, which saves a set as large as
+ * the table. Manifest lists and manifests the walk could not read are issues of their own,
+ * unless they are missing (the stat reported that already).
  *
  * Read-only: the storage calls here are the walk's reads and stats.
  */

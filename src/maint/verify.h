@@ -19,7 +19,7 @@
  * already).
  *
  * Only reads storage: no function here references a FileIO call that creates, writes or
- * deletes (tests/unit/test_check.c checks the object file with nm).
+ * deletes (tests/unit/test_verify.c checks the object file with nm).
  */
 #ifndef ICM_MAINT_VERIFY_H
 #define ICM_MAINT_VERIFY_H
