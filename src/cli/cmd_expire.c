@@ -33,11 +33,7 @@ static const char expire_help[] =
     "The new metadata is committed first; files are deleted only after the commit succeeded\n"
     "(data and delete files, then manifests, then manifest lists, then statistics files).\n"
     "A file still reached by any retained snapshot (of any branch or tag) is never deleted.\n"
-    "Before deleting a data or delete file or a manifest, every file the retained snapshots\n"
-    "reference inside the table's locations must exist: a damaged manifest can name a live\n"
-    "file wrongly, and the real one would then look unreferenced. When one is missing,\n"
-    "nothing is deleted (the commit stands) and the refusal names the first 10 with a\n"
-    "snapshot that references each (exit 5; 'icemaint check TABLE --all' lists them all).\n"
+
     "\n"
     "Which snapshots go (Iceberg's retention rules): never the current snapshot, never one a\n"
     "retained branch or tag points at, never so many that fewer than --retain-last remain; of\n"
@@ -69,8 +65,7 @@ static const char expire_help[] =
     "                              size_bytes, outcome, error; then a summary), flushed per\n"
     "                              batch; opened first, so a bad path changes nothing\n"
     "  --no-lock                   do not take the table lease (see below)\n"
-    "  --no-verify                 delete without first checking that the files the\n"
-    "                              retained snapshots reference exist (see below)\n"
+    "  --no-verify                 delete even when files retained snapshots need are gone\n"
     "  --json                      print the JSON report on stdout (deleted_files,\n"
     "                              deleted_manifests, deleted_statistics_files and\n"
     "                              deleted_checksum_files: Hadoop .NAME.crc files beside\n"
@@ -90,8 +85,8 @@ static const char expire_help[] =
     "\n"
     "Exit codes: 0 done, 1 error, 2 usage, 3 commit conflict (nothing changed), 4 commit\n"
     "outcome unknown (nothing deleted; reload the table to see whether it applied), 5 refused\n"
-    "(gc.enabled=false, another run holds the table lease, or a --snapshot-id that is current\n"
-    "or a branch or tag points at, or a referenced file missing: override with --no-verify).\n";
+    "(gc.enabled=false, another run holds the table lease, a --snapshot-id that is current\n"
+    "or a branch or tag points at, or a referenced file missing).\n";
 
 typedef struct expire_args {
     const char *table;
