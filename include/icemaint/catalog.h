@@ -243,6 +243,12 @@ ICM_EXTERN(int) icm_catalog_create_table(icm_catalog *cat, const char *identifie
  * this metadata file as its current one, or this metadata's table location: two tables
  * sharing files lose data at the first expiry or orphan sweep of either (issue #16, from
  * class 7). ICM_REGISTER_ALLOW_SHARED (the CLI's --force) skips that check.
+ * Refused (ICM_EREFUSED) too when the metadata file does not lie inside its own
+ * `<location>/metadata` or `write.metadata.path`, compared by where they really are (the
+ * catalog FileIO's links and path map): it belongs to a copy of a table folder, and
+ * maintaining the registered table would delete and record the original's files (the
+ * own-metadata check, icm_table_check_own_metadata). ICM_REGISTER_ALLOW_FOREIGN (also set by
+ * the CLI's --force) skips that check.
  * @return 0; ICM_EEXISTS; ICM_EREFUSED; ICM_ENOTFOUND (namespace or file missing);
  *         ICM_EINVALID (not table metadata); ICM_EUNSUPPORTED (filesystem catalog, as in
  *         Java); I/O or SQL codes.
@@ -252,6 +258,9 @@ ICM_EXTERN(int) icm_catalog_register_table(icm_catalog *cat, const char *identif
 
 /** Flags of icm_catalog_register_table_flags. */
 #define ICM_REGISTER_ALLOW_SHARED 1u /**< register even when another table uses the file */
+/** register even when the metadata file lies outside its own `<location>/metadata` and
+ *  `write.metadata.path` (a copy's metadata file; icm_table_check_own_metadata) */
+#define ICM_REGISTER_ALLOW_FOREIGN 2u
 
 /** icm_catalog_register_table with flags (0 = the same checks). Same return codes. */
 ICM_EXTERN(int) icm_catalog_register_table_flags(icm_catalog *cat, const char *identifier,
@@ -336,7 +345,9 @@ ICM_EXTERN(int) icm_table_refresh(icm_table *t);
  *    reloaded to reconcile: our file current or in the current metadata-log → 0 (success);
  *    the current lineage shows that a different file succeeded our base → ICM_ECOMMIT_FAILED
  *    (our swap can never apply; the file is deleted); otherwise ICM_ECOMMIT_UNKNOWN.
- *  - ICM_EREADONLY: a static table. ICM_EINVALID: unknown compression codec, or
+ *  - ICM_EREFUSED before anything is written: the own-metadata check
+ *    (icm_table_check_own_metadata) failed: the table is a copy whose metadata names another
+ *    location. ICM_EREADONLY: a static table. ICM_EINVALID: unknown compression codec, or
  *    `write.metadata.path` on a filesystem table. ICM_EUNSUPPORTED: a filesystem table whose
  *    current file is not named v<N> (a hint naming another file). ICM_EIO/ICM_ENOMEM before
  *    anything was swapped: nothing changed and no file of this commit is left.
@@ -360,6 +371,25 @@ ICM_EXTERN(icm_fileio *) icm_table_get_fileio(const icm_table *t);
 ICM_EXTERN(icm_catalog *) icm_table_get_catalog(const icm_table *t);
 /** True for static tables (commits refused). */
 ICM_EXTERN(bool) icm_table_is_read_only(const icm_table *t);
+
+/**
+ * The own-metadata check, which every run that deletes or commits passes first
+ * (icm_table_commit, and the orphan sweep and snapshot expiry unless they are dry runs, again
+ * after each reload that finds new metadata). Table metadata names its `location` absolutely,
+ * so the metadata of a copied table folder (`cp -a db/t backup`) names the original, and
+ * maintaining the copy would list, delete and record under the original's location with the
+ * copy's keep set: the original loses files. So: the current metadata file must lie inside
+ * `<location>/metadata` or `write.metadata.path`, and a table opened by its directory
+ * (icm_table_open_dir) must be opened at its `location`. Places are compared by where they
+ * really are (icm_fileio_resolve: symbolic links resolved, the FileIO's path map applied), so
+ * a table reached through a link passes, and so does a copy worked on through a path map
+ * `LOCATION=COPY` (the documented way to maintain a copy). Read-only use (reading metadata,
+ * manifests, dry runs) never needs it.
+ * @return 0; ICM_EREFUSED (the message names the metadata file, the table location and the
+ *         --path-map that would work on the copy); ICM_EINVALID (the metadata names no
+ *         location); the I/O codes of icm_fileio_resolve; ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_table_check_own_metadata(const icm_table *t);
 
 ICM_END_DECL
 

@@ -182,7 +182,8 @@ typedef enum icm_expire_problem_kind {
      *  file was deleted. */
     ICM_EXPIRE_PROBLEM_REFRESH_FAILED = 3,
     /** The deletes stopped early (a manifest list or manifest a concurrent commit added could
-     *  not be read, gc.enabled=false was committed, the lease was lost, or the on_delete
+     *  not be read, gc.enabled=false was committed, a reload found metadata that fails the
+     *  own-metadata check, the lease was lost, or the on_delete
      *  callback asked to stop): files still PLANNED were not deleted. */
     ICM_EXPIRE_PROBLEM_DELETES_STOPPED = 4,
     /** Verification: a file a retained snapshot references inside the table's locations is
@@ -356,10 +357,14 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * @return 0; the codes of icm_expire_decide; ICM_ECOMMIT_FAILED (CAS conflicts exhausted the
  *         retries; nothing of ours is left); ICM_ECOMMIT_UNKNOWN (nothing was deleted; check the
  *         table before retrying); ICM_EREFUSED also when verification found a referenced
- *         file missing (*out set; nothing deleted); ICM_EREADONLY (a static table, unless
- *         dry_run); ICM_EINVALID (bad options); the codes of icm_table_commit, icm_table_refresh and reading
+ *         file missing (*out set; nothing deleted), and, unless dry_run, before anything is
+ *         committed when the own-metadata check fails (icm_table_check_own_metadata: the
+ *         table is a copy whose metadata names another location); ICM_EREADONLY (a static
+ *         table, unless dry_run); ICM_EINVALID (bad options); the codes of icm_table_commit,
+ *         icm_table_refresh and reading
  *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (gc.enabled=false committed
- *         meanwhile, or the lease taken over) and ICM_EUSER (on_delete asked to stop).
+ *         meanwhile, the lease taken over, or metadata that fails the own-metadata check
+ *         found by a reload) and ICM_EUSER (on_delete asked to stop).
  * Source: Java RemoveSnapshots + ReachableFileCleanup (reference semantics §1.2–1.7).
  */
 ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opts,

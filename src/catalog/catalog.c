@@ -481,6 +481,10 @@ int icm_catalog_register_table_flags(icm_catalog *cat, const char *identifier,
     if (rc == 0 && (flags & ICM_REGISTER_ALLOW_SHARED) == 0 &&
         strcmp(cat->methods->kind, "hadoop") != 0)
         rc = icm__catalog_check_unshared(cat, canon, md);
+    /* A copy's metadata file names the original's location: maintaining the table it would
+     * register deletes and records the original's files (table/table_own.c). */
+    if (rc == 0 && (flags & ICM_REGISTER_ALLOW_FOREIGN) == 0)
+        rc = icm__table_check_own(cat->io, md, canon, NULL, identifier, true);
     if (rc == 0)
         rc = cat->methods->register_table(cat, &id, canon);
 done:

@@ -286,8 +286,8 @@ static int run_register_table(icm_cli *cli, int argc, char **argv)
     rc = icm_cli_catalog_open(cli, &cat);
     if (rc != ICM_EXIT_OK)
         return rc;
-    int lrc = icm_catalog_register_table_flags(cat, args[0], args[1],
-                                               force ? ICM_REGISTER_ALLOW_SHARED : 0);
+    unsigned flags = force ? ICM_REGISTER_ALLOW_SHARED | ICM_REGISTER_ALLOW_FOREIGN : 0;
+    int lrc = icm_catalog_register_table_flags(cat, args[0], args[1], flags);
     if (lrc != 0) {
         rc = icm_cli_fail(cli, lrc);
     } else if (cli->json) {
@@ -341,7 +341,10 @@ static const char register_table_help[] =
     "\n"
     "Refused (exit code 5) when a table of the catalog already has METADATA_FILE as its\n"
     "current metadata, or the same table location: two tables sharing files lose data at the\n"
-    "first snapshot expiry or orphan sweep of either. --force registers it anyway.\n"
+    "first snapshot expiry or orphan sweep of either; and when METADATA_FILE does not lie in\n"
+    "its own table location's metadata folder or write.metadata.path (a copied table folder,\n"
+    "whose metadata still names the original: maintaining it would delete the original's\n"
+    "files). --force registers it anyway.\n"
     CATALOG_HELP_TAIL;
 
 const icm_cli_command icm_cli_cmd_list_namespaces = {

@@ -477,6 +477,15 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
                                        icm_table_get_identifier(t), rc,
                                        icm_error_last()->message);
     }
+    if ((rc = icm_table_check_own_metadata(t)) != 0) {
+        /* A commit after ours put a copy's metadata in place: nothing of it is ours to plan. */
+        icm__error_saved *saved = icm__error_save();
+        int prc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
+                                          icm_table_get_metadata_location(t), rc,
+                                          icm_error_last()->message);
+        icm__error_restore(saved);
+        return prc != 0 ? prc : rc;
+    }
     icm__expire_recheck check = {t, NULL, {NULL, NULL}};
     rc = icm__refs_seen_init(&check.seen);
     if (rc == 0 && (check.md_location = icm__strdup(icm_table_get_metadata_location(t))) == NULL)
@@ -533,6 +542,9 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
                               "cannot expire snapshots of a table opened from a metadata file "
                               "(read-only); open its table directory or catalog table, or use "
                               "a dry run");
+    /* A copy's metadata names the original's location (icm_table_check_own_metadata). */
+    if (!o->dry_run && (rc = icm_table_check_own_metadata(t)) != 0)
+        return rc;
     icm_expire_result *r = NULL;
     if ((rc = icm__expire_result_new(&r)) != 0)
         return rc;

@@ -78,6 +78,8 @@ static int read_newer(icm__expire_recheck *c, icm_expire_result *r, const char *
     const icm_table_metadata *md = icm_table_get_metadata(c->t);
     icm__reach_report rep;
     int rc = check_gc(r, md, loc);
+    if (rc == 0 && (rc = icm_table_check_own_metadata(c->t)) != 0)
+        rc = stop(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED, loc, rc);
     if (rc != 0)
         return rc;
     rc = icm__reach_extend(icm_table_get_fileio(c->t), md, loc, &c->seen, add_location, newer,

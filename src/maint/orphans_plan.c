@@ -195,6 +195,25 @@ static int check_gc(const icm_table_metadata *md, const char *where)
     return 0;
 }
 
+/*
+ * The own-metadata check (icm_table_check_own_metadata): the metadata of a copied table folder
+ * names the original's location, which the sweep would list with the copy's keep set. A real
+ * sweep is refused; a dry run (it deletes nothing) gets a warning, since what it plans is the
+ * original's files.
+ */
+static int check_own_metadata(plan *p)
+{
+    int rc = icm_table_check_own_metadata(p->t);
+    if (rc != ICM_EREFUSED || !p->o->dry_run)
+        return rc;
+    char *why = icm__strdup(icm_error_last()->message);
+    icm_error_clear();
+    rc = why != NULL ? icm__orphan_warn(p->r, "a real run would be refused: %s", why)
+                     : ICM_ENOMEM;
+    icm__free(why);
+    return rc;
+}
+
 /* The cutoff, the 24-hour minimum and the retention warning. */
 static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
 {
@@ -1320,7 +1339,8 @@ static int recheck(plan *p, size_t from)
         return 0;
     const icm_table_metadata *md = icm_table_get_metadata(p->t);
     p->r->rechecked = true;
-    if ((rc = check_gc(md, now_loc)) != 0 || (rc = add_newer_refs(p, md, now_loc)) != 0)
+    if ((!p->o->dry_run && (rc = icm_table_check_own_metadata(p->t)) != 0) ||
+        (rc = check_gc(md, now_loc)) != 0 || (rc = add_newer_refs(p, md, now_loc)) != 0)
         return rc;
     char *copy = icm__strdup(now_loc);
     if (copy == NULL)
@@ -1436,6 +1456,8 @@ static int run(plan *p, int64_t now)
         rc = refuse(md_location, "the table was opened from a metadata file, which may not be "
                                  "its current metadata: only a dry run is allowed (open it "
                                  "through its catalog or table directory)");
+    if (rc == 0)
+        rc = check_own_metadata(p);
     if (rc == 0)
         rc = check_gc(md, md_location);
     if (rc == 0)

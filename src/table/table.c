@@ -70,6 +70,14 @@ bool icm_table_is_read_only(const icm_table *t)
     return t->read_only;
 }
 
+int icm_table_check_own_metadata(const icm_table *t)
+{
+    if (t == NULL || t->md == NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL, "NULL table");
+    const char *dir = t->owned_catalog != NULL ? t->identifier : NULL;
+    return icm__table_check_own(t->io, t->md, t->metadata_location, dir, t->identifier, false);
+}
+
 /* Replace the table's state; takes `location` and `md`. */
 static void table_set_state(icm_table *t, char *location, icm_table_metadata *md)
 {
@@ -565,8 +573,13 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
                               "commit refused: the table was opened from a metadata file "
                               "(static, read-only); open it through a catalog or its table "
                               "directory to change it");
+    /* A copy's metadata names the original's location: a commit would record (and retention
+     * delete) the original's files. */
+    int rc = icm_table_check_own_metadata(t);
+    if (rc != 0)
+        return rc;
     bool same = false;
-    int rc = same_document(t->md, new_md, &same);
+    rc = same_document(t->md, new_md, &same);
     if (rc != 0 || same)
         return rc; /* Java: committing unchanged metadata is a no-op (no new file) */
     if ((rc = check_recorded_locations(t)) != 0)
