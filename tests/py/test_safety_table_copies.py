@@ -1,0 +1,281 @@
+"""Table copies: maintaining a copy of a table never touches the original.
+
+Table metadata names its `location` absolutely. A user who copied a filesystem-layout table
+folder (`cp -a db/h backup-h`) and ran `remove-orphan-files backup-h` had the sweep list the
+metadata's location (the ORIGINAL folder) with the COPY's keep set: it deleted the original's
+newer metadata files, its new manifest list and manifest and a live data file.
+`expire-snapshots backup-h` committed into the copy but deleted the original's manifest lists,
+and the same happened through a catalog after `register-table db.h backup-h/metadata/vN...`.
+
+The rule (the own-metadata check, icm_table_check_own_metadata): a run that deletes or commits
+(sweep, expiry, every transaction) refuses, exit 5, when the table's current metadata file does
+not lie inside its own `<location>/metadata` (or `write.metadata.path`), or a table directory
+is not its metadata's location, compared where they really are; a `--path-map LOCATION=COPY`
+(the documented way to work on a copy) makes the copy its own. Read-only commands and dry runs
+keep working. register-table refuses such a file unless --force.
+
+Each test builds one table with PyIceberg, turns it into filesystem layout, copies it, and then
+commits once more to the original (so the two differ, as in the report); every file is aged 10
+days. After each command the test asserts exactly which files exist (the original's byte for
+byte) and that PyIceberg still scans every snapshot of the original.
+"""
+import glob
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+pyiceberg_table = pytest.importorskip("pyiceberg.table")
+
+CLI = os.environ.get("ICM_CLI")
+TEN_DAYS_S = 10 * 86400
+SCHEMA = pa.schema([("id", pa.int64())])
+CHECK = "own-metadata check"
+
+
+def local(p):
+    for prefix in ("file://localhost", "file://", "file:"):
+        if p.startswith(prefix):
+            return p[len(prefix):]
+    return p
+
+
+def age_all(root):
+    old = time.time() - TEN_DAYS_S
+    for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
+            glob.glob(str(root / "**" / ".*"), recursive=True):
+        os.utime(f, (old, old), follow_symlinks=False)
+
+
+def tree(root):
+    """Every file below root with a digest of its content."""
+    out = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for n in names:
+            p = os.path.join(dirpath, n)
+            out[p] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+    return out
+
+
+def write_parquet(path):
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), path)
+
+
+def current_metadata(tdir):
+    n = int((tdir / "metadata" / "version-hint.text").read_text().strip())
+    return tdir / "metadata" / f"v{n}.metadata.json"
+
+
+def scan_every_snapshot(tdir):
+    table = pyiceberg_table.StaticTable.from_metadata(str(current_metadata(tdir)))
+    rows = {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
+            for s in table.metadata.snapshots}
+    assert rows, "the table should have snapshots"
+    return rows
+
+
+def referenced(md_file, tdir, rename=lambda p: p):
+    """What a filesystem table's metadata keeps (files named through `rename`): every snapshot's
+    list, manifests and live files, the metadata file, its log and the version hint."""
+    table = pyiceberg_table.StaticTable.from_metadata(str(md_file))
+    out = {str(md_file), str(tdir / "metadata" / "version-hint.text")}
+    out.update(rename(local(e.metadata_file)) for e in table.metadata.metadata_log)
+    for snap in table.metadata.snapshots:
+        out.add(rename(local(snap.manifest_list)))
+        for mf in snap.manifests(table.io):
+            out.add(rename(local(mf.manifest_path)))
+            for entry in mf.fetch_manifest_entry(table.io, discard_deleted=True):
+                out.add(rename(local(entry.data_file.file_path)))
+    return out
+
+
+class Copied:
+    """root/db/h: a PyIceberg table (4 appends) in filesystem layout, copied to root/backup-h,
+    after which the original got one more commit (late.parquet added by icemaint)."""
+
+    def __init__(self, root):
+        if not CLI or not os.path.exists(CLI):
+            pytest.fail("ICM_CLI does not name the built icemaint binary")
+        self.root = root
+        self.orig = root / "db" / "h"
+        self.copy = root / "backup-h"
+        self.orig.parent.mkdir()
+        cat = pyiceberg_sql.SqlCatalog("build", uri=f"sqlite:///{root}/build.db",
+                                       warehouse=f"file://{root}")
+        cat.create_namespace("db")
+        t = cat.create_table("db.h", schema=SCHEMA, location=f"file://{self.orig}")
+        for i in range(4):
+            t.append(pa.table({"id": list(range(i * 5, i * 5 + 5))}, schema=SCHEMA))
+        t = cat.load_table("db.h")
+        n = len(t.metadata.metadata_log) + 1
+        os.rename(local(t.metadata_location), self.orig / "metadata" / f"v{n}.metadata.json")
+        (self.orig / "metadata" / "version-hint.text").write_text(str(n))
+        os.unlink(root / "build.db")
+        shutil.copytree(self.orig, self.copy, symlinks=True)
+        late = self.orig / "data" / "late.parquet"
+        write_parquet(late)
+        self.icm_ok("add-files", str(self.orig), str(late))
+        assert current_metadata(self.orig).name != current_metadata(self.copy).name
+        age_all(root)
+        self.orig_tree = tree(self.orig)
+        self.orig_rows = scan_every_snapshot(self.orig)
+
+    def icm(self, *args, cwd=None):
+        env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+        env["HOME"] = str(self.root / "nohome")
+        return subprocess.run([CLI, *args], cwd=cwd or self.root, env=env,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+    def icm_ok(self, *args, cwd=None):
+        p = self.icm(*args, cwd=cwd)
+        assert p.returncode == 0, f"icemaint {' '.join(args)}: exit {p.returncode}\n{p.stderr}"
+        return p
+
+    def assert_original_untouched(self):
+        assert tree(self.orig) == self.orig_tree
+        assert scan_every_snapshot(self.orig) == self.orig_rows
+
+    def copy_name(self, p):
+        """A file the copy's metadata names (the original's path) where the copy has it."""
+        return p.replace(str(self.orig), str(self.copy), 1) if p.startswith(str(self.orig)) else p
+
+
+def assert_refused(p, *words):
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    for w in (CHECK, "--path-map", *words):
+        assert w in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def deleting_runs(table_arg, data_file):
+    """Every kind of run that deletes or commits, on TABLE."""
+    return [
+        ("remove-orphan-files", table_arg),
+        ("expire-snapshots", table_arg, "--older-than", "0m", "--retain-last", "1"),
+        ("set-properties", table_arg, "owner=copy"),
+        ("create-tag", table_arg, "t1"),
+        ("add-files", table_arg, data_file),
+    ]
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "relative", "file_uri"])
+def test_copy_of_a_table_folder_is_never_maintained_as_the_original(tmp_path, spelling):
+    """The copy, named however, is swept, expired and changed by transactions: each is refused
+    (exit 5, naming the check, the metadata file, the original location and the --path-map
+    that would work on the copy); neither folder changes. Read-only commands and dry runs
+    still work."""
+    c = Copied(tmp_path)
+    arg = {"absolute": str(c.copy), "relative": "backup-h",
+           "file_uri": f"file://{c.copy}"}[spelling]
+    stray = c.copy / "data" / "stray.parquet"
+    write_parquet(stray)
+    age_all(c.copy)
+    copy_tree = tree(c.copy)
+    md = current_metadata(c.copy)
+    for args in deleting_runs(arg, str(c.copy / "data" / "stray.parquet")):
+        p = c.icm(*args)
+        assert_refused(p, str(md), str(c.orig), f"={c.copy}")
+        assert tree(c.copy) == copy_tree
+        c.assert_original_untouched()
+    for args in (("inspect", arg), ("snapshots", arg), ("files", "--all", arg),
+                 ("manifests", arg), ("expire-snapshots", arg, "--older-than", "0m",
+                                      "--retain-last", "1", "--dry-run")):
+        c.icm_ok(*args)
+    p = c.icm_ok("remove-orphan-files", arg, "--dry-run")
+    assert "warning: a real run would be refused" in p.stderr and CHECK in p.stderr
+    assert tree(c.copy) == copy_tree
+    c.assert_original_untouched()
+
+
+def test_copy_of_a_hadoop_warehouse_is_refused_through_its_catalog(tmp_path):
+    """A `type: hadoop` catalog over a copied warehouse: ns.table names the copy's metadata,
+    whose location is the original: refused."""
+    c = Copied(tmp_path)
+    wh_copy = tmp_path / "wh-copy"
+    (wh_copy / "db").mkdir(parents=True)
+    shutil.copytree(c.copy, wh_copy / "db" / "h", symlinks=True)
+    write_parquet(wh_copy / "db" / "h" / "data" / "x.parquet")
+    age_all(wh_copy)
+    cfg = tmp_path / "hadoop.yaml"
+    cfg.write_text(f"catalog:\n  fs:\n    type: hadoop\n    warehouse: {wh_copy}\n")
+    copy_tree = tree(wh_copy)
+    for args in deleting_runs("db.h", str(wh_copy / "db" / "h" / "data" / "x.parquet")):
+        p = c.icm("--config", str(cfg), "--catalog", "fs", *args)
+        assert_refused(p, str(c.orig))
+        assert tree(wh_copy) == copy_tree
+        c.assert_original_untouched()
+
+
+def test_copy_under_a_path_map_is_maintained_and_the_original_untouched(tmp_path):
+    """With --path-map ORIGINAL=COPY (the documented way to work on a copy), the copy is swept
+    (its planted orphan goes), expired and changed, each exactly as its own metadata says,
+    and the original keeps every byte."""
+    c = Copied(tmp_path)
+    pm = ("--path-map", f"{c.orig}={c.copy}")
+    stray = c.copy / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(c.copy)
+
+    def copy_keeps():
+        md = current_metadata(c.copy)
+        return referenced(md, c.copy, c.copy_name)
+
+    keep = copy_keeps()
+    assert set(tree(c.copy)) == keep | {str(stray)}
+    c.icm_ok(*pm, "remove-orphan-files", str(c.copy))
+    assert set(tree(c.copy)) == keep
+    c.assert_original_untouched()
+
+    c.icm_ok(*pm, "set-properties", str(c.copy), "owner=copy")
+    c.icm_ok(*pm, "expire-snapshots", str(c.copy), "--older-than", "0m", "--retain-last", "1")
+    keep = copy_keeps()
+    snaps = pyiceberg_table.StaticTable.from_metadata(str(current_metadata(c.copy))) \
+        .metadata.snapshots
+    assert len(snaps) == 1
+    assert set(tree(c.copy)) == keep
+    c.assert_original_untouched()
+
+
+def test_registered_copy_is_refused(tmp_path):
+    """register-table of the copy's metadata file (its location is the original): refused
+    unless --force; once registered with --force, every deleting run through the catalog is
+    refused; under --path-map ORIGINAL=COPY the sweep works on the copy. The original keeps
+    every byte."""
+    c = Copied(tmp_path)
+    db = tmp_path / "cat.db"
+    cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{db}", warehouse=f"file://{tmp_path}/wh")
+    cat.create_namespace("db")
+    g = ("--uri", f"sqlite:///{db}", "--warehouse", f"file://{tmp_path}/wh", "--catalog", "c")
+    md = str(current_metadata(c.copy))
+    write_parquet(c.copy / "data" / "x.parquet")
+    age_all(c.copy)
+    copy_tree = tree(c.copy)
+
+    p = c.icm(*g, "register-table", "db.h", md)
+    assert p.returncode == 5, p.stderr
+    assert CHECK in p.stderr and "--force" in p.stderr and str(c.orig) in p.stderr, p.stderr
+    assert cat.list_tables("db") == []
+    c.icm_ok(*g, "register-table", "db.h", md, "--force")
+    assert [i[1] for i in cat.list_tables("db")] == ["h"]
+
+    for args in deleting_runs("db.h", str(c.copy / "data" / "x.parquet")):
+        p = c.icm(*g, *args)
+        assert_refused(p, md, str(c.orig), f"={c.copy}")
+        assert tree(c.copy) == copy_tree
+        c.assert_original_untouched()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT metadata_location FROM iceberg_tables").fetchall() == \
+            [(md,)]
+
+    stray = str(c.copy / "data" / "x.parquet")  # nothing references it: an orphan of the copy
+    c.icm_ok(*g, "--path-map", f"{c.orig}={c.copy}", "remove-orphan-files", "db.h")
+    assert tree(c.copy) == {f: h for f, h in copy_tree.items() if f != stray}
+    c.assert_original_untouched()
