@@ -76,12 +76,25 @@ typedef int (*icm_name_cb)(const char *name, void *payload);
  * column `iceberg_type`, else V0) and never migrated.
  * @return 0; ICM_EINVALID (bad URI, io NULL); ICM_EUNSUPPORTED (database kind); ICM_ENET /
  *         ICM_EAUTH (cannot connect); ICM_EIO (SQLite cannot open); ICM_ENOTFOUND (tables
- *         absent and init_catalog_tables=false); ICM_ENOMEM. SQL errors carry the SQLSTATE
- *         (PostgreSQL) in icm_error_last()->remote_code.
+ *         absent and init_catalog_tables=false; or no SQLite database file at that path: the
+ *         message names it absolute, "no such catalog database"); ICM_ENOMEM. SQL errors carry
+ *         the SQLSTATE (PostgreSQL) in icm_error_last()->remote_code.
+ * A SQLite database file is never created here (a mistyped path must not become a new, empty
+ * catalog that later commands silently use): create it first (PyIceberg, or
+ * icm_catalog_sqlite_create).
  */
 ICM_EXTERN(int) icm_catalog_open_sql(icm_catalog **out, const char *name, const char *uri,
                                      const char *warehouse, icm_fileio *io,
                                      const icm_property *properties, size_t n_properties);
+
+/**
+ * Create the empty SQLite database file a `sqlite:///...` URI names, when it is missing (an
+ * existing one is left as it is), for a program that sets up a new catalog (tests, tools);
+ * icemaint's CLI never calls it. icm_catalog_open_sql then creates the catalog's tables.
+ * @return 0; ICM_EINVALID (not a SQLite file URI: another scheme, or `:memory:`); ICM_EIO
+ *         (SQLite cannot create it); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_catalog_sqlite_create(const char *uri);
 
 /**
  * Open a filesystem ("hadoop") catalog over `warehouse`: namespaces are directories and a table

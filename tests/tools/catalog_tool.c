@@ -14,6 +14,7 @@
  *   set-property NS.TABLE KEY VALUE   commits; prints the new metadata location
  * Also: catalog_tool resolve-config [NAME]   prints {"name": ..., "properties": {...}} as
  *       icm_catalog_config_resolve finds them ($PYICEBERG_HOME, ~, cwd, PYICEBERG_* variables).
+ * A missing SQLite database is created first (icm_catalog_sqlite_create), as the tests need.
  * Exit status: 0; 3 commit failed; 4 commit unknown; 1 other errors (message on stderr).
  */
 #include <jansson.h>
@@ -174,6 +175,12 @@ int main(int argc, char **argv)
     icm_fileio *io = NULL;
     icm_catalog *cat = NULL;
     int rc = icm_fileio_local_new(&io);
+    /* The tests set up new catalogs through this tool: it creates a missing SQLite database
+     * deliberately (icemaint's library and CLI never do). */
+    bool sqlite_file = uri != NULL && strncmp(uri, "sqlite:", 7) == 0 &&
+                       strstr(uri, ":memory:") == NULL;
+    if (rc == 0 && sqlite_file)
+        rc = icm_catalog_sqlite_create(uri);
     if (rc == 0)
         rc = uri != NULL ? icm_catalog_open_sql(&cat, name, uri, warehouse, io, NULL, 0)
                          : icm_catalog_open_hadoop(&cat, name, hadoop, io);

@@ -7,9 +7,12 @@
 
 #include "test_catalog_common.h"
 
+/* A new catalog database (opening a catalog never creates one). */
 static char *sqlfx_uri(const char *dir)
 {
-    return icmt_sprintf("sqlite:///%s/catalog.db", dir); /* dir is absolute: sqlite://// */
+    char *uri = icmt_sprintf("sqlite:///%s/catalog.db", dir); /* dir is absolute: sqlite://// */
+    icmt_ok(icm_catalog_sqlite_create(uri));
+    return uri;
 }
 
 /* Run SQL directly on a SQLite file, as Java or PyIceberg would have left it. */
@@ -46,6 +49,7 @@ static plain plain_new(void)
     p.dir = icmt_mkdtemp();
     p.db = icmt_sprintf("%s/c.db", p.dir);
     p.uri = icmt_sprintf("sqlite:///%s", p.db);
+    icmt_ok(icm_catalog_sqlite_create(p.uri));
     icmt_ok(icm_fileio_local_new(&p.io));
     return p;
 }
@@ -205,14 +209,26 @@ static void uris_and_identifiers(void **state)
     s->methods->free(s);
     icmt_ok(icm__sql_store_open_uri(&s, "sqlite://"));
     s->methods->free(s);
-    /* sqlite:///rel.db is relative to the working directory (SQLAlchemy's rule). */
+    /* sqlite:///rel.db is relative to the working directory (SQLAlchemy's rule). Opening
+     * never creates the database: a missing one is ENOTFOUND naming its absolute path, and
+     * nothing is left behind; icm_catalog_sqlite_create is the explicit way. */
     char *dir = icmt_mkdtemp();
     char cwd[4096];
     assert_non_null(getcwd(cwd, sizeof cwd));
     assert_int_equal(chdir(dir), 0);
+    assert_int_equal(icm__sql_store_open_uri(&s, "sqlite:///rel.db"), ICM_ENOTFOUND);
+    assert_null(s);
+    char *want = icmt_sprintf("%s/rel.db", dir);
+    assert_string_equal(icm_error_last()->location, want);
+    assert_non_null(strstr(icm_error_last()->message, "no such catalog database"));
+    free(want);
+    assert_false(icmt_file_exists("rel.db"));
+    assert_int_equal(icm_catalog_sqlite_create("postgresql://h/db"), ICM_EINVALID);
+    icmt_ok(icm_catalog_sqlite_create("sqlite:///rel.db"));
+    assert_true(icmt_file_exists("rel.db"));
     icmt_ok(icm__sql_store_open_uri(&s, "sqlite:///rel.db"));
     s->methods->free(s);
-    assert_true(icmt_file_exists("rel.db"));
+    icmt_ok(icm_catalog_sqlite_create("sqlite:///rel.db")); /* already there: left alone */
     assert_int_equal(chdir(cwd), 0);
     icmt_rmtree(dir);
     free(dir);

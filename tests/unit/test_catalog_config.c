@@ -212,14 +212,18 @@ static void open_config_picks_kind(void **state)
     icm_catalog *cat = NULL;
 
     o.name = "lite";
+    char *db = icmt_sprintf("%s/c.db", dir);
+    assert_int_equal(icm_catalog_open_config(&cat, &o), ICM_ENOTFOUND); /* never created */
+    assert_false(icmt_file_exists(db));
+    char *lite = icmt_sprintf("sqlite:///%s", db);
+    icmt_ok(icm_catalog_sqlite_create(lite));
+    free(lite);
     icmt_ok(icm_catalog_open_config(&cat, &o));
     assert_string_equal(icm_catalog_kind(cat), "sql");
     assert_string_equal(icm_catalog_name(cat), "lite");
     assert_non_null(icm_catalog_fileio(cat)); /* a local FileIO the catalog owns */
     icmt_ok(icm_catalog_create_namespace(cat, "ns"));
     icm_catalog_free(cat);
-    char *db = icmt_sprintf("%s/c.db", dir);
-    assert_true(icmt_file_exists(db));
     free(db);
 
     o.name = "fs";
@@ -235,6 +239,7 @@ static void open_config_picks_kind(void **state)
     assert_int_equal(icm_catalog_open_config(&cat, &o), ICM_ENOTFOUND);
     assert_non_null(strstr(icm_error_last()->message, "PYICEBERG_CATALOG__NOTHING__URI"));
     char *uri = icmt_sprintf("sqlite:///%s/other.db", dir); /* --uri alone is enough */
+    icmt_ok(icm_catalog_sqlite_create(uri));
     o.uri = uri;
     icmt_ok(icm_catalog_open_config(&cat, &o));
     assert_string_equal(icm_catalog_kind(cat), "sql");

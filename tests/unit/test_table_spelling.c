@@ -261,6 +261,7 @@ static void catalog_records_absolute_locations(void **state)
     char *old_cwd = getcwd(NULL, 0);
     assert_int_equal(chdir(f->dir), 0);
     icm_catalog *cat = NULL;
+    icmt_ok(icm_catalog_sqlite_create("sqlite:///rel.db"));
     icmt_ok(icm_catalog_open_sql(&cat, "c", "sqlite:///rel.db", "./wh2/", f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "ns"));
     icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
@@ -304,6 +305,7 @@ static void sqlite_database_under_table_location_is_refused_and_never_planned(vo
     char *mk = icmt_sprintf("mkdir -p '%s'", wh);
     assert_int_equal(system(mk), 0);
     char *uri = icmt_sprintf("sqlite:///%s/catalog.db", wh);
+    icmt_ok(icm_catalog_sqlite_create(uri));
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_sql(&cat, "c", uri, wh, f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "ns"));

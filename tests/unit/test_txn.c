@@ -35,6 +35,7 @@ static int tfx_setup(void **state)
     tfx *f = calloc(1, sizeof *f);
     f->dir = icmt_mkdtemp();
     f->uri = icmt_sprintf("sqlite:///%s/catalog.db", f->dir);
+    icmt_ok(icm_catalog_sqlite_create(f->uri));
     f->tdir = icmt_sprintf("%s/ns/tbl", f->dir);
     f->mdir = icmt_sprintf("%s/ns/tbl/metadata", f->dir);
     f->cdir = icmt_sprintf("%s/caller", f->dir);

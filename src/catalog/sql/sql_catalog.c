@@ -444,6 +444,19 @@ int icm_catalog_open_sql(icm_catalog **out, const char *name, const char *uri,
                                        n_properties);
 }
 
+int icm_catalog_sqlite_create(const char *uri)
+{
+    char *path = NULL;
+    int rc = icm__sqlite_path_from_uri(uri, &path);
+    if (rc == 0 && path == NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, uri,
+                              "not a SQLite database file URI (sqlite:///file.db)");
+    if (rc == 0)
+        rc = icm__sql_store_create_sqlite(path);
+    icm__free(path);
+    return rc;
+}
+
 /* ---- URIs ---- */
 
 /* sqlite:///rel.db → "rel.db", sqlite:////abs.db → "/abs.db", sqlite:// or sqlite:///:memory:

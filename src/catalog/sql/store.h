@@ -43,8 +43,12 @@ struct icm__sql_store {
     const icm__sql_store_methods *methods;
 };
 
-/* SQLite database file (created when missing; ":memory:" for a private in-memory one). */
+/* SQLite database file, which must exist (":memory:" for a private in-memory one): opening a
+ * catalog never creates its database, so a mistyped path is ICM_ENOTFOUND naming the absolute
+ * path, not a new empty catalog. */
 int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path);
+/* Create the SQLite database file `path` when it is missing (icm_catalog_sqlite_create). */
+int icm__sql_store_create_sqlite(const char *path);
 /* PostgreSQL through libpq; `conninfo` is a libpq connection string or postgresql:// URI. */
 int icm__sql_store_open_pg(icm__sql_store **out, const char *conninfo);
 /* By SQLAlchemy-style URI: sqlite:///rel, sqlite:////abs, sqlite:///:memory:,

@@ -1,9 +1,15 @@
 /*
  * catalog/sql/store_sqlite.c: the SQL catalog store on SQLite (one connection per store,
  * autocommit statements, a busy timeout so concurrent writers queue instead of failing).
+ *
+ * The database file is opened, never created (no SQLITE_OPEN_CREATE): a mistyped catalog path
+ * must fail, not leave an empty catalog behind that later commands silently use. Creating one
+ * is the explicit icm_catalog_sqlite_create (icm__sql_store_create_sqlite).
  */
+#include <errno.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "catalog/sql/store.h"
 #include "util/util.h"
@@ -165,6 +171,42 @@ static const icm__sql_store_methods sqlite_methods = {
     "sqlite", sqlite_exec, sqlite_query, sqlite_probe_column, sqlite_free,
 };
 
+static bool in_memory(const char *path)
+{
+    return path[0] == '\0' || strcmp(path, ":memory:") == 0;
+}
+
+/* ICM_ENOTFOUND, naming the absolute path, when the database file `path` does not exist. */
+static int missing_database(const char *path)
+{
+    struct stat st;
+    if (in_memory(path) || stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+        return 0; /* other trouble: SQLite's own message says what */
+    char *shown = NULL;
+    if (icm_location_canonical(path, &shown) != 0)
+        icm_error_clear(); /* the path as given then */
+    int rc = icm__error_set(ICM_ERRCLASS_SQL, ICM_ENOTFOUND, shown != NULL ? shown : path,
+                            "no such catalog database (icemaint never creates one: check the "
+                            "catalog uri, or create the catalog with PyIceberg first)");
+    icm_free(shown);
+    return rc;
+}
+
+int icm__sql_store_create_sqlite(const char *path)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int out = 0;
+    if (rc != SQLITE_OK)
+        out = icm__error_set(ICM_ERRCLASS_SQL, ICM_EIO, path, "cannot create SQLite database: %s",
+                             db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    else if ((rc = sqlite3_exec(db, "PRAGMA user_version", NULL, NULL, NULL)) != SQLITE_OK)
+        out = icm__error_set(ICM_ERRCLASS_SQL, ICM_EIO, path, "cannot create SQLite database: %s",
+                             sqlite3_errmsg(db));
+    sqlite3_close_v2(db);
+    return out;
+}
+
 int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path)
 {
     *out = NULL;
@@ -177,7 +219,13 @@ int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path)
         icm__free(s);
         return ICM_ENOMEM;
     }
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int rc = missing_database(path);
+    if (rc != 0) {
+        icm__free(s->path);
+        icm__free(s);
+        return rc;
+    }
+    rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE, NULL);
     if (rc != SQLITE_OK) {
         int e = icm__error_set(ICM_ERRCLASS_SQL, ICM_EIO, path, "cannot open SQLite database: %s",
                                s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
