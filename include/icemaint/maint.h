@@ -26,8 +26,10 @@
  * small JSON file created with create-new (fails if it exists; on object stores a conditional
  * write) at ICM_LEASE_FILE_NAME in the folder of the table's current metadata file, holding
  * owner, host, pid, start_ms, expires_ms, command and a random token. A second run finds it
- * and is refused (ICM_EREFUSED naming the holder) until the holder releases it or it expires
- * (stale: its holder died). A stale lease is taken over through a create-new marker named after
+ * and is refused (ICM_EREFUSED naming the holder) until the holder releases it or the lease is
+ * stale: expired (its holder died without releasing it), or held by a pid on this host (same
+ * hostname) that no longer exists (kill(pid, 0) fails with ESRCH: a crashed run, taken over
+ * at once). A stale lease is taken over through a create-new marker named after
  * the stale lease's token, so of two runs taking over the same stale lease only one proceeds.
  * The name is hidden (a leading '.'), so the orphan sweep never lists it as a candidate, and no
  * snapshot references it, so expiry never plans it.
@@ -109,8 +111,9 @@ typedef struct icm_lease_options {
  * @param t    the table (its FileIO and current metadata location are used; the lease keeps a
  *             pointer to the FileIO, which must outlive it)
  * @param opts NULL = defaults
- * @return 0; ICM_EREFUSED (another run holds a lease that has not expired; the message names
- *         its owner, host, pid, start and expiry and the override); ICM_EINVALID (a lease file
+ * @return 0; ICM_EREFUSED (another run holds a lease that has not expired and whose holder is
+ *         not known to be dead; the message names its owner, host, pid, start and expiry and
+ *         the override); ICM_EINVALID (a lease file
  *         that is not a lease; the message names it); ICM_EREADONLY (a table opened from a
  *         metadata file); the codes of icm_fileio_create_new and icm_fileio_read (ICM_EIO);
  *         ICM_ENOMEM.

@@ -235,7 +235,8 @@ typedef struct icm_orphan_result {
     int64_t bytes[ICM_ORPHAN_KIND_COUNT];
     size_t total;
     int64_t total_bytes;
-    size_t listed;                  /**< files the listing / file list gave below `location` */
+    size_t listed;                  /**< files the listing / file list gave below `location`
+                                         (icemaint's own lease files not counted) */
     size_t referenced;              /**< distinct locations in R (metadata-log entries that no
                                          longer exist included) */
     size_t keep_set_bytes;          /**< memory of R's hash table (at most 32 per file) */

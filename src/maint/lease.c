@@ -6,7 +6,13 @@
  * (local: a no-replace rename; object stores: a conditional write), so of two runs starting at
  * once exactly one creates it. The other reads it and is refused while it has not expired.
  *
- * A stale lease (now >= expires_ms: its run died) is taken over in three steps, each a
+ * A stale lease is taken over: one past its expiry (now >= expires_ms: its run died without
+ * releasing it), or one whose holder ran on this host (the same hostname) under a pid that no
+ * longer exists (kill(pid, 0) fails with ESRCH: it crashed, so waiting out the 10 minutes helps
+ * nobody). A holder on another host, or whose pid is alive (or cannot be told: EPERM means it
+ * exists), keeps its lease until it expires. (Hosts that share a hostname but not a pid
+ * namespace, such as containers given the same name, would see each other's holders as dead:
+ * give them distinct hostnames.) The takeover goes in three steps, each a
  * create-new or a check of the token, so two runs taking over the same stale lease cannot both
  * win: create-new the marker `.icemaint-lease.takeover-<stale token>` (only one run can), read
  * the lease again and delete it only if it still carries the stale token, then create-new our
@@ -19,6 +25,7 @@
  */
 #include <errno.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -92,13 +99,19 @@ static const char *owner_name(void)
     return pw != NULL && pw->pw_name != NULL ? pw->pw_name : "unknown";
 }
 
+/* This host's name, or "unknown". */
+static void host_name(char *host, size_t n)
+{
+    if (gethostname(host, n) != 0)
+        snprintf(host, n, "unknown");
+    host[n - 1] = '\0';
+}
+
 /* The JSON text of our lease (new string, icm__free). NULL on allocation failure. */
 static char *lease_text(const icm_lease *l)
 {
-    char host[256] = "unknown";
-    if (gethostname(host, sizeof host) != 0)
-        snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
+    char host[256];
+    host_name(host, sizeof host);
     json_t *doc = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:s}", "owner", owner_name(),
                             "host", host, "pid", (json_int_t)getpid(), "start_ms",
                             (json_int_t)l->start_ms, "expires_ms", (json_int_t)l->expires_ms,
@@ -199,8 +212,9 @@ static int refuse_held(const char *location, const lease_doc *d)
     format_ms(d->expires_ms, until, sizeof until);
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location,
                           "another run holds this table's lease: %s on %s, pid %lld, %s since "
-                          "%s (expires %s); refusing to run alongside it (wait for it, or "
-                          "override with --no-lock if it is gone)",
+                          "%s (expires %s); refusing to run alongside it (wait for it; if it "
+                          "is gone, remove this file, or override with --no-lock, which leaves "
+                          "the file in place)",
                           d->owner, d->host, d->pid, d->command, since, until);
 }
 
@@ -217,8 +231,22 @@ static int lease_location(const icm_table *t, char **out)
     return *out != NULL ? 0 : ICM_ENOMEM;
 }
 
+/* Whether the lease's holder is known to be gone: it ran on this host under a pid that no
+ * process has now. Anything else (another host, an unknown host, a live or unknowable pid)
+ * is not known, and the lease stands until it expires. */
+static bool holder_dead(const lease_doc *d)
+{
+    char host[256];
+    host_name(host, sizeof host);
+    if (strcmp(host, "unknown") == 0 || strcmp(d->host, host) != 0 || d->pid <= 0 ||
+        d->pid != (long long)(pid_t)d->pid)
+        return false;
+    return kill((pid_t)d->pid, 0) != 0 && errno == ESRCH;
+}
+
 /*
- * The lease holds `stale` (expired): replace it with ours, unless another run is doing so. Sets
+ * The lease holds `stale` (expired, or its holder dead): replace it with ours, unless another
+ * run is doing so. Sets
  * *won when ours is in place; otherwise the caller looks again. Returns 0, ICM_EREFUSED
  * (another run is taking it over), or an I/O code.
  */
@@ -275,7 +303,7 @@ static int try_acquire(icm_lease *l, const char *text, int64_t now_ms, bool *don
     bool gone;
     if ((rc = read_doc(l->io, l->location, &held, &gone)) != 0 || gone)
         return rc; /* released meanwhile: try again */
-    if (now_ms < held.expires_ms)
+    if (now_ms < held.expires_ms && !holder_dead(&held))
         rc = refuse_held(l->location, &held);
     else
         rc = take_over(l, &held, text, done);

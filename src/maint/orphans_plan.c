@@ -30,6 +30,7 @@
 
 #include "icemaint/catalog.h"
 #include "icemaint/expire.h"
+#include "icemaint/maint.h"
 #include "icemaint/metadata.h"
 #include "io/list_ahead.h"
 #include "maint/orphans_internal.h"
@@ -106,6 +107,15 @@ static bool has_dir_component(const char *loc, const char *dir)
             return true;
     }
     return false;
+}
+
+/* icemaint's own table lease or a takeover marker beside it (maint.h): hidden, so never a
+ * candidate, and not a table file either, so not counted among the hidden ones. */
+static bool is_lease_file(const char *name)
+{
+    size_t n = strlen(ICM_LEASE_FILE_NAME);
+    return strncmp(name, ICM_LEASE_FILE_NAME, n) == 0 &&
+           (name[n] == '\0' || strncmp(name + n, ".takeover-", 10) == 0);
 }
 
 static bool is_metadata_json(const char *name)
@@ -785,6 +795,8 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
             p->file_list_outside++;
         return 0;
     }
+    if (is_lease_file(base_name(rest)))
+        return 0;
     r->listed++;
     if (excluded(p, info->location)) {
         r->excluded++;

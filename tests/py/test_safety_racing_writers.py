@@ -16,6 +16,7 @@ import glob
 import json
 import os
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -241,6 +242,47 @@ def test_stale_lease_is_taken_over_and_released(table):
     assert not any(v.exists() for v in victims)
     assert not os.path.exists(lease_path(table)), p.stderr
     assert not glob.glob(lease_path(table) + "*")  # no takeover marker left behind
+    assert lost_files(table) == set()
+
+
+def dead_pid():
+    """A pid no process has now: a child that has exited and been reaped."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    try:
+        os.kill(child.pid, 0)
+    except ProcessLookupError:
+        return child.pid
+    pytest.skip("the pid of an exited child was reused at once")
+
+
+def test_lease_of_a_dead_run_on_this_host_is_taken_over_at_once(table):
+    """A crashed run's lease (this host, its pid gone) does not block the table until it
+    expires: it is stale at once and taken over, and the sweep and expiry run. One naming a
+    live pid on this host (the test's own) or any pid on another host is refused."""
+    victims = strays(table, 2)
+    age_all(table["dir"])
+    n = len(table["cat"].load_table("ns.t").metadata.snapshots)
+    for host, pid in ((socket.gethostname(), os.getpid()), ("other-host", dead_pid())):
+        write_lease(table, now_ms() + 600000, host=host, pid=pid)
+        for args in (("remove-orphan-files", "ns.t"),
+                     ("expire-snapshots", "ns.t", "--older-than", "2099-01-01")):
+            p = icm(table, *args, check=False)
+            assert p.returncode == 5, p.stderr
+            assert f"{host}, pid {pid}" in p.stderr and "--no-lock" in p.stderr, p.stderr
+        assert all(v.exists() for v in victims)
+        assert len(table["cat"].load_table("ns.t").metadata.snapshots) == n
+    write_lease(table, now_ms() + 600000, host=socket.gethostname(), pid=dead_pid(),
+                token="dead01")
+    p = icm(table, "--json", "remove-orphan-files", "ns.t")
+    assert not any(v.exists() for v in victims)
+    assert not glob.glob(lease_path(table) + "*")  # taken over, released, no marker left
+    assert json.loads(p.stdout)["hidden"] == 0  # its own lease is not a hidden table file
+    write_lease(table, now_ms() + 600000, host=socket.gethostname(), pid=dead_pid(),
+                token="dead02")
+    icm(table, "expire-snapshots", "ns.t", "--older-than", "2099-01-01")
+    assert len(table["cat"].load_table("ns.t").metadata.snapshots) == 1
+    assert not glob.glob(lease_path(table) + "*")
     assert lost_files(table) == set()
 
 

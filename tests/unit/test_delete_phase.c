@@ -11,6 +11,9 @@
  * that every file every snapshot of the final table reaches (the history model, an oracle
  * independent of the code under test) still exists.
  */
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -531,14 +534,74 @@ static void test_second_run_is_refused_naming_the_holder(void **state)
     env_free(&e);
 }
 
-static void write_lease(env *e, const char *path, const char *token, int64_t expires_ms)
+static void write_lease_of(env *e, const char *path, const char *token, int64_t expires_ms,
+                           const char *host, long long pid)
 {
-    char *text = icmt_sprintf("{\"owner\":\"ghost\",\"host\":\"elsewhere\",\"pid\":4242,"
+    char *text = icmt_sprintf("{\"owner\":\"ghost\",\"host\":\"%s\",\"pid\":%lld,"
                               "\"start_ms\":%lld,\"expires_ms\":%lld,\"command\":"
                               "\"remove-orphan-files\",\"token\":\"%s\"}",
-                              (long long)(expires_ms - 600000), (long long)expires_ms, token);
+                              host, pid, (long long)(expires_ms - 600000),
+                              (long long)expires_ms, token);
     icmt_ok(icm_fileio_write_replace(e->mem, path, text, strlen(text)));
     free(text);
+}
+
+static void write_lease(env *e, const char *path, const char *token, int64_t expires_ms)
+{
+    write_lease_of(e, path, token, expires_ms, "elsewhere", 4242);
+}
+
+/* A pid no process has now: a child that exited and was reaped (0 if it was reused at once). */
+static pid_t dead_pid(void)
+{
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    return kill(child, 0) != 0 && errno == ESRCH ? child : 0;
+}
+
+/* A crashed run's lease (this host, its pid gone) is stale at once, before it expires; a live
+ * pid on this host, or a pid on another host, keeps it until it expires. */
+static void test_lease_of_a_dead_pid_on_this_host_is_taken_over(void **state)
+{
+    (void)state;
+    env e;
+    env_init(&e, false);
+    hist_append(e.h, "main", "A", NULL);
+    icm_table *t = hist_open_table(e.h);
+    char *path = lease_path(&e);
+    char host[256];
+    assert_int_equal(gethostname(host, sizeof host), 0);
+    host[sizeof host - 1] = '\0';
+    pid_t dead = dead_pid();
+    if (dead == 0)
+        skip();
+    icm_lease_options lo = ICM_LEASE_OPTIONS_INIT;
+    icm_lease *l = NULL;
+
+    write_lease_of(&e, path, "a1", e.now + 600000, host, (long long)getpid());
+    assert_int_equal(icm_lease_acquire(&l, t, &lo), ICM_EREFUSED);
+    write_lease_of(&e, path, "a2", e.now + 600000, "elsewhere", (long long)dead);
+    assert_int_equal(icm_lease_acquire(&l, t, &lo), ICM_EREFUSED);
+
+    write_lease_of(&e, path, "a3", e.now + 600000, host, (long long)dead);
+    icmt_ok(icm_lease_acquire(&l, t, &lo));
+    char *text = NULL;
+    size_t len = 0;
+    icmt_ok(icm_fileio_read(e.mem, path, &text, &len));
+    assert_null(strstr(text, "\"a3\""));
+    icm_free(text);
+    char *marker = icmt_sprintf("%s.takeover-a3", path);
+    assert_false(exists(&e, marker));
+    icmt_ok(icm_lease_release(l));
+    assert_false(exists(&e, path));
+    icm_lease_free(l);
+    free(marker);
+    free(path);
+    icm_table_free(t);
+    env_free(&e);
 }
 
 static void test_stale_lease_is_taken_over_once(void **state)
@@ -635,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_expiry_counts_file_gone_at_delete_time_as_already_gone),
         cmocka_unit_test(test_second_run_is_refused_naming_the_holder),
         cmocka_unit_test(test_stale_lease_is_taken_over_once),
+        cmocka_unit_test(test_lease_of_a_dead_pid_on_this_host_is_taken_over),
         cmocka_unit_test(test_sweep_stops_when_its_lease_is_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
