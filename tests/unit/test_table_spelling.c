@@ -254,6 +254,61 @@ static void relative_metadata_log_entry_keeps_its_file(void **state)
     free(v1);
 }
 
+/* A copy of the table folder (its metadata names the original's location) fails the
+ * own-metadata check: a commit and a real sweep are refused with nothing written, a dry sweep
+ * warns; through a path map from the original location to the copy it is its own. */
+static void copied_table_folder_is_not_its_own(void **state)
+{
+    tfx *f = *state;
+    char *copy = icmt_sprintf("%s/backup-t", f->dir);
+    char *stray = icmt_sprintf("%s/data/stray.parquet", copy);
+    char *mk = icmt_sprintf("cp -a '%s' '%s' && mkdir -p '%s/data'", f->tdir, copy, copy);
+    assert_int_equal(system(mk), 0);
+    icmt_write_file(stray, "x", 1);
+    age_tree(f->dir);
+    icm_table *t = NULL;
+    icmt_ok(icm_table_open_dir(&t, f->io, copy));
+    assert_int_equal(icm_table_check_own_metadata(t), ICM_EREFUSED);
+    assert_non_null(strstr(icm_error_last()->message, "own-metadata check"));
+    char *hint = icmt_sprintf("--path-map %s=%s", f->tdir, copy);
+    assert_non_null(strstr(icm_error_last()->message, hint));
+    icm_table_metadata *md = NULL;
+    icmt_ok(icm_table_metadata_copy(&md, icm_table_get_metadata(t)));
+    icmt_ok(icm_table_metadata_set_property(md, "k", "v"));
+    assert_int_equal(icm_table_commit(t, md), ICM_EREFUSED);
+    char *v2 = icmt_sprintf("%s/metadata/v2.metadata.json", copy);
+    char *orig_v2 = icmt_sprintf("%s/metadata/v2.metadata.json", f->tdir);
+    assert_false(icmt_file_exists(v2));
+    assert_false(icmt_file_exists(orig_v2));
+    icm_orphan_result *r = sweep(t, false, NULL, ICM_EREFUSED);
+    assert_null(r);
+    r = sweep(t, true, NULL, 0);
+    assert_int_equal(r->warning_count, 1);
+    assert_non_null(strstr(r->warnings[0], "a real run would be refused"));
+    icm_orphan_result_free(r);
+    assert_true(icmt_file_exists(stray));
+    icm_table_free(t);
+
+    icm_path_map rule = {f->tdir, copy};
+    icm_fileio *local = NULL, *mapped = NULL;
+    icmt_ok(icm_fileio_local_new(&local));
+    icmt_ok(icm_fileio_pathmap_new(&mapped, local, &rule, 1));
+    icmt_ok(icm_table_open_dir(&t, mapped, copy));
+    icmt_ok(icm_table_check_own_metadata(t));
+    icmt_ok(icm_table_commit(t, md));
+    assert_true(icmt_file_exists(v2));
+    assert_false(icmt_file_exists(orig_v2));
+    icm_table_free(t);
+    icm_fileio_free(mapped);
+    icm_table_metadata_free(md);
+    free(orig_v2);
+    free(v2);
+    free(hint);
+    free(mk);
+    free(stray);
+    free(copy);
+}
+
 /* A relative warehouse, table location or registered metadata file is recorded absolute. */
 static void catalog_records_absolute_locations(void **state)
 {
@@ -371,6 +426,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(open_dir_spellings_record_absolute_names, tfx_setup,
                                         tfx_teardown),
         cmocka_unit_test_setup_teardown(relative_metadata_log_entry_keeps_its_file, tfx_setup,
+                                        tfx_teardown),
+        cmocka_unit_test_setup_teardown(copied_table_folder_is_not_its_own, tfx_setup,
                                         tfx_teardown),
         cmocka_unit_test_setup_teardown(catalog_records_absolute_locations, tfx_setup,
                                         tfx_teardown),
