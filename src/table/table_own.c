@@ -64,27 +64,35 @@ static char *copy_folder_of(const char *file)
     return icm__strndup(file, n > 0 ? n : 1);
 }
 
+/* What to do instead (new string): register-table's --force, or the path map that works on
+ * the copy `file` seems to lie in. NULL when memory runs out. */
+static char *remedy_for(const char *file, const char *location, bool registering)
+{
+    if (registering)
+        return icm__strdup("use --force to register it anyway");
+    char *copy = copy_folder_of(file);
+    char *remedy = copy != NULL ? icm__sprintf("use --path-map %s=%s to work on the copy",
+                                               location, copy)
+                                : NULL;
+    icm__free(copy);
+    return remedy;
+}
+
 static int refuse_foreign_file(const char *shown, const char *file, const char *location,
                                const char *metadata_path, bool registering)
 {
-    char *copy = copy_folder_of(file);
-    char *remedy = copy == NULL ? NULL
-                   : registering
-                       ? icm__strdup("use --force to register it anyway")
-                       : icm__sprintf("use --path-map %s=%s to work on the copy", location, copy);
-    int rc = remedy == NULL
-                 ? ICM_ENOMEM
-                 : icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EREFUSED, shown,
-                                  "the metadata file %s lies outside the table location %s%s%s: "
-                                  "it may belong to a copy of the table, and %s would delete or "
-                                  "record files of the original (own-metadata check); %s",
-                                  file, location,
-                                  metadata_path != NULL ? " and its write.metadata.path " : "",
-                                  metadata_path != NULL ? metadata_path : "",
-                                  registering ? "maintaining a table registered with it" : "maintaining it",
-                                  remedy);
+    char *remedy = remedy_for(file, location, registering);
+    if (remedy == NULL)
+        return ICM_ENOMEM;
+    int rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EREFUSED, shown,
+                            "the metadata file %s lies outside the table location %s%s%s: it "
+                            "may belong to a copy of the table, and maintaining %s would delete "
+                            "or record files of the original (own-metadata check); %s",
+                            file, location,
+                            metadata_path != NULL ? " and its write.metadata.path " : "",
+                            metadata_path != NULL ? metadata_path : "",
+                            registering ? "a table registered with it" : "it", remedy);
     icm__free(remedy);
-    icm__free(copy);
     return rc;
 }
 
