@@ -46,6 +46,32 @@ typedef int (*icm__catalog_table_cb)(const char *ns, const char *name, const cha
  * methods. Returns 0, the listing's codes, ICM_ENOMEM or the callback's non-zero value. */
 int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *payload);
 
+/* Another table a catalog's store holds a pointer for: its catalog name (a SQL database
+ * holds the tables of every catalog_name it is shared by), dotted namespace, name, current
+ * metadata file, and the folders its files go to (location, write.data.path,
+ * write.metadata.path; NULL when unset or when its metadata could not be read). Borrowed. */
+typedef struct icm__other_table {
+    const char *catalog_name;
+    const char *ns;
+    const char *name;
+    const char *pointer;
+    const char *roots[3];
+} icm__other_table;
+
+/* The names of icm__other_table.roots, for messages. */
+#define ICM__OTHER_TABLE_ROOT_NAMES {"location", "write.data.path", "write.metadata.path"}
+
+typedef int (*icm__other_table_cb)(const icm__other_table *t, void *payload);
+
+/* Call cb for every table with a pointer that `cat`'s store knows of except `self` ("ns.name"
+ * in `cat`; NULL = none): for a SQL catalog every row of its database, whatever the
+ * catalog_name (issue #16: a table of another catalog in the same database is still a
+ * table); for another back end its own tables (icm__catalog_each_table). Costs one metadata
+ * read per table. Used by the orphan sweep's guard and by expiry's foreign-file hold, so both
+ * see the same tables. Returns 0, the listing's codes, ICM_ENOMEM or cb's non-zero value. */
+int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
+                                  void *payload);
+
 /* register-table's check: ICM_EREFUSED (naming the table) when a table of `cat` already has
  * `metadata_location` as its pointer or md's location as its location. Returns 0, that, or
  * icm__catalog_each_table's codes. */

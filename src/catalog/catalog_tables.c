@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
+#include "catalog/sql/store.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -87,6 +88,62 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
     icm__ptrvec_dispose(&l.ns, icm__free);
     icm__ptrvec_dispose(&l.names, icm__free);
     return rc;
+}
+
+/* ---- every other table a catalog's store knows of ---- */
+
+typedef struct other_walk {
+    icm_catalog *cat;
+    const char *self; /* "ns.name" in cat, skipped; NULL = none */
+    icm__other_table_cb cb;
+    void *payload;
+} other_walk;
+
+static bool is_self(const other_walk *w, const char *catalog_name, const char *ns,
+                    const char *name)
+{
+    size_t nlen = strlen(ns);
+    return w->self != NULL && strcmp(catalog_name, icm_catalog_name(w->cat)) == 0 &&
+           strncmp(w->self, ns, nlen) == 0 && w->self[nlen] == '.' &&
+           strcmp(w->self + nlen + 1, name) == 0;
+}
+
+static int visit_other(const char *catalog_name, const char *ns, const char *name,
+                       const char *pointer, void *payload)
+{
+    other_walk *w = payload;
+    if (pointer == NULL || is_self(w, catalog_name, ns, name))
+        return 0; /* no metadata: no files; or the table itself */
+    icm__other_table o = {catalog_name, ns, name, pointer, {NULL, NULL, NULL}};
+    icm_table_metadata *md = NULL;
+    int rc = icm_table_metadata_read(&md, w->cat->io, pointer);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        icm_error_clear(); /* unreadable: judged by its pointer alone */
+    } else {
+        o.roots[0] = icm_table_metadata_location(md);
+        o.roots[1] = icm_table_metadata_property(md, "write.data.path");
+        o.roots[2] = icm_table_metadata_property(md, "write.metadata.path");
+    }
+    rc = w->cb(&o, w->payload);
+    icm_table_metadata_free(md);
+    return rc;
+}
+
+static int visit_own_name(const char *ns, const char *name, const char *pointer, void *payload)
+{
+    other_walk *w = payload;
+    return visit_other(icm_catalog_name(w->cat), ns, name, pointer, payload);
+}
+
+int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
+                                  void *payload)
+{
+    other_walk w = {cat, self, cb, payload};
+    if (strcmp(cat->methods->kind, "sql") == 0)
+        return icm__sql_catalog_each_pointer(cat, visit_other, &w);
+    return icm__catalog_each_table(cat, visit_own_name, &w);
 }
 
 /* ---- register-table: one table per metadata file and location ---- */

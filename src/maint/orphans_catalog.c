@@ -13,9 +13,12 @@
  *    listing location, under the name the listing gives it. Those that exist below the
  *    listing location and are not carved out with `exclude_locations` are refused, all named
  *    in one message;
- *  - asks the table's catalog for every other table and refuses when one's metadata file,
- *    `location`, `write.data.path` or `write.metadata.path` lies at or below the listing
- *    location (not carved out): that table's files would be unreferenced here. This sees
+ *  - walks every other table the catalog's store holds a pointer for
+ *    (icm__catalog_each_other_table: for a SQL catalog every row of its database, whatever
+ *    the catalog_name, since a database shared by several catalogs holds all their tables) and
+ *    refuses when one's metadata file, `location`, `write.data.path` or `write.metadata.path`
+ *    lies at or below the listing location (not carved out): that table's files would be
+ *    unreferenced here. This sees
  *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
  *    hidden, or excluded). A table whose metadata cannot be read is judged by its pointer
  *    alone (its own metadata file below the listing location is still refused).
@@ -192,46 +195,27 @@ static bool holds(const guard_ctx *c, const char *loc)
            !excluded(c->o, loc);
 }
 
-static int refuse_table(const guard_ctx *c, const char *ns, const char *name, const char *what,
+static int refuse_table(const guard_ctx *c, const icm__other_table *t, const char *what,
                         const char *loc)
 {
     return refuse(loc,
-                  "catalog table %s.%s has its %s here, under the listing location %s; "
-                  "refusing to sweep a folder shared with another table, whose files this "
-                  "table does not reference (carve that table's folders out with "
+                  "catalog table %s.%s (catalog '%s') has its %s here, under the listing "
+                  "location %s; refusing to sweep a folder shared with another table, whose "
+                  "files this table does not reference (carve that table's folders out with "
                   "--exclude-location)",
-                  ns, name, what, c->list_root);
+                  t->ns, t->name, t->catalog_name, what, c->list_root);
 }
 
-static int check_other_table(const char *ns, const char *name, const char *pointer,
-                             void *payload)
+static int check_other_table(const icm__other_table *t, void *payload)
 {
     guard_ctx *c = payload;
-    size_t nlen = strlen(ns);
-    if (strncmp(c->self, ns, nlen) == 0 && c->self[nlen] == '.' &&
-        strcmp(c->self + nlen + 1, name) == 0)
-        return 0; /* the swept table itself */
-    if (pointer == NULL)
-        return 0; /* no metadata: no files */
-    if (holds(c, pointer))
-        return refuse_table(c, ns, name, "metadata file", pointer);
-    icm_table_metadata *md = NULL;
-    int rc = icm_table_metadata_read(&md, c->io, pointer);
-    if (rc == ICM_ENOMEM)
-        return rc;
-    if (rc != 0) {
-        icm_error_clear(); /* unreadable elsewhere: its files cannot be told, nor ours */
-        return 0;
-    }
-    static const char *const what[] = {"location", "write.data.path", "write.metadata.path"};
-    const char *locs[3] = {icm_table_metadata_location(md),
-                           icm_table_metadata_property(md, what[1]),
-                           icm_table_metadata_property(md, what[2])};
-    for (size_t i = 0; rc == 0 && i < 3; i++)
-        if (holds(c, locs[i]))
-            rc = refuse_table(c, ns, name, what[i], locs[i]);
-    icm_table_metadata_free(md);
-    return rc;
+    if (holds(c, t->pointer))
+        return refuse_table(c, t, "metadata file", t->pointer);
+    static const char *const what[] = ICM__OTHER_TABLE_ROOT_NAMES;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(what); i++)
+        if (holds(c, t->roots[i]))
+            return refuse_table(c, t, what[i], t->roots[i]);
+    return 0;
 }
 
 /* Only a catalog of many tables can be asked: SQL, or a filesystem catalog over a warehouse
@@ -279,7 +263,7 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
         rc = refuse_own_files(&c);
     icm_catalog *cat = icm_table_get_catalog(t);
     if (rc == 0 && lists_tables(cat))
-        rc = icm__catalog_each_table(cat, check_other_table, &c);
+        rc = icm__catalog_each_other_table(cat, c.self, check_other_table, &c);
     icm_free(c.real_root);
     icm__buf_dispose(&c.offending);
     return rc;

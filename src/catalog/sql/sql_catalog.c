@@ -419,6 +419,58 @@ int icm__catalog_open_sql_store(icm_catalog **out, const char *name, icm__sql_st
     return 0;
 }
 
+/* ---- every pointer the database holds ---- */
+
+/* The rows of iceberg_tables, four strings each (catalog_name, namespace, name, pointer; the
+ * pointer may be NULL), collected before any callback runs so no query is open meanwhile. */
+typedef struct pointer_rows {
+    icm__ptrvec cells;
+    bool oom;
+} pointer_rows;
+
+static int collect_pointer_row(size_t ncols, const char *const *values, void *payload)
+{
+    pointer_rows *r = payload;
+    for (size_t i = 0; i < 4; i++) {
+        char *copy = NULL;
+        if (i < ncols && values[i] != NULL && (copy = icm__strdup(values[i])) == NULL)
+            r->oom = true;
+        if (!r->oom && icm__ptrvec_push(&r->cells, copy) != 0) {
+            icm__free(copy);
+            r->oom = true;
+        }
+        if (r->oom)
+            return 1;
+    }
+    return 0;
+}
+
+int icm__sql_store_each_pointer(icm__sql_store *store, icm__sql_pointer_cb cb, void *payload)
+{
+    /* Views (V1 iceberg_type = 'VIEW') too: their metadata files are pointers as well. */
+    pointer_rows r = {ICM__PTRVEC_INIT, false};
+    int rc = store->methods->query(store,
+                                   "SELECT catalog_name, table_namespace, table_name, "
+                                   "metadata_location FROM iceberg_tables",
+                                   NULL, 0, collect_pointer_row, &r);
+    if (rc >= 0 && r.oom)
+        rc = ICM_ENOMEM;
+    if (rc > 0)
+        rc = 0;
+    for (size_t i = 0; rc == 0 && i + 4 <= r.cells.len; i += 4) {
+        char *const *row = (char *const *)&r.cells.items[i];
+        if (row[0] != NULL && row[1] != NULL && row[2] != NULL)
+            rc = cb(row[0], row[1], row[2], row[3], payload);
+    }
+    icm__ptrvec_dispose(&r.cells, icm__free);
+    return rc;
+}
+
+int icm__sql_catalog_each_pointer(const icm_catalog *cat, icm__sql_pointer_cb cb, void *payload)
+{
+    return icm__sql_store_each_pointer(((const sql_catalog *)cat)->store, cb, payload);
+}
+
 bool icm__sql_catalog_is_v1(const icm_catalog *cat)
 {
     return strcmp(cat->methods->kind, "sql") == 0 && ((const sql_catalog *)cat)->v1;

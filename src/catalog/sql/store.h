@@ -69,6 +69,20 @@ char *icm__sql_catalog_database_file(const icm_catalog *cat);
  * in-memory database. */
 char *icm__sql_store_sqlite_file(const icm__sql_store *s);
 
+/* One row of iceberg_tables: its catalog_name, namespace, table name and metadata_location
+ * (NULL when the row has none), borrowed for the call. Return 0 to go on. */
+typedef int (*icm__sql_pointer_cb)(const char *catalog_name, const char *ns, const char *name,
+                                   const char *pointer, void *payload);
+
+/* Call cb for every row of the store's iceberg_tables, whatever its catalog_name (tables and,
+ * in a V1 schema, views): every pointer the database holds, for the checks that keep a
+ * maintenance run off another table's files (issue #16). Rows are read first, then cb runs.
+ * Returns 0, the store's query codes, ICM_ENOMEM or cb's non-zero value. */
+int icm__sql_store_each_pointer(icm__sql_store *store, icm__sql_pointer_cb cb, void *payload);
+/* The same over the store of a SQL catalog (`cat` must be one: kind "sql"). */
+int icm__sql_catalog_each_pointer(const icm_catalog *cat, icm__sql_pointer_cb cb,
+                                  void *payload);
+
 /* ---- fault injection (tests) ---- */
 typedef enum icm__sql_fault {
     ICM__SQL_FAULT_NONE = 0,

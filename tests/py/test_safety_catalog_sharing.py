@@ -1,0 +1,166 @@
+"""Issue #16 (round 8): every catalog a database or a configuration holds is a catalog.
+
+A SQLite database can hold the tables of several catalogs (rows keyed by catalog_name, as
+PyIceberg and Java's JdbcCatalog share one database), and a `.pyiceberg.yaml` can name several
+catalogs. The sweep's other-tables check read only the resolved catalog's rows, and its
+own-files rule only the resolved catalog's database, so a table of catalog `other` (or the same
+table registered in `other` and appended there) lost live files and metadata, and another
+catalog's database was swept. Expiry did not look at other tables at all. The rules:
+
+- every pointer the database holds (every catalog_name) is another table for the sweep's
+  refusal and for expiry's hold (a candidate under another table's folders is kept);
+- the files of every catalog the configuration names are the catalog's own files, given or
+  reached through a link: never planned, and named in the refusal.
+
+Every table is written by PyIceberg; every file is aged 10 days first. After each command the
+tests assert exactly which files exist and that PyIceberg still loads and scans each table.
+"""
+import glob
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+
+CLI = os.environ.get("ICM_CLI")
+TEN_DAYS_S = 10 * 86400
+SCHEMA = pa.schema([("id", pa.int64())])
+
+
+def local(p):
+    return p[len("file://"):] if p.startswith("file://") else p
+
+
+def age_all(*roots):
+    old = time.time() - TEN_DAYS_S
+    for root in roots:
+        for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
+                glob.glob(str(root / "**" / ".*"), recursive=True):
+            os.utime(f, (old, old), follow_symlinks=False)
+
+
+def files_under(root):
+    out = set()
+    for dirpath, _dirs, names in os.walk(root):
+        out.update(str(Path(dirpath) / n) for n in names)
+    return out
+
+
+def referenced(table):
+    io = table.io
+    out = {local(table.metadata_location)}
+    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
+    for snap in table.metadata.snapshots:
+        out.add(local(snap.manifest_list))
+        for mf in snap.manifests(io):
+            out.add(local(mf.manifest_path))
+            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
+                out.add(local(entry.data_file.file_path))
+    return out
+
+
+def scan_every_snapshot(table):
+    return {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
+            for s in table.metadata.snapshots}
+
+
+def append(table, n, base=0):
+    for i in range(n):
+        table.append(pa.table({"id": [base + i, base + i + 100]}, schema=SCHEMA))
+
+
+def icm(cwd, *args, config=None):
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(cwd / "nohome")
+    pre = ["--config", str(config)] if config is not None else []
+    return subprocess.run([CLI, *pre, *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)
+
+
+def assert_refused(p, *words):
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    for w in words:
+        assert w in p.stderr, p.stderr
+
+
+def write_config(path, catalogs):
+    text = "catalog:\n"
+    for name, (db, wh) in catalogs.items():
+        text += f"  {name}:\n    type: sql\n    uri: sqlite:///{db}\n    warehouse: file://{wh}\n"
+    path.write_text(text)
+
+
+def two_catalogs_one_db(tmp_path):
+    wh, db = tmp_path / "wh", tmp_path / "cat.db"
+    wh.mkdir()
+    cfg = tmp_path / "conf.yaml"
+    write_config(cfg, {"default": (db, wh)})
+    d = pyiceberg_sql.SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    o = pyiceberg_sql.SqlCatalog("other", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    d.create_namespace("ns")
+    o.create_namespace("o")
+    return wh, cfg, d, o
+
+
+def test_other_catalog_name_table_writing_inside_the_swept_table_is_refused(tmp_path):
+    """o.x of catalog `other`, in the same database, writes its data inside ns.t's folder
+    (write.data.path): the sweep of ns.t refuses, naming o.x, and deletes nothing."""
+    wh, cfg, d, o = two_catalogs_one_db(tmp_path)
+    t = d.create_table("ns.t", schema=SCHEMA)
+    append(t, 2)
+    tdir = Path(local(d.load_table("ns.t").location()))
+    x = o.create_table("o.x", schema=SCHEMA, location=f"file://{tmp_path}/otherwh/o/x",
+                       properties={"write.data.path": f"file://{tdir}/data/x"})
+    append(x, 2, base=50)
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tmp_path)
+    tables = {"t": d.load_table("ns.t"), "x": o.load_table("o.x")}
+    before = {k: scan_every_snapshot(v) for k, v in tables.items()}
+    x_here = {f for f in referenced(tables["x"]) if f.startswith(str(tdir))}
+    assert x_here
+    keep = referenced(tables["t"]) | x_here
+
+    for extra in ((), ("--dry-run",)):
+        p = icm(tmp_path, "remove-orphan-files", "ns.t", *extra, config=cfg)
+        assert_refused(p, "o.x", "other", "--exclude-location")
+        assert files_under(tdir) == keep | {str(stray)}
+
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--exclude-location",
+            str(tdir / "data" / "x"), config=cfg)
+    assert p.returncode == 0, p.stderr
+    assert files_under(tdir) == keep
+    assert scan_every_snapshot(d.load_table("ns.t")) == before["t"]
+    assert scan_every_snapshot(o.load_table("o.x")) == before["x"]
+
+
+def test_same_table_registered_in_another_catalog_name_is_refused(tmp_path):
+    """ns.t registered in catalog `other` of the same database and appended there: its
+    current metadata and new data lie in ns.t's folder; the sweep of default's ns.t refuses
+    and every file stays."""
+    wh, cfg, d, o = two_catalogs_one_db(tmp_path)
+    t = d.create_table("ns.t", schema=SCHEMA)
+    append(t, 2)
+    o.create_namespace("ns")
+    fork = o.register_table("ns.t", d.load_table("ns.t").metadata_location)
+    append(fork, 1, base=90)
+    tdir = Path(local(d.load_table("ns.t").location()))
+    age_all(tmp_path)
+    tables = {"d": d.load_table("ns.t"), "o": o.load_table("ns.t")}
+    before = {k: scan_every_snapshot(v) for k, v in tables.items()}
+    all_files = files_under(tdir)
+    assert referenced(tables["o"]) <= all_files
+    assert referenced(tables["o"]) - referenced(tables["d"])
+
+    for extra in ((), ("--dry-run",)):
+        p = icm(tmp_path, "remove-orphan-files", "ns.t", *extra, config=cfg)
+        assert_refused(p, "ns.t", "other", "--exclude-location")
+        assert files_under(tdir) == all_files
+    assert scan_every_snapshot(d.load_table("ns.t")) == before["d"]
+    assert scan_every_snapshot(o.load_table("ns.t")) == before["o"]
