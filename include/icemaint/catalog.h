@@ -152,16 +152,21 @@ ICM_EXTERN(int) icm_catalog_config_resolve(const icm_catalog_config_options *opt
 ICM_EXTERN(void) icm_catalog_properties_free(icm_property *props, size_t n);
 
 /**
- * The local files the catalog that this configuration names lives in, found without opening
- * it (nothing is created): the YAML file that was read, and for a `sqlite://` uri the database
- * file with its `-journal`, `-wal` and `-shm` (whether they exist or not), each absolute and
- * canonical (icm_location_canonical). The orphan sweep never plans these and refuses a
- * listing location that holds one (icm_orphan_options.catalog_files; issue #16, class 2).
+ * The local files the catalogs that this configuration names live in, found without opening
+ * them (nothing is created): the YAML file that was read, and for the `sqlite://` uri of EVERY
+ * catalog it names (YAML and PYICEBERG_CATALOG__* variables, not only the chosen one, whose
+ * uri has the overrides applied) the database file with its `-journal`, `-wal` and `-shm`
+ * (whether they exist or not). Each is absolute and canonical (icm_location_canonical) and,
+ * when links lead elsewhere, also given by its real path (realpath; of its folder for a file
+ * that does not exist). The orphan sweep never plans these and refuses a listing location
+ * that holds one (icm_orphan_options.catalog_files; issue #16, class 2 and round 8: a second
+ * catalog's database beside the first was swept, and the real file behind a linked config).
  * @param opts as for icm_catalog_config_resolve (NULL = defaults)
  * @param[out] out, out_n new array (icm_catalog_own_files_free); empty when no configuration
  *        file was found and the uri names no SQLite file
- * @return 0; the codes of icm_catalog_config_resolve; ICM_EINVALID (a malformed sqlite uri);
- *         the codes of icm_location_canonical; ICM_ENOMEM.
+ * @return 0; the codes of icm_catalog_config_resolve; ICM_EINVALID (a malformed sqlite uri
+ *         of any catalog named: where its database lies cannot be told); the codes of
+ *         icm_location_canonical; ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_catalog_config_own_files(const icm_catalog_config_options *opts,
                                              char ***out, size_t *out_n);

@@ -378,8 +378,28 @@ static int push_prop(icm__ptrvec *keys, icm__ptrvec *values, const char *k, cons
 
 /* icm_catalog_config_resolve, also telling which YAML file was read (*out_file: new string, or
  * NULL when none; may be NULL when not wanted). */
+/* Every catalog's `uri` the configuration holds (YAML and environment), new strings. */
+static int collect_uris(const cfg *c, icm__ptrvec *out)
+{
+    for (size_t i = 0; i < c->len; i++) {
+        const cfg_entry *e = &c->items[i];
+        if (e->path[0] == NULL || strcmp(e->path[0], "catalog") != 0 || e->path[1] == NULL ||
+            e->path[2] == NULL || strcmp(e->path[2], "uri") != 0 || e->value == NULL)
+            continue;
+        char *copy = icm__strdup(e->value);
+        if (copy == NULL || icm__ptrvec_push(out, copy) != 0) {
+            icm__free(copy);
+            return ICM_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* The chosen catalog's properties; with out_file the YAML file read, and with out_uris every
+ * catalog's uri the configuration names. */
 static int resolve_config(const icm_catalog_config_options *opts, char **out_name,
-                          icm_property **out_props, size_t *out_n, char **out_file)
+                          icm_property **out_props, size_t *out_n, char **out_file,
+                          icm__ptrvec *out_uris)
 {
     static const icm_catalog_config_options defaults = ICM_CATALOG_CONFIG_OPTIONS_INIT;
     const icm_catalog_config_options *o = opts != NULL ? opts : &defaults;
@@ -392,6 +412,8 @@ static int resolve_config(const icm_catalog_config_options *opts, char **out_nam
     int rc = find_and_load(&c, o);
     if (rc == 0 && !o->ignore_environment)
         rc = apply_environment(&c);
+    if (rc == 0 && out_uris != NULL)
+        rc = collect_uris(&c, out_uris);
     if (rc != 0)
         goto done;
     const char *dflt = cfg_get(&c, "default-catalog", NULL, NULL);
@@ -448,23 +470,86 @@ done:
 int icm_catalog_config_resolve(const icm_catalog_config_options *opts, char **out_name,
                                icm_property **out_props, size_t *out_n)
 {
-    return resolve_config(opts, out_name, out_props, out_n, NULL);
+    return resolve_config(opts, out_name, out_props, out_n, NULL, NULL);
 }
 
-/* Append the canonical form of `path` (and, when `sqlite`, its -journal, -wal and -shm). */
-static int push_own_file(icm__ptrvec *files, const char *path, bool sqlite)
+static int push_copy(icm__ptrvec *files, const char *f)
+{
+    for (size_t i = 0; i < files->len; i++)
+        if (strcmp(files->items[i], f) == 0)
+            return 0;
+    char *copy = icm__strdup(f);
+    if (copy == NULL || icm__ptrvec_push(files, copy) != 0) {
+        icm__free(copy);
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
+/* Append `name` (and, when `sqlite`, its -journal, -wal and -shm). */
+static int push_with_companions(icm__ptrvec *files, const char *name, bool sqlite)
 {
     static const char *const suffixes[] = {"", "-journal", "-wal", "-shm"};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < (sqlite ? 4u : 1u); i++) {
+        char *f = icm__sprintf("%s%s", name, suffixes[i]);
+        rc = f != NULL ? push_copy(files, f) : ICM_ENOMEM;
+        icm__free(f);
+    }
+    return rc;
+}
+
+/* Where `path` really is when links lead elsewhere (new string), or NULL: the file itself, or
+ * (when it does not exist, as a -wal between checkpoints) its folder. */
+static char *real_path_of(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real != NULL)
+        return real;
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL || slash == path)
+        return NULL;
+    char *dir = icm__strndup(path, (size_t)(slash - path));
+    char *real_dir = dir != NULL ? realpath(dir, NULL) : NULL;
+    char *joined = real_dir != NULL ? icm__sprintf("%s%s", real_dir, slash) : NULL;
+    free(real_dir);
+    icm__free(dir);
+    if (joined == NULL)
+        return NULL;
+    real = strdup(joined); /* free()-able like realpath's */
+    icm__free(joined);
+    return real;
+}
+
+/* Append the canonical form of `path` and, when links lead elsewhere, its real path (each
+ * with -journal, -wal and -shm when `sqlite`): a file reached through a link is protected
+ * under both names (issue #16: the real catalog.yaml behind --config link.yaml was swept). */
+static int push_own_file(icm__ptrvec *files, const char *path, bool sqlite)
+{
     char *canon = NULL;
     int rc = icm_location_canonical(path, &canon);
-    for (size_t i = 0; rc == 0 && i < (sqlite ? 4u : 1u); i++) {
-        char *f = icm__sprintf("%s%s", canon, suffixes[i]);
-        if (f == NULL || icm__ptrvec_push(files, f) != 0) {
-            icm__free(f);
-            rc = ICM_ENOMEM;
-        }
-    }
+    if (rc == 0)
+        rc = push_with_companions(files, canon, sqlite);
+    char *real = rc == 0 ? real_path_of(canon) : NULL;
+    if (real != NULL)
+        rc = push_with_companions(files, real, sqlite);
+    free(real);
     icm__free(canon);
+    return rc;
+}
+
+/* The SQLite database of every catalog the configuration names (the chosen one's uri first,
+ * overrides applied), each with its companions. */
+static int push_databases(icm__ptrvec *files, const char *chosen_uri, const icm__ptrvec *uris)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i <= uris->len; i++) {
+        char *db = NULL;
+        rc = icm__sqlite_path_from_uri(i == 0 ? chosen_uri : uris->items[i - 1], &db);
+        if (rc == 0 && db != NULL)
+            rc = push_own_file(files, db, true);
+        icm__free(db);
+    }
     return rc;
 }
 
@@ -473,17 +558,15 @@ int icm_catalog_config_own_files(const icm_catalog_config_options *opts, char **
 {
     *out = NULL;
     *out_n = 0;
-    char *name = NULL, *file = NULL, *db = NULL;
+    char *name = NULL, *file = NULL;
     icm_property *props = NULL;
     size_t n = 0;
-    icm__ptrvec files = ICM__PTRVEC_INIT;
-    int rc = resolve_config(opts, &name, &props, &n, &file);
+    icm__ptrvec files = ICM__PTRVEC_INIT, uris = ICM__PTRVEC_INIT;
+    int rc = resolve_config(opts, &name, &props, &n, &file, &uris);
     if (rc == 0 && file != NULL)
         rc = push_own_file(&files, file, false);
     if (rc == 0)
-        rc = icm__sqlite_path_from_uri(prop_of(props, n, "uri"), &db);
-    if (rc == 0 && db != NULL)
-        rc = push_own_file(&files, db, true);
+        rc = push_databases(&files, prop_of(props, n, "uri"), &uris);
     if (rc == 0) {
         *out = (char **)files.items;
         *out_n = files.len;
@@ -491,7 +574,7 @@ int icm_catalog_config_own_files(const icm_catalog_config_options *opts, char **
         files.len = 0;
     }
     icm__ptrvec_dispose(&files, icm__free);
-    icm__free(db);
+    icm__ptrvec_dispose(&uris, icm__free);
     icm__free(file);
     icm__free(name);
     icm_catalog_properties_free(props, n);

@@ -164,3 +164,79 @@ def test_same_table_registered_in_another_catalog_name_is_refused(tmp_path):
         assert files_under(tdir) == all_files
     assert scan_every_snapshot(d.load_table("ns.t")) == before["d"]
     assert scan_every_snapshot(o.load_table("ns.t")) == before["o"]
+
+
+def root_table_with_second_catalog(tmp_path):
+    """ns.t located at the warehouse root, where .pyiceberg.yaml names two catalogs whose
+    databases (cat.db of `default`, other.db of `other`) both lie."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db, other_db, other_wh = wh / "cat.db", wh / "other.db", tmp_path / "otherwh"
+    d = pyiceberg_sql.SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    d.create_namespace("ns")
+    t = d.create_table("ns.t", schema=SCHEMA, location=f"file://{wh}")
+    append(t, 2)
+    o = pyiceberg_sql.SqlCatalog("other", uri=f"sqlite:///{other_db}",
+                                 warehouse=f"file://{other_wh}")
+    o.create_namespace("o")
+    append(o.create_table("o.t", schema=SCHEMA), 1)
+    cfg = wh / ".pyiceberg.yaml"
+    write_config(cfg, {"default": (db, wh), "other": (other_db, other_wh)})
+    return wh, cfg, d, o
+
+
+def test_every_configured_catalog_database_is_a_catalog_file(tmp_path):
+    """Following the refusal's overrides for the resolved catalog's files only still refuses,
+    naming other.db: the database of every catalog the configuration names is never
+    planned."""
+    wh, cfg, d, o = root_table_with_second_catalog(tmp_path)
+    stray = wh / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tmp_path)
+    before = {"t": scan_every_snapshot(d.load_table("ns.t")),
+              "o": scan_every_snapshot(o.load_table("o.t"))}
+    own = {str(cfg), str(wh / "cat.db"), str(wh / "other.db")}
+    keep = referenced(d.load_table("ns.t")) | own
+
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--dry-run", config=cfg)
+    assert_refused(p, *[f"--exclude-location {f}" for f in sorted(own)])
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--exclude-location", str(cfg),
+            "--exclude-location", str(wh / "cat.db"), config=cfg)
+    assert_refused(p, f"--exclude-location {wh / 'other.db'}")
+    assert files_under(wh) == keep | {str(stray)}
+
+    p = icm(tmp_path, "remove-orphan-files", "ns.t",
+            *[a for f in sorted(own) for a in ("--exclude-location", f)], config=cfg)
+    assert p.returncode == 0, p.stderr
+    assert files_under(wh) == keep
+    assert scan_every_snapshot(d.load_table("ns.t")) == before["t"]
+    assert scan_every_snapshot(o.load_table("o.t")) == before["o"]
+
+
+def test_config_file_reached_through_a_link_is_protected_by_both_names(tmp_path):
+    """--config link.yaml (a link to catalog.yaml, both in the table's folder): both names are
+    the catalog's files; carving out the link alone still refuses, naming catalog.yaml."""
+    wh, cfg, d, o = root_table_with_second_catalog(tmp_path)
+    real = wh / "catalog.yaml"
+    os.rename(cfg, real)
+    link = wh / "link.yaml"
+    link.symlink_to(real)
+    age_all(tmp_path)
+    keep = referenced(d.load_table("ns.t")) | {str(real), str(link), str(wh / "cat.db"),
+                                               str(wh / "other.db")}
+    assert files_under(wh) == keep
+    dbs = ("--exclude-location", str(wh / "cat.db"), "--exclude-location",
+           str(wh / "other.db"))
+
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--dry-run", config=link)
+    assert_refused(p, f"--exclude-location {link}", f"--exclude-location {real}")
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--exclude-location", str(link), *dbs,
+            config=link)
+    assert_refused(p, f"--exclude-location {real}")
+    assert files_under(wh) == keep
+
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--exclude-location", str(link),
+            "--exclude-location", str(real), *dbs, config=link)
+    assert p.returncode == 0, p.stderr
+    assert files_under(wh) == keep
+    assert scan_every_snapshot(d.load_table("ns.t"))
