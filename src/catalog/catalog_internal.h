@@ -72,6 +72,13 @@ typedef int (*icm__other_table_cb)(const icm__other_table *t, void *payload);
 int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
                                   void *payload);
 
+/* Call cb for every table with a pointer in the SQLite database file `db` (every
+ * catalog_name; metadata read through `io`): a database another catalog of the configuration
+ * uses. Nothing is done for a file that is missing or not a SQLite database, or a database
+ * without iceberg_tables. Returns 0, the store's codes, ICM_ENOMEM or cb's non-zero value. */
+int icm__database_each_table(icm_fileio *io, const char *db, icm__other_table_cb cb,
+                             void *payload);
+
 /* register-table's check: ICM_EREFUSED (naming the table) when a table of `cat` already has
  * `metadata_location` as its pointer or md's location as its location. Returns 0, that, or
  * icm__catalog_each_table's codes. */

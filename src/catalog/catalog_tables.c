@@ -9,6 +9,7 @@
  * so no back-end query is open while another runs. Each table costs one pointer look-up, and
  * one metadata read when its location is wanted.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
@@ -93,8 +94,9 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
 /* ---- every other table a catalog's store knows of ---- */
 
 typedef struct other_walk {
-    icm_catalog *cat;
-    const char *self; /* "ns.name" in cat, skipped; NULL = none */
+    icm_fileio *io;
+    const char *catalog_name; /* of `self`; NULL = no table is skipped */
+    const char *self;         /* "ns.name", skipped in catalog_name */
     icm__other_table_cb cb;
     void *payload;
 } other_walk;
@@ -103,9 +105,9 @@ static bool is_self(const other_walk *w, const char *catalog_name, const char *n
                     const char *name)
 {
     size_t nlen = strlen(ns);
-    return w->self != NULL && strcmp(catalog_name, icm_catalog_name(w->cat)) == 0 &&
-           strncmp(w->self, ns, nlen) == 0 && w->self[nlen] == '.' &&
-           strcmp(w->self + nlen + 1, name) == 0;
+    return w->self != NULL && w->catalog_name != NULL &&
+           strcmp(catalog_name, w->catalog_name) == 0 && strncmp(w->self, ns, nlen) == 0 &&
+           w->self[nlen] == '.' && strcmp(w->self + nlen + 1, name) == 0;
 }
 
 static int visit_other(const char *catalog_name, const char *ns, const char *name,
@@ -116,7 +118,7 @@ static int visit_other(const char *catalog_name, const char *ns, const char *nam
         return 0; /* no metadata: no files; or the table itself */
     icm__other_table o = {catalog_name, ns, name, pointer, {NULL, NULL, NULL}};
     icm_table_metadata *md = NULL;
-    int rc = icm_table_metadata_read(&md, w->cat->io, pointer);
+    int rc = icm_table_metadata_read(&md, w->io, pointer);
     if (rc == ICM_ENOMEM)
         return rc;
     if (rc != 0) {
@@ -134,16 +136,50 @@ static int visit_other(const char *catalog_name, const char *ns, const char *nam
 static int visit_own_name(const char *ns, const char *name, const char *pointer, void *payload)
 {
     other_walk *w = payload;
-    return visit_other(icm_catalog_name(w->cat), ns, name, pointer, payload);
+    return visit_other(w->catalog_name, ns, name, pointer, payload);
 }
 
 int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
                                   void *payload)
 {
-    other_walk w = {cat, self, cb, payload};
+    other_walk w = {cat->io, icm_catalog_name(cat), self, cb, payload};
     if (strcmp(cat->methods->kind, "sql") == 0)
         return icm__sql_catalog_each_pointer(cat, visit_other, &w);
     return icm__catalog_each_table(cat, visit_own_name, &w);
+}
+
+/* Whether `path` is a local file that starts with SQLite's header (not a journal, a WAL, a
+ * YAML file, or missing: opening those as a database would create or misread them). */
+static bool is_sqlite_database(const char *path)
+{
+    static const char magic[16] = "SQLite format 3";
+    char head[16];
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return false;
+    bool ok = fread(head, 1, sizeof head, f) == sizeof head &&
+              memcmp(head, magic, sizeof magic) == 0;
+    fclose(f);
+    return ok;
+}
+
+int icm__database_each_table(icm_fileio *io, const char *db, icm__other_table_cb cb,
+                             void *payload)
+{
+    if (!is_sqlite_database(db))
+        return 0;
+    icm__sql_store *store = NULL;
+    int rc = icm__sql_store_open_sqlite(&store, db);
+    bool tables = false, unused = false;
+    if (rc == 0)
+        rc = store->methods->probe_column(store, "iceberg_tables", "metadata_location", &tables,
+                                          &unused);
+    other_walk w = {io, NULL, NULL, cb, payload};
+    if (rc == 0 && tables)
+        rc = icm__sql_store_each_pointer(store, visit_other, &w);
+    if (store != NULL)
+        store->methods->free(store);
+    return rc;
 }
 
 /* ---- register-table: one table per metadata file and location ---- */

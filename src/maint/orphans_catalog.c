@@ -18,7 +18,8 @@
  *    the catalog_name, since a database shared by several catalogs holds all their tables) and
  *    refuses when one's metadata file, `location`, `write.data.path` or `write.metadata.path`
  *    lies at or below the listing location (not carved out): that table's files would be
- *    unreferenced here. This sees
+ *    unreferenced here. The other SQLite databases among `catalog_files` (every catalog
+ *    the caller's configuration names) are walked the same way, each once. This sees
  *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
  *    hidden, or excluded). A table whose metadata cannot be read is judged by its pointer
  *    alone (its own metadata file below the listing location is still refused).
@@ -31,6 +32,7 @@
  * of the catalog.
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
@@ -229,6 +231,59 @@ static bool lists_tables(const icm_catalog *cat)
     return true;
 }
 
+/* Whether `real` was seen; else remember it (taken). */
+static int seen_before(icm__ptrvec *seen, char *real, bool *out)
+{
+    *out = false;
+    for (size_t i = 0; i < seen->len; i++)
+        if (strcmp(seen->items[i], real) == 0) {
+            *out = true;
+            free(real);
+            return 0;
+        }
+    if (icm__ptrvec_push(seen, real) != 0) {
+        free(real);
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
+static void free_real(void *p)
+{
+    free(p);
+}
+
+/* The tables of every other SQLite database the caller's configuration names (the databases
+ * among `catalog_files`, i.e. of every catalog of its .pyiceberg.yaml): each database is
+ * walked once, the table's own (already walked) not again, whatever its spelling. */
+static int check_configured_databases(guard_ctx *c, icm_catalog *cat)
+{
+    if (c->o->version < 2 || c->o->catalog_file_count == 0)
+        return 0;
+    icm__ptrvec seen = ICM__PTRVEC_INIT;
+    bool dup = false;
+    int rc = 0;
+    icm_error_clear();
+    char *own = icm__sql_catalog_database_file(cat);
+    if (own == NULL && icm_error_last()->code == ICM_ENOMEM)
+        return ICM_ENOMEM;
+    char *own_real = own != NULL ? realpath(own, NULL) : NULL;
+    icm_free(own);
+    if (own_real != NULL)
+        rc = seen_before(&seen, own_real, &dup);
+    for (size_t i = 0; rc == 0 && i < c->o->catalog_file_count; i++) {
+        const char *f = c->o->catalog_files[i];
+        char *real = f != NULL ? realpath(f, NULL) : NULL;
+        if (real == NULL)
+            continue; /* not there: no database to ask */
+        rc = seen_before(&seen, real, &dup);
+        if (rc == 0 && !dup)
+            rc = icm__database_each_table(c->io, f, check_other_table, c);
+    }
+    icm__ptrvec_dispose(&seen, free_real);
+    return rc;
+}
+
 /* ---- entry ---- */
 
 /* Whether the table's FileIO is a path map with a rule for `loc` (then a relative name is the
@@ -264,6 +319,8 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
     icm_catalog *cat = icm_table_get_catalog(t);
     if (rc == 0 && lists_tables(cat))
         rc = icm__catalog_each_other_table(cat, c.self, check_other_table, &c);
+    if (rc == 0 && lists_tables(cat))
+        rc = check_configured_databases(&c, cat);
     icm_free(c.real_root);
     icm__buf_dispose(&c.offending);
     return rc;

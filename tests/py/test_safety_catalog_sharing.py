@@ -240,3 +240,31 @@ def test_config_file_reached_through_a_link_is_protected_by_both_names(tmp_path)
     assert p.returncode == 0, p.stderr
     assert files_under(wh) == keep
     assert scan_every_snapshot(d.load_table("ns.t"))
+
+
+def test_table_of_another_configured_database_inside_the_swept_table_is_refused(tmp_path):
+    """The configuration names `other` (other.db, outside the table); its table o.y writes its
+    data inside ns.t's folder: the sweep of ns.t refuses, naming o.y, and deletes nothing."""
+    wh, cfg, d, o = two_catalogs_one_db(tmp_path)
+    other_db, other_wh = tmp_path / "other.db", tmp_path / "otherwh"
+    write_config(cfg, {"default": (tmp_path / "cat.db", wh), "other": (other_db, other_wh)})
+    t = d.create_table("ns.t", schema=SCHEMA)
+    append(t, 2)
+    tdir = Path(local(d.load_table("ns.t").location()))
+    o2 = pyiceberg_sql.SqlCatalog("other", uri=f"sqlite:///{other_db}",
+                                  warehouse=f"file://{other_wh}")
+    o2.create_namespace("o")
+    y = o2.create_table("o.y", schema=SCHEMA, properties={"write.data.path":
+                                                          f"file://{tdir}/data/y"})
+    append(y, 2, base=70)
+    age_all(tmp_path)
+    y_here = {f for f in referenced(o2.load_table("o.y")) if f.startswith(str(tdir))}
+    assert y_here
+    keep = referenced(d.load_table("ns.t")) | y_here
+    assert files_under(tdir) == keep
+    before = scan_every_snapshot(o2.load_table("o.y"))
+
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", config=cfg)
+    assert_refused(p, "o.y", "other", "--exclude-location")
+    assert files_under(tdir) == keep
+    assert scan_every_snapshot(o2.load_table("o.y")) == before
