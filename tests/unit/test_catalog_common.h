@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "catalog/catalog_internal.h"
 #include "catalog/sql/store.h"
 #include "icemaint/catalog.h"
 #include "icemaint/fileio.h"
@@ -494,6 +495,67 @@ static void sql_register_and_drop(void **state)
     assert_true(file_exists_at(loc)); /* no purge */
 }
 
+/* ---- every pointer of the database (issue #16 round 8) ---- */
+
+typedef struct seen_tables {
+    const char *names[2]; /* the catalog names this test owns */
+    int count;
+    char *last; /* "catalog:ns.name" of the last table of ours seen */
+    bool located;
+} seen_tables;
+
+static int note_other_table(const icm__other_table *t, void *payload)
+{
+    seen_tables *s = payload;
+    if (strcmp(t->catalog_name, s->names[0]) != 0 && strcmp(t->catalog_name, s->names[1]) != 0)
+        return 0; /* a PostgreSQL database shared with other runs */
+    s->count++;
+    free(s->last);
+    s->last = icmt_sprintf("%s:%s.%s", t->catalog_name, t->ns, t->name);
+    s->located = t->roots[0] != NULL;
+    return 0;
+}
+
+static void sql_other_tables_span_every_catalog_name(void **state)
+{
+    sqlfx *f = *state;
+    char *name_b = icmt_sprintf("%s_b", f->name);
+    icm_catalog *b = NULL;
+    icmt_ok(icm_catalog_open_sql(&b, name_b, f->uri, f->dir, f->io, NULL, 0));
+    icmt_ok(icm_catalog_create_namespace(b, "ns"));
+    char *loc = icmt_sprintf("%s/b/ns/tbl", f->dir);
+    icm_create_table_options o = {SCHEMA_JSON, NULL, loc, NULL, 0};
+    icmt_ok(icm_catalog_create_table(b, "ns.tbl", &o, NULL));
+    /* the same identifier in another catalog_name of the database is another table */
+    seen_tables s = {{f->name, name_b}, 0, NULL, false};
+    icmt_ok(icm__catalog_each_other_table(f->cat, "ns.tbl", note_other_table, &s));
+    assert_int_equal(s.count, 1);
+    char *want = icmt_sprintf("%s:ns.tbl", name_b);
+    assert_string_equal(s.last, want);
+    assert_true(s.located);
+    /* and from b's side, f's table */
+    s.count = 0;
+    icmt_ok(icm__catalog_each_other_table(b, "ns.tbl", note_other_table, &s));
+    assert_int_equal(s.count, 1);
+    free(want);
+    want = icmt_sprintf("%s:ns.tbl", f->name);
+    assert_string_equal(s.last, want);
+    icmt_ok(icm_catalog_drop_table(b, "ns.tbl"));
+    const char *p[] = {name_b};
+    int64_t ch;
+    bool maybe;
+    icm__sql_store *store = NULL;
+    icmt_ok(icm__sql_store_open_uri(&store, f->uri));
+    store->methods->exec(store, "DELETE FROM iceberg_namespace_properties WHERE catalog_name = ?",
+                         p, 1, &ch, &maybe);
+    store->methods->free(store);
+    icm_catalog_free(b);
+    free(s.last);
+    free(want);
+    free(loc);
+    free(name_b);
+}
+
 /* ---- processes racing through one catalog database ---- */
 
 #define SQL_RACERS 4
@@ -586,6 +648,8 @@ static void sql_racing_processes_lose_nothing(void **state)
         cmocka_unit_test_setup_teardown(sql_gzip_and_metadata_path, sqlfx_setup,              \
                                         sqlfx_teardown),                                      \
         cmocka_unit_test_setup_teardown(sql_register_and_drop, sqlfx_setup, sqlfx_teardown),   \
+        cmocka_unit_test_setup_teardown(sql_other_tables_span_every_catalog_name, sqlfx_setup, \
+                                        sqlfx_teardown),                                       \
         cmocka_unit_test_setup_teardown(sql_racing_processes_lose_nothing, sqlfx_setup,       \
                                         sqlfx_teardown)
 
