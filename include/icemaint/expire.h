@@ -188,7 +188,11 @@ typedef enum icm_expire_problem_kind {
     ICM_EXPIRE_PROBLEM_DELETES_STOPPED = 4,
     /** Verification: a file a retained snapshot references inside the table's locations is
      *  missing (or cannot be stat'ed); the message names the snapshot. No file was deleted. */
-    ICM_EXPIRE_PROBLEM_MISSING = 5
+    ICM_EXPIRE_PROBLEM_MISSING = 5,
+    /** A candidate is another catalog table's metadata file or lies under its location,
+     *  write.data.path or write.metadata.path (a table nested in this one, or a copy of it
+     *  registered in another catalog): never deleted (issue #16 round 8). */
+    ICM_EXPIRE_PROBLEM_OTHER_TABLE = 6
 } icm_expire_problem_kind;
 
 typedef struct icm_expire_problem {

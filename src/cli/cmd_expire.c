@@ -291,6 +291,8 @@ static const char *problem_name(icm_expire_problem_kind kind)
         return "deletes_stopped";
     case ICM_EXPIRE_PROBLEM_MISSING:
         return "missing";
+    case ICM_EXPIRE_PROBLEM_OTHER_TABLE:
+        return "other_table";
     }
     return "other";
 }

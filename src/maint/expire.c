@@ -459,6 +459,8 @@ static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     if (rc == 0 && new_md != NULL)
         rc = icm__expire_plan(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md,
                               o->cleanup, r, NULL);
+    if (rc == 0 && new_md != NULL)
+        rc = icm__expire_hold_other_tables(t, new_md, r);
     if (rc == 0 && new_md != NULL && verifies(o))
         rc = icm__expire_verify(icm_table_get_fileio(t), new_md, r);
     icm_table_metadata_free(new_md);
@@ -493,6 +495,8 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
     if (rc == 0)
         rc = icm__expire_plan(icm_table_get_fileio(t), base, icm_table_get_metadata(t),
                               o->cleanup, r, &check.seen);
+    if (rc == 0)
+        rc = icm__expire_hold_other_tables(t, icm_table_get_metadata(t), r);
     if (rc == 0 && verifies(o))
         rc = icm__expire_verify(icm_table_get_fileio(t), icm_table_get_metadata(t), r);
     if (rc == 0) {

@@ -31,6 +31,14 @@ int icm__expire_add_problem(icm_expire_result *r, icm_expire_problem_kind kind,
  * PLANNED files count, afterwards DELETED ones. */
 void icm__expire_result_tally(icm_expire_result *r);
 
+/* Take out of r's plan (and report as ICM_EXPIRE_PROBLEM_OTHER_TABLE) every planned file that
+ * another table of t's catalog may use: its metadata file, or a file under its location,
+ * write.data.path or write.metadata.path (expire_foreign.c; `md` is the metadata the plan was
+ * made against, for this table's own roots). Nothing is asked when nothing is planned or the
+ * table has no catalog of many tables. Returns 0, the catalog's listing codes or ICM_ENOMEM. */
+int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
+                                  icm_expire_result *r);
+
 /*
  * Plan the deletes of going from `before` to `after` into r (deleted_* arrays in state PLANNED,
  * withheld flags, problems, tally). `io` is only read. Nothing is planned for

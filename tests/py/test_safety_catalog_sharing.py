@@ -268,3 +268,57 @@ def test_table_of_another_configured_database_inside_the_swept_table_is_refused(
     assert_refused(p, "o.y", "other", "--exclude-location")
     assert files_under(tdir) == keep
     assert scan_every_snapshot(o2.load_table("o.y")) == before
+
+
+def test_expiry_keeps_files_of_a_table_nested_in_its_folder(tmp_path):
+    """ns.b is located inside ns.a's data folder; ns.a adds one of b's live data files, then
+    deletes those rows: expiring ns.a's old snapshots keeps b's file (reported as another
+    table's, a warning) and deletes the rest of what only they reached."""
+    from pyiceberg.expressions import EqualTo
+    wh, cfg, d, o = two_catalogs_one_db(tmp_path)
+    a = d.create_table("ns.a", schema=SCHEMA)
+    append(a, 1)
+    adir = Path(local(d.load_table("ns.a").location()))
+    b = d.create_table("ns.b", schema=SCHEMA, location=f"file://{adir}/data/b")
+    append(b, 1, base=500)
+    b_file = [t.file.file_path for t in d.load_table("ns.b").scan().plan_files()][0]
+    a = d.load_table("ns.a")
+    a.add_files([b_file])
+    d.load_table("ns.a").delete(EqualTo("id", 500))
+    age_all(tmp_path)
+    b_before = scan_every_snapshot(d.load_table("ns.b"))
+    metadata_files = {f for f in files_under(adir) if f.endswith(".metadata.json")}
+    time.sleep(1.1)
+
+    p = icm(tmp_path, "expire-snapshots", "ns.a", "--retain-last", "1", "--older-than", "1s",
+            config=cfg)
+    assert p.returncode == 0, p.stderr
+    assert "ns.b" in p.stderr and local(b_file) in p.stderr, p.stderr
+    a_after = d.load_table("ns.a")
+    assert len(a_after.metadata.snapshots) == 1
+    expected = (referenced(a_after) | referenced(d.load_table("ns.b")) | metadata_files |
+                {f for f in files_under(adir) if f.endswith(".metadata.json")})
+    assert files_under(adir) == expected
+    assert os.path.exists(local(b_file))
+    assert scan_every_snapshot(d.load_table("ns.b")) == b_before
+    assert scan_every_snapshot(a_after)
+
+
+def test_expiry_of_a_table_inside_a_root_table_is_not_held(tmp_path):
+    """ns.root is located at the warehouse root, which holds ns.t: ns.root's folder encloses
+    ns.t's own location, so it holds nothing back; expiring ns.t deletes what only its
+    expired snapshots reached."""
+    wh, cfg, d, o = two_catalogs_one_db(tmp_path)
+    append(d.create_table("ns.root", schema=SCHEMA, location=f"file://{wh}"), 1)
+    append(d.create_table("ns.t", schema=SCHEMA), 3)
+    tdir = Path(local(d.load_table("ns.t").location()))
+    age_all(tmp_path)
+    time.sleep(1.1)
+    p = icm(tmp_path, "expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", "1s",
+            config=cfg)
+    assert p.returncode == 0, p.stderr
+    assert "other_table" not in p.stderr, p.stderr
+    t = d.load_table("ns.t")
+    metadata_files = {f for f in files_under(tdir) if f.endswith(".metadata.json")}
+    assert files_under(tdir) == referenced(t) | metadata_files
+    assert scan_every_snapshot(t)
