@@ -205,6 +205,23 @@ int icm_cli_json_print(json_t *doc, bool ok);
  * with icm_cli_report_lost). */
 bool icm_cli_json_emit(json_t *doc);
 
+/* ---- files the commands write besides stdout (out_file.c) ---- */
+
+/* The folder of a path ("." for a bare name; new string, NULL when out of memory) and its last
+ * segment (borrowed). */
+char *icm_cli_dir_of(const char *path);
+const char *icm_cli_base_of(const char *path);
+/* An existing `path` may only be written when `is_earlier` says it is an earlier output of
+ * `option` (described as `earlier` in the refusal): a folder is exit 1, another file exit 5
+ * (refused). A missing path is fine. Returns an exit code. */
+int icm_cli_out_file_check_existing(const char *option, const char *path,
+                                    bool (*is_earlier)(const char *path), const char *earlier);
+/* Refuse (exit 5) a `path` inside the table's location, write.data.path or
+ * write.metadata.path, after following links (the final one too when `follow`: a file that is
+ * appended through a link) and path maps; exit 1 when its folder cannot be resolved. */
+int icm_cli_out_file_check_table(const char *option, const char *path, bool follow,
+                                 icm_table *t);
+
 /* ---- --plan-out FILE (plan_file.c) ---- */
 
 /* Written to a temporary file beside `path`, renamed over it only once complete: a failed or
@@ -236,13 +253,18 @@ typedef struct icm_cli_journal {
     const char *command;
     FILE *f;              /* NULL: no journal */
     int fd;
+    bool created;         /* this run created the file */
     bool broken;          /* a line could not be written (the deletes were stopped) */
     int broken_errno;
     size_t deleted, already_gone, failed;
     int64_t bytes_deleted;
 } icm_cli_journal;
 /* Before the command does anything: open FILE for appending (created if missing). Exit code. */
+/* An existing FILE must be an earlier journal (else exit 5). */
 int icm_cli_journal_open(icm_cli_journal *j, const char *path, const char *command);
+/* Once the table is loaded: refuse (exit 5) a journal inside the table's locations (a file
+ * this run created is removed). A no-op without a journal. Exit code. */
+int icm_cli_journal_check_table(icm_cli_journal *j, icm_table *t);
 /* The library's icm_delete_cb (payload: the journal, or NULL): one line per file, flushed and
  * fsync'ed at each batch end; -1 when the journal cannot be written (the deletes stop). */
 int icm_cli_journal_on_delete(const icm_delete_event *ev, void *payload);

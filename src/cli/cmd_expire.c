@@ -633,6 +633,8 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
         rc = icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK && a.plan_out != NULL)
         rc = icm_cli_plan_check_table(&plan, t);
+    if (rc == ICM_EXIT_OK)
+        rc = icm_cli_journal_check_table(&journal, t);
     if (rc == ICM_EXIT_OK && !a.opts.dry_run && !a.no_lock && !icm_table_is_read_only(t))
         rc = icm_cli_lease_take(cli, t, "expire-snapshots", &lease);
     a.opts.lease = lease;

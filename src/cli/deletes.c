@@ -3,7 +3,9 @@
  * share around the library's delete phase (icemaint/maint.h):
  *
  *  - the `--log-out FILE` journal: opened (append, created if missing) before anything is done,
- *    so a bad path stops the command first; one JSON line per file acted on, written as the
+ *    so a bad path stops the command first; like `--plan-out` (cli/out_file.c), an existing
+ *    FILE must be an earlier journal and FILE may not lie inside the table's roots (checked
+ *    once the table is loaded; a journal this run created is then removed); one JSON line per file acted on, written as the
  *    library reports it, flushed and fsync'ed at the end of every batch; then one summary line.
  *    A line that cannot be written stops the deletes (the library's callback contract), so no
  *    delete goes unrecorded for more than the batch in flight;
@@ -38,12 +40,46 @@ static int64_t wall_ms(void)
 
 /* ---- the journal ---- */
 
+/* Whether the file at `path` is an earlier journal: empty (a run that stopped before its first
+ * line), or its first line a JSON object whose `type` is "file" or "summary" with a
+ * `command`, as every line icemaint writes. */
+static bool is_earlier_journal(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    char line[4096];
+    bool empty = fgets(line, sizeof line, f) == NULL;
+    bool read_failed = ferror(f) != 0;
+    fclose(f);
+    if (read_failed)
+        return false; /* a folder behind a link, or unreadable */
+    if (empty)
+        return true;
+    json_t *doc = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+    const char *type = json_string_value(json_object_get(doc, "type"));
+    bool yes = type != NULL && (strcmp(type, "file") == 0 || strcmp(type, "summary") == 0) &&
+               json_is_string(json_object_get(doc, "command"));
+    json_decref(doc);
+    return yes;
+}
+
 int icm_cli_journal_open(icm_cli_journal *j, const char *path, const char *command)
 {
     memset(j, 0, sizeof *j);
     j->fd = -1;
     j->command = command;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    /* Appended to only when it is an earlier journal (never a table's file, a catalog
+     * database, or anything else): out_file.c's rule, shared with --plan-out. */
+    int rc = icm_cli_out_file_check_existing("--log-out", path, is_earlier_journal,
+                                             "an earlier journal (JSON lines of icemaint's "
+                                             "--log-out)");
+    if (rc != ICM_EXIT_OK)
+        return rc;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    j->created = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0)
         return icm_cli_error(path, "--log-out: cannot open the journal: %s", strerror(errno));
     FILE *f = fdopen(fd, "a");
@@ -56,6 +92,19 @@ int icm_cli_journal_open(icm_cli_journal *j, const char *path, const char *comma
     j->fd = fd;
     j->f = f;
     return ICM_EXIT_OK;
+}
+
+int icm_cli_journal_check_table(icm_cli_journal *j, icm_table *t)
+{
+    if (j->f == NULL)
+        return ICM_EXIT_OK;
+    int rc = icm_cli_out_file_check_table("--log-out", j->path, true, t);
+    if (rc != ICM_EXIT_OK) {
+        icm_cli_journal_close(j);
+        if (j->created)
+            (void)unlink(j->path); /* made by this run, empty: leave nothing behind */
+    }
+    return rc;
 }
 
 /* One line (icm_cli_json_write: one-line layout; a byte string that is not UTF-8 is written

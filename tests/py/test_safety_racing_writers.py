@@ -394,6 +394,46 @@ def test_bad_log_out_path_stops_before_any_delete(table, tmp_path):
     assert not os.path.exists(lease_path(table))
 
 
+def test_log_out_never_writes_into_a_table_file_nor_a_file_that_is_not_a_journal(table,
+                                                                                tmp_path):
+    """--log-out gets --plan-out's rule (issue #16 round 8: journal lines appended to the
+    current metadata file, or after a live Parquet file's footer, broke the table): a FILE
+    inside the table's location (existing or not) or an existing FILE that is not an earlier
+    journal is refused (exit 5) before anything is done, and left byte for byte as it was; an
+    earlier journal is appended to."""
+    victims = strays(table, 2)
+    age_all(table["dir"])
+    t = table["cat"].load_table("ns.t")
+    live = t.scan().plan_files()[0].file.file_path.replace("file://", "")
+    current = t.metadata_location.replace("file://", "")
+    not_a_journal = tmp_path / "notes.txt"
+    not_a_journal.write_text("my notes\n")
+    targets = [current, live, str(table["wh"] / "cat.db"), str(not_a_journal),
+               str(table["dir"] / "data" / "journal.jsonl")]
+    before = {f: open(f, "rb").read() for f in targets if os.path.exists(f)}
+    files_before = {p for p in glob.glob(str(table["wh"] / "**" / "*"), recursive=True)}
+    for target in targets:
+        for args in (("remove-orphan-files", "ns.t"), ("remove-orphan-files", "ns.t", "--dry-run"),
+                     ("expire-snapshots", "ns.t", "--older-than", "2099-01-01")):
+            p = icm(table, *args, "--log-out", target, check=False)
+            assert p.returncode == 5, (target, args, p.stderr)
+            assert "--log-out" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert {f: open(f, "rb").read() for f in targets if os.path.exists(f)} == before
+    assert {p for p in glob.glob(str(table["wh"] / "**" / "*"), recursive=True)} == files_before
+    assert all(v.exists() for v in victims)
+    assert len(table["cat"].load_table("ns.t").metadata.snapshots) == 3
+    assert lost_files(table) == set()
+    read_every_snapshot(table)
+
+    journal = tmp_path / "j.jsonl"
+    icm(table, "remove-orphan-files", "ns.t", "--dry-run", "--log-out", str(journal))
+    icm(table, "remove-orphan-files", "ns.t", "--log-out", str(journal))
+    rows = [json.loads(x) for x in journal.read_text().splitlines()]
+    assert [r["type"] for r in rows] == ["summary", "file", "file", "summary"]
+    assert not any(v.exists() for v in victims)
+    assert lost_files(table) == set()
+
+
 @pytest.mark.parametrize("stdout", ["closed", "full"])
 def test_report_failure_after_deletes_keeps_the_journal_complete(table, tmp_path, stdout):
     victims = strays(table, 3)
