@@ -83,7 +83,9 @@ typedef int (*icm_delete_cb)(const icm_delete_event *event, void *payload);
 /* The table lease                                                                            */
 /* ========================================================================================== */
 
-/** The lease file's name, in the folder of the table's current metadata file. */
+/** The lease file's name, in `<table location>/metadata/` (a place no commit moves, unlike the
+ *  folder of the current metadata file, which write.metadata.path moves); for a table whose
+ *  metadata names its location relatively, in the folder of its current metadata file. */
 #define ICM_LEASE_FILE_NAME ".icemaint-lease"
 /** Default lifetime of a lease (ms): renewed by the delete phase once half of it has passed. */
 #define ICM_LEASE_DEFAULT_TTL_MS INT64_C(600000)

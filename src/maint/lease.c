@@ -1,7 +1,8 @@
 /*
  * maint/lease.c: the table lease of a run that deletes (icemaint/maint.h, issue #16 class 6).
  *
- * The lease is `<folder of the current metadata file>/.icemaint-lease`, a JSON object
+ * The lease is `<table location>/metadata/.icemaint-lease` (the folder of the current metadata
+ * file for a table whose location is relative), a JSON object
  * {owner, host, pid, start_ms, expires_ms, command, token} created with the FileIO's create-new
  * (local: a no-replace rename; object stores: a conditional write), so of two runs starting at
  * once exactly one creates it. The other reads it and is refused while it has not expired.
@@ -36,6 +37,7 @@
 
 #include "icemaint/maint.h"
 #include "spec/metadata_internal.h"
+#include "util/location.h"
 #include "util/util.h"
 
 #define TAKEOVER_ROUNDS 4
@@ -218,10 +220,22 @@ static int refuse_held(const char *location, const lease_doc *d)
                           d->owner, d->host, d->pid, d->command, since, until);
 }
 
-/* <folder of the current metadata file>/ICM_LEASE_FILE_NAME into *out (icm__free). Returns 0,
- * ICM_EINVALID (a metadata location without a folder), ICM_ENOMEM. */
+/* <table location>/metadata/ICM_LEASE_FILE_NAME into *out (icm__free): a place that does not
+ * move when a commit moves write.metadata.path (issue #16 round 8: a run that took its lease
+ * beside the current metadata file, and a second run after such a commit, held two leases).
+ * A table whose metadata names its location relatively (some engines' test tables) keeps it
+ * in the folder of its current metadata file. Returns 0, ICM_EINVALID (neither names a
+ * folder), ICM_ENOMEM. */
 static int lease_location(const icm_table *t, char **out)
 {
+    const char *loc = icm_table_metadata_location(icm_table_get_metadata(t));
+    if (loc != NULL && icm__location_is_absolute(loc)) {
+        size_t n = strlen(loc);
+        while (n > 1 && loc[n - 1] == '/')
+            n--;
+        *out = icm__sprintf("%.*s/metadata/%s", (int)n, loc, ICM_LEASE_FILE_NAME);
+        return *out != NULL ? 0 : ICM_ENOMEM;
+    }
     const char *md = icm_table_get_metadata_location(t);
     const char *slash = md != NULL ? strrchr(md, '/') : NULL;
     if (slash == NULL)
