@@ -105,8 +105,9 @@ def read_every_snapshot(tbl):
 
 
 def lease_path(tbl):
+    """<table location>/metadata/.icemaint-lease, wherever the current metadata file is."""
     t = tbl["cat"].load_table("ns.t")
-    return os.path.join(os.path.dirname(t.metadata_location.replace("file://", "")), LEASE)
+    return os.path.join(t.location().replace("file://", ""), "metadata", LEASE)
 
 
 def write_lease(tbl, expires_ms, host="other-host", pid=4242, token="a1b2c3"):
@@ -339,6 +340,38 @@ def test_file_gone_at_delete_time_is_counted_as_already_gone(table, tmp_path):
     assert {r["path"]: r["outcome"] for r in rows if r["type"] == "file"} == states
     assert rows[-1]["deleted"] == 1 and rows[-1]["already_gone"] == 1
     assert not victims[0].exists()
+
+
+def test_lease_stays_put_when_a_commit_moves_the_metadata_folder(table, tmp_path):
+    """The lease lives in <location>/metadata, not beside the current metadata file (issue #16
+    round 8: a commit that moved write.metadata.path let a second run take a lease in the new
+    folder and sweep beside the first). A held lease still refuses after such a commit, and
+    a table whose metadata is elsewhere from its first commit takes it there too."""
+    victims = strays(table, 2)
+    age_all(table["dir"])
+    write_lease(table, now_ms() + 600000)
+    held = lease_path(table)
+    meta2 = tmp_path / "meta2"
+    meta2.mkdir()
+    t = table["cat"].load_table("ns.t")
+    with t.transaction() as tx:
+        tx.set_properties({"write.metadata.path": f"file://{meta2}"})
+    assert table["cat"].load_table("ns.t").metadata_location.startswith(f"file://{meta2}/")
+    assert lease_path(table) == held
+    for args in (("remove-orphan-files", "ns.t"), ("remove-orphan-files", "ns.t", "--location",
+                                                   str(table["dir"] / "data")),
+                 ("expire-snapshots", "ns.t", "--older-than", "2099-01-01")):
+        p = icm(table, *args, check=False)
+        assert p.returncode == 5, (args, p.stderr)
+        assert "other-host" in p.stderr and "--no-lock" in p.stderr, p.stderr
+    assert all(v.exists() for v in victims)
+    assert not any(LEASE in f for f in os.listdir(meta2))
+    assert len(table["cat"].load_table("ns.t").metadata.snapshots) == 3
+    os.unlink(held)
+    icm(table, "remove-orphan-files", "ns.t")
+    assert not any(v.exists() for v in victims)
+    assert not os.path.exists(held)
+    assert lost_files(table) == set()
 
 
 # ---- the --log-out journal --------------------------------------------------------------------

@@ -480,12 +480,12 @@ static void test_expiry_counts_file_gone_at_delete_time_as_already_gone(void **s
 /* ------------------------------------------------------------------------------------------ */
 /* the lease                                                                                   */
 
+/* <table location>/metadata/.icemaint-lease (maint/lease.c). */
 static char *lease_path(env *e)
 {
     icm_table *t = hist_open_table(e->h);
-    const char *md = icm_table_get_metadata_location(t);
-    const char *slash = strrchr(md, '/');
-    char *p = icmt_sprintf("%.*s/%s", (int)(slash - md), md, ICM_LEASE_FILE_NAME);
+    const char *loc = icm_table_metadata_location(icm_table_get_metadata(t));
+    char *p = icmt_sprintf("%s/metadata/%s", loc, ICM_LEASE_FILE_NAME);
     icm_table_free(t);
     return p;
 }
