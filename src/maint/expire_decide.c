@@ -11,9 +11,9 @@
 #include <strings.h>
 
 #include "icemaint/expire.h"
+#include "maint/keepset.h"
 #include "util/util.h"
 
-#define PROP_GC_ENABLED "gc.enabled"
 #define PROP_MAX_SNAPSHOT_AGE "history.expire.max-snapshot-age-ms"
 #define PROP_MIN_SNAPSHOTS "history.expire.min-snapshots-to-keep"
 #define PROP_MAX_REF_AGE "history.expire.max-ref-age-ms"
@@ -82,15 +82,15 @@ static int parse_long_prop(const icm_table_metadata *md, const char *key, int64_
 
 static int check_gc_enabled(const icm_table_metadata *md)
 {
-    const char *v = icm_table_metadata_property(md, PROP_GC_ENABLED);
-    if (v == NULL || strcasecmp(v, "true") == 0)
+    const char *v = NULL;
+    if (icm__gc_enabled(md, &v))
         return 0;
-    if (strcasecmp(v, "false") == 0)
-        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, icm_table_metadata_file(md),
-                              "Cannot expire snapshots: GC is disabled (gc.enabled=false); "
-                              "deleting files may corrupt other tables");
-    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, icm_table_metadata_file(md),
-                          "table property gc.enabled has an invalid value '%s'", v);
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, icm_table_metadata_file(md),
+                          "Cannot expire snapshots: GC is disabled (table property "
+                          "gc.enabled='%s': any value but 'true' disables it, as in Java); "
+                          "deleting files may corrupt other tables (set it to true only when "
+                          "no other table shares these files)",
+                          v);
 }
 
 /* Is ref r retained? main never ages out; a ref to a missing snapshot is dropped. */

@@ -62,12 +62,13 @@ static int unreadable(icm_expire_result *r, const icm__reach_report *rep)
 
 static int check_gc(icm_expire_result *r, const icm_table_metadata *md, const char *where)
 {
-    const char *gc = icm_table_metadata_property(md, "gc.enabled");
-    if (gc == NULL || strcasecmp(gc, "false") != 0)
+    const char *gc = NULL;
+    if (icm__gc_enabled(md, &gc))
         return 0;
     icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, where,
-                   "gc.enabled=false was committed during the expiry's deletes; no further "
-                   "file is deleted");
+                   "gc.enabled='%s' (GC disabled: any value but 'true') was committed during "
+                   "the expiry's deletes; no further file is deleted",
+                   gc);
     return stop(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED, where, ICM_EREFUSED);
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 
 #include <xxhash.h>
@@ -1129,6 +1130,14 @@ int icm__keepset_build(icm_fileio *io, const icm_table_metadata *md,
 }
 
 /* ---- the table's own locations and documents ---- */
+
+bool icm__gc_enabled(const icm_table_metadata *md, const char **value)
+{
+    const char *v = icm_table_metadata_property(md, "gc.enabled");
+    if (value != NULL)
+        *value = v;
+    return v == NULL || strcasecmp(v, "true") == 0;
+}
 
 size_t icm__table_roots(const icm_table_metadata *md, const char *out[3])
 {

@@ -253,6 +253,14 @@ int icm__reach_extend(icm_fileio *io, const icm_table_metadata *md, const char *
 
 /* ---- the table's own locations and documents (shared by expiry and the orphan sweep) ---- */
 
+/* Whether the table lets maintenance delete its files, read as Java reads `gc.enabled`
+ * (PropertyUtil.propertyAsBoolean: Boolean.parseBoolean, default true): enabled when the
+ * property is absent or a case-insensitive "true"; ANY other value ("false", "no", "0", "off",
+ * " false", "") disables GC (issue #16 round 8: the sweep read only "false" as disabled, and
+ * expiry refused other spellings as invalid). *value (may be NULL): the property, NULL when
+ * unset, for the refusal's message. Expiry, its re-check and the sweep all ask this. */
+bool icm__gc_enabled(const icm_table_metadata *md, const char **value);
+
 /* The table's roots: `location`, `write.data.path`, `write.metadata.path` (those set and not
  * empty), borrowed from md, in that order. Returns how many (at most 3). Nothing outside them
  * is ever deleted. */

@@ -197,12 +197,14 @@ static int refuse(const char *location, const char *fmt, ...)
 
 static int check_gc(const icm_table_metadata *md, const char *where)
 {
-    const char *gc = icm_table_metadata_property(md, "gc.enabled");
-    if (gc != NULL && strcasecmp(gc, "false") == 0)
-        return refuse(where, "Cannot delete orphan files: GC is disabled (deleting files may "
-                             "corrupt other tables); table property gc.enabled=false (set it "
-                             "to true only when no other table shares these files)");
-    return 0;
+    const char *gc = NULL;
+    if (icm__gc_enabled(md, &gc))
+        return 0;
+    return refuse(where, "Cannot delete orphan files: GC is disabled (deleting files may "
+                         "corrupt other tables); table property gc.enabled='%s' (any value "
+                         "but 'true' disables it, as in Java; set it to true only when no "
+                         "other table shares these files)",
+                  gc);
 }
 
 /*

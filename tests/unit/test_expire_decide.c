@@ -195,8 +195,17 @@ static void test_refusals(void **state)
     o = opts_at(NOW, 1);
     assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EREFUSED);
     assert_non_null(strstr(icm_error_last()->message, "GC is disabled"));
-    icmt_ok(icm_table_metadata_set_property(md, "gc.enabled", "false "));
-    assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EINVALID);
+    /* Java's Boolean.parseBoolean: any value but a case-insensitive "true" disables GC */
+    static const char *const disabled[] = {"false ", " false", "no", "0", "off", "", "yes"};
+    for (size_t i = 0; i < sizeof disabled / sizeof *disabled; i++) {
+        icmt_ok(icm_table_metadata_set_property(md, "gc.enabled", disabled[i]));
+        assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EREFUSED);
+        assert_non_null(strstr(icm_error_last()->message, "GC is disabled"));
+        assert_null(d);
+    }
+    icmt_ok(icm_table_metadata_set_property(md, "gc.enabled", "TRUE"));
+    icmt_ok(icm_expire_decide(&d, md, &o));
+    icm_expire_decision_free(d);
     icm_table_metadata_free(md);
 }
 
