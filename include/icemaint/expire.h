@@ -82,7 +82,8 @@ typedef struct icm_expire_decision {
  * @param md        table metadata (borrowed, not changed)
  * @param opts      options; NULL is not allowed (now_ms must be set)
  * @return 0;
- *         ICM_EREFUSED when `gc.enabled` is false ("Cannot expire snapshots: GC is disabled"),
+ *         ICM_EREFUSED when `gc.enabled` is anything but a case-insensitive "true" (Java's
+ *         Boolean.parseBoolean; "Cannot expire snapshots: GC is disabled", naming the value),
  *         or for an explicit id that a retained ref still points at ("Cannot expire <id>.
  *         Still referenced by refs: [<names>]");
  *         ICM_EINVALID for a negative retain_last or an unparsable retention property (the
@@ -182,9 +183,9 @@ typedef enum icm_expire_problem_kind {
      *  file was deleted. */
     ICM_EXPIRE_PROBLEM_REFRESH_FAILED = 3,
     /** The deletes stopped early (a manifest list or manifest a concurrent commit added could
-     *  not be read, gc.enabled=false was committed, a reload found metadata that fails the
-     *  own-metadata check, the lease was lost, or the on_delete
-     *  callback asked to stop): files still PLANNED were not deleted. */
+     *  not be read, a commit disabled GC (gc.enabled not true), a reload found metadata that
+     *  fails the own-metadata check, the lease was lost, or the on_delete callback asked to
+     *  stop): files still PLANNED were not deleted. */
     ICM_EXPIRE_PROBLEM_DELETES_STOPPED = 4,
     /** Verification: a file a retained snapshot references inside the table's locations is
      *  missing (or cannot be stat'ed); the message names the snapshot. No file was deleted. */
@@ -366,9 +367,9 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *         table is a copy whose metadata names another location); ICM_EREADONLY (a static
  *         table, unless dry_run); ICM_EINVALID (bad options); the codes of icm_table_commit,
  *         icm_table_refresh and reading
- *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (gc.enabled=false committed
- *         meanwhile, the lease taken over, or metadata that fails the own-metadata check
- *         found by a reload) and ICM_EUSER (on_delete asked to stop).
+ *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (a gc.enabled other than
+ *         true committed meanwhile, the lease taken over, or metadata that fails the
+ *         own-metadata check found by a reload) and ICM_EUSER (on_delete asked to stop).
  * Source: Java RemoveSnapshots + ReachableFileCleanup (reference semantics §1.2–1.7).
  */
 ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opts,

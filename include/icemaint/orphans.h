@@ -27,7 +27,9 @@
  *
  * Safety checks. Each refusal returns ICM_EREFUSED with a one-line message naming the check and
  * its override (where one exists); nothing is deleted:
- *  - `gc.enabled=false` ("Cannot delete orphan files: GC is disabled ...");
+ *  - `gc.enabled` set to anything but a case-insensitive `true` (Java's Boolean.parseBoolean:
+ *    `false`, `no`, `0`, ` false` all disable GC; "Cannot delete orphan files: GC is
+ *    disabled ...", naming the value);
  *  - a read-only table (icm_table_open_static) unless dry_run: a metadata file given directly
  *    may not be the table's current one, and R must come from the current one;
  *  - a cutoff less than 24 h before now, unless `force`;
@@ -43,10 +45,12 @@
  *    SQLite database of the table's catalog and its `-journal`/`-wal`/`-shm`, and the existing
  *    `catalog_files` (a `.pyiceberg.yaml`, a configured SQLite database), by name or through a
  *    symbolic link; such files are never planned, whatever the override;
- *  - another table of the table's catalog (SQL, or a filesystem catalog over a warehouse)
- *    whose metadata file, `location`, `write.data.path` or `write.metadata.path` lies at or
- *    below the listing location (the catalog is asked for every table and its metadata read;
- *    this covers tables whose metadata files the listing cannot see); override for both:
+ *  - another table of the table's catalog (SQL, or a filesystem catalog over a warehouse) —
+ *    for a SQL catalog every table its database holds, whatever the catalog_name, and every
+ *    table of the other SQLite databases among `catalog_files` — whose metadata file,
+ *    `location`, `write.data.path` or `write.metadata.path` lies at or below the listing
+ *    location (every pointer is read and its metadata read; this covers tables whose metadata
+ *    files the listing cannot see); override for both:
  *    `exclude_locations` carving those files or folders out;
  *  - a table location that is a relative path that no path map of the table's FileIO
  *    rewrites (the listing would depend on the working directory);
@@ -169,11 +173,12 @@ typedef struct icm_orphan_options {
      *  writer who loses one took longer than this from creating the file to committing it. */
     int64_t settle_ms;
     /** Local files a catalog lives in that the caller knows of, absolute: the
-     *  CLI passes its resolved configuration's `.pyiceberg.yaml` and SQLite database with its
-     *  `-journal`/`-wal`/`-shm` (icm_catalog_config_own_files), also for a table opened as a
-     *  directory. Never planned; a listing location holding one that exists is refused (see
-     *  the file comment). The SQLite database of the table's own catalog is added by the sweep
-     *  itself. NULL = none. */
+     *  CLI passes its configuration's `.pyiceberg.yaml` and the SQLite database of every
+     *  catalog it names, with `-journal`/`-wal`/`-shm`, by given and real path
+     *  (icm_catalog_config_own_files), also for a table opened as a directory. Never planned;
+     *  a listing location holding one that exists is refused (see the file comment); for a
+     *  catalog table, the tables of each of these databases are other tables too. The SQLite
+     *  database of the table's own catalog is added by the sweep itself. NULL = none. */
     const char *const *catalog_files;
     size_t catalog_file_count;
     /** (version 3) Skip the presence check (the file comment's "verification"): delete even

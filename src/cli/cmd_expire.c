@@ -11,7 +11,7 @@
  * already_gone, newly_referenced, delete_stopped, and after the deletes not_deleted: the planned
  * files with their state already_gone, kept or planned}. --plan-out FILE writes that same
  * document to FILE; --log-out journals each delete as it happens (deletes.c). Exit codes: 3
- * commit conflict, 4 commit outcome unknown (nothing was deleted), 5 refused (gc.enabled=false,
+ * commit conflict, 4 commit outcome unknown (nothing was deleted), 5 refused (gc.enabled not true,
  * the table lease held by another run, or a referenced file missing).
  */
 #include <errno.h>
@@ -85,7 +85,7 @@ static const char expire_help[] =
     "\n"
     "Exit codes: 0 done, 1 error, 2 usage, 3 commit conflict (nothing changed), 4 commit\n"
     "outcome unknown (nothing deleted; reload the table to see whether it applied), 5 refused\n"
-    "(gc.enabled=false, another run holds the table lease, a --snapshot-id that is current\n"
+    "(gc.enabled not true, another run holds the table lease, a --snapshot-id that is current\n"
     "or a branch or tag points at, or a referenced file missing).\n";
 
 typedef struct expire_args {
