@@ -296,7 +296,7 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  *         the codes of the table's catalog listing its tables and namespaces (SQL, I/O;
  *         a filesystem catalog's listing);
  *         in the delete phase (with *out set): the codes of icm_table_refresh, the read error of
- *         a list or manifest a concurrent commit added, ICM_EREFUSED (gc.enabled=false
+ *         a list or manifest a concurrent commit added, ICM_EREFUSED (gc.enabled not true
  *         committed meanwhile, or the lease taken over), ICM_EUSER (on_delete asked to stop);
  *         ICM_ENOMEM.
  * Source: Java DeleteOrphanFilesSparkAction (reference semantics §2, §5.5).

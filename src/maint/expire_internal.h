@@ -57,7 +57,7 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
  * `seen` does not account for is read (icm__reach_extend) and every PLANNED file of r it
  * references becomes KEPT (r->newly_referenced). On failure a problem is recorded (the caller
  * stops deleting). Returns 0; the codes of icm_table_refresh; the read error of a newly
- * referenced list or manifest; ICM_EREFUSED (gc.enabled=false now); ICM_ENOMEM.
+ * referenced list or manifest; ICM_EREFUSED (GC disabled now: gc.enabled not true); ICM_ENOMEM.
  */
 typedef struct icm__expire_recheck {
     icm_table *t;

@@ -184,7 +184,7 @@ void icm__orphan_plan_free(icm__orphan_plan *p);
  * last brought up to date, add what the new metadata references to R (reading only manifest
  * lists and manifests not read yet) and drop every orphan from index `from` on that R now
  * references (result->orphan_count shrinks; result->newly_referenced counts them). Reads
- * storage only. Returns 0; the codes of icm_table_refresh; ICM_EREFUSED (gc.enabled is false
+ * storage only. Returns 0; the codes of icm_table_refresh; ICM_EREFUSED (gc.enabled is not true
  * now); the read error of a newly referenced list or manifest; ICM_ENOMEM.
  */
 int icm__orphans_revalidate(icm__orphan_plan *p, size_t from);
