@@ -10,6 +10,14 @@
  * type; type 0 ends a struct. Integers are zigzag varints, binary is a varint length plus bytes,
  * lists/sets put the size in the high nibble (15: a varint size follows) and the element type in
  * the low nibble, maps are a varint size plus one byte of key/value types.
+ *
+ * Every integer decoded from the footer is bounded before any arithmetic uses it: varints are at
+ * most ten bytes and their bits must fit 64; field ids are Thrift i16s, so a short-form delta
+ * (1..15) is added to a previous id in [-32768, 32767] and a result above 32767 is corrupt, as
+ * is a long-form id outside the i16 range (Thrift's own readers would wrap either into another
+ * field); lengths and list/map sizes are compared with the bytes left before they are used. The
+ * first reason a walk fails and its offset in the footer are kept in the cursor, so the error
+ * names them.
  */
 #include <limits.h>
 #include <string.h>
@@ -36,33 +44,63 @@ enum {
 /* Nesting limit: FileMetaData is a few levels deep; a deeper footer is hostile. */
 #define MAX_DEPTH 64
 
+/* A read position in the footer; `why`/`why_at` hold the first failure and its offset. */
 typedef struct tcursor {
+    const uint8_t *start;
     const uint8_t *p;
     const uint8_t *end;
+    const char *why;
+    size_t why_at;
 } tcursor;
+
+static tcursor cursor(const uint8_t *footer, size_t len)
+{
+    tcursor c = {footer, footer, footer + len, NULL, 0};
+    return c;
+}
+
+/* Record the first reason a walk fails, at the item starting at `at`, and return -1. */
+static int fail_at(tcursor *c, const uint8_t *at, const char *why)
+{
+    if (c->why == NULL) {
+        c->why = why;
+        c->why_at = (size_t)(at - c->start);
+    }
+    return -1;
+}
+
+/* The same at the current position. */
+static int fail(tcursor *c, const char *why)
+{
+    return fail_at(c, c->p, why);
+}
 
 static int get_byte(tcursor *c, uint8_t *out)
 {
     if (c->p >= c->end)
-        return -1;
+        return fail(c, "ends early");
     *out = *c->p++;
     return 0;
 }
 
+/* An unsigned LEB128 varint of at most ten bytes whose value fits 64 bits. */
 static int get_varint(tcursor *c, uint64_t *out)
 {
+    const uint8_t *at = c->p;
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
         uint8_t b;
         if (get_byte(c, &b) != 0)
             return -1;
+        if (shift == 63 && (b & 0x7e) != 0)
+            return fail_at(c, at, "varint does not fit 64 bits");
         v |= (uint64_t)(b & 0x7f) << shift;
         if ((b & 0x80) == 0) {
             *out = v;
             return 0;
         }
     }
-    return -1; /* more than 10 bytes */
+    return fail_at(c, at, "varint longer than 10 bytes");
 }
 
 static int64_t unzigzag(uint64_t v)
@@ -73,9 +111,38 @@ static int64_t unzigzag(uint64_t v)
 static int skip_bytes(tcursor *c, uint64_t n)
 {
     if (n > (uint64_t)(c->end - c->p))
-        return -1;
+        return fail(c, "length beyond the end of the footer");
     c->p += n;
     return 0;
+}
+
+/*
+ * The next field header of a struct: 1 with *type set and *id the field's id (a short-form
+ * delta added to the previous id in *id, or a long-form zigzag i16), 0 at the struct's stop,
+ * -1 when truncated or when the id leaves the i16 range.
+ */
+static int next_field(tcursor *c, int64_t *id, int *type)
+{
+    const uint8_t *at = c->p;
+    uint8_t h;
+    if (get_byte(c, &h) != 0)
+        return -1;
+    *type = h & 0x0f;
+    if (*type == CT_STOP)
+        return 0;
+    int64_t next;
+    if ((h >> 4) != 0) {
+        next = *id + (h >> 4); /* *id is an i16 here (start 0 or a checked id): no overflow */
+    } else {
+        uint64_t v;
+        if (get_varint(c, &v) != 0)
+            return -1;
+        next = unzigzag(v);
+    }
+    if (next < INT16_MIN || next > INT16_MAX)
+        return fail_at(c, at, "field id outside the Thrift i16 range");
+    *id = next;
+    return 1;
 }
 
 static int skip_value(tcursor *c, int type, int depth);
@@ -83,22 +150,16 @@ static int skip_value(tcursor *c, int type, int depth);
 static int skip_struct(tcursor *c, int depth)
 {
     if (depth > MAX_DEPTH)
-        return -1;
-    for (;;) {
-        uint8_t h;
-        if (get_byte(c, &h) != 0)
-            return -1;
-        int type = h & 0x0f;
-        if (type == CT_STOP)
-            return 0;
-        uint64_t id;
-        if ((h >> 4) == 0 && get_varint(c, &id) != 0)
-            return -1;
+        return fail(c, "nested too deep");
+    int64_t id = 0;
+    int type, r;
+    while ((r = next_field(c, &id, &type)) == 1) {
         if (type == CT_TRUE || type == CT_FALSE)
             continue; /* a struct field's boolean lives in its header */
         if (skip_value(c, type, depth + 1) != 0)
             return -1;
     }
+    return r;
 }
 
 static int skip_list(tcursor *c, int depth)
@@ -112,7 +173,7 @@ static int skip_list(tcursor *c, int depth)
     int type = h & 0x0f;
     /* Every element takes at least one byte: a size beyond the rest is corrupt. */
     if (n > (uint64_t)(c->end - c->p))
-        return -1;
+        return fail(c, "list size beyond the end of the footer");
     for (uint64_t i = 0; i < n; i++) {
         if (type == CT_TRUE || type == CT_FALSE) {
             if (skip_bytes(c, 1) != 0) /* list booleans take one byte each */
@@ -132,8 +193,10 @@ static int skip_map(tcursor *c, int depth)
     if (n == 0)
         return 0;
     uint8_t kv;
-    if (get_byte(c, &kv) != 0 || n > (uint64_t)(c->end - c->p))
+    if (get_byte(c, &kv) != 0)
         return -1;
+    if (n > (uint64_t)(c->end - c->p))
+        return fail(c, "map size beyond the end of the footer");
     for (uint64_t i = 0; i < n; i++) {
         if (skip_value(c, kv >> 4, depth + 1) != 0 || skip_value(c, kv & 0x0f, depth + 1) != 0)
             return -1;
@@ -145,7 +208,7 @@ static int skip_value(tcursor *c, int type, int depth)
 {
     uint64_t v;
     if (depth > MAX_DEPTH)
-        return -1;
+        return fail(c, "nested too deep");
     switch (type) {
     case CT_TRUE:
     case CT_FALSE:
@@ -167,7 +230,7 @@ static int skip_value(tcursor *c, int type, int depth)
     case CT_STRUCT:
         return skip_struct(c, depth);
     default:
-        return -1;
+        return fail(c, "unknown Thrift type");
     }
 }
 
@@ -177,41 +240,42 @@ static int corrupt(const char *location, const char *what)
                           "not a readable Parquet file: %s", what);
 }
 
+/* A malformed footer: `what` plus the first reason the walk recorded (else where it stopped),
+ * with that offset into the serialised FileMetaData also in the error's `offset`. */
+static int corrupt_at(const char *location, const tcursor *c, const char *what)
+{
+    size_t at = c->why != NULL ? c->why_at : (size_t)(c->p - c->start);
+    int rc = icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, location,
+                            "not a readable Parquet file: %s (FileMetaData byte %zu%s%s)", what,
+                            at, c->why != NULL ? ": " : "", c->why != NULL ? c->why : "");
+    icm__error_set_position(0, 0, (int64_t)at);
+    return rc;
+}
+
 int icm__parquet_footer_num_rows(const uint8_t *footer, size_t len, const char *location,
                                  int64_t *out_num_rows)
 {
-    tcursor c = {footer, footer + len};
+    tcursor c = cursor(footer, len);
     int64_t field = 0;
-    for (;;) {
-        uint8_t h;
-        if (get_byte(&c, &h) != 0)
-            return corrupt(location, "footer ends inside FileMetaData");
-        int type = h & 0x0f;
-        if (type == CT_STOP)
-            return corrupt(location, "footer has no num_rows");
-        if ((h >> 4) != 0) {
-            field += h >> 4;
-        } else {
-            uint64_t id;
-            if (get_varint(&c, &id) != 0)
-                return corrupt(location, "truncated field id in footer");
-            field = unzigzag(id);
-        }
+    int type, r;
+    while ((r = next_field(&c, &field, &type)) == 1) {
         if (field == 3) {
             uint64_t v;
             if (type != CT_I64 || get_varint(&c, &v) != 0)
-                return corrupt(location, "num_rows is not an i64");
+                return corrupt_at(location, &c, "num_rows is not an i64");
             int64_t rows = unzigzag(v);
             if (rows < 0)
-                return corrupt(location, "negative num_rows");
+                return corrupt_at(location, &c, "negative num_rows");
             *out_num_rows = rows;
             return 0;
         }
         if (type == CT_TRUE || type == CT_FALSE)
             continue;
         if (skip_value(&c, type, 1) != 0)
-            return corrupt(location, "malformed FileMetaData in footer");
+            return corrupt_at(location, &c, "malformed FileMetaData in footer");
     }
+    return corrupt_at(location, &c,
+                      r == 0 ? "footer has no num_rows" : "malformed FileMetaData in footer");
 }
 
 static uint32_t le32(const uint8_t *p)
@@ -292,27 +356,6 @@ int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_
 #define PARSE_CORRUPT (-1)
 #define PARSE_NOMEM (-2)
 
-/* Next field header of a struct: 1 with *id (the running field id) and *type set, 0 at the
- * struct's end, PARSE_CORRUPT when truncated. */
-static int next_field(tcursor *c, int64_t *id, int *type)
-{
-    uint8_t h;
-    if (get_byte(c, &h) != 0)
-        return PARSE_CORRUPT;
-    *type = h & 0x0f;
-    if (*type == CT_STOP)
-        return 0;
-    if ((h >> 4) != 0) {
-        *id += h >> 4;
-        return 1;
-    }
-    uint64_t v;
-    if (get_varint(c, &v) != 0)
-        return PARSE_CORRUPT;
-    *id = unzigzag(v);
-    return 1;
-}
-
 /* Skip a field's value (a struct field's boolean has none: it lives in the header). */
 static int skip_field(tcursor *c, int type, int depth)
 {
@@ -324,11 +367,13 @@ static int skip_field(tcursor *c, int type, int depth)
 static int read_i32(tcursor *c, int type, int32_t *out)
 {
     uint64_t v;
-    if (type != CT_I32 || get_varint(c, &v) != 0)
+    if (type != CT_I32)
+        return fail(c, "field is not an i32");
+    if (get_varint(c, &v) != 0)
         return PARSE_CORRUPT;
     int64_t x = unzigzag(v);
     if (x < INT32_MIN || x > INT32_MAX)
-        return PARSE_CORRUPT;
+        return fail(c, "i32 value out of range");
     *out = (int32_t)x;
     return 0;
 }
@@ -337,8 +382,10 @@ static int read_i32(tcursor *c, int type, int32_t *out)
 static int read_natural(tcursor *c, int type, int32_t *out)
 {
     int32_t v;
-    if (read_i32(c, type, &v) != 0 || v < 0)
+    if (read_i32(c, type, &v) != 0)
         return PARSE_CORRUPT;
+    if (v < 0)
+        return fail(c, "negative value where the format allows none");
     *out = v;
     return 0;
 }
@@ -355,9 +402,14 @@ static int read_bool(int type, bool *out)
 static int read_name(tcursor *c, int type, char **out)
 {
     uint64_t n;
-    if (type != CT_BINARY || *out != NULL || get_varint(c, &n) != 0 ||
-        n > (uint64_t)(c->end - c->p) || memchr(c->p, 0, (size_t)n) != NULL)
+    if (type != CT_BINARY || *out != NULL)
+        return fail(c, "name is not one binary field");
+    if (get_varint(c, &n) != 0)
         return PARSE_CORRUPT;
+    if (n > (uint64_t)(c->end - c->p))
+        return fail(c, "name length beyond the end of the footer");
+    if (memchr(c->p, 0, (size_t)n) != NULL)
+        return fail(c, "name holds a NUL byte");
     *out = icm__strndup((const char *)c->p, (size_t)n);
     if (*out == NULL)
         return PARSE_NOMEM;
@@ -371,8 +423,7 @@ static int read_union_member(tcursor *c, int32_t *out, int depth)
     int64_t id = 0;
     int type, r, members = 0;
     while ((r = next_field(c, &id, &type)) == 1) {
-        if (++members > 1 || type != CT_STRUCT || id <= 0 || id > INT32_MAX ||
-            skip_struct(c, depth + 1) != 0)
+        if (++members > 1 || type != CT_STRUCT || id <= 0 || skip_struct(c, depth + 1) != 0)
             return PARSE_CORRUPT;
         *out = (int32_t)id;
     }
@@ -444,7 +495,7 @@ static int read_logical_type(tcursor *c, icm__parquet_logical *lt, int depth)
     int64_t id = 0;
     int type, r, members = 0;
     while ((r = next_field(c, &id, &type)) == 1) {
-        if (++members > 1 || type != CT_STRUCT || id <= 0 || id > INT32_MAX)
+        if (++members > 1 || type != CT_STRUCT || id <= 0)
             return PARSE_CORRUPT;
         lt->kind = (int32_t)id;
         int rc;
@@ -556,15 +607,15 @@ static int read_schema_list(tcursor *c, int type, icm__parquet_schema *s, const 
     uint8_t h;
     uint64_t n;
     if (type != CT_LIST || get_byte(c, &h) != 0)
-        return corrupt(location, "schema is not a list");
+        return corrupt_at(location, c, "schema is not a list");
     n = h >> 4;
     if ((n == 15 && get_varint(c, &n) != 0) || (h & 0x0f) != CT_STRUCT)
-        return corrupt(location, "schema is not a list of SchemaElement");
+        return corrupt_at(location, c, "schema is not a list of SchemaElement");
     /* Every element takes at least three bytes (name header, name length, stop). */
     if (n == 0 || n > (uint64_t)(c->end - c->p) / 3)
-        return corrupt(location, "schema list size out of range");
+        return corrupt_at(location, c, "schema list size out of range");
     if (n > ICM__PARQUET_MAX_SCHEMA_ELEMENTS)
-        return corrupt(location, "more schema elements than icemaint reads (100000)");
+        return corrupt_at(location, c, "more schema elements than icemaint reads (100000)");
     s->elements = icm__calloc((size_t)n, sizeof *s->elements);
     if (s->elements == NULL)
         return ICM_ENOMEM;
@@ -575,7 +626,7 @@ static int read_schema_list(tcursor *c, int type, icm__parquet_schema *s, const 
         if (rc == PARSE_NOMEM)
             return icm__error_oom();
         if (rc != 0)
-            return corrupt(location, "malformed SchemaElement in footer");
+            return corrupt_at(location, c, "malformed SchemaElement in footer");
     }
     if (check_tree(s) != 0)
         return corrupt(location, "schema elements do not form one tree (num_children, missing "
@@ -591,25 +642,25 @@ int icm__parquet_footer_schema(const uint8_t *footer, size_t len, const char *lo
     if (s == NULL)
         return ICM_ENOMEM;
     s->num_rows = -1;
-    tcursor c = {footer, footer + len};
+    tcursor c = cursor(footer, len);
     int64_t id = 0;
     int type, r = 0, rc = 0;
     while (rc == 0 && (r = next_field(&c, &id, &type)) == 1) {
         if (id == 2) {
             rc = s->elements == NULL ? read_schema_list(&c, type, s, location)
-                                     : corrupt(location, "schema appears twice in footer");
+                                     : corrupt_at(location, &c, "schema appears twice in footer");
         } else if (id == 3) {
             uint64_t v;
             if (type != CT_I64 || get_varint(&c, &v) != 0)
-                rc = corrupt(location, "num_rows is not an i64");
+                rc = corrupt_at(location, &c, "num_rows is not an i64");
             else if ((s->num_rows = unzigzag(v)) < 0)
-                rc = corrupt(location, "negative num_rows");
+                rc = corrupt_at(location, &c, "negative num_rows");
         } else if (skip_field(&c, type, 1) != 0) {
-            rc = corrupt(location, "malformed FileMetaData in footer");
+            rc = corrupt_at(location, &c, "malformed FileMetaData in footer");
         }
     }
     if (rc == 0 && r != 0)
-        rc = corrupt(location, "footer ends inside FileMetaData");
+        rc = corrupt_at(location, &c, "malformed FileMetaData in footer");
     if (rc == 0 && s->num_rows < 0)
         rc = corrupt(location, "footer has no num_rows");
     if (rc == 0 && s->elements == NULL)
