@@ -17,6 +17,22 @@
  * `history.expire.min-snapshots-to-keep` (default 1) and `history.expire.max-ref-age-ms` (default
  * forever).
  *
+ * The properties are read as Java's RemoveSnapshots reads them (PropertyUtil: Long.parseLong for
+ * the two ages, Integer.parseInt for min-snapshots-to-keep): an optional sign and ASCII digits,
+ * nothing else, within int64 (ages) or int32 (the count). 0 is valid for each and means what it
+ * means in Java (an age of 0 puts the cutoff at now; a count of 0 keeps no ancestor by count,
+ * only refs' heads, the current snapshot and what the cutoff keeps). A value that Java cannot
+ * parse (empty, not a number, out of range) is refused with ICM_EINVALID naming the property, as
+ * Java throws; a negative value is refused the same way, where Java would take it (an age below
+ * 0 puts the cutoff in the future and expires everything unprotected): it can only be a mistake,
+ * and the mistake would delete. The per-ref fields are checked when the metadata is read
+ * (metadata.h: positive, int32 for min-snapshots-to-keep, as Java's SnapshotRef builder checks).
+ * Ages are measured without overflow: a ref whose age does not fit int64 is retained, as Java
+ * (whose subtraction wraps to a negative age) retains it.
+ *
+ * Every retained snapshot comes with the reasons it is kept (icm_expire_kept), decided where the
+ * decision is made, so a report can say why.
+ *
  * The decision reads metadata only: it cannot touch storage.
  *
  * Execution (icm_expire_snapshots): commit the new metadata first, then delete the files that
@@ -52,7 +68,7 @@ typedef struct icm_expire_decide_options {
     bool has_older_than;
     int64_t older_than_ms;
     /** Minimum snapshots to keep per branch (and in the table, rule 3); 0 = the table property
-     *  history.expire.min-snapshots-to-keep. Negative is invalid. */
+     *  history.expire.min-snapshots-to-keep (which may itself be 0). Negative is invalid. */
     int32_t retain_last;
     /** Snapshot ids to expire regardless of age and retain_last (borrowed). */
     const int64_t *snapshot_ids;
@@ -61,6 +77,50 @@ typedef struct icm_expire_decide_options {
 
 #define ICM_EXPIRE_DECIDE_OPTIONS_VERSION 1
 #define ICM_EXPIRE_DECIDE_OPTIONS_INIT {ICM_EXPIRE_DECIDE_OPTIONS_VERSION, 0, false, 0, 0, NULL, 0}
+
+/** Why a retained snapshot is kept. A snapshot may be kept for several reasons; each is one
+ *  icm_expire_reason, in this enum's order (REF once per ref). */
+typedef enum icm_expire_keep_reason {
+    /** "current": the table's current snapshot (rule 1). `ref` NULL. */
+    ICM_EXPIRE_KEEP_CURRENT = 0,
+    /** "ref": the head of the retained branch or tag `ref` (rule 2). */
+    ICM_EXPIRE_KEEP_REF = 1,
+    /** "retain_last": one of the retain_last newest ancestors of branch `ref`, a branch without
+     *  its own min-snapshots-to-keep; or, `ref` NULL, kept so that the table keeps retain_last
+     *  snapshots (rule 3). */
+    ICM_EXPIRE_KEEP_RETAIN_LAST = 2,
+    /** "min_snapshots_to_keep": one of the newest ancestors that branch `ref`'s own
+     *  min-snapshots-to-keep keeps. */
+    ICM_EXPIRE_KEEP_MIN_SNAPSHOTS_TO_KEEP = 3,
+    /** "newer_than_cutoff": at or after the table-wide cutoff (older_than_ms), as an ancestor of
+     *  branch `ref` (a branch without its own max-snapshot-age-ms) or, `ref` NULL, as a snapshot
+     *  in no retained branch's ancestry. */
+    ICM_EXPIRE_KEEP_NEWER_THAN_CUTOFF = 4,
+    /** "max_snapshot_age_ms": at or after the cutoff of branch `ref`'s own max-snapshot-age-ms
+     *  (now_ms minus it). */
+    ICM_EXPIRE_KEEP_MAX_SNAPSHOT_AGE = 5
+} icm_expire_keep_reason;
+#define ICM_EXPIRE_KEEP_REASON_COUNT 6
+
+/** The report name of a reason ("current", "ref", "retain_last", "min_snapshots_to_keep",
+ *  "newer_than_cutoff", "max_snapshot_age_ms"); "other" when out of range. Static storage. */
+ICM_EXTERN(const char *) icm_expire_keep_reason_name(icm_expire_keep_reason reason);
+
+/** One reason a snapshot is kept. */
+typedef struct icm_expire_reason {
+    icm_expire_keep_reason kind;
+    /** The branch or tag concerned, NULL when none (see the kinds). When several branches keep a
+     *  snapshot for the same kind of reason, the first of them in the metadata's ref order is
+     *  named; every ref pointing at it is listed (one REF each). Owned with the reasons. */
+    const char *ref;
+} icm_expire_reason;
+
+/** Why one retained snapshot is kept. */
+typedef struct icm_expire_kept {
+    int64_t snapshot_id;
+    const icm_expire_reason *reasons; /**< reason_count >= 1 reasons, in the enum's order */
+    size_t reason_count;
+} icm_expire_kept;
 
 /** The decision. All arrays are owned by the decision (free with icm_expire_decision_free). */
 typedef struct icm_expire_decision {
@@ -73,6 +133,9 @@ typedef struct icm_expire_decision {
     size_t retained_count;
     char **removed_refs;           /**< names of refs that aged out or point at expired snapshots */
     size_t removed_ref_count;
+    /** Why each retained snapshot is kept: kept[i] is retained_ids[i]'s (retained_count entries;
+     *  one allocation holding the reasons and the names they point at). */
+    icm_expire_kept *kept;
 } icm_expire_decision;
 
 /**
@@ -86,8 +149,9 @@ typedef struct icm_expire_decision {
  *         Boolean.parseBoolean; "Cannot expire snapshots: GC is disabled", naming the value),
  *         or for an explicit id that a retained ref still points at ("Cannot expire <id>.
  *         Still referenced by refs: [<names>]");
- *         ICM_EINVALID for a negative retain_last or an unparsable retention property (the
- *         message names it);
+ *         ICM_EINVALID for a negative retain_last, or a history.expire.* property that is
+ *         empty, not a whole number, negative or beyond its type's range (the message names
+ *         the property and its value);
  *         ICM_ENOTFOUND for an explicit id that is not in the metadata;
  *         ICM_ENOMEM.
  * Source: Iceberg spec "Snapshot Retention Policy"; Java RemoveSnapshots.internalApply.
@@ -302,6 +366,14 @@ typedef struct icm_expire_result {
      *  first 10 are problems of kind ICM_EXPIRE_PROBLEM_MISSING, and the call returned
      *  ICM_EREFUSED. */
     size_t missing_count;
+    /* ---- added with the kept reasons (issue #16 class 7) ---- */
+    /** The minimum the decision used for branches without their own min-snapshots-to-keep (the
+     *  retain_last option, else history.expire.min-snapshots-to-keep); 0 when the result does
+     *  not come from a decision (icm_expire_plan_files). older_than_ms is the cutoff applied. */
+    int32_t retain_last;
+    /** Why each retained snapshot is kept, parallel to retained_ids (see icm_expire_decision);
+     *  NULL when the result does not come from a decision (icm_expire_plan_files). */
+    icm_expire_kept *kept;
 } icm_expire_result;
 
 ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);

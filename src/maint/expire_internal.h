@@ -20,8 +20,9 @@
 /* New empty result (zeroed, older_than_ms and now_ms 0). Returns 0 or ICM_ENOMEM. */
 int icm__expire_result_new(icm_expire_result **out);
 
-/* Copy the decision's ids and removed refs into the result. Returns 0 or ICM_ENOMEM. */
-int icm__expire_result_set_decision(icm_expire_result *r, const icm_expire_decision *d);
+/* Copy the decision's ids, removed refs, cutoff and retain_last into the result, and move its
+ * kept reasons there (d->kept becomes NULL). Returns 0 or ICM_ENOMEM (then d is unchanged). */
+int icm__expire_result_set_decision(icm_expire_result *r, icm_expire_decision *d);
 
 /* Append a problem (location may be NULL). Returns 0 or ICM_ENOMEM. */
 int icm__expire_add_problem(icm_expire_result *r, icm_expire_problem_kind kind,

@@ -72,6 +72,7 @@ void icm_expire_result_free(icm_expire_result *r)
     }
     icm__free(r->problems);
     icm__free(r->metadata_location);
+    icm__free(r->kept);
     icm__free(r);
 }
 
@@ -83,7 +84,7 @@ static int64_t *copy_ids(const int64_t *ids, size_t n)
     return c;
 }
 
-int icm__expire_result_set_decision(icm_expire_result *r, const icm_expire_decision *d)
+int icm__expire_result_set_decision(icm_expire_result *r, icm_expire_decision *d)
 {
     int64_t *expired = copy_ids(d->expired_ids, d->expired_count);
     int64_t *retained = copy_ids(d->retained_ids, d->retained_count);
@@ -112,6 +113,10 @@ int icm__expire_result_set_decision(icm_expire_result *r, const icm_expire_decis
     r->removed_ref_count = d->removed_ref_count;
     r->now_ms = d->now_ms;
     r->older_than_ms = d->older_than_ms;
+    r->retain_last = d->retain_last;
+    icm__free(r->kept);
+    r->kept = d->kept;
+    d->kept = NULL;
     return 0;
 }
 

@@ -9,7 +9,9 @@
  *  - strings must be valid UTF-8 and may not contain U+0000 (jansson's default, too);
  *  - duplicate object keys are an error (readers disagree on which one wins);
  *  - nesting deeper than ICM__JSON_MAX_DEPTH is an error (bounded recursion on any input).
- * Errors are one line with the 1-based line and byte column, also stored as the error position.
+ * Errors are one line with the 1-based line and byte column, also stored as the error position;
+ * a number that cannot be held also names the object member it is the value of (a retention
+ * field such as "max-ref-age-ms" at 2^63 is refused naming the field, as Java's parser does).
  */
 #include <limits.h>
 #include <locale.h>
@@ -27,7 +29,8 @@ typedef struct reader {
     const char *line_start;
     int64_t line;
     const char *location;
-    icm__buf scratch; /* decoded string bytes, reused */
+    const char *member; /* key of the object member whose value is being read, or NULL */
+    icm__buf scratch;   /* decoded string bytes, reused */
 } reader;
 
 static int syntax_error(reader *r, const char *what)
@@ -38,6 +41,16 @@ static int syntax_error(reader *r, const char *what)
                    (long long)column);
     icm__error_set_position(r->line, column, (int64_t)(r->p - r->start));
     return ICM_EINVALID;
+}
+
+/* A number that cannot be held: the syntax error, naming the member it is the value of. */
+static int number_error(reader *r, const char *what)
+{
+    if (r->member == NULL)
+        return syntax_error(r, what);
+    char text[160];
+    snprintf(text, sizeof text, "%s for \"%.100s\"", what, r->member);
+    return syntax_error(r, text);
 }
 
 static void skip_ws(reader *r)
@@ -228,14 +241,14 @@ static int parse_number(reader *r, json_t **out)
             int d = *q - '0';
             if (v < (LLONG_MIN + d) / 10) {
                 r->p = s;
-                return syntax_error(r, "integer out of the 64-bit range");
+                return number_error(r, "integer out of the 64-bit range");
             }
             v = v * 10 - d;
         }
         if (!neg) {
             if (v == LLONG_MIN) {
                 r->p = s;
-                return syntax_error(r, "integer out of the 64-bit range");
+                return number_error(r, "integer out of the 64-bit range");
             }
             v = -v;
         }
@@ -253,7 +266,7 @@ static int parse_number(reader *r, json_t **out)
     double d = strtod(r->scratch.data, NULL);
     if (isinf(d)) {
         r->p = s;
-        return syntax_error(r, "real number out of range");
+        return number_error(r, "real number out of range");
     }
     *out = json_real(d);
     return *out != NULL ? 0 : icm__error_oom();
@@ -344,7 +357,10 @@ static int parse_object(reader *r, int depth, json_t *obj)
         }
         r->p++;
         json_t *v = NULL;
+        const char *outer = r->member;
+        r->member = key;
         rc = parse_value(r, depth + 1, &v);
+        r->member = outer;
         if (rc == 0 && json_object_set_new_nocheck(obj, key, v) != 0)
             rc = icm__error_oom();
         icm__free(key);
@@ -402,7 +418,7 @@ static int parse_value(reader *r, int depth, json_t **out)
 int icm__json_parse(const char *text, size_t len, const char *location, json_t **out)
 {
     icm__json_use_icm_allocator();
-    reader r = {text, text, text + len, text, 1, location, ICM__BUF_INIT};
+    reader r = {text, text, text + len, text, 1, location, NULL, ICM__BUF_INIT};
     *out = NULL;
     json_t *v = NULL;
     int rc = parse_value(&r, 0, &v);
