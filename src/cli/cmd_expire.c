@@ -4,15 +4,19 @@
  * those snapshots reached (icm_expire_snapshots). `--dry-run` decides and plans the same way
  * and changes nothing.
  *
- * Output (contract "Output"): a human summary on stdout (snapshots expired and kept, files and
- * bytes per kind), or with --json one document {expired, retained, removed_refs, deleted_files,
+ * Output (contract "Output"): a human summary on stdout (the cutoff and retain-last applied,
+ * snapshots expired and kept, why each kept one is kept, files and bytes per kind), or with
+ * --json one document {expired, retained, retained_reasons, removed_refs, deleted_files,
  * deleted_manifests, deleted_statistics_files, counts, bytes, total_deleted, total_bytes,
- * dry_run, cleanup, now_ms, older_than_ms, metadata_location (absent on a dry run), problems,
- * already_gone, newly_referenced, delete_stopped, and after the deletes not_deleted: the planned
- * files with their state already_gone, kept or planned}. --plan-out FILE writes that same
- * document to FILE; --log-out journals each delete as it happens (deletes.c). Exit codes: 3
- * commit conflict, 4 commit outcome unknown (nothing was deleted), 5 refused (gc.enabled not true,
- * the table lease held by another run, or a referenced file missing).
+ * dry_run, cleanup, now_ms, older_than_ms, cutoff_ms, retain_last, metadata_location (absent on
+ * a dry run), problems, already_gone, newly_referenced, delete_stopped, and after the deletes
+ * not_deleted: the planned files with their state already_gone, kept or planned}. The reasons
+ * are the library's (icm_expire_result.kept), decided where the decision is made; this file
+ * only prints them. --plan-out FILE writes that same document to FILE; --log-out journals each
+ * delete as it happens (deletes.c). Exit codes: 1 error (also a malformed history.expire.*
+ * property or per-ref retention field: the message names it), 3 commit conflict, 4 commit
+ * outcome unknown (nothing was deleted), 5 refused (gc.enabled not true, the table lease held
+ * by another run, or a referenced file missing).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,7 +42,17 @@ static const char expire_help[] =
     "Which snapshots go (Iceberg's retention rules): never the current snapshot, never one a\n"
     "retained branch or tag points at, never so many that fewer than --retain-last remain; of\n"
     "the rest, those older than --older-than. Per-ref retention (min-snapshots-to-keep,\n"
-    "max-snapshot-age-ms, max-ref-age-ms) and the table properties history.expire.* apply.\n"
+    "max-snapshot-age-ms, max-ref-age-ms) and the table properties history.expire.* apply;\n"
+    "a malformed one (empty, not a whole number, negative, out of range) is an error (exit 1)\n"
+    "naming it, never a guess.\n"
+    "\n"
+    "The report states the cutoff and retain-last applied and, per kept snapshot, why it is\n"
+    "kept: current; ref NAME (a retained branch or tag points at it); retain-last (one of the\n"
+    "newest ancestors of a branch, or kept so that retain-last snapshots remain);\n"
+    "min-snapshots-to-keep of branch NAME; newer than the cutoff; max-snapshot-age-ms of\n"
+    "branch NAME. --json: cutoff_ms, retain_last, and retained_reasons (one object per id of\n"
+    "retained: {snapshot_id, reasons: [{reason, ref?}]}, reason one of current, ref,\n"
+    "retain_last, min_snapshots_to_keep, newer_than_cutoff, max_snapshot_age_ms).\n"
     "\n"
     "TABLE is ns.table (through the configured catalog), a table directory in filesystem\n"
     "(Hadoop) layout, or a metadata JSON file (read-only: only --dry-run works).\n"
@@ -318,6 +332,44 @@ static json_t *problems_json(const icm_expire_result *r, bool *ok)
     return arr;
 }
 
+/* {snapshot_id, reasons: [{reason, ref (when the reason names one)}]} for one kept snapshot. */
+static json_t *kept_json(const icm_expire_kept *kept, bool *ok)
+{
+    json_t *o = json_object(), *reasons = json_array();
+    if (o == NULL || reasons == NULL) {
+        json_decref(o);
+        json_decref(reasons);
+        *ok = false;
+        return NULL;
+    }
+    icm_cli_json_set(o, "snapshot_id", icm_cli_json_int(kept->snapshot_id), ok);
+    for (size_t i = 0; i < kept->reason_count; i++) {
+        json_t *why = json_object();
+        if (why == NULL) {
+            *ok = false;
+            break;
+        }
+        icm_cli_json_set(why, "reason",
+                         icm_cli_json_str(icm_expire_keep_reason_name(kept->reasons[i].kind)), ok);
+        if (kept->reasons[i].ref != NULL)
+            icm_cli_json_set(why, "ref", icm_cli_json_str(kept->reasons[i].ref), ok);
+        icm_cli_json_push(reasons, why, ok);
+    }
+    icm_cli_json_set(o, "reasons", reasons, ok);
+    return o;
+}
+
+/* retained_reasons: one entry per id of `retained`, in the same order. */
+static json_t *kept_list_json(const icm_expire_result *r, bool *ok)
+{
+    json_t *arr = json_array();
+    if (arr == NULL)
+        *ok = false;
+    for (size_t i = 0; arr != NULL && r->kept != NULL && i < r->retained_count; i++)
+        icm_cli_json_push(arr, kept_json(&r->kept[i], ok), ok);
+    return arr;
+}
+
 static json_t *refs_json(const icm_expire_result *r, bool *ok)
 {
     json_t *arr = json_array();
@@ -339,8 +391,11 @@ static json_t *report_json(const icm_expire_result *r, bool *ok)
     icm_cli_json_set(doc, "cleanup", icm_cli_json_str(icm_expire_cleanup_name(r->cleanup)), ok);
     icm_cli_json_set(doc, "now_ms", icm_cli_json_int(r->now_ms), ok);
     icm_cli_json_set(doc, "older_than_ms", icm_cli_json_int(r->older_than_ms), ok);
+    icm_cli_json_set(doc, "cutoff_ms", icm_cli_json_int(r->older_than_ms), ok);
+    icm_cli_json_set(doc, "retain_last", icm_cli_json_int(r->retain_last), ok);
     icm_cli_json_set(doc, "expired", ids_json(r->expired_ids, r->expired_count, ok), ok);
     icm_cli_json_set(doc, "retained", ids_json(r->retained_ids, r->retained_count, ok), ok);
+    icm_cli_json_set(doc, "retained_reasons", kept_list_json(r, ok), ok);
     icm_cli_json_set(doc, "removed_refs", refs_json(r, ok), ok);
     icm_expire_file_state want = r->delete_phase ? ICM_EXPIRE_FILE_DELETED : ICM_EXPIRE_FILE_PLANNED;
     icm_cli_json_set(doc, "deleted_files",
@@ -403,10 +458,67 @@ static void print_ids(const char *label, const int64_t *ids, size_t n)
     putchar('\n');
 }
 
+/* One reason as the text report says it. */
+static void print_reason(const icm_expire_reason *why)
+{
+    const char *ref = why->ref != NULL ? why->ref : "";
+    switch (why->kind) {
+    case ICM_EXPIRE_KEEP_CURRENT:
+        fputs("current", stdout);
+        break;
+    case ICM_EXPIRE_KEEP_REF:
+        printf("ref %s", ref);
+        break;
+    case ICM_EXPIRE_KEEP_RETAIN_LAST:
+        if (why->ref != NULL)
+            printf("retain-last (branch %s)", ref);
+        else
+            fputs("retain-last (table)", stdout);
+        break;
+    case ICM_EXPIRE_KEEP_MIN_SNAPSHOTS_TO_KEEP:
+        printf("min-snapshots-to-keep of branch %s", ref);
+        break;
+    case ICM_EXPIRE_KEEP_NEWER_THAN_CUTOFF:
+        fputs("newer than the cutoff", stdout);
+        break;
+    case ICM_EXPIRE_KEEP_MAX_SNAPSHOT_AGE:
+        printf("max-snapshot-age-ms of branch %s", ref);
+        break;
+    default:
+        fputs(icm_expire_keep_reason_name(why->kind), stdout);
+    }
+}
+
+/* "  ID: reason, reason" for the first kept snapshots (as many as the kept line lists). */
+static void print_reasons(const icm_expire_result *r)
+{
+    for (size_t i = 0; r->kept != NULL && i < r->retained_count && i < 20; i++) {
+        printf("  %lld:", (long long)r->kept[i].snapshot_id);
+        for (size_t k = 0; k < r->kept[i].reason_count; k++) {
+            fputs(k ? ", " : " ", stdout);
+            print_reason(&r->kept[i].reasons[k]);
+        }
+        putchar('\n');
+    }
+    if (r->kept != NULL && r->retained_count > 20)
+        printf("  ... (%zu more; --json lists every reason)\n", r->retained_count - 20);
+}
+
+/* "cutoff 2026-11-01T00:00:00Z (1793491200000 ms), retain-last 1". */
+static void print_rules(const icm_expire_result *r)
+{
+    char when[64];
+    printf("cutoff %s (%lld ms), retain-last %ld\n",
+           icm_cli_format_time(r->older_than_ms, when, sizeof when), (long long)r->older_than_ms,
+           (long)r->retain_last);
+}
+
 static void print_human(const icm_expire_result *r)
 {
+    print_rules(r);
     print_ids(r->dry_run ? "would expire" : "expired", r->expired_ids, r->expired_count);
     print_ids("kept", r->retained_ids, r->retained_count);
+    print_reasons(r);
     for (size_t i = 0; i < r->removed_ref_count; i++)
         icm_cli_line(stdout, "%s ref %s", r->dry_run ? "would remove" : "removed",
                      r->removed_refs[i]);
