@@ -225,12 +225,138 @@ static void test_refusals(void **state)
     free(dir);
 }
 
+/* A v2 metadata document (new string) with one snapshot for each kind of reason: main
+ * 1 <- 2 <- 3 (current), branch audit 2 <- 4 with its own min-snapshots-to-keep 2, tag v1 at
+ * 1, and 5 and 6 in no branch; times are offsets from 2026-01-01T00:00:00Z. */
+static char *reasons_metadata(void)
+{
+    static const int64_t snaps[][3] = { /* id, parent (0: none), time offset in ms */
+        {1, 0, 0},                    /* tag v1 */
+        {2, 1, 86400000},             /* main's parent; audit's too */
+        {3, 2, 3 * 86400000},         /* main, current */
+        {4, 2, 2 * 86400000},         /* audit (own min-snapshots-to-keep 2), at the cutoff */
+        {5, 1, 2 * 86400000 + 43200000}, /* in no branch, newer than the cutoff */
+        {6, 0, -86400000}};           /* in no branch, older: expires */
+    char *list = strdup("");
+    for (size_t i = 0; i < sizeof snaps / sizeof snaps[0]; i++) {
+        char parent[64] = "";
+        if (snaps[i][1] != 0)
+            snprintf(parent, sizeof parent, "\"parent-snapshot-id\":%lld,",
+                     (long long)snaps[i][1]);
+        char *next = icmt_sprintf(
+            "%s%s{\"snapshot-id\":%lld,%s\"sequence-number\":%zu,\"timestamp-ms\":%lld,"
+            "\"manifest-list\":\"/nonexistent/snap-%lld.avro\",\"summary\":{\"operation\":"
+            "\"append\"}}",
+            list, i ? "," : "", (long long)snaps[i][0], parent, i + 1,
+            (long long)(INT64_C(1767225600000) + snaps[i][2]), (long long)snaps[i][0]);
+        free(list);
+        list = next;
+    }
+    char *md = icmt_sprintf(
+        "{\"format-version\":2,\"table-uuid\":\"9c12d441-03fe-4693-9a96-a0705ddf69c1\","
+        "\"location\":\"/nonexistent\",\"last-sequence-number\":6,\"last-updated-ms\":"
+        "1767225600000,\"last-column-id\":0,\"current-schema-id\":0,\"schemas\":[{\"type\":"
+        "\"struct\",\"schema-id\":0,\"fields\":[]}],\"default-spec-id\":0,\"partition-specs\":"
+        "[{\"spec-id\":0,\"fields\":[]}],\"last-partition-id\":999,\"default-sort-order-id\":0,"
+        "\"sort-orders\":[{\"order-id\":0,\"fields\":[]}],\"properties\":{},"
+        "\"current-snapshot-id\":3,\"snapshots\":[%s],\"refs\":{"
+        "\"main\":{\"snapshot-id\":3,\"type\":\"branch\"},"
+        "\"audit\":{\"snapshot-id\":4,\"type\":\"branch\",\"min-snapshots-to-keep\":2},"
+        "\"v1\":{\"snapshot-id\":1,\"type\":\"tag\"}}}",
+        list);
+    free(list);
+    return md;
+}
+
+/* The report states the cutoff (ISO-8601 and ms) and retain-last applied, and why each kept
+ * snapshot is kept; --json carries the same (cutoff_ms, retain_last, retained_reasons). */
+static void test_report_states_rules_and_reasons(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    char *path = icmt_sprintf("%s/v1.metadata.json", dir);
+    char *md = reasons_metadata();
+    icmt_write_file(path, md, strlen(md));
+    free(md);
+    /* the cutoff is 2026-01-03T00:00:00Z */
+    char *args = icmt_sprintf("expire-snapshots '%s' --dry-run --cleanup none --older-than "
+                              "1767398400000 --retain-last 1", path);
+    run r = cli(dir, args);
+    assert_int_equal(r.code, 0);
+    const char *want =
+        "cutoff 2026-01-03T00:00:00.000Z (1767398400000 ms), retain-last 1\n"
+        "would expire 1 snapshot: 6\n"
+        "kept 5 snapshots: 1, 2, 3, 4, 5\n"
+        "  1: ref v1\n"
+        "  2: min-snapshots-to-keep of branch audit\n"
+        "  3: current, ref main, retain-last (branch main), newer than the cutoff\n"
+        "  4: ref audit, min-snapshots-to-keep of branch audit, newer than the cutoff\n"
+        "  5: newer than the cutoff\n";
+    if (strncmp(r.out, want, strlen(want)) != 0)
+        fail_msg("report:\n%s\nexpected it to start with:\n%s", r.out, want);
+    run_free(&r);
+    free(args);
+    args = icmt_sprintf("--json expire-snapshots '%s' --dry-run --cleanup none --older-than "
+                        "1767398400000 --retain-last 1", path);
+    r = cli(dir, args);
+    assert_int_equal(r.code, 0);
+    json_t *doc = icmt_json_parse(r.out);
+    assert_int_equal(json_integer_value(json_object_get(doc, "cutoff_ms")), 1767398400000);
+    assert_int_equal(json_integer_value(json_object_get(doc, "retain_last")), 1);
+    json_t *reasons = json_object_get(doc, "retained_reasons");
+    json_t *want_json = icmt_json_parse(
+        "[{\"snapshot_id\":1,\"reasons\":[{\"reason\":\"ref\",\"ref\":\"v1\"}]},"
+        "{\"snapshot_id\":2,\"reasons\":[{\"reason\":\"min_snapshots_to_keep\","
+        "\"ref\":\"audit\"}]},"
+        "{\"snapshot_id\":3,\"reasons\":[{\"reason\":\"current\"},{\"reason\":\"ref\","
+        "\"ref\":\"main\"},{\"reason\":\"retain_last\",\"ref\":\"main\"},"
+        "{\"reason\":\"newer_than_cutoff\",\"ref\":\"main\"}]},"
+        "{\"snapshot_id\":4,\"reasons\":[{\"reason\":\"ref\",\"ref\":\"audit\"},"
+        "{\"reason\":\"min_snapshots_to_keep\",\"ref\":\"audit\"},"
+        "{\"reason\":\"newer_than_cutoff\",\"ref\":\"audit\"}]},"
+        "{\"snapshot_id\":5,\"reasons\":[{\"reason\":\"newer_than_cutoff\"}]}]");
+    if (!json_equal(reasons, want_json)) {
+        char *got = json_dumps(reasons, 0);
+        print_error("retained_reasons: %s\n", got);
+        free(got);
+        fail();
+    }
+    json_t *retained = json_object_get(doc, "retained");
+    assert_int_equal(json_array_size(retained), 5);
+    assert_int_equal(json_integer_value(json_array_get(retained, 0)), 1);
+    json_decref(want_json);
+    json_decref(doc);
+    run_free(&r);
+    free(args);
+    /* a malformed retention property is an error (exit 1) naming the file and the property */
+    md = reasons_metadata();
+    char *bad = icmt_sprintf("%.*s{\"history.expire.min-snapshots-to-keep\":\" 2\"}%s",
+                             (int)(strstr(md, "{},") - md), md, strstr(md, "{},") + 2);
+    icmt_write_file(path, bad, strlen(bad));
+    free(bad);
+    free(md);
+    args = icmt_sprintf("expire-snapshots '%s' --dry-run --cleanup none", path);
+    r = cli(dir, args);
+    assert_int_equal(r.code, 1);
+    char *line = icmt_sprintf("icemaint: %s: table property history.expire.min-snapshots-to-keep "
+                              "has an invalid value ' 2'", path);
+    if (strncmp(r.err, line, strlen(line)) != 0)
+        fail_msg("stderr: %s", r.err);
+    free(line);
+    run_free(&r);
+    free(args);
+    free(path);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dry_run_then_real),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_report_states_rules_and_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
