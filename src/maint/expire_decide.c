@@ -333,15 +333,19 @@ static int build_kept(const ctx *c, icm_expire_decision *d, const bool *ref_kept
 {
     size_t nrefs = icm_table_metadata_ref_count(c->md), total = 0, head, bytes;
     memset(at, 0, c->n * sizeof *at);
-    for (size_t r = 0; r < nrefs; r++)
-        if (ref_keeps_head(c, ref_kept, r, &head))
-            at[head]++, total++;
+    for (size_t r = 0; r < nrefs; r++) {
+        if (ref_keeps_head(c, ref_kept, r, &head)) {
+            at[head]++;
+            total++;
+        }
+    }
     for (size_t i = 0; i < c->n; i++)
         if (c->retained[i])
             total += (size_t)__builtin_popcount(c->why[i].kinds);
     const char **name = icm__calloc(nrefs ? nrefs : 1, sizeof *name);
-    char *block = kept_block_size(c, d->retained_count, total, &bytes) ? icm__malloc(bytes ? bytes : 1)
-                                                                       : NULL;
+    char *block = NULL;
+    if (kept_block_size(c, d->retained_count, total, &bytes))
+        block = icm__malloc(bytes ? bytes : 1);
     if (name == NULL || block == NULL) {
         icm__free(name);
         icm__free(block);

@@ -14,10 +14,10 @@ one JVM for every case).
   naming the metadata file and the property or field, and deletes nothing.
 * A tag on a snapshot whose age does not fit int64 (timestamp near INT64_MIN) is kept in every
   case, as Java keeps it (its subtraction wraps to a negative age).
-* The one deliberate difference: a negative table property, which Java takes (a negative age
-  puts the cutoff in the future, a negative minimum keeps nothing by count): icemaint refuses it
-  like a malformed one. The case asserts that Java really accepts it, so the difference is
-  pinned, not assumed.
+* The one deliberate difference: a table property Java takes but icemaint refuses like a
+  malformed one: a negative value (a negative age puts the cutoff in the future, a negative
+  minimum keeps nothing by count) and non-ASCII digits. Those cases assert that Java really
+  accepts them, so the difference is pinned, not assumed.
 
 "now" is the `now_ms` icemaint reports (Java's clock is fixed to it through IcmExpireControl);
 timestamps are days apart, so no case depends on the milliseconds between the two runs. Exact
@@ -59,7 +59,7 @@ AGE, MIN, REF_AGE = ("history.expire.max-snapshot-age-ms", "history.expire.min-s
                      "history.expire.max-ref-age-ms")
 
 # name -> (table properties, {ref: {field: value}}, CLI options, expectation)
-# expectation: "java" (same decision as Java, or both refuse) or "negative" (Java accepts,
+# expectation: "java" (same decision as Java, or both refuse) or "stricter" (Java accepts,
 # icemaint refuses: the documented difference).
 CASES: dict[str, tuple[dict, dict, dict, str]] = {}
 
@@ -70,7 +70,9 @@ def _prop_cases(key: str, largest: int, overflow: int) -> None:
                          ("empty", ""), ("not_a_number", "5d"), ("space", " 1"),
                          ("decimal", "1.0"), ("overflow", str(overflow))):
         CASES[f"property_{short}_{label}"] = ({key: value}, {}, {}, "java")
-    CASES[f"property_{short}_negative"] = ({key: "-1"}, {}, {}, "negative")
+    CASES[f"property_{short}_negative"] = ({key: "-1"}, {}, {}, "stricter")
+    # Java's Character.digit also takes non-ASCII digits (fullwidth "１"): icemaint does not
+    CASES[f"property_{short}_fullwidth_digit"] = ({key: "\uff11"}, {}, {}, "stricter")
 
 
 _prop_cases(AGE, INT64_MAX, INT64_MAX + 1)
@@ -192,8 +194,8 @@ def runs(tmp_path_factory, icemaint_cli):
 def test_retention_boundary_behaves_as_java(case, runs):
     r, expectation = runs[case], CASES[case][3]
     java = r["java"]
-    if "error" in java or expectation == "negative":
-        if expectation == "negative":
+    if "error" in java or expectation == "stricter":
+        if expectation == "stricter":
             assert "error" not in java, f"Java now refuses too: {java['error']}"
         # refused: exit 1, one line naming the file and the property or field, nothing decided
         assert r["code"] == 1, f"{case}: exit {r['code']} (Java: {java})\n{r['err']}"

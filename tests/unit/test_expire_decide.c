@@ -578,7 +578,8 @@ static void per_ref_retention_at_its_boundaries(void **state)
         const char *want;
     } bad[] = {
         {"{\"snapshot-id\":1,\"type\":\"branch\",\"max-ref-age-ms\":0}", "max-ref-age-ms"},
-        {"{\"snapshot-id\":1,\"type\":\"branch\",\"max-snapshot-age-ms\":0}", "max-snapshot-age-ms"},
+        {"{\"snapshot-id\":1,\"type\":\"branch\",\"max-snapshot-age-ms\":0}",
+         "max-snapshot-age-ms"},
         {"{\"snapshot-id\":1,\"type\":\"branch\",\"min-snapshots-to-keep\":0}",
          "min-snapshots-to-keep"},
         {"{\"snapshot-id\":1,\"type\":\"branch\",\"max-ref-age-ms\":-1}", "max-ref-age-ms"},
