@@ -25,8 +25,9 @@
  * parse (empty, not a number, out of range) is refused with ICM_EINVALID naming the property, as
  * Java throws; a negative value is refused the same way, where Java would take it (an age below
  * 0 puts the cutoff in the future and expires everything unprotected): it can only be a mistake,
- * and the mistake would delete. So are non-ASCII digits, which Java's Character.digit takes. The per-ref fields are checked when the metadata is read
- * (metadata.h: positive, int32 for min-snapshots-to-keep, as Java's SnapshotRef builder checks).
+ * and the mistake would delete. So are non-ASCII digits, which Java's Character.digit takes.
+ * The per-ref fields are checked when the metadata is read (metadata.h: positive, int32 for
+ * min-snapshots-to-keep, as Java's SnapshotRef builder checks).
  * Ages are measured without overflow: a ref whose age does not fit int64 is retained, as Java
  * (whose subtraction wraps to a negative age) retains it.
  *
