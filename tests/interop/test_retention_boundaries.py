@@ -38,7 +38,6 @@ import javajudge
 DAY = 86_400_000
 INT64_MAX = 2**63 - 1
 INT32_MAX = 2**31 - 1
-RAW = "@@RAW@@"  # a JSON value written as raw text (integers Python's json would not refuse)
 
 # snapshot id -> (parent, age in days at build time)
 SNAPSHOTS = {1: (None, 10), 2: (1, 6), 3: (2, 3), 4: (3, 1 / 24),  # main; 4 current
@@ -86,8 +85,7 @@ CASES["option_older_than_0"] = ({AGE: "1"}, {}, {"older_than_ms": 0}, "java")
 
 def _ref_cases(ref: str, field: str, largest: int) -> None:
     for label, value in (("0", 0), ("1", 1), ("largest", largest), ("negative", -1),
-                         ("overflow", f"{RAW}{largest + 1}"), ("string", "1"),
-                         ("decimal", f"{RAW}1.0")):
+                         ("overflow", largest + 1), ("string", "1"), ("decimal", 1.0)):
         CASES[f"ref_{ref}_{field}_{label}"] = ({}, {ref: {field: value}}, {}, "java")
 
 
@@ -103,7 +101,7 @@ CASES["ref_t_min-snapshots-to-keep_on_a_tag"] = ({}, {"t": {"min-snapshots-to-ke
 
 
 def _metadata(now_ms: int, props: dict, ref_fields: dict) -> str:
-    """Format v2 metadata text for one case (raw values spliced in as written)."""
+    """Format v2 metadata text for one case."""
     snaps, seq = [], 0
     for sid, (parent, age_days) in SNAPSHOTS.items():
         seq += 1
@@ -115,12 +113,6 @@ def _metadata(now_ms: int, props: dict, ref_fields: dict) -> str:
             s["parent-snapshot-id"] = parent
         snaps.append(s)
     refs = {name: dict(ref, **ref_fields.get(name, {})) for name, ref in REFS.items()}
-    raws: list[str] = []
-    for ref in refs.values():
-        for k, v in ref.items():
-            if isinstance(v, str) and v.startswith(RAW):
-                raws.append(v[len(RAW):])
-                ref[k] = f"{RAW}{len(raws) - 1}"
     md = {"format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
           "location": "/nonexistent", "last-sequence-number": seq, "last-updated-ms": now_ms,
           "last-column-id": 1, "current-schema-id": 0,
@@ -133,10 +125,7 @@ def _metadata(now_ms: int, props: dict, ref_fields: dict) -> str:
           "snapshot-log": [{"timestamp-ms": s["timestamp-ms"], "snapshot-id": s["snapshot-id"]}
                            for s in snaps if s["snapshot-id"] in MAIN_HISTORY],
           "metadata-log": []}
-    text = json.dumps(md)
-    for i, raw in enumerate(raws):
-        text = text.replace(f'"{RAW}{i}"', raw)
-    return text
+    return json.dumps(md)  # Python writes 2**63 and 1.0 as such: Java sees them as written
 
 
 def _timestamp(now_ms: int, sid: int) -> int:
@@ -145,8 +134,8 @@ def _timestamp(now_ms: int, sid: int) -> int:
 
 
 def _oldest_first(now_ms: int, ids) -> list[int]:
-    """icemaint's expiry order: timestamp, then sequence number (= id order here), then id."""
-    return sorted(ids, key=lambda i: (_timestamp(now_ms, i), i))
+    """icemaint's expiry order: oldest first (no two snapshots here share a timestamp)."""
+    return sorted(ids, key=lambda i: _timestamp(now_ms, i))
 
 
 def _named(case: str) -> str:
