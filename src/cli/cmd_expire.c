@@ -458,48 +458,64 @@ static void print_ids(const char *label, const int64_t *ids, size_t n)
     putchar('\n');
 }
 
-/* One reason as the text report says it. */
-static void print_reason(const icm_expire_reason *why)
+/* One reason as the text report says it, on `out`. */
+static void print_reason(FILE *out, const icm_expire_reason *why)
 {
     const char *ref = why->ref != NULL ? why->ref : "";
     switch (why->kind) {
     case ICM_EXPIRE_KEEP_CURRENT:
-        fputs("current", stdout);
+        fputs("current", out);
         break;
     case ICM_EXPIRE_KEEP_REF:
-        printf("ref %s", ref);
+        fprintf(out, "ref %s", ref);
         break;
     case ICM_EXPIRE_KEEP_RETAIN_LAST:
         if (why->ref != NULL)
-            printf("retain-last (branch %s)", ref);
+            fprintf(out, "retain-last (branch %s)", ref);
         else
-            fputs("retain-last (table)", stdout);
+            fputs("retain-last (table)", out);
         break;
     case ICM_EXPIRE_KEEP_MIN_SNAPSHOTS_TO_KEEP:
-        printf("min-snapshots-to-keep of branch %s", ref);
+        fprintf(out, "min-snapshots-to-keep of branch %s", ref);
         break;
     case ICM_EXPIRE_KEEP_NEWER_THAN_CUTOFF:
-        fputs("newer than the cutoff", stdout);
+        fputs("newer than the cutoff", out);
         break;
     case ICM_EXPIRE_KEEP_MAX_SNAPSHOT_AGE:
-        printf("max-snapshot-age-ms of branch %s", ref);
+        fprintf(out, "max-snapshot-age-ms of branch %s", ref);
         break;
     default:
-        fputs(icm_expire_keep_reason_name(why->kind), stdout);
+        fputs(icm_expire_keep_reason_name(why->kind), out);
     }
 }
 
-/* "  ID: reason, reason" for the first kept snapshots (as many as the kept line lists). */
+/* "  ID: reason, reason" for one kept snapshot, as one printable line (ref names are any
+ * bytes: icm_cli_line escapes them). */
+static void print_kept(const icm_expire_kept *kept)
+{
+    char *line = NULL;
+    size_t len = 0;
+    FILE *text = open_memstream(&line, &len);
+    if (text != NULL) {
+        fprintf(text, "  %lld:", (long long)kept->snapshot_id);
+        for (size_t k = 0; k < kept->reason_count; k++) {
+            fputs(k ? ", " : " ", text);
+            print_reason(text, &kept->reasons[k]);
+        }
+    }
+    if (text != NULL && fclose(text) == 0)
+        icm_cli_line(stdout, "%s", line);
+    else
+        printf("  %lld: (out of memory; --json lists its reasons)\n",
+               (long long)kept->snapshot_id);
+    free(line);
+}
+
+/* The reasons of the first kept snapshots (as many as the kept line lists). */
 static void print_reasons(const icm_expire_result *r)
 {
-    for (size_t i = 0; r->kept != NULL && i < r->retained_count && i < 20; i++) {
-        printf("  %lld:", (long long)r->kept[i].snapshot_id);
-        for (size_t k = 0; k < r->kept[i].reason_count; k++) {
-            fputs(k ? ", " : " ", stdout);
-            print_reason(&r->kept[i].reasons[k]);
-        }
-        putchar('\n');
-    }
+    for (size_t i = 0; r->kept != NULL && i < r->retained_count && i < 20; i++)
+        print_kept(&r->kept[i]);
     if (r->kept != NULL && r->retained_count > 20)
         printf("  ... (%zu more; --json lists every reason)\n", r->retained_count - 20);
 }

@@ -226,8 +226,9 @@ static void test_refusals(void **state)
 }
 
 /* A v2 metadata document (new string) with one snapshot for each kind of reason: main
- * 1 <- 2 <- 3 (current), branch audit 2 <- 4 with its own min-snapshots-to-keep 2, tag v1 at
- * 1, and 5 and 6 in no branch; times are offsets from 2026-01-01T00:00:00Z. */
+ * 1 <- 2 <- 3 (current), branch audit 2 <- 4 with its own min-snapshots-to-keep 2, tags v1
+ * and "v<newline>2" at 1, and 5 and 6 in no branch; times are offsets from
+ * 2026-01-01T00:00:00Z. */
 static char *reasons_metadata(void)
 {
     static const int64_t snaps[][3] = { /* id, parent (0: none), time offset in ms */
@@ -262,7 +263,8 @@ static char *reasons_metadata(void)
         "\"current-snapshot-id\":3,\"snapshots\":[%s],\"refs\":{"
         "\"main\":{\"snapshot-id\":3,\"type\":\"branch\"},"
         "\"audit\":{\"snapshot-id\":4,\"type\":\"branch\",\"min-snapshots-to-keep\":2},"
-        "\"v1\":{\"snapshot-id\":1,\"type\":\"tag\"}}}",
+        "\"v1\":{\"snapshot-id\":1,\"type\":\"tag\"},"
+        "\"v\\n2\":{\"snapshot-id\":1,\"type\":\"tag\"}}}",
         list);
     free(list);
     return md;
@@ -287,7 +289,7 @@ static void test_report_states_rules_and_reasons(void **state)
         "cutoff 2026-01-03T00:00:00.000Z (1767398400000 ms), retain-last 1\n"
         "would expire 1 snapshot: 6\n"
         "kept 5 snapshots: 1, 2, 3, 4, 5\n"
-        "  1: ref v1\n"
+        "  1: ref v1, ref v\\n2\n" /* a name's control characters escaped */
         "  2: min-snapshots-to-keep of branch audit\n"
         "  3: current, ref main, retain-last (branch main), newer than the cutoff\n"
         "  4: ref audit, min-snapshots-to-keep of branch audit, newer than the cutoff\n"
@@ -305,7 +307,8 @@ static void test_report_states_rules_and_reasons(void **state)
     assert_int_equal(json_integer_value(json_object_get(doc, "retain_last")), 1);
     json_t *reasons = json_object_get(doc, "retained_reasons");
     json_t *want_json = icmt_json_parse(
-        "[{\"snapshot_id\":1,\"reasons\":[{\"reason\":\"ref\",\"ref\":\"v1\"}]},"
+        "[{\"snapshot_id\":1,\"reasons\":[{\"reason\":\"ref\",\"ref\":\"v1\"},"
+        "{\"reason\":\"ref\",\"ref\":\"v\\n2\"}]},"
         "{\"snapshot_id\":2,\"reasons\":[{\"reason\":\"min_snapshots_to_keep\","
         "\"ref\":\"audit\"}]},"
         "{\"snapshot_id\":3,\"reasons\":[{\"reason\":\"current\"},{\"reason\":\"ref\","
