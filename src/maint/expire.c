@@ -13,6 +13,9 @@
  *  4. delete: data and delete files, then manifests, then manifest lists, then statistics, in
  *     batches; before each the table is reloaded and, when a commit changed it, files the new
  *     metadata references are kept (expire_recheck.c; icemaint/maint.h "The delete phase").
+ * Right before its delete a local file must lie where its name says, with no symbolic link below
+ * the table root on its way (link_guard.h): a name only expired snapshots reach may be a live
+ * file's second name through a link.
  * A dry run stops after planning against the uncommitted new metadata: it never reaches this
  * file's delete code, and the planning files have no delete call at all.
  *
@@ -27,6 +30,7 @@
 #include "icemaint/catalog.h"
 #include "maint/delete_common.h"
 #include "maint/expire_internal.h"
+#include "maint/link_guard.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -87,16 +91,31 @@ typedef struct delete_job {
     char **messages;         /* per file: the error message (NULL when none or on OOM) */
     int64_t deadline_ms;     /* icm__batch_clock(): no file is started after it */
     atomic_size_t next;
+    const icm__link_guard *guard; /* NULL: no table roots known (icm_delete_expired_files) */
 } delete_job;
 
-static void delete_one(delete_job *job, size_t i)
+static int delete_retried(icm_fileio *io, const char *path, icm_delete_outcome *outcome)
 {
     int rc = 0;
-    icm_delete_outcome outcome = ICM_DELETE_FAILED;
     for (int attempt = 0; attempt < DELETE_ATTEMPTS; attempt++) {
-        rc = icm__delete_counted(job->io, job->files[i]->path, &outcome);
+        rc = icm__delete_counted(io, path, outcome);
         if (rc == 0 || !retryable(rc))
             break;
+    }
+    return rc;
+}
+
+static void delete_one(delete_job *job, icm__link_cache *cache, size_t i)
+{
+    const char *path = job->files[i]->path;
+    icm_delete_outcome outcome = ICM_DELETE_FAILED;
+    int rc = job->guard != NULL ? icm__link_guard_check(job->guard, cache, path) : 0;
+    if (rc == ICM_ENOTFOUND) { /* its folder is gone: so is the file */
+        icm_error_clear();
+        rc = 0;
+        outcome = ICM_DELETE_ALREADY_GONE;
+    } else if (rc == 0) {
+        rc = delete_retried(job->io, path, &outcome);
     }
     job->codes[i] = rc;
     if (rc != 0)
@@ -109,14 +128,17 @@ static void delete_one(delete_job *job, size_t i)
 static void *delete_worker(void *arg)
 {
     delete_job *job = arg;
+    icm__link_cache cache = {0};
     for (;;) {
         if (atomic_load(&job->next) > 0 && icm__batch_clock() >= job->deadline_ms)
-            return NULL;
+            break;
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
-            return NULL;
-        delete_one(job, i);
+            break;
+        delete_one(job, &cache, i);
     }
+    icm__link_cache_dispose(&cache);
+    return NULL;
 }
 
 /* Run the job on up to `threads` threads (the caller's thread is one of them); returns how many
@@ -235,9 +257,19 @@ static int delete_batch(deleter *d, category *c, icm_expire_file **pick, int *co
         return 0;
     memset(codes, 0, m * sizeof *codes);
     memset(messages, 0, m * sizeof *messages);
+    icm__link_guard guard = {0};
+    const char *roots[3];
+    size_t n_roots = d->recheck != NULL
+                         ? icm__table_roots(icm_table_get_metadata(d->recheck->t), roots)
+                         : 0;
+    if (n_roots > 0 && icm__link_guard_init(&guard, d->io, roots, n_roots) != 0) {
+        icm__link_guard_dispose(&guard);
+        return ICM_ENOMEM;
+    }
     delete_job job = {d->io, pick, m, codes, messages, icm__batch_clock() + ICM_DELETE_BATCH_MS,
-                      0};
+                      0, n_roots > 0 ? &guard : NULL};
     size_t handled = run_job(&job, d->threads);
+    icm__link_guard_dispose(&guard);
     int rc = settle_batch(d, pick, codes, messages, handled);
     for (size_t i = 0; i < m; i++) {
         icm__free(messages[i]);

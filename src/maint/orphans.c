@@ -6,7 +6,10 @@
  * is reloaded and orphans that a commit meanwhile references are dropped (icemaint/maint.h, "The
  * delete phase"; the re-check itself is planning code, orphans_plan.c). Each orphan is checked
  * once more against the table's roots (table location, write.data.path, write.metadata.path)
- * right before its delete, so no planning bug can reach outside the table. Orphan deletes are
+ * right before its delete, so no planning bug can reach outside the table; a local one must also
+ * lie where its name says, with no symbolic link below the table root on its way (link_guard.h),
+ * and still be the file the listing saw: same size and mtime, still older than the cutoff (a
+ * file replaced during the settle time is someone's new file). Orphan deletes are
  * not retried (as in Java): a file that could not be deleted is still an orphan and the next
  * sweep finds it again.
  */
@@ -20,6 +23,7 @@
 
 #include "icemaint/catalog.h"
 #include "maint/delete_common.h"
+#include "maint/link_guard.h"
 #include "maint/orphans_internal.h"
 #include "util/location.h"
 
@@ -105,6 +109,9 @@ typedef struct delete_job {
     bool checksums;               /* this pass deletes the checksum companions */
     const char *roots[3];
     size_t n_roots;
+    const icm__link_guard *guard;
+    int64_t cutoff_ms;     /* a file at least this new is no longer an orphan */
+    bool listed_exactly;   /* sizes and mtimes come from a listing (not a file list) */
     int64_t deadline_ms;   /* icm__batch_clock(): no file is started after it */
     atomic_size_t next;
     atomic_size_t done;
@@ -127,19 +134,57 @@ static bool companion_free_to_go(const delete_job *job, const icm_orphan_file *f
            (f[-1].state == ICM_ORPHAN_DELETED || f[-1].state == ICM_ORPHAN_ALREADY_GONE);
 }
 
-static void delete_one(delete_job *job, icm_orphan_file *f)
+/* Is the file at f->path still the one the listing saw? ICM_ENOTFOUND when it is gone,
+ * ICM_EREFUSED (last error says how) when it changed. A file list's sizes and mtimes come from
+ * an inventory and may be spelled differently: there only the age is checked. */
+static int still_as_listed(const delete_job *job, const icm_orphan_file *f)
 {
+    icm_file_info now;
+    int rc = icm_fileio_stat(job->io, f->path, &now);
+    if (rc != 0)
+        return rc;
+    if (now.mtime_ms < 0 || now.mtime_ms >= job->cutoff_ms)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
+                              "not deleted: changed since it was listed (now modified at %lld "
+                              "ms, not older than the cutoff); kept", (long long)now.mtime_ms);
+    if (job->listed_exactly && ((f->size_bytes >= 0 && now.size_bytes != f->size_bytes) ||
+                                (f->mtime_ms >= 0 && now.mtime_ms != f->mtime_ms)))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
+                              "not deleted: changed since it was listed (size %lld -> %lld, "
+                              "mtime %lld -> %lld ms); kept", (long long)f->size_bytes,
+                              (long long)now.size_bytes, (long long)f->mtime_ms,
+                              (long long)now.mtime_ms);
+    return 0;
+}
+
+/* The last checks (roots, links, unchanged), then the delete. A file found gone by a check is
+ * ALREADY_GONE without a delete. */
+static int checked_delete(delete_job *job, icm__link_cache *cache, const icm_orphan_file *f,
+                          icm_delete_outcome *outcome)
+{
+    *outcome = ICM_DELETE_FAILED;
     int rc;
-    icm_delete_outcome outcome = ICM_DELETE_FAILED;
     if (f->kind == ICM_ORPHAN_CHECKSUM && !companion_free_to_go(job, f))
-        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
-                            "not deleted: the file it is the checksum of was not deleted");
-    else if (!inside_roots(job, f->path))
-        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
-                            "not deleted: outside the table location, write.data.path and "
-                            "write.metadata.path");
-    else
-        rc = icm__delete_counted(job->io, f->path, &outcome);
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
+                              "not deleted: the file it is the checksum of was not deleted");
+    if (!inside_roots(job, f->path))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
+                              "not deleted: outside the table location, write.data.path and "
+                              "write.metadata.path");
+    if ((rc = icm__link_guard_check(job->guard, cache, f->path)) == 0)
+        rc = still_as_listed(job, f);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        *outcome = ICM_DELETE_ALREADY_GONE;
+        return 0;
+    }
+    return rc != 0 ? rc : icm__delete_counted(job->io, f->path, outcome);
+}
+
+static void delete_one(delete_job *job, icm__link_cache *cache, icm_orphan_file *f)
+{
+    icm_delete_outcome outcome;
+    int rc = checked_delete(job, cache, f, &outcome);
     if (rc == 0) {
         f->state = outcome == ICM_DELETE_ALREADY_GONE ? ICM_ORPHAN_ALREADY_GONE
                                                       : ICM_ORPHAN_DELETED;
@@ -155,21 +200,23 @@ static void delete_one(delete_job *job, icm_orphan_file *f)
 static void drain(delete_job *job, icm_orphan_progress_cb progress, void *payload)
 {
     size_t reported = 0;
+    icm__link_cache cache = {0};
     for (;;) {
         if (atomic_load(&job->next) > 0 && icm__batch_clock() >= job->deadline_ms)
-            return;
+            break;
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
-            return;
+            break;
         if ((job->files[i].kind == ICM_ORPHAN_CHECKSUM) != job->checksums)
             continue; /* the other pass's */
-        delete_one(job, &job->files[i]);
+        delete_one(job, &cache, &job->files[i]);
         size_t done = atomic_fetch_add(&job->done, 1) + 1;
         if (progress != NULL && done / PROGRESS_EVERY != reported / PROGRESS_EVERY) {
             reported = done;
             progress(job->done_before + done, job->total, payload);
         }
     }
+    icm__link_cache_dispose(&cache);
 }
 
 static void *worker(void *arg)
@@ -179,7 +226,8 @@ static void *worker(void *arg)
 }
 
 /* Delete the entries of this pass among r->orphans[at, at + count) (fewer when the batch's time
- * runs out); returns how many indices were handled (at least one when count > 0). */
+ * runs out); returns how many indices were handled (at least one when count > 0; none only
+ * when there was no memory for the link guard). */
 static size_t run_batch(icm_table *t, icm_orphan_result *r, size_t at, size_t count,
                         bool checksums, size_t done_before, const icm_orphan_options *o)
 {
@@ -187,8 +235,15 @@ static size_t run_batch(icm_table *t, icm_orphan_result *r, size_t at, size_t co
     delete_job job = {.io = icm_table_get_fileio(t), .files = &r->orphans[at],
                       .first = r->orphans, .count = count, .checksums = checksums,
                       .deadline_ms = icm__batch_clock() + ICM_DELETE_BATCH_MS,
-                      .done_before = done_before, .total = r->orphan_count};
+                      .done_before = done_before, .total = r->orphan_count,
+                      .cutoff_ms = r->older_than_ms, .listed_exactly = o->file_list == NULL};
     job.n_roots = icm__table_roots(md, job.roots);
+    icm__link_guard guard;
+    if (icm__link_guard_init(&guard, job.io, job.roots, job.n_roots) != 0) {
+        icm__link_guard_dispose(&guard);
+        return 0; /* out of memory: nothing handled */
+    }
+    job.guard = &guard;
     atomic_init(&job.next, 0);
     atomic_init(&job.done, 0);
 
@@ -207,6 +262,7 @@ static size_t run_batch(icm_table *t, icm_orphan_result *r, size_t at, size_t co
     drain(&job, o->progress, o->progress_payload);
     for (size_t k = 0; k < started; k++)
         pthread_join(tids[k], NULL);
+    icm__link_guard_dispose(&guard);
     size_t handled = atomic_load(&job.next);
     return handled < count ? handled : count;
 }
@@ -267,7 +323,10 @@ static int delete_pass(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *
             break;
         size_t n = r->orphan_count - at < limit ? r->orphan_count - at : limit;
         size_t done = run_batch(t, r, at, n, checksums, at, o);
-        rc = report_batch(&r->orphans[at], done, checksums, o);
+        if (done == 0) /* only when the link guard found no memory */
+            rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_ENOMEM, NULL, "out of memory");
+        if (rc == 0)
+            rc = report_batch(&r->orphans[at], done, checksums, o);
         at += done;
     }
     return rc;
