@@ -180,30 +180,44 @@ static const char *below(const char *path, const char *dir)
 }
 
 /*
- * `file`, named outside the table location, under the table location's own spelling when it
- * really lies below it through links (a file added through a linked parent folder is then
- * recorded as a listing of the table location names it). NULL when it is named below the
- * table location already (it keeps its name), lies elsewhere, or cannot be resolved.
- * malloc'd.
+ * The name `file` gets when it is named through links (NULL: it keeps its name; malloc'd):
+ *  - named outside the table location but really below it: the table location's spelling of
+ *    where it is (a file added or deleted through a linked parent folder is named as a listing
+ *    of the table location names it);
+ *  - added by a name inside the table location that passes a symbolic link below it
+ *    (`T/data/alias/x` with `alias -> .`): where it really is, under the table location's
+ *    spelling when that is inside the table, else its real path. Otherwise a table would hold
+ *    a second name of a file, and expiring the snapshots that hold that name would delete the
+ *    file the other name keeps (README, "What the maintenance commands touch").
+ * A file to delete named inside the table keeps its name: it is matched as the metadata names
+ * it. Unresolvable names keep theirs too (add-files reports a missing file itself).
  */
-static char *under_table_spelling(icm_table *t, const char *file)
+static char *link_free_name(icm_table *t, const char *file, bool adding)
 {
     const char *loc = icm_table_metadata_location(icm_table_get_metadata(t));
     icm_fileio *io = icm_table_get_fileio(t);
     char *a = NULL, *b = NULL, *out = NULL;
     if (loc == NULL)
         return NULL;
-    bool named_inside = icm_location_local_path(file, &a) && icm_location_local_path(loc, &b) &&
-                        below(a, b) != NULL;
+    const char *named_rest = NULL;
+    if (icm_location_local_path(file, &a) && icm_location_local_path(loc, &b))
+        named_rest = below(a, b);
+    bool named_inside = named_rest != NULL;
+    char *named_tail = named_inside ? strdup(named_rest) : NULL;
     icm_free(a);
     icm_free(b);
     a = b = NULL;
-    const char *rest = NULL;
-    if (!named_inside && icm_fileio_resolve(io, file, &a) == 0 &&
-        icm_fileio_resolve(io, loc, &b) == 0)
-        rest = below(a, b);
-    if (rest != NULL)
-        out = join_below(loc, rest);
+    if ((!named_inside || adding) && icm_fileio_resolve(io, file, &a) == 0 &&
+        icm_fileio_resolve(io, loc, &b) == 0) {
+        const char *rest = below(a, b);
+        if (!named_inside && rest != NULL)
+            out = join_below(loc, rest);
+        else if (named_inside && rest == NULL)
+            out = strdup(a); /* a link inside the table leads out of it */
+        else if (named_inside && named_tail != NULL && strcmp(rest, named_tail) != 0)
+            out = join_below(loc, rest);
+    }
+    free(named_tail);
     icm_free(a);
     icm_free(b);
     icm_error_clear();
@@ -213,8 +227,8 @@ static char *under_table_spelling(icm_table *t, const char *file)
 /*
  * The name a file gets in the table (issue #16, class 1: nothing relative or dotted is
  * recorded). An added file is made absolute and canonical (icm_location_canonical: readers
- * would resolve a relative name against their own working directory), named under the table
- * location's spelling when it lies there through links, and a path under a --path-map TO
+ * would resolve a relative name against their own working directory), named without the
+ * symbolic links on its way below the table location (link_free_name), and a path under a --path-map TO
  * becomes the name the metadata uses. A file to delete is matched as the metadata names it, so
  * only a relative one is made absolute. *out is malloc'd.
  */
@@ -232,9 +246,8 @@ static int table_file_name(icm_cli *cli, icm_table *t, const char *arg, bool add
         if (lrc != 0)
             return icm_cli_fail(cli, lrc);
     }
-    /* A file inside the table location through links (added, or to delete, through a linked
-     * parent folder) goes by the table location's spelling. */
-    char *respelled = local ? under_table_spelling(t, canon != NULL ? canon : arg) : NULL;
+    /* A file named through links goes by a name without them (link_free_name). */
+    char *respelled = local ? link_free_name(t, canon != NULL ? canon : arg, adding) : NULL;
     const char *name = respelled != NULL ? respelled : canon != NULL ? canon : arg;
     int rc = icm_cli_original_name(cli, name, out);
     free(respelled);
