@@ -1,0 +1,267 @@
+"""Data loss through symbolic links below a table root (the link-guard class).
+
+Listing and planning work on names; a symbolic link inside a table gives a file a second name.
+`T/data/alias -> T/data` makes `T/data/alias/x` the live `T/data/x`; `A/data/bl -> B/data`
+makes `A/data/bl/y` table B's live file; a folder swapped for a link while a sweep settles sends
+the sweep's deletes out of the table. The rule (README, "What the maintenance commands touch"):
+a local file is deleted only if the folder it lies in is, by its real path, exactly the folder
+its name says below the table's real root (the root itself may be reached through a link), and
+the sweep deletes a file only if it is still the one it listed (same size and mtime, still older
+than the cutoff). A file failing either is kept and the command says so (exit 1). Writers:
+`add-files` records a file named through such a link by where it really is.
+
+Every test checks the exact set of files afterwards and that PyIceberg still scans every
+retained snapshot of every table involved.
+"""
+import os
+import subprocess
+import time
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+expressions = pytest.importorskip("pyiceberg.expressions")
+
+CLI = os.environ.get("ICM_CLI")
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+KEPT = "reached through a symbolic link; kept"
+
+pytestmark = pytest.mark.skipif(CLI is None, reason="ICM_CLI not set")
+
+
+class Warehouse:
+    """A SQLite catalog over a warehouse folder, with the configuration the CLI reads."""
+
+    def __init__(self, root):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.config = root / "pyiceberg.yaml"
+        uri, wh = f"sqlite:///{root}/cat.db", f"file://{root}"
+        self.config.write_text(f"catalog:\n  default:\n    uri: {uri}\n    warehouse: {wh}\n")
+        self.cat = pyiceberg_sql.SqlCatalog("default", uri=uri, warehouse=wh)
+        self.cat.create_namespace("ns")
+
+    def table(self, name, appends):
+        t = self.cat.create_table(f"ns.{name}", schema=SCHEMA)
+        for i in range(appends):
+            t.append(pa.table({"id": [i], "v": [f"{name}{i}"]}, schema=SCHEMA))
+        return self.root / "ns" / name
+
+    def load(self, name):
+        return self.cat.load_table(f"ns.{name}")
+
+    def cli(self, *args):
+        return subprocess.run([CLI, "--config", str(self.config), *args], cwd=self.root,
+                              capture_output=True, text=True, timeout=120)
+
+    def cli_start(self, *args):
+        return subprocess.Popen([CLI, "--config", str(self.config), *args], cwd=self.root,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def write_parquet(path, v):
+    pq.write_table(pa.table({"id": [1], "v": [v]}, schema=SCHEMA), str(path))
+
+
+def age(*roots):
+    old = time.time() - 10 * 86400
+    for root in roots:
+        for d, _dirs, names in os.walk(root):
+            for n in names:
+                os.utime(os.path.join(d, n), (old, old), follow_symlinks=False)
+
+
+def files_under(root):
+    """Every file and link below root by the name it has there (links not followed); the
+    lease a running command holds is not a table file."""
+    out = set()
+    for d, dirs, names in os.walk(root):
+        out.update(os.path.join(d, n) for n in names if n != ".icemaint-lease")
+        out.update(os.path.join(d, n) for n in dirs if os.path.islink(os.path.join(d, n)))
+    return out
+
+
+def scan_every_snapshot(table):
+    """PyIceberg reads every retained snapshot (a missing file fails the scan)."""
+    rows = {}
+    for snap in table.metadata.snapshots:
+        rows[snap.snapshot_id] = table.scan(snapshot_id=snap.snapshot_id).to_arrow().num_rows
+    return rows
+
+
+def local(p):
+    for prefix in ("file://", "file:"):
+        if p.startswith(prefix):
+            return p[len(prefix):]
+    return p
+
+
+def live_files(table):
+    return {local(t.file.file_path) for t in table.scan().plan_files()}
+
+
+# ---- 1: expiry, a name only expired snapshots reach is a live file's second name ----------
+
+def test_expire_second_name_through_link_keeps_live_file(tmp_path):
+    w = Warehouse(tmp_path)
+    t_dir = w.table("t", 1)
+    os.symlink(t_dir / "data", t_dir / "data" / "alias")
+    write_parquet(t_dir / "data" / "x1.parquet", "x1")
+    t = w.load("t")
+    t.add_files([str(t_dir / "data" / "alias" / "x1.parquet")])
+    w.load("t").delete(expressions.EqualTo("v", "x1"))
+    w.load("t").add_files([str(t_dir / "data" / "x1.parquet")])
+    time.sleep(1.2)
+    before = files_under(tmp_path)
+    r = w.cli("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", "1s")
+    assert r.returncode == 1, r.stderr
+    assert KEPT in r.stderr and "data/alias/x1.parquet" in r.stderr
+    after = files_under(tmp_path)
+    gone = before - after
+    # only metadata of the expired snapshots went; the live file and its link stay
+    assert str(t_dir / "data" / "x1.parquet") in after
+    assert str(t_dir / "data" / "alias") in after
+    assert gone and all(p.startswith(str(t_dir / "metadata")) for p in gone), gone
+    t = w.load("t")
+    assert live_files(t) >= {str(t_dir / "data" / "x1.parquet")}
+    assert all(n >= 1 for n in scan_every_snapshot(t).values())
+
+
+# ---- 2: expiry, a link inside table a leads to table b's live file -----------------------
+
+def test_expire_through_link_keeps_other_tables_file(tmp_path):
+    w = Warehouse(tmp_path)
+    a_dir = w.table("a", 1)
+    b_dir = w.table("b", 1)
+    (b_file,) = live_files(w.load("b"))
+    os.symlink(b_dir / "data", a_dir / "data" / "bl")
+    via = str(a_dir / "data" / "bl" / os.path.basename(b_file))
+    w.load("a").add_files([via])
+    w.load("a").delete(expressions.EqualTo("v", "b0"))
+    time.sleep(1.2)
+    before_b = files_under(b_dir)
+    before = files_under(tmp_path)
+    r = w.cli("expire-snapshots", "ns.a", "--retain-last", "1", "--older-than", "1s")
+    assert r.returncode == 1, r.stderr
+    assert KEPT in r.stderr and via in r.stderr
+    assert files_under(b_dir) == before_b
+    gone = before - files_under(tmp_path)
+    assert gone and all(p.startswith(str(a_dir / "metadata")) for p in gone), gone
+    assert scan_every_snapshot(w.load("b")) and all(
+        n == 1 for n in scan_every_snapshot(w.load("b")).values())
+    scan_every_snapshot(w.load("a"))
+
+
+# ---- 3: the sweep's file list names files through linked folders ------------------------
+
+def file_list(path, table_dir, extra):
+    lines = [f"{p}\t1\t1700000000000" for p in sorted(files_under(table_dir))
+             if not os.path.islink(p)]
+    lines += [f"{p}\t900\t1700000000000" for p in extra]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_file_list_alias_of_live_file_is_kept(tmp_path):
+    w = Warehouse(tmp_path)
+    t_dir = w.table("t", 2)
+    os.symlink(t_dir / "data", t_dir / "data" / "alias")
+    live = sorted(live_files(w.load("t")))
+    age(tmp_path)
+    via = str(t_dir / "data" / "alias" / os.path.basename(live[0]))
+    file_list(tmp_path / "inv.tsv", t_dir, [via])
+    before = files_under(tmp_path)
+    r = w.cli("remove-orphan-files", "ns.t", "--file-list", str(tmp_path / "inv.tsv"),
+              "--settle", "0s")
+    assert r.returncode == 1, r.stderr
+    assert KEPT in r.stderr and via in r.stderr
+    assert files_under(tmp_path) == before
+    assert all(n >= 1 for n in scan_every_snapshot(w.load("t")).values())
+
+
+def test_file_list_through_linked_folder_keeps_other_tables_file(tmp_path):
+    w = Warehouse(tmp_path)
+    a_dir = w.table("a", 1)
+    b_dir = w.table("b", 1)
+    os.symlink(b_dir / "data", a_dir / "data" / "bdata")
+    (b_file,) = live_files(w.load("b"))
+    age(tmp_path)
+    via = str(a_dir / "data" / "bdata" / os.path.basename(b_file))
+    file_list(tmp_path / "inv.tsv", a_dir, [via])
+    before = files_under(tmp_path)
+    r = w.cli("remove-orphan-files", "ns.a", "--file-list", str(tmp_path / "inv.tsv"),
+              "--settle", "0s")
+    assert r.returncode == 1, r.stderr
+    assert KEPT in r.stderr and via in r.stderr
+    assert files_under(tmp_path) == before
+    assert scan_every_snapshot(w.load("b")) == {
+        s.snapshot_id: 1 for s in w.load("b").metadata.snapshots}
+    scan_every_snapshot(w.load("a"))
+
+
+# ---- 4: the sweep's settle window: a folder swapped for a link, a file replaced ----------
+
+def test_sweep_folder_swapped_for_link_during_settle(tmp_path):
+    w = Warehouse(tmp_path / "wh")
+    t_dir = w.table("t", 1)
+    (t_dir / "data" / "stage").mkdir()
+    (t_dir / "data" / "stage" / "o.bin").write_text("junk")
+    (t_dir / "data" / "orphan.bin").write_text("orphan")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.bin").write_text("PRECIOUS")
+    age(tmp_path)
+    p = w.cli_start("remove-orphan-files", "ns.t", "--settle", "3s")
+    time.sleep(1.5)
+    os.rename(t_dir / "data" / "stage", t_dir / "data" / "stage.old")
+    os.symlink(outside, t_dir / "data" / "stage")
+    before = files_under(tmp_path)
+    _out, err = p.communicate(timeout=120)
+    assert p.returncode == 1, err
+    assert KEPT in err and "data/stage/o.bin" in err
+    # the plain orphan went; nothing else did
+    assert files_under(tmp_path) == before - {str(t_dir / "data" / "orphan.bin")}
+    assert (outside / "o.bin").read_text() == "PRECIOUS"
+    assert all(n == 1 for n in scan_every_snapshot(w.load("t")).values())
+
+
+def test_sweep_file_replaced_during_settle_is_kept(tmp_path):
+    w = Warehouse(tmp_path)
+    t_dir = w.table("t", 1)
+    staging = t_dir / "data" / "staging.parquet"
+    staging.write_text("old")
+    (t_dir / "data" / "orphan.bin").write_text("orphan")
+    age(tmp_path)
+    p = w.cli_start("remove-orphan-files", "ns.t", "--settle", "3s")
+    time.sleep(1.5)
+    (t_dir / "data" / "staging.tmp").write_text("NEW-WRITER-FILE")
+    os.rename(t_dir / "data" / "staging.tmp", staging)
+    before = files_under(tmp_path)
+    _out, err = p.communicate(timeout=120)
+    assert p.returncode == 1, err
+    assert "changed since it was listed" in err
+    assert files_under(tmp_path) == before - {str(t_dir / "data" / "orphan.bin")}
+    assert staging.read_text() == "NEW-WRITER-FILE"
+    assert all(n == 1 for n in scan_every_snapshot(w.load("t")).values())
+
+
+# ---- writers: add-files through a link records where the file really is -------------------
+
+def test_add_files_through_link_records_real_name(tmp_path):
+    w = Warehouse(tmp_path)
+    t_dir = w.table("t", 1)
+    b_dir = w.table("b", 1)
+    os.symlink(t_dir / "data", t_dir / "data" / "alias")
+    os.symlink(b_dir / "data", t_dir / "data" / "bl")
+    write_parquet(t_dir / "data" / "x1.parquet", "x1")
+    (b_file,) = live_files(w.load("b"))
+    r = w.cli("add-files", "ns.t", str(t_dir / "data" / "alias" / "x1.parquet"),
+              str(t_dir / "data" / "bl" / os.path.basename(b_file)))
+    assert r.returncode == 0, r.stderr
+    t = w.load("t")
+    names = live_files(t)
+    assert str(t_dir / "data" / "x1.parquet") in names
+    assert os.path.realpath(b_file) in {os.path.realpath(n) for n in names}
+    assert not any("/alias/" in n or "/bl/" in n for n in names), names
+    assert all(n >= 1 for n in scan_every_snapshot(t).values())
