@@ -16,6 +16,17 @@
  *   before a batch's delete of it and commits after the reload that preceded the batch (README
  *   "What the maintenance commands touch").
  *
+ * Links and changed files (README "What the maintenance commands touch", symbolic links):
+ *   right before its delete, after its batch's reload, a local file must lie where its name
+ *   says: the real path of its folder is the real path of its table root (location,
+ *   write.data.path, write.metadata.path; the root may itself be reached through a link)
+ *   followed by the folder's segments below that root, so no symbolic link lies between root
+ *   and file. The sweep also stats each orphan again: a file whose size or mtime changed since
+ *   the listing (for a file list: one no longer older than the cutoff) is someone's new file.
+ *   Either is kept: FAILED with error_code ICM_EREFUSED and a message ending "kept" ("reached
+ *   through a symbolic link; kept", "changed since it was listed ...; kept"). A file whose
+ *   folder is gone is ALREADY_GONE. Object-store locations have no links and are not checked.
+ *
  * Outcomes: a file is DELETED, ALREADY_GONE (it did not exist when its turn came: counted
  * apart, never as deleted, and not an error) or FAILED (the message says why; the run goes
  * on). Each file acted on is reported once through icm_delete_cb, on the calling thread, in
