@@ -258,7 +258,11 @@ typedef enum icm_expire_problem_kind {
     /** A candidate is another catalog table's metadata file or lies under its location,
      *  write.data.path or write.metadata.path (a table nested in this one, or a copy of it
      *  registered in another catalog): never deleted (issue #16 round 8). */
-    ICM_EXPIRE_PROBLEM_OTHER_TABLE = 6
+    ICM_EXPIRE_PROBLEM_OTHER_TABLE = 6,
+    /** A candidate's folder is reached through a symbolic link below its table root
+     *  (icemaint/maint.h, "Links and changed files"): its name may be a live file's second
+     *  name, or lead out of the table. Kept (state FAILED, code ICM_EREFUSED), not an error. */
+    ICM_EXPIRE_PROBLEM_THROUGH_LINK = 7
 } icm_expire_problem_kind;
 
 typedef struct icm_expire_problem {

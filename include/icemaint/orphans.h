@@ -214,7 +214,11 @@ typedef enum icm_orphan_state {
     ICM_ORPHAN_PLANNED = 0,      /**< found (dry run, or not deleted: the deletes stopped) */
     ICM_ORPHAN_DELETED = 1,      /**< deleted */
     ICM_ORPHAN_FAILED = 2,       /**< the delete failed: error_code / error_message */
-    ICM_ORPHAN_ALREADY_GONE = 3  /**< gone when its turn came (not an error, not deleted) */
+    ICM_ORPHAN_ALREADY_GONE = 3, /**< gone when its turn came (not an error, not deleted) */
+    /** not deleted, not an error: the last check before its delete found it reached through a
+     *  symbolic link below the table root, or changed since it was listed (icemaint/maint.h,
+     *  "Links and changed files"); error_code ICM_EREFUSED, error_message says which */
+    ICM_ORPHAN_KEPT = 4
 } icm_orphan_state;
 
 typedef struct icm_orphan_file {
@@ -223,8 +227,8 @@ typedef struct icm_orphan_file {
     int64_t mtime_ms;
     icm_orphan_kind kind;
     icm_orphan_state state;
-    int error_code;          /**< when FAILED */
-    char *error_message;     /**< when FAILED (may be NULL) */
+    int error_code;          /**< when FAILED or KEPT */
+    char *error_message;     /**< when FAILED or KEPT (may be NULL) */
 } icm_orphan_file;
 
 /** What a sweep found (and did). Everything is owned by the result. */
@@ -263,6 +267,7 @@ typedef struct icm_orphan_result {
     bool delete_stopped;
     char **warnings;                /**< one-line warnings (e.g. retention); for stderr */
     size_t warning_count;
+    size_t kept;                    /**< orphans KEPT by the last check before their delete */
 } icm_orphan_result;
 
 ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);

@@ -296,6 +296,8 @@ static const char *problem_name(icm_expire_problem_kind kind)
         return "missing";
     case ICM_EXPIRE_PROBLEM_OTHER_TABLE:
         return "other_table";
+    case ICM_EXPIRE_PROBLEM_THROUGH_LINK:
+        return "through_link";
     }
     return "other";
 }
@@ -553,7 +555,7 @@ static void print_human(const icm_expire_result *r)
 
 /* Problems go to stderr in both modes: they are what a user must act on. A failed delete is an
  * error; a file that was kept (an unreadable list or manifest of an expired snapshot, a file
- * outside the table) is a warning (-q hides it): the expiry did what it could safely do. */
+ * outside the table, one reached through a symbolic link) is a warning (-q hides it): the expiry did what it could safely do. */
 static int report_problems(const icm_cli *cli, const icm_expire_result *r)
 {
     bool failed = false;

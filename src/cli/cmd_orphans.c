@@ -310,6 +310,8 @@ static const char *state_name(icm_orphan_state s)
         return "failed";
     case ICM_ORPHAN_ALREADY_GONE:
         return "already_gone";
+    case ICM_ORPHAN_KEPT:
+        return "kept";
     case ICM_ORPHAN_PLANNED:
         break;
     }
@@ -330,7 +332,7 @@ static json_t *result_json(const icm_orphan_result *r, bool *ok)
         icm_cli_json_set(o, "mtime_ms", icm_cli_json_int(f->mtime_ms), ok);
         icm_cli_json_set(o, "kind", icm_cli_json_str(icm_orphan_kind_name(f->kind)), ok);
         icm_cli_json_set(o, "state", icm_cli_json_str(state_name(f->state)), ok);
-        if (f->state == ICM_ORPHAN_FAILED)
+        if (f->state == ICM_ORPHAN_FAILED || f->state == ICM_ORPHAN_KEPT)
             icm_cli_json_set(o, "error", icm_cli_json_str(f->error_message), ok);
         icm_cli_json_push(arr, o, ok);
     }
@@ -359,6 +361,7 @@ static json_t *result_json(const icm_orphan_result *r, bool *ok)
     icm_cli_json_set(doc, "deleted", icm_cli_json_int((int64_t)r->deleted), ok);
     icm_cli_json_set(doc, "failed", icm_cli_json_int((int64_t)r->failed), ok);
     icm_cli_json_set(doc, "already_gone", icm_cli_json_int((int64_t)r->already_gone), ok);
+    icm_cli_json_set(doc, "kept", icm_cli_json_int((int64_t)r->kept), ok);
     icm_cli_json_set(doc, "newly_referenced", icm_cli_json_int((int64_t)r->newly_referenced),
                      ok);
     icm_cli_json_set(doc, "delete_stopped", json_boolean(r->delete_stopped), ok);
@@ -412,6 +415,9 @@ static bool print_human(const icm_orphan_result *r)
         printf("%zu orphan file%s already gone when %s turn came (not counted as deleted)\n",
                r->already_gone, r->already_gone == 1 ? " was" : "s were",
                r->already_gone == 1 ? "its" : "their");
+    if (!r->dry_run && r->kept > 0)
+        printf("%zu orphan file%s kept: reached through a symbolic link or changed since the "
+               "listing (see the warnings)\n", r->kept, r->kept == 1 ? "" : "s");
     if (r->newly_referenced > 0)
         printf("%zu file%s kept: a commit during the sweep references %s\n",
                r->newly_referenced, r->newly_referenced == 1 ? "" : "s",
@@ -419,16 +425,20 @@ static bool print_human(const icm_orphan_result *r)
     return ok;
 }
 
-/* Failed deletes: one line each on stderr; exit code 1 when any. */
-static int report_failures(const icm_orphan_result *r)
+/* Failed deletes: one error line each on stderr, exit code 1 when any; kept files (the last
+ * check found a link or a change: the sweep did what it safely could) a warning line each. */
+static int report_failures(const icm_cli *cli, const icm_orphan_result *r)
 {
     for (size_t i = 0; i < r->orphan_count; i++) {
         const icm_orphan_file *f = &r->orphans[i];
-        if (f->state != ICM_ORPHAN_FAILED)
+        if (f->state != ICM_ORPHAN_FAILED && f->state != ICM_ORPHAN_KEPT)
             continue;
-        const char *why = f->error_message != NULL ? f->error_message : "delete failed";
+        bool kept = f->state == ICM_ORPHAN_KEPT;
+        const char *why = f->error_message != NULL ? f->error_message
+                          : kept                   ? "kept"
+                                                   : "delete failed";
         bool says_so = strncmp(why, "not deleted", 11) == 0;
-        icm_cli_file_line(NULL, false, f->path, says_so ? "" : "not deleted: ", why);
+        icm_cli_file_line(kept ? cli : NULL, kept, f->path, says_so ? "" : "not deleted: ", why);
     }
     return r->failed > 0 ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }
@@ -473,7 +483,7 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
         rc = icm_cli_report_lost(deleted, "orphan file", "out of memory");
     else if (!icm_cli_stdout_ok())
         rc = icm_cli_report_lost(deleted, "orphan file", "cannot write to stdout");
-    int frc = report_failures(r);
+    int frc = report_failures(cli, r);
     return rc != ICM_EXIT_OK ? rc : frc;
 }
 

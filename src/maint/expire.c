@@ -216,8 +216,12 @@ static int settle_batch(deleter *d, icm_expire_file **pick, const int *codes,
         const icm_expire_file *f = pick[i];
         d->deleted += f->state == ICM_EXPIRE_FILE_DELETED;
         if (codes[i] != 0 && rc == 0)
-            rc = icm__expire_add_problem(d->r, ICM_EXPIRE_PROBLEM_DELETE_FAILED, f->path,
-                                         codes[i], messages[i] != NULL ? messages[i] : "");
+            rc = icm__expire_add_problem(d->r,
+                                         codes[i] == ICM_EREFUSED /* only the link guard's */
+                                             ? ICM_EXPIRE_PROBLEM_THROUGH_LINK
+                                             : ICM_EXPIRE_PROBLEM_DELETE_FAILED,
+                                         f->path, codes[i],
+                                         messages[i] != NULL ? messages[i] : "");
         if (d->on_delete == NULL || rc != 0)
             continue;
         icm_delete_event ev = {f->path, icm_expire_file_kind_name(f->kind), f->size_bytes,
@@ -282,6 +286,16 @@ static int delete_batch(deleter *d, category *c, icm_expire_file **pick, int *co
  * (FAILED, with a problem saying why), one a commit during the deletes references again keeps
  * it too (KEPT). Companions are named `dir/.name.crc` beside `dir/name`
  * (icm_fileio_checksum_of). Returns 0 or ICM_ENOMEM. */
+/* Was `path` kept by the link guard (a THROUGH_LINK problem names it)? */
+static bool kept_through_link(const icm_expire_result *r, const char *path)
+{
+    for (size_t i = 0; i < r->problem_count; i++)
+        if (r->problems[i].kind == ICM_EXPIRE_PROBLEM_THROUGH_LINK &&
+            strcmp(r->problems[i].location, path) == 0)
+            return true;
+    return false;
+}
+
 static int keep_companions_of(icm_expire_result *r, const icm_expire_file *files, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -301,9 +315,15 @@ static int keep_companions_of(icm_expire_result *r, const icm_expire_file *files
                 continue;
             }
             f->state = ICM_EXPIRE_FILE_FAILED;
-            int rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETE_FAILED, f->path,
-                                             ICM_EREFUSED, "not deleted: the file it is the "
-                                             "checksum of could not be deleted");
+            bool link = kept_through_link(r, file->path); /* so is its companion beside it */
+            int rc = icm__expire_add_problem(r, link ? ICM_EXPIRE_PROBLEM_THROUGH_LINK
+                                                     : ICM_EXPIRE_PROBLEM_DELETE_FAILED,
+                                             f->path, ICM_EREFUSED,
+                                             link ? "not deleted: the file it is the checksum "
+                                                    "of was reached through a symbolic link; "
+                                                    "kept"
+                                                  : "not deleted: the file it is the "
+                                                    "checksum of could not be deleted");
             if (rc != 0) {
                 icm__free(crc);
                 return rc;

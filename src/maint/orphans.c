@@ -136,14 +136,16 @@ static bool companion_free_to_go(const delete_job *job, const icm_orphan_file *f
 
 /* Is the file at f->path still the one the listing saw? ICM_ENOTFOUND when it is gone,
  * ICM_EREFUSED (last error says how) when it changed. A file list's sizes and mtimes come from
- * an inventory and may be spelled differently: there only the age is checked. */
+ * an inventory and may be spelled differently: there only the age is checked. A checksum
+ * companion is planned whatever its age (it goes with its file): only its size and mtime. */
 static int still_as_listed(const delete_job *job, const icm_orphan_file *f)
 {
     icm_file_info now;
     int rc = icm_fileio_stat(job->io, f->path, &now);
     if (rc != 0)
         return rc;
-    if (now.mtime_ms < 0 || now.mtime_ms >= job->cutoff_ms)
+    bool aged = f->kind != ICM_ORPHAN_CHECKSUM; /* a companion goes whatever its age */
+    if (aged && (now.mtime_ms < 0 || now.mtime_ms >= job->cutoff_ms))
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                               "not deleted: changed since it was listed (now modified at %lld "
                               "ms, not older than the cutoff); kept", (long long)now.mtime_ms);
@@ -158,15 +160,19 @@ static int still_as_listed(const delete_job *job, const icm_orphan_file *f)
 }
 
 /* The last checks (roots, links, unchanged), then the delete. A file found gone by a check is
- * ALREADY_GONE without a delete. */
+ * ALREADY_GONE without a delete; *kept: a check refused it on purpose (a link, a change, its
+ * file kept), so it stays without being a failure. */
 static int checked_delete(delete_job *job, icm__link_cache *cache, const icm_orphan_file *f,
-                          icm_delete_outcome *outcome)
+                          icm_delete_outcome *outcome, bool *kept)
 {
     *outcome = ICM_DELETE_FAILED;
+    *kept = false;
     int rc;
-    if (f->kind == ICM_ORPHAN_CHECKSUM && !companion_free_to_go(job, f))
+    if (f->kind == ICM_ORPHAN_CHECKSUM && !companion_free_to_go(job, f)) {
+        *kept = f != job->first && f[-1].state == ICM_ORPHAN_KEPT;
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                               "not deleted: the file it is the checksum of was not deleted");
+    }
     if (!inside_roots(job, f->path))
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                               "not deleted: outside the table location, write.data.path and "
@@ -178,19 +184,21 @@ static int checked_delete(delete_job *job, icm__link_cache *cache, const icm_orp
         *outcome = ICM_DELETE_ALREADY_GONE;
         return 0;
     }
+    *kept = rc == ICM_EREFUSED;
     return rc != 0 ? rc : icm__delete_counted(job->io, f->path, outcome);
 }
 
 static void delete_one(delete_job *job, icm__link_cache *cache, icm_orphan_file *f)
 {
     icm_delete_outcome outcome;
-    int rc = checked_delete(job, cache, f, &outcome);
+    bool kept;
+    int rc = checked_delete(job, cache, f, &outcome, &kept);
     if (rc == 0) {
         f->state = outcome == ICM_DELETE_ALREADY_GONE ? ICM_ORPHAN_ALREADY_GONE
                                                       : ICM_ORPHAN_DELETED;
         return;
     }
-    f->state = ICM_ORPHAN_FAILED;
+    f->state = kept ? ICM_ORPHAN_KEPT : ICM_ORPHAN_FAILED;
     f->error_code = rc;
     f->error_message = icm__strdup(icm_error_last()->message); /* NULL on OOM is allowed */
 }
@@ -267,19 +275,21 @@ static size_t run_batch(icm_table *t, icm_orphan_result *r, size_t at, size_t co
     return handled < count ? handled : count;
 }
 
-/* Each file of this pass among files[0, n) to on_delete, in order. Returns 0 or ICM_EUSER (the
+/* Each file of this pass among files[0, n) to on_delete, in order (KEPT ones were not acted
+ * on and are not reported there). Returns 0 or ICM_EUSER (the
  * callback asked to stop: the deletes stop after this batch). */
 static int report_batch(const icm_orphan_file *files, size_t n, bool checksums,
                         const icm_orphan_options *o)
 {
     size_t last = n;
     for (size_t i = 0; i < n; i++)
-        if ((files[i].kind == ICM_ORPHAN_CHECKSUM) == checksums)
+        if ((files[i].kind == ICM_ORPHAN_CHECKSUM) == checksums &&
+            files[i].state != ICM_ORPHAN_KEPT)
             last = i;
     for (size_t i = 0; o->on_delete != NULL && last < n && i <= last; i++) {
         const icm_orphan_file *f = &files[i];
-        if ((f->kind == ICM_ORPHAN_CHECKSUM) != checksums)
-            continue;
+        if ((f->kind == ICM_ORPHAN_CHECKSUM) != checksums || f->state == ICM_ORPHAN_KEPT)
+            continue; /* the other pass's, or kept: not acted on */
         icm_delete_event ev = {f->path, icm_orphan_kind_name(f->kind), f->size_bytes,
                                ICM_DELETE_DELETED, 0, NULL, i == last};
         if (f->state == ICM_ORPHAN_ALREADY_GONE) {

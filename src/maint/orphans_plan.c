@@ -149,12 +149,13 @@ void icm__orphan_result_tally(icm_orphan_result *r, bool after_delete)
     memset(r->bytes, 0, sizeof r->bytes);
     r->total = 0;
     r->total_bytes = 0;
-    r->deleted = r->failed = r->already_gone = 0;
+    r->deleted = r->failed = r->already_gone = r->kept = 0;
     for (size_t i = 0; i < r->orphan_count; i++) {
         const icm_orphan_file *f = &r->orphans[i];
         r->deleted += f->state == ICM_ORPHAN_DELETED;
         r->failed += f->state == ICM_ORPHAN_FAILED;
         r->already_gone += f->state == ICM_ORPHAN_ALREADY_GONE;
+        r->kept += f->state == ICM_ORPHAN_KEPT;
         if (f->state != (after_delete ? ICM_ORPHAN_DELETED : ICM_ORPHAN_PLANNED))
             continue;
         r->counts[f->kind]++;
