@@ -369,6 +369,38 @@ static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r
     return rc;
 }
 
+/* A dry run reports what the real run would keep: the orphans the link check (link_guard.h)
+ * refuses now become KEPT, with its message. (The real run checks again right before each
+ * delete; what changes meanwhile, and the changed-file check, only it can see.) Reads only.
+ * Returns 0 or ICM_ENOMEM. */
+static int mark_kept_by_links(icm_table *t, icm_orphan_result *r)
+{
+    const char *roots[3];
+    size_t n_roots = icm__table_roots(icm_table_get_metadata(t), roots);
+    icm__link_guard guard;
+    icm__link_cache cache = {0};
+    int rc = icm__link_guard_init(&guard, icm_table_get_fileio(t), roots, n_roots);
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++) {
+        icm_orphan_file *f = &r->orphans[i];
+        bool file_kept = f->kind == ICM_ORPHAN_CHECKSUM && i > 0 &&
+                         r->orphans[i - 1].state == ICM_ORPHAN_KEPT;
+        int check = file_kept ? ICM_EREFUSED : icm__link_guard_check(&guard, &cache, f->path);
+        if (check == ICM_ENOMEM)
+            rc = ICM_ENOMEM;
+        if (check != ICM_EREFUSED)
+            continue;
+        f->state = ICM_ORPHAN_KEPT;
+        f->error_code = ICM_EREFUSED;
+        f->error_message = icm__strdup(file_kept ? "not deleted: the file it is the checksum "
+                                                   "of is kept"
+                                                 : icm_error_last()->message);
+    }
+    icm__link_cache_dispose(&cache);
+    icm__link_guard_dispose(&guard);
+    icm_error_clear();
+    return rc;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* entry                                                                                       */
 
@@ -414,8 +446,15 @@ int icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
     if (!o->dry_run && r->orphan_count > 0) {
         rc = delete_all(t, plan, r, o);
         icm__orphan_result_tally(r, true);
+    } else if (r->orphan_count > 0) {
+        rc = mark_kept_by_links(t, r);
+        icm__orphan_result_tally(r, false);
     }
     icm__orphan_plan_free(plan);
+    if (rc == ICM_ENOMEM) {
+        icm_orphan_result_free(r);
+        return rc;
+    }
     *out = r;
     return rc;
 }

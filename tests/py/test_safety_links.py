@@ -14,6 +14,7 @@ it safely could). Writers:
 Every test checks the exact set of files afterwards and that PyIceberg still scans every
 retained snapshot of every table involved.
 """
+import json
 import os
 import subprocess
 import time
@@ -180,6 +181,11 @@ def test_file_list_alias_of_live_file_is_kept(tmp_path):
     via = str(t_dir / "data" / "alias" / os.path.basename(live[0]))
     file_list(tmp_path / "inv.tsv", t_dir, [via])
     before = files_under(tmp_path)
+    # the dry run says what the real run keeps
+    dry = w.cli("--json", "remove-orphan-files", "ns.t", "--file-list",
+                str(tmp_path / "inv.tsv"), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert [(o["path"], o["state"]) for o in json.loads(dry.stdout)["orphans"]] == [(via, "kept")]
     r = w.cli("remove-orphan-files", "ns.t", "--file-list", str(tmp_path / "inv.tsv"),
               "--settle", "0s")
     assert files_under(tmp_path) == before
