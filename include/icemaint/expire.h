@@ -470,7 +470,9 @@ ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *
  * manifest lists, statistics files, checksum companions), in batches, updating each file's
  * state, the counts, bytes and problems. A failed delete is retried twice, then recorded and
  * the rest go on. A file already gone is ALREADY_GONE (not counted). There is no table here,
- * so no re-check between batches: icm_expire_snapshots runs the re-checked delete phase.
+ * so no re-check between batches and no link check (no table roots to check against:
+ * icemaint/maint.h, "Links and changed files"): icm_expire_snapshots runs the re-checked,
+ * link-checked delete phase.
  * @return the number of files deleted (>= 0); ICM_EINVALID (NULL argument); ICM_EREFUSED (the
  *         result comes from a dry run or an expiry whose commit did not happen).
  */

@@ -279,8 +279,11 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  * comment). Deletes run in batches (icemaint/maint.h), before each of which the table is
  * reloaded and orphans a commit meanwhile references are dropped; within a batch on up to
  * max_concurrent_deletes threads. A file already gone is ALREADY_GONE (counted in
- * already_gone, not as deleted; not an error); a failed delete is recorded in its entry and the
- * rest go on (the call returns 0). Each file acted on goes to opts->on_delete.
+ * already_gone, not as deleted; not an error); one the last check before its delete refuses
+ * (reached through a symbolic link below the table root, or changed since it was listed:
+ * icemaint/maint.h, "Links and changed files") is KEPT (counted in kept; not an error; a dry
+ * run makes the link check too); a failed delete is recorded in its entry and the rest go on
+ * (the call returns 0). Each file acted on goes to opts->on_delete.
  * Planning uses one helper thread besides the calling thread: it reads manifest lists and
  * manifests ahead while the keep set is built (the calling thread reads the next one itself
  * rather than wait), then lists the table location while the calling thread classifies what it
