@@ -23,9 +23,10 @@
  *   followed by the folder's segments below that root, so no symbolic link lies between root
  *   and file. The sweep also stats each orphan again: a file whose size or mtime changed since
  *   the listing (for a file list: one no longer older than the cutoff) is someone's new file.
- *   Either is kept: FAILED with error_code ICM_EREFUSED and a message ending "kept" ("reached
- *   through a symbolic link; kept", "changed since it was listed ...; kept"). A file whose
- *   folder is gone is ALREADY_GONE. Object-store locations have no links and are not checked.
+ *   Either is kept, not an error, with error_code ICM_EREFUSED and a message ending "kept"
+ *   ("reached through a symbolic link; kept", "changed since it was listed ...; kept"): the
+ *   sweep's entry is ICM_ORPHAN_KEPT (not sent to icm_delete_cb), expiry's file FAILED with an
+ *   ICM_EXPIRE_PROBLEM_THROUGH_LINK problem. A file whose folder is gone is ALREADY_GONE. Object-store locations have no links and are not checked.
  *
  * Outcomes: a file is DELETED, ALREADY_GONE (it did not exist when its turn came: counted
  * apart, never as deleted, and not an error) or FAILED (the message says why; the run goes
