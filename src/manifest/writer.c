@@ -410,6 +410,9 @@ static int check_entry(const icm_manifest_writer *w, const icm_manifest_entry *e
     const icm_data_file *d = &e->data_file;
     if (d->file_path == NULL)
         return bad_opt("entry without file_path");
+    if (!icm__utf8_valid(d->file_path, strlen(d->file_path)))
+        return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, d->file_path,
+                              "manifest writer: file_path is not valid UTF-8 (an Avro string)");
     if (e->status < ICM_ENTRY_EXISTING || e->status > ICM_ENTRY_DELETED)
         return bad_opt("entry status is not EXISTING, ADDED or DELETED");
     if (d->content < ICM_FILE_CONTENT_DATA || d->content > ICM_FILE_CONTENT_EQUALITY_DELETES)

@@ -367,6 +367,13 @@ int icm_txn_add_parquet_file(icm_txn *txn, const char *location)
         return rc;
     if (location == NULL || location[0] == '\0')
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, NULL, "empty file location");
+    /* Manifests record the path as an Avro string, which is UTF-8: other readers (PyIceberg,
+     * Java) fail on every scan of a snapshot that names a path that is not. */
+    if (!icm__utf8_valid(location, strlen(location)))
+        return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, location,
+                              "the file name is not valid UTF-8: Iceberg records file paths as "
+                              "UTF-8 strings, so readers could not read the table; rename the "
+                              "file first");
     if (!table_unpartitioned(icm_table_get_metadata(txn->table)))
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EUNSUPPORTED, location,
                               "add-files supports unpartitioned tables only (partition values "

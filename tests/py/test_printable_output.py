@@ -211,21 +211,39 @@ def test_report_that_cannot_be_printed_after_deletes_says_what_was_deleted(table
     assert files_under(table["dir"]) == before_files - planted
 
 
-def test_data_file_named_with_bytes_that_are_not_utf8_is_listed_losslessly(table):
-    """`files --json` failed with "out of memory" on a data file whose name is not UTF-8
-    (add-files records any name); the text row split at a newline in the name."""
+def test_data_file_named_with_a_control_character_is_listed_on_one_row(table):
+    """`files` printed a name holding a newline raw, which split its row; --json keeps it."""
     data = os.fsencode(table["dir"] / "data")
     src = sorted(f for f in os.listdir(data) if f.endswith(b".parquet"))[0]
-    odd = os.path.join(data, b"odd\xff\nname.parquet")
+    odd = os.path.join(data, b"odd\tand\nname.parquet")
     with open(os.path.join(data, src), "rb") as f, open(odd, "wb") as g:
         g.write(f.read())
     ok(table, "add-files", "ns.t", odd)
     doc = json.loads(ok(table, "--json", "files", "ns.t").stdout)
     assert odd in {local(f["path"]) for f in doc["files"]}
     lines = ok(table, "files", "ns.t").stdout.split(b"\n")
-    rows = [line for line in lines if line.endswith(b"odd\\xff\\nname.parquet")]
+    rows = [line for line in lines if line.endswith(b"odd\\tand\\nname.parquet")]
     assert len(rows) == 1 and text_unescape(rows[0].split()[-1]) == odd
     assert len(lines) == 1 + 4 + 1 + 1  # header, 4 files, summary, final newline
+
+
+def test_add_files_refuses_a_name_that_is_not_utf8(table):
+    """Manifests record file paths as Avro (UTF-8) strings: add-files of a name that is not
+    UTF-8 committed a manifest PyIceberg could no longer decode (every scan failed). It is
+    refused with one line naming the file, and the table is unchanged."""
+    data = os.fsencode(table["dir"] / "data")
+    src = sorted(f for f in os.listdir(data) if f.endswith(b".parquet"))[0]
+    odd = os.path.join(data, b"odd\xff.parquet")
+    with open(os.path.join(data, src), "rb") as f, open(odd, "wb") as g:
+        g.write(f.read())
+    before = files_under(table["dir"])
+    p = run(table, "add-files", "ns.t", odd)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.count(b"\n") == 1 and b"odd\\xff.parquet" in p.stderr
+    assert b"not valid UTF-8" in p.stderr
+    assert files_under(table["dir"]) == before
+    t = table["cat"].load_table("ns.t")
+    assert len(t.scan().to_arrow()) > 0
 
 
 # ---- class 9: checksum companions are planned -----------------------------------------------
