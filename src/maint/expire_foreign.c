@@ -14,13 +14,29 @@
  * nested in this one (or sharing its folder, as a copy registered in another catalog does)
  * does.
  *
- * Read-only: pointer look-ups and one metadata read per other table.
+ * Tables no catalog lists (issue #16 adversarial round 2: a filesystem-layout table B nested
+ * in A's folder, whose live file A added then deleted) are found on disk, as the sweep's
+ * check_other_tables finds them: a planned local file is held when one of its ancestor folders
+ * strictly below one of this table's roots holding it is a table location, i.e. has a
+ * `metadata/` folder holding `version-hint.text`, `version-hint.txt` or a `*.metadata.json`
+ * file, and that `metadata/` folder is not one of this table's own metadata folders. The files
+ * are not read (any such folder is taken for another table: keeping a file is the safe side).
+ * A folder that cannot be listed for another reason than "not there" holds its files too. Each
+ * distinct folder is looked at once (a cached verdict), and only when something is planned.
+ * Object-store locations (and relative ones) are not looked at: there is no cheap listing of
+ * a "folder" there, and the sweep's refusal is what guards them.
+ *
+ * Read-only: pointer look-ups, one metadata read per other table, one opendir per folder.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
 #include "maint/expire_internal.h"
+#include "maint/keepset.h"
 #include "util/location.h"
+#include "util/strset.h"
 #include "util/util.h"
 
 /* What another table holds: its pointer (a file) or one of its roots (a folder). */
@@ -102,29 +118,63 @@ static const held *holder(const holds *h, const char *path, const char *const *r
     return NULL;
 }
 
-/* Take the files other tables hold out of one of the result's arrays, reporting each. */
-static int hold_in(icm_expire_result *r, icm_expire_file *files, size_t *n, const holds *h,
-                   const char *const *roots, size_t n_roots)
+/* Who holds `path`: *why is set to a new message (not deleted: ...) or left NULL. Returns 0 or
+ * ICM_ENOMEM. */
+typedef int (*hold_fn)(void *ctx, const char *path, char **why);
+
+/* Take the files held (hold_fn) out of one of the result's arrays, reporting each. */
+static int hold_in(icm_expire_result *r, icm_expire_file *files, size_t *n, hold_fn fn,
+                   void *ctx)
 {
     size_t kept = 0;
     int rc = 0;
     for (size_t i = 0; i < *n; i++) {
-        const held *e = rc == 0 && files[i].state == ICM_EXPIRE_FILE_PLANNED
-                            ? holder(h, files[i].path, roots, n_roots)
-                            : NULL;
-        if (e == NULL) {
+        char *msg = NULL;
+        if (rc == 0 && files[i].state == ICM_EXPIRE_FILE_PLANNED)
+            rc = fn(ctx, files[i].path, &msg);
+        if (msg == NULL) {
             files[kept++] = files[i];
             continue;
         }
-        char *msg = icm__sprintf("not deleted: another catalog table may use it (%s)", e->owner);
-        rc = msg != NULL ? icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_OTHER_TABLE,
-                                                   files[i].path, ICM_EREFUSED, msg)
-                         : ICM_ENOMEM;
+        rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_OTHER_TABLE, files[i].path,
+                                     ICM_EREFUSED, msg);
         icm__free(msg);
         icm__free(files[i].path);
     }
     *n = kept;
     return rc;
+}
+
+/* hold_in over every array of the plan, then the tally. */
+static int hold_all(icm_expire_result *r, hold_fn fn, void *ctx)
+{
+    int rc = hold_in(r, r->deleted_files, &r->deleted_file_count, fn, ctx);
+    if (rc == 0)
+        rc = hold_in(r, r->deleted_manifests, &r->deleted_manifest_count, fn, ctx);
+    if (rc == 0)
+        rc = hold_in(r, r->deleted_statistics_files, &r->deleted_statistics_file_count, fn,
+                     ctx);
+    if (rc == 0)
+        rc = hold_in(r, r->deleted_checksum_files, &r->deleted_checksum_file_count, fn, ctx);
+    icm__expire_result_tally(r);
+    return rc;
+}
+
+/* The catalog tables' hold: holds `h` with this table's roots. */
+typedef struct catalog_hold {
+    const holds *h;
+    const char *const *roots;
+    size_t n_roots;
+} catalog_hold;
+
+static int catalog_holder(void *ctx, const char *path, char **why)
+{
+    const catalog_hold *c = ctx;
+    const held *e = holder(c->h, path, c->roots, c->n_roots);
+    if (e == NULL)
+        return 0;
+    *why = icm__sprintf("not deleted: another catalog table may use it (%s)", e->owner);
+    return *why != NULL ? 0 : ICM_ENOMEM;
 }
 
 static size_t planned_count(const icm_expire_result *r)
@@ -140,29 +190,165 @@ static bool lists_tables(const icm_catalog *cat)
     return strcmp(icm_catalog_kind(cat), "hadoop") != 0 || icm__hadoop_table_dir(cat) == NULL;
 }
 
-int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
-                                  icm_expire_result *r)
+/* ---- tables no catalog lists: found on disk ---- */
+
+typedef struct nested_hold {
+    char *roots[3]; /* this table's local roots, normalised (NULL: not local) */
+    size_t n_roots;
+    char *own_md[3]; /* this table's metadata folders, normalised */
+    size_t n_own_md;
+    icm__strset looked; /* folders whose verdict is known */
+    icm__strset tables; /* of those, the ones that are (or may be) another table's location */
+} nested_hold;
+
+static bool is_own_metadata(const nested_hold *n, const char *md_dir)
+{
+    for (size_t i = 0; i < n->n_own_md; i++)
+        if (n->own_md[i] != NULL && icm__location_equal(md_dir, n->own_md[i]))
+            return true;
+    return false;
+}
+
+/* Whether `md_dir` holds version-hint.text/.txt or a *.metadata.json file (or cannot be listed
+ * for another reason than being absent). */
+static bool holds_table_metadata(const char *md_dir)
+{
+    DIR *d = opendir(md_dir);
+    if (d == NULL)
+        return errno != ENOENT && errno != ENOTDIR;
+    static const char suffix[] = ".metadata.json";
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        found = strcmp(e->d_name, "version-hint.text") == 0 ||
+                strcmp(e->d_name, "version-hint.txt") == 0 ||
+                (len > sizeof suffix - 1 &&
+                 strcmp(e->d_name + len - (sizeof suffix - 1), suffix) == 0);
+    }
+    closedir(d);
+    return found;
+}
+
+/* Whether the folder dir[0..len) is another table's location; each folder is looked at once. */
+static int folder_is_table(nested_hold *n, const char *dir, size_t len, bool *table)
+{
+    *table = false;
+    if (icm__strset_contains(&n->looked, dir, len)) {
+        *table = icm__strset_contains(&n->tables, dir, len);
+        return 0;
+    }
+    char *md_dir = icm__sprintf("%.*s/metadata", (int)len, dir);
+    if (md_dir == NULL)
+        return ICM_ENOMEM;
+    *table = !is_own_metadata(n, md_dir) && holds_table_metadata(md_dir);
+    icm__free(md_dir);
+    int rc = icm__strset_add(&n->looked, dir, len, NULL);
+    if (rc == 0 && *table)
+        rc = icm__strset_add(&n->tables, dir, len, NULL);
+    return rc;
+}
+
+static int nested_holder(void *ctx, const char *path, char **why)
+{
+    nested_hold *n = ctx;
+    const char *local = icm__location_local_part(path);
+    if (local == NULL || local[0] != '/')
+        return 0; /* an object store's or a relative location: not looked at */
+    char *key = NULL;
+    int rc = icm__location_key(path, &key);
+    for (size_t i = 0; rc == 0 && *why == NULL && i < n->n_roots; i++) {
+        const char *root = n->roots[i];
+        if (root == NULL || !icm__location_is_inside(key, root))
+            continue;
+        size_t root_len = strlen(root);
+        /* Each ancestor folder of the file strictly below the root, nearest first. */
+        for (size_t len = strlen(key); rc == 0 && *why == NULL;) {
+            while (len > 0 && key[len - 1] != '/')
+                len--;
+            if (len > 0)
+                len--; /* drop the slash: key[0..len) is the parent folder */
+            if (len <= root_len)
+                break;
+            bool table;
+            rc = folder_is_table(n, key, len, &table);
+            if (rc == 0 && table && (*why = icm__sprintf(
+                                         "not deleted: another table may use it (the folder "
+                                         "%.*s, inside this table's root %s, has a metadata "
+                                         "folder with table metadata that is not this table's)",
+                                         (int)len, key, root)) == NULL)
+                rc = ICM_ENOMEM;
+        }
+    }
+    icm__free(key);
+    return rc;
+}
+
+/* Local roots and metadata folders, normalised. */
+static int nested_init(nested_hold *n, const icm_table_metadata *md)
+{
+    memset(n, 0, sizeof *n);
+    const char *roots[3];
+    n->n_roots = icm__table_roots(md, roots);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n->n_roots; i++) {
+        const char *local = icm__location_local_part(roots[i]);
+        if (local != NULL && local[0] == '/')
+            rc = icm__location_key(roots[i], &n->roots[i]);
+    }
+    char *dirs[3];
+    size_t n_dirs = 0;
+    if (rc == 0)
+        rc = icm__table_metadata_dirs(md, NULL, dirs, &n_dirs);
+    for (size_t i = 0; i < n_dirs; i++) {
+        const char *local = icm__location_local_part(dirs[i]);
+        if (rc == 0 && local != NULL && local[0] == '/')
+            rc = icm__location_key(dirs[i], &n->own_md[n->n_own_md++]);
+        icm__free(dirs[i]);
+    }
+    return rc;
+}
+
+static void nested_dispose(nested_hold *n)
+{
+    for (size_t i = 0; i < 3; i++) {
+        icm__free(n->roots[i]);
+        icm__free(n->own_md[i]);
+    }
+    icm__strset_dispose(&n->looked);
+    icm__strset_dispose(&n->tables);
+}
+
+static int hold_catalog_tables(icm_table *t, const icm_table_metadata *md,
+                               icm_expire_result *r)
 {
     icm_catalog *cat = icm_table_get_catalog(t);
-    if (planned_count(r) == 0 || !lists_tables(cat))
+    if (!lists_tables(cat))
         return 0;
     holds h = {NULL, 0, 0};
     int rc = icm__catalog_each_other_table(cat, icm_table_get_identifier(t), collect_other, &h);
     const char *roots[3];
     size_t n_roots = icm__table_roots(md, roots);
     if (rc == 0 && h.len > 0) {
-        rc = hold_in(r, r->deleted_files, &r->deleted_file_count, &h, roots, n_roots);
-        if (rc == 0)
-            rc = hold_in(r, r->deleted_manifests, &r->deleted_manifest_count, &h, roots,
-                         n_roots);
-        if (rc == 0)
-            rc = hold_in(r, r->deleted_statistics_files, &r->deleted_statistics_file_count, &h,
-                         roots, n_roots);
-        if (rc == 0)
-            rc = hold_in(r, r->deleted_checksum_files, &r->deleted_checksum_file_count, &h,
-                         roots, n_roots);
-        icm__expire_result_tally(r);
+        catalog_hold c = {&h, roots, n_roots};
+        rc = hold_all(r, catalog_holder, &c);
     }
     holds_dispose(&h);
+    return rc;
+}
+
+int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
+                                  icm_expire_result *r)
+{
+    if (planned_count(r) == 0)
+        return 0;
+    int rc = hold_catalog_tables(t, md, r);
+    if (rc != 0 || planned_count(r) == 0)
+        return rc;
+    nested_hold n;
+    rc = nested_init(&n, md);
+    if (rc == 0)
+        rc = hold_all(r, nested_holder, &n);
+    nested_dispose(&n);
     return rc;
 }
