@@ -1,0 +1,165 @@
+"""Adversarial round 2: expiry keeps the files of a table nested in this table's folder that no
+catalog lists.
+
+A filesystem-layout (Hadoop) table B lives in a folder inside catalog table A's location. A
+adds one of B's live data files (add-files), then deletes it (delete-files): expiring A's old
+snapshots planned B's live file and deleted it (exit 0). The sweep refuses such a folder
+(another table's metadata under its listing); expiry now keeps, with a warning, every planned
+file in a folder strictly below A's roots whose `metadata/` folder holds `version-hint.text` or
+`*.metadata.json` files that are not A's. The control: the same folder without a `metadata/`
+folder is no table, and the file A no longer references is deleted as before.
+
+Tables are written by PyIceberg; every file is aged 10 days first. After each command the tests
+assert exactly which files exist and that PyIceberg still reads B from its metadata file.
+"""
+import glob
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+from pyiceberg.table import StaticTable  # noqa: E402
+
+CLI = os.environ.get("ICM_CLI")
+TEN_DAYS_S = 10 * 86400
+SCHEMA = pa.schema([("id", pa.int64())])
+
+
+def local(p):
+    return p[len("file://"):] if p.startswith("file://") else p
+
+
+def age_all(root):
+    old = time.time() - TEN_DAYS_S
+    for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
+            glob.glob(str(root / "**" / ".*"), recursive=True):
+        os.utime(f, (old, old), follow_symlinks=False)
+
+
+def files_under(root):
+    out = set()
+    for dirpath, _dirs, names in os.walk(root):
+        out.update(str(Path(dirpath) / n) for n in names)
+    return out
+
+
+def referenced(table):
+    io = table.io
+    out = {local(table.metadata_location)}
+    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
+    for snap in table.metadata.snapshots:
+        out.add(local(snap.manifest_list))
+        for mf in snap.manifests(io):
+            out.add(local(mf.manifest_path))
+            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
+                out.add(local(entry.data_file.file_path))
+    return out
+
+
+def icm(cwd, cfg, *args):
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(cwd / "nohome")
+    return subprocess.run([CLI, "--config", str(cfg), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+
+def setup(tmp_path):
+    """Catalog table ns.a, and a Hadoop-layout table B at <a>/sub (v1/v2.metadata.json and
+    version-hint.text, written through a throw-away catalog that is then removed). A adds B's
+    data file, then deletes it. Returns (cfg, catalog, a's folder, B's folder, B's file)."""
+    wh, db = tmp_path / "wh", tmp_path / "cat.db"
+    wh.mkdir()
+    cfg = tmp_path / "conf.yaml"
+    cfg.write_text(f"catalog:\n  default:\n    type: sql\n    uri: sqlite:///{db}\n"
+                   f"    warehouse: file://{wh}\n")
+    d = pyiceberg_sql.SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    d.create_namespace("ns")
+    a = d.create_table("ns.a", schema=SCHEMA)
+    a.append(pa.table({"id": [1, 2]}, schema=SCHEMA))
+    adir = Path(local(d.load_table("ns.a").location()))
+    sub = adir / "sub"
+
+    tmp_db = tmp_path / "tmpcat.db"
+    tmp_cat = pyiceberg_sql.SqlCatalog("tmp", uri=f"sqlite:///{tmp_db}",
+                                       warehouse=f"file://{tmp_path}/tmpwh")
+    tmp_cat.create_namespace("ns")
+    b = tmp_cat.create_table("ns.b", schema=SCHEMA, location=f"file://{sub}")
+    b.append(pa.table({"id": [500, 600]}, schema=SCHEMA))
+    tmp_db.unlink()
+    # Hadoop layout: vN.metadata.json and version-hint.text naming the current version.
+    names = sorted(p.name for p in (sub / "metadata").glob("*.metadata.json"))
+    for n, name in enumerate(names, start=1):
+        (sub / "metadata" / name).rename(sub / "metadata" / f"v{n}.metadata.json")
+    (sub / "metadata" / "version-hint.text").write_text(str(len(names)))
+    b_meta = sub / "metadata" / f"v{len(names)}.metadata.json"
+    b_file = [f for f in files_under(sub / "data") if f.endswith(".parquet")]
+    assert len(b_file) == 1
+    b_file = b_file[0]
+
+    for args in (("add-files", "ns.a", b_file), ("delete-files", "ns.a", b_file)):
+        p = icm(tmp_path, cfg, *args)
+        assert p.returncode == 0, p.stderr
+    age_all(tmp_path)
+    time.sleep(1.1)
+    return cfg, d, adir, sub, b_meta, b_file
+
+
+def read_b(b_meta):
+    t = StaticTable.from_metadata(f"file://{b_meta}")
+    return sorted(t.scan().to_arrow().column("id").to_pylist())
+
+
+def expire(tmp_path, cfg, *extra):
+    return icm(tmp_path, cfg, "expire-snapshots", "ns.a", "--retain-last", "1",
+               "--older-than", "1s", *extra)
+
+
+def test_expiry_keeps_the_live_file_of_a_hadoop_table_nested_in_its_folder(tmp_path):
+    cfg, d, adir, sub, b_meta, b_file = setup(tmp_path)
+    assert read_b(b_meta) == [500, 600]
+    b_files = files_under(sub)
+    a_before = files_under(adir) - b_files
+    assert len(d.load_table("ns.a").metadata.snapshots) == 3
+
+    # The dry run reports the same hold, and deletes nothing.
+    p = expire(tmp_path, cfg, "--dry-run")
+    assert p.returncode == 0, p.stderr
+    assert "warning" in p.stderr and b_file in p.stderr and str(sub) in p.stderr, p.stderr
+    assert files_under(adir) == a_before | b_files
+
+    p = expire(tmp_path, cfg)
+    assert p.returncode == 0, p.stderr
+    assert "warning" in p.stderr and b_file in p.stderr and "another table" in p.stderr, p.stderr
+    a_after = d.load_table("ns.a")
+    assert len(a_after.metadata.snapshots) == 1
+    # B is untouched, file for file, and still reads; A lost only what its expired
+    # snapshots alone reached (B's file is not A's any more, yet it stays).
+    assert files_under(sub) == b_files
+    assert read_b(b_meta) == [500, 600]
+    metadata_files = {f for f in a_before if f.endswith(".metadata.json")}
+    assert files_under(adir) - b_files == referenced(a_after) | metadata_files
+    assert a_before - files_under(adir)  # what only the expired snapshots reached is gone
+    assert a_after.scan().to_arrow().num_rows == 2
+
+
+def test_control_without_a_nested_table_the_file_is_deleted(tmp_path):
+    cfg, d, adir, sub, b_meta, b_file = setup(tmp_path)
+    shutil.rmtree(sub / "metadata")  # <a>/sub is now a plain folder: no table lives there
+    a_before = files_under(adir)
+
+    p = expire(tmp_path, cfg)
+    assert p.returncode == 0, p.stderr
+    assert "another table" not in p.stderr, p.stderr
+    a_after = d.load_table("ns.a")
+    assert len(a_after.metadata.snapshots) == 1
+    assert not os.path.exists(b_file)
+    metadata_files = {f for f in a_before if f.endswith(".metadata.json")}
+    assert files_under(adir) == referenced(a_after) | metadata_files
+    assert a_after.scan().to_arrow().num_rows == 2
