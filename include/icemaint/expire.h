@@ -257,7 +257,10 @@ typedef enum icm_expire_problem_kind {
     ICM_EXPIRE_PROBLEM_MISSING = 5,
     /** A candidate is another catalog table's metadata file or lies under its location,
      *  write.data.path or write.metadata.path (a table nested in this one, or a copy of it
-     *  registered in another catalog): never deleted (issue #16 round 8). */
+     *  registered in another catalog): never deleted (issue #16 round 8). Also a local
+     *  candidate in a folder strictly below the table's roots that is the location of a table
+     *  no catalog lists (its `metadata/` holds version-hint.text/.txt or *.metadata.json files
+     *  that are not this table's, as a filesystem-layout table's does). */
     ICM_EXPIRE_PROBLEM_OTHER_TABLE = 6,
     /** A candidate's folder is reached through a symbolic link below its table root
      *  (icemaint/maint.h, "Links and changed files"): its name may be a live file's second

@@ -35,8 +35,12 @@ void icm__expire_result_tally(icm_expire_result *r);
 /* Take out of r's plan (and report as ICM_EXPIRE_PROBLEM_OTHER_TABLE) every planned file that
  * another table of t's catalog may use: its metadata file, or a file under its location,
  * write.data.path or write.metadata.path (expire_foreign.c; `md` is the metadata the plan was
- * made against, for this table's own roots). Nothing is asked when nothing is planned or the
- * table has no catalog of many tables. Returns 0, the catalog's listing codes or ICM_ENOMEM. */
+ * made against, for this table's own roots). The catalog is not asked when the table has no
+ * catalog of many tables. Then every planned local file in a folder strictly below this table's
+ * roots that is another table's location on disk (its metadata/ holds version-hint or
+ * *.metadata.json files, and is not this table's metadata folder) is held the same way: one
+ * opendir per distinct folder; object-store locations are not looked at. Nothing is done when
+ * nothing is planned. Returns 0, the catalog's listing codes or ICM_ENOMEM. */
 int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
                                   icm_expire_result *r);
 
