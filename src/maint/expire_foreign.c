@@ -21,15 +21,14 @@
  * `metadata/` folder holding `version-hint.text`, `version-hint.txt` or a `*.metadata.json`
  * file, and that `metadata/` folder is not one of this table's own metadata folders. The files
  * are not read (any such folder is taken for another table: keeping a file is the safe side).
- * A folder that cannot be listed for another reason than "not there" holds its files too. Each
- * distinct folder is looked at once (a cached verdict), and only when something is planned.
+ * The `metadata/` folder is listed through the table's io, stopping at the first such file; one
+ * that cannot be listed (other than for memory) holds its files too. Each distinct folder is
+ * looked at once (a cached verdict), and only when something is planned.
  * Object-store locations (and relative ones) are not looked at: there is no cheap listing of
  * a "folder" there, and the sweep's refusal is what guards them.
  *
- * Read-only: pointer look-ups, one metadata read per other table, one opendir per folder.
+ * Read-only: pointer look-ups, one metadata read per other table, one listing per folder.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
@@ -193,6 +192,7 @@ static bool lists_tables(const icm_catalog *cat)
 /* ---- tables no catalog lists: found on disk ---- */
 
 typedef struct nested_hold {
+    icm_fileio *io;
     char *roots[3]; /* this table's local roots, normalised (NULL: not local) */
     size_t n_roots;
     char *own_md[3]; /* this table's metadata folders, normalised */
@@ -209,25 +209,32 @@ static bool is_own_metadata(const nested_hold *n, const char *md_dir)
     return false;
 }
 
-/* Whether `md_dir` holds version-hint.text/.txt or a *.metadata.json file (or cannot be listed
- * for another reason than being absent). */
-static bool holds_table_metadata(const char *md_dir)
+/* Listing callback: stop (ICM_EUSER) at the first table metadata file. */
+static int on_metadata_file(const icm_file_info *f, void *payload)
 {
-    DIR *d = opendir(md_dir);
-    if (d == NULL)
-        return errno != ENOENT && errno != ENOTDIR;
+    (void)payload;
     static const char suffix[] = ".metadata.json";
-    bool found = false;
-    struct dirent *e;
-    while (!found && (e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        found = strcmp(e->d_name, "version-hint.text") == 0 ||
-                strcmp(e->d_name, "version-hint.txt") == 0 ||
-                (len > sizeof suffix - 1 &&
-                 strcmp(e->d_name + len - (sizeof suffix - 1), suffix) == 0);
-    }
-    closedir(d);
-    return found;
+    const char *slash = strrchr(f->location, '/');
+    const char *name = slash != NULL ? slash + 1 : f->location;
+    size_t len = strlen(name);
+    bool table = strcmp(name, "version-hint.text") == 0 ||
+                 strcmp(name, "version-hint.txt") == 0 ||
+                 (len > sizeof suffix - 1 && strcmp(name + len - (sizeof suffix - 1), suffix) == 0);
+    return table ? ICM_EUSER : 0;
+}
+
+/* Whether the folder `md_dir` (listed through the table's io, stopping at the first hit) holds
+ * version-hint.text/.txt or a *.metadata.json file. A listing that fails for another reason
+ * than memory counts as "yes": keeping a file is the safe side. Returns 0 or ICM_ENOMEM. */
+static int holds_table_metadata(icm_fileio *io, const char *md_dir, bool *table)
+{
+    int rc = icm_fileio_list_flags(io, md_dir, ICM_LIST_STAT_OPTIONAL, on_metadata_file, NULL);
+    *table = rc != 0;
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0 && rc != ICM_EUSER)
+        icm_error_clear();
+    return 0;
 }
 
 /* Whether the folder dir[0..len) is another table's location; each folder is looked at once. */
@@ -241,9 +248,12 @@ static int folder_is_table(nested_hold *n, const char *dir, size_t len, bool *ta
     char *md_dir = icm__sprintf("%.*s/metadata", (int)len, dir);
     if (md_dir == NULL)
         return ICM_ENOMEM;
-    *table = !is_own_metadata(n, md_dir) && holds_table_metadata(md_dir);
+    int rc = 0;
+    if (!is_own_metadata(n, md_dir))
+        rc = holds_table_metadata(n->io, md_dir, table);
     icm__free(md_dir);
-    int rc = icm__strset_add(&n->looked, dir, len, NULL);
+    if (rc == 0)
+        rc = icm__strset_add(&n->looked, dir, len, NULL);
     if (rc == 0 && *table)
         rc = icm__strset_add(&n->tables, dir, len, NULL);
     return rc;
@@ -285,9 +295,10 @@ static int nested_holder(void *ctx, const char *path, char **why)
 }
 
 /* Local roots and metadata folders, normalised. */
-static int nested_init(nested_hold *n, const icm_table_metadata *md)
+static int nested_init(nested_hold *n, icm_fileio *io, const icm_table_metadata *md)
 {
     memset(n, 0, sizeof *n);
+    n->io = io;
     const char *roots[3];
     n->n_roots = icm__table_roots(md, roots);
     int rc = 0;
@@ -346,7 +357,7 @@ int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
     if (rc != 0 || planned_count(r) == 0)
         return rc;
     nested_hold n;
-    rc = nested_init(&n, md);
+    rc = nested_init(&n, icm_table_get_fileio(t), md);
     if (rc == 0)
         rc = hold_all(r, nested_holder, &n);
     nested_dispose(&n);
