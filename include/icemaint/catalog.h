@@ -401,10 +401,13 @@ ICM_EXTERN(bool) icm_table_is_read_only(const icm_table *t);
  * (icm_table_open_dir) must be opened at its `location`. Places are compared by where they
  * really are (icm_fileio_resolve: symbolic links resolved, the FileIO's path map applied), so
  * a table reached through a link passes, and so does a copy worked on through a path map
- * `LOCATION=COPY` (the documented way to maintain a copy). Read-only use (reading metadata,
+ * `LOCATION=COPY` (the documented way to maintain a copy). While the path map moves the
+ * location, a `write.data.path` or `write.metadata.path` outside it must be mapped by a rule
+ * too (it still names the original's folder). Read-only use (reading metadata,
  * manifests, dry runs) never needs it.
  * @return 0; ICM_EREFUSED (the message names the metadata file, the table location and the
- *         --path-map that would work on the copy); ICM_EINVALID (the metadata names no
+ *         --path-map that would work on the copy, or the unmapped root, its property and
+ *         the --path-map for it); ICM_EINVALID (the metadata names no
  *         location); the I/O codes of icm_fileio_resolve; ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_table_check_own_metadata(const icm_table *t);

@@ -88,7 +88,8 @@ int icm__catalog_check_unshared(icm_catalog *cat, const char *metadata_location,
 /* The own-metadata check (table/table_own.c, icm_table_check_own_metadata): `md_location`
  * must lie inside md's `<location>/metadata` or `write.metadata.path`, and `table_dir` (NULL:
  * not a directory table) must be md's location, by where they really are (io's links and path
- * map). `shown` names the table in the message, whose remedy is a --path-map to work on the
+ * map); while io's path map moves the location, a write.data.path / write.metadata.path
+ * outside it must be mapped too. `shown` names the table in the message, whose remedy is a --path-map to work on the
  * copy, or with `registering` register-table's --force. Returns 0; ICM_EREFUSED; ICM_EINVALID
  * (no location); icm_fileio_resolve's I/O codes; ICM_ENOMEM. */
 int icm__table_check_own(icm_fileio *io, const icm_table_metadata *md, const char *md_location,

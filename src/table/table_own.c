@@ -11,7 +11,8 @@
  * `location`. Both compare where the places really are (icm_fileio_resolve: symbolic links
  * resolved, the FileIO's --path-map rules applied), so a table reached through a link, or a
  * copy worked on under `--path-map LOCATION=COPY` (the documented way), passes; a copy named
- * directly, or registered in a catalog, does not.
+ * directly, or registered in a catalog, does not. A copy's `write.data.path` and
+ * `write.metadata.path` outside its location must be mapped too (check_copy_roots).
  *
  * Read-only: the only storage call is icm_fileio_resolve (a stat), so the planners may call it.
  */
@@ -121,6 +122,62 @@ static int in_own_metadata_folders(icm_fileio *io, const char *file, const char 
     return rc;
 }
 
+/* Whether io is a path map with a rule that moves `loc` elsewhere (io not a path map: no). */
+static int moved_by_path_map(icm_fileio *io, const char *loc, bool *out)
+{
+    *out = false;
+    char *mapped = NULL;
+    int rc = icm_fileio_pathmap_apply(io, loc, &mapped);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        icm_error_clear(); /* not a path map: nothing is moved */
+        return 0;
+    }
+    *out = strcmp(mapped, loc) != 0;
+    icm_free(mapped);
+    return 0;
+}
+
+/*
+ * The roots of a copy (the copy check). A path map that moves the table's location makes the
+ * table a copy, but the map rewrites only names below its rules: a `write.data.path` or
+ * `write.metadata.path` outside the location still names the original's folders, so the
+ * sweep of that folder, expiry and metadata retention would delete the original's files, and
+ * commits would write into its metadata folder. So while the location is moved, each of
+ * those roots must lie inside the location (by name: the location's rule then moves it too)
+ * or be moved by a rule of its own. A location no rule moves is the table itself: no check.
+ */
+static int check_copy_roots(icm_fileio *io, const icm_table_metadata *md, const char *shown,
+                            bool registering)
+{
+    const char *location = icm_table_metadata_location(md);
+    bool moved = false;
+    int rc = moved_by_path_map(io, location, &moved);
+    if (rc != 0 || !moved)
+        return rc;
+    static const char *const props[] = {"write.data.path", "write.metadata.path"};
+    for (size_t i = 0; i < sizeof props / sizeof props[0]; i++) {
+        const char *root = icm_table_metadata_property(md, props[i]);
+        if (root == NULL || root[0] == '\0' || icm__location_equal(root, location) ||
+            icm__location_is_inside(root, location))
+            continue;
+        if ((rc = moved_by_path_map(io, root, &moved)) != 0)
+            return rc;
+        if (!moved)
+            return icm__error_set(
+                ICM_ERRCLASS_CATALOG, ICM_EREFUSED, shown,
+                "the path map moves the table location %s (the table is worked on as a "
+                "copy) but not its %s %s, which lies outside the location: that place is "
+                "the original's, and maintaining %s would delete or write files there "
+                "(own-metadata check, copy roots); use --path-map %s=<where the copy keeps "
+                "it> as well%s",
+                location, props[i], root, registering ? "a table registered with it" : "it",
+                root, registering ? ", or --force to register it anyway" : "");
+    }
+    return 0;
+}
+
 int icm__table_check_own(icm_fileio *io, const icm_table_metadata *md, const char *md_location,
                          const char *table_dir, const char *shown, bool registering)
 {
@@ -140,5 +197,7 @@ int icm__table_check_own(icm_fileio *io, const icm_table_metadata *md, const cha
     if (table_dir != NULL && (rc = same_or_inside(io, table_dir, location, false, &ok)) == 0 &&
         !ok)
         rc = refuse_foreign_dir(table_dir, location);
+    if (rc == 0)
+        rc = check_copy_roots(io, md, shown, registering);
     return rc;
 }

@@ -279,3 +279,170 @@ def test_registered_copy_is_refused(tmp_path):
     c.icm_ok(*g, "--path-map", f"{c.orig}={c.copy}", "remove-orphan-files", "db.h")
     assert tree(c.copy) == {f: h for f, h in copy_tree.items() if f != stray}
     c.assert_original_untouched()
+
+
+# ---- copies of a table whose write.data.path / write.metadata.path lie outside its location ----
+#
+# A --path-map LOCATION=COPY rewrites only names below the location. A table whose
+# `write.data.path` or `write.metadata.path` lies outside it keeps naming the ORIGINAL's folders
+# there: the copy's sweep of that folder deleted the original's newer data file, its expiry a
+# data file the original's older snapshot still reads, and its commits wrote into (and metadata
+# retention deleted from) the original's metadata folder. The rule (the own-metadata check, copy
+# roots): while the path map moves the location, every such root must be mapped too, else the
+# run is refused naming the property, its place and the --path-map for it.
+
+ROOT_CHECK = "own-metadata check, copy roots"
+
+
+class OutsideRoots:
+    """root/db/t with `prop` (write.data.path or write.metadata.path) at root/outside, in a
+    PyIceberg SQL catalog (root/cat.db, kept, to scan the original). Two snapshots (append, then
+    overwrite: the first data file is read only by the older snapshot), then a copy: root/copy
+    (filesystem layout, its metadata the original's current file as v1) and root/copy-outside
+    (the outside folder's copy); then the original gets one more append, so the two differ."""
+
+    def __init__(self, root, prop):
+        if not CLI or not os.path.exists(CLI):
+            pytest.fail("ICM_CLI does not name the built icemaint binary")
+        self.root, self.prop = root, prop
+        self.orig, self.outside = root / "db" / "t", root / "outside"
+        self.copy, self.copy_outside = root / "copy", root / "copy-outside"
+        self.cat = pyiceberg_sql.SqlCatalog("orig", uri=f"sqlite:///{root}/cat.db",
+                                            warehouse=f"file://{root}")
+        self.cat.create_namespace("db")
+        props = {prop: str(self.outside)}
+        if prop == "write.metadata.path":
+            props.update({"write.metadata.delete-after-commit.enabled": "true",
+                          "write.metadata.previous-versions-max": "1"})
+        t = self.cat.create_table("db.t", schema=SCHEMA, location=str(self.orig),
+                                  properties=props)
+        t.append(pa.table({"id": [1]}, schema=SCHEMA))
+        self.cat.load_table("db.t").overwrite(pa.table({"id": [2]}, schema=SCHEMA))
+        md = local(self.cat.load_table("db.t").metadata_location)
+        shutil.copytree(self.orig, self.copy, symlinks=True)
+        shutil.copytree(self.outside, self.copy_outside, symlinks=True)
+        (self.copy / "metadata").mkdir(exist_ok=True)
+        for f in (self.copy / "metadata").glob("*.metadata.json"):
+            f.unlink()
+        shutil.copy2(md, self.copy / "metadata" / "v1.metadata.json")
+        (self.copy / "metadata" / "version-hint.text").write_text("1")
+        self.cat.load_table("db.t").append(pa.table({"id": [3]}, schema=SCHEMA))
+        age_all(root)
+        self.orig_tree = {**tree(self.orig), **tree(self.outside)}
+        self.orig_rows = self.scan_original()
+
+    def scan_original(self):
+        t = self.cat.load_table("db.t")
+        rows = {s.snapshot_id: t.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
+                for s in t.metadata.snapshots}
+        assert len(rows) == 4  # append, overwrite (a delete and an append), append
+        return rows
+
+    def copy_tree(self):
+        return {**tree(self.copy), **tree(self.copy_outside)}
+
+    def assert_original_untouched(self):
+        assert {**tree(self.orig), **tree(self.outside)} == self.orig_tree
+        assert self.scan_original() == self.orig_rows
+
+    def location_map(self):
+        return ("--path-map", f"{self.orig}={self.copy}")
+
+    def both_maps(self):
+        return (*self.location_map(), "--path-map", f"{self.outside}={self.copy_outside}")
+
+    icm = Copied.icm
+    icm_ok = Copied.icm_ok
+
+
+def assert_root_refused(p, c):
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    for w in (ROOT_CHECK, c.prop, str(c.outside), f"--path-map {c.outside}="):
+        assert w in p.stderr, p.stderr
+
+
+def test_copy_with_data_path_outside_its_location_needs_that_path_mapped(tmp_path):
+    """write.data.path outside the location, path map on the location only: the sweep of the
+    data path (--location), expiry (which would delete the first data file, still read by the
+    original's first snapshot) and a transaction are refused and nothing changes; a dry sweep
+    warns. With the data path mapped too, the copy is swept and expired in its own folders and
+    the original keeps every byte."""
+    c = OutsideRoots(tmp_path, "write.data.path")
+    copy_tree = c.copy_tree()
+    runs = [("remove-orphan-files", str(c.copy), "--location", str(c.outside), "--settle", "0s"),
+            ("remove-orphan-files", str(c.copy), "--location", f"file://{c.outside}",
+             "--settle", "0s"),
+            ("remove-orphan-files", str(c.copy)),
+            ("expire-snapshots", str(c.copy), "--older-than", "0m", "--retain-last", "1"),
+            ("set-properties", str(c.copy), "owner=copy")]
+    for args in runs:
+        assert_root_refused(c.icm(*c.location_map(), *args), c)
+        assert c.copy_tree() == copy_tree
+        c.assert_original_untouched()
+    p = c.icm_ok(*c.location_map(), "remove-orphan-files", str(c.copy), "--location",
+                 str(c.outside), "--dry-run")
+    assert "a real run would be refused" in p.stderr and ROOT_CHECK in p.stderr, p.stderr
+    c.icm_ok(*c.location_map(), "snapshots", str(c.copy))
+
+    # Both roots mapped: the copy is its own table.
+    stray = c.copy_outside / "stray.parquet"
+    write_parquet(stray)
+    age_all(c.copy_outside)
+    c.icm_ok(*c.both_maps(), "remove-orphan-files", str(c.copy), "--location", str(c.outside),
+             "--settle", "0s")
+    assert c.copy_tree() == copy_tree
+    c.assert_original_untouched()
+    c.icm_ok(*c.both_maps(), "expire-snapshots", str(c.copy), "--older-than", "0m",
+             "--retain-last", "1")
+    table = pyiceberg_table.StaticTable.from_metadata(str(current_metadata(c.copy)))
+    assert len(table.metadata.snapshots) == 1
+    rename = lambda p: p.replace(str(c.outside), str(c.copy_outside), 1)  # noqa: E731
+    keep = referenced(current_metadata(c.copy), c.copy, rename) - \
+        {str(c.copy / "metadata" / "v1.metadata.json")}
+    outside = lambda files: {f for f in files if f.startswith(str(c.copy_outside))}  # noqa
+    after = outside(c.copy_tree())
+    assert after == outside(keep)
+    assert after < outside(copy_tree)  # the first data file went, from the copy only
+    c.assert_original_untouched()
+
+
+@pytest.mark.parametrize("via_catalog", [False, True])
+def test_copy_with_metadata_path_outside_its_location_needs_that_path_mapped(tmp_path,
+                                                                            via_catalog):
+    """write.metadata.path outside the location (retention on, one previous version), path map
+    on the location only: a transaction on the copy (by its folder, or registered in a second
+    catalog: register-table refuses) is refused and no metadata file is written or deleted in
+    the original's folder. With the metadata path mapped too, three commits to the registered
+    copy go to the copy's folders and retention deletes only the copy's files; the original
+    keeps every byte. (A filesystem table never commits with write.metadata.path, as in Java.)"""
+    c = OutsideRoots(tmp_path, "write.metadata.path")
+    copy_tree = c.copy_tree()
+    if via_catalog:
+        db = tmp_path / "c2.db"
+        c2 = pyiceberg_sql.SqlCatalog("c2", uri=f"sqlite:///{db}",
+                                      warehouse=f"file://{tmp_path}/wh2")
+        c2.create_namespace("db")
+        g = ("--uri", f"sqlite:///{db}", "--warehouse", f"file://{tmp_path}/wh2",
+             "--catalog", "c2")
+        md = str(c.copy / "metadata" / "v1.metadata.json")
+        assert_root_refused(c.icm(*g, *c.location_map(), "register-table", "db.copy", md), c)
+        assert c2.list_tables("db") == []
+        c.icm_ok(*g, *c.both_maps(), "register-table", "db.copy", md)
+        target, pre = "db.copy", g
+    else:
+        target, pre = str(c.copy), ()
+    for _ in range(2):
+        assert_root_refused(c.icm(*pre, *c.location_map(), "set-properties", target, "k=v"), c)
+        assert c.copy_tree() == copy_tree
+        c.assert_original_untouched()
+    if not via_catalog:
+        return  # filesystem tables never commit with write.metadata.path (as in Java)
+
+    for i in range(3):
+        c.icm_ok(*pre, *c.both_maps(), "set-properties", target, f"k={i}")
+    c.assert_original_untouched()
+    after = c.copy_tree()
+    new = set(after) - set(copy_tree)
+    assert new and all(f.startswith(str(c.copy_outside)) or f.startswith(str(c.copy))
+                       for f in new)
+    assert len([f for f in after if f.endswith(".metadata.json")]) >= 2
