@@ -91,6 +91,9 @@ int icm_cli_oom(void);
 int icm_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 /* Parse a signed 64-bit decimal (a snapshot id). Returns false on junk or overflow. */
 bool icm_cli_parse_int64(const char *text, int64_t *out);
+/* Append the snapshot id `text` (a --snapshot-id value) to the malloc'd array *ids of *n.
+ * Returns an exit code (a usage error for a non-integer; the error is reported). */
+int icm_cli_push_snapshot_id(int64_t **ids, size_t *n, const char *text);
 /* Take argv[*i] as the command's single TABLE argument (`--` ends options). Returns an exit
  * code: ICM_EXIT_OK when stored, ICM_EXIT_USAGE (reported) for an unknown option or a second
  * positional argument. */

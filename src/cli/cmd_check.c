@@ -59,15 +59,7 @@ typedef struct check_args {
 
 static int add_id(check_args *a, const char *text)
 {
-    int64_t id;
-    if (!icm_cli_parse_int64(text, &id))
-        return icm_cli_usage(text, "--snapshot-id needs a snapshot id (an integer)");
-    int64_t *grown = realloc(a->ids, (a->n_ids + 1) * sizeof *grown);
-    if (grown == NULL)
-        return icm_cli_oom();
-    a->ids = grown;
-    a->ids[a->n_ids++] = id;
-    return ICM_EXIT_OK;
+    return icm_cli_push_snapshot_id(&a->ids, &a->n_ids, text);
 }
 
 static int parse_args(check_args *a, int argc, char **argv)

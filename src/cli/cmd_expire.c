@@ -115,15 +115,7 @@ static int parse_count(const char *opt, const char *text, int64_t min, int64_t m
 
 static int add_id(expire_args *a, const char *text)
 {
-    int64_t id;
-    if (!icm_cli_parse_int64(text, &id))
-        return icm_cli_usage(text, "--snapshot-id needs a snapshot id (an integer)");
-    int64_t *grown = realloc(a->ids, (a->n_ids + 1) * sizeof *grown);
-    if (grown == NULL)
-        return icm_cli_oom();
-    a->ids = grown;
-    a->ids[a->n_ids++] = id;
-    return ICM_EXIT_OK;
+    return icm_cli_push_snapshot_id(&a->ids, &a->n_ids, text);
 }
 
 /* One option at argv[*i]: returns ICM_EXIT_OK when handled, -1 when it is not an option of

@@ -222,6 +222,19 @@ int icm_cli_opt_value(int argc, char **argv, int *i, const char *name, const cha
     return 1;
 }
 
+int icm_cli_push_snapshot_id(int64_t **ids, size_t *n, const char *text)
+{
+    int64_t id;
+    if (!icm_cli_parse_int64(text, &id))
+        return icm_cli_usage(text, "--snapshot-id needs a snapshot id (an integer)");
+    int64_t *grown = realloc(*ids, (*n + 1) * sizeof *grown);
+    if (grown == NULL)
+        return icm_cli_oom();
+    *ids = grown;
+    (*ids)[(*n)++] = id;
+    return ICM_EXIT_OK;
+}
+
 bool icm_cli_parse_int64(const char *text, int64_t *out)
 {
     /* strtoll alone would also take leading blanks and a '+' */

@@ -17,52 +17,10 @@
 #include "test_orphans_common.h"
 #include "util/util.h"
 
-/* Path of libicemaint.a: the test binary lives in <build>/tests/. */
-static char *archive_path(void)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    assert_true(n > 0);
-    exe[n] = '\0';
-    char *dir = dirname(exe);
-    char *a = icmt_sprintf("%s/../libicemaint.a", dir);
-    assert_true(icmt_file_exists(a));
-    return a;
-}
-
-/* Whether the archive member whose name contains `member` has an undefined reference to `sym`.
- * *seen is set when the member appears at all. */
-static bool member_references(const char *archive, const char *member, const char *sym,
-                              bool *seen)
-{
-    char *cmd = icmt_sprintf("nm -A '%s' 2>/dev/null", archive);
-    FILE *p = popen(cmd, "r");
-    free(cmd);
-    assert_non_null(p);
-    char line[1024];
-    bool found = false;
-    *seen = false;
-    while (fgets(line, sizeof line, p) != NULL) {
-        /* "libicemaint.a:orphans_plan.c.o:                 U icm_fileio_list_flags" */
-        char *colon = strchr(line, ':');
-        if (colon == NULL || strstr(colon, member) != colon + 1)
-            continue;
-        *seen = true;
-        char *u = strstr(line, " U ");
-        if (u == NULL)
-            continue;
-        char *name = u + 3;
-        name[strcspn(name, "\r\n")] = '\0';
-        found = found || strcmp(name, sym) == 0;
-    }
-    pclose(p);
-    return found;
-}
-
 static void test_planning_code_cannot_delete(void **state)
 {
     (void)state;
-    char *a = archive_path();
+    char *a = icmt_library_archive();
     static const char *const forbidden[] = {"icm_fileio_delete", "icm_fileio_create_new",
                                             "icm_fileio_write_replace",
                                             "icm_fileio_delete_existing", NULL};
@@ -71,7 +29,7 @@ static void test_planning_code_cannot_delete(void **state)
     for (size_t m = 0; planners[m] != NULL; m++) {
         for (size_t s = 0; forbidden[s] != NULL; s++) {
             bool seen;
-            bool refs = member_references(a, planners[m], forbidden[s], &seen);
+            bool refs = icmt_archive_member_references(a, planners[m], forbidden[s], &seen);
             assert_true(seen);
             if (refs)
                 print_error("%s references %s\n", planners[m], forbidden[s]);
@@ -82,10 +40,10 @@ static void test_planning_code_cannot_delete(void **state)
      * thread, which calls the FileIO */
     bool seen;
     assert_true(
-        member_references(a, "orphans_plan.c.o", "icm__fileio_list_ahead_batches", &seen));
-    assert_true(member_references(a, "list_ahead.c.o", "icm_fileio_list_flags", &seen));
+        icmt_archive_member_references(a, "orphans_plan.c.o", "icm__fileio_list_ahead_batches", &seen));
+    assert_true(icmt_archive_member_references(a, "list_ahead.c.o", "icm_fileio_list_flags", &seen));
     /* and the executor is where deleting lives */
-    assert_true(member_references(a, "orphans.c.o", "icm_fileio_delete", &seen));
+    assert_true(icmt_archive_member_references(a, "orphans.c.o", "icm_fileio_delete", &seen));
     free(a);
 }
 

@@ -31,56 +31,19 @@
 
 /* ---- 1. nm ---- */
 
-static char *archive_path(void)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    assert_true(n > 0);
-    exe[n] = '\0';
-    char *a = icmt_sprintf("%s/../libicemaint.a", dirname(exe));
-    assert_true(icmt_file_exists(a));
-    return a;
-}
-
-/* Whether archive member `member` has an undefined reference to `sym`; *seen: it exists. */
-static bool member_references(const char *archive, const char *member, const char *sym,
-                              bool *seen)
-{
-    char *cmd = icmt_sprintf("nm -A '%s' 2>/dev/null", archive);
-    FILE *p = popen(cmd, "r");
-    free(cmd);
-    assert_non_null(p);
-    char line[1024];
-    bool found = false;
-    *seen = false;
-    while (fgets(line, sizeof line, p) != NULL) {
-        char *colon = strchr(line, ':');
-        if (colon == NULL || strstr(colon, member) != colon + 1)
-            continue;
-        *seen = true;
-        char *u = strstr(line, " U ");
-        if (u == NULL)
-            continue;
-        char *name = u + 3;
-        name[strcspn(name, "\r\n")] = '\0';
-        found = found || strcmp(name, sym) == 0;
-    }
-    pclose(p);
-    return found;
-}
-
 static void test_verification_and_check_cannot_delete(void **state)
 {
     (void)state;
-    char *a = archive_path();
+    char *a = icmt_library_archive();
     static const char *const forbidden[] = {"icm_fileio_delete", "icm_fileio_create_new",
-                                            "icm_fileio_write_replace", NULL};
+                                            "icm_fileio_write_replace",
+                                            "icm_fileio_delete_existing", NULL};
     static const char *const readers[] = {"/verify.c.o", "expire_verify.c.o", "/check.c.o",
                                           NULL};
     for (size_t m = 0; readers[m] != NULL; m++) {
         for (size_t s = 0; forbidden[s] != NULL; s++) {
             bool seen;
-            bool refs = member_references(a, readers[m] + (readers[m][0] == '/'), forbidden[s],
+            bool refs = icmt_archive_member_references(a, readers[m] + (readers[m][0] == '/'), forbidden[s],
                                           &seen);
             assert_true(seen);
             if (refs)
@@ -89,8 +52,8 @@ static void test_verification_and_check_cannot_delete(void **state)
         }
     }
     bool seen;
-    assert_true(member_references(a, "verify.c.o", "icm_fileio_stat", &seen));
-    assert_true(member_references(a, "expire.c.o", "icm_fileio_delete", &seen));
+    assert_true(icmt_archive_member_references(a, "verify.c.o", "icm_fileio_stat", &seen));
+    assert_true(icmt_archive_member_references(a, "expire.c.o", "icm_fileio_delete", &seen));
     free(a);
 }
 

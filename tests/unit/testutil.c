@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,4 +197,42 @@ int icmt_list_ahead(icm_fileio *io, const char *prefix, unsigned flags, icm_list
 {
     per_file pf = {cb, payload};
     return icm__fileio_list_ahead_batches(io, prefix, flags, each_file, &pf);
+}
+
+char *icmt_library_archive(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    assert_true(n > 0);
+    exe[n] = '\0';
+    char *a = icmt_sprintf("%s/../libicemaint.a", dirname(exe));
+    assert_true(icmt_file_exists(a));
+    return a;
+}
+
+bool icmt_archive_member_references(const char *archive, const char *member, const char *sym,
+                                    bool *seen)
+{
+    char *cmd = icmt_sprintf("nm -A '%s' 2>/dev/null", archive);
+    FILE *p = popen(cmd, "r");
+    free(cmd);
+    assert_non_null(p);
+    char line[1024];
+    bool found = false;
+    *seen = false;
+    while (fgets(line, sizeof line, p) != NULL) {
+        /* "libicemaint.a:orphans_plan.c.o:                 U icm_fileio_list_flags" */
+        char *colon = strchr(line, ':');
+        if (colon == NULL || strstr(colon, member) != colon + 1)
+            continue;
+        *seen = true;
+        char *u = strstr(line, " U ");
+        if (u == NULL)
+            continue;
+        char *name = u + 3;
+        name[strcspn(name, "\r\n")] = '\0';
+        found = found || strcmp(name, sym) == 0;
+    }
+    pclose(p);
+    return found;
 }

@@ -28,6 +28,13 @@ void icmt_rmtree(const char *path);
 void icmt_write_file(const char *path, const void *data, size_t len);
 char *icmt_read_file(const char *path, size_t *len); /* malloc'd; NULL if missing */
 int icmt_file_exists(const char *path);
+/* Path of libicemaint.a (malloc'd): the test binary lives in <build>/tests/. */
+char *icmt_library_archive(void);
+/* Whether the archive member whose name contains `member` (matched at the start of the member
+ * name) has an undefined reference to `sym` (nm -A); *seen is set when the member appears at
+ * all. The dry-run designs use it: planning code must not reference a delete. */
+bool icmt_archive_member_references(const char *archive, const char *member, const char *sym,
+                                    bool *seen);
 /* malloc'd printf */
 char *icmt_sprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* `text` as a JSON document (new; json_decref); fails the test, showing the text, if it is not
