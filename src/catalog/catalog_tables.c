@@ -169,7 +169,7 @@ int icm__database_each_table(icm_fileio *io, const char *db, icm__other_table_cb
     if (!is_sqlite_database(db))
         return 0;
     icm__sql_store *store = NULL;
-    int rc = icm__sql_store_open_sqlite(&store, db);
+    int rc = icm__sql_store_open_sqlite_readonly(&store, db);
     bool tables = false, unused = false;
     if (rc == 0)
         rc = store->methods->probe_column(store, "iceberg_tables", "metadata_location", &tables,

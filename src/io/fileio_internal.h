@@ -6,10 +6,21 @@
 #define ICM_IO_FILEIO_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "icemaint/fileio.h"
 
 /* Whether the last icm_fileio_delete on this thread found nothing to delete: the back end said
  * so with icm_fileio_note_missing (the source of icm_fileio_delete_existing). False when the
  * back end cannot tell. */
 bool icm__fileio_delete_found_nothing(void);
+
+/* The rules of a path-map FileIO (icm_fileio_pathmap_new): their count (0 when `io` is not a
+ * path map), and rule `i`'s FROM and TO (borrowed; they live as long as `io`). */
+size_t icm__fileio_pathmap_n_rules(const icm_fileio *io);
+void icm__fileio_pathmap_rule(const icm_fileio *io, size_t i, const char **from,
+                              const char **to);
+/* The back end a path map wraps (borrowed), or NULL when `io` is not a path map. */
+icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io);
 
 #endif /* ICM_IO_FILEIO_INTERNAL_H */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "icemaint/fileio.h"
+#include "io/fileio_internal.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -379,4 +380,25 @@ int icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char *location, 
     const pm_rule *rule = select_by(pm, location, true, &rest);
     *out = rule != NULL ? icm__location_join(rule->from, rest) : icm__strdup(location);
     return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
+size_t icm__fileio_pathmap_n_rules(const icm_fileio *io)
+{
+    if (io == NULL || io->methods != &pathmap_methods)
+        return 0;
+    return ((const pathmap_fileio *)io)->n_rules;
+}
+
+void icm__fileio_pathmap_rule(const icm_fileio *io, size_t i, const char **from, const char **to)
+{
+    const pm_rule *rule = &((const pathmap_fileio *)io)->rules[i];
+    *from = rule->from;
+    *to = rule->to;
+}
+
+icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io)
+{
+    if (io == NULL || io->methods != &pathmap_methods)
+        return NULL;
+    return ((const pathmap_fileio *)io)->inner;
 }

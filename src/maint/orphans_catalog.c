@@ -50,6 +50,8 @@ typedef struct guard_ctx {
     icm__buf offending;     /* " --exclude-location <file>" for each catalog file found below
                                list_root (refused together, so one retry can name them all) */
     size_t n_offending;
+    const char *same_pointer; /* a found database's table with this pointer is the swept one */
+    const char *found_db;     /* the database the listing found (NULL: a configured one) */
 } guard_ctx;
 
 static int refuse(const char *location, const char *fmt, ...) ICM__PRINTF(2, 3);
@@ -201,11 +203,12 @@ static int refuse_table(const guard_ctx *c, const icm__other_table *t, const cha
                         const char *loc)
 {
     return refuse(loc,
-                  "catalog table %s.%s (catalog '%s') has its %s here, under the listing "
+                  "catalog table %s.%s (catalog '%s'%s%s) has its %s here, under the listing "
                   "location %s; refusing to sweep a folder shared with another table, whose "
                   "files this table does not reference (carve that table's folders out with "
                   "--exclude-location)",
-                  t->ns, t->name, t->catalog_name, what, c->list_root);
+                  t->ns, t->name, t->catalog_name, c->found_db != NULL ? ", in the database " : "",
+                  c->found_db != NULL ? c->found_db : "", what, c->list_root);
 }
 
 static int check_other_table(const icm__other_table *t, void *payload)
@@ -284,6 +287,76 @@ static int check_configured_databases(guard_ctx *c, icm_catalog *cat)
     return rc;
 }
 
+/* ---- a database the listing found ---- */
+
+/* A table of a database no configuration names: the swept table itself when its pointer is
+ * the swept table's current metadata file. */
+static int check_found_table(const icm__other_table *t, void *payload)
+{
+    guard_ctx *c = payload;
+    if (c->same_pointer != NULL && t->pointer != NULL &&
+        icm__location_equal(t->pointer, c->same_pointer))
+        return 0;
+    return check_other_table(t, payload);
+}
+
+/* Where a listed location is on local disk (new string, for SQLite), or NULL when it is not
+ * a local file (*out NULL, 0) . */
+static int local_file_of(icm_fileio *io, const char *location, char **out)
+{
+    *out = NULL;
+    char *mapped = NULL;
+    int rc = icm_fileio_pathmap_apply(io, location, &mapped);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0)
+        icm_error_clear(); /* not a path map: the name is where the file is */
+    const char *name = mapped != NULL ? mapped : location;
+    if (icm__location_local_part(name) != NULL)
+        rc = icm__location_normalize(name, out);
+    else
+        rc = 0;
+    icm_free(mapped);
+    return rc;
+}
+
+/* Whether the database at local `path` is one check_configured_databases walks already (the
+ * table's own catalog's or one the configuration names). */
+static bool configured_database(icm_table *t, const icm_orphan_options *o, const char *real)
+{
+    bool seen = false;
+    char *own = icm__sql_catalog_database_file(icm_table_get_catalog(t));
+    char *own_real = own != NULL ? realpath(own, NULL) : NULL;
+    seen = own_real != NULL && strcmp(own_real, real) == 0;
+    free(own_real);
+    icm_free(own);
+    icm_error_clear();
+    for (size_t i = 0; !seen && o->version >= 2 && i < o->catalog_file_count; i++) {
+        char *f = o->catalog_files[i] != NULL ? realpath(o->catalog_files[i], NULL) : NULL;
+        seen = f != NULL && strcmp(f, real) == 0;
+        free(f);
+    }
+    return seen;
+}
+
+int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_options *o,
+                                            const char *list_root, const char *db_location,
+                                            const char *current_pointer)
+{
+    guard_ctx c = {NULL, icm_table_get_fileio(t), o, list_root, NULL,
+                   icm_table_get_identifier(t), ICM__BUF_INIT, 0, current_pointer, db_location};
+    char *path = NULL;
+    int rc = local_file_of(c.io, db_location, &path);
+    if (rc != 0 || path == NULL)
+        return rc;
+    char *real = realpath(path, NULL);
+    if (real != NULL && !configured_database(t, o, real))
+        rc = icm__database_each_table(c.io, real, check_found_table, &c);
+    free(real);
+    icm__free(path);
+    return rc;
+}
+
 /* ---- entry ---- */
 
 /* Whether the table's FileIO is a path map with a rule for `loc` (then a relative name is the
@@ -306,7 +379,7 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
                                  "depends on the working directory; refusing to sweep (map it "
                                  "to where the table is with --path-map)");
     guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL,
-                   icm_table_get_identifier(t), ICM__BUF_INIT, 0};
+                   icm_table_get_identifier(t), ICM__BUF_INIT, 0, NULL, NULL};
     int rc = icm_fileio_resolve(c.io, list_root, &c.real_root);
     if (rc == ICM_ENOTFOUND || (rc != 0 && rc != ICM_ENOMEM)) {
         icm_error_clear(); /* nothing there, or no links to follow: names are compared */

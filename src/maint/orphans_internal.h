@@ -152,6 +152,15 @@ typedef struct icm__catalog_guard {
  * 0, ICM_EREFUSED, ICM_ENOMEM or the catalog's listing codes. Zero-initialise *g. */
 int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orphan_options *o,
                              const char *list_root);
+/* A SQLite database the listing found at `db_location` (below list_root) that neither the
+ * table's catalog nor the configuration names (those are walked before the listing): refuse
+ * (ICM_EREFUSED) when one of its tables, other than one whose pointer is `current_pointer`
+ * (the swept table), has its pointer or a root at or below list_root, not carved out by
+ * exclude_locations. A database not on local disk is not opened (0). Returns 0,
+ * ICM_EREFUSED, ICM_ENOMEM or the store's codes. */
+int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_options *o,
+                                            const char *list_root, const char *db_location,
+                                            const char *current_pointer);
 /* Whether a would-be orphan is one of the catalog's files (never planned). */
 bool icm__catalog_guard_protects(const icm__catalog_guard *g, const char *location);
 void icm__catalog_guard_dispose(icm__catalog_guard *g);

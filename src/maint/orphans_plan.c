@@ -72,6 +72,8 @@ struct icm__orphan_plan {
                                      and version hints */
     size_t orphan_cap;
     icm__ptrvec unreferenced_md;  /* `*.metadata.json` files R does not name (char *) */
+    icm__ptrvec unknown_files;    /* listed files not named like table files (char *): looked
+                                     at for catalog stores (check_catalog_stores) */
     icm__catalog_guard guard;     /* the catalog's own files (orphans_catalog.c) */
     char *conflict_pairs[MAX_CONFLICT_PAIRS];
     size_t n_conflict_pairs;
@@ -121,6 +123,18 @@ static bool is_lease_file(const char *name)
 static bool is_metadata_json(const char *name)
 {
     return ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz");
+}
+
+/* Whether `loc` is named as the files Iceberg writers write are (by extension). */
+static bool named_like_a_table_file(const char *loc)
+{
+    static const char *const exts[] = {".parquet", ".parq", ".orc", ".avro", ".puffin",
+                                       ".stats", ".metadata.json", ".metadata.json.gz"};
+    const char *name = base_name(loc);
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
+        if (ends_with(name, exts[i]))
+            return true;
+    return strcmp(name, "version-hint.text") == 0;
 }
 
 icm_orphan_kind icm__orphan_guess_kind(const char *loc)
@@ -801,6 +815,13 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     if (is_lease_file(base_name(rest)))
         return 0;
     r->listed++;
+    if (!named_like_a_table_file(info->location)) {
+        char *copy = icm__strdup(info->location); /* looked at by check_catalog_stores */
+        if (copy == NULL || icm__ptrvec_push(&p->unknown_files, copy) != 0) {
+            icm__free(copy);
+            return ICM_ENOMEM;
+        }
+    }
     if (excluded(p, info->location)) {
         r->excluded++;
         return 0;
@@ -1144,6 +1165,78 @@ static int check_other_tables(plan *p)
     return 0;
 }
 
+/* ---- catalog stores among the candidates (issue #16, class 2) ---- */
+
+/* Whether the first bytes of a file are those of a SQLite database, its write-ahead log or its
+ * rollback journal (sqlite.org/fileformat2.html: "SQLite format 3\0"; WAL magic 0x377f0682 or
+ * 0x377f0683, big-endian; journal magic d9 d5 05 f9 20 a1 63 d7). */
+static bool sqlite_store_bytes(const unsigned char *b, size_t n)
+{
+    static const unsigned char db[16] = "SQLite format 3";
+    static const unsigned char journal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
+    if (n >= sizeof db && memcmp(b, db, sizeof db) == 0)
+        return true;
+    if (n >= sizeof journal && memcmp(b, journal, sizeof journal) == 0)
+        return true;
+    return n >= 4 && b[0] == 0x37 && b[1] == 0x7f && b[2] == 0x06 && (b[3] & 0xfe) == 0x82;
+}
+
+/* Nothing Iceberg writes is a SQLite file, but a catalog's store is: a table whose location
+ * holds its catalog's database (a warehouse-root table) would lose every table's pointer, and
+ * the tables it points to their metadata, when no configuration names that database (the
+ * catalog guard knows only configured ones). So every listed file not named like a table
+ * file (whatever its folder, and also when too recent, hidden or excluded) is looked at (16
+ * bytes read). A database's tables are then asked for, as the guard asks the configured
+ * ones: one whose pointer or roots lie here refuses. And a database, WAL or journal that is a
+ * candidate refuses the sweep, naming them. A file that is gone or unreadable is passed over
+ * (as a candidate it is left to the delete phase: already gone, or failed). */
+#define STORES_NAMED 10
+static bool is_orphan(const plan *p, const char *loc)
+{
+    for (size_t i = 0; i < p->r->orphan_count; i++)
+        if (strcmp(p->r->orphans[i].path, loc) == 0)
+            return true;
+    return false;
+}
+
+static int check_catalog_stores(plan *p)
+{
+    icm__buf named = ICM__BUF_INIT;
+    size_t found = 0;
+    int rc = 0;
+    for (size_t i = 0; i < p->unknown_files.len && rc == 0; i++) {
+        const char *loc = p->unknown_files.items[i];
+        unsigned char head[16];
+        size_t got = 0;
+        rc = icm_fileio_read_range(p->io, loc, 0, head, sizeof head, &got);
+        if (rc != 0) {
+            if (rc == ICM_ENOMEM)
+                break;
+            icm_error_clear();
+            rc = 0;
+            continue;
+        }
+        if (!sqlite_store_bytes(head, got))
+            continue;
+        if (got >= 16 && memcmp(head, "SQLite format 3", 16) == 0)
+            rc = icm__catalog_guard_check_found_database(p->t, p->o, p->list_root, loc,
+                                                         p->md_location);
+        if (rc == 0 && is_orphan(p, loc) && found++ < STORES_NAMED)
+            rc = icm__buf_printf(&named, "%s%s", found > 1 ? ", " : "", loc);
+    }
+    if (rc == 0 && found > 0)
+        rc = refuse(p->list_root,
+                    "%zu file%s under it %s a SQLite database or its journal, the kind of file "
+                    "a catalog keeps every table's pointer in (%s%s); the sweep never deletes "
+                    "one and nothing is deleted: move %s out of the table location, or carve "
+                    "%s out with --exclude-location",
+                    found, found == 1 ? "" : "s", found == 1 ? "is" : "are", named.data,
+                    found > STORES_NAMED ? ", ..." : "", found == 1 ? "it" : "them",
+                    found == 1 ? "it" : "them");
+    icm__buf_dispose(&named);
+    return rc;
+}
+
 /* ---- the presence check (verification: issue #16 class 4, and the listing refusal) ---- */
 
 /* The first missing files, for the message, and how many there are. */
@@ -1449,6 +1542,7 @@ static void plan_dispose(plan *p)
     for (size_t i = 0; i < p->n_conflict_pairs; i++)
         icm__free(p->conflict_pairs[i]);
     icm__ptrvec_dispose(&p->unreferenced_md, icm__free);
+    icm__ptrvec_dispose(&p->unknown_files, icm__free);
     icm__free(p->uuid);
     icm__free(p->list_root);
     icm__free(p->list_root_path);
@@ -1504,6 +1598,8 @@ static int run(plan *p, int64_t now)
         rc = check_conflicts(p);
     if (rc == 0)
         rc = check_other_tables(p);
+    if (rc == 0)
+        rc = check_catalog_stores(p);
     if (rc == 0)
         rc = check_path_form(p);
     if (rc == 0)

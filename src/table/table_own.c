@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
+#include "io/fileio_internal.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -139,6 +140,129 @@ static int moved_by_path_map(icm_fileio *io, const char *loc, bool *out)
     return 0;
 }
 
+/* Where `location` really is on the back end under the path map (new string), or *out NULL
+ * when that is unknown: missing, or a name that back end does not hold (`s3://` over local). */
+static int real_place_inner(icm_fileio *inner, const char *location, char **out)
+{
+    int rc = icm_fileio_resolve(inner, location, out);
+    if (rc == ICM_ENOTFOUND || rc == ICM_EUNSUPPORTED || rc == ICM_EINVALID) {
+        icm_error_clear();
+        *out = NULL;
+        return 0;
+    }
+    return rc;
+}
+
+/* Whether `a` and `b` share any place: the same, or one inside the other, by name or where
+ * both really are on `inner`. */
+static int places_overlap(icm_fileio *inner, const char *a, const char *b, bool *out)
+{
+    *out = icm__location_equal(a, b) || icm__location_is_inside(a, b) ||
+           icm__location_is_inside(b, a);
+    if (*out)
+        return 0;
+    char *real_a = NULL, *real_b = NULL;
+    int rc = real_place_inner(inner, a, &real_a);
+    if (rc == 0)
+        rc = real_place_inner(inner, b, &real_b);
+    if (rc == 0 && real_a != NULL && real_b != NULL)
+        *out = icm__location_equal(real_a, real_b) || icm__location_is_inside(real_a, real_b) ||
+               icm__location_is_inside(real_b, real_a);
+    icm_free(real_a);
+    icm_free(real_b);
+    return rc;
+}
+
+/* The table's roots as its metadata names them: the location, write.data.path and
+ * write.metadata.path (unset ones left out). Returns how many. */
+enum { N_ROOT_KINDS = 3 };
+static const char *const root_names[N_ROOT_KINDS] = {"location", "write.data.path",
+                                                     "write.metadata.path"};
+
+static size_t table_roots(const icm_table_metadata *md, const char *roots[N_ROOT_KINDS],
+                          const char *kinds[N_ROOT_KINDS])
+{
+    size_t n = 0;
+    for (size_t k = 0; k < N_ROOT_KINDS; k++) {
+        const char *root = k == 0 ? icm_table_metadata_location(md)
+                                  : icm_table_metadata_property(md, root_names[k]);
+        if (root != NULL && root[0] != '\0') {
+            roots[n] = root;
+            kinds[n++] = root_names[k];
+        }
+    }
+    return n;
+}
+
+/* `kind`/`root` NULL: the TO lies outside the copy's own mapped roots. */
+static int refuse_shared_place(const char *shown, bool registering, const char *what,
+                               const char *from, const char *to, const char *kind,
+                               const char *root)
+{
+    char *why = root != NULL ? icm__sprintf("shares a place with the original's %s %s", kind,
+                                            root)
+                             : icm__strdup("lies outside the copy's own places (where the "
+                                           "path map sends its location and write paths)");
+    if (why == NULL)
+        return ICM_ENOMEM;
+    int rc = icm__error_set(
+        ICM_ERRCLASS_CATALOG, ICM_EREFUSED, shown,
+        "the path map moves the table location (the table is worked on as a copy) but sends "
+        "%s %s to %s, which %s: maintaining %s could delete or write the original's files "
+        "(own-metadata check, copy places); map every place of the copy to where the copy "
+        "keeps it, apart from the original%s",
+        what, from, to, why, registering ? "a table registered with it" : "it",
+        registering ? ", or use --force to register it anyway" : "");
+    icm__free(why);
+    return rc;
+}
+
+/* The copy's places never meet the original's. Each root of the table maps (by the rule that
+ * covers it) to a place of the copy; every such place, and the TO of every rule whose FROM lies
+ * below a root (which sends part of the copy elsewhere), must share no place with any of the
+ * original's roots, and such a TO must lie within one of the copy's mapped roots. A rule like
+ * `ORIG/data=ORIG/data` next to `ORIG=COPY` would otherwise send the copy's data names back
+ * to the original's files, and the copy's sweep or expiry would delete them. */
+static int check_copy_places(icm_fileio *io, const char *const *roots, const char *const *kinds,
+                             size_t n_roots, const char *shown, bool registering)
+{
+    icm_fileio *inner = icm__fileio_pathmap_inner(io);
+    char *mapped[N_ROOT_KINDS] = {NULL, NULL, NULL};
+    int rc = 0;
+    bool overlap = false;
+    for (size_t r = 0; r < n_roots && rc == 0; r++)
+        rc = icm_fileio_pathmap_apply(io, roots[r], &mapped[r]);
+    for (size_t r = 0; r < n_roots && rc == 0; r++)
+        for (size_t o = 0; o < n_roots && rc == 0; o++)
+            if ((rc = places_overlap(inner, mapped[r], roots[o], &overlap)) == 0 && overlap)
+                rc = refuse_shared_place(shown, registering, kinds[r], roots[r], mapped[r],
+                                         kinds[o], roots[o]);
+    size_t n_rules = icm__fileio_pathmap_n_rules(io);
+    for (size_t i = 0; i < n_rules && rc == 0; i++) {
+        const char *from, *to;
+        icm__fileio_pathmap_rule(io, i, &from, &to);
+        bool below_root = false;
+        for (size_t r = 0; r < n_roots && !below_root; r++)
+            below_root = icm__location_is_inside(from, roots[r]);
+        if (!below_root)
+            continue;
+        for (size_t o = 0; o < n_roots && rc == 0; o++)
+            if ((rc = places_overlap(inner, to, roots[o], &overlap)) == 0 && overlap)
+                rc = refuse_shared_place(shown, registering, "the names below", from, to,
+                                         kinds[o], roots[o]);
+        bool within_copy = false;
+        for (size_t r = 0; r < n_roots && !within_copy; r++)
+            within_copy = icm__location_equal(to, mapped[r]) ||
+                          icm__location_is_inside(to, mapped[r]);
+        if (rc == 0 && !within_copy)
+            rc = refuse_shared_place(shown, registering, "the names below", from, to, NULL,
+                                     NULL);
+    }
+    for (size_t r = 0; r < n_roots; r++)
+        icm_free(mapped[r]);
+    return rc;
+}
+
 /*
  * The roots of a copy (the copy check). A path map that moves the table's location makes the
  * table a copy, but the map rewrites only names below its rules: a `write.data.path` or
@@ -146,7 +270,8 @@ static int moved_by_path_map(icm_fileio *io, const char *loc, bool *out)
  * sweep of that folder, expiry and metadata retention would delete the original's files, and
  * commits would write into its metadata folder. So while the location is moved, each of
  * those roots must lie inside the location (by name: the location's rule then moves it too)
- * or be moved by a rule of its own. A location no rule moves is the table itself: no check.
+ * or be moved by a rule of its own, and the copy's places must not meet the original's
+ * (check_copy_places). A location no rule moves is the table itself: no check.
  */
 static int check_copy_roots(icm_fileio *io, const icm_table_metadata *md, const char *shown,
                             bool registering)
@@ -156,11 +281,11 @@ static int check_copy_roots(icm_fileio *io, const icm_table_metadata *md, const 
     int rc = moved_by_path_map(io, location, &moved);
     if (rc != 0 || !moved)
         return rc;
-    static const char *const props[] = {"write.data.path", "write.metadata.path"};
-    for (size_t i = 0; i < sizeof props / sizeof props[0]; i++) {
-        const char *root = icm_table_metadata_property(md, props[i]);
-        if (root == NULL || root[0] == '\0' || icm__location_equal(root, location) ||
-            icm__location_is_inside(root, location))
+    const char *roots[N_ROOT_KINDS], *kinds[N_ROOT_KINDS];
+    size_t n_roots = table_roots(md, roots, kinds);
+    for (size_t i = 1; i < n_roots; i++) {
+        const char *root = roots[i];
+        if (icm__location_equal(root, location) || icm__location_is_inside(root, location))
             continue;
         if ((rc = moved_by_path_map(io, root, &moved)) != 0)
             return rc;
@@ -172,10 +297,10 @@ static int check_copy_roots(icm_fileio *io, const icm_table_metadata *md, const 
                 "the original's, and maintaining %s would delete or write files there "
                 "(own-metadata check, copy roots); use --path-map %s=<where the copy keeps "
                 "it> as well%s",
-                location, props[i], root, registering ? "a table registered with it" : "it",
+                location, kinds[i], root, registering ? "a table registered with it" : "it",
                 root, registering ? ", or --force to register it anyway" : "");
     }
-    return 0;
+    return check_copy_places(io, roots, kinds, n_roots, shown, registering);
 }
 
 int icm__table_check_own(icm_fileio *io, const icm_table_metadata *md, const char *md_location,

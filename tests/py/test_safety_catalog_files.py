@@ -184,6 +184,114 @@ def test_directory_table_never_sweeps_the_configured_catalog_files(tmp_path):
         str(tdir / "metadata" / "v1.metadata.json"))) == before
 
 
+def unconfigured_env(tmp_path):
+    """The environment of a run with no .pyiceberg.yaml in reach."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(tmp_path / "nohome")
+    return env
+
+
+def sweep_dir(tmp_path, tdir, *args):
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    return subprocess.run([CLI, "remove-orphan-files", str(tdir), *args], cwd=tmp_path,
+                          env=unconfigured_env(tmp_path), capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+
+
+def exclude(files):
+    return [a for f in files for a in ("--exclude-location", str(f))]
+
+
+def hold_in_wal_mode(db):
+    """A connection that keeps db in WAL mode with its -wal and -shm present."""
+    hold = sqlite3.connect(db)
+    hold.execute("PRAGMA journal_mode=WAL")
+    hold.execute("CREATE TABLE IF NOT EXISTS keep_wal (x)")
+    hold.execute("INSERT INTO keep_wal VALUES (1)")
+    hold.commit()
+    return hold
+
+
+def test_catalog_database_no_configuration_names_is_never_swept(tmp_path):
+    """Data-loss class: a catalog store in the table location that no configuration names. A
+    filesystem-layout table at a warehouse root held the SQL catalog's cat.db; named by its
+    directory with no .pyiceberg.yaml in reach, the sweep deleted cat.db (every table's
+    pointer) and the catalog table's current metadata file. Rule: a SQLite database found in
+    the listing (by its first bytes) is asked for its tables like a configured catalog; one
+    whose pointer or location lies here refuses, naming it and the database; dry runs too, and
+    whatever else is carved out. The database is read only: its -wal and -shm stay."""
+    tdir = tmp_path / "wh"
+    tdir.mkdir()
+    db = tdir / "cat.db"
+    cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{db}", warehouse=f"file://{tdir}")
+    cat.create_namespace("ns")
+    t = cat.create_table("ns.t", schema=SCHEMA, location=f"file://{tdir}")
+    append(t, 2)
+    pointer = local(cat.load_table("ns.t").metadata_location)
+    md = tdir / "metadata"
+    (md / "v1.metadata.json").write_bytes(Path(pointer).read_bytes())
+    (md / "version-hint.text").write_text("1")
+    hold = hold_in_wal_mode(db)
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tdir)
+    before = files_under(tdir)
+    assert {f"{db}-wal", f"{db}-shm"} <= before
+    rows = scan_every_snapshot(cat.load_table("ns.t"))
+    for args in ((), ("--dry-run",), tuple(exclude([db, f"{db}-wal", f"{db}-shm", pointer]))):
+        p = sweep_dir(tmp_path, tdir, *args)
+        assert_refused(p, "catalog table ns.t", f"database file://{db}", "--exclude-location")
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert files_under(tdir) == before
+    hold.close()
+    assert scan_every_snapshot(cat.load_table("ns.t")) == rows
+
+
+def test_sqlite_file_is_never_swept_whatever_its_name(tmp_path):
+    """The same class, for SQLite files that are no catalog (or whose catalog is elsewhere): a
+    database (here in WAL mode with its -wal and -shm, and a copy of it under a data-like
+    name) or a rollback journal among the candidates refuses the sweep, naming them; dry runs
+    too. With them carved out, only the stray goes, and the database keeps its -wal and -shm
+    (looking into it never writes it)."""
+    cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{tmp_path}/build.db",
+                                   warehouse=f"file://{tmp_path}")
+    cat.create_namespace("ns")
+    tdir = tmp_path / "t"
+    t = cat.create_table("ns.t", schema=SCHEMA, location=f"file://{tdir}")
+    append(t, 2)
+    md = tdir / "metadata"
+    os.rename(local(cat.load_table("ns.t").metadata_location), md / "v1.metadata.json")
+    (md / "version-hint.text").write_text("1")
+    os.unlink(tmp_path / "build.db")
+    db = tdir / "app.sqlite"
+    hold = hold_in_wal_mode(db)
+    disguised = tdir / "data" / "part-00000.bin"
+    disguised.write_bytes(db.read_bytes())
+    journal = tdir / "other.db-journal"
+    journal.write_bytes(bytes.fromhex("d9d505f920a163d7") + bytes(504))
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    stores = [str(db), f"{db}-wal", str(disguised), str(journal)]
+    age_all(tdir)
+    before = files_under(tdir)
+    assert set(stores) | {f"{db}-shm"} <= before
+    static = pyiceberg_table.StaticTable.from_metadata(str(md / "v1.metadata.json"))
+    rows = scan_every_snapshot(static)
+    for args in ((), ("--dry-run",), tuple(exclude([db]))):
+        p = sweep_dir(tmp_path, tdir, *args)
+        assert_refused(p, "SQLite", "--exclude-location", str(disguised), str(journal),
+                       f"{db}-wal")
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert files_under(tdir) == before
+    p = sweep_dir(tmp_path, tdir, *exclude(stores + [f"{db}-shm"]))
+    assert p.returncode == 0, p.stderr
+    assert files_under(tdir) == before - {str(stray)}
+    hold.close()
+    assert scan_every_snapshot(pyiceberg_table.StaticTable.from_metadata(
+        str(md / "v1.metadata.json"))) == rows
+
+
 def test_other_catalog_table_below_the_swept_location_is_refused(tmp_path):
     """ns.b lives below ns.root's location but keeps its metadata elsewhere
     (write.metadata.path), so no metadata file of it is listed: the catalog is asked, the sweep

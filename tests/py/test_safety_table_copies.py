@@ -244,6 +244,70 @@ def test_copy_under_a_path_map_is_maintained_and_the_original_untouched(tmp_path
     c.assert_original_untouched()
 
 
+PLACES_CHECK = "own-metadata check, copy places"
+
+
+@pytest.mark.parametrize("case", ["data_back_to_original", "data_into_original_metadata",
+                                  "data_outside_the_copy", "data_through_a_link_to_original",
+                                  "copy_holds_the_original"])
+def test_copy_whose_path_map_sends_a_place_back_to_the_original_is_refused(tmp_path, case):
+    """Data-loss class: path-map rules that make a copy share a place with its original. With
+    `--path-map ORIG=COPY --path-map ORIG/data=ORIG/data` the copy's data names were the
+    original's files again: the copy's sweep of its data folder deleted the original's newest
+    live data file, and the copy's expiry deleted data the original's snapshots still read.
+    Rule: while the location is moved, every place the map gives the copy (its location and
+    write paths, and every rule below them) shares no place with the original's roots, by name
+    or through links, and rules below a root stay inside the copy's own places. Every deleting
+    run is refused (exit 5, one line naming the check) and neither folder changes; a map with
+    a rule that stays inside the copy still works."""
+    c = Copied(tmp_path)
+    orig, copy = c.orig, c.copy
+    (copy / "datalink").symlink_to(orig / "data")
+    rules = {
+        "data_back_to_original": [f"{orig}={copy}", f"file://{orig}/data={orig}/data"],
+        "data_into_original_metadata": [f"{orig}={copy}", f"{orig}/data={orig}/metadata"],
+        "data_outside_the_copy": [f"{orig}={copy}", f"{orig}/data={tmp_path}/elsewhere"],
+        "data_through_a_link_to_original": [f"{orig}={copy}", f"{orig}/data={copy}/datalink"],
+        "copy_holds_the_original": [f"{orig}={tmp_path}"],
+    }[case]
+    pm = [a for r in rules for a in ("--path-map", r)]
+    handed_in = tmp_path / "new.parquet"
+    write_parquet(handed_in)
+    stray = copy / "data" / "stray.parquet"
+    write_parquet(stray)
+    age_all(copy)
+    copy_tree = tree(copy)
+    runs = [r for r in deleting_runs(str(copy), str(handed_in))
+            # a map whose TO holds its FROM cannot name a file handed in unambiguously:
+            # add-files fails on that name (exit 1) before it reaches the table
+            if not (case == "copy_holds_the_original" and r[0] == "add-files")] + [
+        ("remove-orphan-files", str(copy), "--location", f"file://{orig}/data", "--settle", "0s"),
+    ]
+    for args in runs:
+        p = c.icm(*pm, *args)
+        assert p.returncode == 5, f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+        # a copy folder that holds the original is, seen through the map, not even the
+        # folder its metadata lies in: the first own-metadata rule refuses it already
+        assert (CHECK if case == "copy_holds_the_original" else PLACES_CHECK) in p.stderr, \
+            p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert tree(copy) == copy_tree
+        c.assert_original_untouched()
+    c.icm_ok(*pm, "snapshots", str(copy))
+
+    # A rule below the location that stays inside the copy is the copy's own business.
+    (copy / "data2").mkdir()
+    for f in (copy / "data").iterdir():
+        os.rename(f, copy / "data2" / f.name)
+    own = ("--path-map", f"{orig}={copy}", "--path-map", f"{orig}/data={copy}/data2")
+    c.icm_ok(*own, "remove-orphan-files", str(copy), "--settle", "0s")
+    c.icm_ok(*own, "expire-snapshots", str(copy), "--older-than", "0m", "--retain-last", "1")
+    c.assert_original_untouched()
+    table = pyiceberg_table.StaticTable.from_metadata(str(current_metadata(copy)))
+    assert len(table.metadata.snapshots) == 1
+    assert not stray.exists()  # the sweep took the copy's own orphan
+
+
 def test_registered_copy_is_refused(tmp_path):
     """register-table of the copy's metadata file (its location is the original): refused
     unless --force; once registered with --force, every deleting run through the catalog is

@@ -47,6 +47,10 @@ struct icm__sql_store {
  * catalog never creates its database, so a mistyped path is ICM_ENOTFOUND naming the absolute
  * path, not a new empty catalog. */
 int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path);
+/* The same, read-only (SQLITE_OPEN_READONLY): for looking into a database that is not the
+ * catalog's own (the sweep's guard). Such a connection never writes it, and never checkpoints
+ * or removes its -wal and -shm when it closes. */
+int icm__sql_store_open_sqlite_readonly(icm__sql_store **out, const char *path);
 /* Create the SQLite database file `path` when it is missing (icm_catalog_sqlite_create). */
 int icm__sql_store_create_sqlite(const char *path);
 /* PostgreSQL through libpq; `conninfo` is a libpq connection string or postgresql:// URI. */

@@ -207,7 +207,8 @@ int icm__sql_store_create_sqlite(const char *path)
     return out;
 }
 
-int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path)
+/* Open the database file `path` as SQLite's `name` (the path, or a URI for it). */
+static int open_sqlite(icm__sql_store **out, const char *path, const char *name, int flags)
 {
     *out = NULL;
     sqlite_store *s = icm__calloc(1, sizeof *s);
@@ -225,7 +226,7 @@ int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path)
         icm__free(s);
         return rc;
     }
-    rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE, NULL);
+    rc = sqlite3_open_v2(name, &s->db, flags, NULL);
     if (rc != SQLITE_OK) {
         int e = icm__error_set(ICM_ERRCLASS_SQL, ICM_EIO, path, "cannot open SQLite database: %s",
                                s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -235,6 +236,52 @@ int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path)
     sqlite3_busy_timeout(s->db, SQLITE_BUSY_TIMEOUT_MS);
     *out = &s->base;
     return 0;
+}
+
+int icm__sql_store_open_sqlite(icm__sql_store **out, const char *path)
+{
+    return open_sqlite(out, path, path, SQLITE_OPEN_READWRITE);
+}
+
+/* `file:PATH?immutable=1` (new string): SQLite's URI form, with the characters URIs give a
+ * meaning to percent-encoded (sqlite.org/uri.html). */
+static char *immutable_uri(const char *path)
+{
+    icm__buf b = ICM__BUF_INIT;
+    icm__buf_puts(&b, "file:");
+    for (const char *c = path; *c != '\0'; c++) {
+        if (*c == '%' || *c == '?' || *c == '#')
+            icm__buf_printf(&b, "%%%02X", (unsigned char)*c);
+        else
+            icm__buf_putc(&b, *c);
+    }
+    icm__buf_puts(&b, "?immutable=1");
+    if (b.oom) {
+        icm__buf_dispose(&b);
+        return NULL;
+    }
+    return icm__buf_detach(&b, NULL);
+}
+
+int icm__sql_store_open_sqlite_readonly(icm__sql_store **out, const char *path)
+{
+    /* A read-only connection to a WAL database still creates its -wal and -shm when they are
+     * missing. Without a -wal, every committed row is in the database file itself, so it is
+     * read as immutable (no lock, no side files); with one, the files are there to share. */
+    char *wal = icm__sprintf("%s-wal", path);
+    if (wal == NULL)
+        return ICM_ENOMEM;
+    struct stat st;
+    bool has_wal = stat(wal, &st) == 0;
+    icm__free(wal);
+    if (has_wal)
+        return open_sqlite(out, path, path, SQLITE_OPEN_READONLY);
+    char *uri = immutable_uri(path);
+    if (uri == NULL)
+        return ICM_ENOMEM;
+    int rc = open_sqlite(out, path, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    icm__free(uri);
+    return rc;
 }
 
 char *icm__sql_store_sqlite_file(const icm__sql_store *base)
