@@ -23,34 +23,60 @@
 #include "util/location.h"
 #include "util/util.h"
 
-/* Where `location` really is (new string), or *out NULL when nothing is there. */
-static int real_place(icm_fileio *io, const char *location, char **out)
+/* How two places may relate: the same, `a` strictly below `b`, or either (one holds the
+ * other, or they are the same). */
+typedef enum { PLACE_SAME, PLACE_INSIDE, PLACE_OVERLAP } place_relation;
+
+static bool names_relate(const char *a, const char *b, place_relation rel)
+{
+    switch (rel) {
+    case PLACE_SAME:
+        return icm__location_equal(a, b);
+    case PLACE_INSIDE:
+        return icm__location_is_inside(a, b);
+    case PLACE_OVERLAP:
+        break;
+    }
+    return icm__location_equal(a, b) || icm__location_is_inside(a, b) ||
+           icm__location_is_inside(b, a);
+}
+
+/* Where `location` really is (new string), or *out NULL when nothing is there (with
+ * `foreign_ok`, also when the back end holds no such name: `s3://` over local disk). */
+static int real_place(icm_fileio *io, const char *location, bool foreign_ok, char **out)
 {
     int rc = icm_fileio_resolve(io, location, out);
-    if (rc == ICM_ENOTFOUND) {
+    if (rc == ICM_ENOTFOUND ||
+        (foreign_ok && (rc == ICM_EUNSUPPORTED || rc == ICM_EINVALID))) {
         icm_error_clear();
+        *out = NULL;
         return 0;
     }
     return rc;
 }
 
-/* Whether `a` and `b` are the same place (`inside`: `a` lies strictly below `b`): by name when
- * the names say so, else by where both really are. A missing place is nowhere. */
-static int same_or_inside(icm_fileio *io, const char *a, const char *b, bool inside, bool *out)
+/* Whether `a` and `b` relate as `rel` says: by name when the names say so, else by where both
+ * really are on `io`. A missing place is nowhere. */
+static int places_relate(icm_fileio *io, const char *a, const char *b, place_relation rel,
+                         bool foreign_ok, bool *out)
 {
-    *out = inside ? icm__location_is_inside(a, b) : icm__location_equal(a, b);
+    *out = names_relate(a, b, rel);
     if (*out)
         return 0;
     char *real_a = NULL, *real_b = NULL;
-    int rc = real_place(io, a, &real_a);
+    int rc = real_place(io, a, foreign_ok, &real_a);
     if (rc == 0)
-        rc = real_place(io, b, &real_b);
+        rc = real_place(io, b, foreign_ok, &real_b);
     if (rc == 0 && real_a != NULL && real_b != NULL)
-        *out = inside ? icm__location_is_inside(real_a, real_b)
-                      : icm__location_equal(real_a, real_b);
+        *out = names_relate(real_a, real_b, rel);
     icm_free(real_a);
     icm_free(real_b);
     return rc;
+}
+
+static int same_or_inside(icm_fileio *io, const char *a, const char *b, bool inside, bool *out)
+{
+    return places_relate(io, a, b, inside ? PLACE_INSIDE : PLACE_SAME, false, out);
 }
 
 /* The folder a copy of the table would be (new string): the parent of the `metadata` folder
@@ -140,37 +166,10 @@ static int moved_by_path_map(icm_fileio *io, const char *loc, bool *out)
     return 0;
 }
 
-/* Where `location` really is on the back end under the path map (new string), or *out NULL
- * when that is unknown: missing, or a name that back end does not hold (`s3://` over local). */
-static int real_place_inner(icm_fileio *inner, const char *location, char **out)
-{
-    int rc = icm_fileio_resolve(inner, location, out);
-    if (rc == ICM_ENOTFOUND || rc == ICM_EUNSUPPORTED || rc == ICM_EINVALID) {
-        icm_error_clear();
-        *out = NULL;
-        return 0;
-    }
-    return rc;
-}
-
-/* Whether `a` and `b` share any place: the same, or one inside the other, by name or where
- * both really are on `inner`. */
+/* Whether `a` and `b` share any place, on the back end under the path map. */
 static int places_overlap(icm_fileio *inner, const char *a, const char *b, bool *out)
 {
-    *out = icm__location_equal(a, b) || icm__location_is_inside(a, b) ||
-           icm__location_is_inside(b, a);
-    if (*out)
-        return 0;
-    char *real_a = NULL, *real_b = NULL;
-    int rc = real_place_inner(inner, a, &real_a);
-    if (rc == 0)
-        rc = real_place_inner(inner, b, &real_b);
-    if (rc == 0 && real_a != NULL && real_b != NULL)
-        *out = icm__location_equal(real_a, real_b) || icm__location_is_inside(real_a, real_b) ||
-               icm__location_is_inside(real_b, real_a);
-    icm_free(real_a);
-    icm_free(real_b);
-    return rc;
+    return places_relate(inner, a, b, PLACE_OVERLAP, true, out);
 }
 
 /* The table's roots as its metadata names them: the location, write.data.path and
