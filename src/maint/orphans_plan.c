@@ -125,11 +125,12 @@ static bool is_metadata_json(const char *name)
     return ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz");
 }
 
-/* Whether `loc` is named as the files Iceberg writers write are (by extension). */
+/* Whether `loc` is named as the files Iceberg writers write are (by extension), or as the
+ * Hadoop checksum companions beside them. */
 static bool named_like_a_table_file(const char *loc)
 {
     static const char *const exts[] = {".parquet", ".parq", ".orc", ".avro", ".puffin",
-                                       ".stats", ".metadata.json", ".metadata.json.gz"};
+                                       ".stats", ".metadata.json", ".metadata.json.gz", ".crc"};
     const char *name = base_name(loc);
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
         if (ends_with(name, exts[i]))
