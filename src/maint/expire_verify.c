@@ -1,7 +1,7 @@
 /*
  * maint/expire_verify.c: expiry's verification before it deletes (expire.h, "Verification";
  * issue #16 class 4): every file the retained snapshots reference inside the table's locations
- * must exist, or nothing is deleted.
+ * must exist, with the size the metadata records where it records one, or nothing is deleted.
  *
  * What is at risk decides what is verified. Manifest lists and statistics files of expired
  * snapshots are named by the metadata JSON itself, which no damaged Avro file can rename, so a
@@ -38,21 +38,30 @@ static int on_issue(const icm__verify_issue *issue, void *payload)
     if (m->count++ >= NAMED)
         return 0;
     const char *kind = icm_expire_file_kind_name((icm_expire_file_kind)issue->kind);
-    char *message = issue->what == ICM__VERIFY_MISSING
-                        ? icm__sprintf("%s referenced by retained snapshot %lld is missing",
-                                       kind, (long long)issue->snapshot_id)
-                        : icm__sprintf("%s referenced by retained snapshot %lld cannot be "
-                                       "checked: %s",
-                                       kind, (long long)issue->snapshot_id, issue->message);
+    char *message;
+    if (issue->what == ICM__VERIFY_MISSING)
+        message = icm__sprintf("%s referenced by retained snapshot %lld is missing", kind,
+                               (long long)issue->snapshot_id);
+    else if (issue->what == ICM__VERIFY_SIZE)
+        message = icm__sprintf("%s referenced by retained snapshot %lld is %lld bytes, but the "
+                               "metadata records %lld",
+                               kind, (long long)issue->snapshot_id,
+                               (long long)issue->actual_size_bytes,
+                               (long long)issue->expected_size_bytes);
+    else
+        message = icm__sprintf("%s referenced by retained snapshot %lld cannot be checked: %s",
+                               kind, (long long)issue->snapshot_id, issue->message);
     if (message == NULL)
         return ICM_ENOMEM;
     int rc = icm__expire_add_problem(m->r, ICM_EXPIRE_PROBLEM_MISSING, issue->location,
                                      issue->what == ICM__VERIFY_MISSING ? ICM_ENOTFOUND
+                                     : issue->what == ICM__VERIFY_SIZE  ? ICM_EINVALID
                                                                         : issue->code,
                                      message);
     icm__free(message);
-    icm__buf_printf(&m->names, "%s%s (%s, snapshot %lld)", m->count > 1 ? ", " : "",
-                    issue->location, kind, (long long)issue->snapshot_id);
+    icm__buf_printf(&m->names, "%s%s (%s, snapshot %lld%s)", m->count > 1 ? ", " : "",
+                    issue->location, kind, (long long)issue->snapshot_id,
+                    issue->what == ICM__VERIFY_SIZE ? ", wrong size" : "");
     return rc;
 }
 
@@ -81,7 +90,7 @@ static int refuse(missing *m, const char *table_location)
         return ICM_ENOMEM;
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, table_location,
                           "verification: %zu file%s the retained snapshots reference %s "
-                          "missing: %s; nothing is deleted (a damaged manifest may name a "
+                          "missing or not the size the metadata records: %s; nothing is deleted (a damaged manifest may name a "
                           "live file wrongly, so the real one would look unreferenced; "
                           "`icemaint check` lists every problem; --no-verify skips this check)",
                           m->count, m->count == 1 ? "" : "s", m->count == 1 ? "is" : "are",
@@ -103,7 +112,9 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
                                 ICM_EXPIRE_FILE_MANIFEST))
         return 0; /* nothing a damaged Avro file could have misnamed is planned */
     const char *roots[3];
-    icm__verify_options vo = {NULL, 0, content, false, roots, icm__table_roots(after, roots),
+    /* Sizes too: the stat is made anyway, and a damaged entry renamed to another existing
+     * file is told by its recorded size (the real file would look unreferenced). */
+    icm__verify_options vo = {NULL, 0, content, true, roots, icm__table_roots(after, roots),
                               NULL};
     missing m = {r, 0, ICM__BUF_INIT};
     int rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);

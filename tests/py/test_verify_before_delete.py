@@ -143,7 +143,11 @@ def test_corrupt_retained_manifest_blocks_expiry_deletes(tmp_path):
     p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01")
     assert p.returncode == 5, p.stderr
     assert (damaged, current) in named_missing(p.stderr), p.stderr
-    assert "1 file " in p.stderr and "--no-verify" in p.stderr
+    # the damaged path, and the manifest itself: rewritten, it no longer has the length its
+    # manifest list records
+    assert "2 files " in p.stderr and "--no-verify" in p.stderr
+    assert f"{manifest} (manifest, snapshot {current}, wrong size)" in p.stderr.replace(
+        "file://", ""), p.stderr
     # nothing deleted: the real file and every other file are still there (the commit only
     # added its metadata file)
     assert os.path.exists(local(victim))
@@ -156,6 +160,51 @@ def test_corrupt_retained_manifest_blocks_expiry_deletes(tmp_path):
     restore(manifest, backup)
     after = read_every_snapshot(tbl)
     assert set(after) == {current}
+    assert after == {k: before[k] for k in after}
+
+
+def test_entry_renamed_to_another_existing_file_blocks_expiry_deletes(tmp_path):
+    """Data-loss class: a damaged entry that names another file which exists. The retained
+    manifest's entry for the first data file is made to name the third one (which exists, with
+    another size): existence alone passed, and expiry deleted the real first file. Verification
+    compares sizes with the metadata's too (the stat is made anyway): refused, exit 5, naming the
+    renamed-to file as wrong size, nothing deleted; restored, every snapshot reads."""
+    tbl = make_table(tmp_path, appends=0, merge=True)
+    t = tbl["cat"].load_table("ns.t")
+    for n in (1, 50, 500):
+        t.append(pa.table({"id": list(range(n)), "s": ["v" * n] * n}, schema=SCHEMA))
+    t = tbl["cat"].load_table("ns.t")
+    first, current = t.metadata.snapshots[0], t.current_snapshot()
+    victim = sorted(live_paths(tbl, first))[0]
+    other = sorted(live_paths(tbl, current) - live_paths(tbl, t.metadata.snapshots[1]))[0]
+    assert os.path.getsize(local(victim)) != os.path.getsize(local(other))
+    manifests = current.manifests(t.io)
+    assert len(manifests) == 1
+    manifest = local(manifests[0].manifest_path)
+    backup = manifest + ".backup"
+    shutil.copy(manifest, backup)
+    before = read_every_snapshot(tbl)
+    with open(manifest, "rb") as f:
+        r = fastavro.reader(f)
+        schema, recs = r.writer_schema, list(r)
+        meta = {k: v for k, v in r.metadata.items() if not k.startswith("avro.")}
+        codec = r.metadata.get("avro.codec", "null")
+    hits = [rec for rec in recs if rec["data_file"]["file_path"] == victim]
+    assert len(hits) == 1
+    hits[0]["data_file"]["file_path"] = other
+    with open(manifest, "wb") as f:
+        fastavro.writer(f, schema, recs, metadata=meta, codec=codec)
+    age_all(tbl["dir"])
+    files_before = [f for f in all_files(tbl) if f != backup]
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 5, p.stderr
+        assert f"{local(other)} (data, snapshot {current.snapshot_id}, wrong size)" in \
+            p.stderr.replace("file://", ""), p.stderr
+        assert os.path.exists(local(victim))
+        assert set(files_before) <= set(f for f in all_files(tbl) if f != backup)
+    restore(manifest, backup)
+    after = read_every_snapshot(tbl)
     assert after == {k: before[k] for k in after}
 
 
