@@ -80,6 +80,9 @@ void icm__expire_recheck_dispose(icm__expire_recheck *c);
  * message names them); ICM_ENOMEM.
  */
 int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expire_result *r);
+/* Refuse (ICM_EREFUSED, plan emptied) when a planned data or delete file is hidden or a
+ * catalog's own file (expire_verify.c). Returns 0, ICM_EREFUSED or ICM_ENOMEM. */
+int icm__expire_hold_catalog_files(icm_fileio *io, icm_expire_result *r);
 
 /*
  * The metadata after expiry: a copy of `base` without the decision's removed refs and expired

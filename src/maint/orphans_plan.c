@@ -33,6 +33,7 @@
 #include "icemaint/maint.h"
 #include "icemaint/metadata.h"
 #include "io/list_ahead.h"
+#include "maint/catalog_store.h"
 #include "maint/orphans_internal.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
@@ -123,19 +124,6 @@ static bool is_lease_file(const char *name)
 static bool is_metadata_json(const char *name)
 {
     return ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz");
-}
-
-/* Whether `loc` is named as the files Iceberg writers write are (by extension), or as the
- * Hadoop checksum companions beside them. */
-static bool named_like_a_table_file(const char *loc)
-{
-    static const char *const exts[] = {".parquet", ".parq", ".orc", ".avro", ".puffin",
-                                       ".stats", ".metadata.json", ".metadata.json.gz", ".crc"};
-    const char *name = base_name(loc);
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
-        if (ends_with(name, exts[i]))
-            return true;
-    return strcmp(name, "version-hint.text") == 0;
 }
 
 icm_orphan_kind icm__orphan_guess_kind(const char *loc)
@@ -816,7 +804,7 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     if (is_lease_file(base_name(rest)))
         return 0;
     r->listed++;
-    if (!named_like_a_table_file(info->location)) {
+    if (!icm__named_like_a_table_file(info->location)) {
         char *copy = icm__strdup(info->location); /* looked at by check_catalog_stores */
         if (copy == NULL || icm__ptrvec_push(&p->unknown_files, copy) != 0) {
             icm__free(copy);
@@ -1168,20 +1156,6 @@ static int check_other_tables(plan *p)
 
 /* ---- catalog stores among the candidates (issue #16, class 2) ---- */
 
-/* Whether the first bytes of a file are those of a SQLite database, its write-ahead log or its
- * rollback journal (sqlite.org/fileformat2.html: "SQLite format 3\0"; WAL magic 0x377f0682 or
- * 0x377f0683, big-endian; journal magic d9 d5 05 f9 20 a1 63 d7). */
-static bool sqlite_store_bytes(const unsigned char *b, size_t n)
-{
-    static const unsigned char db[16] = "SQLite format 3";
-    static const unsigned char journal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
-    if (n >= sizeof db && memcmp(b, db, sizeof db) == 0)
-        return true;
-    if (n >= sizeof journal && memcmp(b, journal, sizeof journal) == 0)
-        return true;
-    return n >= 4 && b[0] == 0x37 && b[1] == 0x7f && b[2] == 0x06 && (b[3] & 0xfe) == 0x82;
-}
-
 /* Nothing Iceberg writes is a SQLite file, but a catalog's store is: a table whose location
  * holds its catalog's database (a warehouse-root table) would lose every table's pointer, and
  * the tables it points to their metadata, when no configuration names that database (the
@@ -1217,7 +1191,7 @@ static int check_catalog_stores(plan *p)
             rc = 0;
             continue;
         }
-        if (!sqlite_store_bytes(head, got))
+        if (!icm__sqlite_store_bytes(head, got))
             continue;
         if (got >= 16 && memcmp(head, "SQLite format 3", 16) == 0)
             rc = icm__catalog_guard_check_found_database(p->t, p->o, p->list_root, loc,

@@ -340,3 +340,52 @@ def test_register_table_of_a_metadata_file_in_use_is_refused(tmp_path):
     assert sorted(i[1] for i in env.cat.list_tables("ns")) == ["copy", "t"]
     assert local(env.cat.load_table("ns.copy").metadata_location) == older
     assert scan_every_snapshot(env.cat.load_table("ns.t"))
+
+
+@pytest.mark.parametrize("victim", ["cat.db", ".pyiceberg.yaml"])
+def test_expiry_never_deletes_a_catalog_file_a_damaged_manifest_names(tmp_path, victim):
+    """Data-loss class: expiry deleted whatever an expired-only manifest entry named inside the
+    table. A table at the warehouse root (its SQLite catalog and .pyiceberg.yaml below it);
+    the first snapshot's manifest, reached by expired snapshots only, has its entry renamed to
+    the catalog database or the config. Expiry (dry run too) refuses, exit 5, naming the file;
+    the commit may stand, but nothing is deleted and the catalog still loads the table."""
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    import fastavro
+    from pyiceberg.expressions import AlwaysTrue
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    cfg = wh / ".pyiceberg.yaml"
+    cfg.write_text(f"catalog:\n  c:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
+                   f"    warehouse: file://{wh}\n")
+    cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
+    cat.create_namespace("ns")
+    t = cat.create_table("ns.t", schema=SCHEMA, location=f"file://{wh}")
+    append(t, 1)
+    t = cat.load_table("ns.t")
+    first = t.current_snapshot().manifests(t.io)[0].manifest_path
+    t.delete(AlwaysTrue())
+    t = cat.load_table("ns.t")
+    t.append(pa.table({"id": [7, 8]}, schema=SCHEMA))
+    manifest = local(first)
+    with open(manifest, "rb") as f:
+        r = fastavro.reader(f)
+        schema, recs = r.writer_schema, list(r)
+        meta = {k: v for k, v in r.metadata.items() if not k.startswith("avro.")}
+    for rec in recs:
+        rec["data_file"]["file_path"] = f"file://{wh}/{victim}"
+    with open(manifest, "wb") as f:
+        fastavro.writer(f, schema, recs, metadata=meta, codec="deflate")
+    age_all(wh)
+    before = files_under(wh)
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(tmp_path / "nohome")
+    for extra in (("--dry-run",), ()):
+        p = subprocess.run([CLI, "--config", str(cfg), "--catalog", "c", "expire-snapshots",
+                            "ns.t", "--retain-last", "1", "--older-than", "0s", *extra],
+                           cwd=tmp_path, env=env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+        assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+        assert victim in p.stderr and "expiry never deletes" in p.stderr, p.stderr
+        assert before <= files_under(wh)
+    assert scan_every_snapshot(cat.load_table("ns.t"))

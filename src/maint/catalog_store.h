@@ -1,0 +1,28 @@
+/*
+ * maint/catalog_store.h: telling a catalog's own files from a table's (issue #16, class 2),
+ * for the orphan sweep and expiry (internal).
+ */
+#ifndef ICM_MAINT_CATALOG_STORE_H
+#define ICM_MAINT_CATALOG_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "icemaint/fileio.h"
+
+/* Whether `loc` is named as the files Iceberg writers write are (by extension: `.parquet`,
+ * `.parq`, `.orc`, `.avro`, `.puffin`, `.stats`, `*.metadata.json[.gz]`,
+ * `version-hint.text`), or as the Hadoop `.crc` companions beside them. */
+bool icm__named_like_a_table_file(const char *loc);
+
+/* Whether the first `n` bytes of a file are those of a SQLite database, its write-ahead log or
+ * its rollback journal (sqlite.org/fileformat2.html: "SQLite format 3\0"; WAL magic 0x377f0682
+ * or 0x377f0683, big-endian; journal magic d9 d5 05 f9 20 a1 63 d7). */
+bool icm__sqlite_store_bytes(const unsigned char *b, size_t n);
+
+/* Whether the file at `location` is a catalog's: a SQLite database, WAL or journal (its first
+ * 16 bytes read), or a `.pyiceberg.yaml` (by name). A file that cannot be read is not (*out
+ * false, 0). Returns 0 or ICM_ENOMEM. */
+int icm__is_catalog_file(icm_fileio *io, const char *location, bool *out);
+
+#endif /* ICM_MAINT_CATALOG_STORE_H */
