@@ -359,6 +359,25 @@ def test_unreadable_list_of_an_expired_snapshot_is_a_warning(table):
     assert first not in read_every_snapshot(table)
 
 
+def test_bad_avro_magic_is_escaped_once(table):
+    """A manifest list that does not start with Avro's magic bytes is named with the bytes it
+    should start with, escaped once (`Obj\\x01`); the message said `Obj\\\\x01`, escaped
+    twice, in text and in the JSON error document."""
+    t = table["cat"].load_table("ns.t")
+    ml_uri = t.current_snapshot().manifest_list
+    with open(local(ml_uri), "wb") as f:
+        f.write(b"PAR1 this is not an Avro file")
+    want = (ml_uri.encode() +
+            b": not a valid Avro container: missing the magic bytes Obj\\x01")
+    p = run(table, "manifests", "ns.t")
+    assert p.returncode == 1
+    assert p.stderr == b"icemaint: " + want + b"\n"
+    p = run(table, "--json", "manifests", "ns.t")
+    assert p.returncode == 1
+    assert p.stderr == b"icemaint: " + want + b"\n"
+    assert json.loads(p.stdout)["error"]["message"].encode() == want
+
+
 def test_quiet_leaves_only_errors_on_stderr(table):
     ml = _break_first_manifest_list(table)
     first = table["cat"].load_table("ns.t").metadata.snapshots[0].snapshot_id
