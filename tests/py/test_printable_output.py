@@ -246,6 +246,23 @@ def test_add_files_refuses_a_name_that_is_not_utf8(table):
     assert len(t.scan().to_arrow()) > 0
 
 
+@pytest.mark.parametrize("command", ["create-branch", "create-tag"])
+def test_ref_name_that_is_not_utf8_is_refused(table, command):
+    """Metadata is JSON, whose strings are UTF-8: a ref name that is not (`br\\xff`) was
+    reported as "out of memory" at commit. It is refused naming the ref and what is wrong,
+    exit 1 (bad input, as add-files' name that is not UTF-8), and nothing is written."""
+    before = files_under(table["dir"])
+    before_meta = table["cat"].load_table("ns.t").metadata_location
+    p = run(table, command, "ns.t", b"br\xff")
+    assert p.returncode == 1, p.stderr
+    assert p.stderr == (b"icemaint: br\\xff: the ref name is not valid UTF-8 (Iceberg "
+                        b"metadata records ref names as UTF-8 strings)\n")
+    assert files_under(table["dir"]) == before
+    t = table["cat"].load_table("ns.t")
+    assert t.metadata_location == before_meta
+    assert set(t.metadata.refs) == {"main"}
+
+
 # ---- class 9: checksum companions are planned -----------------------------------------------
 
 def test_checksum_companion_is_planned_and_deleted_with_its_orphan(table, tmp_path):
