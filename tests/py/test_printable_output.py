@@ -395,6 +395,38 @@ def test_bad_avro_magic_is_escaped_once(table):
     assert json.loads(p.stdout)["error"]["message"].encode() == want
 
 
+def test_unreadable_manifest_of_a_retained_snapshot_is_an_error(table):
+    """README: a manifest of a *retained* snapshot that cannot be read holds back the deletes
+    that could depend on it (every data and delete file) and exits 1. The run said so only as
+    `warning: FILE: ... (unreadable)` and a closing line naming no file; now the error line
+    names the manifest and a retained snapshot that references it."""
+    from pyiceberg.expressions import EqualTo
+    t = table["cat"].load_table("ns.t")
+    t.delete(EqualTo("s", "r1"))  # drops one whole data file: a candidate once expired
+    t = table["cat"].load_table("ns.t")
+    cur = t.current_snapshot()
+    retained = {local(m.manifest_path) for m in cur.manifests(t.io)} | {local(cur.manifest_list)}
+    bad_uri = cur.manifests(t.io)[0].manifest_path
+    with open(local(bad_uri), "wb") as f:
+        f.write(b"Obj\x01 this is no longer an Avro file")
+    data = {f for f in files_under(table["dir"]) if f.endswith(b".parquet")}
+    before_files = files_under(table["dir"])
+    p = run(table, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 1, p.stderr
+    lines = stderr_lines(p)
+    want = (b"icemaint: " + bad_uri.encode() + b": manifest of retained snapshot %d cannot be "
+            b"read: " % cur.snapshot_id)
+    errors = [line for line in lines if line.startswith(want)]
+    assert len(errors) == 1, lines
+    assert errors[0].endswith(b"; no data or delete file is deleted (unreadable)"), errors
+    assert not any(line.startswith(b"warning: ") and bad_uri.encode() in line for line in lines)
+    after = files_under(table["dir"])
+    assert data <= after  # every data file is still there
+    assert retained <= after
+    gone = before_files - after
+    assert gone and all(not f.endswith(b".parquet") for f in gone)  # expired lists/manifests
+
+
 def test_quiet_leaves_only_errors_on_stderr(table):
     ml = _break_first_manifest_list(table)
     first = table["cat"].load_table("ns.t").metadata.snapshots[0].snapshot_id
