@@ -382,6 +382,11 @@ typedef struct icm_expire_result {
     /** Why each retained snapshot is kept, parallel to retained_ids (see icm_expire_decision);
      *  NULL when the result does not come from a decision (icm_expire_plan_files). */
     icm_expire_kept *kept;
+    /* ---- added with naming the retained file that held deletes back ---- */
+    /** 1 + the index in problems of the first retained manifest list or manifest that could
+     *  not be read (the reason for withheld_manifests / withheld_content_files; its message
+     *  names a retained snapshot that references it); 0 when none. */
+    size_t withheld_by;
 } icm_expire_result;
 
 ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);

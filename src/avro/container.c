@@ -202,8 +202,10 @@ int icm__avro_reader_open(icm__avro_reader **out, const void *data, size_t len,
 /* Magic, metadata map, sync marker and codec; r->data, r->len and r->location are set. */
 static int open_header(icm__avro_reader *r)
 {
+    /* The message holds the raw byte 0x01: the library escapes every message once when it
+     * stores it (errors.h), so it reads `Obj\x01`; a written-out `\\x01` was escaped twice. */
     if (r->len < 4 || memcmp(r->data, "Obj\x01", 4) != 0)
-        return header_error(r, 0, "missing the magic bytes Obj\\x01");
+        return header_error(r, 0, "missing the magic bytes Obj\x01");
     icm__avro_cur c = {r->data + 4, r->data + r->len, r->data, 0, true, r->location};
     int rc = parse_meta(r, &c);
     if (rc == 0 && (size_t)(c.end - c.p) < 16)

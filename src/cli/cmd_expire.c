@@ -546,14 +546,17 @@ static void print_human(const icm_expire_result *r)
 }
 
 /* Problems go to stderr in both modes: they are what a user must act on. A failed delete is an
- * error; a file that was kept (an unreadable list or manifest of an expired snapshot, a file
- * outside the table, one reached through a symbolic link) is a warning (-q hides it): the expiry did what it could safely do. */
+ * error, and so is a retained list or manifest that could not be read (its line names a
+ * retained snapshot that references it and what was held back); a file that was kept (an
+ * unreadable list or manifest of an expired snapshot, a file outside the table, one reached
+ * through a symbolic link) is a warning (-q hides it): the expiry did what it could safely do. */
 static int report_problems(const icm_cli *cli, const icm_expire_result *r)
 {
     bool failed = false;
     for (size_t i = 0; i < r->problem_count; i++) {
         const icm_expire_problem *p = &r->problems[i];
-        bool warning = p->kind != ICM_EXPIRE_PROBLEM_DELETE_FAILED;
+        /* a retained list or manifest that could not be read is an error (exit 1; README) */
+        bool warning = p->kind != ICM_EXPIRE_PROBLEM_DELETE_FAILED && i + 1 != r->withheld_by;
         failed = failed || !warning;
         char suffix[32];
         snprintf(suffix, sizeof suffix, " (%s)", problem_name(p->kind));
@@ -561,7 +564,9 @@ static int report_problems(const icm_cli *cli, const icm_expire_result *r)
     }
     /* Cleanup held back because the table could not be read whole: safe, but not what was
      * asked for, so the exit code says so (1) and a script can tell. */
-    if (r->withheld_manifests) {
+    if (r->withheld_by != 0) {
+        failed = true; /* its line above says what was held back */
+    } else if (r->withheld_manifests) {
         failed = true;
         fprintf(stderr, "icemaint: a retained manifest list could not be read: no manifest, data "
                         "or delete file was deleted\n");

@@ -56,12 +56,46 @@ static bool digits_int64(const char **p, int64_t *out)
     return true;
 }
 
+/* The fraction digits at *p (after the point) as F / 10^*k with trailing zeros dropped;
+ * false when none, or when more than 10 significant digits remain: no unit is a multiple of
+ * more than 2^10 or 5^5, so such a fraction never comes to whole milliseconds. */
+static bool fraction_digits(const char **p, int64_t *f, int *k, bool *too_fine)
+{
+    const char *s = *p, *last = NULL;
+    for (; is_digit(*s); s++) {
+        if (*s != '0')
+            last = s;
+    }
+    if (s == *p)
+        return false;
+    *f = 0;
+    *k = 0;
+    *too_fine = last != NULL && last - *p >= 10;
+    for (const char *d = *p; !*too_fine && last != NULL && d <= last; d++, (*k)++)
+        *f = *f * 10 + (*d - '0');
+    *p = s;
+    return true;
+}
+
 int icm_cli_parse_duration(const char *text, int64_t *out_ms, const char **why)
 {
+    static const char *const shape =
+        "a duration is a number followed by s, m, h, d or w (like 5d)";
     const char *p = text;
-    int64_t n;
+    int64_t n, f = 0;
+    int k = 0;
+    bool too_fine = false;
+    if (text != NULL && text[0] == '-')
+        return reject(why, "a duration cannot be negative");
+    if (text != NULL && text[0] == '.')
+        return reject(why, "a decimal duration needs a digit before the point (like 0.5s)");
     if (text == NULL || !digits_int64(&p, &n))
-        return reject(why, "a duration is a number followed by s, m, h, d or w (like 5d)");
+        return reject(why, shape);
+    if (*p == '.') {
+        p++;
+        if (!fraction_digits(&p, &f, &k, &too_fine))
+            return reject(why, "a decimal duration needs a digit after the point (like 1.5h)");
+    }
     int64_t unit;
     switch (*p) {
     case 's': unit = MS_PER_SECOND; break;
@@ -69,13 +103,19 @@ int icm_cli_parse_duration(const char *text, int64_t *out_ms, const char **why)
     case 'h': unit = MS_PER_HOUR; break;
     case 'd': unit = MS_PER_DAY; break;
     case 'w': unit = MS_PER_WEEK; break;
-    default:
-        return reject(why, "a duration needs a unit: s, m, h, d or w (like 36h)");
+    case '\0': return reject(why, "a duration needs a unit: s, m, h, d or w (like 36h)");
+    default: return reject(why, shape);
     }
     if (p[1] != '\0')
-        return reject(why, "a duration is a number followed by s, m, h, d or w (like 5d)");
+        return reject(why, shape);
+    /* f < 10^10 and unit <= 604,800,000 ms: f * unit fits in int64. */
+    int64_t scale = 1, part = f * unit;
+    for (int i = 0; i < k; i++)
+        scale *= 10;
+    if (too_fine || part % scale != 0)
+        return reject(why, "a duration must come to whole milliseconds (0.001s is the finest)");
     int64_t ms;
-    if (__builtin_mul_overflow(n, unit, &ms))
+    if (__builtin_mul_overflow(n, unit, &ms) || __builtin_add_overflow(ms, part / scale, &ms))
         return reject(why, "duration too large");
     *out_ms = ms;
     return 0;

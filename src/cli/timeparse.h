@@ -12,7 +12,10 @@
 #include <stdint.h>
 
 /**
- * Parse a duration: decimal digits followed by one unit, `s`, `m` (minutes), `h`, `d` or `w`.
+ * Parse a duration: a number followed by one unit, `s`, `m` (minutes), `h`, `d` or `w`. The
+ * number is decimal digits with an optional fraction (`0.5s`, `1.25m`: digits on both sides of
+ * the point), accepted only when it comes to a whole number of milliseconds (exact, no
+ * rounding); `.5s`, `1.s`, `-1s` and `0.0001s` are refused.
  * @param[out] out_ms  the duration in milliseconds (>= 0)
  * @param[out] why     on failure, a static one-line reason (may be NULL)
  * @return 0, or -1 on a malformed value or int64 overflow.

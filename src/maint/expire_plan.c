@@ -353,6 +353,56 @@ static int report_problems(icm_expire_result *r, const icm__reach_report *rep)
     return 0;
 }
 
+/* A retained snapshot that references `location`: as its manifest list, or (refs) as the
+ * snapshot that first reached the manifest; -1 when none is found. */
+static int64_t retained_snapshot_of(const icm_table_metadata *after,
+                                    const icm__manifest_refs *refs, const char *location)
+{
+    size_t ns = icm_table_metadata_snapshot_count(after);
+    for (size_t i = 0; refs == NULL && i < ns; i++) {
+        const icm_snapshot *s = icm_table_metadata_snapshot_at(after, i);
+        if (s->manifest_list != NULL && strcmp(s->manifest_list, location) == 0)
+            return s->snapshot_id;
+    }
+    for (size_t i = 0; refs != NULL && i < refs->len; i++)
+        if (strcmp(refs->items[i].mf.manifest_path, location) == 0)
+            return refs->items[i].snapshot_id;
+    return -1;
+}
+
+/* A retained manifest list (refs NULL) or manifest that could not be read is an error of the
+ * run (README: it holds back the deletes that could depend on it, exit 1): its problem names a
+ * retained snapshot that references it and what is held back, and the first is withheld_by. */
+static int report_retained_problems(plan *p, const icm__reach_report *rep,
+                                    const icm_table_metadata *after,
+                                    const icm__manifest_refs *refs)
+{
+    for (size_t i = 0; i < rep->failure_count; i++) {
+        const icm__reach_failure *f = &rep->failures[i];
+        bool list = refs == NULL;
+        int64_t id = retained_snapshot_of(after, refs, f->location);
+        char *snap = id != -1 ? icm__sprintf("retained snapshot %lld", (long long)id)
+                              : icm__strdup("a retained snapshot");
+        char *message =
+            snap == NULL ? NULL
+                         : icm__sprintf("%s of %s cannot be read: %s; no %s is deleted",
+                                        list ? "manifest list" : "manifest", snap, f->message,
+                                        list ? "manifest, data or delete file"
+                                             : "data or delete file");
+        icm__free(snap);
+        if (message == NULL)
+            return ICM_ENOMEM;
+        int rc = icm__expire_add_problem(p->r, ICM_EXPIRE_PROBLEM_UNREADABLE, f->location,
+                                         f->code, message);
+        icm__free(message);
+        if (rc != 0)
+            return rc;
+        if (p->r->withheld_by == 0)
+            p->r->withheld_by = p->r->problem_count;
+    }
+    return 0;
+}
+
 /* Expired manifest lists and manifests that could not be read stay (see the file comment). */
 static int drop_unreadable(plan *p, const icm__reach_report *rep)
 {
@@ -670,7 +720,7 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     if (rc == 0)
         rc = icm__table_metadata_docs(after, NULL, keep_doc, keep);
     if (rc == 0)
-        rc = report_problems(p->r, &rep);
+        rc = report_retained_problems(p, &rep, after, NULL);
     p->withhold_manifests = icm__reach_report_has_failure(&rep, true);
     p->withhold_content = cleanup != ICM_EXPIRE_CLEANUP_ALL || p->withhold_manifests;
     icm__reach_report_dispose(&rep);
@@ -695,7 +745,7 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
         rc = find_still_live(io, icm_table_metadata_format_version(after), &refs, &p->vec[0],
                              p->seen, live, &rep);
         if (rc == 0)
-            rc = report_problems(p->r, &rep);
+            rc = report_retained_problems(p, &rep, after, &refs);
         /* A retained manifest that cannot be read may list any of them. */
         p->withhold_content = p->withhold_content || rep.failure_count > 0;
         icm__reach_report_dispose(&rep);

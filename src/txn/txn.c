@@ -497,6 +497,12 @@ static int check_ref_name(const char *name)
 {
     if (name == NULL || name[0] == '\0')
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, NULL, "empty ref name");
+    /* Refs are keys of the metadata's JSON, whose strings are UTF-8 (jansson refuses anything
+     * else, which the commit reported as out of memory); no such ref can exist either. */
+    if (!icm__utf8_valid(name, strlen(name)))
+        return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, name,
+                              "the ref name is not valid UTF-8 (Iceberg metadata records ref "
+                              "names as UTF-8 strings)");
     return 0;
 }
 

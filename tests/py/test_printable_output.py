@@ -246,6 +246,23 @@ def test_add_files_refuses_a_name_that_is_not_utf8(table):
     assert len(t.scan().to_arrow()) > 0
 
 
+@pytest.mark.parametrize("command", ["create-branch", "create-tag"])
+def test_ref_name_that_is_not_utf8_is_refused(table, command):
+    """Metadata is JSON, whose strings are UTF-8: a ref name that is not (`br\\xff`) was
+    reported as "out of memory" at commit. It is refused naming the ref and what is wrong,
+    exit 1 (bad input, as add-files' name that is not UTF-8), and nothing is written."""
+    before = files_under(table["dir"])
+    before_meta = table["cat"].load_table("ns.t").metadata_location
+    p = run(table, command, "ns.t", b"br\xff")
+    assert p.returncode == 1, p.stderr
+    assert p.stderr == (b"icemaint: br\\xff: the ref name is not valid UTF-8 (Iceberg "
+                        b"metadata records ref names as UTF-8 strings)\n")
+    assert files_under(table["dir"]) == before
+    t = table["cat"].load_table("ns.t")
+    assert t.metadata_location == before_meta
+    assert set(t.metadata.refs) == {"main"}
+
+
 # ---- class 9: checksum companions are planned -----------------------------------------------
 
 def test_checksum_companion_is_planned_and_deleted_with_its_orphan(table, tmp_path):
@@ -357,6 +374,57 @@ def test_unreadable_list_of_an_expired_snapshot_is_a_warning(table):
     assert before_files <= after and all(f.endswith(b".metadata.json")
                                          for f in after - before_files)
     assert first not in read_every_snapshot(table)
+
+
+def test_bad_avro_magic_is_escaped_once(table):
+    """A manifest list that does not start with Avro's magic bytes is named with the bytes it
+    should start with, escaped once (`Obj\\x01`); the message said `Obj\\\\x01`, escaped
+    twice, in text and in the JSON error document."""
+    t = table["cat"].load_table("ns.t")
+    ml_uri = t.current_snapshot().manifest_list
+    with open(local(ml_uri), "wb") as f:
+        f.write(b"PAR1 this is not an Avro file")
+    want = (ml_uri.encode() +
+            b": not a valid Avro container: missing the magic bytes Obj\\x01")
+    p = run(table, "manifests", "ns.t")
+    assert p.returncode == 1
+    assert p.stderr == b"icemaint: " + want + b"\n"
+    p = run(table, "--json", "manifests", "ns.t")
+    assert p.returncode == 1
+    assert p.stderr == b"icemaint: " + want + b"\n"
+    assert json.loads(p.stdout)["error"]["message"].encode() == want
+
+
+def test_unreadable_manifest_of_a_retained_snapshot_is_an_error(table):
+    """README: a manifest of a *retained* snapshot that cannot be read holds back the deletes
+    that could depend on it (every data and delete file) and exits 1. The run said so only as
+    `warning: FILE: ... (unreadable)` and a closing line naming no file; now the error line
+    names the manifest and a retained snapshot that references it."""
+    from pyiceberg.expressions import EqualTo
+    t = table["cat"].load_table("ns.t")
+    t.delete(EqualTo("s", "r1"))  # drops one whole data file: a candidate once expired
+    t = table["cat"].load_table("ns.t")
+    cur = t.current_snapshot()
+    retained = {local(m.manifest_path) for m in cur.manifests(t.io)} | {local(cur.manifest_list)}
+    bad_uri = cur.manifests(t.io)[0].manifest_path
+    with open(local(bad_uri), "wb") as f:
+        f.write(b"Obj\x01 this is no longer an Avro file")
+    data = {f for f in files_under(table["dir"]) if f.endswith(b".parquet")}
+    before_files = files_under(table["dir"])
+    p = run(table, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 1, p.stderr
+    lines = stderr_lines(p)
+    want = (b"icemaint: " + bad_uri.encode() + b": manifest of retained snapshot %d cannot be "
+            b"read: " % cur.snapshot_id)
+    errors = [line for line in lines if line.startswith(want)]
+    assert len(errors) == 1, lines
+    assert errors[0].endswith(b"; no data or delete file is deleted (unreadable)"), errors
+    assert not any(line.startswith(b"warning: ") and bad_uri.encode() in line for line in lines)
+    after = files_under(table["dir"])
+    assert data <= after  # every data file is still there
+    assert retained <= after
+    gone = before_files - after
+    assert gone and all(not f.endswith(b".parquet") for f in gone)  # expired lists/manifests
 
 
 def test_quiet_leaves_only_errors_on_stderr(table):

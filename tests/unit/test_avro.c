@@ -362,6 +362,9 @@ static void test_container_errors(void **state)
     /* Bad magic. */
     assert_int_equal(icm__avro_reader_open(&r, "PAR1xxxxxxxxxxxxxxxxxxx", 23, "f"), ICM_EINVALID);
     assert_int_equal(icm_error_last()->offset, 0);
+    /* the stored message is escaped once (errors.h): byte 0x01 reads `\x01`, not `\\x01` */
+    assert_string_equal(icm_error_last()->message,
+                        "not a valid Avro container: missing the magic bytes Obj\\x01");
 
     /* Snappy CRC mismatch: flip the last CRC byte of the first block. */
     data = write_file(ICM__AVRO_CODEC_SNAPPY, 10, &len);

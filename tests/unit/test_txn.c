@@ -450,6 +450,14 @@ static void txn_bad_input_is_refused(void **state)
     assert_int_equal(icm_txn_set_ref(txn, "t", ICM_REF_TAG, false, false, 0, &r), ICM_EINVALID);
     assert_int_equal(icm_txn_set_ref(txn, "main", ICM_REF_TAG, false, false, 0, NULL),
                      ICM_EINVALID);
+    /* Metadata is JSON: a ref name that is not UTF-8 is refused when queued, by name (the
+     * commit reported it as out of memory). */
+    assert_int_equal(icm_txn_set_ref(txn, "br\xff", ICM_REF_BRANCH, false, false, 0, NULL),
+                     ICM_EINVALID);
+    assert_string_equal(icm_error_last()->location, "br\\xff");
+    assert_non_null(strstr(icm_error_last()->message, "not valid UTF-8"));
+    assert_int_equal(icm_txn_set_ref(txn, "tg\xc3", ICM_REF_TAG, false, false, 0, NULL),
+                     ICM_EINVALID);
     /* Nothing was queued: the commit writes nothing. */
     icmt_ok(icm_txn_commit(txn));
     assert_int_equal(icm_txn_attempts(txn), 0);
