@@ -411,7 +411,10 @@ def test_unreadable_manifest_of_a_retained_snapshot_is_an_error(table):
         f.write(b"Obj\x01 this is no longer an Avro file")
     data = {f for f in files_under(table["dir"]) if f.endswith(b".parquet")}
     before_files = files_under(table["dir"])
-    p = run(table, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    # --no-verify: verification (sizes compared) would refuse first, exit 5, on the damaged
+    # manifest's length; this test is about the unreadable-manifest path behind it
+    p = run(table, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1",
+            "--no-verify")
     assert p.returncode == 1, p.stderr
     lines = stderr_lines(p)
     want = (b"icemaint: " + bad_uri.encode() + b": manifest of retained snapshot %d cannot be "
