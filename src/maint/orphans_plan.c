@@ -1023,14 +1023,30 @@ static bool in_own_md_dir(const plan *p, const char *loc)
     return false;
 }
 
-/* table-uuid and location of a metadata file that might belong to another table. Strict
- * parsing first; plain JSON as a fallback (a placeholder file Java would reject still names
- * its table). *readable is false when neither works. */
+/* Append a copy of `file` (when not NULL) to `log`. */
+static int push_log_entry(icm__ptrvec *log, const char *file)
+{
+    if (file == NULL)
+        return 0;
+    char *copy = icm__strdup(file);
+    if (copy == NULL || icm__ptrvec_push(log, copy) != 0) {
+        icm__free(copy);
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
+/* table-uuid and location of a metadata file that might belong to another table, and (when
+ * `log` is not NULL) the metadata files its metadata-log names, as copies. Strict parsing
+ * first; plain JSON as a fallback (a placeholder file Java would reject still names its
+ * table). *readable is false when neither works. */
 static int peek_metadata(plan *p, const char *loc, char **uuid, char **location, bool *readable,
-                         bool *gone)
+                         bool *gone, icm__ptrvec *log)
 {
     *uuid = *location = NULL;
     *readable = *gone = false;
+    if (log != NULL)
+        icm__ptrvec_dispose(log, icm__free);
     char *data = NULL;
     size_t len = 0;
     int rc = icm_fileio_read(p->io, loc, &data, &len);
@@ -1050,15 +1066,27 @@ static int peek_metadata(plan *p, const char *loc, char **uuid, char **location,
         u = icm_table_metadata_uuid(md);
         l = icm_table_metadata_location(md);
         *readable = true;
+        size_t n = log != NULL ? icm_table_metadata_metadata_log_count(md) : 0;
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = push_log_entry(log, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
     } else if (rc != ICM_ENOMEM) {
         rc = icm__json_parse(data, len, loc, &doc);
         if (rc == 0 && json_is_object(doc)) {
             u = json_string_value(json_object_get(doc, "table-uuid"));
             l = json_string_value(json_object_get(doc, "location"));
             *readable = true;
+            json_t *entries = log != NULL ? json_object_get(doc, "metadata-log") : NULL;
+            size_t n = json_is_array(entries) ? json_array_size(entries) : 0;
+            for (size_t i = 0; i < n && rc == 0; i++)
+                rc = push_log_entry(log, json_string_value(json_object_get(
+                                             json_array_get(entries, i), "metadata-file")));
         }
     }
     if (rc == ICM_ENOMEM) {
+        if (log != NULL)
+            icm__ptrvec_dispose(log, icm__free);
+        icm_table_metadata_free(md);
+        json_decref(doc);
         icm__free(data);
         return rc;
     }
@@ -1104,16 +1132,111 @@ static int written_since_cutoff(plan *p, const char *loc, bool *in_flight, bool 
     return 0;
 }
 
+/* ---- a stale pointer: the same table committed past our metadata ---- */
+
+/* An unreferenced metadata file of this table whose metadata-log names our current metadata
+ * file: written after it, by some writer that took our metadata as its base. */
+typedef struct successor {
+    char *loc;
+    icm__ptrvec log; /* the files its metadata-log names (char *) */
+} successor;
+
+static void successor_free(void *item)
+{
+    successor *s = item;
+    if (s == NULL)
+        return;
+    icm__free(s->loc);
+    icm__ptrvec_dispose(&s->log, icm__free);
+    icm__free(s);
+}
+
+static bool log_names(const icm__ptrvec *log, const char *loc)
+{
+    for (size_t i = 0; i < log->len; i++)
+        if (icm__location_equal(log->items[i], loc))
+            return true;
+    return false;
+}
+
+/* The successor of ours that `log` names, if any. */
+static const successor *named_successor(const icm__ptrvec *succ, const icm__ptrvec *log,
+                                        const char *self)
+{
+    for (size_t i = 0; i < succ->len; i++) {
+        const successor *s = succ->items[i];
+        if (strcmp(s->loc, self) != 0 && log_names(log, s->loc))
+            return s;
+    }
+    return NULL;
+}
+
+static int refuse_stale_pointer(const plan *p, const char *newer, const char *between)
+{
+    return refuse(newer,
+                  "newer metadata of this same table: it has %s in its metadata-log, whose "
+                  "metadata-log names this catalog's pointer %s, so some catalog committed "
+                  "past that pointer and it looks stale (a copied or restored catalog?); a "
+                  "sweep from it would delete the newer metadata, manifests and data, so "
+                  "nothing is deleted (sweep through the catalog holding the newest pointer, "
+                  "or carve those newer metadata files out with --exclude-location)",
+                  between, p->md_location);
+}
+
+/*
+ * Our pointer is stale when the same table went past it through an accepted commit. A single
+ * successor (a metadata file whose metadata-log names ours) may be a crashed writer's leftover
+ * that no catalog took, and is swept. But a successor named in another same-table file's
+ * metadata-log was itself a writer's base, that is, some catalog's current pointer: refuse.
+ * `succ` holds the successors (with their logs); `others` the indexes in p->unreferenced_md
+ * of the other readable same-table files, whose logs are read again only when there are
+ * successors (an older pointer's log may have been trimmed past ours).
+ */
+static int check_stale_pointer(plan *p, const icm__ptrvec *succ, const size_t *others,
+                               size_t n_others)
+{
+    if (succ->len == 0)
+        return 0;
+    for (size_t i = 0; i < succ->len; i++) {
+        const successor *s = succ->items[i];
+        const successor *base = named_successor(succ, &s->log, s->loc);
+        if (base != NULL)
+            return refuse_stale_pointer(p, s->loc, base->loc);
+    }
+    int rc = 0;
+    icm__ptrvec log = ICM__PTRVEC_INIT;
+    for (size_t i = 0; i < n_others && rc == 0; i++) {
+        const char *loc = p->unreferenced_md.items[others[i]];
+        char *uuid, *location;
+        bool readable, gone;
+        rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone, &log);
+        if (rc == 0 && readable && !gone && same_table(p, loc, uuid)) {
+            const successor *base = named_successor(succ, &log, loc);
+            if (base != NULL)
+                rc = refuse_stale_pointer(p, loc, base->loc);
+        }
+        icm__free(uuid);
+        icm__free(location);
+    }
+    icm__ptrvec_dispose(&log, icm__free);
+    return rc;
+}
+
 /* Another table's metadata under the listing location refuses the sweep; an unparseable
  * `*.metadata.json` refuses too when it is older than the cutoff (one younger is a writer's
- * file in flight and is skipped, as it would be as a candidate). */
+ * file in flight and is skipped, as it would be as a candidate). Then the same table's
+ * unreferenced metadata is looked at for a commit past our pointer (check_stale_pointer). */
 static int check_other_tables(plan *p)
 {
-    for (size_t i = 0; i < p->unreferenced_md.len; i++) {
+    icm__ptrvec succ = ICM__PTRVEC_INIT;
+    size_t *others = NULL, n_others = 0;
+    icm__ptrvec log = ICM__PTRVEC_INIT;
+    int rc = 0;
+    for (size_t i = 0; i < p->unreferenced_md.len && rc == 0; i++) {
         const char *loc = p->unreferenced_md.items[i];
         char *uuid, *location;
         bool readable, gone;
-        int rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone);
+        rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone, &log);
         bool in_flight = false;
         if (rc == 0 && !readable && !gone)
             rc = written_since_cutoff(p, loc, &in_flight, &gone);
@@ -1124,11 +1247,31 @@ static int check_other_tables(plan *p)
         for (int attempt = 0; rc == 0 && !readable && !gone && attempt < 3; attempt++) {
             struct timespec pause = {0, 200000000L * (attempt + 1)};
             nanosleep(&pause, NULL);
-            rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone);
+            rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone, &log);
         }
-        if (rc != 0)
-            return rc;
+        if (rc != 0) {
+            icm__free(uuid);
+            icm__free(location);
+            break;
+        }
         if (gone || (readable && same_table(p, loc, uuid))) {
+            if (!gone && log_names(&log, p->md_location)) {
+                successor *s = icm__calloc(1, sizeof *s);
+                if (s == NULL || (s->loc = icm__strdup(loc)) == NULL ||
+                    icm__ptrvec_push(&succ, s) != 0) {
+                    successor_free(s);
+                    rc = ICM_ENOMEM;
+                } else {
+                    s->log = log; /* handed over */
+                    log = (icm__ptrvec)ICM__PTRVEC_INIT;
+                }
+            } else if (!gone) {
+                size_t *grown = icm__reallocarray(others, n_others + 1, sizeof *others);
+                if (grown == NULL)
+                    rc = ICM_ENOMEM;
+                else
+                    (others = grown)[n_others++] = i;
+            }
             icm__free(uuid);
             icm__free(location);
             continue;
@@ -1149,9 +1292,13 @@ static int check_other_tables(plan *p)
                         p->uuid != NULL ? p->uuid : "(no uuid)");
         icm__free(uuid);
         icm__free(location);
-        return rc;
     }
-    return 0;
+    icm__ptrvec_dispose(&log, icm__free);
+    if (rc == 0)
+        rc = check_stale_pointer(p, &succ, others, n_others);
+    icm__ptrvec_dispose(&succ, successor_free);
+    icm__free(others);
+    return rc;
 }
 
 /* ---- catalog stores among the candidates (issue #16, class 2) ---- */

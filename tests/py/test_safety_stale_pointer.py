@@ -1,0 +1,173 @@
+"""A stale catalog pointer: a copied or restored catalog database names a table by an older
+metadata file while the original catalog kept committing to the same table (same location,
+same table-uuid). Swept through the stale copy, the original's newer `*.metadata.json` files
+looked like this table's own unreferenced old metadata, and were deleted along with the
+original's newest manifests and data files.
+
+The rule: when an unreferenced metadata file F2 of the same table-uuid has in its metadata-log
+another unreferenced same-uuid file F1 whose metadata-log names our current metadata file, F1
+was some catalog's current pointer (a commit was accepted past ours): the sweep refuses (exit
+5), real or dry run. A single newer file naming our current metadata (a crashed writer's
+leftover) proves nothing and is still swept.
+
+Every table is written by PyIceberg; every file is aged 10 days first. After each command the
+tests assert exactly which files exist and that PyIceberg still scans every snapshot.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+
+CLI = os.environ.get("ICM_CLI")
+TEN_DAYS_S = 10 * 86400
+SCHEMA = pa.schema([("id", pa.int64())])
+
+
+def local(p):
+    return p[len("file://"):] if p.startswith("file://") else p
+
+
+def age_all(*roots):
+    old = time.time() - TEN_DAYS_S
+    for root in roots:
+        for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
+                glob.glob(str(root / "**" / ".*"), recursive=True):
+            os.utime(f, (old, old), follow_symlinks=False)
+
+
+def files_under(root):
+    out = set()
+    for dirpath, _dirs, names in os.walk(root):
+        out.update(str(Path(dirpath) / n) for n in names)
+    return out
+
+
+def referenced(table):
+    io = table.io
+    out = {local(table.metadata_location)}
+    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
+    for snap in table.metadata.snapshots:
+        out.add(local(snap.manifest_list))
+        for mf in snap.manifests(io):
+            out.add(local(mf.manifest_path))
+            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
+                out.add(local(entry.data_file.file_path))
+    return out
+
+
+def scan_every_snapshot(table):
+    return {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
+            for s in table.metadata.snapshots}
+
+
+def append(table, n, base=0):
+    for i in range(n):
+        table.append(pa.table({"id": [base + i, base + i + 100]}, schema=SCHEMA))
+
+
+def icm(cwd, *args, config=None):
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(cwd / "nohome")
+    pre = ["--config", str(config)] if config is not None else []
+    return subprocess.run([CLI, *pre, *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)
+
+
+def write_config(path, db, wh):
+    path.write_text(f"catalog:\n  default:\n    type: sql\n    uri: sqlite:///{db}\n"
+                    f"    warehouse: file://{wh}\n")
+
+
+def catalog(db, wh):
+    return pyiceberg_sql.SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+
+
+@pytest.mark.parametrize("props", [{}, {"write.metadata.previous-versions-max": "1"}],
+                         ids=["full-log", "log-trimmed-to-one"])
+def test_sweep_through_a_stale_copy_of_the_catalog_is_refused(tmp_path, props):
+    """The catalog database is copied (a backup, a clone); the original commits twice more.
+    Swept through the copy, whose pointer is two commits behind: refused (exit 5), real and
+    dry run, naming the stale pointer and the newer metadata; every file stays and the
+    original table still scans every snapshot. With the metadata-log trimmed to one entry the
+    newest metadata no longer names the stale pointer itself, only the commit after it."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "copy").mkdir()
+    orig_db, copy_db = tmp_path / "orig" / "cat.db", tmp_path / "copy" / "cat.db"
+    orig = catalog(orig_db, wh)
+    orig.create_namespace("ns")
+    append(orig.create_table("ns.t", schema=SCHEMA, properties=props), 2)
+    shutil.copyfile(orig_db, copy_db)
+    cfg = tmp_path / "copy" / "conf.yaml"
+    write_config(cfg, copy_db, wh)
+    append(orig.load_table("ns.t"), 2, base=10)
+    stale = catalog(copy_db, wh).load_table("ns.t")
+    t = orig.load_table("ns.t")
+    assert stale.metadata_location != t.metadata_location
+    tdir = Path(local(t.location()))
+    age_all(tmp_path)
+    before = scan_every_snapshot(t)
+    all_files = files_under(tdir)
+    assert referenced(t) <= all_files
+    assert referenced(t) - referenced(stale)
+    if props:
+        assert local(stale.metadata_location) not in {
+            local(e.metadata_file) for e in t.metadata.metadata_log}
+
+    for extra in ((), ("--dry-run",)):
+        p = icm(tmp_path, "remove-orphan-files", "ns.t", *extra, config=cfg)
+        assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+        for w in ("stale", local(stale.metadata_location), local(t.metadata_location),
+                  "--exclude-location"):
+            assert w in p.stderr, p.stderr
+        assert files_under(tdir) == all_files
+    assert scan_every_snapshot(orig.load_table("ns.t")) == before
+
+
+def test_a_crashed_writers_single_newer_metadata_file_is_still_swept(tmp_path):
+    """One newer metadata file whose metadata-log names the current pointer, that no catalog
+    ever took (a writer that crashed before its commit): nothing shows a commit past ours, so
+    the sweep runs and deletes it (and a stray data file), keeping every referenced file."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    cfg = tmp_path / "conf.yaml"
+    write_config(cfg, db, wh)
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    append(c.create_table("ns.t", schema=SCHEMA), 2)
+    t = c.load_table("ns.t")
+    tdir = Path(local(t.location()))
+    cur = local(t.metadata_location)
+    doc = json.loads(Path(cur).read_text())
+    doc["metadata-log"] = doc.get("metadata-log", []) + [
+        {"timestamp-ms": doc["last-updated-ms"], "metadata-file": t.metadata_location}]
+    doc["last-updated-ms"] += 1000
+    leftover = Path(cur).parent / f"00099-{uuid.uuid4()}.metadata.json"
+    leftover.write_text(json.dumps(doc))
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tmp_path)
+    before = scan_every_snapshot(t)
+    keep = referenced(t)
+    assert files_under(tdir) == keep | {str(leftover), str(stray)}
+
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--dry-run", config=cfg)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert files_under(tdir) == keep | {str(leftover), str(stray)}
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", config=cfg)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert files_under(tdir) == keep
+    assert scan_every_snapshot(c.load_table("ns.t")) == before
