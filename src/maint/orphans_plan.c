@@ -1035,13 +1035,17 @@ static bool in_own_md_dir(const plan *p, const char *loc)
     return false;
 }
 
-/* table-uuid and location of a metadata file that might belong to another table. Strict
- * parsing first; plain JSON as a fallback (a placeholder file Java would reject still names
- * its table). *readable is false when neither works. */
-static int peek_metadata(plan *p, const char *loc, char **uuid, char **location, bool *readable,
-                         bool *gone)
+/* table-uuid and roots (location, write.data.path, write.metadata.path; out[i] NULL when not
+ * set) of a metadata file that might belong to another table. Strict parsing first; plain JSON
+ * as a fallback (a placeholder file Java would reject still names its table). *readable is
+ * false when neither works. */
+static int peek_metadata_roots(plan *p, const char *loc, char **uuid, char *roots[3],
+                               bool *readable, bool *gone)
 {
-    *uuid = *location = NULL;
+    static const char *const props[] = {"write.data.path", "write.metadata.path"};
+    *uuid = NULL;
+    for (size_t i = 0; i < 3; i++)
+        roots[i] = NULL;
     *readable = *gone = false;
     char *data = NULL;
     size_t len = 0;
@@ -1055,18 +1059,23 @@ static int peek_metadata(plan *p, const char *loc, char **uuid, char **location,
     if (rc != 0)
         return 0; /* unreadable: the caller refuses */
     icm_table_metadata *md = NULL;
-    const char *u = NULL, *l = NULL;
+    const char *u = NULL, *r[3] = {NULL, NULL, NULL};
     json_t *doc = NULL;
     rc = icm_table_metadata_parse(&md, data, len, loc);
     if (rc == 0) {
         u = icm_table_metadata_uuid(md);
-        l = icm_table_metadata_location(md);
+        r[0] = icm_table_metadata_location(md);
+        for (size_t i = 0; i < ICM__ARRAY_LEN(props); i++)
+            r[i + 1] = icm_table_metadata_property(md, props[i]);
         *readable = true;
     } else if (rc != ICM_ENOMEM) {
         rc = icm__json_parse(data, len, loc, &doc);
         if (rc == 0 && json_is_object(doc)) {
             u = json_string_value(json_object_get(doc, "table-uuid"));
-            l = json_string_value(json_object_get(doc, "location"));
+            r[0] = json_string_value(json_object_get(doc, "location"));
+            json_t *pr = json_object_get(doc, "properties");
+            for (size_t i = 0; i < ICM__ARRAY_LEN(props); i++)
+                r[i + 1] = json_string_value(json_object_get(pr, props[i]));
             *readable = true;
         }
     }
@@ -1075,15 +1084,34 @@ static int peek_metadata(plan *p, const char *loc, char **uuid, char **location,
         return rc;
     }
     rc = 0;
-    if ((u != NULL && (*uuid = icm__strdup(u)) == NULL) ||
-        (l != NULL && (*location = icm__strdup(l)) == NULL)) {
+    if (u != NULL && (*uuid = icm__strdup(u)) == NULL)
+        rc = ICM_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < 3; i++)
+        if (r[i] != NULL && r[i][0] != '\0' && (roots[i] = icm__strdup(r[i])) == NULL)
+            rc = ICM_ENOMEM;
+    if (rc != 0) {
         icm__free(*uuid);
         *uuid = NULL;
-        rc = ICM_ENOMEM;
+        for (size_t i = 0; i < 3; i++) {
+            icm__free(roots[i]);
+            roots[i] = NULL;
+        }
     }
     icm_table_metadata_free(md);
     json_decref(doc);
     icm__free(data);
+    return rc;
+}
+
+/* peek_metadata_roots for the table-uuid and location only. */
+static int peek_metadata(plan *p, const char *loc, char **uuid, char **location, bool *readable,
+                         bool *gone)
+{
+    char *roots[3];
+    int rc = peek_metadata_roots(p, loc, uuid, roots, readable, gone);
+    *location = roots[0];
+    icm__free(roots[1]);
+    icm__free(roots[2]);
     return rc;
 }
 
@@ -1164,6 +1192,164 @@ static int check_other_tables(plan *p)
         return rc;
     }
     return 0;
+}
+
+/* ---- tables that enclose the listing location ---- */
+
+/*
+ * The listing location can lie inside another table without that table's metadata being in
+ * the listing: table A's write.data.path set to B/data, B a filesystem-layout table (B/metadata
+ * is a sibling of the swept folder, and no catalog lists B) or a catalog table. Every one of
+ * B's data files there is then unreferenced by A, and old enough. So before the listing, the
+ * listing location and each folder enclosing it, up to the filesystem root or the bucket, are
+ * looked at: a folder whose `metadata/` folder holds a version hint or a `*.metadata.json`
+ * file (one stopping listing through the table's io, so --path-map applies) is a table, and
+ * the sweep is refused when it is not this table: its metadata's table-uuid differs (or one of
+ * the two has none), it names the listing location in its own roots (location,
+ * write.data.path, write.metadata.path: certainly another table), or its metadata cannot be
+ * read (a hint without a metadata file, an unreadable or vanished file, a folder that cannot
+ * be listed). The table's own location and its own metadata folders are passed over. Dry runs
+ * are refused too: what they would plan is the other table's files. No override:
+ * --exclude-location cannot carve the swept folder out of the table that holds it.
+ */
+
+/* Length of the part of `loc` a walk up its folders stays within: its filesystem root (`/`,
+ * `file:///`) or its bucket (`s3://b`); 0 when there is none (relative, no authority). */
+static size_t folder_floor(const char *loc)
+{
+    const char *local = icm__location_local_part(loc);
+    if (local != NULL)
+        return local[0] == '/' ? (size_t)(local - loc) + 1 : 0;
+    const char *sep = strstr(loc, "://");
+    if (sep == NULL)
+        return 0;
+    size_t n = strcspn(sep + 3, "/");
+    return n > 0 ? (size_t)(sep + 3 - loc) + n : 0;
+}
+
+/* Whether one of `roots` (a metadata's location, write.data.path, write.metadata.path) is the
+ * listing location or encloses it. */
+static bool roots_hold_list_root(const plan *p, char *const roots[3])
+{
+    for (size_t i = 0; i < 3; i++)
+        if (roots[i] != NULL && icm__location_strip_prefix(p->list_root, roots[i], NULL))
+            return true;
+    return false;
+}
+
+static int refuse_enclosing(const plan *p, const char *where, const char *dir, const char *why)
+{
+    return refuse(where,
+                  "the listing location %s lies inside another table (the folder %s is a "
+                  "table: %s); sweeping it would delete that table's files; nothing is deleted "
+                  "(no override)",
+                  p->list_root, dir, why);
+}
+
+/* The verdict on one enclosing folder `dir`. */
+static int check_enclosing_folder(plan *p, const char *dir)
+{
+    const char *location = icm_table_metadata_location(icm_table_get_metadata(p->t));
+    if (location != NULL && icm__location_equal(dir, location))
+        return 0; /* this table's own location */
+    char *md_dir = icm__location_join(dir, "metadata");
+    if (md_dir == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < p->n_md_dirs; i++)
+        if (icm__location_equal(md_dir, p->md_dirs[i])) {
+            icm__free(md_dir);
+            return 0; /* this table's own metadata folder */
+        }
+    icm__table_md_found found;
+    int rc = icm__find_table_metadata(p->io, md_dir, true, &found);
+    if (rc == ICM_EUNSUPPORTED) {
+        /* A folder the table's io cannot reach (a path map that maps only the table's part
+         * of a bucket): neither can its listing nor its deletes. */
+        icm_error_clear();
+        icm__free(md_dir);
+        return 0;
+    }
+    if (rc != 0) {
+        if (rc == ICM_ENOMEM) {
+            icm__free(md_dir);
+            return rc;
+        }
+        char *why = icm__sprintf("cannot list %s to tell whether it holds table metadata: %s",
+                                 md_dir, icm_error_last()->message);
+        icm_error_clear();
+        rc = why != NULL ? refuse_enclosing(p, md_dir, dir, why) : ICM_ENOMEM;
+        icm__free(why);
+        icm__free(md_dir);
+        return rc;
+    }
+    if (!found.any) {
+        icm__free(md_dir);
+        return 0;
+    }
+    if (found.document == NULL) {
+        rc = refuse_enclosing(p, md_dir, dir,
+                              "its metadata folder has a version hint but no metadata file");
+        icm__free(md_dir);
+        return rc;
+    }
+    const char *doc = found.document;
+    char *uuid = NULL, *roots[3] = {NULL, NULL, NULL};
+    bool readable = false, gone = false;
+    rc = peek_metadata_roots(p, doc, &uuid, roots, &readable, &gone);
+    /* A writer may be half-way through this very file: look again a little later. */
+    for (int attempt = 0; rc == 0 && !readable && !gone && attempt < 3; attempt++) {
+        struct timespec pause = {0, 200000000L * (attempt + 1)};
+        nanosleep(&pause, NULL);
+        rc = peek_metadata_roots(p, doc, &uuid, roots, &readable, &gone);
+    }
+    bool other = rc == 0 && (!readable || !same_table(p, doc, uuid) ||
+                             roots_hold_list_root(p, roots));
+    char *why = NULL;
+    if (other && !readable)
+        why = icm__sprintf("its metadata file %s %s", doc,
+                           gone ? "went away while being looked at"
+                                : "cannot be read to tell whether it is this table");
+    else if (other)
+        why = icm__sprintf("that metadata file has table-uuid %s and location %s, this "
+                           "table is %s",
+                           uuid != NULL ? uuid : "(none)",
+                           roots[0] != NULL ? roots[0] : "(none)",
+                           p->uuid != NULL ? p->uuid : "(no uuid)");
+    if (other)
+        rc = why != NULL ? refuse_enclosing(p, doc, dir, why) : ICM_ENOMEM;
+    /* (Not other: this table's own metadata, kept in a folder of its own, as a copy's is.) */
+    icm__free(why);
+    icm__free(md_dir);
+    icm__free(uuid);
+    for (size_t i = 0; i < 3; i++)
+        icm__free(roots[i]);
+    icm__free(found.document);
+    return rc;
+}
+
+/* The listing location and each folder enclosing it, nearest first (see above). Local and
+ * object-store locations alike, in the listing location's own form. */
+static int check_enclosing_tables(plan *p)
+{
+    const char *root = p->list_root;
+    size_t floor = folder_floor(root);
+    if (floor == 0)
+        return 0;
+    int rc = 0;
+    for (size_t len = icm__location_trim_len(root); rc == 0;) {
+        char *dir = icm__sprintf("%.*s", (int)len, root);
+        if (dir == NULL)
+            return ICM_ENOMEM;
+        rc = check_enclosing_folder(p, dir);
+        icm__free(dir);
+        if (len <= floor)
+            break;
+        while (len > floor && root[len - 1] != '/')
+            len--;
+        while (len > floor && root[len - 1] == '/')
+            len--;
+    }
+    return rc;
 }
 
 /* ---- catalog stores among the candidates (issue #16, class 2) ---- */
@@ -1580,6 +1766,8 @@ static int run(plan *p, int64_t now)
         rc = set_list_root(p, icm_table_metadata_location(md));
     if (rc == 0)
         rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
+    if (rc == 0)
+        rc = check_enclosing_tables(p);
     if (rc == 0)
         rc = add_table_refs(p, md, md_location);
     if (rc == 0) {
