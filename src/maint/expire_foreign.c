@@ -209,30 +209,17 @@ static bool is_own_metadata(const nested_hold *n, const char *md_dir)
     return false;
 }
 
-/* Listing callback: stop (ICM_EUSER) at the first table metadata file. */
-static int on_metadata_file(const icm_file_info *f, void *payload)
-{
-    (void)payload;
-    static const char suffix[] = ".metadata.json";
-    const char *slash = strrchr(f->location, '/');
-    const char *name = slash != NULL ? slash + 1 : f->location;
-    size_t len = strlen(name);
-    bool table = strcmp(name, "version-hint.text") == 0 ||
-                 strcmp(name, "version-hint.txt") == 0 ||
-                 (len > sizeof suffix - 1 && strcmp(name + len - (sizeof suffix - 1), suffix) == 0);
-    return table ? ICM_EUSER : 0;
-}
-
 /* Whether the folder `md_dir` (listed through the table's io, stopping at the first hit) holds
  * version-hint.text/.txt or a *.metadata.json file. A listing that fails for another reason
  * than memory counts as "yes": keeping a file is the safe side. Returns 0 or ICM_ENOMEM. */
 static int holds_table_metadata(icm_fileio *io, const char *md_dir, bool *table)
 {
-    int rc = icm_fileio_list_flags(io, md_dir, ICM_LIST_STAT_OPTIONAL, on_metadata_file, NULL);
-    *table = rc != 0;
+    icm__table_md_found found;
+    int rc = icm__find_table_metadata(io, md_dir, false, &found);
+    *table = rc != 0 || found.any;
     if (rc == ICM_ENOMEM)
         return rc;
-    if (rc != 0 && rc != ICM_EUSER)
+    if (rc != 0)
         icm_error_clear();
     return 0;
 }

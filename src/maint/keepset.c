@@ -1330,3 +1330,58 @@ int icm__reach_extend(icm_fileio *io, const icm_table_metadata *md, const char *
         rc = icm__table_metadata_docs(md, md_location, cb, payload);
     return rc;
 }
+
+/* ---- table metadata in a folder (expiry's nested tables, the sweep's enclosing tables) ---- */
+
+bool icm__table_metadata_file_name(const char *location, bool *document)
+{
+    static const char suffix[] = ".metadata.json";
+    const char *slash = strrchr(location, '/');
+    const char *name = slash != NULL ? slash + 1 : location;
+    size_t len = strlen(name);
+    bool doc = len > sizeof suffix - 1 && strcmp(name + len - (sizeof suffix - 1), suffix) == 0;
+    if (document != NULL)
+        *document = doc;
+    return doc || strcmp(name, "version-hint.text") == 0 ||
+           strcmp(name, "version-hint.txt") == 0;
+}
+
+typedef struct md_search {
+    bool want_document;
+    icm__table_md_found *found;
+} md_search;
+
+/* Listing callback: note table metadata files; stop (ICM_EUSER) at the first one, or with
+ * want_document at the first metadata document. */
+static int on_table_metadata_file(const icm_file_info *f, void *payload)
+{
+    md_search *s = payload;
+    bool document;
+    if (!icm__table_metadata_file_name(f->location, &document))
+        return 0;
+    s->found->any = true;
+    if (!s->want_document)
+        return ICM_EUSER;
+    if (!document)
+        return 0;
+    if ((s->found->document = icm__strdup(f->location)) == NULL)
+        return ICM_ENOMEM;
+    return ICM_EUSER;
+}
+
+int icm__find_table_metadata(icm_fileio *io, const char *md_dir, bool want_document,
+                             icm__table_md_found *out)
+{
+    out->any = false;
+    out->document = NULL;
+    md_search s = {want_document, out};
+    int rc = icm_fileio_list_flags(io, md_dir, ICM_LIST_STAT_OPTIONAL, on_table_metadata_file,
+                                   &s);
+    if (rc == ICM_EUSER)
+        return 0;
+    if (rc != 0) {
+        icm__free(out->document);
+        out->document = NULL;
+    }
+    return rc;
+}

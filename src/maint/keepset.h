@@ -272,6 +272,25 @@ size_t icm__table_roots(const icm_table_metadata *md, const char *out[3]);
 int icm__table_metadata_dirs(const icm_table_metadata *md, const char *md_location,
                              char *out[3], size_t *n);
 
+/* Whether the file name of `location` is one a table's `metadata/` folder holds: a version hint
+ * (`version-hint.text`, `version-hint.txt`) or a metadata document (`*.metadata.json`, then
+ * *document is set; `document` may be NULL). */
+bool icm__table_metadata_file_name(const char *location, bool *document);
+
+/* What a listing of the folder `md_dir` (through `io`, recursive, stopping early) finds of a
+ * table's metadata: `any` when it holds a file icm__table_metadata_file_name accepts; with
+ * `want_document`, the listing goes on past version hints to the first `*.metadata.json`,
+ * whose location `document` then is (new string, icm__free; NULL when there is none). A missing
+ * folder finds nothing. Expiry's hold on nested tables and the sweep's enclosing-table check
+ * share it. Returns 0, or the listing's code (ICM_ENOMEM, ICM_EIO, ICM_EAUTH, ...; the last
+ * error names the folder). */
+typedef struct icm__table_md_found {
+    bool any;
+    char *document;
+} icm__table_md_found;
+int icm__find_table_metadata(icm_fileio *io, const char *md_dir, bool want_document,
+                             icm__table_md_found *out);
+
 /* The table's metadata documents: `md_location` (may be NULL), the file md was read from, every
  * metadata-log entry, and `version-hint.text` / `.txt` in each metadata folder — each handed to
  * cb. A relative metadata-log entry, or a relative `md_location` (older icemaint versions

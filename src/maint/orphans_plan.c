@@ -1036,22 +1036,38 @@ static int push_log_entry(icm__ptrvec *log, const char *file)
     return 0;
 }
 
-/* table-uuid and location of a metadata file that might belong to another table, and (when
- * `log` is not NULL) the metadata files its metadata-log names, as copies. Strict parsing
- * first; plain JSON as a fallback (a placeholder file Java would reject still names its
- * table). *readable is false when neither works. */
-static int peek_metadata(plan *p, const char *loc, char **uuid, char **location, bool *readable,
-                         bool *gone, icm__ptrvec *log)
+/* What a look at a metadata file that might be another table's found. */
+typedef struct peeked {
+    char *uuid;     /* table-uuid; NULL when none */
+    char *roots[3]; /* location, write.data.path, write.metadata.path; NULL when not set */
+    bool readable;  /* parsed, strictly or as plain JSON */
+    bool gone;      /* no such file (any more) */
+} peeked;
+
+static void peeked_dispose(peeked *m)
 {
-    *uuid = *location = NULL;
-    *readable = *gone = false;
+    icm__free(m->uuid);
+    for (size_t i = 0; i < 3; i++)
+        icm__free(m->roots[i]);
+    memset(m, 0, sizeof *m);
+}
+
+/* table-uuid and roots of a metadata file that might belong to another table, and (when `log`
+ * is not NULL) the metadata files its metadata-log names, as copies. Strict parsing first;
+ * plain JSON as a fallback (a placeholder file Java would reject still names its table).
+ * m->readable is false when neither works. *m is disposed first. */
+static int peek_metadata(plan *p, const char *loc, peeked *m, icm__ptrvec *log)
+{
+    static const char *const props[] = {"write.data.path", "write.metadata.path"};
+    peeked_dispose(m);
     if (log != NULL)
         icm__ptrvec_dispose(log, icm__free);
     char *data = NULL;
     size_t len = 0;
     int rc = icm_fileio_read(p->io, loc, &data, &len);
     if (rc == ICM_ENOTFOUND) {
-        *gone = true;
+        icm_error_clear();
+        m->gone = true;
         return 0;
     }
     if (rc == ICM_ENOMEM)
@@ -1059,13 +1075,15 @@ static int peek_metadata(plan *p, const char *loc, char **uuid, char **location,
     if (rc != 0)
         return 0; /* unreadable: the caller refuses */
     icm_table_metadata *md = NULL;
-    const char *u = NULL, *l = NULL;
+    const char *u = NULL, *r[3] = {NULL, NULL, NULL};
     json_t *doc = NULL;
     rc = icm_table_metadata_parse(&md, data, len, loc);
     if (rc == 0) {
         u = icm_table_metadata_uuid(md);
-        l = icm_table_metadata_location(md);
-        *readable = true;
+        r[0] = icm_table_metadata_location(md);
+        for (size_t i = 0; i < ICM__ARRAY_LEN(props); i++)
+            r[i + 1] = icm_table_metadata_property(md, props[i]);
+        m->readable = true;
         size_t n = log != NULL ? icm_table_metadata_metadata_log_count(md) : 0;
         for (size_t i = 0; i < n && rc == 0; i++)
             rc = push_log_entry(log, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
@@ -1073,8 +1091,11 @@ static int peek_metadata(plan *p, const char *loc, char **uuid, char **location,
         rc = icm__json_parse(data, len, loc, &doc);
         if (rc == 0 && json_is_object(doc)) {
             u = json_string_value(json_object_get(doc, "table-uuid"));
-            l = json_string_value(json_object_get(doc, "location"));
-            *readable = true;
+            r[0] = json_string_value(json_object_get(doc, "location"));
+            json_t *pr = json_object_get(doc, "properties");
+            for (size_t i = 0; i < ICM__ARRAY_LEN(props); i++)
+                r[i + 1] = json_string_value(json_object_get(pr, props[i]));
+            m->readable = true;
             json_t *entries = log != NULL ? json_object_get(doc, "metadata-log") : NULL;
             size_t n = json_is_array(entries) ? json_array_size(entries) : 0;
             for (size_t i = 0; i < n && rc == 0; i++)
@@ -1082,24 +1103,35 @@ static int peek_metadata(plan *p, const char *loc, char **uuid, char **location,
                                              json_array_get(entries, i), "metadata-file")));
         }
     }
+    if (rc != ICM_ENOMEM) {
+        rc = 0;
+        if (u != NULL && (m->uuid = icm__strdup(u)) == NULL)
+            rc = ICM_ENOMEM;
+        for (size_t i = 0; rc == 0 && i < 3; i++)
+            if (r[i] != NULL && r[i][0] != '\0' && (m->roots[i] = icm__strdup(r[i])) == NULL)
+                rc = ICM_ENOMEM;
+    }
     if (rc == ICM_ENOMEM) {
+        peeked_dispose(m);
         if (log != NULL)
             icm__ptrvec_dispose(log, icm__free);
-        icm_table_metadata_free(md);
-        json_decref(doc);
-        icm__free(data);
-        return rc;
-    }
-    rc = 0;
-    if ((u != NULL && (*uuid = icm__strdup(u)) == NULL) ||
-        (l != NULL && (*location = icm__strdup(l)) == NULL)) {
-        icm__free(*uuid);
-        *uuid = NULL;
-        rc = ICM_ENOMEM;
     }
     icm_table_metadata_free(md);
     json_decref(doc);
     icm__free(data);
+    return rc;
+}
+
+/* A writer may be half-way through this very file (object stores and some local writers
+ * publish in place): while it cannot be read, look again a little later (three times). */
+static int peek_again_while_unreadable(plan *p, const char *loc, peeked *m, icm__ptrvec *log)
+{
+    int rc = 0;
+    for (int attempt = 0; rc == 0 && !m->readable && !m->gone && attempt < 3; attempt++) {
+        struct timespec pause = {0, 200000000L * (attempt + 1)};
+        nanosleep(&pause, NULL);
+        rc = peek_metadata(p, loc, m, log);
+    }
     return rc;
 }
 
@@ -1205,19 +1237,17 @@ static int check_stale_pointer(plan *p, const icm__ptrvec *succ, const size_t *o
     }
     int rc = 0;
     icm__ptrvec log = ICM__PTRVEC_INIT;
+    peeked m = {0};
     for (size_t i = 0; i < n_others && rc == 0; i++) {
         const char *loc = p->unreferenced_md.items[others[i]];
-        char *uuid, *location;
-        bool readable, gone;
-        rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone, &log);
-        if (rc == 0 && readable && !gone && same_table(p, loc, uuid)) {
+        rc = peek_metadata(p, loc, &m, &log);
+        if (rc == 0 && m.readable && same_table(p, loc, m.uuid)) {
             const successor *base = named_successor(succ, &log, loc);
             if (base != NULL)
                 rc = refuse_stale_pointer(p, loc, base->loc);
         }
-        icm__free(uuid);
-        icm__free(location);
     }
+    peeked_dispose(&m);
     icm__ptrvec_dispose(&log, icm__free);
     return rc;
 }
@@ -1231,31 +1261,22 @@ static int check_other_tables(plan *p)
     icm__ptrvec succ = ICM__PTRVEC_INIT;
     size_t *others = NULL, n_others = 0;
     icm__ptrvec log = ICM__PTRVEC_INIT;
+    peeked m = {0};
     int rc = 0;
     for (size_t i = 0; i < p->unreferenced_md.len && rc == 0; i++) {
         const char *loc = p->unreferenced_md.items[i];
-        char *uuid, *location;
-        bool readable, gone;
-        rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone, &log);
+        rc = peek_metadata(p, loc, &m, &log);
         bool in_flight = false;
-        if (rc == 0 && !readable && !gone)
-            rc = written_since_cutoff(p, loc, &in_flight, &gone);
+        if (rc == 0 && !m.readable && !m.gone)
+            rc = written_since_cutoff(p, loc, &in_flight, &m.gone);
         if (rc == 0 && in_flight)
             continue; /* a writer's fresh file: never a candidate, so it cannot block */
-        /* A writer may be half-way through this very file (object stores and some local
-         * writers publish in place): look again a little later before refusing. */
-        for (int attempt = 0; rc == 0 && !readable && !gone && attempt < 3; attempt++) {
-            struct timespec pause = {0, 200000000L * (attempt + 1)};
-            nanosleep(&pause, NULL);
-            rc = peek_metadata(p, loc, &uuid, &location, &readable, &gone, &log);
-        }
-        if (rc != 0) {
-            icm__free(uuid);
-            icm__free(location);
+        if (rc == 0)
+            rc = peek_again_while_unreadable(p, loc, &m, &log);
+        if (rc != 0)
             break;
-        }
-        if (gone || (readable && same_table(p, loc, uuid))) {
-            if (!gone && log_names(&log, p->md_location)) {
+        if (m.gone || (m.readable && same_table(p, loc, m.uuid))) {
+            if (!m.gone && log_names(&log, p->md_location)) {
                 successor *s = icm__calloc(1, sizeof *s);
                 if (s == NULL || (s->loc = icm__strdup(loc)) == NULL ||
                     icm__ptrvec_push(&succ, s) != 0) {
@@ -1265,18 +1286,16 @@ static int check_other_tables(plan *p)
                     s->log = log; /* handed over */
                     log = (icm__ptrvec)ICM__PTRVEC_INIT;
                 }
-            } else if (!gone) {
+            } else if (!m.gone) {
                 size_t *grown = icm__reallocarray(others, n_others + 1, sizeof *others);
                 if (grown == NULL)
                     rc = ICM_ENOMEM;
                 else
                     (others = grown)[n_others++] = i;
             }
-            icm__free(uuid);
-            icm__free(location);
             continue;
         }
-        if (!readable)
+        if (!m.readable)
             rc = refuse(loc,
                         "cannot read this metadata file to tell whether another table lives "
                         "under %s, and it is older than the cutoff (not a write in progress); "
@@ -1287,17 +1306,181 @@ static int check_other_tables(plan *p)
                         "another table's metadata lives under %s: table-uuid %s (location %s), "
                         "this table is %s; refusing to sweep a folder shared with another table "
                         "(carve that table's folder out with --exclude-location)",
-                        p->list_root, uuid != NULL ? uuid : "(none)",
-                        location != NULL ? location : "(none)",
+                        p->list_root, m.uuid != NULL ? m.uuid : "(none)",
+                        m.roots[0] != NULL ? m.roots[0] : "(none)",
                         p->uuid != NULL ? p->uuid : "(no uuid)");
-        icm__free(uuid);
-        icm__free(location);
     }
+    peeked_dispose(&m);
     icm__ptrvec_dispose(&log, icm__free);
     if (rc == 0)
         rc = check_stale_pointer(p, &succ, others, n_others);
     icm__ptrvec_dispose(&succ, successor_free);
     icm__free(others);
+    return rc;
+}
+
+/* ---- tables that enclose the listing location ---- */
+
+/*
+ * The listing location can lie inside another table without that table's metadata being in
+ * the listing: table A's write.data.path set to B/data, B a filesystem-layout table (B/metadata
+ * is a sibling of the swept folder, and no catalog lists B) or a catalog table. Every one of
+ * B's data files there is then unreferenced by A, and old enough. So before the listing, the
+ * listing location and each folder enclosing it, up to the filesystem root or the bucket, are
+ * looked at: a folder whose `metadata/` folder holds a version hint or a `*.metadata.json`
+ * file (one stopping listing through the table's io, so --path-map applies) is a table, and
+ * the sweep is refused when another table writes there: its metadata's table-uuid differs (or
+ * one of the two has none) and the listing location is at or below one of the folders it
+ * writes into (inside_written_folders), or its metadata cannot be read (a hint without a
+ * metadata file, an unreadable or vanished file, a folder that cannot be listed). The table's own location and its own metadata folders are passed over. Dry runs
+ * are refused too: what they would plan is the other table's files. No override:
+ * --exclude-location cannot carve the swept folder out of the table that holds it.
+ */
+
+/* Length of the part of `loc` a walk up its folders stays within: its filesystem root (`/`,
+ * `file:///`) or its bucket (`s3://b`); 0 when there is none (relative, no authority). */
+static size_t folder_floor(const char *loc)
+{
+    const char *local = icm__location_local_part(loc);
+    if (local != NULL)
+        return local[0] == '/' ? (size_t)(local - loc) + 1 : 0;
+    const char *sep = strstr(loc, "://");
+    if (sep == NULL)
+        return 0;
+    size_t n = strcspn(sep + 3, "/");
+    return n > 0 ? (size_t)(sep + 3 - loc) + n : 0;
+}
+
+/* Whether the listing location is, or lies below, a folder the table of metadata `m` (found in
+ * the folder `dir`) writes its files into: its write.data.path and write.metadata.path, and its
+ * `data/` and `metadata/` folders (below `dir` and below the location `m` names; files written
+ * before a write path was set lie there). A table nested elsewhere in an enclosing table's
+ * folder (a table at the warehouse root holds every other table's folder) is not inside what
+ * that table writes. */
+static int inside_written_folders(const plan *p, const char *dir, const peeked *m, bool *out)
+{
+    *out = (m->roots[1] != NULL && icm__location_strip_prefix(p->list_root, m->roots[1], NULL)) ||
+           (m->roots[2] != NULL && icm__location_strip_prefix(p->list_root, m->roots[2], NULL));
+    const char *bases[2] = {dir, m->roots[0]};
+    static const char *const subdirs[2] = {"data", "metadata"};
+    for (size_t b = 0; b < 2 && !*out; b++)
+        for (size_t k = 0; k < 2 && !*out && bases[b] != NULL; k++) {
+            char *folder = icm__location_join(bases[b], subdirs[k]);
+            if (folder == NULL)
+                return ICM_ENOMEM;
+            *out = icm__location_strip_prefix(p->list_root, folder, NULL);
+            icm__free(folder);
+        }
+    return 0;
+}
+
+static int refuse_enclosing(const plan *p, const char *where, const char *dir, const char *why)
+{
+    return refuse(where,
+                  "the listing location %s lies inside another table (the folder %s is a "
+                  "table: %s); sweeping it would delete that table's files; nothing is deleted "
+                  "(no override)",
+                  p->list_root, dir, why);
+}
+
+/* The verdict on one enclosing folder `dir`. */
+static int check_enclosing_folder(plan *p, const char *dir)
+{
+    const char *location = icm_table_metadata_location(icm_table_get_metadata(p->t));
+    if (location != NULL && icm__location_equal(dir, location))
+        return 0; /* this table's own location */
+    char *md_dir = icm__location_join(dir, "metadata");
+    if (md_dir == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < p->n_md_dirs; i++)
+        if (icm__location_equal(md_dir, p->md_dirs[i])) {
+            icm__free(md_dir);
+            return 0; /* this table's own metadata folder */
+        }
+    icm__table_md_found found;
+    int rc = icm__find_table_metadata(p->io, md_dir, true, &found);
+    if (rc == ICM_EUNSUPPORTED) {
+        /* A folder the table's io cannot reach (a path map that maps only the table's part
+         * of a bucket): neither can its listing nor its deletes. */
+        icm_error_clear();
+        icm__free(md_dir);
+        return 0;
+    }
+    if (rc != 0) {
+        if (rc == ICM_ENOMEM) {
+            icm__free(md_dir);
+            return rc;
+        }
+        char *why = icm__sprintf("cannot list %s to tell whether it holds table metadata: %s",
+                                 md_dir, icm_error_last()->message);
+        icm_error_clear();
+        rc = why != NULL ? refuse_enclosing(p, md_dir, dir, why) : ICM_ENOMEM;
+        icm__free(why);
+        icm__free(md_dir);
+        return rc;
+    }
+    if (!found.any) {
+        icm__free(md_dir);
+        return 0;
+    }
+    if (found.document == NULL) {
+        rc = refuse_enclosing(p, md_dir, dir,
+                              "its metadata folder has a version hint but no metadata file");
+        icm__free(md_dir);
+        return rc;
+    }
+    const char *doc = found.document;
+    peeked m = {0};
+    rc = peek_metadata(p, doc, &m, NULL);
+    if (rc == 0)
+        rc = peek_again_while_unreadable(p, doc, &m, NULL);
+    /* Unreadable: what it writes is unknown. Another table: only what it writes into. This
+     * table's own metadata (a copy's, in a folder of its own): never. */
+    bool other = rc == 0 && !m.readable;
+    if (rc == 0 && m.readable && !same_table(p, doc, m.uuid))
+        rc = inside_written_folders(p, dir, &m, &other);
+    char *why = NULL;
+    if (other && !m.readable)
+        why = icm__sprintf("its metadata file %s %s", doc,
+                           m.gone ? "went away while being looked at"
+                                  : "cannot be read to tell whether it is this table");
+    else if (other)
+        why = icm__sprintf("that metadata file has table-uuid %s and location %s, this "
+                           "table is %s",
+                           m.uuid != NULL ? m.uuid : "(none)",
+                           m.roots[0] != NULL ? m.roots[0] : "(none)",
+                           p->uuid != NULL ? p->uuid : "(no uuid)");
+    if (other)
+        rc = why != NULL ? refuse_enclosing(p, doc, dir, why) : ICM_ENOMEM;
+    icm__free(why);
+    icm__free(md_dir);
+    peeked_dispose(&m);
+    icm__free(found.document);
+    return rc;
+}
+
+/* The listing location and each folder enclosing it, nearest first (see above). Local and
+ * object-store locations alike, in the listing location's own form. */
+static int check_enclosing_tables(plan *p)
+{
+    const char *root = p->list_root;
+    size_t floor = folder_floor(root);
+    if (floor == 0)
+        return 0;
+    int rc = 0;
+    for (size_t len = icm__location_trim_len(root); rc == 0;) {
+        char *dir = icm__sprintf("%.*s", (int)len, root);
+        if (dir == NULL)
+            return ICM_ENOMEM;
+        rc = check_enclosing_folder(p, dir);
+        icm__free(dir);
+        if (len <= floor)
+            break;
+        while (len > floor && root[len - 1] != '/')
+            len--;
+        while (len > floor && root[len - 1] == '/')
+            len--;
+    }
     return rc;
 }
 
@@ -1701,6 +1884,8 @@ static int run(plan *p, int64_t now)
         rc = set_list_root(p, icm_table_metadata_location(md));
     if (rc == 0)
         rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
+    if (rc == 0)
+        rc = check_enclosing_tables(p);
     if (rc == 0)
         rc = add_table_refs(p, md, md_location);
     if (rc == 0) {

@@ -32,7 +32,8 @@ typedef struct spy_io {
     icm_fileio *inner;      /* owned */
     strv stats;             /* every stat'ed location, in order */
     unsigned list_flags_or; /* flags of every listing, or'ed */
-    size_t lists;
+    size_t lists;           /* listings, but for those of a `metadata` folder: */
+    size_t md_lists;        /* the sweep's look at the folders enclosing its location */
     const char *vanish;     /* deleted (through inner) right before its stat is passed on */
     const char *to_dir;     /* replaced by an empty directory (local path) before its stat */
     const char *fail;       /* its stat fails with fail_code, without reaching inner */
@@ -82,7 +83,11 @@ static int spy_stat(icm_fileio *io, const char *l, icm_file_info *o)
 static int spy_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb, void *payload)
 {
     spy_io *s = spy_of(io);
-    s->lists++;
+    size_t n = strlen(p);
+    if (n >= 9 && strcmp(p + n - 9, "/metadata") == 0)
+        s->md_lists++;
+    else
+        s->lists++;
     s->list_flags_or |= flags;
     return icm_fileio_list_flags(s->inner, p, flags, cb, payload);
 }
@@ -103,6 +108,7 @@ static void spy_reset(spy_io *s)
     strv_free(&s->stats);
     s->list_flags_or = 0;
     s->lists = 0;
+    s->md_lists = 0;
     s->vanish = NULL;
     s->to_dir = NULL;
     s->fail = NULL;

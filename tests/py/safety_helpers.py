@@ -1,0 +1,44 @@
+"""Helpers the safety tests (tests/py/test_safety_*.py) share: aging files past the cutoff,
+naming what exists, reading every snapshot back with PyIceberg.
+
+Every safety test ages the table's files 10 days (well past the sweep's 3-day default and any
+cutoff the tests use) and then asserts exactly which files exist afterwards.
+"""
+import glob
+import os
+import time
+from pathlib import Path
+
+TEN_DAYS_S = 10 * 86400
+
+
+def age_all(*roots, seconds=TEN_DAYS_S):
+    """Set every file and folder below each root (hidden ones too, links themselves, not their
+    targets) `seconds` into the past."""
+    old = time.time() - seconds
+    for root in roots:
+        for f in glob.glob(str(Path(root) / "**" / "*"), recursive=True) + \
+                glob.glob(str(Path(root) / "**" / ".*"), recursive=True):
+            os.utime(f, (old, old), follow_symlinks=False)
+
+
+def local(p):
+    """The local path of a `file:` location (`file://localhost/p`, `file:///p`, `file:/p`)."""
+    for prefix in ("file://localhost", "file://", "file:"):
+        if p.startswith(prefix):
+            return p[len(prefix):]
+    return p
+
+
+def files_under(root):
+    """Every file below root (str paths)."""
+    out = set()
+    for dirpath, _dirs, names in os.walk(root):
+        out.update(str(Path(dirpath) / n) for n in names)
+    return out
+
+
+def rows_per_snapshot(table):
+    """{snapshot id: rows} of a PyIceberg table, each snapshot scanned whole."""
+    return {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
+            for s in table.metadata.snapshots}

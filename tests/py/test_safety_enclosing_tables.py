@@ -1,0 +1,142 @@
+"""The sweep refuses a listing location that lies inside another table.
+
+Catalog table A's write.data.path lies inside B, a filesystem-layout (Hadoop) table that no
+catalog lists (B/metadata/vN.metadata.json and version-hint.text). Sweeping A's data folder
+(`remove-orphan-files ns.a --location <write.data.path>`, as the README says to do) deleted
+B's live data files: the sweep looked for other tables only below the swept folder, and
+B/metadata is a sibling of B/data. Now the listing location and every folder enclosing it are
+looked at first: one whose `metadata/` folder holds table metadata that is not A's refuses the
+sweep (exit 5), dry runs too. The control: a write.data.path in a plain folder is swept as
+before, and only A's planted orphan goes.
+
+Tables are written by PyIceberg; every file is aged 10 days first. After each command the tests
+assert exactly which files exist and that PyIceberg still scans every snapshot of B.
+"""
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+from pyiceberg.table import StaticTable  # noqa: E402
+
+CLI = os.environ.get("ICM_CLI")
+from safety_helpers import age_all, files_under, local  # noqa: E402
+SCHEMA = pa.schema([("id", pa.int64())])
+
+
+def icm(cwd, cfg, *args):
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(cwd / "nohome")
+    return subprocess.run([CLI, "--config", str(cfg), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+
+def make_fs_table(tmp_path, where):
+    """A Hadoop-layout table at `where` with two snapshots, written through a throw-away
+    catalog that is then removed. Returns B's current metadata file."""
+    tmp_db = tmp_path / "tmpcat.db"
+    tmp_cat = pyiceberg_sql.SqlCatalog("tmp", uri=f"sqlite:///{tmp_db}",
+                                       warehouse=f"file://{tmp_path}/tmpwh")
+    tmp_cat.create_namespace("nb")
+    b = tmp_cat.create_table("nb.b", schema=SCHEMA, location=f"file://{where}")
+    b.append(pa.table({"id": [500, 600]}, schema=SCHEMA))
+    b.append(pa.table({"id": [700]}, schema=SCHEMA))
+    tmp_db.unlink()
+    names = sorted(p.name for p in (where / "metadata").glob("*.metadata.json"))
+    for n, name in enumerate(names, start=1):
+        (where / "metadata" / name).rename(where / "metadata" / f"v{n}.metadata.json")
+    (where / "metadata" / "version-hint.text").write_text(str(len(names)))
+    return where / "metadata" / f"v{len(names)}.metadata.json"
+
+
+def scan_every_snapshot(b_meta):
+    t = StaticTable.from_metadata(f"file://{b_meta}")
+    out = []
+    for snap in t.metadata.snapshots:
+        out.append(sorted(t.scan(snapshot_id=snap.snapshot_id).to_arrow()
+                          .column("id").to_pylist()))
+    return out
+
+
+def setup(tmp_path, data_path):
+    """Catalog table ns.a whose write.data.path is `data_path`, with one append and one
+    planted orphan there (orphan.parquet); everything aged. Returns (cfg, A's folder, orphan)."""
+    wh, db = tmp_path / "wh", tmp_path / "cat.db"
+    wh.mkdir()
+    cfg = tmp_path / "conf.yaml"
+    cfg.write_text(f"catalog:\n  default:\n    type: sql\n    uri: sqlite:///{db}\n"
+                   f"    warehouse: file://{wh}\n")
+    d = pyiceberg_sql.SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    d.create_namespace("ns")
+    a = d.create_table("ns.a", schema=SCHEMA,
+                       properties={"write.data.path": f"file://{data_path}"})
+    a.append(pa.table({"id": [1, 2]}, schema=SCHEMA))
+    adir = Path(local(d.load_table("ns.a").location()))
+    orphan = data_path / "orphan.parquet"
+    orphan.write_bytes(b"not referenced by anything")
+    age_all(tmp_path)
+    time.sleep(1.1)
+    return cfg, adir, orphan
+
+
+def sweep(tmp_path, cfg, data_path, *extra):
+    return icm(tmp_path, cfg, "remove-orphan-files", "ns.a", "--location",
+               f"file://{data_path}", *extra)
+
+
+@pytest.mark.parametrize("below", ["data", "data/sub", "metadata/sub"])
+def test_sweep_refuses_a_write_data_path_inside_a_filesystem_table(tmp_path, below):
+    bdir = tmp_path / "nb" / "b"
+    b_meta = make_fs_table(tmp_path, bdir)
+    b_scans = scan_every_snapshot(b_meta)
+    assert b_scans == [[500, 600], [500, 600, 700]]
+    data_path = bdir / below
+    data_path.mkdir(parents=True, exist_ok=True)
+    cfg, adir, orphan = setup(tmp_path, data_path)
+    before = files_under(tmp_path)
+    assert str(orphan) in before
+    # B's two data files, and A's own there too when A writes below B/data
+    b_data = [f for f in files_under(bdir / "data") if f.endswith(".parquet")]
+    assert len(b_data) >= (3 if below.startswith("data") else 2)
+
+    for extra in (("--dry-run",), ()):
+        p = sweep(tmp_path, cfg, data_path, *extra)
+        assert p.returncode == 5, (extra, p.stdout, p.stderr)
+        assert "inside another table" in p.stderr and str(bdir / "metadata") in p.stderr, \
+            p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert files_under(tmp_path) == before
+    assert scan_every_snapshot(b_meta) == b_scans
+
+
+def test_control_a_write_data_path_in_a_plain_folder_is_swept(tmp_path):
+    data_path = tmp_path / "plain" / "adata"
+    data_path.mkdir(parents=True)
+    cfg, adir, orphan = setup(tmp_path, data_path)
+    before = files_under(tmp_path)
+    p = sweep(tmp_path, cfg, data_path)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert files_under(tmp_path) == before - {str(orphan)}
+
+
+def test_control_a_folder_inside_another_table_but_outside_what_it_writes_is_swept(tmp_path):
+    """A table at a warehouse root holds every other table's folder without writing there: a
+    listing location inside B but outside B's data/ and metadata/ folders is swept (only A's
+    orphan goes), and B keeps every file and reads as before."""
+    bdir = tmp_path / "nb" / "b"
+    b_meta = make_fs_table(tmp_path, bdir)
+    b_scans = scan_every_snapshot(b_meta)
+    data_path = bdir / "ns" / "a-data"
+    data_path.mkdir(parents=True)
+    cfg, adir, orphan = setup(tmp_path, data_path)
+    before = files_under(tmp_path)
+    p = sweep(tmp_path, cfg, data_path)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert files_under(tmp_path) == before - {str(orphan)}
+    assert scan_every_snapshot(b_meta) == b_scans
