@@ -12,11 +12,9 @@ Every table is written by PyIceberg (SQLite catalog); every file is aged 10 days
 each command the test asserts exactly which files exist and that PyIceberg still loads each
 table and scans every snapshot.
 """
-import glob
 import os
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -26,27 +24,8 @@ pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 pyiceberg_table = pytest.importorskip("pyiceberg.table")
 
 CLI = os.environ.get("ICM_CLI")
-TEN_DAYS_S = 10 * 86400
+from safety_helpers import age_all, files_under, local, rows_per_snapshot  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
-
-
-def local(p):
-    return p[len("file://"):] if p.startswith("file://") else p
-
-
-def age_all(*roots):
-    old = time.time() - TEN_DAYS_S
-    for root in roots:
-        for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
-                glob.glob(str(root / "**" / ".*"), recursive=True):
-            os.utime(f, (old, old), follow_symlinks=False)
-
-
-def files_under(root):
-    out = set()
-    for dirpath, _dirs, names in os.walk(root):
-        out.update(str(Path(dirpath) / n) for n in names)
-    return out
 
 
 def referenced(table):
@@ -62,11 +41,6 @@ def referenced(table):
             for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
                 out.add(local(entry.data_file.file_path))
     return out
-
-
-def scan_every_snapshot(table):
-    return {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
-            for s in table.metadata.snapshots}
 
 
 def append(table, n):
@@ -123,7 +97,7 @@ def test_sqlite_catalog_database_at_table_location_is_never_swept(tmp_path):
     stray.write_bytes(b"orphan")
     age_all(env.wh)
     table = env.cat.load_table("ns.root")
-    before = scan_every_snapshot(table)
+    before = rows_per_snapshot(table)
     keep = referenced(table) | catalog_files
 
     for args in (("remove-orphan-files", "ns.root"),
@@ -138,7 +112,7 @@ def test_sqlite_catalog_database_at_table_location_is_never_swept(tmp_path):
     assert p.returncode == 0, p.stderr
     assert files_under(env.wh) == keep
     hold.close()
-    assert scan_every_snapshot(env.cat.load_table("ns.root")) == before
+    assert rows_per_snapshot(env.cat.load_table("ns.root")) == before
 
 
 def test_directory_table_never_sweeps_the_configured_catalog_files(tmp_path):
@@ -161,7 +135,7 @@ def test_directory_table_never_sweeps_the_configured_catalog_files(tmp_path):
     age_all(tdir)
     static = pyiceberg_table.StaticTable.from_metadata(str(tdir / "metadata" /
                                                            "v1.metadata.json"))
-    before = scan_every_snapshot(static)
+    before = rows_per_snapshot(static)
     catalog_files = {str(env.db), str(home / ".pyiceberg.yaml")}
     keep = referenced(static) | {str(tdir / "metadata" / "v1.metadata.json"),
                                  str(tdir / "metadata" / "version-hint.text")} | catalog_files
@@ -180,7 +154,7 @@ def test_directory_table_never_sweeps_the_configured_catalog_files(tmp_path):
     p = env.icm("remove-orphan-files", str(tdir), "--exclude-location", str(env.db))
     assert p.returncode == 0, p.stderr
     assert files_under(tdir) == keep
-    assert scan_every_snapshot(pyiceberg_table.StaticTable.from_metadata(
+    assert rows_per_snapshot(pyiceberg_table.StaticTable.from_metadata(
         str(tdir / "metadata" / "v1.metadata.json"))) == before
 
 
@@ -238,14 +212,14 @@ def test_catalog_database_no_configuration_names_is_never_swept(tmp_path):
     age_all(tdir)
     before = files_under(tdir)
     assert {f"{db}-wal", f"{db}-shm"} <= before
-    rows = scan_every_snapshot(cat.load_table("ns.t"))
+    rows = rows_per_snapshot(cat.load_table("ns.t"))
     for args in ((), ("--dry-run",), tuple(exclude([db, f"{db}-wal", f"{db}-shm", pointer]))):
         p = sweep_dir(tmp_path, tdir, *args)
         assert_refused(p, "catalog table ns.t", f"database file://{db}", "--exclude-location")
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert files_under(tdir) == before
     hold.close()
-    assert scan_every_snapshot(cat.load_table("ns.t")) == rows
+    assert rows_per_snapshot(cat.load_table("ns.t")) == rows
 
 
 def test_sqlite_file_is_never_swept_whatever_its_name(tmp_path):
@@ -277,7 +251,7 @@ def test_sqlite_file_is_never_swept_whatever_its_name(tmp_path):
     before = files_under(tdir)
     assert set(stores) | {f"{db}-shm"} <= before
     static = pyiceberg_table.StaticTable.from_metadata(str(md / "v1.metadata.json"))
-    rows = scan_every_snapshot(static)
+    rows = rows_per_snapshot(static)
     for args in ((), ("--dry-run",), tuple(exclude([db]))):
         p = sweep_dir(tmp_path, tdir, *args)
         assert_refused(p, "SQLite", "--exclude-location", str(disguised), str(journal),
@@ -288,7 +262,7 @@ def test_sqlite_file_is_never_swept_whatever_its_name(tmp_path):
     assert p.returncode == 0, p.stderr
     assert files_under(tdir) == before - {str(stray)}
     hold.close()
-    assert scan_every_snapshot(pyiceberg_table.StaticTable.from_metadata(
+    assert rows_per_snapshot(pyiceberg_table.StaticTable.from_metadata(
         str(md / "v1.metadata.json"))) == rows
 
 
@@ -307,7 +281,7 @@ def test_other_catalog_table_below_the_swept_location_is_refused(tmp_path):
     stray.write_bytes(b"orphan")
     age_all(env.wh, elsewhere)
     tables = {n: env.cat.load_table(n) for n in ("ns.root", "ns.b")}
-    before = {n: scan_every_snapshot(t) for n, t in tables.items()}
+    before = {n: rows_per_snapshot(t) for n, t in tables.items()}
     b_files = {f for f in referenced(tables["ns.b"]) if f.startswith(str(env.wh))}
     assert b_files, "ns.b should have data files below ns.root's location"
     keep = referenced(tables["ns.root"]) | b_files
@@ -320,7 +294,7 @@ def test_other_catalog_table_below_the_swept_location_is_refused(tmp_path):
     assert p.returncode == 0, p.stderr
     assert files_under(env.wh) == keep
     for n in tables:
-        assert scan_every_snapshot(env.cat.load_table(n)) == before[n]
+        assert rows_per_snapshot(env.cat.load_table(n)) == before[n]
 
 
 def test_register_table_of_a_metadata_file_in_use_is_refused(tmp_path):
@@ -339,7 +313,7 @@ def test_register_table_of_a_metadata_file_in_use_is_refused(tmp_path):
     assert p.returncode == 0, p.stderr
     assert sorted(i[1] for i in env.cat.list_tables("ns")) == ["copy", "t"]
     assert local(env.cat.load_table("ns.copy").metadata_location) == older
-    assert scan_every_snapshot(env.cat.load_table("ns.t"))
+    assert rows_per_snapshot(env.cat.load_table("ns.t"))
 
 
 @pytest.mark.parametrize("victim", ["cat.db", ".pyiceberg.yaml"])
@@ -388,4 +362,4 @@ def test_expiry_never_deletes_a_catalog_file_a_damaged_manifest_names(tmp_path, 
         assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
         assert victim in p.stderr and "expiry never deletes" in p.stderr, p.stderr
         assert before <= files_under(wh)
-    assert scan_every_snapshot(cat.load_table("ns.t"))
+    assert rows_per_snapshot(cat.load_table("ns.t"))

@@ -15,7 +15,6 @@ catalog's database was swept. Expiry did not look at other tables at all. The ru
 Every table is written by PyIceberg; every file is aged 10 days first. After each command the
 tests assert exactly which files exist and that PyIceberg still loads and scans each table.
 """
-import glob
 import os
 import subprocess
 import time
@@ -27,27 +26,8 @@ pa = pytest.importorskip("pyarrow")
 pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 
 CLI = os.environ.get("ICM_CLI")
-TEN_DAYS_S = 10 * 86400
+from safety_helpers import age_all, files_under, local, rows_per_snapshot  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
-
-
-def local(p):
-    return p[len("file://"):] if p.startswith("file://") else p
-
-
-def age_all(*roots):
-    old = time.time() - TEN_DAYS_S
-    for root in roots:
-        for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
-                glob.glob(str(root / "**" / ".*"), recursive=True):
-            os.utime(f, (old, old), follow_symlinks=False)
-
-
-def files_under(root):
-    out = set()
-    for dirpath, _dirs, names in os.walk(root):
-        out.update(str(Path(dirpath) / n) for n in names)
-    return out
 
 
 def referenced(table):
@@ -61,11 +41,6 @@ def referenced(table):
             for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
                 out.add(local(entry.data_file.file_path))
     return out
-
-
-def scan_every_snapshot(table):
-    return {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
-            for s in table.metadata.snapshots}
 
 
 def append(table, n, base=0):
@@ -122,7 +97,7 @@ def test_other_catalog_name_table_writing_inside_the_swept_table_is_refused(tmp_
     stray.write_bytes(b"orphan")
     age_all(tmp_path)
     tables = {"t": d.load_table("ns.t"), "x": o.load_table("o.x")}
-    before = {k: scan_every_snapshot(v) for k, v in tables.items()}
+    before = {k: rows_per_snapshot(v) for k, v in tables.items()}
     x_here = {f for f in referenced(tables["x"]) if f.startswith(str(tdir))}
     assert x_here
     keep = referenced(tables["t"]) | x_here
@@ -136,8 +111,8 @@ def test_other_catalog_name_table_writing_inside_the_swept_table_is_refused(tmp_
             str(tdir / "data" / "x"), config=cfg)
     assert p.returncode == 0, p.stderr
     assert files_under(tdir) == keep
-    assert scan_every_snapshot(d.load_table("ns.t")) == before["t"]
-    assert scan_every_snapshot(o.load_table("o.x")) == before["x"]
+    assert rows_per_snapshot(d.load_table("ns.t")) == before["t"]
+    assert rows_per_snapshot(o.load_table("o.x")) == before["x"]
 
 
 def test_same_table_registered_in_another_catalog_name_is_refused(tmp_path):
@@ -153,7 +128,7 @@ def test_same_table_registered_in_another_catalog_name_is_refused(tmp_path):
     tdir = Path(local(d.load_table("ns.t").location()))
     age_all(tmp_path)
     tables = {"d": d.load_table("ns.t"), "o": o.load_table("ns.t")}
-    before = {k: scan_every_snapshot(v) for k, v in tables.items()}
+    before = {k: rows_per_snapshot(v) for k, v in tables.items()}
     all_files = files_under(tdir)
     assert referenced(tables["o"]) <= all_files
     assert referenced(tables["o"]) - referenced(tables["d"])
@@ -162,8 +137,8 @@ def test_same_table_registered_in_another_catalog_name_is_refused(tmp_path):
         p = icm(tmp_path, "remove-orphan-files", "ns.t", *extra, config=cfg)
         assert_refused(p, "ns.t", "other", "--exclude-location")
         assert files_under(tdir) == all_files
-    assert scan_every_snapshot(d.load_table("ns.t")) == before["d"]
-    assert scan_every_snapshot(o.load_table("ns.t")) == before["o"]
+    assert rows_per_snapshot(d.load_table("ns.t")) == before["d"]
+    assert rows_per_snapshot(o.load_table("ns.t")) == before["o"]
 
 
 def root_table_with_second_catalog(tmp_path):
@@ -193,8 +168,8 @@ def test_every_configured_catalog_database_is_a_catalog_file(tmp_path):
     stray = wh / "data" / "stray.parquet"
     stray.write_bytes(b"orphan")
     age_all(tmp_path)
-    before = {"t": scan_every_snapshot(d.load_table("ns.t")),
-              "o": scan_every_snapshot(o.load_table("o.t"))}
+    before = {"t": rows_per_snapshot(d.load_table("ns.t")),
+              "o": rows_per_snapshot(o.load_table("o.t"))}
     own = {str(cfg), str(wh / "cat.db"), str(wh / "other.db")}
     keep = referenced(d.load_table("ns.t")) | own
 
@@ -209,8 +184,8 @@ def test_every_configured_catalog_database_is_a_catalog_file(tmp_path):
             *[a for f in sorted(own) for a in ("--exclude-location", f)], config=cfg)
     assert p.returncode == 0, p.stderr
     assert files_under(wh) == keep
-    assert scan_every_snapshot(d.load_table("ns.t")) == before["t"]
-    assert scan_every_snapshot(o.load_table("o.t")) == before["o"]
+    assert rows_per_snapshot(d.load_table("ns.t")) == before["t"]
+    assert rows_per_snapshot(o.load_table("o.t")) == before["o"]
 
 
 def test_config_file_reached_through_a_link_is_protected_by_both_names(tmp_path):
@@ -239,7 +214,7 @@ def test_config_file_reached_through_a_link_is_protected_by_both_names(tmp_path)
             "--exclude-location", str(real), *dbs, config=link)
     assert p.returncode == 0, p.stderr
     assert files_under(wh) == keep
-    assert scan_every_snapshot(d.load_table("ns.t"))
+    assert rows_per_snapshot(d.load_table("ns.t"))
 
 
 def test_table_of_another_configured_database_inside_the_swept_table_is_refused(tmp_path):
@@ -262,12 +237,12 @@ def test_table_of_another_configured_database_inside_the_swept_table_is_refused(
     assert y_here
     keep = referenced(d.load_table("ns.t")) | y_here
     assert files_under(tdir) == keep
-    before = scan_every_snapshot(o2.load_table("o.y"))
+    before = rows_per_snapshot(o2.load_table("o.y"))
 
     p = icm(tmp_path, "remove-orphan-files", "ns.t", config=cfg)
     assert_refused(p, "o.y", "other", "--exclude-location")
     assert files_under(tdir) == keep
-    assert scan_every_snapshot(o2.load_table("o.y")) == before
+    assert rows_per_snapshot(o2.load_table("o.y")) == before
 
 
 def test_expiry_keeps_files_of_a_table_nested_in_its_folder(tmp_path):
@@ -286,7 +261,7 @@ def test_expiry_keeps_files_of_a_table_nested_in_its_folder(tmp_path):
     a.add_files([b_file])
     d.load_table("ns.a").delete(EqualTo("id", 500))
     age_all(tmp_path)
-    b_before = scan_every_snapshot(d.load_table("ns.b"))
+    b_before = rows_per_snapshot(d.load_table("ns.b"))
     metadata_files = {f for f in files_under(adir) if f.endswith(".metadata.json")}
     time.sleep(1.1)
 
@@ -300,8 +275,8 @@ def test_expiry_keeps_files_of_a_table_nested_in_its_folder(tmp_path):
                 {f for f in files_under(adir) if f.endswith(".metadata.json")})
     assert files_under(adir) == expected
     assert os.path.exists(local(b_file))
-    assert scan_every_snapshot(d.load_table("ns.b")) == b_before
-    assert scan_every_snapshot(a_after)
+    assert rows_per_snapshot(d.load_table("ns.b")) == b_before
+    assert rows_per_snapshot(a_after)
 
 
 def test_expiry_of_a_table_inside_a_root_table_is_not_held(tmp_path):
@@ -321,4 +296,4 @@ def test_expiry_of_a_table_inside_a_root_table_is_not_held(tmp_path):
     t = d.load_table("ns.t")
     metadata_files = {f for f in files_under(tdir) if f.endswith(".metadata.json")}
     assert files_under(tdir) == referenced(t) | metadata_files
-    assert scan_every_snapshot(t)
+    assert rows_per_snapshot(t)

@@ -12,7 +12,6 @@ folder is no table, and the file A no longer references is deleted as before.
 Tables are written by PyIceberg; every file is aged 10 days first. After each command the tests
 assert exactly which files exist and that PyIceberg still reads B from its metadata file.
 """
-import glob
 import os
 import shutil
 import subprocess
@@ -26,26 +25,8 @@ pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 from pyiceberg.table import StaticTable  # noqa: E402
 
 CLI = os.environ.get("ICM_CLI")
-TEN_DAYS_S = 10 * 86400
+from safety_helpers import age_all, files_under, local  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
-
-
-def local(p):
-    return p[len("file://"):] if p.startswith("file://") else p
-
-
-def age_all(root):
-    old = time.time() - TEN_DAYS_S
-    for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
-            glob.glob(str(root / "**" / ".*"), recursive=True):
-        os.utime(f, (old, old), follow_symlinks=False)
-
-
-def files_under(root):
-    out = set()
-    for dirpath, _dirs, names in os.walk(root):
-        out.update(str(Path(dirpath) / n) for n in names)
-    return out
 
 
 def referenced(table):

@@ -13,12 +13,10 @@ leftover) proves nothing and is still swept.
 Every table is written by PyIceberg; every file is aged 10 days first. After each command the
 tests assert exactly which files exist and that PyIceberg still scans every snapshot.
 """
-import glob
 import json
 import os
 import shutil
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -28,27 +26,8 @@ pa = pytest.importorskip("pyarrow")
 pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 
 CLI = os.environ.get("ICM_CLI")
-TEN_DAYS_S = 10 * 86400
+from safety_helpers import age_all, files_under, local, rows_per_snapshot  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
-
-
-def local(p):
-    return p[len("file://"):] if p.startswith("file://") else p
-
-
-def age_all(*roots):
-    old = time.time() - TEN_DAYS_S
-    for root in roots:
-        for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
-                glob.glob(str(root / "**" / ".*"), recursive=True):
-            os.utime(f, (old, old), follow_symlinks=False)
-
-
-def files_under(root):
-    out = set()
-    for dirpath, _dirs, names in os.walk(root):
-        out.update(str(Path(dirpath) / n) for n in names)
-    return out
 
 
 def referenced(table):
@@ -62,11 +41,6 @@ def referenced(table):
             for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
                 out.add(local(entry.data_file.file_path))
     return out
-
-
-def scan_every_snapshot(table):
-    return {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
-            for s in table.metadata.snapshots}
 
 
 def append(table, n, base=0):
@@ -118,7 +92,7 @@ def test_sweep_through_a_stale_copy_of_the_catalog_is_refused(tmp_path, props):
     assert stale.metadata_location != t.metadata_location
     tdir = Path(local(t.location()))
     age_all(tmp_path)
-    before = scan_every_snapshot(t)
+    before = rows_per_snapshot(t)
     all_files = files_under(tdir)
     assert referenced(t) <= all_files
     assert referenced(t) - referenced(stale)
@@ -133,7 +107,7 @@ def test_sweep_through_a_stale_copy_of_the_catalog_is_refused(tmp_path, props):
                   "--exclude-location"):
             assert w in p.stderr, p.stderr
         assert files_under(tdir) == all_files
-    assert scan_every_snapshot(orig.load_table("ns.t")) == before
+    assert rows_per_snapshot(orig.load_table("ns.t")) == before
 
 
 def test_a_crashed_writers_single_newer_metadata_file_is_still_swept(tmp_path):
@@ -160,7 +134,7 @@ def test_a_crashed_writers_single_newer_metadata_file_is_still_swept(tmp_path):
     stray = tdir / "data" / "stray.parquet"
     stray.write_bytes(b"orphan")
     age_all(tmp_path)
-    before = scan_every_snapshot(t)
+    before = rows_per_snapshot(t)
     keep = referenced(t)
     assert files_under(tdir) == keep | {str(leftover), str(stray)}
 
@@ -170,4 +144,4 @@ def test_a_crashed_writers_single_newer_metadata_file_is_still_swept(tmp_path):
     p = icm(tmp_path, "remove-orphan-files", "ns.t", config=cfg)
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     assert files_under(tdir) == keep
-    assert scan_every_snapshot(c.load_table("ns.t")) == before
+    assert rows_per_snapshot(c.load_table("ns.t")) == before

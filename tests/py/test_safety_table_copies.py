@@ -19,13 +19,11 @@ commits once more to the original (so the two differ, as in the report); every f
 days. After each command the test asserts exactly which files exist (the original's byte for
 byte) and that PyIceberg still scans every snapshot of the original.
 """
-import glob
 import hashlib
 import os
 import shutil
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -36,23 +34,9 @@ pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 pyiceberg_table = pytest.importorskip("pyiceberg.table")
 
 CLI = os.environ.get("ICM_CLI")
-TEN_DAYS_S = 10 * 86400
+from safety_helpers import age_all, local  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
 CHECK = "own-metadata check"
-
-
-def local(p):
-    for prefix in ("file://localhost", "file://", "file:"):
-        if p.startswith(prefix):
-            return p[len(prefix):]
-    return p
-
-
-def age_all(root):
-    old = time.time() - TEN_DAYS_S
-    for f in glob.glob(str(root / "**" / "*"), recursive=True) + \
-            glob.glob(str(root / "**" / ".*"), recursive=True):
-        os.utime(f, (old, old), follow_symlinks=False)
 
 
 def tree(root):
