@@ -4,29 +4,26 @@
  */
 #include <string.h>
 
+#include "catalog/catalog_internal.h"
 #include "maint/catalog_store.h"
 #include "util/util.h"
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && memcmp(s + n - m, suffix, m) == 0;
-}
-
-static const char *base_name(const char *loc)
-{
-    const char *slash = strrchr(loc, '/');
-    return slash != NULL ? slash + 1 : loc;
-}
-
 bool icm__named_like_a_table_file(const char *loc)
 {
+    /* One extension compare per listed file: the sweep asks this of every name it lists. */
     static const char *const exts[] = {".parquet", ".parq", ".orc", ".avro", ".puffin",
-                                       ".stats", ".metadata.json", ".metadata.json.gz", ".crc"};
-    const char *name = base_name(loc);
+                                       ".stats", ".crc"};
+    const char *name = icm__basename(loc);
+    const char *dot = strrchr(name, '.');
+    if (dot == NULL)
+        return false;
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
-        if (ends_with(name, exts[i]))
+        if (strcmp(dot, exts[i]) == 0)
             return true;
+    if (strcmp(dot, ".json") == 0)
+        return icm__str_ends_with(name, ".metadata.json");
+    if (strcmp(dot, ".gz") == 0)
+        return icm__str_ends_with(name, ".metadata.json.gz");
     return strcmp(name, "version-hint.text") == 0;
 }
 
@@ -41,11 +38,13 @@ bool icm__sqlite_store_bytes(const unsigned char *b, size_t n)
     return n >= 4 && b[0] == 0x37 && b[1] == 0x7f && b[2] == 0x06 && (b[3] & 0xfe) == 0x82;
 }
 
-int icm__is_catalog_file(icm_fileio *io, const char *location, bool *out)
+int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_file *out)
 {
-    *out = strcmp(base_name(location), ".pyiceberg.yaml") == 0;
-    if (*out)
+    *out = ICM__CATALOG_FILE_NONE;
+    if (strcmp(icm__basename(location), ".pyiceberg.yaml") == 0) {
+        *out = ICM__CATALOG_FILE_CONFIG;
         return 0;
+    }
     unsigned char head[16];
     size_t got = 0;
     int rc = icm_fileio_read_range(io, location, 0, head, sizeof head, &got);
@@ -55,6 +54,9 @@ int icm__is_catalog_file(icm_fileio *io, const char *location, bool *out)
         icm_error_clear();
         return 0;
     }
-    *out = icm__sqlite_store_bytes(head, got);
+    if (icm__sqlite_store_bytes(head, got))
+        *out = got == sizeof head && memcmp(head, "SQLite format 3", sizeof head) == 0
+                   ? ICM__CATALOG_FILE_SQLITE_DATABASE
+                   : ICM__CATALOG_FILE_SQLITE_JOURNAL;
     return 0;
 }

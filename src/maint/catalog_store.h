@@ -20,9 +20,16 @@ bool icm__named_like_a_table_file(const char *loc);
  * or 0x377f0683, big-endian; journal magic d9 d5 05 f9 20 a1 63 d7). */
 bool icm__sqlite_store_bytes(const unsigned char *b, size_t n);
 
-/* Whether the file at `location` is a catalog's: a SQLite database, WAL or journal (its first
- * 16 bytes read), or a `.pyiceberg.yaml` (by name). A file that cannot be read is not (*out
- * false, 0). Returns 0 or ICM_ENOMEM. */
-int icm__is_catalog_file(icm_fileio *io, const char *location, bool *out);
+typedef enum icm__catalog_file {
+    ICM__CATALOG_FILE_NONE = 0,
+    ICM__CATALOG_FILE_SQLITE_DATABASE, /* "SQLite format 3\0" */
+    ICM__CATALOG_FILE_SQLITE_JOURNAL,  /* its WAL or rollback journal */
+    ICM__CATALOG_FILE_CONFIG           /* a .pyiceberg.yaml (by name) */
+} icm__catalog_file;
+
+/* Whether the file at `location` is one a catalog keeps, and which (its first 16 bytes read,
+ * unless its name says .pyiceberg.yaml). A file that cannot be read is none. Returns 0 or
+ * ICM_ENOMEM. */
+int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_file *out);
 
 #endif /* ICM_MAINT_CATALOG_STORE_H */

@@ -19,6 +19,7 @@
  */
 #include <string.h>
 
+#include "catalog/catalog_internal.h"
 #include "maint/catalog_store.h"
 #include "maint/expire_internal.h"
 #include "maint/verify.h"
@@ -139,14 +140,14 @@ int icm__expire_hold_catalog_files(icm_fileio *io, icm_expire_result *r)
 {
     for (size_t i = 0; i < r->deleted_file_count; i++) {
         const char *path = r->deleted_files[i].path;
-        const char *slash = strrchr(path, '/');
-        const char *name = slash != NULL ? slash + 1 : path;
-        bool bad = name[0] == '.';
-        if (!bad && !icm__named_like_a_table_file(path)) {
-            int rc = icm__is_catalog_file(io, path, &bad);
+        const char *name = icm__basename(path);
+        icm__catalog_file kind = ICM__CATALOG_FILE_NONE;
+        if (name[0] != '.' && !icm__named_like_a_table_file(path)) {
+            int rc = icm__catalog_file_kind(io, path, &kind);
             if (rc != 0)
                 return rc;
         }
+        bool bad = name[0] == '.' || kind != ICM__CATALOG_FILE_NONE;
         if (!bad)
             continue;
         char *message = icm__sprintf("an expired snapshot's manifest names this %s file, which "

@@ -32,6 +32,7 @@
 #include "icemaint/expire.h"
 #include "icemaint/maint.h"
 #include "icemaint/metadata.h"
+#include "catalog/catalog_internal.h"
 #include "io/list_ahead.h"
 #include "maint/catalog_store.h"
 #include "maint/orphans_internal.h"
@@ -88,23 +89,11 @@ typedef struct icm__orphan_plan plan;
 /* ------------------------------------------------------------------------------------------ */
 /* small helpers                                                                               */
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && memcmp(s + n - m, suffix, m) == 0;
-}
-
-static const char *base_name(const char *loc)
-{
-    const char *slash = strrchr(loc, '/');
-    return slash != NULL ? slash + 1 : loc;
-}
-
 /* True when some directory component of `loc` is exactly `dir`. */
 static bool has_dir_component(const char *loc, const char *dir)
 {
     size_t n = strlen(dir);
-    const char *name = base_name(loc);
+    const char *name = icm__basename(loc);
     for (const char *s = loc; s < name; s++) {
         if ((s == loc || s[-1] == '/') && strncmp(s, dir, n) == 0 && s[n] == '/')
             return true;
@@ -123,25 +112,26 @@ static bool is_lease_file(const char *name)
 
 static bool is_metadata_json(const char *name)
 {
-    return ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz");
+    return icm__str_ends_with(name, ".metadata.json") ||
+           icm__str_ends_with(name, ".metadata.json.gz");
 }
 
 icm_orphan_kind icm__orphan_guess_kind(const char *loc)
 {
-    const char *name = base_name(loc);
+    const char *name = icm__basename(loc);
     bool in_metadata = has_dir_component(loc, "metadata");
     if (is_metadata_json(name) || strcmp(name, "version-hint.text") == 0 ||
         strcmp(name, "version-hint.txt") == 0)
         return ICM_ORPHAN_METADATA;
-    if (strncmp(name, "snap-", 5) == 0 && ends_with(name, ".avro"))
+    if (strncmp(name, "snap-", 5) == 0 && icm__str_ends_with(name, ".avro"))
         return ICM_ORPHAN_MANIFEST_LIST;
     if (in_metadata)
-        return ends_with(name, ".avro") ? ICM_ORPHAN_MANIFEST : ICM_ORPHAN_OTHER;
-    if (ends_with(name, ".puffin") || strstr(name, "delete") != NULL ||
+        return icm__str_ends_with(name, ".avro") ? ICM_ORPHAN_MANIFEST : ICM_ORPHAN_OTHER;
+    if (icm__str_ends_with(name, ".puffin") || strstr(name, "delete") != NULL ||
         strstr(name, "-eq-") != NULL)
         return ICM_ORPHAN_DELETE;
-    if (ends_with(name, ".parquet") || ends_with(name, ".orc") || ends_with(name, ".avro") ||
-        ends_with(name, ".parq") || has_dir_component(loc, "data"))
+    if (icm__str_ends_with(name, ".parquet") || icm__str_ends_with(name, ".orc") || icm__str_ends_with(name, ".avro") ||
+        icm__str_ends_with(name, ".parq") || has_dir_component(loc, "data"))
         return ICM_ORPHAN_DATA;
     return ICM_ORPHAN_OTHER;
 }
@@ -801,7 +791,7 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
             p->file_list_outside++;
         return 0;
     }
-    if (is_lease_file(base_name(rest)))
+    if (is_lease_file(icm__basename(rest)))
         return 0;
     r->listed++;
     if (!icm__named_like_a_table_file(info->location)) {
@@ -850,7 +840,7 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
             return rc;
         if (p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE)
             return 0;
-    } else if (is_metadata_json(base_name(info->location))) {
+    } else if (is_metadata_json(icm__basename(info->location))) {
         char *copy = icm__strdup(info->location);
         if (copy == NULL || icm__ptrvec_push(&p->unreferenced_md, copy) != 0) {
             icm__free(copy);
@@ -1511,19 +1501,11 @@ static int check_catalog_stores(plan *p)
     int rc = 0;
     for (size_t i = 0; i < p->unknown_files.len && rc == 0; i++) {
         const char *loc = p->unknown_files.items[i];
-        unsigned char head[16];
-        size_t got = 0;
-        rc = icm_fileio_read_range(p->io, loc, 0, head, sizeof head, &got);
-        if (rc != 0) {
-            if (rc == ICM_ENOMEM)
-                break;
-            icm_error_clear();
-            rc = 0;
-            continue;
-        }
-        if (!icm__sqlite_store_bytes(head, got))
-            continue;
-        if (got >= 16 && memcmp(head, "SQLite format 3", 16) == 0)
+        icm__catalog_file kind;
+        rc = icm__catalog_file_kind(p->io, loc, &kind);
+        if (rc != 0 || kind == ICM__CATALOG_FILE_NONE || kind == ICM__CATALOG_FILE_CONFIG)
+            continue; /* (a .pyiceberg.yaml is hidden: never a candidate) */
+        if (kind == ICM__CATALOG_FILE_SQLITE_DATABASE)
             rc = icm__catalog_guard_check_found_database(p->t, p->o, p->list_root, loc,
                                                          p->md_location);
         if (rc == 0 && is_orphan(p, loc) && found++ < STORES_NAMED)

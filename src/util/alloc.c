@@ -92,6 +92,12 @@ char *icm__strndup(const char *s, size_t n)
     return d;
 }
 
+bool icm__str_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
 char *icm__strdup(const char *s)
 {
     return icm__strndup(s, strlen(s));

@@ -38,6 +38,8 @@ void *icm__reallocarray(void *p, size_t count, size_t size);
 void icm__free(void *p);
 char *icm__strdup(const char *s);
 char *icm__strndup(const char *s, size_t n);
+/* Whether `s` ends with `suffix`. */
+bool icm__str_ends_with(const char *s, const char *suffix);
 char *icm__sprintf(const char *fmt, ...) ICM__PRINTF(1, 2);
 char *icm__vsprintf(const char *fmt, va_list ap) ICM__PRINTF(1, 0);
 
