@@ -54,24 +54,6 @@ typedef struct guard_ctx {
     const char *found_db;     /* the database the listing found (NULL: a configured one) */
 } guard_ctx;
 
-static int refuse(const char *location, const char *fmt, ...) ICM__PRINTF(2, 3);
-static int refuse(const char *location, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = icm__error_vset(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-static bool excluded(const icm_orphan_options *o, const char *loc)
-{
-    for (size_t i = 0; i < o->exclude_location_count; i++)
-        if (icm__location_strip_prefix(loc, o->exclude_locations[i], NULL))
-            return true;
-    return false;
-}
-
 static int remember(icm__catalog_guard *g, const char *name)
 {
     char *copy = icm__strdup(name);
@@ -127,7 +109,7 @@ static int guard_file(guard_ctx *c, const char *file)
     if (rc == 0 && alias != NULL)
         rc = remember(c->g, alias);
     const char *below = icm__location_strip_prefix(file, c->list_root, NULL) ? file : alias;
-    if (rc == 0 && below != NULL && !excluded(c->o, file) && !excluded(c->o, below)) {
+    if (rc == 0 && below != NULL && !icm__orphan_excluded(c->o, file) && !icm__orphan_excluded(c->o, below)) {
         icm_file_info info;
         int src = icm_fileio_stat(c->io, file, &info);
         if (src == 0) {
@@ -149,7 +131,7 @@ static int refuse_own_files(const guard_ctx *c)
 {
     if (c->n_offending == 0)
         return 0;
-    return refuse(c->list_root,
+    return icm__orphan_refuse(c->list_root,
                   "%zu file%s of the catalog itself (its SQLite database and journals, or its "
                   ".pyiceberg.yaml, which hold or name every table's pointer) lie%s under the "
                   "listing location; refusing to sweep a folder the catalog lives in (name the "
@@ -196,13 +178,13 @@ static int guard_own_files(guard_ctx *c, icm_table *t)
 static bool holds(const guard_ctx *c, const char *loc)
 {
     return loc != NULL && loc[0] != '\0' && icm__location_strip_prefix(loc, c->list_root, NULL) &&
-           !excluded(c->o, loc);
+           !icm__orphan_excluded(c->o, loc);
 }
 
 static int refuse_table(const guard_ctx *c, const icm__other_table *t, const char *what,
                         const char *loc)
 {
-    return refuse(loc,
+    return icm__orphan_refuse(loc,
                   "catalog table %s.%s (catalog '%s'%s%s) has its %s here, under the listing "
                   "location %s; refusing to sweep a folder shared with another table, whose "
                   "files this table does not reference (carve that table's folders out with "
@@ -375,7 +357,7 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
                              const char *list_root)
 {
     if (!icm__location_is_absolute(list_root) && !named_by_path_map(t, list_root))
-        return refuse(list_root, "the table location is a relative path, so what it names "
+        return icm__orphan_refuse(list_root, "the table location is a relative path, so what it names "
                                  "depends on the working directory; refusing to sweep (map it "
                                  "to where the table is with --path-map)");
     guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL,

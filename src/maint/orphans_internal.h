@@ -208,4 +208,10 @@ void icm__orphan_result_tally(icm_orphan_result *r, bool after_delete);
 /* Append a warning line. Returns 0 or ICM_ENOMEM. */
 int icm__orphan_warn(icm_orphan_result *r, const char *fmt, ...) ICM__PRINTF(2, 3);
 
+/* The sweep's refusal: ICM_EREFUSED with the message, naming `location`. */
+int icm__orphan_refuse(const char *location, const char *fmt, ...) ICM__PRINTF(2, 3);
+
+/* Whether `loc` lies at or below one of o's exclude_locations. */
+bool icm__orphan_excluded(const icm_orphan_options *o, const char *loc);
+
 #endif /* ICM_MAINT_ORPHANS_INTERNAL_H */

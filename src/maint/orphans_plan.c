@@ -176,14 +176,21 @@ int icm__orphan_warn(icm_orphan_result *r, const char *fmt, ...)
     return 0;
 }
 
-static int refuse(const char *location, const char *fmt, ...) ICM__PRINTF(2, 3);
-static int refuse(const char *location, const char *fmt, ...)
+int icm__orphan_refuse(const char *location, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     int rc = icm__error_vset(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location, fmt, ap);
     va_end(ap);
     return rc;
+}
+
+bool icm__orphan_excluded(const icm_orphan_options *o, const char *loc)
+{
+    for (size_t i = 0; i < o->exclude_location_count; i++)
+        if (icm__location_strip_prefix(loc, o->exclude_locations[i], NULL))
+            return true;
+    return false;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -194,7 +201,7 @@ static int check_gc(const icm_table_metadata *md, const char *where)
     const char *gc = NULL;
     if (icm__gc_enabled(md, &gc))
         return 0;
-    return refuse(where, "Cannot delete orphan files: GC is disabled (deleting files may "
+    return icm__orphan_refuse(where, "Cannot delete orphan files: GC is disabled (deleting files may "
                          "corrupt other tables); table property gc.enabled='%s' (any value "
                          "but 'true' disables it, as in Java; set it to true only when no "
                          "other table shares these files)",
@@ -230,13 +237,13 @@ static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
     if (__builtin_sub_overflow(now, p->cutoff, &window))
         window = p->cutoff < 0 ? INT64_MAX : INT64_MIN;
     if (window < 0 && !o->force)
-        return refuse(NULL,
+        return icm__orphan_refuse(NULL,
                       "cutoff is %.1f h in the future (after now): every file would count as "
                       "old enough, even one a commit in progress is writing; choose a cutoff at "
                       "least 24 h ago, or use --force (options.force) to accept",
                       -(double)window / 3600000.0);
     if (window < ICM_ORPHAN_MIN_AGE_MS && !o->force)
-        return refuse(NULL,
+        return icm__orphan_refuse(NULL,
                       "cutoff is only %.1f h before now (minimum 24 h): files that young may "
                       "belong to a commit in progress; use --force (options.force) to accept",
                       (double)window / 3600000.0);
@@ -393,7 +400,7 @@ static int check_resolved_root(plan *p, const char *want)
         icm__free(root);
     }
     if (rc == 0 && !ok)
-        rc = refuse(want, "listing location resolves to %s, through a symbolic link below the "
+        rc = icm__orphan_refuse(want, "listing location resolves to %s, through a symbolic link below the "
                           "table location, write.data.path or write.metadata.path: the listing "
                           "would not name the table's files as its metadata does (name the "
                           "folder the link leads to, if that is inside the table)", real);
@@ -408,7 +415,7 @@ static int set_list_root(plan *p, const char *table_location)
     for (size_t i = 0; i < p->n_roots && !ok; i++)
         ok = icm__location_strip_prefix(want, p->roots[i], NULL);
     if (!ok)
-        return refuse(want, "listing location is not inside the table location, "
+        return icm__orphan_refuse(want, "listing location is not inside the table location, "
                             "write.data.path or write.metadata.path: files there are never "
                             "deleted (no override)");
     int rc = p->o->location != NULL ? check_resolved_root(p, want) : 0;
@@ -466,7 +473,6 @@ static int set_hidden_fields(plan *p, const icm_table_metadata *md)
 /* the keep set R                                                                              */
 
 static bool hidden_path(const plan *p, const char *rest);
-static bool excluded(const plan *p, const char *loc);
 
 static int add_ref(plan *p, const char *loc)
 {
@@ -598,7 +604,7 @@ static bool listing_shows(const plan *p, const char *location)
 {
     const char *rest;
     return below_root(p, location, &rest) && rest[0] != '\0' && !p->root_hidden &&
-           !hidden_path(p, rest) && !excluded(p, location);
+           !hidden_path(p, rest) && !icm__orphan_excluded(p->o, location);
 }
 
 static int on_reached(const icm__reached *f, void *payload)
@@ -658,7 +664,7 @@ static int add_doc_ref(const char *loc, void *payload)
 static int refuse_unreadable(const icm__reach_report *rep)
 {
     const icm__reach_failure *f = &rep->failures[0];
-    return refuse(f->location,
+    return icm__orphan_refuse(f->location,
                   "cannot read this %s of a retained snapshot (%s); the keep set would be "
                   "incomplete, so nothing is deleted (%zu unreadable file%s; no override)",
                   f->is_manifest_list ? "manifest list" : "manifest", f->message,
@@ -685,14 +691,6 @@ static int add_table_refs(plan *p, const icm_table_metadata *md, const char *md_
 
 /* ------------------------------------------------------------------------------------------ */
 /* candidates                                                                                  */
-
-static bool excluded(const plan *p, const char *loc)
-{
-    for (size_t i = 0; i < p->o->exclude_location_count; i++)
-        if (icm__location_strip_prefix(loc, p->o->exclude_locations[i], NULL))
-            return true;
-    return false;
-}
 
 /* Remember "(referenced, listed)" for the message, as Java reports the differing part. */
 static int record_conflict(plan *p, size_t origin)
@@ -801,7 +799,7 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
             return ICM_ENOMEM;
         }
     }
-    if (excluded(p, info->location)) {
+    if (icm__orphan_excluded(p->o, info->location)) {
         r->excluded++;
         return 0;
     }
@@ -987,7 +985,7 @@ static int check_conflicts(plan *p)
         icm__buf_dispose(&pairs);
         return ICM_ENOMEM;
     }
-    int rc = refuse(p->list_root,
+    int rc = icm__orphan_refuse(p->list_root,
                     "Unable to determine whether certain files are orphan: %zu listed file%s "
                     "match referenced files only up to scheme or authority; use "
                     "--prefix-mismatch ignore (keep them) or delete, or declare the names equal "
@@ -1195,7 +1193,7 @@ static const successor *named_successor(const icm__ptrvec *succ, const icm__ptrv
 
 static int refuse_stale_pointer(const plan *p, const char *newer, const char *between)
 {
-    return refuse(newer,
+    return icm__orphan_refuse(newer,
                   "newer metadata of this same table: it has %s in its metadata-log, whose "
                   "metadata-log names this catalog's pointer %s, so some catalog committed "
                   "past that pointer and it looks stale (a copied or restored catalog?); a "
@@ -1286,13 +1284,13 @@ static int check_other_tables(plan *p)
             continue;
         }
         if (!m.readable)
-            rc = refuse(loc,
+            rc = icm__orphan_refuse(loc,
                         "cannot read this metadata file to tell whether another table lives "
                         "under %s, and it is older than the cutoff (not a write in progress); "
                         "nothing is deleted (remove or move it, or carve its folder out with "
                         "--exclude-location)", p->list_root);
         else
-            rc = refuse(loc,
+            rc = icm__orphan_refuse(loc,
                         "another table's metadata lives under %s: table-uuid %s (location %s), "
                         "this table is %s; refusing to sweep a folder shared with another table "
                         "(carve that table's folder out with --exclude-location)",
@@ -1366,7 +1364,7 @@ static int inside_written_folders(const plan *p, const char *dir, const peeked *
 
 static int refuse_enclosing(const plan *p, const char *where, const char *dir, const char *why)
 {
-    return refuse(where,
+    return icm__orphan_refuse(where,
                   "the listing location %s lies inside another table (the folder %s is a "
                   "table: %s); sweeping it would delete that table's files; nothing is deleted "
                   "(no override)",
@@ -1512,7 +1510,7 @@ static int check_catalog_stores(plan *p)
             rc = icm__buf_printf(&named, "%s%s", found > 1 ? ", " : "", loc);
     }
     if (rc == 0 && found > 0)
-        rc = refuse(p->list_root,
+        rc = icm__orphan_refuse(p->list_root,
                     "%zu file%s under it %s a SQLite database or its journal, the kind of file "
                     "a catalog keeps every table's pointer in (%s%s); the sweep never deletes "
                     "one and nothing is deleted: move %s out of the table location, or carve "
@@ -1600,7 +1598,7 @@ static int refuse_missing(plan *p, const missing_files *m)
     }
     const char *where = p->o->file_list != NULL ? "neither in the file list nor in storage"
                                                 : "not in the listing";
-    int rc = refuse(p->list_root,
+    int rc = icm__orphan_refuse(p->list_root,
                     "%zu file%s the table's snapshots reference here %s %s%s%s; nothing is "
                     "deleted (a damaged manifest may name a live file wrongly, or the "
                     "listing does not name files as the metadata does: check --path-map and "
@@ -1650,7 +1648,7 @@ static int check_path_form(plan *p)
     const icm_orphan_result *r = p->r;
     if (p->referenced_under_root == 0 || r->referenced_listed > 0 || r->orphan_count == 0)
         return 0;
-    return refuse(p->list_root,
+    return icm__orphan_refuse(p->list_root,
                   "none of the %zu files the metadata references here was found in the "
                   "listing, so the listing names files differently from the metadata (check "
                   "--path-map, --equal-schemes, --equal-authorities); nothing is deleted",
@@ -1767,7 +1765,7 @@ static int companion_of(plan *p, const icm_orphan_file *f, icm_orphan_file *out)
         return rc;
     icm__okey_match m = ICM__OKEY_NONE;
     rc = icm__okeys_lookup(&p->keys, crc, &m, NULL);
-    if (rc != 0 || m != ICM__OKEY_NONE || excluded(p, crc)) {
+    if (rc != 0 || m != ICM__OKEY_NONE || icm__orphan_excluded(p->o, crc)) {
         icm__free(crc);
         return rc;
     }
@@ -1849,7 +1847,7 @@ static int run(plan *p, int64_t now)
         return ICM_ENOMEM;
     p->md_location = md_location; /* the plan's; brought up to date by recheck */
     if (icm_table_is_read_only(p->t) && !p->o->dry_run)
-        rc = refuse(md_location, "the table was opened from a metadata file, which may not be "
+        rc = icm__orphan_refuse(md_location, "the table was opened from a metadata file, which may not be "
                                  "its current metadata: only a dry run is allowed (open it "
                                  "through its catalog or table directory)");
     if (rc == 0)
