@@ -106,6 +106,24 @@ static void env_init(env *e, bool fault)
     icm_fileio_mem_set_time(e->store, e->old);
 }
 
+/* Before the run's delete number `at` (1-based), call hook(deleting, arg). */
+static void hook_delete(env *e, int at, void (*hook)(const char *, void *), void *arg)
+{
+    e->hio.hook_at = at;
+    e->hio.hook = hook;
+    e->hio.arg = arg;
+}
+
+/* Plant data/S0.parquet .. data/S<n-1>.parquet, old enough to be orphans. */
+static void plant_old_orphans(env *e, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char path[64];
+        snprintf(path, sizeof path, LOC "/data/S%d.parquet", i);
+        plant(e->store, path, e->old);
+    }
+}
+
 static void env_free(env *e)
 {
     hist_free(e->h);
@@ -185,14 +203,11 @@ static void test_commit_between_sweep_batches_keeps_newly_referenced_file(void *
     env e;
     env_init(&e, false);
     hist_append(e.h, "main", "A", NULL);
-    plant(e.store, LOC "/data/S0.parquet", e.old);
-    plant(e.store, LOC "/data/S1.parquet", e.old);
-    plant(e.store, LOC "/data/S2.parquet", e.old);
+    plant_old_orphans(&e, 3);
     strv before = list_all(e.mem, LOC);
     writer w = {&e, "S2", {NULL}, false};
-    e.hio.hook_at = 1; /* before the first delete: S0, S1 and S2 are all planned */
-    e.hio.hook = writer_commits;
-    e.hio.arg = &w;
+    /* before the first delete: S0, S1 and S2 are all planned */
+    hook_delete(&e, 1, writer_commits, &w);
 
     icm_orphan_options o = sweep_opts(&e, 1);
     icm_orphan_result *r = NULL;
@@ -237,11 +252,8 @@ static void test_sweep_counts_file_gone_at_delete_time_as_already_gone(void **st
     env e;
     env_init(&e, false);
     hist_append(e.h, "main", "A", NULL);
-    plant(e.store, LOC "/data/S0.parquet", e.old);
-    plant(e.store, LOC "/data/S1.parquet", e.old);
-    e.hio.hook_at = 1;
-    e.hio.hook = vanish_other;
-    e.hio.arg = &e;
+    plant_old_orphans(&e, 2);
+    hook_delete(&e, 1, vanish_other, &e);
 
     icm_orphan_options o = sweep_opts(&e, 0);
     icm_orphan_result *r = NULL;
@@ -363,11 +375,8 @@ static void test_sweep_stops_when_a_reload_fails(void **state)
     env e;
     env_init(&e, true);
     hist_append(e.h, "main", "A", NULL);
-    plant(e.store, LOC "/data/S0.parquet", e.old);
-    plant(e.store, LOC "/data/S1.parquet", e.old);
-    e.hio.hook_at = 1;
-    e.hio.hook = fail_next_read;
-    e.hio.arg = &e;
+    plant_old_orphans(&e, 2);
+    hook_delete(&e, 1, fail_next_read, &e);
     icm_orphan_options o = sweep_opts(&e, 1);
     icm_orphan_result *r = NULL;
     assert_int_equal(sweep(&e, &o, &r), ICM_EIO);
@@ -414,9 +423,8 @@ static void test_commit_between_expiry_batches_keeps_rereferenced_file(void **st
     hist_overwrite(e.h, "main", c, ab);
     char *a = hist_data_path(e.h, "A"), *b = hist_data_path(e.h, "B");
     writer w = {&e, NULL, {"A", "B", NULL}, false};
-    e.hio.hook_at = 1; /* the first delete is A or B; the writer re-adds the other */
-    e.hio.hook = writer_commits;
-    e.hio.arg = &w;
+    /* the first delete is A or B; the writer re-adds the other */
+    hook_delete(&e, 1, writer_commits, &w);
 
     icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
     o.decide.now_ms = e.now;
@@ -457,9 +465,7 @@ static void test_expiry_counts_file_gone_at_delete_time_as_already_gone(void **s
     hist_set_time(e.h, e.now - 8 * DAY_MS);
     const char *del[] = {"S0", "S1", NULL}, *add[] = {"C", NULL};
     hist_overwrite(e.h, "main", add, del);
-    e.hio.hook_at = 1;
-    e.hio.hook = vanish_other;
-    e.hio.arg = &e;
+    hook_delete(&e, 1, vanish_other, &e);
     icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
     o.decide.now_ms = e.now;
     o.decide.has_older_than = true;
@@ -665,14 +671,11 @@ static void test_sweep_stops_when_its_lease_is_lost(void **state)
     env e;
     env_init(&e, false);
     hist_append(e.h, "main", "A", NULL);
-    plant(e.store, LOC "/data/S0.parquet", e.old);
-    plant(e.store, LOC "/data/S1.parquet", e.old);
+    plant_old_orphans(&e, 2);
     icm_table *t = hist_open_table(e.h);
     icm_lease *l = NULL;
     icmt_ok(icm_lease_acquire(&l, t, NULL));
-    e.hio.hook_at = 1;
-    e.hio.hook = steal_lease;
-    e.hio.arg = &e;
+    hook_delete(&e, 1, steal_lease, &e);
     icm_orphan_options o = sweep_opts(&e, 1);
     o.lease = l;
     icm_orphan_result *r = NULL;
