@@ -260,7 +260,9 @@ typedef enum icm_expire_problem_kind {
      *  registered in another catalog): never deleted (issue #16 round 8). Also a local
      *  candidate in a folder strictly below the table's roots that is the location of a table
      *  no catalog lists (its `metadata/` holds version-hint.text/.txt or *.metadata.json files
-     *  that are not this table's, as a filesystem-layout table's does). */
+     *  that are not this table's, as a filesystem-layout table's does). Also a data, delete or
+     *  manifest file that is hidden or a catalog's own file (a SQLite database or journal by
+     *  its first bytes, a .pyiceberg.yaml): only a damaged or crafted manifest names one. */
     ICM_EXPIRE_PROBLEM_OTHER_TABLE = 6,
     /** A candidate's folder is reached through a symbolic link below its table root
      *  (icemaint/maint.h, "Links and changed files"): its name may be a live file's second

@@ -513,8 +513,6 @@ static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
                               o->cleanup, r, NULL);
     if (rc == 0 && new_md != NULL)
         rc = icm__expire_hold_other_tables(t, new_md, r);
-    if (rc == 0 && new_md != NULL)
-        rc = icm__expire_hold_catalog_files(icm_table_get_fileio(t), r);
     if (rc == 0 && new_md != NULL && verifies(o))
         rc = icm__expire_verify(icm_table_get_fileio(t), new_md, r);
     icm_table_metadata_free(new_md);
@@ -551,8 +549,6 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
                               o->cleanup, r, &check.seen);
     if (rc == 0)
         rc = icm__expire_hold_other_tables(t, icm_table_get_metadata(t), r);
-    if (rc == 0)
-        rc = icm__expire_hold_catalog_files(icm_table_get_fileio(t), r);
     if (rc == 0 && verifies(o))
         rc = icm__expire_verify(icm_table_get_fileio(t), icm_table_get_metadata(t), r);
     if (rc == 0) {

@@ -27,11 +27,18 @@
  * Object-store locations (and relative ones) are not looked at: there is no cheap listing of
  * a "folder" there, and the sweep's refusal is what guards them.
  *
+ * Catalog files and hidden files: a data, delete or manifest file the plan names that is hidden
+ * (its name starts with `.`) or is a catalog's own file (a SQLite database or journal by its
+ * first 16 bytes, a `.pyiceberg.yaml`) is held too. Iceberg writers write neither; only a
+ * damaged or crafted manifest (list) names one, and a catalog's database holds every table's
+ * pointer. One 16-byte read per planned file not named like a table file (catalog_store.h).
+ *
  * Read-only: pointer look-ups, one metadata read per other table, one listing per folder.
  */
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
+#include "maint/catalog_store.h"
 #include "maint/expire_internal.h"
 #include "maint/keepset.h"
 #include "util/location.h"
@@ -335,12 +342,47 @@ static int hold_catalog_tables(icm_table *t, const icm_table_metadata *md,
     return rc;
 }
 
+/* Holds a hidden file or a catalog's own file (see the top). */
+static int catalog_file_holder(void *ctx, const char *path, char **why)
+{
+    const char *name = icm__basename(path);
+    icm__catalog_file kind = ICM__CATALOG_FILE_NONE;
+    if (name[0] != '.' && !icm__named_like_a_table_file(path)) {
+        int rc = icm__catalog_file_kind(ctx, path, &kind);
+        if (rc != 0)
+            return rc;
+    }
+    if (name[0] != '.' && kind == ICM__CATALOG_FILE_NONE)
+        return 0;
+    *why = icm__sprintf("not deleted: it is %s, which no Iceberg writer writes; the manifest "
+                        "naming it is damaged or crafted",
+                        kind == ICM__CATALOG_FILE_SQLITE_DATABASE  ? "a SQLite database (a "
+                                                                     "catalog's?)"
+                        : kind == ICM__CATALOG_FILE_SQLITE_JOURNAL ? "a SQLite journal"
+                        : kind == ICM__CATALOG_FILE_CONFIG         ? "a catalog configuration"
+                                                                   : "a hidden file");
+    return *why != NULL ? 0 : ICM_ENOMEM;
+}
+
+/* The files manifests and manifest lists name (what a damaged Avro file can misname). */
+static int hold_catalog_files(icm_fileio *io, icm_expire_result *r)
+{
+    int rc = hold_in(r, r->deleted_files, &r->deleted_file_count, catalog_file_holder, io);
+    if (rc == 0)
+        rc = hold_in(r, r->deleted_manifests, &r->deleted_manifest_count, catalog_file_holder,
+                     io);
+    icm__expire_result_tally(r);
+    return rc;
+}
+
 int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
                                   icm_expire_result *r)
 {
     if (planned_count(r) == 0)
         return 0;
-    int rc = hold_catalog_tables(t, md, r);
+    int rc = hold_catalog_files(icm_table_get_fileio(t), r);
+    if (rc == 0 && planned_count(r) > 0)
+        rc = hold_catalog_tables(t, md, r);
     if (rc != 0 || planned_count(r) == 0)
         return rc;
     nested_hold n;

@@ -39,8 +39,10 @@ void icm__expire_result_tally(icm_expire_result *r);
  * catalog of many tables. Then every planned local file in a folder strictly below this table's
  * roots that is another table's location on disk (its metadata/ holds version-hint or
  * *.metadata.json files, and is not this table's metadata folder) is held the same way: one
- * opendir per distinct folder; object-store locations are not looked at. Nothing is done when
- * nothing is planned. Returns 0, the catalog's listing codes or ICM_ENOMEM. */
+ * opendir per distinct folder; object-store locations are not looked at. First of all, a
+ * planned data, delete or manifest file that is hidden or a catalog's own file (SQLite
+ * database or journal by content, .pyiceberg.yaml) is held. Nothing is done when nothing is
+ * planned. Returns 0, the catalog's listing codes or ICM_ENOMEM. */
 int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
                                   icm_expire_result *r);
 
@@ -80,9 +82,6 @@ void icm__expire_recheck_dispose(icm__expire_recheck *c);
  * message names them); ICM_ENOMEM.
  */
 int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expire_result *r);
-/* Refuse (ICM_EREFUSED, plan emptied) when a planned data or delete file is hidden or a
- * catalog's own file (expire_verify.c). Returns 0, ICM_EREFUSED or ICM_ENOMEM. */
-int icm__expire_hold_catalog_files(icm_fileio *io, icm_expire_result *r);
 
 /*
  * The metadata after expiry: a copy of `base` without the decision's removed refs and expired

@@ -19,8 +19,6 @@
  */
 #include <string.h>
 
-#include "catalog/catalog_internal.h"
-#include "maint/catalog_store.h"
 #include "maint/expire_internal.h"
 #include "maint/verify.h"
 #include "util/util.h"
@@ -129,47 +127,4 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
     }
     icm__buf_dispose(&m.names);
     return rc;
-}
-
-/* A data or delete file expiry would delete that is a catalog's file (a SQLite database or
- * journal by its first bytes, a .pyiceberg.yaml) or hidden (a name starting with `.`): only a
- * damaged or crafted manifest names such a file, and deleting it could lose every table of a
- * catalog. Nothing is deleted (ICM_EREFUSED, naming the first such file). Files named like
- * table files are not read. */
-int icm__expire_hold_catalog_files(icm_fileio *io, icm_expire_result *r)
-{
-    for (size_t i = 0; i < r->deleted_file_count; i++) {
-        const char *path = r->deleted_files[i].path;
-        const char *name = icm__basename(path);
-        icm__catalog_file kind = ICM__CATALOG_FILE_NONE;
-        if (name[0] != '.' && !icm__named_like_a_table_file(path)) {
-            int rc = icm__catalog_file_kind(io, path, &kind);
-            if (rc != 0)
-                return rc;
-        }
-        bool bad = name[0] == '.' || kind != ICM__CATALOG_FILE_NONE;
-        if (!bad)
-            continue;
-        char *message = icm__sprintf("an expired snapshot's manifest names this %s file, which "
-                                     "is %s: the manifest is damaged or crafted",
-                                     icm_expire_file_kind_name(r->deleted_files[i].kind),
-                                     name[0] == '.' ? "hidden" : "a catalog's (SQLite)");
-        if (message == NULL)
-            return ICM_ENOMEM;
-        int rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_OTHER_TABLE, path,
-                                         ICM_EREFUSED, message);
-        icm__free(message);
-        if (rc != 0)
-            return rc;
-        char *shown = icm__strdup(path);
-        withhold_everything(r);
-        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, shown != NULL ? shown : "",
-                            "an expired snapshot's manifest names this file as a data or "
-                            "delete file, but it is hidden or a catalog's own file (a SQLite "
-                            "database or journal, a .pyiceberg.yaml); expiry never deletes "
-                            "one, and nothing is deleted (the manifest is damaged or crafted)");
-        icm__free(shown);
-        return rc;
-    }
-    return 0;
 }
