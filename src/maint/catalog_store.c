@@ -54,9 +54,27 @@ int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_fi
         icm_error_clear();
         return 0;
     }
-    if (icm__sqlite_store_bytes(head, got))
+    if (icm__sqlite_store_bytes(head, got)) {
         *out = got == sizeof head && memcmp(head, "SQLite format 3", sizeof head) == 0
                    ? ICM__CATALOG_FILE_SQLITE_DATABASE
                    : ICM__CATALOG_FILE_SQLITE_JOURNAL;
+        return 0;
+    }
+    /* A -shm has no header of its own: it is one when a SQLite database stands beside it
+     * under the name without the suffix (a -wal or -journal too, when it is still empty). */
+    static const char *const sides[] = {"-shm", "-wal", "-journal"};
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        if (!icm__str_ends_with(location, sides[i]))
+            continue;
+        char *db = icm__strndup(location, strlen(location) - strlen(sides[i]));
+        if (db == NULL)
+            return ICM_ENOMEM;
+        icm__catalog_file beside;
+        rc = icm__catalog_file_kind(io, db, &beside);
+        icm__free(db);
+        if (rc == 0 && beside == ICM__CATALOG_FILE_SQLITE_DATABASE)
+            *out = ICM__CATALOG_FILE_SQLITE_JOURNAL;
+        return rc;
+    }
     return 0;
 }

@@ -23,12 +23,14 @@ bool icm__sqlite_store_bytes(const unsigned char *b, size_t n);
 typedef enum icm__catalog_file {
     ICM__CATALOG_FILE_NONE = 0,
     ICM__CATALOG_FILE_SQLITE_DATABASE, /* "SQLite format 3\0" */
-    ICM__CATALOG_FILE_SQLITE_JOURNAL,  /* its WAL or rollback journal */
+    ICM__CATALOG_FILE_SQLITE_JOURNAL,  /* its WAL, rollback journal or -shm (by its header,
+                                          or a `-shm`/`-wal`/`-journal` name beside one) */
     ICM__CATALOG_FILE_CONFIG           /* a .pyiceberg.yaml (by name) */
 } icm__catalog_file;
 
 /* Whether the file at `location` is one a catalog keeps, and which (its first 16 bytes read,
- * unless its name says .pyiceberg.yaml). A file that cannot be read is none. Returns 0 or
+ * unless its name says .pyiceberg.yaml; for a name ending -shm/-wal/-journal with no SQLite
+ * header, also those of the file without the suffix). A file that cannot be read is none. Returns 0 or
  * ICM_ENOMEM. */
 int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_file *out);
 

@@ -1335,11 +1335,12 @@ int icm__reach_extend(icm_fileio *io, const icm_table_metadata *md, const char *
 
 bool icm__table_metadata_file_name(const char *location, bool *document)
 {
-    static const char suffix[] = ".metadata.json";
     const char *slash = strrchr(location, '/');
     const char *name = slash != NULL ? slash + 1 : location;
-    size_t len = strlen(name);
-    bool doc = len > sizeof suffix - 1 && strcmp(name + len - (sizeof suffix - 1), suffix) == 0;
+    /* (`.gz.metadata.json` ends like the plain form; `.metadata.json.gz` is Java's legacy
+     * name for a gzip'd document with no version hint beside it) */
+    bool doc = (icm__str_ends_with(name, ".metadata.json") && strlen(name) > 14) ||
+               (icm__str_ends_with(name, ".metadata.json.gz") && strlen(name) > 17);
     if (document != NULL)
         *document = doc;
     return doc || strcmp(name, "version-hint.text") == 0 ||

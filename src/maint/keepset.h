@@ -273,7 +273,8 @@ int icm__table_metadata_dirs(const icm_table_metadata *md, const char *md_locati
                              char *out[3], size_t *n);
 
 /* Whether the file name of `location` is one a table's `metadata/` folder holds: a version hint
- * (`version-hint.text`, `version-hint.txt`) or a metadata document (`*.metadata.json`, then
+ * (`version-hint.text`, `version-hint.txt`) or a metadata document (`*.metadata.json`,
+ * `*.metadata.json.gz`, then
  * *document is set; `document` may be NULL). */
 bool icm__table_metadata_file_name(const char *location, bool *document);
 

@@ -1345,21 +1345,45 @@ static size_t folder_floor(const char *loc)
  * before a write path was set lie there). A table nested elsewhere in an enclosing table's
  * folder (a table at the warehouse root holds every other table's folder) is not inside what
  * that table writes. */
-static int inside_written_folders(const plan *p, const char *dir, const peeked *m, bool *out)
+/* Whether `listing` is at or below `folder`, by name or where `folder` really is (its name
+ * may go through a link or `..`; `real_listing` is where the listing really is, NULL when
+ * unknown). */
+static int at_or_below(plan *p, const char *listing, const char *real_listing,
+                       const char *folder, bool *out)
 {
-    *out = (m->roots[1] != NULL && icm__location_strip_prefix(p->list_root, m->roots[1], NULL)) ||
-           (m->roots[2] != NULL && icm__location_strip_prefix(p->list_root, m->roots[2], NULL));
+    *out = icm__location_strip_prefix(listing, folder, NULL);
+    if (*out || real_listing == NULL)
+        return 0;
+    char *real = NULL;
+    int rc = resolve_or_null(p, folder, &real);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        icm_error_clear(); /* a place the io cannot resolve: judged by its name */
+        rc = 0;
+    }
+    *out = real != NULL && icm__location_strip_prefix(real_listing, real, NULL);
+    icm_free(real);
+    return rc;
+}
+
+static int inside_written_folders(plan *p, const char *listing, const char *dir,
+                                  const peeked *m, bool *out)
+{
+    *out = false;
+    int rc = 0;
+    for (size_t k = 1; k < 3 && rc == 0 && !*out; k++)
+        if (m->roots[k] != NULL)
+            rc = at_or_below(p, listing, p->real_list_root, m->roots[k], out);
     const char *bases[2] = {dir, m->roots[0]};
     static const char *const subdirs[2] = {"data", "metadata"};
-    for (size_t b = 0; b < 2 && !*out; b++)
-        for (size_t k = 0; k < 2 && !*out && bases[b] != NULL; k++) {
+    for (size_t b = 0; b < 2 && rc == 0 && !*out; b++)
+        for (size_t k = 0; k < 2 && rc == 0 && !*out && bases[b] != NULL; k++) {
             char *folder = icm__location_join(bases[b], subdirs[k]);
             if (folder == NULL)
                 return ICM_ENOMEM;
-            *out = icm__location_strip_prefix(p->list_root, folder, NULL);
+            rc = at_or_below(p, listing, p->real_list_root, folder, out);
             icm__free(folder);
         }
-    return 0;
+    return rc;
 }
 
 static int refuse_enclosing(const plan *p, const char *where, const char *dir, const char *why)
@@ -1372,7 +1396,7 @@ static int refuse_enclosing(const plan *p, const char *where, const char *dir, c
 }
 
 /* The verdict on one enclosing folder `dir`. */
-static int check_enclosing_folder(plan *p, const char *dir)
+static int check_enclosing_folder(plan *p, const char *listing, const char *dir)
 {
     const char *location = icm_table_metadata_location(icm_table_get_metadata(p->t));
     if (location != NULL && icm__location_equal(dir, location))
@@ -1426,7 +1450,7 @@ static int check_enclosing_folder(plan *p, const char *dir)
      * table's own metadata (a copy's, in a folder of its own): never. */
     bool other = rc == 0 && !m.readable;
     if (rc == 0 && m.readable && !same_table(p, doc, m.uuid))
-        rc = inside_written_folders(p, dir, &m, &other);
+        rc = inside_written_folders(p, listing, dir, &m, &other);
     char *why = NULL;
     if (other && !m.readable)
         why = icm__sprintf("its metadata file %s %s", doc,
@@ -1449,26 +1473,39 @@ static int check_enclosing_folder(plan *p, const char *dir)
 
 /* The listing location and each folder enclosing it, nearest first (see above). Local and
  * object-store locations alike, in the listing location's own form. */
-static int check_enclosing_tables(plan *p)
+/* `listing` and each folder enclosing it, nearest first. */
+static int check_enclosing_of(plan *p, const char *listing)
 {
-    const char *root = p->list_root;
-    size_t floor = folder_floor(root);
+    size_t floor = folder_floor(listing);
     if (floor == 0)
         return 0;
     int rc = 0;
-    for (size_t len = icm__location_trim_len(root); rc == 0;) {
-        char *dir = icm__sprintf("%.*s", (int)len, root);
+    for (size_t len = icm__location_trim_len(listing); rc == 0;) {
+        char *dir = icm__sprintf("%.*s", (int)len, listing);
         if (dir == NULL)
             return ICM_ENOMEM;
-        rc = check_enclosing_folder(p, dir);
+        rc = check_enclosing_folder(p, listing, dir);
         icm__free(dir);
         if (len <= floor)
             break;
-        while (len > floor && root[len - 1] != '/')
+        while (len > floor && listing[len - 1] != '/')
             len--;
-        while (len > floor && root[len - 1] == '/')
+        while (len > floor && listing[len - 1] == '/')
             len--;
     }
+    return rc;
+}
+
+/* The folders enclosing the listing location as it is named, and as it really is when a link
+ * leads elsewhere (a table location that is a link into another table's data folder). */
+static int check_enclosing_tables(plan *p)
+{
+    int rc = p->real_list_root_done ? 0 : look_up_real_roots(p);
+    if (rc == 0)
+        rc = check_enclosing_of(p, p->list_root);
+    if (rc == 0 && p->real_list_root != NULL &&
+        !icm__location_equal(p->real_list_root, p->list_root))
+        rc = check_enclosing_of(p, p->real_list_root);
     return rc;
 }
 

@@ -316,7 +316,7 @@ def test_register_table_of_a_metadata_file_in_use_is_refused(tmp_path):
     assert rows_per_snapshot(env.cat.load_table("ns.t"))
 
 
-@pytest.mark.parametrize("victim", ["cat.db", ".pyiceberg.yaml"])
+@pytest.mark.parametrize("victim", ["cat.db", ".pyiceberg.yaml", "cat.db-shm"])
 def test_expiry_never_deletes_a_catalog_file_a_damaged_manifest_names(tmp_path, victim):
     """Data-loss class: expiry deleted whatever an expired-only manifest entry named inside the
     table. A table at the warehouse root (its SQLite catalog and .pyiceberg.yaml below it);
@@ -351,8 +351,11 @@ def test_expiry_never_deletes_a_catalog_file_a_damaged_manifest_names(tmp_path, 
         rec["data_file"]["file_path"] = f"file://{wh}/{victim}"
     with open(manifest, "wb") as f:
         fastavro.writer(f, schema, recs, metadata=meta, codec="deflate")
+    # WAL mode with a connection open: the -shm (which has no header) and -wal are present
+    hold = hold_in_wal_mode(wh / "cat.db") if victim == "cat.db-shm" else None
     age_all(wh)
     before = files_under(wh)
+    assert str(wh / victim) in before
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
     env["HOME"] = str(tmp_path / "nohome")
     for extra in (("--dry-run",), ()):
@@ -371,4 +374,6 @@ def test_expiry_never_deletes_a_catalog_file_a_damaged_manifest_names(tmp_path, 
             assert gone and all(f.startswith((str(wh / "metadata") + "/",
                                               str(wh / "data") + "/")) for f in gone), gone
         assert os.path.exists(wh / victim) and os.path.exists(wh / "cat.db") and cfg.exists()
+    if hold is not None:
+        hold.close()
     assert rows_per_snapshot(cat.load_table("ns.t"))
