@@ -601,6 +601,11 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
     /* A copy's metadata names the original's location (icm_table_check_own_metadata). */
     if (!o->dry_run && (rc = icm_table_check_own_metadata(t)) != 0)
         return rc;
+    /* Newer commits past the pointer, or a root inside another table: refused before any
+     * commit, so a stale catalog forks nothing. Only a run that may delete is refused. */
+    if ((o->dry_run || o->cleanup != ICM_EXPIRE_CLEANUP_NONE) &&
+        (rc = icm__expire_check_site(t)) != 0)
+        return rc;
     icm_expire_result *r = NULL;
     if ((rc = icm__expire_result_new(&r)) != 0)
         return rc;

@@ -95,4 +95,10 @@ int icm__expire_edit_metadata(icm_fileio *io, const icm_table_metadata *base,
                               icm_table_metadata **out, bool *changed, size_t *removed_specs,
                               size_t *removed_schemas);
 
+/* Before expiry commits (dry runs too): refuse (ICM_EREFUSED) when the table's metadata
+ * folders show it was committed past the pointer t was loaded from (a stale catalog pointer),
+ * or one of its roots lies inside a folder another table writes into (expire_site.c,
+ * site_checks.h). Returns 0, ICM_EREFUSED, the listing codes, ICM_ENOMEM. */
+int icm__expire_check_site(icm_table *t);
+
 #endif /* ICM_MAINT_EXPIRE_INTERNAL_H */

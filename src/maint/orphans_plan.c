@@ -36,6 +36,7 @@
 #include "io/list_ahead.h"
 #include "maint/catalog_store.h"
 #include "maint/orphans_internal.h"
+#include "maint/site_checks.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
 
@@ -997,141 +998,11 @@ static int check_conflicts(plan *p)
     return rc;
 }
 
-/* Directly inside one of this table's metadata folders. */
-static bool in_own_md_dir(const plan *p, const char *loc)
+/* The table as the shared surroundings checks see it (site_checks.h). */
+static icm__site site_of(const plan *p)
 {
-    const char *slash = strrchr(loc, '/');
-    if (slash == NULL)
-        return false;
-    for (size_t i = 0; i < p->n_md_dirs; i++) {
-        const char *rest;
-        if (icm__location_strip_prefix(loc, p->md_dirs[i], &rest) && strchr(rest, '/') == NULL)
-            return true;
-    }
-    return false;
-}
-
-/* Append a copy of `file` (when not NULL) to `log`. */
-static int push_log_entry(icm__ptrvec *log, const char *file)
-{
-    if (file == NULL)
-        return 0;
-    char *copy = icm__strdup(file);
-    if (copy == NULL || icm__ptrvec_push(log, copy) != 0) {
-        icm__free(copy);
-        return ICM_ENOMEM;
-    }
-    return 0;
-}
-
-/* What a look at a metadata file that might be another table's found. */
-typedef struct peeked {
-    char *uuid;     /* table-uuid; NULL when none */
-    char *roots[3]; /* location, write.data.path, write.metadata.path; NULL when not set */
-    bool readable;  /* parsed, strictly or as plain JSON */
-    bool gone;      /* no such file (any more) */
-} peeked;
-
-static void peeked_dispose(peeked *m)
-{
-    icm__free(m->uuid);
-    for (size_t i = 0; i < 3; i++)
-        icm__free(m->roots[i]);
-    memset(m, 0, sizeof *m);
-}
-
-/* table-uuid and roots of a metadata file that might belong to another table, and (when `log`
- * is not NULL) the metadata files its metadata-log names, as copies. Strict parsing first;
- * plain JSON as a fallback (a placeholder file Java would reject still names its table).
- * m->readable is false when neither works. *m is disposed first. */
-static int peek_metadata(plan *p, const char *loc, peeked *m, icm__ptrvec *log)
-{
-    static const char *const props[] = {"write.data.path", "write.metadata.path"};
-    peeked_dispose(m);
-    if (log != NULL)
-        icm__ptrvec_dispose(log, icm__free);
-    char *data = NULL;
-    size_t len = 0;
-    int rc = icm_fileio_read(p->io, loc, &data, &len);
-    if (rc == ICM_ENOTFOUND) {
-        icm_error_clear();
-        m->gone = true;
-        return 0;
-    }
-    if (rc == ICM_ENOMEM)
-        return rc;
-    if (rc != 0)
-        return 0; /* unreadable: the caller refuses */
-    icm_table_metadata *md = NULL;
-    const char *u = NULL, *r[3] = {NULL, NULL, NULL};
-    json_t *doc = NULL;
-    rc = icm_table_metadata_parse(&md, data, len, loc);
-    if (rc == 0) {
-        u = icm_table_metadata_uuid(md);
-        r[0] = icm_table_metadata_location(md);
-        for (size_t i = 0; i < ICM__ARRAY_LEN(props); i++)
-            r[i + 1] = icm_table_metadata_property(md, props[i]);
-        m->readable = true;
-        size_t n = log != NULL ? icm_table_metadata_metadata_log_count(md) : 0;
-        for (size_t i = 0; i < n && rc == 0; i++)
-            rc = push_log_entry(log, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
-    } else if (rc != ICM_ENOMEM) {
-        rc = icm__json_parse(data, len, loc, &doc);
-        if (rc == 0 && json_is_object(doc)) {
-            u = json_string_value(json_object_get(doc, "table-uuid"));
-            r[0] = json_string_value(json_object_get(doc, "location"));
-            json_t *pr = json_object_get(doc, "properties");
-            for (size_t i = 0; i < ICM__ARRAY_LEN(props); i++)
-                r[i + 1] = json_string_value(json_object_get(pr, props[i]));
-            m->readable = true;
-            json_t *entries = log != NULL ? json_object_get(doc, "metadata-log") : NULL;
-            size_t n = json_is_array(entries) ? json_array_size(entries) : 0;
-            for (size_t i = 0; i < n && rc == 0; i++)
-                rc = push_log_entry(log, json_string_value(json_object_get(
-                                             json_array_get(entries, i), "metadata-file")));
-        }
-    }
-    if (rc != ICM_ENOMEM) {
-        rc = 0;
-        if (u != NULL && (m->uuid = icm__strdup(u)) == NULL)
-            rc = ICM_ENOMEM;
-        for (size_t i = 0; rc == 0 && i < 3; i++)
-            if (r[i] != NULL && r[i][0] != '\0' && (m->roots[i] = icm__strdup(r[i])) == NULL)
-                rc = ICM_ENOMEM;
-    }
-    if (rc == ICM_ENOMEM) {
-        peeked_dispose(m);
-        if (log != NULL)
-            icm__ptrvec_dispose(log, icm__free);
-    }
-    icm_table_metadata_free(md);
-    json_decref(doc);
-    icm__free(data);
-    return rc;
-}
-
-/* A writer may be half-way through this very file (object stores and some local writers
- * publish in place): while it cannot be read, look again a little later (three times). */
-static int peek_again_while_unreadable(plan *p, const char *loc, peeked *m, icm__ptrvec *log)
-{
-    int rc = 0;
-    for (int attempt = 0; rc == 0 && !m->readable && !m->gone && attempt < 3; attempt++) {
-        struct timespec pause = {0, 200000000L * (attempt + 1)};
-        nanosleep(&pause, NULL);
-        rc = peek_metadata(p, loc, m, log);
-    }
-    return rc;
-}
-
-/* Same table? Both uuids: compare. A missing uuid (old v1 metadata) only counts as ours inside
- * our own metadata folder, and only when this table's uuid is missing too or theirs is. */
-static bool same_table(const plan *p, const char *loc, const char *uuid)
-{
-    if (p->uuid != NULL && uuid != NULL)
-        return strcasecmp(p->uuid, uuid) == 0;
-    if (p->uuid == NULL && uuid != NULL)
-        return false;
-    return in_own_md_dir(p, loc);
+    return (icm__site){p->t, p->io, p->uuid, p->md_dirs, p->n_md_dirs, p->md_location, "sweep",
+                       ", or carve the newer metadata files out with --exclude-location"};
 }
 
 /* Whether the unparseable metadata file `loc` was modified at or after the cutoff (or its
@@ -1152,135 +1023,35 @@ static int written_since_cutoff(plan *p, const char *loc, bool *in_flight, bool 
     return 0;
 }
 
-/* ---- a stale pointer: the same table committed past our metadata ---- */
-
-/* An unreferenced metadata file of this table whose metadata-log names our current metadata
- * file: written after it, by some writer that took our metadata as its base. */
-typedef struct successor {
-    char *loc;
-    icm__ptrvec log; /* the files its metadata-log names (char *) */
-} successor;
-
-static void successor_free(void *item)
-{
-    successor *s = item;
-    if (s == NULL)
-        return;
-    icm__free(s->loc);
-    icm__ptrvec_dispose(&s->log, icm__free);
-    icm__free(s);
-}
-
-static bool log_names(const icm__ptrvec *log, const char *loc)
-{
-    for (size_t i = 0; i < log->len; i++)
-        if (icm__location_equal(log->items[i], loc))
-            return true;
-    return false;
-}
-
-/* The successor of ours that `log` names, if any. */
-static const successor *named_successor(const icm__ptrvec *succ, const icm__ptrvec *log,
-                                        const char *self)
-{
-    for (size_t i = 0; i < succ->len; i++) {
-        const successor *s = succ->items[i];
-        if (strcmp(s->loc, self) != 0 && log_names(log, s->loc))
-            return s;
-    }
-    return NULL;
-}
-
-static int refuse_stale_pointer(const plan *p, const char *newer, const char *between)
-{
-    return icm__orphan_refuse(newer,
-                  "newer metadata of this same table: it has %s in its metadata-log, whose "
-                  "metadata-log names this catalog's pointer %s, so some catalog committed "
-                  "past that pointer and it looks stale (a copied or restored catalog?); a "
-                  "sweep from it would delete the newer metadata, manifests and data, so "
-                  "nothing is deleted (sweep through the catalog holding the newest pointer, "
-                  "or carve those newer metadata files out with --exclude-location)",
-                  between, p->md_location);
-}
-
 /*
- * Our pointer is stale when the same table went past it through an accepted commit. A single
- * successor (a metadata file whose metadata-log names ours) may be a crashed writer's leftover
- * that no catalog took, and is swept. But a successor named in another same-table file's
- * metadata-log was itself a writer's base, that is, some catalog's current pointer: refuse.
- * `succ` holds the successors (with their logs); `others` the indexes in p->unreferenced_md
- * of the other readable same-table files, whose logs are read again only when there are
- * successors (an older pointer's log may have been trimmed past ours).
- */
-static int check_stale_pointer(plan *p, const icm__ptrvec *succ, const size_t *others,
-                               size_t n_others)
-{
-    if (succ->len == 0)
-        return 0;
-    for (size_t i = 0; i < succ->len; i++) {
-        const successor *s = succ->items[i];
-        const successor *base = named_successor(succ, &s->log, s->loc);
-        if (base != NULL)
-            return refuse_stale_pointer(p, s->loc, base->loc);
-    }
-    int rc = 0;
-    icm__ptrvec log = ICM__PTRVEC_INIT;
-    peeked m = {0};
-    for (size_t i = 0; i < n_others && rc == 0; i++) {
-        const char *loc = p->unreferenced_md.items[others[i]];
-        rc = peek_metadata(p, loc, &m, &log);
-        if (rc == 0 && m.readable && same_table(p, loc, m.uuid)) {
-            const successor *base = named_successor(succ, &log, loc);
-            if (base != NULL)
-                rc = refuse_stale_pointer(p, loc, base->loc);
-        }
-    }
-    peeked_dispose(&m);
-    icm__ptrvec_dispose(&log, icm__free);
-    return rc;
-}
-
-/* Another table's metadata under the listing location refuses the sweep; an unparseable
+ * Another table's metadata under the listing location refuses the sweep; an unparseable
  * `*.metadata.json` refuses too when it is older than the cutoff (one younger is a writer's
- * file in flight and is skipped, as it would be as a candidate). Then the same table's
- * unreferenced metadata is looked at for a commit past our pointer (check_stale_pointer). */
+ * file in flight and is skipped, as it would be as a candidate). The same table's unreferenced
+ * metadata, and what the table's metadata folders hold wherever they are, is then looked at
+ * for a commit past our pointer (icm__newer_commits_check).
+ */
 static int check_other_tables(plan *p)
 {
-    icm__ptrvec succ = ICM__PTRVEC_INIT;
-    size_t *others = NULL, n_others = 0;
+    icm__site s = site_of(p);
+    icm__newer_commits nc;
+    icm__newer_commits_init(&nc, &s);
     icm__ptrvec log = ICM__PTRVEC_INIT;
-    peeked m = {0};
+    icm__peeked m = {0};
     int rc = 0;
     for (size_t i = 0; i < p->unreferenced_md.len && rc == 0; i++) {
         const char *loc = p->unreferenced_md.items[i];
-        rc = peek_metadata(p, loc, &m, &log);
+        rc = icm__site_peek_once(&s, loc, &m, &log);
         bool in_flight = false;
         if (rc == 0 && !m.readable && !m.gone)
             rc = written_since_cutoff(p, loc, &in_flight, &m.gone);
         if (rc == 0 && in_flight)
             continue; /* a writer's fresh file: never a candidate, so it cannot block */
-        if (rc == 0)
-            rc = peek_again_while_unreadable(p, loc, &m, &log);
-        if (rc != 0)
-            break;
-        if (m.gone || (m.readable && same_table(p, loc, m.uuid))) {
-            if (!m.gone && log_names(&log, p->md_location)) {
-                successor *s = icm__calloc(1, sizeof *s);
-                if (s == NULL || (s->loc = icm__strdup(loc)) == NULL ||
-                    icm__ptrvec_push(&succ, s) != 0) {
-                    successor_free(s);
-                    rc = ICM_ENOMEM;
-                } else {
-                    s->log = log; /* handed over */
-                    log = (icm__ptrvec)ICM__PTRVEC_INIT;
-                }
-            } else if (!m.gone) {
-                size_t *grown = icm__reallocarray(others, n_others + 1, sizeof *others);
-                if (grown == NULL)
-                    rc = ICM_ENOMEM;
-                else
-                    (others = grown)[n_others++] = i;
-            }
+        if (rc == 0 && !m.readable && !m.gone)
+            rc = icm__site_peek(&s, loc, &m, &log);
+        if (rc != 0 || m.gone)
+            continue;
+        if (m.readable && icm__site_same_table(&s, loc, m.uuid)) {
+            rc = icm__newer_commits_note(&nc, loc, &log);
             continue;
         }
         if (!m.readable)
@@ -1298,201 +1069,13 @@ static int check_other_tables(plan *p)
                         m.roots[0] != NULL ? m.roots[0] : "(none)",
                         p->uuid != NULL ? p->uuid : "(no uuid)");
     }
-    peeked_dispose(&m);
+    icm__peeked_dispose(&m);
     icm__ptrvec_dispose(&log, icm__free);
+    /* The metadata folders the listing covered were noted above (the listing shows them by
+     * the listing location's name); the others are listed now. */
     if (rc == 0)
-        rc = check_stale_pointer(p, &succ, others, n_others);
-    icm__ptrvec_dispose(&succ, successor_free);
-    icm__free(others);
-    return rc;
-}
-
-/* ---- tables that enclose the listing location ---- */
-
-/*
- * The listing location can lie inside another table without that table's metadata being in
- * the listing: table A's write.data.path set to B/data, B a filesystem-layout table (B/metadata
- * is a sibling of the swept folder, and no catalog lists B) or a catalog table. Every one of
- * B's data files there is then unreferenced by A, and old enough. So before the listing, the
- * listing location and each folder enclosing it, up to the filesystem root or the bucket, are
- * looked at: a folder whose `metadata/` folder holds a version hint or a `*.metadata.json`
- * file (one stopping listing through the table's io, so --path-map applies) is a table, and
- * the sweep is refused when another table writes there: its metadata's table-uuid differs (or
- * one of the two has none) and the listing location is at or below one of the folders it
- * writes into (inside_written_folders), or its metadata cannot be read (a hint without a
- * metadata file, an unreadable or vanished file, a folder that cannot be listed). The table's own location and its own metadata folders are passed over. Dry runs
- * are refused too: what they would plan is the other table's files. No override:
- * --exclude-location cannot carve the swept folder out of the table that holds it.
- */
-
-/* Length of the part of `loc` a walk up its folders stays within: its filesystem root (`/`,
- * `file:///`) or its bucket (`s3://b`); 0 when there is none (relative, no authority). */
-static size_t folder_floor(const char *loc)
-{
-    const char *local = icm__location_local_part(loc);
-    if (local != NULL)
-        return local[0] == '/' ? (size_t)(local - loc) + 1 : 0;
-    const char *sep = strstr(loc, "://");
-    if (sep == NULL)
-        return 0;
-    size_t n = strcspn(sep + 3, "/");
-    return n > 0 ? (size_t)(sep + 3 - loc) + n : 0;
-}
-
-/* Whether the listing location is, or lies below, a folder the table of metadata `m` (found in
- * the folder `dir`) writes its files into: its write.data.path and write.metadata.path, and its
- * `data/` and `metadata/` folders (below `dir` and below the location `m` names; files written
- * before a write path was set lie there). A table nested elsewhere in an enclosing table's
- * folder (a table at the warehouse root holds every other table's folder) is not inside what
- * that table writes. */
-/* Whether `listing` is at or below `folder`, by name or where `folder` really is (its name
- * may go through a link or `..`; `real_listing` is where the listing really is, NULL when
- * unknown). */
-static int at_or_below(plan *p, const char *listing, const char *real_listing,
-                       const char *folder, bool *out)
-{
-    *out = icm__location_strip_prefix(listing, folder, NULL);
-    if (*out || real_listing == NULL)
-        return 0;
-    char *real = NULL;
-    int rc = resolve_or_null(p, folder, &real);
-    if (rc != 0 && rc != ICM_ENOMEM) {
-        icm_error_clear(); /* a place the io cannot resolve: judged by its name */
-        rc = 0;
-    }
-    *out = real != NULL && icm__location_strip_prefix(real_listing, real, NULL);
-    icm_free(real);
-    return rc;
-}
-
-static int inside_written_folders(plan *p, const char *listing, const char *dir,
-                                  const peeked *m, bool *out)
-{
-    *out = false;
-    int rc = 0;
-    for (size_t k = 1; k < 3 && rc == 0 && !*out; k++)
-        if (m->roots[k] != NULL)
-            rc = at_or_below(p, listing, p->real_list_root, m->roots[k], out);
-    const char *bases[2] = {dir, m->roots[0]};
-    static const char *const subdirs[2] = {"data", "metadata"};
-    for (size_t b = 0; b < 2 && rc == 0 && !*out; b++)
-        for (size_t k = 0; k < 2 && rc == 0 && !*out && bases[b] != NULL; k++) {
-            char *folder = icm__location_join(bases[b], subdirs[k]);
-            if (folder == NULL)
-                return ICM_ENOMEM;
-            rc = at_or_below(p, listing, p->real_list_root, folder, out);
-            icm__free(folder);
-        }
-    return rc;
-}
-
-static int refuse_enclosing(const plan *p, const char *where, const char *dir, const char *why)
-{
-    return icm__orphan_refuse(where,
-                  "the listing location %s lies inside another table (the folder %s is a "
-                  "table: %s); sweeping it would delete that table's files; nothing is deleted "
-                  "(no override)",
-                  p->list_root, dir, why);
-}
-
-/* The verdict on one enclosing folder `dir`. */
-static int check_enclosing_folder(plan *p, const char *listing, const char *dir)
-{
-    const char *location = icm_table_metadata_location(icm_table_get_metadata(p->t));
-    if (location != NULL && icm__location_equal(dir, location))
-        return 0; /* this table's own location */
-    char *md_dir = icm__location_join(dir, "metadata");
-    if (md_dir == NULL)
-        return ICM_ENOMEM;
-    for (size_t i = 0; i < p->n_md_dirs; i++)
-        if (icm__location_equal(md_dir, p->md_dirs[i])) {
-            icm__free(md_dir);
-            return 0; /* this table's own metadata folder */
-        }
-    icm__table_md_found found;
-    int rc = icm__find_table_metadata(p->io, md_dir, true, &found);
-    if (rc == ICM_EUNSUPPORTED) {
-        /* A folder the table's io cannot reach (a path map that maps only the table's part
-         * of a bucket): neither can its listing nor its deletes. */
-        icm_error_clear();
-        icm__free(md_dir);
-        return 0;
-    }
-    if (rc != 0) {
-        if (rc == ICM_ENOMEM) {
-            icm__free(md_dir);
-            return rc;
-        }
-        char *why = icm__sprintf("cannot list %s to tell whether it holds table metadata: %s",
-                                 md_dir, icm_error_last()->message);
-        icm_error_clear();
-        rc = why != NULL ? refuse_enclosing(p, md_dir, dir, why) : ICM_ENOMEM;
-        icm__free(why);
-        icm__free(md_dir);
-        return rc;
-    }
-    if (!found.any) {
-        icm__free(md_dir);
-        return 0;
-    }
-    if (found.document == NULL) {
-        rc = refuse_enclosing(p, md_dir, dir,
-                              "its metadata folder has a version hint but no metadata file");
-        icm__free(md_dir);
-        return rc;
-    }
-    const char *doc = found.document;
-    peeked m = {0};
-    rc = peek_metadata(p, doc, &m, NULL);
-    if (rc == 0)
-        rc = peek_again_while_unreadable(p, doc, &m, NULL);
-    /* Unreadable: what it writes is unknown. Another table: only what it writes into. This
-     * table's own metadata (a copy's, in a folder of its own): never. */
-    bool other = rc == 0 && !m.readable;
-    if (rc == 0 && m.readable && !same_table(p, doc, m.uuid))
-        rc = inside_written_folders(p, listing, dir, &m, &other);
-    char *why = NULL;
-    if (other && !m.readable)
-        why = icm__sprintf("its metadata file %s %s", doc,
-                           m.gone ? "went away while being looked at"
-                                  : "cannot be read to tell whether it is this table");
-    else if (other)
-        why = icm__sprintf("that metadata file has table-uuid %s and location %s, this "
-                           "table is %s",
-                           m.uuid != NULL ? m.uuid : "(none)",
-                           m.roots[0] != NULL ? m.roots[0] : "(none)",
-                           p->uuid != NULL ? p->uuid : "(no uuid)");
-    if (other)
-        rc = why != NULL ? refuse_enclosing(p, doc, dir, why) : ICM_ENOMEM;
-    icm__free(why);
-    icm__free(md_dir);
-    peeked_dispose(&m);
-    icm__free(found.document);
-    return rc;
-}
-
-/* The listing location and each folder enclosing it, nearest first (see above). Local and
- * object-store locations alike, in the listing location's own form. */
-/* `listing` and each folder enclosing it, nearest first. */
-static int check_enclosing_of(plan *p, const char *listing)
-{
-    size_t floor = folder_floor(listing);
-    if (floor == 0)
-        return 0;
-    int rc = 0;
-    for (size_t len = icm__location_trim_len(listing); rc == 0;) {
-        char *dir = icm__sprintf("%.*s", (int)len, listing);
-        if (dir == NULL)
-            return ICM_ENOMEM;
-        rc = check_enclosing_folder(p, listing, dir);
-        icm__free(dir);
-        if (len <= floor)
-            break;
-        while (len > floor && listing[len - 1] != '/')
-            len--;
-        while (len > floor && listing[len - 1] == '/')
-            len--;
-    }
+        rc = icm__newer_commits_check(&nc, p->o->file_list == NULL ? p->list_root : NULL);
+    icm__newer_commits_dispose(&nc);
     return rc;
 }
 
@@ -1501,11 +1084,10 @@ static int check_enclosing_of(plan *p, const char *listing)
 static int check_enclosing_tables(plan *p)
 {
     int rc = p->real_list_root_done ? 0 : look_up_real_roots(p);
+    icm__site s = site_of(p);
     if (rc == 0)
-        rc = check_enclosing_of(p, p->list_root);
-    if (rc == 0 && p->real_list_root != NULL &&
-        !icm__location_equal(p->real_list_root, p->list_root))
-        rc = check_enclosing_of(p, p->real_list_root);
+        rc = icm__site_check_enclosing(&s, p->list_root, p->real_list_root,
+                                       "the listing location");
     return rc;
 }
 

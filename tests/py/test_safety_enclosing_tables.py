@@ -161,3 +161,59 @@ def test_control_a_folder_inside_another_table_but_outside_what_it_writes_is_swe
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert files_under(tmp_path) == before - {str(orphan)}
     assert scan_every_snapshot(b_meta) == b_scans
+
+
+FUTURE_MS = str((int(time.time()) + 3600) * 1000)
+
+
+@pytest.mark.parametrize("below", ["data", "link-to-data"])
+def test_expiry_refuses_a_table_whose_folder_lies_inside_a_filesystem_table(tmp_path, below):
+    """Expiry has the same rule as the sweep: A writes into B's data folder (by name, or
+    through a link), A adds one of B's live files with add-files and removes it with
+    delete-files, then expires: the file would be A's to delete. Refused before committing
+    (exit 5, dry run too); every file stays and B reads as before."""
+    bdir = tmp_path / "nb" / "b"
+    b_meta = make_fs_table(tmp_path, bdir)
+    b_scans = scan_every_snapshot(b_meta)
+    if below == "link-to-data":
+        data_path = tmp_path / "alink"
+        data_path.symlink_to(bdir / "data")
+    else:
+        data_path = bdir / "data"
+    b_file = sorted(files_under(bdir / "data"))[0]
+    cfg, adir, orphan = setup(tmp_path, data_path)
+    orphan.unlink()
+    for cmd in ("add-files", "delete-files"):
+        p = icm(tmp_path, cfg, cmd, "ns.a", f"file://{b_file}")
+        assert p.returncode == 0, (cmd, p.stdout, p.stderr)
+    age_all(tmp_path)
+    before = files_under(tmp_path)
+    for extra in (("--dry-run",), ()):
+        p = icm(tmp_path, cfg, "expire-snapshots", "ns.a", "--retain-last", "1",
+                "--older-than", FUTURE_MS, *extra)
+        assert p.returncode == 5, (extra, p.stdout, p.stderr)
+        assert "inside another table" in p.stderr and str(bdir / "metadata") in p.stderr, \
+            p.stderr
+        assert files_under(tmp_path) == before
+    assert scan_every_snapshot(b_meta) == b_scans
+
+
+def test_control_expiry_of_a_table_in_a_plain_folder_deletes_what_it_expired(tmp_path):
+    """The same table in a plain folder: expiry commits and deletes the expired snapshot's
+    manifest list, and nothing else."""
+    data_path = tmp_path / "plain" / "adata"
+    data_path.mkdir(parents=True)
+    cfg, adir, orphan = setup(tmp_path, data_path)
+    d = pyiceberg_sql.SqlCatalog("default", uri=f"sqlite:///{tmp_path / 'cat.db'}",
+                                 warehouse=f"file://{tmp_path / 'wh'}")
+    d.load_table("ns.a").append(pa.table({"id": [3]}, schema=SCHEMA))
+    a = d.load_table("ns.a")
+    first = min(a.metadata.snapshots, key=lambda s: s.sequence_number)
+    age_all(tmp_path)
+    before = files_under(tmp_path)
+    p = icm(tmp_path, cfg, "expire-snapshots", "ns.a", "--retain-last", "1",
+            "--older-than", FUTURE_MS)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    after = files_under(tmp_path)
+    gone = before - after
+    assert gone == {local(first.manifest_list)}, gone

@@ -145,3 +145,126 @@ def test_a_crashed_writers_single_newer_metadata_file_is_still_swept(tmp_path):
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     assert files_under(tdir) == keep
     assert rows_per_snapshot(c.load_table("ns.t")) == before
+
+
+def stale_copy(tmp_path, commits_after=2):
+    """ns.t in an original catalog; its database copied; the original then commits
+    `commits_after` more times. Returns (config of the copy, copy catalog, original catalog,
+    table folder)."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "copy").mkdir()
+    orig_db, copy_db = tmp_path / "orig" / "cat.db", tmp_path / "copy" / "cat.db"
+    orig = catalog(orig_db, wh)
+    orig.create_namespace("ns")
+    append(orig.create_table("ns.t", schema=SCHEMA), 2)
+    shutil.copyfile(orig_db, copy_db)
+    cfg = tmp_path / "copy" / "conf.yaml"
+    write_config(cfg, copy_db, wh)
+    append(orig.load_table("ns.t"), commits_after, base=10)
+    t = orig.load_table("ns.t")
+    return cfg, catalog(copy_db, wh), orig, Path(local(t.location()))
+
+
+FUTURE_MS = str((int(__import__("time").time()) + 3600) * 1000)
+
+
+@pytest.mark.parametrize("run", ["sweep-of-data-folder", "expire", "expire-dry-run"])
+def test_stale_pointer_is_refused_whatever_the_run_lists(tmp_path, run):
+    """The stale-pointer rule looks at the table's metadata folders themselves, not only at
+    what the run lists: a sweep restricted to the data folder (`--location <table>/data`, which
+    never lists the newer metadata) and expiry (which lists nothing) through a catalog copy two
+    commits behind are refused (exit 5); every file stays, the copy's pointer is unchanged (no
+    commit was made through it), and the original still scans every snapshot."""
+    cfg, copy, orig, tdir = stale_copy(tmp_path)
+    stale_pointer = copy.load_table("ns.t").metadata_location
+    age_all(tmp_path)
+    before = rows_per_snapshot(orig.load_table("ns.t"))
+    all_files = files_under(tdir)
+    if run == "sweep-of-data-folder":
+        args = ("remove-orphan-files", "ns.t", "--location", f"file://{tdir}/data")
+    else:
+        args = ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", FUTURE_MS)
+        if run == "expire-dry-run":
+            args += ("--dry-run",)
+    p = icm(tmp_path, *args, config=cfg)
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert "stale" in p.stderr and local(stale_pointer) in p.stderr, p.stderr
+    assert files_under(tdir) == all_files
+    assert copy.load_table("ns.t").metadata_location == stale_pointer
+    assert rows_per_snapshot(orig.load_table("ns.t")) == before
+
+
+def test_stale_pointer_registered_through_a_link_is_refused(tmp_path):
+    """A second catalog registers the table through a symbolic link to the warehouse, so its
+    pointer is spelled apart from every metadata-log entry the original writes; the original
+    commits twice more. The log entries name the pointer's file in the same real folder: the
+    sweep and expiry through the second catalog are refused and nothing changes."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    orig = catalog(db, wh)
+    orig.create_namespace("ns")
+    append(orig.create_table("ns.t", schema=SCHEMA), 2)
+    t = orig.load_table("ns.t")
+    link = tmp_path / "whlink"
+    link.symlink_to(wh)
+    linked_pointer = str(link) + local(t.metadata_location)[len(str(wh)):]
+    (tmp_path / "second").mkdir()
+    cfg = tmp_path / "second" / "conf.yaml"
+    write_config(cfg, tmp_path / "second" / "cat.db", link)
+    catalog(tmp_path / "second" / "cat.db", link).create_namespace("ns")
+    p = icm(tmp_path, "register-table", "ns.t", linked_pointer, config=cfg)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    append(orig.load_table("ns.t"), 2, base=10)
+    tdir = Path(local(t.location()))
+    age_all(tmp_path)
+    before = rows_per_snapshot(orig.load_table("ns.t"))
+    all_files = files_under(tdir)
+    for args in (("remove-orphan-files", "ns.t"),
+                 ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", FUTURE_MS)):
+        p = icm(tmp_path, *args, config=cfg)
+        assert p.returncode == 5, f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+        assert "stale" in p.stderr, p.stderr
+        assert files_under(tdir) == all_files
+    assert rows_per_snapshot(orig.load_table("ns.t")) == before
+
+
+def test_version_hint_naming_a_newer_commit_proves_a_stale_pointer(tmp_path):
+    """A directory-layout table (vN.metadata.json and version-hint.text) registered in a
+    catalog at v1; then one commit through the directory writes v2 and points the hint at it.
+    One commit past the pointer, but the hint names it: the catalog's pointer is stale, and the
+    sweep and expiry through the catalog are refused, keeping v2, its manifests and the file
+    it added."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    cfg = tmp_path / "conf.yaml"
+    write_config(cfg, db, wh)
+    c = catalog(db, wh)
+    c.create_namespace("tmp")
+    append(c.create_table("tmp.t", schema=SCHEMA), 2)
+    t = c.load_table("tmp.t")
+    tdir = Path(local(t.location()))
+    c.drop_table("tmp.t")  # (keeps the files)
+    v1 = tdir / "metadata" / "v1.metadata.json"
+    shutil.copyfile(local(t.metadata_location), v1)
+    (tdir / "metadata" / "version-hint.text").write_text("1")
+    c.create_namespace("ns")
+    p = icm(tmp_path, "register-table", "ns.t", str(v1), config=cfg)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    added = tdir / "data" / "added.parquet"
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"id": pa.array([42], pa.int64())}), added)
+    p = icm(tmp_path, "add-files", str(tdir), f"file://{added}", config=cfg)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert (tdir / "metadata" / "v2.metadata.json").exists()
+    age_all(tmp_path)
+    all_files = files_under(tdir)
+    for args in (("remove-orphan-files", "ns.t"),
+                 ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", FUTURE_MS)):
+        p = icm(tmp_path, *args, config=cfg)
+        assert p.returncode == 5, f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+        assert "version hint" in p.stderr and "v2.metadata.json" in p.stderr, p.stderr
+        assert files_under(tdir) == all_files

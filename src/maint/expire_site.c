@@ -1,0 +1,47 @@
+/*
+ * maint/expire_site.c: expiry's checks on the table's surroundings before it commits
+ * (site_checks.h; issue #16): a stale pointer (newer commits of the table in its metadata
+ * folders) and a root of the table lying inside another table's folders. Either would make
+ * the files expiry deletes after its commit another commit's or another table's live files,
+ * so the run is refused before anything is committed or deleted, dry runs included (what they
+ * would plan is those files).
+ *
+ * Read-only: listings of the metadata folders and of the `metadata/` folders enclosing the
+ * roots, reads of the metadata files that may be newer than the pointer.
+ */
+#include "maint/expire_internal.h"
+#include "maint/keepset.h"
+#include "maint/site_checks.h"
+
+int icm__expire_check_site(icm_table *t)
+{
+    const icm_table_metadata *md = icm_table_get_metadata(t);
+    const char *md_location = icm_table_get_metadata_location(t);
+    char *md_dirs[3] = {NULL, NULL, NULL};
+    size_t n_md_dirs = 0;
+    int rc = icm__table_metadata_dirs(md, md_location, md_dirs, &n_md_dirs);
+    if (rc != 0)
+        return rc;
+    icm__site s = {t, icm_table_get_fileio(t), icm_table_metadata_uuid(md), md_dirs, n_md_dirs,
+                   md_location, "expiry", ""};
+    icm__newer_commits nc;
+    icm__newer_commits_init(&nc, &s);
+    rc = icm__newer_commits_check(&nc, NULL);
+    icm__newer_commits_dispose(&nc);
+    const char *roots[3];
+    size_t n_roots = icm__table_roots(md, roots);
+    for (size_t i = 0; i < n_roots && rc == 0; i++) {
+        char *real = NULL;
+        rc = icm__site_resolve(&s, roots[i], &real);
+        if (rc != 0 && rc != ICM_ENOMEM) {
+            icm_error_clear(); /* a place the io cannot resolve: walked by its name */
+            rc = 0;
+        }
+        if (rc == 0)
+            rc = icm__site_check_enclosing(&s, roots[i], real, "the table's folder");
+        icm__free(real);
+    }
+    for (size_t i = 0; i < n_md_dirs; i++)
+        icm__free(md_dirs[i]);
+    return rc;
+}

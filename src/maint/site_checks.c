@@ -1,0 +1,766 @@
+/*
+ * maint/site_checks.c: the checks on a table's surroundings that the orphan sweep and expiry
+ * make before deleting (site_checks.h). Read-only.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "icemaint/metadata.h"
+#include "catalog/catalog_internal.h"
+#include "maint/keepset.h"
+#include "maint/site_checks.h"
+#include "spec/metadata_internal.h"
+#include "util/location.h"
+
+int icm__site_resolve(const icm__site *s, const char *location, char **out)
+{
+    *out = NULL;
+    int rc = icm_fileio_resolve(s->io, location, out);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        return 0;
+    }
+    return rc;
+}
+
+/* ---- a look at a metadata file ---- */
+
+void icm__peeked_dispose(icm__peeked *m)
+{
+    icm__free(m->uuid);
+    for (size_t i = 0; i < ICM__ARRAY_LEN(m->roots); i++)
+        icm__free(m->roots[i]);
+    memset(m, 0, sizeof *m);
+}
+
+/* Append a copy of `file` (when not NULL) to `log`. */
+static int push_copy(icm__ptrvec *v, const char *file)
+{
+    if (file == NULL)
+        return 0;
+    char *copy = icm__strdup(file);
+    if (copy == NULL || icm__ptrvec_push(v, copy) != 0) {
+        icm__free(copy);
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
+/* The properties naming where a table writes, besides its location (Java's LocationProviders:
+ * write.data.path, then the legacy write.object-storage.path and write.folder-storage.path). */
+static const char *const root_props[] = {"write.data.path", "write.metadata.path",
+                                         "write.object-storage.path",
+                                         "write.folder-storage.path"};
+
+int icm__site_peek_once(const icm__site *s, const char *loc, icm__peeked *m, icm__ptrvec *log)
+{
+    icm__peeked_dispose(m);
+    if (log != NULL)
+        icm__ptrvec_dispose(log, icm__free);
+    char *data = NULL;
+    size_t len = 0;
+    int rc = icm_fileio_read(s->io, loc, &data, &len);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        m->gone = true;
+        return 0;
+    }
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        icm_error_clear();
+        return 0; /* unreadable: the caller decides */
+    }
+    icm_table_metadata *md = NULL;
+    const char *u = NULL, *r[5] = {NULL, NULL, NULL, NULL, NULL};
+    json_t *doc = NULL;
+    rc = icm_table_metadata_parse(&md, data, len, loc);
+    if (rc == 0) {
+        u = icm_table_metadata_uuid(md);
+        r[0] = icm_table_metadata_location(md);
+        for (size_t i = 0; i < ICM__ARRAY_LEN(root_props); i++)
+            r[i + 1] = icm_table_metadata_property(md, root_props[i]);
+        m->readable = true;
+        size_t n = log != NULL ? icm_table_metadata_metadata_log_count(md) : 0;
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = push_copy(log, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
+    } else if (rc != ICM_ENOMEM) {
+        icm_error_clear();
+        rc = icm__json_parse(data, len, loc, &doc);
+        if (rc != 0 && rc != ICM_ENOMEM)
+            icm_error_clear();
+        if (rc == 0 && json_is_object(doc)) {
+            u = json_string_value(json_object_get(doc, "table-uuid"));
+            r[0] = json_string_value(json_object_get(doc, "location"));
+            json_t *pr = json_object_get(doc, "properties");
+            for (size_t i = 0; i < ICM__ARRAY_LEN(root_props); i++)
+                r[i + 1] = json_string_value(json_object_get(pr, root_props[i]));
+            m->readable = true;
+            json_t *entries = log != NULL ? json_object_get(doc, "metadata-log") : NULL;
+            size_t n = json_is_array(entries) ? json_array_size(entries) : 0;
+            for (size_t i = 0; i < n && rc == 0; i++)
+                rc = push_copy(log, json_string_value(json_object_get(
+                                        json_array_get(entries, i), "metadata-file")));
+        }
+    }
+    if (rc != ICM_ENOMEM) {
+        rc = 0;
+        if (u != NULL && (m->uuid = icm__strdup(u)) == NULL)
+            rc = ICM_ENOMEM;
+        for (size_t i = 0; rc == 0 && i < ICM__ARRAY_LEN(r); i++)
+            if (r[i] != NULL && r[i][0] != '\0' && (m->roots[i] = icm__strdup(r[i])) == NULL)
+                rc = ICM_ENOMEM;
+    }
+    if (rc == ICM_ENOMEM) {
+        icm__peeked_dispose(m);
+        if (log != NULL)
+            icm__ptrvec_dispose(log, icm__free);
+    }
+    icm_table_metadata_free(md);
+    json_decref(doc);
+    icm__free(data);
+    return rc;
+}
+
+int icm__site_peek(const icm__site *s, const char *loc, icm__peeked *m, icm__ptrvec *log)
+{
+    int rc = icm__site_peek_once(s, loc, m, log);
+    for (int attempt = 0; rc == 0 && !m->readable && !m->gone && attempt < 3; attempt++) {
+        struct timespec pause = {0, 200000000L * (attempt + 1)};
+        nanosleep(&pause, NULL);
+        rc = icm__site_peek_once(s, loc, m, log);
+    }
+    return rc;
+}
+
+/* Directly inside one of this table's metadata folders (by name). */
+static bool in_own_md_dir(const icm__site *s, const char *loc)
+{
+    for (size_t i = 0; i < s->n_md_dirs; i++) {
+        const char *rest;
+        if (icm__location_strip_prefix(loc, s->md_dirs[i], &rest) && strchr(rest, '/') == NULL)
+            return true;
+    }
+    return false;
+}
+
+bool icm__site_same_table(const icm__site *s, const char *loc, const char *uuid)
+{
+    if (s->uuid != NULL && uuid != NULL)
+        return strcasecmp(s->uuid, uuid) == 0;
+    if (s->uuid == NULL && uuid != NULL)
+        return false;
+    return in_own_md_dir(s, loc);
+}
+
+/* ---- newer commits: a stale pointer ---- */
+
+/*
+ * A commit writes a new metadata file whose metadata-log names its base, the catalog's pointer
+ * it read. So a same-table metadata file whose log names our pointer (a successor) was written
+ * by a writer that took our pointer as its base. A single successor may be a crashed or
+ * rejected writer's leftover that no catalog took (it is swept as an orphan). But a successor
+ * that another same-table file's log names was itself some writer's base, that is, some
+ * catalog's current pointer: the table went past ours through an accepted commit. So does a
+ * successor a version hint names (a filesystem-layout table publishes a commit by its hint).
+ *
+ * Where such files are: in the table's metadata folders (the pointer's own folder, the
+ * location's metadata/ and write.metadata.path), which are listed here whatever the run
+ * lists, and, for the sweep, wherever the listing found unreferenced ones. Only files that may
+ * be newer are read: a name without a version, or with a higher one than the pointer's (files
+ * that fell off the metadata log are older and never read again).
+ *
+ * Names are compared as places: equal locations, or the same file name in folders that
+ * really are one (a table registered through a link names the pointer differently from the
+ * writer's metadata-log).
+ *
+ * What cannot be seen: newer commits whose metadata lies outside every folder the pointer's
+ * metadata knows (the newer commits moved write.metadata.path), and one commit past the
+ * pointer with no version hint (indistinguishable from a rejected writer's leftover). The
+ * README says so.
+ */
+
+typedef struct successor {
+    char *loc;
+    icm__ptrvec log; /* the files its metadata-log names (char *) */
+} successor;
+
+static void successor_free(void *item)
+{
+    successor *s = item;
+    if (s == NULL)
+        return;
+    icm__free(s->loc);
+    icm__ptrvec_dispose(&s->log, icm__free);
+    icm__free(s);
+}
+
+void icm__newer_commits_init(icm__newer_commits *nc, const icm__site *s)
+{
+    memset(nc, 0, sizeof *nc);
+    nc->site = s;
+    nc->succ = (icm__ptrvec)ICM__PTRVEC_INIT;
+    nc->others = (icm__ptrvec)ICM__PTRVEC_INIT;
+    nc->noted = (icm__ptrvec)ICM__PTRVEC_INIT;
+}
+
+void icm__newer_commits_dispose(icm__newer_commits *nc)
+{
+    icm__ptrvec_dispose(&nc->succ, successor_free);
+    icm__ptrvec_dispose(&nc->others, icm__free);
+    icm__ptrvec_dispose(&nc->noted, icm__free);
+    icm__free(nc->real_pointer);
+    memset(nc, 0, sizeof *nc);
+}
+
+/* Whether `a` and `b` name one file: equal locations, or one file name in one real folder. */
+static int same_file(const icm__site *s, const char *a, const char *real_a, const char *b,
+                     bool *out)
+{
+    *out = icm__location_equal(a, b);
+    if (*out || strcmp(icm__basename(a), icm__basename(b)) != 0)
+        return 0;
+    char *own_real = NULL, *real_b = NULL;
+    int rc = 0;
+    if (real_a == NULL) {
+        rc = icm__site_resolve(s, a, &own_real);
+        real_a = own_real;
+    }
+    if (rc == 0 && real_a != NULL)
+        rc = icm__site_resolve(s, b, &real_b);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        icm_error_clear(); /* cannot be resolved: judged by name */
+        rc = 0;
+    }
+    *out = real_a != NULL && real_b != NULL && icm__location_equal(real_a, real_b);
+    icm__free(own_real);
+    icm__free(real_b);
+    return rc;
+}
+
+static int log_names(const icm__site *s, const icm__ptrvec *log, const char *loc,
+                     const char *real_loc, bool *out)
+{
+    *out = false;
+    int rc = 0;
+    for (size_t i = 0; i < log->len && rc == 0 && !*out; i++)
+        rc = same_file(s, loc, real_loc, log->items[i], out);
+    return rc;
+}
+
+static int real_pointer(icm__newer_commits *nc, const char **out)
+{
+    if (!nc->real_pointer_done) {
+        nc->real_pointer_done = true;
+        int rc = icm__site_resolve(nc->site, nc->site->md_location, &nc->real_pointer);
+        if (rc == ICM_ENOMEM)
+            return rc;
+        if (rc != 0)
+            icm_error_clear();
+    }
+    *out = nc->real_pointer;
+    return 0;
+}
+
+static bool was_noted(const icm__newer_commits *nc, const char *loc)
+{
+    for (size_t i = 0; i < nc->noted.len; i++)
+        if (icm__location_equal(nc->noted.items[i], loc))
+            return true;
+    return false;
+}
+
+int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, icm__ptrvec *log)
+{
+    if (was_noted(nc, loc)) {
+        icm__ptrvec_dispose(log, icm__free);
+        return 0;
+    }
+    int rc = push_copy(&nc->noted, loc);
+    const char *real = NULL;
+    bool names_pointer = false;
+    if (rc == 0)
+        rc = real_pointer(nc, &real);
+    if (rc == 0)
+        rc = log_names(nc->site, log, nc->site->md_location, real, &names_pointer);
+    if (rc == 0 && names_pointer) {
+        successor *s = icm__calloc(1, sizeof *s);
+        if (s == NULL || (s->loc = icm__strdup(loc)) == NULL || icm__ptrvec_push(&nc->succ, s) != 0) {
+            successor_free(s);
+            rc = ICM_ENOMEM;
+        } else {
+            s->log = *log; /* handed over */
+            *log = (icm__ptrvec)ICM__PTRVEC_INIT;
+        }
+    } else if (rc == 0) {
+        rc = push_copy(&nc->others, loc);
+    }
+    icm__ptrvec_dispose(log, icm__free);
+    return rc;
+}
+
+/* The version a metadata file's name carries: `00012-<uuid>.metadata.json` and
+ * `v12.metadata.json` (`v12.gz.metadata.json`, `v12.metadata.json.gz`) give 12; -1 when none. */
+static long long name_version(const char *loc)
+{
+    const char *name = icm__basename(loc);
+    if (*name == 'v')
+        name++;
+    if (*name < '0' || *name > '9')
+        return -1;
+    char *end = NULL;
+    long long v = strtoll(name, &end, 10);
+    if (end == NULL || (*end != '-' && *end != '.') || v < 0)
+        return -1;
+    return v;
+}
+
+typedef struct scan {
+    icm__newer_commits *nc;
+    const char *dir;
+    long long pointer_version;
+    icm__ptrvec files; /* candidates found (char *) */
+    icm__ptrvec hints; /* version hints found (char *) */
+} scan;
+
+static int on_md_file(const icm_file_info *f, void *payload)
+{
+    scan *sc = payload;
+    const char *rest;
+    if (!icm__location_strip_prefix(f->location, sc->dir, &rest) || strchr(rest, '/') != NULL)
+        return 0; /* (a sub-folder: not where a commit writes) */
+    bool document;
+    if (!icm__table_metadata_file_name(f->location, &document))
+        return 0;
+    if (!document)
+        return push_copy(&sc->hints, f->location);
+    long long v = name_version(f->location);
+    if (sc->pointer_version >= 0 && v >= 0 && v <= sc->pointer_version)
+        return 0; /* the pointer's past (or the pointer) */
+    if (icm__location_equal(f->location, sc->nc->site->md_location))
+        return 0;
+    return push_copy(&sc->files, f->location);
+}
+
+/* Note one file: read it, keep it when it is this table's. */
+static int note_file(icm__newer_commits *nc, const char *loc)
+{
+    if (was_noted(nc, loc))
+        return 0;
+    icm__peeked m = {0};
+    icm__ptrvec log = ICM__PTRVEC_INIT;
+    int rc = icm__site_peek_once(nc->site, loc, &m, &log);
+    if (rc == 0 && m.readable && icm__site_same_table(nc->site, loc, m.uuid))
+        rc = icm__newer_commits_note(nc, loc, &log);
+    icm__peeked_dispose(&m);
+    icm__ptrvec_dispose(&log, icm__free);
+    return rc;
+}
+
+/* The metadata file a version hint's text names in folder `dir` (Java's Hadoop tables write
+ * the version number; some writers the file name): the first that exists, or NULL. */
+static int hinted_file(const icm__site *s, const char *hint, const char *dir, char **out)
+{
+    *out = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = icm_fileio_read(s->io, hint, &text, &len);
+    if (rc != 0) {
+        if (rc == ICM_ENOMEM)
+            return rc;
+        icm_error_clear();
+        return 0;
+    }
+    size_t n = 0;
+    while (n < len && text[n] != '\n' && text[n] != '\r' && text[n] != ' ' && text[n] != '\0')
+        n++;
+    char *name = NULL;
+    bool digits = n > 0 && n < 19;
+    for (size_t i = 0; i < n && digits; i++)
+        digits = text[i] >= '0' && text[i] <= '9';
+    static const char *const forms[] = {".metadata.json", ".gz.metadata.json",
+                                        ".metadata.json.gz"};
+    for (size_t i = 0; rc == 0 && *out == NULL && i < (digits ? ICM__ARRAY_LEN(forms) : 1); i++) {
+        name = digits ? icm__sprintf("v%.*s%s", (int)n, text, forms[i])
+                      : icm__sprintf("%.*s", (int)n, text);
+        if (name == NULL) {
+            rc = ICM_ENOMEM;
+            break;
+        }
+        bool doc = false;
+        if (name[0] != '\0' && strchr(name, '/') == NULL &&
+            icm__table_metadata_file_name(name, &doc) && doc) {
+            char *loc = icm__location_join(dir, name);
+            icm_file_info info;
+            if (loc == NULL)
+                rc = ICM_ENOMEM;
+            else if (icm_fileio_stat(s->io, loc, &info) == 0)
+                *out = loc, loc = NULL;
+            else
+                icm_error_clear();
+            icm__free(loc);
+        }
+        icm__free(name);
+    }
+    icm__free(text);
+    return rc;
+}
+
+static const successor *find_successor(const icm__newer_commits *nc, const char *loc)
+{
+    for (size_t i = 0; i < nc->succ.len; i++) {
+        const successor *s = nc->succ.items[i];
+        if (icm__location_equal(s->loc, loc))
+            return s;
+    }
+    return NULL;
+}
+
+static int refuse_stale(const icm__newer_commits *nc, const char *newer, const char *why)
+{
+    const icm__site *s = nc->site;
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, newer,
+                          "newer metadata of this same table: %s, so the table was committed "
+                          "past this catalog's pointer %s, which looks stale (a copied or "
+                          "restored catalog, or a table registered at an older file?); a %s "
+                          "from it would delete the newer commits' metadata, manifests and "
+                          "data, so nothing is deleted (run through the catalog that holds the "
+                          "newest pointer%s)",
+                          why, s->md_location, s->run, s->way_out);
+}
+
+/* Some successor that `log` (of `loc`) names, other than `loc` itself. */
+static int named_successor(icm__newer_commits *nc, const icm__ptrvec *log, const char *loc,
+                           const successor **out)
+{
+    *out = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < nc->succ.len && rc == 0 && *out == NULL; i++) {
+        const successor *s = nc->succ.items[i];
+        bool named = false;
+        if (!icm__location_equal(s->loc, loc))
+            rc = log_names(nc->site, log, s->loc, NULL, &named);
+        if (named)
+            *out = s;
+    }
+    return rc;
+}
+
+static int decide(icm__newer_commits *nc, const icm__ptrvec *hinted)
+{
+    if (nc->succ.len == 0)
+        return 0;
+    for (size_t i = 0; i < hinted->len; i++) {
+        const successor *s = find_successor(nc, hinted->items[i]);
+        if (s == NULL)
+            continue;
+        char *why = icm__sprintf("a version hint names it, and its metadata-log names the "
+                                 "pointer");
+        int rc = why != NULL ? refuse_stale(nc, s->loc, why) : ICM_ENOMEM;
+        icm__free(why);
+        return rc;
+    }
+    for (size_t i = 0; i < nc->succ.len; i++) {
+        const successor *s = nc->succ.items[i];
+        const successor *base = NULL;
+        int rc = named_successor(nc, &s->log, s->loc, &base);
+        if (rc == 0 && base != NULL) {
+            char *why = icm__sprintf("its metadata-log names %s, whose metadata-log names the "
+                                     "pointer", base->loc);
+            rc = why != NULL ? refuse_stale(nc, s->loc, why) : ICM_ENOMEM;
+            icm__free(why);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    /* An older same-table file's log may have been trimmed past the pointer: read again. */
+    int rc = 0;
+    icm__peeked m = {0};
+    icm__ptrvec log = ICM__PTRVEC_INIT;
+    for (size_t i = 0; i < nc->others.len && rc == 0; i++) {
+        const char *loc = nc->others.items[i];
+        rc = icm__site_peek_once(nc->site, loc, &m, &log);
+        const successor *base = NULL;
+        if (rc == 0 && m.readable && icm__site_same_table(nc->site, loc, m.uuid))
+            rc = named_successor(nc, &log, loc, &base);
+        if (rc == 0 && base != NULL) {
+            char *why = icm__sprintf("its metadata-log names %s, whose metadata-log names the "
+                                     "pointer", base->loc);
+            rc = why != NULL ? refuse_stale(nc, loc, why) : ICM_ENOMEM;
+            icm__free(why);
+        }
+    }
+    icm__peeked_dispose(&m);
+    icm__ptrvec_dispose(&log, icm__free);
+    return rc;
+}
+
+/* Whether metadata folder `i` is one listed before it (by name or where it really is). */
+static int seen_folder(const icm__site *s, char **reals, size_t i, bool *out)
+{
+    *out = false;
+    int rc = icm__site_resolve(s, s->md_dirs[i], &reals[i]);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        icm_error_clear();
+        rc = 0;
+    }
+    for (size_t j = 0; j < i && rc == 0 && !*out; j++)
+        *out = icm__location_equal(s->md_dirs[i], s->md_dirs[j]) ||
+               (reals[i] != NULL && reals[j] != NULL && icm__location_equal(reals[i], reals[j]));
+    return rc;
+}
+
+int icm__newer_commits_check(icm__newer_commits *nc, const char *covered)
+{
+    const icm__site *s = nc->site;
+    char *reals[8] = {NULL};
+    icm__ptrvec hinted = ICM__PTRVEC_INIT;
+    int rc = 0;
+    size_t n_dirs = s->n_md_dirs < ICM__ARRAY_LEN(reals) ? s->n_md_dirs : ICM__ARRAY_LEN(reals);
+    for (size_t i = 0; i < n_dirs && rc == 0; i++) {
+        bool seen = false;
+        rc = seen_folder(s, reals, i, &seen);
+        if (rc != 0 || seen)
+            continue;
+        scan sc = {nc, s->md_dirs[i], name_version(s->md_location), ICM__PTRVEC_INIT,
+                   ICM__PTRVEC_INIT};
+        bool listed = covered != NULL && icm__location_strip_prefix(s->md_dirs[i], covered, NULL);
+        if (!listed) {
+            rc = icm_fileio_list_flags(s->io, s->md_dirs[i], ICM_LIST_STAT_OPTIONAL, on_md_file,
+                                       &sc);
+            if (rc == ICM_EUNSUPPORTED) {
+                icm_error_clear(); /* a folder the io cannot reach: it cannot delete there */
+                rc = 0;
+            }
+        } else {
+            /* the caller noted the documents; the hints are looked for here */
+            static const char *const names[] = {"version-hint.text", "version-hint.txt"};
+            for (size_t h = 0; h < ICM__ARRAY_LEN(names) && rc == 0; h++) {
+                char *hint = icm__location_join(s->md_dirs[i], names[h]);
+                rc = hint != NULL ? push_copy(&sc.hints, hint) : ICM_ENOMEM;
+                icm__free(hint);
+            }
+        }
+        for (size_t k = 0; k < sc.files.len && rc == 0; k++)
+            rc = note_file(nc, sc.files.items[k]);
+        for (size_t k = 0; k < sc.hints.len && rc == 0; k++) {
+            char *file = NULL;
+            rc = hinted_file(s, sc.hints.items[k], s->md_dirs[i], &file);
+            if (rc == 0 && file != NULL && !icm__location_equal(file, s->md_location))
+                rc = note_file(nc, file);
+            if (rc == 0 && file != NULL && icm__ptrvec_push(&hinted, file) == 0)
+                file = NULL;
+            else if (rc == 0 && file != NULL)
+                rc = ICM_ENOMEM;
+            icm__free(file);
+        }
+        icm__ptrvec_dispose(&sc.files, icm__free);
+        icm__ptrvec_dispose(&sc.hints, icm__free);
+    }
+    if (rc == 0)
+        rc = decide(nc, &hinted);
+    for (size_t i = 0; i < ICM__ARRAY_LEN(reals); i++)
+        icm__free(reals[i]);
+    icm__ptrvec_dispose(&hinted, icm__free);
+    return rc;
+}
+
+/* ---- tables that enclose a place the run deletes in ---- */
+
+/*
+ * A place a run deletes in can lie inside another table without that table's metadata being
+ * anywhere the run looks: table A's location or write.data.path set to B/data, B a
+ * filesystem-layout table (B/metadata is a sibling, and no catalog lists B) or a catalog table.
+ * Every one of B's data files there is then unreferenced by A: the sweep would take them for
+ * orphans, and expiry would delete one A once added and then removed. So the place and each
+ * folder enclosing it, up to the filesystem root or the bucket, are looked at: a folder whose
+ * `metadata/` folder holds a version hint or a `*.metadata.json` file (one stopping listing
+ * through the table's io, so a path map applies) is a table, and the run is refused when
+ * another table writes there: its metadata's table-uuid differs (or one of the two has none)
+ * and the place is at or below one of the folders it writes into (inside_written_folders), or
+ * its metadata cannot be read (a hint without a metadata file, an unreadable or vanished file,
+ * a folder that cannot be listed). The table's own location and its own metadata folders are
+ * passed over. No override: no exclusion can carve the place out of the table that holds it.
+ */
+
+/* Length of the part of `loc` a walk up its folders stays within: its filesystem root (`/`,
+ * `file:///`) or its bucket (`s3://b`); 0 when there is none (relative, no authority). */
+static size_t folder_floor(const char *loc)
+{
+    const char *local = icm__location_local_part(loc);
+    if (local != NULL)
+        return local[0] == '/' ? (size_t)(local - loc) + 1 : 0;
+    const char *sep = strstr(loc, "://");
+    if (sep == NULL)
+        return 0;
+    size_t n = strcspn(sep + 3, "/");
+    return n > 0 ? (size_t)(sep + 3 - loc) + n : 0;
+}
+
+/* Whether `place` is at or below `folder`, by name or where `folder` really is (its name may
+ * go through a link or `..`; `real_place` is where the place really is, NULL when unknown). */
+static int at_or_below(const icm__site *s, const char *place, const char *real_place,
+                       const char *folder, bool *out)
+{
+    *out = icm__location_strip_prefix(place, folder, NULL);
+    if (*out || real_place == NULL)
+        return 0;
+    char *real = NULL;
+    int rc = icm__site_resolve(s, folder, &real);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        icm_error_clear(); /* a place the io cannot resolve: judged by its name */
+        rc = 0;
+    }
+    *out = real != NULL && icm__location_strip_prefix(real_place, real, NULL);
+    icm_free(real);
+    return rc;
+}
+
+/* Whether the place is, or lies below, a folder the table of metadata `m` (found in the folder
+ * `dir`) writes its files into: its write paths (legacy ones included), and its `data/` and
+ * `metadata/` folders (below `dir` and below the location `m` names; files written before a
+ * write path was set lie there). A table nested elsewhere in an enclosing table's folder (a
+ * table at the warehouse root holds every other table's folder) is not inside what that table
+ * writes. */
+static int inside_written_folders(const icm__site *s, const char *place, const char *real_place,
+                                  const char *dir, const icm__peeked *m, bool *out)
+{
+    *out = false;
+    int rc = 0;
+    for (size_t k = 1; k < ICM__ARRAY_LEN(m->roots) && rc == 0 && !*out; k++)
+        if (m->roots[k] != NULL)
+            rc = at_or_below(s, place, real_place, m->roots[k], out);
+    const char *bases[2] = {dir, m->roots[0]};
+    static const char *const subdirs[2] = {"data", "metadata"};
+    for (size_t b = 0; b < 2 && rc == 0 && !*out; b++)
+        for (size_t k = 0; k < 2 && rc == 0 && !*out && bases[b] != NULL; k++) {
+            char *folder = icm__location_join(bases[b], subdirs[k]);
+            if (folder == NULL)
+                return ICM_ENOMEM;
+            rc = at_or_below(s, place, real_place, folder, out);
+            icm__free(folder);
+        }
+    return rc;
+}
+
+static int refuse_enclosing(const icm__site *s, const char *where, const char *what,
+                            const char *place, const char *dir, const char *why)
+{
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, where,
+                          "%s %s lies inside another table (the folder %s is a table: %s); "
+                          "the %s would delete that table's files; nothing is deleted (no "
+                          "override)",
+                          what, place, dir, why, s->run);
+}
+
+/* The verdict on one enclosing folder `dir`. */
+static int check_enclosing_folder(const icm__site *s, const char *place, const char *real_place,
+                                  const char *what, const char *dir)
+{
+    const char *location = icm_table_metadata_location(icm_table_get_metadata(s->t));
+    if (location != NULL && icm__location_equal(dir, location))
+        return 0; /* this table's own location */
+    char *md_dir = icm__location_join(dir, "metadata");
+    if (md_dir == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < s->n_md_dirs; i++)
+        if (icm__location_equal(md_dir, s->md_dirs[i])) {
+            icm__free(md_dir);
+            return 0; /* this table's own metadata folder */
+        }
+    icm__table_md_found found;
+    int rc = icm__find_table_metadata(s->io, md_dir, true, &found);
+    if (rc == ICM_EUNSUPPORTED) {
+        /* A folder the table's io cannot reach (a path map that maps only the table's part
+         * of a bucket): neither can its listing nor its deletes. */
+        icm_error_clear();
+        icm__free(md_dir);
+        return 0;
+    }
+    if (rc != 0) {
+        if (rc == ICM_ENOMEM) {
+            icm__free(md_dir);
+            return rc;
+        }
+        char *why = icm__sprintf("cannot list %s to tell whether it holds table metadata: %s",
+                                 md_dir, icm_error_last()->message);
+        icm_error_clear();
+        rc = why != NULL ? refuse_enclosing(s, md_dir, what, place, dir, why) : ICM_ENOMEM;
+        icm__free(why);
+        icm__free(md_dir);
+        return rc;
+    }
+    if (!found.any) {
+        icm__free(md_dir);
+        return 0;
+    }
+    if (found.document == NULL) {
+        rc = refuse_enclosing(s, md_dir, what, place, dir,
+                              "its metadata folder has a version hint but no metadata file");
+        icm__free(md_dir);
+        return rc;
+    }
+    const char *doc = found.document;
+    icm__peeked m = {0};
+    rc = icm__site_peek(s, doc, &m, NULL);
+    /* Unreadable: what it writes is unknown. Another table: only what it writes into. This
+     * table's own metadata (a copy's, in a folder of its own): never. */
+    bool other = rc == 0 && !m.readable;
+    if (rc == 0 && m.readable && !icm__site_same_table(s, doc, m.uuid))
+        rc = inside_written_folders(s, place, real_place, dir, &m, &other);
+    char *why = NULL;
+    if (other && !m.readable)
+        why = icm__sprintf("its metadata file %s %s", doc,
+                           m.gone ? "went away while being looked at"
+                                  : "cannot be read to tell whether it is this table");
+    else if (other)
+        why = icm__sprintf("that metadata file has table-uuid %s and location %s, this "
+                           "table is %s",
+                           m.uuid != NULL ? m.uuid : "(none)",
+                           m.roots[0] != NULL ? m.roots[0] : "(none)",
+                           s->uuid != NULL ? s->uuid : "(no uuid)");
+    if (other)
+        rc = why != NULL ? refuse_enclosing(s, doc, what, place, dir, why) : ICM_ENOMEM;
+    icm__free(why);
+    icm__free(md_dir);
+    icm__peeked_dispose(&m);
+    icm__free(found.document);
+    return rc;
+}
+
+/* `walk` and each folder enclosing it, nearest first. */
+static int check_enclosing_of(const icm__site *s, const char *place, const char *real_place,
+                              const char *what, const char *walk)
+{
+    size_t floor = folder_floor(walk);
+    if (floor == 0)
+        return 0;
+    int rc = 0;
+    for (size_t len = icm__location_trim_len(walk); rc == 0;) {
+        char *dir = icm__sprintf("%.*s", (int)len, walk);
+        if (dir == NULL)
+            return ICM_ENOMEM;
+        rc = check_enclosing_folder(s, place, real_place, what, dir);
+        icm__free(dir);
+        if (len <= floor)
+            break;
+        while (len > floor && walk[len - 1] != '/')
+            len--;
+        while (len > floor && walk[len - 1] == '/')
+            len--;
+    }
+    return rc;
+}
+
+int icm__site_check_enclosing(const icm__site *s, const char *place, const char *real_place,
+                              const char *what)
+{
+    int rc = check_enclosing_of(s, place, real_place, what, place);
+    if (rc == 0 && real_place != NULL && !icm__location_equal(real_place, place))
+        rc = check_enclosing_of(s, place, real_place, what, real_place);
+    return rc;
+}
