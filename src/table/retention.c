@@ -45,7 +45,7 @@
 
 typedef struct dropped {
     const char *file; /* as the base's metadata-log names it (borrowed) */
-    char *real;       /* where it really is (icm_fileio_resolve) */
+    char *real;       /* where it really is (icm_fileio_resolve), once it passed 2 */
     bool own_folder;  /* it lies in <location>/metadata */
     bool gone;        /* already missing: nothing to do, nothing to say */
     bool kept;        /* a condition failed or could not be checked */
@@ -133,7 +133,8 @@ static int collect_dropped(ret_ctx *c)
     return 0;
 }
 
-/* ---- conditions 1 and 2: a metadata file directly in one of the table's metadata folders */
+/* ---- conditions 1 and 2: a metadata file directly in one of the table's metadata folders;
+ * one already gone is left out here ---- */
 
 static int check_place(const ret_ctx *c, dropped *d)
 {
@@ -148,6 +149,15 @@ static int check_place(const ret_ctx *c, dropped *d)
         keep(d, "not named like a metadata file (*.metadata.json, *.metadata.json.gz)");
         return 0;
     }
+    int rc = icm_fileio_resolve(r->io, d->file, &d->real);
+    if (rc == ICM_ENOTFOUND) {
+        d->gone = true; /* (its folder too, perhaps): nothing to delete, nothing to say */
+        return 0;
+    }
+    if (rc != 0) {
+        keep(d, "it could not be resolved (%s)", last_message());
+        return rc == ICM_ENOMEM ? rc : 0;
+    }
     const char *slash = strrchr(d->file, '/');
     char *folder = icm__strndup(d->file, (size_t)(slash - d->file));
     const char *location = icm_table_metadata_location(r->committed);
@@ -159,7 +169,7 @@ static int check_place(const ret_ctx *c, dropped *d)
                                    : NULL;
     const char *mpath = icm_table_metadata_property(r->committed, "write.metadata.path");
     const char *folders[3] = {own, mpath != NULL && mpath[0] != '\0' ? mpath : NULL, current};
-    int rc = folder != NULL ? 0 : ICM_ENOMEM;
+    rc = folder != NULL ? 0 : ICM_ENOMEM;
     bool same = false;
     for (size_t i = 0; rc == 0 && i < 3 && !same; i++) {
         if (folders[i] == NULL || (rc = icm__places_same(r->io, folder, folders[i], &same)) != 0)
@@ -186,17 +196,8 @@ static int check_place(const ret_ctx *c, dropped *d)
 static int check_content(const ret_ctx *c, dropped *d)
 {
     const icm__retention *r = c->r;
-    int rc = icm_fileio_resolve(r->io, d->file, &d->real);
-    if (rc == ICM_ENOTFOUND) {
-        d->gone = true;
-        return 0;
-    }
-    if (rc != 0) {
-        keep(d, "it could not be resolved (%s)", last_message());
-        return rc == ICM_ENOMEM ? rc : 0;
-    }
     icm_table_metadata *md = NULL;
-    rc = icm_table_metadata_read(&md, r->io, d->file);
+    int rc = icm_table_metadata_read(&md, r->io, d->file);
     if (rc == ICM_ENOTFOUND) {
         d->gone = true;
         return 0;
