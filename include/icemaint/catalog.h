@@ -356,7 +356,21 @@ ICM_EXTERN(int) icm_table_refresh(icm_table *t);
  *  - 0: committed; `t` now holds the new metadata (or, when reconciling found that another
  *    commit already followed ours, that newer metadata). Then, when the new metadata has
  *    `write.metadata.delete-after-commit.enabled=true`, the metadata files of log entries that
- *    fell out of the log are deleted (best effort; never any other file).
+ *    fell out of the log are deleted, but only this table's own old metadata (issue #16; Java
+ *    deletes them unconditionally): a file dropped from the log is deleted only when ALL hold:
+ *    (1) it lies directly in one of the table's metadata folders (`<location>/metadata`,
+ *    `write.metadata.path`, the new current metadata file's folder), compared where they
+ *    really are (links, `..`); (2) it is named `*.metadata.json` or `*.metadata.json.gz`;
+ *    (3) it parses as table metadata with this table's table-uuid (neither having one: only
+ *    in `<location>/metadata`); (4) it is neither the current metadata file nor a
+ *    metadata-log entry of another table of the catalog (every table of a SQL catalog's
+ *    database; a catalog that cannot list its tables keeps the file; a table opened by its
+ *    directory has no other table to ask); (5) the new metadata (current file or log) does
+ *    not name it. Names are compared by name and by where they really are. A file failing a
+ *    condition, or one that could not be checked, is kept and a warning says why
+ *    (icm_table_commit_warning); the commit's result is 0 either way. A file already gone is
+ *    no error. Only the dropped files are read, and the catalog is listed only when one is
+ *    left to delete (table/retention.c).
  *  - ICM_ECOMMIT_FAILED: provably not applied (CAS matched 0 rows; version file exists;
  *    statement never sent). The new metadata file is deleted. `t` is unchanged (refresh it).
  *  - ICM_ECOMMIT_UNKNOWN: the swap's outcome was open; the file is kept and the table is
@@ -373,6 +387,15 @@ ICM_EXTERN(int) icm_table_refresh(icm_table *t);
  * The last error's message names the table and says which case happened.
  */
 ICM_EXTERN(int) icm_table_commit(icm_table *t, const icm_table_metadata *new_md);
+
+/** The warnings of the last icm_table_commit() on `t`: each metadata file that fell out of the
+ *  metadata-log and was kept, and why (one line each, naming the file as it is spelled: escape
+ *  it for display, icm_escape_text). Borrowed,
+ *  valid until the next commit or icm_table_free(). A caller shows them (the CLI prints
+ *  `warning: ...` lines); the library prints nothing. icm_table_commit_warning() is NULL for
+ *  i >= the count. */
+ICM_EXTERN(size_t) icm_table_commit_warning_count(const icm_table *t);
+ICM_EXTERN(const char *) icm_table_commit_warning(const icm_table *t, size_t i);
 
 /** Free a table handle. NULL is ok. */
 ICM_EXTERN(void) icm_table_free(icm_table *t);

@@ -48,14 +48,17 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
 
 /* Another table a catalog's store holds a pointer for: its catalog name (a SQL database
  * holds the tables of every catalog_name it is shared by), dotted namespace, name, current
- * metadata file, and the folders its files go to (location, write.data.path,
- * write.metadata.path; NULL when unset or when its metadata could not be read). Borrowed. */
+ * metadata file, the folders its files go to (location, write.data.path,
+ * write.metadata.path; NULL when unset or when its metadata could not be read), and that
+ * metadata itself (for its metadata-log). Borrowed. */
 typedef struct icm__other_table {
     const char *catalog_name;
     const char *ns;
     const char *name;
     const char *pointer;
     const char *roots[3];
+    const icm_table_metadata *md; /* its current metadata; NULL when it could not be read */
+    int md_rc;                    /* why not (icm_table_metadata_read's code); 0 when read */
 } icm__other_table;
 
 /* The names of icm__other_table.roots, for messages. */
@@ -94,6 +97,12 @@ int icm__catalog_check_unshared(icm_catalog *cat, const char *metadata_location,
  * (no location); icm_fileio_resolve's I/O codes; ICM_ENOMEM. */
 int icm__table_check_own(icm_fileio *io, const icm_table_metadata *md, const char *md_location,
                          const char *table_dir, const char *shown, bool registering);
+
+/* Whether `a` and `b` name the same place: by name (icm__location_equal), else by where both
+ * really are on `io` (icm_fileio_resolve: symbolic links, `..` and the path map resolved); a
+ * missing place is nowhere (false). table_own.c's comparison, for metadata retention.
+ * Returns 0, ICM_ENOMEM or icm_fileio_resolve's other codes (then *out is false). */
+int icm__places_same(icm_fileio *io, const char *a, const char *b, bool *out);
 
 /* Last path segment (after the final '/'); the whole string when there is none. */
 const char *icm__basename(const char *location);

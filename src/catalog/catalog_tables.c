@@ -116,11 +116,13 @@ static int visit_other(const char *catalog_name, const char *ns, const char *nam
     other_walk *w = payload;
     if (pointer == NULL || is_self(w, catalog_name, ns, name))
         return 0; /* no metadata: no files; or the table itself */
-    icm__other_table o = {catalog_name, ns, name, pointer, {NULL, NULL, NULL}};
+    icm__other_table o = {catalog_name, ns, name, pointer, {NULL, NULL, NULL}, NULL, 0};
     icm_table_metadata *md = NULL;
     int rc = icm_table_metadata_read(&md, w->io, pointer);
     if (rc == ICM_ENOMEM)
         return rc;
+    o.md = md;
+    o.md_rc = rc;
     if (rc != 0) {
         icm_error_clear(); /* unreadable: judged by its pointer alone */
     } else {

@@ -152,6 +152,9 @@ void icm_cli_vline(FILE *out, const char *fmt, va_list ap) ICM_CLI_PRINTF(2, 0);
 /* Print "warning: <text>" on stderr as one printable line (icm_cli_line), unless -q
  * (then stderr carries only errors). Every warning of every command goes through this. */
 void icm_cli_warn(const icm_cli *cli, const char *fmt, ...) ICM_CLI_PRINTF(2, 3);
+/* The warnings of the table's last commit (icm_table_commit_warning: metadata files that fell
+ * out of the metadata-log and were kept), each through icm_cli_warn. */
+void icm_cli_commit_warnings(const icm_cli *cli, const icm_table *t);
 /* "icemaint: <location>: <message><suffix>" (an error) or "warning: <location>: ..." (a
  * warning) on stderr, for a message from the library (printable already: errors.h), so only
  * `location` (any bytes) is escaped here and the message is not escaped twice. A warning is

@@ -707,6 +707,7 @@ static int expire(icm_cli *cli, expire_args *a, icm_table *t, icm_cli_plan_file 
                      icm_table_get_identifier(t));
     icm_expire_result *r = NULL;
     int lrc = icm_expire_snapshots(t, &a->opts, &r);
+    icm_cli_commit_warnings(cli, t); /* its commit's metadata retention */
     int rc = lrc != 0 ? report_failure(cli, plan, r, lrc, j) : report(cli, a, plan, r);
     size_t deleted = r != NULL ? count_state(r, ICM_EXPIRE_FILE_DELETED) : 0;
     const char *printed = "none";

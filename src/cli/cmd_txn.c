@@ -131,6 +131,7 @@ static int commit_and_report(icm_cli *cli, const char *cmd, const char *ref, icm
                              icm_txn *txn, const char *what)
 {
     int rc = icm_txn_commit(txn);
+    icm_cli_commit_warnings(cli, t);
     if (rc != 0)
         return icm_cli_fail(cli, rc);
     int64_t id = 0;

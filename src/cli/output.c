@@ -77,6 +77,13 @@ void icm_cli_warn(const icm_cli *cli, const char *fmt, ...)
         free(text);
 }
 
+void icm_cli_commit_warnings(const icm_cli *cli, const icm_table *t)
+{
+    size_t n = icm_table_commit_warning_count(t);
+    for (size_t i = 0; i < n; i++)
+        icm_cli_warn(cli, "%s", icm_table_commit_warning(t, i));
+}
+
 void icm_cli_file_line(const icm_cli *cli, bool warning, const char *location,
                        const char *message, const char *suffix)
 {

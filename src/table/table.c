@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "catalog/catalog_internal.h"
+#include "table/retention.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -25,13 +26,36 @@ struct icm_table {
     char *metadata_location;
     icm_table_metadata *md;
     bool read_only;
+    icm__ptrvec warnings;        /* of the last commit (metadata retention), strings */
 };
+
+static void free_warning(void *w)
+{
+    icm__free(w);
+}
+
+/* Forget the warnings of an earlier commit. */
+static void clear_warnings(icm_table *t)
+{
+    icm__ptrvec_dispose(&t->warnings, free_warning);
+}
+
+size_t icm_table_commit_warning_count(const icm_table *t)
+{
+    return t != NULL ? t->warnings.len : 0;
+}
+
+const char *icm_table_commit_warning(const icm_table *t, size_t i)
+{
+    return t != NULL && i < t->warnings.len ? t->warnings.items[i] : NULL;
+}
 
 void icm_table_free(icm_table *t)
 {
     if (t == NULL)
         return;
     icm_table_metadata_free(t->md);
+    clear_warnings(t);
     icm__free(t->metadata_location);
     icm__free(t->identifier);
     icm__free(t->ns);
@@ -334,12 +358,6 @@ static size_t previous_versions_max(const icm_table_metadata *md)
     return n < 1 ? 1 : (size_t)n; /* Java keeps at least one previous file */
 }
 
-static bool property_true(const icm_table_metadata *md, const char *key)
-{
-    const char *v = icm_table_metadata_property(md, key);
-    return v != NULL && strcasecmp(v, "true") == 0;
-}
-
 /* The copy that is written: base appended to metadata-log (Java records the base's
  * last-updated-ms with it), log trimmed to previous-versions-max, last-updated-ms = now. */
 static int prepare_metadata(const icm_table *t, const icm_table_metadata *new_md,
@@ -399,36 +417,14 @@ static bool log_contains(const icm_table_metadata *md, const char *file)
     return false;
 }
 
-/* Whether a metadata file pushed out of the log may be deleted: never a relative entry (an
- * older icemaint recorded those; relative to a working directory nobody knows now, it could
- * name another table's file), never one outside the table location and write.metadata.path. */
-static bool deletable_metadata_file(const icm_table_metadata *md, const char *file)
+/* Java's deleteRemovedMetadataFiles, under retention.c's rule (only this table's own old
+ * metadata files go; the others are kept with a warning). Called only once the commit is known
+ * to have landed: `t` holds the committed metadata, `base` the one it replaced. */
+static void delete_removed_metadata_files(icm_table *t, const icm_table_metadata *base)
 {
-    if (!icm__location_is_absolute(file))
-        return false;
-    const char *roots[2] = {icm_table_metadata_location(md),
-                            icm_table_metadata_property(md, "write.metadata.path")};
-    for (size_t i = 0; i < 2; i++)
-        if (roots[i] != NULL && roots[i][0] != '\0' && icm__location_is_inside(file, roots[i]))
-            return true;
-    return false;
-}
-
-/* Java's deleteRemovedMetadataFiles: only when the new metadata enables it, only files of log
- * entries that the commit pushed out of the log. Best effort: errors are ignored. */
-static void delete_removed_metadata_files(icm_fileio *io, const icm_table_metadata *base,
-                                          const icm_table_metadata *committed)
-{
-    if (base == NULL || !property_true(committed, "write.metadata.delete-after-commit.enabled"))
-        return;
-    icm__error_saved *saved = icm__error_save();
-    size_t n = icm_table_metadata_metadata_log_count(base);
-    for (size_t i = 0; i < n; i++) {
-        const char *file = icm_table_metadata_metadata_log_at(base, i)->metadata_file;
-        if (!log_contains(committed, file) && deletable_metadata_file(committed, file))
-            (void)icm_fileio_delete(io, file);
-    }
-    icm__error_restore(saved);
+    icm__retention r = {t->io, t->owned_catalog != NULL ? NULL : t->catalog, t->identifier,
+                        base, t->md, t->metadata_location};
+    icm__retention_run(&r, &t->warnings);
 }
 
 typedef enum reconcile_result {
@@ -511,7 +507,7 @@ static int finish_unknown(icm_table *t, char *ours, icm_table_metadata *prepared
             adopt_committed(t, ours, prepared);
             ours = NULL;
             prepared = NULL;
-            delete_removed_metadata_files(t->io, base_md, t->md);
+            delete_removed_metadata_files(t, base_md);
         }
         icm_error_clear();
         rc = 0;
@@ -573,6 +569,7 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
                               "commit refused: the table was opened from a metadata file "
                               "(static, read-only); open it through a catalog or its table "
                               "directory to change it");
+    clear_warnings(t);
     /* A copy's metadata names the original's location: a commit would record (and retention
      * delete) the original's files. */
     int rc = icm_table_check_own_metadata(t);
@@ -596,7 +593,7 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
         icm_table_metadata *base_md = t->md;
         t->md = NULL;
         adopt_committed(t, ours, prepared);
-        delete_removed_metadata_files(t->io, base_md, t->md);
+        delete_removed_metadata_files(t, base_md);
         icm_table_metadata_free(base_md);
         icm_error_clear();
         return 0;

@@ -79,6 +79,11 @@ static int same_or_inside(icm_fileio *io, const char *a, const char *b, bool ins
     return places_relate(io, a, b, inside ? PLACE_INSIDE : PLACE_SAME, false, out);
 }
 
+int icm__places_same(icm_fileio *io, const char *a, const char *b, bool *out)
+{
+    return places_relate(io, a, b, PLACE_SAME, false, out);
+}
+
 /* The folder a copy of the table would be (new string): the parent of the `metadata` folder
  * holding `file`, else the file's folder. For the message's --path-map suggestion. */
 static char *copy_folder_of(const char *file)

@@ -422,6 +422,56 @@ static void sql_previous_versions_max_deletes_dropped_files(void **state)
         free(files[i]);
 }
 
+/* The commit's warning that names `file` (NULL when none does). */
+static const char *warning_naming(const icm_table *t, const char *file)
+{
+    for (size_t i = 0; i < icm_table_commit_warning_count(t); i++)
+        if (strstr(icm_table_commit_warning(t, i), file) != NULL)
+            return icm_table_commit_warning(t, i);
+    return NULL;
+}
+
+/* A table registered at one of ns.tbl's older metadata files (a clone) keeps it, and the file
+ * in its metadata-log: retention deletes only ns.tbl's own old files and warns for the rest
+ * (issue #16). */
+static void sql_retention_keeps_another_tables_metadata(void **state)
+{
+    sqlfx *f = *state;
+    char *files[5] = {0};
+    files[0] = strdup(icm_table_get_metadata_location(f->t));
+    icmt_ok(commit_change(f->t, "k", "1"));
+    files[1] = strdup(icm_table_get_metadata_location(f->t));
+    icmt_ok(icm_catalog_register_table_flags(f->other, "ns.clone", files[1],
+                                             ICM_REGISTER_ALLOW_SHARED));
+    icm_table_metadata *md = changed(f->t, "write.metadata.delete-after-commit.enabled", "true");
+    icmt_ok(icm_table_metadata_set_property(md, "write.metadata.previous-versions-max", "1"));
+    icmt_ok(icm_table_commit(f->t, md)); /* drops files[0]: in the clone's log */
+    icm_table_metadata_free(md);
+    files[2] = strdup(icm_table_get_metadata_location(f->t));
+    assert_int_equal(icm_table_commit_warning_count(f->t), 1);
+    const char *w = warning_naming(f->t, files[0]);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "metadata-log of table ns.clone"));
+    icmt_ok(commit_change(f->t, "k", "2")); /* drops files[1]: the clone's current file */
+    files[3] = strdup(icm_table_get_metadata_location(f->t));
+    assert_int_equal(icm_table_commit_warning_count(f->t), 1);
+    w = warning_naming(f->t, files[1]);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "current metadata file of table ns.clone"));
+    icmt_ok(commit_change(f->t, "k", "3")); /* drops files[2]: ns.tbl's own, deleted */
+    files[4] = strdup(icm_table_get_metadata_location(f->t));
+    assert_int_equal(icm_table_commit_warning_count(f->t), 0);
+    assert_null(icm_table_commit_warning(f->t, 0));
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(file_exists_at(files[k]), k != 2);
+    icm_table *clone = NULL;
+    icmt_ok(icm_table_load(&clone, f->other, "ns.clone"));
+    assert_string_equal(icm_table_get_metadata_location(clone), files[1]);
+    icm_table_free(clone);
+    for (int k = 0; k < 5; k++)
+        free(files[k]);
+}
+
 static void sql_retention_without_delete_keeps_files(void **state)
 {
     sqlfx *f = *state;
@@ -645,6 +695,8 @@ static void sql_racing_processes_lose_nothing(void **state)
                                         sqlfx_setup, sqlfx_teardown),                         \
         cmocka_unit_test_setup_teardown(sql_retention_without_delete_keeps_files, sqlfx_setup, \
                                         sqlfx_teardown),                                      \
+        cmocka_unit_test_setup_teardown(sql_retention_keeps_another_tables_metadata,          \
+                                        sqlfx_setup, sqlfx_teardown),                         \
         cmocka_unit_test_setup_teardown(sql_gzip_and_metadata_path, sqlfx_setup,              \
                                         sqlfx_teardown),                                      \
         cmocka_unit_test_setup_teardown(sql_register_and_drop, sqlfx_setup, sqlfx_teardown),   \
