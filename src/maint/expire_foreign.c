@@ -16,7 +16,9 @@
  * registered in another catalog does, or whose data folder is this table's location) does.
  * Each comparison is made by name and by where both really are (maint/places.h: links and
  * `..` resolved; the other tables' places and this table's roots once per run, a planned
- * file's folder once per run of files in it): either one holds the file.
+ * file's folder once per run of files in it): either one holds the file. When where one of
+ * those places really is cannot be told (a permission or I/O error, a link loop), every planned
+ * file is held: any of them may lie there.
  *
  * Tables no catalog lists (issue #16 adversarial round 2: a filesystem-layout table B nested
  * in A's folder, whose live file A added then deleted) are found on disk, as the sweep's
@@ -64,6 +66,8 @@ typedef struct holds {
     held *items;
     size_t len, cap;
     icm_fileio *io;
+    char *unresolved; /* the first place of another table whose real whereabouts cannot be
+                         told (for the message; every planned file is then held), or NULL */
 } holds;
 
 /* Takes p's name and real place. */
@@ -78,6 +82,12 @@ static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
         h->cap = cap;
     }
     bool moved = p->real != NULL && !icm__location_equal(p->real, p->name);
+    if (p->unresolved != NULL && h->unresolved == NULL &&
+        (h->unresolved = icm__sprintf("table %s.%s (catalog '%s'): where its %s %s really "
+                                      "is cannot be told (%s)",
+                                      t->ns, t->name, t->catalog_name, p->what, p->name,
+                                      p->unresolved)) == NULL)
+        return ICM_ENOMEM;
     held e = {p->name, p->real, !p->file,
               icm__sprintf("table %s.%s (catalog '%s') has it %s its %s %s%s%s", t->ns,
                            t->name, t->catalog_name, p->file ? "as" : "under", p->what, p->name,
@@ -111,6 +121,7 @@ static void holds_dispose(holds *h)
         icm__free(h->items[i].owner);
     }
     icm__free(h->items);
+    icm__free(h->unresolved);
 }
 
 /* This table's roots, as named and where each really is. */
@@ -252,11 +263,20 @@ static int catalog_holder(void *ctx, const char *path, char **why)
     catalog_hold *c = ctx;
     char *real = NULL;
     int rc = real_file(c, path, &real);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        /* Its folder cannot be resolved: compared by name (the delete phase's link guard keeps
+         * a file whose folder it cannot resolve). */
+        icm_error_clear();
+        rc = 0;
+    }
     const held *e = rc == 0 ? holder(c->h, path, real, c->own) : NULL;
     icm__free(real);
-    if (e == NULL)
+    if (rc != 0 || (e == NULL && c->h->unresolved == NULL))
         return rc;
-    *why = icm__sprintf("not deleted: another catalog table may use it (%s)", e->owner);
+    *why = e != NULL ? icm__sprintf("not deleted: another catalog table may use it (%s)", e->owner)
+                     : icm__sprintf("not deleted: it may lie in a place of another catalog "
+                                    "table (%s)",
+                                    c->h->unresolved);
     return *why != NULL ? 0 : ICM_ENOMEM;
 }
 
@@ -408,13 +428,16 @@ static int hold_catalog_tables(icm_table *t, const icm_table_metadata *md,
     if (!lists_tables(cat))
         return 0;
     icm_fileio *io = icm_table_get_fileio(t);
-    holds h = {NULL, 0, 0, io};
+    holds h = {NULL, 0, 0, io, NULL};
     int rc = icm__catalog_each_other_table(cat, icm_table_get_identifier(t), collect_other, &h);
     own_roots own = {{NULL}, {NULL}, 0};
     if (rc == 0 && h.len > 0) {
         own.n = icm__table_roots(md, own.name);
         for (size_t i = 0; rc == 0 && i < own.n; i++)
-            rc = icm__place_real(io, own.name[i], &own.real[i]);
+            if ((rc = icm__place_real(io, own.name[i], &own.real[i])) != ICM_ENOMEM && rc != 0) {
+                icm_error_clear(); /* unknown: compared by name (which holds more, not less) */
+                rc = 0;
+            }
     }
     if (rc == 0 && h.len > 0) {
         catalog_hold c = {&h, &own, io, NULL, NULL};

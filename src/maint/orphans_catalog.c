@@ -23,9 +23,10 @@
  *    writes into: those write paths and its `<location>/data` and `<location>/metadata` (not
  *    merely its location: a table at the warehouse root holds every other table's folder).
  *    Places are compared by name and by where they really are (maint/places.h: links and
- *    `..` resolved, each other table's places once per run). The other SQLite databases
- *    among `catalog_files` (every catalog
- *    the caller's configuration names) are walked the same way, each once. This sees
+ *    `..` resolved, each other table's places once per run); a place whose real whereabouts
+ *    cannot be told (a permission or I/O error, a link loop) refuses. The other SQLite
+ *    databases among `catalog_files` (every catalog the caller's configuration names) are
+ *    walked the same way, each once. This sees
  *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
  *    hidden, or excluded). A table whose metadata cannot be read is judged by its pointer
  *    alone (its own metadata file below the listing location is still refused).
@@ -248,6 +249,18 @@ static int refuse_inside(const guard_ctx *c, const icm__other_table *t,
                   c->found_db != NULL ? c->found_db : "");
 }
 
+static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t,
+                             const icm__other_place *p)
+{
+    return icm__orphan_refuse(p->name,
+                  "cannot tell where the %s of catalog table %s.%s (catalog '%s'%s%s) really "
+                  "is (%s), so whether it leads into the listing location %s; refusing to "
+                  "sweep; nothing is deleted",
+                  p->what, t->ns, t->name, t->catalog_name,
+                  c->found_db != NULL ? ", in the database " : "",
+                  c->found_db != NULL ? c->found_db : "", p->unresolved, c->list_root);
+}
+
 /* Refuse when one of another table's places lies at or below the listing location, or when
  * the listing location lies at or below a folder that table writes into (by name or by where
  * each really is: a name may go through a link or `..`). Not merely below its location: a
@@ -272,6 +285,10 @@ static int check_other_table(const icm__other_table *t, void *payload)
         if ((rc = holds(c, p, &held)) == 0 && held)
             rc = refuse_table(c, t, p);
     }
+    /* A place whose real whereabouts cannot be told may lead into the listing: refused. */
+    for (size_t i = 0; rc == 0 && i < ps.n; i++)
+        if (ps.p[i].unresolved != NULL)
+            rc = refuse_unresolved(c, t, &ps.p[i]);
     icm__other_places_dispose(&ps);
     return rc;
 }
@@ -405,6 +422,10 @@ int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_optio
     char *real = realpath(path, NULL);
     if (real != NULL && !configured_database(t, o, real)) {
         rc = icm__place_real(c.io, list_root, &c.real_root);
+        if (rc != 0 && rc != ICM_ENOMEM) {
+            icm_error_clear(); /* cannot be told: names are compared */
+            rc = 0;
+        }
         if (rc == 0)
             rc = icm__database_each_table(c.io, real, check_found_table, &c);
     }
@@ -439,6 +460,10 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
                    icm_table_get_identifier(t), ICM__BUF_INIT, 0, NULL, NULL};
     /* Where the listing really is (a missing tail: below where its existing part is). */
     int rc = icm__place_real(c.io, list_root, &c.real_root);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        icm_error_clear(); /* cannot be told (the listing will say why): names are compared */
+        rc = 0;
+    }
     if (rc == 0)
         rc = guard_own_files(&c, t);
     if (rc == 0)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "maint/places.h"
+#include "icemaint/errors.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -40,11 +41,11 @@ int icm__place_real(icm_fileio *io, const char *location, char **out)
         icm__free(prefix);
         if (rc == 0)
             break;
-        if (rc == ICM_ENOMEM)
-            return rc;
+        if (rc != ICM_ENOTFOUND && rc != ICM_EUNSUPPORTED && rc != ICM_EINVALID)
+            return rc; /* ICM_ENOMEM, or where it is cannot be told (the error says why) */
         icm_error_clear();
         if (rc != ICM_ENOTFOUND || len <= floor)
-            return 0; /* the back end cannot tell: names are compared */
+            return 0; /* no such place for the back end: names are compared */
         /* One segment up: the rest is appended to where the prefix really is. */
         while (len > floor && location[len - 1] != '/')
             len--;
@@ -86,9 +87,14 @@ static int add_place(icm__other_places *ps, icm_fileio *io, const char *what, ch
     if (name == NULL)
         return ICM_ENOMEM;
     icm__other_place *p = &ps->p[ps->n];
-    *p = (icm__other_place){what, name, NULL, file, written};
+    *p = (icm__other_place){what, name, NULL, NULL, file, written};
     ps->n++;
-    return icm__place_real(io, name, &p->real);
+    int rc = icm__place_real(io, name, &p->real);
+    if (rc == 0 || rc == ICM_ENOMEM)
+        return rc;
+    p->unresolved = icm__strdup(icm_error_last()->message);
+    icm_error_clear();
+    return p->unresolved != NULL ? 0 : ICM_ENOMEM;
 }
 
 int icm__other_places_init(icm__other_places *ps, icm_fileio *io, const icm__other_table *t)
@@ -122,6 +128,7 @@ void icm__other_places_dispose(icm__other_places *ps)
     for (size_t i = 0; i < ps->n; i++) {
         icm__free(ps->p[i].name);
         icm__free(ps->p[i].real);
+        icm__free(ps->p[i].unresolved);
     }
     ps->n = 0;
 }

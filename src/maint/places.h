@@ -20,9 +20,10 @@
  * Where `location` really is (new string, icm__free), for comparing places by identity:
  * symbolic links and `..` resolved through `io` (icm_fileio_resolve). When its tail does not
  * exist (a folder not written yet), the real place of its longest existing prefix with the rest
- * appended (dot segments of that rest resolved by name). *out is NULL when `io` cannot tell (an
- * object store the back end does not hold, a relative name, an I/O error other than "missing"):
- * then only names are compared. Returns 0 or ICM_ENOMEM.
+ * appended (dot segments of that rest resolved by name). *out is NULL with 0 when `io` has no
+ * such place to resolve (an object store the back end does not hold, a relative name): then
+ * only names are compared. Returns 0; ICM_ENOMEM; or the resolve's error (permission, I/O, a
+ * link loop: where the place is cannot be told; the last error says why, *out NULL).
  */
 int icm__place_real(icm_fileio *io, const char *location, char **out);
 
@@ -37,6 +38,8 @@ typedef struct icm__other_place {
     char *name;       /* as the table's metadata spells it (a default folder: joined below its
                          location) */
     char *real;       /* icm__place_real(name); NULL when unknown */
+    char *unresolved; /* why icm__place_real failed (permission, I/O, link loop): where the
+                         place really is cannot be told; NULL otherwise */
     bool file;        /* the pointer (a file), not a folder */
     bool written;     /* a folder the table writes its files into: its write paths (also Java's
                          legacy write.object-storage.path and write.folder-storage.path), and
@@ -51,8 +54,9 @@ typedef struct icm__other_places {
 } icm__other_places;
 
 /* Every place of `t` (its pointer, each root it names, `<location>/data` and
- * `<location>/metadata`), each resolved once through `io`. Returns 0 or ICM_ENOMEM (then
- * nothing needs disposing). */
+ * `<location>/metadata`), each resolved once through `io` (one that cannot be resolved has
+ * `unresolved` set: the callers keep to the safe side). Returns 0 or ICM_ENOMEM (then nothing
+ * needs disposing). */
 int icm__other_places_init(icm__other_places *ps, icm_fileio *io, const icm__other_table *t);
 void icm__other_places_dispose(icm__other_places *ps);
 
