@@ -49,20 +49,24 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
 /* Another table a catalog's store holds a pointer for: its catalog name (a SQL database
  * holds the tables of every catalog_name it is shared by), dotted namespace, name, current
  * metadata file, the folders its files go to (location, write.data.path,
- * write.metadata.path; NULL when unset or when its metadata could not be read), and that
- * metadata itself (for its metadata-log). Borrowed. */
+ * write.metadata.path, and Java's legacy data paths write.object-storage.path and
+ * write.folder-storage.path, which its LocationProviders still honour; NULL when unset or when
+ * its metadata could not be read), and that metadata itself (for its metadata-log). Borrowed. */
+#define ICM__OTHER_TABLE_N_ROOTS 5
 typedef struct icm__other_table {
     const char *catalog_name;
     const char *ns;
     const char *name;
     const char *pointer;
-    const char *roots[3];
+    const char *roots[ICM__OTHER_TABLE_N_ROOTS];
     const icm_table_metadata *md; /* its current metadata; NULL when it could not be read */
     int md_rc;                    /* why not (icm_table_metadata_read's code); 0 when read */
 } icm__other_table;
 
-/* The names of icm__other_table.roots, for messages. */
-#define ICM__OTHER_TABLE_ROOT_NAMES {"location", "write.data.path", "write.metadata.path"}
+/* The names of icm__other_table.roots (the metadata's own property names), for messages. */
+#define ICM__OTHER_TABLE_ROOT_NAMES                                                            \
+    {"location", "write.data.path", "write.metadata.path", "write.object-storage.path",        \
+     "write.folder-storage.path"}
 
 typedef int (*icm__other_table_cb)(const icm__other_table *t, void *payload);
 

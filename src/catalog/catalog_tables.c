@@ -116,7 +116,7 @@ static int visit_other(const char *catalog_name, const char *ns, const char *nam
     other_walk *w = payload;
     if (pointer == NULL || is_self(w, catalog_name, ns, name))
         return 0; /* no metadata: no files; or the table itself */
-    icm__other_table o = {catalog_name, ns, name, pointer, {NULL, NULL, NULL}, NULL, 0};
+    icm__other_table o = {catalog_name, ns, name, pointer, {NULL}, NULL, 0};
     icm_table_metadata *md = NULL;
     int rc = icm_table_metadata_read(&md, w->io, pointer);
     if (rc == ICM_ENOMEM)
@@ -126,9 +126,10 @@ static int visit_other(const char *catalog_name, const char *ns, const char *nam
     if (rc != 0) {
         icm_error_clear(); /* unreadable: judged by its pointer alone */
     } else {
+        static const char *const names[] = ICM__OTHER_TABLE_ROOT_NAMES;
         o.roots[0] = icm_table_metadata_location(md);
-        o.roots[1] = icm_table_metadata_property(md, "write.data.path");
-        o.roots[2] = icm_table_metadata_property(md, "write.metadata.path");
+        for (size_t i = 1; i < ICM__OTHER_TABLE_N_ROOTS; i++)
+            o.roots[i] = icm_table_metadata_property(md, names[i]);
     }
     rc = w->cb(&o, w->payload);
     icm_table_metadata_free(md);

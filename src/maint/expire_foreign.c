@@ -8,11 +8,17 @@
  * (icm__catalog_each_other_table, the query the orphan sweep's guard uses: for a SQL catalog
  * every catalog_name of its database). A planned file is taken out of the plan and reported
  * (ICM_EXPIRE_PROBLEM_OTHER_TABLE, a warning) when it is another table's metadata file, or
- * lies under another table's location, write.data.path or write.metadata.path, unless that
- * folder strictly contains one of this table's own roots that holds the file: a table at the
- * warehouse root does not hold back the expiry of the tables nested in it, while a table
- * nested in this one (or sharing its folder, as a copy registered in another catalog does)
- * does.
+ * lies under another table's location, write.data.path, write.metadata.path, Java's legacy
+ * write.object-storage.path / write.folder-storage.path, or its `<location>/data` or
+ * `<location>/metadata`, unless that folder strictly contains one of this table's own roots
+ * that holds the file: a table at the warehouse root does not hold back the expiry of the
+ * tables nested in it, while a table nested in this one (or sharing its folder, as a copy
+ * registered in another catalog does, or whose data folder is this table's location) does.
+ * Each comparison is made by name and by where both really are (maint/places.h: links and
+ * `..` resolved; the other tables' places and this table's roots once per run, a planned
+ * file's folder once per run of files in it): either one holds the file. When where one of
+ * those places really is cannot be told (a permission or I/O error, a link loop), every planned
+ * file is held: any of them may lie there.
  *
  * Tables no catalog lists (issue #16 adversarial round 2: a filesystem-layout table B nested
  * in A's folder, whose live file A added then deleted) are found on disk, as the sweep's
@@ -33,7 +39,8 @@
  * damaged or crafted manifest (list) names one, and a catalog's database holds every table's
  * pointer. One 16-byte read per planned file not named like a table file (catalog_store.h).
  *
- * Read-only: pointer look-ups, one metadata read per other table, one listing per folder.
+ * Read-only: pointer look-ups, one metadata read per other table, resolves, one listing per
+ * folder.
  */
 #include <string.h>
 
@@ -41,24 +48,30 @@
 #include "maint/catalog_store.h"
 #include "maint/expire_internal.h"
 #include "maint/keepset.h"
+#include "maint/places.h"
 #include "util/location.h"
 #include "util/strset.h"
 #include "util/util.h"
 
-/* What another table holds: its pointer (a file) or one of its roots (a folder). */
+/* What another table holds: its pointer (a file) or one of its places (a folder), by name and
+ * by where it really is (icm__place_real, once per run). */
 typedef struct held {
     char *location;
+    char *real; /* NULL: unknown (names are compared) */
     bool folder;
-    char *owner; /* "table ns.name (catalog 'c')'s location" and the like, for the message */
+    char *owner; /* "table ns.name (catalog 'c') has it under its location L" and the like */
 } held;
 
 typedef struct holds {
     held *items;
     size_t len, cap;
+    icm_fileio *io;
+    char *unresolved; /* the first place of another table whose real whereabouts cannot be
+                         told (for the message; every planned file is then held), or NULL */
 } holds;
 
-static int push_held(holds *h, const icm__other_table *t, const char *loc, bool folder,
-                     const char *what)
+/* Takes p's name and real place. */
+static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
 {
     if (h->len == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 8;
@@ -68,12 +81,21 @@ static int push_held(holds *h, const icm__other_table *t, const char *loc, bool 
         h->items = grown;
         h->cap = cap;
     }
-    held e = {icm__strdup(loc), folder,
-              icm__sprintf("table %s.%s (catalog '%s') has it under its %s %s", t->ns, t->name,
-                           t->catalog_name, what, loc)};
-    if (e.location == NULL || e.owner == NULL) {
+    bool moved = p->real != NULL && !icm__location_equal(p->real, p->name);
+    if (p->unresolved != NULL && h->unresolved == NULL &&
+        (h->unresolved = icm__sprintf("table %s.%s (catalog '%s'): where its %s %s really "
+                                      "is cannot be told (%s)",
+                                      t->ns, t->name, t->catalog_name, p->what, p->name,
+                                      p->unresolved)) == NULL)
+        return ICM_ENOMEM;
+    held e = {p->name, p->real, !p->file,
+              icm__sprintf("table %s.%s (catalog '%s') has it %s its %s %s%s%s", t->ns,
+                           t->name, t->catalog_name, p->file ? "as" : "under", p->what, p->name,
+                           moved ? ", really " : "", moved ? p->real : "")};
+    p->name = p->real = NULL;
+    if (e.owner == NULL) {
         icm__free(e.location);
-        icm__free(e.owner);
+        icm__free(e.real);
         return ICM_ENOMEM;
     }
     h->items[h->len++] = e;
@@ -82,11 +104,12 @@ static int push_held(holds *h, const icm__other_table *t, const char *loc, bool 
 
 static int collect_other(const icm__other_table *t, void *payload)
 {
-    static const char *const what[] = ICM__OTHER_TABLE_ROOT_NAMES;
-    int rc = push_held(payload, t, t->pointer, false, "metadata file");
-    for (size_t i = 0; rc == 0 && i < ICM__ARRAY_LEN(what); i++)
-        if (t->roots[i] != NULL && t->roots[i][0] != '\0')
-            rc = push_held(payload, t, t->roots[i], true, what[i]);
+    holds *h = payload;
+    icm__other_places ps;
+    int rc = icm__other_places_init(&ps, h->io, t);
+    for (size_t i = 0; rc == 0 && i < ps.n; i++)
+        rc = push_held(h, t, &ps.p[i]);
+    icm__other_places_dispose(&ps); /* (what was pushed is the holds' now) */
     return rc;
 }
 
@@ -94,31 +117,56 @@ static void holds_dispose(holds *h)
 {
     for (size_t i = 0; i < h->len; i++) {
         icm__free(h->items[i].location);
+        icm__free(h->items[i].real);
         icm__free(h->items[i].owner);
     }
     icm__free(h->items);
+    icm__free(h->unresolved);
 }
 
-/* Whether the folder `other` strictly contains one of this table's roots holding `path`. */
-static bool encloses_own_root(const char *other, const char *path, const char *const *roots,
-                              size_t n_roots)
+/* This table's roots, as named and where each really is. */
+typedef struct own_roots {
+    const char *name[3];
+    char *real[3];
+    size_t n;
+} own_roots;
+
+/* Whether the folder `other` strictly contains one of this table's roots holding `path`, by
+ * name (real = false) or by where each really is. */
+static bool encloses_own_root(const held *e, const char *path, const char *real_path,
+                              const own_roots *own, bool real)
 {
-    for (size_t i = 0; i < n_roots; i++)
-        if (icm__location_is_inside(path, roots[i]) &&
-            icm__location_is_inside(roots[i], other) && !icm__location_equal(roots[i], other))
+    const char *other = real ? e->real : e->location;
+    if (real && (other == NULL || real_path == NULL))
+        return false;
+    for (size_t i = 0; i < own->n; i++) {
+        const char *root = real ? own->real[i] : own->name[i];
+        if (root != NULL && icm__location_is_inside(real ? real_path : path, root) &&
+            icm__location_is_inside(root, other) && !icm__location_equal(root, other))
             return true;
+    }
     return false;
 }
 
-/* The other table holding `path`, or NULL. */
-static const held *holder(const holds *h, const char *path, const char *const *roots,
-                          size_t n_roots)
+/* The other table holding `path` (really at `real_path`, NULL: unknown), or NULL: its metadata
+ * file, or a file below one of its places that does not strictly contain one of this table's
+ * roots holding the file (a table at the warehouse root holds nothing of the tables in it),
+ * by name or by where both really are. */
+static const held *holder(const holds *h, const char *path, const char *real_path,
+                          const own_roots *own)
 {
     for (size_t i = 0; i < h->len; i++) {
         const held *e = &h->items[i];
-        if (!e->folder ? icm__location_equal(path, e->location)
-                       : icm__location_is_inside(path, e->location) &&
-                             !encloses_own_root(e->location, path, roots, n_roots))
+        if (!e->folder) {
+            if (icm__location_equal(path, e->location) ||
+                (real_path != NULL && e->real != NULL && icm__location_equal(real_path, e->real)))
+                return e;
+            continue;
+        }
+        if ((icm__location_is_inside(path, e->location) &&
+             !encloses_own_root(e, path, real_path, own, false)) ||
+            (real_path != NULL && e->real != NULL && icm__location_is_inside(real_path, e->real) &&
+             !encloses_own_root(e, path, real_path, own, true)))
             return e;
     }
     return NULL;
@@ -166,20 +214,69 @@ static int hold_all(icm_expire_result *r, hold_fn fn, void *ctx)
     return rc;
 }
 
-/* The catalog tables' hold: holds `h` with this table's roots. */
+/* The catalog tables' hold: holds `h` with this table's roots, and where the last folder
+ * looked at really is (files come in folder runs: one resolve per folder, not per file). */
 typedef struct catalog_hold {
     const holds *h;
-    const char *const *roots;
-    size_t n_roots;
+    const own_roots *own;
+    icm_fileio *io;
+    char *dir;      /* the last folder resolved (normalised) */
+    char *real_dir; /* where it really is; NULL: unknown */
 } catalog_hold;
+
+/* Where the file `path` really is (new string in *out; NULL: unknown): its folder resolved
+ * (cached), then its name. */
+static int real_file(catalog_hold *c, const char *path, char **out)
+{
+    *out = NULL;
+    const char *local = icm__location_local_part(path);
+    if (local == NULL || local[0] != '/')
+        return icm__place_real(c->io, path, out); /* an object store's: by its back end */
+    char *dir = NULL;
+    if (icm__location_normalize(path, &dir) != 0)
+        return ICM_ENOMEM;
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL || slash == dir || slash[1] == '\0') {
+        icm__free(dir);
+        return icm__place_real(c->io, path, out);
+    }
+    char *name = icm__strdup(slash + 1);
+    *slash = '\0';
+    int rc = name != NULL ? 0 : ICM_ENOMEM;
+    if (rc == 0 && (c->dir == NULL || strcmp(c->dir, dir) != 0)) {
+        icm__free(c->dir);
+        icm__free(c->real_dir);
+        c->dir = dir;
+        c->real_dir = NULL;
+        dir = NULL;
+        rc = icm__place_real(c->io, c->dir, &c->real_dir);
+    }
+    if (rc == 0 && c->real_dir != NULL && (*out = icm__location_join(c->real_dir, name)) == NULL)
+        rc = ICM_ENOMEM;
+    icm__free(dir);
+    icm__free(name);
+    return rc;
+}
 
 static int catalog_holder(void *ctx, const char *path, char **why)
 {
-    const catalog_hold *c = ctx;
-    const held *e = holder(c->h, path, c->roots, c->n_roots);
-    if (e == NULL)
-        return 0;
-    *why = icm__sprintf("not deleted: another catalog table may use it (%s)", e->owner);
+    catalog_hold *c = ctx;
+    char *real = NULL;
+    int rc = real_file(c, path, &real);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        /* Its folder cannot be resolved: compared by name (the delete phase's link guard keeps
+         * a file whose folder it cannot resolve). */
+        icm_error_clear();
+        rc = 0;
+    }
+    const held *e = rc == 0 ? holder(c->h, path, real, c->own) : NULL;
+    icm__free(real);
+    if (rc != 0 || (e == NULL && c->h->unresolved == NULL))
+        return rc;
+    *why = e != NULL ? icm__sprintf("not deleted: another catalog table may use it (%s)", e->owner)
+                     : icm__sprintf("not deleted: it may lie in a place of another catalog "
+                                    "table (%s)",
+                                    c->h->unresolved);
     return *why != NULL ? 0 : ICM_ENOMEM;
 }
 
@@ -330,14 +427,26 @@ static int hold_catalog_tables(icm_table *t, const icm_table_metadata *md,
     icm_catalog *cat = icm_table_get_catalog(t);
     if (!lists_tables(cat))
         return 0;
-    holds h = {NULL, 0, 0};
+    icm_fileio *io = icm_table_get_fileio(t);
+    holds h = {NULL, 0, 0, io, NULL};
     int rc = icm__catalog_each_other_table(cat, icm_table_get_identifier(t), collect_other, &h);
-    const char *roots[3];
-    size_t n_roots = icm__table_roots(md, roots);
+    own_roots own = {{NULL}, {NULL}, 0};
     if (rc == 0 && h.len > 0) {
-        catalog_hold c = {&h, roots, n_roots};
-        rc = hold_all(r, catalog_holder, &c);
+        own.n = icm__table_roots(md, own.name);
+        for (size_t i = 0; rc == 0 && i < own.n; i++)
+            if ((rc = icm__place_real(io, own.name[i], &own.real[i])) != ICM_ENOMEM && rc != 0) {
+                icm_error_clear(); /* unknown: compared by name (which holds more, not less) */
+                rc = 0;
+            }
     }
+    if (rc == 0 && h.len > 0) {
+        catalog_hold c = {&h, &own, io, NULL, NULL};
+        rc = hold_all(r, catalog_holder, &c);
+        icm__free(c.dir);
+        icm__free(c.real_dir);
+    }
+    for (size_t i = 0; i < own.n; i++)
+        icm__free(own.real[i]);
     holds_dispose(&h);
     return rc;
 }

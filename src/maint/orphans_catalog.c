@@ -16,10 +16,17 @@
  *  - walks every other table the catalog's store holds a pointer for
  *    (icm__catalog_each_other_table: for a SQL catalog every row of its database, whatever
  *    the catalog_name, since a database shared by several catalogs holds all their tables) and
- *    refuses when one's metadata file, `location`, `write.data.path` or `write.metadata.path`
- *    lies at or below the listing location (not carved out): that table's files would be
- *    unreferenced here. The other SQLite databases among `catalog_files` (every catalog
- *    the caller's configuration names) are walked the same way, each once. This sees
+ *    refuses when one's metadata file, `location`, `write.data.path`, `write.metadata.path`,
+ *    or Java's legacy `write.object-storage.path` / `write.folder-storage.path` lies at or
+ *    below the listing location (not carved out): that table's files would be unreferenced
+ *    here; and (no override) when the listing location lies at or below a folder that table
+ *    writes into: those write paths and its `<location>/data` and `<location>/metadata` (not
+ *    merely its location: a table at the warehouse root holds every other table's folder).
+ *    Places are compared by name and by where they really are (maint/places.h: links and
+ *    `..` resolved, each other table's places once per run); a place whose real whereabouts
+ *    cannot be told (a permission or I/O error, a link loop) refuses. The other SQLite
+ *    databases among `catalog_files` (every catalog the caller's configuration names) are
+ *    walked the same way, each once. This sees
  *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
  *    hidden, or excluded). A table whose metadata cannot be read is judged by its pointer
  *    alone (its own metadata file below the listing location is still refused).
@@ -28,16 +35,18 @@
  * files), comparing with a handful of names.
  *
  * Read-only, like the rest of the planner: pointer look-ups, metadata reads, stat and
- * resolve. Cost: a few stats, plus one pointer look-up and one metadata read per other table
- * of the catalog.
+ * resolve. Cost: a few stats, plus one pointer look-up, one metadata read and a resolve of
+ * each of its (at most 8) places per other table of the catalog.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
 #include "catalog/sql/store.h"
 #include "maint/orphans_internal.h"
+#include "maint/places.h"
 #include "util/location.h"
 
 typedef struct guard_ctx {
@@ -174,35 +183,114 @@ static int guard_own_files(guard_ctx *c, icm_table *t)
 
 /* ---- other tables of the catalog ---- */
 
-/* Whether `loc` (of another table) lies at or below the listing location, not carved out. */
-static bool holds(const guard_ctx *c, const char *loc)
+/* The name the listing gives the place `p` when it lies at or below the listing location only
+ * by where it really is (new string in *alias), or NULL. */
+static int listing_alias(const guard_ctx *c, const icm__other_place *p, char **alias)
 {
-    return loc != NULL && loc[0] != '\0' && icm__location_strip_prefix(loc, c->list_root, NULL) &&
-           !icm__orphan_excluded(c->o, loc);
+    *alias = NULL;
+    const char *rest;
+    if (p->real == NULL || c->real_root == NULL ||
+        !icm__location_strip_prefix(p->real, c->real_root, &rest))
+        return 0;
+    return (*alias = icm__location_join(c->list_root, rest)) != NULL ? 0 : ICM_ENOMEM;
 }
 
-static int refuse_table(const guard_ctx *c, const icm__other_table *t, const char *what,
-                        const char *loc)
+/* Whether the place `p` (of another table) lies at or below the listing location, by name or
+ * by where both really are, and is not carved out (by its name, or by the name the listing
+ * gives it). */
+static int holds(const guard_ctx *c, const icm__other_place *p, bool *out)
 {
-    return icm__orphan_refuse(loc,
-                  "catalog table %s.%s (catalog '%s'%s%s) has its %s here, under the listing "
-                  "location %s; refusing to sweep a folder shared with another table, whose "
-                  "files this table does not reference (carve that table's folders out with "
-                  "--exclude-location)",
+    *out = false;
+    if (!icm__place_within(p->name, p->real, c->list_root, c->real_root, false))
+        return 0;
+    char *alias = NULL;
+    int rc = listing_alias(c, p, &alias);
+    if (rc == 0)
+        *out = !icm__orphan_excluded(c->o, p->name) &&
+               (alias == NULL || !icm__orphan_excluded(c->o, alias));
+    icm__free(alias);
+    return rc;
+}
+
+/* " (really R)" when `p` is somewhere else than its name says, for messages. */
+static const char *really(const icm__other_place *p, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (p->real != NULL && !icm__location_equal(p->real, p->name))
+        snprintf(buf, size, " (really %s)", p->real);
+    return buf;
+}
+
+static int refuse_table(const guard_ctx *c, const icm__other_table *t,
+                        const icm__other_place *p)
+{
+    char buf[1100];
+    return icm__orphan_refuse(p->name,
+                  "catalog table %s.%s (catalog '%s'%s%s) has its %s %s%s here, under the "
+                  "listing location %s; refusing to sweep a folder shared with another table, "
+                  "whose files this table does not reference (carve that table's folders out "
+                  "with --exclude-location)",
                   t->ns, t->name, t->catalog_name, c->found_db != NULL ? ", in the database " : "",
-                  c->found_db != NULL ? c->found_db : "", what, c->list_root);
+                  c->found_db != NULL ? c->found_db : "", p->what, p->name,
+                  really(p, buf, sizeof buf), c->list_root);
 }
 
+static int refuse_inside(const guard_ctx *c, const icm__other_table *t,
+                         const icm__other_place *p)
+{
+    char buf[1100];
+    return icm__orphan_refuse(c->list_root,
+                  "the listing location lies at or below the %s %s%s of catalog table %s.%s "
+                  "(catalog '%s'%s%s), a folder that table writes its files into; refusing to "
+                  "sweep it: that table's files there are not referenced by this table; "
+                  "nothing is deleted (no override)",
+                  p->what, p->name, really(p, buf, sizeof buf), t->ns, t->name, t->catalog_name,
+                  c->found_db != NULL ? ", in the database " : "",
+                  c->found_db != NULL ? c->found_db : "");
+}
+
+static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t,
+                             const icm__other_place *p)
+{
+    return icm__orphan_refuse(p->name,
+                  "cannot tell where the %s of catalog table %s.%s (catalog '%s'%s%s) really "
+                  "is (%s), so whether it leads into the listing location %s; refusing to "
+                  "sweep; nothing is deleted",
+                  p->what, t->ns, t->name, t->catalog_name,
+                  c->found_db != NULL ? ", in the database " : "",
+                  c->found_db != NULL ? c->found_db : "", p->unresolved, c->list_root);
+}
+
+/* Refuse when one of another table's places lies at or below the listing location, or when
+ * the listing location lies at or below a folder that table writes into (by name or by where
+ * each really is: a name may go through a link or `..`). Not merely below its location: a
+ * table at the warehouse root holds every other table's folder, but writes only into its
+ * data/ and metadata/ folders and its write paths. */
 static int check_other_table(const icm__other_table *t, void *payload)
 {
     guard_ctx *c = payload;
-    if (holds(c, t->pointer))
-        return refuse_table(c, t, "metadata file", t->pointer);
-    static const char *const what[] = ICM__OTHER_TABLE_ROOT_NAMES;
-    for (size_t i = 0; i < ICM__ARRAY_LEN(what); i++)
-        if (holds(c, t->roots[i]))
-            return refuse_table(c, t, what[i], t->roots[i]);
-    return 0;
+    icm__other_places ps;
+    int rc = icm__other_places_init(&ps, c->io, t);
+    if (rc != 0)
+        return rc;
+    /* The listing inside what it writes first: that has no override. */
+    for (size_t i = 0; rc == 0 && i < ps.n; i++) {
+        const icm__other_place *p = &ps.p[i];
+        if (p->written && icm__place_within(c->list_root, c->real_root, p->name, p->real, false))
+            rc = refuse_inside(c, t, p);
+    }
+    bool held = false;
+    for (size_t i = 0; rc == 0 && i < ps.n; i++) {
+        const icm__other_place *p = &ps.p[i];
+        if ((rc = holds(c, p, &held)) == 0 && held)
+            rc = refuse_table(c, t, p);
+    }
+    /* A place whose real whereabouts cannot be told may lead into the listing: refused. */
+    for (size_t i = 0; rc == 0 && i < ps.n; i++)
+        if (ps.p[i].unresolved != NULL)
+            rc = refuse_unresolved(c, t, &ps.p[i]);
+    icm__other_places_dispose(&ps);
+    return rc;
 }
 
 /* Only a catalog of many tables can be asked: SQL, or a filesystem catalog over a warehouse
@@ -332,10 +420,18 @@ int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_optio
     if (rc != 0 || path == NULL)
         return rc;
     char *real = realpath(path, NULL);
-    if (real != NULL && !configured_database(t, o, real))
-        rc = icm__database_each_table(c.io, real, check_found_table, &c);
+    if (real != NULL && !configured_database(t, o, real)) {
+        rc = icm__place_real(c.io, list_root, &c.real_root);
+        if (rc != 0 && rc != ICM_ENOMEM) {
+            icm_error_clear(); /* cannot be told: names are compared */
+            rc = 0;
+        }
+        if (rc == 0)
+            rc = icm__database_each_table(c.io, real, check_found_table, &c);
+    }
     free(real);
     icm__free(path);
+    icm__free(c.real_root);
     return rc;
 }
 
@@ -362,9 +458,10 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
                                  "to where the table is with --path-map)");
     guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL,
                    icm_table_get_identifier(t), ICM__BUF_INIT, 0, NULL, NULL};
-    int rc = icm_fileio_resolve(c.io, list_root, &c.real_root);
-    if (rc == ICM_ENOTFOUND || (rc != 0 && rc != ICM_ENOMEM)) {
-        icm_error_clear(); /* nothing there, or no links to follow: names are compared */
+    /* Where the listing really is (a missing tail: below where its existing part is). */
+    int rc = icm__place_real(c.io, list_root, &c.real_root);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        icm_error_clear(); /* cannot be told (the listing will say why): names are compared */
         rc = 0;
     }
     if (rc == 0)

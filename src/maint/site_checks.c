@@ -12,6 +12,7 @@
 #include "icemaint/metadata.h"
 #include "catalog/catalog_internal.h"
 #include "maint/keepset.h"
+#include "maint/places.h"
 #include "maint/site_checks.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
@@ -610,13 +611,13 @@ static int at_or_below(const icm__site *s, const char *place, const char *real_p
     if (*out || real_place == NULL)
         return 0;
     char *real = NULL;
-    int rc = icm__site_resolve(s, folder, &real);
+    int rc = icm__place_real(s->io, folder, &real);
     if (rc != 0 && rc != ICM_ENOMEM) {
         icm_error_clear(); /* a place the io cannot resolve: judged by its name */
         rc = 0;
     }
-    *out = real != NULL && icm__location_strip_prefix(real_place, real, NULL);
-    icm_free(real);
+    *out = icm__place_within(place, real_place, folder, real, false);
+    icm__free(real);
     return rc;
 }
 

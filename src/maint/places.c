@@ -1,0 +1,134 @@
+/*
+ * maint/places.c: where a place really is, and another catalog table's places (places.h).
+ * Only reads storage: icm_fileio_resolve (a realpath) per prefix looked at.
+ */
+#include <string.h>
+
+#include "maint/places.h"
+#include "icemaint/errors.h"
+#include "util/location.h"
+#include "util/util.h"
+
+/* Length of the part of `loc` a walk up its folders stays within: its filesystem root (`/`,
+ * `file:///`) or its bucket (`s3://b`); 0 when there is none. */
+static size_t place_floor(const char *loc)
+{
+    const char *local = icm__location_local_part(loc);
+    if (local != NULL)
+        return local[0] == '/' ? (size_t)(local - loc) + 1 : 0;
+    const char *sep = strstr(loc, "://");
+    if (sep == NULL)
+        return 0;
+    size_t n = strcspn(sep + 3, "/");
+    return n > 0 ? (size_t)(sep + 3 - loc) + n : 0;
+}
+
+int icm__place_real(icm_fileio *io, const char *location, char **out)
+{
+    *out = NULL;
+    if (location == NULL || !icm__location_is_absolute(location))
+        return 0;
+    size_t floor = place_floor(location);
+    if (floor == 0)
+        return 0;
+    char *real = NULL;
+    size_t len = icm__location_trim_len(location);
+    for (;;) {
+        char *prefix = icm__strndup(location, len);
+        if (prefix == NULL)
+            return ICM_ENOMEM;
+        int rc = icm_fileio_resolve(io, prefix, &real);
+        icm__free(prefix);
+        if (rc == 0)
+            break;
+        if (rc != ICM_ENOTFOUND && rc != ICM_EUNSUPPORTED && rc != ICM_EINVALID)
+            return rc; /* ICM_ENOMEM, or where it is cannot be told (the error says why) */
+        icm_error_clear();
+        if (rc != ICM_ENOTFOUND || len <= floor)
+            return 0; /* no such place for the back end: names are compared */
+        /* One segment up: the rest is appended to where the prefix really is. */
+        while (len > floor && location[len - 1] != '/')
+            len--;
+        while (len > floor && location[len - 1] == '/')
+            len--;
+    }
+    const char *rest = location + len;
+    while (*rest == '/')
+        rest++;
+    if (rest[0] == '\0') {
+        *out = real;
+        return 0;
+    }
+    char *joined = icm__location_join(real, rest);
+    icm_free(real);
+    if (joined == NULL)
+        return ICM_ENOMEM;
+    int rc = icm__location_key(joined, out); /* the missing rest's `.` and `..`, by name */
+    icm__free(joined);
+    return rc;
+}
+
+bool icm__place_within(const char *a, const char *real_a, const char *b, const char *real_b,
+                       bool strict)
+{
+    if (a == NULL || b == NULL || a[0] == '\0' || b[0] == '\0')
+        return false;
+    if (strict ? icm__location_is_inside(a, b) : icm__location_strip_prefix(a, b, NULL))
+        return true;
+    if (real_a == NULL || real_b == NULL)
+        return false;
+    return strict ? icm__location_is_inside(real_a, real_b)
+                  : icm__location_strip_prefix(real_a, real_b, NULL);
+}
+
+static int add_place(icm__other_places *ps, icm_fileio *io, const char *what, char *name,
+                     bool file, bool written)
+{
+    if (name == NULL)
+        return ICM_ENOMEM;
+    icm__other_place *p = &ps->p[ps->n];
+    *p = (icm__other_place){what, name, NULL, NULL, file, written};
+    ps->n++;
+    int rc = icm__place_real(io, name, &p->real);
+    if (rc == 0 || rc == ICM_ENOMEM)
+        return rc;
+    p->unresolved = icm__strdup(icm_error_last()->message);
+    icm_error_clear();
+    return p->unresolved != NULL ? 0 : ICM_ENOMEM;
+}
+
+int icm__other_places_init(icm__other_places *ps, icm_fileio *io, const icm__other_table *t)
+{
+    static const char *const what[] = ICM__OTHER_TABLE_ROOT_NAMES;
+    _Static_assert(ICM__ARRAY_LEN(what) == ICM__OTHER_TABLE_N_ROOTS,
+                   "a name for each root of icm__other_table");
+    memset(ps, 0, sizeof *ps);
+    int rc = 0;
+    if (t->pointer != NULL && t->pointer[0] != '\0')
+        rc = add_place(ps, io, "metadata file", icm__strdup(t->pointer), true, false);
+    for (size_t i = 0; rc == 0 && i < ICM__OTHER_TABLE_N_ROOTS; i++)
+        if (t->roots[i] != NULL && t->roots[i][0] != '\0')
+            rc = add_place(ps, io, what[i], icm__strdup(t->roots[i]), false, i > 0);
+    /* Where its files go by default (Java's LocationProviders, and any file written before a
+     * write path was set): data/ and metadata/ below its location. */
+    const char *location = t->roots[0];
+    if (rc == 0 && location != NULL && location[0] != '\0')
+        rc = add_place(ps, io, "data folder (<location>/data)",
+                       icm__location_join(location, "data"), false, true);
+    if (rc == 0 && location != NULL && location[0] != '\0')
+        rc = add_place(ps, io, "metadata folder (<location>/metadata)",
+                       icm__location_join(location, "metadata"), false, true);
+    if (rc != 0)
+        icm__other_places_dispose(ps);
+    return rc;
+}
+
+void icm__other_places_dispose(icm__other_places *ps)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        icm__free(ps->p[i].name);
+        icm__free(ps->p[i].real);
+        icm__free(ps->p[i].unresolved);
+    }
+    ps->n = 0;
+}

@@ -1,0 +1,291 @@
+"""Issue #16: another catalog table's places are compared by where they really are, not by spelling.
+
+The sweep's catalog guard and expiry's other-table hold compared another table's folders with
+this table's by name, so a `write.data.path` spelled through a symbolic link (`L/a/bdata`,
+`L -> W`) or with `..` (`W/a/x/../bdata`), or this table's location spelled through a link,
+hid that the other table's data lay inside this table's folder: the sweep deleted it, and
+expiry deleted a live file of it that this table had added and then deleted. The guard also
+never asked whether the listing location lies inside a folder another catalog table writes
+into (B keeping its metadata elsewhere, A located at B/data), and ignored Java's legacy data
+paths `write.object-storage.path` and `write.folder-storage.path`. The rules:
+
+- the sweep refuses (exit 5, naming the other table and its place) when one of another catalog
+  table's places (metadata file, location, write paths, legacy paths) lies at or below the
+  listing location, by name or by where it really is; and, with no override, when the listing
+  location lies at or below a folder another table writes into (its write and legacy paths,
+  its `<location>/data` and `<location>/metadata`; not merely below its location);
+- expiry holds a planned file that lies in such a place, by name or by where it really is
+  (warning `other_table`), and deletes the rest of what only the expired snapshots reached.
+
+Every table is written by PyIceberg (one SQLite catalog); every file is aged 10 days first.
+After each command the tests assert exactly which files exist, and that PyIceberg still scans
+the other table.
+"""
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+expressions = pytest.importorskip("pyiceberg.expressions")
+
+CLI = os.environ.get("ICM_CLI")
+from safety_helpers import age_all, files_under, local, rows_per_snapshot  # noqa: E402
+SCHEMA = pa.schema([("id", pa.int64())])
+LEGACY = ("write.folder-storage.path", "write.object-storage.path")
+
+
+def referenced(table):
+    io = table.io
+    out = {local(table.metadata_location)}
+    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
+    for snap in table.metadata.snapshots:
+        out.add(local(snap.manifest_list))
+        for mf in snap.manifests(io):
+            out.add(local(mf.manifest_path))
+            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
+                out.add(local(entry.data_file.file_path))
+    return out
+
+
+def append(table, n, base=0):
+    for i in range(n):
+        table.append(pa.table({"id": [base + i]}, schema=SCHEMA))
+
+
+class Env:
+    """A SQLite catalog over the warehouse W (tmp/w), a link L (tmp/l) to W, and the
+    configuration the CLI reads (outside W)."""
+
+    def __init__(self, root):
+        if not CLI or not os.path.exists(CLI):
+            pytest.fail("ICM_CLI does not name the built icemaint binary")
+        self.root, self.w, self.l = root, root / "w", root / "l"
+        self.w.mkdir()
+        os.symlink(self.w, self.l)
+        self.db = root / "cat.db"
+        self.cfg = root / "conf.yaml"
+        self.cfg.write_text(f"catalog:\n  c:\n    type: sql\n    uri: sqlite:///{self.db}\n"
+                            f"    warehouse: file://{self.w}\n")
+        self.cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{self.db}",
+                                            warehouse=f"file://{self.w}")
+        self.cat.create_namespace("ns")
+
+    def spell(self, s):
+        """`@W`/`@L` in s replaced with the warehouse and the link to it."""
+        return s.replace("@W", str(self.w)).replace("@L", str(self.l))
+
+    def table(self, name, location=None, properties=None, rows=1, base=0):
+        kw = {"location": "file://" + self.spell(location)} if location else {}
+        t = self.cat.create_table(f"ns.{name}", schema=SCHEMA,
+                                  properties={k: "file://" + self.spell(v)
+                                              for k, v in (properties or {}).items()}, **kw)
+        append(t, rows, base)
+        return self.cat.load_table(f"ns.{name}")
+
+    def load(self, name):
+        return self.cat.load_table(f"ns.{name}")
+
+    def icm(self, *args):
+        env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+        env["HOME"] = str(self.root / "nohome")
+        return subprocess.run([CLI, "--config", str(self.cfg), "--catalog", "c", *args],
+                              cwd=self.root, env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL)
+
+
+def to_legacy_path(env, name, prop):
+    """Move ns.name's write.data.path to Java's legacy property `prop` (as Java's older tables
+    have it; PyIceberg writes only through write.data.path)."""
+    t = env.load(name)
+    path = t.properties["write.data.path"]
+    with t.transaction() as tx:
+        tx.set_properties({prop: path})
+        tx.remove_properties("write.data.path")
+    t = env.load(name)
+    assert t.properties.get(prop) == path and "write.data.path" not in t.properties
+    return t
+
+
+def assert_refused(p, *words):
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    for w in words:
+        assert w in p.stderr, p.stderr
+
+
+def assert_sweep_refused_and_nothing_deleted(env, table, *words, extra=()):
+    age_all(env.w)
+    b_rows = rows_per_snapshot(env.load("b"))
+    before = files_under(env.w)
+    for args in ((), ("--dry-run",), extra):
+        p = env.icm("remove-orphan-files", table, *args)
+        assert_refused(p, "ns.b", *words)
+        assert files_under(env.w) == before
+    assert rows_per_snapshot(env.load("b")) == b_rows
+
+
+# ---- the sweep ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("a_location,b_data", [
+    ("@W/a", "@L/a/bdata"),   # B's write.data.path spelled through the link
+    ("@L/a", "@W/a/bdata"),   # A's location spelled through the link
+], ids=["other-spelled-via-link", "own-location-via-link"])
+def test_other_table_place_spelled_through_a_link_is_never_swept(tmp_path, a_location, b_data):
+    """ns.b's data lies physically in ns.a's folder (W/a/bdata), one of the two spelled through
+    the link L -> W: the sweep of ns.a refuses, naming ns.b's write.data.path; nothing goes."""
+    env = Env(tmp_path)
+    env.table("a", location=a_location)
+    env.table("b", properties={"write.data.path": b_data}, rows=2)
+    assert any(f.endswith(".parquet") for f in files_under(env.w / "a" / "bdata"))
+    (env.w / "a" / "data" / "stray.parquet").write_bytes(b"orphan")
+    assert_sweep_refused_and_nothing_deleted(env, "ns.a", "write.data.path",
+                                             "refusing to sweep a folder shared")
+
+
+def test_other_table_place_spelled_with_dot_dot_is_never_swept(tmp_path):
+    """ns.b's write.data.path is W/a/x/../bdata, i.e. W/a/bdata in ns.a's folder: refused."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    env.table("b", properties={"write.data.path": "@W/a/x/../bdata"}, rows=2)
+    assert any(f.endswith(".parquet") for f in files_under(env.w / "a" / "bdata"))
+    assert_sweep_refused_and_nothing_deleted(env, "ns.a", "write.data.path",
+                                             str(env.w / "a" / "bdata"))
+
+
+def test_listing_inside_another_tables_data_folder_is_never_swept(tmp_path):
+    """ns.b (location W/b) keeps its metadata elsewhere (write.metadata.path W/bmeta), so no
+    W/b/metadata folder shows on disk; ns.a is located at W/b/data, ns.b's data folder. The
+    sweep of ns.a refuses with no override (--exclude-location of ns.b's files does not help).
+    A table at the warehouse root does not make every other table unsweepable: only the
+    folders it writes into count, so ns.c (below it) is still swept."""
+    env = Env(tmp_path)
+    env.table("b", location="@W/b", properties={"write.metadata.path": "@W/bmeta"}, rows=2)
+    assert not (env.w / "b" / "metadata").exists()
+    env.table("a", location="@W/b/data")
+    env.table("root", location="@W")
+    env.table("c", location="@W/ns/c")
+    stray = env.w / "ns" / "c" / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    b_files = [local(f) for f in referenced(env.load("b")) if f.endswith(".parquet")]
+    assert b_files and all(f.startswith(str(env.w / "b" / "data")) for f in b_files)
+    assert_sweep_refused_and_nothing_deleted(
+        env, "ns.a", "data folder", "no override",
+        extra=tuple(a for f in b_files for a in ("--exclude-location", f)))
+    p = env.icm("remove-orphan-files", "ns.c")
+    assert p.returncode == 0, p.stderr
+    assert not stray.exists()
+    assert files_under(env.w / "ns" / "c") == referenced(env.load("c"))
+
+
+@pytest.mark.parametrize("prop", LEGACY)
+def test_other_tables_legacy_data_path_inside_the_listing_is_never_swept(tmp_path, prop):
+    """ns.b writes its data through Java's legacy `prop` into W/a/legacy, inside ns.a's
+    folder: the sweep of ns.a refuses, naming that property."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    env.table("b", properties={"write.data.path": "@W/a/legacy"}, rows=2)
+    to_legacy_path(env, "b", prop)
+    assert any(f.endswith(".parquet") for f in files_under(env.w / "a" / "legacy"))
+    assert_sweep_refused_and_nothing_deleted(env, "ns.a", prop)
+
+
+@pytest.mark.parametrize("prop", LEGACY)
+def test_listing_at_another_tables_legacy_data_path_is_never_swept(tmp_path, prop):
+    """ns.a is located at W/shared, the folder ns.b writes its data into through Java's legacy
+    `prop`: the sweep of ns.a refuses with no override."""
+    env = Env(tmp_path)
+    env.table("b", properties={"write.data.path": "@W/shared"}, rows=2)
+    to_legacy_path(env, "b", prop)
+    env.table("a", location="@W/shared")
+    assert_sweep_refused_and_nothing_deleted(env, "ns.a", prop, "no override")
+
+
+# ---- expiry ------------------------------------------------------------------------------
+
+def real(paths):
+    """Where each path really is (the link L resolved), as files_under names them."""
+    return {os.path.realpath(local(p)) for p in paths}
+
+
+def expire_after_adding_b_file(env, b_file, add_as=None, all_held=False):
+    """ns.a adds ns.b's live file `b_file` (named `add_as`), deletes those rows, and expires
+    every snapshot but the current one: exit 0, the file is held (a warning naming ns.b and
+    the file), ns.b keeps every file and row, and what went is exactly ns.a's files that only
+    the expired snapshots reached (`all_held`: none, every one lies in ns.b's places too)."""
+    name = add_as or b_file
+    env.load("a").add_files([name])
+    (value,) = pq.read_table(b_file).column("id").to_pylist()
+    env.load("a").delete(expressions.EqualTo("id", value))
+    age_all(env.w)
+    time.sleep(1.1)
+    a_before = real(referenced(env.load("a")))
+    b_refs = real(referenced(env.load("b")))
+    b_rows = rows_per_snapshot(env.load("b"))
+    before = files_under(env.w)
+    assert b_refs <= before
+    p = env.icm("expire-snapshots", "ns.a", "--retain-last", "1", "--older-than", "1s")
+    assert p.returncode == 0, p.stderr
+    a_after = env.load("a")
+    assert len(a_after.metadata.snapshots) == 1
+    after = files_under(env.w)
+    expected_gone = a_before - real(referenced(a_after)) - {os.path.realpath(b_file)}
+    assert expected_gone
+    if all_held:
+        assert before <= after and all(f.endswith(".metadata.json") for f in after - before)
+        for f in expected_gone:
+            assert any(l.startswith("warning: ") and f in l and "ns.b" in l
+                       for l in p.stderr.splitlines()), (f, p.stderr)
+    else:
+        assert before - after == expected_gone, (before - after, expected_gone)
+    assert b_refs <= after
+    assert rows_per_snapshot(env.load("b")) == b_rows
+    assert any(l.startswith("warning: ") and "ns.b" in l and local(name) in l and
+               "another catalog table may use it" in l for l in p.stderr.splitlines()), p.stderr
+    return p
+
+
+@pytest.mark.parametrize("a_location,b_data,add_via", [
+    ("@W/a", "@L/a/bdata", "@W"),   # B's write.data.path through the link, file added by W
+    ("@L/a", "@W/a/bdata", "@L"),   # A's location through the link, file added through it
+    ("@W/a", "@W/a/x/../bdata", "@W"),  # B's write.data.path with ".."
+], ids=["other-spelled-via-link", "own-location-via-link", "other-spelled-with-dot-dot"])
+def test_other_table_place_spelled_through_a_link_is_held_by_expiry(tmp_path, a_location,
+                                                                    b_data, add_via):
+    """ns.b's data lies physically in ns.a's folder, spelled differently; ns.a adds one of
+    ns.b's live files, deletes those rows, and expires: the file is held (other_table
+    warning naming ns.b), the expired manifests and lists go."""
+    env = Env(tmp_path)
+    env.table("a", location=a_location)
+    env.table("b", properties={"write.data.path": b_data}, rows=2, base=500)
+    b_file = sorted(f for f in files_under(env.w / "a" / "bdata") if f.endswith(".parquet"))[0]
+    add_as = env.spell(add_via) + b_file[len(str(env.w)):]
+    expire_after_adding_b_file(env, b_file, add_as=add_as)
+
+
+def test_file_in_another_tables_data_folder_at_this_tables_location_is_held_by_expiry(tmp_path):
+    """ns.a is located at W/b/data, ns.b's data folder (ns.b keeps its metadata elsewhere): a
+    live file of ns.b that ns.a added and deleted is held by expiry. So is every file of ns.a
+    (its own files lie in ns.b's data folder too, where they cannot be told from ns.b's): the
+    expiry commits and deletes nothing."""
+    env = Env(tmp_path)
+    env.table("b", location="@W/b", properties={"write.metadata.path": "@W/bmeta"}, rows=2,
+              base=500)
+    env.table("a", location="@W/b/data")
+    b_file = sorted(local(f) for f in referenced(env.load("b")) if f.endswith(".parquet"))[0]
+    expire_after_adding_b_file(env, b_file, all_held=True)
+
+
+@pytest.mark.parametrize("prop", LEGACY)
+def test_file_under_another_tables_legacy_data_path_is_held_by_expiry(tmp_path, prop):
+    """ns.b writes its data through Java's legacy `prop` into W/a/legacy, inside ns.a's folder:
+    a live file of ns.b that ns.a added and deleted is held by expiry."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    env.table("b", properties={"write.data.path": "@W/a/legacy"}, rows=2, base=500)
+    to_legacy_path(env, "b", prop)
+    b_file = sorted(f for f in files_under(env.w / "a" / "legacy") if f.endswith(".parquet"))[0]
+    expire_after_adding_b_file(env, b_file)
