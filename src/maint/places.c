@@ -9,9 +9,7 @@
 #include "util/location.h"
 #include "util/util.h"
 
-/* Length of the part of `loc` a walk up its folders stays within: its filesystem root (`/`,
- * `file:///`) or its bucket (`s3://b`); 0 when there is none. */
-static size_t place_floor(const char *loc)
+size_t icm__place_floor(const char *loc)
 {
     const char *local = icm__location_local_part(loc);
     if (local != NULL)
@@ -28,7 +26,7 @@ int icm__place_real(icm_fileio *io, const char *location, char **out)
     *out = NULL;
     if (location == NULL || !icm__location_is_absolute(location))
         return 0;
-    size_t floor = place_floor(location);
+    size_t floor = icm__place_floor(location);
     if (floor == 0)
         return 0;
     char *real = NULL;

@@ -27,6 +27,10 @@
  */
 int icm__place_real(icm_fileio *io, const char *location, char **out);
 
+/* Length of the part of `loc` a walk up its folders stays within: its filesystem root (`/`,
+ * `file:///`) or its bucket (`s3://b`); 0 when there is none (relative, no authority). */
+size_t icm__place_floor(const char *loc);
+
 /* Whether `a` is `b` or lies below it (`strict`: strictly below), by name, or by where both
  * really are (`real_a`, `real_b` from icm__place_real; NULL: unknown). */
 bool icm__place_within(const char *a, const char *real_a, const char *b, const char *real_b,

@@ -588,20 +588,6 @@ int icm__newer_commits_check(icm__newer_commits *nc, const char *covered)
  * passed over. No override: no exclusion can carve the place out of the table that holds it.
  */
 
-/* Length of the part of `loc` a walk up its folders stays within: its filesystem root (`/`,
- * `file:///`) or its bucket (`s3://b`); 0 when there is none (relative, no authority). */
-static size_t folder_floor(const char *loc)
-{
-    const char *local = icm__location_local_part(loc);
-    if (local != NULL)
-        return local[0] == '/' ? (size_t)(local - loc) + 1 : 0;
-    const char *sep = strstr(loc, "://");
-    if (sep == NULL)
-        return 0;
-    size_t n = strcspn(sep + 3, "/");
-    return n > 0 ? (size_t)(sep + 3 - loc) + n : 0;
-}
-
 /* Whether `place` is at or below `folder`, by name or where `folder` really is (its name may
  * go through a link or `..`; `real_place` is where the place really is, NULL when unknown). */
 static int at_or_below(const icm__site *s, const char *place, const char *real_place,
@@ -737,7 +723,7 @@ static int check_enclosing_folder(const icm__site *s, const char *place, const c
 static int check_enclosing_of(const icm__site *s, const char *place, const char *real_place,
                               const char *what, const char *walk)
 {
-    size_t floor = folder_floor(walk);
+    size_t floor = icm__place_floor(walk);
     if (floor == 0)
         return 0;
     int rc = 0;

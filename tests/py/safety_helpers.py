@@ -42,3 +42,18 @@ def rows_per_snapshot(table):
     """{snapshot id: rows} of a PyIceberg table, each snapshot scanned whole."""
     return {s.snapshot_id: table.scan(snapshot_id=s.snapshot_id).to_arrow().num_rows
             for s in table.metadata.snapshots}
+
+
+def referenced(table):
+    """What a PyIceberg table's metadata keeps (local paths): every snapshot's manifest list,
+    manifests and live files, the metadata file and its metadata-log."""
+    io = table.io
+    out = {local(table.metadata_location)}
+    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
+    for snap in table.metadata.snapshots:
+        out.add(local(snap.manifest_list))
+        for mf in snap.manifests(io):
+            out.add(local(mf.manifest_path))
+            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
+                out.add(local(entry.data_file.file_path))
+    return out

@@ -26,21 +26,9 @@ pa = pytest.importorskip("pyarrow")
 pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 
 CLI = os.environ.get("ICM_CLI")
-from safety_helpers import age_all, files_under, local, rows_per_snapshot  # noqa: E402
+from safety_helpers import age_all, files_under, local, referenced, rows_per_snapshot  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
 
-
-def referenced(table):
-    io = table.io
-    out = {local(table.metadata_location)}
-    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
-    for snap in table.metadata.snapshots:
-        out.add(local(snap.manifest_list))
-        for mf in snap.manifests(io):
-            out.add(local(mf.manifest_path))
-            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
-                out.add(local(entry.data_file.file_path))
-    return out
 
 
 def append(table, n, base=0):

@@ -25,21 +25,9 @@ pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 from pyiceberg.table import StaticTable  # noqa: E402
 
 CLI = os.environ.get("ICM_CLI")
-from safety_helpers import age_all, files_under, local  # noqa: E402
+from safety_helpers import age_all, files_under, local, referenced  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
 
-
-def referenced(table):
-    io = table.io
-    out = {local(table.metadata_location)}
-    out.update(local(e.metadata_file) for e in table.metadata.metadata_log)
-    for snap in table.metadata.snapshots:
-        out.add(local(snap.manifest_list))
-        for mf in snap.manifests(io):
-            out.add(local(mf.manifest_path))
-            for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
-                out.add(local(entry.data_file.file_path))
-    return out
 
 
 def icm(cwd, cfg, *args):
