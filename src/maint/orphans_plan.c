@@ -36,6 +36,7 @@
 #include "io/list_ahead.h"
 #include "maint/catalog_store.h"
 #include "maint/orphans_internal.h"
+#include "maint/other_format.h"
 #include "maint/site_checks.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
@@ -773,6 +774,48 @@ static void mark_found(plan *p, const icm__okey_probe *probe)
     (void)icm__pathset_mark_hash(p->keys.set, h, MARK_FOUND);
 }
 
+/* ---- folders another table format manages (other_format.h) ---- */
+
+/* Before the listing: the table location, and every folder from the root the listing location
+ * lies in down to it. One holding `_delta_log/` or `.hoodie/` refuses, dry runs too (the
+ * listing never reads those hidden folders, and the other format's log may name files the
+ * Iceberg metadata does not). Folders below the listing location show in it (take_file). */
+static int check_other_formats(plan *p)
+{
+    const char *location = icm_table_metadata_location(icm_table_get_metadata(p->t));
+    size_t i = 0;
+    while (i < p->n_roots && !icm__location_strip_prefix(p->list_root, p->roots[i], NULL))
+        i++;
+    int rc = 0;
+    if (location != NULL && (i == p->n_roots || !icm__location_equal(p->roots[i], location)))
+        rc = icm__other_format_check_folder(p->io, location);
+    if (rc == 0 && i < p->n_roots)
+        rc = icm__other_format_check_down(p->io, p->roots[i], p->list_root);
+    return rc;
+}
+
+/* A listed file (below the listing location: `rest`) inside another format's folder: that
+ * folder's parent is the other format's table, refused unless it is carved out whole with
+ * --exclude-location. A scan of the name; no I/O. */
+static int check_listed_other_format(plan *p, const char *loc, const char *rest)
+{
+    size_t offset;
+    icm__other_format f = icm__other_format_in_path(rest, &offset);
+    if (f == ICM__OTHER_FORMAT_NONE)
+        return 0;
+    char *upto = icm__strndup(loc, (size_t)(rest - loc) + offset);
+    char *folder = upto != NULL ? icm__strndup(upto, icm__location_trim_len(upto)) : NULL;
+    int rc = folder == NULL ? ICM_ENOMEM : 0;
+    if (rc == 0 && !icm__orphan_excluded(p->o, folder))
+        rc = icm__other_format_refuse(f, folder,
+                                      offset > 0 ? "(or carve that folder out with "
+                                                   "--exclude-location)"
+                                                 : NULL);
+    icm__free(folder);
+    icm__free(upto);
+    return rc;
+}
+
 /*
  * One listed file (or file-list line): classify, keep only orphans. Referenced, excluded and
  * hidden files are decided on the name alone. `may_stat`: the file came from the listing, so a
@@ -793,6 +836,9 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     if (is_lease_file(icm__basename(rest)))
         return 0;
     r->listed++;
+    int rc = check_listed_other_format(p, info->location, rest);
+    if (rc != 0)
+        return rc;
     if (!icm__named_like_a_table_file(info->location)) {
         char *copy = icm__strdup(info->location); /* looked at by check_catalog_stores */
         if (copy == NULL || icm__ptrvec_push(&p->unknown_files, copy) != 0) {
@@ -811,7 +857,6 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     icm__okey_match m = ICM__OKEY_NONE;
     size_t origin = 0;
     bool is_doc = false;
-    int rc = 0;
     if (probe != NULL && probe->ready)
         m = icm__okeys_probe_match(&p->keys, probe, &origin);
     if (probe != NULL && probe->ready && m != ICM__OKEY_CONFLICT) {
@@ -1481,6 +1526,8 @@ static int run(plan *p, int64_t now)
         rc = set_hidden_fields(p, md);
     if (rc == 0)
         rc = set_list_root(p, icm_table_metadata_location(md));
+    if (rc == 0)
+        rc = check_other_formats(p);
     if (rc == 0)
         rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
     if (rc == 0)

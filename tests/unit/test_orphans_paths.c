@@ -53,7 +53,7 @@ static void test_hidden_paths(void **state)
         "/t/data/_c2_truncX=AA/s5.parquet",  /* a longer name is another field */
         "/t/hidden_dir/.hidden_file",
         "/t/hidden_dir/_partition/file3",
-        "/t/_delta_log/00000.json",
+        "/t/_other_log/00000.json",          /* (a `_delta_log/` refuses: other_format.h) */
         "/t/metadata/.v1.metadata.json.crc",
         NULL};
     for (size_t i = 0; visible[i] != NULL; i++)
