@@ -1143,10 +1143,12 @@ static int check_enclosing_tables(plan *p)
  * the tables it points to their metadata, when no configuration names that database (the
  * catalog guard knows only configured ones). So every listed file not named like a table
  * file (whatever its folder, and also when too recent, hidden or excluded) is looked at (16
- * bytes read). A database's tables are then asked for, as the guard asks the configured
- * ones: one whose pointer or roots lie here refuses. And a database, WAL or journal that is a
- * candidate refuses the sweep, naming them. A file that is gone or unreadable is passed over
- * (as a candidate it is left to the delete phase: already gone, or failed). */
+ * bytes read), and so is every candidate named like one (a database can be named
+ * `x.parquet`; the candidates are few, the listed table-named files may be millions). A
+ * database's tables are then asked for, as the guard asks the configured ones: one whose
+ * pointer or roots lie here refuses. And a database, WAL or journal that is a candidate
+ * refuses the sweep, naming them. A file that is gone or unreadable is passed over (as a
+ * candidate it is left to the delete phase: already gone, or failed). */
 #define STORES_NAMED 10
 static bool is_orphan(const plan *p, const char *loc)
 {
@@ -1161,8 +1163,14 @@ static int check_catalog_stores(plan *p)
     icm__buf named = ICM__BUF_INIT;
     size_t found = 0;
     int rc = 0;
-    for (size_t i = 0; i < p->unknown_files.len && rc == 0; i++) {
-        const char *loc = p->unknown_files.items[i];
+    size_t n_unknown = p->unknown_files.len, n = n_unknown + p->r->orphan_count;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        /* the listed files not named like table files, then the candidates named like them */
+        const char *loc = i < n_unknown ? (const char *)p->unknown_files.items[i]
+                                        : p->r->orphans[i - n_unknown].path;
+        bool candidate = i >= n_unknown;
+        if (candidate && !icm__named_like_a_table_file(loc))
+            continue; /* looked at among the first */
         icm__catalog_file kind;
         rc = icm__catalog_file_kind(p->io, loc, &kind);
         if (rc != 0 || kind == ICM__CATALOG_FILE_NONE || kind == ICM__CATALOG_FILE_CONFIG)
@@ -1170,7 +1178,7 @@ static int check_catalog_stores(plan *p)
         if (kind == ICM__CATALOG_FILE_SQLITE_DATABASE)
             rc = icm__catalog_guard_check_found_database(p->t, p->o, p->list_root, loc,
                                                          p->md_location);
-        if (rc == 0 && is_orphan(p, loc) && found++ < STORES_NAMED)
+        if (rc == 0 && (candidate || is_orphan(p, loc)) && found++ < STORES_NAMED)
             rc = icm__buf_printf(&named, "%s%s", found > 1 ? ", " : "", loc);
     }
     if (rc == 0 && found > 0)
