@@ -451,7 +451,10 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *         table before retrying); ICM_EREFUSED also when verification found a referenced
  *         file missing (*out set; nothing deleted), and, unless dry_run, before anything is
  *         committed when the own-metadata check fails (icm_table_check_own_metadata: the
- *         table is a copy whose metadata names another location); ICM_EREADONLY (a static
+ *         table is a copy whose metadata names another location), and, dry runs too, before
+ *         anything is committed when cleanup is not NONE and the table's location,
+ *         write.data.path or write.metadata.path holds `_delta_log/` or `.hoodie/` (another
+ *         table format manages those files: Delta UniForm, Apache XTable); ICM_EREADONLY (a static
  *         table, unless dry_run); ICM_EINVALID (bad options); the codes of icm_table_commit,
  *         icm_table_refresh and reading
  *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (a gc.enabled other than
@@ -468,7 +471,9 @@ ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opt
  * icm_expire_snapshots, verification included. Only reads storage. Pass the result to
  * icm_delete_expired_files() once `after` is committed.
  * @return 0; ICM_EREFUSED (verification found a referenced file missing: *out is set, with
- *         nothing planned and the missing files in its problems); ICM_EINVALID (NULL
+ *         nothing planned and the missing files in its problems; or, *out NULL, cleanup is
+ *         not NONE and a root of `after` holds `_delta_log/` or `.hoodie/`, as
+ *         icm_expire_snapshots refuses); ICM_EINVALID (NULL
  *         argument); ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,

@@ -54,6 +54,12 @@
  *    `exclude_locations` carving those files or folders out;
  *  - a table location that is a relative path that no path map of the table's FileIO
  *    rewrites (the listing would depend on the working directory);
+ *  - a folder another table format manages (Delta UniForm, Apache XTable): the table
+ *    location, the listing location or a folder between them holds `_delta_log/` or
+ *    `.hoodie/` (a listing of each, stopped at its first file), or a listed file lies in such a
+ *    folder; dry runs too. That format's log may name files the Iceberg metadata does not;
+ *    its own VACUUM or cleaner removes them. Override only for a folder inside the listing:
+ *    `exclude_locations` carving out the folder that holds it;
  *  - R names files below the listing location and there are orphans, but not one referenced
  *    file was listed (the listing's path form differs from the metadata's, e.g. a forgotten
  *    --path-map or scheme alias, or a file list that is not a full inventory);

@@ -31,6 +31,7 @@
 #include "maint/delete_common.h"
 #include "maint/expire_internal.h"
 #include "maint/link_guard.h"
+#include "maint/other_format.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -605,6 +606,14 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
      * commit, so a stale catalog forks nothing. Only a run that may delete is refused. */
     if ((o->dry_run || o->cleanup != ICM_EXPIRE_CLEANUP_NONE) &&
         (rc = icm__expire_check_site(t)) != 0)
+        return rc;
+    /* A table whose folder another format manages (UniForm: a `_delta_log/` beside the
+     * metadata): a file Iceberg expired may still be the other format's (its time travel), so
+     * nothing is committed or deleted, dry runs too; only an expiry that deletes nothing runs
+     * (other_format.h). */
+    if (o->cleanup != ICM_EXPIRE_CLEANUP_NONE &&
+        (rc = icm__other_format_check_roots(icm_table_get_fileio(t),
+                                            icm_table_get_metadata(t))) != 0)
         return rc;
     icm_expire_result *r = NULL;
     if ((rc = icm__expire_result_new(&r)) != 0)

@@ -23,6 +23,7 @@
 #include <xxhash.h>
 
 #include "maint/expire_internal.h"
+#include "maint/other_format.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -810,8 +811,12 @@ int icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
     *out = NULL;
     if (io == NULL || before == NULL || after == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");
+    /* a folder another table format manages: nothing to delete (as icm_expire_snapshots) */
+    int rc = cleanup != ICM_EXPIRE_CLEANUP_NONE ? icm__other_format_check_roots(io, after) : 0;
+    if (rc != 0)
+        return rc;
     icm_expire_result *r = NULL;
-    int rc = icm__expire_result_new(&r);
+    rc = icm__expire_result_new(&r);
     if (rc != 0)
         return rc;
     int64_t *expired = NULL;

@@ -36,6 +36,7 @@
 #include "io/list_ahead.h"
 #include "maint/catalog_store.h"
 #include "maint/orphans_internal.h"
+#include "maint/other_format.h"
 #include "maint/site_checks.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
@@ -773,6 +774,48 @@ static void mark_found(plan *p, const icm__okey_probe *probe)
     (void)icm__pathset_mark_hash(p->keys.set, h, MARK_FOUND);
 }
 
+/* ---- folders another table format manages (other_format.h) ---- */
+
+/* Before the listing: the table location, and every folder from the root the listing location
+ * lies in down to it. One holding `_delta_log/` or `.hoodie/` refuses, dry runs too (the
+ * listing never reads those hidden folders, and the other format's log may name files the
+ * Iceberg metadata does not). Folders below the listing location show in it (take_file). */
+static int check_other_formats(plan *p)
+{
+    const char *location = icm_table_metadata_location(icm_table_get_metadata(p->t));
+    size_t i = 0;
+    while (i < p->n_roots && !icm__location_strip_prefix(p->list_root, p->roots[i], NULL))
+        i++;
+    int rc = 0;
+    if (location != NULL && (i == p->n_roots || !icm__location_equal(p->roots[i], location)))
+        rc = icm__other_format_check_folder(p->io, location);
+    if (rc == 0 && i < p->n_roots)
+        rc = icm__other_format_check_down(p->io, p->roots[i], p->list_root);
+    return rc;
+}
+
+/* A listed file (below the listing location: `rest`) inside another format's folder: that
+ * folder's parent is the other format's table, refused unless it is carved out whole with
+ * --exclude-location. A scan of the name; no I/O. */
+static int check_listed_other_format(plan *p, const char *loc, const char *rest)
+{
+    size_t offset;
+    icm__other_format f = icm__other_format_in_path(rest, &offset);
+    if (f == ICM__OTHER_FORMAT_NONE)
+        return 0;
+    char *upto = icm__strndup(loc, (size_t)(rest - loc) + offset);
+    char *folder = upto != NULL ? icm__strndup(upto, icm__location_trim_len(upto)) : NULL;
+    int rc = folder == NULL ? ICM_ENOMEM : 0;
+    if (rc == 0 && !icm__orphan_excluded(p->o, folder))
+        rc = icm__other_format_refuse(f, folder,
+                                      offset > 0 ? "(or carve that folder out with "
+                                                   "--exclude-location)"
+                                                 : NULL);
+    icm__free(folder);
+    icm__free(upto);
+    return rc;
+}
+
 /*
  * One listed file (or file-list line): classify, keep only orphans. Referenced, excluded and
  * hidden files are decided on the name alone. `may_stat`: the file came from the listing, so a
@@ -793,6 +836,9 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     if (is_lease_file(icm__basename(rest)))
         return 0;
     r->listed++;
+    int rc = check_listed_other_format(p, info->location, rest);
+    if (rc != 0)
+        return rc;
     if (!icm__named_like_a_table_file(info->location)) {
         char *copy = icm__strdup(info->location); /* looked at by check_catalog_stores */
         if (copy == NULL || icm__ptrvec_push(&p->unknown_files, copy) != 0) {
@@ -811,7 +857,6 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     icm__okey_match m = ICM__OKEY_NONE;
     size_t origin = 0;
     bool is_doc = false;
-    int rc = 0;
     if (probe != NULL && probe->ready)
         m = icm__okeys_probe_match(&p->keys, probe, &origin);
     if (probe != NULL && probe->ready && m != ICM__OKEY_CONFLICT) {
@@ -1098,10 +1143,12 @@ static int check_enclosing_tables(plan *p)
  * the tables it points to their metadata, when no configuration names that database (the
  * catalog guard knows only configured ones). So every listed file not named like a table
  * file (whatever its folder, and also when too recent, hidden or excluded) is looked at (16
- * bytes read). A database's tables are then asked for, as the guard asks the configured
- * ones: one whose pointer or roots lie here refuses. And a database, WAL or journal that is a
- * candidate refuses the sweep, naming them. A file that is gone or unreadable is passed over
- * (as a candidate it is left to the delete phase: already gone, or failed). */
+ * bytes read), and so is every candidate named like one (a database can be named
+ * `x.parquet`; the candidates are few, the listed table-named files may be millions). A
+ * database's tables are then asked for, as the guard asks the configured ones: one whose
+ * pointer or roots lie here refuses. And a database, WAL or journal that is a candidate
+ * refuses the sweep, naming them. A file that is gone or unreadable is passed over (as a
+ * candidate it is left to the delete phase: already gone, or failed). */
 #define STORES_NAMED 10
 static bool is_orphan(const plan *p, const char *loc)
 {
@@ -1116,8 +1163,14 @@ static int check_catalog_stores(plan *p)
     icm__buf named = ICM__BUF_INIT;
     size_t found = 0;
     int rc = 0;
-    for (size_t i = 0; i < p->unknown_files.len && rc == 0; i++) {
-        const char *loc = p->unknown_files.items[i];
+    size_t n_unknown = p->unknown_files.len, n = n_unknown + p->r->orphan_count;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        /* the listed files not named like table files, then the candidates named like them */
+        const char *loc = i < n_unknown ? (const char *)p->unknown_files.items[i]
+                                        : p->r->orphans[i - n_unknown].path;
+        bool candidate = i >= n_unknown;
+        if (candidate && !icm__named_like_a_table_file(loc))
+            continue; /* looked at among the first */
         icm__catalog_file kind;
         rc = icm__catalog_file_kind(p->io, loc, &kind);
         if (rc != 0 || kind == ICM__CATALOG_FILE_NONE || kind == ICM__CATALOG_FILE_CONFIG)
@@ -1125,7 +1178,7 @@ static int check_catalog_stores(plan *p)
         if (kind == ICM__CATALOG_FILE_SQLITE_DATABASE)
             rc = icm__catalog_guard_check_found_database(p->t, p->o, p->list_root, loc,
                                                          p->md_location);
-        if (rc == 0 && is_orphan(p, loc) && found++ < STORES_NAMED)
+        if (rc == 0 && (candidate || is_orphan(p, loc)) && found++ < STORES_NAMED)
             rc = icm__buf_printf(&named, "%s%s", found > 1 ? ", " : "", loc);
     }
     if (rc == 0 && found > 0)
@@ -1481,6 +1534,8 @@ static int run(plan *p, int64_t now)
         rc = set_hidden_fields(p, md);
     if (rc == 0)
         rc = set_list_root(p, icm_table_metadata_location(md));
+    if (rc == 0)
+        rc = check_other_formats(p);
     if (rc == 0)
         rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
     if (rc == 0)

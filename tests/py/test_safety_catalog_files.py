@@ -252,6 +252,90 @@ def test_sqlite_file_is_never_swept_whatever_its_name(tmp_path):
         str(md / "v1.metadata.json"))) == rows
 
 
+def filesystem_table(tmp_path):
+    """A filesystem-layout table at tmp/t (v1.metadata.json and a version hint), two appends,
+    no catalog in reach; returns its folder."""
+    cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{tmp_path}/build.db",
+                                   warehouse=f"file://{tmp_path}")
+    cat.create_namespace("ns")
+    tdir = tmp_path / "t"
+    t = cat.create_table("ns.t", schema=SCHEMA, location=f"file://{tdir}")
+    append(t, 2)
+    md = tdir / "metadata"
+    os.rename(local(cat.load_table("ns.t").metadata_location), md / "v1.metadata.json")
+    (md / "version-hint.text").write_text("1")
+    os.unlink(tmp_path / "build.db")
+    return tdir
+
+
+def rows_of(tdir):
+    return rows_per_snapshot(pyiceberg_table.StaticTable.from_metadata(
+        str(tdir / "metadata" / "v1.metadata.json")))
+
+
+@pytest.mark.parametrize("name", ["x.parquet", "data/version-hint.text", "data/x.avro"])
+def test_sqlite_file_named_like_a_table_file_is_never_swept(tmp_path, name):
+    """Data-loss class: the sweep read the first bytes only of listed files not named like
+    table files, so a SQLite database named x.parquet, version-hint.text (outside a metadata
+    folder) or data/x.avro was deleted as an orphan, unread. Every candidate is looked at now,
+    whatever its name: refused naming it, dry runs too; carved out, only the stray goes."""
+    tdir = filesystem_table(tmp_path)
+    db = tdir / name
+    c = sqlite3.connect(db)  # (rollback journal mode: no journal left after the commit)
+    c.execute("CREATE TABLE x (a)")
+    c.execute("INSERT INTO x VALUES (1)")
+    c.commit()
+    c.close()
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tdir)
+    before = files_under(tdir)
+    rows = rows_of(tdir)
+    for args in ((), ("--dry-run",)):
+        p = sweep_dir(tmp_path, tdir, *args)
+        assert_refused(p, "SQLite", str(db), "--exclude-location")
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert files_under(tdir) == before
+    p = sweep_dir(tmp_path, tdir, *exclude([db]))
+    assert p.returncode == 0, p.stderr
+    assert files_under(tdir) == before - {str(stray)}
+    assert rows_of(tdir) == rows
+
+
+def test_sqlite_database_named_like_a_table_file_is_never_swept_with_its_wal(tmp_path):
+    """The same for a database in WAL mode, data/x.parquet with its x.parquet-wal and
+    x.parquet-shm beside it: all three are named (the -shm has no header: it counts for the
+    database beside it), dry run too; with the -wal and -shm carved out, the database itself
+    still refuses the sweep (it was deleted); with all three carved out, only the stray goes
+    and the three stay."""
+    tdir = filesystem_table(tmp_path)
+    db = tdir / "data" / "x.parquet"
+    hold = hold_in_wal_mode(db)
+    sides = [f"{db}-wal", f"{db}-shm"]
+    stray = tdir / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(tdir)
+    before = files_under(tdir)
+    assert set(sides) <= before
+    rows = rows_of(tdir)
+    p = sweep_dir(tmp_path, tdir)
+    assert_refused(p, "3 files", str(db) + ")", *sides)
+    assert files_under(tdir) == before
+    # (asking the database for its tables went through its -shm, which is now too recent to
+    # be a candidate: kept either way)
+    p = sweep_dir(tmp_path, tdir, "--dry-run")
+    assert_refused(p, str(db) + ")", sides[0])
+    assert files_under(tdir) == before
+    p = sweep_dir(tmp_path, tdir, *exclude(sides))
+    assert_refused(p, "1 file under it is", str(db))
+    assert files_under(tdir) == before
+    p = sweep_dir(tmp_path, tdir, *exclude([db] + sides))
+    assert p.returncode == 0, p.stderr
+    assert files_under(tdir) == before - {str(stray)}
+    hold.close()
+    assert rows_of(tdir) == rows
+
+
 def test_other_catalog_table_below_the_swept_location_is_refused(tmp_path):
     """ns.b lives below ns.root's location but keeps its metadata elsewhere
     (write.metadata.path), so no metadata file of it is listed: the catalog is asked, the sweep

@@ -34,6 +34,7 @@ typedef struct spy_io {
     unsigned list_flags_or; /* flags of every listing, or'ed */
     size_t lists;           /* listings, but for those of a `metadata` folder: */
     size_t md_lists;        /* the sweep's look at the folders enclosing its location */
+    size_t other_lists;     /* and of `_delta_log`/`.hoodie` (other_format.h) */
     const char *vanish;     /* deleted (through inner) right before its stat is passed on */
     const char *to_dir;     /* replaced by an empty directory (local path) before its stat */
     const char *fail;       /* its stat fails with fail_code, without reaching inner */
@@ -86,6 +87,9 @@ static int spy_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb c
     size_t n = strlen(p);
     if (n >= 9 && strcmp(p + n - 9, "/metadata") == 0)
         s->md_lists++;
+    else if ((n >= 11 && strcmp(p + n - 11, "/_delta_log") == 0) ||
+             (n >= 8 && strcmp(p + n - 8, "/.hoodie") == 0))
+        s->other_lists++;
     else
         s->lists++;
     s->list_flags_or |= flags;
@@ -109,6 +113,7 @@ static void spy_reset(spy_io *s)
     s->list_flags_or = 0;
     s->lists = 0;
     s->md_lists = 0;
+    s->other_lists = 0;
     s->vanish = NULL;
     s->to_dir = NULL;
     s->fail = NULL;

@@ -2,7 +2,9 @@
  * tests/unit/test_orphans_paths.c: the orphan sweep's path rules on hand-written tables (no
  * snapshots; the referenced paths are metadata-log entries, which may name any location):
  *  - hidden paths and the partition-field exception (§5.5 #78–#83);
- *  - scheme and authority equivalences and the three prefix-mismatch modes (#90–#94, #101).
+ *  - scheme and authority equivalences and the three prefix-mismatch modes (#90–#94, #101);
+ *  - folders another table format manages (`_delta_log/`, `.hoodie/`: other_format.h) in the
+ *    table location, between it and --location, and in the listing or a file list.
  * Each test asserts exactly which files are reported and which survive.
  */
 #include "test_orphans_common.h"
@@ -53,7 +55,7 @@ static void test_hidden_paths(void **state)
         "/t/data/_c2_truncX=AA/s5.parquet",  /* a longer name is another field */
         "/t/hidden_dir/.hidden_file",
         "/t/hidden_dir/_partition/file3",
-        "/t/_delta_log/00000.json",
+        "/t/_other_log/00000.json",          /* (a `_delta_log/` refuses: other_format.h) */
         "/t/metadata/.v1.metadata.json.crc",
         NULL};
     for (size_t i = 0; visible[i] != NULL; i++)
@@ -191,12 +193,118 @@ static void test_prefix_mismatch_parse(void **state)
     assert_int_equal(icm_prefix_mismatch_parse("none", &m), ICM_EINVALID);
 }
 
+/* An empty table at s3://b/t with the files `files` planted old. */
+static icm_table *plain_table(penv *e, const char *const *files)
+{
+    char *json = raw_metadata(UUID, "s3://b/t", UNPARTITIONED, 999, "", "", e->old + 10);
+    icm_table *t = raw_table(e->mem, "s3://b/t", json, e->old);
+    free(json);
+    for (size_t i = 0; files[i] != NULL; i++)
+        plant(e->mem, files[i], e->old);
+    return t;
+}
+
+static void assert_refused_at(icm_table *t, const icm_orphan_options *o, const char *where,
+                              const char *what)
+{
+    icm_orphan_result *r = NULL;
+    assert_int_equal(icm_remove_orphan_files(t, o, &r), ICM_EREFUSED);
+    assert_null(r);
+    assert_string_equal(icm_error_last()->location, where);
+    assert_true(message_has(what));
+}
+
+static void test_other_format_folders(void **state)
+{
+    (void)state;
+    /* in the listing: refused naming the nested folder, dry run or not; carved out whole
+     * with exclude_locations, the sweep goes on and leaves it be */
+    penv e;
+    penv_init(&e);
+    const char *nested[] = {"s3://b/t/data/ext/_delta_log/00000000000000000000.json",
+                            "s3://b/t/data/ext/part-0.parquet", "s3://b/t/data/stray.parquet",
+                            NULL};
+    icm_table *t = plain_table(&e, nested);
+    strv before = list_all(e.mem, "s3://b/t");
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = e.now;
+    assert_refused_at(t, &o, "s3://b/t/data/ext", "--exclude-location");
+    assert_true(message_has("_delta_log/"));
+    o.dry_run = true;
+    assert_refused_at(t, &o, "s3://b/t/data/ext", "VACUUM");
+    o.dry_run = false;
+    /* (excluding the log alone is no carve-out: the folder's data stays in the listing) */
+    const char *log_only[] = {"s3://b/t/data/ext/_delta_log"};
+    o.exclude_locations = log_only;
+    o.exclude_location_count = 1;
+    assert_refused_at(t, &o, "s3://b/t/data/ext", "_delta_log/");
+    const char *ext[] = {"s3://b/t/data/ext"};
+    o.exclude_locations = ext;
+    icm_orphan_result *r = NULL;
+    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    const char *stray[] = {"s3://b/t/data/stray.parquet", NULL};
+    assert_orphans(r, stray);
+    icm_orphan_result_free(r);
+    strv after = list_all(e.mem, "s3://b/t");
+    assert_survivors(&before, &after, stray);
+    strv_free(&after);
+    strv_free(&before);
+
+    /* the same through a file list (no listing at all) */
+    char *dir = icmt_mkdtemp();
+    char *list = icmt_sprintf("%s/inventory.tsv", dir);
+    FILE *f = fopen(list, "w");
+    assert_non_null(f);
+    fprintf(f, "s3://b/t/data/ext/_delta_log/00000000000000000000.json\t1\t%lld\n",
+            (long long)e.old);
+    fclose(f);
+    o = (icm_orphan_options)ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = e.now;
+    o.file_list = list;
+    assert_refused_at(t, &o, "s3://b/t/data/ext", "_delta_log/");
+    remove(list);
+    remove(dir);
+    free(list);
+    free(dir);
+    icm_table_free(t);
+    icm_fileio_free(e.mem);
+
+    /* in the table location: refused, no override (a Hudi timeline here) */
+    penv_init(&e);
+    const char *hudi[] = {"s3://b/t/.hoodie/hoodie.properties", "s3://b/t/data/stray.parquet",
+                          NULL};
+    t = plain_table(&e, hudi);
+    o = (icm_orphan_options)ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = e.now;
+    o.dry_run = true;
+    assert_refused_at(t, &o, "s3://b/t",
+                      "Hudi's own cleaner must remove that format's files (no override)");
+    icm_table_free(t);
+    icm_fileio_free(e.mem);
+
+    /* between the table location and --location */
+    penv_init(&e);
+    const char *between[] = {"s3://b/t/data/_delta_log/00000000000000000000.json",
+                             "s3://b/t/data/sub/part-0.parquet", NULL};
+    t = plain_table(&e, between);
+    o = (icm_orphan_options)ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = e.now;
+    o.location = "s3://b/t/data/sub";
+    assert_refused_at(t, &o, "s3://b/t/data", "_delta_log/");
+    o.location = "s3://b/t/metadata"; /* a sibling folder: not in the Delta table */
+    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icm_orphan_result_free(r);
+    icm_table_free(t);
+    icm_fileio_free(e.mem);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hidden_paths),
         cmocka_unit_test(test_prefix_mismatch_modes),
         cmocka_unit_test(test_prefix_mismatch_parse),
+        cmocka_unit_test(test_other_format_folders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,52 @@
+/*
+ * maint/other_format.h: folders another table format manages (internal).
+ *
+ * Delta Lake UniForm (and Apache XTable over Delta or Hudi) writes Iceberg metadata beside the
+ * other format's own log, over the same data files. The other format is the writer: its log
+ * (`_delta_log/`, Hudi's `.hoodie/` timeline) may name a file Iceberg's metadata does not name
+ * yet (the Iceberg conversion is asynchronous and lags or fails) or no longer names (the other
+ * format's time travel still reads it). Both logs are hidden names, which the sweep never
+ * reads. So neither the orphan sweep nor expiry deletes anything in such a folder: the other
+ * format's own cleaner (Delta's VACUUM, Hudi's cleaner) must remove its files. Read-only.
+ */
+#ifndef ICM_MAINT_OTHER_FORMAT_H
+#define ICM_MAINT_OTHER_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "icemaint/fileio.h"
+#include "icemaint/metadata.h"
+
+/* The formats known, by the name of the folder that marks them. */
+typedef enum icm__other_format {
+    ICM__OTHER_FORMAT_NONE = -1,
+    ICM__OTHER_FORMAT_DELTA = 0, /* `_delta_log/` */
+    ICM__OTHER_FORMAT_HUDI = 1   /* `.hoodie/` */
+} icm__other_format;
+
+/* Refuse (ICM_EREFUSED, naming `folder`) when the folder `folder` holds a `_delta_log/` or a
+ * `.hoodie/` with a file in it: one listing of each, stopping at its first file (a missing
+ * folder lists nothing; a folder the io cannot list, ICM_EUNSUPPORTED, counts as none).
+ * Returns 0, ICM_EREFUSED, ICM_ENOMEM or the listing's error. */
+int icm__other_format_check_folder(icm_fileio *io, const char *folder);
+
+/* icm__other_format_check_folder for `top` and for every folder from it down to `bottom`,
+ * which lies at or below `top` (NULL, or not below it: `top` only). */
+int icm__other_format_check_down(icm_fileio *io, const char *top, const char *bottom);
+
+/* Each of the table's roots (location, write.data.path, write.metadata.path): expiry's
+ * check before it commits and deletes. */
+int icm__other_format_check_roots(icm_fileio *io, const icm_table_metadata *md);
+
+/* Whether a component of the relative path `rest` (a listed file's part below the listing
+ * location; its last component, the file's name, is not looked at) is `_delta_log` or
+ * `.hoodie`: which one, and in *offset where that component starts in `rest` (the folder
+ * holding it is the part before). A scan of the name, no I/O. */
+icm__other_format icm__other_format_in_path(const char *rest, size_t *offset);
+
+/* The refusal for `format` found in the folder `folder`; `hint` ends the message (NULL:
+ * "(no override)"). */
+int icm__other_format_refuse(icm__other_format format, const char *folder, const char *hint);
+
+#endif /* ICM_MAINT_OTHER_FORMAT_H */
