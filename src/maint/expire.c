@@ -603,9 +603,9 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
     if (!o->dry_run && (rc = icm_table_check_own_metadata(t)) != 0)
         return rc;
     /* Newer commits past the pointer, or a root inside another table: refused before any
-     * commit, so a stale catalog forks nothing. Only a run that may delete is refused. */
-    if ((o->dry_run || o->cleanup != ICM_EXPIRE_CLEANUP_NONE) &&
-        (rc = icm__expire_check_site(t)) != 0)
+     * commit, so a stale catalog forks nothing; dry runs too (what they would plan is those
+     * files). Only an expiry that deletes nothing (cleanup none) runs. */
+    if (o->cleanup != ICM_EXPIRE_CLEANUP_NONE && (rc = icm__expire_check_site(t)) != 0)
         return rc;
     /* A table whose folder another format manages (UniForm: a `_delta_log/` beside the
      * metadata): a file Iceberg expired may still be the other format's (its time travel), so
