@@ -26,7 +26,7 @@ int icm__expire_check_site(icm_table *t)
                    md_location, "expiry", ""};
     icm__newer_commits nc;
     icm__newer_commits_init(&nc, &s);
-    rc = icm__newer_commits_check(&nc, NULL);
+    rc = icm__newer_commits_check(&nc);
     icm__newer_commits_dispose(&nc);
     const char *roots[3];
     size_t n_roots = icm__table_roots(md, roots);

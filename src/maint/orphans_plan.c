@@ -36,6 +36,7 @@
 #include "io/list_ahead.h"
 #include "maint/catalog_store.h"
 #include "maint/orphans_internal.h"
+#include "maint/places.h"
 #include "maint/other_format.h"
 #include "maint/site_checks.h"
 #include "spec/metadata_internal.h"
@@ -79,6 +80,10 @@ struct icm__orphan_plan {
     icm__ptrvec unknown_files;    /* listed files not named like table files (char *): looked
                                      at for catalog stores (check_catalog_stores) */
     icm__catalog_guard guard;     /* the catalog's own files (orphans_catalog.c) */
+    icm_orphan_options own_options; /* the caller's, with exclusions' listing spellings added
+                                       (add_exclusion_aliases); p->o points here then */
+    const char **exclusions;      /* own_options.exclude_locations (borrowed and owned) */
+    size_t n_exclusions_owned;    /* the owned ones: exclusions[caller's count..] */
     char *conflict_pairs[MAX_CONFLICT_PAIRS];
     size_t n_conflict_pairs;
     /* For the re-checks after the listing and between delete batches: the metadata file R was
@@ -431,6 +436,55 @@ static int set_list_root(plan *p, const char *table_location)
     if (icm__location_strip_prefix(want, table_location, &rest))
         p->root_hidden = hidden_path(p, rest);
     return set_root_shortcut(p);
+}
+
+/*
+ * --exclude-location names a folder as the user spells it (a catalog's refusal names another
+ * table's folder as that table spells it, perhaps through a link), while the listing names
+ * files by the listing location's spelling. So an exclusion that really lies at or below where
+ * the listing location really is also excludes its name in the listing's spelling: what the
+ * catalog guard accepts as carved out is exactly what the listing skips. One resolve per
+ * exclusion.
+ */
+static int look_up_real_roots(plan *p);
+
+static int add_exclusion_aliases(plan *p)
+{
+    size_t n = p->o->exclude_location_count;
+    int rc = n == 0 || p->real_list_root_done ? 0 : look_up_real_roots(p);
+    if (rc != 0 || n == 0 || p->real_list_root == NULL)
+        return rc;
+    if ((p->exclusions = icm__reallocarray(NULL, 2 * n, sizeof *p->exclusions)) == NULL)
+        return ICM_ENOMEM;
+    size_t k = n;
+    memcpy(p->exclusions, p->o->exclude_locations, n * sizeof *p->exclusions);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *real = NULL, *alias = NULL;
+        const char *rel;
+        rc = icm__place_real(p->io, p->o->exclude_locations[i], &real);
+        if (rc != 0 && rc != ICM_ENOMEM) {
+            icm_error_clear(); /* a place that cannot be resolved: only its name excludes */
+            rc = 0;
+        }
+        if (rc == 0 && real != NULL && icm__location_strip_prefix(real, p->real_list_root, &rel)) {
+            alias = rel[0] != '\0' ? icm__location_join(p->list_root, rel)
+                                   : icm__strdup(p->list_root);
+            if (alias == NULL)
+                rc = ICM_ENOMEM;
+            else if (!icm__location_equal(alias, p->o->exclude_locations[i])) {
+                p->exclusions[k++] = alias;
+                alias = NULL;
+            }
+        }
+        icm__free(alias);
+        icm__free(real);
+    }
+    p->n_exclusions_owned = k - n;
+    p->own_options = *p->o;
+    p->own_options.exclude_locations = p->exclusions;
+    p->own_options.exclude_location_count = k;
+    p->o = &p->own_options;
+    return rc;
 }
 
 /* Partition field names that start with '_' or '.', from every spec (v2 `partition-specs`,
@@ -1116,10 +1170,10 @@ static int check_other_tables(plan *p)
     }
     icm__peeked_dispose(&m);
     icm__ptrvec_dispose(&log, icm__free);
-    /* The metadata folders the listing covered were noted above (the listing shows them by
-     * the listing location's name); the others are listed now. */
+    /* The table's metadata folders are listed whatever the listing showed of them (it skips
+     * hidden and excluded files, and may not reach them at all). */
     if (rc == 0)
-        rc = icm__newer_commits_check(&nc, p->o->file_list == NULL ? p->list_root : NULL);
+        rc = icm__newer_commits_check(&nc);
     icm__newer_commits_dispose(&nc);
     return rc;
 }
@@ -1488,6 +1542,12 @@ static void plan_dispose(plan *p)
 {
     icm__okeys_dispose(&p->keys);
     icm__catalog_guard_dispose(&p->guard);
+    if (p->exclusions != NULL) {
+        size_t n = p->own_options.exclude_location_count;
+        for (size_t i = n - p->n_exclusions_owned; i < n; i++)
+            icm__free((char *)p->exclusions[i]);
+        icm__free(p->exclusions);
+    }
     icm__pathset_free(p->metadata_docs);
     for (size_t i = 0; i < p->n_roots; i++)
         icm__free(p->roots[i]);
@@ -1536,6 +1596,8 @@ static int run(plan *p, int64_t now)
         rc = set_list_root(p, icm_table_metadata_location(md));
     if (rc == 0)
         rc = check_other_formats(p);
+    if (rc == 0)
+        rc = add_exclusion_aliases(p);
     if (rc == 0)
         rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
     if (rc == 0)

@@ -172,8 +172,8 @@ bool icm__site_same_table(const icm__site *s, const char *loc, const char *uuid)
  * Where such files are: in the table's metadata folders (the pointer's own folder, the
  * location's metadata/ and write.metadata.path), which are listed here whatever the run
  * lists, and, for the sweep, wherever the listing found unreferenced ones. Only files that may
- * be newer are read: a name without a version, or with a higher one than the pointer's (files
- * that fell off the metadata log are older and never read again).
+ * be newer are read (on_md_file: numbered apart from the pointer, or modified no earlier than
+ * it; files that fell off the metadata log long ago are never read again).
  *
  * Names are compared as places: equal locations, or the same file name in folders that
  * really are one (a table registered through a link names the pointer differently from the
@@ -304,30 +304,50 @@ int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, icm__ptrvec
     return rc;
 }
 
-/* The version a metadata file's name carries: `00012-<uuid>.metadata.json` and
- * `v12.metadata.json` (`v12.gz.metadata.json`, `v12.metadata.json.gz`) give 12; -1 when none. */
-static long long name_version(const char *loc)
+/* How a metadata file's name is numbered: `00012-<uuid>.metadata.json` (a catalog's: 'n'),
+ * `v12.metadata.json`, `v12.gz.metadata.json`, `v12.metadata.json.gz` (a filesystem table's:
+ * 'v'), with *version 12; 0 and *version -1 when it carries none. */
+static char name_scheme(const char *loc, long long *version)
 {
     const char *name = icm__basename(loc);
-    if (*name == 'v')
+    char scheme = *name == 'v' ? 'v' : 'n';
+    if (scheme == 'v')
         name++;
+    *version = -1;
     if (*name < '0' || *name > '9')
-        return -1;
+        return 0;
     char *end = NULL;
     long long v = strtoll(name, &end, 10);
-    if (end == NULL || (*end != '-' && *end != '.') || v < 0)
-        return -1;
-    return v;
+    if (end == NULL || v < 0 || (scheme == 'n' ? *end != '-' : *end != '.'))
+        return 0;
+    *version = v;
+    return scheme;
 }
+
+/* Seconds of slack for coarse modification times (some stores keep whole seconds). */
+#define MTIME_SLACK_MS 2000
 
 typedef struct scan {
     icm__newer_commits *nc;
     const char *dir;
+    char pointer_scheme;      /* name_scheme of the pointer */
     long long pointer_version;
-    icm__ptrvec files; /* candidates found (char *) */
-    icm__ptrvec hints; /* version hints found (char *) */
+    int64_t pointer_mtime_ms; /* -1: unknown */
+    icm__ptrvec files;        /* candidates found (char *) */
+    icm__ptrvec maybe;        /* numbered at or below the pointer: read when modified no
+                                 earlier than the pointer (char *) */
+    icm__ptrvec hints;        /* version hints found (char *) */
 } scan;
 
+/*
+ * Which metadata files of a folder may be newer than the pointer, so are read: one whose name
+ * is numbered differently (a filesystem table's vN pointer registered in a catalog is followed
+ * by 00000-<uuid>: writers number after a version they cannot parse from 0 again), or not at
+ * all, or with a higher version; and one numbered at or below the pointer that was modified no
+ * earlier than the pointer (less MTIME_SLACK_MS; numbers can lie, a file written after the
+ * pointer is what matters). Files that fell off the metadata log long ago are neither, and are
+ * never read.
+ */
 static int on_md_file(const icm_file_info *f, void *payload)
 {
     scan *sc = payload;
@@ -339,12 +359,34 @@ static int on_md_file(const icm_file_info *f, void *payload)
         return 0;
     if (!document)
         return push_copy(&sc->hints, f->location);
-    long long v = name_version(f->location);
-    if (sc->pointer_version >= 0 && v >= 0 && v <= sc->pointer_version)
-        return 0; /* the pointer's past (or the pointer) */
     if (icm__location_equal(f->location, sc->nc->site->md_location))
         return 0;
-    return push_copy(&sc->files, f->location);
+    long long v;
+    char scheme = name_scheme(f->location, &v);
+    bool numbered_below = scheme != 0 && scheme == sc->pointer_scheme && v <= sc->pointer_version;
+    return push_copy(numbered_below ? &sc->maybe : &sc->files, f->location);
+}
+
+/* Move the files of sc->maybe modified no earlier than the pointer to sc->files. */
+static int modified_since_pointer(const icm__site *s, scan *sc)
+{
+    for (size_t i = 0; i < sc->maybe.len; i++) {
+        icm_file_info info;
+        int rc = sc->pointer_mtime_ms < 0 ? ICM_EIO
+                                          : icm_fileio_stat(s->io, sc->maybe.items[i], &info);
+        if (rc == ICM_ENOMEM)
+            return rc;
+        if (rc != 0)
+            icm_error_clear(); /* (gone, or the time is unknown: read it) */
+        if (rc == ICM_ENOTFOUND ||
+            (rc == 0 && info.mtime_ms >= 0 &&
+             info.mtime_ms < sc->pointer_mtime_ms - MTIME_SLACK_MS))
+            continue;
+        if (icm__ptrvec_push(&sc->files, sc->maybe.items[i]) != 0)
+            return ICM_ENOMEM;
+        sc->maybe.items[i] = NULL;
+    }
+    return 0;
 }
 
 /* Note one file: read it, keep it when it is this table's. */
@@ -515,37 +557,37 @@ static int seen_folder(const icm__site *s, char **reals, size_t i, bool *out)
     return rc;
 }
 
-int icm__newer_commits_check(icm__newer_commits *nc, const char *covered)
+int icm__newer_commits_check(icm__newer_commits *nc)
 {
     const icm__site *s = nc->site;
     char *reals[8] = {NULL};
     icm__ptrvec hinted = ICM__PTRVEC_INIT;
-    int rc = 0;
+    long long pointer_version;
+    char pointer_scheme = name_scheme(s->md_location, &pointer_version);
+    icm_file_info pointer_info;
+    int rc = icm_fileio_stat(s->io, s->md_location, &pointer_info);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        icm_error_clear();
+        pointer_info.mtime_ms = -1;
+        rc = 0;
+    }
     size_t n_dirs = s->n_md_dirs < ICM__ARRAY_LEN(reals) ? s->n_md_dirs : ICM__ARRAY_LEN(reals);
     for (size_t i = 0; i < n_dirs && rc == 0; i++) {
         bool seen = false;
         rc = seen_folder(s, reals, i, &seen);
         if (rc != 0 || seen)
             continue;
-        scan sc = {nc, s->md_dirs[i], name_version(s->md_location), ICM__PTRVEC_INIT,
-                   ICM__PTRVEC_INIT};
-        bool listed = covered != NULL && icm__location_strip_prefix(s->md_dirs[i], covered, NULL);
-        if (!listed) {
-            rc = icm_fileio_list_flags(s->io, s->md_dirs[i], ICM_LIST_STAT_OPTIONAL, on_md_file,
-                                       &sc);
-            if (rc == ICM_EUNSUPPORTED) {
-                icm_error_clear(); /* a folder the io cannot reach: it cannot delete there */
-                rc = 0;
-            }
-        } else {
-            /* the caller noted the documents; the hints are looked for here */
-            static const char *const names[] = {"version-hint.text", "version-hint.txt"};
-            for (size_t h = 0; h < ICM__ARRAY_LEN(names) && rc == 0; h++) {
-                char *hint = icm__location_join(s->md_dirs[i], names[h]);
-                rc = hint != NULL ? push_copy(&sc.hints, hint) : ICM_ENOMEM;
-                icm__free(hint);
-            }
+        scan sc = {nc,           s->md_dirs[i],    pointer_scheme,   pointer_version,
+                   pointer_info.mtime_ms, ICM__PTRVEC_INIT, ICM__PTRVEC_INIT, ICM__PTRVEC_INIT};
+        rc = icm_fileio_list_flags(s->io, s->md_dirs[i], ICM_LIST_STAT_OPTIONAL, on_md_file, &sc);
+        if (rc == ICM_EUNSUPPORTED) {
+            icm_error_clear(); /* a folder the io cannot reach: it cannot delete there */
+            rc = 0;
         }
+        if (rc == 0)
+            rc = modified_since_pointer(s, &sc);
         for (size_t k = 0; k < sc.files.len && rc == 0; k++)
             rc = note_file(nc, sc.files.items[k]);
         for (size_t k = 0; k < sc.hints.len && rc == 0; k++) {
@@ -560,6 +602,7 @@ int icm__newer_commits_check(icm__newer_commits *nc, const char *covered)
             icm__free(file);
         }
         icm__ptrvec_dispose(&sc.files, icm__free);
+        icm__ptrvec_dispose(&sc.maybe, icm__free);
         icm__ptrvec_dispose(&sc.hints, icm__free);
     }
     if (rc == 0)

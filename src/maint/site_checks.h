@@ -81,14 +81,14 @@ void icm__newer_commits_dispose(icm__newer_commits *nc);
  * files its metadata-log names (`log`, taken over: emptied). Returns 0 or ICM_ENOMEM. */
 int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, icm__ptrvec *log);
 
-/* List the table's metadata folders (each distinct folder once; those at or below `covered`,
- * by name, are skipped: the caller noted what they hold) and note every metadata file of this
- * table there that may be newer than the pointer (its name carries no version, or a higher one
- * than the pointer's), and the files the version hints there name. Then decide: refuse
- * (ICM_EREFUSED, message naming the newer file) when the table went past the pointer through
- * an accepted commit. `covered` may be NULL. Returns 0, ICM_EREFUSED, the listing's codes,
+/* List the table's metadata folders (each distinct folder once, whatever the run lists) and
+ * note every metadata file of this table there that may be newer than the pointer (see
+ * site_checks.c: its name is numbered apart from the pointer's, carries a higher version, or
+ * it was modified no earlier than the pointer), and the files the version hints there name.
+ * Then decide: refuse (ICM_EREFUSED, message naming the newer file) when the table went past
+ * the pointer through an accepted commit. Returns 0, ICM_EREFUSED, the listing's codes,
  * ICM_ENOMEM. */
-int icm__newer_commits_check(icm__newer_commits *nc, const char *covered);
+int icm__newer_commits_check(icm__newer_commits *nc);
 
 /* ---- enclosing tables ---- */
 

@@ -134,6 +134,31 @@ def test_other_table_place_spelled_through_a_link_is_never_swept(tmp_path, a_loc
                                              "refusing to sweep a folder shared")
 
 
+@pytest.mark.parametrize("a_location,b_data,exclude", [
+    ("@W/a", "@L/a/bdata", "@L/a/bdata"),   # excluded as B spells it (through the link)
+    ("@L/a", "@W/a/bdata", "@W/a/bdata"),   # A spelled through the link, B's real folder
+], ids=["as-the-other-table-spells-it", "real-folder-under-a-linked-location"])
+def test_exclusion_the_refusal_accepts_is_what_the_listing_skips(tmp_path, a_location, b_data,
+                                                                 exclude):
+    """The refusal says to carve ns.b's folder out with --exclude-location; the folder spelled
+    as ns.b (or the refusal) spells it lifts the refusal, so the listing must skip the same
+    files under the listing's own spelling: only ns.a's stray file goes, ns.b keeps every
+    file and scans as before."""
+    env = Env(tmp_path)
+    env.table("a", location=a_location)
+    env.table("b", properties={"write.data.path": b_data}, rows=2)
+    stray = env.w / "a" / "data" / "stray.parquet"
+    stray.write_bytes(b"orphan")
+    age_all(env.w)
+    b_rows = rows_per_snapshot(env.load("b"))
+    before = files_under(env.w)
+    p = env.icm("remove-orphan-files", "ns.a", "--exclude-location",
+                "file://" + env.spell(exclude))
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert files_under(env.w) == before - {str(stray)}
+    assert rows_per_snapshot(env.load("b")) == b_rows
+
+
 def test_other_table_place_spelled_with_dot_dot_is_never_swept(tmp_path):
     """ns.b's write.data.path is W/a/x/../bdata, i.e. W/a/bdata in ns.a's folder: refused."""
     env = Env(tmp_path)

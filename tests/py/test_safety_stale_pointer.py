@@ -256,3 +256,75 @@ def test_version_hint_naming_a_newer_commit_proves_a_stale_pointer(tmp_path):
         assert p.returncode == 5, f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
         assert "version hint" in p.stderr and "v2.metadata.json" in p.stderr, p.stderr
         assert files_under(tdir) == all_files
+
+
+@pytest.mark.parametrize("run", ["sweep-of-data-folder", "expire"])
+def test_stale_pointer_numbered_apart_from_the_newer_commits_is_refused(tmp_path, run):
+    """A filesystem-layout pointer (`v4.metadata.json`) registered in a catalog: writers
+    number the next commits from a version they cannot parse, so they are `00000-<uuid>` and
+    `00001-<uuid>`, numbered below the pointer. A copy of the catalog taken before those two
+    commits is stale all the same: refused (exit 5), every file stays."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    append(c.create_table("ns.t", schema=SCHEMA), 3)
+    t = c.load_table("ns.t")
+    mdir = Path(local(t.metadata_location)).parent
+    shutil.copyfile(local(t.metadata_location), mdir / "v4.metadata.json")
+    (mdir / "version-hint.text").write_text("4")
+    c.drop_table("ns.t")
+    c.register_table("ns.t", f"file://{mdir}/v4.metadata.json")
+    (tmp_path / "copy").mkdir()
+    shutil.copyfile(db, tmp_path / "copy" / "cat.db")
+    cfg = tmp_path / "copy" / "conf.yaml"
+    write_config(cfg, tmp_path / "copy" / "cat.db", wh)
+    append(c.load_table("ns.t"), 2, base=10)
+    live = c.load_table("ns.t")
+    assert Path(local(live.metadata_location)).name.startswith("00001-")
+    tdir = Path(local(live.location()))
+    age_all(tmp_path)
+    before = rows_per_snapshot(live)
+    all_files = files_under(tdir)
+    if run == "expire":
+        args = ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", FUTURE_MS)
+    else:
+        args = ("remove-orphan-files", "ns.t", "--location", f"file://{tdir}/data")
+    p = icm(tmp_path, *args, config=cfg)
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert "stale" in p.stderr and "v4.metadata.json" in p.stderr, p.stderr
+    assert files_under(tdir) == all_files
+    assert rows_per_snapshot(c.load_table("ns.t")) == before
+
+
+@pytest.mark.parametrize("how", ["excluded", "hidden-write-metadata-path"])
+def test_stale_pointer_is_seen_when_the_listing_skips_the_metadata(tmp_path, how):
+    """The listing skips excluded and hidden files: `--exclude-location <table>/metadata` (a
+    cautious "data only" sweep), or a write.metadata.path named `_metadata`. The newer commits
+    there are still looked at: the sweep through a catalog copy two commits behind is refused
+    and every file stays."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "copy").mkdir()
+    orig_db, copy_db = tmp_path / "orig" / "cat.db", tmp_path / "copy" / "cat.db"
+    orig = catalog(orig_db, wh)
+    orig.create_namespace("ns")
+    location = wh / "ns" / "t"
+    props = {} if how == "excluded" else {"write.metadata.path": f"file://{location}/_metadata"}
+    append(orig.create_table("ns.t", schema=SCHEMA, location=f"file://{location}",
+                             properties=props), 2)
+    shutil.copyfile(orig_db, copy_db)
+    cfg = tmp_path / "copy" / "conf.yaml"
+    write_config(cfg, copy_db, wh)
+    append(orig.load_table("ns.t"), 2, base=10)
+    age_all(tmp_path)
+    before = rows_per_snapshot(orig.load_table("ns.t"))
+    all_files = files_under(location)
+    extra = ("--exclude-location", f"file://{location}/metadata") if how == "excluded" else ()
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", *extra, config=cfg)
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert "stale" in p.stderr, p.stderr
+    assert files_under(location) == all_files
+    assert rows_per_snapshot(orig.load_table("ns.t")) == before
