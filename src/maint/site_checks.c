@@ -333,6 +333,7 @@ typedef struct scan {
     char pointer_scheme;      /* name_scheme of the pointer */
     long long pointer_version;
     int64_t pointer_mtime_ms; /* -1: unknown */
+    bool pointer_mtime_done;  /* pointer_mtime_ms was looked up */
     icm__ptrvec files;        /* candidates found (char *) */
     icm__ptrvec maybe;        /* numbered at or below the pointer: read when modified no
                                  earlier than the pointer (char *) */
@@ -343,10 +344,10 @@ typedef struct scan {
  * Which metadata files of a folder may be newer than the pointer, so are read: one whose name
  * is numbered differently (a filesystem table's vN pointer registered in a catalog is followed
  * by 00000-<uuid>: writers number after a version they cannot parse from 0 again), or not at
- * all, or with a higher version; and one numbered at or below the pointer that was modified no
- * earlier than the pointer (less MTIME_SLACK_MS; numbers can lie, a file written after the
- * pointer is what matters). Files that fell off the metadata log long ago are neither, and are
- * never read.
+ * all, or with a higher version; and one numbered at or below the pointer that the pointer's
+ * metadata-log does not name and that was modified no earlier than the pointer (less
+ * MTIME_SLACK_MS; numbers can lie, a file written after the pointer is what matters). The
+ * pointer's past and files that fell off its metadata log long ago are never read.
  */
 static int on_md_file(const icm_file_info *f, void *payload)
 {
@@ -367,12 +368,48 @@ static int on_md_file(const icm_file_info *f, void *payload)
     return push_copy(numbered_below ? &sc->maybe : &sc->files, f->location);
 }
 
-/* Move the files of sc->maybe modified no earlier than the pointer to sc->files. */
+/* Whether the pointer's own metadata-log names `loc` (by name): a file of its past. */
+static bool in_pointer_log(const icm__site *s, const char *loc)
+{
+    if (strcmp(icm_table_get_metadata_location(s->t), s->md_location) != 0)
+        return false; /* (t moved on: its log is not the pointer's) */
+    const icm_table_metadata *md = icm_table_get_metadata(s->t);
+    size_t n = icm_table_metadata_metadata_log_count(md);
+    for (size_t i = 0; i < n; i++) {
+        const char *f = icm_table_metadata_metadata_log_at(md, i)->metadata_file;
+        if (f != NULL && icm__location_equal(f, loc))
+            return true;
+    }
+    return false;
+}
+
+/* The pointer's modification time (once; -1 when unknown). */
+static int pointer_mtime(const icm__site *s, scan *sc)
+{
+    if (sc->pointer_mtime_done)
+        return 0;
+    sc->pointer_mtime_done = true;
+    icm_file_info info;
+    int rc = icm_fileio_stat(s->io, s->md_location, &info);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0)
+        icm_error_clear();
+    sc->pointer_mtime_ms = rc == 0 ? info.mtime_ms : -1;
+    return 0;
+}
+
+/* Move the files of sc->maybe that the pointer's metadata-log does not name and that were
+ * modified no earlier than the pointer (or whose time is unknown) to sc->files. */
 static int modified_since_pointer(const icm__site *s, scan *sc)
 {
     for (size_t i = 0; i < sc->maybe.len; i++) {
+        if (in_pointer_log(s, sc->maybe.items[i]) || was_noted(sc->nc, sc->maybe.items[i]))
+            continue; /* the pointer's past, or read already (the sweep's listing) */
+        int rc = pointer_mtime(s, sc);
         icm_file_info info;
-        int rc = sc->pointer_mtime_ms < 0 ? ICM_EIO
+        if (rc == 0)
+            rc = sc->pointer_mtime_ms < 0 ? ICM_EIO
                                           : icm_fileio_stat(s->io, sc->maybe.items[i], &info);
         if (rc == ICM_ENOMEM)
             return rc;
@@ -564,23 +601,15 @@ int icm__newer_commits_check(icm__newer_commits *nc)
     icm__ptrvec hinted = ICM__PTRVEC_INIT;
     long long pointer_version;
     char pointer_scheme = name_scheme(s->md_location, &pointer_version);
-    icm_file_info pointer_info;
-    int rc = icm_fileio_stat(s->io, s->md_location, &pointer_info);
-    if (rc == ICM_ENOMEM)
-        return rc;
-    if (rc != 0) {
-        icm_error_clear();
-        pointer_info.mtime_ms = -1;
-        rc = 0;
-    }
+    int rc = 0;
     size_t n_dirs = s->n_md_dirs < ICM__ARRAY_LEN(reals) ? s->n_md_dirs : ICM__ARRAY_LEN(reals);
     for (size_t i = 0; i < n_dirs && rc == 0; i++) {
         bool seen = false;
         rc = seen_folder(s, reals, i, &seen);
         if (rc != 0 || seen)
             continue;
-        scan sc = {nc,           s->md_dirs[i],    pointer_scheme,   pointer_version,
-                   pointer_info.mtime_ms, ICM__PTRVEC_INIT, ICM__PTRVEC_INIT, ICM__PTRVEC_INIT};
+        scan sc = {nc, s->md_dirs[i], pointer_scheme, pointer_version, -1, false,
+                   ICM__PTRVEC_INIT, ICM__PTRVEC_INIT, ICM__PTRVEC_INIT};
         rc = icm_fileio_list_flags(s->io, s->md_dirs[i], ICM_LIST_STAT_OPTIONAL, on_md_file, &sc);
         if (rc == ICM_EUNSUPPORTED) {
             icm_error_clear(); /* a folder the io cannot reach: it cannot delete there */
