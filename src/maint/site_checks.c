@@ -12,6 +12,7 @@
 #include "icemaint/metadata.h"
 #include "catalog/catalog_internal.h"
 #include "maint/keepset.h"
+#include "maint/other_format.h"
 #include "maint/places.h"
 #include "maint/site_checks.h"
 #include "spec/metadata_internal.h"
@@ -716,10 +717,15 @@ static int refuse_enclosing(const icm__site *s, const char *where, const char *w
                           what, place, dir, why, s->run);
 }
 
-/* The verdict on one enclosing folder `dir`. */
+/* The verdict on one enclosing folder `dir`: another Iceberg table, or a folder another table
+ * format manages (a Delta Lake log or Hudi timeline in it: that format's files lie below, and
+ * its own cleaner removes them; other_format.h). */
 static int check_enclosing_folder(const icm__site *s, const char *place, const char *real_place,
                                   const char *what, const char *dir)
 {
+    int frc = icm__other_format_check_folder(s->io, dir);
+    if (frc != 0)
+        return frc;
     const char *location = icm_table_metadata_location(icm_table_get_metadata(s->t));
     if (location != NULL && icm__location_equal(dir, location))
         return 0; /* this table's own location */

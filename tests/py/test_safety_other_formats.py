@@ -204,3 +204,23 @@ def test_other_format_folder_between_table_and_listing_location_is_never_swept(t
         p = env.icm("remove-orphan-files", "ns.t", "--location", f"file://{part}", *extra)
         assert_refused(p, f"{tdir}/data", "_delta_log/", "VACUUM")
         assert files_under(env.wh) == before
+
+
+@pytest.mark.parametrize("fmt", [DELTA, HUDI], ids=["delta", "hudi"])
+def test_table_inside_a_folder_another_format_manages_is_never_swept_or_expired(tmp_path, fmt):
+    """The other format's folder lies above the table location (the Iceberg table was made
+    inside a Delta or Hudi table's folder): that format's files lie around and below the
+    table, so the sweep (dry run too) and expiry refuse, naming the folder; nothing changes."""
+    env = Env(tmp_path)
+    tdir = table_with_expired_data(env)
+    plant(env.wh, fmt)
+    (tdir / "data" / "delta-part-0.parquet").write_bytes(b"theirs")
+    age_all(env.wh)
+    before = files_under(env.wh)
+    for args in (("remove-orphan-files", "ns.t"), ("remove-orphan-files", "ns.t", "--dry-run"),
+                 ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", "0s"),
+                 ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", "0s",
+                  "--dry-run")):
+        p = env.icm(*args)
+        assert_refused(p, f"{env.wh}", f"{fmt[0]}/", fmt[1])
+        assert files_under(env.wh) == before
