@@ -267,7 +267,14 @@ typedef enum icm_expire_problem_kind {
     /** A candidate's folder is reached through a symbolic link below its table root
      *  (icemaint/maint.h, "Links and changed files"): its name may be a live file's second
      *  name, or lead out of the table. Kept (state FAILED, code ICM_EREFUSED), not an error. */
-    ICM_EXPIRE_PROBLEM_THROUGH_LINK = 7
+    ICM_EXPIRE_PROBLEM_THROUGH_LINK = 7,
+    /** A manifest list, manifest or statistics file of an expired snapshot that a retained
+     *  snapshot references as a data or delete file (damaged or crafted metadata: a path that
+     *  names a live file in another role), or that may be one because a retained manifest
+     *  list or manifest could not be read. Only a candidate that lies elsewhere than directly
+     *  in one of the table's metadata folders (or in one a data folder overlaps) is looked up
+     *  this way. Never deleted (a warning). */
+    ICM_EXPIRE_PROBLEM_LIVE_CONTENT = 8
 } icm_expire_problem_kind;
 
 typedef struct icm_expire_problem {

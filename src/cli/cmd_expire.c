@@ -290,6 +290,8 @@ static const char *problem_name(icm_expire_problem_kind kind)
         return "other_table";
     case ICM_EXPIRE_PROBLEM_THROUGH_LINK:
         return "through_link";
+    case ICM_EXPIRE_PROBLEM_LIVE_CONTENT:
+        return "live_content";
     }
     return "other";
 }

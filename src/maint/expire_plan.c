@@ -15,7 +15,11 @@
  *  - an expired manifest list or manifest cannot be read → it is kept itself: it is the only
  *    record of the files it names (a later orphan sweep can deal with them);
  *  - a candidate outside the table location, write.data.path and write.metadata.path is never
- *    planned.
+ *    planned;
+ *  - a manifest list, manifest or statistics file of an expired snapshot that a retained
+ *    snapshot references in any other role is never planned (ICM_EXPIRE_PROBLEM_LIVE_CONTENT
+ *    when that role is data or delete file; see step 3 of run_plan for when the retained
+ *    manifests are read to tell).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +198,15 @@ typedef struct file_vec {
     size_t len, cap;
 } file_vec;
 
+/* The manifest lists, manifests and statistics files of the plan that may be live data or
+ * delete files (see gate_candidates): their facts, and where each is (vec k, item i). */
+typedef struct gated_vec {
+    content_facts *facts;
+    uint8_t *k;
+    size_t *i;
+    size_t len, cap;
+} gated_vec;
+
 typedef struct plan {
     icm_expire_result *r;
     const icm__pathset *keep;
@@ -204,6 +217,7 @@ typedef struct plan {
     size_t content_outside;    /* content candidates outside the table's locations */
     file_vec vec[3];           /* content files, manifests and lists, statistics files */
     file_vec checksums;        /* checksum companions of the planned files (with facts) */
+    gated_vec gated;           /* non-content candidates to look up among retained entries */
 } plan;
 
 /* Room for `cap` items (and their facts when the vector keeps them). */
@@ -373,10 +387,11 @@ static int64_t retained_snapshot_of(const icm_table_metadata *after,
 
 /* A retained manifest list (refs NULL) or manifest that could not be read is an error of the
  * run (README: it holds back the deletes that could depend on it, exit 1): its problem names a
- * retained snapshot that references it and what is held back, and the first is withheld_by. */
+ * retained snapshot that references it and what is held back (for a manifest: `held`, NULL =
+ * data and delete files), and the first is withheld_by. */
 static int report_retained_problems(plan *p, const icm__reach_report *rep,
                                     const icm_table_metadata *after,
-                                    const icm__manifest_refs *refs)
+                                    const icm__manifest_refs *refs, const char *held)
 {
     for (size_t i = 0; i < rep->failure_count; i++) {
         const icm__reach_failure *f = &rep->failures[i];
@@ -389,7 +404,8 @@ static int report_retained_problems(plan *p, const icm__reach_report *rep,
                          : icm__sprintf("%s of %s cannot be read: %s; no %s is deleted",
                                         list ? "manifest list" : "manifest", snap, f->message,
                                         list ? "manifest, data or delete file"
-                                             : "data or delete file");
+                                        : held != NULL ? held
+                                                       : "data or delete file");
         icm__free(snap);
         if (message == NULL)
             return ICM_ENOMEM;
@@ -566,20 +582,24 @@ static bool may_be_candidate(const char *location, size_t len, const void *filte
     return (f->bits[b1 / 64] >> (b1 % 64) & 1) && (f->bits[b2 / 64] >> (b2 % 64) & 1);
 }
 
-/* `cand`: an empty set for the candidates (the caller's, emptied and filled here). */
+/* The candidates: `n[0]` facts in `facts[0]`, then `n[1]` in `facts[1]` (content files and
+ * the gated lists, manifests and statistics files, looked up in one read). `cand`: an empty
+ * set for the candidates (the caller's, emptied and filled here). */
 static int find_still_live(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
-                           const file_vec *content, icm__pathset *cand, icm__pathset *live,
-                           icm__reach_report *rep)
+                           const content_facts *const facts[2], const size_t n[2],
+                           icm__pathset *cand, icm__pathset *live, icm__reach_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     name_filter names = {NULL, 0};
-    int rc = icm__pathset_reserve(cand, content->len);
+    int rc = icm__pathset_reserve(cand, n[0] + n[1]);
     if (rc == 0)
-        rc = name_filter_new(&names, content->len);
-    for (size_t i = 0; rc == 0 && i < content->len; i++) {
-        rc = icm__pathset_add_hash(cand, content->facts[i].key, NULL);
-        if (rc == 0)
-            name_filter_add(&names, content->facts[i].name);
+        rc = name_filter_new(&names, n[0] + n[1]);
+    for (size_t a = 0; a < 2; a++) {
+        for (size_t i = 0; rc == 0 && i < n[a]; i++) {
+            rc = icm__pathset_add_hash(cand, facts[a][i].key, NULL);
+            if (rc == 0)
+                name_filter_add(&names, facts[a][i].name);
+        }
     }
     if (rc == 0) {
         still_live s = {cand, icm__pathset_count(cand), live};
@@ -657,8 +677,10 @@ static int settle_companions(plan *p, icm_fileio *io, int format_version,
     memset(&rep, 0, sizeof rep);
     icm__pathset_clear(p->seen);
     rc = icm__pathset_new(&live, 0);
+    const content_facts *const facts[2] = {p->checksums.facts, NULL};
+    const size_t n[2] = {p->checksums.len, 0};
     if (rc == 0)
-        rc = find_still_live(io, format_version, refs, &p->checksums, p->seen, live, &rep);
+        rc = find_still_live(io, format_version, refs, facts, n, p->seen, live, &rep);
     /* A retained manifest that cannot be read may name any of them: keep them all. */
     bool keep_all = rc == 0 && rep.failure_count > 0;
     icm__reach_report_dispose(&rep);
@@ -686,15 +708,226 @@ static void move_vec(file_vec *v, icm_expire_file **items, size_t *count)
     memset(v, 0, sizeof *v);
 }
 
+/* ---- lists, manifests and statistics files that may be live data or delete files ---- */
+
+/* The folders a manifest list, manifest or statistics file may lie directly in without being
+ * looked up among the retained manifests' entries: the table's metadata folders
+ * (icm__table_metadata_dirs, of `before` and of `after`) that no data folder overlaps. The
+ * data folders are every place a writer puts data and delete files, by either metadata:
+ * `<location>/data`, write.data.path and Java's legacy write.object-storage.path and
+ * write.folder-storage.path. Writers put lists, manifests and statistics files directly in the
+ * metadata folder and never a data file there, so in the common case nothing is looked up. */
+#define MAX_QUIET_DIRS 6
+
+typedef struct quiet_dirs {
+    char *dir[MAX_QUIET_DIRS];
+    size_t n;
+} quiet_dirs;
+
+static void quiet_dirs_dispose(quiet_dirs *q)
+{
+    for (size_t i = 0; i < q->n; i++)
+        icm__free(q->dir[i]);
+    q->n = 0;
+}
+
+/* Whether `a` and `b` are one folder or one lies below the other, by their keys (local `.`
+ * and `..` segments resolved: `/t/metadata/../metadata` is `/t/metadata`). */
+static bool overlap(const char *a, const char *b, bool *oom)
+{
+    char *ka = NULL, *kb = NULL;
+    if (icm__location_key(a, &ka) != 0 || icm__location_key(b, &kb) != 0) {
+        icm__free(ka);
+        *oom = true;
+        return true;
+    }
+    bool hit = icm__location_strip_prefix(ka, kb, NULL) || icm__location_strip_prefix(kb, ka, NULL);
+    icm__free(ka);
+    icm__free(kb);
+    return hit;
+}
+
+static bool overlaps_data(const icm_table_metadata *const mds[2], const char *dir, bool *oom)
+{
+    static const char *const props[] = {"write.data.path", "write.object-storage.path",
+                                        "write.folder-storage.path"};
+    for (size_t m = 0; m < 2; m++) {
+        const char *loc = icm_table_metadata_location(mds[m]);
+        if (loc == NULL || loc[0] == '\0')
+            return true; /* where its data goes cannot be told */
+        char *data = icm__location_join(loc, "data");
+        if (data == NULL) {
+            *oom = true;
+            return true;
+        }
+        bool hit = overlap(data, dir, oom);
+        icm__free(data);
+        for (size_t i = 0; !hit && i < sizeof props / sizeof *props; i++) {
+            const char *v = icm_table_metadata_property(mds[m], props[i]);
+            hit = v != NULL && v[0] != '\0' && overlap(v, dir, oom);
+        }
+        if (hit)
+            return true;
+    }
+    return false;
+}
+
+static int quiet_dirs_init(quiet_dirs *q, const icm_table_metadata *before,
+                           const icm_table_metadata *after)
+{
+    const icm_table_metadata *const mds[2] = {before, after};
+    q->n = 0;
+    for (size_t m = 0; m < 2; m++) {
+        char *dirs[3];
+        size_t n = 0;
+        if (icm__table_metadata_dirs(mds[m], icm_table_metadata_file(mds[m]), dirs, &n) != 0) {
+            quiet_dirs_dispose(q);
+            return ICM_ENOMEM;
+        }
+        bool oom = false;
+        for (size_t i = 0; i < n; i++) {
+            if (!oom && !overlaps_data(mds, dirs[i], &oom) && q->n < MAX_QUIET_DIRS)
+                q->dir[q->n++] = dirs[i];
+            else
+                icm__free(dirs[i]);
+        }
+        if (oom) {
+            quiet_dirs_dispose(q);
+            return ICM_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* Whether `location` lies directly in one of the quiet folders (a `.` or `..` segment, or a
+ * deeper folder, is not). */
+static bool in_quiet_dir(const quiet_dirs *q, const char *location)
+{
+    for (size_t i = 0; i < q->n; i++) {
+        const char *rest;
+        if (icm__location_strip_prefix(location, q->dir[i], &rest) && rest[0] != '\0' &&
+            strchr(rest, '/') == NULL)
+            return true;
+    }
+    return false;
+}
+
+static int gated_push(gated_vec *g, uint8_t k, size_t i, const content_facts *f)
+{
+    if (g->len == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        content_facts *facts = icm__reallocarray(g->facts, cap, sizeof *facts);
+        if (facts == NULL)
+            return ICM_ENOMEM;
+        g->facts = facts;
+        uint8_t *ks = icm__reallocarray(g->k, cap, sizeof *ks);
+        if (ks == NULL)
+            return ICM_ENOMEM;
+        g->k = ks;
+        size_t *is = icm__reallocarray(g->i, cap, sizeof *is);
+        if (is == NULL)
+            return ICM_ENOMEM;
+        g->i = is;
+        g->cap = cap;
+    }
+    g->facts[g->len] = *f;
+    g->k[g->len] = k;
+    g->i[g->len++] = i;
+    return 0;
+}
+
+static void gated_dispose(gated_vec *g)
+{
+    icm__free(g->facts);
+    icm__free(g->k);
+    icm__free(g->i);
+    memset(g, 0, sizeof *g);
+}
+
+/* Step 2b: the planned lists, manifests and statistics files that are not directly in a quiet
+ * folder join p->gated: a retained snapshot may reference one of them as a data or delete file
+ * (a damaged or crafted path), which the keep set by name cannot tell. */
+static int gate_candidates(plan *p, const icm_table_metadata *before,
+                           const icm_table_metadata *after)
+{
+    quiet_dirs q;
+    int rc = quiet_dirs_init(&q, before, after);
+    for (uint8_t k = 1; rc == 0 && k < 3; k++) {
+        for (size_t i = 0; rc == 0 && i < p->vec[k].len; i++) {
+            const char *loc = p->vec[k].items[i].path;
+            if (in_quiet_dir(&q, loc))
+                continue;
+            content_facts f = {{0, 0}, 0, true};
+            rc = icm__pathset_location_hash(loc, &f.key);
+            if (rc == 0)
+                rc = name_hash(loc, &f.name);
+            if (rc == 0)
+                rc = gated_push(&p->gated, k, i, &f);
+        }
+    }
+    quiet_dirs_dispose(&q);
+    return rc;
+}
+
+/* Step 4b: take out of the plan the gated files a retained manifest lists as live (`live`), or
+ * all of them when the retained manifests could not all be read (`unknown`: its text), each
+ * reported (ICM_EXPIRE_PROBLEM_LIVE_CONTENT, a warning). */
+static int settle_gated(plan *p, const icm__pathset *live, const char *unknown)
+{
+    gated_vec *g = &p->gated;
+    if (g->len == 0)
+        return 0;
+    int rc = 0;
+    for (size_t j = 0; rc == 0 && j < g->len; j++) {
+        bool is_live = icm__pathset_contains_hash(live, g->facts[j].key);
+        if (unknown == NULL && !is_live)
+            continue;
+        icm_expire_file *f = &p->vec[g->k[j]].items[g->i[j]];
+        const char *kind = icm_expire_file_kind_name(f->kind);
+        char *msg = is_live ? icm__sprintf("not deleted: planned as the %s of an expired "
+                                           "snapshot, but a retained snapshot references it as a "
+                                           "data or delete file (damaged or crafted metadata)",
+                                           kind)
+                            : icm__sprintf("not deleted: the %s of an expired snapshot lies "
+                                           "where a data file may (not directly in a metadata "
+                                           "folder apart from the data folders), and a retained "
+                                           "snapshot may reference it as one: %s",
+                                           kind, unknown);
+        rc = msg == NULL ? ICM_ENOMEM
+                         : icm__expire_add_problem(p->r, ICM_EXPIRE_PROBLEM_LIVE_CONTENT,
+                                                   f->path, ICM_EREFUSED, msg);
+        icm__free(msg);
+        icm__free(f->path);
+        f->path = NULL; /* taken out below */
+    }
+    for (size_t k = 1; k < 3; k++) {
+        file_vec *v = &p->vec[k];
+        size_t kept = 0;
+        for (size_t i = 0; i < v->len; i++)
+            if (v->items[i].path != NULL)
+                v->items[kept++] = v->items[i];
+        v->len = kept;
+    }
+    return rc;
+}
+
 /*
  * The plan, in Java's order (ReachableFileCleanup), so an expiry that frees no data file never
  * opens a retained manifest:
- *  1. keep set by name (lists, manifests, statistics files of every retained snapshot);
+ *  1. keep set by name (lists, manifests, statistics files of every retained snapshot, and the
+ *     table's metadata documents): no candidate of any kind that it names is planned;
  *  2. walk the expired snapshots: their lists, manifests not in the keep set, and the live
  *     entries of those manifests (the only data and delete files that can become unreachable);
- *  3. if any data or delete file was collected: read the retained manifests' entries until each
- *     collected file is either found live or every manifest was read;
- *  4. keep what step 3 found live.
+ *     2b. gate: the planned lists, manifests and statistics files that do not lie directly in
+ *     a metadata folder of the table that no data folder overlaps (gate_candidates) may be live
+ *     data or delete files (a damaged or crafted path), which step 1 cannot tell;
+ *  3. if any data or delete file was collected, or step 2b gated a file: read the retained
+ *     manifests' entries until each of them is either found live or every manifest was read;
+ *  4. keep what step 3 found live (and every gated file when a retained manifest list or
+ *     manifest could not be read: any of them may be live).
+ * So a file expiry deletes is never one the retained snapshots reference in any role, with one
+ * assumption for the common case: a retained data or delete file does not lie directly in a
+ * metadata folder no data folder overlaps (writers never put one there).
  */
 static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
                     const icm_table_metadata *after, icm_expire_cleanup cleanup,
@@ -721,7 +954,7 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     if (rc == 0)
         rc = icm__table_metadata_docs(after, NULL, keep_doc, keep);
     if (rc == 0)
-        rc = report_retained_problems(p, &rep, after, NULL);
+        rc = report_retained_problems(p, &rep, after, NULL, NULL);
     p->withhold_manifests = icm__reach_report_has_failure(&rep, true);
     p->withhold_content = cleanup != ICM_EXPIRE_CLEANUP_ALL || p->withhold_manifests;
     icm__reach_report_dispose(&rep);
@@ -738,21 +971,38 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
         rc = drop_unreadable(p, &rep);
     icm__reach_report_dispose(&rep);
 
-    if (rc == 0 && p->vec[0].len > 0 && !p->withhold_content) {
+    if (rc == 0)
+        rc = gate_candidates(p, before, after);
+    bool check_content = p->vec[0].len > 0 && !p->withhold_content;
+    bool check_gated = p->gated.len > 0 && !p->withhold_manifests;
+    const char *unknown = p->withhold_manifests
+                              ? "a retained manifest list cannot be read" : NULL;
+    if (rc == 0 && (check_content || check_gated)) {
         /* The expired walk is over: its set of candidates seen becomes the set of content
-         * candidates (each of those is in it, so its table is large enough, and its memory is
-         * in use already). */
+         * and gated candidates (each of those is in it, so its table is large enough, and its
+         * memory is in use already). */
         icm__pathset_clear(p->seen);
-        rc = find_still_live(io, icm_table_metadata_format_version(after), &refs, &p->vec[0],
+        const content_facts *const facts[2] = {p->vec[0].facts, p->gated.facts};
+        const size_t n[2] = {check_content ? p->vec[0].len : 0, p->gated.len};
+        rc = find_still_live(io, icm_table_metadata_format_version(after), &refs, facts, n,
                              p->seen, live, &rep);
         if (rc == 0)
-            rc = report_retained_problems(p, &rep, after, &refs);
+            rc = report_retained_problems(
+                p, &rep, after, &refs,
+                check_content ? NULL
+                              : "manifest list, manifest or statistics file that may be a data "
+                                "or delete file");
         /* A retained manifest that cannot be read may list any of them. */
-        p->withhold_content = p->withhold_content || rep.failure_count > 0;
+        if (check_content)
+            p->withhold_content = p->withhold_content || rep.failure_count > 0;
+        if (rep.failure_count > 0)
+            unknown = "a retained manifest cannot be read";
         icm__reach_report_dispose(&rep);
     }
     if (rc == 0)
         rc = settle_content(p, live);
+    if (rc == 0)
+        rc = settle_gated(p, live, unknown);
     /* The retained manifests must all be known to tell whether one names a companion. */
     if (rc == 0 && !p->withhold_manifests)
         rc = settle_companions(p, io, icm_table_metadata_format_version(after), &refs);
@@ -781,6 +1031,7 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
     p.root_count = icm__table_roots(after, p.roots);
     int rc = run_plan(&p, io, before, after, cleanup, seen);
     icm__pathset_free(p.seen);
+    gated_dispose(&p.gated);
     if (rc != 0) {
         for (size_t k = 0; k < 3; k++) {
             free_files(p.vec[k].items, p.vec[k].len);
