@@ -50,8 +50,19 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
  * holds the tables of every catalog_name it is shared by), dotted namespace, name, current
  * metadata file, the folders its files go to (location, write.data.path,
  * write.metadata.path, and Java's legacy data paths write.object-storage.path and
- * write.folder-storage.path, which its LocationProviders still honour; NULL when unset or when
- * its metadata could not be read), and that metadata itself (for its metadata-log). Borrowed. */
+ * write.folder-storage.path, which its LocationProviders still honour; NULL when unset), and
+ * that metadata itself (for its metadata-log). Borrowed.
+ *
+ * Metadata the strict reader rejects (a ref to a snapshot no longer there, a property value
+ * that is not a string, a duplicate key: other tools read it) is read leniently for its places
+ * (spec/metadata_places.h): md is NULL, `lenient` is set, roots and log come from its JSON.
+ * When even that fails (not JSON at all, unreadable, no location), `unreadable` says why in one
+ * line naming the metadata file, and roots[0] is the folder above the pointer's `metadata/`
+ * folder when the pointer lies in one (the default layout), else NULL: where the table's
+ * files go cannot be told, and the callers keep to the safe side (maint/places.c). A missing
+ * metadata file (md_rc ICM_ENOTFOUND: no reader can read that table), or one on a back end the
+ * FileIO does not serve (ICM_EUNSUPPORTED: nor can it delete there), is neither: the table is
+ * judged by its pointer and that default location. */
 #define ICM__OTHER_TABLE_N_ROOTS 5
 typedef struct icm__other_table {
     const char *catalog_name;
@@ -61,6 +72,10 @@ typedef struct icm__other_table {
     const char *roots[ICM__OTHER_TABLE_N_ROOTS];
     const icm_table_metadata *md; /* its current metadata; NULL when it could not be read */
     int md_rc;                    /* why not (icm_table_metadata_read's code); 0 when read */
+    bool lenient;                 /* md NULL, but roots and log read from its JSON */
+    const char *const *log;       /* (lenient) its metadata-log's files, n_log of them */
+    size_t n_log;
+    const char *unreadable;       /* why its places cannot be told; NULL when they can */
 } icm__other_table;
 
 /* The names of icm__other_table.roots (the metadata's own property names), for messages. */

@@ -14,6 +14,7 @@
 
 #include "catalog/catalog_internal.h"
 #include "catalog/sql/store.h"
+#include "spec/metadata_places.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -110,29 +111,120 @@ static bool is_self(const other_walk *w, const char *catalog_name, const char *n
            w->self[nlen] == '.' && strcmp(w->self + nlen + 1, name) == 0;
 }
 
+/* The folder above the `metadata/` folder `pointer` lies in (new string in *out): the table's
+ * location in the default layout; NULL when the pointer lies in no folder named `metadata`. */
+static int default_location(const char *pointer, char **out)
+{
+    *out = NULL;
+    const char *slash = strrchr(pointer, '/');
+    if (slash == NULL)
+        return 0;
+    const char *seg = slash;
+    while (seg > pointer && seg[-1] != '/')
+        seg--;
+    if ((size_t)(slash - seg) != strlen("metadata") || memcmp(seg, "metadata", 8) != 0)
+        return 0;
+    const char *end = seg;
+    while (end > pointer && end[-1] == '/')
+        end--;
+    if (end == pointer || end[-1] == ':')
+        return 0; /* `metadata/` at a root or bucket: no folder above it */
+    return (*out = icm__strndup(pointer, (size_t)(end - pointer))) != NULL ? 0 : ICM_ENOMEM;
+}
+
+/* Another table's metadata, read for its places (icm__other_table): strictly, else leniently,
+ * else "unreadable" with a default location. Fills o (pointing into r); dispose r after. */
+typedef struct other_read {
+    icm_table_metadata *md;
+    icm__md_places lenient;
+    char *location; /* the default location of an unreadable table */
+    char *why;      /* o->unreadable */
+} other_read;
+
+static void other_read_dispose(other_read *r)
+{
+    icm_table_metadata_free(r->md);
+    icm__md_places_dispose(&r->lenient);
+    icm__free(r->location);
+    icm__free(r->why);
+}
+
+static int read_other(icm_fileio *io, icm__other_table *o, other_read *r)
+{
+    static const char *const names[] = ICM__OTHER_TABLE_ROOT_NAMES;
+    _Static_assert(ICM__MD_PLACES_N_ROOTS == ICM__OTHER_TABLE_N_ROOTS,
+                   "icm__md_places.roots are icm__other_table.roots");
+    memset(r, 0, sizeof *r);
+    char *data = NULL;
+    size_t len = 0;
+    int rc = icm_fileio_read(io, o->pointer, &data, &len);
+    bool read = rc == 0;
+    if (read)
+        rc = icm_table_metadata_parse(&r->md, data, len, o->pointer);
+    o->md = r->md;
+    o->md_rc = rc;
+    if (rc == 0) {
+        o->roots[0] = icm_table_metadata_location(r->md);
+        for (size_t i = 1; i < ICM__OTHER_TABLE_N_ROOTS; i++)
+            o->roots[i] = icm_table_metadata_property(r->md, names[i]);
+        icm_free(data);
+        return 0;
+    }
+    if (rc == ICM_ENOMEM) {
+        icm_free(data);
+        return rc;
+    }
+    const char *fault = "could not be read";
+    char strict[512];
+    snprintf(strict, sizeof strict, "%s", icm_error_last()->message);
+    icm_error_clear();
+    int lrc = rc;
+    if (read) {
+        /* Read, but not as table metadata: what its JSON says of its places. */
+        lrc = icm__metadata_places_lenient(data, len, o->pointer, &r->lenient);
+        if (lrc == 0 && r->lenient.roots[0] == NULL) {
+            lrc = ICM_EINVALID;
+            fault = "names no table location";
+        } else if (lrc != 0 && lrc != ICM_ENOMEM) {
+            fault = "is not table metadata even read leniently";
+            snprintf(strict, sizeof strict, "%s", icm_error_last()->message);
+            icm_error_clear();
+        }
+    }
+    icm_free(data);
+    if (lrc == ICM_ENOMEM)
+        return lrc;
+    if (lrc == 0) {
+        o->lenient = true;
+        for (size_t i = 0; i < ICM__OTHER_TABLE_N_ROOTS; i++)
+            o->roots[i] = r->lenient.roots[i];
+        o->log = (const char *const *)r->lenient.log.items;
+        o->n_log = r->lenient.log.len;
+        return 0;
+    }
+    if ((rc = default_location(o->pointer, &r->location)) != 0)
+        return rc;
+    o->roots[0] = r->location;
+    if (!read && (o->md_rc == ICM_ENOTFOUND || o->md_rc == ICM_EUNSUPPORTED))
+        return 0; /* no such file (no reader can read that table), or on a back end this
+                     FileIO does not serve (nor delete from): judged by its pointer */
+    r->why = icm__sprintf("its metadata file %s %s: %s", o->pointer, fault, strict);
+    o->unreadable = r->why;
+    return r->why != NULL ? 0 : ICM_ENOMEM;
+}
+
 static int visit_other(const char *catalog_name, const char *ns, const char *name,
                        const char *pointer, void *payload)
 {
     other_walk *w = payload;
     if (pointer == NULL || is_self(w, catalog_name, ns, name))
         return 0; /* no metadata: no files; or the table itself */
-    icm__other_table o = {catalog_name, ns, name, pointer, {NULL}, NULL, 0};
-    icm_table_metadata *md = NULL;
-    int rc = icm_table_metadata_read(&md, w->io, pointer);
-    if (rc == ICM_ENOMEM)
-        return rc;
-    o.md = md;
-    o.md_rc = rc;
-    if (rc != 0) {
-        icm_error_clear(); /* unreadable: judged by its pointer alone */
-    } else {
-        static const char *const names[] = ICM__OTHER_TABLE_ROOT_NAMES;
-        o.roots[0] = icm_table_metadata_location(md);
-        for (size_t i = 1; i < ICM__OTHER_TABLE_N_ROOTS; i++)
-            o.roots[i] = icm_table_metadata_property(md, names[i]);
-    }
-    rc = w->cb(&o, w->payload);
-    icm_table_metadata_free(md);
+    icm__other_table o = {catalog_name, ns, name, pointer, {NULL}, NULL, 0, false, NULL, 0, NULL};
+    other_read r;
+    int rc = read_other(w->io, &o, &r);
+    if (rc == 0)
+        rc = w->cb(&o, w->payload);
+    other_read_dispose(&r);
     return rc;
 }
 
@@ -209,19 +301,15 @@ static int check_one(const char *ns, const char *name, const char *pointer, void
         return 0; /* a table without metadata uses no files */
     if (icm__location_equal(pointer, c->metadata_location))
         return refuse_shared(ns, name, "metadata file", c->metadata_location);
-    icm_table_metadata *md = NULL;
-    int rc = icm_table_metadata_read(&md, c->io, pointer);
-    if (rc == ICM_ENOMEM)
-        return rc;
-    if (rc != 0) {
-        icm_error_clear(); /* unreadable: its location cannot be told; its pointer differs */
-        return 0;
-    }
-    const char *loc = icm_table_metadata_location(md);
-    rc = loc != NULL && c->location != NULL && icm__location_equal(loc, c->location)
-             ? refuse_shared(ns, name, "table location", c->location)
-             : 0;
-    icm_table_metadata_free(md);
+    icm__other_table o = {NULL, ns, name, pointer, {NULL}, NULL, 0, false, NULL, 0, NULL};
+    other_read r;
+    int rc = read_other(c->io, &o, &r);
+    /* Its location as its metadata names it (leniently read when the strict reader rejects
+     * it); unreadable: its location cannot be told, and its pointer differs. */
+    const char *loc = rc == 0 && (o.md != NULL || o.lenient) ? o.roots[0] : NULL;
+    if (rc == 0 && loc != NULL && c->location != NULL && icm__location_equal(loc, c->location))
+        rc = refuse_shared(ns, name, "table location", c->location);
+    other_read_dispose(&r);
     return rc;
 }
 

@@ -116,6 +116,20 @@ int icm__other_places_init(icm__other_places *ps, icm_fileio *io, const icm__oth
     if (rc == 0 && location != NULL && location[0] != '\0')
         rc = add_place(ps, io, "metadata folder (<location>/metadata)",
                        icm__location_join(location, "metadata"), false, true);
+    /* Its metadata could not be read: where else its files go cannot be told. A place whose
+     * whereabouts cannot be told keeps the callers on the safe side (the sweep refuses, expiry
+     * holds every file), named as its location, or its metadata file when that is unknown. */
+    if (rc == 0 && t->unreadable != NULL) {
+        bool known = location != NULL && location[0] != '\0';
+        rc = add_place(ps, io, "data", icm__strdup(known ? location : t->pointer), !known,
+                       false);
+        if (rc == 0) {
+            icm__other_place *p = &ps->p[ps->n - 1];
+            icm__free(p->unresolved);
+            if ((p->unresolved = icm__strdup(t->unreadable)) == NULL)
+                rc = ICM_ENOMEM;
+        }
+    }
     if (rc != 0)
         icm__other_places_dispose(ps);
     return rc;

@@ -50,7 +50,7 @@ typedef struct icm__other_place {
                          `<location>/data` and `<location>/metadata` */
 } icm__other_place;
 
-#define ICM__OTHER_PLACES_MAX (1 + ICM__OTHER_TABLE_N_ROOTS + 2)
+#define ICM__OTHER_PLACES_MAX (1 + ICM__OTHER_TABLE_N_ROOTS + 2 + 1)
 
 typedef struct icm__other_places {
     icm__other_place p[ICM__OTHER_PLACES_MAX];
@@ -59,8 +59,10 @@ typedef struct icm__other_places {
 
 /* Every place of `t` (its pointer, each root it names, `<location>/data` and
  * `<location>/metadata`), each resolved once through `io` (one that cannot be resolved has
- * `unresolved` set: the callers keep to the safe side). Returns 0 or ICM_ENOMEM (then nothing
- * needs disposing). */
+ * `unresolved` set: the callers keep to the safe side). A table whose metadata could not be
+ * read (t->unreadable) has one more place, "data" (its location, else its pointer), whose
+ * `unresolved` is why: where its files go cannot be told. Returns 0 or ICM_ENOMEM (then
+ * nothing needs disposing). */
 int icm__other_places_init(icm__other_places *ps, icm_fileio *io, const icm__other_table *t);
 void icm__other_places_dispose(icm__other_places *ps);
 

@@ -12,6 +12,10 @@
  * Errors are one line with the 1-based line and byte column, also stored as the error position;
  * a number that cannot be held also names the object member it is the value of (a retention
  * field such as "max-ref-age-ms" at 2^63 is refused naming the field, as Java's parser does).
+ *
+ * icm__json_parse_lenient relaxes those rules to read what other readers accept (Java's
+ * Jackson, Python's json and pydantic): it is only used to learn where another table's files
+ * go when its metadata fails the strict reader, so that accepting more keeps more files.
  */
 #include <limits.h>
 #include <locale.h>
@@ -31,7 +35,13 @@ typedef struct reader {
     const char *location;
     const char *member; /* key of the object member whose value is being read, or NULL */
     icm__buf scratch;   /* decoded string bytes, reused */
+    int lenient;        /* STRICT, or LENIENT_FIRST / LENIENT_LAST (which duplicate key wins) */
+    bool duplicates;    /* (lenient) a duplicate key was met */
 } reader;
+
+enum { STRICT, LENIENT_FIRST, LENIENT_LAST };
+
+#define REPLACEMENT_CHAR 0xFFFDu
 
 static int syntax_error(reader *r, const char *what)
 {
@@ -116,15 +126,27 @@ static int unicode_escape(reader *r)
     int rc = hex4(r, &cp);
     if (rc != 0)
         return rc;
+    if (r->lenient != STRICT && (cp == 0 || (cp >= 0xDC00 && cp <= 0xDFFF))) {
+        put_utf8(&r->scratch, REPLACEMENT_CHAR); /* (Python keeps a lone surrogate) */
+        return 0;
+    }
     if (cp >= 0xDC00 && cp <= 0xDFFF)
         return syntax_error(r, "lone low surrogate in \\u escape");
     if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
-            return syntax_error(r, "high surrogate not followed by a low one");
-        r->p += 2;
-        if ((rc = hex4(r, &lo)) != 0)
-            return rc;
-        if (lo < 0xDC00 || lo > 0xDFFF)
+        bool paired = r->end - r->p >= 2 && r->p[0] == '\\' && r->p[1] == 'u';
+        const char *at = r->p;
+        if (paired) {
+            r->p += 2;
+            if ((rc = hex4(r, &lo)) != 0)
+                return rc;
+            paired = lo >= 0xDC00 && lo <= 0xDFFF;
+        }
+        if (!paired && r->lenient != STRICT) {
+            r->p = at; /* a lone high surrogate; what follows is read on its own */
+            put_utf8(&r->scratch, REPLACEMENT_CHAR);
+            return 0;
+        }
+        if (!paired)
             return syntax_error(r, "high surrogate not followed by a low one");
         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
     }
@@ -152,10 +174,21 @@ static int read_string(reader *r)
             r->p++;
             return r->scratch.oom ? ICM_ENOMEM : 0;
         }
+        if (c < 0x20 && r->lenient != STRICT) {
+            /* kept as is; NUL (no C string holds it) as U+FFFD */
+            if (c == 0)
+                put_utf8(&r->scratch, REPLACEMENT_CHAR);
+            else
+                icm__buf_putc(&r->scratch, (char)c);
+            r->p++;
+            continue;
+        }
         if (c < 0x20)
             return syntax_error(r, "control character in string");
         if (c >= 0x80) {
             size_t n = icm__utf8_char_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
+            if (n == 0 && r->lenient != STRICT)
+                n = 1; /* a byte that is not UTF-8: kept as is */
             if (n == 0)
                 return syntax_error(r, "invalid UTF-8 in string");
             icm__buf_put(&r->scratch, r->p, n);
@@ -237,23 +270,29 @@ static int parse_number(reader *r, json_t **out)
         /* exact int64: accumulate negatively so INT64_MIN fits */
         bool neg = *s == '-';
         long long v = 0;
-        for (const char *q = neg ? s + 1 : s; q < r->p; q++) {
+        bool fits = true;
+        for (const char *q = neg ? s + 1 : s; fits && q < r->p; q++) {
             int d = *q - '0';
-            if (v < (LLONG_MIN + d) / 10) {
-                r->p = s;
-                return number_error(r, "integer out of the 64-bit range");
-            }
-            v = v * 10 - d;
+            if (v < (LLONG_MIN + d) / 10)
+                fits = false;
+            else
+                v = v * 10 - d;
         }
-        if (!neg) {
-            if (v == LLONG_MIN) {
-                r->p = s;
-                return number_error(r, "integer out of the 64-bit range");
-            }
-            v = -v;
+        if (fits && !neg) {
+            if (v == LLONG_MIN)
+                fits = false;
+            else
+                v = -v;
         }
-        *out = json_integer((json_int_t)v);
-        return *out != NULL ? 0 : icm__error_oom();
+        if (fits) {
+            *out = json_integer((json_int_t)v);
+            return *out != NULL ? 0 : icm__error_oom();
+        }
+        if (r->lenient == STRICT) {
+            r->p = s;
+            return number_error(r, "integer out of the 64-bit range");
+        }
+        /* lenient: read as a real number below */
     }
     /* strtod needs a NUL-terminated copy in the C locale's notation */
     icm__buf_clear(&r->scratch);
@@ -264,6 +303,10 @@ static int parse_number(reader *r, json_t **out)
     if (dot != NULL && point != NULL && point[0] != '\0' && point[1] == '\0')
         *dot = point[0];
     double d = strtod(r->scratch.data, NULL);
+    if (isinf(d) && r->lenient != STRICT) {
+        *out = json_null(); /* jansson holds no infinity; the value is not looked at */
+        return *out != NULL ? 0 : icm__error_oom();
+    }
     if (isinf(d)) {
         r->p = s;
         return number_error(r, "real number out of range");
@@ -345,11 +388,13 @@ static int parse_object(reader *r, int depth, json_t *obj)
         char *key = icm__strndup(r->scratch.data ? r->scratch.data : "", r->scratch.len);
         if (key == NULL)
             return ICM_ENOMEM;
-        if (json_object_get(obj, key) != NULL) {
+        bool duplicate = json_object_get(obj, key) != NULL;
+        if (duplicate && r->lenient == STRICT) {
             r->p = key_at;
             icm__free(key);
             return syntax_error(r, "duplicate object key");
         }
+        r->duplicates = r->duplicates || duplicate;
         skip_ws(r);
         if (r->p >= r->end || *r->p != ':') {
             icm__free(key);
@@ -361,7 +406,9 @@ static int parse_object(reader *r, int depth, json_t *obj)
         r->member = key;
         rc = parse_value(r, depth + 1, &v);
         r->member = outer;
-        if (rc == 0 && json_object_set_new_nocheck(obj, key, v) != 0)
+        if (rc == 0 && duplicate && r->lenient == LENIENT_FIRST)
+            json_decref(v); /* the first value stays */
+        else if (rc == 0 && json_object_set_new_nocheck(obj, key, v) != 0)
             rc = icm__error_oom();
         icm__free(key);
         if (rc != 0)
@@ -408,6 +455,18 @@ static int parse_value(reader *r, int depth, json_t **out)
     case 't': return parse_literal(r, "true", make_true, out);
     case 'f': return parse_literal(r, "false", make_false, out);
     case 'n': return parse_literal(r, "null", make_null, out);
+    case 'N':
+        if (r->lenient != STRICT)
+            return parse_literal(r, "NaN", make_null, out); /* jansson holds no NaN */
+        return syntax_error(r, "unexpected character");
+    case 'I':
+        if (r->lenient != STRICT)
+            return parse_literal(r, "Infinity", make_null, out);
+        return syntax_error(r, "unexpected character");
+    case '-':
+        if (r->lenient != STRICT && r->end - r->p > 1 && r->p[1] == 'I')
+            return parse_literal(r, "-Infinity", make_null, out);
+        return parse_number(r, out);
     default:
         if (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))
             return parse_number(r, out);
@@ -415,11 +474,14 @@ static int parse_value(reader *r, int depth, json_t **out)
     }
 }
 
-int icm__json_parse(const char *text, size_t len, const char *location, json_t **out)
+static int parse_document(const char *text, size_t len, const char *location, int lenient,
+                          json_t **out, bool *duplicates)
 {
     icm__json_use_icm_allocator();
-    reader r = {text, text, text + len, text, 1, location, NULL, ICM__BUF_INIT};
+    reader r = {text, text, text + len, text, 1, location, NULL, ICM__BUF_INIT, lenient, false};
     *out = NULL;
+    if (lenient != STRICT && len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        r.p = r.line_start = text + 3; /* a UTF-8 byte order mark (Jackson skips it) */
     json_t *v = NULL;
     int rc = parse_value(&r, 0, &v);
     if (rc == 0) {
@@ -433,5 +495,20 @@ int icm__json_parse(const char *text, size_t len, const char *location, json_t *
         return rc;
     }
     *out = v;
+    if (duplicates != NULL)
+        *duplicates = r.duplicates;
     return 0;
+}
+
+int icm__json_parse(const char *text, size_t len, const char *location, json_t **out)
+{
+    return parse_document(text, len, location, STRICT, out, NULL);
+}
+
+int icm__json_parse_lenient(const char *text, size_t len, const char *location, bool last_wins,
+                            json_t **out, bool *duplicates)
+{
+    bool dummy = false;
+    return parse_document(text, len, location, last_wins ? LENIENT_LAST : LENIENT_FIRST, out,
+                          duplicates != NULL ? duplicates : &dummy);
 }

@@ -108,6 +108,19 @@ json_t *icm__table_metadata_json(const icm_table_metadata *md);
 int icm__json_parse(const char *text, size_t len, const char *location, json_t **out);
 
 /*
+ * Parse JSON text as other readers do (Java's Jackson, Python's json and pydantic): as
+ * icm__json_parse, but a duplicate key keeps its first value (`last_wins`: its last, as those
+ * readers do) and sets *duplicates (may be NULL); NaN, Infinity, -Infinity and a real out of
+ * range read as null, an integer out of the int64 range as a real; a lone surrogate or \u0000
+ * escape as U+FFFD (a raw NUL too); other control characters and bytes that are not UTF-8 are
+ * kept as they are; a UTF-8 byte order mark at the start is skipped. Only for learning what
+ * metadata another tool wrote says (spec/metadata_places.h): never for a table icemaint edits.
+ * Returns 0, ICM_EINVALID ("not valid JSON: ...") or ICM_ENOMEM.
+ */
+int icm__json_parse_lenient(const char *text, size_t len, const char *location, bool last_wins,
+                            json_t **out, bool *duplicates);
+
+/*
  * Write `value` as JSON text into `buf`: keys in document order, integers exact, reals in the
  * shortest form that reads back to the same double, 2-space indentation when `pretty`.
  * Returns 0 or ICM_ENOMEM.

@@ -272,13 +272,21 @@ static int check_other_table(const icm__other_table *o, void *payload)
     char *logged = icm__sprintf("in the metadata-log of table %s.%s (catalog '%s')", o->ns,
                                 o->name, o->catalog_name);
     int rc = current != NULL && logged != NULL ? keep_named(c, o->pointer, current) : ICM_ENOMEM;
-    if (rc == 0 && o->md == NULL && o->md_rc != ICM_ENOTFOUND)
-        keep_all(c, "the metadata of table %s.%s (catalog '%s') could not be read, so whether "
-                    "its metadata-log names it could not be told",
-                 o->ns, o->name, o->catalog_name);
-    size_t n = o->md != NULL ? icm_table_metadata_metadata_log_count(o->md) : 0;
+    /* Metadata the strict reader rejects: its metadata-log as its JSON has it (o->log). */
+    if (rc == 0 && o->md == NULL && !o->lenient && o->md_rc != ICM_ENOTFOUND)
+        keep_all(c, "the metadata of table %s.%s (catalog '%s') could not be read (%s), so "
+                    "whether its metadata-log names it could not be told",
+                 o->ns, o->name, o->catalog_name,
+                 o->unreadable != NULL ? o->unreadable : "unknown error");
+    size_t n = o->md != NULL ? icm_table_metadata_metadata_log_count(o->md)
+               : o->lenient  ? o->n_log
+                             : 0;
     for (size_t i = 0; rc == 0 && i < n && live_count(c) > 0; i++)
-        rc = keep_named(c, icm_table_metadata_metadata_log_at(o->md, i)->metadata_file, logged);
+        rc = keep_named(c,
+                        o->md != NULL
+                            ? icm_table_metadata_metadata_log_at(o->md, i)->metadata_file
+                            : o->log[i],
+                        logged);
     icm__free(current);
     icm__free(logged);
     if (rc == 0 && live_count(c) == 0)

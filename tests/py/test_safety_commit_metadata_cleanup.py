@@ -246,6 +246,52 @@ def test_commit_metadata_cleanup_never_deletes_metadata_of_another_table_uuid(tm
     assert_kept_with_warning(p, str(stray), "table-uuid")
 
 
+# ---- another table whose metadata the strict reader rejects ----
+
+@pytest.mark.parametrize("form", ["int_property", "dup_key"])
+@pytest.mark.parametrize("names_it", [False, True], ids=["names_none", "names_one"])
+def test_commit_metadata_cleanup_reads_another_tables_log_leniently(tmp_path, form, names_it):
+    """ns.b's current metadata holds what icemaint's strict reader rejects but PyIceberg reads
+    (an integer property value, a duplicate key); its metadata-log is still read, from its
+    JSON: when it names one of ns.t's dropped metadata files (`names_one`), that file is kept
+    (warning naming ns.b's metadata-log); when it names none, ns.t's commit deletes exactly
+    what fell out of its log, with no warning (it used to keep them all: ns.b's metadata
+    "could not be read")."""
+    cat, cfg = catalog(tmp_path)
+    t = make_table(cat, "ns.t", 3)
+    mdir = Path(local(t.location())) / "metadata"
+    before = metadata_files(mdir)
+    assert len(before) == 4
+    oldest = min(before)
+    b = make_table(cat, "ns.b", 1)
+    b_path = Path(local(b.metadata_location))
+    doc = json.loads(b_path.read_text())
+    if names_it:
+        doc["metadata-log"].insert(0, {"timestamp-ms": 1, "metadata-file": f"file://{oldest}"})
+    if form == "int_property":
+        doc["properties"]["write.parquet.row-group-limit"] = 1048576
+    text = json.dumps(doc)
+    if form == "dup_key":
+        text = text[:-1] + ', "last-updated-ms": %d}' % doc["last-updated-ms"]
+    b_path.write_text(text)
+    b_rows = scans(cat.load_table("ns.b"))
+    age_all(tmp_path)
+    p = icm(tmp_path, cfg, "set-properties", "ns.t",
+            *[f"{k}={v}" for k, v in CLEANUP.items()])
+    committed(p)
+    t = cat.load_table("ns.t")
+    newest = max(before)
+    kept = {oldest} if names_it else set()
+    assert metadata_files(mdir) == {local(t.metadata_location), newest} | kept
+    if names_it:
+        assert_kept_with_warning(p, oldest, "metadata-log of table ns.b")
+        assert len([ln for ln in p.stderr.splitlines() if ln.startswith("warning:")]) == 1
+    else:
+        assert "warning:" not in p.stderr, p.stderr
+    scans(t)
+    assert scans(cat.load_table("ns.b")) == b_rows
+
+
 # ---- the normal case ----
 
 def test_commit_metadata_cleanup_deletes_the_tables_own_dropped_metadata(tmp_path):

@@ -16,14 +16,22 @@ paths `write.object-storage.path` and `write.folder-storage.path`. The rules:
   its `<location>/data` and `<location>/metadata`; not merely below its location);
 - expiry holds a planned file that lies in such a place, by name or by where it really is
   (warning `other_table`), and deletes the rest of what only the expired snapshots reached.
+- another table's metadata that icemaint's strict reader rejects but other tools read (a tag
+  on a snapshot no longer there, a property value that is not a string, a duplicate key) still
+  tells its places: they are read from its JSON leniently. Metadata that is not JSON at all
+  tells none: the sweep refuses (naming that table and its metadata file) and expiry holds
+  every file it planned to delete.
 
 Every table is written by PyIceberg (one SQLite catalog); every file is aged 10 days first.
 After each command the tests assert exactly which files exist, and that PyIceberg still scans
 the other table.
 """
+import json
 import os
+import sqlite3
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -114,6 +122,42 @@ def assert_sweep_refused_and_nothing_deleted(env, table, *words, extra=()):
         assert_refused(p, "ns.b", *words)
         assert files_under(env.w) == before
     assert rows_per_snapshot(env.load("b")) == b_rows
+
+
+UNPARSEABLE = ("dangling_ref", "int_property", "dup_key")
+
+
+def rewrite_b_metadata(env, form):
+    """Point ns.b at a new current metadata file (its old one in the metadata-log) that holds
+    what another tool may leave and icemaint's strict reader rejects: `dangling_ref` a tag on a
+    snapshot no longer in the metadata, `int_property` an integer property value, `dup_key` a
+    duplicate key; PyIceberg still reads and scans ns.b. `not_json`: no JSON at all. Returns
+    the new file's path."""
+    cur = env.load("b").metadata_location
+    md = json.loads(Path(local(cur)).read_text())
+    if form == "dangling_ref":
+        md["refs"]["old-tag"] = {"snapshot-id": 1234567, "type": "tag"}
+    elif form == "int_property":
+        md["properties"]["write.parquet.row-group-limit"] = 1048576
+    md["metadata-log"].append({"timestamp-ms": md["last-updated-ms"], "metadata-file": cur})
+    text = json.dumps(md)
+    if form == "dup_key":
+        text = text[:-1] + ', "last-updated-ms": %d}' % md["last-updated-ms"]
+    elif form == "not_json":
+        text = "this is not JSON\n"
+    new = Path(local(cur)).parent / f"00099-{uuid.uuid4()}.metadata.json"
+    new.write_text(text)
+    db = sqlite3.connect(env.db)
+    db.execute("update iceberg_tables set previous_metadata_location=metadata_location, "
+               "metadata_location=? where table_namespace='ns' and table_name='b'",
+               ("file://" + str(new),))
+    db.commit()
+    db.close()
+    if form != "not_json":
+        t = env.load("b")
+        assert t.metadata_location == "file://" + str(new)
+        assert t.scan().to_arrow().num_rows == 2
+    return str(new)
 
 
 # ---- the sweep ---------------------------------------------------------------------------
@@ -217,6 +261,40 @@ def test_listing_at_another_tables_legacy_data_path_is_never_swept(tmp_path, pro
     assert_sweep_refused_and_nothing_deleted(env, "ns.a", prop, "no override")
 
 
+@pytest.mark.parametrize("form", UNPARSEABLE)
+def test_other_table_whose_metadata_the_strict_reader_rejects_is_never_swept(tmp_path, form):
+    """ns.b writes its data into W/a/bdata, inside ns.a's folder, and its current metadata
+    holds what icemaint's strict reader rejects but PyIceberg reads (`form`): its places are
+    read from its JSON leniently, so the sweep of ns.a refuses naming ns.b's write.data.path
+    (it used to judge ns.b by its pointer alone and delete ns.b's data)."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    env.table("b", properties={"write.data.path": "@W/a/bdata"}, rows=2)
+    rewrite_b_metadata(env, form)
+    assert any(f.endswith(".parquet") for f in files_under(env.w / "a" / "bdata"))
+    assert_sweep_refused_and_nothing_deleted(env, "ns.a", "write.data.path",
+                                             "refusing to sweep a folder shared")
+
+
+def test_other_table_whose_metadata_is_not_json_refuses_every_sweep(tmp_path):
+    """ns.b's current metadata file is not JSON at all: where ns.b's files go cannot be told
+    (its data lies in W/a/bdata, inside ns.a's folder), so the sweep of ns.a refuses, naming
+    ns.b and its metadata file; nothing is deleted."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    env.table("b", properties={"write.data.path": "@W/a/bdata"}, rows=2)
+    b_data = {f for f in files_under(env.w / "a" / "bdata") if f.endswith(".parquet")}
+    assert b_data
+    bad = rewrite_b_metadata(env, "not_json")
+    age_all(env.w)
+    before = files_under(env.w)
+    for args in ((), ("--dry-run",)):
+        p = env.icm("remove-orphan-files", "ns.a", *args)
+        assert_refused(p, "ns.b", bad, "not table metadata", "refusing to sweep")
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert files_under(env.w) == before
+
+
 # ---- expiry ------------------------------------------------------------------------------
 
 def real(paths):
@@ -302,3 +380,42 @@ def test_file_under_another_tables_legacy_data_path_is_held_by_expiry(tmp_path, 
     to_legacy_path(env, "b", prop)
     b_file = sorted(f for f in files_under(env.w / "a" / "legacy") if f.endswith(".parquet"))[0]
     expire_after_adding_b_file(env, b_file)
+
+
+@pytest.mark.parametrize("form", UNPARSEABLE)
+def test_file_of_other_table_whose_metadata_the_strict_reader_rejects_is_held_by_expiry(
+        tmp_path, form):
+    """ns.b writes its data into W/a/bdata and its current metadata holds what icemaint's
+    strict reader rejects but PyIceberg reads (`form`); ns.a adds one of ns.b's live files,
+    deletes those rows, and expires: the file is held (other_table warning naming ns.b)."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    env.table("b", properties={"write.data.path": "@W/a/bdata"}, rows=2, base=500)
+    b_file = sorted(f for f in files_under(env.w / "a" / "bdata") if f.endswith(".parquet"))[0]
+    rewrite_b_metadata(env, form)
+    expire_after_adding_b_file(env, b_file)
+
+
+def test_other_table_whose_metadata_is_not_json_holds_every_file_expiry_planned(tmp_path):
+    """ns.b's current metadata file is not JSON at all; ns.a adds one of ns.b's live files,
+    deletes those rows, and expires: where ns.b's files go cannot be told, so every file the
+    expiry planned to delete is held (a warning naming ns.b and its metadata file), ns.b's
+    files among them; the expiry itself commits."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    env.table("b", properties={"write.data.path": "@W/a/bdata"}, rows=2, base=500)
+    b_data = {f for f in files_under(env.w / "a" / "bdata") if f.endswith(".parquet")}
+    b_file = sorted(b_data)[0]
+    env.load("a").add_files([b_file])
+    env.load("a").delete(expressions.EqualTo("id", pq.read_table(b_file).column("id")[0].as_py()))
+    bad = rewrite_b_metadata(env, "not_json")
+    age_all(env.w)
+    time.sleep(1.1)
+    before = files_under(env.w)
+    p = env.icm("expire-snapshots", "ns.a", "--retain-last", "1", "--older-than", "1s")
+    assert p.returncode == 0, p.stderr
+    assert len(env.load("a").metadata.snapshots) == 1
+    after = files_under(env.w)
+    assert before <= after and all(f.endswith(".metadata.json") for f in after - before)
+    assert any(l.startswith("warning: ") and b_file in l and "ns.b" in l and bad in l
+               for l in p.stderr.splitlines()), p.stderr

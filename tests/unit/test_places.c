@@ -104,7 +104,7 @@ static void test_other_table_places(void **state)
     char *loc = icmt_sprintf("file://%s/l/t", e->dir);
     char *fsp = icmt_sprintf("%s/l/a/bdata", e->dir);
     icm__other_table t = {"c", "ns", "t", "file:///nowhere/t/metadata/v1.metadata.json",
-                          {loc, NULL, NULL, NULL, fsp}, NULL, 0};
+                          {loc, NULL, NULL, NULL, fsp}, NULL, 0, false, NULL, 0, NULL};
     icm__other_places ps;
     assert_int_equal(icm__other_places_init(&ps, e->io, &t), 0);
     /* pointer, location, write.folder-storage.path, data/, metadata/ */
@@ -141,7 +141,8 @@ static void test_resolve_failure_is_not_a_place(void **state)
     assert_int_equal(icm__place_real(fault, loc, &real), ICM_EIO);
     assert_null(real);
     icm_error_clear();
-    icm__other_table t = {"c", "ns", "t", NULL, {loc, NULL, NULL, NULL, NULL}, NULL, 0};
+    icm__other_table t = {"c", "ns", "t", NULL, {loc, NULL, NULL, NULL, NULL}, NULL, 0,
+                          false, NULL, 0, NULL};
     icm__other_places ps;
     icm_fileio_fault_fail_nth(fault, ICM_IO_STAT, 1, ICM_EIO);
     assert_int_equal(icm__other_places_init(&ps, fault, &t), 0);
@@ -154,6 +155,36 @@ static void test_resolve_failure_is_not_a_place(void **state)
     free(loc);
 }
 
+/* A table whose metadata could not be read: one more place, "data", that cannot be told
+ * (its location when known, else its metadata file). */
+static void test_unreadable_table_is_a_place_that_cannot_be_told(void **state)
+{
+    env *e = *state;
+    char *loc = icmt_sprintf("%s/w/t", e->dir);
+    const char *why = "its metadata file /x/metadata/v1.metadata.json is not table metadata";
+    icm__other_table t = {"c", "ns", "t", "/x/metadata/v1.metadata.json",
+                          {loc, NULL, NULL, NULL, NULL}, NULL, ICM_EINVALID, false, NULL, 0, why};
+    icm__other_places ps;
+    assert_int_equal(icm__other_places_init(&ps, e->io, &t), 0);
+    /* pointer, location, data/, metadata/, and the place that cannot be told */
+    assert_int_equal(ps.n, 5);
+    assert_string_equal(ps.p[4].what, "data");
+    assert_string_equal(ps.p[4].name, loc);
+    assert_false(ps.p[4].file);
+    assert_string_equal(ps.p[4].unresolved, why);
+    for (size_t i = 0; i < 4; i++)
+        assert_null(ps.p[i].unresolved);
+    icm__other_places_dispose(&ps);
+    t.roots[0] = NULL;
+    assert_int_equal(icm__other_places_init(&ps, e->io, &t), 0);
+    assert_int_equal(ps.n, 2);
+    assert_string_equal(ps.p[1].name, t.pointer);
+    assert_true(ps.p[1].file);
+    assert_string_equal(ps.p[1].unresolved, why);
+    icm__other_places_dispose(&ps);
+    free(loc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +192,8 @@ int main(void)
         cmocka_unit_test(test_within_by_name_or_identity),
         cmocka_unit_test_setup_teardown(test_other_table_places, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_failure_is_not_a_place, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_table_is_a_place_that_cannot_be_told,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
