@@ -28,8 +28,10 @@
  *    databases among `catalog_files` (every catalog the caller's configuration names) are
  *    walked the same way, each once. This sees
  *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
- *    hidden, or excluded). A table whose metadata cannot be read is judged by its pointer
- *    alone (its own metadata file below the listing location is still refused).
+ *    hidden, or excluded). A table whose metadata the strict reader rejects is read
+ *    leniently for its places (spec/metadata_places.h); one whose metadata cannot be read
+ *    even so (not JSON, an I/O error) refuses the sweep, since where its files go is unknown;
+ *    one whose metadata file is gone is judged by its pointer and default location.
  * During the listing, icm__catalog_guard_protects keeps every remembered name out of the
  * plan, whatever the overrides: it runs for would-be orphans only (never for referenced
  * files), comparing with a handful of names.

@@ -7,14 +7,13 @@
 #include <strings.h>
 #include <time.h>
 
-#include <jansson.h>
-
 #include "icemaint/metadata.h"
 #include "catalog/catalog_internal.h"
 #include "maint/keepset.h"
 #include "maint/other_format.h"
 #include "maint/places.h"
 #include "maint/site_checks.h"
+#include "spec/metadata_places.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
 
@@ -52,11 +51,8 @@ static int push_copy(icm__ptrvec *v, const char *file)
     return 0;
 }
 
-/* The properties naming where a table writes, besides its location (Java's LocationProviders:
- * write.data.path, then the legacy write.object-storage.path and write.folder-storage.path). */
-static const char *const root_props[] = {"write.data.path", "write.metadata.path",
-                                         "write.object-storage.path",
-                                         "write.folder-storage.path"};
+/* The location and the properties naming where a table writes (metadata_places.h). */
+static const char *const root_names[] = ICM__MD_PLACES_ROOT_NAMES;
 
 int icm__site_peek_once(const icm__site *s, const char *loc, icm__peeked *m, icm__ptrvec *log)
 {
@@ -78,44 +74,43 @@ int icm__site_peek_once(const icm__site *s, const char *loc, icm__peeked *m, icm
         return 0; /* unreadable: the caller decides */
     }
     icm_table_metadata *md = NULL;
-    const char *u = NULL, *r[5] = {NULL, NULL, NULL, NULL, NULL};
-    json_t *doc = NULL;
     rc = icm_table_metadata_parse(&md, data, len, loc);
     if (rc == 0) {
-        u = icm_table_metadata_uuid(md);
-        r[0] = icm_table_metadata_location(md);
-        for (size_t i = 0; i < ICM__ARRAY_LEN(root_props); i++)
-            r[i + 1] = icm_table_metadata_property(md, root_props[i]);
+        const char *u = icm_table_metadata_uuid(md);
+        const char *r[ICM__ARRAY_LEN(m->roots)] = {icm_table_metadata_location(md)};
+        for (size_t i = 1; i < ICM__ARRAY_LEN(root_names); i++)
+            r[i] = icm_table_metadata_property(md, root_names[i]);
         m->readable = true;
-        size_t n = log != NULL ? icm_table_metadata_metadata_log_count(md) : 0;
-        for (size_t i = 0; i < n && rc == 0; i++)
-            rc = push_copy(log, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
-    } else if (rc != ICM_ENOMEM) {
-        icm_error_clear();
-        rc = icm__json_parse(data, len, loc, &doc);
-        if (rc != 0 && rc != ICM_ENOMEM)
-            icm_error_clear();
-        if (rc == 0 && json_is_object(doc)) {
-            u = json_string_value(json_object_get(doc, "table-uuid"));
-            r[0] = json_string_value(json_object_get(doc, "location"));
-            json_t *pr = json_object_get(doc, "properties");
-            for (size_t i = 0; i < ICM__ARRAY_LEN(root_props); i++)
-                r[i + 1] = json_string_value(json_object_get(pr, root_props[i]));
-            m->readable = true;
-            json_t *entries = log != NULL ? json_object_get(doc, "metadata-log") : NULL;
-            size_t n = json_is_array(entries) ? json_array_size(entries) : 0;
-            for (size_t i = 0; i < n && rc == 0; i++)
-                rc = push_copy(log, json_string_value(json_object_get(
-                                        json_array_get(entries, i), "metadata-file")));
-        }
-    }
-    if (rc != ICM_ENOMEM) {
-        rc = 0;
         if (u != NULL && (m->uuid = icm__strdup(u)) == NULL)
             rc = ICM_ENOMEM;
         for (size_t i = 0; rc == 0 && i < ICM__ARRAY_LEN(r); i++)
             if (r[i] != NULL && r[i][0] != '\0' && (m->roots[i] = icm__strdup(r[i])) == NULL)
                 rc = ICM_ENOMEM;
+        size_t n = log != NULL ? icm_table_metadata_metadata_log_count(md) : 0;
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = push_copy(log, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
+    } else if (rc != ICM_ENOMEM) {
+        /* A placeholder or a file Java would reject still names its table and places. */
+        icm_error_clear();
+        icm__md_places mp;
+        rc = icm__metadata_places_lenient(data, len, loc, &mp);
+        if (rc == 0) {
+            m->readable = true;
+            m->uuid = mp.uuid;
+            mp.uuid = NULL;
+            for (size_t i = 0; i < ICM__ARRAY_LEN(m->roots); i++) {
+                m->roots[i] = mp.roots[i];
+                mp.roots[i] = NULL;
+            }
+            if (log != NULL) {
+                *log = mp.log;
+                mp.log = (icm__ptrvec)ICM__PTRVEC_INIT;
+            }
+        } else if (rc != ICM_ENOMEM) {
+            icm_error_clear();
+            rc = 0;
+        }
+        icm__md_places_dispose(&mp);
     }
     if (rc == ICM_ENOMEM) {
         icm__peeked_dispose(m);
@@ -123,7 +118,6 @@ int icm__site_peek_once(const icm__site *s, const char *loc, icm__peeked *m, icm
             icm__ptrvec_dispose(log, icm__free);
     }
     icm_table_metadata_free(md);
-    json_decref(doc);
     icm__free(data);
     return rc;
 }

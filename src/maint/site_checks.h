@@ -40,8 +40,9 @@ typedef struct icm__site {
  * one) found. */
 typedef struct icm__peeked {
     char *uuid;     /* table-uuid; NULL when none */
-    char *roots[5]; /* location, write.data.path, write.metadata.path,
-                       write.object-storage.path, write.folder-storage.path; NULL when unset */
+    char *roots[5]; /* ICM__MD_PLACES_ROOT_NAMES (spec/metadata_places.h): location,
+                       write.data.path, write.metadata.path, write.object-storage.path,
+                       write.folder-storage.path; NULL when unset */
     bool readable;  /* parsed, strictly or as plain JSON */
     bool gone;      /* no such file (any more) */
 } icm__peeked;
