@@ -23,7 +23,7 @@ int icm__expire_check_site(icm_table *t)
     if (rc != 0)
         return rc;
     icm__site s = {t, icm_table_get_fileio(t), icm_table_metadata_uuid(md), md_dirs, n_md_dirs,
-                   md_location, "expiry", ""};
+                   md_location, "expiry", "an expiry"};
     icm__newer_commits nc;
     icm__newer_commits_init(&nc, &s);
     rc = icm__newer_commits_check(&nc);

@@ -448,11 +448,30 @@ static int set_list_root(plan *p, const char *table_location)
  */
 static int look_up_real_roots(plan *p);
 
+static int refuse_exclusion_outside(const plan *p, const char *exclusion)
+{
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, exclusion,
+                          "--exclude-location lies outside the listing location %s (a "
+                          "relative one is taken from the working directory), so it would "
+                          "leave nothing alone; name a folder or file inside it",
+                          p->list_root);
+}
+
 static int add_exclusion_aliases(plan *p)
 {
     size_t n = p->o->exclude_location_count;
     int rc = n == 0 || p->real_list_root_done ? 0 : look_up_real_roots(p);
-    if (rc != 0 || n == 0 || p->real_list_root == NULL)
+    if (rc == 0 && n > 0 && p->real_list_root == NULL) {
+        /* (the listing location is not there: names are all there is to compare) */
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            const char *e = p->o->exclude_locations[i];
+            if (!icm__location_strip_prefix(e, p->list_root, NULL) &&
+                !icm__location_strip_prefix(p->list_root, e, NULL))
+                rc = refuse_exclusion_outside(p, e);
+        }
+        return rc;
+    }
+    if (rc != 0 || n == 0)
         return rc;
     if ((p->exclusions = icm__reallocarray(NULL, 2 * n, sizeof *p->exclusions)) == NULL)
         return ICM_ENOMEM;
@@ -466,6 +485,12 @@ static int add_exclusion_aliases(plan *p)
             icm_error_clear(); /* a place that cannot be resolved: only its name excludes */
             rc = 0;
         }
+        const char *e = p->o->exclude_locations[i];
+        if (rc == 0 && !icm__location_strip_prefix(e, p->list_root, NULL) &&
+            !icm__location_strip_prefix(p->list_root, e, NULL) &&
+            !(real != NULL && (icm__location_strip_prefix(real, p->real_list_root, NULL) ||
+                               icm__location_strip_prefix(p->real_list_root, real, NULL))))
+            rc = refuse_exclusion_outside(p, e);
         if (rc == 0 && real != NULL && icm__location_strip_prefix(real, p->real_list_root, &rel)) {
             alias = rel[0] != '\0' ? icm__location_join(p->list_root, rel)
                                    : icm__strdup(p->list_root);
@@ -1101,7 +1126,7 @@ static int check_conflicts(plan *p)
 static icm__site site_of(const plan *p)
 {
     return (icm__site){p->t, p->io, p->uuid, p->md_dirs, p->n_md_dirs, p->md_location, "sweep",
-                       ", or carve the newer metadata files out with --exclude-location"};
+                       "a sweep"};
 }
 
 /* Whether the unparseable metadata file `loc` was modified at or after the cutoff (or its

@@ -501,11 +501,11 @@ static int refuse_stale(const icm__newer_commits *nc, const char *newer, const c
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, newer,
                           "newer metadata of this same table: %s, so the table was committed "
                           "past this catalog's pointer %s, which looks stale (a copied or "
-                          "restored catalog, or a table registered at an older file?); a %s "
+                          "restored catalog, or a table registered at an older file?); %s "
                           "from it would delete the newer commits' metadata, manifests and "
-                          "data, so nothing is deleted (run through the catalog that holds the "
-                          "newest pointer%s)",
-                          why, s->md_location, s->run, s->way_out);
+                          "data, so nothing is deleted (no override: run through the catalog "
+                          "that holds the newest pointer)",
+                          why, s->md_location, s->run_a);
 }
 
 /* Some successor that `log` (of `loc`) names, other than `loc` itself. */

@@ -32,8 +32,7 @@ typedef struct icm__site {
     size_t n_md_dirs;
     const char *md_location;   /* the catalog's pointer: the metadata file the run works from */
     const char *run;           /* "sweep" or "expiry", for messages */
-    const char *way_out;       /* what the user can do besides fixing the pointer, for the
-                                  stale-pointer message ("" when nothing) */
+    const char *run_a;         /* the same with its article: "a sweep", "an expiry" */
 } icm__site;
 
 /* What a look at a metadata file that might be another table's (or a newer commit of this

@@ -419,3 +419,29 @@ def test_other_table_whose_metadata_is_not_json_holds_every_file_expiry_planned(
     assert before <= after and all(f.endswith(".metadata.json") for f in after - before)
     assert any(l.startswith("warning: ") and b_file in l and "ns.b" in l and bad in l
                for l in p.stderr.splitlines()), p.stderr
+
+
+@pytest.mark.parametrize("exclude", ["relative-from-elsewhere", "outside"])
+def test_exclusion_that_would_leave_nothing_alone_is_refused(tmp_path, exclude):
+    """A relative --exclude-location is taken from the working directory: `keep` typed in the
+    warehouse's parent meant the table's `keep/` folder but names another place, and an
+    exclusion outside the listing location leaves nothing alone either. Both are refused
+    (exit 1, naming the exclusion and the listing location) before anything is deleted, so
+    the file the user meant to keep stays."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    keep = env.w / "a" / "keep" / "x.csv"
+    keep.parent.mkdir()
+    keep.write_bytes(b"keep me")
+    age_all(env.w)
+    before = files_under(env.w)
+    arg = "keep" if exclude == "relative-from-elsewhere" else str(tmp_path / "elsewhere")
+    for extra in (("--dry-run",), ()):
+        p = env.icm("remove-orphan-files", "ns.a", "--exclude-location", arg, *extra)
+        assert p.returncode == 1, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+        assert "outside the listing location" in p.stderr and str(env.w / "a") in p.stderr, \
+            p.stderr
+        assert files_under(env.w) == before
+    p = env.icm("remove-orphan-files", "ns.a", "--exclude-location", str(env.w / "a" / "keep"))
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert str(keep) in files_under(env.w)

@@ -92,7 +92,7 @@ def test_sweep_through_a_stale_copy_of_the_catalog_is_refused(tmp_path, props):
         p = icm(tmp_path, "remove-orphan-files", "ns.t", *extra, config=cfg)
         assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
         for w in ("stale", local(stale.metadata_location), local(t.metadata_location),
-                  "--exclude-location"):
+                  "no override"):
             assert w in p.stderr, p.stderr
         assert files_under(tdir) == all_files
     assert rows_per_snapshot(orig.load_table("ns.t")) == before
