@@ -101,6 +101,12 @@ typedef struct icm_check_result {
                                        metadata file included */
     size_t total_problems;        /**< the metadata file's problem (0 or 1) plus every
                                        snapshot's problem_count: 0 means clean */
+    /** Set (one line, owned by the result) when the metadata file does not lie in the table's
+     *  own metadata folders or names places of another table (a copy's metadata names the
+     *  original's location: icm_table_check_own_metadata's rule), so the files checked are
+     *  where the metadata names them, perhaps the original's; NULL otherwise. Not a
+     *  problem: total_problems does not count it. */
+    char *own_metadata_warning;
 } icm_check_result;
 
 ICM_EXTERN(void) icm_check_result_free(icm_check_result *result);

@@ -236,6 +236,8 @@ static int run_check(icm_cli *cli, int argc, char **argv)
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);
     }
+    if (rc == ICM_EXIT_OK && r->own_metadata_warning != NULL)
+        icm_cli_warn(cli, "%s", r->own_metadata_warning);
     if (rc == ICM_EXIT_OK) {
         if (cli->json)
             rc = print_json(r);

@@ -245,3 +245,26 @@ def test_check_fixtures_find_exactly_the_missing_refs():
         clean += not seen
         damaged += bool(seen)
     assert clean > 30 and damaged > 0
+
+
+def test_check_of_a_copys_metadata_warns_that_it_checks_the_original(table):
+    """`cp -a` of a table folder: the copy's metadata names the original's location, so
+    `check` of the copy's metadata file checks the original's files. With a file of the copy
+    missing, the report is clean (the original has it), so the run warns on stderr, naming
+    the metadata file and the --path-map that checks the copy; the exit code stays 0."""
+    t = table["cat"].load_table("ns.t")
+    backup = table["wh"] / "backup-t"
+    shutil.copytree(table["dir"], backup, symlinks=True)
+    copy_md = backup / "metadata" / os.path.basename(local(t.metadata_location))
+    victim = sorted((backup / "data").glob("*.parquet"))[0]
+    victim.unlink()
+    p = icm(table, "check", str(copy_md))
+    assert p.returncode == 0, p.stderr
+    assert "0 problems" in p.stdout, p.stdout
+    assert "warning: " in p.stderr, p.stderr
+    assert str(copy_md) in p.stderr and "--path-map" in p.stderr, p.stderr
+    q = icm(table, "--path-map", f"file://{table['dir']}={backup}", "check", str(copy_md))
+    assert q.returncode == 6, q.stdout + q.stderr
+    assert victim.name in q.stdout
+    r = icm(table, "check", "ns.t")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
