@@ -178,7 +178,9 @@ def test_every_configured_catalog_database_is_a_catalog_file(tmp_path):
 
 def test_config_file_reached_through_a_link_is_protected_by_both_names(tmp_path):
     """--config link.yaml (a link to catalog.yaml, both in the table's folder): both names are
-    the catalog's files; carving out the link alone still refuses, naming catalog.yaml."""
+    the catalog's files, and the refusal names both. Carving out the link alone leaves
+    catalog.yaml alone too (an exclusion is also matched where it really is, in the listing's
+    spelling), so the run goes on and deletes neither; so does carving out both."""
     wh, cfg, d, o = root_table_with_second_catalog(tmp_path)
     real = wh / "catalog.yaml"
     os.rename(cfg, real)
@@ -195,7 +197,7 @@ def test_config_file_reached_through_a_link_is_protected_by_both_names(tmp_path)
     assert_refused(p, f"--exclude-location {link}", f"--exclude-location {real}")
     p = icm(tmp_path, "remove-orphan-files", "ns.t", "--exclude-location", str(link), *dbs,
             config=link)
-    assert_refused(p, f"--exclude-location {real}")
+    assert p.returncode == 0, p.stderr
     assert files_under(wh) == keep
 
     p = icm(tmp_path, "remove-orphan-files", "ns.t", "--exclude-location", str(link),
