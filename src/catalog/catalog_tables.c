@@ -205,9 +205,16 @@ static int read_other(icm_fileio *io, icm__other_table *o, other_read *r)
     if ((rc = default_location(o->pointer, &r->location)) != 0)
         return rc;
     o->roots[0] = r->location;
-    if (!read && (o->md_rc == ICM_ENOTFOUND || o->md_rc == ICM_EUNSUPPORTED))
+    const char *local = icm__location_local_part(o->pointer);
+    bool relative = local != NULL && local[0] != '/';
+    if (!read && relative) {
+        /* A row written as typed names its file from some writer's working directory: that
+         * table may well exist elsewhere, so where its files lie cannot be told. */
+        fault = "is named relative to a working directory, and there is no such file here";
+    } else if (!read && (o->md_rc == ICM_ENOTFOUND || o->md_rc == ICM_EUNSUPPORTED)) {
         return 0; /* no such file (no reader can read that table), or on a back end this
                      FileIO does not serve (nor delete from): judged by its pointer */
+    }
     r->why = icm__sprintf("its metadata file %s %s: %s", o->pointer, fault, strict);
     o->unreadable = r->why;
     return r->why != NULL ? 0 : ICM_ENOMEM;

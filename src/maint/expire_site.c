@@ -22,8 +22,18 @@ int icm__expire_check_site(icm_table *t)
     int rc = icm__table_metadata_dirs(md, md_location, md_dirs, &n_md_dirs);
     if (rc != 0)
         return rc;
+    /* A copy's metadata names the original's location (a real run is refused before this:
+     * icm_table_check_own_metadata); its dry run is not judged by the original's history. */
+    int own = icm_table_check_own_metadata(t);
+    if (own == ICM_ENOMEM) {
+        for (size_t i = 0; i < n_md_dirs; i++)
+            icm__free(md_dirs[i]);
+        return own;
+    }
+    if (own != 0)
+        icm_error_clear();
     icm__site s = {t, icm_table_get_fileio(t), icm_table_metadata_uuid(md), md_dirs, n_md_dirs,
-                   md_location, "expiry", "an expiry"};
+                   md_location, "expiry", "an expiry", false, own == ICM_EREFUSED};
     icm__newer_commits nc;
     icm__newer_commits_init(&nc, &s);
     rc = icm__newer_commits_check(&nc);

@@ -80,6 +80,7 @@ struct icm__orphan_plan {
     icm__ptrvec unknown_files;    /* listed files not named like table files (char *): looked
                                      at for catalog stores (check_catalog_stores) */
     icm__catalog_guard guard;     /* the catalog's own files (orphans_catalog.c) */
+    bool is_copy;                 /* a dry run of a copy's metadata (check_own_metadata) */
     icm_orphan_options own_options; /* the caller's, with exclusions' listing spellings added
                                        (add_exclusion_aliases); p->o points here then */
     const char **exclusions;      /* own_options.exclude_locations (borrowed and owned) */
@@ -226,6 +227,7 @@ static int check_own_metadata(plan *p)
     int rc = icm_table_check_own_metadata(p->t);
     if (rc != ICM_EREFUSED || !p->o->dry_run)
         return rc;
+    p->is_copy = true;
     char *why = icm__strdup(icm_error_last()->message);
     icm_error_clear();
     rc = why != NULL ? icm__orphan_warn(p->r, "a real run would be refused: %s", why)
@@ -895,6 +897,17 @@ static int check_listed_other_format(plan *p, const char *loc, const char *rest)
     return rc;
 }
 
+/* Remember a metadata file R does not name (or a hidden one), for check_other_tables. */
+static int push_unreferenced_md(plan *p, const char *location)
+{
+    char *copy = icm__strdup(location);
+    if (copy == NULL || icm__ptrvec_push(&p->unreferenced_md, copy) != 0) {
+        icm__free(copy);
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
 /*
  * One listed file (or file-list line): classify, keep only orphans. Referenced, excluded and
  * hidden files are decided on the name alone. `may_stat`: the file came from the listing, so a
@@ -931,7 +944,11 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     }
     if (p->root_hidden || hidden_path(p, rest)) {
         r->hidden++;
-        return 0;
+        /* Never a candidate, but a hidden metadata file (a nested table whose
+         * write.metadata.path is `_metadata`) is still looked at for another table. */
+        return is_metadata_json(icm__basename(info->location))
+                   ? push_unreferenced_md(p, info->location)
+                   : 0;
     }
     icm__okey_match m = ICM__OKEY_NONE;
     size_t origin = 0;
@@ -964,11 +981,8 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
         if (p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE)
             return 0;
     } else if (is_metadata_json(icm__basename(info->location))) {
-        char *copy = icm__strdup(info->location);
-        if (copy == NULL || icm__ptrvec_push(&p->unreferenced_md, copy) != 0) {
-            icm__free(copy);
-            return ICM_ENOMEM;
-        }
+        if ((rc = push_unreferenced_md(p, info->location)) != 0)
+            return rc;
     }
     icm_file_info known = *info;
     if (may_stat && (info->mtime_ms < 0 || info->size_bytes < 0)) {
@@ -1126,7 +1140,7 @@ static int check_conflicts(plan *p)
 static icm__site site_of(const plan *p)
 {
     return (icm__site){p->t, p->io, p->uuid, p->md_dirs, p->n_md_dirs, p->md_location, "sweep",
-                       "a sweep"};
+                       "a sweep", true, p->is_copy};
 }
 
 /* Whether the unparseable metadata file `loc` was modified at or after the cutoff (or its
@@ -1175,7 +1189,7 @@ static int check_other_tables(plan *p)
         if (rc != 0 || m.gone)
             continue;
         if (m.readable && icm__site_same_table(&s, loc, m.uuid)) {
-            rc = icm__newer_commits_note(&nc, loc, &log);
+            rc = icm__newer_commits_note(&nc, loc, m.last_updated_ms, &log);
             continue;
         }
         if (!m.readable)

@@ -36,6 +36,7 @@ void icm__peeked_dispose(icm__peeked *m)
     for (size_t i = 0; i < ICM__ARRAY_LEN(m->roots); i++)
         icm__free(m->roots[i]);
     memset(m, 0, sizeof *m);
+    m->last_updated_ms = -1;
 }
 
 /* Append a copy of `file` (when not NULL) to `log`. */
@@ -81,6 +82,7 @@ int icm__site_peek_once(const icm__site *s, const char *loc, icm__peeked *m, icm
         for (size_t i = 1; i < ICM__ARRAY_LEN(root_names); i++)
             r[i] = icm_table_metadata_property(md, root_names[i]);
         m->readable = true;
+        m->last_updated_ms = icm_table_metadata_last_updated_ms(md);
         if (u != NULL && (m->uuid = icm__strdup(u)) == NULL)
             rc = ICM_ENOMEM;
         for (size_t i = 0; rc == 0 && i < ICM__ARRAY_LEN(r); i++)
@@ -180,9 +182,12 @@ bool icm__site_same_table(const icm__site *s, const char *loc, const char *uuid)
  * README says so.
  */
 
+/* A metadata file of this table looked at: successors keep their metadata-log, the others
+ * only their name and time (their logs are read again only when needed). */
 typedef struct successor {
     char *loc;
-    icm__ptrvec log; /* the files its metadata-log names (char *) */
+    int64_t last_updated_ms; /* -1: unknown */
+    icm__ptrvec log;         /* the files its metadata-log names (char *) */
 } successor;
 
 static void successor_free(void *item)
@@ -207,9 +212,11 @@ void icm__newer_commits_init(icm__newer_commits *nc, const icm__site *s)
 void icm__newer_commits_dispose(icm__newer_commits *nc)
 {
     icm__ptrvec_dispose(&nc->succ, successor_free);
-    icm__ptrvec_dispose(&nc->others, icm__free);
+    icm__ptrvec_dispose(&nc->others, successor_free);
     icm__ptrvec_dispose(&nc->noted, icm__free);
     icm__free(nc->real_pointer);
+    icm__peeked_dispose(&nc->foreign);
+    icm__free(nc->foreign_loc);
     memset(nc, 0, sizeof *nc);
 }
 
@@ -270,7 +277,8 @@ static bool was_noted(const icm__newer_commits *nc, const char *loc)
     return false;
 }
 
-int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, icm__ptrvec *log)
+int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, int64_t last_updated_ms,
+                            icm__ptrvec *log)
 {
     if (was_noted(nc, loc)) {
         icm__ptrvec_dispose(log, icm__free);
@@ -283,25 +291,41 @@ int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, icm__ptrvec
         rc = real_pointer(nc, &real);
     if (rc == 0)
         rc = log_names(nc->site, log, nc->site->md_location, real, &names_pointer);
-    if (rc == 0 && names_pointer) {
-        successor *s = icm__calloc(1, sizeof *s);
-        if (s == NULL || (s->loc = icm__strdup(loc)) == NULL || icm__ptrvec_push(&nc->succ, s) != 0) {
-            successor_free(s);
-            rc = ICM_ENOMEM;
-        } else {
+    successor *s = rc == 0 ? icm__calloc(1, sizeof *s) : NULL;
+    if (rc == 0 && (s == NULL || (s->loc = icm__strdup(loc)) == NULL ||
+                    icm__ptrvec_push(names_pointer ? &nc->succ : &nc->others, s) != 0)) {
+        successor_free(s);
+        rc = ICM_ENOMEM;
+    } else if (rc == 0) {
+        s->last_updated_ms = last_updated_ms;
+        s->log = (icm__ptrvec)ICM__PTRVEC_INIT;
+        if (names_pointer) {
             s->log = *log; /* handed over */
             *log = (icm__ptrvec)ICM__PTRVEC_INIT;
         }
-    } else if (rc == 0) {
-        rc = push_copy(&nc->others, loc);
     }
     icm__ptrvec_dispose(log, icm__free);
     return rc;
 }
 
-/* How a metadata file's name is numbered: `00012-<uuid>.metadata.json` (a catalog's: 'n'),
- * `v12.metadata.json`, `v12.gz.metadata.json`, `v12.metadata.json.gz` (a filesystem table's:
- * 'v'), with *version 12; 0 and *version -1 when it carries none. */
+/* Whether `s` starts with a UUID in its text form (8-4-4-4-12 hex digits). */
+static bool uuid_at(const char *s)
+{
+    for (size_t i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        char c = s[i];
+        if (dash ? c != '-'
+                 : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+            return false;
+    }
+    return true;
+}
+
+/* How a metadata file's name is numbered, as the writers that number after it parse it:
+ * `00012-<uuid>.metadata.json` (a catalog's: 'n'; PyIceberg takes the number only when a UUID
+ * follows, Java whenever a dash does: a name numbered without a UUID is read as unnumbered,
+ * the safe side), `v12.metadata.json`, `v12.gz.metadata.json`, `v12.metadata.json.gz` (a
+ * filesystem table's: 'v'), with *version 12; 0 and *version -1 when it carries none. */
 static char name_scheme(const char *loc, long long *version)
 {
     const char *name = icm__basename(loc);
@@ -313,7 +337,9 @@ static char name_scheme(const char *loc, long long *version)
         return 0;
     char *end = NULL;
     long long v = strtoll(name, &end, 10);
-    if (end == NULL || v < 0 || (scheme == 'n' ? *end != '-' : *end != '.'))
+    if (end == NULL || v < 0)
+        return 0;
+    if (scheme == 'n' ? *end != '-' || !uuid_at(end + 1) || end[37] != '.' : *end != '.')
         return 0;
     *version = v;
     return scheme;
@@ -429,8 +455,16 @@ static int note_file(icm__newer_commits *nc, const char *loc)
     icm__peeked m = {0};
     icm__ptrvec log = ICM__PTRVEC_INIT;
     int rc = icm__site_peek_once(nc->site, loc, &m, &log);
-    if (rc == 0 && m.readable && icm__site_same_table(nc->site, loc, m.uuid))
-        rc = icm__newer_commits_note(nc, loc, &log);
+    bool same = rc == 0 && m.readable && icm__site_same_table(nc->site, loc, m.uuid);
+    if (same) {
+        rc = icm__newer_commits_note(nc, loc, m.last_updated_ms, &log);
+    } else if (rc == 0 && m.readable && nc->foreign_loc == NULL) {
+        /* another table's metadata in this table's metadata folder (the first one) */
+        if ((nc->foreign_loc = icm__strdup(loc)) == NULL)
+            rc = ICM_ENOMEM;
+        nc->foreign = m;
+        memset(&m, 0, sizeof m);
+    }
     icm__peeked_dispose(&m);
     icm__ptrvec_dispose(&log, icm__free);
     return rc;
@@ -525,52 +559,156 @@ static int named_successor(icm__newer_commits *nc, const icm__ptrvec *log, const
     return rc;
 }
 
-static int decide(icm__newer_commits *nc, const icm__ptrvec *hinted)
+/* Where the pointer's known history starts (the oldest timestamp of its metadata-log, or its
+ * own last-updated-ms when the log is empty) and its metadata-log (copies), from the table's
+ * metadata when it is the pointer's; *since -1 when unknown. */
+static int pointer_history(const icm__site *s, int64_t *since, icm__ptrvec *log)
 {
-    if (nc->succ.len == 0)
+    *since = -1;
+    if (strcmp(icm_table_get_metadata_location(s->t), s->md_location) != 0)
         return 0;
-    for (size_t i = 0; i < hinted->len; i++) {
-        const successor *s = find_successor(nc, hinted->items[i]);
-        if (s == NULL)
-            continue;
-        char *why = icm__sprintf("a version hint names it, and its metadata-log names the "
-                                 "pointer");
-        int rc = why != NULL ? refuse_stale(nc, s->loc, why) : ICM_ENOMEM;
+    const icm_table_metadata *md = icm_table_get_metadata(s->t);
+    *since = icm_table_metadata_last_updated_ms(md);
+    size_t n = icm_table_metadata_metadata_log_count(md);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const icm_metadata_log_entry *e = icm_table_metadata_metadata_log_at(md, i);
+        if (e->timestamp_ms > 0 && e->timestamp_ms < *since)
+            *since = e->timestamp_ms;
+        rc = push_copy(log, e->metadata_file);
+    }
+    return rc;
+}
+
+/*
+ * A forked history: the table's history may have split (a catalog restored from a backup that
+ * committed again, or one metadata file registered in two catalogs that both commit), so no
+ * file's metadata-log names the pointer. A same-table file written within the pointer's known
+ * history or after it (a last-updated-ms past the oldest entry of the pointer's metadata-log)
+ * that the pointer's metadata-log does not name, and that another same-table file's
+ * metadata-log (or a version hint) names, was some catalog's pointer: a commit this pointer
+ * does not know was accepted, and its files are live there. Whichever history is the live one,
+ * either side's run would delete the other's files. Files older than the pointer's known
+ * history (fallen off its metadata-log) are not judged. `forked` gets the candidates
+ * (borrowed names).
+ */
+static int after_the_pointer(icm__newer_commits *nc, icm__ptrvec *forked)
+{
+    int64_t since;
+    icm__ptrvec plog = ICM__PTRVEC_INIT;
+    int rc = pointer_history(nc->site, &since, &plog);
+    const icm__ptrvec *sets[2] = {&nc->succ, &nc->others};
+    for (size_t k = 0; k < 2 && rc == 0 && since > 0; k++)
+        for (size_t i = 0; i < sets[k]->len && rc == 0; i++) {
+            const successor *f = sets[k]->items[i];
+            bool past = false;
+            if (f->last_updated_ms <= since)
+                continue;
+            const char *real = NULL;
+            rc = real_pointer(nc, &real);
+            if (rc == 0)
+                rc = same_file(nc->site, nc->site->md_location, real, f->loc, &past);
+            if (rc == 0 && !past)
+                rc = log_names(nc->site, &plog, f->loc, NULL, &past);
+            if (rc == 0 && !past && icm__ptrvec_push(forked, f->loc) != 0)
+                rc = ICM_ENOMEM;
+        }
+    icm__ptrvec_dispose(&plog, icm__free);
+    return rc;
+}
+
+/* Some name of `names` (other than `self`) that `log` names. */
+static int log_names_one_of(const icm__site *s, const icm__ptrvec *log, const icm__ptrvec *names,
+                            const char *self, const char **out)
+{
+    *out = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < names->len && rc == 0 && *out == NULL; i++) {
+        bool named = false;
+        if (!icm__location_equal(names->items[i], self))
+            rc = log_names(s, log, names->items[i], NULL, &named);
+        if (named)
+            *out = names->items[i];
+    }
+    return rc;
+}
+
+static int refuse_forked(const icm__newer_commits *nc, const char *file, const char *by)
+{
+    const icm__site *s = nc->site;
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, file,
+                          "metadata of this same table that is not in the history of this "
+                          "catalog's pointer %s (written since that history began, and not in "
+                          "its metadata-log) was some catalog's pointer (%s names it): the "
+                          "table's history forked (a restored or copied catalog, or one "
+                          "metadata file registered in two catalogs?), and %s from this "
+                          "pointer would delete the other history's metadata, manifests and "
+                          "data, so nothing is deleted (no override: if the other history is "
+                          "abandoned, move its metadata files out of the metadata folder)",
+                          s->md_location, by, s->run_a);
+}
+
+/* One same-table file's log (`log`, of `loc`) against the successors (a stale pointer) and the
+ * files written after the pointer outside its history (a fork). */
+static int judge_log(icm__newer_commits *nc, const icm__ptrvec *log, const char *loc,
+                     const icm__ptrvec *forked)
+{
+    const successor *base = NULL;
+    int rc = named_successor(nc, log, loc, &base);
+    if (rc == 0 && base != NULL) {
+        char *why = icm__sprintf("its metadata-log names %s, whose metadata-log names the "
+                                 "pointer", base->loc);
+        rc = why != NULL ? refuse_stale(nc, loc, why) : ICM_ENOMEM;
         icm__free(why);
         return rc;
     }
-    for (size_t i = 0; i < nc->succ.len; i++) {
-        const successor *s = nc->succ.items[i];
-        const successor *base = NULL;
-        int rc = named_successor(nc, &s->log, s->loc, &base);
-        if (rc == 0 && base != NULL) {
-            char *why = icm__sprintf("its metadata-log names %s, whose metadata-log names the "
-                                     "pointer", base->loc);
-            rc = why != NULL ? refuse_stale(nc, s->loc, why) : ICM_ENOMEM;
-            icm__free(why);
-        }
-        if (rc != 0)
-            return rc;
+    const char *fork = NULL;
+    if (rc == 0)
+        rc = log_names_one_of(nc->site, log, forked, loc, &fork);
+    if (rc == 0 && fork != NULL) {
+        char *by = icm__sprintf("the metadata-log of %s", loc);
+        rc = by != NULL ? refuse_forked(nc, fork, by) : ICM_ENOMEM;
+        icm__free(by);
     }
-    /* An older same-table file's log may have been trimmed past the pointer: read again. */
-    int rc = 0;
+    return rc;
+}
+
+static int decide(icm__newer_commits *nc, const icm__ptrvec *hinted)
+{
+    icm__ptrvec forked = ICM__PTRVEC_INIT;
+    int rc = after_the_pointer(nc, &forked);
+    if (rc != 0 || (nc->succ.len == 0 && forked.len == 0)) {
+        icm__ptrvec_dispose(&forked, NULL);
+        return rc;
+    }
+    for (size_t i = 0; i < hinted->len && rc == 0; i++) {
+        const successor *s = find_successor(nc, hinted->items[i]);
+        if (s != NULL)
+            rc = refuse_stale(nc, s->loc,
+                              "a version hint names it, and its metadata-log names the pointer");
+    }
+    const char *hinted_fork = NULL;
+    if (rc == 0)
+        rc = log_names_one_of(nc->site, &forked, hinted, "", &hinted_fork);
+    if (rc == 0 && hinted_fork != NULL)
+        rc = refuse_forked(nc, hinted_fork, "a version hint");
+    for (size_t i = 0; i < nc->succ.len && rc == 0; i++) {
+        const successor *s = nc->succ.items[i];
+        rc = judge_log(nc, &s->log, s->loc, &forked);
+    }
+    /* The others' logs are read again (an older same-table file's log may have been trimmed
+     * past the pointer, or name a commit of another history). */
     icm__peeked m = {0};
     icm__ptrvec log = ICM__PTRVEC_INIT;
     for (size_t i = 0; i < nc->others.len && rc == 0; i++) {
-        const char *loc = nc->others.items[i];
+        const char *loc = ((const successor *)nc->others.items[i])->loc;
         rc = icm__site_peek_once(nc->site, loc, &m, &log);
-        const successor *base = NULL;
         if (rc == 0 && m.readable && icm__site_same_table(nc->site, loc, m.uuid))
-            rc = named_successor(nc, &log, loc, &base);
-        if (rc == 0 && base != NULL) {
-            char *why = icm__sprintf("its metadata-log names %s, whose metadata-log names the "
-                                     "pointer", base->loc);
-            rc = why != NULL ? refuse_stale(nc, loc, why) : ICM_ENOMEM;
-            icm__free(why);
-        }
+            rc = judge_log(nc, &log, loc, &forked);
     }
     icm__peeked_dispose(&m);
     icm__ptrvec_dispose(&log, icm__free);
+    icm__ptrvec_dispose(&forked, NULL);
     return rc;
 }
 
@@ -592,6 +730,8 @@ static int seen_folder(const icm__site *s, char **reals, size_t i, bool *out)
 int icm__newer_commits_check(icm__newer_commits *nc)
 {
     const icm__site *s = nc->site;
+    if (s->copy)
+        return 0;
     char *reals[8] = {NULL};
     icm__ptrvec hinted = ICM__PTRVEC_INIT;
     long long pointer_version;
@@ -631,6 +771,18 @@ int icm__newer_commits_check(icm__newer_commits *nc)
     }
     if (rc == 0)
         rc = decide(nc, &hinted);
+    if (rc == 0 && s->refuse_foreign && nc->foreign_loc != NULL)
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, nc->foreign_loc,
+                            "another table's metadata lies in this table's metadata folder, "
+                            "written no earlier than this catalog's pointer %s: table-uuid %s "
+                            "(location %s), this table is %s; a table at the same place (one "
+                            "dropped and created again, or registered in another catalog) "
+                            "writes into these folders, and %s would delete its files, so "
+                            "nothing is deleted (no override)",
+                            s->md_location,
+                            nc->foreign.uuid != NULL ? nc->foreign.uuid : "(none)",
+                            nc->foreign.roots[0] != NULL ? nc->foreign.roots[0] : "(none)",
+                            s->uuid != NULL ? s->uuid : "(no uuid)", s->run_a);
     for (size_t i = 0; i < ICM__ARRAY_LEN(reals); i++)
         icm__free(reals[i]);
     icm__ptrvec_dispose(&hinted, icm__free);

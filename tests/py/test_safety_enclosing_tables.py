@@ -217,3 +217,27 @@ def test_control_expiry_of_a_table_in_a_plain_folder_deletes_what_it_expired(tmp
     after = files_under(tmp_path)
     gone = before - after
     assert gone == {local(first.manifest_list)}, gone
+
+
+def test_nested_table_with_hidden_metadata_is_never_swept(tmp_path):
+    """Table B, of a catalog the sweep cannot reach, lies in A's folder and keeps its metadata
+    in a hidden `_metadata` folder (its write.metadata.path). The listing skips hidden files
+    as candidates but still reads a hidden metadata file for another table: the sweep of A is
+    refused (exit 5) and B keeps every file."""
+    data_path = tmp_path / "plain" / "adata"
+    data_path.mkdir(parents=True)
+    cfg, adir, orphan = setup(tmp_path, data_path)
+    other = pyiceberg_sql.SqlCatalog("other", uri=f"sqlite:///{tmp_path}/other.db",
+                                     warehouse=f"file://{tmp_path}/otherwh")
+    other.create_namespace("nb")
+    bdir = adir / "b"
+    b = other.create_table("nb.b", schema=SCHEMA, location=f"file://{bdir}",
+                           properties={"write.metadata.path": f"file://{bdir}/_metadata"})
+    b.append(pa.table({"id": [7, 8, 9]}, schema=SCHEMA))
+    age_all(tmp_path)
+    before = files_under(tmp_path)
+    p = icm(tmp_path, cfg, "remove-orphan-files", "ns.a")
+    assert p.returncode == 5, (p.stdout, p.stderr)
+    assert "another table's metadata" in p.stderr and "_metadata" in p.stderr, p.stderr
+    assert files_under(tmp_path) == before
+    assert other.load_table("nb.b").scan().to_arrow().num_rows == 3

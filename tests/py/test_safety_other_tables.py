@@ -445,3 +445,34 @@ def test_exclusion_that_would_leave_nothing_alone_is_refused(tmp_path, exclude):
     p = env.icm("remove-orphan-files", "ns.a", "--exclude-location", str(env.w / "a" / "keep"))
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     assert str(keep) in files_under(env.w)
+
+
+def test_other_table_named_by_a_relative_pointer_refuses_the_sweep(tmp_path):
+    """ns.b was registered with a relative metadata location (a catalog row written as typed:
+    PyIceberg reads it from the working directory). B writes inside ns.a and keeps its
+    metadata outside. Swept from another working directory, B's metadata cannot be found, but
+    that does not mean B is gone: the sweep of ns.a is refused (exit 5), naming B, and B keeps
+    every file."""
+    env = Env(tmp_path)
+    env.table("a", location="@W/a")
+    b = env.table("b0", location="@W/a/bsub",
+                  properties={"write.metadata.path": "@W/bmeta"}, rows=2)
+    rel = os.path.relpath(local(b.metadata_location), env.w)
+    env.cat.drop_table("ns.b0")
+    cwd = os.getcwd()
+    try:
+        os.chdir(env.w)
+        env.cat.register_table("ns.b", rel)
+        b_rows = rows_per_snapshot(env.load("b"))
+    finally:
+        os.chdir(cwd)
+    age_all(env.w)
+    before = files_under(env.w)
+    p = env.icm("remove-orphan-files", "ns.a")  # (run from tmp_path, not the warehouse)
+    assert_refused(p, "ns.b", "relative")
+    assert files_under(env.w) == before
+    os.chdir(env.w)
+    try:
+        assert rows_per_snapshot(env.load("b")) == b_rows
+    finally:
+        os.chdir(cwd)

@@ -328,3 +328,123 @@ def test_stale_pointer_is_seen_when_the_listing_skips_the_metadata(tmp_path, how
     assert "stale" in p.stderr, p.stderr
     assert files_under(location) == all_files
     assert rows_per_snapshot(orig.load_table("ns.t")) == before
+
+
+@pytest.mark.parametrize("how", ["restored-catalog", "registered-in-two-catalogs"])
+def test_forked_history_is_refused_from_either_side(tmp_path, how):
+    """The table's history splits below a catalog's pointer, so no metadata-log names that
+    pointer: a catalog restored from a backup commits again while a copy taken before the
+    restore still points into the abandoned history; or one metadata file is registered in
+    two catalogs and both commit. Each side's commits are live somewhere, so the sweep and
+    expiry are refused through either catalog (exit 5) and every file stays."""
+    import time
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db, other_db = tmp_path / "cat.db", tmp_path / "other.db"
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    append(c.create_table("ns.t", schema=SCHEMA), 2)
+    if how == "restored-catalog":
+        shutil.copyfile(db, tmp_path / "backup.db")
+        append(c.load_table("ns.t"), 2, base=10)
+        shutil.copyfile(db, other_db)              # the pre-restore copy
+        time.sleep(1.1)
+        shutil.copyfile(tmp_path / "backup.db", db)  # the restore
+    else:
+        shutil.copyfile(db, other_db)
+        append(catalog(other_db, wh).load_table("ns.t"), 2, base=10)
+        time.sleep(1.1)
+    append(catalog(db, wh).load_table("ns.t"), 2, base=20)
+    live, other = catalog(db, wh).load_table("ns.t"), catalog(other_db, wh).load_table("ns.t")
+    assert live.metadata_location != other.metadata_location
+    tdir = Path(local(live.location()))
+    age_all(tmp_path)
+    rows = (rows_per_snapshot(live), rows_per_snapshot(other))
+    all_files = files_under(tdir)
+    for side_db in (other_db, db):
+        cfg = tmp_path / f"{side_db.stem}.yaml"
+        write_config(cfg, side_db, wh)
+        for args in (("remove-orphan-files", "ns.t"),
+                     ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than",
+                      FUTURE_MS)):
+            p = icm(tmp_path, *args, config=cfg)
+            assert p.returncode == 5, f"{side_db.name} {args}: exit {p.returncode}\n{p.stderr}"
+            assert "forked" in p.stderr, p.stderr
+            assert files_under(tdir) == all_files
+    assert (rows_per_snapshot(catalog(db, wh).load_table("ns.t")),
+            rows_per_snapshot(catalog(other_db, wh).load_table("ns.t"))) == rows
+
+
+def test_table_created_again_at_the_same_place_is_seen_by_a_data_folder_sweep(tmp_path):
+    """A catalog backup holds ns.t; the live catalog dropped ns.t (files kept) and created a
+    new ns.t, another table-uuid, at the same location, which took writes. A sweep of the data
+    folder through the backup never lists the new table's metadata, but the table's metadata
+    folder holds it, written after the backup's pointer: refused, and the new table keeps
+    every file."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    location = f"file://{wh}/ns/t"
+    append(c.create_table("ns.t", schema=SCHEMA, location=location), 2)
+    (tmp_path / "backup").mkdir()
+    shutil.copyfile(db, tmp_path / "backup" / "cat.db")
+    cfg = tmp_path / "backup" / "conf.yaml"
+    write_config(cfg, tmp_path / "backup" / "cat.db", wh)
+    c.drop_table("ns.t")
+    append(c.create_table("ns.t", schema=SCHEMA, location=location), 3, base=50)
+    new = c.load_table("ns.t")
+    tdir = Path(local(new.location()))
+    age_all(tmp_path)
+    rows = rows_per_snapshot(new)
+    all_files = files_under(tdir)
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--location", f"{location}/data",
+            config=cfg)
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert "another table's metadata lies in this table's metadata folder" in p.stderr, p.stderr
+    assert files_under(tdir) == all_files
+    assert rows_per_snapshot(c.load_table("ns.t")) == rows
+
+
+def test_pointer_numbered_without_a_uuid_is_read_as_unnumbered(tmp_path):
+    """A pointer named `00005-restored.metadata.json` (numbered, no UUID after the dash):
+    PyIceberg numbers after it from 0 again (`00000-<uuid>`), below 5, and a pointer written
+    by a fast clock is newer than those commits by its modification time. The newer commits
+    are read all the same (the name is not numbered the way writers parse it): the data
+    folder sweep and expiry through a copy taken before them are refused."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    append(c.create_table("ns.t", schema=SCHEMA), 2)
+    t = c.load_table("ns.t")
+    mdir = Path(local(t.metadata_location)).parent
+    pointer = mdir / "00005-restored.metadata.json"
+    shutil.copyfile(local(t.metadata_location), pointer)
+    c.drop_table("ns.t")
+    c.register_table("ns.t", f"file://{pointer}")
+    (tmp_path / "copy").mkdir()
+    shutil.copyfile(db, tmp_path / "copy" / "cat.db")
+    cfg = tmp_path / "copy" / "conf.yaml"
+    write_config(cfg, tmp_path / "copy" / "cat.db", wh)
+    append(c.load_table("ns.t"), 2, base=10)
+    live = c.load_table("ns.t")
+    assert Path(local(live.metadata_location)).name.startswith("00001-")
+    tdir = Path(local(live.location()))
+    age_all(tmp_path)
+    future = time_now() + 600
+    os.utime(pointer, (future, future))
+    all_files = files_under(tdir)
+    for args in (("remove-orphan-files", "ns.t", "--location", f"file://{tdir}/data"),
+                 ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", FUTURE_MS)):
+        p = icm(tmp_path, *args, config=cfg)
+        assert p.returncode == 5, f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+        assert "stale" in p.stderr, p.stderr
+        assert files_under(tdir) == all_files
+
+
+def time_now():
+    import time
+    return time.time()
