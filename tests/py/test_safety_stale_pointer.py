@@ -258,24 +258,22 @@ def test_version_hint_naming_a_newer_commit_proves_a_stale_pointer(tmp_path):
         assert files_under(tdir) == all_files
 
 
-@pytest.mark.parametrize("run", ["sweep-of-data-folder", "expire"])
-def test_stale_pointer_numbered_apart_from_the_newer_commits_is_refused(tmp_path, run):
-    """A filesystem-layout pointer (`v4.metadata.json`) registered in a catalog: writers
-    number the next commits from a version they cannot parse, so they are `00000-<uuid>` and
-    `00001-<uuid>`, numbered below the pointer. A copy of the catalog taken before those two
-    commits is stale all the same: refused (exit 5), every file stays."""
+def registered_at(tmp_path, name, commits_before=3):
+    """ns.t written by PyIceberg, its current metadata copied to `name` in the metadata folder
+    and the table registered there (as a migrated or restored table is); a copy of the catalog
+    taken then (returned as its config); two more commits through the live catalog. Returns
+    (live catalog, config of the copy, the live table, its folder, the registered file)."""
     wh = tmp_path / "wh"
     wh.mkdir()
     db = tmp_path / "cat.db"
     c = catalog(db, wh)
     c.create_namespace("ns")
-    append(c.create_table("ns.t", schema=SCHEMA), 3)
+    append(c.create_table("ns.t", schema=SCHEMA), commits_before)
     t = c.load_table("ns.t")
-    mdir = Path(local(t.metadata_location)).parent
-    shutil.copyfile(local(t.metadata_location), mdir / "v4.metadata.json")
-    (mdir / "version-hint.text").write_text("4")
+    pointer = Path(local(t.metadata_location)).parent / name
+    shutil.copyfile(local(t.metadata_location), pointer)
     c.drop_table("ns.t")
-    c.register_table("ns.t", f"file://{mdir}/v4.metadata.json")
+    c.register_table("ns.t", f"file://{pointer}")
     (tmp_path / "copy").mkdir()
     shutil.copyfile(db, tmp_path / "copy" / "cat.db")
     cfg = tmp_path / "copy" / "conf.yaml"
@@ -283,7 +281,17 @@ def test_stale_pointer_numbered_apart_from_the_newer_commits_is_refused(tmp_path
     append(c.load_table("ns.t"), 2, base=10)
     live = c.load_table("ns.t")
     assert Path(local(live.metadata_location)).name.startswith("00001-")
-    tdir = Path(local(live.location()))
+    return c, cfg, live, Path(local(live.location())), pointer
+
+
+@pytest.mark.parametrize("run", ["sweep-of-data-folder", "expire"])
+def test_stale_pointer_numbered_apart_from_the_newer_commits_is_refused(tmp_path, run):
+    """A filesystem-layout pointer (`v4.metadata.json`) registered in a catalog: writers
+    number the next commits from a version they cannot parse, so they are `00000-<uuid>` and
+    `00001-<uuid>`, numbered below the pointer. A copy of the catalog taken before those two
+    commits is stale all the same: refused (exit 5), every file stays."""
+    c, cfg, live, tdir, pointer = registered_at(tmp_path, "v4.metadata.json")
+    (pointer.parent / "version-hint.text").write_text("4")
     age_all(tmp_path)
     before = rows_per_snapshot(live)
     all_files = files_under(tdir)
@@ -413,26 +421,7 @@ def test_pointer_numbered_without_a_uuid_is_read_as_unnumbered(tmp_path):
     by a fast clock is newer than those commits by its modification time. The newer commits
     are read all the same (the name is not numbered the way writers parse it): the data
     folder sweep and expiry through a copy taken before them are refused."""
-    wh = tmp_path / "wh"
-    wh.mkdir()
-    db = tmp_path / "cat.db"
-    c = catalog(db, wh)
-    c.create_namespace("ns")
-    append(c.create_table("ns.t", schema=SCHEMA), 2)
-    t = c.load_table("ns.t")
-    mdir = Path(local(t.metadata_location)).parent
-    pointer = mdir / "00005-restored.metadata.json"
-    shutil.copyfile(local(t.metadata_location), pointer)
-    c.drop_table("ns.t")
-    c.register_table("ns.t", f"file://{pointer}")
-    (tmp_path / "copy").mkdir()
-    shutil.copyfile(db, tmp_path / "copy" / "cat.db")
-    cfg = tmp_path / "copy" / "conf.yaml"
-    write_config(cfg, tmp_path / "copy" / "cat.db", wh)
-    append(c.load_table("ns.t"), 2, base=10)
-    live = c.load_table("ns.t")
-    assert Path(local(live.metadata_location)).name.startswith("00001-")
-    tdir = Path(local(live.location()))
+    c, cfg, live, tdir, pointer = registered_at(tmp_path, "00005-restored.metadata.json", 2)
     age_all(tmp_path)
     future = time_now() + 600
     os.utime(pointer, (future, future))
