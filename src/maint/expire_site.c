@@ -32,8 +32,9 @@ int icm__expire_check_site(icm_table *t)
     }
     if (own != 0)
         icm_error_clear();
-    icm__site s = {t, icm_table_get_fileio(t), icm_table_metadata_uuid(md), md_dirs, n_md_dirs,
-                   md_location, "expiry", "an expiry", false, own == ICM_EREFUSED};
+    icm__site s = {.t = t, .io = icm_table_get_fileio(t), .uuid = icm_table_metadata_uuid(md),
+                   .md_dirs = md_dirs, .n_md_dirs = n_md_dirs, .md_location = md_location,
+                   .run = "expiry", .run_a = "an expiry", .copy = own == ICM_EREFUSED};
     icm__newer_commits nc;
     icm__newer_commits_init(&nc, &s);
     rc = icm__newer_commits_check(&nc);

@@ -1348,15 +1348,21 @@ bool icm__table_metadata_file_name(const char *location, bool *document)
 }
 
 typedef struct md_search {
+    const char *md_dir;
     bool want_document;
     icm__table_md_found *found;
 } md_search;
 
-/* Listing callback: note table metadata files; stop (ICM_EUSER) at the first one, or with
+/* Listing callback: note table metadata files directly in the folder (a table's metadata
+ * folder holds them there; a file deeper down is another table's, in a folder that merely is
+ * named `metadata`, such as a namespace); stop (ICM_EUSER) at the first one, or with
  * want_document at the first metadata document. */
 static int on_table_metadata_file(const icm_file_info *f, void *payload)
 {
     md_search *s = payload;
+    const char *rest;
+    if (!icm__location_strip_prefix(f->location, s->md_dir, &rest) || strchr(rest, '/') != NULL)
+        return 0;
     bool document;
     if (!icm__table_metadata_file_name(f->location, &document))
         return 0;
@@ -1375,7 +1381,7 @@ int icm__find_table_metadata(icm_fileio *io, const char *md_dir, bool want_docum
 {
     out->any = false;
     out->document = NULL;
-    md_search s = {want_document, out};
+    md_search s = {md_dir, want_document, out};
     int rc = icm_fileio_list_flags(io, md_dir, ICM_LIST_STAT_OPTIONAL, on_table_metadata_file,
                                    &s);
     if (rc == ICM_EUSER)

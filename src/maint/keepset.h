@@ -279,7 +279,9 @@ int icm__table_metadata_dirs(const icm_table_metadata *md, const char *md_locati
 bool icm__table_metadata_file_name(const char *location, bool *document);
 
 /* What a listing of the folder `md_dir` (through `io`, recursive, stopping early) finds of a
- * table's metadata: `any` when it holds a file icm__table_metadata_file_name accepts; with
+ * table's metadata directly in it (not in its sub-folders: a folder merely named `metadata`,
+ * such as a namespace, holds other tables below): `any` when it holds a file
+ * icm__table_metadata_file_name accepts; with
  * `want_document`, the listing goes on past version hints to the first `*.metadata.json`,
  * whose location `document` then is (new string, icm__free; NULL when there is none). A missing
  * folder finds nothing. Expiry's hold on nested tables and the sweep's enclosing-table check

@@ -1139,8 +1139,10 @@ static int check_conflicts(plan *p)
 /* The table as the shared surroundings checks see it (site_checks.h). */
 static icm__site site_of(const plan *p)
 {
-    return (icm__site){p->t, p->io, p->uuid, p->md_dirs, p->n_md_dirs, p->md_location, "sweep",
-                       "a sweep", true, p->is_copy};
+    return (icm__site){.t = p->t, .io = p->io, .uuid = p->uuid, .md_dirs = p->md_dirs,
+                       .n_md_dirs = p->n_md_dirs, .md_location = p->md_location, .run = "sweep",
+                       .run_a = "a sweep", .refuse_foreign = true, .list_root = p->list_root,
+                       .copy = p->is_copy};
 }
 
 /* Whether the unparseable metadata file `loc` was modified at or after the cutoff (or its
@@ -1189,7 +1191,7 @@ static int check_other_tables(plan *p)
         if (rc != 0 || m.gone)
             continue;
         if (m.readable && icm__site_same_table(&s, loc, m.uuid)) {
-            rc = icm__newer_commits_note(&nc, loc, m.last_updated_ms, &log);
+            rc = icm__newer_commits_note(&nc, loc, &log);
             continue;
         }
         if (!m.readable)

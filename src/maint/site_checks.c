@@ -36,7 +36,6 @@ void icm__peeked_dispose(icm__peeked *m)
     for (size_t i = 0; i < ICM__ARRAY_LEN(m->roots); i++)
         icm__free(m->roots[i]);
     memset(m, 0, sizeof *m);
-    m->last_updated_ms = -1;
 }
 
 /* Append a copy of `file` (when not NULL) to `log`. */
@@ -82,7 +81,6 @@ int icm__site_peek_once(const icm__site *s, const char *loc, icm__peeked *m, icm
         for (size_t i = 1; i < ICM__ARRAY_LEN(root_names); i++)
             r[i] = icm_table_metadata_property(md, root_names[i]);
         m->readable = true;
-        m->last_updated_ms = icm_table_metadata_last_updated_ms(md);
         if (u != NULL && (m->uuid = icm__strdup(u)) == NULL)
             rc = ICM_ENOMEM;
         for (size_t i = 0; rc == 0 && i < ICM__ARRAY_LEN(r); i++)
@@ -155,65 +153,73 @@ bool icm__site_same_table(const icm__site *s, const char *loc, const char *uuid)
     return in_own_md_dir(s, loc);
 }
 
-/* ---- newer commits: a stale pointer ---- */
+/* ---- newer commits: a stale pointer, a forked history ---- */
 
 /*
- * A commit writes a new metadata file whose metadata-log names its base, the catalog's pointer
- * it read. So a same-table metadata file whose log names our pointer (a successor) was written
- * by a writer that took our pointer as its base. A single successor may be a crashed or
- * rejected writer's leftover that no catalog took (it is swept as an orphan). But a successor
- * that another same-table file's log names was itself some writer's base, that is, some
- * catalog's current pointer: the table went past ours through an accepted commit. So does a
- * successor a version hint names (a filesystem-layout table publishes a commit by its hint).
+ * A commit writes a new metadata file whose metadata-log ends with its base, the catalog's
+ * pointer it read. So the files of one table form a tree by their bases, and a catalog's
+ * pointer is the tip of one branch; a file some other file took as its base was some catalog's
+ * pointer once (an accepted commit), while a file nothing took (a crashed or rejected writer's
+ * leftover) may never have been.
+ *
+ *  - Stale pointer: a successor (a file whose metadata-log names our pointer) that was
+ *    accepted, or that a version hint names (a filesystem-layout table publishes a commit by
+ *    its hint): the table went past our pointer.
+ *  - Forked history: an accepted file (or one a hint names) that is neither our pointer's
+ *    ancestor nor its descendant: the history split below our pointer (a catalog restored
+ *    from a backup that committed again, one metadata file registered in two catalogs), and
+ *    the other branch is live somewhere. Either side's run would delete the other's files.
+ *    Only files recent by their number are judged (recent()): the ancestors that fell off our
+ *    pointer's metadata-log are numbered below it and are never read by expiry (the sweep
+ *    reads them anyway, to tell other tables apart); an unnumbered one is checked against our
+ *    pointer's ancestry, followed base by base beyond its metadata-log.
  *
  * Where such files are: in the table's metadata folders (the pointer's own folder, the
- * location's metadata/ and write.metadata.path), which are listed here whatever the run
- * lists, and, for the sweep, wherever the listing found unreferenced ones. Only files that may
- * be newer are read (on_md_file: numbered apart from the pointer, or modified no earlier than
- * it; files that fell off the metadata log long ago are never read again).
+ * location's metadata/ and write.metadata.path), which are listed here whatever the run lists,
+ * and, for the sweep, wherever the listing found unreferenced ones. Neither timestamps nor
+ * modification times decide anything: writers' clocks differ, and last-updated-ms does not
+ * only grow.
  *
- * Names are compared as places: equal locations, or the same file name in folders that
- * really are one (a table registered through a link names the pointer differently from the
- * writer's metadata-log).
+ * Names are compared as places: equal locations, or the same file name in folders that really
+ * are one (a table registered through a link names the pointer differently from the writer's
+ * metadata-log).
  *
  * What cannot be seen: newer commits whose metadata lies outside every folder the pointer's
- * metadata knows (the newer commits moved write.metadata.path), and one commit past the
- * pointer with no version hint (indistinguishable from a rejected writer's leftover). The
- * README says so.
+ * metadata knows (the newer commits moved write.metadata.path), and a single commit past the
+ * pointer, or on another branch, that nothing took as its base and no hint names
+ * (indistinguishable from a rejected writer's leftover). The README says so.
  */
 
-/* A metadata file of this table looked at: successors keep their metadata-log, the others
- * only their name and time (their logs are read again only when needed). */
-typedef struct successor {
+/* A metadata file of this table looked at. */
+typedef struct noted {
     char *loc;
-    int64_t last_updated_ms; /* -1: unknown */
-    icm__ptrvec log;         /* the files its metadata-log names (char *) */
-} successor;
+    char *base;          /* the last entry of its metadata-log (the file it was committed on);
+                            NULL when its log is empty */
+    bool names_pointer;  /* its metadata-log names our pointer: a successor */
+} noted;
 
-static void successor_free(void *item)
+static void noted_free(void *item)
 {
-    successor *s = item;
-    if (s == NULL)
+    noted *n = item;
+    if (n == NULL)
         return;
-    icm__free(s->loc);
-    icm__ptrvec_dispose(&s->log, icm__free);
-    icm__free(s);
+    icm__free(n->loc);
+    icm__free(n->base);
+    icm__free(n);
 }
 
 void icm__newer_commits_init(icm__newer_commits *nc, const icm__site *s)
 {
     memset(nc, 0, sizeof *nc);
     nc->site = s;
-    nc->succ = (icm__ptrvec)ICM__PTRVEC_INIT;
-    nc->others = (icm__ptrvec)ICM__PTRVEC_INIT;
-    nc->noted = (icm__ptrvec)ICM__PTRVEC_INIT;
+    nc->files = (icm__ptrvec)ICM__PTRVEC_INIT;
+    nc->hinted = (icm__ptrvec)ICM__PTRVEC_INIT;
 }
 
 void icm__newer_commits_dispose(icm__newer_commits *nc)
 {
-    icm__ptrvec_dispose(&nc->succ, successor_free);
-    icm__ptrvec_dispose(&nc->others, successor_free);
-    icm__ptrvec_dispose(&nc->noted, icm__free);
+    icm__ptrvec_dispose(&nc->files, noted_free);
+    icm__ptrvec_dispose(&nc->hinted, icm__free);
     icm__free(nc->real_pointer);
     icm__peeked_dispose(&nc->foreign);
     icm__free(nc->foreign_loc);
@@ -245,13 +251,15 @@ static int same_file(const icm__site *s, const char *a, const char *real_a, cons
     return rc;
 }
 
-static int log_names(const icm__site *s, const icm__ptrvec *log, const char *loc,
-                     const char *real_loc, bool *out)
+/* Whether some name of `names` is the file `loc`. */
+static int names_file(const icm__site *s, char *const *names, size_t n, const char *loc,
+                      const char *real_loc, bool *out)
 {
     *out = false;
     int rc = 0;
-    for (size_t i = 0; i < log->len && rc == 0 && !*out; i++)
-        rc = same_file(s, loc, real_loc, log->items[i], out);
+    for (size_t i = 0; i < n && rc == 0 && !*out; i++)
+        if (names[i] != NULL)
+            rc = same_file(s, loc, real_loc, names[i], out);
     return rc;
 }
 
@@ -269,39 +277,39 @@ static int real_pointer(icm__newer_commits *nc, const char **out)
     return 0;
 }
 
-static bool was_noted(const icm__newer_commits *nc, const char *loc)
+static const noted *find_noted(const icm__newer_commits *nc, const char *loc)
 {
-    for (size_t i = 0; i < nc->noted.len; i++)
-        if (icm__location_equal(nc->noted.items[i], loc))
-            return true;
-    return false;
+    for (size_t i = 0; i < nc->files.len; i++) {
+        const noted *n = nc->files.items[i];
+        if (icm__location_equal(n->loc, loc))
+            return n;
+    }
+    return NULL;
 }
 
-int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, int64_t last_updated_ms,
-                            icm__ptrvec *log)
+int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, icm__ptrvec *log)
 {
-    if (was_noted(nc, loc)) {
-        icm__ptrvec_dispose(log, icm__free);
-        return 0;
-    }
-    int rc = push_copy(&nc->noted, loc);
+    int rc = 0;
     const char *real = NULL;
-    bool names_pointer = false;
-    if (rc == 0)
+    bool pointer = false, names_pointer = false;
+    if (find_noted(nc, loc) == NULL) {
         rc = real_pointer(nc, &real);
-    if (rc == 0)
-        rc = log_names(nc->site, log, nc->site->md_location, real, &names_pointer);
-    successor *s = rc == 0 ? icm__calloc(1, sizeof *s) : NULL;
-    if (rc == 0 && (s == NULL || (s->loc = icm__strdup(loc)) == NULL ||
-                    icm__ptrvec_push(names_pointer ? &nc->succ : &nc->others, s) != 0)) {
-        successor_free(s);
-        rc = ICM_ENOMEM;
-    } else if (rc == 0) {
-        s->last_updated_ms = last_updated_ms;
-        s->log = (icm__ptrvec)ICM__PTRVEC_INIT;
-        if (names_pointer) {
-            s->log = *log; /* handed over */
-            *log = (icm__ptrvec)ICM__PTRVEC_INIT;
+        if (rc == 0)
+            rc = same_file(nc->site, nc->site->md_location, real, loc, &pointer);
+        if (rc == 0 && !pointer)
+            rc = names_file(nc->site, (char *const *)log->items, log->len,
+                            nc->site->md_location, real, &names_pointer);
+    }
+    if (rc == 0 && !pointer && find_noted(nc, loc) == NULL) {
+        noted *n = icm__calloc(1, sizeof *n);
+        const char *base = log->len > 0 ? log->items[log->len - 1] : NULL;
+        if (n == NULL || (n->loc = icm__strdup(loc)) == NULL ||
+            (base != NULL && (n->base = icm__strdup(base)) == NULL) ||
+            icm__ptrvec_push(&nc->files, n) != 0) {
+            noted_free(n);
+            rc = ICM_ENOMEM;
+        } else {
+            n->names_pointer = names_pointer;
         }
     }
     icm__ptrvec_dispose(log, icm__free);
@@ -345,31 +353,74 @@ static char name_scheme(const char *loc, long long *version)
     return scheme;
 }
 
-/* Seconds of slack for coarse modification times (some stores keep whole seconds). */
-#define MTIME_SLACK_MS 2000
+/* Our pointer's known history: its metadata-log (copies) and, per numbering, the lowest
+ * version among the pointer and that log (-1: none numbered so). */
+typedef struct history {
+    icm__ptrvec log;
+    long long min_n, min_v;
+} history;
+
+static void history_note(history *h, const char *loc)
+{
+    long long v;
+    char scheme = name_scheme(loc, &v);
+    long long *min = scheme == 'n' ? &h->min_n : scheme == 'v' ? &h->min_v : NULL;
+    if (min != NULL && (*min < 0 || v < *min))
+        *min = v;
+}
+
+static int pointer_history(const icm__site *s, history *h)
+{
+    h->log = (icm__ptrvec)ICM__PTRVEC_INIT;
+    h->min_n = h->min_v = -1;
+    history_note(h, s->md_location);
+    int rc = 0;
+    if (strcmp(icm_table_get_metadata_location(s->t), s->md_location) == 0) {
+        const icm_table_metadata *md = icm_table_get_metadata(s->t);
+        size_t n = icm_table_metadata_metadata_log_count(md);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = push_copy(&h->log, icm_table_metadata_metadata_log_at(md, i)->metadata_file);
+    } else {
+        icm__peeked m = {0};
+        rc = icm__site_peek_once(s, s->md_location, &m, &h->log);
+        icm__peeked_dispose(&m);
+    }
+    for (size_t i = 0; i < h->log.len; i++)
+        history_note(h, h->log.items[i]);
+    return rc;
+}
+
+/* Whether the file `loc` may be later than the start of our pointer's known history by its
+ * number: unnumbered, numbered apart from every file of that history, or numbered no lower
+ * than its lowest. */
+static bool recent(const history *h, const char *loc)
+{
+    long long v;
+    char scheme = name_scheme(loc, &v);
+    long long min = scheme == 'n' ? h->min_n : scheme == 'v' ? h->min_v : -1;
+    return min < 0 || v >= min;
+}
+
+/* Whether the file `loc` is in our pointer's metadata-log (by name; cheap). */
+static bool in_log_by_name(const history *h, const char *loc)
+{
+    for (size_t i = 0; i < h->log.len; i++)
+        if (icm__location_equal(h->log.items[i], loc))
+            return true;
+    return false;
+}
 
 typedef struct scan {
     icm__newer_commits *nc;
     const char *dir;
-    char pointer_scheme;      /* name_scheme of the pointer */
-    long long pointer_version;
-    int64_t pointer_mtime_ms; /* -1: unknown */
-    bool pointer_mtime_done;  /* pointer_mtime_ms was looked up */
-    icm__ptrvec files;        /* candidates found (char *) */
-    icm__ptrvec maybe;        /* numbered at or below the pointer: read when modified no
-                                 earlier than the pointer (char *) */
-    icm__ptrvec hints;        /* version hints found (char *) */
+    const history *h;
+    icm__ptrvec files; /* metadata files to read (char *) */
+    icm__ptrvec hints; /* version hints found (char *) */
 } scan;
 
-/*
- * Which metadata files of a folder may be newer than the pointer, so are read: one whose name
- * is numbered differently (a filesystem table's vN pointer registered in a catalog is followed
- * by 00000-<uuid>: writers number after a version they cannot parse from 0 again), or not at
- * all, or with a higher version; and one numbered at or below the pointer that the pointer's
- * metadata-log does not name and that was modified no earlier than the pointer (less
- * MTIME_SLACK_MS; numbers can lie, a file written after the pointer is what matters). The
- * pointer's past and files that fell off its metadata log long ago are never read.
- */
+/* Listing callback: the metadata files of a metadata folder that may be later than our
+ * pointer's known history (recent(), not the pointer, not in its metadata-log), and the
+ * version hints. */
 static int on_md_file(const icm_file_info *f, void *payload)
 {
     scan *sc = payload;
@@ -381,85 +432,39 @@ static int on_md_file(const icm_file_info *f, void *payload)
         return 0;
     if (!document)
         return push_copy(&sc->hints, f->location);
-    if (icm__location_equal(f->location, sc->nc->site->md_location))
+    if (icm__location_equal(f->location, sc->nc->site->md_location) ||
+        in_log_by_name(sc->h, f->location) || !recent(sc->h, f->location))
         return 0;
-    long long v;
-    char scheme = name_scheme(f->location, &v);
-    bool numbered_below = scheme != 0 && scheme == sc->pointer_scheme && v <= sc->pointer_version;
-    return push_copy(numbered_below ? &sc->maybe : &sc->files, f->location);
+    return push_copy(&sc->files, f->location);
 }
 
-/* Whether the pointer's own metadata-log names `loc` (by name): a file of its past. */
-static bool in_pointer_log(const icm__site *s, const char *loc)
+/* Whether another table's place meets the sweep's listing location (at, below or around it). */
+static bool meets_listing(const icm__site *s, const icm__peeked *m)
 {
-    if (strcmp(icm_table_get_metadata_location(s->t), s->md_location) != 0)
-        return false; /* (t moved on: its log is not the pointer's) */
-    const icm_table_metadata *md = icm_table_get_metadata(s->t);
-    size_t n = icm_table_metadata_metadata_log_count(md);
-    for (size_t i = 0; i < n; i++) {
-        const char *f = icm_table_metadata_metadata_log_at(md, i)->metadata_file;
-        if (f != NULL && icm__location_equal(f, loc))
+    if (s->list_root == NULL)
+        return false;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(m->roots); i++) {
+        const char *r = m->roots[i];
+        if (r != NULL && (icm__location_strip_prefix(r, s->list_root, NULL) ||
+                          icm__location_strip_prefix(s->list_root, r, NULL)))
             return true;
     }
     return false;
 }
 
-/* The pointer's modification time (once; -1 when unknown). */
-static int pointer_mtime(const icm__site *s, scan *sc)
-{
-    if (sc->pointer_mtime_done)
-        return 0;
-    sc->pointer_mtime_done = true;
-    icm_file_info info;
-    int rc = icm_fileio_stat(s->io, s->md_location, &info);
-    if (rc == ICM_ENOMEM)
-        return rc;
-    if (rc != 0)
-        icm_error_clear();
-    sc->pointer_mtime_ms = rc == 0 ? info.mtime_ms : -1;
-    return 0;
-}
-
-/* Move the files of sc->maybe that the pointer's metadata-log does not name and that were
- * modified no earlier than the pointer (or whose time is unknown) to sc->files. */
-static int modified_since_pointer(const icm__site *s, scan *sc)
-{
-    for (size_t i = 0; i < sc->maybe.len; i++) {
-        if (in_pointer_log(s, sc->maybe.items[i]) || was_noted(sc->nc, sc->maybe.items[i]))
-            continue; /* the pointer's past, or read already (the sweep's listing) */
-        int rc = pointer_mtime(s, sc);
-        icm_file_info info;
-        if (rc == 0)
-            rc = sc->pointer_mtime_ms < 0 ? ICM_EIO
-                                          : icm_fileio_stat(s->io, sc->maybe.items[i], &info);
-        if (rc == ICM_ENOMEM)
-            return rc;
-        if (rc != 0)
-            icm_error_clear(); /* (gone, or the time is unknown: read it) */
-        if (rc == ICM_ENOTFOUND ||
-            (rc == 0 && info.mtime_ms >= 0 &&
-             info.mtime_ms < sc->pointer_mtime_ms - MTIME_SLACK_MS))
-            continue;
-        if (icm__ptrvec_push(&sc->files, sc->maybe.items[i]) != 0)
-            return ICM_ENOMEM;
-        sc->maybe.items[i] = NULL;
-    }
-    return 0;
-}
-
-/* Note one file: read it, keep it when it is this table's. */
+/* Read one file: note it when it is this table's; remember the first other table's file whose
+ * places meet the sweep's listing location. */
 static int note_file(icm__newer_commits *nc, const char *loc)
 {
-    if (was_noted(nc, loc))
+    if (find_noted(nc, loc) != NULL)
         return 0;
     icm__peeked m = {0};
     icm__ptrvec log = ICM__PTRVEC_INIT;
     int rc = icm__site_peek_once(nc->site, loc, &m, &log);
     bool same = rc == 0 && m.readable && icm__site_same_table(nc->site, loc, m.uuid);
     if (same) {
-        rc = icm__newer_commits_note(nc, loc, m.last_updated_ms, &log);
-    } else if (rc == 0 && m.readable && nc->foreign_loc == NULL) {
-        /* another table's metadata in this table's metadata folder (the first one) */
+        rc = icm__newer_commits_note(nc, loc, &log);
+    } else if (rc == 0 && m.readable && nc->foreign_loc == NULL && meets_listing(nc->site, &m)) {
         if ((nc->foreign_loc = icm__strdup(loc)) == NULL)
             rc = ICM_ENOMEM;
         nc->foreign = m;
@@ -471,7 +476,8 @@ static int note_file(icm__newer_commits *nc, const char *loc)
 }
 
 /* The metadata file a version hint's text names in folder `dir` (Java's Hadoop tables write
- * the version number; some writers the file name): the first that exists, or NULL. */
+ * the version number; some writers the file name; surrounding white space is ignored): the
+ * first that exists, or NULL. */
 static int hinted_file(const icm__site *s, const char *hint, const char *dir, char **out)
 {
     *out = NULL;
@@ -484,49 +490,44 @@ static int hinted_file(const icm__site *s, const char *hint, const char *dir, ch
         icm_error_clear();
         return 0;
     }
+    size_t from = 0;
+    while (from < len && (text[from] == ' ' || text[from] == '\t' || text[from] == '\n' ||
+                          text[from] == '\r'))
+        from++;
     size_t n = 0;
-    while (n < len && text[n] != '\n' && text[n] != '\r' && text[n] != ' ' && text[n] != '\0')
+    while (from + n < len && text[from + n] != '\n' && text[from + n] != '\r' &&
+           text[from + n] != ' ' && text[from + n] != '\t' && text[from + n] != '\0')
         n++;
-    char *name = NULL;
+    const char *word = text + from;
     bool digits = n > 0 && n < 19;
     for (size_t i = 0; i < n && digits; i++)
-        digits = text[i] >= '0' && text[i] <= '9';
+        digits = word[i] >= '0' && word[i] <= '9';
     static const char *const forms[] = {".metadata.json", ".gz.metadata.json",
                                         ".metadata.json.gz"};
     for (size_t i = 0; rc == 0 && *out == NULL && i < (digits ? ICM__ARRAY_LEN(forms) : 1); i++) {
-        name = digits ? icm__sprintf("v%.*s%s", (int)n, text, forms[i])
-                      : icm__sprintf("%.*s", (int)n, text);
+        char *name = digits ? icm__sprintf("v%.*s%s", (int)n, word, forms[i])
+                            : icm__sprintf("%.*s", (int)n, word);
         if (name == NULL) {
             rc = ICM_ENOMEM;
             break;
         }
-        bool doc = false;
-        if (name[0] != '\0' && strchr(name, '/') == NULL &&
-            icm__table_metadata_file_name(name, &doc) && doc) {
+        if (name[0] != '\0' && strchr(name, '/') == NULL) {
             char *loc = icm__location_join(dir, name);
             icm_file_info info;
-            if (loc == NULL)
+            if (loc == NULL) {
                 rc = ICM_ENOMEM;
-            else if (icm_fileio_stat(s->io, loc, &info) == 0)
-                *out = loc, loc = NULL;
-            else
+            } else if (icm_fileio_stat(s->io, loc, &info) == 0) {
+                *out = loc;
+                loc = NULL;
+            } else {
                 icm_error_clear();
+            }
             icm__free(loc);
         }
         icm__free(name);
     }
     icm__free(text);
     return rc;
-}
-
-static const successor *find_successor(const icm__newer_commits *nc, const char *loc)
-{
-    for (size_t i = 0; i < nc->succ.len; i++) {
-        const successor *s = nc->succ.items[i];
-        if (icm__location_equal(s->loc, loc))
-            return s;
-    }
-    return NULL;
 }
 
 static int refuse_stale(const icm__newer_commits *nc, const char *newer, const char *why)
@@ -542,173 +543,142 @@ static int refuse_stale(const icm__newer_commits *nc, const char *newer, const c
                           why, s->md_location, s->run_a);
 }
 
-/* Some successor that `log` (of `loc`) names, other than `loc` itself. */
-static int named_successor(icm__newer_commits *nc, const icm__ptrvec *log, const char *loc,
-                           const successor **out)
-{
-    *out = NULL;
-    int rc = 0;
-    for (size_t i = 0; i < nc->succ.len && rc == 0 && *out == NULL; i++) {
-        const successor *s = nc->succ.items[i];
-        bool named = false;
-        if (!icm__location_equal(s->loc, loc))
-            rc = log_names(nc->site, log, s->loc, NULL, &named);
-        if (named)
-            *out = s;
-    }
-    return rc;
-}
-
-/* Where the pointer's known history starts (the oldest timestamp of its metadata-log, or its
- * own last-updated-ms when the log is empty) and its metadata-log (copies), from the table's
- * metadata when it is the pointer's; *since -1 when unknown. */
-static int pointer_history(const icm__site *s, int64_t *since, icm__ptrvec *log)
-{
-    *since = -1;
-    if (strcmp(icm_table_get_metadata_location(s->t), s->md_location) != 0)
-        return 0;
-    const icm_table_metadata *md = icm_table_get_metadata(s->t);
-    *since = icm_table_metadata_last_updated_ms(md);
-    size_t n = icm_table_metadata_metadata_log_count(md);
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const icm_metadata_log_entry *e = icm_table_metadata_metadata_log_at(md, i);
-        if (e->timestamp_ms > 0 && e->timestamp_ms < *since)
-            *since = e->timestamp_ms;
-        rc = push_copy(log, e->metadata_file);
-    }
-    return rc;
-}
-
-/*
- * A forked history: the table's history may have split (a catalog restored from a backup that
- * committed again, or one metadata file registered in two catalogs that both commit), so no
- * file's metadata-log names the pointer. A same-table file written within the pointer's known
- * history or after it (a last-updated-ms past the oldest entry of the pointer's metadata-log)
- * that the pointer's metadata-log does not name, and that another same-table file's
- * metadata-log (or a version hint) names, was some catalog's pointer: a commit this pointer
- * does not know was accepted, and its files are live there. Whichever history is the live one,
- * either side's run would delete the other's files. Files older than the pointer's known
- * history (fallen off its metadata-log) are not judged. `forked` gets the candidates
- * (borrowed names).
- */
-static int after_the_pointer(icm__newer_commits *nc, icm__ptrvec *forked)
-{
-    int64_t since;
-    icm__ptrvec plog = ICM__PTRVEC_INIT;
-    int rc = pointer_history(nc->site, &since, &plog);
-    const icm__ptrvec *sets[2] = {&nc->succ, &nc->others};
-    for (size_t k = 0; k < 2 && rc == 0 && since > 0; k++)
-        for (size_t i = 0; i < sets[k]->len && rc == 0; i++) {
-            const successor *f = sets[k]->items[i];
-            bool past = false;
-            if (f->last_updated_ms <= since)
-                continue;
-            const char *real = NULL;
-            rc = real_pointer(nc, &real);
-            if (rc == 0)
-                rc = same_file(nc->site, nc->site->md_location, real, f->loc, &past);
-            if (rc == 0 && !past)
-                rc = log_names(nc->site, &plog, f->loc, NULL, &past);
-            if (rc == 0 && !past && icm__ptrvec_push(forked, f->loc) != 0)
-                rc = ICM_ENOMEM;
-        }
-    icm__ptrvec_dispose(&plog, icm__free);
-    return rc;
-}
-
-/* Some name of `names` (other than `self`) that `log` names. */
-static int log_names_one_of(const icm__site *s, const icm__ptrvec *log, const icm__ptrvec *names,
-                            const char *self, const char **out)
-{
-    *out = NULL;
-    int rc = 0;
-    for (size_t i = 0; i < names->len && rc == 0 && *out == NULL; i++) {
-        bool named = false;
-        if (!icm__location_equal(names->items[i], self))
-            rc = log_names(s, log, names->items[i], NULL, &named);
-        if (named)
-            *out = names->items[i];
-    }
-    return rc;
-}
-
 static int refuse_forked(const icm__newer_commits *nc, const char *file, const char *by)
 {
     const icm__site *s = nc->site;
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, file,
-                          "metadata of this same table that is not in the history of this "
-                          "catalog's pointer %s (written since that history began, and not in "
-                          "its metadata-log) was some catalog's pointer (%s names it): the "
-                          "table's history forked (a restored or copied catalog, or one "
-                          "metadata file registered in two catalogs?), and %s from this "
-                          "pointer would delete the other history's metadata, manifests and "
-                          "data, so nothing is deleted (no override: if the other history is "
-                          "abandoned, move its metadata files out of the metadata folder)",
+                          "metadata of this same table outside the history of this catalog's "
+                          "pointer %s (neither its ancestor nor its descendant) was some "
+                          "catalog's pointer (%s): the table's history forked (a restored or "
+                          "copied catalog, or one metadata file registered in two catalogs?), "
+                          "and %s from this pointer would delete the other branch's metadata, "
+                          "manifests and data, so nothing is deleted (no override: if the "
+                          "other branch is abandoned, move its metadata files out of the "
+                          "metadata folder)",
                           s->md_location, by, s->run_a);
 }
 
-/* One same-table file's log (`log`, of `loc`) against the successors (a stale pointer) and the
- * files written after the pointer outside its history (a fork). */
-static int judge_log(icm__newer_commits *nc, const icm__ptrvec *log, const char *loc,
-                     const icm__ptrvec *forked)
+/* Whether `f` was accepted: some noted file was committed on it (its base), or a version hint
+ * names it. *by says which (borrowed; NULL for a hint). */
+static int accepted(icm__newer_commits *nc, const noted *f, bool *out, const char **by)
 {
-    const successor *base = NULL;
-    int rc = named_successor(nc, log, loc, &base);
-    if (rc == 0 && base != NULL) {
-        char *why = icm__sprintf("its metadata-log names %s, whose metadata-log names the "
-                                 "pointer", base->loc);
-        rc = why != NULL ? refuse_stale(nc, loc, why) : ICM_ENOMEM;
-        icm__free(why);
-        return rc;
+    *out = false;
+    *by = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < nc->files.len && rc == 0 && !*out; i++) {
+        const noted *g = nc->files.items[i];
+        if (g != f && g->base != NULL)
+            rc = same_file(nc->site, f->loc, NULL, g->base, out);
+        if (*out)
+            *by = g->loc;
     }
-    const char *fork = NULL;
-    if (rc == 0)
-        rc = log_names_one_of(nc->site, log, forked, loc, &fork);
-    if (rc == 0 && fork != NULL) {
-        char *by = icm__sprintf("the metadata-log of %s", loc);
-        rc = by != NULL ? refuse_forked(nc, fork, by) : ICM_ENOMEM;
-        icm__free(by);
+    if (rc == 0 && !*out)
+        rc = names_file(nc->site, (char *const *)nc->hinted.items, nc->hinted.len, f->loc, NULL,
+                        out);
+    return rc;
+}
+
+/* Whether `f` descends from our pointer: a successor, or committed on one of our descendants
+ * (followed base by base through the noted files). */
+static int descends(icm__newer_commits *nc, const noted *f, bool *out)
+{
+    *out = false;
+    int rc = 0;
+    for (size_t step = 0; f != NULL && step <= nc->files.len && rc == 0 && !*out; step++) {
+        if (f->names_pointer) {
+            *out = true;
+            break;
+        }
+        const noted *next = NULL;
+        for (size_t i = 0; f->base != NULL && i < nc->files.len && rc == 0 && next == NULL; i++) {
+            bool same = false;
+            const noted *g = nc->files.items[i];
+            rc = same_file(nc->site, g->loc, NULL, f->base, &same);
+            if (same)
+                next = g;
+        }
+        f = next;
     }
     return rc;
 }
 
-static int decide(icm__newer_commits *nc, const icm__ptrvec *hinted)
+/* Our pointer's ancestors beyond its metadata-log: from its oldest entry, base by base (the
+ * noted files' bases known, others read), at most `limit` steps. Appended to h->log. */
+static int extend_ancestry(icm__newer_commits *nc, history *h, size_t limit)
 {
-    icm__ptrvec forked = ICM__PTRVEC_INIT;
-    int rc = after_the_pointer(nc, &forked);
-    if (rc != 0 || (nc->succ.len == 0 && forked.len == 0)) {
-        icm__ptrvec_dispose(&forked, NULL);
-        return rc;
+    const char *at = h->log.len > 0 ? h->log.items[0] : nc->site->md_location;
+    char *cur = icm__strdup(at);
+    int rc = cur != NULL ? 0 : ICM_ENOMEM;
+    for (size_t step = 0; rc == 0 && cur != NULL && step < limit; step++) {
+        const noted *n = find_noted(nc, cur);
+        char *base = NULL;
+        if (n != NULL) {
+            base = n->base != NULL ? icm__strdup(n->base) : NULL;
+            if (n->base != NULL && base == NULL)
+                rc = ICM_ENOMEM;
+        } else {
+            icm__peeked m = {0};
+            icm__ptrvec log = ICM__PTRVEC_INIT;
+            rc = icm__site_peek_once(nc->site, cur, &m, &log);
+            if (rc == 0 && log.len > 0) {
+                base = log.items[log.len - 1];
+                log.items[log.len - 1] = NULL;
+            }
+            icm__peeked_dispose(&m);
+            icm__ptrvec_dispose(&log, icm__free);
+        }
+        icm__free(cur);
+        cur = base;
+        if (rc == 0 && cur != NULL && push_copy(&h->log, cur) != 0)
+            rc = ICM_ENOMEM;
     }
-    for (size_t i = 0; i < hinted->len && rc == 0; i++) {
-        const successor *s = find_successor(nc, hinted->items[i]);
-        if (s != NULL)
-            rc = refuse_stale(nc, s->loc,
-                              "a version hint names it, and its metadata-log names the pointer");
+    icm__free(cur);
+    return rc;
+}
+
+static int decide(icm__newer_commits *nc, history *h)
+{
+    int rc = 0;
+    /* a stale pointer: an accepted successor, or one a hint names */
+    for (size_t i = 0; i < nc->files.len && rc == 0; i++) {
+        const noted *f = nc->files.items[i];
+        bool ok = false;
+        const char *by = NULL;
+        if (!f->names_pointer || (rc = accepted(nc, f, &ok, &by)) != 0 || !ok)
+            continue;
+        char *why = by != NULL ? icm__sprintf("%s was committed on it, and its metadata-log "
+                                              "names the pointer", by)
+                               : icm__strdup("a version hint names it, and its metadata-log "
+                                             "names the pointer");
+        rc = why != NULL ? refuse_stale(nc, f->loc, why) : ICM_ENOMEM;
+        icm__free(why);
     }
-    const char *hinted_fork = NULL;
-    if (rc == 0)
-        rc = log_names_one_of(nc->site, &forked, hinted, "", &hinted_fork);
-    if (rc == 0 && hinted_fork != NULL)
-        rc = refuse_forked(nc, hinted_fork, "a version hint");
-    for (size_t i = 0; i < nc->succ.len && rc == 0; i++) {
-        const successor *s = nc->succ.items[i];
-        rc = judge_log(nc, &s->log, s->loc, &forked);
+    /* a fork: an accepted recent file neither before nor after the pointer */
+    bool extended = false;
+    for (size_t i = 0; i < nc->files.len && rc == 0; i++) {
+        const noted *f = nc->files.items[i];
+        bool ok = false, after = false, before = false;
+        const char *by = NULL;
+        if (!recent(h, f->loc) || in_log_by_name(h, f->loc))
+            continue;
+        if ((rc = accepted(nc, f, &ok, &by)) != 0 || !ok)
+            continue;
+        if ((rc = descends(nc, f, &after)) != 0 || after)
+            continue;
+        if (!extended) {
+            extended = true;
+            rc = extend_ancestry(nc, h, nc->files.len + 16);
+        }
+        if (rc == 0)
+            rc = names_file(nc->site, (char *const *)h->log.items, h->log.len, f->loc, NULL,
+                            &before);
+        if (rc != 0 || before)
+            continue;
+        char *why = by != NULL ? icm__sprintf("%s was committed on it", by)
+                               : icm__strdup("a version hint names it");
+        rc = why != NULL ? refuse_forked(nc, f->loc, why) : ICM_ENOMEM;
+        icm__free(why);
     }
-    /* The others' logs are read again (an older same-table file's log may have been trimmed
-     * past the pointer, or name a commit of another history). */
-    icm__peeked m = {0};
-    icm__ptrvec log = ICM__PTRVEC_INIT;
-    for (size_t i = 0; i < nc->others.len && rc == 0; i++) {
-        const char *loc = ((const successor *)nc->others.items[i])->loc;
-        rc = icm__site_peek_once(nc->site, loc, &m, &log);
-        if (rc == 0 && m.readable && icm__site_same_table(nc->site, loc, m.uuid))
-            rc = judge_log(nc, &log, loc, &forked);
-    }
-    icm__peeked_dispose(&m);
-    icm__ptrvec_dispose(&log, icm__free);
-    icm__ptrvec_dispose(&forked, NULL);
     return rc;
 }
 
@@ -727,65 +697,66 @@ static int seen_folder(const icm__site *s, char **reals, size_t i, bool *out)
     return rc;
 }
 
+/* List metadata folder `dir`: note what may be later than the pointer's history, and the
+ * files the version hints there name. */
+static int scan_folder(icm__newer_commits *nc, const history *h, const char *dir)
+{
+    const icm__site *s = nc->site;
+    scan sc = {nc, dir, h, ICM__PTRVEC_INIT, ICM__PTRVEC_INIT};
+    int rc = icm_fileio_list_flags(s->io, dir, ICM_LIST_STAT_OPTIONAL, on_md_file, &sc);
+    if (rc == ICM_EUNSUPPORTED) {
+        icm_error_clear(); /* a folder the io cannot reach: it cannot delete there */
+        rc = 0;
+    }
+    for (size_t k = 0; k < sc.files.len && rc == 0; k++)
+        rc = note_file(nc, sc.files.items[k]);
+    for (size_t k = 0; k < sc.hints.len && rc == 0; k++) {
+        char *file = NULL;
+        rc = hinted_file(s, sc.hints.items[k], dir, &file);
+        if (rc == 0 && file != NULL && !icm__location_equal(file, s->md_location))
+            rc = note_file(nc, file);
+        if (rc == 0 && file != NULL && icm__ptrvec_push(&nc->hinted, file) == 0)
+            file = NULL;
+        else if (rc == 0 && file != NULL)
+            rc = ICM_ENOMEM;
+        icm__free(file);
+    }
+    icm__ptrvec_dispose(&sc.files, icm__free);
+    icm__ptrvec_dispose(&sc.hints, icm__free);
+    return rc;
+}
+
 int icm__newer_commits_check(icm__newer_commits *nc)
 {
     const icm__site *s = nc->site;
     if (s->copy)
         return 0;
     char *reals[8] = {NULL};
-    icm__ptrvec hinted = ICM__PTRVEC_INIT;
-    long long pointer_version;
-    char pointer_scheme = name_scheme(s->md_location, &pointer_version);
-    int rc = 0;
+    history h;
+    int rc = pointer_history(s, &h);
     size_t n_dirs = s->n_md_dirs < ICM__ARRAY_LEN(reals) ? s->n_md_dirs : ICM__ARRAY_LEN(reals);
     for (size_t i = 0; i < n_dirs && rc == 0; i++) {
         bool seen = false;
         rc = seen_folder(s, reals, i, &seen);
-        if (rc != 0 || seen)
-            continue;
-        scan sc = {nc, s->md_dirs[i], pointer_scheme, pointer_version, -1, false,
-                   ICM__PTRVEC_INIT, ICM__PTRVEC_INIT, ICM__PTRVEC_INIT};
-        rc = icm_fileio_list_flags(s->io, s->md_dirs[i], ICM_LIST_STAT_OPTIONAL, on_md_file, &sc);
-        if (rc == ICM_EUNSUPPORTED) {
-            icm_error_clear(); /* a folder the io cannot reach: it cannot delete there */
-            rc = 0;
-        }
-        if (rc == 0)
-            rc = modified_since_pointer(s, &sc);
-        for (size_t k = 0; k < sc.files.len && rc == 0; k++)
-            rc = note_file(nc, sc.files.items[k]);
-        for (size_t k = 0; k < sc.hints.len && rc == 0; k++) {
-            char *file = NULL;
-            rc = hinted_file(s, sc.hints.items[k], s->md_dirs[i], &file);
-            if (rc == 0 && file != NULL && !icm__location_equal(file, s->md_location))
-                rc = note_file(nc, file);
-            if (rc == 0 && file != NULL && icm__ptrvec_push(&hinted, file) == 0)
-                file = NULL;
-            else if (rc == 0 && file != NULL)
-                rc = ICM_ENOMEM;
-            icm__free(file);
-        }
-        icm__ptrvec_dispose(&sc.files, icm__free);
-        icm__ptrvec_dispose(&sc.maybe, icm__free);
-        icm__ptrvec_dispose(&sc.hints, icm__free);
+        if (rc == 0 && !seen)
+            rc = scan_folder(nc, &h, s->md_dirs[i]);
     }
     if (rc == 0)
-        rc = decide(nc, &hinted);
+        rc = decide(nc, &h);
     if (rc == 0 && s->refuse_foreign && nc->foreign_loc != NULL)
         rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, nc->foreign_loc,
-                            "another table's metadata lies in this table's metadata folder, "
-                            "written no earlier than this catalog's pointer %s: table-uuid %s "
-                            "(location %s), this table is %s; a table at the same place (one "
-                            "dropped and created again, or registered in another catalog) "
-                            "writes into these folders, and %s would delete its files, so "
-                            "nothing is deleted (no override)",
-                            s->md_location,
+                            "another table's metadata lies in this table's metadata folder: "
+                            "table-uuid %s (location %s), this table is %s; a table at the "
+                            "same place (one dropped and created again, or registered in "
+                            "another catalog) writes where the sweep lists, and %s would "
+                            "delete its files, so nothing is deleted (no override: if that "
+                            "table is gone, move its metadata files out of the folder)",
                             nc->foreign.uuid != NULL ? nc->foreign.uuid : "(none)",
                             nc->foreign.roots[0] != NULL ? nc->foreign.roots[0] : "(none)",
                             s->uuid != NULL ? s->uuid : "(no uuid)", s->run_a);
     for (size_t i = 0; i < ICM__ARRAY_LEN(reals); i++)
         icm__free(reals[i]);
-    icm__ptrvec_dispose(&hinted, icm__free);
+    icm__ptrvec_dispose(&h.log, icm__free);
     return rc;
 }
 

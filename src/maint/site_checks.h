@@ -33,8 +33,9 @@ typedef struct icm__site {
     const char *md_location;   /* the catalog's pointer: the metadata file the run works from */
     const char *run;           /* "sweep" or "expiry", for messages */
     const char *run_a;         /* the same with its article: "a sweep", "an expiry" */
-    bool refuse_foreign;       /* refuse when another table's metadata, written no earlier than
-                                  the pointer, lies in the metadata folders (the sweep) */
+    bool refuse_foreign;       /* refuse when another table's metadata whose places meet
+                                  list_root lies in the metadata folders (the sweep) */
+    const char *list_root;     /* the sweep's listing location; NULL for expiry */
     bool copy;                 /* a dry run of a copy's metadata (it names the original's
                                   location, whose history is not its own; a real run is refused
                                   by icm_table_check_own_metadata): newer commits not looked for */
@@ -47,7 +48,6 @@ typedef struct icm__peeked {
     char *roots[5]; /* ICM__MD_PLACES_ROOT_NAMES (spec/metadata_places.h): location,
                        write.data.path, write.metadata.path, write.object-storage.path,
                        write.folder-storage.path; NULL when unset */
-    int64_t last_updated_ms; /* -1 (or 0): unknown (a lenient reading) */
     bool readable;  /* parsed, strictly or as plain JSON */
     bool gone;      /* no such file (any more) */
 } icm__peeked;
@@ -73,23 +73,21 @@ bool icm__site_same_table(const icm__site *s, const char *loc, const char *uuid)
 
 typedef struct icm__newer_commits {
     const icm__site *site;
-    icm__ptrvec succ;    /* successors: files whose metadata-log names the pointer (see .c) */
-    icm__ptrvec others;  /* the other readable same-table files looked at (see .c) */
-    icm__ptrvec noted;   /* every file noted or scanned, so none is read twice (char *) */
+    icm__ptrvec files;   /* the same-table metadata files looked at (site_checks.c: noted) */
+    icm__ptrvec hinted;  /* the files the version hints name (char *) */
     char *real_pointer;  /* where the pointer really is; NULL: not looked up or unknown */
     bool real_pointer_done;
-    char *foreign_loc;   /* the first other table's metadata file in the metadata folders */
+    char *foreign_loc;   /* the first other table's metadata file in the metadata folders whose
+                            places meet the sweep's listing location */
     icm__peeked foreign; /* what it says */
 } icm__newer_commits;
 
 void icm__newer_commits_init(icm__newer_commits *nc, const icm__site *s);
 void icm__newer_commits_dispose(icm__newer_commits *nc);
 
-/* Note a readable metadata file of this table found elsewhere (the sweep's listing), with its
- * last-updated-ms (-1: unknown) and the files its metadata-log names (`log`, taken over:
- * emptied). Returns 0 or ICM_ENOMEM. */
-int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, int64_t last_updated_ms,
-                            icm__ptrvec *log);
+/* Note a readable metadata file of this table found elsewhere (the sweep's listing), with the
+ * files its metadata-log names (`log`, taken over: emptied). Returns 0 or ICM_ENOMEM. */
+int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, icm__ptrvec *log);
 
 /* List the table's metadata folders (each distinct folder once, whatever the run lists) and
  * note every metadata file of this table there that may be newer than the pointer (see

@@ -344,7 +344,8 @@ def test_forked_history_is_refused_from_either_side(tmp_path, how):
     pointer: a catalog restored from a backup commits again while a copy taken before the
     restore still points into the abandoned history; or one metadata file is registered in
     two catalogs and both commit. Each side's commits are live somewhere, so the sweep and
-    expiry are refused through either catalog (exit 5) and every file stays."""
+    expiry are refused through either catalog (exit 5) and every file stays, whatever the
+    modification times say."""
     import time
     wh = tmp_path / "wh"
     wh.mkdir()
@@ -367,6 +368,12 @@ def test_forked_history_is_refused_from_either_side(tmp_path, how):
     assert live.metadata_location != other.metadata_location
     tdir = Path(local(live.location()))
     age_all(tmp_path)
+    # The side that committed first is older on disk too: modification times decide nothing.
+    history = lambda t: {local(t.metadata_location)} | {local(e.metadata_file)
+                                                        for e in t.metadata.metadata_log}
+    older = time.time() - 30 * 86400
+    for f in history(other) - history(live):
+        os.utime(f, (older, older))
     rows = (rows_per_snapshot(live), rows_per_snapshot(other))
     all_files = files_under(tdir)
     for side_db in (other_db, db):
