@@ -169,16 +169,18 @@ bool icm__site_same_table(const icm__site *s, const char *loc, const char *uuid)
  *    ancestor nor its descendant: the history split below our pointer (a catalog restored
  *    from a backup that committed again, one metadata file registered in two catalogs), and
  *    the other branch is live somewhere. Either side's run would delete the other's files.
- *    Only files recent by their number are judged (recent()): the ancestors that fell off our
- *    pointer's metadata-log are numbered below it and are never read by expiry (the sweep
- *    reads them anyway, to tell other tables apart); an unnumbered one is checked against our
- *    pointer's ancestry, followed base by base beyond its metadata-log.
+ *    Our pointer's ancestry is its metadata-log, then followed base by base beyond it (through
+ *    the files looked at; one read per file not looked at) when some file needs judging.
  *
  * Where such files are: in the table's metadata folders (the pointer's own folder, the
  * location's metadata/ and write.metadata.path), which are listed here whatever the run lists,
- * and, for the sweep, wherever the listing found unreferenced ones. Neither timestamps nor
- * modification times decide anything: writers' clocks differ, and last-updated-ms does not
- * only grow.
+ * and, for the sweep, wherever the listing found unreferenced ones. Every metadata file there
+ * but the pointer and those its metadata-log names is read: a branch's numbers count its own
+ * commits, not time, so no number tells an old ancestor from a short branch; and neither do
+ * timestamps or modification times (writers' clocks differ, last-updated-ms does not only
+ * grow, copies keep or lose times). The cost is a read per such file: few in a table that is
+ * swept (the sweep deletes the ones that fell off the metadata-log) or deletes old metadata
+ * after commit (docs/BENCHMARKS.md).
  *
  * Names are compared as places: equal locations, or the same file name in folders that really
  * are one (a table registered through a link names the pointer differently from the writer's
@@ -316,64 +318,14 @@ int icm__newer_commits_note(icm__newer_commits *nc, const char *loc, icm__ptrvec
     return rc;
 }
 
-/* Whether `s` starts with a UUID in its text form (8-4-4-4-12 hex digits). */
-static bool uuid_at(const char *s)
-{
-    for (size_t i = 0; i < 36; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        char c = s[i];
-        if (dash ? c != '-'
-                 : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-            return false;
-    }
-    return true;
-}
-
-/* How a metadata file's name is numbered, as the writers that number after it parse it:
- * `00012-<uuid>.metadata.json` (a catalog's: 'n'; PyIceberg takes the number only when a UUID
- * follows, Java whenever a dash does: a name numbered without a UUID is read as unnumbered,
- * the safe side), `v12.metadata.json`, `v12.gz.metadata.json`, `v12.metadata.json.gz` (a
- * filesystem table's: 'v'), with *version 12; 0 and *version -1 when it carries none. */
-static char name_scheme(const char *loc, long long *version)
-{
-    const char *name = icm__basename(loc);
-    char scheme = *name == 'v' ? 'v' : 'n';
-    if (scheme == 'v')
-        name++;
-    *version = -1;
-    if (*name < '0' || *name > '9')
-        return 0;
-    char *end = NULL;
-    long long v = strtoll(name, &end, 10);
-    if (end == NULL || v < 0)
-        return 0;
-    if (scheme == 'n' ? *end != '-' || !uuid_at(end + 1) || end[37] != '.' : *end != '.')
-        return 0;
-    *version = v;
-    return scheme;
-}
-
-/* Our pointer's known history: its metadata-log (copies) and, per numbering, the lowest
- * version among the pointer and that log (-1: none numbered so). */
+/* Our pointer's metadata-log (copies), extended by extend_ancestry. */
 typedef struct history {
     icm__ptrvec log;
-    long long min_n, min_v;
 } history;
-
-static void history_note(history *h, const char *loc)
-{
-    long long v;
-    char scheme = name_scheme(loc, &v);
-    long long *min = scheme == 'n' ? &h->min_n : scheme == 'v' ? &h->min_v : NULL;
-    if (min != NULL && (*min < 0 || v < *min))
-        *min = v;
-}
 
 static int pointer_history(const icm__site *s, history *h)
 {
     h->log = (icm__ptrvec)ICM__PTRVEC_INIT;
-    h->min_n = h->min_v = -1;
-    history_note(h, s->md_location);
     int rc = 0;
     if (strcmp(icm_table_get_metadata_location(s->t), s->md_location) == 0) {
         const icm_table_metadata *md = icm_table_get_metadata(s->t);
@@ -385,20 +337,7 @@ static int pointer_history(const icm__site *s, history *h)
         rc = icm__site_peek_once(s, s->md_location, &m, &h->log);
         icm__peeked_dispose(&m);
     }
-    for (size_t i = 0; i < h->log.len; i++)
-        history_note(h, h->log.items[i]);
     return rc;
-}
-
-/* Whether the file `loc` may be later than the start of our pointer's known history by its
- * number: unnumbered, numbered apart from every file of that history, or numbered no lower
- * than its lowest. */
-static bool recent(const history *h, const char *loc)
-{
-    long long v;
-    char scheme = name_scheme(loc, &v);
-    long long min = scheme == 'n' ? h->min_n : scheme == 'v' ? h->min_v : -1;
-    return min < 0 || v >= min;
 }
 
 /* Whether the file `loc` is in our pointer's metadata-log (by name; cheap). */
@@ -418,9 +357,8 @@ typedef struct scan {
     icm__ptrvec hints; /* version hints found (char *) */
 } scan;
 
-/* Listing callback: the metadata files of a metadata folder that may be later than our
- * pointer's known history (recent(), not the pointer, not in its metadata-log), and the
- * version hints. */
+/* Listing callback: the metadata files of a metadata folder other than the pointer and the
+ * files its metadata-log names, and the version hints. */
 static int on_md_file(const icm_file_info *f, void *payload)
 {
     scan *sc = payload;
@@ -433,7 +371,7 @@ static int on_md_file(const icm_file_info *f, void *payload)
     if (!document)
         return push_copy(&sc->hints, f->location);
     if (icm__location_equal(f->location, sc->nc->site->md_location) ||
-        in_log_by_name(sc->h, f->location) || !recent(sc->h, f->location))
+        in_log_by_name(sc->h, f->location))
         return 0;
     return push_copy(&sc->files, f->location);
 }
@@ -603,7 +541,8 @@ static int descends(icm__newer_commits *nc, const noted *f, bool *out)
 }
 
 /* Our pointer's ancestors beyond its metadata-log: from its oldest entry, base by base (the
- * noted files' bases known, others read), at most `limit` steps. Appended to h->log. */
+ * noted files' bases known, others read), until a file has no base, cannot be read, or comes
+ * round again; at most `limit` steps. Appended to h->log. */
 static int extend_ancestry(icm__newer_commits *nc, history *h, size_t limit)
 {
     const char *at = h->log.len > 0 ? h->log.items[0] : nc->site->md_location;
@@ -629,6 +568,8 @@ static int extend_ancestry(icm__newer_commits *nc, history *h, size_t limit)
         }
         icm__free(cur);
         cur = base;
+        if (cur != NULL && in_log_by_name(h, cur))
+            break; /* (round again: a crafted cycle) */
         if (rc == 0 && cur != NULL && push_copy(&h->log, cur) != 0)
             rc = ICM_ENOMEM;
     }
@@ -653,13 +594,13 @@ static int decide(icm__newer_commits *nc, history *h)
         rc = why != NULL ? refuse_stale(nc, f->loc, why) : ICM_ENOMEM;
         icm__free(why);
     }
-    /* a fork: an accepted recent file neither before nor after the pointer */
+    /* a fork: an accepted file neither before nor after the pointer */
     bool extended = false;
     for (size_t i = 0; i < nc->files.len && rc == 0; i++) {
         const noted *f = nc->files.items[i];
         bool ok = false, after = false, before = false;
         const char *by = NULL;
-        if (!recent(h, f->loc) || in_log_by_name(h, f->loc))
+        if (in_log_by_name(h, f->loc))
             continue;
         if ((rc = accepted(nc, f, &ok, &by)) != 0 || !ok)
             continue;
@@ -667,7 +608,7 @@ static int decide(icm__newer_commits *nc, history *h)
             continue;
         if (!extended) {
             extended = true;
-            rc = extend_ancestry(nc, h, nc->files.len + 16);
+            rc = extend_ancestry(nc, h, nc->files.len + h->log.len + 16);
         }
         if (rc == 0)
             rc = names_file(nc->site, (char *const *)h->log.items, h->log.len, f->loc, NULL,

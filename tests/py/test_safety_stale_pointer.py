@@ -444,3 +444,105 @@ def test_pointer_numbered_without_a_uuid_is_read_as_unnumbered(tmp_path):
 def time_now():
     import time
     return time.time()
+
+
+def test_fork_below_the_pointers_metadata_log_is_refused(tmp_path):
+    """Two catalogs share ns.t at one metadata file; the second commits twice, the first goes
+    on for 8 commits with previous-versions-max=2, so the second branch is numbered below the
+    first's whole metadata-log. Numbers count a branch's own commits, not time: the branch is
+    still seen, and expiry and the sweep through the first catalog are refused."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db, other_db = tmp_path / "cat.db", tmp_path / "other.db"
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    append(c.create_table("ns.t", schema=SCHEMA,
+                          properties={"write.metadata.previous-versions-max": "2"}), 2)
+    shutil.copyfile(db, other_db)
+    append(catalog(other_db, wh).load_table("ns.t"), 2, base=10)
+    append(catalog(db, wh).load_table("ns.t"), 8, base=20)
+    live = catalog(db, wh).load_table("ns.t")
+    other = catalog(other_db, wh).load_table("ns.t")
+    tdir = Path(local(live.location()))
+    age_all(tmp_path)
+    rows = rows_per_snapshot(other)
+    all_files = files_under(tdir)
+    cfg = tmp_path / "live.yaml"
+    write_config(cfg, db, wh)
+    for args in (("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", FUTURE_MS),
+                 ("remove-orphan-files", "ns.t"),
+                 ("remove-orphan-files", "ns.t", "--location", f"file://{tdir}/data")):
+        p = icm(tmp_path, *args, config=cfg)
+        assert p.returncode == 5, f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+        assert "forked" in p.stderr, p.stderr
+        assert files_under(tdir) == all_files
+    assert rows_per_snapshot(catalog(other_db, wh).load_table("ns.t")) == rows
+
+
+def test_table_migrated_from_a_filesystem_layout_is_maintained(tmp_path):
+    """A filesystem-layout table (v1..v3 and version-hint.text) registered in a catalog at v3,
+    then 8 commits with previous-versions-max=2: the v files fell off the metadata-log long
+    ago, yet they are the pointer's ancestors, followed base by base; expiry and the sweep run
+    (exit 0) and keep everything the table references."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    cfg = tmp_path / "conf.yaml"
+    write_config(cfg, db, wh)
+    c = catalog(db, wh)
+    c.create_namespace("tmp")
+    append(c.create_table("tmp.t", schema=SCHEMA,
+                          properties={"write.metadata.previous-versions-max": "2"}), 2)
+    t = c.load_table("tmp.t")
+    mdir = Path(local(t.metadata_location)).parent
+    c.drop_table("tmp.t")
+    # the Hadoop form: each metadata file renamed vN, and every log entry with it
+    names = sorted(p.name for p in mdir.glob("*.metadata.json"))
+    renames = {n: f"v{i}.metadata.json" for i, n in enumerate(names, start=1)}
+    for old, new in renames.items():
+        doc = json.loads((mdir / old).read_text())
+        for e in doc.get("metadata-log", []):
+            base = e["metadata-file"].rsplit("/", 1)[1]
+            e["metadata-file"] = e["metadata-file"][:-len(base)] + renames[base]
+        (mdir / new).write_text(json.dumps(doc))
+        (mdir / old).unlink()
+    (mdir / "version-hint.text").write_text(str(len(names)))
+    c.create_namespace("ns")
+    c.register_table("ns.t", f"file://{mdir}/v{len(names)}.metadata.json")
+    append(c.load_table("ns.t"), 8, base=10)
+    t = c.load_table("ns.t")
+    age_all(tmp_path)
+    for args in (("expire-snapshots", "ns.t", "--retain-last", "2", "--older-than", FUTURE_MS),
+                 ("remove-orphan-files", "ns.t")):
+        p = icm(tmp_path, *args, config=cfg)
+        assert p.returncode == 0, f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    t = c.load_table("ns.t")
+    assert referenced(t) <= files_under(Path(local(t.location())))
+    assert rows_per_snapshot(t)
+
+
+def test_table_created_again_is_seen_whatever_the_old_tables_numbers(tmp_path):
+    """As above (a table dropped and created again at its place, swept through a backup that
+    still has the old one), but the new table has committed past the old one's numbers: the
+    old table's metadata is read whatever its number, and the data folder sweep through the
+    live catalog is refused (the backup's table writes where it lists)."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    location = f"file://{wh}/ns/t"
+    append(c.create_table("ns.t", schema=SCHEMA, location=location), 2)
+    c.drop_table("ns.t")
+    append(c.create_table("ns.t", schema=SCHEMA, location=location,
+                          properties={"write.metadata.previous-versions-max": "2"}), 6, base=50)
+    cfg = tmp_path / "conf.yaml"
+    write_config(cfg, db, wh)
+    tdir = Path(local(c.load_table("ns.t").location()))
+    age_all(tmp_path)
+    all_files = files_under(tdir)
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", "--location", f"{location}/data",
+            config=cfg)
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert "another table's metadata lies in this table's metadata folder" in p.stderr, p.stderr
+    assert files_under(tdir) == all_files
