@@ -481,9 +481,9 @@ def test_fork_below_the_pointers_metadata_log_is_refused(tmp_path):
 
 def test_table_migrated_from_a_filesystem_layout_is_maintained(tmp_path):
     """A filesystem-layout table (v1..v3 and version-hint.text) registered in a catalog at v3,
-    then 8 commits with previous-versions-max=2: the v files fell off the metadata-log long
-    ago, yet they are the pointer's ancestors, followed base by base; expiry and the sweep run
-    (exit 0) and keep everything the table references."""
+    then 24 commits with previous-versions-max=2: the v files fell off the metadata-log long
+    ago, yet they are the pointer's ancestors, followed base by base however far; expiry and
+    the sweep run (exit 0) and keep everything the table references."""
     wh = tmp_path / "wh"
     wh.mkdir()
     db = tmp_path / "cat.db"
@@ -509,7 +509,7 @@ def test_table_migrated_from_a_filesystem_layout_is_maintained(tmp_path):
     (mdir / "version-hint.text").write_text(str(len(names)))
     c.create_namespace("ns")
     c.register_table("ns.t", f"file://{mdir}/v{len(names)}.metadata.json")
-    append(c.load_table("ns.t"), 8, base=10)
+    append(c.load_table("ns.t"), 24, base=10)
     t = c.load_table("ns.t")
     age_all(tmp_path)
     for args in (("expire-snapshots", "ns.t", "--retain-last", "2", "--older-than", FUTURE_MS),
