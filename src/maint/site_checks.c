@@ -225,6 +225,7 @@ void icm__newer_commits_dispose(icm__newer_commits *nc)
     icm__free(nc->real_pointer);
     icm__peeked_dispose(&nc->foreign);
     icm__free(nc->foreign_loc);
+    icm__free(nc->unreadable_loc);
     memset(nc, 0, sizeof *nc);
 }
 
@@ -390,6 +391,10 @@ static bool meets_listing(const icm__site *s, const icm__peeked *m)
     return false;
 }
 
+/* A metadata file that cannot be read and was modified this recently is a writer's file in
+ * flight (a commit in progress, not yet anyone's base). */
+#define IN_FLIGHT_MS INT64_C(600000)
+
 /* Read one file: note it when it is this table's; remember the first other table's file whose
  * places meet the sweep's listing location. */
 static int note_file(icm__newer_commits *nc, const char *loc)
@@ -398,8 +403,22 @@ static int note_file(icm__newer_commits *nc, const char *loc)
         return 0;
     icm__peeked m = {0};
     icm__ptrvec log = ICM__PTRVEC_INIT;
-    int rc = icm__site_peek_once(nc->site, loc, &m, &log);
+    int rc = icm__site_peek(nc->site, loc, &m, &log);
     bool same = rc == 0 && m.readable && icm__site_same_table(nc->site, loc, m.uuid);
+    if (rc == 0 && !m.readable && !m.gone && nc->unreadable_loc == NULL) {
+        /* It may be a branch's link that nothing else shows; unless a writer is still writing
+         * it (modified in the last IN_FLIGHT_MS), the run cannot tell and is refused. */
+        icm_file_info info;
+        int src = icm_fileio_stat(nc->site->io, loc, &info);
+        if (src == ICM_ENOMEM)
+            rc = src;
+        else if (src != 0)
+            icm_error_clear();
+        bool in_flight = src == 0 && (info.mtime_ms < 0 ||
+                                      info.mtime_ms >= icm__now_ms() - IN_FLIGHT_MS);
+        if (rc == 0 && src == 0 && !in_flight && (nc->unreadable_loc = icm__strdup(loc)) == NULL)
+            rc = ICM_ENOMEM;
+    }
     if (same) {
         rc = icm__newer_commits_note(nc, loc, &log);
     } else if (rc == 0 && m.readable && nc->foreign_loc == NULL && meets_listing(nc->site, &m)) {
@@ -541,8 +560,9 @@ static int descends(icm__newer_commits *nc, const noted *f, bool *out)
 }
 
 /* Our pointer's ancestors beyond its metadata-log: from its oldest entry, base by base (the
- * noted files' bases known, others read), until a file has no base, cannot be read, or comes
- * round again; at most `limit` steps. Appended to h->log. */
+ * noted files' bases known, others read: write.metadata.path may have moved through folders
+ * no longer listed), until a file has no base, cannot be read, or comes round again (a crafted
+ * cycle); at most `limit` steps. Appended to h->log. */
 static int extend_ancestry(icm__newer_commits *nc, history *h, size_t limit)
 {
     const char *at = h->log.len > 0 ? h->log.items[0] : nc->site->md_location;
@@ -608,7 +628,7 @@ static int decide(icm__newer_commits *nc, history *h)
             continue;
         if (!extended) {
             extended = true;
-            rc = extend_ancestry(nc, h, nc->files.len + h->log.len + 16);
+            rc = extend_ancestry(nc, h, SIZE_MAX);
         }
         if (rc == 0)
             rc = names_file(nc->site, (char *const *)h->log.items, h->log.len, f->loc, NULL,
@@ -623,18 +643,46 @@ static int decide(icm__newer_commits *nc, history *h)
     return rc;
 }
 
-/* Whether metadata folder `i` is one listed before it (by name or where it really is). */
-static int seen_folder(const icm__site *s, char **reals, size_t i, bool *out)
+/* Whether folder `dirs[i]` is one listed before it (by name or where it really is). */
+static int seen_folder(const icm__site *s, char *const *dirs, char **reals, size_t i, bool *out)
 {
     *out = false;
-    int rc = icm__site_resolve(s, s->md_dirs[i], &reals[i]);
+    int rc = icm__site_resolve(s, dirs[i], &reals[i]);
     if (rc != 0 && rc != ICM_ENOMEM) {
         icm_error_clear();
         rc = 0;
     }
     for (size_t j = 0; j < i && rc == 0 && !*out; j++)
-        *out = icm__location_equal(s->md_dirs[i], s->md_dirs[j]) ||
+        *out = icm__location_equal(dirs[i], dirs[j]) ||
                (reals[i] != NULL && reals[j] != NULL && icm__location_equal(reals[i], reals[j]));
+    return rc;
+}
+
+/* The folders to look in: the table's metadata folders, and the folder of every file the
+ * pointer's metadata-log names (write.metadata.path may have moved: a branch may have gone on
+ * in a folder the table wrote to before). New strings appended to *dirs. */
+static int folders_to_scan(const icm__site *s, const history *h, icm__ptrvec *dirs)
+{
+    int rc = 0;
+    for (size_t i = 0; i < s->n_md_dirs && rc == 0; i++)
+        rc = push_copy(dirs, s->md_dirs[i]);
+    for (size_t i = 0; i < h->log.len && rc == 0; i++) {
+        const char *f = h->log.items[i];
+        const char *name = icm__basename(f);
+        if (name == f)
+            continue;
+        char *dir = icm__sprintf("%.*s", (int)(name - f - 1), f);
+        bool known = dir == NULL;
+        for (size_t k = 0; dir != NULL && k < dirs->len && !known; k++)
+            known = icm__location_equal(dirs->items[k], dir);
+        if (dir == NULL)
+            rc = ICM_ENOMEM;
+        else if (!known && icm__ptrvec_push(dirs, dir) == 0)
+            dir = NULL;
+        else if (!known)
+            rc = ICM_ENOMEM;
+        icm__free(dir);
+    }
     return rc;
 }
 
@@ -672,16 +720,27 @@ int icm__newer_commits_check(icm__newer_commits *nc)
     const icm__site *s = nc->site;
     if (s->copy)
         return 0;
-    char *reals[8] = {NULL};
     history h;
+    icm__ptrvec dirs = ICM__PTRVEC_INIT;
+    char **reals = NULL;
     int rc = pointer_history(s, &h);
-    size_t n_dirs = s->n_md_dirs < ICM__ARRAY_LEN(reals) ? s->n_md_dirs : ICM__ARRAY_LEN(reals);
-    for (size_t i = 0; i < n_dirs && rc == 0; i++) {
+    if (rc == 0)
+        rc = folders_to_scan(s, &h, &dirs);
+    if (rc == 0 && (reals = icm__calloc(dirs.len + 1, sizeof *reals)) == NULL)
+        rc = ICM_ENOMEM;
+    for (size_t i = 0; i < dirs.len && rc == 0; i++) {
         bool seen = false;
-        rc = seen_folder(s, reals, i, &seen);
+        rc = seen_folder(s, (char *const *)dirs.items, reals, i, &seen);
         if (rc == 0 && !seen)
-            rc = scan_folder(nc, &h, s->md_dirs[i]);
+            rc = scan_folder(nc, &h, dirs.items[i]);
     }
+    if (rc == 0 && nc->unreadable_loc != NULL)
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, nc->unreadable_loc,
+                            "cannot read this metadata file of the table's metadata folders "
+                            "(damaged, or not metadata), and it is not a write in progress: "
+                            "whether it links a live branch of the table's history cannot be "
+                            "told, so nothing is deleted (no override: repair it, or move it "
+                            "away if it is a crashed writer's leftover)");
     if (rc == 0)
         rc = decide(nc, &h);
     if (rc == 0 && s->refuse_foreign && nc->foreign_loc != NULL)
@@ -695,8 +754,10 @@ int icm__newer_commits_check(icm__newer_commits *nc)
                             nc->foreign.uuid != NULL ? nc->foreign.uuid : "(none)",
                             nc->foreign.roots[0] != NULL ? nc->foreign.roots[0] : "(none)",
                             s->uuid != NULL ? s->uuid : "(no uuid)", s->run_a);
-    for (size_t i = 0; i < ICM__ARRAY_LEN(reals); i++)
+    for (size_t i = 0; reals != NULL && i < dirs.len; i++)
         icm__free(reals[i]);
+    icm__free(reals);
+    icm__ptrvec_dispose(&dirs, icm__free);
     icm__ptrvec_dispose(&h.log, icm__free);
     return rc;
 }
@@ -775,6 +836,52 @@ static int refuse_enclosing(const icm__site *s, const char *where, const char *w
                           what, place, dir, why, s->run);
 }
 
+typedef struct doc_listing {
+    const char *md_dir;
+    icm__ptrvec *docs;
+} doc_listing;
+
+/* Listing callback: the metadata documents directly in the folder. */
+static int on_enclosing_doc(const icm_file_info *f, void *payload)
+{
+    doc_listing *dl = payload;
+    const char *rest;
+    bool document = false;
+    if (!icm__location_strip_prefix(f->location, dl->md_dir, &rest) || strchr(rest, '/') != NULL ||
+        !icm__table_metadata_file_name(f->location, &document) || !document)
+        return 0;
+    return push_copy(dl->docs, f->location);
+}
+
+/* The verdict on one metadata file `doc` of the enclosing folder `dir`'s `metadata/`: unreadable
+ * (what its table writes is unknown), or another table that writes where the place is, refuses;
+ * this table's own metadata (a copy's, in a folder of its own) and a file gone meanwhile never
+ * do. */
+static int judge_enclosing_doc(const icm__site *s, const char *place, const char *real_place,
+                               const char *what, const char *dir, const char *doc)
+{
+    icm__peeked m = {0};
+    int rc = icm__site_peek(s, doc, &m, NULL);
+    bool other = rc == 0 && !m.readable && !m.gone;
+    if (rc == 0 && m.readable && !icm__site_same_table(s, doc, m.uuid))
+        rc = inside_written_folders(s, place, real_place, dir, &m, &other);
+    char *why = NULL;
+    if (other && !m.readable)
+        why = icm__sprintf("its metadata file %s cannot be read to tell whether it is this "
+                           "table", doc);
+    else if (other)
+        why = icm__sprintf("its metadata file %s has table-uuid %s and location %s, this "
+                           "table is %s", doc,
+                           m.uuid != NULL ? m.uuid : "(none)",
+                           m.roots[0] != NULL ? m.roots[0] : "(none)",
+                           s->uuid != NULL ? s->uuid : "(no uuid)");
+    if (other)
+        rc = why != NULL ? refuse_enclosing(s, doc, what, place, dir, why) : ICM_ENOMEM;
+    icm__free(why);
+    icm__peeked_dispose(&m);
+    return rc;
+}
+
 /* The verdict on one enclosing folder `dir`: another Iceberg table, or a folder another table
  * format manages (a Delta Lake log or Hudi timeline in it: that format's files lie below, and
  * its own cleaner removes them; other_format.h). */
@@ -827,30 +934,19 @@ static int check_enclosing_folder(const icm__site *s, const char *place, const c
         icm__free(md_dir);
         return rc;
     }
-    const char *doc = found.document;
-    icm__peeked m = {0};
-    rc = icm__site_peek(s, doc, &m, NULL);
-    /* Unreadable: what it writes is unknown. Another table: only what it writes into. This
-     * table's own metadata (a copy's, in a folder of its own): never. */
-    bool other = rc == 0 && !m.readable;
-    if (rc == 0 && m.readable && !icm__site_same_table(s, doc, m.uuid))
-        rc = inside_written_folders(s, place, real_place, dir, &m, &other);
-    char *why = NULL;
-    if (other && !m.readable)
-        why = icm__sprintf("its metadata file %s %s", doc,
-                           m.gone ? "went away while being looked at"
-                                  : "cannot be read to tell whether it is this table");
-    else if (other)
-        why = icm__sprintf("that metadata file has table-uuid %s and location %s, this "
-                           "table is %s",
-                           m.uuid != NULL ? m.uuid : "(none)",
-                           m.roots[0] != NULL ? m.roots[0] : "(none)",
-                           s->uuid != NULL ? s->uuid : "(no uuid)");
-    if (other)
-        rc = why != NULL ? refuse_enclosing(s, doc, what, place, dir, why) : ICM_ENOMEM;
-    icm__free(why);
+    /* Every metadata file there is judged, not the first listed: the table's older files may
+     * name none of the folders its newer ones write into. */
+    icm__ptrvec docs = ICM__PTRVEC_INIT;
+    doc_listing dl = {md_dir, &docs};
+    rc = icm_fileio_list_flags(s->io, md_dir, ICM_LIST_STAT_OPTIONAL, on_enclosing_doc, &dl);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        icm_error_clear(); /* (listed once already: judge the file found then) */
+        rc = push_copy(&docs, found.document);
+    }
+    for (size_t i = 0; i < docs.len && rc == 0; i++)
+        rc = judge_enclosing_doc(s, place, real_place, what, dir, docs.items[i]);
+    icm__ptrvec_dispose(&docs, icm__free);
     icm__free(md_dir);
-    icm__peeked_dispose(&m);
     icm__free(found.document);
     return rc;
 }

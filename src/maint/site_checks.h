@@ -77,6 +77,8 @@ typedef struct icm__newer_commits {
     icm__ptrvec hinted;  /* the files the version hints name (char *) */
     char *real_pointer;  /* where the pointer really is; NULL: not looked up or unknown */
     bool real_pointer_done;
+    char *unreadable_loc; /* the first metadata file there that could not be read (and is not
+                             a write in progress) */
     char *foreign_loc;   /* the first other table's metadata file in the metadata folders whose
                             places meet the sweep's listing location */
     icm__peeked foreign; /* what it says */

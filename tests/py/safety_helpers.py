@@ -57,3 +57,17 @@ def referenced(table):
             for entry in mf.fetch_manifest_entry(io, discard_deleted=True):
                 out.add(local(entry.data_file.file_path))
     return out
+
+
+def icm(cwd, cfg, *args):
+    """Run the icemaint binary ICM_CLI names with `--config cfg` in `cwd` (no PYICEBERG_*
+    variables, HOME in cwd/nohome); a CompletedProcess with text output."""
+    import pytest
+    import subprocess
+    cli = os.environ.get("ICM_CLI")
+    if not cli or not os.path.exists(cli):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(Path(cwd) / "nohome")
+    return subprocess.run([cli, "--config", str(cfg), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)

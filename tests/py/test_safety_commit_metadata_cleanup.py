@@ -27,21 +27,12 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 
-from safety_helpers import age_all, files_under, local, rows_per_snapshot  # noqa: E402
+from safety_helpers import age_all, files_under, local, rows_per_snapshot, icm  # noqa: E402
 
 CLI = os.environ.get("ICM_CLI")
 SCHEMA = pa.schema([("id", pa.int64())])
 CLEANUP = {"write.metadata.delete-after-commit.enabled": "true",
            "write.metadata.previous-versions-max": "1"}
-
-
-def icm(cwd, cfg, *args):
-    if not CLI or not os.path.exists(CLI):
-        pytest.fail("ICM_CLI does not name the built icemaint binary")
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
-    env["HOME"] = str(cwd / "nohome")
-    return subprocess.run([CLI, "--config", str(cfg), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
 
 
 def committed(p):

@@ -25,17 +25,8 @@ pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 from pyiceberg.table import StaticTable  # noqa: E402
 
 CLI = os.environ.get("ICM_CLI")
-from safety_helpers import age_all, files_under, local  # noqa: E402
+from safety_helpers import age_all, files_under, local, icm  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
-
-
-def icm(cwd, cfg, *args):
-    if not CLI or not os.path.exists(CLI):
-        pytest.fail("ICM_CLI does not name the built icemaint binary")
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
-    env["HOME"] = str(cwd / "nohome")
-    return subprocess.run([CLI, "--config", str(cfg), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
 
 
 def make_fs_table(tmp_path, where):
@@ -241,3 +232,30 @@ def test_nested_table_with_hidden_metadata_is_never_swept(tmp_path):
     assert "another table's metadata" in p.stderr and "_metadata" in p.stderr, p.stderr
     assert files_under(tmp_path) == before
     assert other.load_table("nb.b").scan().to_arrow().num_rows == 3
+
+
+def test_enclosing_table_is_judged_by_every_metadata_file(tmp_path):
+    """Table B (a catalog out of reach) appends 8 times, then sets write.data.path to
+    B/custom and appends 3 times; A writes into B/custom. B's older metadata files name no
+    such path, its newer ones do: every metadata file in B/metadata is judged (not the first
+    the listing gives), and the sweep of A's data folder is refused."""
+    other = pyiceberg_sql.SqlCatalog("o", uri=f"sqlite:///{tmp_path}/other.db",
+                                     warehouse=f"file://{tmp_path}/owh")
+    other.create_namespace("nb")
+    bdir = tmp_path / "B"
+    b = other.create_table("nb.b", schema=SCHEMA, location=f"file://{bdir}")
+    for i in range(8):
+        other.load_table("nb.b").append(pa.table({"id": [i]}, schema=SCHEMA))
+    b = other.load_table("nb.b")
+    with b.transaction() as tx:
+        tx.set_properties({"write.data.path": f"file://{bdir}/custom"})
+    for i in range(3):
+        other.load_table("nb.b").append(pa.table({"id": [100 + i]}, schema=SCHEMA))
+    data_path = bdir / "custom"
+    cfg, adir, orphan = setup(tmp_path, data_path)
+    before = files_under(tmp_path)
+    p = sweep(tmp_path, cfg, data_path)
+    assert p.returncode == 5, (p.stdout, p.stderr)
+    assert "inside another table" in p.stderr, p.stderr
+    assert files_under(tmp_path) == before
+    assert other.load_table("nb.b").scan().to_arrow().num_rows == 11

@@ -122,3 +122,23 @@ def test_tables_in_a_namespace_named_metadata_are_maintained(tmp_path):
     age_all(tmp_path)
     env.maintain("metadata.users")
     env.maintain("metadata.items")
+
+
+def test_table_whose_metadata_path_moved_twice_is_maintained(tmp_path):
+    """write.metadata.path moves from the table's metadata/ to m1 (25 commits there, the log
+    keeping 3) and then to m2: the pointer's ancestry runs through m1, which no metadata folder
+    of the pointer names any more, back to metadata/; followed base by base, none of it is a
+    fork, and expiry and the sweep run."""
+    env = Env(tmp_path)
+    env.cat.create_namespace("ns")
+    t = env.cat.create_table("ns.t", schema=SCHEMA,
+                             properties={"write.metadata.previous-versions-max": "3"})
+    append(t, 0)
+    for folder, n in (("m1", 25), ("m2", 3)):
+        t = env.cat.load_table("ns.t")
+        with t.transaction() as tx:
+            tx.set_properties({"write.metadata.path": f"file://{env.wh}/{folder}"})
+        for i in range(n):
+            append(env.cat.load_table("ns.t"), i)
+    age_all(tmp_path)
+    env.maintain("ns.t")

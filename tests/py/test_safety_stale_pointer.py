@@ -546,3 +546,66 @@ def test_table_created_again_is_seen_whatever_the_old_tables_numbers(tmp_path):
     assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     assert "another table's metadata lies in this table's metadata folder" in p.stderr, p.stderr
     assert files_under(tdir) == all_files
+
+
+@pytest.mark.parametrize("run", ["expire", "sweep"])
+def test_fork_in_a_metadata_folder_the_table_wrote_before_is_refused(tmp_path, run):
+    """ns.t writes its metadata to m1; a backup of the catalog is taken; the live catalog
+    then moves write.metadata.path to m2 and commits, while the backup's catalog commits twice
+    more in m1. m1 is no metadata folder of the live pointer's metadata any more, but its
+    metadata-log names files there: m1 is looked at too, and the fork is refused."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db, other_db = tmp_path / "cat.db", tmp_path / "other.db"
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    t = c.create_table("ns.t", schema=SCHEMA, location=f"file://{wh}/T",
+                       properties={"write.metadata.path": f"file://{wh}/m1"})
+    append(t, 3)
+    shutil.copyfile(db, other_db)
+    t = c.load_table("ns.t")
+    t.delete("id == 0")
+    with t.transaction() as tx:
+        tx.set_properties({"write.metadata.path": f"file://{wh}/m2"})
+    append(c.load_table("ns.t"), 1, base=9)
+    append(catalog(other_db, wh).load_table("ns.t"), 2, base=50)
+    age_all(tmp_path)
+    other_rows = rows_per_snapshot(catalog(other_db, wh).load_table("ns.t"))
+    before = files_under(wh)
+    cfg = tmp_path / "live.yaml"
+    write_config(cfg, db, wh)
+    args = (("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", FUTURE_MS)
+            if run == "expire" else ("remove-orphan-files", "ns.t"))
+    p = icm(tmp_path, *args, config=cfg)
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert "forked" in p.stderr, p.stderr
+    assert files_under(wh) == before
+    assert rows_per_snapshot(catalog(other_db, wh).load_table("ns.t")) == other_rows
+
+
+def test_unreadable_metadata_in_the_metadata_folder_refuses_expiry(tmp_path):
+    """A fork whose only link (the other branch's first commit) is damaged: the other branch's
+    newest file was committed on a file that cannot be read, so whether that branch is live
+    cannot be told. Expiry is refused, naming the damaged file; nothing is deleted."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db, other_db = tmp_path / "cat.db", tmp_path / "other.db"
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    append(c.create_table("ns.t", schema=SCHEMA), 2)
+    shutil.copyfile(db, other_db)
+    other = catalog(other_db, wh)
+    append(other.load_table("ns.t"), 1, base=50)
+    link = Path(local(other.load_table("ns.t").metadata_location))
+    append(other.load_table("ns.t"), 1, base=60)
+    append(c.load_table("ns.t"), 2, base=10)
+    link.write_bytes(link.read_bytes()[:100])  # damaged
+    age_all(tmp_path)
+    before = files_under(wh)
+    cfg = tmp_path / "live.yaml"
+    write_config(cfg, db, wh)
+    p = icm(tmp_path, "expire-snapshots", "ns.t", "--retain-last", "1", "--older-than",
+            FUTURE_MS, config=cfg)
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert "cannot read this metadata file" in p.stderr and link.name in p.stderr, p.stderr
+    assert files_under(wh) == before
