@@ -1204,10 +1204,16 @@ static int check_other_tables(plan *p)
             rc = icm__orphan_refuse(loc,
                         "another table's metadata lives under %s: table-uuid %s (location %s), "
                         "this table is %s; refusing to sweep a folder shared with another table "
-                        "(carve that table's folder out with --exclude-location)",
+                        "(%s)",
                         p->list_root, m.uuid != NULL ? m.uuid : "(none)",
                         m.roots[0] != NULL ? m.roots[0] : "(none)",
-                        p->uuid != NULL ? p->uuid : "(no uuid)");
+                        p->uuid != NULL ? p->uuid : "(no uuid)",
+                        m.roots[0] != NULL &&
+                                icm__location_strip_prefix(p->list_root, m.roots[0], NULL)
+                            ? "it has this table's place: a table dropped and created again "
+                              "there? whether a catalog still holds the old one cannot be told; "
+                              "if none does, move its metadata files out of the metadata folder"
+                            : "carve that table's folder out with --exclude-location");
     }
     icm__peeked_dispose(&m);
     icm__ptrvec_dispose(&log, icm__free);

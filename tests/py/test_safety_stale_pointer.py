@@ -609,3 +609,40 @@ def test_unreadable_metadata_in_the_metadata_folder_refuses_expiry(tmp_path):
     assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     assert "cannot read this metadata file" in p.stderr and link.name in p.stderr, p.stderr
     assert files_under(wh) == before
+
+
+def test_table_dropped_and_created_again_is_swept_once_the_old_metadata_is_moved_out(tmp_path):
+    """PyIceberg's drop (no purge) and create at the same place: the old table's metadata
+    stays in the metadata folder, and whether some catalog still holds the old table cannot be
+    told, so the sweep refuses and says how to go on (not --exclude-location, which cannot carve
+    out the table's own place). With the old metadata files moved out, the sweep runs and
+    keeps every file of the new table."""
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "cat.db"
+    cfg = tmp_path / "conf.yaml"
+    write_config(cfg, db, wh)
+    c = catalog(db, wh)
+    c.create_namespace("ns")
+    append(c.create_table("ns.t", schema=SCHEMA), 2)
+    old = c.load_table("ns.t")
+    old_md = {local(old.metadata_location)} | {local(e.metadata_file)
+                                              for e in old.metadata.metadata_log}
+    c.drop_table("ns.t")
+    append(c.create_table("ns.t", schema=SCHEMA), 2, base=50)
+    new = c.load_table("ns.t")
+    tdir = Path(local(new.location()))
+    age_all(tmp_path)
+    before = files_under(tdir)
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", config=cfg)
+    assert p.returncode == 5, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert "move its metadata files out" in p.stderr, p.stderr
+    assert files_under(tdir) == before
+    aside = tmp_path / "old-metadata"
+    aside.mkdir()
+    for f in old_md:
+        shutil.move(f, aside / Path(f).name)
+    p = icm(tmp_path, "remove-orphan-files", "ns.t", config=cfg)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    assert referenced(c.load_table("ns.t")) <= files_under(tdir)
+    assert rows_per_snapshot(c.load_table("ns.t"))
