@@ -517,10 +517,48 @@ static int refuse_forked(const icm__newer_commits *nc, const char *file, const c
 
 /* Whether `f` was accepted: some noted file was committed on it (its base), or a version hint
  * names it. *by says which (borrowed; NULL for a hint). */
-static int accepted(icm__newer_commits *nc, const noted *f, bool *out, const char **by)
+/* File names (the last component) of a set of files, sorted: a name not in it names none of
+ * them (same_file needs equal names), so most look-ups end in a binary search instead of a
+ * walk over every file. Borrowed strings. */
+typedef struct name_index {
+    const char **names;
+    size_t n;
+} name_index;
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Index the names of `items` (char *, NULL skipped). Returns 0 or ICM_ENOMEM. */
+static int index_names(name_index *ix, void *const *items, size_t n)
+{
+    icm__free(ix->names);
+    ix->n = 0;
+    ix->names = icm__reallocarray(NULL, n + 1, sizeof *ix->names);
+    if (ix->names == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (items[i] != NULL)
+            ix->names[ix->n++] = icm__basename(items[i]);
+    qsort(ix->names, ix->n, sizeof *ix->names, compare_names);
+    return 0;
+}
+
+static bool index_has(const name_index *ix, const char *loc)
+{
+    const char *name = icm__basename(loc);
+    return bsearch(&name, ix->names, ix->n, sizeof *ix->names, compare_names) != NULL;
+}
+
+/* `bases`: the names of the noted files' bases and of the hinted files (index_names). */
+static int accepted(icm__newer_commits *nc, const name_index *bases, const noted *f, bool *out,
+                    const char **by)
 {
     *out = false;
     *by = NULL;
+    if (!index_has(bases, f->loc))
+        return 0;
     int rc = 0;
     for (size_t i = 0; i < nc->files.len && rc == 0 && !*out; i++) {
         const noted *g = nc->files.items[i];
@@ -599,13 +637,24 @@ static int extend_ancestry(icm__newer_commits *nc, history *h, size_t limit)
 
 static int decide(icm__newer_commits *nc, history *h)
 {
+    name_index bases = {NULL, 0}, past = {NULL, 0};
+    icm__ptrvec named = ICM__PTRVEC_INIT; /* the noted files' bases and the hinted files */
     int rc = 0;
+    for (size_t i = 0; i < nc->files.len && rc == 0; i++)
+        if (icm__ptrvec_push(&named, ((noted *)nc->files.items[i])->base) != 0)
+            rc = ICM_ENOMEM;
+    for (size_t i = 0; i < nc->hinted.len && rc == 0; i++)
+        if (icm__ptrvec_push(&named, nc->hinted.items[i]) != 0)
+            rc = ICM_ENOMEM;
+    if (rc == 0)
+        rc = index_names(&bases, named.items, named.len);
+    icm__ptrvec_dispose(&named, NULL);
     /* a stale pointer: an accepted successor, or one a hint names */
     for (size_t i = 0; i < nc->files.len && rc == 0; i++) {
         const noted *f = nc->files.items[i];
         bool ok = false;
         const char *by = NULL;
-        if (!f->names_pointer || (rc = accepted(nc, f, &ok, &by)) != 0 || !ok)
+        if (!f->names_pointer || (rc = accepted(nc, &bases, f, &ok, &by)) != 0 || !ok)
             continue;
         char *why = by != NULL ? icm__sprintf("%s was committed on it, and its metadata-log "
                                               "names the pointer", by)
@@ -622,15 +671,17 @@ static int decide(icm__newer_commits *nc, history *h)
         const char *by = NULL;
         if (in_log_by_name(h, f->loc))
             continue;
-        if ((rc = accepted(nc, f, &ok, &by)) != 0 || !ok)
+        if ((rc = accepted(nc, &bases, f, &ok, &by)) != 0 || !ok)
             continue;
         if ((rc = descends(nc, f, &after)) != 0 || after)
             continue;
         if (!extended) {
             extended = true;
             rc = extend_ancestry(nc, h, SIZE_MAX);
+            if (rc == 0)
+                rc = index_names(&past, h->log.items, h->log.len);
         }
-        if (rc == 0)
+        if (rc == 0 && index_has(&past, f->loc))
             rc = names_file(nc->site, (char *const *)h->log.items, h->log.len, f->loc, NULL,
                             &before);
         if (rc != 0 || before)
@@ -640,6 +691,8 @@ static int decide(icm__newer_commits *nc, history *h)
         rc = why != NULL ? refuse_forked(nc, f->loc, why) : ICM_ENOMEM;
         icm__free(why);
     }
+    icm__free(bases.names);
+    icm__free(past.names);
     return rc;
 }
 
