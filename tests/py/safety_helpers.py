@@ -60,7 +60,7 @@ def referenced(table):
 
 
 def icm(cwd, cfg, *args):
-    """Run the icemaint binary ICM_CLI names with `--config cfg` in `cwd` (no PYICEBERG_*
+    """Run the icemaint binary ICM_CLI names with `--config cfg` (none when cfg is None) in `cwd` (no PYICEBERG_*
     variables, HOME in cwd/nohome); a CompletedProcess with text output."""
     import pytest
     import subprocess
@@ -69,5 +69,6 @@ def icm(cwd, cfg, *args):
         pytest.fail("ICM_CLI does not name the built icemaint binary")
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
     env["HOME"] = str(Path(cwd) / "nohome")
-    return subprocess.run([cli, "--config", str(cfg), *args], cwd=cwd, env=env,
+    pre = ["--config", str(cfg)] if cfg is not None else []
+    return subprocess.run([cli, *pre, *args], cwd=cwd, env=env,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)

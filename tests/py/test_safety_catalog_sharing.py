@@ -26,7 +26,7 @@ pa = pytest.importorskip("pyarrow")
 pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 
 CLI = os.environ.get("ICM_CLI")
-from safety_helpers import age_all, files_under, local, referenced, rows_per_snapshot  # noqa: E402
+from safety_helpers import age_all, files_under, local, referenced, rows_per_snapshot, icm as run_icm  # noqa: E402
 SCHEMA = pa.schema([("id", pa.int64())])
 
 
@@ -37,13 +37,7 @@ def append(table, n, base=0):
 
 
 def icm(cwd, *args, config=None):
-    if not CLI or not os.path.exists(CLI):
-        pytest.fail("ICM_CLI does not name the built icemaint binary")
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
-    env["HOME"] = str(cwd / "nohome")
-    pre = ["--config", str(config)] if config is not None else []
-    return subprocess.run([CLI, *pre, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL)
+    return run_icm(cwd, config, *args)
 
 
 def assert_refused(p, *words):

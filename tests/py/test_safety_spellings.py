@@ -35,16 +35,11 @@ pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 pyiceberg_table = pytest.importorskip("pyiceberg.table")
 
 CLI = os.environ.get("ICM_CLI")
+from safety_helpers import local  # noqa: E402
 TEN_DAYS_S = 10 * 86400
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
 
 
-def local(p):
-    """The filesystem path of a local location (`file:///p`, `file:/p`, `/p`)."""
-    for prefix in ("file://localhost", "file://", "file:"):
-        if p.startswith(prefix):
-            return p[len(prefix):]
-    return p
 
 
 def is_absolute(p):
