@@ -6,11 +6,13 @@
  *                    equal-schemes / equal-authorities maps, and the keep set R keyed by
  *                    (origin, path) (pure computation, no storage access);
  *  - orphans_plan.c  the safety checks, building R, streaming the listing or file list past
- *                    R, and the re-check after a concurrent commit (reads storage only);
+ *                    R, and the re-check after a concurrent commit (reads storage only),
+ *                    split by step into orphans_names.c, orphans_refs.c, orphans_listing.c
+ *                    and orphans_checks.c (orphans_plan.h);
  *  - orphans_catalog.c  the files the catalog itself lives in and the catalog's other
  *                    tables: refusals before the listing, names never planned (reads only);
  *  - orphans.c       the public entry point and the only file that deletes.
- * The first two never reference a FileIO call that creates, writes or deletes; the dry-run test
+ * The planning files never reference a FileIO call that creates, writes or deletes; the dry-run test
  * checks their object files with nm.
  */
 #ifndef ICM_MAINT_ORPHANS_INTERNAL_H

@@ -4,8 +4,8 @@
  *
  *  - Structure: the planning objects (keepset.c, pathset.c, reach_walk.c, list_row_guess.c,
  *    table_files.c, manifest_ahead.c, expire_plan.c, expire_metadata.c) reference no FileIO
- *    call that creates, writes or deletes, and no commit (checked with `nm -u` on the object files in the build tree; expire.c, which does delete,
- *    is the positive control).
+ *    call that creates, writes or deletes, and no commit (checked with `nm -u` on the object
+ *    files in the build tree; expire.c, which does delete, is the positive control).
  *  - Behaviour: a dry run through a fault-injecting FileIO performs zero write and delete
  *    operations, leaves the metadata unchanged, and its plan equals the set a real run then
  *    deletes (paths, kinds and sizes); an expiry that frees no data file reads only the

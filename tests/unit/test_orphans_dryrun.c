@@ -1,9 +1,10 @@
 /*
  * tests/unit/test_orphans_dryrun.c: a dry run of the orphan sweep cannot delete anything.
  *
- *  1. Statically: the planning translation units (orphans_plan.c, orphans_keys.c and the
- *     listing thread, io/list_ahead.c) reference no FileIO call that deletes, creates or
- *     writes — checked with `nm` on the library archive — while orphans.c (the executor) does
+ *  1. Statically: the planning translation units (orphans_plan.c and the files it is split
+ *     into, orphans_names.c, orphans_refs.c, orphans_listing.c, orphans_checks.c; the keep
+ *     set's files; orphans_keys.c and the listing thread, io/list_ahead.c) reference no FileIO
+ *     call that deletes, creates or writes — checked with `nm` on the library archive — while orphans.c (the executor) does
  *     reference icm_fileio_delete, which proves the check sees the symbols at all.
  *  2. Dynamically: a dry run over a counting (fault-injecting) FileIO performs zero delete and
  *     zero write operations, and reports the old strays.
@@ -28,6 +29,8 @@ static void test_planning_code_cannot_delete(void **state)
                                            "list_ahead.c.o", "keepset.c.o",
                                            "pathset.c.o", "reach_walk.c.o",
                                            "list_row_guess.c.o", "table_files.c.o",
+                                           "orphans_names.c.o", "orphans_refs.c.o",
+                                           "orphans_listing.c.o", "orphans_checks.c.o",
                                            "site_checks.c.o", "expire_site.c.o",
                                            "other_format.c.o", NULL};
     for (size_t m = 0; planners[m] != NULL; m++) {

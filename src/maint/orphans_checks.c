@@ -1,0 +1,349 @@
+/*
+ * maint/orphans_checks.c: the sweep's checks after the listing (and the enclosing-table check
+ * before it): conflicting schemes or authorities, other tables' metadata among the candidates,
+ * catalog stores, the path form, and the presence check.
+ *
+ * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "icemaint/catalog.h"
+#include "icemaint/expire.h"
+#include "icemaint/maint.h"
+#include "icemaint/metadata.h"
+#include "catalog/catalog_internal.h"
+#include "io/list_ahead.h"
+#include "maint/catalog_store.h"
+#include "maint/orphans_internal.h"
+#include "maint/orphans_plan.h"
+#include "maint/places.h"
+#include "maint/other_format.h"
+#include "maint/site_checks.h"
+#include "spec/metadata_internal.h"
+#include "util/location.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* checks after the listing                                                                    */
+
+int icm__orphans_check_conflicts(plan *p)
+{
+    if (p->r->conflicts == 0 || p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_ERROR)
+        return 0;
+    icm__buf pairs = ICM__BUF_INIT;
+    for (size_t i = 0; i < p->n_conflict_pairs; i++)
+        icm__buf_printf(&pairs, "%s%s", i ? ", " : "", p->conflict_pairs[i]);
+    if (pairs.oom) {
+        icm__buf_dispose(&pairs);
+        return ICM_ENOMEM;
+    }
+    int rc = icm__orphan_refuse(p->list_root,
+                    "Unable to determine whether certain files are orphan: %zu listed file%s "
+                    "match referenced files only up to scheme or authority; use "
+                    "--prefix-mismatch ignore (keep them) or delete, or declare the names equal "
+                    "with --equal-schemes / --equal-authorities. Conflicting "
+                    "authorities/schemes: [%s].",
+                    p->r->conflicts, p->r->conflicts == 1 ? "" : "s",
+                    pairs.data != NULL ? pairs.data : "");
+    icm__buf_dispose(&pairs);
+    return rc;
+}
+
+/* The table as the shared surroundings checks see it (site_checks.h). */
+static icm__site site_of(const plan *p)
+{
+    return (icm__site){.t = p->t, .io = p->io, .uuid = p->uuid, .md_dirs = p->md_dirs,
+                       .n_md_dirs = p->n_md_dirs, .md_location = p->md_location, .run = "sweep",
+                       .run_a = "a sweep", .refuse_foreign = true, .list_root = p->list_root,
+                       .copy = p->is_copy};
+}
+
+/* Whether the unparseable metadata file `loc` was modified at or after the cutoff (or its
+ * mtime is unknown): a crashed or running writer's file, which the sweep would never delete
+ * (too recent), so it cannot be evidence of another table. *gone when it went away. */
+static int written_since_cutoff(plan *p, const char *loc, bool *in_flight, bool *gone)
+{
+    icm_file_info info;
+    int rc = icm_fileio_stat(p->io, loc, &info);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        *gone = true;
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    *in_flight = info.mtime_ms < 0 || info.mtime_ms >= p->cutoff;
+    return 0;
+}
+
+/*
+ * Another table's metadata under the listing location refuses the sweep; an unparseable
+ * `*.metadata.json` refuses too when it is older than the cutoff (one younger is a writer's
+ * file in flight and is skipped, as it would be as a candidate). The same table's unreferenced
+ * metadata, and what the table's metadata folders hold wherever they are, is then looked at
+ * for a commit past our pointer (icm__newer_commits_check).
+ */
+int icm__orphans_check_other_tables(plan *p)
+{
+    icm__site s = site_of(p);
+    icm__newer_commits nc;
+    icm__newer_commits_init(&nc, &s);
+    icm__ptrvec log = ICM__PTRVEC_INIT;
+    icm__peeked m = {0};
+    int rc = 0;
+    for (size_t i = 0; i < p->unreferenced_md.len && rc == 0; i++) {
+        const char *loc = p->unreferenced_md.items[i];
+        rc = icm__site_peek_once(&s, loc, &m, &log);
+        bool in_flight = false;
+        if (rc == 0 && !m.readable && !m.gone)
+            rc = written_since_cutoff(p, loc, &in_flight, &m.gone);
+        if (rc == 0 && in_flight)
+            continue; /* a writer's fresh file: never a candidate, so it cannot block */
+        if (rc == 0 && !m.readable && !m.gone)
+            rc = icm__site_peek(&s, loc, &m, &log);
+        if (rc != 0 || m.gone)
+            continue;
+        if (m.readable && icm__site_same_table(&s, loc, m.uuid)) {
+            rc = icm__newer_commits_note(&nc, loc, &log);
+            continue;
+        }
+        if (!m.readable)
+            rc = icm__orphan_refuse(loc,
+                        "cannot read this metadata file to tell whether another table lives "
+                        "under %s, and it is older than the cutoff (not a write in progress); "
+                        "nothing is deleted (remove or move it, or carve its folder out with "
+                        "--exclude-location)", p->list_root);
+        else
+            rc = icm__orphan_refuse(loc,
+                        "another table's metadata lives under %s: table-uuid %s (location %s), "
+                        "this table is %s; refusing to sweep a folder shared with another table "
+                        "(%s)",
+                        p->list_root, m.uuid != NULL ? m.uuid : "(none)",
+                        m.roots[0] != NULL ? m.roots[0] : "(none)",
+                        p->uuid != NULL ? p->uuid : "(no uuid)",
+                        m.roots[0] != NULL &&
+                                icm__location_strip_prefix(p->list_root, m.roots[0], NULL)
+                            ? "it has this table's place: a table dropped and created again "
+                              "there? whether a catalog still holds the old one cannot be told; "
+                              "if none does, move its metadata files out of the metadata folder"
+                            : "carve that table's folder out with --exclude-location");
+    }
+    icm__peeked_dispose(&m);
+    icm__ptrvec_dispose(&log, icm__free);
+    /* The table's metadata folders are listed whatever the listing showed of them (it skips
+     * hidden and excluded files, and may not reach them at all). */
+    if (rc == 0)
+        rc = icm__newer_commits_check(&nc);
+    icm__newer_commits_dispose(&nc);
+    return rc;
+}
+
+/* The folders enclosing the listing location as it is named, and as it really is when a link
+ * leads elsewhere (a table location that is a link into another table's data folder). */
+int icm__orphans_check_enclosing_tables(plan *p)
+{
+    int rc = p->real_list_root_done ? 0 : icm__orphans_look_up_real_roots(p);
+    icm__site s = site_of(p);
+    if (rc == 0)
+        rc = icm__site_check_enclosing(&s, p->list_root, p->real_list_root,
+                                       "the listing location");
+    return rc;
+}
+
+/* ---- catalog stores among the candidates (issue #16, class 2) ---- */
+
+/* Nothing Iceberg writes is a SQLite file, but a catalog's store is: a table whose location
+ * holds its catalog's database (a warehouse-root table) would lose every table's pointer, and
+ * the tables it points to their metadata, when no configuration names that database (the
+ * catalog guard knows only configured ones). So every listed file not named like a table
+ * file (whatever its folder, and also when too recent, hidden or excluded) is looked at (16
+ * bytes read), and so is every candidate named like one (a database can be named
+ * `x.parquet`; the candidates are few, the listed table-named files may be millions). A
+ * database's tables are then asked for, as the guard asks the configured ones: one whose
+ * pointer or roots lie here refuses. And a database, WAL or journal that is a candidate
+ * refuses the sweep, naming them. A file that is gone or unreadable is passed over (as a
+ * candidate it is left to the delete phase: already gone, or failed). */
+#define STORES_NAMED 10
+static bool is_orphan(const plan *p, const char *loc)
+{
+    for (size_t i = 0; i < p->r->orphan_count; i++)
+        if (strcmp(p->r->orphans[i].path, loc) == 0)
+            return true;
+    return false;
+}
+
+int icm__orphans_check_catalog_stores(plan *p)
+{
+    icm__buf named = ICM__BUF_INIT;
+    size_t found = 0;
+    int rc = 0;
+    size_t n_unknown = p->unknown_files.len, n = n_unknown + p->r->orphan_count;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        /* the listed files not named like table files, then the candidates named like them */
+        const char *loc = i < n_unknown ? (const char *)p->unknown_files.items[i]
+                                        : p->r->orphans[i - n_unknown].path;
+        bool candidate = i >= n_unknown;
+        if (candidate && !icm__named_like_a_table_file(loc))
+            continue; /* looked at among the first */
+        icm__catalog_file kind;
+        rc = icm__catalog_file_kind(p->io, loc, &kind);
+        if (rc != 0 || kind == ICM__CATALOG_FILE_NONE || kind == ICM__CATALOG_FILE_CONFIG)
+            continue; /* (a .pyiceberg.yaml is hidden: never a candidate) */
+        if (kind == ICM__CATALOG_FILE_SQLITE_DATABASE)
+            rc = icm__catalog_guard_check_found_database(p->t, p->o, p->list_root, loc,
+                                                         p->md_location);
+        if (rc == 0 && (candidate || is_orphan(p, loc)) && found++ < STORES_NAMED)
+            rc = icm__buf_printf(&named, "%s%s", found > 1 ? ", " : "", loc);
+    }
+    if (rc == 0 && found > 0)
+        rc = icm__orphan_refuse(p->list_root,
+                    "%zu file%s under it %s a SQLite database or its journal, the kind of file "
+                    "a catalog keeps every table's pointer in (%s%s); the sweep never deletes "
+                    "one and nothing is deleted: move %s out of the table location, or carve "
+                    "%s out with --exclude-location",
+                    found, found == 1 ? "" : "s", found == 1 ? "is" : "are", named.data,
+                    found > STORES_NAMED ? ", ..." : "", found == 1 ? "it" : "them",
+                    found == 1 ? "it" : "them");
+    icm__buf_dispose(&named);
+    return rc;
+}
+
+/* ---- the presence check (verification: issue #16 class 4, and the listing refusal) ---- */
+
+/* The first missing files, for the message, and how many there are. */
+#define MISSING_NAMED 10
+
+typedef struct missing_files {
+    plan *p;
+    size_t count;
+    char *named[MISSING_NAMED]; /* "PATH (KIND, snapshot ID)" */
+    size_t n_named;
+} missing_files;
+
+/* A file of a file list's sweep that the list does not name may be newer than the inventory:
+ * it is missing only when storage says so too. */
+static int still_missing(plan *p, const char *location, bool *missing)
+{
+    *missing = true;
+    if (p->o->file_list == NULL)
+        return 0; /* a listing is what storage shows: no second opinion */
+    icm_file_info info;
+    int rc = icm_fileio_stat(p->io, location, &info);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        return 0;
+    }
+    *missing = rc != 0; /* (any other failure: not shown to exist) */
+    if (rc != 0 && rc != ICM_ENOMEM)
+        icm_error_clear();
+    return rc == ICM_ENOMEM ? rc : 0;
+}
+
+/* Walk callback: a reached file that the listing should have shown and did not. Each is
+ * counted once (marked found once named), with the snapshot through which the walk reached
+ * it first. */
+static int on_reached_again(const icm__reached *f, void *payload)
+{
+    missing_files *m = payload;
+    plan *p = m->p;
+    if (!icm__orphans_listing_shows(p, f->location))
+        return 0;
+    icm__pathset_hash h;
+    int rc = icm__okeys_hash(&p->keys, f->location, &h);
+    if (rc != 0)
+        return rc;
+    if ((icm__pathset_marks_hash(p->keys.set, h) & (MARK_EXPECTED | MARK_FOUND)) !=
+        MARK_EXPECTED)
+        return 0;
+    (void)icm__pathset_mark_hash(p->keys.set, h, MARK_FOUND);
+    bool missing;
+    if ((rc = still_missing(p, f->location, &missing)) != 0 || !missing)
+        return rc;
+    m->count++;
+    if (m->n_named == MISSING_NAMED)
+        return 0;
+    char *line = icm__sprintf("%s (%s, snapshot %lld)", f->location,
+                              icm_expire_file_kind_name((icm_expire_file_kind)f->kind),
+                              (long long)f->snapshot_id);
+    if (line == NULL)
+        return ICM_ENOMEM;
+    m->named[m->n_named++] = line;
+    return 0;
+}
+
+static int refuse_missing(plan *p, const missing_files *m)
+{
+    icm__buf names = ICM__BUF_INIT;
+    for (size_t i = 0; i < m->n_named; i++)
+        icm__buf_printf(&names, "%s%s", i ? ", " : "", m->named[i]);
+    if (m->count > m->n_named)
+        icm__buf_printf(&names, " and %zu more", m->count - m->n_named);
+    if (names.oom) {
+        icm__buf_dispose(&names);
+        return ICM_ENOMEM;
+    }
+    const char *where = p->o->file_list != NULL ? "neither in the file list nor in storage"
+                                                : "not in the listing";
+    int rc = icm__orphan_refuse(p->list_root,
+                    "%zu file%s the table's snapshots reference here %s %s%s%s; nothing is "
+                    "deleted (a damaged manifest may name a live file wrongly, or the "
+                    "listing does not name files as the metadata does: check --path-map and "
+                    "--location; `icemaint check` lists what is missing; --no-verify skips "
+                    "this check)",
+                    m->count, m->count == 1 ? "" : "s", m->count == 1 ? "is" : "are", where,
+                    names.len > 0 ? ": " : "", names.len > 0 ? names.data : "");
+    icm__buf_dispose(&names);
+    return rc;
+}
+
+/*
+ * Every file the snapshots reach below the listed location (visible to the listing) must have
+ * been listed, or, for a file list, be in it or in storage: otherwise a damaged manifest may
+ * name a live file wrongly (so the real one looks like an orphan), or the listing does not name
+ * files as the metadata does. R's marks say how many were not listed (one pass over R); only
+ * then are the snapshots walked again to name them (the first MISSING_NAMED, each with a
+ * snapshot that references it). Checked when something would be deleted (there are orphans),
+ * dry run included; options.no_verify turns it off.
+ */
+int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
+{
+    if (p->r->orphan_count == 0 || icm__orphan_option_no_verify(p->o))
+        return 0;
+    size_t unlisted = icm__pathset_count_marks(p->keys.set, MARK_EXPECTED | MARK_FOUND,
+                                               MARK_EXPECTED);
+    if (unlisted == 0)
+        return 0;
+    missing_files m;
+    memset(&m, 0, sizeof m);
+    m.p = p;
+    icm__reach_options ro = {.read_entries = true, .statistics = true};
+    icm__reach_report rep;
+    int rc = icm__reach_walk(p->io, md, &ro, on_reached_again, &m, &rep);
+    icm__reach_report_dispose(&rep);
+    if (rc == 0 && m.count == 0 && p->o->file_list == NULL)
+        m.count = unlisted; /* (the walk could not name them: say how many) */
+    if (rc == 0 && m.count > 0)
+        rc = refuse_missing(p, &m);
+    for (size_t i = 0; i < m.n_named; i++)
+        icm__free(m.named[i]);
+    return rc;
+}
+
+int icm__orphans_check_path_form(plan *p)
+{
+    const icm_orphan_result *r = p->r;
+    if (p->referenced_under_root == 0 || r->referenced_listed > 0 || r->orphan_count == 0)
+        return 0;
+    return icm__orphan_refuse(p->list_root,
+                  "none of the %zu files the metadata references here was found in the "
+                  "listing, so the listing names files differently from the metadata (check "
+                  "--path-map, --equal-schemes, --equal-authorities); nothing is deleted",
+                  p->referenced_under_root);
+}

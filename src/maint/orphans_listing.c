@@ -1,0 +1,371 @@
+/*
+ * maint/orphans_listing.c: the sweep's candidates: every listed file (or file-list line)
+ * classified against R on the listing thread's batches, the few candidates stat'ed, and
+ * folders another table format manages refused.
+ *
+ * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "icemaint/catalog.h"
+#include "icemaint/expire.h"
+#include "icemaint/maint.h"
+#include "icemaint/metadata.h"
+#include "catalog/catalog_internal.h"
+#include "io/list_ahead.h"
+#include "maint/catalog_store.h"
+#include "maint/orphans_internal.h"
+#include "maint/orphans_plan.h"
+#include "maint/places.h"
+#include "maint/other_format.h"
+#include "maint/site_checks.h"
+#include "spec/metadata_internal.h"
+#include "util/location.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* candidates                                                                                  */
+
+/* Remember "(referenced, listed)" for the message, as Java reports the differing part. */
+static int record_conflict(plan *p, size_t origin)
+{
+    const icm__origin *ref = &p->keys.origins[origin];
+    const char *scheme = p->keys.scheme.data, *authority = p->keys.authority.data;
+    bool scheme_differs = strcmp(ref->scheme, scheme) != 0;
+    char *pair = icm__sprintf("(%s, %s)", scheme_differs ? ref->scheme : ref->authority,
+                              scheme_differs ? scheme : authority);
+    if (pair == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < p->n_conflict_pairs; i++) {
+        if (strcmp(p->conflict_pairs[i], pair) == 0) {
+            icm__free(pair);
+            return 0;
+        }
+    }
+    if (p->n_conflict_pairs == MAX_CONFLICT_PAIRS) {
+        icm__free(pair);
+        return 0;
+    }
+    p->conflict_pairs[p->n_conflict_pairs++] = pair;
+    return 0;
+}
+
+static int push_orphan(plan *p, const icm_file_info *info)
+{
+    icm_orphan_result *r = p->r;
+    if (r->orphan_count == p->orphan_cap) {
+        size_t cap = p->orphan_cap ? p->orphan_cap * 2 : 64;
+        icm_orphan_file *grown = icm__reallocarray(r->orphans, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        r->orphans = grown;
+        p->orphan_cap = cap;
+    }
+    char *copy = icm__strdup(info->location);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    r->orphans[r->orphan_count++] = (icm_orphan_file){
+        copy, info->size_bytes, info->mtime_ms, icm__orphan_guess_kind(info->location),
+        ICM_ORPHAN_PLANNED, 0, NULL};
+    return 0;
+}
+
+/*
+ * Size and mtime of a listed file that would be a candidate but came without them (the listing
+ * asks for names only: ICM_LIST_STAT_OPTIONAL). Stat'ed now, after the listing saw it, so the
+ * mtime is at least as fresh as a listing's own. *gone: deleted meanwhile (not a candidate).
+ * Any other failure stops the sweep like a listing error: its age is unknown.
+ */
+static int stat_candidate(plan *p, const icm_file_info *listed, icm_file_info *out,
+                          bool *gone)
+{
+    *gone = false;
+    int rc = icm_fileio_stat(p->io, listed->location, out);
+    /* Gone, or replaced by a directory meanwhile: no longer the file the listing saw (anything
+     * in a new directory is younger than this sweep, so skipping it loses nothing). */
+    if (rc == ICM_ENOTFOUND || (rc == ICM_EIO && icm_error_last()->os_errno == EISDIR)) {
+        icm_error_clear();
+        *gone = true;
+        return 0;
+    }
+    return rc;
+}
+
+/* A referenced file the listing showed (the last lookup, or `probe` when ready, found it
+ * EXACT): marked in R for the presence check. The slot was just read, so this costs nothing. */
+static void mark_found(plan *p, const icm__okey_probe *probe)
+{
+    icm__pathset_hash h;
+    if (probe != NULL && probe->ready) {
+        h = probe->hash;
+    } else {
+        size_t len;
+        const void *key = icm__okeys_last_key(&p->keys, &len);
+        h = icm__pathset_hash_key(key, len);
+    }
+    (void)icm__pathset_mark_hash(p->keys.set, h, MARK_FOUND);
+}
+
+/* ---- folders another table format manages (other_format.h) ---- */
+
+/* Before the listing: the table location, and every folder from the root the listing location
+ * lies in down to it. One holding `_delta_log/` or `.hoodie/` refuses, dry runs too (the
+ * listing never reads those hidden folders, and the other format's log may name files the
+ * Iceberg metadata does not). Folders below the listing location show in it (take_file). */
+int icm__orphans_check_other_formats(plan *p)
+{
+    const char *location = icm_table_metadata_location(icm_table_get_metadata(p->t));
+    size_t i = 0;
+    while (i < p->n_roots && !icm__location_strip_prefix(p->list_root, p->roots[i], NULL))
+        i++;
+    int rc = 0;
+    if (location != NULL && (i == p->n_roots || !icm__location_equal(p->roots[i], location)))
+        rc = icm__other_format_check_folder(p->io, location);
+    if (rc == 0 && i < p->n_roots)
+        rc = icm__other_format_check_down(p->io, p->roots[i], p->list_root);
+    return rc;
+}
+
+/* A listed file (below the listing location: `rest`) inside another format's folder: that
+ * folder's parent is the other format's table, refused unless it is carved out whole with
+ * --exclude-location. A scan of the name; no I/O. */
+static int check_listed_other_format(plan *p, const char *loc, const char *rest)
+{
+    size_t offset;
+    icm__other_format f = icm__other_format_in_path(rest, &offset);
+    if (f == ICM__OTHER_FORMAT_NONE)
+        return 0;
+    char *upto = icm__strndup(loc, (size_t)(rest - loc) + offset);
+    char *folder = upto != NULL ? icm__strndup(upto, icm__location_trim_len(upto)) : NULL;
+    int rc = folder == NULL ? ICM_ENOMEM : 0;
+    if (rc == 0 && !icm__orphan_excluded(p->o, folder))
+        rc = icm__other_format_refuse(f, folder,
+                                      offset > 0 ? "(or carve that folder out with "
+                                                   "--exclude-location)"
+                                                 : NULL);
+    icm__free(folder);
+    icm__free(upto);
+    return rc;
+}
+
+/* Remember a metadata file R does not name (or a hidden one), for
+ * icm__orphans_check_other_tables. */
+static int push_unreferenced_md(plan *p, const char *location)
+{
+    char *copy = icm__strdup(location);
+    if (copy == NULL || icm__ptrvec_push(&p->unreferenced_md, copy) != 0) {
+        icm__free(copy);
+        return ICM_ENOMEM;
+    }
+    return 0;
+}
+
+/*
+ * One listed file (or file-list line): classify, keep only orphans. Referenced, excluded and
+ * hidden files are decided on the name alone. `may_stat`: the file came from the listing, so a
+ * size or mtime it lacks can be asked for; a file-list line without an mtime stays unknown
+ * (too recent: kept).
+ */
+static int take_file(plan *p, const icm_file_info *info, bool may_stat,
+                     const icm__okey_probe *probe)
+{
+    icm_orphan_result *r = p->r;
+    const char *rest;
+    /* Outside the listing location (file lists), or a `.`/`..` segment: never a candidate. */
+    if (!icm__orphans_below_root(p, info->location, &rest) || rest[0] == '\0') {
+        if (!may_stat)
+            p->file_list_outside++;
+        return 0;
+    }
+    if (icm__orphans_is_lease_file(icm__basename(rest)))
+        return 0;
+    r->listed++;
+    int rc = check_listed_other_format(p, info->location, rest);
+    if (rc != 0)
+        return rc;
+    if (!icm__named_like_a_table_file(info->location)) {
+        /* looked at by icm__orphans_check_catalog_stores */
+        char *copy = icm__strdup(info->location);
+        if (copy == NULL || icm__ptrvec_push(&p->unknown_files, copy) != 0) {
+            icm__free(copy);
+            return ICM_ENOMEM;
+        }
+    }
+    if (icm__orphan_excluded(p->o, info->location)) {
+        r->excluded++;
+        return 0;
+    }
+    if (p->root_hidden || icm__orphans_hidden_path(p, rest)) {
+        r->hidden++;
+        /* Never a candidate, but a hidden metadata file (a nested table whose
+         * write.metadata.path is `_metadata`) is still looked at for another table. */
+        return icm__orphans_is_metadata_json(icm__basename(info->location))
+                   ? push_unreferenced_md(p, info->location)
+                   : 0;
+    }
+    icm__okey_match m = ICM__OKEY_NONE;
+    size_t origin = 0;
+    bool is_doc = false;
+    if (probe != NULL && probe->ready)
+        m = icm__okeys_probe_match(&p->keys, probe, &origin);
+    if (probe != NULL && probe->ready && m != ICM__OKEY_CONFLICT) {
+        is_doc = m == ICM__OKEY_EXACT && p->metadata_docs != NULL &&
+                 icm__pathset_contains_hash(p->metadata_docs, probe->hash);
+    } else {
+        /* No probe, or a conflict, whose message needs this file's own scheme and authority
+         * in the key scratch: the one-step lookup. */
+        if ((rc = icm__okeys_lookup(&p->keys, info->location, &m, &origin)) != 0)
+            return rc;
+        size_t len;
+        const void *key = icm__okeys_last_key(&p->keys, &len);
+        is_doc = m == ICM__OKEY_EXACT && p->metadata_docs != NULL &&
+                 icm__pathset_contains_key(p->metadata_docs, key, len);
+    }
+    if (m == ICM__OKEY_EXACT) {
+        r->referenced_listed++;
+        if (!is_doc)
+            mark_found(p, probe);
+        return 0;
+    }
+    if (m == ICM__OKEY_CONFLICT) {
+        r->conflicts++;
+        if ((rc = record_conflict(p, origin)) != 0)
+            return rc;
+        if (p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE)
+            return 0;
+    } else if (icm__orphans_is_metadata_json(icm__basename(info->location))) {
+        if ((rc = push_unreferenced_md(p, info->location)) != 0)
+            return rc;
+    }
+    icm_file_info known = *info;
+    if (may_stat && (info->mtime_ms < 0 || info->size_bytes < 0)) {
+        bool gone;
+        if ((rc = stat_candidate(p, info, &known, &gone)) != 0)
+            return rc;
+        if (gone)
+            return 0; /* still counted as listed: the listing did give it */
+    }
+    if (known.mtime_ms < 0 || known.mtime_ms >= p->cutoff) {
+        r->too_recent++;
+        return 0;
+    }
+    if (!icm__orphans_inside_roots(p, known.location))
+        return 0; /* cannot happen below list_root; checked again before deleting */
+    if (icm__catalog_guard_protects(&p->guard, known.location))
+        return 0; /* a file the catalog lives in (issue #16, class 2) */
+    return push_orphan(p, &known);
+}
+
+/* The listing's callback, a batch of names at a time: each name's key is built and hashed
+ * PROBE_AHEAD names before it is classified, and its slot asked for, so the keep set's memory
+ * has arrived by then (icm__okeys_probe; the answers are icm__okeys_lookup's). */
+#define PROBE_AHEAD 8
+
+int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload)
+{
+    plan *p = payload;
+    icm__okey_probe probes[PROBE_AHEAD];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n && i < PROBE_AHEAD; i++)
+        rc = icm__okeys_probe(&p->keys, files[i].location, &probes[i]);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        icm__okey_probe now = probes[i % PROBE_AHEAD];
+        if (i + PROBE_AHEAD < n)
+            rc = icm__okeys_probe(&p->keys, files[i + PROBE_AHEAD].location,
+                                  &probes[i % PROBE_AHEAD]);
+        if (rc == 0)
+            rc = take_file(p, &files[i], true, &now);
+    }
+    return rc;
+}
+
+/* Parse an optional integer field: "" or "-1" is unknown (-1). */
+static bool parse_field(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0) {
+        *out = -1;
+        return true;
+    }
+    char tmp[32];
+    if (n >= sizeof tmp)
+        return false;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    char *end = NULL;
+    long long v = strtoll(tmp, &end, 10);
+    if (end == tmp || *end != '\0' || v < -1)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* One `path<TAB>size<TAB>mtime_ms` line (without its newline). */
+static int file_list_line(plan *p, char *line, size_t len, long lineno)
+{
+    if (len > 0 && line[len - 1] == '\r')
+        line[--len] = '\0';
+    if (len == 0)
+        return 0;
+    char *t1 = memchr(line, '\t', len);
+    char *t2 = t1 != NULL ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - line)) : NULL;
+    icm_file_info info = {line, -1, -1};
+    if (t1 == NULL || t2 == NULL || t1 == line || memchr(t2 + 1, '\t', len - (size_t)(t2 + 1 - line)) ||
+        !parse_field(t1 + 1, (size_t)(t2 - t1 - 1), &info.size_bytes) ||
+        !parse_field(t2 + 1, len - (size_t)(t2 + 1 - line), &info.mtime_ms))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, p->o->file_list,
+                              "line %ld: expected path<TAB>size<TAB>mtime_ms (integers; empty "
+                              "or -1 = unknown)", lineno);
+    *t1 = '\0';
+    return take_file(p, &info, false, NULL);
+}
+
+/* Stream a file list through take_file, line by line (an inventory may be huge). */
+int icm__orphans_read_file_list(plan *p)
+{
+    FILE *f = fopen(p->o->file_list, "r");
+    if (f == NULL)
+        return icm__error_set_errno(ICM_ERRCLASS_OS, icm__errno_to_code(errno), errno,
+                                    p->o->file_list, "cannot open the file list");
+    icm__buf line = ICM__BUF_INIT;
+    char chunk[4096];
+    long lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(chunk, sizeof chunk, f) != NULL) {
+        size_t n = strlen(chunk);
+        bool eol = n > 0 && chunk[n - 1] == '\n';
+        if (icm__buf_put(&line, chunk, eol ? n - 1 : n) != 0) {
+            rc = ICM_ENOMEM;
+            break;
+        }
+        if (!eol && !feof(f))
+            continue;
+        lineno++;
+        if (line.len > 0)
+            rc = file_list_line(p, line.data, line.len, lineno);
+        icm__buf_clear(&line);
+    }
+    if (rc == 0 && line.len > 0)
+        rc = file_list_line(p, line.data, line.len, ++lineno);
+    if (rc == 0 && ferror(f))
+        rc = icm__error_set(ICM_ERRCLASS_OS, ICM_EIO, p->o->file_list,
+                            "read error in the file list");
+    /* An inventory of a whole bucket names other tables' files too: say how many were left
+     * out, so a path form that never matches (every line outside) does not go unnoticed. */
+    if (rc == 0 && p->file_list_outside > 0)
+        rc = icm__orphan_warn(p->r,
+                              "%s: %zu line%s of the file list name%s no file below it (or a "
+                              "path with a `.` or `..` segment); not part of this sweep",
+                              p->list_root, p->file_list_outside,
+                              p->file_list_outside == 1 ? "" : "s",
+                              p->file_list_outside == 1 ? "s" : "");
+    icm__buf_dispose(&line);
+    fclose(f);
+    return rc;
+}

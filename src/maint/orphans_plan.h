@@ -1,0 +1,119 @@
+/*
+ * maint/orphans_plan.h: the orphan sweep's plan, shared by its planning files (internal).
+ *
+ * The planning is split by step; all of them work on one plan (struct icm__orphan_plan):
+ *  - orphans_plan.c     the entry point (icm__orphans_plan) and the order of the steps, the
+ *                       checks on the metadata and options, the re-check after a concurrent
+ *                       commit (icm__orphans_revalidate), the checksum companions;
+ *  - orphans_names.c    the name filter: what a location's name alone says;
+ *  - orphans_refs.c     the keep set R: what the metadata references, and newer metadata's;
+ *  - orphans_listing.c  the candidates: the listing (or file list) classified against R;
+ *  - orphans_checks.c   the checks after the listing (and the enclosing-table check).
+ * None of them references a FileIO call that creates, writes or deletes (a dry run stops after
+ * them); tests/unit/test_orphans_dryrun.c checks their object files with nm.
+ */
+#ifndef ICM_MAINT_ORPHANS_PLAN_H
+#define ICM_MAINT_ORPHANS_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "icemaint/orphans.h"
+#include "maint/keepset.h"
+#include "maint/orphans_internal.h"
+#include "util/util.h"
+
+#define MAX_CONFLICT_PAIRS 8
+#define DEFAULT_MAX_SNAPSHOT_AGE_MS INT64_C(432000000)
+
+struct icm__orphan_plan {
+    icm_table *t;
+    icm_fileio *io;
+    const icm_orphan_options *o;
+    icm_orphan_result *r;
+    icm__orphan_keys keys;
+    int64_t cutoff;
+    char *roots[3];             /* table location, write.data.path, write.metadata.path */
+    size_t n_roots;
+    char *md_dirs[3];           /* <location>/metadata, write.metadata.path, current file's dir */
+    size_t n_md_dirs;
+    char *uuid;                 /* this table's table-uuid (NULL in old v1 tables) */
+    char *list_root;            /* where candidates come from */
+    char *list_root_path;       /* its collapsed path (icm__okeys_path_of) */
+    char *real_list_root;       /* where list_root really is (icm_fileio_resolve); NULL: unknown
+                                   or missing */
+    bool real_list_root_done;   /* real_list_root (and root_displaced) was looked for */
+    bool root_displaced[3];     /* roots[i], named apart from list_root, really lies in or
+                                   around it (a link): its references are resolved one by one */
+    size_t list_root_len;       /* icm__location_trim_len(list_root) */
+    bool root_shortcut;         /* icm__orphans_below_root() may take its shortcut */
+    bool root_local;            /* list_root is a local form */
+    bool root_hidden;           /* list_root itself is hidden below the table location */
+    char **hidden_fields;       /* partition field names starting with '_' or '.' */
+    size_t n_hidden_fields;
+    size_t referenced_under_root; /* files of R below list_root */
+    size_t file_list_outside;   /* file-list lines naming a file outside list_root */
+    /* (The presence check keeps its state in R's marks: see icm__orphans_check_presence.) */
+    icm__pathset *metadata_docs;  /* R's keys (icm__okeys_last_key) of the metadata documents
+                                     and version hints */
+    size_t orphan_cap;
+    icm__ptrvec unreferenced_md;  /* `*.metadata.json` files R does not name (char *) */
+    icm__ptrvec unknown_files;    /* listed files not named like table files (char *): looked
+                                     at for catalog stores (icm__orphans_check_catalog_stores) */
+    icm__catalog_guard guard;     /* the catalog's own files (orphans_catalog.c) */
+    bool is_copy;                 /* a dry run of a copy's metadata (check_own_metadata) */
+    icm_orphan_options own_options; /* the caller's, with exclusions' listing spellings added
+                                       (add_exclusion_aliases); p->o points here then */
+    const char **exclusions;      /* own_options.exclude_locations (borrowed and owned) */
+    size_t n_exclusions_owned;    /* the owned ones: exclusions[caller's count..] */
+    char *conflict_pairs[MAX_CONFLICT_PAIRS];
+    size_t n_conflict_pairs;
+    /* For the re-checks after the listing and between delete batches: the metadata file R was
+     * last brought up to date with, and the lists and manifests R already accounts for. */
+    char *md_location;
+    icm__refs_seen seen;
+};
+typedef struct icm__orphan_plan plan;
+
+/* Marks of R's keys (icm__pathset_mark_hash), for the presence check
+ * (icm__orphans_check_presence): files the snapshots reach (not metadata documents, which old log entries may have lost
+ * legitimately) below list_root and visible to the listing are expected; those the listing
+ * showed are found. */
+#define MARK_EXPECTED ICM__PATHSET_MARK_A
+#define MARK_FOUND ICM__PATHSET_MARK_B
+
+/* ---- the name filter (orphans_names.c) ---- */
+
+bool icm__orphans_is_lease_file(const char *name);
+bool icm__orphans_is_metadata_json(const char *name);
+bool icm__orphans_inside_roots(const plan *p, const char *loc);
+bool icm__orphans_hidden_path(const plan *p, const char *rest);
+int icm__orphans_set_root_shortcut(plan *p);
+bool icm__orphans_below_root(const plan *p, const char *loc, const char **rest);
+bool icm__orphans_listing_shows(const plan *p, const char *location);
+
+/* ---- the keep set R (orphans_refs.c) ---- */
+
+int icm__orphans_look_up_real_roots(plan *p);
+void icm__orphans_on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload);
+int icm__orphans_add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location);
+int icm__orphans_add_newer_refs(plan *p, const icm_table_metadata *md, const char *md_location);
+int icm__orphans_drop_referenced(plan *p, size_t from);
+
+/* ---- the candidates (orphans_listing.c) ---- */
+
+int icm__orphans_check_other_formats(plan *p);
+int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload);
+int icm__orphans_read_file_list(plan *p);
+
+/* ---- the checks after the listing (orphans_checks.c) ---- */
+
+int icm__orphans_check_conflicts(plan *p);
+int icm__orphans_check_other_tables(plan *p);
+int icm__orphans_check_enclosing_tables(plan *p);
+int icm__orphans_check_catalog_stores(plan *p);
+int icm__orphans_check_path_form(plan *p);
+int icm__orphans_check_presence(plan *p, const icm_table_metadata *md);
+
+#endif /* ICM_MAINT_ORPHANS_PLAN_H */

@@ -1,0 +1,299 @@
+/*
+ * maint/orphans_refs.c: the sweep's keep set R: everything the table's metadata references (the
+ * reachability walk over every snapshot, the metadata documents, and the names the listing
+ * gives referenced files reached through a link), and bringing R up to date with newer
+ * metadata (the re-check).
+ *
+ * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "icemaint/catalog.h"
+#include "icemaint/expire.h"
+#include "icemaint/maint.h"
+#include "icemaint/metadata.h"
+#include "catalog/catalog_internal.h"
+#include "io/list_ahead.h"
+#include "maint/catalog_store.h"
+#include "maint/orphans_internal.h"
+#include "maint/orphans_plan.h"
+#include "maint/places.h"
+#include "maint/other_format.h"
+#include "maint/site_checks.h"
+#include "spec/metadata_internal.h"
+#include "util/location.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* the keep set R                                                                              */
+
+static int add_ref(plan *p, const char *loc)
+{
+    bool added;
+    int rc = icm__okeys_add(&p->keys, loc, &added);
+    if (rc == 0 && added && icm__okeys_path_under(icm__okeys_last_path(&p->keys),
+                                                  p->list_root_path))
+        p->referenced_under_root++;
+    return rc;
+}
+
+/* ENOTFOUND from icm_fileio_resolve means "nothing there": no error. */
+static int resolve_or_null(plan *p, const char *location, char **out)
+{
+    int rc = icm_fileio_resolve(p->io, location, out);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        return 0;
+    }
+    return rc;
+}
+
+/*
+ * Once per sweep: where list_root really is, and which of the table's roots, named apart from
+ * it, really lie in or around it through a link (write.data.path a link into the table folder
+ * the sweep lists: the listing shows those files under the folder's name, the metadata under
+ * the link's). A root named around the listing shares its names, so is never displaced.
+ */
+int icm__orphans_look_up_real_roots(plan *p)
+{
+    p->real_list_root_done = true;
+    int rc = resolve_or_null(p, p->list_root, &p->real_list_root);
+    for (size_t i = 0; rc == 0 && p->real_list_root != NULL && i < p->n_roots; i++) {
+        if (icm__location_local_part(p->roots[i]) == NULL ||
+            icm__location_strip_prefix(p->list_root, p->roots[i], NULL) ||
+            icm__location_strip_prefix(p->roots[i], p->list_root, NULL))
+            continue;
+        char *real = NULL;
+        rc = resolve_or_null(p, p->roots[i], &real);
+        p->root_displaced[i] = real != NULL &&
+                               (icm__location_strip_prefix(real, p->real_list_root, NULL) ||
+                                icm__location_strip_prefix(p->real_list_root, real, NULL));
+        icm__free(real);
+    }
+    return rc;
+}
+
+/* Whether `loc` is named below one of the table's roots that are not displaced: then its name
+ * is the one the listing gives it, and it needs no alias. */
+static bool named_like_the_listing(const plan *p, const char *loc)
+{
+    bool inside = false;
+    for (size_t i = 0; i < p->n_roots; i++) {
+        if (!icm__location_is_inside(loc, p->roots[i]))
+            continue;
+        if (p->root_displaced[i])
+            return false;
+        inside = true;
+    }
+    return inside;
+}
+
+/*
+ * A referenced local file named outside the listing location may still be a file in it, through
+ * a symbolic link (the warehouse folder is a link, and the file was added under its real path;
+ * or write.data.path is a link into the table folder): the listing then shows it under the
+ * listing location's name, which R does not hold, and it would be taken for an orphan. Where it
+ * really is decides: if that lies below where the listing location really is, R also gets the
+ * name the listing will give it. Only names outside the table's roots, or in a displaced root,
+ * are resolved (one realpath each); the table's own names are the listing's.
+ */
+static int add_listing_alias(plan *p, const char *location)
+{
+    if (icm__location_local_part(location) == NULL)
+        return 0; /* object stores have no links */
+    int rc = p->real_list_root_done ? 0 : icm__orphans_look_up_real_roots(p);
+    if (rc != 0 || p->real_list_root == NULL || named_like_the_listing(p, location))
+        return rc;
+    char *real = NULL, *alias = NULL;
+    const char *rel;
+    rc = resolve_or_null(p, location, &real);
+    if (rc == 0 && real != NULL && icm__location_strip_prefix(real, p->real_list_root, &rel) &&
+        rel[0] != '\0') {
+        alias = icm__location_join(p->list_root, rel);
+        rc = alias != NULL ? add_ref(p, alias) : ICM_ENOMEM;
+    }
+    icm__free(alias);
+    icm__free(real);
+    return rc;
+}
+
+/* Tags of a reference added later (icm__okeys_add_later), for the counts kept when it turns
+ * out new. */
+#define REF_UNDER_ROOT 1u /* below list_root: counts in referenced_under_root */
+#define REF_EXPECTED 2u   /* to be found by the listing: marked MARK_EXPECTED */
+
+void icm__orphans_on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload)
+{
+    plan *p = payload;
+    if (tag & REF_UNDER_ROOT)
+        p->referenced_under_root++;
+    if (tag & REF_EXPECTED)
+        (void)icm__pathset_mark_hash(p->keys.set, hash, MARK_EXPECTED);
+}
+
+/* add_ref, deferred a few references so the keep set's memory is fetched meanwhile: the same
+ * set and the same counts once flushed (icm__orphans_add_table_refs). */
+static int add_ref_later(plan *p, const char *loc, unsigned tag)
+{
+    icm__pathset_hash h;
+    int rc = icm__okeys_hash(&p->keys, loc, &h);
+    if (rc != 0)
+        return rc;
+    if (icm__okeys_path_under(icm__okeys_last_path(&p->keys), p->list_root_path))
+        tag |= REF_UNDER_ROOT;
+    return icm__okeys_add_later(&p->keys, h, tag);
+}
+
+static int on_reached(const icm__reached *f, void *payload)
+{
+    plan *p = payload;
+    const char *rest;
+    if (f->kind == ICM__FILE_MANIFEST || f->kind == ICM__FILE_MANIFEST_LIST) {
+        int rc = icm__refs_seen_note(&p->seen, f);
+        if (rc != 0)
+            return rc;
+    }
+    if (!icm__orphans_below_root(p, f->location, &rest)) {
+        int rc = add_ref_later(p, f->location, 0);
+        return rc == 0 ? add_listing_alias(p, f->location) : rc;
+    }
+    return add_ref_later(p, f->location,
+                         icm__orphans_listing_shows(p, f->location) ? REF_EXPECTED : 0);
+}
+
+/* Most of the keep set is the entries the manifest lists announce: room for them up front saves
+ * growing the table many times over (each growth a new table and a pass over the old). The
+ * counts are the lists' claims, so the room is capped (a corrupt count costs at most about
+ * 90 MB of address space), and a failed reservation only means growing as before. */
+#define KEEP_SET_RESERVE_CAP ((size_t)1 << 22)
+
+static void expect_refs(size_t live_entries, void *payload)
+{
+    plan *p = payload;
+    size_t n = live_entries < KEEP_SET_RESERVE_CAP ? live_entries : KEEP_SET_RESERVE_CAP;
+    /* + room for the metadata documents and aliases added after the walk */
+    if (icm__pathset_reserve(p->keys.set, icm__pathset_count(p->keys.set) + n + 4096) != 0)
+        icm_error_clear();
+}
+
+/* A metadata document or version hint of R (not part of the presence check). */
+/* R's key of the location last added (icm__okeys_last_key) as a metadata document's. */
+static int mark_last_as_doc(plan *p)
+{
+    int rc = p->metadata_docs == NULL ? icm__pathset_new(&p->metadata_docs, 0) : 0;
+    size_t len;
+    const void *key = icm__okeys_last_key(&p->keys, &len);
+    return rc == 0 ? icm__pathset_add_key(p->metadata_docs, key, len, NULL) : rc;
+}
+
+static int add_doc_ref(const char *loc, void *payload)
+{
+    plan *p = payload;
+    int rc = add_ref(p, loc);
+    if (rc == 0)
+        rc = mark_last_as_doc(p);
+    /* Spelled through a link (issue #16, class 1): the listing's name is kept too (when one
+     * was added, it is the last key). */
+    if (rc == 0)
+        rc = add_listing_alias(p, loc);
+    return rc == 0 ? mark_last_as_doc(p) : rc;
+}
+
+static int refuse_unreadable(const icm__reach_report *rep)
+{
+    const icm__reach_failure *f = &rep->failures[0];
+    return icm__orphan_refuse(f->location,
+                  "cannot read this %s of a retained snapshot (%s); the keep set would be "
+                  "incomplete, so nothing is deleted (%zu unreadable file%s; no override)",
+                  f->is_manifest_list ? "manifest list" : "manifest", f->message,
+                  rep->failure_count, rep->failure_count == 1 ? "" : "s");
+}
+
+/* Everything `md` references: the walk over every snapshot (lists, manifests, live entries,
+ * statistics), the metadata file and its log, and the version hints. */
+int icm__orphans_add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location)
+{
+    icm__reach_options ro = {.read_entries = true, .statistics = true, /* every snapshot */
+                             .expect_entries = expect_refs};
+    icm__reach_report rep;
+    int rc = icm__reach_walk(p->io, md, &ro, on_reached, p, &rep);
+    if (rc == 0)
+        rc = icm__okeys_flush(&p->keys);
+    if (rc == 0 && rep.failure_count > 0)
+        rc = refuse_unreadable(&rep);
+    icm__reach_report_dispose(&rep);
+    if (rc == 0)
+        rc = icm__table_metadata_docs(md, md_location, add_doc_ref, p);
+    return rc;
+}
+
+/* A reference of newer metadata (icm__reach_extend): into R, with its listing alias. */
+static int add_newer_ref(const char *loc, void *payload)
+{
+    plan *p = payload;
+    int rc = add_ref(p, loc);
+    return rc == 0 ? add_listing_alias(p, loc) : rc;
+}
+
+static int refuse_unreadable_newer(const icm__reach_report *rep)
+{
+    const icm__reach_failure *f = &rep->failures[0];
+    return icm__error_set(ICM_ERRCLASS_MAINT, f->code != 0 ? f->code : ICM_EIO, f->location,
+                          "cannot read this %s, which a commit during the sweep added (%s); "
+                          "what the table references now is unknown, so no further file is "
+                          "deleted", f->is_manifest_list ? "manifest list" : "manifest",
+                          f->message);
+}
+
+/* Everything newer metadata `md` (at `md_location`) references that R lacks, reading only the
+ * manifest lists and manifests R does not account for yet. */
+int icm__orphans_add_newer_refs(plan *p, const icm_table_metadata *md, const char *md_location)
+{
+    icm__reach_report rep;
+    int rc = icm__reach_extend(p->io, md, md_location, &p->seen, add_newer_ref, p, &rep);
+    if (rc == 0)
+        rc = icm__okeys_flush(&p->keys);
+    if (rc == 0 && rep.failure_count > 0)
+        rc = refuse_unreadable_newer(&rep);
+    icm__reach_report_dispose(&rep);
+    return rc;
+}
+
+/* Drop the orphans from index `from` on that R now references. */
+int icm__orphans_drop_referenced(plan *p, size_t from)
+{
+    icm_orphan_result *r = p->r;
+    size_t kept = from;
+    for (size_t i = from; i < r->orphan_count; i++) {
+        icm__okey_match m;
+        int rc = icm__okeys_lookup(&p->keys, r->orphans[i].path, &m, NULL);
+        if (rc != 0) {
+            /* keep the list whole: the rest stays (planned, not deleted) */
+            memmove(&r->orphans[kept], &r->orphans[i], (r->orphan_count - i) * sizeof *r->orphans);
+            r->orphan_count = kept + (r->orphan_count - i);
+            return rc;
+        }
+        bool now_referenced = m == ICM__OKEY_EXACT ||
+                              (m == ICM__OKEY_CONFLICT &&
+                               p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE);
+        if (now_referenced) {
+            bool file = r->orphans[i].kind != ICM_ORPHAN_CHECKSUM;
+            icm__free(r->orphans[i].path);
+            r->newly_referenced++;
+            /* a kept file's checksum companion (the entry right after it) stays with it */
+            if (file && i + 1 < r->orphan_count && r->orphans[i + 1].kind == ICM_ORPHAN_CHECKSUM)
+                icm__free(r->orphans[++i].path);
+        } else {
+            r->orphans[kept++] = r->orphans[i];
+        }
+    }
+    r->orphan_count = kept;
+    return 0;
+}
