@@ -133,7 +133,7 @@ typedef struct cached_schema {
 } cached_schema;
 
 struct icm__avro_schema_cache {
-    pthread_mutex_t mu; /* readers are opened on two threads at once (maint/manifest_ahead.c) */
+    pthread_mutex_t mu; /* readers are opened on two threads at once (manifest/bulk_reader.c) */
     cached_schema items[SCHEMA_CACHE_SLOTS];
     size_t n;
 };

@@ -33,22 +33,9 @@
 #include "icemaint/manifest.h"
 #include "icemaint/metadata.h"
 #include "maint/pathset.h"
+#include "manifest/bulk_reader.h"
 
 /* ---- what a walk reaches ---- */
-
-/* Kinds of reachable files, in the order expiry deletes them. Values match icm_expire_file_kind
- * (include/icemaint/expire.h). */
-typedef enum icm__file_kind {
-    ICM__FILE_DATA = 0,
-    ICM__FILE_POSITION_DELETES,
-    ICM__FILE_EQUALITY_DELETES,
-    ICM__FILE_DELETION_VECTOR,
-    ICM__FILE_MANIFEST,
-    ICM__FILE_MANIFEST_LIST,
-    ICM__FILE_STATISTICS,
-    ICM__FILE_PARTITION_STATISTICS,
-    ICM__FILE_KIND_COUNT
-} icm__file_kind;
 
 /* One reached file. Strings are borrowed for the duration of the callback. */
 typedef struct icm__reached {
@@ -57,13 +44,6 @@ typedef struct icm__reached {
     int64_t size_bytes;   /* -1 when unknown (a manifest list read whole: its bytes) */
     int64_t snapshot_id;  /* the snapshot through which it was first reached */
 } icm__reached;
-
-/* A test a manifest entry's location (`len` bytes with no NUL byte among them, the manifest
- * readers refuse such paths; NOT NUL-terminated: it is read in place, so nothing past `len` may
- * be read) must pass to reach the callback, run on the thread decoding the manifest (so it only
- * reads memory nobody changes meanwhile). It may let through locations the callback does not
- * want, never hold back one it does. */
-typedef bool (*icm__entry_filter)(const char *location, size_t len, const void *ctx);
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */
 typedef int (*icm__reach_cb)(const icm__reached *file, void *payload);
@@ -87,21 +67,6 @@ typedef struct icm__reach_report {
 void icm__reach_report_dispose(icm__reach_report *report);
 /* True when any manifest list (lists_only) or any list or manifest failed. */
 bool icm__reach_report_has_failure(const icm__reach_report *report, bool lists_only);
-
-/* Manifests remembered by a walk (icm__reach_walk_collect), so that their entries can be read
- * later (icm__reach_entries) without reading the manifest lists again. */
-typedef struct icm__manifest_ref {
-    icm_manifest_file mf;   /* manifest_path owned; partitions and key_metadata cleared */
-    bool embedded_v1;       /* from a v1 snapshot's `manifests`: read with v1 inheritance */
-    int64_t snapshot_id;    /* the snapshot that first reached it */
-} icm__manifest_ref;
-
-typedef struct icm__manifest_refs {
-    icm__manifest_ref *items;
-    size_t len, cap;
-} icm__manifest_refs;
-
-void icm__manifest_refs_dispose(icm__manifest_refs *refs);
 
 typedef struct icm__reach_options {
     /* Snapshot ids to walk; NULL = every snapshot of the metadata. Unknown ids are ignored. */

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "maint/manifest_ahead.h"
+#include "manifest/bulk_reader.h"
 
 /*
  * The previous manifest list's rows, in order, as spans of the seen_written arena. Writers list

@@ -18,8 +18,7 @@
 #include "icemaint/manifest.h"
 #include "maint/keepset.h"
 #include "maint/list_row_guess.h"
-#include "maint/manifest_ahead.h"
-#include "manifest/manifest_internal.h"
+#include "manifest/bulk_reader.h"
 #include "util/location.h"
 #include "util/strset.h"
 #include "util/util.h"
@@ -79,7 +78,7 @@ static int record_failure(icm__reach_report *report, const char *location, bool 
  * in order, what the walk reaches and reads: a file reached, a manifest list that could not be
  * read, or "the entries of the next manifest to read". The second pass goes through those
  * notes in order and hands each reached file to the callback, while the manifests whose
- * entries are wanted are decoded ahead on a second thread (manifest_ahead.h). The callback sees
+ * entries are wanted are decoded ahead on a second thread (manifest/bulk_reader.h). The callback sees
  * exactly the files, in exactly the order, and the report gets exactly the failures, in the
  * order, that reading everything on one thread in a single pass gives. Files are read in a
  * fixed order: the lists in walk order, then the manifests in walk order.
@@ -114,8 +113,9 @@ typedef struct walk {
     icm__strset seen_written;
     icm__strset seen_keys;
     icm__row_order rows;                  /* guesses seen_written's answer from the list before */
-    icm__avro_schema_cache *schemas; /* one writer's schema is parsed once, not per file */
-    int format_version;           /* of the table: the fallback for files without a header */
+    icm__manifest_bulk bulk;      /* the files' reader: one writer's schema is parsed once,
+                                     not per file; the table's format version the fallback
+                                     for files without a header */
     icm__manifest_refs *collect;  /* NULL, or where unique manifests are remembered */
     int64_t snapshot_id;          /* the snapshot being walked */
     int stop_rc;                  /* a callback's stop value or ENOMEM: ends the walk */
@@ -232,16 +232,6 @@ static int wants_entries(walk *w, const char *path, bool *out)
     return 0;
 }
 
-void icm__manifest_refs_dispose(icm__manifest_refs *refs)
-{
-    if (refs == NULL)
-        return;
-    for (size_t i = 0; i < refs->len; i++)
-        icm__free((char *)refs->items[i].mf.manifest_path);
-    icm__free(refs->items);
-    memset(refs, 0, sizeof *refs);
-}
-
 /* Append a copy of a manifest's list entry (or, for an embedded v1 manifest, just its path),
  * without the raw spans that point into the reader's buffers. */
 static int remember(walk *w, icm__manifest_refs *refs, const icm_manifest_file *mf,
@@ -348,8 +338,6 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
         icm__lists_ahead_release(lists, i);
         return rc;
     }
-    icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
-    lo.format_version = w->format_version;
     icm__list_row_filter f = {seen_as_written, seen_as_bytes, row_read, w};
     rc = l->rc;
     if (rc != 0) {
@@ -361,9 +349,8 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
         icm__list_hold hold;
         icm__lists_ahead_take(lists, i, &hold);
         icm__rows_begin_list(&w->rows, &hold);
-        const icm__list_hold *h = &w->rows.cur_raw.hold;
-        rc = icm__manifest_list_read_data(h->data, h->len, &h->inflated, s->manifest_list, &lo,
-                                          w->schemas, &f, on_manifest_file, w);
+        rc = icm__manifest_bulk_read_list(&w->bulk, &w->rows.cur_raw.hold, s->manifest_list, &f,
+                                          on_manifest_file, w);
     }
     w->report->manifest_lists_read++;
     rc = settle_list(w, rc, s->manifest_list);
@@ -424,8 +411,8 @@ static size_t announced_entries(const icm__manifest_refs *refs)
 static int deliver_notes(walk *w)
 {
     icm__manifest_ahead *ahead = NULL;
-    int rc = icm__manifest_ahead_start(&ahead, w->io, w->format_version, w->schemas,
-                                       w->to_read.items, w->to_read.len, NULL, NULL);
+    int rc = icm__manifest_ahead_start(&ahead, &w->bulk, w->to_read.items, w->to_read.len, NULL,
+                                       NULL);
     size_t next = 0;
     for (size_t i = 0; rc == 0 && i < w->n_notes; i++) {
         const note *n = &w->notes[i];
@@ -505,9 +492,8 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     w.cb = cb;
     w.payload = payload;
     w.report = report;
-    w.format_version = icm_table_metadata_format_version(md);
     w.collect = collect;
-    int rc = icm__avro_schema_cache_new(&w.schemas);
+    int rc = icm__manifest_bulk_init(&w.bulk, io, icm_table_metadata_format_version(md));
     /* The chosen snapshots' manifest lists, in walk order, are read ahead. */
     size_t n = icm_table_metadata_snapshot_count(md), n_lists = 0;
     const char **lists = rc == 0 ? icm__calloc(n ? n : 1, sizeof *lists) : NULL;
@@ -520,7 +506,7 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     }
     icm__lists_ahead *ahead = NULL;
     if (rc == 0)
-        rc = icm__lists_ahead_start(&ahead, io, lists, n_lists);
+        rc = icm__lists_ahead_start(&ahead, &w.bulk, lists, n_lists);
     for (size_t i = 0, k = 0; rc == 0 && i < n; i++) {
         const icm_snapshot *s = icm_table_metadata_snapshot_at(md, i);
         if (!chosen_sorted(ids, local.snapshot_id_count, s->snapshot_id))
@@ -542,7 +528,7 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     icm__strset_dispose(&w.seen_written);
     icm__strset_dispose(&w.seen_keys);
     icm__rows_dispose(&w.rows);
-    icm__avro_schema_cache_free(w.schemas);
+    icm__manifest_bulk_dispose(&w.bulk);
     icm__free(ids);
     return rc;
 }
@@ -568,16 +554,15 @@ int icm__reach_entries_filtered(icm_fileio *io, int format_version,
     w.cb = cb;
     w.payload = payload;
     w.report = report;
-    w.format_version = format_version;
     w.to_read = *refs; /* borrowed: never disposed here */
     icm__manifest_ahead *ahead = NULL;
-    int rc = icm__avro_schema_cache_new(&w.schemas);
+    int rc = icm__manifest_bulk_init(&w.bulk, io, format_version);
     if (rc == 0)
-        rc = icm__manifest_ahead_start(&ahead, io, format_version, w.schemas, refs->items,
-                                       refs->len, filter, filter_ctx);
+        rc = icm__manifest_ahead_start(&ahead, &w.bulk, refs->items, refs->len, filter,
+                                       filter_ctx);
     for (size_t i = 0; rc == 0 && i < refs->len; i++)
         rc = deliver_entries(&w, ahead, i);
     icm__manifest_ahead_finish(ahead);
-    icm__avro_schema_cache_free(w.schemas);
+    icm__manifest_bulk_dispose(&w.bulk);
     return rc;
 }

@@ -10,6 +10,7 @@
 
 #include "avro/avro.h"
 #include "icemaint/manifest.h"
+#include "manifest/bulk_reader.h"
 
 /* Iterates objects of a container, one decompressed block at a time. */
 typedef struct icm__obj_iter {
@@ -113,7 +114,7 @@ const char *icm__manifest_list_schema_json(int format_version);
 int icm__manifest_entry_schema_json(icm__buf *out, int format_version,
                                     const char *partition_schema_json);
 
-/* ---- reading many files with one schema cache (maint/reach_walk.c) ----
+/* ---- reading many files with one schema cache (the bulk reader, bulk_reader.c) ----
  * The public readers and read helpers with an Avro schema cache (NULL = none): the same
  * results and errors, without re-parsing a schema text already seen. */
 int icm__manifest_list_reader_open_cached(icm_manifest_list_reader **out, const void *data,
@@ -124,27 +125,6 @@ int icm__manifest_reader_open_cached(icm_manifest_reader **out, const void *data
                                      const char *location, const icm_manifest_read_options *opts,
                                      icm__avro_schema_cache *schemas);
 
-/* Whether a manifest-list row with this manifest_path (as written, not NUL-terminated) may be
- * skipped without decoding it. */
-typedef bool (*icm__manifest_path_filter)(const uint8_t *path, size_t len, void *payload);
-/* The rows of a manifest list that need no decoding, for a reader of many lists in turn. */
-typedef struct icm__list_row_filter {
-    /* Claims a row by its path: the row is skipped (only its Avro structure is checked). */
-    icm__manifest_path_filter seen_path;
-    /* Optional: at a row's first byte, with `avail` bytes and at most `max_rows` rows left in
-     * its block, how many bytes there are rows the filter knows it claims without looking (rows
-     * byte for byte equal to rows it claimed or saw delivered, under the same writer schema:
-     * decoding is a function of the bytes read, so they are the same rows), *rows their number;
-     * 0 for none. They are then skipped unread. `schema` names the writer schema for the whole
-     * read of many lists: it is only called when the schema is a cached one (a schema cache's
-     * schemas live as long as the cache). */
-    size_t (*same_rows)(const uint8_t *row, size_t avail, size_t max_rows, const void *schema,
-                        void *payload, size_t *rows);
-    /* Optional: the bytes (borrowed for the call) of the row just claimed, or just delivered
-     * (after the row callback returned 0); schema as for same_rows, NULL when not cached. */
-    void (*row_end)(const uint8_t *row, size_t len, const void *schema, void *payload);
-    void *payload;
-} icm__list_row_filter;
 /* icm_manifest_list_reader_next, except that the rows `f` claims are skipped. */
 int icm__manifest_list_reader_next_filtered(icm_manifest_list_reader *r,
                                             const icm__list_row_filter *f,

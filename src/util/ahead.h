@@ -14,7 +14,7 @@
  * thread, it may change that thread's last error (jobs keep their failures in their slots).
  *
  * Users: manifest-list reading and manifest decoding in the keep-set walk
- * (maint/manifest_ahead.c). The sweep's callback-driven listing batches names in a ring of its
+ * (manifest/bulk_reader.c). The sweep's callback-driven listing batches names in a ring of its
  * own (io/list_ahead.c).
  */
 #ifndef ICM_UTIL_AHEAD_H

@@ -2,10 +2,11 @@
  * tests/unit/test_expire_dryrun.c: a dry run cannot delete, and plans exactly what a real run
  * deletes.
  *
- *  - Structure: the planning objects (keepset.c, pathset.c, reach_walk.c, list_row_guess.c,
- *    table_files.c, manifest_ahead.c, expire_plan.c, expire_metadata.c) reference no FileIO
- *    call that creates, writes or deletes, and no commit (checked with `nm -u` on the object
- *    files in the build tree; expire.c, which does delete, is the positive control).
+ *  - Structure: the planning objects (maint/: keepset.c, pathset.c, reach_walk.c,
+ *    list_row_guess.c, table_files.c, expire_plan.c, expire_metadata.c; manifest/bulk_reader.c)
+ *    reference no FileIO call that creates, writes or deletes, and no commit (checked with
+ *    `nm -u` on the object files in the build tree; expire.c, which does delete, is the
+ *    positive control).
  *  - Behaviour: a dry run through a fault-injecting FileIO performs zero write and delete
  *    operations, leaves the metadata unchanged, and its plan equals the set a real run then
  *    deletes (paths, kinds and sizes); an expiry that frees no data file reads only the
@@ -65,7 +66,7 @@ static bool references(const char *symbols, const char *name)
 static char *object_path(const char *src)
 {
     char *cli = strdup(icmt_cli_path());
-    char *path = icmt_sprintf("%s/CMakeFiles/icemaint.dir/src/maint/%s.o", dirname(cli), src);
+    char *path = icmt_sprintf("%s/CMakeFiles/icemaint.dir/src/%s.o", dirname(cli), src);
     free(cli);
     return path;
 }
@@ -74,16 +75,17 @@ static void test_planning_objects_cannot_delete(void **state)
 {
     (void)state;
     /* Positive control: the execution object does delete and commit. */
-    char *exec = object_path("expire.c");
+    char *exec = object_path("maint/expire.c");
     char *syms = undefined_symbols(exec);
     assert_true(references(syms, "icm_fileio_delete"));
     assert_true(references(syms, "icm_table_commit"));
     free(syms);
     free(exec);
 
-    const char *planning[] = {"keepset.c",     "pathset.c",       "reach_walk.c",
-                              "list_row_guess.c", "table_files.c", "manifest_ahead.c",
-                              "expire_plan.c", "expire_metadata.c"};
+    const char *planning[] = {"maint/keepset.c",        "maint/pathset.c",
+                              "maint/reach_walk.c",     "maint/list_row_guess.c",
+                              "maint/table_files.c",    "manifest/bulk_reader.c",
+                              "maint/expire_plan.c",    "maint/expire_metadata.c"};
     for (size_t i = 0; i < sizeof planning / sizeof planning[0]; i++) {
         char *obj = object_path(planning[i]);
         syms = undefined_symbols(obj);

@@ -31,6 +31,7 @@ static void test_planning_code_cannot_delete(void **state)
                                            "list_row_guess.c.o", "table_files.c.o",
                                            "orphans_names.c.o", "orphans_refs.c.o",
                                            "orphans_listing.c.o", "orphans_checks.c.o",
+                                           "bulk_reader.c.o",
                                            "site_checks.c.o", "expire_site.c.o",
                                            "other_format.c.o", NULL};
     for (size_t m = 0; planners[m] != NULL; m++) {

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_read_ahead.c: the read-ahead threads (util/ahead, io/list_ahead,
- * maint/manifest_ahead, the keep-set walk's two passes, Avro blocks inflated ahead) under
+ * manifest/bulk_reader, the keep-set walk's two passes, Avro blocks inflated ahead) under
  * failure: every result must be the one a single-threaded read gives, nothing may leak, and
  * what waits for the calling thread stays bounded.
  *
@@ -37,7 +37,7 @@
 #include "icemaint/fileio.h"
 #include "io/list_ahead.h"
 #include "maint/keepset.h"
-#include "maint/manifest_ahead.h"
+#include "manifest/bulk_reader.h"
 #include "testutil.h"
 #include "util/util.h"
 

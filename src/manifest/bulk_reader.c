@@ -1,11 +1,12 @@
 /*
- * maint/manifest_ahead.c: manifest lists and manifests read ahead (see manifest_ahead.h), each
- * on the ordered job ring of util/ahead.h.
+ * manifest/bulk_reader.c: the manifest bulk reader (see bulk_reader.h): the shared schema cache,
+ * manifest lists and manifests read ahead, each on the ordered job ring of util/ahead.h, and
+ * the decoding of a list read ahead with a row filter.
  */
 #include <stdint.h>
 #include <string.h>
 
-#include "maint/manifest_ahead.h"
+#include "manifest/bulk_reader.h"
 #include "manifest/manifest_internal.h"
 #include "util/ahead.h"
 #include "util/util.h"
@@ -35,6 +36,42 @@ static int save_error(icm__error_saved **saved, int rc)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* one bulk read                                                                               */
+
+int icm__manifest_bulk_init(icm__manifest_bulk *b, icm_fileio *io, int format_version)
+{
+    b->io = io;
+    b->format_version = format_version;
+    return icm__avro_schema_cache_new(&b->schemas);
+}
+
+void icm__manifest_bulk_dispose(icm__manifest_bulk *b)
+{
+    icm__avro_schema_cache_free(b->schemas);
+    b->schemas = NULL;
+}
+
+void icm__manifest_refs_dispose(icm__manifest_refs *refs)
+{
+    if (refs == NULL)
+        return;
+    for (size_t i = 0; i < refs->len; i++)
+        icm__free((char *)refs->items[i].mf.manifest_path);
+    icm__free(refs->items);
+    memset(refs, 0, sizeof *refs);
+}
+
+int icm__manifest_bulk_read_list(const icm__manifest_bulk *b, const icm__list_hold *h,
+                                 const char *location, const icm__list_row_filter *f,
+                                 icm_manifest_file_cb cb, void *payload)
+{
+    icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
+    lo.format_version = b->format_version;
+    return icm__manifest_list_read_data(h->data, h->len, &h->inflated, location, &lo,
+                                        b->schemas, f, cb, payload);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* manifest lists                                                                              */
 
 typedef struct list_slot {
@@ -45,7 +82,7 @@ typedef struct list_slot {
 } list_slot;
 
 struct icm__lists_ahead {
-    icm_fileio *io;
+    const icm__manifest_bulk *bulk;
     const char *const *locations;
     list_slot slots[LISTS_AHEAD_WINDOW];
     icm__ahead *ring;
@@ -64,7 +101,7 @@ static void read_list(void *ctx, size_t i, void *slot)
     icm__lists_ahead *a = ctx;
     list_slot *s = slot;
     size_t len = 0;
-    int rc = icm_fileio_read(a->io, a->locations[i], &s->data, &len);
+    int rc = icm_fileio_read(a->bulk->io, a->locations[i], &s->data, &len);
     if (rc < 0) {
         rc = save_error(&s->err, rc);
     } else {
@@ -74,14 +111,14 @@ static void read_list(void *ctx, size_t i, void *slot)
     s->pub = (icm__ahead_list){s->data, len, &s->inflated, rc};
 }
 
-int icm__lists_ahead_start(icm__lists_ahead **out, icm_fileio *io, const char *const *locations,
-                           size_t n)
+int icm__lists_ahead_start(icm__lists_ahead **out, const icm__manifest_bulk *b,
+                           const char *const *locations, size_t n)
 {
     *out = NULL;
     icm__lists_ahead *a = icm__calloc(1, sizeof *a);
     if (a == NULL)
         return ICM_ENOMEM;
-    a->io = io;
+    a->bulk = b;
     a->locations = locations;
     int rc = icm__ahead_start(&a->ring, n, LISTS_AHEAD_WINDOW, a->slots, sizeof a->slots[0],
                               read_list, a);
@@ -177,9 +214,7 @@ typedef struct manifest_slot {
 } manifest_slot;
 
 struct icm__manifest_ahead {
-    icm_fileio *io;
-    int format_version;
-    icm__avro_schema_cache *schemas;
+    const icm__manifest_bulk *bulk;
     const icm__manifest_ref *refs;
     icm__entry_filter filter;
     const void *filter_ctx;
@@ -262,25 +297,23 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     const icm__manifest_ref *r = &a->refs[i];
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
     ro.fields = a->filter != NULL ? ICM_MANIFEST_FIELD_FILE_PATH : ENTRY_FIELDS;
-    ro.format_version = r->embedded_v1 ? 1 : a->format_version;
-    int rc = icm__manifest_read_views(a->io, &r->mf, r->embedded_v1, r->snapshot_id, &ro,
-                                      a->schemas, on_entry, s);
+    ro.format_version = r->embedded_v1 ? 1 : a->bulk->format_version;
+    int rc = icm__manifest_read_views(a->bulk->io, &r->mf, r->embedded_v1, r->snapshot_id, &ro,
+                                      a->bulk->schemas, on_entry, s);
     s->pub.rc = rc != 0 ? save_error(&s->err, rc) : 0;
     s->pub.locations = s->locations != NULL ? s->locations : "";
     s->pub.entries = s->entries;
 }
 
-int icm__manifest_ahead_start(icm__manifest_ahead **out, icm_fileio *io, int format_version,
-                              icm__avro_schema_cache *schemas, const icm__manifest_ref *refs,
-                              size_t n, icm__entry_filter filter, const void *filter_ctx)
+int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bulk *b,
+                              const icm__manifest_ref *refs, size_t n, icm__entry_filter filter,
+                              const void *filter_ctx)
 {
     *out = NULL;
     icm__manifest_ahead *a = icm__calloc(1, sizeof *a);
     if (a == NULL)
         return ICM_ENOMEM;
-    a->io = io;
-    a->format_version = format_version;
-    a->schemas = schemas;
+    a->bulk = b;
     a->refs = refs;
     a->filter = filter;
     a->filter_ctx = filter_ctx;
