@@ -3,31 +3,18 @@
  * listing location and where, hidden, excluded, icemaint's lease, a metadata document, the
  * orphan's kind), with no storage access.
  *
+ * Invariant: icm__orphans_below_root answers exactly as icm__location_strip_prefix (its shortcut
+ * changes no answer), and a name is hidden exactly when a component starts with '_' or '.' and is
+ * not a hidden partition field's `name=`. tests/unit/test_orphans_names.c checks both, generated.
+ *
  * Pure computation: called for every listed and every reached file.
  */
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
-#include <time.h>
-#include <strings.h>
 
-#include <jansson.h>
-
-#include "icemaint/catalog.h"
-#include "icemaint/expire.h"
 #include "icemaint/maint.h"
-#include "icemaint/metadata.h"
 #include "catalog/catalog_internal.h"
-#include "io/list_ahead.h"
-#include "maint/catalog_store.h"
-#include "maint/orphans_internal.h"
 #include "maint/orphans_plan.h"
-#include "maint/places.h"
-#include "maint/other_format.h"
-#include "maint/site_checks.h"
-#include "spec/metadata_internal.h"
 #include "util/location.h"
 
 /* True when some directory component of `loc` is exactly `dir`. */
