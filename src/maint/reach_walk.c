@@ -2,6 +2,10 @@
  * maint/reach_walk.c: the reachability walk (keepset.h): which manifest lists, manifests, live
  * entries and statistics files chosen snapshots reach, and the report of what could not be read.
  *
+ * Invariant: the callback sees exactly what one thread reading every chosen list, and each new
+ * manifest's live entries right after it, in metadata order, then the statistics, would hand it
+ * (same files, kinds, sizes, snapshots, order). tests/unit/test_reach_walk.c checks, generated.
+ *
  * Read-only by construction: the only storage calls here are manifest-list and manifest reads.
  *
  * Unreadable files. A walk never stops at a manifest list or manifest it cannot read; it records
