@@ -5,29 +5,16 @@
  *
  * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
  */
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <strings.h>
 
-#include <jansson.h>
-
-#include "icemaint/catalog.h"
 #include "icemaint/expire.h"
 #include "icemaint/maint.h"
 #include "icemaint/metadata.h"
-#include "catalog/catalog_internal.h"
-#include "io/list_ahead.h"
 #include "maint/catalog_store.h"
 #include "maint/orphans_internal.h"
 #include "maint/orphans_plan.h"
 #include "maint/places.h"
-#include "maint/other_format.h"
 #include "maint/site_checks.h"
-#include "spec/metadata_internal.h"
 #include "util/location.h"
 
 /* ------------------------------------------------------------------------------------------ */

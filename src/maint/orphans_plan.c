@@ -20,13 +20,9 @@
  * (io/list_ahead.h) while this one classifies what it has listed: the same files in the same
  * order, with a bounded number of names in flight.
  */
-#include <errno.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <strings.h>
 
 #include <jansson.h>
 
@@ -34,16 +30,15 @@
 #include "icemaint/expire.h"
 #include "icemaint/maint.h"
 #include "icemaint/metadata.h"
-#include "catalog/catalog_internal.h"
 #include "io/list_ahead.h"
-#include "maint/catalog_store.h"
 #include "maint/orphans_internal.h"
 #include "maint/orphans_plan.h"
 #include "maint/places.h"
-#include "maint/other_format.h"
 #include "maint/site_checks.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
+
+#define DEFAULT_MAX_SNAPSHOT_AGE_MS INT64_C(432000000)
 
 /* ------------------------------------------------------------------------------------------ */
 /* small helpers                                                                               */

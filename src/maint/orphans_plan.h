@@ -25,7 +25,6 @@
 #include "util/util.h"
 
 #define MAX_CONFLICT_PAIRS 8
-#define DEFAULT_MAX_SNAPSHOT_AGE_MS INT64_C(432000000)
 
 struct icm__orphan_plan {
     icm_table *t;
