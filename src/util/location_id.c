@@ -55,50 +55,68 @@ static size_t scheme_len_n(const char *loc, size_t len)
     return i < len && loc[i] == ':' ? i : 0;
 }
 
+/* The parser's first step, alone because it is the hot one: the file system path of the `len`
+ * bytes at `loc` when they are a local location (pointer into loc), else NULL; *slen is the
+ * scheme's length (0: none). */
+static inline const char *local_of(const char *loc, size_t len, size_t *slen)
+{
+    *slen = scheme_len_n(loc, len);
+    if (*slen == 0)
+        return len > 0 ? loc : NULL; /* `/p`, `//p` or a relative path */
+    if (!ascii_ieq(loc, *slen, "file"))
+        return NULL;
+    const char *rest = loc + *slen + 1;
+    size_t rlen = len - *slen - 1;
+    if (rlen < 2 || rest[0] != '/' || rest[1] != '/') /* `file:/p` or `file:rel` */
+        return rlen > 0 ? rest : NULL;
+    /* `file://authority/path`: only an empty authority or localhost is this machine. */
+    const char *auth = rest + 2;
+    const char *path = memchr(auth, '/', rlen - 2);
+    if (path == NULL)
+        return NULL;
+    size_t alen = (size_t)(path - auth);
+    if (alen != 0 && !ascii_ieq(auth, alen, "localhost"))
+        return NULL;
+    return path;
+}
+
 bool icm__location_split(const char *loc, size_t len, icm__location_parts *out)
 {
     *out = (icm__location_parts){"file", 4, "", 0, false, loc, len, true};
     if (len == 0)
         return false;
-    size_t slen = scheme_len_n(loc, len);
-    if (slen == 0)
-        return true; /* `/p`, `//p` or a relative path */
+    size_t slen;
+    const char *local = local_of(loc, len, &slen);
+    if (local != NULL) {
+        out->path = local;
+        out->path_len = len - (size_t)(local - loc);
+        return true;
+    }
+    /* `scheme:rest`, `scheme://authority/path` (also `file://host/p`, another machine's) */
     const char *rest = loc + slen + 1;
     size_t rlen = len - slen - 1;
-    bool file = ascii_ieq(loc, slen, "file");
     bool slashes = rlen >= 2 && rest[0] == '/' && rest[1] == '/';
-    if (file && !slashes && rlen > 0) { /* `file:/p` or `file:rel` */
-        out->path = rest;
-        out->path_len = rlen;
-        return true;
-    }
-    const char *auth = slashes ? rest + 2 : rest;
-    size_t tail = slashes ? rlen - 2 : rlen;
-    const char *path = slashes ? memchr(auth, '/', tail) : auth;
-    size_t alen = path != NULL ? (size_t)(path - auth) : tail;
-    /* `file://authority/path`: only an empty authority or localhost is this machine. */
-    if (file && path != NULL && slashes && (alen == 0 || ascii_ieq(auth, alen, "localhost"))) {
-        out->path = path;
-        out->path_len = len - (size_t)(path - loc);
-        return true;
-    }
     out->local = false;
     out->scheme = loc;
     out->scheme_len = slen;
     out->has_authority = slashes;
-    out->authority = slashes ? auth : "";
-    out->authority_len = slashes ? alen : 0;
-    out->path = slashes ? auth + alen : rest;
+    if (slashes) {
+        const char *auth = rest + 2;
+        const char *path = memchr(auth, '/', rlen - 2);
+        out->authority = auth;
+        out->authority_len = path != NULL ? (size_t)(path - auth) : rlen - 2;
+        out->path = auth + out->authority_len;
+    } else {
+        out->path = rest;
+    }
     out->path_len = len - (size_t)(out->path - loc);
     return true;
 }
 
 const char *icm__location_local_part_n(const char *loc, size_t len)
 {
-    icm__location_parts p;
-    if (loc == NULL || !icm__location_split(loc, len, &p) || !p.local)
-        return NULL;
-    return p.path;
+    size_t slen;
+    return loc != NULL ? local_of(loc, len, &slen) : NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -107,9 +125,10 @@ const char *icm__location_local_part_n(const char *loc, size_t len)
 size_t icm__path_collapse_n(const char *in, size_t len, char *out)
 {
     /* Most paths have no repeated slash: those are copied whole (this runs once per manifest
-     * entry in keep sets). */
+     * entry in keep sets), after one strstr (`in` ends at its NUL; glibc's strstr is
+     * vectorised, its memmem is not). */
     size_t n = 0;
-    if (len < 2 || memmem(in, len, "//", 2) == NULL) {
+    if (strstr(in, "//") == NULL) {
         n = len;
         memcpy(out, in, n);
     } else {
@@ -235,34 +254,24 @@ size_t icm__location_id_write(const char *loc, unsigned flags, char *out)
 bool icm__location_id_span(const char *loc, unsigned flags, const char **key, size_t *key_len)
 {
     size_t len = strlen(loc);
-    size_t slen = scheme_len_n(loc, len);
-    if (slen > 0 && !ascii_ieq(loc, slen, "file")) { /* an object-store location */
+    size_t slen;
+    const char *local = local_of(loc, len, &slen);
+    if (local == NULL) { /* an object-store location (or "", whose key is "") */
         if (!scheme_is_canonical(loc, slen, flags))
             return false;
         if (flags & ICM__LOCATION_ID_HADOOP_SLASHES) {
             icm__location_parts p;
             icm__location_split(loc, len, &p);
-            if ((p.path_len > 1 && p.path[p.path_len - 1] == '/') ||
-                memmem(p.path, p.path_len, "//", 2) != NULL)
+            if ((p.path_len > 1 && p.path[p.path_len - 1] == '/') || strstr(p.path, "//") != NULL)
                 return false;
         }
         *key = loc;
         *key_len = len;
         return true;
     }
-    icm__location_parts p;
-    icm__location_split(loc, len, &p);
-    if (!p.local) { /* `file://host/p` (another machine): an object store's rule, rarely seen */
-        if (!scheme_is_canonical(loc, slen, flags) || (flags & ICM__LOCATION_ID_HADOOP_SLASHES))
-            return false; /* built by icm__location_id_write */
-        *key = loc;
-        *key_len = len;
-        return true;
-    }
     /* A local key is the local part when collapsing and resolving change nothing: no slash
      * followed by a slash or a dot, no leading dot, no trailing slash (but a lone "/"). */
-    const char *local = p.path;
-    size_t n = p.path_len;
+    size_t n = len - (size_t)(local - loc);
     if (n == 0 || local[0] == '.' || (n > 1 && local[n - 1] == '/'))
         return false;
     const char *end = local + n;
@@ -316,8 +325,8 @@ bool icm__location_id_within(const char *key, size_t n, const char *dir, size_t 
 {
     while (dn > 1 && dir[dn - 1] == '/')
         dn--;
-    if (dn == 0)
-        return false;
+    if (dn == 0) /* the key of `.`: the working directory holds every relative path */
+        return n == 0 || (key[0] != '/' && scheme_len_n(key, n) == 0);
     if (dn == 1 && dir[0] == '/') /* the file system root */
         return n > 0 && key[0] == '/';
     if (dir[dn - 1] == ':' || (dn >= 2 && dir[dn - 1] == '/' && dir[dn - 2] == ':'))

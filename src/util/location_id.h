@@ -91,7 +91,8 @@ size_t icm__location_id_write(const char *loc, unsigned flags, char *out);
 bool icm__location_id_span(const char *loc, unsigned flags, const char **key, size_t *key_len);
 
 /* Only the path part of the key of split location `p` (for local locations that is the whole
- * key) into `out` (p->path_len + 1 bytes); returns its length. The orphan sweep keys a path
+ * key) into `out` (p->path_len + 1 bytes); returns its length. `p` is the split of a C string
+ * (its path ends at the NUL). The orphan sweep keys a path
  * and its (scheme, authority) origin apart, so a path can match up to its origin. */
 size_t icm__location_id_path_write(const icm__location_parts *p, unsigned flags, char *out);
 
@@ -101,7 +102,8 @@ int icm__location_id_equal(const char *a, const char *b, unsigned flags, bool *o
 
 /* Whether the key `key` (`n` bytes) names the key `dir` itself or lies below it at a '/'
  * boundary (keys as icm__location_id_write gives them; `dir` may end in '/' and may be a root:
- * "/", "s3://b"). A relative key is never within an absolute one or the reverse. */
+ * "/", "s3://b", or "", the key of `.`, which holds every relative key). A relative key is
+ * never within an absolute one or the reverse; `s3://` (no bucket) holds nothing. */
 bool icm__location_id_within(const char *key, size_t n, const char *dir, size_t dn);
 
 /* icm__location_id_write with ICM__LOCATION_ID_KEEP: the keep sets' key. New string (icm__free)
@@ -127,8 +129,8 @@ bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size
 bool icm__location_key_tail_checked(const char *loc, size_t len, const char **tail,
                                     size_t *tail_len);
 
-/* Collapse repeated slashes and drop a trailing slash (a lone "/" stays): the `n` bytes at `in`
- * into `out` (n + 1 bytes). Returns the new length. */
+/* Collapse repeated slashes and drop a trailing slash (a lone "/" stays): the C string `in` of
+ * `n` bytes into `out` (n + 1 bytes). Returns the new length. */
 size_t icm__path_collapse_n(const char *in, size_t n, char *out);
 /* icm__path_collapse_n of the C string `in`. */
 size_t icm__path_collapse(const char *in, char *out);
