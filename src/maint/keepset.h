@@ -3,16 +3,9 @@
  * and integrity checks (internal).
  *
  * Two pieces:
- *  - icm__pathset: a compact set of locations. A location is normalised
- *    (icm__location_normalize: `/p`, `file:/p` and `file:///p` are one key) and stored as its
- *    128-bit XXH3 hash (126 bits of it: two bits of the slot hold the key's marks) in an
- *    open-addressing table that grows to twice its entries when 3/4 full, so it is never
- *    less than half full: a referenced file costs at most 32 bytes however long its path.
- *    Two different paths with the same hash are treated as the same file: the set then says
- *    "referenced" for a file that is not, which can only make a caller KEEP a file, never
- *    delete one. With 2^126 hashes that is not expected to happen in the life of the universe.
- *  - the reachability walk (icm__reach_walk): for chosen snapshots of a metadata object, every
- *    manifest list, manifest, live (ADDED or EXISTING) entry of data and delete manifests, and
+ *  - icm__pathset (pathset.h, pathset.c): a compact set of locations, stored as hashes.
+ *  - the reachability walk (icm__reach_walk; reach_walk.c, with list_row_guess.c): for chosen
+ *    snapshots of a metadata object, every manifest list, manifest, live (ADDED or EXISTING) entry of data and delete manifests, and
  *    statistics / partition-statistics file of those snapshots, each handed to a callback with
  *    its kind and size. v1 snapshots with embedded `manifests` are handled. Every unique
  *    manifest is read once however many snapshots share it. DELETED entries reach nothing.
@@ -20,13 +13,14 @@
  *    file the vector applies to and is never reported as reached on its own (that data file is
  *    reached through its own live entry, or it is not reached at all).
  *    Files that cannot be read are recorded in an icm__reach_report, never skipped silently:
- *    callers decide what an unreadable file means for what they may delete (see keepset.c).
+ *    callers decide what an unreadable file means for what they may delete (see reach_walk.c).
  *    A walk can also remember the manifests it reached (icm__reach_walk_collect) and read
  *    their entries later (icm__reach_entries) without reading the manifest lists again: expiry
  *    opens retained manifests only when some data or delete file may become unreachable.
  *
- * Everything here only READS storage: no function in keepset.c references a FileIO call that
- * creates, writes or deletes (checked by tests/unit/test_expire_dryrun.c with nm).
+ * Everything here only READS storage: no function in keepset.c, pathset.c, reach_walk.c,
+ * list_row_guess.c or table_files.c references a FileIO call that creates, writes or deletes
+ * (checked by tests/unit/test_expire_dryrun.c and test_orphans_dryrun.c with nm).
  */
 #ifndef ICM_MAINT_KEEPSET_H
 #define ICM_MAINT_KEEPSET_H
@@ -38,59 +32,7 @@
 #include "icemaint/fileio.h"
 #include "icemaint/manifest.h"
 #include "icemaint/metadata.h"
-
-/* ---- compact path set ---- */
-
-typedef struct icm__pathset icm__pathset;
-
-/* New empty set sized for about `expected` paths (0 = small). Returns 0 or ICM_ENOMEM. */
-int icm__pathset_new(icm__pathset **out, size_t expected);
-void icm__pathset_free(icm__pathset *set);
-/* Room for `n` paths in all, so adding up to n grows nothing. Returns 0 or ICM_ENOMEM (the set
- * is unchanged). */
-int icm__pathset_reserve(icm__pathset *set, size_t n);
-/* Add a location. *added (may be NULL) tells whether it was new. Returns 0 or ICM_ENOMEM. */
-int icm__pathset_add(icm__pathset *set, const char *location, bool *added);
-/* Whether the set holds `location`. Returns 0 or ICM_ENOMEM (then *out is true: a caller that
- * ignores the error still errs on the side of keeping the file). */
-int icm__pathset_contains(const icm__pathset *set, const char *location, bool *out);
-size_t icm__pathset_count(const icm__pathset *set);
-/* Empty the set, keeping its table (memory already in use is used again). */
-void icm__pathset_clear(icm__pathset *set);
-/* Bytes held by the table (for measurements). */
-size_t icm__pathset_memory_bytes(const icm__pathset *set);
-/* Raw keys: the same set, but the caller's bytes are hashed as they are (no normalisation).
- * For callers that build their own canonical keys (the orphan sweep keys a path by its origin
- * and path); do not mix with location keys in one set. Returns 0 or ICM_ENOMEM. */
-int icm__pathset_add_key(icm__pathset *set, const void *key, size_t len, bool *added);
-bool icm__pathset_contains_key(const icm__pathset *set, const void *key, size_t len);
-/* A raw key's hash, for a caller that hashes now and adds a little later: a big set's memory
- * is far away, so asking for the slot early (icm__pathset_prefetch) and adding a few keys later
- * (icm__pathset_add_hash) hides the wait. The same set as icm__pathset_add_key. */
-typedef struct icm__pathset_hash {
-    uint64_t low, high;
-} icm__pathset_hash;
-icm__pathset_hash icm__pathset_hash_key(const void *key, size_t len);
-/* A location's hash as icm__pathset_add and _contains use it (the hash of its
- * icm__location_key), for a caller that looks one location up in several sets: key it once.
- * Returns 0 or ICM_ENOMEM. */
-int icm__pathset_location_hash(const char *location, icm__pathset_hash *out);
-void icm__pathset_prefetch(const icm__pathset *set, icm__pathset_hash h);
-/* Returns 0 or ICM_ENOMEM; *added (may be NULL) tells whether it was new. */
-int icm__pathset_add_hash(icm__pathset *set, icm__pathset_hash h, bool *added);
-bool icm__pathset_contains_hash(const icm__pathset *set, icm__pathset_hash h);
-/* Marks: two bits per key a caller may set and read (they travel with the key when the set
- * grows; a new key has none). The orphan sweep marks which referenced files it expects the
- * listing to show and which the listing showed, so one pass over the set afterwards counts
- * the files it did not show. icm__pathset_mark_hash ORs `marks` into h's slot and tells
- * whether h is in the set; icm__pathset_marks_hash gives h's marks (0 when absent);
- * icm__pathset_count_marks counts the keys whose marks, masked with `mask`, equal `want`. */
-#define ICM__PATHSET_MARK_A 1u
-#define ICM__PATHSET_MARK_B 2u
-#define ICM__PATHSET_MARKS_ALL 3u
-bool icm__pathset_mark_hash(icm__pathset *set, icm__pathset_hash h, unsigned marks);
-unsigned icm__pathset_marks_hash(const icm__pathset *set, icm__pathset_hash h);
-size_t icm__pathset_count_marks(const icm__pathset *set, unsigned mask, unsigned want);
+#include "maint/pathset.h"
 
 /* ---- what a walk reaches ---- */
 

@@ -1,6 +1,6 @@
 /*
  * maint/manifest_ahead.h: manifest lists and manifests read ahead on a second thread, used in
- * order on the calling thread (internal; the reachability walk's engine, keepset.c).
+ * order on the calling thread (internal; the reachability walk's engine, reach_walk.c).
  *
  * Both work on a sequence known in advance, in order, at most a few files ahead of the caller
  * (util/ahead.h), so memory does not grow with the number of files. Files are started in the

@@ -113,7 +113,7 @@ const char *icm__manifest_list_schema_json(int format_version);
 int icm__manifest_entry_schema_json(icm__buf *out, int format_version,
                                     const char *partition_schema_json);
 
-/* ---- reading many files with one schema cache (maint/keepset.c) ----
+/* ---- reading many files with one schema cache (maint/reach_walk.c) ----
  * The public readers and read helpers with an Avro schema cache (NULL = none): the same
  * results and errors, without re-parsing a schema text already seen. */
 int icm__manifest_list_reader_open_cached(icm_manifest_list_reader **out, const void *data,

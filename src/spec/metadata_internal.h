@@ -71,6 +71,8 @@ void icm__json_use_icm_allocator(void);
  */
 int icm__md_views_build(icm__md_views *out, json_t *doc, const char *location);
 void icm__md_views_dispose(icm__md_views *v);
+/* The snapshot with this id, by binary search in snapshot_order; NULL when there is none. */
+const icm_snapshot *icm__md_views_find_snapshot(const icm__md_views *v, int64_t id);
 
 /*
  * Wrap a document in a new metadata object: takes the reference `doc_take` (released on any

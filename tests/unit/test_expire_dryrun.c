@@ -2,9 +2,9 @@
  * tests/unit/test_expire_dryrun.c: a dry run cannot delete, and plans exactly what a real run
  * deletes.
  *
- *  - Structure: the planning objects (keepset.c, manifest_ahead.c, expire_plan.c,
- *    expire_metadata.c) reference no FileIO call that creates, writes or deletes, and no commit
- *    (checked with `nm -u` on the object files in the build tree; expire.c, which does delete,
+ *  - Structure: the planning objects (keepset.c, pathset.c, reach_walk.c, list_row_guess.c,
+ *    table_files.c, manifest_ahead.c, expire_plan.c, expire_metadata.c) reference no FileIO
+ *    call that creates, writes or deletes, and no commit (checked with `nm -u` on the object files in the build tree; expire.c, which does delete,
  *    is the positive control).
  *  - Behaviour: a dry run through a fault-injecting FileIO performs zero write and delete
  *    operations, leaves the metadata unchanged, and its plan equals the set a real run then
@@ -81,8 +81,9 @@ static void test_planning_objects_cannot_delete(void **state)
     free(syms);
     free(exec);
 
-    const char *planning[] = {"keepset.c", "manifest_ahead.c", "expire_plan.c",
-                              "expire_metadata.c"};
+    const char *planning[] = {"keepset.c",     "pathset.c",       "reach_walk.c",
+                              "list_row_guess.c", "table_files.c", "manifest_ahead.c",
+                              "expire_plan.c", "expire_metadata.c"};
     for (size_t i = 0; i < sizeof planning / sizeof planning[0]; i++) {
         char *obj = object_path(planning[i]);
         syms = undefined_symbols(obj);

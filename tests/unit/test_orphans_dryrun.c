@@ -26,6 +26,8 @@ static void test_planning_code_cannot_delete(void **state)
                                             "icm_fileio_delete_existing", NULL};
     static const char *const planners[] = {"orphans_plan.c.o", "orphans_keys.c.o",
                                            "list_ahead.c.o", "keepset.c.o",
+                                           "pathset.c.o", "reach_walk.c.o",
+                                           "list_row_guess.c.o", "table_files.c.o",
                                            "site_checks.c.o", "expire_site.c.o",
                                            "other_format.c.o", NULL};
     for (size_t m = 0; planners[m] != NULL; m++) {

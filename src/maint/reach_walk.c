@@ -1,0 +1,583 @@
+/*
+ * maint/reach_walk.c: the reachability walk (keepset.h): which manifest lists, manifests, live
+ * entries and statistics files chosen snapshots reach, and the report of what could not be read.
+ *
+ * Read-only by construction: the only storage calls here are manifest-list and manifest reads.
+ *
+ * Unreadable files. A walk never stops at a manifest list or manifest it cannot read; it records
+ * the failure and goes on, so a caller sees every problem at once. What a failure means is the
+ * caller's decision. Expiry's rule (expire_plan.c): a retained manifest list that cannot be read
+ * hides which manifests and files it keeps, so no manifest, data file or delete file may be
+ * deleted; a retained manifest that cannot be read hides which files it keeps, so no data or
+ * delete file may be deleted.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "icemaint/manifest.h"
+#include "maint/keepset.h"
+#include "maint/list_row_guess.h"
+#include "maint/manifest_ahead.h"
+#include "manifest/manifest_internal.h"
+#include "util/location.h"
+#include "util/strset.h"
+#include "util/util.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* report                                                                                      */
+
+void icm__reach_report_dispose(icm__reach_report *report)
+{
+    if (report == NULL)
+        return;
+    for (size_t i = 0; i < report->failure_count; i++) {
+        icm__free(report->failures[i].location);
+        icm__free(report->failures[i].message);
+    }
+    icm__free(report->failures);
+    memset(report, 0, sizeof *report);
+}
+
+bool icm__reach_report_has_failure(const icm__reach_report *report, bool lists_only)
+{
+    for (size_t i = 0; i < report->failure_count; i++)
+        if (!lists_only || report->failures[i].is_manifest_list)
+            return true;
+    return false;
+}
+
+/* Record that `location` could not be read, with `message` (the read's last error). */
+static int record_failure(icm__reach_report *report, const char *location, bool is_list, int code,
+                          const char *message)
+{
+    icm__reach_failure *grown = icm__reallocarray(report->failures, report->failure_count + 1,
+                                                  sizeof *grown);
+    if (grown == NULL)
+        return ICM_ENOMEM;
+    report->failures = grown;
+    icm__reach_failure *f = &grown[report->failure_count];
+    f->location = icm__strdup(location);
+    f->message = icm__strdup(message);
+    f->is_manifest_list = is_list;
+    f->code = code;
+    if (f->location == NULL || f->message == NULL) {
+        icm__free(f->location);
+        icm__free(f->message);
+        return ICM_ENOMEM;
+    }
+    report->failure_count++;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* walk                                                                                        */
+
+/*
+ * A walk runs in two passes. The first decodes the chosen snapshots' manifest lists on this
+ * thread, while a second thread reads and inflates the next few lists ahead, and writes down,
+ * in order, what the walk reaches and reads: a file reached, a manifest list that could not be
+ * read, or "the entries of the next manifest to read". The second pass goes through those
+ * notes in order and hands each reached file to the callback, while the manifests whose
+ * entries are wanted are decoded ahead on a second thread (manifest_ahead.h). The callback sees
+ * exactly the files, in exactly the order, and the report gets exactly the failures, in the
+ * order, that reading everything on one thread in a single pass gives. Files are read in a
+ * fixed order: the lists in walk order, then the manifests in walk order.
+ */
+typedef enum note_kind {
+    NOTE_REACHED,      /* location was reached as `kind` */
+    NOTE_LIST_FAILURE, /* the manifest list `location` could not be read */
+    NOTE_ENTRIES       /* the live entries of the next manifest in walk.to_read */
+} note_kind;
+
+typedef struct note {
+    note_kind what;
+    icm__file_kind kind;
+    int code;           /* NOTE_LIST_FAILURE */
+    int64_t size_bytes;
+    int64_t snapshot_id;
+    char *location;     /* NOTE_REACHED, NOTE_LIST_FAILURE */
+    char *message;      /* NOTE_LIST_FAILURE */
+} note;
+
+typedef struct walk {
+    icm_fileio *io;
+    const icm_table_metadata *md;
+    const icm__reach_options *opts;
+    icm__reach_cb cb;
+    void *payload;
+    icm__reach_report *report;
+    /* Each unique manifest is handled once. A long history lists the same manifest in many
+     * manifest lists, so the common case is one exact lookup of the path as written; only a
+     * new spelling is normalised and looked up by its key (`file:/m` and `/m` are one
+     * manifest). Both sets are exact: a hash collision can never skip a manifest. */
+    icm__strset seen_written;
+    icm__strset seen_keys;
+    icm__row_order rows;                  /* guesses seen_written's answer from the list before */
+    icm__avro_schema_cache *schemas; /* one writer's schema is parsed once, not per file */
+    int format_version;           /* of the table: the fallback for files without a header */
+    icm__manifest_refs *collect;  /* NULL, or where unique manifests are remembered */
+    int64_t snapshot_id;          /* the snapshot being walked */
+    int stop_rc;                  /* a callback's stop value or ENOMEM: ends the walk */
+    note *notes;                  /* the first pass's notes, in walk order */
+    size_t n_notes, notes_cap;
+    icm__manifest_refs to_read;   /* manifests whose entries the second pass reads, in order */
+} walk;
+
+/* Hand a reached file to the callback. */
+static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
+{
+    icm__reached r = {location, kind, size_bytes, w->snapshot_id};
+    int rc = w->cb(&r, w->payload);
+    if (rc != 0)
+        w->stop_rc = rc;
+    return rc;
+}
+
+static note *add_note(walk *w, note_kind what)
+{
+    if (w->n_notes == w->notes_cap) {
+        size_t cap = w->notes_cap ? w->notes_cap * 2 : 64;
+        note *grown = icm__reallocarray(w->notes, cap, sizeof *grown);
+        if (grown == NULL) {
+            w->stop_rc = ICM_ENOMEM;
+            return NULL;
+        }
+        w->notes = grown;
+        w->notes_cap = cap;
+    }
+    note *n = &w->notes[w->n_notes++];
+    memset(n, 0, sizeof *n);
+    n->what = what;
+    n->snapshot_id = w->snapshot_id;
+    return n;
+}
+
+/* First pass: note a reached file for the second pass. */
+static int emit(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
+{
+    note *n = add_note(w, NOTE_REACHED);
+    if (n == NULL || (n->location = icm__strdup(location)) == NULL) {
+        w->stop_rc = ICM_ENOMEM;
+        return ICM_ENOMEM;
+    }
+    n->kind = kind;
+    n->size_bytes = size_bytes;
+    return 0;
+}
+
+static void notes_dispose(walk *w)
+{
+    for (size_t i = 0; i < w->n_notes; i++) {
+        icm__free(w->notes[i].location);
+        icm__free(w->notes[i].message);
+    }
+    icm__free(w->notes);
+    w->notes = NULL;
+    w->n_notes = w->notes_cap = 0;
+}
+
+/* What a read's result means for the walk: a stop (already set) or ENOMEM ends it (returns
+ * false, *rc the walk's result); 0 needs nothing; any other failure is to be recorded (returns
+ * true). */
+static bool read_failed(walk *w, int *rc)
+{
+    if (w->stop_rc != 0) {
+        *rc = w->stop_rc;
+        return false;
+    }
+    if (*rc == ICM_ENOMEM)
+        w->stop_rc = *rc;
+    return *rc != 0 && *rc != ICM_ENOMEM;
+}
+
+/* After a manifest read: record a failure with the calling thread's last error. */
+static int settle_manifest(walk *w, int rc, const char *location)
+{
+    if (!read_failed(w, &rc))
+        return rc;
+    int rrc = record_failure(w->report, location, false, rc, icm_error_last()->message);
+    if (rrc != 0)
+        w->stop_rc = rrc;
+    return rrc;
+}
+
+/* After a manifest-list read (first pass): note a failure, to be recorded in its place by the
+ * second pass. */
+static int settle_list(walk *w, int rc, const char *location)
+{
+    if (!read_failed(w, &rc))
+        return rc;
+    note *n = add_note(w, NOTE_LIST_FAILURE);
+    if (n == NULL || (n->location = icm__strdup(location)) == NULL ||
+        (n->message = icm__strdup(icm_error_last()->message)) == NULL) {
+        w->stop_rc = ICM_ENOMEM;
+        return ICM_ENOMEM;
+    }
+    n->code = rc;
+    return 0;
+}
+
+/* Whether this manifest's entries are to be read. */
+static int wants_entries(walk *w, const char *path, bool *out)
+{
+    *out = w->opts->read_entries;
+    if (!*out || w->opts->skip_entries_of == NULL)
+        return 0;
+    bool skip;
+    int rc = icm__pathset_contains(w->opts->skip_entries_of, path, &skip);
+    if (rc != 0)
+        return rc;
+    *out = !skip;
+    return 0;
+}
+
+void icm__manifest_refs_dispose(icm__manifest_refs *refs)
+{
+    if (refs == NULL)
+        return;
+    for (size_t i = 0; i < refs->len; i++)
+        icm__free((char *)refs->items[i].mf.manifest_path);
+    icm__free(refs->items);
+    memset(refs, 0, sizeof *refs);
+}
+
+/* Append a copy of a manifest's list entry (or, for an embedded v1 manifest, just its path),
+ * without the raw spans that point into the reader's buffers. */
+static int remember(walk *w, icm__manifest_refs *refs, const icm_manifest_file *mf,
+                    const char *path)
+{
+    if (refs->len == refs->cap) {
+        size_t cap = refs->cap ? refs->cap * 2 : 64;
+        icm__manifest_ref *grown = icm__reallocarray(refs->items, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        refs->items = grown;
+        refs->cap = cap;
+    }
+    icm__manifest_ref *r = &refs->items[refs->len];
+    memset(r, 0, sizeof *r);
+    if (mf != NULL)
+        r->mf = *mf;
+    r->mf.partitions = (icm_raw){NULL, 0};
+    r->mf.key_metadata = (icm_raw){NULL, 0};
+    char *copy = icm__strdup(path);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    r->mf.manifest_path = copy;
+    r->mf.manifest_path_len = strlen(copy);
+    r->embedded_v1 = mf == NULL;
+    r->snapshot_id = w->snapshot_id;
+    refs->len++;
+    return 0;
+}
+
+/* Report a manifest once (mf NULL for an embedded v1 manifest) and, on its first sighting,
+ * note that its entries are to be read when they are wanted. */
+static int sight_manifest(walk *w, const icm_manifest_file *mf, const char *path,
+                          int64_t size_bytes)
+{
+    bool first = false, new_spelling = false, read = false;
+    size_t plen = strlen(path), off;
+    int rc = icm__strset_put(&w->seen_written, path, plen, &new_spelling, &off);
+    if (rc == 0)
+        icm__rows_note(&w->rows, off, plen);
+    if (rc == 0 && new_spelling) {
+        char *key = NULL;
+        rc = icm__location_key(path, &key);
+        if (rc == 0)
+            rc = icm__strset_add(&w->seen_keys, key, strlen(key), &first);
+        icm__free(key);
+    }
+    if (rc == 0 && first && w->collect != NULL)
+        rc = remember(w, w->collect, mf, path);
+    if (rc == 0 && first)
+        rc = emit(w, path, ICM__FILE_MANIFEST, size_bytes);
+    if (rc == 0 && first)
+        rc = wants_entries(w, path, &read);
+    if (rc == 0 && read) {
+        rc = remember(w, &w->to_read, mf, path);
+        if (rc == 0 && add_note(w, NOTE_ENTRIES) == NULL)
+            rc = ICM_ENOMEM;
+    }
+    if (rc != 0)
+        w->stop_rc = rc;
+    return rc;
+}
+
+static int on_manifest_file(const icm_manifest_file *mf, void *payload)
+{
+    return sight_manifest(payload, mf, mf->manifest_path, mf->manifest_length);
+}
+
+/* Row filter of the manifest-list reads: a path already handled in the same spelling needs no
+ * decoding (on_manifest_file would ignore it). */
+static bool seen_as_written(const uint8_t *path, size_t len, void *payload)
+{
+    walk *w = payload;
+    if (icm__rows_guess(&w->rows, w->seen_written.arena, path, len))
+        return true;
+    size_t off;
+    if (!icm__strset_lookup(&w->seen_written, path, len, &off))
+        return false;
+    icm__rows_resync(&w->rows, off);
+    icm__rows_note(&w->rows, off, len);
+    return true;
+}
+
+/* Rows byte for byte those expected from the list before are claimed unread. */
+static size_t seen_as_bytes(const uint8_t *row, size_t avail, size_t max_rows,
+                            const void *schema, void *payload, size_t *rows)
+{
+    return icm__rows_guess_bytes(&((walk *)payload)->rows, row, avail, max_rows, schema, rows);
+}
+
+static void row_read(const uint8_t *row, size_t len, const void *schema, void *payload)
+{
+    icm__rows_note_bytes(&((walk *)payload)->rows, row, len, schema);
+}
+
+/* Manifest list i of the walk (read ahead by `lists`): its rows, in order. */
+static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *lists, size_t i)
+{
+    const icm__ahead_list *l = icm__lists_ahead_get(lists, i);
+    /* A list read whole has its size in hand (metadata records none for lists). */
+    int rc = emit(w, s->manifest_list, ICM__FILE_MANIFEST_LIST,
+                  l->rc == 0 && l->len <= INT64_MAX ? (int64_t)l->len : -1);
+    if (rc != 0) {
+        icm__lists_ahead_release(lists, i);
+        return rc;
+    }
+    icm_manifest_list_read_options lo = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
+    lo.format_version = w->format_version;
+    icm__list_row_filter f = {seen_as_written, seen_as_bytes, row_read, w};
+    rc = l->rc;
+    if (rc != 0) {
+        icm__rows_begin_list(&w->rows, NULL);
+        icm__lists_ahead_raise(lists, i);
+    } else {
+        /* The list's buffers stay with the walk until the next list has been compared with
+         * its rows (icm__row_order). */
+        icm__list_hold hold;
+        icm__lists_ahead_take(lists, i, &hold);
+        icm__rows_begin_list(&w->rows, &hold);
+        const icm__list_hold *h = &w->rows.cur_raw.hold;
+        rc = icm__manifest_list_read_data(h->data, h->len, &h->inflated, s->manifest_list, &lo,
+                                          w->schemas, &f, on_manifest_file, w);
+    }
+    w->report->manifest_lists_read++;
+    rc = settle_list(w, rc, s->manifest_list);
+    icm__lists_ahead_release(lists, i);
+    return rc;
+}
+
+/* v1 snapshots may list their manifests inline instead of in a manifest list. */
+static int walk_embedded(walk *w, const icm_snapshot *s)
+{
+    icm__rows_begin_list(&w->rows, NULL);
+    for (size_t k = 0; k < s->manifest_count; k++) {
+        int rc = sight_manifest(w, NULL, s->manifests[k], -1);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Second pass, one manifest: its live entries to the callback, then its read failure, if any,
+ * to the report (as a single pass reports them: entries decoded before the failure first). */
+static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
+{
+    const icm__manifest_ref *r = &w->to_read.items[i];
+    const icm__ahead_manifest *m = icm__manifest_ahead_get(ahead, i);
+    w->snapshot_id = r->snapshot_id;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < m->count; k++)
+        rc = deliver(w, m->locations + m->entries[k].location_offset, m->entries[k].kind,
+                     m->entries[k].size_bytes);
+    w->report->entries_read += m->entries_read;
+    w->report->manifests_read++;
+    if (rc == 0 && m->rc != 0)
+        icm__manifest_ahead_raise(ahead, i);
+    if (rc == 0)
+        rc = settle_manifest(w, m->rc, r->mf.manifest_path);
+    icm__manifest_ahead_release(ahead, i);
+    return rc;
+}
+
+/* The live entries the manifest lists announce for these manifests (0 where not given). */
+static size_t announced_entries(const icm__manifest_refs *refs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < refs->len; i++) {
+        const icm_manifest_file *mf = &refs->items[i].mf;
+        if (mf->has_added_files_count && mf->added_files_count > 0)
+            n += (size_t)mf->added_files_count;
+        if (mf->has_existing_files_count && mf->existing_files_count > 0)
+            n += (size_t)mf->existing_files_count;
+        if (n > ((size_t)1 << 40) / 2)
+            break; /* (two int32 counts per manifest never overflow from here) */
+    }
+    return n;
+}
+
+/* Second pass: the notes in order, with the manifests decoded ahead. */
+static int deliver_notes(walk *w)
+{
+    icm__manifest_ahead *ahead = NULL;
+    int rc = icm__manifest_ahead_start(&ahead, w->io, w->format_version, w->schemas,
+                                       w->to_read.items, w->to_read.len, NULL, NULL);
+    size_t next = 0;
+    for (size_t i = 0; rc == 0 && i < w->n_notes; i++) {
+        const note *n = &w->notes[i];
+        w->snapshot_id = n->snapshot_id;
+        switch (n->what) {
+        case NOTE_REACHED:
+            rc = deliver(w, n->location, n->kind, n->size_bytes);
+            break;
+        case NOTE_LIST_FAILURE:
+            rc = record_failure(w->report, n->location, true, n->code, n->message);
+            break;
+        case NOTE_ENTRIES:
+            rc = deliver_entries(w, ahead, next++);
+            break;
+        }
+    }
+    icm__manifest_ahead_finish(ahead);
+    return rc;
+}
+
+/* A sorted copy of the chosen ids makes `chosen` cheap for large explicit sets. */
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool chosen_sorted(const int64_t *ids, size_t n, int64_t id)
+{
+    return ids == NULL || bsearch(&id, ids, n, sizeof *ids, cmp_i64) != NULL;
+}
+
+static int walk_statistics(walk *w)
+{
+    size_t n = icm_table_metadata_statistics_count(w->md);
+    for (size_t i = 0; i < n; i++) {
+        const icm_statistics_file *f = icm_table_metadata_statistics_at(w->md, i);
+        if (!chosen_sorted(w->opts->snapshot_ids, w->opts->snapshot_id_count, f->snapshot_id))
+            continue;
+        w->snapshot_id = f->snapshot_id;
+        int rc = deliver(w, f->path,
+                         f->partition_statistics ? ICM__FILE_PARTITION_STATISTICS
+                                                 : ICM__FILE_STATISTICS,
+                         f->file_size_in_bytes);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int icm__reach_walk(icm_fileio *io, const icm_table_metadata *md, const icm__reach_options *opts,
+                    icm__reach_cb cb, void *payload, icm__reach_report *report)
+{
+    return icm__reach_walk_collect(io, md, opts, NULL, cb, payload, report);
+}
+
+int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
+                            const icm__reach_options *opts, icm__manifest_refs *collect,
+                            icm__reach_cb cb, void *payload, icm__reach_report *report)
+{
+    memset(report, 0, sizeof *report);
+    int64_t *ids = NULL;
+    icm__reach_options local = *opts;
+    if (opts->snapshot_ids != NULL) {
+        ids = icm__calloc(opts->snapshot_id_count ? opts->snapshot_id_count : 1, sizeof *ids);
+        if (ids == NULL)
+            return ICM_ENOMEM;
+        memcpy(ids, opts->snapshot_ids, opts->snapshot_id_count * sizeof *ids);
+        qsort(ids, opts->snapshot_id_count, sizeof *ids, cmp_i64);
+        local.snapshot_ids = ids;
+    }
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.io = io;
+    w.md = md;
+    w.opts = &local;
+    w.cb = cb;
+    w.payload = payload;
+    w.report = report;
+    w.format_version = icm_table_metadata_format_version(md);
+    w.collect = collect;
+    int rc = icm__avro_schema_cache_new(&w.schemas);
+    /* The chosen snapshots' manifest lists, in walk order, are read ahead. */
+    size_t n = icm_table_metadata_snapshot_count(md), n_lists = 0;
+    const char **lists = rc == 0 ? icm__calloc(n ? n : 1, sizeof *lists) : NULL;
+    if (rc == 0 && lists == NULL)
+        rc = ICM_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const icm_snapshot *s = icm_table_metadata_snapshot_at(md, i);
+        if (s->manifest_list != NULL && chosen_sorted(ids, local.snapshot_id_count, s->snapshot_id))
+            lists[n_lists++] = s->manifest_list;
+    }
+    icm__lists_ahead *ahead = NULL;
+    if (rc == 0)
+        rc = icm__lists_ahead_start(&ahead, io, lists, n_lists);
+    for (size_t i = 0, k = 0; rc == 0 && i < n; i++) {
+        const icm_snapshot *s = icm_table_metadata_snapshot_at(md, i);
+        if (!chosen_sorted(ids, local.snapshot_id_count, s->snapshot_id))
+            continue;
+        w.snapshot_id = s->snapshot_id;
+        rc = s->manifest_list != NULL ? walk_manifest_list(&w, s, ahead, k++)
+                                      : walk_embedded(&w, s);
+    }
+    icm__lists_ahead_finish(ahead);
+    icm__free(lists);
+    if (rc == 0 && local.expect_entries != NULL)
+        local.expect_entries(announced_entries(&w.to_read), payload);
+    if (rc == 0)
+        rc = deliver_notes(&w);
+    if (rc == 0 && local.statistics)
+        rc = walk_statistics(&w);
+    notes_dispose(&w);
+    icm__manifest_refs_dispose(&w.to_read);
+    icm__strset_dispose(&w.seen_written);
+    icm__strset_dispose(&w.seen_keys);
+    icm__rows_dispose(&w.rows);
+    icm__avro_schema_cache_free(w.schemas);
+    icm__free(ids);
+    return rc;
+}
+
+int icm__reach_entries(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
+                       icm__reach_cb cb, void *payload, icm__reach_report *report)
+{
+    return icm__reach_entries_filtered(io, format_version, refs, NULL, NULL, cb, payload,
+                                       report);
+}
+
+int icm__reach_entries_filtered(icm_fileio *io, int format_version,
+                                const icm__manifest_refs *refs, icm__entry_filter filter,
+                                const void *filter_ctx, icm__reach_cb cb, void *payload,
+                                icm__reach_report *report)
+{
+    memset(report, 0, sizeof *report);
+    icm__reach_options none = {NULL, 0, true, NULL, false, NULL};
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.io = io;
+    w.opts = &none;
+    w.cb = cb;
+    w.payload = payload;
+    w.report = report;
+    w.format_version = format_version;
+    w.to_read = *refs; /* borrowed: never disposed here */
+    icm__manifest_ahead *ahead = NULL;
+    int rc = icm__avro_schema_cache_new(&w.schemas);
+    if (rc == 0)
+        rc = icm__manifest_ahead_start(&ahead, io, format_version, w.schemas, refs->items,
+                                       refs->len, filter, filter_ctx);
+    for (size_t i = 0; rc == 0 && i < refs->len; i++)
+        rc = deliver_entries(&w, ahead, i);
+    icm__manifest_ahead_finish(ahead);
+    icm__avro_schema_cache_free(w.schemas);
+    return rc;
+}
