@@ -334,6 +334,17 @@ bool icm__location_id_within(const char *key, size_t n, const char *dir, size_t 
     return n >= dn && memcmp(key, dir, dn) == 0 && (n == dn || key[dn] == '/');
 }
 
+int icm_location_identity(const char *location, char **out)
+{
+    if (out == NULL)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL, "NULL output");
+    *out = NULL;
+    if (location == NULL || location[0] == '\0')
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL, "empty location");
+    int rc = icm__location_key(location, out);
+    return rc == 0 ? 0 : icm__error_oom();
+}
+
 int icm__location_key(const char *loc, char **out)
 {
     *out = icm__malloc(strlen(loc) + 1);

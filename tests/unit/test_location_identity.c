@@ -906,6 +906,31 @@ static void test_local_identity_matches_file_system(void **state)
     free(root);
 }
 
+/* The public face of the identity (the CLI's `files --all` lists one row per identity). */
+static void test_public_identity(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"file:///t//x/", "/t/x"},        {"file://localhost/t/a/../x", "/t/x"},
+        {"/t/./x", "/t/x"},               {"S3://b/t//x", "s3://b/t//x"},
+        {"s3a://b/t/x", "s3a://b/t/x"},   {"s3://b/a%20b/../x", "s3://b/a%20b/../x"},
+        {"data/./x", "data/x"},           {"file://host/t/x", "file://host/t/x"},
+    };
+    for (size_t i = 0; i < ICM__ARRAY_LEN(cases); i++) {
+        char *out = NULL;
+        icmt_ok(icm_location_identity(cases[i].in, &out));
+        assert_string_equal(out, cases[i].want);
+        icm_free(out);
+    }
+    char *out = (char *)"x";
+    assert_int_equal(icm_location_identity("", &out), ICM_EINVALID);
+    assert_null(out);
+    assert_int_equal(icm_location_identity(NULL, &out), ICM_EINVALID);
+    assert_int_equal(icm_location_identity("/t", NULL), ICM_EINVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -917,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_within),
         cmocka_unit_test(test_bytes_are_identity),
         cmocka_unit_test(test_local_identity_matches_file_system),
+        cmocka_unit_test(test_public_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
