@@ -1,6 +1,7 @@
 /*
- * util/location.c: classify, normalise, compare and join table-file locations (see
- * util/location.h for the rules), and the public icm_location_local_path().
+ * util/location.c: the guards on table-file locations, joining, and the public
+ * icm_location_local_path() (see util/location.h for the rules; the parser they use is
+ * util/location_id.c's).
  *
  * Comparisons never allocate and never consult the filesystem: they must give the same answer
  * for a location whether or not the file exists, and must not be fooled by symlinks or the

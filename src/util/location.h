@@ -1,5 +1,7 @@
 /*
- * util/location.h: internal helpers to compare, normalise and join table-file locations.
+ * util/location.h: the guards on table-file locations ("inside", "equal"), and joining.
+ * Parsing and the identity of a location ("same object") are util/location_id.h's; these build
+ * on its parser.
  *
  * These functions guard "never delete outside the table location", so their rules are strict and
  * conservative. Two families of locations exist:
@@ -14,9 +16,12 @@
  * a `.` or `..` segment is never "inside" that prefix: `/t/../x` resolves outside `/t` on a
  * filesystem (and an HTTP client may collapse it too), so refusing is the only safe answer.
  *
- * These are the guards: they answer "inside" or "equal" only where every reader agrees, and are
- * never true where the identity (util/location_id.h, the one rule for "same object") says the
- * two are different places; the identity is the coarser relation keep sets use.
+ * The guards answer "inside" or "equal" only where every reader agrees, so they are never true
+ * where the identity (util/location_id.h) says otherwise: strip_prefix(p, dir) implies the
+ * identity of p is within the identity of dir, and equal(a, b) that each is within the other
+ * (tests/unit/test_location_identity.c). The identity is the coarser relation the keep sets use
+ * (a coarser keep set keeps more); the guards the stricter one deletes are checked against (a
+ * stricter guard refuses more).
  *
  * None of these functions allocate except _fs_path and _join.
  */
