@@ -18,8 +18,9 @@
  *  - No percent-decoding anywhere: the bytes are the identity. Iceberg records locations as the
  *    strings writers produced and the FileIOs send them as they are (S3FileIO and PyIceberg
  *    put `a%20b` in the request as the key `a%20b`), so `a%20b` and `a b` are two objects.
- *    Decoding would equate two objects: a guard could call `t%2F..%2Fx` a file inside `t`,
- *    and a lookup (the in-memory FileIO, a transaction's file list) could find the wrong one.
+ *    Decoding would make two objects one: where equality picks a file to act on (a
+ *    transaction's owned files, the in-memory FileIO) the wrong one could be deleted, and a
+ *    guard reading `t/a%2F..%2F..%2Fx` as `t/a/../../x` would disagree with the store.
  *
  * Two refinements, each only ever coarser (more spellings equal), and asked for by name:
  *  - ICM__LOCATION_ID_S3_ALIASES: `s3a` and `s3n` are `s3` (Hadoop's S3A/S3N connectors and
@@ -31,7 +32,8 @@
  *    Hadoop reads `t//x` at `t/x`, so either listed spelling must be kept.
  * A coarser identity in a keep set can only keep a file nobody references; never delete one
  * that is referenced. ICM__LOCATION_ID_KEEP (no refinement) is what expiry's keep set, the
- * transactions and the in-memory FileIO use.
+ * transactions, the in-memory FileIO and the CLI (public icm_location_identity) use; it leaves
+ * `s3a` apart from `s3` as those always have (tests/unit/test_keepset.c pins it).
  *
  * Relation to the guards (util/location.h): icm__location_strip_prefix / _equal answer "inside"
  * or "equal" only for spellings every reader agrees on (no dot segment below the place, scheme
@@ -39,7 +41,8 @@
  * implies icm__location_id_within(key(p), key(dir)). tests/unit/test_location_identity.c checks
  * that, and where the identity differs from the rules it replaced.
  *
- * Nothing here allocates except icm__location_key and icm__location_id_equal's long-key path.
+ * Nothing here allocates except icm__location_key, icm_location_identity and
+ * icm__location_id_equal's long-key path.
  */
 #ifndef ICM_UTIL_LOCATION_ID_H
 #define ICM_UTIL_LOCATION_ID_H
