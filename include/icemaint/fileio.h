@@ -327,6 +327,21 @@ ICM_EXTERN(bool) icm_location_local_path(const char *location, char **out);
  */
 ICM_EXTERN(int) icm_location_canonical(const char *location, char **out);
 
+/**
+ * The identity of a location: a byte string that is the same for two locations exactly when
+ * they name the same object (issue #17; the rule every keep set, the orphan sweep, the
+ * transactions and the in-memory FileIO use). Pure spelling, no I/O:
+ *  - local (`/p`, `file:/p`, `file:///p`, `file://localhost/p`, relative paths): the path with
+ *    repeated and trailing slashes dropped and `.`/`..` resolved lexically (as the kernel does
+ *    where there are no symbolic links; icm_fileio_resolve follows links); a relative path
+ *    stays relative and never equals an absolute one;
+ *  - object stores: the scheme in lower case, then the exact bytes (no slash collapsing, no
+ *    dot-segment resolution, no percent-decoding: `a%20b` and `a b` are two keys).
+ * @param[out] out new string (icm_free); NULL on error.
+ * @return 0; ICM_EINVALID (NULL or empty location); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_location_identity(const char *location, char **out);
+
 ICM_END_DECL
 
 #endif /* ICEMAINT_FILEIO_H */

@@ -77,16 +77,6 @@ const char *icm__basename(const char *location)
     return slash != NULL ? slash + 1 : location;
 }
 
-char *icm__path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir);
-    while (n > 0 && dir[n - 1] == '/')
-        n--;
-    while (*name == '/')
-        name++;
-    return icm__sprintf("%.*s/%s", (int)n, dir, name);
-}
-
 int icm__ident_parse(const char *identifier, char **out_ns, char **out_name)
 {
     *out_ns = NULL;
@@ -196,7 +186,7 @@ static char *metadata_dir(const icm_table_metadata *md)
             n--;
         return icm__strndup(custom, n);
     }
-    return icm__path_join(icm_table_metadata_location(md), "metadata");
+    return icm__location_join(icm_table_metadata_location(md), "metadata");
 }
 
 int icm_catalog_write_metadata_file(icm_fileio *io, const char *base_location,

@@ -129,7 +129,4 @@ const char *icm__basename(const char *location);
 /* `uri` for messages, with the password of `scheme://user:password@host` shown as "***". */
 void icm__redact_uri(const char *uri, char *buf, size_t size);
 
-/* Join a location and a relative name with exactly one '/' (new string). */
-char *icm__path_join(const char *dir, const char *name);
-
 #endif

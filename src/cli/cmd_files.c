@@ -47,7 +47,7 @@ typedef struct files_ctx {
     icm_manifest_read_options read_opts;
     bool all;                      /* read each manifest once across snapshots */
     icm_cli_strset manifests_seen;
-    icm_cli_strset files_seen;     /* path -> row index */
+    icm_cli_strset files_seen;     /* path's identity -> row index */
     icm_cli_strset vectors_seen;   /* "<offset>:<path>" of each deletion vector listed */
     size_t nrows;
     size_t *vector_counts;         /* per row: deletion vectors in that file */
@@ -112,26 +112,53 @@ static void add_text_row(files_ctx *ctx, const icm_data_file *f, int kind)
         ctx->ok = false;
 }
 
+/* Add the identity of `location` to `set` (icm_location_identity: `/t/x`, `file:///t/x` and
+ * `/t/a/../x` are one file, listed once however its references spell it). Returns
+ * icm_cli_strset_add's answer; -1 also when there is no memory for the identity. */
+static int add_identity(icm_cli_strset *set, const char *location, size_t value,
+                        size_t *existing)
+{
+    char *id = NULL;
+    int rc = icm_location_identity(location, &id);
+    if (rc == ICM_ENOMEM)
+        return -1;
+    int added = icm_cli_strset_add(set, rc == 0 ? id : location, value, existing);
+    icm_free(id); /* (an empty location has no identity: it stands for itself) */
+    return added;
+}
+
 /* Is this deletion vector new? A Puffin file holds several, told apart by their offset (or,
  * without one, by the data file they apply to); with --all the same vector comes back from
  * every snapshot that keeps it. Returns 1, 0, or -1 on allocation failure. */
 static int first_vector(files_ctx *ctx, const icm_data_file *f)
 {
-    char *key;
-    if (f->has_content_offset)
-        key = malloc(strlen(f->file_path) + 24);
-    else
-        key = malloc(strlen(f->file_path) +
-                     (f->referenced_data_file ? strlen(f->referenced_data_file) : 0) + 3);
-    if (key == NULL)
+    /* both files by their identity, so two spellings of one vector are one */
+    char *file = NULL, *ref = NULL, *key = NULL;
+    int rc = icm_location_identity(f->file_path, &file);
+    int rc_ref = 0;
+    if (!f->has_content_offset && f->referenced_data_file != NULL)
+        rc_ref = icm_location_identity(f->referenced_data_file, &ref);
+    if (rc == ICM_ENOMEM || rc_ref == ICM_ENOMEM) {
+        icm_free(file);
+        icm_free(ref);
         return -1;
+    }
+    const char *fp = file != NULL ? file : f->file_path; /* "" stands for itself */
     if (f->has_content_offset)
-        sprintf(key, "%" PRId64 ":%s", f->content_offset, f->file_path);
+        key = malloc(strlen(fp) + 24);
     else
-        sprintf(key, "-:%s:%s", f->file_path,
-                f->referenced_data_file ? f->referenced_data_file : "");
-    int added = icm_cli_strset_add(&ctx->vectors_seen, key, 0, NULL);
+        key = malloc(strlen(fp) + (ref != NULL ? strlen(ref) : 0) + 3);
+    int added = -1;
+    if (key != NULL) {
+        if (f->has_content_offset)
+            sprintf(key, "%" PRId64 ":%s", f->content_offset, fp);
+        else
+            sprintf(key, "-:%s:%s", fp, ref != NULL ? ref : "");
+        added = icm_cli_strset_add(&ctx->vectors_seen, key, 0, NULL);
+    }
     free(key);
+    icm_free(file);
+    icm_free(ref);
     return added;
 }
 
@@ -210,7 +237,7 @@ static int on_entry(const icm_manifest_entry *e, void *payload)
         }
     }
     size_t row = 0;
-    int added = icm_cli_strset_add(&ctx->files_seen, f->file_path, ctx->nrows, &row);
+    int added = add_identity(&ctx->files_seen, f->file_path, ctx->nrows, &row);
     if (added < 0) {
         ctx->ok = false;
         return ICM_EUSER;
@@ -238,7 +265,7 @@ static int first_visit(files_ctx *ctx, const char *manifest_path)
 {
     if (!ctx->all)
         return 1;
-    int added = icm_cli_strset_add(&ctx->manifests_seen, manifest_path, 0, NULL);
+    int added = add_identity(&ctx->manifests_seen, manifest_path, 0, NULL);
     if (added < 0)
         ctx->ok = false;
     return added;

@@ -42,7 +42,7 @@ static int to_path(const char *location, char **path)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EUNSUPPORTED, location,
                               "not a local file location (the local FileIO handles `/p`, "
                               "`file:/p`, `file:///p` and relative paths)");
-    return icm__location_normalize(location, path);
+    return icm__location_fs_path(location, path);
 }
 
 static int64_t mtime_ms_of(const struct stat *st)

@@ -1,8 +1,9 @@
 /*
  * io/mem.c: the in-memory FileIO back end used by tests.
  *
- * Objects live in an array sorted by normalised location (icm__location_normalize), so `/p`,
- * `file:///p` and `//p` are one object while object-store keys stay exact. A mutex guards the
+ * Objects live in an array sorted by their identity key (icm__location_key, util/location_id.h),
+ * so `/p`, `file:///p`, `//p` and `/q/../p` are one object, as on a file system without links,
+ * while object-store keys stay exact bytes. A mutex guards the
  * array; it is never held while a listing callback runs, so callbacks may call back into the
  * store (delete what they see, for example). Listing resumes after the last key it reported,
  * which keeps it correct when the callback changes the store, like an object-store listing
@@ -16,7 +17,7 @@
 #include "util/util.h"
 
 typedef struct mem_object {
-    char *key;  /* normalised location */
+    char *key;  /* identity key (icm__location_key) */
     char *data; /* len bytes plus a NUL, so reads can hand out a terminated copy cheaply */
     size_t len;
     int64_t mtime_ms;
@@ -85,7 +86,7 @@ static int mem_read(icm_fileio *io, const char *location, char **out, size_t *ou
 {
     mem_fileio *m = (mem_fileio *)io;
     char *key;
-    int rc = icm__location_normalize(location, &key);
+    int rc = icm__location_key(location, &key);
     if (rc < 0)
         return rc;
     pthread_mutex_lock(&m->lock);
@@ -107,7 +108,7 @@ static int mem_read_range(icm_fileio *io, const char *location, int64_t offset, 
 {
     mem_fileio *m = (mem_fileio *)io;
     char *key;
-    int rc = icm__location_normalize(location, &key);
+    int rc = icm__location_key(location, &key);
     if (rc < 0)
         return rc;
     pthread_mutex_lock(&m->lock);
@@ -150,7 +151,7 @@ static int mem_write(mem_fileio *m, const char *location, const void *data, size
                      bool replace)
 {
     char *key = NULL;
-    int rc = icm__location_normalize(location, &key);
+    int rc = icm__location_key(location, &key);
     if (rc < 0)
         return rc;
     /* Copy before locking: the store changes all at once or not at all. */
@@ -198,7 +199,7 @@ static int mem_remove(icm_fileio *io, const char *location)
 {
     mem_fileio *m = (mem_fileio *)io;
     char *key;
-    int rc = icm__location_normalize(location, &key);
+    int rc = icm__location_key(location, &key);
     if (rc < 0)
         return rc;
     mem_object gone = {NULL, NULL, 0, 0};
@@ -222,7 +223,7 @@ static int mem_stat(icm_fileio *io, const char *location, icm_file_info *out)
 {
     mem_fileio *m = (mem_fileio *)io;
     char *key;
-    int rc = icm__location_normalize(location, &key);
+    int rc = icm__location_key(location, &key);
     if (rc < 0)
         return rc;
     pthread_mutex_lock(&m->lock);
@@ -239,12 +240,12 @@ static int mem_stat(icm_fileio *io, const char *location, icm_file_info *out)
     return rc;
 }
 
-/* Key prefix that every object strictly below `prefix` starts with: the normalised prefix
+/* Key prefix that every object strictly below `prefix` starts with: the prefix's identity key
  * without trailing slashes, plus one '/'. */
 static int list_key_prefix(const char *prefix, char **out)
 {
     char *norm;
-    int rc = icm__location_normalize(prefix, &norm);
+    int rc = icm__location_key(prefix, &norm);
     if (rc < 0)
         return rc;
     size_t n = icm__location_trim_len(norm);

@@ -233,7 +233,7 @@ static int real_file(catalog_hold *c, const char *path, char **out)
     if (local == NULL || local[0] != '/')
         return icm__place_real(c->io, path, out); /* an object store's: by its back end */
     char *dir = NULL;
-    if (icm__location_normalize(path, &dir) != 0)
+    if (icm__location_fs_path(path, &dir) != 0)
         return ICM_ENOMEM;
     char *slash = strrchr(dir, '/');
     if (slash == NULL || slash == dir || slash[1] == '\0') {

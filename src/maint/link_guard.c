@@ -23,7 +23,7 @@ int icm__link_guard_init(icm__link_guard *g, icm_fileio *io, const char *const *
         g->n_roots++;
         if (icm__location_local_part(roots[i]) == NULL)
             continue; /* an object store: no links */
-        if (icm__location_normalize(roots[i], &g->root[i]) != 0)
+        if (icm__location_fs_path(roots[i], &g->root[i]) != 0)
             return ICM_ENOMEM;
         g->real_rc[i] = icm_fileio_resolve(io, g->root[i], &g->real[i]);
         if (g->real_rc[i] == ICM_ENOMEM)
@@ -136,7 +136,7 @@ int icm__link_guard_check(const icm__link_guard *g, icm__link_cache *c, const ch
     if (icm__location_local_part(location) == NULL)
         return 0; /* an object store: no links */
     char *dir = NULL;
-    if (icm__location_normalize(location, &dir) != 0)
+    if (icm__location_fs_path(location, &dir) != 0)
         return ICM_ENOMEM;
     if (folder_of(dir) == NULL) {
         icm__free(dir);

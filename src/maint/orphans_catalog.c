@@ -385,7 +385,7 @@ static int local_file_of(icm_fileio *io, const char *location, char **out)
         icm_error_clear(); /* not a path map: the name is where the file is */
     const char *name = mapped != NULL ? mapped : location;
     if (icm__location_local_part(name) != NULL)
-        rc = icm__location_normalize(name, out);
+        rc = icm__location_fs_path(name, out);
     else
         rc = 0;
     icm_free(mapped);

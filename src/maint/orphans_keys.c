@@ -2,14 +2,13 @@
  * maint/orphans_keys.c: path identity for the orphan sweep — how a referenced location and a
  * listed location are compared (orphans_internal.h, reference semantics §2.3).
  *
- * A location is split into scheme, authority and path:
- *  - local forms (`/p`, `file:/p`, `file:///p`, `file://localhost/p`, relative paths) are scheme
- *    "file", no authority, and their filesystem path: one file however it is spelled;
- *  - any other URI `scheme://authority/path` keeps its path bytes exactly (no percent-decoding,
- *    no dot-segment resolution, no case folding).
- * Repeated slashes in the path are collapsed and a trailing slash dropped, as Hadoop's Path does
- * in Java. That may make two distinct object keys (`t//x`, `t/x`) one key, which can only keep a
- * file that is not referenced, never delete one that is.
+ * A location is split by the one location parser (icm__location_split, util/location_id.h)
+ * into scheme, authority and path, and the path keyed by the one identity
+ * (icm__location_id_path_write) with ICM__LOCATION_ID_HADOOP_SLASHES: local forms are their
+ * file system path (dot segments resolved), object keys their exact bytes but for repeated and
+ * trailing slashes, which Hadoop's Path drops in Java's DeleteOrphanFiles. That may make two
+ * distinct object keys (`t//x`, `t/x`) one key, which can only keep a file that is not
+ * referenced, never delete one that is.
  *
  * The keep set stores hash(origin index, path), where an origin is a distinct referenced
  * (scheme, authority) pair after the equal-schemes / equal-authorities maps. Tables reference
@@ -26,11 +25,6 @@
 static char lower(char c)
 {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-}
-
-static bool is_alpha(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -166,66 +160,20 @@ static const char *map_apply(const icm__equal_map *m, const char *name)
 /* ------------------------------------------------------------------------------------------ */
 /* splitting                                                                                   */
 
-typedef struct parts {
-    const char *scheme;
-    size_t scheme_len;
-    const char *authority;
-    size_t authority_len;
-    const char *path;  /* rest of the string */
-    bool local;        /* a local form: its path is a file system path */
-} parts;
-
-/* Length of the RFC 3986 scheme (without ':'), 0 when none. */
-static size_t scheme_len(const char *loc)
-{
-    if (!is_alpha(loc[0]))
-        return 0;
-    size_t i = 1;
-    while (is_alpha(loc[i]) || (loc[i] >= '0' && loc[i] <= '9') || loc[i] == '+' ||
-           loc[i] == '-' || loc[i] == '.')
-        i++;
-    return loc[i] == ':' ? i : 0;
-}
+typedef icm__location_parts parts;
 
 static void split(const char *loc, parts *p)
 {
-    const char *local = icm__location_local_part(loc);
-    size_t slen = local == NULL ? scheme_len(loc) : 0;
-    if (local != NULL || slen == 0) {
-        /* Local in every spelling (or something without a scheme): one file system. */
-        p->scheme = "file";
-        p->scheme_len = 4;
-        p->authority = "";
-        p->authority_len = 0;
-        p->path = local != NULL ? local : loc;
-        p->local = local != NULL;
-        return;
-    }
-    p->local = false;
-    p->scheme = loc;
-    p->scheme_len = slen;
-    const char *rest = loc + slen + 1;
-    if (rest[0] == '/' && rest[1] == '/') {
-        const char *a = rest + 2;
-        size_t alen = strcspn(a, "/");
-        p->authority = a;
-        p->authority_len = alen;
-        p->path = a + alen;
-    } else {
-        p->authority = "";
-        p->authority_len = 0;
-        p->path = rest;
-    }
+    icm__location_split(loc, strlen(loc), p);
 }
 
-/* Append the collapsed form of `path` to b: runs of '/' become one, a trailing '/' is dropped
- * (but "/" stays "/"). Runs once per listed file, so the usual case (nothing to collapse) is a
- * single copy. */
-static int put_collapsed(icm__buf *b, const char *path)
+/* Append the sweep's key of path part `p` to b (icm__location_id_path_write with Hadoop's
+ * slashes). Runs once per listed file and reference: the usual path is a single copy. */
+static int put_path_key(icm__buf *b, const parts *p)
 {
-    if (icm__buf_grow(b, strlen(path)) != 0)
+    if (icm__buf_grow(b, p->path_len) != 0)
         return ICM_ENOMEM;
-    b->len += icm__path_collapse(path, b->data + b->len);
+    b->len += icm__location_id_path_write(p, ICM__LOCATION_ID_HADOOP_SLASHES, b->data + b->len);
     return 0;
 }
 
@@ -294,7 +242,7 @@ char *icm__okeys_path_of(const char *location)
     parts p;
     split(location, &p);
     icm__buf b = ICM__BUF_INIT;
-    if (put_collapsed(&b, p.path) != 0 || icm__buf_putc(&b, '\0') != 0) {
+    if (put_path_key(&b, &p) != 0 || icm__buf_putc(&b, '\0') != 0) {
         icm__buf_dispose(&b);
         return NULL;
     }
@@ -375,19 +323,16 @@ static int origin_index(icm__orphan_keys *k, const char *scheme, const char *aut
     return 0;
 }
 
-/* Fill k->key with a 4-byte placeholder for the origin index and the collapsed path. */
-static int build_key(icm__orphan_keys *k, const char *path, bool local)
+/* Fill k->key with a 4-byte placeholder for the origin index and the path's key. A file
+ * system resolves `t/./d/f` and `t/x/../d/f` to the file the listing calls `t/d/f`: one key,
+ * or a live file referenced through a dot segment would look like an orphan. Object-store keys
+ * keep their dot segments (`..` is an ordinary key there). */
+static int build_key(icm__orphan_keys *k, const parts *p)
 {
     icm__buf_clear(&k->key);
     static const char zero[4] = {0, 0, 0, 0};
-    if (icm__buf_put(&k->key, zero, sizeof zero) != 0 || put_collapsed(&k->key, path) != 0)
+    if (icm__buf_put(&k->key, zero, sizeof zero) != 0 || put_path_key(&k->key, p) != 0)
         return ICM_ENOMEM;
-    /* A file system resolves `t/./d/f` and `t/x/../d/f` to the file the listing calls `t/d/f`:
-     * one key, or a live file referenced through a dot segment would look like an orphan.
-     * Object-store keys stay exact bytes (`..` is an ordinary key there). */
-    if (local)
-        k->key.len = sizeof zero + icm__path_resolve_dots_if_any(k->key.data + sizeof zero,
-                                                                 k->key.len - sizeof zero);
     return 0;
 }
 
@@ -414,7 +359,7 @@ static int build_listed_key(icm__orphan_keys *k, const char *location)
     parts p;
     split(location, &p);
     int rc = canonical_origin(k, &p);
-    return rc == 0 ? build_key(k, p.path, p.local) : rc;
+    return rc == 0 ? build_key(k, &p) : rc;
 }
 
 /* Build k->key for a referenced location (its origin becomes a referenced one). */

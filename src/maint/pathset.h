@@ -2,8 +2,9 @@
  * maint/pathset.h: a compact set of locations, for the keep set and the orphan sweep's R
  * (internal).
  *
- * A location is normalised (icm__location_normalize: `/p`, `file:/p` and `file:///p` are one
- * key) and stored as its 128-bit XXH3 hash (126 bits of it: two bits of the slot hold the key's
+ * A location is keyed by the one location identity (icm__location_key, util/location_id.h:
+ * `/p`, `file:/p`, `file:///p` and `/q/../p` are one key; object-store keys are exact bytes) and
+ * stored as its 128-bit XXH3 hash (126 bits of it: two bits of the slot hold the key's
  * marks) in an open-addressing table that grows to twice its entries when 3/4 full, so it is
  * never less than half full: a referenced file costs at most 32 bytes however long its path.
  * Two different paths with the same hash are treated as the same file: the set then says

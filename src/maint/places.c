@@ -11,14 +11,12 @@
 
 size_t icm__place_floor(const char *loc)
 {
-    const char *local = icm__location_local_part(loc);
-    if (local != NULL)
-        return local[0] == '/' ? (size_t)(local - loc) + 1 : 0;
-    const char *sep = strstr(loc, "://");
-    if (sep == NULL)
+    icm__location_parts p; /* the one location parser (util/location_id.h) */
+    if (!icm__location_split(loc, strlen(loc), &p))
         return 0;
-    size_t n = strcspn(sep + 3, "/");
-    return n > 0 ? (size_t)(sep + 3 - loc) + n : 0;
+    if (p.local)
+        return p.path[0] == '/' ? (size_t)(p.path - loc) + 1 : 0;
+    return p.authority_len > 0 ? (size_t)(p.authority - loc) + p.authority_len : 0;
 }
 
 int icm__place_real(icm_fileio *io, const char *location, char **out)

@@ -133,11 +133,20 @@ void icm_txn_free(icm_txn *txn)
 /* ------------------------------------------------------------------------------------------ */
 /* the owned-file ledger                                                                       */
 
+/* One owned file for every spelling of it: by the location identity (`/t/./x` is `/t/x`) and
+ * by the guards' equality (`s3://b/k/` is the place `s3://b/k`). Finding more can only mark a
+ * file used (kept); an identity that cannot be built for lack of memory counts as a match. */
+static bool same_file(const char *a, const char *b)
+{
+    bool same = strcmp(a, b) == 0 || icm__location_equal(a, b);
+    return same || icm__location_id_equal(a, b, ICM__LOCATION_ID_KEEP, &same) != 0 || same;
+}
+
 static txn_owned *find_owned(icm_txn *txn, const char *location)
 {
     for (size_t i = 0; i < txn->owned.len; i++) {
         txn_owned *o = txn->owned.items[i];
-        if (strcmp(o->location, location) == 0 || icm__location_equal(o->location, location))
+        if (same_file(o->location, location))
             return o;
     }
     return NULL;

@@ -91,7 +91,7 @@ static int collect_mf(const icm_manifest_file *mf, void *payload)
     return mf_vec_push(payload, mf);
 }
 
-/* ---- sorted set of normalised paths with "seen" flags ---- */
+/* ---- sorted set of location identity keys (icm__location_key) with "seen" flags ---- */
 
 typedef struct path_entry {
     char *key;
@@ -120,7 +120,7 @@ static void path_set_dispose(path_set *s)
 static int path_set_add(path_set *s, size_t cap, const char *given)
 {
     char *key = NULL;
-    int rc = icm__location_normalize(given, &key);
+    int rc = icm__location_key(given, &key);
     if (rc != 0)
         return rc;
     if (s->items == NULL) {
@@ -146,7 +146,7 @@ static path_entry *path_set_find(const path_set *s, const char *location, int *e
     if (s->len == 0)
         return NULL;
     char *key = NULL;
-    *err = icm__location_normalize(location, &key);
+    *err = icm__location_key(location, &key);
     if (*err != 0)
         return NULL;
     path_entry probe = {key, NULL, false};

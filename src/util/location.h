@@ -1,5 +1,7 @@
 /*
- * util/location.h: internal helpers to compare, normalise and join table-file locations.
+ * util/location.h: the guards on table-file locations ("inside", "equal"), and joining.
+ * Parsing and the identity of a location ("same object") are util/location_id.h's; these build
+ * on its parser.
  *
  * These functions guard "never delete outside the table location", so their rules are strict and
  * conservative. Two families of locations exist:
@@ -14,13 +16,22 @@
  * a `.` or `..` segment is never "inside" that prefix: `/t/../x` resolves outside `/t` on a
  * filesystem (and an HTTP client may collapse it too), so refusing is the only safe answer.
  *
- * None of these functions allocate except _normalize and _join.
+ * The guards answer "inside" or "equal" only where every reader agrees, so they are never true
+ * where the identity (util/location_id.h) says otherwise: strip_prefix(p, dir) implies the
+ * identity of p is within the identity of dir, and equal(a, b) that each is within the other
+ * (tests/unit/test_location_identity.c). The identity is the coarser relation the keep sets use
+ * (a coarser keep set keeps more); the guards the stricter one deletes are checked against (a
+ * stricter guard refuses more).
+ *
+ * None of these functions allocate except _fs_path and _join.
  */
 #ifndef ICM_UTIL_LOCATION_H
 #define ICM_UTIL_LOCATION_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "util/location_id.h"
 
 /*
  * If `loc` is a local location, return a pointer into `loc` at its filesystem path (not
@@ -29,59 +40,13 @@
 const char *icm__location_local_part(const char *loc);
 
 /*
- * Canonical form for use as a map key: local locations become their normalised path (repeated
- * slashes collapsed, trailing slash dropped except for "/"); URIs are copied unchanged.
- * Returns 0 or ICM_ENOMEM. `*out` is new (icm__free).
+ * The file system path to hand the kernel for a local location: repeated slashes collapsed,
+ * trailing slash dropped (except for "/"), dot segments left as they are — the kernel resolves
+ * them through the links, which a spelling cannot know. A URI is copied unchanged. This is a
+ * spelling for system calls, not an identity: to decide whether two locations are one object
+ * use util/location_id.h. Returns 0 or ICM_ENOMEM. `*out` is new (icm__free).
  */
-int icm__location_normalize(const char *loc, char **out);
-
-/*
- * Resolve "." and ".." segments of a '/'-separated path in place, lexically (no filesystem
- * access): "." segments go, ".." removes the segment before it; at the root of an absolute path
- * ".." is dropped, in a relative path with nothing left to remove it stays. Repeated slashes
- * collapse. Returns the new length.
- */
-size_t icm__path_resolve_dots(char *path);
-/* icm__path_resolve_dots, skipped (cheaply) when no segment starts with '.'; `len` is
- * strlen(path), returned as it is then. */
-size_t icm__path_resolve_dots_if_any(char *path, size_t len);
-
-/* Collapse repeated slashes and drop a trailing slash (a lone "/" stays): `in` into `out`,
- * which must hold strlen(in) + 1 bytes. Returns the new length. */
-size_t icm__path_collapse(const char *in, char *out);
-
-/*
- * The identity key of a location for keep sets: icm__location_normalize, then for local paths
- * "." and ".." resolved, as the file system would. Two spellings of one local file
- * (`/t/./d/f`, `/t/x/../d/f`, `file:///t/d/f`) get one key; object-store keys stay exact bytes
- * (`..` is an ordinary key segment there). Keys are only ever compared to
- * decide what to KEEP, so a coarser key can keep a file that is not referenced, never delete
- * one that is. Returns 0 or ICM_ENOMEM; *out is new (icm_free).
- */
-int icm__location_key(const char *loc, char **out);
-/* icm__location_key into `out`, which must hold strlen(loc) + 1 bytes (a key is never longer
- * than its location). Returns the key's length. */
-size_t icm__location_key_write(const char *loc, char *out);
-
-/* When icm__location_key(loc) is a run of loc's own bytes (an object-store location; a local
- * path that collapsing and resolving leave as it is), that run: true with *key pointing into
- * loc; false when the key has to be built. Lets a caller hash a key without copying it. */
-bool icm__location_key_span(const char *loc, const char **key, size_t *key_len);
-
-/*
- * The last segment of icm__location_key(loc) (the bytes after its last '/'), found without
- * building the key: `loc` has `len` bytes (as the key, it ends at a NUL byte among them); on
- * true *tail points into `loc`. False when it cannot be told from `loc` alone (no '/', a
- * trailing slash, a "." or ".." last segment), never a wrong answer: two locations with one key
- * have the same tail or at least one gives false. Lets a caller rule a location out of a small
- * set of keys by its file name.
- */
-bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len);
-/* icm__location_key_tail for a `loc` whose `len` bytes hold no NUL byte (the caller checked:
- * manifest readers refuse such paths), without looking for one; `loc` need not be a C string
- * (no byte past `len` is read). */
-bool icm__location_key_tail_checked(const char *loc, size_t len, const char **tail,
-                                    size_t *tail_len);
+int icm__location_fs_path(const char *loc, char **out);
 
 /*
  * True when `p` names `dir` itself or a location below it, at a path-segment boundary

@@ -99,7 +99,7 @@ typedef struct strs {
 static int push_norm(strs *s, const char *path)
 {
     char *norm = NULL;
-    icmt_ok(icm__location_normalize(path, &norm));
+    icmt_ok(icm__location_fs_path(path, &norm));
     s->v = realloc(s->v, (s->n + 1) * sizeof *s->v);
     s->v[s->n++] = strdup(norm);
     icm__free(norm);
@@ -160,7 +160,7 @@ static void retained_set(icm_fileio *io, const icm_table_metadata *md,
 static bool in_set(const strs *s, const char *path)
 {
     char *norm = NULL;
-    icmt_ok(icm__location_normalize(path, &norm));
+    icmt_ok(icm__location_fs_path(path, &norm));
     bool found = s->n > 0 && bsearch(&norm, s->v, s->n, sizeof *s->v, cmp_str) != NULL;
     icm__free(norm);
     return found;

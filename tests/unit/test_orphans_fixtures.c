@@ -201,7 +201,7 @@ typedef struct refs {
 static void refs_add(refs *r, const char *loc)
 {
     char *n = NULL;
-    icmt_ok(icm__location_normalize(loc, &n));
+    icmt_ok(icm__location_fs_path(loc, &n));
     strv_push(&r->v, n);
     icm_free(n);
 }
@@ -290,7 +290,7 @@ static int sweep_fixture_row(const char *table_dir, const char *current, const c
             collect_refs(&ref, md);
             for (size_t i = 0; i < r->orphan_count; i++) {
                 char *n = NULL;
-                icmt_ok(icm__location_normalize(r->orphans[i].path, &n));
+                icmt_ok(icm__location_fs_path(r->orphans[i].path, &n));
                 if (strv_has(&ref.v, n))
                     print_error("%s: referenced file reported as orphan: %s\n", table_dir, n);
                 assert_false(strv_has(&ref.v, n));

@@ -173,6 +173,16 @@ static void test_path_under(void **state)
     p = icm__okeys_path_of("file:///t/");
     assert_string_equal(p, "/t");
     icm_free(p);
+    /* a local root is keyed as the references are: by the one identity, dot segments resolved
+     * (icm__location_id_path_write) */
+    p = icm__okeys_path_of("file:///w/a/../t/./data");
+    assert_string_equal(p, "/w/t/data");
+    assert_true(icm__okeys_path_under("/w/t/data/x", p));
+    icm_free(p);
+    /* an object key keeps its dot segments (`..` is an ordinary key segment there) */
+    p = icm__okeys_path_of("s3://b/w/a/../t");
+    assert_string_equal(p, "/w/a/../t");
+    icm_free(p);
 }
 
 static void test_kind_guess(void **state)

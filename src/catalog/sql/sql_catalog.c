@@ -299,7 +299,7 @@ static int sql_default_table_location(icm_catalog *cat, const icm_table_ident *i
     if (f.oom)
         return ICM_ENOMEM;
     if (f.value != NULL && f.value[0] != '\0') {
-        *out = icm__path_join(f.value, id->name);
+        *out = icm__location_join(f.value, id->name);
         icm__free(f.value);
         return *out != NULL ? 0 : ICM_ENOMEM;
     }
@@ -308,8 +308,8 @@ static int sql_default_table_location(icm_catalog *cat, const icm_table_ident *i
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, id->name,
                               "no table location given and catalog '%s' has no warehouse",
                               cat->name);
-    char *ns_dir = icm__path_join(c->warehouse, id->ns);
-    *out = ns_dir != NULL ? icm__path_join(ns_dir, id->name) : NULL;
+    char *ns_dir = icm__location_join(c->warehouse, id->ns);
+    *out = ns_dir != NULL ? icm__location_join(ns_dir, id->name) : NULL;
     icm__free(ns_dir);
     return *out != NULL ? 0 : ICM_ENOMEM;
 }
