@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "icemaint/manifest.h"
+#include "util/strset.h"
 
 static const char files_help[] =
     "Usage: icemaint [GLOBAL OPTIONS] files TABLE [--snapshot-id ID | --all] [--json]\n"
@@ -46,9 +47,9 @@ typedef struct files_ctx {
     icm_fileio *io;
     icm_manifest_read_options read_opts;
     bool all;                      /* read each manifest once across snapshots */
-    icm_cli_strset manifests_seen;
-    icm_cli_strset files_seen;     /* path -> row index */
-    icm_cli_strset vectors_seen;   /* "<offset>:<path>" of each deletion vector listed */
+    icm__strset manifests_seen;
+    icm__strset files_seen;        /* paths; a path's number is its row */
+    icm__strset vectors_seen;      /* "<offset>:<path>" of each deletion vector listed */
     size_t nrows;
     size_t *vector_counts;         /* per row: deletion vectors in that file */
     char **first_refs;             /* per row: data file of its first deletion vector */
@@ -130,9 +131,10 @@ static int first_vector(files_ctx *ctx, const icm_data_file *f)
     else
         sprintf(key, "-:%s:%s", f->file_path,
                 f->referenced_data_file ? f->referenced_data_file : "");
-    int added = icm_cli_strset_add(&ctx->vectors_seen, key, 0, NULL);
+    bool added = false;
+    int rc = icm__strset_add(&ctx->vectors_seen, key, strlen(key), &added);
     free(key);
-    return added;
+    return rc != 0 ? -1 : added;
 }
 
 /* Another deletion vector in the Puffin file listed at `row`: count it, add its deleted rows
@@ -209,13 +211,15 @@ static int on_entry(const icm_manifest_entry *e, void *payload)
             return ctx->ok ? 0 : ICM_EUSER;
         }
     }
+    /* Rows are added in the order paths are first seen, so a path's number is its row. */
     size_t row = 0;
-    int added = icm_cli_strset_add(&ctx->files_seen, f->file_path, ctx->nrows, &row);
-    if (added < 0) {
+    bool added = false;
+    if (icm__strset_add_numbered(&ctx->files_seen, f->file_path, strlen(f->file_path), &added,
+                                 &row) != 0) {
         ctx->ok = false;
         return ICM_EUSER;
     }
-    if (added == 0) {
+    if (!added) {
         if (kind == KIND_DV)
             add_vector_to_row(ctx, row, f);
         return ctx->ok ? 0 : ICM_EUSER;
@@ -238,9 +242,12 @@ static int first_visit(files_ctx *ctx, const char *manifest_path)
 {
     if (!ctx->all)
         return 1;
-    int added = icm_cli_strset_add(&ctx->manifests_seen, manifest_path, 0, NULL);
-    if (added < 0)
+    bool added = false;
+    if (icm__strset_add(&ctx->manifests_seen, manifest_path, strlen(manifest_path), &added) !=
+        0) {
         ctx->ok = false;
+        return -1;
+    }
     return added;
 }
 
@@ -367,6 +374,7 @@ static int run_files(icm_cli *cli, int argc, char **argv)
                                           "REFERENCED_DATA_FILE"};
     files_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
+    ctx.manifests_seen = ctx.files_seen = ctx.vectors_seen = (icm__strset)ICM__STRSET_INIT;
     ctx.io = icm_cli_fileio(cli);
     ctx.all = all;
     ctx.ok = true;
@@ -396,9 +404,9 @@ static int run_files(icm_cli *cli, int argc, char **argv)
     }
     json_decref(ctx.arr);
     icm_cli_grid_free(ctx.grid);
-    icm_cli_strset_dispose(&ctx.manifests_seen);
-    icm_cli_strset_dispose(&ctx.files_seen);
-    icm_cli_strset_dispose(&ctx.vectors_seen);
+    icm__strset_dispose(&ctx.manifests_seen);
+    icm__strset_dispose(&ctx.files_seen);
+    icm__strset_dispose(&ctx.vectors_seen);
     for (size_t i = 0; i < ctx.nrows; i++)
         free(ctx.first_refs[i]);
     free(ctx.first_refs);
