@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* BOOLEAN .. BINARY are the types with one fixed Parquet and Avro form (users may test
+ * `kind <= ICM__TYPE_BINARY`); the v3 types without one follow, then OTHER, then the nested
+ * types. */
 typedef enum icm__type_kind {
     ICM__TYPE_BOOLEAN,
     ICM__TYPE_INT,
