@@ -297,18 +297,4 @@ int icm_cli_report_written(int rc, size_t deleted, const char *what, const char 
  * command opens can take descriptor 1 and receive the report). */
 bool icm_cli_stdout_closed(void);
 
-/* ---- string set (strset.c) ---- */
-
-/* Set of strings (paths), each with a value: open addressing, FNV-1a. Used to list each file
- * and read each manifest once when many snapshots share them. Zero-initialise. */
-typedef struct icm_cli_strset {
-    struct icm_cli_strset_slot *slots;
-    size_t cap;   /* power of two */
-    size_t count;
-} icm_cli_strset;
-/* Insert a copy of s with `value`. Returns 1 when added; 0 when already present (and then
- * *existing, when not NULL, gets the value stored with it); -1 on allocation failure. */
-int icm_cli_strset_add(icm_cli_strset *set, const char *s, size_t value, size_t *existing);
-void icm_cli_strset_dispose(icm_cli_strset *set);
-
 #endif /* ICM_CLI_CLI_H */

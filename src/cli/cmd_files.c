@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "icemaint/manifest.h"
+#include "util/strset.h"
 
 static const char files_help[] =
     "Usage: icemaint [GLOBAL OPTIONS] files TABLE [--snapshot-id ID | --all] [--json]\n"
@@ -46,9 +47,9 @@ typedef struct files_ctx {
     icm_fileio *io;
     icm_manifest_read_options read_opts;
     bool all;                      /* read each manifest once across snapshots */
-    icm_cli_strset manifests_seen;
-    icm_cli_strset files_seen;     /* path's identity -> row index */
-    icm_cli_strset vectors_seen;   /* "<offset>:<path>" of each deletion vector listed */
+    icm__strset manifests_seen;    /* manifests' identities */
+    icm__strset files_seen;        /* files' identities; an identity's number is its row */
+    icm__strset vectors_seen;      /* "<offset>:<path>" of each deletion vector listed */
     size_t nrows;
     size_t *vector_counts;         /* per row: deletion vectors in that file */
     char **first_refs;             /* per row: data file of its first deletion vector */
@@ -113,18 +114,21 @@ static void add_text_row(files_ctx *ctx, const icm_data_file *f, int kind)
 }
 
 /* Add the identity of `location` to `set` (icm_location_identity: `/t/x`, `file:///t/x` and
- * `/t/a/../x` are one file, listed once however its references spell it). Returns
- * icm_cli_strset_add's answer; -1 also when there is no memory for the identity. */
-static int add_identity(icm_cli_strset *set, const char *location, size_t value,
-                        size_t *existing)
+ * `/t/a/../x` are one file, listed once however its references spell it); *number (may be
+ * NULL) is its number in the set, new or not. Returns 1 (new), 0 (seen before), or -1 when
+ * there is no memory. */
+static int add_identity(icm__strset *set, const char *location, size_t *number)
 {
     char *id = NULL;
     int rc = icm_location_identity(location, &id);
     if (rc == ICM_ENOMEM)
         return -1;
-    int added = icm_cli_strset_add(set, rc == 0 ? id : location, value, existing);
-    icm_free(id); /* (an empty location has no identity: it stands for itself) */
-    return added;
+    const char *key = rc == 0 ? id : location; /* an empty location has no identity: it
+                                                  stands for itself */
+    bool added = false;
+    rc = icm__strset_add_numbered(set, key, strlen(key), &added, number);
+    icm_free(id);
+    return rc != 0 ? -1 : added;
 }
 
 /* Is this deletion vector new? A Puffin file holds several, told apart by their offset (or,
@@ -154,7 +158,9 @@ static int first_vector(files_ctx *ctx, const icm_data_file *f)
             sprintf(key, "%" PRId64 ":%s", f->content_offset, fp);
         else
             sprintf(key, "-:%s:%s", fp, ref != NULL ? ref : "");
-        added = icm_cli_strset_add(&ctx->vectors_seen, key, 0, NULL);
+        bool is_new = false;
+        added = icm__strset_add(&ctx->vectors_seen, key, strlen(key), &is_new) != 0 ? -1
+                                                                                  : is_new;
     }
     free(key);
     icm_free(file);
@@ -236,8 +242,10 @@ static int on_entry(const icm_manifest_entry *e, void *payload)
             return ctx->ok ? 0 : ICM_EUSER;
         }
     }
+    /* Rows are added in the order identities are first seen, so an identity's number is its
+     * row. */
     size_t row = 0;
-    int added = add_identity(&ctx->files_seen, f->file_path, ctx->nrows, &row);
+    int added = add_identity(&ctx->files_seen, f->file_path, &row);
     if (added < 0) {
         ctx->ok = false;
         return ICM_EUSER;
@@ -265,7 +273,7 @@ static int first_visit(files_ctx *ctx, const char *manifest_path)
 {
     if (!ctx->all)
         return 1;
-    int added = add_identity(&ctx->manifests_seen, manifest_path, 0, NULL);
+    int added = add_identity(&ctx->manifests_seen, manifest_path, NULL);
     if (added < 0)
         ctx->ok = false;
     return added;
@@ -394,6 +402,7 @@ static int run_files(icm_cli *cli, int argc, char **argv)
                                           "REFERENCED_DATA_FILE"};
     files_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
+    ctx.manifests_seen = ctx.files_seen = ctx.vectors_seen = (icm__strset)ICM__STRSET_INIT;
     ctx.io = icm_cli_fileio(cli);
     ctx.all = all;
     ctx.ok = true;
@@ -423,9 +432,9 @@ static int run_files(icm_cli *cli, int argc, char **argv)
     }
     json_decref(ctx.arr);
     icm_cli_grid_free(ctx.grid);
-    icm_cli_strset_dispose(&ctx.manifests_seen);
-    icm_cli_strset_dispose(&ctx.files_seen);
-    icm_cli_strset_dispose(&ctx.vectors_seen);
+    icm__strset_dispose(&ctx.manifests_seen);
+    icm__strset_dispose(&ctx.files_seen);
+    icm__strset_dispose(&ctx.vectors_seen);
     for (size_t i = 0; i < ctx.nrows; i++)
         free(ctx.first_refs[i]);
     free(ctx.first_refs);

@@ -15,6 +15,7 @@
 
 #include "manifest/manifest_internal.h"
 #include "spec/metadata_internal.h"
+#include "spec/schema.h"
 
 
 static icm__avro_codec to_avro_codec(icm_avro_codec c)
@@ -29,78 +30,86 @@ static int bad_opt(const char *what)
 
 /* ---- partition schema derivation ---- */
 
-/* Find the schema field with `id` anywhere in nested structs; returns its "type". */
-static json_t *find_source_type(json_t *fields, json_int_t id, int depth)
-{
-    if (!json_is_array(fields) || depth > 32)
-        return NULL;
-    size_t i;
-    json_t *f;
-    json_array_foreach(fields, i, f) {
-        json_t *fid = json_object_get(f, "id");
-        json_t *type = json_object_get(f, "type");
-        if (json_is_integer(fid) && json_integer_value(fid) == id)
-            return type;
-        if (json_is_object(type)) {
-            json_t *hit = find_source_type(json_object_get(type, "fields"), id, depth + 1);
-            if (hit != NULL)
-                return hit;
-        }
-    }
-    return NULL;
-}
-
 static int decimal_bytes(int precision)
 {
     /* Smallest n with 2^(8n-1) > 10^precision. */
     return (int)ceil((precision * log2(10.0) + 1.0) / 8.0);
 }
 
-/* Avro type JSON of an Iceberg primitive type name (Appendix A). */
-static int avro_for_iceberg(icm__buf *b, const char *t, int32_t field_id)
+/* Avro type JSON of an Iceberg primitive type (Appendix A); `text` is its spelling. */
+static int avro_for_iceberg(icm__buf *b, const icm__prim *t, const char *text, int32_t field_id)
 {
-    int p, s, l;
-    if (strcmp(t, "boolean") == 0 || strcmp(t, "int") == 0 || strcmp(t, "long") == 0 ||
-        strcmp(t, "float") == 0 || strcmp(t, "double") == 0 || strcmp(t, "string") == 0)
-        return icm__buf_printf(b, "\"%s\"", t);
-    if (strcmp(t, "binary") == 0)
+    switch (t->kind) {
+    case ICM__TYPE_BOOLEAN:
+    case ICM__TYPE_INT:
+    case ICM__TYPE_LONG:
+    case ICM__TYPE_FLOAT:
+    case ICM__TYPE_DOUBLE:
+    case ICM__TYPE_STRING:
+        return icm__buf_printf(b, "\"%s\"", text);
+    case ICM__TYPE_BINARY:
         return icm__buf_puts(b, "\"bytes\"");
-    if (strcmp(t, "date") == 0)
+    case ICM__TYPE_DATE:
         return icm__buf_puts(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
-    if (strcmp(t, "time") == 0)
+    case ICM__TYPE_TIME:
         return icm__buf_puts(b, "{\"type\":\"long\",\"logicalType\":\"time-micros\"}");
-    if (strcmp(t, "timestamp") == 0)
+    case ICM__TYPE_TIMESTAMP:
         return icm__buf_puts(b, "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\","
                                 "\"adjust-to-utc\":false}");
-    if (strcmp(t, "timestamptz") == 0)
+    case ICM__TYPE_TIMESTAMPTZ:
         return icm__buf_puts(b, "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\","
                                 "\"adjust-to-utc\":true}");
-    if (strcmp(t, "timestamp_ns") == 0)
+    case ICM__TYPE_TIMESTAMP_NS:
         return icm__buf_puts(b, "{\"type\":\"long\",\"logicalType\":\"timestamp-nanos\","
                                 "\"adjust-to-utc\":false}");
-    if (strcmp(t, "timestamptz_ns") == 0)
+    case ICM__TYPE_TIMESTAMPTZ_NS:
         return icm__buf_puts(b, "{\"type\":\"long\",\"logicalType\":\"timestamp-nanos\","
                                 "\"adjust-to-utc\":true}");
-    if (strcmp(t, "uuid") == 0)
+    case ICM__TYPE_UUID:
         return icm__buf_printf(b, "{\"type\":\"fixed\",\"name\":\"uuid_fixed_%d\",\"size\":16,"
                                   "\"logicalType\":\"uuid\"}",
                                (int)field_id);
-    if (sscanf(t, "fixed[%d]", &l) == 1 && l > 0)
+    case ICM__TYPE_FIXED:
         return icm__buf_printf(b, "{\"type\":\"fixed\",\"name\":\"fixed_%d\",\"size\":%d}",
-                               (int)field_id, l);
-    if (sscanf(t, "decimal(%d,%d)", &p, &s) == 2 || sscanf(t, "decimal(%d, %d)", &p, &s) == 2) {
-        if (p < 1 || p > 38 || s < 0 || s > p)
-            return bad_opt("invalid decimal type in the table schema");
+                               (int)field_id, (int)t->length);
+    case ICM__TYPE_DECIMAL:
         return icm__buf_printf(b, "{\"type\":\"fixed\",\"name\":\"decimal_%d\",\"size\":%d,"
                                   "\"logicalType\":\"decimal\",\"precision\":%d,\"scale\":%d}",
-                               (int)field_id, decimal_bytes(p), p, s);
+                               (int)field_id, decimal_bytes(t->precision), (int)t->precision,
+                               (int)t->scale);
+    default:
+        break;
     }
+    if (t->kind == ICM__TYPE_OTHER && strncmp(text, "decimal(", 8) == 0)
+        return bad_opt("invalid decimal type in the table schema");
     return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EUNSUPPORTED, NULL,
-                          "manifest writer: partition source type '%s' is not supported", t);
+                          "manifest writer: partition source type '%s' is not supported", text);
 }
 
-static int partition_field_type(icm__buf *b, json_t *schema_fields, json_t *pf,
-                                int32_t field_id)
+/* The table schema, parsed when a partition field first needs its source type (a spec of
+ * bucket and date transforms never reads it). */
+typedef struct lazy_schema {
+    const char *json;
+    icm__schema *parsed;
+} lazy_schema;
+
+static int schema_of(lazy_schema *ls, const icm__schema **out)
+{
+    if (ls->parsed == NULL) {
+        int rc = icm__schema_parse_text(ls->json, strlen(ls->json), "table schema", &ls->parsed);
+        if (rc == ICM_ENOMEM)
+            return rc;
+        if (rc < 0) {
+            if (icm_error_last()->klass == ICM_ERRCLASS_JSON)
+                return bad_opt("table schema is not valid JSON");
+            return rc; /* the schema's own message: which field and what is wrong */
+        }
+    }
+    *out = ls->parsed;
+    return 0;
+}
+
+static int partition_field_type(icm__buf *b, lazy_schema *ls, json_t *pf, int32_t field_id)
 {
     json_t *tr = json_object_get(pf, "transform");
     json_t *src = json_object_get(pf, "source-id");
@@ -115,22 +124,23 @@ static int partition_field_type(icm__buf *b, json_t *schema_fields, json_t *pf,
     if (strcmp(t, "identity") != 0 && strncmp(t, "truncate[", 9) != 0 && strcmp(t, "void") != 0)
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EUNSUPPORTED, NULL,
                               "manifest writer: unsupported partition transform '%s'", t);
-    json_t *st = find_source_type(schema_fields, json_integer_value(src), 0);
-    if (!json_is_string(st))
+    const icm__schema *schema = NULL;
+    int rc = schema_of(ls, &schema);
+    if (rc != 0)
+        return rc;
+    json_int_t id = json_integer_value(src);
+    const icm__schema_field *f =
+        id >= INT32_MIN && id <= INT32_MAX ? icm__schema_find_struct_field(schema, (int32_t)id)
+                                           : NULL;
+    if (f == NULL || f->type->text == NULL)
         return bad_opt("partition source-id is not a primitive field of the schema");
-    return avro_for_iceberg(b, json_string_value(st), field_id);
+    return avro_for_iceberg(b, &f->type->prim, f->type->text, field_id);
 }
 
 /* The Avro record schema of partition tuples (record r102, every field optional). */
 static int derive_partition_schema(icm__buf *out, const char *schema_json, json_t *spec_fields)
 {
-    json_t *schema = NULL;
-    int prc = icm__json_parse(schema_json, strlen(schema_json), NULL, &schema);
-    if (prc == ICM_ENOMEM)
-        return prc;
-    if (prc < 0)
-        return bad_opt("table schema is not valid JSON");
-    json_t *fields = json_object_get(schema, "fields");
+    lazy_schema schema = {schema_json, NULL};
     int rc = 0;
     icm__buf_puts(out, "{\"type\":\"record\",\"name\":\"r102\",\"fields\":[");
     size_t i;
@@ -149,13 +159,13 @@ static int derive_partition_schema(icm__buf *out, const char *schema_json, json_
         if (rc < 0)
             break;
         icm__buf_puts(out, ",\"type\":[\"null\",");
-        rc = partition_field_type(out, fields, pf, id);
+        rc = partition_field_type(out, &schema, pf, id);
         if (rc < 0)
             break;
         icm__buf_printf(out, "],\"default\":null,\"field-id\":%d}", (int)id);
     }
     icm__buf_puts(out, "]}");
-    json_decref(schema);
+    icm__schema_free(schema.parsed);
     if (rc == 0 && out->oom)
         rc = ICM_ENOMEM;
     return rc;

@@ -6,84 +6,29 @@
  *  1. every column must have an Iceberg reading (Iceberg spec, appendix "Parquet": physical
  *     type plus logical annotation -> Iceberg type; three-level LIST and MAP groups -> list and
  *     map; other groups -> struct), and we note whether every column carries a field id;
- *  2. the table schema is walked, each table column is looked up in the file (by id or by
- *     name) and required-ness and type are compared.
+ *  2. the table schema (parsed once by spec/schema.h) is walked, each table column is looked up
+ *     in the file (by name, and by id too when the file has them) and required-ness and type
+ *     are compared.
  * Every refusal is one line naming the column path ("a.b.element") and what does not fit.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "spec/metadata_internal.h"
+#include "spec/schema.h"
 #include "txn/txn_addfiles_schema.h"
 #include "util/util.h"
 
-/* ---- Iceberg primitive types ----------------------------------------------------------- */
+/* ---- Iceberg primitive types (spec/schema.h) ------------------------------------------ */
 
-typedef enum prim_kind {
-    P_BOOLEAN,
-    P_INT,
-    P_LONG,
-    P_FLOAT,
-    P_DOUBLE,
-    P_DECIMAL,
-    P_DATE,
-    P_TIME,
-    P_TIMESTAMP,
-    P_TIMESTAMPTZ,
-    P_TIMESTAMP_NS,
-    P_TIMESTAMPTZ_NS,
-    P_STRING,
-    P_UUID,
-    P_FIXED,
-    P_BINARY
-} prim_kind;
+typedef icm__prim prim;
 
-typedef struct prim {
-    prim_kind kind;
-    int32_t precision, scale; /* decimal */
-    int32_t length;           /* fixed */
-} prim;
-
-/* Spec names, indexed by prim_kind (decimal and fixed take parameters). */
-static const char *const PRIM_NAMES[] = {
-    "boolean", "int",  "long",        "float",        "double",         "decimal",
-    "date",    "time", "timestamp",   "timestamptz",  "timestamp_ns",   "timestamptz_ns",
-    "string",  "uuid", "fixed",       "binary"};
-
-/* The Iceberg spelling of a type ("decimal(9, 2)", "fixed[16]") into buf. */
-static const char *prim_name(const prim *p, char *buf, size_t size)
+/* Table types this check knows how to compare with a Parquet column: every primitive of format
+ * v1-v2 and the nanosecond timestamps (not unknown, variant, geometry, geography, or a
+ * spelling spec/schema.h does not know). */
+static bool checkable(const prim *p)
 {
-    if (p->kind == P_DECIMAL)
-        snprintf(buf, size, "decimal(%d, %d)", (int)p->precision, (int)p->scale);
-    else if (p->kind == P_FIXED)
-        snprintf(buf, size, "fixed[%d]", (int)p->length);
-    else
-        snprintf(buf, size, "%s", PRIM_NAMES[p->kind]);
-    return buf;
-}
-
-/* A table's primitive type string (spec "Primitive Types"); false for types we cannot check
- * (unknown, variant, geometry, geography, or malformed). */
-static bool parse_table_prim(const char *s, prim *out)
-{
-    memset(out, 0, sizeof *out);
-    for (size_t k = 0; k < ICM__ARRAY_LEN(PRIM_NAMES); k++) {
-        if (k != P_DECIMAL && k != P_FIXED && strcmp(s, PRIM_NAMES[k]) == 0) {
-            out->kind = (prim_kind)k;
-            return true;
-        }
-    }
-    int a = 0, b = 0, used = 0;
-    if (sscanf(s, "decimal(%d , %d)%n", &a, &b, &used) == 2 && s[used] == '\0' && a > 0 &&
-        b >= 0 && b <= a) {
-        *out = (prim){P_DECIMAL, a, b, 0};
-        return true;
-    }
-    if (sscanf(s, "fixed[%d]%n", &a, &used) == 1 && s[used] == '\0' && a > 0) {
-        *out = (prim){P_FIXED, 0, 0, a};
-        return true;
-    }
-    return false;
+    return p->kind <= ICM__TYPE_BINARY;
 }
 
 /* Can a file column of type `file` be read as `table`? PyIceberg's schema.promote, except that
@@ -91,21 +36,21 @@ static bool parse_table_prim(const char *s, prim *out)
 static bool promotes(const prim *file, const prim *table)
 {
     if (file->kind == table->kind) {
-        if (file->kind == P_DECIMAL)
+        if (file->kind == ICM__TYPE_DECIMAL)
             return file->scale == table->scale && file->precision <= table->precision;
-        return file->kind != P_FIXED || file->length == table->length;
+        return file->kind != ICM__TYPE_FIXED || file->length == table->length;
     }
     switch (file->kind) {
-    case P_INT:
-        return table->kind == P_LONG;
-    case P_FLOAT:
-        return table->kind == P_DOUBLE;
-    case P_STRING:
-        return table->kind == P_BINARY;
-    case P_BINARY:
-        return table->kind == P_STRING;
-    case P_FIXED:
-        return table->kind == P_UUID && file->length == 16;
+    case ICM__TYPE_INT:
+        return table->kind == ICM__TYPE_LONG;
+    case ICM__TYPE_FLOAT:
+        return table->kind == ICM__TYPE_DOUBLE;
+    case ICM__TYPE_STRING:
+        return table->kind == ICM__TYPE_BINARY;
+    case ICM__TYPE_BINARY:
+        return table->kind == ICM__TYPE_STRING;
+    case ICM__TYPE_FIXED:
+        return table->kind == ICM__TYPE_UUID && file->length == 16;
     default:
         return false;
     }
@@ -116,24 +61,24 @@ static bool promotes(const prim *file, const prim *table)
 static int32_t expected_physical(const prim *p)
 {
     switch (p->kind) {
-    case P_BOOLEAN:
+    case ICM__TYPE_BOOLEAN:
         return ICM__PQ_BOOLEAN;
-    case P_INT:
-    case P_DATE:
+    case ICM__TYPE_INT:
+    case ICM__TYPE_DATE:
         return ICM__PQ_INT32;
-    case P_FLOAT:
+    case ICM__TYPE_FLOAT:
         return ICM__PQ_FLOAT;
-    case P_DOUBLE:
+    case ICM__TYPE_DOUBLE:
         return ICM__PQ_DOUBLE;
-    case P_DECIMAL:
+    case ICM__TYPE_DECIMAL:
         return p->precision <= 9    ? ICM__PQ_INT32
                : p->precision <= 18 ? ICM__PQ_INT64
                                     : ICM__PQ_FIXED_LEN_BYTE_ARRAY;
-    case P_STRING:
-    case P_BINARY:
+    case ICM__TYPE_STRING:
+    case ICM__TYPE_BINARY:
         return ICM__PQ_BYTE_ARRAY;
-    case P_UUID:
-    case P_FIXED:
+    case ICM__TYPE_UUID:
+    case ICM__TYPE_FIXED:
         return ICM__PQ_FIXED_LEN_BYTE_ARRAY;
     default:
         return ICM__PQ_INT64; /* long, time, timestamps */
@@ -147,7 +92,7 @@ static bool physical_fits(int32_t have, const prim *table)
     int32_t want = expected_physical(table);
     return have == want || (have == ICM__PQ_INT32 && want == ICM__PQ_INT64) ||
            (have == ICM__PQ_FLOAT && want == ICM__PQ_DOUBLE) ||
-           (have == ICM__PQ_FIXED_LEN_BYTE_ARRAY && table->kind == P_DECIMAL &&
+           (have == ICM__PQ_FIXED_LEN_BYTE_ARRAY && table->kind == ICM__TYPE_DECIMAL &&
             (want == ICM__PQ_INT32 || want == ICM__PQ_INT64));
 }
 
@@ -208,7 +153,7 @@ static int decimal_of(const check_ctx *cx, const icm__parquet_element *e, const 
     int32_t s = e->logical.kind == ICM__PQ_LT_DECIMAL ? e->logical.scale : e->scale;
     if (p < 1 || p > 38 || s < 0 || s > p)
         return refuse(cx, path, "decimal precision/scale outside 1..38 (or missing)", NULL);
-    *out = (prim){P_DECIMAL, p, s, 0};
+    *out = (prim){ICM__TYPE_DECIMAL, p, s, 0};
     return 0;
 }
 
@@ -239,7 +184,7 @@ static int integer_of(const check_ctx *cx, const icm__parquet_element *e, const 
     if (!is_signed && bits >= 32)
         return refuse(cx, path, "unsigned 32/64-bit integers have values beyond Iceberg ",
                       is64 ? "long" : "int");
-    *out = (prim){is64 ? P_LONG : P_INT, 0, 0, 0};
+    *out = (prim){is64 ? ICM__TYPE_LONG : ICM__TYPE_INT, 0, 0, 0};
     return 0;
 }
 
@@ -259,13 +204,13 @@ static int time_unit_type(const check_ctx *cx, const icm__parquet_element *e, co
     switch (e->logical.unit) {
     case ICM__PQ_UNIT_MILLIS:
     case ICM__PQ_UNIT_MICROS:
-        out->kind = e->logical.adjusted_to_utc ? P_TIMESTAMPTZ : P_TIMESTAMP;
+        out->kind = e->logical.adjusted_to_utc ? ICM__TYPE_TIMESTAMPTZ : ICM__TYPE_TIMESTAMP;
         return 0;
     case ICM__PQ_UNIT_NANOS:
         if (cx->format_version < 3)
             return refuse(cx, path, "nanosecond timestamps need table format version 3",
                           NULL);
-        out->kind = e->logical.adjusted_to_utc ? P_TIMESTAMPTZ_NS : P_TIMESTAMP_NS;
+        out->kind = e->logical.adjusted_to_utc ? ICM__TYPE_TIMESTAMPTZ_NS : ICM__TYPE_TIMESTAMP_NS;
         return 0;
     default:
         return refuse(cx, path, "TIMESTAMP annotation without a known unit", NULL);
@@ -285,19 +230,19 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
     switch (e->type) {
     case ICM__PQ_BOOLEAN:
         if (plain) {
-            out->kind = P_BOOLEAN;
+            out->kind = ICM__TYPE_BOOLEAN;
             return 0;
         }
         break;
     case ICM__PQ_INT32:
         if (plain) {
-            out->kind = P_INT;
+            out->kind = ICM__TYPE_INT;
             return 0;
         }
         if (has_integer_annotation(e))
             return integer_of(cx, e, path, false, out);
         if (annotated(e, ICM__PQ_LT_DATE, ICM__PQ_CT_DATE)) {
-            out->kind = P_DATE;
+            out->kind = ICM__TYPE_DATE;
             return 0;
         }
         if (annotated(e, ICM__PQ_LT_TIME, ICM__PQ_CT_TIME_MILLIS))
@@ -306,7 +251,7 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
         break;
     case ICM__PQ_INT64:
         if (plain) {
-            out->kind = P_LONG;
+            out->kind = ICM__TYPE_LONG;
             return 0;
         }
         if (has_integer_annotation(e))
@@ -316,7 +261,7 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
             return time_unit_type(cx, e, path, out);
         if (annotated(e, ICM__PQ_LT_TIME, ICM__PQ_CT_TIME_MICROS) &&
             (e->logical.kind != ICM__PQ_LT_TIME || e->logical.unit == ICM__PQ_UNIT_MICROS)) {
-            out->kind = P_TIME;
+            out->kind = ICM__TYPE_TIME;
             return 0;
         }
         break;
@@ -324,23 +269,23 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
         return refuse(cx, path, "INT96 timestamps are not read as an Iceberg type", NULL);
     case ICM__PQ_FLOAT:
         if (plain) {
-            out->kind = P_FLOAT;
+            out->kind = ICM__TYPE_FLOAT;
             return 0;
         }
         break;
     case ICM__PQ_DOUBLE:
         if (plain) {
-            out->kind = P_DOUBLE;
+            out->kind = ICM__TYPE_DOUBLE;
             return 0;
         }
         break;
     case ICM__PQ_BYTE_ARRAY:
         if (plain) {
-            out->kind = P_BINARY;
+            out->kind = ICM__TYPE_BINARY;
             return 0;
         }
         if (annotated(e, ICM__PQ_LT_STRING, ICM__PQ_CT_UTF8)) {
-            out->kind = P_STRING;
+            out->kind = ICM__TYPE_STRING;
             return 0;
         }
         break;
@@ -349,7 +294,7 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
             return refuse(cx, path, "FIXED_LEN_BYTE_ARRAY without a length", NULL);
         /* pyarrow reads UUID as fixed_size_binary(16), which promotes to uuid. */
         if (plain || (e->logical.kind == ICM__PQ_LT_UUID && e->type_length == 16)) {
-            *out = (prim){P_FIXED, 0, 0, e->type_length};
+            *out = (prim){ICM__TYPE_FIXED, 0, 0, e->type_length};
             return 0;
         }
         break;
@@ -466,54 +411,46 @@ static int scan_field(const check_ctx *cx, size_t i, const char *path, bool *all
 
 #define NO_FIELD ((size_t)-1)
 
-static int check_field(const check_ctx *cx, json_t *type, bool table_required, size_t file_i,
+static int check_field(const check_ctx *cx, const icm__schema_field *field, size_t file_i,
                        const char *path);
 
 /* The file child of group g that a table field matches: by name (PyIceberg attributes the
  * file's column statistics by the column's name path, so a renamed column fails there even
  * when its field id matches); with field ids, the id must then be the table's too. */
-static int find_child(const check_ctx *cx, size_t g, json_t *field, const char *path,
-                      size_t *out)
+static int find_child(const check_ctx *cx, size_t g, const icm__schema_field *field,
+                      const char *path, size_t *out)
 {
     *out = NO_FIELD;
-    json_t *id = json_object_get(field, "id");
-    const char *name = json_string_value(json_object_get(field, "name"));
-    if (!json_is_integer(id) || name == NULL)
-        return refuse(cx, path, "the table field has no id or name", NULL);
     size_t c = g + 1;
     for (int32_t k = 0, n = elem(cx, g)->num_children; k < n;
          k++, c += elem(cx, c)->subtree_size) {
-        if (strcmp(elem(cx, c)->name, name) != 0)
+        if (strcmp(elem(cx, c)->name, field->name) != 0)
             continue;
         if (*out != NO_FIELD)
             return refuse(cx, path, "two file columns have its name", NULL);
         *out = c;
     }
-    if (*out == NO_FIELD || !cx->by_id || elem(cx, *out)->field_id == json_integer_value(id))
+    if (*out == NO_FIELD || !cx->by_id || elem(cx, *out)->field_id == field->id)
         return 0;
     char msg[64];
-    snprintf(msg, sizeof msg, "%d in the file, %lld in the table", (int)elem(cx, *out)->field_id,
-             (long long)json_integer_value(id));
+    snprintf(msg, sizeof msg, "%d in the file, %d in the table", (int)elem(cx, *out)->field_id,
+             (int)field->id);
     return refuse(cx, path, "its field id is ", msg);
 }
 
 /* A file column must have a table column of the same name in the same struct: without field
  * ids PyIceberg's name mapping (derived from the current schema) has no entry for it, and with
  * ids its statistics lookup by name path fails. */
-static int check_no_extra(const check_ctx *cx, size_t g, json_t *fields, const char *path)
+static int check_no_extra(const check_ctx *cx, size_t g, const icm__type *table,
+                          const char *path)
 {
     size_t c = g + 1;
     for (int32_t k = 0, n = elem(cx, g)->num_children; k < n;
          k++, c += elem(cx, c)->subtree_size) {
         const char *name = elem(cx, c)->name;
         bool found = false;
-        size_t j;
-        json_t *f;
-        json_array_foreach(fields, j, f) {
-            const char *tn = json_string_value(json_object_get(f, "name"));
-            if ((found = tn != NULL && strcmp(tn, name) == 0))
-                break;
-        }
+        for (size_t j = 0; !found && j < table->nfields; j++)
+            found = strcmp(table->fields[j].name, name) == 0;
         if (!found) {
             char *p = child_path(path, name);
             int rc = p != NULL ? icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, cx->location,
@@ -527,109 +464,96 @@ static int check_no_extra(const check_ctx *cx, size_t g, json_t *fields, const c
     return 0;
 }
 
-/* A table struct (its `fields`) against the file group g. */
-static int check_struct(const check_ctx *cx, json_t *fields, size_t g, const char *path)
+/* A table struct against the file group g. */
+static int check_struct(const check_ctx *cx, const icm__type *table, size_t g, const char *path)
 {
-    if (!json_is_array(fields))
-        return refuse(cx, path, "the table struct has no fields array", NULL);
-    int rc = check_no_extra(cx, g, fields, path);
-    size_t j;
-    json_t *f;
-    json_array_foreach(fields, j, f) {
-        if (rc != 0)
-            break;
-        const char *name = json_string_value(json_object_get(f, "name"));
-        char *p = child_path(path, name != NULL ? name : "?");
+    int rc = check_no_extra(cx, g, table, path);
+    for (size_t j = 0; rc == 0 && j < table->nfields; j++) {
+        const icm__schema_field *f = &table->fields[j];
+        char *p = child_path(path, f->name);
         if (p == NULL)
             return icm__error_oom();
         size_t c;
         rc = find_child(cx, g, f, p, &c);
         if (rc == 0)
-            rc = check_field(cx, json_object_get(f, "type"),
-                             json_is_true(json_object_get(f, "required")), c, p);
+            rc = check_field(cx, f, c, p);
         icm__free(p);
     }
     return rc;
 }
 
-/* By id, a list element or map key/value must carry the table's id for it. */
-static int check_part_id(const check_ctx *cx, size_t i, json_t *id, const char *path)
+/* A list element or map key/value (`part` is the field) against file field i. By id, it must
+ * carry the table's id for it. */
+static int check_part(const check_ctx *cx, const icm__schema_field *part, size_t i,
+                      const char *path)
 {
-    if (!cx->by_id || (json_is_integer(id) && elem(cx, i)->field_id == json_integer_value(id)))
-        return 0;
-    return refuse(cx, path, "its field id differs from the table's", NULL);
-}
-
-static int check_part(const check_ctx *cx, json_t *type, const char *part, size_t i,
-                      json_t *id, bool required, const char *path)
-{
-    char *p = child_path(path, part);
+    char *p = child_path(path, part->name);
     if (p == NULL)
         return icm__error_oom();
-    int rc = check_part_id(cx, i, id, p);
+    int rc = 0;
+    if (cx->by_id && elem(cx, i)->field_id != part->id)
+        rc = refuse(cx, p, "its field id differs from the table's", NULL);
     if (rc == 0)
-        rc = check_field(cx, type, required, i, p);
+        rc = check_field(cx, part, i, p);
     icm__free(p);
     return rc;
 }
 
-static int check_nested(const check_ctx *cx, json_t *type, size_t file_i, const shape *sh,
-                        const char *path)
+static int check_nested(const check_ctx *cx, const icm__type *type, size_t file_i,
+                        const shape *sh, const char *path)
 {
-    const char *kind = json_string_value(json_object_get(type, "type"));
     static const char *const shape_names[] = {"a primitive", "a struct", "a list", "a map"};
-    if (kind != NULL && strcmp(kind, "struct") == 0 && sh->kind == S_STRUCT)
-        return check_struct(cx, json_object_get(type, "fields"), file_i, path);
-    if (kind != NULL && strcmp(kind, "list") == 0 && sh->kind == S_LIST)
-        return check_part(cx, json_object_get(type, "element"), "element", sh->child[0],
-                          json_object_get(type, "element-id"),
-                          json_is_true(json_object_get(type, "element-required")), path);
-    if (kind != NULL && strcmp(kind, "map") == 0 && sh->kind == S_MAP) {
-        int rc = check_part(cx, json_object_get(type, "key"), "key", sh->child[0],
-                            json_object_get(type, "key-id"), true, path);
+    if (type->kind == ICM__TYPE_STRUCT && sh->kind == S_STRUCT)
+        return check_struct(cx, type, file_i, path);
+    if (type->kind == ICM__TYPE_LIST && sh->kind == S_LIST)
+        return check_part(cx, &type->fields[0], sh->child[0], path);
+    if (type->kind == ICM__TYPE_MAP && sh->kind == S_MAP) {
+        int rc = check_part(cx, &type->fields[0], sh->child[0], path);
         if (rc == 0)
-            rc = check_part(cx, json_object_get(type, "value"), "value", sh->child[1],
-                            json_object_get(type, "value-id"),
-                            json_is_true(json_object_get(type, "value-required")), path);
+            rc = check_part(cx, &type->fields[1], sh->child[1], path);
         return rc;
     }
+    const char *kind = type->kind == ICM__TYPE_STRUCT ? "struct"
+                       : type->kind == ICM__TYPE_LIST ? "list"
+                                                       : "map";
     char msg[96];
-    snprintf(msg, sizeof msg, "%s in the file, a %s in the table", shape_names[sh->kind],
-             kind != NULL ? kind : "nested type");
+    snprintf(msg, sizeof msg, "%s in the file, a %s in the table", shape_names[sh->kind], kind);
     return refuse(cx, path, "it is ", msg);
 }
 
 /* One table field (its type and required flag) against file field file_i (NO_FIELD: absent). */
-static int check_field(const check_ctx *cx, json_t *type, bool table_required, size_t file_i,
+static int check_field(const check_ctx *cx, const icm__schema_field *field, size_t file_i,
                        const char *path)
 {
     if (file_i == NO_FIELD)
-        return table_required ? refuse(cx, path, "it is required in the table and missing "
-                                                 "from the file", NULL)
-                              : 0;
-    if (table_required && elem(cx, file_i)->repetition != ICM__PQ_REQUIRED)
+        return field->required ? refuse(cx, path, "it is required in the table and missing "
+                                                   "from the file", NULL)
+                               : 0;
+    if (field->required && elem(cx, file_i)->repetition != ICM__PQ_REQUIRED)
         return refuse(cx, path, "it is required in the table and optional in the file", NULL);
     shape sh;
     int rc = shape_of(cx, file_i, path, &sh);
     if (rc != 0)
         return rc;
-    if (!json_is_string(type))
+    const icm__type *type = field->type;
+    if (type->text == NULL)
         return check_nested(cx, type, file_i, &sh, path);
-    prim want;
-    if (!parse_table_prim(json_string_value(type), &want))
-        return refuse(cx, path, "icemaint cannot check table type ", json_string_value(type));
+    const prim *want = &type->prim;
+    if (!checkable(want))
+        return refuse(cx, path, "icemaint cannot check table type ", type->text);
     char have_s[40], want_s[40], msg[96];
     if (sh.kind != S_PRIM)
         return refuse(cx, path, "it is nested in the file, the table type is ",
-                      prim_name(&want, want_s, sizeof want_s));
-    if (promotes(&sh.p, &want)) {
-        if (physical_fits(elem(cx, file_i)->type, &want))
+                      icm__prim_format(want, want_s, sizeof want_s));
+    if (promotes(&sh.p, want)) {
+        if (physical_fits(elem(cx, file_i)->type, want))
             return 0;
         return refuse(cx, path, "its Parquet physical type is not the one add-files expects "
-                                "for table type ", prim_name(&want, want_s, sizeof want_s));
+                                "for table type ", icm__prim_format(want, want_s, sizeof want_s));
     }
     snprintf(msg, sizeof msg, "%s in the file cannot be read as %s",
-             prim_name(&sh.p, have_s, sizeof have_s), prim_name(&want, want_s, sizeof want_s));
+             icm__prim_format(&sh.p, have_s, sizeof have_s),
+             icm__prim_format(want, want_s, sizeof want_s));
     return refuse(cx, path, "type ", msg);
 }
 
@@ -647,11 +571,11 @@ int icm__txn_check_parquet_schema(const icm_table_metadata *md, const icm__parqu
     rc = icm_table_metadata_schema_json(md, icm_table_metadata_current_schema_id(md), &text);
     if (rc != 0)
         return rc;
-    json_t *schema = NULL;
-    rc = icm__json_parse(text, strlen(text), "current schema", &schema);
+    icm__schema *schema = NULL;
+    rc = icm__schema_parse_text(text, strlen(text), "current schema", &schema);
     icm_free(text);
     if (rc == 0)
-        rc = check_struct(&cx, json_object_get(schema, "fields"), 0, "");
-    json_decref(schema);
+        rc = check_struct(&cx, &schema->root, 0, "");
+    icm__schema_free(schema);
     return rc;
 }

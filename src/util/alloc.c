@@ -10,7 +10,7 @@
 
 static icm_allocator g_alloc = {malloc, realloc, free};
 
-void icm_set_allocator(const icm_allocator *allocator)
+void icm__set_allocator(const icm_allocator *allocator)
 {
     if (allocator == NULL || allocator->malloc_fn == NULL || allocator->realloc_fn == NULL ||
         allocator->free_fn == NULL) {
@@ -20,12 +20,6 @@ void icm_set_allocator(const icm_allocator *allocator)
         return;
     }
     g_alloc = *allocator;
-}
-
-void icm_free(void *ptr)
-{
-    if (ptr != NULL)
-        g_alloc.free_fn(ptr);
 }
 
 void *icm__malloc(size_t n)

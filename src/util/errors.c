@@ -56,14 +56,14 @@ static void reset(void)
     g_err_init = true;
 }
 
-const icm_error *icm_error_last(void)
+const icm_error *icm__error_last(void)
 {
     if (!g_err_init)
         reset();
     return &g_err.pub;
 }
 
-void icm_error_clear(void)
+void icm__error_clear(void)
 {
     reset();
 }
@@ -123,19 +123,19 @@ int icm__error_oom(void)
 
 void icm__error_set_http_status(int status)
 {
-    icm_error_last();
+    icm__error_last();
     g_err.pub.http_status = status;
 }
 
 void icm__error_set_remote_code(const char *code)
 {
-    icm_error_last();
+    icm__error_last();
     copy_trunc(g_err.remote, sizeof g_err.remote, code);
 }
 
 void icm__error_set_position(int64_t line, int64_t column, int64_t offset)
 {
-    icm_error_last();
+    icm__error_last();
     g_err.pub.line = line;
     g_err.pub.column = column;
     g_err.pub.offset = offset;
@@ -143,7 +143,7 @@ void icm__error_set_position(int64_t line, int64_t column, int64_t offset)
 
 void icm__error_set_location(const char *location)
 {
-    icm_error_last();
+    icm__error_last();
     store_escaped(g_err.location, sizeof g_err.location, location);
 }
 
@@ -153,7 +153,7 @@ icm__error_saved *icm__error_save(void)
      * not restored (cleanup code then may overwrite it). */
     icm__error_saved *s = icm__malloc(sizeof *s);
     if (s != NULL) {
-        icm_error_last();
+        icm__error_last();
         s->state = g_err;
     }
     return s;

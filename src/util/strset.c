@@ -67,21 +67,17 @@ static int arena_reserve(icm__strset *set, size_t len)
     return 0;
 }
 
-int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added)
-{
-    return icm__strset_put(set, s, len, added, NULL);
-}
-
-int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off)
+/* Find or add s[0..len); *slot_out is its slot (valid until the next insert). */
+static int insert(icm__strset *set, const void *s, size_t len, bool *added,
+                  const icm__strset_slot **slot_out)
 {
     if (added != NULL)
         *added = false;
     uint64_t h = XXH3_64bits(s, len);
     if (set->cap != 0) {
-        size_t at = set->slots[find(set, s, len, h)].off;
-        if (at != SIZE_MAX) {
-            if (off != NULL)
-                *off = at;
+        const icm__strset_slot *hit = &set->slots[find(set, s, len, h)];
+        if (hit->off != SIZE_MAX) {
+            *slot_out = hit;
             return 0;
         }
     }
@@ -98,14 +94,37 @@ int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, si
     if (len != 0)
         memcpy(set->arena + set->arena_len, s, len);
     icm__strset_slot *slot = &set->slots[find(set, s, len, h)];
-    *slot = (icm__strset_slot){h, set->arena_len, len};
-    if (off != NULL)
-        *off = set->arena_len;
+    *slot = (icm__strset_slot){h, set->arena_len, len, set->count};
+    *slot_out = slot;
     set->arena_len += len;
     set->count++;
     if (added != NULL)
         *added = true;
     return 0;
+}
+
+int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added)
+{
+    return icm__strset_put(set, s, len, added, NULL);
+}
+
+int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off)
+{
+    const icm__strset_slot *slot;
+    int rc = insert(set, s, len, added, &slot);
+    if (rc == 0 && off != NULL)
+        *off = slot->off;
+    return rc;
+}
+
+int icm__strset_add_numbered(icm__strset *set, const void *s, size_t len, bool *added,
+                             size_t *number)
+{
+    const icm__strset_slot *slot;
+    int rc = insert(set, s, len, added, &slot);
+    if (rc == 0 && number != NULL)
+        *number = slot->number;
+    return rc;
 }
 
 bool icm__strset_lookup(const icm__strset *set, const void *s, size_t len, size_t *off)

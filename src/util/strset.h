@@ -15,8 +15,9 @@
 
 typedef struct icm__strset_slot {
     uint64_t hash;
-    size_t off; /* into arena; SIZE_MAX = empty slot */
+    size_t off;    /* into arena; SIZE_MAX = empty slot */
     size_t len;
+    size_t number; /* 0, 1, ...: the order in which the strings were first added */
 } icm__strset_slot;
 
 typedef struct icm__strset {
@@ -35,6 +36,11 @@ int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added);
 /* icm__strset_add that also tells where the string's bytes are in set->arena (*off, may be
  * NULL; set whether the string was new or not). */
 int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off);
+/* icm__strset_add that also tells the string's number (*number, may be NULL; set whether the
+ * string was new or not): strings are numbered 0, 1, 2, ... in the order they were first
+ * added, so a caller can keep what it knows about each string in an array beside the set. */
+int icm__strset_add_numbered(icm__strset *set, const void *s, size_t len, bool *added,
+                             size_t *number);
 bool icm__strset_contains(const icm__strset *set, const void *s, size_t len);
 /* icm__strset_contains; when true, *off (may be NULL) is where the string's bytes are in
  * set->arena (stable for the set's life: the arena only grows). */

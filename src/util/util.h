@@ -30,6 +30,9 @@
 #define ICM__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- allocation (through icm_set_allocator hooks); failures set ICM_ENOMEM ---- */
+/* The hooks of this copy of util (icm_set_allocator, src/api/library_state.c, sets the
+ * library's). NULL or an incomplete set restores malloc/realloc/free. */
+void icm__set_allocator(const icm_allocator *allocator);
 void *icm__malloc(size_t n);
 void *icm__calloc(size_t count, size_t size);
 void *icm__realloc(void *p, size_t n);
@@ -54,6 +57,10 @@ static inline bool icm__mul_overflow(size_t a, size_t b, size_t *out)
 }
 
 /* ---- last error ---- */
+/* The calling thread's last error in this copy of util, and clearing it (icm_error_last and
+ * icm_error_clear, src/api/library_state.c, are these on the library's copy). */
+const icm_error *icm__error_last(void);
+void icm__error_clear(void);
 /* Set the thread's last error and return `code`, so callers write `return icm__error_set(...)`.
  * `location` may be NULL. The message is formatted into thread-local storage (no allocation). */
 int icm__error_set(icm_error_class klass, int code, const char *location, const char *fmt, ...)

@@ -66,7 +66,7 @@ static bool references(const char *symbols, const char *name)
 static char *object_path(const char *src)
 {
     char *cli = strdup(icmt_cli_path());
-    char *path = icmt_sprintf("%s/CMakeFiles/icemaint.dir/src/%s.o", dirname(cli), src);
+    char *path = icmt_sprintf("%s/CMakeFiles/icm_core.dir/src/%s.o", dirname(cli), src);
     free(cli);
     return path;
 }

@@ -1,0 +1,32 @@
+/*
+ * api/library_state.c: the public functions over state the library keeps for the process: the
+ * thread's last error (include/icemaint/errors.h) and the allocator hooks
+ * (include/icemaint/common.h).
+ *
+ * They live here, not in src/util, because src/util is also linked, as its own copy, into the
+ * CLI, tests, bench and fuzzers (CMakeLists.txt, icm_util). A program that links util and the
+ * shared library must read the error the library set and free what the library allocated with
+ * the library's hooks: defining these in util would bind that program's calls to its own copy
+ * of the state instead.
+ */
+#include "util/util.h"
+
+const icm_error *icm_error_last(void)
+{
+    return icm__error_last();
+}
+
+void icm_error_clear(void)
+{
+    icm__error_clear();
+}
+
+void icm_set_allocator(const icm_allocator *allocator)
+{
+    icm__set_allocator(allocator);
+}
+
+void icm_free(void *ptr)
+{
+    icm__free(ptr);
+}
