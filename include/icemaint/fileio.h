@@ -1,5 +1,7 @@
 /*
- * icemaint/fileio.h: storage access for table files, one vtable per back end (SQLite VFS style).
+ * icemaint/fileio.h: storage access for table files, the caller's API (SQLite VFS style: one
+ * opaque handle per back end, every call through the wrappers below). Back-end authors find the
+ * vtable in icemaint/sys/fileio.h.
  *
  * Locations are URIs as the table metadata names them. For local files `/p`, `file:/p` and
  * `file:///p` (and `file://localhost/p`) name the same file. Back ends here: local filesystem,
@@ -54,64 +56,6 @@ typedef enum icm_io_op {
     ICM_IO_OP_COUNT
 } icm_io_op;
 
-/**
- * Back-end vtable. New slots are only ever appended; `version` tells which exist.
- * Every method returns 0 or a negative icm code and sets the last error on failure.
- */
-typedef struct icm_fileio_methods {
-    int version; /**< ICM_FILEIO_METHODS_VERSION */
-    const char *name;
-    /** Read the whole object into a new buffer (free with icm_free); NUL-terminated beyond len.
-     *  ICM_ENOTFOUND when missing. */
-    int (*read)(icm_fileio *io, const char *location, char **out, size_t *out_len);
-    /** Read up to len bytes at offset into buf; *out_read < len only at end of object. */
-    int (*read_range)(icm_fileio *io, const char *location, int64_t offset, void *buf,
-                      size_t len, size_t *out_read);
-    /** Create a new object; ICM_EEXISTS (nothing written) if it exists. Atomic: readers see
-     *  the whole content or no object. Parent folders are created as needed. */
-    int (*create_new)(icm_fileio *io, const char *location, const void *data, size_t len);
-    /** Create or replace an object, atomically for readers. */
-    int (*write_replace)(icm_fileio *io, const char *location, const void *data, size_t len);
-    /** Delete an object; an object already missing is success (a back end that can tell
-     *  calls icm_fileio_note_missing() before returning, so icm_fileio_delete_existing()
-     *  learns it; one that cannot tell does nothing). */
-    int (*remove)(icm_fileio *io, const char *location);
-    /** Size and mtime; ICM_ENOTFOUND when missing. out->location is set to `location`. */
-    int (*stat)(icm_fileio *io, const char *location, icm_file_info *out);
-    /** Stream every object strictly below `prefix` at a path-segment boundary (recursive,
-     *  files only; `/t` lists `/t/x`, never `/t_2/x`) to cb, without holding the listing in
-     *  memory. A missing prefix lists nothing. Order is unspecified. Version 1 back ends must
-     *  have it; from version 2 it may be NULL when `list_flags` is set. */
-    int (*list)(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload);
-    /** Release the back end. */
-    void (*free)(icm_fileio *io);
-    /* ---- version 2 ---- */
-    /** `list` with ICM_LIST_* flags (only known bits reach it; the wrapper checks). A back end
-     *  may ignore a flag that only permits (ICM_LIST_STAT_OPTIONAL); a wrapper passes the
-     *  flags on to what it wraps. When set, the wrappers call it instead of `list`. */
-    int (*list_flags)(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
-                      void *payload);
-    /** The location with every symbolic link on its way resolved (new string, icm_free);
-     *  ICM_ENOTFOUND when missing. NULL: the back end has no links (the wrapper returns a
-     *  copy of the location). */
-    int (*resolve)(icm_fileio *io, const char *location, char **out);
-    /* ---- version 3 ---- */
-    /** The checksum companion the storage keeps beside `location`, if there is one: *out a
-     *  new string (icm_free) naming it in the form of `location`, *info its size and mtime
-     *  (info->location borrowed from *out); *out NULL when there is none. Reads only. NULL
-     *  slot: the back end keeps no companions. */
-    int (*checksum_of)(icm_fileio *io, const char *location, char **out, icm_file_info *info);
-} icm_fileio_methods;
-
-/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`. A back end may set `version` to
- *  an earlier value (then the later slots are not read). */
-#define ICM_FILEIO_METHODS_VERSION 3
-
-/** Every back end's handle starts with this struct (embed it first). */
-struct icm_fileio {
-    const icm_fileio_methods *methods;
-};
-
 /* ---- wrappers: the single choke point for all storage calls ---- */
 
 /*
@@ -146,9 +90,6 @@ ICM_EXTERN(int) icm_fileio_delete(icm_fileio *io, const char *location);
  */
 ICM_EXTERN(int) icm_fileio_delete_existing(icm_fileio *io, const char *location,
                                            bool *existed);
-/** For back-end authors: called from `remove`, on the calling thread, when the object was
- *  already missing (see icm_fileio_delete_existing). */
-ICM_EXTERN(void) icm_fileio_note_missing(void);
 /** @param[out] out size and mtime; out->location is `location` (borrowed).
  *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory). */
 ICM_EXTERN(int) icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out);

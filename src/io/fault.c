@@ -17,7 +17,7 @@
  */
 #include <pthread.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "util/util.h"
 
 typedef struct fault_fileio {

@@ -8,16 +8,32 @@
  */
 #include <string.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "io/fileio_internal.h"
 #include "util/util.h"
 
-/* ICM_EINVALID for a missing handle or location, naming what is wrong. */
-static int check_common(const icm_fileio *io, const char *location, const char *what)
+/* ICM_EINVALID for a missing handle, a back end of a version this library does not know, or a
+ * missing location, naming what is wrong. */
+static int check_io(const icm_fileio *io, const char *location, const char *what)
 {
-    if (io == NULL || io->methods == NULL || io->methods->version < 1)
+    if (io == NULL || io->methods == NULL)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "%s: no FileIO handle",
                               what);
+    int v = io->methods->version;
+    if (v < 1 || v > ICM_FILEIO_METHODS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "%s: the %s FileIO has methods version %d; this library knows "
+                              "versions 1 to %d",
+                              what, io->methods->name != NULL ? io->methods->name : "(unnamed)",
+                              v, ICM_FILEIO_METHODS_VERSION);
+    return 0;
+}
+
+static int check_common(const icm_fileio *io, const char *location, const char *what)
+{
+    int rc = check_io(io, location, what);
+    if (rc < 0)
+        return rc;
     if (location == NULL || location[0] == '\0')
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL, "%s: empty location", what);
     return 0;

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "util/location.h"
 #include "util/util.h"
 

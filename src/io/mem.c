@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "util/location.h"
 #include "util/util.h"
 

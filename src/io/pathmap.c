@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "io/fileio_internal.h"
 #include "util/location.h"
 #include "util/util.h"

@@ -21,6 +21,7 @@
 #include "history.h"
 #include "icemaint/expire.h"
 #include "icemaint/maint.h"
+#include "icemaint/sys/fileio.h"
 #include "test_orphans_common.h"
 #include "util/util.h"
 

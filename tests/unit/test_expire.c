@@ -15,6 +15,7 @@
 
 #include "history.h"
 #include "icemaint/expire.h"
+#include "icemaint/sys/fileio.h"
 #include "testutil.h"
 
 #define T0 INT64_C(1700000000000)

@@ -15,6 +15,7 @@
 
 #include "history.h"
 #include "icemaint/expire.h"
+#include "icemaint/sys/fileio.h"
 #include "testutil.h"
 #include "util/util.h"
 

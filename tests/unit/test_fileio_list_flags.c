@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "testutil.h"
 
 /* A known mtime (2020-09-13T12:26:40.123Z) set with utimensat, in ms. */

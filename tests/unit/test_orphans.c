@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "history.h"
+#include "icemaint/sys/fileio.h"
 #include "util/util.h"
 #include "test_orphans_common.h"
 

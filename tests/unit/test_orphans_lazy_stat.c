@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "history.h"
+#include "icemaint/sys/fileio.h"
 #include "test_orphans_common.h"
 #include "util/util.h"
 
