@@ -24,6 +24,7 @@ typedef int (*list_fn)(icm_fileio *, const char *, icm_list_cb, void *);
 typedef int (*list_flags_fn)(icm_fileio *, const char *, unsigned, icm_list_cb, void *);
 typedef int (*resolve_fn)(icm_fileio *, const char *, char **);
 typedef int (*checksum_fn)(icm_fileio *, const char *, char **, icm_file_info *);
+typedef int (*batch_fn)(icm_fileio *, const char *const *, size_t, icm_fileio_delete_result *);
 
 static int g_freed;
 
@@ -41,7 +42,7 @@ static void count_free(icm_fileio *io)
         .write_replace = POISON(write_fn), .remove = POISON(remove_fn),                       \
         .stat = POISON(stat_fn), .list = POISON(list_fn), .free = count_free,                 \
         .list_flags = POISON(list_flags_fn), .resolve = POISON(resolve_fn),                   \
-        .checksum_of = POISON(checksum_fn)                                                    \
+        .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn)                  \
     }
 
 static const icm_fileio_methods V0 = POISONED_METHODS(0, "zero");
@@ -97,6 +98,11 @@ static void check_every_wrapper_refuses(const icm_fileio_methods *m)
     s = (char *)"sentinel";
     assert_refused(icm_fileio_checksum_of(&io, "/x", &s, &info), m->name, m->version);
     assert_null(s);
+    const char *locs[] = {"/x"};
+    icm_fileio_delete_result r;
+    assert_refused(icm_fileio_delete_batch(&io, locs, 1, &r), m->name, m->version);
+    assert_int_equal(r.status, ICM_FILEIO_DELETE_FAILED);
+    assert_int_equal(r.code, ICM_EINVALID);
     /* free is a version-1 slot: a back end is released whatever its version, so nothing leaks */
     g_freed = 0;
     icm_fileio_free(&io);
@@ -130,7 +136,7 @@ static const icm_fileio_methods V1 = {
     .create_new = POISON(write_fn), .write_replace = POISON(write_fn),
     .remove = POISON(remove_fn), .stat = v1_stat, .list = POISON(list_fn), .free = count_free,
     .list_flags = POISON(list_flags_fn), .resolve = POISON(resolve_fn),
-    .checksum_of = POISON(checksum_fn)};
+    .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn)};
 
 static void test_version1_later_slots_not_read(void **state)
 {

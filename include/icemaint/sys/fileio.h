@@ -64,13 +64,22 @@ typedef struct icm_fileio_methods {
      *  (info->location borrowed from *out); *out NULL when there is none. Reads only. NULL
      *  slot: the back end keeps no companions. */
     int (*checksum_of)(icm_fileio *io, const char *location, char **out, icm_file_info *info);
+    /* ---- version 4 ---- */
+    /** Delete n (1 to ICM_FILEIO_DELETE_BATCH_MAX) objects, writing results[i] for
+     *  locations[i] (every location non-empty; the wrapper has set every result to FAILED
+     *  "no result" before the call). Return 0 once every result is written; a negative code
+     *  when the call as a whole failed (the wrapper then marks every item FAILED with it,
+     *  retryable for ICM_ENET and ICM_ETIMEOUT: deletes are idempotent). NULL: the wrapper
+     *  calls `remove` per item. See icm_fileio_delete_result_fail() for filling a failure. */
+    int (*delete_batch)(icm_fileio *io, const char *const *locations, size_t n,
+                        icm_fileio_delete_result *results);
 } icm_fileio_methods;
 
-/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`. A back end may set `version` to
+/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`; 4: `delete_batch`. A back end may set `version` to
  *  an earlier value (then the later slots are not read); the wrappers refuse a back end whose
  *  `version` is below 1 or above this value (ICM_EINVALID: it was built against a newer header
  *  whose slots this library would not know how to call). */
-#define ICM_FILEIO_METHODS_VERSION 3
+#define ICM_FILEIO_METHODS_VERSION 4
 
 /** Every back end's handle starts with this struct (embed it first). */
 struct icm_fileio {
@@ -80,6 +89,11 @@ struct icm_fileio {
 /** Called from `remove`, on the calling thread, when the object was already missing (see
  *  icm_fileio_delete_existing). */
 ICM_EXTERN(void) icm_fileio_note_missing(void);
+
+/** For `delete_batch`: mark `r` FAILED with `code` (negative), `retryable`, and the message of
+ *  the calling thread's last error ("<location>: <message>", as icm_error_format, cut to fit). */
+ICM_EXTERN(void) icm_fileio_delete_result_fail(icm_fileio_delete_result *r, int code,
+                                               bool retryable);
 
 ICM_END_DECL
 
