@@ -42,6 +42,30 @@ typedef struct icm_file_info {
 /** Every flag this version knows; other bits are ICM_EINVALID. */
 #define ICM_LIST_FLAGS_ALL ICM_LIST_STAT_OPTIONAL
 
+/**
+ * Options of icm_fileio_list_opts(). Initialise with ICM_FILEIO_LIST_OPTIONS_INIT or
+ * icm_fileio_list_options_init(), then set what you need.
+ *
+ * A range cuts the listing to the objects whose location L (as the listing reports it: in the
+ * form of the listed prefix) has start_after < L < end_before in byte order (strcmp), both
+ * bounds strict as S3's StartAfter. That splits a listing into shards: at a cut c, one shard
+ * ends before c and the next starts after c; an object located exactly at c falls in neither,
+ * so either choose cuts that name no object (a folder location ending in `/`: listings report
+ * objects, never folders) or end the lower shard before c followed by the byte 0x01 (the next
+ * string after c in byte order: it then holds c).
+ */
+typedef struct icm_fileio_list_options {
+    unsigned version;        /**< ICM_FILEIO_LIST_OPTIONS_VERSION */
+    unsigned flags;          /**< ICM_LIST_* bits (ICM_LIST_STAT_OPTIONAL); 0 = none */
+    const char *start_after; /**< NULL, or only objects whose location sorts strictly after
+                                  this full location (byte order); borrowed for the call */
+    const char *end_before;  /**< NULL = no end, or only objects whose location sorts strictly
+                                  before this one; borrowed for the call */
+} icm_fileio_list_options;
+
+#define ICM_FILEIO_LIST_OPTIONS_VERSION 1
+#define ICM_FILEIO_LIST_OPTIONS_INIT {ICM_FILEIO_LIST_OPTIONS_VERSION, 0u, NULL, NULL}
+
 /** Listing callback: return 0 to go on; any non-zero value stops the listing and is returned
  *  by icm_fileio_list() / icm_fileio_list_flags() (use ICM_EUSER or a negative icm code). */
 typedef int (*icm_list_cb)(const icm_file_info *info, void *payload);
@@ -151,6 +175,24 @@ ICM_EXTERN(int) icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb 
  */
 ICM_EXTERN(int) icm_fileio_list_flags(icm_fileio *io, const char *prefix, unsigned flags,
                                       icm_list_cb cb, void *payload);
+/** Set `opts` to the defaults of `version` (no flags, no range).
+ *  @return 0, ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_fileio_list_options_init(icm_fileio_list_options *opts, unsigned version);
+
+/**
+ * icm_fileio_list_flags() with options: flags and a range of locations (start_after,
+ * end_before). The listing streams (a back end pages an object store's listing itself and never
+ * holds it whole); only objects inside the range reach `cb`. Order is unspecified, except for
+ * back ends that say otherwise (the in-memory one lists in byte order of locations; object
+ * stores do too, by key): a back end that can start a listing at a key (S3 start-after) does
+ * so, and stops at end_before when it lists in order; for any other the wrapper drops what lies
+ * outside the range, so the objects reported are always exactly those in range.
+ * @param opts NULL for the defaults (ICM_FILEIO_LIST_OPTIONS_INIT).
+ * @return as icm_fileio_list_flags(); also ICM_EINVALID for an unknown opts->version.
+ */
+ICM_EXTERN(int) icm_fileio_list_opts(icm_fileio *io, const char *prefix,
+                                     const icm_fileio_list_options *opts, icm_list_cb cb,
+                                     void *payload);
 /** Free a back end (and, for wrappers, what they took). NULL is ok. */
 ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
 

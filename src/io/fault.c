@@ -134,6 +134,14 @@ static int fault_list(icm_fileio *io, const char *prefix, unsigned flags, icm_li
     return rc < 0 ? rc : icm_fileio_list_flags(f->inner, prefix, flags, cb, payload);
 }
 
+static int fault_list_range(icm_fileio *io, const char *prefix,
+                            const icm_fileio_list_options *opts, icm_list_cb cb, void *payload)
+{
+    fault_fileio *f = (fault_fileio *)io;
+    int rc = admit(f, ICM_IO_LIST, prefix);
+    return rc < 0 ? rc : icm_fileio_list_opts(f->inner, prefix, opts, cb, payload);
+}
+
 static int fault_resolve(icm_fileio *io, const char *location, char **out)
 {
     fault_fileio *f = (fault_fileio *)io;
@@ -205,6 +213,7 @@ static const icm_fileio_methods fault_methods = {
     fault_resolve,
     fault_checksum_of,
     fault_delete_batch,
+    fault_list_range,
 };
 
 int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)

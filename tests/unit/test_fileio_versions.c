@@ -25,6 +25,8 @@ typedef int (*list_flags_fn)(icm_fileio *, const char *, unsigned, icm_list_cb, 
 typedef int (*resolve_fn)(icm_fileio *, const char *, char **);
 typedef int (*checksum_fn)(icm_fileio *, const char *, char **, icm_file_info *);
 typedef int (*batch_fn)(icm_fileio *, const char *const *, size_t, icm_fileio_delete_result *);
+typedef int (*range_fn)(icm_fileio *, const char *, const icm_fileio_list_options *, icm_list_cb,
+                        void *);
 
 static int g_freed;
 
@@ -42,7 +44,8 @@ static void count_free(icm_fileio *io)
         .write_replace = POISON(write_fn), .remove = POISON(remove_fn),                       \
         .stat = POISON(stat_fn), .list = POISON(list_fn), .free = count_free,                 \
         .list_flags = POISON(list_flags_fn), .resolve = POISON(resolve_fn),                   \
-        .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn)                  \
+        .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn),                 \
+        .list_range = POISON(range_fn)                                                        \
     }
 
 static const icm_fileio_methods V0 = POISONED_METHODS(0, "zero");
@@ -92,6 +95,7 @@ static void check_every_wrapper_refuses(const icm_fileio_methods *m)
     assert_refused(icm_fileio_list(&io, "/x", never_cb, NULL), m->name, m->version);
     assert_refused(icm_fileio_list_flags(&io, "/x", ICM_LIST_STAT_OPTIONAL, never_cb, NULL),
                    m->name, m->version);
+    assert_refused(icm_fileio_list_opts(&io, "/x", NULL, never_cb, NULL), m->name, m->version);
     s = (char *)"sentinel";
     assert_refused(icm_fileio_resolve(&io, "/x", &s), m->name, m->version);
     assert_null(s);
@@ -136,7 +140,8 @@ static const icm_fileio_methods V1 = {
     .create_new = POISON(write_fn), .write_replace = POISON(write_fn),
     .remove = POISON(remove_fn), .stat = v1_stat, .list = POISON(list_fn), .free = count_free,
     .list_flags = POISON(list_flags_fn), .resolve = POISON(resolve_fn),
-    .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn)};
+    .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn),
+    .list_range = POISON(range_fn)};
 
 static void test_version1_later_slots_not_read(void **state)
 {
