@@ -96,9 +96,29 @@ ICM_EXTERN(int) icm_fileio_read(icm_fileio *io, const char *location, char **out
 /** @return 0, ICM_ENOTFOUND, ICM_EINVALID (negative offset), ICM_EIO. */
 ICM_EXTERN(int) icm_fileio_read_range(icm_fileio *io, const char *location, int64_t offset,
                                       void *buf, size_t len, size_t *out_read);
-/** @return 0, ICM_EEXISTS (nothing written), ICM_EIO, ICM_ENOMEM. */
+/**
+ * Create a new object; never replaces one.
+ * @return 0; ICM_EEXISTS (it exists; nothing written); ICM_EOUTCOME_UNKNOWN (an object-store
+ *  back end sent the conditional write and lost the answer (timeout, connection reset): the
+ *  object may exist now, or appear later, with our content or not; a caller that must know
+ *  reads it back and compares, and never deletes it unless it proves the content ours);
+ *  ICM_EIO (the local back end: also after publishing, when the directory sync failed: the file
+ *  may then exist), ICM_ENOMEM.
+ */
 ICM_EXTERN(int) icm_fileio_create_new(icm_fileio *io, const char *location, const void *data,
                                       size_t len);
+/**
+ * Whether `location` now holds exactly the `len` bytes at `data`: how a caller settles a
+ * create-new that ended in ICM_EOUTCOME_UNKNOWN. Content no other writer could have written (a
+ * fresh UUID or token in it) proves the object ours; anything else proves nothing (absent now,
+ * it may still land).
+ * @param[out] out_same true when the object is there with these bytes; false when it is
+ *  missing or differs.
+ * @return 0; ICM_EIO, ICM_EAUTH, ICM_ENOMEM (it could not be read: *out_same false),
+ *  ICM_EINVALID (NULL arguments).
+ */
+ICM_EXTERN(int) icm_fileio_holds(icm_fileio *io, const char *location, const void *data,
+                                 size_t len, bool *out_same);
 /** @return 0, ICM_EIO, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_write_replace(icm_fileio *io, const char *location,
                                          const void *data, size_t len);
@@ -255,6 +275,13 @@ ICM_EXTERN(void) icm_fileio_fault_fail_nth_retryable(icm_fileio *fault, icm_io_o
  *  still fail on their own or by fail_nth); every later one fails with ICM_EIO and has no
  *  effect, until icm_fileio_fault_reset(). A crash wins over a pending fail_nth. 0 disarms. */
 ICM_EXTERN(void) icm_fileio_fault_crash_after(icm_fileio *fault, uint64_t n);
+/** Make the nth (1-based) create-new counted after this call, once, end in
+ *  ICM_EOUTCOME_UNKNOWN, as a conditional write whose answer was lost: with `applied` the inner
+ *  create runs first (the object is written, unless it existed), without it the inner back end
+ *  never sees it. The create is still one ICM_IO_WRITE operation, and a rejection by fail_nth
+ *  or a crash wins (then nothing is written and the code is theirs). nth 0 disarms. */
+ICM_EXTERN(void) icm_fileio_fault_create_outcome_unknown(icm_fileio *fault, uint64_t nth,
+                                                         bool applied);
 /** Operations of kind op seen so far (counted whether or not they failed or were rejected). */
 ICM_EXTERN(uint64_t) icm_fileio_fault_count(const icm_fileio *fault, icm_io_op op);
 /** Total operations of any kind seen so far. */

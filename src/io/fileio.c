@@ -89,6 +89,27 @@ int icm_fileio_create_new(icm_fileio *io, const char *location, const void *data
     return finish(io->methods->create_new(io, location, data, len), location);
 }
 
+int icm_fileio_holds(icm_fileio *io, const char *location, const void *data, size_t len,
+                     bool *out_same)
+{
+    if (out_same != NULL)
+        *out_same = false;
+    if (out_same == NULL || (data == NULL && len > 0))
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "holds: NULL data or output");
+    char *found = NULL;
+    size_t found_len = 0;
+    int rc = icm_fileio_read(io, location, &found, &found_len);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        return 0;
+    }
+    if (rc == 0)
+        *out_same = found_len == len && (len == 0 || memcmp(found, data, len) == 0);
+    icm_free(found);
+    return rc;
+}
+
 int icm_fileio_write_replace(icm_fileio *io, const char *location, const void *data, size_t len)
 {
     int rc = check_common(io, location, "write");
