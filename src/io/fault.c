@@ -24,6 +24,7 @@
 #include <pthread.h>
 
 #include "icemaint/sys/fileio.h"
+#include "icemaint/testing/fileio.h"
 #include "util/util.h"
 
 typedef struct fault_fileio {

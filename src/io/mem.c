@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "icemaint/sys/fileio.h"
+#include "icemaint/testing/fileio.h"
 #include "util/location.h"
 #include "util/util.h"
 

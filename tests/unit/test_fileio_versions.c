@@ -5,9 +5,11 @@
  * wrapper with ICM_EINVALID and a message naming the back end and its version, before any slot
  * is called (its slots are poisoned: a call would crash). A version-1 back end's later slots are
  * never read (poisoned too), and the wrappers give its defaults: resolve returns the location,
- * checksum_of finds no companion.
+ * checksum_of finds no companion. The stable headers (fileio.h, sys/fileio.h) declare none of
+ * the testing back ends; testing/fileio.h does, and says it is outside the stable ABI.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "icemaint/sys/fileio.h"
@@ -161,12 +163,43 @@ static void test_version1_later_slots_not_read(void **state)
     assert_int_equal(info.size_bytes, -1);
 }
 
+/* The text of a header under include/icemaint (malloc'd). */
+static char *header(const char *name)
+{
+    char *path = icmt_sprintf("%s/include/icemaint/%s", ICM_SOURCE_DIR, name);
+    char *text = icmt_read_file(path, NULL);
+    assert_non_null(text);
+    free(path);
+    return text;
+}
+
+static void test_testing_backends_outside_stable_headers(void **state)
+{
+    (void)state;
+    static const char *const testing_names[] = {"icm_fileio_mem_new", "icm_fileio_fault_new",
+                                                "icm_fileio_fault_fail_nth", "icm_io_op"};
+    static const char *const stable[] = {"fileio.h", "sys/fileio.h"};
+    for (size_t h = 0; h < 2; h++) {
+        char *text = header(stable[h]);
+        for (size_t i = 0; i < 4; i++)
+            if (strstr(text, testing_names[i]) != NULL)
+                fail_msg("%s declares %s", stable[h], testing_names[i]);
+        free(text);
+    }
+    char *text = header("testing/fileio.h");
+    for (size_t i = 0; i < 4; i++)
+        assert_non_null(strstr(text, testing_names[i]));
+    assert_non_null(strstr(text, "NOT PART OF THE STABLE ABI"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_zero_refused),
         cmocka_unit_test(test_version_above_known_refused),
         cmocka_unit_test(test_version1_later_slots_not_read),
+        cmocka_unit_test(test_testing_backends_outside_stable_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
