@@ -250,6 +250,43 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
                                        const icm_path_map *rules, size_t n_rules);
 
 /**
+ * A FileIO that picks the back end by each location's URI scheme and builds it the first time a
+ * location needs it, from `props` (copied):
+ *  - no scheme, `file:`: the local back end (icm_fileio_local_new);
+ *  - `s3`, `s3a`, `s3n`: S3; `gs`: GCS; `abfs`, `abfss`: ADLS; `wasb`, `wasbs`: Azure Blob:
+ *    the back end registered for the scheme (icemaint/sys/fileio.h:
+ *    icm_fileio_register_scheme); this build has none of its own, so a location of these
+ *    schemes fails with ICM_EUNSUPPORTED "no S3 back end in this build" (and so on);
+ *  - `mem`: the in-memory store, in builds with the testing back ends (one store per
+ *    resolving FileIO);
+ *  - any other scheme: its registered back end, else ICM_EUNSUPPORTED.
+ * A registered back end overrides a built-in one. Schemes compare case-insensitively. One back
+ * end is built per constructor and shared by the schemes registered with it (s3, s3a, s3n), and
+ * lives until the resolving FileIO is freed. Properties use PyIceberg's names, read by the back
+ * end that needs them: `s3.endpoint`, `s3.region`, `s3.access-key-id`, `s3.secret-access-key`,
+ * `s3.session-token`, `s3.path-style-access`, ...; `gcs.project-id`, `gcs.oauth2.token`, ...;
+ * `adls.account-name`, `adls.account-key`, `adls.sas-token`, ... A later property with the same
+ * key replaces an earlier one. A call fails with the back end's construction error (naming the
+ * location) when it cannot be built; a delete batch groups its items by back end.
+ * @return 0, ICM_EINVALID (NULL output, NULL props with n_props > 0, an empty key or NULL
+ *         value), ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_fileio_resolving_new(icm_fileio **out, const icm_property *props,
+                                         size_t n_props);
+
+/**
+ * A resolving FileIO for one table: the properties of `base` (a resolving FileIO) overlaid by
+ * `table_props` (the table's FileIO configuration and credentials as a REST catalog hands them
+ * out per table: a table's value wins). Its back ends are its own, built from the merged
+ * properties, so two tables with different credentials never share a client. `base` is only
+ * read (it may be freed before the result).
+ * @return 0, ICM_EINVALID (NULL output, `base` not a resolving FileIO, bad properties),
+ *         ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_fileio_for_table(icm_fileio **out, const icm_fileio *base,
+                                     const icm_property *table_props, size_t n_table_props);
+
+/**
  * Map `location` through the rules of a path-map FileIO, as it would for I/O.
  * @param[out] out new string (icm_free). @return 0, ICM_ENOMEM, ICM_EINVALID (not a path-map).
  */

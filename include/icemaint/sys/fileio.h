@@ -104,6 +104,35 @@ ICM_EXTERN(void) icm_fileio_note_missing(void);
 ICM_EXTERN(void) icm_fileio_delete_result_fail(icm_fileio_delete_result *r, int code,
                                                bool retryable);
 
+/**
+ * A back-end constructor for resolving FileIOs (icm_fileio_resolving_new): build a new back end
+ * into *out from the resolving FileIO's properties (PyIceberg's names; borrowed for the call:
+ * copy what you keep). Called at most once per resolving FileIO and constructor, the first time
+ * a location of a scheme registered with it is used, under that FileIO's mutex.
+ * @return 0; a negative icm code with the last error set (ICM_EINVALID for a bad property,
+ *         ICM_EAUTH, ICM_ENOMEM, ...): the call that needed the back end fails with it.
+ */
+typedef int (*icm_fileio_factory)(icm_fileio **out, const icm_property *props, size_t n_props,
+                                  void *payload);
+
+/**
+ * Register `factory` (with `payload`, passed to it) for the URI scheme `scheme` (without `:`;
+ * case-insensitive; "file" for local paths too), process-wide: resolving FileIOs use it for
+ * every back end they build from now on, in place of a built-in one (an S3 back end registers
+ * itself for "s3", "s3a" and "s3n" with one factory and payload, so they share a back end).
+ * Registering a scheme again replaces its factory; a NULL factory removes the registration
+ * (the built-in one, if any, applies again). Back ends already built are not affected.
+ * Thread-safe; at most 32 schemes.
+ * @return 0, ICM_EINVALID (not a URI scheme, or too many).
+ */
+ICM_EXTERN(int) icm_fileio_register_scheme(const char *scheme, icm_fileio_factory factory,
+                                           void *payload);
+
+/** For factories: the value of property `key` (borrowed), the last one when it repeats; NULL
+ *  when absent. */
+ICM_EXTERN(const char *) icm_fileio_property(const icm_property *props, size_t n,
+                                             const char *key);
+
 ICM_END_DECL
 
 #endif /* ICEMAINT_SYS_FILEIO_H */
