@@ -84,10 +84,10 @@ typedef struct icm_fileio_methods {
 } icm_fileio_methods;
 
 /** 2: `list_flags` and `resolve` appended; 3: `checksum_of`; 4: `delete_batch` and
- *  `list_range`. A back end may set `version` to
- *  an earlier value (then the later slots are not read); the wrappers refuse a back end whose
- *  `version` is below 1 or above this value (ICM_EINVALID: it was built against a newer header
- *  whose slots this library would not know how to call). */
+ *  `list_range`. A back end may set `version` to an earlier value (then the later slots are not
+ *  read); the wrappers refuse a back end whose `version` is below 1 or above this value
+ *  (ICM_EINVALID: it was built against a newer header whose slots this library would not know
+ *  how to call). */
 #define ICM_FILEIO_METHODS_VERSION 4
 
 /** Every back end's handle starts with this struct (embed it first). */
