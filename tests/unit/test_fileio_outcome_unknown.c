@@ -10,6 +10,8 @@
  *  - filesystem catalog commit (the create of v<N+1> is the publish): landed with our bytes is
  *    a commit; absent is ICM_ECOMMIT_UNKNOWN (never FAILED: it may still land) and nothing is
  *    deleted;
+ *  - SQL catalog commit (the metadata file is written before the pointer swap): the commit
+ *    fails with nothing swapped, and the file, landed or not, is never deleted;
  *  - table lease: landed with our token is held; absent or someone else's is not held
  *    (ICM_EOUTCOME_UNKNOWN) and the file is left in place;
  *  - transaction manifest writes: the commit fails; a file read back with our bytes is cleaned
@@ -219,6 +221,49 @@ static void test_hadoop_commit(void **state)
     free(v2);
 }
 
+static void test_sql_commit_metadata_write(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    char *uri = icmt_sprintf("sqlite:///%s/c.db", dir);
+    icmt_ok(icm_catalog_sqlite_create(uri));
+    icm_fileio *local, *fio;
+    icmt_ok(icm_fileio_local_new(&local));
+    icmt_ok(icm_fileio_fault_new(&fio, local));
+    icm_catalog *cat = NULL;
+    icmt_ok(icm_catalog_open_sql(&cat, "c", uri, dir, fio, NULL, 0));
+    icmt_ok(icm_catalog_create_namespace(cat, "db"));
+    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(cat, "db.t", &o, NULL));
+    icm_table *t = NULL;
+    icmt_ok(icm_table_load(&t, cat, "db.t"));
+    char *first = strdup(icm_table_get_metadata_location(t));
+    char *mdir = icmt_sprintf("%s/db/t/metadata", dir);
+    int files = count_suffix(mdir, ".metadata.json");
+    assert_int_equal(files, 1);
+
+    /* the metadata file comes before the pointer swap: a lost answer fails the commit with
+     * nothing swapped, and the file (landed or not) is never deleted */
+    uint64_t deletes = icm_fileio_fault_count(fio, ICM_IO_DELETE);
+    icm_fileio_fault_create_outcome_unknown(fio, 1, true);
+    assert_int_equal(set_property(t), ICM_EOUTCOME_UNKNOWN);
+    icm_fileio_fault_create_outcome_unknown(fio, 1, false);
+    assert_int_equal(set_property(t), ICM_EOUTCOME_UNKNOWN);
+    assert_int_equal(icm_fileio_fault_count(fio, ICM_IO_DELETE), deletes);
+    assert_int_equal(count_suffix(mdir, ".metadata.json"), 2); /* the one that landed stays */
+    icm_table *check = NULL;
+    icmt_ok(icm_table_load(&check, cat, "db.t"));
+    assert_string_equal(icm_table_get_metadata_location(check), first);
+    icm_table_free(check);
+    icmt_ok(set_property(t)); /* and the next commit goes through */
+    assert_string_not_equal(icm_table_get_metadata_location(t), first);
+    icm_table_free(t);
+    icm_catalog_free(cat);
+    icm_fileio_free(fio);
+    icmt_rmtree(dir);
+    free(mdir), free(first), free(uri), free(dir);
+}
+
 static void test_lease(void **state)
 {
     fx *f = *state;
@@ -329,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_fault_injection),
         cmocka_unit_test(test_holds),
         cmocka_unit_test_setup_teardown(test_hadoop_commit, fx_setup, fx_teardown),
+        cmocka_unit_test(test_sql_commit_metadata_write),
         cmocka_unit_test_setup_teardown(test_lease, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_txn_manifest, fx_setup, fx_teardown),
     };
