@@ -41,12 +41,6 @@ ICM_BEGIN_DECL
 typedef struct icm_catalog icm_catalog;
 typedef struct icm_table icm_table;
 
-/** One key/value pair (catalog or table properties). Strings are copied by every call. */
-typedef struct icm_property {
-    const char *key;
-    const char *value;
-} icm_property;
-
 /** Name callback for listings: return 0 to go on; a non-zero value stops the listing and is
  *  returned by the listing call. `name` is borrowed for the duration of the call. */
 typedef int (*icm_name_cb)(const char *name, void *payload);

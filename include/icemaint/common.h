@@ -64,6 +64,13 @@ ICM_EXTERN(void) icm_set_allocator(const icm_allocator *allocator);
 /** Free memory the library handed out as a plain buffer or string (never use free()). NULL ok. */
 ICM_EXTERN(void) icm_free(void *ptr);
 
+/** One key/value pair (catalog, table or FileIO properties). Strings are copied by every call
+ *  that takes them. */
+typedef struct icm_property {
+    const char *key;
+    const char *value;
+} icm_property;
+
 ICM_END_DECL
 
 #endif /* ICEMAINT_COMMON_H */

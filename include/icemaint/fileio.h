@@ -1,10 +1,14 @@
 /*
- * icemaint/fileio.h: storage access for table files, one vtable per back end (SQLite VFS style).
+ * icemaint/fileio.h: storage access for table files, the caller's API (SQLite VFS style: one
+ * opaque handle per back end, every call through the wrappers below). Back-end authors find the
+ * vtable in icemaint/sys/fileio.h.
  *
  * Locations are URIs as the table metadata names them. For local files `/p`, `file:/p` and
  * `file:///p` (and `file://localhost/p`) name the same file. Back ends here: local filesystem,
- * in-memory (tests), a fault-injecting wrapper (crash-point tests) and a path-mapping wrapper
- * (`--path-map FROM=TO`). S3 comes later behind the same interface.
+ * a path-mapping wrapper (`--path-map FROM=TO`) and a resolving FileIO that picks the back end
+ * by scheme; S3 and the other object stores plug in behind it (icemaint/sys/fileio.h). The
+ * in-memory and fault-injecting back ends for tests are in icemaint/testing/fileio.h, outside
+ * the stable ABI.
  *
  * Thread safety: a back end's methods may be called from several threads at once (bulk deletes,
  * parallel manifest reads); every back end here is safe for that.
@@ -40,77 +44,33 @@ typedef struct icm_file_info {
 /** Every flag this version knows; other bits are ICM_EINVALID. */
 #define ICM_LIST_FLAGS_ALL ICM_LIST_STAT_OPTIONAL
 
+/**
+ * Options of icm_fileio_list_opts(). Initialise with ICM_FILEIO_LIST_OPTIONS_INIT or
+ * icm_fileio_list_options_init(), then set what you need.
+ *
+ * A range cuts the listing to the objects whose location L (as the listing reports it: in the
+ * form of the listed prefix) has start_after < L < end_before in byte order (strcmp), both
+ * bounds strict as S3's StartAfter. That splits a listing into shards: at a cut c, one shard
+ * ends before c and the next starts after c; an object located exactly at c falls in neither,
+ * so either choose cuts that name no object (a folder location ending in `/`: listings report
+ * objects, never folders) or end the lower shard before c followed by the byte 0x01 (the next
+ * string after c in byte order: it then holds c).
+ */
+typedef struct icm_fileio_list_options {
+    unsigned version;        /**< ICM_FILEIO_LIST_OPTIONS_VERSION */
+    unsigned flags;          /**< ICM_LIST_* bits (ICM_LIST_STAT_OPTIONAL); 0 = none */
+    const char *start_after; /**< NULL, or only objects whose location sorts strictly after
+                                  this full location (byte order); borrowed for the call */
+    const char *end_before;  /**< NULL = no end, or only objects whose location sorts strictly
+                                  before this one; borrowed for the call */
+} icm_fileio_list_options;
+
+#define ICM_FILEIO_LIST_OPTIONS_VERSION 1
+#define ICM_FILEIO_LIST_OPTIONS_INIT {ICM_FILEIO_LIST_OPTIONS_VERSION, 0u, NULL, NULL}
+
 /** Listing callback: return 0 to go on; any non-zero value stops the listing and is returned
  *  by icm_fileio_list() / icm_fileio_list_flags() (use ICM_EUSER or a negative icm code). */
 typedef int (*icm_list_cb)(const icm_file_info *info, void *payload);
-
-/** Operation kinds, used by the fault-injecting wrapper. */
-typedef enum icm_io_op {
-    ICM_IO_READ = 0,    /**< read whole object and read range */
-    ICM_IO_WRITE,       /**< create-new and write-replace */
-    ICM_IO_DELETE,
-    ICM_IO_STAT,
-    ICM_IO_LIST,        /**< each listing call (not each entry) */
-    ICM_IO_OP_COUNT
-} icm_io_op;
-
-/**
- * Back-end vtable. New slots are only ever appended; `version` tells which exist.
- * Every method returns 0 or a negative icm code and sets the last error on failure.
- */
-typedef struct icm_fileio_methods {
-    int version; /**< ICM_FILEIO_METHODS_VERSION */
-    const char *name;
-    /** Read the whole object into a new buffer (free with icm_free); NUL-terminated beyond len.
-     *  ICM_ENOTFOUND when missing. */
-    int (*read)(icm_fileio *io, const char *location, char **out, size_t *out_len);
-    /** Read up to len bytes at offset into buf; *out_read < len only at end of object. */
-    int (*read_range)(icm_fileio *io, const char *location, int64_t offset, void *buf,
-                      size_t len, size_t *out_read);
-    /** Create a new object; ICM_EEXISTS (nothing written) if it exists. Atomic: readers see
-     *  the whole content or no object. Parent folders are created as needed. */
-    int (*create_new)(icm_fileio *io, const char *location, const void *data, size_t len);
-    /** Create or replace an object, atomically for readers. */
-    int (*write_replace)(icm_fileio *io, const char *location, const void *data, size_t len);
-    /** Delete an object; an object already missing is success (a back end that can tell
-     *  calls icm_fileio_note_missing() before returning, so icm_fileio_delete_existing()
-     *  learns it; one that cannot tell does nothing). */
-    int (*remove)(icm_fileio *io, const char *location);
-    /** Size and mtime; ICM_ENOTFOUND when missing. out->location is set to `location`. */
-    int (*stat)(icm_fileio *io, const char *location, icm_file_info *out);
-    /** Stream every object strictly below `prefix` at a path-segment boundary (recursive,
-     *  files only; `/t` lists `/t/x`, never `/t_2/x`) to cb, without holding the listing in
-     *  memory. A missing prefix lists nothing. Order is unspecified. Version 1 back ends must
-     *  have it; from version 2 it may be NULL when `list_flags` is set. */
-    int (*list)(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload);
-    /** Release the back end. */
-    void (*free)(icm_fileio *io);
-    /* ---- version 2 ---- */
-    /** `list` with ICM_LIST_* flags (only known bits reach it; the wrapper checks). A back end
-     *  may ignore a flag that only permits (ICM_LIST_STAT_OPTIONAL); a wrapper passes the
-     *  flags on to what it wraps. When set, the wrappers call it instead of `list`. */
-    int (*list_flags)(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
-                      void *payload);
-    /** The location with every symbolic link on its way resolved (new string, icm_free);
-     *  ICM_ENOTFOUND when missing. NULL: the back end has no links (the wrapper returns a
-     *  copy of the location). */
-    int (*resolve)(icm_fileio *io, const char *location, char **out);
-    /* ---- version 3 ---- */
-    /** The checksum companion the storage keeps beside `location`, if there is one: *out a
-     *  new string (icm_free) naming it in the form of `location`, *info its size and mtime
-     *  (info->location borrowed from *out); *out NULL when there is none. Reads only. NULL
-     *  slot: the back end keeps no companions. */
-    int (*checksum_of)(icm_fileio *io, const char *location, char **out, icm_file_info *info);
-} icm_fileio_methods;
-
-/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`. A back end may set `version` to
- *  an earlier value (then the later slots are not read). */
-#define ICM_FILEIO_METHODS_VERSION 3
-
-/** Every back end's handle starts with this struct (embed it first). */
-struct icm_fileio {
-    const icm_fileio_methods *methods;
-};
 
 /* ---- wrappers: the single choke point for all storage calls ---- */
 
@@ -128,9 +88,29 @@ ICM_EXTERN(int) icm_fileio_read(icm_fileio *io, const char *location, char **out
 /** @return 0, ICM_ENOTFOUND, ICM_EINVALID (negative offset), ICM_EIO. */
 ICM_EXTERN(int) icm_fileio_read_range(icm_fileio *io, const char *location, int64_t offset,
                                       void *buf, size_t len, size_t *out_read);
-/** @return 0, ICM_EEXISTS (nothing written), ICM_EIO, ICM_ENOMEM. */
+/**
+ * Create a new object; never replaces one.
+ * @return 0; ICM_EEXISTS (it exists; nothing written); ICM_EOUTCOME_UNKNOWN (an object-store
+ *  back end sent the conditional write and lost the answer (timeout, connection reset): the
+ *  object may exist now, or appear later, with our content or not; a caller that must know
+ *  reads it back and compares, and never deletes it unless it proves the content ours);
+ *  ICM_EIO (the local back end: also after publishing, when the directory sync failed: the file
+ *  may then exist), ICM_ENOMEM.
+ */
 ICM_EXTERN(int) icm_fileio_create_new(icm_fileio *io, const char *location, const void *data,
                                       size_t len);
+/**
+ * Whether `location` now holds exactly the `len` bytes at `data`: how a caller settles a
+ * create-new that ended in ICM_EOUTCOME_UNKNOWN. Content no other writer could have written (a
+ * fresh UUID or token in it) proves the object ours; anything else proves nothing (absent now,
+ * it may still land).
+ * @param[out] out_same true when the object is there with these bytes; false when it is
+ *  missing or differs.
+ * @return 0; ICM_EIO, ICM_EAUTH, ICM_ENOMEM (it could not be read: *out_same false),
+ *  ICM_EINVALID (NULL arguments).
+ */
+ICM_EXTERN(int) icm_fileio_holds(icm_fileio *io, const char *location, const void *data,
+                                 size_t len, bool *out_same);
 /** @return 0, ICM_EIO, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_write_replace(icm_fileio *io, const char *location,
                                          const void *data, size_t len);
@@ -146,9 +126,45 @@ ICM_EXTERN(int) icm_fileio_delete(icm_fileio *io, const char *location);
  */
 ICM_EXTERN(int) icm_fileio_delete_existing(icm_fileio *io, const char *location,
                                            bool *existed);
-/** For back-end authors: called from `remove`, on the calling thread, when the object was
- *  already missing (see icm_fileio_delete_existing). */
-ICM_EXTERN(void) icm_fileio_note_missing(void);
+/** What happened to one object of icm_fileio_delete_batch(). */
+typedef enum icm_fileio_delete_status {
+    ICM_FILEIO_DELETED = 0,      /**< it existed and was deleted */
+    ICM_FILEIO_ALREADY_GONE = 1, /**< it did not exist: success, not an error */
+    ICM_FILEIO_DELETE_FAILED = 2 /**< not deleted: `code`, `retryable` and `message` say why */
+} icm_fileio_delete_status;
+
+/** The outcome of deleting one object. A back end that cannot tell whether an object was there
+ *  reports ICM_FILEIO_DELETED for it. */
+typedef struct icm_fileio_delete_result {
+    icm_fileio_delete_status status;
+    int code;          /**< FAILED: negative icm code; else 0 */
+    bool retryable;    /**< FAILED and the back end says the same delete may succeed later
+                            (throttled, HTTP 5xx, timeout, network); false for errors that a
+                            retry cannot fix (EACCES, a directory, an unsupported location) */
+    char message[256]; /**< FAILED: one line naming the location and why (cut to fit); else "" */
+} icm_fileio_delete_result;
+
+/** Keys per back-end call of icm_fileio_delete_batch (S3 DeleteObjects' limit); the wrapper
+ *  splits longer batches into calls of at most this many. */
+#define ICM_FILEIO_DELETE_BATCH_MAX 1000
+
+/**
+ * Delete `n` objects, each with its own outcome in `results[i]` (for `locations[i]`). A back
+ * end with a batch call (an object store's multi-object delete) sends them in requests of up to
+ * ICM_FILEIO_DELETE_BATCH_MAX; one without it deletes them one by one as icm_fileio_delete()
+ * does (telling ALREADY_GONE as icm_fileio_delete_existing() does). Items are independent: the
+ * order they are deleted in is unspecified, and one failing does not stop the others. An item
+ * whose location is NULL or empty is FAILED with ICM_EINVALID and goes to no back end. The same
+ * location twice is deleted once: the later item may be ALREADY_GONE. Thread-safe as the back
+ * end. The fault wrapper counts each item as one ICM_IO_DELETE operation.
+ * @param results n results (written for every item, whatever the return value)
+ * @return 0 when every item got its own result (look at `results`: failures are per item);
+ *         ICM_EINVALID (NULL io, or NULL locations or results with n > 0) or ICM_ENOMEM when
+ *         the batch could not run at all: then nothing was deleted and every result (when
+ *         `results` is not NULL) is FAILED with that code.
+ */
+ICM_EXTERN(int) icm_fileio_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                                        icm_fileio_delete_result *results);
 /** @param[out] out size and mtime; out->location is `location` (borrowed).
  *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory). */
 ICM_EXTERN(int) icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out);
@@ -171,6 +187,24 @@ ICM_EXTERN(int) icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb 
  */
 ICM_EXTERN(int) icm_fileio_list_flags(icm_fileio *io, const char *prefix, unsigned flags,
                                       icm_list_cb cb, void *payload);
+/** Set `opts` to the defaults of `version` (no flags, no range).
+ *  @return 0, ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_fileio_list_options_init(icm_fileio_list_options *opts, unsigned version);
+
+/**
+ * icm_fileio_list_flags() with options: flags and a range of locations (start_after,
+ * end_before). The listing streams (a back end pages an object store's listing itself and never
+ * holds it whole); only objects inside the range reach `cb`. Order is unspecified, except for
+ * back ends that say otherwise (the in-memory one lists in byte order of locations; object
+ * stores do too, by key): a back end that can start a listing at a key (S3 start-after) does
+ * so, and stops at end_before when it lists in order; for any other the wrapper drops what lies
+ * outside the range, so the objects reported are always exactly those in range.
+ * @param opts NULL for the defaults (ICM_FILEIO_LIST_OPTIONS_INIT).
+ * @return as icm_fileio_list_flags(); also ICM_EINVALID for an unknown opts->version.
+ */
+ICM_EXTERN(int) icm_fileio_list_opts(icm_fileio *io, const char *prefix,
+                                     const icm_fileio_list_options *opts, icm_list_cb cb,
+                                     void *payload);
 /** Free a back end (and, for wrappers, what they took). NULL is ok. */
 ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
 
@@ -193,40 +227,6 @@ ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
  *  @return 0, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_local_new(icm_fileio **out);
 
-/** In-memory store for tests: objects keyed by normalised location; mtime from a clock that the
- *  test may set with icm_fileio_mem_set_time(). @return 0, ICM_ENOMEM. */
-ICM_EXTERN(int) icm_fileio_mem_new(icm_fileio **out);
-/** Set the in-memory store's clock (ms since epoch) used as mtime of later writes; -1 = real
- *  clock. */
-ICM_EXTERN(void) icm_fileio_mem_set_time(icm_fileio *mem, int64_t now_ms);
-
-/**
- * Fault injection: wraps `inner` (taken: freed with the wrapper, or at once on failure).
- * Every call is one counted operation of its icm_io_op kind (a listing is one operation). An
- * operation is either passed on unchanged or rejected before reaching `inner`: a rejected
- * operation has no effect at all (a failed write leaves nothing, a failed delete deletes
- * nothing). Thread-safe: decisions and counters are taken under a mutex.
- * @return 0, ICM_EINVALID (NULL argument), ICM_ENOMEM.
- */
-ICM_EXTERN(int) icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take);
-/** Fail exactly the nth (1-based) operation of kind `op` counted after this call, once, with
- *  `code` (ICM_EIO if 0 or positive); nth 0 disarms. Replaces an earlier pending fault of that
- *  kind. No effect on a handle that is not a fault FileIO. */
-ICM_EXTERN(void) icm_fileio_fault_fail_nth(icm_fileio *fault, icm_io_op op, uint64_t nth,
-                                           int code);
-/** "Crash" after n more operations: the next n operations of any kind are passed on (they may
- *  still fail on their own or by fail_nth); every later one fails with ICM_EIO and has no
- *  effect, until icm_fileio_fault_reset(). A crash wins over a pending fail_nth. 0 disarms. */
-ICM_EXTERN(void) icm_fileio_fault_crash_after(icm_fileio *fault, uint64_t n);
-/** Operations of kind op seen so far (counted whether or not they failed or were rejected). */
-ICM_EXTERN(uint64_t) icm_fileio_fault_count(const icm_fileio *fault, icm_io_op op);
-/** Total operations of any kind seen so far. */
-ICM_EXTERN(uint64_t) icm_fileio_fault_total(const icm_fileio *fault);
-/** True once a crash has happened. */
-ICM_EXTERN(bool) icm_fileio_fault_crashed(const icm_fileio *fault);
-/** Clear counters, pending faults and the crash state. */
-ICM_EXTERN(void) icm_fileio_fault_reset(icm_fileio *fault);
-
 /** One `--path-map FROM=TO` rule. */
 typedef struct icm_path_map {
     const char *from;  /**< location prefix as the metadata names it */
@@ -248,6 +248,43 @@ typedef struct icm_path_map {
  */
 ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
                                        const icm_path_map *rules, size_t n_rules);
+
+/**
+ * A FileIO that picks the back end by each location's URI scheme and builds it the first time a
+ * location needs it, from `props` (copied):
+ *  - no scheme, `file:`: the local back end (icm_fileio_local_new);
+ *  - `s3`, `s3a`, `s3n`: S3; `gs`: GCS; `abfs`, `abfss`: ADLS; `wasb`, `wasbs`: Azure Blob:
+ *    the back end registered for the scheme (icemaint/sys/fileio.h:
+ *    icm_fileio_register_scheme); this build has none of its own, so a location of these
+ *    schemes fails with ICM_EUNSUPPORTED "no S3 back end in this build" (and so on);
+ *  - `mem`: the in-memory store, in builds with the testing back ends (one store per
+ *    resolving FileIO);
+ *  - any other scheme: its registered back end, else ICM_EUNSUPPORTED.
+ * A registered back end overrides a built-in one. Schemes compare case-insensitively. One back
+ * end is built per constructor and shared by the schemes registered with it (s3, s3a, s3n), and
+ * lives until the resolving FileIO is freed. Properties use PyIceberg's names, read by the back
+ * end that needs them: `s3.endpoint`, `s3.region`, `s3.access-key-id`, `s3.secret-access-key`,
+ * `s3.session-token`, `s3.path-style-access`, ...; `gcs.project-id`, `gcs.oauth2.token`, ...;
+ * `adls.account-name`, `adls.account-key`, `adls.sas-token`, ... A later property with the same
+ * key replaces an earlier one. A call fails with the back end's construction error (naming the
+ * location) when it cannot be built; a delete batch groups its items by back end.
+ * @return 0, ICM_EINVALID (NULL output, NULL props with n_props > 0, an empty key or NULL
+ *         value), ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_fileio_resolving_new(icm_fileio **out, const icm_property *props,
+                                         size_t n_props);
+
+/**
+ * A resolving FileIO for one table: the properties of `base` (a resolving FileIO) overlaid by
+ * `table_props` (the table's FileIO configuration and credentials as a REST catalog hands them
+ * out per table: a table's value wins). Its back ends are its own, built from the merged
+ * properties, so two tables with different credentials never share a client. `base` is only
+ * read (it may be freed before the result).
+ * @return 0, ICM_EINVALID (NULL output, `base` not a resolving FileIO, bad properties),
+ *         ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_fileio_for_table(icm_fileio **out, const icm_fileio *base,
+                                     const icm_property *table_props, size_t n_table_props);
 
 /**
  * Map `location` through the rules of a path-map FileIO, as it would for I/O.

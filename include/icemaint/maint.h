@@ -129,7 +129,9 @@ typedef struct icm_lease_options {
  *         not known to be dead; the message names its owner, host, pid, start and expiry and
  *         the override); ICM_EINVALID (a lease file
  *         that is not a lease; the message names it); ICM_EREADONLY (a table opened from a
- *         metadata file); the codes of icm_fileio_create_new and icm_fileio_read (ICM_EIO);
+ *         metadata file); ICM_EOUTCOME_UNKNOWN (the store lost the answer to creating the
+ *         lease file and it does not read back with this run's token: not held, the file left
+ *         in place); the codes of icm_fileio_create_new and icm_fileio_read (ICM_EIO);
  *         ICM_ENOMEM.
  * Source: issue #16 class 6.
  */

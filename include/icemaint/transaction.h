@@ -18,7 +18,9 @@
  *    validation on a refreshed base proves the change cannot apply) → every owned file of every
  *    attempt is deleted;
  *  - any other error before the commit was sent (I/O writing a manifest, bad input) → every
- *    owned file is deleted;
+ *    owned file is deleted, except a manifest or manifest list whose write ended in
+ *    ICM_EOUTCOME_UNKNOWN (the store lost the answer) and that does not read back with the
+ *    transaction's bytes: it is not proven ours, so it is left in place;
  *  - outcome unknown (ICM_ECOMMIT_UNKNOWN) → nothing is deleted (the table may reference them);
  *  - success → files of superseded attempts (and handed-out data files that were never
  *    appended) are deleted, but only after the committed snapshots were found again by id in
@@ -187,7 +189,9 @@ ICM_EXTERN(int) icm_txn_update_metadata(icm_txn *txn, icm_txn_metadata_fn fn, vo
  *         ICM_ECOMMIT_FAILED (owned files deleted; message says why);
  *         ICM_ECOMMIT_UNKNOWN (nothing deleted; message names the metadata file to look for);
  *         ICM_EINVALID / ICM_ENOTFOUND / ICM_EEXISTS (an operation does not apply to the base:
- *         message names it), ICM_EIO, ICM_ENOMEM, ICM_EUNSUPPORTED (owned files deleted).
+ *         message names it), ICM_EIO, ICM_ENOMEM, ICM_EUNSUPPORTED (owned files deleted);
+ *         ICM_EOUTCOME_UNKNOWN (writing a manifest or manifest list lost its answer; nothing
+ *         was committed; owned files deleted as above).
  */
 ICM_EXTERN(int) icm_txn_commit(icm_txn *txn);
 

@@ -15,6 +15,7 @@
 
 #include "history.h"
 #include "icemaint/expire.h"
+#include "icemaint/sys/fileio.h"
 #include "testutil.h"
 
 #define T0 INT64_C(1700000000000)
@@ -1352,7 +1353,8 @@ static void rec_free(icm_fileio *io)
 
 static const icm_fileio_methods REC_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "recording", rec_read, rec_read_range, rec_create_new,
-    rec_write_replace, rec_remove, rec_stat, NULL, rec_free, rec_list, NULL, NULL,
+    rec_write_replace, rec_remove, rec_stat, NULL, rec_free, rec_list, NULL, NULL, NULL,
+    NULL,
 };
 
 /* Rank of a deleted path in the required order: content files, manifests, lists, statistics. */
