@@ -129,13 +129,8 @@ typedef struct icm__delete_hooks {
     const char *stop_message;
 } icm__delete_hooks;
 
-/* Retries of a failure the back end marks retryable (attempts count the first one). */
-#define ICM__DELETE_RETRY_ATTEMPTS 3
-#define ICM__DELETE_RETRY_MIN_WAIT_MS 100
-#define ICM__DELETE_RETRY_MAX_WAIT_MS 2000
-#define ICM__DELETE_RETRY_TOTAL_WAIT_MS 10000
-
-/* How a run goes. ICM__DELETE_POLICY_INIT gives the delete phase's defaults. */
+/* How a run goes. ICM__DELETE_POLICY_INIT gives the delete phase's defaults (icemaint/maint.h:
+ * ICM_DELETE_BATCH_MS, ICM_DELETE_RETRY_*). */
 typedef struct icm__delete_policy {
     size_t batch_files;          /* files per batch; 0 = ICM_DELETE_BATCH_FILES */
     int64_t batch_ms;            /* no file is started this long after its batch began */
@@ -149,8 +144,8 @@ typedef struct icm__delete_policy {
 } icm__delete_policy;
 
 #define ICM__DELETE_POLICY_INIT                                                              \
-    {0, ICM_DELETE_BATCH_MS, 1, ICM__DELETE_RETRY_ATTEMPTS, ICM__DELETE_RETRY_MIN_WAIT_MS,   \
-     ICM__DELETE_RETRY_MAX_WAIT_MS, ICM__DELETE_RETRY_TOTAL_WAIT_MS, NULL, NULL}
+    {0, ICM_DELETE_BATCH_MS, 1, ICM_DELETE_RETRY_ATTEMPTS, ICM_DELETE_RETRY_MIN_WAIT_MS,     \
+     ICM_DELETE_RETRY_MAX_WAIT_MS, ICM_DELETE_RETRY_TOTAL_WAIT_MS, NULL, NULL}
 
 /* What a run did (for callers' counts and tests). */
 typedef struct icm__delete_stats {

@@ -464,7 +464,7 @@ static void test_failures_not_retryable_and_budget_exhausted(void **state)
     assert_int_equal(p.items[0].state, ICM__DELETE_FAILED);
     assert_int_equal(p.items[0].code, ICM_EAUTH);
     assert_non_null(strstr(p.items[0].message, "injected failure"));
-    assert_int_equal(rec_count(&h, p.paths[1]), ICM__DELETE_RETRY_ATTEMPTS);
+    assert_int_equal(rec_count(&h, p.paths[1]), ICM_DELETE_RETRY_ATTEMPTS);
     assert_int_equal(p.items[1].state, ICM__DELETE_FAILED);
     assert_int_equal(p.items[1].code, ICM_ENET);
     assert_true(exists(&h, p.paths[0]) && exists(&h, p.paths[1]));
