@@ -250,10 +250,13 @@ static int before_batch(void *ctx)
     char *was = icm__strdup(icm_table_get_metadata_location(s->t));
     if (was == NULL)
         return icm__error_set(ICM_ERRCLASS_NOMEM, ICM_ENOMEM, NULL, "out of memory");
+    size_t referenced = s->r->referenced;
     /* From the end: R grows, nothing is dropped there; the orphans not yet acted on are
-     * dropped here, wherever the engine's order has put them. */
+     * dropped here, wherever the engine's order has put them, whenever R may have grown (the
+     * re-check counts R anew when it read newer metadata). */
     int rc = icm__orphans_revalidate(s->plan, s->r->orphan_count);
-    if (rc == 0 && strcmp(was, icm_table_get_metadata_location(s->t)) != 0)
+    if (rc == 0 && (s->r->referenced != referenced ||
+                    strcmp(was, icm_table_get_metadata_location(s->t)) != 0))
         rc = drop_referenced(s);
     icm__free(was);
     if (rc == 0 && s->o->lease != NULL)
