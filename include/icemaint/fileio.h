@@ -1,5 +1,7 @@
 /*
- * icemaint/fileio.h: storage access for table files, one vtable per back end (SQLite VFS style).
+ * icemaint/fileio.h: storage access for table files, the caller's API (SQLite VFS style: one
+ * opaque handle per back end, every call through the wrappers below). Back-end authors find the
+ * vtable in icemaint/sys/fileio.h.
  *
  * Locations are URIs as the table metadata names them. For local files `/p`, `file:/p` and
  * `file:///p` (and `file://localhost/p`) name the same file. Back ends here: local filesystem,
@@ -54,64 +56,6 @@ typedef enum icm_io_op {
     ICM_IO_OP_COUNT
 } icm_io_op;
 
-/**
- * Back-end vtable. New slots are only ever appended; `version` tells which exist.
- * Every method returns 0 or a negative icm code and sets the last error on failure.
- */
-typedef struct icm_fileio_methods {
-    int version; /**< ICM_FILEIO_METHODS_VERSION */
-    const char *name;
-    /** Read the whole object into a new buffer (free with icm_free); NUL-terminated beyond len.
-     *  ICM_ENOTFOUND when missing. */
-    int (*read)(icm_fileio *io, const char *location, char **out, size_t *out_len);
-    /** Read up to len bytes at offset into buf; *out_read < len only at end of object. */
-    int (*read_range)(icm_fileio *io, const char *location, int64_t offset, void *buf,
-                      size_t len, size_t *out_read);
-    /** Create a new object; ICM_EEXISTS (nothing written) if it exists. Atomic: readers see
-     *  the whole content or no object. Parent folders are created as needed. */
-    int (*create_new)(icm_fileio *io, const char *location, const void *data, size_t len);
-    /** Create or replace an object, atomically for readers. */
-    int (*write_replace)(icm_fileio *io, const char *location, const void *data, size_t len);
-    /** Delete an object; an object already missing is success (a back end that can tell
-     *  calls icm_fileio_note_missing() before returning, so icm_fileio_delete_existing()
-     *  learns it; one that cannot tell does nothing). */
-    int (*remove)(icm_fileio *io, const char *location);
-    /** Size and mtime; ICM_ENOTFOUND when missing. out->location is set to `location`. */
-    int (*stat)(icm_fileio *io, const char *location, icm_file_info *out);
-    /** Stream every object strictly below `prefix` at a path-segment boundary (recursive,
-     *  files only; `/t` lists `/t/x`, never `/t_2/x`) to cb, without holding the listing in
-     *  memory. A missing prefix lists nothing. Order is unspecified. Version 1 back ends must
-     *  have it; from version 2 it may be NULL when `list_flags` is set. */
-    int (*list)(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload);
-    /** Release the back end. */
-    void (*free)(icm_fileio *io);
-    /* ---- version 2 ---- */
-    /** `list` with ICM_LIST_* flags (only known bits reach it; the wrapper checks). A back end
-     *  may ignore a flag that only permits (ICM_LIST_STAT_OPTIONAL); a wrapper passes the
-     *  flags on to what it wraps. When set, the wrappers call it instead of `list`. */
-    int (*list_flags)(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
-                      void *payload);
-    /** The location with every symbolic link on its way resolved (new string, icm_free);
-     *  ICM_ENOTFOUND when missing. NULL: the back end has no links (the wrapper returns a
-     *  copy of the location). */
-    int (*resolve)(icm_fileio *io, const char *location, char **out);
-    /* ---- version 3 ---- */
-    /** The checksum companion the storage keeps beside `location`, if there is one: *out a
-     *  new string (icm_free) naming it in the form of `location`, *info its size and mtime
-     *  (info->location borrowed from *out); *out NULL when there is none. Reads only. NULL
-     *  slot: the back end keeps no companions. */
-    int (*checksum_of)(icm_fileio *io, const char *location, char **out, icm_file_info *info);
-} icm_fileio_methods;
-
-/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`. A back end may set `version` to
- *  an earlier value (then the later slots are not read). */
-#define ICM_FILEIO_METHODS_VERSION 3
-
-/** Every back end's handle starts with this struct (embed it first). */
-struct icm_fileio {
-    const icm_fileio_methods *methods;
-};
-
 /* ---- wrappers: the single choke point for all storage calls ---- */
 
 /*
@@ -146,9 +90,45 @@ ICM_EXTERN(int) icm_fileio_delete(icm_fileio *io, const char *location);
  */
 ICM_EXTERN(int) icm_fileio_delete_existing(icm_fileio *io, const char *location,
                                            bool *existed);
-/** For back-end authors: called from `remove`, on the calling thread, when the object was
- *  already missing (see icm_fileio_delete_existing). */
-ICM_EXTERN(void) icm_fileio_note_missing(void);
+/** What happened to one object of icm_fileio_delete_batch(). */
+typedef enum icm_fileio_delete_status {
+    ICM_FILEIO_DELETED = 0,      /**< it existed and was deleted */
+    ICM_FILEIO_ALREADY_GONE = 1, /**< it did not exist: success, not an error */
+    ICM_FILEIO_DELETE_FAILED = 2 /**< not deleted: `code`, `retryable` and `message` say why */
+} icm_fileio_delete_status;
+
+/** The outcome of deleting one object. A back end that cannot tell whether an object was there
+ *  reports ICM_FILEIO_DELETED for it. */
+typedef struct icm_fileio_delete_result {
+    icm_fileio_delete_status status;
+    int code;          /**< FAILED: negative icm code; else 0 */
+    bool retryable;    /**< FAILED and the back end says the same delete may succeed later
+                            (throttled, HTTP 5xx, timeout, network); false for errors that a
+                            retry cannot fix (EACCES, a directory, an unsupported location) */
+    char message[256]; /**< FAILED: one line naming the location and why (cut to fit); else "" */
+} icm_fileio_delete_result;
+
+/** Keys per back-end call of icm_fileio_delete_batch (S3 DeleteObjects' limit); the wrapper
+ *  splits longer batches into calls of at most this many. */
+#define ICM_FILEIO_DELETE_BATCH_MAX 1000
+
+/**
+ * Delete `n` objects, each with its own outcome in `results[i]` (for `locations[i]`). A back
+ * end with a batch call (an object store's multi-object delete) sends them in requests of up to
+ * ICM_FILEIO_DELETE_BATCH_MAX; one without it deletes them one by one as icm_fileio_delete()
+ * does (telling ALREADY_GONE as icm_fileio_delete_existing() does). Items are independent: the
+ * order they are deleted in is unspecified, and one failing does not stop the others. An item
+ * whose location is NULL or empty is FAILED with ICM_EINVALID and goes to no back end. The same
+ * location twice is deleted once: the later item may be ALREADY_GONE. Thread-safe as the back
+ * end. The fault wrapper counts each item as one ICM_IO_DELETE operation.
+ * @param results n results (written for every item, whatever the return value)
+ * @return 0 when every item got its own result (look at `results`: failures are per item);
+ *         ICM_EINVALID (NULL io, or NULL locations or results with n > 0) or ICM_ENOMEM when
+ *         the batch could not run at all: then nothing was deleted and every result (when
+ *         `results` is not NULL) is FAILED with that code.
+ */
+ICM_EXTERN(int) icm_fileio_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                                        icm_fileio_delete_result *results);
 /** @param[out] out size and mtime; out->location is `location` (borrowed).
  *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory). */
 ICM_EXTERN(int) icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out);
@@ -202,7 +182,9 @@ ICM_EXTERN(void) icm_fileio_mem_set_time(icm_fileio *mem, int64_t now_ms);
 
 /**
  * Fault injection: wraps `inner` (taken: freed with the wrapper, or at once on failure).
- * Every call is one counted operation of its icm_io_op kind (a listing is one operation). An
+ * Every call is one counted operation of its icm_io_op kind (a listing is one operation; a
+ * delete batch is one ICM_IO_DELETE operation per item, the items admitted in order and the
+ * surviving ones passed on in one inner batch). An
  * operation is either passed on unchanged or rejected before reaching `inner`: a rejected
  * operation has no effect at all (a failed write leaves nothing, a failed delete deletes
  * nothing). Thread-safe: decisions and counters are taken under a mutex.
@@ -214,6 +196,19 @@ ICM_EXTERN(int) icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take);
  *  kind. No effect on a handle that is not a fault FileIO. */
 ICM_EXTERN(void) icm_fileio_fault_fail_nth(icm_fileio *fault, icm_io_op op, uint64_t nth,
                                            int code);
+/** Flags of icm_fileio_fault_fail_span(). ICM_FAULT_RETRYABLE: a delete-batch item rejected by
+ *  this fault is reported retryable (icm_fileio_delete_result.retryable), as an object store
+ *  reports a throttled or 5xx delete. */
+#define ICM_FAULT_RETRYABLE 1u
+/** Fail `count` operations of kind `op` in a row, from the nth (1-based) counted after this
+ *  call, each with `code` (ICM_EIO if 0 or positive); nth 0 or count 0 disarms. Replaces an
+ *  earlier pending fault of that kind; fail_nth(op, nth, code) is fail_span(op, nth, 1, code,
+ *  0). @param flags 0 or ICM_FAULT_RETRYABLE. */
+ICM_EXTERN(void) icm_fileio_fault_fail_span(icm_fileio *fault, icm_io_op op, uint64_t nth,
+                                            uint64_t count, int code, unsigned flags);
+/** fail_nth whose rejected delete-batch item is reported retryable (ICM_FAULT_RETRYABLE). */
+ICM_EXTERN(void) icm_fileio_fault_fail_nth_retryable(icm_fileio *fault, icm_io_op op,
+                                                     uint64_t nth, int code);
 /** "Crash" after n more operations: the next n operations of any kind are passed on (they may
  *  still fail on their own or by fail_nth); every later one fails with ICM_EIO and has no
  *  effect, until icm_fileio_fault_reset(). A crash wins over a pending fail_nth. 0 disarms. */

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "catalog/catalog_internal.h"
+#include "icemaint/sys/fileio.h" /* settle_publish_error names the back end kind */
 #include "util/location.h"
 #include "util/util.h"
 

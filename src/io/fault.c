@@ -10,6 +10,10 @@
  *    (a rejected write leaves nothing behind, a rejected delete deletes nothing).
  *  - fail_nth(op, n, code) rejects exactly the n-th operation of kind `op` counted after the
  *    call, once; later operations pass again. A new fail_nth for the same kind replaces it.
+ *    fail_span(op, n, count, code, flags) rejects `count` operations from the n-th on;
+ *    ICM_FAULT_RETRYABLE marks the rejected deletes of a batch retryable.
+ *  - A delete batch is one ICM_IO_DELETE operation per item, admitted in item order: rejected
+ *    items are FAILED (and not deleted), the rest go to the inner back end in one batch.
  *  - crash_after(n) lets exactly n more operations (of any kind) through and rejects every
  *    later one with ICM_EIO until icm_fileio_fault_reset(), as if the process had died there.
  *    A crash wins over a pending fail_nth.
@@ -17,7 +21,7 @@
  */
 #include <pthread.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "util/util.h"
 
 typedef struct fault_fileio {
@@ -25,8 +29,10 @@ typedef struct fault_fileio {
     icm_fileio *inner;
     pthread_mutex_t lock; /* mutable so the const getters can lock */
     uint64_t count[ICM_IO_OP_COUNT];
-    uint64_t fail_at[ICM_IO_OP_COUNT]; /* value of count[op] to reject; 0 = none */
+    uint64_t fail_at[ICM_IO_OP_COUNT];   /* first value of count[op] to reject; 0 = none */
+    uint64_t fail_left[ICM_IO_OP_COUNT]; /* how many from fail_at on are still to reject */
     int fail_code[ICM_IO_OP_COUNT];
+    bool fail_retryable[ICM_IO_OP_COUNT];
     uint64_t total;
     uint64_t crash_at; /* first value of total to reject; 0 = no crash armed */
     bool crashed;
@@ -38,21 +44,25 @@ static const char *const op_names[ICM_IO_OP_COUNT] = {"read", "write", "delete",
                                                       "list"};
 
 /* Count one operation and decide whether to reject it: returns 0 to pass it on, or the
- * negative code it fails with (the last error is set, naming the location). */
-static int admit(fault_fileio *f, icm_io_op op, const char *location)
+ * negative code it fails with (the last error is set, naming the location); *retryable tells
+ * whether an injected failure was armed as retryable. */
+static int admit_ex(fault_fileio *f, icm_io_op op, const char *location, bool *retryable)
 {
     pthread_mutex_lock(&f->lock);
     uint64_t n = ++f->count[op];
     uint64_t total = ++f->total;
     int code = 0;
+    *retryable = false;
     if (f->crash_at != 0 && total >= f->crash_at)
         f->crashed = true;
     bool crashed = f->crashed;
     if (crashed) {
         code = ICM_EIO;
-    } else if (f->fail_at[op] != 0 && n == f->fail_at[op]) {
+    } else if (f->fail_left[op] > 0 && n >= f->fail_at[op]) {
         code = f->fail_code[op];
-        f->fail_at[op] = 0;
+        *retryable = f->fail_retryable[op];
+        if (--f->fail_left[op] == 0)
+            f->fail_at[op] = 0;
     }
     pthread_mutex_unlock(&f->lock);
     if (code == 0)
@@ -61,8 +71,15 @@ static int admit(fault_fileio *f, icm_io_op op, const char *location)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, location,
                               "injected crash: %s #%llu (operation %llu overall) refused",
                               op_names[op], (unsigned long long)n, (unsigned long long)total);
-    return icm__error_set(ICM_ERRCLASS_IO, code, location, "injected fault: %s #%llu failed",
-                          op_names[op], (unsigned long long)n);
+    return icm__error_set(ICM_ERRCLASS_IO, code, location, "injected fault: %s #%llu failed%s",
+                          op_names[op], (unsigned long long)n,
+                          *retryable ? " (retryable)" : "");
+}
+
+static int admit(fault_fileio *f, icm_io_op op, const char *location)
+{
+    bool retryable;
+    return admit_ex(f, op, location, &retryable);
 }
 
 static int fault_read(icm_fileio *io, const char *location, char **out, size_t *out_len)
@@ -132,6 +149,39 @@ static int fault_checksum_of(icm_fileio *io, const char *location, char **out,
     return rc < 0 ? rc : icm_fileio_checksum_of(f->inner, location, out, info);
 }
 
+/* Each item is one admitted delete; the survivors go on in one inner batch. The room to
+ * gather them is taken before any item is counted, so a failed allocation changes nothing. */
+static int fault_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                              icm_fileio_delete_result *results)
+{
+    fault_fileio *f = (fault_fileio *)io;
+    const char **pass = icm__calloc(n, sizeof *pass);
+    size_t *pass_idx = icm__calloc(n, sizeof *pass_idx);
+    icm_fileio_delete_result *pass_res = icm__calloc(n, sizeof *pass_res);
+    int rc = pass != NULL && pass_idx != NULL && pass_res != NULL ? 0 : ICM_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        bool retryable;
+        int arc = admit_ex(f, ICM_IO_DELETE, locations[i], &retryable);
+        if (arc < 0) {
+            icm_fileio_delete_result_fail(&results[i], arc, retryable);
+            continue;
+        }
+        pass[k] = locations[i];
+        pass_idx[k++] = i;
+    }
+    if (rc == 0 && k > 0) {
+        /* 0, or a whole-batch failure with every pass_res FAILED: either way each has one */
+        (void)icm_fileio_delete_batch(f->inner, pass, k, pass_res);
+        for (size_t j = 0; j < k; j++)
+            results[pass_idx[j]] = pass_res[j];
+    }
+    icm__free(pass);
+    icm__free(pass_idx);
+    icm__free(pass_res);
+    return rc;
+}
+
 static void fault_free(icm_fileio *io)
 {
     fault_fileio *f = (fault_fileio *)io;
@@ -154,6 +204,7 @@ static const icm_fileio_methods fault_methods = {
     fault_list,
     fault_resolve,
     fault_checksum_of,
+    fault_delete_batch,
 };
 
 int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)
@@ -186,15 +237,30 @@ static fault_fileio *as_fault(const icm_fileio *io)
     return (io != NULL && io->methods == &fault_methods) ? (fault_fileio *)(uintptr_t)io : NULL;
 }
 
-void icm_fileio_fault_fail_nth(icm_fileio *fault, icm_io_op op, uint64_t nth, int code)
+void icm_fileio_fault_fail_span(icm_fileio *fault, icm_io_op op, uint64_t nth, uint64_t count,
+                                int code, unsigned flags)
 {
     fault_fileio *f = as_fault(fault);
     if (f == NULL || (unsigned)op >= ICM_IO_OP_COUNT)
         return;
     pthread_mutex_lock(&f->lock);
-    f->fail_at[op] = nth == 0 ? 0 : f->count[op] + nth;
+    bool off = nth == 0 || count == 0;
+    f->fail_at[op] = off ? 0 : f->count[op] + nth;
+    f->fail_left[op] = off ? 0 : count;
     f->fail_code[op] = code < 0 ? code : ICM_EIO;
+    f->fail_retryable[op] = (flags & ICM_FAULT_RETRYABLE) != 0;
     pthread_mutex_unlock(&f->lock);
+}
+
+void icm_fileio_fault_fail_nth(icm_fileio *fault, icm_io_op op, uint64_t nth, int code)
+{
+    icm_fileio_fault_fail_span(fault, op, nth, 1, code, 0);
+}
+
+void icm_fileio_fault_fail_nth_retryable(icm_fileio *fault, icm_io_op op, uint64_t nth,
+                                         int code)
+{
+    icm_fileio_fault_fail_span(fault, op, nth, 1, code, ICM_FAULT_RETRYABLE);
 }
 
 void icm_fileio_fault_crash_after(icm_fileio *fault, uint64_t n)
@@ -249,7 +315,9 @@ void icm_fileio_fault_reset(icm_fileio *fault)
     for (int op = 0; op < ICM_IO_OP_COUNT; op++) {
         f->count[op] = 0;
         f->fail_at[op] = 0;
+        f->fail_left[op] = 0;
         f->fail_code[op] = 0;
+        f->fail_retryable[op] = false;
     }
     f->total = 0;
     f->crash_at = 0;

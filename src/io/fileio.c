@@ -6,18 +6,35 @@
  * dispatching (so callers never see stale values after a failure) and make sure every failure
  * names the location involved, even when a back end forgot to.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "io/fileio_internal.h"
 #include "util/util.h"
 
-/* ICM_EINVALID for a missing handle or location, naming what is wrong. */
-static int check_common(const icm_fileio *io, const char *location, const char *what)
+/* ICM_EINVALID for a missing handle, a back end of a version this library does not know, or a
+ * missing location, naming what is wrong. */
+static int check_io(const icm_fileio *io, const char *location, const char *what)
 {
-    if (io == NULL || io->methods == NULL || io->methods->version < 1)
+    if (io == NULL || io->methods == NULL)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "%s: no FileIO handle",
                               what);
+    int v = io->methods->version;
+    if (v < 1 || v > ICM_FILEIO_METHODS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "%s: the %s FileIO has methods version %d; this library knows "
+                              "versions 1 to %d",
+                              what, io->methods->name != NULL ? io->methods->name : "(unnamed)",
+                              v, ICM_FILEIO_METHODS_VERSION);
+    return 0;
+}
+
+static int check_common(const icm_fileio *io, const char *location, const char *what)
+{
+    int rc = check_io(io, location, what);
+    if (rc < 0)
+        return rc;
     if (location == NULL || location[0] == '\0')
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL, "%s: empty location", what);
     return 0;
@@ -116,6 +133,167 @@ int icm_fileio_delete_existing(icm_fileio *io, const char *location, bool *exist
     int rc = icm_fileio_delete(io, location);
     *existed = rc != 0 || !g_delete_found_nothing;
     return rc;
+}
+
+/* ---- delete_batch ---- */
+
+/* Whether a whole-call failure of a back end's delete may pass when the same delete is sent
+ * again: the network and timeouts. Deletes are idempotent, so a retry after a lost response
+ * is safe (the object is then ALREADY_GONE). */
+static bool code_retryable(int code)
+{
+    return code == ICM_ENET || code == ICM_ETIMEOUT;
+}
+
+void icm_fileio_delete_result_fail(icm_fileio_delete_result *r, int code, bool retryable)
+{
+    r->status = ICM_FILEIO_DELETE_FAILED;
+    r->code = code < 0 ? code : ICM_EIO;
+    r->retryable = retryable;
+    icm_error_format(r->message, sizeof r->message, icm_error_last());
+}
+
+static void result_ok(icm_fileio_delete_result *r, icm_fileio_delete_status status)
+{
+    r->status = status;
+    r->code = 0;
+    r->retryable = false;
+    r->message[0] = '\0';
+}
+
+/* Every result FAILED with `code` and the last error's message (results may be NULL). */
+static void fail_all(icm_fileio_delete_result *results, size_t n, int code)
+{
+    for (size_t i = 0; results != NULL && i < n; i++)
+        icm_fileio_delete_result_fail(&results[i], code, false);
+}
+
+/* One item through `remove`, as icm_fileio_delete_existing. */
+static void delete_one(icm_fileio *io, const char *location, icm_fileio_delete_result *r)
+{
+    int rc = icm_fileio_delete(io, location);
+    if (rc == 0)
+        result_ok(r, g_delete_found_nothing ? ICM_FILEIO_ALREADY_GONE : ICM_FILEIO_DELETED);
+    else
+        icm_fileio_delete_result_fail(r, rc, code_retryable(rc));
+}
+
+/* One back-end call for at most ICM_FILEIO_DELETE_BATCH_MAX valid locations. Results the back
+ * end leaves unset stay FAILED; a whole-call failure marks every item with it; a result that
+ * contradicts itself is made consistent (success carries no code, a failure a negative one). */
+static void delete_chunk(icm_fileio *io, const char *const *locations, size_t n,
+                         icm_fileio_delete_result *results)
+{
+    const char *name = io->methods->name != NULL ? io->methods->name : "(unnamed)";
+    for (size_t i = 0; i < n; i++) {
+        icm_fileio_delete_result *r = &results[i];
+        r->status = ICM_FILEIO_DELETE_FAILED;
+        r->code = ICM_EIO;
+        r->retryable = false;
+        snprintf(r->message, sizeof r->message, "%s: the %s FileIO gave no result for it",
+                 locations[i], name);
+    }
+    int rc = io->methods->delete_batch(io, locations, n, results);
+    const icm_error *e = icm_error_last();
+    for (size_t i = 0; i < n; i++) {
+        icm_fileio_delete_result *r = &results[i];
+        if (rc < 0) {
+            r->status = ICM_FILEIO_DELETE_FAILED;
+            r->code = rc;
+            r->retryable = code_retryable(rc);
+            if (e->location[0] != '\0')
+                icm_error_format(r->message, sizeof r->message, e);
+            else
+                snprintf(r->message, sizeof r->message, "%s: %s", locations[i], e->message);
+        } else if (r->status == ICM_FILEIO_DELETED || r->status == ICM_FILEIO_ALREADY_GONE) {
+            result_ok(r, r->status);
+        } else {
+            r->status = ICM_FILEIO_DELETE_FAILED;
+            if (r->code >= 0)
+                r->code = ICM_EIO;
+        }
+    }
+}
+
+/* A usable item: a non-empty location. */
+static bool item_ok(const char *location)
+{
+    return location != NULL && location[0] != '\0';
+}
+
+int icm_fileio_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                            icm_fileio_delete_result *results)
+{
+    int rc = check_io(io, NULL, "delete batch");
+    if (rc == 0 && n > 0 && (locations == NULL || results == NULL))
+        rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL,
+                            "delete batch: NULL locations or results for %zu items", n);
+    if (rc < 0) {
+        fail_all(results, n, rc);
+        return rc;
+    }
+    size_t n_bad = 0;
+    for (size_t i = 0; i < n; i++)
+        n_bad += !item_ok(locations[i]);
+    const icm_fileio_methods *m = io->methods;
+    bool batched = m->version >= 4 && m->delete_batch != NULL;
+    /* The back end gets only valid items, so when some are not, the valid ones of each chunk are
+     * gathered first: allocate that room before anything is deleted. */
+    const char **pass = NULL;
+    size_t *pass_idx = NULL;
+    icm_fileio_delete_result *pass_res = NULL;
+    if (batched && n_bad > 0 && n_bad < n) {
+        size_t cap = n - n_bad < ICM_FILEIO_DELETE_BATCH_MAX ? n - n_bad
+                                                             : ICM_FILEIO_DELETE_BATCH_MAX;
+        pass = icm__calloc(cap, sizeof *pass);
+        pass_idx = icm__calloc(cap, sizeof *pass_idx);
+        pass_res = icm__calloc(cap, sizeof *pass_res);
+        if (pass == NULL || pass_idx == NULL || pass_res == NULL) {
+            icm__free(pass);
+            icm__free(pass_idx);
+            icm__free(pass_res);
+            fail_all(results, n, ICM_ENOMEM);
+            return ICM_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (item_ok(locations[i]))
+            continue;
+        icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL,
+                       "delete batch: item %zu has an empty location", i);
+        icm_fileio_delete_result_fail(&results[i], ICM_EINVALID, false);
+    }
+    if (!batched) {
+        for (size_t i = 0; i < n; i++)
+            if (item_ok(locations[i]))
+                delete_one(io, locations[i], &results[i]);
+    } else if (n_bad == 0) {
+        for (size_t off = 0; off < n; off += ICM_FILEIO_DELETE_BATCH_MAX) {
+            size_t k = n - off < ICM_FILEIO_DELETE_BATCH_MAX ? n - off
+                                                             : ICM_FILEIO_DELETE_BATCH_MAX;
+            delete_chunk(io, locations + off, k, results + off);
+        }
+    } else {
+        size_t i = 0;
+        while (i < n) {
+            size_t k = 0;
+            for (; i < n && k < ICM_FILEIO_DELETE_BATCH_MAX; i++) {
+                if (!item_ok(locations[i]))
+                    continue;
+                pass[k] = locations[i];
+                pass_idx[k++] = i;
+            }
+            if (k == 0)
+                break;
+            delete_chunk(io, pass, k, pass_res);
+            for (size_t j = 0; j < k; j++)
+                results[pass_idx[j]] = pass_res[j];
+        }
+    }
+    icm__free(pass);
+    icm__free(pass_idx);
+    icm__free(pass_res);
+    return 0;
 }
 
 int icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out)

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 
 /* Whether the last icm_fileio_delete on this thread found nothing to delete: the back end said
  * so with icm_fileio_note_missing (the source of icm_fileio_delete_existing). False when the

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -415,10 +415,11 @@ static int local_checksum_of(icm_fileio *io, const char *location, char **out,
     return rc;
 }
 
-/* Deletes are not fsync'ed: a delete undone by a crash only leaves an orphan behind. */
-static int local_remove(icm_fileio *io, const char *location)
+/* Unlink one location; *gone when it was not there. Deletes are not fsync'ed: a delete undone
+ * by a crash only leaves an orphan behind. */
+static int unlink_location(const char *location, bool *gone)
 {
-    (void)io;
+    *gone = false;
     char *path;
     int rc = to_path(location, &path);
     if (rc < 0)
@@ -427,13 +428,45 @@ static int local_remove(icm_fileio *io, const char *location)
         int err = errno;
         /* ENOTDIR: a parent is a file, so this file cannot exist either. */
         if (err == ENOENT || err == ENOTDIR)
-            icm_fileio_note_missing();
+            *gone = true;
         else
             rc = os_error(err, location,
                           err == EISDIR ? "cannot delete: is a directory" : "cannot delete");
     }
     icm__free(path);
     return rc;
+}
+
+static int local_remove(icm_fileio *io, const char *location)
+{
+    (void)io;
+    bool gone;
+    int rc = unlink_location(location, &gone);
+    if (gone)
+        icm_fileio_note_missing();
+    return rc;
+}
+
+/* One unlink per item: a local filesystem has no multi-object delete. Its errors (EACCES, a
+ * directory, a read-only filesystem, a location it cannot handle) do not go away by retrying. */
+static int local_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                              icm_fileio_delete_result *results)
+{
+    (void)io;
+    for (size_t i = 0; i < n; i++) {
+        bool gone;
+        int rc = unlink_location(locations[i], &gone);
+        icm_fileio_delete_result *r = &results[i];
+        if (rc < 0) {
+            icm_fileio_delete_result_fail(r, rc, false);
+            continue;
+        }
+        r->status = gone ? ICM_FILEIO_ALREADY_GONE : ICM_FILEIO_DELETED;
+        r->code = 0;
+        r->retryable = false;
+        r->message[0] = '\0';
+    }
+    return 0;
 }
 
 static int local_resolve(icm_fileio *io, const char *location, char **out)
@@ -658,6 +691,7 @@ static const icm_fileio_methods local_methods = {
     local_list,
     local_resolve,
     local_checksum_of,
+    local_delete_batch,
 };
 
 int icm_fileio_local_new(icm_fileio **out)

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -218,6 +218,53 @@ static int mem_remove(icm_fileio *io, const char *location)
     return 0;
 }
 
+/* The whole batch under one lock, as one multi-object request: keys are normalised and the
+ * removed objects freed outside it. An item whose key cannot be made fails alone. */
+static int mem_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                            icm_fileio_delete_result *results)
+{
+    mem_fileio *m = (mem_fileio *)io;
+    char **keys = icm__calloc(n, sizeof *keys);
+    mem_object *gone = icm__calloc(n, sizeof *gone);
+    if (keys == NULL || gone == NULL) {
+        icm__free(keys);
+        icm__free(gone);
+        return ICM_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = icm__location_normalize(locations[i], &keys[i]);
+        if (rc < 0)
+            icm_fileio_delete_result_fail(&results[i], rc, false);
+    }
+    size_t n_gone = 0;
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i] == NULL)
+            continue;
+        size_t j = find(m, keys[i]);
+        icm_fileio_delete_result *r = &results[i];
+        r->status = j < m->n ? ICM_FILEIO_DELETED : ICM_FILEIO_ALREADY_GONE;
+        r->code = 0;
+        r->retryable = false;
+        r->message[0] = '\0';
+        if (j < m->n) {
+            gone[n_gone++] = m->objs[j];
+            memmove(&m->objs[j], &m->objs[j + 1], (m->n - j - 1) * sizeof *m->objs);
+            m->n--;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    for (size_t i = 0; i < n_gone; i++) {
+        icm__free(gone[i].key);
+        icm__free(gone[i].data);
+    }
+    for (size_t i = 0; i < n; i++)
+        icm__free(keys[i]);
+    icm__free(keys);
+    icm__free(gone);
+    return 0;
+}
+
 static int mem_stat(icm_fileio *io, const char *location, icm_file_info *out)
 {
     mem_fileio *m = (mem_fileio *)io;
@@ -341,6 +388,7 @@ static const icm_fileio_methods mem_methods = {
     mem_list,
     NULL, /* resolve: no links */
     NULL, /* checksum_of: no companions */
+    mem_delete_batch,
 };
 
 int icm_fileio_mem_new(icm_fileio **out)

@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "io/fileio_internal.h"
 #include "util/location.h"
 #include "util/util.h"
@@ -250,6 +250,26 @@ static int pm_checksum_of(icm_fileio *io, const char *location, char **out,
     return rc;
 }
 
+/* Every item mapped, then one batch to the inner back end (results name the mapped places, as
+ * every other error of this wrapper does). */
+static int pm_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                           icm_fileio_delete_result *results)
+{
+    pathmap_fileio *pm = (pathmap_fileio *)io;
+    char **real = icm__calloc(n, sizeof *real);
+    if (real == NULL)
+        return ICM_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = map_location(pm, locations[i], &real[i]);
+    if (rc == 0)
+        rc = icm_fileio_delete_batch(pm->inner, (const char *const *)real, n, results);
+    for (size_t i = 0; i < n; i++)
+        icm__free(real[i]);
+    icm__free(real);
+    return rc;
+}
+
 static void free_rules(pm_rule *rules, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -281,6 +301,7 @@ static const icm_fileio_methods pathmap_methods = {
     pm_list,
     pm_resolve,
     pm_checksum_of,
+    pm_delete_batch,
 };
 
 /* ICM_EINVALID unless rule i is usable and its FROM differs from every earlier rule's. */

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "maint/delete_batch_shim.h"
 #include "maint/delete_engine.h"
 #include "util/location.h"
 #include "util/util.h"

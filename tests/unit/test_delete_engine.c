@@ -7,8 +7,10 @@
  * bound, and the same outcomes on several threads.
  *
  * Files live in the in-memory FileIO behind a small recording FileIO that logs every delete
- * (in order) and fails chosen locations a chosen number of times with a chosen code. Each test
- * asserts exactly which files exist afterwards.
+ * (in order) and fails chosen locations a chosen number of times with a chosen code: through
+ * `remove` (icm_fileio_delete_batch's one-by-one path, where the wrapper marks ICM_ENET and
+ * ICM_ETIMEOUT retryable) or through its own batch slot (logging each request's size, marking
+ * failures retryable as told). Each test asserts exactly which files exist afterwards.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,7 +18,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "history.h"
+#include "icemaint/sys/fileio.h"
 #include "maint/delete_engine.h"
+#include "test_orphans_common.h"
 #include "testutil.h"
 #include "util/util.h"
 
@@ -29,6 +34,7 @@ typedef struct rule {
     const char *path;
     int times;   /* fail this many more deletes of path; -1 = always */
     int code;
+    bool retryable; /* through the batch slot: how the back end marks it */
 } rule;
 
 typedef struct rec_io {
@@ -39,6 +45,8 @@ typedef struct rec_io {
     size_t n_log, cap;
     rule rules[MAX_RULES];
     size_t n_rules;
+    size_t requests[16]; /* items per delete_batch call (the batch slot's table only) */
+    size_t n_requests;
 } rec_io;
 
 static int r_read(icm_fileio *io, const char *l, char **o, size_t *n)
@@ -58,9 +66,9 @@ static int r_write(icm_fileio *io, const char *l, const void *d, size_t n)
 {
     return icm_fileio_write_replace(((rec_io *)io)->inner, l, d, n);
 }
-static int r_remove(icm_fileio *io, const char *l)
+/* Log a delete of `l`; returns the injected failure's code (0: none), *retryable its mark. */
+static int logged(rec_io *h, const char *l, bool *retryable)
 {
-    rec_io *h = (rec_io *)io;
     int fail = 0;
     pthread_mutex_lock(&h->lock);
     if (h->n_log == h->cap) {
@@ -73,11 +81,52 @@ static int r_remove(icm_fileio *io, const char *l)
             if (h->rules[i].times > 0)
                 h->rules[i].times--;
             fail = h->rules[i].code;
+            *retryable = h->rules[i].retryable;
         }
     pthread_mutex_unlock(&h->lock);
     if (fail != 0)
-        return icm__error_set(ICM_ERRCLASS_IO, fail, l, "injected failure deleting %s", l);
-    return icm_fileio_delete(h->inner, l);
+        icm__error_set(ICM_ERRCLASS_IO, fail, l, "injected failure deleting %s", l);
+    return fail;
+}
+
+static int r_remove(icm_fileio *io, const char *l)
+{
+    rec_io *h = (rec_io *)io;
+    bool retryable = false;
+    int fail = logged(h, l, &retryable);
+    return fail != 0 ? fail : icm_fileio_delete(h->inner, l);
+}
+
+/* The batch slot (an object store's multi-object delete): logs the call's size, then each
+ * item; injected failures carry the rule's retryable mark. */
+static int r_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                          icm_fileio_delete_result *results)
+{
+    rec_io *h = (rec_io *)io;
+    pthread_mutex_lock(&h->lock);
+    if (h->n_requests < 16)
+        h->requests[h->n_requests] = n;
+    h->n_requests++;
+    pthread_mutex_unlock(&h->lock);
+    for (size_t i = 0; i < n; i++) {
+        bool retryable = false;
+        int fail = logged(h, locations[i], &retryable);
+        if (fail != 0) {
+            icm_fileio_delete_result_fail(&results[i], fail, retryable);
+            continue;
+        }
+        bool existed = true;
+        int rc = icm_fileio_delete_existing(h->inner, locations[i], &existed);
+        if (rc != 0) {
+            icm_fileio_delete_result_fail(&results[i], rc, false);
+            continue;
+        }
+        results[i].status = existed ? ICM_FILEIO_DELETED : ICM_FILEIO_ALREADY_GONE;
+        results[i].code = 0;
+        results[i].retryable = false;
+        results[i].message[0] = '\0';
+    }
+    return 0;
 }
 static int r_stat(icm_fileio *io, const char *l, icm_file_info *o)
 {
@@ -94,7 +143,12 @@ static void r_free(icm_fileio *io)
 
 static const icm_fileio_methods REC_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "record", r_read, r_read_range, r_create, r_write, r_remove,
-    r_stat, NULL, r_free, r_list, NULL, NULL};
+    r_stat, NULL, r_free, r_list, NULL, NULL, NULL};
+
+/* The same with the batch slot. */
+static const icm_fileio_methods REC_BATCH_METHODS = {
+    ICM_FILEIO_METHODS_VERSION, "record-batch", r_read, r_read_range, r_create, r_write,
+    r_remove, r_stat, NULL, r_free, r_list, NULL, NULL, r_delete_batch};
 
 static void rec_init(rec_io *h)
 {
@@ -107,7 +161,14 @@ static void rec_init(rec_io *h)
 static void rec_fail(rec_io *h, const char *path, int times, int code)
 {
     assert_true(h->n_rules < MAX_RULES);
-    h->rules[h->n_rules++] = (rule){path, times, code};
+    h->rules[h->n_rules++] = (rule){path, times, code, false};
+}
+
+/* Through the batch slot, marked retryable or not whatever the code. */
+static void rec_fail_marked(rec_io *h, const char *path, int times, int code, bool retryable)
+{
+    assert_true(h->n_rules < MAX_RULES);
+    h->rules[h->n_rules++] = (rule){path, times, code, retryable};
 }
 
 static size_t rec_count(rec_io *h, const char *path)
@@ -514,6 +575,41 @@ static void test_failures_not_retryable_and_budget_exhausted(void **state)
     rec_free(&h);
 }
 
+/* Through a batch slot the back end's mark decides, not the code: an ICM_EIO marked retryable
+ * is retried (with only the failed key in the retry's request), an ICM_ETIMEOUT not marked is
+ * final. */
+static void test_retry_follows_the_back_ends_mark(void **state)
+{
+    (void)state;
+    rec_io h;
+    rec_init(&h);
+    h.base.methods = &REC_BATCH_METHODS;
+    static const icm__delete_rank content[] = {ICM__DELETE_RANK_CONTENT};
+    plan p = plan_new(&h, "s3://b/t/m", 4, content, 1, -1);
+    rec_fail_marked(&h, p.paths[1], 1, ICM_EIO, true);
+    rec_fail_marked(&h, p.paths[2], 1, ICM_ETIMEOUT, false);
+    watch w;
+    watch_init(&w, &h, &p);
+    icm__delete_policy pol = quick(&w, 10, 1);
+    icm__delete_stats st;
+    icmt_ok(run(&h, &p, &pol, &w, &st));
+    assert_int_equal(h.n_requests, 2);
+    assert_int_equal(h.requests[0], 4);
+    assert_int_equal(h.requests[1], 1);
+    assert_int_equal(p.items[1].state, ICM__DELETE_DELETED);
+    assert_int_equal(p.items[1].attempts, 2);
+    assert_int_equal(p.items[2].state, ICM__DELETE_FAILED);
+    assert_int_equal(p.items[2].code, ICM_ETIMEOUT);
+    assert_int_equal(p.items[2].attempts, 1);
+    assert_int_equal(w.checks[1], 2);
+    assert_int_equal(w.checks[0], 1);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(exists(&h, p.paths[i]), i == 2);
+    watch_free(&w);
+    plan_free(&p);
+    rec_free(&h);
+}
+
 /* The callback's non-zero return stops the run after its batch: the batch's files are all
  * handled (recorded), no later file of it is reported, nothing after it is deleted. */
 static void test_callback_stop_ends_after_the_batch(void **state)
@@ -605,6 +701,7 @@ static void test_object_store_keys_are_chunked(void **state)
     (void)state;
     rec_io h;
     rec_init(&h);
+    h.base.methods = &REC_BATCH_METHODS;
     static const icm__delete_rank content[] = {ICM__DELETE_RANK_CONTENT};
     plan p = plan_new(&h, "s3://bucket/t/data", 2500, content, 1, -1);
     put(&h, "s3://bucket/t/data/live");
@@ -615,6 +712,10 @@ static void test_object_store_keys_are_chunked(void **state)
     icmt_ok(run(&h, &p, &pol, &w, &st));
     assert_int_equal(st.batches, 1);
     assert_int_equal(st.requests, 3);
+    assert_int_equal(h.n_requests, 3);
+    assert_int_equal(h.requests[0], 1000);
+    assert_int_equal(h.requests[1], 1000);
+    assert_int_equal(h.requests[2], 500);
     assert_int_equal(st.deleted, 2500);
     assert_int_equal(h.n_log, 2500);
     for (size_t i = 0; i < p.n; i++) {
@@ -714,6 +815,80 @@ static void test_concurrency_same_outcomes(void **state)
     }
 }
 
+/* Through the sweep: orphans are deleted by kind (data, manifest, manifest list, metadata and
+ * other files), whatever the listing order, and the result keeps listing order. */
+typedef struct kinds {
+    char kind[8][16];
+    char path[8][64];
+    int n;
+} kinds;
+
+static int note_kind(const icm_delete_event *ev, void *payload)
+{
+    kinds *k = payload;
+    assert_true(k->n < 8);
+    snprintf(k->kind[k->n], sizeof k->kind[k->n], "%s", ev->kind);
+    snprintf(k->path[k->n], sizeof k->path[k->n], "%s", ev->path);
+    assert_int_equal(ev->outcome, ICM_DELETE_DELETED);
+    k->n++;
+    return 0;
+}
+
+static void test_sweep_deletes_orphans_by_kind(void **state)
+{
+    (void)state;
+    int64_t now = icm__now_ms(), old = now - 10 * DAY_MS;
+    icm_fileio *mem = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    hist *h = hist_new(mem, "/k", 2, false, now - 20 * DAY_MS);
+    hist_append(h, "main", "A", NULL);
+    static const char *const strays[] = {"/k/metadata/snap-99-1-lost.avro", "/k/metadata/lost-m0.avro",
+                                         "/k/data/lost.parquet", "/k/metadata/notes.txt",
+                                         "/k/data/zz.bin"};
+    for (size_t i = 0; i < 5; i++)
+        plant(mem, strays[i], old);
+    icm_table *t = hist_open_table(h);
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = now;
+    o.max_concurrent_deletes = 3;
+    kinds k;
+    memset(&k, 0, sizeof k);
+    o.on_delete = note_kind;
+    o.on_delete_payload = &k;
+    icm_orphan_result *r = NULL;
+    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    assert_int_equal(r->orphan_count, 5);
+    assert_int_equal(r->deleted, 5);
+    assert_int_equal(k.n, 5);
+    /* by rank: data files, manifest, manifest list, then the other file */
+    static const char *const rank_of_kind[] = {"data", "manifest", "manifest_list", "metadata"};
+    int last = 0;
+    for (int i = 0; i < k.n; i++) {
+        int rank = 3;
+        for (int j = 0; j < 3; j++)
+            if (strcmp(k.kind[i], rank_of_kind[j]) == 0)
+                rank = j;
+        assert_true(rank >= last);
+        last = rank;
+        assert_true(k.path[i][0] == '/');
+    }
+    assert_string_equal(k.kind[0], "data");
+    assert_string_equal(k.kind[1], "data");
+    assert_string_equal(k.kind[2], "manifest");
+    assert_string_equal(k.kind[3], "manifest_list");
+    assert_string_equal(k.kind[4], "other");
+    for (size_t i = 0; i < 5; i++) {
+        icm_file_info info;
+        assert_int_equal(icm_fileio_stat(mem, strays[i], &info), ICM_ENOTFOUND);
+    }
+    for (size_t i = 0; i < r->orphan_count; i++)
+        assert_int_equal(r->orphans[i].state, ICM_ORPHAN_DELETED);
+    icm_orphan_result_free(r);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(mem);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -721,11 +896,13 @@ int main(void)
         cmocka_unit_test(test_batches_batch_end_and_already_gone),
         cmocka_unit_test(test_retryable_failure_retried_with_backoff),
         cmocka_unit_test(test_failures_not_retryable_and_budget_exhausted),
+        cmocka_unit_test(test_retry_follows_the_back_ends_mark),
         cmocka_unit_test(test_callback_stop_ends_after_the_batch),
         cmocka_unit_test(test_check_and_planned_hooks_keep_files),
         cmocka_unit_test(test_object_store_keys_are_chunked),
         cmocka_unit_test(test_batch_time_bound),
         cmocka_unit_test(test_concurrency_same_outcomes),
+        cmocka_unit_test(test_sweep_deletes_orphans_by_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

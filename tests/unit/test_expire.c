@@ -15,6 +15,7 @@
 
 #include "history.h"
 #include "icemaint/expire.h"
+#include "icemaint/sys/fileio.h"
 #include "testutil.h"
 
 #define T0 INT64_C(1700000000000)
@@ -1103,7 +1104,12 @@ static void test_delete_failures(void **state)
         icm_expire_options o = older_than(h, hist_time(h));
         icm_table *t = hist_open_table(h);
         icm_fileio_fault_reset(fault);
-        icm_fileio_fault_fail_nth(fault, ICM_IO_DELETE, 1, transient ? ICM_EIO : ICM_EAUTH);
+        /* transient: a failure the FileIO marks retryable (the delete engine retries only
+         * those; icm_fileio_delete_batch's contract) */
+        if (transient)
+            icm_fileio_fault_fail_nth_retryable(fault, ICM_IO_DELETE, 1, ICM_EIO);
+        else
+            icm_fileio_fault_fail_nth(fault, ICM_IO_DELETE, 1, ICM_EAUTH);
         icm_expire_result *r = NULL;
         icmt_ok(icm_expire_snapshots(t, &o, &r));
         /* data A and B, 2 manifests, 2 lists; the first delete (a data file) fails */
@@ -1352,7 +1358,7 @@ static void rec_free(icm_fileio *io)
 
 static const icm_fileio_methods REC_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "recording", rec_read, rec_read_range, rec_create_new,
-    rec_write_replace, rec_remove, rec_stat, NULL, rec_free, rec_list, NULL, NULL,
+    rec_write_replace, rec_remove, rec_stat, NULL, rec_free, rec_list, NULL, NULL, NULL,
 };
 
 /* Rank of a deleted path in the required order: content files, manifests, lists, statistics. */

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "testutil.h"
 
 /* A known mtime (2020-09-13T12:26:40.123Z) set with utimensat, in ms. */
@@ -400,11 +400,12 @@ static const icm_fileio_methods V1_METHODS = {
     1, "v1", NULL, NULL, NULL, NULL, NULL, NULL, v1_list, v1_free,
     (int (*)(icm_fileio *, const char *, unsigned, icm_list_cb, void *))(uintptr_t)1,
     (int (*)(icm_fileio *, const char *, char **))(uintptr_t)1,
-    (int (*)(icm_fileio *, const char *, char **, icm_file_info *))(uintptr_t)1};
+    (int (*)(icm_fileio *, const char *, char **, icm_file_info *))(uintptr_t)1,
+    (int (*)(icm_fileio *, const char *const *, size_t, icm_fileio_delete_result *))(uintptr_t)1};
 
 static const icm_fileio_methods NO_LIST_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "nolist", NULL, NULL, NULL, NULL, NULL, NULL, NULL, v1_free,
-    NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL};
 
 static void test_version1_backend_still_lists(void **state)
 {

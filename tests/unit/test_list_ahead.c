@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "io/list_ahead.h"
 #include "testutil.h"
 #include "util/util.h"

@@ -34,7 +34,7 @@
 
 #include "avro/avro.h"
 #include "history.h"
-#include "icemaint/fileio.h"
+#include "icemaint/sys/fileio.h"
 #include "io/list_ahead.h"
 #include "maint/keepset.h"
 #include "maint/manifest_ahead.h"
