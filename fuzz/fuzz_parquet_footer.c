@@ -13,6 +13,7 @@
 #include "icemaint/errors.h"
 #include "icemaint/fileio.h"
 #include "icemaint/metadata.h"
+#include "icemaint/testing/fileio.h"
 #include "parquet/parquet.h"
 #include "txn/txn_addfiles_schema.h"
 

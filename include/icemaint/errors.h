@@ -30,6 +30,9 @@ typedef enum icm_error_code {
     ICM_EUSER = -14,            /**< a caller's callback asked to stop */
     ICM_EREFUSED = -15,         /**< refused by a safety check (the message names it) */
     ICM_EREADONLY = -16,        /**< write or commit on a read-only table or handle */
+    ICM_EOUTCOME_UNKNOWN = -17, /**< a conditional write (create-new) was sent and its answer
+                                     lost: the object may or may not exist now; never assume
+                                     either, and never delete it unless proven ours */
     ICM_ITEROVER = -31          /**< iterator end; not an error */
 } icm_error_code;
 

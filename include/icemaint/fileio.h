@@ -5,8 +5,10 @@
  *
  * Locations are URIs as the table metadata names them. For local files `/p`, `file:/p` and
  * `file:///p` (and `file://localhost/p`) name the same file. Back ends here: local filesystem,
- * in-memory (tests), a fault-injecting wrapper (crash-point tests) and a path-mapping wrapper
- * (`--path-map FROM=TO`). S3 comes later behind the same interface.
+ * a path-mapping wrapper (`--path-map FROM=TO`) and a resolving FileIO that picks the back end
+ * by scheme; S3 and the other object stores plug in behind it (icemaint/sys/fileio.h). The
+ * in-memory and fault-injecting back ends for tests are in icemaint/testing/fileio.h, outside
+ * the stable ABI.
  *
  * Thread safety: a back end's methods may be called from several threads at once (bulk deletes,
  * parallel manifest reads); every back end here is safe for that.
@@ -42,19 +44,33 @@ typedef struct icm_file_info {
 /** Every flag this version knows; other bits are ICM_EINVALID. */
 #define ICM_LIST_FLAGS_ALL ICM_LIST_STAT_OPTIONAL
 
+/**
+ * Options of icm_fileio_list_opts(). Initialise with ICM_FILEIO_LIST_OPTIONS_INIT or
+ * icm_fileio_list_options_init(), then set what you need.
+ *
+ * A range cuts the listing to the objects whose location L (as the listing reports it: in the
+ * form of the listed prefix) has start_after < L < end_before in byte order (strcmp), both
+ * bounds strict as S3's StartAfter. That splits a listing into shards: at a cut c, one shard
+ * ends before c and the next starts after c; an object located exactly at c falls in neither,
+ * so either choose cuts that name no object (a folder location ending in `/`: listings report
+ * objects, never folders) or end the lower shard before c followed by the byte 0x01 (the next
+ * string after c in byte order: it then holds c).
+ */
+typedef struct icm_fileio_list_options {
+    unsigned version;        /**< ICM_FILEIO_LIST_OPTIONS_VERSION */
+    unsigned flags;          /**< ICM_LIST_* bits (ICM_LIST_STAT_OPTIONAL); 0 = none */
+    const char *start_after; /**< NULL, or only objects whose location sorts strictly after
+                                  this full location (byte order); borrowed for the call */
+    const char *end_before;  /**< NULL = no end, or only objects whose location sorts strictly
+                                  before this one; borrowed for the call */
+} icm_fileio_list_options;
+
+#define ICM_FILEIO_LIST_OPTIONS_VERSION 1
+#define ICM_FILEIO_LIST_OPTIONS_INIT {ICM_FILEIO_LIST_OPTIONS_VERSION, 0u, NULL, NULL}
+
 /** Listing callback: return 0 to go on; any non-zero value stops the listing and is returned
  *  by icm_fileio_list() / icm_fileio_list_flags() (use ICM_EUSER or a negative icm code). */
 typedef int (*icm_list_cb)(const icm_file_info *info, void *payload);
-
-/** Operation kinds, used by the fault-injecting wrapper. */
-typedef enum icm_io_op {
-    ICM_IO_READ = 0,    /**< read whole object and read range */
-    ICM_IO_WRITE,       /**< create-new and write-replace */
-    ICM_IO_DELETE,
-    ICM_IO_STAT,
-    ICM_IO_LIST,        /**< each listing call (not each entry) */
-    ICM_IO_OP_COUNT
-} icm_io_op;
 
 /* ---- wrappers: the single choke point for all storage calls ---- */
 
@@ -72,9 +88,29 @@ ICM_EXTERN(int) icm_fileio_read(icm_fileio *io, const char *location, char **out
 /** @return 0, ICM_ENOTFOUND, ICM_EINVALID (negative offset), ICM_EIO. */
 ICM_EXTERN(int) icm_fileio_read_range(icm_fileio *io, const char *location, int64_t offset,
                                       void *buf, size_t len, size_t *out_read);
-/** @return 0, ICM_EEXISTS (nothing written), ICM_EIO, ICM_ENOMEM. */
+/**
+ * Create a new object; never replaces one.
+ * @return 0; ICM_EEXISTS (it exists; nothing written); ICM_EOUTCOME_UNKNOWN (an object-store
+ *  back end sent the conditional write and lost the answer (timeout, connection reset): the
+ *  object may exist now, or appear later, with our content or not; a caller that must know
+ *  reads it back and compares, and never deletes it unless it proves the content ours);
+ *  ICM_EIO (the local back end: also after publishing, when the directory sync failed: the file
+ *  may then exist), ICM_ENOMEM.
+ */
 ICM_EXTERN(int) icm_fileio_create_new(icm_fileio *io, const char *location, const void *data,
                                       size_t len);
+/**
+ * Whether `location` now holds exactly the `len` bytes at `data`: how a caller settles a
+ * create-new that ended in ICM_EOUTCOME_UNKNOWN. Content no other writer could have written (a
+ * fresh UUID or token in it) proves the object ours; anything else proves nothing (absent now,
+ * it may still land).
+ * @param[out] out_same true when the object is there with these bytes; false when it is
+ *  missing or differs.
+ * @return 0; ICM_EIO, ICM_EAUTH, ICM_ENOMEM (it could not be read: *out_same false),
+ *  ICM_EINVALID (NULL arguments).
+ */
+ICM_EXTERN(int) icm_fileio_holds(icm_fileio *io, const char *location, const void *data,
+                                 size_t len, bool *out_same);
 /** @return 0, ICM_EIO, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_write_replace(icm_fileio *io, const char *location,
                                          const void *data, size_t len);
@@ -151,6 +187,24 @@ ICM_EXTERN(int) icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb 
  */
 ICM_EXTERN(int) icm_fileio_list_flags(icm_fileio *io, const char *prefix, unsigned flags,
                                       icm_list_cb cb, void *payload);
+/** Set `opts` to the defaults of `version` (no flags, no range).
+ *  @return 0, ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_fileio_list_options_init(icm_fileio_list_options *opts, unsigned version);
+
+/**
+ * icm_fileio_list_flags() with options: flags and a range of locations (start_after,
+ * end_before). The listing streams (a back end pages an object store's listing itself and never
+ * holds it whole); only objects inside the range reach `cb`. Order is unspecified, except for
+ * back ends that say otherwise (the in-memory one lists in byte order of locations; object
+ * stores do too, by key): a back end that can start a listing at a key (S3 start-after) does
+ * so, and stops at end_before when it lists in order; for any other the wrapper drops what lies
+ * outside the range, so the objects reported are always exactly those in range.
+ * @param opts NULL for the defaults (ICM_FILEIO_LIST_OPTIONS_INIT).
+ * @return as icm_fileio_list_flags(); also ICM_EINVALID for an unknown opts->version.
+ */
+ICM_EXTERN(int) icm_fileio_list_opts(icm_fileio *io, const char *prefix,
+                                     const icm_fileio_list_options *opts, icm_list_cb cb,
+                                     void *payload);
 /** Free a back end (and, for wrappers, what they took). NULL is ok. */
 ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
 
@@ -172,55 +226,6 @@ ICM_EXTERN(void) icm_fileio_free(icm_fileio *io);
  *  own (kind "checksum"), never deleted on the side.
  *  @return 0, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_local_new(icm_fileio **out);
-
-/** In-memory store for tests: objects keyed by normalised location; mtime from a clock that the
- *  test may set with icm_fileio_mem_set_time(). @return 0, ICM_ENOMEM. */
-ICM_EXTERN(int) icm_fileio_mem_new(icm_fileio **out);
-/** Set the in-memory store's clock (ms since epoch) used as mtime of later writes; -1 = real
- *  clock. */
-ICM_EXTERN(void) icm_fileio_mem_set_time(icm_fileio *mem, int64_t now_ms);
-
-/**
- * Fault injection: wraps `inner` (taken: freed with the wrapper, or at once on failure).
- * Every call is one counted operation of its icm_io_op kind (a listing is one operation; a
- * delete batch is one ICM_IO_DELETE operation per item, the items admitted in order and the
- * surviving ones passed on in one inner batch). An
- * operation is either passed on unchanged or rejected before reaching `inner`: a rejected
- * operation has no effect at all (a failed write leaves nothing, a failed delete deletes
- * nothing). Thread-safe: decisions and counters are taken under a mutex.
- * @return 0, ICM_EINVALID (NULL argument), ICM_ENOMEM.
- */
-ICM_EXTERN(int) icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take);
-/** Fail exactly the nth (1-based) operation of kind `op` counted after this call, once, with
- *  `code` (ICM_EIO if 0 or positive); nth 0 disarms. Replaces an earlier pending fault of that
- *  kind. No effect on a handle that is not a fault FileIO. */
-ICM_EXTERN(void) icm_fileio_fault_fail_nth(icm_fileio *fault, icm_io_op op, uint64_t nth,
-                                           int code);
-/** Flags of icm_fileio_fault_fail_span(). ICM_FAULT_RETRYABLE: a delete-batch item rejected by
- *  this fault is reported retryable (icm_fileio_delete_result.retryable), as an object store
- *  reports a throttled or 5xx delete. */
-#define ICM_FAULT_RETRYABLE 1u
-/** Fail `count` operations of kind `op` in a row, from the nth (1-based) counted after this
- *  call, each with `code` (ICM_EIO if 0 or positive); nth 0 or count 0 disarms. Replaces an
- *  earlier pending fault of that kind; fail_nth(op, nth, code) is fail_span(op, nth, 1, code,
- *  0). @param flags 0 or ICM_FAULT_RETRYABLE. */
-ICM_EXTERN(void) icm_fileio_fault_fail_span(icm_fileio *fault, icm_io_op op, uint64_t nth,
-                                            uint64_t count, int code, unsigned flags);
-/** fail_nth whose rejected delete-batch item is reported retryable (ICM_FAULT_RETRYABLE). */
-ICM_EXTERN(void) icm_fileio_fault_fail_nth_retryable(icm_fileio *fault, icm_io_op op,
-                                                     uint64_t nth, int code);
-/** "Crash" after n more operations: the next n operations of any kind are passed on (they may
- *  still fail on their own or by fail_nth); every later one fails with ICM_EIO and has no
- *  effect, until icm_fileio_fault_reset(). A crash wins over a pending fail_nth. 0 disarms. */
-ICM_EXTERN(void) icm_fileio_fault_crash_after(icm_fileio *fault, uint64_t n);
-/** Operations of kind op seen so far (counted whether or not they failed or were rejected). */
-ICM_EXTERN(uint64_t) icm_fileio_fault_count(const icm_fileio *fault, icm_io_op op);
-/** Total operations of any kind seen so far. */
-ICM_EXTERN(uint64_t) icm_fileio_fault_total(const icm_fileio *fault);
-/** True once a crash has happened. */
-ICM_EXTERN(bool) icm_fileio_fault_crashed(const icm_fileio *fault);
-/** Clear counters, pending faults and the crash state. */
-ICM_EXTERN(void) icm_fileio_fault_reset(icm_fileio *fault);
 
 /** One `--path-map FROM=TO` rule. */
 typedef struct icm_path_map {

@@ -130,9 +130,10 @@ static void write_hint(icm_fileio *io, const char *dir, int64_t n)
 
 /* After a create-new error other than EEXISTS: did our content land at `target`? The local
  * and in-memory back ends publish with one atomic call, so an absent file is a proven
- * failure there; elsewhere it is left open. */
-static int settle_publish_error(icm_fileio *io, const char *target, const char *content,
-                                size_t len, bool *out_ours)
+ * failure there; elsewhere it is left open, and so is a lost answer (ICM_EOUTCOME_UNKNOWN:
+ * the write may still land after we look). */
+static int settle_publish_error(icm_fileio *io, int create_rc, const char *target,
+                                const char *content, size_t len, bool *out_ours)
 {
     *out_ours = false;
     char reason[512];
@@ -149,7 +150,8 @@ static int settle_publish_error(icm_fileio *io, const char *target, const char *
                               "commit failed: another writer published this version");
     }
     const char *kind = io->methods->name != NULL ? io->methods->name : "";
-    if (rc == ICM_ENOTFOUND && (strcmp(kind, "local") == 0 || strcmp(kind, "mem") == 0))
+    if (rc == ICM_ENOTFOUND && create_rc != ICM_EOUTCOME_UNKNOWN &&
+        (strcmp(kind, "local") == 0 || strcmp(kind, "mem") == 0))
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, target,
                               "commit failed: version file not published: %s", reason);
     return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, target,
@@ -199,7 +201,7 @@ static int hadoop_commit(icm_catalog *cat, const icm_table_ident *id, const char
         goto done;
     }
     if (rc != 0) {
-        rc = settle_publish_error(cat->io, target, content, len, &ours);
+        rc = settle_publish_error(cat->io, rc, target, content, len, &ours);
         if (rc != 0)
             goto done;
     }

@@ -12,6 +12,8 @@
  *    call, once; later operations pass again. A new fail_nth for the same kind replaces it.
  *    fail_span(op, n, count, code, flags) rejects `count` operations from the n-th on;
  *    ICM_FAULT_RETRYABLE marks the rejected deletes of a batch retryable.
+ *  - create_outcome_unknown(n, applied) ends the n-th create-new in ICM_EOUTCOME_UNKNOWN, after
+ *    passing it on (applied) or not: a conditional write whose answer was lost.
  *  - A delete batch is one ICM_IO_DELETE operation per item, admitted in item order: rejected
  *    items are FAILED (and not deleted), the rest go to the inner back end in one batch.
  *  - crash_after(n) lets exactly n more operations (of any kind) through and rejects every
@@ -22,6 +24,7 @@
 #include <pthread.h>
 
 #include "icemaint/sys/fileio.h"
+#include "icemaint/testing/fileio.h"
 #include "util/util.h"
 
 typedef struct fault_fileio {
@@ -33,6 +36,9 @@ typedef struct fault_fileio {
     uint64_t fail_left[ICM_IO_OP_COUNT]; /* how many from fail_at on are still to reject */
     int fail_code[ICM_IO_OP_COUNT];
     bool fail_retryable[ICM_IO_OP_COUNT];
+    uint64_t creates;         /* create-new calls seen */
+    uint64_t unknown_at;      /* value of creates whose answer is "lost"; 0 = none */
+    bool unknown_applied;     /* ... after the inner create ran */
     uint64_t total;
     uint64_t crash_at; /* first value of total to reject; 0 = no crash armed */
     bool crashed;
@@ -101,7 +107,24 @@ static int fault_create_new(icm_fileio *io, const char *location, const void *da
 {
     fault_fileio *f = (fault_fileio *)io;
     int rc = admit(f, ICM_IO_WRITE, location);
-    return rc < 0 ? rc : icm_fileio_create_new(f->inner, location, data, len);
+    pthread_mutex_lock(&f->lock);
+    uint64_t n = ++f->creates;
+    bool hit = f->unknown_at != 0 && n == f->unknown_at;
+    bool lost = hit && rc == 0; /* a rejection wins, and uses the injection up */
+    bool applied = f->unknown_applied;
+    if (hit)
+        f->unknown_at = 0;
+    pthread_mutex_unlock(&f->lock);
+    if (rc < 0)
+        return rc;
+    if (!lost)
+        return icm_fileio_create_new(f->inner, location, data, len);
+    if (applied)
+        (void)icm_fileio_create_new(f->inner, location, data, len); /* its answer is "lost" */
+    return icm__error_set(ICM_ERRCLASS_IO, ICM_EOUTCOME_UNKNOWN, location,
+                          "injected lost answer: create #%llu %s; outcome unknown",
+                          (unsigned long long)n,
+                          applied ? "was applied" : "never reached the store");
 }
 
 static int fault_write_replace(icm_fileio *io, const char *location, const void *data,
@@ -132,6 +155,14 @@ static int fault_list(icm_fileio *io, const char *prefix, unsigned flags, icm_li
     fault_fileio *f = (fault_fileio *)io;
     int rc = admit(f, ICM_IO_LIST, prefix);
     return rc < 0 ? rc : icm_fileio_list_flags(f->inner, prefix, flags, cb, payload);
+}
+
+static int fault_list_range(icm_fileio *io, const char *prefix,
+                            const icm_fileio_list_options *opts, icm_list_cb cb, void *payload)
+{
+    fault_fileio *f = (fault_fileio *)io;
+    int rc = admit(f, ICM_IO_LIST, prefix);
+    return rc < 0 ? rc : icm_fileio_list_opts(f->inner, prefix, opts, cb, payload);
 }
 
 static int fault_resolve(icm_fileio *io, const char *location, char **out)
@@ -205,6 +236,7 @@ static const icm_fileio_methods fault_methods = {
     fault_resolve,
     fault_checksum_of,
     fault_delete_batch,
+    fault_list_range,
 };
 
 int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)
@@ -273,6 +305,17 @@ void icm_fileio_fault_crash_after(icm_fileio *fault, uint64_t n)
     pthread_mutex_unlock(&f->lock);
 }
 
+void icm_fileio_fault_create_outcome_unknown(icm_fileio *fault, uint64_t nth, bool applied)
+{
+    fault_fileio *f = as_fault(fault);
+    if (f == NULL)
+        return;
+    pthread_mutex_lock(&f->lock);
+    f->unknown_at = nth == 0 ? 0 : f->creates + nth;
+    f->unknown_applied = applied;
+    pthread_mutex_unlock(&f->lock);
+}
+
 uint64_t icm_fileio_fault_count(const icm_fileio *fault, icm_io_op op)
 {
     fault_fileio *f = as_fault(fault);
@@ -319,6 +362,9 @@ void icm_fileio_fault_reset(icm_fileio *fault)
         f->fail_code[op] = 0;
         f->fail_retryable[op] = false;
     }
+    f->creates = 0;
+    f->unknown_at = 0;
+    f->unknown_applied = false;
     f->total = 0;
     f->crash_at = 0;
     f->crashed = false;

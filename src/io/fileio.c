@@ -89,6 +89,27 @@ int icm_fileio_create_new(icm_fileio *io, const char *location, const void *data
     return finish(io->methods->create_new(io, location, data, len), location);
 }
 
+int icm_fileio_holds(icm_fileio *io, const char *location, const void *data, size_t len,
+                     bool *out_same)
+{
+    if (out_same != NULL)
+        *out_same = false;
+    if (out_same == NULL || (data == NULL && len > 0))
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location,
+                              "holds: NULL data or output");
+    char *found = NULL;
+    size_t found_len = 0;
+    int rc = icm_fileio_read(io, location, &found, &found_len);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        return 0;
+    }
+    if (rc == 0)
+        *out_same = found_len == len && (len == 0 || memcmp(found, data, len) == 0);
+    icm_free(found);
+    return rc;
+}
+
 int icm_fileio_write_replace(icm_fileio *io, const char *location, const void *data, size_t len)
 {
     int rc = check_common(io, location, "write");
@@ -319,20 +340,78 @@ int icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *pa
 int icm_fileio_list_flags(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
                           void *payload)
 {
+    icm_fileio_list_options opts = ICM_FILEIO_LIST_OPTIONS_INIT;
+    opts.flags = flags;
+    return icm_fileio_list_opts(io, prefix, &opts, cb, payload);
+}
+
+int icm_fileio_list_options_init(icm_fileio_list_options *opts, unsigned version)
+{
+    if (opts == NULL || version < 1 || version > ICM_FILEIO_LIST_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL,
+                              "list options: NULL or unknown version %u (this library knows "
+                              "1 to %d)",
+                              version, ICM_FILEIO_LIST_OPTIONS_VERSION);
+    *opts = (icm_fileio_list_options)ICM_FILEIO_LIST_OPTIONS_INIT;
+    return 0;
+}
+
+/* The range check between a back end and the caller's callback. */
+typedef struct range_filter {
+    const char *start_after;
+    const char *end_before;
+    icm_list_cb cb;
+    void *payload;
+} range_filter;
+
+static int range_filter_cb(const icm_file_info *info, void *payload)
+{
+    const range_filter *f = payload;
+    if (f->start_after != NULL && strcmp(info->location, f->start_after) <= 0)
+        return 0;
+    if (f->end_before != NULL && strcmp(info->location, f->end_before) >= 0)
+        return 0;
+    return f->cb(info, f->payload);
+}
+
+int icm_fileio_list_opts(icm_fileio *io, const char *prefix, const icm_fileio_list_options *opts,
+                         icm_list_cb cb, void *payload)
+{
     int rc = check_common(io, prefix, "list");
     if (rc < 0)
         return rc;
     if (cb == NULL)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, prefix, "list: NULL callback");
-    if ((flags & ~ICM_LIST_FLAGS_ALL) != 0)
+    icm_fileio_list_options o = ICM_FILEIO_LIST_OPTIONS_INIT;
+    if (opts != NULL) {
+        if (opts->version < 1 || opts->version > ICM_FILEIO_LIST_OPTIONS_VERSION)
+            return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, prefix,
+                                  "list: options version %u unknown (this library knows 1 to "
+                                  "%d)",
+                                  opts->version, ICM_FILEIO_LIST_OPTIONS_VERSION);
+        o.flags = opts->flags;
+        o.start_after = opts->start_after;
+        o.end_before = opts->end_before;
+    }
+    if ((o.flags & ~ICM_LIST_FLAGS_ALL) != 0)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, prefix,
-                              "list: unknown flag bits 0x%x", flags & ~ICM_LIST_FLAGS_ALL);
+                              "list: unknown flag bits 0x%x", o.flags & ~ICM_LIST_FLAGS_ALL);
+    /* A range is checked here for every back end, so the objects reported are exactly those in
+     * range whether or not the back end seeks. Without a range the callback is called directly
+     * (the listing hot path pays nothing). */
+    range_filter filter = {o.start_after, o.end_before, cb, payload};
+    if (o.start_after != NULL || o.end_before != NULL) {
+        cb = range_filter_cb;
+        payload = &filter;
+    }
     /* A version-1 back end has no list_flags slot (its methods struct ends before it); it
      * reports size and mtime anyway, which every flag so far permits. A callback's own stop
      * value is passed up untouched, error and all. */
     const icm_fileio_methods *m = io->methods;
+    if (m->version >= 4 && m->list_range != NULL)
+        return m->list_range(io, prefix, &o, cb, payload);
     if (m->version >= 2 && m->list_flags != NULL)
-        return m->list_flags(io, prefix, flags, cb, payload);
+        return m->list_flags(io, prefix, o.flags, cb, payload);
     if (m->list == NULL)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EUNSUPPORTED, prefix,
                               "list: the %s FileIO cannot list",

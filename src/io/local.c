@@ -692,6 +692,7 @@ static const icm_fileio_methods local_methods = {
     local_resolve,
     local_checksum_of,
     local_delete_batch,
+    NULL, /* list_range: readdir order is no order; the wrapper applies a range */
 };
 
 int icm_fileio_local_new(icm_fileio **out)

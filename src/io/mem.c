@@ -6,12 +6,14 @@
  * array; it is never held while a listing callback runs, so callbacks may call back into the
  * store (delete what they see, for example). Listing resumes after the last key it reported,
  * which keeps it correct when the callback changes the store, like an object-store listing
- * that pages by start-after key. mtime comes from a clock the test can set.
+ * that pages by start-after key; it lists in byte order of the listed locations and takes a
+ * range (start_after, end_before) natively. mtime comes from a clock the test can set.
  */
 #include <pthread.h>
 #include <string.h>
 
 #include "icemaint/sys/fileio.h"
+#include "icemaint/testing/fileio.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -324,21 +326,66 @@ static int next_below(mem_fileio *m, const char *kp, const char *after, char **k
     return rc;
 }
 
-/* Size and mtime come with every object here, so ICM_LIST_STAT_OPTIONAL changes nothing. */
-static int mem_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
-                    void *payload)
+/* The location an object of key `key` is listed under: local objects in the prefix's form
+ * (`file:///x/...` for a `file:///x` prefix), object-store keys as they are. A new string, or
+ * `key` itself (*fresh false). */
+static char *listed_location(const char *prefix, bool local, const char *kp, const char *key,
+                             bool *fresh)
 {
-    (void)flags;
+    *fresh = local;
+    return local ? icm__location_join(prefix, key + strlen(kp)) : (char *)(uintptr_t)key;
+}
+
+/* Where to resume a listing that starts after `start_after`: its key when listing that key
+ * gives back exactly `start_after` (a location in the prefix's form, below it), so skipping
+ * every key up to it skips exactly the locations up to it; NULL otherwise (then the listing
+ * starts at the prefix and the wrapper's range check skips what comes before). */
+static int seek_key(const char *prefix, bool local, const char *kp, const char *start_after,
+                    char **out)
+{
+    *out = NULL;
+    if (start_after == NULL)
+        return 0;
+    char *key = NULL;
+    int rc = icm__location_normalize(start_after, &key);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc < 0) { /* a start point that names no object: no seek, nothing wrong */
+        icm_error_clear();
+        return 0;
+    }
+    if (strncmp(key, kp, strlen(kp)) == 0) {
+        bool fresh;
+        char *loc = listed_location(prefix, local, kp, key, &fresh);
+        if (loc == NULL) {
+            rc = ICM_ENOMEM;
+        } else if (strcmp(loc, start_after) == 0) {
+            *out = key;
+            key = NULL;
+        }
+        if (fresh)
+            icm__free(loc);
+    }
+    icm__free(key);
+    return rc;
+}
+
+/* Objects come in byte order of their locations (keys are sorted, and a listing's locations
+ * are one fixed string plus the key's part below the prefix), so a range is a seek and a stop,
+ * as an object store's start-after listing. Size and mtime come with every object here, so
+ * ICM_LIST_STAT_OPTIONAL changes nothing. */
+static int mem_list_range(icm_fileio *io, const char *prefix, const icm_fileio_list_options *opts,
+                          icm_list_cb cb, void *payload)
+{
     mem_fileio *m = (mem_fileio *)io;
     char *kp;
     int rc = list_key_prefix(prefix, &kp);
     if (rc < 0)
         return rc;
-    /* Local objects are reported in the prefix's form (`file:///x/...` for a `file:///x`
-     * prefix); object-store keys are already exact. */
     bool local = icm__location_local_part(prefix) != NULL;
     char *last = NULL;
-    for (;;) {
+    rc = seek_key(prefix, local, kp, opts->start_after, &last);
+    while (rc == 0) {
         char *key;
         icm_file_info info = {NULL, 0, -1};
         rc = next_below(m, kp, last, &key, &info);
@@ -346,20 +393,33 @@ static int mem_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list
         last = key;
         if (rc < 0 || key == NULL)
             break;
-        char *loc = local ? icm__location_join(prefix, key + strlen(kp)) : NULL;
-        if (local && loc == NULL) {
+        bool fresh;
+        char *loc = listed_location(prefix, local, kp, key, &fresh);
+        if (loc == NULL) {
             rc = ICM_ENOMEM;
             break;
         }
-        info.location = local ? loc : key;
+        info.location = loc;
+        if (opts->end_before != NULL && strcmp(loc, opts->end_before) >= 0) {
+            if (fresh)
+                icm__free(loc);
+            break; /* every later object sorts after this one */
+        }
         rc = cb(&info, payload);
-        icm__free(loc);
-        if (rc != 0)
-            break;
+        if (fresh)
+            icm__free(loc);
     }
     icm__free(last);
     icm__free(kp);
     return rc;
+}
+
+static int mem_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                    void *payload)
+{
+    icm_fileio_list_options opts = ICM_FILEIO_LIST_OPTIONS_INIT;
+    opts.flags = flags;
+    return mem_list_range(io, prefix, &opts, cb, payload);
 }
 
 static void mem_free(icm_fileio *io)
@@ -389,6 +449,7 @@ static const icm_fileio_methods mem_methods = {
     NULL, /* resolve: no links */
     NULL, /* checksum_of: no companions */
     mem_delete_batch,
+    mem_list_range,
 };
 
 int icm_fileio_mem_new(icm_fileio **out)

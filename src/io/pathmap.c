@@ -302,6 +302,7 @@ static const icm_fileio_methods pathmap_methods = {
     pm_resolve,
     pm_checksum_of,
     pm_delete_batch,
+    NULL, /* list_range: the wrapper applies a range to the names mapped back */
 };
 
 /* ICM_EINVALID unless rule i is usable and its FROM differs from every earlier rule's. */

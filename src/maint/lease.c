@@ -258,6 +258,27 @@ static bool holder_dead(const lease_doc *d)
     return kill((pid_t)d->pid, 0) != 0 && errno == ESRCH;
 }
 
+/* `rc` of a create-new of `loc` with `data`, settled: a lost answer (ICM_EOUTCOME_UNKNOWN)
+ * whose write is there with our bytes (they name this run's token) is 0, as if answered;
+ * otherwise `rc` stands, and a file that may have landed is left in place (it may be another
+ * run's, or ours still on its way: never deleted on a guess; a lease expires). */
+static int settle_create(icm_lease *l, const char *loc, const char *data, int rc)
+{
+    if (rc != ICM_EOUTCOME_UNKNOWN)
+        return rc;
+    char why[256];
+    snprintf(why, sizeof why, "%s", icm_error_last()->message);
+    bool ours = false;
+    if (icm_fileio_holds(l->io, loc, data, strlen(data), &ours) == 0 && ours) {
+        icm_error_clear();
+        return 0;
+    }
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EOUTCOME_UNKNOWN, loc,
+                          "creating it had an unknown outcome (%s) and it does not hold this "
+                          "run's token: the lease is not held; the file is left in place",
+                          why);
+}
+
 /*
  * The lease holds `stale` (expired, or its holder dead): replace it with ours, unless another
  * run is doing so. Sets
@@ -270,7 +291,8 @@ static int take_over(icm_lease *l, const lease_doc *stale, const char *text, boo
     char *marker = icm__sprintf("%s.takeover-%s", l->location, stale->token);
     if (marker == NULL)
         return ICM_ENOMEM;
-    int rc = icm_fileio_create_new(l->io, marker, l->token, strlen(l->token));
+    int rc = settle_create(l, marker, l->token,
+                           icm_fileio_create_new(l->io, marker, l->token, strlen(l->token)));
     if (rc != 0) {
         icm__free(marker);
         /* another run holds the marker (or we cannot tell): never remove a marker not ours */
@@ -285,7 +307,8 @@ static int take_over(icm_lease *l, const lease_doc *stale, const char *text, boo
     if (same)
         rc = icm_fileio_delete(l->io, l->location);
     if (rc == 0 && (same || gone)) {
-        rc = icm_fileio_create_new(l->io, l->location, text, strlen(text));
+        rc = settle_create(l, l->location, text,
+                           icm_fileio_create_new(l->io, l->location, text, strlen(text)));
         *won = rc == 0;
         if (rc == ICM_EEXISTS) {
             icm_error_clear();
@@ -305,7 +328,8 @@ static int take_over(icm_lease *l, const lease_doc *stale, const char *text, boo
 static int try_acquire(icm_lease *l, const char *text, int64_t now_ms, bool *done)
 {
     *done = false;
-    int rc = icm_fileio_create_new(l->io, l->location, text, strlen(text));
+    int rc = settle_create(l, l->location, text,
+                           icm_fileio_create_new(l->io, l->location, text, strlen(text)));
     if (rc == 0) {
         *done = true;
         return 0;

@@ -161,6 +161,20 @@ int icm__txn_own(icm_txn *txn, const char *location, bool used_now)
     return 0;
 }
 
+void icm__txn_disown(icm_txn *txn, const char *location)
+{
+    for (size_t i = 0; i < txn->owned.len; i++) {
+        txn_owned *o = txn->owned.items[i];
+        if (strcmp(o->location, location) != 0)
+            continue;
+        free_owned(o);
+        memmove(&txn->owned.items[i], &txn->owned.items[i + 1],
+                (txn->owned.len - i - 1) * sizeof *txn->owned.items);
+        txn->owned.len--;
+        return;
+    }
+}
+
 bool icm__txn_mark_used(icm_txn *txn, const char *location)
 {
     txn_owned *o = find_owned(txn, location);

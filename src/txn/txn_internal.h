@@ -94,6 +94,9 @@ struct icm_txn {
 /* ---- txn.c ---- */
 /* Record `location` (copied) as owned and used by the current attempt. */
 int icm__txn_own(icm_txn *txn, const char *location, bool used_now);
+/* Take `location` out of the ledger again (no-op when not there): a write whose outcome is
+ * unknown and that is not proven ours must never be deleted by the cleanup. */
+void icm__txn_disown(icm_txn *txn, const char *location);
 /* Mark an owned location as used by the current attempt; false when it is not owned. */
 bool icm__txn_mark_used(icm_txn *txn, const char *location);
 /* A failed validation of an operation against the base: ICM_EINVALID-like `code` on the first

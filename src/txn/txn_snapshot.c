@@ -15,6 +15,7 @@
  * Every file written is recorded as owned by the transaction before anything else can fail.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -271,6 +272,19 @@ static int write_owned(producer *p, const char *name, const char *data, size_t l
     int rc = icm__txn_own(p->txn, loc, true);
     if (rc == 0)
         rc = icm_fileio_create_new(p->io, loc, data, len);
+    if (rc == ICM_EOUTCOME_UNKNOWN) {
+        /* The answer was lost: the object may be there, or land later. It stays owned (and so
+         * cleaned) only when read back with our bytes; the write fails either way. */
+        char why[256];
+        snprintf(why, sizeof why, "%s", icm_error_last()->message);
+        bool ours = false;
+        if (icm_fileio_holds(p->io, loc, data, len, &ours) != 0 || !ours)
+            icm__txn_disown(p->txn, loc);
+        rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_EOUTCOME_UNKNOWN, loc,
+                            "%s (%s)", why,
+                            ours ? "it holds our bytes: cleaned with the transaction"
+                                 : "not proven ours: left in place, never cleaned");
+    }
     if (rc != 0) {
         icm__free(loc);
         return rc;

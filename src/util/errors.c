@@ -214,6 +214,7 @@ const char *icm_error_code_name(int code)
     case ICM_EUSER: return "ICM_EUSER";
     case ICM_EREFUSED: return "ICM_EREFUSED";
     case ICM_EREADONLY: return "ICM_EREADONLY";
+    case ICM_EOUTCOME_UNKNOWN: return "ICM_EOUTCOME_UNKNOWN";
     case ICM_ITEROVER: return "ICM_ITEROVER";
     default: return "ICM_UNKNOWN";
     }

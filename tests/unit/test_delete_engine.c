@@ -141,14 +141,29 @@ static void r_free(icm_fileio *io)
     (void)io; /* the test owns it */
 }
 
-static const icm_fileio_methods REC_METHODS = {
-    ICM_FILEIO_METHODS_VERSION, "record", r_read, r_read_range, r_create, r_write, r_remove,
-    r_stat, NULL, r_free, r_list, NULL, NULL, NULL};
+static const icm_fileio_methods REC_METHODS = {.version = ICM_FILEIO_METHODS_VERSION,
+                                                .name = "record",
+                                                .read = r_read,
+                                                .read_range = r_read_range,
+                                                .create_new = r_create,
+                                                .write_replace = r_write,
+                                                .remove = r_remove,
+                                                .stat = r_stat,
+                                                .free = r_free,
+                                                .list_flags = r_list};
 
 /* The same with the batch slot. */
-static const icm_fileio_methods REC_BATCH_METHODS = {
-    ICM_FILEIO_METHODS_VERSION, "record-batch", r_read, r_read_range, r_create, r_write,
-    r_remove, r_stat, NULL, r_free, r_list, NULL, NULL, r_delete_batch};
+static const icm_fileio_methods REC_BATCH_METHODS = {.version = ICM_FILEIO_METHODS_VERSION,
+                                                      .name = "record-batch",
+                                                      .read = r_read,
+                                                      .read_range = r_read_range,
+                                                      .create_new = r_create,
+                                                      .write_replace = r_write,
+                                                      .remove = r_remove,
+                                                      .stat = r_stat,
+                                                      .free = r_free,
+                                                      .list_flags = r_list,
+                                                      .delete_batch = r_delete_batch};
 
 static void rec_init(rec_io *h)
 {

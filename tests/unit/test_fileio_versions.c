@@ -5,9 +5,11 @@
  * wrapper with ICM_EINVALID and a message naming the back end and its version, before any slot
  * is called (its slots are poisoned: a call would crash). A version-1 back end's later slots are
  * never read (poisoned too), and the wrappers give its defaults: resolve returns the location,
- * checksum_of finds no companion.
+ * checksum_of finds no companion. The stable headers (fileio.h, sys/fileio.h) declare none of
+ * the testing back ends; testing/fileio.h does, and says it is outside the stable ABI.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "icemaint/sys/fileio.h"
@@ -25,6 +27,8 @@ typedef int (*list_flags_fn)(icm_fileio *, const char *, unsigned, icm_list_cb, 
 typedef int (*resolve_fn)(icm_fileio *, const char *, char **);
 typedef int (*checksum_fn)(icm_fileio *, const char *, char **, icm_file_info *);
 typedef int (*batch_fn)(icm_fileio *, const char *const *, size_t, icm_fileio_delete_result *);
+typedef int (*range_fn)(icm_fileio *, const char *, const icm_fileio_list_options *, icm_list_cb,
+                        void *);
 
 static int g_freed;
 
@@ -42,7 +46,8 @@ static void count_free(icm_fileio *io)
         .write_replace = POISON(write_fn), .remove = POISON(remove_fn),                       \
         .stat = POISON(stat_fn), .list = POISON(list_fn), .free = count_free,                 \
         .list_flags = POISON(list_flags_fn), .resolve = POISON(resolve_fn),                   \
-        .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn)                  \
+        .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn),                 \
+        .list_range = POISON(range_fn)                                                        \
     }
 
 static const icm_fileio_methods V0 = POISONED_METHODS(0, "zero");
@@ -92,6 +97,7 @@ static void check_every_wrapper_refuses(const icm_fileio_methods *m)
     assert_refused(icm_fileio_list(&io, "/x", never_cb, NULL), m->name, m->version);
     assert_refused(icm_fileio_list_flags(&io, "/x", ICM_LIST_STAT_OPTIONAL, never_cb, NULL),
                    m->name, m->version);
+    assert_refused(icm_fileio_list_opts(&io, "/x", NULL, never_cb, NULL), m->name, m->version);
     s = (char *)"sentinel";
     assert_refused(icm_fileio_resolve(&io, "/x", &s), m->name, m->version);
     assert_null(s);
@@ -136,7 +142,8 @@ static const icm_fileio_methods V1 = {
     .create_new = POISON(write_fn), .write_replace = POISON(write_fn),
     .remove = POISON(remove_fn), .stat = v1_stat, .list = POISON(list_fn), .free = count_free,
     .list_flags = POISON(list_flags_fn), .resolve = POISON(resolve_fn),
-    .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn)};
+    .checksum_of = POISON(checksum_fn), .delete_batch = POISON(batch_fn),
+    .list_range = POISON(range_fn)};
 
 static void test_version1_later_slots_not_read(void **state)
 {
@@ -156,12 +163,43 @@ static void test_version1_later_slots_not_read(void **state)
     assert_int_equal(info.size_bytes, -1);
 }
 
+/* The text of a header under include/icemaint (malloc'd). */
+static char *header(const char *name)
+{
+    char *path = icmt_sprintf("%s/include/icemaint/%s", ICM_SOURCE_DIR, name);
+    char *text = icmt_read_file(path, NULL);
+    assert_non_null(text);
+    free(path);
+    return text;
+}
+
+static void test_testing_backends_outside_stable_headers(void **state)
+{
+    (void)state;
+    static const char *const testing_names[] = {"icm_fileio_mem_new", "icm_fileio_fault_new",
+                                                "icm_fileio_fault_fail_nth", "icm_io_op"};
+    static const char *const stable[] = {"fileio.h", "sys/fileio.h"};
+    for (size_t h = 0; h < 2; h++) {
+        char *text = header(stable[h]);
+        for (size_t i = 0; i < 4; i++)
+            if (strstr(text, testing_names[i]) != NULL)
+                fail_msg("%s declares %s", stable[h], testing_names[i]);
+        free(text);
+    }
+    char *text = header("testing/fileio.h");
+    for (size_t i = 0; i < 4; i++)
+        assert_non_null(strstr(text, testing_names[i]));
+    assert_non_null(strstr(text, "NOT PART OF THE STABLE ABI"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_zero_refused),
         cmocka_unit_test(test_version_above_known_refused),
         cmocka_unit_test(test_version1_later_slots_not_read),
+        cmocka_unit_test(test_testing_backends_outside_stable_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

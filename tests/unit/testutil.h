@@ -15,6 +15,7 @@
 
 #include "icemaint/errors.h"
 #include "icemaint/fileio.h"
+#include "icemaint/testing/fileio.h" /* in-memory and fault-injecting back ends */
 
 /* Directory of ../shared/fixtures (ICM_FIXTURES_DIR env overrides the configured path). */
 const char *icmt_fixtures_dir(void);

@@ -73,9 +73,18 @@ typedef struct icm_fileio_methods {
      *  calls `remove` per item. See icm_fileio_delete_result_fail() for filling a failure. */
     int (*delete_batch)(icm_fileio *io, const char *const *locations, size_t n,
                         icm_fileio_delete_result *results);
+    /** `list_flags` with options: `opts` is never NULL, has the current options version and
+     *  only known flag bits. A back end that can seek (an object store's start-after, a sorted
+     *  store) starts after opts->start_after and may stop at opts->end_before; the wrapper drops
+     *  whatever it reports outside the range anyway, so a back end may also ignore the range.
+     *  When set, the wrappers call it for every listing (with or without a range). NULL: the
+     *  wrapper lists through `list_flags`/`list` and applies the range itself. */
+    int (*list_range)(icm_fileio *io, const char *prefix, const icm_fileio_list_options *opts,
+                      icm_list_cb cb, void *payload);
 } icm_fileio_methods;
 
-/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`; 4: `delete_batch`. A back end may set `version` to
+/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`; 4: `delete_batch` and
+ *  `list_range`. A back end may set `version` to
  *  an earlier value (then the later slots are not read); the wrappers refuse a back end whose
  *  `version` is below 1 or above this value (ICM_EINVALID: it was built against a newer header
  *  whose slots this library would not know how to call). */
