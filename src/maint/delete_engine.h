@@ -111,7 +111,8 @@ typedef struct icm__delete_hooks {
      * grow the keep set, renew the lease, make the checks' state for the batch. Non-zero stops
      * the run with that code (the hook records why). */
     int (*before_batch)(void *ctx);
-    /* After every batch that before_batch prepared (also when the run stops). */
+    /* After every before_batch call, whatever it returned (also when the run stops there):
+     * dispose of what before_batch made. */
     void (*after_batch)(void *ctx);
     /* Is the file still to be deleted? false: DROPPED (the caller records why). */
     bool (*planned)(void *ctx, const icm__delete_item *item);
