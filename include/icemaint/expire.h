@@ -296,7 +296,7 @@ typedef struct icm_expire_options {
     /** Decide and plan only: nothing is committed and nothing deleted. The planning code gets
      *  no delete-capable handle. */
     bool dry_run;
-    /** Delete threads per category; 0 or 1 = the calling thread. */
+    /** Delete threads per batch; 0 or 1 = the calling thread. */
     unsigned int max_concurrent_deletes;
     /** Commit retries after ICM_ECOMMIT_FAILED (each re-decides on the refreshed table). */
     unsigned int max_commit_retries;

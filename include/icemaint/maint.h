@@ -15,6 +15,20 @@
  *   deletes: nothing is guessed. The window that remains: a writer that checked a file exists
  *   before a batch's delete of it and commits after the reload that preceded the batch (README
  *   "What the maintenance commands touch").
+ *   Order: data and delete files, then manifests, then manifest lists, then statistics files
+ *   (for the sweep: metadata and other files), checksum companions last; a batch holds one of
+ *   these groups only, so a file is deleted only once every file of the run that it names is
+ *   settled, and a run stopped at any point leaves what it did not delete reachable from the
+ *   manifest lists and metadata files it left (the next orphan sweep finds all of it).
+ *   Within a batch up to max_concurrent_deletes threads delete; a local file is deleted alone,
+ *   right after its checks; object-store keys go up to 1000 per request (icm_fileio's
+ *   delete_batch), each request right after the checks of its keys.
+ *   Retries: a failed delete the storage marks retryable is tried again by expiry (checked
+ *   again first) after a wait of ICM_DELETE_RETRY_MIN_WAIT_MS, doubled for each further retry
+ *   up to ICM_DELETE_RETRY_MAX_WAIT_MS, plus up to 10% jitter, at most
+ *   ICM_DELETE_RETRY_ATTEMPTS attempts in all and ICM_DELETE_RETRY_TOTAL_WAIT_MS of waiting per
+ *   request; any other failure is final at once. The sweep does not retry (as Java): a file it
+ *   could not delete is still an orphan, and the next sweep finds it.
  *
  * Links and changed files (README "What the maintenance commands touch", symbolic links):
  *   right before its delete, after its batch's reload, a local file must lie where its name
@@ -64,6 +78,15 @@ ICM_BEGIN_DECL
 /** A batch also ends once it has been deleting this long (ms), so a slow store still reloads
  *  the table about this often. */
 #define ICM_DELETE_BATCH_MS 1000
+
+/** Attempts, in all, of a delete the storage marks retryable (expiry; the sweep makes one). */
+#define ICM_DELETE_RETRY_ATTEMPTS 3
+/** Wait (ms) before the first retry; each further one waits twice as long, at most
+ *  ICM_DELETE_RETRY_MAX_WAIT_MS, plus up to 10% jitter. */
+#define ICM_DELETE_RETRY_MIN_WAIT_MS 100
+#define ICM_DELETE_RETRY_MAX_WAIT_MS 2000
+/** All waits before the retries of one delete request together stay within this (ms). */
+#define ICM_DELETE_RETRY_TOTAL_WAIT_MS 10000
 
 /** What happened to one file the delete phase acted on. */
 typedef enum icm_delete_outcome {

@@ -10,25 +10,24 @@
  *     (expire_plan.c), so files of snapshots committed concurrently are kept too, and verify
  *     that the files those snapshots reference exist (expire_verify.c): when one is missing,
  *     a damaged manifest may have misnamed a live file, so nothing is deleted;
- *  4. delete: data and delete files, then manifests, then manifest lists, then statistics, in
- *     batches; before each the table is reloaded and, when a commit changed it, files the new
- *     metadata references are kept (expire_recheck.c; icemaint/maint.h "The delete phase").
+ *  4. delete: the delete engine (delete_engine.h) runs the plan: data and delete files, then
+ *     manifests, then manifest lists, then statistics, then checksum companions, in batches;
+ *     before each the table is reloaded and, when a commit changed it, files the new metadata
+ *     references are kept (expire_recheck.c; icemaint/maint.h "The delete phase").
  * Right before its delete a local file must lie where its name says, with no symbolic link below
  * the table root on its way (link_guard.h): a name only expired snapshots reach may be a live
  * file's second name through a link.
  * A dry run stops after planning against the uncommitted new metadata: it never reaches this
  * file's delete code, and the planning files have no delete call at all.
  *
- * This is the only expiry file that calls icm_fileio_delete or commits.
+ * This is the only expiry file that deletes (through the engine) or commits.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
 #include "icemaint/catalog.h"
-#include "maint/delete_common.h"
+#include "maint/delete_engine.h"
 #include "maint/expire_internal.h"
 #include "maint/link_guard.h"
 #include "maint/other_format.h"
@@ -73,214 +72,37 @@ const char *icm_expire_cleanup_name(icm_expire_cleanup cleanup)
 /* ------------------------------------------------------------------------------------------ */
 /* deleting                                                                                    */
 
-/* Transient failures are worth another try; "not found" is success already (FileIO contract). */
-static bool retryable(int rc)
-{
-    return rc == ICM_EIO || rc == ICM_ENET || rc == ICM_ETIMEOUT;
-}
-
-#define DELETE_ATTEMPTS 3
-
-/* One batch (icemaint/maint.h), shared by the delete threads: each takes the next index until
- * none is left or the batch's time is up, so the files handled are always a prefix of it, and
- * every file (and its codes/messages slot) is touched by exactly one thread. */
-typedef struct delete_job {
-    icm_fileio *io;
-    icm_expire_file **files;
-    size_t count;
-    int *codes;              /* per file: 0 or the final error code */
-    char **messages;         /* per file: the error message (NULL when none or on OOM) */
-    int64_t deadline_ms;     /* icm__batch_clock(): no file is started after it */
-    atomic_size_t next;
-    const icm__link_guard *guard; /* NULL: no table roots known (icm_delete_expired_files) */
-} delete_job;
-
-static int delete_retried(icm_fileio *io, const char *path, icm_delete_outcome *outcome)
-{
-    int rc = 0;
-    for (int attempt = 0; attempt < DELETE_ATTEMPTS; attempt++) {
-        rc = icm__delete_counted(io, path, outcome);
-        if (rc == 0 || !retryable(rc))
-            break;
-    }
-    return rc;
-}
-
-static void delete_one(delete_job *job, icm__link_cache *cache, size_t i)
-{
-    const char *path = job->files[i]->path;
-    icm_delete_outcome outcome = ICM_DELETE_FAILED;
-    int rc = job->guard != NULL ? icm__link_guard_check(job->guard, cache, path) : 0;
-    if (rc == ICM_ENOTFOUND) { /* its folder is gone: so is the file */
-        icm_error_clear();
-        rc = 0;
-        outcome = ICM_DELETE_ALREADY_GONE;
-    } else if (rc == 0) {
-        rc = delete_retried(job->io, path, &outcome);
-    }
-    job->codes[i] = rc;
-    if (rc != 0)
-        job->messages[i] = icm__strdup(icm_error_last()->message);
-    job->files[i]->state = rc != 0 ? ICM_EXPIRE_FILE_FAILED
-                           : outcome == ICM_DELETE_ALREADY_GONE ? ICM_EXPIRE_FILE_ALREADY_GONE
-                                                                : ICM_EXPIRE_FILE_DELETED;
-}
-
-static void *delete_worker(void *arg)
-{
-    delete_job *job = arg;
-    icm__link_cache cache = {0};
-    for (;;) {
-        if (atomic_load(&job->next) > 0 && icm__batch_clock() >= job->deadline_ms)
-            break;
-        size_t i = atomic_fetch_add(&job->next, 1);
-        if (i >= job->count)
-            break;
-        delete_one(job, &cache, i);
-    }
-    icm__link_cache_dispose(&cache);
-    return NULL;
-}
-
-/* Run the job on up to `threads` threads (the caller's thread is one of them); returns how many
- * files were handled (a prefix; at least one when count > 0). */
-static size_t run_job(delete_job *job, unsigned threads)
-{
-    pthread_t tids[64];
-    size_t started = 0;
-    size_t want = threads > 64 ? 64 : threads;
-    if (want > job->count)
-        want = job->count;
-    for (size_t t = 1; t < want; t++) {
-        if (pthread_create(&tids[started], NULL, delete_worker, job) != 0)
-            break; /* fewer threads is fine: the caller's thread does the rest */
-        started++;
-    }
-    delete_worker(job);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(tids[t], NULL);
-    size_t handled = atomic_load(&job->next);
-    return handled < job->count ? handled : job->count;
-}
-
-/* The delete phase's settings and state. */
+/* The delete phase (icemaint/maint.h) as the engine runs it (delete_engine.h): the plan's
+ * files as engine items, and the expiry's side of the hooks. */
 typedef struct deleter {
     icm_fileio *io;
     icm_expire_result *r;
-    unsigned threads;
-    size_t batch_limit;
     icm__expire_recheck *recheck;   /* NULL: no re-check (icm_delete_expired_files) */
     icm_lease *lease;
-    icm_delete_cb on_delete;
-    void *on_delete_payload;
-    size_t deleted;
+    icm_expire_file **files;        /* files[item.ref] */
+    icm__link_guard guard;          /* this batch's (when the table's roots are known) */
+    bool guarded;
 } deleter;
 
-/* One category of the safe order: the PLANNED files of files[] whose kind is in [lo, hi]. */
-typedef struct category {
-    icm_expire_file *files;
-    size_t n;
-    icm_expire_file_kind lo, hi;
-    size_t at;                      /* files before it are done with */
-} category;
-
-static bool in_category(const icm_expire_file *f, const category *c)
+static icm__delete_rank rank_of(icm_expire_file_kind kind)
 {
-    return f->kind >= c->lo && f->kind <= c->hi && f->state == ICM_EXPIRE_FILE_PLANNED;
-}
-
-/* Skip to the category's next PLANNED file; false when there is none. */
-static bool category_pending(category *c)
-{
-    while (c->at < c->n && !in_category(&c->files[c->at], c))
-        c->at++;
-    return c->at < c->n;
-}
-
-/* The next batch of the category (at most `limit` files) into pick[]; returns how many. */
-static size_t take_batch(category *c, icm_expire_file **pick, size_t limit)
-{
-    size_t m = 0;
-    for (size_t i = c->at; i < c->n && m < limit; i++)
-        if (in_category(&c->files[i], c))
-            pick[m++] = &c->files[i];
-    return m;
-}
-
-/* The handled files of a batch: failures become problems, each goes to on_delete. Returns 0,
- * ICM_ENOMEM or ICM_EUSER (the callback asked to stop). */
-static int settle_batch(deleter *d, icm_expire_file **pick, const int *codes,
-                        char *const *messages, size_t handled)
-{
-    int rc = 0;
-    for (size_t i = 0; i < handled; i++) {
-        const icm_expire_file *f = pick[i];
-        d->deleted += f->state == ICM_EXPIRE_FILE_DELETED;
-        if (codes[i] != 0 && rc == 0)
-            rc = icm__expire_add_problem(d->r,
-                                         codes[i] == ICM_EREFUSED /* only the link guard's */
-                                             ? ICM_EXPIRE_PROBLEM_THROUGH_LINK
-                                             : ICM_EXPIRE_PROBLEM_DELETE_FAILED,
-                                         f->path, codes[i],
-                                         messages[i] != NULL ? messages[i] : "");
-        if (d->on_delete == NULL || rc != 0)
-            continue;
-        icm_delete_event ev = {f->path, icm_expire_file_kind_name(f->kind), f->size_bytes,
-                               f->state == ICM_EXPIRE_FILE_DELETED        ? ICM_DELETE_DELETED
-                               : f->state == ICM_EXPIRE_FILE_ALREADY_GONE ? ICM_DELETE_ALREADY_GONE
-                                                                          : ICM_DELETE_FAILED,
-                               codes[i], codes[i] != 0 ? messages[i] : NULL, i + 1 == handled};
-        if (d->on_delete(&ev, d->on_delete_payload) != 0)
-            rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EUSER, f->path,
-                                "the delete callback asked to stop after this file; the files "
-                                "after it were not deleted");
+    switch (kind) {
+    case ICM_EXPIRE_FILE_DATA:
+    case ICM_EXPIRE_FILE_POSITION_DELETES:
+    case ICM_EXPIRE_FILE_EQUALITY_DELETES:
+    case ICM_EXPIRE_FILE_DELETION_VECTOR:
+        return ICM__DELETE_RANK_CONTENT;
+    case ICM_EXPIRE_FILE_MANIFEST:
+        return ICM__DELETE_RANK_MANIFEST;
+    case ICM_EXPIRE_FILE_MANIFEST_LIST:
+        return ICM__DELETE_RANK_MANIFEST_LIST;
+    case ICM_EXPIRE_FILE_STATISTICS:
+    case ICM_EXPIRE_FILE_PARTITION_STATISTICS:
+        return ICM__DELETE_RANK_METADATA;
+    case ICM_EXPIRE_FILE_CHECKSUM:
+        break;
     }
-    return rc;
-}
-
-/* Before a batch: the re-check and the lease. Returns 0 or what stops the deletes. */
-static int before_batch(deleter *d)
-{
-    int rc = d->recheck != NULL ? icm__expire_recheck_run(d->recheck, d->r) : 0;
-    if (rc == 0 && d->lease != NULL && (rc = icm_lease_renew(d->lease, 0)) != 0) {
-        icm__error_saved *saved = icm__error_save();
-        int prc = icm__expire_add_problem(d->r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
-                                          icm_lease_location(d->lease), rc,
-                                          icm_error_last()->message);
-        icm__error_restore(saved);
-        rc = prc != 0 ? prc : rc;
-    }
-    return rc;
-}
-
-/* One batch of a category: files[] and the per-file slots of `limit` files. */
-static int delete_batch(deleter *d, category *c, icm_expire_file **pick, int *codes,
-                        char **messages)
-{
-    size_t m = take_batch(c, pick, d->batch_limit);
-    if (m == 0)
-        return 0;
-    memset(codes, 0, m * sizeof *codes);
-    memset(messages, 0, m * sizeof *messages);
-    icm__link_guard guard = {0};
-    const char *roots[3];
-    size_t n_roots = d->recheck != NULL
-                         ? icm__table_roots(icm_table_get_metadata(d->recheck->t), roots)
-                         : 0;
-    if (n_roots > 0 && icm__link_guard_init(&guard, d->io, roots, n_roots) != 0) {
-        icm__link_guard_dispose(&guard);
-        return ICM_ENOMEM;
-    }
-    delete_job job = {d->io, pick, m, codes, messages, icm__batch_clock() + ICM_DELETE_BATCH_MS,
-                      0, n_roots > 0 ? &guard : NULL};
-    size_t handled = run_job(&job, d->threads);
-    icm__link_guard_dispose(&guard);
-    int rc = settle_batch(d, pick, codes, messages, handled);
-    for (size_t i = 0; i < m; i++) {
-        icm__free(messages[i]);
-        messages[i] = NULL;
-    }
-    return rc;
+    return ICM__DELETE_RANK_COMPANION;
 }
 
 /* The companions of files of `files` that stay: a file whose delete failed keeps its companion
@@ -346,50 +168,149 @@ static int keep_companions(icm_expire_result *r)
     return rc;
 }
 
-static int delete_categories(deleter *d, category *cats, size_t n_cats)
+
+
+/* Before a batch: the re-check and the lease, then the link guard of the reloaded table's
+ * roots. Returns 0 or what stops the deletes. */
+static int before_batch(void *ctx)
 {
-    size_t limit = d->batch_limit;
-    icm_expire_file **pick = icm__calloc(limit, sizeof *pick);
-    int *codes = icm__calloc(limit, sizeof *codes);
-    char **messages = icm__calloc(limit, sizeof *messages);
-    int rc = pick != NULL && codes != NULL && messages != NULL ? 0 : ICM_ENOMEM;
-    for (size_t k = 0; rc == 0 && k < n_cats; k++) {
-        if (cats[k].lo == ICM_EXPIRE_FILE_CHECKSUM)
-            rc = keep_companions(d->r);
-        while (rc == 0 && category_pending(&cats[k])) {
-            rc = before_batch(d);
-            if (rc == 0 && category_pending(&cats[k]))
-                rc = delete_batch(d, &cats[k], pick, codes, messages);
-        }
+    deleter *d = ctx;
+    int rc = d->recheck != NULL ? icm__expire_recheck_run(d->recheck, d->r) : 0;
+    if (rc == 0 && d->lease != NULL && (rc = icm_lease_renew(d->lease, 0)) != 0) {
+        icm__error_saved *saved = icm__error_save();
+        int prc = icm__expire_add_problem(d->r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
+                                          icm_lease_location(d->lease), rc,
+                                          icm_error_last()->message);
+        icm__error_restore(saved);
+        rc = prc != 0 ? prc : rc;
     }
-    icm__free(messages);
-    icm__free(codes);
-    icm__free(pick);
+    const char *roots[3];
+    size_t n_roots = rc == 0 && d->recheck != NULL
+                         ? icm__table_roots(icm_table_get_metadata(d->recheck->t), roots)
+                         : 0;
+    if (n_roots > 0) {
+        d->guarded = true;
+        if (icm__link_guard_init(&d->guard, d->io, roots, n_roots) != 0)
+            rc = ICM_ENOMEM;
+    }
     return rc;
 }
 
-/* Delete the planned files in the safe order (data and delete files, manifests, manifest lists,
- * statistics files, checksum companions), in batches. Returns the number deleted, or what
- * stopped the deletes (the files left stay PLANNED; a problem says so). */
-static int64_t delete_planned(deleter *d)
+static void after_batch(void *ctx)
+{
+    deleter *d = ctx;
+    if (d->guarded)
+        icm__link_guard_dispose(&d->guard);
+    d->guarded = false;
+}
+
+/* Still PLANNED (not KEPT by a re-check, nor held with its file)? */
+static bool planned(void *ctx, const icm__delete_item *item)
+{
+    return ((deleter *)ctx)->files[item->ref]->state == ICM_EXPIRE_FILE_PLANNED;
+}
+
+/* Right before its delete a local file must lie where its name says (link_guard.h); one whose
+ * folder is gone is gone. */
+static icm__delete_verdict last_check(void *ctx, icm__link_cache *cache,
+                                      const icm__delete_item *item, int *code)
+{
+    const deleter *d = ctx;
+    *code = d->guarded ? icm__link_guard_check(&d->guard, cache, item->path) : 0;
+    return *code == 0              ? ICM__VERDICT_DELETE
+           : *code == ICM_ENOTFOUND ? ICM__VERDICT_GONE
+                                    : ICM__VERDICT_FAILED;
+}
+
+static void record(void *ctx, icm__delete_item *item)
+{
+    icm_expire_file *f = ((deleter *)ctx)->files[item->ref];
+    f->state = item->state == ICM__DELETE_DELETED ? ICM_EXPIRE_FILE_DELETED
+               : item->state == ICM__DELETE_GONE  ? ICM_EXPIRE_FILE_ALREADY_GONE
+                                                  : ICM_EXPIRE_FILE_FAILED;
+}
+
+/* A failure becomes a problem: THROUGH_LINK when the link guard kept it (its only
+ * ICM_EREFUSED), else DELETE_FAILED. Returns 0 or ICM_ENOMEM. */
+static int account(void *ctx, const icm__delete_item *item)
+{
+    deleter *d = ctx;
+    if (item->state != ICM__DELETE_FAILED)
+        return 0;
+    return icm__expire_add_problem(d->r,
+                                   item->code == ICM_EREFUSED ? ICM_EXPIRE_PROBLEM_THROUGH_LINK
+                                                              : ICM_EXPIRE_PROBLEM_DELETE_FAILED,
+                                   item->path, item->code,
+                                   item->message != NULL ? item->message : "");
+}
+
+/* Companions go last, and only with their files (keep_companions). */
+static int enter_rank(void *ctx, icm__delete_rank rank)
+{
+    return rank == ICM__DELETE_RANK_COMPANION ? keep_companions(((deleter *)ctx)->r) : 0;
+}
+
+/* The plan's files as engine items (items[i].ref indexes d->files). Returns 0 or ICM_ENOMEM. */
+static int plan_items(deleter *d, icm__delete_item **out, size_t *out_n)
 {
     icm_expire_result *r = d->r;
-    category cats[] = {
-        {r->deleted_files, r->deleted_file_count, ICM_EXPIRE_FILE_DATA,
-         ICM_EXPIRE_FILE_DELETION_VECTOR, 0},
-        {r->deleted_manifests, r->deleted_manifest_count, ICM_EXPIRE_FILE_MANIFEST,
-         ICM_EXPIRE_FILE_MANIFEST, 0},
-        {r->deleted_manifests, r->deleted_manifest_count, ICM_EXPIRE_FILE_MANIFEST_LIST,
-         ICM_EXPIRE_FILE_MANIFEST_LIST, 0},
-        {r->deleted_statistics_files, r->deleted_statistics_file_count,
-         ICM_EXPIRE_FILE_STATISTICS, ICM_EXPIRE_FILE_PARTITION_STATISTICS, 0},
-        /* last: a companion goes only once its file is gone (keep_companions) */
-        {r->deleted_checksum_files, r->deleted_checksum_file_count, ICM_EXPIRE_FILE_CHECKSUM,
-         ICM_EXPIRE_FILE_CHECKSUM, 0},
-    };
+    struct {
+        icm_expire_file *files;
+        size_t n;
+    } lists[] = {{r->deleted_files, r->deleted_file_count},
+                 {r->deleted_manifests, r->deleted_manifest_count},
+                 {r->deleted_statistics_files, r->deleted_statistics_file_count},
+                 {r->deleted_checksum_files, r->deleted_checksum_file_count}};
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        n += lists[k].n;
+    *out = icm__calloc(n > 0 ? n : 1, sizeof **out);
+    d->files = icm__calloc(n > 0 ? n : 1, sizeof *d->files);
+    if (*out == NULL || d->files == NULL) {
+        icm__free(*out);
+        *out = NULL;
+        return icm__error_set(ICM_ERRCLASS_NOMEM, ICM_ENOMEM, NULL, "out of memory");
+    }
+    size_t at = 0;
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        for (size_t i = 0; i < lists[k].n; i++, at++) {
+            icm_expire_file *f = &lists[k].files[i];
+            d->files[at] = f;
+            (*out)[at] = (icm__delete_item){.path = f->path,
+                                            .kind = icm_expire_file_kind_name(f->kind),
+                                            .size_bytes = f->size_bytes,
+                                            .rank = rank_of(f->kind),
+                                            .ref = at};
+        }
+    *out_n = n;
+    return 0;
+}
+
+/* Delete the planned files in the engine's order (data and delete files, manifests, manifest
+ * lists, statistics files, checksum companions), in batches. Returns the number deleted, or
+ * what stopped the deletes (the files left stay PLANNED; a problem says so). */
+static int64_t delete_planned(deleter *d, const icm__delete_policy *policy)
+{
+    icm_expire_result *r = d->r;
     r->dry_run = false;
     r->delete_phase = true;
-    int rc = delete_categories(d, cats, sizeof cats / sizeof cats[0]);
+    icm__delete_item *items = NULL;
+    size_t n = 0;
+    icm__delete_stats stats = {0};
+    int rc = plan_items(d, &items, &n);
+    if (rc == 0) {
+        icm__delete_hooks hooks = {
+            .ctx = d, .enter_rank = enter_rank, .before_batch = before_batch,
+            .after_batch = after_batch, .planned = planned, .check = last_check, .record = record,
+            .account = account,
+            .stop_message = "the delete callback asked to stop after this file; the files "
+                            "after it were not deleted"};
+        rc = icm__delete_run(d->io, items, n, policy, &hooks, &stats);
+    }
+    icm__delete_items_dispose(items, n);
+    icm__free(items);
+    icm__free(d->files);
+    d->files = NULL;
     r->delete_stopped = rc != 0;
     if (rc != 0 && rc != ICM_ENOMEM &&
         (r->problem_count == 0 ||
@@ -405,7 +326,7 @@ static int64_t delete_planned(deleter *d)
     if (rc != 0)
         return rc;
     icm_error_clear(); /* failures are in r->problems; the call itself succeeded */
-    return (int64_t)d->deleted;
+    return (int64_t)stats.deleted;
 }
 
 int64_t icm_delete_expired_files(icm_fileio *io, icm_expire_result *result)
@@ -416,8 +337,9 @@ int64_t icm_delete_expired_files(icm_fileio *io, icm_expire_result *result)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, NULL,
                               "refusing to delete: this plan comes from a dry run or from an "
                               "expiry whose commit did not happen");
-    deleter d = {io, result, 1, icm__batch_limit(0), NULL, NULL, NULL, NULL, 0};
-    return delete_planned(&d);
+    deleter d = {.io = io, .r = result};
+    icm__delete_policy policy = ICM__DELETE_POLICY_INIT;
+    return delete_planned(&d, &policy);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -554,11 +476,14 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
         rc = icm__expire_verify(icm_table_get_fileio(t), icm_table_get_metadata(t), r);
     if (rc == 0) {
         r->deletable = true;
-        deleter d = {icm_table_get_fileio(t), r,
-                     o->max_concurrent_deletes ? o->max_concurrent_deletes : 1,
-                     icm__batch_limit(o->delete_batch_size), &check, o->lease, o->on_delete,
-                     o->on_delete_payload, 0};
-        int64_t n = delete_planned(&d);
+        deleter d = {.io = icm_table_get_fileio(t), .r = r, .recheck = &check,
+                     .lease = o->lease};
+        icm__delete_policy policy = ICM__DELETE_POLICY_INIT;
+        policy.threads = o->max_concurrent_deletes;
+        policy.batch_files = o->delete_batch_size;
+        policy.on_delete = o->on_delete;
+        policy.on_delete_payload = o->on_delete_payload;
+        int64_t n = delete_planned(&d, &policy);
         rc = n < 0 ? (int)n : 0;
     }
     icm__expire_recheck_dispose(&check);

@@ -1,10 +1,11 @@
 /*
  * maint/orphans.c: the orphan sweep's entry point (orphans.h): plan (orphans_plan.c), then,
- * unless it is a dry run, delete the orphans with bounded concurrency.
+ * unless it is a dry run, hand the orphans to the delete engine (delete_engine.h).
  *
- * This is the only file of the sweep that deletes. Deletes go in batches; before each the table
- * is reloaded and orphans that a commit meanwhile references are dropped (icemaint/maint.h, "The
- * delete phase"; the re-check itself is planning code, orphans_plan.c). Each orphan is checked
+ * This is the only file of the sweep that deletes (through the engine). Deletes go in batches;
+ * before each the table is reloaded and orphans that a commit meanwhile references are dropped
+ * (icemaint/maint.h, "The delete phase"; the re-check itself is planning code, orphans_plan.c).
+ * Each orphan is checked
  * once more against the table's roots (table location, write.data.path, write.metadata.path)
  * right before its delete, so no planning bug can reach outside the table; a local one must also
  * lie where its name says, with no symbolic link below the table root on its way (link_guard.h),
@@ -14,21 +15,16 @@
  * sweep finds it again.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "icemaint/catalog.h"
-#include "maint/delete_common.h"
+#include "maint/delete_engine.h"
 #include "maint/link_guard.h"
 #include "maint/orphans_internal.h"
 #include "util/location.h"
-
-#define MAX_DELETE_THREADS 64
-#define PROGRESS_EVERY 1000
 
 const char *icm_delete_outcome_name(icm_delete_outcome outcome)
 {
@@ -97,40 +93,53 @@ void icm_orphan_result_free(icm_orphan_result *result)
 /* ------------------------------------------------------------------------------------------ */
 /* deleting                                                                                    */
 
-/* One batch (icemaint/maint.h), shared by the delete threads: each takes the next index until
- * none is left or the batch's time is up, so the indices handled are always a prefix of it.
- * A batch belongs to one of two passes: every orphan but the checksum companions, then the
- * companions (entries of the other pass are passed over). */
-typedef struct delete_job {
+/* The sweep's side of the delete engine (delete_engine.h): its orphans as engine items
+ * (items[i].ref is i, the orphan's index, which stays put during the deletes: an orphan a
+ * commit references again is marked dropped, its path freed, and taken out at the end). */
+typedef struct sweeper {
+    icm_table *t;
+    icm__orphan_plan *plan;
+    icm_orphan_result *r;
+    const icm_orphan_options *o;
     icm_fileio *io;
-    icm_orphan_file *files;       /* the batch */
-    const icm_orphan_file *first; /* the whole list (a companion's file may precede the batch) */
-    size_t count;
-    bool checksums;               /* this pass deletes the checksum companions */
+    /* this batch's last checks (before_batch) */
     const char *roots[3];
     size_t n_roots;
-    const icm__link_guard *guard;
-    int64_t cutoff_ms;     /* a file at least this new is no longer an orphan */
-    bool listed_exactly;   /* sizes and mtimes come from a listing (not a file list) */
-    int64_t deadline_ms;   /* icm__batch_clock(): no file is started after it */
-    atomic_size_t next;
-    atomic_size_t done;
-    size_t done_before;    /* files handled by earlier batches (progress) */
-    size_t total;          /* orphans in all (progress) */
-} delete_job;
+    icm__link_guard guard;
+    bool guarded;
+} sweeper;
 
-static bool inside_roots(const delete_job *job, const char *loc)
+static icm__delete_rank rank_of(icm_orphan_kind kind)
 {
-    for (size_t i = 0; i < job->n_roots; i++)
-        if (icm__location_is_inside(loc, job->roots[i]))
+    switch (kind) {
+    case ICM_ORPHAN_DATA:
+    case ICM_ORPHAN_DELETE:
+        return ICM__DELETE_RANK_CONTENT;
+    case ICM_ORPHAN_MANIFEST:
+        return ICM__DELETE_RANK_MANIFEST;
+    case ICM_ORPHAN_MANIFEST_LIST:
+        return ICM__DELETE_RANK_MANIFEST_LIST;
+    case ICM_ORPHAN_METADATA:
+    case ICM_ORPHAN_OTHER:
+        return ICM__DELETE_RANK_METADATA;
+    case ICM_ORPHAN_CHECKSUM:
+        break;
+    }
+    return ICM__DELETE_RANK_COMPANION;
+}
+
+static bool inside_roots(const sweeper *s, const char *loc)
+{
+    for (size_t i = 0; i < s->n_roots; i++)
+        if (icm__location_is_inside(loc, s->roots[i]))
             return true;
     return false;
 }
 
 /* A companion follows its file (orphans_plan.c) and goes only once that file is gone. */
-static bool companion_free_to_go(const delete_job *job, const icm_orphan_file *f)
+static bool companion_free_to_go(const sweeper *s, const icm_orphan_file *f)
 {
-    return f != job->first &&
+    return f != s->r->orphans &&
            (f[-1].state == ICM_ORPHAN_DELETED || f[-1].state == ICM_ORPHAN_ALREADY_GONE);
 }
 
@@ -138,19 +147,20 @@ static bool companion_free_to_go(const delete_job *job, const icm_orphan_file *f
  * ICM_EREFUSED (last error says how) when it changed. A file list's sizes and mtimes come from
  * an inventory and may be spelled differently: there only the age is checked. A checksum
  * companion is planned whatever its age (it goes with its file): only its size and mtime. */
-static int still_as_listed(const delete_job *job, const icm_orphan_file *f)
+static int still_as_listed(const sweeper *s, const icm_orphan_file *f)
 {
     icm_file_info now;
-    int rc = icm_fileio_stat(job->io, f->path, &now);
+    int rc = icm_fileio_stat(s->io, f->path, &now);
     if (rc != 0)
         return rc;
+    bool listed_exactly = s->o->file_list == NULL;
     bool aged = f->kind != ICM_ORPHAN_CHECKSUM; /* a companion goes whatever its age */
-    if (aged && (now.mtime_ms < 0 || now.mtime_ms >= job->cutoff_ms))
+    if (aged && (now.mtime_ms < 0 || now.mtime_ms >= s->r->older_than_ms))
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                               "not deleted: changed since it was listed (now modified at %lld "
                               "ms, not older than the cutoff); kept", (long long)now.mtime_ms);
-    if (job->listed_exactly && ((f->size_bytes >= 0 && now.size_bytes != f->size_bytes) ||
-                                (f->mtime_ms >= 0 && now.mtime_ms != f->mtime_ms)))
+    if (listed_exactly && ((f->size_bytes >= 0 && now.size_bytes != f->size_bytes) ||
+                           (f->mtime_ms >= 0 && now.mtime_ms != f->mtime_ms)))
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                               "not deleted: changed since it was listed (size %lld -> %lld, "
                               "mtime %lld -> %lld ms); kept", (long long)f->size_bytes,
@@ -159,152 +169,147 @@ static int still_as_listed(const delete_job *job, const icm_orphan_file *f)
     return 0;
 }
 
-/* The last checks (roots, links, unchanged), then the delete. A file found gone by a check is
- * ALREADY_GONE without a delete; *kept: a check refused it on purpose (a link, a change, its
- * file kept), so it stays without being a failure. */
-static int checked_delete(delete_job *job, icm__link_cache *cache, const icm_orphan_file *f,
-                          icm_delete_outcome *outcome, bool *kept)
+/* The last checks right before a delete (roots, links, unchanged). A file found gone is
+ * ALREADY_GONE without a delete; one a check refuses on purpose (a link, a change, its file
+ * kept) is KEPT, not a failure. Runs on the delete threads: reads only. */
+static icm__delete_verdict last_check(void *ctx, icm__link_cache *cache,
+                                      const icm__delete_item *item, int *code)
 {
-    *outcome = ICM_DELETE_FAILED;
-    *kept = false;
-    int rc;
-    if (f->kind == ICM_ORPHAN_CHECKSUM && !companion_free_to_go(job, f)) {
-        *kept = f != job->first && f[-1].state == ICM_ORPHAN_KEPT;
-        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
-                              "not deleted: the file it is the checksum of was not deleted");
+    const sweeper *s = ctx;
+    const icm_orphan_file *f = &s->r->orphans[item->ref];
+    if (f->kind == ICM_ORPHAN_CHECKSUM && !companion_free_to_go(s, f)) {
+        *code = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
+                               "not deleted: the file it is the checksum of was not deleted");
+        return f != s->r->orphans && f[-1].state == ICM_ORPHAN_KEPT ? ICM__VERDICT_KEPT
+                                                                    : ICM__VERDICT_FAILED;
     }
-    if (!inside_roots(job, f->path))
-        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
-                              "not deleted: outside the table location, write.data.path and "
-                              "write.metadata.path");
-    if ((rc = icm__link_guard_check(job->guard, cache, f->path)) == 0)
-        rc = still_as_listed(job, f);
-    if (rc == ICM_ENOTFOUND) {
-        icm_error_clear();
-        *outcome = ICM_DELETE_ALREADY_GONE;
-        return 0;
+    if (!inside_roots(s, f->path)) {
+        *code = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
+                               "not deleted: outside the table location, write.data.path and "
+                               "write.metadata.path");
+        return ICM__VERDICT_FAILED;
     }
-    *kept = rc == ICM_EREFUSED;
-    return rc != 0 ? rc : icm__delete_counted(job->io, f->path, outcome);
+    int rc = icm__link_guard_check(&s->guard, cache, f->path);
+    if (rc == 0)
+        rc = still_as_listed(s, f);
+    *code = rc;
+    return rc == 0                ? ICM__VERDICT_DELETE
+           : rc == ICM_ENOTFOUND ? ICM__VERDICT_GONE
+           : rc == ICM_EREFUSED  ? ICM__VERDICT_KEPT
+                                 : ICM__VERDICT_FAILED;
 }
 
-static void delete_one(delete_job *job, icm__link_cache *cache, icm_orphan_file *f)
+/* Orphans a commit references again (R grown by the re-check) are dropped: their path is
+ * freed (NULL marks them) and they are taken out at the end; a file's companion, right after
+ * it, goes with it. Only orphans not yet acted on are looked at. Returns 0 or ICM_ENOMEM. */
+static int drop_referenced(sweeper *s)
 {
-    icm_delete_outcome outcome;
-    bool kept;
-    int rc = checked_delete(job, cache, f, &outcome, &kept);
-    if (rc == 0) {
-        f->state = outcome == ICM_DELETE_ALREADY_GONE ? ICM_ORPHAN_ALREADY_GONE
-                                                      : ICM_ORPHAN_DELETED;
-        return;
-    }
-    f->state = kept ? ICM_ORPHAN_KEPT : ICM_ORPHAN_FAILED;
-    f->error_code = rc;
-    f->error_message = icm__strdup(icm_error_last()->message); /* NULL on OOM is allowed */
-}
-
-/* Take files until none are left or the batch's time is up (the first file is always taken).
- * The calling thread (progress != NULL) reports progress. */
-static void drain(delete_job *job, icm_orphan_progress_cb progress, void *payload)
-{
-    size_t reported = 0;
-    icm__link_cache cache = {0};
-    for (;;) {
-        if (atomic_load(&job->next) > 0 && icm__batch_clock() >= job->deadline_ms)
-            break;
-        size_t i = atomic_fetch_add(&job->next, 1);
-        if (i >= job->count)
-            break;
-        if ((job->files[i].kind == ICM_ORPHAN_CHECKSUM) != job->checksums)
-            continue; /* the other pass's */
-        delete_one(job, &cache, &job->files[i]);
-        size_t done = atomic_fetch_add(&job->done, 1) + 1;
-        if (progress != NULL && done / PROGRESS_EVERY != reported / PROGRESS_EVERY) {
-            reported = done;
-            progress(job->done_before + done, job->total, payload);
+    icm_orphan_result *r = s->r;
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        icm_orphan_file *f = &r->orphans[i];
+        if (f->path == NULL || f->state != ICM_ORPHAN_PLANNED)
+            continue;
+        bool referenced;
+        int rc = icm__orphans_referenced(s->plan, f->path, &referenced);
+        if (rc != 0)
+            return rc;
+        if (!referenced)
+            continue;
+        bool file = f->kind != ICM_ORPHAN_CHECKSUM;
+        icm__free(f->path);
+        f->path = NULL;
+        r->newly_referenced++;
+        if (file && i + 1 < r->orphan_count && r->orphans[i + 1].kind == ICM_ORPHAN_CHECKSUM &&
+            r->orphans[i + 1].path != NULL && r->orphans[i + 1].state == ICM_ORPHAN_PLANNED) {
+            icm__free(r->orphans[++i].path);
+            r->orphans[i].path = NULL;
         }
-    }
-    icm__link_cache_dispose(&cache);
-}
-
-static void *worker(void *arg)
-{
-    drain(arg, NULL, NULL);
-    return NULL;
-}
-
-/* Delete the entries of this pass among r->orphans[at, at + count) (fewer when the batch's time
- * runs out); returns how many indices were handled (at least one when count > 0; none only
- * when there was no memory for the link guard). */
-static size_t run_batch(icm_table *t, icm_orphan_result *r, size_t at, size_t count,
-                        bool checksums, size_t done_before, const icm_orphan_options *o)
-{
-    const icm_table_metadata *md = icm_table_get_metadata(t);
-    delete_job job = {.io = icm_table_get_fileio(t), .files = &r->orphans[at],
-                      .first = r->orphans, .count = count, .checksums = checksums,
-                      .deadline_ms = icm__batch_clock() + ICM_DELETE_BATCH_MS,
-                      .done_before = done_before, .total = r->orphan_count,
-                      .cutoff_ms = r->older_than_ms, .listed_exactly = o->file_list == NULL};
-    job.n_roots = icm__table_roots(md, job.roots);
-    icm__link_guard guard;
-    if (icm__link_guard_init(&guard, job.io, job.roots, job.n_roots) != 0) {
-        icm__link_guard_dispose(&guard);
-        return 0; /* out of memory: nothing handled */
-    }
-    job.guard = &guard;
-    atomic_init(&job.next, 0);
-    atomic_init(&job.done, 0);
-
-    size_t want = o->max_concurrent_deletes > 1 ? o->max_concurrent_deletes : 1;
-    if (want > MAX_DELETE_THREADS)
-        want = MAX_DELETE_THREADS;
-    if (want > job.count)
-        want = job.count;
-    pthread_t tids[MAX_DELETE_THREADS];
-    size_t started = 0;
-    for (size_t k = 1; k < want; k++) {
-        if (pthread_create(&tids[started], NULL, worker, &job) != 0)
-            break; /* fewer threads is fine: the calling thread does the rest */
-        started++;
-    }
-    drain(&job, o->progress, o->progress_payload);
-    for (size_t k = 0; k < started; k++)
-        pthread_join(tids[k], NULL);
-    icm__link_guard_dispose(&guard);
-    size_t handled = atomic_load(&job.next);
-    return handled < count ? handled : count;
-}
-
-/* Each file of this pass among files[0, n) to on_delete, in order (KEPT ones were not acted
- * on and are not reported there). Returns 0 or ICM_EUSER (the
- * callback asked to stop: the deletes stop after this batch). */
-static int report_batch(const icm_orphan_file *files, size_t n, bool checksums,
-                        const icm_orphan_options *o)
-{
-    size_t last = n;
-    for (size_t i = 0; i < n; i++)
-        if ((files[i].kind == ICM_ORPHAN_CHECKSUM) == checksums &&
-            files[i].state != ICM_ORPHAN_KEPT)
-            last = i;
-    for (size_t i = 0; o->on_delete != NULL && last < n && i <= last; i++) {
-        const icm_orphan_file *f = &files[i];
-        if ((f->kind == ICM_ORPHAN_CHECKSUM) != checksums || f->state == ICM_ORPHAN_KEPT)
-            continue; /* the other pass's, or kept: not acted on */
-        icm_delete_event ev = {f->path, icm_orphan_kind_name(f->kind), f->size_bytes,
-                               ICM_DELETE_DELETED, 0, NULL, i == last};
-        if (f->state == ICM_ORPHAN_ALREADY_GONE) {
-            ev.outcome = ICM_DELETE_ALREADY_GONE;
-        } else if (f->state == ICM_ORPHAN_FAILED) {
-            ev.outcome = ICM_DELETE_FAILED;
-            ev.error_code = f->error_code;
-            ev.error_message = f->error_message;
-        }
-        if (o->on_delete(&ev, o->on_delete_payload) != 0)
-            return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EUSER, f->path,
-                                  "the delete callback asked to stop after this file; the "
-                                  "orphans after it were not deleted");
     }
     return 0;
+}
+
+/* Take the dropped orphans out of the result, keeping the order of the rest. */
+static void take_out_dropped(icm_orphan_result *r)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        if (r->orphans[i].path != NULL)
+            r->orphans[kept++] = r->orphans[i];
+        else
+            icm__free(r->orphans[i].error_message);
+    }
+    r->orphan_count = kept;
+}
+
+/* Before each batch: reload the table, and when a commit changed it, grow R and drop the
+ * orphans it now references (icm__orphans_revalidate, orphans_plan.c); renew the lease; then
+ * the checks' state for the reloaded table's roots. Returns 0 or what stops the deletes. */
+static int before_batch(void *ctx)
+{
+    sweeper *s = ctx;
+    char *was = icm__strdup(icm_table_get_metadata_location(s->t));
+    if (was == NULL)
+        return icm__error_set(ICM_ERRCLASS_NOMEM, ICM_ENOMEM, NULL, "out of memory");
+    size_t referenced = s->r->referenced;
+    /* From the end: R grows, nothing is dropped there; the orphans not yet acted on are
+     * dropped here, wherever the engine's order has put them, whenever R may have grown (the
+     * re-check counts R anew when it read newer metadata). */
+    int rc = icm__orphans_revalidate(s->plan, s->r->orphan_count);
+    if (rc == 0 && (s->r->referenced != referenced ||
+                    strcmp(was, icm_table_get_metadata_location(s->t)) != 0))
+        rc = drop_referenced(s);
+    icm__free(was);
+    if (rc == 0 && s->o->lease != NULL)
+        rc = icm_lease_renew(s->o->lease, 0);
+    if (rc != 0)
+        return rc;
+    s->n_roots = icm__table_roots(icm_table_get_metadata(s->t), s->roots);
+    s->guarded = true;
+    if (icm__link_guard_init(&s->guard, s->io, s->roots, s->n_roots) != 0)
+        return icm__error_set(ICM_ERRCLASS_NOMEM, ICM_ENOMEM, NULL, "out of memory");
+    return 0;
+}
+
+static void after_batch(void *ctx)
+{
+    sweeper *s = ctx;
+    if (s->guarded)
+        icm__link_guard_dispose(&s->guard);
+    s->guarded = false;
+}
+
+static bool planned(void *ctx, const icm__delete_item *item)
+{
+    const icm_orphan_file *f = &((sweeper *)ctx)->r->orphans[item->ref];
+    return f->path != NULL && f->state == ICM_ORPHAN_PLANNED;
+}
+
+static void record(void *ctx, icm__delete_item *item)
+{
+    icm_orphan_file *f = &((sweeper *)ctx)->r->orphans[item->ref];
+    switch (item->state) {
+    case ICM__DELETE_DELETED:
+        f->state = ICM_ORPHAN_DELETED;
+        return;
+    case ICM__DELETE_GONE:
+        f->state = ICM_ORPHAN_ALREADY_GONE;
+        return;
+    case ICM__DELETE_KEPT:
+        f->state = ICM_ORPHAN_KEPT;
+        break;
+    default:
+        f->state = ICM_ORPHAN_FAILED;
+        break;
+    }
+    f->error_code = item->code;
+    f->error_message = item->message; /* taken (NULL on OOM is allowed) */
+    item->message = NULL;
+}
+
+static void progress(void *ctx, size_t done, size_t total)
+{
+    const icm_orphan_options *o = ((sweeper *)ctx)->o;
+    o->progress(done, total, o->progress_payload);
 }
 
 /* Sleep `ms` (restarted after a signal until it has passed). */
@@ -317,52 +322,45 @@ static void settle(int64_t ms)
         ;
 }
 
-/* One pass over the orphans, in batches: before each the table is reloaded and the orphans a
- * commit meanwhile references are dropped (icm__orphans_revalidate), and the lease renewed. */
-static int delete_pass(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r,
-                       const icm_orphan_options *o, bool checksums)
-{
-    size_t limit = icm__batch_limit(o->delete_batch_size);
-    size_t at = 0;
-    int rc = 0;
-    while (rc == 0 && at < r->orphan_count) {
-        rc = icm__orphans_revalidate(plan, at);
-        if (rc == 0 && o->lease != NULL)
-            rc = icm_lease_renew(o->lease, 0);
-        if (rc != 0 || at >= r->orphan_count)
-            break;
-        size_t n = r->orphan_count - at < limit ? r->orphan_count - at : limit;
-        size_t done = run_batch(t, r, at, n, checksums, at, o);
-        if (done == 0) /* only when the link guard found no memory */
-            rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_ENOMEM, NULL, "out of memory");
-        if (rc == 0)
-            rc = report_batch(&r->orphans[at], done, checksums, o);
-        at += done;
-    }
-    return rc;
-}
-
-static bool has_companions(const icm_orphan_result *r)
-{
-    for (size_t i = 0; i < r->orphan_count; i++)
-        if (r->orphans[i].kind == ICM_ORPHAN_CHECKSUM)
-            return true;
-    return false;
-}
-
 /*
- * The delete phase (icemaint/maint.h): after the settle time (options.settle_ms), every
- * orphan, then (a second pass, once every file's outcome is known) the checksum companions of
- * those that went. Any failure of a reload, of newer metadata or of the lease stops the
- * deletes (nothing is guessed). Returns 0 or what stopped them.
+ * The delete phase (icemaint/maint.h): after the settle time (options.settle_ms), the engine
+ * deletes the orphans in its order, checksum companions last (each once its file's outcome is
+ * known). Orphan deletes are not retried (as in Java): a file that could not be deleted is
+ * still an orphan and the next sweep finds it again. Any failure of a reload, of newer
+ * metadata or of the lease stops the deletes (nothing is guessed). Returns 0 or what stopped
+ * them.
  */
 static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r,
                       const icm_orphan_options *o)
 {
     settle(o->settle_ms);
-    int rc = delete_pass(t, plan, r, o, false);
-    if (rc == 0 && has_companions(r))
-        rc = delete_pass(t, plan, r, o, true);
+    sweeper s = {.t = t, .plan = plan, .r = r, .o = o, .io = icm_table_get_fileio(t)};
+    size_t n = r->orphan_count;
+    icm__delete_item *items = icm__calloc(n, sizeof *items);
+    if (items == NULL)
+        return icm__error_set(ICM_ERRCLASS_NOMEM, ICM_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        items[i] = (icm__delete_item){.path = r->orphans[i].path,
+                                      .kind = icm_orphan_kind_name(r->orphans[i].kind),
+                                      .size_bytes = r->orphans[i].size_bytes,
+                                      .rank = rank_of(r->orphans[i].kind),
+                                      .ref = i};
+    icm__delete_policy policy = ICM__DELETE_POLICY_INIT;
+    policy.batch_files = o->delete_batch_size;
+    policy.threads = o->max_concurrent_deletes;
+    policy.retry_attempts = 1;
+    policy.on_delete = o->on_delete;
+    policy.on_delete_payload = o->on_delete_payload;
+    icm__delete_hooks hooks = {
+        .ctx = &s, .before_batch = before_batch, .after_batch = after_batch,
+        .planned = planned, .check = last_check, .record = record,
+        .progress = o->progress != NULL ? progress : NULL,
+        .stop_message = "the delete callback asked to stop after this file; the orphans after "
+                        "it were not deleted"};
+    int rc = icm__delete_run(s.io, items, n, &policy, &hooks, NULL);
+    icm__delete_items_dispose(items, n);
+    icm__free(items);
+    take_out_dropped(r);
     r->delete_stopped = rc != 0;
     if (rc == 0 && o->progress != NULL)
         o->progress(r->orphan_count, r->orphan_count, o->progress_payload);

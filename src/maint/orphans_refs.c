@@ -252,23 +252,30 @@ int icm__orphans_add_newer_refs(plan *p, const icm_table_metadata *md, const cha
     return rc;
 }
 
+int icm__orphans_referenced(icm__orphan_plan *p, const char *location, bool *referenced)
+{
+    icm__okey_match m = ICM__OKEY_NONE;
+    int rc = icm__okeys_lookup(&p->keys, location, &m, NULL);
+    *referenced = rc == 0 && (m == ICM__OKEY_EXACT ||
+                              (m == ICM__OKEY_CONFLICT &&
+                               p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE));
+    return rc;
+}
+
 /* Drop the orphans from index `from` on that R now references. */
 int icm__orphans_drop_referenced(plan *p, size_t from)
 {
     icm_orphan_result *r = p->r;
     size_t kept = from;
     for (size_t i = from; i < r->orphan_count; i++) {
-        icm__okey_match m;
-        int rc = icm__okeys_lookup(&p->keys, r->orphans[i].path, &m, NULL);
+        bool now_referenced;
+        int rc = icm__orphans_referenced(p, r->orphans[i].path, &now_referenced);
         if (rc != 0) {
             /* keep the list whole: the rest stays (planned, not deleted) */
             memmove(&r->orphans[kept], &r->orphans[i], (r->orphan_count - i) * sizeof *r->orphans);
             r->orphan_count = kept + (r->orphan_count - i);
             return rc;
         }
-        bool now_referenced = m == ICM__OKEY_EXACT ||
-                              (m == ICM__OKEY_CONFLICT &&
-                               p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE);
         if (now_referenced) {
             bool file = r->orphans[i].kind != ICM_ORPHAN_CHECKSUM;
             icm__free(r->orphans[i].path);

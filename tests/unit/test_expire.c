@@ -1104,7 +1104,12 @@ static void test_delete_failures(void **state)
         icm_expire_options o = older_than(h, hist_time(h));
         icm_table *t = hist_open_table(h);
         icm_fileio_fault_reset(fault);
-        icm_fileio_fault_fail_nth(fault, ICM_IO_DELETE, 1, transient ? ICM_EIO : ICM_EAUTH);
+        /* transient: a failure the FileIO marks retryable (the delete engine retries only
+         * those; icm_fileio_delete_batch's contract) */
+        if (transient)
+            icm_fileio_fault_fail_nth_retryable(fault, ICM_IO_DELETE, 1, ICM_EIO);
+        else
+            icm_fileio_fault_fail_nth(fault, ICM_IO_DELETE, 1, ICM_EAUTH);
         icm_expire_result *r = NULL;
         icmt_ok(icm_expire_snapshots(t, &o, &r));
         /* data A and B, 2 manifests, 2 lists; the first delete (a data file) fails */

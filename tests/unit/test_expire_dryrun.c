@@ -5,8 +5,8 @@
  *  - Structure: the planning objects (maint/: keepset.c, pathset.c, reach_walk.c,
  *    list_row_guess.c, table_files.c, expire_plan.c, expire_metadata.c; manifest/bulk_reader.c)
  *    reference no FileIO call that creates, writes or deletes, and no commit (checked with
- *    `nm -u` on the object files in the build tree; expire.c, which does delete, is the
- *    positive control).
+ *    `nm -u` on the object files in the build tree; expire.c, which hands its plan to the
+ *    delete engine, and delete_engine.c, which deletes, are the positive control).
  *  - Behaviour: a dry run through a fault-injecting FileIO performs zero write and delete
  *    operations, leaves the metadata unchanged, and its plan equals the set a real run then
  *    deletes (paths, kinds and sizes); an expiry that frees no data file reads only the
@@ -24,7 +24,8 @@
 #define T0 INT64_C(1700000000000)
 
 static const char *const FORBIDDEN[] = {"icm_fileio_delete", "icm_fileio_create_new",
-                                        "icm_fileio_write_replace", "icm_table_commit", NULL};
+                                        "icm_fileio_write_replace", "icm_table_commit",
+                                        "icm_fileio_delete_batch", "icm__delete_run", NULL};
 
 /* Undefined symbols of an object file, as one string ("" when nm fails: then the caller's
  * positive control fails). */
@@ -74,11 +75,17 @@ static char *object_path(const char *src)
 static void test_planning_objects_cannot_delete(void **state)
 {
     (void)state;
-    /* Positive control: the execution object does delete and commit. */
+    /* Positive control: the execution object does delete (through the delete engine, whose
+     * object calls the FileIO's delete) and commit. */
     char *exec = object_path("maint/expire.c");
     char *syms = undefined_symbols(exec);
-    assert_true(references(syms, "icm_fileio_delete"));
+    assert_true(references(syms, "icm__delete_run"));
     assert_true(references(syms, "icm_table_commit"));
+    free(syms);
+    free(exec);
+    exec = object_path("maint/delete_engine.c");
+    syms = undefined_symbols(exec);
+    assert_true(references(syms, "icm_fileio_delete_batch"));
     free(syms);
     free(exec);
 

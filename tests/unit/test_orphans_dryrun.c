@@ -4,8 +4,9 @@
  *  1. Statically: the planning translation units (orphans_plan.c and the files it is split
  *     into, orphans_names.c, orphans_refs.c, orphans_listing.c, orphans_checks.c; the keep
  *     set's files; orphans_keys.c and the listing thread, io/list_ahead.c) reference no FileIO
- *     call that deletes, creates or writes — checked with `nm` on the library archive — while orphans.c (the executor) does
- *     reference icm_fileio_delete, which proves the check sees the symbols at all.
+ *     call that deletes, creates or writes — checked with `nm` on the library archive — while
+ *     orphans.c (the executor) hands its orphans to the delete engine and delete_engine.c
+ *     calls icm_fileio_delete_batch, which proves the check sees the symbols at all.
  *  2. Dynamically: a dry run over a counting (fault-injecting) FileIO performs zero delete and
  *     zero write operations, and reports the old strays.
  */
@@ -24,7 +25,8 @@ static void test_planning_code_cannot_delete(void **state)
     char *a = icmt_library_archive();
     static const char *const forbidden[] = {"icm_fileio_delete", "icm_fileio_create_new",
                                             "icm_fileio_write_replace",
-                                            "icm_fileio_delete_existing", NULL};
+                                            "icm_fileio_delete_existing",
+                                            "icm_fileio_delete_batch", "icm__delete_run", NULL};
     static const char *const planners[] = {"orphans_plan.c.o", "orphans_keys.c.o",
                                            "list_ahead.c.o", "keepset.c.o",
                                            "pathset.c.o", "reach_walk.c.o",
@@ -50,8 +52,11 @@ static void test_planning_code_cannot_delete(void **state)
     assert_true(
         icmt_archive_member_references(a, "orphans_plan.c.o", "icm__fileio_list_ahead_batches", &seen));
     assert_true(icmt_archive_member_references(a, "list_ahead.c.o", "icm_fileio_list_flags", &seen));
-    /* and the executor is where deleting lives */
-    assert_true(icmt_archive_member_references(a, "orphans.c.o", "icm_fileio_delete", &seen));
+    /* and the executor is where deleting lives: it hands the orphans to the delete engine,
+     * whose object calls the FileIO's delete */
+    assert_true(icmt_archive_member_references(a, "orphans.c.o", "icm__delete_run", &seen));
+    assert_true(
+        icmt_archive_member_references(a, "delete_engine.c.o", "icm_fileio_delete_batch", &seen));
     free(a);
 }
 

@@ -37,7 +37,8 @@ static void test_verification_and_check_cannot_delete(void **state)
     char *a = icmt_library_archive();
     static const char *const forbidden[] = {"icm_fileio_delete", "icm_fileio_create_new",
                                             "icm_fileio_write_replace",
-                                            "icm_fileio_delete_existing", NULL};
+                                            "icm_fileio_delete_existing",
+                                            "icm_fileio_delete_batch", "icm__delete_run", NULL};
     static const char *const readers[] = {"/verify.c.o", "expire_verify.c.o", "/check.c.o",
                                           NULL};
     for (size_t m = 0; readers[m] != NULL; m++) {
@@ -53,7 +54,9 @@ static void test_verification_and_check_cannot_delete(void **state)
     }
     bool seen;
     assert_true(icmt_archive_member_references(a, "verify.c.o", "icm_fileio_stat", &seen));
-    assert_true(icmt_archive_member_references(a, "expire.c.o", "icm_fileio_delete", &seen));
+    assert_true(icmt_archive_member_references(a, "expire.c.o", "icm__delete_run", &seen));
+    assert_true(
+        icmt_archive_member_references(a, "delete_engine.c.o", "icm_fileio_delete_batch", &seen));
     free(a);
 }
 

@@ -1,0 +1,461 @@
+/*
+ * maint/delete_engine.c: the delete phase of both maintenance commands (delete_engine.h).
+ *
+ * A run walks the plan in rank order and cuts it into batches (before each the caller's
+ * before_batch hook); a batch is shared by a few threads that take chunks of it in order under
+ * one lock, so the files handled are always a prefix of the batch and each file belongs to
+ * exactly one thread. A chunk is one local file, or up to ICM_FILEIO_DELETE_BATCH_MAX
+ * object-store keys; its files pass their checks, go to icm_fileio_delete_batch together, and
+ * the retryable failures among them are checked and sent again after a backoff. Outcomes are
+ * settled and reported on the calling thread once the batch's threads are joined.
+ *
+ * This file deletes: only the executing files (expire.c, orphans.c) reach it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "maint/delete_engine.h"
+#include "util/location.h"
+#include "util/util.h"
+
+#define MAX_THREADS 64
+#define PROGRESS_EVERY 1000
+
+/* Monotonic milliseconds, for batch time slices and seeds only. */
+static int64_t batch_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Files per batch: the option when set, else ICM_DELETE_BATCH_FILES. */
+static size_t batch_limit(size_t option)
+{
+    return option > 0 ? option : ICM_DELETE_BATCH_FILES;
+}
+
+/* The run's settings and its position. */
+typedef struct run {
+    icm_fileio *io;
+    const icm__delete_policy *p;
+    const icm__delete_hooks *h;
+    icm__delete_stats stats;
+    size_t n;
+    size_t done;        /* files handled before the current batch (progress) */
+    size_t chunk_cap;   /* object-store keys per request */
+} run;
+
+/* One thread's room for a chunk (chunk_cap entries each). */
+typedef struct scratch {
+    icm__delete_item **items;
+    const char **paths;
+    icm_fileio_delete_result *results;
+    uint64_t seed;      /* jitter */
+} scratch;
+
+/* One batch, shared by its threads. */
+typedef struct batch {
+    run *r;
+    icm__delete_item **files;
+    size_t count;
+    int64_t deadline_ms;
+    pthread_mutex_t lock;
+    size_t next;             /* under lock: the first file no thread has taken */
+    atomic_size_t handled;   /* files settled by the threads (progress) */
+    atomic_size_t requests;
+    atomic_size_t retries;
+} batch;
+
+typedef struct worker {
+    batch *b;
+    scratch *s;
+    bool reports;            /* the calling thread: reports progress */
+} worker;
+
+/* ------------------------------------------------------------------------------------------ */
+/* one chunk                                                                                   */
+
+static bool is_local(const char *path)
+{
+    return icm__location_local_part(path) != NULL;
+}
+
+/* Take the next chunk of the batch into s->items; returns its size (0: none left, or the
+ * batch's time is up; the first chunk is always taken). */
+static size_t take_chunk(batch *b, scratch *s)
+{
+    pthread_mutex_lock(&b->lock);
+    size_t m = 0;
+    if (b->next < b->count && (b->next == 0 || batch_clock() < b->deadline_ms)) {
+        s->items[m++] = b->files[b->next++];
+        if (!is_local(s->items[0]->path))
+            while (m < b->r->chunk_cap && b->next < b->count &&
+                   !is_local(b->files[b->next]->path))
+                s->items[m++] = b->files[b->next++];
+    }
+    pthread_mutex_unlock(&b->lock);
+    return m;
+}
+
+static void settle(icm__delete_item *item, icm__delete_state state, int code,
+                   const char *message)
+{
+    item->state = state;
+    item->code = code;
+    icm__free(item->message);
+    item->message = message != NULL ? icm__strdup(message) : NULL; /* NULL on OOM is allowed */
+}
+
+/* The check right before a request; true when the file is to be sent. */
+static bool passes_check(batch *b, icm__link_cache *cache, icm__delete_item *item)
+{
+    const icm__delete_hooks *h = b->r->h;
+    if (h->check == NULL)
+        return true;
+    int code = 0;
+    switch (h->check(h->ctx, cache, item, &code)) {
+    case ICM__VERDICT_DELETE:
+        return true;
+    case ICM__VERDICT_GONE:
+        icm_error_clear();
+        settle(item, ICM__DELETE_GONE, 0, NULL);
+        return false;
+    case ICM__VERDICT_KEPT:
+        settle(item, ICM__DELETE_KEPT, code, icm_error_last()->message);
+        return false;
+    case ICM__VERDICT_FAILED:
+        break;
+    }
+    settle(item, ICM__DELETE_FAILED, code != 0 ? code : ICM_EIO, icm_error_last()->message);
+    return false;
+}
+
+/* Exponential backoff with jitter: min * 2^(retry-1), at most max, plus up to 10%. */
+static int64_t backoff_ms(const icm__delete_policy *p, unsigned retry, uint64_t *seed)
+{
+    int64_t d = p->retry_min_wait_ms > 0 ? p->retry_min_wait_ms : 0;
+    for (unsigned i = 1; i < retry && d < p->retry_max_wait_ms; i++)
+        d *= 2;
+    if (d > p->retry_max_wait_ms)
+        d = p->retry_max_wait_ms > 0 ? p->retry_max_wait_ms : 0;
+    if (d <= 0)
+        return 0;
+    *seed ^= *seed << 13; /* xorshift64 */
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    return d + (int64_t)(*seed % (uint64_t)(d / 10 + 1));
+}
+
+static void sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+}
+
+/*
+ * Delete the chunk s->items[0, m): check each file, send those that pass in one request, and
+ * send the retryable failures again (each checked again first) while the policy allows.
+ */
+static void run_chunk(batch *b, scratch *s, icm__link_cache *cache, size_t m)
+{
+    const icm__delete_policy *p = b->r->p;
+    unsigned attempts = p->retry_attempts > 1 ? p->retry_attempts : 1;
+    int64_t waited = 0;
+    for (unsigned attempt = 1;; attempt++) {
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++)
+            if (passes_check(b, cache, s->items[i]))
+                s->items[k++] = s->items[i];
+        if (k == 0)
+            return;
+        for (size_t i = 0; i < k; i++) {
+            s->paths[i] = s->items[i]->path;
+            s->items[i]->attempts++;
+        }
+        atomic_fetch_add(&b->requests, 1);
+        int rc = icm_fileio_delete_batch(b->r->io, s->paths, k, s->results);
+        int64_t wait = attempt < attempts ? backoff_ms(p, attempt, &s->seed) : 0;
+        bool may_retry = attempt < attempts && waited + wait <= p->retry_total_wait_ms;
+        m = 0;
+        for (size_t i = 0; i < k; i++) {
+            icm__delete_item *item = s->items[i];
+            const icm_fileio_delete_result *res = &s->results[i];
+            if (rc == 0 && res->status == ICM_FILEIO_DELETED) {
+                settle(item, ICM__DELETE_DELETED, 0, NULL);
+            } else if (rc == 0 && res->status == ICM_FILEIO_ALREADY_GONE) {
+                settle(item, ICM__DELETE_GONE, 0, NULL);
+            } else if (rc == 0 && res->retryable && may_retry) {
+                s->items[m++] = item; /* again, after the wait */
+            } else {
+                int code = res->code != 0 ? res->code : rc != 0 ? rc : ICM_EIO;
+                settle(item, ICM__DELETE_FAILED, code,
+                       res->message[0] != '\0' ? res->message : icm_error_last()->message);
+            }
+        }
+        if (m == 0)
+            return;
+        atomic_fetch_add(&b->retries, m);
+        sleep_ms(wait);
+        waited += wait;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* one batch                                                                                   */
+
+static void work(worker *w)
+{
+    batch *b = w->b;
+    icm__link_cache cache = {0};
+    size_t reported = 0;
+    for (size_t m; (m = take_chunk(b, w->s)) > 0;) {
+        run_chunk(b, w->s, &cache, m);
+        size_t handled = atomic_fetch_add(&b->handled, m) + m;
+        const icm__delete_hooks *h = b->r->h;
+        if (w->reports && h->progress != NULL &&
+            handled / PROGRESS_EVERY != reported / PROGRESS_EVERY) {
+            reported = handled;
+            h->progress(h->ctx, b->r->done + handled,
+                        b->r->n - b->r->stats.dropped);
+        }
+    }
+    icm__link_cache_dispose(&cache);
+}
+
+static void *work_thread(void *arg)
+{
+    work(arg);
+    return NULL;
+}
+
+/* Run the batch's files on up to the policy's threads; returns how many were handled (a
+ * prefix of files[], at least one). */
+static size_t run_threads(run *r, scratch *scr, icm__delete_item **files, size_t count)
+{
+    batch b = {.r = r, .files = files, .count = count,
+               .deadline_ms = batch_clock() + r->p->batch_ms};
+    pthread_mutex_init(&b.lock, NULL);
+    atomic_init(&b.handled, 0);
+    atomic_init(&b.requests, 0);
+    atomic_init(&b.retries, 0);
+    size_t want = r->p->threads > 1 ? r->p->threads : 1;
+    if (want > MAX_THREADS)
+        want = MAX_THREADS;
+    if (want > count)
+        want = count;
+    pthread_t tids[MAX_THREADS];
+    worker ws[MAX_THREADS];
+    size_t started = 0;
+    for (size_t t = 1; t < want; t++) {
+        ws[t] = (worker){&b, &scr[t], false};
+        if (pthread_create(&tids[started], NULL, work_thread, &ws[t]) != 0)
+            break; /* fewer threads is fine: the calling thread does the rest */
+        started++;
+    }
+    ws[0] = (worker){&b, &scr[0], true};
+    work(&ws[0]);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    pthread_mutex_destroy(&b.lock);
+    r->stats.requests += atomic_load(&b.requests);
+    r->stats.retries += atomic_load(&b.retries);
+    return b.next < count ? b.next : count;
+}
+
+static int stopped_by_callback(const run *r, const icm__delete_item *item)
+{
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EUSER, item->path, "%s",
+                          r->h->stop_message != NULL
+                              ? r->h->stop_message
+                              : "the delete callback asked to stop after this file; the files "
+                                "after it were not deleted");
+}
+
+/* The handled files of a batch, in order: recorded, accounted and reported. Returns 0 or what
+ * stops the run (the account hook's code, ICM_EUSER). */
+static int settle_batch(run *r, icm__delete_item **files, size_t handled)
+{
+    const icm__delete_hooks *h = r->h;
+    size_t last = handled; /* the last file reported */
+    for (size_t i = 0; i < handled; i++) {
+        icm__delete_item *item = files[i];
+        r->stats.deleted += item->state == ICM__DELETE_DELETED;
+        r->stats.gone += item->state == ICM__DELETE_GONE;
+        r->stats.failed += item->state == ICM__DELETE_FAILED;
+        r->stats.kept += item->state == ICM__DELETE_KEPT;
+        if (item->state != ICM__DELETE_KEPT)
+            last = i;
+        if (h->record != NULL)
+            h->record(h->ctx, item);
+    }
+    r->done += handled;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < handled; i++) {
+        const icm__delete_item *item = files[i];
+        if (h->account != NULL && (rc = h->account(h->ctx, item)) != 0)
+            break;
+        if (r->p->on_delete == NULL || item->state == ICM__DELETE_KEPT)
+            continue;
+        icm_delete_event ev = {item->path, item->kind, item->size_bytes,
+                               item->state == ICM__DELETE_DELETED ? ICM_DELETE_DELETED
+                               : item->state == ICM__DELETE_GONE  ? ICM_DELETE_ALREADY_GONE
+                                                                  : ICM_DELETE_FAILED,
+                               0, NULL, i == last};
+        if (ev.outcome == ICM_DELETE_FAILED) {
+            ev.error_code = item->code;
+            ev.error_message = item->message;
+        }
+        if (r->p->on_delete(&ev, r->p->on_delete_payload) != 0)
+            rc = stopped_by_callback(r, item);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the run                                                                                     */
+
+/* Is order[i] still to be deleted? Marks it DROPPED when the caller says no more. */
+static bool still_planned(run *r, icm__delete_item *item)
+{
+    if (item->state != ICM__DELETE_PENDING)
+        return false;
+    if (r->h->planned == NULL || r->h->planned(r->h->ctx, item))
+        return true;
+    item->state = ICM__DELETE_DROPPED;
+    r->stats.dropped++;
+    return false;
+}
+
+static size_t skip_settled(run *r, icm__delete_item **order, size_t at, size_t end)
+{
+    while (at < end && !still_planned(r, order[at]))
+        at++;
+    return at;
+}
+
+/* The batches of one rank, order[at, end). */
+static int run_rank(run *r, scratch *scr, icm__delete_item **order, size_t at, size_t end,
+                    icm__delete_item **pick, size_t *pos)
+{
+    const icm__delete_hooks *h = r->h;
+    size_t limit = batch_limit(r->p->batch_files);
+    int rc = 0;
+    while (rc == 0 && (at = skip_settled(r, order, at, end)) < end) {
+        if (h->before_batch != NULL)
+            rc = h->before_batch(h->ctx);
+        if (rc == 0 && (at = skip_settled(r, order, at, end)) < end) {
+            size_t m = 0;
+            for (size_t i = at; i < end && m < limit; i++)
+                if (still_planned(r, order[i])) {
+                    pos[m] = i;
+                    pick[m++] = order[i];
+                }
+            size_t handled = run_threads(r, scr, pick, m);
+            r->stats.batches++;
+            rc = settle_batch(r, pick, handled);
+            at = handled < m ? pos[handled] : (m > 0 ? pos[m - 1] + 1 : at);
+        }
+        if (h->after_batch != NULL)
+            h->after_batch(h->ctx);
+    }
+    return rc;
+}
+
+static void scratch_free(scratch *scr, size_t n)
+{
+    for (size_t t = 0; scr != NULL && t < n; t++) {
+        icm__free(scr[t].items);
+        icm__free(scr[t].paths);
+        icm__free(scr[t].results);
+    }
+    icm__free(scr);
+}
+
+/* Per-thread room: threads × chunk_cap entries. NULL on OOM. */
+static scratch *scratch_new(size_t threads, size_t cap)
+{
+    scratch *scr = icm__calloc(threads, sizeof *scr);
+    for (size_t t = 0; scr != NULL && t < threads; t++) {
+        scr[t].items = icm__calloc(cap, sizeof *scr[t].items);
+        scr[t].paths = icm__calloc(cap, sizeof *scr[t].paths);
+        scr[t].results = icm__calloc(cap, sizeof *scr[t].results);
+        scr[t].seed = (uint64_t)batch_clock() * 2654435761u + t + 1;
+        if (scr[t].items == NULL || scr[t].paths == NULL || scr[t].results == NULL) {
+            scratch_free(scr, threads);
+            return NULL;
+        }
+    }
+    return scr;
+}
+
+int icm__delete_run(icm_fileio *io, icm__delete_item *items, size_t n,
+                    const icm__delete_policy *policy, const icm__delete_hooks *hooks,
+                    icm__delete_stats *stats)
+{
+    static const icm__delete_hooks no_hooks = {0};
+    run r = {.io = io, .p = policy, .h = hooks != NULL ? hooks : &no_hooks, .n = n};
+    size_t limit = batch_limit(policy->batch_files);
+    size_t threads = policy->threads > 1 ? policy->threads : 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (threads > limit)
+        threads = limit;
+    /* Object-store keys per request: the batch shared out among the threads, at most what one
+     * request may carry. */
+    r.chunk_cap = (limit + threads - 1) / threads;
+    if (r.chunk_cap > ICM_FILEIO_DELETE_BATCH_MAX)
+        r.chunk_cap = ICM_FILEIO_DELETE_BATCH_MAX;
+
+    /* The rank order (stable): a counting sort of pointers, items stay where they are. */
+    size_t start[ICM__DELETE_RANK_COUNT + 1] = {0};
+    for (size_t i = 0; i < n; i++)
+        start[(unsigned)items[i].rank < ICM__DELETE_RANK_COUNT ? items[i].rank + 1
+                                                               : ICM__DELETE_RANK_COUNT]++;
+    for (size_t k = 1; k <= ICM__DELETE_RANK_COUNT; k++)
+        start[k] += start[k - 1];
+    icm__delete_item **order = icm__calloc(n > 0 ? n : 1, sizeof *order);
+    icm__delete_item **pick = icm__calloc(limit, sizeof *pick);
+    size_t *pos = icm__calloc(limit, sizeof *pos);
+    scratch *scr = scratch_new(threads, r.chunk_cap);
+    int rc = order != NULL && pick != NULL && pos != NULL && scr != NULL
+                 ? 0
+                 : icm__error_set(ICM_ERRCLASS_NOMEM, ICM_ENOMEM, NULL, "out of memory");
+    if (rc == 0) {
+        size_t fill[ICM__DELETE_RANK_COUNT];
+        memcpy(fill, start, sizeof fill);
+        for (size_t i = 0; i < n; i++) {
+            unsigned k = (unsigned)items[i].rank < ICM__DELETE_RANK_COUNT
+                             ? (unsigned)items[i].rank
+                             : ICM__DELETE_RANK_COUNT - 1;
+            order[fill[k]++] = &items[i];
+        }
+    }
+    for (unsigned k = 0; rc == 0 && k < ICM__DELETE_RANK_COUNT; k++) {
+        if (r.h->enter_rank != NULL)
+            rc = r.h->enter_rank(r.h->ctx, (icm__delete_rank)k);
+        if (rc == 0)
+            rc = run_rank(&r, scr, order, start[k], start[k + 1], pick, pos);
+    }
+    scratch_free(scr, threads);
+    icm__free(pos);
+    icm__free(pick);
+    icm__free(order);
+    if (stats != NULL)
+        *stats = r.stats;
+    return rc;
+}
+
+void icm__delete_items_dispose(icm__delete_item *items, size_t n)
+{
+    for (size_t i = 0; items != NULL && i < n; i++) {
+        icm__free(items[i].message);
+        items[i].message = NULL;
+    }
+}
