@@ -221,7 +221,7 @@ static int mem_remove(icm_fileio *io, const char *location)
     return 0;
 }
 
-/* The whole batch under one lock, as one multi-object request: keys are normalised and the
+/* The whole batch under one lock, as one multi-object request: keys are identities and the
  * removed objects freed outside it. An item whose key cannot be made fails alone. */
 static int mem_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
                             icm_fileio_delete_result *results)
@@ -235,7 +235,7 @@ static int mem_delete_batch(icm_fileio *io, const char *const *locations, size_t
         return ICM_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
-        int rc = icm__location_normalize(locations[i], &keys[i]);
+        int rc = icm__location_key(locations[i], &keys[i]);
         if (rc < 0)
             icm_fileio_delete_result_fail(&results[i], rc, false);
     }
@@ -348,7 +348,7 @@ static int seek_key(const char *prefix, bool local, const char *kp, const char *
     if (start_after == NULL)
         return 0;
     char *key = NULL;
-    int rc = icm__location_normalize(start_after, &key);
+    int rc = icm__location_key(start_after, &key);
     if (rc == ICM_ENOMEM)
         return rc;
     if (rc < 0) { /* a start point that names no object: no seek, nothing wrong */
