@@ -35,17 +35,14 @@
 #include "common.h"
 #include "fileio.h"
 #include "metadata.h"
+#include "update.h"
 
 ICM_BEGIN_DECL
 
 typedef struct icm_catalog icm_catalog;
 typedef struct icm_table icm_table;
 
-/** One key/value pair (catalog or table properties). Strings are copied by every call. */
-typedef struct icm_property {
-    const char *key;
-    const char *value;
-} icm_property;
+/* icm_property (one key/value pair) is declared in update.h. */
 
 /** Name callback for listings: return 0 to go on; a non-zero value stops the listing and is
  *  returned by the listing call. `name` is borrowed for the duration of the call. */
@@ -387,6 +384,20 @@ ICM_EXTERN(int) icm_table_refresh(icm_table *t);
  * The last error's message names the table and says which case happened.
  */
 ICM_EXTERN(int) icm_table_commit(icm_table *t, const icm_table_metadata *new_md);
+
+/**
+ * Commit a change given as requirements and updates (icemaint/update.h), the form every
+ * commit of icemaint takes: the requirements are checked against the table's current
+ * metadata (the base), the updates applied to it (icm_table_changes_apply), and the result
+ * committed as icm_table_commit() commits `new_md` (metadata-log, last-updated-ms, retention,
+ * the same outcomes). `t` is not refreshed first: a caller that retries refreshes it and
+ * builds its changes again on the new base.
+ * @return the codes of icm_table_commit(); also ICM_ECOMMIT_FAILED when a requirement fails
+ *         (nothing written; the message names it: "commit failed: requirement failed:
+ *         assert-ref-snapshot-id: ref main is at snapshot 5, expected 3"), and the codes of
+ *         icm_table_changes_apply (ICM_EINVALID, ICM_EREFUSED; nothing written).
+ */
+ICM_EXTERN(int) icm_table_commit_changes(icm_table *t, const icm_table_changes *changes);
 
 /** The warnings of the last icm_table_commit() on `t`: each metadata file that fell out of the
  *  metadata-log and was kept, and why (one line each, naming the file as it is spelled: escape

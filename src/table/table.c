@@ -614,3 +614,27 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
     icm_table_metadata_free(prepared);
     return rc;
 }
+
+int icm_table_commit_changes(icm_table *t, const icm_table_changes *changes)
+{
+    if (t == NULL || changes == NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL, "NULL argument");
+    if (t->read_only)
+        return icm_table_commit(t, t->md); /* the read-only refusal, worded once */
+    /* A pointer-swap catalog checks the requirements against the base it swaps from: a
+     * requirement that fails there is a conflict, as a REST catalog would answer it. */
+    int rc = icm_table_changes_check(changes, t->md);
+    if (rc != 0) {
+        char *why = icm__strdup(icm_error_last()->message);
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, t->identifier,
+                            "commit failed: %s", why != NULL ? why : "a requirement failed");
+        icm__free(why);
+        return rc;
+    }
+    icm_table_metadata *new_md = NULL;
+    rc = icm_table_changes_apply(changes, t->md, &new_md);
+    if (rc == 0)
+        rc = icm_table_commit(t, new_md);
+    icm_table_metadata_free(new_md);
+    return rc;
+}
