@@ -83,8 +83,8 @@ ICM_EXTERN(int) icm_table_changes_new(icm_table_changes **out);
 /** NULL is ok. */
 ICM_EXTERN(void) icm_table_changes_free(icm_table_changes *c);
 
-/* ---- requirements (each returns 0, ICM_EINVALID for a NULL or non-UTF-8 string,
- *      ICM_ENOMEM) ---- */
+/* ---- requirements (each returns 0, ICM_EINVALID for a NULL `c`, a NULL or non-UTF-8
+ *      string, ICM_ENOMEM) ---- */
 
 ICM_EXTERN(int) icm_table_changes_require_create(icm_table_changes *c);
 ICM_EXTERN(int) icm_table_changes_require_table_uuid(icm_table_changes *c, const char *uuid);
@@ -140,7 +140,7 @@ ICM_EXTERN(icm_update_kind) icm_table_changes_update_kind(const icm_table_change
  * The REST wire form, `{"requirements":[...],"updates":[...]}` (the body of a
  * CommitTableRequest without `identifier`): compact JSON, members in the order added.
  * @param[out] out new NUL-terminated text (icm_free); *out_len may be NULL.
- * @return 0, ICM_ENOMEM.
+ * @return 0, ICM_EINVALID (c NULL), ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_table_changes_to_json(const icm_table_changes *c, char **out,
                                           size_t *out_len);
@@ -158,7 +158,8 @@ ICM_EXTERN(int) icm_table_changes_from_json(icm_table_changes **out, const char 
 
 /**
  * Check every requirement against `base` (NULL: the table does not exist), in order.
- * @return 0; ICM_ECOMMIT_FAILED at the first that fails (a conflict: the base moved), with a
+ * @return 0; ICM_EINVALID (c NULL); ICM_ECOMMIT_FAILED at the first that fails (a conflict:
+ *         the base moved), with a
  *         one-line message naming it, e.g. "requirement failed: assert-ref-snapshot-id: ref
  *         main is at snapshot 5, expected 3".
  */

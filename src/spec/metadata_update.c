@@ -98,6 +98,8 @@ static int update_kind_of(json_t *u)
                    N_UPDATE_KINDS);
 }
 
+static int bad(const char *what, const char *problem);
+
 /* ------------------------------------------------------------------------------------------ */
 /* life cycle and reading                                                                      */
 
@@ -152,6 +154,8 @@ int icm_table_changes_to_json(const icm_table_changes *c, char **out, size_t *ou
     *out = NULL;
     if (out_len != NULL)
         *out_len = 0;
+    if (c == NULL)
+        return bad("changes", "is NULL");
     icm__json_use_icm_allocator();
     json_t *body = json_object();
     int rc = body != NULL &&
@@ -231,11 +235,15 @@ static int push_checked(json_t *arr, json_t *o, bool ok)
 
 int icm_table_changes_require_create(icm_table_changes *c)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     return push(c->requirements, tagged("type", "assert-create"));
 }
 
 int icm_table_changes_require_table_uuid(icm_table_changes *c, const char *uuid)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     int rc = check_text("uuid", uuid);
     if (rc != 0)
         return rc;
@@ -246,6 +254,8 @@ int icm_table_changes_require_table_uuid(icm_table_changes *c, const char *uuid)
 int icm_table_changes_require_ref_snapshot_id(icm_table_changes *c, const char *ref,
                                               const int64_t *snapshot_id)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     int rc = check_text("ref name", ref);
     if (rc != 0)
         return rc;
@@ -258,6 +268,8 @@ int icm_table_changes_require_ref_snapshot_id(icm_table_changes *c, const char *
 
 int icm_table_changes_require_id(icm_table_changes *c, icm_requirement_kind kind, int64_t id)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     if ((unsigned)kind >= N_REQUIREMENT_KINDS || requirement_fields[kind] == NULL)
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
                               "requirement kind %d takes no integer", (int)kind);
@@ -300,6 +312,8 @@ static int push_update(icm_table_changes *c, json_t *u, bool ok)
 
 int icm_table_changes_add_snapshot(icm_table_changes *c, const char *snapshot_json)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     json_t *snap = NULL;
     int rc = object_from_text("snapshot", snapshot_json, &snap);
     if (rc != 0)
@@ -336,6 +350,8 @@ static json_t *id_array32(const int32_t *ids, size_t n)
 
 int icm_table_changes_remove_snapshots(icm_table_changes *c, const int64_t *ids, size_t n)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     if (ids == NULL && n > 0)
         return bad("snapshot ids", "is NULL");
     json_t *u = tagged("action", "remove-snapshots");
@@ -346,6 +362,8 @@ int icm_table_changes_set_snapshot_ref(icm_table_changes *c, const char *name,
                                        icm_ref_type type, int64_t snapshot_id,
                                        const icm_ref_retention *retention)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     int rc = check_text("ref name", name);
     if (rc != 0)
         return rc;
@@ -366,6 +384,8 @@ int icm_table_changes_set_snapshot_ref(icm_table_changes *c, const char *name,
 
 int icm_table_changes_remove_snapshot_ref(icm_table_changes *c, const char *name)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     int rc = check_text("ref name", name);
     if (rc != 0)
         return rc;
@@ -375,6 +395,8 @@ int icm_table_changes_remove_snapshot_ref(icm_table_changes *c, const char *name
 
 int icm_table_changes_set_properties(icm_table_changes *c, const icm_property *props, size_t n)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     if (props == NULL && n > 0)
         return bad("properties", "is NULL");
     int rc = 0;
@@ -397,6 +419,8 @@ int icm_table_changes_set_properties(icm_table_changes *c, const icm_property *p
 
 int icm_table_changes_remove_properties(icm_table_changes *c, const char *const *keys, size_t n)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     if (keys == NULL && n > 0)
         return bad("property keys", "is NULL");
     for (size_t i = 0; i < n; i++) {
@@ -430,11 +454,15 @@ static int set_stats(icm_table_changes *c, const char *action, const char *membe
 
 int icm_table_changes_set_statistics(icm_table_changes *c, const char *statistics_json)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     return set_stats(c, "set-statistics", "statistics", statistics_json);
 }
 
 int icm_table_changes_set_partition_statistics(icm_table_changes *c, const char *json)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     return set_stats(c, "set-partition-statistics", "partition-statistics", json);
 }
 
@@ -446,17 +474,23 @@ static int remove_stats(icm_table_changes *c, const char *action, int64_t snapsh
 
 int icm_table_changes_remove_statistics(icm_table_changes *c, int64_t snapshot_id)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     return remove_stats(c, "remove-statistics", snapshot_id);
 }
 
 int icm_table_changes_remove_partition_statistics(icm_table_changes *c, int64_t snapshot_id)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     return remove_stats(c, "remove-partition-statistics", snapshot_id);
 }
 
 int icm_table_changes_remove_partition_specs(icm_table_changes *c, const int32_t *spec_ids,
                                              size_t n)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     if (spec_ids == NULL && n > 0)
         return bad("spec ids", "is NULL");
     json_t *u = tagged("action", "remove-partition-specs");
@@ -465,6 +499,8 @@ int icm_table_changes_remove_partition_specs(icm_table_changes *c, const int32_t
 
 int icm_table_changes_remove_schemas(icm_table_changes *c, const int32_t *schema_ids, size_t n)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     if (schema_ids == NULL && n > 0)
         return bad("schema ids", "is NULL");
     json_t *u = tagged("action", "remove-schemas");
@@ -786,6 +822,8 @@ static int check_one(json_t *r, const icm_table_metadata *base)
 
 int icm_table_changes_check(const icm_table_changes *c, const icm_table_metadata *base)
 {
+    if (c == NULL)
+        return bad("changes", "is NULL");
     for (size_t i = 0; i < json_array_size(c->requirements); i++) {
         int rc = check_one(json_array_get(c->requirements, i), base);
         if (rc != 0)

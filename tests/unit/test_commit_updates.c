@@ -623,6 +623,9 @@ static void test_wire_form_refusals(void **state)
                         "updates[0].statistics: expected an object with an integer "
                         "snapshot-id");
     assert_int_equal(icm_table_changes_remove_snapshot_ref(c, NULL), ICM_EINVALID);
+    assert_int_equal(icm_table_changes_remove_snapshots(NULL, NULL, 0), ICM_EINVALID);
+    assert_string_equal(icm_error_last()->message, "changes is NULL");
+    assert_int_equal(icm_table_changes_check(NULL, NULL), ICM_EINVALID);
     assert_int_equal(icm_table_changes_update_count(c), 0);
     icm_table_changes_free(c);
 }
