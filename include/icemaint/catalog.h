@@ -11,7 +11,8 @@
  *  - static: a bare metadata file, read-only (icm_table_open_static).
  *
  * Identifiers are dotted text: "ns.table", "ns1.ns2.table" (the last dot separates the table
- * name; the namespace is stored dotted, as Java and PyIceberg store it).
+ * name; the namespace is stored dotted, as Java and PyIceberg store it). Back ends receive
+ * them as namespace levels and a name (icm_table_load_levels gives levels directly).
  *
  * Commit outcome (the reason this module exists): icm_table_commit() returns
  *  - 0 when the new metadata file is the table's current metadata (or provably became part of
@@ -35,6 +36,7 @@
 #include "common.h"
 #include "fileio.h"
 #include "metadata.h"
+#include "update.h"
 
 ICM_BEGIN_DECL
 
@@ -300,6 +302,16 @@ ICM_EXTERN(int) icm_catalog_drop_table(icm_catalog *cat, const char *identifier)
 ICM_EXTERN(int) icm_table_load(icm_table **out, icm_catalog *cat, const char *identifier);
 
 /**
+ * icm_table_load with the identifier as namespace levels and a name, as the REST API names
+ * tables (a level may contain a dot: it is passed to the back end as one level;
+ * icm_table_get_identifier gives the levels and name joined with '.').
+ * @return the codes of icm_table_load; ICM_EINVALID (no level, an empty level or name).
+ */
+ICM_EXTERN(int) icm_table_load_levels(icm_table **out, icm_catalog *cat,
+                                      const char *const *ns_levels, size_t n_levels,
+                                      const char *name);
+
+/**
  * Open a metadata file as a read-only ("static") table: icm_table_commit() refuses with
  * ICM_EREADONLY. @param io borrowed, must outlive the table.
  * Spelling (issue #16, class 1): `metadata_location` is made absolute and canonical once, here
@@ -381,6 +393,25 @@ ICM_EXTERN(int) icm_table_refresh(icm_table *t);
  * The last error's message names the table and says which case happened.
  */
 ICM_EXTERN(int) icm_table_commit(icm_table *t, const icm_table_metadata *new_md);
+
+/**
+ * Commit a change given as requirements and updates (icemaint/update.h), the form every
+ * commit of icemaint takes: the requirements are checked against the table's current
+ * metadata (the base), the updates applied to it (icm_table_changes_apply), and the result
+ * committed as icm_table_commit() commits `new_md` (metadata-log, last-updated-ms, retention,
+ * the same outcomes). `t` is not refreshed first: a caller that retries refreshes it and
+ * builds its changes again on the new base.
+ * A catalog that takes requirements and updates itself (REST; the version 2 `commit_changes`
+ * slot of icemaint/sys/catalog.h) gets them as they are, after the own-metadata check: 0 (the
+ * table then reloads what the catalog has now), ICM_ECOMMIT_FAILED or ICM_ECOMMIT_UNKNOWN as
+ * it answers; nothing of the commit was written here, so nothing is deleted here, and
+ * metadata-log and retention are the catalog's.
+ * @return the codes of icm_table_commit(); also ICM_ECOMMIT_FAILED when a requirement fails
+ *         (nothing written; the message names it: "commit failed: requirement failed:
+ *         assert-ref-snapshot-id: ref main is at snapshot 5, expected 3"), and the codes of
+ *         icm_table_changes_apply (ICM_EINVALID, ICM_EREFUSED; nothing written).
+ */
+ICM_EXTERN(int) icm_table_commit_changes(icm_table *t, const icm_table_changes *changes);
 
 /** The warnings of the last icm_table_commit() on `t`: each metadata file that fell out of the
  *  metadata-log and was kept, and why (one line each, naming the file as it is spelled: escape

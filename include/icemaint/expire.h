@@ -298,7 +298,10 @@ typedef struct icm_expire_options {
     bool dry_run;
     /** Delete threads per batch; 0 or 1 = the calling thread. */
     unsigned int max_concurrent_deletes;
-    /** Commit retries after ICM_ECOMMIT_FAILED (each re-decides on the refreshed table). */
+    /** Commit retries after ICM_ECOMMIT_FAILED (each re-decides on the refreshed table): at
+     *  most this many and at most the table's `commit.retry.num-retries` (4); the waits and
+     *  the time limit are the table's `commit.retry.min-wait-ms`, `max-wait-ms`,
+     *  `total-timeout-ms` (the one retry policy of every commit, Java's). */
     unsigned int max_commit_retries;
     /* ---- version 2 ---- */
     /** Called once per file the deletes act on (icemaint/maint.h); NULL = none. */

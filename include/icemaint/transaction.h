@@ -131,15 +131,7 @@ ICM_EXTERN(int) icm_txn_replace_files(icm_txn *txn, const char *const *remove, s
  *  ICM_ENOMEM. */
 ICM_EXTERN(int) icm_txn_set_property(icm_txn *txn, const char *key, const char *value);
 
-/** Retention fields of a ref (spec "Snapshot References"); unset fields are omitted. */
-typedef struct icm_ref_retention {
-    bool has_max_ref_age_ms;
-    int64_t max_ref_age_ms;
-    bool has_max_snapshot_age_ms;     /**< branches only */
-    int64_t max_snapshot_age_ms;
-    bool has_min_snapshots_to_keep;   /**< branches only */
-    int32_t min_snapshots_to_keep;
-} icm_ref_retention;
+/* icm_ref_retention (a ref's retention fields; unset ones are omitted) is in update.h. */
 
 /**
  * Create (replace = false) or replace (replace = true) a branch or tag. Without
@@ -170,6 +162,9 @@ ICM_EXTERN(int) icm_txn_set_current_snapshot(icm_txn *txn, int64_t snapshot_id, 
  * `fn` edits the working copy `md` of the metadata (the base with the earlier operations
  * applied). fn returns 0 or a negative icm code, which aborts the attempt (treated as a
  * validation failure: ICM_ECOMMIT_FAILED on a retry). `payload` is borrowed.
+ * A commit is requirements and updates (icemaint/update.h): what fn changed is sent as
+ * set-properties / remove-properties, so fn may change table properties only; a function that
+ * changed anything else fails the commit with ICM_EUNSUPPORTED (owned files deleted).
  * @return 0; ICM_EINVALID; ICM_ENOMEM.
  */
 typedef int (*icm_txn_metadata_fn)(icm_table_metadata *md, void *payload);
@@ -178,8 +173,12 @@ ICM_EXTERN(int) icm_txn_update_metadata(icm_txn *txn, icm_txn_metadata_fn fn, vo
 /* ---- commit ---- */
 
 /**
- * Apply every queued operation to the table's current metadata and commit through
- * icm_table_commit(). On ICM_ECOMMIT_FAILED the table is refreshed and the operations are
+ * Apply every queued operation to the table's current metadata, as requirements and updates
+ * (add-snapshot and set-snapshot-ref of `main` for a snapshot, set-snapshot-ref /
+ * remove-snapshot-ref for refs, set-properties / remove-properties; the requirements Java's
+ * UpdateRequirements derives: assert-table-uuid, assert-ref-snapshot-id of each ref set, as
+ * the base had it), and commit them through icm_table_commit_changes(). On
+ * ICM_ECOMMIT_FAILED the table is refreshed and the operations are
  * re-applied (new manifests and manifest list per attempt) up to `commit.retry.num-retries`
  * (default 4) more times, sleeping min(`commit.retry.min-wait-ms` (100) * 2^(n-1),
  * `commit.retry.max-wait-ms` (60000)) plus up to 10% jitter, while less than
@@ -191,7 +190,10 @@ ICM_EXTERN(int) icm_txn_update_metadata(icm_txn *txn, icm_txn_metadata_fn fn, vo
  *         ICM_EINVALID / ICM_ENOTFOUND / ICM_EEXISTS (an operation does not apply to the base:
  *         message names it), ICM_EIO, ICM_ENOMEM, ICM_EUNSUPPORTED (owned files deleted);
  *         ICM_EOUTCOME_UNKNOWN (writing a manifest or manifest list lost its answer; nothing
- *         was committed; owned files deleted as above).
+ *         was committed; owned files deleted as above, a file whose write lost its answer only
+ *         when it reads back as ours). Owned files are deleted only on the outcomes listed,
+ *         which prove the commit did not land (a whitelist); any other code (a catalog's
+ *         ICM_ENET, ...) keeps them, as ICM_ECOMMIT_UNKNOWN does, and the message says so.
  */
 ICM_EXTERN(int) icm_txn_commit(icm_txn *txn);
 

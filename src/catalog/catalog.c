@@ -97,6 +97,101 @@ int icm__ident_parse(const char *identifier, char **out_ns, char **out_name)
     return 0;
 }
 
+void icm__ident_dispose(icm__ident *ident)
+{
+    for (size_t i = 0; i < ident->n_levels; i++)
+        icm__free(ident->levels[i]);
+    icm__free(ident->levels);
+    icm__free(ident->ns);
+    icm__free(ident->name);
+    memset(ident, 0, sizeof *ident);
+}
+
+int icm__ident_make(icm__ident *out, const char *ns, const char *name)
+{
+    memset(out, 0, sizeof *out);
+    out->ns = icm__strdup(ns);
+    out->name = icm__strdup(name);
+    size_t n = ns[0] != '\0' ? 1 : 0;
+    for (const char *p = ns; *p != '\0'; p++)
+        n += *p == '.';
+    out->levels = icm__calloc(n ? n : 1, sizeof *out->levels);
+    bool ok = out->ns != NULL && out->name != NULL && out->levels != NULL;
+    for (const char *p = ns; ok && out->n_levels < n; out->n_levels++) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot != NULL ? (size_t)(dot - p) : strlen(p);
+        ok = (out->levels[out->n_levels] = icm__strndup(p, len)) != NULL;
+        p += len + (dot != NULL);
+    }
+    if (!ok) {
+        icm__ident_dispose(out);
+        return ICM_ENOMEM;
+    }
+    out->id.ns = out->ns;
+    out->id.name = out->name;
+    out->id.levels = (const char *const *)out->levels;
+    out->id.n_levels = n;
+    return 0;
+}
+
+int icm__ident_make_levels(icm__ident *out, const char *const *levels, size_t n,
+                           const char *name)
+{
+    memset(out, 0, sizeof *out);
+    icm__buf b = ICM__BUF_INIT;
+    for (size_t i = 0; i < n; i++)
+        (void)icm__buf_printf(&b, "%s%s", i > 0 ? "." : "", levels[i]);
+    (void)icm__buf_putc(&b, '\0');
+    out->ns = icm__buf_detach(&b, NULL);
+    out->name = icm__strdup(name);
+    out->levels = icm__calloc(n ? n : 1, sizeof *out->levels);
+    bool ok = out->ns != NULL && out->name != NULL && out->levels != NULL;
+    for (; ok && out->n_levels < n; out->n_levels++)
+        ok = (out->levels[out->n_levels] = icm__strdup(levels[out->n_levels])) != NULL;
+    if (!ok) {
+        icm__ident_dispose(out);
+        return icm__error_oom();
+    }
+    out->id.ns = out->ns;
+    out->id.name = out->name;
+    out->id.levels = (const char *const *)out->levels;
+    out->id.n_levels = n;
+    return 0;
+}
+
+int icm__ident_parse_levels(const char *identifier, icm__ident *out)
+{
+    memset(out, 0, sizeof *out);
+    char *ns = NULL, *name = NULL;
+    int rc = icm__ident_parse(identifier, &ns, &name);
+    if (rc == 0)
+        rc = icm__ident_make(out, ns, name);
+    icm__free(ns);
+    icm__free(name);
+    return rc;
+}
+
+/* A back end without this method (a version 2 back end may leave version 1 slots empty). */
+static int no_method(const icm_catalog *cat, const char *what)
+{
+    return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, cat->name,
+                          "catalog kind '%s' cannot %s", cat->methods->kind, what);
+}
+
+void icm_catalog_table_info_dispose(icm_catalog_table_info *info)
+{
+    if (info == NULL)
+        return;
+    icm__free(info->metadata_location);
+    icm_table_metadata_free(info->metadata);
+    for (size_t i = 0; i < info->n_config; i++) {
+        icm__free((char *)info->config[i].key);
+        icm__free((char *)info->config[i].value);
+    }
+    icm__free(info->config);
+    memset(info, 0, sizeof *info);
+}
+
 static int check_namespace(const char *ns)
 {
     if (ns == NULL || ns[0] == '\0' || ns[0] == '.' || ns[strlen(ns) - 1] == '.' ||
@@ -291,6 +386,52 @@ static int emit_sorted(icm__ptrvec *v, icm_name_cb cb, void *payload)
     return 0;
 }
 
+/* A child of `parent` (dotted; NULL top level) as the full dotted namespace. */
+typedef struct child_set {
+    icm__ptrvec *names;
+    const char *parent;
+} child_set;
+
+static int collect_child(const char *child, void *payload)
+{
+    child_set *cs = payload;
+    char *full = cs->parent != NULL ? icm__sprintf("%s.%s", cs->parent, child)
+                                    : icm__strdup(child);
+    if (full == NULL)
+        return ICM_ENOMEM;
+    int rc = add_unique(cs->names, full, strlen(full));
+    icm__free(full);
+    return rc;
+}
+
+typedef int (*page_fn)(icm_catalog *cat, const char *const *levels, size_t n_levels,
+                       const char *page_token, icm_name_cb cb, void *payload,
+                       char **next_page_token);
+
+/* Every page of a version 2 listing of `ns` (dotted; NULL top level), page tokens followed
+ * until the back end gives none. */
+static int list_pages(icm_catalog *cat, page_fn fn, const char *ns, icm_name_cb cb,
+                      void *payload)
+{
+    icm__ident at = {0};
+    int rc = icm__ident_make(&at, ns != NULL ? ns : "", "");
+    char *token = NULL;
+    for (unsigned pages = 0; rc == 0; pages++) {
+        char *next = NULL;
+        rc = fn(cat, at.id.levels, at.id.n_levels, token, cb, payload, &next);
+        icm_free(token);
+        token = next;
+        if (rc != 0 || token == NULL)
+            break;
+        if (pages > 1000000) /* a back end that never ends its pages */
+            rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EIO, cat->name,
+                                "listing did not end after a million pages");
+    }
+    icm_free(token);
+    icm__ident_dispose(&at);
+    return rc;
+}
+
 typedef struct exists_probe {
     const char *ns;
     bool found;
@@ -314,6 +455,31 @@ int icm_catalog_namespace_exists(icm_catalog *cat, const char *ns, bool *out)
     if (rc != 0)
         return rc;
     exists_probe p = {ns, false};
+    page_fn pages = ICM__CATALOG_V2(cat, list_namespaces_page);
+    if (pages != NULL && cat->methods->list_all_namespaces == NULL) {
+        /* a child of its parent (a namespace's levels never hold an empty one) */
+        const char *dot = strrchr(ns, '.');
+        char *parent = dot != NULL ? icm__strndup(ns, (size_t)(dot - ns)) : NULL;
+        if (dot != NULL && parent == NULL)
+            return ICM_ENOMEM;
+        icm__ptrvec names = ICM__PTRVEC_INIT;
+        child_set cs = {&names, parent};
+        rc = list_pages(cat, pages, parent, collect_child, &cs);
+        for (size_t i = 0; rc == 0 && i < names.len && !p.found; i++)
+            p.found = strcmp(names.items[i], ns) == 0;
+        icm__ptrvec_dispose(&names, icm__free);
+        icm__free(parent);
+        if (rc == ICM_ENOTFOUND) { /* the parent is missing: so is ns */
+            icm_error_clear();
+            rc = 0;
+        }
+        if (rc != 0)
+            return rc;
+        *out = p.found;
+        return 0;
+    }
+    if (cat->methods->list_all_namespaces == NULL)
+        return no_method(cat, "list namespaces");
     rc = cat->methods->list_all_namespaces(cat, probe_namespace, &p);
     if (rc < 0)
         return rc;
@@ -344,7 +510,12 @@ int icm_catalog_list_namespaces(icm_catalog *cat, const char *parent, icm_name_c
             return rc;
     }
     name_set set = {ICM__PTRVEC_INIT, parent, 0};
-    int rc = cat->methods->list_all_namespaces(cat, collect_namespace, &set);
+    page_fn pages = ICM__CATALOG_V2(cat, list_namespaces_page);
+    child_set cs = {&set.names, parent};
+    int rc = pages != NULL ? list_pages(cat, pages, parent, collect_child, &cs)
+             : cat->methods->list_all_namespaces != NULL
+                 ? cat->methods->list_all_namespaces(cat, collect_namespace, &set)
+                 : no_method(cat, "list namespaces");
     if (rc == 0)
         rc = emit_sorted(&set.names, cb, payload);
     icm__ptrvec_dispose(&set.names, icm__free);
@@ -359,7 +530,10 @@ int icm_catalog_list_tables(icm_catalog *cat, const char *ns, icm_name_cb cb, vo
     if (rc != 0)
         return rc;
     name_set set = {ICM__PTRVEC_INIT, NULL, 0};
-    rc = cat->methods->list_tables(cat, ns, collect_name, &set);
+    page_fn pages = ICM__CATALOG_V2(cat, list_tables_page);
+    rc = pages != NULL                       ? list_pages(cat, pages, ns, collect_name, &set)
+         : cat->methods->list_tables != NULL ? cat->methods->list_tables(cat, ns, collect_name, &set)
+                                             : no_method(cat, "list tables");
     if (rc == 0)
         rc = emit_sorted(&set.names, cb, payload);
     icm__ptrvec_dispose(&set.names, icm__free);
@@ -378,22 +552,54 @@ int icm_catalog_create_namespace(icm_catalog *cat, const char *ns)
     if (exists)
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EEXISTS, ns,
                               "namespace already exists in catalog '%s'", cat->name);
-    return cat->methods->create_namespace(cat, ns);
+    return cat->methods->create_namespace != NULL ? cat->methods->create_namespace(cat, ns)
+                                                  : no_method(cat, "create namespaces");
 }
 
 /* ---- tables ---- */
 
+int icm__catalog_load_info(icm_catalog *cat, const icm_table_ident *id,
+                            icm_catalog_table_info *out)
+{
+    memset(out, 0, sizeof *out);
+    int (*info)(icm_catalog *, const icm_table_ident *, icm_catalog_table_info *) =
+        ICM__CATALOG_V2(cat, load_table_info);
+    if (info != NULL) {
+        int rc = info(cat, id, out);
+        if (rc == 0 && out->metadata_location == NULL) {
+            icm_catalog_table_info_dispose(out);
+            rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, id->name,
+                                "the catalog gave no metadata location for the table");
+        }
+        return rc;
+    }
+    if (cat->methods->load_table == NULL)
+        return no_method(cat, "load tables");
+    return cat->methods->load_table(cat, id, &out->metadata_location);
+}
+
+int icm__catalog_load_location(icm_catalog *cat, const icm_table_ident *id, char **out)
+{
+    *out = NULL;
+    icm_catalog_table_info info;
+    int rc = icm__catalog_load_info(cat, id, &info);
+    if (rc == 0) {
+        *out = info.metadata_location;
+        info.metadata_location = NULL;
+        icm_catalog_table_info_dispose(&info);
+    }
+    return rc;
+}
+
 int icm_catalog_load_table_location(icm_catalog *cat, const char *identifier, char **out)
 {
     *out = NULL;
-    char *ns = NULL, *name = NULL;
-    int rc = icm__ident_parse(identifier, &ns, &name);
+    icm__ident ident;
+    int rc = icm__ident_parse_levels(identifier, &ident);
     if (rc != 0)
         return rc;
-    icm_table_ident id = {ns, name};
-    rc = cat->methods->load_table(cat, &id, out);
-    icm__free(ns);
-    icm__free(name);
+    rc = icm__catalog_load_location(cat, &ident.id, out);
+    icm__ident_dispose(&ident);
     return rc;
 }
 
@@ -407,10 +613,16 @@ int icm_catalog_create_table(icm_catalog *cat, const char *identifier,
                               "create table needs a schema");
     char *ns = NULL, *name = NULL, *location = NULL, *written = NULL;
     icm_table_metadata *md = NULL;
+    icm__ident ident = {0};
     int rc = icm__ident_parse(identifier, &ns, &name);
-    if (rc != 0)
+    if (rc == 0)
+        rc = icm__ident_make(&ident, ns, name);
+    if (rc != 0) {
+        icm__free(ns);
+        icm__free(name);
         return rc;
-    icm_table_ident id = {ns, name};
+    }
+    icm_table_ident id = ident.id;
     if (strcmp(cat->methods->kind, "hadoop") != 0) {
         rc = require_namespace(cat, ns);
         if (rc != 0)
@@ -428,14 +640,17 @@ int icm_catalog_create_table(icm_catalog *cat, const char *identifier,
             rc = ICM_ENOMEM;
         icm__free(canon);
     } else {
-        rc = cat->methods->default_table_location(cat, &id, &location);
+        rc = cat->methods->default_table_location != NULL
+                 ? cat->methods->default_table_location(cat, &id, &location)
+                 : no_method(cat, "choose a table location");
     }
     if (rc != 0)
         goto done;
     rc = icm__metadata_build_new(&md, location, opts);
     if (rc != 0)
         goto done;
-    rc = cat->methods->create_table(cat, &id, md, &written);
+    rc = cat->methods->create_table != NULL ? cat->methods->create_table(cat, &id, md, &written)
+                                            : no_method(cat, "create tables");
     if (rc == 0 && out_location != NULL) {
         *out_location = written;
         written = NULL;
@@ -444,6 +659,7 @@ done:
     icm_table_metadata_free(md);
     icm__free(written);
     icm__free(location);
+    icm__ident_dispose(&ident);
     icm__free(ns);
     icm__free(name);
     return rc;
@@ -454,10 +670,16 @@ int icm_catalog_register_table_flags(icm_catalog *cat, const char *identifier,
 {
     char *ns = NULL, *name = NULL, *canon = NULL;
     icm_table_metadata *md = NULL;
+    icm__ident ident = {0};
     int rc = icm__ident_parse(identifier, &ns, &name);
-    if (rc != 0)
+    if (rc == 0)
+        rc = icm__ident_make(&ident, ns, name);
+    if (rc != 0) {
+        icm__free(ns);
+        icm__free(name);
         return rc;
-    icm_table_ident id = {ns, name};
+    }
+    icm_table_ident id = ident.id;
     rc = require_namespace(cat, ns);
     /* The pointer is recorded absolute (issue #16, class 1): a relative one would name
      * another file from another working directory. */
@@ -476,10 +698,13 @@ int icm_catalog_register_table_flags(icm_catalog *cat, const char *identifier,
     if (rc == 0 && (flags & ICM_REGISTER_ALLOW_FOREIGN) == 0)
         rc = icm__table_check_own(cat->io, md, canon, NULL, identifier, true);
     if (rc == 0)
-        rc = cat->methods->register_table(cat, &id, canon);
+        rc = cat->methods->register_table != NULL
+                 ? cat->methods->register_table(cat, &id, canon)
+                 : no_method(cat, "register tables");
 done:
     icm_table_metadata_free(md);
     icm__free(canon);
+    icm__ident_dispose(&ident);
     icm__free(ns);
     icm__free(name);
     return rc;
@@ -494,11 +719,19 @@ int icm_catalog_register_table(icm_catalog *cat, const char *identifier,
 int icm_catalog_drop_table(icm_catalog *cat, const char *identifier)
 {
     char *ns = NULL, *name = NULL;
+    icm__ident ident = {0};
     int rc = icm__ident_parse(identifier, &ns, &name);
-    if (rc != 0)
+    if (rc == 0)
+        rc = icm__ident_make(&ident, ns, name);
+    if (rc != 0) {
+        icm__free(ns);
+        icm__free(name);
         return rc;
-    icm_table_ident id = {ns, name};
-    rc = cat->methods->drop_table(cat, &id);
+    }
+    icm_table_ident id = ident.id;
+    rc = cat->methods->drop_table != NULL ? cat->methods->drop_table(cat, &id)
+                                          : no_method(cat, "drop tables");
+    icm__ident_dispose(&ident);
     icm__free(ns);
     icm__free(name);
     return rc;

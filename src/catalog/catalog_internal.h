@@ -13,6 +13,33 @@
  * namespace, or a part is empty. */
 int icm__ident_parse(const char *identifier, char **out_ns, char **out_name);
 
+/* An identifier with its own storage: `id` points into it (levels split from ns at its dots).
+ * icm__ident_make copies ns and name; "" ns gives no levels. Returns 0 or ICM_ENOMEM. */
+typedef struct icm__ident {
+    char *ns, *name;
+    char **levels;
+    size_t n_levels;
+    icm_table_ident id;
+} icm__ident;
+int icm__ident_make(icm__ident *out, const char *ns, const char *name);
+void icm__ident_dispose(icm__ident *ident);
+/* From namespace levels as given (a level may hold a dot; ns is them joined with '.'). */
+int icm__ident_make_levels(icm__ident *out, const char *const *levels, size_t n,
+                           const char *name);
+/* icm__ident_parse into an icm__ident. */
+int icm__ident_parse_levels(const char *identifier, icm__ident *out);
+
+/* Version 2 slots of a back end's methods, NULL when it has not got them (an older struct). */
+#define ICM__CATALOG_V2(cat, slot)                                                             \
+    ((cat)->methods->version >= 2 ? (cat)->methods->slot : NULL)
+
+/* load_table through the version 2 slot when the back end has it (metadata and configuration
+ * too), else the version 1 slot (location only). */
+int icm__catalog_load_info(icm_catalog *cat, const icm_table_ident *id,
+                           icm_catalog_table_info *out);
+/* Only the location (new string). */
+int icm__catalog_load_location(icm_catalog *cat, const icm_table_ident *id, char **out);
+
 /* Random (version 4) UUID in canonical lower-case form; out needs 37 bytes. ICM_EIO when the
  * kernel gives no randomness. */
 int icm__uuid4(char out[37]);

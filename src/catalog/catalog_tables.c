@@ -74,16 +74,20 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
         rc = cat->methods->list_tables(cat, l.current_ns, collect_table, &l);
     }
     for (size_t i = 0; rc == 0 && i < l.ns.len; i++) {
-        icm_table_ident id = {l.ns.items[i], l.names.items[i]};
+        icm__ident ident;
         char *pointer = NULL;
-        int lrc = cat->methods->load_table(cat, &id, &pointer);
+        int lrc = icm__ident_make(&ident, l.ns.items[i], l.names.items[i]);
+        if (lrc == 0) {
+            lrc = icm__catalog_load_location(cat, &ident.id, &pointer);
+            icm__ident_dispose(&ident);
+        }
         if (lrc == ICM_ENOMEM) {
             rc = lrc;
             break;
         }
         if (lrc != 0)
             icm_error_clear(); /* dropped meanwhile, or no metadata: the callback is told */
-        rc = cb(id.ns, id.name, pointer, payload);
+        rc = cb(l.ns.items[i], l.names.items[i], pointer, payload);
         icm__free(pointer);
     }
     icm__ptrvec_dispose(&all_ns, icm__free);

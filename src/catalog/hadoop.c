@@ -472,6 +472,13 @@ static const icm_catalog_methods hadoop_methods = {
     hadoop_list_tables,
     hadoop_default_table_location,
     hadoop_free,
+    /* version 2: a pointer-swap back end. The generic layer checks requirements, applies
+     * updates and calls `commit` to swap (icm_table_commit_changes); listings and loads go
+     * through the version 1 slots. */
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 static char *strip_slashes(const char *s)

@@ -3,9 +3,11 @@
  *
  * Order and safety (issue "Snapshot expiry", reference semantics §1.3 and §1.7):
  *  1. decide on the table's current metadata with a "now" fixed once for the operation;
- *  2. build the new metadata (expire_metadata.c) and commit it through icm_table_commit;
- *     ICM_ECOMMIT_FAILED (a concurrent commit won) → refresh and start again at 1, at most
- *     max_commit_retries times; ICM_ECOMMIT_UNKNOWN → stop, delete nothing;
+ *  2. build the commit as requirements and updates (expire_metadata.c) and commit it through
+ *     the table's retry policy (table/commit.h, icm_table_commit_changes): ICM_ECOMMIT_FAILED
+ *     (a concurrent commit won, or moved a ref the decision was made on) → refresh and start
+ *     again at 1, at most min(commit.retry.num-retries, max_commit_retries) times;
+ *     ICM_ECOMMIT_UNKNOWN → stop, delete nothing;
  *  3. reload the table and plan the deletes against EVERY snapshot of the reloaded metadata
  *     (expire_plan.c), so files of snapshots committed concurrently are kept too, and verify
  *     that the files those snapshots reference exist (expire_verify.c): when one is missing,
@@ -31,6 +33,7 @@
 #include "maint/expire_internal.h"
 #include "maint/link_guard.h"
 #include "maint/other_format.h"
+#include "table/commit.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -345,9 +348,11 @@ int64_t icm_delete_expired_files(icm_fileio *io, icm_expire_result *result)
 /* ------------------------------------------------------------------------------------------ */
 /* the operation                                                                               */
 
-/* One attempt: decide on the table's current metadata and build the new metadata. */
+/* One attempt: decide on the table's current metadata and build the commit (requirements and
+ * updates) and the metadata it gives. *out_changes is NULL when nothing is to be committed. */
 static int prepare(icm_table *t, const icm_expire_options *o, int64_t now_ms,
-                   icm_expire_result *r, icm_table_metadata **out_md, bool *changed)
+                   icm_expire_result *r, icm_table_changes **out_changes,
+                   icm_table_metadata **out_md, bool *changed)
 {
     const icm_table_metadata *base = icm_table_get_metadata(t);
     icm_expire_decide_options dopts = o->decide;
@@ -359,9 +364,9 @@ static int prepare(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     rc = icm__expire_result_set_decision(r, d);
     /* Java step 1: no snapshots and nothing else to clean → metadata unchanged, no commit. */
     if (rc == 0 && !(icm_table_metadata_snapshot_count(base) == 0 && !o->clean_expired_metadata))
-        rc = icm__expire_edit_metadata(icm_table_get_fileio(t), base, d,
-                                       o->clean_expired_metadata, out_md, changed,
-                                       &r->removed_spec_count, &r->removed_schema_count);
+        rc = icm__expire_changes(icm_table_get_fileio(t), base, d, o->clean_expired_metadata,
+                                 out_changes, out_md, changed, &r->removed_spec_count,
+                                 &r->removed_schema_count);
     icm_expire_decision_free(d);
     return rc;
 }
@@ -378,43 +383,60 @@ static int check_options(const icm_expire_options *o)
     return 0;
 }
 
-/* Decide and commit, retrying on CAS conflicts. On success *base_out is the pre-expiry
- * metadata of the final attempt (owned) and r->committed says whether a commit happened. */
+typedef struct attempt_state {
+    const icm_expire_options *o;
+    int64_t now_ms;
+    icm_expire_result *r;
+    icm_table_metadata *base; /* pre-expiry metadata of the latest attempt (owned) */
+} attempt_state;
+
+/* The commit of one attempt, decided afresh on the table's current metadata (table/commit.h:
+ * each retry refreshes the table first, so expiry recomputes which snapshots go). */
+static int expire_attempt(icm_table *t, icm_table_changes **out, void *payload)
+{
+    attempt_state *a = payload;
+    *out = NULL;
+    icm_table_metadata_free(a->base);
+    a->base = NULL;
+    icm_table_changes *changes = NULL;
+    icm_table_metadata *new_md = NULL;
+    bool changed = false;
+    int rc = prepare(t, a->o, a->now_ms, a->r, &changes, &new_md, &changed);
+    icm_table_metadata_free(new_md);
+    if (rc == 0 && changed)
+        rc = icm_table_metadata_copy(&a->base, icm_table_get_metadata(t));
+    if (rc != 0 || !changed) {
+        /* An error, or nothing to change: no commit (Java commits nothing either). */
+        icm_table_changes_free(changes);
+        return rc;
+    }
+    a->r->commit_attempts++;
+    *out = changes;
+    return 0;
+}
+
+/* Decide and commit under the table's retry policy (max_commit_retries caps its retries). On
+ * success *base_out is the pre-expiry metadata of the final attempt (owned) and r->committed
+ * says whether a commit happened. */
 static int decide_and_commit(icm_table *t, const icm_expire_options *o, int64_t now_ms,
                              icm_expire_result *r, icm_table_metadata **base_out)
 {
     *base_out = NULL;
-    for (unsigned attempt = 0;; attempt++) {
-        icm_table_metadata *new_md = NULL, *base = NULL;
-        bool changed = false;
-        int rc = prepare(t, o, now_ms, r, &new_md, &changed);
-        if (rc == 0)
-            rc = icm_table_metadata_copy(&base, icm_table_get_metadata(t));
-        if (rc != 0 || new_md == NULL || !changed) {
-            /* An error, or nothing to change: no commit (Java commits nothing either). */
-            icm_table_metadata_free(new_md);
-            icm_table_metadata_free(base);
-            return rc;
-        }
-        r->commit_attempts = attempt + 1;
-        rc = icm_table_commit(t, new_md);
-        icm_table_metadata_free(new_md);
-        if (rc == 0) {
-            r->committed = true;
-            r->metadata_location = icm__strdup(icm_table_get_metadata_location(t));
-            *base_out = base;
-            return r->metadata_location == NULL ? ICM_ENOMEM : 0;
-        }
-        icm_table_metadata_free(base);
-        if (rc != ICM_ECOMMIT_FAILED || attempt >= o->max_commit_retries)
-            return rc;
-        /* Someone else committed first: decide again on what is there now. */
-        icm__error_saved *saved = icm__error_save();
-        int rrc = icm_table_refresh(t);
-        if (rrc != 0)
-            return rrc;
-        icm__error_restore(saved);
+    icm__commit_policy policy;
+    icm__commit_policy_read(icm_table_get_metadata(t), &policy);
+    if (policy.num_retries > (int64_t)o->max_commit_retries)
+        policy.num_retries = (int64_t)o->max_commit_retries;
+    attempt_state a = {o, now_ms, r, NULL};
+    icm__commit_outcome outcome;
+    int rc = icm__table_commit_retrying(t, &policy, expire_attempt, &a, &outcome);
+    if (rc == 0 && outcome.committed) {
+        r->committed = true;
+        r->metadata_location = icm__strdup(icm_table_get_metadata_location(t));
+        *base_out = a.base;
+        return r->metadata_location == NULL ? ICM_ENOMEM : 0;
     }
+    icm_table_metadata_free(a.base);
+    return rc;
 }
 
 /* Whether to verify before deleting (options normalized: an older struct's no_verify is
@@ -428,9 +450,11 @@ static bool verifies(const icm_expire_options *o)
 static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
                    icm_expire_result *r)
 {
+    icm_table_changes *changes = NULL;
     icm_table_metadata *new_md = NULL;
     bool changed = false;
-    int rc = prepare(t, o, now_ms, r, &new_md, &changed);
+    int rc = prepare(t, o, now_ms, r, &changes, &new_md, &changed);
+    icm_table_changes_free(changes); /* a dry run plans against their result only */
     if (rc == 0 && new_md != NULL)
         rc = icm__expire_plan(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md,
                               o->cleanup, r, NULL);

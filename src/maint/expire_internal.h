@@ -84,16 +84,17 @@ void icm__expire_recheck_dispose(icm__expire_recheck *c);
 int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expire_result *r);
 
 /*
- * The metadata after expiry: a copy of `base` without the decision's removed refs and expired
- * snapshots (and their snapshot-log prefix, refs and statistics entries); with
- * `clean_expired_metadata` also without the partition specs and schemas no retained snapshot
- * uses. *changed tells whether anything differs from base. Returns 0; ICM_ENOMEM; the codes of
- * the metadata edits.
+ * The commit of an expiry (expire_metadata.c): *out_changes, the requirements (the table and
+ * every ref of `base` as the decision saw them) and updates (the decision's removed refs and
+ * expired snapshots, their statistics; with `clean_expired_metadata` also the partition specs
+ * and schemas no retained snapshot uses), and *out, `base` with them applied. *changed tells
+ * whether anything differs from base. Returns 0; ICM_ENOMEM; the codes of
+ * icm_table_changes_apply.
  */
-int icm__expire_edit_metadata(icm_fileio *io, const icm_table_metadata *base,
-                              const icm_expire_decision *d, bool clean_expired_metadata,
-                              icm_table_metadata **out, bool *changed, size_t *removed_specs,
-                              size_t *removed_schemas);
+int icm__expire_changes(icm_fileio *io, const icm_table_metadata *base,
+                        const icm_expire_decision *d, bool clean_expired_metadata,
+                        icm_table_changes **out_changes, icm_table_metadata **out,
+                        bool *changed, size_t *removed_specs, size_t *removed_schemas);
 
 /* Before expiry commits (dry runs too): refuse (ICM_EREFUSED) when the table's metadata
  * folders show it was committed past the pointer t was loaded from (a stale catalog pointer),

@@ -1,16 +1,20 @@
 /*
- * maint/expire_metadata.c: the table metadata after an expiry, built as a lossless in-memory
- * edit of the base (Java RemoveSnapshots.internalApply steps 7-10, reference semantics §1.2).
+ * maint/expire_metadata.c: the commit of an expiry, as requirements and updates, and the table
+ * metadata they give (a lossless in-memory edit of the base) (Java RemoveSnapshots.internalApply steps 7-10, reference semantics §1.2).
  *
- *  - refs the decision dropped (aged out, or pointing at expired snapshots) are removed;
- *  - the expired snapshots are removed by icm_table_metadata_remove_snapshots, which also drops
- *    refs and statistics / partition-statistics entries pointing at them and truncates the
+ *  - expressed as requirements and updates (icemaint/update.h), as Java's builder records
+ *    them: assert-table-uuid and assert-ref-snapshot-id for every ref of the base (what the
+ *    decision was made on); remove-snapshot-ref for the refs the decision dropped (aged out,
+ *    or pointing at expired snapshots); remove-snapshots, which also drops refs and
+ *    statistics / partition-statistics entries pointing at them and truncates the
  *    snapshot-log so it has no gaps (Java's updateSnapshotLog: an entry naming a removed
- *    snapshot removes itself and everything before it);
+ *    snapshot removes itself and everything before it); remove-statistics /
+ *    remove-partition-statistics for the expired snapshots that have them;
  *  - with clean_expired_metadata, partition specs and schemas that no retained snapshot uses
  *    are removed. Reachable specs start as {default spec}, reachable schemas as {current
  *    schema}; each retained snapshot adds its schema-id; only when the table has more than one
- *    spec are retained manifest lists read for the spec ids of their manifests. Whenever that
+ *    spec are retained manifest lists read for the spec ids of their manifests (the updates
+ *    are remove-partition-specs and remove-schemas). Whenever that
  *    cannot be known for sure (a retained snapshot without schema-id, a v1 snapshot with
  *    embedded manifests, a manifest list that cannot be read) nothing of that kind is removed.
  *
@@ -119,76 +123,138 @@ static int reachable_schemas(const icm_table_metadata *md, id_set *schemas, bool
     return rc;
 }
 
-/* Drop the elements of doc[array_key] whose integer id_key is not in keep. */
-static size_t drop_unreachable(json_t *doc, const char *array_key, const char *id_key,
-                               const id_set *keep)
+/* The ids of the elements of `arr` whose integer `id_key` is not in keep (new, *n of them). */
+static int unreachable_ids(json_t *arr, const char *id_key, const id_set *keep, int32_t **out,
+                           size_t *n)
 {
-    json_t *arr = json_object_get(doc, array_key);
-    size_t removed = 0;
-    for (size_t i = json_array_size(arr); i-- > 0;) {
-        json_t *id = json_object_get(json_array_get(arr, i), id_key);
-        if (json_is_integer(id) && !id_set_has(keep, (int32_t)json_integer_value(id))) {
-            json_array_remove(arr, i);
-            removed++;
-        }
+    *n = 0;
+    *out = icm__calloc(json_array_size(arr) ? json_array_size(arr) : 1, sizeof **out);
+    if (*out == NULL)
+        return ICM_ENOMEM;
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        json_t *id = json_object_get(e, id_key);
+        if (json_is_integer(id) && !id_set_has(keep, (int32_t)json_integer_value(id)))
+            (*out)[(*n)++] = (int32_t)json_integer_value(id);
     }
-    return removed;
+    return 0;
 }
 
-static int clean_specs_and_schemas(icm_fileio *io, icm_table_metadata *md, size_t *removed_specs,
-                                   size_t *removed_schemas)
+/* Java cleanExpiredMetadata: remove-partition-specs and remove-schemas for what no retained
+ * snapshot of `md` (the metadata after the snapshot updates) uses. */
+static int add_spec_and_schema_removals(icm_fileio *io, const icm_table_metadata *md,
+                                        icm_table_changes *c, size_t *removed_specs,
+                                        size_t *removed_schemas)
 {
     id_set specs = {NULL, 0, 0}, schemas = {NULL, 0, 0};
     bool all_specs = true, all_schemas = true;
+    int32_t *ids = NULL;
+    size_t n = 0;
+    json_t *doc = icm__table_metadata_json(md);
     int rc = reachable_specs(io, md, &specs, &all_specs);
     if (rc == 0)
         rc = reachable_schemas(md, &schemas, &all_schemas);
-    if (rc == 0 && (!all_specs || !all_schemas)) {
-        icm__json_use_icm_allocator();
-        json_t *doc = json_deep_copy(icm__table_metadata_json(md));
-        if (doc == NULL) {
-            rc = icm__error_oom();
-        } else {
-            size_t ns = all_specs ? 0 : drop_unreachable(doc, "partition-specs", "spec-id", &specs);
-            size_t nc = all_schemas ? 0 : drop_unreachable(doc, "schemas", "schema-id", &schemas);
-            if (ns + nc == 0) {
-                json_decref(doc); /* nothing unreachable: record no change */
-            } else if ((rc = icm__table_metadata_replace_doc(md, doc)) == 0) {
-                *removed_specs = ns;
-                *removed_schemas = nc;
-            }
-        }
-    }
+    if (rc == 0 && !all_specs)
+        rc = unreachable_ids(json_object_get(doc, "partition-specs"), "spec-id", &specs, &ids,
+                             &n);
+    if (rc == 0 && n > 0 && (rc = icm_table_changes_remove_partition_specs(c, ids, n)) == 0)
+        *removed_specs = n;
+    icm__free(ids);
+    ids = NULL;
+    n = 0;
+    if (rc == 0 && !all_schemas)
+        rc = unreachable_ids(json_object_get(doc, "schemas"), "schema-id", &schemas, &ids, &n);
+    if (rc == 0 && n > 0 && (rc = icm_table_changes_remove_schemas(c, ids, n)) == 0)
+        *removed_schemas = n;
+    icm__free(ids);
     icm__free(specs.ids);
     icm__free(schemas.ids);
     return rc;
 }
 
-int icm__expire_edit_metadata(icm_fileio *io, const icm_table_metadata *base,
-                              const icm_expire_decision *d, bool clean_expired_metadata,
-                              icm_table_metadata **out, bool *changed, size_t *removed_specs,
-                              size_t *removed_schemas)
+/* What the expiry asserts about the base it decided on: the table, and every ref where the
+ * decision found it, so a concurrent commit that moved, made or removed a ref fails the
+ * commit definitively and the retry decides again. */
+static int add_requirements(const icm_table_metadata *base, icm_table_changes *c)
 {
+    const char *uuid = icm_table_metadata_uuid(base);
+    int rc = uuid != NULL ? icm_table_changes_require_table_uuid(c, uuid) : 0;
+    size_t n = icm_table_metadata_ref_count(base);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const icm_ref *ref = icm_table_metadata_ref_at(base, i);
+        rc = icm_table_changes_require_ref_snapshot_id(c, ref->name, &ref->snapshot_id);
+    }
+    return rc;
+}
+
+/* Java RemoveSnapshots: remove-snapshot-ref for each ref dropped, remove-snapshots, and (as
+ * the builder records them) remove-statistics / remove-partition-statistics for each expired
+ * snapshot that has such an entry. `main` always stays (never in a decision). */
+static int add_snapshot_updates(const icm_table_metadata *base, const icm_expire_decision *d,
+                                icm_table_changes *c)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < d->removed_ref_count; i++)
+        if (strcmp(d->removed_refs[i], "main") != 0)
+            rc = icm_table_changes_remove_snapshot_ref(c, d->removed_refs[i]);
+    if (rc == 0 && d->expired_count > 0)
+        rc = icm_table_changes_remove_snapshots(c, d->expired_ids, d->expired_count);
+    size_t ns = icm_table_metadata_statistics_count(base);
+    for (int partition = 0; rc == 0 && partition < 2 && ns > 0; partition++) {
+        for (size_t k = 0; rc == 0 && k < d->expired_count; k++) {
+            for (size_t j = 0; j < ns; j++) {
+                const icm_statistics_file *sf = icm_table_metadata_statistics_at(base, j);
+                if (sf->snapshot_id != d->expired_ids[k] || sf->partition_statistics != partition)
+                    continue;
+                rc = partition ? icm_table_changes_remove_partition_statistics(c, sf->snapshot_id)
+                               : icm_table_changes_remove_statistics(c, sf->snapshot_id);
+                break;
+            }
+        }
+    }
+    return rc;
+}
+
+int icm__expire_changes(icm_fileio *io, const icm_table_metadata *base,
+                        const icm_expire_decision *d, bool clean_expired_metadata,
+                        icm_table_changes **out_changes, icm_table_metadata **out,
+                        bool *changed, size_t *removed_specs, size_t *removed_schemas)
+{
+    *out_changes = NULL;
     *out = NULL;
     *changed = false;
     *removed_specs = 0;
     *removed_schemas = 0;
-    /* One new document, sharing what it keeps with base's: the expired snapshots, the refs the
-     * decision removes and those on expired snapshots go (`main` always stays). */
+    icm_table_changes *c = NULL;
     icm_table_metadata *md = NULL;
-    int rc = icm__table_metadata_without_snapshots(base, d->expired_ids, d->expired_count,
-                                                   (const char *const *)d->removed_refs,
-                                                   d->removed_ref_count, &md);
-    if (rc != 0)
-        return rc;
-    if (clean_expired_metadata)
-        rc = clean_specs_and_schemas(io, md, removed_specs, removed_schemas);
+    int rc = icm_table_changes_new(&c);
+    if (rc == 0)
+        rc = add_requirements(base, c);
+    if (rc == 0)
+        rc = add_snapshot_updates(base, d, c);
+    /* One new document, sharing what it keeps with base's. */
+    if (rc == 0)
+        rc = icm_table_changes_apply(c, base, &md);
+    if (rc == 0 && clean_expired_metadata) {
+        /* Reachability is judged on the snapshots that remain. */
+        size_t from = icm_table_changes_update_count(c);
+        rc = add_spec_and_schema_removals(io, md, c, removed_specs, removed_schemas);
+        if (rc == 0 && icm_table_changes_update_count(c) > from) {
+            icm_table_metadata *cleaned = NULL;
+            rc = icm__table_changes_apply_range(c, from, md, &cleaned);
+            icm_table_metadata_free(md);
+            md = cleaned;
+        }
+    }
     if (rc != 0) {
         icm_table_metadata_free(md);
+        icm_table_changes_free(c);
         return rc;
     }
     *changed = d->expired_count > 0 || d->removed_ref_count > 0 || *removed_specs > 0 ||
                *removed_schemas > 0;
+    *out_changes = c;
     *out = md;
     return 0;
 }

@@ -163,8 +163,8 @@ static json_t *kept_refs(json_t *refs, const int64_t *sorted, size_t n, const ch
  * does not copy them all (jansson counts references atomically, so objects sharing values may
  * be freed on different threads). Members keep their order. NULL on ENOMEM.
  */
-static json_t *without_snapshots(json_t *doc, const int64_t *sorted, size_t n,
-                                 const char *const *drop_refs, size_t n_drop)
+json_t *icm__json_without_snapshots(json_t *doc, const int64_t *sorted, size_t n,
+                                    const char *const *drop_refs, size_t n_drop)
 {
     icm__json_use_icm_allocator();
     json_t *out = json_object();
@@ -223,7 +223,7 @@ int icm_table_metadata_remove_snapshots(icm_table_metadata *md, const int64_t *i
     int rc = prepare_removal(md, ids, n, &sorted);
     if (rc != 0)
         return rc;
-    json_t *doc = without_snapshots(icm__table_metadata_json(md), sorted, n, NULL, 0);
+    json_t *doc = icm__json_without_snapshots(icm__table_metadata_json(md), sorted, n, NULL, 0);
     icm__free(sorted);
     return doc != NULL ? icm__table_metadata_replace_doc(md, doc) : ICM_ENOMEM;
 }
@@ -237,7 +237,8 @@ int icm__table_metadata_without_snapshots(const icm_table_metadata *base, const 
     int rc = prepare_removal(base, ids, n, &sorted);
     if (rc != 0)
         return rc;
-    json_t *doc = without_snapshots(icm__table_metadata_json(base), sorted, n, drop_refs, n_drop);
+    json_t *doc = icm__json_without_snapshots(icm__table_metadata_json(base), sorted, n,
+                                              drop_refs, n_drop);
     icm__free(sorted);
     return doc != NULL ? icm__table_metadata_wrap(out, doc, base->file) : ICM_ENOMEM;
 }

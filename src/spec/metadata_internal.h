@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "icemaint/metadata.h"
+#include "icemaint/update.h"
 #include "util/util.h"
 
 /* Typed views of one document. Every pointer borrows from the document it was built from. */
@@ -97,6 +98,26 @@ int icm__table_metadata_replace_doc(icm_table_metadata *md, json_t *doc_take);
 int icm__table_metadata_without_snapshots(const icm_table_metadata *base, const int64_t *ids,
                                           size_t n, const char *const *drop_refs,
                                           size_t n_drop, icm_table_metadata **out);
+
+/*
+ * A new document: `doc` without the snapshots of the sorted ids `sorted` and the refs named in
+ * `drop_refs` (`main` always stays), as icm__table_metadata_without_snapshots edits it (no
+ * check of the current snapshot). Shares every value it keeps with `doc`. NULL on ENOMEM.
+ */
+json_t *icm__json_without_snapshots(json_t *doc, const int64_t *sorted, size_t n,
+                                    const char *const *drop_refs, size_t n_drop);
+
+/*
+ * icm_table_changes_apply of the updates from index `from` on (a transaction applies each
+ * operation's updates to its working metadata as it builds them).
+ */
+int icm__table_changes_apply_range(const icm_table_changes *c, size_t from,
+                                   const icm_table_metadata *base, icm_table_metadata **out);
+/* The same, applied to `md` itself (its document replaced; on failure md is unchanged). */
+int icm__table_changes_apply_in_place(const icm_table_changes *c, size_t from,
+                                      icm_table_metadata *md);
+/* icm_table_changes_add_snapshot of a snapshot object built in memory (taken). */
+int icm__table_changes_add_snapshot_json(icm_table_changes *c, json_t *snapshot_take);
 
 /* The jansson document (borrowed; never modify it: documents share values, and every edit
  * builds a new document, see metadata_edit.c). */

@@ -20,7 +20,7 @@
 struct icm_table {
     icm_catalog *catalog;        /* NULL for static tables */
     icm_catalog *owned_catalog;  /* the single-table filesystem catalog of open_dir */
-    char *ns, *name;             /* identifier parts; "" for directory tables */
+    icm__ident ident;            /* identifier parts; "" and no levels for directory tables */
     char *identifier;
     icm_fileio *io;
     char *metadata_location;
@@ -58,8 +58,7 @@ void icm_table_free(icm_table *t)
     clear_warnings(t);
     icm__free(t->metadata_location);
     icm__free(t->identifier);
-    icm__free(t->ns);
-    icm__free(t->name);
+    icm__ident_dispose(&t->ident);
     icm_catalog_free(t->owned_catalog);
     icm__free(t);
 }
@@ -111,20 +110,27 @@ static void table_set_state(icm_table *t, char *location, icm_table_metadata *md
     t->md = md;
 }
 
-/* Current location from the catalog and its parsed metadata (both new). */
+/* Current location from the catalog and its parsed metadata (both new): the metadata the
+ * catalog handed over with the location (a REST catalog's LoadTableResult), else the file. */
 static int load_current(icm_table *t, char **out_loc, icm_table_metadata **out_md)
 {
     *out_loc = NULL;
     *out_md = NULL;
-    icm_table_ident id = {t->ns, t->name};
-    int rc = t->catalog->methods->load_table(t->catalog, &id, out_loc);
+    icm_catalog_table_info info;
+    int rc = icm__catalog_load_info(t->catalog, &t->ident.id, &info);
     if (rc != 0)
         return rc;
-    rc = icm_table_metadata_read(out_md, t->io, *out_loc);
-    if (rc != 0) {
-        icm__free(*out_loc);
-        *out_loc = NULL;
+    if (info.metadata != NULL) {
+        *out_md = info.metadata;
+        info.metadata = NULL;
+    } else {
+        rc = icm_table_metadata_read(out_md, t->io, info.metadata_location);
     }
+    if (rc == 0) {
+        *out_loc = info.metadata_location;
+        info.metadata_location = NULL;
+    }
+    icm_catalog_table_info_dispose(&info);
     return rc;
 }
 
@@ -149,9 +155,42 @@ int icm_table_load(icm_table **out, icm_catalog *cat, const char *identifier)
     if (t == NULL)
         return ICM_ENOMEM;
     t->catalog = cat;
-    int rc = icm__ident_parse(identifier, &t->ns, &t->name);
+    int rc = icm__ident_parse_levels(identifier, &t->ident);
     if (rc == 0)
         rc = icm_table_refresh(t);
+    if (rc != 0) {
+        icm_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int icm_table_load_levels(icm_table **out, icm_catalog *cat, const char *const *ns_levels,
+                          size_t n_levels, const char *name)
+{
+    *out = NULL;
+    if (cat == NULL || name == NULL || name[0] == '\0' || n_levels == 0 || ns_levels == NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, name,
+                              "a table identifier needs a name and at least one namespace level");
+    for (size_t i = 0; i < n_levels; i++)
+        if (ns_levels[i] == NULL || ns_levels[i][0] == '\0')
+            return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, name,
+                                  "namespace level %zu is empty", i);
+    icm__ident ident;
+    int rc = icm__ident_make_levels(&ident, ns_levels, n_levels, name);
+    if (rc != 0)
+        return rc;
+    char *text = icm__sprintf("%s.%s", ident.ns, name);
+    icm_table *t = text != NULL ? table_new(cat->io, text) : NULL;
+    icm__free(text);
+    if (t == NULL) {
+        icm__ident_dispose(&ident);
+        return ICM_ENOMEM;
+    }
+    t->catalog = cat;
+    t->ident = ident; /* (its views point at the strings it owns, not into the struct) */
+    rc = icm_table_refresh(t);
     if (rc != 0) {
         icm_table_free(t);
         return rc;
@@ -309,9 +348,7 @@ int icm_table_open_dir(icm_table **out, icm_fileio *io, const char *table_dir)
     icm__free(canon);
     if (t == NULL)
         return ICM_ENOMEM;
-    t->ns = icm__strdup("");
-    t->name = icm__strdup("");
-    rc = t->ns != NULL && t->name != NULL ? 0 : ICM_ENOMEM;
+    rc = icm__ident_make(&t->ident, "", "");
     if (rc == 0)
         rc = dir_open_catalog(t, t->identifier);
     if (rc == 0)
@@ -446,8 +483,7 @@ static reconcile_result reconcile(icm_table *t, const char *base_loc, char *ours
 {
     char *loc = NULL;
     icm_table_metadata *md = NULL;
-    icm_table_ident id = {t->ns, t->name};
-    if (t->catalog->methods->load_table(t->catalog, &id, &loc) != 0)
+    if (icm__catalog_load_location(t->catalog, &t->ident.id, &loc) != 0)
         return RECONCILE_OPEN;
     if (strcmp(loc, ours) == 0) {
         icm__free(loc);
@@ -586,8 +622,15 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
     rc = prepare_metadata(t, new_md, &prepared);
     if (rc != 0)
         return rc;
-    icm_table_ident id = {t->ns, t->name};
-    rc = t->catalog->methods->commit(t->catalog, &id, t->metadata_location, prepared, &ours);
+    if (t->catalog->methods->commit == NULL) {
+        icm_table_metadata_free(prepared);
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, t->identifier,
+                              "commit refused: catalog '%s' takes commits only as "
+                              "requirements and updates (icm_table_commit_changes)",
+                              t->catalog->name);
+    }
+    rc = t->catalog->methods->commit(t->catalog, &t->ident.id, t->metadata_location, prepared,
+                                     &ours);
     if (rc == 0) {
         /* Keep the base's log for retention: adopting replaces t->md. */
         icm_table_metadata *base_md = t->md;
@@ -612,5 +655,60 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
         delete_keeping_error(t->io, ours);
     icm__free(ours);
     icm_table_metadata_free(prepared);
+    return rc;
+}
+
+/* A catalog that takes requirements and updates itself (REST): it checks, applies and records
+ * everything; nothing of this commit was written here, so nothing is ever deleted here. */
+static int commit_through_catalog(icm_table *t, const icm_table_changes *changes)
+{
+    clear_warnings(t);
+    int rc = icm_table_check_own_metadata(t);
+    if (rc != 0)
+        return rc;
+    char *loc = NULL;
+    rc = ICM__CATALOG_V2(t->catalog, commit_changes)(t->catalog, &t->ident.id,
+                                                      t->metadata_location, changes, &loc);
+    if (rc != 0) {
+        icm__free(loc);
+        return rc;
+    }
+    /* Committed. The table moves to what the catalog has now; a failed reload must not turn
+     * a commit that landed into an error (a caller would clean up after it), so the handle
+     * then keeps its state and the caller's next refresh catches up. */
+    char *now = NULL;
+    icm_table_metadata *md = NULL;
+    if (load_current(t, &now, &md) == 0)
+        table_set_state(t, now, md);
+    icm__free(loc);
+    icm_error_clear();
+    return 0;
+}
+
+int icm_table_commit_changes(icm_table *t, const icm_table_changes *changes)
+{
+    if (t == NULL || changes == NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL, "NULL argument");
+    if (t->read_only)
+        return icm_table_commit(t, t->md); /* the read-only refusal, worded once */
+    if (ICM__CATALOG_V2(t->catalog, commit_changes) != NULL)
+        return commit_through_catalog(t, changes);
+    /* The one pointer-swap commit (SQL, filesystem): the requirements are checked against the
+     * base the swap starts from (a failed one is a conflict, as a REST catalog answers it),
+     * the updates applied to it, and the result committed with metadata-log,
+     * last-updated-ms, compare-and-swap, reconciliation and retention (icm_table_commit). */
+    int rc = icm_table_changes_check(changes, t->md);
+    if (rc != 0) {
+        char *why = icm__strdup(icm_error_last()->message);
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, t->identifier,
+                            "commit failed: %s", why != NULL ? why : "a requirement failed");
+        icm__free(why);
+        return rc;
+    }
+    icm_table_metadata *new_md = NULL;
+    rc = icm_table_changes_apply(changes, t->md, &new_md);
+    if (rc == 0)
+        rc = icm_table_commit(t, new_md);
+    icm_table_metadata_free(new_md);
     return rc;
 }

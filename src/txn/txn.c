@@ -8,20 +8,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "catalog/catalog_internal.h"
 #include "parquet/parquet.h"
+#include "table/commit.h"
 #include "txn/txn_addfiles_schema.h"
 #include "txn/txn_internal.h"
 #include "util/location.h"
-
-/* Java TableProperties commit.retry.* defaults. */
-#define RETRY_NUM_DEFAULT 4
-#define RETRY_MIN_WAIT_MS_DEFAULT 100
-#define RETRY_MAX_WAIT_MS_DEFAULT 60000
-#define RETRY_TOTAL_TIMEOUT_MS_DEFAULT 1800000
 
 /* ------------------------------------------------------------------------------------------ */
 /* life cycle                                                                                  */
@@ -621,52 +614,6 @@ int icm_txn_update_metadata(icm_txn *txn, icm_txn_metadata_fn fn, void *payload)
 /* ------------------------------------------------------------------------------------------ */
 /* commit                                                                                      */
 
-typedef struct retry_policy {
-    int64_t num_retries, min_wait_ms, max_wait_ms, total_timeout_ms;
-} retry_policy;
-
-static int64_t property_int(const icm_table_metadata *md, const char *key, int64_t dflt)
-{
-    const char *v = icm_table_metadata_property(md, key);
-    if (v == NULL)
-        return dflt;
-    char *end = NULL;
-    long long n = strtoll(v, &end, 10);
-    return end != v && *end == '\0' && n >= 0 ? (int64_t)n : dflt;
-}
-
-static retry_policy read_policy(const icm_table_metadata *md)
-{
-    retry_policy p;
-    p.num_retries = property_int(md, "commit.retry.num-retries", RETRY_NUM_DEFAULT);
-    p.min_wait_ms = property_int(md, "commit.retry.min-wait-ms", RETRY_MIN_WAIT_MS_DEFAULT);
-    p.max_wait_ms = property_int(md, "commit.retry.max-wait-ms", RETRY_MAX_WAIT_MS_DEFAULT);
-    p.total_timeout_ms =
-        property_int(md, "commit.retry.total-timeout-ms", RETRY_TOTAL_TIMEOUT_MS_DEFAULT);
-    return p;
-}
-
-/* Java Tasks: min(min_wait * 2^(retry-1), max_wait) plus up to 10% jitter. */
-static int64_t backoff_ms(const retry_policy *p, int retry)
-{
-    int64_t d = p->min_wait_ms;
-    for (int i = 1; i < retry && d < p->max_wait_ms; i++)
-        d *= 2;
-    if (d > p->max_wait_ms)
-        d = p->max_wait_ms;
-    uint32_t r = 0;
-    if (d >= 10 && getrandom(&r, sizeof r, 0) == (ssize_t)sizeof r)
-        d += (int64_t)(r % (uint32_t)(d / 10));
-    return d;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* Any failure that proves nothing was committed: delete every owned file. */
 static int fail_and_clean(icm_txn *txn, int rc)
 {
@@ -735,6 +682,57 @@ static int finish_unknown(icm_txn *txn)
     return rc;
 }
 
+/* A failure that does not prove the commit missed: keep every file, as after an unknown
+ * outcome, and say so. */
+static int keep_unproven(icm_txn *txn, int rc)
+{
+    txn->state = TXN_UNKNOWN;
+    char *reason = icm__strdup(icm_error_last()->message);
+    rc = icm__error_set(ICM_ERRCLASS_TXN, rc, icm_table_get_identifier(txn->table),
+                        "%s; that does not prove the commit did not happen, so no file of this "
+                        "transaction was deleted",
+                        reason != NULL ? reason : "commit failed");
+    icm__free(reason);
+    return rc;
+}
+
+/* One attempt: the operations applied to the table's current metadata, as changes. */
+static int txn_attempt(icm_table *t, icm_table_changes **out, void *payload)
+{
+    icm_txn *txn = payload;
+    txn->attempt++;
+    icm_table_metadata *md = NULL;
+    int rc = icm__txn_apply(txn, icm_table_get_metadata(t), out, &md);
+    icm_table_metadata_free(md);
+    txn->apply_failed = rc != 0;
+    return rc;
+}
+
+/*
+ * Which outcomes prove that this transaction's commit did not land, so its own files may go (a
+ * whitelist: any other code keeps them). A definitive rejection (ICM_ECOMMIT_FAILED: CAS lost,
+ * a requirement failed), and the codes icm_table_commit_changes returns only before anything
+ * was swapped (refused, read-only, bad or unsupported input, an I/O or allocation failure
+ * while preparing or writing the new metadata file). Never ICM_ECOMMIT_UNKNOWN.
+ */
+static bool cleanable(int rc)
+{
+    switch (rc) {
+    case ICM_ECOMMIT_FAILED:
+    case ICM_EREFUSED:
+    case ICM_EREADONLY:
+    case ICM_EINVALID:
+    case ICM_EUNSUPPORTED:
+    case ICM_ENOTFOUND:
+    case ICM_EEXISTS:
+    case ICM_EIO:
+    case ICM_ENOMEM:
+        return true;
+    default:
+        return false;
+    }
+}
+
 int icm_txn_commit(icm_txn *txn)
 {
     int rc = check_open(txn);
@@ -744,35 +742,28 @@ int icm_txn_commit(icm_txn *txn)
         txn->state = TXN_COMMITTED;
         return 0;
     }
-    retry_policy policy = read_policy(icm_table_get_metadata(txn->table));
-    int64_t start = icm__now_ms();
-    for (;;) {
-        txn->attempt++;
-        icm_table_metadata *md = NULL;
-        rc = icm__txn_apply(txn, icm_table_get_metadata(txn->table), &md);
-        if (rc != 0)
-            return fail_and_clean(txn, rc); /* nothing was sent */
-        rc = icm_table_commit(txn->table, md);
-        icm_table_metadata_free(md);
-        if (rc == 0)
-            return finish_success(txn);
-        if (rc == ICM_ECOMMIT_UNKNOWN)
-            return finish_unknown(txn);
-        if (rc != ICM_ECOMMIT_FAILED)
-            return fail_and_clean(txn, rc); /* the catalog swapped nothing */
-        if (txn->attempt > policy.num_retries ||
-            icm__now_ms() - start >= policy.total_timeout_ms)
-            return fail_exhausted(txn, icm_error_last()->message);
-        sleep_ms(backoff_ms(&policy, txn->attempt));
-        rc = icm_table_refresh(txn->table);
-        if (rc != 0) {
-            char *why = icm__sprintf("a conflict, then reloading the table failed: %s",
-                                     icm_error_last()->message);
-            rc = fail_exhausted(txn, why != NULL ? why : "reloading the table failed");
-            icm__free(why);
-            return rc;
-        }
+    icm__commit_policy policy;
+    icm__commit_policy_read(icm_table_get_metadata(txn->table), &policy);
+    icm__commit_outcome outcome;
+    rc = icm__table_commit_retrying(txn->table, &policy, txn_attempt, txn, &outcome);
+    if (rc == 0)
+        return finish_success(txn);
+    if (txn->apply_failed)
+        return fail_and_clean(txn, rc); /* nothing was sent */
+    if (outcome.refresh_failed) {
+        char *why = icm__sprintf("a conflict, then reloading the table failed: %s",
+                                 icm_error_last()->message);
+        rc = fail_exhausted(txn, why != NULL ? why : "reloading the table failed");
+        icm__free(why);
+        return rc;
     }
+    if (rc == ICM_ECOMMIT_FAILED)
+        return fail_exhausted(txn, icm_error_last()->message);
+    if (rc == ICM_ECOMMIT_UNKNOWN)
+        return finish_unknown(txn);
+    if (!cleanable(rc))
+        return keep_unproven(txn, rc);
+    return fail_and_clean(txn, rc); /* the catalog swapped nothing */
 }
 
 int icm_txn_attempts(const icm_txn *txn)

@@ -86,6 +86,7 @@ struct icm_txn {
     icm__ptrvec owned;       /* txn_owned* */
     txn_state state;
     int attempt;             /* 1-based number of the attempt being applied/committed */
+    bool apply_failed;       /* the latest attempt failed before anything was sent */
     char commit_uuid[37];    /* names this transaction's manifests and lists */
     unsigned manifest_counter;
     unsigned data_file_counter;
@@ -105,23 +106,28 @@ int icm__txn_invalid(const icm_txn *txn, int code, const char *location, const c
     ICM__PRINTF(4, 5);
 
 /* ---- txn_apply.c ---- */
-/* Apply every queued operation to a copy of `base`; *out is new. Files written are owned. */
-int icm__txn_apply(icm_txn *txn, const icm_table_metadata *base, icm_table_metadata **out);
+/* Apply every queued operation to a copy of `base`: *out_changes, the attempt's requirements
+ * and updates (Java's UpdateRequirements for the updates), and *out, base with them applied
+ * (both new). Files written are owned. */
+int icm__txn_apply(icm_txn *txn, const icm_table_metadata *base,
+                   icm_table_changes **out_changes, icm_table_metadata **out);
 
 /* ---- txn_snapshot.c ---- */
-/* Produce the snapshot of `op` on top of `md`'s main branch and add it to `md` (edited). */
-int icm__txn_apply_snapshot(icm_txn *txn, txn_snapshot_op *op, icm_table_metadata *md);
+/* Produce the snapshot of `op` on top of `md`'s main branch and add it to `md` (edited) and
+ * to the updates `c`. */
+int icm__txn_apply_snapshot(icm_txn *txn, txn_snapshot_op *op, icm_table_changes *c,
+                            icm_table_metadata *md);
 
-/* ---- txn_md.c: JSON edits (each applies completely or not at all) ---- */
-/* Add `snapshot` (taken) to `snapshots`, make it the head of `main` (current-snapshot-id,
- * snapshot-log), set last-sequence-number (v2+) and next-row-id (when has_next_row_id). */
-int icm__txn_md_add_snapshot(icm_table_metadata *md, json_t *snapshot_take,
-                             int64_t sequence_number, bool has_next_row_id,
-                             int64_t next_row_id);
-/* Create or update ref `name` to `snapshot_id`. retention NULL keeps existing fields (or none
- * for a new ref). A branch named main also moves current-snapshot-id and logs it. */
-int icm__txn_md_set_ref(icm_table_metadata *md, const char *name, icm_ref_type type,
-                        int64_t snapshot_id, const icm_ref_retention *retention);
+/* ---- txn_md.c: updates, appended to `c` and applied to `md` (completely or not at all) ---- */
+/* add-snapshot of `snapshot` (taken) and set-snapshot-ref of `main` to it (keeping main's
+ * retention fields): snapshots, last-sequence-number (v2+), next-row-id (v3),
+ * current-snapshot-id, snapshot-log. */
+int icm__txn_md_add_snapshot(icm_table_changes *c, icm_table_metadata *md, json_t *snapshot_take);
+/* set-snapshot-ref of `name` to `snapshot_id`. retention NULL keeps the ref's fields (none for
+ * a new ref). A branch named main also moves current-snapshot-id and logs it. */
+int icm__txn_md_set_ref(icm_table_changes *c, icm_table_metadata *md, const char *name,
+                        icm_ref_type type, int64_t snapshot_id,
+                        const icm_ref_retention *retention);
 /* `schema.name-mapping.default` built from the current schema (new string, icm__free). */
 int icm__txn_name_mapping_json(const icm_table_metadata *md, char **out);
 /* Directory for new metadata files: `write.metadata.path` or `<location>/metadata` (new). */

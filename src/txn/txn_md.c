@@ -1,12 +1,13 @@
 /*
- * txn/txn_md.c: the table-metadata edits a transaction needs beyond the public lossless edits
- * of metadata.h: adding a snapshot and moving `main` (current-snapshot-id, snapshot-log,
- * last-sequence-number, v3 next-row-id), creating or moving refs, and building the default
- * name mapping from the current schema.
+ * txn/txn_md.c: the metadata changes a transaction makes beyond properties, as updates
+ * (icemaint/update.h) appended to the attempt's changes and applied at once to its working
+ * metadata (so later operations validate against them): adding a snapshot and moving `main`
+ * to it (add-snapshot + set-snapshot-ref), creating or moving refs (set-snapshot-ref); and
+ * building the default name mapping from the current schema.
  *
- * Each edit deep-copies the JSON document, changes the copy and hands it to
- * icm__table_metadata_replace_doc, which re-validates it: an edit applies completely or leaves
- * the metadata unchanged. Unknown fields survive because only the named keys are touched.
+ * A branch that moves keeps its retention fields (Java's SnapshotRef.builderFrom), so they
+ * are sent with the set-snapshot-ref. Each edit applies completely or leaves the metadata
+ * unchanged; unknown fields survive (icm_table_changes_apply is lossless).
  */
 #include <string.h>
 
@@ -14,178 +15,41 @@
 #include "txn/txn_internal.h"
 #include "util/location.h"
 
-static json_t *copy_doc(const icm_table_metadata *md)
+/* The retention fields `ref` has (a branch keeps them when it moves: Java builderFrom). */
+static icm_ref_retention retention_of(const icm_ref *ref)
 {
-    icm__json_use_icm_allocator();
-    json_t *doc = json_deep_copy(icm__table_metadata_json(md));
-    if (doc == NULL)
-        icm__error_oom();
-    return doc;
+    icm_ref_retention r = {false, 0, false, 0, false, 0};
+    if (ref != NULL) {
+        r.has_max_ref_age_ms = ref->has_max_ref_age_ms;
+        r.max_ref_age_ms = ref->max_ref_age_ms;
+        r.has_max_snapshot_age_ms = ref->has_max_snapshot_age_ms;
+        r.max_snapshot_age_ms = ref->max_snapshot_age_ms;
+        r.has_min_snapshots_to_keep = ref->has_min_snapshots_to_keep;
+        r.min_snapshots_to_keep = ref->min_snapshots_to_keep;
+    }
+    return r;
 }
 
-/* json_object_set_new that reports allocation failure as ICM_ENOMEM. */
-static int set_new(json_t *obj, const char *key, json_t *value)
+int icm__txn_md_set_ref(icm_table_changes *c, icm_table_metadata *md, const char *name,
+                        icm_ref_type type, int64_t snapshot_id,
+                        const icm_ref_retention *retention)
 {
-    if (value == NULL || json_object_set_new(obj, key, value) != 0)
-        return icm__error_oom();
-    return 0;
+    icm_ref_retention kept = retention_of(icm_table_metadata_ref_by_name(md, name));
+    size_t from = icm_table_changes_update_count(c);
+    int rc = icm_table_changes_set_snapshot_ref(c, name, type, snapshot_id,
+                                                retention != NULL ? retention : &kept);
+    return rc == 0 ? icm__table_changes_apply_in_place(c, from, md) : rc;
 }
 
-static int append_new(json_t *arr, json_t *value)
+int icm__txn_md_add_snapshot(icm_table_changes *c, icm_table_metadata *md, json_t *snapshot_take)
 {
-    if (value == NULL || json_array_append_new(arr, value) != 0)
-        return icm__error_oom();
-    return 0;
-}
-
-/* Member `key` of `doc` as an array/object, created (empty) when absent. */
-static json_t *member(json_t *doc, const char *key, bool array)
-{
-    json_t *v = json_object_get(doc, key);
-    if (array ? json_is_array(v) : json_is_object(v))
-        return v;
-    v = array ? json_array() : json_object();
-    if (set_new(doc, key, v) != 0)
-        return NULL;
-    return v;
-}
-
-/* Log `snapshot_id` as current at `timestamp_ms` and make it current. */
-static int move_current(json_t *doc, int64_t snapshot_id, int64_t timestamp_ms)
-{
-    json_t *log = member(doc, "snapshot-log", true);
-    json_t *entry = json_object();
-    int rc = log != NULL ? 0 : ICM_ENOMEM;
-    if (rc == 0 && entry == NULL)
-        rc = icm__error_oom();
+    int64_t id = (int64_t)json_integer_value(json_object_get(snapshot_take, "snapshot-id"));
+    icm_ref_retention kept = retention_of(icm_table_metadata_ref_by_name(md, "main"));
+    size_t from = icm_table_changes_update_count(c);
+    int rc = icm__table_changes_add_snapshot_json(c, snapshot_take);
     if (rc == 0)
-        rc = set_new(entry, "timestamp-ms", json_integer(timestamp_ms));
-    if (rc == 0)
-        rc = set_new(entry, "snapshot-id", json_integer(snapshot_id));
-    if (rc == 0) {
-        rc = append_new(log, entry);
-        entry = NULL;
-    }
-    json_decref(entry);
-    if (rc == 0)
-        rc = set_new(doc, "current-snapshot-id", json_integer(snapshot_id));
-    /* The metadata changes now: its last update is no earlier than this entry (Java's builder
-     * sets lastUpdatedMillis to the snapshot's time). Without it the edited document says the
-     * log runs ahead of the metadata whenever the last commit was over a minute ago. */
-    json_t *lu = json_object_get(doc, "last-updated-ms");
-    if (rc == 0 && (!json_is_integer(lu) || json_integer_value(lu) < timestamp_ms))
-        rc = set_new(doc, "last-updated-ms", json_integer(timestamp_ms));
-    return rc;
-}
-
-static int put_retention(json_t *ref, const icm_ref_retention *r)
-{
-    json_object_del(ref, "max-ref-age-ms");
-    json_object_del(ref, "max-snapshot-age-ms");
-    json_object_del(ref, "min-snapshots-to-keep");
-    int rc = 0;
-    if (r->has_max_ref_age_ms)
-        rc = set_new(ref, "max-ref-age-ms", json_integer(r->max_ref_age_ms));
-    if (rc == 0 && r->has_max_snapshot_age_ms)
-        rc = set_new(ref, "max-snapshot-age-ms", json_integer(r->max_snapshot_age_ms));
-    if (rc == 0 && r->has_min_snapshots_to_keep)
-        rc = set_new(ref, "min-snapshots-to-keep", json_integer(r->min_snapshots_to_keep));
-    return rc;
-}
-
-/* The timestamp for a log entry: now, but never before the metadata's last update (a skewed
- * clock must not make history run backwards). */
-static int64_t log_time(json_t *doc)
-{
-    int64_t now = icm__now_ms();
-    json_t *lu = json_object_get(doc, "last-updated-ms");
-    if (json_is_integer(lu) && json_integer_value(lu) > now)
-        return (int64_t)json_integer_value(lu);
-    return now;
-}
-
-static int set_ref_in_doc(json_t *doc, const char *name, icm_ref_type type, int64_t snapshot_id,
-                          const icm_ref_retention *retention)
-{
-    json_t *refs = member(doc, "refs", false);
-    if (refs == NULL)
-        return ICM_ENOMEM;
-    json_t *ref = json_object_get(refs, name);
-    if (!json_is_object(ref)) {
-        ref = json_object();
-        if (set_new(refs, name, ref) != 0)
-            return ICM_ENOMEM;
-    }
-    int rc = set_new(ref, "snapshot-id", json_integer(snapshot_id));
-    if (rc == 0)
-        rc = set_new(ref, "type", json_string(type == ICM_REF_TAG ? "tag" : "branch"));
-    if (rc == 0 && retention != NULL)
-        rc = put_retention(ref, retention);
-    if (rc == 0 && type == ICM_REF_BRANCH && strcmp(name, "main") == 0) {
-        json_t *cur = json_object_get(doc, "current-snapshot-id");
-        if (!json_is_integer(cur) || json_integer_value(cur) != snapshot_id)
-            rc = move_current(doc, snapshot_id, log_time(doc));
-    }
-    return rc;
-}
-
-static int finish_edit(icm_table_metadata *md, json_t *doc, int rc)
-{
-    if (rc != 0) {
-        json_decref(doc);
-        return rc;
-    }
-    return icm__table_metadata_replace_doc(md, doc);
-}
-
-int icm__txn_md_set_ref(icm_table_metadata *md, const char *name, icm_ref_type type,
-                        int64_t snapshot_id, const icm_ref_retention *retention)
-{
-    json_t *doc = copy_doc(md);
-    if (doc == NULL)
-        return ICM_ENOMEM;
-    return finish_edit(md, doc, set_ref_in_doc(doc, name, type, snapshot_id, retention));
-}
-
-int icm__txn_md_add_snapshot(icm_table_metadata *md, json_t *snapshot_take,
-                             int64_t sequence_number, bool has_next_row_id, int64_t next_row_id)
-{
-    json_t *doc = copy_doc(md);
-    if (doc == NULL) {
-        json_decref(snapshot_take);
-        return ICM_ENOMEM;
-    }
-    json_t *snapshots = member(doc, "snapshots", true);
-    int rc = snapshots != NULL ? append_new(snapshots, snapshot_take) : ICM_ENOMEM;
-    if (snapshots == NULL)
-        json_decref(snapshot_take);
-    int64_t id = 0;
-    if (rc == 0)
-        id = (int64_t)json_integer_value(json_object_get(snapshot_take, "snapshot-id"));
-    if (rc == 0 && icm_table_metadata_format_version(md) >= 2)
-        rc = set_new(doc, "last-sequence-number", json_integer(sequence_number));
-    if (rc == 0 && has_next_row_id)
-        rc = set_new(doc, "next-row-id", json_integer(next_row_id));
-    /* The snapshot's own timestamp is its snapshot-log time, as Java records it. */
-    if (rc == 0) {
-        json_t *refs = member(doc, "refs", false);
-        json_t *main_ref = refs != NULL ? json_object_get(refs, "main") : NULL;
-        if (refs == NULL) {
-            rc = ICM_ENOMEM;
-        } else if (!json_is_object(main_ref)) {
-            main_ref = json_object();
-            rc = set_new(refs, "main", main_ref);
-        }
-        if (rc == 0)
-            rc = set_new(main_ref, "snapshot-id", json_integer(id));
-        if (rc == 0)
-            rc = set_new(main_ref, "type", json_string("branch"));
-        if (rc == 0)
-            rc = move_current(
-                doc, id,
-                (int64_t)json_integer_value(json_object_get(snapshot_take, "timestamp-ms")));
-    }
-    return finish_edit(md, doc, rc);
+        rc = icm_table_changes_set_snapshot_ref(c, "main", ICM_REF_BRANCH, id, &kept);
+    return rc == 0 ? icm__table_changes_apply_in_place(c, from, md) : rc;
 }
 
 char *icm__txn_metadata_dir(const icm_table_metadata *md)

@@ -784,7 +784,8 @@ static int prepare(producer *p, icm_txn *txn, txn_snapshot_op *op, icm_table_met
     return rc;
 }
 
-int icm__txn_apply_snapshot(icm_txn *txn, txn_snapshot_op *op, icm_table_metadata *md)
+int icm__txn_apply_snapshot(icm_txn *txn, txn_snapshot_op *op, icm_table_changes *c,
+                            icm_table_metadata *md)
 {
     producer p = {0};
     int rc = prepare(&p, txn, op, md);
@@ -813,7 +814,7 @@ int icm__txn_apply_snapshot(icm_txn *txn, txn_snapshot_op *op, icm_table_metadat
     if (rc == 0 && snap == NULL)
         rc = ICM_ENOMEM;
     if (rc == 0)
-        rc = icm__txn_md_add_snapshot(md, snap, p.seq, p.fv >= 3, first_row_id + added_rows);
+        rc = icm__txn_md_add_snapshot(c, md, snap); /* seq, next-row-id: from the snapshot */
     icm__free(list);
     producer_dispose(&p);
     return rc;

@@ -199,7 +199,7 @@ static void cat_free(icm_catalog *c)
 
 static const icm_catalog_methods CAT_METHODS = {
     ICM_CATALOG_METHODS_VERSION, "test", cat_load, cat_commit, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, cat_free,
+    NULL, NULL, cat_free, NULL, NULL, NULL, NULL,
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -2,10 +2,13 @@
  * icemaint/sys/catalog.h: the catalog back-end vtable, for authors of catalog back ends
  * (SQLite VFS style: a back end embeds `struct icm_catalog` first in its own struct).
  *
- * The generic layer (icemaint/catalog.h) parses identifiers, builds the metadata to commit
- * (metadata-log, last-updated-ms), reconciles unknown outcomes by reloading, deletes files on
- * proven failure and applies the metadata retention properties. A back end only records and
- * swaps the pointer to the current metadata file and writes that file where its layout wants it.
+ * The generic layer (icemaint/catalog.h) parses identifiers into levels, and for pointer-swap
+ * back ends (SQL, filesystem) checks a commit's requirements and applies its updates to the
+ * base (icemaint/update.h), builds the metadata to commit (metadata-log, last-updated-ms),
+ * reconciles unknown outcomes by reloading, deletes files on proven failure and applies the
+ * metadata retention properties: such a back end only records and swaps the pointer to the
+ * current metadata file and writes that file where its layout wants it. A back end that takes
+ * requirements and updates itself (REST) sets `commit_changes` instead (version 2).
  */
 #ifndef ICEMAINT_SYS_CATALOG_H
 #define ICEMAINT_SYS_CATALOG_H
@@ -14,11 +17,33 @@
 
 ICM_BEGIN_DECL
 
-/** A parsed identifier: `ns` dotted, `name` the table name. Both borrowed. */
+/** A parsed identifier, all borrowed: the namespace as `levels` (n_levels of them; a level
+ *  may contain a dot), the same levels joined with '.' in `ns` (the form Java's JdbcCatalog
+ *  and PyIceberg's SqlCatalog store), and `name` the table name. The public dotted API is
+ *  parsed into levels at its dots (the last dot separates the table name). A single-table
+ *  filesystem catalog (icm_table_open_dir) gets "" and no levels. */
 typedef struct icm_table_ident {
     const char *ns;
     const char *name;
+    /* ---- version 2 ---- */
+    const char *const *levels;
+    size_t n_levels;
 } icm_table_ident;
+
+/** What load_table_info gives (version 2). Owned by the caller after the call: release with
+ *  icm_catalog_table_info_dispose. */
+typedef struct icm_catalog_table_info {
+    char *metadata_location;           /**< current metadata file (new string) */
+    icm_table_metadata *metadata;      /**< that metadata when the catalog has it already
+                                            (REST's LoadTableResult); NULL = read the file */
+    icm_property *config;              /**< the table's configuration (FileIO properties,
+                                            credentials); keys and values owned */
+    size_t n_config;
+} icm_catalog_table_info;
+
+/** Free what an icm_catalog_table_info holds (the struct itself is the caller's). */
+ICM_EXTERN(void) icm_catalog_table_info_dispose(icm_catalog_table_info *info);
+
 
 /**
  * Back-end methods. Slots are only ever appended; `version` says which exist. Every method
@@ -61,9 +86,43 @@ typedef struct icm_catalog_methods {
     int (*default_table_location)(icm_catalog *cat, const icm_table_ident *id, char **out);
     /** Release the back end's struct (the generic fields are released by the caller). */
     void (*free)(icm_catalog *cat);
+
+    /* ---- version 2 (each may be NULL: the generic layer then uses the version 1 slot) ---- */
+
+    /** load_table with what a REST catalog returns: the location, the metadata when the
+     *  catalog has it, the table's configuration. ICM_ENOTFOUND when the table does not
+     *  exist. On failure *out holds nothing. */
+    int (*load_table_info)(icm_catalog *cat, const icm_table_ident *id,
+                           icm_catalog_table_info *out);
+    /**
+     * Commit requirements + updates (icemaint/update.h) the way a REST catalog does: the
+     * catalog checks the requirements against the table's current state and applies the
+     * updates itself (and records metadata-log, last-updated-ms and retention as it does).
+     * `base_location` is the metadata the changes were decided on (a catalog that can,
+     * compares it too). Return 0 with *out_location the new current metadata file (new
+     * string), ICM_ECOMMIT_FAILED (definitively not applied: a requirement failed, a
+     * conflict), ICM_ECOMMIT_UNKNOWN (outcome open: the caller deletes nothing), or another
+     * negative code when nothing was applied. NULL: a pointer-swap catalog; the generic layer
+     * checks, applies and writes, then calls `commit` to compare-and-swap (one shared
+     * function for every pointer-swap back end, icm_table_commit_changes).
+     */
+    int (*commit_changes)(icm_catalog *cat, const icm_table_ident *id, const char *base_location,
+                          const icm_table_changes *changes, char **out_location);
+    /** One page of the direct children of `parent` (levels; n_parent 0 = top level), each as
+     *  its last level. page_token NULL = the first page. ICM_ENOTFOUND when parent does not
+     *  exist. NULL: the generic layer filters list_all_namespaces. */
+    int (*list_namespaces_page)(icm_catalog *cat, const char *const *parent, size_t n_parent,
+                                const char *page_token, icm_name_cb cb, void *payload,
+                                char **next_page_token);
+    /** One page of the table names in exactly namespace `ns` (levels). NULL: list_tables. */
+    int (*list_tables_page)(icm_catalog *cat, const char *const *ns, size_t n_ns,
+                            const char *page_token, icm_name_cb cb, void *payload,
+                            char **next_page_token);
 } icm_catalog_methods;
 
-#define ICM_CATALOG_METHODS_VERSION 1
+/** Version 2 appended load_table_info, commit_changes and the paged listings, and the levels
+ *  of icm_table_ident; a version 1 back end (its struct ends at `free`) still works. */
+#define ICM_CATALOG_METHODS_VERSION 2
 
 /** Every back end's handle starts with this struct. Fill it with icm_catalog_init_base(). */
 struct icm_catalog {

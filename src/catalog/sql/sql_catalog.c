@@ -336,6 +336,13 @@ static const icm_catalog_methods sql_methods = {
     sql_list_tables,
     sql_default_table_location,
     sql_free,
+    /* version 2: a pointer-swap back end. The generic layer checks requirements, applies
+     * updates and calls `commit` to swap (icm_table_commit_changes); listings and loads go
+     * through the version 1 slots. */
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 /* ---- opening ---- */
