@@ -372,8 +372,11 @@ ICM_EXTERN(int) icm_location_canonical(const char *location, char **out);
  *    repeated and trailing slashes dropped and `.`/`..` resolved lexically (as the kernel does
  *    where there are no symbolic links; icm_fileio_resolve follows links); a relative path
  *    stays relative and never equals an absolute one;
- *  - object stores: the scheme in lower case, then the exact bytes (no slash collapsing, no
- *    dot-segment resolution, no percent-decoding: `a%20b` and `a b` are two keys).
+ *  - object stores: the scheme in lower case, `s3a` and `s3n` written `s3` (Hadoop's S3A/S3N
+ *    connectors and S3 clients address the same bucket and key), then the authority and key as
+ *    exact bytes (no slash collapsing, no dot-segment resolution, no percent-decoding: `a%20b`
+ *    and `a b` are two keys; `t//x` and `t/x` are two keys).
+ * Source: issue #17 section 3; RFC 3986 3.1 (schemes are case-insensitive).
  * @param[out] out new string (icm_free); NULL on error.
  * @return 0; ICM_EINVALID (NULL or empty location); ICM_ENOMEM.
  */

@@ -132,7 +132,7 @@ void icm_txn_free(icm_txn *txn)
 static bool same_file(const char *a, const char *b)
 {
     bool same = strcmp(a, b) == 0 || icm__location_equal(a, b);
-    return same || icm__location_id_equal(a, b, ICM__LOCATION_ID_KEEP, &same) != 0 || same;
+    return same || icm__location_id_equal(a, b, ICM__LOCATION_ID_DEFAULT, &same) != 0 || same;
 }
 
 static txn_owned *find_owned(icm_txn *txn, const char *location)

@@ -350,18 +350,18 @@ int icm__location_key(const char *loc, char **out)
     *out = icm__malloc(strlen(loc) + 1);
     if (*out == NULL)
         return ICM_ENOMEM;
-    icm__location_id_write(loc, ICM__LOCATION_ID_KEEP, *out);
+    icm__location_id_write(loc, ICM__LOCATION_ID_DEFAULT, *out);
     return 0;
 }
 
 size_t icm__location_key_write(const char *loc, char *out)
 {
-    return icm__location_id_write(loc, ICM__LOCATION_ID_KEEP, out);
+    return icm__location_id_write(loc, ICM__LOCATION_ID_DEFAULT, out);
 }
 
 bool icm__location_key_span(const char *loc, const char **key, size_t *key_len)
 {
-    return icm__location_id_span(loc, ICM__LOCATION_ID_KEEP, key, key_len);
+    return icm__location_id_span(loc, ICM__LOCATION_ID_DEFAULT, key, key_len);
 }
 
 bool icm__location_key_tail(const char *loc, size_t len, const char **tail, size_t *tail_len)

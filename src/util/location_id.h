@@ -31,9 +31,12 @@
  *    forms: reference semantics #89). The orphan sweep keys with it: a reader going through
  *    Hadoop reads `t//x` at `t/x`, so either listed spelling must be kept.
  * A coarser identity in a keep set can only keep a file nobody references; never delete one
- * that is referenced. ICM__LOCATION_ID_KEEP (no refinement) is what expiry's keep set, the
- * transactions, the in-memory FileIO and the CLI (public icm_location_identity) use; it leaves
- * `s3a` apart from `s3` as those always have (tests/unit/test_keepset.c pins it).
+ * that is referenced. ICM__LOCATION_ID_DEFAULT (= S3_ALIASES: issue #17, "s3/s3a/s3n equal by
+ * default") is what expiry's keep set, the transactions, the in-memory FileIO and the CLI
+ * (public icm_location_identity) use: a retained snapshot naming `s3a://b/k` keeps the
+ * `s3://b/k` a removed one names, since both are one object to every reader.
+ * ICM__LOCATION_ID_KEEP is the rule without refinement (the differential tests compare it with
+ * the rules it replaced).
  *
  * Relation to the guards (util/location.h): icm__location_strip_prefix / _equal answer "inside"
  * or "equal" only for spellings every reader agrees on (no dot segment below the place, scheme
@@ -55,6 +58,8 @@ enum {
     ICM__LOCATION_ID_KEEP = 0,
     ICM__LOCATION_ID_S3_ALIASES = 1u << 0,
     ICM__LOCATION_ID_HADOOP_SLASHES = 1u << 1,
+    /* the identity every user but the orphan sweep's keys uses (see above) */
+    ICM__LOCATION_ID_DEFAULT = ICM__LOCATION_ID_S3_ALIASES,
 };
 
 /* A location split into its parts, pointers into the location. */
@@ -109,12 +114,12 @@ int icm__location_id_equal(const char *a, const char *b, unsigned flags, bool *o
  * never within an absolute one or the reverse; `s3://` (no bucket) holds nothing. */
 bool icm__location_id_within(const char *key, size_t n, const char *dir, size_t dn);
 
-/* icm__location_id_write with ICM__LOCATION_ID_KEEP: the keep sets' key. New string (icm__free)
+/* icm__location_id_write with ICM__LOCATION_ID_DEFAULT: the keep sets' key. New string (icm__free)
  * in *out; returns 0 or ICM_ENOMEM. */
 int icm__location_key(const char *loc, char **out);
-/* icm__location_id_write(loc, ICM__LOCATION_ID_KEEP, out). */
+/* icm__location_id_write(loc, ICM__LOCATION_ID_DEFAULT, out). */
 size_t icm__location_key_write(const char *loc, char *out);
-/* icm__location_id_span(loc, ICM__LOCATION_ID_KEEP, ...). */
+/* icm__location_id_span(loc, ICM__LOCATION_ID_DEFAULT, ...). */
 bool icm__location_key_span(const char *loc, const char **key, size_t *key_len);
 
 /*
