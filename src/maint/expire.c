@@ -554,7 +554,7 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
     /* Newer commits past the pointer, or a root inside another table: refused before any
      * commit, so a stale catalog forks nothing; dry runs too (what they would plan is those
      * files). Only an expiry that deletes nothing (cleanup none) runs. */
-    if (o->cleanup != ICM_EXPIRE_CLEANUP_NONE && (rc = icm__expire_check_site(t)) != 0)
+    if (o->cleanup != ICM_EXPIRE_CLEANUP_NONE && (rc = icm__expire_check_site(t, !o->dry_run)) != 0)
         return rc;
     /* A table whose folder another format manages (UniForm: a `_delta_log/` beside the
      * metadata): a file Iceberg expired may still be the other format's (its time travel), so

@@ -97,9 +97,12 @@ int icm__expire_changes(icm_fileio *io, const icm_table_metadata *base,
                         bool *changed, size_t *removed_specs, size_t *removed_schemas);
 
 /* Before expiry commits (dry runs too): refuse (ICM_EREFUSED) when the table's metadata
- * folders show it was committed past the pointer t was loaded from (a stale catalog pointer),
- * or one of its roots lies inside a folder another table writes into (expire_site.c,
- * site_checks.h). Returns 0, ICM_EREFUSED, the listing codes, ICM_ENOMEM. */
-int icm__expire_check_site(icm_table *t);
+ * folders show it was committed past the pointer t was loaded from and the catalog still
+ * points there after a reload (a stale catalog pointer; a pointer that moved meanwhile is
+ * looked at again, and t then holds the reloaded table, whose own-metadata check runs when
+ * own_check), or one of its roots lies inside a folder another table writes into
+ * (expire_site.c, site_checks.h). Returns 0, ICM_EREFUSED, the listing codes, the codes of
+ * icm_table_refresh, ICM_ENOMEM. */
+int icm__expire_check_site(icm_table *t, bool own_check);
 
 #endif /* ICM_MAINT_EXPIRE_INTERNAL_H */
