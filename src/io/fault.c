@@ -24,6 +24,7 @@
 #include <pthread.h>
 
 #include "icemaint/sys/fileio.h"
+#include "io/fileio_internal.h"
 #include "icemaint/testing/fileio.h"
 #include "util/util.h"
 
@@ -267,6 +268,12 @@ int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)
 static fault_fileio *as_fault(const icm_fileio *io)
 {
     return (io != NULL && io->methods == &fault_methods) ? (fault_fileio *)(uintptr_t)io : NULL;
+}
+
+icm_fileio *icm__fileio_fault_inner(const icm_fileio *io)
+{
+    fault_fileio *f = as_fault(io);
+    return f != NULL ? f->inner : NULL;
 }
 
 void icm_fileio_fault_fail_span(icm_fileio *fault, icm_io_op op, uint64_t nth, uint64_t count,

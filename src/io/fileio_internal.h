@@ -23,4 +23,17 @@ void icm__fileio_pathmap_rule(const icm_fileio *io, size_t i, const char **from,
 /* The back end a path map wraps (borrowed), or NULL when `io` is not a path map. */
 icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io);
 
+/* The back end a fault FileIO wraps (borrowed), or NULL when `io` is not one (or the testing
+ * back ends are not built). */
+icm_fileio *icm__fileio_fault_inner(const icm_fileio *io);
+
+/*
+ * Whether deleting `location` through `io` unlinks a file of this machine's file system: a
+ * local name, or one a path map in `io`'s chain (path maps and fault wrappers are looked
+ * through) maps to a local name (`--path-map s3://b/t=/copy`). The delete engine deletes such
+ * a file alone, right after its own check (the link check, the sweep's re-stat), and batches
+ * only object-store keys. Unsure (no memory to map the name): true, the careful answer.
+ */
+bool icm__fileio_deletes_locally(icm_fileio *io, const char *location);
+
 #endif /* ICM_IO_FILEIO_INTERNAL_H */

@@ -424,3 +424,35 @@ icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io)
         return NULL;
     return ((const pathmap_fileio *)io)->inner;
 }
+
+bool icm__fileio_deletes_locally(icm_fileio *io, const char *location)
+{
+    if (icm__location_local_part(location) != NULL)
+        return true;
+    char *name = NULL; /* the name as the next back end in the chain sees it, when mapped */
+    bool local = false;
+    while (io != NULL) {
+        icm_fileio *inner = icm__fileio_pathmap_inner(io);
+        if (inner != NULL) {
+            char *mapped = NULL;
+            if (icm_fileio_pathmap_apply(io, name != NULL ? name : location, &mapped) != 0) {
+                icm_error_clear();
+                local = true; /* cannot tell: the careful answer */
+                break;
+            }
+            icm__free(name);
+            name = mapped;
+            if (icm__location_local_part(name) != NULL) {
+                local = true;
+                break;
+            }
+        } else {
+#ifdef ICM_TESTING_FILEIO
+            inner = icm__fileio_fault_inner(io);
+#endif
+        }
+        io = inner;
+    }
+    icm__free(name);
+    return local;
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/fileio_internal.h"
 #include "maint/delete_engine.h"
 #include "util/location.h"
 #include "util/util.h"
@@ -79,9 +80,11 @@ typedef struct worker {
 /* ------------------------------------------------------------------------------------------ */
 /* one chunk                                                                                   */
 
-static bool is_local(const char *path)
+/* Whether the file is one of this machine's file system (also an object-store name a path map
+ * maps onto local disk): then it is deleted alone, right after its own check. */
+static bool is_local(icm_fileio *io, const char *path)
 {
-    return icm__location_local_part(path) != NULL;
+    return icm__fileio_deletes_locally(io, path);
 }
 
 /* Take the next chunk of the batch into s->items; returns its size (0: none left, or the
@@ -92,9 +95,9 @@ static size_t take_chunk(batch *b, scratch *s)
     size_t m = 0;
     if (b->next < b->count && (b->next == 0 || batch_clock() < b->deadline_ms)) {
         s->items[m++] = b->files[b->next++];
-        if (!is_local(s->items[0]->path))
+        if (!is_local(b->r->io, s->items[0]->path))
             while (m < b->r->chunk_cap && b->next < b->count &&
-                   !is_local(b->files[b->next]->path))
+                   !is_local(b->r->io, b->files[b->next]->path))
                 s->items[m++] = b->files[b->next++];
     }
     pthread_mutex_unlock(&b->lock);

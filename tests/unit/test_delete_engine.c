@@ -20,6 +20,7 @@
 
 #include "history.h"
 #include "icemaint/sys/fileio.h"
+#include "io/fileio_internal.h"
 #include "maint/delete_engine.h"
 #include "test_orphans_common.h"
 #include "testutil.h"
@@ -747,6 +748,69 @@ static void test_object_store_keys_are_chunked(void **state)
     rec_free(&h);
 }
 
+/* A name of an object store that a path map maps onto local disk (`--path-map s3://b/t=/copy`,
+ * the documented way to maintain a copy) is a local file: deleted alone, right after its own
+ * check, never batched with other files whose checks ran before it (the sweep's re-stat must
+ * be right before each unlink; a file written at an orphan's name after a batched check was
+ * deleted: review round 12, F2). */
+static int count_checks(void *ctx, icm__delete_rank rank)
+{
+    (void)ctx;
+    (void)rank;
+    return 0;
+}
+
+static icm__delete_verdict check_counted(void *ctx, icm__link_cache *cache,
+                                         const icm__delete_item *item, int *code)
+{
+    (void)cache;
+    (void)code;
+    (void)item;
+    (*(size_t *)ctx)++;
+    return ICM__VERDICT_DELETE;
+}
+
+static void test_mapped_object_store_names_deleted_alone(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    icm_fileio *local = NULL, *io = NULL;
+    icmt_ok(icm_fileio_local_new(&local));
+    icm_path_map map_rule = {"s3://bucket/t", dir};
+    icmt_ok(icm_fileio_pathmap_new(&io, local, &map_rule, 1));
+    enum { N = 5 };
+    char *names[N], *real[N];
+    icm__delete_item items[N];
+    memset(items, 0, sizeof items);
+    for (size_t i = 0; i < N; i++) {
+        names[i] = icmt_sprintf("s3://bucket/t/data/f%zu.parquet", i);
+        real[i] = icmt_sprintf("%s/data/f%zu.parquet", dir, i);
+        icmt_ok(icm_fileio_create_new(io, names[i], "x", 1));
+        assert_true(icmt_file_exists(real[i]));
+        items[i] = (icm__delete_item){.path = names[i], .kind = "data", .size_bytes = 1,
+                                      .rank = ICM__DELETE_RANK_CONTENT, .ref = i};
+    }
+    assert_true(icm__fileio_deletes_locally(io, names[0]));
+    assert_false(icm__fileio_deletes_locally(io, "s3://other/t/data/f0.parquet"));
+    size_t checks = 0;
+    icm__delete_hooks h = {.ctx = &checks, .enter_rank = count_checks, .check = check_counted};
+    icm__delete_policy pol = ICM__DELETE_POLICY_INIT;
+    icm__delete_stats st;
+    icmt_ok(icm__delete_run(io, items, N, &pol, &h, &st));
+    assert_int_equal(checks, N);
+    assert_int_equal(st.deleted, N);
+    assert_int_equal(st.requests, N); /* one request per file, each right after its check */
+    for (size_t i = 0; i < N; i++) {
+        assert_false(icmt_file_exists(real[i]));
+        free(names[i]);
+        free(real[i]);
+    }
+    icm__delete_items_dispose(items, N);
+    icm_fileio_free(io);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
 /* The batch's time bound: no file is started once it is up, the first always is. */
 static void test_batch_time_bound(void **state)
 {
@@ -915,6 +979,7 @@ int main(void)
         cmocka_unit_test(test_callback_stop_ends_after_the_batch),
         cmocka_unit_test(test_check_and_planned_hooks_keep_files),
         cmocka_unit_test(test_object_store_keys_are_chunked),
+        cmocka_unit_test(test_mapped_object_store_names_deleted_alone),
         cmocka_unit_test(test_batch_time_bound),
         cmocka_unit_test(test_concurrency_same_outcomes),
         cmocka_unit_test(test_sweep_deletes_orphans_by_kind),
