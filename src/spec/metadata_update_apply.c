@@ -287,6 +287,27 @@ static int apply_remove_snapshots(work *w, json_t *u)
                               "removed",
                               w->index, (int64_t)json_integer_value(cur));
     }
+    /* A ref still on a removed snapshot: Java drops such refs silently (a dangling ref), so a
+     * tag or branch another writer put on the snapshot after this change was decided would go
+     * with it, and the snapshot's files after it. icemaint's changes remove the refs they mean
+     * to remove first (remove-snapshot-ref), so one left here was added or moved since: the
+     * change was decided on other metadata, a conflict, and the retry decides again (review
+     * round 12, F1). */
+    const char *ref_name;
+    json_t *ref;
+    json_object_foreach(json_object_get(w->doc, "refs"), ref_name, ref) {
+        json_t *id = json_object_get(ref, "snapshot-id");
+        if (!json_is_integer(id) ||
+            bsearch(&(int64_t){(int64_t)json_integer_value(id)}, sorted, n, sizeof *sorted,
+                    cmp_i64) == NULL)
+            continue;
+        icm__free(sorted);
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, w->file,
+                              "updates[%zu] remove-snapshots: snapshot %" PRId64
+                              " is still the head of ref '%s' (added or moved since the change "
+                              "was decided; remove-snapshot-ref removes a ref first)",
+                              w->index, (int64_t)json_integer_value(id), ref_name);
+    }
     json_t *doc = icm__json_without_snapshots(w->doc, sorted, n, NULL, 0);
     icm__free(sorted);
     if (doc == NULL)

@@ -295,6 +295,15 @@ static void test_remove_snapshots(void **state)
     c = changes_new();
     int64_t ids[] = {S1, 42 /* unknown: ignored */};
     icmt_ok(icm_table_changes_remove_snapshots(c, ids, 2));
+    /* the tag still on S1: refused, never dropped with it (a ref added since the decision) */
+    apply_fails(c, with, ICM_ECOMMIT_FAILED,
+                "updates[0] remove-snapshots: snapshot 4008342791228255080 is still the head "
+                "of ref 't1' (added or moved since the change was decided; "
+                "remove-snapshot-ref removes a ref first)");
+    icm_table_changes_free(c);
+    c = changes_new();
+    icmt_ok(icm_table_changes_remove_snapshot_ref(c, "t1"));
+    icmt_ok(icm_table_changes_remove_snapshots(c, ids, 2));
     icm_table_metadata *md = apply_ok(c, with);
     const char *const changed[] = {"snapshots", "refs", "snapshot-log", "statistics", NULL};
     assert_rest_kept(with, md, changed);
@@ -707,6 +716,7 @@ static void test_chaos_apply(void **state)
     icmt_ok(icm_table_changes_set_snapshot_ref(c, "t1", ICM_REF_TAG, S1, NULL));
     icm_property p[] = {{"k", "v"}};
     icmt_ok(icm_table_changes_set_properties(c, p, 1));
+    icmt_ok(icm_table_changes_remove_snapshot_ref(c, "t1")); /* (no ref left on S1) */
     int64_t ids[] = {S1};
     icmt_ok(icm_table_changes_remove_snapshots(c, ids, 1));
     icm_table_metadata *want = apply_ok(c, base);
