@@ -222,6 +222,11 @@ static void fault_free(icm_fileio *io)
     icm__free(f);
 }
 
+static int fault_is_local(icm_fileio *io, const char *location)
+{
+    return icm__fileio_deletes_locally(((fault_fileio *)io)->inner, location);
+}
+
 static const icm_fileio_methods fault_methods = {
     ICM_FILEIO_METHODS_VERSION,
     "fault",
@@ -238,6 +243,7 @@ static const icm_fileio_methods fault_methods = {
     fault_checksum_of,
     fault_delete_batch,
     fault_list_range,
+    fault_is_local,
 };
 
 int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)
@@ -268,12 +274,6 @@ int icm_fileio_fault_new(icm_fileio **out, icm_fileio *inner_take)
 static fault_fileio *as_fault(const icm_fileio *io)
 {
     return (io != NULL && io->methods == &fault_methods) ? (fault_fileio *)(uintptr_t)io : NULL;
-}
-
-icm_fileio *icm__fileio_fault_inner(const icm_fileio *io)
-{
-    fault_fileio *f = as_fault(io);
-    return f != NULL ? f->inner : NULL;
 }
 
 void icm_fileio_fault_fail_span(icm_fileio *fault, icm_io_op op, uint64_t nth, uint64_t count,

@@ -11,6 +11,7 @@
 
 #include "icemaint/sys/fileio.h"
 #include "io/fileio_internal.h"
+#include "util/location.h"
 #include "util/util.h"
 
 /* ICM_EINVALID for a missing handle, a back end of a version this library does not know, or a
@@ -463,4 +464,19 @@ void icm_fileio_free(icm_fileio *io)
 {
     if (io != NULL && io->methods != NULL && io->methods->free != NULL)
         io->methods->free(io);
+}
+
+bool icm__fileio_deletes_locally(icm_fileio *io, const char *location)
+{
+    if (icm__location_local_part(location) != NULL)
+        return true;
+    if (io == NULL || io->methods == NULL || io->methods->version < 4 ||
+        io->methods->is_local == NULL)
+        return true; /* cannot tell: the careful answer */
+    int r = io->methods->is_local(io, location);
+    if (r < 0) {
+        icm_error_clear();
+        return true;
+    }
+    return r != 0;
 }

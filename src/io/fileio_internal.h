@@ -23,16 +23,13 @@ void icm__fileio_pathmap_rule(const icm_fileio *io, size_t i, const char **from,
 /* The back end a path map wraps (borrowed), or NULL when `io` is not a path map. */
 icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io);
 
-/* The back end a fault FileIO wraps (borrowed), or NULL when `io` is not one (or the testing
- * back ends are not built). */
-icm_fileio *icm__fileio_fault_inner(const icm_fileio *io);
-
 /*
  * Whether deleting `location` through `io` unlinks a file of this machine's file system: a
- * local name, or one a path map in `io`'s chain (path maps and fault wrappers are looked
- * through) maps to a local name (`--path-map s3://b/t=/copy`). The delete engine deletes such
- * a file alone, right after its own check (the link check, the sweep's re-stat), and batches
- * only object-store keys. Unsure (no memory to map the name): true, the careful answer.
+ * name of the local form, or what the back end's `is_local` slot says (wrappers ask what they
+ * wrap: a path map with the mapped name, so `--path-map s3://b/t=/copy` makes those names
+ * local). The delete engine deletes such a file alone, right after its own check (the link
+ * check, the sweep's re-stat), and batches only object-store keys. A back end without the
+ * slot, or one that cannot tell: true, the careful answer.
  */
 bool icm__fileio_deletes_locally(icm_fileio *io, const char *location);
 

@@ -287,6 +287,19 @@ static void pm_free(icm_fileio *io)
     icm__free(pm);
 }
 
+/* The name the inner back end sees; 1 (careful) when it cannot be made. */
+static int pathmap_is_local(icm_fileio *io, const char *location)
+{
+    char *mapped = NULL;
+    if (icm_fileio_pathmap_apply(io, location, &mapped) != 0) {
+        icm_error_clear();
+        return 1;
+    }
+    bool local = icm__fileio_deletes_locally(icm__fileio_pathmap_inner(io), mapped);
+    icm__free(mapped);
+    return local;
+}
+
 static const icm_fileio_methods pathmap_methods = {
     ICM_FILEIO_METHODS_VERSION,
     "pathmap",
@@ -303,6 +316,7 @@ static const icm_fileio_methods pathmap_methods = {
     pm_checksum_of,
     pm_delete_batch,
     NULL, /* list_range: the wrapper applies a range to the names mapped back */
+    pathmap_is_local,
 };
 
 /* ICM_EINVALID unless rule i is usable and its FROM differs from every earlier rule's. */
@@ -423,36 +437,4 @@ icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io)
     if (io == NULL || io->methods != &pathmap_methods)
         return NULL;
     return ((const pathmap_fileio *)io)->inner;
-}
-
-bool icm__fileio_deletes_locally(icm_fileio *io, const char *location)
-{
-    if (icm__location_local_part(location) != NULL)
-        return true;
-    char *name = NULL; /* the name as the next back end in the chain sees it, when mapped */
-    bool local = false;
-    while (io != NULL) {
-        icm_fileio *inner = icm__fileio_pathmap_inner(io);
-        if (inner != NULL) {
-            char *mapped = NULL;
-            if (icm_fileio_pathmap_apply(io, name != NULL ? name : location, &mapped) != 0) {
-                icm_error_clear();
-                local = true; /* cannot tell: the careful answer */
-                break;
-            }
-            icm__free(name);
-            name = mapped;
-            if (icm__location_local_part(name) != NULL) {
-                local = true;
-                break;
-            }
-        } else {
-#ifdef ICM_TESTING_FILEIO
-            inner = icm__fileio_fault_inner(io);
-#endif
-        }
-        io = inner;
-    }
-    icm__free(name);
-    return local;
 }

@@ -20,6 +20,7 @@
 
 #include "icemaint/sys/fileio.h"
 #include "icemaint/testing/fileio.h"
+#include "io/fileio_internal.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -364,6 +365,14 @@ static void rs_free(icm_fileio *io)
     icm__free(r);
 }
 
+/* What the back end of the location's scheme says (a back end that cannot be built: the
+ * careful answer). */
+static int rs_is_local(icm_fileio *io, const char *location)
+{
+    RESOLVE(io, location, b);
+    return icm__fileio_deletes_locally(b, location);
+}
+
 static const icm_fileio_methods resolving_methods = {
     ICM_FILEIO_METHODS_VERSION,
     "resolving",
@@ -380,6 +389,7 @@ static const icm_fileio_methods resolving_methods = {
     rs_checksum_of,
     rs_delete_batch,
     rs_list_range,
+    rs_is_local,
 };
 
 /* Append (key, value) to props, replacing the value of an equal key (later sources win). */

@@ -1359,7 +1359,7 @@ static void rec_free(icm_fileio *io)
 static const icm_fileio_methods REC_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "recording", rec_read, rec_read_range, rec_create_new,
     rec_write_replace, rec_remove, rec_stat, NULL, rec_free, rec_list, NULL, NULL, NULL,
-    NULL,
+    NULL, NULL,
 };
 
 /* Rank of a deleted path in the required order: content files, manifests, lists, statistics. */

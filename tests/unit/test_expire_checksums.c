@@ -120,7 +120,7 @@ static int c_checksum_of(icm_fileio *io, const char *l, char **out, icm_file_inf
 static const icm_fileio_methods COMPANION_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "companions", c_read, c_read_range, c_create_new,
     c_write_replace, c_remove, c_stat, NULL, c_free, c_list, NULL, c_checksum_of, NULL,
-    NULL,
+    NULL, NULL,
 };
 
 static void plant(companion_io *c, const char *suffix, const char *content)

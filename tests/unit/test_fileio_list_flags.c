@@ -403,11 +403,11 @@ static const icm_fileio_methods V1_METHODS = {
     (int (*)(icm_fileio *, const char *, char **, icm_file_info *))(uintptr_t)1,
     (int (*)(icm_fileio *, const char *const *, size_t, icm_fileio_delete_result *))(uintptr_t)1,
     (int (*)(icm_fileio *, const char *, const icm_fileio_list_options *, icm_list_cb,
-             void *))(uintptr_t)1};
+             void *))(uintptr_t)1, NULL};
 
 static const icm_fileio_methods NO_LIST_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "nolist", NULL, NULL, NULL, NULL, NULL, NULL, NULL, v1_free,
-    NULL, NULL, NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL};
 
 static void test_version1_backend_still_lists(void **state)
 {

@@ -336,7 +336,7 @@ static void h_free(icm_fileio *io)
 
 static const icm_fileio_methods HOOK_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "hook", h_read, h_read_range, h_create, h_write, h_remove,
-    h_stat, NULL, h_free, h_list, NULL, NULL, NULL, NULL};
+    h_stat, NULL, h_free, h_list, NULL, NULL, NULL, NULL, NULL};
 
 static void hook_io_init(hook_io *h, icm_fileio *inner)
 {

@@ -106,7 +106,7 @@ static void spy_free(icm_fileio *io)
 
 static const icm_fileio_methods SPY_METHODS = {
     ICM_FILEIO_METHODS_VERSION, "spy", spy_read, spy_read_range, spy_create, spy_write,
-    spy_remove, spy_stat, NULL, spy_free, spy_list, NULL, NULL, NULL, NULL};
+    spy_remove, spy_stat, NULL, spy_free, spy_list, NULL, NULL, NULL, NULL, NULL};
 
 static void spy_reset(spy_io *s)
 {

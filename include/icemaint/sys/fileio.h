@@ -81,11 +81,18 @@ typedef struct icm_fileio_methods {
      *  wrapper lists through `list_flags`/`list` and applies the range itself. */
     int (*list_range)(icm_fileio *io, const char *prefix, const icm_fileio_list_options *opts,
                       icm_list_cb cb, void *payload);
+    /** Whether deleting `location` unlinks a file of this machine's file system: 1 yes, 0 no
+     *  (an object-store key), a negative code when it cannot tell. The delete engine deletes a
+     *  local file alone, right after its own re-checks (links, the sweep's re-stat), and sends
+     *  object-store keys in batches after theirs. A wrapper asks what it wraps, with the name
+     *  that one sees (a path map: the mapped name). NULL, or a negative answer: the careful
+     *  answer, yes (a name of the local form is local whatever the back end says). */
+    int (*is_local)(icm_fileio *io, const char *location);
 } icm_fileio_methods;
 
-/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`; 4: `delete_batch` and
- *  `list_range`. A back end may set `version` to an earlier value (then the later slots are not
- *  read); the wrappers refuse a back end whose `version` is below 1 or above this value
+/** 2: `list_flags` and `resolve` appended; 3: `checksum_of`; 4: `delete_batch`,
+ *  `list_range` and `is_local`. A back end may set `version` to an earlier value (then the
+ *  later slots are not read); the wrappers refuse a back end whose `version` is below 1 or above this value
  *  (ICM_EINVALID: it was built against a newer header whose slots this library would not know
  *  how to call). */
 #define ICM_FILEIO_METHODS_VERSION 4
