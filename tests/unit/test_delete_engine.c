@@ -779,30 +779,23 @@ static icm__delete_verdict check_counted(void *ctx, icm__link_cache *cache,
     return ICM__VERDICT_DELETE;
 }
 
-static void test_mapped_object_store_names_deleted_alone(void **state)
+/* Delete n files named `s3://bucket/t/data/<stem><i>.parquet` through `io`, which keeps them
+ * below `dir`: each must be deleted alone, right after its own check. */
+static void expect_deleted_alone(icm_fileio *io, const char *dir, const char *stem)
 {
-    (void)state;
-    char *dir = icmt_mkdtemp();
-    icm_fileio *local = NULL, *io = NULL;
-    icmt_ok(icm_fileio_local_new(&local));
-    icm_path_map map_rule = {"s3://bucket/t", dir};
-    icmt_ok(icm_fileio_pathmap_new(&io, local, &map_rule, 1));
-    enum { N = 5 };
+    enum { N = 4 };
     char *names[N], *real[N];
     icm__delete_item items[N];
     memset(items, 0, sizeof items);
     for (size_t i = 0; i < N; i++) {
-        names[i] = icmt_sprintf("s3://bucket/t/data/f%zu.parquet", i);
-        real[i] = icmt_sprintf("%s/data/f%zu.parquet", dir, i);
+        names[i] = icmt_sprintf("s3://bucket/t/data/%s%zu.parquet", stem, i);
+        real[i] = icmt_sprintf("%s/data/%s%zu.parquet", dir, stem, i);
         icmt_ok(icm_fileio_create_new(io, names[i], "x", 1));
         assert_true(icmt_file_exists(real[i]));
         items[i] = (icm__delete_item){.path = names[i], .kind = "data", .size_bytes = 1,
                                       .rank = ICM__DELETE_RANK_CONTENT, .ref = i};
     }
     assert_true(icm__fileio_deletes_locally(io, names[0]));
-    /* (a name no rule maps reaches the local back end as it is: whatever it deletes is an
-     * unlink, so local too) */
-    assert_true(icm__fileio_deletes_locally(io, "s3://other/t/data/f0.parquet"));
     size_t checks = 0;
     icm__delete_hooks h = {.ctx = &checks, .enter_rank = count_checks, .check = check_counted};
     icm__delete_policy pol = ICM__DELETE_POLICY_INIT;
@@ -817,6 +810,20 @@ static void test_mapped_object_store_names_deleted_alone(void **state)
         free(real[i]);
     }
     icm__delete_items_dispose(items, N);
+}
+
+static void test_mapped_object_store_names_deleted_alone(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    icm_fileio *local = NULL, *io = NULL;
+    icmt_ok(icm_fileio_local_new(&local));
+    icm_path_map map_rule = {"s3://bucket/t", dir};
+    icmt_ok(icm_fileio_pathmap_new(&io, local, &map_rule, 1));
+    expect_deleted_alone(io, dir, "f");
+    /* (a name no rule maps reaches the local back end as it is: whatever it deletes is an
+     * unlink, so local too) */
+    assert_true(icm__fileio_deletes_locally(io, "s3://other/t/data/f0.parquet"));
     icm_fileio_free(io);
     icmt_rmtree(dir);
     free(dir);
@@ -844,33 +851,7 @@ static void test_resolved_local_names_deleted_alone(void **state)
     icmt_ok(icm_fileio_register_scheme("s3", local_map_factory, dir));
     icm_fileio *io = NULL;
     icmt_ok(icm_fileio_resolving_new(&io, NULL, 0));
-    enum { N = 4 };
-    char *names[N], *real[N];
-    icm__delete_item items[N];
-    memset(items, 0, sizeof items);
-    for (size_t i = 0; i < N; i++) {
-        names[i] = icmt_sprintf("s3://bucket/t/data/g%zu.parquet", i);
-        real[i] = icmt_sprintf("%s/data/g%zu.parquet", dir, i);
-        icmt_ok(icm_fileio_create_new(io, names[i], "x", 1));
-        assert_true(icmt_file_exists(real[i]));
-        items[i] = (icm__delete_item){.path = names[i], .kind = "data", .size_bytes = 1,
-                                      .rank = ICM__DELETE_RANK_CONTENT, .ref = i};
-    }
-    assert_true(icm__fileio_deletes_locally(io, names[0]));
-    size_t checks = 0;
-    icm__delete_hooks h = {.ctx = &checks, .enter_rank = count_checks, .check = check_counted};
-    icm__delete_policy pol = ICM__DELETE_POLICY_INIT;
-    icm__delete_stats st;
-    icmt_ok(icm__delete_run(io, items, N, &pol, &h, &st));
-    assert_int_equal(checks, N);
-    assert_int_equal(st.deleted, N);
-    assert_int_equal(st.requests, N); /* one request per file, right after its check */
-    for (size_t i = 0; i < N; i++) {
-        assert_false(icmt_file_exists(real[i]));
-        free(names[i]);
-        free(real[i]);
-    }
-    icm__delete_items_dispose(items, N);
+    expect_deleted_alone(io, dir, "g");
     icm_fileio_free(io);
     icmt_ok(icm_fileio_register_scheme("s3", NULL, NULL));
     /* a back end without the slot, whatever it wraps: careful */
