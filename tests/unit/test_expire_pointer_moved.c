@@ -27,10 +27,8 @@ static int fx_setup(void **state)
     f->dir = icmt_mkdtemp();
     f->tdir = icmt_sprintf("%s/db/t", f->dir);
     icmt_ok(icm_fileio_local_new(&f->io));
+    create_fs_table(f->dir, f->io);
     icmt_ok(icm_catalog_open_hadoop(&f->cat, "fs", f->dir, f->io));
-    icmt_ok(icm_catalog_create_namespace(f->cat, "db"));
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(f->cat, "db.t", &o, NULL));
     *state = f;
     return 0;
 }

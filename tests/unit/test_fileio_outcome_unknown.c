@@ -155,14 +155,7 @@ static int fx_setup(void **state)
     f->dir = icmt_mkdtemp();
     f->tdir = icmt_sprintf("%s/db/t", f->dir);
     icmt_ok(icm_fileio_local_new(&f->local));
-    icm_catalog *cat = NULL;
-    icmt_ok(icm_catalog_open_hadoop(&cat, "fs", f->dir, f->local));
-    icmt_ok(icm_catalog_create_namespace(cat, "db"));
-    icm_property props[] = {{"commit.retry.min-wait-ms", "1"},
-                            {"commit.retry.max-wait-ms", "2"}};
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, props, 2};
-    icmt_ok(icm_catalog_create_table(cat, "db.t", &o, NULL));
-    icm_catalog_free(cat);
+    create_fs_table(f->dir, f->local);
     *state = f;
     return 0;
 }

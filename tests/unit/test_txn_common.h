@@ -24,6 +24,20 @@
     "{\"id\":1,\"name\":\"id\",\"required\":false,\"type\":\"long\"},"                      \
     "{\"id\":2,\"name\":\"data\",\"required\":false,\"type\":\"string\"}]}"
 
+/* A filesystem catalog over `dir` holding namespace `db` and table `db.t` (TXN_SCHEMA_JSON;
+ * commit retries wait 1-2 ms), created through `io`; the catalog is closed again. */
+static inline void create_fs_table(const char *dir, icm_fileio *io)
+{
+    icm_catalog *cat = NULL;
+    icmt_ok(icm_catalog_open_hadoop(&cat, "fs", dir, io));
+    icmt_ok(icm_catalog_create_namespace(cat, "db"));
+    icm_property props[] = {{"commit.retry.min-wait-ms", "1"},
+                            {"commit.retry.max-wait-ms", "2"}};
+    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, props, 2};
+    icmt_ok(icm_catalog_create_table(cat, "db.t", &o, NULL));
+    icm_catalog_free(cat);
+}
+
 /* Number of regular files below dir (recursive), names not starting with '.'; hidden files
  * (temp files of the local FileIO) are counted separately in *hidden when not NULL. */
 static inline int count_files(const char *dir, int *hidden)

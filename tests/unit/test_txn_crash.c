@@ -27,14 +27,7 @@ static int cfx_setup(void **state)
     f->tdir = icmt_sprintf("%s/db/t", f->dir);
     f->cdir = icmt_sprintf("%s/caller", f->dir);
     icmt_ok(icm_fileio_local_new(&f->io));
-    icm_catalog *cat = NULL;
-    icmt_ok(icm_catalog_open_hadoop(&cat, "fs", f->dir, f->io));
-    icmt_ok(icm_catalog_create_namespace(cat, "db"));
-    icm_property props[] = {{"commit.retry.min-wait-ms", "1"},
-                            {"commit.retry.max-wait-ms", "2"}};
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, props, 2};
-    icmt_ok(icm_catalog_create_table(cat, "db.t", &o, NULL));
-    icm_catalog_free(cat);
+    create_fs_table(f->dir, f->io);
     *state = f;
     return 0;
 }
