@@ -470,7 +470,7 @@ bool icm__fileio_deletes_locally(icm_fileio *io, const char *location)
 {
     if (icm__location_local_part(location) != NULL)
         return true;
-    if (io == NULL || io->methods == NULL || io->methods->version < 4 ||
+    if (io == NULL || io->methods == NULL || io->methods->version < 5 ||
         io->methods->is_local == NULL)
         return true; /* cannot tell: the careful answer */
     int r = io->methods->is_local(io, location);

@@ -81,6 +81,7 @@ typedef struct icm_fileio_methods {
      *  wrapper lists through `list_flags`/`list` and applies the range itself. */
     int (*list_range)(icm_fileio *io, const char *prefix, const icm_fileio_list_options *opts,
                       icm_list_cb cb, void *payload);
+    /* ---- version 5 ---- */
     /** Whether deleting `location` unlinks a file of this machine's file system: 1 yes, 0 no
      *  (an object-store key), a negative code when it cannot tell. The delete engine deletes a
      *  local file alone, right after its own re-checks (links, the sweep's re-stat), and sends
@@ -91,11 +92,11 @@ typedef struct icm_fileio_methods {
 } icm_fileio_methods;
 
 /** 2: `list_flags` and `resolve` appended; 3: `checksum_of`; 4: `delete_batch`,
- *  `list_range` and `is_local`. A back end may set `version` to an earlier value (then the
- *  later slots are not read); the wrappers refuse a back end whose `version` is below 1 or above this value
- *  (ICM_EINVALID: it was built against a newer header whose slots this library would not know
- *  how to call). */
-#define ICM_FILEIO_METHODS_VERSION 4
+ *  `list_range`; 5: `is_local`. A back end may set `version` to an earlier value (then the
+ *  later slots are not read); the wrappers refuse a back end whose `version` is below 1 or
+ *  above this value (ICM_EINVALID: it was built against a newer header whose slots this
+ *  library would not know how to call). */
+#define ICM_FILEIO_METHODS_VERSION 5
 
 /** Every back end's handle starts with this struct (embed it first). */
 struct icm_fileio {
