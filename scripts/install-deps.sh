@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libjansson-dev zlib1g-dev libdeflate-dev libzstd-dev libsnappy-dev libxxhash-dev libsqlite3-dev libpq-dev
-  libcurl4-openssl-dev libexpat1-dev libyaml-dev libcmocka-dev
+  libcurl4-openssl-dev libssl-dev libexpat1-dev libyaml-dev libcmocka-dev
   postgresql python3-venv maven
 )
 

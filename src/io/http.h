@@ -1,0 +1,81 @@
+/*
+ * io/http.h: one HTTP client for the object-store back ends, the credential providers and
+ * (later) the REST catalog (internal).
+ *
+ * libcurl is the transport: a client holds a bounded pool of easy handles that share one
+ * connection cache (keep-alive, TLS sessions, DNS), so any number of threads may send at once
+ * and at most `max_connections` requests are in flight. Nothing here signs, retries or reads a
+ * status: the caller owns the protocol (S3 maps statuses and error bodies; SigV4 signs before
+ * the send). URLs are sent exactly as given (CURLOPT_PATH_AS_IS: `a/../b` is the key
+ * `a/../b`, never another object), and no header is added or removed beyond what the request
+ * lists, Host and Content-Length (no `Expect: 100-continue` dance for small bodies).
+ */
+#ifndef ICM_IO_HTTP_H
+#define ICM_IO_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct icm__http icm__http;
+
+typedef struct icm__http_options {
+    int64_t connect_timeout_ms; /* 0: 10,000 */
+    int64_t request_timeout_ms; /* whole request; 0: 60,000 */
+    unsigned max_connections;   /* requests in flight at once; 0: 32 */
+    const char *ca_bundle;      /* PEM file; NULL: the system's (copied) */
+    bool verify_tls;            /* false only when asked for (a test server's own cert) */
+} icm__http_options;
+
+/* A new client (into *out). Returns 0, ICM_ENOMEM, ICM_EINVALID (libcurl refused an option). */
+int icm__http_new(icm__http **out, const icm__http_options *opts);
+/* Free a client no request is using. NULL is fine. */
+void icm__http_free(icm__http *h);
+
+typedef struct icm__http_header {
+    const char *name;
+    const char *value;
+} icm__http_header;
+
+typedef struct icm__http_request {
+    const char *method; /* "GET", "HEAD", "PUT", "POST", "DELETE" */
+    const char *url;    /* absolute, already encoded; sent byte for byte */
+    const icm__http_header *headers;
+    size_t n_headers;
+    const void *body; /* sent as is (PUT, POST); NULL with body_len 0: no body */
+    size_t body_len;
+    /* GET: write the body into this caller buffer instead of a new one (ranged reads); a
+     * body longer than sink_cap is an error (ICM_EIO), never a partial silent copy. */
+    void *sink;
+    size_t sink_cap;
+    int64_t timeout_ms; /* 0: the client's request timeout */
+} icm__http_request;
+
+typedef struct icm__http_response {
+    int status;       /* HTTP status; 0 when no response arrived */
+    char *body;       /* icm_free; NUL-terminated beyond body_len; NULL when a sink was used */
+    size_t body_len;  /* bytes received (into the sink too) */
+    char *headers;    /* raw header block of the final response (icm_free) */
+    /* Set on a transport failure: whether any byte of the request left this machine. false
+     * means the server cannot have acted on it; true means it may have (a conditional write
+     * whose answer was lost has an unknown outcome). */
+    bool request_sent;
+} icm__http_response;
+
+/*
+ * Send one request and wait for its whole response (blocking; thread-safe; waits for a free
+ * connection when max_connections are busy).
+ * Returns 0 when a response arrived, whatever its status; ICM_ENET (connection refused, reset,
+ * DNS, TLS, a truncated body) or ICM_ETIMEOUT with resp->request_sent set and the last error
+ * naming the URL (no query string: it may carry credentials) and curl's reason; ICM_ENOMEM;
+ * ICM_EIO when the body overflows the sink. resp is always initialised (clear it afterwards).
+ */
+int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_response *resp);
+
+/* The value of response header `name` (case-insensitive), trimmed, into a new string
+ * (icm_free) in *out; *out NULL when absent. Returns 0 or ICM_ENOMEM. */
+int icm__http_response_header(const icm__http_response *resp, const char *name, char **out);
+
+void icm__http_response_clear(icm__http_response *resp);
+
+#endif /* ICM_IO_HTTP_H */
