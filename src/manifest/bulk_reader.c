@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "io/prefetch.h"
 #include "manifest/bulk_reader.h"
 #include "manifest/manifest_internal.h"
 #include "util/ahead.h"
@@ -86,6 +87,7 @@ struct icm__lists_ahead {
     const char *const *locations;
     list_slot slots[LISTS_AHEAD_WINDOW];
     icm__ahead *ring;
+    icm__prefetch *prefetch; /* object-store lists: fetched many at a time; NULL: read here */
 };
 
 static void list_slot_clear(list_slot *s)
@@ -101,7 +103,8 @@ static void read_list(void *ctx, size_t i, void *slot)
     icm__lists_ahead *a = ctx;
     list_slot *s = slot;
     size_t len = 0;
-    int rc = icm_fileio_read(a->bulk->io, a->locations[i], &s->data, &len);
+    int rc = a->prefetch != NULL ? icm__prefetch_take(a->prefetch, i, &s->data, &len)
+                                 : icm_fileio_read(a->bulk->io, a->locations[i], &s->data, &len);
     if (rc < 0) {
         rc = save_error(&s->err, rc);
     } else {
@@ -120,9 +123,15 @@ int icm__lists_ahead_start(icm__lists_ahead **out, const icm__manifest_bulk *b,
         return ICM_ENOMEM;
     a->bulk = b;
     a->locations = locations;
-    int rc = icm__ahead_start(&a->ring, n, LISTS_AHEAD_WINDOW, a->slots, sizeof a->slots[0],
+    int rc = 0;
+    if (n > 0 && icm__prefetch_worthwhile(b->io, locations[0]))
+        rc = icm__prefetch_start(&a->prefetch, b->io, locations, n, ICM__PREFETCH_IN_FLIGHT,
+                                 ICM__PREFETCH_WINDOW);
+    if (rc == 0)
+        rc = icm__ahead_start(&a->ring, n, LISTS_AHEAD_WINDOW, a->slots, sizeof a->slots[0],
                               read_list, a);
     if (rc != 0) {
+        icm__prefetch_finish(a->prefetch);
         icm__free(a);
         return rc;
     }
@@ -194,6 +203,7 @@ void icm__lists_ahead_finish(icm__lists_ahead *a)
     if (a == NULL)
         return;
     icm__ahead_finish(a->ring);
+    icm__prefetch_finish(a->prefetch);
     for (size_t k = 0; k < LISTS_AHEAD_WINDOW; k++)
         list_slot_clear(&a->slots[k]);
     icm__free(a);
@@ -220,6 +230,9 @@ struct icm__manifest_ahead {
     const void *filter_ctx;
     manifest_slot slots[MANIFESTS_AHEAD_WINDOW];
     icm__ahead *ring;
+    const char **paths;      /* refs' manifest paths, for the prefetcher */
+    icm__prefetch *prefetch; /* object-store manifests: fetched many at a time; NULL: read
+                                by the decoding thread */
 };
 
 static const uint64_t ENTRY_FIELDS =
@@ -298,8 +311,12 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
     ro.fields = a->filter != NULL ? ICM_MANIFEST_FIELD_FILE_PATH : ENTRY_FIELDS;
     ro.format_version = r->embedded_v1 ? 1 : a->bulk->format_version;
-    int rc = icm__manifest_read_views(a->bulk->io, &r->mf, r->embedded_v1, r->snapshot_id, &ro,
-                                      a->bulk->schemas, on_entry, s);
+    char *data = NULL;
+    size_t len = 0;
+    int rc = a->prefetch != NULL ? icm__prefetch_take(a->prefetch, i, &data, &len) : 0;
+    if (rc == 0)
+        rc = icm__manifest_read_views(a->bulk->io, data, len, &r->mf, r->embedded_v1,
+                                      r->snapshot_id, &ro, a->bulk->schemas, on_entry, s);
     s->pub.rc = rc != 0 ? save_error(&s->err, rc) : 0;
     s->pub.locations = s->locations != NULL ? s->locations : "";
     s->pub.entries = s->entries;
@@ -317,9 +334,23 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bul
     a->refs = refs;
     a->filter = filter;
     a->filter_ctx = filter_ctx;
-    int rc = icm__ahead_start(&a->ring, n, MANIFESTS_AHEAD_WINDOW, a->slots,
+    int rc = 0;
+    if (n > 1 && icm__prefetch_worthwhile(b->io, refs[0].mf.manifest_path)) {
+        a->paths = icm__calloc(n, sizeof *a->paths);
+        if (a->paths == NULL)
+            rc = ICM_ENOMEM;
+        for (size_t k = 0; rc == 0 && k < n; k++)
+            a->paths[k] = refs[k].mf.manifest_path;
+        if (rc == 0)
+            rc = icm__prefetch_start(&a->prefetch, b->io, a->paths, n, ICM__PREFETCH_IN_FLIGHT,
+                                     ICM__PREFETCH_WINDOW);
+    }
+    if (rc == 0)
+        rc = icm__ahead_start(&a->ring, n, MANIFESTS_AHEAD_WINDOW, a->slots,
                               sizeof a->slots[0], decode_manifest, a);
     if (rc != 0) {
+        icm__prefetch_finish(a->prefetch);
+        icm__free(a->paths);
         icm__free(a);
         return rc;
     }
@@ -352,6 +383,8 @@ void icm__manifest_ahead_finish(icm__manifest_ahead *a)
     if (a == NULL)
         return;
     icm__ahead_finish(a->ring);
+    icm__prefetch_finish(a->prefetch);
+    icm__free(a->paths);
     for (size_t k = 0; k < MANIFESTS_AHEAD_WINDOW; k++) {
         icm__free(a->slots[k].locations);
         icm__free(a->slots[k].entries);

@@ -83,19 +83,23 @@ int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_i
     return rc;
 }
 
-/* Read a manifest, delivering entries to `cb` or, when view_cb is given, views to it. */
-static int read_manifest(icm_fileio *io, const icm_manifest_file *mf,
+/* Read a manifest, delivering entries to `cb` or, when view_cb is given, views to it. `data`
+ * (taken, freed here) holds its bytes already when not NULL (read ahead); else they are read. */
+static int read_manifest(icm_fileio *io, char *data, size_t len, const icm_manifest_file *mf,
                          const icm_manifest_read_options *opts, icm__avro_schema_cache *schemas,
                          icm_manifest_entry_cb cb, icm__entry_view_cb view_cb, void *payload)
 {
-    if (mf == NULL || mf->manifest_path == NULL)
+    if (mf == NULL || mf->manifest_path == NULL) {
+        icm_free(data);
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
                               "manifest list entry without a manifest_path");
-    char *data = NULL;
-    size_t len = 0;
-    int rc = icm_fileio_read(io, mf->manifest_path, &data, &len);
-    if (rc < 0)
-        return rc;
+    }
+    int rc = 0;
+    if (data == NULL) {
+        rc = icm_fileio_read(io, mf->manifest_path, &data, &len);
+        if (rc < 0)
+            return rc;
+    }
     icm_manifest_read_options o = ICM_MANIFEST_READ_OPTIONS_INIT;
     if (opts != NULL)
         o = *opts;
@@ -126,7 +130,7 @@ int icm_manifest_read(icm_fileio *io, const icm_manifest_file *mf,
                       const icm_manifest_read_options *opts, icm_manifest_entry_cb cb,
                       void *payload)
 {
-    return read_manifest(io, mf, opts, NULL, cb, NULL, payload);
+    return read_manifest(io, NULL, 0, mf, opts, NULL, cb, NULL, payload);
 }
 
 /* A v1 snapshot's inline manifests behave like a v1 manifest list entry: added by this snapshot,
@@ -147,11 +151,12 @@ int icm_manifest_read_v1_embedded(icm_fileio *io, const char *manifest_path,
 {
     icm_manifest_file mf;
     embedded_entry(&mf, manifest_path, snapshot_id);
-    return read_manifest(io, &mf, opts, NULL, cb, NULL, payload);
+    return read_manifest(io, NULL, 0, &mf, opts, NULL, cb, NULL, payload);
 }
 
-int icm__manifest_read_views(icm_fileio *io, const icm_manifest_file *mf, bool embedded_v1,
-                             int64_t snapshot_id, const icm_manifest_read_options *opts,
+int icm__manifest_read_views(icm_fileio *io, char *data, size_t len, const icm_manifest_file *mf,
+                             bool embedded_v1, int64_t snapshot_id,
+                             const icm_manifest_read_options *opts,
                              icm__avro_schema_cache *schemas, icm__entry_view_cb cb,
                              void *payload)
 {
@@ -160,5 +165,5 @@ int icm__manifest_read_views(icm_fileio *io, const icm_manifest_file *mf, bool e
         embedded_entry(&embedded, mf->manifest_path, snapshot_id);
         mf = &embedded;
     }
-    return read_manifest(io, mf, opts, schemas, NULL, cb, payload);
+    return read_manifest(io, data, len, mf, opts, schemas, NULL, cb, payload);
 }

@@ -163,9 +163,12 @@ int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out)
 typedef int (*icm__entry_view_cb)(const icm__entry_view *v, void *payload);
 /* icm_manifest_read with a schema cache (NULL = none), or with embedded_v1
  * icm_manifest_read_v1_embedded of mf->manifest_path in snapshot `snapshot_id`, delivering
- * views. Same errors. */
-int icm__manifest_read_views(icm_fileio *io, const icm_manifest_file *mf, bool embedded_v1,
-                             int64_t snapshot_id, const icm_manifest_read_options *opts,
+ * views. `data` (taken: freed here, also on failure), when not NULL, holds the manifest's `len`
+ * bytes already (fetched ahead, as icm_fileio_read returns them); NULL reads them through io.
+ * Same errors. */
+int icm__manifest_read_views(icm_fileio *io, char *data, size_t len, const icm_manifest_file *mf,
+                             bool embedded_v1, int64_t snapshot_id,
+                             const icm_manifest_read_options *opts,
                              icm__avro_schema_cache *schemas, icm__entry_view_cb cb,
                              void *payload);
 
