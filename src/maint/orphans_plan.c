@@ -479,6 +479,35 @@ static void plan_dispose(plan *p)
     icm__free(p->real_list_root);
     icm__free(p->md_location);
     icm__refs_seen_dispose(&p->seen);
+    icm__cut_sample_dispose(&p->cut_sample);
+}
+
+static int cmp_orphan_path(const void *a, const void *b)
+{
+    return strcmp(((const icm_orphan_file *)a)->path, ((const icm_orphan_file *)b)->path);
+}
+
+/* List list_root and classify what is listed. On an object store the listing is cut into
+ * ICM__SWEEP_LIST_RANGES ranges at quantiles of the referenced keys, listed at once; their
+ * files then arrive interleaved, so the candidates are put in byte order (a single listing's
+ * order there), and the plan is the same whatever the timing. */
+static int list_candidates(plan *p)
+{
+    char **cuts = NULL;
+    size_t n_cuts = 0;
+    int rc = p->referenced_under_root < ICM__SWEEP_RANGES_MIN_REFERENCED
+                 ? 0
+                 : icm__cut_sample_cuts(&p->cut_sample, ICM__SWEEP_LIST_RANGES, &cuts, &n_cuts);
+    icm__cut_sample_dispose(&p->cut_sample); /* not needed any more */
+    if (rc != 0)
+        return rc;
+    rc = icm__fileio_list_ahead_ranges(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL,
+                                       (const char *const *)cuts, n_cuts,
+                                       icm__orphans_on_listed, p);
+    icm__cuts_free(cuts, n_cuts);
+    if (rc == 0 && n_cuts > 0)
+        qsort(p->r->orphans, p->r->orphan_count, sizeof *p->r->orphans, cmp_orphan_path);
+    return rc;
 }
 
 static int run(plan *p, int64_t now)
@@ -515,16 +544,14 @@ static int run(plan *p, int64_t now)
         rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
     if (rc == 0)
         rc = icm__orphans_check_enclosing_tables(p);
+    /* An object store's listing is a chain of pages: cut it into ranges listed at once. */
+    p->sample_cuts = !p->root_local && p->o->file_list == NULL;
     if (rc == 0)
         rc = icm__orphans_add_table_refs(p, md, md_location);
     if (rc == 0) {
         p->r->referenced = icm__pathset_count(p->keys.set);
         /* Names only: R is decided on names, and only the few candidates need a stat. */
-        rc = p->o->file_list != NULL
-                 ? icm__orphans_read_file_list(p)
-                 : icm__fileio_list_ahead_batches(p->io, p->list_root,
-                                                  ICM_LIST_STAT_OPTIONAL,
-                                                  icm__orphans_on_listed, p);
+        rc = p->o->file_list != NULL ? icm__orphans_read_file_list(p) : list_candidates(p);
     }
     /* Where --location leads was checked before the keep set was built, which can take long:
      * check again now the listing is done, so a folder swapped for a link meanwhile is caught

@@ -21,10 +21,19 @@
 
 #include "icemaint/orphans.h"
 #include "maint/keepset.h"
+#include "maint/list_cuts.h"
 #include "maint/orphans_internal.h"
 #include "util/util.h"
 
 #define MAX_CONFLICT_PAIRS 8
+/* Key ranges an object-store listing is cut into, each listed by a thread of its own: at
+ * 20-50 ms a page of 1,000 keys, 16 streams list 300,000-800,000 keys a second, about what
+ * one core classifies; more would only queue behind the classifier. */
+#define ICM__SWEEP_LIST_RANGES 16
+/* Below this many referenced files under the listed root the listing is not cut: a few pages
+ * gain nothing from threads (each range costs a request at least), and a table that small
+ * usually lists in one or two pages. */
+#define ICM__SWEEP_RANGES_MIN_REFERENCED 2000
 
 struct icm__orphan_plan {
     icm_table *t;
@@ -72,6 +81,10 @@ struct icm__orphan_plan {
      * last brought up to date with, and the lists and manifests R already accounts for. */
     char *md_location;
     icm__refs_seen seen;
+    /* An object-store listing is cut into ranges listed at once, at quantiles of a sample of
+     * the references it will show (maint/list_cuts.h). */
+    bool sample_cuts;
+    icm__cut_sample cut_sample;
 };
 typedef struct icm__orphan_plan plan;
 

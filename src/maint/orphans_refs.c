@@ -126,12 +126,14 @@ void icm__orphans_on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload
 
 /* add_ref, deferred a few references so the keep set's memory is fetched meanwhile: the same
  * set and the same counts once flushed (icm__orphans_add_table_refs). */
-static int add_ref_later(plan *p, const char *loc, unsigned tag)
+static int add_ref_later(plan *p, const char *loc, unsigned tag, icm__pathset_hash *hash)
 {
     icm__pathset_hash h;
     int rc = icm__okeys_hash(&p->keys, loc, &h);
     if (rc != 0)
         return rc;
+    if (hash != NULL)
+        *hash = h;
     if (icm__okeys_path_under(icm__okeys_last_path(&p->keys), p->list_root_path))
         tag |= REF_UNDER_ROOT;
     return icm__okeys_add_later(&p->keys, h, tag);
@@ -147,11 +149,19 @@ static int on_reached(const icm__reached *f, void *payload)
             return rc;
     }
     if (!icm__orphans_below_root(p, f->location, &rest)) {
-        int rc = add_ref_later(p, f->location, 0);
+        int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
     }
-    return add_ref_later(p, f->location,
-                         icm__orphans_listing_shows(p, f->location) ? REF_EXPECTED : 0);
+    icm__pathset_hash h;
+    int rc = add_ref_later(p, f->location,
+                           icm__orphans_listing_shows(p, f->location) ? REF_EXPECTED : 0, &h);
+    if (rc == 0 && p->sample_cuts && icm__cut_sample_wants(&p->cut_sample, h.low)) {
+        /* In the form the listing reports (the list root's), so the cuts fall among its keys. */
+        char *cut = icm__location_join(p->list_root, rest);
+        rc = cut != NULL ? icm__cut_sample_offer(&p->cut_sample, h.low, cut) : ICM_ENOMEM;
+        icm__free(cut);
+    }
+    return rc;
 }
 
 /* Most of the keep set is the entries the manifest lists announce: room for them up front saves

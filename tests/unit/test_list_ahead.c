@@ -230,6 +230,113 @@ static void test_batches(void **state)
     assert_int_equal(stop.rec.mismatches, 0);
 }
 
+/* ---- ranges ---- */
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Which range a name falls in: the number of cuts sorting strictly before it. */
+static size_t range_of(const char *name, char *const *cuts, size_t n_cuts)
+{
+    size_t k = 0;
+    while (k < n_cuts && strcmp(cuts[k], name) < 0)
+        k++;
+    return k;
+}
+
+typedef struct seen {
+    unsigned char *count; /* per file index */
+    size_t total;
+    size_t calls;
+    size_t mixed;         /* batches holding files of two ranges */
+    char *const *cuts;
+    size_t n_cuts;
+    size_t stop_at_call;  /* SIZE_MAX: never */
+} seen;
+
+static int seen_cb(const icm_file_info *files, size_t n, void *payload)
+{
+    seen *v = payload;
+    v->calls++;
+    size_t first = range_of(files[0].location, v->cuts, v->n_cuts);
+    for (size_t i = 0; i < n; i++) {
+        const char *f = strrchr(files[i].location, 'f');
+        size_t idx = (size_t)strtoull(f + 1, NULL, 10);
+        assert_int_equal(files[i].size_bytes, (int64_t)idx * 3);
+        v->count[idx]++;
+        v->total++;
+        if (range_of(files[i].location, v->cuts, v->n_cuts) != first)
+            v->mixed++;
+    }
+    return v->calls - 1 == v->stop_at_call ? 42 : 0;
+}
+
+/* Cut at file names (each must come once, in the range it ends) and at names of no file: every
+ * file exactly once, each batch from one range; a failing range's error comes back with its
+ * details; a stop ends every range; cuts out of order are refused before anything is listed. */
+static void test_ranges(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    scripted s = make(N);
+    char *cuts[8];
+    size_t n_cuts = 0;
+    const size_t at[] = {17, 4096, 9999, 15000};
+    for (size_t k = 0; k < ICM__ARRAY_LEN(at); k++)
+        cuts[n_cuts++] = name_of(&s, at[k]);
+    cuts[n_cuts++] = strdup("/t/d5/");   /* a folder: names no file */
+    cuts[n_cuts++] = strdup("/t/d150");  /* between files */
+    cuts[n_cuts++] = strdup("/t/d99/f9999~"); /* after the last of d99 */
+    qsort(cuts, n_cuts, sizeof *cuts, cmp_str);
+
+    seen v = {calloc(N, 1), 0, 0, 0, cuts, n_cuts, SIZE_MAX};
+    assert_int_equal(icm__fileio_list_ahead_ranges(&s.base, "/t", 0, (const char *const *)cuts,
+                                                   n_cuts, seen_cb, &v),
+                     0);
+    assert_int_equal(v.total, N);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(v.count[i], 1);
+    assert_int_equal(v.mixed, 0);
+    assert_true(v.calls >= n_cuts + 1); /* every range had files */
+
+    /* every range's listing fails after 12,345 files: the error, with its details */
+    scripted f = make(N);
+    f.fail_after = 12345;
+    memset(v.count, 0, N);
+    v.total = v.calls = 0;
+    icm_error_clear();
+    assert_int_equal(icm__fileio_list_ahead_ranges(&f.base, "/t", 0, (const char *const *)cuts,
+                                                   n_cuts, seen_cb, &v),
+                     ICM_EIO);
+    assert_true(v.total <= 12345);
+    assert_string_equal(icm_error_last()->location, "/t/broken");
+    assert_string_equal(icm_error_last()->message, "scripted failure after 12345 files");
+
+    /* the callback stops at its second batch: 42, and no batch after */
+    memset(v.count, 0, N);
+    v.total = v.calls = 0;
+    v.stop_at_call = 1;
+    assert_int_equal(icm__fileio_list_ahead_ranges(&s.base, "/t", 0, (const char *const *)cuts,
+                                                   n_cuts, seen_cb, &v),
+                     42);
+    assert_int_equal(v.calls, 2);
+
+    /* cuts out of order: refused, nothing listed */
+    char *swapped = cuts[0];
+    cuts[0] = cuts[1];
+    cuts[1] = swapped;
+    v.calls = 0;
+    assert_int_equal(icm__fileio_list_ahead_ranges(&s.base, "/t", 0, (const char *const *)cuts,
+                                                   n_cuts, seen_cb, &v),
+                     ICM_EINVALID);
+    assert_int_equal(v.calls, 0);
+    for (size_t k = 0; k < n_cuts; k++)
+        free(cuts[k]);
+    free(v.count);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_name_longer_than_a_batch),
         cmocka_unit_test(test_listing_refused_up_front),
         cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

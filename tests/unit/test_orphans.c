@@ -921,9 +921,173 @@ static void test_path_form_mismatch(void **state)
     env_free(&e);
 }
 
+/* A pass-through FileIO that counts listings of one prefix with a range (icm_fileio_list_opts
+ * with start_after or end_before): how a cut listing shows itself. */
+typedef struct range_spy {
+    icm_fileio base;
+    icm_fileio *inner;
+    const char *prefix;
+    atomic_size_t ranged;
+} range_spy;
+
+static icm_fileio *rs_inner(icm_fileio *io)
+{
+    return ((range_spy *)io)->inner;
+}
+static int rs_read(icm_fileio *io, const char *l, char **o, size_t *n)
+{
+    return icm_fileio_read(rs_inner(io), l, o, n);
+}
+static int rs_read_range(icm_fileio *io, const char *l, int64_t off, void *b, size_t n,
+                         size_t *r)
+{
+    return icm_fileio_read_range(rs_inner(io), l, off, b, n, r);
+}
+static int rs_create(icm_fileio *io, const char *l, const void *d, size_t n)
+{
+    return icm_fileio_create_new(rs_inner(io), l, d, n);
+}
+static int rs_write(icm_fileio *io, const char *l, const void *d, size_t n)
+{
+    return icm_fileio_write_replace(rs_inner(io), l, d, n);
+}
+static int rs_remove(icm_fileio *io, const char *l)
+{
+    return icm_fileio_delete(rs_inner(io), l);
+}
+static int rs_stat(icm_fileio *io, const char *l, icm_file_info *o)
+{
+    return icm_fileio_stat(rs_inner(io), l, o);
+}
+static int rs_list_flags(icm_fileio *io, const char *p, unsigned f, icm_list_cb cb, void *pl)
+{
+    return icm_fileio_list_flags(rs_inner(io), p, f, cb, pl);
+}
+static int rs_list_range(icm_fileio *io, const char *p, const icm_fileio_list_options *opts,
+                         icm_list_cb cb, void *pl)
+{
+    range_spy *s = (range_spy *)io;
+    if (strcmp(p, s->prefix) == 0 && (opts->start_after != NULL || opts->end_before != NULL))
+        atomic_fetch_add(&s->ranged, 1);
+    return icm_fileio_list_opts(s->inner, p, opts, cb, pl);
+}
+static int rs_is_local(icm_fileio *io, const char *l)
+{
+    (void)io;
+    (void)l;
+    return 0;
+}
+static void rs_free(icm_fileio *io)
+{
+    (void)io; /* on the test's stack; the inner one is freed by the test */
+}
+static const icm_fileio_methods RANGE_SPY = {
+    ICM_FILEIO_METHODS_VERSION, "range-spy", rs_read, rs_read_range, rs_create, rs_write,
+    rs_remove, rs_stat, NULL, rs_free, rs_list_flags, NULL, NULL, NULL, rs_list_range,
+    rs_is_local};
+
+/* An object-store table big enough to cut its listing into ranges (more than 2,000 referenced
+ * files below its location): the listing is several range listings (each one FileIO listing
+ * call), every file is still seen once (exactly the old strays are orphans, the young ones and
+ * every referenced file survive, `listed` counts every file), and the orphans come in byte
+ * order whatever order the ranges finished in. */
+static void test_listing_cut_into_ranges(void **state)
+{
+    (void)state;
+    enum { FILES = 2600, PER_COMMIT = 650 };
+    const char *loc = "mem://bucket/wh/t";
+    env e;
+    e.now = icm__now_ms();
+    e.old = e.now - 10 * DAY_MS;
+    e.young = e.now - 3600 * 1000;
+    icm_fileio *mem = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    range_spy spy = {{&RANGE_SPY}, mem, loc, 0};
+    e.mem = &spy.base;
+    icm_fileio_mem_set_time(mem, e.old);
+    e.h = hist_new(&spy.base, loc, 2, false, e.now - 20 * DAY_MS);
+    char names[FILES][16];
+    hist_file add[PER_COMMIT];
+    for (size_t c = 0; c < FILES / PER_COMMIT; c++) {
+        for (size_t i = 0; i < PER_COMMIT; i++) {
+            size_t k = c * PER_COMMIT + i;
+            /* spread over the key space as hashes would be */
+            snprintf(names[k], sizeof names[k], "%04zx-%zu", (k * 40503u) % 65536, k);
+            add[i] = (hist_file){names[k], ICM_FILE_CONTENT_DATA, false, NULL};
+        }
+        hist_commit_files(e.h, "main", "append", add, PER_COMMIT, NULL);
+    }
+    /* strays among the live files: old ones go, young ones stay */
+    strv strays = {NULL, 0};
+    for (size_t k = 0; k < 300; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/data/%04zx-stray-%zu.parquet", loc,
+                 (k * 7919u) % 65536, k);
+        plant(mem, path, k % 5 == 0 ? e.young : e.old);
+        if (k % 5 != 0)
+            strv_push(&strays, path);
+    }
+    strv before = list_all(mem, loc);
+
+    icm_orphan_options o = opts_at(&e);
+    icm_orphan_result *r = NULL;
+    icmt_ok(sweep(&e, &o, &r));
+    const char **gone = calloc(strays.n + 64, sizeof *gone);
+    size_t n_gone = 0;
+    for (size_t k = 0; k < strays.n; k++)
+        gone[n_gone++] = strays.v[k];
+    gone[n_gone] = NULL;
+    strv hold = {NULL, 0};
+    {
+        /* metadata files fallen out of the log are orphans too (written long ago here) */
+        icm_table *t = hist_open_table(e.h);
+        const char *cur = icm_table_get_metadata_location(t);
+        char *text = NULL;
+        size_t len = 0;
+        icmt_ok(icm_fileio_read(mem, cur, &text, &len));
+        json_t *doc = json_loadb(text, len, 0, NULL);
+        strv named = {NULL, 0};
+        strv_push(&named, cur);
+        size_t i;
+        json_t *entry;
+        json_array_foreach(json_object_get(doc, "metadata-log"), i, entry)
+            strv_push(&named, json_string_value(json_object_get(entry, "metadata-file")));
+        for (i = 0; i < before.n; i++)
+            if (strstr(before.v[i], ".metadata.json") != NULL && !strv_has(&named, before.v[i]))
+                strv_push(&hold, before.v[i]);
+        for (i = 0; i < hold.n; i++)
+            gone[n_gone++] = hold.v[i];
+        gone[n_gone] = NULL;
+        strv_free(&named);
+        json_decref(doc);
+        icm_free(text);
+        icm_table_free(t);
+    }
+    assert_orphans(r, gone);
+    assert_int_equal(r->listed, before.n);
+    assert_int_equal(r->deleted, n_gone);
+    for (size_t i = 1; i < r->orphan_count; i++)
+        assert_true(strcmp(r->orphans[i - 1].path, r->orphans[i].path) < 0);
+    /* the table's listing was cut: ranged listings of its location, at most 16 */
+    assert_true(atomic_load(&spy.ranged) >= 8);
+    assert_true(atomic_load(&spy.ranged) <= 16);
+    icm_orphan_result_free(r);
+    strv after = list_all(mem, loc);
+    assert_survivors(&before, &after, gone);
+    strv_free(&after);
+    assert_history_intact(&e);
+    free(gone);
+    strv_free(&hold);
+    strv_free(&strays);
+    strv_free(&before);
+    hist_free(e.h);
+    icm_fileio_free(mem);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_listing_cut_into_ranges),
         cmocka_unit_test(test_single_stray),
         cmocka_unit_test(test_history_with_strays),
         cmocka_unit_test(test_deletion_vectors),
