@@ -22,7 +22,9 @@
  *    are resolved. A plainly named reference below a root is then its own real name (the root
  *    resolved), exactly like a candidate below the same root, so the keep set by name decides.
  * Candidates are resolved only when some retained reference was resolved. Object-store
- * locations have no links: a table without a local root costs nothing here.
+ * locations have no links: a table without a local root costs nothing here. An object-store
+ * location a path map puts on local disk is local (its references are resolved through the
+ * map).
  *
  * What a retained reference that cannot be resolved (a permission error, a link loop; a
  * missing one names no file and aliases nothing) means is unknown: every local candidate is
@@ -144,6 +146,23 @@ static int links_below(const char *path)
     return rc;
 }
 
+/* Whether `location` is a file of this machine's file system: a local name, or one a path map
+ * puts there. 1, 0 or ICM_ENOMEM. */
+static int on_local_disk(icm_fileio *io, const char *location)
+{
+    if (icm__location_local_part(location) != NULL)
+        return 1;
+    char *mapped = NULL;
+    if (icm_fileio_pathmap_apply(io, location, &mapped) != 0) {
+        bool oom = icm_error_last()->code == ICM_ENOMEM;
+        icm_error_clear(); /* not a path map: an object store */
+        return oom ? ICM_ENOMEM : 0;
+    }
+    int local = icm__location_local_part(mapped) != NULL;
+    icm__free(mapped);
+    return local;
+}
+
 /* The file system path where the io keeps local `root` (through a path map's rules). */
 static int physical_path(icm_fileio *io, const char *root, char **out)
 {
@@ -175,10 +194,17 @@ int icm__expire_alias_init(icm__expire_alias *a, icm_fileio *io, const char *con
     size_t real_differs = 0;
     int rc = 0;
     for (size_t i = 0; i < n_roots && rc == 0 && a->n_roots < ICM__EXPIRE_ALIAS_MAX_ROOTS; i++) {
-        if (icm__location_local_part(roots[i]) == NULL)
+        int local = on_local_disk(io, roots[i]);
+        if (local == ICM_ENOMEM) {
+            rc = local;
+            break;
+        }
+        if (!local)
             continue; /* an object store: no links */
         size_t k = a->n_roots++;
         a->active = true;
+        /* an object-store name a path map puts on local disk: its files' names are URIs */
+        a->mapped = a->mapped || icm__location_local_part(roots[i]) == NULL;
         if ((a->root[k] = icm__strdup(roots[i])) == NULL ||
             icm__location_fs_path(roots[i], &a->root_path[k]) != 0) {
             rc = ICM_ENOMEM;
@@ -304,7 +330,7 @@ bool icm__expire_alias_wants_named(const icm__expire_alias *a, const char *locat
             }
         }
     }
-    return is_local(location, len);
+    return a->mapped || is_local(location, len);
 }
 
 bool icm__expire_alias_wants(const icm__expire_alias *a, const char *location, size_t len)
@@ -405,7 +431,14 @@ int icm__expire_alias_check(icm__expire_alias *a, const icm_expire_file *files, 
     int rc = resolve_noted(a, &ids, &n_ids, &unknown);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const char *path = files[i].path;
-        if (path == NULL || icm__location_local_part(path) == NULL)
+        if (path == NULL || files[i].state != ICM_EXPIRE_FILE_PLANNED)
+            continue;
+        int local = on_local_disk(a->io, path);
+        if (local == ICM_ENOMEM) {
+            rc = local;
+            break;
+        }
+        if (!local)
             continue;
         char *msg = NULL;
         if (unknown != SIZE_MAX) {

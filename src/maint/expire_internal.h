@@ -123,6 +123,7 @@ typedef struct icm__expire_alias {
     icm_fileio *io;
     bool active;                               /* some root is local */
     bool links;                                /* resolve every retained local reference */
+    bool mapped;                               /* a path map puts an object-store root on disk */
     size_t n_roots;
     char *root[ICM__EXPIRE_ALIAS_MAX_ROOTS];      /* a local root as spelled */
     char *root_path[ICM__EXPIRE_ALIAS_MAX_ROOTS]; /* its file system path */
@@ -146,7 +147,8 @@ bool icm__expire_alias_wants_named(const icm__expire_alias *a, const char *locat
                                    const char *name);
 /* Remember a retained reference (nothing when it need not be resolved). 0 or ICM_ENOMEM. */
 int icm__expire_alias_note(icm__expire_alias *a, const char *location);
-/* kept[i]: whether files[i] (a planned file; NULL path: skipped) is kept because a noted
+/* kept[i]: whether files[i] (a PLANNED file; others, and a NULL path, are skipped) is kept
+ * because a noted
  * reference is the same file (or a noted one cannot be resolved); each kept one is reported
  * in r. Resolves the noted references and, when there are any, the local planned files.
  * Returns 0 or ICM_ENOMEM. */
