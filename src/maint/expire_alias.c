@@ -186,12 +186,25 @@ static size_t trimmed_len(const char *root)
     return n;
 }
 
+/* Whether roots[i] lies below another root by name (whose walk covers it; of two alike, the
+ * first is walked). */
+static bool inside_another(const char *const *roots, size_t n, size_t i)
+{
+    for (size_t j = 0; j < n; j++) {
+        if (j == i || !icm__location_strip_prefix(roots[i], roots[j], NULL))
+            continue;
+        if (!icm__location_strip_prefix(roots[j], roots[i], NULL) || j < i)
+            return true;
+    }
+    return false;
+}
+
 int icm__expire_alias_init(icm__expire_alias *a, icm_fileio *io, const char *const *roots,
                            size_t n_roots)
 {
     memset(a, 0, sizeof *a);
     a->io = io;
-    size_t real_differs = 0;
+    char *reals[ICM__EXPIRE_ALIAS_MAX_ROOTS] = {NULL, NULL, NULL};
     int rc = 0;
     for (size_t i = 0; i < n_roots && rc == 0 && a->n_roots < ICM__EXPIRE_ALIAS_MAX_ROOTS; i++) {
         int local = on_local_disk(io, roots[i]);
@@ -221,10 +234,8 @@ int icm__expire_alias_init(icm__expire_alias *a, icm_fileio *io, const char *con
             rc = rrc;
             break;
         }
-        if (rrc == 0 && strcmp(real, a->root_path[k]) != 0)
-            real_differs++;
+        reals[k] = real;
         bool missing = rrc == ICM_ENOTFOUND;
-        icm__free(real);
         if (rrc != 0 && !missing) {
             a->links = true; /* where it is cannot be told */
             continue;
@@ -243,7 +254,7 @@ int icm__expire_alias_init(icm__expire_alias *a, icm_fileio *io, const char *con
         struct stat st;
         if (!missing && stat(phys, &st) != 0)
             a->links = true;
-        int lrc = a->links ? 0 : links_below(phys);
+        int lrc = a->links || inside_another(roots, n_roots, i) ? 0 : links_below(phys);
         icm__free(phys);
         if (lrc == ICM_ENOMEM) {
             rc = lrc;
@@ -252,9 +263,16 @@ int icm__expire_alias_init(icm__expire_alias *a, icm_fileio *io, const char *con
         if (lrc != 0)
             a->links = true;
     }
-    /* Roots reached through links may overlap where their names do not. */
-    if (rc == 0 && real_differs > 0 && a->n_roots > 1)
-        a->links = true;
+    /* Roots reached through links may lie in each other where their names do not (or the
+     * other way round): then a name below one is no guide to where it is below the other. */
+    for (size_t i = 0; rc == 0 && i < a->n_roots; i++)
+        for (size_t j = 0; j < a->n_roots; j++)
+            if (i != j && reals[i] != NULL && reals[j] != NULL &&
+                icm__location_strip_prefix(a->root[i], a->root[j], NULL) !=
+                    icm__location_strip_prefix(reals[i], reals[j], NULL))
+                a->links = true;
+    for (size_t i = 0; i < ICM__EXPIRE_ALIAS_MAX_ROOTS; i++)
+        icm__free(reals[i]);
     icm_error_clear();
     if (rc != 0) {
         icm__expire_alias_dispose(a);

@@ -240,9 +240,10 @@ static void test_unresolvable_reference_keeps_every_local_candidate(void **state
     icm__expire_alias_dispose(&a);
 }
 
-/* The survey: a missing root holds no link; a root reached through a link is fine alone, but
- * two local roots, one through a link, may overlap: every reference is then resolved. Object
- * stores only: inactive. */
+/* The survey: a missing root holds no link; a root reached through a link is fine alone, and
+ * with a root nested in it alike by name and by where it is; but two local roots whose names
+ * do not nest as the places do (one reached through a link) make every reference resolved.
+ * Object stores only: inactive. */
 static void test_survey_of_roots(void **state)
 {
     place *p = *state;
@@ -262,6 +263,13 @@ static void test_survey_of_roots(void **state)
     assert_int_equal(icm__expire_alias_init(&a, p->io, two, 2), 0);
     assert_true(a.links);
     icm__expire_alias_dispose(&a);
+    /* nested alike by name and where they are: names below either say where a file is */
+    char *linked_data = at(p, "wh/data");
+    const char *nested[] = {linked, linked_data};
+    assert_int_equal(icm__expire_alias_init(&a, p->io, nested, 2), 0);
+    assert_false(a.links);
+    icm__expire_alias_dispose(&a);
+    free(linked_data);
     const char *stores[] = {"s3://bucket/t", "gs://b/t"};
     assert_int_equal(icm__expire_alias_init(&a, p->io, stores, 2), 0);
     assert_false(a.active);
