@@ -105,4 +105,54 @@ int icm__expire_changes(icm_fileio *io, const icm_table_metadata *base,
  * icm_table_refresh, ICM_ENOMEM. */
 int icm__expire_check_site(icm_table *t, bool own_check);
 
+/*
+ * Second names (expire_alias.c): a symbolic link gives a local file more names than one, so a
+ * planned file may be one a retained snapshot reaches under another name (`data/lnk/f` with
+ * `data/lnk -> real` is `data/real/f`). A planned local file whose real path is the real path
+ * of a retained local reference is kept (ICM_EXPIRE_PROBLEM_THROUGH_LINK, a warning).
+ * Which retained references are resolved: all of them when a symbolic link lies below a local
+ * root of the table (a survey walks the roots once, not following links), else only those not
+ * plainly named below a root (outside the table, or with a dot segment); see the file comment.
+ * Use: init with the table's roots (of the metadata the plan keeps), note every retained
+ * reference (icm__expire_alias_wants is the thread-safe, allocation-free test a decoding thread
+ * may use to pass one on), then check the planned files. Object-store roots make it inactive.
+ */
+#define ICM__EXPIRE_ALIAS_MAX_ROOTS 3
+
+typedef struct icm__expire_alias {
+    icm_fileio *io;
+    bool active;                               /* some root is local */
+    bool links;                                /* resolve every retained local reference */
+    bool mapped;                               /* a path map puts an object-store root on disk */
+    size_t n_roots;
+    char *root[ICM__EXPIRE_ALIAS_MAX_ROOTS];      /* a local root as spelled */
+    char *root_path[ICM__EXPIRE_ALIAS_MAX_ROOTS]; /* its file system path */
+    size_t root_len[ICM__EXPIRE_ALIAS_MAX_ROOTS];  /* (without trailing slashes) */
+    size_t root_path_len[ICM__EXPIRE_ALIAS_MAX_ROOTS];
+    char **noted;                              /* the retained references to resolve */
+    size_t n_noted, cap_noted;
+    icm__pathset *noted_set;                   /* (each once) */
+} icm__expire_alias;
+
+/* Survey the roots (`roots`: icm__table_roots). Returns 0 or ICM_ENOMEM (then a is disposed). A
+ * root that cannot be resolved or walked makes every reference resolved (a->links). */
+int icm__expire_alias_init(icm__expire_alias *a, icm_fileio *io, const char *const *roots,
+                           size_t n_roots);
+void icm__expire_alias_dispose(icm__expire_alias *a);
+/* Must the retained reference `location` (`len` bytes, not NUL-terminated) be resolved? */
+bool icm__expire_alias_wants(const icm__expire_alias *a, const char *location, size_t len);
+/* The same, told where the last segment of `location` starts (a pointer into it, as
+ * icm__location_key_tail gives it; NULL: not known), which spares a search. */
+bool icm__expire_alias_wants_named(const icm__expire_alias *a, const char *location, size_t len,
+                                   const char *name);
+/* Remember a retained reference (nothing when it need not be resolved). 0 or ICM_ENOMEM. */
+int icm__expire_alias_note(icm__expire_alias *a, const char *location);
+/* kept[i]: whether files[i] (a PLANNED file; others, and a NULL path, are skipped) is kept
+ * because a noted
+ * reference is the same file (or a noted one cannot be resolved); each kept one is reported
+ * in r. Resolves the noted references and, when there are any, the local planned files.
+ * Returns 0 or ICM_ENOMEM. */
+int icm__expire_alias_check(icm__expire_alias *a, const icm_expire_file *files, size_t n,
+                            bool *kept, icm_expire_result *r);
+
 #endif /* ICM_MAINT_EXPIRE_INTERNAL_H */

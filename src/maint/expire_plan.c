@@ -218,6 +218,7 @@ typedef struct plan {
     file_vec vec[3];           /* content files, manifests and lists, statistics files */
     file_vec checksums;        /* checksum companions of the planned files (with facts) */
     gated_vec gated;           /* non-content candidates to look up among retained entries */
+    icm__expire_alias alias;   /* second names through symbolic links (expire_alias.c) */
 } plan;
 
 /* Room for `cap` items (and their facts when the vector keeps them). */
@@ -481,7 +482,8 @@ static int expired_between(const icm_table_metadata *before, const icm_table_met
 
 typedef struct keep_sink {
     icm__pathset *keep;
-    icm__refs_seen *seen; /* NULL, or what the delete phase's re-check may take as known */
+    icm__refs_seen *seen;     /* NULL, or what the delete phase's re-check may take as known */
+    icm__expire_alias *alias; /* retained references that may be second names */
 } keep_sink;
 
 /* A retained list or manifest is "seen" for the re-check (icm__reach_extend): every candidate a
@@ -490,29 +492,36 @@ static int add_to_keep(const icm__reached *f, void *payload)
 {
     keep_sink *k = payload;
     int rc = icm__pathset_add(k->keep, f->location, NULL);
+    if (rc == 0)
+        rc = icm__expire_alias_note(k->alias, f->location);
     return rc == 0 && k->seen != NULL ? icm__refs_seen_note(k->seen, f) : rc;
 }
 
 /* Step 1, the keep set by name: the manifest lists, manifests and statistics files of every
  * snapshot of `after` (plus every statistics entry it still has). Its manifests are remembered
  * in *refs for step 3, so no manifest list is read twice. */
-static int build_keep(icm_fileio *io, const icm_table_metadata *after, icm__pathset *keep,
-                      icm__refs_seen *seen, icm__manifest_refs *refs, icm__reach_report *rep)
+static int build_keep(icm_fileio *io, const icm_table_metadata *after, keep_sink *sink,
+                      icm__manifest_refs *refs, icm__reach_report *rep)
 {
     icm__reach_options ko = {NULL, 0, false, NULL, false, NULL};
-    keep_sink sink = {keep, seen};
-    int rc = icm__reach_walk_collect(io, after, &ko, refs, add_to_keep, &sink, rep);
+    int rc = icm__reach_walk_collect(io, after, &ko, refs, add_to_keep, sink, rep);
     size_t ns = icm_table_metadata_statistics_count(after);
-    for (size_t i = 0; rc == 0 && i < ns; i++)
-        rc = icm__pathset_add(keep, icm_table_metadata_statistics_at(after, i)->path, NULL);
+    for (size_t i = 0; rc == 0 && i < ns; i++) {
+        const char *path = icm_table_metadata_statistics_at(after, i)->path;
+        rc = icm__pathset_add(sink->keep, path, NULL);
+        if (rc == 0)
+            rc = icm__expire_alias_note(sink->alias, path);
+    }
     return rc;
 }
 
 /* The table's own metadata documents are never deleted by expiry, whatever role an expired
- * manifest gives them (icm__table_metadata_docs). */
-static int keep_doc(const char *location, void *keep)
+ * manifest gives them (icm__table_metadata_docs), nor under another name. */
+static int keep_doc(const char *location, void *payload)
 {
-    return icm__pathset_add(keep, location, NULL);
+    keep_sink *k = payload;
+    int rc = icm__pathset_add(k->keep, location, NULL);
+    return rc == 0 ? icm__expire_alias_note(k->alias, location) : rc;
 }
 
 /* Step 3: which collected data and delete files a retained manifest still lists as live. */
@@ -520,13 +529,16 @@ typedef struct still_live {
     const icm__pathset *candidates;
     size_t candidate_count;
     icm__pathset *live;
+    icm__expire_alias *alias; /* retained references that may be second names */
 } still_live;
 
 static int on_retained_entry(const icm__reached *f, void *payload)
 {
     still_live *s = payload;
     bool cand, added;
-    int rc = icm__pathset_contains(s->candidates, f->location, &cand);
+    int rc = icm__expire_alias_note(s->alias, f->location);
+    if (rc == 0)
+        rc = icm__pathset_contains(s->candidates, f->location, &cand);
     if (rc != 0 || !cand)
         return rc;
     if ((rc = icm__pathset_add(s->live, f->location, &added)) != 0)
@@ -542,7 +554,8 @@ static int on_retained_entry(const icm__reached *f, void *payload)
  * to stay in a core's cache, where a set of the names' 128-bit hashes would not. */
 typedef struct name_filter {
     uint64_t *bits;
-    uint64_t mask; /* bit count - 1 (a power of two) */
+    uint64_t mask;                  /* bit count - 1 (a power of two) */
+    const icm__expire_alias *alias; /* passes every entry it wants resolved */
 } name_filter;
 
 static void name_bits(const name_filter *f, uint64_t h, uint64_t *b1, uint64_t *b2)
@@ -579,7 +592,8 @@ static bool may_be_candidate(const char *location, size_t len, const void *filte
         return true;
     uint64_t b1, b2;
     name_bits(f, XXH3_64bits(name, n), &b1, &b2);
-    return (f->bits[b1 / 64] >> (b1 % 64) & 1) && (f->bits[b2 / 64] >> (b2 % 64) & 1);
+    return ((f->bits[b1 / 64] >> (b1 % 64) & 1) && (f->bits[b2 / 64] >> (b2 % 64) & 1)) ||
+           icm__expire_alias_wants_named(f->alias, location, len, name);
 }
 
 /* The candidates: `n[0]` facts in `facts[0]`, then `n[1]` in `facts[1]` (content files and
@@ -587,10 +601,11 @@ static bool may_be_candidate(const char *location, size_t len, const void *filte
  * set for the candidates (the caller's, emptied and filled here). */
 static int find_still_live(icm_fileio *io, int format_version, const icm__manifest_refs *refs,
                            const content_facts *const facts[2], const size_t n[2],
-                           icm__pathset *cand, icm__pathset *live, icm__reach_report *rep)
+                           icm__pathset *cand, icm__pathset *live, icm__expire_alias *alias,
+                           icm__reach_report *rep)
 {
     memset(rep, 0, sizeof *rep);
-    name_filter names = {NULL, 0};
+    name_filter names = {NULL, 0, alias};
     int rc = icm__pathset_reserve(cand, n[0] + n[1]);
     if (rc == 0)
         rc = name_filter_new(&names, n[0] + n[1]);
@@ -602,7 +617,7 @@ static int find_still_live(icm_fileio *io, int format_version, const icm__manife
         }
     }
     if (rc == 0) {
-        still_live s = {cand, icm__pathset_count(cand), live};
+        still_live s = {cand, icm__pathset_count(cand), live, alias};
         rc = icm__reach_entries_filtered(io, format_version, refs, may_be_candidate, &names,
                                          on_retained_entry, &s, rep);
         if (rc == ICM_EUSER)
@@ -680,7 +695,7 @@ static int settle_companions(plan *p, icm_fileio *io, int format_version,
     const content_facts *const facts[2] = {p->checksums.facts, NULL};
     const size_t n[2] = {p->checksums.len, 0};
     if (rc == 0)
-        rc = find_still_live(io, format_version, refs, facts, n, p->seen, live, &rep);
+        rc = find_still_live(io, format_version, refs, facts, n, p->seen, live, &p->alias, &rep);
     /* A retained manifest that cannot be read may name any of them: keep them all. */
     bool keep_all = rc == 0 && rep.failure_count > 0;
     icm__reach_report_dispose(&rep);
@@ -697,6 +712,32 @@ static int settle_companions(plan *p, icm_fileio *io, int format_version,
     if (rc == 0)
         v->len = kept;
     icm__pathset_free(live);
+    return rc;
+}
+
+/* Step 6: take out of `v` the planned files a retained snapshot references under another name
+ * (expire_alias.c; each reported there). */
+static int settle_second_names(plan *p, file_vec *v)
+{
+    if (v->len == 0 || p->alias.n_noted == 0)
+        return 0;
+    bool *kept = icm__calloc(v->len, sizeof *kept);
+    if (kept == NULL)
+        return icm__error_oom();
+    int rc = icm__expire_alias_check(&p->alias, v->items, v->len, kept, p->r);
+    size_t n = 0;
+    for (size_t i = 0; rc == 0 && i < v->len; i++) {
+        if (kept[i]) {
+            icm__free(v->items[i].path);
+            continue;
+        }
+        if (v->facts != NULL)
+            v->facts[n] = v->facts[i];
+        v->items[n++] = v->items[i];
+    }
+    if (rc == 0)
+        v->len = n;
+    icm__free(kept);
     return rc;
 }
 
@@ -948,11 +989,12 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     if (rc != 0)
         goto done;
 
-    rc = build_keep(io, after, keep, seen, &refs, &rep);
+    keep_sink sink = {keep, seen, &p->alias};
+    rc = build_keep(io, after, &sink, &refs, &rep);
     if (rc == 0)
-        rc = icm__table_metadata_docs(before, NULL, keep_doc, keep);
+        rc = icm__table_metadata_docs(before, NULL, keep_doc, &sink);
     if (rc == 0)
-        rc = icm__table_metadata_docs(after, NULL, keep_doc, keep);
+        rc = icm__table_metadata_docs(after, NULL, keep_doc, &sink);
     if (rc == 0)
         rc = report_retained_problems(p, &rep, after, NULL, NULL);
     p->withhold_manifests = icm__reach_report_has_failure(&rep, true);
@@ -985,7 +1027,7 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
         const content_facts *const facts[2] = {p->vec[0].facts, p->gated.facts};
         const size_t n[2] = {check_content ? p->vec[0].len : 0, p->gated.len};
         rc = find_still_live(io, icm_table_metadata_format_version(after), &refs, facts, n,
-                             p->seen, live, &rep);
+                             p->seen, live, &p->alias, &rep);
         if (rc == 0)
             rc = report_retained_problems(
                 p, &rep, after, &refs,
@@ -1003,9 +1045,14 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
         rc = settle_content(p, live);
     if (rc == 0)
         rc = settle_gated(p, live, unknown);
+    /* Before the companions, so a file kept as a second name keeps its companion unplanned. */
+    for (size_t k = 0; rc == 0 && k < 3; k++)
+        rc = settle_second_names(p, &p->vec[k]);
     /* The retained manifests must all be known to tell whether one names a companion. */
     if (rc == 0 && !p->withhold_manifests)
         rc = settle_companions(p, io, icm_table_metadata_format_version(after), &refs);
+    if (rc == 0)
+        rc = settle_second_names(p, &p->checksums);
     p->r->withheld_manifests = p->withhold_manifests;
     p->r->withheld_content_files = cleanup == ICM_EXPIRE_CLEANUP_ALL && p->withhold_content;
 done:
@@ -1029,7 +1076,10 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
     memset(&p, 0, sizeof p);
     p.r = r;
     p.root_count = icm__table_roots(after, p.roots);
-    int rc = run_plan(&p, io, before, after, cleanup, seen);
+    int rc = icm__expire_alias_init(&p.alias, io, p.roots, p.root_count);
+    if (rc == 0)
+        rc = run_plan(&p, io, before, after, cleanup, seen);
+    icm__expire_alias_dispose(&p.alias);
     icm__pathset_free(p.seen);
     gated_dispose(&p.gated);
     if (rc != 0) {

@@ -6,7 +6,9 @@
  *
  * Only what the plan does not account for is read: manifest lists of snapshots whose list it
  * has not seen, and the entries of manifests it has not seen (icm__reach_extend; a retained
- * manifest's live candidates were already dropped by the plan's last step). Read-only like the
+ * manifest's live candidates were already dropped by the plan's last step). A newly referenced
+ * file keeps a planned file by name, or as its second name through a symbolic link
+ * (expire_alias.c). Read-only like the
  * planner: nothing here references a FileIO call that creates, writes or deletes.
  */
 #include <string.h>
@@ -16,20 +18,30 @@
 #include "maint/expire_internal.h"
 #include "util/util.h"
 
+/* What the new metadata references: by name, and the references that may be second names of
+ * planned files (expire_alias.c). */
+typedef struct newer_refs {
+    icm__pathset *names;
+    icm__expire_alias alias;
+} newer_refs;
+
 static int add_location(const char *location, void *payload)
 {
-    return icm__pathset_add(payload, location, NULL);
+    newer_refs *n = payload;
+    int rc = icm__pathset_add(n->names, location, NULL);
+    return rc == 0 ? icm__expire_alias_note(&n->alias, location) : rc;
 }
 
-/* The PLANNED files of `files` that `newer` holds become KEPT. */
+/* The PLANNED files of `files` that `newer` references, by name or under another name through
+ * a symbolic link, become KEPT. */
 static int keep_referenced(icm_expire_result *r, icm_expire_file *files, size_t n,
-                           const icm__pathset *newer)
+                           newer_refs *newer)
 {
     for (size_t i = 0; i < n; i++) {
         if (files[i].state != ICM_EXPIRE_FILE_PLANNED)
             continue;
         bool referenced;
-        int rc = icm__pathset_contains(newer, files[i].path, &referenced);
+        int rc = icm__pathset_contains(newer->names, files[i].path, &referenced);
         if (rc != 0)
             return rc;
         if (referenced) {
@@ -37,7 +49,20 @@ static int keep_referenced(icm_expire_result *r, icm_expire_file *files, size_t 
             r->newly_referenced++;
         }
     }
-    return 0;
+    if (newer->alias.n_noted == 0 || n == 0)
+        return 0;
+    bool *kept = icm__calloc(n, sizeof *kept);
+    if (kept == NULL)
+        return icm__error_oom();
+    int rc = icm__expire_alias_check(&newer->alias, files, n, kept, r);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (kept[i]) {
+            files[i].state = ICM_EXPIRE_FILE_KEPT;
+            r->newly_referenced++;
+        }
+    }
+    icm__free(kept);
+    return rc;
 }
 
 static int stop(icm_expire_result *r, icm_expire_problem_kind kind, const char *location,
@@ -74,7 +99,7 @@ static int check_gc(icm_expire_result *r, const icm_table_metadata *md, const ch
 
 /* What the new metadata references, into `newer`; failures recorded. */
 static int read_newer(icm__expire_recheck *c, icm_expire_result *r, const char *loc,
-                      icm__pathset *newer)
+                      newer_refs *newer)
 {
     const icm_table_metadata *md = icm_table_get_metadata(c->t);
     icm__reach_report rep;
@@ -82,6 +107,11 @@ static int read_newer(icm__expire_recheck *c, icm_expire_result *r, const char *
     if (rc == 0 && (rc = icm_table_check_own_metadata(c->t)) != 0)
         rc = stop(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED, loc, rc);
     if (rc != 0)
+        return rc;
+    const char *roots[3];
+    size_t n_roots = icm__table_roots(md, roots);
+    if ((rc = icm__expire_alias_init(&newer->alias, icm_table_get_fileio(c->t), roots,
+                                     n_roots)) != 0)
         return rc;
     rc = icm__reach_extend(icm_table_get_fileio(c->t), md, loc, &c->seen, add_location, newer,
                            &rep);
@@ -99,28 +129,30 @@ int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r)
     const char *loc = icm_table_get_metadata_location(c->t);
     if (strcmp(loc, c->md_location) == 0)
         return 0;
-    icm__pathset *newer = NULL;
+    newer_refs newer;
+    memset(&newer, 0, sizeof newer);
     char *copy = icm__strdup(loc);
-    rc = copy != NULL ? icm__pathset_new(&newer, 0) : ICM_ENOMEM;
+    rc = copy != NULL ? icm__pathset_new(&newer.names, 0) : ICM_ENOMEM;
     if (rc == 0)
-        rc = read_newer(c, r, loc, newer);
+        rc = read_newer(c, r, loc, &newer);
     if (rc == 0)
-        rc = keep_referenced(r, r->deleted_files, r->deleted_file_count, newer);
+        rc = keep_referenced(r, r->deleted_files, r->deleted_file_count, &newer);
     if (rc == 0)
-        rc = keep_referenced(r, r->deleted_manifests, r->deleted_manifest_count, newer);
+        rc = keep_referenced(r, r->deleted_manifests, r->deleted_manifest_count, &newer);
     if (rc == 0)
         rc = keep_referenced(r, r->deleted_statistics_files, r->deleted_statistics_file_count,
-                             newer);
+                             &newer);
     if (rc == 0)
         rc = keep_referenced(r, r->deleted_checksum_files, r->deleted_checksum_file_count,
-                             newer);
+                             &newer);
     if (rc == 0) {
         icm__free(c->md_location);
         c->md_location = copy;
         copy = NULL;
     }
     icm__free(copy);
-    icm__pathset_free(newer);
+    icm__pathset_free(newer.names);
+    icm__expire_alias_dispose(&newer.alias);
     return rc;
 }
 

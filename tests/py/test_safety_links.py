@@ -9,7 +9,9 @@ its name says below the table's real root (the root itself may be reached throug
 the sweep deletes a file only if it is still the one it listed (same size and mtime, still older
 than the cutoff). A file failing either is kept with a `warning:` line (exit 0: the run did what
 it safely could). Writers:
-`add-files` records a file named through such a link by where it really is.
+`add-files` records a file named through such a link by where it really is. Expiry also keeps a
+planned file that a retained snapshot references under another name through a link (section 5:
+the keep set compares names, so without it the expired snapshot's direct name was deleted).
 
 Every test checks the exact set of files afterwards and that PyIceberg still scans every
 retained snapshot of every table involved.
@@ -29,6 +31,7 @@ expressions = pytest.importorskip("pyiceberg.expressions")
 CLI = os.environ.get("ICM_CLI")
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 KEPT = "reached through a symbolic link; kept"
+SECOND_NAME = "a retained snapshot references this file under another name"
 
 
 def warned(stderr, text, path):
@@ -132,9 +135,10 @@ def test_expire_second_name_through_link_keeps_live_file(tmp_path):
     t = w.load("t")
     assert live_files(t) >= {str(t_dir / "data" / "x1.parquet")}
     assert all(n >= 1 for n in scan_every_snapshot(t).values())
-    # and the command said so
+    # and the command said so: the plan keeps the second name of a retained file (the link
+    # guard would have kept it at the delete)
     assert r.returncode == 0, r.stderr
-    assert warned(r.stderr, KEPT, "data/alias/x1.parquet")
+    assert warned(r.stderr, SECOND_NAME, "data/alias/x1.parquet")
 
 
 # ---- 2: expiry, a link inside table a leads to table b's live file -----------------------
@@ -282,3 +286,120 @@ def test_add_files_through_link_records_real_name(tmp_path):
     assert os.path.realpath(b_file) in {os.path.realpath(n) for n in names}
     assert not any("/alias/" in n or "/bl/" in n for n in names), names
     assert all(n >= 1 for n in scan_every_snapshot(t).values())
+
+
+# ---- 5: expiry, one file under two names: a retained snapshot reaches it through a link ----
+#
+# The class: a snapshot expiry deletes a file that a retained snapshot still reads, because the
+# retained snapshot names it through a symbolic link and an expired snapshot names it another
+# way (directly, or through another link). The keep set compares names and the link guard only
+# looks at the name being deleted, so the direct name looked unreferenced. The rule: a planned
+# local file whose real path (every link resolved) is the real path of a file a retained
+# snapshot references is kept, named as a warning; the dry run's plan leaves it out too.
+# Each case: one append (live throughout); snapshot E adds the file under `expired_name` and an
+# orphan data/orphan-g.parquet; a delete drops both; snapshot R adds the file under
+# `retained_name`. Expiring all but R deletes the orphan and the metadata only the expired
+# snapshots reached, and nothing else.
+
+def expire_one_file_two_names(tmp_path, make):
+    w = Warehouse(tmp_path / "wh")
+    t_dir = w.table("t", 1)
+    real, expired_name, retained_name = make(tmp_path, t_dir)
+    write_parquet(real, "f")
+    orphan = t_dir / "data" / "orphan-g.parquet"
+    write_parquet(orphan, "g")
+    w.load("t").add_files([str(expired_name), str(orphan)])
+    w.load("t").delete(expressions.In("v", {"f", "g"}))
+    w.load("t").add_files([str(retained_name)])
+    time.sleep(1.2)
+    args = ("expire-snapshots", "ns.t", "--retain-last", "1", "--older-than", "1s")
+    dry = w.cli("--json", *args, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    before = files_under(tmp_path)
+    r = w.cli(*args)
+    after = files_under(tmp_path)
+    t = w.load("t")
+    assert len(t.metadata.snapshots) == 1
+    # exactly the orphan and the lists and manifests no retained snapshot references went
+    kept_md = {local(s.manifest_list) for s in t.metadata.snapshots}
+    kept_md |= {local(m.manifest_path) for s in t.metadata.snapshots for m in s.manifests(t.io)}
+    md_gone = {p for p in before if p.startswith(str(t_dir / "metadata") + "/")
+               and p.endswith(".avro") and p not in kept_md}
+    assert md_gone, "the expired snapshots' lists and manifests"
+    assert before - after == {str(orphan)} | md_gone, sorted(before - after)
+    assert os.path.exists(real) and os.path.exists(local(str(retained_name)))
+    # the retained snapshot reads the file (and the first append's)
+    assert scan_every_snapshot(t) == {t.metadata.current_snapshot_id: 2}
+    assert r.returncode == 0, r.stderr
+    # the dry run planned exactly what the real run deleted
+    plan = json.loads(dry.stdout)
+    planned = {local(f["path"]) for k in ("deleted_files", "deleted_manifests",
+                                         "deleted_statistics_files", "deleted_checksum_files")
+               for f in plan[k]}
+    assert {os.path.realpath(p) for p in planned} == \
+        {os.path.realpath(p) for p in {str(orphan)} | md_gone}, sorted(planned)
+    return r, expired_name
+
+
+def test_expiry_keeps_file_a_retained_snapshot_names_through_a_link(tmp_path):
+    def make(_tmp, t_dir):
+        (t_dir / "data" / "real").mkdir()
+        os.symlink("real", t_dir / "data" / "lnk")
+        return (t_dir / "data" / "real" / "f.parquet", t_dir / "data" / "real" / "f.parquet",
+                t_dir / "data" / "lnk" / "f.parquet")
+    r, expired_name = expire_one_file_two_names(tmp_path, make)
+    assert warned(r.stderr, SECOND_NAME, str(expired_name)), r.stderr
+
+
+def test_expiry_keeps_file_an_expired_snapshot_names_through_a_link(tmp_path):
+    def make(_tmp, t_dir):
+        (t_dir / "data" / "real").mkdir()
+        os.symlink("real", t_dir / "data" / "lnk")
+        return (t_dir / "data" / "real" / "f.parquet", t_dir / "data" / "lnk" / "f.parquet",
+                t_dir / "data" / "real" / "f.parquet")
+    r, expired_name = expire_one_file_two_names(tmp_path, make)
+    assert warned(r.stderr, SECOND_NAME, str(expired_name)), r.stderr
+
+
+def test_expiry_keeps_file_a_retained_snapshot_names_through_a_link_and_dotdot(tmp_path):
+    # data/lnk/.. is data/real (the kernel's `..` after a link), not data (the name's); a
+    # `file:` URI, as PyIceberg's reader then opens it through the kernel
+    def make(_tmp, t_dir):
+        (t_dir / "data" / "real" / "sub").mkdir(parents=True)
+        os.symlink("real/sub", t_dir / "data" / "lnk")
+        return (t_dir / "data" / "real" / "f.parquet", t_dir / "data" / "real" / "f.parquet",
+                "file://" + str(t_dir / "data" / "lnk") + "/../f.parquet")
+    r, expired_name = expire_one_file_two_names(tmp_path, make)
+    assert warned(r.stderr, SECOND_NAME, str(expired_name)), r.stderr
+
+
+def test_expiry_keeps_file_a_retained_snapshot_names_through_a_linked_folder_higher_up(
+        tmp_path):
+    # the link is a folder of the table location above the file's folder: t/d2 -> data
+    def make(_tmp, t_dir):
+        (t_dir / "data" / "real").mkdir()
+        os.symlink("data", t_dir / "d2")
+        return (t_dir / "data" / "real" / "f.parquet", t_dir / "data" / "real" / "f.parquet",
+                t_dir / "d2" / "real" / "f.parquet")
+    r, expired_name = expire_one_file_two_names(tmp_path, make)
+    assert warned(r.stderr, SECOND_NAME, str(expired_name)), r.stderr
+
+
+def test_expiry_keeps_file_a_retained_snapshot_names_through_a_file_link(tmp_path):
+    # data/a.parquet -> b.parquet: the retained snapshot reads b.parquet through a.parquet
+    def make(_tmp, t_dir):
+        os.symlink("b.parquet", t_dir / "data" / "a.parquet")
+        return (t_dir / "data" / "b.parquet", t_dir / "data" / "b.parquet",
+                t_dir / "data" / "a.parquet")
+    r, expired_name = expire_one_file_two_names(tmp_path, make)
+    assert warned(r.stderr, SECOND_NAME, str(expired_name)), r.stderr
+
+
+def test_expiry_keeps_file_a_retained_snapshot_names_through_a_link_outside_the_table(tmp_path):
+    # the retained name lies outside the table (a link there into the table's data folder)
+    def make(tmp, t_dir):
+        os.symlink(t_dir / "data", tmp / "outside-link")
+        return (t_dir / "data" / "f.parquet", t_dir / "data" / "f.parquet",
+                tmp / "outside-link" / "f.parquet")
+    r, expired_name = expire_one_file_two_names(tmp_path, make)
+    assert warned(r.stderr, SECOND_NAME, str(expired_name)), r.stderr

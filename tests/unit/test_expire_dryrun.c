@@ -3,7 +3,8 @@
  * deletes.
  *
  *  - Structure: the planning objects (maint/: keepset.c, pathset.c, reach_walk.c,
- *    list_row_guess.c, table_files.c, expire_plan.c, expire_metadata.c; manifest/bulk_reader.c)
+ *    list_row_guess.c, table_files.c, expire_plan.c, expire_metadata.c, expire_alias.c;
+ *    manifest/bulk_reader.c)
  *    reference no FileIO call that creates, writes or deletes, and no commit (checked with
  *    `nm -u` on the object files in the build tree; expire.c, which hands its plan to the
  *    delete engine, and delete_engine.c, which deletes, are the positive control).
@@ -95,7 +96,8 @@ static void test_planning_objects_cannot_delete(void **state)
     const char *planning[] = {"maint/keepset.c",        "maint/pathset.c",
                               "maint/reach_walk.c",     "maint/list_row_guess.c",
                               "maint/table_files.c",    "manifest/bulk_reader.c",
-                              "maint/expire_plan.c",    "maint/expire_metadata.c"};
+                              "maint/expire_plan.c",    "maint/expire_metadata.c",
+                              "maint/expire_alias.c"};
     for (size_t i = 0; i < sizeof planning / sizeof planning[0]; i++) {
         char *obj = object_path(planning[i]);
         syms = undefined_symbols(obj);
