@@ -141,6 +141,26 @@ def test_proxy_forwards_the_path_unnormalised(moto, fault_proxy, s3_prefix):
     assert list_keys(moto, s3_prefix) == [s3_prefix + "x/../y"]
 
 
+def test_proxy_relays_a_chunked_body_after_100_continue(moto, fault_proxy, s3_prefix):
+    """libcurl sends bodies of unknown size chunked and may wait for 100 Continue first."""
+    endpoint, _ctl = fault_proxy
+    host, port = endpoint.split("://", 1)[1].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.putrequest("PUT", f"/{moto.bucket}/{s3_prefix}chunked")
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.putheader("Expect", "100-continue")
+    conn.endheaders()
+    for part in (b"hello ", b"chunked ", b"world"):
+        conn.send(b"%x\r\n%s\r\n" % (len(part), part))
+    conn.send(b"0\r\n\r\n")
+    resp = conn.getresponse()
+    resp.read()
+    conn.close()
+    assert resp.status == 200
+    got = client(moto).get_object(Bucket=moto.bucket, Key=s3_prefix + "chunked")["Body"].read()
+    assert got == b"hello chunked world"
+
+
 def test_proxy_slowdown_every_third_request(moto, fault_proxy, s3_prefix):
     endpoint, ctl = fault_proxy
     put(moto, s3_prefix + "k", b"v")
@@ -273,6 +293,24 @@ def test_proxy_after_and_times_pick_exactly_one_request(moto, fault_proxy, s3_pr
     assert failed == [2]
     assert list_keys(moto, s3_prefix) == [f"{s3_prefix}k{i}" for i in (0, 1, 3, 4, 5)]
     assert ctl.rules()["rules"][0]["fired"] == 1
+
+
+def test_proxy_first_rule_that_fires_wins(moto, fault_proxy, s3_prefix):
+    endpoint, ctl = fault_proxy
+    ctl.set_rules([{"action": "internal_error", "kind": "PutObject", "times": 1},
+                   {"action": "slowdown", "kind": "PutObject"}])
+    c = client(moto, endpoint=endpoint)
+    statuses = []
+    for i in range(3):
+        with pytest.raises(ClientError) as e:
+            c.put_object(Bucket=moto.bucket, Key=f"{s3_prefix}k{i}", Body=b"x")
+        statuses.append(error_of(e))
+    assert statuses == [(500, "InternalError"), (503, "SlowDown"), (503, "SlowDown")]
+    first, second = ctl.rules()["rules"]
+    assert (first["matched"], first["fired"]) == (3, 1)
+    assert (second["matched"], second["fired"]) == (3, 2)
+    assert ctl.counters()["faults"] == {"internal_error": 1, "slowdown": 2}
+    assert list_keys(moto, s3_prefix) == []
 
 
 def test_proxy_counts_requests_by_method_and_operation(moto, fault_proxy, s3_prefix):
