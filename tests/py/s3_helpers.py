@@ -13,7 +13,9 @@ A test that needs a server that is not configured FAILS when CI is set, and is s
 Fixtures (import them into a test module: `from s3_helpers import moto, s3_prefix, ...`):
   moto, verifying     an S3Server (endpoint, keys, bucket, region, proxy endpoints)
   s3_prefix           a fresh key prefix "t-<hex>/" per test; everything under it is deleted after
-  fault_proxy         a FaultProxy in-process, in front of moto (rules reset per test)
+  fault_proxy         a FaultProxy in-process, in front of moto: (endpoint, ProxyControl)
+Fault injection: shared_proxy() (the proxies .ci/run started), requests_of() and fault_at()
+(one fault at the k-th request: run it for every k and every FAULT_ACTIONS entry).
 Helpers: client(), list_keys(), S3Warehouse (a PyIceberg SqlCatalog on sqlite, warehouse on S3;
 the same catalog opens in Java with S3FileIO), write_history() (PyIceberg writes several
 snapshots), java_write_shapes() (Java S3FileIO writes tables with delete files), and the judges,
@@ -193,6 +195,28 @@ class ProxyControl:
 
     def log(self) -> list[dict]:
         return self._call("GET", "/log")
+
+
+# Every fault a "fault at every request" test should try at each request position.
+FAULT_ACTIONS = ("slowdown", "internal_error", "reset_before", "reset_after", "truncate",
+                 "broken_xml")
+
+
+def requests_of(ctl: ProxyControl, run) -> list[dict]:
+    """Run run() through the proxy with no rules; the log of the requests it made, in order.
+    Its length is how many positions a "fault at every request" test must cover."""
+    ctl.clear()
+    run()
+    log = ctl.log()
+    ctl.clear()
+    return log
+
+
+def fault_at(ctl: ProxyControl, k: int, action: str, **match) -> None:
+    """Arm exactly one fault: action on the k-th (1-based) request (matching `match`: method,
+    path, query regexes or kind), counted from now."""
+    ctl.clear()
+    ctl.set_rules([{"action": action, "after": k - 1, "times": 1, **match}])
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from s3_helpers import (ProxyControl, S3Warehouse, client, expected_fingerprints,  # noqa: F401
+from s3_helpers import (FAULT_ACTIONS, ProxyControl, S3Warehouse, fault_at, requests_of, client, expected_fingerprints,  # noqa: F401
                         fault_proxy, fingerprints, java_fingerprints, java_write_shapes,
                         judge_duckdb, judge_pyiceberg, list_keys, moto, need_server, put,
                         s3_prefix, shared_proxy, verifying, write_history)
@@ -311,6 +311,31 @@ def test_proxy_first_rule_that_fires_wins(moto, fault_proxy, s3_prefix):
     assert (second["matched"], second["fired"]) == (3, 2)
     assert ctl.counters()["faults"] == {"internal_error": 1, "slowdown": 2}
     assert list_keys(moto, s3_prefix) == []
+
+
+def test_fault_at_every_request_position(moto, fault_proxy, s3_prefix):
+    """requests_of() counts a run's requests; fault_at(k) hits exactly the k-th, for every k."""
+    endpoint, ctl = fault_proxy
+    c = client(moto, endpoint=endpoint)
+
+    def run():
+        for i in range(2):
+            c.put_object(Bucket=moto.bucket, Key=f"{s3_prefix}k{i}", Body=b"x")
+        c.list_objects_v2(Bucket=moto.bucket, Prefix=s3_prefix)
+
+    kinds = [e["kind"] for e in requests_of(ctl, run)]
+    assert kinds == ["PutObject", "PutObject", "ListObjectsV2"]
+    for k in range(1, len(kinds) + 1):
+        for action in FAULT_ACTIONS:
+            fault_at(ctl, k, action)
+            try:
+                run()
+            except Exception:  # noqa: BLE001 - the fault ends the run, as it would icemaint's
+                pass
+            faults = [e["fault"] for e in ctl.log()]
+            # The run may go on after a fault it does not notice (a truncated empty body).
+            assert faults[:k] == [None] * (k - 1) + [action], (k, action, faults)
+            assert faults[k:] == [None] * (len(faults) - k), (k, action, faults)
 
 
 def test_proxy_counts_requests_by_method_and_operation(moto, fault_proxy, s3_prefix):
