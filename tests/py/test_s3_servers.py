@@ -280,6 +280,35 @@ def test_proxy_latency_and_delay(moto, fault_proxy, s3_prefix):
     assert first < 0.25 and second >= 0.3, (first, second)
 
 
+def test_proxy_latency_overlaps_across_connections(moto, fault_proxy, s3_prefix):
+    """Latency is per request, not a queue: 32 requests on 32 connections at once take about
+    one latency, as the benchmarks' model of a distant store with many requests in flight needs."""
+    import threading
+    endpoint, ctl = fault_proxy
+    put(moto, s3_prefix + "k", b"v")
+    path = presigned_path(moto, endpoint, s3_prefix + "k")
+    ctl.set_rules([], latency_ms=200)
+    statuses, barrier = [], threading.Barrier(32)
+
+    def one():
+        barrier.wait()
+        conn, resp = raw_request(endpoint, "GET", path)
+        resp.read()
+        conn.close()
+        statuses.append(resp.status)
+
+    threads = [threading.Thread(target=one) for _ in range(32)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - t0
+    assert statuses == [200] * 32
+    assert 0.2 <= wall < 1.6, wall  # serialised, it would take 32 x 0.2 s = 6.4 s
+    assert ctl.counters()["by_kind"] == {"GetObject": 32}
+
+
 def test_proxy_after_and_times_pick_exactly_one_request(moto, fault_proxy, s3_prefix):
     endpoint, ctl = fault_proxy
     ctl.set_rules([{"action": "internal_error", "kind": "PutObject", "after": 2, "times": 1}])
