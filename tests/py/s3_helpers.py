@@ -25,6 +25,7 @@ write_history table), judge_java() and fingerprints() (oracle fingerprints of an
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib
 import json
@@ -219,12 +220,19 @@ def fault_at(ctl: ProxyControl, k: int, action: str, **match) -> None:
     ctl.set_rules([{"action": action, "after": k - 1, "times": 1, **match}])
 
 
+@contextlib.contextmanager
+def fault_proxy_for(server: S3Server):
+    """A fresh in-process fault proxy in front of server: yields (endpoint, ProxyControl)."""
+    from faultproxy import FaultProxy
+    with FaultProxy(server.endpoint) as p:
+        yield p.endpoint, ProxyControl(p.control_url)
+
+
 @pytest.fixture
 def fault_proxy(moto):
     """A fresh in-process fault proxy in front of moto: (endpoint, ProxyControl)."""
-    from faultproxy import FaultProxy
-    with FaultProxy(moto.endpoint) as p:
-        yield p.endpoint, ProxyControl(p.control_url)
+    with fault_proxy_for(moto) as p:
+        yield p
 
 
 def shared_proxy(server: S3Server) -> tuple[str, ProxyControl]:

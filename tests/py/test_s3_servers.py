@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from s3_helpers import (FAULT_ACTIONS, ProxyControl, S3Warehouse, delete_file_count, fault_at,
-                        requests_of, client, expected_fingerprints,  # noqa: F401
+                        fault_proxy_for, requests_of, client, expected_fingerprints,  # noqa: F401
                         fault_proxy, fingerprints, java_fingerprints, java_write_shapes,
                         judge_duckdb, judge_pyiceberg, list_keys, moto, need_server, put,
                         s3_prefix, shared_proxy, verifying, write_history)
@@ -227,6 +227,23 @@ def test_proxy_reset_after_the_upstream_applied_it(moto, fault_proxy, s3_prefix)
                                                    Body=b"x")
     assert list_keys(moto, s3_prefix) == [s3_prefix + "k"]
     assert ctl.log()[-1]["status"] == 200  # what the upstream answered, never delivered
+
+
+def test_lost_create_new_response_then_412_for_our_own_object(verifying, s3_prefix):
+    """The case §4 of the S3 reference warns about, reproducible here: a conditional PUT whose
+    response is lost was applied, so its retry gets 412 although the object is ours."""
+    key = s3_prefix + "commit"
+    with fault_proxy_for(verifying) as (endpoint, ctl):
+        ctl.set_rules([{"action": "reset_after", "kind": "PutObject", "times": 1}])
+        c = client(verifying, endpoint=endpoint)
+        with pytest.raises((botocore.exceptions.ConnectionError,
+                            botocore.exceptions.HTTPClientError)):
+            c.put_object(Bucket=verifying.bucket, Key=key, Body=b"ours", IfNoneMatch="*")
+        with pytest.raises(ClientError) as e:
+            c.put_object(Bucket=verifying.bucket, Key=key, Body=b"ours", IfNoneMatch="*")
+        assert error_of(e)[0] == 412
+        assert [x["status"] for x in ctl.log()] == [200, 412]
+    assert client(verifying).get_object(Bucket=verifying.bucket, Key=key)["Body"].read() == b"ours"
 
 
 def test_proxy_truncates_the_body(moto, fault_proxy, s3_prefix):
