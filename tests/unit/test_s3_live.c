@@ -3,7 +3,9 @@
  *
  * The server is named by the environment (.ci/run starts one on loopback and exports them):
  * ICM_TEST_S3_ENDPOINT, ICM_TEST_S3_ACCESS_KEY, ICM_TEST_S3_SECRET_KEY, ICM_TEST_S3_BUCKET (an
- * existing bucket), ICM_TEST_S3_REGION (optional); and, for the wrong-secret test, a server
+ * existing bucket), ICM_TEST_S3_REGION (optional): a server that keeps keys as bytes, as S3
+ * and moto do (not versitygw's posix back end, which stores a key as a file path and so cannot
+ * hold `..` or keep `x/../b` apart from `b`); and, for the wrong-secret test, a server
  * that verifies signatures: ICM_TEST_S3V_ENDPOINT, _ACCESS_KEY, _SECRET_KEY, _BUCKET, _REGION.
  * Without them the tests are skipped with the reason, except under CI (env CI set), where that
  * is a failure. Each run works below its own prefix (run-<pid>-<time>/) and removes it.

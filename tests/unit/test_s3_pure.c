@@ -170,6 +170,14 @@ static void test_list_raw_keys_not_decoded(void **state)
     assert_int_equal(p.n_entries, 1);
     assert_string_equal(p.entries[0].key, "t/a+b%2Fc & d");
     icm__s3_list_page_clear(&p);
+    /* versitygw 1.8 ignores encoding-type and echoes an empty EncodingType: raw keys */
+    static const char vgw[] = LIST_HEAD "<IsTruncated>false</IsTruncated><Contents>"
+                                        "<Key>t/a+b%2F</Key><Size>1</Size></Contents>"
+                                        "<EncodingType></EncodingType></ListBucketResult>";
+    assert_int_equal(icm__s3_list_parse(vgw, strlen(vgw), &p), 0);
+    assert_false(p.url_encoded);
+    assert_string_equal(p.entries[0].key, "t/a+b%2F");
+    icm__s3_list_page_clear(&p);
     /* an empty page */
     static const char empty[] = LIST_HEAD "<KeyCount>0</KeyCount><IsTruncated>false"
                                           "</IsTruncated></ListBucketResult>";
