@@ -8,7 +8,10 @@
  * a status with headers and body, or closing the connection without an answer after reading
  * the request (the request reached the server; its answer is lost). Each test asserts the
  * exact requests sent (a conditional PUT never twice; a retry after SlowDown) and the exact
- * outcome.
+ * outcome. The HTTP client under the back end (src/io/http.c) is checked against the same
+ * server: the URL sent byte for byte, request_sent after a lost answer and not after a refused
+ * connection, no query string in messages, headers found case-insensitively, a sink that is
+ * too small an error.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,6 +28,7 @@
 #include "icemaint/errors.h"
 #include "icemaint/fileio.h"
 #include "icemaint/sys/fileio.h"
+#include "io/http.h"
 
 #define MAX_REQ 64
 
@@ -487,6 +491,62 @@ static void test_delete_batch_whole_failure(void **state)
     fake_stop(f);
 }
 
+/* ---- the HTTP client itself (src/io/http.c) ------------------------------------------------ */
+
+static void test_http_client(void **state)
+{
+    (void)state;
+    answer s[] = {{0, NULL, NULL},
+                  {200, "X-Multi:  a b \r\nx-amz-request-id2: no\r\n", "0123456789"},
+                  {200, NULL, "0123456789"}};
+    fake *f = fake_start(s, 3, (answer){500, NULL, ""});
+    icm__http *h = NULL;
+    icm__http_options o = {0, 0, 2, NULL, true};
+    icmt_ok(icm__http_new(&h, &o));
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/b/a/../k?X-Amz-Signature=SECRET", f->port);
+    icm__http_request req = {"PUT", url, NULL, 0, "body", 4, NULL, 0, 0};
+    icm__http_response resp;
+    /* the request arrived and the connection closed: sent, and the message has no query */
+    assert_int_equal(icm__http_send(h, &req, &resp), ICM_ENET);
+    assert_true(resp.request_sent);
+    assert_null(strstr(icm_error_last()->message, "SECRET"));
+    assert_null(strstr(icm_error_last()->location, "SECRET"));
+    icm__http_response_clear(&resp);
+    /* sent byte for byte: the dot segment stays */
+    assert_string_equal(f->req[0].target, "/b/a/../k?X-Amz-Signature=SECRET");
+    assert_string_equal(f->req[0].body, "body");
+    /* headers: case-insensitive, trimmed; a name that is a prefix of another is not it */
+    icm__http_request get = {"GET", url, NULL, 0, NULL, 0, NULL, 0, 0};
+    icmt_ok(icm__http_send(h, &get, &resp));
+    assert_int_equal(resp.status, 200);
+    assert_int_equal(resp.body_len, 10);
+    assert_string_equal(resp.body, "0123456789");
+    char *v = NULL;
+    icmt_ok(icm__http_response_header(&resp, "x-multi", &v));
+    assert_string_equal(v, "a b");
+    icm_free(v);
+    icmt_ok(icm__http_response_header(&resp, "X-Amz-Request-Id", &v));
+    assert_string_equal(v, "REQ1");
+    icm_free(v);
+    icmt_ok(icm__http_response_header(&resp, "absent", &v));
+    assert_null(v);
+    icm__http_response_clear(&resp);
+    /* a body longer than the sink is an error, never a silent partial copy */
+    char small[4];
+    icm__http_request sunk = {"GET", url, NULL, 0, NULL, 0, small, sizeof small, 0};
+    assert_int_equal(icm__http_send(h, &sunk, &resp), ICM_EIO);
+    icm__http_response_clear(&resp);
+    icm__http_free(h);
+    fake_stop(f);
+    /* nothing listens: nothing was sent */
+    icmt_ok(icm__http_new(&h, &o));
+    icm__http_request refused = {"PUT", "http://127.0.0.1:1/b/k", NULL, 0, "x", 1, NULL, 0, 0};
+    assert_int_equal(icm__http_send(h, &refused, &resp), ICM_ENET);
+    assert_false(resp.request_sent);
+    icm__http_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_create_new_412),
         cmocka_unit_test(test_delete_batch_per_key_errors),
         cmocka_unit_test(test_delete_batch_whole_failure),
+        cmocka_unit_test(test_http_client),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
