@@ -57,6 +57,7 @@ typedef struct fake {
     answer fallback;
     recorded req[MAX_REQ];
     size_t n_req;
+    size_t n_conn; /* connections accepted */
     volatile int stop;
 } fake;
 
@@ -144,6 +145,7 @@ static void *server_main(void *arg)
         int fd = accept(f->listen_fd, NULL, NULL);
         if (fd < 0)
             break;
+        f->n_conn++;
         serve(f, fd);
         close(fd);
     }
@@ -222,6 +224,7 @@ static void test_slowdown_then_success(void **state)
         assert_string_equal(f->req[i].method, "GET");
         assert_string_equal(f->req[i].target, "/b/dir/k");
     }
+    assert_int_equal(f->n_conn, 1); /* keep-alive: one connection for all three */
     icm_fileio_free(io);
     fake_stop(f);
 }
