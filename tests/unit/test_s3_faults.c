@@ -44,6 +44,7 @@ typedef struct recorded {
     char amz_date[32];
     char if_none_match[8];
     char range[64];
+    char authorization[512];
     char *body;
 } recorded;
 
@@ -112,6 +113,7 @@ static void serve(fake *f, int fd)
         header_value(buf, "X-Amz-Date", r->amz_date, sizeof r->amz_date);
         header_value(buf, "If-None-Match", r->if_none_match, sizeof r->if_none_match);
         header_value(buf, "Range", r->range, sizeof r->range);
+        header_value(buf, "Authorization", r->authorization, sizeof r->authorization);
         free(r->body);
         r->body = strndup(buf + head_len, body_len);
         answer a = i < f->n_script ? f->script[i] : f->fallback;
@@ -339,6 +341,30 @@ static void test_clock_skew_corrected(void **state)
     fake_stop(f);
 }
 
+static void test_bucket_in_another_region(void **state)
+{
+    (void)state;
+    /* S3 says the bucket lives elsewhere: the request goes again signed for that region (the
+     * conditional PUT too: S3 acted on nothing), and later requests start there */
+    answer s[] = {{301, "x-amz-bucket-region: eu-west-1\r\n", XML_ERROR("PermanentRedirect")},
+                  {200, NULL, ""},
+                  {200, NULL, "x"}};
+    fake *f = fake_start(s, 3, (answer){500, NULL, ""});
+    icm_fileio *io = open_s3(f, "3");
+    icmt_ok(icm_fileio_create_new(io, "s3://b/k", "x", 1));
+    char *data = NULL;
+    size_t len = 0;
+    icmt_ok(icm_fileio_read(io, "s3://b/k", &data, &len));
+    icm_free(data);
+    assert_int_equal(f->n_req, 3);
+    assert_non_null(strstr(f->req[0].authorization, "/us-east-1/s3/aws4_request"));
+    assert_non_null(strstr(f->req[1].authorization, "/eu-west-1/s3/aws4_request"));
+    assert_string_equal(f->req[1].method, "PUT");
+    assert_non_null(strstr(f->req[2].authorization, "/eu-west-1/s3/aws4_request"));
+    icm_fileio_free(io);
+    fake_stop(f);
+}
+
 /* ---- reads ---------------------------------------------------------------------------------- */
 
 static void test_range_checks(void **state)
@@ -558,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_errors_carry_code_and_request_id),
         cmocka_unit_test(test_broken_listing_is_retried_never_empty),
         cmocka_unit_test(test_clock_skew_corrected),
+        cmocka_unit_test(test_bucket_in_another_region),
         cmocka_unit_test(test_range_checks),
         cmocka_unit_test(test_create_new_lost_answer_ours),
         cmocka_unit_test(test_create_new_lost_answer_missing_is_unknown),
