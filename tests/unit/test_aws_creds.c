@@ -302,6 +302,15 @@ static void test_profile_errors(void **state)
     free(conf);
 }
 
+/* A source that fetches over HTTP needs the client. */
+static void test_needs_http(void **state)
+{
+    (void)state;
+    expect_new_fails(NULL, 0, ICM_EINVALID,
+                     "credentials from instance metadata need an HTTP client, and none was "
+                     "given");
+}
+
 static void test_expiring_properties(void **state)
 {
     (void)state;
@@ -740,6 +749,39 @@ static void test_nomem(void **state)
     }
 }
 
+/* Allocation failures in the parsers: ICM_ENOMEM and nothing to free, or the same answer. */
+static void test_parse_nomem(void **state)
+{
+    (void)state;
+    static const char json[] = "{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"S\","
+                               "\"Token\":\"T\",\"Expiration\":\"2026-12-02T03:04:05Z\"}";
+    static const char xml[] =
+        "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
+        "<AccessKeyId>A</AccessKeyId><SecretAccessKey>S</SecretAccessKey>"
+        "<SessionToken>T</SessionToken><Expiration>2026-12-02T03:04:05Z</Expiration>"
+        "</Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>";
+    for (int which = 0; which < 2; which++) {
+        for (long i = 0;; i++) {
+            icm__aws_credentials c;
+            icmt_nomem_arm(i);
+            int rc = which == 0
+                         ? icm__aws_creds_from_json(&c, json, sizeof json - 1, "j", "j")
+                         : icm__aws_creds_from_sts_xml(&c, xml, sizeof xml - 1, "x", "x");
+            long n = icmt_nomem_disarm();
+            if (rc == 0) {
+                assert_string_equal(c.access_key_id, "A");
+                assert_string_equal(c.secret_access_key, "S");
+                assert_string_equal(c.session_token, "T");
+                icm__aws_credentials_clear(&c);
+                assert_true(i >= n);
+                break;
+            }
+            assert_int_equal(rc, ICM_ENOMEM);
+            assert_null(c.access_key_id);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -749,12 +791,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_environment_beats_files, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_profile_files, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_profile_errors, awst_setup, awst_teardown),
+        cmocka_unit_test_setup_teardown(test_needs_http, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_expiring_properties, awst_setup, awst_teardown),
         cmocka_unit_test(test_refresh_timing),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_parse_json),
         cmocka_unit_test(test_parse_sts),
+        cmocka_unit_test(test_parse_nomem),
         cmocka_unit_test_setup_teardown(test_nomem, awst_setup, awst_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

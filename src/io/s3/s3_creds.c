@@ -420,6 +420,11 @@ int icm__aws_creds_provider_new(icm__aws_creds_provider **out, const icm__s3_con
 done:
     if (rc == 0 && tried.oom)
         rc = icm__error_oom();
+    if (rc == 0 && http == NULL &&
+        (p->kind == SRC_WEB_IDENTITY || p->kind == SRC_CONTAINER || p->kind == SRC_IMDS))
+        rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, NULL,
+                            "credentials from %s need an HTTP client, and none was given",
+                            p->source);
     if (rc == 0) {
         p->tried = icm__buf_detach(&tried, NULL);
         if (p->tried == NULL)
