@@ -3,8 +3,9 @@
  *
  * The chain is chosen once, when the provider is built, in the SDKs' order: the properties,
  * the environment, the profile in the shared files, then the providers that fetch over HTTP
- * (web identity, container, instance metadata; s3_creds_http.c). The static sources are read
- * then; the fetching one is asked on the first get and again before its credentials expire.
+ * (web identity, container, instance metadata: chosen and checked in s3_creds_http.c, fetched
+ * in s3_creds_fetch.c). The static sources are read then; the fetching one is asked on the first
+ * get and again before its credentials expire.
  *
  * Refresh: credentials are fetched again once they are within ICM__AWS_CREDS_REFRESH_BEFORE_MS
  * of expiring. One thread fetches (without the lock held); the others keep using the old
