@@ -212,6 +212,14 @@ static void test_profile_files(void **state)
                         "%s/.aws/config", t->dir, t->dir);
     expect_new_fails(pre, 1, ICM_EINVALID, want);
     free(want);
+    /* AWS_SHARED_CREDENTIALS_FILE is read instead of ~/.aws/credentials (a leading ~/ is
+     * the home directory, as the SDKs expand it). */
+    free(awst_write(t, "alt-credentials",
+                    "[default]\naws_access_key_id = ALTKEY\naws_secret_access_key = alts\n"));
+    unsetenv("AWS_PROFILE");
+    setenv("AWS_SHARED_CREDENTIALS_FILE", "~/alt-credentials", 1);
+    expect_creds(NULL, 0, "ALTKEY", "alts", NULL, "profile");
+    unsetenv("AWS_SHARED_CREDENTIALS_FILE");
     icm_property gone[] = {P("s3.profile-name", "gone")};
     want = icmt_sprintf("profile \"gone\" is in neither %s/.aws/credentials nor %s/.aws/config",
                         t->dir, t->dir);
