@@ -7,8 +7,9 @@
  * which beats the shared credentials file, which beats the config file; [default] never fills
  * in a named profile; [profile x] in the credentials file is not profile x; a half key pair is
  * ICM_EINVALID naming both halves and never quoting the secret; credential_process, sso_* and
- * role_arn + source_profile are ICM_EUNSUPPORTED naming the profile and the key; with nothing
- * found, ICM_EAUTH lists what was tried. The cache (a fake clock, a counting source): one
+ * role_arn + source_profile are ICM_EUNSUPPORTED naming the profile and the key, and so are
+ * the properties asking for a role or a remote signer; with nothing found, ICM_EAUTH lists what
+ * was tried. The cache (a fake clock, a counting source): one
  * fetch until 5 minutes before expiry, then one refresh; an early refresh that fails keeps the
  * old credentials, one after expiry fails; invalidate forces a fetch; under 8 threads a cold
  * start fetches once, a refresh in progress does not block threads while the old credentials
@@ -123,6 +124,37 @@ static void test_half_pairs(void **state)
     expect_new_fails(NULL, 0, ICM_EINVALID,
                      "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not");
     awst_msg_lacks("topsecret");
+}
+
+/* Properties asking for a role or a remote signer are refused, with keys or without. */
+static void test_unsupported_properties(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key, *value, *msg;
+    } cases[] = {
+        {"s3.role-arn", "arn:aws:iam::1:role/r",
+         "s3.role-arn: assuming a role is not supported yet"},
+        {"client.role-arn", "arn:aws:iam::1:role/r",
+         "client.role-arn: assuming a role is not supported yet"},
+        {"client.assume-role.arn", "arn:aws:iam::1:role/r",
+         "client.assume-role.arn: assuming a role is not supported yet"},
+        {"s3.remote-signing-enabled", "true",
+         "s3.remote-signing-enabled: remote signing is not supported yet"},
+        {"s3.remote-signing-enabled", "on",
+         "s3.remote-signing-enabled: \"on\" is not true or false"},
+        {"s3.signer", "S3V4RestSigner", "s3.signer: remote signing is not supported yet"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        icm_property p[] = {P("s3.access-key-id", "AKIA"), P("s3.secret-access-key", "x"),
+                            P(cases[i].key, cases[i].value)};
+        expect_new_fails(p, 3, strcmp(cases[i].value, "on") == 0 ? ICM_EINVALID
+                                                                  : ICM_EUNSUPPORTED,
+                         cases[i].msg);
+    }
+    icm_property off[] = {P("s3.access-key-id", "AKIA"), P("s3.secret-access-key", "x"),
+                          P("s3.remote-signing-enabled", "false"), P("s3.role-arn", "")};
+    expect_creds(off, 4, "AKIA", "x", NULL, "properties");
 }
 
 static void test_environment_beats_files(void **state)
@@ -796,6 +828,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_properties_beat_environment, awst_setup,
                                         awst_teardown),
         cmocka_unit_test_setup_teardown(test_half_pairs, awst_setup, awst_teardown),
+        cmocka_unit_test_setup_teardown(test_unsupported_properties, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_environment_beats_files, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_profile_files, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_profile_errors, awst_setup, awst_teardown),

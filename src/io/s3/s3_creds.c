@@ -343,6 +343,32 @@ done:
     return rc;
 }
 
+/* Properties asking for credentials the chain does not make: refused, never ignored (signing
+ * with the base identity instead of the role, or instead of the catalog's remote signer, is
+ * acting as someone the user did not choose). */
+static int unsupported_properties(const icm_property *props, size_t n)
+{
+    static const char *const role_keys[] = {"s3.role-arn", "client.role-arn",
+                                            "client.assume-role.arn"};
+    for (size_t i = 0; i < ICM__ARRAY_LEN(role_keys); i++)
+        if (icm__s3_prop(props, n, role_keys[i]) != NULL)
+            return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNSUPPORTED, NULL,
+                                  "%s: assuming a role is not supported yet", role_keys[i]);
+    const char *remote = icm__s3_prop(props, n, "s3.remote-signing-enabled");
+    bool on = false;
+    int rc;
+    if (remote != NULL &&
+        (rc = icm__s3_parse_bool(remote, "s3.remote-signing-enabled", &on)) != 0)
+        return rc;
+    if (on)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNSUPPORTED, NULL,
+                              "s3.remote-signing-enabled: remote signing is not supported yet");
+    if (icm__s3_prop(props, n, "s3.signer") != NULL)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNSUPPORTED, NULL,
+                              "s3.signer: remote signing is not supported yet");
+    return 0;
+}
+
 static icm__aws_creds_provider *provider_alloc(void)
 {
     icm__aws_creds_provider *p = icm__calloc(1, sizeof *p);
@@ -372,7 +398,9 @@ int icm__aws_creds_provider_new(icm__aws_creds_provider **out, const icm__s3_con
     p->http = http;
     icm__buf tried = ICM__BUF_INIT;
     bool found = false;
-    int rc = from_properties(p, props, n_props, &found);
+    int rc = unsupported_properties(props, n_props);
+    if (rc == 0)
+        rc = from_properties(p, props, n_props, &found);
     if (rc == 0 && found) {
         p->kind = SRC_STATIC;
         p->source = "properties";
