@@ -295,8 +295,11 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
  * NoSuchBucket (naming the bucket) ICM_ENOTFOUND; no answer ICM_ENET or ICM_ETIMEOUT; other
  * answers ICM_EIO. Thread-safe: any number of threads may call it at once.
  * @return 0; ICM_EINVALID (NULL output, NULL props with n_props > 0, a bad property or
- *         configuration file: the message names it); ICM_ENOMEM. Credentials are fetched on
- *         the first request, whose error (ICM_EAUTH: none found) they then are.
+ *         configuration file: the message names it); ICM_EUNSUPPORTED (credentials asked for
+ *         in a way this build does not support: a role to assume, a remote signer,
+ *         credential_process or SSO in the profile; the message names it); ICM_ENOMEM.
+ *         Credentials are fetched on the first request, whose error (ICM_EAUTH: none found;
+ *         ICM_ENET, ICM_ETIMEOUT: their endpoint did not answer) they then are.
  */
 ICM_EXTERN(int) icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_props);
 
