@@ -504,9 +504,11 @@ static void test_delete_batch_per_key_errors(void **state)
 static void test_delete_batch_whole_failure(void **state)
 {
     (void)state;
-    answer s[] = {{400, NULL, XML_ERROR("MalformedXML")}};
-    fake *f = fake_start(s, 1, (answer){500, NULL, ""});
-    icm_fileio *io = open_s3(f, "3");
+    answer s[] = {{400, NULL, XML_ERROR("MalformedXML")},
+                  {200, NULL, "<DeleteResult><Error><Key>x</Key>"},
+                  {200, NULL, "<DeleteResult><Error><Key>x</Key>"}};
+    fake *f = fake_start(s, 3, (answer){500, NULL, ""});
+    icm_fileio *io = open_s3(f, "2");
     const char *locs[] = {"s3://b/x", "s3://b/y"};
     icm_fileio_delete_result r[2];
     icmt_ok(icm_fileio_delete_batch(io, locs, 2, r));
@@ -516,6 +518,15 @@ static void test_delete_batch_whole_failure(void **state)
         assert_non_null(strstr(r[i].message, "MalformedXML"));
     }
     assert_int_equal(f->n_req, 1);
+    /* a DeleteResult broken on every attempt: nothing counts as deleted, and it may pass
+     * later */
+    icmt_ok(icm_fileio_delete_batch(io, locs, 2, r));
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(r[i].status, ICM_FILEIO_DELETE_FAILED);
+        assert_int_equal(r[i].code, ICM_EIO);
+        assert_true(r[i].retryable);
+    }
+    assert_int_equal(f->n_req, 3);
     icm_fileio_free(io);
     fake_stop(f);
 }

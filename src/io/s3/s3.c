@@ -922,7 +922,9 @@ static void delete_objects(s3_fileio *s, const char *const *locations, const siz
         memset(&doc, 0, sizeof doc);
         answer_details(&resp, &doc);
         icm__s3_retry cls = icm__s3_retry_classify(resp.status, doc.code, rc);
-        bool retryable = cls != ICM__S3_NO_RETRY || rc == ICM_ENOMEM;
+        /* a 200 whose DeleteResult stayed broken through every attempt may pass later */
+        bool broken_answer = resp.status >= 200 && resp.status < 300;
+        bool retryable = cls != ICM__S3_NO_RETRY || rc == ICM_ENOMEM || broken_answer;
         for (size_t i = 0; i < n; i++)
             fail_item(&results[idx[i]], rc, retryable);
     } else {
