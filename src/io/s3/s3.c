@@ -84,6 +84,8 @@ typedef struct s3_op {
      * for idempotent requests (S3 documents 200s with broken XML). */
     int (*check)(const icm__http_response *resp, void *ctx);
     void *check_ctx;
+    /* NULL, or where to keep the limiter generation of the last attempt */
+    uint64_t *generation;
 } s3_op;
 
 static void sleep_ms(int64_t ms)
@@ -315,6 +317,8 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
     for (unsigned attempt = 1;; attempt++) {
         icm__http_response_clear(resp);
         uint64_t gen = icm__s3_limiter_acquire(&s->limiter);
+        if (op->generation != NULL)
+            *op->generation = gen;
         rc = send_once(s, op, &url, region, payload_hash, resp);
         icm__s3_retry cls = ICM__S3_NO_RETRY;
         icm__s3_error_doc doc;
@@ -427,7 +431,7 @@ static int s3_read(icm_fileio *io, const char *location, char **out, size_t *out
     if (rc != 0)
         return rc;
     s3_op op = {"GET", location, "GET", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL};
+                true, NULL, NULL, NULL};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -480,7 +484,7 @@ static int s3_read_range(icm_fileio *io, const char *location, int64_t offset, v
              (long long)(offset + (int64_t)(len - 1)));
     icm__http_header h[] = {{"Range", range}};
     s3_op op = {"ranged GET", location, "GET", &loc, false, NULL, 0, h, 1, NULL, 0, buf, len,
-                true, NULL, NULL};
+                true, NULL, NULL, NULL};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0) {
@@ -518,7 +522,7 @@ static int s3_stat(icm_fileio *io, const char *location, icm_file_info *out)
     if (rc != 0)
         return rc;
     s3_op op = {"HEAD", location, "HEAD", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL};
+                true, NULL, NULL, NULL};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -561,7 +565,7 @@ static int put_object(s3_fileio *s, const char *location, const icm__s3_location
     base64_of(md, 16, md5_b64);
     icm__http_header h[] = {{"Content-MD5", md5_b64}, {"If-None-Match", "*"}};
     s3_op op = {create_new ? "create-new PUT" : "PUT", location, "PUT", loc, false, NULL, 0,
-                h, create_new ? 2 : 1, data, len, NULL, 0, !create_new, NULL, NULL};
+                h, create_new ? 2 : 1, data, len, NULL, 0, !create_new, NULL, NULL, NULL};
     return s3_call(s, &op, resp);
 }
 
@@ -573,7 +577,7 @@ static int holds_exactly(s3_fileio *s, const char *location, const icm__s3_locat
                          const void *data, size_t len)
 {
     s3_op op = {"HEAD", location, "HEAD", loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0, true,
-                NULL, NULL};
+                NULL, NULL, NULL};
     icm__http_response resp;
     int rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -610,7 +614,7 @@ static int holds_exactly(s3_fileio *s, const char *location, const icm__s3_locat
     if (body == NULL)
         return icm__error_oom();
     s3_op get = {"GET", location, "GET", loc, false, NULL, 0, NULL, 0, NULL, 0, body, len + 1,
-                 true, NULL, NULL};
+                 true, NULL, NULL, NULL};
     rc = s3_call(s, &get, &resp);
     if (rc == 0 && resp.status != 200)
         rc = answer_error(&get, &resp);
@@ -672,7 +676,7 @@ static int s3_create_new(icm_fileio *io, const char *location, const void *data,
         why = "S3 answered with a server error after receiving it";
     } else {
         rc = answer_error(&(s3_op){"create-new PUT", location, "PUT", &loc, false, NULL, 0, NULL,
-                                   0, NULL, 0, NULL, 0, false, NULL, NULL},
+                                   0, NULL, 0, NULL, 0, false, NULL, NULL, NULL},
                           &resp);
         goto done;
     }
@@ -702,7 +706,7 @@ static int s3_write_replace(icm_fileio *io, const char *location, const void *da
     rc = put_object(s, location, &loc, data, len, false, &resp);
     if (rc == 0 && (resp.status < 200 || resp.status >= 300))
         rc = answer_error(&(s3_op){"PUT", location, "PUT", &loc, false, NULL, 0, NULL, 0, NULL,
-                                   0, NULL, 0, true, NULL, NULL},
+                                   0, NULL, 0, true, NULL, NULL, NULL},
                           &resp);
     icm__http_response_clear(&resp);
     return rc;
@@ -716,7 +720,7 @@ static int s3_remove(icm_fileio *io, const char *location)
     if (rc != 0)
         return rc;
     s3_op op = {"DELETE", location, "DELETE", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL};
+                true, NULL, NULL, NULL};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0) {
@@ -788,7 +792,7 @@ static int s3_list_range(icm_fileio *io, const char *prefix, const icm_fileio_li
         else if (start_after_key != NULL)
             params[np++] = (icm__s3_param){"start-after", start_after_key};
         s3_op op = {"ListObjectsV2", prefix, "GET", &loc, true, params, np, NULL, 0, NULL, 0,
-                    NULL, 0, true, check_list_page, &page};
+                    NULL, 0, true, check_list_page, &page, NULL};
         icm__http_response resp;
         rc = s3_call(s, &op, &resp);
         if (rc == 0 && resp.status != 200)
@@ -911,8 +915,9 @@ static void delete_objects(s3_fileio *s, const char *const *locations, const siz
     /* the bucket's location, for messages about the request as a whole */
     char where[300];
     snprintf(where, sizeof where, "s3://%.*s", (int)loc->bucket_len, loc->bucket);
+    uint64_t generation = 0;
     s3_op op = {"DeleteObjects", where, "POST", loc, true, q, 1, h, 2, body.data, body.len,
-                NULL, 0, true, check_delete_result, &dr};
+                NULL, 0, true, check_delete_result, &dr, &generation};
     icm__http_response resp;
     int rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -930,6 +935,12 @@ static void delete_objects(s3_fileio *s, const char *const *locations, const siz
     } else {
         bool *failed = icm__calloc(n > 0 ? n : 1, sizeof *failed);
         bool stray = false;
+        /* per-key SlowDown is the store pushing back as a 503 would: fewer in flight */
+        for (size_t e = 0; e < dr.n_errors; e++)
+            if (icm__s3_retry_classify(503, dr.errors[e].code, 0) == ICM__S3_RETRY_THROTTLED) {
+                icm__s3_limiter_throttled(&s->limiter, generation);
+                break;
+            }
         for (size_t e = 0; e < dr.n_errors && failed != NULL; e++) {
             const icm__s3_delete_error *err = &dr.errors[e];
             bool matched = false;

@@ -165,6 +165,9 @@ void icm__s3_limiter_destroy(icm__s3_limiter *l);
 /* Wait for a slot; returns the generation to hand back to release. */
 uint64_t icm__s3_limiter_acquire(icm__s3_limiter *l);
 void icm__s3_limiter_release(icm__s3_limiter *l, uint64_t generation, bool throttled);
+/* A request of `generation` that already gave its slot back was throttled after all (a
+ * DeleteObjects answered 200 with per-key SlowDown errors): lower the limit as release does. */
+void icm__s3_limiter_throttled(icm__s3_limiter *l, uint64_t generation);
 unsigned icm__s3_limiter_limit(icm__s3_limiter *l);
 
 #endif /* ICM_IO_S3_INTERNAL_H */
