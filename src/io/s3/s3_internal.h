@@ -28,8 +28,10 @@ typedef struct icm__s3_location {
     size_t base_len;
 } icm__s3_location;
 
-/* Returns 0; ICM_EUNSUPPORTED (not an s3/s3a/s3n URI); ICM_EINVALID (no bucket, a bucket that
- * is not a DNS-compatible S3 bucket name, or a key with a NUL: never sent as another key). */
+/* Returns 0; ICM_EUNSUPPORTED (not an s3/s3a/s3n URI); ICM_EINVALID (no bucket, or a bucket
+ * name with a character no S3 bucket name has: letters, digits, `.`, `-` and, for legacy
+ * buckets, `_` are allowed; anything else, `@` or `?` among them, could not be sent as
+ * that bucket). */
 int icm__s3_location_parse(const char *location, icm__s3_location *out);
 
 /* One query parameter, raw (not encoded). */
