@@ -270,10 +270,11 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
  *    0 bytes); stat: HEAD (Content-Length, Last-Modified);
  *  - create-new: PUT with `If-None-Match: *` (S3 since August 2024, and most compatible stores;
  *    a store that ignores the header overwrites, which this back end cannot see). 412 is
- *    ICM_EEXISTS once the object there is shown not to be ours; a lost answer is reconciled by
- *    reading the object back: ours is success, another is ICM_EEXISTS, missing or unreadable
- *    is ICM_EOUTCOME_UNKNOWN. The conditional PUT is never resent once it may have reached
- *    the server;
+ *    ICM_EEXISTS once the object there is shown not to be ours (its ETag or its bytes). After
+ *    an attempt that may have written it (answer lost, 5xx, SlowDown) the PUT is retried, and
+ *    a 412 then with our bytes there is success; when the attempts run out the object is read
+ *    back: ours is success, another is ICM_EEXISTS, missing or unreadable is
+ *    ICM_EOUTCOME_UNKNOWN;
  *  - write-replace: PUT; delete: DELETE (S3 cannot tell whether the key existed, so a delete
  *    reports it as existing unless the store answers 404);
  *  - listing: ListObjectsV2 in key order, paginated, `encoding-type=url`; size and mtime come

@@ -7,11 +7,10 @@
  * every request, SigV4 with the clock corrected by what the server's Date said when it
  * complained of skew, credentials from the provider chain (refreshed when S3 says they
  * expired), the bucket's region when S3 says it is not the configured one, the in-flight limit (AIMD: halved by SlowDown), and retries with full-jitter
- * backoff within the configured attempts and total time, for idempotent requests only. A
- * create-new is a conditional PUT, which is never sent twice unless the first provably did not
- * reach the server; when its answer is lost, or is a 412 that a resent request of ours could
- * have caused, the object is read back and compared with what we sent before anything is
- * claimed.
+ * backoff within the configured attempts and total time, for idempotent requests. A
+ * create-new is a conditional PUT, retried by its own rules (s3_create_new): whenever an
+ * attempt may have written the object, a later 412 is settled by reading the object back and
+ * comparing it with what we sent, never taken for someone else's object on trust.
  *
  * Listings are ListObjectsV2 pages (list-type=2, encoding-type=url) of the location's key plus
  * `/`, started after opts->start_after and stopped at opts->end_before, each key reported with
@@ -321,6 +320,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
             *op->generation = gen;
         rc = send_once(s, op, &url, region, payload_hash, resp);
         icm__s3_retry cls = ICM__S3_NO_RETRY;
+        bool throttled = false; /* also for a request the caller retries itself */
         icm__s3_error_doc doc;
         memset(&doc, 0, sizeof doc);
         if (rc != 0) {
@@ -342,6 +342,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
         } else {
             answer_details(resp, &doc);
             cls = icm__s3_retry_classify(resp->status, doc.code, 0);
+            throttled = cls == ICM__S3_RETRY_THROTTLED;
             /* A request S3 refused before acting on it (its signature's clock or token) may
              * go again whatever it is; 409 ConditionalRequestConflict means a concurrent
              * write won a race and ours was not applied. Anything else that may have been
@@ -352,7 +353,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
                           ? ICM__S3_RETRY_TRANSIENT
                           : ICM__S3_NO_RETRY;
         }
-        icm__s3_limiter_release(&s->limiter, gen, cls == ICM__S3_RETRY_THROTTLED);
+        icm__s3_limiter_release(&s->limiter, gen, throttled);
         if (rc == 0 && (resp->status == 301 || resp->status == 400)) {
             /* The bucket is in another region (PermanentRedirect, or
              * AuthorizationHeaderMalformed naming the region): S3 acted on nothing, so any
@@ -635,6 +636,16 @@ static int outcome_unknown(const char *location, const char *why)
                           "S3 create-new PUT: %s; the object may or may not be ours", why);
 }
 
+/*
+ * create-new: a conditional PUT, sent again only in a way that cannot turn our own object into
+ * someone else's. An attempt whose answer is lost or is a server error (5xx, SlowDown) may have
+ * written the object; the next attempt then either succeeds (ours now), or gets 412, which the
+ * object's bytes settle: not ours is ICM_EEXISTS, ours is success (an earlier attempt of ours
+ * wrote it). When the attempts run out, the object is read back the same way, and what cannot
+ * be settled is ICM_EOUTCOME_UNKNOWN. A 412 to the first attempt with exactly our bytes is
+ * unknown too: libcurl resends a request by itself when a kept-alive connection turns out
+ * closed before any answer, so even a first 412 may answer a copy of our own PUT.
+ */
 static int s3_create_new(icm_fileio *io, const char *location, const void *data, size_t len)
 {
     s3_fileio *s = (s3_fileio *)io;
@@ -642,57 +653,72 @@ static int s3_create_new(icm_fileio *io, const char *location, const void *data,
     int rc = parse_object(location, &loc);
     if (rc != 0)
         return rc;
-    icm__http_response resp;
-    rc = put_object(s, location, &loc, data, len, true, &resp);
-    bool reconcile = false;
-    const char *why = NULL;
-    if (rc != 0) {
-        /* nothing reached the server: nothing was written */
-        if (!resp.request_sent || rc == ICM_ENOMEM)
-            goto done;
-        reconcile = true;
-        why = "the answer was lost";
-    } else if (resp.status >= 200 && resp.status < 300) {
-        goto done;
-    } else if (resp.status == 412) {
-        /* Exists. libcurl resends a request on its own when a reused connection turns out
-         * closed before any answer, so a 412 may answer a second copy of our own PUT: only
-         * an object that is not ours proves someone else's. */
-        int m = holds_exactly(s, location, &loc, data, len);
-        if (m == 0) {
-            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
-                                "S3 create-new PUT: the object exists");
-            icm__error_set_http_status(412);
-            icm__error_set_remote_code("PreconditionFailed");
+    unsigned max_attempts = s->cfg.max_attempts > 0 ? s->cfg.max_attempts : 1;
+    int64_t deadline = icm__now_ms() + (s->cfg.retry_total_ms > 0 ? s->cfg.retry_total_ms : 0);
+    const char *why = NULL; /* set once an attempt may have written the object */
+    for (unsigned attempt = 1;; attempt++) {
+        icm__http_response resp;
+        rc = put_object(s, location, &loc, data, len, true, &resp);
+        bool retry = false;
+        if (rc != 0) {
+            if (rc == ICM_ENOMEM || (!resp.request_sent && why == NULL)) {
+                icm__http_response_clear(&resp);
+                return rc; /* nothing of ours reached the server */
+            }
+            if (resp.request_sent)
+                why = "the answer was lost";
+            retry = resp.request_sent && (rc == ICM_ENET || rc == ICM_ETIMEOUT);
+        } else if (resp.status >= 200 && resp.status < 300) {
+            icm__http_response_clear(&resp);
+            return 0;
+        } else if (resp.status == 412) {
+            icm__http_response_clear(&resp);
+            int m = holds_exactly(s, location, &loc, data, len);
+            if (m == 0) {
+                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
+                                    "S3 create-new PUT: the object exists");
+                icm__error_set_http_status(412);
+                icm__error_set_remote_code("PreconditionFailed");
+                return rc;
+            }
+            if (m == 1 && why != NULL)
+                return 0; /* an earlier attempt of ours wrote it */
+            return outcome_unknown(location, m == 1 ? "S3 answered 412, and the object there "
+                                                      "has exactly our bytes"
+                                                    : "S3 answered 412 and the object cannot "
+                                                      "be read back");
         } else {
-            rc = outcome_unknown(location, m == 1 ? "S3 answered 412, and the object there has "
-                                                    "exactly our bytes"
-                                                  : "S3 answered 412 and the object cannot "
-                                                    "be read back");
+            icm__s3_error_doc doc;
+            answer_details(&resp, &doc);
+            icm__s3_retry cls = icm__s3_retry_classify(resp.status, doc.code, 0);
+            if (resp.status < 500 && cls == ICM__S3_NO_RETRY && why == NULL) {
+                /* refused (403, 400, ...): nothing was written */
+                rc = answer_error(&(s3_op){"create-new PUT", location, "PUT", &loc, false, NULL,
+                                           0, NULL, 0, NULL, 0, NULL, 0, false, NULL, NULL,
+                                           NULL},
+                                  &resp);
+                icm__http_response_clear(&resp);
+                return rc;
+            }
+            if (resp.status >= 500 || cls != ICM__S3_NO_RETRY)
+                why = "S3 answered with a server error after receiving it";
+            retry = cls != ICM__S3_NO_RETRY;
         }
-        goto done;
-    } else if (resp.status >= 500) {
-        reconcile = true;
-        why = "S3 answered with a server error after receiving it";
-    } else {
-        rc = answer_error(&(s3_op){"create-new PUT", location, "PUT", &loc, false, NULL, 0, NULL,
-                                   0, NULL, 0, NULL, 0, false, NULL, NULL, NULL},
-                          &resp);
-        goto done;
+        icm__http_response_clear(&resp);
+        int64_t wait = icm__s3_backoff_ms(attempt, ICM__S3_BACKOFF_BASE_MS,
+                                          ICM__S3_BACKOFF_CAP_MS, icm__s3_random());
+        if (!retry || attempt >= max_attempts || icm__now_ms() + wait > deadline)
+            break;
+        sleep_ms(wait);
     }
-    if (reconcile) {
-        int m = holds_exactly(s, location, &loc, data, len);
-        if (m == 1)
-            rc = 0;
-        else if (m == 0)
-            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
-                                "S3 create-new PUT: %s, and another object is there", why);
-        else
-            rc = outcome_unknown(location, why);
-    }
-done:
-    icm__http_response_clear(&resp);
-    return rc;
+    /* the attempts ran out after one that may have written: what is there settles it */
+    int m = holds_exactly(s, location, &loc, data, len);
+    if (m == 1)
+        return 0;
+    if (m == 0)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
+                              "S3 create-new PUT: %s, and another object is there", why);
+    return outcome_unknown(location, why);
 }
 
 static int s3_write_replace(icm_fileio *io, const char *location, const void *data, size_t len)
