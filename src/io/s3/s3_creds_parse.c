@@ -11,77 +11,21 @@
 #include <expat.h>
 #include <jansson.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/s3/s3_config_internal.h"
+#include "io/s3/s3_internal.h"
 #include "util/util.h"
 
 /* Biggest answer parsed: STS's is about 2 KiB with a long session token. */
 #define MAX_ANSWER_BYTES ((size_t)1 << 20)
 
-static int digits(const char **p, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)(*p)[i]))
-            return 0;
-        v = v * 10 + ((*p)[i] - '0');
-    }
-    *p += n;
-    *out = v;
-    return 1;
-}
-
 bool icm__aws_parse_time(const char *s, int64_t *ms_out)
 {
-    int y, mo, d, h, mi, sec;
-    const char *p = s;
-    if (!digits(&p, 4, &y) || *p++ != '-' || !digits(&p, 2, &mo) || *p++ != '-' ||
-        !digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' '))
+    /* One ISO 8601 reader for the whole back end: the listings' LastModified is the same form. */
+    int64_t ms = icm__s3_parse_iso8601_ms(s);
+    if (ms < 0)
         return false;
-    p++;
-    if (!digits(&p, 2, &h) || *p++ != ':' || !digits(&p, 2, &mi) || *p++ != ':' ||
-        !digits(&p, 2, &sec))
-        return false;
-    int ms = 0;
-    if (*p == '.') {
-        p++;
-        int n = 0;
-        while (isdigit((unsigned char)*p)) {
-            if (n < 3)
-                ms = ms * 10 + (*p - '0');
-            n++;
-            p++;
-        }
-        if (n == 0)
-            return false;
-        for (; n < 3; n++)
-            ms *= 10;
-    }
-    if (*p == 'Z' || *p == 'z')
-        p++;
-    else if (strcmp(p, "+00:00") == 0 || strcmp(p, "-00:00") == 0)
-        p += 6;
-    else
-        return false;
-    if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return false;
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return false;
-    /* timegm normalises 31 February into March: refuse what does not round-trip. */
-    struct tm back;
-    if (gmtime_r(&t, &back) == NULL || back.tm_mday != d || back.tm_mon != mo - 1)
-        return false;
-    *ms_out = (int64_t)t * 1000 + ms;
+    *ms_out = ms;
     return true;
 }
 

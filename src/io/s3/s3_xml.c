@@ -239,8 +239,9 @@ int64_t icm__s3_parse_iso8601_ms(const char *s)
 {
     int y, mo, d, h, mi, se, ms = 0;
     if (strlen(s) < 20 || !digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) ||
-        s[7] != '-' || !digits(s + 8, 2, &d) || s[10] != 'T' || !digits(s + 11, 2, &h) ||
-        s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' || !digits(s + 17, 2, &se))
+        s[7] != '-' || !digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+        !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
+        !digits(s + 17, 2, &se))
         return -1;
     const char *p = s + 19;
     if (*p == '.') {
@@ -258,7 +259,8 @@ int64_t icm__s3_parse_iso8601_ms(const char *s)
             v *= 10;
         ms = v;
     }
-    if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
+    if (strcmp(p, "Z") != 0 && strcmp(p, "z") != 0 && strcmp(p, "+00:00") != 0 &&
+        strcmp(p, "-00:00") != 0)
         return -1;
     return tm_to_ms(y, mo, d, h, mi, se, ms);
 }
