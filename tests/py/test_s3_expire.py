@@ -95,3 +95,25 @@ def test_wrong_secret_is_an_auth_error_and_deletes_nothing(tmp_path, s3_prefix):
         assert res.returncode == 1, res.stderr
         assert "403" in res.stderr or "SignatureDoesNotMatch" in res.stderr, res.stderr
     assert e.keys(srv, s3_prefix) == before
+
+
+def test_expire_dry_run_from_aws_profile_alone(tmp_path, moto, s3_prefix):  # noqa: F811
+    """No catalog and no AWS_* key variables: AWS_PROFILE names a profile of the shared files
+    (credentials, region and endpoint_url), as the SDKs read it."""
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    table, expired, retained, cutoff, _ = history(wh)
+    expected = e.reachable(table) - e.reachable(table, retained)
+    creds = tmp_path / "credentials"
+    creds.write_text(f"[maint]\naws_access_key_id = {moto.access_key}\n"
+                     f"aws_secret_access_key = {moto.secret_key}\n")
+    config = tmp_path / "config"
+    config.write_text(f"[profile maint]\nregion = {moto.region}\n"
+                      f"endpoint_url = {moto.endpoint}\n")
+    env = {"AWS_PROFILE": "maint", "AWS_SHARED_CREDENTIALS_FILE": str(creds),
+           "AWS_CONFIG_FILE": str(config)}
+    before = e.keys(moto, s3_prefix)
+    doc = e.icm_json("expire-snapshots", table.metadata_location, "--older-than", str(cutoff),
+                     "--dry-run", env=env, cwd=tmp_path)
+    assert sorted(doc["expired"]) == sorted(expired)
+    assert e.planned_paths(doc) == expected
+    assert e.keys(moto, s3_prefix) == before
