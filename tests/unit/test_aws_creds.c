@@ -129,7 +129,8 @@ static void test_environment_beats_files(void **state)
 {
     awst_env *t = *state;
     free(awst_write(t, ".aws/credentials",
-                    "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = filesecret\n"));
+                    "[default]\naws_access_key_id = FILEKEY\n"
+                    "aws_secret_access_key = filesecret\n"));
     expect_creds(NULL, 0, "FILEKEY", "filesecret", NULL, "profile");
     setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
     setenv("AWS_SECRET_ACCESS_KEY", "envsecret", 1);

@@ -59,13 +59,13 @@ static int bad_status(const char *what, const char *url, int status)
 
 /* A token file's content, trimmed of surrounding white space (new string; the caller wipes and
  * frees it). */
-static int read_token_file(const char *path, const char *named_by, char **out)
+static int read_token_file(const char *path, const char *what, char **out)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return icm__error_set_errno(ICM_ERRCLASS_S3, ICM_EINVALID, errno, path,
-                                    "%s: cannot open the token file %s names", path, named_by);
+                                    "%s: cannot open the %s", path, what);
     icm__buf b = ICM__BUF_INIT;
     int rc = 0;
     for (;;) {
@@ -78,7 +78,7 @@ static int read_token_file(const char *path, const char *named_by, char **out)
             continue;
         if (n < 0) {
             rc = icm__error_set_errno(ICM_ERRCLASS_S3, ICM_EINVALID, errno, path,
-                                      "%s: cannot read the token file", path);
+                                      "%s: cannot read the %s", path, what);
             break;
         }
         if (n == 0)
@@ -87,7 +87,7 @@ static int read_token_file(const char *path, const char *named_by, char **out)
         b.data[b.len] = '\0';
         if (b.len > MAX_TOKEN_FILE_BYTES) {
             rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, path,
-                                "%s: the token file is larger than %zu bytes", path,
+                                "%s: the %s is larger than %zu bytes", path, what,
                                 MAX_TOKEN_FILE_BYTES);
             break;
         }
@@ -104,8 +104,8 @@ static int read_token_file(const char *path, const char *named_by, char **out)
             ok = (unsigned char)*p >= 0x20 && (unsigned char)*p != 0x7f;
         if (!ok)
             rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, path,
-                                "%s: the token file is empty or holds control characters",
-                                path);
+                                "%s: the %s is empty or holds control characters", path,
+                                what);
         else if ((*out = icm__strndup(s, (size_t)(e - s))) == NULL)
             rc = icm__error_oom();
     }
@@ -129,7 +129,7 @@ static int fetch_web_identity(const icm__aws_http_source *src, icm__http *http,
                               icm__aws_credentials *out)
 {
     char *token = NULL;
-    int rc = read_token_file(src->token_file, "the web identity configuration", &token);
+    int rc = read_token_file(src->token_file, "web identity token file", &token);
     if (rc != 0)
         return rc;
     icm__buf body = ICM__BUF_INIT;
@@ -196,8 +196,8 @@ static int fetch_container(const icm__aws_http_source *src, icm__http *http,
     char *token = NULL;
     int rc = 0;
     if (src->auth_token_file != NULL &&
-        (rc = read_token_file(src->auth_token_file, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-                              &token)) != 0)
+        (rc = read_token_file(src->auth_token_file,
+                              "container authorization token file", &token)) != 0)
         return rc;
     const char *auth = token != NULL ? token : src->auth_token;
     icm__http_header headers[2] = {{"Accept", "application/json"}, {"Authorization", auth}};

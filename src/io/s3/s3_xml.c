@@ -388,7 +388,9 @@ int icm__s3_list_parse(const char *xml, size_t len, icm__s3_list_page *page)
     if (rc == 0 && page->is_truncated && (page->next_token == NULL || page->next_token[0] == 0))
         rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, NULL,
                             "S3 listing page is truncated but has no NextContinuationToken");
-    if (rc == 0 && d.encoding != NULL) {
+    /* An empty <EncodingType/> (versitygw 1.8 sends one while ignoring encoding-type) says
+     * nothing was encoded, as an absent one does. */
+    if (rc == 0 && d.encoding != NULL && d.encoding[0] != '\0') {
         if (strcmp(d.encoding, "url") != 0) {
             rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, NULL,
                                 "S3 listing in EncodingType \"%s\" (only url is known)",
