@@ -12,7 +12,7 @@ import pytest
 
 import s3_e2e as e
 import s3_helpers as h
-from s3_helpers import moto, s3_prefix  # noqa: F401 (fixtures)
+from s3_helpers import fault_proxy, moto, s3_prefix  # noqa: F401 (fixtures)
 
 
 def history(wh, n_keep=2):
@@ -60,16 +60,69 @@ def test_expire_exact_objects(tmp_path, moto, s3_prefix, io):  # noqa: F811
     assert judged == {"pyiceberg": want, "duckdb": want}
 
 
-def test_expire_from_table_location(tmp_path, moto, s3_prefix):  # noqa: F811
-    """A dry run named by the s3:// table location (no .json) finds the current metadata
-    through the FileIO and plans what PyIceberg expects."""
-    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
-    table, expired, retained, cutoff, _ = history(wh)
+def hadoop_layout(server, table):
+    """Give the PyIceberg table a filesystem-layout pointer too: its current metadata as
+    metadata/v1.metadata.json and a version hint, so that the bare table location opens it."""
+    c = h.client(server, attempts=4)
+    body = c.get_object(Bucket=server.bucket,
+                        Key=e.key_of(table.metadata_location, server.bucket))["Body"].read()
+    root = e.key_of(table.location(), server.bucket)
+    c.put_object(Bucket=server.bucket, Key=f"{root}/metadata/v1.metadata.json", Body=body)
+    c.put_object(Bucket=server.bucket, Key=f"{root}/metadata/version-hint.text", Body=b"1")
+    return root
+
+
+@pytest.mark.parametrize("server_name", ["moto", "verifying"])
+def test_expire_filesystem_layout_table_on_s3(tmp_path, s3_prefix, server_name):  # noqa: F811
+    """A table named by its s3:// location (no .json) opens through version-hint.text; the
+    expiry commits v2.metadata.json with create-new (after proving the store honours it: the
+    probe leaves nothing) and deletes exactly what PyIceberg expects; PyIceberg reads every
+    retained snapshot from v2."""
+    srv = h.need_server(server_name)
+    wh = h.S3Warehouse(tmp_path, srv, s3_prefix)
+    table, expired, retained, cutoff, rows = history(wh)
     expected = e.reachable(table) - e.reachable(table, retained)
+    root = hadoop_layout(srv, table)
+    before = e.keys(srv, s3_prefix)
+    args = ("--older-than", str(cutoff), "--retain-last", "1")
+    dry = e.icm_json("expire-snapshots", table.location(), *args, "--dry-run",
+                     env=e.aws_env(srv), cwd=tmp_path)
+    assert e.planned_paths(dry) == expected
+    assert e.keys(srv, s3_prefix) == before
+    done = e.icm_json("expire-snapshots", table.location(), *args, env=e.aws_env(srv),
+                      cwd=tmp_path)
+    v2 = f"{root}/metadata/v2.metadata.json"
+    assert done["metadata_location"] == f"s3://{srv.bucket}/{v2}"
+    assert e.planned_paths(done) == expected
+    assert e.keys(srv, s3_prefix) == \
+        (before - {e.key_of(p, srv.bucket) for p in expected}) | {v2}
+    from pyiceberg.table import StaticTable
+    static = StaticTable.from_metadata(done["metadata_location"],
+                                      properties=h.s3_properties(srv))
+    assert {s.snapshot_id for s in static.metadata.snapshots} == retained
+    for sid in retained:
+        got = sorted(static.scan(snapshot_id=sid).to_arrow()["id"].to_pylist())
+        assert got == rows[sid]
+
+
+def test_filesystem_layout_refused_where_create_new_is_ignored(tmp_path, moto, s3_prefix,  # noqa: F811
+                                                               fault_proxy):  # noqa: F811
+    """A store that answers 200 to a create-new of an existing object (it ignores
+    If-None-Match; played by the proxy answering the probe's second PUT itself) is refused
+    before anything is published: exit 1 naming the reason, no v2, no probe left, nothing
+    deleted."""
+    endpoint, ctl = fault_proxy
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    table, _, _, cutoff, _ = history(wh)
+    hadoop_layout(moto, table)
     before = e.keys(moto, s3_prefix)
-    doc = e.icm_json("expire-snapshots", table.location(), "--older-than", str(cutoff),
-                     "--dry-run", env=e.aws_env(moto), cwd=tmp_path)
-    assert e.planned_paths(doc) == expected
+    ctl.set_rules([{"action": "error", "status": 200, "code": "OK", "method": "PUT",
+                    "path": "create-new-probe", "after": 1, "times": 1}])
+    res = e.icm("expire-snapshots", table.location(), "--older-than", str(cutoff),
+                env=e.aws_env(moto, endpoint=endpoint), cwd=tmp_path)
+    ctl.set_rules([])
+    assert res.returncode == 1, res.stderr
+    assert "ignores create-new" in res.stderr
     assert e.keys(moto, s3_prefix) == before
 
 
