@@ -182,8 +182,10 @@ def test_fault_at_every_request(tmp_path, moto, s3_prefix, fault_proxy, fault): 
             ctl.clear()
             ctl.set_rules([{"action": fault, "after": i - 1, "times": 1}])
             res = scene.run(*argv)
+            fired = ctl.counters()["faults"]
             ctl.set_rules([])
             what = f"{name}, {fault} at request {i}/{n}: exit {res.returncode}: {res.stderr}"
+            assert fired, f"no fault injected: {what}"
             assert res.returncode in (0, 1, 3, 4), what
             scene.sound()
             if res.returncode == 0:
