@@ -286,8 +286,10 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
  *    base, 20 s cap) on HTTP 500/502/503/504, throttling (SlowDown: the requests in flight are
  *    also halved, then grow back one per run of successes), RequestTimeout, dropped
  *    connections and 200 answers with broken XML, within the configured attempts and total
- *    time; ExpiredToken fetches new credentials and RequestTimeTooSkewed corrects the clock
- *    from the server's Date, then the request goes again.
+ *    time; ExpiredToken fetches new credentials, RequestTimeTooSkewed corrects the clock
+ *    from the server's Date, and a bucket in another region than the configured one
+ *    (x-amz-bucket-region on a 301 or 400) is signed for its region (on AWS, sent to its
+ *    endpoint) from then on; then the request goes again (a redirect is never followed).
  * Errors carry the HTTP status (icm_error.http_status), S3's <Code> (remote_code) and the
  * request id (in the message): 403 and the credential codes are ICM_EAUTH; 404, NoSuchKey and
  * NoSuchBucket (naming the bucket) ICM_ENOTFOUND; no answer ICM_ENET or ICM_ETIMEOUT; other

@@ -17,8 +17,9 @@ verifies upstream). Faults are applied by rules set through a small JSON control
 A RULE is a JSON object. Matching: "method", "path" and "query" are regular expressions searched
 in the request method, the raw path and the raw query string; "kind" is an S3 operation name
 (see classify()). A matching request increments the rule's match count m (1-based); the rule
-fires when m > "after" (default 0), (m - after) is a multiple of "every" (default 1), and it has
-fired fewer than "times" times (default unlimited). So "503 on every 3rd request" is
+fires when m > "after" (default 0), (m - after) is a multiple of "every" (default 1), it has
+fired fewer than "times" times (default unlimited), and no earlier rule fired for this request
+(later rules still count the match). So "503 on every 3rd request" is
 {"action": "slowdown", "every": 3} and "fault at exactly the 5th request" is
 {"action": "reset_before", "after": 4, "times": 1}. The first rule that fires wins.
 Actions:
@@ -147,11 +148,14 @@ class Rule:
                 and (self.query is None or self.query.search(query))
                 and (self.kind is None or self.kind == kind))
 
-    def consider(self, method, path, query, kind):
-        """Count a match; True when the rule fires for this request. Caller holds the lock."""
+    def consider(self, method, path, query, kind, may_fire=True):
+        """Count a match; True when the rule fires for this request (never when may_fire is
+        False: an earlier rule fired already). Caller holds the lock."""
         if not self.matches(method, path, query, kind):
             return False
         self.matched += 1
+        if not may_fire:
+            return False
         m = self.matched - self.after
         if m <= 0 or m % self.every != 0:
             return False
@@ -202,7 +206,7 @@ class State:
             self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
             fired = None
             for rule in self.rules:
-                if rule.consider(method, path, query, kind) and fired is None:
+                if rule.consider(method, path, query, kind, may_fire=fired is None):
                     fired = rule
             if fired is not None:
                 self.faults[fired.action] = self.faults.get(fired.action, 0) + 1
@@ -362,7 +366,9 @@ class Upstream:
         self.reader = None
 
     def exchange(self, request_bytes, method):
-        """Send one request; returns (raw head, status, headers, raw body, reusable)."""
+        """Send one request; returns (raw head, status, headers, raw body, framed): framed is
+        False when the body ended at the upstream's EOF (no length), so the client connection
+        must be closed after it too."""
         for attempt in (0, 1):
             fresh = self.sock is None
             if fresh:
@@ -391,7 +397,7 @@ class Upstream:
             conn = header(headers, "connection")
             if not reusable or (conn is not None and conn.lower() == "close"):
                 self.close()
-            return block, status, headers, body
+            return block, status, headers, body, reusable
         raise AssertionError("unreachable")
 
     def close(self):
@@ -461,7 +467,7 @@ class ProxyHandler(socketserver.BaseRequestHandler):
             client.sendall(status_response(status, code, message, REASONS.get(status, "Error")))
             return False
         try:
-            head, status, headers, body = upstream.exchange(raw_request, method)
+            head, status, _headers, body, framed = upstream.exchange(raw_request, method)
         except (OSError, ProtocolError):
             state.finish(seq, "upstream-failed")
             status_bytes = status_response(502, "BadGateway", "The fault proxy could not reach "
@@ -486,12 +492,15 @@ class ProxyHandler(socketserver.BaseRequestHandler):
             client.sendall(out)
             return False
         client.sendall(head + body)
-        return True
+        return framed
 
 
 class ProxyServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 drops SYNs when a client opens its whole pool of
+    # connections at once (libcurl multi: 32-64), and each drop costs a 1 s SYN retry.
+    request_queue_size = 256
 
     def __init__(self, addr, upstream_addr, state):
         self.upstream_addr = upstream_addr

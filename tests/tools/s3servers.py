@@ -98,7 +98,8 @@ def start_versitygw(directory, binary):
     os.makedirs(data, exist_ok=True)
     env = dict(os.environ, ROOT_ACCESS_KEY=access_key, ROOT_SECRET_KEY=secret_key)
     proc = spawn(directory, "verifying",
-                 [binary, "--port", f"127.0.0.1:{port}", "--region", REGION, "posix", data],
+                 [binary, "--quiet", "--port", f"127.0.0.1:{port}", "--region", REGION,
+                  "posix", data],
                  env=env)
     endpoint = f"http://127.0.0.1:{port}"
     wait_http(endpoint + "/", proc, "verifying", directory)

@@ -7,8 +7,9 @@
  * which beats the shared credentials file, which beats the config file; [default] never fills
  * in a named profile; [profile x] in the credentials file is not profile x; a half key pair is
  * ICM_EINVALID naming both halves and never quoting the secret; credential_process, sso_* and
- * role_arn + source_profile are ICM_EUNSUPPORTED naming the profile and the key; with nothing
- * found, ICM_EAUTH lists what was tried. The cache (a fake clock, a counting source): one
+ * role_arn + source_profile are ICM_EUNSUPPORTED naming the profile and the key, and so are
+ * the properties asking for a role or a remote signer; with nothing found, ICM_EAUTH lists what
+ * was tried. The cache (a fake clock, a counting source): one
  * fetch until 5 minutes before expiry, then one refresh; an early refresh that fails keeps the
  * old credentials, one after expiry fails; invalidate forces a fetch; under 8 threads a cold
  * start fetches once, a refresh in progress does not block threads while the old credentials
@@ -125,6 +126,37 @@ static void test_half_pairs(void **state)
     awst_msg_lacks("topsecret");
 }
 
+/* Properties asking for a role or a remote signer are refused, with keys or without. */
+static void test_unsupported_properties(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key, *value, *msg;
+    } cases[] = {
+        {"s3.role-arn", "arn:aws:iam::1:role/r",
+         "s3.role-arn: assuming a role is not supported yet"},
+        {"client.role-arn", "arn:aws:iam::1:role/r",
+         "client.role-arn: assuming a role is not supported yet"},
+        {"client.assume-role.arn", "arn:aws:iam::1:role/r",
+         "client.assume-role.arn: assuming a role is not supported yet"},
+        {"s3.remote-signing-enabled", "true",
+         "s3.remote-signing-enabled: remote signing is not supported yet"},
+        {"s3.remote-signing-enabled", "on",
+         "s3.remote-signing-enabled: \"on\" is not true or false"},
+        {"s3.signer", "S3V4RestSigner", "s3.signer: remote signing is not supported yet"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        icm_property p[] = {P("s3.access-key-id", "AKIA"), P("s3.secret-access-key", "x"),
+                            P(cases[i].key, cases[i].value)};
+        expect_new_fails(p, 3, strcmp(cases[i].value, "on") == 0 ? ICM_EINVALID
+                                                                  : ICM_EUNSUPPORTED,
+                         cases[i].msg);
+    }
+    icm_property off[] = {P("s3.access-key-id", "AKIA"), P("s3.secret-access-key", "x"),
+                          P("s3.remote-signing-enabled", "false"), P("s3.role-arn", "")};
+    expect_creds(off, 4, "AKIA", "x", NULL, "properties");
+}
+
 static void test_environment_beats_files(void **state)
 {
     awst_env *t = *state;
@@ -212,6 +244,14 @@ static void test_profile_files(void **state)
                         "%s/.aws/config", t->dir, t->dir);
     expect_new_fails(pre, 1, ICM_EINVALID, want);
     free(want);
+    /* AWS_SHARED_CREDENTIALS_FILE is read instead of ~/.aws/credentials (a leading ~/ is
+     * the home directory, as the SDKs expand it). */
+    free(awst_write(t, "alt-credentials",
+                    "[default]\naws_access_key_id = ALTKEY\naws_secret_access_key = alts\n"));
+    unsetenv("AWS_PROFILE");
+    setenv("AWS_SHARED_CREDENTIALS_FILE", "~/alt-credentials", 1);
+    expect_creds(NULL, 0, "ALTKEY", "alts", NULL, "profile");
+    unsetenv("AWS_SHARED_CREDENTIALS_FILE");
     icm_property gone[] = {P("s3.profile-name", "gone")};
     want = icmt_sprintf("profile \"gone\" is in neither %s/.aws/credentials nor %s/.aws/config",
                         t->dir, t->dir);
@@ -300,6 +340,15 @@ static void test_profile_errors(void **state)
     free(missing);
     free(cred);
     free(conf);
+}
+
+/* A source that fetches over HTTP needs the client. */
+static void test_needs_http(void **state)
+{
+    (void)state;
+    expect_new_fails(NULL, 0, ICM_EINVALID,
+                     "credentials from instance metadata need an HTTP client, and none was "
+                     "given");
 }
 
 static void test_expiring_properties(void **state)
@@ -740,21 +789,57 @@ static void test_nomem(void **state)
     }
 }
 
+/* Allocation failures in the parsers: ICM_ENOMEM and nothing to free, or the same answer. */
+static void test_parse_nomem(void **state)
+{
+    (void)state;
+    static const char json[] = "{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"S\","
+                               "\"Token\":\"T\",\"Expiration\":\"2026-12-02T03:04:05Z\"}";
+    static const char xml[] =
+        "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
+        "<AccessKeyId>A</AccessKeyId><SecretAccessKey>S</SecretAccessKey>"
+        "<SessionToken>T</SessionToken><Expiration>2026-12-02T03:04:05Z</Expiration>"
+        "</Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>";
+    for (int which = 0; which < 2; which++) {
+        for (long i = 0;; i++) {
+            icm__aws_credentials c;
+            icmt_nomem_arm(i);
+            int rc = which == 0
+                         ? icm__aws_creds_from_json(&c, json, sizeof json - 1, "j", "j")
+                         : icm__aws_creds_from_sts_xml(&c, xml, sizeof xml - 1, "x", "x");
+            long n = icmt_nomem_disarm();
+            if (rc == 0) {
+                assert_string_equal(c.access_key_id, "A");
+                assert_string_equal(c.secret_access_key, "S");
+                assert_string_equal(c.session_token, "T");
+                icm__aws_credentials_clear(&c);
+                assert_true(i >= n);
+                break;
+            }
+            assert_int_equal(rc, ICM_ENOMEM);
+            assert_null(c.access_key_id);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_properties_beat_environment, awst_setup,
                                         awst_teardown),
         cmocka_unit_test_setup_teardown(test_half_pairs, awst_setup, awst_teardown),
+        cmocka_unit_test_setup_teardown(test_unsupported_properties, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_environment_beats_files, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_profile_files, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_profile_errors, awst_setup, awst_teardown),
+        cmocka_unit_test_setup_teardown(test_needs_http, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_expiring_properties, awst_setup, awst_teardown),
         cmocka_unit_test(test_refresh_timing),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_parse_json),
         cmocka_unit_test(test_parse_sts),
+        cmocka_unit_test(test_parse_nomem),
         cmocka_unit_test_setup_teardown(test_nomem, awst_setup, awst_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,7 @@
 #include "aws_testenv.h"
 #include "io/http.h"
 #include "io/s3/s3_config_internal.h"
+#include "io/s3/s3_creds_http.h"
 #include "testutil.h"
 #include "util/util.h"
 
@@ -314,10 +315,10 @@ static void test_web_identity(void **state)
     assert_int_equal(icm_error_last()->http_status, 503);
     chain_free(&c);
 
-    /* The token file gone: ICM_EINVALID naming it. */
+    /* The token file gone: ICM_EAUTH naming it. */
     unlink(tok);
     icmt_ok(chain_new(&c, NULL, 0));
-    assert_int_equal(icm__aws_creds_get(c.p, &cr), ICM_EINVALID);
+    assert_int_equal(icm__aws_creds_get(c.p, &cr), ICM_EAUTH);
     char *want = icmt_sprintf("%s: cannot open the web identity token file", tok);
     awst_msg_has(want);
     free(want);
@@ -580,6 +581,122 @@ static void test_imds_not_listening(void **state)
     chain_free(&c);
 }
 
+/* Eight threads asking a cold provider at once: one IMDS round (token, role, credentials). */
+typedef struct getter {
+    icm__aws_creds_provider *p;
+    int rc;
+    char key[32];
+} getter;
+
+static void *getter_run(void *arg)
+{
+    getter *g = arg;
+    icm__aws_credentials c;
+    g->rc = icm__aws_creds_get(g->p, &c);
+    if (g->rc == 0)
+        snprintf(g->key, sizeof g->key, "%s", c.access_key_id);
+    icm__aws_credentials_clear(&c);
+    return NULL;
+}
+
+static void test_imds_threads(void **state)
+{
+    (void)state;
+    fake_server *s = fake_start();
+    fake_route_set(s, "PUT", "/latest/api/token", 200, "tok");
+    fake_route_set(s, "GET", ROLE_PATH, 200, "r");
+    fake_route_set(s, "GET", ROLE_PATH "r", 200, IMDS_CREDS);
+    char *ep = url_of(s, "");
+    setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", ep, 1);
+    chain c;
+    icmt_ok(chain_new(&c, NULL, 0));
+    getter g[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        g[i] = (getter){.p = c.p};
+        assert_int_equal(pthread_create(&th[i], NULL, getter_run, &g[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(g[i].rc, 0);
+        assert_string_equal(g[i].key, "ASIAIMDS");
+    }
+    assert_int_equal(fake_count(s), 3);
+    chain_free(&c);
+    free(ep);
+    fake_stop(s);
+}
+
+/* Where each source sends its requests, without sending them. */
+static void test_source_settings(void **state)
+{
+    (void)state;
+    icm__s3_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.region = "eu-west-1";
+    icm__aws_http_source src;
+    icm__aws_http_kind kind;
+    icm__buf tried = ICM__BUF_INIT;
+
+    setenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/42", 1);
+    setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1/ignored", 1);
+    icmt_ok(icm__aws_http_source_init(&src, &cfg, &kind, &tried));
+    assert_int_equal(kind, ICM__AWS_HTTP_CONTAINER);
+    assert_string_equal(src.container_url, "http://169.254.170.2/v2/credentials/42");
+    assert_null(src.auth_token);
+    icm__aws_http_source_clear(&src);
+    unsetenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+
+    icmt_ok(icm__aws_http_source_init(&src, &cfg, &kind, &tried));
+    assert_int_equal(kind, ICM__AWS_HTTP_IMDS);
+    assert_string_equal(src.imds_endpoint, "http://169.254.169.254");
+    icm__aws_http_source_clear(&src);
+    setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE", "IPv6", 1);
+    icmt_ok(icm__aws_http_source_init(&src, &cfg, &kind, &tried));
+    assert_string_equal(src.imds_endpoint, "http://[fd00:ec2::254]");
+    icm__aws_http_source_clear(&src);
+    setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE", "IPv5", 1);
+    assert_int_equal(icm__aws_http_source_init(&src, &cfg, &kind, &tried), ICM_EINVALID);
+    assert_string_equal(icm_error_last()->message,
+                        "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE: \"IPv5\" is not IPv4 or IPv6");
+    unsetenv("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
+
+    /* STS: the region's endpoint; AWS_ENDPOINT_URL_STS, then AWS_ENDPOINT_URL, unless told to
+     * ignore configured endpoints. */
+    setenv("AWS_WEB_IDENTITY_TOKEN_FILE", "/t", 1);
+    setenv("AWS_ROLE_ARN", "arn:aws:iam::1:role/r", 1);
+    icmt_ok(icm__aws_http_source_init(&src, &cfg, &kind, &tried));
+    assert_int_equal(kind, ICM__AWS_HTTP_WEB_IDENTITY);
+    assert_string_equal(src.sts_endpoint, "https://sts.eu-west-1.amazonaws.com");
+    assert_string_equal(src.token_file, "/t");
+    assert_int_equal(strncmp(src.session_name, "icemaint-", 9), 0);
+    icm__aws_http_source_clear(&src);
+    setenv("AWS_ENDPOINT_URL", "http://all:1", 1);
+    icmt_ok(icm__aws_http_source_init(&src, &cfg, &kind, &tried));
+    assert_string_equal(src.sts_endpoint, "http://all:1");
+    icm__aws_http_source_clear(&src);
+    setenv("AWS_ENDPOINT_URL_STS", "http://sts:2/", 1);
+    icmt_ok(icm__aws_http_source_init(&src, &cfg, &kind, &tried));
+    assert_string_equal(src.sts_endpoint, "http://sts:2");
+    icm__aws_http_source_clear(&src);
+    setenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "true", 1);
+    icmt_ok(icm__aws_http_source_init(&src, &cfg, &kind, &tried));
+    assert_string_equal(src.sts_endpoint, "https://sts.eu-west-1.amazonaws.com");
+    icm__aws_http_source_clear(&src);
+    unsetenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS");
+    setenv("AWS_ENDPOINT_URL_STS", "sts.example.com", 1);
+    assert_int_equal(icm__aws_http_source_init(&src, &cfg, &kind, &tried), ICM_EINVALID);
+    awst_msg_has("AWS_ENDPOINT_URL_STS: \"sts.example.com\" is not http(s)://host[:port]");
+    unsetenv("AWS_ENDPOINT_URL_STS");
+    setenv("AWS_ROLE_SESSION_NAME", "has space", 1);
+    assert_int_equal(icm__aws_http_source_init(&src, &cfg, &kind, &tried), ICM_EINVALID);
+    assert_string_equal(icm_error_last()->message,
+                        "the role session name \"has space\" is not 2 to 64 of letters, digits "
+                        "and _+=,.@-");
+    icm__buf_dispose(&tried);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -587,6 +704,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_container, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_imds, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_imds_not_listening, awst_setup, awst_teardown),
+        cmocka_unit_test_setup_teardown(test_imds_threads, awst_setup, awst_teardown),
+        cmocka_unit_test_setup_teardown(test_source_settings, awst_setup, awst_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

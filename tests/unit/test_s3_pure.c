@@ -456,6 +456,57 @@ static void test_limiter_bounds_concurrency(void **state)
     icm__s3_limiter_destroy(&l);
 }
 
+/* Every allocation of the parsers and the URL builder may fail: the call then returns
+ * ICM_ENOMEM with nothing leaked (the ASan build checks), never a half-parsed page or a
+ * "broken document" that a caller would retry as if S3 had sent it. */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    static const char list[] =
+        LIST_HEAD "<IsTruncated>true</IsTruncated><Contents><Key>t/a+b</Key><Size>1</Size>"
+        "</Contents><Contents><Key>t/c</Key></Contents><NextContinuationToken>x"
+        "</NextContinuationToken><EncodingType>url</EncodingType></ListBucketResult>";
+    static const char del[] = "<DeleteResult><Error><Key>k</Key><Code>SlowDown</Code>"
+                              "<Message>m</Message></Error></DeleteResult>";
+    icm__s3_param q[] = {{"prefix", "a b/"}, {"list-type", "2"}};
+    for (int which = 0; which < 3; which++) {
+        bool done = false;
+        for (long n = 0; !done && n < 10000; n++) {
+            icm__s3_list_page p;
+            icm__s3_delete_result r;
+            icm__s3_url u;
+            int rc;
+            icmt_nomem_arm(n);
+            if (which == 0)
+                rc = icm__s3_list_parse(list, strlen(list), &p);
+            else if (which == 1)
+                rc = icm__s3_delete_parse(del, strlen(del), &r);
+            else
+                rc = icm__s3_url_build(&u, "http://h:1", ICM__S3_ADDRESSING_PATH, "b", 1, "k k",
+                                       3, q, 2);
+            long counted = icmt_nomem_disarm();
+            if (rc == ICM_ENOMEM) {
+                assert_true(counted > n);
+                continue;
+            }
+            assert_int_equal(rc, 0);
+            done = true;
+            if (which == 0) {
+                assert_int_equal(p.n_entries, 2);
+                assert_string_equal(p.entries[0].key, "t/a b");
+                icm__s3_list_page_clear(&p);
+            } else if (which == 1) {
+                assert_int_equal(r.n_errors, 1);
+                icm__s3_delete_result_clear(&r);
+            } else {
+                assert_string_equal(u.url, "http://h:1/b/k%20k?list-type=2&prefix=a%20b%2F");
+                icm__s3_url_clear(&u);
+            }
+        }
+        assert_true(done);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_backoff_bounds),
         cmocka_unit_test(test_limiter_aimd),
         cmocka_unit_test(test_limiter_bounds_concurrency),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,8 +58,8 @@ const icm__aws_ini_section *icm__aws_ini_find(const icm__aws_ini *ini, const cha
 const icm__aws_ini_entry *icm__aws_ini_get(const icm__aws_ini_section *s, const char *parent,
                                            const char *key);
 
-/* The config file's section for profile `profile`: "profile <name>", and for "default" also
- * "[default]" (the later of the two in the file when both exist). NULL when absent. */
+/* The config file's section for profile `profile`: "profile <name>"; for "default", that
+ * ([profile default]) when present, else [default]. NULL when absent. */
 const icm__aws_ini_section *icm__aws_ini_config_profile(const icm__aws_ini *config,
                                                         const char *profile);
 

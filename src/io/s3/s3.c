@@ -6,7 +6,7 @@
  * of them share: the URL and canonical query built once (s3_url.c), x-amz-content-sha256 on
  * every request, SigV4 with the clock corrected by what the server's Date said when it
  * complained of skew, credentials from the provider chain (refreshed when S3 says they
- * expired), the in-flight limit (AIMD: halved by SlowDown), and retries with full-jitter
+ * expired), the bucket's region when S3 says it is not the configured one, the in-flight limit (AIMD: halved by SlowDown), and retries with full-jitter
  * backoff within the configured attempts and total time, for idempotent requests only. A
  * create-new is a conditional PUT, which is never sent twice unless the first provably did not
  * reach the server; when its answer is lost, or is a 412 that a resent request of ours could
@@ -25,6 +25,7 @@
  * offset): manifest readers and the delete engine call in from many threads at once.
  */
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
@@ -45,6 +46,15 @@ typedef struct s3_fileio {
     icm__aws_creds_provider *creds; /* NULL: anonymous (unsigned requests) */
     icm__s3_limiter limiter;
     _Atomic int64_t skew_ms; /* the server's clock minus ours, learnt from RequestTimeTooSkewed */
+    /* Buckets S3 said live in another region than the configured one (x-amz-bucket-region on
+     * a PermanentRedirect or AuthorizationHeaderMalformed): their region and, on AWS's own
+     * endpoints, that region's endpoint. Only ever appended to, under region_lock; the strings
+     * live until the back end is freed. */
+    pthread_mutex_t region_lock;
+    struct bucket_region {
+        char *bucket, *region, *endpoint;
+    } *regions;
+    size_t n_regions, cap_regions;
 } s3_fileio;
 
 static const icm_fileio_methods s3_methods;
@@ -161,8 +171,72 @@ static int64_t answer_date_ms(const icm__http_response *resp)
     return t;
 }
 
+/* The endpoint and region to use for `bucket` (borrowed: they live as long as s). */
+static void bucket_region(s3_fileio *s, const icm__s3_location *loc, const char **endpoint,
+                          const char **region)
+{
+    *endpoint = s->cfg.endpoint;
+    *region = s->cfg.region;
+    pthread_mutex_lock(&s->region_lock);
+    for (size_t i = 0; i < s->n_regions; i++) {
+        const struct bucket_region *r = &s->regions[i];
+        if (strlen(r->bucket) == loc->bucket_len &&
+            memcmp(r->bucket, loc->bucket, loc->bucket_len) == 0) {
+            *endpoint = r->endpoint;
+            *region = r->region;
+        }
+    }
+    pthread_mutex_unlock(&s->region_lock);
+}
+
+/* S3 answered that the bucket lives in `region` (not `used`): remember it. Returns whether the
+ * request should go again (a region we have not tried, that looks like one). */
+static bool bucket_moved(s3_fileio *s, const icm__s3_location *loc, const char *region,
+                         const char *used)
+{
+    size_t rl = strlen(region);
+    if (rl == 0 || rl > 32 || strcmp(region, used) == 0)
+        return false;
+    for (size_t i = 0; i < rl; i++)
+        if (!((region[i] >= 'a' && region[i] <= 'z') || (region[i] >= '0' && region[i] <= '9') ||
+              region[i] == '-'))
+            return false;
+    struct bucket_region r = {icm__strndup(loc->bucket, loc->bucket_len), icm__strdup(region),
+                              NULL};
+    /* AWS's own endpoint is per region; a custom endpoint stays (only the signature's region
+     * changes) */
+    r.endpoint = s->cfg.endpoint_is_custom
+                     ? icm__strdup(s->cfg.endpoint)
+                     : icm__sprintf("https://s3.%s.%s", region,
+                                    strncmp(region, "cn-", 3) == 0 ? "amazonaws.com.cn"
+                                                                   : "amazonaws.com");
+    bool added = false;
+    pthread_mutex_lock(&s->region_lock);
+    if (r.bucket != NULL && r.region != NULL && r.endpoint != NULL) {
+        if (s->n_regions == s->cap_regions) {
+            size_t cap = s->cap_regions != 0 ? s->cap_regions * 2 : 4;
+            struct bucket_region *a = icm__reallocarray(s->regions, cap, sizeof *a);
+            if (a != NULL) {
+                s->regions = a;
+                s->cap_regions = cap;
+            }
+        }
+        if (s->n_regions < s->cap_regions) {
+            s->regions[s->n_regions++] = r;
+            added = true;
+        }
+    }
+    pthread_mutex_unlock(&s->region_lock);
+    if (!added) {
+        icm__free(r.bucket);
+        icm__free(r.region);
+        icm__free(r.endpoint);
+    }
+    return added;
+}
+
 /* Send op once: sign with the current credentials and clock, wait for a slot. */
-static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url,
+static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, const char *region,
                      const char *payload_hash, icm__http_response *resp)
 {
     icm__http_header hdrs[24];
@@ -190,7 +264,7 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url,
                                    op->headers,
                                    op->n_headers,
                                    payload_hash,
-                                   s->cfg.region,
+                                   region,
                                    "s3",
                                    (icm__now_ms() + atomic_load(&s->skew_ms)) / 1000};
         icm__sigv4_credentials sc = {creds.access_key_id, creds.secret_access_key,
@@ -222,8 +296,10 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url,
 static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
 {
     memset(resp, 0, sizeof *resp);
+    const char *endpoint, *region;
+    bucket_region(s, op->loc, &endpoint, &region);
     icm__s3_url url;
-    int rc = icm__s3_url_build(&url, s->cfg.endpoint, s->cfg.addressing, op->loc->bucket,
+    int rc = icm__s3_url_build(&url, endpoint, s->cfg.addressing, op->loc->bucket,
                                op->loc->bucket_len, op->bucket_only ? "" : op->loc->key,
                                op->bucket_only ? 0 : op->loc->key_len, op->params,
                                op->n_params);
@@ -239,7 +315,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
     for (unsigned attempt = 1;; attempt++) {
         icm__http_response_clear(resp);
         uint64_t gen = icm__s3_limiter_acquire(&s->limiter);
-        rc = send_once(s, op, &url, payload_hash, resp);
+        rc = send_once(s, op, &url, region, payload_hash, resp);
         icm__s3_retry cls = ICM__S3_NO_RETRY;
         icm__s3_error_doc doc;
         memset(&doc, 0, sizeof doc);
@@ -273,6 +349,28 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
                           : ICM__S3_NO_RETRY;
         }
         icm__s3_limiter_release(&s->limiter, gen, cls == ICM__S3_RETRY_THROTTLED);
+        if (rc == 0 && (resp->status == 301 || resp->status == 400)) {
+            /* The bucket is in another region (PermanentRedirect, or
+             * AuthorizationHeaderMalformed naming the region): S3 acted on nothing, so any
+             * request may go again, signed for that region (never by following a redirect). */
+            char *moved = NULL;
+            if (icm__http_response_header(resp, "x-amz-bucket-region", &moved) == 0 &&
+                moved != NULL && bucket_moved(s, op->loc, moved, region)) {
+                icm__free(moved);
+                icm__s3_url_clear(&url);
+                bucket_region(s, op->loc, &endpoint, &region);
+                rc = icm__s3_url_build(&url, endpoint, s->cfg.addressing, op->loc->bucket,
+                                       op->loc->bucket_len, op->bucket_only ? "" : op->loc->key,
+                                       op->bucket_only ? 0 : op->loc->key_len, op->params,
+                                       op->n_params);
+                if (rc != 0)
+                    return rc;
+                if (attempt >= max_attempts)
+                    break;
+                continue;
+            }
+            icm__free(moved);
+        }
         if (cls == ICM__S3_NO_RETRY || rc == ICM_ENOMEM)
             break;
         int64_t wait = 0;
@@ -968,6 +1066,13 @@ static void s3_free(icm_fileio *io)
     icm__http_free(s->http);
     icm__s3_limiter_destroy(&s->limiter);
     icm__s3_config_clear(&s->cfg);
+    for (size_t i = 0; i < s->n_regions; i++) {
+        icm__free(s->regions[i].bucket);
+        icm__free(s->regions[i].region);
+        icm__free(s->regions[i].endpoint);
+    }
+    icm__free(s->regions);
+    pthread_mutex_destroy(&s->region_lock);
     icm__free(s);
 }
 
@@ -1009,6 +1114,7 @@ int icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_prop
         return rc;
     }
     icm__s3_limiter_init(&s->limiter, s->cfg.max_in_flight > 0 ? s->cfg.max_in_flight : 32);
+    pthread_mutex_init(&s->region_lock, NULL);
     atomic_init(&s->skew_ms, 0);
     icm__http_options ho = {s->cfg.connect_timeout_ms, s->cfg.request_timeout_ms,
                             s->cfg.max_in_flight, s->cfg.ca_bundle, true};

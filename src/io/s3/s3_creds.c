@@ -3,8 +3,9 @@
  *
  * The chain is chosen once, when the provider is built, in the SDKs' order: the properties,
  * the environment, the profile in the shared files, then the providers that fetch over HTTP
- * (web identity, container, instance metadata; s3_creds_http.c). The static sources are read
- * then; the fetching one is asked on the first get and again before its credentials expire.
+ * (web identity, container, instance metadata: chosen and checked in s3_creds_http.c, fetched
+ * in s3_creds_fetch.c). The static sources are read then; the fetching one is asked on the first
+ * get and again before its credentials expire.
  *
  * Refresh: credentials are fetched again once they are within ICM__AWS_CREDS_REFRESH_BEFORE_MS
  * of expiring. One thread fetches (without the lock held); the others keep using the old
@@ -342,6 +343,32 @@ done:
     return rc;
 }
 
+/* Properties asking for credentials the chain does not make: refused, never ignored (signing
+ * with the base identity instead of the role, or instead of the catalog's remote signer, is
+ * acting as someone the user did not choose). */
+static int unsupported_properties(const icm_property *props, size_t n)
+{
+    static const char *const role_keys[] = {"s3.role-arn", "client.role-arn",
+                                            "client.assume-role.arn"};
+    for (size_t i = 0; i < ICM__ARRAY_LEN(role_keys); i++)
+        if (icm__s3_prop(props, n, role_keys[i]) != NULL)
+            return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNSUPPORTED, NULL,
+                                  "%s: assuming a role is not supported yet", role_keys[i]);
+    const char *remote = icm__s3_prop(props, n, "s3.remote-signing-enabled");
+    bool on = false;
+    int rc;
+    if (remote != NULL &&
+        (rc = icm__s3_parse_bool(remote, "s3.remote-signing-enabled", &on)) != 0)
+        return rc;
+    if (on)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNSUPPORTED, NULL,
+                              "s3.remote-signing-enabled: remote signing is not supported yet");
+    if (icm__s3_prop(props, n, "s3.signer") != NULL)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNSUPPORTED, NULL,
+                              "s3.signer: remote signing is not supported yet");
+    return 0;
+}
+
 static icm__aws_creds_provider *provider_alloc(void)
 {
     icm__aws_creds_provider *p = icm__calloc(1, sizeof *p);
@@ -371,7 +398,9 @@ int icm__aws_creds_provider_new(icm__aws_creds_provider **out, const icm__s3_con
     p->http = http;
     icm__buf tried = ICM__BUF_INIT;
     bool found = false;
-    int rc = from_properties(p, props, n_props, &found);
+    int rc = unsupported_properties(props, n_props);
+    if (rc == 0)
+        rc = from_properties(p, props, n_props, &found);
     if (rc == 0 && found) {
         p->kind = SRC_STATIC;
         p->source = "properties";
@@ -420,6 +449,11 @@ int icm__aws_creds_provider_new(icm__aws_creds_provider **out, const icm__s3_con
 done:
     if (rc == 0 && tried.oom)
         rc = icm__error_oom();
+    if (rc == 0 && http == NULL &&
+        (p->kind == SRC_WEB_IDENTITY || p->kind == SRC_CONTAINER || p->kind == SRC_IMDS))
+        rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, NULL,
+                            "credentials from %s need an HTTP client, and none was given",
+                            p->source);
     if (rc == 0) {
         p->tried = icm__buf_detach(&tried, NULL);
         if (p->tried == NULL)

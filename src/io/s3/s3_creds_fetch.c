@@ -58,13 +58,14 @@ static int bad_status(const char *what, const char *url, int status)
 }
 
 /* A token file's content, trimmed of surrounding white space (new string; the caller wipes and
- * frees it). */
+ * frees it). A file that cannot be read is ICM_EAUTH: the token is what proves who we are, and
+ * it is read at each refresh, long after the configuration was checked. */
 static int read_token_file(const char *path, const char *what, char **out)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return icm__error_set_errno(ICM_ERRCLASS_S3, ICM_EINVALID, errno, path,
+        return icm__error_set_errno(ICM_ERRCLASS_S3, ICM_EAUTH, errno, path,
                                     "%s: cannot open the %s", path, what);
     icm__buf b = ICM__BUF_INIT;
     int rc = 0;
@@ -77,7 +78,7 @@ static int read_token_file(const char *path, const char *what, char **out)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = icm__error_set_errno(ICM_ERRCLASS_S3, ICM_EINVALID, errno, path,
+            rc = icm__error_set_errno(ICM_ERRCLASS_S3, ICM_EAUTH, errno, path,
                                       "%s: cannot read the %s", path, what);
             break;
         }
@@ -86,7 +87,7 @@ static int read_token_file(const char *path, const char *what, char **out)
         b.len += (size_t)n;
         b.data[b.len] = '\0';
         if (b.len > MAX_TOKEN_FILE_BYTES) {
-            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, path,
+            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, path,
                                 "%s: the %s is larger than %zu bytes", path, what,
                                 MAX_TOKEN_FILE_BYTES);
             break;
@@ -103,7 +104,7 @@ static int read_token_file(const char *path, const char *what, char **out)
         for (const char *p = s; ok && p < e; p++)
             ok = (unsigned char)*p >= 0x20 && (unsigned char)*p != 0x7f;
         if (!ok)
-            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, path,
+            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, path,
                                 "%s: the %s is empty or holds control characters", path,
                                 what);
         else if ((*out = icm__strndup(s, (size_t)(e - s))) == NULL)
@@ -376,12 +377,6 @@ int icm__aws_http_source_fetch(const icm__aws_http_source *src, icm__http *http,
                                const char *tried, icm__aws_credentials *out)
 {
     memset(out, 0, sizeof *out);
-    if (http == NULL)
-        return icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, NULL,
-                              "credentials from %s need an HTTP client, and none was given",
-                              src->kind == ICM__AWS_HTTP_WEB_IDENTITY ? "web identity"
-                              : src->kind == ICM__AWS_HTTP_CONTAINER  ? "the container endpoint"
-                                                                      : "instance metadata");
     switch (src->kind) {
     case ICM__AWS_HTTP_WEB_IDENTITY:
         return fetch_web_identity(src, http, out);

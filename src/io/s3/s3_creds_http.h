@@ -48,10 +48,10 @@ int icm__aws_web_identity_init(icm__aws_http_source *src, const icm__s3_config *
 int icm__aws_http_source_init(icm__aws_http_source *src, const icm__s3_config *cfg,
                               icm__aws_http_kind *kind, icm__buf *tried);
 
-/* Fetch credentials from the source. `tried` is the chain's list for a "no credentials"
- * message (instance metadata unreachable or without a role). Returns 0; ICM_EAUTH (refused,
- * no role, malformed answer); ICM_ENET / ICM_ETIMEOUT; ICM_EINVALID (a token file that cannot
- * be read); ICM_ENOMEM. */
+/* Fetch credentials from the source through `http` (not NULL). `tried` is the chain's list
+ * for a "no credentials" message (instance metadata unreachable or without a role). Returns 0;
+ * ICM_EAUTH (refused, no role, malformed answer, a token file that cannot be read);
+ * ICM_ENET / ICM_ETIMEOUT; ICM_ENOMEM. */
 int icm__aws_http_source_fetch(const icm__aws_http_source *src, icm__http *http,
                                const char *tried, icm__aws_credentials *out);
 

@@ -136,7 +136,7 @@ static int walk(const char *xml, size_t len, void (*cb)(xml_walk *), void *doc, 
     if (len == 0)
         st = XML_Parse(w.parser, "", 0, 1);
     int rc = 0;
-    if (w.oom) {
+    if (w.oom || (st != XML_STATUS_OK && XML_GetErrorCode(w.parser) == XML_ERROR_NO_MEMORY)) {
         rc = icm__error_oom();
     } else if (st != XML_STATUS_OK || w.bad || w.too_deep) {
         rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, NULL,
