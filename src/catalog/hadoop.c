@@ -14,8 +14,8 @@
  * second writer silently replaces the first's version: a lost commit, and its snapshot's files
  * later swept as orphans). So before the first commit (or table creation) at a location that
  * is not on this machine's file system, the catalog proves the store honours create-new: it
- * creates a fresh probe object in the table's metadata folder, creates it again (that must be
- * ICM_EEXISTS) and deletes it; a store that lets the second create through is refused
+ * creates a fresh probe object (icemaint-create-new-probe-<uuid>) in the table's metadata
+ * folder, creates it again (that must be ICM_EEXISTS) and deletes it; a store that lets the second create through is refused
  * (ICM_EUNSUPPORTED). There is no property to skip the probe: a wrong "yes" loses commits, and
  * the probe costs three requests per catalog handle.
  *
@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "catalog/catalog_internal.h"
@@ -204,24 +203,20 @@ static int probe_create_new(hadoop_catalog *h, icm_fileio *io, const char *dir)
 {
     if (h->create_new_proven)
         return 0;
-    unsigned char raw[16];
-    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
-        return icm__error_set(ICM_ERRCLASS_OS, ICM_EIO, dir,
-                              "cannot read random bytes for the create-new probe");
-    char token[2 * sizeof raw + 1];
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(token + 2 * i, 3, "%02x", raw[i]);
-    char *probe = icm__sprintf("%s/metadata/.icemaint-create-new-probe-%s", dir, token);
+    char token[37];
+    int rc = icm__uuid4(token);
+    if (rc != 0)
+        return rc;
+    /* Not hidden: a probe a crash (or a lost delete) leaves behind is an ordinary orphan that
+     * the next sweep removes. */
+    char *probe = icm__sprintf("%s/metadata/icemaint-create-new-probe-%s", dir, token);
     if (probe == NULL)
         return ICM_ENOMEM;
-    int rc = icm_fileio_create_new(io, probe, token, strlen(token));
+    rc = icm_fileio_create_new(io, probe, token, strlen(token));
+    int again = rc == 0 ? icm_fileio_create_new(io, probe, "second", 6) : 0;
     if (rc != 0) {
         rc = probe_failed(rc, probe, "first create");
-        icm__free(probe);
-        return rc;
-    }
-    int again = icm_fileio_create_new(io, probe, "second", 6);
-    if (again == ICM_EEXISTS) {
+    } else if (again == ICM_EEXISTS) {
         h->create_new_proven = true;
         rc = 0;
     } else if (again == 0) {
@@ -233,8 +228,10 @@ static int probe_create_new(hadoop_catalog *h, icm_fileio *io, const char *dir)
     } else {
         rc = probe_failed(again, probe, "second create");
     }
+    /* Best effort, also after a failed or lost first create (the probe may have landed): the
+     * name is ours alone. */
     icm__error_saved *saved = icm__error_save();
-    (void)icm_fileio_delete(io, probe); /* best effort: a leftover is an orphan of ours */
+    (void)icm_fileio_delete(io, probe);
     icm__error_restore(saved);
     icm__free(probe);
     return rc;
