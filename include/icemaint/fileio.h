@@ -270,10 +270,11 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
  *    0 bytes); stat: HEAD (Content-Length, Last-Modified);
  *  - create-new: PUT with `If-None-Match: *` (S3 since August 2024, and most compatible stores;
  *    a store that ignores the header overwrites, which this back end cannot see). 412 is
- *    ICM_EEXISTS once the object there is shown not to be ours; a lost answer is reconciled by
- *    reading the object back: ours is success, another is ICM_EEXISTS, missing or unreadable
- *    is ICM_EOUTCOME_UNKNOWN. The conditional PUT is never resent once it may have reached
- *    the server;
+ *    ICM_EEXISTS once the object there is shown not to be ours (its ETag or its bytes). After
+ *    an attempt that may have written it (answer lost, 5xx, SlowDown) the PUT is retried, and
+ *    a 412 then with our bytes there is success; when the attempts run out the object is read
+ *    back: ours is success, another is ICM_EEXISTS, missing or unreadable is
+ *    ICM_EOUTCOME_UNKNOWN;
  *  - write-replace: PUT; delete: DELETE (S3 cannot tell whether the key existed, so a delete
  *    reports it as existing unless the store answers 404);
  *  - listing: ListObjectsV2 in key order, paginated, `encoding-type=url`; size and mtime come
@@ -295,8 +296,11 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
  * NoSuchBucket (naming the bucket) ICM_ENOTFOUND; no answer ICM_ENET or ICM_ETIMEOUT; other
  * answers ICM_EIO. Thread-safe: any number of threads may call it at once.
  * @return 0; ICM_EINVALID (NULL output, NULL props with n_props > 0, a bad property or
- *         configuration file: the message names it); ICM_ENOMEM. Credentials are fetched on
- *         the first request, whose error (ICM_EAUTH: none found) they then are.
+ *         configuration file: the message names it); ICM_EUNSUPPORTED (credentials asked for
+ *         in a way this build does not support: a role to assume, a remote signer,
+ *         credential_process or SSO in the profile; the message names it); ICM_ENOMEM.
+ *         Credentials are fetched on the first request, whose error (ICM_EAUTH: none found;
+ *         ICM_ENET, ICM_ETIMEOUT: their endpoint did not answer) they then are.
  */
 ICM_EXTERN(int) icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_props);
 

@@ -14,7 +14,8 @@ Fixtures (import them into a test module: `from s3_helpers import moto, s3_prefi
   moto, verifying     an S3Server (endpoint, keys, bucket, region, proxy endpoints)
   s3_prefix           a fresh key prefix "t-<hex>/" per test; everything under it is deleted after
   fault_proxy         a FaultProxy in-process, in front of moto: (endpoint, ProxyControl)
-Fault injection: shared_proxy() (the proxies .ci/run started), requests_of() and fault_at()
+Fault injection: shared_proxy() (the proxies .ci/run started), fault_proxy_for(server) (a fresh
+one in-process, in front of either server), requests_of() and fault_at()
 (one fault at the k-th request: run it for every k and every FAULT_ACTIONS entry).
 Helpers: client(), list_keys(), S3Warehouse (a PyIceberg SqlCatalog on sqlite, warehouse on S3;
 the same catalog opens in Java with S3FileIO), write_history() (PyIceberg writes several

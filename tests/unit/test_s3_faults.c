@@ -7,7 +7,8 @@
  * target and a few headers, and answers what the test's script says for that request number:
  * a status with headers and body, or closing the connection without an answer after reading
  * the request (the request reached the server; its answer is lost). Each test asserts the
- * exact requests sent (a conditional PUT never twice; a retry after SlowDown) and the exact
+ * exact requests sent (a retry after SlowDown; a conditional PUT sent again only after an
+ * attempt that may have written, and its 412 settled by the object's bytes) and the exact
  * outcome. The HTTP client under the back end (src/io/http.c) is checked against the same
  * server: the URL sent byte for byte, request_sent after a lost answer and not after a refused
  * connection, no query string in messages, headers found case-insensitively, a sink that is
@@ -396,16 +397,21 @@ static void test_range_checks(void **state)
 static void test_create_new_lost_answer_ours(void **state)
 {
     (void)state;
-    /* the PUT arrives, its answer is lost; HEAD shows our bytes' MD5: success, one PUT */
-    answer s[] = {{0, NULL, NULL}, {200, ETAG_HELLO "Content-Length: 5\r\n", ""}};
-    fake *f = fake_start(s, 2, (answer){500, NULL, ""});
+    /* the PUT arrives and its answer is lost; the second PUT gets 412 for what the first
+     * wrote, and HEAD shows our bytes' MD5: success */
+    answer s[] = {{0, NULL, NULL},
+                  {412, NULL, XML_ERROR("PreconditionFailed")},
+                  {200, ETAG_HELLO "Content-Length: 5\r\n", ""}};
+    fake *f = fake_start(s, 3, (answer){500, NULL, ""});
     icm_fileio *io = open_s3(f, "5");
     icmt_ok(icm_fileio_create_new(io, "s3://b/m.json", "hello", 5));
-    assert_int_equal(f->n_req, 2);
-    assert_string_equal(f->req[0].method, "PUT");
-    assert_string_equal(f->req[0].if_none_match, "*");
-    assert_string_equal(f->req[0].body, "hello");
-    assert_string_equal(f->req[1].method, "HEAD");
+    assert_int_equal(f->n_req, 3);
+    for (size_t i = 0; i < 2; i++) {
+        assert_string_equal(f->req[i].method, "PUT");
+        assert_string_equal(f->req[i].if_none_match, "*");
+        assert_string_equal(f->req[i].body, "hello");
+    }
+    assert_string_equal(f->req[2].method, "HEAD");
     icm_fileio_free(io);
     fake_stop(f);
 }
@@ -413,13 +419,16 @@ static void test_create_new_lost_answer_ours(void **state)
 static void test_create_new_lost_answer_missing_is_unknown(void **state)
 {
     (void)state;
-    answer s[] = {{0, NULL, NULL}, {404, NULL, ""}};
-    fake *f = fake_start(s, 2, (answer){500, NULL, ""});
-    icm_fileio *io = open_s3(f, "5");
+    /* every answer lost, then nothing there: it may still land */
+    answer s[] = {{0, NULL, NULL}, {0, NULL, NULL}, {404, NULL, ""}};
+    fake *f = fake_start(s, 3, (answer){500, NULL, ""});
+    icm_fileio *io = open_s3(f, "2");
     assert_int_equal(icm_fileio_create_new(io, "s3://b/m.json", "hello", 5),
                      ICM_EOUTCOME_UNKNOWN);
-    assert_int_equal(f->n_req, 2);
-    assert_string_equal(f->req[1].method, "HEAD"); /* never a second PUT */
+    assert_int_equal(f->n_req, 3);
+    assert_string_equal(f->req[0].method, "PUT");
+    assert_string_equal(f->req[1].method, "PUT");
+    assert_string_equal(f->req[2].method, "HEAD");
     icm_fileio_free(io);
     fake_stop(f);
 }
@@ -427,17 +436,24 @@ static void test_create_new_lost_answer_missing_is_unknown(void **state)
 static void test_create_new_412(void **state)
 {
     (void)state;
-    /* someone else's object (ETag and bytes differ): EEXISTS; ours byte for byte: unknown
-     * (libcurl may have resent our PUT on a connection that closed) */
+    /* someone else's object (ETag and bytes differ): EEXISTS; ours byte for byte at the first
+     * attempt: unknown (libcurl may have resent our PUT on a connection that closed) */
     answer s[] = {{412, NULL, XML_ERROR("PreconditionFailed")},
                   {200, "ETag: \"00000000000000000000000000000000\"\r\nContent-Length: 5\r\n", ""},
                   {200, NULL, "other"},
                   {412, NULL, XML_ERROR("PreconditionFailed")},
                   {200, ETAG_HELLO "Content-Length: 5\r\n", ""},
+                  /* SlowDown, then 412 of another object: EEXISTS */
                   {503, NULL, XML_ERROR("SlowDown")},
+                  {412, NULL, XML_ERROR("PreconditionFailed")},
                   {200, "ETag: \"00000000000000000000000000000000\"\r\nContent-Length: 9\r\n",
-                   ""}};
-    fake *f = fake_start(s, 7, (answer){500, NULL, ""});
+                   ""},
+                  /* 500 (may have written), then 200: ours */
+                  {500, NULL, XML_ERROR("InternalError")},
+                  {200, NULL, ""},
+                  /* 403: refused, nothing written, not sent again */
+                  {403, NULL, XML_ERROR("AccessDenied")}};
+    fake *f = fake_start(s, 11, (answer){500, NULL, ""});
     icm_fileio *io = open_s3(f, "5");
     assert_int_equal(icm_fileio_create_new(io, "s3://b/m.json", "hello", 5), ICM_EEXISTS);
     assert_int_equal(icm_error_last()->http_status, 412);
@@ -446,14 +462,16 @@ static void test_create_new_412(void **state)
     assert_int_equal(icm_fileio_create_new(io, "s3://b/m.json", "hello", 5),
                      ICM_EOUTCOME_UNKNOWN);
     assert_int_equal(f->n_req, 5);
-    /* a 5xx answer to the PUT: settled by what is there (another object: EEXISTS), and the
-     * conditional PUT is not sent again */
     assert_int_equal(icm_fileio_create_new(io, "s3://b/m.json", "hello", 5), ICM_EEXISTS);
-    assert_int_equal(f->n_req, 7);
-    size_t puts = 0;
-    for (size_t i = 0; i < f->n_req; i++)
-        puts += strcmp(f->req[i].method, "PUT") == 0;
-    assert_int_equal(puts, 3);
+    assert_int_equal(f->n_req, 8);
+    icmt_ok(icm_fileio_create_new(io, "s3://b/m.json", "hello", 5));
+    assert_int_equal(f->n_req, 10);
+    assert_int_equal(icm_fileio_create_new(io, "s3://b/m.json", "hello", 5), ICM_EAUTH);
+    assert_int_equal(f->n_req, 11);
+    const char *methods[] = {"PUT", "HEAD", "GET", "PUT", "HEAD", "PUT",
+                             "PUT", "HEAD", "PUT", "PUT", "PUT"};
+    for (size_t i = 0; i < 11; i++)
+        assert_string_equal(f->req[i].method, methods[i]);
     icm_fileio_free(io);
     fake_stop(f);
 }
@@ -504,9 +522,11 @@ static void test_delete_batch_per_key_errors(void **state)
 static void test_delete_batch_whole_failure(void **state)
 {
     (void)state;
-    answer s[] = {{400, NULL, XML_ERROR("MalformedXML")}};
-    fake *f = fake_start(s, 1, (answer){500, NULL, ""});
-    icm_fileio *io = open_s3(f, "3");
+    answer s[] = {{400, NULL, XML_ERROR("MalformedXML")},
+                  {200, NULL, "<DeleteResult><Error><Key>x</Key>"},
+                  {200, NULL, "<DeleteResult><Error><Key>x</Key>"}};
+    fake *f = fake_start(s, 3, (answer){500, NULL, ""});
+    icm_fileio *io = open_s3(f, "2");
     const char *locs[] = {"s3://b/x", "s3://b/y"};
     icm_fileio_delete_result r[2];
     icmt_ok(icm_fileio_delete_batch(io, locs, 2, r));
@@ -516,6 +536,15 @@ static void test_delete_batch_whole_failure(void **state)
         assert_non_null(strstr(r[i].message, "MalformedXML"));
     }
     assert_int_equal(f->n_req, 1);
+    /* a DeleteResult broken on every attempt: nothing counts as deleted, and it may pass
+     * later */
+    icmt_ok(icm_fileio_delete_batch(io, locs, 2, r));
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(r[i].status, ICM_FILEIO_DELETE_FAILED);
+        assert_int_equal(r[i].code, ICM_EIO);
+        assert_true(r[i].retryable);
+    }
+    assert_int_equal(f->n_req, 3);
     icm_fileio_free(io);
     fake_stop(f);
 }

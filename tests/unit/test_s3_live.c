@@ -61,8 +61,7 @@ static icm_fileio *open_s3(const server *s, const char *secret)
                             {"s3.access-key-id", s->access_key},
                             {"s3.secret-access-key", secret != NULL ? secret : s->secret_key},
                             {"s3.region", s->region},
-                            {"s3.path-style-access", "true"},
-                            {"s3.retry.max-attempts", "3"}};
+                            {"s3.path-style-access", "true"}};
     icm_fileio *io = NULL;
     icmt_ok(icm_fileio_s3_new(&io, props, sizeof props / sizeof props[0]));
     return io;
@@ -402,9 +401,12 @@ static void *read_many(void *arg)
         char buf[4];
         size_t got = 0;
         int64_t off = i % 7;
-        if (icm_fileio_read_range(r->io, r->loc, off, buf, 3, &got) != 0 || got != 3 ||
-            buf[0] != (char)('a' + off))
+        int rc = icm_fileio_read_range(r->io, r->loc, off, buf, 3, &got);
+        if (rc != 0 || got != 3 || buf[0] != (char)('a' + off)) {
+            fprintf(stderr, "read_range at %lld: %d (%s), %zu bytes\n", (long long)off, rc,
+                    rc != 0 ? icm_error_last()->message : "", got);
             r->failures++;
+        }
     }
     return NULL;
 }

@@ -412,6 +412,14 @@ static void test_limiter_aimd(void **state)
         icm__s3_limiter_release(&l, gen, false);
     }
     assert_int_equal(icm__s3_limiter_limit(&l), 32);
+    /* throttled after giving the slot back (per-key SlowDown in a DeleteObjects result):
+     * halves once per generation too */
+    uint64_t g1 = icm__s3_limiter_acquire(&l), g2 = icm__s3_limiter_acquire(&l);
+    icm__s3_limiter_release(&l, g1, false);
+    icm__s3_limiter_release(&l, g2, false);
+    icm__s3_limiter_throttled(&l, g1);
+    icm__s3_limiter_throttled(&l, g2);
+    assert_int_equal(icm__s3_limiter_limit(&l), 16);
     icm__s3_limiter_destroy(&l);
 }
 

@@ -7,11 +7,10 @@
  * every request, SigV4 with the clock corrected by what the server's Date said when it
  * complained of skew, credentials from the provider chain (refreshed when S3 says they
  * expired), the bucket's region when S3 says it is not the configured one, the in-flight limit (AIMD: halved by SlowDown), and retries with full-jitter
- * backoff within the configured attempts and total time, for idempotent requests only. A
- * create-new is a conditional PUT, which is never sent twice unless the first provably did not
- * reach the server; when its answer is lost, or is a 412 that a resent request of ours could
- * have caused, the object is read back and compared with what we sent before anything is
- * claimed.
+ * backoff within the configured attempts and total time, for idempotent requests. A
+ * create-new is a conditional PUT, retried by its own rules (s3_create_new): whenever an
+ * attempt may have written the object, a later 412 is settled by reading the object back and
+ * comparing it with what we sent, never taken for someone else's object on trust.
  *
  * Listings are ListObjectsV2 pages (list-type=2, encoding-type=url) of the location's key plus
  * `/`, started after opts->start_after and stopped at opts->end_before, each key reported with
@@ -84,6 +83,8 @@ typedef struct s3_op {
      * for idempotent requests (S3 documents 200s with broken XML). */
     int (*check)(const icm__http_response *resp, void *ctx);
     void *check_ctx;
+    /* NULL, or where to keep the limiter generation of the last attempt */
+    uint64_t *generation;
 } s3_op;
 
 static void sleep_ms(int64_t ms)
@@ -315,8 +316,11 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
     for (unsigned attempt = 1;; attempt++) {
         icm__http_response_clear(resp);
         uint64_t gen = icm__s3_limiter_acquire(&s->limiter);
+        if (op->generation != NULL)
+            *op->generation = gen;
         rc = send_once(s, op, &url, region, payload_hash, resp);
         icm__s3_retry cls = ICM__S3_NO_RETRY;
+        bool throttled = false; /* also for a request the caller retries itself */
         icm__s3_error_doc doc;
         memset(&doc, 0, sizeof doc);
         if (rc != 0) {
@@ -338,6 +342,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
         } else {
             answer_details(resp, &doc);
             cls = icm__s3_retry_classify(resp->status, doc.code, 0);
+            throttled = cls == ICM__S3_RETRY_THROTTLED;
             /* A request S3 refused before acting on it (its signature's clock or token) may
              * go again whatever it is; 409 ConditionalRequestConflict means a concurrent
              * write won a race and ours was not applied. Anything else that may have been
@@ -348,7 +353,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
                           ? ICM__S3_RETRY_TRANSIENT
                           : ICM__S3_NO_RETRY;
         }
-        icm__s3_limiter_release(&s->limiter, gen, cls == ICM__S3_RETRY_THROTTLED);
+        icm__s3_limiter_release(&s->limiter, gen, throttled);
         if (rc == 0 && (resp->status == 301 || resp->status == 400)) {
             /* The bucket is in another region (PermanentRedirect, or
              * AuthorizationHeaderMalformed naming the region): S3 acted on nothing, so any
@@ -427,7 +432,7 @@ static int s3_read(icm_fileio *io, const char *location, char **out, size_t *out
     if (rc != 0)
         return rc;
     s3_op op = {"GET", location, "GET", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL};
+                true, NULL, NULL, NULL};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -480,7 +485,7 @@ static int s3_read_range(icm_fileio *io, const char *location, int64_t offset, v
              (long long)(offset + (int64_t)(len - 1)));
     icm__http_header h[] = {{"Range", range}};
     s3_op op = {"ranged GET", location, "GET", &loc, false, NULL, 0, h, 1, NULL, 0, buf, len,
-                true, NULL, NULL};
+                true, NULL, NULL, NULL};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0) {
@@ -518,7 +523,7 @@ static int s3_stat(icm_fileio *io, const char *location, icm_file_info *out)
     if (rc != 0)
         return rc;
     s3_op op = {"HEAD", location, "HEAD", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL};
+                true, NULL, NULL, NULL};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -561,7 +566,7 @@ static int put_object(s3_fileio *s, const char *location, const icm__s3_location
     base64_of(md, 16, md5_b64);
     icm__http_header h[] = {{"Content-MD5", md5_b64}, {"If-None-Match", "*"}};
     s3_op op = {create_new ? "create-new PUT" : "PUT", location, "PUT", loc, false, NULL, 0,
-                h, create_new ? 2 : 1, data, len, NULL, 0, !create_new, NULL, NULL};
+                h, create_new ? 2 : 1, data, len, NULL, 0, !create_new, NULL, NULL, NULL};
     return s3_call(s, &op, resp);
 }
 
@@ -573,7 +578,7 @@ static int holds_exactly(s3_fileio *s, const char *location, const icm__s3_locat
                          const void *data, size_t len)
 {
     s3_op op = {"HEAD", location, "HEAD", loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0, true,
-                NULL, NULL};
+                NULL, NULL, NULL};
     icm__http_response resp;
     int rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -610,7 +615,7 @@ static int holds_exactly(s3_fileio *s, const char *location, const icm__s3_locat
     if (body == NULL)
         return icm__error_oom();
     s3_op get = {"GET", location, "GET", loc, false, NULL, 0, NULL, 0, NULL, 0, body, len + 1,
-                 true, NULL, NULL};
+                 true, NULL, NULL, NULL};
     rc = s3_call(s, &get, &resp);
     if (rc == 0 && resp.status != 200)
         rc = answer_error(&get, &resp);
@@ -631,6 +636,16 @@ static int outcome_unknown(const char *location, const char *why)
                           "S3 create-new PUT: %s; the object may or may not be ours", why);
 }
 
+/*
+ * create-new: a conditional PUT, sent again only in a way that cannot turn our own object into
+ * someone else's. An attempt whose answer is lost or is a server error (5xx, SlowDown) may have
+ * written the object; the next attempt then either succeeds (ours now), or gets 412, which the
+ * object's bytes settle: not ours is ICM_EEXISTS, ours is success (an earlier attempt of ours
+ * wrote it). When the attempts run out, the object is read back the same way, and what cannot
+ * be settled is ICM_EOUTCOME_UNKNOWN. A 412 to the first attempt with exactly our bytes is
+ * unknown too: libcurl resends a request by itself when a kept-alive connection turns out
+ * closed before any answer, so even a first 412 may answer a copy of our own PUT.
+ */
 static int s3_create_new(icm_fileio *io, const char *location, const void *data, size_t len)
 {
     s3_fileio *s = (s3_fileio *)io;
@@ -638,57 +653,72 @@ static int s3_create_new(icm_fileio *io, const char *location, const void *data,
     int rc = parse_object(location, &loc);
     if (rc != 0)
         return rc;
-    icm__http_response resp;
-    rc = put_object(s, location, &loc, data, len, true, &resp);
-    bool reconcile = false;
-    const char *why = NULL;
-    if (rc != 0) {
-        /* nothing reached the server: nothing was written */
-        if (!resp.request_sent || rc == ICM_ENOMEM)
-            goto done;
-        reconcile = true;
-        why = "the answer was lost";
-    } else if (resp.status >= 200 && resp.status < 300) {
-        goto done;
-    } else if (resp.status == 412) {
-        /* Exists. libcurl resends a request on its own when a reused connection turns out
-         * closed before any answer, so a 412 may answer a second copy of our own PUT: only
-         * an object that is not ours proves someone else's. */
-        int m = holds_exactly(s, location, &loc, data, len);
-        if (m == 0) {
-            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
-                                "S3 create-new PUT: the object exists");
-            icm__error_set_http_status(412);
-            icm__error_set_remote_code("PreconditionFailed");
+    unsigned max_attempts = s->cfg.max_attempts > 0 ? s->cfg.max_attempts : 1;
+    int64_t deadline = icm__now_ms() + (s->cfg.retry_total_ms > 0 ? s->cfg.retry_total_ms : 0);
+    const char *why = NULL; /* set once an attempt may have written the object */
+    for (unsigned attempt = 1;; attempt++) {
+        icm__http_response resp;
+        rc = put_object(s, location, &loc, data, len, true, &resp);
+        bool retry = false;
+        if (rc != 0) {
+            if (rc == ICM_ENOMEM || (!resp.request_sent && why == NULL)) {
+                icm__http_response_clear(&resp);
+                return rc; /* nothing of ours reached the server */
+            }
+            if (resp.request_sent)
+                why = "the answer was lost";
+            retry = resp.request_sent && (rc == ICM_ENET || rc == ICM_ETIMEOUT);
+        } else if (resp.status >= 200 && resp.status < 300) {
+            icm__http_response_clear(&resp);
+            return 0;
+        } else if (resp.status == 412) {
+            icm__http_response_clear(&resp);
+            int m = holds_exactly(s, location, &loc, data, len);
+            if (m == 0) {
+                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
+                                    "S3 create-new PUT: the object exists");
+                icm__error_set_http_status(412);
+                icm__error_set_remote_code("PreconditionFailed");
+                return rc;
+            }
+            if (m == 1 && why != NULL)
+                return 0; /* an earlier attempt of ours wrote it */
+            return outcome_unknown(location, m == 1 ? "S3 answered 412, and the object there "
+                                                      "has exactly our bytes"
+                                                    : "S3 answered 412 and the object cannot "
+                                                      "be read back");
         } else {
-            rc = outcome_unknown(location, m == 1 ? "S3 answered 412, and the object there has "
-                                                    "exactly our bytes"
-                                                  : "S3 answered 412 and the object cannot "
-                                                    "be read back");
+            icm__s3_error_doc doc;
+            answer_details(&resp, &doc);
+            icm__s3_retry cls = icm__s3_retry_classify(resp.status, doc.code, 0);
+            if (resp.status < 500 && cls == ICM__S3_NO_RETRY && why == NULL) {
+                /* refused (403, 400, ...): nothing was written */
+                rc = answer_error(&(s3_op){"create-new PUT", location, "PUT", &loc, false, NULL,
+                                           0, NULL, 0, NULL, 0, NULL, 0, false, NULL, NULL,
+                                           NULL},
+                                  &resp);
+                icm__http_response_clear(&resp);
+                return rc;
+            }
+            if (resp.status >= 500 || cls != ICM__S3_NO_RETRY)
+                why = "S3 answered with a server error after receiving it";
+            retry = cls != ICM__S3_NO_RETRY;
         }
-        goto done;
-    } else if (resp.status >= 500) {
-        reconcile = true;
-        why = "S3 answered with a server error after receiving it";
-    } else {
-        rc = answer_error(&(s3_op){"create-new PUT", location, "PUT", &loc, false, NULL, 0, NULL,
-                                   0, NULL, 0, NULL, 0, false, NULL, NULL},
-                          &resp);
-        goto done;
+        icm__http_response_clear(&resp);
+        int64_t wait = icm__s3_backoff_ms(attempt, ICM__S3_BACKOFF_BASE_MS,
+                                          ICM__S3_BACKOFF_CAP_MS, icm__s3_random());
+        if (!retry || attempt >= max_attempts || icm__now_ms() + wait > deadline)
+            break;
+        sleep_ms(wait);
     }
-    if (reconcile) {
-        int m = holds_exactly(s, location, &loc, data, len);
-        if (m == 1)
-            rc = 0;
-        else if (m == 0)
-            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
-                                "S3 create-new PUT: %s, and another object is there", why);
-        else
-            rc = outcome_unknown(location, why);
-    }
-done:
-    icm__http_response_clear(&resp);
-    return rc;
+    /* the attempts ran out after one that may have written: what is there settles it */
+    int m = holds_exactly(s, location, &loc, data, len);
+    if (m == 1)
+        return 0;
+    if (m == 0)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
+                              "S3 create-new PUT: %s, and another object is there", why);
+    return outcome_unknown(location, why);
 }
 
 static int s3_write_replace(icm_fileio *io, const char *location, const void *data, size_t len)
@@ -702,7 +732,7 @@ static int s3_write_replace(icm_fileio *io, const char *location, const void *da
     rc = put_object(s, location, &loc, data, len, false, &resp);
     if (rc == 0 && (resp.status < 200 || resp.status >= 300))
         rc = answer_error(&(s3_op){"PUT", location, "PUT", &loc, false, NULL, 0, NULL, 0, NULL,
-                                   0, NULL, 0, true, NULL, NULL},
+                                   0, NULL, 0, true, NULL, NULL, NULL},
                           &resp);
     icm__http_response_clear(&resp);
     return rc;
@@ -716,7 +746,7 @@ static int s3_remove(icm_fileio *io, const char *location)
     if (rc != 0)
         return rc;
     s3_op op = {"DELETE", location, "DELETE", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL};
+                true, NULL, NULL, NULL};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0) {
@@ -788,7 +818,7 @@ static int s3_list_range(icm_fileio *io, const char *prefix, const icm_fileio_li
         else if (start_after_key != NULL)
             params[np++] = (icm__s3_param){"start-after", start_after_key};
         s3_op op = {"ListObjectsV2", prefix, "GET", &loc, true, params, np, NULL, 0, NULL, 0,
-                    NULL, 0, true, check_list_page, &page};
+                    NULL, 0, true, check_list_page, &page, NULL};
         icm__http_response resp;
         rc = s3_call(s, &op, &resp);
         if (rc == 0 && resp.status != 200)
@@ -911,8 +941,9 @@ static void delete_objects(s3_fileio *s, const char *const *locations, const siz
     /* the bucket's location, for messages about the request as a whole */
     char where[300];
     snprintf(where, sizeof where, "s3://%.*s", (int)loc->bucket_len, loc->bucket);
+    uint64_t generation = 0;
     s3_op op = {"DeleteObjects", where, "POST", loc, true, q, 1, h, 2, body.data, body.len,
-                NULL, 0, true, check_delete_result, &dr};
+                NULL, 0, true, check_delete_result, &dr, &generation};
     icm__http_response resp;
     int rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -922,12 +953,20 @@ static void delete_objects(s3_fileio *s, const char *const *locations, const siz
         memset(&doc, 0, sizeof doc);
         answer_details(&resp, &doc);
         icm__s3_retry cls = icm__s3_retry_classify(resp.status, doc.code, rc);
-        bool retryable = cls != ICM__S3_NO_RETRY || rc == ICM_ENOMEM;
+        /* a 200 whose DeleteResult stayed broken through every attempt may pass later */
+        bool broken_answer = resp.status >= 200 && resp.status < 300;
+        bool retryable = cls != ICM__S3_NO_RETRY || rc == ICM_ENOMEM || broken_answer;
         for (size_t i = 0; i < n; i++)
             fail_item(&results[idx[i]], rc, retryable);
     } else {
         bool *failed = icm__calloc(n > 0 ? n : 1, sizeof *failed);
         bool stray = false;
+        /* per-key SlowDown is the store pushing back as a 503 would: fewer in flight */
+        for (size_t e = 0; e < dr.n_errors; e++)
+            if (icm__s3_retry_classify(503, dr.errors[e].code, 0) == ICM__S3_RETRY_THROTTLED) {
+                icm__s3_limiter_throttled(&s->limiter, generation);
+                break;
+            }
         for (size_t e = 0; e < dr.n_errors && failed != NULL; e++) {
             const icm__s3_delete_error *err = &dr.errors[e];
             bool matched = false;

@@ -28,8 +28,10 @@ typedef struct icm__s3_location {
     size_t base_len;
 } icm__s3_location;
 
-/* Returns 0; ICM_EUNSUPPORTED (not an s3/s3a/s3n URI); ICM_EINVALID (no bucket, a bucket that
- * is not a DNS-compatible S3 bucket name, or a key with a NUL: never sent as another key). */
+/* Returns 0; ICM_EUNSUPPORTED (not an s3/s3a/s3n URI); ICM_EINVALID (no bucket, or a bucket
+ * name with a character no S3 bucket name has: letters, digits, `.`, `-` and, for legacy
+ * buckets, `_` are allowed; anything else, `@` or `?` among them, could not be sent as
+ * that bucket). */
 int icm__s3_location_parse(const char *location, icm__s3_location *out);
 
 /* One query parameter, raw (not encoded). */
@@ -165,6 +167,9 @@ void icm__s3_limiter_destroy(icm__s3_limiter *l);
 /* Wait for a slot; returns the generation to hand back to release. */
 uint64_t icm__s3_limiter_acquire(icm__s3_limiter *l);
 void icm__s3_limiter_release(icm__s3_limiter *l, uint64_t generation, bool throttled);
+/* A request of `generation` that already gave its slot back was throttled after all (a
+ * DeleteObjects answered 200 with per-key SlowDown errors): lower the limit as release does. */
+void icm__s3_limiter_throttled(icm__s3_limiter *l, uint64_t generation);
 unsigned icm__s3_limiter_limit(icm__s3_limiter *l);
 
 #endif /* ICM_IO_S3_INTERNAL_H */

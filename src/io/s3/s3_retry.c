@@ -116,16 +116,29 @@ uint64_t icm__s3_limiter_acquire(icm__s3_limiter *l)
     return g;
 }
 
+/* Caller holds the lock. */
+static void lower(icm__s3_limiter *l, uint64_t generation)
+{
+    l->successes = 0;
+    if (generation == l->generation) {
+        l->limit = l->limit / 2 > 0 ? l->limit / 2 : 1;
+        l->generation++;
+    }
+}
+
+void icm__s3_limiter_throttled(icm__s3_limiter *l, uint64_t generation)
+{
+    pthread_mutex_lock(&l->lock);
+    lower(l, generation);
+    pthread_mutex_unlock(&l->lock);
+}
+
 void icm__s3_limiter_release(icm__s3_limiter *l, uint64_t generation, bool throttled)
 {
     pthread_mutex_lock(&l->lock);
     l->in_flight--;
     if (throttled) {
-        l->successes = 0;
-        if (generation == l->generation) {
-            l->limit = l->limit / 2 > 0 ? l->limit / 2 : 1;
-            l->generation++;
-        }
+        lower(l, generation);
     } else if (l->limit < l->max && ++l->successes >= l->limit) {
         l->limit++;
         l->successes = 0;
