@@ -329,6 +329,34 @@ def test_registered_copy_is_refused(tmp_path):
     c.assert_original_untouched()
 
 
+def test_registered_copy_commit_under_a_path_map_records_where_the_file_is(tmp_path):
+    """Catalog-entry corruption class: a copy registered (--force) under its own place, expired
+    through its catalog under --path-map ORIGINAL=COPY. The new metadata file is written at the
+    copy's place, and the catalog row must name it there (it named the copy's file before):
+    recording the original's name left the copy's row pointing at a file that does not exist,
+    so no reader could load the copy, and the original's own sweep was refused because of it.
+    The original keeps every byte; PyIceberg loads the copy through its catalog afterwards."""
+    c = Copied(tmp_path)
+    db = tmp_path / "cat.db"
+    cat = pyiceberg_sql.SqlCatalog("c", uri=f"sqlite:///{db}", warehouse=f"file://{tmp_path}/wh")
+    cat.create_namespace("db")
+    g = ("--uri", f"sqlite:///{db}", "--warehouse", f"file://{tmp_path}/wh", "--catalog", "c")
+    md = str(current_metadata(c.copy))
+    c.icm_ok(*g, "register-table", "db.h", md, "--force")
+    before = scan_every_snapshot(c.copy)
+    c.icm_ok(*g, "--path-map", f"{c.orig}={c.copy}", "expire-snapshots", "db.h",
+             "--older-than", "2099-01-01T00:00:00Z", "--retain-last", "1")
+    with sqlite3.connect(db) as conn:
+        (row,) = conn.execute("SELECT metadata_location FROM iceberg_tables").fetchall()
+    new = local(row[0])
+    assert new != md and new.startswith(str(c.copy) + "/metadata/"), row
+    assert os.path.exists(new), row
+    t = cat.load_table("db.h")
+    assert len(t.metadata.snapshots) == 1
+    assert t.scan().to_arrow().num_rows == before[t.metadata.current_snapshot_id]
+    c.assert_original_untouched()
+
+
 # ---- copies of a table whose write.data.path / write.metadata.path lie outside its location ----
 #
 # A --path-map LOCATION=COPY rewrites only names below the location. A table whose

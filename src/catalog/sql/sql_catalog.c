@@ -11,6 +11,7 @@
 
 #include "catalog/catalog_internal.h"
 #include "catalog/sql/store.h"
+#include "io/fileio_internal.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -111,6 +112,32 @@ static int sql_load_table(icm_catalog *cat, const icm_table_ident *id, char **ou
 
 /* ---- commit ---- */
 
+/*
+ * The name the row records for a new metadata file `*file` (written through the catalog's
+ * FileIO, under the metadata's own names): the row keeps the form it had. Under a path map the
+ * file really lies at the mapped name; a row that named where its file really is (a copy
+ * registered under its own place, whose metadata names the original) must go on doing so, or
+ * every reader without the map (PyIceberg, Java, a later run) would look for the new file at
+ * the original's place. A row in the metadata's own names keeps them. Returns 0 or ICM_ENOMEM.
+ */
+static int row_form(icm_fileio *io, const char *base_location, char **file)
+{
+    if (icm__fileio_pathmap_inner(io) == NULL || base_location == NULL)
+        return 0; /* no path map: names are places */
+    char *base_mapped = NULL, *mapped = NULL;
+    int rc = icm_fileio_pathmap_apply(io, base_location, &base_mapped);
+    if (rc == 0 && strcmp(base_mapped, base_location) == 0) /* the row names places */
+        rc = icm_fileio_pathmap_apply(io, *file, &mapped);
+    if (rc == 0 && mapped != NULL) {
+        icm__free(*file);
+        *file = icm__strdup(mapped);
+        rc = *file != NULL ? 0 : ICM_ENOMEM;
+    }
+    icm_free(mapped);
+    icm_free(base_mapped);
+    return rc;
+}
+
 static int sql_commit(icm_catalog *cat, const icm_table_ident *id, const char *base_location,
                       const icm_table_metadata *md, char **out_file)
 {
@@ -118,8 +145,12 @@ static int sql_commit(icm_catalog *cat, const icm_table_ident *id, const char *b
     *out_file = NULL;
     char *file = NULL;
     int rc = icm_catalog_write_metadata_file(cat->io, base_location, md, &file);
-    if (rc != 0)
+    if (rc == 0)
+        rc = row_form(cat->io, base_location, &file);
+    if (rc != 0) {
+        icm__free(file);
         return rc;
+    }
     *out_file = file;
     const char *p[] = {file, base_location, cat->name, id->ns, id->name, base_location};
     int64_t changes = 0;
