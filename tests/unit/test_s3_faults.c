@@ -274,6 +274,36 @@ static void test_errors_carry_code_and_request_id(void **state)
     fake_stop(f);
 }
 
+/* A 404 is "no such object" only when S3 says so (NoSuchKey, or a bodiless 404 to a HEAD): an
+ * unknown user's 404 (versitygw's XAdminUserNotFound) is a refusal, and a GET's 404 without an
+ * S3 error document is not an answer about the object at all. A DELETE answered so deleted
+ * nothing and must not be counted as "already gone". */
+static void test_404_is_missing_only_when_s3_says_so(void **state)
+{
+    (void)state;
+    answer s[] = {{404, NULL, XML_ERROR("XAdminUserNotFound")},
+                  {404, NULL, ""},
+                  {404, NULL, XML_ERROR("XAdminUserNotFound")},
+                  {404, NULL, XML_ERROR("NoSuchKey")},
+                  {404, NULL, NULL}};
+    fake *f = fake_start(s, 5, (answer){404, NULL, ""});
+    icm_fileio *io = open_s3(f, "1");
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(icm_fileio_read(io, "s3://b/k", &data, &len), ICM_EAUTH);
+    assert_string_equal(icm_error_last()->remote_code, "XAdminUserNotFound");
+    assert_int_equal(icm_fileio_read(io, "s3://b/k", &data, &len), ICM_EIO);
+    assert_non_null(strstr(icm_error_last()->message, "without an S3 error code"));
+    bool existed = true;
+    assert_int_equal(icm_fileio_delete_existing(io, "s3://b/k", &existed), ICM_EAUTH);
+    assert_int_equal(icm_fileio_delete_existing(io, "s3://b/k", &existed), 0);
+    assert_false(existed); /* NoSuchKey: it was not there */
+    icm_file_info info;
+    assert_int_equal(icm_fileio_stat(io, "s3://b/k", &info), ICM_ENOTFOUND);
+    icm_fileio_free(io);
+    fake_stop(f);
+}
+
 typedef struct listed {
     char got[2][64];
     int64_t sizes[2], mtimes[2];
@@ -611,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_slowdown_then_success),
         cmocka_unit_test(test_attempts_run_out),
         cmocka_unit_test(test_errors_carry_code_and_request_id),
+        cmocka_unit_test(test_404_is_missing_only_when_s3_says_so),
         cmocka_unit_test(test_broken_listing_is_retried_never_empty),
         cmocka_unit_test(test_clock_skew_corrected),
         cmocka_unit_test(test_bucket_in_another_region),

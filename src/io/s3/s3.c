@@ -114,7 +114,9 @@ static bool is_auth_code(const char *code)
     static const char *const AUTH[] = {"AccessDenied", "SignatureDoesNotMatch",
                                        "InvalidAccessKeyId", "ExpiredToken", "InvalidToken",
                                        "AllAccessDisabled", "AuthorizationHeaderMalformed",
-                                       "InvalidSecurity", "TokenRefreshRequired"};
+                                       "InvalidSecurity", "TokenRefreshRequired",
+                                       /* versitygw's answer for an unknown access key (a 404) */
+                                       "XAdminUserNotFound"};
     for (size_t i = 0; i < sizeof AUTH / sizeof AUTH[0]; i++)
         if (strcmp(code, AUTH[i]) == 0)
             return true;
@@ -133,12 +135,19 @@ static int answer_error(const s3_op *op, const icm__http_response *resp)
         code = ICM_ENOTFOUND;
         snprintf(what, sizeof what, "bucket %.*s does not exist", (int)op->loc->bucket_len,
                  op->loc->bucket);
-    } else if (strcmp(doc.code, "NoSuchKey") == 0 || st == 404) {
+    } else if (strcmp(doc.code, "NoSuchKey") == 0 ||
+               (st == 404 && doc.code[0] == '\0' && strcmp(op->method, "HEAD") == 0)) {
+        /* Missing only when S3 says so: NoSuchKey, or a bodiless 404 to a HEAD (which carries
+         * no error document). A 404 with another code, or a GET's 404 without one, is not "the
+         * object is gone": read as that, a refusal would pass for a file already deleted. */
         code = ICM_ENOTFOUND;
         snprintf(what, sizeof what, "no such object");
     } else if (is_auth_code(doc.code) || st == 401 || st == 403) {
         code = ICM_EAUTH;
         snprintf(what, sizeof what, "access refused");
+    } else if (st == 404 && doc.code[0] == '\0') {
+        snprintf(what, sizeof what, "HTTP 404 without an S3 error code (is the endpoint an S3 "
+                                    "server?)");
     } else if (st == 412) {
         code = ICM_EEXISTS;
         snprintf(what, sizeof what, "the object exists");
@@ -750,10 +759,14 @@ static int s3_remove(icm_fileio *io, const char *location)
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0) {
-        if (resp.status == 404) {
+        int answer = resp.status == 404 ? answer_error(&op, &resp) : 0;
+        if (answer == ICM_ENOTFOUND) {
             /* S3 answers 204 whether or not the key existed (then we cannot tell); a server
-             * that says 404 (NoSuchKey, or no such bucket) told us it was not there. */
+             * that says NoSuchKey or NoSuchBucket told us it was not there. */
+            icm_error_clear();
             icm_fileio_note_missing();
+        } else if (answer != 0) {
+            rc = answer; /* a 404 that is not "no such key" (an unknown user, no S3 at all) */
         } else if (resp.status < 200 || resp.status >= 300) {
             rc = answer_error(&op, &resp);
         }
