@@ -21,6 +21,7 @@
 
 #include "icemaint/orphans.h"
 #include "maint/keepset.h"
+#include "maint/link_survey.h"
 #include "maint/list_cuts.h"
 #include "maint/orphans_internal.h"
 #include "util/util.h"
@@ -54,6 +55,11 @@ struct icm__orphan_plan {
     bool real_list_root_done;   /* real_list_root (and root_displaced) was looked for */
     bool root_displaced[3];     /* roots[i], named apart from list_root, really lies in or
                                    around it (a link): its references are resolved one by one */
+    icm__link_survey survey;    /* symbolic links below the roots (link_survey.h); in link
+                                   mode (survey.links) every local reference is resolved */
+    char *unresolved_ref;       /* link mode: the first local reference that could not be
+                                   resolved (not missing): where it is, is unknown, so every
+                                   local candidate is kept (icm__orphans_keep_second_names) */
     size_t list_root_len;       /* icm__location_trim_len(list_root) */
     bool root_shortcut;         /* icm__orphans_below_root() may take its shortcut */
     bool root_local;            /* list_root is a local form */
@@ -112,6 +118,7 @@ void icm__orphans_on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload
 int icm__orphans_add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location);
 int icm__orphans_add_newer_refs(plan *p, const icm_table_metadata *md, const char *md_location);
 int icm__orphans_drop_referenced(plan *p, size_t from);
+int icm__orphans_keep_second_names(plan *p);
 
 /* ---- the candidates (orphans_listing.c) ---- */
 
