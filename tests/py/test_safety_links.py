@@ -501,3 +501,33 @@ def test_sweep_deletes_a_real_orphan_beside_a_link(tmp_path):
         os.symlink("real", t_dir / "data" / "lnk")
         return t_dir / "data" / "real" / "f.parquet", t_dir / "data" / "real" / "f.parquet"
     sweep_one_file_two_names(tmp_path, make)
+
+
+def test_sweep_keeps_every_candidate_when_a_reference_through_a_link_cannot_be_resolved(
+        tmp_path):
+    # data/lnk becomes a link loop after the file was added through it: where the referenced
+    # file is cannot be told, so it may be any listed file: nothing is deleted, and every
+    # candidate is named in a warning (with or without the presence check)
+    w = Warehouse(tmp_path / "wh")
+    t_dir = w.table("t", 1)
+    (t_dir / "data" / "real").mkdir()
+    os.symlink("real", t_dir / "data" / "lnk")
+    real = t_dir / "data" / "real" / "f.parquet"
+    write_parquet(real, "f")
+    orphan = t_dir / "data" / "orphan-g.parquet"
+    write_parquet(orphan, "g")
+    w.load("t").add_files([str(t_dir / "data" / "lnk" / "f.parquet")])
+    os.remove(t_dir / "data" / "lnk")
+    os.symlink("lnk", t_dir / "data" / "lnk")
+    age(tmp_path)
+    before = files_under(tmp_path)
+    for extra in ((), ("--no-verify",)):
+        args = ("remove-orphan-files", "ns.t", "--older-than", "5d", *extra)
+        dry = w.cli("--json", *args, "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert [o for o in json.loads(dry.stdout)["orphans"] if o["state"] == "planned"] == []
+        r = w.cli(*args)
+        assert files_under(tmp_path) == before
+        assert r.returncode == 0, r.stderr
+        for kept in (orphan, real):
+            assert warned(r.stderr, "cannot be told", str(kept)), r.stderr
