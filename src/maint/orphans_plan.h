@@ -6,7 +6,8 @@
  *                       checks on the metadata and options, the re-check after a concurrent
  *                       commit (icm__orphans_revalidate), the checksum companions;
  *  - orphans_names.c    the name filter: what a location's name alone says;
- *  - orphans_refs.c     the keep set R: what the metadata references, and newer metadata's;
+ *  - orphans_refs.c     the keep set R: what the metadata references, and newer metadata's,
+ *                       with second names through symbolic links (link_survey.h);
  *  - orphans_listing.c  the candidates: the listing (or file list) classified against R;
  *  - orphans_checks.c   the checks after the listing (and the enclosing-table check).
  * None of them references a FileIO call that creates, writes or deletes (a dry run stops after
@@ -118,6 +119,8 @@ void icm__orphans_on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload
 int icm__orphans_add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location);
 int icm__orphans_add_newer_refs(plan *p, const icm_table_metadata *md, const char *md_location);
 int icm__orphans_drop_referenced(plan *p, size_t from);
+/* After the listing, in link mode: take out of the plan (with a warning) every candidate that
+ * is a referenced file under another name, or may be. Returns 0 or ICM_ENOMEM. */
 int icm__orphans_keep_second_names(plan *p);
 
 /* ---- the candidates (orphans_listing.c) ---- */

@@ -2,7 +2,16 @@
  * maint/orphans_refs.c: the sweep's keep set R: everything the table's metadata references (the
  * reachability walk over every snapshot, the metadata documents, and the names the listing
  * gives referenced files reached through a link), and bringing R up to date with newer
- * metadata (the re-check).
+ * metadata (the re-check); and the candidates that are a referenced file under another name.
+ *
+ * One file, two names: a symbolic link gives a local file more names, and R compares names.
+ * The rule: for a local table, a listed file whose real path (every link resolved, as the
+ * kernel resolves it) is the real path of a referenced file is kept. The survey of the roots
+ * (link_survey.h, shared with expiry) decides the cost: with a link below a root ("link mode")
+ * every referenced local file is resolved and R also holds the listing's name of its real path,
+ * and every candidate is resolved; without one only references named outside the roots (or
+ * with a dot segment: icm__orphans_below_root) are, and a plainly named file below a root is
+ * its own real name. Object stores have no links: nothing is resolved there.
  *
  * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
  */
@@ -81,11 +90,13 @@ static bool named_like_the_listing(const plan *p, const char *loc)
     return inside;
 }
 
-/* Whether `location` names a file of this machine (a local name, or one a path map puts there
- * when a root is so mapped): only those can be reached through a symbolic link. */
+/* Whether `location` names a file of this machine (a local name, or one the path map puts
+ * there when it so maps a root; asked only then): only those can be reached through a symbolic
+ * link. (Out of memory: assumed, and the resolve then says so.) */
 static bool may_be_linked(const plan *p, const char *location)
 {
-    return icm__location_local_part(location) != NULL || p->survey.mapped;
+    return icm__location_local_part(location) != NULL ||
+           (p->survey.mapped && icm__link_survey_on_local_disk(p->io, location) != 0);
 }
 
 /* Link mode: a reference that could not be resolved (a permission error, a link loop) may be
