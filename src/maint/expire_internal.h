@@ -16,6 +16,7 @@
 
 #include "icemaint/expire.h"
 #include "maint/keepset.h"
+#include "maint/link_survey.h"
 
 /* New empty result (zeroed, older_than_ms and now_ms 0). Returns 0 or ICM_ENOMEM. */
 int icm__expire_result_new(icm_expire_result **out);
@@ -111,13 +112,14 @@ int icm__expire_check_site(icm_table *t, bool own_check);
  * `data/lnk -> real` is `data/real/f`). A planned local file whose real path is the real path
  * of a retained local reference is kept (ICM_EXPIRE_PROBLEM_THROUGH_LINK, a warning).
  * Which retained references are resolved: all of them when a symbolic link lies below a local
- * root of the table (a survey walks the roots once, not following links), else only those not
- * plainly named below a root (outside the table, or with a dot segment); see the file comment.
+ * root of the table (a survey walks the roots once, not following links: link_survey.h),
+ * else only those not plainly named below a root (outside the table, or with a dot segment);
+ * see the file comment.
  * Use: init with the table's roots (of the metadata the plan keeps), note every retained
  * reference (icm__expire_alias_wants is the thread-safe, allocation-free test a decoding thread
  * may use to pass one on), then check the planned files. Object-store roots make it inactive.
  */
-#define ICM__EXPIRE_ALIAS_MAX_ROOTS 3
+#define ICM__EXPIRE_ALIAS_MAX_ROOTS ICM__LINK_SURVEY_MAX_ROOTS
 
 typedef struct icm__expire_alias {
     icm_fileio *io;

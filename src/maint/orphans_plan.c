@@ -477,6 +477,8 @@ static void plan_dispose(plan *p)
     icm__free(p->list_root);
     icm__free(p->list_root_path);
     icm__free(p->real_list_root);
+    icm__link_survey_dispose(&p->survey);
+    icm__free(p->unresolved_ref);
     icm__free(p->md_location);
     icm__refs_seen_dispose(&p->seen);
     icm__cut_sample_dispose(&p->cut_sample);
@@ -546,6 +548,11 @@ static int run(plan *p, int64_t now)
         rc = icm__orphans_check_enclosing_tables(p);
     /* An object store's listing is a chain of pages: cut it into ranges listed at once. */
     p->sample_cuts = !p->root_local && p->o->file_list == NULL;
+    /* Symbolic links below the roots give files second names (link_survey.h): the walk then
+     * resolves every reference. One walk of the local roots' folders; nothing on object
+     * stores. */
+    if (rc == 0)
+        rc = icm__link_survey_init(&p->survey, p->io, (const char *const *)p->roots, p->n_roots);
     if (rc == 0)
         rc = icm__orphans_add_table_refs(p, md, md_location);
     if (rc == 0) {
@@ -553,6 +560,8 @@ static int run(plan *p, int64_t now)
         /* Names only: R is decided on names, and only the few candidates need a stat. */
         rc = p->o->file_list != NULL ? icm__orphans_read_file_list(p) : list_candidates(p);
     }
+    if (rc == 0)
+        rc = icm__orphans_keep_second_names(p);
     /* Where --location leads was checked before the keep set was built, which can take long:
      * check again now the listing is done, so a folder swapped for a link meanwhile is caught
      * before anything is deleted. (Deletes follow right after the plan.) */

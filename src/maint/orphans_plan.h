@@ -6,7 +6,8 @@
  *                       checks on the metadata and options, the re-check after a concurrent
  *                       commit (icm__orphans_revalidate), the checksum companions;
  *  - orphans_names.c    the name filter: what a location's name alone says;
- *  - orphans_refs.c     the keep set R: what the metadata references, and newer metadata's;
+ *  - orphans_refs.c     the keep set R: what the metadata references, and newer metadata's,
+ *                       with second names through symbolic links (link_survey.h);
  *  - orphans_listing.c  the candidates: the listing (or file list) classified against R;
  *  - orphans_checks.c   the checks after the listing (and the enclosing-table check).
  * None of them references a FileIO call that creates, writes or deletes (a dry run stops after
@@ -21,6 +22,7 @@
 
 #include "icemaint/orphans.h"
 #include "maint/keepset.h"
+#include "maint/link_survey.h"
 #include "maint/list_cuts.h"
 #include "maint/orphans_internal.h"
 #include "util/util.h"
@@ -54,6 +56,11 @@ struct icm__orphan_plan {
     bool real_list_root_done;   /* real_list_root (and root_displaced) was looked for */
     bool root_displaced[3];     /* roots[i], named apart from list_root, really lies in or
                                    around it (a link): its references are resolved one by one */
+    icm__link_survey survey;    /* symbolic links below the roots (link_survey.h); in link
+                                   mode (survey.links) every local reference is resolved */
+    char *unresolved_ref;       /* link mode: the first local reference that could not be
+                                   resolved (not missing): where it is, is unknown, so every
+                                   local candidate is kept (icm__orphans_keep_second_names) */
     size_t list_root_len;       /* icm__location_trim_len(list_root) */
     bool root_shortcut;         /* icm__orphans_below_root() may take its shortcut */
     bool root_local;            /* list_root is a local form */
@@ -112,6 +119,9 @@ void icm__orphans_on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload
 int icm__orphans_add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location);
 int icm__orphans_add_newer_refs(plan *p, const icm_table_metadata *md, const char *md_location);
 int icm__orphans_drop_referenced(plan *p, size_t from);
+/* After the listing, in link mode: take out of the plan (with a warning) every candidate that
+ * is a referenced file under another name, or may be. Returns 0 or ICM_ENOMEM. */
+int icm__orphans_keep_second_names(plan *p);
 
 /* ---- the candidates (orphans_listing.c) ---- */
 

@@ -2,7 +2,16 @@
  * maint/orphans_refs.c: the sweep's keep set R: everything the table's metadata references (the
  * reachability walk over every snapshot, the metadata documents, and the names the listing
  * gives referenced files reached through a link), and bringing R up to date with newer
- * metadata (the re-check).
+ * metadata (the re-check); and the candidates that are a referenced file under another name.
+ *
+ * One file, two names: a symbolic link gives a local file more names, and R compares names.
+ * The rule: for a local table, a listed file whose real path (every link resolved, as the
+ * kernel resolves it) is the real path of a referenced file is kept. The survey of the roots
+ * (link_survey.h, shared with expiry) decides the cost: with a link below a root ("link mode")
+ * every referenced local file is resolved and R also holds the listing's name of its real path,
+ * and every candidate is resolved; without one only references named outside the roots (or
+ * with a dot segment: icm__orphans_below_root) are, and a plainly named file below a root is
+ * its own real name. Object stores have no links: nothing is resolved there.
  *
  * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
  */
@@ -81,33 +90,80 @@ static bool named_like_the_listing(const plan *p, const char *loc)
     return inside;
 }
 
-/*
- * A referenced local file named outside the listing location may still be a file in it, through
- * a symbolic link (the warehouse folder is a link, and the file was added under its real path;
- * or write.data.path is a link into the table folder): the listing then shows it under the
- * listing location's name, which R does not hold, and it would be taken for an orphan. Where it
- * really is decides: if that lies below where the listing location really is, R also gets the
- * name the listing will give it. Only names outside the table's roots, or in a displaced root,
- * are resolved (one realpath each); the table's own names are the listing's.
- */
-static int add_listing_alias(plan *p, const char *location)
+/* Whether `location` names a file of this machine (a local name, or one the path map puts
+ * there when it so maps a root; asked only then): only those can be reached through a symbolic
+ * link. (Out of memory: assumed, and the resolve then says so.) */
+static bool may_be_linked(const plan *p, const char *location)
 {
-    if (icm__location_local_part(location) == NULL)
+    return icm__location_local_part(location) != NULL ||
+           (p->survey.mapped && icm__link_survey_on_local_disk(p->io, location) != 0);
+}
+
+/* Link mode: a reference that could not be resolved (a permission error, a link loop) may be
+ * any local file under another name: remember the first, whose presence keeps every local
+ * candidate (icm__orphans_keep_second_names). */
+static int note_unresolved(plan *p, const char *location)
+{
+    icm_error_clear();
+    if (p->unresolved_ref != NULL)
+        return 0;
+    return (p->unresolved_ref = icm__strdup(location)) != NULL ? 0 : ICM_ENOMEM;
+}
+
+/*
+ * A referenced local file may be a file of the listing under another name, through a symbolic
+ * link: named outside the listing location (the warehouse folder is a link, and the file was
+ * added under its real path; or write.data.path is a link into the table folder), or, when a
+ * link lies below the table's roots (link mode, link_survey.h), named through that link
+ * (`data/lnk/f` with `data/lnk -> real`; `data/a.parquet -> b.parquet`; `d2/real/f` with
+ * `d2 -> data`; `data/lnk/../f`). The listing shows it under the name of where it really is
+ * (it never follows a link below the listed folder), which R does not hold, and it would be
+ * taken for an orphan. Where it really is decides: if that lies below where the listing
+ * location really is, R also gets the name the listing gives it (`expected`: marked for the
+ * presence check, the listing must show it). Resolved (one realpath each): in link mode every
+ * local reference, else only names outside the table's roots or in a displaced root; the
+ * table's own names are then the listing's. *exists (may be NULL): the reference was resolved,
+ * so it is a file (under whichever name the listing shows it).
+ */
+static int add_listing_alias_of(plan *p, const char *location, bool expected, bool *exists)
+{
+    if (exists != NULL)
+        *exists = false;
+    if (!may_be_linked(p, location))
         return 0; /* object stores have no links */
     int rc = p->real_list_root_done ? 0 : icm__orphans_look_up_real_roots(p);
-    if (rc != 0 || p->real_list_root == NULL || named_like_the_listing(p, location))
+    if (rc != 0 || p->real_list_root == NULL ||
+        (!p->survey.links && named_like_the_listing(p, location)))
         return rc;
     char *real = NULL, *alias = NULL;
     const char *rel;
-    rc = resolve_or_null(p, location, &real);
-    if (rc == 0 && real != NULL && icm__location_strip_prefix(real, p->real_list_root, &rel) &&
-        rel[0] != '\0') {
+    rc = icm_fileio_resolve(p->io, location, &real);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear(); /* no file by that name: it aliases nothing */
+        return 0;
+    }
+    if (rc != 0 && rc != ICM_ENOMEM && p->survey.links)
+        return note_unresolved(p, location);
+    if (rc == 0 && exists != NULL)
+        *exists = true;
+    if (rc == 0 && icm__location_strip_prefix(real, p->real_list_root, &rel) && rel[0] != '\0') {
         alias = icm__location_join(p->list_root, rel);
         rc = alias != NULL ? add_ref(p, alias) : ICM_ENOMEM;
+        if (rc == 0 && expected && icm__orphans_listing_shows(p, alias)) {
+            size_t len;
+            const void *key = icm__okeys_last_key(&p->keys, &len);
+            (void)icm__pathset_mark_hash(p->keys.set, icm__pathset_hash_key(key, len),
+                                         MARK_EXPECTED);
+        }
     }
     icm__free(alias);
     icm__free(real);
     return rc;
+}
+
+static int add_listing_alias(plan *p, const char *location)
+{
+    return add_listing_alias_of(p, location, false, NULL);
 }
 
 /* Tags of a reference added later (icm__okeys_add_later), for the counts kept when it turns
@@ -152,9 +208,20 @@ static int on_reached(const icm__reached *f, void *payload)
         int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
     }
+    unsigned tag = icm__orphans_listing_shows(p, f->location) ? REF_EXPECTED : 0;
+    if (p->survey.links) {
+        /* Link mode: R gets the listing's name of where the file really is; a file that is
+         * there is expected under that name (the listing never enters a linked folder), and
+         * one that is not stays expected under its own, so the presence check names it. */
+        bool exists;
+        int rc = add_listing_alias_of(p, f->location, tag != 0, &exists);
+        if (rc != 0)
+            return rc;
+        if (exists)
+            tag = 0;
+    }
     icm__pathset_hash h;
-    int rc = add_ref_later(p, f->location,
-                           icm__orphans_listing_shows(p, f->location) ? REF_EXPECTED : 0, &h);
+    int rc = add_ref_later(p, f->location, tag, &h);
     if (rc == 0 && p->sample_cuts && icm__cut_sample_wants(&p->cut_sample, h.low)) {
         /* In the form the listing reports (the list root's), so the cuts fall among its keys. */
         char *cut = icm__location_join(p->list_root, rest);
@@ -299,4 +366,102 @@ int icm__orphans_drop_referenced(plan *p, size_t from)
     }
     r->orphan_count = kept;
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* candidates that are a referenced file under another name                                   */
+
+/* Whether two names of the same form lie in the same folder by name. */
+static bool same_folder(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    return sa != NULL && sb != NULL && sa - a == sb - b && memcmp(a, b, (size_t)(sa - a)) == 0;
+}
+
+/* Why the candidate `location` is a referenced file under another name, or may be (*why, a new
+ * string; NULL: it is not). Link mode only. Returns 0 or ICM_ENOMEM. */
+static int second_name_of(plan *p, const char *location, char **why)
+{
+    *why = NULL;
+    if (p->unresolved_ref != NULL) {
+        *why = icm__sprintf("where %s, which the table references, really is cannot be told, "
+                            "so it may be this file under another name (through a symbolic "
+                            "link)", p->unresolved_ref);
+        return *why != NULL ? 0 : ICM_ENOMEM;
+    }
+    char *real = NULL, *alias = NULL;
+    int rc = icm_fileio_resolve(p->io, location, &real);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear(); /* gone (or a dangling link): deleting it deletes no file */
+        return 0;
+    }
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        *why = icm__sprintf("where it really is cannot be told (%s), so the table may "
+                            "reference it under another name", icm_error_last()->message);
+        icm_error_clear();
+        return *why != NULL ? 0 : ICM_ENOMEM;
+    }
+    const char *rel;
+    if (rc == 0 && icm__location_strip_prefix(real, p->real_list_root, &rel) && rel[0] != '\0' &&
+        (alias = icm__location_join(p->list_root, rel)) == NULL)
+        rc = ICM_ENOMEM;
+    /* The listing's name of where it really is (what R holds for a reference through a link),
+     * and the real path itself (a reference named there, outside the listing). */
+    bool referenced = false;
+    if (rc == 0 && alias != NULL && !same_folder(alias, location)) {
+        /* Its folder is reached through a link: the link guard keeps it (and says so). */
+        icm__free(alias);
+        icm__free(real);
+        return 0;
+    }
+    if (rc == 0 && alias != NULL && !icm__location_equal(alias, location))
+        rc = icm__orphans_referenced(p, alias, &referenced);
+    if (rc == 0 && !referenced)
+        rc = icm__orphans_referenced(p, real, &referenced);
+    if (rc == 0 && referenced &&
+        (*why = icm__sprintf("the table references this file under another name (through a "
+                             "symbolic link: it is %s)", alias != NULL ? alias : real)) == NULL)
+        rc = ICM_ENOMEM;
+    icm__free(alias);
+    icm__free(real);
+    return rc;
+}
+
+/*
+ * Link mode (a symbolic link below the table's roots): a candidate whose real path is the real
+ * path of a referenced file (a link to it, or a name in a linked folder) is that file, and is
+ * taken out of the plan with a warning, as is every local candidate when a reference could
+ * not be resolved (where it is, is unknown). R holds the listing's name of every referenced
+ * file's real path, so one realpath per candidate tells. The dry run's plan is the same.
+ * Nothing is done outside link mode. Returns 0 or ICM_ENOMEM (then the plan is unchanged).
+ */
+int icm__orphans_keep_second_names(plan *p)
+{
+    icm_orphan_result *r = p->r;
+    if (!p->survey.links || r->orphan_count == 0)
+        return 0;
+    int rc = p->real_list_root_done ? 0 : icm__orphans_look_up_real_roots(p);
+    if (rc != 0 || p->real_list_root == NULL)
+        return rc; /* (the listing location is not there: it listed nothing) */
+    char **why = icm__calloc(r->orphan_count, sizeof *why);
+    if (why == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
+        if (may_be_linked(p, r->orphans[i].path))
+            rc = second_name_of(p, r->orphans[i].path, &why[i]);
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
+        if (why[i] != NULL)
+            rc = icm__orphan_warn(r, "%s: not deleted: %s; kept", r->orphans[i].path, why[i]);
+    size_t kept = 0;
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        if (rc == 0 && why[i] != NULL)
+            icm__free(r->orphans[i].path);
+        else
+            r->orphans[kept++] = r->orphans[i];
+        icm__free(why[i]);
+    }
+    if (rc == 0)
+        r->orphan_count = kept;
+    icm__free(why);
+    return rc;
 }
