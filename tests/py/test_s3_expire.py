@@ -58,6 +58,8 @@ def test_expire_exact_objects(tmp_path, moto, s3_prefix, io):  # noqa: F811
     want = {i: rows[i] for i in retained}
     assert h.judge_pyiceberg(wh, "ns.t") == want
     assert h.judge_duckdb(wh, "ns.t") == want
+    if io == "pyarrow":  # the third judge, once (a JVM start): Java Iceberg with S3FileIO
+        assert h.judge_java(wh, "ns.t") == h.expected_fingerprints(want)
 
 
 def hadoop_layout(server, table):
