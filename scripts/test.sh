@@ -8,7 +8,8 @@
 #   4b. build-shared/ -DBUILD_SHARED_LIBS=ON   build only, plus the exports check (ctest
 #                                              shared_exports); its full ctest adds ~3.5 min
 #   5. pytest tests/py and tests/interop (if present) with the venv's python
-# with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already.
+# with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already, and
+# the S3 test servers (scripts/start-s3.sh) unless ICM_TEST_S3_ENDPOINT names them already.
 # Every stage runs even when an earlier test stage failed, so one run shows everything that is
 # broken; the exit status is non-zero if any stage failed. A build that fails skips the tests
 # that need it. Environment: ICM_JOBS (default 2: the machines have two cores).
@@ -81,13 +82,18 @@ fi
 # this script starts a throw-away server itself (in /tmp: the `postgres` user must reach it) and
 # stops it on exit, so a plain ./scripts/test.sh runs those tests too.
 PG_DIR=""
-stop_postgres() {
+S3_DIR=""
+stop_services() {
   if [ -n "$PG_DIR" ]; then
     ./scripts/start-postgres.sh --stop "$PG_DIR" >/dev/null 2>&1 || true
     rm -rf "$PG_DIR"
   fi
+  if [ -n "$S3_DIR" ]; then
+    ./scripts/start-s3.sh --stop "$S3_DIR" >/dev/null 2>&1 || true
+    rm -rf "$S3_DIR"
+  fi
 }
-trap stop_postgres EXIT
+trap stop_services EXIT
 start_postgres() {
   PG_DIR="$(mktemp -d /tmp/icm-test-pg.XXXXXX)" &&
     ICM_PG_DSN="$(./scripts/start-postgres.sh "$PG_DIR")" &&
@@ -95,6 +101,18 @@ start_postgres() {
 }
 if [ -z "${ICM_PG_DSN:-}" ] && [ -f scripts/start-postgres.sh ]; then
   stage postgres start_postgres
+fi
+
+# The S3 servers (moto, versitygw, fault proxies; README "S3 test servers"): .ci/run starts them
+# and exports ICM_TEST_S3_*; run by hand, this script starts its own and stops them on exit.
+# Under CI it never does: there a missing server must fail the S3 tests, not be papered over.
+start_s3() {
+  S3_DIR="$(mktemp -d /tmp/icm-test-s3.XXXXXX)" &&
+    ./scripts/start-s3.sh "$S3_DIR" >/dev/null &&
+    . "$S3_DIR/env"
+}
+if [ -z "${ICM_TEST_S3_ENDPOINT:-}" ] && [ -z "${CI:-}" ] && [ "$have_venv" -eq 1 ]; then
+  stage s3-servers start_s3
 fi
 
 # Tests find the tools and data through the environment (tests/unit/testutil.c, tests/py).

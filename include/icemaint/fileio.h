@@ -250,13 +250,64 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
                                        const icm_path_map *rules, size_t n_rules);
 
 /**
+ * The S3 back end: locations `s3://bucket/key` (also `s3a://`, `s3n://`, the same bucket and
+ * key), on AWS S3 or an S3-compatible store, over HTTP(S) with SigV4.
+ *
+ * Configuration from `props` (PyIceberg's names, and Java S3FileIO's where they differ; read
+ * at construction, not kept): `s3.endpoint`, `s3.region` / `client.region`,
+ * `s3.path-style-access`, `s3.force-virtual-addressing`, `s3.access-key-id`,
+ * `s3.secret-access-key`, `s3.session-token`, `s3.profile-name`, `s3.anonymous`,
+ * `s3.connect-timeout` and `s3.request-timeout` (seconds), `s3.retry.max-attempts`,
+ * `s3.retry.total-timeout-ms`, `s3.max-in-flight`, `s3.delete.batch-size`,
+ * `s3.ssl.ca-bundle`; then the AWS environment and shared config files, and credentials from
+ * the AWS SDKs' provider chain (environment, profile, web identity, container, IMDSv2),
+ * refreshed before they expire.
+ *
+ * Behaviour (the contract of icemaint/sys/fileio.h, on S3):
+ *  - keys are exact bytes: `a/../b`, `./`, `//`, `%2F`, spaces, `+` and non-ASCII name the
+ *    object of exactly that key, never another one;
+ *  - read: GET; read_range: a ranged GET into the caller's buffer (a range past the end reads
+ *    0 bytes); stat: HEAD (Content-Length, Last-Modified);
+ *  - create-new: PUT with `If-None-Match: *` (S3 since August 2024, and most compatible stores;
+ *    a store that ignores the header overwrites, which this back end cannot see). 412 is
+ *    ICM_EEXISTS once the object there is shown not to be ours; a lost answer is reconciled by
+ *    reading the object back: ours is success, another is ICM_EEXISTS, missing or unreadable
+ *    is ICM_EOUTCOME_UNKNOWN. The conditional PUT is never resent once it may have reached
+ *    the server;
+ *  - write-replace: PUT; delete: DELETE (S3 cannot tell whether the key existed, so a delete
+ *    reports it as existing unless the store answers 404);
+ *  - listing: ListObjectsV2 in key order, paginated, `encoding-type=url`; size and mtime come
+ *    with every object; a range (start_after, end_before) is sent as start-after and ends the
+ *    listing early; `dir/` folder-marker objects are not listed;
+ *  - delete batch: DeleteObjects of up to `s3.delete.batch-size` keys (Quiet, Content-MD5);
+ *    a key named in a per-key <Error> is that item's failure (retryable for InternalError,
+ *    SlowDown, ServiceUnavailable), every other key is DELETED;
+ *  - retries: idempotent requests are retried with full-jitter exponential backoff (100 ms
+ *    base, 20 s cap) on HTTP 500/502/503/504, throttling (SlowDown: the requests in flight are
+ *    also halved, then grow back one per run of successes), RequestTimeout, dropped
+ *    connections and 200 answers with broken XML, within the configured attempts and total
+ *    time; ExpiredToken fetches new credentials and RequestTimeTooSkewed corrects the clock
+ *    from the server's Date, then the request goes again.
+ * Errors carry the HTTP status (icm_error.http_status), S3's <Code> (remote_code) and the
+ * request id (in the message): 403 and the credential codes are ICM_EAUTH; 404, NoSuchKey and
+ * NoSuchBucket (naming the bucket) ICM_ENOTFOUND; no answer ICM_ENET or ICM_ETIMEOUT; other
+ * answers ICM_EIO. Thread-safe: any number of threads may call it at once.
+ * @return 0; ICM_EINVALID (NULL output, NULL props with n_props > 0, a bad property or
+ *         configuration file: the message names it); ICM_ENOMEM. Credentials are fetched on
+ *         the first request, whose error (ICM_EAUTH: none found) they then are.
+ */
+ICM_EXTERN(int) icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_props);
+
+/**
  * A FileIO that picks the back end by each location's URI scheme and builds it the first time a
  * location needs it, from `props` (copied):
  *  - no scheme, `file:`: the local back end (icm_fileio_local_new);
- *  - `s3`, `s3a`, `s3n`: S3; `gs`: GCS; `abfs`, `abfss`: ADLS; `wasb`, `wasbs`: Azure Blob:
- *    the back end registered for the scheme (icemaint/sys/fileio.h:
- *    icm_fileio_register_scheme); this build has none of its own, so a location of these
- *    schemes fails with ICM_EUNSUPPORTED "no S3 back end in this build" (and so on);
+ *  - `s3`, `s3a`, `s3n`: the S3 back end (icm_fileio_s3_new), one shared by the three schemes,
+ *    unless a back end is registered for them (icemaint/sys/fileio.h:
+ *    icm_fileio_register_scheme);
+ *  - `gs`: GCS; `abfs`, `abfss`: ADLS; `wasb`, `wasbs`: Azure Blob: the back end registered
+ *    for the scheme; this build has none of its own, so a location of these schemes fails with
+ *    ICM_EUNSUPPORTED "no GCS back end in this build" (and so on);
  *  - `mem`: the in-memory store, in builds with the testing back ends (one store per
  *    resolving FileIO);
  *  - any other scheme: its registered back end, else ICM_EUNSUPPORTED.

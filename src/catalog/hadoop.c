@@ -9,6 +9,19 @@
  * ICM_EEXISTS, a proven failure. No temp file of ours stays in metadata/. The hint is then
  * rewritten best-effort, as Java does (readers probe past a stale hint).
  *
+ * On an object store that guarantee is the store's: S3 create-new is a PUT with
+ * `If-None-Match: *`, and several S3-compatible stores accept the header and ignore it (the
+ * second writer silently replaces the first's version: a lost commit, and its snapshot's files
+ * later swept as orphans). So before the first commit (or table creation) at a location that
+ * is not on this machine's file system, the catalog proves the store honours create-new: it
+ * creates a fresh probe object in the table's metadata folder, creates it again (that must be
+ * ICM_EEXISTS) and deletes it; a store that lets the second create through is refused
+ * (ICM_EUNSUPPORTED). There is no property to skip the probe: a wrong "yes" loses commits, and
+ * the probe costs three requests per catalog handle.
+ *
+ * What a failed publish means is read from what the FileIO reported (settle_publish_error),
+ * never from the back end's name.
+ *
  * Namespace listing and creation need a local warehouse (directories do not exist in object
  * stores); table load and commit only use FileIO.
  */
@@ -17,10 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "catalog/catalog_internal.h"
-#include "icemaint/sys/fileio.h" /* settle_publish_error names the back end kind */
+#include "io/fileio_internal.h" /* icm__fileio_deletes_locally */
 #include "util/location.h"
 #include "util/util.h"
 
@@ -28,6 +42,7 @@ typedef struct hadoop_catalog {
     icm_catalog base;
     char *warehouse;  /* NULL in single-table mode */
     char *table_dir;  /* single-table mode only */
+    bool create_new_proven; /* the object store honoured create-new (probe_create_new) */
 } hadoop_catalog;
 
 static hadoop_catalog *as_hadoop(icm_catalog *cat)
@@ -128,16 +143,28 @@ static void write_hint(icm_fileio *io, const char *dir, int64_t n)
     icm__free(loc);
 }
 
-/* After a create-new error other than EEXISTS: did our content land at `target`? The local
- * and in-memory back ends publish with one atomic call, so an absent file is a proven
- * failure there; elsewhere it is left open, and so is a lost answer (ICM_EOUTCOME_UNKNOWN:
- * the write may still land after we look). */
+/* Whether a create-new failure may still have been applied by the store, now or later: the
+ * back end said so (ICM_EOUTCOME_UNKNOWN: the conditional write was sent and its answer lost),
+ * or the failure is one a back end meets after sending (network, timeout, an HTTP 5xx answer:
+ * S3 does not promise a 5xx PUT was not applied). Any other failure is the back end refusing
+ * the write (permission, a bad location, the local back end failing before it publishes). */
+static bool may_have_landed(int create_rc, int http_status)
+{
+    return create_rc == ICM_EOUTCOME_UNKNOWN || create_rc == ICM_ENET ||
+           create_rc == ICM_ETIMEOUT || http_status >= 500;
+}
+
+/* After a create-new error other than EEXISTS: did our content land at `target`? Our bytes
+ * there are our commit (the local back end may fail syncing its folder after publishing);
+ * anyone else's are a lost race (FAILED). Absent: FAILED when the back end refused the write,
+ * UNKNOWN when it may still land (may_have_landed). A read-back that fails leaves it UNKNOWN. */
 static int settle_publish_error(icm_fileio *io, int create_rc, const char *target,
                                 const char *content, size_t len, bool *out_ours)
 {
     *out_ours = false;
     char reason[512];
     snprintf(reason, sizeof reason, "%s", icm_error_last()->message);
+    bool maybe_later = may_have_landed(create_rc, icm_error_last()->http_status);
     char *found = NULL;
     size_t found_len = 0;
     int rc = icm_fileio_read(io, target, &found, &found_len);
@@ -149,15 +176,76 @@ static int settle_publish_error(icm_fileio *io, int create_rc, const char *targe
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, target,
                               "commit failed: another writer published this version");
     }
-    const char *kind = io->methods->name != NULL ? io->methods->name : "";
-    if (rc == ICM_ENOTFOUND && create_rc != ICM_EOUTCOME_UNKNOWN &&
-        (strcmp(kind, "local") == 0 || strcmp(kind, "mem") == 0))
+    if (rc == ICM_ENOTFOUND && !maybe_later)
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, target,
                               "commit failed: version file not published: %s", reason);
     return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, target,
                           "commit outcome unknown: publishing the version file failed (%s) "
                           "and its state could not be confirmed",
                           reason);
+}
+
+/* A probe step's failure: nothing was published, so the commit did not happen; a lost answer
+ * on the probe says nothing about the table and is an I/O error, not an unknown commit. */
+static int probe_failed(int rc, const char *probe, const char *step)
+{
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", icm_error_last()->message);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    return icm__error_set(ICM_ERRCLASS_CATALOG, rc == ICM_EAUTH ? ICM_EAUTH : ICM_EIO, probe,
+                          "nothing committed: checking that the store honours create-new "
+                          "(%s) failed: %s", step, reason);
+}
+
+/* Prove, once per catalog handle, that the object store holding `dir` honours create-new
+ * (file comment). Returns 0, ICM_EUNSUPPORTED (it does not), or the probe's failure. */
+static int probe_create_new(hadoop_catalog *h, icm_fileio *io, const char *dir)
+{
+    if (h->create_new_proven)
+        return 0;
+    unsigned char raw[16];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+        return icm__error_set(ICM_ERRCLASS_OS, ICM_EIO, dir,
+                              "cannot read random bytes for the create-new probe");
+    char token[2 * sizeof raw + 1];
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(token + 2 * i, 3, "%02x", raw[i]);
+    char *probe = icm__sprintf("%s/metadata/.icemaint-create-new-probe-%s", dir, token);
+    if (probe == NULL)
+        return ICM_ENOMEM;
+    int rc = icm_fileio_create_new(io, probe, token, strlen(token));
+    if (rc != 0) {
+        rc = probe_failed(rc, probe, "first create");
+        icm__free(probe);
+        return rc;
+    }
+    int again = icm_fileio_create_new(io, probe, "second", 6);
+    if (again == ICM_EEXISTS) {
+        h->create_new_proven = true;
+        rc = 0;
+    } else if (again == 0) {
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, dir,
+                            "refusing to commit a filesystem-layout table here: this store "
+                            "ignores create-new (If-None-Match: *), so two writers could both "
+                            "publish the same version and one commit would be lost; use a SQL "
+                            "catalog for tables on this store");
+    } else {
+        rc = probe_failed(again, probe, "second create");
+    }
+    icm__error_saved *saved = icm__error_save();
+    (void)icm_fileio_delete(io, probe); /* best effort: a leftover is an orphan of ours */
+    icm__error_restore(saved);
+    icm__free(probe);
+    return rc;
+}
+
+/* The probe, where it is needed: tables not on this machine's file system. */
+static int require_create_new(icm_catalog *cat, const char *dir)
+{
+    if (icm__fileio_deletes_locally(cat->io, dir))
+        return 0;
+    return probe_create_new(as_hadoop(cat), cat->io, dir);
 }
 
 static int hadoop_commit(icm_catalog *cat, const icm_table_ident *id, const char *base_location,
@@ -193,6 +281,8 @@ static int hadoop_commit(icm_catalog *cat, const icm_table_ident *id, const char
         rc = ICM_ENOMEM;
         goto done;
     }
+    if ((rc = require_create_new(cat, dir)) != 0)
+        goto done;
     rc = icm_fileio_create_new(cat->io, target, content, len);
     if (rc == ICM_EEXISTS) {
         rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, target,
@@ -240,6 +330,8 @@ static int hadoop_create_table(icm_catalog *cat, const icm_table_ident *id,
     if (rc != ICM_ENOTFOUND)
         goto done;
     rc = icm__metadata_serialise(md, &content, &len, &gzip);
+    if (rc == 0)
+        rc = require_create_new(cat, dir);
     if (rc != 0)
         goto done;
     target = version_file(dir, 1, gzip ? ".gz.metadata.json" : ".metadata.json");

@@ -104,7 +104,9 @@ int icm_cli_need_table(const char *cmd, const char *table);
 
 /* ---- table references (table_ref.c) ---- */
 
-/* The FileIO for every storage access: local files behind the --path-map rules. Built once.
+/* The FileIO for every storage access: a resolving FileIO (local files; S3 for s3/s3a/s3n)
+ * built from the configured catalog entry's properties (none when no catalog is configured),
+ * behind the --path-map rules. Built once.
  * Returns NULL after reporting the error. */
 icm_fileio *icm_cli_fileio(icm_cli *cli);
 

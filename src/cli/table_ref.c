@@ -1,11 +1,13 @@
 /*
  * cli/table_ref.c: turn the TABLE argument into table metadata, and build the FileIO every
- * command uses (local files behind the --path-map rules).
+ * command uses: a resolving FileIO (local files, and S3 for s3/s3a/s3n locations) configured
+ * by the catalog entry's properties, behind the --path-map rules.
  *
  * TABLE is one of (contract "Invocation"):
  *  - a metadata JSON file: read as is (read-only: commands that commit refuse it later);
- *  - a table directory in filesystem (Hadoop) layout: the current metadata file is found by
- *    icm_table_metadata_find_current (version-hint, else the highest version);
+ *  - a table directory in filesystem (Hadoop) layout, local or an object-store location such
+ *    as `s3://bucket/t`: the current metadata file is found by icm_table_metadata_find_current
+ *    through the FileIO (version-hint, else the highest version);
  *  - `ns.table` / `ns1.ns2.table`: a table in the configured catalog (catalog_ref.h), whose
  *    current metadata file the catalog names.
  * The argument itself also goes through the path map, so a user may name a table by its
@@ -21,24 +23,49 @@
 #include "cli.h"
 #include "icemaint/common.h"
 
+/* The FileIO properties: those of the configured catalog entry (.pyiceberg.yaml and
+ * PYICEBERG_CATALOG__<NAME>__* variables, as the catalog itself reads them), so that its
+ * `s3.*` and `client.*` settings reach the S3 back end whatever form TABLE takes. With no
+ * catalog configured the list is empty, and the back ends fall back on the AWS environment
+ * and profile files, as the SDKs do. A configuration that cannot be read is an error: the
+ * user named it (or it is where PyIceberg would read it), and guessing without it could reach
+ * another endpoint with other credentials. */
+static int fileio_properties(icm_cli *cli, icm_property **out, size_t *n)
+{
+    icm_catalog_config_options co = ICM_CATALOG_CONFIG_OPTIONS_INIT;
+    co.name = cli->catalog;
+    co.config_file = cli->config;
+    co.uri = cli->uri;
+    co.warehouse = cli->warehouse;
+    char *name = NULL;
+    int rc = icm_catalog_config_resolve(&co, &name, out, n);
+    icm_free(name);
+    return rc;
+}
+
 icm_fileio *icm_cli_fileio(icm_cli *cli)
 {
     if (cli->io != NULL)
         return cli->io;
-    icm_fileio *local = NULL;
-    int rc = icm_fileio_local_new(&local);
+    icm_property *props = NULL;
+    size_t n_props = 0;
+    int rc = fileio_properties(cli, &props, &n_props);
+    icm_fileio *base = NULL;
+    if (rc == 0)
+        rc = icm_fileio_resolving_new(&base, props, n_props);
+    icm_catalog_properties_free(props, n_props);
     if (rc != 0) {
         icm_cli_fail(cli, rc);
         return NULL;
     }
     if (cli->n_path_maps == 0) {
-        cli->io = local;
+        cli->io = base;
         return cli->io;
     }
     icm_fileio *mapped = NULL;
-    rc = icm_fileio_pathmap_new(&mapped, local, cli->path_maps, cli->n_path_maps);
+    rc = icm_fileio_pathmap_new(&mapped, base, cli->path_maps, cli->n_path_maps);
     if (rc != 0) {
-        /* pathmap_new has freed `local`: it takes it on failure too */
+        /* pathmap_new has freed `base`: it takes it on failure too */
         icm_cli_fail(cli, rc);
         return NULL;
     }

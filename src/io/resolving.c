@@ -11,9 +11,10 @@
  * as its back ends.
  *
  * Constructors: the registry (icm_fileio_register_scheme; a fixed table under a mutex, so
- * registering never allocates) first, then the built-ins: local files, and the in-memory store
- * for `mem` in builds with the testing back ends. The object-store schemes are known by name so
- * that their error says which back end is missing.
+ * registering never allocates) first, then the built-ins: local files, S3 (`s3`, `s3a`, `s3n`,
+ * one constructor), and the in-memory store for `mem` in builds with the testing back ends. The
+ * other object-store schemes are known by name so that their error says which back end is
+ * missing.
  */
 #include <pthread.h>
 #include <string.h>
@@ -100,6 +101,14 @@ static int local_factory(icm_fileio **out, const icm_property *props, size_t n, 
     return icm_fileio_local_new(out);
 }
 
+/* One constructor for s3, s3a and s3n, so the three schemes share one back end (one connection
+ * pool, one in-flight limit, one set of credentials). */
+static int s3_factory(icm_fileio **out, const icm_property *props, size_t n, void *payload)
+{
+    (void)payload;
+    return icm_fileio_s3_new(out, props, n);
+}
+
 #ifdef ICM_TESTING_FILEIO
 static int mem_factory(icm_fileio **out, const icm_property *props, size_t n, void *payload)
 {
@@ -118,9 +127,9 @@ static const struct known_scheme {
     icm_fileio_factory builtin;
 } KNOWN[] = {
     {"file", "local", local_factory},
-    {"s3", "S3", NULL},
-    {"s3a", "S3", NULL},
-    {"s3n", "S3", NULL},
+    {"s3", "S3", s3_factory},
+    {"s3a", "S3", s3_factory},
+    {"s3n", "S3", s3_factory},
     {"gs", "GCS", NULL},
     {"abfs", "ADLS", NULL},
     {"abfss", "ADLS", NULL},

@@ -5,9 +5,17 @@
  * before_batch hook); a batch is shared by a few threads that take chunks of it in order under
  * one lock, so the files handled are always a prefix of the batch and each file belongs to
  * exactly one thread. A chunk is one local file, or up to ICM_FILEIO_DELETE_BATCH_MAX
- * object-store keys; its files pass their checks, go to icm_fileio_delete_batch together, and
- * the retryable failures among them are checked and sent again after a backoff. Outcomes are
- * settled and reported on the calling thread once the batch's threads are joined.
+ * object-store keys; its files pass their checks and go to icm_fileio_delete_batch together.
+ * Outcomes are settled and reported on the calling thread once the batch's threads are joined.
+ *
+ * Retries. A file whose delete failed retryably is not sent again from inside its chunk: it
+ * stays pending (its failure noted) and the rank is walked again after the backoff, so the
+ * retry goes through everything its first attempt went through — before_batch (the reload that
+ * grows the keep set, the lease), planned (dropped if it joined the keep set meanwhile: a
+ * concurrent commit may have made it live again during the wait) and check (the link check,
+ * the re-stat). A retry sent from inside the chunk would pass the check but not the keep-set
+ * re-check, and the longer the backoff, the likelier that a writer has re-referenced the file.
+ * The first attempt, where nearly every file ends, is untouched by this.
  *
  * This file deletes: only the executing files (expire.c, orphans.c) reach it.
  */
@@ -68,7 +76,6 @@ typedef struct batch {
     size_t next;             /* under lock: the first file no thread has taken */
     atomic_size_t handled;   /* files settled by the threads (progress) */
     atomic_size_t requests;
-    atomic_size_t retries;
 } batch;
 
 typedef struct worker {
@@ -162,51 +169,46 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
+/* A file that was sent, failed retryably and waits for the rank's next pass (its failure is
+ * noted in code and message, in case no retry is made). */
+static bool awaits_retry(const icm__delete_item *item)
+{
+    return item->state == ICM__DELETE_PENDING && item->attempts > 0;
+}
+
 /*
- * Delete the chunk s->items[0, m): check each file, send those that pass in one request, and
- * send the retryable failures again (each checked again first) while the policy allows.
+ * Delete the chunk s->items[0, m): check each file and send those that pass in one request. A
+ * retryable failure with attempts left stays pending for the rank's next pass (file comment).
  */
 static void run_chunk(batch *b, scratch *s, icm__link_cache *cache, size_t m)
 {
     const icm__delete_policy *p = b->r->p;
     unsigned attempts = p->retry_attempts > 1 ? p->retry_attempts : 1;
-    int64_t waited = 0;
-    for (unsigned attempt = 1;; attempt++) {
-        size_t k = 0;
-        for (size_t i = 0; i < m; i++)
-            if (passes_check(b, cache, s->items[i]))
-                s->items[k++] = s->items[i];
-        if (k == 0)
-            return;
-        for (size_t i = 0; i < k; i++) {
-            s->paths[i] = s->items[i]->path;
-            s->items[i]->attempts++;
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++)
+        if (passes_check(b, cache, s->items[i]))
+            s->items[k++] = s->items[i];
+    if (k == 0)
+        return;
+    for (size_t i = 0; i < k; i++) {
+        s->paths[i] = s->items[i]->path;
+        s->items[i]->attempts++;
+    }
+    atomic_fetch_add(&b->requests, 1);
+    int rc = icm_fileio_delete_batch(b->r->io, s->paths, k, s->results);
+    for (size_t i = 0; i < k; i++) {
+        icm__delete_item *item = s->items[i];
+        const icm_fileio_delete_result *res = &s->results[i];
+        if (rc == 0 && res->status == ICM_FILEIO_DELETED) {
+            settle(item, ICM__DELETE_DELETED, 0, NULL);
+        } else if (rc == 0 && res->status == ICM_FILEIO_ALREADY_GONE) {
+            settle(item, ICM__DELETE_GONE, 0, NULL);
+        } else {
+            int code = res->code != 0 ? res->code : rc != 0 ? rc : ICM_EIO;
+            bool again = rc == 0 && res->retryable && item->attempts < attempts;
+            settle(item, again ? ICM__DELETE_PENDING : ICM__DELETE_FAILED, code,
+                   res->message[0] != '\0' ? res->message : icm_error_last()->message);
         }
-        atomic_fetch_add(&b->requests, 1);
-        int rc = icm_fileio_delete_batch(b->r->io, s->paths, k, s->results);
-        int64_t wait = attempt < attempts ? backoff_ms(p, attempt, &s->seed) : 0;
-        bool may_retry = attempt < attempts && waited + wait <= p->retry_total_wait_ms;
-        m = 0;
-        for (size_t i = 0; i < k; i++) {
-            icm__delete_item *item = s->items[i];
-            const icm_fileio_delete_result *res = &s->results[i];
-            if (rc == 0 && res->status == ICM_FILEIO_DELETED) {
-                settle(item, ICM__DELETE_DELETED, 0, NULL);
-            } else if (rc == 0 && res->status == ICM_FILEIO_ALREADY_GONE) {
-                settle(item, ICM__DELETE_GONE, 0, NULL);
-            } else if (rc == 0 && res->retryable && may_retry) {
-                s->items[m++] = item; /* again, after the wait */
-            } else {
-                int code = res->code != 0 ? res->code : rc != 0 ? rc : ICM_EIO;
-                settle(item, ICM__DELETE_FAILED, code,
-                       res->message[0] != '\0' ? res->message : icm_error_last()->message);
-            }
-        }
-        if (m == 0)
-            return;
-        atomic_fetch_add(&b->retries, m);
-        sleep_ms(wait);
-        waited += wait;
     }
 }
 
@@ -247,7 +249,6 @@ static size_t run_threads(run *r, scratch *scr, icm__delete_item **files, size_t
     pthread_mutex_init(&b.lock, NULL);
     atomic_init(&b.handled, 0);
     atomic_init(&b.requests, 0);
-    atomic_init(&b.retries, 0);
     size_t want = r->p->threads > 1 ? r->p->threads : 1;
     if (want > MAX_THREADS)
         want = MAX_THREADS;
@@ -268,7 +269,6 @@ static size_t run_threads(run *r, scratch *scr, icm__delete_item **files, size_t
         pthread_join(tids[t], NULL);
     pthread_mutex_destroy(&b.lock);
     r->stats.requests += atomic_load(&b.requests);
-    r->stats.retries += atomic_load(&b.retries);
     return b.next < count ? b.next : count;
 }
 
@@ -281,14 +281,19 @@ static int stopped_by_callback(const run *r, const icm__delete_item *item)
                                 "after it were not deleted");
 }
 
-/* The handled files of a batch, in order: recorded, accounted and reported. Returns 0 or what
- * stops the run (the account hook's code, ICM_EUSER). */
+/* The handled files of a batch, in order: recorded, accounted and reported; those waiting for
+ * a retry are not settled yet and are passed over. Returns 0 or what stops the run (the account
+ * hook's code, ICM_EUSER). */
 static int settle_batch(run *r, icm__delete_item **files, size_t handled)
 {
     const icm__delete_hooks *h = r->h;
     size_t last = handled; /* the last file reported */
+    size_t settled = 0;
     for (size_t i = 0; i < handled; i++) {
         icm__delete_item *item = files[i];
+        if (item->state == ICM__DELETE_PENDING)
+            continue;
+        settled++;
         r->stats.deleted += item->state == ICM__DELETE_DELETED;
         r->stats.gone += item->state == ICM__DELETE_GONE;
         r->stats.failed += item->state == ICM__DELETE_FAILED;
@@ -298,10 +303,12 @@ static int settle_batch(run *r, icm__delete_item **files, size_t handled)
         if (h->record != NULL)
             h->record(h->ctx, item);
     }
-    r->done += handled;
+    r->done += settled;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < handled; i++) {
         const icm__delete_item *item = files[i];
+        if (item->state == ICM__DELETE_PENDING)
+            continue;
         if (h->account != NULL && (rc = h->account(h->ctx, item)) != 0)
             break;
         if (r->p->on_delete == NULL || item->state == ICM__DELETE_KEPT)
@@ -343,8 +350,9 @@ static size_t skip_settled(run *r, icm__delete_item **order, size_t at, size_t e
     return at;
 }
 
-/* The batches of one rank, order[at, end). */
-static int run_rank(run *r, scratch *scr, icm__delete_item **order, size_t at, size_t end,
+/* One pass over the batches of a rank, order[at, end): the files still pending (on a later
+ * pass: those waiting for a retry). */
+static int run_pass(run *r, scratch *scr, icm__delete_item **order, size_t at, size_t end,
                     icm__delete_item **pick, size_t *pos)
 {
     const icm__delete_hooks *h = r->h;
@@ -369,6 +377,53 @@ static int run_rank(run *r, scratch *scr, icm__delete_item **order, size_t at, s
             h->after_batch(h->ctx);
     }
     return rc;
+}
+
+/* No retry is made of the files of order[at, end) still waiting for one: they are FAILED with
+ * the failure of their last attempt, and settled in batches as any other. */
+static int give_up_retries(run *r, icm__delete_item **order, size_t at, size_t end,
+                           icm__delete_item **pick)
+{
+    size_t limit = batch_limit(r->p->batch_files);
+    int rc = 0;
+    while (rc == 0 && at < end) {
+        size_t m = 0;
+        for (; at < end && m < limit; at++)
+            if (awaits_retry(order[at])) {
+                order[at]->state = ICM__DELETE_FAILED;
+                pick[m++] = order[at];
+            }
+        rc = settle_batch(r, pick, m);
+    }
+    return rc;
+}
+
+/*
+ * The files of one rank, order[first, end): a pass over its batches, then, while files of it
+ * wait for a retry, the backoff (min * 2^(pass-1), at most max, plus up to 10% jitter) and
+ * another pass, through before_batch, planned and check again (file comment). Once the waits
+ * would exceed retry_total_wait_ms, the files still waiting fail with their last failure.
+ */
+static int run_rank(run *r, scratch *scr, icm__delete_item **order, size_t first, size_t end,
+                    icm__delete_item **pick, size_t *pos)
+{
+    int64_t waited = 0;
+    for (unsigned pass = 1;; pass++) {
+        int rc = run_pass(r, scr, order, first, end, pick, pos);
+        if (rc != 0)
+            return rc;
+        size_t waiting = 0;
+        for (size_t i = first; i < end; i++)
+            waiting += awaits_retry(order[i]);
+        if (waiting == 0)
+            return 0;
+        int64_t wait = backoff_ms(r->p, pass, &scr[0].seed);
+        if (waited + wait > r->p->retry_total_wait_ms)
+            return give_up_retries(r, order, first, end, pick);
+        r->stats.retries += waiting;
+        sleep_ms(wait);
+        waited += wait;
+    }
 }
 
 static void scratch_free(scratch *scr, size_t n)

@@ -9,9 +9,8 @@
  *    after that time, the first always is); before every batch the caller's before_batch hook
  *    runs (the table reload, the keep set's growth, the lease), and files it no longer plans
  *    (its `planned` hook says so) are passed over, never deleted and never reported;
- *  - right before its delete request (and before each retry of it) a file passes the caller's
- *    check hook: the link check, the sweep's re-stat; the hook may keep it, fail it, or find it
- *    gone;
+ *  - right before its delete request a file passes the caller's check hook: the link check,
+ *    the sweep's re-stat; the hook may keep it, fail it, or find it gone;
  *  - deletes go through icm_fileio_delete_batch, on up to `threads` threads (the calling thread
  *    is one of them). A local file is deleted alone right after its own check (the local back
  *    end deletes one file per system call anyway, and the check stays right before the
@@ -20,7 +19,9 @@
  *  - a failure the back end marks retryable is tried again, after a wait growing from
  *    retry_min_wait_ms by doubling up to retry_max_wait_ms (plus up to 10% jitter), while
  *    fewer than retry_attempts attempts were made and the waits stay within
- *    retry_total_wait_ms; any other failure is final at once;
+ *    retry_total_wait_ms; any other failure is final at once. A retry is made in a later
+ *    batch of the same rank, so it passes before_batch, planned and check again exactly as
+ *    the first attempt did: a file that joined the keep set during the wait is not re-sent;
  *  - outcomes: each file's (DELETED, ALREADY_GONE, FAILED, or KEPT by its check) is recorded
  *    through the caller's record hook and then, unless KEPT, reported to on_delete, on the
  *    calling thread, in batch order, after its batch ran, the last reported file of the batch
@@ -139,7 +140,7 @@ typedef struct icm__delete_policy {
     unsigned retry_attempts;     /* 0 or 1 = no retry */
     int64_t retry_min_wait_ms;
     int64_t retry_max_wait_ms;
-    int64_t retry_total_wait_ms; /* the waits of one request's retries, together */
+    int64_t retry_total_wait_ms; /* the waits between a rank's retry passes, together */
     icm_delete_cb on_delete;     /* NULL = none */
     void *on_delete_payload;
 } icm__delete_policy;
@@ -153,7 +154,7 @@ typedef struct icm__delete_stats {
     size_t deleted, gone, failed, kept, dropped;
     size_t batches;              /* batches run */
     size_t requests;             /* icm_fileio_delete_batch calls */
-    size_t retries;              /* files tried again */
+    size_t retries;              /* files due for another attempt (each time) */
 } icm__delete_stats;
 
 /*

@@ -530,6 +530,50 @@ static void test_retryable_failure_retried_with_backoff(void **state)
     rec_free(&h);
 }
 
+/* Data-loss class "retry outside the keep set's re-check": a file whose first delete failed
+ * retryably and that joins the keep set during the backoff (a concurrent commit re-references
+ * it; here the planned hook, which reflects the keep set that before_batch re-checks, says no
+ * from the second batch on) is not sent again: it is dropped, exists afterwards, and is never
+ * reported; the retry went through before_batch first. The others are deleted. Also through a
+ * batch slot (object-store keys). */
+static void test_retry_rechecks_the_keep_set(void **state)
+{
+    (void)state;
+    for (int slot = 0; slot <= 1; slot++) {
+        rec_io h;
+        rec_init(&h);
+        if (slot)
+            h.base.methods = &REC_BATCH_METHODS;
+        static const icm__delete_rank content[] = {ICM__DELETE_RANK_CONTENT};
+        plan p = plan_new(&h, slot ? "s3://b/t/k" : "/t/k", 3, content, 1, -1);
+        if (slot)
+            rec_fail_marked(&h, p.paths[1], 1, ICM_EIO, true);
+        else
+            rec_fail(&h, p.paths[1], 1, ICM_ETIMEOUT);
+        watch w;
+        watch_init(&w, &h, &p);
+        w.drop = 1; /* joins the keep set: planned says no from the 2nd batch on */
+        icm__delete_policy pol = quick(&w, 10, 1);
+        icm__delete_stats st;
+        icmt_ok(run(&h, &p, &pol, &w, &st));
+        assert_int_equal(w.batches, 2); /* the retry's batch re-checked the keep set */
+        assert_int_equal(rec_count(&h, p.paths[1]), 1); /* never sent again */
+        assert_int_equal(p.items[1].attempts, 1);
+        assert_int_equal(p.items[1].state, ICM__DELETE_DROPPED);
+        assert_int_equal(w.checks[1], 1);
+        assert_true(exists(&h, p.paths[1]));
+        assert_false(exists(&h, p.paths[0]) || exists(&h, p.paths[2]));
+        assert_int_equal(st.dropped, 1);
+        assert_int_equal(st.deleted, 2);
+        assert_int_equal(w.n_ev, 2);
+        for (size_t i = 0; i < w.n_ev; i++)
+            assert_string_not_equal(w.ev[i].path, p.paths[1]);
+        watch_free(&w);
+        plan_free(&p);
+        rec_free(&h);
+    }
+}
+
 /* A failure the back end does not mark retryable is final at once; a retryable one that keeps
  * failing is FAILED once the attempts, or the time budget of the waits, are used up. */
 static void test_failures_not_retryable_and_budget_exhausted(void **state)
@@ -555,9 +599,14 @@ static void test_failures_not_retryable_and_budget_exhausted(void **state)
     assert_int_equal(p.items[1].code, ICM_ENET);
     assert_true(exists(&h, p.paths[0]) && exists(&h, p.paths[1]));
     assert_false(exists(&h, p.paths[2]) || exists(&h, p.paths[3]));
+    /* the retried file is reported once its retries are settled: after the others */
+    assert_int_equal(w.n_ev, 4);
+    assert_string_equal(w.ev[0].path, p.paths[0]);
     assert_int_equal(w.ev[0].outcome, ICM_DELETE_FAILED);
     assert_int_equal(w.ev[0].code, ICM_EAUTH);
-    assert_int_equal(w.ev[1].outcome, ICM_DELETE_FAILED);
+    assert_string_equal(w.ev[3].path, p.paths[1]);
+    assert_int_equal(w.ev[3].outcome, ICM_DELETE_FAILED);
+    assert_int_equal(w.ev[3].code, ICM_ENET);
     assert_int_equal(st.failed, 2);
     assert_int_equal(st.deleted, 2);
     watch_free(&w);
@@ -1034,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_rank_order_and_exact_files),
         cmocka_unit_test(test_batches_batch_end_and_already_gone),
         cmocka_unit_test(test_retryable_failure_retried_with_backoff),
+        cmocka_unit_test(test_retry_rechecks_the_keep_set),
         cmocka_unit_test(test_failures_not_retryable_and_budget_exhausted),
         cmocka_unit_test(test_retry_follows_the_back_ends_mark),
         cmocka_unit_test(test_callback_stop_ends_after_the_batch),

@@ -58,8 +58,9 @@ typedef struct icm__aws_credentials {
     char *secret_access_key;
     char *session_token;       /* NULL when none */
     int64_t expires_at_ms;
-    const char *source;        /* static: "properties", "environment", "profile <name>",
-                                  "web identity", "container", "instance metadata" */
+    const char *source;        /* static: "properties", "environment", "profile" (the
+                                  config's `profile`), "web identity", "container",
+                                  "instance metadata" */
 } icm__aws_credentials;
 
 void icm__aws_credentials_clear(icm__aws_credentials *c);
@@ -77,7 +78,8 @@ typedef struct icm__aws_creds_provider icm__aws_creds_provider;
  * AWS_EC2_METADATA_DISABLED=true). A profile that asks for what is not supported
  * (credential_process, sso_*, role_arn with source_profile) is an error naming it, never
  * silently skipped. `http` (borrowed; outlives the provider) carries the STS, container and
- * IMDS requests. Returns 0, ICM_EINVALID, ICM_ENOMEM. Nothing is fetched yet.
+ * IMDS requests. Returns 0, ICM_EINVALID, ICM_EUNSUPPORTED (such a profile), ICM_ENOMEM.
+ * Nothing is fetched yet.
  */
 int icm__aws_creds_provider_new(icm__aws_creds_provider **out, const icm__s3_config *cfg,
                                 const icm_property *props, size_t n_props, icm__http *http);

@@ -1,6 +1,7 @@
 /*
  * Shared plumbing for the Java judge's command-line tools: option parsing, opening the SQL catalog
- * that PyIceberg and icemaint share, loading a table by identifier or metadata file, the row
+ * that PyIceberg and icemaint share (with HadoopFileIO, or any FileIO named by --prop io-impl=...,
+ * e.g. S3FileIO for tables on S3), loading a table by identifier or metadata file, the row
  * fingerprint (which tests/interop/oracle.py mirrors exactly), and minimal JSON output.
  */
 package dev.icemaint.interop;
@@ -18,12 +19,14 @@ import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.hadoop.HadoopFileIO;
+import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.apache.iceberg.types.Types;
 
@@ -83,16 +86,34 @@ final class Harness {
       props.put(JdbcCatalog.PROPERTY_PREFIX + "user", user);
       props.put(JdbcCatalog.PROPERTY_PREFIX + "password", a.get("jdbc-password", ""));
     }
+    // --prop key=value (repeatable) sets any catalog property last, e.g. the S3 tests'
+    // io-impl=org.apache.iceberg.aws.s3.S3FileIO with s3.endpoint, s3.path-style-access, keys.
+    for (String kv : a.all("prop")) {
+      int eq = kv.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("--prop wants key=value, not " + kv);
+      }
+      props.put(kv.substring(0, eq), kv.substring(eq + 1));
+    }
     JdbcCatalog catalog = new JdbcCatalog();
     catalog.setConf(new Configuration());
     catalog.initialize(a.get("catalog", "icm"), props);
+    catalogProperties = Map.copyOf(props);
     return catalog;
   }
 
-  /** A table named "ns.t" in the catalog, or a metadata JSON file opened read-only. */
+  /** The properties of the catalog openCatalog opened last (each tool opens one). */
+  private static Map<String, String> catalogProperties = Map.of();
+
+  /**
+   * A table named "ns.t" in the catalog, or a metadata JSON file opened read-only with the
+   * catalog's FileIO (so an s3:// metadata file is read through S3FileIO when --prop says so).
+   */
   static Table loadTable(Catalog catalog, String name) {
     if (name.endsWith(".metadata.json")) {
-      HadoopFileIO io = new HadoopFileIO(new Configuration());
+      String impl = catalogProperties.getOrDefault(CatalogProperties.FILE_IO_IMPL,
+          HadoopFileIO.class.getName());
+      FileIO io = CatalogUtil.loadFileIO(impl, catalogProperties, new Configuration());
       return new BaseTable(new StaticTableOperations(name, io), name);
     }
     return catalog.loadTable(TableIdentifier.parse(name));

@@ -1,0 +1,453 @@
+/*
+ * io/http.c: the HTTP client over libcurl (implements io/http.h).
+ *
+ * A client owns up to `max_connections` easy handles, handed out one per request from a free
+ * list under a mutex (a request waits on a condition variable when all are busy), and one
+ * CURLSH that they all use for the connection cache, DNS cache and TLS sessions, so keep-alive
+ * connections are reused across threads. Each request resets its handle and sets every option
+ * anew: nothing of an earlier request leaks into the next. libcurl is initialised once per
+ * process (pthread_once) and never cleaned up by the library, since other code in the process
+ * may use it too.
+ *
+ * What is sent is exactly the request: the URL byte for byte (CURLOPT_PATH_AS_IS), the listed
+ * headers, and Host and Content-Length; curl's own `Expect: 100-continue` and the form
+ * Content-Type it would add to a body are removed (the signer never sees them, so removing
+ * them costs nothing). No signal handler is installed (CURLOPT_NOSIGNAL: the library is used
+ * from several threads). Error bodies are always captured into resp->body, also when a sink
+ * was given for the 2xx body of a ranged read, so the caller can read S3's <Error>.
+ */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <string.h>
+#include <strings.h>
+
+#include "icemaint/errors.h"
+#include "io/http.h"
+#include "util/util.h"
+
+/* Largest body kept when it is not the sink's: error documents and listings are small; a
+ * whole-object GET is bounded by memory only. */
+#define ERROR_BODY_MAX (1u << 20)
+
+struct icm__http {
+    CURLSH *share;
+    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    pthread_mutex_t lock; /* guards free_handles / n_free */
+    pthread_cond_t handle_free;
+    CURL **handles;     /* every handle made so far (n_made of max) */
+    CURL **free_handles;
+    size_t n_made, n_free, max;
+    int64_t connect_timeout_ms, request_timeout_ms;
+    char *ca_bundle;
+    bool verify_tls;
+};
+
+/* ---- process-wide initialisation ----------------------------------------------------------- */
+
+static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
+static CURLcode g_curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_init_once(void)
+{
+    g_curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ---- share locks ---------------------------------------------------------------------------- */
+
+static void share_lock(CURL *handle, curl_lock_data data, curl_lock_access access, void *userp)
+{
+    (void)handle;
+    (void)access;
+    icm__http *h = userp;
+    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
+        pthread_mutex_lock(&h->share_locks[data]);
+}
+
+static void share_unlock(CURL *handle, curl_lock_data data, void *userp)
+{
+    (void)handle;
+    icm__http *h = userp;
+    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
+        pthread_mutex_unlock(&h->share_locks[data]);
+}
+
+/* ---- client --------------------------------------------------------------------------------- */
+
+int icm__http_new(icm__http **out, const icm__http_options *opts)
+{
+    *out = NULL;
+    pthread_once(&g_curl_once, curl_init_once);
+    if (g_curl_init_rc != CURLE_OK)
+        return icm__error_set(ICM_ERRCLASS_HTTP, ICM_EINVALID, NULL,
+                              "HTTP client: libcurl failed to initialise (%s)",
+                              curl_easy_strerror(g_curl_init_rc));
+    icm__http *h = icm__calloc(1, sizeof *h);
+    if (h == NULL)
+        return icm__error_oom();
+    h->max = opts != NULL && opts->max_connections > 0 ? opts->max_connections : 32;
+    h->connect_timeout_ms =
+        opts != NULL && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
+    h->request_timeout_ms =
+        opts != NULL && opts->request_timeout_ms > 0 ? opts->request_timeout_ms : 60000;
+    h->verify_tls = opts == NULL || opts->verify_tls;
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_init(&h->share_locks[i], NULL);
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->handle_free, NULL);
+    h->handles = icm__calloc(h->max, sizeof *h->handles);
+    h->free_handles = icm__calloc(h->max, sizeof *h->free_handles);
+    if (h->handles == NULL || h->free_handles == NULL ||
+        (opts != NULL && opts->ca_bundle != NULL &&
+         (h->ca_bundle = icm__strdup(opts->ca_bundle)) == NULL)) {
+        icm__http_free(h);
+        return icm__error_oom();
+    }
+    h->share = curl_share_init();
+    if (h->share == NULL) {
+        icm__http_free(h);
+        return icm__error_oom();
+    }
+    CURLSHcode sc = curl_share_setopt(h->share, CURLSHOPT_USERDATA, h);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(h->share, CURLSHOPT_LOCKFUNC, share_lock);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(h->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    if (sc != CURLSHE_OK) {
+        icm__http_free(h);
+        return icm__error_set(ICM_ERRCLASS_HTTP, ICM_EINVALID, NULL,
+                              "HTTP client: libcurl refused to share its caches (%s)",
+                              curl_share_strerror(sc));
+    }
+    *out = h;
+    return 0;
+}
+
+void icm__http_free(icm__http *h)
+{
+    if (h == NULL)
+        return;
+    for (size_t i = 0; i < h->n_made; i++)
+        curl_easy_cleanup(h->handles[i]);
+    if (h->share != NULL)
+        curl_share_cleanup(h->share);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_destroy(&h->share_locks[i]);
+    pthread_mutex_destroy(&h->lock);
+    pthread_cond_destroy(&h->handle_free);
+    icm__free(h->handles);
+    icm__free(h->free_handles);
+    icm__free(h->ca_bundle);
+    icm__free(h);
+}
+
+/* A handle for one request: a free one, a new one while fewer than max exist, else wait. */
+static int handle_take(icm__http *h, CURL **out)
+{
+    int rc = 0;
+    pthread_mutex_lock(&h->lock);
+    for (;;) {
+        if (h->n_free > 0) {
+            *out = h->free_handles[--h->n_free];
+            break;
+        }
+        if (h->n_made < h->max) {
+            CURL *c = curl_easy_init();
+            if (c == NULL) {
+                rc = icm__error_oom();
+                break;
+            }
+            h->handles[h->n_made++] = c;
+            *out = c;
+            break;
+        }
+        pthread_cond_wait(&h->handle_free, &h->lock);
+    }
+    pthread_mutex_unlock(&h->lock);
+    return rc;
+}
+
+static void handle_give_back(icm__http *h, CURL *c)
+{
+    pthread_mutex_lock(&h->lock);
+    h->free_handles[h->n_free++] = c;
+    pthread_cond_signal(&h->handle_free);
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* ---- one request ---------------------------------------------------------------------------- */
+
+typedef struct transfer {
+    CURL *curl;
+    const icm__http_request *req;
+    icm__buf body;
+    icm__buf headers;
+    size_t sink_len;
+    bool sink_overflow;
+    bool oom;
+} transfer;
+
+static bool status_is_2xx(CURL *c)
+{
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    return status >= 200 && status < 300;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+    transfer *t = userp;
+    size_t n = size * nmemb;
+    if (t->req->sink != NULL && status_is_2xx(t->curl)) {
+        if (n > t->req->sink_cap - t->sink_len) {
+            t->sink_overflow = true;
+            return 0; /* aborts the transfer: never a silent partial copy */
+        }
+        memcpy((char *)t->req->sink + t->sink_len, data, n);
+        t->sink_len += n;
+        return n;
+    }
+    if (t->req->sink != NULL && t->body.len + n > ERROR_BODY_MAX)
+        return n; /* an error body this long: its start says enough */
+    if (icm__buf_put(&t->body, data, n) != 0) {
+        t->oom = true;
+        return 0;
+    }
+    return n;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userp)
+{
+    transfer *t = userp;
+    size_t n = size * nmemb;
+    /* A new status line starts the next response (after a 100 Continue or a redirect we do
+     * not follow): keep only the final response's headers. */
+    if (n >= 5 && memcmp(data, "HTTP/", 5) == 0)
+        icm__buf_clear(&t->headers);
+    if (icm__buf_put(&t->headers, data, n) != 0) {
+        t->oom = true;
+        return 0;
+    }
+    return n;
+}
+
+/* The URL without its query string, for messages: a query may carry credentials. */
+static void url_for_message(const char *url, char *buf, size_t cap)
+{
+    size_t n = strcspn(url, "?");
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(buf, url, n);
+    buf[n] = '\0';
+}
+
+static int transport_error(CURLcode cc, const char *url, const char *detail)
+{
+    char shown[512];
+    url_for_message(url, shown, sizeof shown);
+    int code = cc == CURLE_OPERATION_TIMEDOUT ? ICM_ETIMEOUT : ICM_ENET;
+    return icm__error_set(ICM_ERRCLASS_HTTP, code, shown, "HTTP request failed: %s%s%s",
+                          curl_easy_strerror(cc), detail[0] != '\0' ? ": " : "", detail);
+}
+
+/* Whether curl may have written part of the request to the network. Errors that happen before
+ * a connection exists prove nothing was sent; after that, a request byte count says it was. */
+static bool request_was_sent(CURL *c, CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+        return false;
+    default:
+        break;
+    }
+    long sent = 0;
+    if (curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent) != CURLE_OK)
+        return true; /* cannot tell: the careful answer */
+    /* A timeout while connecting also leaves the count at 0: nothing left this machine. */
+    return sent > 0 || cc != CURLE_OPERATION_TIMEDOUT;
+}
+
+static CURLcode setopts(icm__http *h, transfer *t, struct curl_slist **hl)
+{
+    CURL *c = t->curl;
+    const icm__http_request *req = t->req;
+    CURLcode cc = CURLE_OK;
+#define SET(opt, val)                                                                          \
+    do {                                                                                       \
+        if (cc == CURLE_OK)                                                                    \
+            cc = curl_easy_setopt(c, opt, val);                                                \
+    } while (0)
+    SET(CURLOPT_SHARE, h->share);
+    SET(CURLOPT_URL, req->url);
+    SET(CURLOPT_PATH_AS_IS, 1L);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_FOLLOWLOCATION, 0L);
+    SET(CURLOPT_PROTOCOLS_STR, "http,https");
+    SET(CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
+    SET(CURLOPT_TIMEOUT_MS, (long)(req->timeout_ms > 0 ? req->timeout_ms : h->request_timeout_ms));
+    SET(CURLOPT_WRITEFUNCTION, on_body);
+    SET(CURLOPT_WRITEDATA, t);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, t);
+    SET(CURLOPT_SSL_VERIFYPEER, h->verify_tls ? 1L : 0L);
+    SET(CURLOPT_SSL_VERIFYHOST, h->verify_tls ? 2L : 0L);
+    if (h->ca_bundle != NULL)
+        SET(CURLOPT_CAINFO, h->ca_bundle);
+    const char *m = req->method;
+    bool has_body = req->body != NULL || req->body_len > 0;
+    if (strcmp(m, "HEAD") == 0) {
+        SET(CURLOPT_NOBODY, 1L);
+    } else if (strcmp(m, "GET") == 0 && !has_body) {
+        SET(CURLOPT_HTTPGET, 1L);
+    } else {
+        if (has_body || strcmp(m, "PUT") == 0 || strcmp(m, "POST") == 0) {
+            /* POSTFIELDS sends the bytes as they are with a Content-Length; the method is set
+             * below. An empty PUT still needs `Content-Length: 0`. */
+            SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+            SET(CURLOPT_POSTFIELDS, req->body != NULL ? (const char *)req->body : "");
+        }
+        SET(CURLOPT_CUSTOMREQUEST, m);
+    }
+    bool has_content_type = false;
+    for (size_t i = 0; i < req->n_headers && cc == CURLE_OK; i++) {
+        const icm__http_header *hd = &req->headers[i];
+        if (strcasecmp(hd->name, "Content-Type") == 0)
+            has_content_type = true;
+        char *line = icm__sprintf(hd->value[0] != '\0' ? "%s: %s" : "%s;", hd->name, hd->value);
+        struct curl_slist *n = line != NULL ? curl_slist_append(*hl, line) : NULL;
+        icm__free(line);
+        if (n == NULL)
+            return CURLE_OUT_OF_MEMORY;
+        *hl = n;
+    }
+    const char *removals[] = {"Expect:", has_content_type ? NULL : "Content-Type:", "Accept:"};
+    for (size_t i = 0; i < sizeof removals / sizeof removals[0] && cc == CURLE_OK; i++) {
+        if (removals[i] == NULL)
+            continue;
+        struct curl_slist *n = curl_slist_append(*hl, removals[i]);
+        if (n == NULL)
+            return CURLE_OUT_OF_MEMORY;
+        *hl = n;
+    }
+    SET(CURLOPT_HTTPHEADER, *hl);
+#undef SET
+    return cc;
+}
+
+int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_response *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    transfer t = {NULL, req, ICM__BUF_INIT, ICM__BUF_INIT, 0, false, false};
+    int rc = handle_take(h, &t.curl);
+    if (rc != 0)
+        return rc;
+    curl_easy_reset(t.curl);
+    struct curl_slist *hl = NULL;
+    CURLcode cc = setopts(h, &t, &hl);
+    if (cc == CURLE_OUT_OF_MEMORY) {
+        rc = icm__error_oom();
+    } else if (cc != CURLE_OK) {
+        char shown[512];
+        url_for_message(req->url, shown, sizeof shown);
+        rc = icm__error_set(ICM_ERRCLASS_HTTP, ICM_EINVALID, shown,
+                            "HTTP request: libcurl refused an option (%s)",
+                            curl_easy_strerror(cc));
+    } else {
+        cc = curl_easy_perform(t.curl);
+        long status = 0;
+        curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &status);
+        if (t.oom) {
+            rc = icm__error_oom();
+        } else if (t.sink_overflow) {
+            char shown[512];
+            url_for_message(req->url, shown, sizeof shown);
+            rc = icm__error_set(ICM_ERRCLASS_HTTP, ICM_EIO, shown,
+                                "HTTP response body is longer than the %zu bytes asked for",
+                                req->sink_cap);
+        } else if (cc != CURLE_OK) {
+            resp->request_sent = request_was_sent(t.curl, cc);
+            rc = transport_error(cc, req->url, "");
+        } else {
+            resp->status = (int)status;
+            resp->body_len = req->sink != NULL && status >= 200 && status < 300 ? t.sink_len
+                                                                                 : t.body.len;
+            if (!(req->sink != NULL && status >= 200 && status < 300)) {
+                if (t.body.data == NULL && icm__buf_put(&t.body, "", 0) != 0)
+                    rc = icm__error_oom();
+                else
+                    resp->body = icm__buf_detach(&t.body, NULL);
+            }
+            if (rc == 0) {
+                if (t.headers.data == NULL && icm__buf_put(&t.headers, "", 0) != 0)
+                    rc = icm__error_oom();
+                else
+                    resp->headers = icm__buf_detach(&t.headers, NULL);
+            }
+        }
+    }
+    curl_slist_free_all(hl);
+    icm__buf_dispose(&t.body);
+    icm__buf_dispose(&t.headers);
+    /* Drop the handle's pointers into this request before another thread takes it. */
+    curl_easy_reset(t.curl);
+    handle_give_back(h, t.curl);
+    if (rc != 0) {
+        bool sent = resp->request_sent;
+        icm__http_response_clear(resp);
+        resp->request_sent = sent;
+    }
+    return rc;
+}
+
+int icm__http_response_header(const icm__http_response *resp, const char *name, char **out)
+{
+    *out = NULL;
+    if (resp->headers == NULL)
+        return 0;
+    size_t nl = strlen(name);
+    const char *p = resp->headers;
+    const char *found = NULL;
+    size_t found_len = 0;
+    while (*p != '\0') {
+        const char *eol = strchr(p, '\n');
+        size_t line_len = eol != NULL ? (size_t)(eol - p) : strlen(p);
+        if (line_len > nl && p[nl] == ':' && strncasecmp(p, name, nl) == 0) {
+            const char *v = p + nl + 1;
+            const char *end = p + line_len;
+            while (v < end && (*v == ' ' || *v == '\t'))
+                v++;
+            while (end > v && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+                end--;
+            found = v;
+            found_len = (size_t)(end - v);
+            break;
+        }
+        if (eol == NULL)
+            break;
+        p = eol + 1;
+    }
+    if (found == NULL)
+        return 0;
+    *out = icm__strndup(found, found_len);
+    return *out != NULL ? 0 : icm__error_oom();
+}
+
+void icm__http_response_clear(icm__http_response *resp)
+{
+    icm__free(resp->body);
+    icm__free(resp->headers);
+    memset(resp, 0, sizeof *resp);
+}

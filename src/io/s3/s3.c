@@ -1,0 +1,1024 @@
+/*
+ * io/s3/s3.c: the S3 FileIO back end (icm_fileio_s3_new; the resolving FileIO's built-in for
+ * `s3`, `s3a` and `s3n`).
+ *
+ * Every storage call is one or more signed HTTP requests through s3_call(), which owns what all
+ * of them share: the URL and canonical query built once (s3_url.c), x-amz-content-sha256 on
+ * every request, SigV4 with the clock corrected by what the server's Date said when it
+ * complained of skew, credentials from the provider chain (refreshed when S3 says they
+ * expired), the in-flight limit (AIMD: halved by SlowDown), and retries with full-jitter
+ * backoff within the configured attempts and total time, for idempotent requests only. A
+ * create-new is a conditional PUT, which is never sent twice unless the first provably did not
+ * reach the server; when its answer is lost, or is a 412 that a resent request of ours could
+ * have caused, the object is read back and compared with what we sent before anything is
+ * claimed.
+ *
+ * Listings are ListObjectsV2 pages (list-type=2, encoding-type=url) of the location's key plus
+ * `/`, started after opts->start_after and stopped at opts->end_before, each key reported with
+ * the size and LastModified the page carries, so a sweep needs no HEAD per object. Keys are
+ * exact bytes throughout: strict encoding, the path sent as is, listings decoded only when the
+ * server says it encoded them. Deletes in batches are DeleteObjects (Quiet, Content-MD5 always),
+ * and a key S3 names in an <Error> is that item's failure; every other key of the batch is gone.
+ *
+ * All state shared between threads is either read-only after construction (configuration), or
+ * thread-safe by itself (the HTTP client, the credential provider, the limiter, the clock
+ * offset): manifest readers and the delete engine call in from many threads at once.
+ */
+#include <openssl/evp.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "icemaint/errors.h"
+#include "icemaint/sys/fileio.h"
+#include "io/http.h"
+#include "io/s3/s3_config.h"
+#include "io/s3/s3_internal.h"
+#include "io/sigv4.h"
+#include "util/util.h"
+
+typedef struct s3_fileio {
+    icm_fileio base;
+    icm__s3_config cfg;
+    icm__http *http;
+    icm__aws_creds_provider *creds; /* NULL: anonymous (unsigned requests) */
+    icm__s3_limiter limiter;
+    _Atomic int64_t skew_ms; /* the server's clock minus ours, learnt from RequestTimeTooSkewed */
+} s3_fileio;
+
+static const icm_fileio_methods s3_methods;
+
+static const char EMPTY_SHA256[] =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/* ---- one request, with signing and retries ------------------------------------------------- */
+
+typedef struct s3_op {
+    const char *what;     /* "GET", "create-new PUT", ... for messages */
+    const char *location; /* named in errors */
+    const char *method;
+    const icm__s3_location *loc;
+    bool bucket_only; /* the bucket's URL (listing, DeleteObjects), not the key's */
+    const icm__s3_param *params;
+    size_t n_params;
+    const icm__http_header *headers; /* signed too */
+    size_t n_headers;
+    const void *body;
+    size_t body_len;
+    void *sink;
+    size_t sink_cap;
+    /* May the request be sent again after it may have reached the server? */
+    bool idempotent;
+    /* On a 2xx: check the body (parse it); ICM_EIO means a broken answer, retried like a 5xx
+     * for idempotent requests (S3 documents 200s with broken XML). */
+    int (*check)(const icm__http_response *resp, void *ctx);
+    void *check_ctx;
+} s3_op;
+
+static void sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Code of an error answer (from the XML body; HEAD has none) and its request id. */
+static void answer_details(const icm__http_response *resp, icm__s3_error_doc *doc)
+{
+    icm__s3_error_parse(resp->body, resp->body_len, doc);
+    if (doc->request_id[0] == '\0') {
+        char *rid = NULL;
+        if (icm__http_response_header(resp, "x-amz-request-id", &rid) == 0 && rid != NULL) {
+            snprintf(doc->request_id, sizeof doc->request_id, "%s", rid);
+            icm__free(rid);
+        }
+    }
+}
+
+static bool is_auth_code(const char *code)
+{
+    static const char *const AUTH[] = {"AccessDenied", "SignatureDoesNotMatch",
+                                       "InvalidAccessKeyId", "ExpiredToken", "InvalidToken",
+                                       "AllAccessDisabled", "AuthorizationHeaderMalformed",
+                                       "InvalidSecurity", "TokenRefreshRequired"};
+    for (size_t i = 0; i < sizeof AUTH / sizeof AUTH[0]; i++)
+        if (strcmp(code, AUTH[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Set the last error for an HTTP answer that is a failure and return its icm code. */
+static int answer_error(const s3_op *op, const icm__http_response *resp)
+{
+    icm__s3_error_doc doc;
+    answer_details(resp, &doc);
+    int st = resp->status;
+    int code = ICM_EIO;
+    char what[160] = "";
+    if (strcmp(doc.code, "NoSuchBucket") == 0) {
+        code = ICM_ENOTFOUND;
+        snprintf(what, sizeof what, "bucket %.*s does not exist", (int)op->loc->bucket_len,
+                 op->loc->bucket);
+    } else if (strcmp(doc.code, "NoSuchKey") == 0 || st == 404) {
+        code = ICM_ENOTFOUND;
+        snprintf(what, sizeof what, "no such object");
+    } else if (is_auth_code(doc.code) || st == 401 || st == 403) {
+        code = ICM_EAUTH;
+        snprintf(what, sizeof what, "access refused");
+    } else if (st == 412) {
+        code = ICM_EEXISTS;
+        snprintf(what, sizeof what, "the object exists");
+    } else if (strcmp(doc.code, "InvalidBucketName") == 0) {
+        code = ICM_EINVALID;
+        snprintf(what, sizeof what, "invalid bucket name");
+    } else {
+        snprintf(what, sizeof what, "failed");
+    }
+    char rid[128] = "";
+    if (doc.request_id[0] != '\0')
+        snprintf(rid, sizeof rid, "; request id %s", doc.request_id);
+    int rc = icm__error_set(ICM_ERRCLASS_S3, code, op->location, "S3 %s: %s%s%s%s%s%s%s",
+                            op->what, what, doc.code[0] != '\0' ? " (" : "", doc.code,
+                            doc.message[0] != '\0' ? ": " : "", doc.message,
+                            doc.code[0] != '\0' ? ")" : "", rid);
+    icm__error_set_http_status(st);
+    if (doc.code[0] != '\0')
+        icm__error_set_remote_code(doc.code);
+    return rc;
+}
+
+/* The Date header of an answer as ms since the epoch, or -1. */
+static int64_t answer_date_ms(const icm__http_response *resp)
+{
+    char *date = NULL;
+    if (icm__http_response_header(resp, "Date", &date) != 0 || date == NULL)
+        return -1;
+    int64_t t = icm__s3_parse_http_date_ms(date);
+    icm__free(date);
+    return t;
+}
+
+/* Send op once: sign with the current credentials and clock, wait for a slot. */
+static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url,
+                     const char *payload_hash, icm__http_response *resp)
+{
+    icm__http_header hdrs[24];
+    size_t n = 0;
+    if (op->n_headers + 5 > sizeof hdrs / sizeof hdrs[0])
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, op->location,
+                              "S3 %s: too many headers", op->what);
+    for (size_t i = 0; i < op->n_headers; i++)
+        hdrs[n++] = op->headers[i];
+    icm__aws_credentials creds;
+    memset(&creds, 0, sizeof creds);
+    icm__sigv4_signed sig;
+    int rc = 0;
+    if (s->creds != NULL) {
+        rc = icm__aws_creds_get(s->creds, &creds);
+        if (rc != 0) {
+            if (icm_error_last()->location[0] == '\0')
+                icm__error_set_location(op->location);
+            return rc;
+        }
+        icm__sigv4_request sreq = {op->method,
+                                   url->host,
+                                   url->canonical_uri,
+                                   url->canonical_query,
+                                   op->headers,
+                                   op->n_headers,
+                                   payload_hash,
+                                   s->cfg.region,
+                                   "s3",
+                                   (icm__now_ms() + atomic_load(&s->skew_ms)) / 1000};
+        icm__sigv4_credentials sc = {creds.access_key_id, creds.secret_access_key,
+                                     creds.session_token};
+        size_t n_sig = 0;
+        rc = icm__sigv4_sign(&sreq, &sc, &sig, hdrs + n, &n_sig);
+        n += n_sig;
+    } else {
+        hdrs[n++] = (icm__http_header){"x-amz-content-sha256", payload_hash};
+    }
+    if (rc == 0) {
+        icm__http_request req = {op->method, url->url, hdrs,          n,
+                                 op->body,   op->body_len, op->sink, op->sink_cap, 0};
+        rc = icm__http_send(s->http, &req, resp);
+        if (rc != 0 && rc != ICM_ENOMEM)
+            icm__error_set_location(op->location);
+    }
+    icm__aws_credentials_clear(&creds);
+    memset(&sig, 0, sizeof sig);
+    return rc;
+}
+
+/*
+ * Send op, retrying what may be retried. Returns 0 with *resp the final answer (any status;
+ * 2xx answers passed op->check); a negative code with the last error set: the transport's
+ * (resp->request_sent says whether the last attempt may have reached the server), op->check's,
+ * the credentials', ICM_ENOMEM.
+ */
+static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    icm__s3_url url;
+    int rc = icm__s3_url_build(&url, s->cfg.endpoint, s->cfg.addressing, op->loc->bucket,
+                               op->loc->bucket_len, op->bucket_only ? "" : op->loc->key,
+                               op->bucket_only ? 0 : op->loc->key_len, op->params,
+                               op->n_params);
+    if (rc != 0)
+        return rc;
+    char payload_hash[65];
+    if (op->body_len > 0)
+        icm__sha256_hex(op->body, op->body_len, payload_hash);
+    else
+        memcpy(payload_hash, EMPTY_SHA256, sizeof payload_hash);
+    unsigned max_attempts = s->cfg.max_attempts > 0 ? s->cfg.max_attempts : 1;
+    int64_t deadline = icm__now_ms() + (s->cfg.retry_total_ms > 0 ? s->cfg.retry_total_ms : 0);
+    for (unsigned attempt = 1;; attempt++) {
+        icm__http_response_clear(resp);
+        uint64_t gen = icm__s3_limiter_acquire(&s->limiter);
+        rc = send_once(s, op, &url, payload_hash, resp);
+        icm__s3_retry cls = ICM__S3_NO_RETRY;
+        icm__s3_error_doc doc;
+        memset(&doc, 0, sizeof doc);
+        if (rc != 0) {
+            cls = icm__s3_retry_classify(0, "", rc);
+            /* A request that never left may always go again; one that may have reached the
+             * server only when it is idempotent. */
+            if (!op->idempotent && resp->request_sent)
+                cls = ICM__S3_NO_RETRY;
+        } else if (resp->status >= 200 && resp->status < 300) {
+            if (op->check != NULL) {
+                rc = op->check(resp, op->check_ctx);
+                if (rc == ICM_EIO && op->idempotent) {
+                    if (icm_error_last()->location[0] == '\0')
+                        icm__error_set_location(op->location);
+                    icm__error_set_http_status(resp->status);
+                    cls = ICM__S3_RETRY_TRANSIENT;
+                }
+            }
+        } else {
+            answer_details(resp, &doc);
+            cls = icm__s3_retry_classify(resp->status, doc.code, 0);
+            /* A request S3 refused before acting on it (its signature's clock or token) may
+             * go again whatever it is; 409 ConditionalRequestConflict means a concurrent
+             * write won a race and ours was not applied. Anything else that may have been
+             * applied goes back to the caller. */
+            if (!op->idempotent && cls != ICM__S3_RETRY_SKEWED &&
+                cls != ICM__S3_RETRY_EXPIRED)
+                cls = strcmp(doc.code, "ConditionalRequestConflict") == 0
+                          ? ICM__S3_RETRY_TRANSIENT
+                          : ICM__S3_NO_RETRY;
+        }
+        icm__s3_limiter_release(&s->limiter, gen, cls == ICM__S3_RETRY_THROTTLED);
+        if (cls == ICM__S3_NO_RETRY || rc == ICM_ENOMEM)
+            break;
+        int64_t wait = 0;
+        if (cls == ICM__S3_RETRY_EXPIRED) {
+            if (s->creds != NULL)
+                icm__aws_creds_invalidate(s->creds);
+        } else if (cls == ICM__S3_RETRY_SKEWED) {
+            int64_t server = answer_date_ms(resp);
+            if (server < 0)
+                break; /* nothing to correct the clock with: report the refusal */
+            atomic_store(&s->skew_ms, server - icm__now_ms());
+        } else {
+            wait = icm__s3_backoff_ms(attempt, ICM__S3_BACKOFF_BASE_MS, ICM__S3_BACKOFF_CAP_MS,
+                                      icm__s3_random());
+        }
+        if (attempt >= max_attempts || icm__now_ms() + wait > deadline)
+            break;
+        sleep_ms(wait);
+    }
+    icm__s3_url_clear(&url);
+    return rc;
+}
+
+/* ---- location helpers ----------------------------------------------------------------------- */
+
+static int parse_object(const char *location, icm__s3_location *loc)
+{
+    int rc = icm__s3_location_parse(location, loc);
+    if (rc == 0 && loc->key_len == 0)
+        rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, location,
+                            "S3 location names a bucket, not an object (s3://bucket/key)");
+    return rc;
+}
+
+static void md5_of(const void *data, size_t len, unsigned char md[16])
+{
+    unsigned int n = 0;
+    if (EVP_Digest(data, len, md, &n, EVP_md5(), NULL) != 1)
+        memset(md, 0, 16);
+}
+
+static void base64_of(const unsigned char *d, size_t n, char *out)
+{
+    EVP_EncodeBlock((unsigned char *)out, d, (int)n);
+}
+
+/* ---- reads ---------------------------------------------------------------------------------- */
+
+static int s3_read(icm_fileio *io, const char *location, char **out, size_t *out_len)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    icm__s3_location loc;
+    int rc = parse_object(location, &loc);
+    if (rc != 0)
+        return rc;
+    s3_op op = {"GET", location, "GET", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
+                true, NULL, NULL};
+    icm__http_response resp;
+    rc = s3_call(s, &op, &resp);
+    if (rc == 0 && resp.status != 200)
+        rc = answer_error(&op, &resp);
+    if (rc == 0) {
+        *out = resp.body;
+        *out_len = resp.body_len;
+        resp.body = NULL;
+    }
+    icm__http_response_clear(&resp);
+    return rc;
+}
+
+/* The first byte of `Content-Range: bytes first-last/total`, or -1. */
+static int64_t content_range_first(const icm__http_response *resp)
+{
+    char *cr = NULL;
+    if (icm__http_response_header(resp, "Content-Range", &cr) != 0 || cr == NULL)
+        return -1;
+    int64_t first = -1;
+    if (strncmp(cr, "bytes ", 6) == 0) {
+        const char *p = cr + 6;
+        if (*p >= '0' && *p <= '9') {
+            first = 0;
+            while (*p >= '0' && *p <= '9' && first < INT64_MAX / 10)
+                first = first * 10 + (*p++ - '0');
+            if (*p != '-')
+                first = -1;
+        }
+    }
+    icm__free(cr);
+    return first;
+}
+
+static int s3_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
+                         size_t len, size_t *out_read)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    icm__s3_location loc;
+    int rc = parse_object(location, &loc);
+    if (rc != 0)
+        return rc;
+    *out_read = 0;
+    if (len == 0)
+        return 0;
+    if ((uint64_t)len - 1 > (uint64_t)(INT64_MAX - offset))
+        len = (size_t)(INT64_MAX - offset) + 1;
+    char range[64];
+    snprintf(range, sizeof range, "bytes=%lld-%lld", (long long)offset,
+             (long long)(offset + (int64_t)(len - 1)));
+    icm__http_header h[] = {{"Range", range}};
+    s3_op op = {"ranged GET", location, "GET", &loc, false, NULL, 0, h, 1, NULL, 0, buf, len,
+                true, NULL, NULL};
+    icm__http_response resp;
+    rc = s3_call(s, &op, &resp);
+    if (rc == 0) {
+        if (resp.status == 416) {
+            *out_read = 0; /* the range starts at or past the end */
+        } else if (resp.status == 206) {
+            /* Bytes of another offset in the caller's buffer would be silently wrong data. */
+            if (content_range_first(&resp) != offset)
+                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, location,
+                                    "S3 ranged GET: the answer is not the range asked for "
+                                    "(bytes from %lld)",
+                                    (long long)offset);
+            else
+                *out_read = resp.body_len;
+        } else if (resp.status == 200) {
+            /* a server that ignored Range sent the object from its start */
+            if (offset != 0)
+                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, location,
+                                    "S3 ranged GET: the server ignored the Range header");
+            else
+                *out_read = resp.body_len;
+        } else {
+            rc = answer_error(&op, &resp);
+        }
+    }
+    icm__http_response_clear(&resp);
+    return rc;
+}
+
+static int s3_stat(icm_fileio *io, const char *location, icm_file_info *out)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    icm__s3_location loc;
+    int rc = parse_object(location, &loc);
+    if (rc != 0)
+        return rc;
+    s3_op op = {"HEAD", location, "HEAD", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
+                true, NULL, NULL};
+    icm__http_response resp;
+    rc = s3_call(s, &op, &resp);
+    if (rc == 0 && resp.status != 200)
+        rc = answer_error(&op, &resp);
+    if (rc == 0) {
+        char *cl = NULL, *lm = NULL;
+        rc = icm__http_response_header(&resp, "Content-Length", &cl);
+        if (rc == 0)
+            rc = icm__http_response_header(&resp, "Last-Modified", &lm);
+        int64_t size = -1;
+        if (rc == 0 && cl != NULL) {
+            char *end = NULL;
+            long long v = strtoll(cl, &end, 10);
+            if (end != cl && *end == '\0' && v >= 0)
+                size = v;
+        }
+        if (rc == 0 && size < 0)
+            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, location,
+                                "S3 HEAD: the answer has no usable Content-Length");
+        if (rc == 0) {
+            out->location = location;
+            out->size_bytes = size;
+            out->mtime_ms = lm != NULL ? icm__s3_parse_http_date_ms(lm) : -1;
+        }
+        icm__free(cl);
+        icm__free(lm);
+    }
+    icm__http_response_clear(&resp);
+    return rc;
+}
+
+/* ---- writes --------------------------------------------------------------------------------- */
+
+static int put_object(s3_fileio *s, const char *location, const icm__s3_location *loc,
+                      const void *data, size_t len, bool create_new, icm__http_response *resp)
+{
+    unsigned char md[16];
+    char md5_b64[32];
+    md5_of(data, len, md);
+    base64_of(md, 16, md5_b64);
+    icm__http_header h[] = {{"Content-MD5", md5_b64}, {"If-None-Match", "*"}};
+    s3_op op = {create_new ? "create-new PUT" : "PUT", location, "PUT", loc, false, NULL, 0,
+                h, create_new ? 2 : 1, data, len, NULL, 0, !create_new, NULL, NULL};
+    return s3_call(s, &op, resp);
+}
+
+/* Whether `location` holds exactly data[0..len): 1 yes, 0 no (another object is there), or a
+ * negative code when it cannot tell (missing now, or unreadable). The ETag of a single PUT
+ * without SSE-KMS is the MD5 of its bytes; when it is not ours the bytes themselves decide
+ * (an encrypted bucket's ETag is something else). */
+static int holds_exactly(s3_fileio *s, const char *location, const icm__s3_location *loc,
+                         const void *data, size_t len)
+{
+    s3_op op = {"HEAD", location, "HEAD", loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0, true,
+                NULL, NULL};
+    icm__http_response resp;
+    int rc = s3_call(s, &op, &resp);
+    if (rc == 0 && resp.status != 200)
+        rc = answer_error(&op, &resp);
+    if (rc != 0) {
+        icm__http_response_clear(&resp);
+        return rc;
+    }
+    char *etag = NULL, *cl = NULL;
+    int res = icm__http_response_header(&resp, "ETag", &etag);
+    if (res == 0)
+        res = icm__http_response_header(&resp, "Content-Length", &cl);
+    icm__http_response_clear(&resp);
+    if (res == 0) {
+        unsigned char md[16];
+        char hex[33];
+        md5_of(data, len, md);
+        for (int i = 0; i < 16; i++)
+            snprintf(hex + 2 * i, 3, "%02x", md[i]);
+        const char *e = etag != NULL ? etag : "";
+        size_t el = strlen(e);
+        if (el == 34 && e[0] == '"' && e[33] == '"' && strncasecmp(e + 1, hex, 32) == 0)
+            res = 1;
+        else if (cl != NULL && strtoll(cl, NULL, 10) != (long long)len)
+            res = 0;
+        else
+            res = -1; /* compare the bytes */
+    }
+    icm__free(etag);
+    icm__free(cl);
+    if (res != -1)
+        return res;
+    char *body = icm__malloc(len + 1);
+    if (body == NULL)
+        return icm__error_oom();
+    s3_op get = {"GET", location, "GET", loc, false, NULL, 0, NULL, 0, NULL, 0, body, len + 1,
+                 true, NULL, NULL};
+    rc = s3_call(s, &get, &resp);
+    if (rc == 0 && resp.status != 200)
+        rc = answer_error(&get, &resp);
+    if (rc == 0)
+        res = resp.body_len == len && memcmp(body, data, len) == 0 ? 1 : 0;
+    else if (rc == ICM_EIO && icm_error_last()->http_status == 0)
+        res = 0; /* longer than ours: the sink overflowed */
+    else
+        res = rc;
+    icm__http_response_clear(&resp);
+    icm__free(body);
+    return res;
+}
+
+static int outcome_unknown(const char *location, const char *why)
+{
+    return icm__error_set(ICM_ERRCLASS_S3, ICM_EOUTCOME_UNKNOWN, location,
+                          "S3 create-new PUT: %s; the object may or may not be ours", why);
+}
+
+static int s3_create_new(icm_fileio *io, const char *location, const void *data, size_t len)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    icm__s3_location loc;
+    int rc = parse_object(location, &loc);
+    if (rc != 0)
+        return rc;
+    icm__http_response resp;
+    rc = put_object(s, location, &loc, data, len, true, &resp);
+    bool reconcile = false;
+    const char *why = NULL;
+    if (rc != 0) {
+        /* nothing reached the server: nothing was written */
+        if (!resp.request_sent || rc == ICM_ENOMEM)
+            goto done;
+        reconcile = true;
+        why = "the answer was lost";
+    } else if (resp.status >= 200 && resp.status < 300) {
+        goto done;
+    } else if (resp.status == 412) {
+        /* Exists. libcurl resends a request on its own when a reused connection turns out
+         * closed before any answer, so a 412 may answer a second copy of our own PUT: only
+         * an object that is not ours proves someone else's. */
+        int m = holds_exactly(s, location, &loc, data, len);
+        if (m == 0) {
+            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
+                                "S3 create-new PUT: the object exists");
+            icm__error_set_http_status(412);
+            icm__error_set_remote_code("PreconditionFailed");
+        } else {
+            rc = outcome_unknown(location, m == 1 ? "S3 answered 412, and the object there has "
+                                                    "exactly our bytes"
+                                                  : "S3 answered 412 and the object cannot "
+                                                    "be read back");
+        }
+        goto done;
+    } else if (resp.status >= 500) {
+        reconcile = true;
+        why = "S3 answered with a server error after receiving it";
+    } else {
+        rc = answer_error(&(s3_op){"create-new PUT", location, "PUT", &loc, false, NULL, 0, NULL,
+                                   0, NULL, 0, NULL, 0, false, NULL, NULL},
+                          &resp);
+        goto done;
+    }
+    if (reconcile) {
+        int m = holds_exactly(s, location, &loc, data, len);
+        if (m == 1)
+            rc = 0;
+        else if (m == 0)
+            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, location,
+                                "S3 create-new PUT: %s, and another object is there", why);
+        else
+            rc = outcome_unknown(location, why);
+    }
+done:
+    icm__http_response_clear(&resp);
+    return rc;
+}
+
+static int s3_write_replace(icm_fileio *io, const char *location, const void *data, size_t len)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    icm__s3_location loc;
+    int rc = parse_object(location, &loc);
+    if (rc != 0)
+        return rc;
+    icm__http_response resp;
+    rc = put_object(s, location, &loc, data, len, false, &resp);
+    if (rc == 0 && (resp.status < 200 || resp.status >= 300))
+        rc = answer_error(&(s3_op){"PUT", location, "PUT", &loc, false, NULL, 0, NULL, 0, NULL,
+                                   0, NULL, 0, true, NULL, NULL},
+                          &resp);
+    icm__http_response_clear(&resp);
+    return rc;
+}
+
+static int s3_remove(icm_fileio *io, const char *location)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    icm__s3_location loc;
+    int rc = parse_object(location, &loc);
+    if (rc != 0)
+        return rc;
+    s3_op op = {"DELETE", location, "DELETE", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
+                true, NULL, NULL};
+    icm__http_response resp;
+    rc = s3_call(s, &op, &resp);
+    if (rc == 0) {
+        if (resp.status == 404) {
+            /* S3 answers 204 whether or not the key existed (then we cannot tell); a server
+             * that says 404 (NoSuchKey, or no such bucket) told us it was not there. */
+            icm_fileio_note_missing();
+        } else if (resp.status < 200 || resp.status >= 300) {
+            rc = answer_error(&op, &resp);
+        }
+    }
+    icm__http_response_clear(&resp);
+    return rc;
+}
+
+/* ---- listing -------------------------------------------------------------------------------- */
+
+static int check_list_page(const icm__http_response *resp, void *ctx)
+{
+    icm__s3_list_page *page = ctx;
+    icm__s3_list_page_clear(page);
+    return icm__s3_list_parse(resp->body, resp->body_len, page);
+}
+
+static int s3_list_range(icm_fileio *io, const char *prefix, const icm_fileio_list_options *opts,
+                         icm_list_cb cb, void *payload)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    icm__s3_location loc;
+    int rc = icm__s3_location_parse(prefix, &loc);
+    if (rc != 0)
+        return rc;
+    /* base: "scheme://bucket/" as the prefix spells it; key prefix: the key and "/" */
+    icm__buf base = ICM__BUF_INIT, key_prefix = ICM__BUF_INIT, where = ICM__BUF_INIT;
+    icm__buf_put(&base, prefix, (size_t)(loc.bucket + loc.bucket_len - prefix));
+    icm__buf_putc(&base, '/');
+    icm__buf_put(&key_prefix, loc.key, loc.key_len);
+    if (loc.key_len > 0 && loc.key[loc.key_len - 1] != '/')
+        icm__buf_putc(&key_prefix, '/');
+    if (key_prefix.data == NULL)
+        icm__buf_put(&key_prefix, "", 0);
+    if (base.oom || key_prefix.oom) {
+        rc = icm__error_oom();
+        goto out;
+    }
+    const char *start_after_key = NULL;
+    if (opts->start_after != NULL) {
+        if (strncmp(opts->start_after, base.data, base.len) == 0) {
+            if (strcmp(opts->start_after + base.len, key_prefix.data) > 0)
+                start_after_key = opts->start_after + base.len;
+        } else if (strcmp(opts->start_after, base.data) > 0) {
+            goto out; /* every location of the bucket sorts before it */
+        }
+    }
+    if (opts->end_before != NULL && strcmp(opts->end_before, base.data) <= 0)
+        goto out;
+    char *token = NULL;
+    icm__s3_list_page page;
+    memset(&page, 0, sizeof page);
+    bool done = false;
+    while (!done && rc == 0) {
+        icm__s3_param params[4] = {{"list-type", "2"},
+                                   {"prefix", key_prefix.data},
+                                   {"encoding-type", "url"},
+                                   {NULL, NULL}};
+        size_t np = 3;
+        if (token != NULL)
+            params[np++] = (icm__s3_param){"continuation-token", token};
+        else if (start_after_key != NULL)
+            params[np++] = (icm__s3_param){"start-after", start_after_key};
+        s3_op op = {"ListObjectsV2", prefix, "GET", &loc, true, params, np, NULL, 0, NULL, 0,
+                    NULL, 0, true, check_list_page, &page};
+        icm__http_response resp;
+        rc = s3_call(s, &op, &resp);
+        if (rc == 0 && resp.status != 200)
+            rc = answer_error(&op, &resp);
+        icm__http_response_clear(&resp);
+        for (size_t i = 0; i < page.n_entries && rc == 0; i++) {
+            const icm__s3_list_entry *e = &page.entries[i];
+            if (e->key_len < key_prefix.len ||
+                memcmp(e->key, key_prefix.data, key_prefix.len) != 0) {
+                /* A key outside the prefix must never reach a sweep as if it were inside. */
+                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, prefix,
+                                    "S3 listing returned key \"%s\", which is not under the "
+                                    "prefix",
+                                    e->key);
+                break;
+            }
+            if (e->key[e->key_len - 1] == '/')
+                continue; /* a folder marker (zero-byte `dir/` object), not a file */
+            icm__buf_clear(&where);
+            icm__buf_put(&where, base.data, base.len);
+            icm__buf_put(&where, e->key, e->key_len);
+            if (where.oom) {
+                rc = icm__error_oom();
+                break;
+            }
+            if (opts->end_before != NULL && strcmp(where.data, opts->end_before) >= 0) {
+                done = true;
+                break;
+            }
+            icm_file_info info = {where.data, e->size_bytes, e->mtime_ms};
+            int crc = cb(&info, payload);
+            if (crc != 0) {
+                rc = crc;
+                break;
+            }
+        }
+        if (rc == 0 && !done) {
+            icm__free(token);
+            token = NULL;
+            if (page.is_truncated) {
+                token = page.next_token;
+                page.next_token = NULL;
+            } else {
+                done = true;
+            }
+        }
+        icm__s3_list_page_clear(&page);
+    }
+    icm__free(token);
+out:
+    icm__buf_dispose(&base);
+    icm__buf_dispose(&key_prefix);
+    icm__buf_dispose(&where);
+    return rc;
+}
+
+static int s3_list_flags(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
+                         void *payload)
+{
+    icm_fileio_list_options opts = ICM_FILEIO_LIST_OPTIONS_INIT;
+    opts.flags = flags;
+    return s3_list_range(io, prefix, &opts, cb, payload);
+}
+
+static int s3_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
+{
+    return s3_list_flags(io, prefix, 0, cb, payload);
+}
+
+/* ---- deletes in batches --------------------------------------------------------------------- */
+
+static bool per_key_retryable(const char *code)
+{
+    return strcmp(code, "InternalError") == 0 || strcmp(code, "SlowDown") == 0 ||
+           strcmp(code, "ServiceUnavailable") == 0;
+}
+
+static void fail_item(icm_fileio_delete_result *r, int code, bool retryable)
+{
+    icm_fileio_delete_result_fail(r, code, retryable);
+}
+
+static int check_delete_result(const icm__http_response *resp, void *ctx)
+{
+    icm__s3_delete_result *dr = ctx;
+    icm__s3_delete_result_clear(dr);
+    return icm__s3_delete_parse(resp->body, resp->body_len, dr);
+}
+
+/* One DeleteObjects request for the items idx[0..n) (all in loc's bucket, all sendable). */
+static void delete_objects(s3_fileio *s, const char *const *locations, const size_t *idx,
+                           size_t n, const icm__s3_location *loc, const size_t *key_off,
+                           icm_fileio_delete_result *results)
+{
+    icm__buf body = ICM__BUF_INIT;
+    icm__buf_puts(&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Delete xmlns=\""
+                         "http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>");
+    for (size_t i = 0; i < n; i++) {
+        const char *key = locations[idx[i]] + key_off[idx[i]];
+        icm__buf_puts(&body, "<Object><Key>");
+        icm__s3_xml_escape(&body, key, strlen(key));
+        icm__buf_puts(&body, "</Key></Object>");
+    }
+    icm__buf_puts(&body, "</Delete>");
+    if (body.oom) {
+        icm__buf_dispose(&body);
+        icm__error_oom();
+        for (size_t i = 0; i < n; i++)
+            fail_item(&results[idx[i]], ICM_ENOMEM, true);
+        return;
+    }
+    unsigned char md[16];
+    char md5_b64[32];
+    md5_of(body.data, body.len, md);
+    base64_of(md, 16, md5_b64);
+    icm__http_header h[] = {{"Content-MD5", md5_b64}, {"Content-Type", "application/xml"}};
+    icm__s3_param q[] = {{"delete", ""}};
+    icm__s3_delete_result dr;
+    memset(&dr, 0, sizeof dr);
+    /* the bucket's location, for messages about the request as a whole */
+    char where[300];
+    snprintf(where, sizeof where, "s3://%.*s", (int)loc->bucket_len, loc->bucket);
+    s3_op op = {"DeleteObjects", where, "POST", loc, true, q, 1, h, 2, body.data, body.len,
+                NULL, 0, true, check_delete_result, &dr};
+    icm__http_response resp;
+    int rc = s3_call(s, &op, &resp);
+    if (rc == 0 && resp.status != 200)
+        rc = answer_error(&op, &resp);
+    if (rc != 0) {
+        icm__s3_error_doc doc;
+        memset(&doc, 0, sizeof doc);
+        answer_details(&resp, &doc);
+        icm__s3_retry cls = icm__s3_retry_classify(resp.status, doc.code, rc);
+        bool retryable = cls != ICM__S3_NO_RETRY || rc == ICM_ENOMEM;
+        for (size_t i = 0; i < n; i++)
+            fail_item(&results[idx[i]], rc, retryable);
+    } else {
+        bool *failed = icm__calloc(n > 0 ? n : 1, sizeof *failed);
+        bool stray = false;
+        for (size_t e = 0; e < dr.n_errors && failed != NULL; e++) {
+            const icm__s3_delete_error *err = &dr.errors[e];
+            bool matched = false;
+            for (size_t i = 0; i < n; i++) {
+                size_t k = idx[i];
+                if (failed[i] || strcmp(locations[k] + key_off[k], err->key) != 0)
+                    continue;
+                matched = true;
+                failed[i] = true;
+                if (strcmp(err->code, "NoSuchKey") == 0) {
+                    results[k].status = ICM_FILEIO_ALREADY_GONE;
+                    results[k].code = 0;
+                    results[k].retryable = false;
+                    results[k].message[0] = '\0';
+                    continue;
+                }
+                int code = strcmp(err->code, "AccessDenied") == 0 ? ICM_EAUTH : ICM_EIO;
+                icm__error_set(ICM_ERRCLASS_S3, code, locations[k], "S3 DeleteObjects: %s%s%s",
+                               err->code, err->message != NULL ? ": " : "",
+                               err->message != NULL ? err->message : "");
+                icm__error_set_http_status(200);
+                icm__error_set_remote_code(err->code);
+                fail_item(&results[k], code, per_key_retryable(err->code));
+            }
+            if (!matched)
+                stray = true;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t k = idx[i];
+            if (failed != NULL && failed[i])
+                continue;
+            if (failed == NULL) {
+                icm__error_oom();
+                fail_item(&results[k], ICM_ENOMEM, true);
+            } else if (stray) {
+                /* S3 named a key we did not send: which of ours failed is unknown, so none
+                 * counts as deleted (deleting again is harmless). */
+                icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, locations[k],
+                               "S3 DeleteObjects reported an error for a key that was not in "
+                               "the request");
+                fail_item(&results[k], ICM_EIO, true);
+            } else {
+                results[k].status = ICM_FILEIO_DELETED;
+                results[k].code = 0;
+                results[k].retryable = false;
+                results[k].message[0] = '\0';
+            }
+        }
+        icm__free(failed);
+    }
+    icm__s3_delete_result_clear(&dr);
+    icm__http_response_clear(&resp);
+    icm__buf_dispose(&body);
+}
+
+static int s3_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
+                           icm_fileio_delete_result *results)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    icm__s3_location *locs = icm__calloc(n, sizeof *locs);
+    size_t *key_off = icm__calloc(n, sizeof *key_off);
+    size_t *idx = icm__calloc(n, sizeof *idx);
+    bool *todo = icm__calloc(n, sizeof *todo);
+    if (locs == NULL || key_off == NULL || idx == NULL || todo == NULL) {
+        icm__free(locs);
+        icm__free(key_off);
+        icm__free(idx);
+        icm__free(todo);
+        return icm__error_oom();
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = parse_object(locations[i], &locs[i]);
+        if (rc != 0) {
+            fail_item(&results[i], rc, false);
+            continue;
+        }
+        key_off[i] = (size_t)(locs[i].key - locations[i]);
+        if (!icm__s3_xml_sendable(locs[i].key, locs[i].key_len)) {
+            /* XML 1.0 cannot carry this key: delete it alone */
+            rc = s3_remove(io, locations[i]);
+            if (rc == 0) {
+                results[i].status = ICM_FILEIO_DELETED;
+                results[i].code = 0;
+                results[i].message[0] = '\0';
+            } else {
+                fail_item(&results[i], rc, rc == ICM_ENET || rc == ICM_ETIMEOUT);
+            }
+            continue;
+        }
+        todo[i] = true;
+    }
+    size_t batch = s->cfg.delete_batch_size > 0 && s->cfg.delete_batch_size <= 1000
+                       ? s->cfg.delete_batch_size
+                       : 1000;
+    for (size_t first = 0; first < n; first++) {
+        if (!todo[first])
+            continue;
+        /* this bucket's items, in requests of up to `batch` keys */
+        size_t m = 0;
+        for (size_t i = first; i < n; i++) {
+            if (!todo[i] || locs[i].bucket_len != locs[first].bucket_len ||
+                memcmp(locs[i].bucket, locs[first].bucket, locs[i].bucket_len) != 0)
+                continue;
+            todo[i] = false;
+            idx[m++] = i;
+            if (m == batch) {
+                delete_objects(s, locations, idx, m, &locs[first], key_off, results);
+                m = 0;
+            }
+        }
+        if (m > 0)
+            delete_objects(s, locations, idx, m, &locs[first], key_off, results);
+    }
+    icm__free(locs);
+    icm__free(key_off);
+    icm__free(idx);
+    icm__free(todo);
+    return 0;
+}
+
+static int s3_is_local(icm_fileio *io, const char *location)
+{
+    (void)io;
+    (void)location;
+    return 0;
+}
+
+/* ---- construction --------------------------------------------------------------------------- */
+
+static void s3_free(icm_fileio *io)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    if (s == NULL)
+        return;
+    icm__aws_creds_provider_free(s->creds);
+    icm__http_free(s->http);
+    icm__s3_limiter_destroy(&s->limiter);
+    icm__s3_config_clear(&s->cfg);
+    icm__free(s);
+}
+
+static const icm_fileio_methods s3_methods = {
+    5,                   /* version */
+    "s3",                /* name */
+    s3_read,             /* read */
+    s3_read_range,       /* read_range */
+    s3_create_new,       /* create_new */
+    s3_write_replace,    /* write_replace */
+    s3_remove,           /* remove */
+    s3_stat,             /* stat */
+    s3_list,             /* list */
+    s3_free,             /* free */
+    s3_list_flags,       /* list_flags */
+    NULL,                /* resolve: no links */
+    NULL,                /* checksum_of: no companions */
+    s3_delete_batch,     /* delete_batch */
+    s3_list_range,       /* list_range */
+    s3_is_local,         /* is_local */
+};
+
+int icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_props)
+{
+    if (out == NULL)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, NULL,
+                              "icm_fileio_s3_new: NULL output");
+    *out = NULL;
+    if (props == NULL && n_props > 0)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, NULL,
+                              "icm_fileio_s3_new: NULL properties");
+    s3_fileio *s = icm__calloc(1, sizeof *s);
+    if (s == NULL)
+        return icm__error_oom();
+    s->base.methods = &s3_methods;
+    int rc = icm__s3_config_resolve(&s->cfg, props, n_props);
+    if (rc != 0) {
+        icm__free(s);
+        return rc;
+    }
+    icm__s3_limiter_init(&s->limiter, s->cfg.max_in_flight > 0 ? s->cfg.max_in_flight : 32);
+    atomic_init(&s->skew_ms, 0);
+    icm__http_options ho = {s->cfg.connect_timeout_ms, s->cfg.request_timeout_ms,
+                            s->cfg.max_in_flight, s->cfg.ca_bundle, true};
+    rc = icm__http_new(&s->http, &ho);
+    if (rc == 0 && !s->cfg.anonymous)
+        rc = icm__aws_creds_provider_new(&s->creds, &s->cfg, props, n_props, s->http);
+    if (rc != 0) {
+        s3_free(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return 0;
+}

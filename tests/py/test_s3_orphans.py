@@ -1,0 +1,141 @@
+"""remove-orphan-files on S3: exact keys in, exact keys out.
+
+Tables are written by PyIceberg through a SQL catalog with an S3 warehouse (s3_helpers); orphans
+are put next to them with boto3. Each test asserts the exact key set of every place involved:
+ - the whole location: old orphans go, young ones (after the cutoff) stay, live files stay;
+ - keys are exact: a live `data/x y.parquet` survives while the orphan `data/x+y.parquet` goes;
+   `%2F`, `//` and non-ASCII keys are deleted as those keys; a key with a `.` or `..` segment
+   (`data/a/../b.parquet`) is never a candidate (a hidden name, as in Java, and never normalised
+   into the live `data/b.parquet`, which survives);
+ - a sibling table `.../t2` (t's location plus "2": a segment boundary matters) is untouched;
+ - --location sweeps only below it;
+ - tables at a bucket root (s3://bucket, and --location s3://bucket/) never list or delete
+   outside their bucket.
+"""
+import io
+import json
+import time
+
+import pytest
+
+import s3_e2e as e
+import s3_helpers as h
+from s3_helpers import moto, s3_prefix  # noqa: F401 (fixtures)
+
+
+def parquet_bytes(ids):
+    import pyarrow.parquet as pq
+    buf = io.BytesIO()
+    pq.write_table(h._rows(ids), buf)
+    return buf.getvalue()
+
+
+def new_table(wh, ident, appends=2, location=None):
+    cat = wh.catalog()
+    cat.create_namespace_if_not_exists(ident.rsplit(".", 1)[0])
+    t = cat.create_table(ident, h._schema(), location=location) if location else \
+        cat.create_table(ident, h._schema())
+    for i in range(appends):
+        t.append(h._rows([i]))
+    return cat.load_table(ident)
+
+
+def add_live(wh, server, ident, key, ids):
+    """A Parquet file at `key`, registered in the table by PyIceberg's add_files."""
+    e.put(server, key, parquet_bytes(ids))
+    wh.catalog().load_table(ident).add_files([f"s3://{server.bucket}/{key}"])
+
+
+def cutoff_between(before, after):
+    """Run `before`, wait, take the cutoff, wait, run `after` (S3 mtimes have 1 s resolution)."""
+    before()
+    time.sleep(1.5)
+    cutoff = int(time.time() * 1000)
+    time.sleep(1.5)
+    after()
+    return cutoff
+
+
+def sweep(wh, tmp_path, *args):
+    res = e.cat_cli(wh, "--json", "remove-orphan-files", *args, "--force", "--settle", "0s",
+                    cwd=tmp_path)
+    return json.loads(res.stdout)
+
+
+def orphan_keys(doc, bucket, state=None):
+    return {e.key_of(o["path"], bucket) for o in doc["orphans"]
+            if state is None or o.get("state") == state}
+
+
+def test_sweep_exact_keys_sibling_and_cutoff(tmp_path, moto, s3_prefix):  # noqa: F811
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    t = new_table(wh, "ns.t")
+    t2 = new_table(wh, "ns.t2", appends=1)
+    root = e.key_of(t.location(), moto.bucket)
+    assert e.key_of(t2.location(), moto.bucket) == root + "2", "t2 must extend t's prefix"
+    add_live(wh, moto, "ns.t", f"{root}/data/x y.parquet", [7])
+    add_live(wh, moto, "ns.t", f"{root}/data/b.parquet", [8])
+    old = [f"{root}/data/x+y.parquet", f"{root}/data/x%2Fy.parquet",
+           f"{root}/data//double.parquet", f"{root}/data/\u00fc-\u00f1-\u6f22.parquet",
+           f"{root}/data/orphan old.parquet", f"{root}/metadata/stray.avro",
+           f"{root}/stray-at-root.txt"]
+    dotted = [f"{root}/data/a/../b.parquet", f"{root}/data/./c.parquet"]
+    sibling = [f"{root}2/data/orphan.parquet"]
+    young = [f"{root}/data/young.parquet"]
+    cutoff = cutoff_between(lambda: [e.put(moto, k) for k in old + dotted + sibling],
+                            lambda: [e.put(moto, k) for k in young])
+    before = e.keys(moto, s3_prefix)
+    t = wh.catalog().load_table("ns.t")
+    live = {e.key_of(p, moto.bucket) for p in e.reachable(t)}
+    assert {f"{root}/data/x y.parquet", f"{root}/data/b.parquet"} <= live
+
+    dry = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff), "--dry-run")
+    assert orphan_keys(dry, moto.bucket) == set(old)
+    assert e.keys(moto, s3_prefix) == before
+
+    doc = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff))
+    assert orphan_keys(doc, moto.bucket) == set(old)
+    assert orphan_keys(doc, moto.bucket, "deleted") == set(old)
+    assert e.keys(moto, s3_prefix) == before - set(old)
+    rows = h.judge_pyiceberg(wh, "ns.t")
+    current = wh.catalog().load_table("ns.t").metadata.current_snapshot_id
+    assert rows[current] == [0, 1, 7, 8]
+
+
+def test_sweep_location_only_below_it(tmp_path, moto, s3_prefix):  # noqa: F811
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    t = new_table(wh, "ns.t", appends=1)
+    root = e.key_of(t.location(), moto.bucket)
+    in_data = [f"{root}/data/o1.parquet", f"{root}/data/p=1/o2.parquet"]
+    elsewhere = [f"{root}/metadata/o3.avro", f"{root}/data2/o4.parquet"]
+    cutoff = cutoff_between(lambda: [e.put(moto, k) for k in in_data + elsewhere],
+                            lambda: None)
+    before = e.keys(moto, s3_prefix)
+    doc = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff), "--location",
+                f"s3://{moto.bucket}/{root}/data")
+    assert orphan_keys(doc, moto.bucket, "deleted") == set(in_data)
+    assert e.keys(moto, s3_prefix) == before - set(in_data)
+
+
+@pytest.mark.parametrize("form", ["s3://{b}", "s3://{b}/"])
+def test_sweep_bucket_root_table(tmp_path, moto, s3_prefix, form):  # noqa: F811
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    b = e.new_bucket(moto)
+    try:
+        loc = form.format(b=b)
+        new_table(wh, "ns.root", appends=2, location=loc)
+        orphans = ["orphan.parquet", "data/o.parquet", "x/y/z.avro"]
+        outside = [f"{s3_prefix}orphan.parquet", f"{s3_prefix}data/o.parquet"]
+        cutoff = cutoff_between(
+            lambda: ([e.put(moto, k, bucket=b) for k in orphans],
+                     [e.put(moto, k) for k in outside]), lambda: None)
+        before, before_other = e.keys(moto, bucket=b), e.keys(moto, s3_prefix)
+        args = ("--location", loc) if loc.endswith("/") else ()
+        doc = sweep(wh, tmp_path, "ns.root", "--older-than", str(cutoff), *args)
+        assert orphan_keys(doc, b, "deleted") == set(orphans)
+        assert e.keys(moto, bucket=b) == before - set(orphans)
+        assert e.keys(moto, s3_prefix) == before_other
+        live = {e.key_of(p, b) for p in e.reachable(wh.catalog().load_table("ns.root"))}
+        assert live and live <= e.keys(moto, bucket=b)
+    finally:
+        e.remove_bucket(moto, b)
