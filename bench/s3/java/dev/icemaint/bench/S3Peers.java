@@ -15,8 +15,8 @@
  *   S3Peers orphans --metadata S3_URI --older-than-ms MS [--warmup N] [--iterations N]
  *                   [--delete] [--orphans-out FILE]
  *       Java's orphan removal on S3, "DIY on core utilities" (core has no runnable action; this
- *       is what Spark's DeleteOrphanFilesSparkAction does with its prefix listing, which is how
- *       it lists a FileIO that supports prefix operations): the valid set (metadata files with
+ *       is what Spark's DeleteOrphanFilesSparkAction does with usePrefixListing(true), its listing
+ *       through a FileIO with prefix operations; its default lists through Hadoop's S3A): the valid set (metadata files with
  *       their logs, the version hint, manifest lists, statistics, every distinct manifest and its live paths via
  *       ManifestFiles.readPaths, manifests read on the worker pool), the listing
  *       (FileSystemWalker.listDirRecursivelyWithFileIO: S3FileIO.listPrefix, one ListObjectsV2
