@@ -2,17 +2,21 @@
  * bench/bench_expire.c: snapshot-expiry planning at scale on local disk (results:
  * docs/BENCHMARKS.md, section "Snapshot expiry").
  *
- *   bench_expire gen DIR SNAPSHOTS FILES_PER_SNAPSHOT
+ *   bench_expire gen DIR SNAPSHOTS FILES_PER_SNAPSHOT [LOCATION]
  *       writes a filesystem-layout table at DIR/t with format v2, deflate ("gzip") Avro:
  *       snapshot k fast-appends one manifest of FILES_PER_SNAPSHOT data files; every 10th
  *       snapshot also deletes every file of the manifest appended 9 snapshots earlier (a
  *       rewritten manifest holding them as DELETED, dropped again by the next snapshot). Each
  *       manifest list names every live manifest, as Java's FastAppend does. Data files are not
  *       created (planning never opens them; `touch` creates them for verification).
+ *       With LOCATION (e.g. s3://bucket/expire/t) the files are still written under DIR/t,
+ *       but the metadata names them under LOCATION: for a server that serves a directory as
+ *       a bucket (bench/s3/s3_bench.sh writes the table straight into versitygw's posix
+ *       bucket folder, where every file is an object).
  *   bench_expire touch DIR SNAPSHOTS FILES_PER_SNAPSHOT
  *       creates every data file `gen` names, empty, so that verification (which stats every
  *       retained file) finds them.
- *   bench_expire run DIR [verify]
+ *   bench_expire run DIR [verify]   (DIR: a folder holding t/, or a table location URI)
  *       `expire-snapshots --dry-run --no-verify` in-process (with `verify`: verification on,
  *       which needs `touch` first): the older half of the snapshots expire; prints seconds
  *       (open + expiry, the table open, and the expiry call alone), snapshots expired, files
@@ -80,13 +84,27 @@ typedef struct man {
 
 typedef struct gen {
     icm_fileio *io;
-    const char *loc;
+    const char *loc;  /* where the files are written (DIR/t) */
+    const char *name; /* the table location the metadata names them under */
     man *mans;       /* every manifest written */
     size_t nman;
     size_t *live;    /* indices of live manifests */
     size_t nlive;
     size_t files_per;
 } gen;
+
+/* Create the file the metadata names `named` (under g->name) at its place under g->loc. */
+static int create_named(gen *g, const char *named, const void *data, size_t len)
+{
+    size_t skip = strlen(g->name);
+    char *local = malloc(strlen(g->loc) + strlen(named + skip) + 1);
+    if (local == NULL)
+        return ICM_ENOMEM;
+    sprintf(local, "%s%s", g->loc, named + skip);
+    int rc = icm_fileio_create_new(g->io, local, data, len);
+    free(local);
+    return rc;
+}
 
 static int write_manifest(gen *g, int64_t snap, int64_t seq, size_t source, bool deleted,
                           size_t *out)
@@ -107,7 +125,7 @@ static int write_manifest(gen *g, int64_t snap, int64_t seq, size_t source, bool
     char path[512];
     for (size_t i = 0; rc == 0 && i < g->files_per; i++) {
         snprintf(path, sizeof path, "%s/data/part-%05zu-%05zu-0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e.parquet",
-                 g->loc, source, i);
+                 g->name, source, i);
         icm_manifest_entry e;
         memset(&e, 0, sizeof e);
         e.status = deleted ? ICM_ENTRY_DELETED : ICM_ENTRY_ADDED;
@@ -132,11 +150,11 @@ static int write_manifest(gen *g, int64_t snap, int64_t seq, size_t source, bool
     icm_manifest_writer_free(w);
     man m = {NULL, (int64_t)len, snap, seq, deleted ? 0 : (int32_t)g->files_per, 0,
              deleted ? (int32_t)g->files_per : 0};
-    char *mpath = malloc(strlen(g->loc) + 64);
-    sprintf(mpath, "%s/metadata/m-%06" PRId64 "-%s.avro", g->loc, snap, deleted ? "d" : "a");
+    char *mpath = malloc(strlen(g->name) + 64);
+    sprintf(mpath, "%s/metadata/m-%06" PRId64 "-%s.avro", g->name, snap, deleted ? "d" : "a");
     m.path = mpath;
     if (rc == 0)
-        rc = icm_fileio_create_new(g->io, mpath, data, len);
+        rc = create_named(g, mpath, data, len);
     icm_free(data);
     g->mans = realloc(g->mans, (g->nman + 1) * sizeof *g->mans);
     g->mans[g->nman] = m;
@@ -186,19 +204,20 @@ static int write_list(gen *g, int64_t snap, int64_t seq, const size_t *idx, size
         rc = icm_manifest_list_writer_finish(w, &data, &len);
     icm_manifest_list_writer_free(w);
     if (rc == 0)
-        rc = icm_fileio_create_new(g->io, list_path, data, len);
+        rc = create_named(g, list_path, data, len);
     icm_free(data);
     return rc;
 }
 
-static int generate(const char *dir, size_t snapshots, size_t files_per)
+static int generate(const char *dir, size_t snapshots, size_t files_per, const char *name)
 {
-    char loc[4096];
-    snprintf(loc, sizeof loc, "%s/t", dir);
-    gen g = {NULL, loc, NULL, 0, calloc(snapshots + 1, sizeof(size_t)), 0, files_per};
+    char dirloc[4096];
+    snprintf(dirloc, sizeof dirloc, "%s/t", dir);
+    const char *loc = name != NULL ? name : dirloc;
+    gen g = {NULL, dirloc, loc, NULL, 0, calloc(snapshots + 1, sizeof(size_t)), 0, files_per};
     int rc = icm_fileio_local_new(&g.io);
-    char *json_path = malloc(strlen(loc) + 64);
-    sprintf(json_path, "%s/metadata/v1.metadata.json", loc);
+    char *json_path = malloc(strlen(dirloc) + 64);
+    sprintf(json_path, "%s/metadata/v1.metadata.json", dirloc);
     size_t *appended = calloc(snapshots + 1, sizeof *appended);
     char **lists = calloc(snapshots + 1, sizeof *lists);
     for (size_t k = 1; rc == 0 && k <= snapshots; k++) {
@@ -258,8 +277,8 @@ static int generate(const char *dir, size_t snapshots, size_t files_per)
     }
     len += (size_t)snprintf(j + len, cap - len, "],\"snapshot-log\":[],\"metadata-log\":[]}");
     rc = icm_fileio_create_new(g.io, json_path, j, len);
-    char *hint = malloc(strlen(loc) + 64);
-    sprintf(hint, "%s/metadata/version-hint.text", loc);
+    char *hint = malloc(strlen(dirloc) + 64);
+    sprintf(hint, "%s/metadata/version-hint.text", dirloc);
     if (rc == 0)
         rc = icm_fileio_write_replace(g.io, hint, "1", 1);
     free(hint);
@@ -283,11 +302,14 @@ static double cpu_s(void)
 
 static int run(const char *dir, bool verify)
 {
+    /* DIR is a local folder holding t/, or a table location URI (s3://...: the resolving
+     * FileIO, configured from the AWS environment as the CLI is without a catalog). */
+    bool uri = strstr(dir, "://") != NULL;
     char loc[4096];
-    snprintf(loc, sizeof loc, "%s/t", dir);
+    snprintf(loc, sizeof loc, uri ? "%s" : "%s/t", dir);
     icm_fileio *io = NULL;
     icm_table *t = NULL;
-    int rc = icm_fileio_local_new(&io);
+    int rc = uri ? icm_fileio_resolving_new(&io, NULL, 0) : icm_fileio_local_new(&io);
     double t0 = now_s(), c0 = cpu_s();
     if (rc == 0)
         rc = icm_table_open_dir(&t, io, loc);
@@ -556,8 +578,9 @@ static int touch_files(const char *dir, size_t snapshots, size_t files_per)
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "gen") == 0)
-        return generate(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "gen") == 0)
+        return generate(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10),
+                        argc == 6 ? argv[5] : NULL);
     if (argc == 3 && strcmp(argv[1], "run") == 0)
         return run(argv[2], false);
     if (argc == 4 && strcmp(argv[1], "run") == 0 && strcmp(argv[3], "verify") == 0)
@@ -568,7 +591,7 @@ int main(int argc, char **argv)
         return floor_run(argv[2]);
     if ((argc == 3 || argc == 4) && strcmp(argv[1], "inflate") == 0)
         return inflate_run(argv[2], argc == 4 ? argv[3] : "zlib");
-    fprintf(stderr, "usage: bench_expire gen DIR SNAPSHOTS FILES_PER_SNAPSHOT | touch DIR "
+    fprintf(stderr, "usage: bench_expire gen DIR SNAPSHOTS FILES_PER_SNAPSHOT [LOCATION] | touch DIR "
                     "SNAPSHOTS FILES_PER_SNAPSHOT | run DIR [verify] | floor DIR | inflate DIR "
                     "[zlib|libdeflate]\n");
     return 2;

@@ -2,11 +2,14 @@
  * bench/bench_orphans.c: the orphan sweep at scale on local disk (results: docs/BENCHMARKS.md,
  * section "Orphan sweep"; driver: bench/orphans_bench.sh).
  *
- *   bench_orphans gen DIR N_REFERENCED N_ORPHANS
+ *   bench_orphans gen DIR N_REFERENCED N_ORPHANS [LOCATION]
  *       writes a filesystem-layout table at DIR/t: N_REFERENCED empty data files referenced by
  *       one snapshot (manifests of 10,000 entries written with the library's manifest writer),
- *       plus N_ORPHANS empty unreferenced files, spread over 1,000 partition folders.
- *   bench_orphans run DIR [no-verify]
+ *       plus N_ORPHANS empty unreferenced files, spread over 1,000 partition folders. With
+ *       LOCATION (e.g. s3://bucket/orphans/t) the files are still written under DIR/t but the
+ *       metadata names them under LOCATION: for a server that serves a directory as a bucket
+ *       (bench/s3/s3_bench.sh writes into versitygw's posix bucket folder: files are objects).
+ *   bench_orphans run DIR [no-verify]   (DIR: a folder holding t/, or a table location URI)
  *       a dry run of icm_remove_orphan_files over DIR/t with every file old enough (with
  *       `no-verify`: options.no_verify, to see what the presence check costs); prints
  *       one line: seconds (wall and CPU), files listed, orphans, referenced, keep-set bytes (and per
@@ -65,9 +68,17 @@ static void touch(const char *path)
     close(fd);
 }
 
+/* The table location the metadata names (DIR/t unless gen was given LOCATION). */
+static const char *g_name;
+
 static void data_path(char *buf, size_t n, const char *dir, char kind, long i)
 {
     snprintf(buf, n, "%s/t/data/p=%04ld/%c-%08ld.parquet", dir, i % PARTITIONS, kind, i);
+}
+
+static void data_name(char *buf, size_t n, char kind, long i)
+{
+    snprintf(buf, n, "%s/data/p=%04ld/%c-%08ld.parquet", g_name, i % PARTITIONS, kind, i);
 }
 
 /* Write one manifest of entries [lo, hi) and add it to the list. */
@@ -80,7 +91,7 @@ static int write_manifest(icm_fileio *io, icm_manifest_list_writer *lw, const ch
     int rc = icm_manifest_writer_new(&w, &wo);
     char path[4096];
     for (long i = lo; rc == 0 && i < hi; i++) {
-        data_path(path, sizeof path, dir, 'r', i);
+        data_name(path, sizeof path, 'r', i);
         icm_manifest_entry e;
         memset(&e, 0, sizeof e);
         e.status = ICM_ENTRY_ADDED;
@@ -106,6 +117,7 @@ static int write_manifest(icm_fileio *io, icm_manifest_list_writer *lw, const ch
     snprintf(path, sizeof path, "%s/t/metadata/m-%05d.avro", dir, k);
     rc = icm_fileio_write_replace(io, path, buf, len);
     icm_free(buf);
+    snprintf(path, sizeof path, "%s/metadata/m-%05d.avro", g_name, k);
     mf.manifest_path = path;
     mf.manifest_path_len = strlen(path);
     mf.has_added_snapshot_id = true;
@@ -121,17 +133,17 @@ static int write_metadata(icm_fileio *io, const char *dir)
     char *json = NULL;
     if (asprintf(&json,
                  "{\"format-version\":2,\"table-uuid\":\"5e1d0c2b-0000-4000-8000-00000000be0c\","
-                 "\"location\":\"%s/t\",\"last-sequence-number\":1,\"last-updated-ms\":%" PRId64
+                 "\"location\":\"%s\",\"last-sequence-number\":1,\"last-updated-ms\":%" PRId64
                  ",\"last-column-id\":1,\"current-schema-id\":0,\"schemas\":[" SCHEMA "],"
                  "\"default-spec-id\":0,\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
                  "\"last-partition-id\":999,\"default-sort-order-id\":0,\"sort-orders\":[{"
                  "\"order-id\":0,\"fields\":[]}],\"properties\":{},\"current-snapshot-id\":1,"
                  "\"refs\":{\"main\":{\"snapshot-id\":1,\"type\":\"branch\"}},\"snapshots\":[{"
                  "\"snapshot-id\":1,\"sequence-number\":1,\"timestamp-ms\":%" PRId64 ","
-                 "\"manifest-list\":\"%s/t/metadata/snap-1.avro\",\"summary\":{\"operation\":"
+                 "\"manifest-list\":\"%s/metadata/snap-1.avro\",\"summary\":{\"operation\":"
                  "\"append\"},\"schema-id\":0}],\"snapshot-log\":[{\"timestamp-ms\":%" PRId64
                  ",\"snapshot-id\":1}],\"metadata-log\":[]}",
-                 dir, ts, ts, dir, ts) < 0)
+                 g_name, ts, ts, g_name, ts) < 0)
         return ICM_ENOMEM;
     char path[4096];
     snprintf(path, sizeof path, "%s/t/metadata/v1.metadata.json", dir);
@@ -143,9 +155,12 @@ static int write_metadata(icm_fileio *io, const char *dir)
     return rc;
 }
 
-static int gen(const char *dir, long n_ref, long n_orphan)
+static int gen(const char *dir, long n_ref, long n_orphan, const char *name)
 {
     char path[4096];
+    static char dirloc[4096];
+    snprintf(dirloc, sizeof dirloc, "%s/t", dir);
+    g_name = name != NULL ? name : dirloc;
     mkdir(dir, 0755);
     snprintf(path, sizeof path, "%s/t", dir);
     mkdir(path, 0755);
@@ -203,11 +218,14 @@ static double cpu_s(void)
 
 static int run(const char *dir, bool no_verify)
 {
+    /* DIR is a local folder holding t/, or a table location URI (s3://...: the resolving
+     * FileIO, configured from the AWS environment as the CLI is without a catalog). */
+    bool uri = strstr(dir, "://") != NULL;
     char loc[4096];
-    snprintf(loc, sizeof loc, "%s/t", dir);
+    snprintf(loc, sizeof loc, uri ? "%s" : "%s/t", dir);
     icm_fileio *io = NULL;
     icm_table *t = NULL;
-    int rc = icm_fileio_local_new(&io);
+    int rc = uri ? icm_fileio_resolving_new(&io, NULL, 0) : icm_fileio_local_new(&io);
     if (rc == 0)
         rc = icm_table_open_dir(&t, io, loc);
     if (rc != 0)
@@ -251,13 +269,13 @@ static int run(const char *dir, bool no_verify)
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "gen") == 0)
-        return gen(argv[2], atol(argv[3]), atol(argv[4]));
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "gen") == 0)
+        return gen(argv[2], atol(argv[3]), atol(argv[4]), argc == 6 ? argv[5] : NULL);
     if (argc == 3 && strcmp(argv[1], "run") == 0)
         return run(argv[2], false);
     if (argc == 4 && strcmp(argv[1], "run") == 0 && strcmp(argv[3], "no-verify") == 0)
         return run(argv[2], true);
-    fprintf(stderr, "usage: bench_orphans gen DIR N_REFERENCED N_ORPHANS\n"
+    fprintf(stderr, "usage: bench_orphans gen DIR N_REFERENCED N_ORPHANS [LOCATION]\n"
                     "       bench_orphans run DIR [no-verify]\n");
     return 2;
 }
