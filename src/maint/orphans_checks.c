@@ -16,6 +16,7 @@
 #include "maint/places.h"
 #include "maint/site_checks.h"
 #include "util/location.h"
+#include "util/parallel.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* checks after the listing                                                                    */
@@ -166,21 +167,65 @@ static bool is_orphan(const plan *p, const char *loc)
     return false;
 }
 
+/* The files the catalog-store look reads: the listed files not named like table files, then
+ * the candidates named like them. */
+typedef struct store_look {
+    plan *p;
+    size_t n_unknown;
+    icm__catalog_file *kinds; /* NULL: not read ahead (each is read in the loop) */
+    int *rcs;
+} store_look;
+
+static const char *store_look_at(const store_look *s, size_t i)
+{
+    const char *loc = i < s->n_unknown ? (const char *)s->p->unknown_files.items[i]
+                                       : s->p->r->orphans[i - s->n_unknown].path;
+    if (i >= s->n_unknown && !icm__named_like_a_table_file(loc))
+        return NULL; /* looked at among the first */
+    return loc;
+}
+
+static void store_kind_ahead(void *ctx, size_t i)
+{
+    store_look *s = ctx;
+    const char *loc = store_look_at(s, i);
+    s->kinds[i] = ICM__CATALOG_FILE_NONE;
+    s->rcs[i] = loc != NULL ? icm__catalog_file_kind(s->p->io, loc, &s->kinds[i]) : 0;
+}
+
+/* Requests at once when the first bytes come from an object store (a ranged GET each). */
+#define STORE_LOOK_THREADS 32
+
 int icm__orphans_check_catalog_stores(plan *p)
 {
     icm__buf named = ICM__BUF_INIT;
     size_t found = 0;
     int rc = 0;
     size_t n_unknown = p->unknown_files.len, n = n_unknown + p->r->orphan_count;
+    store_look look = {p, n_unknown, NULL, NULL};
+    if (!p->root_local && n > 1) {
+        /* One request each: read them many at a time, then judge them in order as below. */
+        look.kinds = icm__calloc(n, sizeof *look.kinds);
+        look.rcs = icm__calloc(n, sizeof *look.rcs);
+        if (look.kinds == NULL || look.rcs == NULL) {
+            icm__free(look.kinds);
+            icm__free(look.rcs);
+            return ICM_ENOMEM;
+        }
+        icm__parallel_for(n, STORE_LOOK_THREADS, store_kind_ahead, &look);
+    }
     for (size_t i = 0; i < n && rc == 0; i++) {
-        /* the listed files not named like table files, then the candidates named like them */
-        const char *loc = i < n_unknown ? (const char *)p->unknown_files.items[i]
-                                        : p->r->orphans[i - n_unknown].path;
+        const char *loc = store_look_at(&look, i);
+        if (loc == NULL)
+            continue;
         bool candidate = i >= n_unknown;
-        if (candidate && !icm__named_like_a_table_file(loc))
-            continue; /* looked at among the first */
         icm__catalog_file kind;
-        rc = icm__catalog_file_kind(p->io, loc, &kind);
+        if (look.kinds != NULL) {
+            kind = look.kinds[i];
+            rc = look.rcs[i] == ICM_ENOMEM ? icm__error_oom() : look.rcs[i];
+        } else {
+            rc = icm__catalog_file_kind(p->io, loc, &kind);
+        }
         if (rc != 0 || kind == ICM__CATALOG_FILE_NONE || kind == ICM__CATALOG_FILE_CONFIG)
             continue; /* (a .pyiceberg.yaml is hidden: never a candidate) */
         if (kind == ICM__CATALOG_FILE_SQLITE_DATABASE)
@@ -189,6 +234,8 @@ int icm__orphans_check_catalog_stores(plan *p)
         if (rc == 0 && (candidate || is_orphan(p, loc)) && found++ < STORES_NAMED)
             rc = icm__buf_printf(&named, "%s%s", found > 1 ? ", " : "", loc);
     }
+    icm__free(look.kinds);
+    icm__free(look.rcs);
     if (rc == 0 && found > 0)
         rc = icm__orphan_refuse(p->list_root,
                     "%zu file%s under it %s a SQLite database or its journal, the kind of file "

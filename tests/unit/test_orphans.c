@@ -1084,10 +1084,49 @@ static void test_listing_cut_into_ranges(void **state)
     icm_fileio_free(mem);
 }
 
+/* On an object store the first bytes of the candidates are read many at a time: a SQLite
+ * database named like a data file among many orphans still refuses the sweep, naming it, and
+ * nothing is deleted. */
+static void test_catalog_store_among_object_store_candidates(void **state)
+{
+    (void)state;
+    const char *loc = "mem://bucket/wh/t2";
+    env e;
+    e.now = icm__now_ms();
+    e.old = e.now - 10 * DAY_MS;
+    e.young = e.now - 3600 * 1000;
+    icmt_ok(icm_fileio_mem_new(&e.mem));
+    icm_fileio_mem_set_time(e.mem, e.old);
+    e.h = hist_new(e.mem, loc, 2, false, e.now - 20 * DAY_MS);
+    hist_append(e.h, "main", "A", "B", NULL);
+    char path[128];
+    for (int k = 0; k < 200; k++) {
+        snprintf(path, sizeof path, "%s/data/stray-%03d.parquet", loc, k);
+        plant(e.mem, path, e.old);
+    }
+    const char db[] = "SQLite format 3\0 and the rest of a catalog database";
+    snprintf(path, sizeof path, "%s/data/stray-137.parquet", loc);
+    icmt_ok(icm_fileio_write_replace(e.mem, path, db, sizeof db));
+    strv before = list_all(e.mem, loc);
+    icm_orphan_options o = opts_at(&e);
+    icm_orphan_result *r = NULL;
+    assert_int_equal(sweep(&e, &o, &r), ICM_EREFUSED);
+    assert_non_null(strstr(icm_error_last()->message, "stray-137.parquet"));
+    assert_non_null(strstr(icm_error_last()->message, "SQLite"));
+    icm_orphan_result_free(r);
+    strv after = list_all(e.mem, loc);
+    const char *none[] = {NULL};
+    assert_survivors(&before, &after, none);
+    strv_free(&after);
+    strv_free(&before);
+    env_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_listing_cut_into_ranges),
+        cmocka_unit_test(test_catalog_store_among_object_store_candidates),
         cmocka_unit_test(test_single_stray),
         cmocka_unit_test(test_history_with_strays),
         cmocka_unit_test(test_deletion_vectors),
