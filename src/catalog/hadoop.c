@@ -108,8 +108,11 @@ static char *version_file(const char *dir, int64_t n, const char *suffix)
     return icm__sprintf("%s/metadata/v%lld%s", dir, (long long)n, suffix);
 }
 
-/* Any spelling of version n already present? (Writers with different codecs must collide.) */
-static int version_taken(icm_fileio *io, const char *dir, int64_t n, bool *out)
+/* Any spelling of version n present but `except` (NULL: none)? Writers with different codecs
+ * name version n differently, and a create-new claims one name only: the check before the
+ * create finds one published earlier, the check after it one published meanwhile. */
+static int version_taken(icm_fileio *io, const char *dir, int64_t n, const char *except,
+                         bool *out)
 {
     static const char *const suffixes[] = {".metadata.json", ".gz.metadata.json",
                                            ".metadata.json.gz"};
@@ -118,12 +121,17 @@ static int version_taken(icm_fileio *io, const char *dir, int64_t n, bool *out)
         char *loc = version_file(dir, n, suffixes[i]);
         if (loc == NULL)
             return ICM_ENOMEM;
-        icm_file_info info;
-        int rc = icm_fileio_stat(io, loc, &info);
+        int rc = 0;
+        if (except == NULL || strcmp(loc, except) != 0) {
+            icm_file_info info;
+            rc = icm_fileio_stat(io, loc, &info);
+            if (rc == 0)
+                *out = true;
+            else if (rc == ICM_ENOTFOUND)
+                rc = 0;
+        }
         icm__free(loc);
-        if (rc == 0)
-            *out = true;
-        else if (rc != ICM_ENOTFOUND)
+        if (rc != 0)
             return rc;
     }
     return 0;
@@ -264,7 +272,7 @@ static int hadoop_commit(icm_catalog *cat, const icm_table_ident *id, const char
     bool gzip = false, taken = false, ours = false;
     int rc = dir != NULL ? icm__metadata_serialise(md, &content, &len, &gzip) : ICM_ENOMEM;
     if (rc == 0)
-        rc = version_taken(cat->io, dir, n + 1, &taken);
+        rc = version_taken(cat->io, dir, n + 1, NULL, &taken);
     if (rc != 0)
         goto done;
     if (taken) {
@@ -291,6 +299,27 @@ static int hadoop_commit(icm_catalog *cat, const icm_table_ident *id, const char
         rc = settle_publish_error(cat->io, rc, target, content, len, &ours);
         if (rc != 0)
             goto done;
+    }
+    /* Published: unless a writer with another codec published version n + 1 under its own
+     * spelling meanwhile. Readers then take one of the two (`.metadata.json` first), so which
+     * commit counts is not ours to say: unknown, and nothing may be deleted on its strength. */
+    rc = version_taken(cat->io, dir, n + 1, target, &taken);
+    if (rc == 0 && taken)
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, target,
+                            "commit outcome unknown: version %lld was also published under "
+                            "another file name (a concurrent writer with another metadata "
+                            "codec); readers may take either",
+                            (long long)(n + 1));
+    if (rc != 0) {
+        if (rc != ICM_ECOMMIT_UNKNOWN && rc != ICM_ENOMEM) {
+            char why[512]; /* the stat's message, before it is replaced */
+            snprintf(why, sizeof why, "%s", icm_error_last()->message);
+            rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, target,
+                                "commit outcome unknown: version %lld was published, but "
+                                "whether another spelling of it exists could not be told: %s",
+                                (long long)(n + 1), why);
+        }
+        goto done;
     }
     write_hint(cat->io, dir, n + 1);
     *out_file = target;
