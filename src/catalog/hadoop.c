@@ -311,7 +311,9 @@ static int hadoop_commit(icm_catalog *cat, const icm_table_ident *id, const char
                             "codec); readers may take either",
                             (long long)(n + 1));
     if (rc != 0) {
-        if (rc != ICM_ECOMMIT_UNKNOWN && rc != ICM_ENOMEM) {
+        /* Published: whatever failed now (memory too), the commit may count, so its files must
+         * be kept: never a code a caller may clean up after. */
+        if (rc != ICM_ECOMMIT_UNKNOWN) {
             char why[512]; /* the stat's message, before it is replaced */
             snprintf(why, sizeof why, "%s", icm_error_last()->message);
             rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, target,
