@@ -58,6 +58,10 @@ typedef struct s3_fileio {
 
 static const icm_fileio_methods s3_methods;
 
+/* The most this back end corrects its clock by to match a store's (RequestTimeTooSkewed): an
+ * hour, well inside the sweep's minimum window of 24 h. */
+#define MAX_CLOCK_CORRECTION_MS INT64_C(3600000)
+
 static const char EMPTY_SHA256[] =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
@@ -395,7 +399,24 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
             int64_t server = answer_date_ms(resp);
             if (server < 0)
                 break; /* nothing to correct the clock with: report the refusal */
-            atomic_store(&s->skew_ms, server - icm__now_ms());
+            int64_t skew = server - icm__now_ms();
+            if (skew > MAX_CLOCK_CORRECTION_MS || skew < -MAX_CLOCK_CORRECTION_MS) {
+                /* Signing with a clock that far off would work, but object ages would not:
+                 * the sweep compares LastModified (the store's clock) with a cutoff on ours,
+                 * and a store hours or days behind makes a file being written look old. */
+                icm__http_response_clear(resp);
+                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, op->location,
+                                    "S3 %s: the store's clock is %.1f h %s this machine's "
+                                    "(RequestTimeTooSkewed); icemaint signs with the store's "
+                                    "time only within %d min, since object ages would be off "
+                                    "by as much: fix the clock of one of them",
+                                    op->what, (double)(skew < 0 ? -skew : skew) / 3600000.0,
+                                    skew < 0 ? "behind" : "ahead of",
+                                    (int)(MAX_CLOCK_CORRECTION_MS / 60000));
+                icm__error_set_remote_code("RequestTimeTooSkewed");
+                break;
+            }
+            atomic_store(&s->skew_ms, skew);
         } else {
             wait = icm__s3_backoff_ms(attempt, ICM__S3_BACKOFF_BASE_MS, ICM__S3_BACKOFF_CAP_MS,
                                       icm__s3_random());
