@@ -21,48 +21,21 @@ typedef struct place {
     icm_fileio *io;
 } place;
 
-static char *at(const place *p, const char *rel)
-{
-    return icmt_sprintf("%s/%s", p->dir, rel);
-}
-
-static void mkdir_at(const place *p, const char *rel)
-{
-    char *path = at(p, rel);
-    assert_int_equal(mkdir(path, 0755), 0);
-    free(path);
-}
-
-/* A symbolic link at `rel` whose text is `target` (relative links stay relative). */
-static void link_at(const place *p, const char *target, const char *rel)
-{
-    char *path = at(p, rel);
-    assert_int_equal(symlink(target, path), 0);
-    free(path);
-}
-
-static void file_at(const place *p, const char *rel)
-{
-    char *path = at(p, rel);
-    icmt_write_file(path, "x", 1);
-    free(path);
-}
-
 /* <dir>/t/{data/real/{f,g}, data/real/sub/, data/h, metadata/}, <dir>/outside/ */
 static int setup(void **state)
 {
     place *p = calloc(1, sizeof *p);
     p->dir = icmt_mkdtemp();
-    mkdir_at(p, "t");
-    mkdir_at(p, "t/data");
-    mkdir_at(p, "t/data/real");
-    mkdir_at(p, "t/data/real/sub");
-    mkdir_at(p, "t/metadata");
-    mkdir_at(p, "outside");
-    file_at(p, "t/data/real/f");
-    file_at(p, "t/data/real/g");
-    file_at(p, "t/data/h");
-    p->root = at(p, "t");
+    icmt_mkdir_in(p->dir, "t");
+    icmt_mkdir_in(p->dir, "t/data");
+    icmt_mkdir_in(p->dir, "t/data/real");
+    icmt_mkdir_in(p->dir, "t/data/real/sub");
+    icmt_mkdir_in(p->dir, "t/metadata");
+    icmt_mkdir_in(p->dir, "outside");
+    icmt_file_in(p->dir, "t/data/real/f");
+    icmt_file_in(p->dir, "t/data/real/g");
+    icmt_file_in(p->dir, "t/data/h");
+    p->root = icmt_in(p->dir, "t");
     assert_int_equal(icm_fileio_local_new(&p->io), 0);
     *state = p;
     return 0;
@@ -86,7 +59,7 @@ static bool wants(const icm__expire_alias *a, const char *loc)
 
 static void note(icm__expire_alias *a, const place *p, const char *rel)
 {
-    char *loc = at(p, rel);
+    char *loc = icmt_in(p->dir, rel);
     assert_int_equal(icm__expire_alias_note(a, loc), 0);
     free(loc);
 }
@@ -101,7 +74,7 @@ static icm_expire_result *check(icm__expire_alias *a, const place *p, const char
     icm_expire_file *files = calloc(n, sizeof *files);
     bool *kept = calloc(n, sizeof *kept);
     for (size_t i = 0; i < n; i++)
-        files[i].path = strncmp(rels[i], "s3:", 3) == 0 ? strdup(rels[i]) : at(p, rels[i]);
+        files[i].path = strncmp(rels[i], "s3:", 3) == 0 ? strdup(rels[i]) : icmt_in(p->dir, rels[i]);
     assert_int_equal(icm__expire_alias_check(a, files, n, kept, r), 0);
     for (size_t i = 0; i < n; i++) {
         if (kept[i] != want[i])
@@ -119,15 +92,15 @@ static icm_expire_result *check(icm__expire_alias *a, const place *p, const char
 static void test_no_link_in_table_resolves_only_other_names(void **state)
 {
     place *p = *state;
-    link_at(p, "../t/data/real", "outside/in");
+    icmt_symlink_in(p->dir, "../t/data/real", "outside/in");
     const char *roots[] = {p->root, "s3://bucket/elsewhere"};
     icm__expire_alias a;
     assert_int_equal(icm__expire_alias_init(&a, p->io, roots, 2), 0);
     assert_true(a.active);
     assert_false(a.links);
-    char *plain = at(p, "t/data/real/f"), *file_uri = icmt_sprintf("file://%s", plain);
-    char *dots = at(p, "t/data/real/./f"), *up = at(p, "t/data/../../outside/in/f");
-    char *out = at(p, "outside/in/f"), *up_name = at(p, "t/data/..");
+    char *plain = icmt_in(p->dir, "t/data/real/f"), *file_uri = icmt_sprintf("file://%s", plain);
+    char *dots = icmt_in(p->dir, "t/data/real/./f"), *up = icmt_in(p->dir, "t/data/../../outside/in/f");
+    char *out = icmt_in(p->dir, "outside/in/f"), *up_name = icmt_in(p->dir, "t/data/..");
     assert_false(wants(&a, plain));
     assert_false(wants(&a, dots));             /* `.` leads nowhere else */
     assert_true(wants(&a, up));                /* `..` may leave the table */
@@ -169,14 +142,14 @@ static void test_no_link_in_table_resolves_only_other_names(void **state)
 static void test_links_in_table_resolve_every_reference(void **state)
 {
     place *p = *state;
-    link_at(p, "real", "t/data/lnk");          /* data/lnk/f is data/real/f */
-    link_at(p, "real/sub", "t/data/down");     /* data/down/../g is data/real/g */
-    link_at(p, "data", "t/d2");                /* t/d2/h is data/h */
+    icmt_symlink_in(p->dir, "real", "t/data/lnk");          /* data/lnk/f is data/real/f */
+    icmt_symlink_in(p->dir, "real/sub", "t/data/down");     /* data/down/../g is data/real/g */
+    icmt_symlink_in(p->dir, "data", "t/d2");                /* t/d2/h is data/h */
     icm__expire_alias a;
     const char *roots[] = {p->root};
     assert_int_equal(icm__expire_alias_init(&a, p->io, roots, 1), 0);
     assert_true(a.links);
-    char *plain = at(p, "t/data/real/f");
+    char *plain = icmt_in(p->dir, "t/data/real/f");
     assert_true(wants(&a, plain));
     assert_false(wants(&a, "s3://bucket/t/x"));
     free(plain);
@@ -209,7 +182,7 @@ static void test_links_in_table_resolve_every_reference(void **state)
 static void test_file_link_keeps_its_target(void **state)
 {
     place *p = *state;
-    link_at(p, "real/g", "t/data/a"); /* data/a reads data/real/g */
+    icmt_symlink_in(p->dir, "real/g", "t/data/a"); /* data/a reads data/real/g */
     icm__expire_alias a;
     const char *roots[] = {p->root};
     assert_int_equal(icm__expire_alias_init(&a, p->io, roots, 1), 0);
@@ -226,7 +199,7 @@ static void test_file_link_keeps_its_target(void **state)
 static void test_unresolvable_reference_keeps_every_local_candidate(void **state)
 {
     place *p = *state;
-    link_at(p, "loop", "t/data/loop");
+    icmt_symlink_in(p->dir, "loop", "t/data/loop");
     icm__expire_alias a;
     const char *roots[] = {p->root};
     assert_int_equal(icm__expire_alias_init(&a, p->io, roots, 1), 0);
@@ -247,8 +220,8 @@ static void test_unresolvable_reference_keeps_every_local_candidate(void **state
 static void test_survey_of_roots(void **state)
 {
     place *p = *state;
-    link_at(p, "t", "wh");
-    char *linked = at(p, "wh"), *missing = at(p, "nothing-here"), *data = at(p, "t/data");
+    icmt_symlink_in(p->dir, "t", "wh");
+    char *linked = icmt_in(p->dir, "wh"), *missing = icmt_in(p->dir, "nothing-here"), *data = icmt_in(p->dir, "t/data");
     icm__expire_alias a;
     const char *one[] = {linked};
     assert_int_equal(icm__expire_alias_init(&a, p->io, one, 1), 0);
@@ -264,7 +237,7 @@ static void test_survey_of_roots(void **state)
     assert_true(a.links);
     icm__expire_alias_dispose(&a);
     /* nested alike by name and where they are: names below either say where a file is */
-    char *linked_data = at(p, "wh/data");
+    char *linked_data = icmt_in(p->dir, "wh/data");
     const char *nested[] = {linked, linked_data};
     assert_int_equal(icm__expire_alias_init(&a, p->io, nested, 2), 0);
     assert_false(a.links);

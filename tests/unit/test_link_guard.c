@@ -19,31 +19,12 @@ typedef struct place {
     icm_fileio *io;
 } place;
 
-static char *at(const place *p, const char *rel)
-{
-    return icmt_sprintf("%s/%s", p->dir, rel);
-}
-
-static void mkdir_at(const place *p, const char *rel)
-{
-    char *path = at(p, rel);
-    assert_int_equal(mkdir(path, 0755), 0);
-    free(path);
-}
-
+/* A symbolic link at `rel` to `target_rel`, both below the temp folder (an absolute link). */
 static void link_at(const place *p, const char *target_rel, const char *rel)
 {
-    char *target = at(p, target_rel), *path = at(p, rel);
-    assert_int_equal(symlink(target, path), 0);
+    char *target = icmt_in(p->dir, target_rel);
+    icmt_symlink_in(p->dir, target, rel);
     free(target);
-    free(path);
-}
-
-static void file_at(const place *p, const char *rel)
-{
-    char *path = at(p, rel);
-    icmt_write_file(path, "x", 1);
-    free(path);
 }
 
 /* <dir>/real/t/{data/x, data/sub/y, data/alias -> real/t/data, data/out -> outside,
@@ -52,21 +33,21 @@ static int setup(void **state)
 {
     place *p = calloc(1, sizeof *p);
     p->dir = icmt_mkdtemp();
-    mkdir_at(p, "real");
-    mkdir_at(p, "real/t");
-    mkdir_at(p, "real/t/data");
-    mkdir_at(p, "real/t/data/sub");
-    mkdir_at(p, "outside");
-    mkdir_at(p, "elsewhere");
-    file_at(p, "real/t/data/x");
-    file_at(p, "real/t/data/sub/y");
-    file_at(p, "outside/o");
-    file_at(p, "elsewhere/z");
+    icmt_mkdir_in(p->dir, "real");
+    icmt_mkdir_in(p->dir, "real/t");
+    icmt_mkdir_in(p->dir, "real/t/data");
+    icmt_mkdir_in(p->dir, "real/t/data/sub");
+    icmt_mkdir_in(p->dir, "outside");
+    icmt_mkdir_in(p->dir, "elsewhere");
+    icmt_file_in(p->dir, "real/t/data/x");
+    icmt_file_in(p->dir, "real/t/data/sub/y");
+    icmt_file_in(p->dir, "outside/o");
+    icmt_file_in(p->dir, "elsewhere/z");
     link_at(p, "real/t/data", "real/t/data/alias");
     link_at(p, "outside", "real/t/data/out");
     link_at(p, "elsewhere", "real/t/wdp");
     link_at(p, "real", "wh");
-    p->root = at(p, "wh/t");
+    p->root = icmt_in(p->dir, "wh/t");
     assert_int_equal(icm_fileio_local_new(&p->io), 0);
     *state = p;
     return 0;
@@ -128,7 +109,7 @@ static void test_spellings_and_other_roots(void **state)
     assert_int_equal(icm__link_guard_check(&g, &c, loc), 0);
     free(loc);
     assert_int_equal(icm__link_guard_check(&g, &c, "s3://bucket/t/data/alias/x"), 0);
-    char *outside = at(p, "outside/o");
+    char *outside = icmt_in(p->dir, "outside/o");
     assert_int_equal(icm__link_guard_check(&g, &c, outside), ICM_EREFUSED);
     free(outside);
     icm__link_cache_dispose(&c);

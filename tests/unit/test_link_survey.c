@@ -18,38 +18,19 @@ typedef struct place {
     icm_fileio *io;
 } place;
 
-static char *at(const place *p, const char *rel)
-{
-    return icmt_sprintf("%s/%s", p->dir, rel);
-}
-
-static void mkdir_at(const place *p, const char *rel)
-{
-    char *path = at(p, rel);
-    assert_int_equal(mkdir(path, 0755), 0);
-    free(path);
-}
-
-static void link_at(const place *p, const char *target, const char *rel)
-{
-    char *path = at(p, rel);
-    assert_int_equal(symlink(target, path), 0);
-    free(path);
-}
-
 /* <dir>/t/{data/a/b/c/f, metadata/}, <dir>/outside/ */
 static int setup(void **state)
 {
     place *p = calloc(1, sizeof *p);
     p->dir = icmt_mkdtemp();
-    mkdir_at(p, "t");
-    mkdir_at(p, "t/data");
-    mkdir_at(p, "t/data/a");
-    mkdir_at(p, "t/data/a/b");
-    mkdir_at(p, "t/data/a/b/c");
-    mkdir_at(p, "t/metadata");
-    mkdir_at(p, "outside");
-    char *f = at(p, "t/data/a/b/c/f");
+    icmt_mkdir_in(p->dir, "t");
+    icmt_mkdir_in(p->dir, "t/data");
+    icmt_mkdir_in(p->dir, "t/data/a");
+    icmt_mkdir_in(p->dir, "t/data/a/b");
+    icmt_mkdir_in(p->dir, "t/data/a/b/c");
+    icmt_mkdir_in(p->dir, "t/metadata");
+    icmt_mkdir_in(p->dir, "outside");
+    char *f = icmt_in(p->dir, "t/data/a/b/c/f");
     icmt_write_file(f, "x", 1);
     free(f);
     assert_int_equal(icm_fileio_local_new(&p->io), 0);
@@ -70,7 +51,7 @@ static int teardown(void **state)
 /* Survey the one root `rel` (relative to the temp folder; `uri`: as a file:// URI). */
 static icm__link_survey survey(const place *p, const char *rel, bool uri)
 {
-    char *path = at(p, rel);
+    char *path = icmt_in(p->dir, rel);
     char *root = uri ? icmt_sprintf("file://%s", path) : strdup(path);
     const char *roots[] = {root};
     icm__link_survey s;
@@ -90,11 +71,11 @@ static void test_no_link_is_plain(void **state)
     assert_int_equal(s.n_roots, 1);
     icm__link_survey_dispose(&s);
     /* a link beside the table, not below it, changes nothing */
-    link_at(p, "t/data", "outside/in");
+    icmt_symlink_in(p->dir, "t/data", "outside/in");
     s = survey(p, "t", true);
     assert_true(s.active);
     assert_false(s.links);
-    char *path = at(p, "t");
+    char *path = icmt_in(p->dir, "t");
     assert_string_equal(s.root_path[0], path); /* the URI's file system path */
     assert_int_equal(s.root_path_len[0], strlen(path));
     free(path);
@@ -104,7 +85,7 @@ static void test_no_link_is_plain(void **state)
 static void test_file_link_deep_below_is_link_mode(void **state)
 {
     place *p = *state;
-    link_at(p, "f", "t/data/a/b/c/g");
+    icmt_symlink_in(p->dir, "f", "t/data/a/b/c/g");
     icm__link_survey s = survey(p, "t", false);
     assert_true(s.links);
     icm__link_survey_dispose(&s);
@@ -121,7 +102,7 @@ static void test_file_link_deep_below_is_link_mode(void **state)
 static void test_folder_link_higher_up_is_link_mode(void **state)
 {
     place *p = *state;
-    link_at(p, "data", "t/d2");
+    icmt_symlink_in(p->dir, "data", "t/d2");
     icm__link_survey s = survey(p, "t", false);
     assert_true(s.links);
     icm__link_survey_dispose(&s);
@@ -134,7 +115,7 @@ static void test_folder_link_higher_up_is_link_mode(void **state)
 static void test_root_reached_through_a_link_is_plain(void **state)
 {
     place *p = *state;
-    link_at(p, "../t", "outside/t2");
+    icmt_symlink_in(p->dir, "../t", "outside/t2");
     icm__link_survey s = survey(p, "outside/t2", false);
     assert_true(s.active);
     assert_false(s.links);

@@ -64,6 +64,43 @@ void icmt_write_file(const char *path, const void *data, size_t len)
     fclose(f);
 }
 
+char *icmt_in(const char *dir, const char *rel)
+{
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    char *path = malloc(n);
+    if (path == NULL)
+        abort();
+    snprintf(path, n, "%s/%s", dir, rel);
+    return path;
+}
+
+void icmt_mkdir_in(const char *dir, const char *rel)
+{
+    char *path = icmt_in(dir, rel);
+    if (mkdir(path, 0755) != 0) {
+        perror(path);
+        abort();
+    }
+    free(path);
+}
+
+void icmt_file_in(const char *dir, const char *rel)
+{
+    char *path = icmt_in(dir, rel);
+    icmt_write_file(path, "x", 1);
+    free(path);
+}
+
+void icmt_symlink_in(const char *dir, const char *target, const char *rel)
+{
+    char *path = icmt_in(dir, rel);
+    if (symlink(target, path) != 0) {
+        perror(path);
+        abort();
+    }
+    free(path);
+}
+
 char *icmt_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -28,6 +28,14 @@ void icmt_rmtree(const char *path);
 /* Write/read whole files with plain libc (not through the library). */
 void icmt_write_file(const char *path, const void *data, size_t len);
 char *icmt_read_file(const char *path, size_t *len); /* malloc'd; NULL if missing */
+/* Below the folder `dir` (a test's temp folder); each aborts the test on failure:
+ * icmt_in: "dir/rel" (malloc'd); icmt_mkdir_in: a folder; icmt_file_in: a file holding "x";
+ * icmt_symlink_in: a symbolic link at rel whose text is `target` as given (a relative target
+ * stays relative). */
+char *icmt_in(const char *dir, const char *rel);
+void icmt_mkdir_in(const char *dir, const char *rel);
+void icmt_file_in(const char *dir, const char *rel);
+void icmt_symlink_in(const char *dir, const char *target, const char *rel);
 int icmt_file_exists(const char *path);
 /* Path of libicemaint.a (malloc'd): the test binary lives in <build>/tests/. */
 char *icmt_library_archive(void);
