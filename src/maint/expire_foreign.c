@@ -30,8 +30,12 @@
  * The `metadata/` folder is listed through the table's io, stopping at the first such file; one
  * that cannot be listed (other than for memory) holds its files too. Each distinct folder is
  * looked at once (a cached verdict), and only when something is planned.
- * Object-store locations (and relative ones) are not looked at: there is no cheap listing of
- * a "folder" there, and the sweep's refusal is what guards them.
+ * On an object store (adversary round 15: such a table B on S3, opened and committed through
+ * its version hint, lost its live file the same way) the same folders are looked at, by one
+ * listing of `<folder>/metadata/` each; those listings are tens of milliseconds of waiting
+ * apiece, so every distinct folder the plan needs is looked at first, 32 at a time
+ * (util/parallel.h), and the files are then held from the verdicts. Relative locations are
+ * not looked at (metadata never records one).
  *
  * Catalog files and hidden files: a data, delete or manifest file the plan names that is hidden
  * (its name starts with `.`) or is a catalog's own file (a SQLite database or journal by its
@@ -50,6 +54,7 @@
 #include "maint/keepset.h"
 #include "maint/places.h"
 #include "util/location.h"
+#include "util/parallel.h"
 #include "util/strset.h"
 #include "util/util.h"
 
@@ -350,27 +355,35 @@ static int folder_is_table(nested_hold *n, const char *dir, size_t len, bool *ta
     return rc;
 }
 
+/* Shorten key[0..*len) to its parent folder; false when that is not strictly below the root
+ * (root_len bytes long), the walk's end. */
+static bool parent_folder(const char *key, size_t *len, size_t root_len)
+{
+    size_t l = *len;
+    while (l > 0 && key[l - 1] != '/')
+        l--;
+    if (l > 0)
+        l--; /* drop the slash: key[0..l) is the parent folder */
+    if (l <= root_len)
+        return false;
+    *len = l;
+    return true;
+}
+
 static int nested_holder(void *ctx, const char *path, char **why)
 {
     nested_hold *n = ctx;
-    const char *local = icm__location_local_part(path);
-    if (local == NULL || local[0] != '/')
-        return 0; /* an object store's or a relative location: not looked at */
+    if (!icm__location_is_absolute(path))
+        return 0; /* a relative location: not looked at */
     char *key = NULL;
     int rc = icm__location_key(path, &key);
     for (size_t i = 0; rc == 0 && *why == NULL && i < n->n_roots; i++) {
         const char *root = n->roots[i];
         if (root == NULL || !icm__location_is_inside(key, root))
             continue;
-        size_t root_len = strlen(root);
         /* Each ancestor folder of the file strictly below the root, nearest first. */
-        for (size_t len = strlen(key); rc == 0 && *why == NULL;) {
-            while (len > 0 && key[len - 1] != '/')
-                len--;
-            if (len > 0)
-                len--; /* drop the slash: key[0..len) is the parent folder */
-            if (len <= root_len)
-                break;
+        size_t root_len = strlen(root), len = strlen(key);
+        while (rc == 0 && *why == NULL && parent_folder(key, &len, root_len)) {
             bool table;
             rc = folder_is_table(n, key, len, &table);
             if (rc == 0 && table && (*why = icm__sprintf(
@@ -385,6 +398,108 @@ static int nested_holder(void *ctx, const char *path, char **why)
     return rc;
 }
 
+/* ---- the object-store folders, looked at many at a time before the files are held ---- */
+
+/* Listings at once on an object store. */
+#define FOLDER_LOOK_THREADS 32
+
+typedef struct folder_looks {
+    icm_fileio *io;
+    icm__ptrvec md_dirs; /* "<folder>/metadata" of each folder not yet looked at */
+    bool *table;
+    int *rcs;
+    icm__strset queued; /* the folders in md_dirs */
+} folder_looks;
+
+static void look_folder(void *ctx, size_t i)
+{
+    folder_looks *f = ctx;
+    f->rcs[i] = holds_table_metadata(f->io, f->md_dirs.items[i], &f->table[i]);
+}
+
+/* Queue every folder the nested hold will ask about for the object-store file `path`. */
+static int queue_folders(nested_hold *n, folder_looks *f, const char *path)
+{
+    const char *local = icm__location_local_part(path);
+    if (local != NULL || !icm__location_is_absolute(path))
+        return 0; /* local disk: each folder's listing is cheap, looked at in turn */
+    char *key = NULL;
+    int rc = icm__location_key(path, &key);
+    for (size_t i = 0; rc == 0 && i < n->n_roots; i++) {
+        const char *root = n->roots[i];
+        if (root == NULL || !icm__location_is_inside(key, root))
+            continue;
+        size_t root_len = strlen(root), len = strlen(key);
+        while (rc == 0 && parent_folder(key, &len, root_len)) {
+            if (icm__strset_contains(&n->looked, key, len) ||
+                icm__strset_contains(&f->queued, key, len))
+                continue;
+            char *md_dir = icm__sprintf("%.*s/metadata", (int)len, key);
+            if (md_dir == NULL) {
+                rc = ICM_ENOMEM;
+            } else if (is_own_metadata(n, md_dir)) {
+                icm__free(md_dir);
+                rc = icm__strset_add(&n->looked, key, len, NULL);
+            } else if ((rc = icm__ptrvec_push(&f->md_dirs, md_dir)) != 0) {
+                icm__free(md_dir);
+            } else {
+                rc = icm__strset_add(&f->queued, key, len, NULL);
+            }
+        }
+    }
+    icm__free(key);
+    return rc;
+}
+
+static int queue_in(nested_hold *n, folder_looks *f, const icm_expire_file *files, size_t count)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < count; i++)
+        if (files[i].state == ICM_EXPIRE_FILE_PLANNED)
+            rc = queue_folders(n, f, files[i].path);
+    return rc;
+}
+
+/* Look at every object-store folder the plan's files need, FOLDER_LOOK_THREADS at a time,
+ * and record the verdicts where folder_is_table finds them. */
+static int look_ahead(nested_hold *n, const icm_expire_result *r)
+{
+    folder_looks f = {n->io, ICM__PTRVEC_INIT, NULL, NULL, ICM__STRSET_INIT};
+    size_t count = 0;
+    int rc = queue_in(n, &f, r->deleted_files, r->deleted_file_count);
+    if (rc == 0)
+        rc = queue_in(n, &f, r->deleted_manifests, r->deleted_manifest_count);
+    if (rc == 0)
+        rc = queue_in(n, &f, r->deleted_statistics_files, r->deleted_statistics_file_count);
+    if (rc == 0)
+        rc = queue_in(n, &f, r->deleted_checksum_files, r->deleted_checksum_file_count);
+    if (rc == 0 && (count = f.md_dirs.len) > 0) {
+        f.table = icm__calloc(count, sizeof *f.table);
+        f.rcs = icm__calloc(count, sizeof *f.rcs);
+        if (f.table == NULL || f.rcs == NULL)
+            rc = ICM_ENOMEM;
+        else
+            icm__parallel_for(count, FOLDER_LOOK_THREADS, look_folder, &f);
+    }
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        if (f.rcs[i] != 0) {
+            rc = icm__error_oom(); /* (holds_table_metadata's only failure) */
+            break;
+        }
+        /* The folder is the metadata folder's name without its "/metadata". */
+        const char *md_dir = f.md_dirs.items[i];
+        size_t len = strlen(md_dir) - strlen("/metadata");
+        rc = icm__strset_add(&n->looked, md_dir, len, NULL);
+        if (rc == 0 && f.table[i])
+            rc = icm__strset_add(&n->tables, md_dir, len, NULL);
+    }
+    icm__ptrvec_dispose(&f.md_dirs, icm__free);
+    icm__free(f.table);
+    icm__free(f.rcs);
+    icm__strset_dispose(&f.queued);
+    return rc;
+}
+
 /* Local roots and metadata folders, normalised. */
 static int nested_init(nested_hold *n, icm_fileio *io, const icm_table_metadata *md)
 {
@@ -393,18 +508,15 @@ static int nested_init(nested_hold *n, icm_fileio *io, const icm_table_metadata 
     const char *roots[3];
     n->n_roots = icm__table_roots(md, roots);
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n->n_roots; i++) {
-        const char *local = icm__location_local_part(roots[i]);
-        if (local != NULL && local[0] == '/')
+    for (size_t i = 0; rc == 0 && i < n->n_roots; i++)
+        if (icm__location_is_absolute(roots[i]))
             rc = icm__location_key(roots[i], &n->roots[i]);
-    }
     char *dirs[3];
     size_t n_dirs = 0;
     if (rc == 0)
         rc = icm__table_metadata_dirs(md, NULL, dirs, &n_dirs);
     for (size_t i = 0; i < n_dirs; i++) {
-        const char *local = icm__location_local_part(dirs[i]);
-        if (rc == 0 && local != NULL && local[0] == '/')
+        if (rc == 0 && icm__location_is_absolute(dirs[i]))
             rc = icm__location_key(dirs[i], &n->own_md[n->n_own_md++]);
         icm__free(dirs[i]);
     }
@@ -496,6 +608,8 @@ int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
         return rc;
     nested_hold n;
     rc = nested_init(&n, icm_table_get_fileio(t), md);
+    if (rc == 0)
+        rc = look_ahead(&n, r);
     if (rc == 0)
         rc = hold_all(r, nested_holder, &n);
     nested_dispose(&n);

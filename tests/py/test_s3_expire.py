@@ -8,6 +8,8 @@ environment, a dry run through the catalog with only the catalog's s3.* properti
 expected keys remain (plus the one new metadata file), and the judges read every retained
 snapshot with the rows it had before.
 """
+import json
+
 import pytest
 
 import s3_e2e as e
@@ -172,3 +174,57 @@ def test_expire_dry_run_from_aws_profile_alone(tmp_path, moto, s3_prefix):  # no
     assert sorted(doc["expired"]) == sorted(expired)
     assert e.planned_paths(doc) == expected
     assert e.keys(moto, s3_prefix) == before
+
+
+@pytest.mark.parametrize("b_place", ["data/b", "data/deeper/b"])
+def test_nested_tables_on_s3_expiry_keeps_a_filesystem_table_s_live_file(  # noqa: F811
+        tmp_path, moto, s3_prefix, b_place):
+    """Data-loss class "nested tables", on an object store (adversary round 15): a
+    filesystem-layout table B (metadata/version-hint.text, in no catalog A's catalog lists)
+    lies inside table A's data folder; A add-files one of B's live data files, then deletes
+    those rows. Expiring A's old snapshots must keep B's file: it lies under another table's
+    location, found by listing the `metadata/` folder of each folder between A's root and the
+    planned file, as on local disk. Everything else the expiry plans is deleted."""
+    from pyiceberg.expressions import EqualTo
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    cat = wh.catalog()
+    cat.create_namespace_if_not_exists("ns")
+    a = cat.create_table("ns.a", h._schema())
+    a.append(h._rows([1, 2]))
+    a = cat.load_table("ns.a")
+    b_loc = f"{a.location()}/{b_place}"
+    other = h.S3Warehouse(tmp_path, moto, s3_prefix + "otherwh/", name="other")
+    ocat = other.catalog()
+    ocat.create_namespace_if_not_exists("ns")
+    b = ocat.create_table("ns.b", h._schema(), location=b_loc)
+    b.append(h._rows([500, 501]))
+    b = ocat.load_table("ns.b")
+    hadoop_layout(moto, b)
+    b_files = e.reachable(b)
+    b_data = sorted(f for f in b_files if "/metadata/" not in f)
+    assert len(b_data) == 1
+    a.add_files(b_data)
+    a = cat.load_table("ns.a")
+    a.delete(EqualTo("id", 500))
+    a = cat.load_table("ns.a")
+    a.delete(EqualTo("id", 501))
+    a = cat.load_table("ns.a")
+    snaps = sorted(a.metadata.snapshots, key=lambda s: s.timestamp_ms)
+    retained = {snaps[-1].snapshot_id}
+    planned = e.reachable(a) - e.reachable(a, retained)
+    assert b_data[0] in planned, "the history must plan B's file for A"
+    before = e.keys(moto, s3_prefix)
+
+    done = json.loads(e.cat_cli(wh, "--json", "expire-snapshots", "ns.a", "--older-than",
+                                str(snaps[-1].timestamp_ms), "--retain-last", "1",
+                                cwd=tmp_path).stdout)
+    assert e.planned_paths(done) == planned - set(b_data)
+    held = [p for p in done.get("problems", []) if p.get("path") == b_data[0]]
+    assert held and "another table" in held[0]["message"], done.get("problems")
+    new_md = e.key_of(done["metadata_location"], moto.bucket)
+    assert e.keys(moto, s3_prefix) == \
+        (before - {e.key_of(p, moto.bucket) for p in planned - set(b_data)}) | {new_md}
+    # B is whole: icemaint's check and PyIceberg read it.
+    res = e.icm("check", b_loc, env=e.aws_env(moto), cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert sorted(ocat.load_table("ns.b").scan().to_arrow()["id"].to_pylist()) == [500, 501]
