@@ -6,6 +6,9 @@
  * one lock, so the files handled are always a prefix of the batch and each file belongs to
  * exactly one thread. A chunk is one local file, or up to ICM_FILEIO_DELETE_BATCH_MAX
  * object-store keys; its files pass their checks and go to icm_fileio_delete_batch together.
+ * An object-store chunk's checks are requests too (the sweep's re-stat is a HEAD each): they
+ * run CHECK_THREADS at a time, all of them before the chunk's one request, so checking stays
+ * right before deleting and a request still carries up to a thousand keys.
  * Outcomes are settled and reported on the calling thread once the batch's threads are joined.
  *
  * Retries. A file whose delete failed retryably is not sent again from inside its chunk: it
@@ -28,9 +31,11 @@
 #include "io/fileio_internal.h"
 #include "maint/delete_engine.h"
 #include "util/location.h"
+#include "util/parallel.h"
 #include "util/util.h"
 
 #define MAX_THREADS 64
+#define CHECK_THREADS 32
 #define PROGRESS_EVERY 1000
 
 /* Monotonic milliseconds, for batch time slices and seeds only. */
@@ -61,6 +66,7 @@ typedef struct run {
 /* One thread's room for a chunk (chunk_cap entries each). */
 typedef struct scratch {
     icm__delete_item **items;
+    bool *passed;       /* an object-store chunk's check verdicts */
     const char **paths;
     icm_fileio_delete_result *results;
     uint64_t seed;      /* jitter */
@@ -176,6 +182,22 @@ static bool awaits_retry(const icm__delete_item *item)
     return item->state == ICM__DELETE_PENDING && item->attempts > 0;
 }
 
+/* One object-store chunk's checks, shared out among threads (icm__parallel_for). */
+typedef struct chunk_checks {
+    batch *b;
+    scratch *s;
+} chunk_checks;
+
+static void check_key(void *ctx, size_t i)
+{
+    chunk_checks *c = ctx;
+    /* A key of an object store has no link to follow: the cache stays empty; the hook still
+     * gets one of its own, as the contract says. */
+    icm__link_cache cache = {0};
+    c->s->passed[i] = passes_check(c->b, &cache, c->s->items[i]);
+    icm__link_cache_dispose(&cache);
+}
+
 /*
  * Delete the chunk s->items[0, m): check each file and send those that pass in one request. A
  * retryable failure with attempts left stays pending for the rank's next pass (file comment).
@@ -185,9 +207,18 @@ static void run_chunk(batch *b, scratch *s, icm__link_cache *cache, size_t m)
     const icm__delete_policy *p = b->r->p;
     unsigned attempts = p->retry_attempts > 1 ? p->retry_attempts : 1;
     size_t k = 0;
-    for (size_t i = 0; i < m; i++)
-        if (passes_check(b, cache, s->items[i]))
-            s->items[k++] = s->items[i];
+    if (m > 1 && b->r->h->check != NULL) {
+        /* (only object-store keys share a chunk) */
+        chunk_checks c = {b, s};
+        icm__parallel_for(m, CHECK_THREADS, check_key, &c);
+        for (size_t i = 0; i < m; i++)
+            if (s->passed[i])
+                s->items[k++] = s->items[i];
+    } else {
+        for (size_t i = 0; i < m; i++)
+            if (passes_check(b, cache, s->items[i]))
+                s->items[k++] = s->items[i];
+    }
     if (k == 0)
         return;
     for (size_t i = 0; i < k; i++) {
@@ -430,6 +461,7 @@ static void scratch_free(scratch *scr, size_t n)
 {
     for (size_t t = 0; scr != NULL && t < n; t++) {
         icm__free(scr[t].items);
+        icm__free(scr[t].passed);
         icm__free(scr[t].paths);
         icm__free(scr[t].results);
     }
@@ -442,10 +474,12 @@ static scratch *scratch_new(size_t threads, size_t cap)
     scratch *scr = icm__calloc(threads, sizeof *scr);
     for (size_t t = 0; scr != NULL && t < threads; t++) {
         scr[t].items = icm__calloc(cap, sizeof *scr[t].items);
+        scr[t].passed = icm__calloc(cap, sizeof *scr[t].passed);
         scr[t].paths = icm__calloc(cap, sizeof *scr[t].paths);
         scr[t].results = icm__calloc(cap, sizeof *scr[t].results);
         scr[t].seed = (uint64_t)batch_clock() * 2654435761u + t + 1;
-        if (scr[t].items == NULL || scr[t].paths == NULL || scr[t].results == NULL) {
+        if (scr[t].items == NULL || scr[t].passed == NULL || scr[t].paths == NULL ||
+            scr[t].results == NULL) {
             scratch_free(scr, threads);
             return NULL;
         }

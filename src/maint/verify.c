@@ -12,16 +12,43 @@
  * the table. Manifest lists and manifests the walk could not read are issues of their own,
  * unless they are missing (the stat reported that already).
  *
+ * On an object store a stat is a request (a HEAD: tens of milliseconds of waiting), and a
+ * table has as many files as it has: one at a time, verifying the 95,000 files of a large
+ * table took minutes. Such files are therefore queued, and stat'ed STAT_THREADS at a time
+ * when PENDING_MAX are queued, when a file of the local disk comes (whose stat is cheap, so
+ * it is judged at once, after those before it), and when the caller is done with a walk
+ * (icm__verifier_flush). They are judged in the order they were reached either way, so issues
+ * come in walk order and the counts are the ones a stat per file in turn gives.
+ *
  * Read-only: the storage calls here are the walk's reads and stats.
  */
 #include <string.h>
 
+#include "io/fileio_internal.h"
 #include "maint/verify.h"
 #include "util/location.h"
+#include "util/parallel.h"
 #include "util/util.h"
+
+/* Object-store files queued and the stat each got (filled by the parallel stats). */
+#define PENDING_MAX 1024
+#define STAT_THREADS 32
+
+typedef struct pending {
+    char *location;
+    icm__file_kind kind;
+    int64_t want;
+    int64_t snapshot_id;
+    icm__pathset_hash key;
+    int rc;             /* the stat's code */
+    int64_t size_bytes; /* rc 0: the size found */
+    char *message;      /* rc other than ICM_ENOTFOUND: the stat's error message (or NULL) */
+} pending;
 
 struct icm__verifier {
     icm_fileio *io;
+    pending queue[PENDING_MAX];
+    size_t n_queued;
     icm__verify_options o;     /* (borrowed strings and sets) */
     icm__verify_cb cb;
     void *payload;
@@ -67,55 +94,119 @@ static int report(icm__verifier *v, const icm__verify_issue *issue, icm__pathset
     return v->cb(issue, v->payload);
 }
 
-/* The stat of one reached file, judged. */
-static int check_file(icm__verifier *v, const icm__reached *f, int64_t want,
-                      icm__pathset_hash key)
+/* A reached file's stat, judged. */
+static int judge(icm__verifier *v, const pending *f)
+{
+    icm__verify_issue issue = {ICM__VERIFY_MISSING, f->location, f->kind, f->want, -1,
+                               f->snapshot_id, 0, ""};
+    if (f->rc == ICM_ENOMEM)
+        return ICM_ENOMEM;
+    if (f->rc == ICM_ENOTFOUND)
+        return report(v, &issue, f->key);
+    if (f->rc != 0) {
+        issue.what = ICM__VERIFY_UNREADABLE;
+        issue.code = f->rc;
+        issue.message = f->message != NULL ? f->message : "";
+        return report(v, &issue, f->key);
+    }
+    if (f->want >= 0 && f->size_bytes != f->want) {
+        issue.what = ICM__VERIFY_SIZE;
+        issue.actual_size_bytes = f->size_bytes;
+        return report(v, &issue, f->key);
+    }
+    return v->fine != NULL ? icm__pathset_add_hash(v->fine, f->key, NULL) : 0;
+}
+
+/* Whether the file needs no stat: reported already (then not counted either), or found fine
+ * before (counted). */
+static bool judged_before(icm__verifier *v, icm__pathset_hash key)
+{
+    if (icm__pathset_contains_hash(v->flagged, key))
+        return true;
+    if (v->fine != NULL && icm__pathset_contains_hash(v->fine, key)) {
+        v->counts.checked++;
+        return true;
+    }
+    return false;
+}
+
+/* Stat one file into f (its code, size, and the error's message, copied: the thread's last
+ * error is cleared). */
+static void stat_one(icm_fileio *io, pending *f)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(v->io, f->location, &info);
-    icm__verify_issue issue = {ICM__VERIFY_MISSING, f->location, f->kind, want, -1,
-                               f->snapshot_id, 0, ""};
-    if (rc == ICM_ENOMEM)
-        return rc;
-    if (rc == ICM_ENOTFOUND) {
-        icm_error_clear();
-        return report(v, &issue, key);
+    f->rc = icm_fileio_stat(io, f->location, &info);
+    f->size_bytes = f->rc == 0 ? info.size_bytes : -1;
+    f->message = NULL;
+    if (f->rc != 0 && f->rc != ICM_ENOTFOUND && f->rc != ICM_ENOMEM &&
+        (f->message = icm__strdup(icm_error_last()->message)) == NULL)
+        f->rc = ICM_ENOMEM;
+    icm_error_clear();
+}
+
+static void stat_queued(void *ctx, size_t i)
+{
+    icm__verifier *v = ctx;
+    stat_one(v->io, &v->queue[i]);
+}
+
+int icm__verifier_flush(icm__verifier *v)
+{
+    size_t n = v->n_queued;
+    v->n_queued = 0;
+    if (n == 0)
+        return 0;
+    icm__parallel_for(n, STAT_THREADS, stat_queued, v);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        pending *f = &v->queue[i];
+        /* In the order reached: a file reached twice is judged the second time by what its
+         * first stat made of it (reported, or found fine), as one stat after another does. */
+        if (rc == 0 && !judged_before(v, f->key)) {
+            v->counts.checked++;
+            rc = judge(v, f);
+        }
+        icm__free(f->location);
+        icm__free(f->message);
     }
-    if (rc != 0) {
-        issue.what = ICM__VERIFY_UNREADABLE;
-        issue.code = rc;
-        issue.message = icm_error_last()->message;
-        rc = report(v, &issue, key);
-        icm_error_clear();
-        return rc;
-    }
-    if (want >= 0 && info.size_bytes != want) {
-        issue.what = ICM__VERIFY_SIZE;
-        issue.actual_size_bytes = info.size_bytes;
-        return report(v, &issue, key);
-    }
-    return v->fine != NULL ? icm__pathset_add_hash(v->fine, key, NULL) : 0;
+    return rc == ICM_ENOMEM ? icm__error_oom() : rc;
 }
 
 int icm__verifier_check(icm__verifier *v, const icm__reached *f)
 {
     if (!inside_roots(&v->o, f->location))
         return 0;
-    int64_t want = expected_size(v, f);
-    icm__pathset_hash key;
-    int rc = check_key(f->location, want, &key);
+    /* (location borrowed until queued) */
+    pending p = {(char *)f->location, f->kind, expected_size(v, f), f->snapshot_id, {0, 0},
+                 0, -1, NULL};
+    int rc = check_key(f->location, p.want, &p.key);
     if (rc != 0)
         return rc;
-    if (icm__pathset_contains_hash(v->flagged, key))
-        return 0; /* reported already */
-    v->counts.checked++;
-    if (v->fine != NULL && icm__pathset_contains_hash(v->fine, key))
-        return 0;
-    return check_file(v, f, want, key);
+    if (!icm__fileio_deletes_locally(v->io, f->location)) {
+        /* Queued (counted and judged when the queue is stat'ed, icm__verifier_flush), unless
+         * an earlier verdict stands: the queue changes no verdict but its own files'. */
+        if (judged_before(v, p.key))
+            return 0;
+        if ((p.location = icm__strdup(f->location)) == NULL)
+            return ICM_ENOMEM;
+        v->queue[v->n_queued++] = p;
+        return v->n_queued == PENDING_MAX ? icm__verifier_flush(v) : 0;
+    }
+    rc = icm__verifier_flush(v); /* (the files reached before it first: the walk's order) */
+    if (rc == 0 && !judged_before(v, p.key)) {
+        v->counts.checked++;
+        stat_one(v->io, &p);
+        rc = judge(v, &p);
+        icm__free(p.message);
+    }
+    return rc;
 }
 
 int icm__verifier_report_unreadable(icm__verifier *v, const icm__reach_report *rep)
 {
+    int rc = icm__verifier_flush(v);
+    if (rc != 0)
+        return rc;
     for (size_t i = 0; i < rep->failure_count; i++) {
         const icm__reach_failure *f = &rep->failures[i];
         if (f->code == ICM_ENOTFOUND || !inside_roots(&v->o, f->location))
@@ -130,7 +221,7 @@ int icm__verifier_report_unreadable(icm__verifier *v, const icm__reach_report *r
                                    f->code,
                                    f->message};
         icm__pathset_hash key;
-        int rc = icm__pathset_location_hash(f->location, &key);
+        rc = icm__pathset_location_hash(f->location, &key);
         key.low ^= UINT64_C(0x5bd1e995); /* (apart from the file's stat issue, if any) */
         if (rc == 0)
             rc = report(v, &issue, key);
@@ -164,6 +255,8 @@ void icm__verifier_free(icm__verifier *v)
 {
     if (v == NULL)
         return;
+    for (size_t i = 0; i < v->n_queued; i++)
+        icm__free(v->queue[i].location); /* (a walk stopped early: never stat'ed) */
     icm__pathset_free(v->flagged);
     icm__free(v);
 }

@@ -86,6 +86,11 @@ typedef struct icm__verify_counts {
  * verified set) for the verifier's life; snapshot_ids and read_entries are not used.
  * icm__verifier_report_unreadable turns a walk report's read failures into issues (a missing
  * file excepted: its stat reports it).
+ * A file on an object store (one the FileIO does not delete locally) is queued and stat'ed
+ * with the others queued, many at a time, when the queue fills, when a local file comes, or at
+ * icm__verifier_flush, which icm__verifier_report_unreadable calls first: so after a walk,
+ * call report_unreadable (or flush) before reading the counts or forgetting the issues. Files
+ * are judged in the order reached either way.
  * Return 0; the callback's non-zero value; ICM_ENOMEM.
  */
 typedef struct icm__verifier icm__verifier;
@@ -94,6 +99,7 @@ int icm__verifier_new(icm__verifier **out, icm_fileio *io, const icm__verify_opt
 void icm__verifier_free(icm__verifier *v);
 int icm__verifier_check(icm__verifier *v, const icm__reached *file);
 int icm__verifier_report_unreadable(icm__verifier *v, const icm__reach_report *report);
+int icm__verifier_flush(icm__verifier *v);
 /* Issues may be reported again from now on; the counts start again from 0. */
 void icm__verifier_forget_issues(icm__verifier *v);
 icm__verify_counts icm__verifier_counts(const icm__verifier *v);

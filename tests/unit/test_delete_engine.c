@@ -806,6 +806,79 @@ static void test_object_store_keys_are_chunked(void **state)
     rec_free(&h);
 }
 
+/* An object-store chunk's checks (the sweep's re-stat: a request each) run many at a time,
+ * every one of them after the previous chunk's request and before its own: each file is
+ * checked exactly once, the check of file i sees i / 1000 requests made, and two checks were
+ * in flight at once (the first check waits, up to 10 s, for a second to arrive). */
+typedef struct chunk_watch {
+    rec_io *io;
+    pthread_mutex_t lock;
+    pthread_cond_t arrived;
+    int in_flight, max_in_flight;
+    int checks[2500];
+    size_t requests_seen[2500];
+} chunk_watch;
+
+static icm__delete_verdict check_in_chunk(void *ctx, icm__link_cache *cache,
+                                          const icm__delete_item *item, int *code)
+{
+    (void)cache;
+    (void)code;
+    chunk_watch *c = ctx;
+    pthread_mutex_lock(&c->lock);
+    c->checks[item->ref]++;
+    c->requests_seen[item->ref] = c->io->n_requests;
+    if (++c->in_flight > c->max_in_flight)
+        c->max_in_flight = c->in_flight;
+    pthread_cond_broadcast(&c->arrived);
+    if (item->ref == 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        while (c->max_in_flight < 2 &&
+               pthread_cond_timedwait(&c->arrived, &c->lock, &until) == 0)
+            ;
+    }
+    c->in_flight--;
+    pthread_mutex_unlock(&c->lock);
+    return ICM__VERDICT_DELETE;
+}
+
+static void test_a_chunks_checks_run_at_once_before_its_request(void **state)
+{
+    (void)state;
+    rec_io h;
+    rec_init(&h);
+    h.base.methods = &REC_BATCH_METHODS;
+    static const icm__delete_rank content[] = {ICM__DELETE_RANK_CONTENT};
+    plan p = plan_new(&h, "s3://bucket/t/data", 2500, content, 1, -1);
+    chunk_watch c = {.io = &h};
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_cond_init(&c.arrived, NULL);
+    icm__delete_hooks hooks = {.ctx = &c, .check = check_in_chunk};
+    icm__delete_policy pol = ICM__DELETE_POLICY_INIT;
+    pol.batch_files = 5000;
+    pol.batch_ms = INT64_C(60000);
+    pol.threads = 1;
+    icm__delete_stats st;
+    icmt_ok(icm__delete_run(&h.base, p.items, p.n, &pol, &hooks, &st));
+    assert_int_equal(st.requests, 3);
+    assert_int_equal(h.requests[0], 1000);
+    assert_int_equal(h.requests[1], 1000);
+    assert_int_equal(h.requests[2], 500);
+    assert_int_equal(st.deleted, 2500);
+    for (size_t i = 0; i < p.n; i++) {
+        assert_int_equal(c.checks[i], 1);
+        assert_int_equal(c.requests_seen[i], i / 1000);
+        assert_false(exists(&h, p.paths[i]));
+    }
+    assert_true(c.max_in_flight >= 2);
+    pthread_cond_destroy(&c.arrived);
+    pthread_mutex_destroy(&c.lock);
+    plan_free(&p);
+    rec_free(&h);
+}
+
 /* A name of an object store that a path map maps onto local disk (`--path-map s3://b/t=/copy`,
  * the documented way to maintain a copy) is a local file: deleted alone, right after its own
  * check, never batched with other files whose checks ran before it (the sweep's re-stat must
@@ -1089,6 +1162,7 @@ int main(void)
         cmocka_unit_test(test_callback_stop_ends_after_the_batch),
         cmocka_unit_test(test_check_and_planned_hooks_keep_files),
         cmocka_unit_test(test_object_store_keys_are_chunked),
+        cmocka_unit_test(test_a_chunks_checks_run_at_once_before_its_request),
         cmocka_unit_test(test_mapped_object_store_names_deleted_alone),
         cmocka_unit_test(test_resolved_local_names_deleted_alone),
         cmocka_unit_test(test_batch_time_bound),
