@@ -401,6 +401,27 @@ static void test_clock_far_off_refused(void **state)
     fake_stop(f);
 }
 
+/* A store that cannot be reached: the message names the object, the endpoint it was sent to
+ * and how often and how long it was tried (a wrong s3.endpoint is the usual cause). */
+static void test_unreachable_endpoint_named(void **state)
+{
+    (void)state;
+    icm_property props[] = {{"s3.endpoint", "http://127.0.0.1:1"},
+                            {"s3.access-key-id", "AKID"},
+                            {"s3.secret-access-key", "secret"},
+                            {"s3.region", "us-east-1"},
+                            {"s3.retry.max-attempts", "3"}};
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_s3_new(&io, props, 5));
+    icm_file_info info;
+    assert_int_equal(icm_fileio_stat(io, "s3://b/k", &info), ICM_ENET);
+    const icm_error *e = icm_error_last();
+    assert_string_equal(e->location, "s3://b/k");
+    assert_non_null(strstr(e->message, "S3 HEAD to 127.0.0.1:1: "));
+    assert_non_null(strstr(e->message, "(3 attempts over "));
+    icm_fileio_free(io);
+}
+
 static void test_bucket_in_another_region(void **state)
 {
     (void)state;
@@ -674,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_broken_listing_is_retried_never_empty),
         cmocka_unit_test(test_clock_skew_corrected),
         cmocka_unit_test(test_clock_far_off_refused),
+        cmocka_unit_test(test_unreachable_endpoint_named),
         cmocka_unit_test(test_bucket_in_another_region),
         cmocka_unit_test(test_range_checks),
         cmocka_unit_test(test_create_new_lost_answer_ours),

@@ -293,8 +293,14 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, cons
         icm__http_request req = {op->method, url->url, hdrs,          n,
                                  op->body,   op->body_len, op->sink, op->sink_cap, 0};
         rc = icm__http_send(s->http, &req, resp);
-        if (rc != 0 && rc != ICM_ENOMEM)
-            icm__error_set_location(op->location);
+        if (rc != 0 && rc != ICM_ENOMEM) {
+            /* Named by the object, and by where it was sent: a wrong endpoint is the usual
+             * cause of a connection that fails. */
+            char why[256];
+            snprintf(why, sizeof why, "%s", icm_error_last()->message);
+            icm__error_set(ICM_ERRCLASS_S3, rc, op->location, "S3 %s to %s: %s", op->what,
+                           url->host, why);
+        }
     }
     icm__aws_credentials_clear(&creds);
     memset(&sig, 0, sizeof sig);
@@ -325,8 +331,11 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
     else
         memcpy(payload_hash, EMPTY_SHA256, sizeof payload_hash);
     unsigned max_attempts = s->cfg.max_attempts > 0 ? s->cfg.max_attempts : 1;
-    int64_t deadline = icm__now_ms() + (s->cfg.retry_total_ms > 0 ? s->cfg.retry_total_ms : 0);
+    int64_t started = icm__now_ms();
+    int64_t deadline = started + (s->cfg.retry_total_ms > 0 ? s->cfg.retry_total_ms : 0);
+    unsigned attempts = 0;
     for (unsigned attempt = 1;; attempt++) {
+        attempts = attempt;
         icm__http_response_clear(resp);
         uint64_t gen = icm__s3_limiter_acquire(&s->limiter);
         if (op->generation != NULL)
@@ -426,6 +435,13 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
         sleep_ms(wait);
     }
     icm__s3_url_clear(&url);
+    if ((rc == ICM_ENET || rc == ICM_ETIMEOUT) && attempts > 1) {
+        /* Say how long it was tried (s3.retry.max-attempts / s3.retry.total-timeout-ms bound it). */
+        char why[400];
+        snprintf(why, sizeof why, "%s", icm_error_last()->message);
+        icm__error_set(ICM_ERRCLASS_S3, rc, op->location, "%s (%u attempts over %.1f s)", why,
+                       attempts, (double)(icm__now_ms() - started) / 1000.0);
+    }
     return rc;
 }
 
