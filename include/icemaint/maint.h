@@ -150,7 +150,9 @@ typedef struct icm_lease_options {
  * @param opts NULL = defaults
  * @return 0; ICM_EREFUSED (another run holds a lease that has not expired and whose holder is
  *         not known to be dead; the message names its owner, host, pid, start and expiry and
- *         the override); ICM_EINVALID (a lease file
+ *         the override; or the table is on an object store that ignores create-new, proven
+ *         by a probe object created twice in the lease's folder, where two runs could both
+ *         hold a lease); ICM_EINVALID (a lease file
  *         that is not a lease; the message names it); ICM_EREADONLY (a table opened from a
  *         metadata file); ICM_EOUTCOME_UNKNOWN (the store lost the answer to creating the
  *         lease file and it does not read back with this run's token: not held, the file left

@@ -40,10 +40,6 @@ int icm__catalog_load_info(icm_catalog *cat, const icm_table_ident *id,
 /* Only the location (new string). */
 int icm__catalog_load_location(icm_catalog *cat, const icm_table_ident *id, char **out);
 
-/* Random (version 4) UUID in canonical lower-case form; out needs 37 bytes. ICM_EIO when the
- * kernel gives no randomness. */
-int icm__uuid4(char out[37]);
-
 /* Build the metadata of a new format-v2 table (no snapshots) at `location`. */
 int icm__metadata_build_new(icm_table_metadata **out, const char *location,
                             const icm_create_table_options *opts);

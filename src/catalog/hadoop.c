@@ -194,13 +194,13 @@ static int settle_publish_error(icm_fileio *io, int create_rc, const char *targe
 
 /* A probe step's failure: nothing was published, so the commit did not happen; a lost answer
  * on the probe says nothing about the table and is an I/O error, not an unknown commit. */
-static int probe_failed(int rc, const char *probe, const char *step)
+static int probe_failed(int rc, const char *where, const char *step)
 {
     char reason[512];
     snprintf(reason, sizeof reason, "%s", icm_error_last()->message);
     if (rc == ICM_ENOMEM)
         return rc;
-    return icm__error_set(ICM_ERRCLASS_CATALOG, rc == ICM_EAUTH ? ICM_EAUTH : ICM_EIO, probe,
+    return icm__error_set(ICM_ERRCLASS_CATALOG, rc == ICM_EAUTH ? ICM_EAUTH : ICM_EIO, where,
                           "nothing committed: checking that the store honours create-new "
                           "(%s) failed: %s", step, reason);
 }
@@ -211,38 +211,23 @@ static int probe_create_new(hadoop_catalog *h, icm_fileio *io, const char *dir)
 {
     if (h->create_new_proven)
         return 0;
-    char token[37];
-    int rc = icm__uuid4(token);
-    if (rc != 0)
-        return rc;
-    /* Not hidden: a probe a crash (or a lost delete) leaves behind is an ordinary orphan that
-     * the next sweep removes. */
-    char *probe = icm__sprintf("%s/metadata/icemaint-create-new-probe-%s", dir, token);
-    if (probe == NULL)
+    char *md_dir = icm__sprintf("%s/metadata", dir);
+    if (md_dir == NULL)
         return ICM_ENOMEM;
-    rc = icm_fileio_create_new(io, probe, token, strlen(token));
-    int again = rc == 0 ? icm_fileio_create_new(io, probe, "second", 6) : 0;
-    if (rc != 0) {
-        rc = probe_failed(rc, probe, "first create");
-    } else if (again == ICM_EEXISTS) {
-        h->create_new_proven = true;
-        rc = 0;
-    } else if (again == 0) {
-        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, dir,
-                            "refusing to commit a filesystem-layout table here: this store "
-                            "ignores create-new (If-None-Match: *), so two writers could both "
-                            "publish the same version and one commit would be lost; use a SQL "
-                            "catalog for tables on this store");
-    } else {
-        rc = probe_failed(again, probe, "second create");
-    }
-    /* Best effort, also after a failed or lost first create (the probe may have landed): the
-     * name is ours alone. */
-    icm__error_saved *saved = icm__error_save();
-    (void)icm_fileio_delete(io, probe);
-    icm__error_restore(saved);
-    icm__free(probe);
-    return rc;
+    bool honoured = false;
+    const char *step = NULL;
+    int rc = icm__fileio_create_new_honoured(io, md_dir, &honoured, &step);
+    icm__free(md_dir);
+    if (rc != 0)
+        return step != NULL ? probe_failed(rc, dir, step) : rc;
+    if (!honoured)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, dir,
+                              "refusing to commit a filesystem-layout table here: this store "
+                              "ignores create-new (If-None-Match: *), so two writers could both "
+                              "publish the same version and one commit would be lost; use a SQL "
+                              "catalog for tables on this store");
+    h->create_new_proven = true;
+    return 0;
 }
 
 /* The probe, where it is needed: tables not on this machine's file system. */

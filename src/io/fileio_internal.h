@@ -33,4 +33,14 @@ icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io);
  */
 bool icm__fileio_deletes_locally(icm_fileio *io, const char *location);
 
+/*
+ * Whether the store behind `io` honours create-new in the folder `dir` (io/create_new_probe.c):
+ * a fresh probe object `<dir>/icemaint-create-new-probe-<uuid>` is created twice (the second
+ * must be ICM_EEXISTS), then deleted. Returns 0 with *honoured; or the failing create's code
+ * (its message in the last error) with *failed_step "first create" / "second create";
+ * ICM_ENOMEM; icm__uuid4's ICM_EIO.
+ */
+int icm__fileio_create_new_honoured(icm_fileio *io, const char *dir, bool *honoured,
+                                    const char **failed_step);
+
 #endif /* ICM_IO_FILEIO_INTERNAL_H */

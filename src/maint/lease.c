@@ -23,6 +23,11 @@
  *
  * Renewal and release check the token first, so a run never extends or removes a lease that is
  * not its own (after its own expired and another run took over, it learns so and stops).
+ *
+ * All of this rests on create-new letting exactly one of two writers win. Many S3-compatible
+ * stores ignore `If-None-Match: *` and overwrite: there two runs would both "hold" the lease.
+ * So on an object store the lease's folder is probed first (io/create_new_probe.c, three
+ * requests), and a store that ignores create-new is refused with the override named.
  */
 #include <errno.h>
 #include <pwd.h>
@@ -36,6 +41,7 @@
 #include <jansson.h>
 
 #include "icemaint/maint.h"
+#include "io/fileio_internal.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
 #include "util/util.h"
@@ -349,6 +355,37 @@ static int try_acquire(icm_lease *l, const char *text, int64_t now_ms, bool *don
     return rc;
 }
 
+/* On an object store, prove that it honours create-new in the lease's folder (file comment). */
+static int require_create_new(icm_lease *l)
+{
+    if (icm__fileio_deletes_locally(l->io, l->location))
+        return 0;
+    char *dir = icm__strdup(l->location);
+    if (dir == NULL)
+        return ICM_ENOMEM;
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    bool honoured = false;
+    const char *step = NULL;
+    int rc = icm__fileio_create_new_honoured(l->io, dir, &honoured, &step);
+    if (rc == 0 && !honoured) {
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, l->location,
+                            "cannot take the table lease: this store ignores create-new "
+                            "(If-None-Match: *), so two runs could both hold it; make sure no "
+                            "other maintenance run works on this table and use --no-lock");
+    } else if (rc != 0 && rc != ICM_ENOMEM && step != NULL) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", icm_error_last()->message);
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, rc, l->location,
+                            "cannot take the table lease: checking that the store honours "
+                            "create-new (%s) failed: %s",
+                            step, why);
+    }
+    icm__free(dir);
+    return rc;
+}
+
 int icm_lease_acquire(icm_lease **out, icm_table *t, const icm_lease_options *opts)
 {
     if (out != NULL)
@@ -376,6 +413,8 @@ int icm_lease_acquire(icm_lease **out, icm_table *t, const icm_lease_options *op
         rc = ICM_ENOMEM;
     if (rc == 0 && (text = lease_text(l)) == NULL)
         rc = ICM_ENOMEM;
+    if (rc == 0)
+        rc = require_create_new(l);
     bool done = false;
     for (int round = 0; rc == 0 && !done && round < TAKEOVER_ROUNDS; round++)
         rc = try_acquire(l, text, l->start_ms, &done);

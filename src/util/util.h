@@ -122,6 +122,11 @@ size_t icm__utf8_char_len(const unsigned char *p, size_t avail);
 /* Whether the `len` bytes at s are valid UTF-8 throughout. */
 bool icm__utf8_valid(const char *s, size_t len);
 
+/* ---- identifiers (uuid.c) ---- */
+/* Random (version 4) UUID in canonical lower-case form; out needs 37 bytes. ICM_EIO when the
+ * kernel gives no randomness. */
+int icm__uuid4(char out[37]);
+
 /* ---- time ---- */
 /* Wall clock, ms since the Unix epoch (UTC). */
 int64_t icm__now_ms(void);

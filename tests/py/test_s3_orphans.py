@@ -20,7 +20,7 @@ import pytest
 
 import s3_e2e as e
 import s3_helpers as h
-from s3_helpers import moto, s3_prefix  # noqa: F401 (fixtures)
+from s3_helpers import fault_proxy, moto, s3_prefix  # noqa: F401 (fixtures)
 
 
 def parquet_bytes(ids):
@@ -143,3 +143,30 @@ def test_sweep_bucket_root_table(tmp_path, moto, s3_prefix, form):  # noqa: F811
         assert live and live <= e.keys(moto, bucket=b)
     finally:
         e.remove_bucket(moto, b)
+
+
+def test_lease_refused_where_create_new_is_ignored(tmp_path, moto, s3_prefix,  # noqa: F811
+                                                   fault_proxy):  # noqa: F811
+    """The table lease lets one run of two win only through create-new. On a store that
+    ignores If-None-Match (played by the proxy answering the probe's second PUT with 200
+    itself) a deleting sweep is refused before anything is deleted (exit 5, naming the cause
+    and --no-lock), leaving no lease and no probe; with --no-lock it runs."""
+    endpoint, ctl = fault_proxy
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix, endpoint=endpoint)
+    t = new_table(wh, "ns.t", appends=1)
+    root = e.key_of(t.location(), moto.bucket)
+    orphan = f"{root}/data/orphan.parquet"
+    cutoff = cutoff_between(lambda: e.put(moto, orphan), lambda: None)
+    before = e.keys(moto, s3_prefix)
+    ctl.set_rules([{"action": "error", "status": 200, "code": "OK", "method": "PUT",
+                    "path": "create-new-probe", "after": 1, "times": 1}])
+    res = e.cat_cli(wh, "remove-orphan-files", "ns.t", "--older-than", str(cutoff), "--force",
+                    "--settle", "0s", cwd=tmp_path, check=False)
+    ctl.set_rules([])
+    assert res.returncode == 5, res.stderr
+    assert "ignores create-new" in res.stderr and "--no-lock" in res.stderr, res.stderr
+    assert e.keys(moto, s3_prefix) == before
+
+    doc = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff), "--no-lock")
+    assert orphan_keys(doc, moto.bucket, "deleted") == {orphan}
+    assert e.keys(moto, s3_prefix) == before - {orphan}
