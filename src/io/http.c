@@ -369,6 +369,10 @@ int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_respons
         cc = curl_easy_perform(t.curl);
         long status = 0;
         curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &status);
+        /* Whatever goes wrong from here on, the request may have reached the server: a failure
+         * while taking in the answer (memory, a body too long) must not read as "not sent", or
+         * a caller would take an applied write for one that never left. */
+        resp->request_sent = cc == CURLE_OK || status != 0 || request_was_sent(t.curl, cc);
         if (t.oom) {
             rc = icm__error_oom();
         } else if (t.sink_overflow) {
@@ -378,7 +382,6 @@ int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_respons
                                 "HTTP response body is longer than the %zu bytes asked for",
                                 req->sink_cap);
         } else if (cc != CURLE_OK) {
-            resp->request_sent = request_was_sent(t.curl, cc);
             rc = transport_error(cc, req->url, "");
         } else {
             resp->status = (int)status;

@@ -56,9 +56,11 @@ typedef struct icm__http_response {
     char *body;       /* icm_free; NUL-terminated beyond body_len; NULL when a sink was used */
     size_t body_len;  /* bytes received (into the sink too) */
     char *headers;    /* raw header block of the final response (icm_free) */
-    /* Set on a transport failure: whether any byte of the request left this machine. false
-     * means the server cannot have acted on it; true means it may have (a conditional write
-     * whose answer was lost has an unknown outcome). */
+    /* Whether any byte of the request may have left this machine: always true once the
+     * transfer started and an answer (or part of one) came, also when taking it in then failed
+     * (ICM_ENOMEM, ICM_EIO for an overflowing sink); on a transport failure, what libcurl
+     * says. false means the server cannot have acted on it; true means it may have (a
+     * conditional write or a commit whose answer was lost has an unknown outcome). */
     bool request_sent;
 } icm__http_response;
 
@@ -68,7 +70,8 @@ typedef struct icm__http_response {
  * Returns 0 when a response arrived, whatever its status; ICM_ENET (connection refused, reset,
  * DNS, TLS, a truncated body) or ICM_ETIMEOUT with resp->request_sent set and the last error
  * naming the URL (no query string: it may carry credentials) and curl's reason; ICM_ENOMEM;
- * ICM_EIO when the body overflows the sink. resp is always initialised (clear it afterwards).
+ * ICM_EIO when the body overflows the sink (both with request_sent telling whether the request
+ * may have been acted on). resp is always initialised (clear it afterwards).
  */
 int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_response *resp);
 

@@ -422,6 +422,40 @@ static void test_unreachable_endpoint_named(void **state)
     icm_fileio_free(io);
 }
 
+/* Data-loss class "applied write read as not sent": a create-new PUT (a filesystem-layout
+ * commit, the lease) that fails for memory after the request went out may have written the
+ * object: it must be ICM_EOUTCOME_UNKNOWN, never ICM_ENOMEM, which callers take for "nothing
+ * written" (a transaction then deletes the files the published version names). Every
+ * allocation of the call fails in turn, against a store that writes every PUT. */
+static void test_create_new_out_of_memory_after_sending_is_unknown(void **state)
+{
+    (void)state;
+    fake *f = fake_start(NULL, 0, (answer){200, "ETag: \"e\"\r\n", ""});
+    icm_fileio *io = open_s3(f, "1");
+    long n = 0;
+    size_t unknown = 0;
+    for (;; n++) {
+        size_t before = f->n_req;
+        icmt_nomem_arm(n);
+        int rc = icm_fileio_create_new(io, "s3://b/k", "x", 1);
+        bool injected = icmt_nomem_disarm() > n;
+        bool sent = f->n_req > before;
+        if (!injected) {
+            icmt_ok(rc);
+            break;
+        }
+        if (rc == ICM_ENOMEM)
+            assert_false(sent); /* ENOMEM only when nothing reached the store */
+        else if (rc == ICM_EOUTCOME_UNKNOWN)
+            unknown++;
+        else
+            icmt_ok(rc);
+    }
+    assert_true(unknown > 0); /* (the answer's intake failed at least once) */
+    icm_fileio_free(io);
+    fake_stop(f);
+}
+
 static void test_bucket_in_another_region(void **state)
 {
     (void)state;
@@ -696,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_clock_skew_corrected),
         cmocka_unit_test(test_clock_far_off_refused),
         cmocka_unit_test(test_unreachable_endpoint_named),
+        cmocka_unit_test(test_create_new_out_of_memory_after_sending_is_unknown),
         cmocka_unit_test(test_bucket_in_another_region),
         cmocka_unit_test(test_range_checks),
         cmocka_unit_test(test_create_new_lost_answer_ours),

@@ -707,7 +707,16 @@ static int s3_create_new(icm_fileio *io, const char *location, const void *data,
         rc = put_object(s, location, &loc, data, len, true, &resp);
         bool retry = false;
         if (rc != 0) {
-            if (rc == ICM_ENOMEM || (!resp.request_sent && why == NULL)) {
+            if (rc == ICM_ENOMEM) {
+                /* No memory to retry or to read back: unknown once any attempt may have
+                 * written the object (this one too: the answer may be what failed). */
+                bool sent = resp.request_sent;
+                icm__http_response_clear(&resp);
+                return !sent && why == NULL
+                           ? rc
+                           : outcome_unknown(location, "out of memory after the request was sent");
+            }
+            if (!resp.request_sent && why == NULL) {
                 icm__http_response_clear(&resp);
                 return rc; /* nothing of ours reached the server */
             }
