@@ -430,7 +430,8 @@ static void test_unreachable_endpoint_named(void **state)
 static void test_create_new_out_of_memory_after_sending_is_unknown(void **state)
 {
     (void)state;
-    fake *f = fake_start(NULL, 0, (answer){200, "ETag: \"e\"\r\n", ""});
+    answer none[1] = {{0, NULL, NULL}};
+    fake *f = fake_start(none, 0, (answer){200, "ETag: \"e\"\r\n", ""});
     icm_fileio *io = open_s3(f, "1");
     long n = 0;
     size_t unknown = 0;
