@@ -23,12 +23,15 @@
  *   Within a batch up to max_concurrent_deletes threads delete; a local file is deleted alone,
  *   right after its checks; object-store keys go up to 1000 per request (icm_fileio's
  *   delete_batch), each request right after the checks of its keys.
- *   Retries: a failed delete the storage marks retryable is tried again by expiry (checked
- *   again first) after a wait of ICM_DELETE_RETRY_MIN_WAIT_MS, doubled for each further retry
- *   up to ICM_DELETE_RETRY_MAX_WAIT_MS, plus up to 10% jitter, at most
+ *   Retries: a failed delete the storage marks retryable (an object store's SlowDown, 500,
+ *   a lost connection) is tried again after a wait of ICM_DELETE_RETRY_MIN_WAIT_MS, doubled for
+ *   each further retry up to ICM_DELETE_RETRY_MAX_WAIT_MS, plus up to 10% jitter, at most
  *   ICM_DELETE_RETRY_ATTEMPTS attempts in all and ICM_DELETE_RETRY_TOTAL_WAIT_MS of waiting per
- *   request; any other failure is final at once. The sweep does not retry (as Java): a file it
- *   could not delete is still an orphan, and the next sweep finds it.
+ *   request, and only after the batch's reload and the file's checks ran again (the sweep's
+ *   re-stat too: during the wait a writer may have put a new file at the name); any other
+ *   failure is final at once. The storage layer never sends such a delete again by itself
+ *   after a wait (adversary round 16, F3). A file neither deletes is left: for the sweep it is
+ *   still an orphan, and the next sweep finds it.
  *
  * Links and changed files (README "What the maintenance commands touch", symbolic links):
  *   right before its delete, after its batch's reload, a local file must lie where its name
@@ -79,14 +82,15 @@ ICM_BEGIN_DECL
  *  the table about this often. */
 #define ICM_DELETE_BATCH_MS 1000
 
-/** Attempts, in all, of a delete the storage marks retryable (expiry; the sweep makes one). */
-#define ICM_DELETE_RETRY_ATTEMPTS 3
+/** Attempts, in all, of a delete the storage marks retryable (both commands; an object
+ *  store's throttling is weathered here, since its back end sends a delete only once). */
+#define ICM_DELETE_RETRY_ATTEMPTS 8
 /** Wait (ms) before the first retry; each further one waits twice as long, at most
  *  ICM_DELETE_RETRY_MAX_WAIT_MS, plus up to 10% jitter. */
 #define ICM_DELETE_RETRY_MIN_WAIT_MS 100
-#define ICM_DELETE_RETRY_MAX_WAIT_MS 2000
+#define ICM_DELETE_RETRY_MAX_WAIT_MS 5000
 /** All waits before the retries of one delete request together stay within this (ms). */
-#define ICM_DELETE_RETRY_TOTAL_WAIT_MS 10000
+#define ICM_DELETE_RETRY_TOTAL_WAIT_MS 60000
 
 /** What happened to one file the delete phase acted on. */
 typedef enum icm_delete_outcome {

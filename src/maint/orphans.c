@@ -348,7 +348,6 @@ static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r
     icm__delete_policy policy = ICM__DELETE_POLICY_INIT;
     policy.batch_files = o->delete_batch_size;
     policy.threads = o->max_concurrent_deletes;
-    policy.retry_attempts = 1;
     policy.on_delete = o->on_delete;
     policy.on_delete_payload = o->on_delete_payload;
     icm__delete_hooks hooks = {

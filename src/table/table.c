@@ -111,7 +111,8 @@ static void table_set_state(icm_table *t, char *location, icm_table_metadata *md
 }
 
 /* Current location from the catalog and its parsed metadata (both new): the metadata the
- * catalog handed over with the location (a REST catalog's LoadTableResult), else the file. */
+ * catalog handed over with the location (a REST catalog's LoadTableResult), else the file;
+ * *out_md NULL when the location is the one the table holds (nothing to read again). */
 static int load_current(icm_table *t, char **out_loc, icm_table_metadata **out_md)
 {
     *out_loc = NULL;
@@ -123,9 +124,12 @@ static int load_current(icm_table *t, char **out_loc, icm_table_metadata **out_m
     if (info.metadata != NULL) {
         *out_md = info.metadata;
         info.metadata = NULL;
-    } else {
+    } else if (t->md == NULL || t->metadata_location == NULL ||
+               strcmp(info.metadata_location, t->metadata_location) != 0) {
         rc = icm_table_metadata_read(out_md, t->io, info.metadata_location);
-    }
+    } /* else the metadata file the table holds already: a published version is never
+       * rewritten, so it is not read again (*out_md stays NULL); a reload before every delete
+       * batch would otherwise fetch the whole document from an object store each time */
     if (rc == 0) {
         *out_loc = info.metadata_location;
         info.metadata_location = NULL;
@@ -375,6 +379,10 @@ int icm_table_refresh(icm_table *t)
             icm__free(loc);
     } else {
         rc = load_current(t, &loc, &md);
+        if (rc == 0 && md == NULL) {
+            icm__free(loc); /* unchanged */
+            return 0;
+        }
     }
     if (rc == 0)
         table_set_state(t, loc, md);

@@ -170,3 +170,47 @@ def test_lease_refused_where_create_new_is_ignored(tmp_path, moto, s3_prefix,  #
     doc = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff), "--no-lock")
     assert orphan_keys(doc, moto.bucket, "deleted") == {orphan}
     assert e.keys(moto, s3_prefix) == before - {orphan}
+
+
+def test_delete_resent_without_its_check_never_removes_a_new_object(  # noqa: F811
+        tmp_path, moto, s3_prefix, fault_proxy):  # noqa: F811
+    """Data-loss class "delete resent without its check" (adversary round 16, F3): the sweep
+    re-stats an orphan right before its DeleteObjects; when the store answers SlowDown, the
+    delete is retried only after the batch's reload and that re-stat ran again, never resent by
+    the storage layer after a wait. A writer who puts a new object at the orphan's name during
+    the wait keeps it (the re-stat sees it changed); an orphan nobody touches is deleted by
+    the retry."""
+    import threading
+    endpoint, ctl = fault_proxy
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix, endpoint=endpoint)
+    t = new_table(wh, "ns.t", appends=1)
+    root = e.key_of(t.location(), moto.bucket)
+    rewritten = f"{root}/data/part-00000.parquet"
+    untouched = f"{root}/data/part-00001.parquet"
+    cutoff = cutoff_between(lambda: [e.put(moto, k, b"old orphan") for k in
+                                     (rewritten, untouched)], lambda: None)
+    before = e.keys(moto, s3_prefix)
+    ctl.clear()
+    ctl.set_rules([{"action": "slowdown", "method": "^POST$", "query": "delete", "times": 2}])
+    written = threading.Event()
+
+    def writer():
+        c = h.client(moto, attempts=4)  # straight to the store
+        for _ in range(1500):
+            if any(r.get("method") == "POST" and "delete" in r.get("target", "")
+                   for r in ctl.log()):
+                c.put_object(Bucket=moto.bucket, Key=rewritten, Body=b"NEW data")
+                written.set()
+                return
+            time.sleep(0.02)
+
+    th = threading.Thread(target=writer)
+    th.start()
+    doc = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff))
+    th.join()
+    ctl.set_rules([])
+    assert written.is_set(), "the writer never saw the DeleteObjects request"
+    assert orphan_keys(doc, moto.bucket, "deleted") == {untouched}
+    assert e.keys(moto, s3_prefix) == before - {untouched}
+    body = h.client(moto).get_object(Bucket=moto.bucket, Key=rewritten)["Body"].read()
+    assert body == b"NEW data"

@@ -89,6 +89,10 @@ typedef struct s3_op {
     void *check_ctx;
     /* NULL, or where to keep the limiter generation of the last attempt */
     uint64_t *generation;
+    /* A delete the caller checked right before it and retries itself, checking again
+     * (DeleteObjects, DELETE: the delete engine): never sent again here after a wait, in which
+     * a writer may have put a new object at the key (adversary round 16, F3). */
+    bool checked_by_caller;
 } s3_op;
 
 static void sleep_ms(int64_t ms)
@@ -400,6 +404,8 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
         }
         if (cls == ICM__S3_NO_RETRY || rc == ICM_ENOMEM)
             break;
+        if (op->checked_by_caller && cls != ICM__S3_RETRY_EXPIRED && cls != ICM__S3_RETRY_SKEWED)
+            break; /* (refreshed credentials or clock: sent again at once, as checked) */
         int64_t wait = 0;
         if (cls == ICM__S3_RETRY_EXPIRED) {
             if (s->creds != NULL)
@@ -478,7 +484,7 @@ static int s3_read(icm_fileio *io, const char *location, char **out, size_t *out
     if (rc != 0)
         return rc;
     s3_op op = {"GET", location, "GET", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL, NULL};
+                true, NULL, NULL, NULL, false};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -531,7 +537,7 @@ static int s3_read_range(icm_fileio *io, const char *location, int64_t offset, v
              (long long)(offset + (int64_t)(len - 1)));
     icm__http_header h[] = {{"Range", range}};
     s3_op op = {"ranged GET", location, "GET", &loc, false, NULL, 0, h, 1, NULL, 0, buf, len,
-                true, NULL, NULL, NULL};
+                true, NULL, NULL, NULL, false};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0) {
@@ -569,7 +575,7 @@ static int s3_stat(icm_fileio *io, const char *location, icm_file_info *out)
     if (rc != 0)
         return rc;
     s3_op op = {"HEAD", location, "HEAD", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL, NULL};
+                true, NULL, NULL, NULL, false};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -612,7 +618,7 @@ static int put_object(s3_fileio *s, const char *location, const icm__s3_location
     base64_of(md, 16, md5_b64);
     icm__http_header h[] = {{"Content-MD5", md5_b64}, {"If-None-Match", "*"}};
     s3_op op = {create_new ? "create-new PUT" : "PUT", location, "PUT", loc, false, NULL, 0,
-                h, create_new ? 2 : 1, data, len, NULL, 0, !create_new, NULL, NULL, NULL};
+                h, create_new ? 2 : 1, data, len, NULL, 0, !create_new, NULL, NULL, NULL, false};
     return s3_call(s, &op, resp);
 }
 
@@ -624,7 +630,7 @@ static int holds_exactly(s3_fileio *s, const char *location, const icm__s3_locat
                          const void *data, size_t len)
 {
     s3_op op = {"HEAD", location, "HEAD", loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0, true,
-                NULL, NULL, NULL};
+                NULL, NULL, NULL, false};
     icm__http_response resp;
     int rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -661,7 +667,7 @@ static int holds_exactly(s3_fileio *s, const char *location, const icm__s3_locat
     if (body == NULL)
         return icm__error_oom();
     s3_op get = {"GET", location, "GET", loc, false, NULL, 0, NULL, 0, NULL, 0, body, len + 1,
-                 true, NULL, NULL, NULL};
+                 true, NULL, NULL, NULL, false};
     rc = s3_call(s, &get, &resp);
     if (rc == 0 && resp.status != 200)
         rc = answer_error(&get, &resp);
@@ -750,7 +756,7 @@ static int s3_create_new(icm_fileio *io, const char *location, const void *data,
                 /* refused (403, 400, ...): nothing was written */
                 rc = answer_error(&(s3_op){"create-new PUT", location, "PUT", &loc, false, NULL,
                                            0, NULL, 0, NULL, 0, NULL, 0, false, NULL, NULL,
-                                           NULL},
+                                           NULL, false},
                                   &resp);
                 icm__http_response_clear(&resp);
                 return rc;
@@ -787,13 +793,14 @@ static int s3_write_replace(icm_fileio *io, const char *location, const void *da
     rc = put_object(s, location, &loc, data, len, false, &resp);
     if (rc == 0 && (resp.status < 200 || resp.status >= 300))
         rc = answer_error(&(s3_op){"PUT", location, "PUT", &loc, false, NULL, 0, NULL, 0, NULL,
-                                   0, NULL, 0, true, NULL, NULL, NULL},
+                                   0, NULL, 0, true, NULL, NULL, NULL, false},
                           &resp);
     icm__http_response_clear(&resp);
     return rc;
 }
 
-static int s3_remove(icm_fileio *io, const char *location)
+/* One DELETE; `checked_by_caller`: a delete of the delete engine's (s3_op). */
+static int remove_key(icm_fileio *io, const char *location, bool checked_by_caller)
 {
     s3_fileio *s = (s3_fileio *)io;
     icm__s3_location loc;
@@ -801,7 +808,7 @@ static int s3_remove(icm_fileio *io, const char *location)
     if (rc != 0)
         return rc;
     s3_op op = {"DELETE", location, "DELETE", &loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-                true, NULL, NULL, NULL};
+                true, NULL, NULL, NULL, checked_by_caller};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
     if (rc == 0) {
@@ -819,6 +826,11 @@ static int s3_remove(icm_fileio *io, const char *location)
     }
     icm__http_response_clear(&resp);
     return rc;
+}
+
+static int s3_remove(icm_fileio *io, const char *location)
+{
+    return remove_key(io, location, false);
 }
 
 /* ---- listing -------------------------------------------------------------------------------- */
@@ -877,7 +889,7 @@ static int s3_list_range(icm_fileio *io, const char *prefix, const icm_fileio_li
         else if (start_after_key != NULL)
             params[np++] = (icm__s3_param){"start-after", start_after_key};
         s3_op op = {"ListObjectsV2", prefix, "GET", &loc, true, params, np, NULL, 0, NULL, 0,
-                    NULL, 0, true, check_list_page, &page, NULL};
+                    NULL, 0, true, check_list_page, &page, NULL, false};
         icm__http_response resp;
         rc = s3_call(s, &op, &resp);
         if (rc == 0 && resp.status != 200)
@@ -1002,7 +1014,7 @@ static void delete_objects(s3_fileio *s, const char *const *locations, const siz
     snprintf(where, sizeof where, "s3://%.*s", (int)loc->bucket_len, loc->bucket);
     uint64_t generation = 0;
     s3_op op = {"DeleteObjects", where, "POST", loc, true, q, 1, h, 2, body.data, body.len,
-                NULL, 0, true, check_delete_result, &dr, &generation};
+                NULL, 0, true, check_delete_result, &dr, &generation, true};
     icm__http_response resp;
     int rc = s3_call(s, &op, &resp);
     if (rc == 0 && resp.status != 200)
@@ -1105,13 +1117,16 @@ static int s3_delete_batch(icm_fileio *io, const char *const *locations, size_t 
         key_off[i] = (size_t)(locs[i].key - locations[i]);
         if (!icm__s3_xml_sendable(locs[i].key, locs[i].key_len)) {
             /* XML 1.0 cannot carry this key: delete it alone */
-            rc = s3_remove(io, locations[i]);
+            rc = remove_key(io, locations[i], true);
             if (rc == 0) {
                 results[i].status = ICM_FILEIO_DELETED;
                 results[i].code = 0;
                 results[i].message[0] = '\0';
             } else {
-                fail_item(&results[i], rc, rc == ICM_ENET || rc == ICM_ETIMEOUT);
+                const icm_error *e = icm_error_last();
+                fail_item(&results[i], rc,
+                          icm__s3_retry_classify(e->http_status, e->remote_code, rc) !=
+                              ICM__S3_NO_RETRY);
             }
             continue;
         }
