@@ -12,6 +12,15 @@
 #include "io/fileio_internal.h"
 #include "util/util.h"
 
+/* Whether an ICM_EEXISTS is the store's own refusal: from an HTTP store only a 412 is (an
+ * S3 create-new that ran out of attempts reads the object back and says EEXISTS when another
+ * object is there, which a store ignoring If-None-Match produces too: adversary round 16,
+ * F5); a back end without HTTP (local disk, memory) refuses by itself. */
+static bool store_refused(const icm_error *e)
+{
+    return e->http_status == 412 || (e->http_status == 0 && e->klass != ICM_ERRCLASS_S3);
+}
+
 int icm__fileio_create_new_honoured(icm_fileio *io, const char *dir, bool *honoured,
                                     const char **failed_step)
 {
@@ -30,8 +39,13 @@ int icm__fileio_create_new_honoured(icm_fileio *io, const char *dir, bool *honou
     int again = rc == 0 ? icm_fileio_create_new(io, probe, "second", 6) : 0;
     if (rc != 0) {
         *failed_step = "first create";
-    } else if (again == ICM_EEXISTS) {
+    } else if (again == ICM_EEXISTS && store_refused(icm_error_last())) {
         *honoured = true;
+    } else if (again == ICM_EEXISTS) {
+        rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, probe,
+                            "the store never answered the second create itself (the object "
+                            "was read back after the attempts ran out): no proof either way");
+        *failed_step = "second create";
     } else if (again != 0) {
         rc = again;
         *failed_step = "second create";

@@ -214,3 +214,26 @@ def test_delete_resent_without_its_check_never_removes_a_new_object(  # noqa: F8
     assert e.keys(moto, s3_prefix) == before - {untouched}
     body = h.client(moto).get_object(Bucket=moto.bucket, Key=rewritten)["Body"].read()
     assert body == b"NEW data"
+
+
+def test_lease_probe_without_an_answer_proves_nothing(tmp_path, moto, s3_prefix,  # noqa: F811
+                                                       fault_proxy):  # noqa: F811
+    """The probe's second create must be refused by the store itself (412). When every attempt
+    of it fails (503, never forwarded) the object read back afterwards says nothing about
+    If-None-Match (adversary round 16, F5: a store ignoring it passed this way): the deleting
+    run stops before deleting anything (exit 1, naming the probe), and leaves no probe."""
+    endpoint, ctl = fault_proxy
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix, endpoint=endpoint)
+    t = new_table(wh, "ns.t", appends=1)
+    root = e.key_of(t.location(), moto.bucket)
+    orphan = f"{root}/data/orphan.parquet"
+    cutoff = cutoff_between(lambda: e.put(moto, orphan), lambda: None)
+    before = e.keys(moto, s3_prefix)
+    ctl.set_rules([{"action": "error", "status": 503, "code": "SlowDown", "method": "PUT",
+                    "path": "create-new-probe", "after": 1}])
+    res = e.cat_cli(wh, "remove-orphan-files", "ns.t", "--older-than", str(cutoff), "--force",
+                    "--settle", "0s", cwd=tmp_path, check=False)
+    ctl.set_rules([])
+    assert res.returncode == 1, res.stderr
+    assert "no proof either way" in res.stderr, res.stderr
+    assert e.keys(moto, s3_prefix) == before
