@@ -51,6 +51,8 @@ int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_fi
     if (rc == ICM_ENOMEM)
         return rc;
     if (rc != 0) {
+        if (rc != ICM_ENOTFOUND)
+            *out = ICM__CATALOG_FILE_UNREADABLE;
         icm_error_clear();
         return 0;
     }
@@ -74,6 +76,8 @@ int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_fi
         icm__free(db);
         if (rc == 0 && beside == ICM__CATALOG_FILE_SQLITE_DATABASE)
             *out = ICM__CATALOG_FILE_SQLITE_JOURNAL;
+        else if (rc == 0 && beside == ICM__CATALOG_FILE_UNREADABLE)
+            *out = ICM__CATALOG_FILE_UNREADABLE;
         return rc;
     }
     return 0;

@@ -25,13 +25,17 @@ typedef enum icm__catalog_file {
     ICM__CATALOG_FILE_SQLITE_DATABASE, /* "SQLite format 3\0" */
     ICM__CATALOG_FILE_SQLITE_JOURNAL,  /* its WAL, rollback journal or -shm (by its header,
                                           or a `-shm`/`-wal`/`-journal` name beside one) */
-    ICM__CATALOG_FILE_CONFIG           /* a .pyiceberg.yaml (by name) */
+    ICM__CATALOG_FILE_CONFIG,          /* a .pyiceberg.yaml (by name) */
+    ICM__CATALOG_FILE_UNREADABLE       /* its first bytes could not be read (other than for
+                                          being gone): it may be any of these, so it is
+                                          treated as one (adversary round 16, F2) */
 } icm__catalog_file;
 
 /* Whether the file at `location` is one a catalog keeps, and which (its first 16 bytes read,
  * unless its name says .pyiceberg.yaml; for a name ending -shm/-wal/-journal with no SQLite
- * header, also those of the file without the suffix). A file that cannot be read is none. Returns 0 or
- * ICM_ENOMEM. */
+ * header, also those of the file without the suffix). A file that is gone is none; one whose
+ * read fails otherwise (permissions, a store's errors after its retries) is UNREADABLE, never
+ * none: a delete may still succeed where the read failed. Returns 0 or ICM_ENOMEM. */
 int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_file *out);
 
 #endif /* ICM_MAINT_CATALOG_STORE_H */

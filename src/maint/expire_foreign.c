@@ -575,6 +575,11 @@ static int catalog_file_holder(void *ctx, const char *path, char **why)
     }
     if (name[0] != '.' && kind == ICM__CATALOG_FILE_NONE)
         return 0;
+    if (kind == ICM__CATALOG_FILE_UNREADABLE) {
+        *why = icm__strdup("not deleted: its first bytes could not be read to tell that it is "
+                           "not a catalog's SQLite database, which no Iceberg writer writes");
+        return *why != NULL ? 0 : ICM_ENOMEM;
+    }
     *why = icm__sprintf("not deleted: it is %s, which no Iceberg writer writes; the manifest "
                         "naming it is damaged or crafted",
                         kind == ICM__CATALOG_FILE_SQLITE_DATABASE  ? "a SQLite database (a "

@@ -156,8 +156,10 @@ int icm__orphans_check_enclosing_tables(plan *p)
  * `x.parquet`; the candidates are few, the listed table-named files may be millions). A
  * database's tables are then asked for, as the guard asks the configured ones: one whose
  * pointer or roots lie here refuses. And a database, WAL or journal that is a candidate
- * refuses the sweep, naming them. A file that is gone or unreadable is passed over (as a
- * candidate it is left to the delete phase: already gone, or failed). */
+ * refuses the sweep, naming them. A file that is gone is passed over (as a candidate it is
+ * left to the delete phase: already gone). A candidate whose first bytes cannot be read
+ * refuses the sweep too (adversary round 16, F2: the read failed, the delete would not have,
+ * and a database went); a listed file that is no candidate is passed over then. */
 #define STORES_NAMED 10
 static bool is_orphan(const plan *p, const char *loc)
 {
@@ -214,6 +216,8 @@ int icm__orphans_check_catalog_stores(plan *p)
         }
         icm__parallel_for(n, STORE_LOOK_THREADS, store_kind_ahead, &look);
     }
+    icm__buf unread = ICM__BUF_INIT; /* candidates whose first bytes could not be read */
+    size_t n_unread = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const char *loc = store_look_at(&look, i);
         if (loc == NULL)
@@ -228,6 +232,12 @@ int icm__orphans_check_catalog_stores(plan *p)
         }
         if (rc != 0 || kind == ICM__CATALOG_FILE_NONE || kind == ICM__CATALOG_FILE_CONFIG)
             continue; /* (a .pyiceberg.yaml is hidden: never a candidate) */
+        if (kind == ICM__CATALOG_FILE_UNREADABLE) {
+            /* It may be a database: never deleted untold (only a candidate matters here). */
+            if ((candidate || is_orphan(p, loc)) && n_unread++ < STORES_NAMED)
+                rc = icm__buf_printf(&unread, "%s%s", n_unread > 1 ? ", " : "", loc);
+            continue;
+        }
         if (kind == ICM__CATALOG_FILE_SQLITE_DATABASE)
             rc = icm__catalog_guard_check_found_database(p->t, p->o, p->list_root, loc,
                                                          p->md_location);
@@ -245,7 +255,17 @@ int icm__orphans_check_catalog_stores(plan *p)
                     found, found == 1 ? "" : "s", found == 1 ? "is" : "are", named.data,
                     found > STORES_NAMED ? ", ..." : "", found == 1 ? "it" : "them",
                     found == 1 ? "it" : "them");
+    if (rc == 0 && n_unread > 0)
+        rc = icm__orphan_refuse(p->list_root,
+                    "the first bytes of %zu candidate%s could not be read (%s%s), so the sweep "
+                    "cannot tell that %s not a SQLite database, the kind of file a catalog "
+                    "keeps every table's pointer in; nothing is deleted: try again, or carve "
+                    "%s out with --exclude-location",
+                    n_unread, n_unread == 1 ? "" : "s", unread.data,
+                    n_unread > STORES_NAMED ? ", ..." : "", n_unread == 1 ? "it is" : "they are",
+                    n_unread == 1 ? "it" : "them");
     icm__buf_dispose(&named);
+    icm__buf_dispose(&unread);
     return rc;
 }
 

@@ -237,3 +237,34 @@ def test_lease_probe_without_an_answer_proves_nothing(tmp_path, moto, s3_prefix,
     assert res.returncode == 1, res.stderr
     assert "no proof either way" in res.stderr, res.stderr
     assert e.keys(moto, s3_prefix) == before
+
+
+def test_catalog_database_unreadable_is_never_swept(tmp_path, moto, s3_prefix,  # noqa: F811
+                                                    fault_proxy, monkeypatch):  # noqa: F811
+    """Data-loss class "catalog files" (adversary round 16, F2): a SQLite database in the
+    table's data folder refuses the sweep; when its first bytes cannot be read (every GET of it
+    answers 500 while HEAD and DeleteObjects work) the sweep must still not delete it: it
+    refuses (exit 5) naming the file, and nothing is deleted."""
+    import sqlite3
+    endpoint, ctl = fault_proxy
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix, endpoint=endpoint)
+    t = new_table(wh, "ns.t", appends=1)
+    db = tmp_path / "x.db"
+    con = sqlite3.connect(db)
+    con.execute("create table iceberg_tables(a)")
+    con.commit()
+    con.close()
+    key = e.key_of(t.location(), moto.bucket) + "/data/catalog-backup.db"
+    orphan = e.key_of(t.location(), moto.bucket) + "/data/orphan.parquet"
+    cutoff = cutoff_between(lambda: [e.put(moto, key, db.read_bytes()), e.put(moto, orphan)],
+                            lambda: None)
+    before = e.keys(moto, s3_prefix)
+    ctl.set_rules([{"action": "internal_error", "method": "^GET$",
+                    "path": "catalog-backup\\.db"}])
+    res = e.cat_cli(wh, "remove-orphan-files", "ns.t", "--older-than", str(cutoff), "--force",
+                    "--settle", "0s", cwd=tmp_path, check=False)
+    ctl.set_rules([])
+    assert res.returncode == 5, res.stderr
+    assert "catalog-backup.db" in res.stderr and "could not be read" in res.stderr, res.stderr
+    assert e.keys(moto, s3_prefix) == before
