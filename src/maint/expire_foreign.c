@@ -22,9 +22,9 @@
  *
  * Tables no catalog lists (issue #16 adversarial round 2: a filesystem-layout table B nested
  * in A's folder, whose live file A added then deleted) are found on disk, as the sweep's
- * check_other_tables finds them: a planned local file is held when one of its ancestor folders
- * strictly below one of this table's roots holding it is a table location, i.e. has a
- * `metadata/` folder holding `version-hint.text`, `version-hint.txt` or a `*.metadata.json`
+ * check_other_tables finds them: a planned file is held when one of its ancestor folders up
+ * to one of this table's roots holding it (that root included: adversary round 16, F1) is a
+ * table location, i.e. has a `metadata/` folder holding `version-hint.text`, `version-hint.txt` or a `*.metadata.json`
  * file, and that `metadata/` folder is not one of this table's own metadata folders. The files
  * are not read (any such folder is taken for another table: keeping a file is the safe side).
  * The `metadata/` folder is listed through the table's io, stopping at the first such file; one
@@ -355,8 +355,10 @@ static int folder_is_table(nested_hold *n, const char *dir, size_t len, bool *ta
     return rc;
 }
 
-/* Shorten key[0..*len) to its parent folder; false when that is not strictly below the root
- * (root_len bytes long), the walk's end. */
+/* Shorten key[0..*len) to its parent folder; false when that lies above the root (root_len
+ * bytes long), the walk's end. The root itself is looked at too: a table may lie exactly at
+ * this table's write.data.path (adversary round 16, F1); at this table's location, its
+ * metadata folder is this table's own and is passed over. */
 static bool parent_folder(const char *key, size_t *len, size_t root_len)
 {
     size_t l = *len;
@@ -364,7 +366,7 @@ static bool parent_folder(const char *key, size_t *len, size_t root_len)
         l--;
     if (l > 0)
         l--; /* drop the slash: key[0..l) is the parent folder */
-    if (l <= root_len)
+    if (l < root_len)
         return false;
     *len = l;
     return true;
@@ -388,8 +390,9 @@ static int nested_holder(void *ctx, const char *path, char **why)
             rc = folder_is_table(n, key, len, &table);
             if (rc == 0 && table && (*why = icm__sprintf(
                                          "not deleted: another table may use it (the folder "
-                                         "%.*s, inside this table's root %s, has a metadata "
-                                         "folder with table metadata that is not this table's)",
+                                         "%.*s, at or inside this table's root %s, has a "
+                                         "metadata folder with table metadata that is not "
+                                         "this table's)",
                                          (int)len, key, root)) == NULL)
                 rc = ICM_ENOMEM;
         }

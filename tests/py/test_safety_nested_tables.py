@@ -123,3 +123,57 @@ def test_control_without_a_nested_table_the_file_is_deleted(tmp_path):
     metadata_files = {f for f in a_before if f.endswith(".metadata.json")}
     assert files_under(adir) == referenced(a_after) | metadata_files
     assert a_after.scan().to_arrow().num_rows == 2
+
+
+def test_expiry_keeps_the_live_file_of_a_hadoop_table_at_its_write_data_path(tmp_path):
+    """Adversary round 16, F1: B lies exactly at A's write.data.path (a root of A, not below
+    one). The folders looked at run up to the root and include it: B's live file is kept with
+    the warning, B stays whole and reads, and A's own expired files still go."""
+    wh, db = tmp_path / "wh", tmp_path / "cat.db"
+    wh.mkdir()
+    cfg = tmp_path / "conf.yaml"
+    cfg.write_text(f"catalog:\n  default:\n    type: sql\n    uri: sqlite:///{db}\n"
+                   f"    warehouse: file://{wh}\n")
+    bdir = tmp_path / "shared" / "b"
+    tmp_db = tmp_path / "tmpcat.db"
+    tmp_cat = pyiceberg_sql.SqlCatalog("tmp", uri=f"sqlite:///{tmp_db}",
+                                       warehouse=f"file://{tmp_path}/tmpwh")
+    tmp_cat.create_namespace("ns")
+    b = tmp_cat.create_table("ns.b", schema=SCHEMA, location=f"file://{bdir}")
+    b.append(pa.table({"id": [500, 600]}, schema=SCHEMA))
+    tmp_db.unlink()
+    names = sorted(p.name for p in (bdir / "metadata").glob("*.metadata.json"))
+    for n, name in enumerate(names, start=1):
+        (bdir / "metadata" / name).rename(bdir / "metadata" / f"v{n}.metadata.json")
+    (bdir / "metadata" / "version-hint.text").write_text(str(len(names)))
+    b_meta = bdir / "metadata" / f"v{len(names)}.metadata.json"
+    b_files = files_under(bdir)
+    b_file = [f for f in b_files if f.endswith(".parquet")]
+    assert len(b_file) == 1
+    b_file = b_file[0]
+
+    d = pyiceberg_sql.SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    d.create_namespace("ns")
+    a = d.create_table("ns.a", schema=SCHEMA,
+                       properties={"write.data.path": f"file://{bdir}"})
+    a.append(pa.table({"id": [1, 2]}, schema=SCHEMA))
+    for args in (("add-files", "ns.a", b_file), ("delete-files", "ns.a", b_file)):
+        p = icm(tmp_path, cfg, *args)
+        assert p.returncode == 0, p.stderr
+    age_all(tmp_path)
+    time.sleep(1.1)
+    a_before = d.load_table("ns.a")
+    a_files_before = files_under(Path(local(a_before.location()))) | (files_under(bdir) - b_files)
+
+    p = expire(tmp_path, cfg)
+    assert p.returncode == 0, p.stderr
+    assert "warning" in p.stderr and b_file in p.stderr and "another table" in p.stderr, p.stderr
+    assert b_files <= files_under(bdir)
+    assert read_b(b_meta) == [500, 600]
+    a_after = d.load_table("ns.a")
+    assert len(a_after.metadata.snapshots) == 1
+    a_files_after = files_under(Path(local(a_after.location()))) | (files_under(bdir) - b_files)
+    metadata_files = {f for f in a_files_before if f.endswith(".metadata.json")}
+    assert a_files_after == referenced(a_after) | metadata_files | \
+        {f for f in a_files_after if f.endswith(".metadata.json")}
+    assert a_files_before - a_files_after  # what only A's expired snapshots reached is gone
