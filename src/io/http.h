@@ -25,6 +25,8 @@ typedef struct icm__http_options {
     unsigned max_connections;   /* requests in flight at once; 0: 32 */
     const char *ca_bundle;      /* PEM file; NULL: the system's (copied) */
     bool verify_tls;            /* false only when asked for (a test server's own cert) */
+    const char *client_cert;    /* PEM client certificate for mutual TLS; NULL: none (copied) */
+    const char *client_key;     /* its PEM private key; NULL: in client_cert (copied) */
 } icm__http_options;
 
 /* A new client (into *out). Returns 0, ICM_ENOMEM, ICM_EINVALID (libcurl refused an option). */

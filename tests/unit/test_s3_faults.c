@@ -618,7 +618,7 @@ static void test_http_client(void **state)
                   {200, NULL, "0123456789"}};
     fake *f = fake_start(s, 3, (answer){500, NULL, ""});
     icm__http *h = NULL;
-    icm__http_options o = {0, 0, 2, NULL, true};
+    icm__http_options o = {0, 0, 2, NULL, true, NULL, NULL};
     icmt_ok(icm__http_new(&h, &o));
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/b/a/../k?X-Amz-Signature=SECRET", f->port);

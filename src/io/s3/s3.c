@@ -1190,7 +1190,7 @@ int icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_prop
     pthread_mutex_init(&s->region_lock, NULL);
     atomic_init(&s->skew_ms, 0);
     icm__http_options ho = {s->cfg.connect_timeout_ms, s->cfg.request_timeout_ms,
-                            s->cfg.max_in_flight, s->cfg.ca_bundle, true};
+                            s->cfg.max_in_flight, s->cfg.ca_bundle, true, NULL, NULL};
     rc = icm__http_new(&s->http, &ho);
     if (rc == 0 && !s->cfg.anonymous)
         rc = icm__aws_creds_provider_new(&s->creds, &s->cfg, props, n_props, s->http);
