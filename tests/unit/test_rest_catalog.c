@@ -40,7 +40,9 @@
 #define MAX_ROUTES 16
 #define MAX_STEPS 4
 
-enum { ANSWER = 0, DROP = 1 }; /* DROP: read the request, close without an answer */
+/* DROP: read the request, close without an answer; KEEP: answer and keep the connection
+ * open for the client's next request (keep-alive) */
+enum { ANSWER = 0, DROP = 1, KEEP = 2 };
 
 typedef struct step {
     int status;
@@ -101,11 +103,13 @@ static void route1(server *s, const char *method, const char *path, int status, 
     route_set(s, method, path, &st, 1);
 }
 
-static void serve_one(server *s, int c)
+/* Serve one request on connection c; true when the connection stays open for another. */
+static bool serve_one(server *s, int c)
 {
     size_t cap = 1 << 20, len = 0;
     char *buf = malloc(cap);
     char *end = NULL;
+    bool keep = false;
     while (len < cap - 1) {
         ssize_t n = read(c, buf + len, cap - 1 - len);
         if (n <= 0)
@@ -154,10 +158,11 @@ static void serve_one(server *s, int c)
     pthread_mutex_unlock(&s->mu);
     if (st.action == DROP)
         goto out;
+    keep = st.action == KEEP;
     const char *body = st.body != NULL ? st.body : "";
-    char *resp = icmt_sprintf("HTTP/1.1 %d X\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n%s",
+    char *resp = icmt_sprintf("HTTP/1.1 %d X\r\nContent-Length: %zu\r\n%s%s\r\n%s",
                               st.status, strlen(body), st.headers != NULL ? st.headers : "",
-                              body);
+                              keep ? "" : "Connection: close\r\n", body);
     size_t off = 0, n = strlen(resp);
     while (off < n) {
         ssize_t w = write(c, resp + off, n - off);
@@ -168,6 +173,7 @@ static void serve_one(server *s, int c)
     free(resp);
 out:
     free(buf);
+    return keep;
 }
 
 static void *serve(void *arg)
@@ -180,7 +186,13 @@ static void *serve(void *arg)
         int c = accept(s->fd, NULL, NULL);
         if (c < 0)
             continue;
-        serve_one(s, c);
+        /* a kept connection is served while its client sends on it; one idle for 300 ms is
+         * closed, so a client that opened another meanwhile is accepted next */
+        while (serve_one(s, c)) {
+            struct pollfd next = {c, POLLIN, 0};
+            if (poll(&next, 1, 300) <= 0)
+                break;
+        }
         close(c);
     }
     return NULL;
@@ -716,6 +728,19 @@ static void test_commit_outcomes(void **state)
     assert_non_null(strstr(icm_error_last()->message, "branch main has changed"));
 }
 
+/* A commit POST leaves at most once: libcurl sends a request again by itself when the reused
+ * keep-alive connection it went out on dies without an answer; a commit that may have been
+ * applied would then be answered 409 for our own change and its files cleaned up. */
+static void test_commit_never_resent_on_dead_keepalive(void **state)
+{
+    env *e = *state;
+    step kept = {200, NULL, "{}", KEEP}; /* the config answer keeps its connection open */
+    route_set(e->s, "GET", "/v1/config", &kept, 1);
+    step steps[] = {{0, NULL, NULL, DROP}, {409, NULL, CONFLICT, ANSWER}};
+    assert_int_equal(commit_with(e, steps, 2, NULL, NULL), ICM_ECOMMIT_UNKNOWN);
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 1);
+}
+
 static void test_commit_401_renewed_once(void **state)
 {
     env *e = *state;
@@ -847,6 +872,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_renewed_when_due, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_ok_and_body, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_outcomes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_never_resent_on_dead_keepalive, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_commit_401_renewed_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_endpoints_honoured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
