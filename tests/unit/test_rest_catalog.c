@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "catalog/catalog_internal.h"
 #include "icemaint/catalog.h"
 #include "icemaint/sys/catalog.h"
 #include "icemaint/sys/fileio.h"
@@ -861,6 +862,49 @@ static void test_table_fileio_from_config(void **state)
     free(renewed);
 }
 
+/* The other tables the orphan sweep and expiry hold files for are judged by the metadata the
+ * catalog hands out: their files may be readable only with the credentials it vends (here the
+ * catalog's FileIO has none at all, and the mem:// files do not exist). */
+typedef struct others {
+    int n;
+    char roots[4][128];
+} others;
+
+static int take_other(const icm__other_table *o, void *payload)
+{
+    others *x = payload;
+    assert_non_null(o->md);
+    assert_null(o->unreadable);
+    assert_true(x->n < 4);
+    snprintf(x->roots[x->n++], sizeof x->roots[0], "%s.%s %s", o->ns, o->name, o->roots[0]);
+    return 0;
+}
+
+static void test_other_tables_from_catalog_metadata(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    route1(e->s, "GET", "/v1/namespaces", 200, "{\"namespaces\":[[\"ns\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=ns", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"ns\"],\"name\":\"tbl\"},"
+           "{\"namespace\":[\"ns\"],\"name\":\"other\"}]}");
+    char *self = load_result("s3://b/wh/tbl", "s3://b/wh/tbl/metadata/1.metadata.json", "");
+    char *other = load_result("s3://b/wh/tbl/nested", "s3://b/wh/tbl/nested/metadata/1.metadata.json",
+                              ",\"config\":{\"s3.access-key-id\":\"AK\"}");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/tbl", 200, self);
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/other", 200, other);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    others x = {0, {{0}}};
+    icmt_ok(icm__catalog_each_other_table(cat, "ns.tbl", take_other, &x));
+    assert_int_equal(x.n, 1);
+    assert_string_equal(x.roots[0], "ns.other s3://b/wh/tbl/nested");
+    icm_catalog_free(cat);
+    free(self);
+    free(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +922,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_endpoints_honoured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_fileio_from_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_tables_from_catalog_metadata, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
