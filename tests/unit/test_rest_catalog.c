@@ -905,6 +905,47 @@ static void test_other_tables_from_catalog_metadata(void **state)
     free(other);
 }
 
+/* Every allocation of open, load and commit failing in turn: ICM_ENOMEM (or, once the commit
+ * was sent, ICM_ECOMMIT_UNKNOWN: an answer that cannot be read is no proof), never a crash, a
+ * leak (ASan) or a wrong "failed". */
+static void test_nomem(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200,
+           "{\"defaults\":{\"a\":\"1\"},\"overrides\":{\"prefix\":\"p\"}}");
+    char *body = load_result("s3://b/wh/t", "s3://b/wh/t/metadata/1.metadata.json",
+                             ",\"config\":{\"s3.access-key-id\":\"AK\"},\"storage-credentials\":"
+                             "[{\"prefix\":\"s3://b\",\"config\":{\"s3.session-token\":\"S\"}}]");
+    route1(e->s, "GET", "/v1/p/namespaces/ns/tables/tbl", 200, body);
+    route1(e->s, "POST", "/v1/p/namespaces/ns/tables/tbl", 200, COMMIT_OK);
+    const char *extra[] = {"token", "t", "header.X-A", "b", NULL};
+    icm_table_changes *c = expiry_changes();
+    icm_table_ident id = ident(NS, 1, "tbl");
+    long total = 0;
+    for (long i = 0;; i++) {
+        icm_catalog *cat = NULL;
+        icm_catalog_table_info info;
+        memset(&info, 0, sizeof info);
+        char *loc = NULL;
+        icmt_nomem_arm(i);
+        int orc = open_cat(e, &cat, extra);
+        int lrc = orc == 0 ? cat->methods->load_table_info(cat, &id, &info) : 0;
+        int crc = orc == 0 ? cat->methods->commit_changes(cat, &id, "x", c, &loc) : 0;
+        total = icmt_nomem_disarm();
+        assert_true(orc == 0 || orc == ICM_ENOMEM);
+        assert_true(lrc == 0 || lrc == ICM_ENOMEM);
+        assert_true(crc == 0 || crc == ICM_ENOMEM || crc == ICM_ECOMMIT_UNKNOWN);
+        icm_free(loc);
+        icm_catalog_table_info_dispose(&info);
+        icm_catalog_free(cat);
+        if (i > total)
+            break;
+    }
+    assert_true(total > 50);
+    icm_table_changes_free(c);
+    free(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -924,6 +965,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_table_fileio_from_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_tables_from_catalog_metadata, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_nomem, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
