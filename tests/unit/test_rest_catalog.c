@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "catalog/catalog_internal.h"
@@ -33,6 +34,7 @@
 #include "icemaint/sys/catalog.h"
 #include "icemaint/sys/fileio.h"
 #include "icemaint/update.h"
+#include "io/sigv4.h"
 #include "testutil.h"
 
 /* ---- a scripted REST server ---- */
@@ -795,6 +797,107 @@ static void test_endpoints_honoured(void **state)
     free(body);
 }
 
+/* ---- SigV4 ---- */
+
+/* The request as it arrived must carry a signature of exactly what arrived: its Host, path
+ * (canonical form: encoded once more, as for every AWS service but S3), query, the headers it
+ * names in SignedHeaders with their received values, and the SHA-256 of its body. The signer
+ * itself is checked against AWS's vectors (test_sigv4); this checks that what is signed is
+ * what is sent. */
+static void verify_sigv4(const req *r, const char *akid, const char *secret, const char *region,
+                         const char *service)
+{
+    char auth[1024], signed_names[512];
+    snprintf(auth, sizeof auth, "%s", header(r, "Authorization"));
+    char scope[256];
+    snprintf(scope, sizeof scope, "AWS4-HMAC-SHA256 Credential=%s/", akid);
+    assert_int_equal(strncmp(auth, scope, strlen(scope)), 0);
+    snprintf(scope, sizeof scope, "/%s/%s/aws4_request,", region, service);
+    assert_non_null(strstr(auth, scope));
+    const char *sh = strstr(auth, "SignedHeaders=");
+    assert_non_null(sh);
+    sh += strlen("SignedHeaders=");
+    snprintf(signed_names, sizeof signed_names, "%.*s", (int)strcspn(sh, ","), sh);
+    char body_sha[65];
+    icm__sha256_hex(r->body, strlen(r->body), body_sha);
+    assert_string_equal(header(r, "x-amz-content-sha256"), body_sha);
+    char host[256], amz_date[32];
+    snprintf(host, sizeof host, "%s", header(r, "Host"));
+    snprintf(amz_date, sizeof amz_date, "%s", header(r, "X-Amz-Date"));
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    assert_non_null(strptime(amz_date, "%Y%m%dT%H%M%SZ", &tm));
+    /* the other signed headers with their values as received */
+    static char values[16][1024];
+    static char hnames[16][128];
+    icm__http_header hdrs[20];
+    size_t n = 0;
+    for (char *save = NULL, *name = strtok_r(signed_names, ";", &save); name != NULL;
+         name = strtok_r(NULL, ";", &save)) {
+        if (strcmp(name, "host") == 0 || strcmp(name, "x-amz-content-sha256") == 0 ||
+            strcmp(name, "x-amz-date") == 0 || strcmp(name, "x-amz-security-token") == 0)
+            continue;
+        const char *v = header(r, name);
+        assert_non_null(v);
+        assert_true(n < 16);
+        snprintf(hnames[n], sizeof hnames[n], "%s", name);
+        snprintf(values[n], sizeof values[n], "%s", v);
+        hdrs[n] = (icm__http_header){hnames[n], values[n]};
+        n++;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(r->path, "?"), r->path);
+    const char *q = strchr(r->path, '?');
+    icm__buf cu = ICM__BUF_INIT;
+    icmt_ok(icm__sigv4_encode(&cu, path, strlen(path), true));
+    icm__sigv4_request sreq = {r->method, host, cu.data, q != NULL ? q + 1 : "", hdrs, n,
+                               body_sha, region, service, (int64_t)timegm(&tm)};
+    icm__sigv4_credentials creds = {akid, secret, NULL};
+    icm__sigv4_signed sig;
+    icm__http_header added[4];
+    size_t n_added = 0;
+    icmt_ok(icm__sigv4_sign(&sreq, &creds, &sig, added, &n_added));
+    assert_string_equal(sig.authorization, auth);
+    icm__buf_dispose(&cu);
+}
+
+static void test_sigv4_signs_what_is_sent(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    char *body = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    route1(e->s, "GET", "/v1/namespaces/a%1Fb%20c/tables/t%2B1", 200, body);
+    const char *extra[] = {"rest.sigv4-enabled", "true", "rest.signing-region", "eu-west-1",
+                           "rest.access-key-id", "AKIDREST", "rest.secret-access-key",
+                           "SECRETREST", "token", "tok", "header.X-Custom", "v  1", NULL};
+    step ok = {200, NULL, COMMIT_OK, ANSWER};
+    icmt_ok(commit_with(e, &ok, 1, extra, NULL));
+    verify_sigv4(nth(e->s, 0), "AKIDREST", "SECRETREST", "eu-west-1", "execute-api");
+    const req *post = nth(e->s, -1);
+    assert_string_equal(post->method, "POST");
+    verify_sigv4(post, "AKIDREST", "SECRETREST", "eu-west-1", "execute-api");
+    /* a bearer token moves to Original-Authorization, which is signed too (Java's rule) */
+    assert_string_equal(header(post, "Original-Authorization"), "Bearer tok");
+    assert_non_null(strstr(header(post, "Authorization"), "original-authorization"));
+
+    const char *glue[] = {"rest.sigv4-enabled", "true", "rest.signing-region", "us-east-2",
+                          "rest.signing-name", "glue", "rest.access-key-id", "AKIDG",
+                          "rest.secret-access-key", "SG", NULL};
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, glue));
+    const char *levels[] = {"a", "b c"};
+    icm_table_ident id = ident(levels, 2, "t+1");
+    icm_catalog_table_info info;
+    icmt_ok(cat->methods->load_table_info(cat, &id, &info));
+    const req *load = nth(e->s, -1);
+    assert_string_equal(load->path, "/v1/namespaces/a%1Fb%20c/tables/t%2B1");
+    verify_sigv4(load, "AKIDG", "SG", "us-east-2", "glue");
+    assert_null(header(load, "Original-Authorization"));
+    icm_catalog_table_info_dispose(&info);
+    icm_catalog_free(cat);
+    free(body);
+}
+
 /* ---- errors ---- */
 
 static void test_errors(void **state)
@@ -961,6 +1064,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_commit_401_renewed_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_endpoints_honoured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigv4_signs_what_is_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_fileio_from_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_tables_from_catalog_metadata, setup,
