@@ -9,7 +9,8 @@
 #                                              shared_exports); its full ctest adds ~3.5 min
 #   5. pytest tests/py and tests/interop (if present) with the venv's python
 # with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already, and
-# the S3 test servers (scripts/start-s3.sh) unless ICM_TEST_S3_ENDPOINT names them already.
+# the S3 test servers (scripts/start-s3.sh) unless ICM_TEST_S3_ENDPOINT names them already, and
+# the REST catalog fixture (scripts/start-rest.sh) unless ICM_TEST_REST_URI names it already.
 # Every stage runs even when an earlier test stage failed, so one run shows everything that is
 # broken; the exit status is non-zero if any stage failed. A build that fails skips the tests
 # that need it. Environment: ICM_JOBS (default 2: the machines have two cores).
@@ -83,7 +84,13 @@ fi
 # stops it on exit, so a plain ./scripts/test.sh runs those tests too.
 PG_DIR=""
 S3_DIR=""
+REST_DIR=""
 stop_services() {
+  # The REST fixture first: its S3 warehouse is on the S3 server.
+  if [ -n "$REST_DIR" ]; then
+    ./scripts/start-rest.sh --stop "$REST_DIR" >/dev/null 2>&1 || true
+    rm -rf "$REST_DIR"
+  fi
   if [ -n "$PG_DIR" ]; then
     ./scripts/start-postgres.sh --stop "$PG_DIR" >/dev/null 2>&1 || true
     rm -rf "$PG_DIR"
@@ -113,6 +120,18 @@ start_s3() {
 }
 if [ -z "${ICM_TEST_S3_ENDPOINT:-}" ] && [ -z "${CI:-}" ] && [ "$have_venv" -eq 1 ]; then
   stage s3-servers start_s3
+fi
+
+# The REST catalog fixture (README "REST catalog test servers"), after the S3 servers (one of its
+# warehouses is on moto): .ci/run starts it and exports ICM_TEST_REST_*; run by hand, this script
+# starts its own and stops it on exit; under CI never (a missing fixture must fail the tests).
+start_rest() {
+  REST_DIR="$(mktemp -d /tmp/icm-test-rest.XXXXXX)" &&
+    ICM_PYTHON="$VENV/bin/python" ./scripts/start-rest.sh "$REST_DIR" >/dev/null &&
+    . "$REST_DIR/env"
+}
+if [ -z "${ICM_TEST_REST_URI:-}" ] && [ -z "${CI:-}" ] && [ "$have_venv" -eq 1 ]; then
+  stage rest-servers start_rest
 fi
 
 # Tests find the tools and data through the environment (tests/unit/testutil.c, tests/py).

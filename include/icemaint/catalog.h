@@ -108,6 +108,42 @@ ICM_EXTERN(int) icm_catalog_sqlite_create(const char *uri);
 ICM_EXTERN(int) icm_catalog_open_hadoop(icm_catalog **out, const char *name,
                                         const char *warehouse, icm_fileio *io);
 
+/**
+ * Open an Iceberg REST catalog, configured by PyIceberg's property names (all copied):
+ *  - `uri` (required, http:// or https://), `warehouse` (sent as `GET /v1/config?warehouse=`),
+ *    `prefix` (normally the server's), `header.<Name>` (added to every request);
+ *  - `token` (a static bearer token), `credential` (`client_id:client_secret`, split at the
+ *    first ':'; without one the secret alone) for OAuth2 client credentials against
+ *    `oauth2-server-uri` (else the deprecated `{uri}/v1/oauth/tokens`), with `scope`
+ *    (default `catalog`), `audience`, `resource`; the token is renewed before it expires and
+ *    once after a 401/419;
+ *  - `rest.sigv4-enabled`, `rest.signing-region`, `rest.signing-name` (default
+ *    `execute-api`), credentials from `rest.access-key-id` / `rest.secret-access-key` /
+ *    `rest.session-token`, `client.*`, else the AWS chain;
+ *  - TLS: `ssl.cabundle` (a PEM file; `false` turns verification off, as PyIceberg's
+ *    requests `verify`), `ssl.client.cert` and `ssl.client.key` (mutual TLS) (in
+ *    .pyiceberg.yaml the nested `ssl: {cabundle: ..., client: {cert: ..., key: ...}}`);
+ *  - `rest.client.max-retries` (Java's name; default 5): re-sends of a request the server did
+ *    not act on (429; 503 with Retry-After) and of a GET after an I/O error or 5xx.
+ * `GET {uri}/v1/config` is sent here; the catalog's properties are then the server's
+ * `defaults` < these < the server's `overrides` (which may set `prefix` and move `uri`).
+ * Tables load with `X-Iceberg-Access-Delegation: vended-credentials`, and their FileIO is
+ * built from the answer's `config` and `storage-credentials` (table/table.c). Commits send
+ * requirements and updates (icm_table_commit_changes); the outcome mapping is documented in
+ * src/catalog/rest/rest_catalog.c (409 FAILED; 400/401/403/404 not applied; 5xx, timeouts,
+ * a connection lost after the send and an unreadable 200 UNKNOWN).
+ * @param io FileIO for metadata files the catalog is asked to read (register-table); a
+ *        table's own FileIO is derived from it when it is a resolving FileIO
+ *        (icm_fileio_for_table); borrowed, must outlive the catalog.
+ * @return 0; ICM_EINVALID (no http(s) uri, a bad property, an answer that is not the spec's
+ *         shape); ICM_EAUTH (the server or the token endpoint refused: the message has the
+ *         server's error, never the secret); ICM_ENET / ICM_ETIMEOUT; other statuses as
+ *         their codes with icm_error_last()->http_status and remote_code (the Iceberg error
+ *         `type`); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_catalog_open_rest(icm_catalog **out, const char *name, icm_fileio *io,
+                                      const icm_property *properties, size_t n_properties);
+
 /** Options for icm_catalog_open_config(); zero-initialise (or ICM_CATALOG_CONFIG_OPTIONS_INIT)
  *  and set what you need. All strings are copied. */
 typedef struct icm_catalog_config_options {
@@ -173,9 +209,12 @@ ICM_EXTERN(void) icm_catalog_own_files_free(char **files, size_t n);
 /**
  * Open the catalog that the PyIceberg-style configuration names (icm_catalog_config_resolve).
  * Kind: `type: sql` or a `uri` starting with `sqlite`/`postgresql` → SQL; `type: hadoop` (or
- * `filesystem`) with `warehouse` → filesystem catalog.
+ * `filesystem`) with `warehouse` → filesystem catalog; `type: rest` or a `uri` starting with
+ * `http://` / `https://` → REST catalog (icm_catalog_open_rest; with no `opts->io` its FileIO
+ * is a resolving FileIO built from the same properties, so tables get their vended
+ * credentials).
  * @return 0; ICM_ENOTFOUND (no configuration for that catalog name: the message says which
- *         files and variables were consulted); ICM_EUNSUPPORTED (rest, glue, hive, ...);
+ *         files and variables were consulted); ICM_EUNSUPPORTED (glue, hive, ...);
  *         ICM_EINVALID; the codes of icm_catalog_open_sql / _hadoop.
  */
 ICM_EXTERN(int) icm_catalog_open_config(icm_catalog **out,
@@ -186,7 +225,7 @@ ICM_EXTERN(void) icm_catalog_free(icm_catalog *cat);
 
 /** Catalog name (borrowed). */
 ICM_EXTERN(const char *) icm_catalog_name(const icm_catalog *cat);
-/** Back-end kind: "sql", "hadoop". */
+/** Back-end kind: "sql", "hadoop", "rest". */
 ICM_EXTERN(const char *) icm_catalog_kind(const icm_catalog *cat);
 /** FileIO the catalog uses (borrowed). */
 ICM_EXTERN(icm_fileio *) icm_catalog_fileio(const icm_catalog *cat);

@@ -603,6 +603,21 @@ static bool starts_with(const char *s, const char *prefix)
     return s != NULL && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+static bool is_http(const char *uri)
+{
+    return uri != NULL && (strncasecmp(uri, "http://", 7) == 0 ||
+                           strncasecmp(uri, "https://", 8) == 0);
+}
+
+/* PyIceberg's rule: `type` when given, else a uri starting with http(s) is a REST catalog. */
+static bool is_rest(const icm_property *p, size_t n)
+{
+    const char *type = prop(p, n, "type");
+    if (type != NULL && type[0] != '\0')
+        return strcasecmp(type, "rest") == 0;
+    return is_http(prop(p, n, "uri"));
+}
+
 static int open_resolved(icm_catalog **out, const char *name, const icm_property *p, size_t n,
                          icm_fileio *io)
 {
@@ -617,18 +632,24 @@ static int open_resolved(icm_catalog **out, const char *name, const icm_property
                                         warehouse, io, p, n);
         if (strcasecmp(type, "hadoop") == 0 || strcasecmp(type, "filesystem") == 0)
             return icm_catalog_open_hadoop(out, name, warehouse, io);
+        if (strcasecmp(type, "rest") == 0)
+            return icm_catalog_open_rest(out, name, io, p, n);
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, name,
-                              "catalog type '%s' is not supported (sql, in-memory, hadoop)",
+                              "catalog type '%s' is not supported (sql, in-memory, hadoop, "
+                              "rest)",
                               type);
     }
     if (starts_with(uri, "sqlite") || starts_with(uri, "postgres"))
         return icm_catalog_open_sql(out, name, uri, warehouse, io, p, n);
+    if (is_http(uri))
+        return icm_catalog_open_rest(out, name, io, p, n);
     char shown[512];
     if (uri != NULL && uri[0] != '\0') {
         icm__redact_uri(uri, shown, sizeof shown);
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, shown,
                               "cannot use a catalog with this uri (supported: sqlite, "
-                              "postgresql; or type: hadoop with a warehouse)");
+                              "postgresql, http(s) for REST; or type: hadoop with a "
+                              "warehouse)");
     }
     if (warehouse != NULL && warehouse[0] != '\0')
         return icm_catalog_open_hadoop(out, name, warehouse, io);
@@ -654,7 +675,11 @@ int icm_catalog_open_config(icm_catalog **out, const icm_catalog_config_options 
     icm_fileio *io = opts != NULL ? opts->io : NULL;
     int rc = icm_catalog_config_resolve(opts, &name, &props, &n);
     if (rc == 0 && io == NULL) {
-        rc = icm_fileio_local_new(&owned);
+        /* A REST catalog's tables live where their metadata says (often an object store),
+         * with credentials the catalog vends per table: a resolving FileIO from the same
+         * properties, from which each table's FileIO is derived. */
+        rc = is_rest(props, n) ? icm_fileio_resolving_new(&owned, props, n)
+                               : icm_fileio_local_new(&owned);
         io = owned;
     }
     if (rc == 0)

@@ -20,6 +20,9 @@ bool icm__fileio_delete_found_nothing(void);
 size_t icm__fileio_pathmap_n_rules(const icm_fileio *io);
 void icm__fileio_pathmap_rule(const icm_fileio *io, size_t i, const char **from,
                               const char **to);
+/* Whether `io` is a resolving FileIO (icm_fileio_resolving_new, icm_fileio_for_table). */
+bool icm__fileio_is_resolving(const icm_fileio *io);
+
 /* The back end a path map wraps (borrowed), or NULL when `io` is not a path map. */
 icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io);
 

@@ -39,6 +39,7 @@ struct icm__http {
     size_t n_made, n_free, max;
     int64_t connect_timeout_ms, request_timeout_ms;
     char *ca_bundle;
+    char *client_cert, *client_key;
     bool verify_tls;
 };
 
@@ -98,7 +99,11 @@ int icm__http_new(icm__http **out, const icm__http_options *opts)
     h->free_handles = icm__calloc(h->max, sizeof *h->free_handles);
     if (h->handles == NULL || h->free_handles == NULL ||
         (opts != NULL && opts->ca_bundle != NULL &&
-         (h->ca_bundle = icm__strdup(opts->ca_bundle)) == NULL)) {
+         (h->ca_bundle = icm__strdup(opts->ca_bundle)) == NULL) ||
+        (opts != NULL && opts->client_cert != NULL &&
+         (h->client_cert = icm__strdup(opts->client_cert)) == NULL) ||
+        (opts != NULL && opts->client_key != NULL &&
+         (h->client_key = icm__strdup(opts->client_key)) == NULL)) {
         icm__http_free(h);
         return icm__error_oom();
     }
@@ -143,6 +148,8 @@ void icm__http_free(icm__http *h)
     icm__free(h->handles);
     icm__free(h->free_handles);
     icm__free(h->ca_bundle);
+    icm__free(h->client_cert);
+    icm__free(h->client_key);
     icm__free(h);
 }
 
@@ -294,6 +301,8 @@ static CURLcode setopts(icm__http *h, transfer *t, struct curl_slist **hl)
     SET(CURLOPT_PATH_AS_IS, 1L);
     SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_FRESH_CONNECT, req->fresh_connection ? 1L : 0L);
+    SET(CURLOPT_FORBID_REUSE, req->fresh_connection ? 1L : 0L);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
@@ -306,6 +315,10 @@ static CURLcode setopts(icm__http *h, transfer *t, struct curl_slist **hl)
     SET(CURLOPT_SSL_VERIFYHOST, h->verify_tls ? 2L : 0L);
     if (h->ca_bundle != NULL)
         SET(CURLOPT_CAINFO, h->ca_bundle);
+    if (h->client_cert != NULL)
+        SET(CURLOPT_SSLCERT, h->client_cert);
+    if (h->client_key != NULL)
+        SET(CURLOPT_SSLKEY, h->client_key);
     const char *m = req->method;
     bool has_body = req->body != NULL || req->body_len > 0;
     if (strcmp(m, "HEAD") == 0) {

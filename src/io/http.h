@@ -25,6 +25,8 @@ typedef struct icm__http_options {
     unsigned max_connections;   /* requests in flight at once; 0: 32 */
     const char *ca_bundle;      /* PEM file; NULL: the system's (copied) */
     bool verify_tls;            /* false only when asked for (a test server's own cert) */
+    const char *client_cert;    /* PEM client certificate for mutual TLS; NULL: none (copied) */
+    const char *client_key;     /* its PEM private key; NULL: in client_cert (copied) */
 } icm__http_options;
 
 /* A new client (into *out). Returns 0, ICM_ENOMEM, ICM_EINVALID (libcurl refused an option). */
@@ -49,6 +51,11 @@ typedef struct icm__http_request {
     void *sink;
     size_t sink_cap;
     int64_t timeout_ms; /* 0: the client's request timeout */
+    /* Send on a new connection that is closed afterwards. libcurl silently sends a request
+     * again when the reused keep-alive connection it went out on turns out dead (no byte
+     * came back): harmless for a read, but a commit POST must leave at most once (the first
+     * may have been applied: a second would turn its answer into a 409 for our own change). */
+    bool fresh_connection;
 } icm__http_request;
 
 typedef struct icm__http_response {

@@ -476,6 +476,11 @@ int icm_fileio_for_table(icm_fileio **out, const icm_fileio *base,
     return resolving_make(out, r->props, r->n_props, table_props, n_table_props);
 }
 
+bool icm__fileio_is_resolving(const icm_fileio *io)
+{
+    return io != NULL && io->methods == &resolving_methods;
+}
+
 const char *icm_fileio_property(const icm_property *props, size_t n, const char *key)
 {
     const char *found = NULL;

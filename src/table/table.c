@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "catalog/catalog_internal.h"
+#include "io/fileio_internal.h"
 #include "table/retention.h"
 #include "util/location.h"
 #include "util/util.h"
@@ -22,7 +23,11 @@ struct icm_table {
     icm_catalog *owned_catalog;  /* the single-table filesystem catalog of open_dir */
     icm__ident ident;            /* identifier parts; "" and no levels for directory tables */
     char *identifier;
-    icm_fileio *io;
+    icm_fileio *io;              /* the catalog's, or owned_io */
+    icm_fileio *owned_io;        /* built from the catalog's table configuration (REST) */
+    char *io_config;             /* that configuration as text, to tell when it changes */
+    icm__ptrvec retired_ios;     /* earlier owned_io: callers may still hold them; freed with
+                                    the table */
     char *metadata_location;
     icm_table_metadata *md;
     bool read_only;
@@ -32,6 +37,11 @@ struct icm_table {
 static void free_warning(void *w)
 {
     icm__free(w);
+}
+
+static void free_fileio(void *io)
+{
+    icm_fileio_free(io);
 }
 
 /* Forget the warnings of an earlier commit. */
@@ -60,6 +70,9 @@ void icm_table_free(icm_table *t)
     icm__free(t->identifier);
     icm__ident_dispose(&t->ident);
     icm_catalog_free(t->owned_catalog);
+    icm_fileio_free(t->owned_io);
+    icm__ptrvec_dispose(&t->retired_ios, free_fileio);
+    icm__free(t->io_config);
     icm__free(t);
 }
 
@@ -110,6 +123,91 @@ static void table_set_state(icm_table *t, char *location, icm_table_metadata *md
     t->md = md;
 }
 
+/* The table's configuration as one text ("k=v\n" each), to tell a change. */
+static char *config_text(const icm_property *config, size_t n)
+{
+    icm__buf b = ICM__BUF_INIT;
+    for (size_t i = 0; i < n; i++)
+        icm__buf_printf(&b, "%s=%s\n", config[i].key, config[i].value);
+    if (b.oom || b.data == NULL) {
+        icm__buf_dispose(&b);
+        return NULL;
+    }
+    return icm__buf_detach(&b, NULL);
+}
+
+/* `base` overlaid by a table's configuration (icm_fileio_for_table), through a path map in
+ * front of it (the CLI's --path-map: the new FileIO gets the same rules); *out NULL when
+ * `base` is neither a resolving FileIO nor a path map over one. */
+static int table_fileio(icm_fileio *base, const icm_property *config, size_t n,
+                        icm_fileio **out)
+{
+    *out = NULL;
+    icm_fileio *inner = icm__fileio_pathmap_inner(base);
+    size_t n_rules = icm__fileio_pathmap_n_rules(base);
+    int rc = icm_fileio_for_table(out, inner != NULL ? inner : base, config, n);
+    if (rc == ICM_EINVALID && !icm__fileio_is_resolving(inner != NULL ? inner : base)) {
+        icm_error_clear();
+        return 0;
+    }
+    if (rc != 0 || inner == NULL)
+        return rc;
+    icm_path_map *rules = icm__calloc(n_rules ? n_rules : 1, sizeof *rules);
+    if (rules == NULL) {
+        icm_fileio_free(*out);
+        *out = NULL;
+        return ICM_ENOMEM;
+    }
+    for (size_t i = 0; i < n_rules; i++)
+        icm__fileio_pathmap_rule(base, i, &rules[i].from, &rules[i].to);
+    icm_fileio *mapped = NULL;
+    rc = icm_fileio_pathmap_new(&mapped, *out, rules, n_rules); /* takes *out, also on failure */
+    icm__free(rules);
+    *out = rc == 0 ? mapped : NULL;
+    return rc;
+}
+
+/*
+ * The catalog's configuration for this table (a REST catalog's LoadTableResult `config` and
+ * chosen `storage-credentials`: the vended credentials, endpoint, region...) becomes the
+ * table's FileIO: the catalog's properties overlaid by it (icm_fileio_for_table), so data and
+ * metadata files are read and deleted with the credentials the catalog vends for exactly this
+ * table. A new configuration at a reload (credentials renewed) gives a new FileIO; the earlier
+ * one stays alive until the table is freed, because a running operation may hold it
+ * (icm_table_get_fileio). A catalog FileIO that is not a resolving one (nor a path map over
+ * one) cannot be overlaid: the table then uses the catalog's FileIO as it is.
+ */
+static int adopt_table_config(icm_table *t, const icm_property *config, size_t n)
+{
+    if (n == 0)
+        return 0;
+    char *text = config_text(config, n);
+    if (text == NULL)
+        return ICM_ENOMEM;
+    if (t->io_config != NULL && strcmp(text, t->io_config) == 0) {
+        icm__free(text);
+        return 0;
+    }
+    icm_fileio *io = NULL;
+    int rc = table_fileio(t->catalog->io, config, n, &io);
+    if (rc == 0 && io == NULL) { /* not a resolving FileIO: it stays as it is */
+        icm__free(text);
+        return 0;
+    }
+    if (rc == 0 && t->owned_io != NULL && icm__ptrvec_push(&t->retired_ios, t->owned_io) != 0)
+        rc = ICM_ENOMEM;
+    if (rc != 0) {
+        icm_fileio_free(io);
+        icm__free(text);
+        return rc;
+    }
+    t->owned_io = io;
+    t->io = io;
+    icm__free(t->io_config);
+    t->io_config = text;
+    return 0;
+}
+
 /* Current location from the catalog and its parsed metadata (both new): the metadata the
  * catalog handed over with the location (a REST catalog's LoadTableResult), else the file;
  * *out_md NULL when the location is the one the table holds (nothing to read again). */
@@ -121,6 +219,11 @@ static int load_current(icm_table *t, char **out_loc, icm_table_metadata **out_m
     int rc = icm__catalog_load_info(t->catalog, &t->ident.id, &info);
     if (rc != 0)
         return rc;
+    rc = adopt_table_config(t, info.config, info.n_config);
+    if (rc != 0) {
+        icm_catalog_table_info_dispose(&info);
+        return rc;
+    }
     if (info.metadata != NULL) {
         *out_md = info.metadata;
         info.metadata = NULL;

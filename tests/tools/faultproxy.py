@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Fault-injecting HTTP proxy for the S3 tests: loopback only, Python standard library only.
+"""Fault-injecting HTTP proxy for the S3 and REST catalog tests: loopback only, Python standard
+library only.
 
-It sits between a client (icemaint, boto3, PyIceberg) and one S3 server and relays every request
+It sits between a client (icemaint, boto3, PyIceberg) and one server -- an S3 server, or an
+Iceberg REST catalog with --api rest -- and relays every request
 byte for byte: the request line is forwarded exactly as received (so `a/../b`, `//`, `%2F` reach
 the server unnormalised) and the Host header is untouched (the client signed it, so SigV4 still
 verifies upstream). Faults are applied by rules set through a small JSON control endpoint:
@@ -15,8 +17,10 @@ verifies upstream). Faults are applied by rules set through a small JSON control
   GET    /log         every request since the last reset: seq, method, target, kind, status, fault
 
 A RULE is a JSON object. Matching: "method", "path" and "query" are regular expressions searched
-in the request method, the raw path and the raw query string; "kind" is an S3 operation name
-(see classify()). A matching request increments the rule's match count m (1-based); the rule
+in the request method, the raw path and the raw query string, "request_body" one searched in the
+request body (decoded as UTF-8, errors replaced); "kind" is an S3 operation name (see classify())
+or, with --api rest, a REST operation name (see classify_rest(): e.g. CommitTable, LoadTable,
+CommitTransaction, Token, Config). A matching request increments the rule's match count m (1-based); the rule
 fires when m > "after" (default 0), (m - after) is a multiple of "every" (default 1), it has
 fired fewer than "times" times (default unlimited), and no earlier rule fired for this request
 (later rules still count the match). So "503 on every 3rd request" is
@@ -34,12 +38,22 @@ Actions:
   broken_xml      forwarded; the client gets 200 with an XML body cut in the middle (its
                   Content-Length matches what is sent, so only the XML parser can notice)
   delay           forwarded after "delay_ms" milliseconds
+  iceberg_error   "status" (e.g. 409, 401, 500, 502, 503, 504), an Iceberg REST error body
+                  {"error": {"message", "type", "code"}} ("type" defaults by status, e.g. 409
+                  CommitFailedException), not forwarded; with "forward": true it is applied
+                  first ("applied-then-500"). "times": 1 makes "401 once, then pass".
+  (the error actions take "headers": {"Retry-After": "1"} for extra response headers, and
+   "body": "raw text" to send instead of the usual body, e.g. a gateway's HTML page)
+  close_after     forwarded, the response discarded, then the client connection is closed
+                  cleanly (FIN, no reply: "empty reply"); reset_after is the same with an RST
+  delay_response  forwarded at once, the response held back "delay_ms" milliseconds (a client
+                  with a shorter timeout gives up after the request was applied)
 "latency_ms" (top level) is added to every request before it is forwarded: the benchmarks' model
 of a distant object store.
 
-Run as a program: faultproxy.py --upstream http://127.0.0.1:PORT [--port N] [--control-port N]
-[--ready-file F]; it prints one JSON line {"endpoint", "control"} when listening (and writes it to
-F). Tests can also start one in-process: FaultProxy(upstream).start().
+Run as a program: faultproxy.py --upstream http://127.0.0.1:PORT [--api s3|rest] [--port N]
+[--control-port N] [--ready-file F]; it prints one JSON line {"endpoint", "control"} when listening (and writes it to
+F). Tests can also start one in-process: FaultProxy(upstream, api=...).start().
 """
 
 import argparse
@@ -63,7 +77,17 @@ ERROR_ACTIONS = {
     "internal_error": (500, "InternalError", "We encountered an internal error. Please try again."),
 }
 ACTIONS = set(ERROR_ACTIONS) | {
-    "error", "reset_before", "reset_after", "truncate", "broken_xml", "delay"}
+    "error", "iceberg_error", "reset_before", "reset_after", "close_after", "truncate",
+    "broken_xml", "delay", "delay_response"}
+
+# The Iceberg exception type a REST catalog names for each status (the OpenAPI's error examples
+# and the reference server's mapping), used when an iceberg_error rule names none.
+ICEBERG_ERROR_TYPES = {
+    400: "BadRequestException", 401: "NotAuthorizedException", 403: "ForbiddenException",
+    404: "NoSuchTableException", 409: "CommitFailedException", 419: "AuthenticationTimeout",
+    429: "TooManyRequestsException", 500: "CommitStateUnknownException",
+    502: "BadGatewayException", 503: "ServiceUnavailableException",
+    504: "GatewayTimeoutException"}
 
 
 class ProtocolError(Exception):
@@ -107,6 +131,51 @@ def classify(method, path, query):
     return "Other"
 
 
+def classify_rest(method, path):
+    """The Iceberg REST operation of a request (the OpenAPI's operationId, shortened), for the
+    counters and for "kind" rules. Routes are found by their fixed segments, so any `prefix`
+    before `namespaces` is accepted."""
+    segs = [s for s in path.split("/") if s]
+    if not segs or segs[0] != "v1":
+        return "Other"
+    if segs[1:] == ["config"]:
+        return "Config" if method == "GET" else "Other"
+    if segs[1:] == ["oauth", "tokens"]:
+        return "Token" if method == "POST" else "Other"
+    if segs[-2:] == ["transactions", "commit"]:
+        return "CommitTransaction" if method == "POST" else "Other"
+    if segs[-2:] == ["tables", "rename"]:
+        return "RenameTable" if method == "POST" else "Other"
+    if "namespaces" not in segs:
+        return "Other"
+    rest = segs[segs.index("namespaces") + 1:]
+    by_method = {
+        0: {"GET": "ListNamespaces", "POST": "CreateNamespace"},
+        1: {"GET": "LoadNamespace", "HEAD": "NamespaceExists", "DELETE": "DropNamespace"},
+    }
+    if len(rest) in by_method:
+        return by_method[len(rest)].get(method, "Other")
+    sub = rest[1:]
+    if sub == ["properties"] and method == "POST":
+        return "UpdateNamespaceProperties"
+    if sub == ["register"] and method == "POST":
+        return "RegisterTable"
+    if sub == ["tables"]:
+        return {"GET": "ListTables", "POST": "CreateTable"}.get(method, "Other")
+    if len(sub) == 2 and sub[0] == "tables":
+        return {"GET": "LoadTable", "POST": "CommitTable", "DELETE": "DropTable",
+                "HEAD": "TableExists"}.get(method, "Other")
+    if len(sub) == 3 and sub[0] == "tables":
+        return {("credentials", "GET"): "LoadCredentials",
+                ("metrics", "POST"): "ReportMetrics"}.get((sub[2], method), "Other")
+    return "Other"
+
+
+def iceberg_error_body(status, error_type, message):
+    return json.dumps({"error": {"message": message, "type": error_type,
+                                 "code": status}}).encode()
+
+
 def s3_error_body(code, message):
     request_id = uuid.uuid4().hex[:16].upper()
     return (
@@ -120,8 +189,9 @@ class Rule:
     def __init__(self, spec):
         if not isinstance(spec, dict):
             raise ValueError("a rule is a JSON object")
-        unknown = set(spec) - {"action", "method", "path", "query", "kind", "every", "after",
-                               "times", "status", "code", "message", "forward", "delay_ms"}
+        unknown = set(spec) - {"action", "method", "path", "query", "request_body", "kind",
+                               "every", "after", "times", "status", "code", "type", "message",
+                               "forward", "delay_ms", "headers", "body"}
         if unknown:
             raise ValueError(f"unknown rule fields: {sorted(unknown)}")
         self.action = spec.get("action")
@@ -131,6 +201,8 @@ class Rule:
         self.method = re.compile(spec["method"]) if "method" in spec else None
         self.path = re.compile(spec["path"]) if "path" in spec else None
         self.query = re.compile(spec["query"]) if "query" in spec else None
+        self.request_body = (re.compile(spec["request_body"]) if "request_body" in spec
+                             else None)
         self.kind = spec.get("kind")
         self.every = int(spec.get("every", 1))
         self.after = int(spec.get("after", 0))
@@ -139,19 +211,30 @@ class Rule:
             raise ValueError("every >= 1, after >= 0, times >= 0")
         if self.action == "error" and not ("status" in spec and "code" in spec):
             raise ValueError('action "error" needs "status" and "code"')
+        if self.action == "iceberg_error" and "status" not in spec:
+            raise ValueError('action "iceberg_error" needs "status"')
+        headers = spec.get("headers", {})
+        if not isinstance(headers, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and "\r" not in k + v
+                and "\n" not in k + v for k, v in headers.items()):
+            raise ValueError('"headers" is an object of single-line strings')
+        if "body" in spec and not isinstance(spec["body"], str):
+            raise ValueError('"body" is a string')
         self.matched = 0
         self.fired = 0
 
-    def matches(self, method, path, query, kind):
+    def matches(self, method, path, query, kind, body):
         return ((self.method is None or self.method.search(method))
                 and (self.path is None or self.path.search(path))
                 and (self.query is None or self.query.search(query))
+                and (self.request_body is None
+                     or self.request_body.search(body.decode("utf-8", "replace")))
                 and (self.kind is None or self.kind == kind))
 
-    def consider(self, method, path, query, kind, may_fire=True):
+    def consider(self, method, path, query, kind, body=b"", may_fire=True):
         """Count a match; True when the rule fires for this request (never when may_fire is
         False: an earlier rule fired already). Caller holds the lock."""
-        if not self.matches(method, path, query, kind):
+        if not self.matches(method, path, query, kind, body):
             return False
         self.matched += 1
         if not may_fire:
@@ -171,7 +254,10 @@ class Rule:
 class State:
     """Rules, latency and counters, shared by every connection thread."""
 
-    def __init__(self):
+    def __init__(self, api="s3"):
+        if api not in ("s3", "rest"):
+            raise ValueError(f"api is s3 or rest, not {api!r}")
+        self.api = api
         self.lock = threading.Lock()
         self.rules = []
         self.latency_ms = 0
@@ -195,10 +281,10 @@ class State:
             self.rules = rules
             self.latency_ms = latency
 
-    def admit(self, method, target):
+    def admit(self, method, target, body=b""):
         """Record one request; returns (seq, kind, rule or None, latency_ms)."""
         path, _, query = target.partition("?")
-        kind = classify(method, path, query)
+        kind = classify_rest(method, path) if self.api == "rest" else classify(method, path, query)
         with self.lock:
             self.seq += 1
             seq = self.seq
@@ -206,7 +292,7 @@ class State:
             self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
             fired = None
             for rule in self.rules:
-                if rule.consider(method, path, query, kind, may_fire=fired is None):
+                if rule.consider(method, path, query, kind, body, may_fire=fired is None):
                     fired = rule
             if fired is not None:
                 self.faults[fired.action] = self.faults.get(fired.action, 0) + 1
@@ -342,18 +428,35 @@ def reset(sock):
     sock.close()
 
 
-def status_response(status, code, message, reason):
+def status_response(status, code, message, reason, *, extra_headers=None, raw_body=None):
     body, request_id = s3_error_body(code, message)
+    content_type = "application/xml"
+    if raw_body is not None:
+        body, content_type = raw_body.encode(), "text/html"
     head = (f"HTTP/1.1 {status} {reason}\r\n"
-            "Content-Type: application/xml\r\n"
+            f"Content-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\n"
             f"x-amz-request-id: {request_id}\r\n"
-            "Connection: close\r\n\r\n").encode()
+            + "".join(f"{k}: {v}\r\n" for k, v in (extra_headers or {}).items())
+            + "Connection: close\r\n\r\n").encode()
     return head + body
 
 
-REASONS = {400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflict",
-           412: "Precondition Failed", 500: "Internal Server Error", 502: "Bad Gateway",
+def iceberg_response(status, error_type, message, reason, *, extra_headers=None, raw_body=None):
+    body, content_type = iceberg_error_body(status, error_type, message), "application/json"
+    if raw_body is not None:
+        body, content_type = raw_body.encode(), "text/html"
+    head = (f"HTTP/1.1 {status} {reason}\r\n"
+            f"Content-Type: {content_type}\r\n"
+            f"Content-Length: {len(body)}\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in (extra_headers or {}).items())
+            + "Connection: close\r\n\r\n").encode()
+    return head + body
+
+
+REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+           409: "Conflict", 412: "Precondition Failed", 419: "Authentication Timeout",
+           429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
            503: "Service Unavailable", 504: "Gateway Timeout"}
 
 
@@ -442,7 +545,8 @@ class ProxyHandler(socketserver.BaseRequestHandler):
 
     def serve_one(self, state, upstream, client, method, target, raw_request):
         """Relay one request under the rules; False when the client connection is finished."""
-        seq, _kind, rule, latency_ms = state.admit(method, target)
+        head_end = raw_request.index(b"\r\n\r\n") + 4
+        seq, _kind, rule, latency_ms = state.admit(method, target, raw_request[head_end:])
         if latency_ms:
             time.sleep(latency_ms / 1000.0)
         action = rule.action if rule else None
@@ -452,10 +556,13 @@ class ProxyHandler(socketserver.BaseRequestHandler):
             return False
         if action == "delay":
             time.sleep(float(rule.spec.get("delay_ms", 0)) / 1000.0)
-        if action in ERROR_ACTIONS or action == "error":
-            if action == "error":
+        if action in ERROR_ACTIONS or action in ("error", "iceberg_error"):
+            message = str(rule.spec.get("message", "Injected by the test fault proxy."))
+            if action == "iceberg_error":
+                status = int(rule.spec["status"])
+                code = str(rule.spec.get("type", ICEBERG_ERROR_TYPES.get(status, "RESTException")))
+            elif action == "error":
                 status, code = int(rule.spec["status"]), str(rule.spec["code"])
-                message = str(rule.spec.get("message", "Injected by the test fault proxy."))
             else:
                 status, code, message = ERROR_ACTIONS[action]
             if rule.spec.get("forward"):
@@ -464,7 +571,10 @@ class ProxyHandler(socketserver.BaseRequestHandler):
                 except (OSError, ProtocolError):
                     pass
             state.finish(seq, status)
-            client.sendall(status_response(status, code, message, REASONS.get(status, "Error")))
+            build = iceberg_response if action == "iceberg_error" else status_response
+            client.sendall(build(status, code, message, REASONS.get(status, "Error"),
+                                 extra_headers=rule.spec.get("headers"),
+                                 raw_body=rule.spec.get("body")))
             return False
         try:
             head, status, _headers, body, framed = upstream.exchange(raw_request, method)
@@ -478,6 +588,15 @@ class ProxyHandler(socketserver.BaseRequestHandler):
         if action == "reset_after":
             reset(client)
             return False
+        if action == "close_after":
+            try:
+                client.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            client.close()
+            return False
+        if action == "delay_response":
+            time.sleep(float(rule.spec.get("delay_ms", 0)) / 1000.0)
         if action == "truncate":
             client.sendall(head + body[: len(body) // 2])
             reset(client)
@@ -566,12 +685,12 @@ class ControlHandler(BaseHTTPRequestHandler):
 class FaultProxy:
     """A proxy and its control endpoint, both on 127.0.0.1, served by daemon threads."""
 
-    def __init__(self, upstream, port=0, control_port=0):
+    def __init__(self, upstream, port=0, control_port=0, api="s3"):
         parsed = urllib.parse.urlsplit(upstream)
         if parsed.scheme != "http" or not parsed.hostname or not parsed.port:
             raise ValueError(f"upstream must be http://HOST:PORT, not {upstream!r}")
         self.upstream = upstream
-        self.state = State()
+        self.state = State(api)
         self.proxy = ProxyServer(("127.0.0.1", port), (parsed.hostname, parsed.port), self.state)
         self.control = ThreadingHTTPServer(("127.0.0.1", control_port), ControlHandler)
         self.control.daemon_threads = True
@@ -587,7 +706,8 @@ class FaultProxy:
         return f"http://127.0.0.1:{self.control.server_address[1]}"
 
     def describe(self):
-        return {"endpoint": self.endpoint, "control": self.control_url, "upstream": self.upstream}
+        return {"endpoint": self.endpoint, "control": self.control_url, "upstream": self.upstream,
+                "api": self.state.api}
 
     def start(self):
         for server in (self.proxy, self.control):
@@ -610,12 +730,14 @@ class FaultProxy:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--upstream", required=True, help="http://127.0.0.1:PORT of the S3 server")
+    ap.add_argument("--upstream", required=True, help="http://127.0.0.1:PORT of the server")
+    ap.add_argument("--api", choices=("s3", "rest"), default="s3",
+                    help="what the upstream speaks, for the counters' operation names")
     ap.add_argument("--port", type=int, default=0, help="proxy port (default: a free one)")
     ap.add_argument("--control-port", type=int, default=0, help="control port (default: free)")
     ap.add_argument("--ready-file", help="write the endpoints as JSON here once listening")
     args = ap.parse_args(argv)
-    proxy = FaultProxy(args.upstream, args.port, args.control_port)
+    proxy = FaultProxy(args.upstream, args.port, args.control_port, api=args.api)
     info = json.dumps(proxy.describe())
     proxy.start()
     if args.ready_file:

@@ -295,7 +295,7 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, cons
     }
     if (rc == 0) {
         icm__http_request req = {op->method, url->url, hdrs,          n,
-                                 op->body,   op->body_len, op->sink, op->sink_cap, 0};
+                                 op->body,   op->body_len, op->sink, op->sink_cap, 0, false};
         rc = icm__http_send(s->http, &req, resp);
         if (rc != 0 && rc != ICM_ENOMEM) {
             /* Named by the object, and by where it was sent: a wrong endpoint is the usual
@@ -1230,7 +1230,7 @@ int icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_prop
     pthread_mutex_init(&s->region_lock, NULL);
     atomic_init(&s->skew_ms, 0);
     icm__http_options ho = {s->cfg.connect_timeout_ms, s->cfg.request_timeout_ms,
-                            s->cfg.max_in_flight, s->cfg.ca_bundle, true};
+                            s->cfg.max_in_flight, s->cfg.ca_bundle, true, NULL, NULL};
     rc = icm__http_new(&s->http, &ho);
     if (rc == 0 && !s->cfg.anonymous)
         rc = icm__aws_creds_provider_new(&s->creds, &s->cfg, props, n_props, s->http);

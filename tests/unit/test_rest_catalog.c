@@ -1,0 +1,1075 @@
+/*
+ * test_rest_catalog.c: the REST catalog back end (src/catalog/rest) against a scripted
+ * Iceberg REST server served by a thread of this test on 127.0.0.1.
+ *
+ * Configuration: GET /v1/config first (with ?warehouse=), defaults < client < overrides, the
+ * prefix inserted verbatim (and no empty segment without one), header.* sent, a load with
+ * the vended-credentials header and never `snapshots`, the table configuration (server
+ * override, load `config`, the longest matching storage credential). Paths: namespace levels
+ * holding '.', '/', space and a literal "%1F" each encoded, joined with %1F or the advertised
+ * separator; listings followed through their page tokens and nested namespaces. OAuth2: the
+ * client-credentials form, the bearer token, renewal after a 401 with the request sent once
+ * more. Commits: every status to its exact icm code and how many times the POST was sent
+ * (200, 409, 400, 401 after renewal, 403, 404, 429 re-sent, 500, 502, 503 with and without
+ * Retry-After, 504, a connection dropped after the request, an unreadable 200, 409 after a
+ * re-send), and the request body carrying the identifier and every requirement. Errors: the
+ * Iceberg error shape to http_status / remote_code, a proxy's HTML page. The table's FileIO
+ * comes from the load's configuration.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog/catalog_internal.h"
+#include "icemaint/catalog.h"
+#include "icemaint/sys/catalog.h"
+#include "icemaint/sys/fileio.h"
+#include "icemaint/update.h"
+#include "io/sigv4.h"
+#include "testutil.h"
+
+/* ---- a scripted REST server ---- */
+
+#define MAX_REQS 64
+#define MAX_ROUTES 16
+#define MAX_STEPS 4
+
+/* DROP: read the request, close without an answer; KEEP: answer and keep the connection
+ * open for the client's next request (keep-alive) */
+enum { ANSWER = 0, DROP = 1, KEEP = 2 };
+
+typedef struct step {
+    int status;
+    const char *headers; /* extra header lines, each ending in \r\n; NULL none */
+    const char *body;
+    int action;
+} step;
+
+typedef struct route {
+    char method[8];
+    char path[512];
+    step steps[MAX_STEPS];
+    int n_steps, next;
+} route;
+
+typedef struct req {
+    char method[8];
+    char path[1024];
+    char *headers;
+    char *body;
+} req;
+
+typedef struct server {
+    int fd, port;
+    pthread_t thread;
+    atomic_int stop;
+    pthread_mutex_t mu;
+    req reqs[MAX_REQS];
+    int n_reqs;
+    route routes[MAX_ROUTES];
+    int n_routes;
+} server;
+
+/* Script `method path` to answer with `steps` in turn (the last one repeats). */
+static void route_set(server *s, const char *method, const char *path, const step *steps, int n)
+{
+    pthread_mutex_lock(&s->mu);
+    route *r = NULL;
+    for (int i = 0; i < s->n_routes; i++)
+        if (strcmp(s->routes[i].method, method) == 0 && strcmp(s->routes[i].path, path) == 0)
+            r = &s->routes[i];
+    if (r == NULL) {
+        assert_true(s->n_routes < MAX_ROUTES);
+        r = &s->routes[s->n_routes++];
+    }
+    memset(r, 0, sizeof *r);
+    snprintf(r->method, sizeof r->method, "%s", method);
+    snprintf(r->path, sizeof r->path, "%s", path);
+    assert_true(n > 0 && n <= MAX_STEPS);
+    memcpy(r->steps, steps, (size_t)n * sizeof *steps);
+    r->n_steps = n;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void route1(server *s, const char *method, const char *path, int status, const char *body)
+{
+    step st = {status, NULL, body, ANSWER};
+    route_set(s, method, path, &st, 1);
+}
+
+/* Serve one request on connection c; true when the connection stays open for another. */
+static bool serve_one(server *s, int c)
+{
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    char *end = NULL;
+    bool keep = false;
+    while (len < cap - 1) {
+        ssize_t n = read(c, buf + len, cap - 1 - len);
+        if (n <= 0)
+            goto out;
+        len += (size_t)n;
+        buf[len] = '\0';
+        if ((end = strstr(buf, "\r\n\r\n")) != NULL)
+            break;
+    }
+    if (end == NULL)
+        goto out;
+    size_t head = (size_t)(end - buf) + 4, clen = 0;
+    const char *cl = strcasestr(buf, "\r\nContent-Length:");
+    if (cl != NULL && cl < end)
+        clen = strtoul(cl + 17, NULL, 10);
+    while (len < head + clen && len < cap - 1) {
+        ssize_t n = read(c, buf + len, cap - 1 - len);
+        if (n <= 0)
+            goto out;
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    req r;
+    memset(&r, 0, sizeof r);
+    sscanf(buf, "%7s %1023s", r.method, r.path);
+    const char *hl = strstr(buf, "\r\n");
+    r.headers = strndup(hl, (size_t)(end - hl) + 2);
+    r.body = strndup(buf + head, clen);
+    step st = {404, NULL, "{\"error\":{\"message\":\"no route\",\"type\":\"NotFound\",\"code\":404}}",
+               ANSWER};
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->n_routes; i++) {
+        route *ro = &s->routes[i];
+        if (strcmp(ro->method, r.method) == 0 && strcmp(ro->path, r.path) == 0) {
+            st = ro->steps[ro->next];
+            if (ro->next + 1 < ro->n_steps)
+                ro->next++;
+        }
+    }
+    if (s->n_reqs < MAX_REQS)
+        s->reqs[s->n_reqs++] = r;
+    else {
+        free(r.headers);
+        free(r.body);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (st.action == DROP)
+        goto out;
+    keep = st.action == KEEP;
+    const char *body = st.body != NULL ? st.body : "";
+    char *resp = icmt_sprintf("HTTP/1.1 %d X\r\nContent-Length: %zu\r\n%s%s\r\n%s",
+                              st.status, strlen(body), st.headers != NULL ? st.headers : "",
+                              keep ? "" : "Connection: close\r\n", body);
+    size_t off = 0, n = strlen(resp);
+    while (off < n) {
+        ssize_t w = write(c, resp + off, n - off);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    free(resp);
+out:
+    free(buf);
+    return keep;
+}
+
+static void *serve(void *arg)
+{
+    server *s = arg;
+    while (!atomic_load(&s->stop)) {
+        struct pollfd pfd = {s->fd, POLLIN, 0};
+        if (poll(&pfd, 1, 20) <= 0)
+            continue;
+        int c = accept(s->fd, NULL, NULL);
+        if (c < 0)
+            continue;
+        /* a kept connection is served while its client sends on it; one idle for 300 ms is
+         * closed, so a client that opened another meanwhile is accepted next */
+        while (serve_one(s, c)) {
+            struct pollfd next = {c, POLLIN, 0};
+            if (poll(&next, 1, 300) <= 0)
+                break;
+        }
+        close(c);
+    }
+    return NULL;
+}
+
+static server *server_start(void)
+{
+    server *s = calloc(1, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    s->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s->fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(s->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(s->fd, 16), 0);
+    socklen_t al = sizeof a;
+    assert_int_equal(getsockname(s->fd, (struct sockaddr *)&a, &al), 0);
+    s->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&s->thread, NULL, serve, s), 0);
+    return s;
+}
+
+static void server_stop(server *s)
+{
+    atomic_store(&s->stop, 1);
+    pthread_join(s->thread, NULL);
+    close(s->fd);
+    for (int i = 0; i < s->n_reqs; i++) {
+        free(s->reqs[i].headers);
+        free(s->reqs[i].body);
+    }
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+/* How many requests `method path` the server received. */
+static int count(server *s, const char *method, const char *path)
+{
+    int n = 0;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->n_reqs; i++)
+        n += strcmp(s->reqs[i].method, method) == 0 && strcmp(s->reqs[i].path, path) == 0;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* The i-th request (0 = first; negative: from the end). */
+static const req *nth(server *s, int i)
+{
+    assert_true(s->n_reqs > 0);
+    int k = i >= 0 ? i : s->n_reqs + i;
+    assert_true(k >= 0 && k < s->n_reqs);
+    return &s->reqs[k];
+}
+
+/* The value of header `name` (static buffer), or NULL. */
+static const char *header(const req *r, const char *name)
+{
+    static char value[2048];
+    char pat[128];
+    snprintf(pat, sizeof pat, "\r\n%s:", name);
+    const char *h = strcasestr(r->headers, pat);
+    if (h == NULL)
+        return NULL;
+    h += strlen(pat);
+    while (*h == ' ')
+        h++;
+    snprintf(value, sizeof value, "%.*s", (int)strcspn(h, "\r\n"), h);
+    return value;
+}
+
+/* ---- fixtures ---- */
+
+#define UUID "9c12d441-03fe-4693-9a96-a0705ddf69c1"
+
+/* A v2 table with snapshots 1 and 2, main at 2 and tag t1 at 1, at `location`. */
+static char *metadata_json(const char *location)
+{
+    return icmt_sprintf(
+        "{\"format-version\":2,\"table-uuid\":\"" UUID "\",\"location\":\"%s\","
+        "\"last-sequence-number\":2,\"last-updated-ms\":1700000000000,\"last-column-id\":1,"
+        "\"current-schema-id\":0,\"schemas\":[{\"type\":\"struct\",\"schema-id\":0,"
+        "\"fields\":[{\"id\":1,\"name\":\"x\",\"required\":false,\"type\":\"long\"}]}],"
+        "\"default-spec-id\":0,\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
+        "\"last-partition-id\":999,\"default-sort-order-id\":0,"
+        "\"sort-orders\":[{\"order-id\":0,\"fields\":[]}],\"properties\":{},"
+        "\"current-snapshot-id\":2,"
+        "\"snapshots\":[{\"snapshot-id\":1,\"sequence-number\":1,\"timestamp-ms\":1700000000000,"
+        "\"manifest-list\":\"%s/metadata/snap-1.avro\",\"summary\":{\"operation\":\"append\"},"
+        "\"schema-id\":0},{\"snapshot-id\":2,\"parent-snapshot-id\":1,\"sequence-number\":2,"
+        "\"timestamp-ms\":1700000001000,\"manifest-list\":\"%s/metadata/snap-2.avro\","
+        "\"summary\":{\"operation\":\"append\"},\"schema-id\":0}],"
+        "\"refs\":{\"main\":{\"snapshot-id\":2,\"type\":\"branch\"},"
+        "\"t1\":{\"snapshot-id\":1,\"type\":\"tag\"}},"
+        "\"snapshot-log\":[],\"metadata-log\":[]}",
+        location, location, location);
+}
+
+/* A LoadTableResult for `location` with `extra` members (",\"config\":{...}" or ""). */
+static char *load_result(const char *location, const char *md_file, const char *extra)
+{
+    char *md = metadata_json(location);
+    char *r = icmt_sprintf("{\"metadata-location\":\"%s\",\"metadata\":%s%s}", md_file, md,
+                           extra);
+    free(md);
+    return r;
+}
+
+typedef struct env {
+    server *s;
+    icm_fileio *io;
+    char *uri;
+} env;
+
+static int setup(void **state)
+{
+    env *e = calloc(1, sizeof *e);
+    e->s = server_start();
+    e->uri = icmt_sprintf("http://127.0.0.1:%d", e->s->port);
+    icmt_ok(icm_fileio_resolving_new(&e->io, NULL, 0));
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    env *e = *state;
+    server_stop(e->s);
+    icm_fileio_free(e->io);
+    free(e->uri);
+    free(e);
+    return 0;
+}
+
+/* Open a REST catalog on the fake server with `extra` properties (key, value pairs, NULL
+ * ended) beyond uri. */
+static int open_cat(env *e, icm_catalog **out, const char *const *extra)
+{
+    icm_property props[16];
+    size_t n = 0;
+    props[n++] = (icm_property){"uri", e->uri};
+    for (size_t i = 0; extra != NULL && extra[i] != NULL; i += 2)
+        props[n++] = (icm_property){extra[i], extra[i + 1]};
+    return icm_catalog_open_rest(out, "rest_test", e->io, props, n);
+}
+
+static icm_table_ident ident(const char *const *levels, size_t n, const char *name)
+{
+    return (icm_table_ident){"", name, levels, n};
+}
+
+static const char *const NS[] = {"ns"};
+
+/* ---- configuration and paths ---- */
+
+static void test_config_merge_and_prefix(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config?warehouse=s3%3A%2F%2Fwh%20b",
+           200,
+           "{\"defaults\":{\"clients\":\"4\",\"s3.endpoint\":\"http://default\","
+           "\"s3.region\":\"eu-1\"},"
+           "\"overrides\":{\"prefix\":\"p/x\",\"s3.endpoint\":\"http://override\"}}");
+    char *body = load_result(
+        "s3://bucket/wh/t", "s3://bucket/wh/t/metadata/00002-a.metadata.json",
+        ",\"config\":{\"s3.access-key-id\":\"AKCONFIG\",\"client.region\":\"us-2\"},"
+        "\"storage-credentials\":["
+        "{\"prefix\":\"s3://bucket\",\"config\":{\"s3.access-key-id\":\"AKBUCKET\"}},"
+        "{\"prefix\":\"s3://bucket/wh/t\",\"config\":{\"s3.access-key-id\":\"AKTABLE\","
+        "\"s3.session-token\":\"ST\"}},"
+        "{\"prefix\":\"s3://other\",\"config\":{\"s3.access-key-id\":\"AKOTHER\"}}]");
+    route1(e->s, "GET", "/v1/p/x/namespaces/ns/tables/tbl", 200, body);
+    const char *extra[] = {"warehouse", "s3://wh b", "token", "tok-1", "header.X-Custom", "v 1",
+                           "s3.region", "client-region", NULL};
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, extra));
+    assert_string_equal(icm_catalog_kind(cat), "rest");
+    const req *cfg = nth(e->s, 0);
+    assert_string_equal(cfg->method, "GET");
+    assert_string_equal(cfg->path, "/v1/config?warehouse=s3%3A%2F%2Fwh%20b");
+    assert_string_equal(header(cfg, "Authorization"), "Bearer tok-1");
+    assert_string_equal(header(cfg, "X-Custom"), "v 1");
+
+    icm_table_ident id = ident(NS, 1, "tbl");
+    icm_catalog_table_info info;
+    icmt_ok(cat->methods->load_table_info(cat, &id, &info));
+    const req *load = nth(e->s, -1);
+    assert_string_equal(load->path, "/v1/p/x/namespaces/ns/tables/tbl");
+    assert_null(strstr(load->path, "snapshots"));
+    assert_string_equal(header(load, "X-Iceberg-Access-Delegation"), "vended-credentials");
+    assert_string_equal(header(load, "Authorization"), "Bearer tok-1");
+    assert_string_equal(info.metadata_location, "s3://bucket/wh/t/metadata/00002-a.metadata.json");
+    assert_non_null(info.metadata);
+    assert_string_equal(icm_table_metadata_uuid(info.metadata), UUID);
+    /* the table's FileIO configuration: what the server added (s3.endpoint overridden,
+     * defaults the client did not set), then config, then the longest matching credential;
+     * the client's own (s3.region) is not repeated: the catalog FileIO has it */
+    const char *ak = icm_fileio_property(info.config, info.n_config, "s3.access-key-id");
+    assert_string_equal(ak, "AKTABLE");
+    assert_string_equal(icm_fileio_property(info.config, info.n_config, "s3.session-token"), "ST");
+    assert_string_equal(icm_fileio_property(info.config, info.n_config, "client.region"), "us-2");
+    assert_string_equal(icm_fileio_property(info.config, info.n_config, "s3.endpoint"),
+                        "http://override");
+    assert_string_equal(icm_fileio_property(info.config, info.n_config, "clients"), "4");
+    assert_null(icm_fileio_property(info.config, info.n_config, "s3.region"));
+    icm_catalog_table_info_dispose(&info);
+    icm_catalog_free(cat);
+    free(body);
+}
+
+static void test_no_prefix_no_empty_segment(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{\"defaults\":{},\"overrides\":{}}");
+    char *body = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/tbl", 200, body);
+    icm_catalog *cat = NULL;
+    char *slash_uri = icmt_sprintf("%s/", e->uri); /* a trailing slash is no empty segment */
+    icm_property props[] = {{"uri", slash_uri}};
+    icmt_ok(icm_catalog_open_rest(&cat, "c", e->io, props, 1));
+    char *loc = NULL;
+    icmt_ok(icm_catalog_load_table_location(cat, "ns.tbl", &loc));
+    assert_string_equal(loc, "/wh/t/metadata/00001-a.metadata.json");
+    assert_string_equal(nth(e->s, -1)->path, "/v1/namespaces/ns/tables/tbl");
+    assert_null(header(nth(e->s, 0), "Authorization"));
+    icm_free(loc);
+    icm_catalog_free(cat);
+    free(slash_uri);
+    free(body);
+}
+
+static void test_namespace_encoding(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    const char *levels[] = {"a.b", "c/d e", "p%1Fq"};
+    const char *path = "/v1/namespaces/a.b%1Fc%2Fd%20e%1Fp%251Fq/tables/t%2F1%20%2B";
+    char *body = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    route1(e->s, "GET", path, 200, body);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    icm_table_ident id = ident(levels, 3, "t/1 +");
+    char *loc = NULL;
+    icmt_ok(cat->methods->load_table(cat, &id, &loc));
+    assert_string_equal(nth(e->s, -1)->path, path);
+    icm_free(loc);
+    icm_catalog_free(cat);
+
+    /* an advertised separator replaces %1F */
+    route1(e->s, "GET", "/v1/config", 200,
+           "{\"overrides\":{\"namespace-separator\":\"%1E\"}}");
+    const char *sep_path = "/v1/namespaces/a.b%1Ec%2Fd%20e%1Ep%251Fq/tables/t%2F1%20%2B";
+    route1(e->s, "GET", sep_path, 200, body);
+    icmt_ok(open_cat(e, &cat, NULL));
+    icmt_ok(cat->methods->load_table(cat, &id, &loc));
+    assert_string_equal(nth(e->s, -1)->path, sep_path);
+    icm_free(loc);
+    icm_catalog_free(cat);
+    free(body);
+}
+
+typedef struct names {
+    char *v[16];
+    int n;
+} names;
+
+static int take_name(const char *name, void *payload)
+{
+    names *ns = payload;
+    assert_true(ns->n < 16);
+    ns->v[ns->n++] = strdup(name);
+    return 0;
+}
+
+static void names_free(names *ns)
+{
+    for (int i = 0; i < ns->n; i++)
+        free(ns->v[i]);
+    ns->n = 0;
+}
+
+static void test_listings_pages_and_nesting(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{\"overrides\":{\"prefix\":\"cat\"}}");
+    route1(e->s, "GET", "/v1/cat/namespaces", 200,
+           "{\"namespaces\":[[\"a\"]],\"next-page-token\":\"tok/1 2\"}");
+    route1(e->s, "GET", "/v1/cat/namespaces?pageToken=tok%2F1%202", 200,
+           "{\"namespaces\":[[\"b.c\"]],\"next-page-token\":null}");
+    route1(e->s, "GET", "/v1/cat/namespaces?parent=a", 200, "{\"namespaces\":[[\"a\",\"x\"]]}");
+    route1(e->s, "GET", "/v1/cat/namespaces?parent=a%1Fx", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/cat/namespaces?parent=b.c", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/cat/namespaces/a%1Fx/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"a\",\"x\"],\"name\":\"t1\"}],"
+           "\"next-page-token\":\"p2\"}");
+    route1(e->s, "GET", "/v1/cat/namespaces/a%1Fx/tables?pageToken=p2", 200,
+           "{\"identifiers\":[{\"namespace\":[\"a\",\"x\"],\"name\":\"t2\"}]}");
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    names ns = {{0}, 0};
+    icmt_ok(cat->methods->list_all_namespaces(cat, take_name, &ns));
+    assert_int_equal(ns.n, 3);
+    assert_string_equal(ns.v[0], "a");
+    assert_string_equal(ns.v[1], "a.x");
+    assert_string_equal(ns.v[2], "b.c");
+    names_free(&ns);
+    icmt_ok(icm_catalog_list_namespaces(cat, "a", take_name, &ns));
+    assert_int_equal(ns.n, 1);
+    assert_string_equal(ns.v[0], "a.x");
+    names_free(&ns);
+    icmt_ok(icm_catalog_list_tables(cat, "a.x", take_name, &ns));
+    assert_int_equal(ns.n, 2);
+    assert_string_equal(ns.v[0], "t1");
+    assert_string_equal(ns.v[1], "t2");
+    names_free(&ns);
+    icm_catalog_free(cat);
+}
+
+/* ---- OAuth2 ---- */
+
+static void test_oauth_fetch_and_refresh_after_401(void **state)
+{
+    env *e = *state;
+    step tokens[] = {{200, NULL, "{\"access_token\":\"T1\",\"token_type\":\"bearer\","
+                                 "\"expires_in\":3600}", ANSWER},
+                     {200, NULL, "{\"access_token\":\"T2\",\"token_type\":\"Bearer\"}", ANSWER}};
+    route_set(e->s, "POST", "/auth/token", tokens, 2);
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    char *body = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    step loads[] = {{401, NULL, "{\"error\":{\"message\":\"expired\",\"type\":"
+                                "\"NotAuthorizedException\",\"code\":401}}", ANSWER},
+                    {200, NULL, body, ANSWER}};
+    route_set(e->s, "GET", "/v1/namespaces/ns/tables/tbl", loads, 2);
+    char *auth_uri = icmt_sprintf("%s/auth/token", e->uri);
+    const char *extra[] = {"credential", "client:se:cret", "oauth2-server-uri", auth_uri,
+                           "scope", "PRINCIPAL_ROLE:ALL", NULL};
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, extra));
+    const req *tok = nth(e->s, 0);
+    assert_string_equal(tok->path, "/auth/token");
+    assert_string_equal(header(tok, "Content-Type"), "application/x-www-form-urlencoded");
+    assert_string_equal(tok->body, "grant_type=client_credentials&client_id=client&"
+                                   "client_secret=se%3Acret&scope=PRINCIPAL_ROLE%3AALL");
+    assert_string_equal(header(nth(e->s, 1), "Authorization"), "Bearer T1");
+
+    char *loc = NULL;
+    icmt_ok(icm_catalog_load_table_location(cat, "ns.tbl", &loc));
+    assert_string_equal(loc, "/wh/t/metadata/00001-a.metadata.json");
+    /* 401 with T1, a new token, the same request once more with T2 */
+    assert_int_equal(count(e->s, "GET", "/v1/namespaces/ns/tables/tbl"), 2);
+    assert_int_equal(count(e->s, "POST", "/auth/token"), 2);
+    assert_string_equal(header(nth(e->s, -1), "Authorization"), "Bearer T2");
+    /* no secret in anything sent but the token request */
+    for (int i = 1; i < e->s->n_reqs; i++)
+        assert_null(strstr(e->s->reqs[i].headers, "cret"));
+    icm_free(loc);
+    icm_catalog_free(cat);
+
+    /* a credential without a colon is the secret alone; a refused token request is
+     * ICM_EAUTH with the OAuth error, never the secret */
+    route1(e->s, "POST", "/v1/oauth/tokens", 401,
+           "{\"error\":\"invalid_client\",\"error_description\":\"bad secret\"}");
+    const char *alone[] = {"credential", "s3cr3t", NULL};
+    assert_int_equal(open_cat(e, &cat, alone), ICM_EAUTH);
+    assert_null(cat);
+    assert_string_equal(nth(e->s, -1)->body, "grant_type=client_credentials&"
+                                             "client_secret=s3cr3t&scope=catalog");
+    const icm_error *err = icm_error_last();
+    assert_int_equal(err->http_status, 401);
+    assert_string_equal(err->remote_code, "invalid_client");
+    assert_non_null(strstr(err->message, "bad secret"));
+    assert_null(strstr(err->message, "s3cr3t"));
+    free(auth_uri);
+    free(body);
+}
+
+static void test_token_renewed_when_due(void **state)
+{
+    env *e = *state;
+    step tokens[] = {{200, NULL, "{\"access_token\":\"A\",\"token_type\":\"bearer\","
+                                 "\"expires_in\":0}", ANSWER},
+                     {200, NULL, "{\"access_token\":\"B\",\"token_type\":\"bearer\","
+                                 "\"expires_in\":3600}", ANSWER}};
+    route_set(e->s, "POST", "/v1/oauth/tokens", tokens, 2);
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    char *body = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/tbl", 200, body);
+    const char *extra[] = {"credential", "id:secret", NULL};
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, extra));
+    char *loc = NULL;
+    icmt_ok(icm_catalog_load_table_location(cat, "ns.tbl", &loc));
+    /* A expired at once: B was fetched before the load, which was sent once */
+    assert_int_equal(count(e->s, "POST", "/v1/oauth/tokens"), 2);
+    assert_int_equal(count(e->s, "GET", "/v1/namespaces/ns/tables/tbl"), 1);
+    assert_string_equal(header(nth(e->s, -1), "Authorization"), "Bearer B");
+    icm_free(loc);
+    icm_catalog_free(cat);
+    free(body);
+}
+
+/* ---- commits ---- */
+
+#define COMMIT_PATH "/v1/namespaces/ns/tables/tbl"
+
+static icm_table_changes *expiry_changes(void)
+{
+    icm_table_changes *c = NULL;
+    icmt_ok(icm_table_changes_new(&c));
+    icmt_ok(icm_table_changes_require_table_uuid(c, UUID));
+    int64_t main_id = 2, tag_id = 1;
+    icmt_ok(icm_table_changes_require_ref_snapshot_id(c, "main", &main_id));
+    icmt_ok(icm_table_changes_require_ref_snapshot_id(c, "t1", &tag_id));
+    icmt_ok(icm_table_changes_remove_snapshot_ref(c, "t1"));
+    int64_t ids[] = {1};
+    icmt_ok(icm_table_changes_remove_snapshots(c, ids, 1));
+    return c;
+}
+
+/* Commit expiry_changes through a catalog whose commit POST answers `steps`; the code. */
+static int commit_with(env *e, const step *steps, int n, const char *const *extra,
+                       char **out_loc)
+{
+    route_set(e->s, "POST", COMMIT_PATH, steps, n);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, extra));
+    icm_table_changes *c = expiry_changes();
+    icm_table_ident id = ident(NS, 1, "tbl");
+    char *loc = NULL;
+    int rc = cat->methods->commit_changes(cat, &id, "/wh/t/metadata/00001-a.metadata.json", c,
+                                          &loc);
+    if (out_loc != NULL)
+        *out_loc = loc;
+    else
+        icm_free(loc);
+    icm_table_changes_free(c);
+    icm_catalog_free(cat);
+    return rc;
+}
+
+static const char COMMIT_OK[] =
+    "{\"metadata-location\":\"/wh/t/metadata/00002-b.metadata.json\",\"metadata\":{}}";
+static const char CONFLICT[] =
+    "{\"error\":{\"message\":\"Requirement failed: branch main has changed\","
+    "\"type\":\"CommitFailedException\",\"code\":409}}";
+
+static void test_commit_ok_and_body(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    step ok = {200, NULL, COMMIT_OK, ANSWER};
+    char *loc = NULL;
+    icmt_ok(commit_with(e, &ok, 1, NULL, &loc));
+    assert_string_equal(loc, "/wh/t/metadata/00002-b.metadata.json");
+    icm_free(loc);
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 1);
+    const req *r = nth(e->s, -1);
+    assert_string_equal(header(r, "Content-Type"), "application/json");
+    /* the identifier, then every requirement (each ref's assert) and update as given */
+    json_t *got = icmt_json_parse(r->body);
+    json_t *want = icmt_json_parse(
+        "{\"identifier\":{\"namespace\":[\"ns\"],\"name\":\"tbl\"},"
+        "\"requirements\":[{\"type\":\"assert-table-uuid\",\"uuid\":\"" UUID "\"},"
+        "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"main\",\"snapshot-id\":2},"
+        "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"t1\",\"snapshot-id\":1}],"
+        "\"updates\":[{\"action\":\"remove-snapshot-ref\",\"ref-name\":\"t1\"},"
+        "{\"action\":\"remove-snapshots\",\"snapshot-ids\":[1]}]}");
+    assert_true(json_equal(got, want));
+    json_decref(got);
+    json_decref(want);
+}
+
+typedef struct outcome_case {
+    step steps[3];
+    int n;
+    int want_rc;
+    int want_posts;
+} outcome_case;
+
+static void test_commit_outcomes(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    const char *err500 = "{\"error\":{\"message\":\"boom\",\"type\":\"CommitStateUnknownException\","
+                         "\"code\":500}}";
+    const outcome_case cases[] = {
+        {{{409, NULL, CONFLICT, ANSWER}}, 1, ICM_ECOMMIT_FAILED, 1},
+        {{{400, NULL, "{\"error\":{\"message\":\"bad\",\"type\":\"BadRequestException\","
+                      "\"code\":400}}", ANSWER}}, 1, ICM_EINVALID, 1},
+        {{{403, NULL, "{\"error\":{\"message\":\"no\",\"type\":\"ForbiddenException\","
+                      "\"code\":403}}", ANSWER}}, 1, ICM_EAUTH, 1},
+        {{{401, NULL, "{}", ANSWER}}, 1, ICM_EAUTH, 1}, /* a static token cannot be renewed */
+        {{{404, NULL, "{\"error\":{\"message\":\"gone\",\"type\":\"NoSuchTableException\","
+                      "\"code\":404}}", ANSWER}}, 1, ICM_ENOTFOUND, 1},
+        {{{500, NULL, err500, ANSWER}}, 1, ICM_ECOMMIT_UNKNOWN, 1},
+        {{{502, NULL, "<html>Bad Gateway</html>", ANSWER}}, 1, ICM_ECOMMIT_UNKNOWN, 1},
+        {{{503, NULL, "", ANSWER}}, 1, ICM_ECOMMIT_UNKNOWN, 1}, /* no Retry-After: never re-sent */
+        {{{504, NULL, "", ANSWER}}, 1, ICM_ECOMMIT_UNKNOWN, 1},
+        {{{418, NULL, "", ANSWER}}, 1, ICM_ECOMMIT_UNKNOWN, 1},
+        {{{0, NULL, NULL, DROP}}, 1, ICM_ECOMMIT_UNKNOWN, 1}, /* connection lost after send */
+        {{{200, NULL, "not json", ANSWER}}, 1, ICM_ECOMMIT_UNKNOWN, 1},
+        {{{200, NULL, "{\"metadata\":{}}", ANSWER}}, 1, ICM_ECOMMIT_UNKNOWN, 1},
+        {{{429, "Retry-After: 0\r\n", "", ANSWER}, {200, NULL, COMMIT_OK, ANSWER}}, 2, 0, 2},
+        {{{503, "Retry-After: 0\r\n", "", ANSWER}, {200, NULL, COMMIT_OK, ANSWER}}, 2, 0, 2},
+        /* a 409 after a re-send may answer our own first attempt */
+        {{{429, "Retry-After: 0\r\n", "", ANSWER}, {409, NULL, CONFLICT, ANSWER}}, 2,
+         ICM_ECOMMIT_UNKNOWN, 2},
+        {{{503, "Retry-After: 0\r\n", "", ANSWER}, {500, NULL, err500, ANSWER}}, 2,
+         ICM_ECOMMIT_UNKNOWN, 2},
+    };
+    const char *extra[] = {"token", "static", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const outcome_case *k = &cases[i];
+        int before = count(e->s, "POST", COMMIT_PATH);
+        int rc = commit_with(e, k->steps, k->n, extra, NULL);
+        if (rc != k->want_rc)
+            print_error("case %zu (status %d): got %d (%s), want %d\n", i, k->steps[0].status,
+                        rc, icm_error_last()->message, k->want_rc);
+        assert_int_equal(rc, k->want_rc);
+        assert_int_equal(count(e->s, "POST", COMMIT_PATH) - before, k->want_posts);
+        if (rc != 0 && k->steps[k->n - 1].status >= 400) {
+            const icm_error *err = icm_error_last();
+            assert_int_equal(err->http_status, k->steps[k->n - 1].status);
+            assert_non_null(strstr(err->location, COMMIT_PATH));
+        }
+    }
+    /* the Iceberg error type and message reach icm_error */
+    step conflict = {409, NULL, CONFLICT, ANSWER};
+    assert_int_equal(commit_with(e, &conflict, 1, extra, NULL), ICM_ECOMMIT_FAILED);
+    assert_string_equal(icm_error_last()->remote_code, "CommitFailedException");
+    assert_non_null(strstr(icm_error_last()->message, "branch main has changed"));
+}
+
+/* A commit POST leaves at most once: libcurl sends a request again by itself when the reused
+ * keep-alive connection it went out on dies without an answer; a commit that may have been
+ * applied would then be answered 409 for our own change and its files cleaned up. */
+static void test_commit_never_resent_on_dead_keepalive(void **state)
+{
+    env *e = *state;
+    step kept = {200, NULL, "{}", KEEP}; /* the config answer keeps its connection open */
+    route_set(e->s, "GET", "/v1/config", &kept, 1);
+    step steps[] = {{0, NULL, NULL, DROP}, {409, NULL, CONFLICT, ANSWER}};
+    assert_int_equal(commit_with(e, steps, 2, NULL, NULL), ICM_ECOMMIT_UNKNOWN);
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 1);
+}
+
+static void test_commit_401_renewed_once(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    step tokens[] = {{200, NULL, "{\"access_token\":\"T1\",\"token_type\":\"bearer\"}", ANSWER},
+                     {200, NULL, "{\"access_token\":\"T2\",\"token_type\":\"bearer\"}", ANSWER}};
+    route_set(e->s, "POST", "/v1/oauth/tokens", tokens, 2);
+    const char *extra[] = {"credential", "id:secret", NULL};
+    step steps[] = {{401, NULL, "{}", ANSWER}, {200, NULL, COMMIT_OK, ANSWER}};
+    icmt_ok(commit_with(e, steps, 2, extra, NULL));
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 2);
+    assert_string_equal(header(nth(e->s, -1), "Authorization"), "Bearer T2");
+    /* refused again with the new token: not applied, not sent a third time */
+    step twice[] = {{401, NULL, "{}", ANSWER}};
+    route_set(e->s, "POST", "/v1/oauth/tokens", tokens, 2);
+    assert_int_equal(commit_with(e, twice, 1, extra, NULL), ICM_EAUTH);
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 4);
+    /* a 409 after a renewal is still a conflict: the 401 proved the first was not applied */
+    step then409[] = {{401, NULL, "{}", ANSWER}, {409, NULL, CONFLICT, ANSWER}};
+    assert_int_equal(commit_with(e, then409, 2, extra, NULL), ICM_ECOMMIT_FAILED);
+}
+
+static void test_endpoints_honoured(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200,
+           "{\"endpoints\":[\"GET /v1/{prefix}/namespaces\","
+           "\"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}\"]}");
+    step ok = {200, NULL, COMMIT_OK, ANSWER};
+    assert_int_equal(commit_with(e, &ok, 1, NULL, NULL), ICM_EUNSUPPORTED);
+    assert_non_null(strstr(icm_error_last()->message,
+                           "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}"));
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 0);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    icm_table_ident id = ident(NS, 1, "tbl");
+    assert_int_equal(cat->methods->register_table(cat, &id, "/wh/t/metadata/x.metadata.json"),
+                     ICM_EUNSUPPORTED);
+    assert_int_equal(count(e->s, "POST", "/v1/namespaces/ns/register"), 0);
+    icm_catalog_free(cat);
+    /* advertised: register is sent */
+    route1(e->s, "GET", "/v1/config", 200,
+           "{\"endpoints\":[\"POST /v1/{prefix}/namespaces/{namespace}/register\"]}");
+    char *body = load_result("/wh/t", "/wh/t/metadata/x.metadata.json", "");
+    route1(e->s, "POST", "/v1/namespaces/ns/register", 200, body);
+    icmt_ok(open_cat(e, &cat, NULL));
+    icmt_ok(cat->methods->register_table(cat, &id, "/wh/t/metadata/x.metadata.json"));
+    assert_string_equal(nth(e->s, -1)->body,
+                        "{\"name\":\"tbl\",\"metadata-location\":\"/wh/t/metadata/x.metadata.json\"}");
+    icm_catalog_free(cat);
+    free(body);
+}
+
+/* ---- SigV4 ---- */
+
+/* The request as it arrived must carry a signature of exactly what arrived: its Host, path
+ * (canonical form: encoded once more, as for every AWS service but S3), query, the headers it
+ * names in SignedHeaders with their received values, and the SHA-256 of its body. The signer
+ * itself is checked against AWS's vectors (test_sigv4); this checks that what is signed is
+ * what is sent. */
+static void verify_sigv4(const req *r, const char *akid, const char *secret, const char *region,
+                         const char *service)
+{
+    char auth[1024], signed_names[512];
+    snprintf(auth, sizeof auth, "%s", header(r, "Authorization"));
+    char scope[256];
+    snprintf(scope, sizeof scope, "AWS4-HMAC-SHA256 Credential=%s/", akid);
+    assert_int_equal(strncmp(auth, scope, strlen(scope)), 0);
+    snprintf(scope, sizeof scope, "/%s/%s/aws4_request,", region, service);
+    assert_non_null(strstr(auth, scope));
+    const char *sh = strstr(auth, "SignedHeaders=");
+    assert_non_null(sh);
+    sh += strlen("SignedHeaders=");
+    snprintf(signed_names, sizeof signed_names, "%.*s", (int)strcspn(sh, ","), sh);
+    char body_sha[65];
+    icm__sha256_hex(r->body, strlen(r->body), body_sha);
+    assert_string_equal(header(r, "x-amz-content-sha256"), body_sha);
+    char host[256], amz_date[32];
+    snprintf(host, sizeof host, "%s", header(r, "Host"));
+    snprintf(amz_date, sizeof amz_date, "%s", header(r, "X-Amz-Date"));
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    assert_non_null(strptime(amz_date, "%Y%m%dT%H%M%SZ", &tm));
+    /* the other signed headers with their values as received */
+    static char values[16][1024];
+    static char hnames[16][128];
+    icm__http_header hdrs[20];
+    size_t n = 0;
+    for (char *save = NULL, *name = strtok_r(signed_names, ";", &save); name != NULL;
+         name = strtok_r(NULL, ";", &save)) {
+        if (strcmp(name, "host") == 0 || strcmp(name, "x-amz-content-sha256") == 0 ||
+            strcmp(name, "x-amz-date") == 0 || strcmp(name, "x-amz-security-token") == 0)
+            continue;
+        const char *v = header(r, name);
+        assert_non_null(v);
+        assert_true(n < 16);
+        snprintf(hnames[n], sizeof hnames[n], "%s", name);
+        snprintf(values[n], sizeof values[n], "%s", v);
+        hdrs[n] = (icm__http_header){hnames[n], values[n]};
+        n++;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(r->path, "?"), r->path);
+    const char *q = strchr(r->path, '?');
+    icm__buf cu = ICM__BUF_INIT;
+    icmt_ok(icm__sigv4_encode(&cu, path, strlen(path), true));
+    icm__sigv4_request sreq = {r->method, host, cu.data, q != NULL ? q + 1 : "", hdrs, n,
+                               body_sha, region, service, (int64_t)timegm(&tm)};
+    icm__sigv4_credentials creds = {akid, secret, NULL};
+    icm__sigv4_signed sig;
+    icm__http_header added[4];
+    size_t n_added = 0;
+    icmt_ok(icm__sigv4_sign(&sreq, &creds, &sig, added, &n_added));
+    assert_string_equal(sig.authorization, auth);
+    icm__buf_dispose(&cu);
+}
+
+static void test_sigv4_signs_what_is_sent(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    char *body = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    route1(e->s, "GET", "/v1/namespaces/a%1Fb%20c/tables/t%2B1", 200, body);
+    const char *extra[] = {"rest.sigv4-enabled", "true", "rest.signing-region", "eu-west-1",
+                           "rest.access-key-id", "AKIDREST", "rest.secret-access-key",
+                           "SECRETREST", "token", "tok", "header.X-Custom", "v  1", NULL};
+    step ok = {200, NULL, COMMIT_OK, ANSWER};
+    icmt_ok(commit_with(e, &ok, 1, extra, NULL));
+    verify_sigv4(nth(e->s, 0), "AKIDREST", "SECRETREST", "eu-west-1", "execute-api");
+    const req *post = nth(e->s, -1);
+    assert_string_equal(post->method, "POST");
+    verify_sigv4(post, "AKIDREST", "SECRETREST", "eu-west-1", "execute-api");
+    /* a bearer token moves to Original-Authorization, which is signed too (Java's rule) */
+    assert_string_equal(header(post, "Original-Authorization"), "Bearer tok");
+    assert_non_null(strstr(header(post, "Authorization"), "original-authorization"));
+
+    const char *glue[] = {"rest.sigv4-enabled", "true", "rest.signing-region", "us-east-2",
+                          "rest.signing-name", "glue", "rest.access-key-id", "AKIDG",
+                          "rest.secret-access-key", "SG", NULL};
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, glue));
+    const char *levels[] = {"a", "b c"};
+    icm_table_ident id = ident(levels, 2, "t+1");
+    icm_catalog_table_info info;
+    icmt_ok(cat->methods->load_table_info(cat, &id, &info));
+    const req *load = nth(e->s, -1);
+    assert_string_equal(load->path, "/v1/namespaces/a%1Fb%20c/tables/t%2B1");
+    verify_sigv4(load, "AKIDG", "SG", "us-east-2", "glue");
+    assert_null(header(load, "Original-Authorization"));
+    icm_catalog_table_info_dispose(&info);
+    icm_catalog_free(cat);
+    free(body);
+}
+
+/* ---- errors ---- */
+
+static void test_errors(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/nope", 404,
+           "{\"error\":{\"message\":\"Table does not exist: ns.nope\","
+           "\"type\":\"NoSuchTableException\",\"code\":404}}");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/proxy", 403, "<html>\n<body>denied</body>");
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    char *loc = NULL;
+    assert_int_equal(icm_catalog_load_table_location(cat, "ns.nope", &loc), ICM_ENOTFOUND);
+    const icm_error *err = icm_error_last();
+    assert_int_equal(err->http_status, 404);
+    assert_string_equal(err->remote_code, "NoSuchTableException");
+    assert_non_null(strstr(err->message, "Table does not exist: ns.nope"));
+    assert_non_null(strstr(err->location, "/v1/namespaces/ns/tables/nope"));
+    assert_int_equal(icm_catalog_load_table_location(cat, "ns.proxy", &loc), ICM_EAUTH);
+    assert_int_equal(icm_error_last()->http_status, 403);
+    assert_non_null(strstr(icm_error_last()->message, "<html>"));
+    icm_catalog_free(cat);
+
+    /* the config request's failure is the open's */
+    route1(e->s, "GET", "/v1/config", 400,
+           "{\"error\":{\"message\":\"unknown warehouse\",\"type\":\"BadRequestException\","
+           "\"code\":400}}");
+    assert_int_equal(open_cat(e, &cat, NULL), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->message, "unknown warehouse"));
+    /* no http uri */
+    icm_property bad[] = {{"uri", "thrift://x"}};
+    assert_int_equal(icm_catalog_open_rest(&cat, "c", e->io, bad, 1), ICM_EINVALID);
+}
+
+/* ---- the table's FileIO ---- */
+
+static void test_table_fileio_from_config(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    char *with = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json",
+                             ",\"config\":{\"s3.access-key-id\":\"AK1\"}");
+    char *renewed = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json",
+                                ",\"config\":{\"s3.access-key-id\":\"AK2\"}");
+    step loads[] = {{200, NULL, with, ANSWER}, {200, NULL, with, ANSWER},
+                    {200, NULL, renewed, ANSWER}};
+    route_set(e->s, "GET", "/v1/namespaces/ns/tables/tbl", loads, 3);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    icm_table *t = NULL;
+    icmt_ok(icm_table_load(&t, cat, "ns.tbl"));
+    icm_fileio *first = icm_table_get_fileio(t);
+    assert_ptr_not_equal(first, icm_catalog_fileio(cat)); /* its own, from the config */
+    assert_string_equal(icm_table_metadata_uuid(icm_table_get_metadata(t)), UUID);
+    icmt_ok(icm_table_refresh(t)); /* the same configuration: the same FileIO */
+    assert_ptr_equal(icm_table_get_fileio(t), first);
+    icmt_ok(icm_table_refresh(t)); /* renewed credentials: a new one */
+    assert_ptr_not_equal(icm_table_get_fileio(t), first);
+    /* the server writes a REST table's metadata files: no pointer-swap slot */
+    assert_null(cat->methods->commit);
+    icm_table_free(t);
+    icm_catalog_free(cat);
+    free(with);
+    free(renewed);
+}
+
+/* The other tables the orphan sweep and expiry hold files for are judged by the metadata the
+ * catalog hands out: their files may be readable only with the credentials it vends (here the
+ * catalog's FileIO has none at all, and the mem:// files do not exist). */
+typedef struct others {
+    int n;
+    char roots[4][128];
+} others;
+
+static int take_other(const icm__other_table *o, void *payload)
+{
+    others *x = payload;
+    assert_non_null(o->md);
+    assert_null(o->unreadable);
+    assert_true(x->n < 4);
+    snprintf(x->roots[x->n++], sizeof x->roots[0], "%s.%s %s", o->ns, o->name, o->roots[0]);
+    return 0;
+}
+
+static void test_other_tables_from_catalog_metadata(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    route1(e->s, "GET", "/v1/namespaces", 200, "{\"namespaces\":[[\"ns\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=ns", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"ns\"],\"name\":\"tbl\"},"
+           "{\"namespace\":[\"ns\"],\"name\":\"other\"}]}");
+    char *self = load_result("s3://b/wh/tbl", "s3://b/wh/tbl/metadata/1.metadata.json", "");
+    char *other = load_result("s3://b/wh/tbl/nested", "s3://b/wh/tbl/nested/metadata/1.metadata.json",
+                              ",\"config\":{\"s3.access-key-id\":\"AK\"}");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/tbl", 200, self);
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/other", 200, other);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    others x = {0, {{0}}};
+    icmt_ok(icm__catalog_each_other_table(cat, "ns.tbl", take_other, &x));
+    assert_int_equal(x.n, 1);
+    assert_string_equal(x.roots[0], "ns.other s3://b/wh/tbl/nested");
+    icm_catalog_free(cat);
+    free(self);
+    free(other);
+}
+
+/* Every allocation of open, load and commit failing in turn: ICM_ENOMEM (or, once the commit
+ * was sent, ICM_ECOMMIT_UNKNOWN: an answer that cannot be read is no proof), never a crash, a
+ * leak (ASan) or a wrong "failed". */
+static void test_nomem(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200,
+           "{\"defaults\":{\"a\":\"1\"},\"overrides\":{\"prefix\":\"p\"}}");
+    char *body = load_result("s3://b/wh/t", "s3://b/wh/t/metadata/1.metadata.json",
+                             ",\"config\":{\"s3.access-key-id\":\"AK\"},\"storage-credentials\":"
+                             "[{\"prefix\":\"s3://b\",\"config\":{\"s3.session-token\":\"S\"}}]");
+    route1(e->s, "GET", "/v1/p/namespaces/ns/tables/tbl", 200, body);
+    route1(e->s, "POST", "/v1/p/namespaces/ns/tables/tbl", 200, COMMIT_OK);
+    const char *extra[] = {"token", "t", "header.X-A", "b", NULL};
+    icm_table_changes *c = expiry_changes();
+    icm_table_ident id = ident(NS, 1, "tbl");
+    long total = 0;
+    for (long i = 0;; i++) {
+        icm_catalog *cat = NULL;
+        icm_catalog_table_info info;
+        memset(&info, 0, sizeof info);
+        char *loc = NULL;
+        icmt_nomem_arm(i);
+        int orc = open_cat(e, &cat, extra);
+        int lrc = orc == 0 ? cat->methods->load_table_info(cat, &id, &info) : 0;
+        int crc = orc == 0 ? cat->methods->commit_changes(cat, &id, "x", c, &loc) : 0;
+        total = icmt_nomem_disarm();
+        assert_true(orc == 0 || orc == ICM_ENOMEM);
+        assert_true(lrc == 0 || lrc == ICM_ENOMEM);
+        assert_true(crc == 0 || crc == ICM_ENOMEM || crc == ICM_ECOMMIT_UNKNOWN);
+        icm_free(loc);
+        icm_catalog_table_info_dispose(&info);
+        icm_catalog_free(cat);
+        if (i > total)
+            break;
+    }
+    assert_true(total > 50);
+    icm_table_changes_free(c);
+    free(body);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_config_merge_and_prefix, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_prefix_no_empty_segment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_namespace_encoding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_listings_pages_and_nesting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oauth_fetch_and_refresh_after_401, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_renewed_when_due, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_ok_and_body, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_outcomes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_never_resent_on_dead_keepalive, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_commit_401_renewed_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_endpoints_honoured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigv4_signs_what_is_sent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_fileio_from_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_tables_from_catalog_metadata, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_nomem, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
