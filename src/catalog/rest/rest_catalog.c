@@ -369,13 +369,17 @@ static int rest_commit_changes(icm_catalog *cat, const icm_table_ident *id,
     icm__http_response resp;
     unsigned retries = 0;
     rc = icm__rest_send(r, &call, &resp, &retries);
-    if (rc == ICM_ENET || rc == ICM_ETIMEOUT) {
-        if (resp.request_sent) {
+    if (rc != 0) {
+        /* Any failure once a copy of the request may have reached the catalog (this attempt
+         * sent, or an earlier one answered 429/503 and was sent again) leaves the outcome
+         * open, out of memory while taking in the answer too: the caller would clean up after
+         * a "not applied" code. Only a request that provably never left stands as it is. */
+        if (resp.request_sent || retries > 0) {
             char *why = icm__strdup(icm_error_last()->message);
-            rc = commit_unknown(shown, why != NULL ? why : "the connection failed after the "
-                                                          "request was sent");
+            rc = commit_unknown(shown, why != NULL ? why : "the request failed after it was "
+                                                          "sent");
             icm__free(why);
-        } /* else: nothing left this machine; the transport error stands (not applied) */
+        }
     } else if (rc == 0) {
         int st = resp.status;
         if (st == 200) {
@@ -391,6 +395,10 @@ static int rest_commit_changes(icm_catalog *cat, const icm_table_ident *id,
         } else if (st == 409) {
             rc = icm__rest_fail(r, "commit outcome unknown: 409 after the request was sent "
                                    "again (it may answer our own earlier attempt)",
+                                url, &resp, ICM_ECOMMIT_UNKNOWN);
+        } else if (retries > 0) {
+            /* an earlier copy answered 503 (may have been partly processed) or 429 */
+            rc = icm__rest_fail(r, "commit outcome unknown: the request was sent again",
                                 url, &resp, ICM_ECOMMIT_UNKNOWN);
         } else if (st == 400 || st == 401 || st == 403 || st == 404 || st == 419) {
             rc = icm__rest_fail(r, "commit refused (not applied)", url, &resp, 0);
