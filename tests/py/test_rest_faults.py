@@ -23,6 +23,7 @@ import rest_helpers as r  # noqa: E402
 from rest_helpers import rest_wh  # noqa: E402,F401 (fixture)
 
 COMMIT = {"kind": "CommitTable"}
+RC_REFUSED = 1
 
 NOT_APPLIED = {
     "500": {"action": "iceberg_error", "status": 500},
@@ -294,3 +295,53 @@ def test_replayed_commit_after_applied_then_dropped_expiry(expirable, action):
     assert len(sent) == 1, f"the commit POST was sent {len(sent)} times: {sent}"
     assert res.returncode == 4, res.stderr
     assert r.snapshot_ids(wh) == wh.keep
+
+
+# ---- the other answers: re-sent only when the server did not act; refusals are cleanable -------
+
+def test_add_files_429_once_is_resent(appendable):
+    wh = appendable
+    before, ids_before = wh.files(), r.snapshot_ids(wh)
+    ctl = arm(wh, {"action": "iceberg_error", "status": 429, "times": 1,
+                   "headers": {"Retry-After": "1"}})
+    res = add_files(wh)
+    _succeeds_with_one_change(wh, res, ids_before, before)
+    assert commits(ctl) == [(429, "iceberg_error"), (200, None)]
+
+
+def test_add_files_409_after_a_resend_is_unknown(appendable):
+    """A 409 that answers a re-sent POST may be our own first attempt, applied: unknown, and
+    the transaction's files stay."""
+    wh = appendable
+    before, metadata = wh.files(), wh.table().metadata_location
+    ctl = r.proxy_of(wh.server)
+    ctl.set_rules([{**COMMIT, "action": "iceberg_error", "status": 503, "times": 1,
+                    "headers": {"Retry-After": "1"}},
+                   {**COMMIT, "action": "iceberg_error", "status": 409}])
+    res = add_files(wh)
+    assert res.returncode == 4, res.stderr
+    assert commits(ctl) == [(503, "iceberg_error"), (409, "iceberg_error")]
+    after = wh.files()
+    assert before <= after
+    own_files(after - before)
+    assert wh.table().metadata_location == metadata
+
+
+@pytest.mark.parametrize("status", [
+    400,
+    pytest.param(403, marks=pytest.mark.xfail(
+        strict=True, reason="the back end maps 403 to ICM_EAUTH, which the commit path does "
+                            "not treat as 'not applied', so the transaction's files stay "
+                            "(safe, but not the documented cleanable refusal); reported to b1")),
+    404])
+def test_add_files_refused_is_not_applied_and_cleaned(appendable, status):
+    """400, 403 and 404 on a commit: refused, not applied (Java's CleanableFailure): the
+    transaction's own files are deleted, nothing else, and the table is unchanged."""
+    wh = appendable
+    before, metadata = wh.files(), wh.table().metadata_location
+    ctl = arm(wh, {"action": "iceberg_error", "status": status})
+    res = add_files(wh)
+    assert res.returncode == RC_REFUSED, res.stderr
+    assert commits(ctl) == [(status, "iceberg_error")]
+    assert wh.files() == before
+    assert wh.table().metadata_location == metadata
