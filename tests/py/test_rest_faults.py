@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("pyiceberg.catalog.rest")
 
 import rest_helpers as r  # noqa: E402
-from rest_helpers import rest_wh  # noqa: E402,F401 (fixture)
+from rest_helpers import rest_local, rest_wh  # noqa: E402,F401 (fixtures)
 
 COMMIT = {"kind": "CommitTable"}
 RC_REFUSED = 1
@@ -345,3 +345,30 @@ def test_add_files_refused_is_not_applied_and_cleaned(appendable, status):
     assert commits(ctl) == [(status, "iceberg_error")]
     assert wh.files() == before
     assert wh.table().metadata_location == metadata
+
+
+def test_add_files_commit_timeout_is_unknown(rest_local, tmp_path):
+    """The catalog applies the commit but answers after icemaint's 60 s request timeout: outcome
+    unknown (exit 4), the transaction's files kept, the change there. (One case, local files:
+    it waits out the timeout.)"""
+    wh = r.RestWarehouse(rest_local, tmp_path)
+    wh.catalog().create_namespace(wh.namespace)
+    try:
+        r.write_history_with_refs(wh)
+        incoming = r.write_parquet_into(wh, "t", "incoming.parquet", [900, 901])
+        before, ids_before = wh.files(), r.snapshot_ids(wh)
+        ctl = arm(wh, {"action": "delay_response", "delay_ms": 75_000})
+        t0 = time.monotonic()
+        res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True)
+        assert res.returncode == 4, res.stderr
+        assert 55 <= time.monotonic() - t0 < 75, "gave up at the request timeout"
+        assert commits(ctl)[0][1] == "delay_response" and len(commits(ctl)) == 1
+        new = r.snapshot_ids(wh) - ids_before
+        assert len(new) == 1, "the catalog applied it"
+        mine = r.needed_files(wh, snapshot_ids=new) - r.needed_files(wh, snapshot_ids=ids_before)
+        after = wh.files()
+        assert before <= after
+        assert after - before == own_files(mine - {r.relative(wh, "t", incoming)}) | \
+            r.version_files(wh)
+    finally:
+        wh.cleanup()
