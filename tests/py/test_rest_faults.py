@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("pyiceberg.catalog.rest")
 
 import rest_helpers as r  # noqa: E402
+import s3_e2e  # noqa: E402
 from rest_helpers import rest_local, rest_wh  # noqa: E402,F401 (fixtures)
 
 COMMIT = {"kind": "CommitTable"}
@@ -247,7 +248,8 @@ def test_expire_through_the_proxy_without_faults_counts_one_commit(expirable):
     after = wh.files()
     assert before - after == gone
     assert after - before == r.version_files(wh)
-    json.loads(res.stdout)
+    doc = json.loads(res.stdout)
+    assert {r.relative(wh, "t", p) for p in s3_e2e.planned_paths(doc)} == gone
 
 
 # ---- regression: a commit replayed below icemaint after the connection dropped -----------------
