@@ -360,3 +360,26 @@ def test_add_files_commit_timeout_is_unknown(rest_local, tmp_path):
             r.version_files(wh)
     finally:
         wh.cleanup()
+
+
+def test_expire_401_once_on_load_gets_a_new_token(expirable):
+    """The catalog rejects the token once (on the load): icemaint asks for a new one and goes on;
+    the expiry is committed once and deletes exactly the expired snapshots' own files."""
+    wh = expirable
+    before = wh.files()
+    gone = r.needed_files(wh) - r.needed_files(wh, snapshot_ids=wh.keep)
+    ctl = r.proxy_of(wh.server)
+    ctl.set_rules([{"kind": "LoadTable", "action": "iceberg_error", "status": 401, "times": 1}])
+    res = wh.cli("expire-snapshots", wh.ident(), "--older-than", str(int(time.time() * 1000)),
+                 "--retain-last", "1", via_proxy=True,
+                 env=wh.env(via_proxy=True, credential="icm-client:icm-secret"))
+    assert res.returncode == 0, res.stderr
+    log = ctl.log()
+    assert [e["status"] for e in log if e["kind"] == "LoadTable"][0] == 401
+    assert len([e for e in log if e["kind"] == "Token"]) == 2
+    assert commits(ctl) == [(200, None)]
+    assert r.snapshot_ids(wh) == wh.keep
+    after = wh.files()
+    assert before - after == gone
+    assert after - before == r.version_files(wh)
+    r.assert_judges_read(wh, "t", wh.expected)
