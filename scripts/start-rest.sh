@@ -102,7 +102,8 @@ fixture() {
   local uri
   uri="$(json_field "$dir/$name/ready.json" uri)"
   # The health check the reference recipe names: /v1/config answers 200.
-  curl -fsS -o /dev/null --max-time 30 "$uri/v1/config"
+  "$PY" -c 'import sys, urllib.request as u; u.urlopen(sys.argv[1], timeout=30).read()' \
+    "$uri/v1/config" >/dev/null
   start "$name-proxy" "$dir/$name/proxy.json" \
     "$PY" "$ROOT/tests/tools/faultproxy.py" --api rest --upstream "$uri" \
     --ready-file "$dir/$name/proxy.json"

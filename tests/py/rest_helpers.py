@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -171,10 +172,6 @@ class RestWarehouse:
         """Every file below the table's location, as paths relative to it (exact, complete)."""
         return files_below(self, self.location(table))
 
-    def absolute(self, table: str, path: str) -> str:
-        """The relative path of files() back as the location Iceberg metadata uses."""
-        return self.location(table).rstrip("/") + "/" + path
-
     def cleanup(self) -> None:
         cat = self.catalog()
         try:
@@ -254,12 +251,7 @@ def snapshot_ids(wh: RestWarehouse, table: str = "t") -> set[int]:
 def needed_files(wh: RestWarehouse, table: str = "t", snapshot_ids=None) -> set[str]:
     """The files the table's snapshots (or those named) need, relative to its location."""
     t = wh.table(table)
-    prefix = t.metadata.location.rstrip("/") + "/"
-    out = set()
-    for p in s3_e2e.reachable(t, snapshot_ids):
-        assert p.startswith(prefix), f"{p} is outside the table location {prefix}"
-        out.add(p[len(prefix):])
-    return out
+    return {relative_to(t.metadata.location, p) for p in s3_e2e.reachable(t, snapshot_ids)}
 
 
 # ---- judges: each reads every retained snapshot -------------------------------------------------
@@ -349,3 +341,76 @@ def is_loopback(address: str) -> bool:
         ip = ip.ipv4_mapped
     return ip.is_loopback
 
+
+
+# ---- expected outcomes --------------------------------------------------------------------------
+
+def relative(wh: RestWarehouse, table: str, location: str) -> str:
+    return relative_to(wh.location(table), location)
+
+
+def relative_to(table_location: str, location: str) -> str:
+    """`location` relative to the table location. On local files the fixture spells the same
+    folder two ways (the table location `file:///...` from the warehouse, the metadata files
+    `file:/...` as Hadoop's Path writes them), so both are compared as local paths."""
+    if not table_location.startswith(("s3://", "s3a://", "s3n://")):
+        table_location, location = local_path(table_location), local_path(location)
+    prefix = table_location.rstrip("/") + "/"
+    assert location.startswith(prefix), f"{location} is outside {prefix}"
+    return location[len(prefix):]
+
+
+def version_files(wh: RestWarehouse, table: str = "t") -> set[str]:
+    """The files of the table's current metadata version, relative to its location: the
+    metadata JSON the catalog wrote and, on local files, the Hadoop checksum file beside it
+    (the fixture writes through HadoopFileIO's checksummed local file system)."""
+    rel = relative(wh, table, wh.table(table).metadata_location)
+    if wh.server.s3 is not None:
+        return {rel}
+    head, _, name = rel.rpartition("/")
+    return {rel, f"{head}/.{name}.crc" if head else f".{name}.crc"}
+
+
+def retained_by_refs(table) -> set[int]:
+    """What Iceberg's retention keeps when every snapshot is older than the cutoff and each ref
+    keeps 1 snapshot (no ref sets its own retention): each ref's own snapshot."""
+    return {ref.snapshot_id for ref in table.metadata.refs.values()}
+
+
+def write_parquet_into(wh: RestWarehouse, table: str, name: str, ids) -> str:
+    """A Parquet file (columns id, data, no field ids) below the table's data folder, written
+    straight to the store (not through Iceberg); returns its location."""
+    import io
+
+    import pyarrow.parquet as pq
+    location = wh.location(table).rstrip("/") + "/data/" + name
+    buf = io.BytesIO()
+    pq.write_table(h._rows(ids), buf)
+    if wh.server.s3 is not None:
+        h.put(wh.server.s3, s3_e2e.key_of(location, wh.server.s3.bucket), buf.getvalue())
+    else:
+        path = local_path(location)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(buf.getvalue())
+    return location
+
+
+def put_file(wh: RestWarehouse, table: str, rel: str, body: bytes = b"orphan") -> None:
+    location = wh.location(table).rstrip("/") + "/" + rel
+    if wh.server.s3 is not None:
+        h.put(wh.server.s3, s3_e2e.key_of(location, wh.server.s3.bucket), body)
+    else:
+        path = local_path(location)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(body)
+
+
+def remove_file(wh: RestWarehouse, table: str, rel: str) -> None:
+    location = wh.location(table).rstrip("/") + "/" + rel
+    if wh.server.s3 is not None:
+        h.client(wh.server.s3, attempts=4).delete_object(
+            Bucket=wh.server.s3.bucket, Key=s3_e2e.key_of(location, wh.server.s3.bucket))
+    else:
+        os.remove(local_path(location))
