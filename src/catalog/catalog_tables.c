@@ -99,6 +99,7 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
 /* ---- every other table a catalog's store knows of ---- */
 
 typedef struct other_walk {
+    icm_catalog *cat; /* asked for a table's metadata when it hands metadata out (REST) */
     icm_fileio *io;
     const char *catalog_name; /* of `self`; NULL = no table is skipped */
     const char *self;         /* "ns.name", skipped in catalog_name */
@@ -153,7 +154,42 @@ static void other_read_dispose(other_read *r)
     icm__free(r->why);
 }
 
-static int read_other(icm_fileio *io, icm__other_table *o, other_read *r)
+/*
+ * The metadata a catalog hands out with a table's pointer (version 2 load_table_info: a REST
+ * catalog's LoadTableResult), when it is of exactly that pointer: its files may be readable
+ * only with the credentials the catalog vends per table, so reading the file through the
+ * catalog's own FileIO could fail where the catalog's answer is at hand. *out NULL when the
+ * catalog has no such method, hands out no metadata, or now names another pointer (then the
+ * file is read as for any catalog).
+ */
+static int catalog_metadata(icm_catalog *cat, const icm__other_table *o,
+                            icm_table_metadata **out)
+{
+    *out = NULL;
+    if (cat == NULL || ICM__CATALOG_V2(cat, load_table_info) == NULL || o->ns == NULL)
+        return 0;
+    icm__ident ident;
+    int rc = icm__ident_make(&ident, o->ns, o->name);
+    if (rc != 0)
+        return rc;
+    icm_catalog_table_info info;
+    rc = icm__catalog_load_info(cat, &ident.id, &info);
+    icm__ident_dispose(&ident);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        icm_error_clear(); /* the file is read instead, and its failure told */
+        return 0;
+    }
+    if (info.metadata != NULL && strcmp(info.metadata_location, o->pointer) == 0) {
+        *out = info.metadata;
+        info.metadata = NULL;
+    }
+    icm_catalog_table_info_dispose(&info);
+    return 0;
+}
+
+static int read_other(icm_catalog *cat, icm_fileio *io, icm__other_table *o, other_read *r)
 {
     static const char *const names[] = ICM__OTHER_TABLE_ROOT_NAMES;
     _Static_assert(ICM__MD_PLACES_N_ROOTS == ICM__OTHER_TABLE_N_ROOTS,
@@ -161,10 +197,16 @@ static int read_other(icm_fileio *io, icm__other_table *o, other_read *r)
     memset(r, 0, sizeof *r);
     char *data = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(io, o->pointer, &data, &len);
-    bool read = rc == 0;
-    if (read)
-        rc = icm_table_metadata_parse(&r->md, data, len, o->pointer);
+    int rc = catalog_metadata(cat, o, &r->md);
+    if (rc != 0)
+        return rc;
+    bool read = r->md != NULL;
+    if (!read) {
+        rc = icm_fileio_read(io, o->pointer, &data, &len);
+        read = rc == 0;
+        if (read)
+            rc = icm_table_metadata_parse(&r->md, data, len, o->pointer);
+    }
     o->md = r->md;
     o->md_rc = rc;
     if (rc == 0) {
@@ -232,7 +274,9 @@ static int visit_other(const char *catalog_name, const char *ns, const char *nam
         return 0; /* no metadata: no files; or the table itself */
     icm__other_table o = {catalog_name, ns, name, pointer, {NULL}, NULL, 0, false, NULL, 0, NULL};
     other_read r;
-    int rc = read_other(w->io, &o, &r);
+    /* (the catalog is asked only of its own tables, not another catalog_name's rows) */
+    bool own = w->catalog_name != NULL && strcmp(catalog_name, w->catalog_name) == 0;
+    int rc = read_other(own ? w->cat : NULL, w->io, &o, &r);
     if (rc == 0)
         rc = w->cb(&o, w->payload);
     other_read_dispose(&r);
@@ -248,7 +292,7 @@ static int visit_own_name(const char *ns, const char *name, const char *pointer,
 int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
                                   void *payload)
 {
-    other_walk w = {cat->io, icm_catalog_name(cat), self, cb, payload};
+    other_walk w = {cat, cat->io, icm_catalog_name(cat), self, cb, payload};
     if (strcmp(cat->methods->kind, "sql") == 0)
         return icm__sql_catalog_each_pointer(cat, visit_other, &w);
     return icm__catalog_each_table(cat, visit_own_name, &w);
@@ -280,7 +324,7 @@ int icm__database_each_table(icm_fileio *io, const char *db, icm__other_table_cb
     if (rc == 0)
         rc = store->methods->probe_column(store, "iceberg_tables", "metadata_location", &tables,
                                           &unused);
-    other_walk w = {io, NULL, NULL, cb, payload};
+    other_walk w = {NULL, io, NULL, NULL, cb, payload};
     if (rc == 0 && tables)
         rc = icm__sql_store_each_pointer(store, visit_other, &w);
     if (store != NULL)
@@ -291,6 +335,7 @@ int icm__database_each_table(icm_fileio *io, const char *db, icm__other_table_cb
 /* ---- register-table: one table per metadata file and location ---- */
 
 typedef struct share_check {
+    icm_catalog *cat;
     icm_fileio *io;
     const char *metadata_location;
     const char *location; /* of the metadata being registered */
@@ -314,7 +359,7 @@ static int check_one(const char *ns, const char *name, const char *pointer, void
         return refuse_shared(ns, name, "metadata file", c->metadata_location);
     icm__other_table o = {NULL, ns, name, pointer, {NULL}, NULL, 0, false, NULL, 0, NULL};
     other_read r;
-    int rc = read_other(c->io, &o, &r);
+    int rc = read_other(c->cat, c->io, &o, &r);
     /* Its location as its metadata names it (leniently read when the strict reader rejects
      * it); unreadable: its location cannot be told, and its pointer differs. */
     const char *loc = rc == 0 && (o.md != NULL || o.lenient) ? o.roots[0] : NULL;
@@ -327,6 +372,6 @@ static int check_one(const char *ns, const char *name, const char *pointer, void
 int icm__catalog_check_unshared(icm_catalog *cat, const char *metadata_location,
                                 const icm_table_metadata *md)
 {
-    share_check c = {cat->io, metadata_location, icm_table_metadata_location(md)};
+    share_check c = {cat, cat->io, metadata_location, icm_table_metadata_location(md)};
     return icm__catalog_each_table(cat, check_one, &c);
 }

@@ -113,6 +113,11 @@ icm_fileio *icm_cli_fileio(icm_cli *cli);
 typedef struct icm_cli_table {
     char *metadata_location;  /* the metadata file that was read (malloc'd) */
     icm_table_metadata *md;
+    /* Where the table's files are read: the CLI's FileIO, or for a catalog table the table's
+     * own (a REST catalog vends credentials per table; table/table.c). Borrowed. */
+    icm_fileio *io;
+    icm_catalog *catalog;     /* a catalog table's catalog and handle, kept while io is used */
+    icm_table *table;
 } icm_cli_table;
 
 /* Resolve TABLE (a metadata JSON file or a table directory in filesystem layout) and read its

@@ -223,7 +223,7 @@ static int run_check(icm_cli *cli, int argc, char **argv)
     memset(&t, 0, sizeof t);
     if (rc == ICM_EXIT_OK)
         rc = icm_cli_table_open(cli, a.table, &t);
-    icm_fileio *io = rc == ICM_EXIT_OK ? icm_cli_fileio(cli) : NULL;
+    icm_fileio *io = rc == ICM_EXIT_OK ? t.io : NULL;
     if (rc == ICM_EXIT_OK && io == NULL)
         rc = ICM_EXIT_ERROR;
     icm_check_result *r = NULL;

@@ -403,7 +403,7 @@ static int run_files(icm_cli *cli, int argc, char **argv)
     files_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.manifests_seen = ctx.files_seen = ctx.vectors_seen = (icm__strset)ICM__STRSET_INIT;
-    ctx.io = icm_cli_fileio(cli);
+    ctx.io = t.io;
     ctx.all = all;
     ctx.ok = true;
     ctx.read_opts.fields = ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT |

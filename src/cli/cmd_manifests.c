@@ -158,7 +158,7 @@ static int list_manifests(icm_cli *cli, const icm_cli_table *t, const icm_snapsh
     } else {
         icm_manifest_list_read_options opts = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
         opts.format_version = icm_table_metadata_format_version(t->md);
-        rc = icm_manifest_list_read(icm_cli_fileio(cli), snap->manifest_list, &opts,
+        rc = icm_manifest_list_read(t->io, snap->manifest_list, &opts,
                                     on_manifest, ctx);
     }
     /* a builder failure stopped the listing with ICM_EUSER: report that, not the code */

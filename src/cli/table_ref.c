@@ -197,6 +197,31 @@ int icm_cli_table_name(icm_cli *cli, const char *ref, char **out)
     return rc;
 }
 
+/* A catalog table through its catalog (icm_table_load): the metadata the catalog gives, and
+ * the table's own FileIO, which for a REST catalog carries the credentials it vends for this
+ * table (the CLI's FileIO has none). */
+static int open_catalog_table(icm_cli *cli, const char *ref, icm_cli_table *out)
+{
+    int rc = icm_cli_catalog_load_table(cli, ref, &out->catalog, &out->table);
+    if (rc != ICM_EXIT_OK)
+        return rc;
+    const char *loc = icm_table_get_metadata_location(out->table);
+    if (cli->verbosity > 0)
+        icm_cli_line(stderr, "icemaint: reading table metadata %s", loc);
+    int lrc = icm_table_metadata_copy(&out->md, icm_table_get_metadata(out->table));
+    if (lrc != 0) {
+        icm_cli_table_close(out);
+        return icm_cli_fail(cli, lrc);
+    }
+    out->metadata_location = strdup(loc);
+    out->io = icm_table_get_fileio(out->table);
+    if (out->metadata_location == NULL) {
+        icm_cli_table_close(out);
+        return icm_cli_oom();
+    }
+    return ICM_EXIT_OK;
+}
+
 int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out)
 {
     memset(out, 0, sizeof *out);
@@ -205,6 +230,9 @@ int icm_cli_table_open(icm_cli *cli, const char *ref, icm_cli_table *out)
     icm_fileio *io = icm_cli_fileio(cli);
     if (io == NULL)
         return ICM_EXIT_ERROR;
+    if (looks_like_catalog_name(ref))
+        return open_catalog_table(cli, ref, out);
+    out->io = io;
     char *orig = NULL;
     int rc = icm_cli_table_name(cli, ref, &orig);
     if (rc != ICM_EXIT_OK)
@@ -230,8 +258,9 @@ void icm_cli_table_close(icm_cli_table *t)
 {
     icm_table_metadata_free(t->md);
     free(t->metadata_location);
-    t->md = NULL;
-    t->metadata_location = NULL;
+    icm_table_free(t->table);
+    icm_catalog_free(t->catalog);
+    memset(t, 0, sizeof *t);
 }
 
 int icm_cli_pick_snapshot(const icm_cli_table *t, const char *id_text, const icm_snapshot **out)

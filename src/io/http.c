@@ -301,6 +301,8 @@ static CURLcode setopts(icm__http *h, transfer *t, struct curl_slist **hl)
     SET(CURLOPT_PATH_AS_IS, 1L);
     SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_FRESH_CONNECT, req->fresh_connection ? 1L : 0L);
+    SET(CURLOPT_FORBID_REUSE, req->fresh_connection ? 1L : 0L);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);

@@ -51,6 +51,11 @@ typedef struct icm__http_request {
     void *sink;
     size_t sink_cap;
     int64_t timeout_ms; /* 0: the client's request timeout */
+    /* Send on a new connection that is closed afterwards. libcurl silently sends a request
+     * again when the reused keep-alive connection it went out on turns out dead (no byte
+     * came back): harmless for a read, but a commit POST must leave at most once (the first
+     * may have been applied: a second would turn its answer into a 409 for our own change). */
+    bool fresh_connection;
 } icm__http_request;
 
 typedef struct icm__http_response {

@@ -713,7 +713,11 @@ static int txn_attempt(icm_table *t, icm_table_changes **out, void *payload)
  * whitelist: any other code keeps them). A definitive rejection (ICM_ECOMMIT_FAILED: CAS lost,
  * a requirement failed), and the codes icm_table_commit_changes returns only before anything
  * was swapped (refused, read-only, bad or unsupported input, an I/O or allocation failure
- * while preparing or writing the new metadata file). Never ICM_ECOMMIT_UNKNOWN.
+ * while preparing or writing the new metadata file). A REST catalog's refusals of the commit
+ * request itself are of these: 400 (ICM_EINVALID), 404 (ICM_ENOTFOUND), and 401/403
+ * (ICM_EAUTH: refused before it was applied, also after a renewed token; Java's
+ * CleanableFailure; an authentication that fails before the request is sent is likewise
+ * nothing applied). Never ICM_ECOMMIT_UNKNOWN.
  */
 static bool cleanable(int rc)
 {
@@ -725,6 +729,7 @@ static bool cleanable(int rc)
     case ICM_EUNSUPPORTED:
     case ICM_ENOTFOUND:
     case ICM_EEXISTS:
+    case ICM_EAUTH:
     case ICM_EIO:
     case ICM_ENOMEM:
         return true;

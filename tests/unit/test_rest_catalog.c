@@ -26,12 +26,15 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "catalog/catalog_internal.h"
 #include "icemaint/catalog.h"
 #include "icemaint/sys/catalog.h"
 #include "icemaint/sys/fileio.h"
 #include "icemaint/update.h"
+#include "io/sigv4.h"
 #include "testutil.h"
 
 /* ---- a scripted REST server ---- */
@@ -40,7 +43,9 @@
 #define MAX_ROUTES 16
 #define MAX_STEPS 4
 
-enum { ANSWER = 0, DROP = 1 }; /* DROP: read the request, close without an answer */
+/* DROP: read the request, close without an answer; KEEP: answer and keep the connection
+ * open for the client's next request (keep-alive) */
+enum { ANSWER = 0, DROP = 1, KEEP = 2 };
 
 typedef struct step {
     int status;
@@ -101,11 +106,13 @@ static void route1(server *s, const char *method, const char *path, int status, 
     route_set(s, method, path, &st, 1);
 }
 
-static void serve_one(server *s, int c)
+/* Serve one request on connection c; true when the connection stays open for another. */
+static bool serve_one(server *s, int c)
 {
     size_t cap = 1 << 20, len = 0;
     char *buf = malloc(cap);
     char *end = NULL;
+    bool keep = false;
     while (len < cap - 1) {
         ssize_t n = read(c, buf + len, cap - 1 - len);
         if (n <= 0)
@@ -154,10 +161,11 @@ static void serve_one(server *s, int c)
     pthread_mutex_unlock(&s->mu);
     if (st.action == DROP)
         goto out;
+    keep = st.action == KEEP;
     const char *body = st.body != NULL ? st.body : "";
-    char *resp = icmt_sprintf("HTTP/1.1 %d X\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n%s",
+    char *resp = icmt_sprintf("HTTP/1.1 %d X\r\nContent-Length: %zu\r\n%s%s\r\n%s",
                               st.status, strlen(body), st.headers != NULL ? st.headers : "",
-                              body);
+                              keep ? "" : "Connection: close\r\n", body);
     size_t off = 0, n = strlen(resp);
     while (off < n) {
         ssize_t w = write(c, resp + off, n - off);
@@ -168,6 +176,7 @@ static void serve_one(server *s, int c)
     free(resp);
 out:
     free(buf);
+    return keep;
 }
 
 static void *serve(void *arg)
@@ -180,7 +189,13 @@ static void *serve(void *arg)
         int c = accept(s->fd, NULL, NULL);
         if (c < 0)
             continue;
-        serve_one(s, c);
+        /* a kept connection is served while its client sends on it; one idle for 300 ms is
+         * closed, so a client that opened another meanwhile is accepted next */
+        while (serve_one(s, c)) {
+            struct pollfd next = {c, POLLIN, 0};
+            if (poll(&next, 1, 300) <= 0)
+                break;
+        }
         close(c);
     }
     return NULL;
@@ -716,6 +731,19 @@ static void test_commit_outcomes(void **state)
     assert_non_null(strstr(icm_error_last()->message, "branch main has changed"));
 }
 
+/* A commit POST leaves at most once: libcurl sends a request again by itself when the reused
+ * keep-alive connection it went out on dies without an answer; a commit that may have been
+ * applied would then be answered 409 for our own change and its files cleaned up. */
+static void test_commit_never_resent_on_dead_keepalive(void **state)
+{
+    env *e = *state;
+    step kept = {200, NULL, "{}", KEEP}; /* the config answer keeps its connection open */
+    route_set(e->s, "GET", "/v1/config", &kept, 1);
+    step steps[] = {{0, NULL, NULL, DROP}, {409, NULL, CONFLICT, ANSWER}};
+    assert_int_equal(commit_with(e, steps, 2, NULL, NULL), ICM_ECOMMIT_UNKNOWN);
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 1);
+}
+
 static void test_commit_401_renewed_once(void **state)
 {
     env *e = *state;
@@ -765,6 +793,107 @@ static void test_endpoints_honoured(void **state)
     icmt_ok(cat->methods->register_table(cat, &id, "/wh/t/metadata/x.metadata.json"));
     assert_string_equal(nth(e->s, -1)->body,
                         "{\"name\":\"tbl\",\"metadata-location\":\"/wh/t/metadata/x.metadata.json\"}");
+    icm_catalog_free(cat);
+    free(body);
+}
+
+/* ---- SigV4 ---- */
+
+/* The request as it arrived must carry a signature of exactly what arrived: its Host, path
+ * (canonical form: encoded once more, as for every AWS service but S3), query, the headers it
+ * names in SignedHeaders with their received values, and the SHA-256 of its body. The signer
+ * itself is checked against AWS's vectors (test_sigv4); this checks that what is signed is
+ * what is sent. */
+static void verify_sigv4(const req *r, const char *akid, const char *secret, const char *region,
+                         const char *service)
+{
+    char auth[1024], signed_names[512];
+    snprintf(auth, sizeof auth, "%s", header(r, "Authorization"));
+    char scope[256];
+    snprintf(scope, sizeof scope, "AWS4-HMAC-SHA256 Credential=%s/", akid);
+    assert_int_equal(strncmp(auth, scope, strlen(scope)), 0);
+    snprintf(scope, sizeof scope, "/%s/%s/aws4_request,", region, service);
+    assert_non_null(strstr(auth, scope));
+    const char *sh = strstr(auth, "SignedHeaders=");
+    assert_non_null(sh);
+    sh += strlen("SignedHeaders=");
+    snprintf(signed_names, sizeof signed_names, "%.*s", (int)strcspn(sh, ","), sh);
+    char body_sha[65];
+    icm__sha256_hex(r->body, strlen(r->body), body_sha);
+    assert_string_equal(header(r, "x-amz-content-sha256"), body_sha);
+    char host[256], amz_date[32];
+    snprintf(host, sizeof host, "%s", header(r, "Host"));
+    snprintf(amz_date, sizeof amz_date, "%s", header(r, "X-Amz-Date"));
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    assert_non_null(strptime(amz_date, "%Y%m%dT%H%M%SZ", &tm));
+    /* the other signed headers with their values as received */
+    static char values[16][1024];
+    static char hnames[16][128];
+    icm__http_header hdrs[20];
+    size_t n = 0;
+    for (char *save = NULL, *name = strtok_r(signed_names, ";", &save); name != NULL;
+         name = strtok_r(NULL, ";", &save)) {
+        if (strcmp(name, "host") == 0 || strcmp(name, "x-amz-content-sha256") == 0 ||
+            strcmp(name, "x-amz-date") == 0 || strcmp(name, "x-amz-security-token") == 0)
+            continue;
+        const char *v = header(r, name);
+        assert_non_null(v);
+        assert_true(n < 16);
+        snprintf(hnames[n], sizeof hnames[n], "%s", name);
+        snprintf(values[n], sizeof values[n], "%s", v);
+        hdrs[n] = (icm__http_header){hnames[n], values[n]};
+        n++;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(r->path, "?"), r->path);
+    const char *q = strchr(r->path, '?');
+    icm__buf cu = ICM__BUF_INIT;
+    icmt_ok(icm__sigv4_encode(&cu, path, strlen(path), true));
+    icm__sigv4_request sreq = {r->method, host, cu.data, q != NULL ? q + 1 : "", hdrs, n,
+                               body_sha, region, service, (int64_t)timegm(&tm)};
+    icm__sigv4_credentials creds = {akid, secret, NULL};
+    icm__sigv4_signed sig;
+    icm__http_header added[4];
+    size_t n_added = 0;
+    icmt_ok(icm__sigv4_sign(&sreq, &creds, &sig, added, &n_added));
+    assert_string_equal(sig.authorization, auth);
+    icm__buf_dispose(&cu);
+}
+
+static void test_sigv4_signs_what_is_sent(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    char *body = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    route1(e->s, "GET", "/v1/namespaces/a%1Fb%20c/tables/t%2B1", 200, body);
+    const char *extra[] = {"rest.sigv4-enabled", "true", "rest.signing-region", "eu-west-1",
+                           "rest.access-key-id", "AKIDREST", "rest.secret-access-key",
+                           "SECRETREST", "token", "tok", "header.X-Custom", "v  1", NULL};
+    step ok = {200, NULL, COMMIT_OK, ANSWER};
+    icmt_ok(commit_with(e, &ok, 1, extra, NULL));
+    verify_sigv4(nth(e->s, 0), "AKIDREST", "SECRETREST", "eu-west-1", "execute-api");
+    const req *post = nth(e->s, -1);
+    assert_string_equal(post->method, "POST");
+    verify_sigv4(post, "AKIDREST", "SECRETREST", "eu-west-1", "execute-api");
+    /* a bearer token moves to Original-Authorization, which is signed too (Java's rule) */
+    assert_string_equal(header(post, "Original-Authorization"), "Bearer tok");
+    assert_non_null(strstr(header(post, "Authorization"), "original-authorization"));
+
+    const char *glue[] = {"rest.sigv4-enabled", "true", "rest.signing-region", "us-east-2",
+                          "rest.signing-name", "glue", "rest.access-key-id", "AKIDG",
+                          "rest.secret-access-key", "SG", NULL};
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, glue));
+    const char *levels[] = {"a", "b c"};
+    icm_table_ident id = ident(levels, 2, "t+1");
+    icm_catalog_table_info info;
+    icmt_ok(cat->methods->load_table_info(cat, &id, &info));
+    const req *load = nth(e->s, -1);
+    assert_string_equal(load->path, "/v1/namespaces/a%1Fb%20c/tables/t%2B1");
+    verify_sigv4(load, "AKIDG", "SG", "us-east-2", "glue");
+    assert_null(header(load, "Original-Authorization"));
+    icm_catalog_table_info_dispose(&info);
     icm_catalog_free(cat);
     free(body);
 }
@@ -836,6 +965,90 @@ static void test_table_fileio_from_config(void **state)
     free(renewed);
 }
 
+/* The other tables the orphan sweep and expiry hold files for are judged by the metadata the
+ * catalog hands out: their files may be readable only with the credentials it vends (here the
+ * catalog's FileIO has none at all, and the mem:// files do not exist). */
+typedef struct others {
+    int n;
+    char roots[4][128];
+} others;
+
+static int take_other(const icm__other_table *o, void *payload)
+{
+    others *x = payload;
+    assert_non_null(o->md);
+    assert_null(o->unreadable);
+    assert_true(x->n < 4);
+    snprintf(x->roots[x->n++], sizeof x->roots[0], "%s.%s %s", o->ns, o->name, o->roots[0]);
+    return 0;
+}
+
+static void test_other_tables_from_catalog_metadata(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    route1(e->s, "GET", "/v1/namespaces", 200, "{\"namespaces\":[[\"ns\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=ns", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"ns\"],\"name\":\"tbl\"},"
+           "{\"namespace\":[\"ns\"],\"name\":\"other\"}]}");
+    char *self = load_result("s3://b/wh/tbl", "s3://b/wh/tbl/metadata/1.metadata.json", "");
+    char *other = load_result("s3://b/wh/tbl/nested", "s3://b/wh/tbl/nested/metadata/1.metadata.json",
+                              ",\"config\":{\"s3.access-key-id\":\"AK\"}");
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/tbl", 200, self);
+    route1(e->s, "GET", "/v1/namespaces/ns/tables/other", 200, other);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    others x = {0, {{0}}};
+    icmt_ok(icm__catalog_each_other_table(cat, "ns.tbl", take_other, &x));
+    assert_int_equal(x.n, 1);
+    assert_string_equal(x.roots[0], "ns.other s3://b/wh/tbl/nested");
+    icm_catalog_free(cat);
+    free(self);
+    free(other);
+}
+
+/* Every allocation of open, load and commit failing in turn: ICM_ENOMEM (or, once the commit
+ * was sent, ICM_ECOMMIT_UNKNOWN: an answer that cannot be read is no proof), never a crash, a
+ * leak (ASan) or a wrong "failed". */
+static void test_nomem(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200,
+           "{\"defaults\":{\"a\":\"1\"},\"overrides\":{\"prefix\":\"p\"}}");
+    char *body = load_result("s3://b/wh/t", "s3://b/wh/t/metadata/1.metadata.json",
+                             ",\"config\":{\"s3.access-key-id\":\"AK\"},\"storage-credentials\":"
+                             "[{\"prefix\":\"s3://b\",\"config\":{\"s3.session-token\":\"S\"}}]");
+    route1(e->s, "GET", "/v1/p/namespaces/ns/tables/tbl", 200, body);
+    route1(e->s, "POST", "/v1/p/namespaces/ns/tables/tbl", 200, COMMIT_OK);
+    const char *extra[] = {"token", "t", "header.X-A", "b", NULL};
+    icm_table_changes *c = expiry_changes();
+    icm_table_ident id = ident(NS, 1, "tbl");
+    long total = 0;
+    for (long i = 0;; i++) {
+        icm_catalog *cat = NULL;
+        icm_catalog_table_info info;
+        memset(&info, 0, sizeof info);
+        char *loc = NULL;
+        icmt_nomem_arm(i);
+        int orc = open_cat(e, &cat, extra);
+        int lrc = orc == 0 ? cat->methods->load_table_info(cat, &id, &info) : 0;
+        int crc = orc == 0 ? cat->methods->commit_changes(cat, &id, "x", c, &loc) : 0;
+        total = icmt_nomem_disarm();
+        assert_true(orc == 0 || orc == ICM_ENOMEM);
+        assert_true(lrc == 0 || lrc == ICM_ENOMEM);
+        assert_true(crc == 0 || crc == ICM_ENOMEM || crc == ICM_ECOMMIT_UNKNOWN);
+        icm_free(loc);
+        icm_catalog_table_info_dispose(&info);
+        icm_catalog_free(cat);
+        if (i > total)
+            break;
+    }
+    assert_true(total > 50);
+    icm_table_changes_free(c);
+    free(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -847,10 +1060,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_renewed_when_due, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_ok_and_body, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_outcomes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_never_resent_on_dead_keepalive, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_commit_401_renewed_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_endpoints_honoured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigv4_signs_what_is_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_fileio_from_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_tables_from_catalog_metadata, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_nomem, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

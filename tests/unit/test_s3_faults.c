@@ -622,7 +622,7 @@ static void test_http_client(void **state)
     icmt_ok(icm__http_new(&h, &o));
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/b/a/../k?X-Amz-Signature=SECRET", f->port);
-    icm__http_request req = {"PUT", url, NULL, 0, "body", 4, NULL, 0, 0};
+    icm__http_request req = {"PUT", url, NULL, 0, "body", 4, NULL, 0, 0, false};
     icm__http_response resp;
     /* the request arrived and the connection closed: sent, and the message has no query */
     assert_int_equal(icm__http_send(h, &req, &resp), ICM_ENET);
@@ -634,7 +634,7 @@ static void test_http_client(void **state)
     assert_string_equal(f->req[0].target, "/b/a/../k?X-Amz-Signature=SECRET");
     assert_string_equal(f->req[0].body, "body");
     /* headers: case-insensitive, trimmed; a name that is a prefix of another is not it */
-    icm__http_request get = {"GET", url, NULL, 0, NULL, 0, NULL, 0, 0};
+    icm__http_request get = {"GET", url, NULL, 0, NULL, 0, NULL, 0, 0, false};
     icmt_ok(icm__http_send(h, &get, &resp));
     assert_int_equal(resp.status, 200);
     assert_int_equal(resp.body_len, 10);
@@ -651,14 +651,14 @@ static void test_http_client(void **state)
     icm__http_response_clear(&resp);
     /* a body longer than the sink is an error, never a silent partial copy */
     char small[4];
-    icm__http_request sunk = {"GET", url, NULL, 0, NULL, 0, small, sizeof small, 0};
+    icm__http_request sunk = {"GET", url, NULL, 0, NULL, 0, small, sizeof small, 0, false};
     assert_int_equal(icm__http_send(h, &sunk, &resp), ICM_EIO);
     icm__http_response_clear(&resp);
     icm__http_free(h);
     fake_stop(f);
     /* nothing listens: nothing was sent */
     icmt_ok(icm__http_new(&h, &o));
-    icm__http_request refused = {"PUT", "http://127.0.0.1:1/b/k", NULL, 0, "x", 1, NULL, 0, 0};
+    icm__http_request refused = {"PUT", "http://127.0.0.1:1/b/k", NULL, 0, "x", 1, NULL, 0, 0, false};
     assert_int_equal(icm__http_send(h, &refused, &resp), ICM_ENET);
     assert_false(resp.request_sent);
     icm__http_free(h);

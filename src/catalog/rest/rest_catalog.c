@@ -179,16 +179,33 @@ static json_t *identifier_json(const icm_table_ident *id)
     return obj;
 }
 
-/* Serialise and release `doc` (NULL: out of memory, or a string that was not UTF-8). */
-static int dump_json(json_t *doc, const char *what, char **out, size_t *out_len)
+/* Names go into JSON bodies, which hold UTF-8 only (checked first, so that a body that
+ * cannot be built afterwards means out of memory). */
+static int check_utf8(const char *s, const char *what)
+{
+    if (s != NULL && !icm__utf8_valid(s, strlen(s)))
+        return icm__error_set(ICM_ERRCLASS_REST, ICM_EINVALID, NULL,
+                              "the %s is not UTF-8: a REST catalog cannot be sent it", what);
+    return 0;
+}
+
+static int check_ident_utf8(const icm_table_ident *id)
+{
+    int rc = check_utf8(id->name, "table name");
+    for (size_t i = 0; rc == 0 && i < id->n_levels; i++)
+        rc = check_utf8(id->levels[i], "namespace");
+    return rc;
+}
+
+/* Serialise and release `doc` (NULL: out of memory while building it). */
+static int dump_json(json_t *doc, char **out, size_t *out_len)
 {
     *out = NULL;
+    icm__json_use_icm_allocator();
     char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
     if (text == NULL)
-        return icm__error_set(ICM_ERRCLASS_REST, ICM_EINVALID, NULL,
-                              "cannot build the %s request (out of memory, or a name that is "
-                              "not UTF-8)", what);
+        return icm__error_oom();
     *out = text;
     *out_len = strlen(text);
     return 0;
@@ -291,7 +308,9 @@ static int commit_body(const icm_table_ident *id, const icm_table_changes *chang
     *out = NULL;
     char *text = NULL;
     size_t len = 0;
-    int rc = icm_table_changes_to_json(changes, &text, &len);
+    int rc = check_ident_utf8(id);
+    if (rc == 0)
+        rc = icm_table_changes_to_json(changes, &text, &len);
     if (rc != 0)
         return rc;
     json_t *doc = NULL;
@@ -303,6 +322,9 @@ static int commit_body(const icm_table_ident *id, const icm_table_changes *chang
     /* identifier first, then requirements and updates in the order they were added */
     json_t *body = json_object();
     json_t *ident = identifier_json(id);
+    if (body == NULL)
+        json_decref(ident);
+    /* (json_object_set_new takes the value, also when it fails) */
     if (body == NULL || ident == NULL || json_object_set_new(body, "identifier", ident) != 0 ||
         json_object_update(body, doc) != 0) {
         json_decref(body);
@@ -310,7 +332,7 @@ static int commit_body(const icm_table_ident *id, const icm_table_changes *chang
         return icm__error_oom();
     }
     json_decref(doc);
-    return dump_json(body, "commit", out, out_len);
+    return dump_json(body, out, out_len);
 }
 
 static int commit_unknown(const char *shown, const char *why)
@@ -417,23 +439,28 @@ static int rest_create_namespace(icm_catalog *cat, const char *ns)
     icm__rest *r = as_rest(cat);
     char *buf = NULL, **levels = NULL;
     size_t n = 0;
-    int rc = split_dotted(ns, &buf, &levels, &n);
+    int rc = check_utf8(ns, "namespace");
+    if (rc == 0)
+        rc = split_dotted(ns, &buf, &levels, &n);
     if (rc != 0)
         return rc;
+    icm__json_use_icm_allocator();
     json_t *body = json_object(), *arr = json_array();
     for (size_t i = 0; arr != NULL && i < n; i++)
         if (json_array_append_new(arr, json_string(levels[i])) != 0) {
             json_decref(arr);
             arr = NULL;
         }
-    if (body != NULL && (arr == NULL || json_object_set_new(body, "namespace", arr) != 0 ||
-                         json_object_set_new(body, "properties", json_object()) != 0)) {
+    if (body == NULL)
+        json_decref(arr);
+    else if (arr == NULL || json_object_set_new(body, "namespace", arr) != 0 ||
+             json_object_set_new(body, "properties", json_object()) != 0) {
         json_decref(body);
         body = NULL;
     }
     char *text = NULL, *url = NULL;
     size_t len = 0;
-    rc = dump_json(body, "create namespace", &text, &len);
+    rc = dump_json(body, &text, &len);
     if (rc == 0 && (url = namespace_url(r, NULL, 0, NULL)) == NULL)
         rc = icm__error_oom();
     if (rc == 0) {
@@ -631,6 +658,10 @@ static int rest_create_table(icm_catalog *cat, const icm_table_ident *id,
 {
     *out_location = NULL;
     icm__rest *r = as_rest(cat);
+    int rc = check_ident_utf8(id);
+    if (rc != 0)
+        return rc;
+    icm__json_use_icm_allocator();
     json_t *doc = icm__table_metadata_json(md);
     json_t *schema = by_id(json_object_get(doc, "schemas"), "schema-id",
                            json_object_get(doc, "current-schema-id"));
@@ -653,7 +684,7 @@ static int rest_create_table(icm_catalog *cat, const icm_table_ident *id,
     }
     char *text = NULL, *url = NULL;
     size_t len = 0;
-    int rc = dump_json(body, "create table", &text, &len);
+    rc = dump_json(body, &text, &len);
     if (rc == 0 && (url = namespace_url(r, id->levels, id->n_levels, "/tables")) == NULL)
         rc = icm__error_oom();
     if (rc == 0) {
@@ -690,8 +721,13 @@ static int rest_register_table(icm_catalog *cat, const icm_table_ident *id, cons
     icm__rest *r = as_rest(cat);
     int rc = require_endpoint(r, "POST", "/v1/{prefix}/namespaces/{namespace}/register",
                               "register tables");
+    if (rc == 0)
+        rc = check_ident_utf8(id);
+    if (rc == 0)
+        rc = check_utf8(location, "metadata location");
     if (rc != 0)
         return rc;
+    icm__json_use_icm_allocator();
     json_t *body = json_object();
     if (body != NULL && (json_object_set_new(body, "name", json_string(id->name)) != 0 ||
                          json_object_set_new(body, "metadata-location", json_string(location)) !=
@@ -701,7 +737,7 @@ static int rest_register_table(icm_catalog *cat, const icm_table_ident *id, cons
     }
     char *text = NULL, *url = NULL;
     size_t len = 0;
-    rc = dump_json(body, "register table", &text, &len);
+    rc = dump_json(body, &text, &len);
     if (rc == 0 && (url = namespace_url(r, id->levels, id->n_levels, "/register")) == NULL)
         rc = icm__error_oom();
     if (rc == 0) {

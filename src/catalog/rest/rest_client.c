@@ -369,8 +369,11 @@ static int send_once(icm__rest *r, const icm__rest_call *call, const char *beare
         hdrs[n++] = (icm__http_header){"Authorization", auth};
     }
     if (rc == 0) {
-        icm__http_request req = {call->method, call->url, hdrs, n,   call->body,
-                                 call->body_len, NULL,    0,    0};
+        /* A request that changes something never rides a reused connection (http.h): libcurl
+         * would send it again by itself after a dead keep-alive connection. */
+        bool once = strcmp(call->method, "GET") != 0 && strcmp(call->method, "HEAD") != 0;
+        icm__http_request req = {call->method, call->url, hdrs, n, call->body, call->body_len,
+                                 NULL, 0, 0, once};
         r->n_requests++;
         rc = icm__http_send(r->http, &req, resp);
     }

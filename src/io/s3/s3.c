@@ -291,7 +291,7 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, cons
     }
     if (rc == 0) {
         icm__http_request req = {op->method, url->url, hdrs,          n,
-                                 op->body,   op->body_len, op->sink, op->sink_cap, 0};
+                                 op->body,   op->body_len, op->sink, op->sink_cap, 0, false};
         rc = icm__http_send(s->http, &req, resp);
         if (rc != 0 && rc != ICM_ENOMEM)
             icm__error_set_location(op->location);
