@@ -17,12 +17,13 @@
 # mvn (scripts/setup-java.sh, scripts/setup-rest.sh), go (iceberg-go's CLI is installed with
 # `go install github.com/apache/iceberg-go/cmd/iceberg@v0.6.0` into ICEBERG_GO_BIN, default
 # ~/.cache/icemaint-bench/iceberg-go-v0.6.0, once), python3, /usr/bin/time.
-# Knobs: SNAPSHOTS (300) x FILES (10) data files per snapshot, ORPHANS (500), RETAIN (30: expiry
+# Knobs: SNAPSHOTS (100) x FILES (30) data files per snapshot, ORPHANS (500), RETAIN (10: expiry
 # keeps the newest RETAIN snapshots, --older-than now), RUNS (3) of every measurement, PEERS
 # ("icemaint icemaint-verify iceberg-go java"). "icemaint" runs with --no-verify (the peers check
 # nothing before deleting); "icemaint-verify" is icemaint as shipped (before deleting, expiry
 # checks that every file the retained snapshots reference is there at its recorded size: one
-# HEAD per retained data file), expiry only, VERIFY_RUNS (1) times.
+# HEAD per retained data file), expiry only, VERIFY_RUNS (1) times; iceberg-go GO_RUNS (1) times
+# (its CLI re-reads every snapshot's manifests one GET at a time: minutes per run here).
 #
 # The table is written straight into versitygw's bucket folder (its posix back end serves each
 # file as an object) by bench_expire gen (format v2; snapshot k appends one manifest of FILES
@@ -50,13 +51,14 @@ BUILD=$(cd "${1:?usage: rest_bench.sh BUILD_DIR [WORK_DIR]}" && pwd)
 WORK=${2:-/dev/shm/icm-rest-bench}
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 LAT=${LATENCY_MS:-20}
-SNAPS=${SNAPSHOTS:-300}
-FILES=${FILES:-10}
+SNAPS=${SNAPSHOTS:-100}
+FILES=${FILES:-30}
 NORPH=${ORPHANS:-500}
-RETAIN=${RETAIN:-30}
+RETAIN=${RETAIN:-10}
 RUNS=${RUNS:-3}
 PEERS=${PEERS:-icemaint icemaint-verify iceberg-go java}
 VERIFY_RUNS=${VERIFY_RUNS:-1}
+GO_RUNS=${GO_RUNS:-1}
 BUCKET=icm-bench
 REGION=us-east-1
 NS=bench
@@ -274,6 +276,7 @@ for op in expire-dry expire orphans-dry orphans; do
   for i in $(seq "$RUNS"); do
     for peer in $PEERS; do
       [[ $peer == icemaint-verify && ($i -gt $VERIFY_RUNS || $op == orphans*) ]] && continue
+      [[ $peer == iceberg-go && $i -gt $GO_RUNS ]] && continue
       log "$op: $peer, run $i"
       run "$op.$peer.$i" "$peer" "$op"
     done
@@ -305,16 +308,17 @@ print("| operation | peer | wall s (median; best) | CPU s (median) | peak RSS Mi
 print("|---|---|---|---|---|---|---|")
 for op in ("expire-dry", "expire", "orphans-dry", "orphans"):
     for peer in peers:
-        ts = [tm(f"{op}.{peer}.{i}") for i in range(1, runs + 1)]
+        n = sum(1 for i in range(1, runs + 1) if os.path.exists(f"{out}/{op}.{peer}.{i}.time"))
+        ts = [tm(f"{op}.{peer}.{i}") for i in range(1, n + 1)]
         ok = [t for t in ts if t]
         if not any(os.path.exists(f"{out}/{op}.{peer}.{i}.time") for i in range(1, runs + 1)): continue
         if not ok:
             print(f"| {op} | {peer} | failed | | | | |"); continue
-        rq = [reqs(f"{op}.{peer}.{i}") for i in range(1, runs + 1) if ts[i - 1]]
+        rq = [reqs(f"{op}.{peer}.{i}") for i in range(1, n + 1) if ts[i - 1]]
         rr = sorted({r[0] for r in rq if r}); ss = sorted({r[1] for r in rq if r})
         print(f"| {op} | {peer} | {statistics.median(t[0] for t in ok):.2f}; {min(t[0] for t in ok):.2f} "
               f"| {statistics.median(t[1] for t in ok):.2f} | {max(t[2] for t in ok):.0f} "
-              f"| {'/'.join(map(str, rr))} | {'/'.join(map(str, ss))} |" + ("" if len(ok) == runs else f" ({runs - len(ok)} failed)"))
+              f"| {'/'.join(map(str, rr))} | {'/'.join(map(str, ss))} |" + f" {len(ok)} run(s)" + ("" if len(ok) == n else f" ({n - len(ok)} failed)"))
 print()
 # equivalence
 def icm_doc(label):
@@ -329,7 +333,7 @@ if d is not None:
         java = {rel(l.strip()) for l in open(f"{out}/expire-dry.java.1.paths") if l.strip()}
         print(f"  vs Java's planned deletes {len(java)}:", "identical" if mine == java else
               f"DIFFERENT ({len(mine - java)} only icemaint, {len(java - mine)} only Java) e.g. {sorted(mine ^ java)[:3]}")
-    exp = {int(s["snapshot_id"]) if isinstance(s, dict) else int(s) for s in d.get("expired_snapshots", d.get("expired_snapshot_ids", []))}
+    exp = {int(s) for s in d.get("expired", [])}
     try:
         g = json.load(open(f"{out}/expire-dry.iceberg-go.1.out"))
         gexp = {int(s["snapshot_id"]) for s in g.get("expired_snapshots") or []}
