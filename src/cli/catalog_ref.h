@@ -1,7 +1,7 @@
 /*
  * cli/catalog_ref.h: the CLI's access to the configured catalog (cmd_catalog.c): opening it
  * from the global options --catalog/--config/--uri/--warehouse plus PyIceberg's configuration,
- * and resolving an `ns.table` TABLE argument to its current metadata file.
+ * and loading an `ns.table` TABLE argument through it (its metadata, and its own FileIO).
  */
 #ifndef ICM_CLI_CATALOG_REF_H
 #define ICM_CLI_CATALOG_REF_H
@@ -12,10 +12,6 @@
 /* Open the catalog the global options and PyIceberg configuration name (its FileIO is the
  * CLI's, path maps included). Returns an exit code; errors are reported. */
 int icm_cli_catalog_open(icm_cli *cli, icm_catalog **out);
-
-/* Resolve `ns.table` through the configured catalog: *out_location = its current metadata file
- * (malloc'd). Returns an exit code; errors are reported. */
-int icm_cli_catalog_resolve(icm_cli *cli, const char *identifier, char **out_location);
 
 /* Load `ns.table` as a commit-capable table through the configured catalog. *out_cat must be
  * freed after *out_table. Returns an exit code; errors are reported. */

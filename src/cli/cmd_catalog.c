@@ -1,7 +1,7 @@
 /*
  * cli/cmd_catalog.c: the catalog commands `list-namespaces [PARENT]`, `list-tables NS` and
  * `register-table NS.TABLE METADATA_FILE`, and the catalog access other commands use to
- * resolve `ns.table` (catalog_ref.h). The catalog comes from --catalog/--config/--uri/
+ * load `ns.table` (catalog_ref.h). The catalog comes from --catalog/--config/--uri/
  * --warehouse and PyIceberg's configuration (.pyiceberg.yaml, PYICEBERG_* variables).
  */
 #include <stdio.h>
@@ -25,26 +25,6 @@ int icm_cli_catalog_open(icm_cli *cli, icm_catalog **out)
     o.io = io;
     int rc = icm_catalog_open_config(out, &o);
     return rc == 0 ? ICM_EXIT_OK : icm_cli_fail(cli, rc);
-}
-
-int icm_cli_catalog_resolve(icm_cli *cli, const char *identifier, char **out_location)
-{
-    *out_location = NULL;
-    icm_catalog *cat = NULL;
-    int rc = icm_cli_catalog_open(cli, &cat);
-    if (rc != ICM_EXIT_OK)
-        return rc;
-    char *loc = NULL;
-    int lrc = icm_catalog_load_table_location(cat, identifier, &loc);
-    if (lrc != 0) {
-        rc = icm_cli_fail(cli, lrc);
-    } else {
-        *out_location = strdup(loc);
-        rc = *out_location != NULL ? ICM_EXIT_OK : icm_cli_oom();
-    }
-    icm_free(loc);
-    icm_catalog_free(cat);
-    return rc;
 }
 
 int icm_cli_catalog_load_table(icm_cli *cli, const char *identifier, icm_catalog **out_cat,

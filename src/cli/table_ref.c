@@ -127,12 +127,11 @@ static int classify(icm_cli *cli, icm_fileio *io, const char *ref, ref_kind *kin
     return icm_cli_error(ref, "cannot use this table path: %s", strerror(err));
 }
 
-/* The metadata file TABLE stands for (malloc'd into *out). Returns an exit code. */
+/* The metadata file TABLE stands for (malloc'd into *out), for a path (a catalog table is
+ * opened through its catalog: open_catalog_table). Returns an exit code. */
 static int resolve_metadata_location(icm_cli *cli, icm_fileio *io, const char *ref, char **out)
 {
     *out = NULL;
-    if (looks_like_catalog_name(ref))
-        return icm_cli_catalog_resolve(cli, ref, out);
     ref_kind kind = REF_MISSING;
     int rc = classify(cli, io, ref, &kind);
     if (rc != ICM_EXIT_OK)

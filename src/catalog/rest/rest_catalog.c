@@ -795,16 +795,23 @@ static int rest_default_table_location(icm_catalog *cat, const icm_table_ident *
 
 /* ---- open and free ---- */
 
-static void rest_free(icm_catalog *cat)
+static void free_headers(icm__rest *r)
 {
-    icm__rest *r = as_rest(cat);
-    icm__rest_auth_dispose(r);
-    icm__http_free(r->http);
     for (size_t i = 0; i < r->n_headers; i++) {
         icm__free((char *)(uintptr_t)r->headers[i].name);
         icm__free((char *)(uintptr_t)r->headers[i].value);
     }
     icm__free(r->headers);
+    r->headers = NULL;
+    r->n_headers = 0;
+}
+
+static void rest_free(icm_catalog *cat)
+{
+    icm__rest *r = as_rest(cat);
+    icm__rest_auth_dispose(r);
+    icm__http_free(r->http);
+    free_headers(r);
     icm__free(r->uri);
     icm__free(r->shown_uri);
     icm__free(r->prefix);
@@ -1026,13 +1033,7 @@ int icm_catalog_open_rest(icm_catalog **out, const char *name, icm_fileio *io,
         rc = fetch_config(r);
     if (rc == 0) {
         icm__rest_props_dispose(&r->props);
-        for (size_t i = 0; i < r->n_headers; i++) {
-            icm__free((char *)(uintptr_t)r->headers[i].name);
-            icm__free((char *)(uintptr_t)r->headers[i].value);
-        }
-        icm__free(r->headers);
-        r->headers = NULL;
-        r->n_headers = 0;
+        free_headers(r);
         rc = merge_props(r);
     }
     const char *uri = rc == 0 ? icm__rest_props_get(&r->props, "uri") : NULL;
@@ -1045,19 +1046,25 @@ int icm_catalog_open_rest(icm_catalog **out, const char *name, icm_fileio *io,
         rc = icm__error_oom();
     if (rc == 0)
         rc = set_separator(r);
-    /* Authentication again from the merged properties (the server may name the token
-     * endpoint or scope), keeping a token already fetched with the same credential. */
+    /* Authentication again from the merged properties (the server's defaults and overrides
+     * may set the token endpoint, scope or credential); a token already fetched is kept while
+     * the credential and its endpoint are the same. */
     if (rc == 0) {
-        char *token = r->token;
+        char *token = r->token, *secret = r->client_secret, *endpoint = r->oauth_uri;
         int64_t refresh_at = r->token_refresh_at_ms;
-        r->token = NULL;
+        r->token = r->client_secret = r->oauth_uri = NULL;
         rc = icm__rest_auth_init(r, &r->props);
-        if (rc == 0 && token != NULL && r->client_secret != NULL && r->token == NULL) {
+        bool same = rc == 0 && token != NULL && r->token == NULL && secret != NULL &&
+                    r->client_secret != NULL && strcmp(secret, r->client_secret) == 0 &&
+                    strcmp(endpoint, r->oauth_uri) == 0;
+        if (same) {
             r->token = token;
             r->token_refresh_at_ms = refresh_at;
             token = NULL;
         }
         icm__free(token);
+        icm__free(secret);
+        icm__free(endpoint);
     }
     if (rc != 0) {
         icm_catalog_free(&r->base);
