@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -170,10 +171,6 @@ class RestWarehouse:
     def files(self, table: str = "t") -> set[str]:
         """Every file below the table's location, as paths relative to it (exact, complete)."""
         return files_below(self, self.location(table))
-
-    def absolute(self, table: str, path: str) -> str:
-        """The relative path of files() back as the location Iceberg metadata uses."""
-        return self.location(table).rstrip("/") + "/" + path
 
     def cleanup(self) -> None:
         cat = self.catalog()

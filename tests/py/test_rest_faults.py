@@ -8,9 +8,13 @@ change is in the catalog:
   409                                -> 3, the transaction's own files deleted, nothing else
   500, 502 (JSON or a gateway's HTML page), 503, 504, a reset before forwarding
                                      -> 4, not applied, no file deleted
-  applied-then-500, applied-then-dropped (RST or a clean close)
-                                     -> 4, applied, no file deleted
-  409 once, 401 once (a new token), 503 with Retry-After once, slow -> 0, exactly one change
+  applied-then-500, applied-then-dropped (RST or a clean close), a response after the 60 s
+  request timeout                    -> 4, applied, no file deleted
+  409 once, 401 once (a new token), 503 with Retry-After once, 429 once, slow
+                                     -> 0, exactly one change, no leftover of a failed attempt
+  503 with Retry-After, then 409     -> 4 (the 409 may answer our own first attempt)
+  400, 403, 404                      -> 1, refused: the transaction's own files deleted
+and every unknown outcome sent the commit POST exactly once (the replay regression below).
 """
 import json
 import time
@@ -20,6 +24,7 @@ import pytest
 pytest.importorskip("pyiceberg.catalog.rest")
 
 import rest_helpers as r  # noqa: E402
+import s3_e2e  # noqa: E402
 from rest_helpers import rest_local, rest_wh  # noqa: E402,F401 (fixtures)
 
 COMMIT = {"kind": "CommitTable"}
@@ -34,10 +39,6 @@ NOT_APPLIED = {
     "504": {"action": "iceberg_error", "status": 504},
     "reset-unforwarded": {"action": "reset_before"},
 }
-# Faults answered with a status: the client sees an answer, so nothing below it re-sends.
-# (Dropped connections are also in test_replayed_commit_*: libcurl re-sends a request on a
-# reused connection that died before any response byte.)
-STATUS_FAULTS = {"500", "502", "502-html", "503", "504"}
 APPLIED = {
     "applied-then-500": {"action": "iceberg_error", "status": 500, "forward": True},
     "applied-then-reset": {"action": "reset_after"},
@@ -95,8 +96,7 @@ def test_add_files_unknown_not_applied_keeps_everything(appendable, fault):
     ctl = arm(wh, NOT_APPLIED[fault])
     res = add_files(wh)
     assert res.returncode == 4, res.stderr
-    if fault in STATUS_FAULTS:
-        assert len(commits(ctl)) == 1, "a commit POST is never re-sent after an unknown outcome"
+    assert len(commits(ctl)) == 1, "a commit POST is never re-sent after an unknown outcome"
     after = wh.files()
     assert before <= after, "no file is deleted after an unknown outcome"
     own_files(after - before)
@@ -109,9 +109,10 @@ def test_add_files_unknown_applied_keeps_everything(appendable, fault):
     wh = appendable
     before, ids_before = wh.files(), r.snapshot_ids(wh)
     base_rows = sorted(wh.table().scan().to_arrow()["id"].to_pylist())
-    arm(wh, APPLIED[fault])
+    ctl = arm(wh, APPLIED[fault])
     res = add_files(wh)
     assert res.returncode == 4, res.stderr
+    assert len(commits(ctl)) == 1, "a commit POST is never re-sent after an unknown outcome"
     after = wh.files()
     assert before <= after, "no file is deleted after an unknown outcome"
     # The change is there: one new snapshot whose files are exactly the ones icemaint wrote.
@@ -211,8 +212,7 @@ def test_expire_unknown_not_applied_deletes_nothing(expirable, fault):
     ctl = arm(wh, NOT_APPLIED[fault])
     res = expire(wh)
     assert res.returncode == 4, res.stderr
-    if fault in STATUS_FAULTS:
-        assert len(commits(ctl)) == 1
+    assert len(commits(ctl)) == 1
     assert wh.files() == before
     assert r.snapshot_ids(wh) == ids and wh.table().metadata_location == metadata
     r.assert_judges_read(wh, "t", wh.expected)
@@ -222,9 +222,10 @@ def test_expire_unknown_not_applied_deletes_nothing(expirable, fault):
 def test_expire_unknown_applied_deletes_nothing(expirable, fault):
     wh = expirable
     before = wh.files()
-    arm(wh, APPLIED[fault])
+    ctl = arm(wh, APPLIED[fault])
     res = expire(wh)
     assert res.returncode == 4, res.stderr
+    assert len(commits(ctl)) == 1
     assert r.snapshot_ids(wh) == wh.keep, "the catalog applied the expiry"
     after = wh.files()
     assert before - after == set(), "no file is deleted after an unknown outcome"
@@ -247,7 +248,8 @@ def test_expire_through_the_proxy_without_faults_counts_one_commit(expirable):
     after = wh.files()
     assert before - after == gone
     assert after - before == r.version_files(wh)
-    json.loads(res.stdout)
+    doc = json.loads(res.stdout)
+    assert {r.relative(wh, "t", p) for p in s3_e2e.planned_paths(doc)} == gone
 
 
 # ---- regression: a commit replayed below icemaint after the connection dropped -----------------
@@ -256,17 +258,10 @@ def test_expire_through_the_proxy_without_faults_counts_one_commit(expirable):
 # response, and the HTTP library sends the same POST again on a fresh connection (libcurl does so
 # for any method when a *reused* keep-alive connection dies before a response byte). The replay
 # meets its own applied change: 409 (add-files: the table moved on) or 400 (expiry: the snapshots
-# are gone). Read as "failed, not applied", add-files deletes its manifest list and manifests --
-# which the committed snapshot references -- and the table's current snapshot cannot be read.
+# are gone). Read as "failed, not applied", add-files deleted its manifest list and manifests --
+# which the committed snapshot references -- and the table's current snapshot could not be read.
+# Only the first POST is faulted here, so a replay would get the catalog's real answer.
 
-REPLAY_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="libcurl re-sends the commit POST after a reused connection drops without a response "
-           "(the C back end must send commits on a connection that is never reused/replayed, "
-           "e.g. CURLOPT_FRESH_CONNECT + CURLOPT_FORBID_REUSE); reported to b1")
-
-
-@REPLAY_XFAIL
 @pytest.mark.parametrize("action", ["reset_after", "close_after"])
 def test_replayed_commit_after_applied_then_dropped_add_files(appendable, action):
     wh = appendable
@@ -283,7 +278,6 @@ def test_replayed_commit_after_applied_then_dropped_add_files(appendable, action
     assert len(r.snapshot_ids(wh) - ids_before) == 1
 
 
-@REPLAY_XFAIL
 @pytest.mark.parametrize("action", ["reset_after", "close_after"])
 def test_replayed_commit_after_applied_then_dropped_expiry(expirable, action):
     wh = expirable
@@ -327,13 +321,7 @@ def test_add_files_409_after_a_resend_is_unknown(appendable):
     assert wh.table().metadata_location == metadata
 
 
-@pytest.mark.parametrize("status", [
-    400,
-    pytest.param(403, marks=pytest.mark.xfail(
-        strict=True, reason="the back end maps 403 to ICM_EAUTH, which the commit path does "
-                            "not treat as 'not applied', so the transaction's files stay "
-                            "(safe, but not the documented cleanable refusal); reported to b1")),
-    404])
+@pytest.mark.parametrize("status", [400, 403, 404])
 def test_add_files_refused_is_not_applied_and_cleaned(appendable, status):
     """400, 403 and 404 on a commit: refused, not applied (Java's CleanableFailure): the
     transaction's own files are deleted, nothing else, and the table is unchanged."""
@@ -372,3 +360,26 @@ def test_add_files_commit_timeout_is_unknown(rest_local, tmp_path):
             r.version_files(wh)
     finally:
         wh.cleanup()
+
+
+def test_expire_401_once_on_load_gets_a_new_token(expirable):
+    """The catalog rejects the token once (on the load): icemaint asks for a new one and goes on;
+    the expiry is committed once and deletes exactly the expired snapshots' own files."""
+    wh = expirable
+    before = wh.files()
+    gone = r.needed_files(wh) - r.needed_files(wh, snapshot_ids=wh.keep)
+    ctl = r.proxy_of(wh.server)
+    ctl.set_rules([{"kind": "LoadTable", "action": "iceberg_error", "status": 401, "times": 1}])
+    res = wh.cli("expire-snapshots", wh.ident(), "--older-than", str(int(time.time() * 1000)),
+                 "--retain-last", "1", via_proxy=True,
+                 env=wh.env(via_proxy=True, credential="icm-client:icm-secret"))
+    assert res.returncode == 0, res.stderr
+    log = ctl.log()
+    assert [e["status"] for e in log if e["kind"] == "LoadTable"][0] == 401
+    assert len([e for e in log if e["kind"] == "Token"]) == 2
+    assert commits(ctl) == [(200, None)]
+    assert r.snapshot_ids(wh) == wh.keep
+    after = wh.files()
+    assert before - after == gone
+    assert after - before == r.version_files(wh)
+    r.assert_judges_read(wh, "t", wh.expected)

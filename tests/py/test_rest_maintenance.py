@@ -119,17 +119,8 @@ def test_orphan_sweep_deletes_exactly_the_old_orphans(rest_wh):
     r.assert_judges_read(wh, "t", expected)
 
 
-def xfail_on_s3(request, wh, reason):
-    """Known back-end gaps on the S3 fixture (vended credentials only), strict: the test must
-    start passing when they are fixed, and then this marker goes."""
-    if wh.server.s3 is not None:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
-def test_check_finds_nothing_then_names_the_missing_file(rest_wh, request):
+def test_check_finds_nothing_then_names_the_missing_file(rest_wh):
     wh = rest_wh
-    xfail_on_s3(request, wh, "check reads the metadata file without the load-table's vended "
-                             "credentials (no AWS credentials); reported to b1")
     r.write_history_with_refs(wh)
     res = wh.cli("--json", "check", wh.ident(), "--all")
     assert res.returncode == 0, res.stderr
@@ -159,12 +150,11 @@ def test_check_finds_nothing_then_names_the_missing_file(rest_wh, request):
     assert wh.files() == before, "check changes nothing"
 
 
-def test_orphan_sweep_beside_other_catalog_tables(rest_wh, request):
+def test_orphan_sweep_beside_other_catalog_tables(rest_wh):
     """The sweep looks at the catalog's other tables (one could live inside this one's location);
-    each is a REST table with its own vended credentials."""
+    each is a REST table read with its own vended credentials (on S3, the only ones icemaint
+    has)."""
     wh = rest_wh
-    xfail_on_s3(request, wh, "the sweep reads other catalog tables' metadata without their "
-                             "vended credentials and refuses (exit 5); reported to b1")
     expected = r.write_history_with_refs(wh)
     other = r.RestWarehouse(wh.server, wh.tmp)
     other.catalog().create_namespace(other.namespace)

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pyiceberg.catalog.rest")
 
 import rest_helpers as r  # noqa: E402
-from rest_helpers import rest_local, rest_s3, rest_wh  # noqa: E402,F401
+from rest_helpers import rest_local, rest_wh  # noqa: E402,F401 (fixtures)
 
 
 @pytest.mark.parametrize("which", ["local", "s3"])
