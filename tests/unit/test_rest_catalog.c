@@ -756,14 +756,15 @@ static void test_commit_401_renewed_once(void **state)
     icmt_ok(commit_with(e, steps, 2, extra, NULL));
     assert_int_equal(count(e->s, "POST", COMMIT_PATH), 2);
     assert_string_equal(header(nth(e->s, -1), "Authorization"), "Bearer T2");
-    /* refused again with the new token: not applied, not sent a third time */
+    /* refused again with the new token: not sent a third time; the outcome is open, since a
+     * gateway may have passed the first copy on before refusing it (adversary round 17, F1) */
     step twice[] = {{401, NULL, "{}", ANSWER}};
     route_set(e->s, "POST", "/v1/oauth/tokens", tokens, 2);
-    assert_int_equal(commit_with(e, twice, 1, extra, NULL), ICM_EAUTH);
+    assert_int_equal(commit_with(e, twice, 1, extra, NULL), ICM_ECOMMIT_UNKNOWN);
     assert_int_equal(count(e->s, "POST", COMMIT_PATH), 4);
-    /* a 409 after a renewal is still a conflict: the 401 proved the first was not applied */
+    /* a 409 after a renewal may answer the first copy: unknown, never a cleanable failure */
     step then409[] = {{401, NULL, "{}", ANSWER}, {409, NULL, CONFLICT, ANSWER}};
-    assert_int_equal(commit_with(e, then409, 2, extra, NULL), ICM_ECOMMIT_FAILED);
+    assert_int_equal(commit_with(e, then409, 2, extra, NULL), ICM_ECOMMIT_UNKNOWN);
 }
 
 static void test_endpoints_honoured(void **state)
@@ -807,7 +808,7 @@ static void test_endpoints_honoured(void **state)
 static void verify_sigv4(const req *r, const char *akid, const char *secret, const char *region,
                          const char *service)
 {
-    char auth[1024], signed_names[512];
+    char auth[2048], signed_names[2048];
     snprintf(auth, sizeof auth, "%s", header(r, "Authorization"));
     char scope[256];
     snprintf(scope, sizeof scope, "AWS4-HMAC-SHA256 Credential=%s/", akid);
@@ -821,14 +822,14 @@ static void verify_sigv4(const req *r, const char *akid, const char *secret, con
     char body_sha[65];
     icm__sha256_hex(r->body, strlen(r->body), body_sha);
     assert_string_equal(header(r, "x-amz-content-sha256"), body_sha);
-    char host[256], amz_date[32];
+    char host[2048], amz_date[2048];
     snprintf(host, sizeof host, "%s", header(r, "Host"));
     snprintf(amz_date, sizeof amz_date, "%s", header(r, "X-Amz-Date"));
     struct tm tm;
     memset(&tm, 0, sizeof tm);
     assert_non_null(strptime(amz_date, "%Y%m%dT%H%M%SZ", &tm));
     /* the other signed headers with their values as received */
-    static char values[16][1024];
+    static char values[16][2048];
     static char hnames[16][128];
     icm__http_header hdrs[20];
     size_t n = 0;

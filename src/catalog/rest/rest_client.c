@@ -443,11 +443,16 @@ int icm__rest_send(icm__rest *r, const icm__rest_call *call, icm__http_response 
             return rc;
         } else if ((resp->status == 401 || resp->status == 419) && !reauthed &&
                    r->client_secret != NULL) {
-            /* Refused for its token, so not applied: renew once and send it again. */
+            /* Refused for its token, so not applied as the spec has it: renew once and send
+             * it again. It counts as a re-send all the same: a gateway in front of the
+             * catalog may have passed the first copy on before refusing it (adversary round
+             * 17, F1), so for a commit every answer but success is open from here on. */
             reauthed = true;
             icm__http_response_clear(resp);
             icm__free(r->token);
             r->token = NULL;
+            if (retries != NULL)
+                *retries = ++attempt;
             continue;
         } else if (resp->status == 429 ||
                    (resp->status == 503 && (wait = retry_after_ms(resp)) >= 0)) {
