@@ -378,9 +378,9 @@ ICM_EXTERN(int) icm_table_open_static(icm_table **out, icm_fileio *io,
 ICM_EXTERN(int) icm_table_open_dir(icm_table **out, icm_fileio *io, const char *table_dir);
 
 /** Reload the current metadata (another writer may have committed). On failure the table
- *  keeps its previous state. A catalog table whose pointer still names the metadata file it
- *  holds keeps it without reading it again (published metadata files never change; Java's
- *  refresh does the same). Static tables re-read the same file.
+ *  keeps its previous state. The metadata file is read again even when the pointer has not
+ *  moved (a file rewritten in place must not leave the table stale). Static tables re-read
+ *  the same file.
  *  @return 0; the codes of icm_table_load. */
 ICM_EXTERN(int) icm_table_refresh(icm_table *t);
 

@@ -30,6 +30,7 @@
 
 #include "icemaint/catalog.h"
 #include "maint/delete_engine.h"
+#include "maint/lease_internal.h"
 #include "maint/expire_internal.h"
 #include "maint/link_guard.h"
 #include "maint/other_format.h"
@@ -179,7 +180,7 @@ static int before_batch(void *ctx)
 {
     deleter *d = ctx;
     int rc = d->recheck != NULL ? icm__expire_recheck_run(d->recheck, d->r) : 0;
-    if (rc == 0 && d->lease != NULL && (rc = icm_lease_renew(d->lease, 0)) != 0) {
+    if (rc == 0 && d->lease != NULL && (rc = icm__lease_keep(d->lease)) != 0) {
         icm__error_saved *saved = icm__error_save();
         int prc = icm__expire_add_problem(d->r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
                                           icm_lease_location(d->lease), rc,

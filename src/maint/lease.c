@@ -42,11 +42,15 @@
 
 #include "icemaint/maint.h"
 #include "io/fileio_internal.h"
+#include "maint/lease_internal.h"
 #include "spec/metadata_internal.h"
 #include "util/location.h"
 #include "util/util.h"
 
 #define TAKEOVER_ROUNDS 4
+/* At most this long (and a quarter of the lifetime) between reads of the lease by
+ * icm__lease_keep. */
+#define KEEP_CHECK_INTERVAL_MS 5000
 
 struct icm_lease {
     icm_fileio *io;
@@ -56,6 +60,7 @@ struct icm_lease {
     int64_t start_ms;
     int64_t expires_ms;
     int64_t ttl_ms;
+    int64_t checked_ms;  /* when icm__lease_keep last found the lease ours (0: never) */
 };
 
 /* What a lease file says. Strings owned. */
@@ -498,4 +503,22 @@ void icm_lease_free(icm_lease *l)
     icm__free(l->location);
     icm__free(l->command);
     icm__free(l);
+}
+
+int icm__lease_keep(icm_lease *l)
+{
+    /* A takeover needs the lease expired (or its holder dead on this host: not us, running).
+     * A check that found it ours left it valid for at least half its lifetime, so for a
+     * quarter of it nobody else can hold it: reading it again before every delete batch (a
+     * request each on an object store) proves nothing new. */
+    int64_t now = icm__now_ms();
+    int64_t interval = l->ttl_ms / 4 < KEEP_CHECK_INTERVAL_MS ? l->ttl_ms / 4
+                                                             : KEEP_CHECK_INTERVAL_MS;
+    if (l->checked_ms != 0 && now - l->checked_ms < interval &&
+        now < l->expires_ms - l->ttl_ms / 2)
+        return 0;
+    int rc = icm_lease_renew(l, now);
+    if (rc == 0)
+        l->checked_ms = now;
+    return rc;
 }

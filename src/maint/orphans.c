@@ -22,6 +22,7 @@
 
 #include "icemaint/catalog.h"
 #include "maint/delete_engine.h"
+#include "maint/lease_internal.h"
 #include "maint/link_guard.h"
 #include "maint/orphans_internal.h"
 #include "util/location.h"
@@ -260,7 +261,7 @@ static int before_batch(void *ctx)
         rc = drop_referenced(s);
     icm__free(was);
     if (rc == 0 && s->o->lease != NULL)
-        rc = icm_lease_renew(s->o->lease, 0);
+        rc = icm__lease_keep(s->o->lease);
     if (rc != 0)
         return rc;
     s->n_roots = icm__table_roots(icm_table_get_metadata(s->t), s->roots);

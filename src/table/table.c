@@ -209,8 +209,7 @@ static int adopt_table_config(icm_table *t, const icm_property *config, size_t n
 }
 
 /* Current location from the catalog and its parsed metadata (both new): the metadata the
- * catalog handed over with the location (a REST catalog's LoadTableResult), else the file;
- * *out_md NULL when the location is the one the table holds (nothing to read again). */
+ * catalog handed over with the location (a REST catalog's LoadTableResult), else the file. */
 static int load_current(icm_table *t, char **out_loc, icm_table_metadata **out_md)
 {
     *out_loc = NULL;
@@ -227,12 +226,12 @@ static int load_current(icm_table *t, char **out_loc, icm_table_metadata **out_m
     if (info.metadata != NULL) {
         *out_md = info.metadata;
         info.metadata = NULL;
-    } else if (t->md == NULL || t->metadata_location == NULL ||
-               strcmp(info.metadata_location, t->metadata_location) != 0) {
+    } else {
+        /* Read again even when the pointer names the file the table holds: a file rewritten
+         * in place under the same name (a writer that copies over its version file) must not
+         * leave the delete phase's re-check on stale metadata (adversary round 17, F3). */
         rc = icm_table_metadata_read(out_md, t->io, info.metadata_location);
-    } /* else the metadata file the table holds already: a published version is never
-       * rewritten, so it is not read again (*out_md stays NULL); a reload before every delete
-       * batch would otherwise fetch the whole document from an object store each time */
+    }
     if (rc == 0) {
         *out_loc = info.metadata_location;
         info.metadata_location = NULL;
@@ -482,10 +481,6 @@ int icm_table_refresh(icm_table *t)
             icm__free(loc);
     } else {
         rc = load_current(t, &loc, &md);
-        if (rc == 0 && md == NULL) {
-            icm__free(loc); /* unchanged */
-            return 0;
-        }
     }
     if (rc == 0)
         table_set_state(t, loc, md);
