@@ -488,7 +488,9 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
         icm__error_restore(saved);
         return prc != 0 ? prc : rc;
     }
-    icm__expire_recheck check = {t, NULL, {NULL, NULL}};
+    icm__expire_recheck check = {t, NULL, {NULL, NULL},
+                                 icm_table_metadata_last_updated_ms(icm_table_get_metadata(t)),
+                                 icm_table_metadata_snapshot_count(icm_table_get_metadata(t))};
     rc = icm__refs_seen_init(&check.seen);
     if (rc == 0 && (check.md_location = icm__strdup(icm_table_get_metadata_location(t))) == NULL)
         rc = ICM_ENOMEM;

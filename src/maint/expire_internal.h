@@ -61,7 +61,7 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
 /*
  * The delete phase's re-check (icemaint/maint.h; expire_recheck.c, read-only): reload the
  * table; when its metadata location differs from the one the plan (or the last re-check) was
- * made against, every snapshot of the new metadata counts as retained: what it references that
+ * made against, or the document there does (its last-updated-ms or snapshot count), every snapshot of the new metadata counts as retained: what it references that
  * `seen` does not account for is read (icm__reach_extend) and every PLANNED file of r it
  * references becomes KEPT (r->newly_referenced). On failure a problem is recorded (the caller
  * stops deleting). Returns 0; the codes of icm_table_refresh; the read error of a newly
@@ -71,6 +71,10 @@ typedef struct icm__expire_recheck {
     icm_table *t;
     char *md_location;     /* the metadata the plan is up to date with (owned) */
     icm__refs_seen seen;   /* what the plan accounts for (owned) */
+    /* ... and that metadata's last-updated-ms and snapshot count: a version file rewritten in
+     * place under the same name (adversary round 17, F3) is new metadata too */
+    int64_t md_updated_ms;
+    size_t md_snapshots;
 } icm__expire_recheck;
 int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r);
 void icm__expire_recheck_dispose(icm__expire_recheck *c);

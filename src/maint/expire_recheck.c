@@ -127,7 +127,10 @@ int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r)
     if (rc != 0)
         return stop(r, ICM_EXPIRE_PROBLEM_REFRESH_FAILED, icm_table_get_identifier(c->t), rc);
     const char *loc = icm_table_get_metadata_location(c->t);
-    if (strcmp(loc, c->md_location) == 0)
+    const icm_table_metadata *now = icm_table_get_metadata(c->t);
+    if (strcmp(loc, c->md_location) == 0 &&
+        icm_table_metadata_last_updated_ms(now) == c->md_updated_ms &&
+        icm_table_metadata_snapshot_count(now) == c->md_snapshots)
         return 0;
     newer_refs newer;
     memset(&newer, 0, sizeof newer);
@@ -149,6 +152,8 @@ int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r)
         icm__free(c->md_location);
         c->md_location = copy;
         copy = NULL;
+        c->md_updated_ms = icm_table_metadata_last_updated_ms(now);
+        c->md_snapshots = icm_table_metadata_snapshot_count(now);
     }
     icm__free(copy);
     icm__pathset_free(newer.names);

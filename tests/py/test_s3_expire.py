@@ -9,6 +9,8 @@ expected keys remain (plus the one new metadata file), and the judges read every
 snapshot with the rows it had before.
 """
 import json
+import os
+import time
 
 import pytest
 
@@ -229,3 +231,45 @@ def test_nested_tables_on_s3_expiry_keeps_a_filesystem_table_s_live_file(  # noq
     res = e.icm("check", b_loc, env=e.aws_env(moto), cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert sorted(ocat.load_table("ns.b").scan().to_arrow()["id"].to_pylist()) == [500, 501]
+
+
+@pytest.mark.parametrize("how", ["rewritten-in-place", "new-version"])
+def test_metadata_rewritten_in_place_is_read_again(tmp_path, moto, s3_prefix,  # noqa: F811
+                                                   fault_proxy, how):  # noqa: F811
+    """Data-loss class "metadata rewritten in place" (adversary round 17, F3): while an expiry
+    of a filesystem-layout table deletes (its first DeleteObjects held 4 s by the proxy),
+    another writer's metadata naming every old snapshot lands under the very name the pointer
+    names (or, the control, as the next version). The re-check before each later batch reads
+    the document again either way, so no manifest or manifest list the current metadata names
+    is deleted after it landed."""
+    import subprocess
+    endpoint, ctl = fault_proxy
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    table, _, _, cutoff, _ = history(wh)
+    root = hadoop_layout(moto, table)
+    c = h.client(moto, attempts=4)
+    v1 = c.get_object(Bucket=moto.bucket, Key=f"{root}/metadata/v1.metadata.json")["Body"].read()
+    need = {e.key_of(p, moto.bucket) for p in e.reachable(table)}
+    ctl.set_rules([{"kind": "DeleteObjects", "action": "delay", "delay_ms": 4000, "times": 1}])
+    env = dict(e.aws_env(moto, endpoint=endpoint))
+    p = subprocess.Popen([e.CLI, "--json", "expire-snapshots", table.location(), "--older-than",
+                          str(cutoff), "--retain-last", "1", "--no-lock"],
+                         env={**os.environ, **env}, cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for _ in range(800):
+        if any(x.get("kind") == "DeleteObjects" for x in ctl.log()):
+            break
+        time.sleep(0.025)
+    else:
+        p.kill()
+        pytest.fail("no DeleteObjects seen: " + p.communicate()[1])
+    if how == "rewritten-in-place":
+        c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/v2.metadata.json", Body=v1)
+    else:
+        c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/v3.metadata.json", Body=v1)
+        c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/version-hint.text", Body=b"3")
+    out, err = p.communicate(timeout=180)
+    ctl.set_rules([])
+    keys = e.keys(moto, s3_prefix)
+    lost = sorted(k for k in need - keys if "/metadata/" in k)
+    assert not lost, (how, lost, err[-500:])
