@@ -366,9 +366,11 @@ static int recheck(plan *p, size_t from)
     if (rc != 0)
         return rc;
     const char *now_loc = icm_table_get_metadata_location(p->t);
-    if (strcmp(now_loc, p->md_location) == 0)
-        return 0;
     const icm_table_metadata *md = icm_table_get_metadata(p->t);
+    if (strcmp(now_loc, p->md_location) == 0 &&
+        icm_table_metadata_last_updated_ms(md) == p->md_updated_ms &&
+        icm_table_metadata_snapshot_count(md) == p->md_snapshots)
+        return 0;
     p->r->rechecked = true;
     if ((!p->o->dry_run && (rc = icm_table_check_own_metadata(p->t)) != 0) ||
         (rc = check_gc(md, now_loc)) != 0 ||
@@ -379,6 +381,8 @@ static int recheck(plan *p, size_t from)
         return ICM_ENOMEM;
     icm__free(p->md_location);
     p->md_location = copy;
+    p->md_updated_ms = icm_table_metadata_last_updated_ms(md);
+    p->md_snapshots = icm_table_metadata_snapshot_count(md);
     p->r->referenced = icm__pathset_count(p->keys.set);
     return icm__orphans_drop_referenced(p, from);
 }
@@ -522,6 +526,8 @@ static int run(plan *p, int64_t now)
     if (md_location == NULL)
         return ICM_ENOMEM;
     p->md_location = md_location; /* the plan's; brought up to date by recheck */
+    p->md_updated_ms = icm_table_metadata_last_updated_ms(md);
+    p->md_snapshots = icm_table_metadata_snapshot_count(md);
     if (icm_table_is_read_only(p->t) && !p->o->dry_run)
         rc = icm__orphan_refuse(md_location, "the table was opened from a metadata file, which may not be "
                                  "its current metadata: only a dry run is allowed (open it "

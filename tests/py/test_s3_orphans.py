@@ -14,6 +14,7 @@ are put next to them with boto3. Each test asserts the exact key set of every pl
 """
 import io
 import json
+import os
 import time
 
 import pytest
@@ -268,3 +269,45 @@ def test_catalog_database_unreadable_is_never_swept(tmp_path, moto, s3_prefix,  
     assert res.returncode == 5, res.stderr
     assert "catalog-backup.db" in res.stderr and "could not be read" in res.stderr, res.stderr
     assert e.keys(moto, s3_prefix) == before
+
+
+def test_metadata_rewritten_in_place_keeps_what_it_names(tmp_path, moto, s3_prefix,  # noqa: F811
+                                                         fault_proxy):  # noqa: F811
+    """Data-loss class "metadata rewritten in place" for the sweep (adversary round 17, F3): a
+    filesystem-layout table whose old snapshots were expired without cleanup leaves their
+    files as orphans; while the sweep deletes (its first DeleteObjects held 4 s), the version
+    file the pointer names is rewritten in place with the older document that still names
+    them. The re-check before each later batch sees the document changed, so no manifest or
+    manifest list that document names is deleted after it landed."""
+    import subprocess
+    from test_s3_expire import hadoop_layout, history
+    endpoint, ctl = fault_proxy
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    table, _, _, cutoff, _ = history(wh)
+    root = hadoop_layout(moto, table)
+    c = h.client(moto, attempts=4)
+    v1 = c.get_object(Bucket=moto.bucket, Key=f"{root}/metadata/v1.metadata.json")["Body"].read()
+    need = {e.key_of(p, moto.bucket) for p in e.reachable(table)}
+    env = {**os.environ, **e.aws_env(moto, endpoint=endpoint)}
+    done = e.icm("expire-snapshots", table.location(), "--older-than", str(cutoff),
+                 "--retain-last", "1", "--cleanup", "none", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    time.sleep(1.5)
+    now = int(time.time() * 1000)
+    ctl.set_rules([{"kind": "DeleteObjects", "action": "delay", "delay_ms": 4000, "times": 1}])
+    p = subprocess.Popen([e.CLI, "--json", "remove-orphan-files", table.location(),
+                          "--older-than", str(now), "--force", "--settle", "0s", "--no-lock"],
+                         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    for _ in range(800):
+        if any(x.get("kind") == "DeleteObjects" for x in ctl.log()):
+            break
+        time.sleep(0.025)
+    else:
+        p.kill()
+        pytest.fail("no DeleteObjects seen: " + p.communicate()[1])
+    c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/v2.metadata.json", Body=v1)
+    out, err = p.communicate(timeout=180)
+    ctl.set_rules([])
+    lost = sorted(k for k in need - e.keys(moto, s3_prefix) if "/metadata/" in k)
+    assert not lost, (lost, err[-500:])
