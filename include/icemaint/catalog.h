@@ -444,9 +444,14 @@ ICM_EXTERN(int) icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
  * builds its changes again on the new base.
  * A catalog that takes requirements and updates itself (REST; the version 2 `commit_changes`
  * slot of icemaint/sys/catalog.h) gets them as they are, after the own-metadata check: 0 (the
- * table then reloads what the catalog has now), ICM_ECOMMIT_FAILED or ICM_ECOMMIT_UNKNOWN as
- * it answers; nothing of the commit was written here, so nothing is deleted here, and
- * metadata-log and retention are the catalog's.
+ * table then reloads what the catalog has now) or ICM_ECOMMIT_FAILED as it answers; nothing of
+ * the commit was written here, so nothing is deleted here, and metadata-log and retention are
+ * the catalog's. When its answer is ICM_ECOMMIT_UNKNOWN the table is reloaded (at once, after
+ * 250 ms and after 1 s more) and the change looked for (icm_table_changes_seen: the table's
+ * uuid must be the same): shown → 0, `t` holds the reloaded metadata,
+ * icm_table_last_commit_reconciled() is true and a commit warning says the answer was lost
+ * and found; not shown → ICM_ECOMMIT_UNKNOWN (a request still on its way may apply it later,
+ * so it is never taken for rejected).
  * @return the codes of icm_table_commit(); also ICM_ECOMMIT_FAILED when a requirement fails
  *         (nothing written; the message names it: "commit failed: requirement failed:
  *         assert-ref-snapshot-id: ref main is at snapshot 5, expected 3"), and the codes of
@@ -462,6 +467,14 @@ ICM_EXTERN(int) icm_table_commit_changes(icm_table *t, const icm_table_changes *
  *  i >= the count. */
 ICM_EXTERN(size_t) icm_table_commit_warning_count(const icm_table *t);
 ICM_EXTERN(const char *) icm_table_commit_warning(const icm_table *t, size_t i);
+
+/** Whether the last commit on `t` (icm_table_commit, icm_table_commit_changes) returned 0
+ *  only because its answer was lost (ICM_ECOMMIT_UNKNOWN) and reloading the table then showed
+ *  it (our metadata file current or in the metadata-log; through a catalog that commits
+ *  itself, the change's effect, icm_table_changes_seen). A caller that deletes files after a
+ *  commit should delete nothing after such a one (icm_expire_snapshots does not): through a
+ *  catalog, the effect may be another writer's. false for NULL and before any commit. */
+ICM_EXTERN(bool) icm_table_last_commit_reconciled(const icm_table *t);
 
 /** Free a table handle. NULL is ok. */
 ICM_EXTERN(void) icm_table_free(icm_table *t);

@@ -399,6 +399,12 @@ typedef struct icm_expire_result {
      *  not be read (the reason for withheld_manifests / withheld_content_files; its message
      *  names a retained snapshot that references it); 0 when none. */
     size_t withheld_by;
+    /* ---- added with reconciling lost commit answers (issue #19) ---- */
+    /** The commit's answer was lost and reloading the table showed it applied
+     *  (icm_table_last_commit_reconciled): `committed` is true and NOTHING was planned or
+     *  deleted (every deleted_* array is empty): the expired snapshots' files are orphans now,
+     *  for remove-orphan-files once they are older than its window. */
+    bool commit_reconciled;
 } icm_expire_result;
 
 ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
@@ -456,6 +462,10 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *             verification (dry run included: missing_count > 0); NULL otherwise
  * @param t    the table (its state advances to the committed metadata)
  * @param opts NULL = defaults
+ * A commit whose answer was lost and that reloading the table showed applied returns 0 with
+ * (*out)->committed and (*out)->commit_reconciled true and nothing deleted (see
+ * icm_table_last_commit_reconciled).
+ *
  * @return 0; the codes of icm_expire_decide; ICM_ECOMMIT_FAILED (CAS conflicts exhausted the
  *         retries; nothing of ours is left); ICM_ECOMMIT_UNKNOWN (nothing was deleted; check the
  *         table before retrying); ICM_EREFUSED also when verification found a referenced

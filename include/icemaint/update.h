@@ -200,6 +200,36 @@ ICM_EXTERN(int) icm_table_changes_apply(const icm_table_changes *c,
                                         const icm_table_metadata *base,
                                         icm_table_metadata **out);
 
+/** What a metadata document shows of a change (icm_table_changes_seen). */
+typedef enum icm_changes_seen {
+    /** Not every effect is there (or the document is another table's): nothing is told. */
+    ICM_CHANGES_NOT_SEEN = 0,
+    /** Every update's effect is there, none adds a snapshot: the table is as the change
+     *  leaves it, though another writer's change could have left it so. */
+    ICM_CHANGES_SEEN,
+    /** A snapshot the change adds is there, with its own id, timestamp and manifest list (a
+     *  file the change wrote): the change applied (a commit is atomic). */
+    ICM_CHANGES_SEEN_OURS
+} icm_changes_seen;
+
+/**
+ * Whether `md` shows the effect of the changes: how a commit whose answer was lost is told
+ * by reloading the table (Java's commit status check compares metadata files; a REST catalog
+ * writes its own, so the effects are compared instead). assert-table-uuid, when present, must
+ * name `md`'s table; the other requirements are not checked (they held on the base, and the
+ * table may have moved on since). Effects: add-snapshot, its snapshot (see
+ * ICM_CHANGES_SEEN_OURS; when it is not there nothing else counts); remove-snapshots, none of
+ * the ids left; set-snapshot-ref, the ref at that snapshot with that type and retention;
+ * remove-snapshot-ref, no such ref; set-properties, each key at its value; remove-properties,
+ * none of the keys; set-(partition-)statistics, that snapshot's entry names the same file;
+ * remove-(partition-)statistics, no entry for the snapshot; remove-partition-specs /
+ * remove-schemas, none of the ids left. No updates: ICM_CHANGES_NOT_SEEN.
+ * @param[out] out the answer (ICM_CHANGES_NOT_SEEN on any error)
+ * @return 0; ICM_EINVALID (a NULL argument).
+ */
+ICM_EXTERN(int) icm_table_changes_seen(const icm_table_changes *c, const icm_table_metadata *md,
+                                       icm_changes_seen *out);
+
 ICM_END_DECL
 
 #endif /* ICEMAINT_UPDATE_H */

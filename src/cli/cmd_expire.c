@@ -9,7 +9,8 @@
  * --json one document {expired, retained, retained_reasons, removed_refs, deleted_files,
  * deleted_manifests, deleted_statistics_files, counts, bytes, total_deleted, total_bytes,
  * dry_run, cleanup, now_ms, older_than_ms, cutoff_ms, retain_last, metadata_location (absent on
- * a dry run), problems, already_gone, newly_referenced, delete_stopped, and after the deletes
+ * a dry run), commit_reconciled (the commit's answer was lost and a reload showed it applied:
+ * nothing was deleted), problems, already_gone, newly_referenced, delete_stopped, and after the deletes
  * not_deleted: the planned files with their state already_gone, kept or planned}. The reasons
  * are the library's (icm_expire_result.kept), decided where the decision is made; this file
  * only prints them. --plan-out FILE writes that same document to FILE; --log-out journals each
@@ -427,6 +428,7 @@ static json_t *report_json(const icm_expire_result *r, bool *ok)
                      ok);
     if (r->metadata_location != NULL)
         icm_cli_json_set(doc, "metadata_location", icm_cli_json_str(r->metadata_location), ok);
+    icm_cli_json_set(doc, "commit_reconciled", json_boolean(r->commit_reconciled), ok);
     icm_cli_json_set(doc, "problems", problems_json(r, ok), ok);
     return doc;
 }
@@ -545,6 +547,10 @@ static void print_human(const icm_expire_result *r)
                r->newly_referenced == 1 ? "it" : "them");
     if (r->metadata_location != NULL)
         icm_cli_line(stdout, "committed %s", r->metadata_location);
+    if (r->commit_reconciled)
+        printf("no file was deleted: the commit's answer was lost, and only reloading the table "
+               "showed it applied; the expired snapshots' files are orphans now "
+               "(remove-orphan-files removes them once older than its window)\n");
 }
 
 /* Problems go to stderr in both modes: they are what a user must act on. A failed delete is an

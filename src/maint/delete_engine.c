@@ -166,15 +166,6 @@ static int64_t backoff_ms(const icm__delete_policy *p, unsigned retry, uint64_t 
     return d + (int64_t)(*seed % (uint64_t)(d / 10 + 1));
 }
 
-static void sleep_ms(int64_t ms)
-{
-    if (ms <= 0)
-        return;
-    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&left, &left) != 0 && errno == EINTR)
-        ;
-}
-
 /* A file that was sent, failed retryably and waits for the rank's next pass (its failure is
  * noted in code and message, in case no retry is made). */
 static bool awaits_retry(const icm__delete_item *item)
@@ -452,7 +443,7 @@ static int run_rank(run *r, scratch *scr, icm__delete_item **order, size_t first
         if (waited + wait > r->p->retry_total_wait_ms)
             return give_up_retries(r, order, first, end, pick);
         r->stats.retries += waiting;
-        sleep_ms(wait);
+        icm__sleep_ms(wait);
         waited += wait;
     }
 }

@@ -7,7 +7,8 @@
  *     the table's retry policy (table/commit.h, icm_table_commit_changes): ICM_ECOMMIT_FAILED
  *     (a concurrent commit won, or moved a ref the decision was made on) → refresh and start
  *     again at 1, at most min(commit.retry.num-retries, max_commit_retries) times;
- *     ICM_ECOMMIT_UNKNOWN → stop, delete nothing;
+ *     ICM_ECOMMIT_UNKNOWN → stop, delete nothing (also when the table's reconciliation then
+ *     found the commit applied: icm_table_last_commit_reconciled, result.commit_reconciled);
  *  3. reload the table and plan the deletes against EVERY snapshot of the reloaded metadata
  *     (expire_plan.c), so files of snapshots committed concurrently are kept too, and verify
  *     that the files those snapshots reference exist (expire_verify.c): when one is missing,
@@ -432,6 +433,7 @@ static int decide_and_commit(icm_table *t, const icm_expire_options *o, int64_t 
     int rc = icm__table_commit_retrying(t, &policy, expire_attempt, &a, &outcome);
     if (rc == 0 && outcome.committed) {
         r->committed = true;
+        r->commit_reconciled = icm_table_last_commit_reconciled(t);
         r->metadata_location = icm__strdup(icm_table_get_metadata_location(t));
         *base_out = a.base;
         return r->metadata_location == NULL ? ICM_ENOMEM : 0;
@@ -578,7 +580,11 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
     } else {
         icm_table_metadata *base = NULL;
         rc = decide_and_commit(t, o, now_ms, r, &base);
-        if (rc == 0 && r->committed && o->cleanup != ICM_EXPIRE_CLEANUP_NONE)
+        /* A commit whose answer was lost deletes nothing, even once a reload showed it:
+         * through a REST catalog the effect may be another writer's, and "never delete after
+         * an unknown outcome" has no exception. */
+        if (rc == 0 && r->committed && !r->commit_reconciled &&
+            o->cleanup != ICM_EXPIRE_CLEANUP_NONE)
             rc = cleanup_after_commit(t, o, base, r);
         icm_table_metadata_free(base);
     }

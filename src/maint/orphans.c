@@ -313,16 +313,6 @@ static void progress(void *ctx, size_t done, size_t total)
     o->progress(done, total, o->progress_payload);
 }
 
-/* Sleep `ms` (restarted after a signal until it has passed). */
-static void settle(int64_t ms)
-{
-    if (ms <= 0)
-        return;
-    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&left, &left) != 0 && errno == EINTR)
-        ;
-}
-
 /*
  * The delete phase (icemaint/maint.h): after the settle time (options.settle_ms), the engine
  * deletes the orphans in its order, checksum companions last (each once its file's outcome is
@@ -334,7 +324,7 @@ static void settle(int64_t ms)
 static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r,
                       const icm_orphan_options *o)
 {
-    settle(o->settle_ms);
+    icm__sleep_ms(o->settle_ms);
     sweeper s = {.t = t, .plan = plan, .r = r, .o = o, .io = icm_table_get_fileio(t)};
     size_t n = r->orphan_count;
     icm__delete_item *items = icm__calloc(n, sizeof *items);

@@ -44,15 +44,6 @@ int64_t icm__commit_backoff_ms(const icm__commit_policy *p, int retry)
     return d;
 }
 
-static void sleep_ms(int64_t ms)
-{
-    if (ms <= 0)
-        return;
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 int icm__table_commit_retrying(icm_table *t, const icm__commit_policy *policy,
                                icm__commit_attempt_fn attempt, void *payload,
                                icm__commit_outcome *out)
@@ -79,7 +70,7 @@ int icm__table_commit_retrying(icm_table *t, const icm__commit_policy *policy,
         if (out->attempts > policy->num_retries ||
             icm__now_ms() - start >= policy->total_timeout_ms)
             return rc;
-        sleep_ms(icm__commit_backoff_ms(policy, out->attempts));
+        icm__sleep_ms(icm__commit_backoff_ms(policy, out->attempts));
         icm__error_saved *saved = icm__error_save();
         rc = icm_table_refresh(t);
         if (rc != 0) {

@@ -32,6 +32,7 @@ struct icm_table {
     icm_table_metadata *md;
     bool read_only;
     icm__ptrvec warnings;        /* of the last commit (metadata retention), strings */
+    bool reconciled;             /* the last commit's answer was lost; reloading found it */
 };
 
 static void free_warning(void *w)
@@ -44,10 +45,16 @@ static void free_fileio(void *io)
     icm_fileio_free(io);
 }
 
-/* Forget the warnings of an earlier commit. */
+/* Forget the warnings and the reconciliation of an earlier commit. */
 static void clear_warnings(icm_table *t)
 {
     icm__ptrvec_dispose(&t->warnings, free_warning);
+    t->reconciled = false;
+}
+
+bool icm_table_last_commit_reconciled(const icm_table *t)
+{
+    return t != NULL && t->reconciled;
 }
 
 size_t icm_table_commit_warning_count(const icm_table *t)
@@ -651,6 +658,7 @@ static int finish_unknown(icm_table *t, char *ours, icm_table_metadata *prepared
             prepared = NULL;
             delete_removed_metadata_files(t, base_md);
         }
+        t->reconciled = true;
         icm_error_clear();
         rc = 0;
     } else if (res == RECONCILED_NOT_OURS) {
@@ -764,6 +772,62 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
     return rc;
 }
 
+/* Reloads after a lost answer, and the waits before them: the catalog that just failed may
+ * need a moment, and a request still on its way may land meanwhile. */
+static const int64_t reconcile_wait_ms[] = {0, 250, 1000};
+
+/*
+ * A catalog's commit answered ICM_ECOMMIT_UNKNOWN: reload the table (a few times) and look for
+ * the change's effect (icm_table_changes_seen). Shown → 0: `t` holds the reloaded metadata, the
+ * table's warnings say the answer was lost and found, and icm_table_last_commit_reconciled()
+ * is true (expiry then deletes nothing: the evidence may be another writer's). Not shown →
+ * ICM_ECOMMIT_UNKNOWN still: a request still on its way may apply it later, so nothing of the
+ * commit is ever taken for rejected here.
+ */
+static int reconcile_changes(icm_table *t, const icm_table_changes *changes)
+{
+    char *reason = error_message_copy();
+    const char *uuid = icm_table_metadata_uuid(t->md);
+    int loaded = 0;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(reconcile_wait_ms); i++) {
+        icm__sleep_ms(reconcile_wait_ms[i]);
+        char *now = NULL;
+        icm_table_metadata *md = NULL;
+        if (load_current(t, &now, &md) != 0)
+            continue;
+        loaded++;
+        const char *now_uuid = icm_table_metadata_uuid(md);
+        icm_changes_seen seen = ICM_CHANGES_NOT_SEEN;
+        bool same = (uuid == NULL) == (now_uuid == NULL) &&
+                    (uuid == NULL || strcasecmp(uuid, now_uuid) == 0);
+        if (same && icm_table_changes_seen(changes, md, &seen) == 0 &&
+            seen != ICM_CHANGES_NOT_SEEN) {
+            char *w = icm__sprintf(
+                "the commit's answer was lost (%s); reloading the table shows %s (%s)",
+                reason != NULL ? reason : "outcome unknown",
+                seen == ICM_CHANGES_SEEN_OURS ? "it applied" : "the change in place",
+                now);
+            if (w == NULL || icm__ptrvec_push(&t->warnings, w) != 0)
+                icm__free(w); /* the warning is lost, never the outcome */
+            table_set_state(t, now, md);
+            t->reconciled = true;
+            icm__free(reason);
+            icm_error_clear();
+            return 0;
+        }
+        icm__free(now);
+        icm_table_metadata_free(md);
+    }
+    int rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, t->identifier,
+                            "commit outcome unknown: %s; %s (a request still on its way may "
+                            "apply it later; nothing of this commit was deleted)",
+                            reason != NULL ? reason : "",
+                            loaded == 0 ? "reloading the table failed too"
+                                        : "reloading the table does not show the change");
+    icm__free(reason);
+    return rc;
+}
+
 /* A catalog that takes requirements and updates itself (REST): it checks, applies and records
  * everything; nothing of this commit was written here, so nothing is ever deleted here. */
 static int commit_through_catalog(icm_table *t, const icm_table_changes *changes)
@@ -775,6 +839,10 @@ static int commit_through_catalog(icm_table *t, const icm_table_changes *changes
     char *loc = NULL;
     rc = ICM__CATALOG_V2(t->catalog, commit_changes)(t->catalog, &t->ident.id,
                                                       t->metadata_location, changes, &loc);
+    if (rc == ICM_ECOMMIT_UNKNOWN) {
+        icm__free(loc);
+        return reconcile_changes(t, changes);
+    }
     if (rc != 0) {
         icm__free(loc);
         return rc;

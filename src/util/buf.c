@@ -1,6 +1,7 @@
 /*
  * util/buf.c: growable byte buffer (sticky OOM flag, always NUL-terminated) and pointer array.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -137,4 +138,13 @@ int64_t icm__now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void icm__sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
 }

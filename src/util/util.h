@@ -130,5 +130,7 @@ int icm__uuid4(char out[37]);
 /* ---- time ---- */
 /* Wall clock, ms since the Unix epoch (UTC). */
 int64_t icm__now_ms(void);
+/* Sleep `ms` milliseconds (restarted after a signal until they have passed); <= 0: no wait. */
+void icm__sleep_ms(int64_t ms);
 
 #endif /* ICM_UTIL_UTIL_H */

@@ -7,9 +7,12 @@ unknown, our files kept), exactly which files exist below the table afterwards, 
 change is in the catalog:
   409                                -> 3, the transaction's own files deleted, nothing else
   500, 502 (JSON or a gateway's HTML page), 503, 504, a reset before forwarding
-                                     -> 4, not applied, no file deleted
+                                     -> 4, not applied, no file deleted (reloading the table
+                                        does not show the change)
   applied-then-500, applied-then-dropped (RST or a clean close), a response after the 60 s
-  request timeout                    -> 4, applied, no file deleted
+  request timeout                    -> 0, applied: reloading the table shows the change (a
+                                        warning says the answer was lost); no file deleted,
+                                        expiry's own deletes included
   409 once, 401 once (a new token), 503 with Retry-After once, 429 once, slow
                                      -> 0, exactly one change, no leftover of a failed attempt
   503 with Retry-After, then 409     -> 4 (the 409 may answer our own first attempt)
@@ -96,6 +99,7 @@ def test_add_files_unknown_not_applied_keeps_everything(appendable, fault):
     ctl = arm(wh, NOT_APPLIED[fault])
     res = add_files(wh)
     assert res.returncode == 4, res.stderr
+    assert "reloading the table does not show the change" in res.stderr
     assert len(commits(ctl)) == 1, "a commit POST is never re-sent after an unknown outcome"
     after = wh.files()
     assert before <= after, "no file is deleted after an unknown outcome"
@@ -105,13 +109,18 @@ def test_add_files_unknown_not_applied_keeps_everything(appendable, fault):
 
 
 @pytest.mark.parametrize("fault", sorted(APPLIED))
-def test_add_files_unknown_applied_keeps_everything(appendable, fault):
+def test_add_files_unknown_applied_is_reconciled_and_keeps_everything(appendable, fault):
+    """The answer is lost after the catalog applied the commit: reloading the table finds the
+    transaction's own snapshot (its id and manifest list), so the commit is reported done (exit
+    0, with a warning that the answer was lost) and nothing is deleted."""
     wh = appendable
     before, ids_before = wh.files(), r.snapshot_ids(wh)
     base_rows = sorted(wh.table().scan().to_arrow()["id"].to_pylist())
     ctl = arm(wh, APPLIED[fault])
     res = add_files(wh)
-    assert res.returncode == 4, res.stderr
+    assert res.returncode == 0, res.stderr
+    assert "warning: the commit's answer was lost" in res.stderr
+    assert "reloading the table shows it applied" in res.stderr
     assert len(commits(ctl)) == 1, "a commit POST is never re-sent after an unknown outcome"
     after = wh.files()
     assert before <= after, "no file is deleted after an unknown outcome"
@@ -212,6 +221,7 @@ def test_expire_unknown_not_applied_deletes_nothing(expirable, fault):
     ctl = arm(wh, NOT_APPLIED[fault])
     res = expire(wh)
     assert res.returncode == 4, res.stderr
+    assert "reloading the table does not show the change" in res.stderr
     assert len(commits(ctl)) == 1
     assert wh.files() == before
     assert r.snapshot_ids(wh) == ids and wh.table().metadata_location == metadata
@@ -219,12 +229,20 @@ def test_expire_unknown_not_applied_deletes_nothing(expirable, fault):
 
 
 @pytest.mark.parametrize("fault", sorted(APPLIED))
-def test_expire_unknown_applied_deletes_nothing(expirable, fault):
+def test_expire_unknown_applied_is_reconciled_and_deletes_nothing(expirable, fault):
+    """Reloading shows the expiry applied: reported committed (exit 0, commit_reconciled), but
+    never a file deleted after a lost answer: the expired snapshots' files stay as orphans."""
     wh = expirable
     before = wh.files()
     ctl = arm(wh, APPLIED[fault])
-    res = expire(wh)
-    assert res.returncode == 4, res.stderr
+    res = wh.cli("--json", "expire-snapshots", wh.ident(), "--older-than",
+                 str(int(time.time() * 1000)), "--retain-last", "1", via_proxy=True)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["commit_reconciled"] is True and doc["total_deleted"] == 0
+    assert doc["deleted_files"] == [] and doc["deleted_manifests"] == []
+    assert doc["metadata_location"] == wh.table().metadata_location
+    assert "warning: the commit's answer was lost" in res.stderr
     assert len(commits(ctl)) == 1
     assert r.snapshot_ids(wh) == wh.keep, "the catalog applied the expiry"
     after = wh.files()
@@ -274,7 +292,7 @@ def test_replayed_commit_after_applied_then_dropped_add_files(appendable, action
     assert r.needed_files(wh) <= after, "a committed snapshot lost its files"
     assert before <= after
     assert len(sent) == 1, f"the commit POST was sent {len(sent)} times: {sent}"
-    assert res.returncode == 4, res.stderr
+    assert res.returncode == 0, res.stderr  # applied, and the reload shows it
     assert len(r.snapshot_ids(wh) - ids_before) == 1
 
 
@@ -287,7 +305,8 @@ def test_replayed_commit_after_applied_then_dropped_expiry(expirable, action):
     sent = commits(ctl)
     assert before - wh.files() == set(), "no file is deleted after an unknown outcome"
     assert len(sent) == 1, f"the commit POST was sent {len(sent)} times: {sent}"
-    assert res.returncode == 4, res.stderr
+    assert res.returncode == 0, res.stderr  # applied, and the reload shows it
+    assert "no file was deleted" in res.stdout
     assert r.snapshot_ids(wh) == wh.keep
 
 
@@ -335,10 +354,10 @@ def test_add_files_refused_is_not_applied_and_cleaned(appendable, status):
     assert wh.table().metadata_location == metadata
 
 
-def test_add_files_commit_timeout_is_unknown(rest_local, tmp_path):
-    """The catalog applies the commit but answers after icemaint's 60 s request timeout: outcome
-    unknown (exit 4), the transaction's files kept, the change there. (One case, local files:
-    it waits out the timeout.)"""
+def test_add_files_commit_timeout_is_reconciled(rest_local, tmp_path):
+    """The catalog applies the commit but answers after icemaint's 60 s request timeout: the
+    outcome is unknown until the reload shows the change (exit 0), the transaction's files kept,
+    the change there. (One case, local files: it waits out the timeout.)"""
     wh = r.RestWarehouse(rest_local, tmp_path)
     wh.catalog().create_namespace(wh.namespace)
     try:
@@ -348,7 +367,8 @@ def test_add_files_commit_timeout_is_unknown(rest_local, tmp_path):
         ctl = arm(wh, {"action": "delay_response", "delay_ms": 75_000})
         t0 = time.monotonic()
         res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True)
-        assert res.returncode == 4, res.stderr
+        assert res.returncode == 0, res.stderr
+        assert "reloading the table shows it applied" in res.stderr
         assert 55 <= time.monotonic() - t0 < 75, "gave up at the request timeout"
         assert commits(ctl)[0][1] == "delay_response" and len(commits(ctl)) == 1
         new = r.snapshot_ids(wh) - ids_before

@@ -708,6 +708,121 @@ static void test_expiry_wire_form(void **state)
 
 /* ---- allocation failures: ENOMEM or success, never a half-built result ---- */
 
+/* ---- what reloaded metadata shows of a change (reconciling a lost commit answer) ---- */
+
+static icm_changes_seen seen_in(const icm_table_changes *c, const icm_table_metadata *md)
+{
+    icm_changes_seen out = ICM_CHANGES_SEEN_OURS;
+    icmt_ok(icm_table_changes_seen(c, md, &out));
+    return out;
+}
+
+#define MULTI_BLOB_UUID "7717e558-d070-4345-96e7-b798a1499236"
+
+static void test_changes_seen(void **state)
+{
+    (void)state;
+    icm_table_metadata *base = load_with_unknowns(MULTI_BLOB);
+
+    /* an expiry's kind of change: not shown on its base, shown once applied */
+    icm_table_changes *c = changes_new();
+    icmt_ok(icm_table_changes_require_table_uuid(c, MULTI_BLOB_UUID));
+    int64_t gone[] = {S1};
+    icmt_ok(icm_table_changes_remove_snapshots(c, gone, 1));
+    icmt_ok(icm_table_changes_remove_statistics(c, S1));
+    assert_int_equal(seen_in(c, base), ICM_CHANGES_NOT_SEEN);
+    icm_table_metadata *md = apply_ok(c, base);
+    assert_int_equal(seen_in(c, md), ICM_CHANGES_SEEN);
+    icm_table_metadata_free(md);
+    /* the same state in another table (another uuid) tells nothing */
+    icm_table_changes *other = changes_new();
+    icmt_ok(icm_table_changes_require_table_uuid(other, "00000000-0000-4000-8000-000000000000"));
+    icmt_ok(icm_table_changes_remove_snapshots(other, gone, 1));
+    md = apply_ok(c, base);
+    assert_int_equal(seen_in(other, md), ICM_CHANGES_NOT_SEEN);
+    icm_table_metadata_free(md);
+    icm_table_changes_free(other);
+    /* one effect of two in place is not the change */
+    icm_property p = {"x.key", "v"};
+    icmt_ok(icm_table_changes_set_properties(c, &p, 1));
+    icm_table_changes *only_removal = changes_new();
+    icmt_ok(icm_table_changes_remove_snapshots(only_removal, gone, 1));
+    md = apply_ok(only_removal, base);
+    assert_int_equal(seen_in(c, md), ICM_CHANGES_NOT_SEEN);
+    icm_table_metadata_free(md);
+    icm_table_changes_free(only_removal);
+    icm_table_changes_free(c);
+
+    /* properties, refs: each shown exactly when its effect is there */
+    c = changes_new();
+    icm_property props[] = {{"a", "1"}, {"b", "2"}};
+    icmt_ok(icm_table_changes_set_properties(c, props, 2));
+    const char *removals[] = {"x.absent.before"};
+    icmt_ok(icm_table_changes_remove_properties(c, removals, 1));
+    icm_ref_retention none = {false, 0, false, 0, false, 0};
+    icmt_ok(icm_table_changes_set_snapshot_ref(c, "t1", ICM_REF_TAG, S2, &none));
+    assert_int_equal(seen_in(c, base), ICM_CHANGES_NOT_SEEN);
+    md = apply_ok(c, base);
+    assert_int_equal(seen_in(c, md), ICM_CHANGES_SEEN);
+    icm_table_changes *moved = changes_new(); /* t1 moved on since: not as the change left it */
+    icmt_ok(icm_table_changes_set_snapshot_ref(moved, "t1", ICM_REF_TAG, S1, &none));
+    icm_table_metadata *md2 = apply_ok(moved, md);
+    assert_int_equal(seen_in(c, md2), ICM_CHANGES_NOT_SEEN);
+    icm_table_metadata_free(md2);
+    icm_table_changes_free(moved);
+    icm_table_changes *rm = changes_new();
+    icmt_ok(icm_table_changes_remove_snapshot_ref(rm, "t1"));
+    assert_int_equal(seen_in(rm, md), ICM_CHANGES_NOT_SEEN);
+    assert_int_equal(seen_in(rm, base), ICM_CHANGES_SEEN);
+    icm_table_changes_free(rm);
+    icm_table_metadata_free(md);
+    icm_table_changes_free(c);
+
+    /* a transaction's snapshot: ours only with our manifest list, whatever came after it */
+    const char *snap = "{\"sequence-number\":4,\"snapshot-id\":42,"
+                       "\"parent-snapshot-id\":7777777777777777777,"
+                       "\"timestamp-ms\":1784206300000,\"summary\":{\"operation\":\"append\"},"
+                       "\"manifest-list\":\"/x/snap-42.avro\",\"schema-id\":0,"
+                       "\"first-row-id\":6,\"added-rows\":10}";
+    c = changes_new();
+    icmt_ok(icm_table_changes_add_snapshot(c, snap));
+    icmt_ok(icm_table_changes_set_snapshot_ref(c, "main", ICM_REF_BRANCH, 42, &none));
+    assert_int_equal(seen_in(c, base), ICM_CHANGES_NOT_SEEN);
+    md = apply_ok(c, base);
+    assert_int_equal(seen_in(c, md), ICM_CHANGES_SEEN_OURS);
+    /* main moved back to S3 by another writer: our snapshot still proves the commit */
+    moved = changes_new();
+    icmt_ok(icm_table_changes_set_snapshot_ref(moved, "main", ICM_REF_BRANCH, S3, &none));
+    md2 = apply_ok(moved, md);
+    assert_int_equal(seen_in(c, md2), ICM_CHANGES_SEEN_OURS);
+    icm_table_metadata_free(md2);
+    icm_table_changes_free(moved);
+    icm_table_metadata_free(md);
+    /* another snapshot 42 (another manifest list): not ours, and main at 42 proves nothing */
+    icm_table_changes *theirs = changes_new();
+    char *their_snap = icmt_sprintf("%s", snap);
+    char *at = strstr(their_snap, "snap-42");
+    at[5] = '7';
+    icmt_ok(icm_table_changes_add_snapshot(theirs, their_snap));
+    icmt_ok(icm_table_changes_set_snapshot_ref(theirs, "main", ICM_REF_BRANCH, 42, &none));
+    md = apply_ok(theirs, base);
+    assert_int_equal(seen_in(c, md), ICM_CHANGES_NOT_SEEN);
+    icm_table_metadata_free(md);
+    icm_table_changes_free(theirs);
+    free(their_snap);
+    icm_table_changes_free(c);
+
+    /* nothing to look for; NULL arguments */
+    c = changes_new();
+    assert_int_equal(seen_in(c, base), ICM_CHANGES_NOT_SEEN);
+    icm_changes_seen out = ICM_CHANGES_SEEN;
+    assert_int_equal(icm_table_changes_seen(NULL, base, &out), ICM_EINVALID);
+    assert_int_equal(out, ICM_CHANGES_NOT_SEEN);
+    assert_int_equal(icm_table_changes_seen(c, NULL, &out), ICM_EINVALID);
+    icm_table_changes_free(c);
+    icm_table_metadata_free(base);
+}
+
 static void test_chaos_apply(void **state)
 {
     (void)state;
@@ -758,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_wire_form_refusals),
         cmocka_unit_test(test_expiry_wire_form),
         cmocka_unit_test(test_chaos_apply),
+        cmocka_unit_test(test_changes_seen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -744,6 +744,110 @@ static void test_commit_never_resent_on_dead_keepalive(void **state)
     assert_int_equal(count(e->s, "POST", COMMIT_PATH), 1);
 }
 
+/* ---- a lost commit answer, reconciled by reloading the table ---- */
+
+/* The LoadTableResult of metadata_json("/wh/t") after expiry_changes applied (snapshot 1 and
+ * tag t1 gone), with `uuid` as its table-uuid. */
+static char *applied_load_result(const char *uuid)
+{
+    char *md = metadata_json("/wh/t");
+    json_t *doc = icmt_json_parse(md);
+    json_array_remove(json_object_get(doc, "snapshots"), 0);
+    json_object_del(json_object_get(doc, "refs"), "t1");
+    json_object_set_new(doc, "table-uuid", json_string(uuid));
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *r = icmt_sprintf("{\"metadata-location\":\"/wh/t/metadata/00002-b.metadata.json\","
+                           "\"metadata\":%s}",
+                           text);
+    free(text);
+    json_decref(doc);
+    free(md);
+    return r;
+}
+
+/* Load ns.tbl (its first answer is the base), commit expiry_changes; the commit POST answers
+ * 500, the loads after it answer `reloads` in turn. Returns the commit's code; *t_out kept. */
+static int commit_unknown_then(env *e, const step *reloads, int n, icm_table **t_out)
+{
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    char *base = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    step loads[MAX_STEPS];
+    loads[0] = (step){200, NULL, base, ANSWER};
+    for (int i = 0; i < n; i++)
+        loads[i + 1] = reloads[i];
+    route_set(e->s, "GET", COMMIT_PATH, loads, n + 1);
+    step boom = {500, NULL, "{\"error\":{\"message\":\"boom\",\"type\":\"ServerError\","
+                            "\"code\":500}}", ANSWER};
+    route_set(e->s, "POST", COMMIT_PATH, &boom, 1);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    icm_table *t = NULL;
+    icmt_ok(icm_table_load(&t, cat, "ns.tbl"));
+    icm_table_changes *c = expiry_changes();
+    int rc = icm_table_commit_changes(t, c);
+    icm_table_changes_free(c);
+    icm_catalog_free(cat);
+    free(base);
+    *t_out = t;
+    return rc;
+}
+
+static void test_commit_unknown_reconciled_by_reload(void **state)
+{
+    env *e = *state;
+    /* the change is there on the first reload: committed, and said so */
+    char *applied = applied_load_result(UUID);
+    step shown = {200, NULL, applied, ANSWER};
+    icm_table *t = NULL;
+    icmt_ok(commit_unknown_then(e, &shown, 1, &t));
+    assert_true(icm_table_last_commit_reconciled(t));
+    assert_string_equal(icm_table_get_metadata_location(t),
+                        "/wh/t/metadata/00002-b.metadata.json");
+    assert_int_equal(icm_table_commit_warning_count(t), 1);
+    assert_non_null(strstr(icm_table_commit_warning(t, 0), "the commit's answer was lost"));
+    assert_non_null(strstr(icm_table_commit_warning(t, 0), "shows the change in place"));
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 1);
+    assert_int_equal(count(e->s, "GET", COMMIT_PATH), 2);
+    icm_table_free(t);
+    free(applied);
+}
+
+static void test_commit_unknown_not_shown_stays_unknown(void **state)
+{
+    env *e = *state;
+    /* the base on every reload: a request on its way may still apply it; still unknown */
+    char *base = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
+    step same = {200, NULL, base, ANSWER};
+    icm_table *t = NULL;
+    assert_int_equal(commit_unknown_then(e, &same, 1, &t), ICM_ECOMMIT_UNKNOWN);
+    assert_false(icm_table_last_commit_reconciled(t));
+    assert_non_null(strstr(icm_error_last()->message, "boom"));
+    assert_non_null(strstr(icm_error_last()->message, "does not show the change"));
+    assert_int_equal(count(e->s, "POST", COMMIT_PATH), 1);
+    assert_int_equal(count(e->s, "GET", COMMIT_PATH), 4); /* the load and three reloads */
+    icm_table_free(t);
+    free(base);
+}
+
+static void test_commit_unknown_other_table_or_no_reload(void **state)
+{
+    env *e = *state;
+    /* the change's effect in a table of another uuid (dropped and created again): not ours */
+    char *other = applied_load_result("0b0b0b0b-0000-4000-8000-000000000000");
+    step replaced = {200, NULL, other, ANSWER};
+    icm_table *t = NULL;
+    assert_int_equal(commit_unknown_then(e, &replaced, 1, &t), ICM_ECOMMIT_UNKNOWN);
+    assert_false(icm_table_last_commit_reconciled(t));
+    icm_table_free(t);
+    free(other);
+    /* every reload fails: unknown, and the message says the reload failed too */
+    step gone = {404, NULL, "{\"error\":{\"message\":\"no\",\"type\":\"NoSuchTableException\","
+                            "\"code\":404}}", ANSWER};
+    assert_int_equal(commit_unknown_then(e, &gone, 1, &t), ICM_ECOMMIT_UNKNOWN);
+    assert_non_null(strstr(icm_error_last()->message, "reloading the table failed too"));
+    icm_table_free(t);
+}
+
 static void test_commit_401_renewed_once(void **state)
 {
     env *e = *state;
@@ -1067,6 +1171,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_endpoints_honoured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigv4_signs_what_is_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_unknown_reconciled_by_reload, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_commit_unknown_not_shown_stays_unknown, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_commit_unknown_other_table_or_no_reload, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_table_fileio_from_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_tables_from_catalog_metadata, setup,
                                         teardown),
