@@ -659,6 +659,12 @@ static int finish_unknown(icm_table *t, char *ours, icm_table_metadata *prepared
             delete_removed_metadata_files(t, base_md);
         }
         t->reconciled = true;
+        char *w = icm__sprintf("the commit's answer was lost (%s); reloading the table shows "
+                               "it applied (%s)",
+                               reason != NULL ? reason : "outcome unknown",
+                               t->metadata_location);
+        if (w == NULL || icm__ptrvec_push(&t->warnings, w) != 0)
+            icm__free(w); /* the warning is lost, never the outcome */
         icm_error_clear();
         rc = 0;
     } else if (res == RECONCILED_NOT_OURS) {

@@ -269,6 +269,10 @@ static void sql_lost_after_apply_reconciles_to_success(void **state)
     assert_string_equal(cur, icm_table_get_metadata_location(f->t));
     assert_string_equal(icm_table_metadata_property(icm_table_get_metadata(f->t), "k"), "v");
     assert_int_equal(count_metadata_files(f), 2);
+    /* said so, and marked so a caller that deletes after commits deletes nothing */
+    assert_true(icm_table_last_commit_reconciled(f->t));
+    assert_int_equal(icm_table_commit_warning_count(f->t), 1);
+    assert_non_null(strstr(icm_table_commit_warning(f->t, 0), "the commit's answer was lost"));
     free(cur);
 }
 
@@ -279,6 +283,7 @@ static void sql_lost_unapplied_stays_unknown(void **state)
     icm__sql_store_fault_arm(f->fault, ICM__SQL_FAULT_LOST_UNAPPLIED, "UPDATE", NULL, NULL);
     assert_int_equal(commit_change(f->t, "k", "v"), ICM_ECOMMIT_UNKNOWN);
     assert_non_null(strstr(icm_error_last()->message, "was kept"));
+    assert_false(icm_table_last_commit_reconciled(f->t));
     assert_int_equal(count_metadata_files(f), 2); /* kept: it may still become current */
     char *cur = current_location(f->other);
     assert_string_equal(cur, base);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "catalog/sql/store.h"
+#include "icemaint/expire.h"
 #include "parquet/parquet.h"
 #include "test_txn_common.h"
 #include "txn/txn_internal.h"
@@ -373,6 +374,46 @@ static void txn_applied_then_lost_is_success(void **state)
     assert_int_equal(count_suffix(f->mdir, ".avro"), 2);
     icm_table_free(t2);
     free(a);
+}
+
+/* Data-loss class "delete after an unknown commit": an expiry whose commit answer is lost and
+ * that reconciling then finds applied is reported committed, and still deletes nothing (the
+ * expired snapshot's manifest list stays, an orphan now). */
+static void expiry_reconciled_after_a_lost_answer_deletes_nothing(void **state)
+{
+    tfx *f = *state;
+    char *a = caller_file(f, "a.parquet", 100);
+    char *b = caller_file(f, "b.parquet", 100);
+    for (int i = 0; i < 2; i++) {
+        icm_txn *txn = NULL;
+        icmt_ok(icm_txn_new(&txn, f->t));
+        icm_data_file df = make_df(i == 0 ? a : b, 10, 100);
+        icmt_ok(icm_txn_append_file(txn, &df));
+        icmt_ok(icm_txn_commit(txn));
+        icm_txn_free(txn);
+    }
+    size_t lists = count_suffix(f->mdir, ".avro");
+    assert_int_equal(lists, 4); /* two manifest lists, two manifests */
+    icm__sql_store_fault_arm(f->fault, ICM__SQL_FAULT_LOST_AFTER_APPLY, "UPDATE", NULL, NULL);
+    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
+    o.decide.has_older_than = true;
+    o.decide.older_than_ms = icm__now_ms() + 60000;
+    o.decide.retain_last = 1;
+    icm_expire_result *r = NULL;
+    icmt_ok(icm_expire_snapshots(f->t, &o, &r));
+    assert_true(r->committed);
+    assert_true(r->commit_reconciled);
+    assert_int_equal(r->expired_count, 1);
+    assert_int_equal(r->total, 0);
+    assert_int_equal(count_suffix(f->mdir, ".avro"), lists);
+    /* the catalog has the expiry */
+    icm_table *t2 = NULL;
+    icmt_ok(icm_table_load(&t2, f->other, "ns.tbl"));
+    assert_int_equal(icm_table_metadata_snapshot_count(icm_table_get_metadata(t2)), 1);
+    icm_table_free(t2);
+    icm_expire_result_free(r);
+    free(a);
+    free(b);
 }
 
 static void txn_io_error_before_send_deletes_owned(void **state)
@@ -1042,6 +1083,8 @@ int main(void)
                                         tfx_setup, tfx_teardown),
         cmocka_unit_test_setup_teardown(txn_zero_retries_fail_at_once, tfx_setup, tfx_teardown),
         cmocka_unit_test_setup_teardown(txn_unknown_keeps_every_file, tfx_setup, tfx_teardown),
+        cmocka_unit_test_setup_teardown(expiry_reconciled_after_a_lost_answer_deletes_nothing,
+                                        tfx_setup, tfx_teardown),
         cmocka_unit_test_setup_teardown(txn_applied_then_lost_is_success, tfx_setup,
                                         tfx_teardown),
         cmocka_unit_test_setup_teardown(txn_io_error_before_send_deletes_owned, tfx_setup,
