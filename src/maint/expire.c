@@ -490,12 +490,11 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
         icm__error_restore(saved);
         return prc != 0 ? prc : rc;
     }
-    icm__expire_recheck check = {t, NULL, {NULL, NULL},
-                                 icm_table_metadata_last_updated_ms(icm_table_get_metadata(t)),
-                                 icm_table_metadata_snapshot_count(icm_table_get_metadata(t))};
+    icm__expire_recheck check = {t, {NULL, 0}, {NULL, NULL}};
     rc = icm__refs_seen_init(&check.seen);
-    if (rc == 0 && (check.md_location = icm__strdup(icm_table_get_metadata_location(t))) == NULL)
-        rc = ICM_ENOMEM;
+    if (rc == 0)
+        rc = icm__md_mark_set(&check.mark, icm_table_get_metadata_location(t),
+                              icm_table_get_metadata(t));
     if (rc == 0)
         rc = icm__expire_plan(icm_table_get_fileio(t), base, icm_table_get_metadata(t),
                               o->cleanup, r, &check.seen);

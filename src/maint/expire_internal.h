@@ -17,6 +17,7 @@
 #include "icemaint/expire.h"
 #include "maint/keepset.h"
 #include "maint/link_survey.h"
+#include "maint/md_mark.h"
 
 /* New empty result (zeroed, older_than_ms and now_ms 0). Returns 0 or ICM_ENOMEM. */
 int icm__expire_result_new(icm_expire_result **out);
@@ -69,12 +70,8 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
  */
 typedef struct icm__expire_recheck {
     icm_table *t;
-    char *md_location;     /* the metadata the plan is up to date with (owned) */
+    icm__md_mark mark;     /* the metadata the plan is up to date with (owned) */
     icm__refs_seen seen;   /* what the plan accounts for (owned) */
-    /* ... and that metadata's last-updated-ms and snapshot count: a version file rewritten in
-     * place under the same name (adversary round 17, F3) is new metadata too */
-    int64_t md_updated_ms;
-    size_t md_snapshots;
 } icm__expire_recheck;
 int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r);
 void icm__expire_recheck_dispose(icm__expire_recheck *c);

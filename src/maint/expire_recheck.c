@@ -128,14 +128,11 @@ int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r)
         return stop(r, ICM_EXPIRE_PROBLEM_REFRESH_FAILED, icm_table_get_identifier(c->t), rc);
     const char *loc = icm_table_get_metadata_location(c->t);
     const icm_table_metadata *now = icm_table_get_metadata(c->t);
-    if (strcmp(loc, c->md_location) == 0 &&
-        icm_table_metadata_last_updated_ms(now) == c->md_updated_ms &&
-        icm_table_metadata_snapshot_count(now) == c->md_snapshots)
+    if (icm__md_mark_same(&c->mark, loc, now))
         return 0;
     newer_refs newer;
     memset(&newer, 0, sizeof newer);
-    char *copy = icm__strdup(loc);
-    rc = copy != NULL ? icm__pathset_new(&newer.names, 0) : ICM_ENOMEM;
+    rc = icm__pathset_new(&newer.names, 0);
     if (rc == 0)
         rc = read_newer(c, r, loc, &newer);
     if (rc == 0)
@@ -148,14 +145,8 @@ int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r)
     if (rc == 0)
         rc = keep_referenced(r, r->deleted_checksum_files, r->deleted_checksum_file_count,
                              &newer);
-    if (rc == 0) {
-        icm__free(c->md_location);
-        c->md_location = copy;
-        copy = NULL;
-        c->md_updated_ms = icm_table_metadata_last_updated_ms(now);
-        c->md_snapshots = icm_table_metadata_snapshot_count(now);
-    }
-    icm__free(copy);
+    if (rc == 0)
+        rc = icm__md_mark_set(&c->mark, loc, now);
     icm__pathset_free(newer.names);
     icm__expire_alias_dispose(&newer.alias);
     return rc;
@@ -163,7 +154,6 @@ int icm__expire_recheck_run(icm__expire_recheck *c, icm_expire_result *r)
 
 void icm__expire_recheck_dispose(icm__expire_recheck *c)
 {
-    icm__free(c->md_location);
-    c->md_location = NULL;
+    icm__md_mark_dispose(&c->mark);
     icm__refs_seen_dispose(&c->seen);
 }

@@ -48,7 +48,7 @@ int icm__orphans_check_conflicts(plan *p)
 static icm__site site_of(const plan *p)
 {
     return (icm__site){.t = p->t, .io = p->io, .uuid = p->uuid, .md_dirs = p->md_dirs,
-                       .n_md_dirs = p->n_md_dirs, .md_location = p->md_location, .run = "sweep",
+                       .n_md_dirs = p->n_md_dirs, .md_location = p->md_mark.location, .run = "sweep",
                        .run_a = "a sweep", .refuse_foreign = true, .list_root = p->list_root,
                        .copy = p->is_copy};
 }
@@ -240,7 +240,7 @@ int icm__orphans_check_catalog_stores(plan *p)
         }
         if (kind == ICM__CATALOG_FILE_SQLITE_DATABASE)
             rc = icm__catalog_guard_check_found_database(p->t, p->o, p->list_root, loc,
-                                                         p->md_location);
+                                                         p->md_mark.location);
         if (rc == 0 && (candidate || is_orphan(p, loc)) && found++ < STORES_NAMED)
             rc = icm__buf_printf(&named, "%s%s", found > 1 ? ", " : "", loc);
     }

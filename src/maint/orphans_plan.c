@@ -367,22 +367,15 @@ static int recheck(plan *p, size_t from)
         return rc;
     const char *now_loc = icm_table_get_metadata_location(p->t);
     const icm_table_metadata *md = icm_table_get_metadata(p->t);
-    if (strcmp(now_loc, p->md_location) == 0 &&
-        icm_table_metadata_last_updated_ms(md) == p->md_updated_ms &&
-        icm_table_metadata_snapshot_count(md) == p->md_snapshots)
+    if (icm__md_mark_same(&p->md_mark, now_loc, md))
         return 0;
     p->r->rechecked = true;
     if ((!p->o->dry_run && (rc = icm_table_check_own_metadata(p->t)) != 0) ||
         (rc = check_gc(md, now_loc)) != 0 ||
         (rc = icm__orphans_add_newer_refs(p, md, now_loc)) != 0)
         return rc;
-    char *copy = icm__strdup(now_loc);
-    if (copy == NULL)
-        return ICM_ENOMEM;
-    icm__free(p->md_location);
-    p->md_location = copy;
-    p->md_updated_ms = icm_table_metadata_last_updated_ms(md);
-    p->md_snapshots = icm_table_metadata_snapshot_count(md);
+    if ((rc = icm__md_mark_set(&p->md_mark, now_loc, md)) != 0)
+        return rc;
     p->r->referenced = icm__pathset_count(p->keys.set);
     return icm__orphans_drop_referenced(p, from);
 }
@@ -483,7 +476,7 @@ static void plan_dispose(plan *p)
     icm__free(p->real_list_root);
     icm__link_survey_dispose(&p->survey);
     icm__free(p->unresolved_ref);
-    icm__free(p->md_location);
+    icm__md_mark_dispose(&p->md_mark);
     icm__refs_seen_dispose(&p->seen);
     icm__cut_sample_dispose(&p->cut_sample);
 }
@@ -522,12 +515,10 @@ static int run(plan *p, int64_t now)
     if (rc != 0)
         return rc;
     const icm_table_metadata *md = icm_table_get_metadata(p->t);
-    char *md_location = icm__strdup(icm_table_get_metadata_location(p->t));
-    if (md_location == NULL)
-        return ICM_ENOMEM;
-    p->md_location = md_location; /* the plan's; brought up to date by recheck */
-    p->md_updated_ms = icm_table_metadata_last_updated_ms(md);
-    p->md_snapshots = icm_table_metadata_snapshot_count(md);
+    /* the plan's; brought up to date by recheck */
+    if ((rc = icm__md_mark_set(&p->md_mark, icm_table_get_metadata_location(p->t), md)) != 0)
+        return rc;
+    const char *md_location = p->md_mark.location;
     if (icm_table_is_read_only(p->t) && !p->o->dry_run)
         rc = icm__orphan_refuse(md_location, "the table was opened from a metadata file, which may not be "
                                  "its current metadata: only a dry run is allowed (open it "

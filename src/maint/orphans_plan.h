@@ -24,6 +24,7 @@
 #include "maint/keepset.h"
 #include "maint/link_survey.h"
 #include "maint/list_cuts.h"
+#include "maint/md_mark.h"
 #include "maint/orphans_internal.h"
 #include "util/util.h"
 
@@ -86,11 +87,7 @@ struct icm__orphan_plan {
     size_t n_conflict_pairs;
     /* For the re-checks after the listing and between delete batches: the metadata file R was
      * last brought up to date with, and the lists and manifests R already accounts for. */
-    char *md_location;
-    /* ... and that metadata's last-updated-ms and snapshot count: a version file rewritten in
-     * place under the same name is new metadata too (adversary round 17, F3) */
-    int64_t md_updated_ms;
-    size_t md_snapshots;
+    icm__md_mark md_mark;
     icm__refs_seen seen;
     /* An object-store listing is cut into ranges listed at once, at quantiles of a sample of
      * the references it will show (maint/list_cuts.h). */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "spec/metadata_internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -75,6 +77,21 @@ int icm__table_metadata_replace_doc(icm_table_metadata *md, json_t *doc_take)
     json_decref(md->doc);
     md->doc = doc_take;
     md->v = fresh;
+    md->has_text_digest = false; /* no longer the text it was parsed from */
+    return 0;
+}
+
+int icm__table_metadata_digest(const icm_table_metadata *md, uint64_t *out)
+{
+    if (md->has_text_digest) {
+        *out = md->text_digest;
+        return 0;
+    }
+    char *text = json_dumps(md->doc, JSON_COMPACT);
+    if (text == NULL)
+        return icm__error_oom();
+    *out = XXH3_64bits(text, strlen(text));
+    icm__free(text);
     return 0;
 }
 
@@ -99,12 +116,19 @@ int icm_table_metadata_parse(icm_table_metadata **out, const char *json, size_t 
     if (rc != 0)
         return rc;
     json_t *doc = NULL;
-    rc = icm__json_parse(inflated ? inflated : (json ? json : ""), inflated ? inflated_len : len,
-                         location, &doc);
+    const char *text = inflated ? inflated : (json ? json : "");
+    size_t text_len = inflated ? inflated_len : len;
+    rc = icm__json_parse(text, text_len, location, &doc);
+    uint64_t digest = rc == 0 ? XXH3_64bits(text, text_len) : 0;
     icm__free(inflated);
     if (rc != 0)
         return rc;
-    return icm__table_metadata_wrap(out, doc, location);
+    rc = icm__table_metadata_wrap(out, doc, location);
+    if (rc == 0) {
+        (*out)->has_text_digest = true;
+        (*out)->text_digest = digest;
+    }
+    return rc;
 }
 
 int icm_table_metadata_copy(icm_table_metadata **out, const icm_table_metadata *md)

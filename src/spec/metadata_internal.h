@@ -60,6 +60,8 @@ struct icm_table_metadata {
     json_t *doc;        /* owned reference */
     char *file;         /* where it was read from; NULL if unknown */
     icm__md_views v;
+    bool has_text_digest; /* parsed from text, and the document not replaced since */
+    uint64_t text_digest; /* XXH3-64 of that text (inflated) */
 };
 
 /* Route jansson's allocations through icm__malloc/icm__free (idempotent, thread-safe). */
@@ -74,6 +76,16 @@ int icm__md_views_build(icm__md_views *out, json_t *doc, const char *location);
 void icm__md_views_dispose(icm__md_views *v);
 /* The snapshot with this id, by binary search in snapshot_order; NULL when there is none. */
 const icm_snapshot *icm__md_views_find_snapshot(const icm__md_views *v, int64_t id);
+
+/*
+ * A digest of the document's content, to tell whether the metadata at one name changed (a
+ * version file rewritten in place): XXH3-64 of the text it was parsed from, or, for a
+ * document built or received otherwise (edits, a REST load), of its compact serialisation.
+ * Equal digests mean the same document as far as the recheck of a delete phase is concerned;
+ * a document parsed from text and the same one built otherwise may differ (reading again is
+ * the safe side). Returns 0 or ICM_ENOMEM.
+ */
+int icm__table_metadata_digest(const icm_table_metadata *md, uint64_t *out);
 
 /*
  * Wrap a document in a new metadata object: takes the reference `doc_take` (released on any

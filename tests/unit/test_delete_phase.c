@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "history.h"
+#include "icemaint/check.h"
 #include "icemaint/expire.h"
 #include "icemaint/maint.h"
 #include "icemaint/sys/fileio.h"
@@ -410,6 +411,9 @@ static const icm_expire_file *find_file(const icm_expire_result *r, const char *
     for (size_t i = 0; i < r->deleted_file_count; i++)
         if (strcmp(r->deleted_files[i].path, path) == 0)
             return &r->deleted_files[i];
+    for (size_t i = 0; i < r->deleted_manifest_count; i++)
+        if (strcmp(r->deleted_manifests[i].path, path) == 0)
+            return &r->deleted_manifests[i];
     return NULL;
 }
 
@@ -456,6 +460,92 @@ static void test_commit_between_expiry_batches_keeps_rereferenced_file(void **st
     assert_history_intact(&e);
     free(a);
     free(b);
+    env_free(&e);
+}
+
+/* Data-loss class "metadata rewritten in place" (adversary round 17, F3; review: a fingerprint
+ * of a few fields): between two delete batches the current metadata file is rewritten under
+ * its own name, keeping last-updated-ms and the snapshot count, with the current snapshot now
+ * naming the expired snapshot's manifest list. The re-check compares the document's content,
+ * so the list (and what it reaches) is read again and kept. */
+typedef struct rewriter {
+    env *e;
+    const char *list; /* the manifest list to name */
+    bool done;
+} rewriter;
+
+static void rewrite_current_in_place(const char *deleting, void *arg)
+{
+    (void)deleting;
+    rewriter *w = arg;
+    icm_table *t = hist_open_table(w->e->h);
+    char *loc = strdup(icm_table_get_metadata_location(t));
+    icm_table_free(t);
+    char *data = NULL;
+    size_t len = 0;
+    icmt_ok(icm_fileio_read(hist_io(w->e->h), loc, &data, &len));
+    json_t *doc = icmt_json_parse(data);
+    icm_free(data);
+    json_t *snaps = json_object_get(doc, "snapshots");
+    assert_int_equal(json_array_size(snaps), 1);
+    json_object_set_new(json_array_get(snaps, 0), "manifest-list", json_string(w->list));
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    icmt_ok(icm_fileio_write_replace(hist_io(w->e->h), loc, text, strlen(text)));
+    free(text);
+    json_decref(doc);
+    free(loc);
+    w->done = true;
+}
+
+static void test_metadata_rewritten_in_place_same_fields_is_read_again(void **state)
+{
+    (void)state;
+    env e;
+    env_init(&e, false);
+    hist_set_time(e.h, e.now - 9 * DAY_MS);
+    int64_t s1 = hist_append(e.h, "main", "A", "B", NULL);
+    hist_set_time(e.h, e.now - 8 * DAY_MS);
+    const char *ab[] = {"A", "B", NULL}, *c[] = {"C", NULL};
+    hist_overwrite(e.h, "main", c, ab);
+    icm_table *t = hist_open_table(e.h);
+    char *list = strdup(
+        icm_table_metadata_snapshot_by_id(icm_table_get_metadata(t), s1)->manifest_list);
+    icm_table_free(t);
+    rewriter w = {&e, list, false};
+    hook_delete(&e, 1, rewrite_current_in_place, &w);
+
+    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
+    o.decide.now_ms = e.now;
+    o.decide.has_older_than = true;
+    o.decide.older_than_ms = e.now - DAY_MS;
+    o.delete_batch_size = 1;
+    icm_expire_result *r = NULL;
+    icmt_ok(expire(&e, &o, &r));
+    assert_true(w.done);
+    assert_int_equal(r->expired_count, 1);
+    const icm_expire_file *fl = find_file(r, list);
+    assert_non_null(fl);
+    assert_int_equal(fl->state, ICM_EXPIRE_FILE_KEPT);
+    assert_true(exists(&e, list));
+    assert_true(r->newly_referenced >= 1);
+    /* what the rewritten current snapshot reaches is there (its list, its manifest, the
+     * second data file), but the data file deleted before the rewrite landed */
+    const icm_expire_file *first = NULL;
+    for (size_t i = 0; i < r->deleted_file_count; i++)
+        if (r->deleted_files[i].state == ICM_EXPIRE_FILE_DELETED)
+            first = &r->deleted_files[i];
+    assert_non_null(first);
+    assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 1);
+    t = hist_open_table(e.h);
+    icm_check_result *cr = NULL;
+    icmt_ok(icm_check_table(icm_table_get_fileio(t), icm_table_get_metadata(t),
+                            icm_table_get_metadata_location(t), NULL, &cr));
+    assert_int_equal(cr->problem_count, 1);
+    assert_string_equal(cr->problems[0].path, first->path);
+    icm_check_result_free(cr);
+    icm_table_free(t);
+    icm_expire_result_free(r);
+    free(list);
     env_free(&e);
 }
 
@@ -708,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_sweep_stops_when_a_reload_fails),
         cmocka_unit_test(test_commit_between_expiry_batches_keeps_rereferenced_file),
         cmocka_unit_test(test_expiry_counts_file_gone_at_delete_time_as_already_gone),
+        cmocka_unit_test(test_metadata_rewritten_in_place_same_fields_is_read_again),
         cmocka_unit_test(test_second_run_is_refused_naming_the_holder),
         cmocka_unit_test(test_stale_lease_is_taken_over_once),
         cmocka_unit_test(test_lease_of_a_dead_pid_on_this_host_is_taken_over),
