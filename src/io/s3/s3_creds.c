@@ -644,8 +644,8 @@ static int replay_failure(const icm__aws_creds_provider *p)
 
 /* Vended credentials expired (or S3 refused them as expired) and the refresher failed: one
  * message naming the table, the expiry and the refresher's reason (its status and remote
- * code kept). Called with the lock held. */
-static void vended_expired(icm__aws_creds_provider *p)
+ * code kept): ICM_EAUTH, whatever the refresher's code was. Called with the lock held. */
+static int vended_expired(icm__aws_creds_provider *p)
 {
     const icm_error *e = icm__error_last();
     char why[768], remote[128], location[512];
@@ -662,13 +662,14 @@ static void vended_expired(icm__aws_creds_provider *p)
     } else {
         snprintf(when, sizeof when, "were refused by S3 as expired");
     }
-    icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, location[0] != '\0' ? location : NULL,
-                   "the vended S3 credentials for %s %s and could not be renewed: %s",
-                   p->refresher->what, when, why);
+    int rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, location[0] != '\0' ? location : NULL,
+                            "the vended S3 credentials for %s %s and could not be renewed: %s",
+                            p->refresher->what, when, why);
     if (status != 0)
         icm__error_set_http_status(status);
     if (remote[0] != '\0')
         icm__error_set_remote_code(remote);
+    return rc;
 }
 
 int icm__aws_creds_get(icm__aws_creds_provider *p, icm__aws_credentials *out)
@@ -743,7 +744,7 @@ int icm__aws_creds_get(icm__aws_creds_provider *p, icm__aws_credentials *out)
             break;
         }
         if (p->kind == SRC_VENDED && rc != ICM_ENOMEM)
-            vended_expired(p);
+            rc = vended_expired(p);
         remember_failure(p);
         pthread_cond_broadcast(&p->cv);
         break;
