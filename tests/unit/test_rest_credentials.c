@@ -17,7 +17,8 @@
  * /v1/config lists it (the longest matching prefix wins), a load with the delegation header
  * when the server lists no endpoints (the spec's default set has no credentials endpoint) or
  * lists endpoints without it; a refusal and a list without a matching prefix are errors naming
- * the URL. End to end: a table loaded from the catalog reads an object from S3 (the same
+ * the URL; eight threads renewing at once each get their answer, and a token refused once is
+ * renewed once. End to end: a table loaded from the catalog reads an object from S3 (the same
  * server) signed with the vended key, then, after those credentials expired, with the renewed
  * one, after exactly one credentials request; with the endpoint refusing, the read fails with
  * the message.
@@ -741,6 +742,62 @@ static void test_reload_when_endpoint_not_offered(void **state)
     free(load);
 }
 
+typedef struct storage_caller {
+    icm_catalog *cat;
+    int rc;
+    char key[32];
+} storage_caller;
+
+static void *storage_config_thread(void *arg)
+{
+    storage_caller *c = arg;
+    icm_property *props = NULL;
+    size_t n = 0;
+    c->rc = icm__rest_load_storage_config(c->cat, &ID, LOC, &props, &n);
+    const char *key = c->rc == 0 ? icm_fileio_property(props, n, "s3.access-key-id") : NULL;
+    snprintf(c->key, sizeof c->key, "%s", key != NULL ? key : "");
+    icm__fileio_props_free(props, n);
+    return NULL;
+}
+
+/* Renewals come from storage threads, several tables' at once: each gets its answer, and a
+ * bearer token refused once (401) is renewed once, not by every thread that holds it. */
+static void test_renewals_from_many_threads(void **state)
+{
+    env *e = *state;
+    enum { N = 8 };
+    route1(e->s, "POST", "/v1/oauth/tokens", 200,
+           "{\"access_token\":\"tok\",\"token_type\":\"bearer\",\"expires_in\":3600}");
+    route1(e->s, "GET", "/v1/config", 200,
+           "{\"defaults\":{},\"overrides\":{},\"endpoints\":[" EP_LOAD "," EP_CREDS "]}");
+    icm_property props[] = {{"uri", e->uri}, {"credential", "client:secret"}};
+    icm_catalog *cat = NULL;
+    icmt_ok(icm_catalog_open_rest(&cat, "rest_test", e->io, props, 2));
+    assert_int_equal(count(e->s, "POST", "/v1/oauth/tokens"), 1);
+    char *creds = three_creds();
+    char *body = icmt_sprintf("{\"storage-credentials\":%s}", creds);
+    step steps[] = {{401, NULL, "{\"error\":{\"message\":\"expired\",\"type\":"
+                                "\"NotAuthorizedException\",\"code\":401}}", ANSWER},
+                    {200, NULL, body, ANSWER}};
+    route_set(e->s, "GET", CREDS_PATH, steps, 2);
+    pthread_t th[N];
+    storage_caller c[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = (storage_caller){cat, -1, ""};
+        assert_int_equal(pthread_create(&th[i], NULL, storage_config_thread, &c[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(c[i].rc, 0);
+        assert_string_equal(c[i].key, "AKTABLE");
+    }
+    assert_int_equal(count(e->s, "GET", CREDS_PATH), N + 1);
+    assert_int_equal(count(e->s, "POST", "/v1/oauth/tokens"), 2);
+    icm_catalog_free(cat);
+    free(creds);
+    free(body);
+}
+
 /* The whole way: a table's FileIO signs its S3 requests (the same server plays S3) with the
  * vended key, and after that key expired with the one the credentials endpoint renewed it
  * with, after exactly one credentials request. */
@@ -867,6 +924,7 @@ int main(void)
                                         awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_credentials_endpoint_when_listed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_when_endpoint_not_offered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_renewals_from_many_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_fileio_renews_through_catalog, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_table_fileio_fails_when_renewal_refused, setup,
