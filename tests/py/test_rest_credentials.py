@@ -27,7 +27,7 @@ import rest_helpers as r  # noqa: E402
 import s3_helpers as h  # noqa: E402
 
 TTL_MS = 1500
-S3_LATENCY_MS = 120
+S3_LATENCY_MS = 150
 
 
 @pytest.fixture
