@@ -3,13 +3,16 @@
  * (catalog/rest/rest_parse.c) on arbitrary bytes. The first byte picks the parser: 'C'
  * CatalogConfig, 'L' LoadTableResult (then the table configuration for its location), 'E' an
  * error body (Iceberg's or OAuth's shape, or anything else), 'T' an OAuth token answer, 'N' /
- * 'I' a namespace / table listing page, 'M' a CommitTableResponse.
+ * 'I' a namespace / table listing page, 'M' a CommitTableResponse, 'K' a
+ * LoadCredentialsResponse (then the entry for a table location picked from it: one whose
+ * prefix the location starts with, no shorter than any other such).
  *
  * A parser either succeeds with a complete result or fails with ICM_EINVALID,
  * ICM_EUNSUPPORTED or ICM_ENOMEM leaving nothing to free; the error parser never fails but
  * for memory. A token is printable ASCII without spaces (it goes into a header). Listing
  * names are never empty. Seeds: the checked-in corpus.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +141,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (loc == NULL || loc[0] == '\0')
             abort();
         icm_free(loc);
+        return 0;
+    }
+    case 'K': {
+        icm__rest_credentials c;
+        int rc = icm__rest_parse_credentials(body, len, url, &c);
+        if (rc != 0) {
+            check_failure(rc);
+            if (c.creds != NULL || c.n_creds != 0)
+                abort();
+            return 0;
+        }
+        const char *location = "s3://bucket/wh/db/t";
+        const icm__rest_storage_credential *best =
+            icm__rest_pick_credential(c.creds, c.n_creds, location);
+        for (size_t i = 0; i < c.n_creds; i++) {
+            const icm__rest_storage_credential *e = &c.creds[i];
+            if (e->prefix == NULL)
+                abort();
+            for (size_t k = 0; k < e->config.len; k++)
+                if (e->config.items[k].key == NULL || e->config.items[k].value == NULL)
+                    abort();
+            bool matches = strncmp(location, e->prefix, strlen(e->prefix)) == 0;
+            if (matches && (best == NULL || strlen(e->prefix) > strlen(best->prefix)))
+                abort();
+        }
+        if (best != NULL && strncmp(location, best->prefix, strlen(best->prefix)) != 0)
+            abort();
+        icm__rest_credentials_dispose(&c);
         return 0;
     }
     default:

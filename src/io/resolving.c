@@ -22,6 +22,7 @@
 #include "icemaint/sys/fileio.h"
 #include "icemaint/testing/fileio.h"
 #include "io/fileio_internal.h"
+#include "io/fileio_refresh.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -199,6 +200,9 @@ typedef struct resolving_fileio {
     built *built;
     size_t n_built;
     size_t cap_built;
+    /* Renews the table's storage credentials (icm__fileio_for_table_refreshing): handed to
+     * the built-in S3 back end; refresh NULL when none. Released after the back ends. */
+    icm__fileio_refresher refresher;
 } resolving_fileio;
 
 static const icm_fileio_methods resolving_methods;
@@ -228,7 +232,10 @@ static int backend_for(resolving_fileio *r, const char *location, icm_fileio **o
     }
     if (*out == NULL && rc == 0) {
         icm_fileio *io = NULL;
-        rc = factory(&io, r->props, r->n_props, payload);
+        if (factory == s3_factory && r->refresher.refresh != NULL)
+            rc = icm__fileio_s3_new_refreshing(&io, r->props, r->n_props, &r->refresher);
+        else
+            rc = factory(&io, r->props, r->n_props, payload);
         if (rc == 0 && io == NULL)
             rc = icm__error_set(ICM_ERRCLASS_IO, ICM_ERROR, location,
                                 "a FileIO constructor returned success and no back end");
@@ -356,11 +363,23 @@ static int rs_delete_batch(icm_fileio *io, const char *const *locations, size_t 
 
 static void free_props(icm_property *props, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    icm__fileio_props_free(props, n);
+}
+
+void icm__fileio_props_free(icm_property *props, size_t n)
+{
+    for (size_t i = 0; props != NULL && i < n; i++) {
         icm__free((char *)(uintptr_t)props[i].key);
         icm__free((char *)(uintptr_t)props[i].value);
     }
     icm__free(props);
+}
+
+static void refresher_release(icm__fileio_refresher *f)
+{
+    if (f->free_payload != NULL)
+        f->free_payload(f->payload);
+    memset(f, 0, sizeof *f);
 }
 
 static void rs_free(icm_fileio *io)
@@ -369,6 +388,7 @@ static void rs_free(icm_fileio *io)
     for (size_t i = 0; i < r->n_built; i++)
         icm_fileio_free(r->built[i].io);
     icm__free(r->built);
+    refresher_release(&r->refresher); /* after the back ends that borrowed it */
     free_props(r->props, r->n_props);
     pthread_mutex_destroy(&r->lock);
     icm__free(r);
@@ -466,14 +486,32 @@ int icm_fileio_resolving_new(icm_fileio **out, const icm_property *props, size_t
 int icm_fileio_for_table(icm_fileio **out, const icm_fileio *base,
                          const icm_property *table_props, size_t n_table_props)
 {
+    return icm__fileio_for_table_refreshing(out, base, table_props, n_table_props, NULL);
+}
+
+int icm__fileio_for_table_refreshing(icm_fileio **out, const icm_fileio *base,
+                                     const icm_property *table_props, size_t n_table_props,
+                                     const icm__fileio_refresher *refresher)
+{
+    icm__fileio_refresher taken = {0};
+    if (refresher != NULL)
+        taken = *refresher;
     if (out != NULL)
         *out = NULL;
-    if (out == NULL || base == NULL || base->methods != &resolving_methods)
+    if (out == NULL || base == NULL || base->methods != &resolving_methods) {
+        refresher_release(&taken);
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL,
                               "FileIO for a table: NULL output, or the base is not a "
                               "resolving FileIO");
+    }
     const resolving_fileio *r = (const resolving_fileio *)base;
-    return resolving_make(out, r->props, r->n_props, table_props, n_table_props);
+    int rc = resolving_make(out, r->props, r->n_props, table_props, n_table_props);
+    if (rc != 0) {
+        refresher_release(&taken);
+        return rc;
+    }
+    ((resolving_fileio *)*out)->refresher = taken;
+    return 0;
 }
 
 bool icm__fileio_is_resolving(const icm_fileio *io)

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "catalog/catalog_internal.h"
+#include "catalog/storage_refresh.h"
 #include "io/fileio_internal.h"
 #include "table/retention.h"
 #include "util/location.h"
@@ -143,16 +144,18 @@ static char *config_text(const icm_property *config, size_t n)
     return icm__buf_detach(&b, NULL);
 }
 
-/* `base` overlaid by a table's configuration (icm_fileio_for_table), through a path map in
+/* `base` overlaid by a table's configuration (icm_fileio_for_table; vended credentials renewed
+ * through `refresher`, which the new FileIO owns, also on failure), through a path map in
  * front of it (the CLI's --path-map: the new FileIO gets the same rules); *out NULL when
  * `base` is neither a resolving FileIO nor a path map over one. */
 static int table_fileio(icm_fileio *base, const icm_property *config, size_t n,
-                        icm_fileio **out)
+                        const icm__fileio_refresher *refresher, icm_fileio **out)
 {
     *out = NULL;
     icm_fileio *inner = icm__fileio_pathmap_inner(base);
     size_t n_rules = icm__fileio_pathmap_n_rules(base);
-    int rc = icm_fileio_for_table(out, inner != NULL ? inner : base, config, n);
+    int rc = icm__fileio_for_table_refreshing(out, inner != NULL ? inner : base, config, n,
+                                              refresher);
     if (rc == ICM_EINVALID && !icm__fileio_is_resolving(inner != NULL ? inner : base)) {
         icm_error_clear();
         return 0;
@@ -181,10 +184,14 @@ static int table_fileio(icm_fileio *base, const icm_property *config, size_t n,
  * metadata files are read and deleted with the credentials the catalog vends for exactly this
  * table. A new configuration at a reload (credentials renewed) gives a new FileIO; the earlier
  * one stays alive until the table is freed, because a running operation may hold it
- * (icm_table_get_fileio). A catalog FileIO that is not a resolving one (nor a path map over
- * one) cannot be overlaid: the table then uses the catalog's FileIO as it is.
+ * (icm_table_get_fileio); so that operation's credentials do not run out either, the FileIO
+ * renews them itself through the catalog (catalog/storage_refresh.h, for the files under
+ * `location`, the table location) when they are due. A catalog FileIO that is not a
+ * resolving one (nor a path map over one) cannot be overlaid: the table then uses the
+ * catalog's FileIO as it is.
  */
-static int adopt_table_config(icm_table *t, const icm_property *config, size_t n)
+static int adopt_table_config(icm_table *t, const icm_property *config, size_t n,
+                              const char *location)
 {
     if (n == 0)
         return 0;
@@ -196,7 +203,10 @@ static int adopt_table_config(icm_table *t, const icm_property *config, size_t n
         return 0;
     }
     icm_fileio *io = NULL;
-    int rc = table_fileio(t->catalog->io, config, n, &io);
+    icm__fileio_refresher refresher;
+    int rc = icm__catalog_storage_refresher(t->catalog, &t->ident.id, location, &refresher);
+    if (rc == 0)
+        rc = table_fileio(t->catalog->io, config, n, &refresher, &io);
     if (rc == 0 && io == NULL) { /* not a resolving FileIO: it stays as it is */
         icm__free(text);
         return 0;
@@ -225,7 +235,9 @@ static int load_current(icm_table *t, char **out_loc, icm_table_metadata **out_m
     int rc = icm__catalog_load_info(t->catalog, &t->ident.id, &info);
     if (rc != 0)
         return rc;
-    rc = adopt_table_config(t, info.config, info.n_config);
+    rc = adopt_table_config(t, info.config, info.n_config,
+                            info.metadata != NULL ? icm_table_metadata_location(info.metadata)
+                                                  : NULL);
     if (rc != 0) {
         icm_catalog_table_info_dispose(&info);
         return rc;

@@ -51,6 +51,20 @@ Actions:
 "latency_ms" (top level) is added to every request before it is forwarded: the benchmarks' model
 of a distant object store.
 
+Short-lived vended credentials (the tests of their renewal), two more top-level settings:
+  "vend" (--api rest): {"ttl_ms": N, "s3_endpoint": URL (optional)}. Every LoadTable answer's
+      `config` (and each `storage-credentials` entry's) gets a session token of its own,
+      "vended-<expires ms>-<n>", `s3.session-token-expires-at-ms` = now + ttl_ms, and
+      `s3.endpoint` when given; GET /v1/config advertises the credentials endpoint
+      (GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials), which the proxy
+      answers itself (not forwarded; a rule that fires on kind LoadCredentials still wins) with
+      one storage credential for the last loaded table's location: the same keys, a new token
+      and expiry. "advertise": false leaves /v1/config alone (clients then reload the table).
+  "expire_session_tokens" (--api s3): true makes a request whose X-Amz-Security-Token is
+      "vended-<ms>-<n>" with <ms> in the past answer 400 ExpiredToken, not forwarded (as S3
+      answers an expired session token; the stores under test check none). Counted in the
+      faults as "expired_token".
+
 Run as a program: faultproxy.py --upstream http://127.0.0.1:PORT [--api s3|rest] [--port N]
 [--control-port N] [--ready-file F]; it prints one JSON line {"endpoint", "control"} when listening (and writes it to
 F). Tests can also start one in-process: FaultProxy(upstream, api=...).start().
@@ -261,6 +275,10 @@ class State:
         self.lock = threading.Lock()
         self.rules = []
         self.latency_ms = 0
+        self.vend = None
+        self.expire_tokens = False
+        self.vend_seq = 0
+        self.vended = None  # (location, key id, secret) of the last LoadTable rewritten
         self.reset_counters()
 
     def reset_counters(self):
@@ -277,9 +295,14 @@ class State:
         latency = float(body.get("latency_ms", 0))
         if latency < 0:
             raise ValueError("latency_ms >= 0")
+        vend = body.get("vend")
+        if vend is not None and (not isinstance(vend, dict) or int(vend.get("ttl_ms", 0)) <= 0):
+            raise ValueError("vend: {\"ttl_ms\": N > 0, ...}")
         with self.lock:
             self.rules = rules
             self.latency_ms = latency
+            self.vend = vend
+            self.expire_tokens = bool(body.get("expire_session_tokens", False))
 
     def admit(self, method, target, body=b""):
         """Record one request; returns (seq, kind, rule or None, latency_ms)."""
@@ -460,6 +483,110 @@ REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not 
            503: "Service Unavailable", 504: "Gateway Timeout"}
 
 
+# ---- short-lived vended credentials ("vend", "expire_session_tokens") ---------------------------
+
+CREDENTIALS_ENDPOINT = "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"
+# The spec's default set, for a server that lists no endpoints (the proxy then lists them, with
+# the credentials endpoint, which that set lacks).
+DEFAULT_ENDPOINTS = [
+    "GET /v1/{prefix}/namespaces", "POST /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}", "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename", "POST /v1/{prefix}/transactions/commit",
+]
+VENDED_TOKEN = re.compile(r"^vended-(\d+)-\d+$")
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def token_expired(token):
+    m = VENDED_TOKEN.match(token or "")
+    return m is not None and int(m.group(1)) <= now_ms()
+
+
+def new_vended(state, config):
+    """Give `config` (a dict of a LoadTable answer or one credential) a token of its own."""
+    with state.lock:
+        state.vend_seq += 1
+        n, vend = state.vend_seq, state.vend or {}
+    expires = now_ms() + int(vend.get("ttl_ms", 0))
+    config["s3.session-token"] = f"vended-{expires}-{n}"
+    config["s3.session-token-expires-at-ms"] = str(expires)
+    if vend.get("s3_endpoint"):
+        config["s3.endpoint"] = vend["s3_endpoint"]
+
+
+def vend_credentials(state):
+    """A LoadCredentialsResponse for the last table loaded through the proxy."""
+    with state.lock:
+        vended = state.vended
+        state.faults["vend_credentials"] = state.faults.get("vend_credentials", 0) + 1
+    if vended is None:
+        return {"storage-credentials": []}
+    location, key, secret = vended
+    config = {"s3.access-key-id": key, "s3.secret-access-key": secret}
+    new_vended(state, config)
+    return {"storage-credentials": [{"prefix": location, "config": config}]}
+
+
+def json_response(doc, status=200, reason="OK"):
+    body = json.dumps(doc).encode()
+    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+
+
+def dechunk(raw):
+    out, pos = [], 0
+    while True:
+        eol = raw.index(b"\r\n", pos)
+        size = int(raw[pos:eol].split(b";", 1)[0].strip(), 16)
+        if size == 0:
+            return b"".join(out)
+        out.append(raw[eol + 2:eol + 2 + size])
+        pos = eol + 2 + size + 2
+
+
+def vend_rewrite(state, kind, head, headers, body):
+    """The Config or LoadTable answer with the vend rewrites; (head, body) to send."""
+    te = header(headers, "transfer-encoding")
+    if te is not None and "chunked" in te.lower():
+        body = dechunk(body)
+    doc = json.loads(body)
+    vend = state.vend or {}
+    if kind == "Config" and vend.get("advertise", True):
+        endpoints = doc.get("endpoints")
+        endpoints = list(DEFAULT_ENDPOINTS) if endpoints is None else list(endpoints)
+        if CREDENTIALS_ENDPOINT not in endpoints:
+            endpoints.append(CREDENTIALS_ENDPOINT)
+        doc["endpoints"] = endpoints
+    elif kind == "LoadTable":
+        config = doc.setdefault("config", {})
+        new_vended(state, config)
+        for cred in doc.get("storage-credentials") or []:
+            new_vended(state, cred.setdefault("config", {}))
+        location = (doc.get("metadata") or {}).get("location")
+        with state.lock:
+            state.faults["vend_rewrite"] = state.faults.get("vend_rewrite", 0) + 1
+            if location and "s3.access-key-id" in config:
+                state.vended = (location, config["s3.access-key-id"],
+                                config.get("s3.secret-access-key", ""))
+    new_body = json.dumps(doc).encode()
+    lines = head.decode("latin-1").split("\r\n")
+    kept = [ln for ln in lines[1:] if ln and ln.split(":", 1)[0].strip().lower()
+            not in ("content-length", "transfer-encoding")]
+    new_head = "\r\n".join([lines[0], *kept, f"Content-Length: {len(new_body)}", "", ""])
+    return new_head.encode("latin-1"), new_body
+
+
 class Upstream:
     """One keep-alive connection to the upstream server, per client connection."""
 
@@ -546,10 +673,24 @@ class ProxyHandler(socketserver.BaseRequestHandler):
     def serve_one(self, state, upstream, client, method, target, raw_request):
         """Relay one request under the rules; False when the client connection is finished."""
         head_end = raw_request.index(b"\r\n\r\n") + 4
-        seq, _kind, rule, latency_ms = state.admit(method, target, raw_request[head_end:])
+        seq, kind, rule, latency_ms = state.admit(method, target, raw_request[head_end:])
         if latency_ms:
             time.sleep(latency_ms / 1000.0)
         action = rule.action if rule else None
+        if state.api == "s3" and state.expire_tokens and rule is None:
+            _line, req_headers = parse_head(raw_request[:head_end])
+            if token_expired(header(req_headers, "x-amz-security-token")):
+                with state.lock:
+                    state.faults["expired_token"] = state.faults.get("expired_token", 0) + 1
+                state.finish(seq, 400)
+                client.sendall(status_response(400, "ExpiredToken",
+                                               "The provided token has expired.", "Bad Request"))
+                return False
+        vend = state.vend if state.api == "rest" else None
+        if vend is not None and rule is None and kind == "LoadCredentials":
+            state.finish(seq, 200)
+            client.sendall(json_response(vend_credentials(state)))
+            return False
         if action == "reset_before":
             state.finish(seq, "reset")
             reset(client)
@@ -601,6 +742,9 @@ class ProxyHandler(socketserver.BaseRequestHandler):
             client.sendall(head + body[: len(body) // 2])
             reset(client)
             return False
+        if vend is not None and action is None and status == 200 and kind in ("Config",
+                                                                               "LoadTable"):
+            head, body = vend_rewrite(state, kind, head, _headers, body)
         if action == "broken_xml":
             broken = body[: len(body) // 2] if body.lstrip().startswith(b"<") else b""
             if not broken:

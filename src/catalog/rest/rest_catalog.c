@@ -17,6 +17,11 @@
  * maintenance tool that saw only the snapshots of refs would plan deletes against a partial
  * history. The load's `config` and `storage-credentials` become the table's FileIO
  * configuration (icm_catalog_table_info.config; table/table.c builds its FileIO from it).
+ * Vended credentials that expire are renewed by that FileIO while it works
+ * (icm__rest_load_storage_config): through the credentials endpoint when the server lists
+ * it, else by loading the table again. Requests may come from several threads at once (the
+ * storage requests that need new credentials run on many): the client's only mutable state,
+ * the token, is guarded in rest_client.c.
  *
  * Commits (commit_changes) send the requirements and updates as they are, with the
  * identifier, in one POST, and report exactly what the answer proves (§7.6 of the
@@ -119,11 +124,9 @@ static char *namespace_url(const icm__rest *r, const char *const *levels, size_t
 
 /* ---- endpoints ---- */
 
-/* The spec's default set for a server that lists none contains every endpoint used here. */
-static bool has_endpoint(const icm__rest *r, const char *method, const char *path)
+/* Whether the server's `endpoints` list names `method path`. */
+static bool endpoint_listed(const icm__rest *r, const char *method, const char *path)
 {
-    if (!r->server.endpoints_given)
-        return true;
     size_t ml = strlen(method);
     for (size_t i = 0; i < r->server.n_endpoints; i++) {
         const char *e = r->server.endpoints[i];
@@ -141,6 +144,13 @@ static bool has_endpoint(const icm__rest *r, const char *method, const char *pat
             return true;
     }
     return false;
+}
+
+/* For the endpoints of the spec's default set, which a server that lists none offers: every
+ * endpoint used here except the credentials endpoint (endpoint_listed alone). */
+static bool has_endpoint(const icm__rest *r, const char *method, const char *path)
+{
+    return !r->server.endpoints_given || endpoint_listed(r, method, path);
 }
 
 static int require_endpoint(const icm__rest *r, const char *method, const char *path,
@@ -285,6 +295,74 @@ static int rest_load_table_info(icm_catalog *cat, const icm_table_ident *id,
         rc = take_info(r, &l, r->shown_uri, out);
     icm__rest_load_dispose(&l);
     return rc;
+}
+
+/* ---- renewing vended credentials ---- */
+
+#define CREDENTIALS_ENDPOINT "/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"
+
+/* GET .../credentials: the entry for `location` (LoadCredentialsResponse). */
+static int load_credentials(icm__rest *r, const icm_table_ident *id, const char *location,
+                            icm__rest_props *out)
+{
+    char *url = table_url(r, id, "/credentials");
+    char *shown = url != NULL ? icm__rest_shown_url(url) : NULL;
+    if (shown == NULL) {
+        icm__free(url);
+        return icm__error_oom();
+    }
+    icm__rest_call call = {"GET", url, NULL, 0, NULL, false, false};
+    icm__http_response resp;
+    icm__rest_credentials creds;
+    memset(&creds, 0, sizeof creds);
+    int rc = icm__rest_send(r, &call, &resp, NULL);
+    if (rc == 0 && resp.status == 200)
+        rc = icm__rest_parse_credentials(resp.body, resp.body_len, shown, &creds);
+    else if (rc == 0)
+        rc = icm__rest_fail(r, "load credentials", url, &resp, 0);
+    icm__http_response_clear(&resp);
+    const icm__rest_storage_credential *best =
+        rc == 0 ? icm__rest_pick_credential(creds.creds, creds.n_creds, location) : NULL;
+    if (rc == 0 && best == NULL)
+        rc = icm__error_set(ICM_ERRCLASS_REST, ICM_EAUTH, shown,
+                            "load credentials: none of the %zu storage credentials the "
+                            "catalog returned has a prefix of the table location %s",
+                            creds.n_creds, location);
+    for (size_t i = 0; rc == 0 && i < best->config.len; i++)
+        rc = icm__rest_props_put(out, best->config.items[i].key, best->config.items[i].value);
+    icm__rest_credentials_dispose(&creds);
+    icm__free(shown);
+    icm__free(url);
+    return rc;
+}
+
+int icm__rest_load_storage_config(icm_catalog *cat, const icm_table_ident *id,
+                                  const char *location, icm_property **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    icm__rest *r = as_rest(cat);
+    icm__rest_props cfg = {0};
+    int rc;
+    if (endpoint_listed(r, "GET", CREDENTIALS_ENDPOINT)) {
+        rc = load_credentials(r, id, location, &cfg);
+    } else {
+        /* The spec's default set has no credentials endpoint: a load vends them too. */
+        icm__rest_load l;
+        rc = get_load(r, id, &l);
+        if (rc == 0)
+            rc = server_fileio_props(r, &cfg);
+        if (rc == 0)
+            rc = icm__rest_table_config(&l, location, &cfg);
+        icm__rest_load_dispose(&l);
+    }
+    if (rc != 0) {
+        icm__rest_props_dispose(&cfg);
+        return rc;
+    }
+    *out = cfg.items;
+    *n_out = cfg.len;
+    return 0;
 }
 
 static int rest_load_table(icm_catalog *cat, const icm_table_ident *id, char **out_location)
@@ -827,7 +905,15 @@ static void rest_free(icm_catalog *cat)
     icm__rest_props_dispose(&r->client);
     icm__rest_props_dispose(&r->props);
     icm__rest_config_dispose(&r->server);
+    pthread_mutex_destroy(&r->token_lock);
     icm__free(r);
+}
+
+static const icm_catalog_methods rest_methods;
+
+bool icm__catalog_is_rest(const icm_catalog *cat)
+{
+    return cat != NULL && cat->methods == &rest_methods;
 }
 
 static const icm_catalog_methods rest_methods = {
@@ -1011,6 +1097,10 @@ int icm_catalog_open_rest(icm_catalog **out, const char *name, icm_fileio *io,
     icm__rest *r = icm__calloc(1, sizeof *r);
     if (r == NULL)
         return icm__error_oom();
+    if (pthread_mutex_init(&r->token_lock, NULL) != 0) {
+        icm__free(r);
+        return icm__error_set(ICM_ERRCLASS_OS, ICM_ERROR, name, "cannot create a mutex");
+    }
     int rc = icm_catalog_init_base(&r->base, &rest_methods, name, io);
     for (size_t i = 0; rc == 0 && i < n_properties; i++)
         if (properties[i].key != NULL && properties[i].value != NULL)

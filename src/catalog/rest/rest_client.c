@@ -29,6 +29,11 @@
  * fails at once), 408, 500, 502, 503 or 504, with exponential
  * back-off (1 s, 2 s, 4 s ..., at most 64 s, up to `rest.client.max-retries`, default 5).
  * A commit POST is never re-sent after anything else: its outcome is then unknown.
+ *
+ * Threads: the HTTP client and the configuration are shared read-only; the token is read,
+ * renewed and dropped under token_lock, each request sending a copy, so that table FileIOs
+ * renewing their vended credentials on storage threads may call in while the caller's thread
+ * uses the catalog. Renewals are serialised: N threads finding the token due cost one.
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -271,14 +276,31 @@ static int fetch_token(icm__rest *r)
     return rc;
 }
 
-/* A token that is due (or none yet) is fetched before the request. */
-static int ensure_token(icm__rest *r)
+/* The token to send (a copy in *out, NULL when none): one that is due (or none yet, with a
+ * credential) is fetched first, by one thread at a time. */
+static int current_token(icm__rest *r, char **out)
 {
-    if (r->client_secret == NULL)
-        return 0;
-    if (r->token != NULL && icm__now_ms() < r->token_refresh_at_ms)
-        return 0;
-    return fetch_token(r);
+    *out = NULL;
+    pthread_mutex_lock(&r->token_lock);
+    int rc = 0;
+    if (r->client_secret != NULL &&
+        (r->token == NULL || icm__now_ms() >= r->token_refresh_at_ms))
+        rc = fetch_token(r);
+    if (rc == 0 && r->token != NULL && (*out = icm__strdup(r->token)) == NULL)
+        rc = icm__error_oom();
+    pthread_mutex_unlock(&r->token_lock);
+    return rc;
+}
+
+/* The server refused `sent` (401/419): drop it, unless another thread renewed it already. */
+static void drop_token(icm__rest *r, const char *sent)
+{
+    pthread_mutex_lock(&r->token_lock);
+    if (r->token != NULL && sent != NULL && strcmp(r->token, sent) == 0) {
+        icm__free(r->token);
+        r->token = NULL;
+    }
+    pthread_mutex_unlock(&r->token_lock);
 }
 
 /* ---- one request ---- */
@@ -429,10 +451,16 @@ int icm__rest_send(icm__rest *r, const icm__rest_call *call, icm__http_response 
     bool reauthed = false;
     unsigned attempt = 0;
     for (;;) {
-        int rc = ensure_token(r);
+        char *token = NULL;
+        int rc = current_token(r, &token);
         if (rc != 0)
             return rc;
-        rc = send_once(r, call, r->token, resp);
+        rc = send_once(r, call, token, resp);
+        bool refused = rc == 0 && (resp->status == 401 || resp->status == 419) && !reauthed &&
+                       r->client_secret != NULL;
+        if (refused)
+            drop_token(r, token);
+        icm__free(token);
         bool again = false;
         int64_t wait = -1;
         if (rc == ICM_ENET || rc == ICM_ETIMEOUT) {
@@ -441,16 +469,13 @@ int icm__rest_send(icm__rest *r, const icm__rest_call *call, icm__http_response 
             again = is_get(call) && resp->request_sent;
         } else if (rc != 0) {
             return rc;
-        } else if ((resp->status == 401 || resp->status == 419) && !reauthed &&
-                   r->client_secret != NULL) {
+        } else if (refused) {
             /* Refused for its token, so not applied as the spec has it: renew once and send
              * it again. It counts as a re-send all the same: a gateway in front of the
              * catalog may have passed the first copy on before refusing it (adversary round
              * 17, F1), so for a commit every answer but success is open from here on. */
             reauthed = true;
             icm__http_response_clear(resp);
-            icm__free(r->token);
-            r->token = NULL;
             if (retries != NULL)
                 *retries = ++attempt;
             continue;

@@ -6,6 +6,9 @@
 #ifndef ICM_CATALOG_REST_CLIENT_H
 #define ICM_CATALOG_REST_CLIENT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "catalog/rest/rest_internal.h"
 #include "io/http.h"
 #include "io/s3/s3_config.h"
@@ -24,7 +27,10 @@ typedef struct icm__rest {
     /* header.* (names and values owned) */
     icm__http_header *headers;
     size_t n_headers;
-    /* authentication */
+    /* authentication; requests come from several threads (table FileIOs renewing vended
+     * credentials), so the token and its renewal are guarded by token_lock once the catalog
+     * is open */
+    pthread_mutex_t token_lock;
     char *token;                /* the bearer token now in use; NULL: none */
     int64_t token_refresh_at_ms; /* renew from then on; 0: never (a static token) */
     char *client_id;            /* `credential` before its first ':'; NULL when none */
@@ -36,7 +42,7 @@ typedef struct icm__rest {
     icm__s3_config aws_cfg;
     icm__aws_creds_provider *aws;
     /* statistics, for tests and verbose output */
-    unsigned long n_requests;
+    _Atomic unsigned long n_requests;
 } icm__rest;
 
 /* One request. `url` is absolute and encoded. A `commit` POST changes a table: it is

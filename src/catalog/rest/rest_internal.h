@@ -70,6 +70,24 @@ void icm__rest_load_dispose(icm__rest_load *l);
 int icm__rest_table_config(const icm__rest_load *l, const char *table_location,
                            icm__rest_props *out);
 
+/* LoadCredentialsResponse (GET .../tables/{table}/credentials): its required
+ * `storage-credentials` list (possibly empty). */
+typedef struct icm__rest_credentials {
+    icm__rest_storage_credential *creds;
+    size_t n_creds;
+} icm__rest_credentials;
+
+int icm__rest_parse_credentials(const char *body, size_t len, const char *url,
+                                icm__rest_credentials *out);
+void icm__rest_credentials_dispose(icm__rest_credentials *c);
+
+/* The entry whose prefix is the longest that `location` starts with (the spec's rule for
+ * `storage-credentials`, for loads and the credentials endpoint alike); NULL when none
+ * matches or `location` is NULL. Borrowed from `creds`. */
+const icm__rest_storage_credential *
+icm__rest_pick_credential(const icm__rest_storage_credential *creds, size_t n,
+                          const char *location);
+
 /* An error answer: IcebergErrorResponse `{"error":{"message","type","code"}}`, the OAuth
  * shape `{"error":"invalid_client","error_description":"..."}`, or (a proxy's page, an empty
  * body) the start of the raw text. Never fails for want of shape; only ICM_ENOMEM. Strings
@@ -97,5 +115,26 @@ int icm__rest_parse_list(const char *body, size_t len, const char *url, bool tab
 /* CommitTableResponse: its metadata-location (new string). ICM_EINVALID when the body is not
  * that shape (the caller decides what an unreadable success means). */
 int icm__rest_parse_commit(const char *body, size_t len, const char *url, char **out_location);
+
+/* ---- the catalog (rest_catalog.c) ---- */
+
+/* Whether `cat` is a REST catalog (icm_catalog_open_rest). */
+bool icm__catalog_is_rest(const icm_catalog *cat);
+
+/*
+ * The storage configuration of table `id` again, for the files under `location` (the table
+ * location), when the vended credentials its FileIO was built with are due: the credentials
+ * endpoint (GET .../tables/{table}/credentials, its `storage-credentials` entry with the
+ * longest prefix `location` starts with) when the server's /v1/config lists that endpoint
+ * (it is not in the spec's default set), else a load of the table (with the delegation
+ * header), whose configuration is then the same as a load's (icm__rest_table_config).
+ * *out / *n_out: new properties (icm__fileio_props_free). Thread-safe: runs on the thread of
+ * whichever storage request needs the credentials, concurrently with other calls on the
+ * catalog. Returns 0; ICM_EAUTH (no credential entry matches `location`), the request's codes
+ * (icm__rest_fail: the URL, the status and the server's error); ICM_EINVALID (an answer not
+ * of the spec's shape); ICM_ENET, ICM_ETIMEOUT; ICM_ENOMEM.
+ */
+int icm__rest_load_storage_config(icm_catalog *cat, const icm_table_ident *id,
+                                  const char *location, icm_property **out, size_t *n_out);
 
 #endif /* ICM_CATALOG_REST_INTERNAL_H */

@@ -198,20 +198,28 @@ int icm__rest_parse_config(const char *body, size_t len, const char *url, icm__r
 
 /* ---- LoadTableResult ---- */
 
+static void creds_dispose(icm__rest_storage_credential *creds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        icm__free(creds[i].prefix);
+        icm__rest_props_dispose(&creds[i].config);
+    }
+    icm__free(creds);
+}
+
 void icm__rest_load_dispose(icm__rest_load *l)
 {
     icm__free(l->metadata_location);
     icm_table_metadata_free(l->metadata);
     icm__rest_props_dispose(&l->config);
-    for (size_t i = 0; i < l->n_creds; i++) {
-        icm__free(l->creds[i].prefix);
-        icm__rest_props_dispose(&l->creds[i].config);
-    }
-    icm__free(l->creds);
+    creds_dispose(l->creds, l->n_creds);
     memset(l, 0, sizeof *l);
 }
 
-static int parse_creds(json_t *arr, const char *url, icm__rest_load *out)
+/* `storage-credentials` (absent or null: none) into *creds / *n_creds; on failure the
+ * entries parsed so far are there for the caller to dispose. */
+static int parse_creds(json_t *arr, const char *url, icm__rest_storage_credential **creds,
+                       size_t *n_creds)
 {
     if (arr == NULL || json_is_null(arr))
         return 0;
@@ -220,8 +228,8 @@ static int parse_creds(json_t *arr, const char *url, icm__rest_load *out)
     size_t n = json_array_size(arr);
     if (n == 0)
         return 0;
-    out->creds = icm__calloc(n, sizeof *out->creds);
-    if (out->creds == NULL)
+    *creds = icm__calloc(n, sizeof **creds);
+    if (*creds == NULL)
         return ICM_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(arr, i);
@@ -233,7 +241,7 @@ static int parse_creds(json_t *arr, const char *url, icm__rest_load *out)
             return rc;
         if (prefix == NULL)
             return shape_error(url, "a storage credential has no `prefix`");
-        icm__rest_storage_credential *c = &out->creds[out->n_creds++];
+        icm__rest_storage_credential *c = &(*creds)[(*n_creds)++];
         if ((c->prefix = icm__strdup(prefix)) == NULL)
             return ICM_ENOMEM;
         json_t *cfg = json_object_get(e, "config");
@@ -271,11 +279,55 @@ int icm__rest_parse_load(const char *body, size_t len, const char *url, icm__res
         rc = parse_string_map(json_object_get(doc, "config"), url,
                               "`config` is not a string map", &out->config);
     if (rc == 0)
-        rc = parse_creds(json_object_get(doc, "storage-credentials"), url, out);
+        rc = parse_creds(json_object_get(doc, "storage-credentials"), url, &out->creds,
+                         &out->n_creds);
     json_decref(doc);
     if (rc != 0)
         icm__rest_load_dispose(out);
     return rc;
+}
+
+/* ---- LoadCredentialsResponse ---- */
+
+void icm__rest_credentials_dispose(icm__rest_credentials *c)
+{
+    creds_dispose(c->creds, c->n_creds);
+    memset(c, 0, sizeof *c);
+}
+
+int icm__rest_parse_credentials(const char *body, size_t len, const char *url,
+                                icm__rest_credentials *out)
+{
+    memset(out, 0, sizeof *out);
+    icm__json_use_icm_allocator();
+    json_t *doc = NULL;
+    int rc = parse_doc(body, len, url, &doc);
+    if (rc != 0)
+        return rc;
+    json_t *arr = json_object_get(doc, "storage-credentials");
+    if (arr == NULL || !json_is_array(arr))
+        rc = shape_error(url, "no `storage-credentials` array");
+    else
+        rc = parse_creds(arr, url, &out->creds, &out->n_creds);
+    json_decref(doc);
+    if (rc != 0)
+        icm__rest_credentials_dispose(out);
+    return rc;
+}
+
+const icm__rest_storage_credential *
+icm__rest_pick_credential(const icm__rest_storage_credential *creds, size_t n,
+                          const char *location)
+{
+    const icm__rest_storage_credential *best = NULL;
+    for (size_t i = 0; location != NULL && i < n; i++) {
+        const icm__rest_storage_credential *c = &creds[i];
+        size_t len = strlen(c->prefix);
+        if (strncmp(location, c->prefix, len) == 0 &&
+            (best == NULL || len > strlen(best->prefix)))
+            best = c;
+    }
+    return best;
 }
 
 int icm__rest_table_config(const icm__rest_load *l, const char *table_location,
@@ -284,14 +336,8 @@ int icm__rest_table_config(const icm__rest_load *l, const char *table_location,
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < l->config.len; i++)
         rc = icm__rest_props_put(out, l->config.items[i].key, l->config.items[i].value);
-    const icm__rest_storage_credential *best = NULL;
-    for (size_t i = 0; table_location != NULL && i < l->n_creds; i++) {
-        const icm__rest_storage_credential *c = &l->creds[i];
-        size_t n = strlen(c->prefix);
-        if (strncmp(table_location, c->prefix, n) == 0 &&
-            (best == NULL || n > strlen(best->prefix)))
-            best = c;
-    }
+    const icm__rest_storage_credential *best =
+        icm__rest_pick_credential(l->creds, l->n_creds, table_location);
     for (size_t i = 0; rc == 0 && best != NULL && i < best->config.len; i++)
         rc = icm__rest_props_put(out, best->config.items[i].key, best->config.items[i].value);
     return rc;

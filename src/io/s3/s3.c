@@ -32,6 +32,7 @@
 
 #include "icemaint/errors.h"
 #include "icemaint/sys/fileio.h"
+#include "io/fileio_refresh.h"
 #include "io/http.h"
 #include "io/s3/s3_config.h"
 #include "io/s3/s3_internal.h"
@@ -1210,6 +1211,12 @@ static const icm_fileio_methods s3_methods = {
 
 int icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_props)
 {
+    return icm__fileio_s3_new_refreshing(out, props, n_props, NULL);
+}
+
+int icm__fileio_s3_new_refreshing(icm_fileio **out, const icm_property *props, size_t n_props,
+                                  const icm__fileio_refresher *refresher)
+{
     if (out == NULL)
         return icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, NULL,
                               "icm_fileio_s3_new: NULL output");
@@ -1234,6 +1241,8 @@ int icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_prop
     rc = icm__http_new(&s->http, &ho);
     if (rc == 0 && !s->cfg.anonymous)
         rc = icm__aws_creds_provider_new(&s->creds, &s->cfg, props, n_props, s->http);
+    if (rc == 0 && s->creds != NULL && refresher != NULL)
+        (void)icm__aws_creds_provider_set_refresher(s->creds, refresher); /* vended ones only */
     if (rc != 0) {
         s3_free(&s->base);
         return rc;

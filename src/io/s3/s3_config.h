@@ -94,6 +94,22 @@ void icm__aws_creds_provider_free(icm__aws_creds_provider *p);
  */
 int icm__aws_creds_get(icm__aws_creds_provider *p, icm__aws_credentials *out);
 
+/*
+ * Renew credentials that came from the properties through `refresher` (borrowed; it outlives
+ * the provider): a REST catalog's vended credentials. The properties' credentials are used
+ * until they are due (5 minutes before `s3.session-token-expires-at-ms`, or when S3 says they
+ * expired); then the refresher's properties give the next ones, by the same rules, on the
+ * same schedule, one refresh at a time. A refresh that fails while the credentials in use are
+ * still valid is tried again later (at least 30 s later) and the request goes on with them;
+ * once they have expired, get fails with ICM_EAUTH "the vended S3 credentials for <what>
+ * expired at <time> and could not be renewed: <why>" (the refresher's http_status and
+ * remote_code kept). Call before the first get. Returns false (and changes nothing) when the
+ * provider's credentials do not come from the properties: they are then not the catalog's.
+ */
+typedef struct icm__fileio_refresher icm__fileio_refresher;
+bool icm__aws_creds_provider_set_refresher(icm__aws_creds_provider *p,
+                                           const icm__fileio_refresher *refresher);
+
 /* The server said the credentials expired (ExpiredToken): fetch new ones on the next get. */
 void icm__aws_creds_invalidate(icm__aws_creds_provider *p);
 

@@ -15,6 +15,13 @@
  * returned to the fetching thread and to every thread that waited for it, so N threads cost
  * one request, not N.
  *
+ * Vended credentials (a REST catalog's, in the table's properties, with a refresher from whoever
+ * built the FileIO: io/fileio_refresh.h) are the properties' credentials first; once they are
+ * due, the refresher is asked for the table's storage properties again and the credentials are
+ * taken from those, by the same rules and through the same refresh machinery as the fetching
+ * sources. A refresher that fails after the credentials expired gives one message naming the
+ * table, when they expired and why they could not be renewed.
+ *
  * Secrets never enter a message: errors name the source, the file and line, or the variable.
  */
 #include <errno.h>
@@ -24,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/fileio_refresh.h"
 #include "io/s3/aws_ini.h"
 #include "io/s3/s3_config_internal.h"
 #include "io/s3/s3_creds_http.h"
@@ -35,6 +43,7 @@ typedef enum source_kind {
     SRC_WEB_IDENTITY,
     SRC_CONTAINER,
     SRC_IMDS,
+    SRC_VENDED,     /* the properties' credentials, renewed through `refresher` */
     SRC_CUSTOM      /* test hook */
 } source_kind;
 
@@ -48,6 +57,9 @@ struct icm__aws_creds_provider {
     const char *fixed_expiry_origin; /* where fixed.expires_at_ms came from, for messages */
     icm__aws_http_source http_src; /* SRC_WEB_IDENTITY, SRC_CONTAINER, SRC_IMDS */
     icm__http *http;
+    const icm__fileio_refresher *refresher; /* SRC_VENDED (borrowed) */
+    bool fixed_handed_out; /* SRC_VENDED: `fixed` was used once; touched by the fetching
+                              thread only */
     icm__aws_creds_fetch_fn custom;
     void *custom_payload;
     char *tried; /* what the chain looked at, for the "no credentials" message */
@@ -126,9 +138,10 @@ static void format_time(char *buf, size_t cap, int64_t ms)
 
 /* ---- the static sources ---- */
 
-/* Each credential field as PyIceberg reads it: the s3.* name, else the client.* one. */
-static int from_properties(icm__aws_creds_provider *p, const icm_property *props, size_t n,
-                           bool *found)
+/* Each credential field as PyIceberg reads it: the s3.* name, else the client.* one; into
+ * *dst, with *expiry_origin the property the expiry time came from (NULL: none). */
+static int creds_from_props(icm__aws_credentials *dst, const char **expiry_origin,
+                            const icm_property *props, size_t n, bool *found)
 {
     *found = false;
     const char *kname = "s3.access-key-id", *sname = "s3.secret-access-key";
@@ -169,14 +182,20 @@ static int from_properties(icm__aws_creds_provider *p, const icm_property *props
                                   "ms since the epoch",
                                   exp);
         expires = v;
-        p->fixed_expiry_origin = "s3.session-token-expires-at-ms";
+        *expiry_origin = "s3.session-token-expires-at-ms";
     }
-    int rc = creds_set(&p->fixed, key, secret, token, "properties");
+    int rc = creds_set(dst, key, secret, token, "properties");
     if (rc != 0)
         return rc;
-    p->fixed.expires_at_ms = expires;
+    dst->expires_at_ms = expires;
     *found = true;
     return 0;
+}
+
+static int from_properties(icm__aws_creds_provider *p, const icm_property *props, size_t n,
+                           bool *found)
+{
+    return creds_from_props(&p->fixed, &p->fixed_expiry_origin, props, n, found);
 }
 
 static int from_environment(icm__aws_creds_provider *p, bool *found)
@@ -525,11 +544,53 @@ void icm__aws_creds_provider_free(icm__aws_creds_provider *p)
     icm__free(p);
 }
 
+/* Free properties that carry secrets: the values do not linger in freed memory. */
+static void props_free_secret(icm_property *props, size_t n)
+{
+    for (size_t i = 0; props != NULL && i < n; i++)
+        if (props[i].value != NULL)
+            explicit_bzero((char *)(uintptr_t)props[i].value, strlen(props[i].value));
+    icm__fileio_props_free(props, n);
+}
+
+/* SRC_VENDED after the first credentials: the table's storage properties again, from the
+ * refresher, and the credentials in them (by the properties' rules). */
+static int renew_vended(icm__aws_creds_provider *p, icm__aws_credentials *out)
+{
+    icm_property *props = NULL;
+    size_t n = 0;
+    int rc = p->refresher->refresh(p->refresher->payload, &props, &n);
+    if (rc != 0)
+        return rc;
+    bool found = false;
+    const char *origin = NULL;
+    rc = creds_from_props(out, &origin, props, n, &found);
+    props_free_secret(props, n);
+    if (rc == 0 && !found)
+        rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, NULL,
+                            "the renewed storage configuration of %s has no S3 credentials "
+                            "(s3.access-key-id, s3.secret-access-key)",
+                            p->refresher->what);
+    if (rc == 0)
+        out->source = p->source;
+    return rc;
+}
+
 /* One fetch from the chosen source, without the lock. */
 static int fetch(icm__aws_creds_provider *p, int64_t now, icm__aws_credentials *out)
 {
     memset(out, 0, sizeof *out);
     switch (p->kind) {
+    case SRC_VENDED:
+        /* The credentials the table was loaded with serve until they are due; every later
+         * fetch (due, or refused by S3 as expired) asks the refresher. */
+        if (!p->fixed_handed_out &&
+            (p->fixed.expires_at_ms == 0 || now < p->fixed.expires_at_ms)) {
+            p->fixed_handed_out = true;
+            return creds_copy(out, &p->fixed);
+        }
+        p->fixed_handed_out = true;
+        return renew_vended(p, out);
     case SRC_STATIC:
         if (p->fixed.expires_at_ms != 0 && p->fixed.expires_at_ms <= now) {
             char when[64];
@@ -578,6 +639,36 @@ static int replay_failure(const icm__aws_creds_provider *p)
         icm__error_set_http_status(p->fail_status);
     if (p->fail_remote[0] != '\0')
         icm__error_set_remote_code(p->fail_remote);
+    return rc;
+}
+
+/* Vended credentials expired (or S3 refused them as expired) and the refresher failed: one
+ * message naming the table, the expiry and the refresher's reason (its status and remote
+ * code kept): ICM_EAUTH, whatever the refresher's code was. Called with the lock held. */
+static int vended_expired(icm__aws_creds_provider *p)
+{
+    const icm_error *e = icm__error_last();
+    char why[768], remote[128], location[512];
+    snprintf(why, sizeof why, "%s", e->message);
+    snprintf(remote, sizeof remote, "%s", e->remote_code);
+    snprintf(location, sizeof location, "%s", e->location);
+    int status = e->http_status;
+    int64_t expired_at = p->have ? p->cur.expires_at_ms : p->fixed.expires_at_ms;
+    char when[80] = "";
+    if (expired_at != 0) {
+        char t[64];
+        format_time(t, sizeof t, expired_at);
+        snprintf(when, sizeof when, "expired at %s", t);
+    } else {
+        snprintf(when, sizeof when, "were refused by S3 as expired");
+    }
+    int rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, location[0] != '\0' ? location : NULL,
+                            "the vended S3 credentials for %s %s and could not be renewed: %s",
+                            p->refresher->what, when, why);
+    if (status != 0)
+        icm__error_set_http_status(status);
+    if (remote[0] != '\0')
+        icm__error_set_remote_code(remote);
     return rc;
 }
 
@@ -652,12 +743,27 @@ int icm__aws_creds_get(icm__aws_creds_provider *p, icm__aws_credentials *out)
             rc = creds_copy(out, &p->cur);
             break;
         }
+        if (p->kind == SRC_VENDED && rc != ICM_ENOMEM)
+            rc = vended_expired(p);
         remember_failure(p);
         pthread_cond_broadcast(&p->cv);
         break;
     }
     pthread_mutex_unlock(&p->mu);
     return rc;
+}
+
+bool icm__aws_creds_provider_set_refresher(icm__aws_creds_provider *p,
+                                           const icm__fileio_refresher *refresher)
+{
+    if (p == NULL || refresher == NULL || refresher->refresh == NULL || p->kind != SRC_STATIC ||
+        strcmp(p->source, "properties") != 0)
+        return false;
+    p->kind = SRC_VENDED;
+    p->source = "catalog";
+    p->fixed.source = p->source;
+    p->refresher = refresher;
+    return true;
 }
 
 void icm__aws_creds_invalidate(icm__aws_creds_provider *p)
