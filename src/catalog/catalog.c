@@ -375,21 +375,16 @@ static int collect_child(const char *child, void *payload)
     return rc;
 }
 
-typedef int (*page_fn)(icm_catalog *cat, const char *const *levels, size_t n_levels,
-                       const char *page_token, icm_name_cb cb, void *payload,
-                       char **next_page_token);
+typedef icm__catalog_page_fn page_fn;
 
-/* Every page of a version 2 listing of `ns` (dotted; NULL top level), page tokens followed
- * until the back end gives none. */
-static int list_pages(icm_catalog *cat, page_fn fn, const char *ns, icm_name_cb cb,
-                      void *payload)
+int icm__catalog_pages(icm_catalog *cat, icm__catalog_page_fn fn, const char *const *levels,
+                       size_t n_levels, icm_name_cb cb, void *payload)
 {
-    icm__ident at = {0};
-    int rc = icm__ident_make(&at, ns != NULL ? ns : "", "");
     char *token = NULL;
+    int rc = 0;
     for (unsigned pages = 0; rc == 0; pages++) {
         char *next = NULL;
-        rc = fn(cat, at.id.levels, at.id.n_levels, token, cb, payload, &next);
+        rc = fn(cat, levels, n_levels, token, cb, payload, &next);
         icm_free(token);
         token = next;
         if (rc != 0 || token == NULL)
@@ -399,6 +394,17 @@ static int list_pages(icm_catalog *cat, page_fn fn, const char *ns, icm_name_cb 
                                 "listing did not end after a million pages");
     }
     icm_free(token);
+    return rc;
+}
+
+/* Every page of a version 2 listing of `ns` (dotted; NULL top level). */
+static int list_pages(icm_catalog *cat, page_fn fn, const char *ns, icm_name_cb cb,
+                      void *payload)
+{
+    icm__ident at = {0};
+    int rc = icm__ident_make(&at, ns != NULL ? ns : "", "");
+    if (rc == 0)
+        rc = icm__catalog_pages(cat, fn, at.id.levels, at.id.n_levels, cb, payload);
     icm__ident_dispose(&at);
     return rc;
 }

@@ -60,13 +60,27 @@ int icm__hadoop_open_table_dir(icm_catalog **out, icm_fileio *io, const char *ta
 /* The table directory a single-table filesystem catalog was opened on (borrowed). */
 const char *icm__hadoop_table_dir(const icm_catalog *cat);
 
-/* One table of a catalog: dotted namespace, name and current metadata location (NULL when the
+/* A version 2 paged listing (list_namespaces_page, list_tables_page). */
+typedef int (*icm__catalog_page_fn)(icm_catalog *cat, const char *const *levels,
+                                    size_t n_levels, const char *page_token, icm_name_cb cb,
+                                    void *payload, char **next_page_token);
+
+/* Every page of one listing of the namespace `levels` (n_levels 0: the top level), page tokens
+ * followed until the back end gives none. Returns 0, the back end's codes or cb's. */
+int icm__catalog_pages(icm_catalog *cat, icm__catalog_page_fn fn, const char *const *levels,
+                       size_t n_levels, icm_name_cb cb, void *payload);
+
+/* One table of a catalog: its identifier (namespace levels as the catalog lists them, a level
+ * may hold a dot; id->ns is them joined with '.') and current metadata location (NULL when the
  * catalog could not give one), all borrowed for the call. Return 0 to go on. */
-typedef int (*icm__catalog_table_cb)(const char *ns, const char *name, const char *pointer,
+typedef int (*icm__catalog_table_cb)(const icm_table_ident *id, const char *pointer,
                                      void *payload);
 
 /* Call cb for every table of `cat` (catalog_tables.c); none for a back end without listing
- * methods. Returns 0, the listing's codes, ICM_ENOMEM or the callback's non-zero value. */
+ * methods. A back end with the version 2 paged listings is walked level by level, so a
+ * namespace level holding a dot is one level (joining and splitting on '.' would list another
+ * namespace's tables, or none, in its place). Returns 0, the listing's codes, ICM_ENOMEM or the
+ * callback's non-zero value. */
 int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *payload);
 
 /* Another table a catalog's store holds a pointer for: its catalog name (a SQL database
@@ -91,6 +105,7 @@ typedef struct icm__other_table {
     const char *catalog_name;
     const char *ns;
     const char *name;
+    const icm_table_ident *id; /* its levels, when the catalog listed it (NULL: a SQL row) */
     const char *pointer;
     const char *roots[ICM__OTHER_TABLE_N_ROOTS];
     const icm_table_metadata *md; /* its current metadata; NULL when it could not be read */

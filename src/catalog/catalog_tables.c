@@ -18,34 +18,53 @@
 #include "util/location.h"
 #include "util/util.h"
 
-typedef struct pair_list {
-    icm__ptrvec ns;
-    icm__ptrvec names;
-    const char *current_ns; /* while listing one namespace's tables */
+/* The tables found, each as its identifier (icm__ident *), before any pointer is asked for. */
+typedef struct table_list {
+    icm__ptrvec idents;
+    const char *const *levels; /* while listing one namespace's tables: its levels */
+    size_t n_levels;
     icm_catalog *cat;
-} pair_list;
+} table_list;
 
-static int push_pair(pair_list *l, const char *ns, const char *name)
+static void free_ident(void *p)
 {
-    char *a = icm__strdup(ns), *b = icm__strdup(name);
-    if (a == NULL || b == NULL || icm__ptrvec_push(&l->ns, a) != 0) {
-        icm__free(a);
-        icm__free(b);
-        return ICM_ENOMEM;
-    }
-    if (icm__ptrvec_push(&l->names, b) != 0) {
-        l->ns.len--;
-        icm__free(a);
-        icm__free(b);
-        return ICM_ENOMEM;
-    }
-    return 0;
+    icm__ident_dispose(p);
+    icm__free(p);
 }
 
-static int collect_table(const char *name, void *payload)
+static int push_ident(table_list *l, const char *const *levels, size_t n, const char *dotted,
+                      const char *name)
 {
-    pair_list *l = payload;
-    return push_pair(l, l->current_ns, name);
+    icm__ident *id = icm__calloc(1, sizeof *id);
+    if (id == NULL)
+        return ICM_ENOMEM;
+    int rc = dotted != NULL ? icm__ident_make(id, dotted, name)
+                            : icm__ident_make_levels(id, levels, n, name);
+    if (rc == 0 && icm__ptrvec_push(&l->idents, id) != 0)
+        rc = icm__error_oom();
+    if (rc != 0) {
+        icm__ident_dispose(id);
+        icm__free(id);
+    }
+    return rc;
+}
+
+static int collect_table_of_levels(const char *name, void *payload)
+{
+    table_list *l = payload;
+    return push_ident(l, l->levels, l->n_levels, NULL, name);
+}
+
+/* The namespace (dotted) whose tables are being listed by a back end without levels. */
+typedef struct dotted_list {
+    table_list *l;
+    const char *ns;
+} dotted_list;
+
+static int collect_table_of_dotted(const char *name, void *payload)
+{
+    dotted_list *d = payload;
+    return push_ident(d->l, NULL, 0, d->ns, name);
 }
 
 static int collect_ns(const char *ns, void *payload)
@@ -62,37 +81,71 @@ static int collect_ns(const char *ns, void *payload)
     return 0;
 }
 
+/* Deeper than any catalog nests namespaces; a back end that never ends is refused. */
+#define WALK_MAX_DEPTH 64
+
+/* The tables of namespace `levels` (n of them; 0: the top level has none) and of every
+ * namespace below it, by the version 2 paged listings. */
+static int walk_levels(table_list *l, const char **levels, size_t n)
+{
+    icm_catalog *cat = l->cat;
+    int rc = 0;
+    if (n > 0) {
+        l->levels = levels;
+        l->n_levels = n;
+        rc = icm__catalog_pages(cat, ICM__CATALOG_V2(cat, list_tables_page), levels, n,
+                                collect_table_of_levels, l);
+    }
+    if (rc != 0)
+        return rc;
+    if (n >= WALK_MAX_DEPTH)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, cat->name,
+                              "namespaces nested deeper than %d levels", WALK_MAX_DEPTH);
+    icm__ptrvec children = ICM__PTRVEC_INIT;
+    rc = icm__catalog_pages(cat, ICM__CATALOG_V2(cat, list_namespaces_page), levels, n,
+                            collect_ns, &children);
+    for (size_t i = 0; rc == 0 && i < children.len; i++) {
+        levels[n] = children.items[i];
+        rc = walk_levels(l, levels, n + 1);
+    }
+    icm__ptrvec_dispose(&children, icm__free);
+    return rc;
+}
+
 int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *payload)
 {
-    if (cat->methods->list_all_namespaces == NULL || cat->methods->list_tables == NULL)
+    bool paged = ICM__CATALOG_V2(cat, list_namespaces_page) != NULL &&
+                 ICM__CATALOG_V2(cat, list_tables_page) != NULL;
+    if (!paged && (cat->methods->list_all_namespaces == NULL || cat->methods->list_tables == NULL))
         return 0; /* a back end that cannot list has no other tables to tell of */
-    icm__ptrvec all_ns = ICM__PTRVEC_INIT;
-    pair_list l = {ICM__PTRVEC_INIT, ICM__PTRVEC_INIT, NULL, cat};
-    int rc = cat->methods->list_all_namespaces(cat, collect_ns, &all_ns);
-    for (size_t i = 0; rc == 0 && i < all_ns.len; i++) {
-        l.current_ns = all_ns.items[i];
-        rc = cat->methods->list_tables(cat, l.current_ns, collect_table, &l);
-    }
-    for (size_t i = 0; rc == 0 && i < l.ns.len; i++) {
-        icm__ident ident;
-        char *pointer = NULL;
-        int lrc = icm__ident_make(&ident, l.ns.items[i], l.names.items[i]);
-        if (lrc == 0) {
-            lrc = icm__catalog_load_location(cat, &ident.id, &pointer);
-            icm__ident_dispose(&ident);
+    table_list l = {ICM__PTRVEC_INIT, NULL, 0, cat};
+    int rc = 0;
+    if (paged) {
+        const char *levels[WALK_MAX_DEPTH];
+        rc = walk_levels(&l, levels, 0);
+    } else {
+        icm__ptrvec all_ns = ICM__PTRVEC_INIT;
+        rc = cat->methods->list_all_namespaces(cat, collect_ns, &all_ns);
+        for (size_t i = 0; rc == 0 && i < all_ns.len; i++) {
+            dotted_list d = {&l, all_ns.items[i]};
+            rc = cat->methods->list_tables(cat, all_ns.items[i], collect_table_of_dotted, &d);
         }
+        icm__ptrvec_dispose(&all_ns, icm__free);
+    }
+    for (size_t i = 0; rc == 0 && i < l.idents.len; i++) {
+        const icm__ident *ident = l.idents.items[i];
+        char *pointer = NULL;
+        int lrc = icm__catalog_load_location(cat, &ident->id, &pointer);
         if (lrc == ICM_ENOMEM) {
             rc = lrc;
             break;
         }
         if (lrc != 0)
             icm_error_clear(); /* dropped meanwhile, or no metadata: the callback is told */
-        rc = cb(l.ns.items[i], l.names.items[i], pointer, payload);
+        rc = cb(&ident->id, pointer, payload);
         icm__free(pointer);
     }
-    icm__ptrvec_dispose(&all_ns, icm__free);
-    icm__ptrvec_dispose(&l.ns, icm__free);
-    icm__ptrvec_dispose(&l.names, icm__free);
+    icm__ptrvec_dispose(&l.idents, free_ident);
     return rc;
 }
 
@@ -168,12 +221,12 @@ static int catalog_metadata(icm_catalog *cat, const icm__other_table *o,
     *out = NULL;
     if (cat == NULL || ICM__CATALOG_V2(cat, load_table_info) == NULL || o->ns == NULL)
         return 0;
-    icm__ident ident;
-    int rc = icm__ident_make(&ident, o->ns, o->name);
+    icm__ident ident = {0};
+    int rc = o->id != NULL ? 0 : icm__ident_make(&ident, o->ns, o->name);
     if (rc != 0)
         return rc;
     icm_catalog_table_info info;
-    rc = icm__catalog_load_info(cat, &ident.id, &info);
+    rc = icm__catalog_load_info(cat, o->id != NULL ? o->id : &ident.id, &info);
     icm__ident_dispose(&ident);
     if (rc == ICM_ENOMEM)
         return rc;
@@ -272,7 +325,8 @@ static int visit_other(const char *catalog_name, const char *ns, const char *nam
     other_walk *w = payload;
     if (pointer == NULL || is_self(w, catalog_name, ns, name))
         return 0; /* no metadata: no files; or the table itself */
-    icm__other_table o = {catalog_name, ns, name, pointer, {NULL}, NULL, 0, false, NULL, 0, NULL};
+    icm__other_table o = {catalog_name, ns, name, NULL, pointer, {NULL}, NULL, 0, false, NULL, 0,
+                          NULL};
     other_read r;
     /* (the catalog is asked only of its own tables, not another catalog_name's rows) */
     bool own = w->catalog_name != NULL && strcmp(catalog_name, w->catalog_name) == 0;
@@ -283,10 +337,37 @@ static int visit_other(const char *catalog_name, const char *ns, const char *nam
     return rc;
 }
 
-static int visit_own_name(const char *ns, const char *name, const char *pointer, void *payload)
+/* Whether `id` (as the catalog listed it) is the swept table `self`, whose identifier is
+ * dotted: its levels are the dot-separated parts (a table whose levels hold a dot cannot be
+ * named so, and is never taken for it). */
+static bool is_self_levels(const other_walk *w, const icm_table_ident *id)
+{
+    if (w->self == NULL)
+        return false;
+    const char *p = w->self;
+    for (size_t i = 0; i < id->n_levels; i++) {
+        size_t n = strlen(id->levels[i]);
+        if (strchr(id->levels[i], '.') != NULL || strncmp(p, id->levels[i], n) != 0 ||
+            p[n] != '.')
+            return false;
+        p += n + 1;
+    }
+    return id->n_levels > 0 && strcmp(p, id->name) == 0;
+}
+
+static int visit_own_name(const icm_table_ident *id, const char *pointer, void *payload)
 {
     other_walk *w = payload;
-    return visit_other(w->catalog_name, ns, name, pointer, payload);
+    if (pointer == NULL || is_self_levels(w, id))
+        return 0; /* no metadata: no files; or the table itself */
+    icm__other_table o = {w->catalog_name, id->ns, id->name, id, pointer, {NULL}, NULL, 0,
+                          false, NULL, 0, NULL};
+    other_read r;
+    int rc = read_other(w->cat, w->io, &o, &r);
+    if (rc == 0)
+        rc = w->cb(&o, w->payload);
+    other_read_dispose(&r);
+    return rc;
 }
 
 int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
@@ -350,14 +431,15 @@ static int refuse_shared(const char *ns, const char *name, const char *what, con
                           ns, name, what);
 }
 
-static int check_one(const char *ns, const char *name, const char *pointer, void *payload)
+static int check_one(const icm_table_ident *id, const char *pointer, void *payload)
 {
     share_check *c = payload;
+    const char *ns = id->ns, *name = id->name;
     if (pointer == NULL)
         return 0; /* a table without metadata uses no files */
     if (icm__location_equal(pointer, c->metadata_location))
         return refuse_shared(ns, name, "metadata file", c->metadata_location);
-    icm__other_table o = {NULL, ns, name, pointer, {NULL}, NULL, 0, false, NULL, 0, NULL};
+    icm__other_table o = {NULL, ns, name, id, pointer, {NULL}, NULL, 0, false, NULL, 0, NULL};
     other_read r;
     int rc = read_other(c->cat, c->io, &o, &r);
     /* Its location as its metadata names it (leniently read when the strict reader rejects

@@ -103,7 +103,7 @@ static void test_other_table_places(void **state)
     env *e = *state;
     char *loc = icmt_sprintf("file://%s/l/t", e->dir);
     char *fsp = icmt_sprintf("%s/l/a/bdata", e->dir);
-    icm__other_table t = {"c", "ns", "t", "file:///nowhere/t/metadata/v1.metadata.json",
+    icm__other_table t = {"c", "ns", "t", NULL, "file:///nowhere/t/metadata/v1.metadata.json",
                           {loc, NULL, NULL, NULL, fsp}, NULL, 0, false, NULL, 0, NULL};
     icm__other_places ps;
     assert_int_equal(icm__other_places_init(&ps, e->io, &t), 0);
@@ -141,7 +141,7 @@ static void test_resolve_failure_is_not_a_place(void **state)
     assert_int_equal(icm__place_real(fault, loc, &real), ICM_EIO);
     assert_null(real);
     icm_error_clear();
-    icm__other_table t = {"c", "ns", "t", NULL, {loc, NULL, NULL, NULL, NULL}, NULL, 0,
+    icm__other_table t = {"c", "ns", "t", NULL, NULL, {loc, NULL, NULL, NULL, NULL}, NULL, 0,
                           false, NULL, 0, NULL};
     icm__other_places ps;
     icm_fileio_fault_fail_nth(fault, ICM_IO_STAT, 1, ICM_EIO);
@@ -162,7 +162,7 @@ static void test_unreadable_table_is_a_place_that_cannot_be_told(void **state)
     env *e = *state;
     char *loc = icmt_sprintf("%s/w/t", e->dir);
     const char *why = "its metadata file /x/metadata/v1.metadata.json is not table metadata";
-    icm__other_table t = {"c", "ns", "t", "/x/metadata/v1.metadata.json",
+    icm__other_table t = {"c", "ns", "t", NULL, "/x/metadata/v1.metadata.json",
                           {loc, NULL, NULL, NULL, NULL}, NULL, ICM_EINVALID, false, NULL, 0, why};
     icm__other_places ps;
     assert_int_equal(icm__other_places_init(&ps, e->io, &t), 0);

@@ -516,6 +516,73 @@ static void test_listings_pages_and_nesting(void **state)
     icm_catalog_free(cat);
 }
 
+/* Data-loss class "namespace level with a dot": the other-table walk (the sweep's guard,
+ * expiry's hold, retention) lists a REST catalog level by level. Joined and split on '.', the
+ * level "a.b" became the namespace a -> b: its table t1 was never seen (and a -> b's t2 was
+ * listed in its place), so t1's files were nobody's as far as the guard could tell. */
+typedef struct seen_tables {
+    char *v[8];
+    int n;
+} seen_tables;
+
+static int take_other_levels(const icm__other_table *o, void *payload)
+{
+    seen_tables *st = payload;
+    assert_true(st->n < 8);
+    assert_non_null(o->id);
+    char *levels = icmt_sprintf("%zu", o->id->n_levels);
+    for (size_t i = 0; i < o->id->n_levels; i++) {
+        char *next = icmt_sprintf("%s|%s", levels, o->id->levels[i]);
+        free(levels);
+        levels = next;
+    }
+    st->v[st->n++] = icmt_sprintf("%s|%s @ %s", levels, o->name, o->roots[0]);
+    free(levels);
+    return 0;
+}
+
+static void test_other_tables_walked_by_levels(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    route1(e->s, "GET", "/v1/namespaces", 200, "{\"namespaces\":[[\"a\"],[\"a.b\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=a", 200, "{\"namespaces\":[[\"a\",\"b\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=a%1Fb", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=a.b", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/namespaces/a/tables", 200, "{\"identifiers\":[]}");
+    route1(e->s, "GET", "/v1/namespaces/a.b/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"a.b\"],\"name\":\"t1\"}]}");
+    route1(e->s, "GET", "/v1/namespaces/a%1Fb/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"a\",\"b\"],\"name\":\"t2\"}]}");
+    char *t1 = load_result("/wh/dotted/t1", "/wh/dotted/t1/metadata/00001-a.metadata.json", "");
+    char *t2 = load_result("/wh/nested/t2", "/wh/nested/t2/metadata/00001-a.metadata.json", "");
+    route1(e->s, "GET", "/v1/namespaces/a.b/tables/t1", 200, t1);
+    route1(e->s, "GET", "/v1/namespaces/a%1Fb/tables/t2", 200, t2);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    seen_tables st = {{NULL}, 0};
+    icmt_ok(icm__catalog_each_other_table(cat, "x.self", take_other_levels, &st));
+    assert_int_equal(st.n, 2);
+    assert_string_equal(st.v[0], "2|a|b|t2 @ /wh/nested/t2"); /* depth first: a, a -> b, a.b */
+    assert_string_equal(st.v[1], "1|a.b|t1 @ /wh/dotted/t1");
+    /* the swept table is a.b.t2 by its dotted name: a -> b -> t2 is skipped, never a.b's */
+    for (int i = 0; i < st.n; i++)
+        free(st.v[i]);
+    st.n = 0;
+    icmt_ok(icm__catalog_each_other_table(cat, "a.b.t1", take_other_levels, &st));
+    assert_int_equal(st.n, 2); /* ["a.b"].t1 is not "a.b.t1" (the levels a, b) */
+    for (int i = 0; i < st.n; i++)
+        free(st.v[i]);
+    st.n = 0;
+    icmt_ok(icm__catalog_each_other_table(cat, "a.b.t2", take_other_levels, &st));
+    assert_int_equal(st.n, 1);
+    assert_string_equal(st.v[0], "1|a.b|t1 @ /wh/dotted/t1");
+    free(st.v[0]);
+    icm_catalog_free(cat);
+    free(t1);
+    free(t2);
+}
+
 /* ---- OAuth2 ---- */
 
 static void test_oauth_fetch_and_refresh_after_401(void **state)
@@ -1171,6 +1238,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_endpoints_honoured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigv4_signs_what_is_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_tables_walked_by_levels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_unknown_reconciled_by_reload, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_commit_unknown_not_shown_stays_unknown, setup,
