@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "icemaint/fileio.h"
 #include "io/s3/aws_ini.h"
 #include "io/s3/s3_config_internal.h"
 #include "util/util.h"
@@ -445,4 +446,158 @@ int icm__s3_config_resolve(icm__s3_config *out, const icm_property *props, size_
     if (rc != 0)
         icm__s3_config_clear(out);
     return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* property names                                                                              */
+
+/*
+ * Every `s3.` property a catalog entry or a table's config may carry without being a mistake:
+ * the names this back end reads, and the names Java's S3FileIOProperties (Iceberg 1.10) and
+ * PyIceberg's pyiceberg/io/__init__.py and io/pyarrow.py (0.10-0.12) define, which a catalog
+ * entry shared with those clients may hold. Sorted (bsearch).
+ */
+static const char *const known_s3_properties[] = {
+    "s3.acceleration-enabled",
+    "s3.access-grants.enabled",
+    "s3.access-grants.fallback-to-iam",
+    "s3.access-key-id",
+    "s3.acl",
+    "s3.analytics-accelerator.enabled",
+    "s3.anonymous",
+    "s3.checksum-enabled",
+    "s3.chunked-encoding-enabled",
+    "s3.client-factory-impl",
+    "s3.connect-timeout",
+    "s3.cross-region-access-enabled",
+    "s3.crt.enabled",
+    "s3.crt.max-concurrency",
+    "s3.delete-enabled",
+    "s3.delete.batch-size",
+    "s3.delete.num-threads",
+    "s3.directory-bucket.list-prefix-as-directory",
+    "s3.dualstack-enabled",
+    "s3.endpoint",
+    "s3.force-virtual-addressing",
+    "s3.max-in-flight",
+    "s3.multipart.num-threads",
+    "s3.multipart.part-size-bytes",
+    "s3.multipart.threshold",
+    "s3.path-style-access",
+    "s3.preload-client-enabled",
+    "s3.profile-name",
+    "s3.proxy-uri",
+    "s3.read.num-threads",
+    "s3.region",
+    "s3.remote-signing-enabled",
+    "s3.request-timeout",
+    "s3.resolve-region",
+    "s3.retry-strategy-impl",
+    "s3.retry.max-attempts",
+    "s3.retry.max-wait-ms",
+    "s3.retry.min-wait-ms",
+    "s3.retry.num-retries",
+    "s3.retry.total-timeout-ms",
+    "s3.role-arn",
+    "s3.role-session-name",
+    "s3.secret-access-key",
+    "s3.server-side-encryption",
+    "s3.session-token",
+    "s3.session-token-expires-at-ms",
+    "s3.signer",
+    "s3.signer.endpoint",
+    "s3.signer.uri",
+    "s3.sse-kms-key-id",
+    "s3.sse.key",
+    "s3.sse.md5",
+    "s3.sse.type",
+    "s3.ssl.ca-bundle",
+    "s3.staging-dir",
+    "s3.use-arn-region-enabled",
+    "s3.write.namespace-tag-enabled",
+    "s3.write.storage-class",
+    "s3.write.table-tag-enabled",
+};
+
+/* Families Java reads every name below of (`s3.write.tags.team=x`, `s3.access-points.bucket`). */
+static const char *const known_s3_prefixes[] = {
+    "s3.access-points.",
+    "s3.analytics-accelerator.",
+    "s3.delete.tags.",
+    "s3.write.tags.",
+};
+
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
+
+/* The optimal-string-alignment distance between a and b (insertions, deletions, substitutions
+ * and swaps of neighbours, each 1: the usual typing slips), or `cap` + 1 when it exceeds
+ * `cap`. Names are short: three rows on the stack; longer ones are simply not compared. */
+#define NAME_MAX_LEN 63
+static size_t typo_distance(const char *a, const char *b, size_t cap)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > NAME_MAX_LEN || m > NAME_MAX_LEN || (n > m ? n - m : m - n) > cap)
+        return cap + 1;
+    size_t rows[3][NAME_MAX_LEN + 1];
+    size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+    for (size_t j = 0; j <= m; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        cur[0] = i;
+        size_t row_min = cur[0];
+        for (size_t j = 1; j <= m; j++) {
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            size_t d = prev[j - 1] + cost;
+            if (prev[j] + 1 < d)
+                d = prev[j] + 1;
+            if (cur[j - 1] + 1 < d)
+                d = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                prev2[j - 2] + 1 < d)
+                d = prev2[j - 2] + 1;
+            cur[j] = d;
+            if (d < row_min)
+                row_min = d;
+        }
+        if (row_min > cap)
+            return cap + 1;
+        size_t *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[m] <= cap ? prev[m] : cap + 1;
+}
+
+bool icm_fileio_s3_property_unknown(const char *key, const char **closest)
+{
+    if (closest != NULL)
+        *closest = NULL;
+    if (key == NULL || strncmp(key, "s3.", 3) != 0)
+        return false;
+    if (bsearch(key, known_s3_properties, ICM__ARRAY_LEN(known_s3_properties),
+                sizeof known_s3_properties[0], cmp_name) != NULL)
+        return false;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(known_s3_prefixes); i++)
+        if (strncmp(key, known_s3_prefixes[i], strlen(known_s3_prefixes[i])) == 0 &&
+            key[strlen(known_s3_prefixes[i])] != '\0')
+            return false;
+    if (closest == NULL)
+        return true;
+    /* A name is suggested when it is at most 3 slips away and nearer than a third of its
+     * length (`s3.acl` is not a slip of `s3.xyz`); the first of the nearest wins. */
+    size_t best = 4;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(known_s3_properties); i++) {
+        const char *name = known_s3_properties[i];
+        size_t cap = strlen(name + 3) / 3 < 3 ? strlen(name + 3) / 3 : 3;
+        size_t d = typo_distance(key + 3, name + 3, cap < best - 1 ? cap : best - 1);
+        if (d <= cap && d < best) {
+            best = d;
+            *closest = name;
+        }
+    }
+    return true;
 }
