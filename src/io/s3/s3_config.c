@@ -24,6 +24,7 @@
 #include "icemaint/fileio.h"
 #include "io/s3/aws_ini.h"
 #include "io/s3/s3_config_internal.h"
+#include "util/typo.h"
 #include "util/util.h"
 
 #define DEFAULT_REGION "us-east-1"
@@ -532,46 +533,6 @@ static int cmp_name(const void *key, const void *elem)
     return strcmp(key, *(const char *const *)elem);
 }
 
-/* The optimal-string-alignment distance between a and b (insertions, deletions, substitutions
- * and swaps of neighbours, each 1: the usual typing slips), or `cap` + 1 when it exceeds
- * `cap`. Names are short: three rows on the stack; longer ones are simply not compared. */
-#define NAME_MAX_LEN 63
-static size_t typo_distance(const char *a, const char *b, size_t cap)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > NAME_MAX_LEN || m > NAME_MAX_LEN || (n > m ? n - m : m - n) > cap)
-        return cap + 1;
-    size_t rows[3][NAME_MAX_LEN + 1];
-    size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
-    for (size_t j = 0; j <= m; j++)
-        prev[j] = j;
-    for (size_t i = 1; i <= n; i++) {
-        cur[0] = i;
-        size_t row_min = cur[0];
-        for (size_t j = 1; j <= m; j++) {
-            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t d = prev[j - 1] + cost;
-            if (prev[j] + 1 < d)
-                d = prev[j] + 1;
-            if (cur[j - 1] + 1 < d)
-                d = cur[j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                prev2[j - 2] + 1 < d)
-                d = prev2[j - 2] + 1;
-            cur[j] = d;
-            if (d < row_min)
-                row_min = d;
-        }
-        if (row_min > cap)
-            return cap + 1;
-        size_t *t = prev2;
-        prev2 = prev;
-        prev = cur;
-        cur = t;
-    }
-    return prev[m] <= cap ? prev[m] : cap + 1;
-}
-
 bool icm_fileio_s3_property_unknown(const char *key, const char **closest)
 {
     if (closest != NULL)
@@ -587,17 +548,11 @@ bool icm_fileio_s3_property_unknown(const char *key, const char **closest)
             return false;
     if (closest == NULL)
         return true;
-    /* A name is suggested when it is at most 3 slips away and nearer than a third of its
-     * length (`s3.acl` is not a slip of `s3.xyz`); the first of the nearest wins. */
-    size_t best = 4;
-    for (size_t i = 0; i < ICM__ARRAY_LEN(known_s3_properties); i++) {
-        const char *name = known_s3_properties[i];
-        size_t cap = strlen(name + 3) / 3 < 3 ? strlen(name + 3) / 3 : 3;
-        size_t d = typo_distance(key + 3, name + 3, cap < best - 1 ? cap : best - 1);
-        if (d <= cap && d < best) {
-            best = d;
-            *closest = name;
-        }
-    }
+    /* The names are compared without their common "s3." (its length says nothing). */
+    const char *stems[ICM__ARRAY_LEN(known_s3_properties)];
+    for (size_t i = 0; i < ICM__ARRAY_LEN(known_s3_properties); i++)
+        stems[i] = known_s3_properties[i] + 3;
+    const char *stem = icm__typo_nearest(key + 3, stems, ICM__ARRAY_LEN(stems), 3);
+    *closest = stem != NULL ? stem - 3 : NULL;
     return true;
 }
