@@ -33,6 +33,10 @@ typedef enum icm_error_code {
     ICM_EOUTCOME_UNKNOWN = -17, /**< a conditional write (create-new) was sent and its answer
                                      lost: the object may or may not exist now; never assume
                                      either, and never delete it unless proven ours */
+    ICM_EUNREACHABLE = -18,     /**< a store or server could not be reached at all: its host
+                                     name does not resolve, or every connection was refused
+                                     (a wrong endpoint, a configuration error); nothing was
+                                     sent, and it says nothing about the file asked for */
     ICM_ITEROVER = -31          /**< iterator end; not an error */
 } icm_error_code;
 

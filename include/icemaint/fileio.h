@@ -305,6 +305,17 @@ ICM_EXTERN(int) icm_fileio_pathmap_new(icm_fileio **out, icm_fileio *inner_take,
 ICM_EXTERN(int) icm_fileio_s3_new(icm_fileio **out, const icm_property *props, size_t n_props);
 
 /**
+ * Whether `key` starts with "s3." but is no property name an S3 client reads: neither one this
+ * back end reads (above) nor one Java's S3FileIO or PyIceberg defines (`s3.sse.type`,
+ * `s3.multipart.part-size-bytes`, `s3.signer.uri`, `s3.write.tags.<tag>`, ...), which a
+ * catalog entry shared with them may hold. Such a key is ignored by every client, so it is
+ * most likely a misspelling (`s3.endpont`) whose setting silently does not apply. On true,
+ * *closest (when not NULL) is the known name a few typing slips away (a static string), or
+ * NULL when none is near. False for NULL and for keys without the prefix.
+ */
+ICM_EXTERN(bool) icm_fileio_s3_property_unknown(const char *key, const char **closest);
+
+/**
  * A FileIO that picks the back end by each location's URI scheme and builds it the first time a
  * location needs it, from `props` (copied):
  *  - no scheme, `file:`: the local back end (icm_fileio_local_new);

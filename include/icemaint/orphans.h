@@ -111,7 +111,9 @@ ICM_BEGIN_DECL
 /** The CLI's settle time (options.settle_ms): 2 s between the end of planning and the reload
  *  before the first delete. */
 #define ICM_ORPHAN_DEFAULT_SETTLE_MS INT64_C(2000)
-/** Default equal_schemes mapping, always merged with the caller's. */
+/** Default equal_schemes mapping: S3's spellings are one store. It always holds: the sweep
+ *  folds `s3a` and `s3n` into `s3` before any map, and on both sides of the caller's entries,
+ *  so no map pulls them apart (ICM_EINVALID for one sending them to two different names). */
 #define ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES "s3a,s3n=s3"
 
 /** What to do with a file whose path is referenced only under another scheme or authority. */
@@ -145,8 +147,9 @@ typedef struct icm_orphan_options {
     icm_prefix_mismatch prefix_mismatch;
     /** Scheme / authority equivalences: `NAMES=CANONICAL[;NAMES=CANONICAL...]`, NAMES
      *  comma-separated, e.g. "s3a,s3n=s3;wasb=abfs". Names compare case-insensitively. The
-     *  scheme map is merged with ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES (the caller's entries win).
-     *  NULL = none (defaults only). */
+     *  scheme map is merged with ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES (the caller's entries win,
+     *  but never over the S3 spellings' being one store: see there). NULL = none (defaults
+     *  only). */
     const char *equal_schemes;
     const char *equal_authorities;
     /** Folders to leave alone entirely (neither candidates nor checked for other tables). */

@@ -127,9 +127,25 @@ ICM_EXTERN(int) icm_txn_replace_files(icm_txn *txn, const char *const *remove, s
 
 /* ---- metadata updates ---- */
 
-/** Set (value non-NULL) or remove (value NULL) a table property. @return 0; ICM_EINVALID;
+/** Set (value non-NULL) or remove (value NULL) a table property. @return 0; ICM_EINVALID
+ *  (an empty key; a value of the wrong type for a typed property: icm_table_property_check);
  *  ICM_ENOMEM. */
 ICM_EXTERN(int) icm_txn_set_property(icm_txn *txn, const char *key, const char *value);
+
+/**
+ * Check `value` for the table property `key` where Iceberg gives it a type (Java's
+ * TableProperties, read by PropertyUtil): integers as Integer.parseInt / Long.parseLong read
+ * them (an optional sign and ASCII digits, within 32 / 64 bits; the history.expire.* and
+ * commit.retry.* ones not negative), booleans `true` or `false` in any case (Java's
+ * Boolean.parseBoolean reads every other value as false, so `maybe` would silently turn a
+ * setting off). Other properties are strings; a NULL value (a removal) is always fine.
+ * icm_txn_set_property checks every value so.
+ * @param[out] closest NULL, or set to the known property name a typing slip or two from a
+ *             `key` Iceberg does not define (a static string), else NULL.
+ * @return 0; ICM_EINVALID naming the property, the value and the type expected.
+ */
+ICM_EXTERN(int) icm_table_property_check(const char *key, const char *value,
+                                         const char **closest);
 
 /* icm_ref_retention (a ref's retention fields; unset ones are omitted) is in update.h. */
 

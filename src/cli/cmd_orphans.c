@@ -43,7 +43,7 @@ static const char orphans_help[] =
     "  --plan-out FILE           also write the JSON document to FILE\n"
     "  --prefix-mismatch MODE    files referenced only under another scheme or authority:\n"
     "                            error (refuse, default), ignore (keep), delete\n"
-    "  --equal-schemes LIST      NAMES=CANONICAL[;...], e.g. 's3a,s3n=s3' (always included)\n"
+    "  --equal-schemes LIST      NAMES=CANONICAL[;...], e.g. 'wasb=abfs' (s3a, s3n: s3)\n"
     "  --equal-authorities LIST  the same for authorities (bucket or host names)\n"
     "  --exclude-location URI    leave this folder alone (repeatable)\n"
     "  --file-list FILE          read candidates from FILE (path<TAB>size<TAB>mtime_ms per\n"

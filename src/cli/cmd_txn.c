@@ -308,15 +308,40 @@ static int run_delete_files(icm_cli *cli, int argc, char **argv)
 static const txn_command set_properties_cmd = {"set-properties", 1, -1, false, true,
                                                "KEY=VALUE..."};
 
+/* Check each KEY=VALUE before anything is opened: a value of the wrong type for a property
+ * Iceberg types (icm_table_property_check) is a usage error (exit 2) naming the property and
+ * the type; a name a typing slip from a known one gets a warning (it is set all the same:
+ * tables carry properties of their own). */
+static int check_property_args(icm_cli *cli, const txn_args *a)
+{
+    for (int i = 0; i < a->n_pos + a->n_unset; i++) {
+        const char *arg = i < a->n_pos ? a->pos[i] : a->unset[i - a->n_pos];
+        const char *eq = i < a->n_pos ? strchr(arg, '=') : NULL;
+        if (i < a->n_pos && (eq == NULL || eq == arg))
+            return icm_cli_usage(arg, "expected KEY=VALUE");
+        char *key = eq != NULL ? strndup(arg, (size_t)(eq - arg)) : strdup(arg);
+        if (key == NULL)
+            return icm_cli_oom();
+        const char *closest = NULL;
+        int rc = icm_table_property_check(key, eq != NULL ? eq + 1 : NULL, &closest);
+        if (rc != 0) {
+            rc = icm_cli_usage(key, "%s", icm_error_last()->message);
+            free(key);
+            return rc;
+        }
+        if (closest != NULL)
+            icm_cli_warn(cli, "unknown table property %s (did you mean %s?)", key, closest);
+        free(key);
+    }
+    return ICM_EXIT_OK;
+}
+
 static int run_set_properties(icm_cli *cli, int argc, char **argv)
 {
     txn_args a;
     int rc = parse_args(&set_properties_cmd, argc, argv, &a);
-    for (int i = 0; rc == ICM_EXIT_OK && i < a.n_pos; i++) {
-        const char *eq = strchr(a.pos[i], '=');
-        if (eq == NULL || eq == a.pos[i])
-            rc = icm_cli_usage(a.pos[i], "expected KEY=VALUE");
-    }
+    if (rc == ICM_EXIT_OK)
+        rc = check_property_args(cli, &a);
     icm_catalog *cat = NULL;
     icm_table *t = NULL;
     icm_txn *txn = NULL;
@@ -330,16 +355,45 @@ static int run_set_properties(icm_cli *cli, int argc, char **argv)
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);
     }
+    /* Removing a property the table does not have changes nothing: it is said, not
+     * committed (a commit would write a new metadata file for nothing). */
+    int removed = 0;
+    const icm_table_metadata *md = t != NULL ? icm_table_get_metadata(t) : NULL;
     for (int i = 0; rc == ICM_EXIT_OK && i < a.n_unset; i++) {
+        if (icm_table_metadata_property(md, a.unset[i]) == NULL) {
+            icm_cli_warn(cli, "%s: property %s is not set: nothing to remove", a.table,
+                         a.unset[i]);
+            continue;
+        }
         int lrc = icm_txn_set_property(txn, a.unset[i], NULL);
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);
+        removed++;
     }
-    char what[64];
-    snprintf(what, sizeof what, "%d propert%s set, %d removed", a.n_pos,
-             a.n_pos == 1 ? "y" : "ies", a.n_unset);
-    if (rc == ICM_EXIT_OK)
+    if (rc == ICM_EXIT_OK && a.n_pos == 0 && removed == 0) {
+        const char *loc = icm_table_get_metadata_location(t);
+        if (cli->json) {
+            bool ok = true;
+            json_t *doc = json_object();
+            if (doc == NULL) {
+                rc = icm_cli_oom();
+            } else {
+                icm_cli_json_set(doc, "command", icm_cli_json_str("set-properties"), &ok);
+                icm_cli_json_set(doc, "table", icm_cli_json_str(a.table), &ok);
+                icm_cli_json_set(doc, "metadata_location", icm_cli_json_str(loc), &ok);
+                icm_cli_json_set(doc, "committed", json_false(), &ok);
+                rc = icm_cli_json_print(doc, ok);
+            }
+        } else {
+            icm_cli_line(stdout, "%s: nothing to commit (no property to set, none of those to "
+                                 "remove is set); metadata %s", a.table, loc);
+        }
+    } else if (rc == ICM_EXIT_OK) {
+        char what[64];
+        snprintf(what, sizeof what, "%d propert%s set, %d removed", a.n_pos,
+                 a.n_pos == 1 ? "y" : "ies", removed);
         rc = commit_and_report(cli, "set-properties", a.table, t, txn, what);
+    }
     end(cat, t, txn);
     free_args(&a);
     return rc;
@@ -506,7 +560,10 @@ const icm_cli_command icm_cli_cmd_set_properties = {
     "Usage: icemaint [GLOBAL OPTIONS] set-properties TABLE KEY=VALUE... [--unset KEY]...\n"
     "\n"
     "Set table properties (the value is everything after the first '='); --unset KEY removes\n"
-    "a property (repeatable).\n"
+    "a property (repeatable). A value Iceberg cannot read for a property it types (an integer\n"
+    "such as history.expire.min-snapshots-to-keep, a boolean such as gc.enabled: true or\n"
+    "false) is refused, exit 2; a name a typing slip from a known one is set with a warning\n"
+    "naming the one meant. Removing only properties that are not set commits nothing.\n"
     "\n" TABLE_FORMS "\n" OUTCOMES,
     run_set_properties};
 

@@ -30,17 +30,38 @@
  * and profile files, as the SDKs do. A configuration that cannot be read is an error: the
  * user named it (or it is where PyIceberg would read it), and guessing without it could reach
  * another endpoint with other credentials. */
-static int fileio_properties(icm_cli *cli, icm_property **out, size_t *n)
+static int fileio_properties(icm_cli *cli, char **name, icm_property **out, size_t *n)
 {
     icm_catalog_config_options co = ICM_CATALOG_CONFIG_OPTIONS_INIT;
     co.name = cli->catalog;
     co.config_file = cli->config;
     co.uri = cli->uri;
     co.warehouse = cli->warehouse;
-    char *name = NULL;
-    int rc = icm_catalog_config_resolve(&co, &name, out, n);
-    icm_free(name);
-    return rc;
+    return icm_catalog_config_resolve(&co, name, out, n);
+}
+
+/* An `s3.` key no S3 client reads is ignored by every one of them: most likely a misspelling
+ * (`s3.endpont`) whose setting silently does not apply, so the requests would go to AWS or
+ * with other credentials. Warned once per key (the FileIO is built once per run). */
+static void warn_unknown_properties(const icm_cli *cli, const char *catalog,
+                                    const icm_property *props, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *closest = NULL;
+        if (!icm_fileio_s3_property_unknown(props[i].key, &closest))
+            continue;
+        bool repeated = false;
+        for (size_t j = 0; j < i && !repeated; j++)
+            repeated = strcmp(props[j].key, props[i].key) == 0;
+        if (repeated)
+            continue;
+        if (closest != NULL)
+            icm_cli_warn(cli, "catalog '%s': unknown property %s (did you mean %s?)", catalog,
+                         props[i].key, closest);
+        else
+            icm_cli_warn(cli, "catalog '%s': unknown property %s (no S3 client reads it)",
+                         catalog, props[i].key);
+    }
 }
 
 icm_fileio *icm_cli_fileio(icm_cli *cli)
@@ -49,10 +70,14 @@ icm_fileio *icm_cli_fileio(icm_cli *cli)
         return cli->io;
     icm_property *props = NULL;
     size_t n_props = 0;
-    int rc = fileio_properties(cli, &props, &n_props);
+    char *name = NULL;
+    int rc = fileio_properties(cli, &name, &props, &n_props);
     icm_fileio *base = NULL;
-    if (rc == 0)
+    if (rc == 0) {
+        warn_unknown_properties(cli, name != NULL ? name : "", props, n_props);
         rc = icm_fileio_resolving_new(&base, props, n_props);
+    }
+    icm_free(name);
     icm_catalog_properties_free(props, n_props);
     if (rc != 0) {
         icm_cli_fail(cli, rc);

@@ -396,6 +396,9 @@ int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_respons
                                 req->sink_cap);
         } else if (cc != CURLE_OK) {
             rc = transport_error(cc, req->url, "");
+            resp->resolve_failed =
+                cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY;
+            resp->connect_failed = resp->resolve_failed || cc == CURLE_COULDNT_CONNECT;
         } else {
             resp->status = (int)status;
             resp->body_len = req->sink != NULL && status >= 200 && status < 300 ? t.sink_len
@@ -421,9 +424,12 @@ int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_respons
     curl_easy_reset(t.curl);
     handle_give_back(h, t.curl);
     if (rc != 0) {
-        bool sent = resp->request_sent;
+        bool sent = resp->request_sent, connect = resp->connect_failed,
+             resolve = resp->resolve_failed;
         icm__http_response_clear(resp);
         resp->request_sent = sent;
+        resp->connect_failed = connect;
+        resp->resolve_failed = resolve;
     }
     return rc;
 }

@@ -69,6 +69,12 @@ typedef struct icm__http_response {
      * says. false means the server cannot have acted on it; true means it may have (a
      * conditional write or a commit whose answer was lost has an unknown outcome). */
     bool request_sent;
+    /* On a transport failure: no connection was made at all because the host name did not
+     * resolve (resolve_failed, and then connect_failed too) or the connection was refused or
+     * its network unreachable (connect_failed). Nothing was sent; a caller tells a wrong
+     * endpoint (every attempt so) from a store that answered. */
+    bool connect_failed;
+    bool resolve_failed;
 } icm__http_response;
 
 /*

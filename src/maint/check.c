@@ -353,7 +353,7 @@ static int check_metadata_file(check_ctx *c, const char *location, size_t *probl
     *problem = SIZE_MAX;
     icm_file_info info;
     int rc = icm_fileio_stat(c->io, location, &info);
-    if (rc == 0 || rc == ICM_ENOMEM)
+    if (rc == 0 || rc == ICM_ENOMEM || rc == ICM_EUNREACHABLE) /* (a wrong endpoint: stop) */
         return rc;
     icm__verify_issue issue = {rc == ICM_ENOTFOUND ? ICM__VERIFY_MISSING : ICM__VERIFY_UNREADABLE,
                                location, (icm__file_kind)ICM_CHECK_FILE_METADATA, -1, -1, 0,

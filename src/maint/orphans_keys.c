@@ -177,10 +177,16 @@ static int put_path_key(icm__buf *b, const parts *p)
     return 0;
 }
 
-/* Lower-case n bytes of s into b (replacing its content), then apply the map in place. */
-static int canonical_name(icm__buf *b, const char *s, size_t n, const icm__equal_map *m)
+/* Lower-case n bytes of s into b (replacing its content), fold S3's schemes into `s3` when
+ * `s3_fold`, then apply the map in place. */
+static int canonical_name(icm__buf *b, const char *s, size_t n, bool s3_fold,
+                          const icm__equal_map *m)
 {
     icm__buf_clear(b);
+    if (s3_fold && icm__location_scheme_is_s3(s, n)) {
+        s = "s3";
+        n = 2;
+    }
     if (icm__buf_put(b, s, n) != 0 || icm__buf_putc(b, '\0') != 0)
         return ICM_ENOMEM;
     b->len--; /* keep the terminator out of the length */
@@ -213,8 +219,9 @@ static int canonical_origin(icm__orphan_keys *k, const parts *p)
     if (same_raw_origin(k, p))
         return 0;
     icm__buf_clear(&k->raw_origin);
-    if (canonical_name(&k->scheme, p->scheme, p->scheme_len, &k->schemes) != 0 ||
-        canonical_name(&k->authority, p->authority, p->authority_len, &k->authorities) != 0)
+    if (canonical_name(&k->scheme, p->scheme, p->scheme_len, true, &k->schemes) != 0 ||
+        canonical_name(&k->authority, p->authority, p->authority_len, false,
+                       &k->authorities) != 0)
         return ICM_ENOMEM;
     if (icm__buf_put(&k->raw_origin, p->scheme, p->scheme_len) != 0 ||
         icm__buf_putc(&k->raw_origin, '\0') != 0 ||
@@ -262,15 +269,59 @@ bool icm__okeys_path_under(const char *path, const char *dir)
 /* ------------------------------------------------------------------------------------------ */
 /* keys                                                                                        */
 
+/* The name S3's schemes fold into: "s3" for `s3`, `s3a`, `s3n`, else `name` (lower case). */
+static const char *s3_folded(const char *name)
+{
+    return icm__location_scheme_is_s3(name, strlen(name)) ? "s3" : name;
+}
+
+/*
+ * The caller's scheme map `text` into k->schemes, with S3's schemes folded on both sides of each
+ * entry, as canonical_name folds them in every location: `s3`, `s3a` and `s3n` are one object
+ * store, and no map can pull them apart (a map `s3a=s3a` would otherwise make every live
+ * `s3a://` file a mismatch of its `s3://` listing, deleted under --prefix-mismatch delete). An
+ * entry folding to `s3=s3` says nothing and is dropped; two entries sending S3's spellings to
+ * different names are refused (ICM_EINVALID): they would have to be one name. The default map
+ * (ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES, `s3a,s3n=s3`) is exactly this fold.
+ */
+static int scheme_map_init(icm__equal_map *out, const char *text)
+{
+    icm__equal_map user = {0};
+    int rc = icm__equal_map_parse(&user, text, "equal-schemes");
+    const char *s3_canon = NULL, *s3_name = NULL;
+    for (size_t i = 0; rc == 0 && i < user.n; i++) {
+        const char *name = s3_folded(user.names[i]), *canon = s3_folded(user.canon[i]);
+        if (strcmp(name, canon) == 0)
+            continue;
+        if (strcmp(name, "s3") == 0) {
+            if (s3_canon != NULL && strcmp(s3_canon, canon) != 0) {
+                rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, "equal-schemes",
+                                    "%s and %s are one object store (s3, s3a and s3n name the "
+                                    "same objects) but are mapped to %s and %s", s3_name,
+                                    user.names[i], s3_canon, canon);
+                break;
+            }
+            s3_canon = canon;
+            s3_name = user.names[i];
+        }
+        char *n = icm__strdup(name), *c = icm__strdup(canon);
+        rc = n != NULL && c != NULL ? map_put(out, n, c) : ICM_ENOMEM;
+        if (n == NULL || c == NULL) {
+            icm__free(n);
+            icm__free(c);
+        }
+    }
+    icm__equal_map_dispose(&user);
+    return rc;
+}
+
 int icm__okeys_init(icm__orphan_keys *k, const char *equal_schemes,
                     const char *equal_authorities)
 {
     memset(k, 0, sizeof *k);
     int rc = icm__pathset_new(&k->set, 1024);
     if (rc == 0)
-        rc = icm__equal_map_parse(&k->schemes, ICM_ORPHAN_DEFAULT_EQUAL_SCHEMES, "equal-schemes");
-    if (rc == 0)
-        rc = icm__equal_map_parse(&k->schemes, equal_schemes, "equal-schemes");
+        rc = scheme_map_init(&k->schemes, equal_schemes);
     if (rc == 0)
         rc = icm__equal_map_parse(&k->authorities, equal_authorities, "equal-authorities");
     if (rc != 0)

@@ -101,6 +101,9 @@ static int judge(icm__verifier *v, const pending *f)
                                f->snapshot_id, 0, ""};
     if (f->rc == ICM_ENOMEM)
         return ICM_ENOMEM;
+    if (f->rc == ICM_EUNREACHABLE) /* a wrong endpoint, not this file's state: stop */
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EUNREACHABLE, f->location, "%s",
+                              f->message != NULL ? f->message : "the store cannot be reached");
     if (f->rc == ICM_ENOTFOUND)
         return report(v, &issue, f->key);
     if (f->rc != 0) {
@@ -209,6 +212,10 @@ int icm__verifier_report_unreadable(icm__verifier *v, const icm__reach_report *r
         return rc;
     for (size_t i = 0; i < rep->failure_count; i++) {
         const icm__reach_failure *f = &rep->failures[i];
+        if (f->code == ICM_EUNREACHABLE) /* a wrong endpoint, not this file's state: stop */
+            return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EUNREACHABLE, f->location, "%s",
+                                  f->message != NULL ? f->message
+                                                     : "the store cannot be reached");
         if (f->code == ICM_ENOTFOUND || !inside_roots(&v->o, f->location))
             continue;
         icm__verify_issue issue = {ICM__VERIFY_UNREADABLE,

@@ -497,6 +497,8 @@ int icm_txn_set_property(icm_txn *txn, const char *key, const char *value)
         return rc;
     if (key == NULL || key[0] == '\0')
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, NULL, "empty property key");
+    if ((rc = icm_table_property_check(key, value, NULL)) != 0)
+        return rc;
     txn_op *op = new_op(TXN_OP_PROPERTY);
     if (op == NULL)
         return ICM_ENOMEM;

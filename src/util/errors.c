@@ -215,6 +215,7 @@ const char *icm_error_code_name(int code)
     case ICM_EREFUSED: return "ICM_EREFUSED";
     case ICM_EREADONLY: return "ICM_EREADONLY";
     case ICM_EOUTCOME_UNKNOWN: return "ICM_EOUTCOME_UNKNOWN";
+    case ICM_EUNREACHABLE: return "ICM_EUNREACHABLE";
     case ICM_ITEROVER: return "ICM_ITEROVER";
     default: return "ICM_UNKNOWN";
     }

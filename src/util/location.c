@@ -108,14 +108,35 @@ static size_t authority_start(const char *loc)
     return (size_t)(p.authority - loc);
 }
 
-/* Byte-wise prefix test of two URIs at a '/' boundary; *rest points into `p`. */
+/* Whether the `n` bytes at `s` are one of S3's schemes as writers spell them: `s3`, `s3a`, `s3n`
+ * in lower case. */
+static bool s3_scheme(const char *s, size_t n)
+{
+    return (n == 2 || (n == 3 && (s[2] == 'a' || s[2] == 'n'))) && s[0] == 's' && s[1] == '3';
+}
+
+/* Whether the schemes of two URIs (`n` and `m` bytes) are spelled alike: the same bytes, or
+ * both S3's (s3_scheme): Hadoop's S3A and S3N connectors and Java's S3FileIO read one bucket
+ * and key under each, and so does our S3 FileIO. Another case of the letters is not alike
+ * here (the identity folds it, the guards need not). */
+static bool same_scheme(const char *a, size_t n, const char *b, size_t m)
+{
+    return (n == m && memcmp(a, b, n) == 0) || (s3_scheme(a, n) && s3_scheme(b, m));
+}
+
+/* Prefix test of two URIs at a '/' boundary: the schemes alike (same_scheme), the rest byte by
+ * byte; *rest points into `p`. */
 static bool uri_strip(const char *p, const char *dir, const char **rest)
 {
     size_t auth = authority_start(dir);
     if (auth == 0 || dir[auth] == '\0' || dir[auth] == '/')
         return false; /* no bucket/host: not a usable prefix */
-    size_t n = icm__location_trim_len(dir);
-    if (strncmp(p, dir, n) != 0)
+    size_t pauth = authority_start(p);
+    if (pauth == 0 || !same_scheme(p, pauth - 3, dir, auth - 3))
+        return false;
+    size_t n = icm__location_trim_len(dir) - auth; /* the authority and path of dir */
+    p += pauth;
+    if (strncmp(p, dir + auth, n) != 0)
         return false;
     if (p[n] == '\0')
         *rest = p + n;

@@ -10,8 +10,10 @@
  *    by path segments, so repeated slashes and trailing slashes do not matter (`//p` == `/p`).
  *    An absolute path never matches a relative one (the working directory is not consulted).
  *  - URIs (anything with another scheme, or a `file://` URI naming another host such as
- *    `file://data/x`): compared as exact byte strings, apart from trailing slashes of a prefix.
- *    No percent-decoding, no case folding, no scheme aliases (`s3a` != `s3`).
+ *    `file://data/x`): compared as exact byte strings, apart from trailing slashes of a prefix
+ *    and S3's schemes: `s3://b/k`, `s3a://b/k` and `s3n://b/k` are one object (every S3 client,
+ *    Hadoop's S3A/S3N and Java's S3FileIO alike, reads one bucket and key under each), so an
+ *    `s3a://` file of an `s3://` table is inside it. No percent-decoding, no case folding.
  * Neither family resolves dot segments. Instead, a location whose part below a prefix contains
  * a `.` or `..` segment is never "inside" that prefix: `/t/../x` resolves outside `/t` on a
  * filesystem (and an HTTP client may collapse it too), so refusing is the only safe answer.

@@ -201,6 +201,12 @@ size_t icm__path_resolve_dots_if_any(char *path, size_t len)
 /* ------------------------------------------------------------------------------------------ */
 /* keys                                                                                        */
 
+bool icm__location_scheme_is_s3(const char *s, size_t n)
+{
+    return (n == 2 || (n == 3 && (ascii_lower(s[2]) == 'a' || ascii_lower(s[2]) == 'n'))) &&
+           ascii_lower(s[0]) == 's' && s[1] == '3';
+}
+
 /* Whether the scheme of an object-store location is written in its key as it is spelled:
  * lower case, and not an alias the flags fold. */
 static bool scheme_is_canonical(const char *s, size_t n, unsigned flags)
@@ -208,8 +214,7 @@ static bool scheme_is_canonical(const char *s, size_t n, unsigned flags)
     for (size_t i = 0; i < n; i++)
         if (s[i] >= 'A' && s[i] <= 'Z')
             return false;
-    return !((flags & ICM__LOCATION_ID_S3_ALIASES) && n == 3 && s[0] == 's' && s[1] == '3' &&
-             (s[2] == 'a' || s[2] == 'n'));
+    return !((flags & ICM__LOCATION_ID_S3_ALIASES) && n == 3 && icm__location_scheme_is_s3(s, n));
 }
 
 size_t icm__location_id_path_write(const icm__location_parts *p, unsigned flags, char *out)
@@ -233,8 +238,7 @@ size_t icm__location_id_write(const char *loc, unsigned flags, char *out)
         return icm__location_id_path_write(&p, flags, out);
     const char *s = p.scheme;
     size_t n = 0;
-    if ((flags & ICM__LOCATION_ID_S3_ALIASES) && p.scheme_len == 3 && ascii_lower(s[0]) == 's' &&
-        s[1] == '3' && (ascii_lower(s[2]) == 'a' || ascii_lower(s[2]) == 'n')) {
+    if ((flags & ICM__LOCATION_ID_S3_ALIASES) && icm__location_scheme_is_s3(s, p.scheme_len)) {
         out[n++] = 's';
         out[n++] = '3';
     } else {

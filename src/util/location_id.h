@@ -40,7 +40,8 @@
  *
  * Relation to the guards (util/location.h): icm__location_strip_prefix / _equal answer "inside"
  * or "equal" only for spellings every reader agrees on (no dot segment below the place, scheme
- * spelled alike). They never answer true where the identities disagree: strip_prefix(p, dir)
+ * spelled alike, where `s3`, `s3a` and `s3n` in lower case are alike: one store to every S3
+ * client). They never answer true where the identities disagree: strip_prefix(p, dir)
  * implies icm__location_id_within(key(p), key(dir)). tests/unit/test_location_identity.c checks
  * that, and where the identity differs from the rules it replaced.
  *
@@ -97,6 +98,11 @@ size_t icm__location_id_write(const char *loc, unsigned flags, char *out);
 /* When the key under `flags` is a run of loc's own bytes, that run (true, *key into loc); false
  * when it has to be written. Lets the hot paths hash a key without copying it. */
 bool icm__location_id_span(const char *loc, unsigned flags, const char **key, size_t *key_len);
+
+/* Whether the `n` bytes at `scheme` (no ':') spell one of S3's schemes, `s3`, `s3a` or `s3n`
+ * (ASCII case-insensitive): the spellings ICM__LOCATION_ID_S3_ALIASES folds into `s3`, and the
+ * orphan sweep's scheme keys fold always (orphans_keys.c). */
+bool icm__location_scheme_is_s3(const char *scheme, size_t n);
 
 /* Only the path part of the key of split location `p` (for local locations that is the whole
  * key) into `out` (p->path_len + 1 bytes); returns its length. `p` is the split of a C string

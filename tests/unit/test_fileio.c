@@ -1013,7 +1013,14 @@ static void test_pathmap_apply(void **state)
     assert_maps(p, "s3://bucket/wh/t/data/specialty/f", w);
     free(w);
     assert_maps(p, "s3://bucket/wh/t_2/x", "s3://bucket/wh/t_2/x");
-    assert_maps(p, "s3a://bucket/wh/t/x", "s3a://bucket/wh/t/x");
+    /* s3a:// and s3n:// name the objects s3:// names: a copy's file spelled so is the copy's,
+     * never read or deleted in the original's bucket */
+    w = icmt_sprintf("%s/x", p->copy);
+    assert_maps(p, "s3a://bucket/wh/t/x", w);
+    assert_maps(p, "s3n://bucket/wh/t/x", w);
+    free(w);
+    assert_maps(p, "S3A://bucket/wh/t/x", "S3A://bucket/wh/t/x"); /* (not a writer's spelling) */
+    assert_maps(p, "gs://bucket/wh/t/x", "gs://bucket/wh/t/x");
     assert_maps(p, "s3://bucket/wh/t/../x", "s3://bucket/wh/t/../x");
     w = icmt_sprintf("%s/metadata/m.avro", p->rel);
     assert_maps(p, "data/persistent/x/metadata/m.avro", w);

@@ -76,7 +76,19 @@ static const prefix_case prefix_cases[] = {
     {"s3://b", "s3://b", true, ""},
     {"s3://bx/y", "s3://b", false, NULL},
     {"s3://b/t//x", "s3://b/t", true, "/x"},
-    {"s3://b/t/x", "s3a://b/t", false, NULL},
+    /* S3's schemes as writers spell them are one store; other case is not a spelling */
+    {"s3://b/t/x", "s3a://b/t", true, "x"},
+    {"s3a://b/t/x", "s3://b/t", true, "x"},
+    {"s3n://b/t/x", "s3a://b/t/", true, "x"},
+    {"s3a://b/t", "s3n://b/t", true, ""},
+    {"s3a://b/t_2/x", "s3://b/t", false, NULL},
+    {"s3a://b/t/../x", "s3://b/t", false, NULL},
+    {"s3a://c/t/x", "s3://b/t", false, NULL},
+    {"S3A://b/t/x", "s3://b/t", false, NULL},
+    {"s3x://b/t/x", "s3://b/t", false, NULL},
+    {"s3a:/b/t/x", "s3://b/t", false, NULL},
+    {"gs://b/t/x", "s3://b/t", false, NULL},
+    {"s3a://b/x", "s3://", false, NULL},
     {"S3://b/t/x", "s3://b/t", false, NULL},
     {"s3://B/t/x", "s3://b/t", false, NULL},
     {"s3://b/t%2Fx", "s3://b/t", false, NULL},
@@ -138,7 +150,10 @@ static void test_equal(void **state)
     assert_true(icm__location_equal("s3://b/k/", "s3://b/k"));
     assert_false(icm__location_equal("s3://b/k", "s3://b/k2"));
     assert_false(icm__location_equal("s3://b/a%20b", "s3://b/a b"));
-    assert_false(icm__location_equal("s3://b/k", "s3a://b/k"));
+    assert_true(icm__location_equal("s3://b/k", "s3a://b/k"));
+    assert_true(icm__location_equal("s3n://b/k/", "s3a://b/k"));
+    assert_false(icm__location_equal("s3://b/k", "gs://b/k"));
+    assert_false(icm__location_equal("s3a://b/k", "s3a://b/k2"));
     assert_false(icm__location_equal("/p", "p"));
     assert_false(icm__location_equal("/p", "file://host/p"));
     assert_false(icm__location_equal("/a/../p", "/p"));

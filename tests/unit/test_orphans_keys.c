@@ -110,8 +110,31 @@ static void test_schemes(void **state)
     /* user entries are merged with the default, not replacing it */
     const char *s3a[] = {"s3a://b/t/x", NULL};
     assert_int_equal(classify(s3a, "s3://b/t/x", "gs=gcs", NULL), ICM__OKEY_EXACT);
-    /* and win over it for the same name */
-    assert_int_equal(classify(s3a, "s3://b/t/x", "s3a=other", NULL), ICM__OKEY_CONFLICT);
+    /* no map pulls S3's spellings apart: they name one object (a live s3a:// file listed as
+     * s3:// would otherwise be a mismatch, deleted under --prefix-mismatch delete) */
+    assert_int_equal(classify(s3a, "s3://b/t/x", "s3a=other", NULL), ICM__OKEY_EXACT);
+    assert_int_equal(classify(s3a, "s3://b/t/x", "s3a,s3n=s3a", NULL), ICM__OKEY_EXACT);
+    assert_int_equal(classify(s3a, "s3://b/t/x", "s3=s3x", NULL), ICM__OKEY_EXACT);
+    assert_int_equal(classify(s3a, "s3n://b/t/x", "s3a=s3a;s3n=s3n", NULL), ICM__OKEY_EXACT);
+    /* a map sending them elsewhere takes all three along */
+    assert_int_equal(classify(s3a, "gs://b/t/x", "s3a=gs", NULL), ICM__OKEY_EXACT);
+    const char *gs[] = {"gs://b/t/x", NULL};
+    assert_int_equal(classify(gs, "s3n://b/t/x", "gs=s3a", NULL), ICM__OKEY_EXACT);
+    assert_int_equal(classify(gs, "s3n://b/t/x", NULL, NULL), ICM__OKEY_CONFLICT);
+}
+
+/* S3's spellings mapped to two different names cannot both hold: refused. */
+static void test_s3_schemes_split_refused(void **state)
+{
+    (void)state;
+    icm__orphan_keys k;
+    assert_int_equal(icm__okeys_init(&k, "s3a=x;s3n=y", NULL), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->message, "one object store"));
+    assert_int_equal(icm__okeys_init(&k, "s3=x;s3a=y", NULL), ICM_EINVALID);
+    icmt_ok(icm__okeys_init(&k, "s3a=x;s3n=x;s3=x", NULL));
+    icm__okeys_dispose(&k);
+    icmt_ok(icm__okeys_init(&k, "s3a=x;s3a=y", NULL)); /* one name: the later entry wins */
+    icm__okeys_dispose(&k);
 }
 
 /* #93 / #94: different authorities conflict unless mapped equal. */
@@ -280,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_local_dot_segments),
         cmocka_unit_test(test_empty_authority_is_wildcard),
         cmocka_unit_test(test_schemes),
+        cmocka_unit_test(test_s3_schemes_split_refused),
         cmocka_unit_test(test_authorities),
         cmocka_unit_test(test_several_origins),
         cmocka_unit_test(test_equal_map_syntax),

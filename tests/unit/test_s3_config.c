@@ -15,9 +15,11 @@
 #include <string.h>
 
 #include "aws_testenv.h"
+#include "icemaint/fileio.h"
 #include "io/s3/aws_ini.h"
 #include "io/s3/s3_config.h"
 #include "testutil.h"
+#include "util/util.h"
 
 #define P(k, v) {(k), (v)}
 
@@ -549,6 +551,77 @@ static void test_ini_nomem(void **state)
     }
 }
 
+/* s3.* keys no S3 client reads are told apart from every name one reads, with the name meant. */
+static void test_unknown_property_names(void **state)
+{
+    (void)state;
+    static const char *const known[] = {
+        /* read here */
+        "s3.endpoint", "s3.region", "s3.access-key-id", "s3.secret-access-key",
+        "s3.session-token", "s3.profile-name", "s3.path-style-access",
+        "s3.force-virtual-addressing", "s3.connect-timeout", "s3.request-timeout",
+        "s3.anonymous", "s3.delete.batch-size", "s3.retry.max-attempts",
+        "s3.retry.total-timeout-ms", "s3.max-in-flight", "s3.ssl.ca-bundle",
+        "s3.session-token-expires-at-ms", "s3.role-arn", "s3.remote-signing-enabled",
+        "s3.signer",
+        /* Java's S3FileIOProperties */
+        "s3.sse.type", "s3.sse.key", "s3.sse.md5", "s3.multipart.part-size-bytes",
+        "s3.multipart.threshold", "s3.multipart.num-threads", "s3.read.num-threads",
+        "s3.staging-dir", "s3.acl", "s3.checksum-enabled", "s3.delete-enabled",
+        "s3.delete.num-threads", "s3.acceleration-enabled", "s3.dualstack-enabled",
+        "s3.cross-region-access-enabled", "s3.preload-client-enabled",
+        "s3.use-arn-region-enabled", "s3.write.table-tag-enabled",
+        "s3.write.namespace-tag-enabled", "s3.write.storage-class", "s3.crt.enabled",
+        "s3.crt.max-concurrency", "s3.access-grants.enabled",
+        "s3.access-grants.fallback-to-iam", "s3.analytics-accelerator.enabled",
+        "s3.retry.num-retries", "s3.retry.min-wait-ms", "s3.retry.max-wait-ms",
+        "s3.directory-bucket.list-prefix-as-directory", "s3.client-factory-impl",
+        "s3.chunked-encoding-enabled",
+        "s3.write.tags.team", "s3.delete.tags.gone", "s3.access-points.my-bucket",
+        "s3.analytics-accelerator.logicalio.prefetching.mode",
+        /* PyIceberg's */
+        "s3.proxy-uri", "s3.resolve-region", "s3.signer.uri", "s3.signer.endpoint",
+        "s3.role-session-name", "s3.retry-strategy-impl", "s3.sse-kms-key-id",
+        "s3.server-side-encryption",
+        /* not s3.* at all */
+        "client.region", "uri", "warehouse", "header.X-Y", "S3.ENDPOINT", "",
+    };
+    for (size_t i = 0; i < ICM__ARRAY_LEN(known); i++) {
+        const char *closest = "unset";
+        if (icm_fileio_s3_property_unknown(known[i], &closest) || closest != NULL) {
+            print_error("\"%s\" was taken for an unknown key\n", known[i]);
+            fail();
+        }
+    }
+    assert_false(icm_fileio_s3_property_unknown(NULL, NULL));
+    static const char *const typos[][2] = {
+        {"s3.endpont", "s3.endpoint"},
+        {"s3.acess-key-id", "s3.access-key-id"},
+        {"s3.secret-acces-key", "s3.secret-access-key"},
+        {"s3.regoin", "s3.region"},
+        {"s3.path-style-acess", "s3.path-style-access"},
+        {"s3.sesion-token", "s3.session-token"},
+        {"s3.endpoint-url", NULL}, /* 4 insertions: too far to guess */
+        {"s3.bucket", NULL},
+        {"s3.write.tags.", NULL},  /* a family's prefix alone names nothing */
+        {"s3.", NULL},
+        {"s3.x", NULL},
+    };
+    for (size_t i = 0; i < ICM__ARRAY_LEN(typos); i++) {
+        const char *closest = "unset";
+        bool unknown = icm_fileio_s3_property_unknown(typos[i][0], &closest);
+        if (!unknown || (typos[i][1] == NULL ? closest != NULL
+                                             : closest == NULL ||
+                                                   strcmp(closest, typos[i][1]) != 0)) {
+            print_error("\"%s\": unknown %d, closest %s (want %s)\n", typos[i][0], unknown,
+                        closest != NULL ? closest : "(none)",
+                        typos[i][1] != NULL ? typos[i][1] : "(none)");
+            fail();
+        }
+    }
+    assert_true(icm_fileio_s3_property_unknown("s3.endpont", NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -561,6 +634,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_profile_selection, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_config_file_errors, awst_setup, awst_teardown),
         cmocka_unit_test_setup_teardown(test_ca_bundle, awst_setup, awst_teardown),
+        cmocka_unit_test(test_unknown_property_names),
         cmocka_unit_test(test_ini_syntax),
         cmocka_unit_test(test_ini_errors),
         cmocka_unit_test(test_ini_nomem),

@@ -31,6 +31,7 @@
 #include "icemaint/fileio.h"
 #include "icemaint/sys/fileio.h"
 #include "io/http.h"
+#include "util/util.h"
 
 #define MAX_REQ 64
 
@@ -401,8 +402,10 @@ static void test_clock_far_off_refused(void **state)
     fake_stop(f);
 }
 
-/* A store that cannot be reached: the message names the object, the endpoint it was sent to
- * and how often and how long it was tried (a wrong s3.endpoint is the usual cause). */
+/* A store that cannot be reached (every connection refused) is a configuration error,
+ * ICM_EUNREACHABLE: after its attempts the message names the object, the endpoint and curl's
+ * reason, how often and how long it was tried; the next request to that endpoint fails at
+ * once with the same message instead of going through its attempts again. */
 static void test_unreachable_endpoint_named(void **state)
 {
     (void)state;
@@ -414,11 +417,43 @@ static void test_unreachable_endpoint_named(void **state)
     icm_fileio *io = NULL;
     icmt_ok(icm_fileio_s3_new(&io, props, 5));
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(io, "s3://b/k", &info), ICM_ENET);
+    assert_int_equal(icm_fileio_stat(io, "s3://b/k", &info), ICM_EUNREACHABLE);
     const icm_error *e = icm_error_last();
     assert_string_equal(e->location, "s3://b/k");
-    assert_non_null(strstr(e->message, "S3 HEAD to 127.0.0.1:1: "));
+    assert_non_null(strstr(e->message, "cannot reach the S3 endpoint http://127.0.0.1:1: "));
+    assert_non_null(strstr(e->message, "onnect")); /* curl: "Couldn't connect to server" */
     assert_non_null(strstr(e->message, "(3 attempts over "));
+    int64_t t0 = icm__now_ms();
+    char *body = NULL;
+    size_t len = 0;
+    assert_int_equal(icm_fileio_read(io, "s3://b/other", &body, &len), ICM_EUNREACHABLE);
+    assert_true(icm__now_ms() - t0 < 50); /* no attempt, no backoff */
+    e = icm_error_last();
+    assert_string_equal(e->location, "s3://b/other");
+    assert_non_null(strstr(e->message, "cannot reach the S3 endpoint http://127.0.0.1:1: "));
+    icm_fileio_free(io);
+}
+
+/* A host name that does not resolve gets two attempts (a resolver may fail once), then is
+ * ICM_EUNREACHABLE naming the endpoint: never the ten attempts and their backoff a store that
+ * answered badly gets. */
+static void test_unresolvable_endpoint_fails_fast(void **state)
+{
+    (void)state;
+    icm_property props[] = {{"s3.endpoint", "http://icm-no-such-host.invalid:9000"},
+                            {"s3.access-key-id", "AKID"},
+                            {"s3.secret-access-key", "secret"},
+                            {"s3.region", "us-east-1"},
+                            {"s3.retry.max-attempts", "10"}};
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_s3_new(&io, props, 5));
+    icm_file_info info;
+    assert_int_equal(icm_fileio_stat(io, "s3://b/k", &info), ICM_EUNREACHABLE);
+    const icm_error *e = icm_error_last();
+    assert_non_null(
+        strstr(e->message, "cannot reach the S3 endpoint http://icm-no-such-host.invalid:9000"));
+    assert_non_null(strstr(e->message, "resolve"));
+    assert_non_null(strstr(e->message, "(2 attempts over "));
     icm_fileio_free(io);
 }
 
@@ -732,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_clock_skew_corrected),
         cmocka_unit_test(test_clock_far_off_refused),
         cmocka_unit_test(test_unreachable_endpoint_named),
+        cmocka_unit_test(test_unresolvable_endpoint_fails_fast),
         cmocka_unit_test(test_create_new_out_of_memory_after_sending_is_unknown),
         cmocka_unit_test(test_bucket_in_another_region),
         cmocka_unit_test(test_range_checks),

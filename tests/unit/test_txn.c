@@ -484,6 +484,26 @@ static void txn_bad_input_is_refused(void **state)
     char *loc = NULL;
     assert_int_equal(icm_txn_new_data_file(txn, NULL, "", &loc), ICM_EINVALID);
     assert_int_equal(icm_txn_set_property(txn, "", "v"), ICM_EINVALID);
+    /* values Iceberg cannot read for the properties it types (icm_table_property_check) */
+    assert_int_equal(icm_txn_set_property(txn, "history.expire.min-snapshots-to-keep", "abc"),
+                     ICM_EINVALID);
+    assert_string_equal(icm_error_last()->location, "history.expire.min-snapshots-to-keep");
+    assert_non_null(strstr(icm_error_last()->message, "not an integer"));
+    assert_int_equal(icm_txn_set_property(txn, "history.expire.max-ref-age-ms", "-1"),
+                     ICM_EINVALID);
+    assert_int_equal(icm_txn_set_property(txn, "gc.enabled", "maybe"), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->message, "not a boolean"));
+    const char *closest = NULL;
+    icmt_ok(icm_table_property_check("gc.enabled", NULL, NULL)); /* a removal has no value */
+    icmt_ok(icm_table_property_check("history.expire.max-snapshot-age-ms", "-0", NULL));
+    icmt_ok(icm_table_property_check("custom", "maybe", NULL));
+    icmt_ok(icm_table_property_check("write.metadata.delete-after-comit.enabled", "true",
+                                     &closest));
+    assert_string_equal(closest, "write.metadata.delete-after-commit.enabled");
+    icmt_ok(icm_table_property_check("owner", "x", &closest));
+    assert_null(closest);
+    icmt_ok(icm_table_property_check("gc.enabled", "TRUE", &closest));
+    assert_null(closest);
     assert_int_equal(icm_txn_remove_ref(txn, "main"), ICM_EINVALID);
     icm_ref_retention r = {0};
     r.has_min_snapshots_to_keep = true;

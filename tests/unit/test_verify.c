@@ -361,6 +361,31 @@ static void test_check_finds_exactly_the_damaged_files(void **state)
     icm_fileio_free(mem);
 }
 
+/* A store that cannot be reached (ICM_EUNREACHABLE: a wrong endpoint) is no file's state: the
+ * verifier (check's, and expiry's and the sweep's verification) stops with that error instead
+ * of reporting files unreadable (exit 6 in the CLI), whether the stats or the reads of
+ * manifest lists meet it. */
+static void test_unreachable_store_stops_the_verifier(void **state)
+{
+    (void)state;
+    icm_check_options all = ICM_CHECK_OPTIONS_INIT;
+    all.all = true;
+    for (int op = 0; op < 2; op++) {
+        scene sc;
+        scene_new(&sc);
+        icm_table *t = hist_open_table(sc.h);
+        icm_fileio_fault_fail_span(sc.fault, op == 0 ? ICM_IO_STAT : ICM_IO_READ, 1, 1000000,
+                                   ICM_EUNREACHABLE, 0);
+        icm_check_result *r = NULL;
+        assert_int_equal(icm_check_table(sc.fault, icm_table_get_metadata(t),
+                                         icm_table_get_metadata_location(t), &all, &r),
+                         ICM_EUNREACHABLE);
+        assert_null(r);
+        icm_table_free(t);
+        scene_free(&sc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_expiry_no_verify_and_version_1_options),
         cmocka_unit_test(test_plan_files_verifies),
         cmocka_unit_test(test_check_finds_exactly_the_damaged_files),
+        cmocka_unit_test(test_unreachable_store_stops_the_verifier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,7 +55,21 @@ typedef struct s3_fileio {
         char *bucket, *region, *endpoint;
     } *regions;
     size_t n_regions, cap_regions;
+    /* An endpoint no connection could be made to on any attempt of a request (its host does
+     * not resolve, or it refused every connection): a wrong endpoint, so the requests that
+     * follow within UNREACHABLE_MEMORY_MS fail at once with the same message instead of each
+     * going through its attempts (a check of 10,000 files would otherwise wait 10,000 times).
+     * Under region_lock. */
+    char *unreachable_endpoint;
+    char unreachable_why[512];
+    int64_t unreachable_until_ms;
 } s3_fileio;
+
+/* How many attempts a request gets when the endpoint's host name does not resolve: one more
+ * than none, for a resolver that failed once; a name that is not there stays not there. */
+#define RESOLVE_ATTEMPTS 2u
+/* How long an unreachable endpoint is remembered (see s3_fileio). */
+#define UNREACHABLE_MEMORY_MS INT64_C(60000)
 
 static const icm_fileio_methods s3_methods;
 
@@ -312,6 +326,50 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, cons
     return rc;
 }
 
+/* ICM_EUNREACHABLE with the remembered message when `endpoint` could not be reached moments
+ * ago (s3_fileio), else 0. */
+static int check_reachable(s3_fileio *s, const char *endpoint, const s3_op *op)
+{
+    char why[sizeof s->unreachable_why];
+    why[0] = '\0';
+    pthread_mutex_lock(&s->region_lock);
+    if (s->unreachable_endpoint != NULL && strcmp(s->unreachable_endpoint, endpoint) == 0 &&
+        icm__now_ms() < s->unreachable_until_ms)
+        memcpy(why, s->unreachable_why, sizeof why);
+    pthread_mutex_unlock(&s->region_lock);
+    return why[0] == '\0' ? 0
+                          : icm__error_set(ICM_ERRCLASS_S3, ICM_EUNREACHABLE, op->location, "%s",
+                                           why);
+}
+
+/* Every attempt of op found no connection to `endpoint` (the last error says why): a
+ * configuration error, ICM_EUNREACHABLE naming the endpoint and the reason, remembered. */
+static int endpoint_unreachable(s3_fileio *s, const char *endpoint, const s3_op *op,
+                                unsigned attempts, int64_t started)
+{
+    /* curl's reason is what follows the transport's prefix ("Could not resolve host: h",
+     * "Couldn't connect to server"). */
+    const char *last = icm_error_last()->message;
+    const char *reason = strstr(last, "HTTP request failed: ");
+    reason = reason != NULL ? reason + strlen("HTTP request failed: ") : last;
+    char why[sizeof s->unreachable_why];
+    snprintf(why, sizeof why,
+             "cannot reach the S3 endpoint %s: %s (%u attempt%s over %.1f s); is s3.endpoint "
+             "(or AWS_ENDPOINT_URL_S3) right?",
+             endpoint, reason, attempts, attempts == 1 ? "" : "s",
+             (double)(icm__now_ms() - started) / 1000.0);
+    pthread_mutex_lock(&s->region_lock);
+    char *copy = icm__strdup(endpoint);
+    if (copy != NULL) { /* (without memory it is simply not remembered) */
+        icm__free(s->unreachable_endpoint);
+        s->unreachable_endpoint = copy;
+        memcpy(s->unreachable_why, why, sizeof why);
+        s->unreachable_until_ms = icm__now_ms() + UNREACHABLE_MEMORY_MS;
+    }
+    pthread_mutex_unlock(&s->region_lock);
+    return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNREACHABLE, op->location, "%s", why);
+}
+
 /*
  * Send op, retrying what may be retried. Returns 0 with *resp the final answer (any status;
  * 2xx answers passed op->check); a negative code with the last error set: the transport's
@@ -323,8 +381,11 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
     memset(resp, 0, sizeof *resp);
     const char *endpoint, *region;
     bucket_region(s, op->loc, &endpoint, &region);
+    int rc = check_reachable(s, endpoint, op);
+    if (rc != 0)
+        return rc;
     icm__s3_url url;
-    int rc = icm__s3_url_build(&url, endpoint, s->cfg.addressing, op->loc->bucket,
+    rc = icm__s3_url_build(&url, endpoint, s->cfg.addressing, op->loc->bucket,
                                op->loc->bucket_len, op->bucket_only ? "" : op->loc->key,
                                op->bucket_only ? 0 : op->loc->key_len, op->params,
                                op->n_params);
@@ -339,6 +400,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
     int64_t started = icm__now_ms();
     int64_t deadline = started + (s->cfg.retry_total_ms > 0 ? s->cfg.retry_total_ms : 0);
     unsigned attempts = 0;
+    bool never_connected = true; /* no attempt so far made a connection */
     for (unsigned attempt = 1;; attempt++) {
         attempts = attempt;
         icm__http_response_clear(resp);
@@ -346,6 +408,8 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
         if (op->generation != NULL)
             *op->generation = gen;
         rc = send_once(s, op, &url, region, payload_hash, resp);
+        bool unconnected = rc != 0 && resp->connect_failed;
+        never_connected = never_connected && unconnected;
         icm__s3_retry cls = ICM__S3_NO_RETRY;
         bool throttled = false; /* also for a request the caller retries itself */
         icm__s3_error_doc doc;
@@ -405,6 +469,8 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
         }
         if (cls == ICM__S3_NO_RETRY || rc == ICM_ENOMEM)
             break;
+        if (unconnected && resp->resolve_failed && attempt >= RESOLVE_ATTEMPTS)
+            break;
         if (op->checked_by_caller && cls != ICM__S3_RETRY_EXPIRED && cls != ICM__S3_RETRY_SKEWED)
             break; /* (refreshed credentials or clock: sent again at once, as checked) */
         int64_t wait = 0;
@@ -442,7 +508,9 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
         sleep_ms(wait);
     }
     icm__s3_url_clear(&url);
-    if ((rc == ICM_ENET || rc == ICM_ETIMEOUT) && attempts > 1) {
+    if (rc == ICM_ENET && never_connected) {
+        rc = endpoint_unreachable(s, endpoint, op, attempts, started);
+    } else if ((rc == ICM_ENET || rc == ICM_ETIMEOUT) && attempts > 1) {
         /* Say how long it was tried (s3.retry.max-attempts / s3.retry.total-timeout-ms bound it). */
         char why[400];
         snprintf(why, sizeof why, "%s", icm_error_last()->message);
@@ -1186,6 +1254,7 @@ static void s3_free(icm_fileio *io)
         icm__free(s->regions[i].endpoint);
     }
     icm__free(s->regions);
+    icm__free(s->unreachable_endpoint);
     pthread_mutex_destroy(&s->region_lock);
     icm__free(s);
 }

@@ -21,8 +21,10 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "icemaint/fileio.h"
 #include "io/s3/aws_ini.h"
 #include "io/s3/s3_config_internal.h"
+#include "util/typo.h"
 #include "util/util.h"
 
 #define DEFAULT_REGION "us-east-1"
@@ -445,4 +447,112 @@ int icm__s3_config_resolve(icm__s3_config *out, const icm_property *props, size_
     if (rc != 0)
         icm__s3_config_clear(out);
     return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* property names                                                                              */
+
+/*
+ * Every `s3.` property a catalog entry or a table's config may carry without being a mistake:
+ * the names this back end reads, and the names Java's S3FileIOProperties (Iceberg 1.10) and
+ * PyIceberg's pyiceberg/io/__init__.py and io/pyarrow.py (0.10-0.12) define, which a catalog
+ * entry shared with those clients may hold. Sorted (bsearch).
+ */
+static const char *const known_s3_properties[] = {
+    "s3.acceleration-enabled",
+    "s3.access-grants.enabled",
+    "s3.access-grants.fallback-to-iam",
+    "s3.access-key-id",
+    "s3.acl",
+    "s3.analytics-accelerator.enabled",
+    "s3.anonymous",
+    "s3.checksum-enabled",
+    "s3.chunked-encoding-enabled",
+    "s3.client-factory-impl",
+    "s3.connect-timeout",
+    "s3.cross-region-access-enabled",
+    "s3.crt.enabled",
+    "s3.crt.max-concurrency",
+    "s3.delete-enabled",
+    "s3.delete.batch-size",
+    "s3.delete.num-threads",
+    "s3.directory-bucket.list-prefix-as-directory",
+    "s3.dualstack-enabled",
+    "s3.endpoint",
+    "s3.force-virtual-addressing",
+    "s3.max-in-flight",
+    "s3.multipart.num-threads",
+    "s3.multipart.part-size-bytes",
+    "s3.multipart.threshold",
+    "s3.path-style-access",
+    "s3.preload-client-enabled",
+    "s3.profile-name",
+    "s3.proxy-uri",
+    "s3.read.num-threads",
+    "s3.region",
+    "s3.remote-signing-enabled",
+    "s3.request-timeout",
+    "s3.resolve-region",
+    "s3.retry-strategy-impl",
+    "s3.retry.max-attempts",
+    "s3.retry.max-wait-ms",
+    "s3.retry.min-wait-ms",
+    "s3.retry.num-retries",
+    "s3.retry.total-timeout-ms",
+    "s3.role-arn",
+    "s3.role-session-name",
+    "s3.secret-access-key",
+    "s3.server-side-encryption",
+    "s3.session-token",
+    "s3.session-token-expires-at-ms",
+    "s3.signer",
+    "s3.signer.endpoint",
+    "s3.signer.uri",
+    "s3.sse-kms-key-id",
+    "s3.sse.key",
+    "s3.sse.md5",
+    "s3.sse.type",
+    "s3.ssl.ca-bundle",
+    "s3.staging-dir",
+    "s3.use-arn-region-enabled",
+    "s3.write.namespace-tag-enabled",
+    "s3.write.storage-class",
+    "s3.write.table-tag-enabled",
+};
+
+/* Families Java reads every name below of (`s3.write.tags.team=x`, `s3.access-points.bucket`). */
+static const char *const known_s3_prefixes[] = {
+    "s3.access-points.",
+    "s3.analytics-accelerator.",
+    "s3.delete.tags.",
+    "s3.write.tags.",
+};
+
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
+
+bool icm_fileio_s3_property_unknown(const char *key, const char **closest)
+{
+    if (closest != NULL)
+        *closest = NULL;
+    if (key == NULL || strncmp(key, "s3.", 3) != 0)
+        return false;
+    if (bsearch(key, known_s3_properties, ICM__ARRAY_LEN(known_s3_properties),
+                sizeof known_s3_properties[0], cmp_name) != NULL)
+        return false;
+    for (size_t i = 0; i < ICM__ARRAY_LEN(known_s3_prefixes); i++)
+        if (strncmp(key, known_s3_prefixes[i], strlen(known_s3_prefixes[i])) == 0 &&
+            key[strlen(known_s3_prefixes[i])] != '\0')
+            return false;
+    if (closest == NULL)
+        return true;
+    /* The names are compared without their common "s3." (its length says nothing). */
+    const char *stems[ICM__ARRAY_LEN(known_s3_properties)];
+    for (size_t i = 0; i < ICM__ARRAY_LEN(known_s3_properties); i++)
+        stems[i] = known_s3_properties[i] + 3;
+    const char *stem = icm__typo_nearest(key + 3, stems, ICM__ARRAY_LEN(stems), 3);
+    *closest = stem != NULL ? stem - 3 : NULL;
+    return true;
 }
