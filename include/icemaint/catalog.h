@@ -476,6 +476,14 @@ ICM_EXTERN(const char *) icm_table_commit_warning(const icm_table *t, size_t i);
  *  catalog, the effect may be another writer's. false for NULL and before any commit. */
 ICM_EXTERN(bool) icm_table_last_commit_reconciled(const icm_table *t);
 
+/** The metadata file the last commit on `t` made current, as the catalog answered it (a
+ *  catalog that commits itself names it in its answer; the pointer-swap commit wrote it);
+ *  NULL before any commit and after one that failed. Borrowed, valid until the next commit or
+ *  icm_table_free(). A reload after the commit may show a later file (another writer's
+ *  commit), an earlier one (a lagging replica) or another table's: callers that delete after a
+ *  commit delete only when the reload follows this file (icm_table_metadata_follows). */
+ICM_EXTERN(const char *) icm_table_last_commit_location(const icm_table *t);
+
 /** Free a table handle. NULL is ok. */
 ICM_EXTERN(void) icm_table_free(icm_table *t);
 

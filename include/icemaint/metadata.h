@@ -191,6 +191,17 @@ ICM_EXTERN(size_t) icm_table_metadata_metadata_log_count(const icm_table_metadat
 ICM_EXTERN(const icm_metadata_log_entry *)
 icm_table_metadata_metadata_log_at(const icm_table_metadata *md, size_t i);
 
+/** Whether `md`, read from `md_location`, is or follows the metadata file `earlier`:
+ *  md_location names it, or md's metadata-log does (names compared as icemaint compares
+ *  locations, so `s3a://` and `s3://` spellings of one object agree). How a reload is told
+ *  from a stale or replaced table's metadata (a lagging replica, a table dropped and created
+ *  again under the name): neither names the file the run started from or committed. A catalog
+ *  that trims the log (write.metadata.previous-versions-max) past `earlier` makes a true
+ *  successor unprovable: false then, and callers keep what they would have deleted.
+ *  false for any NULL argument. */
+ICM_EXTERN(bool) icm_table_metadata_follows(const icm_table_metadata *md, const char *md_location,
+                                           const char *earlier);
+
 /** `statistics` entries followed by `partition-statistics` entries, in document order. */
 ICM_EXTERN(size_t) icm_table_metadata_statistics_count(const icm_table_metadata *md);
 ICM_EXTERN(const icm_statistics_file *)

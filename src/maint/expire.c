@@ -434,7 +434,9 @@ static int decide_and_commit(icm_table *t, const icm_expire_options *o, int64_t 
     if (rc == 0 && outcome.committed) {
         r->committed = true;
         r->commit_reconciled = icm_table_last_commit_reconciled(t);
-        r->metadata_location = icm__strdup(icm_table_get_metadata_location(t));
+        const char *committed = icm_table_last_commit_location(t);
+        r->metadata_location =
+            icm__strdup(committed != NULL ? committed : icm_table_get_metadata_location(t));
         *base_out = a.base;
         return r->metadata_location == NULL ? ICM_ENOMEM : 0;
     }
@@ -469,6 +471,13 @@ static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     return rc;
 }
 
+/* Two metadata documents are of one table (same table-uuid; neither having one counts). */
+static bool same_table_uuid(const icm_table_metadata *a, const icm_table_metadata *b)
+{
+    const char *x = icm_table_metadata_uuid(a), *y = icm_table_metadata_uuid(b);
+    return (x == NULL) == (y == NULL) && (x == NULL || strcasecmp(x, y) == 0);
+}
+
 /* After the commit: reload, plan against everything now in the table, delete in batches, each
  * after a re-check of the table (icemaint/maint.h). */
 static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
@@ -480,6 +489,30 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
         return icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_REFRESH_FAILED,
                                        icm_table_get_identifier(t), rc,
                                        icm_error_last()->message);
+    }
+    /* What was reloaded must follow our commit, in the same table: a stale answer (a lagging
+     * replica, a cache) lacks snapshots we kept, and a table dropped and created again under
+     * the name has none of them, so planning against either deletes what the kept snapshots
+     * need (adversary round 18, F2 and F2b). Not proven (also when the catalog trimmed our
+     * file out of a long metadata-log): nothing is deleted. */
+    if (!same_table_uuid(base, icm_table_get_metadata(t)) ||
+        !icm_table_metadata_follows(icm_table_get_metadata(t),
+                                    icm_table_get_metadata_location(t), r->metadata_location)) {
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, icm_table_get_identifier(t),
+                            "the table as reloaded after the commit (%s) does not follow it (%s "
+                            "is neither its metadata file nor in its metadata-log%s): a stale "
+                            "answer or another table under the name; nothing was deleted (the "
+                            "expired snapshots' files are orphans now)",
+                            icm_table_get_metadata_location(t), r->metadata_location,
+                            same_table_uuid(base, icm_table_get_metadata(t))
+                                ? ""
+                                : ", and its table-uuid differs");
+        icm__error_saved *saved = icm__error_save();
+        int prc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
+                                          icm_table_get_metadata_location(t), rc,
+                                          icm_error_last()->message);
+        icm__error_restore(saved);
+        return prc != 0 ? prc : rc;
     }
     if ((rc = icm_table_check_own_metadata(t)) != 0) {
         /* A commit after ours put a copy's metadata in place: nothing of it is ours to plan. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "spec/metadata_internal.h"
+#include "util/location.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* getters                                                                                     */
@@ -236,4 +237,19 @@ int icm_table_metadata_spec_fields_json(const icm_table_metadata *md, int32_t sp
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_ENOTFOUND, md->file,
                               "partition-specs: no spec with id %" PRId32, spec_id);
     return dump_compact(fields, out);
+}
+
+bool icm_table_metadata_follows(const icm_table_metadata *md, const char *md_location,
+                                const char *earlier)
+{
+    if (md == NULL || md_location == NULL || earlier == NULL)
+        return false;
+    if (icm__location_equal(md_location, earlier))
+        return true;
+    size_t n = icm_table_metadata_metadata_log_count(md);
+    for (size_t i = 0; i < n; i++)
+        if (icm__location_equal(icm_table_metadata_metadata_log_at(md, i)->metadata_file,
+                                earlier))
+            return true;
+    return false;
 }

@@ -34,6 +34,7 @@ struct icm_table {
     bool read_only;
     icm__ptrvec warnings;        /* of the last commit (metadata retention), strings */
     bool reconciled;             /* the last commit's answer was lost; reloading found it */
+    char *committed;             /* the metadata file the last commit made current (NULL: none) */
 };
 
 static void free_warning(void *w)
@@ -51,6 +52,20 @@ static void clear_warnings(icm_table *t)
 {
     icm__ptrvec_dispose(&t->warnings, free_warning);
     t->reconciled = false;
+    icm__free(t->committed);
+    t->committed = NULL;
+}
+
+/* Record the metadata file a commit made current (a failed copy only loses the record). */
+static void note_committed(icm_table *t, const char *location)
+{
+    icm__free(t->committed);
+    t->committed = location != NULL ? icm__strdup(location) : NULL;
+}
+
+const char *icm_table_last_commit_location(const icm_table *t)
+{
+    return t != NULL ? t->committed : NULL;
 }
 
 bool icm_table_last_commit_reconciled(const icm_table *t)
@@ -671,6 +686,7 @@ static int finish_unknown(icm_table *t, char *ours, icm_table_metadata *prepared
             delete_removed_metadata_files(t, base_md);
         }
         t->reconciled = true;
+        note_committed(t, t->metadata_location);
         char *w = icm__sprintf("the commit's answer was lost (%s); reloading the table shows "
                                "it applied (%s)",
                                reason != NULL ? reason : "outcome unknown",
@@ -768,6 +784,7 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
         icm_table_metadata *base_md = t->md;
         t->md = NULL;
         adopt_committed(t, ours, prepared);
+        note_committed(t, t->metadata_location);
         delete_removed_metadata_files(t, base_md);
         icm_table_metadata_free(base_md);
         icm_error_clear();
@@ -790,58 +807,114 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
     return rc;
 }
 
+/* Two tables' uuids are the same one (neither having one counts as the same). */
+static bool same_uuid(const char *a, const char *b)
+{
+    return (a == NULL) == (b == NULL) && (a == NULL || strcasecmp(a, b) == 0);
+}
+
 /* Reloads after a lost answer, and the waits before them: the catalog that just failed may
  * need a moment, and a request still on its way may land meanwhile. */
 static const int64_t reconcile_wait_ms[] = {0, 250, 1000};
 
 /*
- * A catalog's commit answered ICM_ECOMMIT_UNKNOWN: reload the table (a few times) and look for
- * the change's effect (icm_table_changes_seen). Shown → 0: `t` holds the reloaded metadata, the
- * table's warnings say the answer was lost and found, and icm_table_last_commit_reconciled()
- * is true (expiry then deletes nothing: the evidence may be another writer's). Not shown →
- * ICM_ECOMMIT_UNKNOWN still: a request still on its way may apply it later, so nothing of the
- * commit is ever taken for rejected here.
+ * Look for the changes in the table as the catalog has it now: reload at the waits of
+ * reconcile_wait_ms until a reload shows their effect (icm_table_changes_seen) in a successor
+ * of the base (the same uuid, the base current or in its metadata-log: a stale answer from a
+ * lagging replica, or another table under the name, may show the effect without the change,
+ * adversary round 18, F4). Shown: `t` moves to that reload, marked reconciled, with a warning
+ * "<why>: reloading the table shows ..."; returns true. *loaded counts the reloads that
+ * succeeded.
  */
-static int reconcile_changes(icm_table *t, const icm_table_changes *changes)
+static bool find_change(icm_table *t, const icm_table_changes *changes, const char *why,
+                        int *loaded)
 {
-    char *reason = error_message_copy();
     const char *uuid = icm_table_metadata_uuid(t->md);
-    int loaded = 0;
+    const char *base = t->metadata_location; /* both stay t's until a reload is taken */
+    *loaded = 0;
     for (size_t i = 0; i < ICM__ARRAY_LEN(reconcile_wait_ms); i++) {
         icm__sleep_ms(reconcile_wait_ms[i]);
         char *now = NULL;
         icm_table_metadata *md = NULL;
         if (load_current(t, &now, &md) != 0)
             continue;
-        loaded++;
-        const char *now_uuid = icm_table_metadata_uuid(md);
+        (*loaded)++;
         icm_changes_seen seen = ICM_CHANGES_NOT_SEEN;
-        bool same = (uuid == NULL) == (now_uuid == NULL) &&
-                    (uuid == NULL || strcasecmp(uuid, now_uuid) == 0);
-        if (same && icm_table_changes_seen(changes, md, &seen) == 0 &&
-            seen != ICM_CHANGES_NOT_SEEN) {
-            char *w = icm__sprintf(
-                "the commit's answer was lost (%s); reloading the table shows %s (%s)",
-                reason != NULL ? reason : "outcome unknown",
-                seen == ICM_CHANGES_SEEN_OURS ? "it applied" : "the change in place",
-                now);
+        if (same_uuid(uuid, icm_table_metadata_uuid(md)) &&
+            icm_table_metadata_follows(md, now, base) &&
+            icm_table_changes_seen(changes, md, &seen) == 0 && seen != ICM_CHANGES_NOT_SEEN) {
+            char *w = icm__sprintf("%s; reloading the table shows %s (%s)", why,
+                                   seen == ICM_CHANGES_SEEN_OURS ? "it applied"
+                                                                 : "the change in place",
+                                   now);
             if (w == NULL || icm__ptrvec_push(&t->warnings, w) != 0)
                 icm__free(w); /* the warning is lost, never the outcome */
             table_set_state(t, now, md);
             t->reconciled = true;
-            icm__free(reason);
+            note_committed(t, t->metadata_location);
             icm_error_clear();
-            return 0;
+            return true;
         }
         icm__free(now);
         icm_table_metadata_free(md);
     }
-    int rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, t->identifier,
+    return false;
+}
+
+/*
+ * A catalog's commit answered ICM_ECOMMIT_UNKNOWN: look for the change (find_change). Shown →
+ * 0 (icm_table_last_commit_reconciled(): expiry then deletes nothing, the evidence may be
+ * another writer's). Not shown → ICM_ECOMMIT_UNKNOWN still: a request still on its way may
+ * apply it later, so nothing of the commit is ever taken for rejected here.
+ */
+static int reconcile_changes(icm_table *t, const icm_table_changes *changes)
+{
+    char *reason = error_message_copy();
+    char *why = icm__sprintf("the commit's answer was lost (%s)",
+                             reason != NULL ? reason : "outcome unknown");
+    int loaded = 0;
+    int rc = 0;
+    if (!find_change(t, changes, why != NULL ? why : "the commit's answer was lost", &loaded))
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, t->identifier,
                             "commit outcome unknown: %s; %s (a request still on its way may "
                             "apply it later; nothing of this commit was deleted)",
                             reason != NULL ? reason : "",
                             loaded == 0 ? "reloading the table failed too"
                                         : "reloading the table does not show the change");
+    icm__free(why);
+    icm__free(reason);
+    return rc;
+}
+
+/*
+ * The catalog refused the commit (400, 401/403/419, 404 to the first copy: Java's cleanable
+ * failures), so a transaction would delete its own files. A gateway in front of the catalog
+ * may have passed the request on before refusing it (adversary round 18, F3): look for the
+ * change first. Shown → 0, reconciled. Not one reload succeeded → ICM_ECOMMIT_UNKNOWN (whether
+ * it applied cannot be told; nothing is deleted). Reloads that do not show it → the refusal.
+ */
+static int verify_refusal(icm_table *t, const icm_table_changes *changes, int refused)
+{
+    icm__error_saved *saved = icm__error_save();
+    char *reason = icm__strdup(icm_error_last()->message);
+    char *why = icm__sprintf("the catalog refused the commit (%s)",
+                             reason != NULL ? reason : "refused");
+    int loaded = 0;
+    int rc = refused;
+    if (find_change(t, changes, why != NULL ? why : "the catalog refused the commit", &loaded)) {
+        rc = 0;
+    } else if (loaded == 0) {
+        rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_UNKNOWN, t->identifier,
+                            "commit outcome unknown: the catalog refused it (%s), but reloading "
+                            "the table failed, so whether a gateway passed it on cannot be told "
+                            "(nothing of this commit was deleted)",
+                            reason != NULL ? reason : "");
+    } else {
+        icm__error_restore(saved);
+        saved = NULL;
+    }
+    icm__free(saved);
+    icm__free(why);
     icm__free(reason);
     return rc;
 }
@@ -861,17 +934,32 @@ static int commit_through_catalog(icm_table *t, const icm_table_changes *changes
         icm__free(loc);
         return reconcile_changes(t, changes);
     }
+    if (rc == ICM_EAUTH || rc == ICM_EINVALID || rc == ICM_ENOTFOUND) {
+        icm__free(loc);
+        return verify_refusal(t, changes, rc);
+    }
     if (rc != 0) {
         icm__free(loc);
         return rc;
     }
-    /* Committed. The table moves to what the catalog has now; a failed reload must not turn
-     * a commit that landed into an error (a caller would clean up after it), so the handle
-     * then keeps its state and the caller's next refresh catches up. */
+    /* Committed: `loc` is the metadata file the catalog made current. The table moves to what
+     * the catalog has now when that follows it (the same table, `loc` current or in its
+     * metadata-log); a stale answer or another table under the name is never taken for the
+     * committed state (adversary round 18, F2). A failed or unfitting reload must not turn a
+     * commit that landed into an error (a caller would clean up after it): the handle then
+     * keeps its state, and callers that delete after a commit check what they reload against
+     * icm_table_last_commit_location(). */
+    note_committed(t, loc);
     char *now = NULL;
     icm_table_metadata *md = NULL;
-    if (load_current(t, &now, &md) == 0)
+    const char *uuid = icm_table_metadata_uuid(t->md);
+    if (load_current(t, &now, &md) == 0 && same_uuid(uuid, icm_table_metadata_uuid(md)) &&
+        icm_table_metadata_follows(md, now, loc)) {
         table_set_state(t, now, md);
+    } else {
+        icm__free(now);
+        icm_table_metadata_free(md);
+    }
     icm__free(loc);
     icm_error_clear();
     return 0;

@@ -583,14 +583,19 @@ static void test_commit_never_resent_on_dead_keepalive(void **state)
 /* ---- a lost commit answer, reconciled by reloading the table ---- */
 
 /* The LoadTableResult of metadata_json("/wh/t") after expiry_changes applied (snapshot 1 and
- * tag t1 gone), with `uuid` as its table-uuid. */
-static char *applied_load_result(const char *uuid)
+ * tag t1 gone), with `uuid` as its table-uuid; `logged` (NULL: none) is its metadata-log's
+ * one entry (the base, 00001-a, for a successor of the base). */
+static char *applied_load_result(const char *uuid, const char *logged)
 {
     char *md = metadata_json("/wh/t");
     json_t *doc = icmt_json_parse(md);
     json_array_remove(json_object_get(doc, "snapshots"), 0);
     json_object_del(json_object_get(doc, "refs"), "t1");
     json_object_set_new(doc, "table-uuid", json_string(uuid));
+    if (logged != NULL)
+        json_array_append_new(json_object_get(doc, "metadata-log"),
+                              json_pack("{s:I,s:s}", "timestamp-ms", (json_int_t)1700000000000,
+                                        "metadata-file", logged));
     char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
     char *r = icmt_sprintf("{\"metadata-location\":\"/wh/t/metadata/00002-b.metadata.json\","
                            "\"metadata\":%s}",
@@ -601,9 +606,23 @@ static char *applied_load_result(const char *uuid)
     return r;
 }
 
+#define BASE_FILE "/wh/t/metadata/00001-a.metadata.json"
+
+static int commit_answered_then(env *e, const step *commit, const step *reloads, int n,
+                                icm_table **t_out);
+
 /* Load ns.tbl (its first answer is the base), commit expiry_changes; the commit POST answers
  * 500, the loads after it answer `reloads` in turn. Returns the commit's code; *t_out kept. */
 static int commit_unknown_then(env *e, const step *reloads, int n, icm_table **t_out)
+{
+    step boom = {500, NULL, "{\"error\":{\"message\":\"boom\",\"type\":\"ServerError\","
+                            "\"code\":500}}", ANSWER};
+    return commit_answered_then(e, &boom, reloads, n, t_out);
+}
+
+/* The same with the commit POST answering `commit`. */
+static int commit_answered_then(env *e, const step *commit, const step *reloads, int n,
+                                icm_table **t_out)
 {
     route1(e->s, "GET", "/v1/config", 200, "{}");
     char *base = load_result("/wh/t", "/wh/t/metadata/00001-a.metadata.json", "");
@@ -612,9 +631,7 @@ static int commit_unknown_then(env *e, const step *reloads, int n, icm_table **t
     for (int i = 0; i < n; i++)
         loads[i + 1] = reloads[i];
     route_set(e->s, "GET", COMMIT_PATH, loads, n + 1);
-    step boom = {500, NULL, "{\"error\":{\"message\":\"boom\",\"type\":\"ServerError\","
-                            "\"code\":500}}", ANSWER};
-    route_set(e->s, "POST", COMMIT_PATH, &boom, 1);
+    route_set(e->s, "POST", COMMIT_PATH, commit, 1);
     icm_catalog *cat = NULL;
     icmt_ok(open_cat(e, &cat, NULL));
     icm_table *t = NULL;
@@ -632,12 +649,14 @@ static void test_commit_unknown_reconciled_by_reload(void **state)
 {
     env *e = *state;
     /* the change is there on the first reload: committed, and said so */
-    char *applied = applied_load_result(UUID);
+    char *applied = applied_load_result(UUID, BASE_FILE);
     step shown = {200, NULL, applied, ANSWER};
     icm_table *t = NULL;
     icmt_ok(commit_unknown_then(e, &shown, 1, &t));
     assert_true(icm_table_last_commit_reconciled(t));
     assert_string_equal(icm_table_get_metadata_location(t),
+                        "/wh/t/metadata/00002-b.metadata.json");
+    assert_string_equal(icm_table_last_commit_location(t),
                         "/wh/t/metadata/00002-b.metadata.json");
     assert_int_equal(icm_table_commit_warning_count(t), 1);
     assert_non_null(strstr(icm_table_commit_warning(t, 0), "the commit's answer was lost"));
@@ -668,8 +687,18 @@ static void test_commit_unknown_not_shown_stays_unknown(void **state)
 static void test_commit_unknown_other_table_or_no_reload(void **state)
 {
     env *e = *state;
+    /* the effect in a stale answer (no successor of the base: a lagging replica) tells
+     * nothing (adversary round 18, F4) */
+    char *stale = applied_load_result(UUID, NULL);
+    step lagging = {200, NULL, stale, ANSWER};
+    icm_table *t0 = NULL;
+    assert_int_equal(commit_unknown_then(e, &lagging, 1, &t0), ICM_ECOMMIT_UNKNOWN);
+    assert_false(icm_table_last_commit_reconciled(t0));
+    assert_null(icm_table_last_commit_location(t0));
+    icm_table_free(t0);
+    free(stale);
     /* the change's effect in a table of another uuid (dropped and created again): not ours */
-    char *other = applied_load_result("0b0b0b0b-0000-4000-8000-000000000000");
+    char *other = applied_load_result("0b0b0b0b-0000-4000-8000-000000000000", BASE_FILE);
     step replaced = {200, NULL, other, ANSWER};
     icm_table *t = NULL;
     assert_int_equal(commit_unknown_then(e, &replaced, 1, &t), ICM_ECOMMIT_UNKNOWN);
@@ -682,6 +711,64 @@ static void test_commit_unknown_other_table_or_no_reload(void **state)
     assert_int_equal(commit_unknown_then(e, &gone, 1, &t), ICM_ECOMMIT_UNKNOWN);
     assert_non_null(strstr(icm_error_last()->message, "reloading the table failed too"));
     icm_table_free(t);
+}
+
+/* Data-loss class "refused after it was passed on" (adversary round 18, F3): a gateway passes
+ * the commit on, the catalog applies it, the gateway answers 401. Before a transaction deletes
+ * its files for a refusal, the table is reloaded: the change there → committed; no reload →
+ * unknown; reloads without it → the refusal stands (cleanable). */
+static void test_refusal_checked_by_reloading(void **state)
+{
+    env *e = *state;
+    step refused = {401, NULL, "{\"error\":{\"message\":\"no\",\"type\":\"NotAuthorizedException\","
+                               "\"code\":401}}", ANSWER};
+    char *applied = applied_load_result(UUID, BASE_FILE);
+    step shown = {200, NULL, applied, ANSWER};
+    icm_table *t = NULL;
+    icmt_ok(commit_answered_then(e, &refused, &shown, 1, &t));
+    assert_true(icm_table_last_commit_reconciled(t));
+    assert_non_null(strstr(icm_table_commit_warning(t, 0), "the catalog refused the commit"));
+    icm_table_free(t);
+    step gone = {404, NULL, "{\"error\":{\"message\":\"no\",\"type\":\"NoSuchTableException\","
+                            "\"code\":404}}", ANSWER};
+    assert_int_equal(commit_answered_then(e, &refused, &gone, 1, &t), ICM_ECOMMIT_UNKNOWN);
+    assert_non_null(strstr(icm_error_last()->message, "reloading the table failed"));
+    icm_table_free(t);
+    char *base = load_result("/wh/t", BASE_FILE, "");
+    step same = {200, NULL, base, ANSWER};
+    assert_int_equal(commit_answered_then(e, &refused, &same, 1, &t), ICM_EAUTH);
+    assert_int_equal(icm_error_last()->http_status, 401);
+    assert_false(icm_table_last_commit_reconciled(t));
+    icm_table_free(t);
+    free(base);
+    free(applied);
+}
+
+/* Data-loss class "stale reload after a commit" (adversary round 18, F2): the commit is
+ * answered 200 with its new metadata file, the reload after it answers an older one (a lagging
+ * replica). The table keeps the state it had; the committed file is the catalog's answer. */
+static void test_commit_then_stale_reload(void **state)
+{
+    env *e = *state;
+    step ok = {200, NULL, COMMIT_OK, ANSWER};
+    char *base = load_result("/wh/t", BASE_FILE, "");
+    step stale = {200, NULL, base, ANSWER};
+    icm_table *t = NULL;
+    icmt_ok(commit_answered_then(e, &ok, &stale, 1, &t));
+    assert_false(icm_table_last_commit_reconciled(t));
+    assert_string_equal(icm_table_last_commit_location(t),
+                        "/wh/t/metadata/00002-b.metadata.json");
+    assert_string_equal(icm_table_get_metadata_location(t), BASE_FILE);
+    icm_table_free(t);
+    /* a reload that follows the commit is taken */
+    char *next = applied_load_result(UUID, "/wh/t/metadata/00002-b.metadata.json");
+    step follows = {200, NULL, next, ANSWER};
+    icmt_ok(commit_answered_then(e, &ok, &follows, 1, &t));
+    assert_string_equal(icm_table_get_metadata_location(t),
+                        "/wh/t/metadata/00002-b.metadata.json");
+    icm_table_free(t);
+    free(next);
+    free(base);
 }
 
 static void test_commit_401_renewed_once(void **state)
@@ -1014,6 +1101,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_commit_unknown_other_table_or_no_reload, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_refusal_checked_by_reloading, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_then_stale_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_fileio_from_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_tables_from_catalog_metadata, setup,
                                         teardown),

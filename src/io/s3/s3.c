@@ -284,11 +284,22 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, cons
     icm__sigv4_signed sig;
     int rc = 0;
     if (s->creds != NULL) {
-        rc = icm__aws_creds_get(s->creds, &creds);
+        bool waited = false;
+        rc = icm__aws_creds_get_ex(s->creds, &creds, &waited);
         if (rc != 0) {
             if (icm_error_last()->location[0] == '\0')
                 icm__error_set_location(op->location);
             return rc;
+        }
+        if (waited && op->checked_by_caller) {
+            /* Renewing took as long as the credentials' source (a catalog) took: the delete
+             * engine's checks may be stale now, so the delete goes back to it unsent, to be
+             * checked again (adversary round 18, F1); it is sent with the new credentials. */
+            icm__aws_credentials_clear(&creds);
+            return icm__error_set(ICM_ERRCLASS_S3, ICM_ETIMEOUT, op->location,
+                                  "S3 %s: not sent: the credentials were renewed first, so it "
+                                  "goes back to be checked again",
+                                  op->what);
         }
         icm__sigv4_request sreq = {op->method,
                                    url->host,
@@ -471,8 +482,14 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
             break;
         if (unconnected && resp->resolve_failed && attempt >= RESOLVE_ATTEMPTS)
             break;
-        if (op->checked_by_caller && cls != ICM__S3_RETRY_EXPIRED && cls != ICM__S3_RETRY_SKEWED)
-            break; /* (refreshed credentials or clock: sent again at once, as checked) */
+        /* A delete of the delete engine's goes again only through the engine, after its
+         * reload and its checks ran again: never from here, not even at once after the
+         * credentials were renewed (a renewal can take as long as the catalog does: a writer's
+         * commit meanwhile named the file again, adversary round 18, F1). The credentials are
+         * dropped and the clock corrected below first, so that send is signed right. */
+        bool give_back = op->checked_by_caller;
+        if (give_back && cls != ICM__S3_RETRY_EXPIRED && cls != ICM__S3_RETRY_SKEWED)
+            break;
         int64_t wait = 0;
         if (cls == ICM__S3_RETRY_EXPIRED) {
             if (s->creds != NULL)
@@ -503,7 +520,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
             wait = icm__s3_backoff_ms(attempt, ICM__S3_BACKOFF_BASE_MS, ICM__S3_BACKOFF_CAP_MS,
                                       icm__s3_random());
         }
-        if (attempt >= max_attempts || icm__now_ms() + wait > deadline)
+        if (give_back || attempt >= max_attempts || icm__now_ms() + wait > deadline)
             break;
         sleep_ms(wait);
     }

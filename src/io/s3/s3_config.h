@@ -93,6 +93,10 @@ void icm__aws_creds_provider_free(icm__aws_creds_provider *p);
  * ICM_ENET / ICM_ETIMEOUT from a provider's endpoint; ICM_ENOMEM.
  */
 int icm__aws_creds_get(icm__aws_creds_provider *p, icm__aws_credentials *out);
+/* The same; *waited (NULL: not asked) true when this call fetched credentials or waited for
+ * another thread's fetch (time passed that the caller may not allow: the delete engine's
+ * checks before a delete). */
+int icm__aws_creds_get_ex(icm__aws_creds_provider *p, icm__aws_credentials *out, bool *waited);
 
 /*
  * Renew credentials that came from the properties through `refresher` (borrowed; it outlives

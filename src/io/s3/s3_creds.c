@@ -674,7 +674,14 @@ static int vended_expired(icm__aws_creds_provider *p)
 
 int icm__aws_creds_get(icm__aws_creds_provider *p, icm__aws_credentials *out)
 {
+    return icm__aws_creds_get_ex(p, out, NULL);
+}
+
+int icm__aws_creds_get_ex(icm__aws_creds_provider *p, icm__aws_credentials *out, bool *waited)
+{
     memset(out, 0, sizeof *out);
+    if (waited != NULL)
+        *waited = false;
     pthread_mutex_lock(&p->mu);
     int rc;
     for (;;) {
@@ -692,6 +699,8 @@ int icm__aws_creds_get(icm__aws_creds_provider *p, icm__aws_credentials *out)
             }
             uint64_t gen = p->fail_gen;
             p->waiting++;
+            if (waited != NULL)
+                *waited = true;
             pthread_cond_wait(&p->cv, &p->mu);
             p->waiting--;
             if (p->fail_gen != gen) {
@@ -701,6 +710,9 @@ int icm__aws_creds_get(icm__aws_creds_provider *p, icm__aws_credentials *out)
             continue;
         }
         p->refreshing = true;
+        /* (a first look at credentials given as properties takes no time) */
+        if (waited != NULL && (p->have || p->kind != SRC_STATIC))
+            *waited = true;
         pthread_mutex_unlock(&p->mu);
         icm__aws_credentials fresh;
         rc = fetch(p, now, &fresh);
