@@ -7,6 +7,7 @@
 #   4. build-asan/ Debug, ASan+UBSan           ctest: labels unit and fuzz-replay
 #   4b. build-shared/ -DBUILD_SHARED_LIBS=ON   build only, plus the exports check (ctest
 #                                              shared_exports); its full ctest adds ~3.5 min
+#   4c. build-types/<cc>-<type>/               GCC and clang, every CMAKE_BUILD_TYPE, -Werror
 #   5. pytest tests/py and tests/interop (if present) with the venv's python
 # with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already, and
 # the S3 test servers (scripts/start-s3.sh) unless ICM_TEST_S3_ENDPOINT names them already, and
@@ -49,10 +50,15 @@ summary() {
   fi
 }
 
+# Every build has -Werror (ICM_WERROR is off by default, for packagers) and goes through ccache
+# when it is installed, so the builds of one run and of the next share their objects.
 configure_and_build() {
-  local dir="$1"
+  local dir="$1" launcher=()
   shift
-  cmake -S "$ROOT" -B "$ROOT/$dir" -G Ninja -DICM_WERROR=ON "$@" >/dev/null &&
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$ROOT" -B "$ROOT/$dir" -G Ninja -DICM_WERROR=ON "${launcher[@]}" "$@" >/dev/null &&
     ninja -C "$ROOT/$dir" -j "$JOBS"
 }
 
@@ -163,6 +169,32 @@ if stage build-shared configure_and_build build-shared -DCMAKE_BUILD_TYPE=RelWit
 else
   skipped+=("shared-exports")
 fi
+
+# Every build type (Debug, Release, RelWithDebInfo, MinSizeRel) with GCC and with clang builds
+# with -Werror: GCC's flow warnings (format truncation, maybe-uninitialized) change with the
+# optimisation level, and clang warns where GCC does not. The library, CLI and benchmarks only
+# (BUILD_TESTING=OFF: about 10 s each), plus clang's build of the tests in RelWithDebInfo.
+build_types() {
+  local cc bt testing rc=0
+  for cc in gcc clang; do
+    for bt in Debug Release RelWithDebInfo MinSizeRel; do
+      testing=OFF
+      if [ "$cc-$bt" = clang-RelWithDebInfo ]; then
+        testing=ON
+      fi
+      echo "test.sh: build-types: $cc $bt (BUILD_TESTING=$testing)" >&2
+      mkdir -p build-types
+      if ! configure_and_build "build-types/$cc-$bt" -DCMAKE_C_COMPILER="$cc" \
+          -DCMAKE_BUILD_TYPE="$bt" -DBUILD_TESTING="$testing" >"build-types/$cc-$bt.log" 2>&1; then
+        grep -E -A5 'error|warning' "build-types/$cc-$bt.log" | head -60 >&2
+        echo "test.sh: build-types: $cc $bt FAILED (log: build-types/$cc-$bt.log)" >&2
+        rc=1
+      fi
+    done
+  done
+  return "$rc"
+}
+stage build-types build_types
 
 for suite in tests/py tests/interop; do
   if [ ! -d "$suite" ]; then
