@@ -8,6 +8,9 @@
 #   4b. build-shared/ -DBUILD_SHARED_LIBS=ON   build only, plus the exports check (ctest
 #                                              shared_exports); its full ctest adds ~3.5 min
 #   4c. build-types/<cc>-<type>/               GCC and clang, every CMAKE_BUILD_TYPE, -Werror
+#   4d. build-install-{shared,static}/         Release, no tests: cmake --install into a
+#                                              prefix, tests/consumer built against it through
+#                                              pkg-config and find_package, and run
 #   5. pytest tests/py and tests/interop (if present) with the venv's python
 # with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already, and
 # the S3 test servers (scripts/start-s3.sh) unless ICM_TEST_S3_ENDPOINT names them already, and
@@ -195,6 +198,58 @@ build_types() {
   return "$rc"
 }
 stage build-types build_types
+
+# What a packager does and what a user then does: a Release build without tests, installed with
+# `cmake --install` into a fresh prefix, then tests/consumer/consumer.c built against that prefix
+# and run, once through pkg-config and once through CMake's find_package(icemaint); for the
+# shared library (pkg-config --libs) and for the static one (pkg-config --static: the
+# Requires.private and Libs.private must be complete).
+install_consumer() {
+  local kind="$1" shared=OFF static="" dir prefix pc
+  [ "$kind" = shared ] && shared=ON
+  [ "$kind" = static ] && static=--static
+  dir="build-install-$kind"
+  configure_and_build "$dir" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+    -DICM_BUILD_BENCH=OFF -DBUILD_SHARED_LIBS="$shared" >/dev/null || return 1
+  prefix="$ROOT/$dir/prefix"
+  rm -rf "$prefix" "$ROOT/$dir/consumer"
+  mkdir -p "$ROOT/$dir/consumer"
+  cmake --install "$ROOT/$dir" --prefix "$prefix" >/dev/null || return 1
+  pc="$(find "$prefix" -name icemaint.pc)"
+  [ -n "$pc" ] || { echo "test.sh: install-$kind: no icemaint.pc installed" >&2; return 1; }
+  # pkg-config: the file is relocatable (${pcfiledir}), nothing but PKG_CONFIG_PATH points at it.
+  # Static: `pkg-config --static` would also take every dependency's own Libs.private, and
+  # Debian's libpq.pc names archives libpq-dev does not ship (-lpgcommon -lpgport), so the
+  # static link is what `--static` means one level deep: icemaint's Libs and Libs.private and
+  # its Requires.private modules' Libs, every one of them taken from the installed file.
+  local flags
+  flags="$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs icemaint)" || return 1
+  if [ -n "$static" ]; then
+    flags="$flags $(pkg-config --libs $(PKG_CONFIG_PATH="$(dirname "$pc")" \
+      pkg-config --print-requires-private icemaint)) $(sed -n 's/^Libs\.private: //p' "$pc")" ||
+      return 1
+  fi
+  # shellcheck disable=SC2086
+  cc -std=c11 -Wall -Werror -o "$ROOT/$dir/consumer/consumer-pc" tests/consumer/consumer.c \
+    $flags || return 1
+  LD_LIBRARY_PATH="$(dirname "$(dirname "$pc")")" "$ROOT/$dir/consumer/consumer-pc" || return 1
+  # find_package: CMAKE_PREFIX_PATH only.
+  cmake -S tests/consumer -B "$ROOT/$dir/consumer/cmake" -G Ninja \
+    -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
+    ninja -C "$ROOT/$dir/consumer/cmake" >/dev/null &&
+    "$ROOT/$dir/consumer/cmake/consumer" || return 1
+  if [ "$kind" = shared ]; then
+    # Both consumers load the installed shared library, by its soname.
+    for exe in consumer/consumer-pc consumer/cmake/consumer; do
+      readelf -d "$ROOT/$dir/$exe" | grep -q 'NEEDED.*\[libicemaint\.so\.[0-9.]*\]' || {
+        echo "test.sh: install-shared: $exe does not link libicemaint.so by soname" >&2
+        return 1
+      }
+    done
+  fi
+}
+stage install-consumer-shared install_consumer shared
+stage install-consumer-static install_consumer static
 
 for suite in tests/py tests/interop; do
   if [ ! -d "$suite" ]; then
