@@ -176,25 +176,31 @@ fi
 # Every build type (Debug, Release, RelWithDebInfo, MinSizeRel) with GCC and with clang builds
 # with -Werror: GCC's flow warnings (format truncation, maybe-uninitialized) change with the
 # optimisation level, and clang warns where GCC does not. The library, CLI and benchmarks only
-# (BUILD_TESTING=OFF: about 10 s each), plus clang's build of the tests in RelWithDebInfo.
+# (BUILD_TESTING=OFF: about 10 s each), plus clang's build of the tests in RelWithDebInfo, which
+# is also the build without the optional features (ICM_WITH_POSTGRES=OFF, ICM_WITH_YAML=OFF)
+# and runs test_built_without there: their refusals.
 build_types() {
-  local cc bt testing rc=0
+  local cc bt extra rc=0
   for cc in gcc clang; do
     for bt in Debug Release RelWithDebInfo MinSizeRel; do
-      testing=OFF
+      extra=(-DBUILD_TESTING=OFF)
       if [ "$cc-$bt" = clang-RelWithDebInfo ]; then
-        testing=ON
+        extra=(-DBUILD_TESTING=ON -DICM_WITH_POSTGRES=OFF -DICM_WITH_YAML=OFF)
       fi
-      echo "test.sh: build-types: $cc $bt (BUILD_TESTING=$testing)" >&2
+      echo "test.sh: build-types: $cc $bt ${extra[*]}" >&2
       mkdir -p build-types
       if ! configure_and_build "build-types/$cc-$bt" -DCMAKE_C_COMPILER="$cc" \
-          -DCMAKE_BUILD_TYPE="$bt" -DBUILD_TESTING="$testing" >"build-types/$cc-$bt.log" 2>&1; then
+          -DCMAKE_BUILD_TYPE="$bt" "${extra[@]}" >"build-types/$cc-$bt.log" 2>&1; then
         grep -E -A5 'error|warning' "build-types/$cc-$bt.log" | head -60 >&2
         echo "test.sh: build-types: $cc $bt FAILED (log: build-types/$cc-$bt.log)" >&2
         rc=1
       fi
     done
   done
+  if [ -f build-types/clang-RelWithDebInfo/build.ninja ]; then
+    ctest --test-dir build-types/clang-RelWithDebInfo --output-on-failure \
+      -R '^test_built_without$' || rc=1
+  fi
   return "$rc"
 }
 stage build-types build_types
