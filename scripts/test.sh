@@ -244,6 +244,11 @@ install_consumer() {
     -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
     ninja -C "$ROOT/$dir/consumer/cmake" >/dev/null &&
     "$ROOT/$dir/consumer/cmake/consumer" || return 1
+  # The generated man pages and bash completion are installed where man and bash look.
+  for f in share/man/man1/icemaint.1 share/man/man1/icemaint-expire-snapshots.1 \
+      share/bash-completion/completions/icemaint; do
+    [ -s "$prefix/$f" ] || { echo "test.sh: install-$kind: $f not installed" >&2; return 1; }
+  done
   if [ "$kind" = shared ]; then
     # Both consumers load the installed shared library, by its soname.
     for exe in consumer/consumer-pc consumer/cmake/consumer; do
