@@ -246,7 +246,8 @@ install_consumer() {
     "$ROOT/$dir/consumer/cmake/consumer" || return 1
   # The generated man pages and bash completion are installed where man and bash look.
   for f in share/man/man1/icemaint.1 share/man/man1/icemaint-expire-snapshots.1 \
-      share/bash-completion/completions/icemaint; do
+      share/bash-completion/completions/icemaint share/fish/vendor_completions.d/icemaint.fish \
+      share/zsh/site-functions/_icemaint; do
     [ -s "$prefix/$f" ] || { echo "test.sh: install-$kind: $f not installed" >&2; return 1; }
   done
   if [ "$kind" = shared ]; then

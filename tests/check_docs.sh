@@ -1,8 +1,9 @@
 #!/bin/bash
-# check_docs.sh ICEMAINT DOCS_DIR: the generated man pages and bash completion (scripts/gen-docs.sh,
-# built into DOCS_DIR) match the tool: a page per command `icemaint --help` lists and no other,
-# every page formats without a groff warning, and the completion offers each command and, after
-# a command, that command's options. Run by ctest as `docs_generated`.
+# check_docs.sh ICEMAINT DOCS_DIR: the generated man pages and shell completion
+# (scripts/gen-docs.sh, built into DOCS_DIR) match the tool: a page per command `icemaint --help`
+# lists and no other, every page formats without a groff warning, and the completion offers each
+# command and, after a command, that command's options (bash: run; fish and zsh: their files,
+# syntax-checked when the shell is installed). Run by ctest as `docs_generated`.
 set -euo pipefail
 cli="$1"
 dir="$2"
@@ -41,4 +42,23 @@ if complete_words icemaint inspect --dry | grep -q .; then
   fail "completion after inspect offers --dry..., an option it does not have"
 fi
 complete_words icemaint --ver | grep -qx -- --version || fail "completion lacks --version"
+# A global option's value is not taken for the command.
+complete_words icemaint --catalog prod expire-snapshots --dry | grep -qx -- --dry-run ||
+  fail "completion after --catalog prod expire-snapshots lacks --dry-run"
+
+# fish and zsh: each command is offered, with its options (syntax-checked where installed).
+for c in $commands; do
+  grep -q -- "-a $c -d " "$dir/completion/icemaint.fish" || fail "icemaint.fish lacks $c"
+  grep -q -- "^        '$c:" "$dir/completion/_icemaint" || fail "_icemaint lacks $c"
+done
+grep -q -- "__fish_seen_subcommand_from expire-snapshots'.* -l dry-run" \
+  "$dir/completion/icemaint.fish" || fail "icemaint.fish: no --dry-run for expire-snapshots"
+grep -q -- "^    expire-snapshots) compadd -- .*--dry-run" "$dir/completion/_icemaint" ||
+  fail "_icemaint: no --dry-run for expire-snapshots"
+if command -v fish >/dev/null; then
+  fish -n "$dir/completion/icemaint.fish" || fail "icemaint.fish: syntax error"
+fi
+if command -v zsh >/dev/null; then
+  zsh -n "$dir/completion/_icemaint" || fail "_icemaint: syntax error"
+fi
 echo "check_docs: $(echo "$commands" | wc -l) commands, $(echo "$have" | wc -l) pages, completion OK"
