@@ -11,6 +11,8 @@
 #   4d. build-install-{shared,static}/         Release, no tests: cmake --install into a
 #                                              prefix, tests/consumer built against it through
 #                                              pkg-config and find_package, and run
+#   4e. build-install-static/deb/              cpack -G DEB: Depends, contents, and the
+#                                              packaged icemaint runs (dpkg-deb -x)
 #   5. pytest tests/py and tests/interop (if present) with the venv's python
 # with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already, and
 # the S3 test servers (scripts/start-s3.sh) unless ICM_TEST_S3_ENDPOINT names them already, and
@@ -262,6 +264,48 @@ install_consumer() {
 }
 stage install-consumer-shared install_consumer shared
 stage install-consumer-static install_consumer static
+
+# A .deb (CPack) of that static Release build: its Depends name the runtime libraries
+# (dpkg-shlibdeps), it holds the tool, library, headers, pkg-config and CMake files, man pages
+# and completion, and the packaged icemaint runs (--version, and inspect on a metadata file).
+# Extracted with dpkg-deb -x rather than installed, so the machine's /usr stays as it was.
+package_deb() {
+  local dir="$ROOT/build-install-static" deb root version out f contents depends
+  [ -f "$dir/build.ninja" ] || return 1
+  rm -rf "$dir/deb"
+  (cd "$dir" && cpack -G DEB -B deb >/dev/null) || return 1
+  deb="$(ls "$dir"/deb/icemaint_*.deb)" || return 1
+  depends="$(dpkg-deb -f "$deb" Depends)" || return 1
+  for f in libc6 libjansson4 libcurl4 libpq5 libyaml-0-2; do
+    printf '%s\n' "$depends" | grep -q "$f" ||
+      { echo "test.sh: package-deb: Depends lacks $f" >&2; return 1; }
+  done
+  contents="$(dpkg-deb -c "$deb")" || return 1
+  for f in usr/bin/icemaint usr/lib/libicemaint.a usr/lib/pkgconfig/icemaint.pc \
+      usr/lib/cmake/icemaint/icemaintConfig.cmake usr/include/icemaint/common.h \
+      usr/share/man/man1/icemaint.1 usr/share/bash-completion/completions/icemaint; do
+    printf '%s\n' "$contents" | grep -q " \./$f\$" ||
+      { echo "test.sh: package-deb: $f not in the package" >&2; return 1; }
+  done
+  root="$(mktemp -d /tmp/icm-deb.XXXXXX)"
+  dpkg-deb -x "$deb" "$root" || { rm -rf "$root"; return 1; }
+  version="$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$dir/CMakeCache.txt")"
+  out="$("$root/usr/bin/icemaint" --version)"
+  if [ "$out" != "icemaint $version" ]; then
+    echo "test.sh: package-deb: --version printed '$out', want 'icemaint $version'" >&2
+    rm -rf "$root"
+    return 1
+  fi
+  out="$("$root/usr/bin/icemaint" inspect tests/consumer/v1.metadata.json)" &&
+    printf '%s\n' "$out" | grep -q '^Table UUID  *9c12d441-03fe-4693-9a96-a0705ddf69c1$' || {
+    echo "test.sh: package-deb: the packaged icemaint inspect failed: $out" >&2
+    rm -rf "$root"
+    return 1
+  }
+  rm -rf "$root"
+  echo "test.sh: package-deb: $(basename "$deb") OK" >&2
+}
+stage package-deb package_deb
 
 for suite in tests/py tests/interop; do
   if [ ! -d "$suite" ]; then
