@@ -7,6 +7,12 @@
 #   4. build-asan/ Debug, ASan+UBSan           ctest: labels unit and fuzz-replay
 #   4b. build-shared/ -DBUILD_SHARED_LIBS=ON   build only, plus the exports check (ctest
 #                                              shared_exports); its full ctest adds ~3.5 min
+#   4c. build-types/<cc>-<type>/               GCC and clang, every CMAKE_BUILD_TYPE, -Werror
+#   4d. build-install-{shared,static}/         Release, no tests: cmake --install into a
+#                                              prefix, tests/consumer built against it through
+#                                              pkg-config and find_package, and run
+#   4e. build-install-static/deb/              cpack -G DEB: Depends, contents, and the
+#                                              packaged icemaint runs (dpkg-deb -x)
 #   5. pytest tests/py and tests/interop (if present) with the venv's python
 # with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already, and
 # the S3 test servers (scripts/start-s3.sh) unless ICM_TEST_S3_ENDPOINT names them already, and
@@ -49,10 +55,15 @@ summary() {
   fi
 }
 
+# Every build has -Werror (ICM_WERROR is off by default, for packagers) and goes through ccache
+# when it is installed, so the builds of one run and of the next share their objects.
 configure_and_build() {
-  local dir="$1"
+  local dir="$1" launcher=()
   shift
-  cmake -S "$ROOT" -B "$ROOT/$dir" -G Ninja -DICM_WERROR=ON "$@" >/dev/null &&
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$ROOT" -B "$ROOT/$dir" -G Ninja -DICM_WERROR=ON "${launcher[@]}" "$@" >/dev/null &&
     ninja -C "$ROOT/$dir" -j "$JOBS"
 }
 
@@ -163,6 +174,138 @@ if stage build-shared configure_and_build build-shared -DCMAKE_BUILD_TYPE=RelWit
 else
   skipped+=("shared-exports")
 fi
+
+# Every build type (Debug, Release, RelWithDebInfo, MinSizeRel) with GCC and with clang builds
+# with -Werror: GCC's flow warnings (format truncation, maybe-uninitialized) change with the
+# optimisation level, and clang warns where GCC does not. The library, CLI and benchmarks only
+# (BUILD_TESTING=OFF: about 10 s each), plus clang's build of the tests in RelWithDebInfo, which
+# is also the build without the optional features (ICM_WITH_POSTGRES=OFF, ICM_WITH_YAML=OFF)
+# and runs test_built_without there: their refusals.
+build_types() {
+  local cc bt extra rc=0
+  for cc in gcc clang; do
+    for bt in Debug Release RelWithDebInfo MinSizeRel; do
+      extra=(-DBUILD_TESTING=OFF)
+      if [ "$cc-$bt" = clang-RelWithDebInfo ]; then
+        extra=(-DBUILD_TESTING=ON -DICM_WITH_POSTGRES=OFF -DICM_WITH_YAML=OFF)
+      fi
+      echo "test.sh: build-types: $cc $bt ${extra[*]}" >&2
+      mkdir -p build-types
+      if ! configure_and_build "build-types/$cc-$bt" -DCMAKE_C_COMPILER="$cc" \
+          -DCMAKE_BUILD_TYPE="$bt" "${extra[@]}" >"build-types/$cc-$bt.log" 2>&1; then
+        grep -E -A5 'error|warning' "build-types/$cc-$bt.log" | head -60 >&2
+        echo "test.sh: build-types: $cc $bt FAILED (log: build-types/$cc-$bt.log)" >&2
+        rc=1
+      fi
+    done
+  done
+  if [ -f build-types/clang-RelWithDebInfo/build.ninja ]; then
+    ctest --test-dir build-types/clang-RelWithDebInfo --output-on-failure \
+      -R '^test_built_without$' || rc=1
+  fi
+  return "$rc"
+}
+stage build-types build_types
+
+# What a packager does and what a user then does: a Release build without tests, installed with
+# `cmake --install` into a fresh prefix, then tests/consumer/consumer.c built against that prefix
+# and run, once through pkg-config and once through CMake's find_package(icemaint); for the
+# shared library (pkg-config --libs) and for the static one (pkg-config --static: the
+# Requires.private and Libs.private must be complete).
+install_consumer() {
+  local kind="$1" shared=OFF static="" dir prefix pc
+  [ "$kind" = shared ] && shared=ON
+  [ "$kind" = static ] && static=--static
+  dir="build-install-$kind"
+  configure_and_build "$dir" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+    -DICM_BUILD_BENCH=OFF -DBUILD_SHARED_LIBS="$shared" >/dev/null || return 1
+  prefix="$ROOT/$dir/prefix"
+  rm -rf "$prefix" "$ROOT/$dir/consumer"
+  mkdir -p "$ROOT/$dir/consumer"
+  cmake --install "$ROOT/$dir" --prefix "$prefix" >/dev/null || return 1
+  pc="$(find "$prefix" -name icemaint.pc)"
+  [ -n "$pc" ] || { echo "test.sh: install-$kind: no icemaint.pc installed" >&2; return 1; }
+  # pkg-config: the file is relocatable (${pcfiledir}), nothing but PKG_CONFIG_PATH points at it.
+  # Static: `pkg-config --static` would also take every dependency's own Libs.private, and
+  # Debian's libpq.pc names archives libpq-dev does not ship (-lpgcommon -lpgport), so the
+  # static link is what `--static` means one level deep: icemaint's Libs and Libs.private and
+  # its Requires.private modules' Libs, every one of them taken from the installed file.
+  local flags
+  flags="$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs icemaint)" || return 1
+  if [ -n "$static" ]; then
+    flags="$flags $(pkg-config --libs $(PKG_CONFIG_PATH="$(dirname "$pc")" \
+      pkg-config --print-requires-private icemaint)) $(sed -n 's/^Libs\.private: //p' "$pc")" ||
+      return 1
+  fi
+  # shellcheck disable=SC2086
+  cc -std=c11 -Wall -Werror -o "$ROOT/$dir/consumer/consumer-pc" tests/consumer/consumer.c \
+    $flags || return 1
+  LD_LIBRARY_PATH="$(dirname "$(dirname "$pc")")" "$ROOT/$dir/consumer/consumer-pc" || return 1
+  # find_package: CMAKE_PREFIX_PATH only.
+  cmake -S tests/consumer -B "$ROOT/$dir/consumer/cmake" -G Ninja \
+    -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
+    ninja -C "$ROOT/$dir/consumer/cmake" >/dev/null &&
+    "$ROOT/$dir/consumer/cmake/consumer" || return 1
+  # The generated man pages and bash completion are installed where man and bash look.
+  for f in share/man/man1/icemaint.1 share/man/man1/icemaint-expire-snapshots.1 \
+      share/bash-completion/completions/icemaint share/fish/vendor_completions.d/icemaint.fish \
+      share/zsh/site-functions/_icemaint; do
+    [ -s "$prefix/$f" ] || { echo "test.sh: install-$kind: $f not installed" >&2; return 1; }
+  done
+  if [ "$kind" = shared ]; then
+    # Both consumers load the installed shared library, by its soname.
+    for exe in consumer/consumer-pc consumer/cmake/consumer; do
+      readelf -d "$ROOT/$dir/$exe" | grep -q 'NEEDED.*\[libicemaint\.so\.[0-9.]*\]' || {
+        echo "test.sh: install-shared: $exe does not link libicemaint.so by soname" >&2
+        return 1
+      }
+    done
+  fi
+}
+stage install-consumer-shared install_consumer shared
+stage install-consumer-static install_consumer static
+
+# A .deb (CPack) of that static Release build: its Depends name the runtime libraries
+# (dpkg-shlibdeps), it holds the tool, library, headers, pkg-config and CMake files, man pages
+# and completion, and the packaged icemaint runs (--version, and inspect on a metadata file).
+# Extracted with dpkg-deb -x rather than installed, so the machine's /usr stays as it was.
+package_deb() {
+  local dir="$ROOT/build-install-static" deb root version out f contents depends
+  [ -f "$dir/build.ninja" ] || return 1
+  rm -rf "$dir/deb"
+  (cd "$dir" && cpack -G DEB -B deb >/dev/null) || return 1
+  deb="$(ls "$dir"/deb/icemaint_*.deb)" || return 1
+  depends="$(dpkg-deb -f "$deb" Depends)" || return 1
+  for f in libc6 libjansson4 libcurl4 libpq5 libyaml-0-2; do
+    printf '%s\n' "$depends" | grep -q "$f" ||
+      { echo "test.sh: package-deb: Depends lacks $f" >&2; return 1; }
+  done
+  contents="$(dpkg-deb -c "$deb")" || return 1
+  for f in usr/bin/icemaint usr/lib/libicemaint.a usr/lib/pkgconfig/icemaint.pc \
+      usr/lib/cmake/icemaint/icemaintConfig.cmake usr/include/icemaint/common.h \
+      usr/share/man/man1/icemaint.1 usr/share/bash-completion/completions/icemaint; do
+    printf '%s\n' "$contents" | grep -q " \./$f\$" ||
+      { echo "test.sh: package-deb: $f not in the package" >&2; return 1; }
+  done
+  root="$(mktemp -d /tmp/icm-deb.XXXXXX)"
+  dpkg-deb -x "$deb" "$root" || { rm -rf "$root"; return 1; }
+  version="$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$dir/CMakeCache.txt")"
+  out="$("$root/usr/bin/icemaint" --version)"
+  if [ "$out" != "icemaint $version" ]; then
+    echo "test.sh: package-deb: --version printed '$out', want 'icemaint $version'" >&2
+    rm -rf "$root"
+    return 1
+  fi
+  out="$("$root/usr/bin/icemaint" inspect tests/consumer/v1.metadata.json)" &&
+    printf '%s\n' "$out" | grep -q '^Table UUID  *9c12d441-03fe-4693-9a96-a0705ddf69c1$' || {
+    echo "test.sh: package-deb: the packaged icemaint inspect failed: $out" >&2
+    rm -rf "$root"
+    return 1
+  }
+  rm -rf "$root"
+  echo "test.sh: package-deb: $(basename "$deb") OK" >&2
+}
+stage package-deb package_deb
 
 for suite in tests/py tests/interop; do
   if [ ! -d "$suite" ]; then

@@ -70,7 +70,8 @@ typedef int (*icm_name_cb)(const char *name, void *payload);
  *                    ("true" default: create missing tables with the V1 schema)
  * The schema version of an existing database is detected (V1 when `iceberg_tables` has the
  * column `iceberg_type`, else V0) and never migrated.
- * @return 0; ICM_EINVALID (bad URI, io NULL); ICM_EUNSUPPORTED (database kind); ICM_ENET /
+ * @return 0; ICM_EINVALID (bad URI, io NULL); ICM_EUNSUPPORTED (database kind, or a
+ *         postgresql:// URI in a library built with ICM_WITH_POSTGRES=OFF); ICM_ENET /
  *         ICM_EAUTH (cannot connect); ICM_EIO (SQLite cannot open); ICM_ENOTFOUND (tables
  *         absent and init_catalog_tables=false; or no SQLite database file at that path: the
  *         message names it absolute, "no such catalog database"); ICM_ENOMEM. SQL errors carry
@@ -174,7 +175,9 @@ typedef struct icm_catalog_config_options {
  * @param[out] out_name  catalog name chosen (icm_free)
  * @param[out] out_props, out_n  new array (icm_catalog_properties_free)
  * @return 0; ICM_ENOTFOUND (explicit config_file missing); ICM_EINVALID (YAML syntax or shape:
- *         the message names file and line); ICM_ENOMEM.
+ *         the message names file and line); ICM_EUNSUPPORTED (a YAML file to read, explicit or
+ *         found, in a library built with ICM_WITH_YAML=OFF: refused, never skipped);
+ *         ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_catalog_config_resolve(const icm_catalog_config_options *opts,
                                            char **out_name, icm_property **out_props,

@@ -15,7 +15,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef ICM_WITH_YAML
 #include <yaml.h>
+#endif
 
 #include "catalog/catalog_internal.h"
 #include "catalog/sql/store.h"
@@ -117,6 +119,8 @@ static const char *cfg_get(const cfg *c, const char *a, const char *b, const cha
 }
 
 /* ---- YAML ---- */
+
+#ifdef ICM_WITH_YAML
 
 typedef struct yaml_walk {
     cfg *c;
@@ -233,6 +237,17 @@ static int load_yaml(cfg *c, const char *path)
     }
     return rc;
 }
+#else
+/* Built with ICM_WITH_YAML=OFF: a configuration file is refused rather than skipped, because
+ * skipping it would silently pick another catalog than the one the user configured. */
+static int load_yaml(cfg *c, const char *path)
+{
+    (void)c;
+    return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EUNSUPPORTED, path,
+                          "cannot read the catalog configuration file: icemaint was built "
+                          "without YAML support (ICM_WITH_YAML=OFF)");
+}
+#endif
 
 static bool is_file(const char *path)
 {

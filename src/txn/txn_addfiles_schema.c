@@ -11,6 +11,7 @@
  *     are compared.
  * Every refusal is one line naming the column path ("a.b.element") and what does not fit.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,12 +116,21 @@ typedef struct check_ctx {
     bool by_id;
 } check_ctx;
 
-/* Refuse the file: "column '<path>' does not fit the table schema: <why><detail>". */
-static int refuse(const check_ctx *cx, const char *path, const char *why, const char *detail)
+/* Refuse the file: "column '<path>' does not fit the table schema: <why>", the reason
+ * printf-style (formatted whole, never cut to a fixed buffer). */
+static int refuse(const check_ctx *cx, const char *path, const char *fmt, ...) ICM__PRINTF(3, 4);
+static int refuse(const check_ctx *cx, const char *path, const char *fmt, ...)
 {
-    return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, cx->location,
-                          "column '%s' does not fit the table schema: %s%s", path, why,
-                          detail != NULL ? detail : "");
+    va_list ap;
+    va_start(ap, fmt);
+    char *why = icm__vsprintf(fmt, ap);
+    va_end(ap);
+    if (why == NULL)
+        return icm__error_oom();
+    int rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, cx->location,
+                            "column '%s' does not fit the table schema: %s", path, why);
+    icm__free(why);
+    return rc;
 }
 
 static const icm__parquet_element *elem(const check_ctx *cx, size_t i)
@@ -152,7 +162,7 @@ static int decimal_of(const check_ctx *cx, const icm__parquet_element *e, const 
     int32_t p = e->logical.kind == ICM__PQ_LT_DECIMAL ? e->logical.precision : e->precision;
     int32_t s = e->logical.kind == ICM__PQ_LT_DECIMAL ? e->logical.scale : e->scale;
     if (p < 1 || p > 38 || s < 0 || s > p)
-        return refuse(cx, path, "decimal precision/scale outside 1..38 (or missing)", NULL);
+        return refuse(cx, path, "decimal precision/scale outside 1..38 (or missing)");
     *out = (prim){ICM__TYPE_DECIMAL, p, s, 0};
     return 0;
 }
@@ -179,10 +189,9 @@ static int integer_of(const check_ctx *cx, const icm__parquet_element *e, const 
     }
     bool fits = is64 ? bits == 64 : bits == 8 || bits == 16 || bits == 32;
     if (!fits)
-        return refuse(cx, path, "integer annotation width does not match its physical type",
-                      NULL);
+        return refuse(cx, path, "integer annotation width does not match its physical type");
     if (!is_signed && bits >= 32)
-        return refuse(cx, path, "unsigned 32/64-bit integers have values beyond Iceberg ",
+        return refuse(cx, path, "unsigned 32/64-bit integers have values beyond Iceberg %s",
                       is64 ? "long" : "int");
     *out = (prim){is64 ? ICM__TYPE_LONG : ICM__TYPE_INT, 0, 0, 0};
     return 0;
@@ -200,7 +209,7 @@ static int time_unit_type(const check_ctx *cx, const icm__parquet_element *e, co
 {
     if (e->logical.kind != ICM__PQ_LT_TIMESTAMP)
         return refuse(cx, path, "legacy TIMESTAMP annotation without a logical type (time "
-                                "zone semantics unclear)", NULL);
+                                "zone semantics unclear)");
     switch (e->logical.unit) {
     case ICM__PQ_UNIT_MILLIS:
     case ICM__PQ_UNIT_MICROS:
@@ -208,12 +217,11 @@ static int time_unit_type(const check_ctx *cx, const icm__parquet_element *e, co
         return 0;
     case ICM__PQ_UNIT_NANOS:
         if (cx->format_version < 3)
-            return refuse(cx, path, "nanosecond timestamps need table format version 3",
-                          NULL);
+            return refuse(cx, path, "nanosecond timestamps need table format version 3");
         out->kind = e->logical.adjusted_to_utc ? ICM__TYPE_TIMESTAMPTZ_NS : ICM__TYPE_TIMESTAMP_NS;
         return 0;
     default:
-        return refuse(cx, path, "TIMESTAMP annotation without a known unit", NULL);
+        return refuse(cx, path, "TIMESTAMP annotation without a known unit");
     }
 }
 
@@ -247,7 +255,7 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
         }
         if (annotated(e, ICM__PQ_LT_TIME, ICM__PQ_CT_TIME_MILLIS))
             return refuse(cx, path, "millisecond TIME has no Iceberg type (time is in "
-                                    "microseconds)", NULL);
+                                    "microseconds)");
         break;
     case ICM__PQ_INT64:
         if (plain) {
@@ -266,7 +274,7 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
         }
         break;
     case ICM__PQ_INT96:
-        return refuse(cx, path, "INT96 timestamps are not read as an Iceberg type", NULL);
+        return refuse(cx, path, "INT96 timestamps are not read as an Iceberg type");
     case ICM__PQ_FLOAT:
         if (plain) {
             out->kind = ICM__TYPE_FLOAT;
@@ -291,7 +299,7 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
         break;
     case ICM__PQ_FIXED_LEN_BYTE_ARRAY:
         if (e->type_length < 1)
-            return refuse(cx, path, "FIXED_LEN_BYTE_ARRAY without a length", NULL);
+            return refuse(cx, path, "FIXED_LEN_BYTE_ARRAY without a length");
         /* pyarrow reads UUID as fixed_size_binary(16), which promotes to uuid. */
         if (plain || (e->logical.kind == ICM__PQ_LT_UUID && e->type_length == 16)) {
             *out = (prim){ICM__TYPE_FIXED, 0, 0, e->type_length};
@@ -302,7 +310,7 @@ static int prim_of(const check_ctx *cx, size_t i, const char *path, prim *out)
         break;
     }
     return refuse(cx, path, "its Parquet type and annotation have no Iceberg type icemaint "
-                            "can check", NULL);
+                            "can check");
 }
 
 /* List and map groups: the standard three-level layouts with the standard names
@@ -316,7 +324,7 @@ static int list_shape(const check_ctx *cx, size_t i, const char *path, shape *ou
         m->num_children != 1 || strcmp(m->name, "list") != 0 ||
         strcmp(elem(cx, i + 2)->name, "element") != 0)
         return refuse(cx, path, "LIST group is not in the standard three-level layout "
-                                "(repeated group 'list' with one field 'element')", NULL);
+                                "(repeated group 'list' with one field 'element')");
     out->kind = S_LIST;
     out->child[0] = i + 2;
     return 0;
@@ -328,16 +336,15 @@ static int map_shape(const check_ctx *cx, size_t i, const char *path, shape *out
     if (elem(cx, i)->num_children != 1 || m->repetition != ICM__PQ_REPEATED ||
         m->num_children != 2 || strcmp(m->name, "key_value") != 0)
         return refuse(cx, path, "MAP group is not in the standard three-level layout "
-                                "(repeated group 'key_value' with fields 'key' and 'value')",
-                      NULL);
+                                "(repeated group 'key_value' with fields 'key' and 'value')");
     out->kind = S_MAP;
     out->child[0] = i + 2;
     out->child[1] = child_at(cx, i + 1, 1);
     if (strcmp(elem(cx, out->child[0])->name, "key") != 0 ||
         strcmp(elem(cx, out->child[1])->name, "value") != 0)
-        return refuse(cx, path, "MAP fields are not named 'key' and 'value'", NULL);
+        return refuse(cx, path, "MAP fields are not named 'key' and 'value'");
     if (elem(cx, out->child[0])->repetition != ICM__PQ_REQUIRED)
-        return refuse(cx, path, "map keys must be required", NULL);
+        return refuse(cx, path, "map keys must be required");
     return 0;
 }
 
@@ -348,8 +355,7 @@ static int shape_of(const check_ctx *cx, size_t i, const char *path, shape *out)
     const icm__parquet_element *e = elem(cx, i);
     memset(out, 0, sizeof *out);
     if (e->repetition == ICM__PQ_REPEATED)
-        return refuse(cx, path, "repeated field outside a LIST or MAP group (legacy layout)",
-                      NULL);
+        return refuse(cx, path, "repeated field outside a LIST or MAP group (legacy layout)");
     if (e->num_children < 0) {
         out->kind = S_PRIM;
         return prim_of(cx, i, path, &out->p);
@@ -360,7 +366,7 @@ static int shape_of(const check_ctx *cx, size_t i, const char *path, shape *out)
         (e->logical.kind == ICM__PQ_LT_NONE && e->converted_type == ICM__PQ_CT_MAP_KEY_VALUE))
         return map_shape(cx, i, path, out);
     if (e->logical.kind != ICM__PQ_LT_NONE || e->converted_type >= 0)
-        return refuse(cx, path, "group with an annotation icemaint cannot check", NULL);
+        return refuse(cx, path, "group with an annotation icemaint cannot check");
     out->kind = S_STRUCT;
     return 0;
 }
@@ -427,15 +433,13 @@ static int find_child(const check_ctx *cx, size_t g, const icm__schema_field *fi
         if (strcmp(elem(cx, c)->name, field->name) != 0)
             continue;
         if (*out != NO_FIELD)
-            return refuse(cx, path, "two file columns have its name", NULL);
+            return refuse(cx, path, "two file columns have its name");
         *out = c;
     }
     if (*out == NO_FIELD || !cx->by_id || elem(cx, *out)->field_id == field->id)
         return 0;
-    char msg[64];
-    snprintf(msg, sizeof msg, "%d in the file, %d in the table", (int)elem(cx, *out)->field_id,
-             (int)field->id);
-    return refuse(cx, path, "its field id is ", msg);
+    return refuse(cx, path, "its field id is %d in the file, %d in the table",
+                  (int)elem(cx, *out)->field_id, (int)field->id);
 }
 
 /* A file column must have a table column of the same name in the same struct: without field
@@ -492,7 +496,7 @@ static int check_part(const check_ctx *cx, const icm__schema_field *part, size_t
         return icm__error_oom();
     int rc = 0;
     if (cx->by_id && elem(cx, i)->field_id != part->id)
-        rc = refuse(cx, p, "its field id differs from the table's", NULL);
+        rc = refuse(cx, p, "its field id differs from the table's");
     if (rc == 0)
         rc = check_field(cx, part, i, p);
     icm__free(p);
@@ -516,9 +520,8 @@ static int check_nested(const check_ctx *cx, const icm__type *type, size_t file_
     const char *kind = type->kind == ICM__TYPE_STRUCT ? "struct"
                        : type->kind == ICM__TYPE_LIST ? "list"
                                                        : "map";
-    char msg[96];
-    snprintf(msg, sizeof msg, "%s in the file, a %s in the table", shape_names[sh->kind], kind);
-    return refuse(cx, path, "it is ", msg);
+    return refuse(cx, path, "it is %s in the file, a %s in the table", shape_names[sh->kind],
+                  kind);
 }
 
 /* One table field (its type and required flag) against file field file_i (NO_FIELD: absent). */
@@ -527,10 +530,10 @@ static int check_field(const check_ctx *cx, const icm__schema_field *field, size
 {
     if (file_i == NO_FIELD)
         return field->required ? refuse(cx, path, "it is required in the table and missing "
-                                                   "from the file", NULL)
+                                                   "from the file")
                                : 0;
     if (field->required && elem(cx, file_i)->repetition != ICM__PQ_REQUIRED)
-        return refuse(cx, path, "it is required in the table and optional in the file", NULL);
+        return refuse(cx, path, "it is required in the table and optional in the file");
     shape sh;
     int rc = shape_of(cx, file_i, path, &sh);
     if (rc != 0)
@@ -540,21 +543,21 @@ static int check_field(const check_ctx *cx, const icm__schema_field *field, size
         return check_nested(cx, type, file_i, &sh, path);
     const prim *want = &type->prim;
     if (!checkable(want))
-        return refuse(cx, path, "icemaint cannot check table type ", type->text);
-    char have_s[40], want_s[40], msg[96];
+        return refuse(cx, path, "icemaint cannot check table type %s", type->text);
+    char have_s[40], want_s[40];
     if (sh.kind != S_PRIM)
-        return refuse(cx, path, "it is nested in the file, the table type is ",
+        return refuse(cx, path, "it is nested in the file, the table type is %s",
                       icm__prim_format(want, want_s, sizeof want_s));
     if (promotes(&sh.p, want)) {
         if (physical_fits(elem(cx, file_i)->type, want))
             return 0;
         return refuse(cx, path, "its Parquet physical type is not the one add-files expects "
-                                "for table type ", icm__prim_format(want, want_s, sizeof want_s));
+                                "for table type %s",
+                      icm__prim_format(want, want_s, sizeof want_s));
     }
-    snprintf(msg, sizeof msg, "%s in the file cannot be read as %s",
-             icm__prim_format(&sh.p, have_s, sizeof have_s),
-             icm__prim_format(want, want_s, sizeof want_s));
-    return refuse(cx, path, "type ", msg);
+    return refuse(cx, path, "type %s in the file cannot be read as %s",
+                  icm__prim_format(&sh.p, have_s, sizeof have_s),
+                  icm__prim_format(want, want_s, sizeof want_s));
 }
 
 int icm__txn_check_parquet_schema(const icm_table_metadata *md, const icm__parquet_schema *file,

@@ -214,7 +214,7 @@ static void test_file_names(void **state)
         "v1.metadata.json", "v1.metadata.json.gz", "metadata.json", "x.metadata.jsonx",
         ".metadata.json",   "a.json",               "",             ICM_LEASE_FILE_NAME,
         ICM_LEASE_FILE_NAME ".takeover-1", ICM_LEASE_FILE_NAME "x", ICM_LEASE_FILE_NAME ".takeover",
-        "x" ICM_LEASE_FILE_NAME,
+        ("x" ICM_LEASE_FILE_NAME), /* parenthesized: one element, not a missing comma */
     };
     for (size_t i = 0; i < ICM__ARRAY_LEN(names); i++) {
         const char *n = names[i];

@@ -3,12 +3,24 @@
  * autocommit; '?' placeholders become $1..$n. The part that matters: after a failed statement,
  * say honestly whether it can have been applied (see classify_failure).
  */
+#include "catalog/sql/store.h"
+#include "util/util.h"
+
+#ifndef ICM_WITH_POSTGRES
+/* Built with ICM_WITH_POSTGRES=OFF: a postgresql:// catalog is refused. The conninfo may hold
+ * a password, so it is not named. */
+int icm__sql_store_open_pg(icm__sql_store **out, const char *conninfo)
+{
+    (void)conninfo;
+    *out = NULL;
+    return icm__error_set(ICM_ERRCLASS_SQL, ICM_EUNSUPPORTED, NULL,
+                          "PostgreSQL catalogs are not available: icemaint was built without "
+                          "PostgreSQL (ICM_WITH_POSTGRES=OFF)");
+}
+#else
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "catalog/sql/store.h"
-#include "util/util.h"
 
 typedef struct pg_store {
     icm__sql_store base;
@@ -223,3 +235,4 @@ int icm__sql_store_open_pg(icm__sql_store **out, const char *conninfo)
     *out = &s->base;
     return 0;
 }
+#endif /* ICM_WITH_POSTGRES */
