@@ -121,7 +121,7 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
     table_list l = {ICM__PTRVEC_INIT, NULL, 0, cat};
     int rc = 0;
     if (paged) {
-        const char *levels[WALK_MAX_DEPTH];
+        const char *levels[WALK_MAX_DEPTH] = {NULL};
         rc = walk_levels(&l, levels, 0);
     } else {
         icm__ptrvec all_ns = ICM__PTRVEC_INIT;
