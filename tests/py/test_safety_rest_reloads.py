@@ -15,7 +15,6 @@ needs is there).
   test_reconcile_ignores_a_stale_reload                     -> 4, the tag still there
 """
 import json
-import os
 import threading
 import time
 import urllib.request
