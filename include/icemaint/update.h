@@ -208,7 +208,8 @@ typedef enum icm_changes_seen {
      *  leaves it, though another writer's change could have left it so. */
     ICM_CHANGES_SEEN,
     /** A snapshot the change adds is there, with its own id, timestamp and manifest list (a
-     *  file the change wrote): the change applied (a commit is atomic). */
+     *  file the change wrote), or, since expired, is named as the parent of one that is: the
+     *  change applied (a commit is atomic). */
     ICM_CHANGES_SEEN_OURS
 } icm_changes_seen;
 

@@ -346,6 +346,56 @@ def test_refusal_after_apply_keeps_the_transaction_files(rest_local, tmp_path, s
         wh.cleanup()
 
 
+def test_refusal_after_apply_found_with_a_trimmed_metadata_log(rest_local, tmp_path):
+    """Adversary round 19, G1: the same refusal after apply, on a table keeping one previous
+    metadata file (write.metadata.previous-versions-max=1); while icemaint's first reload is held,
+    another writer appends on top of its commit, so the reload's metadata-log no longer names the
+    base. The transaction's own snapshot still proves the commit: exit 0, nothing deleted, the
+    table reads whole. (Before: exit 1 and the manifest list and manifest deleted.)"""
+    wh = r.RestWarehouse(rest_local, tmp_path)
+    cat = wh.catalog()
+    cat.create_namespace(wh.namespace)
+    try:
+        t = cat.create_table(wh.ident(), schema=h._rows([1]).schema,
+                             properties={"write.metadata.previous-versions-max": "1"})
+        t.append(h._rows([1, 2]))
+        incoming = r.write_parquet_into(wh, "t", "extra.parquet", [9])
+        n0 = len(cat.load_table(wh.ident()).metadata.snapshots)
+        before = wh.files()
+        ctl = r.proxy_of(wh.server)
+        ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": 401,
+                        "times": 1, "forward": True},
+                       {"kind": "LoadTable", "action": "delay", "delay_ms": 3000, "after": 1,
+                        "times": 1}])
+        appended = []
+
+        def other_writer():
+            for _ in range(200):
+                time.sleep(0.05)
+                tt = cat.load_table(wh.ident())
+                if len(tt.metadata.snapshots) > n0:
+                    tt.append(h._rows([7]))
+                    appended.append(True)
+                    return
+
+        th = threading.Thread(target=other_writer)
+        th.start()
+        res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
+                     env=wh.env(via_proxy=True, token="static-token"))
+        th.join()
+        ctl.clear()
+        assert appended, "the other writer committed on top of icemaint's commit"
+        assert res.returncode == 0, res.stderr
+        assert "reloading the table shows it applied" in res.stderr, res.stderr
+        after = wh.files()
+        assert before - after == set(), "nothing deleted"
+        assert sorted(wh.table().scan().to_arrow()["id"].to_pylist()) == [1, 2, 7, 9]
+        chk = check(wh)
+        assert chk.returncode == 0, chk.stdout + chk.stderr
+    finally:
+        wh.cleanup()
+
+
 # ---- F4: a lost answer is reconciled only against a successor of the base ----------------------
 
 def test_reconcile_ignores_a_stale_reload(rest_local, tmp_path):
@@ -377,7 +427,8 @@ def test_reconcile_ignores_a_stale_reload(rest_local, tmp_path):
         assert served.get("iceberg_error", 0) >= 2, "the 503 and at least one stale reload"
 
         assert res.returncode == RC_COMMIT_UNKNOWN, res.stderr
-        assert "reloading the table does not show the change" in res.stderr, res.stderr
+        # a stale answer tells nothing either way: only a successor of the base could
+        assert "gave metadata that does not follow the commit's base" in res.stderr, res.stderr
         assert commits == [503], "the commit POST is sent once"
         assert set(wh.table().metadata.refs) == {"main", "keep"}, "the tag is still there"
         assert wh.table().metadata_location == metadata, "nothing committed"

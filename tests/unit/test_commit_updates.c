@@ -797,6 +797,26 @@ static void test_changes_seen(void **state)
     assert_int_equal(seen_in(c, md2), ICM_CHANGES_SEEN_OURS);
     icm_table_metadata_free(md2);
     icm_table_changes_free(moved);
+    /* another writer built on ours (its parent is 42), then ours was expired: still ours
+     * (adversary round 19, G1b) */
+    icm_table_changes *child = changes_new();
+    icmt_ok(icm_table_changes_add_snapshot(
+        child, "{\"sequence-number\":5,\"snapshot-id\":43,\"parent-snapshot-id\":42,"
+               "\"timestamp-ms\":1784206400000,\"summary\":{\"operation\":\"append\"},"
+               "\"manifest-list\":\"/x/snap-43.avro\",\"schema-id\":0,"
+               "\"first-row-id\":16,\"added-rows\":1}"));
+    icmt_ok(icm_table_changes_set_snapshot_ref(child, "main", ICM_REF_BRANCH, 43, &none));
+    md2 = apply_ok(child, md);
+    icm_table_changes *expire42 = changes_new();
+    int64_t ours[] = {42};
+    icmt_ok(icm_table_changes_remove_snapshots(expire42, ours, 1));
+    icm_table_metadata *md3 = apply_ok(expire42, md2);
+    assert_null(icm_table_metadata_snapshot_by_id(md3, 42));
+    assert_int_equal(seen_in(c, md3), ICM_CHANGES_SEEN_OURS);
+    icm_table_metadata_free(md3);
+    icm_table_metadata_free(md2);
+    icm_table_changes_free(expire42);
+    icm_table_changes_free(child);
     icm_table_metadata_free(md);
     /* another snapshot 42 (another manifest list): not ours, and main at 42 proves nothing */
     icm_table_changes *theirs = changes_new();
