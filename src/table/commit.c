@@ -59,25 +59,38 @@ int icm__table_commit_retrying(icm_table *t, const icm__commit_policy *policy,
             return rc;
         out->attempts++;
         rc = icm_table_commit_changes(t, changes);
-        icm_table_changes_free(changes);
-        if (rc == 0) {
+        if (rc == 0)
             out->committed = true;
+        /* Only a definitive rejection is retried; an unknown outcome never is. */
+        if (rc != ICM_ECOMMIT_FAILED) {
+            icm_table_changes_free(changes);
+            return rc;
+        }
+        bool last = out->attempts > policy->num_retries ||
+                    icm__now_ms() - start >= policy->total_timeout_ms;
+        if (!last)
+            icm__sleep_ms(icm__commit_backoff_ms(policy, out->attempts));
+        /* The refreshed table may hold this attempt's own snapshot: a gateway in front of the
+         * catalog passed the request on and answered with a conflict (adversary round 20, H3).
+         * It then applied, and a retry would take its snapshot for another writer's and
+         * its caller delete the files it wrote. Also looked for after the last attempt. */
+        icm__error_saved *saved = icm__error_save();
+        int refreshed = icm_table_refresh(t);
+        bool applied = refreshed == 0 && icm__table_conflict_applied(t, changes);
+        icm_table_changes_free(changes);
+        if (applied) {
+            icm__free(saved);
+            out->committed = true;
+            icm_error_clear();
             return 0;
         }
-        /* Only a definitive rejection is retried; an unknown outcome never is. */
-        if (rc != ICM_ECOMMIT_FAILED)
-            return rc;
-        if (out->attempts > policy->num_retries ||
-            icm__now_ms() - start >= policy->total_timeout_ms)
-            return rc;
-        icm__sleep_ms(icm__commit_backoff_ms(policy, out->attempts));
-        icm__error_saved *saved = icm__error_save();
-        rc = icm_table_refresh(t);
-        if (rc != 0) {
+        if (refreshed != 0 && !last) {
             icm__free(saved); /* the refresh's error explains the end */
             out->refresh_failed = true;
-            return rc;
+            return refreshed;
         }
         icm__error_restore(saved);
+        if (last)
+            return rc;
     }
 }

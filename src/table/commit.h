@@ -14,6 +14,7 @@
 #define ICM_TABLE_COMMIT_H
 
 #include "icemaint/catalog.h"
+#include "icemaint/update.h"
 
 /* Java TableProperties commit.retry.* names and defaults. */
 #define ICM__COMMIT_NUM_RETRIES "commit.retry.num-retries"
@@ -58,5 +59,14 @@ typedef struct icm__commit_outcome {
 int icm__table_commit_retrying(icm_table *t, const icm__commit_policy *policy,
                                icm__commit_attempt_fn attempt, void *payload,
                                icm__commit_outcome *out);
+
+/*
+ * After a conflict (ICM_ECOMMIT_FAILED) and a refresh of `t`: whether the refreshed metadata
+ * holds the own snapshot of `changes` (icm_table_changes_seen: ICM_CHANGES_SEEN_OURS), so the
+ * commit applied although its answer said otherwise. Then `t` is marked as after a
+ * reconciled commit (icm_table_last_commit_reconciled, a commit warning naming the conflict,
+ * icm_table_last_commit_location the current metadata file) and true is returned.
+ */
+bool icm__table_conflict_applied(icm_table *t, const icm_table_changes *changes);
 
 #endif /* ICM_TABLE_COMMIT_H */

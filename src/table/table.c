@@ -12,6 +12,7 @@
 #include "catalog/catalog_internal.h"
 #include "catalog/storage_refresh.h"
 #include "io/fileio_internal.h"
+#include "table/commit.h"
 #include "table/retention.h"
 #include "util/location.h"
 #include "util/util.h"
@@ -927,6 +928,23 @@ static int verify_refusal(icm_table *t, const icm_table_changes *changes, int re
     icm__free(why);
     icm__free(reason);
     return rc;
+}
+
+bool icm__table_conflict_applied(icm_table *t, const icm_table_changes *changes)
+{
+    icm_changes_seen seen = ICM_CHANGES_NOT_SEEN;
+    if (icm_table_changes_seen(changes, t->md, &seen) != 0 || seen != ICM_CHANGES_SEEN_OURS)
+        return false;
+    const char *why = icm_error_last()->message;
+    char *w = icm__sprintf("the catalog answered the commit with a conflict (%s), but the table "
+                           "reloaded for a retry holds the commit's own snapshot: it applied "
+                           "(%s)",
+                           why[0] != '\0' ? why : "commit failed", t->metadata_location);
+    if (w == NULL || icm__ptrvec_push(&t->warnings, w) != 0)
+        icm__free(w); /* the warning is lost, never the outcome */
+    t->reconciled = true;
+    note_committed(t, t->metadata_location);
+    return true;
 }
 
 /* A catalog that takes requirements and updates itself (REST): it checks, applies and records

@@ -120,6 +120,7 @@ void icm_txn_free(icm_txn *txn)
     icm_txn_abort(txn);
     icm__ptrvec_dispose(&txn->ops, free_op);
     icm__ptrvec_dispose(&txn->owned, free_owned);
+    icm__free(txn->base_ids);
     icm__free(txn);
 }
 
@@ -143,6 +144,13 @@ static txn_owned *find_owned(icm_txn *txn, const char *location)
             return o;
     }
     return NULL;
+}
+
+const char *icm__txn_owned_location(icm_txn *txn, const char *location, int keep_attempt)
+{
+    const txn_owned *o = find_owned(txn, location);
+    return o != NULL && (keep_attempt == 0 || o->last_attempt != keep_attempt) ? o->location
+                                                                               : NULL;
 }
 
 int icm__txn_own(icm_txn *txn, const char *location, bool used_now)
@@ -655,12 +663,30 @@ static bool committed_snapshots_found(icm_txn *txn)
     return ok;
 }
 
+/* Whether the table reaches an owned file the final attempt does not use, or cannot be read
+ * to tell (then true: nothing goes). Without such files nothing is read. */
+static bool superseded_reached(icm_txn *txn)
+{
+    bool any = false;
+    for (size_t i = 0; i < txn->owned.len && !any; i++)
+        any = ((const txn_owned *)txn->owned.items[i])->last_attempt != txn->attempt;
+    if (!any)
+        return false;
+    icm__error_saved *saved = icm__error_save();
+    const char *hit = NULL;
+    int rc = icm__txn_reached(txn, txn->base_ids, txn->n_base_ids, txn->attempt, &hit);
+    icm__error_restore(saved);
+    return rc != 0 || hit != NULL;
+}
+
 static int finish_success(icm_txn *txn)
 {
     txn->state = TXN_COMMITTED;
     /* Superseded attempts' manifests and lists, and handed-out data files that were never
-     * appended, are unreferenced, but only a fresh load proves which attempt won. */
-    if (committed_snapshots_found(txn))
+     * appended, are unreferenced, but only a fresh load proves which attempt won; and an
+     * attempt answered with a conflict may have landed all the same (a gateway that passed it
+     * on, adversary round 20, H3): none of them goes while the table reaches it. */
+    if (committed_snapshots_found(txn) && !superseded_reached(txn))
         delete_owned(txn, txn->attempt);
     icm_error_clear();
     return 0;
@@ -694,6 +720,51 @@ static int keep_unproven(icm_txn *txn, int rc)
                         "%s; that does not prove the commit did not happen, so no file of this "
                         "transaction was deleted",
                         reason != NULL ? reason : "commit failed");
+    icm__free(reason);
+    return rc;
+}
+
+/*
+ * The catalog refused the commit request (400, 401/403/419, 404): a gateway in front of it may
+ * have passed the request on first, and the table layer found no sign of the change in its
+ * reloads (verify_refusal). That sign, the change's own snapshot or one naming it as parent,
+ * may already be expired while a later snapshot still carries this transaction's manifest or
+ * data files (adversary round 19, left open). So the refusal stands only when the table, loaded
+ * once more, reaches none of the files this transaction wrote (icm__txn_reached): one reached
+ * proves the commit applied, and a table that cannot be read to tell keeps them all too.
+ */
+static int refusal_holds(icm_txn *txn, int rc)
+{
+    icm__error_saved *saved = icm__error_save();
+    char *reason = icm__strdup(icm_error_last()->message);
+    const char *hit = NULL;
+    int looked = icm__txn_reached(txn, txn->base_ids, txn->n_base_ids, 0, &hit);
+    if (looked == 0 && hit == NULL) {
+        icm__error_restore(saved);
+        icm__free(reason);
+        return fail_and_clean(txn, rc);
+    }
+    icm__free(saved);
+    char *why = icm__strdup(icm_error_last()->message);
+    txn->state = TXN_UNKNOWN;
+    if (looked == ICM_ENOMEM)
+        rc = icm__error_oom();
+    else if (hit != NULL)
+        rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_ECOMMIT_UNKNOWN,
+                            icm_table_get_identifier(txn->table),
+                            "commit outcome unknown: the catalog refused it (%s), but the table "
+                            "as it is now references %s, a file this transaction wrote, so it "
+                            "was applied (its snapshot is gone already); no file of this "
+                            "transaction was deleted",
+                            reason != NULL ? reason : "refused", hit);
+    else
+        rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_ECOMMIT_UNKNOWN,
+                            icm_table_get_identifier(txn->table),
+                            "commit outcome unknown: the catalog refused it (%s), but reading the "
+                            "table to check that none of this transaction's files is referenced "
+                            "failed (%s); no file of this transaction was deleted",
+                            reason != NULL ? reason : "refused", why != NULL ? why : "error");
+    icm__free(why);
     icm__free(reason);
     return rc;
 }
@@ -749,6 +820,11 @@ int icm_txn_commit(icm_txn *txn)
         txn->state = TXN_COMMITTED;
         return 0;
     }
+    icm__free(txn->base_ids);
+    rc = icm__txn_base_ids(icm_table_get_metadata(txn->table), &txn->base_ids,
+                           &txn->n_base_ids);
+    if (rc != 0)
+        return rc;
     icm__commit_policy policy;
     icm__commit_policy_read(icm_table_get_metadata(txn->table), &policy);
     icm__commit_outcome outcome;
@@ -770,6 +846,8 @@ int icm_txn_commit(icm_txn *txn)
         return finish_unknown(txn);
     if (!cleanable(rc))
         return keep_unproven(txn, rc);
+    if (rc == ICM_EAUTH || rc == ICM_EINVALID || rc == ICM_ENOTFOUND)
+        return refusal_holds(txn, rc);
     return fail_and_clean(txn, rc); /* the catalog swapped nothing */
 }
 

@@ -90,11 +90,17 @@ struct icm_txn {
     char commit_uuid[37];    /* names this transaction's manifests and lists */
     unsigned manifest_counter;
     unsigned data_file_counter;
+    int64_t *base_ids;       /* sorted snapshot ids of the table when the commit began */
+    size_t n_base_ids;
 };
 
 /* ---- txn.c ---- */
 /* Record `location` (copied) as owned and used by the current attempt. */
 int icm__txn_own(icm_txn *txn, const char *location, bool used_now);
+/* The ledger's spelling of `location` when the transaction owns it (as find_owned matches:
+ * by location identity) and attempt `keep_attempt` does not use it (0: any), else NULL.
+ * Borrowed from the ledger. */
+const char *icm__txn_owned_location(icm_txn *txn, const char *location, int keep_attempt);
 /* Take `location` out of the ledger again (no-op when not there): a write whose outcome is
  * unknown and that is not proven ours must never be deleted by the cleanup. */
 void icm__txn_disown(icm_txn *txn, const char *location);
@@ -139,5 +145,19 @@ uint32_t icm__murmur3_32(const void *data, size_t len);
 /* Location of new data file `file_name` under the table's rules (see icm_txn_new_data_file). */
 int icm__txn_data_location(const icm_table_metadata *md, const char *partition_path,
                            const char *file_name, char **out);
+
+/* ---- txn_reach.c ---- */
+/* The snapshot ids of `base`, sorted, for icm__txn_reached (*out: icm__free). 0 or ICM_ENOMEM. */
+int icm__txn_base_ids(const icm_table_metadata *base, int64_t **out, size_t *n_out);
+/* Reload the table and tell whether it reaches a file this transaction owns that attempt
+ * `keep_attempt` does not use (0: any owned file): the snapshots the reload has and `base_ids`
+ * (the table before the commit, sorted) had not, their manifest lists and manifests, and the
+ * entries of the manifests they added when the transaction handed out data-file locations.
+ * *out_hit = the owned location reached (borrowed from the ledger), or NULL.
+ * @return 0 (the answer is in *out_hit); the codes of icm_table_refresh and of reading the
+ *         lists and manifests (a file that is gone is passed over). The table holds the reload
+ *         after a successful refresh. */
+int icm__txn_reached(icm_txn *txn, const int64_t *base_ids, size_t n_base, int keep_attempt,
+                     const char **out_hit);
 
 #endif /* ICM_TXN_TXN_INTERNAL_H */

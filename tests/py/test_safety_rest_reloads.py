@@ -396,6 +396,95 @@ def test_refusal_after_apply_found_with_a_trimmed_metadata_log(rest_local, tmp_p
         wh.cleanup()
 
 
+def test_refusal_after_apply_with_its_snapshot_expired_keeps_the_files_still_reached(
+        rest_local, tmp_path):
+    """Data-loss class "refusal believed after its snapshot was expired": a gateway passes the
+    commit on and answers 401; while icemaint's first reload is held, another writer appends
+    twice on top of icemaint's snapshot and expires it and its child, so no snapshot of the
+    reload is icemaint's or names it as parent, yet the newest one's manifest list still
+    carries the manifest icemaint wrote. The transaction must not delete what the table
+    reaches: exit 4 (the catalog said refused, the table says applied), nothing deleted, the
+    table reads whole. (Before: exit 1 and the manifest deleted; the table lost rows 9.)"""
+    wh = r.RestWarehouse(rest_local, tmp_path)
+    cat = wh.catalog()
+    cat.create_namespace(wh.namespace)
+    try:
+        cat.create_table(wh.ident(), schema=h._rows([1]).schema).append(h._rows([1, 2]))
+        incoming = r.write_parquet_into(wh, "t", "extra.parquet", [9])
+        ids0 = r.snapshot_ids(wh)
+        before = wh.files()
+        ctl = r.proxy_of(wh.server)
+        ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": 401,
+                        "times": 1, "forward": True},
+                       {"kind": "LoadTable", "action": "delay", "delay_ms": 4000, "after": 1,
+                        "times": 1}])
+        expired = []
+
+        def other_writer():
+            for _ in range(300):
+                time.sleep(0.05)
+                ours = {s.snapshot_id for s in cat.load_table(wh.ident()).metadata.snapshots} - ids0
+                if ours:
+                    cat.load_table(wh.ident()).append(h._rows([7]))
+                    child = r.snapshot_ids(wh) - ids0 - ours
+                    cat.load_table(wh.ident()).append(h._rows([8]))
+                    tt = cat.load_table(wh.ident())
+                    tt.maintenance.expire_snapshots().by_ids(sorted(ours | child)).commit()
+                    expired.extend(sorted(ours | child))
+                    return
+
+        th = threading.Thread(target=other_writer)
+        th.start()
+        res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
+                     env=wh.env(via_proxy=True, token="static-token"))
+        th.join()
+        ctl.clear()
+        assert len(expired) == 2, "the other writer expired icemaint's snapshot and its child"
+        assert not set(expired) & r.snapshot_ids(wh)
+        assert res.returncode == RC_COMMIT_UNKNOWN, res.stderr
+        assert "a file this transaction wrote" in res.stderr, res.stderr
+        after = wh.files()
+        assert before - after == set(), "nothing deleted"
+        assert sorted(wh.table().scan().to_arrow()["id"].to_pylist()) == [1, 2, 7, 8, 9]
+        chk = check(wh)
+        assert chk.returncode == 0, chk.stdout + chk.stderr
+    finally:
+        wh.cleanup()
+
+
+def test_conflict_answered_after_apply_is_found_before_a_retry(rest_local, tmp_path):
+    """Data-loss class "conflict believed after the commit applied": a gateway passes the commit
+    on (the catalog applies it) and answers 409. The retry's reload holds the transaction's own
+    snapshot: the commit applied, so it is neither retried (a retry took the own snapshot for a
+    collision and its files for another writer's, then deleted the manifest list and manifest)
+    nor cleaned up: exit 0 with a warning, one CommitTable, nothing deleted, the table reads
+    whole. (Before: exit 3 and the current snapshot's manifest list and manifest deleted.)"""
+    wh = r.RestWarehouse(rest_local, tmp_path)
+    cat = wh.catalog()
+    cat.create_namespace(wh.namespace)
+    try:
+        cat.create_table(wh.ident(), schema=h._rows([1]).schema).append(h._rows([1, 2]))
+        incoming = r.write_parquet_into(wh, "t", "extra.parquet", [9])
+        ids0, before = r.snapshot_ids(wh), wh.files()
+        ctl = r.proxy_of(wh.server)
+        ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": 409,
+                        "times": 1, "forward": True}])
+        res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
+                     env=wh.env(via_proxy=True, token="static-token"))
+        commits = [(e["status"], e["fault"]) for e in ctl.log() if e["kind"] == "CommitTable"]
+        ctl.clear()
+        assert res.returncode == 0, res.stderr
+        assert commits == [(409, "iceberg_error")], "not retried"
+        assert "holds the commit's own snapshot" in res.stderr, res.stderr
+        assert len(r.snapshot_ids(wh) - ids0) == 1
+        assert before - wh.files() == set(), "nothing deleted"
+        assert sorted(wh.table().scan().to_arrow()["id"].to_pylist()) == [1, 2, 9]
+        chk = check(wh)
+        assert chk.returncode == 0, chk.stdout + chk.stderr
+    finally:
+        wh.cleanup()
+
+
 # ---- F4: a lost answer is reconciled only against a successor of the base ----------------------
 
 def test_reconcile_ignores_a_stale_reload(rest_local, tmp_path):
