@@ -390,6 +390,7 @@ typedef struct attempt_state {
     int64_t now_ms;
     icm_expire_result *r;
     icm_table_metadata *base; /* pre-expiry metadata of the latest attempt (owned) */
+    char *base_location;      /* its metadata file (owned) */
 } attempt_state;
 
 /* The commit of one attempt, decided afresh on the table's current metadata (table/commit.h:
@@ -400,6 +401,8 @@ static int expire_attempt(icm_table *t, icm_table_changes **out, void *payload)
     *out = NULL;
     icm_table_metadata_free(a->base);
     a->base = NULL;
+    icm__free(a->base_location);
+    a->base_location = NULL;
     icm_table_changes *changes = NULL;
     icm_table_metadata *new_md = NULL;
     bool changed = false;
@@ -407,6 +410,9 @@ static int expire_attempt(icm_table *t, icm_table_changes **out, void *payload)
     icm_table_metadata_free(new_md);
     if (rc == 0 && changed)
         rc = icm_table_metadata_copy(&a->base, icm_table_get_metadata(t));
+    if (rc == 0 && changed &&
+        (a->base_location = icm__strdup(icm_table_get_metadata_location(t))) == NULL)
+        rc = ICM_ENOMEM;
     if (rc != 0 || !changed) {
         /* An error, or nothing to change: no commit (Java commits nothing either). */
         icm_table_changes_free(changes);
@@ -418,17 +424,19 @@ static int expire_attempt(icm_table *t, icm_table_changes **out, void *payload)
 }
 
 /* Decide and commit under the table's retry policy (max_commit_retries caps its retries). On
- * success *base_out is the pre-expiry metadata of the final attempt (owned) and r->committed
- * says whether a commit happened. */
+ * success *base_out is the pre-expiry metadata of the final attempt and *base_loc_out its
+ * file (both owned), and r->committed says whether a commit happened. */
 static int decide_and_commit(icm_table *t, const icm_expire_options *o, int64_t now_ms,
-                             icm_expire_result *r, icm_table_metadata **base_out)
+                             icm_expire_result *r, icm_table_metadata **base_out,
+                             char **base_loc_out)
 {
     *base_out = NULL;
+    *base_loc_out = NULL;
     icm__commit_policy policy;
     icm__commit_policy_read(icm_table_get_metadata(t), &policy);
     if (policy.num_retries > (int64_t)o->max_commit_retries)
         policy.num_retries = (int64_t)o->max_commit_retries;
-    attempt_state a = {o, now_ms, r, NULL};
+    attempt_state a = {o, now_ms, r, NULL, NULL};
     icm__commit_outcome outcome;
     int rc = icm__table_commit_retrying(t, &policy, expire_attempt, &a, &outcome);
     if (rc == 0 && outcome.committed) {
@@ -438,9 +446,11 @@ static int decide_and_commit(icm_table *t, const icm_expire_options *o, int64_t 
         r->metadata_location =
             icm__strdup(committed != NULL ? committed : icm_table_get_metadata_location(t));
         *base_out = a.base;
+        *base_loc_out = a.base_location;
         return r->metadata_location == NULL ? ICM_ENOMEM : 0;
     }
     icm_table_metadata_free(a.base);
+    icm__free(a.base_location);
     return rc;
 }
 
@@ -478,10 +488,80 @@ static bool same_table_uuid(const icm_table_metadata *a, const icm_table_metadat
     return (x == NULL) == (y == NULL) && (x == NULL || strcasecmp(x, y) == 0);
 }
 
+/* Record that deletes stopped at `where` for the error just set (code rc); returns rc. */
+static int deletes_stopped(icm_expire_result *r, const char *where, int rc)
+{
+    icm__error_saved *saved = icm__error_save();
+    int prc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED, where, rc,
+                                      icm_error_last()->message);
+    icm__error_restore(saved);
+    return prc != 0 ? prc : rc;
+}
+
+/*
+ * The commit must have been applied to the very base it was decided on, and the table must
+ * still allow GC. A commit of another writer between the two (a tag or branch on a snapshot
+ * this expiry removes; gc.enabled=false) is not excluded by the requirements, which assert
+ * only the base's refs: the catalog applies the removal on top of it, drops a ref left naming
+ * a removed snapshot, and planning base -> reload would delete that snapshot's files
+ * (adversary round 20, H5, H5b). So the metadata file the commit made must name the base's
+ * file as the last entry of its metadata-log (it is read when the reload has moved past it);
+ * otherwise, or when it cannot be read, nothing is deleted: the expired snapshots' files stay,
+ * as orphans for the sweep.
+ */
+static int check_applied_to_base(icm_table *t, const char *base_location, icm_expire_result *r)
+{
+    const icm_table_metadata *now = icm_table_get_metadata(t);
+    const char *gc = NULL;
+    if (!icm__gc_enabled(now, &gc)) {
+        int rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, icm_table_get_identifier(t),
+                                "gc.enabled='%s' (GC disabled: any value but 'true') was "
+                                "committed while the expiry committed; nothing was deleted (the "
+                                "expired snapshots' files stay)",
+                                gc);
+        return deletes_stopped(r, icm_table_get_metadata_location(t), rc);
+    }
+    icm_table_metadata *read = NULL;
+    const icm_table_metadata *committed = now;
+    if (strcmp(icm_table_get_metadata_location(t), r->metadata_location) != 0) {
+        int rc = icm_table_metadata_read(&read, icm_table_get_fileio(t), r->metadata_location);
+        if (rc == ICM_ENOMEM)
+            return rc;
+        if (rc != 0) {
+            char *why = icm__strdup(icm_error_last()->message);
+            rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, r->metadata_location,
+                                "cannot read the metadata file the expiry committed (%s), so "
+                                "that it was applied to the expiry's base cannot be checked; "
+                                "nothing was deleted (the expired snapshots' files stay)",
+                                why != NULL ? why : "read failed");
+            icm__free(why);
+            return deletes_stopped(r, r->metadata_location, rc);
+        }
+        committed = read;
+    }
+    size_t n = icm_table_metadata_metadata_log_count(committed);
+    const char *prev =
+        n > 0 ? icm_table_metadata_metadata_log_at(committed, n - 1)->metadata_file : NULL;
+    int rc = 0;
+    if (prev == NULL || (strcmp(prev, base_location) != 0 &&
+                         !icm__location_equal(prev, base_location))) {
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, r->metadata_location,
+                            "the expiry's commit was applied on top of %s, not on the metadata "
+                            "it was decided on (%s): another commit came between them, and a "
+                            "ref or property it set may keep what the expiry removed; nothing "
+                            "was deleted (the expired snapshots' files stay)",
+                            prev != NULL ? prev : "no recorded metadata", base_location);
+        rc = deletes_stopped(r, r->metadata_location, rc);
+    }
+    icm_table_metadata_free(read);
+    return rc;
+}
+
 /* After the commit: reload, plan against everything now in the table, delete in batches, each
  * after a re-check of the table (icemaint/maint.h). */
 static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
-                                const icm_table_metadata *base, icm_expire_result *r)
+                                const icm_table_metadata *base, const char *base_location,
+                                icm_expire_result *r)
 {
     int rc = icm_table_refresh(t);
     if (rc != 0) {
@@ -507,22 +587,13 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
                             same_table_uuid(base, icm_table_get_metadata(t))
                                 ? ""
                                 : ", and its table-uuid differs");
-        icm__error_saved *saved = icm__error_save();
-        int prc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
-                                          icm_table_get_metadata_location(t), rc,
-                                          icm_error_last()->message);
-        icm__error_restore(saved);
-        return prc != 0 ? prc : rc;
+        return deletes_stopped(r, icm_table_get_metadata_location(t), rc);
     }
-    if ((rc = icm_table_check_own_metadata(t)) != 0) {
-        /* A commit after ours put a copy's metadata in place: nothing of it is ours to plan. */
-        icm__error_saved *saved = icm__error_save();
-        int prc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
-                                          icm_table_get_metadata_location(t), rc,
-                                          icm_error_last()->message);
-        icm__error_restore(saved);
-        return prc != 0 ? prc : rc;
-    }
+    /* A commit after ours put a copy's metadata in place: nothing of it is ours to plan. */
+    if ((rc = icm_table_check_own_metadata(t)) != 0)
+        return deletes_stopped(r, icm_table_get_metadata_location(t), rc);
+    if ((rc = check_applied_to_base(t, base_location, r)) != 0)
+        return rc;
     icm__expire_recheck check = {t, {NULL, 0}, {NULL, NULL}};
     rc = icm__refs_seen_init(&check.seen);
     if (rc == 0)
@@ -611,14 +682,16 @@ int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expir
         rc = dry_run(t, o, now_ms, r);
     } else {
         icm_table_metadata *base = NULL;
-        rc = decide_and_commit(t, o, now_ms, r, &base);
+        char *base_location = NULL;
+        rc = decide_and_commit(t, o, now_ms, r, &base, &base_location);
         /* A commit whose answer was lost deletes nothing, even once a reload showed it:
          * through a REST catalog the effect may be another writer's, and "never delete after
          * an unknown outcome" has no exception. */
         if (rc == 0 && r->committed && !r->commit_reconciled &&
             o->cleanup != ICM_EXPIRE_CLEANUP_NONE)
-            rc = cleanup_after_commit(t, o, base, r);
+            rc = cleanup_after_commit(t, o, base, base_location, r);
         icm_table_metadata_free(base);
+        icm__free(base_location);
     }
     /* The caller learns what was decided even when the commit did not happen, that the
      * commit happened when a later step (reload, planning, deleting) failed, and which files

@@ -485,6 +485,62 @@ def test_conflict_answered_after_apply_is_found_before_a_retry(rest_local, tmp_p
         wh.cleanup()
 
 
+# ---- a commit of another writer between expiry's base and its commit -------------------------
+#
+# Data-loss class "expiry applied on top of a commit it never saw": the requirements assert only
+# the base's refs, so a tag created (or gc.enabled=false set) while the expiry's commit is on its
+# way does not stop the catalog, which removes the snapshots and drops a ref left naming one.
+# Planning base -> reload then deleted the tagged snapshot's files (or files GC was turned off
+# for). The committed metadata must follow the base directly; otherwise nothing is deleted.
+
+@pytest.mark.parametrize("writer", ["create-tag", "gc-disabled"])
+def test_expiry_applied_on_top_of_another_commit_deletes_nothing(rest_local, tmp_path, writer):
+    wh = r.RestWarehouse(rest_local, tmp_path)
+    cat = wh.catalog()
+    cat.create_namespace(wh.namespace)
+    try:
+        t = cat.create_table(wh.ident(), schema=h._rows([1]).schema)
+        t.append(h._rows([1]))
+        first = cat.load_table(wh.ident()).metadata.current_snapshot_id
+        cat.load_table(wh.ident()).overwrite(h._rows([2]))
+        cat.load_table(wh.ident()).overwrite(h._rows([3]))
+        time.sleep(0.05)
+        cutoff = str(int(time.time() * 1000))
+        time.sleep(0.05)
+        before = wh.files()
+        ctl = r.proxy_of(wh.server)
+        ctl.set_rules([{"kind": "CommitTable", "action": "delay", "delay_ms": 3000}])
+        done = []
+
+        def other_writer():
+            for _ in range(600):
+                if any(e["kind"] == "CommitTable" for e in ctl.log()):
+                    break
+                time.sleep(0.01)
+            tt = cat.load_table(wh.ident())
+            if writer == "create-tag":
+                tt.manage_snapshots().create_tag(first, "audit").commit()
+            else:
+                with tt.transaction() as tx:
+                    tx.set_properties({"gc.enabled": "false"})
+            done.append(True)
+
+        th = threading.Thread(target=other_writer)
+        th.start()
+        res = wh.cli("expire-snapshots", wh.ident(), "--older-than", cutoff, "--retain-last",
+                     "1", via_proxy=True)
+        th.join()
+        ctl.clear()
+        assert done, "the other writer committed while the expiry's commit was on its way"
+        assert res.returncode == RC_REFUSED_BY_SAFETY_CHECK, res.stdout + res.stderr
+        assert "nothing was deleted" in res.stderr, res.stderr
+        assert before - wh.files() == set(), "nothing deleted"
+        chk = check(wh)
+        assert chk.returncode == 0, chk.stdout + chk.stderr
+    finally:
+        wh.cleanup()
+
+
 # ---- F4: a lost answer is reconciled only against a successor of the base ----------------------
 
 def test_reconcile_ignores_a_stale_reload(rest_local, tmp_path):

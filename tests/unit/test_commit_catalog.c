@@ -76,6 +76,13 @@ static void server_apply(rest_catalog *rc, const icm_table_changes *changes, int
     *out_rc = icm_table_changes_apply(changes, rc->md, &next);
     if (*out_rc != 0)
         return;
+    /* As Java's catalogs do: the base file joins the metadata-log. */
+    *out_rc = icm_table_metadata_append_metadata_log(
+        next, icm_table_metadata_last_updated_ms(rc->md), rc->location);
+    if (*out_rc != 0) {
+        icm_table_metadata_free(next);
+        return;
+    }
     char *file = NULL;
     *out_rc = icm_catalog_write_metadata_file(rc->base.io, rc->location, next, &file);
     if (*out_rc == 0) {
