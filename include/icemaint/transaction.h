@@ -22,9 +22,16 @@
  *    ICM_EOUTCOME_UNKNOWN (the store lost the answer) and that does not read back with the
  *    transaction's bytes: it is not proven ours, so it is left in place;
  *  - outcome unknown (ICM_ECOMMIT_UNKNOWN) → nothing is deleted (the table may reference them);
+ *  - a catalog's refusal of the commit request (ICM_EAUTH, ICM_EINVALID, ICM_ENOTFOUND from a
+ *    REST catalog) → every owned file is deleted only when the table, reloaded, reaches none
+ *    of them from a snapshot it gained since the commit began (a gateway may have passed the
+ *    request on, and another writer built on it and expired its snapshot); one reached →
+ *    ICM_ECOMMIT_UNKNOWN, nothing deleted (docs: README "REST catalogs");
  *  - success → files of superseded attempts (and handed-out data files that were never
  *    appended) are deleted, but only after the committed snapshots were found again by id in
- *    freshly loaded table metadata; if they cannot be found, nothing is deleted;
+ *    freshly loaded table metadata, and while no snapshot the table gained since the commit
+ *    began reaches them; otherwise nothing is deleted. A conflict answer whose retry finds
+ *    the attempt's own snapshot in the refreshed table is a success (the commit applied);
  *  - icm_txn_abort(), or icm_txn_free() before a commit → every owned file is deleted.
  * Deletes are best effort: a file that cannot be deleted is left as an orphan (never an error).
  *

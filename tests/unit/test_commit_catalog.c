@@ -26,7 +26,12 @@
 #define T0 INT64_C(1700000000000)
 #define LOC "/wh/t"
 
-typedef enum rest_script { REST_NORMAL = 0, REST_FAIL_ALWAYS, REST_UNKNOWN } rest_script;
+typedef enum rest_script {
+    REST_NORMAL = 0,
+    REST_FAIL_ALWAYS,
+    REST_UNKNOWN,
+    REST_APPLY_THEN_REFUSE /* applied, then answered 403 (a gateway that passed it on) */
+} rest_script;
 
 typedef struct rest_catalog {
     icm_catalog base;
@@ -36,6 +41,7 @@ typedef struct rest_catalog {
     size_t n_requests;
     rest_script script;
     void (*before_commit)(struct rest_catalog *rc, void *arg); /* a concurrent writer */
+    void (*after_apply)(struct rest_catalog *rc, void *arg);   /* ... or one after it */
     void *arg;
     int page_calls;
 } rest_catalog;
@@ -124,6 +130,13 @@ static int rest_commit(icm_catalog *cat, const icm_table_ident *id, const char *
     server_apply(rc, changes, &err);
     if (err != 0)
         return err;
+    if (rc->after_apply != NULL) {
+        void (*fn)(rest_catalog *, void *) = rc->after_apply;
+        rc->after_apply = NULL;
+        fn(rc, rc->arg);
+    }
+    if (rc->script == REST_APPLY_THEN_REFUSE)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EAUTH, "rest", "scripted 403");
     *out_location = icm__strdup(rc->location);
     return 0;
 }
@@ -588,6 +601,164 @@ static void test_transaction_sends_requirements_and_updates(void **state)
     icm_fileio_free(io);
 }
 
+/* ---- a refusal after the commit applied, its snapshot gone, its data file still reached ---- */
+
+typedef struct rewrite {
+    icm_fileio *io;
+    int64_t own;       /* the transaction's snapshot, as the server applied it */
+    int64_t next;      /* the other writer's snapshot */
+} rewrite;
+
+typedef struct copy_entries {
+    icm_fileio *io;
+    icm_manifest_list_writer *list;
+    int64_t own, next;
+} copy_entries;
+
+/* Each manifest of the own snapshot: its entries copied into a new manifest the other writer
+ * adds (a manifest rewrite); the others carried over as they are. */
+static int copy_manifest(const icm_manifest_file *mf, void *payload)
+{
+    copy_entries *c = payload;
+    if (!mf->has_added_snapshot_id || mf->added_snapshot_id != c->own)
+        return icm_manifest_list_writer_add(c->list, mf);
+    char *data = NULL;
+    size_t len = 0;
+    icmt_ok(icm_fileio_read(c->io, mf->manifest_path, &data, &len));
+    icm_manifest_reader *rd = NULL;
+    icmt_ok(icm_manifest_reader_open(&rd, data, len, mf->manifest_path, NULL));
+    icm_manifest_writer *w = NULL;
+    icm_manifest_writer_options wo = {0};
+    wo.format_version = 2;
+    wo.compression_level = -1;
+    icmt_ok(icm_manifest_writer_new_like(&w, rd, &wo));
+    const icm_manifest_entry *e = NULL;
+    while (icm_manifest_reader_next(rd, &e) == 0) {
+        icm_manifest_entry copy = *e;
+        copy.status = ICM_ENTRY_EXISTING;
+        icmt_ok(icm_manifest_writer_add(w, &copy));
+    }
+    char *out = NULL;
+    size_t out_len = 0;
+    icm_manifest_file summary;
+    icmt_ok(icm_manifest_writer_finish(w, &out, &out_len, &summary));
+    summary.manifest_path = LOC "/metadata/rewritten-m0.avro";
+    summary.manifest_path_len = strlen(summary.manifest_path);
+    summary.has_added_snapshot_id = true;
+    summary.added_snapshot_id = c->next;
+    icmt_ok(icm_fileio_create_new(c->io, summary.manifest_path, out, out_len));
+    icmt_ok(icm_manifest_list_writer_add(c->list, &summary));
+    icm_free(out);
+    icm_manifest_writer_free(w);
+    icm_manifest_reader_free(rd);
+    icm_free(data);
+    return 0;
+}
+
+/* Another writer, right after the commit applied: a snapshot on top of it whose manifest
+ * carries the transaction's entries under a new name, then the transaction's snapshot
+ * expired. No snapshot names it now, none has it as parent; its data file is live. */
+static void rewrite_and_expire(rest_catalog *rc, void *arg)
+{
+    rewrite *rw = arg;
+    assert_true(icm_table_metadata_current_snapshot_id(rc->md, &rw->own));
+    const icm_snapshot *own = icm_table_metadata_snapshot_by_id(rc->md, rw->own);
+    rw->next = rw->own + 1;
+    icm_manifest_list_writer_options lo = {0};
+    lo.format_version = 2;
+    lo.compression_level = -1;
+    lo.snapshot_id = rw->next;
+    lo.has_parent_snapshot_id = true;
+    lo.parent_snapshot_id = rw->own;
+    lo.sequence_number = icm_table_metadata_last_sequence_number(rc->md) + 1;
+    copy_entries c = {rw->io, NULL, rw->own, rw->next};
+    icmt_ok(icm_manifest_list_writer_new(&c.list, &lo));
+    icmt_ok(icm_manifest_list_read(rw->io, own->manifest_list, NULL, copy_manifest, &c));
+    char *out = NULL;
+    size_t out_len = 0;
+    icmt_ok(icm_manifest_list_writer_finish(c.list, &out, &out_len));
+    icm_manifest_list_writer_free(c.list);
+    /* The rewrite (parent: the own snapshot), then an append on top carrying the same
+     * manifests (parent: the rewrite), then both older ones expired. */
+    const char *lists[2] = {LOC "/metadata/snap-other-1.avro", LOC "/metadata/snap-other-2.avro"};
+    int64_t ids[2] = {rw->next, rw->next + 1};
+    int64_t parents[2] = {rw->own, rw->next};
+    int64_t ts = own->timestamp_ms;
+    for (int i = 0; i < 2; i++) {
+        icmt_ok(icm_fileio_create_new(rw->io, lists[i], out, out_len));
+        char *snap = icmt_sprintf(
+            "{\"snapshot-id\":%" PRId64 ",\"parent-snapshot-id\":%" PRId64
+            ",\"sequence-number\":%" PRId64 ",\"timestamp-ms\":%" PRId64
+            ",\"manifest-list\":\"%s\",\"summary\":{\"operation\":\"replace\"},"
+            "\"schema-id\":0}",
+            ids[i], parents[i], lo.sequence_number + i, ts + 1 + i, lists[i]);
+        icm_table_changes *ch = changes_new();
+        icmt_ok(icm_table_changes_add_snapshot(ch, snap));
+        icmt_ok(icm_table_changes_set_snapshot_ref(ch, "main", ICM_REF_BRANCH, ids[i], NULL));
+        server_commit(rc, ch);
+        free(snap);
+    }
+    icm_free(out);
+    int64_t gone[2] = {rw->own, rw->next};
+    icm_table_changes *ch = changes_new();
+    icmt_ok(icm_table_changes_remove_snapshots(ch, gone, 2));
+    server_commit(rc, ch);
+    rw->next = ids[1];
+}
+
+static void test_refusal_keeps_a_data_file_a_rewritten_manifest_carries(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    int64_t s[3];
+    hist *h = three_snapshots(&io, s);
+    rest_catalog *rc = rest_new(h);
+    icm_table *t = NULL;
+    icmt_ok(icm_table_load(&t, &rc->base, "ns.tbl"));
+    icm_txn *txn = NULL;
+    icmt_ok(icm_txn_new(&txn, t));
+    char *loc = NULL;
+    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &loc));
+    icmt_ok(icm_fileio_create_new(io, loc, "PAR1", 4));
+    icm_data_file df = make_df(loc, 1, 4);
+    icmt_ok(icm_txn_append_file(txn, &df));
+
+    rewrite rw = {io, 0, 0};
+    rc->script = REST_APPLY_THEN_REFUSE;
+    rc->after_apply = rewrite_and_expire;
+    rc->arg = &rw;
+    assert_int_equal(icm_txn_commit(txn), ICM_ECOMMIT_UNKNOWN);
+    assert_non_null(strstr(icm_error_last()->message, "a file this transaction wrote"));
+    assert_non_null(strstr(icm_error_last()->message, loc));
+    /* the server: the own snapshot gone, the other writer's current, the data file live */
+    assert_null(icm_table_metadata_snapshot_by_id(rc->md, rw.own));
+    int64_t cur = 0;
+    assert_true(icm_table_metadata_current_snapshot_id(rc->md, &cur));
+    assert_true(cur == rw.next);
+    assert_true(exists(io, loc));
+    icm_txn_free(txn); /* a failed or unknown transaction deletes nothing when freed */
+    assert_true(exists(io, loc));
+
+    /* A conflict that did not apply (409, retries used up): every owned file goes. */
+    rc->script = REST_FAIL_ALWAYS;
+    icmt_ok(icm_table_refresh(t));
+    icmt_ok(icm_txn_new(&txn, t));
+    char *loc2 = NULL;
+    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &loc2));
+    icmt_ok(icm_fileio_create_new(io, loc2, "PAR1", 4));
+    df = make_df(loc2, 1, 4);
+    icmt_ok(icm_txn_append_file(txn, &df));
+    assert_int_equal(icm_txn_commit(txn), ICM_ECOMMIT_FAILED);
+    assert_false(exists(io, loc2));
+    icm_txn_free(txn);
+    icm_free(loc);
+    icm_free(loc2);
+    icm_table_free(t);
+    icm_catalog_free(&rc->base);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -597,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_retry_policy),
         cmocka_unit_test(test_unknown_never_retried_never_cleaned),
         cmocka_unit_test(test_transaction_sends_requirements_and_updates),
+        cmocka_unit_test(test_refusal_keeps_a_data_file_a_rewritten_manifest_carries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
