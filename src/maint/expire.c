@@ -35,6 +35,7 @@
 #include "maint/expire_internal.h"
 #include "maint/link_guard.h"
 #include "maint/other_format.h"
+#include "spec/metadata_internal.h"
 #include "table/commit.h"
 #include "util/location.h"
 #include "util/util.h"
@@ -481,13 +482,6 @@ static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     return rc;
 }
 
-/* Two metadata documents are of one table (same table-uuid; neither having one counts). */
-static bool same_table_uuid(const icm_table_metadata *a, const icm_table_metadata *b)
-{
-    const char *x = icm_table_metadata_uuid(a), *y = icm_table_metadata_uuid(b);
-    return (x == NULL) == (y == NULL) && (x == NULL || strcasecmp(x, y) == 0);
-}
-
 /* Record that deletes stopped at `where` for the error just set (code rc); returns rc. */
 static int deletes_stopped(icm_expire_result *r, const char *where, int rc)
 {
@@ -575,18 +569,18 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
      * the name has none of them, so planning against either deletes what the kept snapshots
      * need (adversary round 18, F2 and F2b). Not proven (also when the catalog trimmed our
      * file out of a long metadata-log): nothing is deleted. */
-    if (!same_table_uuid(base, icm_table_get_metadata(t)) ||
-        !icm_table_metadata_follows(icm_table_get_metadata(t),
-                                    icm_table_get_metadata_location(t), r->metadata_location)) {
+    const icm_table_metadata *now = icm_table_get_metadata(t);
+    bool same = icm__same_table_uuid(icm_table_metadata_uuid(base), icm_table_metadata_uuid(now));
+    if (!same ||
+        !icm_table_metadata_follows(now, icm_table_get_metadata_location(t),
+                                    r->metadata_location)) {
         rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, icm_table_get_identifier(t),
                             "the table as reloaded after the commit (%s) does not follow it (%s "
                             "is neither its metadata file nor in its metadata-log%s): a stale "
                             "answer or another table under the name; nothing was deleted (the "
                             "expired snapshots' files are orphans now)",
                             icm_table_get_metadata_location(t), r->metadata_location,
-                            same_table_uuid(base, icm_table_get_metadata(t))
-                                ? ""
-                                : ", and its table-uuid differs");
+                            same ? "" : ", and its table-uuid differs");
         return deletes_stopped(r, icm_table_get_metadata_location(t), rc);
     }
     /* A commit after ours put a copy's metadata in place: nothing of it is ours to plan. */

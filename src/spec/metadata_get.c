@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "spec/metadata_internal.h"
 #include "util/location.h"
@@ -237,6 +238,11 @@ int icm_table_metadata_spec_fields_json(const icm_table_metadata *md, int32_t sp
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_ENOTFOUND, md->file,
                               "partition-specs: no spec with id %" PRId32, spec_id);
     return dump_compact(fields, out);
+}
+
+bool icm__same_table_uuid(const char *a, const char *b)
+{
+    return (a == NULL) == (b == NULL) && (a == NULL || strcasecmp(a, b) == 0);
 }
 
 bool icm_table_metadata_follows(const icm_table_metadata *md, const char *md_location,

@@ -173,4 +173,8 @@ int icm__metadata_inflate(const char *data, size_t len, const char *location, ch
 /* Upper bound on the inflated size of a metadata file: refuse decompression bombs. */
 #define ICM__METADATA_MAX_BYTES ((size_t)1 << 30)
 
+/* Whether two table-uuids name one table (case-insensitive; neither having one, as a v1
+ * table may, counts as the same). How reloads are told from another table under the name. */
+bool icm__same_table_uuid(const char *a, const char *b);
+
 #endif /* ICM_SPEC_METADATA_INTERNAL_H */

@@ -12,6 +12,7 @@
 #include "catalog/catalog_internal.h"
 #include "catalog/storage_refresh.h"
 #include "io/fileio_internal.h"
+#include "spec/metadata_internal.h"
 #include "table/commit.h"
 #include "table/retention.h"
 #include "util/location.h"
@@ -808,12 +809,6 @@ int icm_table_commit(icm_table *t, const icm_table_metadata *new_md)
     return rc;
 }
 
-/* Two tables' uuids are the same one (neither having one counts as the same). */
-static bool same_uuid(const char *a, const char *b)
-{
-    return (a == NULL) == (b == NULL) && (a == NULL || strcasecmp(a, b) == 0);
-}
-
 /* Reloads after a lost answer, and the waits before them: the catalog that just failed may
  * need a moment, and a request still on its way may land meanwhile. */
 static const int64_t reconcile_wait_ms[] = {0, 250, 1000};
@@ -841,7 +836,7 @@ static bool find_change(icm_table *t, const icm_table_changes *changes, const ch
         if (load_current(t, &now, &md) != 0)
             continue;
         icm_changes_seen seen = ICM_CHANGES_NOT_SEEN;
-        bool same = same_uuid(uuid, icm_table_metadata_uuid(md));
+        bool same = icm__same_table_uuid(uuid, icm_table_metadata_uuid(md));
         bool follows = icm_table_metadata_follows(md, now, base);
         if (same && icm_table_changes_seen(changes, md, &seen) != 0)
             seen = ICM_CHANGES_NOT_SEEN;
@@ -981,7 +976,8 @@ static int commit_through_catalog(icm_table *t, const icm_table_changes *changes
     char *now = NULL;
     icm_table_metadata *md = NULL;
     const char *uuid = icm_table_metadata_uuid(t->md);
-    if (load_current(t, &now, &md) == 0 && same_uuid(uuid, icm_table_metadata_uuid(md)) &&
+    if (load_current(t, &now, &md) == 0 &&
+        icm__same_table_uuid(uuid, icm_table_metadata_uuid(md)) &&
         icm_table_metadata_follows(md, now, loc)) {
         table_set_state(t, now, md);
     } else {
