@@ -1,5 +1,5 @@
-"""Issue #16 classes 5, 9 and 7 (messages), on real PyIceberg tables through the icemaint CLI
-(env ICM_CLI):
+"""Output that cannot fail after deleting, checksum companions, and messages, on real PyIceberg
+tables through the icemaint CLI (env ICM_CLI):
 
   * printable output: file names that are not UTF-8 or hold control characters are swept and
     reported, in JSON with the lossless escape (`\\udcXY`, Python's surrogateescape: the test
@@ -136,7 +136,7 @@ def plant_odd_names(tbl):
     return planted
 
 
-# ---- class 5: printable output -------------------------------------------------------------
+# ---- printable output (data-loss class "output that fails after deleting") -------------------
 
 def test_orphan_names_not_utf8_are_swept_and_reported_losslessly_in_json(table):
     """Today's main deleted these orphans and then exited 1 with "out of memory": no record of
@@ -263,7 +263,7 @@ def test_ref_name_that_is_not_utf8_is_refused(table, command):
     assert set(t.metadata.refs) == {"main"}
 
 
-# ---- class 9: checksum companions are planned -----------------------------------------------
+# ---- checksum companions are planned ---------------------------------------------------------
 
 def test_checksum_companion_is_planned_and_deleted_with_its_orphan(table, tmp_path):
     data = os.fsencode(table["dir"] / "data")
@@ -348,7 +348,7 @@ def test_expiry_plans_the_checksums_of_the_files_it_deletes(table):
     assert read_every_snapshot(table) == {t.current_snapshot().snapshot_id: 1}
 
 
-# ---- class 7: messages -----------------------------------------------------------------------
+# ---- clear refusals and messages -------------------------------------------------------------
 
 def _break_first_manifest_list(tbl) -> bytes:
     t = tbl["cat"].load_table("ns.t")
