@@ -182,7 +182,7 @@ def test_expire_dry_run_from_aws_profile_alone(tmp_path, moto, s3_prefix):  # no
 @pytest.mark.parametrize("b_place", ["data/b", "data/deeper/b"])
 def test_nested_tables_on_s3_expiry_keeps_a_filesystem_table_s_live_file(  # noqa: F811
         tmp_path, moto, s3_prefix, b_place):
-    """Data-loss class "nested tables", on an object store (adversary round 15): a
+    """Data-loss class "nested tables", on an object store : a
     filesystem-layout table B (metadata/version-hint.text, in no catalog A's catalog lists)
     lies inside table A's data folder; A add-files one of B's live data files, then deletes
     those rows. Expiring A's old snapshots must keep B's file: it lies under another table's
@@ -236,7 +236,7 @@ def test_nested_tables_on_s3_expiry_keeps_a_filesystem_table_s_live_file(  # noq
 @pytest.mark.parametrize("how", ["rewritten-in-place", "new-version"])
 def test_metadata_rewritten_in_place_is_read_again(tmp_path, moto, s3_prefix,  # noqa: F811
                                                    fault_proxy, how):  # noqa: F811
-    """Data-loss class "metadata rewritten in place" (adversary round 17, F3): while an expiry
+    """Data-loss class "metadata rewritten in place": while an expiry
     of a filesystem-layout table deletes (its first DeleteObjects held 4 s by the proxy),
     another writer's metadata naming every old snapshot lands under the very name the pointer
     names (or, the control, as the next version). The re-check before each later batch reads
