@@ -1,4 +1,5 @@
-"""Regressions for issue #16 classes 3, 5 (the journal) and 6, on real PyIceberg tables.
+"""Regressions for the data-loss classes "commits that land while a run deletes", "output that
+fails after deleting" (the journal) and "overlapping runs", on real PyIceberg tables.
 
   * commits that land while a run deletes: a PyIceberg `add_files` loop (copy a live data file to
     a new name, set its mtime 10 days back, add it) races `remove-orphan-files` and, separately,
@@ -121,7 +122,7 @@ def now_ms():
     return int(time.time() * 1000)
 
 
-# ---- class 3: commits that land while a run deletes ------------------------------------------
+# ---- commits that land while a run deletes ----------------------------------------------------
 
 def add_files_loop(tbl, rounds, runner):
     """The writer: copy a live data file to a new name, set its mtime 10 days back, add_files it;
@@ -191,7 +192,7 @@ def test_add_files_racing_expiry_loses_no_live_file(table):
     read_every_snapshot(table)
 
 
-# ---- class 6: overlapping runs ----------------------------------------------------------------
+# ---- overlapping runs -------------------------------------------------------------------------
 
 def test_overlapping_sweeps_delete_each_file_once(table):
     """Two sweeps at once: one takes the lease, the other is refused (exit 5), so one deletion
@@ -343,8 +344,8 @@ def test_file_gone_at_delete_time_is_counted_as_already_gone(table, tmp_path):
 
 
 def test_lease_stays_put_when_a_commit_moves_the_metadata_folder(table, tmp_path):
-    """The lease lives in <location>/metadata, not beside the current metadata file (issue #16
-    round 8: a commit that moved write.metadata.path let a second run take a lease in the new
+    """The lease lives in <location>/metadata, not beside the current metadata file (before:
+    a commit that moved write.metadata.path let a second run take a lease in the new
     folder and sweep beside the first). A held lease still refuses after such a commit, and
     a table whose metadata is elsewhere from its first commit takes it there too."""
     victims = strays(table, 2)
@@ -429,7 +430,7 @@ def test_bad_log_out_path_stops_before_any_delete(table, tmp_path):
 
 def test_log_out_never_writes_into_a_table_file_nor_a_file_that_is_not_a_journal(table,
                                                                                 tmp_path):
-    """--log-out gets --plan-out's rule (issue #16 round 8: journal lines appended to the
+    """--log-out gets --plan-out's rule (before: journal lines appended to the
     current metadata file, or after a live Parquet file's footer, broke the table): a FILE
     inside the table's location (existing or not) or an existing FILE that is not an earlier
     journal is refused (exit 5) before anything is done, and left byte for byte as it was; an
