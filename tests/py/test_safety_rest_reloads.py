@@ -1,4 +1,4 @@
-"""Regression tests, one per data-loss class (adversary round 18, fixed in a6c9522): what icemaint
+"""Regression tests, one per data-loss class (docs/semantics.md#commit-outcomes): what icemaint
 does with a table it reloads from a REST catalog after a commit, a refusal, a lost answer, or a
 delete S3 refused with ExpiredToken. Each drives the fault proxies (tests/tools/faultproxy.py)
 in front of the Apache Iceberg REST fixture (and, for the S3 cases, in front of moto) and asserts
@@ -60,7 +60,7 @@ def stale_load_rule(wh, table="t"):
             "after": 1, "path": f"/namespaces/{wh.namespace}/tables/{table}$"}
 
 
-# ---- F1: a delete refused with ExpiredToken is checked again, never re-sent as it was ------------
+# ---- a delete refused with ExpiredToken is checked again, never re-sent as it was ---------------
 #
 # The first DeleteObjects is answered 400 ExpiredToken (as S3 answers an expired session token);
 # the credentials are renewed by loading the table again (the catalog does not offer the
@@ -192,7 +192,7 @@ def test_delete_refused_expired_token_is_checked_again(vend_wh, command):
     assert chk.returncode == 0, chk.stdout + chk.stderr
 
 
-# ---- F2: expiry plans its deletes only against a reload that follows its commit -----------------
+# ---- expiry plans its deletes only against a reload that follows its commit ---------------------
 
 def test_stale_reload_after_commit_deletes_nothing(rest_wh):
     """After expiry's commit, every LoadTable is answered with the table as it was two
@@ -302,7 +302,7 @@ def test_table_dropped_and_recreated_after_commit_deletes_nothing(rest_local, tm
         wh.cleanup()
 
 
-# ---- F3: a refusal is checked by reloading before a transaction deletes its own files -----------
+# ---- a refusal is checked by reloading before a transaction deletes its own files ---------------
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
 def test_refusal_after_apply_keeps_the_transaction_files(rest_local, tmp_path, status):
@@ -347,7 +347,7 @@ def test_refusal_after_apply_keeps_the_transaction_files(rest_local, tmp_path, s
 
 
 def test_refusal_after_apply_found_with_a_trimmed_metadata_log(rest_local, tmp_path):
-    """Adversary round 19, G1: the same refusal after apply, on a table keeping one previous
+    """The same refusal after apply, on a table keeping one previous
     metadata file (write.metadata.previous-versions-max=1); while icemaint's first reload is held,
     another writer appends on top of its commit, so the reload's metadata-log no longer names the
     base. The transaction's own snapshot still proves the commit: exit 0, nothing deleted, the
@@ -396,7 +396,7 @@ def test_refusal_after_apply_found_with_a_trimmed_metadata_log(rest_local, tmp_p
         wh.cleanup()
 
 
-# ---- F4: a lost answer is reconciled only against a successor of the base ----------------------
+# ---- a lost answer is reconciled only against a successor of the base ---------------------------
 
 def test_reconcile_ignores_a_stale_reload(rest_local, tmp_path):
     """remove-ref's commit is answered 503 (not forwarded: not applied), and the reloads that
