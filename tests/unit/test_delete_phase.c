@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_delete_phase.c: the delete phase both maintenance commands share
- * (icemaint/maint.h, issue #16 classes 3 and 6): commits that land while a run deletes, files
+ * (icemaint/maint.h; data-loss classes "commits that land while a run deletes" and "overlapping
+ * runs"): commits that land while a run deletes, files
  * already gone at delete time, the per-file outcome callback, a reload that fails mid-run, and
  * the table lease.
  *
@@ -197,8 +198,9 @@ static int sweep(env *e, const icm_orphan_options *o, icm_orphan_result **out)
     return rc;
 }
 
-/* Class 3: a writer adds an existing old file (an orphan candidate) and commits between two
- * delete batches: the reload before the next batch sees the commit, and the file stays. */
+/* Commits that land while a run deletes: a writer adds an existing old file (an orphan
+ * candidate) and commits between two delete batches: the reload before the next batch sees the
+ * commit, and the file stays. */
 static void test_commit_between_sweep_batches_keeps_newly_referenced_file(void **state)
 {
     (void)state;
@@ -417,7 +419,7 @@ static const icm_expire_file *find_file(const icm_expire_result *r, const char *
     return NULL;
 }
 
-/* Class 3 for expiry: a commit after ours re-references a file the expiry planned to delete
+/* The same for expiry: a commit after ours re-references a file the expiry planned to delete
  * (as a rollback or cherry-pick can); the reload before the next batch keeps it. */
 static void test_commit_between_expiry_batches_keeps_rereferenced_file(void **state)
 {
@@ -463,8 +465,8 @@ static void test_commit_between_expiry_batches_keeps_rereferenced_file(void **st
     env_free(&e);
 }
 
-/* Data-loss class "metadata rewritten in place" (adversary round 17, F3; review: a fingerprint
- * of a few fields): between two delete batches the current metadata file is rewritten under
+/* Data-loss class "metadata rewritten in place" (before: a fingerprint of a
+ * few fields): between two delete batches the current metadata file is rewritten under
  * its own name, keeping last-updated-ms and the snapshot count, with the current snapshot now
  * naming the expired snapshot's manifest list. The re-check compares the document's content,
  * so the list (and what it reaches) is read again and kept. */
