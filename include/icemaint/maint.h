@@ -45,6 +45,7 @@
  *   sweep's entry is ICM_ORPHAN_KEPT (not sent to icm_delete_cb), expiry's file FAILED with an
  *   ICM_EXPIRE_PROBLEM_THROUGH_LINK problem. A file whose folder is gone is ALREADY_GONE. Object-store locations have no links and are not checked.
  *
+ * Outcomes, in words: docs/semantics.md#already-gone.
  * Outcomes: a file is DELETED, ALREADY_GONE (it did not exist when its turn came: counted
  * apart, never as deleted, and not an error) or FAILED (the message says why; the run goes
  * on). Each file acted on is reported once through icm_delete_cb, on the calling thread, in
