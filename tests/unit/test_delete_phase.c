@@ -400,6 +400,18 @@ static void test_sweep_stops_when_a_reload_fails(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* snapshot expiry                                                                             */
 
+/* Expire every snapshot older than a day before the env's clock; `batch` files per delete batch
+ * (0 = the default). */
+static icm_expire_options expire_opts(const env *e, size_t batch)
+{
+    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
+    o.decide.now_ms = e->now;
+    o.decide.has_older_than = true;
+    o.decide.older_than_ms = e->now - DAY_MS;
+    o.delete_batch_size = batch;
+    return o;
+}
+
 static int expire(env *e, icm_expire_options *o, icm_expire_result **out)
 {
     icm_table *t = hist_open_table(e->h);
@@ -436,11 +448,7 @@ static void test_commit_between_expiry_batches_keeps_rereferenced_file(void **st
     /* the first delete is A or B; the writer re-adds the other */
     hook_delete(&e, 1, writer_commits, &w);
 
-    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
-    o.decide.now_ms = e.now;
-    o.decide.has_older_than = true;
-    o.decide.older_than_ms = e.now - DAY_MS;
-    o.delete_batch_size = 1;
+    icm_expire_options o = expire_opts(&e, 1);
     icm_expire_result *r = NULL;
     icmt_ok(expire(&e, &o, &r));
     assert_true(w.committed);
@@ -516,11 +524,7 @@ static void test_metadata_rewritten_in_place_same_fields_is_read_again(void **st
     rewriter w = {&e, list, false};
     hook_delete(&e, 1, rewrite_current_in_place, &w);
 
-    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
-    o.decide.now_ms = e.now;
-    o.decide.has_older_than = true;
-    o.decide.older_than_ms = e.now - DAY_MS;
-    o.delete_batch_size = 1;
+    icm_expire_options o = expire_opts(&e, 1);
     icm_expire_result *r = NULL;
     icmt_ok(expire(&e, &o, &r));
     assert_true(w.done);
@@ -562,10 +566,7 @@ static void test_expiry_counts_file_gone_at_delete_time_as_already_gone(void **s
     const char *del[] = {"S0", "S1", NULL}, *add[] = {"C", NULL};
     hist_overwrite(e.h, "main", add, del);
     hook_delete(&e, 1, vanish_other, &e);
-    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
-    o.decide.now_ms = e.now;
-    o.decide.has_older_than = true;
-    o.decide.older_than_ms = e.now - DAY_MS;
+    icm_expire_options o = expire_opts(&e, 0);
     icm_expire_result *r = NULL;
     icmt_ok(expire(&e, &o, &r));
     assert_int_equal(r->already_gone, 1);
