@@ -332,8 +332,9 @@ static void test_per_branch_overrides(void **state)
     }
 }
 
-/* The seed's rule 3: an age-only expiry never leaves fewer than retain_last snapshots, even when
- * the current branch's ancestry is shorter (after a rollback). Expired ids come oldest first. */
+/* Rule 3 (docs/semantics.md#expiry-snapshot-retention): an age-only expiry never leaves fewer
+ * than retain_last snapshots, even when the current branch's ancestry is shorter (after a
+ * rollback). Expired ids come oldest first. */
 static void test_keep_last_after_rollback(void **state)
 {
     (void)state;
