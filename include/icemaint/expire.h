@@ -164,7 +164,7 @@ ICM_EXTERN(int) icm_expire_decide(icm_expire_decision **out, const icm_table_met
 ICM_EXTERN(void) icm_expire_decision_free(icm_expire_decision *decision);
 
 /**
- * The seed's simple form: the ids of the snapshots that expire when everything older than
+ * The simple form: the ids of the snapshots that expire when everything older than
  * older_than_ms goes but keep_last snapshots are kept (and refs are honoured as above).
  * "now" is the current time.
  *

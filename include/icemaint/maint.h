@@ -30,8 +30,8 @@
  *   request, and only after the batch's reload and the file's checks ran again (the sweep's
  *   re-stat too: during the wait a writer may have put a new file at the name); any other
  *   failure is final at once. The storage layer never sends such a delete again by itself
- *   after a wait (adversary round 16, F3). A file neither deletes is left: for the sweep it is
- *   still an orphan, and the next sweep finds it.
+ *   after a wait (data-loss class "delete resent without its check"). A file neither deletes
+ *   is left: for the sweep it is still an orphan, and the next sweep finds it.
  *
  * Links and changed files (README "What the maintenance commands touch", symbolic links):
  *   right before its delete, after its batch's reload, a local file must lie where its name
