@@ -24,8 +24,10 @@ import time
 
 import pytest
 
-pa = pytest.importorskip("pyarrow")
-pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+pytest.importorskip("pyarrow")
+pytest.importorskip("pyiceberg.catalog.sql")
+
+from safety_helpers import sql_table_of_three_appends  # noqa: E402
 
 CLI = os.environ.get("ICM_CLI")
 TEN_DAYS_S = 10 * 86400
@@ -37,19 +39,7 @@ IN_FLIGHT = "cannot read this metadata file to tell whether another table lives 
 def table(tmp_path):
     if not CLI or not os.path.exists(CLI):
         pytest.fail("ICM_CLI does not name the built icemaint binary")
-    wh = tmp_path / "wh"
-    wh.mkdir()
-    cat = pyiceberg_sql.SqlCatalog("reg", uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
-    cat.create_namespace("ns")
-    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
-    t = cat.create_table("ns.t", schema=schema)
-    for i in range(3):
-        t.append(pa.table({"id": [i * 10 + j for j in range(5)], "s": [f"r{i}"] * 5},
-                          schema=schema))
-    cfg = wh / ".pyiceberg.yaml"
-    cfg.write_text(f"catalog:\n  reg:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
-                   f"    warehouse: file://{wh}\n")
-    return {"wh": wh, "cat": cat, "cfg": str(cfg), "dir": wh / "ns" / "t", "schema": schema}
+    return sql_table_of_three_appends(tmp_path, "reg")
 
 
 def cli_args(tbl, *args):
@@ -255,7 +245,7 @@ def dead_pid():
         os.kill(child.pid, 0)
     except ProcessLookupError:
         return child.pid
-    pytest.skip("the pid of an exited child was reused at once")
+    pytest.skip("not applicable here: the pid of an exited child was reused at once")
 
 
 def test_lease_of_a_dead_run_on_this_host_is_taken_over_at_once(table):
