@@ -26,7 +26,7 @@ pytest.importorskip("pyiceberg.catalog.rest")
 import rest_helpers as r  # noqa: E402
 import s3_e2e  # noqa: E402
 import s3_helpers as h  # noqa: E402
-from rest_helpers import rest_local, rest_wh  # noqa: E402,F401 (fixtures)
+from rest_helpers import rest_local, rest_wh, vend_wh  # noqa: E402,F401 (fixtures)
 
 RC_REFUSED_BY_SAFETY_CHECK = 5
 RC_COMMIT_UNKNOWN = 4
@@ -77,23 +77,6 @@ RENEWAL_DELAY_MS = 3000
 # The writer asserts the premise (its commit came before any delete was sent again), so a
 # change of this count fails the test instead of leaving it without the race.
 LOADS_BEFORE_DELETE = 5
-
-
-@pytest.fixture
-def vend_wh(tmp_path):
-    """(warehouse on the REST+S3 fixture, REST proxy control, S3 proxy control)."""
-    server = r.need_rest("s3")
-    if not server.s3.proxy_endpoint or not server.s3.proxy_control:
-        h.missing("no S3 fault proxy in front of moto (scripts/start-s3.sh starts one)")
-    rest = r.proxy_of(server)
-    s3 = h.ProxyControl(server.s3.proxy_control)
-    s3.clear()
-    wh = r.RestWarehouse(server, tmp_path)
-    wh.catalog().create_namespace(wh.namespace)
-    yield wh, rest, s3
-    rest.clear()
-    s3.clear()
-    wh.cleanup()
 
 
 def expired_only_data_file(wh):
