@@ -279,12 +279,10 @@ def test_metadata_rewritten_in_place_keeps_what_it_names(tmp_path, moto, s3_pref
     file the pointer names is rewritten in place with the older document that still names
     them. The re-check before each later batch sees the document changed, so no manifest or
     manifest list that document names is deleted after it landed."""
-    import subprocess
-    from test_s3_expire import hadoop_layout, history
     endpoint, ctl = fault_proxy
     wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
-    table, _, _, cutoff, _ = history(wh)
-    root = hadoop_layout(moto, table)
+    table, _, _, cutoff, _ = e.history(wh)
+    root = e.hadoop_layout(moto, table)
     c = h.client(moto, attempts=4)
     v1 = c.get_object(Bucket=moto.bucket, Key=f"{root}/metadata/v1.metadata.json")["Body"].read()
     need = {e.key_of(p, moto.bucket) for p in e.reachable(table)}
@@ -294,18 +292,9 @@ def test_metadata_rewritten_in_place_keeps_what_it_names(tmp_path, moto, s3_pref
     assert done.returncode == 0, done.stderr
     time.sleep(1.5)
     now = int(time.time() * 1000)
-    ctl.set_rules([{"kind": "DeleteObjects", "action": "delay", "delay_ms": 4000, "times": 1}])
-    p = subprocess.Popen([e.CLI, "--json", "remove-orphan-files", table.location(),
-                          "--older-than", str(now), "--force", "--settle", "0s", "--no-lock"],
-                         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    for _ in range(800):
-        if any(x.get("kind") == "DeleteObjects" for x in ctl.log()):
-            break
-        time.sleep(0.025)
-    else:
-        p.kill()
-        pytest.fail("no DeleteObjects seen: " + p.communicate()[1])
+    p = e.start_until_first_delete_batch(
+        ctl, ["--json", "remove-orphan-files", table.location(), "--older-than", str(now),
+              "--force", "--settle", "0s", "--no-lock"], env=env, cwd=tmp_path)
     c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/v2.metadata.json", Body=v1)
     out, err = p.communicate(timeout=180)
     ctl.set_rules([])
