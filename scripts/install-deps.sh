@@ -7,7 +7,7 @@ PKGS=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev ccache groff-base
   libjansson-dev zlib1g-dev libdeflate-dev libzstd-dev libsnappy-dev libxxhash-dev libsqlite3-dev libpq-dev
   libcurl4-openssl-dev libssl-dev libexpat1-dev libyaml-dev libcmocka-dev
-  postgresql python3-venv maven
+  postgresql python3-venv maven debootstrap
 )
 
 missing=()

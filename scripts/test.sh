@@ -13,6 +13,8 @@
 #                                              pkg-config and find_package, and run
 #   4e. build-install-static/deb/              cpack -G DEB: Depends, contents, and the
 #                                              packaged icemaint runs (dpkg-deb -x)
+#   4f. a clean Debian root (debootstrap)      the .deb installed there with apt-get, run,
+#                                              and purged (needs root)
 #   5. pytest tests/py and tests/interop (if present) with the venv's python
 # with a throw-away PostgreSQL for the catalog tests unless ICM_PG_DSN names one already, and
 # the S3 test servers (scripts/start-s3.sh) unless ICM_TEST_S3_ENDPOINT names them already, and
@@ -67,13 +69,14 @@ configure_and_build() {
     ninja -C "$ROOT/$dir" -j "$JOBS"
 }
 
-# pytest treats "no tests collected" (exit 5) as failure; for us an empty suite is fine.
+# One pytest run per suite (each test file runs once per test.sh run; ctest runs no Python
+# test), listing every skip with its reason (-rs; under CI a skip fails:
+# tests/tools/ci_skip_policy.py). A suite that collects nothing (exit 5) fails: it proves nothing.
 run_pytest() {
   local dir="$1" rc=0
-  "$VENV/bin/python" -m pytest -q "$dir" || rc=$?
+  "$VENV/bin/python" -m pytest -q -rs "$dir" || rc=$?
   if [ "$rc" -eq 5 ]; then
-    echo "test.sh: $dir has no tests yet" >&2
-    return 0
+    echo "test.sh: $dir collected no test" >&2
   fi
   return "$rc"
 }
@@ -252,6 +255,10 @@ install_consumer() {
       share/zsh/site-functions/_icemaint; do
     [ -s "$prefix/$f" ] || { echo "test.sh: install-$kind: $f not installed" >&2; return 1; }
   done
+  # The installed tool runs as installed: a shared build's finds libicemaint.so by its RPATH.
+  local out
+  out="$(env -u LD_LIBRARY_PATH "$prefix/bin/icemaint" --version)" ||
+    { echo "test.sh: install-$kind: the installed icemaint does not run: $out" >&2; return 1; }
   if [ "$kind" = shared ]; then
     # Both consumers load the installed shared library, by its soname.
     for exe in consumer/consumer-pc consumer/cmake/consumer; do
@@ -306,6 +313,76 @@ package_deb() {
   echo "test.sh: package-deb: $(basename "$deb") OK" >&2
 }
 stage package-deb package_deb
+
+# The .deb installed for real, on a clean Debian: a minimal root (debootstrap --variant=minbase)
+# of this machine's release from the Debian mirror its apt already uses, with its apt sources
+# (release, -updates, -security). `apt-get install ./icemaint_*.deb` there must pull every
+# library the package's Depends name and nothing else is present to hide a missing one; then
+# the installed icemaint prints its version and inspects a metadata file, and `apt-get purge`
+# removes it. The root is made once per build directory (about a minute) and kept pristine as
+# a tar file, so each run starts from the same clean system; it is never the machine's own /usr.
+# Needs root (debootstrap, chroot): skipped without it, except under CI, where it fails.
+deb_clean_install() {
+  local dir="$ROOT/build-install-static" deb cache root suite mirror out rc=0
+  deb="$(ls "$dir"/deb/icemaint_*.deb 2>/dev/null)" ||
+    { echo "test.sh: deb-install: no package (stage package-deb)" >&2; return 1; }
+  # shellcheck disable=SC1091
+  suite="$(. /etc/os-release && echo "$VERSION_CODENAME")"
+  local sources
+  sources="$(apt-get indextargets --format 'deb $(REPO_URI) $(RELEASE) $(COMPONENT)' \
+    'Created-By: Packages' | sort -u | grep -E " $suite(-updates|-security)? main\$")"
+  mirror="$(printf '%s\n' "$sources" | awk -v s="$suite" '$3 == s { print $2; exit }')"
+  [ -n "$suite" ] && [ -n "$mirror" ] ||
+    { echo "test.sh: deb-install: no Debian mirror for '$suite' in apt's sources" >&2; return 1; }
+  cache="$dir/debroot-$suite.tar"
+  if [ ! -f "$cache" ]; then
+    root="$(mktemp -d /tmp/icm-debootstrap.XXXXXX)" && chmod 755 "$root"
+    if ! debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$dir/debootstrap.log" 2>&1 ||
+        ! tar -cf "$cache.part" -C "$root" .; then
+      echo "test.sh: deb-install: debootstrap $suite $mirror failed (log: $dir/debootstrap.log)" >&2
+      rm -rf --one-file-system "$root" "$cache.part"
+      return 1
+    fi
+    mv "$cache.part" "$cache"
+    rm -rf --one-file-system "$root"
+  fi
+  root="$(mktemp -d /tmp/icm-debroot.XXXXXX)"
+  tar -xf "$cache" -C "$root" || { rm -rf --one-file-system "$root"; return 1; }
+  chmod 755 "$root" # apt's download user (_apt) must reach the root's lists
+  printf '%s\n' "$sources" >"$root/etc/apt/sources.list"
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  cp "$deb" tests/consumer/v1.metadata.json "$root/tmp/"
+  local version
+  version="$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$dir/CMakeCache.txt")"
+  {
+    chroot "$root" apt-get update -qq &&
+      chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "/tmp/$(basename "$deb")" >"$dir/deb-install.log" 2>&1 ||
+      { echo "test.sh: deb-install: apt-get install failed (log: $dir/deb-install.log)" >&2; false; }
+  } &&
+    out="$(chroot "$root" icemaint --version)" &&
+    { [ "$out" = "icemaint $version" ] ||
+      { echo "test.sh: deb-install: --version printed '$out'" >&2; false; }; } &&
+    out="$(chroot "$root" icemaint inspect /tmp/v1.metadata.json)" &&
+    { printf '%s\n' "$out" | grep -q '^Table UUID  *9c12d441-03fe-4693-9a96-a0705ddf69c1$' ||
+      { echo "test.sh: deb-install: inspect printed: $out" >&2; false; }; } &&
+    chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq icemaint \
+      >>"$dir/deb-install.log" 2>&1 &&
+    { [ ! -e "$root/usr/bin/icemaint" ] ||
+      { echo "test.sh: deb-install: purge left /usr/bin/icemaint" >&2; false; }; } || rc=1
+  rm -rf --one-file-system "$root"
+  [ "$rc" -eq 0 ] && echo "test.sh: deb-install: $(basename "$deb") installed, ran and purged" \
+    "on a clean Debian $suite" >&2
+  return "$rc"
+}
+if [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null; then
+  stage deb-install deb_clean_install
+elif [ -n "${CI:-}" ]; then
+  stage deb-install sh -c 'echo "test.sh: deb-install needs root and debootstrap under CI" >&2; false'
+else
+  echo "test.sh: deb-install skipped: it needs root and debootstrap (chroot)" >&2
+  skipped+=("deb-install")
+fi
 
 for suite in tests/py tests/interop; do
   if [ ! -d "$suite" ]; then

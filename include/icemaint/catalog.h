@@ -14,7 +14,8 @@
  * name; the namespace is stored dotted, as Java and PyIceberg store it). Back ends receive
  * them as namespace levels and a name (icm_table_load_levels gives levels directly).
  *
- * Commit outcome (the reason this module exists): icm_table_commit() returns
+ * Commit outcome (the reason this module exists; docs/semantics.md#commit-outcomes):
+ * icm_table_commit() returns
  *  - 0 when the new metadata file is the table's current metadata (or provably became part of
  *    its history);
  *  - ICM_ECOMMIT_FAILED only when the change provably did NOT apply and never will (the

@@ -35,6 +35,7 @@
  * decision is made, so a report can say why.
  *
  * The decision reads metadata only: it cannot touch storage.
+ * In words: docs/semantics.md#expiry-ref-retention and #expiry-snapshot-retention.
  *
  * Execution (icm_expire_snapshots): commit the new metadata first, then delete the files that
  * only expired snapshots reached (reachability: the union over all retained snapshots is kept).
@@ -163,7 +164,7 @@ ICM_EXTERN(int) icm_expire_decide(icm_expire_decision **out, const icm_table_met
 ICM_EXTERN(void) icm_expire_decision_free(icm_expire_decision *decision);
 
 /**
- * The seed's simple form: the ids of the snapshots that expire when everything older than
+ * The simple form: the ids of the snapshots that expire when everything older than
  * older_than_ms goes but keep_last snapshots are kept (and refs are honoured as above).
  * "now" is the current time.
  *
@@ -480,7 +481,8 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (a gc.enabled other than
  *         true committed meanwhile, the lease taken over, or metadata that fails the
  *         own-metadata check found by a reload) and ICM_EUSER (on_delete asked to stop).
- * Source: Java RemoveSnapshots + ReachableFileCleanup (reference semantics §1.2–1.7).
+ * Source: Java RemoveSnapshots + ReachableFileCleanup; the rules in words:
+ * docs/semantics.md#expiry-file-keep-set, #commit-outcomes, #already-gone.
  */
 ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opts,
                                      icm_expire_result **out);

@@ -30,8 +30,8 @@
  *   request, and only after the batch's reload and the file's checks ran again (the sweep's
  *   re-stat too: during the wait a writer may have put a new file at the name); any other
  *   failure is final at once. The storage layer never sends such a delete again by itself
- *   after a wait (adversary round 16, F3). A file neither deletes is left: for the sweep it is
- *   still an orphan, and the next sweep finds it.
+ *   after a wait (data-loss class "delete resent without its check"). A file neither deletes
+ *   is left: for the sweep it is still an orphan, and the next sweep finds it.
  *
  * Links and changed files (README "What the maintenance commands touch", symbolic links):
  *   right before its delete, after its batch's reload, a local file must lie where its name
@@ -45,6 +45,7 @@
  *   sweep's entry is ICM_ORPHAN_KEPT (not sent to icm_delete_cb), expiry's file FAILED with an
  *   ICM_EXPIRE_PROBLEM_THROUGH_LINK problem. A file whose folder is gone is ALREADY_GONE. Object-store locations have no links and are not checked.
  *
+ * Outcomes, in words: docs/semantics.md#already-gone.
  * Outcomes: a file is DELETED, ALREADY_GONE (it did not exist when its turn came: counted
  * apart, never as deleted, and not an error) or FAILED (the message says why; the run goes
  * on). Each file acted on is reported once through icm_delete_cb, on the calling thread, in

@@ -2,7 +2,8 @@
  * icemaint/orphans.h: the orphan sweep — delete files under a table's location that no retained
  * snapshot and no metadata file references, once they are older than a file-retention window.
  *
- * The rule (Java's DeleteOrphanFiles, reference semantics §2):
+ * The rule (Java's DeleteOrphanFiles; in words: docs/semantics.md#sweep-keep-set, #sweep-cutoff,
+ * #sweep-location-rules, #sweep-refusals):
  *   keep set R  = the current metadata file and every metadata-log entry (however spelled: a
  *                 relative one, as older icemaint versions recorded, also by its file name in
  *                 each of the table's metadata folders; one named through a symbolic link
@@ -316,7 +317,7 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  *         a list or manifest a concurrent commit added, ICM_EREFUSED (gc.enabled not true
  *         committed meanwhile, or the lease taken over), ICM_EUSER (on_delete asked to stop);
  *         ICM_ENOMEM.
- * Source: Java DeleteOrphanFilesSparkAction (reference semantics §2, §5.5).
+ * Source: Java DeleteOrphanFilesSparkAction; docs/semantics.md#sweep-keep-set.
  */
 ICM_EXTERN(int) icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
                                         icm_orphan_result **out);

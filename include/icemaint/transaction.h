@@ -6,7 +6,7 @@
  *
  * Source: Iceberg spec "Snapshots", "Manifest Lists", "Manifests", "Sequence Numbers", "Row
  * Lineage" (v3), "Snapshot References"; Java's SnapshotProducer/BaseTransaction commit and
- * cleanup rules (reference notes, iceberg-java-semantics.md section 3 and 5.6).
+ * cleanup rules; in words: docs/semantics.md#transaction-cleanup and #commit-outcomes.
  *
  * Files and who owns them:
  *  - caller-supplied files (icm_txn_append_file with a path the transaction did not hand out,

@@ -15,11 +15,11 @@ For each option set, on the same pristine state of every table (Warehouse.save/r
    the same snapshots, leave the same refs and delete exactly the same set of paths. All Java
    jobs of one option set run in one JVM (ExpireBatch).
 
-The one documented difference: icemaint never leaves fewer than retain_last snapshots (seed rule
-3), Java only counts the snapshots of each branch's ancestry. When Java leaves fewer, icemaint must
-additionally keep exactly the newest of the snapshots Java expired (oldest-first order: timestamp,
-then sequence number, then id), and delete Java's paths minus those the topped-up snapshots still
-reach; the `rollback` shape with retain_last 3 (main's ancestry has 2 snapshots) shows it.
+The one documented difference: icemaint never leaves fewer than retain_last snapshots (rule 3 of
+docs/semantics.md#expiry-snapshot-retention), Java only counts the snapshots of each branch's
+ancestry. When Java leaves fewer, icemaint must additionally keep exactly the newest of the
+snapshots Java expired (oldest-first order: timestamp, then sequence number, then id), and
+delete Java's paths minus those the topped-up snapshots still reach; the `rollback` shape with retain_last 3 (main's ancestry has 2 snapshots) shows it.
 
 Cutoffs are absolute epoch-ms values (never a duration), so "now" only matters for ref ages, and
 both engines use the same one.

@@ -115,7 +115,7 @@ def test_exactly_the_expected_orphans_are_deleted(swept):
         orphans = reports[name]["orphans"]
         got = {oracle.local_path(o["path"]) for o in orphans if o["kind"] != "checksum"}
         # Hadoop checksums (Java's tables) are planned as their own entries, each right after
-        # its file, and deleted with it (issue #16 class 9)
+        # its file, and deleted with it (checksum companions)
         checksums = [i for i, o in enumerate(orphans) if o["kind"] == "checksum"]
         for i in checksums:
             crc = oracle.local_path(orphans[i]["path"])

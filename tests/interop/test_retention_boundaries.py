@@ -1,4 +1,5 @@
-"""Retention properties at their boundaries, judged by Java (issue #16, class 8).
+"""Retention properties at their boundaries, judged by Java
+(docs/semantics.md#expiry-ref-retention).
 
 Every `history.expire.*` table property and every per-ref retention field, at 0, 1, its largest
 value and malformed, on one table metadata file with branches, a tag and unreferenced snapshots:

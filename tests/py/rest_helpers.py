@@ -15,7 +15,8 @@ Neither PyIceberg nor icemaint is given S3 keys for the S3 fixture: the only cre
 are the vended ones, so a table read or written there proves the vended-credential path.
 
 Fixtures: rest_local, rest_s3 (a RestServer), rest_wh (a RestWarehouse on each of the two, a fresh
-namespace per test, dropped and its files removed afterwards).
+namespace per test, dropped and its files removed afterwards), vend_wh (the S3 one with the
+controls of its REST and S3 fault proxies, for vended credentials that expire).
 """
 
 from __future__ import annotations
@@ -219,6 +220,24 @@ def rest_wh(request, tmp_path):
     wh = RestWarehouse(need_rest(request.param), tmp_path)
     wh.catalog().create_namespace(wh.namespace)
     yield wh
+    wh.cleanup()
+
+
+@pytest.fixture
+def vend_wh(tmp_path):
+    """(a RestWarehouse on the REST+S3 fixture, its REST proxy's control, the S3 proxy's control)
+    for the vended-credential tests: both proxies' rules are cleared before and after."""
+    server = need_rest("s3")
+    if not server.s3.proxy_endpoint or not server.s3.proxy_control:
+        h.missing("no S3 fault proxy in front of moto (scripts/start-s3.sh starts one)")
+    rest = proxy_of(server)
+    s3 = h.ProxyControl(server.s3.proxy_control)
+    s3.clear()
+    wh = RestWarehouse(server, tmp_path)
+    wh.catalog().create_namespace(wh.namespace)
+    yield wh, rest, s3
+    rest.clear()
+    s3.clear()
     wh.cleanup()
 
 

@@ -6,7 +6,10 @@ needs (the expected outcome, computed independently of icemaint).
 import json
 import os
 import subprocess
+import time
 import uuid
+
+import pytest
 
 import s3_helpers as h
 
@@ -136,3 +139,44 @@ def planned_paths(doc):
         for item in doc.get(field, []):
             out.add(item["path"] if isinstance(item, dict) else item)
     return out
+
+
+# ---- tables a test expires or sweeps ------------------------------------------------------------
+
+def history(wh, n_keep=2):
+    """(table, expired ids, retained ids, cutoff ms): the oldest snapshots go, n_keep stay."""
+    expected_rows = h.write_history(wh)
+    table = wh.catalog().load_table("ns.t")
+    snaps = sorted(table.metadata.snapshots, key=lambda s: s.timestamp_ms)
+    cutoff = snaps[-n_keep].timestamp_ms
+    expired = {s.snapshot_id for s in snaps if s.timestamp_ms < cutoff}
+    retained = {s.snapshot_id for s in snaps} - expired
+    assert expired and table.metadata.current_snapshot_id in retained
+    return table, expired, retained, cutoff, expected_rows
+
+
+def hadoop_layout(server, table):
+    """Give the PyIceberg table a filesystem-layout pointer too: its current metadata as
+    metadata/v1.metadata.json and a version hint, so that the bare table location opens it."""
+    c = h.client(server, attempts=4)
+    body = c.get_object(Bucket=server.bucket,
+                        Key=key_of(table.metadata_location, server.bucket))["Body"].read()
+    root = key_of(table.location(), server.bucket)
+    c.put_object(Bucket=server.bucket, Key=f"{root}/metadata/v1.metadata.json", Body=body)
+    c.put_object(Bucket=server.bucket, Key=f"{root}/metadata/version-hint.text", Body=b"1")
+    return root
+
+
+def start_until_first_delete_batch(ctl, args, env, cwd):
+    """Start the CLI with `args` (a Popen with text stdout and stderr) and return once its first
+    DeleteObjects reached the S3 fault proxy `ctl`, which holds that request 4 s: the window in
+    which a test changes the table under a run that is deleting."""
+    ctl.set_rules([{"kind": "DeleteObjects", "action": "delay", "delay_ms": 4000, "times": 1}])
+    p = subprocess.Popen([CLI, *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for _ in range(800):
+        if any(x.get("kind") == "DeleteObjects" for x in ctl.log()):
+            return p
+        time.sleep(0.025)
+    p.kill()
+    pytest.fail("no DeleteObjects seen: " + p.communicate()[1])

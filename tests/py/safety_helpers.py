@@ -72,3 +72,24 @@ def icm(cwd, cfg, *args):
     pre = ["--config", str(cfg)] if cfg is not None else []
     return subprocess.run([cli, *pre, *args], cwd=cwd, env=env,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+
+def sql_table_of_three_appends(tmp_path, catalog):
+    """A PyIceberg table `ns.t` (id long, s string) of three appends of five rows each, in a SQL
+    catalog `catalog` (SQLite) whose warehouse is tmp_path/wh, with a .pyiceberg.yaml naming
+    it: {"wh", "cat", "cfg" (the yaml's path), "dir" (the table's folder), "schema"}."""
+    import pyarrow as pa
+    from pyiceberg.catalog.sql import SqlCatalog
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    cat = SqlCatalog(catalog, uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
+    cat.create_namespace("ns")
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    t = cat.create_table("ns.t", schema=schema)
+    for i in range(3):
+        t.append(pa.table({"id": [i * 10 + j for j in range(5)], "s": [f"r{i}"] * 5},
+                          schema=schema))
+    cfg = wh / ".pyiceberg.yaml"
+    cfg.write_text(f"catalog:\n  {catalog}:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
+                   f"    warehouse: file://{wh}\n")
+    return {"wh": wh, "cat": cat, "cfg": str(cfg), "dir": wh / "ns" / "t", "schema": schema}

@@ -1,4 +1,5 @@
-"""`icemaint check TABLE [--snapshot-id ID | --all]` (issue #16 class 4) on PyIceberg tables and
+"""`icemaint check TABLE [--snapshot-id ID | --all]` (data-loss class "corruption that becomes
+permanent": check proves what is kept exists) on PyIceberg tables and
 on the engine-written fixtures (env ICM_CLI, ICM_FIXTURES_DIR).
 
 The expected problems come from outside icemaint: the tables' own files read with PyIceberg and

@@ -1,5 +1,5 @@
-"""Issue #16 classes 5, 9 and 7 (messages), on real PyIceberg tables through the icemaint CLI
-(env ICM_CLI):
+"""Output that cannot fail after deleting, checksum companions, and messages, on real PyIceberg
+tables through the icemaint CLI (env ICM_CLI):
 
   * printable output: file names that are not UTF-8 or hold control characters are swept and
     reported, in JSON with the lossless escape (`\\udcXY`, Python's surrogateescape: the test
@@ -26,7 +26,9 @@ import time
 import pytest
 
 pa = pytest.importorskip("pyarrow")
-pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+pytest.importorskip("pyiceberg.catalog.sql")
+
+from safety_helpers import sql_table_of_three_appends  # noqa: E402
 
 CLI = os.environ.get("ICM_CLI")
 TEN_DAYS_S = 10 * 86400
@@ -42,19 +44,7 @@ ODD_NAMES = [b"bad\xff\xfe.parquet", b"new\nline.parquet", b"tab\there.parquet",
 def table(tmp_path):
     if not CLI or not os.path.exists(CLI):
         pytest.fail("ICM_CLI does not name the built icemaint binary")
-    wh = tmp_path / "wh"
-    wh.mkdir()
-    cat = pyiceberg_sql.SqlCatalog("out", uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
-    cat.create_namespace("ns")
-    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
-    t = cat.create_table("ns.t", schema=schema)
-    for i in range(3):
-        t.append(pa.table({"id": [i * 10 + j for j in range(5)], "s": [f"r{i}"] * 5},
-                          schema=schema))
-    cfg = wh / ".pyiceberg.yaml"
-    cfg.write_text(f"catalog:\n  out:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
-                   f"    warehouse: file://{wh}\n")
-    return {"wh": wh, "cat": cat, "cfg": str(cfg), "dir": wh / "ns" / "t", "schema": schema}
+    return sql_table_of_three_appends(tmp_path, "out")
 
 
 def run(tbl, *args, stdout=subprocess.PIPE):
@@ -136,7 +126,7 @@ def plant_odd_names(tbl):
     return planted
 
 
-# ---- class 5: printable output -------------------------------------------------------------
+# ---- printable output (data-loss class "output that fails after deleting") -------------------
 
 def test_orphan_names_not_utf8_are_swept_and_reported_losslessly_in_json(table):
     """Today's main deleted these orphans and then exited 1 with "out of memory": no record of
@@ -263,7 +253,7 @@ def test_ref_name_that_is_not_utf8_is_refused(table, command):
     assert set(t.metadata.refs) == {"main"}
 
 
-# ---- class 9: checksum companions are planned -----------------------------------------------
+# ---- checksum companions are planned ---------------------------------------------------------
 
 def test_checksum_companion_is_planned_and_deleted_with_its_orphan(table, tmp_path):
     data = os.fsencode(table["dir"] / "data")
@@ -348,7 +338,7 @@ def test_expiry_plans_the_checksums_of_the_files_it_deletes(table):
     assert read_every_snapshot(table) == {t.current_snapshot().snapshot_id: 1}
 
 
-# ---- class 7: messages -----------------------------------------------------------------------
+# ---- clear refusals and messages -------------------------------------------------------------
 
 def _break_first_manifest_list(tbl) -> bytes:
     t = tbl["cat"].load_table("ns.t")

@@ -25,26 +25,10 @@ pytest.importorskip("pyiceberg.catalog.rest")
 
 import rest_helpers as r  # noqa: E402
 import s3_helpers as h  # noqa: E402
+from rest_helpers import vend_wh  # noqa: E402,F401 (fixture)
 
 TTL_MS = 1500
 S3_LATENCY_MS = 150
-
-
-@pytest.fixture
-def vend_wh(tmp_path):
-    """(warehouse on the REST+S3 fixture, REST proxy control, S3 proxy control)."""
-    server = r.need_rest("s3")
-    if not server.s3.proxy_endpoint or not server.s3.proxy_control:
-        h.missing("no S3 fault proxy in front of moto (scripts/start-s3.sh starts one)")
-    rest = r.proxy_of(server)
-    s3 = h.ProxyControl(server.s3.proxy_control)
-    s3.clear()
-    wh = r.RestWarehouse(server, tmp_path)
-    wh.catalog().create_namespace(wh.namespace)
-    yield wh, rest, s3
-    rest.clear()
-    s3.clear()
-    wh.cleanup()
 
 
 def arm(wh, rest, s3, *, ttl_ms=TTL_MS, latency_ms=S3_LATENCY_MS, advertise=True, rules=()):

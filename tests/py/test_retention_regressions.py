@@ -1,4 +1,5 @@
-"""Regressions for snapshot retention at its boundaries (issue #16, class 8), on real PyIceberg
+"""Regressions for snapshot retention at its boundaries (docs/semantics.md#expiry-ref-retention),
+on real PyIceberg
 tables: each builds a small table with PyIceberg (SQLite catalog), sets the retention setting at
 its boundary, runs `icemaint expire-snapshots` (env ICM_CLI), and asserts exactly which
 snapshots, refs and files exist afterwards and that PyIceberg still scans every snapshot left.

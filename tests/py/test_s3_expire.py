@@ -10,7 +10,6 @@ snapshot with the rows it had before.
 """
 import json
 import os
-import time
 
 import pytest
 
@@ -19,22 +18,10 @@ import s3_helpers as h
 from s3_helpers import fault_proxy, moto, s3_prefix  # noqa: F401 (fixtures)
 
 
-def history(wh, n_keep=2):
-    """(table, expired ids, retained ids, cutoff ms): the oldest snapshots go, n_keep stay."""
-    expected_rows = h.write_history(wh)
-    table = wh.catalog().load_table("ns.t")
-    snaps = sorted(table.metadata.snapshots, key=lambda s: s.timestamp_ms)
-    cutoff = snaps[-n_keep].timestamp_ms
-    expired = {s.snapshot_id for s in snaps if s.timestamp_ms < cutoff}
-    retained = {s.snapshot_id for s in snaps} - expired
-    assert expired and table.metadata.current_snapshot_id in retained
-    return table, expired, retained, cutoff, expected_rows
-
-
 @pytest.mark.parametrize("io", ["pyarrow", "fsspec"])
 def test_expire_exact_objects(tmp_path, moto, s3_prefix, io):  # noqa: F811
     wh = h.S3Warehouse(tmp_path, moto, s3_prefix, io=io)
-    table, expired, retained, cutoff, rows = history(wh)
+    table, expired, retained, cutoff, rows = e.history(wh)
     expected = e.reachable(table) - e.reachable(table, retained)
     assert expected, "the history must leave files to delete"
     before = e.keys(moto, s3_prefix)
@@ -66,18 +53,6 @@ def test_expire_exact_objects(tmp_path, moto, s3_prefix, io):  # noqa: F811
         assert h.judge_java(wh, "ns.t") == h.expected_fingerprints(want)
 
 
-def hadoop_layout(server, table):
-    """Give the PyIceberg table a filesystem-layout pointer too: its current metadata as
-    metadata/v1.metadata.json and a version hint, so that the bare table location opens it."""
-    c = h.client(server, attempts=4)
-    body = c.get_object(Bucket=server.bucket,
-                        Key=e.key_of(table.metadata_location, server.bucket))["Body"].read()
-    root = e.key_of(table.location(), server.bucket)
-    c.put_object(Bucket=server.bucket, Key=f"{root}/metadata/v1.metadata.json", Body=body)
-    c.put_object(Bucket=server.bucket, Key=f"{root}/metadata/version-hint.text", Body=b"1")
-    return root
-
-
 @pytest.mark.parametrize("server_name", ["moto", "verifying"])
 def test_expire_filesystem_layout_table_on_s3(tmp_path, s3_prefix, server_name):  # noqa: F811
     """A table named by its s3:// location (no .json) opens through version-hint.text; the
@@ -86,9 +61,9 @@ def test_expire_filesystem_layout_table_on_s3(tmp_path, s3_prefix, server_name):
     retained snapshot from v2."""
     srv = h.need_server(server_name)
     wh = h.S3Warehouse(tmp_path, srv, s3_prefix)
-    table, expired, retained, cutoff, rows = history(wh)
+    table, expired, retained, cutoff, rows = e.history(wh)
     expected = e.reachable(table) - e.reachable(table, retained)
-    root = hadoop_layout(srv, table)
+    root = e.hadoop_layout(srv, table)
     before = e.keys(srv, s3_prefix)
     args = ("--older-than", str(cutoff), "--retain-last", "1")
     dry = e.icm_json("expire-snapshots", table.location(), *args, "--dry-run",
@@ -119,8 +94,8 @@ def test_filesystem_layout_refused_where_create_new_is_ignored(tmp_path, moto, s
     deleted."""
     endpoint, ctl = fault_proxy
     wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
-    table, _, _, cutoff, _ = history(wh)
-    hadoop_layout(moto, table)
+    table, _, _, cutoff, _ = e.history(wh)
+    e.hadoop_layout(moto, table)
     before = e.keys(moto, s3_prefix)
     ctl.set_rules([{"action": "error", "status": 200, "code": "OK", "method": "PUT",
                     "path": "create-new-probe", "after": 1, "times": 1}])
@@ -138,7 +113,7 @@ def test_wrong_secret_is_an_auth_error_and_deletes_nothing(tmp_path, s3_prefix):
     names the location and the 403) and nothing changes."""
     srv = h.need_server("verifying")
     wh = h.S3Warehouse(tmp_path, srv, s3_prefix)
-    table, _, _, cutoff, _ = history(wh)
+    table, _, _, cutoff, _ = e.history(wh)
     before = e.keys(srv, s3_prefix)
     bad = e.aws_env(srv, secret=srv.secret_key[::-1] + "x")
     for args in (("expire-snapshots", table.metadata_location, "--older-than", str(cutoff),
@@ -161,7 +136,7 @@ def test_expire_dry_run_from_aws_profile_alone(tmp_path, moto, s3_prefix):  # no
     """No catalog and no AWS_* key variables: AWS_PROFILE names a profile of the shared files
     (credentials, region and endpoint_url), as the SDKs read it."""
     wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
-    table, expired, retained, cutoff, _ = history(wh)
+    table, expired, retained, cutoff, _ = e.history(wh)
     expected = e.reachable(table) - e.reachable(table, retained)
     creds = tmp_path / "credentials"
     creds.write_text(f"[maint]\naws_access_key_id = {moto.access_key}\n"
@@ -182,7 +157,7 @@ def test_expire_dry_run_from_aws_profile_alone(tmp_path, moto, s3_prefix):  # no
 @pytest.mark.parametrize("b_place", ["data/b", "data/deeper/b"])
 def test_nested_tables_on_s3_expiry_keeps_a_filesystem_table_s_live_file(  # noqa: F811
         tmp_path, moto, s3_prefix, b_place):
-    """Data-loss class "nested tables", on an object store (adversary round 15): a
+    """Data-loss class "nested tables", on an object store : a
     filesystem-layout table B (metadata/version-hint.text, in no catalog A's catalog lists)
     lies inside table A's data folder; A add-files one of B's live data files, then deletes
     those rows. Expiring A's old snapshots must keep B's file: it lies under another table's
@@ -202,7 +177,7 @@ def test_nested_tables_on_s3_expiry_keeps_a_filesystem_table_s_live_file(  # noq
     b = ocat.create_table("ns.b", h._schema(), location=b_loc)
     b.append(h._rows([500, 501]))
     b = ocat.load_table("ns.b")
-    hadoop_layout(moto, b)
+    e.hadoop_layout(moto, b)
     b_files = e.reachable(b)
     b_data = sorted(f for f in b_files if "/metadata/" not in f)
     assert len(b_data) == 1
@@ -236,33 +211,23 @@ def test_nested_tables_on_s3_expiry_keeps_a_filesystem_table_s_live_file(  # noq
 @pytest.mark.parametrize("how", ["rewritten-in-place", "new-version"])
 def test_metadata_rewritten_in_place_is_read_again(tmp_path, moto, s3_prefix,  # noqa: F811
                                                    fault_proxy, how):  # noqa: F811
-    """Data-loss class "metadata rewritten in place" (adversary round 17, F3): while an expiry
+    """Data-loss class "metadata rewritten in place": while an expiry
     of a filesystem-layout table deletes (its first DeleteObjects held 4 s by the proxy),
     another writer's metadata naming every old snapshot lands under the very name the pointer
     names (or, the control, as the next version). The re-check before each later batch reads
     the document again either way, so no manifest or manifest list the current metadata names
     is deleted after it landed."""
-    import subprocess
     endpoint, ctl = fault_proxy
     wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
-    table, _, _, cutoff, _ = history(wh)
-    root = hadoop_layout(moto, table)
+    table, _, _, cutoff, _ = e.history(wh)
+    root = e.hadoop_layout(moto, table)
     c = h.client(moto, attempts=4)
     v1 = c.get_object(Bucket=moto.bucket, Key=f"{root}/metadata/v1.metadata.json")["Body"].read()
     need = {e.key_of(p, moto.bucket) for p in e.reachable(table)}
-    ctl.set_rules([{"kind": "DeleteObjects", "action": "delay", "delay_ms": 4000, "times": 1}])
-    env = dict(e.aws_env(moto, endpoint=endpoint))
-    p = subprocess.Popen([e.CLI, "--json", "expire-snapshots", table.location(), "--older-than",
-                          str(cutoff), "--retain-last", "1", "--no-lock"],
-                         env={**os.environ, **env}, cwd=tmp_path, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    for _ in range(800):
-        if any(x.get("kind") == "DeleteObjects" for x in ctl.log()):
-            break
-        time.sleep(0.025)
-    else:
-        p.kill()
-        pytest.fail("no DeleteObjects seen: " + p.communicate()[1])
+    p = e.start_until_first_delete_batch(
+        ctl, ["--json", "expire-snapshots", table.location(), "--older-than", str(cutoff),
+              "--retain-last", "1", "--no-lock"],
+        env={**os.environ, **e.aws_env(moto, endpoint=endpoint)}, cwd=tmp_path)
     if how == "rewritten-in-place":
         c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/v2.metadata.json", Body=v1)
     else:

@@ -175,7 +175,7 @@ def test_lease_refused_where_create_new_is_ignored(tmp_path, moto, s3_prefix,  #
 
 def test_delete_resent_without_its_check_never_removes_a_new_object(  # noqa: F811
         tmp_path, moto, s3_prefix, fault_proxy):  # noqa: F811
-    """Data-loss class "delete resent without its check" (adversary round 16, F3): the sweep
+    """Data-loss class "delete resent without its check": the sweep
     re-stats an orphan right before its DeleteObjects; when the store answers SlowDown, the
     delete is retried only after the batch's reload and that re-stat ran again, never resent by
     the storage layer after a wait. A writer who puts a new object at the orphan's name during
@@ -221,7 +221,7 @@ def test_lease_probe_without_an_answer_proves_nothing(tmp_path, moto, s3_prefix,
                                                        fault_proxy):  # noqa: F811
     """The probe's second create must be refused by the store itself (412). When every attempt
     of it fails (503, never forwarded) the object read back afterwards says nothing about
-    If-None-Match (adversary round 16, F5: a store ignoring it passed this way): the deleting
+    If-None-Match (a store ignoring it passed this way before): the deleting
     run stops before deleting anything (exit 1, naming the probe), and leaves no probe."""
     endpoint, ctl = fault_proxy
     wh = h.S3Warehouse(tmp_path, moto, s3_prefix, endpoint=endpoint)
@@ -242,7 +242,7 @@ def test_lease_probe_without_an_answer_proves_nothing(tmp_path, moto, s3_prefix,
 
 def test_catalog_database_unreadable_is_never_swept(tmp_path, moto, s3_prefix,  # noqa: F811
                                                     fault_proxy, monkeypatch):  # noqa: F811
-    """Data-loss class "catalog files" (adversary round 16, F2): a SQLite database in the
+    """Data-loss class "catalog files": a SQLite database in the
     table's data folder refuses the sweep; when its first bytes cannot be read (every GET of it
     answers 500 while HEAD and DeleteObjects work) the sweep must still not delete it: it
     refuses (exit 5) naming the file, and nothing is deleted."""
@@ -273,18 +273,16 @@ def test_catalog_database_unreadable_is_never_swept(tmp_path, moto, s3_prefix,  
 
 def test_metadata_rewritten_in_place_keeps_what_it_names(tmp_path, moto, s3_prefix,  # noqa: F811
                                                          fault_proxy):  # noqa: F811
-    """Data-loss class "metadata rewritten in place" for the sweep (adversary round 17, F3): a
+    """Data-loss class "metadata rewritten in place" for the sweep: a
     filesystem-layout table whose old snapshots were expired without cleanup leaves their
     files as orphans; while the sweep deletes (its first DeleteObjects held 4 s), the version
     file the pointer names is rewritten in place with the older document that still names
     them. The re-check before each later batch sees the document changed, so no manifest or
     manifest list that document names is deleted after it landed."""
-    import subprocess
-    from test_s3_expire import hadoop_layout, history
     endpoint, ctl = fault_proxy
     wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
-    table, _, _, cutoff, _ = history(wh)
-    root = hadoop_layout(moto, table)
+    table, _, _, cutoff, _ = e.history(wh)
+    root = e.hadoop_layout(moto, table)
     c = h.client(moto, attempts=4)
     v1 = c.get_object(Bucket=moto.bucket, Key=f"{root}/metadata/v1.metadata.json")["Body"].read()
     need = {e.key_of(p, moto.bucket) for p in e.reachable(table)}
@@ -294,18 +292,9 @@ def test_metadata_rewritten_in_place_keeps_what_it_names(tmp_path, moto, s3_pref
     assert done.returncode == 0, done.stderr
     time.sleep(1.5)
     now = int(time.time() * 1000)
-    ctl.set_rules([{"kind": "DeleteObjects", "action": "delay", "delay_ms": 4000, "times": 1}])
-    p = subprocess.Popen([e.CLI, "--json", "remove-orphan-files", table.location(),
-                          "--older-than", str(now), "--force", "--settle", "0s", "--no-lock"],
-                         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    for _ in range(800):
-        if any(x.get("kind") == "DeleteObjects" for x in ctl.log()):
-            break
-        time.sleep(0.025)
-    else:
-        p.kill()
-        pytest.fail("no DeleteObjects seen: " + p.communicate()[1])
+    p = e.start_until_first_delete_batch(
+        ctl, ["--json", "remove-orphan-files", table.location(), "--older-than", str(now),
+              "--force", "--settle", "0s", "--no-lock"], env=env, cwd=tmp_path)
     c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/v2.metadata.json", Body=v1)
     out, err = p.communicate(timeout=180)
     ctl.set_rules([])

@@ -1,11 +1,12 @@
-"""Issue #16, class 2: the orphan sweep never deletes the files the catalog itself lives in.
+"""Data-loss class "files the catalog itself lives in": the orphan sweep never deletes them
+(docs/semantics.md#sweep-keep-set, #sweep-refusals).
 
 A table whose location was the catalog's warehouse root had the SQLite catalog database (which
 holds every table's pointer) swept as an orphan. The rule: the sweep never plans a file the
 catalog uses (a SQLite database and its -wal/-shm/-journal, .pyiceberg.yaml) and refuses (exit 5,
 naming the reason and the override, --exclude-location) a location that holds one, or holds
 another catalog table's location (the catalog is asked, beyond the metadata-file check). And
-(from class 7) register-table refuses a metadata file or table location that another table of
+(a clear refusal) register-table refuses a metadata file or table location that another table of
 the same catalog already uses, unless --force.
 
 Every table is written by PyIceberg (SQLite catalog); every file is aged 10 days first. After

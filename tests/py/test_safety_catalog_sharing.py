@@ -1,4 +1,5 @@
-"""Issue #16 (round 8): every catalog a database or a configuration holds is a catalog.
+"""Every catalog a database or a configuration holds is a catalog
+(docs/semantics.md#sweep-refusals).
 
 A SQLite database can hold the tables of several catalogs (rows keyed by catalog_name, as
 PyIceberg and Java's JdbcCatalog share one database), and a `.pyiceberg.yaml` can name several

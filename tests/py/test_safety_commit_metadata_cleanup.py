@@ -1,4 +1,4 @@
-"""Issue #16 (data-loss class): commit-time metadata-log cleanup deletes only the table's own
+"""Data-loss class "commit-time metadata cleanup": it deletes only the table's own
 old metadata.
 
 With `write.metadata.delete-after-commit.enabled=true`, a commit deletes the metadata files

@@ -1,4 +1,5 @@
-"""Issue #16 round 8: `gc.enabled` is read as Java reads it, by the sweep and expiry alike.
+"""`gc.enabled` is read as Java reads it, by the sweep and expiry alike
+(docs/semantics.md#sweep-refusals).
 
 Java's PropertyUtil.propertyAsBoolean is Boolean.parseBoolean: only a case-insensitive "true"
 enables GC, and any other value ("no", "0", "off", " false") disables it. The sweep used to

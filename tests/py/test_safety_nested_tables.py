@@ -1,5 +1,5 @@
-"""Adversarial round 2: expiry keeps the files of a table nested in this table's folder that no
-catalog lists.
+"""Data-loss class "nested tables": expiry keeps the files of a table nested in this table's
+folder that no catalog lists.
 
 A filesystem-layout (Hadoop) table B lives in a folder inside catalog table A's location. A
 adds one of B's live data files (add-files), then deletes it (delete-files): expiring A's old
@@ -126,7 +126,7 @@ def test_control_without_a_nested_table_the_file_is_deleted(tmp_path):
 
 
 def test_expiry_keeps_the_live_file_of_a_hadoop_table_at_its_write_data_path(tmp_path):
-    """Adversary round 16, F1: B lies exactly at A's write.data.path (a root of A, not below
+    """B lies exactly at A's write.data.path (a root of A, not below
     one). The folders looked at run up to the root and include it: B's live file is kept with
     the warning, B stays whole and reads, and A's own expired files still go."""
     wh, db = tmp_path / "wh", tmp_path / "cat.db"

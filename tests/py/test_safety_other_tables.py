@@ -1,4 +1,4 @@
-"""Issue #16: another catalog table's places are compared by where they really are, not by spelling.
+"""Another catalog table's places are compared by where they really are, not by spelling.
 
 The sweep's catalog guard and expiry's other-table hold compared another table's folders with
 this table's by name, so a `write.data.path` spelled through a symbolic link (`L/a/bdata`,

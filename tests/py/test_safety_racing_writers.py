@@ -1,4 +1,5 @@
-"""Regressions for issue #16 classes 3, 5 (the journal) and 6, on real PyIceberg tables.
+"""Regressions for the data-loss classes "commits that land while a run deletes", "output that
+fails after deleting" (the journal) and "overlapping runs", on real PyIceberg tables.
 
   * commits that land while a run deletes: a PyIceberg `add_files` loop (copy a live data file to
     a new name, set its mtime 10 days back, add it) races `remove-orphan-files` and, separately,
@@ -23,8 +24,10 @@ import time
 
 import pytest
 
-pa = pytest.importorskip("pyarrow")
-pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+pytest.importorskip("pyarrow")
+pytest.importorskip("pyiceberg.catalog.sql")
+
+from safety_helpers import sql_table_of_three_appends  # noqa: E402
 
 CLI = os.environ.get("ICM_CLI")
 TEN_DAYS_S = 10 * 86400
@@ -36,19 +39,7 @@ IN_FLIGHT = "cannot read this metadata file to tell whether another table lives 
 def table(tmp_path):
     if not CLI or not os.path.exists(CLI):
         pytest.fail("ICM_CLI does not name the built icemaint binary")
-    wh = tmp_path / "wh"
-    wh.mkdir()
-    cat = pyiceberg_sql.SqlCatalog("reg", uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
-    cat.create_namespace("ns")
-    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
-    t = cat.create_table("ns.t", schema=schema)
-    for i in range(3):
-        t.append(pa.table({"id": [i * 10 + j for j in range(5)], "s": [f"r{i}"] * 5},
-                          schema=schema))
-    cfg = wh / ".pyiceberg.yaml"
-    cfg.write_text(f"catalog:\n  reg:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
-                   f"    warehouse: file://{wh}\n")
-    return {"wh": wh, "cat": cat, "cfg": str(cfg), "dir": wh / "ns" / "t", "schema": schema}
+    return sql_table_of_three_appends(tmp_path, "reg")
 
 
 def cli_args(tbl, *args):
@@ -121,7 +112,7 @@ def now_ms():
     return int(time.time() * 1000)
 
 
-# ---- class 3: commits that land while a run deletes ------------------------------------------
+# ---- commits that land while a run deletes ----------------------------------------------------
 
 def add_files_loop(tbl, rounds, runner):
     """The writer: copy a live data file to a new name, set its mtime 10 days back, add_files it;
@@ -191,7 +182,7 @@ def test_add_files_racing_expiry_loses_no_live_file(table):
     read_every_snapshot(table)
 
 
-# ---- class 6: overlapping runs ----------------------------------------------------------------
+# ---- overlapping runs -------------------------------------------------------------------------
 
 def test_overlapping_sweeps_delete_each_file_once(table):
     """Two sweeps at once: one takes the lease, the other is refused (exit 5), so one deletion
@@ -254,7 +245,7 @@ def dead_pid():
         os.kill(child.pid, 0)
     except ProcessLookupError:
         return child.pid
-    pytest.skip("the pid of an exited child was reused at once")
+    pytest.skip("not applicable here: the pid of an exited child was reused at once")
 
 
 def test_lease_of_a_dead_run_on_this_host_is_taken_over_at_once(table):
@@ -343,8 +334,8 @@ def test_file_gone_at_delete_time_is_counted_as_already_gone(table, tmp_path):
 
 
 def test_lease_stays_put_when_a_commit_moves_the_metadata_folder(table, tmp_path):
-    """The lease lives in <location>/metadata, not beside the current metadata file (issue #16
-    round 8: a commit that moved write.metadata.path let a second run take a lease in the new
+    """The lease lives in <location>/metadata, not beside the current metadata file (before:
+    a commit that moved write.metadata.path let a second run take a lease in the new
     folder and sweep beside the first). A held lease still refuses after such a commit, and
     a table whose metadata is elsewhere from its first commit takes it there too."""
     victims = strays(table, 2)
@@ -429,7 +420,7 @@ def test_bad_log_out_path_stops_before_any_delete(table, tmp_path):
 
 def test_log_out_never_writes_into_a_table_file_nor_a_file_that_is_not_a_journal(table,
                                                                                 tmp_path):
-    """--log-out gets --plan-out's rule (issue #16 round 8: journal lines appended to the
+    """--log-out gets --plan-out's rule (before: journal lines appended to the
     current metadata file, or after a live Parquet file's footer, broke the table): a FILE
     inside the table's location (existing or not) or an existing FILE that is not an earlier
     journal is refused (exit 5) before anything is done, and left byte for byte as it was; an

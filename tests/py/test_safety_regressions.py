@@ -24,6 +24,8 @@ pa = pytest.importorskip("pyarrow")
 fastavro = pytest.importorskip("fastavro")
 pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
 
+from safety_helpers import sql_table_of_three_appends  # noqa: E402
+
 CLI = os.environ.get("ICM_CLI")
 TEN_DAYS_S = 10 * 86400
 
@@ -32,19 +34,7 @@ TEN_DAYS_S = 10 * 86400
 def table(tmp_path):
     if not CLI or not os.path.exists(CLI):
         pytest.fail("ICM_CLI does not name the built icemaint binary")
-    wh = tmp_path / "wh"
-    wh.mkdir()
-    cat = pyiceberg_sql.SqlCatalog("reg", uri=f"sqlite:///{wh}/cat.db", warehouse=f"file://{wh}")
-    cat.create_namespace("ns")
-    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
-    t = cat.create_table("ns.t", schema=schema)
-    for i in range(3):
-        t.append(pa.table({"id": [i * 10 + j for j in range(5)], "s": [f"r{i}"] * 5},
-                          schema=schema))
-    cfg = wh / ".pyiceberg.yaml"
-    cfg.write_text(f"catalog:\n  reg:\n    type: sql\n    uri: sqlite:///{wh}/cat.db\n"
-                   f"    warehouse: file://{wh}\n")
-    return {"wh": wh, "cat": cat, "cfg": str(cfg), "dir": wh / "ns" / "t", "schema": schema}
+    return sql_table_of_three_appends(tmp_path, "reg")
 
 
 def icm(tbl, *args, check=True):

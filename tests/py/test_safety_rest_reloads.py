@@ -1,4 +1,4 @@
-"""Regression tests, one per data-loss class (adversary round 18, fixed in a6c9522): what icemaint
+"""Regression tests, one per data-loss class (docs/semantics.md#commit-outcomes): what icemaint
 does with a table it reloads from a REST catalog after a commit, a refusal, a lost answer, or a
 delete S3 refused with ExpiredToken. Each drives the fault proxies (tests/tools/faultproxy.py)
 in front of the Apache Iceberg REST fixture (and, for the S3 cases, in front of moto) and asserts
@@ -26,7 +26,7 @@ pytest.importorskip("pyiceberg.catalog.rest")
 import rest_helpers as r  # noqa: E402
 import s3_e2e  # noqa: E402
 import s3_helpers as h  # noqa: E402
-from rest_helpers import rest_local, rest_wh  # noqa: E402,F401 (fixtures)
+from rest_helpers import rest_local, rest_wh, vend_wh  # noqa: E402,F401 (fixtures)
 
 RC_REFUSED_BY_SAFETY_CHECK = 5
 RC_COMMIT_UNKNOWN = 4
@@ -60,7 +60,7 @@ def stale_load_rule(wh, table="t"):
             "after": 1, "path": f"/namespaces/{wh.namespace}/tables/{table}$"}
 
 
-# ---- F1: a delete refused with ExpiredToken is checked again, never re-sent as it was ------------
+# ---- a delete refused with ExpiredToken is checked again, never re-sent as it was ---------------
 #
 # The first DeleteObjects is answered 400 ExpiredToken (as S3 answers an expired session token);
 # the credentials are renewed by loading the table again (the catalog does not offer the
@@ -77,23 +77,6 @@ RENEWAL_DELAY_MS = 3000
 # The writer asserts the premise (its commit came before any delete was sent again), so a
 # change of this count fails the test instead of leaving it without the race.
 LOADS_BEFORE_DELETE = 5
-
-
-@pytest.fixture
-def vend_wh(tmp_path):
-    """(warehouse on the REST+S3 fixture, REST proxy control, S3 proxy control)."""
-    server = r.need_rest("s3")
-    if not server.s3.proxy_endpoint or not server.s3.proxy_control:
-        h.missing("no S3 fault proxy in front of moto (scripts/start-s3.sh starts one)")
-    rest = r.proxy_of(server)
-    s3 = h.ProxyControl(server.s3.proxy_control)
-    s3.clear()
-    wh = r.RestWarehouse(server, tmp_path)
-    wh.catalog().create_namespace(wh.namespace)
-    yield wh, rest, s3
-    rest.clear()
-    s3.clear()
-    wh.cleanup()
 
 
 def expired_only_data_file(wh):
@@ -192,7 +175,7 @@ def test_delete_refused_expired_token_is_checked_again(vend_wh, command):
     assert chk.returncode == 0, chk.stdout + chk.stderr
 
 
-# ---- F2: expiry plans its deletes only against a reload that follows its commit -----------------
+# ---- expiry plans its deletes only against a reload that follows its commit ---------------------
 
 def test_stale_reload_after_commit_deletes_nothing(rest_wh):
     """After expiry's commit, every LoadTable is answered with the table as it was two
@@ -302,7 +285,7 @@ def test_table_dropped_and_recreated_after_commit_deletes_nothing(rest_local, tm
         wh.cleanup()
 
 
-# ---- F3: a refusal is checked by reloading before a transaction deletes its own files -----------
+# ---- a refusal is checked by reloading before a transaction deletes its own files ---------------
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
 def test_refusal_after_apply_keeps_the_transaction_files(rest_local, tmp_path, status):
@@ -347,7 +330,7 @@ def test_refusal_after_apply_keeps_the_transaction_files(rest_local, tmp_path, s
 
 
 def test_refusal_after_apply_found_with_a_trimmed_metadata_log(rest_local, tmp_path):
-    """Adversary round 19, G1: the same refusal after apply, on a table keeping one previous
+    """The same refusal after apply, on a table keeping one previous
     metadata file (write.metadata.previous-versions-max=1); while icemaint's first reload is held,
     another writer appends on top of its commit, so the reload's metadata-log no longer names the
     base. The transaction's own snapshot still proves the commit: exit 0, nothing deleted, the
@@ -541,7 +524,7 @@ def test_expiry_applied_on_top_of_another_commit_deletes_nothing(rest_local, tmp
         wh.cleanup()
 
 
-# ---- F4: a lost answer is reconciled only against a successor of the base ----------------------
+# ---- a lost answer is reconciled only against a successor of the base ---------------------------
 
 def test_reconcile_ignores_a_stale_reload(rest_local, tmp_path):
     """remove-ref's commit is answered 503 (not forwarded: not applied), and the reloads that

@@ -1,4 +1,5 @@
-"""Issue #16, class 1: every spelling of a table's place names the same files.
+"""Data-loss class "non-canonical spellings of a table": every spelling of a table's place names
+the same files.
 
 A filesystem-layout table named by a relative directory was planned against the wrong roots: the
 orphan sweep deleted its current `vN.metadata.json`, and commits through the relative path wrote

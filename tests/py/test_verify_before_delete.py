@@ -1,4 +1,5 @@
-"""Verification before deleting (issue #16 class 4) and the listing refusal (class 7), on real
+"""Verification before deleting (data-loss class "corruption that becomes permanent") and the
+listing refusal, on real
 PyIceberg tables driven through the icemaint CLI (env ICM_CLI).
 
 Avro deflate blocks carry no checksum: one flipped bit in a *retained* manifest can change a

@@ -425,7 +425,7 @@ static void commit_survives_every_allocation_failure(void **state)
     free(base);
 }
 
-/* Metadata retention under every allocation failure after the swap (issue #16): the commit
+/* Metadata retention under every allocation failure after the swap: the commit
  * stands, and the file it drops from the log, another table's current metadata file, is never
  * deleted, whatever check ran out of memory. Each round registers a clone at the file the
  * next commit drops (and drops the previous clone, so every round asks the same catalog). */

@@ -438,7 +438,7 @@ static const char *warning_naming(const icm_table *t, const char *file)
 
 /* A table registered at one of ns.tbl's older metadata files (a clone) keeps it, and the file
  * in its metadata-log: retention deletes only ns.tbl's own old files and warns for the rest
- * (issue #16). */
+ * (docs/semantics.md#transaction-cleanup). */
 static void sql_retention_keeps_another_tables_metadata(void **state)
 {
     sqlfx *f = *state;
@@ -550,7 +550,7 @@ static void sql_register_and_drop(void **state)
     assert_true(file_exists_at(loc)); /* no purge */
 }
 
-/* ---- every pointer of the database (issue #16 round 8) ---- */
+/* ---- every pointer of the database ---- */
 
 typedef struct seen_tables {
     const char *names[2]; /* the catalog names this test owns */

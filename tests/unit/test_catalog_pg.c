@@ -88,9 +88,8 @@ static void pg_connection_refused_is_net_error(void **state)
 static void pg_not_configured(void **state)
 {
     (void)state;
-    print_message("ICM_PG_DSN is not set: PostgreSQL catalog tests skipped "
-                  "(start a server with scripts/start-postgres.sh)\n");
-    skip();
+    icmt_skip_here("ICM_PG_DSN is not set: no PostgreSQL server for the catalog tests (start "
+                   "one with scripts/start-postgres.sh)");
 }
 
 int main(void)

@@ -797,8 +797,7 @@ static void test_changes_seen(void **state)
     assert_int_equal(seen_in(c, md2), ICM_CHANGES_SEEN_OURS);
     icm_table_metadata_free(md2);
     icm_table_changes_free(moved);
-    /* another writer built on ours (its parent is 42), then ours was expired: still ours
-     * (adversary round 19, G1b) */
+    /* another writer built on ours (its parent is 42), then ours was expired: still ours */
     icm_table_changes *child = changes_new();
     icmt_ok(icm_table_changes_add_snapshot(
         child, "{\"sequence-number\":5,\"snapshot-id\":43,\"parent-snapshot-id\":42,"

@@ -883,7 +883,7 @@ static void test_a_chunks_checks_run_at_once_before_its_request(void **state)
  * the documented way to maintain a copy) is a local file: deleted alone, right after its own
  * check, never batched with other files whose checks ran before it (the sweep's re-stat must
  * be right before each unlink; a file written at an orphan's name after a batched check was
- * deleted: review round 12, F2). */
+ * deleted). */
 static int count_checks(void *ctx, icm__delete_rank rank)
 {
     (void)ctx;
@@ -953,7 +953,7 @@ static void test_mapped_object_store_names_deleted_alone(void **state)
 
 /* The same through a resolving FileIO whose `s3` back end is such a path map (a library user's
  * registration): the resolving FileIO asks the back end it picks, so those files are local too
- * (review round 13, F2: any wrapper the walk could not see through batched them). A back end
+ * (any wrapper the walk could not see through batched them). A back end
  * that cannot tell (no is_local slot) gets the careful answer. */
 static int local_map_factory(icm_fileio **out, const icm_property *props, size_t n,
                              void *payload)

@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_delete_phase.c: the delete phase both maintenance commands share
- * (icemaint/maint.h, issue #16 classes 3 and 6): commits that land while a run deletes, files
+ * (icemaint/maint.h; data-loss classes "commits that land while a run deletes" and "overlapping
+ * runs"): commits that land while a run deletes, files
  * already gone at delete time, the per-file outcome callback, a reload that fails mid-run, and
  * the table lease.
  *
@@ -197,8 +198,9 @@ static int sweep(env *e, const icm_orphan_options *o, icm_orphan_result **out)
     return rc;
 }
 
-/* Class 3: a writer adds an existing old file (an orphan candidate) and commits between two
- * delete batches: the reload before the next batch sees the commit, and the file stays. */
+/* Commits that land while a run deletes: a writer adds an existing old file (an orphan
+ * candidate) and commits between two delete batches: the reload before the next batch sees the
+ * commit, and the file stays. */
 static void test_commit_between_sweep_batches_keeps_newly_referenced_file(void **state)
 {
     (void)state;
@@ -398,6 +400,18 @@ static void test_sweep_stops_when_a_reload_fails(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* snapshot expiry                                                                             */
 
+/* Expire every snapshot older than a day before the env's clock; `batch` files per delete batch
+ * (0 = the default). */
+static icm_expire_options expire_opts(const env *e, size_t batch)
+{
+    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
+    o.decide.now_ms = e->now;
+    o.decide.has_older_than = true;
+    o.decide.older_than_ms = e->now - DAY_MS;
+    o.delete_batch_size = batch;
+    return o;
+}
+
 static int expire(env *e, icm_expire_options *o, icm_expire_result **out)
 {
     icm_table *t = hist_open_table(e->h);
@@ -417,7 +431,7 @@ static const icm_expire_file *find_file(const icm_expire_result *r, const char *
     return NULL;
 }
 
-/* Class 3 for expiry: a commit after ours re-references a file the expiry planned to delete
+/* The same for expiry: a commit after ours re-references a file the expiry planned to delete
  * (as a rollback or cherry-pick can); the reload before the next batch keeps it. */
 static void test_commit_between_expiry_batches_keeps_rereferenced_file(void **state)
 {
@@ -434,11 +448,7 @@ static void test_commit_between_expiry_batches_keeps_rereferenced_file(void **st
     /* the first delete is A or B; the writer re-adds the other */
     hook_delete(&e, 1, writer_commits, &w);
 
-    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
-    o.decide.now_ms = e.now;
-    o.decide.has_older_than = true;
-    o.decide.older_than_ms = e.now - DAY_MS;
-    o.delete_batch_size = 1;
+    icm_expire_options o = expire_opts(&e, 1);
     icm_expire_result *r = NULL;
     icmt_ok(expire(&e, &o, &r));
     assert_true(w.committed);
@@ -463,8 +473,8 @@ static void test_commit_between_expiry_batches_keeps_rereferenced_file(void **st
     env_free(&e);
 }
 
-/* Data-loss class "metadata rewritten in place" (adversary round 17, F3; review: a fingerprint
- * of a few fields): between two delete batches the current metadata file is rewritten under
+/* Data-loss class "metadata rewritten in place" (before: a fingerprint of a
+ * few fields): between two delete batches the current metadata file is rewritten under
  * its own name, keeping last-updated-ms and the snapshot count, with the current snapshot now
  * naming the expired snapshot's manifest list. The re-check compares the document's content,
  * so the list (and what it reaches) is read again and kept. */
@@ -514,11 +524,7 @@ static void test_metadata_rewritten_in_place_same_fields_is_read_again(void **st
     rewriter w = {&e, list, false};
     hook_delete(&e, 1, rewrite_current_in_place, &w);
 
-    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
-    o.decide.now_ms = e.now;
-    o.decide.has_older_than = true;
-    o.decide.older_than_ms = e.now - DAY_MS;
-    o.delete_batch_size = 1;
+    icm_expire_options o = expire_opts(&e, 1);
     icm_expire_result *r = NULL;
     icmt_ok(expire(&e, &o, &r));
     assert_true(w.done);
@@ -560,10 +566,7 @@ static void test_expiry_counts_file_gone_at_delete_time_as_already_gone(void **s
     const char *del[] = {"S0", "S1", NULL}, *add[] = {"C", NULL};
     hist_overwrite(e.h, "main", add, del);
     hook_delete(&e, 1, vanish_other, &e);
-    icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
-    o.decide.now_ms = e.now;
-    o.decide.has_older_than = true;
-    o.decide.older_than_ms = e.now - DAY_MS;
+    icm_expire_options o = expire_opts(&e, 0);
     icm_expire_result *r = NULL;
     icmt_ok(expire(&e, &o, &r));
     assert_int_equal(r->already_gone, 1);
@@ -676,8 +679,9 @@ static void test_lease_of_a_dead_pid_on_this_host_is_taken_over(void **state)
     assert_int_equal(gethostname(host, sizeof host), 0);
     host[sizeof host - 1] = '\0';
     pid_t dead = dead_pid();
-    if (dead == 0)
-        skip();
+    if (dead == 0) {
+        icmt_skip_here("no pid certainly unused on this host was found");
+    }
     icm_lease_options lo = ICM_LEASE_OPTIONS_INIT;
     icm_lease *l = NULL;
 

@@ -1,10 +1,11 @@
 /*
  * tests/unit/test_expire.c: snapshot expiry end to end on in-memory tables built with the
- * history builder (history.h): the file-cleanup scenarios of the reference semantics §5.2–5.4
- * (numbers in the test names), each asserting the EXACT set of deleted files and that every
- * file a retained snapshot reaches still exists; plus commit outcomes (CAS conflict, unknown),
- * cleanup levels, statistics files, clean_expired_metadata, v1 embedded manifests, deletion
- * vectors and the never-outside-the-table rule.
+ * history builder (history.h): the file keep set (docs/semantics.md#expiry-file-keep-set) over
+ * histories of appends, deletes, overwrites, rollbacks, staged and cherry-picked snapshots,
+ * branches and tags, each test named after the rule it checks and asserting the EXACT set of
+ * deleted files and that every file a retained snapshot reaches still exists; plus commit
+ * outcomes (CAS conflict, unknown), cleanup levels, statistics files, clean_expired_metadata,
+ * v1 embedded manifests, deletion vectors and the never-outside-the-table rule.
  *
  * Time: histories start at T0 and each snapshot advances the clock by 1 s; every expiry passes
  * the history clock as "now" so results do not depend on the wall clock.
@@ -208,10 +209,10 @@ static size_t snapshot_count(hist *h)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* §5.1-5.2 scenarios                                                                          */
+/* which files an expiry deletes (docs/semantics.md#expiry-file-keep-set)                     */
 
-/* #1: append A, append B; expire after S2 → only S1's list goes (S2 reuses its manifest). */
-static void test_01_append_only(void **state)
+/* append A, append B; expire after S2 → only S1's list goes (S2 reuses its manifest). */
+static void test_expired_snapshot_sharing_its_manifest_loses_only_its_list(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -231,8 +232,8 @@ static void test_01_append_only(void **state)
     done(h, io, r, &exp);
 }
 
-/* #26: A; delete A; B (merge append) → {list S1, m S1, list S2, m S2, A}. */
-static void test_26_deleted_file(void **state)
+/* A; delete A; B (merge append) → {list S1, m S1, list S2, m S2, A}. */
+static void test_file_deleted_before_the_cutoff_goes_with_its_snapshots(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -254,7 +255,7 @@ static void test_26_deleted_file(void **state)
     done(h, io, r, &exp);
 }
 
-/* #46: the same history at each cleanup level. */
+/* the same history at each cleanup level. */
 static void run_level(icm_expire_cleanup level)
 {
     icm_fileio *io;
@@ -283,7 +284,7 @@ static void run_level(icm_expire_cleanup level)
     done(h, io, r, &exp);
 }
 
-static void test_46_cleanup_levels(void **state)
+static void test_cleanup_level_chooses_which_files_go(void **state)
 {
     (void)state;
     run_level(ICM_EXPIRE_CLEANUP_ALL);
@@ -291,8 +292,8 @@ static void test_46_cleanup_levels(void **state)
     run_level(ICM_EXPIRE_CLEANUP_NONE);
 }
 
-/* #28: A+B; delete B; roll back to S1; expire → {list S2, S2's new manifest}; B survives. */
-static void test_28_rollback_of_delete(void **state)
+/* A+B; delete B; roll back to S1; expire → {list S2, S2's new manifest}; B survives. */
+static void test_rolled_back_delete_frees_its_manifest_not_the_file(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -312,8 +313,8 @@ static void test_28_rollback_of_delete(void **state)
     done(h, io, r, &exp);
 }
 
-/* #30: A; B (new manifest); roll back to S1; expire → {list S2, S2's manifest, B}. */
-static void test_30_rollback_of_append(void **state)
+/* A; B (new manifest); roll back to S1; expire → {list S2, S2's manifest, B}. */
+static void test_rolled_back_append_frees_its_files(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -335,9 +336,9 @@ static void test_30_rollback_of_append(void **state)
     done(h, io, r, &exp);
 }
 
-/* #32: A, B, rewrite B→D, rewrite A→C, RewriteManifests; expire after the 2nd rewrite → A and
+/* A, B, rewrite B→D, rewrite A→C, RewriteManifests; expire after the 2nd rewrite → A and
  * B (and the expired lists and manifests) go. */
-static void test_32_rewrites(void **state)
+static void test_files_rewritten_away_go_after_a_manifest_rewrite(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -363,8 +364,8 @@ static void test_32_rewrites(void **state)
     done(h, io, r, NULL);
 }
 
-/* #35: A; B staged; C; expire after B.ts+1 → {list A, list B, B's manifest, B}. */
-static void test_35_staged(void **state)
+/* A; B staged; C; expire after B.ts+1 → {list A, list B, B's manifest, B}. */
+static void test_expired_staged_snapshot_takes_its_own_files(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -388,8 +389,8 @@ static void test_35_staged(void **state)
     done(h, io, r, &exp);
 }
 
-/* #20: A; cutoff; B staged after the cutoff; C → B and C remain. */
-static void test_20_staged_newer_survives(void **state)
+/* A; cutoff; B staged after the cutoff; C → B and C remain. */
+static void test_staged_snapshot_newer_than_the_cutoff_is_retained(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -408,8 +409,8 @@ static void test_20_staged_newer_survives(void **state)
     done(h, io, r, &exp);
 }
 
-/* #39 (v2): A; position deletes for A; rewrite {A, A-deletes} → {B, B-deletes}; C; expire. */
-static void test_39_position_deletes(void **state)
+/* v2: A; position deletes for A; rewrite {A, A-deletes} → {B, B-deletes}; C; expire. */
+static void test_rewritten_position_deletes_go_with_their_data_file(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -441,8 +442,8 @@ static void test_39_position_deletes(void **state)
     done(h, io, r, &exp);
 }
 
-/* #40: a branch keeps A alive; later the branch deletes it too. */
-static void test_40_branch(void **state)
+/* a branch keeps A alive; later the branch deletes it too. */
+static void test_branch_keeps_a_file_main_deleted(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -476,8 +477,8 @@ static void test_40_branch(void **state)
     done(h, io, r, &exp);
 }
 
-/* #41: a tag on S_A ages out (max-ref-age 20 ms); S_B appends → only S_A's list goes. */
-static void test_41_tag_ages_out(void **state)
+/* a tag on S_A ages out (max-ref-age 20 ms); S_B appends → only S_A's list goes. */
+static void test_tag_past_its_max_ref_age_is_removed_with_its_snapshot(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -497,9 +498,9 @@ static void test_41_tag_ages_out(void **state)
     done(h, io, r, &exp);
 }
 
-/* #42: a branch on S_A ages out; S_del deletes A; S_B → lists and manifests of S_A and S_del,
+/* a branch on S_A ages out; S_del deletes A; S_B → lists and manifests of S_A and S_del,
  * and A. */
-static void test_42_branch_ages_out(void **state)
+static void test_branch_past_its_max_ref_age_frees_its_files(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -521,7 +522,7 @@ static void test_42_branch_ages_out(void **state)
     done(h, io, r, &exp);
 }
 
-/* #48/#49/#50: statistics files of expired snapshots go, unless a retained entry reuses the
+/* statistics files of expired snapshots go, unless a retained entry reuses the
  * path. */
 static void run_stats(bool partition, bool reuse)
 {
@@ -551,7 +552,7 @@ static void run_stats(bool partition, bool reuse)
     done(h, io, r, &exp);
 }
 
-static void test_48_50_statistics(void **state)
+static void test_statistics_file_goes_unless_a_retained_snapshot_names_it(void **state)
 {
     (void)state;
     run_stats(false, false);
@@ -560,8 +561,8 @@ static void test_48_50_statistics(void **state)
     run_stats(true, true);
 }
 
-/* #55: clean_expired_metadata drops spec 0 once nothing retained uses it. */
-static void test_55_clean_specs(void **state)
+/* clean_expired_metadata drops spec 0 once nothing retained uses it. */
+static void test_clean_expired_metadata_drops_unused_specs(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -591,8 +592,8 @@ static void test_55_clean_specs(void **state)
     done(h, io, r, &exp);
 }
 
-/* #57: schema evolution; clean_expired_metadata keeps only the current schema. */
-static void test_57_clean_schemas(void **state)
+/* schema evolution; clean_expired_metadata keeps only the current schema. */
+static void test_clean_expired_metadata_drops_unused_schemas(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -619,9 +620,9 @@ static void test_57_clean_schemas(void **state)
     done(h, io, r, &exp);
 }
 
-/* #59: no snapshots, 3 schemas, 2 specs → 1 and 1 remain. #25: without the flag nothing is
+/* no snapshots, 3 schemas, 2 specs → 1 and 1 remain. Without the flag nothing is
  * committed. */
-static void test_59_clean_empty_table(void **state)
+static void test_clean_expired_metadata_on_a_table_without_snapshots(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -645,8 +646,8 @@ static void test_59_clean_empty_table(void **state)
     done(h, io, r, NULL);
 }
 
-/* #61: A; overwrite A→B; fast-append C → counts (1, 0, 0, 1, 2). */
-static void test_61_counts(void **state)
+/* A; overwrite A→B; fast-append C → counts (1, 0, 0, 1, 2). */
+static void test_counts_by_kind_after_an_overwrite(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -663,8 +664,8 @@ static void test_61_counts(void **state)
     done(h, io, r, NULL);
 }
 
-/* #62: A; 10 × [overwrite A→B, overwrite B→A] → counts (1, 0, 0, 39, 20). */
-static void test_62_flip_flop(void **state)
+/* A; 10 × [overwrite A→B, overwrite B→A] → counts (1, 0, 0, 39, 20). */
+static void test_file_re_added_by_the_retained_snapshot_survives(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -685,8 +686,8 @@ static void test_62_flip_flop(void **state)
     done(h, io, r, NULL);
 }
 
-/* #63 and #4: explicit ids on an append-only table → (0, 0, 0, 0, 2), retain_last ignored. */
-static void test_63_explicit_ids(void **state)
+/* explicit ids on an append-only table → (0, 0, 0, 0, 2), retain_last ignored. */
+static void test_explicit_snapshot_ids_ignore_retain_last(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -708,8 +709,8 @@ static void test_63_explicit_ids(void **state)
     done(h, io, r, NULL);
 }
 
-/* #64: A; position delete; equality delete; delete everything; B → (1, 1, 1, 6, 4). */
-static void test_64_delete_files(void **state)
+/* A; position delete; equality delete; delete everything; B → (1, 1, 1, 6, 4). */
+static void test_delete_files_are_counted_by_content(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -728,8 +729,8 @@ static void test_64_delete_files(void **state)
     done(h, io, r, NULL);
 }
 
-/* #65: empty table / nothing to expire → all zero, no error, no commit. */
-static void test_65_nothing(void **state)
+/* empty table / nothing to expire → all zero, no error, no commit. */
+static void test_nothing_to_expire_commits_nothing(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -748,8 +749,8 @@ static void test_65_nothing(void **state)
     done(h, io, r, NULL);
 }
 
-/* #67: A, B, C; delete A; cutoff; D; delete B; expire(cutoff) → A goes; B, C, D stay. */
-static void test_67_cutoff_in_middle(void **state)
+/* A, B, C; delete A; cutoff; D; delete B; expire(cutoff) → A goes; B, C, D stay. */
+static void test_only_files_of_snapshots_before_the_cutoff_go(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -1140,8 +1141,8 @@ static void test_delete_failures(void **state)
     }
 }
 
-/* #31: A+B; overwrite (add C, delete A); D; expire after S3 → {list S1, list S2, m S1, A}. */
-static void test_31_overwrite(void **state)
+/* A+B; overwrite (add C, delete A); D; expire after S3 → {list S1, list S2, m S1, A}. */
+static void test_overwritten_file_goes_once_no_retained_snapshot_reaches_it(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -1195,10 +1196,10 @@ static void test_spellings_of_one_file(void **state)
     }
 }
 
-/* #38: A; B staged; C; cherry-pick B → D (B's files again, in D's own manifest); expire B by
+/* A; B staged; C; cherry-pick B → D (B's files again, in D's own manifest); expire B by
  * id → B's list and manifest go, B's files stay (D reaches them). Then expire everything
  * before the current snapshot: files added by B and D still stay. */
-static void test_38_cherry_pick(void **state)
+static void test_cherry_picked_files_stay_while_the_pick_reaches_them(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -1231,9 +1232,9 @@ static void test_38_cherry_pick(void **state)
     done(h, io, r, &exp);
 }
 
-/* #56 and #58: clean_expired_metadata never removes the default spec or current schema, and
+/* clean_expired_metadata never removes the default spec or current schema, and
  * records no change when nothing is unused. */
-static void test_56_58_clean_keeps_defaults(void **state)
+static void test_clean_expired_metadata_keeps_default_spec_and_current_schema(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -1266,10 +1267,10 @@ static void test_56_58_clean_keeps_defaults(void **state)
     done(h, io, NULL, NULL);
 }
 
-/* #68: five files appended then deleted twice (the deleted-only manifests are dropped), then
+/* five files appended then deleted twice (the deleted-only manifests are dropped), then
  * two appends; expire → every list but the current one, every manifest reachable before the
  * new appends, and the five files. */
-static void test_68_deleted_then_new(void **state)
+static void test_deleted_only_manifests_and_their_files_go(void **state)
 {
     (void)state;
     icm_fileio *io;
@@ -1450,33 +1451,33 @@ static void test_cleanup_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_01_append_only),
-        cmocka_unit_test(test_20_staged_newer_survives),
-        cmocka_unit_test(test_26_deleted_file),
-        cmocka_unit_test(test_28_rollback_of_delete),
-        cmocka_unit_test(test_30_rollback_of_append),
-        cmocka_unit_test(test_31_overwrite),
+        cmocka_unit_test(test_expired_snapshot_sharing_its_manifest_loses_only_its_list),
+        cmocka_unit_test(test_staged_snapshot_newer_than_the_cutoff_is_retained),
+        cmocka_unit_test(test_file_deleted_before_the_cutoff_goes_with_its_snapshots),
+        cmocka_unit_test(test_rolled_back_delete_frees_its_manifest_not_the_file),
+        cmocka_unit_test(test_rolled_back_append_frees_its_files),
+        cmocka_unit_test(test_overwritten_file_goes_once_no_retained_snapshot_reaches_it),
         cmocka_unit_test(test_spellings_of_one_file),
-        cmocka_unit_test(test_32_rewrites),
-        cmocka_unit_test(test_35_staged),
-        cmocka_unit_test(test_39_position_deletes),
-        cmocka_unit_test(test_38_cherry_pick),
-        cmocka_unit_test(test_40_branch),
-        cmocka_unit_test(test_41_tag_ages_out),
-        cmocka_unit_test(test_42_branch_ages_out),
-        cmocka_unit_test(test_46_cleanup_levels),
-        cmocka_unit_test(test_48_50_statistics),
-        cmocka_unit_test(test_55_clean_specs),
-        cmocka_unit_test(test_57_clean_schemas),
-        cmocka_unit_test(test_56_58_clean_keeps_defaults),
-        cmocka_unit_test(test_59_clean_empty_table),
-        cmocka_unit_test(test_61_counts),
-        cmocka_unit_test(test_62_flip_flop),
-        cmocka_unit_test(test_63_explicit_ids),
-        cmocka_unit_test(test_64_delete_files),
-        cmocka_unit_test(test_65_nothing),
-        cmocka_unit_test(test_67_cutoff_in_middle),
-        cmocka_unit_test(test_68_deleted_then_new),
+        cmocka_unit_test(test_files_rewritten_away_go_after_a_manifest_rewrite),
+        cmocka_unit_test(test_expired_staged_snapshot_takes_its_own_files),
+        cmocka_unit_test(test_rewritten_position_deletes_go_with_their_data_file),
+        cmocka_unit_test(test_cherry_picked_files_stay_while_the_pick_reaches_them),
+        cmocka_unit_test(test_branch_keeps_a_file_main_deleted),
+        cmocka_unit_test(test_tag_past_its_max_ref_age_is_removed_with_its_snapshot),
+        cmocka_unit_test(test_branch_past_its_max_ref_age_frees_its_files),
+        cmocka_unit_test(test_cleanup_level_chooses_which_files_go),
+        cmocka_unit_test(test_statistics_file_goes_unless_a_retained_snapshot_names_it),
+        cmocka_unit_test(test_clean_expired_metadata_drops_unused_specs),
+        cmocka_unit_test(test_clean_expired_metadata_drops_unused_schemas),
+        cmocka_unit_test(test_clean_expired_metadata_keeps_default_spec_and_current_schema),
+        cmocka_unit_test(test_clean_expired_metadata_on_a_table_without_snapshots),
+        cmocka_unit_test(test_counts_by_kind_after_an_overwrite),
+        cmocka_unit_test(test_file_re_added_by_the_retained_snapshot_survives),
+        cmocka_unit_test(test_explicit_snapshot_ids_ignore_retain_last),
+        cmocka_unit_test(test_delete_files_are_counted_by_content),
+        cmocka_unit_test(test_nothing_to_expire_commits_nothing),
+        cmocka_unit_test(test_only_files_of_snapshots_before_the_cutoff_go),
+        cmocka_unit_test(test_deleted_only_manifests_and_their_files_go),
         cmocka_unit_test(test_deletion_vectors),
         cmocka_unit_test(test_v1_embedded),
         cmocka_unit_test(test_outside_table_location),

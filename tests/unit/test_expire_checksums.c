@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_expire_checksums.c: expiry plans the storage's checksum companions
- * (icm_fileio_checksum_of) of the files it deletes as files of their own (issue #16 class 9),
+ * (icm_fileio_checksum_of) of the files it deletes as files of their own,
  * on histories in memory behind a FileIO whose checksum_of names a chosen companion:
  *  - a planned file's companion is planned (kind "checksum", its size), listed in
  *    deleted_checksum_files, deleted after every other file, and only with its file;

@@ -1,7 +1,7 @@
 /*
  * test_expire_decide.c: the expiry decision (which snapshots go), on metadata documents built
- * here. Scenarios follow the Java reference's TestRemoveSnapshots (§5.1 of
- * shared/reference/iceberg-java-semantics.md) and the seed's three rules.
+ * here (docs/semantics.md#expiry-snapshot-retention and #expiry-ref-retention): age and
+ * retain_last, explicit ids, table properties, ref ages, tags and branches.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -127,7 +127,7 @@ static icm_table_metadata *three_appends(void)
     return tb_build(&t, 3);
 }
 
-/* 5.1 #1: expire after S2 removes S1. */
+/* Expire after S2 removes S1. */
 static void test_expire_older_than(void **state)
 {
     (void)state;
@@ -138,7 +138,7 @@ static void test_expire_older_than(void **state)
     icm_table_metadata_free(md);
 }
 
-/* 5.1 #2/#3/#6: retain_last keeps the newest ancestors. */
+/* retain_last keeps the newest ancestors. */
 static void test_retain_last(void **state)
 {
     (void)state;
@@ -154,7 +154,7 @@ static void test_retain_last(void **state)
     icm_table_metadata_free(md);
 }
 
-/* 5.1 #4: explicit ids win over retain_last; and #8: a snapshot at exactly the cutoff stays. */
+/* Explicit ids win over retain_last; and a snapshot at exactly the cutoff stays. */
 static void test_explicit_and_boundary(void **state)
 {
     (void)state;
@@ -170,7 +170,8 @@ static void test_explicit_and_boundary(void **state)
     icm_table_metadata_free(md);
 }
 
-/* 5.1 #11 and #12, plus explicit ids that are current, missing or referenced. */
+/* Refusals: retain_last below 1, explicit ids that are current or missing, gc.enabled not
+ * "true". */
 static void test_refusals(void **state)
 {
     (void)state;
@@ -209,7 +210,7 @@ static void test_refusals(void **state)
     icm_table_metadata_free(md);
 }
 
-/* 5.1 #13/#14: table properties supply the defaults. */
+/* Table properties supply the defaults. */
 static void test_table_property_defaults(void **state)
 {
     (void)state;
@@ -232,7 +233,7 @@ static void test_table_property_defaults(void **state)
     icm_table_metadata_free(md);
 }
 
-/* 5.1 #15/#16: refs age out by max-ref-age-ms; main never does. */
+/* Refs age out by max-ref-age-ms; main never does. */
 static void test_ref_aging(void **state)
 {
     (void)state;
@@ -254,7 +255,7 @@ static void test_ref_aging(void **state)
     icm_table_metadata_free(md);
 }
 
-/* 5.1 #17/#18: an explicit id that a retained ref names is refused. */
+/* An explicit id that a retained ref names is refused. */
 static void test_explicit_referenced(void **state)
 {
     (void)state;
@@ -274,7 +275,7 @@ static void test_explicit_referenced(void **state)
     icm_table_metadata_free(md);
 }
 
-/* 5.1 #20: unreferenced (staged) snapshots newer than the cutoff survive. */
+/* Unreferenced (staged) snapshots newer than the cutoff survive. */
 static void test_unreferenced_newer_survives(void **state)
 {
     (void)state;
@@ -290,7 +291,7 @@ static void test_unreferenced_newer_survives(void **state)
     icm_table_metadata_free(md);
 }
 
-/* 5.1 #21/#22: a tag protects only its own snapshot; a branch protects ancestors by its age. */
+/* A tag protects only its own snapshot; a branch protects ancestors by its age. */
 static void test_tag_vs_branch_ancestry(void **state)
 {
     (void)state;
@@ -312,7 +313,7 @@ static void test_tag_vs_branch_ancestry(void **state)
     }
 }
 
-/* 5.1 #23/#24: per-branch min-snapshots-to-keep and max-snapshot-age-ms override options. */
+/* Per-branch min-snapshots-to-keep and max-snapshot-age-ms override options. */
 static void test_per_branch_overrides(void **state)
 {
     (void)state;
@@ -331,8 +332,9 @@ static void test_per_branch_overrides(void **state)
     }
 }
 
-/* The seed's rule 3: an age-only expiry never leaves fewer than retain_last snapshots, even when
- * the current branch's ancestry is shorter (after a rollback). Expired ids come oldest first. */
+/* Rule 3 (docs/semantics.md#expiry-snapshot-retention): an age-only expiry never leaves fewer
+ * than retain_last snapshots, even when the current branch's ancestry is shorter (after a
+ * rollback). Expired ids come oldest first. */
 static void test_keep_last_after_rollback(void **state)
 {
     (void)state;
@@ -369,7 +371,7 @@ static void test_empty_table(void **state)
 }
 
 
-/* ---- retention properties at their boundaries (issue #16, class 8) ---- */
+/* ---- retention properties at their boundaries ---- */
 
 /* Decide with `key` = `value` on `md`: the code, and on success the decision (else NULL). */
 static int decide_with(icm_table_metadata *md, const char *key, const char *value,

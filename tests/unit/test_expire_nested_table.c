@@ -1,7 +1,7 @@
 /*
  * test_expire_nested_table.c: expiry keeps a planned file that lies in the folder of a table
- * nested in this one that no catalog lists (adversarial round 2: a filesystem-layout table B in
- * A's folder, one of whose live files A added and then deleted).
+ * nested in this one that no catalog lists (data-loss class "nested tables": a
+ * filesystem-layout table B in A's folder, one of whose live files A added and then deleted).
  *
  * Table /wh/t appends A; then B at /wh/t/b/data/B.parquet (as if added from the nested table's
  * folder), deletes B, and appends C. Expiring every snapshot but the last plans B:

@@ -7,9 +7,10 @@
  * staged snapshots, branches and their own commits, tags, rollbacks of main, statistics and
  * partition-statistics files, then expire with random options. The oracle is the history
  * model (history.c), not the keep-set code under test. Checked on every history:
- *  1. the seed's three rules: the current snapshot stays; every ref that stays points at a
- *     snapshot that stays, and refs without an age limit stay; without explicit ids at least
- *     min(retain_last, snapshots before) snapshots stay;
+ *  1. the three rules that always hold (docs/semantics.md#expiry-snapshot-retention): the
+ *     current snapshot stays; every ref that stays points at a snapshot that stays, and refs
+ *     without an age limit stay; without explicit ids at least min(retain_last, snapshots
+ *     before) snapshots stay;
  *  2. every file a retained snapshot reaches exists afterwards;
  *  3. every file only expired snapshots reached is gone (per cleanup level: ALL everything,
  *     METADATA manifests, lists and statistics files, NONE nothing);

@@ -1219,10 +1219,8 @@ static void test_pathmap_real_fixture(void **state)
     const char *from = "file://data/persistent/map_stats/default.db/map_stats";
     char *to = icmt_sprintf("%s/duckdb-iceberg/data/persistent/map_stats/default.db/map_stats",
                             icmt_fixtures_dir());
-    if (!icmt_file_exists(to)) {
-        free(to);
-        skip();
-    }
+    if (!icmt_file_exists(to))
+        icmt_skip_because("the fixture %s is missing", to);
     icm_fileio *local, *pm;
     icmt_ok(icm_fileio_local_new(&local));
     icm_path_map rule = {from, to};

@@ -788,9 +788,9 @@ static char *fixture(const char *rel, size_t *len)
 {
     char *path = icmt_sprintf("%s/%s", icmt_fixtures_dir(), rel);
     char *data = icmt_read_file(path, len);
-    free(path);
     if (data == NULL)
-        skip();
+        icmt_skip_because("the fixture %s is missing", path);
+    free(path);
     return data;
 }
 

@@ -180,7 +180,7 @@ static void test_filtered_rows_are_the_unclaimed_rows(void **state)
     (void)state;
     file_list files = fixture_avro_files();
     if (files.n == 0)
-        skip();
+        icmt_skip_because("no Avro file below the fixtures folder %s", icmt_fixtures_dir());
     int lists = 0;
     size_t skipped = 0, kept = 0;
     for (size_t f = 0; f < files.n; f++) {
@@ -256,7 +256,7 @@ static void test_schema_cache_decodes_the_same(void **state)
     (void)state;
     file_list files = fixture_avro_files();
     if (files.n == 0)
-        skip();
+        icmt_skip_because("no Avro file below the fixtures folder %s", icmt_fixtures_dir());
     icm__avro_schema_cache *cache = NULL;
     icmt_ok(icm__avro_schema_cache_new(&cache));
     /* Twice over every file: the second round takes every schema the cache kept from it. */
@@ -506,7 +506,7 @@ static void test_rows_claimed_by_bytes(void **state)
     (void)state;
     file_list files = fixture_avro_files();
     if (files.n == 0)
-        skip();
+        icmt_skip_because("no Avro file below the fixtures folder %s", icmt_fixtures_dir());
     icm__avro_schema_cache *cache = NULL;
     icmt_ok(icm__avro_schema_cache_new(&cache));
     int lists = 0;
@@ -603,7 +603,7 @@ static void test_views_are_the_entries(void **state)
     (void)state;
     file_list files = fixture_avro_files();
     if (files.n == 0)
-        skip();
+        icmt_skip_because("no Avro file below the fixtures folder %s", icmt_fixtures_dir());
     const uint64_t projections[] = {
         ICM_MANIFEST_FIELD_FILE_PATH,
         ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT |

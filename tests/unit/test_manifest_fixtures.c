@@ -106,7 +106,7 @@ static void test_every_fixture_avro_decodes(void **state)
     (void)state;
     struct stat st;
     if (stat(icmt_fixtures_dir(), &st) != 0)
-        skip();
+        icmt_skip_because("the fixtures folder %s is missing", icmt_fixtures_dir());
     tally t = {0, 0, 0, 0};
     walk(icmt_fixtures_dir(), &t);
     print_message("lists %d, manifests %d, rejected %d, entries %d\n", t.lists, t.manifests,

@@ -5,7 +5,8 @@
  * Every test plants strays (old and young), runs icm_remove_orphan_files and asserts exactly
  * which files are reported and which survive: survivors = everything listed before minus the
  * hand-listed old strays. The history model (hist_reachable) is an independent oracle that every
- * file of every snapshot is still there. Scenario numbers refer to reference semantics §5.5.
+ * file of every snapshot is still there. The rules: docs/semantics.md#sweep-keep-set,
+ * #sweep-cutoff, #sweep-location-rules and #sweep-refusals.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -74,9 +75,9 @@ static void assert_history_intact(env *e)
     hist_strv_free(reach);
 }
 
-/* Metadata files the current metadata no longer names (neither current nor in its
- * metadata-log): orphans by rule #76. Computed from the raw JSON with jansson, independently of
- * the code under test; appended to gone[] (*n updated, strings owned by *hold). */
+/* Metadata files the current metadata no longer names (neither current nor in its metadata-log):
+ * orphans (docs/semantics.md#sweep-keep-set). Computed from the raw JSON with jansson,
+ * independently of the code under test; appended to gone[] (*n updated, strings owned by *hold). */
 static void add_fallen_metadata(env *e, const char **gone, size_t *n, strv *hold)
 {
     icm_table *t = hist_open_table(e->h);
@@ -117,7 +118,7 @@ static bool message_has(const char *needle)
     return true;
 }
 
-/* #70 / #96: one stray in data/; the default cutoff protects it while it is young; a dry run
+/* One stray in data/; the default cutoff protects it while it is young; a dry run
  * reports it and keeps it; a real run deletes it; the next run finds nothing. */
 static void test_single_stray(void **state)
 {
@@ -173,7 +174,7 @@ static void test_single_stray(void **state)
     env_free(&e);
 }
 
-/* #71 #73 #87 #88 #99 + planted strays: a history with overwrites, a staged (WAP) snapshot,
+/* Planted strays in a history with overwrites, a staged (WAP) snapshot,
  * position and equality deletes and statistics files; strays in data/, partition folders,
  * nested junk folders, hidden files, a failed commit's leftovers (manifest list, manifest, data
  * file) old and young. Exactly the old visible strays go. */
@@ -345,7 +346,7 @@ static void hook_io_init(hook_io *h, icm_fileio *inner)
     h->inner = inner;
 }
 
-/* #72 / #97: 40 strays deleted on at most 4 threads at once, more than one of them busy. */
+/* 40 strays deleted on at most 4 threads at once, more than one of them busy. */
 static void test_concurrent_deletes(void **state)
 {
     (void)state;
@@ -455,7 +456,7 @@ static void test_concurrent_writer_old_files(void **state)
     run_concurrent_writer(9 * DAY_MS, true);
 }
 
-/* #74: write.data.path = the table root; a stray in a partition folder under the root. */
+/* write.data.path = the table root; a stray in a partition folder under the root. */
 static void test_data_path_at_root(void **state)
 {
     (void)state;
@@ -482,7 +483,7 @@ static void test_data_path_at_root(void **state)
     env_free(&e);
 }
 
-/* #75: two old strays and one young: exactly the two old ones. */
+/* Two old strays and one young: exactly the two old ones. */
 static void test_old_and_young(void **state)
 {
     (void)state;
@@ -506,7 +507,7 @@ static void test_old_and_young(void **state)
     env_free(&e);
 }
 
-/* #76: with previous-versions-max=1 the metadata files that fell out of the log are orphans;
+/* With previous-versions-max=1 the metadata files that fell out of the log are orphans;
  * the current one and the single log entry stay. Expected set from the file names (NNNNN-). */
 static void test_metadata_fell_out_of_log(void **state)
 {
@@ -541,7 +542,7 @@ static void test_metadata_fell_out_of_log(void **state)
     env_free(&e);
 }
 
-/* #95: empty table; a --location below the table limits the listing; a second run finds 0. */
+/* An empty table; a --location below the table limits the listing; a second run finds 0. */
 static void test_empty_table_and_location(void **state)
 {
     (void)state;
@@ -571,7 +572,7 @@ static void test_empty_table_and_location(void **state)
     env_free(&e);
 }
 
-/* #85 and the other refusals that need no special table: nothing is deleted by any. */
+/* gc.enabled=false and the other refusals that need no special table: nothing is deleted by any. */
 static void test_refusals(void **state)
 {
     (void)state;
@@ -634,7 +635,7 @@ static void test_refusals(void **state)
     icm_free(saved);
     free(manifest);
 
-    /* gc.enabled=false (#85) */
+    /* gc.enabled=false */
     hist_set_property(e.h, "gc.enabled", "false");
     assert_int_equal(sweep(&e, &o, &r), ICM_EREFUSED);
     assert_true(message_has("Cannot delete orphan files: GC is disabled"));
@@ -804,7 +805,7 @@ static void test_other_table(void **state)
     env_free(&e);
 }
 
-/* #86: a file list instead of listing. */
+/* A file list instead of listing. */
 static void test_file_list(void **state)
 {
     (void)state;

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_orphans_checksums.c: the orphan sweep plans Hadoop's checksum companions
- * (`.NAME.crc`, icm_fileio_checksum_of) as entries of their own (issue #16 class 9), on a copy
+ * (`.NAME.crc`, icm_fileio_checksum_of) as entries of their own, on a copy
  * of an engine-written table (Impala, Hadoop layout) in a temporary folder:
  *  - a dry run lists the companion right after its orphan, kind "checksum", with its size;
  *    never the companion of a file the table references, nor a `.x.crc` that is not Hadoop's;

@@ -65,7 +65,7 @@ static void test_impala_avro_tmp(void **state)
 {
     (void)state;
     if (!fixtures_present())
-        skip();
+        icmt_skip_because("the fixtures' index %s/index.tsv is missing", icmt_fixtures_dir());
     icm_fileio *io = mapped_io("/test-warehouse/iceberg_test", "impala/testdata/data/iceberg_test");
     const char *loc =
         "/test-warehouse/iceberg_test/hadoop_catalog/ice/iceberg_v2_equality_delete_schema_evolution";
@@ -91,7 +91,7 @@ static void test_duckdb_equality_deletes(void **state)
 {
     (void)state;
     if (!fixtures_present())
-        skip();
+        icmt_skip_because("the fixtures' index %s/index.tsv is missing", icmt_fixtures_dir());
     icm_fileio *io = mapped_io("data/persistent/equality_deletes",
                                "duckdb-iceberg/data/persistent/equality_deletes");
     icm_table *t = NULL;
@@ -124,7 +124,7 @@ static void test_uniform_delta_log(void **state)
 {
     (void)state;
     if (!fixtures_present())
-        skip();
+        icmt_skip_because("the fixtures' index %s/index.tsv is missing", icmt_fixtures_dir());
     icm_fileio *io = mapped_io("file:/tmp/marksheet_uniform",
                                "unitycatalog-uniform/etc/data/external/unity/default/tables/"
                                "marksheet_uniform");
@@ -146,7 +146,7 @@ static void test_netflix_s3(void **state)
 {
     (void)state;
     if (!fixtures_present())
-        skip();
+        icmt_skip_because("the fixtures' index %s/index.tsv is missing", icmt_fixtures_dir());
     const char *loc = "s3://nflx-secure-dataeng-prod-us-east-1/iceberg/warehouse/dpratap.db/"
                       "84cf6afa-e639-49a3-a294-bd124249ff74/temperatures";
     icm_fileio *io = mapped_io(loc, "netflix-temperatures/python/tests/warehouse/temperatures");
@@ -170,7 +170,7 @@ static void test_pyiceberg_shared_folder(void **state)
 {
     (void)state;
     if (!fixtures_present())
-        skip();
+        icmt_skip_because("the fixtures' index %s/index.tsv is missing", icmt_fixtures_dir());
     icm_fileio *io = mapped_io("file://./warehouse",
                                "iceberg-python-pr/pyiceberg-mixed-warehouse/warehouse");
     icm_table *t = NULL;
@@ -317,7 +317,7 @@ static void test_every_fixture_table(void **state)
 {
     (void)state;
     if (!fixtures_present())
-        skip();
+        icmt_skip_because("the fixtures' index %s/index.tsv is missing", icmt_fixtures_dir());
     char *index = icmt_sprintf("%s/index.tsv", icmt_fixtures_dir());
     FILE *f = fopen(index, "r");
     assert_non_null(f);

@@ -1,8 +1,9 @@
 /*
  * tests/unit/test_orphans_keys.c: path identity of the orphan sweep (maint/orphans_keys.c):
- * how a listed location is matched against referenced ones — the comparison scenarios of
- * reference semantics §5.5 (#89–#94, #101) plus local forms, exact object keys and the
- * equal-map syntax.
+ * how a listed location is matched against referenced ones
+ * (docs/semantics.md#sweep-location-rules):
+ * repeated slashes, authorities and schemes, local forms, exact object keys and the equal-map
+ * syntax.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static icm__okey_match one(const char *ref, const char *listed)
     return classify(refs, listed, NULL, NULL);
 }
 
-/* #89: repeated slashes are collapsed on both sides. */
+/* Repeated slashes are collapsed on both sides. */
 static void test_slashes_collapse(void **state)
 {
     (void)state;
@@ -80,18 +81,18 @@ static void test_exact_object_keys(void **state)
     assert_int_equal(one("s3://b/t/a%20b.parquet", "s3://b/t/a%20b.parquet"), ICM__OKEY_EXACT);
 }
 
-/* #90: an empty referenced authority matches any authority. */
+/* An empty referenced authority matches any authority. */
 static void test_empty_authority_is_wildcard(void **state)
 {
     (void)state;
     assert_int_equal(one("hdfs:///dir1/dir2/file1", "hdfs://servicename/dir1/dir2/file1"),
                      ICM__OKEY_EXACT);
-    /* #91: the other way round it is a conflict (kept in IGNORE mode by the caller) */
+    /* the other way round it is a conflict (kept in IGNORE mode by the caller) */
     assert_int_equal(one("hdfs://servicename/dir1/dir2/file1", "hdfs:///dir1/dir2/file1"),
                      ICM__OKEY_CONFLICT);
 }
 
-/* #92 / #101: different schemes conflict unless mapped equal. */
+/* Different schemes conflict unless mapped equal. */
 static void test_schemes(void **state)
 {
     (void)state;
@@ -137,7 +138,7 @@ static void test_s3_schemes_split_refused(void **state)
     icm__okeys_dispose(&k);
 }
 
-/* #93 / #94: different authorities conflict unless mapped equal. */
+/* Different authorities conflict unless mapped equal. */
 static void test_authorities(void **state)
 {
     (void)state;

@@ -1,8 +1,8 @@
 /*
  * tests/unit/test_orphans_paths.c: the orphan sweep's path rules on hand-written tables (no
  * snapshots; the referenced paths are metadata-log entries, which may name any location):
- *  - hidden paths and the partition-field exception (§5.5 #78–#83);
- *  - scheme and authority equivalences and the three prefix-mismatch modes (#90–#94, #101);
+ *  - hidden paths and the partition-field exception (docs/semantics.md#sweep-location-rules);
+ *  - scheme and authority equivalences and the three prefix-mismatch modes;
  *  - folders another table format manages (`_delta_log/`, `.hoodie/`: other_format.h) in the
  *    table location, between it and --location, and in the listing or a file list.
  * Each test asserts exactly which files are reported and which survive.
@@ -24,9 +24,9 @@ static void penv_init(penv *e)
     icmt_ok(icm_fileio_mem_new(&e->mem));
 }
 
-/* #78 #79 #80 #81 #82 #83: partition fields `_c2_trunc` (spec 0) and `_c1` (spec 1, spec
+/* Partition fields `_c2_trunc` (spec 0) and `_c1` (spec 1, spec
  * evolution) make `_c2_trunc=` and `_c1=` folders visible; everything else starting with `_`
- * or `.` stays hidden; the walker layout of #81 gives exactly its 4 visible files; the
+ * or `.` stays hidden; a nested walker layout gives exactly its 4 visible files; the
  * filesystem table's version-hint.text and metadata file survive. */
 static void test_hidden_paths(void **state)
 {
@@ -50,8 +50,8 @@ static void test_hidden_paths(void **state)
         "/t/normal_dir_1/file4",
         NULL};
     const char *hidden[] = {
-        "/t/data/_c2_trunc/s3.parquet",      /* no '=': hidden (#80) */
-        "/t/data/_show_field=v/s4.parquet",  /* not a partition field (#82) */
+        "/t/data/_c2_trunc/s3.parquet",      /* no '=': hidden */
+        "/t/data/_show_field=v/s4.parquet",  /* not a partition field */
         "/t/data/_c2_truncX=AA/s5.parquet",  /* a longer name is another field */
         "/t/hidden_dir/.hidden_file",
         "/t/hidden_dir/_partition/file3",

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_orphans_verify.c: the orphan sweep's presence check (orphans.h,
- * "verification"; issue #16 classes 4 and 7) on tables the history helper writes into the
+ * "verification"; docs/semantics.md#sweep-refusals) on tables the history helper writes into the
  * in-memory FileIO.
  *
  *  - files the snapshots reference are missing from the listing and there are orphans: refused
@@ -57,7 +57,8 @@ static icm_orphan_options opts(const env *e)
 }
 
 /* The history helper writes an empty metadata-log, so its earlier metadata files are orphans
- * (test_orphans.c rule #76): removed here, so the strays planted are the only orphans. */
+ * (docs/semantics.md#sweep-keep-set): removed here, so the strays planted are the only
+ * orphans. */
 static void drop_earlier_metadata(env *e)
 {
     icm_table *t = hist_open_table(e->h);

@@ -2,7 +2,7 @@
  * tests/unit/test_parquet_footer.c: the Parquet footer reader (src/parquet/footer.c) on crafted
  * Thrift compact input at the bounds of its decoded integers: field ids (Thrift i16s, a
  * short-form delta added to the previous id or a long-form zigzag varint), varints of ten bytes,
- * and the fuzzer's input that overflowed the id arithmetic (issue #16, class 10). Both walkers
+ * and the fuzzer's input that overflowed the id arithmetic. Both walkers
  * (num_rows only, and num_rows with the schema) must refuse out-of-range input as a format error
  * naming the file and the offset, and accept every in-range id.
  */

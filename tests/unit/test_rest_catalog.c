@@ -688,7 +688,7 @@ static void test_commit_unknown_other_table_or_no_reload(void **state)
 {
     env *e = *state;
     /* the effect in a stale answer (no successor of the base: a lagging replica) tells
-     * nothing (adversary round 18, F4) */
+     * nothing (docs/semantics.md#commit-outcomes) */
     char *stale = applied_load_result(UUID, NULL);
     step lagging = {200, NULL, stale, ANSWER};
     icm_table *t0 = NULL;
@@ -713,7 +713,7 @@ static void test_commit_unknown_other_table_or_no_reload(void **state)
     icm_table_free(t);
 }
 
-/* Data-loss class "refused after it was passed on" (adversary round 18, F3): a gateway passes
+/* Data-loss class "refused after it was passed on": a gateway passes
  * the commit on, the catalog applies it, the gateway answers 401. Before a transaction deletes
  * its files for a refusal, the table is reloaded: the change there → committed; no reload →
  * unknown; reloads without it → the refusal stands (cleanable). */
@@ -744,7 +744,7 @@ static void test_refusal_checked_by_reloading(void **state)
     free(applied);
 }
 
-/* Data-loss class "stale reload after a commit" (adversary round 18, F2): the commit is
+/* Data-loss class "stale reload after a commit": the commit is
  * answered 200 with its new metadata file, the reload after it answers an older one (a lagging
  * replica). The table keeps the state it had; the committed file is the catalog's answer. */
 static void test_commit_then_stale_reload(void **state)
@@ -784,7 +784,7 @@ static void test_commit_401_renewed_once(void **state)
     assert_int_equal(count(e->s, "POST", COMMIT_PATH), 2);
     assert_string_equal(header(nth(e->s, -1), "Authorization"), "Bearer T2");
     /* refused again with the new token: not sent a third time; the outcome is open, since a
-     * gateway may have passed the first copy on before refusing it (adversary round 17, F1) */
+     * gateway may have passed the first copy on before refusing it */
     step twice[] = {{401, NULL, "{}", ANSWER}};
     route_set(e->s, "POST", "/v1/oauth/tokens", tokens, 2);
     assert_int_equal(commit_with(e, twice, 1, extra, NULL), ICM_ECOMMIT_UNKNOWN);

@@ -576,30 +576,57 @@ static void test_renewals_from_many_threads(void **state)
     free(body);
 }
 
+/* A table of a catalog that offers the credentials endpoint, loaded with vended keys (AKFIRST,
+ * TOKENFIRST) that expire `ttl_ms` from now, the credentials endpoint answering `creds_status`
+ * with `creds_body`, and the object LOC/data/f.parquet ("hello") on the same server playing S3. */
+typedef struct vended_table {
+    icm_catalog *cat;
+    icm_table *t;
+    icm_fileio *io;     /* the table's */
+    long long soon;     /* when the first keys expire (ms since epoch) */
+    char *first, *load; /* the load answer's config and body */
+} vended_table;
+
+static vended_table vended_table_load(env *e, long long ttl_ms, int creds_status,
+                                      const char *creds_body)
+{
+    vended_table v = {NULL, NULL, NULL, 0, NULL, NULL};
+    v.cat = open_cat(e, "{\"defaults\":{},\"overrides\":{},\"endpoints\":[" EP_LOAD "," EP_CREDS
+                        "]}");
+    v.soon = (long long)icm__now_ms() + ttl_ms;
+    v.first = icmt_sprintf(",\"config\":{\"s3.access-key-id\":\"AKFIRST\","
+                           "\"s3.secret-access-key\":\"SECRETFIRST\","
+                           "\"s3.session-token\":\"TOKENFIRST\","
+                           "\"s3.session-token-expires-at-ms\":\"%lld\"}",
+                           v.soon);
+    v.load = load_result(LOC, v.first);
+    route1(e->s, "GET", TABLE_PATH, 200, v.load);
+    route1(e->s, "GET", CREDS_PATH, creds_status, creds_body);
+    route1(e->s, "GET", "/bkt/wh/ns/t/data/f.parquet", 200, "hello");
+    icmt_ok(icm_table_load(&v.t, v.cat, "ns.t"));
+    v.io = icm_table_get_fileio(v.t);
+    return v;
+}
+
+static void vended_table_free(vended_table *v)
+{
+    icm_table_free(v->t);
+    icm_catalog_free(v->cat);
+    free(v->first);
+    free(v->load);
+}
+
 /* The whole way: a table's FileIO signs its S3 requests (the same server plays S3) with the
  * vended key, and after that key expired with the one the credentials endpoint renewed it
  * with, after exactly one credentials request. */
 static void test_table_fileio_renews_through_catalog(void **state)
 {
     env *e = *state;
-    icm_catalog *cat = open_cat(e, "{\"defaults\":{},\"overrides\":{},\"endpoints\":[" EP_LOAD
-                                   "," EP_CREDS "]}");
-    long long soon = (long long)icm__now_ms() + 1500;
-    char *first = icmt_sprintf(",\"config\":{\"s3.access-key-id\":\"AKFIRST\","
-                               "\"s3.secret-access-key\":\"SECRETFIRST\","
-                               "\"s3.session-token\":\"TOKENFIRST\","
-                               "\"s3.session-token-expires-at-ms\":\"%lld\"}",
-                               soon);
-    char *load = load_result(LOC, first);
-    route1(e->s, "GET", TABLE_PATH, 200, load);
     char *renewed = cred_json(LOC, "AKSECOND", (long long)icm__now_ms() + 3600 * 1000);
     char *creds = icmt_sprintf("{\"storage-credentials\":[%s]}", renewed);
-    route1(e->s, "GET", CREDS_PATH, 200, creds);
-    route1(e->s, "GET", "/bkt/wh/ns/t/data/f.parquet", 200, "hello");
-
-    icm_table *t = NULL;
-    icmt_ok(icm_table_load(&t, cat, "ns.t"));
-    icm_fileio *io = icm_table_get_fileio(t);
+    vended_table v = vended_table_load(e, 1500, 200, creds);
+    icm_fileio *io = v.io;
+    long long soon = v.soon;
     char *data = NULL;
     size_t len = 0;
     icmt_ok(icm_fileio_read(io, LOC "/data/f.parquet", &data, &len));
@@ -628,10 +655,7 @@ static void test_table_fileio_renews_through_catalog(void **state)
     assert_int_equal(count(e->s, "GET", CREDS_PATH), 1);
     assert_int_equal(count(e->s, "GET", TABLE_PATH), 1);
 
-    icm_table_free(t);
-    icm_catalog_free(cat);
-    free(first);
-    free(load);
+    vended_table_free(&v);
     free(renewed);
     free(creds);
 }
@@ -641,23 +665,11 @@ static void test_table_fileio_renews_through_catalog(void **state)
 static void test_table_fileio_fails_when_renewal_refused(void **state)
 {
     env *e = *state;
-    icm_catalog *cat = open_cat(e, "{\"defaults\":{},\"overrides\":{},\"endpoints\":[" EP_LOAD
-                                   "," EP_CREDS "]}");
-    long long soon = (long long)icm__now_ms() + 1000;
-    char *first = icmt_sprintf(",\"config\":{\"s3.access-key-id\":\"AKFIRST\","
-                               "\"s3.secret-access-key\":\"SECRETFIRST\","
-                               "\"s3.session-token\":\"TOKENFIRST\","
-                               "\"s3.session-token-expires-at-ms\":\"%lld\"}",
-                               soon);
-    char *load = load_result(LOC, first);
-    route1(e->s, "GET", TABLE_PATH, 200, load);
-    route1(e->s, "GET", CREDS_PATH, 403,
-           "{\"error\":{\"message\":\"grant revoked\",\"type\":\"ForbiddenException\","
-           "\"code\":403}}");
-    route1(e->s, "GET", "/bkt/wh/ns/t/data/f.parquet", 200, "hello");
-    icm_table *t = NULL;
-    icmt_ok(icm_table_load(&t, cat, "ns.t"));
-    icm_fileio *io = icm_table_get_fileio(t);
+    vended_table v = vended_table_load(e, 1000, 403,
+                                       "{\"error\":{\"message\":\"grant revoked\","
+                                       "\"type\":\"ForbiddenException\",\"code\":403}}");
+    icm_fileio *io = v.io;
+    long long soon = v.soon;
     char *data = NULL;
     size_t len = 0;
     icmt_ok(icm_fileio_read(io, LOC "/data/f.parquet", &data, &len));
@@ -677,10 +689,7 @@ static void test_table_fileio_fails_when_renewal_refused(void **state)
     assert_int_equal(err->http_status, 403);
     /* nothing was sent to S3 with the expired credentials */
     assert_int_equal(count(e->s, "GET", "/bkt/wh/ns/t/data/f.parquet"), objects);
-    icm_table_free(t);
-    icm_catalog_free(cat);
-    free(first);
-    free(load);
+    vended_table_free(&v);
 }
 
 int main(void)

@@ -688,7 +688,7 @@ static void test_delete_batch_whole_failure(void **state)
     assert_int_equal(f->n_req, 1);
     /* a broken DeleteResult: nothing counts as deleted, and it may pass later; the request is
      * not sent again here (a delete is resent only by the delete engine, after its checks ran
-     * again: adversary round 16, F3) */
+     * again: data-loss class "delete resent without its check") */
     icmt_ok(icm_fileio_delete_batch(io, locs, 2, r));
     for (int i = 0; i < 2; i++) {
         assert_int_equal(r[i].status, ICM_FILEIO_DELETE_FAILED);

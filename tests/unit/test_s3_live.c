@@ -469,12 +469,8 @@ static void test_wrong_secret_refused(void **state)
     (void)state;
     server v;
     if (!server_from_env(&v, "ICM_TEST_S3V")) {
-        const char *ci = getenv("CI");
-        if (ci != NULL && ci[0] != '\0')
-            fail_msg("ICM_TEST_S3V_* (a signature-verifying S3 server) is not set under CI");
-        print_message("ICM_TEST_S3V_* is not set: the wrong-secret test needs a server that "
-                      "verifies signatures (.ci/run starts one)\n");
-        skip();
+        icmt_skip_because("ICM_TEST_S3V_* is not set: the wrong-secret test needs a server that "
+                          "verifies signatures (.ci/run starts one)");
     }
     icm_fileio *good = open_s3(&v, NULL);
     char *l = icmt_sprintf("s3://%s/wrong-secret-%d", v.bucket, (int)getpid());
@@ -499,9 +495,8 @@ static void test_wrong_secret_refused(void **state)
 static void not_configured(void **state)
 {
     (void)state;
-    print_message("ICM_TEST_S3_ENDPOINT/_ACCESS_KEY/_SECRET_KEY/_BUCKET are not set: S3 tests "
-                  "skipped (.ci/run starts a server and exports them)\n");
-    skip();
+    icmt_skip_here("ICM_TEST_S3_ENDPOINT/_ACCESS_KEY/_SECRET_KEY/_BUCKET are not set: no S3 "
+                   "server (.ci/run starts one and exports them)");
 }
 
 int main(void)

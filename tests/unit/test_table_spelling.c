@@ -1,12 +1,14 @@
 /*
- * tests/unit/test_table_spelling.c: issue #16 in the library, where the rules live.
- *  - class 1: icm_location_canonical (working directory, `.`/`..` as the kernel resolves them,
- *    `file:` forms); icm_table_open_dir on a relative, dotted or linked spelling opens the
- *    table under one absolute name and its commits record only absolute metadata-log entries;
- *    a relative metadata-log entry an older icemaint wrote still keeps its file in the sweep;
- *    a relative warehouse, table location or registered file is recorded absolute;
- *  - class 2: a sweep whose listing location holds its SQL catalog's SQLite database (or
- *    another catalog table) refuses, and never plans the database even when carved out.
+ * tests/unit/test_table_spelling.c: two data-loss classes in the library, where the rules live.
+ *  - non-canonical spellings of a table: icm_location_canonical (working directory, `.`/`..` as the
+ *    kernel resolves them, `file:` forms); icm_table_open_dir on a relative, dotted or linked
+ *    spelling opens the table under one absolute name and its commits record only absolute
+ *    metadata-log entries; a relative metadata-log entry an older icemaint wrote still keeps its
+ *    file in the sweep; a relative warehouse, table location or registered file is recorded
+ *    absolute;
+ *  - files the catalog itself lives in: a sweep whose listing location holds its SQL catalog's
+ *    SQLite database (or another catalog table) refuses, and never plans the database even when
+ *    carved out.
  * Every table is built with the library in a temporary folder (local FileIO).
  */
 #include <stdio.h>
@@ -351,7 +353,7 @@ static void catalog_records_absolute_locations(void **state)
     free(old_cwd);
 }
 
-/* ---- class 2: the SQLite catalog database under the table location ---- */
+/* ---- files the catalog lives in: the SQLite catalog database under the table location ---- */
 
 static void sqlite_database_under_table_location_is_refused_and_never_planned(void **state)
 {

@@ -1,7 +1,7 @@
 /*
- * tests/unit/test_verify.c: verification before deleting (expire.h "Verification", issue #16
- * class 4) and the integrity check (icemaint/check.h), on tables the history helper writes
- * into the in-memory FileIO.
+ * tests/unit/test_verify.c: verification before deleting (expire.h "Verification"; data-loss class
+ * "corruption that becomes permanent") and the integrity check (icemaint/check.h), on tables
+ * the history helper writes into the in-memory FileIO.
  *
  *  1. Statically: verify.c, expire_verify.c and check.c reference no FileIO call that deletes,
  *     creates or writes (nm on the library archive), while verify.c does stat (the check sees

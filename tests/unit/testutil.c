@@ -2,6 +2,7 @@
  * tests/unit/testutil.c: see testutil.h.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <ftw.h>
 #include <libgen.h>
@@ -21,6 +22,38 @@ const char *icmt_fixtures_dir(void)
 {
     const char *env = getenv("ICM_FIXTURES_DIR");
     return env && *env ? env : ICM_FIXTURES_DIR;
+}
+
+bool icmt_fixture_exists(const char *rel)
+{
+    char *p = icmt_sprintf("%s/%s", icmt_fixtures_dir(), rel);
+    struct stat st;
+    bool ok = stat(p, &st) == 0;
+    free(p);
+    return ok;
+}
+
+static bool g_skipped;
+
+void icmt__cannot_run(const char *file, int line, bool fail_under_ci, const char *fmt, ...)
+{
+    char why[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    const char *ci = getenv("CI");
+    if (fail_under_ci && ci != NULL && ci[0] != '\0') {
+        print_error("%s:%d: cannot run, and CI is set: %s\n", file, line, why);
+        _fail(file, line);
+    }
+    print_message("%s:%d: skipped: %s\n", file, line, why);
+    g_skipped = true;
+}
+
+int icmt__exit_code(int failed)
+{
+    return failed == 0 && g_skipped ? ICMT_SKIPPED_EXIT : failed;
 }
 
 const char *icmt_cli_path(void)

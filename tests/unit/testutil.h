@@ -7,6 +7,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -19,6 +20,41 @@
 
 /* Directory of ../shared/fixtures (ICM_FIXTURES_DIR env overrides the configured path). */
 const char *icmt_fixtures_dir(void);
+/* A test that cannot run says so, never passes silently. icmt_skip_because(fmt, ...) prints why
+ * and skips the test, except under CI (env CI set), where everything a test needs is part of
+ * the setup: there it fails with the reason. icmt_skip_here(fmt, ...) prints why and skips also
+ * under CI (the test's premise does not hold on this build or host; the caller decides about
+ * CI itself). icmt_need_fixture(rel) is icmt_skip_because when `rel` (below
+ * icmt_fixtures_dir()) does not exist. An executable in which a test was skipped this way and
+ * none failed exits 77, which ctest reports as "skipped" (SKIP_RETURN_CODE, tests/CMakeLists.txt)
+ * rather than "passed". */
+#define icmt_skip_because(...)                                                                 \
+    do {                                                                                       \
+        icmt__cannot_run(__FILE__, __LINE__, true, __VA_ARGS__);                               \
+        skip();                                                                                \
+    } while (0)
+#define icmt_skip_here(...)                                                                    \
+    do {                                                                                       \
+        icmt__cannot_run(__FILE__, __LINE__, false, __VA_ARGS__);                              \
+        skip();                                                                                \
+    } while (0)
+#define icmt_need_fixture(rel)                                                                 \
+    do {                                                                                       \
+        if (!icmt_fixture_exists(rel))                                                         \
+            icmt_skip_because("the fixture %s/%s is missing", icmt_fixtures_dir(), (rel));     \
+    } while (0)
+bool icmt_fixture_exists(const char *rel);
+void icmt__cannot_run(const char *file, int line, bool fail_under_ci, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The exit code of a test executable: cmocka's (the number of failed tests), or 77 when none
+ * failed and one was skipped through icmt_skip_because / icmt_skip_here. */
+int icmt__exit_code(int failed);
+#define ICMT_SKIPPED_EXIT 77
+#undef cmocka_run_group_tests
+#define cmocka_run_group_tests(group_tests, group_setup, group_teardown)                        \
+    icmt__exit_code(_cmocka_run_group_tests(#group_tests, group_tests,                          \
+                                            sizeof(group_tests) / sizeof((group_tests)[0]),     \
+                                            group_setup, group_teardown))
 /* Path of the built CLI binary. */
 const char *icmt_cli_path(void);
 /* New empty temp directory (malloc'd path); removed by icmt_rmtree. */
