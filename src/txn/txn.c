@@ -11,6 +11,7 @@
 
 #include "catalog/catalog_internal.h"
 #include "parquet/parquet.h"
+#include "spec/metadata_internal.h"
 #include "table/commit.h"
 #include "txn/txn_addfiles_schema.h"
 #include "txn/txn_internal.h"
@@ -121,6 +122,7 @@ void icm_txn_free(icm_txn *txn)
     icm__ptrvec_dispose(&txn->ops, free_op);
     icm__ptrvec_dispose(&txn->owned, free_owned);
     icm__free(txn->base_ids);
+    icm__free(txn->base_uuid);
     icm__free(txn);
 }
 
@@ -624,9 +626,77 @@ int icm_txn_update_metadata(icm_txn *txn, icm_txn_metadata_fn fn, void *payload)
 /* ------------------------------------------------------------------------------------------ */
 /* commit                                                                                      */
 
-/* Any failure that proves nothing was committed: delete every owned file. */
+/*
+ * Whether the owned files may go after a failure, once a commit request was sent. An answer
+ * that says the commit did not apply (a 409, a refusal) may come from a gateway that passed the
+ * request on; an attempt whose answer said conflict may have landed and been built on; and the
+ * sign the table layer looks for, the attempt's own snapshot, may be gone already, expired by
+ * another writer while a later snapshot carries this transaction's manifest or data files
+ * (adversary rounds 19-21: refusals, conflicts, a failed reload, an earlier attempt). So the
+ * files go only when the table, reloaded now, is the same table and reaches none of them from
+ * a snapshot it gained since the commit began (icm__txn_reached, every attempt's files). A file
+ * reached proves the commit applied; a reload or read that fails tells nothing. Either way
+ * the outcome is unknown: returns ICM_ECOMMIT_UNKNOWN (message built on `reason`) with the
+ * state set, nothing deleted. Returns 0 when the files may go (the error state as it was).
+ */
+static int keep_if_reached(icm_txn *txn, const char *reason)
+{
+    if (!txn->sent)
+        return 0;
+    icm__error_saved *saved = icm__error_save();
+    char *why = icm__strdup(reason != NULL ? reason : "commit failed");
+    const char *hit = NULL;
+    int looked = icm__txn_reached(txn, txn->base_ids, txn->n_base_ids, 0, &hit);
+    const char *uuid = icm_table_metadata_uuid(icm_table_get_metadata(txn->table));
+    bool same = looked != 0 || icm__same_table_uuid(txn->base_uuid, uuid);
+    if (looked == 0 && hit == NULL && same) {
+        icm__error_restore(saved);
+        icm__free(why);
+        return 0;
+    }
+    icm__free(saved);
+    char *read_error = looked != 0 ? icm__strdup(icm_error_last()->message) : NULL;
+    txn->state = TXN_UNKNOWN;
+    int rc;
+    if (looked == ICM_ENOMEM)
+        rc = icm__error_oom();
+    else if (hit != NULL)
+        rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_ECOMMIT_UNKNOWN,
+                            icm_table_get_identifier(txn->table),
+                            "commit outcome unknown: %s; but the table as it is now references "
+                            "%s, a file this transaction wrote, so a commit of it applied; no "
+                            "file of this transaction was deleted",
+                            why != NULL ? why : "commit failed", hit);
+    else if (!same)
+        rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_ECOMMIT_UNKNOWN,
+                            icm_table_get_identifier(txn->table),
+                            "commit outcome unknown: %s; and the table now loaded under the name "
+                            "is another one (table-uuid %s, not %s), so whether a commit of this "
+                            "transaction applied cannot be checked; no file of it was deleted",
+                            why != NULL ? why : "commit failed", uuid != NULL ? uuid : "none",
+                            txn->base_uuid != NULL ? txn->base_uuid : "none");
+    else
+        rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_ECOMMIT_UNKNOWN,
+                            icm_table_get_identifier(txn->table),
+                            "commit outcome unknown: %s; and reading the table to check that none "
+                            "of this transaction's files is referenced failed (%s); no file of "
+                            "this transaction was deleted",
+                            why != NULL ? why : "commit failed",
+                            read_error != NULL ? read_error : "error");
+    icm__free(read_error);
+    icm__free(why);
+    return rc;
+}
+
+/* Any failure that proves nothing was committed: delete every owned file (after a commit
+ * request was sent, only while the table reaches none of them: keep_if_reached). */
 static int fail_and_clean(icm_txn *txn, int rc)
 {
+    char *reason = icm__strdup(icm_error_last()->message);
+    int kept = keep_if_reached(txn, reason);
+    icm__free(reason);
+    if (kept != 0)
+        return kept;
     delete_owned(txn, 0);
     txn->state = TXN_FAILED;
     return rc;
@@ -635,6 +705,11 @@ static int fail_and_clean(icm_txn *txn, int rc)
 static int fail_exhausted(icm_txn *txn, const char *reason)
 {
     char *copy = icm__strdup(reason);
+    int kept = keep_if_reached(txn, copy);
+    if (kept != 0) {
+        icm__free(copy);
+        return kept;
+    }
     delete_owned(txn, 0);
     txn->state = TXN_FAILED;
     int rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_ECOMMIT_FAILED,
@@ -724,51 +799,6 @@ static int keep_unproven(icm_txn *txn, int rc)
     return rc;
 }
 
-/*
- * The catalog refused the commit request (400, 401/403/419, 404): a gateway in front of it may
- * have passed the request on first, and the table layer found no sign of the change in its
- * reloads (verify_refusal). That sign, the change's own snapshot or one naming it as parent,
- * may already be expired while a later snapshot still carries this transaction's manifest or
- * data files (adversary round 19, left open). So the refusal stands only when the table, loaded
- * once more, reaches none of the files this transaction wrote (icm__txn_reached): one reached
- * proves the commit applied, and a table that cannot be read to tell keeps them all too.
- */
-static int refusal_holds(icm_txn *txn, int rc)
-{
-    icm__error_saved *saved = icm__error_save();
-    char *reason = icm__strdup(icm_error_last()->message);
-    const char *hit = NULL;
-    int looked = icm__txn_reached(txn, txn->base_ids, txn->n_base_ids, 0, &hit);
-    if (looked == 0 && hit == NULL) {
-        icm__error_restore(saved);
-        icm__free(reason);
-        return fail_and_clean(txn, rc);
-    }
-    icm__free(saved);
-    char *why = icm__strdup(icm_error_last()->message);
-    txn->state = TXN_UNKNOWN;
-    if (looked == ICM_ENOMEM)
-        rc = icm__error_oom();
-    else if (hit != NULL)
-        rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_ECOMMIT_UNKNOWN,
-                            icm_table_get_identifier(txn->table),
-                            "commit outcome unknown: the catalog refused it (%s), but the table "
-                            "as it is now references %s, a file this transaction wrote, so it "
-                            "was applied (its snapshot is gone already); no file of this "
-                            "transaction was deleted",
-                            reason != NULL ? reason : "refused", hit);
-    else
-        rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_ECOMMIT_UNKNOWN,
-                            icm_table_get_identifier(txn->table),
-                            "commit outcome unknown: the catalog refused it (%s), but reading the "
-                            "table to check that none of this transaction's files is referenced "
-                            "failed (%s); no file of this transaction was deleted",
-                            reason != NULL ? reason : "refused", why != NULL ? why : "error");
-    icm__free(why);
-    icm__free(reason);
-    return rc;
-}
-
 /* One attempt: the operations applied to the table's current metadata, as changes. */
 static int txn_attempt(icm_table *t, icm_table_changes **out, void *payload)
 {
@@ -821,6 +851,11 @@ int icm_txn_commit(icm_txn *txn)
         return 0;
     }
     icm__free(txn->base_ids);
+    icm__free(txn->base_uuid);
+    txn->base_uuid = NULL;
+    const char *uuid = icm_table_metadata_uuid(icm_table_get_metadata(txn->table));
+    if (uuid != NULL && (txn->base_uuid = icm__strdup(uuid)) == NULL)
+        return ICM_ENOMEM;
     rc = icm__txn_base_ids(icm_table_get_metadata(txn->table), &txn->base_ids,
                            &txn->n_base_ids);
     if (rc != 0)
@@ -831,8 +866,9 @@ int icm_txn_commit(icm_txn *txn)
     rc = icm__table_commit_retrying(txn->table, &policy, txn_attempt, txn, &outcome);
     if (rc == 0)
         return finish_success(txn);
+    txn->sent = outcome.attempts > 0;
     if (txn->apply_failed)
-        return fail_and_clean(txn, rc); /* nothing was sent */
+        return fail_and_clean(txn, rc); /* this attempt sent nothing; an earlier one may have */
     if (outcome.refresh_failed) {
         char *why = icm__sprintf("a conflict, then reloading the table failed: %s",
                                  icm_error_last()->message);
@@ -846,9 +882,7 @@ int icm_txn_commit(icm_txn *txn)
         return finish_unknown(txn);
     if (!cleanable(rc))
         return keep_unproven(txn, rc);
-    if (rc == ICM_EAUTH || rc == ICM_EINVALID || rc == ICM_ENOTFOUND)
-        return refusal_holds(txn, rc);
-    return fail_and_clean(txn, rc); /* the catalog swapped nothing */
+    return fail_and_clean(txn, rc); /* refused, or failed before anything was swapped */
 }
 
 int icm_txn_attempts(const icm_txn *txn)

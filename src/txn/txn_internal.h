@@ -92,6 +92,8 @@ struct icm_txn {
     unsigned data_file_counter;
     int64_t *base_ids;       /* sorted snapshot ids of the table when the commit began */
     size_t n_base_ids;
+    char *base_uuid;         /* its table-uuid (NULL: none) */
+    bool sent;               /* a commit request was sent (icm_txn_commit) */
 };
 
 /* ---- txn.c ---- */

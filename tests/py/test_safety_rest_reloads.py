@@ -468,6 +468,84 @@ def test_conflict_answered_after_apply_is_found_before_a_retry(rest_local, tmp_p
         wh.cleanup()
 
 
+# ---- conflicts answered after the commit applied: every path that deletes checks the table ------
+#
+# Data-loss class "conflict believed on a path that deletes": a gateway passes the commit on (it
+# applies) and answers 409. Whatever happens next -- the reload for the retry fails, another
+# writer builds on the commit and expires its snapshot before the retry's reload, or the retry's
+# reload is stale so the next attempt meets a genuine conflict -- the transaction took the 409
+# for proof and deleted its manifest list and manifests, which the current snapshot needs. Now
+# its files go only when the table, reloaded, reaches none of them: here it does (or cannot be
+# read), so exit 4 and nothing deleted.
+
+def _conflict_after_apply(wh, rules, props=None, other_writer=None):
+    cat = wh.catalog()
+    cat.create_table(wh.ident(), schema=h._rows([1]).schema,
+                     properties=props or {}).append(h._rows([1, 2]))
+    incoming = r.write_parquet_into(wh, "t", "extra.parquet", [9])
+    ids0, before = r.snapshot_ids(wh), wh.files()
+    ctl = r.proxy_of(wh.server)
+    ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": 409,
+                    "times": 1, "forward": True}] + rules(wh))
+    th = threading.Thread(target=other_writer, args=(wh, ids0)) if other_writer else None
+    if th:
+        th.start()
+    res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
+                 env=wh.env(via_proxy=True, token="static-token"))
+    if th:
+        th.join()
+    ctl.clear()
+    return res, before
+
+
+def _append_twice_and_expire_ours(wh, ids0):
+    cat = wh.catalog()
+    for _ in range(300):
+        time.sleep(0.05)
+        ours = r.snapshot_ids(wh) - ids0
+        if ours:
+            cat.load_table(wh.ident()).append(h._rows([7]))
+            child = r.snapshot_ids(wh) - ids0 - ours
+            cat.load_table(wh.ident()).append(h._rows([8]))
+            cat.load_table(wh.ident()).maintenance.expire_snapshots().by_ids(
+                sorted(ours | child)).commit()
+            return
+
+
+CONFLICT_CASES = {
+    # the reloads after the 409 fail: nothing tells whether it applied
+    "reload-fails": (lambda wh: [{"kind": "LoadTable", "action": "iceberg_error", "status": 503,
+                                  "after": 1}], {}, None, [1, 2, 9]),
+    "reload-fails-no-retry": (lambda wh: [{"kind": "LoadTable", "action": "iceberg_error",
+                                           "status": 503, "after": 1}],
+                              {"commit.retry.num-retries": "0"}, None, [1, 2, 9]),
+    # the retry's reload is held while another writer builds on the commit and expires it
+    "own-snapshot-expired": (lambda wh: [{"kind": "LoadTable", "action": "delay",
+                                          "delay_ms": 4000, "after": 1, "times": 1}],
+                             {}, _append_twice_and_expire_ours, [1, 2, 7, 8, 9]),
+    # the retry's reload is stale: attempt 2 meets a genuine conflict, attempt 1 applied
+    "earlier-attempt-applied": (lambda wh: [dict(stale_load_rule(wh), times=1)],
+                                {"commit.retry.num-retries": "1"}, None, [1, 2, 9]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFLICT_CASES))
+def test_conflict_after_apply_keeps_the_files_the_table_reaches(rest_local, tmp_path, case):
+    rules, props, writer, rows = CONFLICT_CASES[case]
+    wh = r.RestWarehouse(rest_local, tmp_path)
+    wh.catalog().create_namespace(wh.namespace)
+    try:
+        res, before = _conflict_after_apply(wh, rules, props, writer)
+        assert res.returncode == RC_COMMIT_UNKNOWN, res.stderr
+        assert "no file of this transaction was deleted" in res.stderr, res.stderr
+        assert before - wh.files() == set(), "nothing deleted"
+        assert sorted(wh.table().scan().to_arrow()["id"].to_pylist()) == rows
+        chk = check(wh)
+        assert chk.returncode == 0, chk.stdout + chk.stderr
+    finally:
+        wh.cleanup()
+
+
 # ---- a commit of another writer between expiry's base and its commit -------------------------
 #
 # Data-loss class "expiry applied on top of a commit it never saw": the requirements assert only
