@@ -38,8 +38,13 @@
 
 enum { KIND_OK, KIND_GONE, KIND_DENIED, KIND_SLOWDOWN, KIND_RESET, KIND_EXPIRED, KIND_SQLITE };
 
+/* Every object throttled once (test_slowdown_lowers_the_limit). */
+static atomic_int g_all_slowdown;
+
 static int kind_of(int i)
 {
+    if (atomic_load(&g_all_slowdown))
+        return KIND_SLOWDOWN;
     switch (i % 10) {
     case 3:
         return KIND_GONE;
@@ -81,6 +86,8 @@ typedef struct server {
     conn conns[MAX_CONNS];
     /* counters (read after stop) */
     int accepted, open, max_open, pending, max_pending, requests;
+    int pending_retries, max_pending_retries; /* requests for an object asked before */
+    int delay_ms; /* how long each answer is held */
     int per_object[MAX_OBJECTS];
 } server;
 
@@ -93,8 +100,11 @@ static int64_t now_ms(void)
 
 static void drop(server *s, conn *c)
 {
-    if (c->due_ms != 0)
+    if (c->due_ms != 0) {
         s->pending--;
+        if (c->object >= 0 && s->per_object[c->object] > 1)
+            s->pending_retries--;
+    }
     close(c->fd);
     c->fd = -1;
     c->due_ms = 0;
@@ -169,6 +179,8 @@ static void answer(server *s, conn *c)
     }
     c->due_ms = 0;
     s->pending--;
+    if (c->object >= 0 && s->per_object[c->object] > 1)
+        s->pending_retries--;
     if (write(c->fd, out, (size_t)n) != n)
         drop(s, c);
 }
@@ -190,9 +202,10 @@ static void take_request(server *s, conn *c)
     memmove(c->in, c->in + used, c->in_len - used + 1);
     c->in_len -= used;
     s->requests++;
-    if (c->object >= 0)
-        s->per_object[c->object]++;
-    c->due_ms = now_ms() + DELAY_MS;
+    if (c->object >= 0 && ++s->per_object[c->object] > 1 &&
+        ++s->pending_retries > s->max_pending_retries)
+        s->max_pending_retries = s->pending_retries;
+    c->due_ms = now_ms() + s->delay_ms;
     if (++s->pending > s->max_pending)
         s->max_pending = s->pending;
 }
@@ -262,6 +275,7 @@ static void *serve(void *arg)
 static server *server_start(void)
 {
     server *s = calloc(1, sizeof *s);
+    s->delay_ms = DELAY_MS;
     for (int k = 0; k < MAX_CONNS; k++)
         s->conns[k].fd = -1;
     s->fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -518,6 +532,46 @@ static void test_bad_and_mixed_locations(void **state)
     free(s);
 }
 
+/* SlowDown lowers the batch's requests in flight (AIMD, as the back end's limiter): 16 sent at
+ * once are all throttled; the limit halves once for them (they were all sent under the same
+ * limit), so their retries go at most 8 at a time, 9 once 8 of them succeeded in a row. Each
+ * answer is held 250 ms, longer than the backoff before a first retry (at most 100 ms), so
+ * without the lowering all 16 retries would be in flight together. Ranged GETs: a HEAD's 503
+ * has no body to say SlowDown, so it is retried as any 503, without lowering the limit. */
+static void test_slowdown_lowers_the_limit(void **state)
+{
+    (void)state;
+    enum { N = 16 };
+    atomic_store(&g_all_slowdown, 1);
+    server *s = server_start();
+    s->delay_ms = 250; /* (before any request: the server thread reads it at each) */
+    icm_fileio *io = open_s3(s, "16", false);
+    icm__probe items[N];
+    char bufs[N][16];
+    memset(items, 0, sizeof items);
+    for (int i = 0; i < N; i++) {
+        items[i].location = location_of(i);
+        items[i].buf = bufs[i];
+        items[i].len = 16;
+    }
+    icmt_ok(icm__fileio_probe_many(io, ICM__PROBE_FIRST_BYTES, items, N));
+    server_stop(s);
+    atomic_store(&g_all_slowdown, 0);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(items[i].rc, 0);
+        assert_int_equal(s->per_object[i], 2);
+    }
+    assert_int_equal(s->max_pending, 16);
+    assert_true(s->max_pending_retries >= 1);
+    if (s->max_pending_retries > 9)
+        fail_msg("%d retries in flight at once after SlowDown, want at most 9",
+                 s->max_pending_retries);
+    for (int i = 0; i < N; i++)
+        icm__free((char *)items[i].location);
+    icm_fileio_free(io);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_batch_through_resolving),
         cmocka_unit_test(test_same_as_per_item),
         cmocka_unit_test(test_bad_and_mixed_locations),
+        cmocka_unit_test(test_slowdown_lowers_the_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
