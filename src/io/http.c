@@ -15,6 +15,11 @@
  * them costs nothing). No signal handler is installed (CURLOPT_NOSIGNAL: the library is used
  * from several threads). Error bodies are always captured into resp->body, also when a sink
  * was given for the 2xx body of a ranged read, so the caller can read S3's <Error>.
+ *
+ * A batch (icm__http_batch) is one curl multi handle with easy handles of its own, on the same
+ * shared caches: one thread moves all its transfers on (curl_multi_perform / _poll) and takes
+ * their results one at a time, each exactly as icm__http_send would have given it (the same
+ * transfer_prepare / transfer_result code).
  */
 #include <curl/curl.h>
 #include <pthread.h>

@@ -19,6 +19,12 @@
  * server says it encoded them. Deletes in batches are DeleteObjects (Quiet, Content-MD5 always),
  * and a key S3 names in an <Error> is that item's failure; every other key of the batch is gone.
  *
+ * Many small independent reads (the checks' HEADs and 16-byte ranged GETs, io/probe.h) go out
+ * as a batch from the calling thread: libcurl multi with up to s3.check.max-in-flight transfers
+ * (a limiter of the batch's own halves it on SlowDown), each item driven through the same
+ * attempts as s3_call (call_begin, call_after_attempt, call_end), so signing, credentials,
+ * retries and errors are the single request's.
+ *
  * All state shared between threads is either read-only after construction (configuration), or
  * thread-safe by itself (the HTTP client, the credential provider, the limiter, the clock
  * offset): manifest readers and the delete engine call in from many threads at once.
@@ -348,12 +354,14 @@ static void name_transport_failure(const s3_op *op, const icm__s3_url *url, int 
                    why);
 }
 
-/* Send op once: sign with the current credentials and clock, and wait for its answer. */
+/* Send op once: sign with the current credentials and clock, and wait for its answer;
+ * *expires_at_ms: when the credentials it was signed with expire (0: never, or unsigned). */
 static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, const char *region,
-                     const char *payload_hash, icm__http_response *resp)
+                     const char *payload_hash, icm__http_response *resp, int64_t *expires_at_ms)
 {
     signed_request r;
     int rc = sign_request(s, op, url, region, payload_hash, &r);
+    *expires_at_ms = r.creds.expires_at_ms;
     if (rc == 0) {
         rc = icm__http_send(s->http, &r.req, resp);
         if (rc != 0 && rc != ICM_ENOMEM)
@@ -417,6 +425,7 @@ typedef struct call_state {
     unsigned attempt;            /* attempts made so far (the one under way included) */
     int64_t started, deadline;
     bool never_connected;        /* no attempt so far made a connection */
+    int64_t signed_expiry_ms;    /* the attempt's credentials expire then (0: never, unsigned) */
 } call_state;
 
 /* Ready c for op's first attempt. Returns 0 (then call_end must follow), or what stops it at
@@ -486,6 +495,14 @@ static bool call_after_attempt(s3_fileio *s, call_state *c, icm__s3_limiter *lim
         answer_details(resp, &doc);
         cls = icm__s3_retry_classify(resp->status, doc.code, 0);
         throttled = cls == ICM__S3_RETRY_THROTTLED;
+        /* A HEAD's answer has no body, so S3's ExpiredToken reaches it as a bare 400: when
+         * the credentials it was signed with had expired by the time the answer came (they
+         * are renewed at their expiry, and the request was in flight across it), that is
+         * what it was; another attempt with renewed credentials (the read changes nothing). */
+        if (cls == ICM__S3_NO_RETRY && resp->status == 400 && doc.code[0] == '\0' &&
+            strcmp(op->method, "HEAD") == 0 && c->signed_expiry_ms != 0 &&
+            c->signed_expiry_ms <= icm__now_ms())
+            cls = ICM__S3_RETRY_EXPIRED;
         /* A request S3 refused before acting on it (its signature's clock or token) may
          * go again whatever it is; 409 ConditionalRequestConflict means a concurrent
          * write won a race and ours was not applied. Anything else that may have been
@@ -604,7 +621,7 @@ static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
         uint64_t gen = icm__s3_limiter_acquire(&s->limiter);
         if (op->generation != NULL)
             *op->generation = gen;
-        rc = send_once(s, op, &c.url, c.region, c.payload_hash, resp);
+        rc = send_once(s, op, &c.url, c.region, c.payload_hash, resp, &c.signed_expiry_ms);
         int64_t wait = 0;
         if (!call_after_attempt(s, &c, &s->limiter, gen, &rc, resp, &wait))
             break;
@@ -883,6 +900,7 @@ static void probe_start(probe_batch *b, size_t i)
     f->item = i;
     f->gen = gen;
     int rc = sign_request(b->s, &ps->op, &ps->c.url, ps->c.region, ps->c.payload_hash, &f->sr);
+    ps->c.signed_expiry_ms = f->sr.creds.expires_at_ms;
     if (rc == 0)
         rc = icm__http_batch_start(b->http, &f->sr.req, f);
     if (rc == 0)
