@@ -10,8 +10,11 @@
 # /dev/shm/icm-s3-bench) holds the server's data and every output; it is removed at the end
 # unless KEEP=1. Needs: versitygw (scripts/setup-s3.sh), java 17 + mvn (scripts/setup-java.sh),
 # curl, python3, /usr/bin/time. PARTS (default "floor expire list sweep delete") picks parts;
-# RUNS (default 3) repeats of each icemaint measurement (SWEEP_RUNS, default 1, of the 1M sweep);
-# JAVA_WARM "W I" (default "1 2") Java's in-process warm-up and timed iterations. Two runs of the
+# RUNS (default 3) repeats of each icemaint measurement (SWEEP_RUNS, default 1, of the 1M sweep;
+# SWEEP_CHECK_IN_FLIGHT "32 64 128" gives each of them its s3.check.max-in-flight, default 64);
+# JAVA_WARM "W I" (default "1 2") Java's in-process warm-up and timed iterations; PROXIES
+# (default 1) fault-proxy processes sharing the proxy's port (SO_REUSEPORT), for runs whose
+# request rate one Python process cannot carry (about 1,550/s here). Two runs of the
 # script with different PARTS and WORK_DIRs have servers of their own (the 1M sweep, which takes
 # the longest, can run beside the other parts: say so with the numbers).
 #
@@ -56,6 +59,7 @@ read -r JW JI <<< "${JAVA_WARM:-1 2}"
 NFILES=${N_FILES:-1000000} # objects of the sweep table, a tenth of them orphans (for trials)
 NSMALL=${N_SMALL:-20000}    # objects of the deleting sweeps' table
 SWEEP_RUNS=${SWEEP_RUNS:-1}
+PROXIES=${PROXIES:-1}
 BUCKET=icm-bench
 REGION=us-east-1
 INFLIGHT=32
@@ -96,7 +100,11 @@ ROOT_ACCESS_KEY=$AWS_ACCESS_KEY_ID ROOT_SECRET_KEY=$AWS_SECRET_ACCESS_KEY \
   setsid "$VGW" --quiet --port "127.0.0.1:$VPORT" --region $REGION posix "$WORK/vgw" \
   > "$WORK/versitygw.log" 2>&1 < /dev/null &
 PIDS+=($!)
-setsid python3 "$ROOT/tests/tools/faultproxy.py" --upstream "$SERVER" \
+# PROXIES proxy processes share one port (SO_REUSEPORT): one Python process tops out around
+# 1,550 requests/s here, below what the 1M sweep's checks ask of it. Every client (icemaint and
+# Java alike) goes through the same port; the rules are set on each and the counters summed.
+if (( PROXIES > 1 )); then REUSE=(--reuse-port); else REUSE=(); fi
+setsid python3 "$ROOT/tests/tools/faultproxy.py" --upstream "$SERVER" "${REUSE[@]}" \
   --ready-file "$WORK/proxy.json" > "$WORK/proxy.log" 2>&1 < /dev/null &
 PIDS+=($!)
 for _ in $(seq 300); do
@@ -104,7 +112,15 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 PROXY=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["endpoint"])' "$WORK/proxy.json")
-CONTROL=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["control"])' "$WORK/proxy.json")
+CONTROLS=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["control"])' "$WORK/proxy.json")")
+for i in $(seq 2 "$PROXIES"); do
+  setsid python3 "$ROOT/tests/tools/faultproxy.py" --upstream "$SERVER" "${REUSE[@]}" \
+    --port "${PROXY##*:}" --ready-file "$WORK/proxy$i.json" > "$WORK/proxy$i.log" 2>&1 < /dev/null &
+  PIDS+=($!)
+  for _ in $(seq 300); do [[ -f "$WORK/proxy$i.json" ]] && break; sleep 0.1; done
+  CONTROLS+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["control"])' "$WORK/proxy$i.json")")
+done
+CONTROL=${CONTROLS[0]}
 export AWS_ENDPOINT_URL_S3=$PROXY
 SIGN=(--aws-sigv4 "aws:amz:$REGION:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"
       -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
@@ -114,24 +130,57 @@ JPROPS=(--prop "s3.endpoint=$PROXY" --prop s3.path-style-access=true
         --prop "s3.access-key-id=$AWS_ACCESS_KEY_ID" --prop "s3.secret-access-key=$AWS_SECRET_ACCESS_KEY"
         --prop "client.region=$REGION")
 
-latency() { curl -sf -X POST -d "{\"latency_ms\": $1}" "$CONTROL/rules" > /dev/null; }
-reset_counters() { curl -sf -X DELETE "$CONTROL/counters" > /dev/null; }
+latency() { for c in "${CONTROLS[@]}"; do curl -sf -X POST -d "{\"latency_ms\": $1}" "$c/rules" > /dev/null; done; }
+reset_counters() { for c in "${CONTROLS[@]}"; do curl -sf -X DELETE "$c/counters" > /dev/null; done; }
 # counters LABEL: the proxy's counters since the last reset, saved and summarised on one line
 counters() {
-  curl -sf "$CONTROL/counters" > "$WORK/$1.counters.json"
-  curl -sf "$CONTROL/log" > "$WORK/$1.log.json"
-  python3 - "$WORK/$1.counters.json" "$WORK/$1.log.json" "$1" <<'EOF'
+  local k=0
+  for c in "${CONTROLS[@]}"; do
+    k=$((k + 1))
+    curl -sf "$c/counters" > "$WORK/$1.counters.$k.json"
+    curl -sf "$c/log" > "$WORK/$1.log.$k.json"
+  done
+  python3 - "$WORK/$1.counters.json" "$WORK/$1.log.json" "$1" "$k" <<'EOF'
 import json, sys
-c = json.load(open(sys.argv[1])); log = json.load(open(sys.argv[2]))
+# the proxies' counters summed and their logs joined (one proxy: its own)
+out_c, out_l, label, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+c = {"total": 0, "by_kind": {}}; log = []
+for i in range(1, k + 1):
+    ci = json.load(open(f"{out_c[:-5]}.{i}.json"))
+    c["total"] += ci["total"]
+    for kind, v in ci["by_kind"].items():
+        c["by_kind"][kind] = c["by_kind"].get(kind, 0) + v
+    log += json.load(open(f"{out_l[:-5]}.{i}.json"))
+json.dump(c, open(out_c, "w")); json.dump(log, open(out_l, "w"))
 gets = {e["target"] for e in log if e["kind"] == "GetObject"}
 bad = sum(1 for e in log if not (isinstance(e["status"], int) and e["status"] < 300))
-print(f"{sys.argv[3]:28s} requests {c['total']}: {json.dumps(c['by_kind'], sort_keys=True)}; "
+print(f"{label:28s} requests {c['total']}: {json.dumps(c['by_kind'], sort_keys=True)}; "
       f"unique objects read {len(gets)}; non-2xx {bad}")
 EOF
 }
+# progress LABEL: in the background until killed, every second the seconds since it started
+# and the proxies' counters by kind summed (where a run's time goes: listing, then checks)
+progress() {
+  python3 - "${CONTROLS[@]}" > "$WORK/$1.progress" <<'EOF' &
+import json, sys, time, urllib.request
+t0 = time.monotonic()
+while True:
+    kinds = {}
+    for c in sys.argv[1:]:
+        try:
+            d = json.load(urllib.request.urlopen(c + "/counters", timeout=5))
+        except Exception:
+            continue
+        for k, v in d["by_kind"].items():
+            kinds[k] = kinds.get(k, 0) + v
+    print(f"{time.monotonic() - t0:7.1f} s " + " ".join(f"{k} {v}" for k, v in sorted(kinds.items())), flush=True)
+    time.sleep(1)
+EOF
+  PROGRESS_PID=$!
+}
 . "$ROOT/bench/timed.sh"
 latency "$LAT"
-echo "versitygw $("$VGW" --version 2>/dev/null | head -1 || true) at $SERVER, fault proxy $PROXY (+$LAT ms per request)"
+echo "versitygw $("$VGW" --version 2>/dev/null | head -1 || true) at $SERVER, fault proxy $PROXY (+$LAT ms per request; $PROXIES process(es) on the port)"
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); build $(git -C "$ROOT" rev-parse --short HEAD)"
 
 # ---- the tables, straight into the bucket folder --------------------------------------------------
@@ -303,12 +352,20 @@ if has_part sweep; then
   log "whole dry-run sweep: Java in-process, warm-up $JW, timed $JI"
   "${JAVA[@]}" orphans --metadata "$OTAB/metadata/v1.metadata.json" --older-than-ms "$OCUT" \
     --warmup "$JW" --iterations "$JI" "${JPROPS[@]}" | tee "$WORK/java_sweep_inprocess.out"
+  read -r -a CHECKS <<< "${SWEEP_CHECK_IN_FLIGHT:-}"
   for i in $(seq "$SWEEP_RUNS"); do
-    log "whole dry-run sweep: icemaint, run $i"
+    # SWEEP_CHECK_IN_FLIGHT "A B ...": run i with s3.check.max-in-flight = the i-th (the default
+    # catalog's property, as a user sets it; icemaint only: Java has no such checks)
+    knob=${CHECKS[$((i - 1))]:-}
+    log "whole dry-run sweep: icemaint, run $i${knob:+ (s3.check.max-in-flight $knob)}"
     reset_counters
-    timed_v "icemaint_sweep_cli_$i" "$BUILD/icemaint" --json remove-orphan-files "$OTAB" --dry-run \
-      --force --older-than "$OCUT"
+    progress "icemaint_sweep_cli_$i"
+    timed_v "icemaint_sweep_cli_$i" env "PYICEBERG_CATALOG__DEFAULT__S3__CHECK__MAX_IN_FLIGHT=${knob:-64}" \
+      "$BUILD/icemaint" --json remove-orphan-files "$OTAB" --dry-run --force --older-than "$OCUT"
+    kill "$PROGRESS_PID" 2>/dev/null || true
     counters "icemaint_sweep_cli_$i"
+    echo "progress (every 5th second: s, requests by kind so far):"
+    awk 'NR % 5 == 1' "$WORK/icemaint_sweep_cli_$i.progress"
   done
   python3 - "$WORK/icemaint_sweep_cli_1.out" "$WORK/java_orphans.txt" <<'EOF'
 import json, sys

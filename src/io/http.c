@@ -15,6 +15,11 @@
  * them costs nothing). No signal handler is installed (CURLOPT_NOSIGNAL: the library is used
  * from several threads). Error bodies are always captured into resp->body, also when a sink
  * was given for the 2xx body of a ranged read, so the caller can read S3's <Error>.
+ *
+ * A batch (icm__http_batch) is one curl multi handle with easy handles of its own, on the same
+ * shared caches: one thread moves all its transfers on (curl_multi_perform / _poll) and takes
+ * their results one at a time, each exactly as icm__http_send would have given it (the same
+ * transfer_prepare / transfer_result code).
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -191,12 +196,14 @@ static void handle_give_back(icm__http *h, CURL *c)
 
 typedef struct transfer {
     CURL *curl;
-    const icm__http_request *req;
+    const icm__http_request *req; /* NULL: a batch slot not in use */
     icm__buf body;
     icm__buf headers;
     size_t sink_len;
     bool sink_overflow;
     bool oom;
+    struct curl_slist *header_list;
+    void *tag; /* a batch's transfer: the caller's tag */
 } transfer;
 
 static bool status_is_2xx(CURL *c)
@@ -360,69 +367,77 @@ static CURLcode setopts(icm__http *h, transfer *t, struct curl_slist **hl)
     return cc;
 }
 
-int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_response *resp)
+/* Set up t (whose curl and req are set) for its request: reset the handle, every option anew.
+ * Returns 0, ICM_ENOMEM, ICM_EINVALID (libcurl refused an option). */
+static int transfer_prepare(icm__http *h, transfer *t)
 {
-    memset(resp, 0, sizeof *resp);
-    transfer t = {NULL, req, ICM__BUF_INIT, ICM__BUF_INIT, 0, false, false};
-    int rc = handle_take(h, &t.curl);
-    if (rc != 0)
-        return rc;
-    curl_easy_reset(t.curl);
-    struct curl_slist *hl = NULL;
-    CURLcode cc = setopts(h, &t, &hl);
-    if (cc == CURLE_OUT_OF_MEMORY) {
+    curl_easy_reset(t->curl);
+    CURLcode cc = setopts(h, t, &t->header_list);
+    if (cc == CURLE_OUT_OF_MEMORY)
+        return icm__error_oom();
+    if (cc != CURLE_OK) {
+        char shown[512];
+        url_for_message(t->req->url, shown, sizeof shown);
+        return icm__error_set(ICM_ERRCLASS_HTTP, ICM_EINVALID, shown,
+                              "HTTP request: libcurl refused an option (%s)",
+                              curl_easy_strerror(cc));
+    }
+    return 0;
+}
+
+/* What a finished transfer (curl's code cc) made: *resp and the code icm__http_send returns. */
+static int transfer_result(transfer *t, CURLcode cc, icm__http_response *resp)
+{
+    const icm__http_request *req = t->req;
+    int rc = 0;
+    long status = 0;
+    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+    /* Whatever goes wrong from here on, the request may have reached the server: a failure
+     * while taking in the answer (memory, a body too long) must not read as "not sent", or
+     * a caller would take an applied write for one that never left. */
+    resp->request_sent = cc == CURLE_OK || status != 0 || request_was_sent(t->curl, cc);
+    if (t->oom) {
         rc = icm__error_oom();
-    } else if (cc != CURLE_OK) {
+    } else if (t->sink_overflow) {
         char shown[512];
         url_for_message(req->url, shown, sizeof shown);
-        rc = icm__error_set(ICM_ERRCLASS_HTTP, ICM_EINVALID, shown,
-                            "HTTP request: libcurl refused an option (%s)",
-                            curl_easy_strerror(cc));
+        rc = icm__error_set(ICM_ERRCLASS_HTTP, ICM_EIO, shown,
+                            "HTTP response body is longer than the %zu bytes asked for",
+                            req->sink_cap);
+    } else if (cc != CURLE_OK) {
+        rc = transport_error(cc, req->url, "");
+        resp->resolve_failed =
+            cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY;
+        resp->connect_failed = resp->resolve_failed || cc == CURLE_COULDNT_CONNECT;
     } else {
-        cc = curl_easy_perform(t.curl);
-        long status = 0;
-        curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &status);
-        /* Whatever goes wrong from here on, the request may have reached the server: a failure
-         * while taking in the answer (memory, a body too long) must not read as "not sent", or
-         * a caller would take an applied write for one that never left. */
-        resp->request_sent = cc == CURLE_OK || status != 0 || request_was_sent(t.curl, cc);
-        if (t.oom) {
-            rc = icm__error_oom();
-        } else if (t.sink_overflow) {
-            char shown[512];
-            url_for_message(req->url, shown, sizeof shown);
-            rc = icm__error_set(ICM_ERRCLASS_HTTP, ICM_EIO, shown,
-                                "HTTP response body is longer than the %zu bytes asked for",
-                                req->sink_cap);
-        } else if (cc != CURLE_OK) {
-            rc = transport_error(cc, req->url, "");
-            resp->resolve_failed =
-                cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY;
-            resp->connect_failed = resp->resolve_failed || cc == CURLE_COULDNT_CONNECT;
-        } else {
-            resp->status = (int)status;
-            resp->body_len = req->sink != NULL && status >= 200 && status < 300 ? t.sink_len
-                                                                                 : t.body.len;
-            if (!(req->sink != NULL && status >= 200 && status < 300)) {
-                if (t.body.data == NULL && icm__buf_put(&t.body, "", 0) != 0)
-                    rc = icm__error_oom();
-                else
-                    resp->body = icm__buf_detach(&t.body, NULL);
-            }
-            if (rc == 0) {
-                if (t.headers.data == NULL && icm__buf_put(&t.headers, "", 0) != 0)
-                    rc = icm__error_oom();
-                else
-                    resp->headers = icm__buf_detach(&t.headers, NULL);
-            }
+        resp->status = (int)status;
+        resp->body_len = req->sink != NULL && status >= 200 && status < 300 ? t->sink_len
+                                                                             : t->body.len;
+        if (!(req->sink != NULL && status >= 200 && status < 300)) {
+            if (t->body.data == NULL && icm__buf_put(&t->body, "", 0) != 0)
+                rc = icm__error_oom();
+            else
+                resp->body = icm__buf_detach(&t->body, NULL);
+        }
+        if (rc == 0) {
+            if (t->headers.data == NULL && icm__buf_put(&t->headers, "", 0) != 0)
+                rc = icm__error_oom();
+            else
+                resp->headers = icm__buf_detach(&t->headers, NULL);
         }
     }
-    curl_slist_free_all(hl);
-    icm__buf_dispose(&t.body);
-    icm__buf_dispose(&t.headers);
-    /* Drop the handle's pointers into this request before another thread takes it. */
-    curl_easy_reset(t.curl);
-    handle_give_back(h, t.curl);
+    return rc;
+}
+
+/* Drop what t holds of its request (the handle's pointers into it too), and on failure keep
+ * only what resp says about the connection. */
+static void transfer_finish(transfer *t, int rc, icm__http_response *resp)
+{
+    curl_slist_free_all(t->header_list);
+    t->header_list = NULL;
+    icm__buf_dispose(&t->body);
+    icm__buf_dispose(&t->headers);
+    curl_easy_reset(t->curl);
     if (rc != 0) {
         bool sent = resp->request_sent, connect = resp->connect_failed,
              resolve = resp->resolve_failed;
@@ -431,7 +446,182 @@ int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_respons
         resp->connect_failed = connect;
         resp->resolve_failed = resolve;
     }
+}
+
+static void transfer_init(transfer *t, CURL *curl, const icm__http_request *req)
+{
+    *t = (transfer){curl, req, ICM__BUF_INIT, ICM__BUF_INIT, 0, false, false, NULL, NULL};
+}
+
+int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_response *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    CURL *curl = NULL;
+    int rc = handle_take(h, &curl);
+    if (rc != 0)
+        return rc;
+    transfer t;
+    transfer_init(&t, curl, req);
+    rc = transfer_prepare(h, &t);
+    if (rc == 0)
+        rc = transfer_result(&t, curl_easy_perform(t.curl), resp);
+    /* (the handle's pointers into this request are dropped before another thread takes it) */
+    transfer_finish(&t, rc, resp);
+    handle_give_back(h, t.curl);
     return rc;
+}
+
+/* ---- many requests from one thread ---------------------------------------------------------- */
+
+struct icm__http_batch {
+    icm__http *h;
+    CURLM *multi;
+    transfer *slots;   /* max of them; slot i's handle is made on first use */
+    size_t *free_slots;
+    size_t n_free, max, running;
+};
+
+int icm__http_batch_new(icm__http *h, unsigned max_in_flight, icm__http_batch **out)
+{
+    *out = NULL;
+    icm__http_batch *b = icm__calloc(1, sizeof *b);
+    if (b == NULL)
+        return icm__error_oom();
+    b->h = h;
+    b->max = max_in_flight > 0 ? max_in_flight : 1;
+    b->slots = icm__calloc(b->max, sizeof *b->slots);
+    b->free_slots = icm__calloc(b->max, sizeof *b->free_slots);
+    b->multi = curl_multi_init();
+    if (b->slots == NULL || b->free_slots == NULL || b->multi == NULL) {
+        icm__http_batch_free(b);
+        return icm__error_oom();
+    }
+    for (size_t i = 0; i < b->max; i++)
+        b->free_slots[b->n_free++] = b->max - 1 - i;
+    /* Connections come from the client's shared cache; libcurl closes the oldest idle one
+     * whenever the cache holds more than the multi's limit (by default 4 per transfer added
+     * so far, which a batch that starts small would stay under): room for every request in
+     * flight here and in the client's blocking sends, so that kept-alive connections are
+     * reused, not closed and opened again. */
+    CURLMcode mc = curl_multi_setopt(b->multi, CURLMOPT_MAXCONNECTS, (long)(b->max + h->max));
+    if (mc != CURLM_OK) {
+        icm__http_batch_free(b);
+        return icm__error_set(ICM_ERRCLASS_HTTP, ICM_EINVALID, NULL,
+                              "HTTP client: libcurl refused a multi option (%s)",
+                              curl_multi_strerror(mc));
+    }
+    *out = b;
+    return 0;
+}
+
+void icm__http_batch_free(icm__http_batch *b)
+{
+    if (b == NULL)
+        return;
+    for (size_t i = 0; b->slots != NULL && i < b->max; i++) {
+        transfer *t = &b->slots[i];
+        if (t->curl == NULL)
+            continue;
+        if (t->req != NULL) { /* still running: abandoned */
+            curl_multi_remove_handle(b->multi, t->curl);
+            icm__http_response none;
+            memset(&none, 0, sizeof none);
+            transfer_finish(t, ICM_ERROR, &none);
+        }
+        curl_easy_cleanup(t->curl);
+    }
+    if (b->multi != NULL)
+        curl_multi_cleanup(b->multi);
+    icm__free(b->slots);
+    icm__free(b->free_slots);
+    icm__free(b);
+}
+
+size_t icm__http_batch_running(const icm__http_batch *b)
+{
+    return b->running;
+}
+
+int icm__http_batch_start(icm__http_batch *b, const icm__http_request *req, void *tag)
+{
+    if (b->n_free == 0)
+        return icm__error_set(ICM_ERRCLASS_HTTP, ICM_EINVALID, req->url,
+                              "HTTP batch: %zu requests are in flight already", b->max);
+    size_t i = b->free_slots[b->n_free - 1];
+    transfer *t = &b->slots[i];
+    CURL *curl = t->curl;
+    if (curl == NULL && (curl = curl_easy_init()) == NULL)
+        return icm__error_oom();
+    transfer_init(t, curl, req);
+    int rc = transfer_prepare(b->h, t);
+    CURLcode cc = CURLE_OK;
+    if (rc == 0)
+        cc = curl_easy_setopt(curl, CURLOPT_PRIVATE, (void *)t);
+    if (rc == 0 && cc == CURLE_OK) {
+        CURLMcode mc = curl_multi_add_handle(b->multi, curl);
+        if (mc != CURLM_OK)
+            rc = mc == CURLM_OUT_OF_MEMORY
+                     ? icm__error_oom()
+                     : icm__error_set(ICM_ERRCLASS_HTTP, ICM_EINVALID, NULL,
+                                      "HTTP batch: libcurl refused a transfer (%s)",
+                                      curl_multi_strerror(mc));
+    } else if (rc == 0) {
+        rc = icm__error_oom();
+    }
+    if (rc != 0) {
+        icm__http_response none;
+        memset(&none, 0, sizeof none);
+        transfer_finish(t, rc, &none);
+        t->req = NULL;
+        return rc;
+    }
+    t->tag = tag;
+    b->n_free--;
+    b->running++;
+    return 0;
+}
+
+int icm__http_batch_next(icm__http_batch *b, int64_t timeout_ms, icm__http_done *done)
+{
+    memset(done, 0, sizeof *done);
+    int64_t until = icm__now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    for (;;) {
+        int still = 0;
+        CURLMcode mc = curl_multi_perform(b->multi, &still);
+        if (mc != CURLM_OK && mc != CURLM_CALL_MULTI_PERFORM)
+            return mc == CURLM_OUT_OF_MEMORY
+                       ? icm__error_oom()
+                       : icm__error_set(ICM_ERRCLASS_HTTP, ICM_ENET, NULL,
+                                        "HTTP batch: libcurl failed (%s)",
+                                        curl_multi_strerror(mc));
+        int queued = 0;
+        CURLMsg *msg;
+        while ((msg = curl_multi_info_read(b->multi, &queued)) != NULL) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            char *priv = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+            transfer *t = (transfer *)(void *)priv;
+            CURLcode cc = msg->data.result;
+            curl_multi_remove_handle(b->multi, msg->easy_handle);
+            done->tag = t->tag;
+            done->rc = transfer_result(t, cc, &done->resp);
+            transfer_finish(t, done->rc, &done->resp);
+            t->tag = NULL;
+            t->req = NULL;
+            b->free_slots[b->n_free++] = (size_t)(t - b->slots);
+            b->running--;
+            return 0;
+        }
+        int64_t left = until - icm__now_ms();
+        if (b->running == 0 || left <= 0)
+            return 0;
+        mc = curl_multi_poll(b->multi, NULL, 0, (int)(left < 1000 ? left : 1000), NULL);
+        if (mc != CURLM_OK)
+            return icm__error_set(ICM_ERRCLASS_HTTP, ICM_ENET, NULL,
+                                  "HTTP batch: libcurl failed to wait (%s)",
+                                  curl_multi_strerror(mc));
+    }
 }
 
 int icm__http_response_header(const icm__http_response *resp, const char *name, char **out)

@@ -88,6 +88,46 @@ typedef struct icm__http_response {
  */
 int icm__http_send(icm__http *h, const icm__http_request *req, icm__http_response *resp);
 
+/*
+ * Many requests from one thread (libcurl multi): a batch runs up to `max_in_flight` transfers
+ * at once on the client's connections (the same keep-alive cache as icm__http_send's), all
+ * driven by the thread that calls icm__http_batch_next; nothing here waits for a free handle
+ * of the client's. For many small independent requests (HEADs, short ranged GETs), where a
+ * thread per request in flight costs more than the requests. One thread at a time per batch.
+ */
+typedef struct icm__http_batch icm__http_batch;
+
+/* A new batch of `h` (which must outlive it). Returns 0, ICM_ENOMEM, ICM_EINVALID. */
+int icm__http_batch_new(icm__http *h, unsigned max_in_flight, icm__http_batch **out);
+/* Free the batch; transfers still running are abandoned (their connections closed). NULL is
+ * fine. */
+void icm__http_batch_free(icm__http_batch *b);
+
+/* Start `req`: it, its URL, headers, body and sink stay valid and untouched until its result
+ * comes out of icm__http_batch_next; `tag` comes back with it. Returns 0; ICM_EINVALID when
+ * max_in_flight are running already (a caller's mistake) or libcurl refused an option;
+ * ICM_ENOMEM (the request was not started). */
+int icm__http_batch_start(icm__http_batch *b, const icm__http_request *req, void *tag);
+/* Transfers started and not yet returned by icm__http_batch_next. */
+size_t icm__http_batch_running(const icm__http_batch *b);
+
+/* One finished transfer: its tag, and rc and resp exactly as icm__http_send would have
+ * returned them for it (clear resp afterwards). */
+typedef struct icm__http_done {
+    void *tag;
+    int rc;
+    icm__http_response resp;
+} icm__http_done;
+
+/*
+ * Move the transfers on, waiting up to `timeout_ms` (0: not at all) for one to finish. Returns
+ * 0 with done->tag the finished transfer's (done->rc and resp its outcome), or done->tag NULL
+ * when none finished in time or none is running (start one with a non-NULL tag to tell);
+ * ICM_ENOMEM or ICM_ENET when libcurl itself failed (the running transfers are then lost: free
+ * the batch).
+ */
+int icm__http_batch_next(icm__http_batch *b, int64_t timeout_ms, icm__http_done *done);
+
 /* The value of response header `name` (case-insensitive), trimmed, into a new string
  * (icm_free) in *out; *out NULL when absent. Returns 0 or ICM_ENOMEM. */
 int icm__http_response_header(const icm__http_response *resp, const char *name, char **out);

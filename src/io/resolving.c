@@ -23,6 +23,7 @@
 #include "icemaint/testing/fileio.h"
 #include "io/fileio_internal.h"
 #include "io/fileio_refresh.h"
+#include "io/probe.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -512,6 +513,12 @@ int icm__fileio_for_table_refreshing(icm_fileio **out, const icm_fileio *base,
     }
     ((resolving_fileio *)*out)->refresher = taken;
     return 0;
+}
+
+int icm__fileio_resolving_backend(icm_fileio *io, const char *location, icm_fileio **out)
+{
+    *out = NULL;
+    return backend_for((resolving_fileio *)io, location, out);
 }
 
 bool icm__fileio_is_resolving(const icm_fileio *io)

@@ -45,9 +45,22 @@ int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_fi
         *out = ICM__CATALOG_FILE_CONFIG;
         return 0;
     }
-    unsigned char head[16];
+    unsigned char head[ICM__CATALOG_HEAD_BYTES];
     size_t got = 0;
     int rc = icm_fileio_read_range(io, location, 0, head, sizeof head, &got);
+    return icm__catalog_file_kind_of_head(io, location, rc, head, got, out);
+}
+
+int icm__catalog_file_kind_of_head(icm_fileio *io, const char *location, int read_rc,
+                                   const unsigned char *head, size_t got,
+                                   icm__catalog_file *out)
+{
+    *out = ICM__CATALOG_FILE_NONE;
+    if (strcmp(icm__basename(location), ".pyiceberg.yaml") == 0) {
+        *out = ICM__CATALOG_FILE_CONFIG;
+        return 0;
+    }
+    int rc = read_rc;
     if (rc == ICM_ENOMEM)
         return rc;
     if (rc != 0) {
@@ -57,7 +70,7 @@ int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_fi
         return 0;
     }
     if (icm__sqlite_store_bytes(head, got)) {
-        *out = got == sizeof head && memcmp(head, "SQLite format 3", sizeof head) == 0
+        *out = got == ICM__CATALOG_HEAD_BYTES && memcmp(head, "SQLite format 3", 16) == 0
                    ? ICM__CATALOG_FILE_SQLITE_DATABASE
                    : ICM__CATALOG_FILE_SQLITE_JOURNAL;
         return 0;

@@ -38,4 +38,16 @@ typedef enum icm__catalog_file {
  * none: a delete may still succeed where the read failed. Returns 0 or ICM_ENOMEM. */
 int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_file *out);
 
+/* The bytes icm__catalog_file_kind reads at the start of a file. */
+#define ICM__CATALOG_HEAD_BYTES 16
+
+/* icm__catalog_file_kind once the first bytes were read by the caller (many at a time, say):
+ * read_rc and head[0, got) are what icm_fileio_read_range(io, location, 0, head,
+ * ICM__CATALOG_HEAD_BYTES) gave (the thread's last error then its error). Reads only what
+ * icm__catalog_file_kind would read after that (a -shm's database beside it). Returns 0 or
+ * ICM_ENOMEM. */
+int icm__catalog_file_kind_of_head(icm_fileio *io, const char *location, int read_rc,
+                                   const unsigned char *head, size_t got,
+                                   icm__catalog_file *out);
+
 #endif /* ICM_MAINT_CATALOG_STORE_H */

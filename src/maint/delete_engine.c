@@ -6,9 +6,12 @@
  * one lock, so the files handled are always a prefix of the batch and each file belongs to
  * exactly one thread. A chunk is one local file, or up to ICM_FILEIO_DELETE_BATCH_MAX
  * object-store keys; its files pass their checks and go to icm_fileio_delete_batch together.
- * An object-store chunk's checks are requests too (the sweep's re-stat is a HEAD each): they
- * run CHECK_THREADS at a time, all of them before the chunk's one request, so checking stays
- * right before deleting and a request still carries up to a thousand keys.
+ * An object-store chunk's checks are requests too (the sweep's re-stat is a HEAD each): when
+ * the hooks say their check stats each file (check_stats), the chunk's stats are made all at
+ * once first (io/probe.h: on S3 from one thread through libcurl multi, s3.check.max-in-flight
+ * in flight), then the checks run CHECK_THREADS at a time, all of them before the chunk's one
+ * request, so checking stays right before deleting and a request still carries up to a
+ * thousand keys.
  * Outcomes are settled and reported on the calling thread once the batch's threads are joined.
  *
  * Retries. A file whose delete failed retryably is not sent again from inside its chunk: it
@@ -29,6 +32,7 @@
 #include <time.h>
 
 #include "io/fileio_internal.h"
+#include "io/probe.h"
 #include "maint/delete_engine.h"
 #include "util/location.h"
 #include "util/parallel.h"
@@ -67,6 +71,7 @@ typedef struct run {
 typedef struct scratch {
     icm__delete_item **items;
     bool *passed;       /* an object-store chunk's check verdicts */
+    icm__probe *probes; /* an object-store chunk's stats, made ahead of its checks */
     const char **paths;
     icm_fileio_delete_result *results;
     uint64_t seed;      /* jitter */
@@ -189,6 +194,41 @@ static void check_key(void *ctx, size_t i)
     icm__link_cache_dispose(&cache);
 }
 
+/* Stat the chunk's m files at once for their checks (hooks' check_stats); without memory for
+ * it, each check stats its own file. */
+static void stat_ahead(batch *b, scratch *s, size_t m)
+{
+    for (size_t i = 0; i < m; i++)
+        s->probes[i] = (icm__probe){.location = s->items[i]->path};
+    if (icm__fileio_probe_many(b->r->io, ICM__PROBE_STAT, s->probes, m) != 0) {
+        icm_error_clear();
+        return;
+    }
+    for (size_t i = 0; i < m; i++)
+        s->items[i]->stat_ahead = &s->probes[i];
+}
+
+int icm__delete_item_stat(icm_fileio *io, const icm__delete_item *item, icm_file_info *out)
+{
+    icm__probe *p = item->stat_ahead;
+    if (p == NULL)
+        return icm_fileio_stat(io, item->path, out);
+    *out = p->info;
+    out->location = item->path;
+    int rc = p->rc;
+    if (rc == ICM_ENOMEM)
+        return icm__error_oom();
+    if (rc != 0 && rc != ICM_ENOTFOUND) {
+        if (p->error == NULL)
+            return icm__error_oom(); /* (saving the error ran out of memory) */
+        icm__error_restore(p->error);
+        p->error = NULL;
+    } else if (rc == ICM_ENOTFOUND) {
+        rc = icm__error_set(ICM_ERRCLASS_IO, ICM_ENOTFOUND, item->path, "no such object");
+    }
+    return rc;
+}
+
 /*
  * Delete the chunk s->items[0, m): check each file and send those that pass in one request. A
  * retryable failure with attempts left stays pending for the rank's next pass (file comment).
@@ -200,8 +240,16 @@ static void run_chunk(batch *b, scratch *s, icm__link_cache *cache, size_t m)
     size_t k = 0;
     if (m > 1 && b->r->h->check != NULL) {
         /* (only object-store keys share a chunk) */
+        if (b->r->h->check_stats)
+            stat_ahead(b, s, m);
         chunk_checks c = {b, s};
         icm__parallel_for(m, CHECK_THREADS, check_key, &c);
+        for (size_t i = 0; i < m; i++) {
+            if (s->items[i]->stat_ahead != NULL) {
+                icm__probes_dispose(s->items[i]->stat_ahead, 1);
+                s->items[i]->stat_ahead = NULL;
+            }
+        }
         for (size_t i = 0; i < m; i++)
             if (s->passed[i])
                 s->items[k++] = s->items[i];
@@ -453,6 +501,7 @@ static void scratch_free(scratch *scr, size_t n)
     for (size_t t = 0; scr != NULL && t < n; t++) {
         icm__free(scr[t].items);
         icm__free(scr[t].passed);
+        icm__free(scr[t].probes);
         icm__free(scr[t].paths);
         icm__free(scr[t].results);
     }
@@ -466,11 +515,12 @@ static scratch *scratch_new(size_t threads, size_t cap)
     for (size_t t = 0; scr != NULL && t < threads; t++) {
         scr[t].items = icm__calloc(cap, sizeof *scr[t].items);
         scr[t].passed = icm__calloc(cap, sizeof *scr[t].passed);
+        scr[t].probes = icm__calloc(cap, sizeof *scr[t].probes);
         scr[t].paths = icm__calloc(cap, sizeof *scr[t].paths);
         scr[t].results = icm__calloc(cap, sizeof *scr[t].results);
         scr[t].seed = (uint64_t)batch_clock() * 2654435761u + t + 1;
-        if (scr[t].items == NULL || scr[t].passed == NULL || scr[t].paths == NULL ||
-            scr[t].results == NULL) {
+        if (scr[t].items == NULL || scr[t].passed == NULL || scr[t].probes == NULL ||
+            scr[t].paths == NULL || scr[t].results == NULL) {
             scratch_free(scr, threads);
             return NULL;
         }

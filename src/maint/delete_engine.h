@@ -88,6 +88,10 @@ typedef struct icm__delete_item {
     char *message;            /* FAILED or KEPT: one line (owned; NULL when none or on OOM);
                                  a record hook may take it (set it NULL) */
     unsigned attempts;        /* delete requests made for it */
+    /* While its check runs: the file's stat, made ahead with the rest of its object-store
+     * chunk's when the hooks ask for it (check_stats; read it with icm__delete_item_stat);
+     * else NULL. */
+    struct icm__probe *stat_ahead;
 } icm__delete_item;
 
 /* A check's verdict on one file, right before its delete request. */
@@ -119,6 +123,10 @@ typedef struct icm__delete_hooks {
     bool (*planned)(void *ctx, const icm__delete_item *item);
     icm__delete_verdict (*check)(void *ctx, icm__link_cache *cache,
                                  const icm__delete_item *item, int *code);
+    /* check stats each file (with icm__delete_item_stat): the engine then stats the files of
+     * an object-store chunk all at once right before their checks (io/probe.h: HEADs, many in
+     * flight, from one thread), instead of one request per check. */
+    bool check_stats;
     /* Each file of a batch that ran, in batch order, whatever the run does next. */
     void (*record)(void *ctx, icm__delete_item *item);
     /* Then, while the run goes on, the caller's accounting of it (a problem entry, say):
@@ -170,5 +178,10 @@ int icm__delete_run(icm_fileio *io, icm__delete_item *items, size_t n,
 
 /* Free the messages items still own. */
 void icm__delete_items_dispose(icm__delete_item *items, size_t n);
+
+/* In a check hook: the stat of item->path, as icm_fileio_stat(io, item->path, out) gives it
+ * (code, *out, the last error), from the stat made ahead of the check when there is one (it is
+ * used up: call this once per check). */
+int icm__delete_item_stat(icm_fileio *io, const icm__delete_item *item, icm_file_info *out);
 
 #endif /* ICM_MAINT_DELETE_ENGINE_H */

@@ -148,10 +148,11 @@ static bool companion_free_to_go(const sweeper *s, const icm_orphan_file *f)
  * ICM_EREFUSED (last error says how) when it changed. A file list's sizes and mtimes come from
  * an inventory and may be spelled differently: there only the age is checked. A checksum
  * companion is planned whatever its age (it goes with its file): only its size and mtime. */
-static int still_as_listed(const sweeper *s, const icm_orphan_file *f)
+static int still_as_listed(const sweeper *s, const icm_orphan_file *f,
+                           const icm__delete_item *item)
 {
     icm_file_info now;
-    int rc = icm_fileio_stat(s->io, f->path, &now);
+    int rc = icm__delete_item_stat(s->io, item, &now); /* (made ahead with its chunk's) */
     if (rc != 0)
         return rc;
     bool listed_exactly = s->o->file_list == NULL;
@@ -192,7 +193,7 @@ static icm__delete_verdict last_check(void *ctx, icm__link_cache *cache,
     }
     int rc = icm__link_guard_check(&s->guard, cache, f->path);
     if (rc == 0)
-        rc = still_as_listed(s, f);
+        rc = still_as_listed(s, f, item);
     *code = rc;
     return rc == 0                ? ICM__VERDICT_DELETE
            : rc == ICM_ENOTFOUND ? ICM__VERDICT_GONE
@@ -343,7 +344,7 @@ static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r
     policy.on_delete_payload = o->on_delete_payload;
     icm__delete_hooks hooks = {
         .ctx = &s, .before_batch = before_batch, .after_batch = after_batch,
-        .planned = planned, .check = last_check, .record = record,
+        .planned = planned, .check = last_check, .check_stats = true, .record = record,
         .progress = o->progress != NULL ? progress : NULL,
         .stop_message = "the delete callback asked to stop after this file; the orphans after "
                         "it were not deleted"};

@@ -16,7 +16,7 @@
 #include "maint/places.h"
 #include "maint/site_checks.h"
 #include "util/location.h"
-#include "util/parallel.h"
+#include "io/probe.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* checks after the listing                                                                    */
@@ -187,16 +187,60 @@ static const char *store_look_at(const store_look *s, size_t i)
     return loc;
 }
 
-static void store_kind_ahead(void *ctx, size_t i)
+/* Reads at once per window of the look: bounds the read-ahead's memory (a few hundred bytes
+ * an item) however many files there are; each window keeps the store's in-flight limit busy
+ * but for its last round trip. */
+#define STORE_LOOK_WINDOW 4096
+
+/* The kinds of files [first, first + m) of the look, their first bytes read all at once
+ * (io/probe.h: on an object store a ranged GET each, many in flight). Returns 0 or
+ * ICM_ENOMEM. */
+static int store_kinds_ahead(store_look *s, size_t first, size_t m, icm__probe *probes,
+                             unsigned char (*heads)[ICM__CATALOG_HEAD_BYTES])
 {
-    store_look *s = ctx;
-    const char *loc = store_look_at(s, i);
-    s->kinds[i] = ICM__CATALOG_FILE_NONE;
-    s->rcs[i] = loc != NULL ? icm__catalog_file_kind(s->p->io, loc, &s->kinds[i]) : 0;
+    size_t k = 0;
+    for (size_t i = first; i < first + m; i++) {
+        const char *loc = store_look_at(s, i);
+        s->kinds[i] = ICM__CATALOG_FILE_NONE;
+        s->rcs[i] = 0;
+        if (loc == NULL)
+            continue;
+        if (strcmp(icm__basename(loc), ".pyiceberg.yaml") == 0) {
+            s->kinds[i] = ICM__CATALOG_FILE_CONFIG; /* (by its name: not read) */
+            continue;
+        }
+        probes[k] = (icm__probe){.location = loc, .buf = heads[k], .len = ICM__CATALOG_HEAD_BYTES};
+        k++;
+    }
+    int rc = icm__fileio_probe_many(s->p->io, ICM__PROBE_FIRST_BYTES, probes, k);
+    k = 0;
+    for (size_t i = first; i < first + m && rc == 0; i++) {
+        const char *loc = store_look_at(s, i);
+        if (loc == NULL || s->kinds[i] == ICM__CATALOG_FILE_CONFIG)
+            continue;
+        icm__probe *pr = &probes[k];
+        /* (the read's own error is only cleared: a failed read is judged by its code) */
+        s->rcs[i] = icm__catalog_file_kind_of_head(s->p->io, loc, pr->rc, heads[k],
+                                                   pr->n_read, &s->kinds[i]);
+        k++;
+    }
+    icm__probes_dispose(probes, k);
+    return rc;
 }
 
-/* Requests at once when the first bytes come from an object store (a ranged GET each). */
-#define STORE_LOOK_THREADS 32
+/* Every file of the look read ahead, window by window. Returns 0 or ICM_ENOMEM. */
+static int store_look_ahead(store_look *s, size_t n)
+{
+    size_t w = n < STORE_LOOK_WINDOW ? n : STORE_LOOK_WINDOW;
+    icm__probe *probes = icm__calloc(w, sizeof *probes);
+    unsigned char (*heads)[ICM__CATALOG_HEAD_BYTES] = icm__calloc(w, sizeof *heads);
+    int rc = probes != NULL && heads != NULL ? 0 : ICM_ENOMEM;
+    for (size_t first = 0; first < n && rc == 0; first += w)
+        rc = store_kinds_ahead(s, first, n - first < w ? n - first : w, probes, heads);
+    icm__free(probes);
+    icm__free(heads);
+    return rc;
+}
 
 int icm__orphans_check_catalog_stores(plan *p)
 {
@@ -214,7 +258,11 @@ int icm__orphans_check_catalog_stores(plan *p)
             icm__free(look.rcs);
             return ICM_ENOMEM;
         }
-        icm__parallel_for(n, STORE_LOOK_THREADS, store_kind_ahead, &look);
+        if (store_look_ahead(&look, n) != 0) {
+            icm__free(look.kinds);
+            icm__free(look.rcs);
+            return icm__error_oom();
+        }
     }
     icm__buf unread = ICM__BUF_INIT; /* candidates whose first bytes could not be read */
     size_t n_unread = 0;

@@ -14,8 +14,9 @@
  *
  * On an object store a stat is a request (a HEAD: tens of milliseconds of waiting), and a
  * table has as many files as it has: one at a time, verifying the 95,000 files of a large
- * table took minutes. Such files are therefore queued, and stat'ed STAT_THREADS at a time
- * when PENDING_MAX are queued, when a file of the local disk comes (whose stat is cheap, so
+ * table took minutes. Such files are therefore queued, and stat'ed all at once (io/probe.h:
+ * the S3 back end sends the HEADs from one thread, s3.check.max-in-flight at a time) when
+ * PENDING_MAX are queued, when a file of the local disk comes (whose stat is cheap, so
  * it is judged at once, after those before it), and when the caller is done with a walk
  * (icm__verifier_flush). They are judged in the order they were reached either way, so issues
  * come in walk order and the counts are the ones a stat per file in turn gives.
@@ -27,12 +28,11 @@
 #include "io/fileio_internal.h"
 #include "maint/verify.h"
 #include "util/location.h"
-#include "util/parallel.h"
+#include "io/probe.h"
 #include "util/util.h"
 
-/* Object-store files queued and the stat each got (filled by the parallel stats). */
+/* Object-store files queued and the stat each got (filled by the stats made at once). */
 #define PENDING_MAX 1024
-#define STAT_THREADS 32
 
 typedef struct pending {
     char *location;
@@ -48,6 +48,7 @@ typedef struct pending {
 struct icm__verifier {
     icm_fileio *io;
     pending queue[PENDING_MAX];
+    icm__probe probes[PENDING_MAX]; /* the queue's stats, while they run */
     size_t n_queued;
     icm__verify_options o;     /* (borrowed strings and sets) */
     icm__verify_cb cb;
@@ -147,10 +148,33 @@ static void stat_one(icm_fileio *io, pending *f)
     icm_error_clear();
 }
 
-static void stat_queued(void *ctx, size_t i)
+/* Stat the queue's n files at once (io/probe.h: HEADs, many in flight, on an object store),
+ * each into its pending entry as stat_one does. Returns 0 or ICM_ENOMEM. */
+static int stat_queued(icm__verifier *v, size_t n)
 {
-    icm__verifier *v = ctx;
-    stat_one(v->io, &v->queue[i]);
+    for (size_t i = 0; i < n; i++)
+        v->probes[i] = (icm__probe){.location = v->queue[i].location};
+    int rc = icm__fileio_probe_many(v->io, ICM__PROBE_STAT, v->probes, n);
+    for (size_t i = 0; i < n; i++) {
+        pending *f = &v->queue[i];
+        icm__probe *pr = &v->probes[i];
+        f->rc = rc == 0 ? pr->rc : rc;
+        f->size_bytes = f->rc == 0 ? pr->info.size_bytes : -1;
+        f->message = NULL;
+        if (f->rc != 0 && f->rc != ICM_ENOTFOUND && f->rc != ICM_ENOMEM) {
+            if (pr->error == NULL) { /* (saving it ran out of memory) */
+                f->rc = ICM_ENOMEM;
+                continue;
+            }
+            icm__error_restore(pr->error);
+            pr->error = NULL;
+            if ((f->message = icm__strdup(icm_error_last()->message)) == NULL)
+                f->rc = ICM_ENOMEM;
+        }
+    }
+    icm__probes_dispose(v->probes, n);
+    icm_error_clear();
+    return rc;
 }
 
 int icm__verifier_flush(icm__verifier *v)
@@ -159,7 +183,7 @@ int icm__verifier_flush(icm__verifier *v)
     v->n_queued = 0;
     if (n == 0)
         return 0;
-    icm__parallel_for(n, STAT_THREADS, stat_queued, v);
+    (void)stat_queued(v, n); /* (a failure is every entry's ICM_ENOMEM, judged below) */
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         pending *f = &v->queue[i];

@@ -765,10 +765,18 @@ class ProxyServer(socketserver.ThreadingTCPServer):
     # connections at once (libcurl multi: 32-64), and each drop costs a 1 s SYN retry.
     request_queue_size = 256
 
-    def __init__(self, addr, upstream_addr, state):
+    def __init__(self, addr, upstream_addr, state, reuse_port=False):
         self.upstream_addr = upstream_addr
         self.state = state
+        self.reuse_port = reuse_port
         super().__init__(addr, ProxyHandler)
+
+    def server_bind(self):
+        # Several proxy processes on one port (SO_REUSEPORT: the kernel spreads the
+        # connections among them), when one Python process's CPU is the ceiling of a benchmark.
+        if self.reuse_port:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        super().server_bind()
 
 
 class ControlHandler(BaseHTTPRequestHandler):
@@ -829,13 +837,14 @@ class ControlHandler(BaseHTTPRequestHandler):
 class FaultProxy:
     """A proxy and its control endpoint, both on 127.0.0.1, served by daemon threads."""
 
-    def __init__(self, upstream, port=0, control_port=0, api="s3"):
+    def __init__(self, upstream, port=0, control_port=0, api="s3", reuse_port=False):
         parsed = urllib.parse.urlsplit(upstream)
         if parsed.scheme != "http" or not parsed.hostname or not parsed.port:
             raise ValueError(f"upstream must be http://HOST:PORT, not {upstream!r}")
         self.upstream = upstream
         self.state = State(api)
-        self.proxy = ProxyServer(("127.0.0.1", port), (parsed.hostname, parsed.port), self.state)
+        self.proxy = ProxyServer(("127.0.0.1", port), (parsed.hostname, parsed.port), self.state,
+                                 reuse_port=reuse_port)
         self.control = ThreadingHTTPServer(("127.0.0.1", control_port), ControlHandler)
         self.control.daemon_threads = True
         self.control.proxy = self
@@ -880,8 +889,12 @@ def main(argv=None):
     ap.add_argument("--port", type=int, default=0, help="proxy port (default: a free one)")
     ap.add_argument("--control-port", type=int, default=0, help="control port (default: free)")
     ap.add_argument("--ready-file", help="write the endpoints as JSON here once listening")
+    ap.add_argument("--reuse-port", action="store_true",
+                    help="bind with SO_REUSEPORT, so that more proxies can share the port (each "
+                         "has its own control port, rules and counters)")
     args = ap.parse_args(argv)
-    proxy = FaultProxy(args.upstream, args.port, args.control_port, api=args.api)
+    proxy = FaultProxy(args.upstream, args.port, args.control_port, api=args.api,
+                       reuse_port=args.reuse_port)
     info = json.dumps(proxy.describe())
     proxy.start()
     if args.ready_file:

@@ -19,6 +19,12 @@
  * server says it encoded them. Deletes in batches are DeleteObjects (Quiet, Content-MD5 always),
  * and a key S3 names in an <Error> is that item's failure; every other key of the batch is gone.
  *
+ * Many small independent reads (the checks' HEADs and 16-byte ranged GETs, io/probe.h) go out
+ * as a batch from the calling thread: libcurl multi with up to s3.check.max-in-flight transfers
+ * (a limiter of the batch's own halves it on SlowDown), each item driven through the same
+ * attempts as s3_call (call_begin, call_after_attempt, call_end), so signing, credentials,
+ * retries and errors are the single request's.
+ *
  * All state shared between threads is either read-only after construction (configuration), or
  * thread-safe by itself (the HTTP client, the credential provider, the limiter, the clock
  * offset): manifest readers and the delete engine call in from many threads at once.
@@ -34,6 +40,7 @@
 #include "icemaint/sys/fileio.h"
 #include "io/fileio_refresh.h"
 #include "io/http.h"
+#include "io/probe.h"
 #include "io/s3/s3_config.h"
 #include "io/s3/s3_internal.h"
 #include "io/sigv4.h"
@@ -268,24 +275,38 @@ static bool bucket_moved(s3_fileio *s, const icm__s3_location *loc, const char *
     return added;
 }
 
-/* Send op once: sign with the current credentials and clock, wait for a slot. */
-static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, const char *region,
-                     const char *payload_hash, icm__http_response *resp)
-{
+/* One attempt's request, signed: what the HTTP request points into (the credentials, the
+ * signature, the headers) lives here until the attempt is over. */
+typedef struct signed_request {
+    icm__aws_credentials creds;
+    icm__sigv4_signed sig;
     icm__http_header hdrs[24];
+    icm__http_request req;
+} signed_request;
+
+static void signed_request_clear(signed_request *r)
+{
+    icm__aws_credentials_clear(&r->creds);
+    memset(&r->sig, 0, sizeof r->sig);
+}
+
+/* Sign op for one attempt with the current credentials (renewed before they expire) and
+ * clock, into *out (clear it afterwards, also on failure). */
+static int sign_request(s3_fileio *s, const s3_op *op, const icm__s3_url *url,
+                        const char *region, const char *payload_hash, signed_request *out)
+{
+    memset(out, 0, sizeof *out);
+    icm__http_header *hdrs = out->hdrs;
     size_t n = 0;
-    if (op->n_headers + 5 > sizeof hdrs / sizeof hdrs[0])
+    if (op->n_headers + 5 > sizeof out->hdrs / sizeof out->hdrs[0])
         return icm__error_set(ICM_ERRCLASS_S3, ICM_EINVALID, op->location,
                               "S3 %s: too many headers", op->what);
     for (size_t i = 0; i < op->n_headers; i++)
         hdrs[n++] = op->headers[i];
-    icm__aws_credentials creds;
-    memset(&creds, 0, sizeof creds);
-    icm__sigv4_signed sig;
     int rc = 0;
     if (s->creds != NULL) {
         bool waited = false;
-        rc = icm__aws_creds_get_ex(s->creds, &creds, &waited);
+        rc = icm__aws_creds_get_ex(s->creds, &out->creds, &waited);
         if (rc != 0) {
             if (icm_error_last()->location[0] == '\0')
                 icm__error_set_location(op->location);
@@ -295,7 +316,6 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, cons
             /* Renewing took as long as the credentials' source (a catalog) took: the delete
              * engine's checks may be stale now, so the delete goes back to it unsent, to be
              * checked again (adversary round 18, F1); it is sent with the new credentials. */
-            icm__aws_credentials_clear(&creds);
             return icm__error_set(ICM_ERRCLASS_S3, ICM_ETIMEOUT, op->location,
                                   "S3 %s: not sent: the credentials were renewed first, so it "
                                   "goes back to be checked again",
@@ -311,29 +331,43 @@ static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, cons
                                    region,
                                    "s3",
                                    (icm__now_ms() + atomic_load(&s->skew_ms)) / 1000};
-        icm__sigv4_credentials sc = {creds.access_key_id, creds.secret_access_key,
-                                     creds.session_token};
+        icm__sigv4_credentials sc = {out->creds.access_key_id, out->creds.secret_access_key,
+                                     out->creds.session_token};
         size_t n_sig = 0;
-        rc = icm__sigv4_sign(&sreq, &sc, &sig, hdrs + n, &n_sig);
+        rc = icm__sigv4_sign(&sreq, &sc, &out->sig, hdrs + n, &n_sig);
         n += n_sig;
     } else {
         hdrs[n++] = (icm__http_header){"x-amz-content-sha256", payload_hash};
     }
+    out->req = (icm__http_request){op->method, url->url, hdrs,          n,
+                                   op->body,   op->body_len, op->sink, op->sink_cap, 0, false};
+    return rc;
+}
+
+/* A transport failure of op's attempt, named by the object and by where it was sent (a wrong
+ * endpoint is the usual cause of a connection that fails). */
+static void name_transport_failure(const s3_op *op, const icm__s3_url *url, int rc)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s", icm_error_last()->message);
+    icm__error_set(ICM_ERRCLASS_S3, rc, op->location, "S3 %s to %s: %s", op->what, url->host,
+                   why);
+}
+
+/* Send op once: sign with the current credentials and clock, and wait for its answer;
+ * *expires_at_ms: when the credentials it was signed with expire (0: never, or unsigned). */
+static int send_once(s3_fileio *s, const s3_op *op, const icm__s3_url *url, const char *region,
+                     const char *payload_hash, icm__http_response *resp, int64_t *expires_at_ms)
+{
+    signed_request r;
+    int rc = sign_request(s, op, url, region, payload_hash, &r);
+    *expires_at_ms = r.creds.expires_at_ms;
     if (rc == 0) {
-        icm__http_request req = {op->method, url->url, hdrs,          n,
-                                 op->body,   op->body_len, op->sink, op->sink_cap, 0, false};
-        rc = icm__http_send(s->http, &req, resp);
-        if (rc != 0 && rc != ICM_ENOMEM) {
-            /* Named by the object, and by where it was sent: a wrong endpoint is the usual
-             * cause of a connection that fails. */
-            char why[256];
-            snprintf(why, sizeof why, "%s", icm_error_last()->message);
-            icm__error_set(ICM_ERRCLASS_S3, rc, op->location, "S3 %s to %s: %s", op->what,
-                           url->host, why);
-        }
+        rc = icm__http_send(s->http, &r.req, resp);
+        if (rc != 0 && rc != ICM_ENOMEM)
+            name_transport_failure(op, url, rc);
     }
-    icm__aws_credentials_clear(&creds);
-    memset(&sig, 0, sizeof sig);
+    signed_request_clear(&r);
     return rc;
 }
 
@@ -381,6 +415,191 @@ static int endpoint_unreachable(s3_fileio *s, const char *endpoint, const s3_op 
     return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNREACHABLE, op->location, "%s", why);
 }
 
+/* One request through its attempts: what s3_call and the batches of probes (below) share. */
+typedef struct call_state {
+    const s3_op *op;
+    icm__s3_url url;
+    const char *endpoint, *region; /* borrowed from s (configuration, bucket_region) */
+    char payload_hash[65];
+    unsigned max_attempts;
+    unsigned attempt;            /* attempts made so far (the one under way included) */
+    int64_t started, deadline;
+    bool never_connected;        /* no attempt so far made a connection */
+    int64_t signed_expiry_ms;    /* the attempt's credentials expire then (0: never, unsigned) */
+} call_state;
+
+/* Ready c for op's first attempt. Returns 0 (then call_end must follow), or what stops it at
+ * once: an endpoint found unreachable moments ago, the URL's ICM_EINVALID/ICM_ENOMEM. */
+static int call_begin(s3_fileio *s, const s3_op *op, call_state *c)
+{
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    bucket_region(s, op->loc, &c->endpoint, &c->region);
+    int rc = check_reachable(s, c->endpoint, op);
+    if (rc != 0)
+        return rc;
+    rc = icm__s3_url_build(&c->url, c->endpoint, s->cfg.addressing, op->loc->bucket,
+                           op->loc->bucket_len, op->bucket_only ? "" : op->loc->key,
+                           op->bucket_only ? 0 : op->loc->key_len, op->params, op->n_params);
+    if (rc != 0)
+        return rc;
+    if (op->body_len > 0)
+        icm__sha256_hex(op->body, op->body_len, c->payload_hash);
+    else
+        memcpy(c->payload_hash, EMPTY_SHA256, sizeof c->payload_hash);
+    c->max_attempts = s->cfg.max_attempts > 0 ? s->cfg.max_attempts : 1;
+    c->started = icm__now_ms();
+    c->deadline = c->started + (s->cfg.retry_total_ms > 0 ? s->cfg.retry_total_ms : 0);
+    c->never_connected = true;
+    return 0;
+}
+
+/*
+ * The attempt c->attempt ended with *rc and *resp (its slot of `lim`, taken as `gen`, is given
+ * back here). Returns true when another attempt is to be made after *wait_ms; false when *rc
+ * and *resp are the request's outcome (then call_end). The rules: a request that never left
+ * may always go again, one that may have reached the server only when idempotent; 5xx,
+ * RequestTimeout, throttling and dropped connections after a full-jitter backoff, within the
+ * attempts and the total time; an expired token after the credentials are dropped, a skewed
+ * clock after it is corrected (at once); a bucket in another region signed for that region.
+ */
+static bool call_after_attempt(s3_fileio *s, call_state *c, icm__s3_limiter *lim, uint64_t gen,
+                               int *rcp, icm__http_response *resp, int64_t *wait_ms)
+{
+    const s3_op *op = c->op;
+    int rc = *rcp;
+    *wait_ms = 0;
+    bool unconnected = rc != 0 && resp->connect_failed;
+    c->never_connected = c->never_connected && unconnected;
+    icm__s3_retry cls = ICM__S3_NO_RETRY;
+    bool throttled = false; /* also for a request the caller retries itself */
+    icm__s3_error_doc doc;
+    memset(&doc, 0, sizeof doc);
+    if (rc != 0) {
+        cls = icm__s3_retry_classify(0, "", rc);
+        /* A request that never left may always go again; one that may have reached the
+         * server only when it is idempotent. */
+        if (!op->idempotent && resp->request_sent)
+            cls = ICM__S3_NO_RETRY;
+    } else if (resp->status >= 200 && resp->status < 300) {
+        if (op->check != NULL) {
+            rc = op->check(resp, op->check_ctx);
+            if (rc == ICM_EIO && op->idempotent) {
+                if (icm_error_last()->location[0] == '\0')
+                    icm__error_set_location(op->location);
+                icm__error_set_http_status(resp->status);
+                cls = ICM__S3_RETRY_TRANSIENT;
+            }
+        }
+    } else {
+        answer_details(resp, &doc);
+        cls = icm__s3_retry_classify(resp->status, doc.code, 0);
+        throttled = cls == ICM__S3_RETRY_THROTTLED;
+        /* A HEAD's answer has no body, so S3's ExpiredToken reaches it as a bare 400: when
+         * the credentials it was signed with had expired by the time the answer came (they
+         * are renewed at their expiry, and the request was in flight across it), that is
+         * what it was; another attempt with renewed credentials (the read changes nothing). */
+        if (cls == ICM__S3_NO_RETRY && resp->status == 400 && doc.code[0] == '\0' &&
+            strcmp(op->method, "HEAD") == 0 && c->signed_expiry_ms != 0 &&
+            c->signed_expiry_ms <= icm__now_ms())
+            cls = ICM__S3_RETRY_EXPIRED;
+        /* A request S3 refused before acting on it (its signature's clock or token) may
+         * go again whatever it is; 409 ConditionalRequestConflict means a concurrent
+         * write won a race and ours was not applied. Anything else that may have been
+         * applied goes back to the caller. */
+        if (!op->idempotent && cls != ICM__S3_RETRY_SKEWED && cls != ICM__S3_RETRY_EXPIRED)
+            cls = strcmp(doc.code, "ConditionalRequestConflict") == 0 ? ICM__S3_RETRY_TRANSIENT
+                                                                      : ICM__S3_NO_RETRY;
+    }
+    icm__s3_limiter_release(lim, gen, throttled);
+    *rcp = rc;
+    if (rc == 0 && (resp->status == 301 || resp->status == 400)) {
+        /* The bucket is in another region (PermanentRedirect, or
+         * AuthorizationHeaderMalformed naming the region): S3 acted on nothing, so any
+         * request may go again, signed for that region (never by following a redirect). */
+        char *moved = NULL;
+        if (icm__http_response_header(resp, "x-amz-bucket-region", &moved) == 0 &&
+            moved != NULL && bucket_moved(s, op->loc, moved, c->region)) {
+            icm__free(moved);
+            icm__s3_url_clear(&c->url);
+            bucket_region(s, op->loc, &c->endpoint, &c->region);
+            rc = icm__s3_url_build(&c->url, c->endpoint, s->cfg.addressing, op->loc->bucket,
+                                   op->loc->bucket_len, op->bucket_only ? "" : op->loc->key,
+                                   op->bucket_only ? 0 : op->loc->key_len, op->params,
+                                   op->n_params);
+            if (rc != 0) {
+                icm__http_response_clear(resp);
+                *rcp = rc;
+                return false;
+            }
+            return c->attempt < c->max_attempts;
+        }
+        icm__free(moved);
+    }
+    if (cls == ICM__S3_NO_RETRY || rc == ICM_ENOMEM)
+        return false;
+    if (unconnected && resp->resolve_failed && c->attempt >= RESOLVE_ATTEMPTS)
+        return false;
+    /* A delete of the delete engine's goes again only through the engine, after its
+     * reload and its checks ran again: never from here, not even at once after the
+     * credentials were renewed (a renewal can take as long as the catalog does: a writer's
+     * commit meanwhile named the file again, adversary round 18, F1). The credentials are
+     * dropped and the clock corrected below first, so that send is signed right. */
+    bool give_back = op->checked_by_caller;
+    if (give_back && cls != ICM__S3_RETRY_EXPIRED && cls != ICM__S3_RETRY_SKEWED)
+        return false;
+    int64_t wait = 0;
+    if (cls == ICM__S3_RETRY_EXPIRED) {
+        if (s->creds != NULL)
+            icm__aws_creds_invalidate(s->creds);
+    } else if (cls == ICM__S3_RETRY_SKEWED) {
+        int64_t server = answer_date_ms(resp);
+        if (server < 0)
+            return false; /* nothing to correct the clock with: report the refusal */
+        int64_t skew = server - icm__now_ms();
+        if (skew > MAX_CLOCK_CORRECTION_MS || skew < -MAX_CLOCK_CORRECTION_MS) {
+            /* Signing with a clock that far off would work, but object ages would not:
+             * the sweep compares LastModified (the store's clock) with a cutoff on ours,
+             * and a store hours or days behind makes a file being written look old. */
+            icm__http_response_clear(resp);
+            *rcp = icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, op->location,
+                                  "S3 %s: the store's clock is %.1f h %s this machine's "
+                                  "(RequestTimeTooSkewed); icemaint signs with the store's "
+                                  "time only within %d min, since object ages would be off "
+                                  "by as much: fix the clock of one of them",
+                                  op->what, (double)(skew < 0 ? -skew : skew) / 3600000.0,
+                                  skew < 0 ? "behind" : "ahead of",
+                                  (int)(MAX_CLOCK_CORRECTION_MS / 60000));
+            icm__error_set_remote_code("RequestTimeTooSkewed");
+            return false;
+        }
+        atomic_store(&s->skew_ms, skew);
+    } else {
+        wait = icm__s3_backoff_ms(c->attempt, ICM__S3_BACKOFF_BASE_MS, ICM__S3_BACKOFF_CAP_MS,
+                                  icm__s3_random());
+    }
+    if (give_back || c->attempt >= c->max_attempts || icm__now_ms() + wait > c->deadline)
+        return false;
+    *wait_ms = wait;
+    return true;
+}
+
+/* The request is over with rc: free c, and say in the error how long a connection was tried
+ * (s3.retry.max-attempts / s3.retry.total-timeout-ms bound it). Returns the final code. */
+static int call_end(s3_fileio *s, call_state *c, int rc)
+{
+    icm__s3_url_clear(&c->url);
+    if (rc == ICM_ENET && c->never_connected) {
+        rc = endpoint_unreachable(s, c->endpoint, c->op, c->attempt, c->started);
+    } else if ((rc == ICM_ENET || rc == ICM_ETIMEOUT) && c->attempt > 1) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", icm_error_last()->message);
+        icm__error_set(ICM_ERRCLASS_S3, rc, c->op->location, "%s (%u attempts over %.1f s)",
+                       why, c->attempt, (double)(icm__now_ms() - c->started) / 1000.0);
+    }
+    return rc;
+}
+
 /*
  * Send op, retrying what may be retried. Returns 0 with *resp the final answer (any status;
  * 2xx answers passed op->check); a negative code with the last error set: the transport's
@@ -390,151 +609,25 @@ static int endpoint_unreachable(s3_fileio *s, const char *endpoint, const s3_op 
 static int s3_call(s3_fileio *s, const s3_op *op, icm__http_response *resp)
 {
     memset(resp, 0, sizeof *resp);
-    const char *endpoint, *region;
-    bucket_region(s, op->loc, &endpoint, &region);
-    int rc = check_reachable(s, endpoint, op);
-    if (rc != 0)
+    call_state c;
+    int rc = call_begin(s, op, &c);
+    if (rc != 0) {
+        icm__s3_url_clear(&c.url);
         return rc;
-    icm__s3_url url;
-    rc = icm__s3_url_build(&url, endpoint, s->cfg.addressing, op->loc->bucket,
-                               op->loc->bucket_len, op->bucket_only ? "" : op->loc->key,
-                               op->bucket_only ? 0 : op->loc->key_len, op->params,
-                               op->n_params);
-    if (rc != 0)
-        return rc;
-    char payload_hash[65];
-    if (op->body_len > 0)
-        icm__sha256_hex(op->body, op->body_len, payload_hash);
-    else
-        memcpy(payload_hash, EMPTY_SHA256, sizeof payload_hash);
-    unsigned max_attempts = s->cfg.max_attempts > 0 ? s->cfg.max_attempts : 1;
-    int64_t started = icm__now_ms();
-    int64_t deadline = started + (s->cfg.retry_total_ms > 0 ? s->cfg.retry_total_ms : 0);
-    unsigned attempts = 0;
-    bool never_connected = true; /* no attempt so far made a connection */
-    for (unsigned attempt = 1;; attempt++) {
-        attempts = attempt;
+    }
+    for (;;) {
+        c.attempt++;
         icm__http_response_clear(resp);
         uint64_t gen = icm__s3_limiter_acquire(&s->limiter);
         if (op->generation != NULL)
             *op->generation = gen;
-        rc = send_once(s, op, &url, region, payload_hash, resp);
-        bool unconnected = rc != 0 && resp->connect_failed;
-        never_connected = never_connected && unconnected;
-        icm__s3_retry cls = ICM__S3_NO_RETRY;
-        bool throttled = false; /* also for a request the caller retries itself */
-        icm__s3_error_doc doc;
-        memset(&doc, 0, sizeof doc);
-        if (rc != 0) {
-            cls = icm__s3_retry_classify(0, "", rc);
-            /* A request that never left may always go again; one that may have reached the
-             * server only when it is idempotent. */
-            if (!op->idempotent && resp->request_sent)
-                cls = ICM__S3_NO_RETRY;
-        } else if (resp->status >= 200 && resp->status < 300) {
-            if (op->check != NULL) {
-                rc = op->check(resp, op->check_ctx);
-                if (rc == ICM_EIO && op->idempotent) {
-                    if (icm_error_last()->location[0] == '\0')
-                        icm__error_set_location(op->location);
-                    icm__error_set_http_status(resp->status);
-                    cls = ICM__S3_RETRY_TRANSIENT;
-                }
-            }
-        } else {
-            answer_details(resp, &doc);
-            cls = icm__s3_retry_classify(resp->status, doc.code, 0);
-            throttled = cls == ICM__S3_RETRY_THROTTLED;
-            /* A request S3 refused before acting on it (its signature's clock or token) may
-             * go again whatever it is; 409 ConditionalRequestConflict means a concurrent
-             * write won a race and ours was not applied. Anything else that may have been
-             * applied goes back to the caller. */
-            if (!op->idempotent && cls != ICM__S3_RETRY_SKEWED &&
-                cls != ICM__S3_RETRY_EXPIRED)
-                cls = strcmp(doc.code, "ConditionalRequestConflict") == 0
-                          ? ICM__S3_RETRY_TRANSIENT
-                          : ICM__S3_NO_RETRY;
-        }
-        icm__s3_limiter_release(&s->limiter, gen, throttled);
-        if (rc == 0 && (resp->status == 301 || resp->status == 400)) {
-            /* The bucket is in another region (PermanentRedirect, or
-             * AuthorizationHeaderMalformed naming the region): S3 acted on nothing, so any
-             * request may go again, signed for that region (never by following a redirect). */
-            char *moved = NULL;
-            if (icm__http_response_header(resp, "x-amz-bucket-region", &moved) == 0 &&
-                moved != NULL && bucket_moved(s, op->loc, moved, region)) {
-                icm__free(moved);
-                icm__s3_url_clear(&url);
-                bucket_region(s, op->loc, &endpoint, &region);
-                rc = icm__s3_url_build(&url, endpoint, s->cfg.addressing, op->loc->bucket,
-                                       op->loc->bucket_len, op->bucket_only ? "" : op->loc->key,
-                                       op->bucket_only ? 0 : op->loc->key_len, op->params,
-                                       op->n_params);
-                if (rc != 0)
-                    return rc;
-                if (attempt >= max_attempts)
-                    break;
-                continue;
-            }
-            icm__free(moved);
-        }
-        if (cls == ICM__S3_NO_RETRY || rc == ICM_ENOMEM)
-            break;
-        if (unconnected && resp->resolve_failed && attempt >= RESOLVE_ATTEMPTS)
-            break;
-        /* A delete of the delete engine's goes again only through the engine, after its
-         * reload and its checks ran again: never from here, not even at once after the
-         * credentials were renewed (a renewal can take as long as the catalog does: a writer's
-         * commit meanwhile named the file again, adversary round 18, F1). The credentials are
-         * dropped and the clock corrected below first, so that send is signed right. */
-        bool give_back = op->checked_by_caller;
-        if (give_back && cls != ICM__S3_RETRY_EXPIRED && cls != ICM__S3_RETRY_SKEWED)
-            break;
+        rc = send_once(s, op, &c.url, c.region, c.payload_hash, resp, &c.signed_expiry_ms);
         int64_t wait = 0;
-        if (cls == ICM__S3_RETRY_EXPIRED) {
-            if (s->creds != NULL)
-                icm__aws_creds_invalidate(s->creds);
-        } else if (cls == ICM__S3_RETRY_SKEWED) {
-            int64_t server = answer_date_ms(resp);
-            if (server < 0)
-                break; /* nothing to correct the clock with: report the refusal */
-            int64_t skew = server - icm__now_ms();
-            if (skew > MAX_CLOCK_CORRECTION_MS || skew < -MAX_CLOCK_CORRECTION_MS) {
-                /* Signing with a clock that far off would work, but object ages would not:
-                 * the sweep compares LastModified (the store's clock) with a cutoff on ours,
-                 * and a store hours or days behind makes a file being written look old. */
-                icm__http_response_clear(resp);
-                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, op->location,
-                                    "S3 %s: the store's clock is %.1f h %s this machine's "
-                                    "(RequestTimeTooSkewed); icemaint signs with the store's "
-                                    "time only within %d min, since object ages would be off "
-                                    "by as much: fix the clock of one of them",
-                                    op->what, (double)(skew < 0 ? -skew : skew) / 3600000.0,
-                                    skew < 0 ? "behind" : "ahead of",
-                                    (int)(MAX_CLOCK_CORRECTION_MS / 60000));
-                icm__error_set_remote_code("RequestTimeTooSkewed");
-                break;
-            }
-            atomic_store(&s->skew_ms, skew);
-        } else {
-            wait = icm__s3_backoff_ms(attempt, ICM__S3_BACKOFF_BASE_MS, ICM__S3_BACKOFF_CAP_MS,
-                                      icm__s3_random());
-        }
-        if (give_back || attempt >= max_attempts || icm__now_ms() + wait > deadline)
+        if (!call_after_attempt(s, &c, &s->limiter, gen, &rc, resp, &wait))
             break;
         sleep_ms(wait);
     }
-    icm__s3_url_clear(&url);
-    if (rc == ICM_ENET && never_connected) {
-        rc = endpoint_unreachable(s, endpoint, op, attempts, started);
-    } else if ((rc == ICM_ENET || rc == ICM_ETIMEOUT) && attempts > 1) {
-        /* Say how long it was tried (s3.retry.max-attempts / s3.retry.total-timeout-ms bound it). */
-        char why[400];
-        snprintf(why, sizeof why, "%s", icm_error_last()->message);
-        icm__error_set(ICM_ERRCLASS_S3, rc, op->location, "%s (%u attempts over %.1f s)", why,
-                       attempts, (double)(icm__now_ms() - started) / 1000.0);
-    }
-    return rc;
+    return call_end(s, &c, rc);
 }
 
 /* ---- location helpers ----------------------------------------------------------------------- */
@@ -605,6 +698,46 @@ static int64_t content_range_first(const icm__http_response *resp)
     return first;
 }
 
+/* What a ranged GET's outcome (rc, resp: s3_call's) means: *out_read bytes at `offset` are in
+ * the sink. Returns 0 or the failure (the last error set). */
+static int range_answer(const s3_op *op, int rc, const icm__http_response *resp, int64_t offset,
+                        size_t *out_read)
+{
+    *out_read = 0;
+    if (rc != 0)
+        return rc;
+    if (resp->status == 416)
+        return 0; /* the range starts at or past the end */
+    if (resp->status == 206) {
+        /* Bytes of another offset in the caller's buffer would be silently wrong data. */
+        if (content_range_first(resp) != offset)
+            return icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, op->location,
+                                  "S3 ranged GET: the answer is not the range asked for "
+                                  "(bytes from %lld)",
+                                  (long long)offset);
+        *out_read = resp->body_len;
+        return 0;
+    }
+    if (resp->status == 200) {
+        /* a server that ignored Range sent the object from its start */
+        if (offset != 0)
+            return icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, op->location,
+                                  "S3 ranged GET: the server ignored the Range header");
+        *out_read = resp->body_len;
+        return 0;
+    }
+    return answer_error(op, resp);
+}
+
+/* The Range header of `len` (> 0) bytes at `offset` (len cut at INT64_MAX). */
+static void range_header(int64_t offset, size_t len, char range[64])
+{
+    if ((uint64_t)len - 1 > (uint64_t)(INT64_MAX - offset))
+        len = (size_t)(INT64_MAX - offset) + 1;
+    snprintf(range, 64, "bytes=%lld-%lld", (long long)offset,
+             (long long)(offset + (int64_t)(len - 1)));
+}
+
 static int s3_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
                          size_t len, size_t *out_read)
 {
@@ -616,40 +749,48 @@ static int s3_read_range(icm_fileio *io, const char *location, int64_t offset, v
     *out_read = 0;
     if (len == 0)
         return 0;
-    if ((uint64_t)len - 1 > (uint64_t)(INT64_MAX - offset))
-        len = (size_t)(INT64_MAX - offset) + 1;
     char range[64];
-    snprintf(range, sizeof range, "bytes=%lld-%lld", (long long)offset,
-             (long long)(offset + (int64_t)(len - 1)));
+    range_header(offset, len, range);
     icm__http_header h[] = {{"Range", range}};
     s3_op op = {"ranged GET", location, "GET", &loc, false, NULL, 0, h, 1, NULL, 0, buf, len,
                 true, NULL, NULL, NULL, false};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
-    if (rc == 0) {
-        if (resp.status == 416) {
-            *out_read = 0; /* the range starts at or past the end */
-        } else if (resp.status == 206) {
-            /* Bytes of another offset in the caller's buffer would be silently wrong data. */
-            if (content_range_first(&resp) != offset)
-                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, location,
-                                    "S3 ranged GET: the answer is not the range asked for "
-                                    "(bytes from %lld)",
-                                    (long long)offset);
-            else
-                *out_read = resp.body_len;
-        } else if (resp.status == 200) {
-            /* a server that ignored Range sent the object from its start */
-            if (offset != 0)
-                rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, location,
-                                    "S3 ranged GET: the server ignored the Range header");
-            else
-                *out_read = resp.body_len;
-        } else {
-            rc = answer_error(&op, &resp);
-        }
-    }
+    rc = range_answer(&op, rc, &resp, offset, out_read);
     icm__http_response_clear(&resp);
+    return rc;
+}
+
+/* What a HEAD's outcome (rc, resp: s3_call's) means: the size and mtime into *out. Returns 0
+ * or the failure (the last error set). */
+static int stat_answer(const s3_op *op, int rc, const icm__http_response *resp,
+                       icm_file_info *out)
+{
+    if (rc == 0 && resp->status != 200)
+        rc = answer_error(op, resp);
+    if (rc != 0)
+        return rc;
+    char *cl = NULL, *lm = NULL;
+    rc = icm__http_response_header(resp, "Content-Length", &cl);
+    if (rc == 0)
+        rc = icm__http_response_header(resp, "Last-Modified", &lm);
+    int64_t size = -1;
+    if (rc == 0 && cl != NULL) {
+        char *end = NULL;
+        long long v = strtoll(cl, &end, 10);
+        if (end != cl && *end == '\0' && v >= 0)
+            size = v;
+    }
+    if (rc == 0 && size < 0)
+        rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, op->location,
+                            "S3 HEAD: the answer has no usable Content-Length");
+    if (rc == 0) {
+        out->location = op->location;
+        out->size_bytes = size;
+        out->mtime_ms = lm != NULL ? icm__s3_parse_http_date_ms(lm) : -1;
+    }
+    icm__free(cl);
+    icm__free(lm);
     return rc;
 }
 
@@ -664,32 +805,277 @@ static int s3_stat(icm_fileio *io, const char *location, icm_file_info *out)
                 true, NULL, NULL, NULL, false};
     icm__http_response resp;
     rc = s3_call(s, &op, &resp);
-    if (rc == 0 && resp.status != 200)
-        rc = answer_error(&op, &resp);
-    if (rc == 0) {
-        char *cl = NULL, *lm = NULL;
-        rc = icm__http_response_header(&resp, "Content-Length", &cl);
-        if (rc == 0)
-            rc = icm__http_response_header(&resp, "Last-Modified", &lm);
-        int64_t size = -1;
-        if (rc == 0 && cl != NULL) {
-            char *end = NULL;
-            long long v = strtoll(cl, &end, 10);
-            if (end != cl && *end == '\0' && v >= 0)
-                size = v;
-        }
-        if (rc == 0 && size < 0)
-            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, location,
-                                "S3 HEAD: the answer has no usable Content-Length");
-        if (rc == 0) {
-            out->location = location;
-            out->size_bytes = size;
-            out->mtime_ms = lm != NULL ? icm__s3_parse_http_date_ms(lm) : -1;
-        }
-        icm__free(cl);
-        icm__free(lm);
-    }
+    rc = stat_answer(&op, rc, &resp, out);
     icm__http_response_clear(&resp);
+    return rc;
+}
+
+/* ---- many HEADs or first-byte reads at once (io/probe.h) ------------------------------------ */
+
+/* One item of a probe batch: its request, and where it is in its attempts. */
+typedef struct probe_state {
+    icm__probe *p;
+    icm__s3_location loc;
+    s3_op op;
+    char range[64];
+    icm__http_header range_hdr;
+    call_state c;
+    bool begun;  /* call_begin ran (c holds its URL until the item is done) */
+    bool done;   /* the item has its result */
+    int64_t due_ms; /* waiting for another attempt: when it may go */
+} probe_state;
+
+/* A request in flight: its signed headers, its item, its slot of the batch's limiter. */
+typedef struct probe_flight {
+    signed_request sr;
+    size_t item;
+    uint64_t gen;
+} probe_flight;
+
+typedef struct probe_batch {
+    s3_fileio *s;
+    icm__probe_kind kind;
+    probe_state *st;
+    size_t n, n_done;
+    size_t next;         /* the first item never started */
+    size_t *waiting;     /* items waiting for another attempt (unordered) */
+    size_t n_waiting;
+    probe_flight *flights;
+    size_t *free_flights;
+    size_t n_free_flights;
+    icm__http_batch *http;
+    icm__s3_limiter limiter;
+} probe_batch;
+
+/* Item i is over with rc (call_end's) and resp: its result, as s3_stat / s3_read_range give. */
+static void probe_finish(probe_batch *b, size_t i, int rc, icm__http_response *resp)
+{
+    probe_state *ps = &b->st[i];
+    icm__probe *p = ps->p;
+    if (b->kind == ICM__PROBE_STAT) {
+        icm_file_info info = {p->location, 0, -1};
+        rc = stat_answer(&ps->op, rc, resp, &info);
+        if (rc == 0)
+            p->info = info;
+    } else {
+        rc = range_answer(&ps->op, rc, resp, 0, &p->n_read);
+    }
+    if (resp != NULL)
+        icm__http_response_clear(resp);
+    p->rc = rc;
+    p->error = NULL;
+    if (rc != 0 && rc != ICM_ENOTFOUND && rc != ICM_ENOMEM)
+        p->error = icm__error_save();
+    icm_error_clear();
+    ps->done = true;
+    b->n_done++;
+}
+
+/* Attempt c.attempt of item i ended with rc and resp (its limiter slot `gen` not yet given
+ * back): wait for another attempt, or finish the item. */
+static void probe_attempt_over(probe_batch *b, size_t i, uint64_t gen, int rc,
+                               icm__http_response *resp)
+{
+    probe_state *ps = &b->st[i];
+    int64_t wait = 0;
+    if (call_after_attempt(b->s, &ps->c, &b->limiter, gen, &rc, resp, &wait)) {
+        icm__http_response_clear(resp);
+        ps->due_ms = icm__now_ms() + wait;
+        b->waiting[b->n_waiting++] = i;
+        return;
+    }
+    rc = call_end(b->s, &ps->c, rc);
+    probe_finish(b, i, rc, resp);
+}
+
+/* Start item i's next attempt in a free flight (there is one, and a slot of the limiter). */
+static void probe_start(probe_batch *b, size_t i)
+{
+    probe_state *ps = &b->st[i];
+    uint64_t gen = 0;
+    (void)icm__s3_limiter_try_acquire(&b->limiter, &gen); /* (the caller saw room) */
+    ps->c.attempt++;
+    size_t fi = b->free_flights[--b->n_free_flights];
+    probe_flight *f = &b->flights[fi];
+    f->item = i;
+    f->gen = gen;
+    int rc = sign_request(b->s, &ps->op, &ps->c.url, ps->c.region, ps->c.payload_hash, &f->sr);
+    ps->c.signed_expiry_ms = f->sr.creds.expires_at_ms;
+    if (rc == 0)
+        rc = icm__http_batch_start(b->http, &f->sr.req, f);
+    if (rc == 0)
+        return;
+    /* Not sent (the credentials, memory): an attempt that never left, as send_once's. */
+    signed_request_clear(&f->sr);
+    b->free_flights[b->n_free_flights++] = fi;
+    icm__http_response none;
+    memset(&none, 0, sizeof none);
+    probe_attempt_over(b, i, gen, rc, &none);
+}
+
+/* The next item to send now: one whose wait is over first, else the next never started (its
+ * call begun; an item that cannot even begin is finished here). SIZE_MAX: none now. */
+static size_t probe_pick(probe_batch *b, int64_t now)
+{
+    for (size_t k = 0; k < b->n_waiting; k++) {
+        size_t i = b->waiting[k];
+        if (b->st[i].due_ms <= now) {
+            b->waiting[k] = b->waiting[--b->n_waiting];
+            return i;
+        }
+    }
+    while (b->next < b->n) {
+        size_t i = b->next++;
+        probe_state *ps = &b->st[i];
+        if (ps->begun)
+            continue; /* (finished before it started: a location that is no object) */
+        ps->begun = true;
+        int rc = call_begin(b->s, &ps->op, &ps->c);
+        if (rc == 0)
+            return i;
+        icm__s3_url_clear(&ps->c.url);
+        probe_finish(b, i, rc, NULL);
+    }
+    return SIZE_MAX;
+}
+
+/* How long to wait for a transfer before a waiting item is due (ms, at most 1 s). */
+static int64_t probe_wait_ms(const probe_batch *b, int64_t now)
+{
+    int64_t wait = 1000;
+    for (size_t k = 0; k < b->n_waiting; k++) {
+        int64_t left = b->st[b->waiting[k]].due_ms - now;
+        if (left < wait)
+            wait = left > 0 ? left : 0;
+    }
+    return wait;
+}
+
+/* Drive every item to its result. Returns 0, or libcurl's own failure (ICM_ENOMEM, ICM_ENET):
+ * then the items not done yet get that code. */
+static int probe_run(probe_batch *b)
+{
+    int rc = 0;
+    while (b->n_done < b->n && rc == 0) {
+        int64_t now = icm__now_ms();
+        while (b->n_free_flights > 0 &&
+               icm__http_batch_running(b->http) < icm__s3_limiter_limit(&b->limiter)) {
+            size_t i = probe_pick(b, now);
+            if (i == SIZE_MAX)
+                break;
+            probe_start(b, i);
+        }
+        if (b->n_done == b->n)
+            break;
+        int64_t wait = probe_wait_ms(b, icm__now_ms());
+        if (icm__http_batch_running(b->http) == 0) {
+            sleep_ms(wait); /* only waits for a retry are left */
+            continue;
+        }
+        icm__http_done d;
+        rc = icm__http_batch_next(b->http, wait, &d);
+        if (rc != 0 || d.tag == NULL)
+            continue;
+        probe_flight *f = d.tag;
+        probe_state *ps = &b->st[f->item];
+        if (d.rc != 0 && d.rc != ICM_ENOMEM)
+            name_transport_failure(&ps->op, &ps->c.url, d.rc);
+        uint64_t gen = f->gen;
+        size_t i = f->item;
+        signed_request_clear(&f->sr);
+        b->free_flights[b->n_free_flights++] = (size_t)(f - b->flights);
+        probe_attempt_over(b, i, gen, d.rc, &d.resp);
+    }
+    return rc;
+}
+
+bool icm__fileio_is_s3(const icm_fileio *io)
+{
+    return io != NULL && io->methods == &s3_methods;
+}
+
+int icm__fileio_s3_probe_many(icm_fileio *io, icm__probe_kind kind, icm__probe *items,
+                              size_t n)
+{
+    s3_fileio *s = (s3_fileio *)io;
+    if (n == 0)
+        return 0;
+    size_t max = s->cfg.check_max_in_flight > 0 ? s->cfg.check_max_in_flight : 64;
+    if (max > n)
+        max = n;
+    probe_batch b;
+    memset(&b, 0, sizeof b);
+    b.s = s;
+    b.kind = kind;
+    b.n = n;
+    b.st = icm__calloc(n, sizeof *b.st);
+    b.waiting = icm__calloc(n, sizeof *b.waiting);
+    b.flights = icm__calloc(max, sizeof *b.flights);
+    b.free_flights = icm__calloc(max, sizeof *b.free_flights);
+    int rc = b.st != NULL && b.waiting != NULL && b.flights != NULL && b.free_flights != NULL
+                 ? icm__http_batch_new(s->http, (unsigned)max, &b.http)
+                 : icm__error_oom();
+    if (rc != 0) {
+        icm__free(b.st);
+        icm__free(b.waiting);
+        icm__free(b.flights);
+        icm__free(b.free_flights);
+        return rc;
+    }
+    icm__s3_limiter_init(&b.limiter, (unsigned)max);
+    for (size_t f = 0; f < max; f++)
+        b.free_flights[b.n_free_flights++] = max - 1 - f;
+    for (size_t i = 0; i < n; i++) {
+        probe_state *ps = &b.st[i];
+        icm__probe *p = &items[i];
+        ps->p = p;
+        p->rc = ICM_ERROR;
+        p->n_read = 0;
+        p->error = NULL;
+        int prc = parse_object(p->location, &ps->loc);
+        if (prc == 0 && kind == ICM__PROBE_FIRST_BYTES && p->len == 0) {
+            p->rc = 0; /* nothing to read: no request, as s3_read_range */
+            ps->begun = ps->done = true;
+            b.n_done++;
+            continue;
+        }
+        if (prc != 0) {
+            ps->begun = true;
+            probe_finish(&b, i, prc, NULL);
+            continue;
+        }
+        if (kind == ICM__PROBE_STAT) {
+            ps->op = (s3_op){"HEAD", p->location, "HEAD", &ps->loc, false, NULL, 0, NULL, 0,
+                             NULL, 0, NULL, 0, true, NULL, NULL, NULL, false};
+        } else {
+            range_header(0, p->len, ps->range);
+            ps->range_hdr = (icm__http_header){"Range", ps->range};
+            ps->op = (s3_op){"ranged GET", p->location, "GET", &ps->loc, false, NULL, 0,
+                             &ps->range_hdr, 1, NULL, 0, p->buf, p->len, true, NULL, NULL,
+                             NULL, false};
+        }
+    }
+    rc = probe_run(&b);
+    if (rc != 0) {
+        /* libcurl itself failed: what is still running or waiting gets its code */
+        for (size_t i = 0; i < n; i++) {
+            probe_state *ps = &b.st[i];
+            if (ps->done)
+                continue;
+            icm__s3_url_clear(&ps->c.url);
+            ps->p->rc = rc;
+            ps->p->error = rc != ICM_ENOMEM ? icm__error_save() : NULL;
+        }
+        rc = rc == ICM_ENOMEM ? rc : 0; /* (each item has its result) */
+    }
+    icm__http_batch_free(b.http);
+    for (size_t f = 0; f < max; f++)
+        signed_request_clear(&b.flights[f].sr);
+    icm__s3_limiter_destroy(&b.limiter);
+    icm__free(b.st);
+    icm__free(b.waiting);
+    icm__free(b.flights);
+    icm__free(b.free_flights);
     return rc;
 }
 

@@ -36,6 +36,9 @@
 #define MAX_RETRY_TOTAL_MS ((int64_t)24 * 3600 * 1000)
 #define DEFAULT_MAX_IN_FLIGHT 32u
 #define MAX_MAX_IN_FLIGHT 1024
+/* The checks' small requests (HEADs, 16-byte reads) at once, from one thread (s3_probe_many):
+ * each costs a connection and a few kB, not a thread. */
+#define DEFAULT_CHECK_MAX_IN_FLIGHT 64u
 #define DEFAULT_DELETE_BATCH_SIZE 1000u
 #define MAX_DELETE_BATCH_SIZE 1000 /* DeleteObjects takes at most 1,000 keys */
 #define MAX_TIMEOUT_SECONDS 86400.0
@@ -406,6 +409,13 @@ static int resolve(icm__s3_config *out, const icm_property *props, size_t n,
             return rc;
         out->max_in_flight = (unsigned)x;
     }
+    out->check_max_in_flight = DEFAULT_CHECK_MAX_IN_FLIGHT;
+    memset(&pk, 0, sizeof pk);
+    if (pick_prop(&pk, props, n, "s3.check.max-in-flight")) {
+        if ((rc = parse_int(&pk, 1, MAX_MAX_IN_FLIGHT, &x)) != 0)
+            return rc;
+        out->check_max_in_flight = (unsigned)x;
+    }
     out->delete_batch_size = DEFAULT_DELETE_BATCH_SIZE;
     memset(&pk, 0, sizeof pk);
     if (pick_prop(&pk, props, n, "s3.delete.batch-size")) {
@@ -466,6 +476,7 @@ static const char *const known_s3_properties[] = {
     "s3.acl",
     "s3.analytics-accelerator.enabled",
     "s3.anonymous",
+    "s3.check.max-in-flight",
     "s3.checksum-enabled",
     "s3.chunked-encoding-enabled",
     "s3.client-factory-impl",

@@ -41,6 +41,8 @@ typedef struct icm__s3_config {
     unsigned max_attempts;     /* `s3.retry.max-attempts`, AWS_MAX_ATTEMPTS; default 10 */
     int64_t retry_total_ms;    /* `s3.retry.total-timeout-ms`; default 120,000 */
     unsigned max_in_flight;    /* `s3.max-in-flight`; default 32 */
+    unsigned check_max_in_flight; /* `s3.check.max-in-flight` (icemaint's own): the checks'
+                                     HEADs and first-byte reads at once; default 64 */
     unsigned delete_batch_size; /* `s3.delete.batch-size` (Java), 1..1000, default 1000 */
     char *ca_bundle;           /* `s3.ssl.ca-bundle`, AWS_CA_BUNDLE; NULL: the system's */
 } icm__s3_config;

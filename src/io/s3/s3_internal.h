@@ -166,6 +166,9 @@ void icm__s3_limiter_init(icm__s3_limiter *l, unsigned max);
 void icm__s3_limiter_destroy(icm__s3_limiter *l);
 /* Wait for a slot; returns the generation to hand back to release. */
 uint64_t icm__s3_limiter_acquire(icm__s3_limiter *l);
+/* A slot if one is free now (*generation then set), without waiting: for one thread that
+ * drives many requests (the probe batches) and must not block on itself. */
+bool icm__s3_limiter_try_acquire(icm__s3_limiter *l, uint64_t *generation);
 void icm__s3_limiter_release(icm__s3_limiter *l, uint64_t generation, bool throttled);
 /* A request of `generation` that already gave its slot back was throttled after all (a
  * DeleteObjects answered 200 with per-key SlowDown errors): lower the limit as release does. */

@@ -116,6 +116,18 @@ uint64_t icm__s3_limiter_acquire(icm__s3_limiter *l)
     return g;
 }
 
+bool icm__s3_limiter_try_acquire(icm__s3_limiter *l, uint64_t *generation)
+{
+    pthread_mutex_lock(&l->lock);
+    bool got = l->in_flight < l->limit;
+    if (got) {
+        l->in_flight++;
+        *generation = l->generation;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return got;
+}
+
 /* Caller holds the lock. */
 static void lower(icm__s3_limiter *l, uint64_t generation)
 {
