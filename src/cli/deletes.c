@@ -19,6 +19,7 @@
  *   {"type":"summary","command":C,"table":T,"deleted":N,"already_gone":N,"failed":N,
  *    "bytes_deleted":N,"complete":B,"exit_code":E,"report":"printed"|"failed"|"none",
  *    "time_ms":T}
+ * `apply` adds "plan":PATH (the plan file it carried out) to both kinds of line.
  * Strings are byte strings, written by the CLI's one JSON writer (icm_cli_json_write): a path
  * that is not UTF-8 keeps every byte (README "Output").
  */
@@ -146,6 +147,8 @@ int icm_cli_journal_on_delete(const icm_delete_event *ev, void *payload)
     json_t *line = json_object();
     icm_cli_json_set(line, "type", icm_cli_json_str("file"), &ok);
     icm_cli_json_set(line, "command", icm_cli_json_str(j->command), &ok);
+    if (j->plan != NULL)
+        icm_cli_json_set(line, "plan", icm_cli_json_str(j->plan), &ok);
     icm_cli_json_set(line, "path", icm_cli_json_str(ev->path), &ok);
     icm_cli_json_set(line, "kind", icm_cli_json_str(ev->kind), &ok);
     icm_cli_json_set(line, "size_bytes",
@@ -184,6 +187,8 @@ int icm_cli_journal_finish(icm_cli_journal *j, const char *table, bool complete,
     json_t *line = json_object();
     icm_cli_json_set(line, "type", icm_cli_json_str("summary"), &ok);
     icm_cli_json_set(line, "command", icm_cli_json_str(j->command), &ok);
+    if (j->plan != NULL)
+        icm_cli_json_set(line, "plan", icm_cli_json_str(j->plan), &ok);
     icm_cli_json_set(line, "table", icm_cli_json_str(table), &ok);
     icm_cli_json_set(line, "deleted", icm_cli_json_int((int64_t)j->deleted), &ok);
     icm_cli_json_set(line, "already_gone", icm_cli_json_int((int64_t)j->already_gone), &ok);
