@@ -161,7 +161,11 @@ static int read_files(const char *path, icm_cli_plan *p, const char *key)
 {
     json_t *arr = json_object_get(p->doc, key);
     if (!json_is_array(arr))
-        return plan_bad(path, "`%s` is missing or not an array", key);
+        return plan_bad(path, "`%s` is missing or not an array%s", key,
+                        strcmp(key, "released") == 0
+                            ? " (an expiry plans files for apply only with --cleanup none or "
+                              "--dry-run)"
+                            : "");
     size_t n = json_array_size(arr);
     p->files = calloc(n > 0 ? n : 1, sizeof *p->files);
     if (p->files == NULL)
