@@ -192,7 +192,7 @@ int icm_cli_plan_read(const char *path, icm_cli_plan *p)
     json_error_t jerr;
     p->doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (p->doc == NULL)
-        return errno == ENOENT || jerr.line < 1
+        return json_error_code(&jerr) == json_error_cannot_open_file
                    ? icm_cli_error(path, "cannot read the plan: %s", jerr.text)
                    : plan_bad(path, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
     if (!json_is_object(p->doc))
