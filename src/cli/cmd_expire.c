@@ -66,7 +66,7 @@ static const char expire_help[] =
     "  --dry-run                   decide and plan only: commit nothing, delete nothing\n"
     "  --plan-out FILE             write the JSON report to FILE (--cleanup none, --dry-run:\n"
     "                              a plan for apply, the released files' size and mtime)\n"
-    "  --max-delete N, --max-delete-bytes B (10g)  refuse (exit 5) a larger expiry before\n"
+    "  --max-delete, --max-delete-bytes N|B (10g)  refuse (exit 5) a larger expiry before\n"
     "                              its commit: nothing committed, nothing deleted\n"
     "  --max-concurrent-deletes N  delete with N threads (N > 0; default 1)\n"
     "  --log-out FILE              journal each file acted on (JSON lines: path, kind,\n"

@@ -58,16 +58,17 @@ static const char orphans_help[] =
     "                            precedes the first delete (default 2s; 0s: none), so a\n"
     "                            writer that copies a file in and commits it meanwhile keeps it\n"
     "  --no-verify               delete even when referenced files are not listed\n"
-    "  --max-delete N, --max-delete-bytes B (10g), --max-delete-percent P (of the listed)\n"
+    "  --max-delete, --max-delete-bytes, --max-delete-percent N|B|P  refuse (exit 5)\n"
+    "                            over N files, B bytes (10g), P% of those listed\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
     "                            referenced, older_than_ms, dry_run, deleted, ...}; kind is\n"
     "                            data, delete, manifest, manifest_list, metadata, other or\n"
-    "                            checksum (a Hadoop .NAME.crc beside an orphan, planned and\n"
-    "                            deleted with it); state planned, deleted, already_gone, failed\n"
+    "                            checksum (Hadoop's .NAME.crc of an orphan, deleted with\n"
+    "                            it); state planned, deleted, already_gone, failed\n"
     "  -h, --help                print this help\n"
     "\n"
-    "Deletes start after the settle time, in batches; before each the table is reloaded and\n"
+    "Deletes start after the settle time, in batches; before each the table is reloaded:\n"
     "files a commit made meanwhile references are kept. A real run takes the table lease\n"
     "(<location>/metadata/.icemaint-lease); a second run is refused naming its holder.\n"
     "\n"
@@ -81,7 +82,7 @@ static const char orphans_help[] =
     "(check --path-map); the catalog's own files (its SQLite database and -journal/-wal/-shm,\n"
     ".pyiceberg.yaml) or another catalog table under the location (--exclude-location; the\n"
     "catalog's files are never deleted either way); a referenced file not listed (named);\n"
-    "a plan over --max-delete, --max-delete-bytes or --max-delete-percent.\n";
+    "a plan over a --max-delete* limit.\n";
 
 typedef struct orphan_args {
     const char *table;
