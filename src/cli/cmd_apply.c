@@ -81,7 +81,8 @@ static const char apply_help[] =
     "  --max-concurrent-deletes N  delete with N threads (default 1)\n"
     "  --json                    one JSON document: {plan, plan_command, table, table_uuid,\n"
     "                            dry_run, files: [{path, size_bytes, mtime_ms, outcome,\n"
-    "                            reason}], deleted, already_gone, kept, not_orphan, failed,\n"
+    "                            reason}], deleted (would_delete on a dry run),\n"
+    "                            already_gone, kept, not_orphan, skipped, failed,\n"
     "                            bytes_deleted}\n"
     "  -h, --help                print this help\n";
 
@@ -235,38 +236,60 @@ static int write_file_list(const icm_cli_plan *p, char **tmp_out)
 }
 
 /* What became of one planned file. */
+typedef enum outcome_kind {
+    OUT_DELETED,
+    OUT_ALREADY_GONE,
+    OUT_KEPT,       /* the last check before its delete: changed, or reached through a link */
+    OUT_FAILED,
+    OUT_NOT_ORPHAN, /* not a candidate of today's sweep (see outcome_of) */
+    OUT_SKIPPED,    /* its name cannot be a file-list line */
+    OUT_PLANNED,    /* dry run: would be deleted */
+    OUT_COUNT
+} outcome_kind;
+
+static const char *const outcome_names[OUT_COUNT] = {
+    "deleted", "already_gone", "kept", "failed", "not_orphan", "skipped", "planned"};
+
 typedef struct outcome {
-    const char *name;   /* deleted, already_gone, kept, failed, not_orphan, skipped, planned */
+    outcome_kind kind;
     const char *reason; /* NULL when none */
 } outcome;
 
 static outcome outcome_of(const icm_cli_plan_entry *e, const icm_orphan_file *f)
 {
     if (!listable(e->path))
-        return (outcome){"skipped", "the name holds a tab or a line break; apply keeps it"};
+        return (outcome){OUT_SKIPPED, "the name holds a tab or a line break; apply keeps it"};
     if (f == NULL)
-        return (outcome){"not_orphan", "no longer a candidate: referenced by the table now, "
-                                       "not below the plan's location, hidden, excluded, or "
-                                       "not older than the cutoff as planned"};
+        return (outcome){OUT_NOT_ORPHAN, "no longer a candidate: referenced by the table now, "
+                                         "not below the plan's location, hidden, excluded, or "
+                                         "not older than the cutoff as planned"};
     switch (f->state) {
     case ICM_ORPHAN_DELETED:
-        return (outcome){"deleted", NULL};
+        return (outcome){OUT_DELETED, NULL};
     case ICM_ORPHAN_ALREADY_GONE:
-        return (outcome){"already_gone", NULL};
+        return (outcome){OUT_ALREADY_GONE, NULL};
     case ICM_ORPHAN_KEPT:
-        return (outcome){"kept", f->error_message};
+        return (outcome){OUT_KEPT, f->error_message};
     case ICM_ORPHAN_FAILED:
-        return (outcome){"failed", f->error_message};
+        return (outcome){OUT_FAILED, f->error_message};
     case ICM_ORPHAN_PLANNED:
         break;
     }
-    return (outcome){"planned", NULL};
+    return (outcome){OUT_PLANNED, NULL};
 }
 
+/* Planned files per outcome, and the bytes deleted. */
 typedef struct tally {
-    size_t deleted, already_gone, kept, failed, not_orphan, planned;
-    int64_t bytes;
+    size_t n[OUT_COUNT];
+    int64_t bytes_deleted;
 } tally;
+
+static void count(tally *t, const outcome *o, const icm_cli_plan_entry *e)
+{
+    t->n[o->kind]++;
+    if (o->kind == OUT_DELETED)
+        t->bytes_deleted += e->size_bytes;
+}
 
 /* The sweep's entry for each planned file (NULL: not an orphan any more), matched by path
  * through a JSON object used as a hash map (plan paths are UTF-8: jansson read them). */
@@ -292,24 +315,6 @@ static int match(const icm_cli_plan *p, const icm_orphan_result *r,
     return ICM_EXIT_OK;
 }
 
-static void count(tally *t, const outcome *o, const icm_cli_plan_entry *e)
-{
-    if (strcmp(o->name, "deleted") == 0) {
-        t->deleted++;
-        t->bytes += e->size_bytes;
-    } else if (strcmp(o->name, "already_gone") == 0) {
-        t->already_gone++;
-    } else if (strcmp(o->name, "failed") == 0) {
-        t->failed++;
-    } else if (strcmp(o->name, "planned") == 0) {
-        t->planned++;
-    } else if (strcmp(o->name, "not_orphan") == 0) {
-        t->not_orphan++;
-    } else {
-        t->kept++;
-    }
-}
-
 static json_t *report_json(const apply_args *a, const icm_cli_plan *p, icm_table *t,
                            const icm_orphan_result *r, const icm_orphan_file **m, tally *n,
                            bool *ok)
@@ -325,7 +330,7 @@ static json_t *report_json(const apply_args *a, const icm_cli_plan *p, icm_table
         icm_cli_json_set(f, "path", icm_cli_json_str(e->path), ok);
         icm_cli_json_set(f, "size_bytes", icm_cli_json_int(e->size_bytes), ok);
         icm_cli_json_set(f, "mtime_ms", icm_cli_json_int(e->mtime_ms), ok);
-        icm_cli_json_set(f, "outcome", icm_cli_json_str(o.name), ok);
+        icm_cli_json_set(f, "outcome", icm_cli_json_str(outcome_names[o.kind]), ok);
         icm_cli_json_set(f, "reason", icm_cli_json_str(o.reason), ok);
         icm_cli_json_push(files, f, ok);
     }
@@ -342,13 +347,11 @@ static json_t *report_json(const apply_args *a, const icm_cli_plan *p, icm_table
     icm_cli_json_set(doc, "dry_run", json_boolean(r->dry_run), ok);
     icm_cli_json_set(doc, "files", files, ok);
     icm_cli_json_set(doc, "planned", icm_cli_json_int((int64_t)p->n_files), ok);
-    icm_cli_json_set(doc, "deleted", icm_cli_json_int((int64_t)n->deleted), ok);
-    icm_cli_json_set(doc, "would_delete", icm_cli_json_int((int64_t)n->planned), ok);
-    icm_cli_json_set(doc, "already_gone", icm_cli_json_int((int64_t)n->already_gone), ok);
-    icm_cli_json_set(doc, "kept", icm_cli_json_int((int64_t)n->kept), ok);
-    icm_cli_json_set(doc, "not_orphan", icm_cli_json_int((int64_t)n->not_orphan), ok);
-    icm_cli_json_set(doc, "failed", icm_cli_json_int((int64_t)n->failed), ok);
-    icm_cli_json_set(doc, "bytes_deleted", icm_cli_json_int(n->bytes), ok);
+    icm_cli_json_set(doc, "would_delete", icm_cli_json_int((int64_t)n->n[OUT_PLANNED]), ok);
+    for (int k = OUT_DELETED; k < OUT_COUNT; k++)
+        if (k != OUT_PLANNED)
+            icm_cli_json_set(doc, outcome_names[k], icm_cli_json_int((int64_t)n->n[k]), ok);
+    icm_cli_json_set(doc, "bytes_deleted", icm_cli_json_int(n->bytes_deleted), ok);
     icm_cli_json_set(doc, "delete_stopped", json_boolean(r->delete_stopped), ok);
     icm_cli_json_set(doc, "warnings", warnings, ok);
     return doc;
@@ -364,7 +367,7 @@ static bool print_human(const icm_cli_plan *p, const icm_orphan_result *r,
         outcome o = outcome_of(&p->files[i], m[i]);
         count(n, &o, &p->files[i]);
         char size[32];
-        const char *cells[] = {o.name, icm_cli_format_int64(p->files[i].size_bytes, size,
+        const char *cells[] = {outcome_names[o.kind], icm_cli_format_int64(p->files[i].size_bytes, size,
                                                             sizeof size),
                                p->files[i].path};
         ok = icm_cli_grid_add(g, cells);
@@ -376,11 +379,13 @@ static bool print_human(const icm_cli_plan *p, const icm_orphan_result *r,
         return false;
     if (r->dry_run)
         printf("dry run: would delete %zu of %zu planned files; %zu no longer orphans, %zu "
-               "kept\n", n->planned, p->n_files, n->not_orphan, n->kept);
+               "kept, %zu skipped\n", n->n[OUT_PLANNED], p->n_files, n->n[OUT_NOT_ORPHAN],
+               n->n[OUT_KEPT], n->n[OUT_SKIPPED]);
     else
         printf("deleted %zu of %zu planned files (%" PRId64 " bytes); %zu already gone, %zu "
-               "no longer orphans, %zu kept, %zu failed\n", n->deleted, p->n_files, n->bytes,
-               n->already_gone, n->not_orphan, n->kept, n->failed);
+               "no longer orphans, %zu kept, %zu skipped, %zu failed\n", n->n[OUT_DELETED],
+               p->n_files, n->bytes_deleted, n->n[OUT_ALREADY_GONE], n->n[OUT_NOT_ORPHAN],
+               n->n[OUT_KEPT], n->n[OUT_SKIPPED], n->n[OUT_FAILED]);
     return true;
 }
 

@@ -320,3 +320,18 @@ def test_expiry_cleanup_all_plan_is_not_for_apply(tmp_path):
     r = lake.apply(plan, "--force")
     assert r.returncode == 1 and "released" in r.stderr
     assert lake.files() == before
+
+
+def test_name_a_file_list_cannot_carry_is_kept(tmp_path):
+    lake = Lake(tmp_path)
+    tab = lake.orphan("a\tb.parquet", 10)
+    newline = lake.orphan("c\nd.parquet", 10)
+    plain = lake.orphan("plain.parquet", 10)
+    plan = lake.plan()
+    assert {local(o["path"]) for o in load(plan)["orphans"]} == {tab, newline, plain}
+    r = lake.apply(plan)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert outcomes(r) == {tab: "skipped", newline: "skipped", plain: "deleted"}
+    assert doc["skipped"] == 2 and doc["deleted"] == 1
+    assert os.path.exists(tab) and os.path.exists(newline) and not os.path.exists(plain)
