@@ -15,8 +15,10 @@
  * the table, other tables and catalog files under it, the presence check, the guard rails,
  * the settle time and a reload before each batch, the lease, and right before each delete a
  * stat that the file still has exactly the planned size and modification time and is still
- * older than the cutoff. A file the plan does not name is never a candidate; a planned file
- * whose name cannot be carried in a file list (a tab, a newline) is kept.
+ * older than the cutoff; and, since the plan names no other table's metadata, each planned
+ * file's folders are looked at for another table's (orphans_nested.c). A file the plan does
+ * not name is never a candidate; a planned file whose name cannot be carried in a file list
+ * (a tab, a newline) is kept.
  *
  * Why 7 days by default: Java/Spark users know 7 days as the retention of the tools that do
  * this kind of deferred delete (Delta's VACUUM default retention, 168 hours; Iceberg's own
@@ -261,8 +263,9 @@ static outcome outcome_of(const icm_cli_plan_entry *e, const icm_orphan_file *f)
         return (outcome){OUT_SKIPPED, "the name holds a tab or a line break; apply keeps it"};
     if (f == NULL)
         return (outcome){OUT_NOT_ORPHAN, "no longer a candidate: referenced by the table now, "
-                                         "not below the plan's location, hidden, excluded, or "
-                                         "not older than the cutoff as planned"};
+                                         "not below the plan's location, hidden, not older "
+                                         "than the cutoff as planned, or in another table's "
+                                         "folder (see the warnings)"};
     switch (f->state) {
     case ICM_ORPHAN_DELETED:
         return (outcome){OUT_DELETED, NULL};

@@ -572,6 +572,8 @@ static int run(plan *p, int64_t now)
         rc = icm__orphans_check_catalog_stores(p);
     if (rc == 0 && !p->o->exact_file_list) /* a plan's list names no referenced file */
         rc = icm__orphans_check_path_form(p);
+    if (rc == 0 && p->o->exact_file_list) /* nor the metadata of a table made since */
+        rc = icm__orphans_hold_nested_tables(p);
     if (rc == 0)
         rc = icm__orphans_check_presence(p, md);
     if (rc == 0)

@@ -335,3 +335,28 @@ def test_name_a_file_list_cannot_carry_is_kept(tmp_path):
     assert outcomes(r) == {tab: "skipped", newline: "skipped", plain: "deleted"}
     assert doc["skipped"] == 2 and doc["deleted"] == 1
     assert os.path.exists(tab) and os.path.exists(newline) and not os.path.exists(plain)
+
+
+def test_table_made_inside_the_location_after_the_plan_keeps_its_files(tmp_path):
+    """A filesystem-layout table created inside the location after the plan, whose live file
+    is a planned orphan (add-files of an old file keeps its size and mtime): the plan names
+    none of its metadata, which a listing sweep would have seen; apply looks at the planned
+    files' folders and keeps what lies in another table's."""
+    lake = Lake(tmp_path)
+    nested = lake.dir / "data" / "nest"
+    nested.mkdir()
+    taken = str(nested / "data" / "taken.parquet")
+    os.makedirs(os.path.dirname(taken))
+    with open(taken, "wb") as f:
+        f.write(b"t" * 10)
+    age([taken])
+    free = lake.orphan("free.parquet", 10)
+    plan = lake.plan()
+    assert {local(o["path"]) for o in load(plan)["orphans"]} == {taken, free}
+    (nested / "metadata").mkdir()
+    (nested / "metadata" / "version-hint.text").write_text("1")
+    r = lake.apply(plan)
+    assert r.returncode == 0, r.stderr
+    assert outcomes(r) == {taken: "not_orphan", free: "deleted"}
+    assert "another table may use it" in r.stderr
+    assert os.path.exists(taken) and not os.path.exists(free)
