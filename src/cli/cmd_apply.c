@@ -75,6 +75,7 @@ static const char apply_help[] =
     "  --max-delete-bytes B      ... when they hold more than B bytes (10g = 10 x 1024^3)\n"
     "  --max-delete-percent P    ... when they are more than P percent of the planned files\n"
     "  --force                   accept a plan whose cutoff is less than 24 hours ago\n"
+    "                            (an expiry plan applied within a day of being made)\n"
     "  --log-out FILE            journal each file acted on (JSON lines with the plan's name)\n"
     "  --no-lock                 do not take the table lease\n"
     "  --no-verify               skip the check that the files the table references exist\n"
