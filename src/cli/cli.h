@@ -313,6 +313,11 @@ int icm_cli_journal_check_table(icm_cli_journal *j, icm_table *t);
 /* The library's icm_delete_cb (payload: the journal, or NULL): one line per file, flushed and
  * fsync'ed at each batch end; -1 when the journal cannot be written (the deletes stop). */
 int icm_cli_journal_on_delete(const icm_delete_event *ev, void *payload);
+/* A file line for a file the delete phase did not act on (apply: a planned file kept, no
+ * longer an orphan, or skipped), with `outcome` and `reason`; no-op without a journal. False
+ * when the line could not be written (the journal is broken then). */
+bool icm_cli_journal_note(icm_cli_journal *j, const char *path, int64_t size_bytes,
+                          const char *outcome, const char *reason);
 /* Whether a journal line failed; *why is its error text. */
 bool icm_cli_journal_broken(const icm_cli_journal *j, const char **why);
 /* The summary line, then close. `report`: "printed", "failed" or "none". Returns exit_code, or

@@ -395,15 +395,11 @@ static bool print_human(const icm_cli_plan *p, const icm_orphan_result *r,
 
 /* The report after the sweep; failed deletes and kept files on stderr. Exit code. */
 static int output(icm_cli *cli, const apply_args *a, const icm_cli_plan *p, icm_table *t,
-                  const icm_orphan_result *r)
+                  const icm_orphan_result *r, const icm_orphan_file **m)
 {
     for (size_t i = 0; i < r->warning_count; i++)
         icm_cli_warn(cli, "%s", r->warnings[i]);
-    const icm_orphan_file **m = NULL;
-    int rc = match(p, r, &m);
-    if (rc != ICM_EXIT_OK)
-        return icm_cli_report_lost(r->dry_run ? 0 : r->deleted, "planned file",
-                                   "out of memory");
+    int rc = ICM_EXIT_OK;
     tally n;
     memset(&n, 0, sizeof n);
     if (cli->json) {
@@ -432,7 +428,6 @@ static int output(icm_cli *cli, const apply_args *a, const icm_cli_plan *p, icm_
         icm_cli_file_line(kept ? cli : NULL, kept, f->path,
                           strncmp(why, "not deleted", 11) == 0 ? "" : "not deleted: ", why);
     }
-    free(m);
     return rc != ICM_EXIT_OK ? rc : r->failed > 0 ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }
 
@@ -491,9 +486,23 @@ static int carry_out(icm_cli *cli, const apply_args *a, const icm_cli_plan *p,
                                           "deletes stopped", why)
                  : icm_cli_fail(cli, lrc);
     }
-    int orc = output(cli, a, p, t, r);
+    const icm_orphan_file **m = NULL;
+    int orc = match(p, r, &m);
+    if (orc != ICM_EXIT_OK)
+        orc = icm_cli_report_lost(r->dry_run ? 0 : r->deleted, "planned file", "out of memory");
+    else
+        orc = output(cli, a, p, t, r, m);
     if (rc == ICM_EXIT_OK)
         rc = orc;
+    /* The journal also says what became of the planned files apply did not delete. */
+    for (size_t i = 0; m != NULL && !r->dry_run && i < p->n_files; i++) {
+        outcome out = outcome_of(&p->files[i], m[i]);
+        if ((out.kind == OUT_KEPT || out.kind == OUT_NOT_ORPHAN || out.kind == OUT_SKIPPED) &&
+            !icm_cli_journal_note(j, p->files[i].path, p->files[i].size_bytes,
+                                  outcome_names[out.kind], out.reason))
+            break; /* (the summary reports the broken journal) */
+    }
+    free(m);
     const char *report = "none";
     rc = icm_cli_report_written(rc, r->dry_run ? 0 : r->deleted, "planned file", &report);
     rc = icm_cli_journal_finish(j, icm_table_get_identifier(t), !r->delete_stopped, rc, report);

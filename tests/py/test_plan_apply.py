@@ -62,9 +62,14 @@ def test_file_referenced_again_between_plan_and_apply_is_kept(tmp_path):
     assert {local(o["path"]) for o in load(plan)["orphans"]} == {back, gone}
     lake.cat.load_table("ns.t").add_files([f"file://{back}"])  # live again
     age([back])
-    r = lake.apply(plan)
+    log = str(tmp_path / "journal.log")
+    r = lake.apply(plan, "--log-out", log)
     assert r.returncode == 0, r.stderr
     assert outcomes(r) == {back: "not_orphan", gone: "deleted"}
+    lines = [json.loads(x) for x in open(log)]
+    assert {local(x["path"]): x["outcome"] for x in lines if x["type"] == "file"} == \
+        {back: "not_orphan", gone: "deleted"}
+    assert lines[-1]["deleted"] == 1 and lines[-1]["plan"] == plan
     assert os.path.exists(back) and not os.path.exists(gone)
     assert sum(lake.rows().values()) > 0
     t = lake.cat.load_table("ns.t")
