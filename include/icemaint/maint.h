@@ -139,6 +139,10 @@ typedef struct icm_delete_limits {
  *  ICM_EINVALID when `limits` is NULL. */
 ICM_EXTERN(int) icm_delete_limits_check(const icm_delete_limits *limits, const char *where,
                                         size_t files, int64_t bytes, size_t considered);
+/** `sum` plus `size_bytes` for a plan's byte count: an unknown (negative) size adds nothing,
+ *  and the sum stops at INT64_MAX rather than wrap (a size read from a plan file may be any
+ *  number). */
+ICM_EXTERN(int64_t) icm_delete_limits_add_bytes(int64_t sum, int64_t size_bytes);
 
 /* ========================================================================================== */
 /* The table lease                                                                            */

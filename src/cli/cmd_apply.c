@@ -292,7 +292,7 @@ static void count(tally *t, const outcome *o, const icm_cli_plan_entry *e)
 {
     t->n[o->kind]++;
     if (o->kind == OUT_DELETED)
-        t->bytes_deleted += e->size_bytes;
+        t->bytes_deleted = icm_delete_limits_add_bytes(t->bytes_deleted, e->size_bytes);
 }
 
 /* The sweep's entry for each planned file (NULL: not an orphan any more), matched by path

@@ -8,6 +8,7 @@
  * it passes.
  */
 #include <inttypes.h>
+#include <stdint.h>
 
 #include "icemaint/errors.h"
 #include "icemaint/maint.h"
@@ -36,4 +37,11 @@ int icm_delete_limits_check(const icm_delete_limits *limits, const char *where, 
                               "--max-delete-percent %g; nothing is deleted", files, considered,
                               (double)files * 100.0 / (double)considered, limits->max_percent);
     return 0;
+}
+
+int64_t icm_delete_limits_add_bytes(int64_t sum, int64_t size_bytes)
+{
+    if (size_bytes <= 0)
+        return sum;
+    return sum > INT64_MAX - size_bytes ? INT64_MAX : sum + size_bytes;
 }

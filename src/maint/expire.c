@@ -410,7 +410,7 @@ static int check_limits(const icm_expire_options *o, const char *where,
     for (size_t k = 0; k < 4; k++) {
         files += lens[k];
         for (size_t i = 0; i < lens[k]; i++)
-            bytes += vecs[k][i].size_bytes > 0 ? vecs[k][i].size_bytes : 0;
+            bytes = icm_delete_limits_add_bytes(bytes, vecs[k][i].size_bytes);
     }
     return icm_delete_limits_check(&o->limits, where, files, bytes, 0);
 }

@@ -400,7 +400,7 @@ static int check_limits(const icm_orphan_options *o, icm_orphan_result *r)
 {
     int64_t bytes = 0;
     for (size_t i = 0; i < r->orphan_count; i++)
-        bytes += r->orphans[i].size_bytes > 0 ? r->orphans[i].size_bytes : 0;
+        bytes = icm_delete_limits_add_bytes(bytes, r->orphans[i].size_bytes);
     int rc = icm_delete_limits_check(&o->limits, r->location, r->orphan_count, bytes, r->listed);
     if (rc != ICM_EREFUSED || !o->dry_run)
         return rc;

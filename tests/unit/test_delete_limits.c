@@ -74,6 +74,18 @@ static void test_first_bound_over_is_named(void **state)
     assert_int_equal(icm_delete_limits_check(NULL, "t", 0, 0, 0), ICM_EINVALID);
 }
 
+static void test_byte_sum_saturates(void **state)
+{
+    (void)state;
+    assert_int_equal(icm_delete_limits_add_bytes(5, 7), 12);
+    assert_int_equal(icm_delete_limits_add_bytes(5, -1), 5); /* unknown size */
+    assert_true(icm_delete_limits_add_bytes(INT64_MAX - 1, INT64_MAX) == INT64_MAX);
+    icm_delete_limits l = ICM_DELETE_LIMITS_NONE;
+    l.max_bytes = INT64_MAX - 1;
+    int64_t sum = icm_delete_limits_add_bytes(icm_delete_limits_add_bytes(0, INT64_MAX), 1);
+    assert_int_equal(icm_delete_limits_check(&l, "t", 2, sum, 0), ICM_EREFUSED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -82,6 +94,7 @@ int main(void)
         cmocka_unit_test(test_bytes_bound_is_inclusive),
         cmocka_unit_test(test_percent_bound_is_exact),
         cmocka_unit_test(test_first_bound_over_is_named),
+        cmocka_unit_test(test_byte_sum_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
