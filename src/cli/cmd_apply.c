@@ -93,6 +93,7 @@ typedef struct apply_args {
     const char *plan;
     const char *table;
     const char *max_plan_age;
+    int64_t max_plan_age_ms; /* parsed (DEFAULT_MAX_PLAN_AGE_MS when not given) */
     const char *log_out;
     const char *settle;
     const char *threads;
@@ -145,6 +146,12 @@ static int parse_args(int argc, char **argv, apply_args *a)
     }
     if (a->plan == NULL)
         return icm_cli_usage("apply", "missing PLAN (a --plan-out file)");
+    a->max_plan_age_ms = DEFAULT_MAX_PLAN_AGE_MS;
+    const char *why = NULL;
+    if (a->max_plan_age != NULL &&
+        icm_cli_parse_duration(a->max_plan_age, &a->max_plan_age_ms, &why) != 0)
+        return icm_cli_usage(a->max_plan_age, "--max-plan-age: %s",
+                             why != NULL ? why : "not a duration");
     return ICM_EXIT_OK;
 }
 
@@ -158,11 +165,7 @@ static int64_t wall_ms(void)
 /* The plan's age against --max-plan-age: exit 5 (reported) when too old or from the future. */
 static int check_age(const apply_args *a, const icm_cli_plan *p, int64_t now)
 {
-    int64_t max_age = DEFAULT_MAX_PLAN_AGE_MS;
-    const char *why = NULL;
-    if (a->max_plan_age != NULL && icm_cli_parse_duration(a->max_plan_age, &max_age, &why) != 0)
-        return icm_cli_usage(a->max_plan_age, "--max-plan-age: %s",
-                             why != NULL ? why : "not a duration");
+    int64_t max_age = a->max_plan_age_ms;
     char made[64];
     icm_cli_format_time(p->created_ms, made, sizeof made);
     if (p->created_ms > now + PLAN_CLOCK_SKEW_MS) {
@@ -431,16 +434,11 @@ static int output(icm_cli *cli, const apply_args *a, const icm_cli_plan *p, icm_
     return rc != ICM_EXIT_OK ? rc : r->failed > 0 ? ICM_EXIT_ERROR : ICM_EXIT_OK;
 }
 
-/* The sweep's options for this plan. Exit code (usage errors reported). */
-static int build_options(const apply_args *a, const icm_cli_plan *p, const char *file_list,
-                         int64_t now, icm_orphan_options *o)
+/* The sweep's options from the command line, before the plan is read (usage errors first:
+ * reported). The plan's own part is plan_options. Exit code. */
+static int build_options(const apply_args *a, int64_t now, icm_orphan_options *o)
 {
     o->now_ms = now;
-    o->has_older_than = true;
-    o->older_than_ms = p->older_than_ms;
-    /* A sweep plan's listing location; an expiry's files lie anywhere below the table's. */
-    o->location = strcmp(p->command, "remove-orphan-files") == 0 ? p->location : NULL;
-    o->file_list = file_list;
     o->exact_file_list = true;
     o->dry_run = a->dry_run;
     o->force = a->force;
@@ -456,6 +454,15 @@ static int build_options(const apply_args *a, const icm_cli_plan *p, const char 
         o->max_concurrent_deletes = (unsigned)v;
     }
     return icm_cli_limits_build(&a->limits, &o->limits);
+}
+
+/* The plan's part of the sweep's options: its cutoff, and a sweep plan's listing location (an
+ * expiry's files lie anywhere below the table's). */
+static void plan_options(const icm_cli_plan *p, icm_orphan_options *o)
+{
+    o->has_older_than = true;
+    o->older_than_ms = p->older_than_ms;
+    o->location = strcmp(p->command, "remove-orphan-files") == 0 ? p->location : NULL;
 }
 
 static int catalog_files(icm_cli *cli, char ***out, size_t *n)
@@ -518,14 +525,16 @@ static int run_apply(icm_cli *cli, int argc, char **argv)
     if (rc != ICM_EXIT_OK)
         return rc;
     int64_t now = wall_ms();
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    if ((rc = build_options(&a, now, &o)) != ICM_EXIT_OK)
+        return rc;
     icm_cli_plan plan;
     rc = icm_cli_plan_read(a.plan, &plan);
     if (rc == ICM_EXIT_OK)
         rc = check_age(&a, &plan, now);
-    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
-    char *file_list = NULL;
     if (rc == ICM_EXIT_OK)
-        rc = build_options(&a, &plan, NULL, now, &o);
+        plan_options(&plan, &o);
+    char *file_list = NULL;
     icm_cli_journal journal;
     memset(&journal, 0, sizeof journal);
     journal.fd = -1;

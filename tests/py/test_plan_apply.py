@@ -280,6 +280,13 @@ def test_missing_plan_file_and_usage(tmp_path):
     assert r.returncode == 1 and "nope.json" in r.stderr
     r = lake.icm("apply")
     assert r.returncode == 2
+    # options are checked before the plan is read
+    for bad in (["--max-plan-age", "soon"], ["--settle", "x"], ["--max-delete", "-3"],
+                ["--max-concurrent-deletes", "0"], ["--no-such-option"]):
+        r = lake.apply(str(tmp_path / "nope.json"), *bad)
+        assert r.returncode == 2, (bad, r.stderr)
+    r = lake.icm("apply", "a.json", "ns.t", "extra")
+    assert r.returncode == 2
 
 
 def test_expiry_plan_then_apply(tmp_path):
