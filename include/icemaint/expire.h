@@ -316,14 +316,22 @@ typedef struct icm_expire_options {
     /* ---- version 3 ---- */
     /** Skip the verification before deleting (see icm_expire_snapshots). */
     bool no_verify;
+    /* ---- version 4 ---- */
+    /** Guard rails (icemaint/maint.h): max_files and max_bytes bound the files the expiry
+     *  would delete. Checked on each commit attempt's plan BEFORE it commits, so a refused
+     *  expiry commits nothing and deletes nothing (ICM_EREFUSED); checked again on the plan
+     *  made after the commit, before the first delete (a refusal there leaves the committed
+     *  expiry's files in place, as orphans: problem DELETES_STOPPED). A dry run is not
+     *  refused. max_percent must be negative (no base is counted for expiry: ICM_EINVALID). */
+    icm_delete_limits limits;
 } icm_expire_options;
 
-/** Version 2 added on_delete to lease, version 3 no_verify; an older struct (without them) is
- *  still accepted: those fields take their defaults (verified). */
-#define ICM_EXPIRE_OPTIONS_VERSION 3
+/** Version 2 added on_delete to lease, version 3 no_verify, version 4 limits; an older struct
+ *  (without them) is still accepted: those fields take their defaults (verified, no limits). */
+#define ICM_EXPIRE_OPTIONS_VERSION 4
 #define ICM_EXPIRE_OPTIONS_INIT                                                               \
     {ICM_EXPIRE_OPTIONS_VERSION, ICM_EXPIRE_DECIDE_OPTIONS_INIT, ICM_EXPIRE_CLEANUP_ALL, false, \
-     false, 0, 4, NULL, NULL, 0, NULL, false}
+     false, 0, 4, NULL, NULL, 0, NULL, false, ICM_DELETE_LIMITS_NONE}
 
 /** What an expiry did (or, on a dry run, would do). Everything is owned by the result. */
 typedef struct icm_expire_result {

@@ -119,6 +119,32 @@ typedef struct icm_delete_event {
  *  ICM_EUSER (a journal that cannot be written must not let deletes go unrecorded). */
 typedef int (*icm_delete_cb)(const icm_delete_event *event, void *payload);
 
+/** Guard rails (issue #21): upper bounds on what one run may delete, checked on the whole plan
+ *  before anything is deleted (expiry: before its commit too). A plan over any bound is refused
+ *  (ICM_EREFUSED, the message naming the bound and the plan's number); a plan exactly at a
+ *  bound passes. Each bound is off when negative (ICM_DELETE_LIMITS_NONE). */
+typedef struct icm_delete_limits {
+    int64_t max_files;   /**< files planned for deletion; -1 = no bound */
+    int64_t max_bytes;   /**< their known sizes summed (unknown sizes count 0); -1 = no bound */
+    /** Planned files as a percentage of the files considered (the sweep: the files listed
+     *  below its location; expiry: every file the table's snapshots reached before it);
+     *  negative = no bound. */
+    double max_percent;
+} icm_delete_limits;
+#define ICM_DELETE_LIMITS_NONE {-1, -1, -1.0}
+
+/** Whether `limits` allow deleting `files` files of `bytes` bytes out of `considered` (the
+ *  percentage's base; with a base of 0 any percentage passes). @return 0 when they do;
+ *  ICM_EREFUSED with a one-line message at `where` naming the bound (as the CLI's
+ *  --max-delete, --max-delete-bytes, --max-delete-percent) and the plan's number;
+ *  ICM_EINVALID when `limits` is NULL. */
+ICM_EXTERN(int) icm_delete_limits_check(const icm_delete_limits *limits, const char *where,
+                                        size_t files, int64_t bytes, size_t considered);
+/** `sum` plus `size_bytes` for a plan's byte count: an unknown (negative) size adds nothing,
+ *  and the sum stops at INT64_MAX rather than wrap (a size read from a plan file may be any
+ *  number). */
+ICM_EXTERN(int64_t) icm_delete_limits_add_bytes(int64_t sum, int64_t size_bytes);
+
 /* ========================================================================================== */
 /* The table lease                                                                            */
 /* ========================================================================================== */

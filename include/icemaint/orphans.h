@@ -194,14 +194,27 @@ typedef struct icm_orphan_options {
     /** (version 3) Skip the presence check (the file comment's "verification"): delete even
      *  when files the snapshots reference below the listed location are missing from it. */
     bool no_verify;
+    /* ---- version 4 ---- */
+    /** Guard rails (icemaint/maint.h): checked on the plan before the first delete; the
+     *  percentage's base is `listed`. A dry run is not refused: it gets a warning. */
+    icm_delete_limits limits;
+    /** The file list is a reviewed plan's (`icemaint apply`), not an inventory: its sizes and
+     *  mtimes are what storage gave when the plan was made, so a file is deleted only while it
+     *  still has exactly them (an inventory's are only checked for age); and since it names
+     *  only the planned files, not the referenced ones, the check that the listing names some
+     *  referenced file is skipped (the presence check still stats each referenced file below
+     *  the location that the list does not name, unless no_verify). */
+    bool exact_file_list;
 } icm_orphan_options;
 
-/** Version 2 added the fields from on_delete to catalog_files, version 3 no_verify; an older
- *  struct (without them) still works: those fields take their defaults (verified). */
-#define ICM_ORPHAN_OPTIONS_VERSION 3
+/** Version 2 added the fields from on_delete to catalog_files, version 3 no_verify, version 4
+ *  limits and exact_file_list; an older struct (without them) still works: those fields take
+ *  their defaults (verified, no limits, an inventory's file list). */
+#define ICM_ORPHAN_OPTIONS_VERSION 4
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
-     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false}
+     NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false,     \
+     ICM_DELETE_LIMITS_NONE, false}
 
 /** Kind of an orphan, guessed from its location and name (orphans have no metadata). */
 typedef enum icm_orphan_kind {

@@ -70,6 +70,7 @@ extern const icm_cli_command icm_cli_cmd_files;
 extern const icm_cli_command icm_cli_cmd_expire_snapshots;   /* cmd_expire.c */
 extern const icm_cli_command icm_cli_cmd_remove_orphan_files; /* cmd_orphans.c */
 extern const icm_cli_command icm_cli_cmd_check;
+extern const icm_cli_command icm_cli_cmd_apply;              /* cmd_apply.c */
 
 /* ---- errors (main.c) ---- */
 
@@ -252,6 +253,36 @@ int icm_cli_plan_check_table(icm_cli_plan_file *p, icm_table *t);
 int icm_cli_plan_write(icm_cli_plan_file *p, json_t *doc);
 /* No plan after all: remove the temporary file (idempotent; a zeroed struct is fine). */
 void icm_cli_plan_discard(icm_cli_plan_file *p);
+
+/* The plan format (`icemaint apply`): a --plan-out document carries, besides the command's
+ * report, `plan_version` (ICM_CLI_PLAN_VERSION), `command`, `table` (the name it was opened
+ * by), `table_uuid`, `planned_from` (the metadata file the plan was made from), `created_ms`,
+ * `shard` (null: the whole table) and `older_than_ms`; its files are `orphans` (a sweep's,
+ * with its `location`) or `released` (an expiry's), each with `path`, `size_bytes`, `mtime_ms`
+ * as storage showed them. */
+#define ICM_CLI_PLAN_VERSION 1
+/* Add the plan's header members to `doc` (a builder failure is recorded in *ok). */
+void icm_cli_plan_header(json_t *doc, const char *command, icm_table *t, int64_t made_ms,
+                         bool *ok);
+typedef struct icm_cli_plan_entry {
+    const char *path;   /* borrowed from the plan's document */
+    int64_t size_bytes;
+    int64_t mtime_ms;
+    const char *kind;   /* NULL when absent */
+} icm_cli_plan_entry;
+typedef struct icm_cli_plan {
+    json_t *doc;
+    const char *command, *table, *table_uuid, *planned_from, *location;
+    int64_t created_ms;
+    int64_t older_than_ms; /* the files' cutoff: a sweep's own; an expiry plan's created_ms */
+    icm_cli_plan_entry *files;
+    size_t n_files;
+} icm_cli_plan;
+/* Read and check a plan file: a one-line error naming the file and what is wrong (exit 1)
+ * for anything but a well-formed plan of this version. Free with icm_cli_plan_free (also
+ * after a failure). */
+int icm_cli_plan_read(const char *path, icm_cli_plan *p);
+void icm_cli_plan_free(icm_cli_plan *p);
 /* Whether icm_cli_json_print wrote a document to stdout in this process. */
 bool icm_cli_json_printed(void);
 /* A command that writes its document in pieces (cmd_check.c) says it has begun one, so no
@@ -264,6 +295,7 @@ void icm_cli_json_mark_printed(void);
 typedef struct icm_cli_journal {
     const char *path;     /* borrowed (argv) */
     const char *command;
+    const char *plan;     /* apply: the plan file, recorded in every line (borrowed) */
     FILE *f;              /* NULL: no journal */
     int fd;
     bool created;         /* this run created the file */
@@ -281,6 +313,11 @@ int icm_cli_journal_check_table(icm_cli_journal *j, icm_table *t);
 /* The library's icm_delete_cb (payload: the journal, or NULL): one line per file, flushed and
  * fsync'ed at each batch end; -1 when the journal cannot be written (the deletes stop). */
 int icm_cli_journal_on_delete(const icm_delete_event *ev, void *payload);
+/* A file line for a file the delete phase did not act on (apply: a planned file kept, no
+ * longer an orphan, or skipped), with `outcome` and `reason`; no-op without a journal. False
+ * when the line could not be written (the journal is broken then). */
+bool icm_cli_journal_note(icm_cli_journal *j, const char *path, int64_t size_bytes,
+                          const char *outcome, const char *reason);
 /* Whether a journal line failed; *why is its error text. */
 bool icm_cli_journal_broken(const icm_cli_journal *j, const char **why);
 /* The summary line, then close. `report`: "printed", "failed" or "none". Returns exit_code, or
@@ -303,5 +340,22 @@ int icm_cli_report_written(int rc, size_t deleted, const char *what, const char 
 /* Whether the process started with stdout closed (main.c puts /dev/null there, so no file the
  * command opens can take descriptor 1 and receive the report). */
 bool icm_cli_stdout_closed(void);
+
+/* ---- guard rails: --max-delete, --max-delete-bytes, --max-delete-percent (limits.c) ---- */
+
+/* The options' texts as given (borrowed argv strings; NULL = not given). */
+typedef struct icm_cli_limits_args {
+    const char *files;
+    const char *bytes;
+    const char *percent;
+} icm_cli_limits_args;
+/* If argv[*i] is one of the three options, store its value: 1 taken, 0 not one of them, -1
+ * usage (reported), like icm_cli_opt_value. */
+int icm_cli_limits_take(int argc, char **argv, int *i, icm_cli_limits_args *a);
+/* Parse them into *out (ICM_DELETE_LIMITS_NONE for those not given). Exit code (usage errors
+ * reported). */
+int icm_cli_limits_build(const icm_cli_limits_args *a, icm_delete_limits *out);
+/* Whether any bound is set. */
+bool icm_cli_limits_set(const icm_delete_limits *l);
 
 #endif /* ICM_CLI_CLI_H */

@@ -64,17 +64,18 @@ static const char expire_help[] =
     "  --clean-expired-metadata    also remove partition specs and schemas no retained\n"
     "                              snapshot uses\n"
     "  --dry-run                   decide and plan only: commit nothing, delete nothing\n"
-    "  --plan-out FILE             write the JSON report (every path with kind and size) to FILE\n"
+    "  --plan-out FILE             write the JSON report to FILE (--cleanup none, --dry-run:\n"
+    "                              a plan for apply, the released files' size and mtime)\n"
+    "  --max-delete, --max-delete-bytes N|B (10g)  refuse (exit 5) a larger expiry before\n"
+    "                              its commit: nothing committed, nothing deleted\n"
     "  --max-concurrent-deletes N  delete with N threads (N > 0; default 1)\n"
     "  --log-out FILE              journal each file acted on (JSON lines: path, kind,\n"
     "                              size_bytes, outcome, error; then a summary), flushed per\n"
     "                              batch; opened first, so a bad path changes nothing\n"
     "  --no-lock                   do not take the table lease (see below)\n"
     "  --no-verify                 delete even when files retained snapshots need are gone\n"
-    "  --json                      print the JSON report on stdout (deleted_* per kind;\n"
-    "                              deleted_checksum_files: Hadoop .NAME.crc files beside\n"
-    "                              them, deleted last; already_gone, newly_referenced,\n"
-    "                              delete_stopped, not_deleted)\n"
+    "  --json                      print the JSON report on stdout (deleted_* per kind,\n"
+    "                              already_gone, newly_referenced, not_deleted, ...)\n"
     "  -h, --help                  print this help\n"
     "\n"
     "Deletes go in batches; before each the table is reloaded, and files a commit made\n"
@@ -82,10 +83,9 @@ static const char expire_help[] =
     "takes the table lease (.icemaint-lease by the metadata); a second run is refused (exit\n"
     "5) naming its holder until it ends or the lease expires; --no-lock skips it.\n"
     "\n"
-    "Warnings (stderr, 'warning: ...'; -q hides them; exit code unchanged): a\n"
-    "manifest list or manifest of an expired snapshot that cannot be read (it is kept, with\n"
-    "the files only it names: a later remove-orphan-files finds them), a file outside the\n"
-    "table's locations (kept), a cutoff in the future.\n"
+    "Warnings (stderr; -q hides them): an unreadable manifest list or manifest of an expired\n"
+    "snapshot (kept, with the files only it names), a file outside the table's locations\n"
+    "(kept), a cutoff in the future.\n"
     "\n"
     "Exit codes: 0 done, 1 error, 2 usage, 3 commit conflict (nothing changed), 4 commit\n"
     "outcome unknown (nothing deleted; reload the table to see whether it applied), 5 refused\n"
@@ -98,6 +98,7 @@ typedef struct expire_args {
     const char *plan_out;
     const char *log_out;
     bool no_lock;
+    icm_cli_limits_args limits;
     int64_t *ids;
     size_t n_ids;
     icm_expire_options opts;
@@ -174,6 +175,8 @@ static int parse_option(expire_args *a, int argc, char **argv, int *i)
         a->opts.no_verify = true;
         return ICM_EXIT_OK;
     }
+    if ((got = icm_cli_limits_take(argc, argv, i, &a->limits)) != 0)
+        return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;
     return -1;
 }
 
@@ -199,7 +202,11 @@ static int parse_args(expire_args *a, int argc, char **argv)
     }
     a->opts.decide.snapshot_ids = a->ids;
     a->opts.decide.snapshot_id_count = a->n_ids;
-    return ICM_EXIT_OK;
+    if (a->limits.percent != NULL)
+        return icm_cli_usage(a->limits.percent, "--max-delete-percent is for "
+                                                "remove-orphan-files and apply (an expiry "
+                                                "lists no files to take a percentage of)");
+    return icm_cli_limits_build(&a->limits, &a->opts.limits);
 }
 
 /* ---- JSON report ---- */
@@ -611,13 +618,64 @@ static int64_t wall_clock_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The files an expiry released, as a plan's `released` (cli.h, "The plan format"): each with
+ * the size and modification time storage shows now, which `apply` requires unchanged before
+ * it deletes the file. A file already gone is left out; one whose time storage does not tell
+ * is left out with a warning (apply could not tell it unchanged). */
+static json_t *released_json(icm_cli *cli, icm_table *t, const icm_expire_result *rel, bool *ok)
+{
+    json_t *arr = json_array();
+    if (arr == NULL)
+        *ok = false;
+    const icm_expire_file *const vecs[] = {rel->deleted_files, rel->deleted_manifests,
+                                           rel->deleted_statistics_files};
+    const size_t lens[] = {rel->deleted_file_count, rel->deleted_manifest_count,
+                           rel->deleted_statistics_file_count};
+    for (size_t k = 0; k < 3 && *ok; k++) {
+        for (size_t i = 0; i < lens[k] && *ok; i++) {
+            const icm_expire_file *f = &vecs[k][i];
+            icm_file_info info;
+            int rc = icm_fileio_stat(icm_table_get_fileio(t), f->path, &info);
+            if (rc != 0 || info.mtime_ms < 0) {
+                if (rc != ICM_ENOTFOUND)
+                    icm_cli_warn(cli, "%s: left out of the plan: %s", f->path,
+                                 rc != 0 ? icm_error_last()->message
+                                         : "storage gives no modification time");
+                icm_error_clear();
+                continue;
+            }
+            json_t *o = json_object();
+            icm_cli_json_set(o, "path", icm_cli_json_str(f->path), ok);
+            icm_cli_json_set(o, "size_bytes", icm_cli_json_int(info.size_bytes), ok);
+            icm_cli_json_set(o, "mtime_ms", icm_cli_json_int(info.mtime_ms), ok);
+            icm_cli_json_set(o, "kind", icm_cli_json_str(icm_expire_file_kind_name(f->kind)),
+                             ok);
+            icm_cli_json_push(arr, o, ok);
+        }
+    }
+    return arr;
+}
+
+/* A dry run over a guard rail is not refused (the plan is for review): it says so. */
+static void warn_limits(const icm_cli *cli, const expire_args *a, const icm_expire_result *r,
+                        icm_table *t)
+{
+    if (!r->dry_run || !icm_cli_limits_set(&a->opts.limits))
+        return;
+    if (icm_delete_limits_check(&a->opts.limits, icm_table_get_identifier(t), r->total,
+                                r->total_bytes, 0) != 0)
+        icm_cli_warn(cli, "a real run would be refused: %s", icm_error_last()->message);
+    icm_error_clear();
+}
+
 /* The report, after the commit and the deletes: building it cannot fail on any name (strings
  * are byte strings, escaped when written), only on memory or a failed write, and then the
  * message says what was done (README "Output"). */
-static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
-                  const icm_expire_result *r)
+static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan, icm_table *t,
+                  const icm_expire_result *r, const icm_expire_result *released)
 {
     warn_future_cutoff(cli, r);
+    warn_limits(cli, a, r, t);
     int rc = ICM_EXIT_OK;
     const char *lost = NULL; /* why the report could not be printed */
     if (cli->json || a->plan_out != NULL) {
@@ -626,6 +684,11 @@ static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
          * a failed plan file still decides the exit code. */
         bool ok = true;
         json_t *doc = report_json(r, &ok);
+        if (ok && a->plan_out != NULL) {
+            icm_cli_plan_header(doc, "expire-snapshots", t, r->now_ms, &ok);
+            if (released != NULL)
+                icm_cli_json_set(doc, "released", released_json(cli, t, released, &ok), &ok);
+        }
         if (!ok) {
             icm_cli_plan_discard(plan);
             lost = "out of memory";
@@ -713,10 +776,37 @@ static int expire(icm_cli *cli, expire_args *a, icm_table *t, icm_cli_plan_file 
         icm_cli_line(stderr, "icemaint: %s snapshots of %s ...",
                      a->opts.dry_run ? "planning the expiry of" : "expiring",
                      icm_table_get_identifier(t));
+    /* A plan of what an expiry without cleanup releases needs the metadata before it. */
+    bool plan_released = a->plan_out != NULL && !a->opts.dry_run &&
+                         a->opts.cleanup == ICM_EXPIRE_CLEANUP_NONE;
+    icm_table_metadata *before = NULL;
+    if (plan_released && icm_table_metadata_copy(&before, icm_table_get_metadata(t)) != 0)
+        return icm_cli_fail(cli, ICM_ENOMEM);
     icm_expire_result *r = NULL;
     int lrc = icm_expire_snapshots(t, &a->opts, &r);
     icm_cli_commit_warnings(cli, t); /* its commit's metadata retention */
-    int rc = lrc != 0 ? report_failure(cli, plan, r, lrc, j) : report(cli, a, plan, r);
+    icm_expire_result *released = NULL;
+    if (lrc == 0 && plan_released && r->committed) {
+        /* What the committed expiry released: planned as its cleanup would have (the files
+         * only expired snapshots reached), against the metadata committed. */
+        lrc = icm_expire_plan_files(icm_table_get_fileio(t), before, icm_table_get_metadata(t),
+                                    ICM_EXPIRE_CLEANUP_ALL, &released);
+        if (lrc != 0)
+            icm_cli_line(stderr, "icemaint: the expiry was committed (%s), but the files it "
+                                 "released could not be planned; remove-orphan-files can clean "
+                                 "them",
+                         r->metadata_location != NULL ? r->metadata_location : "");
+    }
+    icm_table_metadata_free(before);
+    /* The plan's `released`: a dry run's own plan; after an expiry without cleanup, what it
+     * released (nothing when nothing was committed: r plans no file then); else none (the
+     * files are deleted, or kept on purpose by --cleanup metadata: no plan for apply). */
+    const icm_expire_result *rel = a->opts.dry_run ? r
+                                   : plan_released ? (released != NULL ? released : r)
+                                                   : NULL;
+    int rc = lrc != 0 ? report_failure(cli, plan, r, lrc, j)
+                      : report(cli, a, plan, t, r, rel);
+    icm_expire_result_free(released);
     size_t deleted = r != NULL ? count_state(r, ICM_EXPIRE_FILE_DELETED) : 0;
     const char *printed = "none";
     if (lrc == 0 || (r != NULL && r->delete_phase))

@@ -40,7 +40,7 @@ static const char orphans_help[] =
     "                            (files modified before it are candidates; default 3d)\n"
     "  --location URI            list only below this location (inside the table)\n"
     "  --dry-run                 report the orphans, delete nothing\n"
-    "  --plan-out FILE           also write the JSON document to FILE\n"
+    "  --plan-out FILE           also write the JSON document to FILE (a plan for apply)\n"
     "  --prefix-mismatch MODE    files referenced only under another scheme or authority:\n"
     "                            error (refuse, default), ignore (keep), delete\n"
     "  --equal-schemes LIST      NAMES=CANONICAL[;...], e.g. 'wasb=abfs' (s3a, s3n: s3)\n"
@@ -58,16 +58,17 @@ static const char orphans_help[] =
     "                            precedes the first delete (default 2s; 0s: none), so a\n"
     "                            writer that copies a file in and commits it meanwhile keeps it\n"
     "  --no-verify               delete even when referenced files are not listed\n"
+    "  --max-delete, --max-delete-bytes, --max-delete-percent N|B|P  refuse (exit 5)\n"
+    "                            over N files, B bytes (10g), P% of those listed\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
-    "                            referenced, older_than_ms, dry_run, deleted, failed,\n"
-    "                            already_gone, newly_referenced, delete_stopped, ...}; kind is\n"
+    "                            referenced, older_than_ms, dry_run, deleted, ...}; kind is\n"
     "                            data, delete, manifest, manifest_list, metadata, other or\n"
-    "                            checksum (a Hadoop .NAME.crc beside an orphan, planned and\n"
-    "                            deleted with it); state planned, deleted, already_gone, failed\n"
+    "                            checksum (Hadoop's .NAME.crc of an orphan, deleted with\n"
+    "                            it); state planned, deleted, already_gone, failed\n"
     "  -h, --help                print this help\n"
     "\n"
-    "Deletes start after the settle time, in batches; before each the table is reloaded and\n"
+    "Deletes start after the settle time, in batches; before each the table is reloaded:\n"
     "files a commit made meanwhile references are kept. A real run takes the table lease\n"
     "(<location>/metadata/.icemaint-lease); a second run is refused naming its holder.\n"
     "\n"
@@ -80,10 +81,8 @@ static const char orphans_help[] =
     "one is an in-flight write, skipped); a listing that names none of the referenced files\n"
     "(check --path-map); the catalog's own files (its SQLite database and -journal/-wal/-shm,\n"
     ".pyiceberg.yaml) or another catalog table under the location (--exclude-location; the\n"
-    "catalog's files are never deleted either way); a referenced file not listed (named).\n"
-    "\n"
-    "A Hadoop checksum .NAME.crc beside an orphan is planned after it (kind checksum) and\n"
-    "deleted with it.\n";
+    "catalog's files are never deleted either way); a referenced file not listed (named);\n"
+    "a plan over a --max-delete* limit.\n";
 
 typedef struct orphan_args {
     const char *table;
@@ -105,6 +104,7 @@ typedef struct orphan_args {
     bool force;
     bool no_lock;
     bool no_verify;
+    icm_cli_limits_args limits;
 } orphan_args;
 
 static void args_dispose(orphan_args *a)
@@ -233,6 +233,8 @@ static int parse_args(int argc, char **argv, orphan_args *a)
         int m = after_dashdash ? 0 : take_single(argc, argv, &i, a);
         if (m == 0 && !after_dashdash)
             m = take_repeatable(argc, argv, &i, a);
+        if (m == 0 && !after_dashdash)
+            m = icm_cli_limits_take(argc, argv, &i, &a->limits);
         if (m < 0)
             return ICM_EXIT_USAGE;
         if (m > 0)
@@ -289,7 +291,7 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
     o->exclude_locations = a->excludes;
     o->exclude_location_count = a->n_excludes;
     o->file_list = a->file_list;
-    return ICM_EXIT_OK;
+    return icm_cli_limits_build(&a->limits, &o->limits);
 }
 
 static void progress_tty(size_t done, size_t total, void *payload)
@@ -318,7 +320,7 @@ static const char *state_name(icm_orphan_state s)
     return "planned";
 }
 
-static json_t *result_json(const icm_orphan_result *r, bool *ok)
+static json_t *result_json(const icm_orphan_result *r, icm_table *t, bool *ok)
 {
     json_t *doc = json_object(), *arr = json_array(), *counts = json_object(),
            *bytes = json_object(), *warnings = json_array();
@@ -343,6 +345,7 @@ static json_t *result_json(const icm_orphan_result *r, bool *ok)
     }
     for (size_t i = 0; i < r->warning_count; i++)
         icm_cli_json_push(warnings, icm_cli_json_str(r->warnings[i]), ok);
+    icm_cli_plan_header(doc, "remove-orphan-files", t, r->now_ms, ok);
     icm_cli_json_set(doc, "location", icm_cli_json_str(r->location), ok);
     icm_cli_json_set(doc, "orphans", arr, ok);
     icm_cli_json_set(doc, "counts", counts, ok);
@@ -460,7 +463,7 @@ static void print_warnings(icm_cli *cli, const orphan_args *a, const icm_orphan_
 /* The report, after the deletes: building it cannot fail on any name (strings are byte
  * strings, escaped when written), only on memory or a failed write, and then the message says
  * what was deleted (README "Output"). */
-static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
+static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan, icm_table *t,
                   const icm_orphan_result *r)
 {
     print_warnings(cli, a, r);
@@ -468,7 +471,7 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan,
     size_t deleted = r->dry_run ? 0 : r->deleted;
     if (cli->json || a->plan_out != NULL) {
         bool ok = true;
-        json_t *doc = result_json(r, &ok);
+        json_t *doc = result_json(r, t, &ok);
         if (!ok) {
             json_decref(doc);
             return icm_cli_report_lost(deleted, "orphan file", "out of memory");
@@ -530,7 +533,7 @@ static int sweep(icm_cli *cli, const orphan_args *a, icm_orphan_options *o, icm_
         return icm_cli_journal_finish(j, icm_table_get_identifier(t), false,
                                       icm_cli_fail(cli, lrc), "none");
     int rc = lrc != 0 ? report_stopped(cli, lrc, r, j) : ICM_EXIT_OK;
-    int orc = output(cli, a, plan, r);
+    int orc = output(cli, a, plan, t, r);
     if (rc == ICM_EXIT_OK)
         rc = orc;
     const char *report = "none";

@@ -19,6 +19,9 @@
  *   {"type":"summary","command":C,"table":T,"deleted":N,"already_gone":N,"failed":N,
  *    "bytes_deleted":N,"complete":B,"exit_code":E,"report":"printed"|"failed"|"none",
  *    "time_ms":T}
+ * `apply` adds "plan":PATH (the plan file it carried out) to both kinds of line, and a file
+ * line for each planned file it did not delete, with O = kept | not_orphan | skipped and the
+ * reason as "error" (icm_cli_journal_note); the summary counts only the deletes.
  * Strings are byte strings, written by the CLI's one JSON writer (icm_cli_json_write): a path
  * that is not UTF-8 keeps every byte (README "Output").
  */
@@ -146,6 +149,8 @@ int icm_cli_journal_on_delete(const icm_delete_event *ev, void *payload)
     json_t *line = json_object();
     icm_cli_json_set(line, "type", icm_cli_json_str("file"), &ok);
     icm_cli_json_set(line, "command", icm_cli_json_str(j->command), &ok);
+    if (j->plan != NULL)
+        icm_cli_json_set(line, "plan", icm_cli_json_str(j->plan), &ok);
     icm_cli_json_set(line, "path", icm_cli_json_str(ev->path), &ok);
     icm_cli_json_set(line, "kind", icm_cli_json_str(ev->kind), &ok);
     icm_cli_json_set(line, "size_bytes",
@@ -167,6 +172,31 @@ int icm_cli_journal_on_delete(const icm_delete_event *ev, void *payload)
     return ok ? 0 : -1; /* a journal that cannot be written stops the deletes */
 }
 
+bool icm_cli_journal_note(icm_cli_journal *j, const char *path, int64_t size_bytes,
+                          const char *outcome, const char *reason)
+{
+    if (j == NULL || j->f == NULL || j->broken)
+        return j == NULL || j->f == NULL;
+    bool ok = true;
+    json_t *line = json_object();
+    icm_cli_json_set(line, "type", icm_cli_json_str("file"), &ok);
+    icm_cli_json_set(line, "command", icm_cli_json_str(j->command), &ok);
+    if (j->plan != NULL)
+        icm_cli_json_set(line, "plan", icm_cli_json_str(j->plan), &ok);
+    icm_cli_json_set(line, "path", icm_cli_json_str(path), &ok);
+    icm_cli_json_set(line, "kind", json_null(), &ok);
+    icm_cli_json_set(line, "size_bytes",
+                     size_bytes >= 0 ? icm_cli_json_int(size_bytes) : json_null(), &ok);
+    icm_cli_json_set(line, "outcome", icm_cli_json_str(outcome), &ok);
+    icm_cli_json_set(line, "error", icm_cli_json_str(reason), &ok);
+    icm_cli_json_set(line, "time_ms", icm_cli_json_int(wall_ms()), &ok);
+    if (!ok) {
+        json_decref(line);
+        line = NULL;
+    }
+    return journal_line(j, line);
+}
+
 bool icm_cli_journal_broken(const icm_cli_journal *j, const char **why)
 {
     if (j->f == NULL || !j->broken)
@@ -184,6 +214,8 @@ int icm_cli_journal_finish(icm_cli_journal *j, const char *table, bool complete,
     json_t *line = json_object();
     icm_cli_json_set(line, "type", icm_cli_json_str("summary"), &ok);
     icm_cli_json_set(line, "command", icm_cli_json_str(j->command), &ok);
+    if (j->plan != NULL)
+        icm_cli_json_set(line, "plan", icm_cli_json_str(j->plan), &ok);
     icm_cli_json_set(line, "table", icm_cli_json_str(table), &ok);
     icm_cli_json_set(line, "deleted", icm_cli_json_int((int64_t)j->deleted), &ok);
     icm_cli_json_set(line, "already_gone", icm_cli_json_int((int64_t)j->already_gone), &ok);

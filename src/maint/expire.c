@@ -383,7 +383,56 @@ static int check_options(const icm_expire_options *o)
     if ((unsigned)o->cleanup > ICM_EXPIRE_CLEANUP_NONE)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "icm_expire_options: invalid cleanup level %d", (int)o->cleanup);
+    if (o->limits.max_percent >= 0)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_expire_options: limits.max_percent is not supported by "
+                              "expiry (use max_files or max_bytes)");
     return 0;
+}
+
+/* Whether any guard rail is set (icemaint/maint.h). */
+static bool has_limits(const icm_expire_options *o)
+{
+    return o->limits.max_files >= 0 || o->limits.max_bytes >= 0;
+}
+
+/* The guard rails on a plan (icm__expire_plan's result): every planned file, companions too. */
+static int check_limits(const icm_expire_options *o, const char *where,
+                        const icm_expire_result *plan)
+{
+    const icm_expire_file *const vecs[] = {plan->deleted_files, plan->deleted_manifests,
+                                           plan->deleted_statistics_files,
+                                           plan->deleted_checksum_files};
+    const size_t lens[] = {plan->deleted_file_count, plan->deleted_manifest_count,
+                           plan->deleted_statistics_file_count,
+                           plan->deleted_checksum_file_count};
+    size_t files = 0;
+    int64_t bytes = 0;
+    for (size_t k = 0; k < 4; k++) {
+        files += lens[k];
+        for (size_t i = 0; i < lens[k]; i++)
+            bytes = icm_delete_limits_add_bytes(bytes, vecs[k][i].size_bytes);
+    }
+    return icm_delete_limits_check(&o->limits, where, files, bytes, 0);
+}
+
+/* Before a commit: what this attempt's expiry would delete, planned as a dry run plans it
+ * (against the metadata the commit would give), within the guard rails? A refusal returns
+ * ICM_EREFUSED, so nothing is committed. */
+static int check_limits_before_commit(icm_table *t, const icm_expire_options *o,
+                                      const icm_table_metadata *new_md)
+{
+    if (!has_limits(o) || o->cleanup == ICM_EXPIRE_CLEANUP_NONE)
+        return 0;
+    icm_expire_result *scratch = NULL;
+    int rc = icm__expire_result_new(&scratch);
+    if (rc == 0)
+        rc = icm__expire_plan(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md,
+                              o->cleanup, scratch, NULL);
+    if (rc == 0)
+        rc = check_limits(o, icm_table_get_identifier(t), scratch);
+    icm_expire_result_free(scratch);
+    return rc;
 }
 
 typedef struct attempt_state {
@@ -408,6 +457,8 @@ static int expire_attempt(icm_table *t, icm_table_changes **out, void *payload)
     icm_table_metadata *new_md = NULL;
     bool changed = false;
     int rc = prepare(t, a->o, a->now_ms, a->r, &changes, &new_md, &changed);
+    if (rc == 0 && changed)
+        rc = check_limits_before_commit(t, a->o, new_md);
     icm_table_metadata_free(new_md);
     if (rc == 0 && changed)
         rc = icm_table_metadata_copy(&a->base, icm_table_get_metadata(t));
@@ -600,6 +651,16 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
         rc = icm__expire_hold_other_tables(t, icm_table_get_metadata(t), r);
     if (rc == 0 && verifies(o))
         rc = icm__expire_verify(icm_table_get_fileio(t), icm_table_get_metadata(t), r);
+    /* The plan after the commit can differ from the one checked before it (a writer's commit
+     * in between): the guard rails hold for what is really deleted too. */
+    if (rc == 0 && has_limits(o) && (rc = check_limits(o, icm_table_get_identifier(t), r)) != 0) {
+        icm__error_saved *saved = icm__error_save();
+        int prc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_DELETES_STOPPED,
+                                          icm_table_get_identifier(t), rc,
+                                          icm_error_last()->message);
+        icm__error_restore(saved);
+        rc = prc != 0 ? prc : rc;
+    }
     if (rc == 0) {
         r->deletable = true;
         deleter d = {.io = icm_table_get_fileio(t), .r = r, .recheck = &check,
@@ -617,7 +678,8 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
 }
 
 /* The caller's options as this version knows them: fields an older struct lacks take their
- * defaults (version 1 ends before on_delete, version 2 before no_verify). */
+ * defaults (version 1 ends before on_delete, version 2 before no_verify, version 3 before
+ * limits). */
 static icm_expire_options normalized(const icm_expire_options *opts)
 {
     icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
@@ -626,8 +688,9 @@ static icm_expire_options normalized(const icm_expire_options *opts)
     if (opts->version >= ICM_EXPIRE_OPTIONS_VERSION)
         return *opts;
     memcpy(&o, opts,
-           opts->version >= 2 ? offsetof(icm_expire_options, no_verify)
-                              : offsetof(icm_expire_options, on_delete));
+           opts->version >= 3   ? offsetof(icm_expire_options, limits)
+           : opts->version >= 2 ? offsetof(icm_expire_options, no_verify)
+                                : offsetof(icm_expire_options, on_delete));
     o.version = ICM_EXPIRE_OPTIONS_VERSION;
     return o;
 }

@@ -146,7 +146,8 @@ static bool companion_free_to_go(const sweeper *s, const icm_orphan_file *f)
 
 /* Is the file at f->path still the one the listing saw? ICM_ENOTFOUND when it is gone,
  * ICM_EREFUSED (last error says how) when it changed. A file list's sizes and mtimes come from
- * an inventory and may be spelled differently: there only the age is checked. A checksum
+ * an inventory and may be spelled differently: there only the age is checked (a reviewed
+ * plan's, options.exact_file_list, are storage's own: checked exactly). A checksum
  * companion is planned whatever its age (it goes with its file): only its size and mtime. */
 static int still_as_listed(const sweeper *s, const icm_orphan_file *f,
                            const icm__delete_item *item)
@@ -155,7 +156,7 @@ static int still_as_listed(const sweeper *s, const icm_orphan_file *f,
     int rc = icm__delete_item_stat(s->io, item, &now); /* (made ahead with its chunk's) */
     if (rc != 0)
         return rc;
-    bool listed_exactly = s->o->file_list == NULL;
+    bool listed_exactly = s->o->file_list == NULL || s->o->exact_file_list;
     bool aged = f->kind != ICM_ORPHAN_CHECKSUM; /* a companion goes whatever its age */
     if (aged && (now.mtime_ms < 0 || now.mtime_ms >= s->r->older_than_ms))
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
@@ -393,8 +394,25 @@ static int mark_kept_by_links(icm_table *t, icm_orphan_result *r)
 /* ------------------------------------------------------------------------------------------ */
 /* entry                                                                                       */
 
+/* The guard rails (icemaint/maint.h) on the whole plan, before the first delete: a real run
+ * over a bound is refused (ICM_EREFUSED, nothing deleted); a dry run says so in a warning, so
+ * the plan under review shows what the real run would do. */
+static int check_limits(const icm_orphan_options *o, icm_orphan_result *r)
+{
+    int64_t bytes = 0;
+    for (size_t i = 0; i < r->orphan_count; i++)
+        bytes = icm_delete_limits_add_bytes(bytes, r->orphans[i].size_bytes);
+    int rc = icm_delete_limits_check(&o->limits, r->location, r->orphan_count, bytes, r->listed);
+    if (rc != ICM_EREFUSED || !o->dry_run)
+        return rc;
+    rc = icm__orphan_warn(r, "a real run would be refused: %s", icm_error_last()->message);
+    icm_error_clear();
+    return rc;
+}
+
 /* The caller's options as this version knows them: fields an older struct lacks take their
- * defaults (version 1 ends before on_delete, version 2 before no_verify). */
+ * defaults (version 1 ends before on_delete, version 2 before no_verify, version 3 before
+ * limits). */
 static icm_orphan_options normalized(const icm_orphan_options *opts)
 {
     icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
@@ -403,8 +421,9 @@ static icm_orphan_options normalized(const icm_orphan_options *opts)
     if (opts->version >= ICM_ORPHAN_OPTIONS_VERSION)
         return *opts;
     memcpy(&o, opts,
-           opts->version >= 2 ? offsetof(icm_orphan_options, no_verify)
-                              : offsetof(icm_orphan_options, on_delete));
+           opts->version >= 3   ? offsetof(icm_orphan_options, limits)
+           : opts->version >= 2 ? offsetof(icm_orphan_options, no_verify)
+                                : offsetof(icm_orphan_options, on_delete));
     return o;
 }
 
@@ -432,6 +451,12 @@ int icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
     int rc = icm__orphans_plan(t, o, now, o->dry_run ? NULL : &plan, &r);
     if (rc != 0)
         return rc;
+    if (r->orphan_count > 0 && (rc = check_limits(o, r)) != 0) {
+        /* refused (nothing deleted, as for any refusal before the deletes), or out of memory */
+        icm__orphan_plan_free(plan);
+        icm_orphan_result_free(r);
+        return rc;
+    }
     if (!o->dry_run && r->orphan_count > 0) {
         rc = delete_all(t, plan, r, o);
         icm__orphan_result_tally(r, true);

@@ -570,13 +570,17 @@ static int run(plan *p, int64_t now)
         rc = icm__orphans_check_other_tables(p);
     if (rc == 0)
         rc = icm__orphans_check_catalog_stores(p);
-    if (rc == 0)
+    if (rc == 0 && !p->o->exact_file_list) /* a plan's list names no referenced file */
         rc = icm__orphans_check_path_form(p);
+    if (rc == 0 && p->o->exact_file_list) /* nor the metadata of a table made since */
+        rc = icm__orphans_hold_nested_tables(p);
     if (rc == 0)
         rc = icm__orphans_check_presence(p, md);
     if (rc == 0)
         rc = recheck(p, 0);
-    if (rc == 0)
+    /* A reviewed plan's apply deletes only what the plan names; a companion found in storage
+     * is not named (the plan's own companions are hidden names, never candidates): left. */
+    if (rc == 0 && !p->o->exact_file_list)
         rc = add_checksum_companions(p);
     p->r->keep_set_bytes = icm__pathset_memory_bytes(p->keys.set);
     return rc;

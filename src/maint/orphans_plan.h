@@ -9,7 +9,8 @@
  *  - orphans_refs.c     the keep set R: what the metadata references, and newer metadata's,
  *                       with second names through symbolic links (link_survey.h);
  *  - orphans_listing.c  the candidates: the listing (or file list) classified against R;
- *  - orphans_checks.c   the checks after the listing (and the enclosing-table check).
+ *  - orphans_checks.c   the checks after the listing (and the enclosing-table check);
+ *  - orphans_nested.c   a reviewed plan's candidates in another table's folder.
  * None of them references a FileIO call that creates, writes or deletes (a dry run stops after
  * them); tests/unit/test_orphans_dryrun.c checks their object files with nm.
  */
@@ -138,5 +139,12 @@ int icm__orphans_check_enclosing_tables(plan *p);
 int icm__orphans_check_catalog_stores(plan *p);
 int icm__orphans_check_path_form(plan *p);
 int icm__orphans_check_presence(plan *p, const icm_table_metadata *md);
+
+/* ---- a reviewed plan's candidates in another table's folder (orphans_nested.c) ---- */
+
+/* options.exact_file_list: take out of the plan (a warning each) every candidate in a folder,
+ * at or below the table root holding it, that another table's metadata folder marks as that
+ * table's location. Returns 0 or ICM_ENOMEM. */
+int icm__orphans_hold_nested_tables(plan *p);
 
 #endif /* ICM_MAINT_ORPHANS_PLAN_H */

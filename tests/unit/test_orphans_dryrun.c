@@ -33,6 +33,7 @@ static void test_planning_code_cannot_delete(void **state)
                                            "list_row_guess.c.o", "table_files.c.o",
                                            "orphans_names.c.o", "orphans_refs.c.o",
                                            "orphans_listing.c.o", "orphans_checks.c.o",
+                                           "orphans_nested.c.o",
                                            "bulk_reader.c.o",
                                            "site_checks.c.o", "expire_site.c.o",
                                            "other_format.c.o", NULL};

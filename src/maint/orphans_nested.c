@@ -1,0 +1,150 @@
+/*
+ * maint/orphans_nested.c: a reviewed plan's candidates inside another table's folder
+ * (options.exact_file_list, `icemaint apply`).
+ *
+ * A listing sweep sees every `*.metadata.json` below its location, so another table nested
+ * in this one (a filesystem-layout table no catalog lists) is refused
+ * (icm__orphans_check_other_tables). A plan's file list names only the planned files: a table
+ * created inside the location after the plan was made, that took one of the planned orphans as
+ * a live file (add-files of an old file keeps its size and mtime), is invisible to the rest of
+ * the sweep; so is one a tampered plan names files of. Here, as expiry does for its plan
+ * (expire_foreign.c, "Tables no catalog lists"), each candidate's ancestor folders below (and
+ * at) the table root holding it are looked at: a folder whose `metadata/` holds
+ * `version-hint.text`/`.txt` or a `*.metadata.json`, and is not one of this table's metadata
+ * folders, is taken for another table's location, and the candidates in it are taken out of
+ * the plan (a warning each; keeping a file is the safe side, a folder that cannot be listed
+ * counts as such a table). One listing per distinct folder, stopped at its first table file.
+ *
+ * Read-only (the dry-run rule of orphans_plan.h).
+ */
+#include <string.h>
+
+#include "maint/keepset.h"
+#include "maint/orphans_plan.h"
+#include "util/location.h"
+#include "util/location_id.h"
+#include "util/strset.h"
+#include "util/util.h"
+
+typedef struct nested {
+    plan *p;
+    char *roots[3];     /* the table's roots as location keys (NULL: relative) */
+    icm__strset looked; /* folders whose verdict is known */
+    icm__strset tables; /* of those, the ones that are (or may be) another table's location */
+} nested;
+
+static bool is_own_metadata(const plan *p, const char *md_dir)
+{
+    for (size_t i = 0; i < p->n_md_dirs; i++)
+        if (p->md_dirs[i] != NULL && icm__location_equal(md_dir, p->md_dirs[i]))
+            return true;
+    return false;
+}
+
+/* Whether the folder dir[0..len) is another table's location; each folder is looked at once. */
+static int folder_is_table(nested *n, const char *dir, size_t len, bool *table)
+{
+    *table = false;
+    if (icm__strset_contains(&n->looked, dir, len)) {
+        *table = icm__strset_contains(&n->tables, dir, len);
+        return 0;
+    }
+    char *md_dir = icm__sprintf("%.*s/metadata", (int)len, dir);
+    if (md_dir == NULL)
+        return ICM_ENOMEM;
+    int rc = 0;
+    if (!is_own_metadata(n->p, md_dir)) {
+        icm__table_md_found found = {false, NULL};
+        rc = icm__find_table_metadata(n->p->io, md_dir, false, &found);
+        *table = rc != 0 || found.any; /* not listable: taken for a table */
+        if (rc != 0 && rc != ICM_ENOMEM) {
+            icm_error_clear();
+            rc = 0;
+        }
+    }
+    icm__free(md_dir);
+    if (rc == 0)
+        rc = icm__strset_add(&n->looked, dir, len, NULL);
+    if (rc == 0 && *table)
+        rc = icm__strset_add(&n->tables, dir, len, NULL);
+    return rc;
+}
+
+/* Shorten key[0..*len) to its parent folder; false once that lies above the root (root_len
+ * bytes). The root itself is looked at too (a table exactly at write.data.path); at the
+ * table's location its metadata folder is this table's own and is passed over. */
+static bool parent_folder(const char *key, size_t *len, size_t root_len)
+{
+    size_t l = *len;
+    while (l > 0 && key[l - 1] != '/')
+        l--;
+    if (l > 0)
+        l--;
+    if (l < root_len)
+        return false;
+    *len = l;
+    return true;
+}
+
+/* *why (new string) when `path` lies in another table's folder, else NULL. */
+static int holder(nested *n, const char *path, char **why)
+{
+    *why = NULL;
+    char *key = NULL;
+    int rc = icm__location_key(path, &key);
+    for (size_t i = 0; rc == 0 && *why == NULL && i < n->p->n_roots; i++) {
+        const char *root = n->roots[i];
+        if (root == NULL || !icm__location_is_inside(key, root))
+            continue;
+        size_t root_len = strlen(root), len = strlen(key);
+        while (rc == 0 && *why == NULL && parent_folder(key, &len, root_len)) {
+            bool table;
+            rc = folder_is_table(n, key, len, &table);
+            if (rc == 0 && table &&
+                (*why = icm__sprintf("the folder %.*s has a metadata folder with table "
+                                     "metadata that is not this table's (another table may use "
+                                     "it)", (int)len, key)) == NULL)
+                rc = ICM_ENOMEM;
+        }
+    }
+    icm__free(key);
+    return rc;
+}
+
+int icm__orphans_hold_nested_tables(plan *p)
+{
+    icm_orphan_result *r = p->r;
+    if (r->orphan_count == 0)
+        return 0;
+    nested n;
+    memset(&n, 0, sizeof n);
+    n.p = p;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->n_roots; i++)
+        if (icm__location_is_absolute(p->roots[i]))
+            rc = icm__location_key(p->roots[i], &n.roots[i]);
+    char **why = rc == 0 ? icm__calloc(r->orphan_count, sizeof *why) : NULL;
+    if (rc == 0 && why == NULL)
+        rc = ICM_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
+        rc = holder(&n, r->orphans[i].path, &why[i]);
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
+        if (why[i] != NULL)
+            rc = icm__orphan_warn(r, "%s: not deleted: %s; kept", r->orphans[i].path, why[i]);
+    size_t kept = 0;
+    for (size_t i = 0; why != NULL && i < r->orphan_count; i++) {
+        if (rc == 0 && why[i] != NULL)
+            icm__free(r->orphans[i].path);
+        else
+            r->orphans[kept++] = r->orphans[i];
+        icm__free(why[i]);
+    }
+    if (rc == 0)
+        r->orphan_count = kept;
+    icm__free(why);
+    for (size_t i = 0; i < 3; i++)
+        icm__free(n.roots[i]);
+    icm__strset_dispose(&n.looked);
+    icm__strset_dispose(&n.tables);
+    return rc;
+}
