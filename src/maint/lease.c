@@ -131,13 +131,9 @@ static char *lease_text(const icm_lease *l)
                             "command", l->command, "token", l->token);
     if (doc == NULL)
         return NULL;
-    char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    char *text = icm__json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(doc);
-    if (text == NULL)
-        return NULL;
-    char *copy = icm__strdup(text);
-    free(text);
-    return copy;
+    return text;
 }
 
 static bool hex_token(const char *s)

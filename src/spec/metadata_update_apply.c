@@ -468,7 +468,6 @@ static int apply_doc(const icm_table_changes *c, size_t from, const icm_table_me
                      json_t **out)
 {
     *out = NULL;
-    icm__json_use_icm_allocator();
     work w = {0};
     w.doc = shallow_copy(icm__table_metadata_json(base)); /* members shared */
     w.format_version = icm_table_metadata_format_version(base);

@@ -701,7 +701,6 @@ static int set_int(json_t *o, const char *key, int64_t v)
 static json_t *build_snapshot(producer *p, const char *list, int64_t ts, int64_t first_row_id,
                               int64_t added_rows)
 {
-    icm__json_use_icm_allocator();
     json_t *s = json_object();
     json_t *summary = build_summary(p);
     int rc = s != NULL && summary != NULL ? 0 : ICM_ENOMEM;

@@ -372,6 +372,7 @@ static const icm_allocator k_chaos = {chaos_malloc, chaos_realloc, free};
  * must be ICM_ENOMEM. Returns the number of allocations the successful run made. */
 static long chaos_loop(int (*op)(void *arg), void (*undo)(void *arg), void *arg)
 {
+    icm_allocator_hook_json(); /* jansson's allocations fail too */
     for (long n = 1;; n++) {
         g_alloc_count = 0;
         g_fail_at = n;
