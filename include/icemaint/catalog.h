@@ -179,9 +179,9 @@ typedef struct icm_catalog_config_options {
  *         found, in a library built with ICM_WITH_YAML=OFF: refused, never skipped);
  *         ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_catalog_config_resolve(const icm_catalog_config_options *opts,
-                                           char **out_name, icm_property **out_props,
-                                           size_t *out_n);
+ICM_EXTERN(int) icm_catalog_config_resolve(char **out_name,
+                                           icm_property **out_props, size_t *out_n,
+                                           const icm_catalog_config_options *opts);
 
 /** Free an array from icm_catalog_config_resolve (keys and values too). NULL is ok. */
 ICM_EXTERN(void) icm_catalog_properties_free(icm_property *props, size_t n);
@@ -203,8 +203,8 @@ ICM_EXTERN(void) icm_catalog_properties_free(icm_property *props, size_t n);
  *         of any catalog named: where its database lies cannot be told); the codes of
  *         icm_location_canonical; ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_catalog_config_own_files(const icm_catalog_config_options *opts,
-                                             char ***out, size_t *out_n);
+ICM_EXTERN(int) icm_catalog_config_own_files(char ***out,
+                                             size_t *out_n, const icm_catalog_config_options *opts);
 
 /** Free an array from icm_catalog_config_own_files. NULL is ok. */
 ICM_EXTERN(void) icm_catalog_own_files_free(char **files, size_t n);
@@ -238,8 +238,8 @@ ICM_EXTERN(icm_fileio *) icm_catalog_fileio(const icm_catalog *cat);
  * @param[out] out new string (icm_free)
  * @return 0; ICM_ENOTFOUND (no such table); ICM_EINVALID (bad identifier); I/O or SQL codes.
  */
-ICM_EXTERN(int) icm_catalog_load_table_location(icm_catalog *cat, const char *identifier,
-                                                char **out);
+ICM_EXTERN(int) icm_catalog_load_table_location(char **out, icm_catalog *cat,
+                                                const char *identifier);
 
 /** Create a namespace (dotted). SQL: inserts the reserved property `exists=true`, as Java and
  *  PyIceberg do. @return 0; ICM_EEXISTS; ICM_EINVALID; I/O or SQL codes. */
@@ -247,7 +247,7 @@ ICM_EXTERN(int) icm_catalog_create_namespace(icm_catalog *cat, const char *ns);
 
 /** True when the namespace exists (SQL: a property row or a table row has it, or a child of it).
  *  @return 0 and *out set; I/O or SQL codes. */
-ICM_EXTERN(int) icm_catalog_namespace_exists(icm_catalog *cat, const char *ns, bool *out);
+ICM_EXTERN(int) icm_catalog_namespace_exists(bool *out, icm_catalog *cat, const char *ns);
 
 /**
  * List namespaces, each once, sorted: the children of `parent` (its direct sub-namespaces,
@@ -287,9 +287,9 @@ typedef struct icm_create_table_options {
  *         (namespace missing); ICM_EINVALID (bad schema/spec JSON, no location and no
  *         warehouse); I/O or SQL codes.
  */
-ICM_EXTERN(int) icm_catalog_create_table(icm_catalog *cat, const char *identifier,
-                                         const icm_create_table_options *opts,
-                                         char **out_location);
+ICM_EXTERN(int) icm_catalog_create_table(char **out_location, icm_catalog *cat,
+                                         const char *identifier,
+                                         const icm_create_table_options *opts);
 
 /**
  * Register an existing metadata file as a table (the file is read and validated first). The

@@ -61,7 +61,7 @@ typedef struct icm_allocator {
     void (*free_fn)(void *ptr);
 } icm_allocator;
 
-ICM_EXTERN(void) icm_set_allocator(const icm_allocator *allocator);
+ICM_EXTERN(void) icm_allocator_set(const icm_allocator *allocator);
 
 /**
  * Opt in: route the allocations of the JSON library (jansson) through the hooks above too, so
@@ -75,7 +75,7 @@ ICM_EXTERN(void) icm_set_allocator(const icm_allocator *allocator);
  * else in the process sets jansson's allocator. Call it once, before any other library call and
  * while no other thread uses jansson (jansson must free each block with the allocator that
  * made it); later calls do nothing. The hooks forward to the allocator in force at each
- * allocation, so icm_set_allocator() may still be called afterwards (under its own rule).
+ * allocation, so icm_allocator_set() may still be called afterwards (under its own rule).
  * Cannot fail.
  */
 ICM_EXTERN(void) icm_allocator_hook_json(void);

@@ -172,8 +172,9 @@ ICM_EXTERN(void) icm_expire_decision_free(icm_expire_decision *decision);
  * @param keep_last       >= 1
  * @return as icm_expire_decide(); ICM_EINVALID when keep_last < 1.
  */
-ICM_EXTERN(int) icm_choose_expired(const icm_table_metadata *md, int64_t older_than_ms,
-                                   int32_t keep_last, int64_t **out_ids, size_t *out_count);
+ICM_EXTERN(int) icm_expire_choose(int64_t **out_ids, size_t *out_count,
+                                  const icm_table_metadata *md, int64_t older_than_ms,
+                                  int32_t keep_last);
 
 /* ========================================================================================== */
 /* Expiry execution: commit, then delete what only expired snapshots reached                  */
@@ -193,7 +194,7 @@ typedef enum icm_expire_cleanup {
 
 /** Parse "all", "metadata" (also "metadata_only", "metadata-only") or "none",
  *  case-insensitive. @return 0; ICM_EINVALID (message names the value). */
-ICM_EXTERN(int) icm_expire_cleanup_parse(const char *text, icm_expire_cleanup *out);
+ICM_EXTERN(int) icm_expire_cleanup_parse(icm_expire_cleanup *out, const char *text);
 /** "all", "metadata", "none"; static storage. */
 ICM_EXTERN(const char *) icm_expire_cleanup_name(icm_expire_cleanup cleanup);
 
@@ -482,8 +483,8 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *         own-metadata check found by a reload) and ICM_EUSER (on_delete asked to stop).
  * Source: Java RemoveSnapshots + ReachableFileCleanup (reference semantics §1.2–1.7).
  */
-ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opts,
-                                     icm_expire_result **out);
+ICM_EXTERN(int) icm_expire_snapshots(icm_expire_result **out, icm_table *t,
+                                     const icm_expire_options *opts);
 
 /**
  * For callers who commit themselves: plan the file deletes of going from `before` to `after`
@@ -496,9 +497,9 @@ ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opt
  *         icm_expire_snapshots refuses); ICM_EINVALID (NULL
  *         argument); ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
-                                      const icm_table_metadata *after,
-                                      icm_expire_cleanup cleanup, icm_expire_result **out);
+ICM_EXTERN(int) icm_expire_plan_files(icm_expire_result **out, icm_fileio *io,
+                                      const icm_table_metadata *before,
+                                      const icm_table_metadata *after, icm_expire_cleanup cleanup);
 
 /**
  * Delete the planned files of `result` in the safe order (data and delete files, manifests,

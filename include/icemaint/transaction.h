@@ -104,8 +104,8 @@ ICM_EXTERN(int) icm_txn_add_parquet_file(icm_txn *txn, const char *location);
  * @param[out] out_location new string (icm_free)
  * @return 0; ICM_EINVALID (state, empty extension); ICM_EIO (no randomness); ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_txn_new_data_file(icm_txn *txn, const char *partition_path,
-                                      const char *extension, char **out_location);
+ICM_EXTERN(int) icm_txn_new_data_file(char **out_location, icm_txn *txn,
+                                      const char *partition_path, const char *extension);
 
 /**
  * Remove a live data or delete file, by path (compared as locations: `/p` == `file:/p`).
@@ -144,8 +144,8 @@ ICM_EXTERN(int) icm_txn_set_property(icm_txn *txn, const char *key, const char *
  *             `key` Iceberg does not define (a static string), else NULL.
  * @return 0; ICM_EINVALID naming the property, the value and the type expected.
  */
-ICM_EXTERN(int) icm_table_property_check(const char *key, const char *value,
-                                         const char **closest);
+ICM_EXTERN(int) icm_table_property_check(const char **closest, const char *key,
+                                         const char *value);
 
 /* icm_ref_retention (a ref's retention fields; unset ones are omitted) is in update.h. */
 
@@ -219,7 +219,7 @@ ICM_EXTERN(int) icm_txn_attempts(const icm_txn *txn);
 /** Id of the last snapshot the transaction produced in its latest commit attempt (after a
  *  successful commit: the committed one); false when none (metadata-only transaction, or no
  *  attempt yet). */
-ICM_EXTERN(bool) icm_txn_snapshot_id(const icm_txn *txn, int64_t *out);
+ICM_EXTERN(bool) icm_txn_snapshot_id(int64_t *out, const icm_txn *txn);
 
 ICM_END_DECL
 

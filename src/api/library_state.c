@@ -22,7 +22,7 @@ void icm_error_clear(void)
     icm__error_clear();
 }
 
-void icm_set_allocator(const icm_allocator *allocator)
+void icm_allocator_set(const icm_allocator *allocator)
 {
     icm__set_allocator(allocator);
 }

@@ -140,7 +140,7 @@ static int parse_option(expire_args *a, int argc, char **argv, int *i)
     if ((got = icm_cli_opt_value(argc, argv, i, "--cleanup", &v)) != 0) {
         if (got < 0)
             return ICM_EXIT_USAGE;
-        if (icm_expire_cleanup_parse(v, &a->opts.cleanup) != 0)
+        if (icm_expire_cleanup_parse(&a->opts.cleanup, v) != 0)
             return icm_cli_usage(v, "--cleanup takes all, metadata or none");
         return ICM_EXIT_OK;
     }
@@ -714,7 +714,7 @@ static int expire(icm_cli *cli, expire_args *a, icm_table *t, icm_cli_plan_file 
                      a->opts.dry_run ? "planning the expiry of" : "expiring",
                      icm_table_get_identifier(t));
     icm_expire_result *r = NULL;
-    int lrc = icm_expire_snapshots(t, &a->opts, &r);
+    int lrc = icm_expire_snapshots(&r, t, &a->opts);
     icm_cli_commit_warnings(cli, t); /* its commit's metadata retention */
     int rc = lrc != 0 ? report_failure(cli, plan, r, lrc, j) : report(cli, a, plan, r);
     size_t deleted = r != NULL ? count_state(r, ICM_EXPIRE_FILE_DELETED) : 0;

@@ -39,7 +39,7 @@
 #include "util/location.h"
 #include "util/util.h"
 
-int icm_expire_cleanup_parse(const char *text, icm_expire_cleanup *out)
+int icm_expire_cleanup_parse(icm_expire_cleanup *out, const char *text)
 {
     if (text != NULL) {
         if (strcasecmp(text, "all") == 0) {
@@ -567,7 +567,7 @@ static icm_expire_options normalized(const icm_expire_options *opts)
     return o;
 }
 
-int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expire_result **out)
+int icm_expire_snapshots(icm_expire_result **out, icm_table *t, const icm_expire_options *opts)
 {
     if (out == NULL || t == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");

@@ -543,7 +543,7 @@ int icm_expire_decide(icm_expire_decision **out, const icm_table_metadata *md,
 
     /* Rule 1: the current snapshot stays even when the refs do not name it `main`. */
     int64_t current;
-    if (icm_table_metadata_current_snapshot_id(md, &current)) {
+    if (icm_table_metadata_current_snapshot_id(&current, md)) {
         size_t i = find(&c, current);
         if (i != SIZE_MAX) {
             if (c.explicit_id[i]) {
@@ -592,8 +592,8 @@ done:
     return 0;
 }
 
-int icm_choose_expired(const icm_table_metadata *md, int64_t older_than_ms, int32_t keep_last,
-                       int64_t **out_ids, size_t *out_count)
+int icm_expire_choose(int64_t **out_ids, size_t *out_count, const icm_table_metadata *md,
+                       int64_t older_than_ms, int32_t keep_last)
 {
     *out_ids = NULL;
     *out_count = 0;

@@ -456,7 +456,7 @@ static void size_unknown_files(icm_fileio *io, file_vec *v)
         if (v->items[i].size_bytes >= 0)
             continue;
         icm_file_info info;
-        if (icm_fileio_stat(io, v->items[i].path, &info) == 0)
+        if (icm_fileio_stat(&info, io, v->items[i].path) == 0)
             v->items[i].size_bytes = info.size_bytes;
     }
     icm_error_clear();
@@ -666,7 +666,7 @@ static int find_companions(plan *p, icm_fileio *io)
         for (size_t i = 0; i < p->vec[k].len; i++) {
             icm_file_info info;
             char *crc = NULL;
-            int rc = icm_fileio_checksum_of(io, p->vec[k].items[i].path, &crc, &info);
+            int rc = icm_fileio_checksum_of(&crc, &info, io, p->vec[k].items[i].path);
             content_facts facts = {{0, 0}, 0, true};
             if (rc == 0 && crc != NULL && (rc = icm__pathset_location_hash(crc, &facts.key)) == 0 &&
                 !icm__pathset_contains_hash(p->keep, facts.key) &&
@@ -1103,9 +1103,9 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
 /* ------------------------------------------------------------------------------------------ */
 /* public planning entry point for callers who commit themselves                               */
 
-int icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
-                          const icm_table_metadata *after, icm_expire_cleanup cleanup,
-                          icm_expire_result **out)
+int icm_expire_plan_files(icm_expire_result **out, icm_fileio *io,
+                          const icm_table_metadata *before, const icm_table_metadata *after,
+                          icm_expire_cleanup cleanup)
 {
     if (out == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");

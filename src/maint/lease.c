@@ -191,7 +191,7 @@ static int read_doc(icm_fileio *io, const char *location, lease_doc *out, bool *
     *gone = false;
     char *text = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(io, location, &text, &len);
+    int rc = icm_fileio_read(&text, &len, io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
         *gone = true;
@@ -276,7 +276,7 @@ static int settle_create(icm_lease *l, const char *loc, const char *data, int rc
     char why[256];
     snprintf(why, sizeof why, "%s", icm_error_last()->message);
     bool ours = false;
-    if (icm_fileio_holds(l->io, loc, data, strlen(data), &ours) == 0 && ours) {
+    if (icm_fileio_holds(&ours, l->io, loc, data, strlen(data)) == 0 && ours) {
         icm_error_clear();
         return 0;
     }

@@ -200,7 +200,7 @@ static int prepare_removal(const icm_table_metadata *md, const int64_t *ids, siz
                            int64_t **sorted)
 {
     int64_t current;
-    if (icm_table_metadata_current_snapshot_id(md, &current) && id_in(ids, n, current))
+    if (icm_table_metadata_current_snapshot_id(&current, md) && id_in(ids, n, current))
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EREFUSED, md->file,
                               "snapshot %" PRId64 " is the current snapshot (main branch head) "
                               "and cannot be removed", current);

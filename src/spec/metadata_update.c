@@ -137,7 +137,7 @@ icm_update_kind icm_table_changes_update_kind(const icm_table_changes *c, size_t
     return (icm_update_kind)icm__update_kind_of(json_array_get(c->updates, i));
 }
 
-int icm_table_changes_to_json(const icm_table_changes *c, char **out, size_t *out_len)
+int icm_table_changes_to_json(char **out, size_t *out_len, const icm_table_changes *c)
 {
     *out = NULL;
     if (out_len != NULL)

@@ -73,11 +73,11 @@ static void server_apply(rest_catalog *rc, const icm_table_changes *changes, int
     if (*out_rc != 0)
         return;
     icm_table_metadata *next = NULL;
-    *out_rc = icm_table_changes_apply(changes, rc->md, &next);
+    *out_rc = icm_table_changes_apply(&next, changes, rc->md);
     if (*out_rc != 0)
         return;
     char *file = NULL;
-    *out_rc = icm_catalog_write_metadata_file(rc->base.io, rc->location, next, &file);
+    *out_rc = icm_catalog_write_metadata_file(&file, rc->base.io, rc->location, next);
     if (*out_rc == 0) {
         free(rc->location);
         rc->location = strdup(file);
@@ -97,7 +97,7 @@ static int rest_commit(icm_catalog *cat, const icm_table_ident *id, const char *
     *out_location = NULL;
     assert_true(is_table(id));
     char *json = NULL;
-    icmt_ok(icm_table_changes_to_json(changes, &json, NULL));
+    icmt_ok(icm_table_changes_to_json(&json, NULL, changes));
     rc->requests = realloc(rc->requests, (rc->n_requests + 1) * sizeof *rc->requests);
     assert_non_null(rc->requests);
     rc->requests[rc->n_requests++] = strdup(json);
@@ -226,7 +226,7 @@ static void set_properties(rest_catalog *rc, const char *k1, const char *v1, con
 static bool exists(icm_fileio *io, const char *path)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(io, path, &info);
+    int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
 }
@@ -362,7 +362,7 @@ static void test_expiry_ref_moved_between_plan_and_commit(void **state)
     rc->arg = &m;
     icm_expire_options o = expire_all_older(h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->commit_attempts, 2);
     assert_true(r->committed);
     /* The retry decided again: with b at S3, S1 and S2 both go. */
@@ -424,14 +424,14 @@ static void test_retry_policy(void **state)
     icmt_ok(icm_table_load(&t, &rc->base, "ns.tbl"));
     icm_expire_options o = expire_all_older(h);
     icm_expire_result *r = NULL;
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_FAILED);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_FAILED);
     assert_int_equal(r->commit_attempts, 3); /* the first and two retries */
     assert_int_equal(rc->n_requests, 3);
     assert_false(r->committed);
     icm_expire_result_free(r);
     /* the caller's max_commit_retries caps the table's */
     o.max_commit_retries = 1;
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_FAILED);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_FAILED);
     assert_int_equal(r->commit_attempts, 2);
     icm_expire_result_free(r);
     icm_table_free(t);
@@ -442,7 +442,7 @@ static void test_retry_policy(void **state)
     size_t before = rc->n_requests;
     icmt_ok(icm_table_load(&t, &rc->base, "ns.tbl"));
     o = expire_all_older(h);
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_FAILED);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_FAILED);
     assert_int_equal(r->commit_attempts, 1);
     assert_int_equal(rc->n_requests, before + 1);
     icm_expire_result_free(r);
@@ -473,7 +473,7 @@ static void test_unknown_never_retried_never_cleaned(void **state)
     icmt_ok(icm_table_load(&t, &rc->base, "ns.tbl"));
     icm_expire_options o = expire_all_older(h);
     icm_expire_result *r = NULL;
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_UNKNOWN);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_UNKNOWN);
     assert_int_equal(r->commit_attempts, 1);
     assert_int_equal(rc->n_requests, 1);
     icm_expire_result_free(r);
@@ -556,7 +556,7 @@ static void test_transaction_sends_requirements_and_updates(void **state)
     icmt_ok(icm_txn_append_file(txn, &df));
     icmt_ok(icm_txn_commit(txn));
     int64_t sid = 0;
-    assert_true(icm_txn_snapshot_id(txn, &sid));
+    assert_true(icm_txn_snapshot_id(&sid, txn));
     icm_txn_free(txn);
     icm_table_changes *c = NULL;
     icmt_ok(icm_table_changes_from_json(&c, rc->requests[1], strlen(rc->requests[1])));
@@ -570,7 +570,7 @@ static void test_transaction_sends_requirements_and_updates(void **state)
     assert_non_null(strstr(rc->requests[1], main_req));
     free(main_req);
     int64_t cur = 0;
-    assert_true(icm_table_metadata_current_snapshot_id(rc->md, &cur));
+    assert_true(icm_table_metadata_current_snapshot_id(&cur, rc->md));
     assert_true(cur == sid);
     /* the table handle moved to what the catalog has now */
     assert_string_equal(icm_table_get_metadata_location(t), rc->location);

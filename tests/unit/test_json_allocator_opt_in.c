@@ -64,7 +64,7 @@ static int metadata_round_trip(void)
     char *json = NULL;
     size_t len = 0;
     if (rc == 0)
-        rc = icm_table_metadata_to_json(md, &json, &len);
+        rc = icm_table_metadata_to_json(&json, &len, md);
     if (rc == 0 && strstr(json, "\"k\":\"v\"") == NULL && strstr(json, "\"k\": \"v\"") == NULL)
         rc = ICM_ERROR;
     icm_free(json);
@@ -89,9 +89,9 @@ static void test_jansson_allocator_untouched_without_opt_in_then_hooked(void **s
 
     /* A hook that fails every allocation still fails the library's own allocations. */
     const icm_allocator failing = {failing_malloc, failing_realloc, free};
-    icm_set_allocator(&failing);
+    icm_allocator_set(&failing);
     int rc = metadata_round_trip();
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     assert_int_equal(rc, ICM_ENOMEM);
 
     /* Opt in: jansson now allocates through the hooks. */
@@ -102,19 +102,19 @@ static void test_jansson_allocator_untouched_without_opt_in_then_hooked(void **s
     assert_ptr_not_equal(f, free);
     const icm_allocator counting = {counting_malloc, counting_realloc, free};
     atomic_store(&g_allocs, 0);
-    icm_set_allocator(&counting);
+    icm_allocator_set(&counting);
     json_t *late = json_pack("{s:i}", "b", 2);
     long n = atomic_load(&g_allocs);
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     assert_non_null(late);
     assert_true(n > 0);
     json_decref(late);
     assert_int_equal(metadata_round_trip(), 0);
 
     /* A failing hook fails jansson's allocations too now. */
-    icm_set_allocator(&failing);
+    icm_allocator_set(&failing);
     json_t *none = json_object();
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     assert_null(none);
 }
 

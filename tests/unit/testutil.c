@@ -203,12 +203,12 @@ void icmt_nomem_arm(long fail_at)
     icm_allocator_hook_json();
     atomic_store(&g_nomem_count, 0);
     atomic_store(&g_nomem_fail_at, fail_at);
-    icm_set_allocator(&hooks);
+    icm_allocator_set(&hooks);
 }
 
 long icmt_nomem_disarm(void)
 {
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     atomic_store(&g_nomem_fail_at, -1);
     return atomic_load(&g_nomem_count);
 }

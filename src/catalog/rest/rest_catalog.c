@@ -387,7 +387,7 @@ static int commit_body(const icm_table_ident *id, const icm_table_changes *chang
     size_t len = 0;
     int rc = check_ident_utf8(id);
     if (rc == 0)
-        rc = icm_table_changes_to_json(changes, &text, &len);
+        rc = icm_table_changes_to_json(&text, &len, changes);
     if (rc != 0)
         return rc;
     json_t *doc = NULL;
