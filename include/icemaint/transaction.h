@@ -149,17 +149,25 @@ ICM_EXTERN(int) icm_table_property_check(const char **closest, const char *key,
 
 /* icm_ref_retention (a ref's retention fields; unset ones are omitted) is in update.h. */
 
+/** Flags of icm_txn_set_ref(). */
+#define ICM_TXN_REF_REPLACE 0x1u     /**< replace an existing ref (else create a new one) */
+#define ICM_TXN_REF_SNAPSHOT_ID 0x2u /**< point at `snapshot_id` (else at the current snapshot
+                                          when the operation applies) */
+
 /**
- * Create (replace = false) or replace (replace = true) a branch or tag. Without
- * `has_snapshot_id` the ref points at the current snapshot when the operation applies.
+ * Create a branch or tag, or with ICM_TXN_REF_REPLACE in `flags` replace one. Without
+ * ICM_TXN_REF_SNAPSHOT_ID the ref points at the current snapshot when the operation applies
+ * (`snapshot_id` is then ignored).
  * Checked at commit: create needs a free name, replace an existing ref of the same type, the
  * snapshot must exist; tags take no max_snapshot_age_ms/min_snapshots_to_keep. Replacing
  * `main` moves the current snapshot (and adds a snapshot-log entry).
  * @param retention NULL = none (replace: NULL keeps the ref's current retention fields)
- * @return 0; ICM_EINVALID (empty name, tag with branch-only fields, state); ICM_ENOMEM.
+ * @param flags     ICM_TXN_REF_* or'ed together; 0 = create, at the current snapshot
+ * @return 0; ICM_EINVALID (empty name, tag with branch-only fields, an unknown flag, state);
+ *         ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, bool replace,
-                                bool has_snapshot_id, int64_t snapshot_id,
+ICM_EXTERN(int) icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type,
+                                unsigned flags, int64_t snapshot_id,
                                 const icm_ref_retention *retention);
 
 /** Remove a branch or tag. `main` is refused (ICM_EINVALID at once). Checked at commit: the

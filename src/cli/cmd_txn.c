@@ -452,7 +452,8 @@ static int run_create_ref(icm_cli *cli, int argc, char **argv, icm_ref_type type
     if (rc == ICM_EXIT_OK)
         rc = begin(cli, a.table, &cat, &t, &txn);
     if (rc == ICM_EXIT_OK) {
-        int lrc = icm_txn_set_ref(txn, a.pos[0], type, false, a.snapshot_id != NULL, id,
+        int lrc = icm_txn_set_ref(txn, a.pos[0], type,
+                                  a.snapshot_id != NULL ? ICM_TXN_REF_SNAPSHOT_ID : 0u, id,
                                   any ? &r : NULL);
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);

@@ -524,14 +524,17 @@ static int check_ref_name(const char *name)
     return 0;
 }
 
-int icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, bool replace,
-                    bool has_snapshot_id, int64_t snapshot_id, const icm_ref_retention *retention)
+int icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, unsigned flags,
+                    int64_t snapshot_id, const icm_ref_retention *retention)
 {
     int rc = check_open(txn);
     if (rc == 0)
         rc = check_ref_name(name);
     if (rc != 0)
         return rc;
+    if ((flags & ~(ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID)) != 0)
+        return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, name, "unknown flags 0x%x",
+                              flags & ~(ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID));
     if (type == ICM_REF_TAG && strcmp(name, "main") == 0)
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, name, "main must be a branch");
     if (type == ICM_REF_TAG && retention != NULL &&
@@ -554,8 +557,8 @@ int icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, bool repl
         return ICM_ENOMEM;
     }
     op->ref_type = type;
-    op->replace = replace;
-    op->has_snapshot_id = has_snapshot_id;
+    op->replace = (flags & ICM_TXN_REF_REPLACE) != 0;
+    op->has_snapshot_id = (flags & ICM_TXN_REF_SNAPSHOT_ID) != 0;
     op->snapshot_id = snapshot_id;
     op->has_retention = retention != NULL;
     if (retention != NULL)

@@ -534,7 +534,7 @@ static void test_transaction_sends_requirements_and_updates(void **state)
     icm_txn *txn = NULL;
     icmt_ok(icm_txn_new(&txn, t));
     icmt_ok(icm_txn_set_property(txn, "k", "v"));
-    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, false, true, s[0], NULL));
+    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, ICM_TXN_REF_SNAPSHOT_ID, s[0], NULL));
     icmt_ok(icm_txn_commit(txn));
     icm_txn_free(txn);
     char *want = icmt_sprintf(

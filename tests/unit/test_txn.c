@@ -508,16 +508,18 @@ static void txn_bad_input_is_refused(void **state)
     icm_ref_retention r = {0};
     r.has_min_snapshots_to_keep = true;
     r.min_snapshots_to_keep = 2;
-    assert_int_equal(icm_txn_set_ref(txn, "t", ICM_REF_TAG, false, false, 0, &r), ICM_EINVALID);
-    assert_int_equal(icm_txn_set_ref(txn, "main", ICM_REF_TAG, false, false, 0, NULL),
+    assert_int_equal(icm_txn_set_ref(txn, "t", ICM_REF_TAG, 0u, 0, &r), ICM_EINVALID);
+    /* A flag this version does not know is refused, not ignored. */
+    assert_int_equal(icm_txn_set_ref(txn, "b", ICM_REF_BRANCH, 0x4u, 0, NULL), ICM_EINVALID);
+    assert_int_equal(icm_txn_set_ref(txn, "main", ICM_REF_TAG, 0u, 0, NULL),
                      ICM_EINVALID);
     /* Metadata is JSON: a ref name that is not UTF-8 is refused when queued, by name (the
      * commit reported it as out of memory). */
-    assert_int_equal(icm_txn_set_ref(txn, "br\xff", ICM_REF_BRANCH, false, false, 0, NULL),
+    assert_int_equal(icm_txn_set_ref(txn, "br\xff", ICM_REF_BRANCH, 0u, 0, NULL),
                      ICM_EINVALID);
     assert_string_equal(icm_error_last()->location, "br\\xff");
     assert_non_null(strstr(icm_error_last()->message, "not valid UTF-8"));
-    assert_int_equal(icm_txn_set_ref(txn, "tg\xc3", ICM_REF_TAG, false, false, 0, NULL),
+    assert_int_equal(icm_txn_set_ref(txn, "tg\xc3", ICM_REF_TAG, 0u, 0, NULL),
                      ICM_EINVALID);
     /* Nothing was queued: the commit writes nothing. */
     icmt_ok(icm_txn_commit(txn));
@@ -766,9 +768,9 @@ static void txn_properties_refs_rollback(void **state)
     icmt_ok(icm_txn_set_property(txn, "gone", "x"));
     icmt_ok(icm_txn_set_property(txn, "gone", NULL));
     icm_ref_retention br = {true, 7 * 86400000LL, true, 2 * 86400000LL, true, 3};
-    icmt_ok(icm_txn_set_ref(txn, "b1", ICM_REF_BRANCH, false, false, 0, &br));
+    icmt_ok(icm_txn_set_ref(txn, "b1", ICM_REF_BRANCH, 0u, 0, &br));
     icm_ref_retention tr = {true, 86400000LL, false, 0, false, 0};
-    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, false, true, s1, &tr));
+    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, ICM_TXN_REF_SNAPSHOT_ID, s1, &tr));
     icmt_ok(icm_txn_commit(txn));
     assert_false(icm_txn_snapshot_id(&(int64_t){0}, txn)); /* metadata only */
     icm_txn_free(txn);
@@ -790,7 +792,7 @@ static void txn_properties_refs_rollback(void **state)
 
     /* create on an existing name, remove a missing ref, unknown snapshot: refused */
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "b1", ICM_REF_BRANCH, false, false, 0, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "b1", ICM_REF_BRANCH, 0u, 0, NULL));
     assert_int_equal(icm_txn_commit(txn), ICM_EEXISTS);
     icm_txn_free(txn);
     icmt_ok(icm_txn_new(&txn, f->t));
@@ -798,17 +800,19 @@ static void txn_properties_refs_rollback(void **state)
     assert_int_equal(icm_txn_commit(txn), ICM_ENOTFOUND);
     icm_txn_free(txn);
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "t2", ICM_REF_TAG, false, true, 12345, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "t2", ICM_REF_TAG, ICM_TXN_REF_SNAPSHOT_ID, 12345, NULL));
     assert_int_equal(icm_txn_commit(txn), ICM_ENOTFOUND);
     icm_txn_free(txn);
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_BRANCH, true, true, s2, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_BRANCH, ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID,
+                            s2, NULL));
     assert_int_equal(icm_txn_commit(txn), ICM_EINVALID); /* t1 is a tag */
     icm_txn_free(txn);
 
     /* replace tag t1 to s2 keeping its retention; remove b1 */
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, true, true, s2, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID,
+                            s2, NULL));
     icmt_ok(icm_txn_remove_ref(txn, "b1"));
     icmt_ok(icm_txn_commit(txn));
     icm_txn_free(txn);
@@ -842,7 +846,8 @@ static void txn_properties_refs_rollback(void **state)
     assert_int_equal(current(f->t)->snapshot_id, s2);
     /* replacing branch main moves the current snapshot */
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "main", ICM_REF_BRANCH, true, true, s1, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "main", ICM_REF_BRANCH, ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID,
+                            s1, NULL));
     icmt_ok(icm_txn_commit(txn));
     icm_txn_free(txn);
     assert_int_equal(current(f->t)->snapshot_id, s1);
