@@ -325,7 +325,8 @@ typedef struct icm_expire_options {
     {ICM_EXPIRE_OPTIONS_VERSION, ICM_EXPIRE_DECIDE_OPTIONS_INIT, ICM_EXPIRE_CLEANUP_ALL, false, \
      false, 0, 4, NULL, NULL, 0, NULL, false}
 
-/** What an expiry did (or, on a dry run, would do). Everything is owned by the result. */
+/** What an expiry did (or, on a dry run, would do). Everything is owned by the result; only
+ *  the library allocates one (what it needs besides these fields is kept out of sight). */
 typedef struct icm_expire_result {
     bool dry_run;
     icm_expire_cleanup cleanup;
@@ -365,8 +366,6 @@ typedef struct icm_expire_result {
     unsigned int commit_attempts;
     /** The committed metadata file; NULL on a dry run or when nothing had to change. */
     char *metadata_location;
-    /** Internal: whether icm_delete_expired_files may act on this plan. */
-    bool deletable;
     /** Checksum companions (kind CHECKSUM) of the planned files above: each goes only with its
      *  file, and only when no retained snapshot references it in any role. None when a
      *  retained manifest list or manifest could not be read. */
@@ -379,7 +378,8 @@ typedef struct icm_expire_result {
     /** The deletes stopped early (see ICM_EXPIRE_PROBLEM_DELETES_STOPPED): files still PLANNED
      *  were not deleted. */
     bool delete_stopped;
-    /** Internal: the delete phase ran (counts are of deleted files, not planned ones). */
+    /** The delete phase ran: the counts and bytes are of deleted files, not planned ones (a
+     *  file's state says which), also when the deletes stopped early. */
     bool delete_phase;
     /* ---- added with verification ---- */
     /** Verification: files retained snapshots reference inside the table's locations that
@@ -490,7 +490,7 @@ ICM_EXTERN(int) icm_expire_snapshots(icm_expire_result **out, icm_table *t,
  * For callers who commit themselves: plan the file deletes of going from `before` to `after`
  * (expired = snapshots of `before` not in `after`), with the same rules as
  * icm_expire_snapshots, verification included. Only reads storage. Pass the result to
- * icm_delete_expired_files() once `after` is committed.
+ * icm_expire_delete_files() once `after` is committed.
  * @return 0; ICM_EREFUSED (verification found a referenced file missing: *out is set, with
  *         nothing planned and the missing files in its problems; or, *out NULL, cleanup is
  *         not NONE and a root of `after` holds `_delta_log/` or `.hoodie/`, as
@@ -509,10 +509,14 @@ ICM_EXTERN(int) icm_expire_plan_files(icm_expire_result **out, icm_fileio *io,
  * so no re-check between batches and no link check (no table roots to check against:
  * icemaint/maint.h, "Links and changed files"): icm_expire_snapshots runs the re-checked,
  * link-checked delete phase.
- * @return the number of files deleted (>= 0); ICM_EINVALID (NULL argument); ICM_EREFUSED (the
- *         result comes from a dry run or an expiry whose commit did not happen).
+ * @param[out] out_deleted the number of files deleted (existing when their turn came), also
+ *             when the call fails; 0 when nothing ran
+ * @return 0 (failed deletes are in result->problems); ICM_EINVALID (NULL argument);
+ *         ICM_EREFUSED (the result comes from a dry run or an expiry whose commit did not
+ *         happen); ICM_ENOMEM.
  */
-ICM_EXTERN(int64_t) icm_delete_expired_files(icm_fileio *io, icm_expire_result *result);
+ICM_EXTERN(int) icm_expire_delete_files(size_t *out_deleted, icm_fileio *io,
+                                        icm_expire_result *result);
 
 ICM_END_DECL
 

@@ -47,8 +47,9 @@ const char *icm_expire_file_kind_name(icm_expire_file_kind kind)
 
 int icm__expire_result_new(icm_expire_result **out)
 {
-    *out = icm__calloc(1, sizeof **out);
-    return *out == NULL ? ICM_ENOMEM : 0;
+    icm__expire_result_full *full = icm__calloc(1, sizeof *full);
+    *out = full != NULL ? &full->pub : NULL;
+    return full == NULL ? ICM_ENOMEM : 0;
 }
 
 static void free_files(icm_expire_file *files, size_t n)
@@ -1145,7 +1146,7 @@ int icm_expire_plan_files(icm_expire_result **out, icm_fileio *io,
         icm_expire_result_free(r);
         return rc;
     }
-    r->deletable = true; /* the caller says `after` is committed */
+    icm__expire_result_full_of(r)->deletable = true; /* the caller says `after` is committed */
     *out = r;
     return 0;
 }

@@ -927,8 +927,9 @@ static void test_commit_unknown_deletes_nothing(void **state)
         assert_non_null(r);
         assert_int_equal(r->expired_count, 2);
         assert_int_equal(r->total, 0);
-        assert_false(r->deletable);
-        assert_true(icm_delete_expired_files(io, r) == ICM_EREFUSED);
+        size_t deleted = 1;
+        assert_int_equal(icm_expire_delete_files(&deleted, io, r), ICM_EREFUSED);
+        assert_int_equal(deleted, 0);
         for (size_t i = 0; all[i] != NULL; i++)
             assert_true(exists(io, all[i]));
         hist_strv_free(all);
@@ -1047,7 +1048,9 @@ static void test_plan_then_delete(void **state)
                                   ICM_EXPIRE_CLEANUP_ALL));
     assert_int_equal(r->expired_count, 12);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 6);
-    assert_int_equal(icm_delete_expired_files(io, r), (int64_t)r->total);
+    size_t deleted = 0;
+    assert_int_equal(icm_expire_delete_files(&deleted, io, r), 0);
+    assert_int_equal(deleted, r->total);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 6);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_MANIFEST_LIST], 12);
     hist_sync(h);

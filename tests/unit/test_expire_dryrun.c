@@ -189,7 +189,9 @@ static void dry_equals_real(int fv, icm_expire_cleanup cleanup)
     assert_true(dry->dry_run);
     assert_false(dry->committed);
     assert_null(dry->metadata_location);
-    assert_true(icm_delete_expired_files(fault, dry) == ICM_EREFUSED);
+    size_t deleted = 1;
+    assert_int_equal(icm_expire_delete_files(&deleted, fault, dry), ICM_EREFUSED);
+    assert_int_equal(deleted, 0);
     assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_DELETE), 0);
     icmt_ok(icm_table_refresh(t));
     assert_string_equal(icm_table_get_metadata_location(t), before);

@@ -154,7 +154,9 @@ static void test_expiry_refuses_when_a_retained_file_is_missing(void **state)
         assert_true(r->committed == (dry == 0)); /* the commit stands; the cleanup does not */
         assert_int_equal(r->expired_count, 2);
         assert_refused_naming_b(&sc, r);
-        assert_false(r->deletable);
+        size_t deleted = 1; /* the plan cannot be deleted later either */
+        assert_int_equal(icm_expire_delete_files(&deleted, sc.fault, r), ICM_EREFUSED);
+        assert_int_equal(deleted, 0);
         assert_int_equal(icm_fileio_fault_count(sc.fault, ICM_IO_DELETE), 0);
         for (size_t i = 0; sc.before[i] != NULL; i++)
             assert_true(exists(sc.mem, sc.before[i]) || strcmp(sc.before[i], sc.b) == 0);
@@ -237,7 +239,9 @@ static void test_plan_files_verifies(void **state)
                      ICM_EREFUSED);
     assert_non_null(r);
     assert_refused_naming_b(&sc, r);
-    assert_int_equal(icm_delete_expired_files(sc.mem, r), ICM_EREFUSED);
+    size_t deleted = 1;
+    assert_int_equal(icm_expire_delete_files(&deleted, sc.mem, r), ICM_EREFUSED);
+    assert_int_equal(deleted, 0);
     assert_true(exists(sc.mem, sc.a));
     icm_expire_result_free(r);
     icm_table_metadata_free(before);
