@@ -148,7 +148,8 @@ ICM_EXTERN(int) icm_catalog_open_rest(icm_catalog **out, const char *name, icm_f
 /** Options for icm_catalog_open_config(); zero-initialise (or ICM_CATALOG_CONFIG_OPTIONS_INIT)
  *  and set what you need. All strings are copied. */
 typedef struct icm_catalog_config_options {
-    int version;              /**< ICM_CATALOG_CONFIG_OPTIONS_VERSION (0 is accepted as 1) */
+    unsigned int version;     /**< ICM_CATALOG_CONFIG_OPTIONS_VERSION (0 is accepted as 1; a
+                                   later one is ICM_EINVALID) */
     const char *name;         /**< catalog name; NULL = `default-catalog` of the config, else
                                    "default" */
     const char *config_file;  /**< explicit YAML file; NULL = search `$PYICEBERG_HOME`, `~`, cwd
@@ -162,6 +163,11 @@ typedef struct icm_catalog_config_options {
 #define ICM_CATALOG_CONFIG_OPTIONS_VERSION 1
 #define ICM_CATALOG_CONFIG_OPTIONS_INIT {ICM_CATALOG_CONFIG_OPTIONS_VERSION, NULL, NULL, NULL, \
                                          NULL, NULL, false}
+
+/** Set `opts` to the defaults of `version` (as ICM_CATALOG_CONFIG_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_catalog_config_options_init(icm_catalog_config_options *opts,
+                                                unsigned version);
 
 /**
  * Resolve a catalog's properties as PyIceberg does and collect them (no catalog is opened):

@@ -125,6 +125,10 @@ typedef struct icm_check_options {
 #define ICM_CHECK_OPTIONS_VERSION 1
 #define ICM_CHECK_OPTIONS_INIT {ICM_CHECK_OPTIONS_VERSION, false, NULL, 0}
 
+/** Set `opts` to the defaults of `version` (as ICM_CHECK_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_check_options_init(icm_check_options *opts, unsigned version);
+
 /**
  * Check that the files the chosen snapshots need exist with their recorded sizes (see the
  * file comment). Problems are findings, not errors: the call returns 0 with them in *out.

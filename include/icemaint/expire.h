@@ -79,6 +79,11 @@ typedef struct icm_expire_decide_options {
 #define ICM_EXPIRE_DECIDE_OPTIONS_VERSION 1
 #define ICM_EXPIRE_DECIDE_OPTIONS_INIT {ICM_EXPIRE_DECIDE_OPTIONS_VERSION, 0, false, 0, 0, NULL, 0}
 
+/** Set `opts` to the defaults of `version` (as ICM_EXPIRE_DECIDE_OPTIONS_INIT; now_ms is still
+ *  to be set). @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_expire_decide_options_init(icm_expire_decide_options *opts,
+                                               unsigned version);
+
 /** Why a retained snapshot is kept. A snapshot may be kept for several reasons; each is one
  *  icm_expire_reason, in this enum's order (REF once per ref). */
 typedef enum icm_expire_keep_reason {
@@ -150,7 +155,8 @@ typedef struct icm_expire_decision {
  *         Boolean.parseBoolean; "Cannot expire snapshots: GC is disabled", naming the value),
  *         or for an explicit id that a retained ref still points at ("Cannot expire <id>.
  *         Still referenced by refs: [<names>]");
- *         ICM_EINVALID for a negative retain_last, or a history.expire.* property that is
+ *         ICM_EINVALID for an unknown opts->version, a negative retain_last, or a
+ *         history.expire.* property that is
  *         empty, not a whole number, negative or beyond its type's range (the message names
  *         the property and its value);
  *         ICM_ENOTFOUND for an explicit id that is not in the metadata;
@@ -325,6 +331,11 @@ typedef struct icm_expire_options {
     {ICM_EXPIRE_OPTIONS_VERSION, ICM_EXPIRE_DECIDE_OPTIONS_INIT, ICM_EXPIRE_CLEANUP_ALL, false, \
      false, 0, 4, NULL, NULL, 0, NULL, false}
 
+/** Set `opts` to the defaults of `version` (as ICM_EXPIRE_OPTIONS_INIT; an older version's
+ *  struct ends where that version's fields end).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_expire_options_init(icm_expire_options *opts, unsigned version);
+
 /** What an expiry did (or, on a dry run, would do). Everything is owned by the result; only
  *  the library allocates one (what it needs besides these fields is kept out of sight). */
 typedef struct icm_expire_result {
@@ -476,7 +487,9 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *         anything is committed when cleanup is not NONE and the table's location,
  *         write.data.path or write.metadata.path holds `_delta_log/` or `.hoodie/` (another
  *         table format manages those files: Delta UniForm, Apache XTable); ICM_EREADONLY (a static
- *         table, unless dry_run); ICM_EINVALID (bad options); the codes of icm_table_commit,
+ *         table, unless dry_run); ICM_EINVALID (bad options: an unknown version of
+ *         the options or of their decide options, a cleanup out of range); the codes of
+ *         icm_table_commit,
  *         icm_table_refresh and reading
  *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (a gc.enabled other than
  *         true committed meanwhile, the lease taken over, or metadata that fails the

@@ -202,6 +202,11 @@ typedef struct icm_orphan_options {
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
      NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false}
 
+/** Set `opts` to the defaults of `version` (as ICM_ORPHAN_OPTIONS_INIT; an older version's
+ *  struct ends where that version's fields end).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_orphan_options_init(icm_orphan_options *opts, unsigned version);
+
 /** Kind of an orphan, guessed from its location and name (orphans have no metadata). */
 typedef enum icm_orphan_kind {
     ICM_ORPHAN_DATA = 0,          /**< "data": Parquet/ORC/Avro or other files under data */
@@ -305,7 +310,7 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  * @param t    the table (refreshed; not committed to)
  * @param opts NULL = defaults
  * @return 0; ICM_EREFUSED (a safety check, see the file comment); ICM_EINVALID (bad options:
- *         an equal map, a file list line — the message names file and line —, or
+ *         an unknown version, an equal map, a file list line — the message names file and line —, or
  *         prefix_mismatch out of range); ICM_ENOTFOUND (file list missing); the codes of
  *         icm_table_refresh and listing (ICM_EIO, ICM_EUNSUPPORTED for a location the FileIO
  *         cannot list), also of icm_fileio_stat on an unreferenced file the listing gave
@@ -319,7 +324,7 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  * Source: Java DeleteOrphanFilesSparkAction (reference semantics §2, §5.5).
  */
 ICM_EXTERN(int) icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
-                                        const icm_orphan_options *opts);
+                                 const icm_orphan_options *opts);
 
 ICM_END_DECL
 

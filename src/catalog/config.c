@@ -421,6 +421,11 @@ static int resolve_config(const icm_catalog_config_options *opts, char **out_nam
     *out_name = NULL;
     *out_props = NULL;
     *out_n = 0;
+    if (o->version > ICM_CATALOG_CONFIG_OPTIONS_VERSION) /* 0 is taken as 1 */
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL,
+                              "icm_catalog_config_options: unknown version %u (use "
+                              "ICM_CATALOG_CONFIG_OPTIONS_INIT)",
+                              o->version);
     cfg c = {NULL, 0, 0, NULL};
     icm__ptrvec keys = ICM__PTRVEC_INIT, values = ICM__PTRVEC_INIT;
     char *name = NULL;

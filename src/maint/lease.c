@@ -394,6 +394,10 @@ int icm_lease_acquire(icm_lease **out, icm_table *t, const icm_lease_options *op
     if (out == NULL || t == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "icm_lease_acquire: table and out are required");
+    if (opts != NULL && opts->version != ICM_LEASE_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_lease_options: unknown version %u (use ICM_LEASE_OPTIONS_INIT)",
+                              opts->version);
     icm_lease_options defaults = ICM_LEASE_OPTIONS_INIT;
     const icm_lease_options *o = opts != NULL ? opts : &defaults;
     if (icm_table_is_read_only(t))

@@ -408,13 +408,18 @@ static icm_orphan_options normalized(const icm_orphan_options *opts)
 }
 
 int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
-                            const icm_orphan_options *opts)
+                     const icm_orphan_options *opts)
 {
     if (out != NULL)
         *out = NULL;
     if (t == NULL || out == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "icm_orphan_sweep: table and out are required");
+    if (opts != NULL && (opts->version < 1 || opts->version > ICM_ORPHAN_OPTIONS_VERSION))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_orphan_options: unknown version %u (use "
+                              "ICM_ORPHAN_OPTIONS_INIT or icm_orphan_options_init)",
+                              opts->version);
     icm_orphan_options norm = normalized(opts);
     const icm_orphan_options *o = &norm;
     if ((unsigned)o->prefix_mismatch > ICM_PREFIX_MISMATCH_DELETE)
