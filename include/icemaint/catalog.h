@@ -271,6 +271,7 @@ ICM_EXTERN(int) icm_catalog_list_tables(icm_catalog *cat, const char *ns, icm_na
 /** What a new table looks like. JSON texts are the spec's `schema` and `partition-spec`
  *  objects (field ids as in the schema). */
 typedef struct icm_create_table_options {
+    unsigned int version;             /**< ICM_CREATE_TABLE_OPTIONS_VERSION */
     const char *schema_json;          /**< required: a spec "schema" object (type struct) */
     const char *partition_spec_json;  /**< NULL = unpartitioned; else a spec partition spec
                                            object ({"spec-id":0,"fields":[...]}) or its fields
@@ -283,6 +284,14 @@ typedef struct icm_create_table_options {
     size_t n_properties;
 } icm_create_table_options;
 
+#define ICM_CREATE_TABLE_OPTIONS_VERSION 1
+/** No schema yet: set schema_json. */
+#define ICM_CREATE_TABLE_OPTIONS_INIT {ICM_CREATE_TABLE_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0}
+
+/** Set `opts` to the defaults of `version` (as ICM_CREATE_TABLE_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_create_table_options_init(icm_create_table_options *opts, unsigned version);
+
 /**
  * Create a table: builds format v2 metadata (fresh table-uuid, no snapshots, unsorted sort
  * order 0, last-column-id / last-partition-id from the inputs), writes its first metadata file
@@ -290,8 +299,8 @@ typedef struct icm_create_table_options {
  * `v1.metadata.json`) and records it. The namespace must exist (SQL).
  * @param[out] out_location new string (icm_free) naming the first metadata file; may be NULL
  * @return 0; ICM_EEXISTS (table exists; the file written is removed again); ICM_ENOTFOUND
- *         (namespace missing); ICM_EINVALID (bad schema/spec JSON, no location and no
- *         warehouse); I/O or SQL codes.
+ *         (namespace missing); ICM_EINVALID (an unknown opts->version, bad schema/spec
+ *         JSON, no location and no warehouse); I/O or SQL codes.
  */
 ICM_EXTERN(int) icm_catalog_create_table(char **out_location, icm_catalog *cat,
                                          const char *identifier,

@@ -90,6 +90,16 @@ int icm_lease_options_init(icm_lease_options *opts, unsigned version)
     return 0;
 }
 
+int icm_create_table_options_init(icm_create_table_options *opts, unsigned version)
+{
+    if (opts == NULL || version < 1 || version > ICM_CREATE_TABLE_OPTIONS_VERSION)
+        return unknown_version("icm_create_table_options_init", opts, version,
+                               ICM_CREATE_TABLE_OPTIONS_VERSION);
+    *opts = (icm_create_table_options)ICM_CREATE_TABLE_OPTIONS_INIT;
+    opts->version = version;
+    return 0;
+}
+
 int icm_catalog_config_options_init(icm_catalog_config_options *opts, unsigned version)
 {
     if (opts == NULL || version < 1 || version > ICM_CATALOG_CONFIG_OPTIONS_VERSION)

@@ -585,6 +585,11 @@ int icm_catalog_create_table(char **out_location, icm_catalog *cat,
 {
     if (out_location != NULL)
         *out_location = NULL;
+    if (opts != NULL && opts->version != ICM_CREATE_TABLE_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, identifier,
+                              "icm_create_table_options: unknown version %u (use "
+                              "ICM_CREATE_TABLE_OPTIONS_INIT)",
+                              opts->version);
     if (opts == NULL || opts->schema_json == NULL)
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, identifier,
                               "create table needs a schema");

@@ -100,7 +100,8 @@ static int run(icm_catalog *cat, int argc, char **argv)
     if (strcmp(cmd, "create-namespace") == 0 && argc == 2) {
         rc = icm_catalog_create_namespace(cat, argv[1]);
     } else if (strcmp(cmd, "create-table") == 0 && (argc == 3 || argc == 4)) {
-        icm_create_table_options o = {argv[2], argc == 4 ? argv[3] : NULL, NULL, NULL, 0};
+        icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                      argv[2], argc == 4 ? argv[3] : NULL, NULL, NULL, 0};
         rc = icm_catalog_create_table(&loc, cat, argv[1], &o);
         if (rc == 0)
             printf("%s\n", loc);

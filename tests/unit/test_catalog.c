@@ -80,7 +80,8 @@ static void new_database_gets_v1(void **state)
     assert_true(icm__sql_catalog_is_v1(cat));
     assert_string_equal(icm_catalog_kind(cat), "sql");
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "a.t", &o));
     icm_catalog_free(cat);
     /* The row carries iceberg_type = 'TABLE' as PyIceberg writes it. */
@@ -109,7 +110,8 @@ static void java_v0_database_is_used_as_v0(void **state)
     icmt_ok(icm_catalog_open_sql(&cat, "c", p.uri, p.dir, p.io, NULL, 0));
     assert_false(icm__sql_catalog_is_v1(cat));
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "a.t", &o));
     icm_table *t = NULL;
     icmt_ok(icm_table_load(&t, cat, "a.t"));
@@ -138,7 +140,8 @@ static void v1_views_are_not_tables(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_sql(&cat, "c", p.uri, p.dir, p.io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "a.t", &o));
     sqlite_run(p.db, "INSERT INTO iceberg_tables VALUES ('c','a','v','/x/v.metadata.json',NULL,"
                      "'VIEW'); INSERT INTO iceberg_tables VALUES ('c','a','legacy',"
@@ -241,11 +244,13 @@ static void uris_and_identifiers(void **state)
     assert_int_equal(icm_catalog_load_table_location(&loc, cat, "a..tbl"), ICM_EINVALID);
     assert_int_equal(icm_catalog_load_table_location(&loc, cat, "a."), ICM_EINVALID);
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     /* No warehouse and no location: refused before anything is written. */
     assert_int_equal(icm_catalog_create_table(NULL, cat, "a.t", &o), ICM_EINVALID);
     char *where = icmt_sprintf("%s/explicit", p.dir);
     icm_create_table_options o2 = {
+        ICM_CREATE_TABLE_OPTIONS_VERSION,
         SCHEMA_JSON,
         "{\"spec-id\":0,\"fields\":[{\"name\":\"id_b\",\"transform\":\"bucket[4]\","
         "\"source-id\":1}]}",

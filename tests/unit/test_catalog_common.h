@@ -68,7 +68,8 @@ static int sqlfx_setup(void **state)
     icmt_ok(icm__catalog_open_sql_store(&f->cat, f->name, f->fault, f->dir, f->io, NULL, 0));
     icmt_ok(icm_catalog_open_sql(&f->other, f->name, f->uri, f->dir, f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(f->cat, "ns"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, f->cat, "ns.tbl", &o));
     icmt_ok(icm_table_load(&f->t, f->cat, "ns.tbl"));
     *state = f;
@@ -176,7 +177,8 @@ static void sql_create_load_list(void **state)
     assert_int_equal(n, 1);
     assert_int_equal(icm_catalog_list_tables(f->cat, "nope", count_name_cb, &n), ICM_ENOTFOUND);
     assert_int_equal(icm_catalog_create_namespace(f->cat, "ns"), ICM_EEXISTS);
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     assert_int_equal(icm_catalog_create_table(NULL, f->cat, "ns.tbl", &o), ICM_EEXISTS);
     assert_int_equal(count_metadata_files(f), 1); /* the refused create left no file */
     assert_int_equal(icm_catalog_create_table(NULL, f->cat, "missing.tbl", &o), ICM_ENOTFOUND);
@@ -579,7 +581,8 @@ static void sql_other_tables_span_every_catalog_name(void **state)
     icmt_ok(icm_catalog_open_sql(&b, name_b, f->uri, f->dir, f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(b, "ns"));
     char *loc = icmt_sprintf("%s/b/ns/tbl", f->dir);
-    icm_create_table_options o = {SCHEMA_JSON, NULL, loc, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, loc, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, b, "ns.tbl", &o));
     /* the same identifier in another catalog_name of the database is another table */
     seen_tables s = {{f->name, name_b}, 0, NULL, false};

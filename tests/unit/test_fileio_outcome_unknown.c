@@ -226,7 +226,8 @@ static void test_sql_commit_metadata_write(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_sql(&cat, "c", uri, dir, fio, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "db"));
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "db.t", &o));
     icm_table *t = NULL;
     icmt_ok(icm_table_load(&t, cat, "db.t"));

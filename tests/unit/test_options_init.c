@@ -66,6 +66,14 @@ static void test_init_gives_the_init_macro_defaults(void **state)
     assert_null(l.command);
     assert_int_equal(l.ttl_ms, 0);
 
+    icm_create_table_options ct;
+    memset(&ct, 0x5a, sizeof ct);
+    icmt_ok(icm_create_table_options_init(&ct, ICM_CREATE_TABLE_OPTIONS_VERSION));
+    assert_int_equal(ct.version, ICM_CREATE_TABLE_OPTIONS_VERSION);
+    assert_null(ct.schema_json);
+    assert_null(ct.properties);
+    assert_int_equal(ct.n_properties, 0);
+
     icm_catalog_config_options g;
     memset(&g, 0x5a, sizeof g);
     icmt_ok(icm_catalog_config_options_init(&g, ICM_CATALOG_CONFIG_OPTIONS_VERSION));
@@ -121,6 +129,10 @@ static void test_init_refuses_unknown_versions_and_null(void **state)
     assert_int_equal(icm_check_options_init(&c, ICM_CHECK_OPTIONS_VERSION + 1), ICM_EINVALID);
     assert_int_equal(icm_lease_options_init(&l, 0), ICM_EINVALID);
     assert_int_equal(icm_lease_options_init(&l, ICM_LEASE_OPTIONS_VERSION + 1), ICM_EINVALID);
+    icm_create_table_options ct;
+    assert_int_equal(icm_create_table_options_init(&ct, 0), ICM_EINVALID);
+    assert_int_equal(icm_create_table_options_init(&ct, ICM_CREATE_TABLE_OPTIONS_VERSION + 1),
+                     ICM_EINVALID);
     assert_int_equal(icm_catalog_config_options_init(&g, 0), ICM_EINVALID);
     assert_int_equal(icm_catalog_config_options_init(&g, ICM_CATALOG_CONFIG_OPTIONS_VERSION + 1),
                      ICM_EINVALID);
@@ -194,6 +206,23 @@ static void test_operations_refuse_unknown_versions(void **state)
     assert_true(rc == ICM_EINVALID || rc == ICM_EUNSUPPORTED); /* EUNSUPPORTED: built without
                                                                   YAML, refused before that */
     assert_null(name);
+
+    icm_catalog *cat = NULL;
+    icmt_ok(icm_catalog_open_hadoop(&cat, "m", "mem://wh2", mem));
+    icm_create_table_options ct = ICM_CREATE_TABLE_OPTIONS_INIT;
+    ct.schema_json = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,"
+                     "\"name\":\"x\",\"required\":false,\"type\":\"long\"}]}";
+    ct.version = ICM_CREATE_TABLE_OPTIONS_VERSION + 1;
+    char *created = NULL;
+    assert_int_equal(icm_catalog_create_table(&created, cat, "db.t", &ct), ICM_EINVALID);
+    assert_null(created);
+    icm_table *none = NULL;
+    assert_int_equal(icm_table_load(&none, cat, "db.t"), ICM_ENOTFOUND);
+    ct.version = ICM_CREATE_TABLE_OPTIONS_VERSION; /* the same call with the version is fine */
+    icmt_ok(icm_catalog_create_table(&created, cat, "db.t", &ct));
+    assert_non_null(created);
+    icm_free(created);
+    icm_catalog_free(cat);
 
     /* Nothing was committed, and both snapshots' files are still there. */
     icm_table *again = hist_open_table(h);

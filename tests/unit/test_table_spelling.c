@@ -112,7 +112,8 @@ static int tfx_setup(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_hadoop(&cat, "fs", wh, f->io));
     icmt_ok(icm_catalog_create_namespace(cat, "db"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "db.t", &o));
     icm_catalog_free(cat);
     free(wh);
@@ -319,9 +320,11 @@ static void catalog_records_absolute_locations(void **state)
     icmt_ok(icm_catalog_sqlite_create("sqlite:///rel.db"));
     icmt_ok(icm_catalog_open_sql(&cat, "c", "sqlite:///rel.db", "./wh2/", f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "ns"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "ns.a", &o));
-    icm_create_table_options o2 = {SCHEMA_JSON, NULL, "file:wh2/../b", NULL, 0};
+    icm_create_table_options o2 = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                   SCHEMA_JSON, NULL, "file:wh2/../b", NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "ns.b", &o2));
     char *want_a = icmt_sprintf("%s/wh2/ns/a", f->dir), *want_b = icmt_sprintf("%s/b", f->dir);
     const char *ids[] = {"ns.a", "ns.b"};
@@ -364,9 +367,12 @@ static void sqlite_database_under_table_location_is_refused_and_never_planned(vo
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_sql(&cat, "c", uri, wh, f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "ns"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, wh, NULL, 0}; /* at the warehouse root */
+    /* at the warehouse root */
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, wh, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "ns.root", &o));
-    icm_create_table_options o2 = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o2 = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                   SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "ns.other", &o2));
     char *db = icmt_sprintf("%s/catalog.db", wh);
     char *stray = icmt_sprintf("%s/stray.parquet", wh);

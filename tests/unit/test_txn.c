@@ -54,7 +54,8 @@ static int tfx_setup(void **state)
     /* Short retry waits keep the tests fast; the policy itself is the table's. */
     icm_property props[] = {{"commit.retry.min-wait-ms", "1"},
                             {"commit.retry.max-wait-ms", "4"}};
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, props, 2};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  TXN_SCHEMA_JSON, NULL, NULL, props, 2};
     icmt_ok(icm_catalog_create_table(NULL, f->cat, "ns.tbl", &o));
     icmt_ok(icm_table_load(&f->t, f->cat, "ns.tbl"));
     char *cmd = icmt_sprintf("mkdir -p %s", f->cdir);

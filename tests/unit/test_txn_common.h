@@ -33,7 +33,8 @@ static inline void create_fs_table(const char *dir, icm_fileio *io)
     icmt_ok(icm_catalog_create_namespace(cat, "db"));
     icm_property props[] = {{"commit.retry.min-wait-ms", "1"},
                             {"commit.retry.max-wait-ms", "2"}};
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, props, 2};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  TXN_SCHEMA_JSON, NULL, NULL, props, 2};
     icmt_ok(icm_catalog_create_table(NULL, cat, "db.t", &o));
     icm_catalog_free(cat);
 }

@@ -44,7 +44,8 @@ static icm_fileio *seeded_store(int64_t *snapshot_id)
     icmt_ok(icm_catalog_open_hadoop(&cat, "fs", "/wh", io));
     int rc = icm_catalog_create_namespace(cat, "db"); /* mem has no directories to create */
     assert_true(rc == 0 || rc == ICM_EEXISTS);
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
     icmt_ok(icm_catalog_create_table(NULL, cat, "db.t", &o));
     icm_catalog_free(cat);
     icm_table *t = NULL;
