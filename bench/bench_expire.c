@@ -146,7 +146,7 @@ static int write_manifest(gen *g, int64_t snap, int64_t seq, size_t source, bool
     char *data = NULL;
     size_t len = 0;
     if (rc == 0)
-        rc = icm_manifest_writer_finish(w, &data, &len, NULL);
+        rc = icm_manifest_writer_finish(&data, &len, NULL, w);
     icm_manifest_writer_free(w);
     man m = {NULL, (int64_t)len, snap, seq, deleted ? 0 : (int32_t)g->files_per, 0,
              deleted ? (int32_t)g->files_per : 0};
@@ -201,7 +201,7 @@ static int write_list(gen *g, int64_t snap, int64_t seq, const size_t *idx, size
     char *data = NULL;
     size_t len = 0;
     if (rc == 0)
-        rc = icm_manifest_list_writer_finish(w, &data, &len);
+        rc = icm_manifest_list_writer_finish(&data, &len, w);
     icm_manifest_list_writer_free(w);
     if (rc == 0)
         rc = create_named(g, list_path, data, len);
@@ -324,7 +324,7 @@ static int run(const char *dir, bool verify)
     o.decide.has_older_than = true;
     o.decide.older_than_ms = icm_table_metadata_snapshot_at(md, n / 2)->timestamp_ms;
     icm_expire_result *r = NULL;
-    rc = icm_expire_snapshots(t, &o, &r);
+    rc = icm_expire_snapshots(&r, t, &o);
     double t1 = now_s(), c1 = cpu_s();
     if (rc != 0)
         return die("expire", rc);

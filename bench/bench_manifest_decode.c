@@ -137,7 +137,7 @@ static char *generate(long n, icm_avro_codec codec, size_t *len)
             die("add", rc);
     }
     char *out = NULL;
-    rc = icm_manifest_writer_finish(w, &out, len, NULL);
+    rc = icm_manifest_writer_finish(&out, len, NULL, w);
     if (rc < 0)
         die("finish", rc);
     icm_manifest_writer_free(w);
@@ -175,7 +175,7 @@ static double time_decode(const char *data, size_t len, uint64_t fields, long *e
     const icm_manifest_entry *e;
     long n = 0;
     uint64_t sum = 0;
-    while ((rc = icm_manifest_reader_next(r, &e)) == 0) {
+    while ((rc = icm_manifest_reader_next(&e, r)) == 0) {
         /* Touch what expiry uses, so nothing is optimised away. */
         sum += (uint64_t)e->data_file.record_count + e->data_file.file_path_len +
                (uint64_t)e->status + (uint64_t)e->snapshot_id;
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
             only_expiry = strcmp(argv[i + 1], "expiry") == 0;
     }
     icm_avro_codec codec;
-    int rc = icm_avro_codec_from_property(codec_name, &codec);
+    int rc = icm_avro_codec_from_property(&codec, codec_name);
     if (rc < 0)
         die("codec", rc);
     size_t len;

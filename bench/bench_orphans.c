@@ -10,7 +10,7 @@
  *       metadata names them under LOCATION: for a server that serves a directory as a bucket
  *       (bench/s3/s3_bench.sh writes into versitygw's posix bucket folder: files are objects).
  *   bench_orphans run DIR [no-verify]   (DIR: a folder holding t/, or a table location URI)
- *       a dry run of icm_remove_orphan_files over DIR/t with every file old enough (with
+ *       a dry run of icm_orphan_sweep over DIR/t with every file old enough (with
  *       `no-verify`: options.no_verify, to see what the presence check costs); prints
  *       one line: seconds (wall and CPU), files listed, orphans, referenced, keep-set bytes (and per
  *       referenced file) and the process's peak RSS; then the same with the listing limited
@@ -110,7 +110,7 @@ static int write_manifest(icm_fileio *io, icm_manifest_list_writer *lw, const ch
     icm_manifest_file mf;
     memset(&mf, 0, sizeof mf);
     if (rc == 0)
-        rc = icm_manifest_writer_finish(w, &buf, &len, &mf);
+        rc = icm_manifest_writer_finish(&buf, &len, &mf, w);
     icm_manifest_writer_free(w);
     if (rc != 0)
         return rc;
@@ -197,7 +197,7 @@ static int gen(const char *dir, long n_ref, long n_orphan, const char *name)
     char *buf = NULL;
     size_t len = 0;
     if (rc == 0)
-        rc = icm_manifest_list_writer_finish(lw, &buf, &len);
+        rc = icm_manifest_list_writer_finish(&buf, &len, lw);
     icm_manifest_list_writer_free(lw);
     snprintf(path, sizeof path, "%s/t/metadata/snap-1.avro", dir);
     if (rc == 0)
@@ -238,7 +238,7 @@ static int run(const char *dir, bool no_verify)
     o.older_than_ms = wall_ms() + 3600 * 1000;
     icm_orphan_result *r = NULL;
     double t0 = now_s(), c0 = cpu_s();
-    rc = icm_remove_orphan_files(t, &o, &r);
+    rc = icm_orphan_sweep(&r, t, &o);
     double secs = now_s() - t0, cpu = cpu_s() - c0;
     if (rc != 0)
         return die("sweep", rc);
@@ -256,7 +256,7 @@ static int run(const char *dir, bool no_verify)
     snprintf(meta, sizeof meta, "%s/metadata", loc);
     o.location = meta;
     t0 = now_s();
-    rc = icm_remove_orphan_files(t, &o, &r);
+    rc = icm_orphan_sweep(&r, t, &o);
     secs = now_s() - t0;
     if (rc != 0)
         return die("sweep of metadata/", rc);

@@ -52,7 +52,7 @@ static void *worker(void *arg)
             return NULL;
         char *data = NULL;
         size_t len = 0;
-        int rc = icm_fileio_read(j->io, j->uris[i], &data, &len);
+        int rc = icm_fileio_read(&data, &len, j->io, j->uris[i]);
         if (rc != 0) {
             const icm_error *e = icm_error_last();
             fprintf(stderr, "bench_s3_get: %s: %d %s\n", j->uris[i], rc, e->message);

@@ -9,8 +9,8 @@
 # Measures, on a warm cache, three runs each:
 #   - the listing floor: `find DIR -type f` (names only) and `find -printf` with size and mtime
 #     (a stat per file; the sweep lists names only and stats just the unreferenced files);
-#   - `bench_orphans run`: an in-process dry run of icm_remove_orphan_files (keep set from the
-#     manifests, streamed listing, classification), with its peak RSS and keep-set size;
+#   - `bench_orphans run`: an in-process dry run of icm_orphan_sweep (classification, keep set
+#     from the manifests, streamed listing), with its peak RSS and keep-set size;
 #   - PAIRS (default 10) alternating pairs of `find -type f` and `bench_orphans run`, each pair
 #     a ratio (the floor comparison; medians and ranges printed).
 # Then, against Java Iceberg ("DIY on core utilities": tests/interop/java BenchOrphans, Spark's

@@ -176,7 +176,7 @@ static void read_list(const uint8_t *data, size_t size)
     const icm_manifest_file *m;
     list_rows plain = {0};
     int rc;
-    while ((rc = icm_manifest_list_reader_next(r, &m)) == 0)
+    while ((rc = icm_manifest_list_reader_next(&m, r)) == 0)
         rows_add(&plain, NULL, 0, m->manifest_path, m->manifest_path_len);
     (void)icm_manifest_list_reader_header(r, "snapshot-id");
     icm_manifest_list_reader_free(r);
@@ -248,7 +248,7 @@ static long read_manifest(const void *data, size_t size, uint64_t fields,
     const icm_manifest_entry *e;
     long n = 0;
     int rc;
-    while ((rc = icm_manifest_reader_next(r, &e)) == 0)
+    while ((rc = icm_manifest_reader_next(&e, r)) == 0)
         n++;
     icm_manifest_reader_free(r);
     return rc == ICM_ITEROVER ? n : -1;
@@ -281,7 +281,7 @@ static void check_views(const uint8_t *data, size_t size, uint64_t fields,
         icm__entry_view v;
         const icm_manifest_entry *e;
         vrc = icm__manifest_reader_next_view(rv, &v);
-        erc = icm_manifest_reader_next(re, &e);
+        erc = icm_manifest_reader_next(&e, re);
         if (vrc != erc || (vrc == 0 && !view_is_entry(&v, e)))
             abort();
     }
@@ -301,14 +301,14 @@ static void copy_manifest(const uint8_t *data, size_t size, long entries)
     int rc = icm_manifest_writer_new_like(&w, r, &o);
     const icm_manifest_entry *e;
     long added = 0;
-    while (rc == 0 && (rc = icm_manifest_reader_next(r, &e)) == 0) {
+    while (rc == 0 && (rc = icm_manifest_reader_next(&e, r)) == 0) {
         /* The writer refuses some decodable entries (e.g. v1 without snapshot id). */
         if (icm_manifest_writer_add(w, e) == 0)
             added++;
     }
     char *out = NULL;
     size_t out_len = 0;
-    if (rc == ICM_ITEROVER && icm_manifest_writer_finish(w, &out, &out_len, NULL) == 0) {
+    if (rc == ICM_ITEROVER && icm_manifest_writer_finish(&out, &out_len, NULL, w) == 0) {
         long again = read_manifest(out, out_len, 0, NULL);
         if (again != added || added > entries)
             abort(); /* a copy must read back whole */

@@ -31,7 +31,7 @@ static void check_decision(const icm_table_metadata *md, const icm_expire_decide
         (d->retained_count > 0 && d->kept == NULL))
         abort();
     int64_t current;
-    bool has_current = icm_table_metadata_current_snapshot_id(md, &current);
+    bool has_current = icm_table_metadata_current_snapshot_id(&current, md);
     for (size_t i = 0; i < d->expired_count; i++)
         if (has_current && d->expired_ids[i] == current)
             abort();
@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     char *text = NULL;
     size_t len = 0;
-    if (icm_table_metadata_to_json(md, &text, &len) != 0)
+    if (icm_table_metadata_to_json(&text, &len, md) != 0)
         abort(); /* only ICM_ENOMEM could fail here, and the fuzzer does not inject it */
     icm_table_metadata *again = NULL;
     if (icm_table_metadata_parse(&again, text, len, "fuzz-reparse") != 0)

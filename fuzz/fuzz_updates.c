@@ -44,7 +44,7 @@ static const char BASE[] =
 static char *text_of(const icm_table_metadata *md)
 {
     char *out = NULL;
-    if (icm_table_metadata_to_json(md, &out, NULL) != 0)
+    if (icm_table_metadata_to_json(&out, NULL, md) != 0)
         abort();
     return out;
 }
@@ -62,9 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *once = NULL, *twice = NULL;
     size_t n1 = 0, n2 = 0;
     icm_table_changes *again = NULL;
-    if (icm_table_changes_to_json(c, &once, &n1) != 0 ||
+    if (icm_table_changes_to_json(&once, &n1, c) != 0 ||
         icm_table_changes_from_json(&again, once, n1) != 0 ||
-        icm_table_changes_to_json(again, &twice, &n2) != 0 || n1 != n2 ||
+        icm_table_changes_to_json(&twice, &n2, again) != 0 || n1 != n2 ||
         memcmp(once, twice, n1) != 0)
         abort();
     icm_table_metadata *base = NULL;
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != 0 && rc != ICM_ECOMMIT_FAILED)
         abort();
     icm_table_metadata *md = NULL;
-    rc = icm_table_changes_apply(c, base, &md);
+    rc = icm_table_changes_apply(&md, c, base);
     if (rc != 0 && (md != NULL || (rc != ICM_EINVALID && rc != ICM_EREFUSED &&
                                    rc != ICM_ENOMEM && rc != ICM_EUNSUPPORTED)))
         abort();

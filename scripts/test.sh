@@ -5,6 +5,7 @@
 #   2. scripts/setup-python.sh (if present)    the test virtualenv (build/venv)
 #   3. build/      RelWithDebInfo, -Werror     ctest: every test
 #   4. build-asan/ Debug, ASan+UBSan           ctest: labels unit and fuzz-replay
+#   4a. build-tsan/ RelWithDebInfo, TSan       the unit tests labelled threads only
 #   4b. build-shared/ -DBUILD_SHARED_LIBS=ON   build only, plus the exports check (ctest
 #                                              shared_exports); its full ctest adds ~3.5 min
 #   4c. build-types/<cc>-<type>/               GCC and clang, every CMAKE_BUILD_TYPE, -Werror
@@ -166,6 +167,26 @@ if stage build-asan configure_and_build build-asan -DCMAKE_BUILD_TYPE=Debug -DIC
   stage ctest-asan ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L 'unit|fuzz-replay'
 else
   skipped+=("ctest-asan")
+fi
+
+# ThreadSanitizer (it cannot share a build with ASan): the unit tests that run the library on
+# several threads (label `threads`, tests/CMakeLists.txt: the planners' read-ahead and
+# listing-ahead, the parallel loop, the delete engine), and only they are built (the library
+# and eleven tests: about 2 min on two cores, then about 40 s of tests). Any report fails the
+# test (TSAN_OPTIONS halt_on_error; tests/tsan.supp holds only third-party false positives).
+build_tsan() {
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$ROOT" -B "$ROOT/build-tsan" -G Ninja -DICM_WERROR=ON "${launcher[@]}" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DICM_TSAN=ON -DICM_BUILD_BENCH=OFF >/dev/null &&
+    ninja -C "$ROOT/build-tsan" -j "$JOBS" icm_thread_tests
+}
+if stage build-tsan build_tsan; then
+  stage ctest-tsan ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -L threads
+else
+  skipped+=("ctest-tsan")
 fi
 
 # The shared library must link, and export only `icm_` symbols. Build only (about 85 s on two

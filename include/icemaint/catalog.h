@@ -149,7 +149,8 @@ ICM_EXTERN(int) icm_catalog_open_rest(icm_catalog **out, const char *name, icm_f
 /** Options for icm_catalog_open_config(); zero-initialise (or ICM_CATALOG_CONFIG_OPTIONS_INIT)
  *  and set what you need. All strings are copied. */
 typedef struct icm_catalog_config_options {
-    int version;              /**< ICM_CATALOG_CONFIG_OPTIONS_VERSION (0 is accepted as 1) */
+    unsigned int version;     /**< ICM_CATALOG_CONFIG_OPTIONS_VERSION (0 is accepted as 1; a
+                                   later one is ICM_EINVALID) */
     const char *name;         /**< catalog name; NULL = `default-catalog` of the config, else
                                    "default" */
     const char *config_file;  /**< explicit YAML file; NULL = search `$PYICEBERG_HOME`, `~`, cwd
@@ -163,6 +164,11 @@ typedef struct icm_catalog_config_options {
 #define ICM_CATALOG_CONFIG_OPTIONS_VERSION 1
 #define ICM_CATALOG_CONFIG_OPTIONS_INIT {ICM_CATALOG_CONFIG_OPTIONS_VERSION, NULL, NULL, NULL, \
                                          NULL, NULL, false}
+
+/** Set `opts` to the defaults of `version` (as ICM_CATALOG_CONFIG_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_catalog_config_options_init(icm_catalog_config_options *opts,
+                                                unsigned version);
 
 /**
  * Resolve a catalog's properties as PyIceberg does and collect them (no catalog is opened):
@@ -180,9 +186,9 @@ typedef struct icm_catalog_config_options {
  *         found, in a library built with ICM_WITH_YAML=OFF: refused, never skipped);
  *         ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_catalog_config_resolve(const icm_catalog_config_options *opts,
-                                           char **out_name, icm_property **out_props,
-                                           size_t *out_n);
+ICM_EXTERN(int) icm_catalog_config_resolve(char **out_name,
+                                           icm_property **out_props, size_t *out_n,
+                                           const icm_catalog_config_options *opts);
 
 /** Free an array from icm_catalog_config_resolve (keys and values too). NULL is ok. */
 ICM_EXTERN(void) icm_catalog_properties_free(icm_property *props, size_t n);
@@ -204,8 +210,8 @@ ICM_EXTERN(void) icm_catalog_properties_free(icm_property *props, size_t n);
  *         of any catalog named: where its database lies cannot be told); the codes of
  *         icm_location_canonical; ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_catalog_config_own_files(const icm_catalog_config_options *opts,
-                                             char ***out, size_t *out_n);
+ICM_EXTERN(int) icm_catalog_config_own_files(char ***out,
+                                             size_t *out_n, const icm_catalog_config_options *opts);
 
 /** Free an array from icm_catalog_config_own_files. NULL is ok. */
 ICM_EXTERN(void) icm_catalog_own_files_free(char **files, size_t n);
@@ -239,8 +245,8 @@ ICM_EXTERN(icm_fileio *) icm_catalog_fileio(const icm_catalog *cat);
  * @param[out] out new string (icm_free)
  * @return 0; ICM_ENOTFOUND (no such table); ICM_EINVALID (bad identifier); I/O or SQL codes.
  */
-ICM_EXTERN(int) icm_catalog_load_table_location(icm_catalog *cat, const char *identifier,
-                                                char **out);
+ICM_EXTERN(int) icm_catalog_load_table_location(char **out, icm_catalog *cat,
+                                                const char *identifier);
 
 /** Create a namespace (dotted). SQL: inserts the reserved property `exists=true`, as Java and
  *  PyIceberg do. @return 0; ICM_EEXISTS; ICM_EINVALID; I/O or SQL codes. */
@@ -248,7 +254,7 @@ ICM_EXTERN(int) icm_catalog_create_namespace(icm_catalog *cat, const char *ns);
 
 /** True when the namespace exists (SQL: a property row or a table row has it, or a child of it).
  *  @return 0 and *out set; I/O or SQL codes. */
-ICM_EXTERN(int) icm_catalog_namespace_exists(icm_catalog *cat, const char *ns, bool *out);
+ICM_EXTERN(int) icm_catalog_namespace_exists(bool *out, icm_catalog *cat, const char *ns);
 
 /**
  * List namespaces, each once, sorted: the children of `parent` (its direct sub-namespaces,
@@ -266,6 +272,7 @@ ICM_EXTERN(int) icm_catalog_list_tables(icm_catalog *cat, const char *ns, icm_na
 /** What a new table looks like. JSON texts are the spec's `schema` and `partition-spec`
  *  objects (field ids as in the schema). */
 typedef struct icm_create_table_options {
+    unsigned int version;             /**< ICM_CREATE_TABLE_OPTIONS_VERSION */
     const char *schema_json;          /**< required: a spec "schema" object (type struct) */
     const char *partition_spec_json;  /**< NULL = unpartitioned; else a spec partition spec
                                            object ({"spec-id":0,"fields":[...]}) or its fields
@@ -278,6 +285,14 @@ typedef struct icm_create_table_options {
     size_t n_properties;
 } icm_create_table_options;
 
+#define ICM_CREATE_TABLE_OPTIONS_VERSION 1
+/** No schema yet: set schema_json. */
+#define ICM_CREATE_TABLE_OPTIONS_INIT {ICM_CREATE_TABLE_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0}
+
+/** Set `opts` to the defaults of `version` (as ICM_CREATE_TABLE_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_create_table_options_init(icm_create_table_options *opts, unsigned version);
+
 /**
  * Create a table: builds format v2 metadata (fresh table-uuid, no snapshots, unsorted sort
  * order 0, last-column-id / last-partition-id from the inputs), writes its first metadata file
@@ -285,12 +300,12 @@ typedef struct icm_create_table_options {
  * `v1.metadata.json`) and records it. The namespace must exist (SQL).
  * @param[out] out_location new string (icm_free) naming the first metadata file; may be NULL
  * @return 0; ICM_EEXISTS (table exists; the file written is removed again); ICM_ENOTFOUND
- *         (namespace missing); ICM_EINVALID (bad schema/spec JSON, no location and no
- *         warehouse); I/O or SQL codes.
+ *         (namespace missing); ICM_EINVALID (an unknown opts->version, bad schema/spec
+ *         JSON, no location and no warehouse); I/O or SQL codes.
  */
-ICM_EXTERN(int) icm_catalog_create_table(icm_catalog *cat, const char *identifier,
-                                         const icm_create_table_options *opts,
-                                         char **out_location);
+ICM_EXTERN(int) icm_catalog_create_table(char **out_location, icm_catalog *cat,
+                                         const char *identifier,
+                                         const icm_create_table_options *opts);
 
 /**
  * Register an existing metadata file as a table (the file is read and validated first). The

@@ -125,22 +125,26 @@ typedef struct icm_check_options {
 #define ICM_CHECK_OPTIONS_VERSION 1
 #define ICM_CHECK_OPTIONS_INIT {ICM_CHECK_OPTIONS_VERSION, false, NULL, 0}
 
+/** Set `opts` to the defaults of `version` (as ICM_CHECK_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_check_options_init(icm_check_options *opts, unsigned version);
+
 /**
  * Check that the files the chosen snapshots need exist with their recorded sizes (see the
  * file comment). Problems are findings, not errors: the call returns 0 with them in *out.
  *
+ * @param[out] out          new result (icm_check_result_free); NULL on failure
  * @param io                the table's FileIO (only read and stat'ed)
  * @param md                the table metadata (borrowed, not changed)
  * @param metadata_location the metadata file md was read from, checked for existence; NULL =
  *                          not checked
  * @param opts              NULL = the current snapshot
- * @param[out] out          new result (icm_check_result_free); NULL on failure
  * @return 0; ICM_ENOTFOUND (a snapshot id that is not in the metadata; the message names it);
  *         ICM_EINVALID (NULL io, md or out, or an unknown options version); ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_check_table(icm_fileio *io, const icm_table_metadata *md,
-                                const char *metadata_location, const icm_check_options *opts,
-                                icm_check_result **out);
+ICM_EXTERN(int) icm_check_table(icm_check_result **out, icm_fileio *io,
+                                const icm_table_metadata *md, const char *metadata_location,
+                                const icm_check_options *opts);
 
 ICM_END_DECL
 

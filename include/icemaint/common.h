@@ -1,5 +1,6 @@
 /*
- * icemaint/common.h: export macros, version, allocator hooks and library-owned memory.
+ * icemaint/common.h: export macros, version, allocator hooks (the JSON library's opt-in) and
+ * library-owned memory.
  *
  * Every public header includes this one. It depends only on <stddef.h>, <stdint.h> and
  * <stdbool.h>. Conventions shared by all of libicemaint:
@@ -47,8 +48,9 @@ ICM_EXTERN(const char *) icm_version(void);
 ICM_EXTERN(int) icm_version_number(void);
 
 /**
- * Allocator hooks. All library memory goes through them, so tests can fail the Nth allocation
- * and check that every public call returns ICM_ENOMEM with nothing leaked. Install before any
+ * Allocator hooks. All library memory goes through them (the JSON library's internal
+ * allocations only after icm_allocator_hook_json()), so tests can fail the Nth allocation and
+ * check that every public call returns ICM_ENOMEM with nothing leaked. Install before any
  * other call; not thread-safe with concurrent library use. NULL restores malloc/realloc/free.
  * The hooks must be thread-safe: besides the calling thread, expiry and the orphan sweep
  * allocate on the helper thread that reads ahead for them (and deletes run on several).
@@ -59,7 +61,24 @@ typedef struct icm_allocator {
     void (*free_fn)(void *ptr);
 } icm_allocator;
 
-ICM_EXTERN(void) icm_set_allocator(const icm_allocator *allocator);
+ICM_EXTERN(void) icm_allocator_set(const icm_allocator *allocator);
+
+/**
+ * Opt in: route the allocations of the JSON library (jansson) through the hooks above too, so
+ * that a failing hook also fails the library's JSON work (ICM_ENOMEM) and every byte it uses is
+ * counted. Without this call libicemaint changes nothing outside itself: jansson keeps its
+ * allocator (malloc/free by default, or whatever the application set) for its own objects,
+ * and everything the library hands out still comes from the hooks above.
+ *
+ * PROCESS-WIDE: it calls jansson's json_set_alloc_funcs(), which applies to every user of
+ * jansson in the process (the application and other libraries); do not call it when anything
+ * else in the process sets jansson's allocator. Call it once, before any other library call and
+ * while no other thread uses jansson (jansson must free each block with the allocator that
+ * made it); later calls do nothing. The hooks forward to the allocator in force at each
+ * allocation, so icm_allocator_set() may still be called afterwards (under its own rule).
+ * Cannot fail.
+ */
+ICM_EXTERN(void) icm_allocator_hook_json(void);
 
 /** Free memory the library handed out as a plain buffer or string (never use free()). NULL ok. */
 ICM_EXTERN(void) icm_free(void *ptr);

@@ -80,6 +80,11 @@ typedef struct icm_expire_decide_options {
 #define ICM_EXPIRE_DECIDE_OPTIONS_VERSION 1
 #define ICM_EXPIRE_DECIDE_OPTIONS_INIT {ICM_EXPIRE_DECIDE_OPTIONS_VERSION, 0, false, 0, 0, NULL, 0}
 
+/** Set `opts` to the defaults of `version` (as ICM_EXPIRE_DECIDE_OPTIONS_INIT; now_ms is still
+ *  to be set). @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_expire_decide_options_init(icm_expire_decide_options *opts,
+                                               unsigned version);
+
 /** Why a retained snapshot is kept. A snapshot may be kept for several reasons; each is one
  *  icm_expire_reason, in this enum's order (REF once per ref). */
 typedef enum icm_expire_keep_reason {
@@ -151,7 +156,8 @@ typedef struct icm_expire_decision {
  *         Boolean.parseBoolean; "Cannot expire snapshots: GC is disabled", naming the value),
  *         or for an explicit id that a retained ref still points at ("Cannot expire <id>.
  *         Still referenced by refs: [<names>]");
- *         ICM_EINVALID for a negative retain_last, or a history.expire.* property that is
+ *         ICM_EINVALID for an unknown opts->version, a negative retain_last, or a
+ *         history.expire.* property that is
  *         empty, not a whole number, negative or beyond its type's range (the message names
  *         the property and its value);
  *         ICM_ENOTFOUND for an explicit id that is not in the metadata;
@@ -173,8 +179,9 @@ ICM_EXTERN(void) icm_expire_decision_free(icm_expire_decision *decision);
  * @param keep_last       >= 1
  * @return as icm_expire_decide(); ICM_EINVALID when keep_last < 1.
  */
-ICM_EXTERN(int) icm_choose_expired(const icm_table_metadata *md, int64_t older_than_ms,
-                                   int32_t keep_last, int64_t **out_ids, size_t *out_count);
+ICM_EXTERN(int) icm_expire_choose(int64_t **out_ids, size_t *out_count,
+                                  const icm_table_metadata *md, int64_t older_than_ms,
+                                  int32_t keep_last);
 
 /* ========================================================================================== */
 /* Expiry execution: commit, then delete what only expired snapshots reached                  */
@@ -194,7 +201,7 @@ typedef enum icm_expire_cleanup {
 
 /** Parse "all", "metadata" (also "metadata_only", "metadata-only") or "none",
  *  case-insensitive. @return 0; ICM_EINVALID (message names the value). */
-ICM_EXTERN(int) icm_expire_cleanup_parse(const char *text, icm_expire_cleanup *out);
+ICM_EXTERN(int) icm_expire_cleanup_parse(icm_expire_cleanup *out, const char *text);
 /** "all", "metadata", "none"; static storage. */
 ICM_EXTERN(const char *) icm_expire_cleanup_name(icm_expire_cleanup cleanup);
 
@@ -333,7 +340,13 @@ typedef struct icm_expire_options {
     {ICM_EXPIRE_OPTIONS_VERSION, ICM_EXPIRE_DECIDE_OPTIONS_INIT, ICM_EXPIRE_CLEANUP_ALL, false, \
      false, 0, 4, NULL, NULL, 0, NULL, false, ICM_DELETE_LIMITS_NONE}
 
-/** What an expiry did (or, on a dry run, would do). Everything is owned by the result. */
+/** Set `opts` to the defaults of `version` (as ICM_EXPIRE_OPTIONS_INIT; an older version's
+ *  struct ends where that version's fields end).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_expire_options_init(icm_expire_options *opts, unsigned version);
+
+/** What an expiry did (or, on a dry run, would do). Everything is owned by the result; only
+ *  the library allocates one (what it needs besides these fields is kept out of sight). */
 typedef struct icm_expire_result {
     bool dry_run;
     icm_expire_cleanup cleanup;
@@ -373,8 +386,6 @@ typedef struct icm_expire_result {
     unsigned int commit_attempts;
     /** The committed metadata file; NULL on a dry run or when nothing had to change. */
     char *metadata_location;
-    /** Internal: whether icm_delete_expired_files may act on this plan. */
-    bool deletable;
     /** Checksum companions (kind CHECKSUM) of the planned files above: each goes only with its
      *  file, and only when no retained snapshot references it in any role. None when a
      *  retained manifest list or manifest could not be read. */
@@ -387,7 +398,8 @@ typedef struct icm_expire_result {
     /** The deletes stopped early (see ICM_EXPIRE_PROBLEM_DELETES_STOPPED): files still PLANNED
      *  were not deleted. */
     bool delete_stopped;
-    /** Internal: the delete phase ran (counts are of deleted files, not planned ones). */
+    /** The delete phase ran: the counts and bytes are of deleted files, not planned ones (a
+     *  file's state says which), also when the deletes stopped early. */
     bool delete_phase;
     /* ---- added with verification ---- */
     /** Verification: files retained snapshots reference inside the table's locations that
@@ -484,7 +496,9 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  *         anything is committed when cleanup is not NONE and the table's location,
  *         write.data.path or write.metadata.path holds `_delta_log/` or `.hoodie/` (another
  *         table format manages those files: Delta UniForm, Apache XTable); ICM_EREADONLY (a static
- *         table, unless dry_run); ICM_EINVALID (bad options); the codes of icm_table_commit,
+ *         table, unless dry_run); ICM_EINVALID (bad options: an unknown version of
+ *         the options or of their decide options, a cleanup out of range); the codes of
+ *         icm_table_commit,
  *         icm_table_refresh and reading
  *         manifests (ICM_ENOMEM); after the commit, ICM_EREFUSED (a gc.enabled other than
  *         true committed meanwhile, the lease taken over, or metadata that fails the
@@ -492,23 +506,23 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * Source: Java RemoveSnapshots + ReachableFileCleanup; the rules in words:
  * docs/semantics.md#expiry-file-keep-set, #commit-outcomes, #already-gone.
  */
-ICM_EXTERN(int) icm_expire_snapshots(icm_table *t, const icm_expire_options *opts,
-                                     icm_expire_result **out);
+ICM_EXTERN(int) icm_expire_snapshots(icm_expire_result **out, icm_table *t,
+                                     const icm_expire_options *opts);
 
 /**
  * For callers who commit themselves: plan the file deletes of going from `before` to `after`
  * (expired = snapshots of `before` not in `after`), with the same rules as
  * icm_expire_snapshots, verification included. Only reads storage. Pass the result to
- * icm_delete_expired_files() once `after` is committed.
+ * icm_expire_delete_files() once `after` is committed.
  * @return 0; ICM_EREFUSED (verification found a referenced file missing: *out is set, with
  *         nothing planned and the missing files in its problems; or, *out NULL, cleanup is
  *         not NONE and a root of `after` holds `_delta_log/` or `.hoodie/`, as
  *         icm_expire_snapshots refuses); ICM_EINVALID (NULL
  *         argument); ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
-                                      const icm_table_metadata *after,
-                                      icm_expire_cleanup cleanup, icm_expire_result **out);
+ICM_EXTERN(int) icm_expire_plan_files(icm_expire_result **out, icm_fileio *io,
+                                      const icm_table_metadata *before,
+                                      const icm_table_metadata *after, icm_expire_cleanup cleanup);
 
 /**
  * Delete the planned files of `result` in the safe order (data and delete files, manifests,
@@ -518,10 +532,14 @@ ICM_EXTERN(int) icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *
  * so no re-check between batches and no link check (no table roots to check against:
  * icemaint/maint.h, "Links and changed files"): icm_expire_snapshots runs the re-checked,
  * link-checked delete phase.
- * @return the number of files deleted (>= 0); ICM_EINVALID (NULL argument); ICM_EREFUSED (the
- *         result comes from a dry run or an expiry whose commit did not happen).
+ * @param[out] out_deleted the number of files deleted (existing when their turn came), also
+ *             when the call fails; 0 when nothing ran
+ * @return 0 (failed deletes are in result->problems); ICM_EINVALID (NULL argument);
+ *         ICM_EREFUSED (the result comes from a dry run or an expiry whose commit did not
+ *         happen); ICM_ENOMEM.
  */
-ICM_EXTERN(int64_t) icm_delete_expired_files(icm_fileio *io, icm_expire_result *result);
+ICM_EXTERN(int) icm_expire_delete_files(size_t *out_deleted, icm_fileio *io,
+                                        icm_expire_result *result);
 
 ICM_END_DECL
 

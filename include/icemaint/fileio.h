@@ -83,11 +83,11 @@ typedef int (*icm_list_cb)(const icm_file_info *info, void *payload);
 
 /** Read a whole object. @param[out] out new buffer (icm_free), NUL-terminated after out_len
  *  bytes. @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory), ICM_ENOMEM. */
-ICM_EXTERN(int) icm_fileio_read(icm_fileio *io, const char *location, char **out,
-                                size_t *out_len);
+ICM_EXTERN(int) icm_fileio_read(char **out, size_t *out_len, icm_fileio *io,
+                                const char *location);
 /** @return 0, ICM_ENOTFOUND, ICM_EINVALID (negative offset), ICM_EIO. */
-ICM_EXTERN(int) icm_fileio_read_range(icm_fileio *io, const char *location, int64_t offset,
-                                      void *buf, size_t len, size_t *out_read);
+ICM_EXTERN(int) icm_fileio_read_range(size_t *out_read, icm_fileio *io, const char *location,
+                                      int64_t offset, void *buf, size_t len);
 /**
  * Create a new object; never replaces one.
  * @return 0; ICM_EEXISTS (it exists; nothing written); ICM_EOUTCOME_UNKNOWN (an object-store
@@ -109,8 +109,8 @@ ICM_EXTERN(int) icm_fileio_create_new(icm_fileio *io, const char *location, cons
  * @return 0; ICM_EIO, ICM_EAUTH, ICM_ENOMEM (it could not be read: *out_same false),
  *  ICM_EINVALID (NULL arguments).
  */
-ICM_EXTERN(int) icm_fileio_holds(icm_fileio *io, const char *location, const void *data,
-                                 size_t len, bool *out_same);
+ICM_EXTERN(int) icm_fileio_holds(bool *out_same, icm_fileio *io, const char *location,
+                                 const void *data, size_t len);
 /** @return 0, ICM_EIO, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_fileio_write_replace(icm_fileio *io, const char *location,
                                          const void *data, size_t len);
@@ -124,8 +124,8 @@ ICM_EXTERN(int) icm_fileio_delete(icm_fileio *io, const char *location);
  * single operation as icm_fileio_delete() (no extra stat). Thread-safe: the note is per thread.
  * @return as icm_fileio_delete(); ICM_EINVALID for a NULL `existed`.
  */
-ICM_EXTERN(int) icm_fileio_delete_existing(icm_fileio *io, const char *location,
-                                           bool *existed);
+ICM_EXTERN(int) icm_fileio_delete_existing(bool *existed, icm_fileio *io,
+                                           const char *location);
 /** What happened to one object of icm_fileio_delete_batch(). */
 typedef enum icm_fileio_delete_status {
     ICM_FILEIO_DELETED = 0,      /**< it existed and was deleted */
@@ -163,11 +163,11 @@ typedef struct icm_fileio_delete_result {
  *         the batch could not run at all: then nothing was deleted and every result (when
  *         `results` is not NULL) is FAILED with that code.
  */
-ICM_EXTERN(int) icm_fileio_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
-                                        icm_fileio_delete_result *results);
+ICM_EXTERN(int) icm_fileio_delete_batch(icm_fileio_delete_result *results, icm_fileio *io,
+                                        const char *const *locations, size_t n);
 /** @param[out] out size and mtime; out->location is `location` (borrowed).
  *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory). */
-ICM_EXTERN(int) icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out);
+ICM_EXTERN(int) icm_fileio_stat(icm_file_info *out, icm_fileio *io, const char *location);
 /** List with no flags: every object's size and mtime are known (as the back end reports
  *  them; mtime_ms may still be -1 where the store has none). Same as
  *  icm_fileio_list_flags(io, prefix, 0, cb, payload).
@@ -313,7 +313,7 @@ ICM_EXTERN(int) icm_fileio_s3_new(icm_fileio **out, const icm_property *props, s
  * *closest (when not NULL) is the known name a few typing slips away (a static string), or
  * NULL when none is near. False for NULL and for keys without the prefix.
  */
-ICM_EXTERN(bool) icm_fileio_s3_property_unknown(const char *key, const char **closest);
+ICM_EXTERN(bool) icm_fileio_s3_property_unknown(const char **closest, const char *key);
 
 /**
  * A FileIO that picks the back end by each location's URI scheme and builds it the first time a
@@ -358,8 +358,8 @@ ICM_EXTERN(int) icm_fileio_for_table(icm_fileio **out, const icm_fileio *base,
  * Map `location` through the rules of a path-map FileIO, as it would for I/O.
  * @param[out] out new string (icm_free). @return 0, ICM_ENOMEM, ICM_EINVALID (not a path-map).
  */
-ICM_EXTERN(int) icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *location,
-                                         char **out);
+ICM_EXTERN(int) icm_fileio_pathmap_apply(char **out, const icm_fileio *pathmap,
+                                         const char *location);
 
 /**
  * The reverse of icm_fileio_pathmap_apply(): the original name of a location that lies at or
@@ -369,8 +369,8 @@ ICM_EXTERN(int) icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *
  * file paths, the keep set of the orphan sweep) stays in the names the metadata uses.
  * @param[out] out new string (icm_free). @return 0, ICM_ENOMEM, ICM_EINVALID (not a path-map).
  */
-ICM_EXTERN(int) icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char *location,
-                                           char **out);
+ICM_EXTERN(int) icm_fileio_pathmap_unapply(char **out, const icm_fileio *pathmap,
+                                           const char *location);
 
 /**
  * Where `location` really is: every symbolic link on its way resolved. The local back end
@@ -382,7 +382,7 @@ ICM_EXTERN(int) icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char
  * @param[out] out new string (icm_free); NULL on error.
  * @return 0, ICM_ENOTFOUND (missing), ICM_EIO, ICM_ENOMEM, ICM_EINVALID (NULL arguments).
  */
-ICM_EXTERN(int) icm_fileio_resolve(icm_fileio *io, const char *location, char **out);
+ICM_EXTERN(int) icm_fileio_resolve(char **out, icm_fileio *io, const char *location);
 
 /**
  * The checksum companion of `location`: a file the storage keeps beside it and that goes with
@@ -399,8 +399,8 @@ ICM_EXTERN(int) icm_fileio_resolve(icm_fileio *io, const char *location, char **
  *         (NULL arguments).
  * Source: Hadoop ChecksumFileSystem.getChecksumFile / delete.
  */
-ICM_EXTERN(int) icm_fileio_checksum_of(icm_fileio *io, const char *location, char **out,
-                                       icm_file_info *info);
+ICM_EXTERN(int) icm_fileio_checksum_of(char **out, icm_file_info *info, icm_fileio *io,
+                                       const char *location);
 
 /* ---- locations ---- */
 
@@ -413,7 +413,7 @@ ICM_EXTERN(int) icm_fileio_checksum_of(icm_fileio *io, const char *location, cha
  * @param[out] out new string (icm_free); NULL on false or allocation failure (then ICM_ENOMEM
  *  is the last error).
  */
-ICM_EXTERN(bool) icm_location_local_path(const char *location, char **out);
+ICM_EXTERN(bool) icm_location_local_path(char **out, const char *location);
 
 /**
  * The absolute, canonical spelling of a location a user typed (a TABLE argument, a catalog
@@ -430,7 +430,7 @@ ICM_EXTERN(bool) icm_location_local_path(const char *location, char **out);
  *         is missing; the message names the location); ICM_EIO (no working directory);
  *         ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_location_canonical(const char *location, char **out);
+ICM_EXTERN(int) icm_location_canonical(char **out, const char *location);
 
 /**
  * The identity of a location: a byte string that is the same for two locations exactly when
@@ -448,7 +448,7 @@ ICM_EXTERN(int) icm_location_canonical(const char *location, char **out);
  * @param[out] out new string (icm_free); NULL on error.
  * @return 0; ICM_EINVALID (NULL or empty location); ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_location_identity(const char *location, char **out);
+ICM_EXTERN(int) icm_location_identity(char **out, const char *location);
 
 ICM_END_DECL
 

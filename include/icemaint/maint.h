@@ -172,6 +172,10 @@ typedef struct icm_lease_options {
 #define ICM_LEASE_OPTIONS_VERSION 1
 #define ICM_LEASE_OPTIONS_INIT {ICM_LEASE_OPTIONS_VERSION, NULL, 0, 0}
 
+/** Set `opts` to the defaults of `version` (as ICM_LEASE_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_lease_options_init(icm_lease_options *opts, unsigned version);
+
 /**
  * Take the lease of a table for a run that deletes.
  *
@@ -183,7 +187,7 @@ typedef struct icm_lease_options {
  *         not known to be dead; the message names its owner, host, pid, start and expiry and
  *         the override; or the table is on an object store that ignores create-new, proven
  *         by a probe object created twice in the lease's folder, where two runs could both
- *         hold a lease); ICM_EINVALID (a lease file
+ *         hold a lease); ICM_EINVALID (an unknown opts->version, or a lease file
  *         that is not a lease; the message names it); ICM_EREADONLY (a table opened from a
  *         metadata file); ICM_EOUTCOME_UNKNOWN (the store lost the answer to creating the
  *         lease file and it does not read back with this run's token: not held, the file left

@@ -41,7 +41,7 @@ typedef enum icm_avro_codec {
  * uncompressed, none, null (case-insensitive).
  * @return 0, ICM_EUNSUPPORTED (unknown name, message names it).
  */
-ICM_EXTERN(int) icm_avro_codec_from_property(const char *value, icm_avro_codec *out);
+ICM_EXTERN(int) icm_avro_codec_from_property(icm_avro_codec *out, const char *value);
 
 /** A byte span borrowed from a reader: the value's Avro binary encoding exactly as in the file
  *  (without the union branch index of optional fields), e.g. a `bytes` value keeps its length
@@ -119,8 +119,8 @@ ICM_EXTERN(int) icm_manifest_list_reader_open(icm_manifest_list_reader **out, co
  * @return 0; ICM_ITEROVER at the end; ICM_EINVALID (corrupt data: location and byte offset in
  *         icm_error_last()); ICM_ENOMEM
  */
-ICM_EXTERN(int) icm_manifest_list_reader_next(icm_manifest_list_reader *r,
-                                              const icm_manifest_file **out);
+ICM_EXTERN(int) icm_manifest_list_reader_next(const icm_manifest_file **out,
+                                              icm_manifest_list_reader *r);
 /** Format version decided at open (header, else schema, else opts): 1, 2 or 3. */
 ICM_EXTERN(int) icm_manifest_list_reader_format_version(const icm_manifest_list_reader *r);
 /** Avro header value (NUL-terminated copy owned by the reader) or NULL when absent (or out of
@@ -270,8 +270,8 @@ ICM_EXTERN(int) icm_manifest_reader_open(icm_manifest_reader **out, const void *
  * @return 0; ICM_ITEROVER; ICM_EINVALID (corrupt: location and offset in the last error);
  *         ICM_ENOMEM
  */
-ICM_EXTERN(int) icm_manifest_reader_next(icm_manifest_reader *r,
-                                         const icm_manifest_entry **out);
+ICM_EXTERN(int) icm_manifest_reader_next(const icm_manifest_entry **out,
+                                         icm_manifest_reader *r);
 /** Format version decided at open: 1, 2 or 3. */
 ICM_EXTERN(int) icm_manifest_reader_format_version(const icm_manifest_reader *r);
 /** Header `content`: DATA unless the header says "deletes". */
@@ -370,8 +370,8 @@ ICM_EXTERN(int) icm_manifest_writer_add(icm_manifest_writer *w, const icm_manife
  *  manifest_length = out_len); manifest_path NULL (caller sets it); partitions absent.
  * @return 0; ICM_ENOMEM; ICM_ERROR (compression failure)
  */
-ICM_EXTERN(int) icm_manifest_writer_finish(icm_manifest_writer *w, char **out, size_t *out_len,
-                                           icm_manifest_file *summary);
+ICM_EXTERN(int) icm_manifest_writer_finish(char **out, size_t *out_len, icm_manifest_file *summary,
+                                           icm_manifest_writer *w);
 ICM_EXTERN(void) icm_manifest_writer_free(icm_manifest_writer *w);
 
 typedef struct icm_manifest_list_writer icm_manifest_list_writer;
@@ -407,8 +407,8 @@ ICM_EXTERN(int) icm_manifest_list_writer_add(icm_manifest_list_writer *w,
 /** The next row id after everything added (v3), i.e. the snapshot's first-row-id + added rows. */
 ICM_EXTERN(int64_t) icm_manifest_list_writer_next_row_id(const icm_manifest_list_writer *w);
 /** @param[out] out,out_len new buffer (icm_free). @return 0; ICM_ENOMEM */
-ICM_EXTERN(int) icm_manifest_list_writer_finish(icm_manifest_list_writer *w, char **out,
-                                                size_t *out_len);
+ICM_EXTERN(int) icm_manifest_list_writer_finish(char **out, size_t *out_len,
+                                                icm_manifest_list_writer *w);
 ICM_EXTERN(void) icm_manifest_list_writer_free(icm_manifest_list_writer *w);
 
 ICM_END_DECL

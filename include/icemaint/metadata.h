@@ -128,8 +128,8 @@ ICM_EXTERN(int) icm_table_metadata_read(icm_table_metadata **out, icm_fileio *io
  *         ICM_EINVALID (a hint that is neither a number nor a plain file name); ICM_EIO;
  *         ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_table_metadata_find_current(icm_fileio *io, const char *table_dir,
-                                                char **out_location);
+ICM_EXTERN(int) icm_table_metadata_find_current(char **out_location, icm_fileio *io,
+                                                const char *table_dir);
 
 /**
  * Serialise to JSON text (new, NUL-terminated, icm_free; *out_len may be NULL): 2-space
@@ -137,13 +137,13 @@ ICM_EXTERN(int) icm_table_metadata_find_current(icm_fileio *io, const char *tabl
  * to the same double. Deterministic; parsing the result gives an equal document.
  * @return 0, ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_table_metadata_to_json(const icm_table_metadata *md, char **out,
-                                           size_t *out_len);
+ICM_EXTERN(int) icm_table_metadata_to_json(char **out, size_t *out_len,
+                                           const icm_table_metadata *md);
 
 /** icm_table_metadata_to_json() gzipped (for `write.metadata.compression-codec=gzip`; name the
  *  file `*.gz.metadata.json`). @return 0, ICM_ENOMEM. */
-ICM_EXTERN(int) icm_table_metadata_to_json_gzip(const icm_table_metadata *md, char **out,
-                                                size_t *out_len);
+ICM_EXTERN(int) icm_table_metadata_to_json_gzip(char **out, size_t *out_len,
+                                                const icm_table_metadata *md);
 
 /** Deep copy for editing (same document and file). @return 0, ICM_ENOMEM. */
 ICM_EXTERN(int) icm_table_metadata_copy(icm_table_metadata **out, const icm_table_metadata *md);
@@ -161,10 +161,10 @@ ICM_EXTERN(const char *) icm_table_metadata_location(const icm_table_metadata *m
 ICM_EXTERN(int64_t) icm_table_metadata_last_sequence_number(const icm_table_metadata *md);
 ICM_EXTERN(int64_t) icm_table_metadata_last_updated_ms(const icm_table_metadata *md);
 /** Current snapshot id; false when the table has none (absent, null or -1). */
-ICM_EXTERN(bool) icm_table_metadata_current_snapshot_id(const icm_table_metadata *md,
-                                                        int64_t *out);
+ICM_EXTERN(bool) icm_table_metadata_current_snapshot_id(int64_t *out,
+                                                        const icm_table_metadata *md);
 /** v3 `next-row-id`; false when absent. */
-ICM_EXTERN(bool) icm_table_metadata_next_row_id(const icm_table_metadata *md, int64_t *out);
+ICM_EXTERN(bool) icm_table_metadata_next_row_id(int64_t *out, const icm_table_metadata *md);
 
 ICM_EXTERN(size_t) icm_table_metadata_snapshot_count(const icm_table_metadata *md);
 /** i-th snapshot in document order. */
@@ -209,8 +209,8 @@ icm_table_metadata_statistics_at(const icm_table_metadata *md, size_t i);
 
 ICM_EXTERN(size_t) icm_table_metadata_property_count(const icm_table_metadata *md);
 /** i-th property (document order); *key and *value borrowed. */
-ICM_EXTERN(void) icm_table_metadata_property_at(const icm_table_metadata *md, size_t i,
-                                                const char **key, const char **value);
+ICM_EXTERN(void) icm_table_metadata_property_at(const char **key, const char **value,
+                                                const icm_table_metadata *md, size_t i);
 /** Property value; NULL when absent. */
 ICM_EXTERN(const char *) icm_table_metadata_property(const icm_table_metadata *md,
                                                      const char *key);
@@ -226,12 +226,12 @@ ICM_EXTERN(size_t) icm_table_metadata_sort_order_count(const icm_table_metadata 
  *  `schema-id` counts as id 0); ICM_ENOTFOUND when absent. For v1 metadata with only `schema`,
  *  that one (its id is current-schema-id). Used to write manifest headers. @return 0,
  *  ICM_ENOTFOUND, ICM_ENOMEM. */
-ICM_EXTERN(int) icm_table_metadata_schema_json(const icm_table_metadata *md, int32_t schema_id,
-                                               char **out);
+ICM_EXTERN(int) icm_table_metadata_schema_json(char **out, const icm_table_metadata *md,
+                                               int32_t schema_id);
 /** Compact JSON text (new, icm_free) of the partition spec's `fields` array for spec_id (v1
  *  `partition-spec` is spec 0). @return 0, ICM_ENOTFOUND, ICM_ENOMEM. */
-ICM_EXTERN(int) icm_table_metadata_spec_fields_json(const icm_table_metadata *md, int32_t spec_id,
-                                                    char **out);
+ICM_EXTERN(int) icm_table_metadata_spec_fields_json(char **out, const icm_table_metadata *md,
+                                                    int32_t spec_id);
 
 /* ---- lossless edits (on a copy; each re-derives the typed views) ----
  * Each edit changes a copy of the JSON document and re-validates it before swapping it in, so

@@ -125,13 +125,13 @@ typedef enum icm_prefix_mismatch {
 } icm_prefix_mismatch;
 
 /** Parse "error", "ignore" or "delete" (case-insensitive). @return 0; ICM_EINVALID. */
-ICM_EXTERN(int) icm_prefix_mismatch_parse(const char *text, icm_prefix_mismatch *out);
+ICM_EXTERN(int) icm_prefix_mismatch_parse(icm_prefix_mismatch *out, const char *text);
 
 /** Progress of the deletes: `done` of `total` files handled. Called from the calling thread only,
  *  at most about once per 1000 files and once at the end. */
 typedef void (*icm_orphan_progress_cb)(size_t done, size_t total, void *payload);
 
-/** Options of icm_remove_orphan_files(). Initialise with ICM_ORPHAN_OPTIONS_INIT. */
+/** Options of icm_orphan_sweep(). Initialise with ICM_ORPHAN_OPTIONS_INIT. */
 typedef struct icm_orphan_options {
     unsigned int version;
     /** The operation's "now" (ms since epoch UTC); 0 = the current time, taken once. */
@@ -215,6 +215,11 @@ typedef struct icm_orphan_options {
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
      NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false,     \
      ICM_DELETE_LIMITS_NONE, false}
+
+/** Set `opts` to the defaults of `version` (as ICM_ORPHAN_OPTIONS_INIT; an older version's
+ *  struct ends where that version's fields end).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_orphan_options_init(icm_orphan_options *opts, unsigned version);
 
 /** Kind of an orphan, guessed from its location and name (orphans have no metadata). */
 typedef enum icm_orphan_kind {
@@ -313,13 +318,13 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  * listed (a bounded number of names in flight). The table's FileIO must allow calls from
  * several threads (fileio.h); every decision is the calling thread's.
  *
- * @param t    the table (refreshed; not committed to)
- * @param opts NULL = defaults
  * @param[out] out new result (icm_orphan_result_free); NULL on failure before the deletes
  *             began; set also when the deletes stopped early (result->delete_stopped: files
  *             still PLANNED were not deleted; the return code says why)
+ * @param t    the table (refreshed; not committed to)
+ * @param opts NULL = defaults
  * @return 0; ICM_EREFUSED (a safety check, see the file comment); ICM_EINVALID (bad options:
- *         an equal map, a file list line — the message names file and line —, or
+ *         an unknown version, an equal map, a file list line — the message names file and line —, or
  *         prefix_mismatch out of range); ICM_ENOTFOUND (file list missing); the codes of
  *         icm_table_refresh and listing (ICM_EIO, ICM_EUNSUPPORTED for a location the FileIO
  *         cannot list), also of icm_fileio_stat on an unreferenced file the listing gave
@@ -332,8 +337,8 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  *         ICM_ENOMEM.
  * Source: Java DeleteOrphanFilesSparkAction; docs/semantics.md#sweep-keep-set.
  */
-ICM_EXTERN(int) icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
-                                        icm_orphan_result **out);
+ICM_EXTERN(int) icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
+                                 const icm_orphan_options *opts);
 
 ICM_END_DECL
 

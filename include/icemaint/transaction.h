@@ -111,8 +111,8 @@ ICM_EXTERN(int) icm_txn_add_parquet_file(icm_txn *txn, const char *location);
  * @param[out] out_location new string (icm_free)
  * @return 0; ICM_EINVALID (state, empty extension); ICM_EIO (no randomness); ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_txn_new_data_file(icm_txn *txn, const char *partition_path,
-                                      const char *extension, char **out_location);
+ICM_EXTERN(int) icm_txn_new_data_file(char **out_location, icm_txn *txn,
+                                      const char *partition_path, const char *extension);
 
 /**
  * Remove a live data or delete file, by path (compared as locations: `/p` == `file:/p`).
@@ -151,22 +151,30 @@ ICM_EXTERN(int) icm_txn_set_property(icm_txn *txn, const char *key, const char *
  *             `key` Iceberg does not define (a static string), else NULL.
  * @return 0; ICM_EINVALID naming the property, the value and the type expected.
  */
-ICM_EXTERN(int) icm_table_property_check(const char *key, const char *value,
-                                         const char **closest);
+ICM_EXTERN(int) icm_table_property_check(const char **closest, const char *key,
+                                         const char *value);
 
 /* icm_ref_retention (a ref's retention fields; unset ones are omitted) is in update.h. */
 
+/** Flags of icm_txn_set_ref(). */
+#define ICM_TXN_REF_REPLACE 0x1u     /**< replace an existing ref (else create a new one) */
+#define ICM_TXN_REF_SNAPSHOT_ID 0x2u /**< point at `snapshot_id` (else at the current snapshot
+                                          when the operation applies) */
+
 /**
- * Create (replace = false) or replace (replace = true) a branch or tag. Without
- * `has_snapshot_id` the ref points at the current snapshot when the operation applies.
+ * Create a branch or tag, or with ICM_TXN_REF_REPLACE in `flags` replace one. Without
+ * ICM_TXN_REF_SNAPSHOT_ID the ref points at the current snapshot when the operation applies
+ * (`snapshot_id` is then ignored).
  * Checked at commit: create needs a free name, replace an existing ref of the same type, the
  * snapshot must exist; tags take no max_snapshot_age_ms/min_snapshots_to_keep. Replacing
  * `main` moves the current snapshot (and adds a snapshot-log entry).
  * @param retention NULL = none (replace: NULL keeps the ref's current retention fields)
- * @return 0; ICM_EINVALID (empty name, tag with branch-only fields, state); ICM_ENOMEM.
+ * @param flags     ICM_TXN_REF_* or'ed together; 0 = create, at the current snapshot
+ * @return 0; ICM_EINVALID (empty name, tag with branch-only fields, an unknown flag, state);
+ *         ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, bool replace,
-                                bool has_snapshot_id, int64_t snapshot_id,
+ICM_EXTERN(int) icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type,
+                                unsigned flags, int64_t snapshot_id,
                                 const icm_ref_retention *retention);
 
 /** Remove a branch or tag. `main` is refused (ICM_EINVALID at once). Checked at commit: the
@@ -226,7 +234,7 @@ ICM_EXTERN(int) icm_txn_attempts(const icm_txn *txn);
 /** Id of the last snapshot the transaction produced in its latest commit attempt (after a
  *  successful commit: the committed one); false when none (metadata-only transaction, or no
  *  attempt yet). */
-ICM_EXTERN(bool) icm_txn_snapshot_id(const icm_txn *txn, int64_t *out);
+ICM_EXTERN(bool) icm_txn_snapshot_id(int64_t *out, const icm_txn *txn);
 
 ICM_END_DECL
 

@@ -138,8 +138,8 @@ ICM_EXTERN(icm_update_kind) icm_table_changes_update_kind(const icm_table_change
  * @param[out] out new NUL-terminated text (icm_free); *out_len may be NULL.
  * @return 0, ICM_EINVALID (c NULL), ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_table_changes_to_json(const icm_table_changes *c, char **out,
-                                          size_t *out_len);
+ICM_EXTERN(int) icm_table_changes_to_json(char **out, size_t *out_len,
+                                          const icm_table_changes *c);
 
 /**
  * Parse the wire form (as icm_table_changes_to_json writes it; `identifier` is ignored).
@@ -196,9 +196,9 @@ ICM_EXTERN(int) icm_table_changes_require_for_update(icm_table_changes *c,
  *         set-snapshot-ref: snapshot 7 does not exist", or the result is not valid metadata);
  *         ICM_EREFUSED (removing the current snapshot or `main`); ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_table_changes_apply(const icm_table_changes *c,
-                                        const icm_table_metadata *base,
-                                        icm_table_metadata **out);
+ICM_EXTERN(int) icm_table_changes_apply(icm_table_metadata **out,
+                                        const icm_table_changes *c,
+                                        const icm_table_metadata *base);
 
 /** What a metadata document shows of a change (icm_table_changes_seen). */
 typedef enum icm_changes_seen {
@@ -228,8 +228,8 @@ typedef enum icm_changes_seen {
  * @param[out] out the answer (ICM_CHANGES_NOT_SEEN on any error)
  * @return 0; ICM_EINVALID (a NULL argument).
  */
-ICM_EXTERN(int) icm_table_changes_seen(const icm_table_changes *c, const icm_table_metadata *md,
-                                       icm_changes_seen *out);
+ICM_EXTERN(int) icm_table_changes_seen(icm_changes_seen *out, const icm_table_changes *c,
+                                       const icm_table_metadata *md);
 
 ICM_END_DECL
 

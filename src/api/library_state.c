@@ -1,7 +1,7 @@
 /*
  * api/library_state.c: the public functions over state the library keeps for the process: the
- * thread's last error (include/icemaint/errors.h) and the allocator hooks
- * (include/icemaint/common.h).
+ * thread's last error (include/icemaint/errors.h), the allocator hooks and, on request, the JSON
+ * library's (include/icemaint/common.h).
  *
  * They live here, not in src/util, because src/util is also linked, as its own copy, into the
  * CLI, tests, bench and fuzzers (CMakeLists.txt, icm_util). A program that links util and the
@@ -9,6 +9,7 @@
  * the library's hooks: defining these in util would bind that program's calls to its own copy
  * of the state instead.
  */
+#include "spec/metadata_internal.h"
 #include "util/util.h"
 
 const icm_error *icm_error_last(void)
@@ -21,9 +22,14 @@ void icm_error_clear(void)
     icm__error_clear();
 }
 
-void icm_set_allocator(const icm_allocator *allocator)
+void icm_allocator_set(const icm_allocator *allocator)
 {
     icm__set_allocator(allocator);
+}
+
+void icm_allocator_hook_json(void)
+{
+    icm__json_hook_allocator();
 }
 
 void icm_free(void *ptr)

@@ -238,8 +238,8 @@ int icm__metadata_serialise(const icm_table_metadata *md, char **out, size_t *ou
     int rc = metadata_codec(md, out_gzip);
     if (rc != 0)
         return rc;
-    return *out_gzip ? icm_table_metadata_to_json_gzip(md, out, out_len)
-                     : icm_table_metadata_to_json(md, out, out_len);
+    return *out_gzip ? icm_table_metadata_to_json_gzip(out, out_len, md)
+                     : icm_table_metadata_to_json(out, out_len, md);
 }
 
 /* Directory new metadata files go to: `write.metadata.path`, else `<location>/metadata`. */
@@ -255,8 +255,8 @@ static char *metadata_dir(const icm_table_metadata *md)
     return icm__location_join(icm_table_metadata_location(md), "metadata");
 }
 
-int icm_catalog_write_metadata_file(icm_fileio *io, const char *base_location,
-                                    const icm_table_metadata *md, char **out_location)
+int icm_catalog_write_metadata_file(char **out_location, icm_fileio *io,
+                                    const char *base_location, const icm_table_metadata *md)
 {
     *out_location = NULL;
     char *content = NULL, *dir = NULL, *loc = NULL;
@@ -425,7 +425,7 @@ static int probe_namespace(const char *name, void *payload)
     return 0;
 }
 
-int icm_catalog_namespace_exists(icm_catalog *cat, const char *ns, bool *out)
+int icm_catalog_namespace_exists(bool *out, icm_catalog *cat, const char *ns)
 {
     *out = false;
     int rc = check_namespace(ns);
@@ -467,7 +467,7 @@ int icm_catalog_namespace_exists(icm_catalog *cat, const char *ns, bool *out)
 static int require_namespace(icm_catalog *cat, const char *ns)
 {
     bool exists = false;
-    int rc = icm_catalog_namespace_exists(cat, ns, &exists);
+    int rc = icm_catalog_namespace_exists(&exists, cat, ns);
     if (rc != 0)
         return rc;
     if (!exists)
@@ -523,7 +523,7 @@ int icm_catalog_create_namespace(icm_catalog *cat, const char *ns)
     if (rc != 0)
         return rc;
     bool exists = false;
-    rc = icm_catalog_namespace_exists(cat, ns, &exists);
+    rc = icm_catalog_namespace_exists(&exists, cat, ns);
     if (rc != 0)
         return rc;
     if (exists)
@@ -568,7 +568,7 @@ int icm__catalog_load_location(icm_catalog *cat, const icm_table_ident *id, char
     return rc;
 }
 
-int icm_catalog_load_table_location(icm_catalog *cat, const char *identifier, char **out)
+int icm_catalog_load_table_location(char **out, icm_catalog *cat, const char *identifier)
 {
     *out = NULL;
     icm__ident ident;
@@ -580,11 +580,16 @@ int icm_catalog_load_table_location(icm_catalog *cat, const char *identifier, ch
     return rc;
 }
 
-int icm_catalog_create_table(icm_catalog *cat, const char *identifier,
-                             const icm_create_table_options *opts, char **out_location)
+int icm_catalog_create_table(char **out_location, icm_catalog *cat,
+                             const char *identifier, const icm_create_table_options *opts)
 {
     if (out_location != NULL)
         *out_location = NULL;
+    if (opts != NULL && opts->version != ICM_CREATE_TABLE_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, identifier,
+                              "icm_create_table_options: unknown version %u (use "
+                              "ICM_CREATE_TABLE_OPTIONS_INIT)",
+                              opts->version);
     if (opts == NULL || opts->schema_json == NULL)
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, identifier,
                               "create table needs a schema");

@@ -255,7 +255,7 @@ static int read_other(icm_catalog *cat, icm_fileio *io, icm__other_table *o, oth
         return rc;
     bool read = r->md != NULL;
     if (!read) {
-        rc = icm_fileio_read(io, o->pointer, &data, &len);
+        rc = icm_fileio_read(&data, &len, io, o->pointer);
         read = rc == 0;
         if (read)
             rc = icm_table_metadata_parse(&r->md, data, len, o->pointer);

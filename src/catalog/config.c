@@ -421,6 +421,11 @@ static int resolve_config(const icm_catalog_config_options *opts, char **out_nam
     *out_name = NULL;
     *out_props = NULL;
     *out_n = 0;
+    if (o->version > ICM_CATALOG_CONFIG_OPTIONS_VERSION) /* 0 is taken as 1 */
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EINVALID, NULL,
+                              "icm_catalog_config_options: unknown version %u (use "
+                              "ICM_CATALOG_CONFIG_OPTIONS_INIT)",
+                              o->version);
     cfg c = {NULL, 0, 0, NULL};
     icm__ptrvec keys = ICM__PTRVEC_INIT, values = ICM__PTRVEC_INIT;
     char *name = NULL;
@@ -482,8 +487,8 @@ done:
     return rc;
 }
 
-int icm_catalog_config_resolve(const icm_catalog_config_options *opts, char **out_name,
-                               icm_property **out_props, size_t *out_n)
+int icm_catalog_config_resolve(char **out_name, icm_property **out_props,
+                               size_t *out_n, const icm_catalog_config_options *opts)
 {
     return resolve_config(opts, out_name, out_props, out_n, NULL, NULL);
 }
@@ -542,7 +547,7 @@ static char *real_path_of(const char *path)
 static int push_own_file(icm__ptrvec *files, const char *path, bool sqlite)
 {
     char *canon = NULL;
-    int rc = icm_location_canonical(path, &canon);
+    int rc = icm_location_canonical(&canon, path);
     if (rc == 0)
         rc = push_with_companions(files, canon, sqlite);
     char *real = rc == 0 ? real_path_of(canon) : NULL;
@@ -568,8 +573,8 @@ static int push_databases(icm__ptrvec *files, const char *chosen_uri, const icm_
     return rc;
 }
 
-int icm_catalog_config_own_files(const icm_catalog_config_options *opts, char ***out,
-                                 size_t *out_n)
+int icm_catalog_config_own_files(char ***out, size_t *out_n,
+                                 const icm_catalog_config_options *opts)
 {
     *out = NULL;
     *out_n = 0;
@@ -688,7 +693,7 @@ int icm_catalog_open_config(icm_catalog **out, const icm_catalog_config_options 
     size_t n = 0;
     icm_fileio *owned = NULL;
     icm_fileio *io = opts != NULL ? opts->io : NULL;
-    int rc = icm_catalog_config_resolve(opts, &name, &props, &n);
+    int rc = icm_catalog_config_resolve(&name, &props, &n, opts);
     if (rc == 0 && io == NULL) {
         /* A REST catalog's tables live where their metadata says (often an object store),
          * with credentials the catalog vends per table: a resolving FileIO from the same

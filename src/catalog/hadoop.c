@@ -81,7 +81,7 @@ static int hadoop_load_table(icm_catalog *cat, const icm_table_ident *id, char *
     char *dir = table_dir(as_hadoop(cat), id);
     if (dir == NULL)
         return ICM_ENOMEM;
-    int rc = icm_table_metadata_find_current(cat->io, dir, out);
+    int rc = icm_table_metadata_find_current(out, cat->io, dir);
     icm__free(dir);
     return rc;
 }
@@ -124,7 +124,7 @@ static int version_taken(icm_fileio *io, const char *dir, int64_t n, const char 
         int rc = 0;
         if (except == NULL || strcmp(loc, except) != 0) {
             icm_file_info info;
-            rc = icm_fileio_stat(io, loc, &info);
+            rc = icm_fileio_stat(&info, io, loc);
             if (rc == 0)
                 *out = true;
             else if (rc == ICM_ENOTFOUND)
@@ -174,7 +174,7 @@ static int settle_publish_error(icm_fileio *io, int create_rc, const char *targe
     bool maybe_later = may_have_landed(create_rc, icm_error_last()->http_status);
     char *found = NULL;
     size_t found_len = 0;
-    int rc = icm_fileio_read(io, target, &found, &found_len);
+    int rc = icm_fileio_read(&found, &found_len, io, target);
     if (rc == 0) {
         *out_ours = found_len == len && memcmp(found, content, len) == 0;
         icm_free(found);
@@ -335,7 +335,7 @@ static int hadoop_create_table(icm_catalog *cat, const icm_table_ident *id,
                             "a filesystem catalog table must live at its directory %s", dir);
         goto done;
     }
-    rc = icm_table_metadata_find_current(cat->io, dir, &current);
+    rc = icm_table_metadata_find_current(&current, cat->io, dir);
     if (rc == 0) {
         rc = icm__error_set(ICM_ERRCLASS_CATALOG, ICM_EEXISTS, dir, "table already exists");
         goto done;
@@ -389,7 +389,7 @@ static int local_dir(hadoop_catalog *h, const char *location, char **out)
 {
     if (h->warehouse == NULL)
         return hadoop_unsupported(&h->base, "namespaces on a single table directory");
-    if (!icm_location_local_path(location, out))
+    if (!icm_location_local_path(out, location))
         return *out == NULL && icm_error_last()->code == ICM_ENOMEM
                    ? ICM_ENOMEM
                    : hadoop_unsupported(&h->base, "namespaces outside the local filesystem");

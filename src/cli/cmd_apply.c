@@ -472,7 +472,7 @@ static int catalog_files(icm_cli *cli, char ***out, size_t *n)
     co.config_file = cli->config;
     co.uri = cli->uri;
     co.warehouse = cli->warehouse;
-    int rc = icm_catalog_config_own_files(&co, out, n);
+    int rc = icm_catalog_config_own_files(out, n, &co);
     return rc == 0 ? ICM_EXIT_OK : icm_cli_fail(cli, rc);
 }
 
@@ -481,7 +481,7 @@ static int carry_out(icm_cli *cli, const apply_args *a, const icm_cli_plan *p,
                      icm_orphan_options *o, icm_table *t, icm_cli_journal *j)
 {
     icm_orphan_result *r = NULL;
-    int lrc = icm_remove_orphan_files(t, o, &r);
+    int lrc = icm_orphan_sweep(&r, t, o);
     if (r == NULL) /* refused or failed before any delete */
         return icm_cli_journal_finish(j, icm_table_get_identifier(t), false,
                                       icm_cli_fail(cli, lrc), "none");

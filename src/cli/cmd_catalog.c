@@ -59,11 +59,11 @@ static int is_table_dir(icm_cli *cli, icm_fileio *io, const char *ref, bool *out
 {
     char *mapped = NULL, *local = NULL;
     if (cli->n_path_maps > 0) {
-        int rc = icm_fileio_pathmap_apply(io, ref, &mapped);
+        int rc = icm_fileio_pathmap_apply(&mapped, io, ref);
         if (rc != 0)
             return icm_cli_fail(cli, rc);
     }
-    bool is_local = icm_location_local_path(mapped != NULL ? mapped : ref, &local);
+    bool is_local = icm_location_local_path(&local, mapped != NULL ? mapped : ref);
     icm_free(mapped);
     if (!is_local) {
         if (local == NULL && icm_error_last()->code == ICM_ENOMEM)

@@ -232,7 +232,7 @@ static int run_check(icm_cli *cli, int argc, char **argv)
         o.all = a.all;
         o.snapshot_ids = a.ids;
         o.snapshot_id_count = a.n_ids;
-        int lrc = icm_check_table(io, t.md, t.metadata_location, &o, &r);
+        int lrc = icm_check_table(&r, io, t.md, t.metadata_location, &o);
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);
     }

@@ -141,7 +141,7 @@ static int parse_option(expire_args *a, int argc, char **argv, int *i)
     if ((got = icm_cli_opt_value(argc, argv, i, "--cleanup", &v)) != 0) {
         if (got < 0)
             return ICM_EXIT_USAGE;
-        if (icm_expire_cleanup_parse(v, &a->opts.cleanup) != 0)
+        if (icm_expire_cleanup_parse(&a->opts.cleanup, v) != 0)
             return icm_cli_usage(v, "--cleanup takes all, metadata or none");
         return ICM_EXIT_OK;
     }
@@ -635,7 +635,7 @@ static json_t *released_json(icm_cli *cli, icm_table *t, const icm_expire_result
         for (size_t i = 0; i < lens[k] && *ok; i++) {
             const icm_expire_file *f = &vecs[k][i];
             icm_file_info info;
-            int rc = icm_fileio_stat(icm_table_get_fileio(t), f->path, &info);
+            int rc = icm_fileio_stat(&info, icm_table_get_fileio(t), f->path);
             if (rc != 0 || info.mtime_ms < 0) {
                 if (rc != ICM_ENOTFOUND)
                     icm_cli_warn(cli, "%s: left out of the plan: %s", f->path,
@@ -783,14 +783,14 @@ static int expire(icm_cli *cli, expire_args *a, icm_table *t, icm_cli_plan_file 
     if (plan_released && icm_table_metadata_copy(&before, icm_table_get_metadata(t)) != 0)
         return icm_cli_fail(cli, ICM_ENOMEM);
     icm_expire_result *r = NULL;
-    int lrc = icm_expire_snapshots(t, &a->opts, &r);
+    int lrc = icm_expire_snapshots(&r, t, &a->opts);
     icm_cli_commit_warnings(cli, t); /* its commit's metadata retention */
     icm_expire_result *released = NULL;
     if (lrc == 0 && plan_released && r->committed) {
         /* What the committed expiry released: planned as its cleanup would have (the files
          * only expired snapshots reached), against the metadata committed. */
-        lrc = icm_expire_plan_files(icm_table_get_fileio(t), before, icm_table_get_metadata(t),
-                                    ICM_EXPIRE_CLEANUP_ALL, &released);
+        lrc = icm_expire_plan_files(&released, icm_table_get_fileio(t), before,
+                                    icm_table_get_metadata(t), ICM_EXPIRE_CLEANUP_ALL);
         if (lrc != 0)
             icm_cli_line(stderr, "icemaint: the expiry was committed (%s), but the files it "
                                  "released could not be planned; remove-orphan-files can clean "

@@ -120,7 +120,7 @@ static void add_text_row(files_ctx *ctx, const icm_data_file *f, int kind)
 static int add_identity(icm__strset *set, const char *location, size_t *number)
 {
     char *id = NULL;
-    int rc = icm_location_identity(location, &id);
+    int rc = icm_location_identity(&id, location);
     if (rc == ICM_ENOMEM)
         return -1;
     const char *key = rc == 0 ? id : location; /* an empty location has no identity: it
@@ -138,10 +138,10 @@ static int first_vector(files_ctx *ctx, const icm_data_file *f)
 {
     /* both files by their identity, so two spellings of one vector are one */
     char *file = NULL, *ref = NULL, *key = NULL;
-    int rc = icm_location_identity(f->file_path, &file);
+    int rc = icm_location_identity(&file, f->file_path);
     int rc_ref = 0;
     if (!f->has_content_offset && f->referenced_data_file != NULL)
-        rc_ref = icm_location_identity(f->referenced_data_file, &ref);
+        rc_ref = icm_location_identity(&ref, f->referenced_data_file);
     if (rc == ICM_ENOMEM || rc_ref == ICM_ENOMEM) {
         icm_free(file);
         icm_free(ref);

@@ -52,7 +52,7 @@ static int print_json(const icm_cli_table *t)
     if (doc == NULL)
         return icm_cli_oom();
     int64_t current;
-    bool has_current = icm_table_metadata_current_snapshot_id(md, &current);
+    bool has_current = icm_table_metadata_current_snapshot_id(&current, md);
     size_t stats, part_stats;
     count_statistics(md, &stats, &part_stats);
 
@@ -115,7 +115,7 @@ static int print_json(const icm_cli_table *t)
     json_t *props = json_object();
     for (size_t i = 0; props != NULL && i < icm_table_metadata_property_count(md); i++) {
         const char *key, *value;
-        icm_table_metadata_property_at(md, i, &key, &value);
+        icm_table_metadata_property_at(&key, &value, md, i);
         icm_cli_json_set(props, key, icm_cli_json_str(value), &ok);
     }
     icm_cli_json_set(doc, "properties", props, &ok);
@@ -125,7 +125,7 @@ static int print_json(const icm_cli_table *t)
 static void print_current_snapshot(const icm_table_metadata *md)
 {
     int64_t current;
-    if (!icm_table_metadata_current_snapshot_id(md, &current)) {
+    if (!icm_table_metadata_current_snapshot_id(&current, md)) {
         printf("%-22s none\n", "Current snapshot");
         return;
     }
@@ -178,7 +178,7 @@ static void print_human(const icm_cli_table *t)
     printf("%-22s %zu\n", "Properties", nprops);
     for (size_t i = 0; i < nprops; i++) {
         const char *key, *value;
-        icm_table_metadata_property_at(md, i, &key, &value);
+        icm_table_metadata_property_at(&key, &value, md, i);
         icm_cli_line(stdout, "  %s = %s", key, value != NULL ? value : "");
     }
 }

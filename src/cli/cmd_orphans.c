@@ -123,7 +123,7 @@ static void args_dispose(orphan_args *a)
 static int absolute_arg(orphan_args *a, const char **value)
 {
     char *path = NULL;
-    bool relative = *value != NULL && icm_location_local_path(*value, &path) && path[0] != '/';
+    bool relative = *value != NULL && icm_location_local_path(&path, *value) && path[0] != '/';
     icm_free(path);
     if (!relative)
         return ICM_EXIT_OK;
@@ -132,7 +132,7 @@ static int absolute_arg(orphan_args *a, const char **value)
         return icm_cli_oom();
     a->owned = grown;
     char *canon = NULL;
-    int rc = icm_location_canonical(*value, &canon);
+    int rc = icm_location_canonical(&canon, *value);
     if (rc != 0)
         return icm_cli_error(*value, "%s", icm_error_last()->message);
     a->owned[a->n_owned++] = canon;
@@ -265,7 +265,7 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
         o->has_older_than = true;
     }
     if (a->prefix_mismatch != NULL &&
-        icm_prefix_mismatch_parse(a->prefix_mismatch, &o->prefix_mismatch) != 0)
+        icm_prefix_mismatch_parse(&o->prefix_mismatch, a->prefix_mismatch) != 0)
         return icm_cli_usage(a->prefix_mismatch, "--prefix-mismatch: use error, ignore or "
                                                  "delete");
     if (a->max_deletes != NULL) {
@@ -501,7 +501,7 @@ static int catalog_files(icm_cli *cli, char ***out, size_t *n)
     co.config_file = cli->config;
     co.uri = cli->uri;
     co.warehouse = cli->warehouse;
-    int rc = icm_catalog_config_own_files(&co, out, n);
+    int rc = icm_catalog_config_own_files(out, n, &co);
     return rc == 0 ? ICM_EXIT_OK : icm_cli_fail(cli, rc);
 }
 
@@ -528,7 +528,7 @@ static int sweep(icm_cli *cli, const orphan_args *a, icm_orphan_options *o, icm_
                  icm_cli_plan_file *plan, icm_cli_journal *j)
 {
     icm_orphan_result *r = NULL;
-    int lrc = icm_remove_orphan_files(t, o, &r);
+    int lrc = icm_orphan_sweep(&r, t, o);
     if (r == NULL) /* stopped before any delete */
         return icm_cli_journal_finish(j, icm_table_get_identifier(t), false,
                                       icm_cli_fail(cli, lrc), "none");

@@ -107,7 +107,7 @@ static int print_json(const icm_cli_table *t)
     if (doc == NULL)
         return icm_cli_oom();
     int64_t current;
-    bool has_current = icm_table_metadata_current_snapshot_id(md, &current);
+    bool has_current = icm_table_metadata_current_snapshot_id(&current, md);
     icm_cli_json_set(doc, "metadata_location", icm_cli_json_str(t->metadata_location), &ok);
     icm_cli_json_set(doc, "current_snapshot_id",
                      has_current ? icm_cli_json_int(current) : json_null(), &ok);

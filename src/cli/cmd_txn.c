@@ -135,7 +135,7 @@ static int commit_and_report(icm_cli *cli, const char *cmd, const char *ref, icm
     if (rc != 0)
         return icm_cli_fail(cli, rc);
     int64_t id = 0;
-    bool has_id = icm_txn_snapshot_id(txn, &id);
+    bool has_id = icm_txn_snapshot_id(&id, txn);
     const char *loc = icm_table_get_metadata_location(t);
     if (cli->json) {
         bool ok = true;
@@ -201,15 +201,15 @@ static char *link_free_name(icm_table *t, const char *file, bool adding)
     if (loc == NULL)
         return NULL;
     const char *named_rest = NULL;
-    if (icm_location_local_path(file, &a) && icm_location_local_path(loc, &b))
+    if (icm_location_local_path(&a, file) && icm_location_local_path(&b, loc))
         named_rest = below(a, b);
     bool named_inside = named_rest != NULL;
     char *named_tail = named_inside ? strdup(named_rest) : NULL;
     icm_free(a);
     icm_free(b);
     a = b = NULL;
-    if ((!named_inside || adding) && icm_fileio_resolve(io, file, &a) == 0 &&
-        icm_fileio_resolve(io, loc, &b) == 0) {
+    if ((!named_inside || adding) && icm_fileio_resolve(&a, io, file) == 0 &&
+        icm_fileio_resolve(&b, io, loc) == 0) {
         const char *rest = below(a, b);
         if (!named_inside && rest != NULL)
             out = join_below(loc, rest);
@@ -237,13 +237,13 @@ static int table_file_name(icm_cli *cli, icm_table *t, const char *arg, bool add
 {
     *out = NULL;
     char *path = NULL, *canon = NULL;
-    bool local = icm_location_local_path(arg, &path);
+    bool local = icm_location_local_path(&path, arg);
     if (!local && path == NULL && icm_error_last()->code == ICM_ENOMEM)
         return icm_cli_oom();
     bool make_canonical = local && (adding || path[0] != '/');
     icm_free(path);
     if (make_canonical) {
-        int lrc = icm_location_canonical(arg, &canon);
+        int lrc = icm_location_canonical(&canon, arg);
         if (lrc != 0)
             return icm_cli_fail(cli, lrc);
     }
@@ -323,7 +323,7 @@ static int check_property_args(icm_cli *cli, const txn_args *a)
         if (key == NULL)
             return icm_cli_oom();
         const char *closest = NULL;
-        int rc = icm_table_property_check(key, eq != NULL ? eq + 1 : NULL, &closest);
+        int rc = icm_table_property_check(&closest, key, eq != NULL ? eq + 1 : NULL);
         if (rc != 0) {
             rc = icm_cli_usage(key, "%s", icm_error_last()->message);
             free(key);
@@ -452,7 +452,8 @@ static int run_create_ref(icm_cli *cli, int argc, char **argv, icm_ref_type type
     if (rc == ICM_EXIT_OK)
         rc = begin(cli, a.table, &cat, &t, &txn);
     if (rc == ICM_EXIT_OK) {
-        int lrc = icm_txn_set_ref(txn, a.pos[0], type, false, a.snapshot_id != NULL, id,
+        int lrc = icm_txn_set_ref(txn, a.pos[0], type,
+                                  a.snapshot_id != NULL ? ICM_TXN_REF_SNAPSHOT_ID : 0u, id,
                                   any ? &r : NULL);
         if (lrc != 0)
             rc = icm_cli_fail(cli, lrc);

@@ -66,11 +66,11 @@ static bool path_below(const char *p, const char *dir)
 static char *real_root(icm_fileio *io, const char *root, bool mapped)
 {
     char *target = NULL, *local = NULL;
-    if (mapped && icm_fileio_pathmap_apply(io, root, &target) != 0) {
+    if (mapped && icm_fileio_pathmap_apply(&target, io, root) != 0) {
         icm_error_clear(); /* not a path map: nothing more to check */
         return NULL;
     }
-    bool is_local = icm_location_local_path(target != NULL ? target : root, &local);
+    bool is_local = icm_location_local_path(&local, target != NULL ? target : root);
     icm_free(target);
     if (!is_local)
         return NULL;

@@ -37,7 +37,7 @@ static int fileio_properties(icm_cli *cli, char **name, icm_property **out, size
     co.config_file = cli->config;
     co.uri = cli->uri;
     co.warehouse = cli->warehouse;
-    return icm_catalog_config_resolve(&co, name, out, n);
+    return icm_catalog_config_resolve(name, out, n, &co);
 }
 
 /* An `s3.` key no S3 client reads is ignored by every one of them: most likely a misspelling
@@ -48,7 +48,7 @@ static void warn_unknown_properties(const icm_cli *cli, const char *catalog,
 {
     for (size_t i = 0; i < n; i++) {
         const char *closest = NULL;
-        if (!icm_fileio_s3_property_unknown(props[i].key, &closest))
+        if (!icm_fileio_s3_property_unknown(&closest, props[i].key))
             continue;
         bool repeated = false;
         for (size_t j = 0; j < i && !repeated; j++)
@@ -125,12 +125,12 @@ static int classify(icm_cli *cli, icm_fileio *io, const char *ref, ref_kind *kin
     *kind = REF_MISSING;
     char *mapped = NULL;
     if (cli->n_path_maps > 0) {
-        int rc = icm_fileio_pathmap_apply(io, ref, &mapped);
+        int rc = icm_fileio_pathmap_apply(&mapped, io, ref);
         if (rc != 0)
             return icm_cli_fail(cli, rc);
     }
     char *local = NULL;
-    bool is_local = icm_location_local_path(mapped != NULL ? mapped : ref, &local);
+    bool is_local = icm_location_local_path(&local, mapped != NULL ? mapped : ref);
     icm_free(mapped);
     if (!is_local) {
         if (local == NULL && icm_error_last()->code == ICM_ENOMEM)
@@ -168,7 +168,7 @@ static int resolve_metadata_location(icm_cli *cli, icm_fileio *io, const char *r
         return *out != NULL ? ICM_EXIT_OK : icm_cli_oom();
     }
     char *found = NULL;
-    rc = icm_table_metadata_find_current(io, ref, &found);
+    rc = icm_table_metadata_find_current(&found, io, ref);
     if (rc != 0)
         return icm_cli_fail(cli, rc);
     *out = strdup(found);
@@ -187,7 +187,7 @@ int icm_cli_original_name(icm_cli *cli, const char *ref, char **out)
     if (io == NULL)
         return ICM_EXIT_ERROR;
     char *orig = NULL;
-    int rc = icm_fileio_pathmap_unapply(io, ref, &orig);
+    int rc = icm_fileio_pathmap_unapply(&orig, io, ref);
     if (rc != 0)
         return icm_cli_fail(cli, rc);
     *out = strdup(orig);
@@ -212,9 +212,9 @@ int icm_cli_table_name(icm_cli *cli, const char *ref, char **out)
      * that differs from its canonical form only by a `file:` prefix or repeated slashes keeps
      * the form it was given in (reports show it as given; every comparison folds those). */
     char *canon = NULL, *plain = NULL;
-    if ((rc = icm_location_canonical(ref, &canon)) != 0)
+    if ((rc = icm_location_canonical(&canon, ref)) != 0)
         return icm_cli_fail(cli, rc);
-    bool same = icm_location_local_path(ref, &plain) && strcmp(plain, canon) == 0;
+    bool same = icm_location_local_path(&plain, ref) && strcmp(plain, canon) == 0;
     icm_free(plain);
     rc = icm_cli_original_name(cli, same ? ref : canon, out);
     icm_free(canon);
@@ -299,7 +299,7 @@ int icm_cli_pick_snapshot(const icm_cli_table *t, const char *id_text, const icm
             return icm_cli_error(t->metadata_location, "no snapshot with id %s", id_text);
         return ICM_EXIT_OK;
     }
-    if (!icm_table_metadata_current_snapshot_id(t->md, &id))
+    if (!icm_table_metadata_current_snapshot_id(&id, t->md))
         return ICM_EXIT_OK;
     *out = icm_table_metadata_snapshot_by_id(t->md, id);
     if (*out == NULL) {

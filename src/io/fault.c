@@ -93,7 +93,7 @@ static int fault_read(icm_fileio *io, const char *location, char **out, size_t *
 {
     fault_fileio *f = (fault_fileio *)io;
     int rc = admit(f, ICM_IO_READ, location);
-    return rc < 0 ? rc : icm_fileio_read(f->inner, location, out, out_len);
+    return rc < 0 ? rc : icm_fileio_read(out, out_len, f->inner, location);
 }
 
 static int fault_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
@@ -101,7 +101,7 @@ static int fault_read_range(icm_fileio *io, const char *location, int64_t offset
 {
     fault_fileio *f = (fault_fileio *)io;
     int rc = admit(f, ICM_IO_READ, location);
-    return rc < 0 ? rc : icm_fileio_read_range(f->inner, location, offset, buf, len, out_read);
+    return rc < 0 ? rc : icm_fileio_read_range(out_read, f->inner, location, offset, buf, len);
 }
 
 static int fault_create_new(icm_fileio *io, const char *location, const void *data, size_t len)
@@ -147,7 +147,7 @@ static int fault_stat(icm_fileio *io, const char *location, icm_file_info *out)
 {
     fault_fileio *f = (fault_fileio *)io;
     int rc = admit(f, ICM_IO_STAT, location);
-    return rc < 0 ? rc : icm_fileio_stat(f->inner, location, out);
+    return rc < 0 ? rc : icm_fileio_stat(out, f->inner, location);
 }
 
 static int fault_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
@@ -170,7 +170,7 @@ static int fault_resolve(icm_fileio *io, const char *location, char **out)
 {
     fault_fileio *f = (fault_fileio *)io;
     int rc = admit(f, ICM_IO_STAT, location);
-    return rc < 0 ? rc : icm_fileio_resolve(f->inner, location, out);
+    return rc < 0 ? rc : icm_fileio_resolve(out, f->inner, location);
 }
 
 static int fault_checksum_of(icm_fileio *io, const char *location, char **out,
@@ -178,7 +178,7 @@ static int fault_checksum_of(icm_fileio *io, const char *location, char **out,
 {
     fault_fileio *f = (fault_fileio *)io;
     int rc = admit(f, ICM_IO_STAT, location);
-    return rc < 0 ? rc : icm_fileio_checksum_of(f->inner, location, out, info);
+    return rc < 0 ? rc : icm_fileio_checksum_of(out, info, f->inner, location);
 }
 
 /* Each item is one admitted delete; the survivors go on in one inner batch. The room to
@@ -204,7 +204,7 @@ static int fault_delete_batch(icm_fileio *io, const char *const *locations, size
     }
     if (rc == 0 && k > 0) {
         /* 0, or a whole-batch failure with every pass_res FAILED: either way each has one */
-        (void)icm_fileio_delete_batch(f->inner, pass, k, pass_res);
+        (void)icm_fileio_delete_batch(pass_res, f->inner, pass, k);
         for (size_t j = 0; j < k; j++)
             results[pass_idx[j]] = pass_res[j];
     }

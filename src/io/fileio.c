@@ -49,7 +49,7 @@ static int finish(int rc, const char *location)
     return rc;
 }
 
-int icm_fileio_read(icm_fileio *io, const char *location, char **out, size_t *out_len)
+int icm_fileio_read(char **out, size_t *out_len, icm_fileio *io, const char *location)
 {
     if (out != NULL)
         *out = NULL;
@@ -63,8 +63,8 @@ int icm_fileio_read(icm_fileio *io, const char *location, char **out, size_t *ou
     return finish(io->methods->read(io, location, out, out_len), location);
 }
 
-int icm_fileio_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
-                          size_t len, size_t *out_read)
+int icm_fileio_read_range(size_t *out_read, icm_fileio *io, const char *location, int64_t offset,
+                          void *buf, size_t len)
 {
     if (out_read != NULL)
         *out_read = 0;
@@ -90,8 +90,8 @@ int icm_fileio_create_new(icm_fileio *io, const char *location, const void *data
     return finish(io->methods->create_new(io, location, data, len), location);
 }
 
-int icm_fileio_holds(icm_fileio *io, const char *location, const void *data, size_t len,
-                     bool *out_same)
+int icm_fileio_holds(bool *out_same, icm_fileio *io, const char *location, const void *data,
+                     size_t len)
 {
     if (out_same != NULL)
         *out_same = false;
@@ -100,7 +100,7 @@ int icm_fileio_holds(icm_fileio *io, const char *location, const void *data, siz
                               "holds: NULL data or output");
     char *found = NULL;
     size_t found_len = 0;
-    int rc = icm_fileio_read(io, location, &found, &found_len);
+    int rc = icm_fileio_read(&found, &found_len, io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
         return 0;
@@ -146,7 +146,7 @@ int icm_fileio_delete(icm_fileio *io, const char *location)
     return finish(io->methods->remove(io, location), location);
 }
 
-int icm_fileio_delete_existing(icm_fileio *io, const char *location, bool *existed)
+int icm_fileio_delete_existing(bool *existed, icm_fileio *io, const char *location)
 {
     if (existed != NULL)
         *existed = true;
@@ -243,8 +243,8 @@ static bool item_ok(const char *location)
     return location != NULL && location[0] != '\0';
 }
 
-int icm_fileio_delete_batch(icm_fileio *io, const char *const *locations, size_t n,
-                            icm_fileio_delete_result *results)
+int icm_fileio_delete_batch(icm_fileio_delete_result *results, icm_fileio *io,
+                            const char *const *locations, size_t n)
 {
     int rc = check_io(io, NULL, "delete batch");
     if (rc == 0 && n > 0 && (locations == NULL || results == NULL))
@@ -318,7 +318,7 @@ int icm_fileio_delete_batch(icm_fileio *io, const char *const *locations, size_t
     return 0;
 }
 
-int icm_fileio_stat(icm_fileio *io, const char *location, icm_file_info *out)
+int icm_fileio_stat(icm_file_info *out, icm_fileio *io, const char *location)
 {
     if (out != NULL) {
         out->location = location;
@@ -420,7 +420,7 @@ int icm_fileio_list_opts(icm_fileio *io, const char *prefix, const icm_fileio_li
     return m->list(io, prefix, cb, payload);
 }
 
-int icm_fileio_resolve(icm_fileio *io, const char *location, char **out)
+int icm_fileio_resolve(char **out, icm_fileio *io, const char *location)
 {
     if (out != NULL)
         *out = NULL;
@@ -436,8 +436,8 @@ int icm_fileio_resolve(icm_fileio *io, const char *location, char **out)
     return *out != NULL ? 0 : ICM_ENOMEM;
 }
 
-int icm_fileio_checksum_of(icm_fileio *io, const char *location, char **out,
-                           icm_file_info *info)
+int icm_fileio_checksum_of(char **out, icm_file_info *info, icm_fileio *io,
+                           const char *location)
 {
     icm_file_info unused;
     if (info == NULL)

@@ -76,7 +76,7 @@ static int pm_read(icm_fileio *io, const char *location, char **out, size_t *out
     char *real;
     int rc = map_location(pm, location, &real);
     if (rc == 0)
-        rc = icm_fileio_read(pm->inner, real, out, out_len);
+        rc = icm_fileio_read(out, out_len, pm->inner, real);
     icm__free(real);
     return rc;
 }
@@ -88,7 +88,7 @@ static int pm_read_range(icm_fileio *io, const char *location, int64_t offset, v
     char *real;
     int rc = map_location(pm, location, &real);
     if (rc == 0)
-        rc = icm_fileio_read_range(pm->inner, real, offset, buf, len, out_read);
+        rc = icm_fileio_read_range(out_read, pm->inner, real, offset, buf, len);
     icm__free(real);
     return rc;
 }
@@ -132,7 +132,7 @@ static int pm_stat(icm_fileio *io, const char *location, icm_file_info *out)
     char *real;
     int rc = map_location(pm, location, &real);
     if (rc == 0)
-        rc = icm_fileio_stat(pm->inner, real, out);
+        rc = icm_fileio_stat(out, pm->inner, real);
     icm__free(real);
     out->location = location; /* never hand out the mapped (and now freed) name */
     return rc;
@@ -222,9 +222,9 @@ static int pm_resolve(icm_fileio *io, const char *location, char **out)
     char *real = NULL, *resolved = NULL;
     int rc = map_location(pm, location, &real);
     if (rc == 0)
-        rc = icm_fileio_resolve(pm->inner, real, &resolved);
+        rc = icm_fileio_resolve(&resolved, pm->inner, real);
     if (rc == 0)
-        rc = icm_fileio_pathmap_unapply(io, resolved, out);
+        rc = icm_fileio_pathmap_unapply(out, io, resolved);
     icm__free(resolved);
     icm__free(real);
     return rc;
@@ -239,7 +239,7 @@ static int pm_checksum_of(icm_fileio *io, const char *location, char **out,
     char *real = NULL, *found = NULL;
     int rc = map_location(pm, location, &real);
     if (rc == 0)
-        rc = icm_fileio_checksum_of(pm->inner, real, &found, info);
+        rc = icm_fileio_checksum_of(&found, info, pm->inner, real);
     if (rc == 0 && found != NULL) {
         bool oom;
         *out = icm__location_checksum_name(location, &oom);
@@ -263,7 +263,7 @@ static int pm_delete_batch(icm_fileio *io, const char *const *locations, size_t 
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = map_location(pm, locations[i], &real[i]);
     if (rc == 0)
-        rc = icm_fileio_delete_batch(pm->inner, (const char *const *)real, n, results);
+        rc = icm_fileio_delete_batch(results, pm->inner, (const char *const *)real, n);
     for (size_t i = 0; i < n; i++)
         icm__free(real[i]);
     icm__free(real);
@@ -291,7 +291,7 @@ static void pm_free(icm_fileio *io)
 static int pathmap_is_local(icm_fileio *io, const char *location)
 {
     char *mapped = NULL;
-    if (icm_fileio_pathmap_apply(io, location, &mapped) != 0) {
+    if (icm_fileio_pathmap_apply(&mapped, io, location) != 0) {
         icm_error_clear();
         return 1;
     }
@@ -392,7 +392,7 @@ fail:
     return rc;
 }
 
-int icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *location, char **out)
+int icm_fileio_pathmap_apply(char **out, const icm_fileio *pathmap, const char *location)
 {
     if (out != NULL)
         *out = NULL;
@@ -403,7 +403,7 @@ int icm_fileio_pathmap_apply(const icm_fileio *pathmap, const char *location, ch
     return map_location((const pathmap_fileio *)pathmap, location, out);
 }
 
-int icm_fileio_pathmap_unapply(const icm_fileio *pathmap, const char *location, char **out)
+int icm_fileio_pathmap_unapply(char **out, const icm_fileio *pathmap, const char *location)
 {
     if (out != NULL)
         *out = NULL;

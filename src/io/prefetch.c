@@ -48,7 +48,7 @@ static void fetch(icm__prefetch *p, size_t i, item *out)
     out->data = NULL;
     out->len = 0;
     out->err = NULL;
-    out->rc = icm_fileio_read(p->io, p->locations[i], &out->data, &out->len);
+    out->rc = icm_fileio_read(&out->data, &out->len, p->io, p->locations[i]);
     if (out->rc < 0) {
         out->err = icm__error_save();
         if (out->err == NULL)
@@ -196,7 +196,7 @@ int icm__prefetch_take(icm__prefetch *p, size_t i, char **data, size_t *len)
     *data = NULL;
     *len = 0;
     if (p->n_threads == 0) {
-        int rc = icm_fileio_read(p->io, p->locations[i], data, len);
+        int rc = icm_fileio_read(data, len, p->io, p->locations[i]);
         return rc < 0 ? rc : 0;
     }
     pthread_mutex_lock(&p->mu);

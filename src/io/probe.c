@@ -42,8 +42,8 @@ static void probe_one(void *ctx, size_t k)
     const fallback *f = ctx;
     icm__probe *p = &f->items[f->idx[k]];
     int rc = f->kind == ICM__PROBE_STAT
-                 ? icm_fileio_stat(f->io, p->location, &p->info)
-                 : icm_fileio_read_range(f->io, p->location, 0, p->buf, p->len, &p->n_read);
+                 ? icm_fileio_stat(&p->info, f->io, p->location)
+                 : icm_fileio_read_range(&p->n_read, f->io, p->location, 0, p->buf, p->len);
     record(p, rc);
 }
 
@@ -72,7 +72,7 @@ static int s3_behind(icm_fileio *io, const char *location, icm_fileio **s3, char
                 inner = NULL;
         } else if ((inner = icm__fileio_pathmap_inner(io)) != NULL) {
             char *m = NULL;
-            int rc = icm_fileio_pathmap_apply(io, cur, &m);
+            int rc = icm_fileio_pathmap_apply(&m, io, cur);
             if (rc == ICM_ENOMEM) {
                 icm__free(name);
                 return ICM_ENOMEM;

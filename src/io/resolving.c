@@ -260,14 +260,14 @@ static int backend_for(resolving_fileio *r, const char *location, icm_fileio **o
 static int rs_read(icm_fileio *io, const char *location, char **out, size_t *out_len)
 {
     RESOLVE(io, location, b);
-    return icm_fileio_read(b, location, out, out_len);
+    return icm_fileio_read(out, out_len, b, location);
 }
 
 static int rs_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
                          size_t len, size_t *out_read)
 {
     RESOLVE(io, location, b);
-    return icm_fileio_read_range(b, location, offset, buf, len, out_read);
+    return icm_fileio_read_range(out_read, b, location, offset, buf, len);
 }
 
 static int rs_create_new(icm_fileio *io, const char *location, const void *data, size_t len)
@@ -291,7 +291,7 @@ static int rs_remove(icm_fileio *io, const char *location)
 static int rs_stat(icm_fileio *io, const char *location, icm_file_info *out)
 {
     RESOLVE(io, location, b);
-    return icm_fileio_stat(b, location, out);
+    return icm_fileio_stat(out, b, location);
 }
 
 static int rs_list_flags(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb,
@@ -311,13 +311,13 @@ static int rs_list_range(icm_fileio *io, const char *prefix, const icm_fileio_li
 static int rs_resolve(icm_fileio *io, const char *location, char **out)
 {
     RESOLVE(io, location, b);
-    return icm_fileio_resolve(b, location, out);
+    return icm_fileio_resolve(out, b, location);
 }
 
 static int rs_checksum_of(icm_fileio *io, const char *location, char **out, icm_file_info *info)
 {
     RESOLVE(io, location, b);
-    return icm_fileio_checksum_of(b, location, out, info);
+    return icm_fileio_checksum_of(out, info, b, location);
 }
 
 /* Items grouped by back end, one inner batch per back end; an item whose back end cannot be
@@ -351,7 +351,7 @@ static int rs_delete_batch(icm_fileio *io, const char *const *locations, size_t 
             group_idx[k++] = i;
             to[i] = NULL; /* done */
         }
-        (void)icm_fileio_delete_batch(b, group, k, group_res); /* a result per item either way */
+        (void)icm_fileio_delete_batch(group_res, b, group, k); /* a result per item either way */
         for (size_t j = 0; j < k; j++)
             results[group_idx[j]] = group_res[j];
     }

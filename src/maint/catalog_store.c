@@ -47,7 +47,7 @@ int icm__catalog_file_kind(icm_fileio *io, const char *location, icm__catalog_fi
     }
     unsigned char head[ICM__CATALOG_HEAD_BYTES];
     size_t got = 0;
-    int rc = icm_fileio_read_range(io, location, 0, head, sizeof head, &got);
+    int rc = icm_fileio_read_range(&got, io, location, 0, head, sizeof head);
     return icm__catalog_file_kind_of_head(io, location, rc, head, got, out);
 }
 

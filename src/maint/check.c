@@ -352,7 +352,7 @@ static int check_metadata_file(check_ctx *c, const char *location, size_t *probl
 {
     *problem = SIZE_MAX;
     icm_file_info info;
-    int rc = icm_fileio_stat(c->io, location, &info);
+    int rc = icm_fileio_stat(&info, c->io, location);
     if (rc == 0 || rc == ICM_ENOMEM || rc == ICM_EUNREACHABLE) /* (a wrong endpoint: stop) */
         return rc;
     icm__verify_issue issue = {rc == ICM_ENOTFOUND ? ICM__VERIFY_MISSING : ICM__VERIFY_UNREADABLE,
@@ -389,7 +389,7 @@ static int choose(const icm_table_metadata *md, const icm_check_options *o, int6
         (*ids)[(*n)++] = o->snapshot_ids[i];
     }
     int64_t current;
-    if (o->snapshot_id_count == 0 && icm_table_metadata_current_snapshot_id(md, &current))
+    if (o->snapshot_id_count == 0 && icm_table_metadata_current_snapshot_id(&current, md))
         (*ids)[(*n)++] = current;
     return 0;
 }
@@ -472,9 +472,9 @@ static int note_own_metadata(icm_fileio *io, const icm_table_metadata *md, const
     return 0;
 }
 
-int icm_check_table(icm_fileio *io, const icm_table_metadata *md,
-                    const char *metadata_location, const icm_check_options *opts,
-                    icm_check_result **out)
+int icm_check_table(icm_check_result **out, icm_fileio *io,
+                    const icm_table_metadata *md, const char *metadata_location,
+                    const icm_check_options *opts)
 {
     if (out != NULL)
         *out = NULL;

@@ -212,7 +212,7 @@ int icm__delete_item_stat(icm_fileio *io, const icm__delete_item *item, icm_file
 {
     icm__probe *p = item->stat_ahead;
     if (p == NULL)
-        return icm_fileio_stat(io, item->path, out);
+        return icm_fileio_stat(out, io, item->path);
     *out = p->info;
     out->location = item->path;
     int rc = p->rc;
@@ -265,7 +265,7 @@ static void run_chunk(batch *b, scratch *s, icm__link_cache *cache, size_t m)
         s->items[i]->attempts++;
     }
     atomic_fetch_add(&b->requests, 1);
-    int rc = icm_fileio_delete_batch(b->r->io, s->paths, k, s->results);
+    int rc = icm_fileio_delete_batch(s->results, b->r->io, s->paths, k);
     for (size_t i = 0; i < k; i++) {
         icm__delete_item *item = s->items[i];
         const icm_fileio_delete_result *res = &s->results[i];

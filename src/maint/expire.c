@@ -40,7 +40,7 @@
 #include "util/location.h"
 #include "util/util.h"
 
-int icm_expire_cleanup_parse(const char *text, icm_expire_cleanup *out)
+int icm_expire_cleanup_parse(icm_expire_cleanup *out, const char *text)
 {
     if (text != NULL) {
         if (strcasecmp(text, "all") == 0) {
@@ -83,7 +83,7 @@ const char *icm_expire_cleanup_name(icm_expire_cleanup cleanup)
 typedef struct deleter {
     icm_fileio *io;
     icm_expire_result *r;
-    icm__expire_recheck *recheck;   /* NULL: no re-check (icm_delete_expired_files) */
+    icm__expire_recheck *recheck;   /* NULL: no re-check (icm_expire_delete_files) */
     icm_lease *lease;
     icm_expire_file **files;        /* files[item.ref] */
     icm__link_guard guard;          /* this batch's (when the table's roots are known) */
@@ -295,8 +295,11 @@ static int plan_items(deleter *d, icm__delete_item **out, size_t *out_n)
 /* Delete the planned files in the engine's order (data and delete files, manifests, manifest
  * lists, statistics files, checksum companions), in batches. Returns the number deleted, or
  * what stopped the deletes (the files left stay PLANNED; a problem says so). */
-static int64_t delete_planned(deleter *d, const icm__delete_policy *policy)
+/* Delete the planned files; *out_deleted counts those deleted (also when the deletes
+ * stopped). Returns 0 or the error that stopped them. */
+static int delete_planned(size_t *out_deleted, deleter *d, const icm__delete_policy *policy)
 {
+    *out_deleted = 0;
     icm_expire_result *r = d->r;
     r->dry_run = false;
     r->delete_phase = true;
@@ -329,23 +332,26 @@ static int64_t delete_planned(deleter *d, const icm__delete_policy *policy)
         rc = prc != 0 ? prc : rc;
     }
     icm__expire_result_tally(r);
+    *out_deleted = stats.deleted;
     if (rc != 0)
         return rc;
     icm_error_clear(); /* failures are in r->problems; the call itself succeeded */
-    return (int64_t)stats.deleted;
+    return 0;
 }
 
-int64_t icm_delete_expired_files(icm_fileio *io, icm_expire_result *result)
+int icm_expire_delete_files(size_t *out_deleted, icm_fileio *io, icm_expire_result *result)
 {
-    if (io == NULL || result == NULL)
+    if (out_deleted != NULL)
+        *out_deleted = 0;
+    if (out_deleted == NULL || io == NULL || result == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");
-    if (!result->deletable)
+    if (!icm__expire_result_full_of(result)->deletable)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, NULL,
                               "refusing to delete: this plan comes from a dry run or from an "
                               "expiry whose commit did not happen");
     deleter d = {.io = io, .r = result};
     icm__delete_policy policy = ICM__DELETE_POLICY_INIT;
-    return delete_planned(&d, &policy);
+    return delete_planned(out_deleted, &d, &policy);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -662,7 +668,7 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
         rc = prc != 0 ? prc : rc;
     }
     if (rc == 0) {
-        r->deletable = true;
+        icm__expire_result_full_of(r)->deletable = true;
         deleter d = {.io = icm_table_get_fileio(t), .r = r, .recheck = &check,
                      .lease = o->lease};
         icm__delete_policy policy = ICM__DELETE_POLICY_INIT;
@@ -670,8 +676,8 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
         policy.batch_files = o->delete_batch_size;
         policy.on_delete = o->on_delete;
         policy.on_delete_payload = o->on_delete_payload;
-        int64_t n = delete_planned(&d, &policy);
-        rc = n < 0 ? (int)n : 0;
+        size_t deleted = 0;
+        rc = delete_planned(&deleted, &d, &policy);
     }
     icm__expire_recheck_dispose(&check);
     return rc;
@@ -695,7 +701,7 @@ static icm_expire_options normalized(const icm_expire_options *opts)
     return o;
 }
 
-int icm_expire_snapshots(icm_table *t, const icm_expire_options *opts, icm_expire_result **out)
+int icm_expire_snapshots(icm_expire_result **out, icm_table *t, const icm_expire_options *opts)
 {
     if (out == NULL || t == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");

@@ -199,7 +199,7 @@ static int resolve_noted(icm__expire_alias *a, identity **out, size_t *n_out, si
     size_t n = 0;
     for (size_t i = 0; i < a->n_noted; i++) {
         char *real = NULL;
-        int rc = icm_fileio_resolve(a->io, a->noted[i], &real);
+        int rc = icm_fileio_resolve(&real, a->io, a->noted[i]);
         if (rc == ICM_ENOMEM) {
             identities_free(ids, n);
             return rc;
@@ -252,7 +252,7 @@ int icm__expire_alias_check(icm__expire_alias *a, const icm_expire_file *files, 
                                a->noted[unknown]);
         } else {
             char *real = NULL;
-            int rrc = icm_fileio_resolve(a->io, path, &real);
+            int rrc = icm_fileio_resolve(&real, a->io, path);
             if (rrc == ICM_ENOMEM) {
                 rc = rrc;
                 break;

@@ -454,6 +454,11 @@ int icm_expire_decide(icm_expire_decision **out, const icm_table_metadata *md,
                       const icm_expire_decide_options *opts)
 {
     *out = NULL;
+    if (opts != NULL && opts->version != ICM_EXPIRE_DECIDE_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, icm_table_metadata_file(md),
+                              "icm_expire_decide_options: unknown version %u (use "
+                              "ICM_EXPIRE_DECIDE_OPTIONS_INIT)",
+                              opts->version);
     if (opts == NULL || opts->retain_last < 0)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, icm_table_metadata_file(md),
                               "Number of snapshots to retain must be at least 1, cannot be: %d",
@@ -543,7 +548,7 @@ int icm_expire_decide(icm_expire_decision **out, const icm_table_metadata *md,
 
     /* Rule 1: the current snapshot stays even when the refs do not name it `main`. */
     int64_t current;
-    if (icm_table_metadata_current_snapshot_id(md, &current)) {
+    if (icm_table_metadata_current_snapshot_id(&current, md)) {
         size_t i = find(&c, current);
         if (i != SIZE_MAX) {
             if (c.explicit_id[i]) {
@@ -592,8 +597,8 @@ done:
     return 0;
 }
 
-int icm_choose_expired(const icm_table_metadata *md, int64_t older_than_ms, int32_t keep_last,
-                       int64_t **out_ids, size_t *out_count)
+int icm_expire_choose(int64_t **out_ids, size_t *out_count, const icm_table_metadata *md,
+                      int64_t older_than_ms, int32_t keep_last)
 {
     *out_ids = NULL;
     *out_count = 0;

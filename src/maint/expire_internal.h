@@ -19,6 +19,21 @@
 #include "maint/link_survey.h"
 #include "maint/md_mark.h"
 
+/* A result and what only the library needs of it: the public struct first, so the result
+ * pointer is the allocation (icm_expire_result_free frees it as is). */
+typedef struct icm__expire_result_full {
+    icm_expire_result pub;
+    /* icm_expire_delete_files may act on this plan: its commit happened (or the caller of
+     * icm_expire_plan_files says `after` is committed), and it is not a dry run's. */
+    bool deletable;
+} icm__expire_result_full;
+
+/* The private part of a result the library allocated (icm__expire_result_new). */
+static inline icm__expire_result_full *icm__expire_result_full_of(icm_expire_result *r)
+{
+    return (icm__expire_result_full *)(void *)r;
+}
+
 /* New empty result (zeroed, older_than_ms and now_ms 0). Returns 0 or ICM_ENOMEM. */
 int icm__expire_result_new(icm_expire_result **out);
 

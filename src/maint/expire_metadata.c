@@ -235,7 +235,7 @@ int icm__expire_changes(icm_fileio *io, const icm_table_metadata *base,
         rc = add_snapshot_updates(base, d, c);
     /* One new document, sharing what it keeps with base's. */
     if (rc == 0)
-        rc = icm_table_changes_apply(c, base, &md);
+        rc = icm_table_changes_apply(&md, c, base);
     if (rc == 0 && clean_expired_metadata) {
         /* Reachability is judged on the snapshots that remain. */
         size_t from = icm_table_changes_update_count(c);

@@ -47,8 +47,9 @@ const char *icm_expire_file_kind_name(icm_expire_file_kind kind)
 
 int icm__expire_result_new(icm_expire_result **out)
 {
-    *out = icm__calloc(1, sizeof **out);
-    return *out == NULL ? ICM_ENOMEM : 0;
+    icm__expire_result_full *full = icm__calloc(1, sizeof *full);
+    *out = full != NULL ? &full->pub : NULL;
+    return full == NULL ? ICM_ENOMEM : 0;
 }
 
 static void free_files(icm_expire_file *files, size_t n)
@@ -456,7 +457,7 @@ static void size_unknown_files(icm_fileio *io, file_vec *v)
         if (v->items[i].size_bytes >= 0)
             continue;
         icm_file_info info;
-        if (icm_fileio_stat(io, v->items[i].path, &info) == 0)
+        if (icm_fileio_stat(&info, io, v->items[i].path) == 0)
             v->items[i].size_bytes = info.size_bytes;
     }
     icm_error_clear();
@@ -666,7 +667,7 @@ static int find_companions(plan *p, icm_fileio *io)
         for (size_t i = 0; i < p->vec[k].len; i++) {
             icm_file_info info;
             char *crc = NULL;
-            int rc = icm_fileio_checksum_of(io, p->vec[k].items[i].path, &crc, &info);
+            int rc = icm_fileio_checksum_of(&crc, &info, io, p->vec[k].items[i].path);
             content_facts facts = {{0, 0}, 0, true};
             if (rc == 0 && crc != NULL && (rc = icm__pathset_location_hash(crc, &facts.key)) == 0 &&
                 !icm__pathset_contains_hash(p->keep, facts.key) &&
@@ -1103,9 +1104,9 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
 /* ------------------------------------------------------------------------------------------ */
 /* public planning entry point for callers who commit themselves                               */
 
-int icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
-                          const icm_table_metadata *after, icm_expire_cleanup cleanup,
-                          icm_expire_result **out)
+int icm_expire_plan_files(icm_expire_result **out, icm_fileio *io,
+                          const icm_table_metadata *before, const icm_table_metadata *after,
+                          icm_expire_cleanup cleanup)
 {
     if (out == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL, "NULL argument");
@@ -1145,7 +1146,7 @@ int icm_expire_plan_files(icm_fileio *io, const icm_table_metadata *before,
         icm_expire_result_free(r);
         return rc;
     }
-    r->deletable = true; /* the caller says `after` is committed */
+    icm__expire_result_full_of(r)->deletable = true; /* the caller says `after` is committed */
     *out = r;
     return 0;
 }

@@ -131,13 +131,9 @@ static char *lease_text(const icm_lease *l)
                             "command", l->command, "token", l->token);
     if (doc == NULL)
         return NULL;
-    char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    char *text = icm__json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(doc);
-    if (text == NULL)
-        return NULL;
-    char *copy = icm__strdup(text);
-    free(text);
-    return copy;
+    return text;
 }
 
 static bool hex_token(const char *s)
@@ -195,7 +191,7 @@ static int read_doc(icm_fileio *io, const char *location, lease_doc *out, bool *
     *gone = false;
     char *text = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(io, location, &text, &len);
+    int rc = icm_fileio_read(&text, &len, io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
         *gone = true;
@@ -280,7 +276,7 @@ static int settle_create(icm_lease *l, const char *loc, const char *data, int rc
     char why[256];
     snprintf(why, sizeof why, "%s", icm_error_last()->message);
     bool ours = false;
-    if (icm_fileio_holds(l->io, loc, data, strlen(data), &ours) == 0 && ours) {
+    if (icm_fileio_holds(&ours, l->io, loc, data, strlen(data)) == 0 && ours) {
         icm_error_clear();
         return 0;
     }
@@ -398,6 +394,10 @@ int icm_lease_acquire(icm_lease **out, icm_table *t, const icm_lease_options *op
     if (out == NULL || t == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "icm_lease_acquire: table and out are required");
+    if (opts != NULL && opts->version != ICM_LEASE_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_lease_options: unknown version %u (use ICM_LEASE_OPTIONS_INIT)",
+                              opts->version);
     icm_lease_options defaults = ICM_LEASE_OPTIONS_INIT;
     const icm_lease_options *o = opts != NULL ? opts : &defaults;
     if (icm_table_is_read_only(t))

@@ -25,7 +25,7 @@ int icm__link_guard_init(icm__link_guard *g, icm_fileio *io, const char *const *
             continue; /* an object store: no links */
         if (icm__location_fs_path(roots[i], &g->root[i]) != 0)
             return ICM_ENOMEM;
-        g->real_rc[i] = icm_fileio_resolve(io, g->root[i], &g->real[i]);
+        g->real_rc[i] = icm_fileio_resolve(&g->real[i], io, g->root[i]);
         if (g->real_rc[i] == ICM_ENOMEM)
             return ICM_ENOMEM;
     }
@@ -99,7 +99,7 @@ static int judge_folder(const icm__link_guard *g, const char *dir, char *why, si
         return g->real_rc[i] == ICM_ENOTFOUND ? ICM_ENOTFOUND : g->real_rc[i];
     }
     char *real = NULL;
-    int rc = icm_fileio_resolve(g->io, dir, &real);
+    int rc = icm_fileio_resolve(&real, g->io, dir);
     if (rc == ICM_ENOTFOUND || rc == ICM_ENOMEM) {
         snprintf(why, why_len, "its folder is gone");
         return rc;

@@ -128,7 +128,7 @@ int icm__link_survey_on_local_disk(icm_fileio *io, const char *location)
     if (icm__location_local_part(location) != NULL)
         return 1;
     char *mapped = NULL;
-    if (icm_fileio_pathmap_apply(io, location, &mapped) != 0) {
+    if (icm_fileio_pathmap_apply(&mapped, io, location) != 0) {
         bool oom = icm_error_last()->code == ICM_ENOMEM;
         icm_error_clear(); /* not a path map: an object store */
         return oom ? ICM_ENOMEM : 0;
@@ -142,7 +142,7 @@ int icm__link_survey_on_local_disk(icm_fileio *io, const char *location)
 static int physical_path(icm_fileio *io, const char *root, char **out)
 {
     char *mapped = NULL;
-    if (icm_fileio_pathmap_apply(io, root, &mapped) == 0) {
+    if (icm_fileio_pathmap_apply(&mapped, io, root) == 0) {
         const char *local = icm__location_local_part(mapped);
         int rc = local != NULL ? icm__location_fs_path(mapped, out) : 1;
         icm__free(mapped);
@@ -203,7 +203,7 @@ int icm__link_survey_init(icm__link_survey *a, icm_fileio *io, const char *const
             memcmp(a->root_path[k], a->root[k], a->root_len[k]) == 0)
             a->root_path_len[k] = 0; /* spelled alike: one comparison is enough */
         char *real = NULL;
-        int rrc = icm_fileio_resolve(io, roots[i], &real);
+        int rrc = icm_fileio_resolve(&real, io, roots[i]);
         if (rrc == ICM_ENOMEM) {
             rc = rrc;
             break;

@@ -61,7 +61,7 @@ const char *icm_orphan_kind_name(icm_orphan_kind kind)
     return "other";
 }
 
-int icm_prefix_mismatch_parse(const char *text, icm_prefix_mismatch *out)
+int icm_prefix_mismatch_parse(icm_prefix_mismatch *out, const char *text)
 {
     static const char *const names[] = {"error", "ignore", "delete"};
     for (size_t i = 0; text != NULL && i < 3; i++) {
@@ -427,14 +427,19 @@ static icm_orphan_options normalized(const icm_orphan_options *opts)
     return o;
 }
 
-int icm_remove_orphan_files(icm_table *t, const icm_orphan_options *opts,
-                            icm_orphan_result **out)
+int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
+                     const icm_orphan_options *opts)
 {
     if (out != NULL)
         *out = NULL;
     if (t == NULL || out == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
-                              "icm_remove_orphan_files: table and out are required");
+                              "icm_orphan_sweep: table and out are required");
+    if (opts != NULL && (opts->version < 1 || opts->version > ICM_ORPHAN_OPTIONS_VERSION))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_orphan_options: unknown version %u (use "
+                              "ICM_ORPHAN_OPTIONS_INIT or icm_orphan_options_init)",
+                              opts->version);
     icm_orphan_options norm = normalized(opts);
     const icm_orphan_options *o = &norm;
     if ((unsigned)o->prefix_mismatch > ICM_PREFIX_MISMATCH_DELETE)

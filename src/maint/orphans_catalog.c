@@ -89,7 +89,7 @@ static int listing_name(guard_ctx *c, const char *file, char **out)
     char *dir = icm__strndup(file, (size_t)(slash - file)), *real_dir = NULL;
     if (dir == NULL)
         return ICM_ENOMEM;
-    int rc = icm_fileio_resolve(c->io, dir, &real_dir);
+    int rc = icm_fileio_resolve(&real_dir, c->io, dir);
     icm__free(dir);
     if (rc == ICM_ENOMEM)
         return rc;
@@ -122,7 +122,7 @@ static int guard_file(guard_ctx *c, const char *file)
     const char *below = icm__location_strip_prefix(file, c->list_root, NULL) ? file : alias;
     if (rc == 0 && below != NULL && !icm__orphan_excluded(c->o, file) && !icm__orphan_excluded(c->o, below)) {
         icm_file_info info;
-        int src = icm_fileio_stat(c->io, file, &info);
+        int src = icm_fileio_stat(&info, c->io, file);
         if (src == 0) {
             icm__buf_printf(&c->offending, " --exclude-location %s", below);
             c->n_offending++;
@@ -378,7 +378,7 @@ static int local_file_of(icm_fileio *io, const char *location, char **out)
 {
     *out = NULL;
     char *mapped = NULL;
-    int rc = icm_fileio_pathmap_apply(io, location, &mapped);
+    int rc = icm_fileio_pathmap_apply(&mapped, io, location);
     if (rc == ICM_ENOMEM)
         return rc;
     if (rc != 0)
@@ -444,7 +444,7 @@ int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_optio
 static bool named_by_path_map(icm_table *t, const char *loc)
 {
     char *mapped = NULL;
-    bool by_map = icm_fileio_pathmap_apply(icm_table_get_fileio(t), loc, &mapped) == 0 &&
+    bool by_map = icm_fileio_pathmap_apply(&mapped, icm_table_get_fileio(t), loc) == 0 &&
                   strcmp(mapped, loc) != 0;
     icm_free(mapped);
     icm_error_clear();

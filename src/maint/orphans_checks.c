@@ -59,7 +59,7 @@ static icm__site site_of(const plan *p)
 static int written_since_cutoff(plan *p, const char *loc, bool *in_flight, bool *gone)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(p->io, loc, &info);
+    int rc = icm_fileio_stat(&info, p->io, loc);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
         *gone = true;
@@ -337,7 +337,7 @@ static int still_missing(plan *p, const char *location, bool *missing)
     if (p->o->file_list == NULL)
         return 0; /* a listing is what storage shows: no second opinion */
     icm_file_info info;
-    int rc = icm_fileio_stat(p->io, location, &info);
+    int rc = icm_fileio_stat(&info, p->io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
         return 0;

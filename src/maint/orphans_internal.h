@@ -183,7 +183,7 @@ static inline bool icm__orphan_option_no_verify(const icm_orphan_options *o)
  * state PLANNED (tallied) and, when plan_out is not NULL, *plan_out the plan's state (R and what
  * it accounts for) for icm__orphans_revalidate; free it with icm__orphan_plan_free after *out's
  * deletes. `now_ms` is the operation's fixed "now". Reads storage only.
- * Returns 0 or the codes of icm_remove_orphan_files().
+ * Returns 0 or the codes of icm_orphan_sweep().
  */
 typedef struct icm__orphan_plan icm__orphan_plan;
 int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,

@@ -79,7 +79,7 @@ static int stat_candidate(plan *p, const icm_file_info *listed, icm_file_info *o
                           bool *gone)
 {
     *gone = false;
-    int rc = icm_fileio_stat(p->io, listed->location, out);
+    int rc = icm_fileio_stat(out, p->io, listed->location);
     /* Gone, or replaced by a directory meanwhile: no longer the file the listing saw (anything
      * in a new directory is younger than this sweep, so skipping it loses nothing). */
     if (rc == ICM_ENOTFOUND || (rc == ICM_EIO && icm_error_last()->os_errno == EISDIR)) {

@@ -200,7 +200,7 @@ static int set_roots(plan *p, const icm_table_metadata *md, const char *md_locat
 static int check_resolved_root(plan *p, const char *want)
 {
     char *real = NULL;
-    int rc = icm_fileio_resolve(p->io, want, &real);
+    int rc = icm_fileio_resolve(&real, p->io, want);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear(); /* nothing there: the listing finds nothing */
         return 0;
@@ -211,7 +211,7 @@ static int check_resolved_root(plan *p, const char *want)
         if (!icm__location_strip_prefix(want, p->roots[i], &rest))
             continue;
         char *root = NULL, *expected = NULL;
-        rc = icm_fileio_resolve(p->io, p->roots[i], &root);
+        rc = icm_fileio_resolve(&root, p->io, p->roots[i]);
         if (rc == ICM_ENOTFOUND) {
             icm_error_clear();
             rc = 0;
@@ -396,7 +396,7 @@ static int companion_of(plan *p, const icm_orphan_file *f, icm_orphan_file *out)
     memset(out, 0, sizeof *out);
     icm_file_info info;
     char *crc = NULL;
-    int rc = icm_fileio_checksum_of(p->io, f->path, &crc, &info);
+    int rc = icm_fileio_checksum_of(&crc, &info, p->io, f->path);
     if (rc != 0 || crc == NULL)
         return rc;
     icm__okey_match m = ICM__OKEY_NONE;

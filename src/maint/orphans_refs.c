@@ -42,7 +42,7 @@ static int add_ref(plan *p, const char *loc)
 /* ENOTFOUND from icm_fileio_resolve means "nothing there": no error. */
 static int resolve_or_null(plan *p, const char *location, char **out)
 {
-    int rc = icm_fileio_resolve(p->io, location, out);
+    int rc = icm_fileio_resolve(out, p->io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
         return 0;
@@ -137,7 +137,7 @@ static int add_listing_alias_of(plan *p, const char *location, bool expected, bo
         return rc;
     char *real = NULL, *alias = NULL;
     const char *rel;
-    rc = icm_fileio_resolve(p->io, location, &real);
+    rc = icm_fileio_resolve(&real, p->io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear(); /* no file by that name: it aliases nothing */
         return 0;
@@ -390,7 +390,7 @@ static int second_name_of(plan *p, const char *location, char **why)
         return *why != NULL ? 0 : ICM_ENOMEM;
     }
     char *real = NULL, *alias = NULL;
-    int rc = icm_fileio_resolve(p->io, location, &real);
+    int rc = icm_fileio_resolve(&real, p->io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear(); /* gone (or a dangling link): deleting it deletes no file */
         return 0;

@@ -33,7 +33,7 @@ int icm__place_real(icm_fileio *io, const char *location, char **out)
         char *prefix = icm__strndup(location, len);
         if (prefix == NULL)
             return ICM_ENOMEM;
-        int rc = icm_fileio_resolve(io, prefix, &real);
+        int rc = icm_fileio_resolve(&real, io, prefix);
         icm__free(prefix);
         if (rc == 0)
             break;

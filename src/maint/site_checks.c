@@ -20,7 +20,7 @@
 int icm__site_resolve(const icm__site *s, const char *location, char **out)
 {
     *out = NULL;
-    int rc = icm_fileio_resolve(s->io, location, out);
+    int rc = icm_fileio_resolve(out, s->io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
         return 0;
@@ -61,7 +61,7 @@ int icm__site_peek_once(const icm__site *s, const char *loc, icm__peeked *m, icm
         icm__ptrvec_dispose(log, icm__free);
     char *data = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(s->io, loc, &data, &len);
+    int rc = icm_fileio_read(&data, &len, s->io, loc);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
         m->gone = true;
@@ -409,7 +409,7 @@ static int note_file(icm__newer_commits *nc, const char *loc)
         /* It may be a branch's link that nothing else shows; unless a writer is still writing
          * it (modified in the last IN_FLIGHT_MS), the run cannot tell and is refused. */
         icm_file_info info;
-        int src = icm_fileio_stat(nc->site->io, loc, &info);
+        int src = icm_fileio_stat(&info, nc->site->io, loc);
         if (src == ICM_ENOMEM)
             rc = src;
         else if (src != 0)
@@ -440,7 +440,7 @@ static int hinted_file(const icm__site *s, const char *hint, const char *dir, ch
     *out = NULL;
     char *text = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(s->io, hint, &text, &len);
+    int rc = icm_fileio_read(&text, &len, s->io, hint);
     if (rc != 0) {
         if (rc == ICM_ENOMEM)
             return rc;
@@ -473,7 +473,7 @@ static int hinted_file(const icm__site *s, const char *hint, const char *dir, ch
             icm_file_info info;
             if (loc == NULL) {
                 rc = ICM_ENOMEM;
-            } else if (icm_fileio_stat(s->io, loc, &info) == 0) {
+            } else if (icm_fileio_stat(&info, s->io, loc) == 0) {
                 *out = loc;
                 loc = NULL;
             } else {

@@ -139,7 +139,7 @@ static bool judged_before(icm__verifier *v, icm__pathset_hash key)
 static void stat_one(icm_fileio *io, pending *f)
 {
     icm_file_info info;
-    f->rc = icm_fileio_stat(io, f->location, &info);
+    f->rc = icm_fileio_stat(&info, io, f->location);
     f->size_bytes = f->rc == 0 ? info.size_bytes : -1;
     f->message = NULL;
     if (f->rc != 0 && f->rc != ICM_ENOTFOUND && f->rc != ICM_ENOMEM &&

@@ -104,7 +104,7 @@ static void read_list(void *ctx, size_t i, void *slot)
     list_slot *s = slot;
     size_t len = 0;
     int rc = a->prefetch != NULL ? icm__prefetch_take(a->prefetch, i, &s->data, &len)
-                                 : icm_fileio_read(a->bulk->io, a->locations[i], &s->data, &len);
+                                 : icm_fileio_read(&s->data, &len, a->bulk->io, a->locations[i]);
     if (rc < 0) {
         rc = save_error(&s->err, rc);
     } else {

@@ -10,7 +10,7 @@
 #include "manifest/manifest_internal.h"
 #include "util/util.h"
 
-int icm_avro_codec_from_property(const char *value, icm_avro_codec *out)
+int icm_avro_codec_from_property(icm_avro_codec *out, const char *value)
 {
     static const struct {
         const char *name;
@@ -41,7 +41,7 @@ int icm_manifest_list_read(icm_fileio *io, const char *location,
 {
     char *data = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(io, location, &data, &len);
+    int rc = icm_fileio_read(&data, &len, io, location);
     if (rc < 0)
         return rc;
     rc = icm__manifest_list_read_data(data, len, NULL, location, opts, NULL, NULL, cb, payload);
@@ -61,7 +61,7 @@ int icm__manifest_list_read_data(const void *data, size_t len, const icm__avro_i
     while (rc == 0) {
         const icm_manifest_file *mf;
         if (f == NULL) {
-            rc = icm_manifest_list_reader_next(r, &mf);
+            rc = icm_manifest_list_reader_next(&mf, r);
             if (rc == 0)
                 rc = cb(mf, payload);
             continue;
@@ -96,7 +96,7 @@ static int read_manifest(icm_fileio *io, char *data, size_t len, const icm_manif
     }
     int rc = 0;
     if (data == NULL) {
-        rc = icm_fileio_read(io, mf->manifest_path, &data, &len);
+        rc = icm_fileio_read(&data, &len, io, mf->manifest_path);
         if (rc < 0)
             return rc;
     }
@@ -114,7 +114,7 @@ static int read_manifest(icm_fileio *io, char *data, size_t len, const icm_manif
                 rc = view_cb(&v, payload);
         } else {
             const icm_manifest_entry *e;
-            rc = icm_manifest_reader_next(r, &e);
+            rc = icm_manifest_reader_next(&e, r);
             if (rc == 0)
                 rc = cb(e, payload);
         }

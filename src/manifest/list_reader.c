@@ -406,7 +406,7 @@ static int ml_decode(icm_manifest_list_reader *r)
     return 0;
 }
 
-int icm_manifest_list_reader_next(icm_manifest_list_reader *r, const icm_manifest_file **out)
+int icm_manifest_list_reader_next(const icm_manifest_file **out, icm_manifest_list_reader *r)
 {
     *out = NULL;
     int rc = icm__obj_iter_next(&r->it);

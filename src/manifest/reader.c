@@ -652,7 +652,7 @@ static int me_decode(icm_manifest_reader *r)
     return 0;
 }
 
-int icm_manifest_reader_next(icm_manifest_reader *r, const icm_manifest_entry **out)
+int icm_manifest_reader_next(const icm_manifest_entry **out, icm_manifest_reader *r)
 {
     *out = NULL;
     int rc = icm__obj_iter_next(&r->it);

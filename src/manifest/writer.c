@@ -526,8 +526,8 @@ int icm_manifest_writer_add(icm_manifest_writer *w, const icm_manifest_entry *e)
     return rc;
 }
 
-int icm_manifest_writer_finish(icm_manifest_writer *w, char **out, size_t *out_len,
-                               icm_manifest_file *summary)
+int icm_manifest_writer_finish(char **out, size_t *out_len, icm_manifest_file *summary,
+                               icm_manifest_writer *w)
 {
     int rc = icm__avro_writer_finish(w->avro, out, out_len);
     if (rc < 0)
@@ -694,7 +694,7 @@ int64_t icm_manifest_list_writer_next_row_id(const icm_manifest_list_writer *w)
     return w->next_row_id;
 }
 
-int icm_manifest_list_writer_finish(icm_manifest_list_writer *w, char **out, size_t *out_len)
+int icm_manifest_list_writer_finish(char **out, size_t *out_len, icm_manifest_list_writer *w)
 {
     return icm__avro_writer_finish(w->avro, out, out_len);
 }

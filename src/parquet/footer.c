@@ -288,7 +288,7 @@ static int read_exact(icm_fileio *io, const char *location, int64_t offset, void
                       size_t len)
 {
     size_t got = 0;
-    int rc = icm_fileio_read_range(io, location, offset, buf, len, &got);
+    int rc = icm_fileio_read_range(&got, io, location, offset, buf, len);
     if (rc != 0)
         return rc;
     if (got != len)
@@ -302,7 +302,7 @@ static int read_footer_bytes(icm_fileio *io, const char *location, uint8_t **out
 {
     *out = NULL;
     icm_file_info info;
-    int rc = icm_fileio_stat(io, location, &info);
+    int rc = icm_fileio_stat(&info, io, location);
     if (rc != 0)
         return rc;
     /* Smallest possible file: magic, empty footer length, magic. */

@@ -37,7 +37,7 @@ typedef struct hadoop_ctx {
 static int file_exists(hadoop_ctx *h, const char *location, bool *exists)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(h->io, location, &info);
+    int rc = icm_fileio_stat(&info, h->io, location);
     *exists = rc == 0;
     return rc == ICM_ENOTFOUND ? 0 : rc;
 }
@@ -74,7 +74,7 @@ static int read_hint(hadoop_ctx *h, char **text, char **hint_name)
         if (loc == NULL)
             return ICM_ENOMEM;
         size_t len;
-        int rc = icm_fileio_read(h->io, loc, text, &len);
+        int rc = icm_fileio_read(text, &len, h->io, loc);
         if (rc == 0) {
             *hint_name = loc;
             return 0;
@@ -251,7 +251,7 @@ static int find_by_listing(hadoop_ctx *h, const char *table_dir, char **out)
     return rc;
 }
 
-int icm_table_metadata_find_current(icm_fileio *io, const char *table_dir, char **out_location)
+int icm_table_metadata_find_current(char **out_location, icm_fileio *io, const char *table_dir)
 {
     if (io == NULL || table_dir == NULL || out_location == NULL)
         return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, table_dir, "NULL argument");

@@ -477,7 +477,6 @@ static int parse_value(reader *r, int depth, json_t **out)
 static int parse_document(const char *text, size_t len, const char *location, int lenient,
                           json_t **out, bool *duplicates)
 {
-    icm__json_use_icm_allocator();
     reader r = {text, text, text + len, text, 1, location, NULL, ICM__BUF_INIT, lenient, false};
     *out = NULL;
     if (lenient != STRICT && len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)

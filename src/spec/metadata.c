@@ -29,12 +29,31 @@ static void install_json_hooks(void)
     json_set_alloc_funcs(json_malloc_hook, json_free_hook);
 }
 
-void icm__json_use_icm_allocator(void)
+void icm__json_hook_allocator(void)
 {
-    /* The hooks call icm__malloc at allocation time, so installing them once is enough even when
-     * the application swaps allocators later with icm_set_allocator(). */
+    /* Process-wide (jansson keeps one pair of functions for every user in the process), so
+     * only on the application's explicit request: icm_allocator_hook_json(). The hooks call
+     * icm__malloc at allocation time, so installing them once is enough even when the
+     * application swaps allocators later with icm_allocator_set(). */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, install_json_hooks);
+}
+
+char *icm__json_dumps(const json_t *doc, size_t flags)
+{
+    /* jansson's text comes from whichever functions it has (its default malloc, or ours after
+     * icm_allocator_hook_json): copy it into library memory and free it with jansson's own
+     * free function, so callers free the copy with icm__free either way. */
+    char *text = json_dumps(doc, flags);
+    if (text == NULL) {
+        icm__error_oom();
+        return NULL;
+    }
+    char *copy = icm__strdup(text);
+    json_free_t jfree = NULL;
+    json_get_alloc_funcs(NULL, &jfree);
+    jfree(text);
+    return copy;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -87,9 +106,9 @@ int icm__table_metadata_digest(const icm_table_metadata *md, uint64_t *out)
         *out = md->text_digest;
         return 0;
     }
-    char *text = json_dumps(md->doc, JSON_COMPACT);
+    char *text = icm__json_dumps(md->doc, JSON_COMPACT);
     if (text == NULL)
-        return icm__error_oom();
+        return ICM_ENOMEM;
     *out = XXH3_64bits(text, strlen(text));
     icm__free(text);
     return 0;
@@ -108,7 +127,6 @@ int icm_table_metadata_parse(icm_table_metadata **out, const char *json, size_t 
     *out = NULL;
     if (json == NULL && len > 0)
         return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, location, "json is NULL");
-    icm__json_use_icm_allocator();
 
     char *inflated = NULL;
     size_t inflated_len = 0;
@@ -136,7 +154,6 @@ int icm_table_metadata_copy(icm_table_metadata **out, const icm_table_metadata *
     if (out == NULL || md == NULL)
         return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, NULL, "NULL argument");
     *out = NULL;
-    icm__json_use_icm_allocator();
     json_t *doc = json_deep_copy(md->doc);
     if (doc == NULL)
         return icm__error_oom();

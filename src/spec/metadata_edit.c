@@ -21,7 +21,6 @@ static int bad_argument(const char *what)
 
 static json_t *copy_doc(const icm_table_metadata *md)
 {
-    icm__json_use_icm_allocator();
     json_t *doc = json_deep_copy(icm__table_metadata_json(md));
     if (doc == NULL)
         icm__error_oom();
@@ -166,7 +165,6 @@ static json_t *kept_refs(json_t *refs, const int64_t *sorted, size_t n, const ch
 json_t *icm__json_without_snapshots(json_t *doc, const int64_t *sorted, size_t n,
                                     const char *const *drop_refs, size_t n_drop)
 {
-    icm__json_use_icm_allocator();
     json_t *out = json_object();
     json_t *snapshots = kept_elements(json_object_get(doc, "snapshots"), 0, sorted, n);
     const char *key;
@@ -202,7 +200,7 @@ static int prepare_removal(const icm_table_metadata *md, const int64_t *ids, siz
                            int64_t **sorted)
 {
     int64_t current;
-    if (icm_table_metadata_current_snapshot_id(md, &current) && id_in(ids, n, current))
+    if (icm_table_metadata_current_snapshot_id(&current, md) && id_in(ids, n, current))
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EREFUSED, md->file,
                               "snapshot %" PRId64 " is the current snapshot (main branch head) "
                               "and cannot be removed", current);

@@ -43,14 +43,14 @@ int64_t icm_table_metadata_last_updated_ms(const icm_table_metadata *md)
     return md->v.last_updated_ms;
 }
 
-bool icm_table_metadata_current_snapshot_id(const icm_table_metadata *md, int64_t *out)
+bool icm_table_metadata_current_snapshot_id(int64_t *out, const icm_table_metadata *md)
 {
     if (md->v.has_current_snapshot && out != NULL)
         *out = md->v.current_snapshot_id;
     return md->v.has_current_snapshot;
 }
 
-bool icm_table_metadata_next_row_id(const icm_table_metadata *md, int64_t *out)
+bool icm_table_metadata_next_row_id(int64_t *out, const icm_table_metadata *md)
 {
     if (md->v.has_next_row_id && out != NULL)
         *out = md->v.next_row_id;
@@ -138,8 +138,8 @@ size_t icm_table_metadata_property_count(const icm_table_metadata *md)
     return md->v.property_count;
 }
 
-void icm_table_metadata_property_at(const icm_table_metadata *md, size_t i, const char **key,
-                                    const char **value)
+void icm_table_metadata_property_at(const char **key, const char **value,
+                                    const icm_table_metadata *md, size_t i)
 {
     bool ok = i < md->v.property_count;
     if (key != NULL)
@@ -211,7 +211,7 @@ static json_t *find_by_id(json_t *arr, const char *id_key, int32_t id, bool miss
     return NULL;
 }
 
-int icm_table_metadata_schema_json(const icm_table_metadata *md, int32_t schema_id, char **out)
+int icm_table_metadata_schema_json(char **out, const icm_table_metadata *md, int32_t schema_id)
 {
     *out = NULL;
     json_t *schemas = json_object_get(md->doc, "schemas");
@@ -224,8 +224,8 @@ int icm_table_metadata_schema_json(const icm_table_metadata *md, int32_t schema_
     return dump_compact(schema, out);
 }
 
-int icm_table_metadata_spec_fields_json(const icm_table_metadata *md, int32_t spec_id,
-                                        char **out)
+int icm_table_metadata_spec_fields_json(char **out, const icm_table_metadata *md,
+                                        int32_t spec_id)
 {
     *out = NULL;
     json_t *specs = json_object_get(md->doc, "partition-specs");

@@ -64,8 +64,13 @@ struct icm_table_metadata {
     uint64_t text_digest; /* XXH3-64 of that text (inflated) */
 };
 
-/* Route jansson's allocations through icm__malloc/icm__free (idempotent, thread-safe). */
-void icm__json_use_icm_allocator(void);
+/* Route jansson's allocations through icm__malloc/icm__free (idempotent, thread-safe; process-
+ * wide, so only for the public icm_allocator_hook_json()). */
+void icm__json_hook_allocator(void);
+
+/* json_dumps(doc, flags) as a string of library memory (icm__free), whichever allocator jansson
+ * uses; NULL (ICM_ENOMEM set) when out of memory. */
+char *icm__json_dumps(const json_t *doc, size_t flags);
 
 /*
  * Validate `doc` as table metadata and build its views into *out (zeroed first). `location`

@@ -320,7 +320,7 @@ int icm_table_metadata_read(icm_table_metadata **out, icm_fileio *io, const char
     *out = NULL;
     char *data = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(io, location, &data, &len);
+    int rc = icm_fileio_read(&data, &len, io, location);
     if (rc != 0)
         return rc;
     rc = icm_table_metadata_parse(out, data, len, location);
@@ -328,7 +328,7 @@ int icm_table_metadata_read(icm_table_metadata **out, icm_fileio *io, const char
     return rc;
 }
 
-int icm_table_metadata_to_json(const icm_table_metadata *md, char **out, size_t *out_len)
+int icm_table_metadata_to_json(char **out, size_t *out_len, const icm_table_metadata *md)
 {
     if (md == NULL || out == NULL)
         return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, NULL, "NULL argument");
@@ -350,11 +350,11 @@ int icm_table_metadata_to_json(const icm_table_metadata *md, char **out, size_t 
     return 0;
 }
 
-int icm_table_metadata_to_json_gzip(const icm_table_metadata *md, char **out, size_t *out_len)
+int icm_table_metadata_to_json_gzip(char **out, size_t *out_len, const icm_table_metadata *md)
 {
     char *text = NULL;
     size_t text_len = 0;
-    int rc = icm_table_metadata_to_json(md, &text, &text_len);
+    int rc = icm_table_metadata_to_json(&text, &text_len, md);
     if (rc != 0)
         return rc;
     *out = NULL;

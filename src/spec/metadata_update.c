@@ -95,7 +95,6 @@ static int bad(const char *what, const char *problem);
 int icm_table_changes_new(icm_table_changes **out)
 {
     *out = NULL;
-    icm__json_use_icm_allocator();
     icm_table_changes *c = icm__calloc(1, sizeof *c);
     if (c == NULL)
         return ICM_ENOMEM;
@@ -138,14 +137,13 @@ icm_update_kind icm_table_changes_update_kind(const icm_table_changes *c, size_t
     return (icm_update_kind)icm__update_kind_of(json_array_get(c->updates, i));
 }
 
-int icm_table_changes_to_json(const icm_table_changes *c, char **out, size_t *out_len)
+int icm_table_changes_to_json(char **out, size_t *out_len, const icm_table_changes *c)
 {
     *out = NULL;
     if (out_len != NULL)
         *out_len = 0;
     if (c == NULL)
         return bad("changes", "is NULL");
-    icm__json_use_icm_allocator();
     json_t *body = json_object();
     int rc = body != NULL &&
                      json_object_set(body, "requirements", c->requirements) == 0 &&
@@ -190,7 +188,6 @@ static int check_text(const char *what, const char *s)
 /* A new object {key: name} (`type` or `action` first, as the OpenAPI lists them). */
 static json_t *tagged(const char *key, const char *name)
 {
-    icm__json_use_icm_allocator();
     json_t *o = json_object();
     if (o != NULL && json_object_set_new(o, key, json_string(name)) != 0) {
         json_decref(o);

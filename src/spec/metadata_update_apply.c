@@ -468,7 +468,6 @@ static int apply_doc(const icm_table_changes *c, size_t from, const icm_table_me
                      json_t **out)
 {
     *out = NULL;
-    icm__json_use_icm_allocator();
     work w = {0};
     w.doc = shallow_copy(icm__table_metadata_json(base)); /* members shared */
     w.format_version = icm_table_metadata_format_version(base);
@@ -506,8 +505,8 @@ int icm__table_changes_apply_in_place(const icm_table_changes *c, size_t from,
     return rc == 0 ? icm__table_metadata_replace_doc(md, doc) : rc;
 }
 
-int icm_table_changes_apply(const icm_table_changes *c, const icm_table_metadata *base,
-                            icm_table_metadata **out)
+int icm_table_changes_apply(icm_table_metadata **out, const icm_table_changes *c,
+                            const icm_table_metadata *base)
 {
     *out = NULL;
     if (c == NULL || base == NULL)

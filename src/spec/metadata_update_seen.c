@@ -194,8 +194,8 @@ static bool same_table(json_t *requirements, json_t *doc)
     return true;
 }
 
-int icm_table_changes_seen(const icm_table_changes *c, const icm_table_metadata *md,
-                           icm_changes_seen *out)
+int icm_table_changes_seen(icm_changes_seen *out, const icm_table_changes *c,
+                           const icm_table_metadata *md)
 {
     if (out != NULL)
         *out = ICM_CHANGES_NOT_SEEN;

@@ -149,7 +149,7 @@ static int check_place(const ret_ctx *c, dropped *d)
         keep(d, "not named like a metadata file (*.metadata.json, *.metadata.json.gz)");
         return 0;
     }
-    int rc = icm_fileio_resolve(r->io, d->file, &d->real);
+    int rc = icm_fileio_resolve(&d->real, r->io, d->file);
     if (rc == ICM_ENOTFOUND) {
         d->gone = true; /* (its folder too, perhaps): nothing to delete, nothing to say */
         return 0;
@@ -235,7 +235,7 @@ static int keep_named(ret_ctx *c, const char *name, const char *whose)
     if (live_count(c) == 0)
         return 0;
     char *real = NULL;
-    int rc = icm_fileio_resolve(c->r->io, name, &real);
+    int rc = icm_fileio_resolve(&real, c->r->io, name);
     if (rc == ICM_ENOTFOUND || rc == ICM_EUNSUPPORTED || rc == ICM_EINVALID) {
         icm_error_clear(); /* missing, or nowhere this FileIO reaches: not one of our files */
         return 0;

@@ -351,14 +351,14 @@ int icm_table_load_levels(icm_table **out, icm_catalog *cat, const char *const *
 static int opening_name(icm_fileio *io, const char *given, char **out)
 {
     char *mapped = NULL;
-    if (icm_fileio_pathmap_apply(io, given, &mapped) == 0) {
+    if (icm_fileio_pathmap_apply(&mapped, io, given) == 0) {
         bool by_map = strcmp(mapped, given) != 0;
         icm_free(mapped);
         if (by_map)
             return (*out = icm__strdup(given)) != NULL ? 0 : ICM_ENOMEM;
     }
     icm_error_clear(); /* not a path map */
-    return icm_location_canonical(given, out);
+    return icm_location_canonical(out, given);
 }
 
 /*
@@ -386,9 +386,9 @@ static int metadata_spelling(icm_fileio *io, const char *given, const char *md_s
         return *out != NULL ? 0 : ICM_ENOMEM;
     }
     char *real_given = NULL, *real_md = NULL;
-    int rc = icm_fileio_resolve(io, given, &real_given);
+    int rc = icm_fileio_resolve(&real_given, io, given);
     if (rc == 0)
-        rc = icm_fileio_resolve(io, md_spelling, &real_md);
+        rc = icm_fileio_resolve(&real_md, io, md_spelling);
     if (rc == 0 && icm__location_equal(real_given, real_md))
         rc = (*out = icm__strndup(md_spelling, n)) != NULL ? 0 : ICM_ENOMEM;
     icm_free(real_given);
@@ -578,7 +578,7 @@ static void adopt_committed(icm_table *t, char *file, icm_table_metadata *prepar
     char *json = NULL;
     size_t len = 0;
     icm_table_metadata *md = NULL;
-    if (icm_table_metadata_to_json(prepared, &json, &len) == 0 &&
+    if (icm_table_metadata_to_json(&json, &len, prepared) == 0 &&
         icm_table_metadata_parse(&md, json, len, file) == 0) {
         icm_table_metadata_free(prepared);
         prepared = md;
@@ -722,9 +722,9 @@ static int same_document(const icm_table_metadata *a, const icm_table_metadata *
     char *ja = NULL, *jb = NULL;
     size_t la = 0, lb = 0;
     *out = false;
-    int rc = icm_table_metadata_to_json(a, &ja, &la);
+    int rc = icm_table_metadata_to_json(&ja, &la, a);
     if (rc == 0)
-        rc = icm_table_metadata_to_json(b, &jb, &lb);
+        rc = icm_table_metadata_to_json(&jb, &lb, b);
     if (rc == 0)
         *out = la == lb && memcmp(ja, jb, la) == 0;
     icm_free(ja);
@@ -838,7 +838,7 @@ static bool find_change(icm_table *t, const icm_table_changes *changes, const ch
         icm_changes_seen seen = ICM_CHANGES_NOT_SEEN;
         bool same = icm__same_table_uuid(uuid, icm_table_metadata_uuid(md));
         bool follows = icm_table_metadata_follows(md, now, base);
-        if (same && icm_table_changes_seen(changes, md, &seen) != 0)
+        if (same && icm_table_changes_seen(&seen, changes, md) != 0)
             seen = ICM_CHANGES_NOT_SEEN;
         /* Our own snapshot proves the commit in any reload of the table, also one whose
          * metadata-log no longer reaches the base (trimmed: adversary round 19, G1); effects
@@ -928,7 +928,7 @@ static int verify_refusal(icm_table *t, const icm_table_changes *changes, int re
 bool icm__table_conflict_applied(icm_table *t, const icm_table_changes *changes)
 {
     icm_changes_seen seen = ICM_CHANGES_NOT_SEEN;
-    if (icm_table_changes_seen(changes, t->md, &seen) != 0 || seen != ICM_CHANGES_SEEN_OURS)
+    if (icm_table_changes_seen(&seen, changes, t->md) != 0 || seen != ICM_CHANGES_SEEN_OURS)
         return false;
     const char *why = icm_error_last()->message;
     char *w = icm__sprintf("the catalog answered the commit with a conflict (%s), but the table "
@@ -1010,7 +1010,7 @@ int icm_table_commit_changes(icm_table *t, const icm_table_changes *changes)
         return rc;
     }
     icm_table_metadata *new_md = NULL;
-    rc = icm_table_changes_apply(changes, t->md, &new_md);
+    rc = icm_table_changes_apply(&new_md, changes, t->md);
     if (rc == 0)
         rc = icm_table_commit(t, new_md);
     icm_table_metadata_free(new_md);

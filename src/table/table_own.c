@@ -45,7 +45,7 @@ static bool names_relate(const char *a, const char *b, place_relation rel)
  * `foreign_ok`, also when the back end holds no such name: `s3://` over local disk). */
 static int real_place(icm_fileio *io, const char *location, bool foreign_ok, char **out)
 {
-    int rc = icm_fileio_resolve(io, location, out);
+    int rc = icm_fileio_resolve(out, io, location);
     if (rc == ICM_ENOTFOUND ||
         (foreign_ok && (rc == ICM_EUNSUPPORTED || rc == ICM_EINVALID))) {
         icm_error_clear();
@@ -159,7 +159,7 @@ static int moved_by_path_map(icm_fileio *io, const char *loc, bool *out)
 {
     *out = false;
     char *mapped = NULL;
-    int rc = icm_fileio_pathmap_apply(io, loc, &mapped);
+    int rc = icm_fileio_pathmap_apply(&mapped, io, loc);
     if (rc == ICM_ENOMEM)
         return rc;
     if (rc != 0) {
@@ -235,7 +235,7 @@ static int check_copy_places(icm_fileio *io, const char *const *roots, const cha
     int rc = 0;
     bool overlap = false;
     for (size_t r = 0; r < n_roots && rc == 0; r++)
-        rc = icm_fileio_pathmap_apply(io, roots[r], &mapped[r]);
+        rc = icm_fileio_pathmap_apply(&mapped[r], io, roots[r]);
     for (size_t r = 0; r < n_roots && rc == 0; r++)
         for (size_t o = 0; o < n_roots && rc == 0; o++)
             if ((rc = places_overlap(inner, mapped[r], roots[o], &overlap)) == 0 && overlap)

@@ -378,8 +378,8 @@ int icm_txn_append_file(icm_txn *txn, const icm_data_file *file)
 static bool table_unpartitioned(const icm_table_metadata *md)
 {
     char *fields = NULL;
-    if (icm_table_metadata_spec_fields_json(md, icm_table_metadata_default_spec_id(md),
-                                            &fields) != 0)
+    if (icm_table_metadata_spec_fields_json(&fields, md,
+                                            icm_table_metadata_default_spec_id(md)) != 0)
         return false;
     bool empty = strcmp(fields, "[]") == 0;
     icm_free(fields);
@@ -428,8 +428,8 @@ int icm_txn_add_parquet_file(icm_txn *txn, const char *location)
     return rc == 0 ? 0 : undo_new_op(txn, len_before, rc);
 }
 
-int icm_txn_new_data_file(icm_txn *txn, const char *partition_path, const char *extension,
-                          char **out_location)
+int icm_txn_new_data_file(char **out_location, icm_txn *txn, const char *partition_path,
+                          const char *extension)
 {
     *out_location = NULL;
     int rc = check_open(txn);
@@ -507,7 +507,7 @@ int icm_txn_set_property(icm_txn *txn, const char *key, const char *value)
         return rc;
     if (key == NULL || key[0] == '\0')
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, NULL, "empty property key");
-    if ((rc = icm_table_property_check(key, value, NULL)) != 0)
+    if ((rc = icm_table_property_check(NULL, key, value)) != 0)
         return rc;
     txn_op *op = new_op(TXN_OP_PROPERTY);
     if (op == NULL)
@@ -534,14 +534,17 @@ static int check_ref_name(const char *name)
     return 0;
 }
 
-int icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, bool replace,
-                    bool has_snapshot_id, int64_t snapshot_id, const icm_ref_retention *retention)
+int icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, unsigned flags,
+                    int64_t snapshot_id, const icm_ref_retention *retention)
 {
     int rc = check_open(txn);
     if (rc == 0)
         rc = check_ref_name(name);
     if (rc != 0)
         return rc;
+    if ((flags & ~(ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID)) != 0)
+        return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, name, "unknown flags 0x%x",
+                              flags & ~(ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID));
     if (type == ICM_REF_TAG && strcmp(name, "main") == 0)
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, name, "main must be a branch");
     if (type == ICM_REF_TAG && retention != NULL &&
@@ -564,8 +567,8 @@ int icm_txn_set_ref(icm_txn *txn, const char *name, icm_ref_type type, bool repl
         return ICM_ENOMEM;
     }
     op->ref_type = type;
-    op->replace = replace;
-    op->has_snapshot_id = has_snapshot_id;
+    op->replace = (flags & ICM_TXN_REF_REPLACE) != 0;
+    op->has_snapshot_id = (flags & ICM_TXN_REF_SNAPSHOT_ID) != 0;
     op->snapshot_id = snapshot_id;
     op->has_retention = retention != NULL;
     if (retention != NULL)
@@ -772,7 +775,7 @@ static int finish_unknown(icm_txn *txn)
     txn->state = TXN_UNKNOWN;
     char *reason = icm__strdup(icm_error_last()->message);
     int64_t id = 0;
-    bool has = icm_txn_snapshot_id(txn, &id);
+    bool has = icm_txn_snapshot_id(&id, txn);
     char idtext[48] = "";
     if (has)
         snprintf(idtext, sizeof idtext, " and snapshot %" PRId64, id);
@@ -890,7 +893,7 @@ int icm_txn_attempts(const icm_txn *txn)
     return txn != NULL ? txn->attempt : 0;
 }
 
-bool icm_txn_snapshot_id(const icm_txn *txn, int64_t *out)
+bool icm_txn_snapshot_id(int64_t *out, const icm_txn *txn)
 {
     if (txn == NULL || txn->attempt == 0)
         return false;

@@ -571,7 +571,7 @@ int icm__txn_check_parquet_schema(const icm_table_metadata *md, const icm__parqu
     /* PyIceberg trusts the file's ids only when every field has one (pyarrow.py _HasIds). */
     cx.by_id = all_ids;
     char *text = NULL;
-    rc = icm_table_metadata_schema_json(md, icm_table_metadata_current_schema_id(md), &text);
+    rc = icm_table_metadata_schema_json(&text, md, icm_table_metadata_current_schema_id(md));
     if (rc != 0)
         return rc;
     icm__schema *schema = NULL;

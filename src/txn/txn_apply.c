@@ -50,7 +50,7 @@ static int apply_set_ref(icm_txn *txn, const txn_op *op, icm_table_changes *c,
                          icm_table_metadata *md)
 {
     int64_t id = op->snapshot_id;
-    if (!op->has_snapshot_id && !icm_table_metadata_current_snapshot_id(md, &id))
+    if (!op->has_snapshot_id && !icm_table_metadata_current_snapshot_id(&id, md))
         return icm__txn_invalid(txn, ICM_ENOTFOUND, op->name,
                                 "cannot set ref %s: the table has no current snapshot", op->name);
     if (icm_table_metadata_snapshot_by_id(md, id) == NULL)
@@ -105,7 +105,7 @@ static int apply_set_current(icm_txn *txn, const txn_op *op, icm_table_changes *
                                 " does not exist",
                                 op->snapshot_id);
     int64_t current;
-    if (op->rollback && (!icm_table_metadata_current_snapshot_id(md, &current) ||
+    if (op->rollback && (!icm_table_metadata_current_snapshot_id(&current, md) ||
                          !is_ancestor(md, current, op->snapshot_id)))
         return icm__txn_invalid(txn, ICM_EINVALID, NULL,
                                 "cannot roll back to snapshot %" PRId64
@@ -126,7 +126,7 @@ static int hook_updates(icm_table_changes *c, icm_table_metadata *md,
     size_t n = icm_table_metadata_property_count(after);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const char *k = NULL, *v = NULL;
-        icm_table_metadata_property_at(after, i, &k, &v);
+        icm_table_metadata_property_at(&k, &v, after, i);
         const char *old = icm_table_metadata_property(before, k);
         if (old == NULL || strcmp(old, v) != 0) {
             icm_property p = {k, v};
@@ -136,7 +136,7 @@ static int hook_updates(icm_table_changes *c, icm_table_metadata *md,
     n = icm_table_metadata_property_count(before);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const char *k = NULL, *v = NULL;
-        icm_table_metadata_property_at(before, i, &k, &v);
+        icm_table_metadata_property_at(&k, &v, before, i);
         if (icm_table_metadata_property(after, k) == NULL)
             rc = icm_table_changes_remove_properties(c, &k, 1);
     }
@@ -144,9 +144,9 @@ static int hook_updates(icm_table_changes *c, icm_table_metadata *md,
         rc = icm__table_changes_apply_in_place(c, from, md);
     char *want = NULL, *got = NULL;
     if (rc == 0)
-        rc = icm_table_metadata_to_json(after, &want, NULL);
+        rc = icm_table_metadata_to_json(&want, NULL, after);
     if (rc == 0)
-        rc = icm_table_metadata_to_json(md, &got, NULL);
+        rc = icm_table_metadata_to_json(&got, NULL, md);
     if (rc == 0 && strcmp(want, got) != 0)
         rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_EUNSUPPORTED, NULL,
                             "a metadata update function changed more than table properties; "

@@ -128,8 +128,8 @@ int icm__txn_name_mapping_json(const icm_table_metadata *md, char **out)
 {
     *out = NULL;
     char *schema_text = NULL;
-    int rc = icm_table_metadata_schema_json(md, icm_table_metadata_current_schema_id(md),
-                                            &schema_text);
+    int rc = icm_table_metadata_schema_json(&schema_text, md,
+                                            icm_table_metadata_current_schema_id(md));
     if (rc != 0)
         return rc;
     json_t *schema = NULL;

@@ -103,7 +103,7 @@ static bool parse_java_integer(const char *s, int64_t min, int64_t max, int64_t 
     return true;
 }
 
-int icm_table_property_check(const char *key, const char *value, const char **closest)
+int icm_table_property_check(const char **closest, const char *key, const char *value)
 {
     if (closest != NULL)
         *closest = NULL;

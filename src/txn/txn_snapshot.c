@@ -278,7 +278,7 @@ static int write_owned(producer *p, const char *name, const char *data, size_t l
         char why[256];
         snprintf(why, sizeof why, "%s", icm_error_last()->message);
         bool ours = false;
-        if (icm_fileio_holds(p->io, loc, data, len, &ours) != 0 || !ours)
+        if (icm_fileio_holds(&ours, p->io, loc, data, len) != 0 || !ours)
             icm__txn_disown(p->txn, loc);
         rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_EOUTCOME_UNKNOWN, loc,
                             "%s (%s)", why,
@@ -311,7 +311,7 @@ static int scan_manifest(producer *p, const icm_manifest_file *mf, const char *d
     *out_matches = false;
     while (rc == 0) {
         const icm_manifest_entry *e;
-        rc = icm_manifest_reader_next(r, &e);
+        rc = icm_manifest_reader_next(&e, r);
         if (rc != 0 || e->status == ICM_ENTRY_DELETED)
             continue;
         int err = 0;
@@ -352,7 +352,7 @@ static int rewrite_manifest(producer *p, const icm_manifest_file *mf, const char
         rc = icm_manifest_writer_new_like(&w, r, &wo);
     while (rc == 0) {
         const icm_manifest_entry *e;
-        rc = icm_manifest_reader_next(r, &e);
+        rc = icm_manifest_reader_next(&e, r);
         if (rc != 0 || e->status == ICM_ENTRY_DELETED)
             continue; /* deletes of earlier snapshots are not carried (as Java) */
         icm_manifest_entry out = *e;
@@ -373,7 +373,7 @@ static int rewrite_manifest(producer *p, const icm_manifest_file *mf, const char
     size_t blen = 0;
     icm_manifest_file sum;
     if (rc == 0)
-        rc = icm_manifest_writer_finish(w, &bytes, &blen, &sum);
+        rc = icm_manifest_writer_finish(&bytes, &blen, &sum, w);
     if (rc == 0 && (name = next_manifest_name(p)) == NULL)
         rc = ICM_ENOMEM;
     if (rc == 0)
@@ -409,7 +409,7 @@ static int carry_manifest(producer *p, const icm_manifest_file *mf)
         return mf_vec_push(&p->kept, mf);
     char *data = NULL;
     size_t len = 0;
-    int rc = icm_fileio_read(p->io, mf->manifest_path, &data, &len);
+    int rc = icm_fileio_read(&data, &len, p->io, mf->manifest_path);
     bool matches = false;
     if (rc == 0)
         rc = scan_manifest(p, mf, data, len, &matches);
@@ -469,9 +469,9 @@ static int open_added_writer(producer *p, icm_manifest_content content, int32_t 
                              int32_t spec_id, icm_manifest_writer **w)
 {
     char *schema = NULL, *spec = NULL;
-    int rc = icm_table_metadata_schema_json(p->md, schema_id, &schema);
+    int rc = icm_table_metadata_schema_json(&schema, p->md, schema_id);
     if (rc == 0)
-        rc = icm_table_metadata_spec_fields_json(p->md, spec_id, &spec);
+        rc = icm_table_metadata_spec_fields_json(&spec, p->md, spec_id);
     if (rc == 0) {
         icm_manifest_writer_options o = {0};
         o.format_version = p->fv;
@@ -524,7 +524,7 @@ static int added_manifest(producer *p, bool deletes, txn_cached_manifest *cache)
         char *bytes = NULL, *name = NULL;
         size_t blen = 0;
         if (rc == 0)
-            rc = icm_manifest_writer_finish(w, &bytes, &blen, &cache->mf);
+            rc = icm_manifest_writer_finish(&bytes, &blen, &cache->mf, w);
         icm_manifest_writer_free(w);
         if (rc == 0 && (name = next_manifest_name(p)) == NULL)
             rc = ICM_ENOMEM;
@@ -551,7 +551,7 @@ static int added_manifest(producer *p, bool deletes, txn_cached_manifest *cache)
     mf.partitions = (icm_raw){NULL, 0};
     mf.key_metadata = (icm_raw){NULL, 0};
     char *fields = NULL;
-    if (icm_table_metadata_spec_fields_json(p->md, spec_id, &fields) == 0 &&
+    if (icm_table_metadata_spec_fields_json(&fields, p->md, spec_id) == 0 &&
         strcmp(fields, "[]") == 0)
         mf.partitions = (icm_raw){empty_avro_array, 1};
     icm_free(fields);
@@ -589,7 +589,7 @@ static int write_list(producer *p, int64_t first_row_id, char **out_location,
     size_t len = 0;
     if (rc == 0) {
         *out_added_rows = icm_manifest_list_writer_next_row_id(w) - first_row_id;
-        rc = icm_manifest_list_writer_finish(w, &bytes, &len);
+        rc = icm_manifest_list_writer_finish(&bytes, &len, w);
     }
     if (rc == 0 && (name = icm__sprintf("snap-%" PRId64 "-%d-%s.avro", p->snapshot_id,
                                         p->txn->attempt, p->txn->commit_uuid)) == NULL)
@@ -701,7 +701,6 @@ static int set_int(json_t *o, const char *key, int64_t v)
 static json_t *build_snapshot(producer *p, const char *list, int64_t ts, int64_t first_row_id,
                               int64_t added_rows)
 {
-    icm__json_use_icm_allocator();
     json_t *s = json_object();
     json_t *summary = build_summary(p);
     int rc = s != NULL && summary != NULL ? 0 : ICM_ENOMEM;
@@ -741,7 +740,7 @@ static int prepare(producer *p, icm_txn *txn, txn_snapshot_op *op, icm_table_met
     p->io = icm_table_get_fileio(txn->table);
     p->fv = icm_table_metadata_format_version(md);
     int rc = icm_avro_codec_from_property(
-        icm_table_metadata_property(md, "write.avro.compression-codec"), &p->codec);
+        &p->codec, icm_table_metadata_property(md, "write.avro.compression-codec"));
     if (rc != 0)
         return rc;
     if (!op->has_snapshot_id || icm_table_metadata_snapshot_by_id(md, op->snapshot_id) != NULL) {
@@ -803,7 +802,7 @@ int icm__txn_apply_snapshot(icm_txn *txn, txn_snapshot_op *op, icm_table_changes
     for (size_t i = 0; rc == 0 && i < op->adds.len; i++)
         icm__txn_mark_used(txn, ((txn_add *)op->adds.items[i])->df.file_path);
     int64_t first_row_id = 0, added_rows = 0;
-    (void)icm_table_metadata_next_row_id(md, &first_row_id);
+    (void)icm_table_metadata_next_row_id(&first_row_id, md);
     char *list = NULL;
     if (rc == 0)
         rc = write_list(&p, first_row_id, &list, &added_rows);

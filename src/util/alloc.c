@@ -1,5 +1,5 @@
 /*
- * util/alloc.c: allocation through the replaceable hooks of icm_set_allocator(), with checked
+ * util/alloc.c: allocation through the replaceable hooks of icm_allocator_set(), with checked
  * sizes. Every failure sets ICM_ENOMEM on the last error; none aborts.
  */
 #include <stdio.h>

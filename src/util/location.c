@@ -37,7 +37,7 @@ int icm__location_fs_path(const char *loc, char **out)
     return 0;
 }
 
-bool icm_location_local_path(const char *location, char **out)
+bool icm_location_local_path(char **out, const char *location)
 {
     if (out == NULL)
         return false;

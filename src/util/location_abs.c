@@ -87,7 +87,7 @@ static int resolve_dotdot(char **path, const char *shown)
     return 0;
 }
 
-int icm_location_canonical(const char *location, char **out)
+int icm_location_canonical(char **out, const char *location)
 {
     if (out == NULL)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL, "NULL output");
@@ -126,5 +126,5 @@ int icm__location_canonical_keep_form(const char *location, char **out)
         *out = icm__strdup(location);
         return *out != NULL ? 0 : ICM_ENOMEM;
     }
-    return icm_location_canonical(location, out);
+    return icm_location_canonical(out, location);
 }

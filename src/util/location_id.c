@@ -338,7 +338,7 @@ bool icm__location_id_within(const char *key, size_t n, const char *dir, size_t 
     return n >= dn && memcmp(key, dir, dn) == 0 && (n == dn || key[dn] == '/');
 }
 
-int icm_location_identity(const char *location, char **out)
+int icm_location_identity(char **out, const char *location)
 {
     if (out == NULL)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL, "NULL output");

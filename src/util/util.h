@@ -29,8 +29,8 @@
 
 #define ICM__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* ---- allocation (through icm_set_allocator hooks); failures set ICM_ENOMEM ---- */
-/* The hooks of this copy of util (icm_set_allocator, src/api/library_state.c, sets the
+/* ---- allocation (through icm_allocator_set hooks); failures set ICM_ENOMEM ---- */
+/* The hooks of this copy of util (icm_allocator_set, src/api/library_state.c, sets the
  * library's). NULL or an incomplete set restores malloc/realloc/free. */
 void icm__set_allocator(const icm_allocator *allocator);
 void *icm__malloc(size_t n);

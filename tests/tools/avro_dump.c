@@ -45,7 +45,7 @@ static json_t *dump_list(const char *path, icm_manifest_list_reader *r)
     json_t *rows = json_array();
     int rc;
     const icm_manifest_file *m;
-    while ((rc = icm_manifest_list_reader_next(r, &m)) == 0) {
+    while ((rc = icm_manifest_list_reader_next(&m, r)) == 0) {
         json_array_append_new(rows, json_pack(
             "{s:s, s:I, s:i, s:i, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b}",
             "manifest_path", m->manifest_path, "manifest_length", (json_int_t)m->manifest_length,
@@ -76,7 +76,7 @@ static json_t *dump_manifest(const char *path, icm_manifest_reader *r)
     json_t *rows = json_array();
     int rc;
     const icm_manifest_entry *e;
-    while ((rc = icm_manifest_reader_next(r, &e)) == 0) {
+    while ((rc = icm_manifest_reader_next(&e, r)) == 0) {
         const icm_data_file *d = &e->data_file;
         json_array_append_new(rows, json_pack(
             "{s:i, s:o, s:o, s:o, s:i, s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:i}",

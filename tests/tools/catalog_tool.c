@@ -50,14 +50,14 @@ static int load(icm_catalog *cat, const char *ident)
     json_t *props = json_object(), *log = json_array();
     for (size_t i = 0; i < icm_table_metadata_property_count(md); i++) {
         const char *k, *v;
-        icm_table_metadata_property_at(md, i, &k, &v);
+        icm_table_metadata_property_at(&k, &v, md, i);
         json_object_set_new(props, k, json_string(v));
     }
     for (size_t i = 0; i < icm_table_metadata_metadata_log_count(md); i++)
         json_array_append_new(
             log, json_string(icm_table_metadata_metadata_log_at(md, i)->metadata_file));
     int64_t current = -1;
-    bool has_current = icm_table_metadata_current_snapshot_id(md, &current);
+    bool has_current = icm_table_metadata_current_snapshot_id(&current, md);
     json_t *doc = json_pack("{s:s, s:s?, s:i, s:o, s:I, s:o, s:o}", "metadata_location",
                             icm_table_get_metadata_location(t), "table_uuid",
                             icm_table_metadata_uuid(md), "format_version",
@@ -100,8 +100,9 @@ static int run(icm_catalog *cat, int argc, char **argv)
     if (strcmp(cmd, "create-namespace") == 0 && argc == 2) {
         rc = icm_catalog_create_namespace(cat, argv[1]);
     } else if (strcmp(cmd, "create-table") == 0 && (argc == 3 || argc == 4)) {
-        icm_create_table_options o = {argv[2], argc == 4 ? argv[3] : NULL, NULL, NULL, 0};
-        rc = icm_catalog_create_table(cat, argv[1], &o, &loc);
+        icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                      argv[2], argc == 4 ? argv[3] : NULL, NULL, NULL, 0};
+        rc = icm_catalog_create_table(&loc, cat, argv[1], &o);
         if (rc == 0)
             printf("%s\n", loc);
         icm_free(loc);
@@ -133,7 +134,7 @@ static int resolve_config(const char *name)
     char *chosen = NULL;
     icm_property *props = NULL;
     size_t n = 0;
-    int rc = icm_catalog_config_resolve(&o, &chosen, &props, &n);
+    int rc = icm_catalog_config_resolve(&chosen, &props, &n, &o);
     if (rc != 0)
         return fail(rc);
     json_t *obj = json_object();

@@ -79,7 +79,7 @@ static int write_manifest(int v, int c, char **out, size_t *len, icm_manifest_fi
         rc = icm_manifest_writer_add(w, &e);
     }
     if (rc == 0)
-        rc = icm_manifest_writer_finish(w, out, len, sum);
+        rc = icm_manifest_writer_finish(out, len, sum, w);
     icm_manifest_writer_free(w);
     return rc;
 }
@@ -104,7 +104,7 @@ static int write_list(int v, int c, icm_manifest_file *sum, char **out, size_t *
     for (int i = 0; rc == 0 && i < 3; i++)
         rc = icm_manifest_list_writer_add(w, sum);
     if (rc == 0)
-        rc = icm_manifest_list_writer_finish(w, out, len);
+        rc = icm_manifest_list_writer_finish(out, len, w);
     icm_manifest_list_writer_free(w);
     return rc;
 }

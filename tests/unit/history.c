@@ -172,7 +172,7 @@ static int cat_commit(icm_catalog *c, const icm_table_ident *id, const char *bas
         return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ECOMMIT_FAILED, "test-catalog",
                               "scripted failure");
     char *file = NULL;
-    int rc = icm_catalog_write_metadata_file(c->io, base, md, &file);
+    int rc = icm_catalog_write_metadata_file(&file, c->io, base, md);
     if (rc != 0)
         return rc;
     *out_file = file;
@@ -394,7 +394,7 @@ hist *hist_new(icm_fileio *io, const char *location, int format_version, bool v1
     h->cat = c;
     icm_table_metadata *md = render_md(h);
     char *first = NULL;
-    icmt_ok(icm_catalog_write_metadata_file(io, NULL, md, &first));
+    icmt_ok(icm_catalog_write_metadata_file(&first, io, NULL, md));
     c->current = xstrdup(first);
     icm_free(first);
     icm_table_metadata_free(md);
@@ -536,7 +536,7 @@ void hist_sync(hist *h)
     char *tmp = NULL;
     k = 0;
     for (size_t i = 0; i < h->nschemas; i++) {
-        if (icm_table_metadata_schema_json(md, h->schemas[i], &tmp) == 0)
+        if (icm_table_metadata_schema_json(&tmp, md, h->schemas[i]) == 0)
             h->schemas[k++] = h->schemas[i];
         icm_free(tmp);
         tmp = NULL;
@@ -544,7 +544,7 @@ void hist_sync(hist *h)
     h->nschemas = k;
     k = 0;
     for (size_t i = 0; i < h->nspecs; i++) {
-        if (icm_table_metadata_spec_fields_json(md, h->specs[i], &tmp) == 0)
+        if (icm_table_metadata_spec_fields_json(&tmp, md, h->specs[i]) == 0)
             h->specs[k++] = h->specs[i];
         icm_free(tmp);
         tmp = NULL;
@@ -617,7 +617,7 @@ static int64_t write_manifest(hist *h, hmanifest *m)
     }
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_manifest_writer_finish(w, &data, &len, NULL));
+    icmt_ok(icm_manifest_writer_finish(&data, &len, NULL, w));
     icm_manifest_writer_free(w);
     icmt_ok(icm_fileio_write_replace(h->io, m->path, data, len));
     icm_free(data);
@@ -676,7 +676,7 @@ static void write_list(hist *h, hsnap *s)
     }
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_manifest_list_writer_finish(w, &data, &len));
+    icmt_ok(icm_manifest_list_writer_finish(&data, &len, w));
     icm_manifest_list_writer_free(w);
     icmt_ok(icm_fileio_write_replace(h->io, s->list, data, len));
     icm_free(data);

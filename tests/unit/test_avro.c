@@ -618,17 +618,17 @@ static void test_codec_property(void **state)
 {
     (void)state;
     icm_avro_codec c;
-    icmt_ok(icm_avro_codec_from_property(NULL, &c));
+    icmt_ok(icm_avro_codec_from_property(&c, NULL));
     assert_int_equal(c, ICM_AVRO_CODEC_DEFLATE);
-    icmt_ok(icm_avro_codec_from_property("gzip", &c));
+    icmt_ok(icm_avro_codec_from_property(&c, "gzip"));
     assert_int_equal(c, ICM_AVRO_CODEC_DEFLATE);
-    icmt_ok(icm_avro_codec_from_property("ZSTD", &c));
+    icmt_ok(icm_avro_codec_from_property(&c, "ZSTD"));
     assert_int_equal(c, ICM_AVRO_CODEC_ZSTD);
-    icmt_ok(icm_avro_codec_from_property("snappy", &c));
+    icmt_ok(icm_avro_codec_from_property(&c, "snappy"));
     assert_int_equal(c, ICM_AVRO_CODEC_SNAPPY);
-    icmt_ok(icm_avro_codec_from_property("uncompressed", &c));
+    icmt_ok(icm_avro_codec_from_property(&c, "uncompressed"));
     assert_int_equal(c, ICM_AVRO_CODEC_NULL);
-    assert_int_equal(icm_avro_codec_from_property("lz4", &c), ICM_EUNSUPPORTED);
+    assert_int_equal(icm_avro_codec_from_property(&c, "lz4"), ICM_EUNSUPPORTED);
     assert_non_null(strstr(icm_error_last()->message, "lz4"));
 }
 

@@ -55,7 +55,7 @@ static void yaml_config_refused(void **state)
     char *name = NULL;
     icm_property *props = NULL;
     size_t n = 0;
-    assert_int_equal(icm_catalog_config_resolve(&o, &name, &props, &n), ICM_EUNSUPPORTED);
+    assert_int_equal(icm_catalog_config_resolve(&name, &props, &n, &o), ICM_EUNSUPPORTED);
     assert_null(props);
     assert_string_equal(icm_error_last()->location, file);
     assert_non_null(strstr(icm_error_last()->message,
@@ -64,7 +64,7 @@ static void yaml_config_refused(void **state)
     /* Found by the search ($PYICEBERG_HOME first): refused too, not skipped. */
     icm_catalog_config_options s = ICM_CATALOG_CONFIG_OPTIONS_INIT;
     assert_int_equal(setenv("PYICEBERG_HOME", dir, 1), 0);
-    assert_int_equal(icm_catalog_config_resolve(&s, &name, &props, &n), ICM_EUNSUPPORTED);
+    assert_int_equal(icm_catalog_config_resolve(&name, &props, &n, &s), ICM_EUNSUPPORTED);
     assert_string_equal(icm_error_last()->location, file);
     unsetenv("PYICEBERG_HOME");
 

@@ -80,8 +80,9 @@ static void new_database_gets_v1(void **state)
     assert_true(icm__sql_catalog_is_v1(cat));
     assert_string_equal(icm_catalog_kind(cat), "sql");
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "a.t", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "a.t", &o));
     icm_catalog_free(cat);
     /* The row carries iceberg_type = 'TABLE' as PyIceberg writes it. */
     sqlite3 *db = NULL;
@@ -109,13 +110,14 @@ static void java_v0_database_is_used_as_v0(void **state)
     icmt_ok(icm_catalog_open_sql(&cat, "c", p.uri, p.dir, p.io, NULL, 0));
     assert_false(icm__sql_catalog_is_v1(cat));
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "a.t", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "a.t", &o));
     icm_table *t = NULL;
     icmt_ok(icm_table_load(&t, cat, "a.t"));
     icmt_ok(commit_change(t, "k", "v"));
     char *loc = NULL;
-    icmt_ok(icm_catalog_load_table_location(cat, "a.t", &loc));
+    icmt_ok(icm_catalog_load_table_location(&loc, cat, "a.t"));
     assert_string_equal(loc, icm_table_get_metadata_location(t));
     icm_free(loc);
     icm_table_free(t);
@@ -138,8 +140,9 @@ static void v1_views_are_not_tables(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_sql(&cat, "c", p.uri, p.dir, p.io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "a.t", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "a.t", &o));
     sqlite_run(p.db, "INSERT INTO iceberg_tables VALUES ('c','a','v','/x/v.metadata.json',NULL,"
                      "'VIEW'); INSERT INTO iceberg_tables VALUES ('c','a','legacy',"
                      "'/x/l.metadata.json',NULL,NULL); INSERT INTO iceberg_tables VALUES "
@@ -148,10 +151,10 @@ static void v1_views_are_not_tables(void **state)
     icmt_ok(icm_catalog_list_tables(cat, "a", string_cb, names));
     assert_string_equal(names, "legacy;t;"); /* NULL type reads as TABLE; the view is hidden */
     char *loc = NULL;
-    assert_int_equal(icm_catalog_load_table_location(cat, "a.v", &loc), ICM_ENOTFOUND);
+    assert_int_equal(icm_catalog_load_table_location(&loc, cat, "a.v"), ICM_ENOTFOUND);
     assert_string_equal(icm_error_last()->location, "a.v"); /* the whole name */
     assert_non_null(strstr(icm_error_last()->message, "does not exist in catalog"));
-    icmt_ok(icm_catalog_load_table_location(cat, "a.legacy", &loc));
+    icmt_ok(icm_catalog_load_table_location(&loc, cat, "a.legacy"));
     icm_free(loc);
     names[0] = '\0';
     icmt_ok(icm_catalog_list_namespaces(cat, NULL, string_cb, names));
@@ -177,9 +180,9 @@ static void nested_namespaces_list_one_level(void **state)
     assert_string_equal(names, "a.b;a.c;");
     assert_int_equal(icm_catalog_list_namespaces(cat, "q", string_cb, names), ICM_ENOTFOUND);
     bool exists = false;
-    icmt_ok(icm_catalog_namespace_exists(cat, "a", &exists)); /* parent of a.b */
+    icmt_ok(icm_catalog_namespace_exists(&exists, cat, "a")); /* parent of a.b */
     assert_true(exists);
-    icmt_ok(icm_catalog_namespace_exists(cat, "a.b.x", &exists));
+    icmt_ok(icm_catalog_namespace_exists(&exists, cat, "a.b.x"));
     assert_false(exists);
     icm_catalog_free(cat);
     plain_free(&p);
@@ -237,27 +240,29 @@ static void uris_and_identifiers(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_sql(&cat, "c", p.uri, NULL, p.io, NULL, 0));
     char *loc = NULL;
-    assert_int_equal(icm_catalog_load_table_location(cat, "tbl", &loc), ICM_EINVALID);
-    assert_int_equal(icm_catalog_load_table_location(cat, "a..tbl", &loc), ICM_EINVALID);
-    assert_int_equal(icm_catalog_load_table_location(cat, "a.", &loc), ICM_EINVALID);
+    assert_int_equal(icm_catalog_load_table_location(&loc, cat, "tbl"), ICM_EINVALID);
+    assert_int_equal(icm_catalog_load_table_location(&loc, cat, "a..tbl"), ICM_EINVALID);
+    assert_int_equal(icm_catalog_load_table_location(&loc, cat, "a."), ICM_EINVALID);
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     /* No warehouse and no location: refused before anything is written. */
-    assert_int_equal(icm_catalog_create_table(cat, "a.t", &o, NULL), ICM_EINVALID);
+    assert_int_equal(icm_catalog_create_table(NULL, cat, "a.t", &o), ICM_EINVALID);
     char *where = icmt_sprintf("%s/explicit", p.dir);
     icm_create_table_options o2 = {
+        ICM_CREATE_TABLE_OPTIONS_VERSION,
         SCHEMA_JSON,
         "{\"spec-id\":0,\"fields\":[{\"name\":\"id_b\",\"transform\":\"bucket[4]\","
         "\"source-id\":1}]}",
         where, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "a.t", &o2, &loc));
+    icmt_ok(icm_catalog_create_table(&loc, cat, "a.t", &o2));
     char *prefix = icmt_sprintf("%s/metadata/00000-", where);
     assert_true(strncmp(loc, prefix, strlen(prefix)) == 0);
     icm_table *t = NULL;
     icmt_ok(icm_table_load(&t, cat, "a.t"));
     assert_int_equal(icm_table_metadata_spec_count(icm_table_get_metadata(t)), 1);
     char *fields = NULL;
-    icmt_ok(icm_table_metadata_spec_fields_json(icm_table_get_metadata(t), 0, &fields));
+    icmt_ok(icm_table_metadata_spec_fields_json(&fields, icm_table_get_metadata(t), 0));
     assert_non_null(strstr(fields, "1000")); /* field id assigned from 1000, as Java does */
     icm_free(fields);
     icm_table_free(t);
@@ -354,8 +359,8 @@ static void fixture_table_static_dir_and_registered_commit(void **state)
     assert_int_equal(icm_table_metadata_snapshot_count(a), snapshots);
     assert_string_equal(icm_table_metadata_uuid(a), uuid);
     int64_t ca = 0, cb = 0;
-    assert_true(icm_table_metadata_current_snapshot_id(a, &ca));
-    assert_true(icm_table_metadata_current_snapshot_id(b, &cb));
+    assert_true(icm_table_metadata_current_snapshot_id(&ca, a));
+    assert_true(icm_table_metadata_current_snapshot_id(&cb, b));
     assert_int_equal(ca, cb);
     size_t logs = icm_table_metadata_metadata_log_count(a);
     assert_int_equal(logs, icm_table_metadata_metadata_log_count(b) + 1);
@@ -400,12 +405,13 @@ static void commit_survives_every_allocation_failure(void **state)
     icm_table_metadata *md = changed(f->t, "k", "v");
     int rc = -1;
     long n;
+    icm_allocator_hook_json(); /* jansson's allocations fail too */
     for (n = 0; n < 2000 && rc != 0; n++) {
-        icm_set_allocator(&hooks);
+        icm_allocator_set(&hooks);
         g_alloc_countdown = n;
         rc = icm_table_commit(f->t, md);
         g_alloc_countdown = -1;
-        icm_set_allocator(NULL);
+        icm_allocator_set(NULL);
         if (rc == 0)
             break;
         /* Nothing applied and nothing left behind: the pointer and the files are as before. */
@@ -456,12 +462,13 @@ static void retention_survives_every_allocation_failure(void **state)
         char v[32];
         snprintf(v, sizeof v, "%ld", n);
         md = changed(f->t, "n", v);
-        icm_set_allocator(&hooks);
+        icm_allocator_hook_json(); /* jansson's allocations fail too */
+        icm_allocator_set(&hooks);
         g_alloc_countdown = n;
         int rc = icm_table_commit(f->t, md);
         bool hit = g_alloc_countdown < 0;
         g_alloc_countdown = -1;
-        icm_set_allocator(NULL);
+        icm_allocator_set(NULL);
         icm_table_metadata_free(md);
         assert_true(rc == 0 || rc == ICM_ENOMEM || rc == ICM_ECOMMIT_FAILED);
         assert_true(file_exists_at(drop));

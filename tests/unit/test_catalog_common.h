@@ -68,8 +68,9 @@ static int sqlfx_setup(void **state)
     icmt_ok(icm__catalog_open_sql_store(&f->cat, f->name, f->fault, f->dir, f->io, NULL, 0));
     icmt_ok(icm_catalog_open_sql(&f->other, f->name, f->uri, f->dir, f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(f->cat, "ns"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(f->cat, "ns.tbl", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, f->cat, "ns.tbl", &o));
     icmt_ok(icm_table_load(&f->t, f->cat, "ns.tbl"));
     *state = f;
     return 0;
@@ -144,7 +145,7 @@ static int commit_change(icm_table *t, const char *key, const char *value)
 static char *current_location(icm_catalog *cat)
 {
     char *loc = NULL;
-    icmt_ok(icm_catalog_load_table_location(cat, "ns.tbl", &loc));
+    icmt_ok(icm_catalog_load_table_location(&loc, cat, "ns.tbl"));
     char *copy = strdup(loc);
     icm_free(loc);
     return copy;
@@ -176,10 +177,11 @@ static void sql_create_load_list(void **state)
     assert_int_equal(n, 1);
     assert_int_equal(icm_catalog_list_tables(f->cat, "nope", count_name_cb, &n), ICM_ENOTFOUND);
     assert_int_equal(icm_catalog_create_namespace(f->cat, "ns"), ICM_EEXISTS);
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    assert_int_equal(icm_catalog_create_table(f->cat, "ns.tbl", &o, NULL), ICM_EEXISTS);
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    assert_int_equal(icm_catalog_create_table(NULL, f->cat, "ns.tbl", &o), ICM_EEXISTS);
     assert_int_equal(count_metadata_files(f), 1); /* the refused create left no file */
-    assert_int_equal(icm_catalog_create_table(f->cat, "missing.tbl", &o, NULL), ICM_ENOTFOUND);
+    assert_int_equal(icm_catalog_create_table(NULL, f->cat, "missing.tbl", &o), ICM_ENOTFOUND);
     icm_table *t = NULL;
     assert_int_equal(icm_table_load(&t, f->cat, "ns.nope"), ICM_ENOTFOUND);
 }
@@ -579,8 +581,9 @@ static void sql_other_tables_span_every_catalog_name(void **state)
     icmt_ok(icm_catalog_open_sql(&b, name_b, f->uri, f->dir, f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(b, "ns"));
     char *loc = icmt_sprintf("%s/b/ns/tbl", f->dir);
-    icm_create_table_options o = {SCHEMA_JSON, NULL, loc, NULL, 0};
-    icmt_ok(icm_catalog_create_table(b, "ns.tbl", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, loc, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, b, "ns.tbl", &o));
     /* the same identifier in another catalog_name of the database is another table */
     seen_tables s = {{f->name, name_b}, 0, NULL, false};
     icmt_ok(icm__catalog_each_other_table(f->cat, "ns.tbl", note_other_table, &s));

@@ -57,7 +57,7 @@ typedef struct resolved {
 static resolved resolve(const icm_catalog_config_options *o)
 {
     resolved r = {NULL, NULL, 0};
-    icmt_ok(icm_catalog_config_resolve(o, &r.name, &r.props, &r.n));
+    icmt_ok(icm_catalog_config_resolve(&r.name, &r.props, &r.n, o));
     return r;
 }
 
@@ -183,12 +183,12 @@ static void bad_files(void **state)
     char *name = NULL;
     icm_property *props = NULL;
     size_t n = 0;
-    assert_int_equal(icm_catalog_config_resolve(&o, &name, &props, &n), ICM_EINVALID);
+    assert_int_equal(icm_catalog_config_resolve(&name, &props, &n, &o), ICM_EINVALID);
     assert_string_equal(icm_error_last()->location, file);
     assert_non_null(strstr(icm_error_last()->message, "line"));
     char *missing = icmt_sprintf("%s/none.yaml", dir);
     o.config_file = missing;
-    assert_int_equal(icm_catalog_config_resolve(&o, &name, &props, &n), ICM_ENOTFOUND);
+    assert_int_equal(icm_catalog_config_resolve(&name, &props, &n, &o), ICM_ENOTFOUND);
     free(missing);
     icmt_rmtree(dir);
     free(file);

@@ -35,9 +35,10 @@ static int hfx_setup(void **state)
     icmt_ok(icm_fileio_local_new(&f->io));
     icmt_ok(icm_catalog_open_hadoop(&f->cat, "fs", f->dir, f->io));
     icmt_ok(icm_catalog_create_namespace(f->cat, "db"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     char *loc = NULL;
-    icmt_ok(icm_catalog_create_table(f->cat, "db.events", &o, &loc));
+    icmt_ok(icm_catalog_create_table(&loc, f->cat, "db.events", &o));
     char *want = icmt_sprintf("%s/metadata/v1.metadata.json", f->table_dir);
     assert_string_equal(loc, want);
     free(want);
@@ -193,8 +194,9 @@ static void refused_properties_and_unsupported_ops(void **state)
     assert_int_equal(icm_catalog_register_table(f->cat, "db.x", icm_table_get_metadata_location(t)),
                      ICM_EUNSUPPORTED);
     assert_int_equal(icm_catalog_drop_table(f->cat, "db.events"), ICM_EUNSUPPORTED);
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    assert_int_equal(icm_catalog_create_table(f->cat, "db.events", &o, NULL), ICM_EEXISTS);
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    assert_int_equal(icm_catalog_create_table(NULL, f->cat, "db.events", &o), ICM_EEXISTS);
     icm_table_free(t);
 }
 
@@ -252,9 +254,10 @@ static void commit_on_memory_fileio(void **state)
     icmt_ok(icm_fileio_mem_new(&mem));
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_hadoop(&cat, "m", "mem://wh", mem));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
     char *loc = NULL;
-    icmt_ok(icm_catalog_create_table(cat, "a.t", &o, &loc));
+    icmt_ok(icm_catalog_create_table(&loc, cat, "a.t", &o));
     assert_string_equal(loc, "mem://wh/a/t/metadata/v1.metadata.json");
     icm_free(loc);
     icm_table *a = NULL, *b = NULL;
@@ -284,8 +287,9 @@ static void namespaces_are_directories(void **state)
     hfx *f = *state;
     icmt_ok(icm_catalog_create_namespace(f->cat, "db.sub"));
     icmt_ok(icm_catalog_create_namespace(f->cat, "other"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(f->cat, "db.sub.t2", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, f->cat, "db.sub.t2", &o));
     char names[512] = "";
     icmt_ok(icm_catalog_list_namespaces(f->cat, NULL, collect_cb, names));
     assert_string_equal(names, "db;other;");

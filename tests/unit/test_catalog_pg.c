@@ -55,8 +55,9 @@ static void pg_v0_schema_detected(void **state)
     icmt_ok(icm_catalog_open_sql(&cat, "java", uri, dir, io, NULL, 0));
     assert_false(icm__sql_catalog_is_v1(cat));
     icmt_ok(icm_catalog_create_namespace(cat, "a"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "a.t", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "a.t", &o));
     icm_table *t = NULL;
     icmt_ok(icm_table_load(&t, cat, "a.t"));
     icmt_ok(commit_change(t, "k", "v"));

@@ -79,7 +79,7 @@ static void server_apply(rest_catalog *rc, const icm_table_changes *changes, int
     if (*out_rc != 0)
         return;
     icm_table_metadata *next = NULL;
-    *out_rc = icm_table_changes_apply(changes, rc->md, &next);
+    *out_rc = icm_table_changes_apply(&next, changes, rc->md);
     if (*out_rc != 0)
         return;
     /* As Java's catalogs do: the base file joins the metadata-log. */
@@ -90,7 +90,7 @@ static void server_apply(rest_catalog *rc, const icm_table_changes *changes, int
         return;
     }
     char *file = NULL;
-    *out_rc = icm_catalog_write_metadata_file(rc->base.io, rc->location, next, &file);
+    *out_rc = icm_catalog_write_metadata_file(&file, rc->base.io, rc->location, next);
     if (*out_rc == 0) {
         free(rc->location);
         rc->location = strdup(file);
@@ -110,7 +110,7 @@ static int rest_commit(icm_catalog *cat, const icm_table_ident *id, const char *
     *out_location = NULL;
     assert_true(is_table(id));
     char *json = NULL;
-    icmt_ok(icm_table_changes_to_json(changes, &json, NULL));
+    icmt_ok(icm_table_changes_to_json(&json, NULL, changes));
     rc->requests = realloc(rc->requests, (rc->n_requests + 1) * sizeof *rc->requests);
     assert_non_null(rc->requests);
     rc->requests[rc->n_requests++] = strdup(json);
@@ -246,7 +246,7 @@ static void set_properties(rest_catalog *rc, const char *k1, const char *v1, con
 static bool exists(icm_fileio *io, const char *path)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(io, path, &info);
+    int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
 }
@@ -382,7 +382,7 @@ static void test_expiry_ref_moved_between_plan_and_commit(void **state)
     rc->arg = &m;
     icm_expire_options o = expire_all_older(h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->commit_attempts, 2);
     assert_true(r->committed);
     /* The retry decided again: with b at S3, S1 and S2 both go. */
@@ -444,14 +444,14 @@ static void test_retry_policy(void **state)
     icmt_ok(icm_table_load(&t, &rc->base, "ns.tbl"));
     icm_expire_options o = expire_all_older(h);
     icm_expire_result *r = NULL;
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_FAILED);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_FAILED);
     assert_int_equal(r->commit_attempts, 3); /* the first and two retries */
     assert_int_equal(rc->n_requests, 3);
     assert_false(r->committed);
     icm_expire_result_free(r);
     /* the caller's max_commit_retries caps the table's */
     o.max_commit_retries = 1;
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_FAILED);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_FAILED);
     assert_int_equal(r->commit_attempts, 2);
     icm_expire_result_free(r);
     icm_table_free(t);
@@ -462,7 +462,7 @@ static void test_retry_policy(void **state)
     size_t before = rc->n_requests;
     icmt_ok(icm_table_load(&t, &rc->base, "ns.tbl"));
     o = expire_all_older(h);
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_FAILED);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_FAILED);
     assert_int_equal(r->commit_attempts, 1);
     assert_int_equal(rc->n_requests, before + 1);
     icm_expire_result_free(r);
@@ -493,7 +493,7 @@ static void test_unknown_never_retried_never_cleaned(void **state)
     icmt_ok(icm_table_load(&t, &rc->base, "ns.tbl"));
     icm_expire_options o = expire_all_older(h);
     icm_expire_result *r = NULL;
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_UNKNOWN);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_UNKNOWN);
     assert_int_equal(r->commit_attempts, 1);
     assert_int_equal(rc->n_requests, 1);
     icm_expire_result_free(r);
@@ -554,7 +554,7 @@ static void test_transaction_sends_requirements_and_updates(void **state)
     icm_txn *txn = NULL;
     icmt_ok(icm_txn_new(&txn, t));
     icmt_ok(icm_txn_set_property(txn, "k", "v"));
-    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, false, true, s[0], NULL));
+    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, ICM_TXN_REF_SNAPSHOT_ID, s[0], NULL));
     icmt_ok(icm_txn_commit(txn));
     icm_txn_free(txn);
     char *want = icmt_sprintf(
@@ -576,7 +576,7 @@ static void test_transaction_sends_requirements_and_updates(void **state)
     icmt_ok(icm_txn_append_file(txn, &df));
     icmt_ok(icm_txn_commit(txn));
     int64_t sid = 0;
-    assert_true(icm_txn_snapshot_id(txn, &sid));
+    assert_true(icm_txn_snapshot_id(&sid, txn));
     icm_txn_free(txn);
     icm_table_changes *c = NULL;
     icmt_ok(icm_table_changes_from_json(&c, rc->requests[1], strlen(rc->requests[1])));
@@ -590,7 +590,7 @@ static void test_transaction_sends_requirements_and_updates(void **state)
     assert_non_null(strstr(rc->requests[1], main_req));
     free(main_req);
     int64_t cur = 0;
-    assert_true(icm_table_metadata_current_snapshot_id(rc->md, &cur));
+    assert_true(icm_table_metadata_current_snapshot_id(&cur, rc->md));
     assert_true(cur == sid);
     /* the table handle moved to what the catalog has now */
     assert_string_equal(icm_table_get_metadata_location(t), rc->location);
@@ -624,7 +624,7 @@ static int copy_manifest(const icm_manifest_file *mf, void *payload)
         return icm_manifest_list_writer_add(c->list, mf);
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(c->io, mf->manifest_path, &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, c->io, mf->manifest_path));
     icm_manifest_reader *rd = NULL;
     icmt_ok(icm_manifest_reader_open(&rd, data, len, mf->manifest_path, NULL));
     icm_manifest_writer *w = NULL;
@@ -633,7 +633,7 @@ static int copy_manifest(const icm_manifest_file *mf, void *payload)
     wo.compression_level = -1;
     icmt_ok(icm_manifest_writer_new_like(&w, rd, &wo));
     const icm_manifest_entry *e = NULL;
-    while (icm_manifest_reader_next(rd, &e) == 0) {
+    while (icm_manifest_reader_next(&e, rd) == 0) {
         icm_manifest_entry copy = *e;
         copy.status = ICM_ENTRY_EXISTING;
         icmt_ok(icm_manifest_writer_add(w, &copy));
@@ -641,7 +641,7 @@ static int copy_manifest(const icm_manifest_file *mf, void *payload)
     char *out = NULL;
     size_t out_len = 0;
     icm_manifest_file summary;
-    icmt_ok(icm_manifest_writer_finish(w, &out, &out_len, &summary));
+    icmt_ok(icm_manifest_writer_finish(&out, &out_len, &summary, w));
     summary.manifest_path = LOC "/metadata/rewritten-m0.avro";
     summary.manifest_path_len = strlen(summary.manifest_path);
     summary.has_added_snapshot_id = true;
@@ -661,7 +661,7 @@ static int copy_manifest(const icm_manifest_file *mf, void *payload)
 static void rewrite_and_expire(rest_catalog *rc, void *arg)
 {
     rewrite *rw = arg;
-    assert_true(icm_table_metadata_current_snapshot_id(rc->md, &rw->own));
+    assert_true(icm_table_metadata_current_snapshot_id(&rw->own, rc->md));
     const icm_snapshot *own = icm_table_metadata_snapshot_by_id(rc->md, rw->own);
     rw->next = rw->own + 1;
     icm_manifest_list_writer_options lo = {0};
@@ -676,7 +676,7 @@ static void rewrite_and_expire(rest_catalog *rc, void *arg)
     icmt_ok(icm_manifest_list_read(rw->io, own->manifest_list, NULL, copy_manifest, &c));
     char *out = NULL;
     size_t out_len = 0;
-    icmt_ok(icm_manifest_list_writer_finish(c.list, &out, &out_len));
+    icmt_ok(icm_manifest_list_writer_finish(&out, &out_len, c.list));
     icm_manifest_list_writer_free(c.list);
     /* The rewrite (parent: the own snapshot), then an append on top carrying the same
      * manifests (parent: the rewrite), then both older ones expired. */
@@ -718,7 +718,7 @@ static void test_refusal_keeps_a_data_file_a_rewritten_manifest_carries(void **s
     icm_txn *txn = NULL;
     icmt_ok(icm_txn_new(&txn, t));
     char *loc = NULL;
-    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &loc));
+    icmt_ok(icm_txn_new_data_file(&loc, txn, NULL, "parquet"));
     icmt_ok(icm_fileio_create_new(io, loc, "PAR1", 4));
     icm_data_file df = make_df(loc, 1, 4);
     icmt_ok(icm_txn_append_file(txn, &df));
@@ -733,7 +733,7 @@ static void test_refusal_keeps_a_data_file_a_rewritten_manifest_carries(void **s
     /* the server: the own snapshot gone, the other writer's current, the data file live */
     assert_null(icm_table_metadata_snapshot_by_id(rc->md, rw.own));
     int64_t cur = 0;
-    assert_true(icm_table_metadata_current_snapshot_id(rc->md, &cur));
+    assert_true(icm_table_metadata_current_snapshot_id(&cur, rc->md));
     assert_true(cur == rw.next);
     assert_true(exists(io, loc));
     icm_txn_free(txn); /* a failed or unknown transaction deletes nothing when freed */
@@ -744,7 +744,7 @@ static void test_refusal_keeps_a_data_file_a_rewritten_manifest_carries(void **s
     icmt_ok(icm_table_refresh(t));
     icmt_ok(icm_txn_new(&txn, t));
     char *loc2 = NULL;
-    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &loc2));
+    icmt_ok(icm_txn_new_data_file(&loc2, txn, NULL, "parquet"));
     icmt_ok(icm_fileio_create_new(io, loc2, "PAR1", 4));
     df = make_df(loc2, 1, 4);
     icmt_ok(icm_txn_append_file(txn, &df));

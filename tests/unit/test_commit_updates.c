@@ -47,7 +47,7 @@ static icm_table_metadata *load_with_unknowns(const char *rel)
 static char *text_of(const icm_table_metadata *md)
 {
     char *out = NULL;
-    icmt_ok(icm_table_metadata_to_json(md, &out, NULL));
+    icmt_ok(icm_table_metadata_to_json(&out, NULL, md));
     char *copy = strdup(out);
     icm_free(out);
     return copy;
@@ -93,7 +93,7 @@ static icm_table_metadata *apply_ok(icm_table_changes *c, const icm_table_metada
 {
     char *before = text_of(base);
     icm_table_metadata *md = NULL;
-    icmt_ok(icm_table_changes_apply(c, base, &md));
+    icmt_ok(icm_table_changes_apply(&md, c, base));
     char *after = text_of(base);
     assert_string_equal(before, after);
     assert_string_equal(icm_table_metadata_file(md), icm_table_metadata_file(base));
@@ -106,7 +106,7 @@ static void apply_fails(icm_table_changes *c, const icm_table_metadata *base, in
                         const char *message)
 {
     icm_table_metadata *md = NULL;
-    int rc = icm_table_changes_apply(c, base, &md);
+    int rc = icm_table_changes_apply(&md, c, base);
     if (rc != code || strstr(icm_error_last()->message, message) == NULL)
         print_error("got %s: %s\n", icm_error_code_name(rc), icm_error_last()->message);
     assert_int_equal(rc, code);
@@ -128,7 +128,7 @@ static void test_properties(void **state)
     size_t n0 = icm_table_metadata_property_count(base);
     assert_true(n0 > 0);
     const char *k0 = NULL, *v0 = NULL;
-    icm_table_metadata_property_at(base, 0, &k0, &v0);
+    icm_table_metadata_property_at(&k0, &v0, base, 0);
     char *first = strdup(k0);
 
     icm_table_changes *c = changes_new();
@@ -139,10 +139,10 @@ static void test_properties(void **state)
     assert_rest_kept(base, md, changed);
     assert_int_equal(icm_table_metadata_property_count(md), n0 + 1);
     const char *k = NULL, *v = NULL;
-    icm_table_metadata_property_at(md, 0, &k, &v); /* replaced in place */
+    icm_table_metadata_property_at(&k, &v, md, 0); /* replaced in place */
     assert_string_equal(k, first);
     assert_string_equal(v, "replaced");
-    icm_table_metadata_property_at(md, n0, &k, &v); /* new last */
+    icm_table_metadata_property_at(&k, &v, md, n0); /* new last */
     assert_string_equal(k, "zz.new");
     assert_string_equal(v, "1");
     icm_table_changes_free(c);
@@ -242,7 +242,7 @@ static void test_refs_and_rollback(void **state)
                                                           "x-note")),
                         "kept");
     int64_t cur = 0;
-    assert_true(icm_table_metadata_current_snapshot_id(md, &cur));
+    assert_true(icm_table_metadata_current_snapshot_id(&cur, md));
     assert_true(cur == S2);
     /* a rollback is logged at the time of the change (now, never before last-updated-ms) */
     size_t nlog = icm_table_metadata_snapshot_log_count(md);
@@ -356,7 +356,7 @@ static void test_add_snapshot_and_commit_it_to_main(void **state)
     assert_int_equal(icm_table_metadata_snapshot_count(md), 4);
     assert_int_equal(icm_table_metadata_last_sequence_number(md), 4);
     int64_t next = 0;
-    assert_true(icm_table_metadata_next_row_id(md, &next));
+    assert_true(icm_table_metadata_next_row_id(&next, md));
     assert_int_equal(next, 16); /* 6 + 10 added rows */
     size_t nlog = icm_table_metadata_snapshot_log_count(md);
     const icm_snapshot_log_entry *e = icm_table_metadata_snapshot_log_at(md, nlog - 1);
@@ -558,7 +558,7 @@ static void test_wire_form_round_trip(void **state)
         "{\"action\":\"remove-schemas\",\"schema-ids\":[4]}]}";
     char *json = NULL;
     size_t len = 0;
-    icmt_ok(icm_table_changes_to_json(c, &json, &len));
+    icmt_ok(icm_table_changes_to_json(&json, &len, c));
     assert_string_equal(json, expected);
     assert_int_equal(len, strlen(expected));
     assert_int_equal(icm_table_changes_requirement_count(c), 4);
@@ -574,7 +574,7 @@ static void test_wire_form_round_trip(void **state)
     icm_table_changes *back = NULL;
     icmt_ok(icm_table_changes_from_json(&back, json, len));
     char *again = NULL;
-    icmt_ok(icm_table_changes_to_json(back, &again, NULL));
+    icmt_ok(icm_table_changes_to_json(&again, NULL, back));
     assert_string_equal(again, expected);
     icm_free(again);
     icm_free(json);
@@ -673,7 +673,7 @@ static void test_expiry_wire_form(void **state)
     assert_true(changed);
     assert_int_equal(specs + schemas, 0);
     char *json = NULL;
-    icmt_ok(icm_table_changes_to_json(c, &json, NULL));
+    icmt_ok(icm_table_changes_to_json(&json, NULL, c));
     assert_string_equal(
         json,
         "{\"requirements\":[{\"type\":\"assert-table-uuid\","
@@ -713,7 +713,7 @@ static void test_expiry_wire_form(void **state)
 static icm_changes_seen seen_in(const icm_table_changes *c, const icm_table_metadata *md)
 {
     icm_changes_seen out = ICM_CHANGES_SEEN_OURS;
-    icmt_ok(icm_table_changes_seen(c, md, &out));
+    icmt_ok(icm_table_changes_seen(&out, c, md));
     return out;
 }
 
@@ -835,9 +835,9 @@ static void test_changes_seen(void **state)
     c = changes_new();
     assert_int_equal(seen_in(c, base), ICM_CHANGES_NOT_SEEN);
     icm_changes_seen out = ICM_CHANGES_SEEN;
-    assert_int_equal(icm_table_changes_seen(NULL, base, &out), ICM_EINVALID);
+    assert_int_equal(icm_table_changes_seen(&out, NULL, base), ICM_EINVALID);
     assert_int_equal(out, ICM_CHANGES_NOT_SEEN);
-    assert_int_equal(icm_table_changes_seen(c, NULL, &out), ICM_EINVALID);
+    assert_int_equal(icm_table_changes_seen(&out, c, NULL), ICM_EINVALID);
     icm_table_changes_free(c);
     icm_table_metadata_free(base);
 }
@@ -858,7 +858,7 @@ static void test_chaos_apply(void **state)
     for (long n = 0;; n++) {
         icm_table_metadata *md = NULL;
         icmt_nomem_arm(n);
-        int rc = icm_table_changes_apply(c, base, &md);
+        int rc = icm_table_changes_apply(&md, c, base);
         bool injected = icmt_nomem_disarm() > n;
         if (rc == 0) {
             char *got = text_of(md);

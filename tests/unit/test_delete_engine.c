@@ -52,12 +52,12 @@ typedef struct rec_io {
 
 static int r_read(icm_fileio *io, const char *l, char **o, size_t *n)
 {
-    return icm_fileio_read(((rec_io *)io)->inner, l, o, n);
+    return icm_fileio_read(o, n, ((rec_io *)io)->inner, l);
 }
 static int r_read_range(icm_fileio *io, const char *l, int64_t off, void *b, size_t n,
                         size_t *r)
 {
-    return icm_fileio_read_range(((rec_io *)io)->inner, l, off, b, n, r);
+    return icm_fileio_read_range(r, ((rec_io *)io)->inner, l, off, b, n);
 }
 static int r_create(icm_fileio *io, const char *l, const void *d, size_t n)
 {
@@ -117,7 +117,7 @@ static int r_delete_batch(icm_fileio *io, const char *const *locations, size_t n
             continue;
         }
         bool existed = true;
-        int rc = icm_fileio_delete_existing(h->inner, locations[i], &existed);
+        int rc = icm_fileio_delete_existing(&existed, h->inner, locations[i]);
         if (rc != 0) {
             icm_fileio_delete_result_fail(&results[i], rc, false);
             continue;
@@ -131,7 +131,7 @@ static int r_delete_batch(icm_fileio *io, const char *const *locations, size_t n
 }
 static int r_stat(icm_fileio *io, const char *l, icm_file_info *o)
 {
-    return icm_fileio_stat(((rec_io *)io)->inner, l, o);
+    return icm_fileio_stat(o, ((rec_io *)io)->inner, l);
 }
 static int r_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb, void *payload)
 {
@@ -221,7 +221,7 @@ static void put(rec_io *h, const char *path)
 static bool exists(rec_io *h, const char *path)
 {
     icm_file_info info;
-    bool yes = icm_fileio_stat(h->inner, path, &info) == 0;
+    bool yes = icm_fileio_stat(&info, h->inner, path) == 0;
     icm_error_clear();
     return yes;
 }
@@ -1117,7 +1117,7 @@ static void test_sweep_deletes_orphans_by_kind(void **state)
     o.on_delete = note_kind;
     o.on_delete_payload = &k;
     icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     assert_int_equal(r->orphan_count, 5);
     assert_int_equal(r->deleted, 5);
     assert_int_equal(k.n, 5);
@@ -1140,7 +1140,7 @@ static void test_sweep_deletes_orphans_by_kind(void **state)
     assert_string_equal(k.kind[4], "other");
     for (size_t i = 0; i < 5; i++) {
         icm_file_info info;
-        assert_int_equal(icm_fileio_stat(mem, strays[i], &info), ICM_ENOTFOUND);
+        assert_int_equal(icm_fileio_stat(&info, mem, strays[i]), ICM_ENOTFOUND);
     }
     for (size_t i = 0; i < r->orphan_count; i++)
         assert_int_equal(r->orphans[i].state, ICM_ORPHAN_DELETED);

@@ -43,12 +43,12 @@ typedef struct hook_io {
 
 static int h_read(icm_fileio *io, const char *l, char **o, size_t *n)
 {
-    return icm_fileio_read(((hook_io *)io)->inner, l, o, n);
+    return icm_fileio_read(o, n, ((hook_io *)io)->inner, l);
 }
 static int h_read_range(icm_fileio *io, const char *l, int64_t off, void *b, size_t n,
                         size_t *r)
 {
-    return icm_fileio_read_range(((hook_io *)io)->inner, l, off, b, n, r);
+    return icm_fileio_read_range(r, ((hook_io *)io)->inner, l, off, b, n);
 }
 static int h_create(icm_fileio *io, const char *l, const void *d, size_t n)
 {
@@ -67,7 +67,7 @@ static int h_remove(icm_fileio *io, const char *l)
 }
 static int h_stat(icm_fileio *io, const char *l, icm_file_info *o)
 {
-    return icm_fileio_stat(((hook_io *)io)->inner, l, o);
+    return icm_fileio_stat(o, ((hook_io *)io)->inner, l);
 }
 static int h_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb, void *payload)
 {
@@ -140,9 +140,9 @@ static void assert_history_intact(env *e)
     char **reach = hist_reachable(e->h, NULL, 0);
     for (size_t i = 0; reach[i] != NULL; i++) {
         icm_file_info info;
-        if (icm_fileio_stat(e->mem, reach[i], &info) != 0)
+        if (icm_fileio_stat(&info, e->mem, reach[i]) != 0)
             print_error("reachable file %s is gone\n", reach[i]);
-        icmt_ok(icm_fileio_stat(e->mem, reach[i], &info));
+        icmt_ok(icm_fileio_stat(&info, e->mem, reach[i]));
     }
     hist_strv_free(reach);
 }
@@ -150,7 +150,7 @@ static void assert_history_intact(env *e)
 static bool exists(env *e, const char *path)
 {
     icm_file_info info;
-    bool yes = icm_fileio_stat(e->mem, path, &info) == 0;
+    bool yes = icm_fileio_stat(&info, e->mem, path) == 0;
     icm_error_clear();
     return yes;
 }
@@ -193,7 +193,7 @@ static icm_orphan_options sweep_opts(const env *e, size_t batch)
 static int sweep(env *e, const icm_orphan_options *o, icm_orphan_result **out)
 {
     icm_table *t = hist_open_table(e->h);
-    int rc = icm_remove_orphan_files(t, o, out);
+    int rc = icm_orphan_sweep(out, t, o);
     icm_table_free(t);
     return rc;
 }
@@ -415,7 +415,7 @@ static icm_expire_options expire_opts(const env *e, size_t batch)
 static int expire(env *e, icm_expire_options *o, icm_expire_result **out)
 {
     icm_table *t = hist_open_table(e->h);
-    int rc = icm_expire_snapshots(t, o, out);
+    int rc = icm_expire_snapshots(out, t, o);
     icm_table_free(t);
     return rc;
 }
@@ -493,7 +493,7 @@ static void rewrite_current_in_place(const char *deleting, void *arg)
     icm_table_free(t);
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(hist_io(w->e->h), loc, &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, hist_io(w->e->h), loc));
     json_t *doc = icmt_json_parse(data);
     icm_free(data);
     json_t *snaps = json_object_get(doc, "snapshots");
@@ -544,8 +544,8 @@ static void test_metadata_rewritten_in_place_same_fields_is_read_again(void **st
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 1);
     t = hist_open_table(e.h);
     icm_check_result *cr = NULL;
-    icmt_ok(icm_check_table(icm_table_get_fileio(t), icm_table_get_metadata(t),
-                            icm_table_get_metadata_location(t), NULL, &cr));
+    icmt_ok(icm_check_table(&cr, icm_table_get_fileio(t),
+                            icm_table_get_metadata(t), icm_table_get_metadata_location(t), NULL));
     assert_int_equal(cr->problem_count, 1);
     assert_string_equal(cr->problems[0].path, first->path);
     icm_check_result_free(cr);
@@ -621,7 +621,7 @@ static void test_second_run_is_refused_naming_the_holder(void **state)
     plant(e.store, LOC "/data/S0.parquet", e.old);
     icm_orphan_options o = sweep_opts(&e, 0);
     icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     assert_int_equal(r->deleted, 1);
     icm_orphan_result_free(r);
     assert_true(exists(&e, path));
@@ -694,7 +694,7 @@ static void test_lease_of_a_dead_pid_on_this_host_is_taken_over(void **state)
     icmt_ok(icm_lease_acquire(&l, t, &lo));
     char *text = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(e.mem, path, &text, &len));
+    icmt_ok(icm_fileio_read(&text, &len, e.mem, path));
     assert_null(strstr(text, "\"a3\""));
     icm_free(text);
     char *marker = icmt_sprintf("%s.takeover-a3", path);
@@ -736,7 +736,7 @@ static void test_stale_lease_is_taken_over_once(void **state)
     assert_false(exists(&e, marker));
     char *text = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(e.mem, path, &text, &len));
+    icmt_ok(icm_fileio_read(&text, &len, e.mem, path));
     assert_null(strstr(text, "abc2"));
     assert_non_null(strstr(text, "\"expires_ms\""));
     icm_free(text);
@@ -782,7 +782,7 @@ static void test_sweep_stops_when_its_lease_is_lost(void **state)
     icm_orphan_options o = sweep_opts(&e, 1);
     o.lease = l;
     icm_orphan_result *r = NULL;
-    assert_int_equal(icm_remove_orphan_files(t, &o, &r), ICM_EREFUSED);
+    assert_int_equal(icm_orphan_sweep(&r, t, &o), ICM_EREFUSED);
     assert_true(r->delete_stopped);
     assert_int_equal(r->deleted, 1);
     assert_true(exists(&e, LOC "/data/S1.parquet"));

@@ -73,9 +73,9 @@ static void test_oom_reported(void **state)
 {
     (void)state;
     icm_allocator a = {fail_alloc, fail_realloc, free};
-    icm_set_allocator(&a);
+    icm_allocator_set(&a);
     char *s = icm__strdup("hello");
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     assert_null(s);
     assert_int_equal(icm_error_last()->code, ICM_ENOMEM);
 }

@@ -91,7 +91,7 @@ static void sv_sort_unique(sv *s)
 static bool exists(icm_fileio *io, const char *path)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(io, path, &info);
+    int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
 }
@@ -115,7 +115,7 @@ static icm_expire_result *expire(hist *h, const icm_expire_options *o)
 {
     icm_table *t = hist_open_table(h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, o));
     assert_non_null(r);
     icm_table_free(t);
     hist_sync(h);
@@ -581,7 +581,7 @@ static void test_clean_expired_metadata_drops_unused_specs(void **state)
     icm_table *t = hist_open_table(h);
     assert_int_equal(icm_table_metadata_spec_count(icm_table_get_metadata(t)), 2);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(icm_table_metadata_spec_count(icm_table_get_metadata(t)), 1);
     assert_int_equal(icm_table_metadata_default_spec_id(icm_table_get_metadata(t)), 1);
     assert_int_equal(r->removed_spec_count, 1);
@@ -610,7 +610,7 @@ static void test_clean_expired_metadata_drops_unused_schemas(void **state)
     o.clean_expired_metadata = true;
     icm_table *t = hist_open_table(h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(icm_table_metadata_schema_count(icm_table_get_metadata(t)), 1);
     assert_int_equal(icm_table_metadata_current_schema_id(icm_table_get_metadata(t)), 2);
     assert_int_equal(r->removed_schema_count, 2);
@@ -637,7 +637,7 @@ static void test_clean_expired_metadata_on_a_table_without_snapshots(void **stat
     icm_expire_result_free(r);
     o.clean_expired_metadata = true;
     icm_table *t = hist_open_table(h);
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_true(r->committed);
     assert_int_equal(icm_table_metadata_schema_count(icm_table_get_metadata(t)), 1);
     assert_int_equal(icm_table_metadata_spec_count(icm_table_get_metadata(t)), 1);
@@ -889,7 +889,7 @@ static void test_unreadable_retained(void **state)
         o.no_verify = true;
         icm_table *t = hist_open_table(h);
         icm_expire_result *r = NULL;
-        icmt_ok(icm_expire_snapshots(t, &o, &r));
+        icmt_ok(icm_expire_snapshots(&r, t, &o));
         icm_table_free(t);
         assert_true(r->withheld_content_files);
         assert_true(r->withheld_manifests == (list == 1));
@@ -924,12 +924,13 @@ static void test_commit_unknown_deletes_nothing(void **state)
         icm_table *t = hist_open_table(h);
         hist_script_next_commit(h, scripts[k]);
         icm_expire_result *r = NULL;
-        assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_UNKNOWN);
+        assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_UNKNOWN);
         assert_non_null(r);
         assert_int_equal(r->expired_count, 2);
         assert_int_equal(r->total, 0);
-        assert_false(r->deletable);
-        assert_true(icm_delete_expired_files(io, r) == ICM_EREFUSED);
+        size_t deleted = 1;
+        assert_int_equal(icm_expire_delete_files(&deleted, io, r), ICM_EREFUSED);
+        assert_int_equal(deleted, 0);
         for (size_t i = 0; all[i] != NULL; i++)
             assert_true(exists(io, all[i]));
         hist_strv_free(all);
@@ -961,7 +962,7 @@ static void test_cas_conflict_recomputes(void **state)
     icm_table *t = hist_open_table(h);
     hist_before_next_commit(h, concurrent_append, NULL);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->commit_attempts, 2);
     /* Second decision: S4 (the concurrent append) is current; S1-S3 are older than the cutoff. */
     assert_int_equal(r->expired_count, 3);
@@ -983,7 +984,7 @@ static void test_cas_conflict_recomputes(void **state)
     o.max_commit_retries = 0;
     t = hist_open_table(h);
     hist_before_next_commit(h, concurrent_append, NULL);
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_ECOMMIT_FAILED);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_ECOMMIT_FAILED);
     assert_int_equal(r->total, 0);
     for (size_t i = 0; all[i] != NULL; i++)
         assert_true(exists(io, all[i]));
@@ -1007,10 +1008,10 @@ static void test_static_table(void **state)
     icmt_ok(icm_table_open_static(&st, io, icm_table_get_metadata_location(t)));
     icm_expire_options o = older_than(h, hist_time(h));
     icm_expire_result *r = NULL;
-    assert_int_equal(icm_expire_snapshots(st, &o, &r), ICM_EREADONLY);
+    assert_int_equal(icm_expire_snapshots(&r, st, &o), ICM_EREADONLY);
     assert_null(r);
     o.dry_run = true;
-    icmt_ok(icm_expire_snapshots(st, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, st, &o));
     assert_int_equal(r->total, 1);
     assert_true(r->dry_run);
     icm_expire_result_free(r);
@@ -1041,14 +1042,16 @@ static void test_plan_then_delete(void **state)
     o.cleanup = ICM_EXPIRE_CLEANUP_NONE;
     o.max_concurrent_deletes = 4;
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->total, 0);
     icm_expire_result_free(r);
-    icmt_ok(icm_expire_plan_files(io, before, icm_table_get_metadata(t), ICM_EXPIRE_CLEANUP_ALL,
-                                  &r));
+    icmt_ok(icm_expire_plan_files(&r, io, before, icm_table_get_metadata(t),
+                                  ICM_EXPIRE_CLEANUP_ALL));
     assert_int_equal(r->expired_count, 12);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 6);
-    assert_int_equal(icm_delete_expired_files(io, r), (int64_t)r->total);
+    size_t deleted = 0;
+    assert_int_equal(icm_expire_delete_files(&deleted, io, r), 0);
+    assert_int_equal(deleted, r->total);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 6);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_MANIFEST_LIST], 12);
     hist_sync(h);
@@ -1077,7 +1080,7 @@ static void test_snapshot_log_truncated(void **state)
     o.decide.snapshot_id_count = 1;
     icm_table *t = hist_open_table(h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     const icm_table_metadata *md = icm_table_get_metadata(t);
     assert_int_equal(icm_table_metadata_snapshot_log_count(md), 3);
     assert_true(icm_table_metadata_snapshot_log_at(md, 0)->snapshot_id == s3);
@@ -1112,7 +1115,7 @@ static void test_delete_failures(void **state)
         else
             icm_fileio_fault_fail_nth(fault, ICM_IO_DELETE, 1, ICM_EAUTH);
         icm_expire_result *r = NULL;
-        icmt_ok(icm_expire_snapshots(t, &o, &r));
+        icmt_ok(icm_expire_snapshots(&r, t, &o));
         /* data A and B, 2 manifests, 2 lists; the first delete (a data file) fails */
         size_t planned = r->deleted_file_count + r->deleted_manifest_count;
         assert_int_equal(planned, 6);
@@ -1245,7 +1248,7 @@ static void test_clean_expired_metadata_keeps_default_spec_and_current_schema(vo
     o.clean_expired_metadata = true;
     icm_table *t = hist_open_table(h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->expired_count, 1);
     assert_int_equal(r->removed_spec_count + r->removed_schema_count, 0);
     assert_int_equal(icm_table_metadata_spec_count(icm_table_get_metadata(t)), 1);
@@ -1257,7 +1260,7 @@ static void test_clean_expired_metadata_keeps_default_spec_and_current_schema(vo
     o = older_than(h, T0 - 1);
     o.clean_expired_metadata = true;
     t = hist_open_table(h);
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     const icm_table_metadata *md = icm_table_get_metadata(t);
     assert_int_equal(icm_table_metadata_spec_count(md), 2); /* default kept, 0 still used */
     assert_int_equal(icm_table_metadata_default_spec_id(md), 1);
@@ -1314,13 +1317,13 @@ static icm_fileio *inner_of(icm_fileio *io)
 
 static int rec_read(icm_fileio *io, const char *l, char **out, size_t *len)
 {
-    return icm_fileio_read(inner_of(io), l, out, len);
+    return icm_fileio_read(out, len, inner_of(io), l);
 }
 
 static int rec_read_range(icm_fileio *io, const char *l, int64_t off, void *buf, size_t len,
                           size_t *got)
 {
-    return icm_fileio_read_range(inner_of(io), l, off, buf, len, got);
+    return icm_fileio_read_range(got, inner_of(io), l, off, buf, len);
 }
 
 static int rec_create_new(icm_fileio *io, const char *l, const void *d, size_t len)
@@ -1343,7 +1346,7 @@ static int rec_remove(icm_fileio *io, const char *l)
 
 static int rec_stat(icm_fileio *io, const char *l, icm_file_info *out)
 {
-    return icm_fileio_stat(inner_of(io), l, out);
+    return icm_fileio_stat(out, inner_of(io), l);
 }
 
 static int rec_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb,
@@ -1408,7 +1411,7 @@ static void test_delete_order(void **state)
     rec.n = 0;
     icm_expire_options o = older_than(h, hist_time(h));
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(rec.n, r->total);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 2);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_POSITION_DELETES], 1);
@@ -1435,13 +1438,13 @@ static void test_cleanup_names(void **state)
 {
     (void)state;
     icm_expire_cleanup c;
-    icmt_ok(icm_expire_cleanup_parse("ALL", &c));
+    icmt_ok(icm_expire_cleanup_parse(&c, "ALL"));
     assert_int_equal(c, ICM_EXPIRE_CLEANUP_ALL);
-    icmt_ok(icm_expire_cleanup_parse("metadata", &c));
+    icmt_ok(icm_expire_cleanup_parse(&c, "metadata"));
     assert_int_equal(c, ICM_EXPIRE_CLEANUP_METADATA);
-    icmt_ok(icm_expire_cleanup_parse("none", &c));
+    icmt_ok(icm_expire_cleanup_parse(&c, "none"));
     assert_int_equal(c, ICM_EXPIRE_CLEANUP_NONE);
-    assert_int_equal(icm_expire_cleanup_parse("some", &c), ICM_EINVALID);
+    assert_int_equal(icm_expire_cleanup_parse(&c, "some"), ICM_EINVALID);
     assert_string_equal(icm_expire_file_kind_name(ICM_EXPIRE_FILE_DELETION_VECTOR),
                         "deletion_vector");
     assert_string_equal(icm_expire_file_kind_name(ICM_EXPIRE_FILE_MANIFEST_LIST),

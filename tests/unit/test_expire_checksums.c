@@ -47,13 +47,13 @@ static icm_fileio *inner_of(icm_fileio *io)
 
 static int c_read(icm_fileio *io, const char *l, char **out, size_t *len)
 {
-    return icm_fileio_read(inner_of(io), l, out, len);
+    return icm_fileio_read(out, len, inner_of(io), l);
 }
 
 static int c_read_range(icm_fileio *io, const char *l, int64_t off, void *buf, size_t len,
                         size_t *got)
 {
-    return icm_fileio_read_range(inner_of(io), l, off, buf, len, got);
+    return icm_fileio_read_range(got, inner_of(io), l, off, buf, len);
 }
 
 static int c_create_new(icm_fileio *io, const char *l, const void *d, size_t len)
@@ -84,7 +84,7 @@ static int c_remove(icm_fileio *io, const char *l)
 
 static int c_stat(icm_fileio *io, const char *l, icm_file_info *out)
 {
-    return icm_fileio_stat(inner_of(io), l, out);
+    return icm_fileio_stat(out, inner_of(io), l);
 }
 
 static int c_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb, void *payload)
@@ -105,7 +105,7 @@ static int c_checksum_of(icm_fileio *io, const char *l, char **out, icm_file_inf
         if (!ends_with(l, c->pairs[i].file))
             continue;
         char *crc = icmt_sprintf(LOC "/%s", c->pairs[i].companion);
-        if (icm_fileio_stat(c->inner, crc, info) != 0) { /* not there: none */
+        if (icm_fileio_stat(info, c->inner, crc) != 0) { /* not there: none */
             icm_error_clear();
             free(crc);
             return 0;
@@ -134,7 +134,7 @@ static bool present(companion_io *c, const char *suffix)
 {
     char *l = icmt_sprintf(LOC "/%s", suffix);
     icm_file_info info;
-    int rc = icm_fileio_stat(c->inner, l, &info);
+    int rc = icm_fileio_stat(&info, c->inner, l);
     icm_error_clear();
     free(l);
     return rc == 0;
@@ -203,7 +203,7 @@ static void test_companions_planned_but_never_a_referenced_file(void **state)
 
     icm_expire_options o = before_now(h, true);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_non_null(find(r->deleted_files, r->deleted_file_count, "/data/A.parquet"));
     assert_non_null(find(r->deleted_files, r->deleted_file_count, "/data/C.parquet"));
     assert_null(find(r->deleted_files, r->deleted_file_count, "/data/B.parquet"));
@@ -218,7 +218,7 @@ static void test_companions_planned_but_never_a_referenced_file(void **state)
     assert_int_equal(c.n_deleted, 0); /* a dry run */
 
     o = before_now(h, false);
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->deleted_checksum_file_count, 1);
     assert_int_equal(r->deleted_checksum_files[0].state, ICM_EXPIRE_FILE_DELETED);
     /* the companion went last, after its file; B and its companion stay */
@@ -248,7 +248,7 @@ static void test_companion_stays_when_its_files_delete_fails(void **state)
     icm_expire_options o = before_now(h, false);
     o.max_commit_retries = 0;
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     const icm_expire_file *a = find(r->deleted_checksum_files, r->deleted_checksum_file_count,
                                     "/data/.A.parquet.crc");
     const icm_expire_file *cc = find(r->deleted_checksum_files, r->deleted_checksum_file_count,
@@ -281,7 +281,7 @@ static void test_only_planned_files_are_asked_about(void **state)
     icm_table *t = hist_open_table(h);
     icm_expire_options o = before_now(h, true);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     size_t planned = r->deleted_file_count + r->deleted_manifest_count +
                      r->deleted_statistics_file_count;
     assert_true(planned >= 5); /* A, C, three manifest lists */

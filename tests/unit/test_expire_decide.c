@@ -191,7 +191,7 @@ static void test_refusals(void **state)
     assert_null(d);
     int64_t *ids = NULL;
     size_t n = 0;
-    assert_int_equal(icm_choose_expired(md, NOW, 0, &ids, &n), ICM_EINVALID);
+    assert_int_equal(icm_expire_choose(&ids, &n, md, NOW, 0), ICM_EINVALID);
     icmt_ok(icm_table_metadata_set_property(md, "gc.enabled", "false"));
     o = opts_at(NOW, 1);
     assert_int_equal(icm_expire_decide(&d, md, &o), ICM_EREFUSED);
@@ -350,7 +350,7 @@ static void test_keep_last_after_rollback(void **state)
     decide_ok(md, &o, want, 1);
     int64_t *ids = NULL;
     size_t n = 0;
-    icmt_ok(icm_choose_expired(md, NOW, 1, &ids, &n));
+    icmt_ok(icm_expire_choose(&ids, &n, md, NOW, 1));
     assert_int_equal(n, 3);
     assert_int_equal(ids[0], 20);
     assert_int_equal(ids[1], 30);

@@ -180,7 +180,7 @@ static void dry_equals_real(int fv, icm_expire_cleanup cleanup)
     o.dry_run = true;
     icm_fileio_fault_reset(fault);
     icm_expire_result *dry = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &dry));
+    icmt_ok(icm_expire_snapshots(&dry, t, &o));
     assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_WRITE), 0);
     assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_DELETE), 0);
     /* Planning reads manifests; with cleanup none it has nothing to read. */
@@ -189,7 +189,9 @@ static void dry_equals_real(int fv, icm_expire_cleanup cleanup)
     assert_true(dry->dry_run);
     assert_false(dry->committed);
     assert_null(dry->metadata_location);
-    assert_true(icm_delete_expired_files(fault, dry) == ICM_EREFUSED);
+    size_t deleted = 1;
+    assert_int_equal(icm_expire_delete_files(&deleted, fault, dry), ICM_EREFUSED);
+    assert_int_equal(deleted, 0);
     assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_DELETE), 0);
     icmt_ok(icm_table_refresh(t));
     assert_string_equal(icm_table_get_metadata_location(t), before);
@@ -199,13 +201,13 @@ static void dry_equals_real(int fv, icm_expire_cleanup cleanup)
      * the walk read, a manifest's its list row's length). */
     for (size_t i = 0; i < dry->deleted_manifest_count; i++) {
         icm_file_info info;
-        icmt_ok(icm_fileio_stat(mem, dry->deleted_manifests[i].path, &info));
+        icmt_ok(icm_fileio_stat(&info, mem, dry->deleted_manifests[i].path));
         assert_true(dry->deleted_manifests[i].size_bytes == info.size_bytes);
     }
 
     o.dry_run = false;
     icm_expire_result *real = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &real));
+    icmt_ok(icm_expire_snapshots(&real, t, &o));
     assert_true(real->committed);
     assert_int_equal(real->total, dry->total);
     assert_int_equal(real->expired_count, dry->expired_count);
@@ -268,7 +270,7 @@ static void test_append_only_reads_lists_only(void **state)
     o.dry_run = true;
     icm_fileio_fault_reset(fault);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->expired_count, 5);
     assert_int_equal(r->total, 5); /* the expired manifest lists; every manifest is shared */
     /* The 10 manifest lists; and the 10 older metadata files (the table's creation and 9

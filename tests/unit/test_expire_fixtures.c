@@ -211,7 +211,7 @@ static void dry_run_table(const char *fixtures, row *rw, tally *tl)
     o.decide.has_older_than = true;
     o.decide.older_than_ms = INT64_MAX;
     icm_expire_result *r = NULL;
-    rc = icm_expire_snapshots(t, &o, &r);
+    rc = icm_expire_snapshots(&r, t, &o);
     if (rc == ICM_EREFUSED) {
         tl->refused++;
         goto out;

@@ -23,7 +23,7 @@
 static bool exists(icm_fileio *io, const char *path)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(io, path, &info);
+    int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
 }
@@ -59,7 +59,7 @@ static void run(bool nested_table, bool dry_run)
     o.decide.older_than_ms = hist_time(h); /* all but the last (retain-last 1) */
     icm_table *t = hist_open_table(h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_non_null(r);
     assert_int_equal(r->expired_count, 3);
     assert_int_equal(reported_other_table(r, B_PATH), nested_table);

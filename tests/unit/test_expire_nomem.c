@@ -38,7 +38,7 @@ static void assert_reachable_exist(hist *h, icm_fileio *io)
     char **reach = hist_reachable(h, NULL, 0);
     for (size_t i = 0; reach[i] != NULL; i++) {
         icm_file_info info;
-        icmt_ok(icm_fileio_stat(io, reach[i], &info));
+        icmt_ok(icm_fileio_stat(&info, io, reach[i]));
     }
     hist_strv_free(reach);
 }
@@ -53,7 +53,7 @@ static int expire_failing(hist *h, long n, bool *injected, bool *committed)
     o.decide.older_than_ms = hist_time(h);
     icm_expire_result *r = NULL;
     icmt_nomem_arm(n);
-    int rc = icm_expire_snapshots(t, &o, &r);
+    int rc = icm_expire_snapshots(&r, t, &o);
     *injected = icmt_nomem_disarm() > n;
     *committed = r != NULL && r->committed;
     icm_expire_result_free(r);

@@ -73,7 +73,7 @@ static size_t patch_nul(icm_fileio *io, const char *marker)
     for (size_t i = 0; i < fd.n; i++) {
         char *data = NULL;
         size_t len = 0;
-        icmt_ok(icm_fileio_read(io, fd.paths[i], &data, &len));
+        icmt_ok(icm_fileio_read(&data, &len, io, fd.paths[i]));
         char *at = memmem(data, len, marker, strlen(marker));
         if (at != NULL) {
             at[strlen(marker) - 1] = '\0';
@@ -89,7 +89,7 @@ static size_t patch_nul(icm_fileio *io, const char *marker)
 static bool exists(icm_fileio *io, const char *path)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(io, path, &info);
+    int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
 }
@@ -114,7 +114,7 @@ static void test_expire_keeps_file_named_before_nul(void **state)
     o.decide.older_than_ms = hist_time(h) - 1000; /* the first two snapshots */
     icm_table *t = hist_open_table(h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_non_null(r);
     assert_int_equal(r->expired_count, 2);
     char *a = hist_data_path(h, "A");

@@ -51,12 +51,12 @@ static char *append_one(icm_table *t)
     icm_txn *txn = NULL;
     icmt_ok(icm_txn_new(&txn, t));
     char *loc = NULL;
-    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &loc));
+    icmt_ok(icm_txn_new_data_file(&loc, txn, NULL, "parquet"));
     /* the folder first (the stub is written with stdio) */
     icmt_ok(icm_fileio_create_new(icm_table_get_fileio(t), loc, "", 0));
     write_parquet_stub(loc, 1);
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(icm_table_get_fileio(t), loc, &info));
+    icmt_ok(icm_fileio_stat(&info, icm_table_get_fileio(t), loc));
     icm_data_file df = make_df(loc, 1, info.size_bytes);
     icmt_ok(icm_txn_append_file(txn, &df));
     icmt_ok(icm_txn_commit(txn));
@@ -95,7 +95,7 @@ static void expiry_goes_on_when_a_writer_moved_the_pointer(void **state)
     o.decide.older_than_ms = INT64_MAX;
     o.decide.retain_last = 1;
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     /* it went on with the reloaded table: the writer's commits are the base of its own */
     const icm_table_metadata *md = icm_table_get_metadata(t);
     assert_string_equal(icm_table_metadata_property(md, "written.by"), "writer");

@@ -219,7 +219,7 @@ static icm_expire_options random_options(hist *h, rng *r, int64_t *explicit_id,
 static bool exists(icm_fileio *io, const char *path)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(io, path, &info);
+    int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
 }
@@ -242,7 +242,7 @@ static void capture(const icm_table_metadata *md, snapshot_refs *s)
 {
     memset(s, 0, sizeof *s);
     s->count = icm_table_metadata_snapshot_count(md);
-    s->has_current = icm_table_metadata_current_snapshot_id(md, &s->current);
+    s->has_current = icm_table_metadata_current_snapshot_id(&s->current, md);
     size_t n = icm_table_metadata_ref_count(md);
     s->names = calloc(n + 1, sizeof *s->names);
     s->ids = calloc(n + 1, sizeof *s->ids);
@@ -269,7 +269,7 @@ static void check_rules(const snapshot_refs *before, const icm_table_metadata *a
 {
     if (before->has_current) {
         int64_t cur;
-        assert_true(icm_table_metadata_current_snapshot_id(after, &cur));
+        assert_true(icm_table_metadata_current_snapshot_id(&cur, after));
         assert_true(cur == before->current);
         assert_non_null(icm_table_metadata_snapshot_by_id(after, cur));
     }
@@ -331,7 +331,7 @@ static void check_unknown_deletes_nothing(hist *h, const icm_expire_options *o)
     icm_table *t = hist_open_table(h);
     hist_script_next_commit(h, HIST_COMMIT_UNKNOWN_NOT_APPLIED);
     icm_expire_result *r = NULL;
-    int rc = icm_expire_snapshots(t, o, &r);
+    int rc = icm_expire_snapshots(&r, t, o);
     hist_script_next_commit(h, HIST_COMMIT_NORMAL);
     if (r != NULL && r->expired_count > 0) {
         assert_int_equal(rc, ICM_ECOMMIT_UNKNOWN);
@@ -367,8 +367,8 @@ static void one_history(uint64_t seed)
     icm_expire_options dry_opts = o;
     dry_opts.dry_run = true;
     icm_expire_result *dry = NULL, *res = NULL;
-    icmt_ok(icm_expire_snapshots(t, &dry_opts, &dry));
-    icmt_ok(icm_expire_snapshots(t, &o, &res));
+    icmt_ok(icm_expire_snapshots(&dry, t, &dry_opts));
+    icmt_ok(icm_expire_snapshots(&res, t, &o));
     assert_same_plan(dry, res);
     check_rules(&before, icm_table_get_metadata(t), &o);
 
@@ -466,7 +466,7 @@ static void crash_history(uint64_t seed, size_t *steps)
         icm_fileio_fault_reset(fault);
         icm_fileio_fault_crash_after(fault, n);
         icm_expire_result *r = NULL;
-        int rc = icm_expire_snapshots(t, &o, &r);
+        int rc = icm_expire_snapshots(&r, t, &o);
         bool crashed = icm_fileio_fault_crashed(fault);
         icm_expire_result_free(r);
         icm_table_free(t);

@@ -135,7 +135,7 @@ static void assert_content(icm_fileio *io, const char *loc, const char *want, si
 {
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(io, loc, &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, loc));
     assert_int_equal(len, want_len);
     assert_memory_equal(data, want, want_len);
     assert_int_equal(data[len], '\0');
@@ -250,9 +250,9 @@ static void test_delete(void **state)
     icmt_ok(icm_fileio_delete(e->io, loc));
     char *out = NULL;
     size_t len = 99;
-    assert_int_equal(icm_fileio_read(e->io, loc, &out, &len), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, loc), ICM_ENOTFOUND);
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(e->io, loc, &info), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_stat(&info, e->io, loc), ICM_ENOTFOUND);
     icmt_ok(icm_fileio_delete(e->io, loc)); /* already gone: still success */
     /* a deleted name can be created again */
     icmt_ok(icm_fileio_create_new(e->io, loc, "again", 5));
@@ -268,14 +268,14 @@ static void test_read_missing(void **state)
     char *out = (char *)"stale";
     size_t len = 42;
     icm_error_clear();
-    assert_int_equal(icm_fileio_read(e->io, loc, &out, &len), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, loc), ICM_ENOTFOUND);
     assert_null(out);
     assert_int_equal(len, 0);
     assert_int_equal(icm_error_last()->code, ICM_ENOTFOUND);
     assert_non_null(strstr(icm_error_last()->location, "missing/file.avro"));
     char buf[4];
     size_t got = 7;
-    assert_int_equal(icm_fileio_read_range(e->io, loc, 0, buf, sizeof buf, &got), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read_range(&got, e->io, loc, 0, buf, sizeof buf), ICM_ENOTFOUND);
     assert_int_equal(got, 0);
     free(loc);
 }
@@ -293,7 +293,7 @@ static void test_read_whole(void **state)
     icmt_ok(icm_fileio_create_new(e->io, empty, NULL, 0));
     char *out = NULL;
     size_t len = 5;
-    icmt_ok(icm_fileio_read(e->io, empty, &out, &len));
+    icmt_ok(icm_fileio_read(&out, &len, e->io, empty));
     assert_non_null(out);
     assert_int_equal(len, 0);
     assert_int_equal(out[0], '\0');
@@ -309,24 +309,24 @@ static void test_read_range(void **state)
     icmt_ok(icm_fileio_create_new(e->io, loc, "0123456789", 10));
     char buf[8];
     size_t got = 0;
-    icmt_ok(icm_fileio_read_range(e->io, loc, 0, buf, 4, &got));
+    icmt_ok(icm_fileio_read_range(&got, e->io, loc, 0, buf, 4));
     assert_int_equal(got, 4);
     assert_memory_equal(buf, "0123", 4);
-    icmt_ok(icm_fileio_read_range(e->io, loc, 3, buf, 5, &got));
+    icmt_ok(icm_fileio_read_range(&got, e->io, loc, 3, buf, 5));
     assert_int_equal(got, 5);
     assert_memory_equal(buf, "34567", 5);
-    icmt_ok(icm_fileio_read_range(e->io, loc, 8, buf, 4, &got)); /* crosses the end */
+    icmt_ok(icm_fileio_read_range(&got, e->io, loc, 8, buf, 4)); /* crosses the end */
     assert_int_equal(got, 2);
     assert_memory_equal(buf, "89", 2);
     got = 99;
-    icmt_ok(icm_fileio_read_range(e->io, loc, 10, buf, 4, &got)); /* at the end */
+    icmt_ok(icm_fileio_read_range(&got, e->io, loc, 10, buf, 4)); /* at the end */
     assert_int_equal(got, 0);
     got = 99;
-    icmt_ok(icm_fileio_read_range(e->io, loc, 1000, buf, 4, &got)); /* after the end */
+    icmt_ok(icm_fileio_read_range(&got, e->io, loc, 1000, buf, 4)); /* after the end */
     assert_int_equal(got, 0);
-    icmt_ok(icm_fileio_read_range(e->io, loc, 2, buf, 0, &got));
+    icmt_ok(icm_fileio_read_range(&got, e->io, loc, 2, buf, 0));
     assert_int_equal(got, 0);
-    assert_int_equal(icm_fileio_read_range(e->io, loc, -1, buf, 4, &got), ICM_EINVALID);
+    assert_int_equal(icm_fileio_read_range(&got, e->io, loc, -1, buf, 4), ICM_EINVALID);
     free(loc);
 }
 
@@ -336,7 +336,7 @@ static void test_stat(void **state)
     put_with_mtime(e, "s/ten", "0123456789", 10, 1600000000123);
     char *loc = L(e, "s/ten");
     icm_file_info info = {NULL, -5, -5};
-    icmt_ok(icm_fileio_stat(e->io, loc, &info));
+    icmt_ok(icm_fileio_stat(&info, e->io, loc));
     assert_ptr_equal(info.location, loc);
     assert_int_equal(info.size_bytes, 10);
     assert_int_equal(info.mtime_ms, 1600000000123);
@@ -445,7 +445,7 @@ static void test_local_uri_forms_agree(void **state)
     for (size_t i = 0; i < 5; i++) {
         assert_content(e->io, all[i], "form", 4);
         icm_file_info info;
-        icmt_ok(icm_fileio_stat(e->io, all[i], &info));
+        icmt_ok(icm_fileio_stat(&info, e->io, all[i]));
         assert_int_equal(info.size_bytes, 4);
         assert_int_equal(icm_fileio_create_new(e->io, all[i], "no", 2), ICM_EEXISTS);
     }
@@ -467,7 +467,7 @@ static void test_local_uri_forms_agree(void **state)
     icmt_ok(icm_fileio_delete(e->io, f1));
     char *out = NULL;
     size_t len;
-    assert_int_equal(icm_fileio_read(e->io, plain, &out, &len), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, plain), ICM_ENOTFOUND);
     free(plain);
     free(f1);
     free(f3);
@@ -480,18 +480,18 @@ static void test_argument_checks(void **state)
     env *e = *state;
     char *out = NULL;
     size_t len = 0;
-    assert_int_equal(icm_fileio_read(e->io, "", &out, &len), ICM_EINVALID);
-    assert_int_equal(icm_fileio_read(e->io, NULL, &out, &len), ICM_EINVALID);
-    assert_int_equal(icm_fileio_read(NULL, "/x", &out, &len), ICM_EINVALID);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, ""), ICM_EINVALID);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, NULL), ICM_EINVALID);
+    assert_int_equal(icm_fileio_read(&out, &len, NULL, "/x"), ICM_EINVALID);
     char *loc = L(e, "args/x");
-    assert_int_equal(icm_fileio_read(e->io, loc, NULL, &len), ICM_EINVALID);
+    assert_int_equal(icm_fileio_read(NULL, &len, e->io, loc), ICM_EINVALID);
     assert_int_equal(icm_fileio_create_new(e->io, loc, NULL, 3), ICM_EINVALID);
     assert_int_equal(icm_fileio_write_replace(e->io, loc, NULL, 3), ICM_EINVALID);
     assert_int_equal(icm_fileio_list(e->io, loc, NULL, NULL), ICM_EINVALID);
-    assert_int_equal(icm_fileio_stat(e->io, loc, NULL), ICM_EINVALID);
+    assert_int_equal(icm_fileio_stat(NULL, e->io, loc), ICM_EINVALID);
     /* nothing was created by the refused calls */
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(e->io, loc, &info), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_stat(&info, e->io, loc), ICM_ENOTFOUND);
     icm_fileio_free(NULL);
     free(loc);
 }
@@ -602,7 +602,7 @@ static void test_local_checksum_of_reports_hadoop_crc(void **state)
         char *loc = icmt_sprintf(i == 0 ? "file://%s/%s" : "%s/%s", dir, asked[i]);
         char *got = NULL;
         icm_file_info info;
-        icmt_ok(icm_fileio_checksum_of(e->io, loc, &got, &info));
+        icmt_ok(icm_fileio_checksum_of(&got, &info, e->io, loc));
         if (companion[i] == NULL) {
             assert_null(got);
         } else {
@@ -625,17 +625,17 @@ static void test_local_checksum_of_reports_hadoop_crc(void **state)
     icmt_ok(icm_fileio_pathmap_new(&pm, local, &rule, 1));
     icmt_ok(icm_fileio_fault_new(&fault, pm));
     char *got = NULL;
-    icmt_ok(icm_fileio_checksum_of(fault, "s3://b/t/f.parquet", &got, NULL));
+    icmt_ok(icm_fileio_checksum_of(&got, NULL, fault, "s3://b/t/f.parquet"));
     assert_string_equal(got, "s3://b/t/.f.parquet.crc");
     assert_int_equal(icm_fileio_fault_count(fault, ICM_IO_STAT), 1);
     icm_free(got);
-    icmt_ok(icm_fileio_checksum_of(fault, "s3://b/t/h.parquet", &got, NULL));
+    icmt_ok(icm_fileio_checksum_of(&got, NULL, fault, "s3://b/t/h.parquet"));
     assert_null(got);
     icm_fileio_free(fault);
     icmt_ok(icm_fileio_mem_new(&mem));
     icmt_ok(icm_fileio_create_new(mem, "s3://b/t/x", "1", 1));
     icmt_ok(icm_fileio_create_new(mem, "s3://b/t/.x.crc", "crc\0", 4));
-    icmt_ok(icm_fileio_checksum_of(mem, "s3://b/t/x", &got, NULL));
+    icmt_ok(icm_fileio_checksum_of(&got, NULL, mem, "s3://b/t/x"));
     assert_null(got);
     icm_fileio_free(mem);
     /* deleting f.parquet leaves its companion where it is */
@@ -668,12 +668,12 @@ static void test_resolve(void **state)
     assert_int_equal(symlink(real, link), 0);
     char *via_link = icmt_sprintf("file://%s//f", link);
     char *out = NULL;
-    icmt_ok(icm_fileio_resolve(e->io, via_link, &out));
+    icmt_ok(icm_fileio_resolve(&out, e->io, via_link));
     char *expect = realpath(f, NULL); /* tmpdir itself may sit behind a link */
     assert_string_equal(out, expect);
     icm_free(out);
     char *missing = icmt_sprintf("%s/nope", link);
-    assert_int_equal(icm_fileio_resolve(e->io, missing, &out), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_resolve(&out, e->io, missing), ICM_ENOTFOUND);
     assert_null(out);
     /* a path map: s3://b/t -> the link; the resolved target is named back through the map */
     char *real_dir = realpath(real, NULL);
@@ -683,7 +683,7 @@ static void test_resolve(void **state)
     icm_fileio *local = NULL, *pm = NULL;
     icmt_ok(icm_fileio_local_new(&local));
     icmt_ok(icm_fileio_pathmap_new(&pm, local, rules, 2));
-    icmt_ok(icm_fileio_resolve(pm, "s3://b/v/f", &out));
+    icmt_ok(icm_fileio_resolve(&out, pm, "s3://b/v/f"));
     assert_string_equal(out, "s3://b/t/f");
     icm_free(out);
     icm_fileio_free(pm);
@@ -691,7 +691,7 @@ static void test_resolve(void **state)
     icm_fileio *mem = NULL;
     icmt_ok(icm_fileio_mem_new(&mem));
     icmt_ok(icm_fileio_create_new(mem, "s3://b/x/../y", "1", 1));
-    icmt_ok(icm_fileio_resolve(mem, "s3://b/x/../y", &out));
+    icmt_ok(icm_fileio_resolve(&out, mem, "s3://b/x/../y"));
     assert_string_equal(out, "s3://b/x/../y");
     icm_free(out);
     icm_fileio_free(mem);
@@ -715,9 +715,9 @@ static void test_local_directory_is_not_a_file(void **state)
     assert_true(icmt_file_exists(dir));
     char *out = NULL;
     size_t len;
-    assert_int_equal(icm_fileio_read(e->io, dir, &out, &len), ICM_EIO);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, dir), ICM_EIO);
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(e->io, dir, &info), ICM_EIO);
+    assert_int_equal(icm_fileio_stat(&info, e->io, dir), ICM_EIO);
     assert_int_equal(icm_fileio_create_new(e->io, dir, "x", 1), ICM_EEXISTS);
     assert_true(icmt_file_exists(dir));
     free(dir);
@@ -767,7 +767,7 @@ static void test_local_rejects_object_store_uris(void **state)
     env *e = *state;
     char *out = NULL;
     size_t len;
-    assert_int_equal(icm_fileio_read(e->io, "s3://bucket/k", &out, &len), ICM_EUNSUPPORTED);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, "s3://bucket/k"), ICM_EUNSUPPORTED);
     assert_string_equal(icm_error_last()->location, "s3://bucket/k");
     assert_int_equal(icm_fileio_delete(e->io, "file://otherhost/p"), ICM_EUNSUPPORTED);
     assert_int_equal(icm_fileio_create_new(e->io, "gs://b/k", "x", 1), ICM_EUNSUPPORTED);
@@ -801,7 +801,7 @@ static backend_kind g_fault = BE_FAULT_MEM;
 static bool inner_has(const env *e, const char *loc)
 {
     icm_file_info info;
-    return icm_fileio_stat(e->mem, loc, &info) == 0;
+    return icm_fileio_stat(&info, e->mem, loc) == 0;
 }
 
 static void test_fault_nth_write_fails_once_without_effect(void **state)
@@ -828,18 +828,18 @@ static void test_fault_nth_counts_from_arming(void **state)
     char *out;
     size_t len;
     for (int i = 0; i < 3; i++) {
-        icmt_ok(icm_fileio_read(e->io, "s3://b/t/r", &out, &len));
+        icmt_ok(icm_fileio_read(&out, &len, e->io, "s3://b/t/r"));
         icm_free(out);
     }
     icm_fileio_fault_fail_nth(e->io, ICM_IO_READ, 2, ICM_ENOTFOUND);
-    icmt_ok(icm_fileio_read(e->io, "s3://b/t/r", &out, &len)); /* read #4: 1st after arming */
+    icmt_ok(icm_fileio_read(&out, &len, e->io, "s3://b/t/r")); /* read #4: 1st after arming */
     icm_free(out);
     char buf[4];
     size_t got;
     /* read_range is a READ too: read #5 is the 2nd after arming */
-    assert_int_equal(icm_fileio_read_range(e->io, "s3://b/t/r", 0, buf, 4, &got),
+    assert_int_equal(icm_fileio_read_range(&got, e->io, "s3://b/t/r", 0, buf, 4),
                      ICM_ENOTFOUND);
-    icmt_ok(icm_fileio_read(e->io, "s3://b/t/r", &out, &len));
+    icmt_ok(icm_fileio_read(&out, &len, e->io, "s3://b/t/r"));
     icm_free(out);
     assert_int_equal(icm_fileio_fault_count(e->io, ICM_IO_READ), 6);
     assert_int_equal(icm_fileio_fault_count(e->io, ICM_IO_WRITE), 1);
@@ -847,7 +847,7 @@ static void test_fault_nth_counts_from_arming(void **state)
     icm_fileio_fault_fail_nth(e->io, ICM_IO_STAT, 1, 0);
     icm_fileio_fault_fail_nth(e->io, ICM_IO_STAT, 0, 0);
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(e->io, "s3://b/t/r", &info));
+    icmt_ok(icm_fileio_stat(&info, e->io, "s3://b/t/r"));
 }
 
 static void test_fault_failed_delete_deletes_nothing(void **state)
@@ -872,7 +872,7 @@ static void test_fault_crash_after(void **state)
     icmt_ok(icm_fileio_create_new(e->io, "s3://b/t/a", "a", 1));
     icmt_ok(icm_fileio_create_new(e->io, "s3://b/t/b", "b", 1));
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(e->io, "s3://b/t/a", &info));
+    icmt_ok(icm_fileio_stat(&info, e->io, "s3://b/t/a"));
     assert_false(icm_fileio_fault_crashed(e->io));
     /* the 4th operation after arming and every later one fail with no effect */
     assert_int_equal(icm_fileio_create_new(e->io, "s3://b/t/c", "c", 1), ICM_EIO);
@@ -883,14 +883,14 @@ static void test_fault_crash_after(void **state)
     assert_int_equal(icm_fileio_write_replace(e->io, "s3://b/t/a", "zz", 2), ICM_EIO);
     char *out;
     size_t len;
-    icmt_ok(icm_fileio_read(e->mem, "s3://b/t/a", &out, &len)); /* still the old content */
+    icmt_ok(icm_fileio_read(&out, &len, e->mem, "s3://b/t/a")); /* still the old content */
     assert_string_equal(out, "a");
     icm_free(out);
-    assert_int_equal(icm_fileio_read(e->io, "s3://b/t/a", &out, &len), ICM_EIO);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, "s3://b/t/a"), ICM_EIO);
     seen_set s = {0};
     assert_int_equal(icm_fileio_list(e->io, "s3://b/t", seen_cb, &s), ICM_EIO);
     assert_int_equal(s.calls, 0);
-    assert_int_equal(icm_fileio_stat(e->io, "s3://b/t/a", &info), ICM_EIO);
+    assert_int_equal(icm_fileio_stat(&info, e->io, "s3://b/t/a"), ICM_EIO);
     /* counters include the rejected operations */
     assert_int_equal(icm_fileio_fault_total(e->io), 10);
     assert_int_equal(icm_fileio_fault_count(e->io, ICM_IO_WRITE), 5);
@@ -922,7 +922,7 @@ static void test_fault_list_is_one_operation(void **state)
     /* refused by the argument checks before reaching the wrapper: not counted */
     char *out;
     size_t len;
-    assert_int_equal(icm_fileio_read(e->io, "", &out, &len), ICM_EINVALID);
+    assert_int_equal(icm_fileio_read(&out, &len, e->io, ""), ICM_EINVALID);
     assert_int_equal(icm_fileio_fault_count(e->io, ICM_IO_READ), 0);
     assert_int_equal(icm_fileio_fault_total(e->io), 11);
 }
@@ -989,7 +989,7 @@ static int teardown_pm(void **state)
 static void assert_maps(const pm_env *p, const char *loc, const char *want)
 {
     char *out = NULL;
-    icmt_ok(icm_fileio_pathmap_apply(p->io, loc, &out));
+    icmt_ok(icm_fileio_pathmap_apply(&out, p->io, loc));
     if (strcmp(out, want) != 0) {
         print_error("map(%s) = %s, want %s\n", loc, out, want);
         fail();
@@ -1038,12 +1038,13 @@ static void test_pathmap_apply(void **state)
 static void assert_unmaps(pm_env *p, const char *loc, const char *want)
 {
     char *out = NULL;
-    icmt_ok(icm_fileio_pathmap_unapply(p->io, loc, &out));
+    icmt_ok(icm_fileio_pathmap_unapply(&out, p->io, loc));
     assert_string_equal(out, want);
     char *back = NULL;
-    icmt_ok(icm_fileio_pathmap_apply(p->io, out, &back));
+    icmt_ok(icm_fileio_pathmap_apply(&back, p->io, out));
     char *norm_loc = NULL, *norm_back = NULL;
-    assert_true(icm_location_local_path(loc, &norm_loc) == icm_location_local_path(back, &norm_back));
+    assert_true(icm_location_local_path(&norm_loc, loc) ==
+                icm_location_local_path(&norm_back, back));
     if (norm_loc != NULL)
         assert_string_equal(norm_loc, norm_back);
     icm_free(norm_loc);
@@ -1066,11 +1067,11 @@ static void test_pathmap_unapply(void **state)
     free(w);
     w = icmt_sprintf("%s_2/x", p->copy); /* segment boundary: a sibling is not mapped */
     char *out = NULL;
-    icmt_ok(icm_fileio_pathmap_unapply(p->io, w, &out));
+    icmt_ok(icm_fileio_pathmap_unapply(&out, p->io, w));
     assert_string_equal(out, w);
     icm_free(out);
     free(w);
-    icmt_ok(icm_fileio_pathmap_unapply(p->io, "s3://elsewhere/k", &out));
+    icmt_ok(icm_fileio_pathmap_unapply(&out, p->io, "s3://elsewhere/k"));
     assert_string_equal(out, "s3://elsewhere/k");
     icm_free(out);
 }
@@ -1096,7 +1097,7 @@ static void test_pathmap_read_stat_delete_write(void **state)
     assert_content(p->io, "s3://bucket/wh/t/metadata/v1.json", "{\"v\":1}", 7);
     icm_file_info info;
     const char *loc = "s3://bucket/wh/t/metadata/v1.json";
-    icmt_ok(icm_fileio_stat(p->io, loc, &info));
+    icmt_ok(icm_fileio_stat(&info, p->io, loc));
     assert_ptr_equal(info.location, loc);
     assert_int_equal(info.size_bytes, 7);
     icmt_ok(icm_fileio_delete(p->io, loc));
@@ -1112,7 +1113,7 @@ static void test_pathmap_read_stat_delete_write(void **state)
     assert_content(p->io, "/a/t/x", "at", 2);
     char *out;
     size_t len;
-    assert_int_equal(icm_fileio_read(p->io, "/a/t_2/x", &out, &len), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read(&out, &len, p->io, "/a/t_2/x"), ICM_ENOTFOUND);
     assert_string_equal(icm_error_last()->location, "/a/t_2/x");
 }
 
@@ -1182,14 +1183,14 @@ static void test_pathmap_invalid_rules(void **state)
     icm_fileio *mem;
     icmt_ok(icm_fileio_mem_new(&mem));
     char *out = (char *)"x";
-    assert_int_equal(icm_fileio_pathmap_apply(mem, "/a", &out), ICM_EINVALID);
+    assert_int_equal(icm_fileio_pathmap_apply(&out, mem, "/a"), ICM_EINVALID);
     assert_null(out);
     icm_fileio_free(mem);
     /* no rules at all is a valid pass-through */
     icm_fileio *local, *pm;
     icmt_ok(icm_fileio_local_new(&local));
     icmt_ok(icm_fileio_pathmap_new(&pm, local, NULL, 0));
-    icmt_ok(icm_fileio_pathmap_apply(pm, "s3://b/k", &out));
+    icmt_ok(icm_fileio_pathmap_apply(&out, pm, "s3://b/k"));
     assert_string_equal(out, "s3://b/k");
     icm_free(out);
     icm_fileio_free(pm);
@@ -1238,7 +1239,7 @@ static void test_pathmap_real_fixture(void **state)
         "%s/metadata/00002-0e059d4b-e5e8-41af-a763-76cbf3a3d0bc.metadata.json", from);
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(pm, meta, &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, pm, meta));
     assert_non_null(strstr(data, "\"location\": \"file://data/persistent/map_stats/default.db/"
                                  "map_stats\""));
     icm_free(data);
@@ -1272,7 +1273,7 @@ static void *own_files_worker(void *arg)
             w->errors++;
         char *got = NULL;
         size_t len = 0;
-        if (icm_fileio_read(w->io, loc, &got, &len) != 0 || len != (size_t)n ||
+        if (icm_fileio_read(&got, &len, w->io, loc) != 0 || len != (size_t)n ||
             memcmp(got, want, len) != 0)
             w->errors++;
         icm_free(got);
@@ -1373,7 +1374,7 @@ static void *stat_worker(void *arg)
     worker *w = arg;
     icm_file_info info;
     for (int i = 0; i < 200; i++)
-        if (icm_fileio_stat(w->io, "s3://b/x", &info) != ICM_ENOTFOUND)
+        if (icm_fileio_stat(&info, w->io, "s3://b/x") != ICM_ENOTFOUND)
             w->errors++;
     return NULL;
 }
@@ -1413,12 +1414,12 @@ static void fail_alloc_after(long n)
 {
     static const icm_allocator a = {chaos_malloc, chaos_realloc, free};
     g_alloc_countdown = n;
-    icm_set_allocator(&a);
+    icm_allocator_set(&a);
 }
 
 static void alloc_normal(void)
 {
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     g_alloc_countdown = -1;
 }
 
@@ -1439,8 +1440,8 @@ static int run_op(icm_fileio *io, chaos_op op, const char *loc, const char *pref
     int n = 0, rc = ICM_ERROR;
     switch (op) {
     case C_CREATE: rc = icm_fileio_create_new(io, loc, "new", 3); break;
-    case C_READ: rc = icm_fileio_read(io, loc, &out, &len); break;
-    case C_STAT: rc = icm_fileio_stat(io, loc, &info); break;
+    case C_READ: rc = icm_fileio_read(&out, &len, io, loc); break;
+    case C_STAT: rc = icm_fileio_stat(&info, io, loc); break;
     case C_LIST: rc = icm_fileio_list(io, prefix, count_cb, &n); break;
     case C_REPLACE: rc = icm_fileio_write_replace(io, loc, "replaced", 8); break;
     case C_DELETE: rc = icm_fileio_delete(io, loc); break;
@@ -1455,7 +1456,7 @@ static void chaos_one(icm_fileio *io, chaos_op op, const char *loc, const char *
 {
     for (long n = 0;; n++) {
         icm_file_info before;
-        bool existed = icm_fileio_stat(io, loc, &before) == 0;
+        bool existed = icm_fileio_stat(&before, io, loc) == 0;
         fail_alloc_after(n);
         int rc = run_op(io, op, loc, prefix);
         alloc_normal();
@@ -1466,7 +1467,7 @@ static void chaos_one(icm_fileio *io, chaos_op op, const char *loc, const char *
                         icm_error_last()->message);
         assert_int_equal(rc, ICM_ENOMEM);
         icm_file_info after;
-        assert_int_equal(icm_fileio_stat(io, loc, &after) == 0, existed);
+        assert_int_equal(icm_fileio_stat(&after, io, loc) == 0, existed);
         if (existed && op == C_REPLACE)
             assert_int_equal(after.size_bytes, before.size_bytes);
         assert_true(n < 1000);

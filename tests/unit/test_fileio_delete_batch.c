@@ -64,7 +64,7 @@ static void test_local_per_item_outcomes(void **state)
     icmt_ok(icm_fileio_local_new(&io));
     const char *locs[] = {a, gone, sub, "s3://bucket/k", "", NULL, b, a};
     result r[8];
-    icmt_ok(icm_fileio_delete_batch(io, locs, 8, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, locs, 8));
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
     assert_ok_status(&r[1], ICM_FILEIO_ALREADY_GONE);
     assert_failed(&r[2], ICM_EIO, false, "is a directory");
@@ -109,7 +109,7 @@ static void test_local_many_items(void **state)
     icm_fileio *io;
     icmt_ok(icm_fileio_local_new(&io));
     result *r = calloc(MANY, sizeof *r);
-    icmt_ok(icm_fileio_delete_batch(io, (const char *const *)names, MANY, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)names, MANY));
     for (size_t i = 0; i < MANY; i++) {
         assert_ok_status(&r[i], i % 2 == 0 ? ICM_FILEIO_DELETED : ICM_FILEIO_ALREADY_GONE);
         assert_false(icmt_file_exists(names[i]));
@@ -131,7 +131,7 @@ static void put(icm_fileio *io, const char *loc)
 static bool exists(icm_fileio *io, const char *loc)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(io, loc, &info);
+    int rc = icm_fileio_stat(&info, io, loc);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
 }
@@ -147,7 +147,7 @@ static void test_mem_per_item_outcomes(void **state)
     /* `file:///t/a` names `/t/a`: the second spelling finds it gone */
     const char *locs[] = {"/t/a", "s3://b/t/k", "/t/none", "file:///t/a", ""};
     result r[5];
-    icmt_ok(icm_fileio_delete_batch(io, locs, 5, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, locs, 5));
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
     assert_ok_status(&r[1], ICM_FILEIO_DELETED);
     assert_ok_status(&r[2], ICM_FILEIO_ALREADY_GONE);
@@ -169,7 +169,7 @@ static void test_mem_many_items(void **state)
         put(io, names[i]);
     put(io, "s3://bucket/t/other");
     result *r = calloc(MANY, sizeof *r);
-    icmt_ok(icm_fileio_delete_batch(io, (const char *const *)names, MANY, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)names, MANY));
     for (size_t i = 0; i < MANY; i++) {
         assert_ok_status(&r[i], i % 3 == 0 ? ICM_FILEIO_DELETED : ICM_FILEIO_ALREADY_GONE);
         assert_false(exists(io, names[i]));
@@ -202,7 +202,7 @@ static int c_batch(icm_fileio *io, const char *const *locs, size_t n, result *re
         assert_true(locs[i] != NULL && locs[i][0] != '\0'); /* the wrapper passes only valid */
     if (c->fail_with != 0)
         return icm__error_set(ICM_ERRCLASS_S3, c->fail_with, NULL, "connection reset");
-    return icm_fileio_delete_batch(c->inner, locs, n, res);
+    return icm_fileio_delete_batch(res, c->inner, locs, n);
 }
 
 static int c_remove(icm_fileio *io, const char *location)
@@ -215,7 +215,7 @@ static int c_remove(icm_fileio *io, const char *location)
 
 static int c_stat(icm_fileio *io, const char *location, icm_file_info *out)
 {
-    return icm_fileio_stat(((counting *)io)->inner, location, out);
+    return icm_fileio_stat(out, ((counting *)io)->inner, location);
 }
 
 static void c_free(icm_fileio *io)
@@ -243,7 +243,7 @@ static void test_chunks_of_batch_max(void **state)
     for (size_t i = 0; i < MANY; i++)
         put(c.inner, names[i]);
     result *r = calloc(MANY, sizeof *r);
-    icmt_ok(icm_fileio_delete_batch(&c.base, (const char *const *)names, MANY, r));
+    icmt_ok(icm_fileio_delete_batch(r, &c.base, (const char *const *)names, MANY));
     assert_int_equal(c.calls, 3);
     assert_int_equal(c.sizes[0], 1000);
     assert_int_equal(c.sizes[1], 1000);
@@ -261,7 +261,7 @@ static void test_chunks_of_batch_max(void **state)
     for (size_t i = 0; i < MANY; i++)
         mixed[i] = i % 5 == 0 ? (i % 10 == 0 ? "" : NULL) : names[i];
     c.calls = 0;
-    icmt_ok(icm_fileio_delete_batch(&c.base, mixed, MANY, r));
+    icmt_ok(icm_fileio_delete_batch(r, &c.base, mixed, MANY));
     assert_int_equal(c.calls, 2); /* 2000 valid items */
     assert_int_equal(c.sizes[0], 1000);
     assert_int_equal(c.sizes[1], 1000);
@@ -285,12 +285,12 @@ static void test_whole_call_failure_marks_every_item(void **state)
     put(c.inner, "s3://b/x");
     const char *locs[] = {"s3://b/x", "s3://b/y"};
     result r[2];
-    icmt_ok(icm_fileio_delete_batch(&c.base, locs, 2, r));
+    icmt_ok(icm_fileio_delete_batch(r, &c.base, locs, 2));
     assert_failed(&r[0], ICM_ENET, true, "s3://b/x: connection reset");
     assert_failed(&r[1], ICM_ENET, true, "s3://b/y: connection reset");
     assert_true(exists(c.inner, "s3://b/x"));
     c.fail_with = ICM_EAUTH; /* not retryable */
-    icmt_ok(icm_fileio_delete_batch(&c.base, locs, 2, r));
+    icmt_ok(icm_fileio_delete_batch(r, &c.base, locs, 2));
     assert_failed(&r[0], ICM_EAUTH, false, "connection reset");
     icm_fileio_free(c.inner);
 }
@@ -305,7 +305,7 @@ static void check_through_remove(const icm_fileio_methods *m)
     put(c.inner, "/t/b");
     const char *locs[] = {"/t/a", "/t/gone", "", "/t/b"};
     result r[4];
-    icmt_ok(icm_fileio_delete_batch(&c.base, locs, 4, r));
+    icmt_ok(icm_fileio_delete_batch(r, &c.base, locs, 4));
     assert_int_equal(c.calls, 0);
     assert_int_equal(c.removes, 3); /* the empty item reaches no back end */
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
@@ -338,7 +338,7 @@ static void test_fault_items(void **state)
             put(mem, names[i]);
     icm_fileio_fault_fail_span(io, ICM_IO_DELETE, 3, 2, ICM_EAUTH, 0); /* items 2 and 3 */
     result *r = calloc(MANY, sizeof *r);
-    icmt_ok(icm_fileio_delete_batch(io, (const char *const *)names, MANY, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)names, MANY));
     assert_int_equal(icm_fileio_fault_count(io, ICM_IO_DELETE), MANY);
     for (size_t i = 0; i < MANY; i++) {
         if (i == 2 || i == 3) {
@@ -355,11 +355,11 @@ static void test_fault_items(void **state)
     icm_fileio_fault_reset(io);
     icm_fileio_fault_fail_nth_retryable(io, ICM_IO_DELETE, 2, ICM_ETIMEOUT);
     const char *two[] = {names[2], names[3]};
-    icmt_ok(icm_fileio_delete_batch(io, two, 2, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, two, 2));
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
     assert_failed(&r[1], ICM_ETIMEOUT, true, "(retryable)");
     assert_true(exists(mem, names[3]));
-    icmt_ok(icm_fileio_delete_batch(io, two + 1, 1, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, two + 1, 1));
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
     assert_false(exists(mem, names[3]));
     free(r);
@@ -379,7 +379,7 @@ static void test_fault_crash_mid_batch(void **state)
     icm_fileio_fault_reset(io);
     icm_fileio_fault_crash_after(io, 4);
     result r[10];
-    icmt_ok(icm_fileio_delete_batch(io, (const char *const *)names, 10, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)names, 10));
     assert_true(icm_fileio_fault_crashed(io));
     assert_int_equal(icm_fileio_fault_count(io, ICM_IO_DELETE), 10);
     for (size_t i = 0; i < 10; i++) {
@@ -408,7 +408,7 @@ static void test_pathmap_maps_each_item(void **state)
     icmt_ok(icm_fileio_pathmap_new(&io, mem, &rule, 1));
     const char *locs[] = {"s3://b/t/a", "s3://b/t/none", "/other/b"};
     result r[3];
-    icmt_ok(icm_fileio_delete_batch(io, locs, 3, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, locs, 3));
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
     assert_ok_status(&r[1], ICM_FILEIO_ALREADY_GONE);
     assert_ok_status(&r[2], ICM_FILEIO_DELETED);
@@ -424,15 +424,15 @@ static void test_arguments(void **state)
     (void)state;
     const char *locs[] = {"/t/a", "/t/b"};
     result r[2];
-    assert_int_equal(icm_fileio_delete_batch(NULL, locs, 2, r), ICM_EINVALID);
+    assert_int_equal(icm_fileio_delete_batch(r, NULL, locs, 2), ICM_EINVALID);
     assert_failed(&r[0], ICM_EINVALID, false, NULL);
     assert_failed(&r[1], ICM_EINVALID, false, NULL);
     icm_fileio *io;
     icmt_ok(icm_fileio_mem_new(&io));
-    assert_int_equal(icm_fileio_delete_batch(io, NULL, 2, r), ICM_EINVALID);
+    assert_int_equal(icm_fileio_delete_batch(r, io, NULL, 2), ICM_EINVALID);
     assert_failed(&r[1], ICM_EINVALID, false, "NULL locations or results");
-    assert_int_equal(icm_fileio_delete_batch(io, locs, 2, NULL), ICM_EINVALID);
-    icmt_ok(icm_fileio_delete_batch(io, NULL, 0, NULL)); /* nothing to do */
+    assert_int_equal(icm_fileio_delete_batch(NULL, io, locs, 2), ICM_EINVALID);
+    icmt_ok(icm_fileio_delete_batch(NULL, io, NULL, 0)); /* nothing to do */
     icm_fileio_free(io);
 }
 
@@ -451,7 +451,7 @@ static void test_out_of_memory(void **state)
         put(mem, "/t/b");
         icm_fileio_fault_reset(io);
         icmt_nomem_arm(n);
-        int rc = icm_fileio_delete_batch(io, locs, 3, r);
+        int rc = icm_fileio_delete_batch(r, io, locs, 3);
         bool injected = icmt_nomem_disarm() > n;
         if (rc == ICM_ENOMEM) {
             assert_true(injected);
@@ -477,7 +477,7 @@ static void test_out_of_memory(void **state)
                 break;
         }
         const char *both[] = {"/t/a", "/t/b"};
-        icmt_ok(icm_fileio_delete_batch(mem, both, 2, r));
+        icmt_ok(icm_fileio_delete_batch(r, mem, both, 2));
     }
     icm_fileio_free(io);
 }

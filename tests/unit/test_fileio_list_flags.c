@@ -350,7 +350,7 @@ static void test_pathmap_passes_flag_through(void **state)
     want_check_and_clear(&w);
     /* stat through the map gives what the listing left out */
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(pm, "s3://bucket/wh/t/d1/b", &info));
+    icmt_ok(icm_fileio_stat(&info, pm, "s3://bucket/wh/t/d1/b"));
     assert_int_equal(info.size_bytes, 5);
     assert_string_equal(info.location, "s3://bucket/wh/t/d1/b");
     icm_fileio_free(pm2);

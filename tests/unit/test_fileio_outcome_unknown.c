@@ -44,14 +44,14 @@ static void test_fault_injection(void **state)
     assert_string_equal(icm_error_last()->location, "/t/b");
     assert_non_null(strstr(icm_error_last()->message, "was applied"));
     bool same = false;
-    icmt_ok(icm_fileio_holds(mem, "/t/b", "b", 1, &same));
+    icmt_ok(icm_fileio_holds(&same, mem, "/t/b", "b", 1));
     assert_true(same); /* written */
     icmt_ok(icm_fileio_create_new(io, "/t/c", "c", 1)); /* once only */
 
     icm_fileio_fault_create_outcome_unknown(io, 1, false);
     assert_int_equal(icm_fileio_create_new(io, "/t/d", "d", 1), ICM_EOUTCOME_UNKNOWN);
     assert_non_null(strstr(icm_error_last()->message, "never reached"));
-    icmt_ok(icm_fileio_holds(mem, "/t/d", "d", 1, &same));
+    icmt_ok(icm_fileio_holds(&same, mem, "/t/d", "d", 1));
     assert_false(same); /* not written */
 
     /* a rejection wins and uses the injection up */
@@ -59,7 +59,7 @@ static void test_fault_injection(void **state)
     icm_fileio_fault_fail_nth(io, ICM_IO_WRITE, 1, ICM_EAUTH);
     assert_int_equal(icm_fileio_create_new(io, "/t/e", "e", 1), ICM_EAUTH);
     icmt_ok(icm_fileio_create_new(io, "/t/f", "f", 1));
-    icmt_ok(icm_fileio_holds(mem, "/t/e", "e", 1, &same));
+    icmt_ok(icm_fileio_holds(&same, mem, "/t/e", "e", 1));
     assert_false(same);
     /* write-replace is no create: it never takes the injection */
     icm_fileio_fault_create_outcome_unknown(io, 1, false);
@@ -75,16 +75,16 @@ static void test_holds(void **state)
     icmt_ok(icm_fileio_mem_new(&io));
     icmt_ok(icm_fileio_create_new(io, "s3://b/k", "abc", 3));
     bool same = false;
-    icmt_ok(icm_fileio_holds(io, "s3://b/k", "abc", 3, &same));
+    icmt_ok(icm_fileio_holds(&same, io, "s3://b/k", "abc", 3));
     assert_true(same);
-    icmt_ok(icm_fileio_holds(io, "s3://b/k", "abd", 3, &same));
+    icmt_ok(icm_fileio_holds(&same, io, "s3://b/k", "abd", 3));
     assert_false(same);
-    icmt_ok(icm_fileio_holds(io, "s3://b/k", "ab", 2, &same));
+    icmt_ok(icm_fileio_holds(&same, io, "s3://b/k", "ab", 2));
     assert_false(same);
     same = true;
-    icmt_ok(icm_fileio_holds(io, "s3://b/none", "abc", 3, &same));
+    icmt_ok(icm_fileio_holds(&same, io, "s3://b/none", "abc", 3));
     assert_false(same);
-    assert_int_equal(icm_fileio_holds(io, "s3://b/k", "abc", 3, NULL), ICM_EINVALID);
+    assert_int_equal(icm_fileio_holds(NULL, io, "s3://b/k", "abc", 3), ICM_EINVALID);
     icm_fileio_free(io);
 }
 
@@ -99,12 +99,12 @@ typedef struct landing {
 
 static int l_read(icm_fileio *io, const char *loc, char **out, size_t *len)
 {
-    return icm_fileio_read(((landing *)io)->inner, loc, out, len);
+    return icm_fileio_read(out, len, ((landing *)io)->inner, loc);
 }
 static int l_read_range(icm_fileio *io, const char *loc, int64_t off, void *buf, size_t len,
                         size_t *got)
 {
-    return icm_fileio_read_range(((landing *)io)->inner, loc, off, buf, len, got);
+    return icm_fileio_read_range(got, ((landing *)io)->inner, loc, off, buf, len);
 }
 static int l_create(icm_fileio *io, const char *loc, const void *data, size_t len)
 {
@@ -127,7 +127,7 @@ static int l_remove(icm_fileio *io, const char *loc)
 }
 static int l_stat(icm_fileio *io, const char *loc, icm_file_info *out)
 {
-    return icm_fileio_stat(((landing *)io)->inner, loc, out);
+    return icm_fileio_stat(out, ((landing *)io)->inner, loc);
 }
 static int l_list(icm_fileio *io, const char *prefix, unsigned flags, icm_list_cb cb, void *p)
 {
@@ -226,8 +226,9 @@ static void test_sql_commit_metadata_write(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_sql(&cat, "c", uri, dir, fio, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "db"));
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "db.t", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "db.t", &o));
     icm_table *t = NULL;
     icmt_ok(icm_table_load(&t, cat, "db.t"));
     char *first = strdup(icm_table_get_metadata_location(t));

@@ -67,7 +67,7 @@ static char *get(icm_fileio *io, const char *loc)
 {
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(io, loc, &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, loc));
     return data;
 }
 
@@ -95,7 +95,7 @@ static void test_builtin_s3(void **state)
     for (size_t i = 0; i < 3; i++) {
         char *s = NULL;
         size_t len = 0;
-        assert_int_equal(icm_fileio_read(io, locs[i], &s, &len), ICM_EUNREACHABLE);
+        assert_int_equal(icm_fileio_read(&s, &len, io, locs[i]), ICM_EUNREACHABLE);
         assert_string_equal(icm_error_last()->location, locs[i]);
     }
     /* nothing was sent: a create-new that never left is not an unknown outcome (the endpoint
@@ -127,7 +127,7 @@ static void test_builtin_schemes(void **state)
     /* schemes compare case-insensitively: MEM goes to the same store, and there it names the
      * same object (the one location identity folds a scheme's case, RFC 3986 3.1) */
     icm_file_info st;
-    icmt_ok(icm_fileio_stat(io, "MEM://bucket/k", &st));
+    icmt_ok(icm_fileio_stat(&st, io, "MEM://bucket/k"));
     assert_int_equal(st.size_bytes, (int64_t)strlen("in memory"));
     assert_int_equal(icm_fileio_create_new(io, "MEM://bucket/k", "upper", 5), ICM_EEXISTS);
     text = get(io, "MEM://bucket/k");
@@ -136,18 +136,18 @@ static void test_builtin_schemes(void **state)
 
     char *s = NULL;
     size_t len = 0;
-    assert_unsupported(icm_fileio_read(io, "gs://b/k", &s, &len), "no GCS back end");
-    assert_unsupported(icm_fileio_read(io, "abfss://c@a.dfs.core.windows.net/k", &s, &len),
+    assert_unsupported(icm_fileio_read(&s, &len, io, "gs://b/k"), "no GCS back end");
+    assert_unsupported(icm_fileio_read(&s, &len, io, "abfss://c@a.dfs.core.windows.net/k"),
                        "no ADLS back end");
-    assert_unsupported(icm_fileio_read(io, "abfs://c@a/k", &s, &len), "no ADLS back end");
-    assert_unsupported(icm_fileio_read(io, "wasbs://c@a/k", &s, &len), "no Azure Blob back end");
-    assert_unsupported(icm_fileio_read(io, "wasb://c@a/k", &s, &len), "no Azure Blob back end");
-    assert_unsupported(icm_fileio_read(io, "hdfs://nn/k", &s, &len), "scheme hdfs");
+    assert_unsupported(icm_fileio_read(&s, &len, io, "abfs://c@a/k"), "no ADLS back end");
+    assert_unsupported(icm_fileio_read(&s, &len, io, "wasbs://c@a/k"), "no Azure Blob back end");
+    assert_unsupported(icm_fileio_read(&s, &len, io, "wasb://c@a/k"), "no Azure Blob back end");
+    assert_unsupported(icm_fileio_read(&s, &len, io, "hdfs://nn/k"), "scheme hdfs");
 
     /* a batch over several back ends: a result per item */
     const char *locs[] = {p, "mem://bucket/k", "gs://b/k", "mem://bucket/none"};
     icm_fileio_delete_result r[4];
-    icmt_ok(icm_fileio_delete_batch(io, locs, 4, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, locs, 4));
     assert_int_equal(r[0].status, ICM_FILEIO_DELETED);
     assert_int_equal(r[1].status, ICM_FILEIO_DELETED);
     assert_int_equal(r[2].status, ICM_FILEIO_DELETE_FAILED);
@@ -156,10 +156,10 @@ static void test_builtin_schemes(void **state)
     assert_int_equal(r[3].status, ICM_FILEIO_ALREADY_GONE);
     assert_false(icmt_file_exists(p));
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(io, "mem://bucket/k", &info), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_stat(&info, io, "mem://bucket/k"), ICM_ENOTFOUND);
     /* single deletes pass the missing note on */
     bool existed = true;
-    icmt_ok(icm_fileio_delete_existing(io, "mem://bucket/k", &existed));
+    icmt_ok(icm_fileio_delete_existing(&existed, io, "mem://bucket/k"));
     assert_false(existed);
     icm_fileio_free(io);
     icmt_rmtree(dir);
@@ -211,18 +211,18 @@ static void test_registered_factory_per_table(void **state)
     assert_int_equal(log.n, 2);
     char *text = NULL;
     size_t text_len = 0;
-    icmt_ok(icm_fileio_read(log.io[0], "s3a://b/t1/a", &text, &text_len));
+    icmt_ok(icm_fileio_read(&text, &text_len, log.io[0], "s3a://b/t1/a"));
     assert_string_equal(text, "via s3a");
     icm_free(text);
-    icmt_ok(icm_fileio_read(log.io[0], "s3n://b/t1/n", &text, &text_len));
+    icmt_ok(icm_fileio_read(&text, &text_len, log.io[0], "s3n://b/t1/n"));
     assert_string_equal(text, "via s3n");
     icm_free(text);
     put(t1, "s3://b/t1/z", "three");
     /* each table's objects are in its own back end */
     char *s = NULL;
     size_t len = 0;
-    assert_int_equal(icm_fileio_read(t1, "s3://b/t2/y", &s, &len), ICM_ENOTFOUND);
-    assert_int_equal(icm_fileio_read(t2, "s3://b/t1/x", &s, &len), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read(&s, &len, t1, "s3://b/t2/y"), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read(&s, &len, t2, "s3://b/t1/x"), ICM_ENOTFOUND);
 
     /* listing with a range goes through to the back end */
     int n = 0;
@@ -238,7 +238,7 @@ static void test_registered_factory_per_table(void **state)
     icmt_ok(icm_fileio_register_scheme("s3", NULL, NULL));
     put(t2, "s3a://b/t2/w", "four"); /* s3a is still registered: t2's back end */
     assert_int_equal(log.n, 2);
-    icmt_ok(icm_fileio_read(log.io[1], "s3a://b/t2/w", &text, &text_len));
+    icmt_ok(icm_fileio_read(&text, &text_len, log.io[1], "s3a://b/t2/w"));
     assert_string_equal(text, "four");
     icm_free(text);
     /* ... the built-in S3 back end for s3 again (its request fails: nothing listens there) */
@@ -248,7 +248,7 @@ static void test_registered_factory_per_table(void **state)
                                {"s3.retry.max-attempts", "1"}};
     icm_fileio *t3;
     icmt_ok(icm_fileio_resolving_new(&t3, t3_props, 4));
-    assert_int_equal(icm_fileio_read(t3, "s3://b/t1/x", &s, &len), ICM_EUNREACHABLE);
+    assert_int_equal(icm_fileio_read(&s, &len, t3, "s3://b/t1/x"), ICM_EUNREACHABLE);
     assert_int_equal(log.n, 2);
     icm_fileio_free(t3);
     icmt_ok(icm_fileio_register_scheme("s3a", NULL, NULL));

@@ -79,34 +79,34 @@ static void check_every_wrapper_refuses(const icm_fileio_methods *m)
     icm_fileio io = {m};
     char *s = (char *)"sentinel";
     size_t len = 7;
-    assert_refused(icm_fileio_read(&io, "/x", &s, &len), m->name, m->version);
+    assert_refused(icm_fileio_read(&s, &len, &io, "/x"), m->name, m->version);
     assert_null(s);
     assert_int_equal(len, 0);
     char buf[4];
     size_t got = 9;
-    assert_refused(icm_fileio_read_range(&io, "/x", 0, buf, sizeof buf, &got), m->name,
+    assert_refused(icm_fileio_read_range(&got, &io, "/x", 0, buf, sizeof buf), m->name,
                    m->version);
     assert_int_equal(got, 0);
     assert_refused(icm_fileio_create_new(&io, "/x", "a", 1), m->name, m->version);
     assert_refused(icm_fileio_write_replace(&io, "/x", "a", 1), m->name, m->version);
     assert_refused(icm_fileio_delete(&io, "/x"), m->name, m->version);
     bool existed = false;
-    assert_refused(icm_fileio_delete_existing(&io, "/x", &existed), m->name, m->version);
+    assert_refused(icm_fileio_delete_existing(&existed, &io, "/x"), m->name, m->version);
     icm_file_info info;
-    assert_refused(icm_fileio_stat(&io, "/x", &info), m->name, m->version);
+    assert_refused(icm_fileio_stat(&info, &io, "/x"), m->name, m->version);
     assert_refused(icm_fileio_list(&io, "/x", never_cb, NULL), m->name, m->version);
     assert_refused(icm_fileio_list_flags(&io, "/x", ICM_LIST_STAT_OPTIONAL, never_cb, NULL),
                    m->name, m->version);
     assert_refused(icm_fileio_list_opts(&io, "/x", NULL, never_cb, NULL), m->name, m->version);
     s = (char *)"sentinel";
-    assert_refused(icm_fileio_resolve(&io, "/x", &s), m->name, m->version);
+    assert_refused(icm_fileio_resolve(&s, &io, "/x"), m->name, m->version);
     assert_null(s);
     s = (char *)"sentinel";
-    assert_refused(icm_fileio_checksum_of(&io, "/x", &s, &info), m->name, m->version);
+    assert_refused(icm_fileio_checksum_of(&s, &info, &io, "/x"), m->name, m->version);
     assert_null(s);
     const char *locs[] = {"/x"};
     icm_fileio_delete_result r;
-    assert_refused(icm_fileio_delete_batch(&io, locs, 1, &r), m->name, m->version);
+    assert_refused(icm_fileio_delete_batch(&r, &io, locs, 1), m->name, m->version);
     assert_int_equal(r.status, ICM_FILEIO_DELETE_FAILED);
     assert_int_equal(r.code, ICM_EINVALID);
     /* free is a version-1 slot: a back end is released whatever its version, so nothing leaks */
@@ -150,15 +150,15 @@ static void test_version1_later_slots_not_read(void **state)
     (void)state;
     icm_fileio io = {&V1};
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(&io, "/x", &info));
+    icmt_ok(icm_fileio_stat(&info, &io, "/x"));
     assert_int_equal(info.size_bytes, 42);
     assert_int_equal(info.mtime_ms, 7);
     char *s = NULL;
-    icmt_ok(icm_fileio_resolve(&io, "/a/b", &s));
+    icmt_ok(icm_fileio_resolve(&s, &io, "/a/b"));
     assert_string_equal(s, "/a/b");
     icm_free(s);
     s = (char *)"sentinel";
-    icmt_ok(icm_fileio_checksum_of(&io, "/a/b", &s, &info));
+    icmt_ok(icm_fileio_checksum_of(&s, &info, &io, "/a/b"));
     assert_null(s);
     assert_int_equal(info.size_bytes, -1);
 }

@@ -42,12 +42,12 @@ static char *replace_all(const char *text, const char *from, const char *to);
 
 static int s_read(icm_fileio *io, const char *l, char **o, size_t *n)
 {
-    return icm_fileio_read(((store *)io)->inner, l, o, n);
+    return icm_fileio_read(o, n, ((store *)io)->inner, l);
 }
 static int s_read_range(icm_fileio *io, const char *l, int64_t off, void *b, size_t n,
                         size_t *got)
 {
-    return icm_fileio_read_range(((store *)io)->inner, l, off, b, n, got);
+    return icm_fileio_read_range(got, ((store *)io)->inner, l, off, b, n);
 }
 static bool is_version_file(const char *l)
 {
@@ -88,7 +88,7 @@ static int s_remove(icm_fileio *io, const char *l)
 }
 static int s_stat(icm_fileio *io, const char *l, icm_file_info *o)
 {
-    return icm_fileio_stat(((store *)io)->inner, l, o);
+    return icm_fileio_stat(o, ((store *)io)->inner, l);
 }
 static int s_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb, void *pl)
 {
@@ -140,7 +140,7 @@ static void store_init(store *s)
     char *v1 = icmt_sprintf("%s/db/t/metadata/v1.metadata.json", dir);
     char *text = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(local, v1, &text, &len));
+    icmt_ok(icm_fileio_read(&text, &len, local, v1));
     char *old_dir = icmt_sprintf("%s/db/t", dir);
     char *moved = replace_all(text, old_dir, TDIR);
     icmt_ok(icm_fileio_create_new(s->inner, TDIR "/metadata/v1.metadata.json", moved,

@@ -664,7 +664,7 @@ static void rewrite_list_edited(icm_fileio *io, const icm_snapshot *s, int fv,
     }
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_manifest_list_writer_finish(w, &data, &len));
+    icmt_ok(icm_manifest_list_writer_finish(&data, &len, w));
     icm_manifest_list_writer_free(w);
     icmt_ok(icm_fileio_write_replace(io, s->manifest_list, data, len));
     icm_free(data);

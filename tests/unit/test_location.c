@@ -203,7 +203,7 @@ static void test_local_path(void **state)
     for (size_t i = 0; i < ICM__ARRAY_LEN(path_cases); i++) {
         const path_case *c = &path_cases[i];
         char *out = (char *)"sentinel";
-        bool got = icm_location_local_path(c->location, &out);
+        bool got = icm_location_local_path(&out, c->location);
         if (got != (c->path != NULL) || (got && strcmp(out, c->path) != 0)) {
             print_error("case %zu: local_path(\"%s\") = %d \"%s\", want \"%s\"\n", i,
                         c->location, got, got ? out : "", c->path ? c->path : "(false)");

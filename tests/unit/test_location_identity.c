@@ -960,15 +960,15 @@ static void test_public_identity(void **state)
     };
     for (size_t i = 0; i < ICM__ARRAY_LEN(cases); i++) {
         char *out = NULL;
-        icmt_ok(icm_location_identity(cases[i].in, &out));
+        icmt_ok(icm_location_identity(&out, cases[i].in));
         assert_string_equal(out, cases[i].want);
         icm_free(out);
     }
     char *out = (char *)"x";
-    assert_int_equal(icm_location_identity("", &out), ICM_EINVALID);
+    assert_int_equal(icm_location_identity(&out, ""), ICM_EINVALID);
     assert_null(out);
-    assert_int_equal(icm_location_identity(NULL, &out), ICM_EINVALID);
-    assert_int_equal(icm_location_identity("/t", NULL), ICM_EINVALID);
+    assert_int_equal(icm_location_identity(&out, NULL), ICM_EINVALID);
+    assert_int_equal(icm_location_identity(NULL, "/t"), ICM_EINVALID);
 }
 
 int main(void)

@@ -257,7 +257,7 @@ static char *write_manifest(int v, icm_avro_codec codec, sample *samples, size_t
         icmt_ok(icm_manifest_writer_add(w, &samples[i].e));
     }
     char *data = NULL;
-    icmt_ok(icm_manifest_writer_finish(w, &data, len, summary));
+    icmt_ok(icm_manifest_writer_finish(&data, len, summary, w));
     icm_manifest_writer_free(w);
     return data;
 }
@@ -283,7 +283,7 @@ static void test_manifest_round_trip(void **state)
                                    "\"bucket[16]\""));
             const icm_manifest_entry *e;
             int n = 0, rc;
-            while ((rc = icm_manifest_reader_next(r, &e)) == 0) {
+            while ((rc = icm_manifest_reader_next(&e, r)) == 0) {
                 assert_true(n < N_ENTRIES);
                 assert_entry_equal(&samples[n].e, e, v);
                 n++;
@@ -338,7 +338,7 @@ static void test_projection_skips(void **state)
     icmt_ok(icm_manifest_reader_open(&r, data, len, "m", &o));
     const icm_manifest_entry *e;
     int n = 0;
-    while (icm_manifest_reader_next(r, &e) == 0) {
+    while (icm_manifest_reader_next(&e, r) == 0) {
         const icm_manifest_entry *w = &samples[n].e;
         assert_string_equal(e->data_file.file_path, w->data_file.file_path);
         assert_int_equal(e->data_file.record_count, w->data_file.record_count);
@@ -389,7 +389,7 @@ static void test_inheritance(void **state)
     add_entry(w, ICM_ENTRY_ADDED, false, 0, ICM_FILE_CONTENT_POSITION_DELETES, 2, false, 0);
     char *data;
     size_t len;
-    icmt_ok(icm_manifest_writer_finish(w, &data, &len, NULL));
+    icmt_ok(icm_manifest_writer_finish(&data, &len, NULL, w));
     icm_manifest_writer_free(w);
 
     icm_manifest_file mf;
@@ -405,40 +405,40 @@ static void test_inheritance(void **state)
     icmt_ok(icm_manifest_reader_open(&r, data, len, "m", &ro));
     const icm_manifest_entry *e;
     /* ADDED, all null: snapshot 77, sequence numbers 5, first row id 1000. */
-    icmt_ok(icm_manifest_reader_next(r, &e));
+    icmt_ok(icm_manifest_reader_next(&e, r));
     assert_opt_equal(e->has_snapshot_id, e->snapshot_id, true, 77);
     assert_opt_equal(e->has_sequence_number, e->sequence_number, true, 5);
     assert_opt_equal(e->has_file_sequence_number, e->file_sequence_number, true, 5);
     assert_opt_equal(e->data_file.has_first_row_id, e->data_file.first_row_id, true, 1000);
     /* EXISTING with explicit first row id: kept, and the running id does not advance. */
-    icmt_ok(icm_manifest_reader_next(r, &e));
+    icmt_ok(icm_manifest_reader_next(&e, r));
     assert_false(e->has_sequence_number);
     assert_opt_equal(e->data_file.has_first_row_id, e->data_file.first_row_id, true, 42);
     /* EXISTING, null: sequence number stays unknown; row id continues after 10 rows. */
-    icmt_ok(icm_manifest_reader_next(r, &e));
+    icmt_ok(icm_manifest_reader_next(&e, r));
     assert_false(e->has_sequence_number);
     assert_false(e->has_file_sequence_number);
     assert_opt_equal(e->has_snapshot_id, e->snapshot_id, true, 77);
     assert_opt_equal(e->data_file.has_first_row_id, e->data_file.first_row_id, true, 1010);
     /* DELETED: explicit sequence number kept; a null row id is inherited too (the spec
      * assigns every data file with a null first_row_id): 1000 + 10 + 3. */
-    icmt_ok(icm_manifest_reader_next(r, &e));
+    icmt_ok(icm_manifest_reader_next(&e, r));
     assert_opt_equal(e->has_sequence_number, e->sequence_number, true, 2);
     assert_opt_equal(e->data_file.has_first_row_id, e->data_file.first_row_id, true, 1013);
     /* Delete file: sequence numbers inherited, no row id. */
-    icmt_ok(icm_manifest_reader_next(r, &e));
+    icmt_ok(icm_manifest_reader_next(&e, r));
     assert_opt_equal(e->has_sequence_number, e->sequence_number, true, 5);
     assert_false(e->data_file.has_first_row_id);
-    assert_int_equal(icm_manifest_reader_next(r, &e), ICM_ITEROVER);
+    assert_int_equal(icm_manifest_reader_next(&e, r), ICM_ITEROVER);
     icm_manifest_reader_free(r);
 
     /* A v1 manifest list entry (sequence number 0): every null inherits 0. */
     mf.sequence_number = 0;
     mf.has_first_row_id = false;
     icmt_ok(icm_manifest_reader_open(&r, data, len, "m", &ro));
-    icmt_ok(icm_manifest_reader_next(r, &e));
-    icmt_ok(icm_manifest_reader_next(r, &e));
-    icmt_ok(icm_manifest_reader_next(r, &e));
+    icmt_ok(icm_manifest_reader_next(&e, r));
+    icmt_ok(icm_manifest_reader_next(&e, r));
+    icmt_ok(icm_manifest_reader_next(&e, r));
     assert_opt_equal(e->has_sequence_number, e->sequence_number, true, 0);
     assert_false(e->data_file.has_first_row_id);
     icm_manifest_reader_free(r);
@@ -495,14 +495,14 @@ static void test_nul_in_paths(void **state)
     char *data = NULL;
     size_t len = 0;
     icm_manifest_file summary;
-    icmt_ok(icm_manifest_writer_finish(w, &data, &len, &summary));
+    icmt_ok(icm_manifest_writer_finish(&data, &len, &summary, w));
     icm_manifest_writer_free(w);
     patch_marker(data, len, "a~b.parquet");
     icm_manifest_reader *r = NULL;
     icmt_ok(icm_manifest_reader_open(&r, data, len, "mem://m.avro", NULL));
     const icm_manifest_entry *e;
-    icmt_ok(icm_manifest_reader_next(r, &e));
-    assert_int_equal(icm_manifest_reader_next(r, &e), ICM_EINVALID);
+    icmt_ok(icm_manifest_reader_next(&e, r));
+    assert_int_equal(icm_manifest_reader_next(&e, r), ICM_EINVALID);
     assert_string_equal(icm_error_last()->location, "mem://m.avro");
     assert_non_null(strstr(icm_error_last()->message, "file_path contains a NUL byte"));
     icm_manifest_reader_free(r);
@@ -532,15 +532,15 @@ static void test_nul_in_paths(void **state)
         m.has_added_rows_count = m.has_existing_rows_count = m.has_deleted_rows_count = true;
         icmt_ok(icm_manifest_list_writer_add(lw, &m));
     }
-    icmt_ok(icm_manifest_list_writer_finish(lw, &data, &len));
+    icmt_ok(icm_manifest_list_writer_finish(&data, &len, lw));
     icm_manifest_list_writer_free(lw);
     patch_marker(data, len, "m~1.avro");
     icm_manifest_list_reader *lr = NULL;
     icmt_ok(icm_manifest_list_reader_open(&lr, data, len, "mem://snap.avro", NULL));
     const icm_manifest_file *mf;
-    icmt_ok(icm_manifest_list_reader_next(lr, &mf));
+    icmt_ok(icm_manifest_list_reader_next(&mf, lr));
     assert_string_equal(mf->manifest_path, paths[0]);
-    assert_int_equal(icm_manifest_list_reader_next(lr, &mf), ICM_EINVALID);
+    assert_int_equal(icm_manifest_list_reader_next(&mf, lr), ICM_EINVALID);
     assert_non_null(strstr(icm_error_last()->message, "manifest_path contains a NUL byte"));
     icm_manifest_list_reader_free(lr);
     icm_free(data);
@@ -662,7 +662,7 @@ static void test_manifest_list_round_trip(void **state)
                 assert_int_equal(icm_manifest_list_writer_next_row_id(w), expect_next);
             char *data;
             size_t len;
-            icmt_ok(icm_manifest_list_writer_finish(w, &data, &len));
+            icmt_ok(icm_manifest_list_writer_finish(&data, &len, w));
             icm_manifest_list_writer_free(w);
 
             icm_manifest_list_reader *r = NULL;
@@ -677,7 +677,7 @@ static void test_manifest_list_round_trip(void **state)
             const icm_manifest_file *m;
             int64_t next = 500;
             for (int i = 0; i < N; i++) {
-                icmt_ok(icm_manifest_list_reader_next(r, &m));
+                icmt_ok(icm_manifest_list_reader_next(&m, r));
                 const icm_manifest_file *x = &in[i];
                 assert_string_equal(m->manifest_path, x->manifest_path);
                 assert_int_equal(m->manifest_length, x->manifest_length);
@@ -709,7 +709,7 @@ static void test_manifest_list_round_trip(void **state)
                     next += x->added_rows_count + x->existing_rows_count;
                 }
             }
-            assert_int_equal(icm_manifest_list_reader_next(r, &m), ICM_ITEROVER);
+            assert_int_equal(icm_manifest_list_reader_next(&m, r), ICM_ITEROVER);
             icm_manifest_list_reader_free(r);
             icm_free(data);
         }
@@ -813,7 +813,7 @@ static void copy_and_compare(const char *rel)
         icmt_ok(icm_manifest_writer_new_like(&w, src, &o));
         const icm_manifest_entry *e;
         int n = 0, rc;
-        while ((rc = icm_manifest_reader_next(src, &e)) == 0) {
+        while ((rc = icm_manifest_reader_next(&e, src)) == 0) {
             icmt_ok(icm_manifest_writer_add(w, e));
             n++;
         }
@@ -821,7 +821,7 @@ static void copy_and_compare(const char *rel)
         assert_true(n > 0);
         char *out;
         size_t out_len;
-        icmt_ok(icm_manifest_writer_finish(w, &out, &out_len, NULL));
+        icmt_ok(icm_manifest_writer_finish(&out, &out_len, NULL, w));
         icm_manifest_writer_free(w);
 
         icmt_ok(icm_manifest_reader_open(&again, data, len, rel, NULL));
@@ -832,13 +832,13 @@ static void copy_and_compare(const char *rel)
                          icm_manifest_reader_partition_spec_id(again));
         const icm_manifest_entry *a, *b;
         int m = 0;
-        while ((rc = icm_manifest_reader_next(again, &a)) == 0) {
-            icmt_ok(icm_manifest_reader_next(copy, &b));
+        while ((rc = icm_manifest_reader_next(&a, again)) == 0) {
+            icmt_ok(icm_manifest_reader_next(&b, copy));
             assert_entry_equal(a, b, icm_manifest_reader_format_version(again));
             m++;
         }
         assert_int_equal(m, n);
-        assert_int_equal(icm_manifest_reader_next(copy, &b), ICM_ITEROVER);
+        assert_int_equal(icm_manifest_reader_next(&b, copy), ICM_ITEROVER);
         icm_manifest_reader_free(src);
         icm_manifest_reader_free(again);
         icm_manifest_reader_free(copy);
@@ -876,7 +876,7 @@ static void test_fixture_quirks(void **state)
     assert_null(icm_manifest_list_reader_header(r, "format-version"));
     const icm_manifest_file *m;
     bool saw = false;
-    while (icm_manifest_list_reader_next(r, &m) == 0)
+    while (icm_manifest_list_reader_next(&m, r) == 0)
         if (m->content == ICM_MANIFEST_CONTENT_DELETES && m->has_first_row_id &&
             m->first_row_id == 100)
             saw = true;
@@ -910,7 +910,7 @@ static void test_fixture_quirks(void **state)
         icmt_ok(icm_manifest_reader_open(&mr, data, len, rel, NULL));
         const icm_manifest_entry *e;
         int rc;
-        while ((rc = icm_manifest_reader_next(mr, &e)) == 0) {
+        while ((rc = icm_manifest_reader_next(&e, mr)) == 0) {
             assert_true(counts[k] < 8);
             paths[k][counts[k]++] = strdup(e->data_file.file_path);
         }
@@ -964,7 +964,7 @@ static void test_old_field_summaries_copyable(void **state)
     icm_manifest_list_reader *r = NULL;
     icmt_ok(icm_manifest_list_reader_open(&r, data, len, "old", NULL));
     const icm_manifest_file *m;
-    icmt_ok(icm_manifest_list_reader_next(r, &m));
+    icmt_ok(icm_manifest_list_reader_next(&m, r));
     /* Canonical: count 2; {false, [null], ["bytes" 4], ["bytes" 4]}; {false, [null], "click",
      * "view"}; end. */
     static const uint8_t want[] = {0x04, 0x00, 0x00, 0x02, 0x08, 0x18, 0xb0, 0x06, 0x00, 0x02,

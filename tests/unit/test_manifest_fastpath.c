@@ -168,7 +168,7 @@ static int read_rows(const char *path, const char *data, size_t len,
     const icm_manifest_file *m;
     icm__list_row_filter f = {filter, NULL, NULL, filter_calls};
     while ((rc = filter ? icm__manifest_list_reader_next_filtered(r, &f, &m)
-                        : icm_manifest_list_reader_next(r, &m)) == 0)
+                        : icm_manifest_list_reader_next(&m, r)) == 0)
         rows_push(out, m);
     out->end_rc = rc;
     icm_manifest_list_reader_free(r);
@@ -243,7 +243,7 @@ static void decode_text(const char *path, const char *data, size_t len,
     if (rc != 0)
         return;
     const icm_manifest_entry *e;
-    while ((rc = icm_manifest_reader_next(mr, &e)) == 0)
+    while ((rc = icm_manifest_reader_next(&e, mr)) == 0)
         icm__buf_printf(out, "%d %lld %.*s %lld\n", (int)e->status,
                         (long long)e->sequence_number, (int)e->data_file.file_path_len,
                         e->data_file.file_path, (long long)e->data_file.record_count);
@@ -581,7 +581,7 @@ static void views_text(const char *path, const char *data, size_t len, uint64_t 
             rc = icm__manifest_reader_next_view(r, &v);
         } else {
             const icm_manifest_entry *e;
-            rc = icm_manifest_reader_next(r, &e);
+            rc = icm_manifest_reader_next(&e, r);
             if (rc == 0)
                 v = (icm__entry_view){e->status, e->data_file.content,
                                       e->data_file.file_format, e->data_file.file_path,

@@ -37,7 +37,7 @@ static int decode_all(const char *path, const char *data, size_t len, tally *t)
     int rc = icm_manifest_list_reader_open(&lr, data, len, path, NULL);
     if (rc == 0) {
         const icm_manifest_file *m;
-        while ((rc = icm_manifest_list_reader_next(lr, &m)) == 0) {
+        while ((rc = icm_manifest_list_reader_next(&m, lr)) == 0) {
             assert_non_null(m->manifest_path);
             assert_true(m->manifest_path_len > 0);
             t->entries++;
@@ -51,7 +51,7 @@ static int decode_all(const char *path, const char *data, size_t len, tally *t)
     if (rc < 0)
         return rc;
     const icm_manifest_entry *e;
-    while ((rc = icm_manifest_reader_next(mr, &e)) == 0) {
+    while ((rc = icm_manifest_reader_next(&e, mr)) == 0) {
         assert_true(e->data_file.file_path_len > 0);
         assert_true(e->status <= ICM_ENTRY_DELETED);
         t->entries++;

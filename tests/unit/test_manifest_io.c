@@ -44,7 +44,7 @@ static void put_manifest(icm_fileio *io, const char *location, int n)
     }
     char *data;
     size_t len;
-    icmt_ok(icm_manifest_writer_finish(w, &data, &len, NULL));
+    icmt_ok(icm_manifest_writer_finish(&data, &len, NULL, w));
     icmt_ok(icm_fileio_create_new(io, location, data, len));
     icm_free(data);
     icm_manifest_writer_free(w);
@@ -82,7 +82,7 @@ static void put_list(icm_fileio *io)
     }
     char *data;
     size_t len;
-    icmt_ok(icm_manifest_list_writer_finish(w, &data, &len));
+    icmt_ok(icm_manifest_list_writer_finish(&data, &len, w));
     icmt_ok(icm_fileio_create_new(io, "mem://t/metadata/snap-3.avro", data, len));
     icm_free(data);
     icm_manifest_list_writer_free(w);

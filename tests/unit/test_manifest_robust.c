@@ -32,7 +32,7 @@ static int decode(const char *data, size_t len, int *rows)
     int rc = icm_manifest_list_reader_open(&lr, data, len, "x.avro", NULL);
     if (rc == 0) {
         const icm_manifest_file *m;
-        while ((rc = icm_manifest_list_reader_next(lr, &m)) == 0)
+        while ((rc = icm_manifest_list_reader_next(&m, lr)) == 0)
             (*rows)++;
         icm_manifest_list_reader_free(lr);
         return rc;
@@ -44,7 +44,7 @@ static int decode(const char *data, size_t len, int *rows)
     if (rc < 0)
         return rc;
     const icm_manifest_entry *e;
-    while ((rc = icm_manifest_reader_next(mr, &e)) == 0)
+    while ((rc = icm_manifest_reader_next(&e, mr)) == 0)
         (*rows)++;
     icm_manifest_reader_free(mr);
     return rc;
@@ -141,12 +141,12 @@ static int write_copy(const char *data, size_t len)
     icm_manifest_writer *w = NULL;
     rc = icm_manifest_writer_new_like(&w, r, &o);
     const icm_manifest_entry *e;
-    while (rc == 0 && (rc = icm_manifest_reader_next(r, &e)) == 0)
+    while (rc == 0 && (rc = icm_manifest_reader_next(&e, r)) == 0)
         rc = icm_manifest_writer_add(w, e);
     char *out = NULL;
     size_t out_len;
     if (rc == ICM_ITEROVER)
-        rc = icm_manifest_writer_finish(w, &out, &out_len, NULL);
+        rc = icm_manifest_writer_finish(&out, &out_len, NULL, w);
     icm_free(out);
     icm_manifest_writer_free(w);
     icm_manifest_reader_free(r);
@@ -168,12 +168,12 @@ static int write_list_copy(const char *data, size_t len)
     icm_manifest_list_writer *w = NULL;
     rc = icm_manifest_list_writer_new(&w, &o);
     const icm_manifest_file *m;
-    while (rc == 0 && (rc = icm_manifest_list_reader_next(r, &m)) == 0)
+    while (rc == 0 && (rc = icm_manifest_list_reader_next(&m, r)) == 0)
         rc = icm_manifest_list_writer_add(w, m);
     char *out = NULL;
     size_t out_len;
     if (rc == ICM_ITEROVER)
-        rc = icm_manifest_list_writer_finish(w, &out, &out_len);
+        rc = icm_manifest_list_writer_finish(&out, &out_len, w);
     icm_free(out);
     icm_manifest_list_writer_free(w);
     icm_manifest_list_reader_free(r);
@@ -194,7 +194,7 @@ static void test_allocation_failures(void **state)
     }
     int rows;
     assert_int_equal(decode(data, len, &rows), ICM_ITEROVER);
-    icm_set_allocator(&FAILING);
+    icm_allocator_set(&FAILING);
     long failures = 0;
     for (int which = 0; which < 4; which++) {
         for (g_fail_at = 1;; g_fail_at++) {
@@ -217,7 +217,7 @@ static void test_allocation_failures(void **state)
         }
     }
     g_fail_at = 0;
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     assert_true(failures > 20);
     free(data);
     free(list);

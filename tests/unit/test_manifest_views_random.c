@@ -263,7 +263,7 @@ static void test_views_match_entries_on_random_schemas(void **state)
                 readers++;
                 for (;;) {
                     const icm_manifest_entry *e = NULL;
-                    int x = icm_manifest_reader_next(plain, &e);
+                    int x = icm_manifest_reader_next(&e, plain);
                     char want[512] = "";
                     if (x < 0)
                         snprintf(want, sizeof want, "%s", icm_error_last()->message);

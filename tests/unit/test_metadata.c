@@ -273,7 +273,7 @@ static void test_index_tsv_snapshot_counts(void **state)
         assert_string_equal(refs, row.cols[c_tags]);
         /* every table with a current snapshot has a main branch, explicit or implicit */
         int64_t cur;
-        if (icm_table_metadata_current_snapshot_id(md, &cur)) {
+        if (icm_table_metadata_current_snapshot_id(&cur, md)) {
             const icm_ref *main_ref = icm_table_metadata_ref_by_name(md, "main");
             assert_non_null(main_ref);
             assert_true(main_ref->snapshot_id == cur);
@@ -296,18 +296,18 @@ static void round_trip_one(const char *rel)
         return; /* invalid fixtures are covered by the classification test */
     char *t1 = NULL, *t2 = NULL, *t3 = NULL, *gz = NULL;
     size_t n1 = 0, n2 = 0, n3 = 0, ngz = 0;
-    icmt_ok(icm_table_metadata_to_json(a, &t1, &n1));
+    icmt_ok(icm_table_metadata_to_json(&t1, &n1, a));
     assert_int_equal(strlen(t1), n1);
-    icmt_ok(icm_table_metadata_to_json(a, &t2, &n2));
+    icmt_ok(icm_table_metadata_to_json(&t2, &n2, a));
     assert_int_equal(n1, n2);
     assert_memory_equal(t1, t2, n1); /* deterministic */
     icmt_ok(icm_table_metadata_parse(&b, t1, n1, rel));
     assert_true(json_equal(icm__table_metadata_json(a), icm__table_metadata_json(b)));
     assert_views_equal(a, b);
-    icmt_ok(icm_table_metadata_to_json(b, &t3, &n3));
+    icmt_ok(icm_table_metadata_to_json(&t3, &n3, b));
     assert_int_equal(n1, n3);
     assert_memory_equal(t1, t3, n1); /* a fixpoint after one rewrite */
-    icmt_ok(icm_table_metadata_to_json_gzip(a, &gz, &ngz));
+    icmt_ok(icm_table_metadata_to_json_gzip(&gz, &ngz, a));
     assert_true(ngz > 2 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b);
     icmt_ok(icm_table_metadata_parse(&g, gz, ngz, rel));
     assert_true(json_equal(icm__table_metadata_json(a), icm__table_metadata_json(g)));
@@ -344,9 +344,9 @@ static void test_rich_document_views(void **state)
     assert_string_equal(icm_table_metadata_file(md), "test.metadata.json");
     assert_true(icm_table_metadata_last_sequence_number(md) == 3);
     assert_true(icm_table_metadata_last_updated_ms(md) == INT64_C(1700000300000));
-    assert_true(icm_table_metadata_current_snapshot_id(md, &id));
+    assert_true(icm_table_metadata_current_snapshot_id(&id, md));
     assert_true(id == BIG_ID);
-    assert_false(icm_table_metadata_next_row_id(md, &id));
+    assert_false(icm_table_metadata_next_row_id(&id, md));
 
     assert_int_equal(icm_table_metadata_snapshot_count(md), 3);
     const icm_snapshot *s = icm_table_metadata_snapshot_at(md, 1);
@@ -401,7 +401,7 @@ static void test_rich_document_views(void **state)
 
     const char *k, *v;
     assert_int_equal(icm_table_metadata_property_count(md), 2);
-    icm_table_metadata_property_at(md, 1, &k, &v);
+    icm_table_metadata_property_at(&k, &v, md, 1);
     assert_string_equal(k, "history.expire.max-snapshot-age-ms");
     assert_string_equal(v, "86400000");
     assert_string_equal(icm_table_metadata_property(md, "owner"), "alice");
@@ -422,22 +422,22 @@ static void test_schema_and_spec_json(void **state)
     char *text = sq(RICH_V2);
     icm_table_metadata *md = parse_ok(text);
     char *out = NULL;
-    icmt_ok(icm_table_metadata_schema_json(md, 0, &out));
+    icmt_ok(icm_table_metadata_schema_json(&out, md, 0));
     json_t *got = json_loads(out, 0, NULL);
     json_t *want = json_array_get(json_object_get(icm__table_metadata_json(md), "schemas"), 0);
     assert_true(json_equal(got, want));
     json_decref(got);
     icm_free(out);
-    assert_int_equal(icm_table_metadata_schema_json(md, 7, &out), ICM_ENOTFOUND);
+    assert_int_equal(icm_table_metadata_schema_json(&out, md, 7), ICM_ENOTFOUND);
     assert_null(out);
-    icmt_ok(icm_table_metadata_spec_fields_json(md, 1, &out));
+    icmt_ok(icm_table_metadata_spec_fields_json(&out, md, 1));
     got = json_loads(out, 0, NULL);
     assert_int_equal(json_array_size(got), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(got, 0), "transform")),
                         "bucket[16]");
     json_decref(got);
     icm_free(out);
-    assert_int_equal(icm_table_metadata_spec_fields_json(md, 9, &out), ICM_ENOTFOUND);
+    assert_int_equal(icm_table_metadata_spec_fields_json(&out, md, 9), ICM_ENOTFOUND);
     icm_table_metadata_free(md);
     free(text);
 }
@@ -448,7 +448,7 @@ static void test_large_and_negative_ids_round_trip_exactly(void **state)
     char *text = sq(RICH_V2);
     icm_table_metadata *md = parse_ok(text);
     char *json = NULL;
-    icmt_ok(icm_table_metadata_to_json(md, &json, NULL));
+    icmt_ok(icm_table_metadata_to_json(&json, NULL, md));
     assert_non_null(strstr(json, "\"snapshot-id\": 7777777777777777777"));
     assert_non_null(strstr(json, "\"snapshot-id\": -4611686018427387904"));
     assert_non_null(strstr(json, "\"max-ref-age-ms\": 31536000000"));
@@ -512,7 +512,7 @@ static void test_main_branch_default(void **state)
         t = sq(none[i]);
         md = parse_ok(t);
         int64_t id = 99;
-        assert_false(icm_table_metadata_current_snapshot_id(md, &id));
+        assert_false(icm_table_metadata_current_snapshot_id(&id, md));
         assert_true(id == 99);
         assert_int_equal(icm_table_metadata_ref_count(md), 0);
         icm_table_metadata_free(md);
@@ -541,10 +541,10 @@ static void test_v1_embedded_manifests_and_defaults(void **state)
     assert_int_equal(icm_table_metadata_spec_count(md), 1);
     assert_int_equal(icm_table_metadata_sort_order_count(md), 0);
     char *out = NULL;
-    icmt_ok(icm_table_metadata_schema_json(md, 0, &out));
+    icmt_ok(icm_table_metadata_schema_json(&out, md, 0));
     assert_string_equal(out, "{\"type\":\"struct\",\"fields\":[]}");
     icm_free(out);
-    icmt_ok(icm_table_metadata_spec_fields_json(md, 0, &out));
+    icmt_ok(icm_table_metadata_spec_fields_json(&out, md, 0));
     assert_string_equal(out, "[]");
     icm_free(out);
     icm_table_metadata_free(md);
@@ -572,7 +572,7 @@ static void test_v3_row_lineage(void **state)
                  "'timestamp-ms':5,'manifest-list':'m','first-row-id':100,'added-rows':30}]}");
     icm_table_metadata *md = parse_ok(t);
     int64_t n;
-    assert_true(icm_table_metadata_next_row_id(md, &n) && n == 130);
+    assert_true(icm_table_metadata_next_row_id(&n, md) && n == 130);
     const icm_snapshot *s = icm_table_metadata_snapshot_at(md, 0);
     assert_true(s->has_first_row_id && s->first_row_id == 100);
     assert_true(s->has_added_rows && s->added_rows == 30);
@@ -733,7 +733,7 @@ static void test_json_reader_and_writer_values(void **state)
                         "\xc3\xa9\xf0\x9f\x98\x80\n\t\\\"/\x1f");
     assert_string_equal(json_string_value(json_object_get(x, "raw")), "\xc3\xa9");
     char *out = NULL;
-    icmt_ok(icm_table_metadata_to_json(md, &out, NULL));
+    icmt_ok(icm_table_metadata_to_json(&out, NULL, md));
     assert_non_null(strstr(out, "\"min\": -9223372036854775808"));
     assert_non_null(strstr(out, "\"max\": 9223372036854775807"));
     assert_non_null(strstr(out, "\"real\": 1.0,"));

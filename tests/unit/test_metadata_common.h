@@ -161,11 +161,11 @@ static ICMT_UNUSED void assert_views_equal(const icm_table_metadata *a, const ic
     assert_true(icm_table_metadata_last_sequence_number(a) ==
                 icm_table_metadata_last_sequence_number(b));
     assert_true(icm_table_metadata_last_updated_ms(a) == icm_table_metadata_last_updated_ms(b));
-    assert_int_equal(icm_table_metadata_current_snapshot_id(a, &x),
-                     icm_table_metadata_current_snapshot_id(b, &y));
+    assert_int_equal(icm_table_metadata_current_snapshot_id(&x, a),
+                     icm_table_metadata_current_snapshot_id(&y, b));
     assert_true(x == y);
     x = y = 0;
-    assert_int_equal(icm_table_metadata_next_row_id(a, &x), icm_table_metadata_next_row_id(b, &y));
+    assert_int_equal(icm_table_metadata_next_row_id(&x, a), icm_table_metadata_next_row_id(&y, b));
     assert_true(x == y);
     assert_int_equal(icm_table_metadata_snapshot_count(a), icm_table_metadata_snapshot_count(b));
     for (size_t i = 0; i < icm_table_metadata_snapshot_count(a); i++)
@@ -202,8 +202,8 @@ static ICMT_UNUSED void assert_views_equal(const icm_table_metadata *a, const ic
     assert_int_equal(icm_table_metadata_property_count(a), icm_table_metadata_property_count(b));
     for (size_t i = 0; i < icm_table_metadata_property_count(a); i++) {
         const char *ka, *va, *kb, *vb;
-        icm_table_metadata_property_at(a, i, &ka, &va);
-        icm_table_metadata_property_at(b, i, &kb, &vb);
+        icm_table_metadata_property_at(&ka, &va, a, i);
+        icm_table_metadata_property_at(&kb, &vb, b, i);
         assert_string_equal(ka, kb);
         assert_string_equal(va, vb);
     }

@@ -71,7 +71,7 @@ static void test_fixture_tables_agree_with_index(void **state)
             continue; /* BigQuery's placeholder v0 row: not the table's current file */
         char *table = icmt_sprintf("%s/%s", icmt_fixtures_dir(), dir);
         char *got = NULL;
-        int rc = icm_table_metadata_find_current(io, table, &got);
+        int rc = icm_table_metadata_find_current(&got, io, table);
         if (!has_hadoop_evidence(table)) {
             assert_int_equal(rc, ICM_ENOTFOUND);
             assert_null(got);
@@ -105,7 +105,7 @@ static void test_table_dir_forms(void **state)
     const char *rel = "duckdb-iceberg/data/persistent/equality_deletes/warehouse/mydb/mytable";
     char *dir = icmt_sprintf("%s/%s/", icmt_fixtures_dir(), rel);
     char *got = NULL;
-    icmt_ok(icm_table_metadata_find_current(io, dir, &got));
+    icmt_ok(icm_table_metadata_find_current(&got, io, dir));
     char *want = icmt_sprintf("%s/%s/metadata/v7.metadata.json", icmt_fixtures_dir(), rel);
     assert_string_equal(got, want);
     icm_free(got);
@@ -113,7 +113,7 @@ static void test_table_dir_forms(void **state)
     free(dir);
     if (icmt_fixtures_dir()[0] == '/') {
         dir = icmt_sprintf("file://%s/%s", icmt_fixtures_dir(), rel);
-        icmt_ok(icm_table_metadata_find_current(io, dir, &got));
+        icmt_ok(icm_table_metadata_find_current(&got, io, dir));
         want = icmt_sprintf("%s/metadata/v7.metadata.json", dir);
         assert_string_equal(got, want);
         icm_free(got);
@@ -135,7 +135,7 @@ static void put(icm_fileio *io, const char *name, const char *content)
 static void expect_found(icm_fileio *io, const char *name)
 {
     char *got = NULL;
-    icmt_ok(icm_table_metadata_find_current(io, "/w/t", &got));
+    icmt_ok(icm_table_metadata_find_current(&got, io, "/w/t"));
     char *want = icmt_sprintf("/w/t/metadata/%s", name);
     assert_string_equal(got, want);
     free(want);
@@ -145,7 +145,7 @@ static void expect_found(icm_fileio *io, const char *name)
 static void expect_error(icm_fileio *io, int code, const char *needle)
 {
     char *got = NULL;
-    int rc = icm_table_metadata_find_current(io, "/w/t", &got);
+    int rc = icm_table_metadata_find_current(&got, io, "/w/t");
     const icm_error *e = icm_error_last();
     if (rc != code || strstr(e->message, needle) == NULL) {
         print_error("expected %s \"%s\", got %s: %s\n", icm_error_code_name(code), needle,
@@ -236,7 +236,7 @@ static void test_read_through_fileio(void **state)
     char *table = icmt_sprintf("%s/duckdb-iceberg/data/persistent/iceberg/lineitem_iceberg_gz",
                                icmt_fixtures_dir());
     char *loc = NULL;
-    icmt_ok(icm_table_metadata_find_current(io, table, &loc));
+    icmt_ok(icm_table_metadata_find_current(&loc, io, table));
     icm_table_metadata *md = NULL;
     icmt_ok(icm_table_metadata_read(&md, io, loc)); /* gzip, inflated by content */
     assert_string_equal(icm_table_metadata_file(md), loc);

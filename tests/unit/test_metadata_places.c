@@ -94,7 +94,7 @@ static void test_gzip(void **state)
     icmt_ok(icm_table_metadata_parse(&md, text, strlen(text), NULL));
     char *gz = NULL;
     size_t n = 0;
-    icmt_ok(icm_table_metadata_to_json_gzip(md, &gz, &n));
+    icmt_ok(icm_table_metadata_to_json_gzip(&gz, &n, md));
     icm__md_places p;
     icmt_ok(icm__metadata_places_lenient(gz, n, "/w/b/metadata/2.gz.metadata.json", &p));
     assert_string_equal(p.roots[0], "/w/b");

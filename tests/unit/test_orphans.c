@@ -2,7 +2,7 @@
  * tests/unit/test_orphans.c: the orphan sweep end to end on tables built with the history
  * builder (tests/unit/history.h) on the in-memory FileIO, whose clock sets each file's mtime.
  *
- * Every test plants strays (old and young), runs icm_remove_orphan_files and asserts exactly
+ * Every test plants strays (old and young), runs icm_orphan_sweep and asserts exactly
  * which files are reported and which survive: survivors = everything listed before minus the
  * hand-listed old strays. The history model (hist_reachable) is an independent oracle that every
  * file of every snapshot is still there. The rules: docs/semantics.md#sweep-keep-set,
@@ -57,7 +57,7 @@ static icm_orphan_options opts_at(const env *e)
 static int sweep(env *e, const icm_orphan_options *o, icm_orphan_result **out)
 {
     icm_table *t = hist_open_table(e->h);
-    int rc = icm_remove_orphan_files(t, o, out);
+    int rc = icm_orphan_sweep(out, t, o);
     icm_table_free(t);
     return rc;
 }
@@ -68,9 +68,9 @@ static void assert_history_intact(env *e)
     char **reach = hist_reachable(e->h, NULL, 0);
     for (size_t i = 0; reach[i] != NULL; i++) {
         icm_file_info info;
-        if (icm_fileio_stat(e->mem, reach[i], &info) != 0)
+        if (icm_fileio_stat(&info, e->mem, reach[i]) != 0)
             print_error("reachable file %s is gone\n", reach[i]);
-        icmt_ok(icm_fileio_stat(e->mem, reach[i], &info));
+        icmt_ok(icm_fileio_stat(&info, e->mem, reach[i]));
     }
     hist_strv_free(reach);
 }
@@ -84,7 +84,7 @@ static void add_fallen_metadata(env *e, const char **gone, size_t *n, strv *hold
     const char *cur = icm_table_get_metadata_location(t);
     char *text = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(e->mem, cur, &text, &len));
+    icmt_ok(icm_fileio_read(&text, &len, e->mem, cur));
     json_t *doc = json_loadb(text, len, 0, NULL);
     assert_non_null(doc);
     strv named = {NULL, 0};
@@ -286,12 +286,12 @@ typedef struct hook_io {
 
 static int h_read(icm_fileio *io, const char *l, char **o, size_t *n)
 {
-    return icm_fileio_read(((hook_io *)io)->inner, l, o, n);
+    return icm_fileio_read(o, n, ((hook_io *)io)->inner, l);
 }
 static int h_read_range(icm_fileio *io, const char *l, int64_t off, void *b, size_t n,
                         size_t *r)
 {
-    return icm_fileio_read_range(((hook_io *)io)->inner, l, off, b, n, r);
+    return icm_fileio_read_range(r, ((hook_io *)io)->inner, l, off, b, n);
 }
 static int h_create(icm_fileio *io, const char *l, const void *d, size_t n)
 {
@@ -317,7 +317,7 @@ static int h_remove(icm_fileio *io, const char *l)
 }
 static int h_stat(icm_fileio *io, const char *l, icm_file_info *o)
 {
-    return icm_fileio_stat(((hook_io *)io)->inner, l, o);
+    return icm_fileio_stat(o, ((hook_io *)io)->inner, l);
 }
 static int h_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb,
                   void *payload)
@@ -432,10 +432,10 @@ static void run_concurrent_writer(int64_t writer_age_ms, bool expect_recheck)
     assert_history_intact(&e);
     char *w_path = hist_data_path(e.h, "W");
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(e.mem, w_path, &info));
+    icmt_ok(icm_fileio_stat(&info, e.mem, w_path));
     free(w_path);
     icm_table *t = hist_open_table(e.h);
-    icmt_ok(icm_fileio_stat(e.mem, icm_table_get_metadata_location(t), &info));
+    icmt_ok(icm_fileio_stat(&info, e.mem, icm_table_get_metadata_location(t)));
     icm_table_free(t);
     hist_free(e.h);
     icm_fileio_free(e.mem);
@@ -605,10 +605,10 @@ static void test_refusals(void **state)
     icm_table *st = NULL;
     icmt_ok(icm_table_open_static(&st, e.mem, icm_table_get_metadata_location(cur)));
     icm_table_free(cur);
-    assert_int_equal(icm_remove_orphan_files(st, &o, &r), ICM_EREFUSED);
+    assert_int_equal(icm_orphan_sweep(&r, st, &o), ICM_EREFUSED);
     assert_true(message_has("only a dry run"));
     o.dry_run = true;
-    icmt_ok(icm_remove_orphan_files(st, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, st, &o));
     const char *gone[] = {LOC "/data/stray.parquet", NULL};
     assert_orphans(r, gone);
     icm_orphan_result_free(r);
@@ -625,7 +625,7 @@ static void test_refusals(void **state)
     assert_non_null(manifest);
     size_t len;
     char *saved = NULL;
-    icmt_ok(icm_fileio_read(e.mem, manifest, &saved, &len));
+    icmt_ok(icm_fileio_read(&saved, &len, e.mem, manifest));
     icmt_ok(icm_fileio_delete(e.mem, manifest));
     assert_int_equal(sweep(&e, &o, &r), ICM_EREFUSED);
     assert_true(message_has("cannot read this manifest"));
@@ -642,7 +642,7 @@ static void test_refusals(void **state)
 
     /* nothing was deleted by any of them: the stray is still there */
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(e.mem, LOC "/data/stray.parquet", &info));
+    icmt_ok(icm_fileio_stat(&info, e.mem, LOC "/data/stray.parquet"));
     strv_free(&before);
     env_free(&e);
 }
@@ -726,7 +726,7 @@ static void test_bucket_root(void **state)
     strv after = list_all(e.mem, "s3://bucket");
     assert_survivors(&before, &after, gone);
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(e.mem, "s3://bucket2/data/other-bucket.parquet", &info));
+    icmt_ok(icm_fileio_stat(&info, e.mem, "s3://bucket2/data/other-bucket.parquet"));
     assert_history_intact(&e);
     strv_free(&after);
     strv_free(&before);
@@ -821,7 +821,7 @@ static void test_file_list(void **state)
     assert_non_null(f);
     for (size_t i = 0; i < before.n; i++) {
         icm_file_info info;
-        icmt_ok(icm_fileio_stat(e.mem, before.v[i], &info));
+        icmt_ok(icm_fileio_stat(&info, e.mem, before.v[i]));
         if (strstr(before.v[i], "unknown-mtime") != NULL)
             fprintf(f, "%s\t%lld\t\n", before.v[i], (long long)info.size_bytes);
         else
@@ -937,12 +937,12 @@ static icm_fileio *rs_inner(icm_fileio *io)
 }
 static int rs_read(icm_fileio *io, const char *l, char **o, size_t *n)
 {
-    return icm_fileio_read(rs_inner(io), l, o, n);
+    return icm_fileio_read(o, n, rs_inner(io), l);
 }
 static int rs_read_range(icm_fileio *io, const char *l, int64_t off, void *b, size_t n,
                          size_t *r)
 {
-    return icm_fileio_read_range(rs_inner(io), l, off, b, n, r);
+    return icm_fileio_read_range(r, rs_inner(io), l, off, b, n);
 }
 static int rs_create(icm_fileio *io, const char *l, const void *d, size_t n)
 {
@@ -958,7 +958,7 @@ static int rs_remove(icm_fileio *io, const char *l)
 }
 static int rs_stat(icm_fileio *io, const char *l, icm_file_info *o)
 {
-    return icm_fileio_stat(rs_inner(io), l, o);
+    return icm_fileio_stat(o, rs_inner(io), l);
 }
 static int rs_list_flags(icm_fileio *io, const char *p, unsigned f, icm_list_cb cb, void *pl)
 {
@@ -1045,7 +1045,7 @@ static void test_listing_cut_into_ranges(void **state)
         const char *cur = icm_table_get_metadata_location(t);
         char *text = NULL;
         size_t len = 0;
-        icmt_ok(icm_fileio_read(mem, cur, &text, &len));
+        icmt_ok(icm_fileio_read(&text, &len, mem, cur));
         json_t *doc = json_loadb(text, len, 0, NULL);
         strv named = {NULL, 0};
         strv_push(&named, cur);

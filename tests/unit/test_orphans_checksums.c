@@ -93,7 +93,7 @@ static icm_orphan_result *sweep(env *e, bool dry_run)
     o.has_older_than = true;
     o.older_than_ms = icm__now_ms() + DAY_MS;
     icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(e->t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, e->t, &o));
     return r;
 }
 

@@ -81,7 +81,7 @@ static void test_dry_run_performs_no_write(void **state)
     o.dry_run = true;
     o.max_concurrent_deletes = 4;
     icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     const char *expected[] = {"/t/data/stray.parquet", "/t/metadata/snap-1-1-leftover.avro",
                               NULL};
     assert_orphans(r, expected);

@@ -58,7 +58,7 @@ static int dry_run(icm_table *t, icm_orphan_result **r)
     o.force = true;
     o.has_older_than = true;
     o.older_than_ms = icm__now_ms() + 365 * DAY_MS;
-    return icm_remove_orphan_files(t, &o, r);
+    return icm_orphan_sweep(r, t, &o);
 }
 
 static void test_impala_avro_tmp(void **state)
@@ -227,7 +227,7 @@ static void collect_refs(refs *r, const char *md_location)
 {
     char *text = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(r->io, md_location, &text, &len));
+    icmt_ok(icm_fileio_read(&text, &len, r->io, md_location));
     json_t *doc = json_loadb(text, len, 0, NULL);
     icm_free(text);
     if (doc == NULL) { /* compressed metadata: the sweep reads it; skip the table */

@@ -49,12 +49,12 @@ static spy_io *spy_of(icm_fileio *io)
 
 static int spy_read(icm_fileio *io, const char *l, char **o, size_t *n)
 {
-    return icm_fileio_read(spy_of(io)->inner, l, o, n);
+    return icm_fileio_read(o, n, spy_of(io)->inner, l);
 }
 static int spy_read_range(icm_fileio *io, const char *l, int64_t off, void *b, size_t n,
                           size_t *r)
 {
-    return icm_fileio_read_range(spy_of(io)->inner, l, off, b, n, r);
+    return icm_fileio_read_range(r, spy_of(io)->inner, l, off, b, n);
 }
 static int spy_create(icm_fileio *io, const char *l, const void *d, size_t n)
 {
@@ -80,7 +80,7 @@ static int spy_stat(icm_fileio *io, const char *l, icm_file_info *o)
         icmt_ok(icm_fileio_delete(s->inner, l));
         assert_int_equal(mkdir(l, 0777), 0);
     }
-    return icm_fileio_stat(s->inner, l, o);
+    return icm_fileio_stat(o, s->inner, l);
 }
 static int spy_list(icm_fileio *io, const char *p, unsigned flags, icm_list_cb cb, void *payload)
 {
@@ -200,7 +200,7 @@ static int sweep(env *e, const icm_orphan_options *o, icm_orphan_result **out)
     icm_table *t = hist_open_table(e->h);
     spy_reset(e->spy);
     icm_fileio_fault_reset(e->fault);
-    int rc = icm_remove_orphan_files(t, o, out);
+    int rc = icm_orphan_sweep(out, t, o);
     icm_table_free(t);
     return rc;
 }
@@ -252,7 +252,7 @@ static strv fallen_metadata(env *e, const strv *listed)
     const char *cur = icm_table_get_metadata_location(t);
     char *text = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(&e->spy->base, cur, &text, &len));
+    icmt_ok(icm_fileio_read(&text, &len, &e->spy->base, cur));
     json_t *doc = json_loadb(text, len, 0, NULL);
     assert_non_null(doc);
     strv named = {NULL, 0}, fallen = {NULL, 0};
@@ -384,7 +384,7 @@ static void run_surprise_before_stat(surprise what)
     else
         e.spy->to_dir = changing;
     icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     icm_table_free(t);
     const char *gone[] = {old, NULL};
     assert_orphans(r, gone);
@@ -442,7 +442,7 @@ static void test_reported_gone_is_not_deleted(void **state)
     e.spy->fail = old;
     e.spy->fail_code = ICM_ENOTFOUND;
     icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     icm_table_free(t);
     const char *none[] = {NULL};
     assert_orphans(r, none);
@@ -475,7 +475,7 @@ static void test_stat_error_fails_sweep(void **state)
     e.spy->fail = old2;
     e.spy->fail_code = ICM_EAUTH;
     icm_orphan_result *r = NULL;
-    assert_int_equal(icm_remove_orphan_files(t, &o, &r), ICM_EAUTH);
+    assert_int_equal(icm_orphan_sweep(&r, t, &o), ICM_EAUTH);
     assert_null(r);
     assert_string_equal(icm_error_last()->location, old2);
     icm_table_free(t);

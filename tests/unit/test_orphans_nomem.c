@@ -15,7 +15,7 @@ static void assert_reachable_exist(hist *h, icm_fileio *mem)
     char **reach = hist_reachable(h, NULL, 0);
     for (size_t i = 0; reach[i] != NULL; i++) {
         icm_file_info info;
-        icmt_ok(icm_fileio_stat(mem, reach[i], &info));
+        icmt_ok(icm_fileio_stat(&info, mem, reach[i]));
     }
     hist_strv_free(reach);
 }
@@ -45,7 +45,7 @@ static void test_every_allocation_failure(void **state)
         icm_orphan_result *r = NULL;
         strv before = list_all(mem, "/t");
         icmt_nomem_arm(n);
-        rc = icm_remove_orphan_files(t, &o, &r);
+        rc = icm_orphan_sweep(&r, t, &o);
         icmt_nomem_disarm();
         assert_reachable_exist(h, mem);
         if (rc != 0) {
@@ -68,7 +68,7 @@ static void test_every_allocation_failure(void **state)
         /* success: every reported orphan is deleted or reported as failed */
         for (size_t i = 0; i < r->orphan_count; i++) {
             icm_file_info info;
-            int src = icm_fileio_stat(mem, r->orphans[i].path, &info);
+            int src = icm_fileio_stat(&info, mem, r->orphans[i].path);
             if (r->orphans[i].state == ICM_ORPHAN_DELETED)
                 assert_int_equal(src, ICM_ENOTFOUND);
             else
@@ -85,7 +85,7 @@ static void test_every_allocation_failure(void **state)
     assert_true(gone_total >= 2);
     for (size_t i = 0; strays[i] != NULL; i++) {
         icm_file_info info;
-        assert_int_equal(icm_fileio_stat(mem, strays[i], &info), ICM_ENOTFOUND);
+        assert_int_equal(icm_fileio_stat(&info, mem, strays[i]), ICM_ENOTFOUND);
     }
     icm_table_free(t);
     hist_free(h);

@@ -67,7 +67,7 @@ static void test_hidden_paths(void **state)
     icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
     o.now_ms = e.now;
     icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     assert_orphans(r, visible);
     assert_int_equal(r->hidden, 7);
     icm_orphan_result_free(r);
@@ -79,7 +79,7 @@ static void test_hidden_paths(void **state)
 
     /* a --location that is itself hidden below the table root lists nothing deletable */
     o.location = "/t/hidden_dir";
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     assert_int_equal(r->orphan_count, 0);
     assert_int_equal(r->hidden, 2);
     icm_orphan_result_free(r);
@@ -135,7 +135,7 @@ static void test_prefix_mismatch_modes(void **state)
     icm_orphan_result *r = NULL;
 
     /* ERROR (default): s3a/s3n are s3 by default; gs and the other bucket conflict */
-    assert_int_equal(icm_remove_orphan_files(t, &o, &r), ICM_EREFUSED);
+    assert_int_equal(icm_orphan_sweep(&r, t, &o), ICM_EREFUSED);
     assert_null(r);
     assert_true(message_has("Unable to determine whether certain files are orphan"));
     assert_true(message_has("(gs, s3)"));
@@ -144,7 +144,7 @@ static void test_prefix_mismatch_modes(void **state)
 
     /* IGNORE: conflicts are kept */
     o.prefix_mismatch = ICM_PREFIX_MISMATCH_IGNORE;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     const char *stray[] = {"s3://b/t/data/stray.parquet", NULL};
     assert_orphans(r, stray);
     assert_int_equal(r->conflicts, 2);
@@ -154,7 +154,7 @@ static void test_prefix_mismatch_modes(void **state)
     o.prefix_mismatch = ICM_PREFIX_MISMATCH_ERROR;
     o.equal_schemes = "gs=s3";
     o.equal_authorities = "other,b=b";
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     assert_orphans(r, stray);
     assert_int_equal(r->conflicts, 0);
     icm_orphan_result_free(r);
@@ -162,13 +162,13 @@ static void test_prefix_mismatch_modes(void **state)
 
     /* a malformed map */
     o.equal_schemes = "gs";
-    assert_int_equal(icm_remove_orphan_files(t, &o, &r), ICM_EINVALID);
+    assert_int_equal(icm_orphan_sweep(&r, t, &o), ICM_EINVALID);
     o.equal_schemes = NULL;
 
     /* DELETE: conflicts are orphans (a real run) */
     o.prefix_mismatch = ICM_PREFIX_MISMATCH_DELETE;
     o.dry_run = false;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     const char *gone[] = {"s3://b/t/data/stray.parquet", "s3://b/t/data/f-gs.parquet",
                           "s3://b/t/data/f-other.parquet", NULL};
     assert_orphans(r, gone);
@@ -186,11 +186,11 @@ static void test_prefix_mismatch_parse(void **state)
 {
     (void)state;
     icm_prefix_mismatch m;
-    icmt_ok(icm_prefix_mismatch_parse("IGNORE", &m));
+    icmt_ok(icm_prefix_mismatch_parse(&m, "IGNORE"));
     assert_int_equal(m, ICM_PREFIX_MISMATCH_IGNORE);
-    icmt_ok(icm_prefix_mismatch_parse("delete", &m));
+    icmt_ok(icm_prefix_mismatch_parse(&m, "delete"));
     assert_int_equal(m, ICM_PREFIX_MISMATCH_DELETE);
-    assert_int_equal(icm_prefix_mismatch_parse("none", &m), ICM_EINVALID);
+    assert_int_equal(icm_prefix_mismatch_parse(&m, "none"), ICM_EINVALID);
 }
 
 /* An empty table at s3://b/t with the files `files` planted old. */
@@ -208,7 +208,7 @@ static void assert_refused_at(icm_table *t, const icm_orphan_options *o, const c
                               const char *what)
 {
     icm_orphan_result *r = NULL;
-    assert_int_equal(icm_remove_orphan_files(t, o, &r), ICM_EREFUSED);
+    assert_int_equal(icm_orphan_sweep(&r, t, o), ICM_EREFUSED);
     assert_null(r);
     assert_string_equal(icm_error_last()->location, where);
     assert_true(message_has(what));
@@ -241,7 +241,7 @@ static void test_other_format_folders(void **state)
     const char *ext[] = {"s3://b/t/data/ext"};
     o.exclude_locations = ext;
     icm_orphan_result *r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     const char *stray[] = {"s3://b/t/data/stray.parquet", NULL};
     assert_orphans(r, stray);
     icm_orphan_result_free(r);
@@ -292,7 +292,7 @@ static void test_other_format_folders(void **state)
     o.location = "s3://b/t/data/sub";
     assert_refused_at(t, &o, "s3://b/t/data", "_delta_log/");
     o.location = "s3://b/t/metadata"; /* a sibling folder: not in the Delta table */
-    icmt_ok(icm_remove_orphan_files(t, &o, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &o));
     icm_orphan_result_free(r);
     icm_table_free(t);
     icm_fileio_free(e.mem);

@@ -57,7 +57,7 @@ static void write_list(env *e, const char *const *paths)
     assert_non_null(f);
     for (size_t i = 0; paths[i] != NULL; i++) {
         icm_file_info info;
-        icmt_ok(icm_fileio_stat(e->mem, paths[i], &info));
+        icmt_ok(icm_fileio_stat(&info, e->mem, paths[i]));
         fprintf(f, "%s\t%lld\t%lld\n", paths[i], (long long)info.size_bytes,
                 (long long)info.mtime_ms);
     }
@@ -76,7 +76,7 @@ static icm_orphan_options opts(const env *e, bool exact)
 static int sweep(env *e, const icm_orphan_options *o, icm_orphan_result **out)
 {
     icm_table *t = hist_open_table(e->h);
-    int rc = icm_remove_orphan_files(t, o, out);
+    int rc = icm_orphan_sweep(out, t, o);
     icm_table_free(t);
     return rc;
 }
@@ -93,7 +93,7 @@ static icm_orphan_state state_of(const icm_orphan_result *r, const char *path)
 static bool exists(env *e, const char *path)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(e->mem, path, &info);
+    int rc = icm_fileio_stat(&info, e->mem, path);
     icm_error_clear();
     return rc == 0;
 }

@@ -44,7 +44,7 @@ static void env_free(env *e)
 static int sweep(env *e, const icm_orphan_options *o, icm_orphan_result **out)
 {
     icm_table *t = hist_open_table(e->h);
-    int rc = icm_remove_orphan_files(t, o, out);
+    int rc = icm_orphan_sweep(out, t, o);
     icm_table_free(t);
     return rc;
 }
@@ -180,7 +180,7 @@ static void write_inventory(env *e, const char *list, const char *skip)
         if (skip != NULL && strcmp(all.v[i], skip) == 0)
             continue;
         icm_file_info info;
-        icmt_ok(icm_fileio_stat(e->mem, all.v[i], &info));
+        icmt_ok(icm_fileio_stat(&info, e->mem, all.v[i]));
         fprintf(f, "%s\t%lld\t%lld\n", all.v[i], (long long)info.size_bytes,
                 (long long)info.mtime_ms);
     }
@@ -219,7 +219,7 @@ static void test_file_list_missing_only_when_storage_agrees(void **state)
     assert_non_null(strstr(icm_error_last()->message, "neither in the file list nor in "
                                                       "storage"));
     icm_file_info info;
-    icmt_ok(icm_fileio_stat(e.mem, LOC "/data/stray.parquet", &info));
+    icmt_ok(icm_fileio_stat(&info, e.mem, LOC "/data/stray.parquet"));
     free(want);
     icmt_rmtree(dir);
     free(list);

@@ -51,7 +51,7 @@ static int g_read(icm_fileio *io, const char *location, char **out, size_t *len)
         if (pthread_cond_timedwait(&g->cv, &g->mu, &until) != 0)
             break;
     pthread_mutex_unlock(&g->mu);
-    int rc = icm_fileio_read(g->inner, location, out, len);
+    int rc = icm_fileio_read(out, len, g->inner, location);
     pthread_mutex_lock(&g->mu);
     g->in_progress--;
     pthread_mutex_unlock(&g->mu);
@@ -61,7 +61,7 @@ static int g_read(icm_fileio *io, const char *location, char **out, size_t *len)
 static int g_read_range(icm_fileio *io, const char *location, int64_t offset, void *buf,
                         size_t len, size_t *out_read)
 {
-    return icm_fileio_read_range(((gate_io *)io)->inner, location, offset, buf, len, out_read);
+    return icm_fileio_read_range(out_read, ((gate_io *)io)->inner, location, offset, buf, len);
 }
 
 static int g_create(icm_fileio *io, const char *location, const void *data, size_t len)
@@ -81,7 +81,7 @@ static int g_remove(icm_fileio *io, const char *location)
 
 static int g_stat(icm_fileio *io, const char *location, icm_file_info *out)
 {
-    return icm_fileio_stat(((gate_io *)io)->inner, location, out);
+    return icm_fileio_stat(out, ((gate_io *)io)->inner, location);
 }
 
 static int g_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)

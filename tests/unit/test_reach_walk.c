@@ -195,7 +195,7 @@ static counts reference(icm_fileio *io, const icm_table_metadata *md, const int6
         }
         char *data = NULL;
         size_t len = 0;
-        icmt_ok(icm_fileio_read(io, s->manifest_list, &data, &len) < 0 ? -1 : 0);
+        icmt_ok(icm_fileio_read(&data, &len, io, s->manifest_list) < 0 ? -1 : 0);
         icm_free(data);
         seq_push(out, s->manifest_list, ICM__FILE_MANIFEST_LIST, (int64_t)len, s->snapshot_id);
         r.n.lists++;

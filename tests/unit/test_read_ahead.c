@@ -100,7 +100,7 @@ static void hooks_on(side who, long fail_at)
     g_fail_at = fail_at;
     atomic_store(&g_calls, 0);
     atomic_store(&g_live, 0);
-    icm_set_allocator(&HOOKS);
+    icm_allocator_set(&HOOKS);
 }
 
 /* Fail nothing more (the hooks still count); whether the failing allocation was reached. */
@@ -115,7 +115,7 @@ static bool hooks_stop_failing(void)
 static long hooks_off(void)
 {
     hooks_stop_failing();
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     return atomic_load(&g_live);
 }
 
@@ -624,20 +624,20 @@ static void test_inflate_ahead_memory_bounded(void **state)
     assert_int_equal(blocks, 48);
     const icm_allocator counting = {bytes_malloc, bytes_realloc, bytes_free};
     atomic_store(&g_bytes, 0);
-    icm_set_allocator(&counting);
+    icm_allocator_set(&counting);
     icm__avro_inflated x;
     icm__avro_inflate_ahead(data, len, &x);
     long held = atomic_load(&g_bytes);
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     print_message("%zu of %zu blocks decompressed ahead, %ld bytes held\n", x.n, blocks, held);
     assert_true((size_t)held <= ICM__AVRO_INFLATE_AHEAD_BYTES + 4 * MIB);
     assert_true(x.n > 0 && x.n < blocks);
     assert_int_equal(read_blocks(data, len, &x, &got), blocks);
     assert_int_equal(got.len, want.len);
     assert_memory_equal(got.data, want.data, want.len);
-    icm_set_allocator(&counting);
+    icm_allocator_set(&counting);
     icm__avro_inflated_dispose(&x);
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     assert_int_equal(atomic_load(&g_bytes), 0);
     icm__buf_dispose(&want);
     icm__buf_dispose(&got);

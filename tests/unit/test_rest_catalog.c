@@ -188,7 +188,7 @@ static void test_no_prefix_no_empty_segment(void **state)
     icm_property props[] = {{"uri", slash_uri}};
     icmt_ok(icm_catalog_open_rest(&cat, "c", e->io, props, 1));
     char *loc = NULL;
-    icmt_ok(icm_catalog_load_table_location(cat, "ns.tbl", &loc));
+    icmt_ok(icm_catalog_load_table_location(&loc, cat, "ns.tbl"));
     assert_string_equal(loc, "/wh/t/metadata/00001-a.metadata.json");
     assert_string_equal(nth(e->s, -1)->path, "/v1/namespaces/ns/tables/tbl");
     assert_null(header(nth(e->s, 0), "Authorization"));
@@ -380,7 +380,7 @@ static void test_oauth_fetch_and_refresh_after_401(void **state)
     assert_string_equal(header(nth(e->s, 1), "Authorization"), "Bearer T1");
 
     char *loc = NULL;
-    icmt_ok(icm_catalog_load_table_location(cat, "ns.tbl", &loc));
+    icmt_ok(icm_catalog_load_table_location(&loc, cat, "ns.tbl"));
     assert_string_equal(loc, "/wh/t/metadata/00001-a.metadata.json");
     /* 401 with T1, a new token, the same request once more with T2 */
     assert_int_equal(count(e->s, "GET", "/v1/namespaces/ns/tables/tbl"), 2);
@@ -425,7 +425,7 @@ static void test_token_renewed_when_due(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(open_cat(e, &cat, extra));
     char *loc = NULL;
-    icmt_ok(icm_catalog_load_table_location(cat, "ns.tbl", &loc));
+    icmt_ok(icm_catalog_load_table_location(&loc, cat, "ns.tbl"));
     /* A expired at once: B was fetched before the load, which was sent once */
     assert_int_equal(count(e->s, "POST", "/v1/oauth/tokens"), 2);
     assert_int_equal(count(e->s, "GET", "/v1/namespaces/ns/tables/tbl"), 1);
@@ -939,13 +939,13 @@ static void test_errors(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(open_cat(e, &cat, NULL));
     char *loc = NULL;
-    assert_int_equal(icm_catalog_load_table_location(cat, "ns.nope", &loc), ICM_ENOTFOUND);
+    assert_int_equal(icm_catalog_load_table_location(&loc, cat, "ns.nope"), ICM_ENOTFOUND);
     const icm_error *err = icm_error_last();
     assert_int_equal(err->http_status, 404);
     assert_string_equal(err->remote_code, "NoSuchTableException");
     assert_non_null(strstr(err->message, "Table does not exist: ns.nope"));
     assert_non_null(strstr(err->location, "/v1/namespaces/ns/tables/nope"));
-    assert_int_equal(icm_catalog_load_table_location(cat, "ns.proxy", &loc), ICM_EAUTH);
+    assert_int_equal(icm_catalog_load_table_location(&loc, cat, "ns.proxy"), ICM_EAUTH);
     assert_int_equal(icm_error_last()->http_status, 403);
     assert_non_null(strstr(icm_error_last()->message, "<html>"));
     icm_catalog_free(cat);

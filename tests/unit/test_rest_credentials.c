@@ -629,7 +629,7 @@ static void test_table_fileio_renews_through_catalog(void **state)
     long long soon = v.soon;
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(io, LOC "/data/f.parquet", &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, LOC "/data/f.parquet"));
     assert_int_equal(len, 5);
     icm_free(data);
     pthread_mutex_lock(&e->s->mu);
@@ -641,7 +641,7 @@ static void test_table_fileio_renews_through_catalog(void **state)
 
     while (icm__now_ms() <= soon)
         usleep(50 * 1000);
-    icmt_ok(icm_fileio_read(io, LOC "/data/f.parquet", &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, LOC "/data/f.parquet"));
     icm_free(data);
     pthread_mutex_lock(&e->s->mu);
     const req *r2 = &e->s->reqs[e->s->n_reqs - 1];
@@ -650,7 +650,7 @@ static void test_table_fileio_renews_through_catalog(void **state)
     assert_string_equal(header(r2, "X-Amz-Security-Token"), "TOKEN-AKSECOND");
     pthread_mutex_unlock(&e->s->mu);
     assert_int_equal(count(e->s, "GET", CREDS_PATH), 1);
-    icmt_ok(icm_fileio_read(io, LOC "/data/f.parquet", &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, LOC "/data/f.parquet"));
     icm_free(data);
     assert_int_equal(count(e->s, "GET", CREDS_PATH), 1);
     assert_int_equal(count(e->s, "GET", TABLE_PATH), 1);
@@ -672,12 +672,12 @@ static void test_table_fileio_fails_when_renewal_refused(void **state)
     long long soon = v.soon;
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(io, LOC "/data/f.parquet", &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, LOC "/data/f.parquet"));
     icm_free(data);
     while (icm__now_ms() <= soon)
         usleep(50 * 1000);
     int objects = count(e->s, "GET", "/bkt/wh/ns/t/data/f.parquet");
-    assert_int_equal(icm_fileio_read(io, LOC "/data/f.parquet", &data, &len), ICM_EAUTH);
+    assert_int_equal(icm_fileio_read(&data, &len, io, LOC "/data/f.parquet"), ICM_EAUTH);
     const icm_error *err = icm_error_last();
     assert_non_null(strstr(err->message, "the vended S3 credentials for table ns.t of catalog "
                                          "'rest_test' expired at "));

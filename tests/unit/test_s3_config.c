@@ -588,7 +588,7 @@ static void test_unknown_property_names(void **state)
     };
     for (size_t i = 0; i < ICM__ARRAY_LEN(known); i++) {
         const char *closest = "unset";
-        if (icm_fileio_s3_property_unknown(known[i], &closest) || closest != NULL) {
+        if (icm_fileio_s3_property_unknown(&closest, known[i]) || closest != NULL) {
             print_error("\"%s\" was taken for an unknown key\n", known[i]);
             fail();
         }
@@ -609,7 +609,7 @@ static void test_unknown_property_names(void **state)
     };
     for (size_t i = 0; i < ICM__ARRAY_LEN(typos); i++) {
         const char *closest = "unset";
-        bool unknown = icm_fileio_s3_property_unknown(typos[i][0], &closest);
+        bool unknown = icm_fileio_s3_property_unknown(&closest, typos[i][0]);
         if (!unknown || (typos[i][1] == NULL ? closest != NULL
                                              : closest == NULL ||
                                                    strcmp(closest, typos[i][1]) != 0)) {
@@ -619,7 +619,7 @@ static void test_unknown_property_names(void **state)
             fail();
         }
     }
-    assert_true(icm_fileio_s3_property_unknown("s3.endpont", NULL));
+    assert_true(icm_fileio_s3_property_unknown(NULL, "s3.endpont"));
 }
 
 int main(void)

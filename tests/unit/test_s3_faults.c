@@ -220,7 +220,7 @@ static void test_slowdown_then_success(void **state)
     icm_fileio *io = open_s3(f, "5");
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(io, "s3://b/dir/k", &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, "s3://b/dir/k"));
     assert_int_equal(len, 5);
     assert_memory_equal(data, "hello", 5);
     icm_free(data);
@@ -241,7 +241,7 @@ static void test_attempts_run_out(void **state)
     fake *f = fake_start(none, 0, (answer){503, NULL, XML_ERROR("SlowDown")});
     icm_fileio *io = open_s3(f, "3");
     icm_file_info info;
-    int rc = icm_fileio_stat(io, "s3://b/k", &info);
+    int rc = icm_fileio_stat(&info, io, "s3://b/k");
     assert_int_equal(rc, ICM_EIO);
     assert_int_equal(f->n_req, 3);
     const icm_error *e = icm_error_last();
@@ -261,14 +261,14 @@ static void test_errors_carry_code_and_request_id(void **state)
     icm_fileio *io = open_s3(f, "4");
     char *data = NULL;
     size_t len = 0;
-    assert_int_equal(icm_fileio_read(io, "s3://b/k", &data, &len), ICM_EAUTH);
+    assert_int_equal(icm_fileio_read(&data, &len, io, "s3://b/k"), ICM_EAUTH);
     const icm_error *e = icm_error_last();
     assert_int_equal(e->http_status, 403);
     assert_string_equal(e->remote_code, "SignatureDoesNotMatch");
     assert_non_null(strstr(e->message, "RID-SignatureDoesNotMatch"));
     assert_null(strstr(e->message, "secret"));
     assert_int_equal(f->n_req, 1); /* refused: not retried */
-    assert_int_equal(icm_fileio_read(io, "s3://b/k", &data, &len), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read(&data, &len, io, "s3://b/k"), ICM_ENOTFOUND);
     assert_string_equal(icm_error_last()->remote_code, "NoSuchBucket");
     assert_non_null(strstr(icm_error_last()->message, "bucket b"));
     assert_non_null(strstr(icm_error_last()->message, "REQ1")); /* x-amz-request-id */
@@ -292,16 +292,16 @@ static void test_404_is_missing_only_when_s3_says_so(void **state)
     icm_fileio *io = open_s3(f, "1");
     char *data = NULL;
     size_t len = 0;
-    assert_int_equal(icm_fileio_read(io, "s3://b/k", &data, &len), ICM_EAUTH);
+    assert_int_equal(icm_fileio_read(&data, &len, io, "s3://b/k"), ICM_EAUTH);
     assert_string_equal(icm_error_last()->remote_code, "XAdminUserNotFound");
-    assert_int_equal(icm_fileio_read(io, "s3://b/k", &data, &len), ICM_EIO);
+    assert_int_equal(icm_fileio_read(&data, &len, io, "s3://b/k"), ICM_EIO);
     assert_non_null(strstr(icm_error_last()->message, "without an S3 error code"));
     bool existed = true;
-    assert_int_equal(icm_fileio_delete_existing(io, "s3://b/k", &existed), ICM_EAUTH);
-    assert_int_equal(icm_fileio_delete_existing(io, "s3://b/k", &existed), 0);
+    assert_int_equal(icm_fileio_delete_existing(&existed, io, "s3://b/k"), ICM_EAUTH);
+    assert_int_equal(icm_fileio_delete_existing(&existed, io, "s3://b/k"), 0);
     assert_false(existed); /* NoSuchKey: it was not there */
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(io, "s3://b/k", &info), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_stat(&info, io, "s3://b/k"), ICM_ENOTFOUND);
     icm_fileio_free(io);
     fake_stop(f);
 }
@@ -370,7 +370,7 @@ static void test_clock_skew_corrected(void **state)
     icm_fileio *io = open_s3(f, "3");
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(io, "s3://b/k", &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, "s3://b/k"));
     icm_free(data);
     assert_int_equal(f->n_req, 2);
     /* signed again with the server's clock (within the seconds the test takes; the hour
@@ -394,7 +394,7 @@ static void test_clock_far_off_refused(void **state)
     icm_fileio *io = open_s3(f, "3");
     char *data = NULL;
     size_t len = 0;
-    assert_int_equal(icm_fileio_read(io, "s3://b/k", &data, &len), ICM_EAUTH);
+    assert_int_equal(icm_fileio_read(&data, &len, io, "s3://b/k"), ICM_EAUTH);
     assert_non_null(strstr(icm_error_last()->message, "clock"));
     assert_string_equal(icm_error_last()->remote_code, "RequestTimeTooSkewed");
     assert_int_equal(f->n_req, 1);
@@ -417,7 +417,7 @@ static void test_unreachable_endpoint_named(void **state)
     icm_fileio *io = NULL;
     icmt_ok(icm_fileio_s3_new(&io, props, 5));
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(io, "s3://b/k", &info), ICM_EUNREACHABLE);
+    assert_int_equal(icm_fileio_stat(&info, io, "s3://b/k"), ICM_EUNREACHABLE);
     const icm_error *e = icm_error_last();
     assert_string_equal(e->location, "s3://b/k");
     assert_non_null(strstr(e->message, "cannot reach the S3 endpoint http://127.0.0.1:1: "));
@@ -426,7 +426,7 @@ static void test_unreachable_endpoint_named(void **state)
     int64_t t0 = icm__now_ms();
     char *body = NULL;
     size_t len = 0;
-    assert_int_equal(icm_fileio_read(io, "s3://b/other", &body, &len), ICM_EUNREACHABLE);
+    assert_int_equal(icm_fileio_read(&body, &len, io, "s3://b/other"), ICM_EUNREACHABLE);
     assert_true(icm__now_ms() - t0 < 50); /* no attempt, no backoff */
     e = icm_error_last();
     assert_string_equal(e->location, "s3://b/other");
@@ -448,7 +448,7 @@ static void test_unresolvable_endpoint_fails_fast(void **state)
     icm_fileio *io = NULL;
     icmt_ok(icm_fileio_s3_new(&io, props, 5));
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(io, "s3://b/k", &info), ICM_EUNREACHABLE);
+    assert_int_equal(icm_fileio_stat(&info, io, "s3://b/k"), ICM_EUNREACHABLE);
     const icm_error *e = icm_error_last();
     assert_non_null(
         strstr(e->message, "cannot reach the S3 endpoint http://icm-no-such-host.invalid:9000"));
@@ -505,7 +505,7 @@ static void test_bucket_in_another_region(void **state)
     icmt_ok(icm_fileio_create_new(io, "s3://b/k", "x", 1));
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(io, "s3://b/k", &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, "s3://b/k"));
     icm_free(data);
     assert_int_equal(f->n_req, 3);
     assert_non_null(strstr(f->req[0].authorization, "/us-east-1/s3/aws4_request"));
@@ -529,15 +529,15 @@ static void test_range_checks(void **state)
     icm_fileio *io = open_s3(f, "1");
     char buf[16];
     size_t got = 0;
-    icmt_ok(icm_fileio_read_range(io, "s3://b/k", 4, buf, 3, &got));
+    icmt_ok(icm_fileio_read_range(&got, io, "s3://b/k", 4, buf, 3));
     assert_int_equal(got, 3);
     assert_memory_equal(buf, "456", 3);
     assert_string_equal(f->req[0].range, "bytes=4-6");
-    icmt_ok(icm_fileio_read_range(io, "s3://b/k", 10, buf, 3, &got));
+    icmt_ok(icm_fileio_read_range(&got, io, "s3://b/k", 10, buf, 3));
     assert_int_equal(got, 0);
     /* another range than asked for, or the whole object for a range at 4: never wrong bytes */
-    assert_int_equal(icm_fileio_read_range(io, "s3://b/k", 4, buf, 3, &got), ICM_EIO);
-    assert_int_equal(icm_fileio_read_range(io, "s3://b/k", 4, buf, 16, &got), ICM_EIO);
+    assert_int_equal(icm_fileio_read_range(&got, io, "s3://b/k", 4, buf, 3), ICM_EIO);
+    assert_int_equal(icm_fileio_read_range(&got, io, "s3://b/k", 4, buf, 16), ICM_EIO);
     icm_fileio_free(io);
     fake_stop(f);
 }
@@ -643,7 +643,7 @@ static void test_delete_batch_per_key_errors(void **state)
     const char *locs[] = {"s3://b/t/a & b", "s3://b/t/c", "s3://b/t/d<'\">", "s3://b/t/ctl\x01",
                           "gs://b/x"};
     icm_fileio_delete_result r[5];
-    icmt_ok(icm_fileio_delete_batch(io, locs, 5, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, locs, 5));
     assert_int_equal(r[0].status, ICM_FILEIO_DELETE_FAILED);
     assert_int_equal(r[0].code, ICM_EAUTH);
     assert_false(r[0].retryable);
@@ -679,7 +679,7 @@ static void test_delete_batch_whole_failure(void **state)
     icm_fileio *io = open_s3(f, "2");
     const char *locs[] = {"s3://b/x", "s3://b/y"};
     icm_fileio_delete_result r[2];
-    icmt_ok(icm_fileio_delete_batch(io, locs, 2, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, locs, 2));
     for (int i = 0; i < 2; i++) {
         assert_int_equal(r[i].status, ICM_FILEIO_DELETE_FAILED);
         assert_false(r[i].retryable);
@@ -689,7 +689,7 @@ static void test_delete_batch_whole_failure(void **state)
     /* a broken DeleteResult: nothing counts as deleted, and it may pass later; the request is
      * not sent again here (a delete is resent only by the delete engine, after its checks ran
      * again: data-loss class "delete resent without its check") */
-    icmt_ok(icm_fileio_delete_batch(io, locs, 2, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, locs, 2));
     for (int i = 0; i < 2; i++) {
         assert_int_equal(r[i].status, ICM_FILEIO_DELETE_FAILED);
         assert_int_equal(r[i].code, ICM_EIO);

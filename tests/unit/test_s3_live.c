@@ -84,7 +84,7 @@ static void expect_content(icm_fileio *io, const char *sub, const char *content)
     char *l = loc(sub);
     char *data = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(io, l, &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, io, l));
     assert_int_equal(len, strlen(content));
     assert_memory_equal(data, content, len);
     icm_free(data);
@@ -95,7 +95,7 @@ static void expect_missing(icm_fileio *io, const char *sub)
 {
     char *l = loc(sub);
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(io, l, &info), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_stat(&info, io, l), ICM_ENOTFOUND);
     free(l);
 }
 
@@ -143,7 +143,7 @@ static void wipe(icm_fileio *io, const char *sub)
     icmt_ok(icm_fileio_list(io, prefix, collect, &c));
     if (c.n > 0) {
         icm_fileio_delete_result *r = calloc(c.n, sizeof *r);
-        icmt_ok(icm_fileio_delete_batch(io, (const char *const *)c.locs, c.n, r));
+        icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)c.locs, c.n));
         for (size_t i = 0; i < c.n; i++)
             assert_int_not_equal(r[i].status, ICM_FILEIO_DELETE_FAILED);
         free(r);
@@ -164,7 +164,7 @@ static void test_create_new_refuses_existing(void **state)
     assert_int_equal(icm_error_last()->http_status, 412);
     expect_content(io, "cn/v1.metadata.json", "first");
     bool same = false;
-    icmt_ok(icm_fileio_holds(io, l, "first", 5, &same));
+    icmt_ok(icm_fileio_holds(&same, io, l, "first", 5));
     assert_true(same);
     wipe(io, "cn");
     expect_missing(io, "cn/v1.metadata.json");
@@ -198,7 +198,7 @@ static void test_exact_keys(void **state)
         expect_content(io, sub, TRICKY[i]);
         char *l = loc(sub);
         icm_file_info info;
-        icmt_ok(icm_fileio_stat(io, l, &info));
+        icmt_ok(icm_fileio_stat(&info, io, l));
         assert_int_equal(info.size_bytes, (int64_t)strlen(TRICKY[i]));
         int64_t now = (int64_t)time(NULL) * 1000;
         assert_true(info.mtime_ms > now - 600000 && info.mtime_ms < now + 600000);
@@ -257,22 +257,22 @@ static void test_read_range(void **state)
     char *l = loc("range/obj");
     char buf[16];
     size_t got = 99;
-    icmt_ok(icm_fileio_read_range(io, l, 2, buf, 3, &got));
+    icmt_ok(icm_fileio_read_range(&got, io, l, 2, buf, 3));
     assert_int_equal(got, 3);
     assert_memory_equal(buf, "234", 3);
-    icmt_ok(icm_fileio_read_range(io, l, 8, buf, 10, &got));
+    icmt_ok(icm_fileio_read_range(&got, io, l, 8, buf, 10));
     assert_int_equal(got, 2);
     assert_memory_equal(buf, "89", 2);
-    icmt_ok(icm_fileio_read_range(io, l, 10, buf, 5, &got));
+    icmt_ok(icm_fileio_read_range(&got, io, l, 10, buf, 5));
     assert_int_equal(got, 0);
-    icmt_ok(icm_fileio_read_range(io, l, 1000, buf, 5, &got));
+    icmt_ok(icm_fileio_read_range(&got, io, l, 1000, buf, 5));
     assert_int_equal(got, 0);
     char *missing = loc("range/none");
-    assert_int_equal(icm_fileio_read_range(io, missing, 0, buf, 5, &got), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read_range(&got, io, missing, 0, buf, 5), ICM_ENOTFOUND);
     assert_int_equal(icm_error_last()->http_status, 404);
     char *data = NULL;
     size_t len = 0;
-    assert_int_equal(icm_fileio_read(io, missing, &data, &len), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_read(&data, &len, io, missing), ICM_ENOTFOUND);
     assert_int_equal(icm_error_last()->http_status, 404);
     assert_string_equal(icm_error_last()->remote_code, "NoSuchKey");
     assert_non_null(strstr(icm_error_last()->location, "range/none"));
@@ -365,7 +365,7 @@ static void test_paged_listing_and_batch_delete(void **state)
     for (size_t i = 0; i < M; i++)
         locs[i] = i < N ? strdup(c.locs[i]) : icmt_sprintf("%s/never-%05zu", prefix, i);
     icm_fileio_delete_result *r = calloc(M, sizeof *r);
-    icmt_ok(icm_fileio_delete_batch(io, (const char *const *)locs, M, r));
+    icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)locs, M));
     for (size_t i = 0; i < M; i++) {
         if (r[i].status == ICM_FILEIO_DELETE_FAILED)
             print_error("%s: %s\n", locs[i], r[i].message);
@@ -401,7 +401,7 @@ static void *read_many(void *arg)
         char buf[4];
         size_t got = 0;
         int64_t off = i % 7;
-        int rc = icm_fileio_read_range(r->io, r->loc, off, buf, 3, &got);
+        int rc = icm_fileio_read_range(&got, r->io, r->loc, off, buf, 3);
         if (rc != 0 || got != 3 || buf[0] != (char)('a' + off)) {
             fprintf(stderr, "read_range at %lld: %d (%s), %zu bytes\n", (long long)off, rc,
                     rc != 0 ? icm_error_last()->message : "", got);
@@ -451,7 +451,7 @@ static void test_resolving_schemes(void **state)
         char *other = icmt_sprintf("%s%s", schemes[i], strchr(l, ':'));
         char *data = NULL;
         size_t len = 0;
-        icmt_ok(icm_fileio_read(io, other, &data, &len));
+        icmt_ok(icm_fileio_read(&data, &len, io, other));
         assert_int_equal(len, 6);
         assert_memory_equal(data, "via s3", 6);
         icm_free(data);
@@ -459,7 +459,7 @@ static void test_resolving_schemes(void **state)
     }
     icmt_ok(icm_fileio_delete(io, l));
     icm_file_info info;
-    assert_int_equal(icm_fileio_stat(io, l, &info), ICM_ENOTFOUND);
+    assert_int_equal(icm_fileio_stat(&info, io, l), ICM_ENOTFOUND);
     free(l);
     icm_fileio_free(io);
 }
@@ -478,13 +478,13 @@ static void test_wrong_secret_refused(void **state)
     icm_fileio *bad = open_s3(&v, "not-the-secret-key-at-all");
     char *data = NULL;
     size_t len = 0;
-    assert_int_equal(icm_fileio_read(bad, l, &data, &len), ICM_EAUTH);
+    assert_int_equal(icm_fileio_read(&data, &len, bad, l), ICM_EAUTH);
     assert_int_equal(icm_error_last()->http_status, 403);
     assert_string_equal(icm_error_last()->remote_code, "SignatureDoesNotMatch");
     /* the secret never appears in the message */
     assert_null(strstr(icm_error_last()->message, "not-the-secret"));
     assert_int_equal(icm_fileio_delete(bad, l), ICM_EAUTH);
-    icmt_ok(icm_fileio_read(good, l, &data, &len));
+    icmt_ok(icm_fileio_read(&data, &len, good, l));
     icm_free(data);
     icmt_ok(icm_fileio_delete(good, l));
     free(l);

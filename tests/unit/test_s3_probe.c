@@ -464,8 +464,8 @@ static void test_same_as_per_item(void **state)
             icm_file_info info;
             size_t got = 0;
             int rc = kind == ICM__PROBE_STAT
-                         ? icm_fileio_stat(io, items[i].location, &info)
-                         : icm_fileio_read_range(io, items[i].location, 0, one, 16, &got);
+                         ? icm_fileio_stat(&info, io, items[i].location)
+                         : icm_fileio_read_range(&got, io, items[i].location, 0, one, 16);
             assert_int_equal(items[i].rc, rc);
             if (rc == 0 && kind == ICM__PROBE_STAT) {
                 assert_int_equal(items[i].info.size_bytes, info.size_bytes);

@@ -32,7 +32,7 @@
 static char *canonical(const char *loc)
 {
     char *out = NULL;
-    icmt_ok(icm_location_canonical(loc, &out));
+    icmt_ok(icm_location_canonical(&out, loc));
     char *copy = strdup(out);
     icm_free(out);
     return copy;
@@ -80,10 +80,10 @@ static void canonical_spellings(void **state)
         free(want);
     }
     char *out = NULL;
-    assert_int_equal(icm_location_canonical("missing/../t", &out), ICM_ENOTFOUND);
+    assert_int_equal(icm_location_canonical(&out, "missing/../t"), ICM_ENOTFOUND);
     assert_null(out);
     assert_non_null(strstr(icm_error_last()->message, "'..'"));
-    assert_int_equal(icm_location_canonical("", &out), ICM_EINVALID);
+    assert_int_equal(icm_location_canonical(&out, ""), ICM_EINVALID);
 
     assert_int_equal(chdir(old_cwd), 0);
     icmt_rmtree(dir);
@@ -114,8 +114,9 @@ static int tfx_setup(void **state)
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_hadoop(&cat, "fs", wh, f->io));
     icmt_ok(icm_catalog_create_namespace(cat, "db"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "db.t", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "db.t", &o));
     icm_catalog_free(cat);
     free(wh);
     *state = f;
@@ -201,7 +202,7 @@ static icm_orphan_result *sweep(icm_table *t, bool dry_run, const char *exclude,
         o.exclude_location_count = 1;
     }
     icm_orphan_result *r = NULL;
-    assert_int_equal(icm_remove_orphan_files(t, &o, &r), want_rc);
+    assert_int_equal(icm_orphan_sweep(&r, t, &o), want_rc);
     return r;
 }
 
@@ -321,10 +322,12 @@ static void catalog_records_absolute_locations(void **state)
     icmt_ok(icm_catalog_sqlite_create("sqlite:///rel.db"));
     icmt_ok(icm_catalog_open_sql(&cat, "c", "sqlite:///rel.db", "./wh2/", f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "ns"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "ns.a", &o, NULL));
-    icm_create_table_options o2 = {SCHEMA_JSON, NULL, "file:wh2/../b", NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "ns.b", &o2, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "ns.a", &o));
+    icm_create_table_options o2 = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                   SCHEMA_JSON, NULL, "file:wh2/../b", NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "ns.b", &o2));
     char *want_a = icmt_sprintf("%s/wh2/ns/a", f->dir), *want_b = icmt_sprintf("%s/b", f->dir);
     const char *ids[] = {"ns.a", "ns.b"};
     const char *wants[] = {want_a, want_b};
@@ -336,12 +339,12 @@ static void catalog_records_absolute_locations(void **state)
     }
     /* a metadata file registered by a relative name: the pointer is absolute */
     char *pointer = NULL;
-    icmt_ok(icm_catalog_load_table_location(cat, "ns.b", &pointer));
+    icmt_ok(icm_catalog_load_table_location(&pointer, cat, "ns.b"));
     char *rel = icmt_sprintf(".%s", pointer + strlen(f->dir));
     icmt_ok(icm_catalog_drop_table(cat, "ns.b"));
     icmt_ok(icm_catalog_register_table(cat, "ns.b2", rel));
     char *again = NULL;
-    icmt_ok(icm_catalog_load_table_location(cat, "ns.b2", &again));
+    icmt_ok(icm_catalog_load_table_location(&again, cat, "ns.b2"));
     assert_string_equal(again, pointer);
     icm_free(again);
     icm_free(pointer);
@@ -366,10 +369,13 @@ static void sqlite_database_under_table_location_is_refused_and_never_planned(vo
     icm_catalog *cat = NULL;
     icmt_ok(icm_catalog_open_sql(&cat, "c", uri, wh, f->io, NULL, 0));
     icmt_ok(icm_catalog_create_namespace(cat, "ns"));
-    icm_create_table_options o = {SCHEMA_JSON, NULL, wh, NULL, 0}; /* at the warehouse root */
-    icmt_ok(icm_catalog_create_table(cat, "ns.root", &o, NULL));
-    icm_create_table_options o2 = {SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "ns.other", &o2, NULL));
+    /* at the warehouse root */
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  SCHEMA_JSON, NULL, wh, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "ns.root", &o));
+    icm_create_table_options o2 = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                   SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "ns.other", &o2));
     char *db = icmt_sprintf("%s/catalog.db", wh);
     char *stray = icmt_sprintf("%s/stray.parquet", wh);
     icmt_write_file(stray, "x", 1);
@@ -389,7 +395,7 @@ static void sqlite_database_under_table_location_is_refused_and_never_planned(vo
     opts.exclude_locations = ex;
     opts.exclude_location_count = 2;
     r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &opts, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &opts));
     assert_int_equal(r->orphan_count, 1);
     assert_true(planned(r, "/stray.parquet"));
     assert_true(icmt_file_exists(db));
@@ -405,7 +411,7 @@ static void sqlite_database_under_table_location_is_refused_and_never_planned(vo
     opts.file_list = list;
     opts.dry_run = true;
     r = NULL;
-    icmt_ok(icm_remove_orphan_files(t, &opts, &r));
+    icmt_ok(icm_orphan_sweep(&r, t, &opts));
     assert_int_equal(r->orphan_count, 1);
     assert_true(planned(r, "/late.parquet"));
     icm_orphan_result_free(r);

@@ -54,8 +54,9 @@ static int tfx_setup(void **state)
     /* Short retry waits keep the tests fast; the policy itself is the table's. */
     icm_property props[] = {{"commit.retry.min-wait-ms", "1"},
                             {"commit.retry.max-wait-ms", "4"}};
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, props, 2};
-    icmt_ok(icm_catalog_create_table(f->cat, "ns.tbl", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  TXN_SCHEMA_JSON, NULL, NULL, props, 2};
+    icmt_ok(icm_catalog_create_table(NULL, f->cat, "ns.tbl", &o));
     icmt_ok(icm_table_load(&f->t, f->cat, "ns.tbl"));
     char *cmd = icmt_sprintf("mkdir -p %s", f->cdir);
     assert_int_equal(system(cmd), 0);
@@ -97,7 +98,7 @@ static const icm_snapshot *current(const icm_table *t)
 {
     const icm_table_metadata *md = icm_table_get_metadata(t);
     int64_t id;
-    assert_true(icm_table_metadata_current_snapshot_id(md, &id));
+    assert_true(icm_table_metadata_current_snapshot_id(&id, md));
     return icm_table_metadata_snapshot_by_id(md, id);
 }
 
@@ -127,7 +128,7 @@ static int64_t append_files(icm_table *t, const icm_data_file *files, size_t n)
         icmt_ok(icm_txn_append_file(txn, &files[i]));
     icmt_ok(icm_txn_commit(txn));
     int64_t id = 0;
-    assert_true(icm_txn_snapshot_id(txn, &id));
+    assert_true(icm_txn_snapshot_id(&id, txn));
     icm_txn_free(txn);
     return id;
 }
@@ -241,7 +242,7 @@ static void txn_conflict_retries_and_cleans_superseded(void **state)
     icm_txn *txn = NULL;
     icmt_ok(icm_txn_new(&txn, f->t));
     char *owned = NULL;
-    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &owned));
+    icmt_ok(icm_txn_new_data_file(&owned, txn, NULL, "parquet"));
     icmt_ok(icm_fileio_create_new(f->io, owned, "xxxx", 4));
     icm_data_file files[] = {make_df(a, 10, 100), make_df(owned, 3, 4)};
     icmt_ok(icm_txn_append_file(txn, &files[0]));
@@ -250,7 +251,7 @@ static void txn_conflict_retries_and_cleans_superseded(void **state)
     icmt_ok(icm_txn_commit(txn));
     assert_int_equal(icm_txn_attempts(txn), 2);
     int64_t id;
-    assert_true(icm_txn_snapshot_id(txn, &id));
+    assert_true(icm_txn_snapshot_id(&id, txn));
     icm_txn_free(txn);
     /* The retry was applied on the other writer's metadata. */
     const icm_table_metadata *md = icm_table_get_metadata(f->t);
@@ -278,8 +279,8 @@ static void txn_retries_exhausted_delete_every_owned_file(void **state)
     icm_txn *txn = NULL;
     icmt_ok(icm_txn_new(&txn, f->t));
     char *owned = NULL, *unused = NULL;
-    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &owned));
-    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &unused));
+    icmt_ok(icm_txn_new_data_file(&owned, txn, NULL, "parquet"));
+    icmt_ok(icm_txn_new_data_file(&unused, txn, NULL, "parquet"));
     icmt_ok(icm_fileio_create_new(f->io, owned, "xxxx", 4));
     icmt_ok(icm_fileio_create_new(f->io, unused, "yy", 2));
     icm_data_file files[] = {make_df(a, 10, 100), make_df(owned, 3, 4)};
@@ -334,7 +335,7 @@ static void txn_unknown_keeps_every_file(void **state)
     icm_txn *txn = NULL;
     icmt_ok(icm_txn_new(&txn, f->t));
     char *owned = NULL;
-    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &owned));
+    icmt_ok(icm_txn_new_data_file(&owned, txn, NULL, "parquet"));
     icmt_ok(icm_fileio_create_new(f->io, owned, "xxxx", 4));
     icm_data_file files[] = {make_df(a, 10, 100), make_df(owned, 3, 4)};
     icmt_ok(icm_txn_append_file(txn, &files[0]));
@@ -365,7 +366,7 @@ static void txn_applied_then_lost_is_success(void **state)
     icm__sql_store_fault_arm(f->fault, ICM__SQL_FAULT_LOST_AFTER_APPLY, "UPDATE", NULL, NULL);
     icmt_ok(icm_txn_commit(txn));
     int64_t id;
-    assert_true(icm_txn_snapshot_id(txn, &id));
+    assert_true(icm_txn_snapshot_id(&id, txn));
     icm_txn_free(txn);
     icm_table *t2 = NULL;
     icmt_ok(icm_table_load(&t2, f->other, "ns.tbl"));
@@ -400,7 +401,7 @@ static void expiry_reconciled_after_a_lost_answer_deletes_nothing(void **state)
     o.decide.older_than_ms = icm__now_ms() + 60000;
     o.decide.retain_last = 1;
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(f->t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, f->t, &o));
     assert_true(r->committed);
     assert_true(r->commit_reconciled);
     assert_int_equal(r->expired_count, 1);
@@ -425,7 +426,7 @@ static void txn_io_error_before_send_deletes_owned(void **state)
         icm_txn *txn = NULL;
         icmt_ok(icm_txn_new(&txn, f->t));
         char *owned = NULL;
-        icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &owned));
+        icmt_ok(icm_txn_new_data_file(&owned, txn, NULL, "parquet"));
         icmt_ok(icm_fileio_create_new(f->io, owned, "xxxx", 4));
         icm_data_file files[] = {make_df(a, 10, 100), make_df(owned, 3, 4)};
         icmt_ok(icm_txn_append_file(txn, &files[0]));
@@ -452,7 +453,7 @@ static void txn_abort_and_free_delete_owned_only(void **state)
         icm_txn *txn = NULL;
         icmt_ok(icm_txn_new(&txn, f->t));
         char *owned = NULL;
-        icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &owned));
+        icmt_ok(icm_txn_new_data_file(&owned, txn, NULL, "parquet"));
         icmt_ok(icm_fileio_create_new(f->io, owned, "xxxx", 4));
         icm_data_file files[] = {make_df(a, 10, 100), make_df(owned, 3, 4)};
         icmt_ok(icm_txn_append_file(txn, &files[0]));
@@ -482,7 +483,7 @@ static void txn_bad_input_is_refused(void **state)
     df = make_df("/x.parquet", -1, 1);
     assert_int_equal(icm_txn_append_file(txn, &df), ICM_EINVALID);
     char *loc = NULL;
-    assert_int_equal(icm_txn_new_data_file(txn, NULL, "", &loc), ICM_EINVALID);
+    assert_int_equal(icm_txn_new_data_file(&loc, txn, NULL, ""), ICM_EINVALID);
     assert_int_equal(icm_txn_set_property(txn, "", "v"), ICM_EINVALID);
     /* values Iceberg cannot read for the properties it types (icm_table_property_check) */
     assert_int_equal(icm_txn_set_property(txn, "history.expire.min-snapshots-to-keep", "abc"),
@@ -494,30 +495,32 @@ static void txn_bad_input_is_refused(void **state)
     assert_int_equal(icm_txn_set_property(txn, "gc.enabled", "maybe"), ICM_EINVALID);
     assert_non_null(strstr(icm_error_last()->message, "not a boolean"));
     const char *closest = NULL;
-    icmt_ok(icm_table_property_check("gc.enabled", NULL, NULL)); /* a removal has no value */
-    icmt_ok(icm_table_property_check("history.expire.max-snapshot-age-ms", "-0", NULL));
-    icmt_ok(icm_table_property_check("custom", "maybe", NULL));
-    icmt_ok(icm_table_property_check("write.metadata.delete-after-comit.enabled", "true",
-                                     &closest));
+    icmt_ok(icm_table_property_check(NULL, "gc.enabled", NULL)); /* a removal has no value */
+    icmt_ok(icm_table_property_check(NULL, "history.expire.max-snapshot-age-ms", "-0"));
+    icmt_ok(icm_table_property_check(NULL, "custom", "maybe"));
+    icmt_ok(icm_table_property_check(&closest, "write.metadata.delete-after-comit.enabled",
+                                     "true"));
     assert_string_equal(closest, "write.metadata.delete-after-commit.enabled");
-    icmt_ok(icm_table_property_check("owner", "x", &closest));
+    icmt_ok(icm_table_property_check(&closest, "owner", "x"));
     assert_null(closest);
-    icmt_ok(icm_table_property_check("gc.enabled", "TRUE", &closest));
+    icmt_ok(icm_table_property_check(&closest, "gc.enabled", "TRUE"));
     assert_null(closest);
     assert_int_equal(icm_txn_remove_ref(txn, "main"), ICM_EINVALID);
     icm_ref_retention r = {0};
     r.has_min_snapshots_to_keep = true;
     r.min_snapshots_to_keep = 2;
-    assert_int_equal(icm_txn_set_ref(txn, "t", ICM_REF_TAG, false, false, 0, &r), ICM_EINVALID);
-    assert_int_equal(icm_txn_set_ref(txn, "main", ICM_REF_TAG, false, false, 0, NULL),
+    assert_int_equal(icm_txn_set_ref(txn, "t", ICM_REF_TAG, 0u, 0, &r), ICM_EINVALID);
+    /* A flag this version does not know is refused, not ignored. */
+    assert_int_equal(icm_txn_set_ref(txn, "b", ICM_REF_BRANCH, 0x4u, 0, NULL), ICM_EINVALID);
+    assert_int_equal(icm_txn_set_ref(txn, "main", ICM_REF_TAG, 0u, 0, NULL),
                      ICM_EINVALID);
     /* Metadata is JSON: a ref name that is not UTF-8 is refused when queued, by name (the
      * commit reported it as out of memory). */
-    assert_int_equal(icm_txn_set_ref(txn, "br\xff", ICM_REF_BRANCH, false, false, 0, NULL),
+    assert_int_equal(icm_txn_set_ref(txn, "br\xff", ICM_REF_BRANCH, 0u, 0, NULL),
                      ICM_EINVALID);
     assert_string_equal(icm_error_last()->location, "br\\xff");
     assert_non_null(strstr(icm_error_last()->message, "not valid UTF-8"));
-    assert_int_equal(icm_txn_set_ref(txn, "tg\xc3", ICM_REF_TAG, false, false, 0, NULL),
+    assert_int_equal(icm_txn_set_ref(txn, "tg\xc3", ICM_REF_TAG, 0u, 0, NULL),
                      ICM_EINVALID);
     /* Nothing was queued: the commit writes nothing. */
     icmt_ok(icm_txn_commit(txn));
@@ -607,7 +610,7 @@ static void txn_delete_and_replace_files(void **state)
     icmt_ok(icm_txn_delete_file(txn, a_uri));
     icmt_ok(icm_txn_commit(txn));
     int64_t s3;
-    assert_true(icm_txn_snapshot_id(txn, &s3));
+    assert_true(icm_txn_snapshot_id(&s3, txn));
     icm_txn_free(txn);
     const icm_snapshot *snap = current(f->t);
     assert_int_equal(snap->snapshot_id, s3);
@@ -766,11 +769,11 @@ static void txn_properties_refs_rollback(void **state)
     icmt_ok(icm_txn_set_property(txn, "gone", "x"));
     icmt_ok(icm_txn_set_property(txn, "gone", NULL));
     icm_ref_retention br = {true, 7 * 86400000LL, true, 2 * 86400000LL, true, 3};
-    icmt_ok(icm_txn_set_ref(txn, "b1", ICM_REF_BRANCH, false, false, 0, &br));
+    icmt_ok(icm_txn_set_ref(txn, "b1", ICM_REF_BRANCH, 0u, 0, &br));
     icm_ref_retention tr = {true, 86400000LL, false, 0, false, 0};
-    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, false, true, s1, &tr));
+    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, ICM_TXN_REF_SNAPSHOT_ID, s1, &tr));
     icmt_ok(icm_txn_commit(txn));
-    assert_false(icm_txn_snapshot_id(txn, &(int64_t){0})); /* metadata only */
+    assert_false(icm_txn_snapshot_id(&(int64_t){0}, txn)); /* metadata only */
     icm_txn_free(txn);
     const icm_table_metadata *md = icm_table_get_metadata(f->t);
     assert_string_equal(icm_table_metadata_property(md, "k"), "v");
@@ -790,7 +793,7 @@ static void txn_properties_refs_rollback(void **state)
 
     /* create on an existing name, remove a missing ref, unknown snapshot: refused */
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "b1", ICM_REF_BRANCH, false, false, 0, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "b1", ICM_REF_BRANCH, 0u, 0, NULL));
     assert_int_equal(icm_txn_commit(txn), ICM_EEXISTS);
     icm_txn_free(txn);
     icmt_ok(icm_txn_new(&txn, f->t));
@@ -798,17 +801,19 @@ static void txn_properties_refs_rollback(void **state)
     assert_int_equal(icm_txn_commit(txn), ICM_ENOTFOUND);
     icm_txn_free(txn);
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "t2", ICM_REF_TAG, false, true, 12345, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "t2", ICM_REF_TAG, ICM_TXN_REF_SNAPSHOT_ID, 12345, NULL));
     assert_int_equal(icm_txn_commit(txn), ICM_ENOTFOUND);
     icm_txn_free(txn);
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_BRANCH, true, true, s2, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_BRANCH, ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID,
+                            s2, NULL));
     assert_int_equal(icm_txn_commit(txn), ICM_EINVALID); /* t1 is a tag */
     icm_txn_free(txn);
 
     /* replace tag t1 to s2 keeping its retention; remove b1 */
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, true, true, s2, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "t1", ICM_REF_TAG, ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID,
+                            s2, NULL));
     icmt_ok(icm_txn_remove_ref(txn, "b1"));
     icmt_ok(icm_txn_commit(txn));
     icm_txn_free(txn);
@@ -842,7 +847,8 @@ static void txn_properties_refs_rollback(void **state)
     assert_int_equal(current(f->t)->snapshot_id, s2);
     /* replacing branch main moves the current snapshot */
     icmt_ok(icm_txn_new(&txn, f->t));
-    icmt_ok(icm_txn_set_ref(txn, "main", ICM_REF_BRANCH, true, true, s1, NULL));
+    icmt_ok(icm_txn_set_ref(txn, "main", ICM_REF_BRANCH, ICM_TXN_REF_REPLACE | ICM_TXN_REF_SNAPSHOT_ID,
+                            s1, NULL));
     icmt_ok(icm_txn_commit(txn));
     icm_txn_free(txn);
     assert_int_equal(current(f->t)->snapshot_id, s1);
@@ -971,12 +977,12 @@ static void txn_data_locations(void **state)
     icm_txn *txn = NULL;
     icmt_ok(icm_txn_new(&txn, f->t));
     char *loc = NULL;
-    icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &loc));
+    icmt_ok(icm_txn_new_data_file(&loc, txn, NULL, "parquet"));
     char *prefix = icmt_sprintf("%s/data/00000-0-", f->tdir);
     assert_true(strncmp(loc, prefix, strlen(prefix)) == 0);
     assert_string_equal(loc + strlen(loc) - strlen("-00001.parquet"), "-00001.parquet");
     icm_free(loc);
-    icmt_ok(icm_txn_new_data_file(txn, "day=2024-01-01", "parquet", &loc));
+    icmt_ok(icm_txn_new_data_file(&loc, txn, "day=2024-01-01", "parquet"));
     free(prefix);
     prefix = icmt_sprintf("%s/data/day=2024-01-01/00000-0-", f->tdir);
     assert_true(strncmp(loc, prefix, strlen(prefix)) == 0);
@@ -1050,14 +1056,14 @@ static void txn_v3_row_lineage(void **state)
     int64_t next = -1;
     assert_true(s->has_first_row_id && s->first_row_id == 0);
     assert_true(s->has_added_rows && s->added_rows == 15);
-    assert_true(icm_table_metadata_next_row_id(icm_table_get_metadata(t), &next));
+    assert_true(icm_table_metadata_next_row_id(&next, icm_table_get_metadata(t)));
     assert_int_equal(next, 15);
     icm_data_file cc[] = {make_df(c, 7, 70)};
     append_files(t, cc, 1);
     s = current(t);
     assert_int_equal(s->first_row_id, 15);
     assert_int_equal(s->added_rows, 7);
-    assert_true(icm_table_metadata_next_row_id(icm_table_get_metadata(t), &next));
+    assert_true(icm_table_metadata_next_row_id(&next, icm_table_get_metadata(t)));
     assert_int_equal(next, 22);
     mf_rows rows;
     read_list(f->io, s->manifest_list, &rows);

@@ -65,7 +65,7 @@ static void fixture_footer_schema_matches_table(void **state)
     icm__parquet_schema *s = read_schema(io, WIDE_FILE);
     icm_table_metadata *md = read_md(io, MD_V3);
     char *text = NULL;
-    icmt_ok(icm_table_metadata_schema_json(md, icm_table_metadata_current_schema_id(md), &text));
+    icmt_ok(icm_table_metadata_schema_json(&text, md, icm_table_metadata_current_schema_id(md)));
     json_t *schema = json_loads(text, 0, NULL);
     icm_free(text);
     json_t *fields = json_object_get(schema, "fields");

@@ -33,8 +33,9 @@ static inline void create_fs_table(const char *dir, icm_fileio *io)
     icmt_ok(icm_catalog_create_namespace(cat, "db"));
     icm_property props[] = {{"commit.retry.min-wait-ms", "1"},
                             {"commit.retry.max-wait-ms", "2"}};
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, props, 2};
-    icmt_ok(icm_catalog_create_table(cat, "db.t", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  TXN_SCHEMA_JSON, NULL, NULL, props, 2};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "db.t", &o));
     icm_catalog_free(cat);
 }
 
@@ -135,7 +136,7 @@ typedef struct ref_check {
 static inline int exists_via(icm_fileio *io, const char *loc)
 {
     icm_file_info info;
-    return icm_fileio_stat(io, loc, &info) == 0;
+    return icm_fileio_stat(&info, io, loc) == 0;
 }
 
 static inline int check_entry_cb(const icm_manifest_entry *e, void *payload)

@@ -62,7 +62,7 @@ static int64_t check_table(cfx *f, int n)
     if (missing != 0)
         fail_msg("crash after %d operations: %d referenced files missing", n, missing);
     int64_t id = 0;
-    if (!icm_table_metadata_current_snapshot_id(md, &id))
+    if (!icm_table_metadata_current_snapshot_id(&id, md))
         id = 0;
     icm_table_free(t);
     return id;
@@ -101,7 +101,7 @@ static void crash_at_every_io_step(void **state)
         icmt_ok(icm_table_open_dir(&t, fio, f->tdir));
         icmt_ok(icm_txn_new(&txn, t));
         char *owned = NULL;
-        icmt_ok(icm_txn_new_data_file(txn, NULL, "parquet", &owned));
+        icmt_ok(icm_txn_new_data_file(&owned, txn, NULL, "parquet"));
         icmt_ok(icm_fileio_create_new(f->io, owned, "own", 3));
         char *fresh = write_caller(f, n);
         icm_data_file adds[] = {make_df(fresh, 1, 4), make_df(owned, 1, 3)};

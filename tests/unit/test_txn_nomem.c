@@ -44,8 +44,9 @@ static icm_fileio *seeded_store(int64_t *snapshot_id)
     icmt_ok(icm_catalog_open_hadoop(&cat, "fs", "/wh", io));
     int rc = icm_catalog_create_namespace(cat, "db"); /* mem has no directories to create */
     assert_true(rc == 0 || rc == ICM_EEXISTS);
-    icm_create_table_options o = {TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
-    icmt_ok(icm_catalog_create_table(cat, "db.t", &o, NULL));
+    icm_create_table_options o = {ICM_CREATE_TABLE_OPTIONS_VERSION,
+                                  TXN_SCHEMA_JSON, NULL, NULL, NULL, 0};
+    icmt_ok(icm_catalog_create_table(NULL, cat, "db.t", &o));
     icm_catalog_free(cat);
     icm_table *t = NULL;
     icmt_ok(icm_table_open_dir(&t, io, TDIR));
@@ -54,7 +55,7 @@ static icm_fileio *seeded_store(int64_t *snapshot_id)
     icm_data_file d = make_df(LIVE, 1, 4);
     icmt_ok(icm_txn_append_file(txn, &d));
     icmt_ok(icm_txn_commit(txn));
-    assert_true(icm_txn_snapshot_id(txn, snapshot_id));
+    assert_true(icm_txn_snapshot_id(snapshot_id, txn));
     icm_txn_free(txn);
     icm_table_free(t);
     return io;
@@ -69,15 +70,15 @@ static int run_commit(icm_fileio *io, long fail_at, char **owned)
     icmt_ok(icm_table_open_dir(&t, io, TDIR));
     g_count = 0;
     g_fail_at = fail_at;
-    icm_set_allocator(&k_chaos);
+    icm_allocator_set(&k_chaos);
     icm_txn *txn = NULL;
     int rc = icm_txn_new(&txn, t);
     if (rc == 0)
-        rc = icm_txn_new_data_file(txn, NULL, "parquet", owned);
+        rc = icm_txn_new_data_file(owned, txn, NULL, "parquet");
     if (rc == 0) {
-        icm_set_allocator(NULL); /* the caller writes its file with its own memory */
+        icm_allocator_set(NULL); /* the caller writes its file with its own memory */
         icmt_ok(icm_fileio_create_new(io, *owned, "own", 3));
-        icm_set_allocator(&k_chaos);
+        icm_allocator_set(&k_chaos);
         icm_data_file adds[] = {make_df(FRESH, 1, 4), make_df(*owned, 1, 3)};
         rc = icm_txn_append_file(txn, &adds[0]);
         if (rc == 0)
@@ -88,7 +89,7 @@ static int run_commit(icm_fileio *io, long fail_at, char **owned)
     if (rc == 0)
         rc = icm_txn_commit(txn);
     icm_txn_free(txn);
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     icm_table_free(t);
     return rc;
 }
@@ -100,7 +101,7 @@ static int64_t current_checked(icm_fileio *io)
     const icm_table_metadata *md = icm_table_get_metadata(t);
     assert_int_equal(missing_referenced_files(io, md, NULL), 0);
     int64_t id = 0;
-    assert_true(icm_table_metadata_current_snapshot_id(md, &id));
+    assert_true(icm_table_metadata_current_snapshot_id(&id, md));
     icm_table_free(t);
     assert_true(exists_via(io, LIVE) && exists_via(io, FRESH)); /* caller files: always */
     return id;

@@ -65,7 +65,7 @@ static void test_verification_and_check_cannot_delete(void **state)
 static bool exists(icm_fileio *io, const char *path)
 {
     icm_file_info info;
-    int rc = icm_fileio_stat(io, path, &info);
+    int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
 }
@@ -149,12 +149,14 @@ static void test_expiry_refuses_when_a_retained_file_is_missing(void **state)
         o.dry_run = dry == 1;
         icm_table *t = hist_open_table(sc.h);
         icm_expire_result *r = NULL;
-        assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_EREFUSED);
+        assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_EREFUSED);
         assert_non_null(r);
         assert_true(r->committed == (dry == 0)); /* the commit stands; the cleanup does not */
         assert_int_equal(r->expired_count, 2);
         assert_refused_naming_b(&sc, r);
-        assert_false(r->deletable);
+        size_t deleted = 1; /* the plan cannot be deleted later either */
+        assert_int_equal(icm_expire_delete_files(&deleted, sc.fault, r), ICM_EREFUSED);
+        assert_int_equal(deleted, 0);
         assert_int_equal(icm_fileio_fault_count(sc.fault, ICM_IO_DELETE), 0);
         for (size_t i = 0; sc.before[i] != NULL; i++)
             assert_true(exists(sc.mem, sc.before[i]) || strcmp(sc.before[i], sc.b) == 0);
@@ -175,7 +177,7 @@ static void test_expiry_no_verify_and_version_1_options(void **state)
     o.no_verify = true;
     icm_table *t = hist_open_table(sc.h);
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->missing_count, 0);
     assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 1);
     assert_false(exists(sc.mem, sc.a));
@@ -190,7 +192,7 @@ static void test_expiry_no_verify_and_version_1_options(void **state)
     o.version = 1;
     o.no_verify = true;
     t = hist_open_table(sc.h);
-    assert_int_equal(icm_expire_snapshots(t, &o, &r), ICM_EREFUSED);
+    assert_int_equal(icm_expire_snapshots(&r, t, &o), ICM_EREFUSED);
     assert_true(exists(sc.mem, sc.a));
     icm_expire_result_free(r);
     icm_table_free(t);
@@ -200,7 +202,7 @@ static void test_expiry_no_verify_and_version_1_options(void **state)
     scene_new(&sc);
     o = expire_all_but_last(&sc);
     t = hist_open_table(sc.h);
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     assert_int_equal(r->missing_count, 0);
     assert_false(exists(sc.mem, sc.a));
     assert_true(exists(sc.mem, sc.b));
@@ -221,7 +223,7 @@ static void test_plan_files_verifies(void **state)
     icm_expire_options o = expire_all_but_last(&sc);
     o.dry_run = true;
     icm_expire_result *r = NULL;
-    icmt_ok(icm_expire_snapshots(t, &o, &r)); /* (the decision only) */
+    icmt_ok(icm_expire_snapshots(&r, t, &o)); /* (the decision only) */
     icm_expire_result_free(r);
     icm_table_free(t);
     /* commit for real, then plan by hand against the table before */
@@ -229,15 +231,17 @@ static void test_plan_files_verifies(void **state)
     o.no_verify = true;
     o.cleanup = ICM_EXPIRE_CLEANUP_NONE;
     t = hist_open_table(sc.h);
-    icmt_ok(icm_expire_snapshots(t, &o, &r));
+    icmt_ok(icm_expire_snapshots(&r, t, &o));
     icm_expire_result_free(r);
     icmt_ok(icm_fileio_delete(sc.mem, sc.b));
-    assert_int_equal(icm_expire_plan_files(sc.mem, before, icm_table_get_metadata(t),
-                                           ICM_EXPIRE_CLEANUP_ALL, &r),
+    assert_int_equal(icm_expire_plan_files(&r, sc.mem, before,
+                                           icm_table_get_metadata(t), ICM_EXPIRE_CLEANUP_ALL),
                      ICM_EREFUSED);
     assert_non_null(r);
     assert_refused_naming_b(&sc, r);
-    assert_int_equal(icm_delete_expired_files(sc.mem, r), ICM_EREFUSED);
+    size_t deleted = 1;
+    assert_int_equal(icm_expire_delete_files(&deleted, sc.mem, r), ICM_EREFUSED);
+    assert_int_equal(deleted, 0);
     assert_true(exists(sc.mem, sc.a));
     icm_expire_result_free(r);
     icm_table_metadata_free(before);
@@ -270,8 +274,8 @@ static icm_check_result *check(hist *h, icm_fileio *io, const icm_check_options 
 {
     icm_table *t = hist_open_table(h);
     icm_check_result *r = NULL;
-    icmt_ok(icm_check_table(io, icm_table_get_metadata(t), icm_table_get_metadata_location(t),
-                            o, &r));
+    icmt_ok(icm_check_table(&r, io, icm_table_get_metadata(t),
+                            icm_table_get_metadata_location(t), o));
     icm_table_free(t);
     return r;
 }
@@ -311,7 +315,7 @@ static void test_check_finds_exactly_the_damaged_files(void **state)
     assert_non_null(m2);
     char *bytes = NULL;
     size_t len = 0;
-    icmt_ok(icm_fileio_read(mem, m2, &bytes, &len));
+    icmt_ok(icm_fileio_read(&bytes, &len, mem, m2));
     icmt_ok(icm_fileio_write_replace(mem, m2, bytes, len - 10));
     icm_free(bytes);
 
@@ -351,7 +355,7 @@ static void test_check_finds_exactly_the_damaged_files(void **state)
     one.snapshot_ids = &nope;
     one.snapshot_id_count = 1;
     icm_table *t = hist_open_table(h);
-    assert_int_equal(icm_check_table(mem, icm_table_get_metadata(t), NULL, &one, &r),
+    assert_int_equal(icm_check_table(&r, mem, icm_table_get_metadata(t), NULL, &one),
                      ICM_ENOTFOUND);
     assert_null(r);
     icm_table_free(t);
@@ -377,8 +381,8 @@ static void test_unreachable_store_stops_the_verifier(void **state)
         icm_fileio_fault_fail_span(sc.fault, op == 0 ? ICM_IO_STAT : ICM_IO_READ, 1, 1000000,
                                    ICM_EUNREACHABLE, 0);
         icm_check_result *r = NULL;
-        assert_int_equal(icm_check_table(sc.fault, icm_table_get_metadata(t),
-                                         icm_table_get_metadata_location(t), &all, &r),
+        assert_int_equal(icm_check_table(&r, sc.fault, icm_table_get_metadata(t),
+                                         icm_table_get_metadata_location(t), &all),
                          ICM_EUNREACHABLE);
         assert_null(r);
         icm_table_free(t);

@@ -232,14 +232,16 @@ static void *nomem_realloc(void *p, size_t n)
 void icmt_nomem_arm(long fail_at)
 {
     static const icm_allocator hooks = {nomem_malloc, nomem_realloc, free};
+    /* jansson's allocations fail too (the opt-in of common.h; idempotent). */
+    icm_allocator_hook_json();
     atomic_store(&g_nomem_count, 0);
     atomic_store(&g_nomem_fail_at, fail_at);
-    icm_set_allocator(&hooks);
+    icm_allocator_set(&hooks);
 }
 
 long icmt_nomem_disarm(void)
 {
-    icm_set_allocator(NULL);
+    icm_allocator_set(NULL);
     atomic_store(&g_nomem_fail_at, -1);
     return atomic_load(&g_nomem_count);
 }

@@ -96,7 +96,7 @@ typedef struct icmt_run {
 icmt_run icmt_shell(const char *dir, const char *cmdline);
 void icmt_run_free(icmt_run *r);
 
-/* Allocation failure injection through icm_set_allocator. Thread-safe (the library allocates
+/* Allocation failure injection through icm_allocator_set. Thread-safe (the library allocates
  * on its helper threads too): allocations are counted with an atomic counter. Arm installs the
  * hooks, counting from 0; the allocation numbered `fail_at` (malloc or realloc) fails, once
  * (fail_at < 0: none). Disarm restores the default allocator and returns how many allocations

@@ -145,9 +145,9 @@ ICM_EXTERN(int) icm_catalog_init_base(icm_catalog *cat, const icm_catalog_method
  * @param[out] out_location new string (icm_free)
  * @return 0; ICM_EINVALID (unknown codec); ICM_EEXISTS; ICM_EIO; ICM_ENOMEM.
  */
-ICM_EXTERN(int) icm_catalog_write_metadata_file(icm_fileio *io, const char *base_location,
-                                                const icm_table_metadata *md,
-                                                char **out_location);
+ICM_EXTERN(int) icm_catalog_write_metadata_file(char **out_location, icm_fileio *io,
+                                                const char *base_location,
+                                                const icm_table_metadata *md);
 
 ICM_END_DECL
 

@@ -211,8 +211,7 @@ static int check_ident_utf8(const icm_table_ident *id)
 static int dump_json(json_t *doc, char **out, size_t *out_len)
 {
     *out = NULL;
-    icm__json_use_icm_allocator();
-    char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *text = doc != NULL ? icm__json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
     if (text == NULL)
         return icm__error_oom();
@@ -388,11 +387,10 @@ static int commit_body(const icm_table_ident *id, const icm_table_changes *chang
     size_t len = 0;
     int rc = check_ident_utf8(id);
     if (rc == 0)
-        rc = icm_table_changes_to_json(changes, &text, &len);
+        rc = icm_table_changes_to_json(&text, &len, changes);
     if (rc != 0)
         return rc;
     json_t *doc = NULL;
-    icm__json_use_icm_allocator();
     rc = icm__json_parse(text, len, NULL, &doc);
     icm_free(text);
     if (rc != 0)
@@ -530,7 +528,6 @@ static int rest_create_namespace(icm_catalog *cat, const char *ns)
         rc = split_dotted(ns, &buf, &levels, &n);
     if (rc != 0)
         return rc;
-    icm__json_use_icm_allocator();
     json_t *body = json_object(), *arr = json_array();
     for (size_t i = 0; arr != NULL && i < n; i++)
         if (json_array_append_new(arr, json_string(levels[i])) != 0) {
@@ -747,7 +744,6 @@ static int rest_create_table(icm_catalog *cat, const icm_table_ident *id,
     int rc = check_ident_utf8(id);
     if (rc != 0)
         return rc;
-    icm__json_use_icm_allocator();
     json_t *doc = icm__table_metadata_json(md);
     json_t *schema = by_id(json_object_get(doc, "schemas"), "schema-id",
                            json_object_get(doc, "current-schema-id"));
@@ -813,7 +809,6 @@ static int rest_register_table(icm_catalog *cat, const icm_table_ident *id, cons
         rc = check_utf8(location, "metadata location");
     if (rc != 0)
         return rc;
-    icm__json_use_icm_allocator();
     json_t *body = json_object();
     if (body != NULL && (json_object_set_new(body, "name", json_string(id->name)) != 0 ||
                          json_object_set_new(body, "metadata-location", json_string(location)) !=

@@ -158,7 +158,6 @@ void icm__rest_config_dispose(icm__rest_config *c)
 int icm__rest_parse_config(const char *body, size_t len, const char *url, icm__rest_config *out)
 {
     memset(out, 0, sizeof *out);
-    icm__json_use_icm_allocator();
     json_t *doc = NULL;
     int rc = parse_doc(body, len, url, &doc);
     if (rc != 0)
@@ -258,7 +257,6 @@ static int parse_creds(json_t *arr, const char *url, icm__rest_storage_credentia
 int icm__rest_parse_load(const char *body, size_t len, const char *url, icm__rest_load *out)
 {
     memset(out, 0, sizeof *out);
-    icm__json_use_icm_allocator();
     json_t *doc = NULL;
     int rc = parse_doc(body, len, url, &doc);
     if (rc != 0)
@@ -299,7 +297,6 @@ int icm__rest_parse_credentials(const char *body, size_t len, const char *url,
                                 icm__rest_credentials *out)
 {
     memset(out, 0, sizeof *out);
-    icm__json_use_icm_allocator();
     json_t *doc = NULL;
     int rc = parse_doc(body, len, url, &doc);
     if (rc != 0)
@@ -364,7 +361,6 @@ static char *raw_excerpt(const char *body, size_t len)
 int icm__rest_parse_error(const char *body, size_t len, icm__rest_error *out)
 {
     memset(out, 0, sizeof *out);
-    icm__json_use_icm_allocator();
     json_t *doc = NULL;
     const char *message = NULL, *type = NULL;
     if (body != NULL && len > 0 && icm__json_parse(body, len, NULL, &doc) == 0 &&
@@ -406,7 +402,6 @@ int icm__rest_parse_token(const char *body, size_t len, const char *url, char **
 {
     *out_token = NULL;
     *out_expires_in_s = -1;
-    icm__json_use_icm_allocator();
     json_t *doc = NULL;
     int rc = parse_doc(body, len, url, &doc);
     if (rc != 0)
@@ -452,7 +447,6 @@ int icm__rest_parse_list(const char *body, size_t len, const char *url, bool tab
                          icm_name_cb cb, void *payload, char **out_next)
 {
     *out_next = NULL;
-    icm__json_use_icm_allocator();
     json_t *doc = NULL;
     int rc = parse_doc(body, len, url, &doc);
     if (rc != 0)
@@ -499,7 +493,6 @@ int icm__rest_parse_list(const char *body, size_t len, const char *url, bool tab
 int icm__rest_parse_commit(const char *body, size_t len, const char *url, char **out_location)
 {
     *out_location = NULL;
-    icm__json_use_icm_allocator();
     json_t *doc = NULL;
     int rc = parse_doc(body, len, url, &doc);
     const char *loc = NULL;

@@ -125,9 +125,9 @@ static int row_form(icm_fileio *io, const char *base_location, char **file)
     if (icm__fileio_pathmap_inner(io) == NULL || base_location == NULL)
         return 0; /* no path map: names are places */
     char *base_mapped = NULL, *mapped = NULL;
-    int rc = icm_fileio_pathmap_apply(io, base_location, &base_mapped);
+    int rc = icm_fileio_pathmap_apply(&base_mapped, io, base_location);
     if (rc == 0 && strcmp(base_mapped, base_location) == 0) /* the row names places */
-        rc = icm_fileio_pathmap_apply(io, *file, &mapped);
+        rc = icm_fileio_pathmap_apply(&mapped, io, *file);
     if (rc == 0 && mapped != NULL) {
         icm__free(*file);
         *file = icm__strdup(mapped);
@@ -144,7 +144,7 @@ static int sql_commit(icm_catalog *cat, const icm_table_ident *id, const char *b
     sql_catalog *c = as_sql(cat);
     *out_file = NULL;
     char *file = NULL;
-    int rc = icm_catalog_write_metadata_file(cat->io, base_location, md, &file);
+    int rc = icm_catalog_write_metadata_file(&file, cat->io, base_location, md);
     if (rc == 0)
         rc = row_form(cat->io, base_location, &file);
     if (rc != 0) {
@@ -216,7 +216,7 @@ static int sql_create_table(icm_catalog *cat, const icm_table_ident *id,
     *out_location = NULL;
     char *file = NULL;
     bool maybe_applied = false;
-    int rc = icm_catalog_write_metadata_file(cat->io, NULL, md, &file);
+    int rc = icm_catalog_write_metadata_file(&file, cat->io, NULL, md);
     if (rc != 0)
         return rc;
     rc = insert_table(c, id, file, &maybe_applied);

@@ -183,7 +183,7 @@ static int missing_database(const char *path)
     if (in_memory(path) || stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
         return 0; /* other trouble: SQLite's own message says what */
     char *shown = NULL;
-    if (icm_location_canonical(path, &shown) != 0)
+    if (icm_location_canonical(&shown, path) != 0)
         icm_error_clear(); /* the path as given then */
     int rc = icm__error_set(ICM_ERRCLASS_SQL, ICM_ENOTFOUND, shown != NULL ? shown : path,
                             "no such catalog database (icemaint never creates one: check the "
@@ -293,5 +293,5 @@ char *icm__sql_store_sqlite_file(const icm__sql_store *base)
     if (file == NULL || file[0] == '\0')
         return NULL;
     char *canon = NULL;
-    return icm_location_canonical(file, &canon) == 0 ? canon : NULL;
+    return icm_location_canonical(&canon, file) == 0 ? canon : NULL;
 }

@@ -544,7 +544,7 @@ static int cmp_name(const void *key, const void *elem)
     return strcmp(key, *(const char *const *)elem);
 }
 
-bool icm_fileio_s3_property_unknown(const char *key, const char **closest)
+bool icm_fileio_s3_property_unknown(const char **closest, const char *key)
 {
     if (closest != NULL)
         *closest = NULL;

@@ -14,6 +14,7 @@
 
 #include "io/s3/s3_config_internal.h"
 #include "io/s3/s3_internal.h"
+#include "spec/metadata_internal.h"
 #include "util/util.h"
 
 /* Biggest answer parsed: STS's is about 2 KiB with a long session token. */
@@ -90,8 +91,13 @@ int icm__aws_creds_from_json(icm__aws_credentials *out, const char *body, size_t
         return icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, NULL,
                               "%s: an answer of %zu bytes is too long for credentials", what,
                               len);
-    json_error_t jerr;
-    json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    /* The project's strict reader, not json_loadb(): jansson's loader crashes when an
+     * allocation fails mid-document (spec/json_parse.c), and out of memory must stay
+     * ICM_ENOMEM, not bad credentials. */
+    json_t *doc = NULL;
+    int prc = icm__json_parse(body, len, what, &doc);
+    if (prc == ICM_ENOMEM)
+        return prc;
     if (doc == NULL || !json_is_object(doc)) {
         json_decref(doc);
         return icm__error_set(ICM_ERRCLASS_S3, ICM_EAUTH, NULL,
