@@ -379,6 +379,56 @@ def test_refusal_after_apply_found_with_a_trimmed_metadata_log(rest_local, tmp_p
         wh.cleanup()
 
 
+def _answered_after_apply(wh, status, rules=lambda wh: [], props=None, other_writer=None):
+    """A table with one append; `add-files` of one new file through the REST proxy, whose
+    CommitTable is forwarded (the catalog applies it) and answered `status`, once, beside
+    `rules`; `other_writer(wh, ids0)` runs meanwhile. Returns (result, files before, snapshot
+    ids before, the CommitTable answers the proxy gave)."""
+    cat = wh.catalog()
+    cat.create_table(wh.ident(), schema=h._rows([1]).schema,
+                     properties=props or {}).append(h._rows([1, 2]))
+    incoming = r.write_parquet_into(wh, "t", "extra.parquet", [9])
+    ids0, before = r.snapshot_ids(wh), wh.files()
+    ctl = r.proxy_of(wh.server)
+    ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": status,
+                    "times": 1, "forward": True}] + rules(wh))
+    th = threading.Thread(target=other_writer, args=(wh, ids0)) if other_writer else None
+    if th:
+        th.start()
+    res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
+                 env=wh.env(via_proxy=True, token="static-token"))
+    if th:
+        th.join()
+    commits = [(e["status"], e["fault"]) for e in ctl.log() if e["kind"] == "CommitTable"]
+    ctl.clear()
+    return res, before, ids0, commits
+
+
+EXPIRED_BY_THE_OTHER_WRITER = []
+
+
+def _append_twice_and_expire_ours(wh, ids0):
+    """Once icemaint's snapshot is in the table: two appends on top, then icemaint's snapshot
+    and its child expired (recorded in EXPIRED_BY_THE_OTHER_WRITER)."""
+    cat = wh.catalog()
+    EXPIRED_BY_THE_OTHER_WRITER.clear()
+    for _ in range(300):
+        time.sleep(0.05)
+        ours = r.snapshot_ids(wh) - ids0
+        if ours:
+            cat.load_table(wh.ident()).append(h._rows([7]))
+            child = r.snapshot_ids(wh) - ids0 - ours
+            cat.load_table(wh.ident()).append(h._rows([8]))
+            cat.load_table(wh.ident()).maintenance.expire_snapshots().by_ids(
+                sorted(ours | child)).commit()
+            EXPIRED_BY_THE_OTHER_WRITER.extend(sorted(ours | child))
+            return
+
+
+def _hold_first_reload(wh):
+    return [{"kind": "LoadTable", "action": "delay", "delay_ms": 4000, "after": 1, "times": 1}]
+
+
 def test_refusal_after_apply_with_its_snapshot_expired_keeps_the_files_still_reached(
         rest_local, tmp_path):
     """Data-loss class "refusal believed after its snapshot was expired": a gateway passes the
@@ -389,45 +439,16 @@ def test_refusal_after_apply_with_its_snapshot_expired_keeps_the_files_still_rea
     reaches: exit 4 (the catalog said refused, the table says applied), nothing deleted, the
     table reads whole. (Before: exit 1 and the manifest deleted; the table lost rows 9.)"""
     wh = r.RestWarehouse(rest_local, tmp_path)
-    cat = wh.catalog()
-    cat.create_namespace(wh.namespace)
+    wh.catalog().create_namespace(wh.namespace)
     try:
-        cat.create_table(wh.ident(), schema=h._rows([1]).schema).append(h._rows([1, 2]))
-        incoming = r.write_parquet_into(wh, "t", "extra.parquet", [9])
-        ids0 = r.snapshot_ids(wh)
-        before = wh.files()
-        ctl = r.proxy_of(wh.server)
-        ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": 401,
-                        "times": 1, "forward": True},
-                       {"kind": "LoadTable", "action": "delay", "delay_ms": 4000, "after": 1,
-                        "times": 1}])
-        expired = []
-
-        def other_writer():
-            for _ in range(300):
-                time.sleep(0.05)
-                ours = {s.snapshot_id for s in cat.load_table(wh.ident()).metadata.snapshots} - ids0
-                if ours:
-                    cat.load_table(wh.ident()).append(h._rows([7]))
-                    child = r.snapshot_ids(wh) - ids0 - ours
-                    cat.load_table(wh.ident()).append(h._rows([8]))
-                    tt = cat.load_table(wh.ident())
-                    tt.maintenance.expire_snapshots().by_ids(sorted(ours | child)).commit()
-                    expired.extend(sorted(ours | child))
-                    return
-
-        th = threading.Thread(target=other_writer)
-        th.start()
-        res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
-                     env=wh.env(via_proxy=True, token="static-token"))
-        th.join()
-        ctl.clear()
+        res, before, _, _ = _answered_after_apply(wh, 401, _hold_first_reload,
+                                               other_writer=_append_twice_and_expire_ours)
+        expired = list(EXPIRED_BY_THE_OTHER_WRITER)
         assert len(expired) == 2, "the other writer expired icemaint's snapshot and its child"
         assert not set(expired) & r.snapshot_ids(wh)
         assert res.returncode == RC_COMMIT_UNKNOWN, res.stderr
         assert "a file this transaction wrote" in res.stderr, res.stderr
-        after = wh.files()
-        assert before - after == set(), "nothing deleted"
+        assert before - wh.files() == set(), "nothing deleted"
         assert sorted(wh.table().scan().to_arrow()["id"].to_pylist()) == [1, 2, 7, 8, 9]
         chk = check(wh)
         assert chk.returncode == 0, chk.stdout + chk.stderr
@@ -443,19 +464,9 @@ def test_conflict_answered_after_apply_is_found_before_a_retry(rest_local, tmp_p
     nor cleaned up: exit 0 with a warning, one CommitTable, nothing deleted, the table reads
     whole. (Before: exit 3 and the current snapshot's manifest list and manifest deleted.)"""
     wh = r.RestWarehouse(rest_local, tmp_path)
-    cat = wh.catalog()
-    cat.create_namespace(wh.namespace)
+    wh.catalog().create_namespace(wh.namespace)
     try:
-        cat.create_table(wh.ident(), schema=h._rows([1]).schema).append(h._rows([1, 2]))
-        incoming = r.write_parquet_into(wh, "t", "extra.parquet", [9])
-        ids0, before = r.snapshot_ids(wh), wh.files()
-        ctl = r.proxy_of(wh.server)
-        ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": 409,
-                        "times": 1, "forward": True}])
-        res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
-                     env=wh.env(via_proxy=True, token="static-token"))
-        commits = [(e["status"], e["fault"]) for e in ctl.log() if e["kind"] == "CommitTable"]
-        ctl.clear()
+        res, before, ids0, commits = _answered_after_apply(wh, 409)
         assert res.returncode == 0, res.stderr
         assert commits == [(409, "iceberg_error")], "not retried"
         assert "holds the commit's own snapshot" in res.stderr, res.stderr
@@ -478,40 +489,6 @@ def test_conflict_answered_after_apply_is_found_before_a_retry(rest_local, tmp_p
 # its files go only when the table, reloaded, reaches none of them: here it does (or cannot be
 # read), so exit 4 and nothing deleted.
 
-def _conflict_after_apply(wh, rules, props=None, other_writer=None):
-    cat = wh.catalog()
-    cat.create_table(wh.ident(), schema=h._rows([1]).schema,
-                     properties=props or {}).append(h._rows([1, 2]))
-    incoming = r.write_parquet_into(wh, "t", "extra.parquet", [9])
-    ids0, before = r.snapshot_ids(wh), wh.files()
-    ctl = r.proxy_of(wh.server)
-    ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": 409,
-                    "times": 1, "forward": True}] + rules(wh))
-    th = threading.Thread(target=other_writer, args=(wh, ids0)) if other_writer else None
-    if th:
-        th.start()
-    res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
-                 env=wh.env(via_proxy=True, token="static-token"))
-    if th:
-        th.join()
-    ctl.clear()
-    return res, before
-
-
-def _append_twice_and_expire_ours(wh, ids0):
-    cat = wh.catalog()
-    for _ in range(300):
-        time.sleep(0.05)
-        ours = r.snapshot_ids(wh) - ids0
-        if ours:
-            cat.load_table(wh.ident()).append(h._rows([7]))
-            child = r.snapshot_ids(wh) - ids0 - ours
-            cat.load_table(wh.ident()).append(h._rows([8]))
-            cat.load_table(wh.ident()).maintenance.expire_snapshots().by_ids(
-                sorted(ours | child)).commit()
-            return
-
-
 CONFLICT_CASES = {
     # the reloads after the 409 fail: nothing tells whether it applied
     "reload-fails": (lambda wh: [{"kind": "LoadTable", "action": "iceberg_error", "status": 503,
@@ -520,9 +497,8 @@ CONFLICT_CASES = {
                                            "status": 503, "after": 1}],
                               {"commit.retry.num-retries": "0"}, None, [1, 2, 9]),
     # the retry's reload is held while another writer builds on the commit and expires it
-    "own-snapshot-expired": (lambda wh: [{"kind": "LoadTable", "action": "delay",
-                                          "delay_ms": 4000, "after": 1, "times": 1}],
-                             {}, _append_twice_and_expire_ours, [1, 2, 7, 8, 9]),
+    "own-snapshot-expired": (_hold_first_reload, {}, _append_twice_and_expire_ours,
+                             [1, 2, 7, 8, 9]),
     # the retry's reload is stale: attempt 2 meets a genuine conflict, attempt 1 applied
     "earlier-attempt-applied": (lambda wh: [dict(stale_load_rule(wh), times=1)],
                                 {"commit.retry.num-retries": "1"}, None, [1, 2, 9]),
@@ -535,7 +511,7 @@ def test_conflict_after_apply_keeps_the_files_the_table_reaches(rest_local, tmp_
     wh = r.RestWarehouse(rest_local, tmp_path)
     wh.catalog().create_namespace(wh.namespace)
     try:
-        res, before = _conflict_after_apply(wh, rules, props, writer)
+        res, before, _, _ = _answered_after_apply(wh, 409, rules, props, writer)
         assert res.returncode == RC_COMMIT_UNKNOWN, res.stderr
         assert "no file of this transaction was deleted" in res.stderr, res.stderr
         assert before - wh.files() == set(), "nothing deleted"
