@@ -110,6 +110,16 @@ static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
 static int collect_other(const icm__other_table *t, void *payload)
 {
     holds *h = payload;
+    if (t->pointer == NULL) {
+        /* Listed but not loaded (adversary round 20, H4): none of its places is known, so any
+         * planned file may be its own; held as for a place that cannot be resolved. */
+        if (h->unresolved == NULL &&
+            (h->unresolved = icm__sprintf("table %s.%s (catalog '%s'): %s; where its files lie "
+                                          "cannot be told",
+                                          t->ns, t->name, t->catalog_name, t->unreadable)) == NULL)
+            return ICM_ENOMEM;
+        return 0;
+    }
     icm__other_places ps;
     int rc = icm__other_places_init(&ps, h->io, t);
     for (size_t i = 0; rc == 0 && i < ps.n; i++)
@@ -544,7 +554,7 @@ static int hold_catalog_tables(icm_table *t, const icm_table_metadata *md,
         return 0;
     icm_fileio *io = icm_table_get_fileio(t);
     holds h = {NULL, 0, 0, io, NULL};
-    int rc = icm__catalog_each_other_table(cat, icm_table_get_identifier(t), collect_other, &h);
+    int rc = icm__catalog_each_other_table_of(t, collect_other, &h);
     own_roots own = {{NULL}, {NULL}, 0};
     if (rc == 0 && h.len > 0) {
         own.n = icm__table_roots(md, own.name);
@@ -554,7 +564,7 @@ static int hold_catalog_tables(icm_table *t, const icm_table_metadata *md,
                 rc = 0;
             }
     }
-    if (rc == 0 && h.len > 0) {
+    if (rc == 0 && (h.len > 0 || h.unresolved != NULL)) {
         catalog_hold c = {&h, &own, io, NULL, NULL};
         rc = hold_all(r, catalog_holder, &c);
         icm__free(c.dir);

@@ -57,7 +57,6 @@ typedef struct guard_ctx {
     const icm_orphan_options *o;
     const char *list_root;
     char *real_root;        /* where list_root really is; NULL when unknown */
-    const char *self;       /* the swept table's identifier */
     icm__buf offending;     /* " --exclude-location <file>" for each catalog file found below
                                list_root (refused together, so one retry can name them all) */
     size_t n_offending;
@@ -263,6 +262,18 @@ static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t,
                   c->found_db != NULL ? c->found_db : "", p->unresolved, c->list_root);
 }
 
+/* A table the catalog lists but could not load (adversary round 20, H4: a principal that may
+ * list a table but not load it, per-table access control): its files may lie anywhere,
+ * the listing location included. */
+static int refuse_unloaded(const guard_ctx *c, const icm__other_table *t)
+{
+    return icm__orphan_refuse(c->list_root,
+                  "catalog table %s.%s (catalog '%s'): %s; where its files lie cannot be told, "
+                  "so whether the listing location %s holds some; refusing to sweep; nothing "
+                  "is deleted",
+                  t->ns, t->name, t->catalog_name, t->unreadable, c->list_root);
+}
+
 /* Refuse when one of another table's places lies at or below the listing location, or when
  * the listing location lies at or below a folder that table writes into (by name or by where
  * each really is: a name may go through a link or `..`). Not merely below its location: a
@@ -271,6 +282,8 @@ static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t,
 static int check_other_table(const icm__other_table *t, void *payload)
 {
     guard_ctx *c = payload;
+    if (t->pointer == NULL)
+        return refuse_unloaded(c, t);
     icm__other_places ps;
     int rc = icm__other_places_init(&ps, c->io, t);
     if (rc != 0)
@@ -416,7 +429,7 @@ int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_optio
                                             const char *current_pointer)
 {
     guard_ctx c = {NULL, icm_table_get_fileio(t), o, list_root, NULL,
-                   icm_table_get_identifier(t), ICM__BUF_INIT, 0, current_pointer, db_location};
+                   ICM__BUF_INIT, 0, current_pointer, db_location};
     char *path = NULL;
     int rc = local_file_of(c.io, db_location, &path);
     if (rc != 0 || path == NULL)
@@ -459,7 +472,7 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
                                  "depends on the working directory; refusing to sweep (map it "
                                  "to where the table is with --path-map)");
     guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL,
-                   icm_table_get_identifier(t), ICM__BUF_INIT, 0, NULL, NULL};
+                   ICM__BUF_INIT, 0, NULL, NULL};
     /* Where the listing really is (a missing tail: below where its existing part is). */
     int rc = icm__place_real(c.io, list_root, &c.real_root);
     if (rc != 0 && rc != ICM_ENOMEM) {
@@ -472,7 +485,7 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
         rc = refuse_own_files(&c);
     icm_catalog *cat = icm_table_get_catalog(t);
     if (rc == 0 && lists_tables(cat))
-        rc = icm__catalog_each_other_table(cat, c.self, check_other_table, &c);
+        rc = icm__catalog_each_other_table_of(t, check_other_table, &c);
     if (rc == 0 && lists_tables(cat))
         rc = check_configured_databases(&c, cat);
     icm_free(c.real_root);
