@@ -125,6 +125,10 @@ typedef struct icm__other_table {
     const char *unreadable;       /* why its places cannot be told; NULL when they can */
 } icm__other_table;
 
+/* t's name for messages (new string; NULL: ICM_ENOMEM): ns.name, a level or the name holding a
+ * dot between backquotes (n.`b.t`, which is not n.b.t); a SQL row's namespace as it is. */
+char *icm__other_table_name(const icm__other_table *t);
+
 /* The names of icm__other_table.roots (the metadata's own property names), for messages. */
 #define ICM__OTHER_TABLE_ROOT_NAMES                                                            \
     {"location", "write.data.path", "write.metadata.path", "write.object-storage.path",        \

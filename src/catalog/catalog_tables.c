@@ -463,6 +463,34 @@ static int read_other(icm_catalog *cat, icm_fileio *io, icm__other_table *o, oth
     return r->why != NULL ? 0 : ICM_ENOMEM;
 }
 
+/* One part of a name for messages: between backquotes when it holds a dot. */
+static void put_part(icm__buf *b, const char *part)
+{
+    (void)icm__buf_printf(b, strchr(part, '.') != NULL ? "`%s`" : "%s", part);
+}
+
+char *icm__other_table_name(const icm__other_table *t)
+{
+    icm__buf b = ICM__BUF_INIT;
+    if (t->id != NULL) {
+        for (size_t i = 0; i < t->id->n_levels; i++) {
+            put_part(&b, t->id->levels[i]);
+            (void)icm__buf_putc(&b, '.');
+        }
+    } else {
+        /* a SQL row's namespace: the levels joined, which cannot be told apart */
+        (void)icm__buf_printf(&b, "%s.", t->ns);
+    }
+    put_part(&b, t->name);
+    (void)icm__buf_putc(&b, '\0');
+    if (b.oom) {
+        icm__buf_dispose(&b);
+        icm__error_oom();
+        return NULL;
+    }
+    return icm__buf_detach(&b, NULL);
+}
+
 /* Read `o` and hand it to the walk's callback, unless it is the table itself (`m`). */
 static int visit(other_walk *w, icm_catalog *cat, name_match m, icm__other_table *o)
 {

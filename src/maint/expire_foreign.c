@@ -76,7 +76,8 @@ typedef struct holds {
 } holds;
 
 /* Takes p's name and real place. */
-static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
+static int push_held(holds *h, const icm__other_table *t, const char *shown,
+                     icm__other_place *p)
 {
     if (h->len == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 8;
@@ -88,14 +89,14 @@ static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
     }
     bool moved = p->real != NULL && !icm__location_equal(p->real, p->name);
     if (p->unresolved != NULL && h->unresolved == NULL &&
-        (h->unresolved = icm__sprintf("table %s.%s (catalog '%s'): where its %s %s really "
+        (h->unresolved = icm__sprintf("table %s (catalog '%s'): where its %s %s really "
                                       "is cannot be told (%s)",
-                                      t->ns, t->name, t->catalog_name, p->what, p->name,
+                                      shown, t->catalog_name, p->what, p->name,
                                       p->unresolved)) == NULL)
         return ICM_ENOMEM;
     held e = {p->name, p->real, !p->file,
-              icm__sprintf("table %s.%s (catalog '%s') has it %s its %s %s%s%s", t->ns,
-                           t->name, t->catalog_name, p->file ? "as" : "under", p->what, p->name,
+              icm__sprintf("table %s (catalog '%s') has it %s its %s %s%s%s", shown,
+                           t->catalog_name, p->file ? "as" : "under", p->what, p->name,
                            moved ? ", really " : "", moved ? p->real : "")};
     p->name = p->real = NULL;
     if (e.owner == NULL) {
@@ -110,21 +111,27 @@ static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
 static int collect_other(const icm__other_table *t, void *payload)
 {
     holds *h = payload;
+    char *shown = icm__other_table_name(t);
+    if (shown == NULL)
+        return ICM_ENOMEM;
+    int rc = 0;
     if (t->pointer == NULL) {
         /* Listed but not loaded (adversary round 20, H4): none of its places is known, so any
          * planned file may be its own; held as for a place that cannot be resolved. */
         if (h->unresolved == NULL &&
-            (h->unresolved = icm__sprintf("table %s.%s (catalog '%s'): %s; where its files lie "
+            (h->unresolved = icm__sprintf("table %s (catalog '%s'): %s; where its files lie "
                                           "cannot be told",
-                                          t->ns, t->name, t->catalog_name, t->unreadable)) == NULL)
-            return ICM_ENOMEM;
-        return 0;
+                                          shown, t->catalog_name, t->unreadable)) == NULL)
+            rc = ICM_ENOMEM;
+        icm__free(shown);
+        return rc;
     }
     icm__other_places ps;
-    int rc = icm__other_places_init(&ps, h->io, t);
+    rc = icm__other_places_init(&ps, h->io, t);
     for (size_t i = 0; rc == 0 && i < ps.n; i++)
-        rc = push_held(h, t, &ps.p[i]);
+        rc = push_held(h, t, shown, &ps.p[i]);
     icm__other_places_dispose(&ps); /* (what was pushed is the holds' now) */
+    icm__free(shown);
     return rc;
 }
 

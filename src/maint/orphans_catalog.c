@@ -222,42 +222,42 @@ static const char *really(const icm__other_place *p, char *buf, size_t size)
     return buf;
 }
 
-static int refuse_table(const guard_ctx *c, const icm__other_table *t,
+static int refuse_table(const guard_ctx *c, const icm__other_table *t, const char *shown,
                         const icm__other_place *p)
 {
     char buf[1100];
     return icm__orphan_refuse(p->name,
-                  "catalog table %s.%s (catalog '%s'%s%s) has its %s %s%s here, under the "
+                  "catalog table %s (catalog '%s'%s%s) has its %s %s%s here, under the "
                   "listing location %s; refusing to sweep a folder shared with another table, "
                   "whose files this table does not reference (carve that table's folders out "
                   "with --exclude-location)",
-                  t->ns, t->name, t->catalog_name, c->found_db != NULL ? ", in the database " : "",
+                  shown, t->catalog_name, c->found_db != NULL ? ", in the database " : "",
                   c->found_db != NULL ? c->found_db : "", p->what, p->name,
                   really(p, buf, sizeof buf), c->list_root);
 }
 
-static int refuse_inside(const guard_ctx *c, const icm__other_table *t,
+static int refuse_inside(const guard_ctx *c, const icm__other_table *t, const char *shown,
                          const icm__other_place *p)
 {
     char buf[1100];
     return icm__orphan_refuse(c->list_root,
-                  "the listing location lies at or below the %s %s%s of catalog table %s.%s "
+                  "the listing location lies at or below the %s %s%s of catalog table %s "
                   "(catalog '%s'%s%s), a folder that table writes its files into; refusing to "
                   "sweep it: that table's files there are not referenced by this table; "
                   "nothing is deleted (no override)",
-                  p->what, p->name, really(p, buf, sizeof buf), t->ns, t->name, t->catalog_name,
+                  p->what, p->name, really(p, buf, sizeof buf), shown, t->catalog_name,
                   c->found_db != NULL ? ", in the database " : "",
                   c->found_db != NULL ? c->found_db : "");
 }
 
-static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t,
+static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t, const char *shown,
                              const icm__other_place *p)
 {
     return icm__orphan_refuse(p->name,
-                  "cannot tell where the %s of catalog table %s.%s (catalog '%s'%s%s) really "
+                  "cannot tell where the %s of catalog table %s (catalog '%s'%s%s) really "
                   "is (%s), so whether it leads into the listing location %s; refusing to "
                   "sweep; nothing is deleted",
-                  p->what, t->ns, t->name, t->catalog_name,
+                  p->what, shown, t->catalog_name,
                   c->found_db != NULL ? ", in the database " : "",
                   c->found_db != NULL ? c->found_db : "", p->unresolved, c->list_root);
 }
@@ -265,13 +265,13 @@ static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t,
 /* A table the catalog lists but could not load (adversary round 20, H4: a principal that may
  * list a table but not load it, per-table access control): its files may lie anywhere,
  * the listing location included. */
-static int refuse_unloaded(const guard_ctx *c, const icm__other_table *t)
+static int refuse_unloaded(const guard_ctx *c, const icm__other_table *t, const char *shown)
 {
     return icm__orphan_refuse(c->list_root,
-                  "catalog table %s.%s (catalog '%s'): %s; where its files lie cannot be told, "
+                  "catalog table %s (catalog '%s'): %s; where its files lie cannot be told, "
                   "so whether the listing location %s holds some; refusing to sweep; nothing "
                   "is deleted",
-                  t->ns, t->name, t->catalog_name, t->unreadable, c->list_root);
+                  shown, t->catalog_name, t->unreadable, c->list_root);
 }
 
 /* Refuse when one of another table's places lies at or below the listing location, or when
@@ -279,11 +279,8 @@ static int refuse_unloaded(const guard_ctx *c, const icm__other_table *t)
  * each really is: a name may go through a link or `..`). Not merely below its location: a
  * table at the warehouse root holds every other table's folder, but writes only into its
  * data/ and metadata/ folders and its write paths. */
-static int check_other_table(const icm__other_table *t, void *payload)
+static int check_places(guard_ctx *c, const icm__other_table *t, const char *shown)
 {
-    guard_ctx *c = payload;
-    if (t->pointer == NULL)
-        return refuse_unloaded(c, t);
     icm__other_places ps;
     int rc = icm__other_places_init(&ps, c->io, t);
     if (rc != 0)
@@ -292,19 +289,30 @@ static int check_other_table(const icm__other_table *t, void *payload)
     for (size_t i = 0; rc == 0 && i < ps.n; i++) {
         const icm__other_place *p = &ps.p[i];
         if (p->written && icm__place_within(c->list_root, c->real_root, p->name, p->real, false))
-            rc = refuse_inside(c, t, p);
+            rc = refuse_inside(c, t, shown, p);
     }
     bool held = false;
     for (size_t i = 0; rc == 0 && i < ps.n; i++) {
         const icm__other_place *p = &ps.p[i];
         if ((rc = holds(c, p, &held)) == 0 && held)
-            rc = refuse_table(c, t, p);
+            rc = refuse_table(c, t, shown, p);
     }
     /* A place whose real whereabouts cannot be told may lead into the listing: refused. */
     for (size_t i = 0; rc == 0 && i < ps.n; i++)
         if (ps.p[i].unresolved != NULL)
-            rc = refuse_unresolved(c, t, &ps.p[i]);
+            rc = refuse_unresolved(c, t, shown, &ps.p[i]);
     icm__other_places_dispose(&ps);
+    return rc;
+}
+
+static int check_other_table(const icm__other_table *t, void *payload)
+{
+    char *shown = icm__other_table_name(t);
+    if (shown == NULL)
+        return ICM_ENOMEM;
+    int rc = t->pointer == NULL ? refuse_unloaded(payload, t, shown)
+                                : check_places(payload, t, shown);
+    icm__free(shown);
     return rc;
 }
 

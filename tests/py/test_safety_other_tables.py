@@ -502,8 +502,8 @@ def dotted_pair(env):
 def test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself(tmp_path):
     """The sweep of a.b.t took table `b.t` of namespace a for the table itself (the SQL row's
     table_namespace "a" + "." + table_name "b.t" is "a.b.t") and deleted b.t's live data files,
-    written below a.b.t's location: it refuses (exit 5, naming b.t's write.data.path), nothing
-    is deleted, b.t still scans."""
+    written below a.b.t's location: it refuses (exit 5, naming that table as a.`b.t` and its
+    write.data.path), nothing is deleted, b.t still scans."""
     env = Env(tmp_path)
     dotted_pair(env)
     y_rows = rows_per_snapshot(env.cat.load_table(("a", "b.t")))
@@ -511,7 +511,8 @@ def test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself(tmp_
     before = files_under(env.w)
     for args in (("--dry-run",), ()):
         p = env.icm("remove-orphan-files", "a.b.t", *args)
-        assert_refused(p, "write.data.path", f"file://{env.w}/x/sub/data", "refusing to sweep")
+        assert_refused(p, "catalog table a.`b.t` ", "write.data.path",
+                       f"file://{env.w}/x/sub/data", "refusing to sweep")
         assert files_under(env.w) == before
     assert rows_per_snapshot(env.cat.load_table(("a", "b.t"))) == y_rows
 
@@ -542,5 +543,6 @@ def test_file_of_other_table_whose_name_has_a_dot_is_held_by_expiry(tmp_path):
     assert before - after == expected_gone, (before - after, expected_gone)
     assert set(y_files) <= after
     assert any(l.startswith("warning: ") and y_file in l and "another catalog table may use it"
-               in l and f"{env.w}/x/sub/data" in l for l in p.stderr.splitlines()), p.stderr
+               in l and "table a.`b.t` " in l and f"{env.w}/x/sub/data" in l
+               for l in p.stderr.splitlines()), p.stderr
     assert rows_per_snapshot(env.cat.load_table(("a", "b.t"))) == y_rows

@@ -96,7 +96,8 @@ def test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself(wh):
     """N.b.t (namespace [N, b], table t) at W/x; table `b.t` of namespace [N] at W/y writes
     its data into W/x/sub/data. The sweep of N.b.t took `b.t` for the table itself (levels
     [N] + name "b.t" read as "N.b.t") and deleted its live data file; it refuses (exit 5,
-    naming that table's write.data.path), nothing is deleted, `b.t` still scans."""
+    naming that table as N.`b.t` and its write.data.path), nothing is deleted, `b.t` still
+    scans."""
     ns = wh.namespace
     wh.catalog().create_namespace((ns, "b"))
     create(wh, (ns, "b", "t"), "x", [1])
@@ -107,8 +108,8 @@ def test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself(wh):
     for args in (("--dry-run",), ()):
         p = wh.cli("remove-orphan-files", f"{ns}.b.t", *args)
         assert p.returncode == RC_REFUSED_BY_SAFETY_CHECK, p.stdout + p.stderr
-        assert "write.data.path" in p.stderr and f"file://{wh.tmp}/w/x/sub/data" in p.stderr, \
-            p.stderr
+        assert f"catalog table {ns}.`b.t` " in p.stderr and "write.data.path" in p.stderr and \
+            f"file://{wh.tmp}/w/x/sub/data" in p.stderr, p.stderr
         assert files_under(wh.tmp / "w") == before
     assert scan(wh, (ns, "b.t")) == [2]
 
