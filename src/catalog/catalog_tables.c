@@ -8,6 +8,12 @@
  * The walk collects every (namespace, table) pair first and only then asks for each pointer,
  * so no back-end query is open while another runs. Each table costs one pointer look-up, and
  * one metadata read when its location is wanted.
+ *
+ * Adversary round 20: the table itself is passed over only when it has the swept table's
+ * identifier in parts (never joined with '.': namespace `a` with table `b.t` is not `a.b.t`)
+ * and, for the sweep and expiry, its table-uuid (H1); a listed table whose pointer cannot be
+ * had is handed over as one whose places cannot be told, unless a fresh listing proves it
+ * dropped (H4): 403, 5xx, timeouts and a bare 404 are not proof of absence.
  */
 #include <stdio.h>
 #include <string.h>
@@ -113,7 +119,6 @@ static int walk_levels(table_list *l, const char **levels, size_t n)
     return rc;
 }
 
-/* Whether a fresh listing of id's namespace still names it (*out). */
 typedef struct name_search {
     const char *name;
     bool found;
@@ -126,6 +131,7 @@ static int find_name(const char *name, void *payload)
     return 0;
 }
 
+/* Whether a fresh listing of id's namespace still names it (*out). */
 static int still_listed(icm_catalog *cat, bool paged, const icm_table_ident *id, bool *out)
 {
     name_search f = {id->name, false};

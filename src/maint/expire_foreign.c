@@ -17,8 +17,11 @@
  * Each comparison is made by name and by where both really are (maint/places.h: links and
  * `..` resolved; the other tables' places and this table's roots once per run, a planned
  * file's folder once per run of files in it): either one holds the file. When where one of
- * those places really is cannot be told (a permission or I/O error, a link loop), every planned
- * file is held: any of them may lie there.
+ * those places really is cannot be told (a permission or I/O error, a link loop), or a table the
+ * catalog lists cannot be loaded (adversary round 20, H4: a 403 for a principal that may list
+ * but not load it, a 5xx, a 404 while a fresh listing still names it), every planned file is
+ * held: any of them may lie there. The table itself is passed over only by its identifier's
+ * parts and its table-uuid (H1: namespace `a` with table `b.t` is not `a.b.t`).
  *
  * Tables no catalog lists (issue #16 adversarial round 2: a filesystem-layout table B nested
  * in A's folder, whose live file A added then deleted) are found on disk, as the sweep's

@@ -31,7 +31,10 @@
  *    hidden, or excluded). A table whose metadata the strict reader rejects is read
  *    leniently for its places (spec/metadata_places.h); one whose metadata cannot be read
  *    even so (not JSON, an I/O error) refuses the sweep, since where its files go is unknown;
- *    one whose metadata file is gone is judged by its pointer and default location.
+ *    so does one the catalog lists but will not load (a 403 for a principal that may list
+ *    but not load it, a 5xx, a 404 while a fresh listing still names it: adversary round 20,
+ *    H4); one whose metadata file is gone is judged by its pointer and default location.
+ *    The table itself is skipped only by its identifier's parts and its table-uuid (H1).
  * During the listing, icm__catalog_guard_protects keeps every remembered name out of the
  * plan, whatever the overrides: it runs for would-be orphans only (never for referenced
  * files), comparing with a handful of names.
