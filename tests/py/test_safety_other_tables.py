@@ -546,3 +546,39 @@ def test_file_of_other_table_whose_name_has_a_dot_is_held_by_expiry(tmp_path):
                in l and "table a.`b.t` " in l and f"{env.w}/x/sub/data" in l
                for l in p.stderr.splitlines()), p.stderr
     assert rows_per_snapshot(env.cat.load_table(("a", "b.t"))) == y_rows
+
+
+def test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself_in_a_filesystem_catalog(
+        tmp_path):
+    """The same in a `type: hadoop` catalog over W: table folders W/a/b/t (namespace a.b,
+    table t) and W/a/b.t (namespace a, table `b.t`, writing its data into W/a/b/t/sub/data),
+    each with v1.metadata.json and version-hint.text. The sweep of a.b.t took a.`b.t` for
+    itself and deleted its live data file; it refuses (exit 5), nothing is deleted."""
+    env = Env(tmp_path)
+    wh = tmp_path / "fs"
+    env.cat.create_namespace("a")
+    env.cat.create_namespace(("a", "b"))
+    x = env.cat.create_table(("a", "b", "t"), schema=SCHEMA, location=f"file://{wh}/a/b/t")
+    append(x, 1)
+    y = env.cat.create_table(("a", "b.t"), schema=SCHEMA, location=f"file://{wh}/a/b.t",
+                             properties={"write.data.path": f"file://{wh}/a/b/t/sub/data"})
+    append(y, 1, base=500)
+    for ident, folder in ((("a", "b", "t"), wh / "a" / "b" / "t"), (("a", "b.t"), wh / "a" / "b.t")):
+        md = Path(local(env.cat.load_table(ident).metadata_location))
+        (folder / "metadata" / "v1.metadata.json").write_bytes(md.read_bytes())
+        (folder / "metadata" / "version-hint.text").write_text("1")
+    y_data = {f for f in files_under(wh / "a" / "b" / "t" / "sub") if f.endswith(".parquet")}
+    assert len(y_data) == 1
+    cfg = tmp_path / "fs.yaml"
+    cfg.write_text(f"catalog:\n  fs:\n    type: hadoop\n    warehouse: {wh}\n")
+    age_all(wh)
+    before = files_under(wh)
+    for args in (("--dry-run",), ()):
+        p = subprocess.run([CLI, "--config", str(cfg), "--catalog", "fs", "remove-orphan-files",
+                            "a.b.t", *args], cwd=tmp_path, capture_output=True, text=True,
+                           env={**{k: v for k, v in os.environ.items()
+                                   if not k.upper().startswith("PYICEBERG_")},
+                                "HOME": str(tmp_path / "nohome")}, stdin=subprocess.DEVNULL)
+        assert_refused(p, "catalog table a.`b.t` ", "write.data.path",
+                       f"file://{wh}/a/b/t/sub/data")
+        assert files_under(wh) == before
