@@ -71,16 +71,22 @@ int icm__catalog_pages(icm_catalog *cat, icm__catalog_page_fn fn, const char *co
                        size_t n_levels, icm_name_cb cb, void *payload);
 
 /* One table of a catalog: its identifier (namespace levels as the catalog lists them, a level
- * may hold a dot; id->ns is them joined with '.') and current metadata location (NULL when the
- * catalog could not give one), all borrowed for the call. Return 0 to go on. */
+ * may hold a dot; id->ns is them joined with '.') and current metadata location, all borrowed
+ * for the call. When the catalog lists the table but could not give its metadata location
+ * (a 403 for a principal that may list but not load it, a 5xx, a timeout, a 404 while a fresh
+ * listing still names it), `pointer` is NULL and `why` says so in one line (with the load's
+ * error): where its files lie cannot be told. Return 0 to go on. */
 typedef int (*icm__catalog_table_cb)(const icm_table_ident *id, const char *pointer,
-                                     void *payload);
+                                     const char *why, void *payload);
 
 /* Call cb for every table of `cat` (catalog_tables.c); none for a back end without listing
  * methods. A back end with the version 2 paged listings is walked level by level, so a
  * namespace level holding a dot is one level (joining and splitting on '.' would list another
- * namespace's tables, or none, in its place). Returns 0, the listing's codes, ICM_ENOMEM or the
- * callback's non-zero value. */
+ * namespace's tables, or none, in its place). A listed table is passed over only when it is
+ * proven gone: its load says "not found" and a fresh listing of its namespace no longer names
+ * it (a 404 alone may hide a table from a principal; adversary round 20, H4). Cost: one load
+ * per table, and one more listing per table whose load said "not found". Returns 0, the
+ * listing's codes, ICM_ENOMEM or the callback's non-zero value. */
 int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *payload);
 
 /* Another table a catalog's store holds a pointer for: its catalog name (a SQL database
@@ -99,14 +105,17 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
  * files go cannot be told, and the callers keep to the safe side (maint/places.c). A missing
  * metadata file (md_rc ICM_ENOTFOUND: no reader can read that table), or one on a back end the
  * FileIO does not serve (ICM_EUNSUPPORTED: nor can it delete there), is neither: the table is
- * judged by its pointer and that default location. */
+ * judged by its pointer and that default location. A table the catalog lists but could not
+ * load (icm__catalog_table_cb) has no pointer: `pointer` and every root are NULL, md_rc is
+ * ICM_ERROR (never ICM_ENOTFOUND: a listed table is not known to be gone) and `unreadable`
+ * says why; the callers keep to the safe side without asking where its places are. */
 #define ICM__OTHER_TABLE_N_ROOTS 5
 typedef struct icm__other_table {
     const char *catalog_name;
     const char *ns;
     const char *name;
     const icm_table_ident *id; /* its levels, when the catalog listed it (NULL: a SQL row) */
-    const char *pointer;
+    const char *pointer;          /* NULL: listed, but not loaded (unreadable says why) */
     const char *roots[ICM__OTHER_TABLE_N_ROOTS];
     const icm_table_metadata *md; /* its current metadata; NULL when it could not be read */
     int md_rc;                    /* why not (icm_table_metadata_read's code); 0 when read */
@@ -115,6 +124,10 @@ typedef struct icm__other_table {
     size_t n_log;
     const char *unreadable;       /* why its places cannot be told; NULL when they can */
 } icm__other_table;
+
+/* t's name for messages (new string; NULL: ICM_ENOMEM): ns.name, a level or the name holding a
+ * dot between backquotes (n.`b.t`, which is not n.b.t); a SQL row's namespace as it is. */
+char *icm__other_table_name(const icm__other_table *t);
 
 /* The names of icm__other_table.roots (the metadata's own property names), for messages. */
 #define ICM__OTHER_TABLE_ROOT_NAMES                                                            \
@@ -126,11 +139,22 @@ typedef int (*icm__other_table_cb)(const icm__other_table *t, void *payload);
 /* Call cb for every table with a pointer that `cat`'s store knows of except `self` ("ns.name"
  * in `cat`; NULL = none): for a SQL catalog every row of its database, whatever the
  * catalog_name (issue #16: a table of another catalog in the same database is still a
- * table); for another back end its own tables (icm__catalog_each_table). Costs one metadata
- * read per table. Used by the orphan sweep's guard and by expiry's foreign-file hold, so both
- * see the same tables. Returns 0, the listing's codes, ICM_ENOMEM or cb's non-zero value. */
+ * table); for another back end its own tables (icm__catalog_each_table; one it lists but
+ * could not load is passed with pointer NULL and `unreadable` saying why). `self` is split at
+ * its dots into namespace levels and a name, and only a table with exactly those parts is
+ * skipped (never one whose parts only joined with '.' are `self`: namespace `a` with table
+ * `b.t` is not `a.b.t`). Costs one metadata read per table. Returns 0, the listing's codes,
+ * ICM_ENOMEM or cb's non-zero value. */
 int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
                                   void *payload);
+
+/* icm__catalog_each_other_table for the table `t` of a catalog (its identifier as `self`),
+ * which also skips a table named like `t` only when it is `t` by what it is: its table-uuid
+ * (its metadata file when either has none), read from its metadata; a table whose name is
+ * `t`'s only joined with '.' must have both. A table named like `t` that cannot be read or
+ * loaded is another table. Used by the orphan sweep's guard and by expiry's foreign-file hold,
+ * so both see the same tables. Returns the codes of icm__catalog_each_other_table. */
+int icm__catalog_each_other_table_of(icm_table *t, icm__other_table_cb cb, void *payload);
 
 /* Call cb for every table with a pointer in the SQLite database file `db` (every
  * catalog_name; metadata read through `io`): a database another catalog of the configuration

@@ -8,9 +8,16 @@
  * The walk collects every (namespace, table) pair first and only then asks for each pointer,
  * so no back-end query is open while another runs. Each table costs one pointer look-up, and
  * one metadata read when its location is wanted.
+ *
+ * Adversary round 20: the table itself is passed over only when it has the swept table's
+ * identifier in parts (never joined with '.': namespace `a` with table `b.t` is not `a.b.t`)
+ * and, for the sweep and expiry, its table-uuid (H1); a listed table whose pointer cannot be
+ * had is handed over as one whose places cannot be told, unless a fresh listing proves it
+ * dropped (H4): 403, 5xx, timeouts and a bare 404 are not proof of absence.
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "catalog/catalog_internal.h"
 #include "catalog/sql/store.h"
@@ -112,6 +119,71 @@ static int walk_levels(table_list *l, const char **levels, size_t n)
     return rc;
 }
 
+typedef struct name_search {
+    const char *name;
+    bool found;
+} name_search;
+
+static int find_name(const char *name, void *payload)
+{
+    name_search *f = payload;
+    f->found = f->found || strcmp(name, f->name) == 0;
+    return 0;
+}
+
+/* Whether a fresh listing of id's namespace still names it (*out). */
+static int still_listed(icm_catalog *cat, bool paged, const icm_table_ident *id, bool *out)
+{
+    name_search f = {id->name, false};
+    int rc = paged ? icm__catalog_pages(cat, ICM__CATALOG_V2(cat, list_tables_page), id->levels,
+                                        id->n_levels, find_name, &f)
+                   : cat->methods->list_tables(cat, id->ns, find_name, &f);
+    *out = f.found;
+    return rc;
+}
+
+/*
+ * A listed table whose pointer could not be had (load's code `lrc`, its error still set):
+ * *why (new string) says so in one line, or *gone is set when the table is proven dropped
+ * since it was listed. A table the catalog lists is a table: a 403 (a principal that may list
+ * it but not load it: per-table access control), a 5xx, a timeout, an unreadable folder all
+ * leave where its files lie unknown. Only a "not found" that a fresh listing of its
+ * namespace confirms is proof of absence: a 404 alone is also how a catalog hides a table
+ * from a principal that may not read it. Returns 0 or ICM_ENOMEM.
+ */
+static int why_unloaded(icm_catalog *cat, bool paged, const icm_table_ident *id, int lrc,
+                        char **why, bool *gone)
+{
+    *why = NULL;
+    *gone = false;
+    char load[512];
+    snprintf(load, sizeof load, "%s", icm_error_last()->message);
+    icm_error_clear();
+    if (lrc != ICM_ENOTFOUND) {
+        *why = icm__sprintf("the catalog lists it, but loading it failed: %s", load);
+        return *why != NULL ? 0 : icm__error_oom();
+    }
+    bool listed = true;
+    int rc = still_listed(cat, paged, id, &listed);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        *why = icm__sprintf("the catalog lists it, but loading it failed (%s), and listing its "
+                            "namespace again failed too (%s)",
+                            load, icm_error_last()->message);
+        icm_error_clear();
+    } else if (listed) {
+        *why = icm__sprintf("the catalog lists it, but loading it failed (%s); it is still "
+                            "listed, so it was not dropped (a catalog may answer \"not found\" "
+                            "for a table the principal may not read)",
+                            load);
+    } else {
+        *gone = true; /* dropped between the listing and the load */
+        return 0;
+    }
+    return *why != NULL ? 0 : icm__error_oom();
+}
+
 int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *payload)
 {
     bool paged = ICM__CATALOG_V2(cat, list_namespaces_page) != NULL &&
@@ -134,16 +206,18 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
     }
     for (size_t i = 0; rc == 0 && i < l.idents.len; i++) {
         const icm__ident *ident = l.idents.items[i];
-        char *pointer = NULL;
-        int lrc = icm__catalog_load_location(cat, &ident->id, &pointer);
-        if (lrc == ICM_ENOMEM) {
-            rc = lrc;
-            break;
-        }
-        if (lrc != 0)
-            icm_error_clear(); /* dropped meanwhile, or no metadata: the callback is told */
-        rc = cb(&ident->id, pointer, payload);
+        char *pointer = NULL, *why = NULL;
+        bool gone = false;
+        rc = icm__catalog_load_location(cat, &ident->id, &pointer);
+        if (rc != 0 && rc != ICM_ENOMEM)
+            rc = why_unloaded(cat, paged, &ident->id, rc, &why, &gone);
+        else if (rc == 0 && pointer == NULL &&
+                 (why = icm__strdup("the catalog gives no metadata file for it")) == NULL)
+            rc = icm__error_oom();
+        if (rc == 0 && !gone)
+            rc = cb(&ident->id, pointer, why, payload);
         icm__free(pointer);
+        icm__free(why);
     }
     icm__ptrvec_dispose(&l.idents, free_ident);
     return rc;
@@ -151,22 +225,98 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
 
 /* ---- every other table a catalog's store knows of ---- */
 
+/*
+ * The table a walk of the other tables passes over: the table itself. It is recognised by its
+ * identifier in parts (namespace levels and name, never joined: namespace `a` with table `b.t`
+ * and namespace `a.b` with table `t` are both "a.b.t" joined, and are two tables; adversary
+ * round 20, H1) and, when the walk knows them (`known`), by being the same table: a candidate
+ * named like it must have its table-uuid (its metadata file when either has none). The parts
+ * are split from the dotted identifier at every dot, as icm_table_load names a table; a
+ * candidate whose parts differ but whose joined name is the same (a table opened by levels
+ * holding a dot) is the table itself only when both its table-uuid and its metadata file are
+ * the table's. Anything not recognised is another table: its files are kept.
+ */
+typedef struct self_table {
+    icm__ident ident;
+    const char *uuid;    /* its table-uuid; NULL: it has none */
+    const char *pointer; /* its current metadata file */
+    bool known;          /* uuid and pointer given; else the name alone decides */
+} self_table;
+
 typedef struct other_walk {
     icm_catalog *cat; /* asked for a table's metadata when it hands metadata out (REST) */
     icm_fileio *io;
     const char *catalog_name; /* of `self`; NULL = no table is skipped */
-    const char *self;         /* "ns.name", skipped in catalog_name */
+    const self_table *self;   /* skipped in catalog_name; NULL = none */
     icm__other_table_cb cb;
     void *payload;
 } other_walk;
 
-static bool is_self(const other_walk *w, const char *catalog_name, const char *ns,
-                    const char *name)
+/* How a candidate's name compares with the table itself's. */
+typedef enum name_match {
+    NAME_OTHER,  /* another name */
+    NAME_JOINED, /* the same only joined with '.': other parts (or parts that cannot be told) */
+    NAME_SAME    /* the same parts */
+} name_match;
+
+static char joined_at(const char *ns, size_t ns_len, const char *name, size_t i)
 {
-    size_t nlen = strlen(ns);
-    return w->self != NULL && w->catalog_name != NULL &&
-           strcmp(catalog_name, w->catalog_name) == 0 && strncmp(w->self, ns, nlen) == 0 &&
-           w->self[nlen] == '.' && strcmp(w->self + nlen + 1, name) == 0;
+    return i < ns_len ? ns[i] : i == ns_len ? '.' : name[i - ns_len - 1];
+}
+
+/* Whether ns + "." + name is the same text for a and b (compared in place). */
+static bool joined_equal(const char *ns_a, const char *name_a, const char *ns_b,
+                         const char *name_b)
+{
+    size_t la = strlen(ns_a), lb = strlen(ns_b), n = la + 1 + strlen(name_a);
+    if (n != lb + 1 + strlen(name_b))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (joined_at(ns_a, la, name_a, i) != joined_at(ns_b, lb, name_b, i))
+            return false;
+    return true;
+}
+
+/* A table a catalog listed by its levels (`id`, id->ns being them joined). */
+static name_match match_levels(const self_table *self, const icm_table_ident *id)
+{
+    const icm_table_ident *me = &self->ident.id;
+    bool same = id->n_levels == me->n_levels && strcmp(id->name, me->name) == 0;
+    for (size_t i = 0; same && i < id->n_levels; i++)
+        same = strcmp(id->levels[i], me->levels[i]) == 0;
+    if (same)
+        return NAME_SAME;
+    return joined_equal(id->ns, id->name, me->ns, me->name) ? NAME_JOINED : NAME_OTHER;
+}
+
+/* A SQL catalog's row: its table_namespace is the levels joined with '.', and (catalog_name,
+ * table_namespace, table_name) is the row's key, so the same namespace text and name are the
+ * same table of that catalog; levels holding a dot cannot be told apart there. */
+static name_match match_row(const self_table *self, const char *ns, const char *name)
+{
+    const icm_table_ident *me = &self->ident.id;
+    if (strcmp(ns, me->ns) == 0 && strcmp(name, me->name) == 0)
+        return NAME_SAME;
+    return joined_equal(ns, name, me->ns, me->name) ? NAME_JOINED : NAME_OTHER;
+}
+
+/* Whether the candidate `o`, named like the table itself (`m`), is it: by name alone when the
+ * walk knows nothing else; else by its table-uuid (its metadata file when either has none),
+ * and by both when only the joined name is the same. */
+static bool is_self(const self_table *self, name_match m, const icm__other_table *o)
+{
+    if (m == NAME_OTHER)
+        return false;
+    if (!self->known)
+        return m == NAME_SAME;
+    const char *uuid = o->md != NULL ? icm_table_metadata_uuid(o->md) : NULL;
+    bool uuids = uuid != NULL && self->uuid != NULL;
+    bool by_uuid = uuids && strcasecmp(uuid, self->uuid) == 0;
+    bool by_pointer = o->pointer != NULL && self->pointer != NULL &&
+                      icm__location_equal(o->pointer, self->pointer);
+    if (m == NAME_JOINED)
+        return by_uuid && by_pointer;
+    return uuids ? by_uuid : by_pointer;
 }
 
 /* The folder above the `metadata/` folder `pointer` lies in (new string in *out): the table's
@@ -319,64 +469,128 @@ static int read_other(icm_catalog *cat, icm_fileio *io, icm__other_table *o, oth
     return r->why != NULL ? 0 : ICM_ENOMEM;
 }
 
+/* One part of a name for messages: between backquotes when it holds a dot. */
+static void put_part(icm__buf *b, const char *part)
+{
+    (void)icm__buf_printf(b, strchr(part, '.') != NULL ? "`%s`" : "%s", part);
+}
+
+char *icm__other_table_name(const icm__other_table *t)
+{
+    icm__buf b = ICM__BUF_INIT;
+    if (t->id != NULL) {
+        for (size_t i = 0; i < t->id->n_levels; i++) {
+            put_part(&b, t->id->levels[i]);
+            (void)icm__buf_putc(&b, '.');
+        }
+    } else {
+        /* a SQL row's namespace: the levels joined, which cannot be told apart */
+        (void)icm__buf_printf(&b, "%s.", t->ns);
+    }
+    put_part(&b, t->name);
+    (void)icm__buf_putc(&b, '\0');
+    if (b.oom) {
+        icm__buf_dispose(&b);
+        icm__error_oom();
+        return NULL;
+    }
+    return icm__buf_detach(&b, NULL);
+}
+
+/* Read `o` and hand it to the walk's callback, unless it is the table itself (`m`). */
+static int visit(other_walk *w, icm_catalog *cat, name_match m, icm__other_table *o)
+{
+    other_read r;
+    int rc = read_other(cat, w->io, o, &r);
+    if (rc == 0 && !(w->self != NULL && is_self(w->self, m, o)))
+        rc = w->cb(o, w->payload);
+    other_read_dispose(&r);
+    return rc;
+}
+
 static int visit_other(const char *catalog_name, const char *ns, const char *name,
                        const char *pointer, void *payload)
 {
     other_walk *w = payload;
-    if (pointer == NULL || is_self(w, catalog_name, ns, name))
-        return 0; /* no metadata: no files; or the table itself */
-    icm__other_table o = {catalog_name, ns, name, NULL, pointer, {NULL}, NULL, 0, false, NULL, 0,
-                          NULL};
-    other_read r;
+    if (pointer == NULL)
+        return 0; /* a row without a metadata file: no reader can load that table */
     /* (the catalog is asked only of its own tables, not another catalog_name's rows) */
     bool own = w->catalog_name != NULL && strcmp(catalog_name, w->catalog_name) == 0;
-    int rc = read_other(own ? w->cat : NULL, w->io, &o, &r);
-    if (rc == 0)
-        rc = w->cb(&o, w->payload);
-    other_read_dispose(&r);
-    return rc;
+    name_match m = own && w->self != NULL ? match_row(w->self, ns, name) : NAME_OTHER;
+    if (m == NAME_SAME && !w->self->known)
+        return 0; /* the table itself, by name */
+    icm__other_table o = {catalog_name, ns, name, NULL, pointer, {NULL}, NULL, 0, false, NULL, 0,
+                          NULL};
+    return visit(w, own ? w->cat : NULL, m, &o);
 }
 
-/* Whether `id` (as the catalog listed it) is the swept table `self`, whose identifier is
- * dotted: its levels are the dot-separated parts (a table whose levels hold a dot cannot be
- * named so, and is never taken for it). */
-static bool is_self_levels(const other_walk *w, const icm_table_ident *id)
-{
-    if (w->self == NULL)
-        return false;
-    const char *p = w->self;
-    for (size_t i = 0; i < id->n_levels; i++) {
-        size_t n = strlen(id->levels[i]);
-        if (strchr(id->levels[i], '.') != NULL || strncmp(p, id->levels[i], n) != 0 ||
-            p[n] != '.')
-            return false;
-        p += n + 1;
-    }
-    return id->n_levels > 0 && strcmp(p, id->name) == 0;
-}
-
-static int visit_own_name(const icm_table_ident *id, const char *pointer, void *payload)
+static int visit_own_name(const icm_table_ident *id, const char *pointer, const char *why,
+                          void *payload)
 {
     other_walk *w = payload;
-    if (pointer == NULL || is_self_levels(w, id))
-        return 0; /* no metadata: no files; or the table itself */
+    name_match m = w->self != NULL ? match_levels(w->self, id) : NAME_OTHER;
+    if (m == NAME_SAME && !w->self->known)
+        return 0; /* the table itself, by name */
     icm__other_table o = {w->catalog_name, id->ns, id->name, id, pointer, {NULL}, NULL, 0,
                           false, NULL, 0, NULL};
-    other_read r;
-    int rc = read_other(w->cat, w->io, &o, &r);
-    if (rc == 0)
-        rc = w->cb(&o, w->payload);
-    other_read_dispose(&r);
-    return rc;
+    if (pointer == NULL) {
+        /* Listed, but not loaded: where its files lie cannot be told (nor whether it is the
+         * table itself). */
+        o.md_rc = ICM_ERROR;
+        o.unreadable = why != NULL ? why : "the catalog could not load it";
+        return w->cb(&o, w->payload);
+    }
+    return visit(w, w->cat, m, &o);
 }
 
-int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
-                                  void *payload)
+static int walk_others(icm_catalog *cat, const self_table *self, icm__other_table_cb cb,
+                       void *payload)
 {
     other_walk w = {cat, cat->io, icm_catalog_name(cat), self, cb, payload};
     if (strcmp(cat->methods->kind, "sql") == 0)
         return icm__sql_catalog_each_pointer(cat, visit_other, &w);
     return icm__catalog_each_table(cat, visit_own_name, &w);
+}
+
+/* The table itself named by `identifier` (split at its dots); *named false when it names no
+ * table (then none is skipped). Returns 0 or ICM_ENOMEM. */
+static int self_named(self_table *s, const char *identifier, bool *named)
+{
+    *named = false;
+    if (identifier == NULL)
+        return 0;
+    int rc = icm__ident_parse_levels(identifier, &s->ident);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    if (rc != 0)
+        icm_error_clear(); /* not NAMESPACE.TABLE: no catalog table is it */
+    *named = rc == 0;
+    return 0;
+}
+
+int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
+                                  void *payload)
+{
+    self_table s = {{0}, NULL, NULL, false};
+    bool named = false;
+    int rc = self_named(&s, self, &named);
+    if (rc == 0)
+        rc = walk_others(cat, named ? &s : NULL, cb, payload);
+    icm__ident_dispose(&s.ident);
+    return rc;
+}
+
+int icm__catalog_each_other_table_of(icm_table *t, icm__other_table_cb cb, void *payload)
+{
+    const icm_table_metadata *md = icm_table_get_metadata(t);
+    self_table s = {{0}, md != NULL ? icm_table_metadata_uuid(md) : NULL,
+                    icm_table_get_metadata_location(t), true};
+    bool named = false;
+    int rc = self_named(&s, icm_table_get_identifier(t), &named);
+    if (rc == 0)
+        rc = walk_others(icm_table_get_catalog(t), named ? &s : NULL, cb, payload);
+    icm__ident_dispose(&s.ident);
+    return rc;
 }
 
 /* Whether `path` is a local file that starts with SQLite's header (not a journal, a WAL, a
@@ -431,12 +645,14 @@ static int refuse_shared(const char *ns, const char *name, const char *what, con
                           ns, name, what);
 }
 
-static int check_one(const icm_table_ident *id, const char *pointer, void *payload)
+static int check_one(const icm_table_ident *id, const char *pointer, const char *why,
+                     void *payload)
 {
     share_check *c = payload;
     const char *ns = id->ns, *name = id->name;
+    (void)why;
     if (pointer == NULL)
-        return 0; /* a table without metadata uses no files */
+        return 0; /* not loaded: its places cannot be told, as for unreadable metadata below */
     if (icm__location_equal(pointer, c->metadata_location))
         return refuse_shared(ns, name, "metadata file", c->metadata_location);
     icm__other_table o = {NULL, ns, name, id, pointer, {NULL}, NULL, 0, false, NULL, 0, NULL};

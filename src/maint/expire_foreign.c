@@ -17,8 +17,11 @@
  * Each comparison is made by name and by where both really are (maint/places.h: links and
  * `..` resolved; the other tables' places and this table's roots once per run, a planned
  * file's folder once per run of files in it): either one holds the file. When where one of
- * those places really is cannot be told (a permission or I/O error, a link loop), every planned
- * file is held: any of them may lie there.
+ * those places really is cannot be told (a permission or I/O error, a link loop), or a table the
+ * catalog lists cannot be loaded (adversary round 20, H4: a 403 for a principal that may list
+ * but not load it, a 5xx, a 404 while a fresh listing still names it), every planned file is
+ * held: any of them may lie there. The table itself is passed over only by its identifier's
+ * parts and its table-uuid (H1: namespace `a` with table `b.t` is not `a.b.t`).
  *
  * Tables no catalog lists (issue #16 adversarial round 2: a filesystem-layout table B nested
  * in A's folder, whose live file A added then deleted) are found on disk, as the sweep's
@@ -76,7 +79,8 @@ typedef struct holds {
 } holds;
 
 /* Takes p's name and real place. */
-static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
+static int push_held(holds *h, const icm__other_table *t, const char *shown,
+                     icm__other_place *p)
 {
     if (h->len == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 8;
@@ -88,14 +92,14 @@ static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
     }
     bool moved = p->real != NULL && !icm__location_equal(p->real, p->name);
     if (p->unresolved != NULL && h->unresolved == NULL &&
-        (h->unresolved = icm__sprintf("table %s.%s (catalog '%s'): where its %s %s really "
+        (h->unresolved = icm__sprintf("table %s (catalog '%s'): where its %s %s really "
                                       "is cannot be told (%s)",
-                                      t->ns, t->name, t->catalog_name, p->what, p->name,
+                                      shown, t->catalog_name, p->what, p->name,
                                       p->unresolved)) == NULL)
         return ICM_ENOMEM;
     held e = {p->name, p->real, !p->file,
-              icm__sprintf("table %s.%s (catalog '%s') has it %s its %s %s%s%s", t->ns,
-                           t->name, t->catalog_name, p->file ? "as" : "under", p->what, p->name,
+              icm__sprintf("table %s (catalog '%s') has it %s its %s %s%s%s", shown,
+                           t->catalog_name, p->file ? "as" : "under", p->what, p->name,
                            moved ? ", really " : "", moved ? p->real : "")};
     p->name = p->real = NULL;
     if (e.owner == NULL) {
@@ -110,11 +114,27 @@ static int push_held(holds *h, const icm__other_table *t, icm__other_place *p)
 static int collect_other(const icm__other_table *t, void *payload)
 {
     holds *h = payload;
+    char *shown = icm__other_table_name(t);
+    if (shown == NULL)
+        return ICM_ENOMEM;
+    int rc = 0;
+    if (t->pointer == NULL) {
+        /* Listed but not loaded (adversary round 20, H4): none of its places is known, so any
+         * planned file may be its own; held as for a place that cannot be resolved. */
+        if (h->unresolved == NULL &&
+            (h->unresolved = icm__sprintf("table %s (catalog '%s'): %s; where its files lie "
+                                          "cannot be told",
+                                          shown, t->catalog_name, t->unreadable)) == NULL)
+            rc = ICM_ENOMEM;
+        icm__free(shown);
+        return rc;
+    }
     icm__other_places ps;
-    int rc = icm__other_places_init(&ps, h->io, t);
+    rc = icm__other_places_init(&ps, h->io, t);
     for (size_t i = 0; rc == 0 && i < ps.n; i++)
-        rc = push_held(h, t, &ps.p[i]);
+        rc = push_held(h, t, shown, &ps.p[i]);
     icm__other_places_dispose(&ps); /* (what was pushed is the holds' now) */
+    icm__free(shown);
     return rc;
 }
 
@@ -544,7 +564,7 @@ static int hold_catalog_tables(icm_table *t, const icm_table_metadata *md,
         return 0;
     icm_fileio *io = icm_table_get_fileio(t);
     holds h = {NULL, 0, 0, io, NULL};
-    int rc = icm__catalog_each_other_table(cat, icm_table_get_identifier(t), collect_other, &h);
+    int rc = icm__catalog_each_other_table_of(t, collect_other, &h);
     own_roots own = {{NULL}, {NULL}, 0};
     if (rc == 0 && h.len > 0) {
         own.n = icm__table_roots(md, own.name);
@@ -554,7 +574,7 @@ static int hold_catalog_tables(icm_table *t, const icm_table_metadata *md,
                 rc = 0;
             }
     }
-    if (rc == 0 && h.len > 0) {
+    if (rc == 0 && (h.len > 0 || h.unresolved != NULL)) {
         catalog_hold c = {&h, &own, io, NULL, NULL};
         rc = hold_all(r, catalog_holder, &c);
         icm__free(c.dir);

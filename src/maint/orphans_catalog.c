@@ -31,7 +31,10 @@
  *    hidden, or excluded). A table whose metadata the strict reader rejects is read
  *    leniently for its places (spec/metadata_places.h); one whose metadata cannot be read
  *    even so (not JSON, an I/O error) refuses the sweep, since where its files go is unknown;
- *    one whose metadata file is gone is judged by its pointer and default location.
+ *    so does one the catalog lists but will not load (a 403 for a principal that may list
+ *    but not load it, a 5xx, a 404 while a fresh listing still names it: adversary round 20,
+ *    H4); one whose metadata file is gone is judged by its pointer and default location.
+ *    The table itself is skipped only by its identifier's parts and its table-uuid (H1).
  * During the listing, icm__catalog_guard_protects keeps every remembered name out of the
  * plan, whatever the overrides: it runs for would-be orphans only (never for referenced
  * files), comparing with a handful of names.
@@ -57,7 +60,6 @@ typedef struct guard_ctx {
     const icm_orphan_options *o;
     const char *list_root;
     char *real_root;        /* where list_root really is; NULL when unknown */
-    const char *self;       /* the swept table's identifier */
     icm__buf offending;     /* " --exclude-location <file>" for each catalog file found below
                                list_root (refused together, so one retry can name them all) */
     size_t n_offending;
@@ -223,44 +225,56 @@ static const char *really(const icm__other_place *p, char *buf, size_t size)
     return buf;
 }
 
-static int refuse_table(const guard_ctx *c, const icm__other_table *t,
+static int refuse_table(const guard_ctx *c, const icm__other_table *t, const char *shown,
                         const icm__other_place *p)
 {
     char buf[1100];
     return icm__orphan_refuse(p->name,
-                  "catalog table %s.%s (catalog '%s'%s%s) has its %s %s%s here, under the "
+                  "catalog table %s (catalog '%s'%s%s) has its %s %s%s here, under the "
                   "listing location %s; refusing to sweep a folder shared with another table, "
                   "whose files this table does not reference (carve that table's folders out "
                   "with --exclude-location)",
-                  t->ns, t->name, t->catalog_name, c->found_db != NULL ? ", in the database " : "",
+                  shown, t->catalog_name, c->found_db != NULL ? ", in the database " : "",
                   c->found_db != NULL ? c->found_db : "", p->what, p->name,
                   really(p, buf, sizeof buf), c->list_root);
 }
 
-static int refuse_inside(const guard_ctx *c, const icm__other_table *t,
+static int refuse_inside(const guard_ctx *c, const icm__other_table *t, const char *shown,
                          const icm__other_place *p)
 {
     char buf[1100];
     return icm__orphan_refuse(c->list_root,
-                  "the listing location lies at or below the %s %s%s of catalog table %s.%s "
+                  "the listing location lies at or below the %s %s%s of catalog table %s "
                   "(catalog '%s'%s%s), a folder that table writes its files into; refusing to "
                   "sweep it: that table's files there are not referenced by this table; "
                   "nothing is deleted (no override)",
-                  p->what, p->name, really(p, buf, sizeof buf), t->ns, t->name, t->catalog_name,
+                  p->what, p->name, really(p, buf, sizeof buf), shown, t->catalog_name,
                   c->found_db != NULL ? ", in the database " : "",
                   c->found_db != NULL ? c->found_db : "");
 }
 
-static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t,
+static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t, const char *shown,
                              const icm__other_place *p)
 {
     return icm__orphan_refuse(p->name,
-                  "cannot tell where the %s of catalog table %s.%s (catalog '%s'%s%s) really "
+                  "cannot tell where the %s of catalog table %s (catalog '%s'%s%s) really "
                   "is (%s), so whether it leads into the listing location %s; refusing to "
                   "sweep; nothing is deleted",
-                  p->what, t->ns, t->name, t->catalog_name,
+                  p->what, shown, t->catalog_name,
                   c->found_db != NULL ? ", in the database " : "",
                   c->found_db != NULL ? c->found_db : "", p->unresolved, c->list_root);
+}
+
+/* A table the catalog lists but could not load (adversary round 20, H4: a principal that may
+ * list a table but not load it, per-table access control): its files may lie anywhere,
+ * the listing location included. */
+static int refuse_unloaded(const guard_ctx *c, const icm__other_table *t, const char *shown)
+{
+    return icm__orphan_refuse(c->list_root,
+                  "catalog table %s (catalog '%s'): %s; where its files lie cannot be told, "
+                  "so whether the listing location %s holds some; refusing to sweep; nothing "
+                  "is deleted",
+                  shown, t->catalog_name, t->unreadable, c->list_root);
 }
 
 /* Refuse when one of another table's places lies at or below the listing location, or when
@@ -268,9 +282,8 @@ static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t,
  * each really is: a name may go through a link or `..`). Not merely below its location: a
  * table at the warehouse root holds every other table's folder, but writes only into its
  * data/ and metadata/ folders and its write paths. */
-static int check_other_table(const icm__other_table *t, void *payload)
+static int check_places(guard_ctx *c, const icm__other_table *t, const char *shown)
 {
-    guard_ctx *c = payload;
     icm__other_places ps;
     int rc = icm__other_places_init(&ps, c->io, t);
     if (rc != 0)
@@ -279,19 +292,30 @@ static int check_other_table(const icm__other_table *t, void *payload)
     for (size_t i = 0; rc == 0 && i < ps.n; i++) {
         const icm__other_place *p = &ps.p[i];
         if (p->written && icm__place_within(c->list_root, c->real_root, p->name, p->real, false))
-            rc = refuse_inside(c, t, p);
+            rc = refuse_inside(c, t, shown, p);
     }
     bool held = false;
     for (size_t i = 0; rc == 0 && i < ps.n; i++) {
         const icm__other_place *p = &ps.p[i];
         if ((rc = holds(c, p, &held)) == 0 && held)
-            rc = refuse_table(c, t, p);
+            rc = refuse_table(c, t, shown, p);
     }
     /* A place whose real whereabouts cannot be told may lead into the listing: refused. */
     for (size_t i = 0; rc == 0 && i < ps.n; i++)
         if (ps.p[i].unresolved != NULL)
-            rc = refuse_unresolved(c, t, &ps.p[i]);
+            rc = refuse_unresolved(c, t, shown, &ps.p[i]);
     icm__other_places_dispose(&ps);
+    return rc;
+}
+
+static int check_other_table(const icm__other_table *t, void *payload)
+{
+    char *shown = icm__other_table_name(t);
+    if (shown == NULL)
+        return ICM_ENOMEM;
+    int rc = t->pointer == NULL ? refuse_unloaded(payload, t, shown)
+                                : check_places(payload, t, shown);
+    icm__free(shown);
     return rc;
 }
 
@@ -416,7 +440,7 @@ int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_optio
                                             const char *current_pointer)
 {
     guard_ctx c = {NULL, icm_table_get_fileio(t), o, list_root, NULL,
-                   icm_table_get_identifier(t), ICM__BUF_INIT, 0, current_pointer, db_location};
+                   ICM__BUF_INIT, 0, current_pointer, db_location};
     char *path = NULL;
     int rc = local_file_of(c.io, db_location, &path);
     if (rc != 0 || path == NULL)
@@ -459,7 +483,7 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
                                  "depends on the working directory; refusing to sweep (map it "
                                  "to where the table is with --path-map)");
     guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL,
-                   icm_table_get_identifier(t), ICM__BUF_INIT, 0, NULL, NULL};
+                   ICM__BUF_INIT, 0, NULL, NULL};
     /* Where the listing really is (a missing tail: below where its existing part is). */
     int rc = icm__place_real(c.io, list_root, &c.real_root);
     if (rc != 0 && rc != ICM_ENOMEM) {
@@ -472,7 +496,7 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
         rc = refuse_own_files(&c);
     icm_catalog *cat = icm_table_get_catalog(t);
     if (rc == 0 && lists_tables(cat))
-        rc = icm__catalog_each_other_table(cat, c.self, check_other_table, &c);
+        rc = icm__catalog_each_other_table_of(t, check_other_table, &c);
     if (rc == 0 && lists_tables(cat))
         rc = check_configured_databases(&c, cat);
     icm_free(c.real_root);

@@ -174,11 +174,19 @@ class RestWarehouse:
         return files_below(self, self.location(table))
 
     def cleanup(self) -> None:
+        """Drop every table first, then remove their files: a table sharing another's folder
+        (t_old beside t) cannot be loaded once that folder is gone, and a table left in the
+        fixture that cannot be loaded makes every later sweep refuse and every expiry hold."""
         cat = self.catalog()
         try:
+            locations = []
             for ident in cat.list_tables(self.namespace):
-                location = cat.load_table(ident).metadata.location
+                try:
+                    locations.append(cat.load_table(ident).metadata.location)
+                except Exception:  # noqa: BLE001 - its files already gone: dropped all the same
+                    pass
                 cat.drop_table(ident)
+            for location in locations:
                 remove_below(self, location)
             cat.drop_namespace(self.namespace)
         except Exception:  # noqa: BLE001 - cleanup must not mask the test's own verdict

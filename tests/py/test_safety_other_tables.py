@@ -476,3 +476,109 @@ def test_other_table_named_by_a_relative_pointer_refuses_the_sweep(tmp_path):
         assert rows_per_snapshot(env.load("b")) == b_rows
     finally:
         os.chdir(cwd)
+
+
+# ---- a table whose name has a dot (adversary round 20, H1) -------------------------------------
+
+def dotted_pair(env):
+    """a.b.t (namespace a.b, table t) at W/x, and table `b.t` of namespace a at W/y writing its
+    data into W/x/sub/data (two appends): joined with '.', both names are "a.b.t". Returns
+    b.t's data files."""
+    env.cat.create_namespace("a")
+    env.cat.create_namespace(("a", "b"))
+    x = env.cat.create_table(("a", "b", "t"), schema=SCHEMA, location=f"file://{env.w}/x")
+    append(x, 1)
+    y = env.cat.create_table(("a", "b.t"), schema=SCHEMA, location=f"file://{env.w}/y",
+                             properties={"write.data.path": f"file://{env.w}/x/sub/data"})
+    append(y, 2, base=500)
+    assert ("a", "b.t") in env.cat.list_tables("a") and ("a", "b", "t") in env.cat.list_tables(
+        ("a", "b"))
+    y_files = {local(t.file.file_path) for t in env.cat.load_table(("a", "b.t")).scan(
+        ).plan_files()}
+    assert len(y_files) == 2 and all(f.startswith(f"{env.w}/x/sub/data/") for f in y_files)
+    return sorted(y_files)
+
+
+def test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself(tmp_path):
+    """The sweep of a.b.t took table `b.t` of namespace a for the table itself (the SQL row's
+    table_namespace "a" + "." + table_name "b.t" is "a.b.t") and deleted b.t's live data files,
+    written below a.b.t's location: it refuses (exit 5, naming that table as a.`b.t` and its
+    write.data.path), nothing is deleted, b.t still scans."""
+    env = Env(tmp_path)
+    dotted_pair(env)
+    y_rows = rows_per_snapshot(env.cat.load_table(("a", "b.t")))
+    age_all(env.w)
+    before = files_under(env.w)
+    for args in (("--dry-run",), ()):
+        p = env.icm("remove-orphan-files", "a.b.t", *args)
+        assert_refused(p, "catalog table a.`b.t` ", "write.data.path",
+                       f"file://{env.w}/x/sub/data", "refusing to sweep")
+        assert files_under(env.w) == before
+    assert rows_per_snapshot(env.cat.load_table(("a", "b.t"))) == y_rows
+
+
+def test_file_of_other_table_whose_name_has_a_dot_is_held_by_expiry(tmp_path):
+    """a.b.t adds a live data file of table `b.t` (namespace a), deletes those rows and
+    expires: the file was deleted (b.t taken for a.b.t itself); it is held now (a warning
+    naming b.t's write.data.path), and exactly a.b.t's own files that only the expired
+    snapshots reached go."""
+    env = Env(tmp_path)
+    y_files = dotted_pair(env)
+    y_file = y_files[0]
+    (value,) = pq.read_table(y_file).column("id").to_pylist()
+    env.cat.load_table(("a", "b", "t")).add_files([y_file])
+    env.cat.load_table(("a", "b", "t")).delete(expressions.EqualTo("id", value))
+    age_all(env.w)
+    time.sleep(1.1)
+    x_before = referenced(env.cat.load_table(("a", "b", "t")))
+    y_rows = rows_per_snapshot(env.cat.load_table(("a", "b.t")))
+    before = files_under(env.w)
+    p = env.icm("expire-snapshots", "a.b.t", "--retain-last", "1", "--older-than", "1s")
+    assert p.returncode == 0, p.stderr
+    x_after = env.cat.load_table(("a", "b", "t"))
+    assert len(x_after.metadata.snapshots) == 1
+    after = files_under(env.w)
+    expected_gone = x_before - referenced(x_after) - {y_file}
+    assert expected_gone
+    assert before - after == expected_gone, (before - after, expected_gone)
+    assert set(y_files) <= after
+    assert any(l.startswith("warning: ") and y_file in l and "another catalog table may use it"
+               in l and "table a.`b.t` " in l and f"{env.w}/x/sub/data" in l
+               for l in p.stderr.splitlines()), p.stderr
+    assert rows_per_snapshot(env.cat.load_table(("a", "b.t"))) == y_rows
+
+
+def test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself_in_a_filesystem_catalog(
+        tmp_path):
+    """The same in a `type: hadoop` catalog over W: table folders W/a/b/t (namespace a.b,
+    table t) and W/a/b.t (namespace a, table `b.t`, writing its data into W/a/b/t/sub/data),
+    each with v1.metadata.json and version-hint.text. The sweep of a.b.t took a.`b.t` for
+    itself and deleted its live data file; it refuses (exit 5), nothing is deleted."""
+    env = Env(tmp_path)
+    wh = tmp_path / "fs"
+    env.cat.create_namespace("a")
+    env.cat.create_namespace(("a", "b"))
+    x = env.cat.create_table(("a", "b", "t"), schema=SCHEMA, location=f"file://{wh}/a/b/t")
+    append(x, 1)
+    y = env.cat.create_table(("a", "b.t"), schema=SCHEMA, location=f"file://{wh}/a/b.t",
+                             properties={"write.data.path": f"file://{wh}/a/b/t/sub/data"})
+    append(y, 1, base=500)
+    for ident, folder in ((("a", "b", "t"), wh / "a" / "b" / "t"), (("a", "b.t"), wh / "a" / "b.t")):
+        md = Path(local(env.cat.load_table(ident).metadata_location))
+        (folder / "metadata" / "v1.metadata.json").write_bytes(md.read_bytes())
+        (folder / "metadata" / "version-hint.text").write_text("1")
+    y_data = {f for f in files_under(wh / "a" / "b" / "t" / "sub") if f.endswith(".parquet")}
+    assert len(y_data) == 1
+    cfg = tmp_path / "fs.yaml"
+    cfg.write_text(f"catalog:\n  fs:\n    type: hadoop\n    warehouse: {wh}\n")
+    age_all(wh)
+    before = files_under(wh)
+    for args in (("--dry-run",), ()):
+        p = subprocess.run([CLI, "--config", str(cfg), "--catalog", "fs", "remove-orphan-files",
+                            "a.b.t", *args], cwd=tmp_path, capture_output=True, text=True,
+                           env={**{k: v for k, v in os.environ.items()
+                                   if not k.upper().startswith("PYICEBERG_")},
+                                "HOME": str(tmp_path / "nohome")}, stdin=subprocess.DEVNULL)
+        assert_refused(p, "catalog table a.`b.t` ", "write.data.path",
+                       f"file://{wh}/a/b/t/sub/data")
+        assert files_under(wh) == before

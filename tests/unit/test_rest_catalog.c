@@ -352,6 +352,149 @@ static void test_other_tables_walked_by_levels(void **state)
     free(t2);
 }
 
+/* load_result with the table-uuid `uuid` (as long as UUID) in place of UUID. */
+static char *load_result_uuid(const char *location, const char *md_file, const char *uuid)
+{
+    char *r = load_result(location, md_file, "");
+    char *at = strstr(r, UUID);
+    assert_non_null(at);
+    assert_int_equal(strlen(uuid), strlen(UUID));
+    memcpy(at, uuid, strlen(uuid));
+    return r;
+}
+
+static void seen_clear(seen_tables *st)
+{
+    for (int i = 0; i < st->n; i++)
+        free(st->v[i]);
+    st->n = 0;
+}
+
+/* Data-loss class "another table whose name has a dot" (adversary round 20, H1): namespace n
+ * with table "b.t" and namespace n -> b with table t are both "n.b.t" joined with '.'. The
+ * walk compared the swept table's dotted identifier with levels and name joined, so the
+ * sweep of n.b.t skipped n's "b.t" as the table itself, and its files below n.b.t's location
+ * were swept. The table itself is the one with the same parts and, when the walk knows it,
+ * the same table-uuid; one alike only when joined must also have its metadata file. */
+static void test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    route1(e->s, "GET", "/v1/namespaces", 200, "{\"namespaces\":[[\"n\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=n", 200, "{\"namespaces\":[[\"n\",\"b\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=n%1Fb", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/namespaces/n/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"n\"],\"name\":\"b.t\"}]}");
+    route1(e->s, "GET", "/v1/namespaces/n%1Fb/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"n\",\"b\"],\"name\":\"t\"}]}");
+    char *x = load_result_uuid("/wh/x", "/wh/x/metadata/00001-a.metadata.json",
+                               "aaaaaaaa-03fe-4693-9a96-a0705ddf69c1");
+    char *y = load_result_uuid("/wh/y", "/wh/y/metadata/00001-a.metadata.json",
+                               "bbbbbbbb-03fe-4693-9a96-a0705ddf69c1");
+    route1(e->s, "GET", "/v1/namespaces/n%1Fb/tables/t", 200, x);
+    route1(e->s, "GET", "/v1/namespaces/n/tables/b.t", 200, y);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    seen_tables st = {{NULL}, 0};
+
+    /* By name alone (retention's walk): n.b.t is n -> b -> t, never n's "b.t". */
+    icmt_ok(icm__catalog_each_other_table(cat, "n.b.t", take_other_levels, &st));
+    assert_int_equal(st.n, 1);
+    assert_string_equal(st.v[0], "1|n|b.t @ /wh/y");
+    seen_clear(&st);
+
+    /* The sweep's and expiry's walk for the table n -> b -> t: the same. */
+    icm_table *t = NULL;
+    icmt_ok(icm_table_load(&t, cat, "n.b.t"));
+    icmt_ok(icm__catalog_each_other_table_of(t, take_other_levels, &st));
+    assert_int_equal(st.n, 1);
+    assert_string_equal(st.v[0], "1|n|b.t @ /wh/y");
+    seen_clear(&st);
+    icm_table_free(t);
+
+    /* n's "b.t" opened by its levels (also "n.b.t" as a dotted identifier): n -> b -> t has
+     * those parts once split at the dots, but another table-uuid, so it is another table;
+     * n's "b.t" is the table itself by its table-uuid and metadata file. */
+    const char *n[] = {"n"};
+    icmt_ok(icm_table_load_levels(&t, cat, n, 1, "b.t"));
+    assert_string_equal(icm_table_get_identifier(t), "n.b.t");
+    icmt_ok(icm__catalog_each_other_table_of(t, take_other_levels, &st));
+    assert_int_equal(st.n, 1);
+    assert_string_equal(st.v[0], "2|n|b|t @ /wh/x");
+    seen_clear(&st);
+    icm_table_free(t);
+
+    icm_catalog_free(cat);
+    free(x);
+    free(y);
+}
+
+/* What the walk hands over of each table: where it is, or why that cannot be told. */
+static int take_other_or_why(const icm__other_table *o, void *payload)
+{
+    seen_tables *st = payload;
+    assert_true(st->n < 8);
+    if (o->pointer != NULL) {
+        st->v[st->n++] = icmt_sprintf("%s @ %s", o->name, o->roots[0]);
+        return 0;
+    }
+    /* never "not found": a listed table is not known to be gone */
+    assert_true(o->md == NULL && !o->lenient && o->md_rc != ICM_ENOTFOUND);
+    assert_non_null(o->unreadable);
+    assert_null(strchr(o->unreadable, '\n'));
+    assert_null(o->roots[0]);
+    st->v[st->n++] = icmt_sprintf("%s: %s", o->name, o->unreadable);
+    return 0;
+}
+
+/* Data-loss class "another table that cannot be loaded" (adversary round 20, H4): every
+ * failure to load a listed table was cleared and the table taken for one without files, so
+ * a 403 (a principal that may list a table but not load it) or a 404 let the sweep delete its
+ * files. A listed table is passed over only when its 404 is confirmed by a fresh listing that
+ * no longer names it; otherwise the walk hands it over with why its places cannot be told. */
+static void test_other_table_that_cannot_be_loaded_is_never_a_table_without_files(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    route1(e->s, "GET", "/v1/namespaces", 200, "{\"namespaces\":[[\"n\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=n", 200, "{\"namespaces\":[]}");
+#define TABLE_ID(name) "{\"namespace\":[\"n\"],\"name\":\"" name "\"}"
+    /* the walk's listing; again after z's 404 (still there); again after w's (gone) */
+    step lists[] = {
+        {200, NULL, "{\"identifiers\":[" TABLE_ID("x") "," TABLE_ID("y") "," TABLE_ID("z") ","
+                    TABLE_ID("w") "]}", ANSWER},
+        {200, NULL, "{\"identifiers\":[" TABLE_ID("x") "," TABLE_ID("y") "," TABLE_ID("z") ","
+                    TABLE_ID("w") "]}", ANSWER},
+        {200, NULL, "{\"identifiers\":[" TABLE_ID("x") "," TABLE_ID("y") "," TABLE_ID("z") "]}",
+         ANSWER}};
+#undef TABLE_ID
+    route_set(e->s, "GET", "/v1/namespaces/n/tables", lists, 3);
+    char *x = load_result("/wh/x", "/wh/x/metadata/00001-a.metadata.json", "");
+    route1(e->s, "GET", "/v1/namespaces/n/tables/x", 200, x);
+    route1(e->s, "GET", "/v1/namespaces/n/tables/y", 403,
+           "{\"error\":{\"message\":\"not yours\",\"type\":\"ForbiddenException\",\"code\":403}}");
+    const char *gone = "{\"error\":{\"message\":\"no such table\",\"type\":"
+                       "\"NoSuchTableException\",\"code\":404}}";
+    route1(e->s, "GET", "/v1/namespaces/n/tables/z", 404, gone);
+    route1(e->s, "GET", "/v1/namespaces/n/tables/w", 404, gone);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    seen_tables st = {{NULL}, 0};
+    icmt_ok(icm__catalog_each_other_table(cat, "n.self", take_other_or_why, &st));
+    assert_int_equal(st.n, 3);
+    assert_string_equal(st.v[0], "x @ /wh/x");
+    assert_non_null(strstr(st.v[1], "y: the catalog lists it, but loading it failed: "));
+    assert_non_null(strstr(st.v[1], "HTTP 403"));
+    assert_non_null(strstr(st.v[2], "z: the catalog lists it, but loading it failed ("));
+    assert_non_null(strstr(st.v[2], "HTTP 404"));
+    assert_non_null(strstr(st.v[2], "still listed"));
+    /* w: its 404 confirmed by the third listing, which no longer names it */
+    assert_int_equal(count(e->s, "GET", "/v1/namespaces/n/tables"), 3);
+    seen_clear(&st);
+    icm_catalog_free(cat);
+    free(x);
+}
+
 /* ---- OAuth2 ---- */
 
 static void test_oauth_fetch_and_refresh_after_401(void **state)
@@ -1095,6 +1238,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigv4_signs_what_is_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_tables_walked_by_levels, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_other_table_that_cannot_be_loaded_is_never_a_table_without_files, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_commit_unknown_reconciled_by_reload, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_commit_unknown_not_shown_stays_unknown, setup,
