@@ -15,6 +15,7 @@
  * sweep finds it again.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
@@ -400,9 +401,21 @@ static int mark_kept_by_links(icm_table *t, icm_orphan_result *r)
 static int check_limits(const icm_orphan_options *o, icm_orphan_result *r)
 {
     int64_t bytes = 0;
-    for (size_t i = 0; i < r->orphan_count; i++)
+    size_t unknown = 0;
+    for (size_t i = 0; i < r->orphan_count; i++) {
         bytes = icm_delete_limits_add_bytes(bytes, r->orphans[i].size_bytes);
+        unknown += r->orphans[i].size_bytes < 0;
+    }
     int rc = icm_delete_limits_check(&o->limits, r->location, r->orphan_count, bytes, r->listed);
+    /* A byte bound cannot be kept over files whose size nobody knows (a file list with an
+     * empty size column): counting them as 0 let any amount through (adversary round 22, F3). */
+    if (rc == 0 && o->limits.max_bytes >= 0 && unknown > 0)
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, r->location,
+                            "--max-delete-bytes %" PRId64 " cannot be checked: %zu of the %zu "
+                            "planned file%s %s no known size (the file list gives none); "
+                            "nothing is deleted",
+                            o->limits.max_bytes, unknown, r->orphan_count,
+                            r->orphan_count == 1 ? "" : "s", unknown == 1 ? "has" : "have");
     if (rc != ICM_EREFUSED || !o->dry_run)
         return rc;
     rc = icm__orphan_warn(r, "a real run would be refused: %s", icm_error_last()->message);

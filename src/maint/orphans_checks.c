@@ -334,7 +334,7 @@ typedef struct missing_files {
 static int still_missing(plan *p, const char *location, bool *missing)
 {
     *missing = true;
-    if (p->o->file_list == NULL)
+    if (icm__orphans_listed(p))
         return 0; /* a listing is what storage shows: no second opinion */
     icm_file_info info;
     int rc = icm_fileio_stat(&info, p->io, location);
@@ -391,7 +391,7 @@ static int refuse_missing(plan *p, const missing_files *m)
         icm__buf_dispose(&names);
         return ICM_ENOMEM;
     }
-    const char *where = p->o->file_list != NULL ? "neither in the file list nor in storage"
+    const char *where = !icm__orphans_listed(p) ? "neither in the file list nor in storage"
                                                 : "not in the listing";
     int rc = icm__orphan_refuse(p->list_root,
                     "%zu file%s the table's snapshots reference here %s %s%s%s; nothing is "
@@ -429,7 +429,7 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
     icm__reach_report rep;
     int rc = icm__reach_walk(p->io, md, &ro, on_reached_again, &m, &rep);
     icm__reach_report_dispose(&rep);
-    if (rc == 0 && m.count == 0 && p->o->file_list == NULL)
+    if (rc == 0 && m.count == 0 && icm__orphans_listed(p))
         m.count = unlisted; /* (the walk could not name them: say how many) */
     if (rc == 0 && m.count > 0)
         rc = refuse_missing(p, &m);

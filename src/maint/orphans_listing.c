@@ -298,28 +298,40 @@ static bool parse_field(const char *s, size_t n, int64_t *out)
     return true;
 }
 
-/* One `path<TAB>size<TAB>mtime_ms` line (without its newline). */
-static int file_list_line(plan *p, char *line, size_t len, long lineno)
+/* One `path<TAB>size<TAB>mtime_ms` line (without its newline, NUL-terminated at the path's
+ * end on success) into *info (borrowing `line`). A blank line is *blank. */
+static int parse_file_list_line(plan *p, char *line, size_t len, long lineno,
+                                icm_file_info *info, bool *blank)
 {
     if (len > 0 && line[len - 1] == '\r')
         line[--len] = '\0';
+    *blank = len == 0;
     if (len == 0)
         return 0;
     char *t1 = memchr(line, '\t', len);
     char *t2 = t1 != NULL ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - line)) : NULL;
-    icm_file_info info = {line, -1, -1};
+    *info = (icm_file_info){line, -1, -1};
     if (t1 == NULL || t2 == NULL || t1 == line || memchr(t2 + 1, '\t', len - (size_t)(t2 + 1 - line)) ||
-        !parse_field(t1 + 1, (size_t)(t2 - t1 - 1), &info.size_bytes) ||
-        !parse_field(t2 + 1, len - (size_t)(t2 + 1 - line), &info.mtime_ms))
+        !parse_field(t1 + 1, (size_t)(t2 - t1 - 1), &info->size_bytes) ||
+        !parse_field(t2 + 1, len - (size_t)(t2 + 1 - line), &info->mtime_ms))
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, p->o->file_list,
                               "line %ld: expected path<TAB>size<TAB>mtime_ms (integers; empty "
                               "or -1 = unknown)", lineno);
     *t1 = '\0';
-    return take_file(p, &info, false, NULL);
+    return 0;
 }
 
-/* Stream a file list through take_file, line by line (an inventory may be huge). */
-int icm__orphans_read_file_list(plan *p)
+/* A file list line as a listed file: classified by take_file. */
+static int take_file_list_line(plan *p, const icm_file_info *info, void *ctx)
+{
+    (void)ctx;
+    return take_file(p, info, false, NULL);
+}
+
+/* Stream the file list through `on_line`, line by line (an inventory may be huge). */
+static int read_file_list_lines(plan *p,
+                                int (*on_line)(plan *p, const icm_file_info *info, void *ctx),
+                                void *ctx)
 {
     FILE *f = fopen(p->o->file_list, "r");
     if (f == NULL)
@@ -329,25 +341,40 @@ int icm__orphans_read_file_list(plan *p)
     char chunk[4096];
     long lineno = 0;
     int rc = 0;
-    while (rc == 0 && fgets(chunk, sizeof chunk, f) != NULL) {
-        size_t n = strlen(chunk);
+    bool at_end = false;
+    while (rc == 0 && !at_end) {
+        bool got = fgets(chunk, sizeof chunk, f) != NULL;
+        size_t n = got ? strlen(chunk) : 0;
         bool eol = n > 0 && chunk[n - 1] == '\n';
-        if (icm__buf_put(&line, chunk, eol ? n - 1 : n) != 0) {
+        if (got && icm__buf_put(&line, chunk, eol ? n - 1 : n) != 0) {
             rc = ICM_ENOMEM;
             break;
         }
-        if (!eol && !feof(f))
+        at_end = !got;
+        if (got && !eol && !feof(f))
             continue;
+        if (line.len == 0 && at_end)
+            break;
         lineno++;
+        icm_file_info info;
+        bool blank = true;
         if (line.len > 0)
-            rc = file_list_line(p, line.data, line.len, lineno);
+            rc = parse_file_list_line(p, line.data, line.len, lineno, &info, &blank);
+        if (rc == 0 && !blank)
+            rc = on_line(p, &info, ctx);
         icm__buf_clear(&line);
     }
-    if (rc == 0 && line.len > 0)
-        rc = file_list_line(p, line.data, line.len, ++lineno);
     if (rc == 0 && ferror(f))
         rc = icm__error_set(ICM_ERRCLASS_OS, ICM_EIO, p->o->file_list,
                             "read error in the file list");
+    icm__buf_dispose(&line);
+    fclose(f);
+    return rc;
+}
+
+int icm__orphans_read_file_list(plan *p)
+{
+    int rc = read_file_list_lines(p, take_file_list_line, NULL);
     /* An inventory of a whole bucket names other tables' files too: say how many were left
      * out, so a path form that never matches (every line outside) does not go unnoticed. */
     if (rc == 0 && p->file_list_outside > 0)
@@ -357,7 +384,84 @@ int icm__orphans_read_file_list(plan *p)
                               p->list_root, p->file_list_outside,
                               p->file_list_outside == 1 ? "" : "s",
                               p->file_list_outside == 1 ? "s" : "");
-    icm__buf_dispose(&line);
-    fclose(f);
+    return rc;
+}
+
+/* ---- a reviewed plan's files: the only candidates (options.exact_file_list) ---- */
+
+typedef struct planned_file {
+    char *path;
+    int64_t size_bytes, mtime_ms;
+} planned_file;
+
+typedef struct planned_files {
+    planned_file *items;
+    size_t len, cap;
+} planned_files;
+
+static int collect_planned(plan *p, const icm_file_info *info, void *ctx)
+{
+    (void)p;
+    planned_files *v = ctx;
+    if (v->len == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 64;
+        planned_file *grown = icm__reallocarray(v->items, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        v->items = grown;
+        v->cap = cap;
+    }
+    char *copy = icm__strdup(info->location);
+    if (copy == NULL)
+        return ICM_ENOMEM;
+    v->items[v->len++] = (planned_file){copy, info->size_bytes, info->mtime_ms};
+    return 0;
+}
+
+static int cmp_planned(const void *a, const void *b)
+{
+    return strcmp(((const planned_file *)a)->path, ((const planned_file *)b)->path);
+}
+
+/*
+ * Apply a reviewed plan on top of an ordinary listing: the location was listed as a sweep
+ * lists it, so every check that looks at what lies there (other tables' metadata however
+ * placed, other formats' logs, catalog stores, the presence of every referenced file) ran on
+ * storage as it is now, not on the plan's names alone (adversary round 22, F1/F2: a Delta log
+ * or another table's metadata beside planned files went unseen when only the plan was read).
+ * Then every candidate the plan does not name, or names without a size and time, stops being
+ * one (it stays), and the others carry the plan's size and modification time: the check right
+ * before each delete compares storage with those, so a file changed since the plan was made
+ * is kept ("changed since it was listed"). A planned file the listing does not show as a
+ * candidate (referenced again, too recent, gone) was never one here.
+ */
+int icm__orphans_keep_only_planned(plan *p)
+{
+    planned_files v = {NULL, 0, 0};
+    int rc = read_file_list_lines(p, collect_planned, &v);
+    if (rc == 0)
+        qsort(v.items, v.len, sizeof *v.items, cmp_planned);
+    icm_orphan_result *r = p->r;
+    size_t kept = 0;
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++) {
+        icm_orphan_file *f = &r->orphans[i];
+        planned_file key = {f->path, 0, 0};
+        const planned_file *m = v.len > 0 ? bsearch(&key, v.items, v.len, sizeof *v.items,
+                                                    cmp_planned)
+                                          : NULL;
+        if (m != NULL && m->size_bytes >= 0 && m->mtime_ms >= 0) {
+            f->size_bytes = m->size_bytes;
+            f->mtime_ms = m->mtime_ms;
+            r->orphans[kept++] = *f;
+            continue;
+        }
+        icm__free(f->path);
+        icm__free(f->error_message);
+    }
+    if (rc == 0)
+        r->orphan_count = kept;
+    for (size_t i = 0; i < v.len; i++)
+        icm__free(v.items[i].path);
+    icm__free(v.items);
     return rc;
 }

@@ -544,7 +544,7 @@ static int run(plan *p, int64_t now)
     if (rc == 0)
         rc = icm__orphans_check_enclosing_tables(p);
     /* An object store's listing is a chain of pages: cut it into ranges listed at once. */
-    p->sample_cuts = !p->root_local && p->o->file_list == NULL;
+    p->sample_cuts = !p->root_local && icm__orphans_listed(p);
     /* Symbolic links below the roots give files second names (link_survey.h): the walk then
      * resolves every reference. One walk of the local roots' folders; nothing on object
      * stores. */
@@ -555,14 +555,16 @@ static int run(plan *p, int64_t now)
     if (rc == 0) {
         p->r->referenced = icm__pathset_count(p->keys.set);
         /* Names only: R is decided on names, and only the few candidates need a stat. */
-        rc = p->o->file_list != NULL ? icm__orphans_read_file_list(p) : list_candidates(p);
+        rc = icm__orphans_listed(p) ? list_candidates(p) : icm__orphans_read_file_list(p);
     }
+    if (rc == 0 && p->o->exact_file_list)
+        rc = icm__orphans_keep_only_planned(p);
     if (rc == 0)
         rc = icm__orphans_keep_second_names(p);
     /* Where --location leads was checked before the keep set was built, which can take long:
      * check again now the listing is done, so a folder swapped for a link meanwhile is caught
      * before anything is deleted. (Deletes follow right after the plan.) */
-    if (rc == 0 && p->o->location != NULL && p->o->file_list == NULL)
+    if (rc == 0 && p->o->location != NULL && icm__orphans_listed(p))
         rc = check_resolved_root(p, p->list_root);
     if (rc == 0)
         rc = icm__orphans_check_conflicts(p);
@@ -570,7 +572,7 @@ static int run(plan *p, int64_t now)
         rc = icm__orphans_check_other_tables(p);
     if (rc == 0)
         rc = icm__orphans_check_catalog_stores(p);
-    if (rc == 0 && !p->o->exact_file_list) /* a plan's list names no referenced file */
+    if (rc == 0)
         rc = icm__orphans_check_path_form(p);
     if (rc == 0 && p->o->exact_file_list) /* nor the metadata of a table made since */
         rc = icm__orphans_hold_nested_tables(p);

@@ -97,6 +97,13 @@ struct icm__orphan_plan {
 };
 typedef struct icm__orphan_plan plan;
 
+/* Whether the candidates come from listing storage (a sweep, or a reviewed plan's apply, which
+ * lists too and then keeps only the plan's files), not from a file list's lines. */
+static inline bool icm__orphans_listed(const plan *p)
+{
+    return p->o->file_list == NULL || p->o->exact_file_list;
+}
+
 /* Marks of R's keys (icm__pathset_mark_hash), for the presence check
  * (icm__orphans_check_presence): files the snapshots reach (not metadata documents, which old log entries may have lost
  * legitimately) below list_root and visible to the listing are expected; those the listing
@@ -130,6 +137,9 @@ int icm__orphans_keep_second_names(plan *p);
 int icm__orphans_check_other_formats(plan *p);
 int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload);
 int icm__orphans_read_file_list(plan *p);
+/* options.exact_file_list, after an ordinary listing: only the candidates the file list (a
+ * reviewed plan) names with the same size and mtime stay candidates. */
+int icm__orphans_keep_only_planned(plan *p);
 
 /* ---- the checks after the listing (orphans_checks.c) ---- */
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from plan_helpers import Lake, load, local
+from plan_helpers import Lake, files_under, load, local
 
 
 def sweep(lake, *extra):
@@ -101,7 +101,7 @@ def test_apply_guard_rails(tmp_path):
     orphans = [lake.orphan(f"o{i}.parquet", 10) for i in range(4)]
     plan = lake.plan()
     for option, over in (("--max-delete", "3"), ("--max-delete-bytes", "39"),
-                         ("--max-delete-percent", "99.9")):
+                         ("--max-delete-percent", "1")):  # of every file listed (< 400)
         r = lake.apply(plan, option, over)
         assert r.returncode == 5, r.stderr
         assert option in r.stderr
@@ -166,3 +166,22 @@ def test_expiry_has_no_percent_bound(tmp_path):
     lake = expirable(tmp_path)
     r = lake.icm("expire-snapshots", "ns.t", "--max-delete-percent", "10")
     assert r.returncode == 2 and "--max-delete-percent" in r.stderr
+
+
+def test_byte_bound_refuses_files_of_unknown_size(tmp_path):
+    """Data-loss class "byte bound over unknown sizes": an inventory whose size column is empty
+    for some orphans let --max-delete-bytes count them as 0 bytes and pass any amount. Now
+    refused (exit 5), nothing deleted."""
+    lake = Lake(tmp_path)
+    big = [lake.orphan(f"big-{i}.bin", 262144) for i in range(4)]
+    inv = tmp_path / "inventory.tsv"
+    with open(inv, "w") as f:
+        for p in files_under(lake.dir):
+            st = os.stat(p)
+            size = "" if p in big else str(st.st_size)
+            f.write(f"file://{p}\t{size}\t{int(st.st_mtime * 1000)}\n")
+    r = lake.icm("remove-orphan-files", "ns.t", "--file-list", str(inv), "--max-delete-bytes",
+                 "1k", "--settle", "0s")
+    assert r.returncode == 5, r.stderr
+    assert "--max-delete-bytes" in r.stderr and "no known size" in r.stderr
+    assert all(os.path.exists(p) for p in big)

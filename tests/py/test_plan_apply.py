@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from plan_helpers import Lake, age, load, local, save
+from plan_helpers import SCHEMA, Lake, age, files_under, load, local, pa, pq, pyiceberg_sql, save
 
 DAY_MS = 86400 * 1000
 
@@ -372,3 +372,59 @@ def test_table_made_inside_the_location_after_the_plan_keeps_its_files(tmp_path)
     assert outcomes(r) == {taken: "not_orphan", free: "deleted"}
     assert "another table may use it" in r.stderr
     assert os.path.exists(taken) and not os.path.exists(free)
+
+
+# ---- apply sees what a sweep sees: other tables and formats appear beside planned files --------
+#
+# Data-loss class "apply blind to what lies beside the plan": apply read only the plan's names,
+# so a Delta or Hudi table made in a planned folder after the review (CONVERT TO DELTA keeps the
+# files' size and mtime), or another catalog's Iceberg table whose metadata lies elsewhere and
+# which add_files'd a planned file, went unseen, and apply deleted their live files while a sweep
+# of the same table refused. Apply now lists the location as a sweep does: refused, exit 5.
+
+def _old_parquet(lake, rel, ids):
+    p = lake.dir / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": ids}, schema=SCHEMA), str(p))
+    age([p])
+    return str(p)
+
+
+@pytest.mark.parametrize("fmt", ["delta", "hudi"])
+def test_apply_refuses_a_table_of_another_format_made_beside_planned_files(tmp_path, fmt):
+    lake = Lake(tmp_path)
+    pf = _old_parquet(lake, "data/events/part-00000.parquet", [42, 43])
+    plan = lake.plan()
+    assert pf in [o["path"].removeprefix("file://") for o in load(plan)["orphans"]]
+    events = lake.dir / "data" / "events"
+    if fmt == "delta":
+        (events / "_delta_log").mkdir()
+        st = os.stat(pf)
+        (events / "_delta_log" / "00000000000000000000.json").write_text(json.dumps(
+            {"add": {"path": "part-00000.parquet", "partitionValues": {}, "size": st.st_size,
+                     "modificationTime": int(st.st_mtime * 1000), "dataChange": True}}) + "\n")
+    else:
+        (events / ".hoodie").mkdir()
+        (events / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=events\n")
+    before = files_under(lake.dir)
+    r = lake.apply(plan)
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert files_under(lake.dir) == before, "nothing deleted"
+
+
+@pytest.mark.parametrize("md", ["data/imports/_metadata", "imp_meta"])
+def test_apply_refuses_another_catalogs_table_made_over_planned_files(tmp_path, md):
+    lake = Lake(tmp_path)
+    pf = _old_parquet(lake, "data/imports/batch-0001.parquet", [42, 43])
+    plan = lake.plan()
+    other = pyiceberg_sql.SqlCatalog("other", uri=f"sqlite:///{tmp_path}/other.db",
+                                     warehouse=f"file://{lake.wh}")
+    other.create_namespace("x")
+    imp = other.create_table("x.imp", schema=SCHEMA, location=f"file://{lake.dir}/data/imports",
+                             properties={"write.metadata.path": f"file://{lake.dir}/{md}"})
+    imp.add_files([f"file://{pf}"])
+    before = files_under(lake.dir)
+    r = lake.apply(plan)
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert files_under(lake.dir) == before, "nothing deleted"
+    assert other.load_table("x.imp").scan().to_arrow().num_rows == 2
