@@ -198,12 +198,11 @@ typedef struct icm_orphan_options {
     /** Guard rails (icemaint/maint.h): checked on the plan before the first delete; the
      *  percentage's base is `listed`. A dry run is not refused: it gets a warning. */
     icm_delete_limits limits;
-    /** The file list is a reviewed plan's (`icemaint apply`), not an inventory: its sizes and
-     *  mtimes are what storage gave when the plan was made, so a file is deleted only while it
-     *  still has exactly them (an inventory's are only checked for age); and since it names
-     *  only the planned files, not the referenced ones, the check that the listing names some
-     *  referenced file is skipped (the presence check still stats each referenced file below
-     *  the location that the list does not name, unless no_verify). */
+    /** The file list is a reviewed plan's (`icemaint apply`), not an inventory: the location is
+     *  listed as without a file list (every check on what storage holds runs), and only the
+     *  listed orphans the list names stay candidates, with the list's size and mtime: a file
+     *  is deleted only while it still has exactly them (an inventory's are only checked for
+     *  age); one the list gives no size or mtime for is no candidate. */
     bool exact_file_list;
 } icm_orphan_options;
 

@@ -73,7 +73,7 @@ static const char apply_help[] =
     "  --max-plan-age DURATION   refuse a plan made longer ago than this (default 7d)\n"
     "  --max-delete N            refuse when more than N planned files are still orphans\n"
     "  --max-delete-bytes B      ... when they hold more than B bytes (10g = 10 x 1024^3)\n"
-    "  --max-delete-percent P    ... when they are more than P percent of the planned files\n"
+    "  --max-delete-percent P    ... when they are more than P percent of the files listed\n"
     "  --force                   accept a plan whose cutoff is less than 24 hours ago\n"
     "                            (an expiry plan applied within a day of being made)\n"
     "  --log-out FILE            journal each file acted on (JSON lines with the plan's name)\n"
