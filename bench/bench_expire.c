@@ -109,8 +109,7 @@ static int create_named(gen *g, const char *named, const void *data, size_t len)
 static int write_manifest(gen *g, int64_t snap, int64_t seq, size_t source, bool deleted,
                           size_t *out)
 {
-    icm_manifest_writer_options wo;
-    memset(&wo, 0, sizeof wo);
+    icm_manifest_writer_options wo = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     wo.format_version = 2;
     wo.codec = ICM_AVRO_CODEC_DEFLATE;
     wo.compression_level = -1;
@@ -165,8 +164,7 @@ static int write_manifest(gen *g, int64_t snap, int64_t seq, size_t source, bool
 static int write_list(gen *g, int64_t snap, int64_t seq, const size_t *idx, size_t n,
                       char *list_path)
 {
-    icm_manifest_list_writer_options lo;
-    memset(&lo, 0, sizeof lo);
+    icm_manifest_list_writer_options lo = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     lo.format_version = 2;
     lo.codec = ICM_AVRO_CODEC_DEFLATE;
     lo.compression_level = -1;

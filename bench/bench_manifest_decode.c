@@ -76,8 +76,7 @@ static size_t put_bounds(uint8_t *out, int64_t base)
 
 static char *generate(long n, icm_avro_codec codec, size_t *len)
 {
-    icm_manifest_writer_options o;
-    memset(&o, 0, sizeof o);
+    icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     o.format_version = 2;
     o.codec = codec;
     o.compression_level = -1;

@@ -85,8 +85,17 @@ static void data_name(char *buf, size_t n, char kind, long i)
 static int write_manifest(icm_fileio *io, icm_manifest_list_writer *lw, const char *dir,
                           long lo, long hi, int k)
 {
-    icm_manifest_writer_options wo = {2, ICM_AVRO_CODEC_DEFLATE, -1, ICM_MANIFEST_CONTENT_DATA,
-                                      SCHEMA, 0, "[]", 0, NULL, 0};
+    icm_manifest_writer_options wo = {.version = ICM_MANIFEST_WRITER_OPTIONS_VERSION,
+                                      .format_version = 2,
+                                      .codec = ICM_AVRO_CODEC_DEFLATE,
+                                      .compression_level = -1,
+                                      .content = ICM_MANIFEST_CONTENT_DATA,
+                                      .schema_json = SCHEMA,
+                                      .schema_id = 0,
+                                      .partition_spec_json = "[]",
+                                      .partition_spec_id = 0,
+                                      .partition_avro_schema_json = NULL,
+                                      .block_bytes = 0};
     icm_manifest_writer *w = NULL;
     int rc = icm_manifest_writer_new(&w, &wo);
     char path[4096];
@@ -185,7 +194,16 @@ static int gen(const char *dir, long n_ref, long n_orphan, const char *name)
     }
     icm_fileio *io = NULL;
     int rc = icm_fileio_local_new(&io);
-    icm_manifest_list_writer_options lo = {2, ICM_AVRO_CODEC_DEFLATE, -1, 1, false, 0, 1, 0, 0};
+    icm_manifest_list_writer_options lo = {.version = ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION,
+                                           .format_version = 2,
+                                           .codec = ICM_AVRO_CODEC_DEFLATE,
+                                           .compression_level = -1,
+                                           .snapshot_id = 1,
+                                           .has_parent_snapshot_id = false,
+                                           .parent_snapshot_id = 0,
+                                           .sequence_number = 1,
+                                           .first_row_id = 0,
+                                           .block_bytes = 0};
     icm_manifest_list_writer *lw = NULL;
     if (rc == 0)
         rc = icm_manifest_list_writer_new(&lw, &lo);

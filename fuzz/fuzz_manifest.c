@@ -294,7 +294,7 @@ static void copy_manifest(const uint8_t *data, size_t size, long entries)
     icm_manifest_reader *r = NULL;
     if (icm_manifest_reader_open(&r, data, size, "fuzz.avro", NULL) != 0)
         abort(); /* it opened a moment ago */
-    icm_manifest_writer_options o = {0};
+    icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     o.codec = ICM_AVRO_CODEC_NULL;
     o.compression_level = -1;
     icm_manifest_writer *w = NULL;

@@ -102,7 +102,7 @@ ICM_EXTERN(int) icm_catalog_sqlite_create(const char *uri);
  * Namespaces (directories) can be listed and created only when the warehouse is local.
  * A relative or dotted warehouse (`wh`, `./wh`, `a/../wh`, `file:wh`) is made absolute once,
  * here (icm_location_canonical), so no table directory, metadata file or metadata-log entry
- * of the catalog depends on the working directory (issue #16); an absolute one keeps its form.
+ * of the catalog depends on the working directory; an absolute one keeps its form.
  * @param io borrowed, must outlive the catalog.
  * @return 0; ICM_EINVALID (empty warehouse, io NULL); the codes of icm_location_canonical;
  *         ICM_ENOMEM.
@@ -201,8 +201,9 @@ ICM_EXTERN(void) icm_catalog_properties_free(icm_property *props, size_t n);
  * (whether they exist or not). Each is absolute and canonical (icm_location_canonical) and,
  * when links lead elsewhere, also given by its real path (realpath; of its folder for a file
  * that does not exist). The orphan sweep never plans these and refuses a listing location
- * that holds one (icm_orphan_options.catalog_files; issue #16, class 2 and round 8: a second
- * catalog's database beside the first was swept, and the real file behind a linked config).
+ * that holds one (icm_orphan_options.catalog_files): a second catalog's database beside the
+ * first, or the real file behind a linked configuration, is the catalog's own too
+ * (docs/semantics.md#sweep-keep-set, #sweep-refusals).
  * @param opts as for icm_catalog_config_resolve (NULL = defaults)
  * @param[out] out, out_n new array (icm_catalog_own_files_free); empty when no configuration
  *        file was found and the uri names no SQLite file
@@ -313,8 +314,8 @@ ICM_EXTERN(int) icm_catalog_create_table(char **out_location, icm_catalog *cat,
  * absolute one keeps its form).
  * Refused (ICM_EREFUSED, naming the other table) when a table of this catalog already has
  * this metadata file as its current one, or this metadata's table location: two tables
- * sharing files lose data at the first expiry or orphan sweep of either (issue #16, from
- * class 7). ICM_REGISTER_ALLOW_SHARED (the CLI's --force) skips that check.
+ * sharing files lose data at the first expiry or orphan sweep of either (each one's keep set
+ * misses the other's files). ICM_REGISTER_ALLOW_SHARED (the CLI's --force) skips that check.
  * Refused (ICM_EREFUSED) too when the metadata file does not lie inside its own
  * `<location>/metadata` or `write.metadata.path`, compared by where they really are (the
  * catalog FileIO's links and path map): it belongs to a copy of a table folder, and
@@ -372,7 +373,7 @@ ICM_EXTERN(int) icm_table_load_levels(icm_table **out, icm_catalog *cat,
 /**
  * Open a metadata file as a read-only ("static") table: icm_table_commit() refuses with
  * ICM_EREADONLY. @param io borrowed, must outlive the table.
- * Spelling (issue #16, class 1): `metadata_location` is made absolute and canonical once, here
+ * Spelling: `metadata_location` is made absolute and canonical once, here
  * (icm_location_canonical: working directory, `.`/`..`, `file:` forms); when its folder is,
  * through symbolic links, the metadata's own `<location>/metadata` spelled differently, the
  * table records the metadata's spelling (icm_table_get_metadata_location), which is the one a
@@ -386,7 +387,7 @@ ICM_EXTERN(int) icm_table_open_static(icm_table **out, icm_fileio *io,
  * Open a table directory with the filesystem (Hadoop) layout: the current version is found as
  * Java finds it (version-hint.text, else the highest v<N>, then probing v<N+1>...). Commits
  * publish v<N+1>.metadata.json without replacement. @param io borrowed.
- * Spelling (issue #16, class 1): `table_dir` is made absolute and canonical once, here
+ * Spelling: `table_dir` is made absolute and canonical once, here
  * (icm_location_canonical), so a relative `t`, `./t`, `a/../t` or `file:` form never reaches a
  * metadata file or metadata-log entry; when it is, through symbolic links, the folder the
  * metadata's `location` names, the table is opened under `location`'s spelling (the one a
@@ -422,8 +423,9 @@ ICM_EXTERN(int) icm_table_refresh(icm_table *t);
  *  - 0: committed; `t` now holds the new metadata (or, when reconciling found that another
  *    commit already followed ours, that newer metadata). Then, when the new metadata has
  *    `write.metadata.delete-after-commit.enabled=true`, the metadata files of log entries that
- *    fell out of the log are deleted, but only this table's own old metadata (issue #16; Java
- *    deletes them unconditionally): a file dropped from the log is deleted only when ALL hold:
+ *    fell out of the log are deleted, but only this table's own old metadata (Java deletes
+ *    them unconditionally; a file of another table must never go): a file dropped from the
+ *    log is deleted only when ALL hold:
  *    (1) it lies directly in one of the table's metadata folders (`<location>/metadata`,
  *    `write.metadata.path`, the new current metadata file's folder), compared where they
  *    really are (links, `..`); (2) it is named `*.metadata.json` or `*.metadata.json.gz`;

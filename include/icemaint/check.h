@@ -1,6 +1,7 @@
 /*
  * icemaint/check.h: table integrity check — does every file a snapshot needs exist, with the
- * size the metadata records? (`icemaint check`; issue #16 class 4.)
+ * size the metadata records? (`icemaint check`: the same verification expiry and the sweep do
+ * before deleting, on its own.)
  *
  * For each chosen snapshot, the files it needs are the ones snapshot expiry and the orphan
  * sweep keep for it (the same reachability walk): its manifest list; every manifest the list

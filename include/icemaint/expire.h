@@ -265,7 +265,8 @@ typedef enum icm_expire_problem_kind {
     ICM_EXPIRE_PROBLEM_MISSING = 5,
     /** A candidate is another catalog table's metadata file or lies under its location,
      *  write.data.path or write.metadata.path (a table nested in this one, or a copy of it
-     *  registered in another catalog): never deleted (issue #16 round 8). Also a local
+     *  registered in another catalog): never deleted, since that table may still need it
+     *  (docs/semantics.md#expiry-file-keep-set). Also a local
      *  candidate in a folder strictly below the table's roots that is the location of a table
      *  no catalog lists (its `metadata/` holds version-hint.text/.txt or *.metadata.json files
      *  that are not this table's, as a filesystem-layout table's does). Also a data, delete or
@@ -407,7 +408,7 @@ typedef struct icm_expire_result {
      *  first 10 are problems of kind ICM_EXPIRE_PROBLEM_MISSING, and the call returned
      *  ICM_EREFUSED. */
     size_t missing_count;
-    /* ---- added with the kept reasons (issue #16 class 7) ---- */
+    /* ---- added with the kept reasons ---- */
     /** The minimum the decision used for branches without their own min-snapshots-to-keep (the
      *  retain_last option, else history.expire.min-snapshots-to-keep); 0 when the result does
      *  not come from a decision (icm_expire_plan_files). older_than_ms is the cutoff applied. */
@@ -420,7 +421,7 @@ typedef struct icm_expire_result {
      *  not be read (the reason for withheld_manifests / withheld_content_files; its message
      *  names a retained snapshot that references it); 0 when none. */
     size_t withheld_by;
-    /* ---- added with reconciling lost commit answers (issue #19) ---- */
+    /* ---- added with reconciling lost commit answers (docs/semantics.md#commit-outcomes) ---- */
     /** The commit's answer was lost and reloading the table showed it applied
      *  (icm_table_last_commit_reconciled): `committed` is true and NOTHING was planned or
      *  deleted (every deleted_* array is empty): the expired snapshots' files are orphans now,
@@ -456,7 +457,9 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * location, `write.data.path` and `write.metadata.path` is never deleted. All of these are
  * reported in result->problems, and the call still returns 0.
  *
- * Verification (unless no_verify; issue #16 class 4): when the plan would delete a data or
+ * Verification (unless no_verify; docs/semantics.md#expiry-file-keep-set: a missing
+ * referenced file means a damaged manifest may have renamed a live file, so nothing is
+ * deleted): when the plan would delete a data or
  * delete file or a manifest, every file the retained snapshots reference inside the table
  * location, `write.data.path` and `write.metadata.path` is stat'ed first (manifest lists,
  * manifests, statistics files and, when data or delete files would go, every live data and

@@ -418,7 +418,7 @@ ICM_EXTERN(bool) icm_location_local_path(char **out, const char *location);
 /**
  * The absolute, canonical spelling of a location a user typed (a TABLE argument, a catalog
  * warehouse), made once where a table or catalog is opened so that nothing icemaint reads,
- * writes or records depends on the working directory (issue #16, class 1):
+ * writes or records depends on the working directory:
  *  - a local location (`rel`, `./rel`, `file:rel`, `/p`, `file:/p`, `file:///p`,
  *    `file://localhost/p`) becomes a plain absolute path: a relative one is joined below the
  *    working directory, repeated and trailing slashes go, `.` segments go, and the part up to
@@ -434,7 +434,7 @@ ICM_EXTERN(int) icm_location_canonical(char **out, const char *location);
 
 /**
  * The identity of a location: a byte string that is the same for two locations exactly when
- * they name the same object (issue #17; the rule every keep set, the orphan sweep, the
+ * they name the same object (the rule every keep set, the orphan sweep, the
  * transactions and the in-memory FileIO use). Pure spelling, no I/O:
  *  - local (`/p`, `file:/p`, `file:///p`, `file://localhost/p`, relative paths): the path with
  *    repeated and trailing slashes dropped and `.`/`..` resolved lexically (as the kernel does
@@ -444,7 +444,8 @@ ICM_EXTERN(int) icm_location_canonical(char **out, const char *location);
  *    connectors and S3 clients address the same bucket and key), then the authority and key as
  *    exact bytes (no slash collapsing, no dot-segment resolution, no percent-decoding: `a%20b`
  *    and `a b` are two keys; `t//x` and `t/x` are two keys).
- * Source: issue #17 section 3; RFC 3986 3.1 (schemes are case-insensitive).
+ * Source: docs/semantics.md#sweep-location-rules; RFC 3986 3.1 (schemes are
+ * case-insensitive).
  * @param[out] out new string (icm_free); NULL on error.
  * @return 0; ICM_EINVALID (NULL or empty location); ICM_ENOMEM.
  */

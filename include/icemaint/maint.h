@@ -4,7 +4,8 @@
  * it acts on (reported as it happens, so a caller can journal it), and the table lease that
  * keeps two such runs from overlapping.
  *
- * The delete phase (issue #16, class 3 "Commits that land while a run deletes"):
+ * The delete phase (commits may land while a run deletes, so the table is looked at again
+ * before each batch; docs/semantics.md#expiry-file-keep-set, #sweep-keep-set):
  *   deletes go in batches of at most `delete_batch_size` files (default
  *   ICM_DELETE_BATCH_FILES) and at most ICM_DELETE_BATCH_MS of deleting. Before the first
  *   batch and between batches the table is reloaded (icm_table_refresh); when its metadata
@@ -52,15 +53,15 @@
  * batch order, after its batch ran; the last file of a batch says so (batch_end), so a journal
  * can be flushed there, before the next batch starts.
  *
- * The lease (class 6 "Overlapping runs"): a run that deletes takes a lease on the table, a
- * small JSON file created with create-new (fails if it exists; on object stores a conditional
- * write) at ICM_LEASE_FILE_NAME in the folder of the table's current metadata file, holding
- * owner, host, pid, start_ms, expires_ms, command and a random token. A second run finds it
+ * The lease (two runs must not overlap on one table): a run that deletes takes a lease on the
+ * table, a small JSON file created with create-new (fails if it exists; on object stores a
+ * conditional write) at ICM_LEASE_FILE_NAME in the folder of the table's current metadata file,
+ * holding owner, host, pid, start_ms, expires_ms, command and a random token. A second run finds it
  * and is refused (ICM_EREFUSED naming the holder) until the holder releases it or the lease is
  * stale: expired (its holder died without releasing it), or held by a pid on this host (same
- * hostname) that no longer exists (kill(pid, 0) fails with ESRCH: a crashed run, taken over
- * at once). A stale lease is taken over through a create-new marker named after
- * the stale lease's token, so of two runs taking over the same stale lease only one proceeds.
+ * hostname) that no longer exists (kill(pid, 0) fails with ESRCH: a crashed run, taken over at
+ * once). A stale lease is taken over through a create-new marker named after the stale lease's
+ * token, so of two runs taking over the same stale lease only one proceeds.
  * The name is hidden (a leading '.'), so the orphan sweep never lists it as a candidate, and no
  * snapshot references it, so expiry never plans it.
  */
@@ -119,7 +120,7 @@ typedef struct icm_delete_event {
  *  ICM_EUSER (a journal that cannot be written must not let deletes go unrecorded). */
 typedef int (*icm_delete_cb)(const icm_delete_event *event, void *payload);
 
-/** Guard rails (issue #21): upper bounds on what one run may delete, checked on the whole plan
+/** Guard rails: upper bounds on what one run may delete, checked on the whole plan
  *  before anything is deleted (expiry: before its commit too). A plan over any bound is refused
  *  (ICM_EREFUSED, the message naming the bound and the plan's number); a plan exactly at a
  *  bound passes. Each bound is off when negative (ICM_DELETE_LIMITS_NONE). */
@@ -193,7 +194,8 @@ ICM_EXTERN(int) icm_lease_options_init(icm_lease_options *opts, unsigned version
  *         lease file and it does not read back with this run's token: not held, the file left
  *         in place); the codes of icm_fileio_create_new and icm_fileio_read (ICM_EIO);
  *         ICM_ENOMEM.
- * Source: issue #16 class 6.
+ * Source: the rule that two runs that delete never overlap on one table (the lease paragraph
+ * at the top of this header; docs/semantics.md#sweep-refusals).
  */
 ICM_EXTERN(int) icm_lease_acquire(icm_lease **out, icm_table *t, const icm_lease_options *opts);
 

@@ -91,14 +91,23 @@ typedef struct icm_manifest_file {
     icm_raw key_metadata;           /**< 519 encoded bytes value; data NULL when null */
 } icm_manifest_file;
 
-/** Options for reading manifest lists. Zero-initialise or use
- *  ICM_MANIFEST_LIST_READ_OPTIONS_INIT. */
+/** Options for reading manifest lists. Initialise with ICM_MANIFEST_LIST_READ_OPTIONS_INIT or
+ *  icm_manifest_list_read_options_init() (docs/API.md rule 2: a zero-filled struct has version
+ *  0 and is refused). */
 typedef struct icm_manifest_list_read_options {
+    unsigned int version;           /**< ICM_MANIFEST_LIST_READ_OPTIONS_VERSION */
     /** Table format version (1-3): used when the file's header has no usable `format-version`
      *  and its schema alone cannot tell v2 from v3. 0 = unknown. */
     int format_version;
 } icm_manifest_list_read_options;
-#define ICM_MANIFEST_LIST_READ_OPTIONS_INIT {0}
+
+#define ICM_MANIFEST_LIST_READ_OPTIONS_VERSION 1
+#define ICM_MANIFEST_LIST_READ_OPTIONS_INIT {ICM_MANIFEST_LIST_READ_OPTIONS_VERSION, 0}
+
+/** Set `opts` to the defaults of `version` (as ICM_MANIFEST_LIST_READ_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_manifest_list_read_options_init(icm_manifest_list_read_options *opts,
+                                                    unsigned version);
 
 typedef struct icm_manifest_list_reader icm_manifest_list_reader;
 
@@ -233,8 +242,10 @@ typedef struct icm_manifest_entry {
     icm_data_file data_file;          /**< 2 */
 } icm_manifest_entry;
 
-/** Options for reading manifests. Zero-initialise or use ICM_MANIFEST_READ_OPTIONS_INIT. */
+/** Options for reading manifests. Initialise with ICM_MANIFEST_READ_OPTIONS_INIT or
+ *  icm_manifest_read_options_init() (a zero-filled struct has version 0 and is refused). */
 typedef struct icm_manifest_read_options {
+    unsigned int version;           /**< ICM_MANIFEST_READ_OPTIONS_VERSION */
     /** ICM_MANIFEST_FIELD_* bits to decode; 0 = ICM_MANIFEST_FIELD_ALL. */
     uint64_t fields;
     /** Table format version fallback (see icm_manifest_list_read_options). 0 = unknown. */
@@ -249,7 +260,14 @@ typedef struct icm_manifest_read_options {
      */
     const icm_manifest_file *manifest;
 } icm_manifest_read_options;
-#define ICM_MANIFEST_READ_OPTIONS_INIT {0, 0, NULL}
+
+#define ICM_MANIFEST_READ_OPTIONS_VERSION 1
+#define ICM_MANIFEST_READ_OPTIONS_INIT {ICM_MANIFEST_READ_OPTIONS_VERSION, 0, 0, NULL}
+
+/** Set `opts` to the defaults of `version` (as ICM_MANIFEST_READ_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_manifest_read_options_init(icm_manifest_read_options *opts,
+                                               unsigned version);
 
 typedef struct icm_manifest_reader icm_manifest_reader;
 
@@ -320,8 +338,11 @@ ICM_EXTERN(int) icm_manifest_read_v1_embedded(icm_fileio *io, const char *manife
 
 typedef struct icm_manifest_writer icm_manifest_writer;
 
-/** Options for a new manifest. */
+/** Options for a new manifest. Initialise with ICM_MANIFEST_WRITER_OPTIONS_INIT or
+ *  icm_manifest_writer_options_init(), then set at least format_version and the JSON fields:
+ *  every other default is zero (a zero-filled struct has version 0 and is refused). */
 typedef struct icm_manifest_writer_options {
+    unsigned int version;           /**< ICM_MANIFEST_WRITER_OPTIONS_VERSION */
     int format_version;             /**< 1, 2 or 3 */
     icm_avro_codec codec;           /**< see icm_avro_codec_from_property() */
     int compression_level;          /**< -1 = codec default */
@@ -337,6 +358,16 @@ typedef struct icm_manifest_writer_options {
     const char *partition_avro_schema_json;
     size_t block_bytes;             /**< uncompressed block target; 0 = 1 MiB */
 } icm_manifest_writer_options;
+
+#define ICM_MANIFEST_WRITER_OPTIONS_VERSION 1
+#define ICM_MANIFEST_WRITER_OPTIONS_INIT                                                     \
+    {ICM_MANIFEST_WRITER_OPTIONS_VERSION, 0, ICM_AVRO_CODEC_NULL, 0, ICM_MANIFEST_CONTENT_DATA, \
+     NULL, 0, NULL, 0, NULL, 0}
+
+/** Set `opts` to the defaults of `version` (as ICM_MANIFEST_WRITER_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_manifest_writer_options_init(icm_manifest_writer_options *opts,
+                                                 unsigned version);
 
 /**
  * Start a manifest. @return 0; ICM_EINVALID (bad JSON, spec referring to unknown fields,
@@ -376,8 +407,12 @@ ICM_EXTERN(void) icm_manifest_writer_free(icm_manifest_writer *w);
 
 typedef struct icm_manifest_list_writer icm_manifest_list_writer;
 
-/** Options for a manifest list (headers per the spec's "Manifest Lists" section). */
+/** Options for a manifest list (headers per the spec's "Manifest Lists" section). Initialise
+ *  with ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT or icm_manifest_list_writer_options_init(), then
+ *  set at least format_version: every other default is zero (a zero-filled struct has version
+ *  0 and is refused). */
 typedef struct icm_manifest_list_writer_options {
+    unsigned int version;           /**< ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION */
     int format_version;             /**< 1, 2 or 3 */
     icm_avro_codec codec;
     int compression_level;          /**< -1 = default */
@@ -389,6 +424,15 @@ typedef struct icm_manifest_list_writer_options {
                                          manifests without first_row_id */
     size_t block_bytes;             /**< 0 = 1 MiB */
 } icm_manifest_list_writer_options;
+
+#define ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION 1
+#define ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT \
+    {ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION, 0, ICM_AVRO_CODEC_NULL, 0, 0, false, 0, 0, 0, 0}
+
+/** Set `opts` to the defaults of `version` (as ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT).
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_manifest_list_writer_options_init(icm_manifest_list_writer_options *opts,
+                                                      unsigned version);
 
 /** @return 0; ICM_EUNSUPPORTED (format version); ICM_ENOMEM */
 ICM_EXTERN(int) icm_manifest_list_writer_new(icm_manifest_list_writer **out,

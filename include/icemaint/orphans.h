@@ -42,10 +42,11 @@
  *  - another table's metadata under the listing location: a `*.metadata.json` that R does not
  *    name and whose table-uuid differs, or that cannot be read to tell (override:
  *    `exclude_locations` carves a folder out);
- *  - files the catalog itself lives in under the listing location (issue #16, class 2): the
- *    SQLite database of the table's catalog and its `-journal`/`-wal`/`-shm`, and the existing
- *    `catalog_files` (a `.pyiceberg.yaml`, a configured SQLite database), by name or through a
- *    symbolic link; such files are never planned, whatever the override;
+ *  - files the catalog itself lives in under the listing location
+ *    (docs/semantics.md#sweep-keep-set): the SQLite database of the table's catalog and its
+ *    `-journal`/`-wal`/`-shm`, and the existing `catalog_files` (a `.pyiceberg.yaml`, a configured
+ *    SQLite database), by name or through a symbolic link; such files are never planned, whatever
+ *    the override;
  *  - another table of the table's catalog (SQL, or a filesystem catalog over a warehouse) —
  *    for a SQL catalog every table its database holds, whatever the catalog_name, and every
  *    table of the other SQLite databases among `catalog_files` — whose metadata file,
@@ -64,15 +65,15 @@
  *  - R names files below the listing location and there are orphans, but not one referenced
  *    file was listed (the listing's path form differs from the metadata's, e.g. a forgotten
  *    --path-map or scheme alias, or a file list that is not a full inventory);
- *  - verification (issue #16 class 4): there are orphans, and some file the snapshots reach
- *    (manifest list, manifest, data or delete file, deletion vector, statistics file) below
- *    the listing location, neither hidden nor excluded, is missing from the listing (for a
- *    file list: not in it, and a stat finds no such file either). A damaged manifest that
- *    names a live file wrongly makes the real file look like an orphan, and a listing that
- *    names files differently from the metadata makes live files look like orphans; either
- *    way nothing is deleted. The message names the first 10 missing files, each with a
- *    snapshot that references it, and their count. Costs nothing when nothing is missing (R
- *    marks which referenced files were listed); only a refusal walks the snapshots again to
+ *  - verification (docs/semantics.md#sweep-refusals): there are orphans, and some file the
+ *    snapshots reach (manifest list, manifest, data or delete file, deletion vector, statistics
+ *    file) below the listing location, neither hidden nor excluded, is missing from the listing
+ *    (for a file list: not in it, and a stat finds no such file either). A damaged manifest that
+ *    names a live file wrongly makes the real file look like an orphan, and a listing that names
+ *    files differently from the metadata makes live files look like orphans; either way nothing is
+ *    deleted. The message names the first 10 missing files, each with a snapshot that references
+ *    it, and their count. Costs nothing when nothing is missing (R marks which referenced files
+ *    were listed); only a refusal walks the snapshots again to
  *    name them. Override: `no_verify`.
  * Skipped, never deleted: hidden paths (a component below the table root starting with `_` or
  * `.`, except `<field>=...` for a partition field — of any spec — whose name starts with `_` or

@@ -17,6 +17,7 @@
 #include "icemaint/check.h"
 #include "icemaint/expire.h"
 #include "icemaint/maint.h"
+#include "icemaint/manifest.h"
 #include "icemaint/orphans.h"
 #include "util/util.h"
 
@@ -109,3 +110,24 @@ int icm_catalog_config_options_init(icm_catalog_config_options *opts, unsigned v
     opts->version = (int)version;
     return 0;
 }
+
+/* The manifest structs have one version each; their defaults are the version and zeros (the
+ * writers' format_version and JSON fields must be set by the caller). */
+#define SIMPLE_INIT(fn, type, newest, init)                                                  \
+    int fn(type *opts, unsigned version)                                                     \
+    {                                                                                        \
+        if (opts == NULL || version < 1 || version > (newest))                               \
+            return unknown_version(#fn, opts, version, (newest));                            \
+        *opts = (type)init;                                                                  \
+        opts->version = version;                                                             \
+        return 0;                                                                            \
+    }
+
+SIMPLE_INIT(icm_manifest_list_read_options_init, icm_manifest_list_read_options,
+            ICM_MANIFEST_LIST_READ_OPTIONS_VERSION, ICM_MANIFEST_LIST_READ_OPTIONS_INIT)
+SIMPLE_INIT(icm_manifest_read_options_init, icm_manifest_read_options,
+            ICM_MANIFEST_READ_OPTIONS_VERSION, ICM_MANIFEST_READ_OPTIONS_INIT)
+SIMPLE_INIT(icm_manifest_writer_options_init, icm_manifest_writer_options,
+            ICM_MANIFEST_WRITER_OPTIONS_VERSION, ICM_MANIFEST_WRITER_OPTIONS_INIT)
+SIMPLE_INIT(icm_manifest_list_writer_options_init, icm_manifest_list_writer_options,
+            ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION, ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT)

@@ -406,6 +406,7 @@ static int run_files(icm_cli *cli, int argc, char **argv)
     ctx.io = t.io;
     ctx.all = all;
     ctx.ok = true;
+    ctx.read_opts = (icm_manifest_read_options)ICM_MANIFEST_READ_OPTIONS_INIT;
     ctx.read_opts.fields = ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT |
                            ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_FILE_SIZE |
                            ICM_MANIFEST_FIELD_REFERENCED_DATA_FILE |

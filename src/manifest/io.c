@@ -35,10 +35,21 @@ int icm_avro_codec_from_property(icm_avro_codec *out, const char *value)
                           value);
 }
 
+int icm__manifest_opts_version_refused(const char *what, unsigned version, unsigned known)
+{
+    return icm__error_set(ICM_ERRCLASS_NONE, ICM_EINVALID, NULL,
+                          "%s: options version %u is not one this library knows (%u)", what,
+                          version, known);
+}
+
 int icm_manifest_list_read(icm_fileio *io, const char *location,
                            const icm_manifest_list_read_options *opts, icm_manifest_file_cb cb,
                            void *payload)
 {
+    int vrc = ICM__MANIFEST_OPTS_CHECK("icm_manifest_list_read", opts,
+                                       ICM_MANIFEST_LIST_READ_OPTIONS_VERSION);
+    if (vrc < 0)
+        return vrc;
     char *data = NULL;
     size_t len = 0;
     int rc = icm_fileio_read(&data, &len, io, location);
@@ -89,12 +100,17 @@ static int read_manifest(icm_fileio *io, char *data, size_t len, const icm_manif
                          const icm_manifest_read_options *opts, icm__avro_schema_cache *schemas,
                          icm_manifest_entry_cb cb, icm__entry_view_cb view_cb, void *payload)
 {
+    int rc = ICM__MANIFEST_OPTS_CHECK("icm_manifest_read", opts,
+                                      ICM_MANIFEST_READ_OPTIONS_VERSION);
+    if (rc < 0) {
+        icm_free(data);
+        return rc;
+    }
     if (mf == NULL || mf->manifest_path == NULL) {
         icm_free(data);
         return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, NULL,
                               "manifest list entry without a manifest_path");
     }
-    int rc = 0;
     if (data == NULL) {
         rc = icm_fileio_read(&data, &len, io, mf->manifest_path);
         if (rc < 0)

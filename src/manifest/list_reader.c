@@ -276,6 +276,10 @@ int icm__manifest_list_reader_open_cached(icm_manifest_list_reader **out, const 
                                           icm__avro_schema_cache *schemas)
 {
     *out = NULL;
+    int vrc = ICM__MANIFEST_OPTS_CHECK("icm_manifest_list_reader_open", opts,
+                                       ICM_MANIFEST_LIST_READ_OPTIONS_VERSION);
+    if (vrc < 0)
+        return vrc;
     icm_manifest_list_reader *r = icm__calloc(1, sizeof *r);
     if (r == NULL)
         return ICM_ENOMEM;

@@ -114,6 +114,14 @@ const char *icm__manifest_list_schema_json(int format_version);
 int icm__manifest_entry_schema_json(icm__buf *out, int format_version,
                                     const char *partition_schema_json);
 
+/* ICM_EINVALID naming `what` when a caller's options struct has a version other than
+ * `known` (docs/API.md rule 2: refused before anything is read or written). */
+int icm__manifest_opts_version_refused(const char *what, unsigned version, unsigned known);
+#define ICM__MANIFEST_OPTS_CHECK(what, opts, known)                                           \
+    ((opts) != NULL && (opts)->version != (known)                                             \
+         ? icm__manifest_opts_version_refused((what), (opts)->version, (known))               \
+         : 0)
+
 /* ---- reading many files with one schema cache (the bulk reader, bulk_reader.c) ----
  * The public readers and read helpers with an Avro schema cache (NULL = none): the same
  * results and errors, without re-parsing a schema text already seen. */

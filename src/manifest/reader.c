@@ -323,6 +323,10 @@ int icm__manifest_reader_open_cached(icm_manifest_reader **out, const void *data
                                      icm__avro_schema_cache *schemas)
 {
     *out = NULL;
+    int vrc = ICM__MANIFEST_OPTS_CHECK("icm_manifest_reader_open", opts,
+                                       ICM_MANIFEST_READ_OPTIONS_VERSION);
+    if (vrc < 0)
+        return vrc;
     icm_manifest_reader *r = icm__calloc(1, sizeof *r);
     if (r == NULL)
         return ICM_ENOMEM;

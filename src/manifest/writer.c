@@ -319,6 +319,10 @@ static int start_manifest(icm_manifest_writer **out, const icm_manifest_writer_o
 int icm_manifest_writer_new(icm_manifest_writer **out, const icm_manifest_writer_options *opts)
 {
     *out = NULL;
+    int vrc = ICM__MANIFEST_OPTS_CHECK("icm_manifest_writer_new", opts,
+                                       ICM_MANIFEST_WRITER_OPTIONS_VERSION);
+    if (vrc < 0)
+        return vrc;
     if (opts == NULL || opts->schema_json == NULL || opts->partition_spec_json == NULL)
         return bad_opt("schema_json and partition_spec_json are required");
     int rc = check_version(opts->format_version);
@@ -359,7 +363,11 @@ int icm_manifest_writer_new_like(icm_manifest_writer **out, icm_manifest_reader 
                                  const icm_manifest_writer_options *opts)
 {
     *out = NULL;
-    icm_manifest_writer_options o = {0};
+    int vrc = ICM__MANIFEST_OPTS_CHECK("icm_manifest_writer_new_like", opts,
+                                       ICM_MANIFEST_WRITER_OPTIONS_VERSION);
+    if (vrc < 0)
+        return vrc;
+    icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     o.codec = ICM_AVRO_CODEC_DEFLATE;
     o.compression_level = -1;
     if (opts != NULL)
@@ -567,6 +575,10 @@ int icm_manifest_list_writer_new(icm_manifest_list_writer **out,
                                  const icm_manifest_list_writer_options *o)
 {
     *out = NULL;
+    int vrc = ICM__MANIFEST_OPTS_CHECK("icm_manifest_list_writer_new", o,
+                                       ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION);
+    if (vrc < 0)
+        return vrc;
     if (o == NULL)
         return bad_opt("options are required");
     int rc = check_version(o->format_version);

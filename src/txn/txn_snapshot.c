@@ -344,7 +344,7 @@ static int rewrite_manifest(producer *p, const icm_manifest_file *mf, const char
     icm_manifest_reader *r = NULL;
     icm_manifest_writer *w = NULL;
     int rc = icm_manifest_reader_open(&r, data, len, mf->manifest_path, &o);
-    icm_manifest_writer_options wo = {0};
+    icm_manifest_writer_options wo = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     wo.format_version = p->fv;
     wo.codec = p->codec;
     wo.compression_level = -1;
@@ -473,7 +473,7 @@ static int open_added_writer(producer *p, icm_manifest_content content, int32_t 
     if (rc == 0)
         rc = icm_table_metadata_spec_fields_json(&spec, p->md, spec_id);
     if (rc == 0) {
-        icm_manifest_writer_options o = {0};
+        icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
         o.format_version = p->fv;
         o.codec = p->codec;
         o.compression_level = -1;
@@ -570,7 +570,7 @@ static int count_adds(producer *p)
 static int write_list(producer *p, int64_t first_row_id, char **out_location,
                       int64_t *out_added_rows)
 {
-    icm_manifest_list_writer_options o = {0};
+    icm_manifest_list_writer_options o = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     o.format_version = p->fv;
     o.codec = p->codec;
     o.compression_level = -1;

@@ -33,8 +33,7 @@ static int save(const char *dir, const char *name, const char *data, size_t len)
 static int write_manifest(int v, int c, char **out, size_t *len, icm_manifest_file *sum)
 {
     bool dv = v == 3 && c == 1;
-    icm_manifest_writer_options o;
-    memset(&o, 0, sizeof o);
+    icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     o.format_version = v;
     o.codec = (icm_avro_codec)c;
     o.compression_level = -1;
@@ -86,8 +85,7 @@ static int write_manifest(int v, int c, char **out, size_t *len, icm_manifest_fi
 
 static int write_list(int v, int c, icm_manifest_file *sum, char **out, size_t *len)
 {
-    icm_manifest_list_writer_options o;
-    memset(&o, 0, sizeof o);
+    icm_manifest_list_writer_options o = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     o.format_version = v;
     o.codec = (icm_avro_codec)c;
     o.compression_level = -1;

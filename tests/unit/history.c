@@ -567,8 +567,7 @@ static int64_t write_manifest(hist *h, hmanifest *m)
     char *schema = icmt_sprintf("{\"type\":\"struct\",\"schema-id\":%d,\"fields\":" SCHEMA_FIELDS
                                 "}",
                                 (int)h->current_schema);
-    icm_manifest_writer_options wo;
-    memset(&wo, 0, sizeof wo);
+    icm_manifest_writer_options wo = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     wo.format_version = h->fv;
     wo.codec = ICM_AVRO_CODEC_NULL;
     wo.compression_level = -1;
@@ -651,8 +650,7 @@ static void list_entry_of(const hmanifest *m, icm_manifest_file *mf)
 
 static void write_list(hist *h, hsnap *s)
 {
-    icm_manifest_list_writer_options lo;
-    memset(&lo, 0, sizeof lo);
+    icm_manifest_list_writer_options lo = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     lo.format_version = h->fv;
     lo.codec = ICM_AVRO_CODEC_NULL;
     lo.compression_level = -1;

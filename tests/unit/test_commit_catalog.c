@@ -635,7 +635,7 @@ static int copy_manifest(const icm_manifest_file *mf, void *payload)
     icm_manifest_reader *rd = NULL;
     icmt_ok(icm_manifest_reader_open(&rd, data, len, mf->manifest_path, NULL));
     icm_manifest_writer *w = NULL;
-    icm_manifest_writer_options wo = {0};
+    icm_manifest_writer_options wo = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     wo.format_version = 2;
     wo.compression_level = -1;
     icmt_ok(icm_manifest_writer_new_like(&w, rd, &wo));
@@ -671,7 +671,7 @@ static void rewrite_and_expire(rest_catalog *rc, void *arg)
     assert_true(icm_table_metadata_current_snapshot_id(&rw->own, rc->md));
     const icm_snapshot *own = icm_table_metadata_snapshot_by_id(rc->md, rw->own);
     rw->next = rw->own + 1;
-    icm_manifest_list_writer_options lo = {0};
+    icm_manifest_list_writer_options lo = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     lo.format_version = 2;
     lo.compression_level = -1;
     lo.snapshot_id = rw->next;

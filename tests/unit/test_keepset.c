@@ -645,8 +645,7 @@ static void rewrite_list_edited(icm_fileio *io, const icm_snapshot *s, int fv,
         icm__buf_dispose(&enc);
         free(zeros);
     }
-    icm_manifest_list_writer_options lo;
-    memset(&lo, 0, sizeof lo);
+    icm_manifest_list_writer_options lo = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     lo.format_version = fv;
     lo.codec = ICM_AVRO_CODEC_DEFLATE;
     lo.compression_level = -1;

@@ -230,8 +230,7 @@ static void assert_entry_equal(const icm_manifest_entry *want, const icm_manifes
 
 static icm_manifest_writer_options writer_opts(int v, icm_avro_codec codec)
 {
-    icm_manifest_writer_options o;
-    memset(&o, 0, sizeof o);
+    icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     o.format_version = v;
     o.codec = codec;
     o.compression_level = -1;
@@ -509,8 +508,7 @@ static void test_nul_in_paths(void **state)
     icm_free(data);
 
     /* manifest list: row 1 of 2 */
-    icm_manifest_list_writer_options lo;
-    memset(&lo, 0, sizeof lo);
+    icm_manifest_list_writer_options lo = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     lo.format_version = 2;
     lo.codec = ICM_AVRO_CODEC_NULL;
     lo.compression_level = -1;
@@ -613,8 +611,7 @@ static void test_manifest_list_round_trip(void **state)
     static icm_manifest_file in[N];
     for (int v = 1; v <= 3; v++) {
         for (size_t c = 0; c < 4; c++) {
-            icm_manifest_list_writer_options o;
-            memset(&o, 0, sizeof o);
+            icm_manifest_list_writer_options o = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
             o.format_version = v;
             o.codec = codecs[c];
             o.compression_level = -1;
@@ -720,8 +717,7 @@ static void test_writer_validation(void **state)
 {
     (void)state;
     /* A v2 list entry without counts: refused (null means "non-zero" to readers). */
-    icm_manifest_list_writer_options lo;
-    memset(&lo, 0, sizeof lo);
+    icm_manifest_list_writer_options lo = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     lo.format_version = 2;
     icm_manifest_list_writer *lw = NULL;
     icmt_ok(icm_manifest_list_writer_new(&lw, &lo));
@@ -806,7 +802,7 @@ static void copy_and_compare(const char *rel)
     for (size_t c = 0; c < 4; c++) {
         icm_manifest_reader *src = NULL, *again = NULL, *copy = NULL;
         icmt_ok(icm_manifest_reader_open(&src, data, len, rel, NULL));
-        icm_manifest_writer_options o = {0};
+        icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
         o.codec = codecs[c];
         o.compression_level = -1;
         icm_manifest_writer *w = NULL;
@@ -892,7 +888,8 @@ static void test_fixture_quirks(void **state)
     assert_int_equal(icm_manifest_list_reader_format_version(r), 2);
     icm_manifest_list_reader_free(r);
     /* The table's version decides between v2 and v3 when the schema cannot. */
-    icm_manifest_list_read_options lo = {3};
+    icm_manifest_list_read_options lo = {.version = ICM_MANIFEST_LIST_READ_OPTIONS_VERSION,
+                                         .format_version = 3};
     icmt_ok(icm_manifest_list_reader_open(&r, data, len, "s", &lo));
     assert_int_equal(icm_manifest_list_reader_format_version(r), 3);
     icm_manifest_list_reader_free(r);
@@ -973,8 +970,7 @@ static void test_old_field_summaries_copyable(void **state)
                                    0x00};
     assert_int_equal(m->partitions.len, sizeof want);
     assert_memory_equal(m->partitions.data, want, sizeof want);
-    icm_manifest_list_writer_options o;
-    memset(&o, 0, sizeof o);
+    icm_manifest_list_writer_options o = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     o.format_version = 1;
     icm_manifest_list_writer *w = NULL;
     icmt_ok(icm_manifest_list_writer_new(&w, &o));

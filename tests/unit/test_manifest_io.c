@@ -15,8 +15,7 @@
  * (to be inherited), plus one EXISTING entry with explicit values. */
 static void put_manifest(icm_fileio *io, const char *location, int n)
 {
-    icm_manifest_writer_options o;
-    memset(&o, 0, sizeof o);
+    icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     o.format_version = 2;
     o.codec = ICM_AVRO_CODEC_DEFLATE;
     o.compression_level = -1;
@@ -52,8 +51,7 @@ static void put_manifest(icm_fileio *io, const char *location, int n)
 
 static void put_list(icm_fileio *io)
 {
-    icm_manifest_list_writer_options o;
-    memset(&o, 0, sizeof o);
+    icm_manifest_list_writer_options o = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     o.format_version = 2;
     o.codec = ICM_AVRO_CODEC_ZSTD;
     o.compression_level = -1;

@@ -135,7 +135,7 @@ static int write_copy(const char *data, size_t len)
     int rc = icm_manifest_reader_open(&r, data, len, "m.avro", NULL);
     if (rc < 0)
         return rc;
-    icm_manifest_writer_options o = {0};
+    icm_manifest_writer_options o = ICM_MANIFEST_WRITER_OPTIONS_INIT;
     o.codec = ICM_AVRO_CODEC_DEFLATE;
     o.compression_level = -1;
     icm_manifest_writer *w = NULL;
@@ -160,8 +160,7 @@ static int write_list_copy(const char *data, size_t len)
     int rc = icm_manifest_list_reader_open(&r, data, len, "l.avro", NULL);
     if (rc < 0)
         return rc;
-    icm_manifest_list_writer_options o;
-    memset(&o, 0, sizeof o);
+    icm_manifest_list_writer_options o = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
     o.format_version = 3;
     o.codec = ICM_AVRO_CODEC_ZSTD;
     o.compression_level = -1;

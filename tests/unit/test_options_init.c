@@ -11,6 +11,7 @@
 #include "icemaint/check.h"
 #include "icemaint/expire.h"
 #include "icemaint/maint.h"
+#include "icemaint/manifest.h"
 #include "icemaint/orphans.h"
 #include "icemaint/testing/fileio.h"
 #include "testutil.h"
@@ -235,6 +236,172 @@ static void test_operations_refuse_unknown_versions(void **state)
     icm_fileio_free(mem);
 }
 
+#define SCHEMA                                                                               \
+    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,\"name\":\"x\","           \
+    "\"required\":false,\"type\":\"long\"}]}"
+
+/* The manifest structs: init gives the macro's defaults (version, then zeros), refuses 0, too
+ * new and NULL; a zero-filled struct (version 0) is refused like any unknown version. */
+static void test_manifest_options_init(void **state)
+{
+    (void)state;
+    icm_manifest_list_read_options lr;
+    memset(&lr, 0x5a, sizeof lr);
+    icmt_ok(icm_manifest_list_read_options_init(&lr, ICM_MANIFEST_LIST_READ_OPTIONS_VERSION));
+    assert_int_equal(lr.version, ICM_MANIFEST_LIST_READ_OPTIONS_VERSION);
+    assert_int_equal(lr.format_version, 0);
+    assert_int_equal(icm_manifest_list_read_options_init(&lr, 0), ICM_EINVALID);
+    assert_int_equal(icm_manifest_list_read_options_init(&lr, 2), ICM_EINVALID);
+    assert_int_equal(icm_manifest_list_read_options_init(NULL, 1), ICM_EINVALID);
+
+    icm_manifest_read_options r;
+    memset(&r, 0x5a, sizeof r);
+    icmt_ok(icm_manifest_read_options_init(&r, ICM_MANIFEST_READ_OPTIONS_VERSION));
+    assert_int_equal(r.version, ICM_MANIFEST_READ_OPTIONS_VERSION);
+    assert_int_equal(r.fields, 0);
+    assert_int_equal(r.format_version, 0);
+    assert_null(r.manifest);
+    assert_int_equal(icm_manifest_read_options_init(&r, 0), ICM_EINVALID);
+    assert_int_equal(icm_manifest_read_options_init(&r, 2), ICM_EINVALID);
+    assert_int_equal(icm_manifest_read_options_init(NULL, 1), ICM_EINVALID);
+
+    icm_manifest_writer_options w;
+    memset(&w, 0x5a, sizeof w);
+    icmt_ok(icm_manifest_writer_options_init(&w, ICM_MANIFEST_WRITER_OPTIONS_VERSION));
+    assert_int_equal(w.version, ICM_MANIFEST_WRITER_OPTIONS_VERSION);
+    assert_int_equal(w.format_version, 0);
+    assert_int_equal(w.codec, ICM_AVRO_CODEC_NULL);
+    assert_int_equal(w.compression_level, 0);
+    assert_int_equal(w.content, ICM_MANIFEST_CONTENT_DATA);
+    assert_null(w.schema_json);
+    assert_int_equal(w.schema_id, 0);
+    assert_null(w.partition_spec_json);
+    assert_int_equal(w.partition_spec_id, 0);
+    assert_null(w.partition_avro_schema_json);
+    assert_int_equal(w.block_bytes, 0);
+    assert_int_equal(icm_manifest_writer_options_init(&w, 0), ICM_EINVALID);
+    assert_int_equal(icm_manifest_writer_options_init(&w, 2), ICM_EINVALID);
+    assert_int_equal(icm_manifest_writer_options_init(NULL, 1), ICM_EINVALID);
+
+    icm_manifest_list_writer_options lw;
+    memset(&lw, 0x5a, sizeof lw);
+    icmt_ok(icm_manifest_list_writer_options_init(&lw, ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION));
+    assert_int_equal(lw.version, ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION);
+    assert_int_equal(lw.format_version, 0);
+    assert_int_equal(lw.codec, ICM_AVRO_CODEC_NULL);
+    assert_int_equal(lw.compression_level, 0);
+    assert_int_equal(lw.snapshot_id, 0);
+    assert_false(lw.has_parent_snapshot_id);
+    assert_int_equal(lw.parent_snapshot_id, 0);
+    assert_int_equal(lw.sequence_number, 0);
+    assert_int_equal(lw.first_row_id, 0);
+    assert_int_equal(lw.block_bytes, 0);
+    assert_int_equal(icm_manifest_list_writer_options_init(&lw, 0), ICM_EINVALID);
+    assert_int_equal(icm_manifest_list_writer_options_init(&lw, 2), ICM_EINVALID);
+    assert_int_equal(icm_manifest_list_writer_options_init(NULL, 1), ICM_EINVALID);
+}
+
+/* Every function taking a manifest options struct refuses versions 0 and 2 with ICM_EINVALID
+ * before it reads or writes anything, and the same call with the version succeeds. */
+static void test_manifest_operations_refuse_unknown_versions(void **state)
+{
+    (void)state;
+    static const unsigned bad[] = {0, 2};
+
+    /* Writers: nothing is created. */
+    icm_manifest_writer_options wo = ICM_MANIFEST_WRITER_OPTIONS_INIT;
+    wo.format_version = 2;
+    wo.schema_json = SCHEMA;
+    wo.partition_spec_json = "[]";
+    icm_manifest_list_writer_options lwo = ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT;
+    lwo.format_version = 2;
+    lwo.snapshot_id = 1;
+    lwo.sequence_number = 1;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        icm_manifest_writer *w = (icm_manifest_writer *)&wo; /* must be reset to NULL */
+        wo.version = bad[i];
+        assert_int_equal(icm_manifest_writer_new(&w, &wo), ICM_EINVALID);
+        assert_null(w);
+        assert_non_null(strstr(icm_error_last()->message, "version"));
+        icm_manifest_list_writer *lw = (icm_manifest_list_writer *)&lwo;
+        lwo.version = bad[i];
+        assert_int_equal(icm_manifest_list_writer_new(&lw, &lwo), ICM_EINVALID);
+        assert_null(lw);
+    }
+    wo.version = ICM_MANIFEST_WRITER_OPTIONS_VERSION;
+    icm_manifest_writer *w = NULL;
+    icmt_ok(icm_manifest_writer_new(&w, &wo));
+    char *manifest = NULL;
+    size_t manifest_len = 0;
+    icm_manifest_file summary;
+    icmt_ok(icm_manifest_writer_finish(&manifest, &manifest_len, &summary, w));
+    icm_manifest_writer_free(w);
+
+    lwo.version = ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION;
+    icm_manifest_list_writer *lw = NULL;
+    icmt_ok(icm_manifest_list_writer_new(&lw, &lwo));
+    char *list = NULL;
+    size_t list_len = 0;
+    icmt_ok(icm_manifest_list_writer_finish(&list, &list_len, lw));
+    icm_manifest_list_writer_free(lw);
+
+    /* Readers over the bytes just written: refused with a bad version, opened with the good. */
+    icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
+    icm_manifest_list_read_options lro = ICM_MANIFEST_LIST_READ_OPTIONS_INIT;
+    icm_manifest_reader *src = NULL;
+    icmt_ok(icm_manifest_reader_open(&src, manifest, manifest_len, "m.avro", &ro));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ro.version = bad[i];
+        icm_manifest_reader *r = (icm_manifest_reader *)&ro;
+        assert_int_equal(icm_manifest_reader_open(&r, manifest, manifest_len, "m.avro", &ro),
+                         ICM_EINVALID);
+        assert_null(r);
+        lro.version = bad[i];
+        icm_manifest_list_reader *lr = (icm_manifest_list_reader *)&lro;
+        assert_int_equal(icm_manifest_list_reader_open(&lr, list, list_len, "l.avro", &lro),
+                         ICM_EINVALID);
+        assert_null(lr);
+        wo.version = bad[i];
+        w = (icm_manifest_writer *)&wo;
+        assert_int_equal(icm_manifest_writer_new_like(&w, src, &wo), ICM_EINVALID);
+        assert_null(w);
+    }
+    wo.version = ICM_MANIFEST_WRITER_OPTIONS_VERSION;
+    icmt_ok(icm_manifest_writer_new_like(&w, src, &wo));
+    icm_manifest_writer_free(w);
+    icm_manifest_reader_free(src);
+    lro.version = ICM_MANIFEST_LIST_READ_OPTIONS_VERSION;
+    icm_manifest_list_reader *lr = NULL;
+    icmt_ok(icm_manifest_list_reader_open(&lr, list, list_len, "l.avro", &lro));
+    icm_manifest_list_reader_free(lr);
+
+    /* Through FileIO: a path that does not exist gives ICM_EINVALID, not ICM_ENOTFOUND, so the
+     * version was refused before anything was read. */
+    icm_fileio *mem = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icm_manifest_file mf;
+    memset(&mf, 0, sizeof mf);
+    mf.manifest_path = "mem://wh/absent.avro";
+    mf.manifest_path_len = strlen(mf.manifest_path);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lro.version = bad[i];
+        assert_int_equal(icm_manifest_list_read(mem, "mem://wh/absent.avro", &lro, NULL, NULL),
+                         ICM_EINVALID);
+        ro.version = bad[i];
+        assert_int_equal(icm_manifest_read(mem, &mf, &ro, NULL, NULL), ICM_EINVALID);
+        assert_int_equal(icm_manifest_read_v1_embedded(mem, mf.manifest_path, 1, &ro, NULL, NULL),
+                         ICM_EINVALID);
+    }
+    lro.version = ICM_MANIFEST_LIST_READ_OPTIONS_VERSION;
+    assert_int_equal(icm_manifest_list_read(mem, "mem://wh/absent.avro", &lro, NULL, NULL),
+                     ICM_ENOTFOUND);
+    ro.version = ICM_MANIFEST_READ_OPTIONS_VERSION;
+    assert_int_equal(icm_manifest_read(mem, &mf, &ro, NULL, NULL), ICM_ENOTFOUND);
+    icm_fileio_free(mem);
+    icm_free(manifest);
+    icm_free(list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +409,8 @@ int main(void)
         cmocka_unit_test(test_init_of_an_older_version_writes_only_its_fields),
         cmocka_unit_test(test_init_refuses_unknown_versions_and_null),
         cmocka_unit_test(test_operations_refuse_unknown_versions),
+        cmocka_unit_test(test_manifest_options_init),
+        cmocka_unit_test(test_manifest_operations_refuse_unknown_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
