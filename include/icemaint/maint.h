@@ -126,7 +126,10 @@ typedef int (*icm_delete_cb)(const icm_delete_event *event, void *payload);
  *  bound passes. Each bound is off when negative (ICM_DELETE_LIMITS_NONE). */
 typedef struct icm_delete_limits {
     int64_t max_files;   /**< files planned for deletion; -1 = no bound */
-    int64_t max_bytes;   /**< their known sizes summed (unknown sizes count 0); -1 = no bound */
+    int64_t max_bytes;   /**< their sizes summed; -1 = no bound. The sweep and apply refuse
+                              the bound when a candidate's size is unknown (a file list without
+                              sizes); expiry's sizes come from manifests and stats, and one it
+                              could not learn counts 0 */
     /** Planned files as a percentage of the files considered (the sweep: the files listed
      *  below its location; expiry: every file the table's snapshots reached before it);
      *  negative = no bound. */
