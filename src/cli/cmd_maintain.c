@@ -729,19 +729,27 @@ static json_t *job_json(const job *j, bool dry_run, bool *ok)
 
 /* ---- metrics (Prometheus text exposition format) ---- */
 
-/* A label value: printable first (icm_escape_text: bytes that are not UTF-8 and control
- * characters become \xNN text), then the format's escapes for `\`, `"` and newline. */
+/* A label value, which the format wants as UTF-8 with `\\`, `\"` and `\n` escaped. Made
+ * printable first (icm_escape_text: a backslash is `\\`, a newline `\n`, and every other
+ * control character or byte that is not UTF-8 `\xNN` or `\t`, `\r`); its `\\` and `\n` are
+ * the format's own escapes already, its other escapes are written as text (the backslash
+ * escaped), so the value reads back as the name, or as its printable form where the name has
+ * bytes the format cannot carry. */
 static void put_label(FILE *f, const char *key, const char *value, bool first)
 {
     char *text = icm_cli_escape_text(value != NULL ? value : "");
     fprintf(f, "%s%s=\"", first ? "" : ",", key);
-    for (const char *c = text != NULL ? text : "?"; *c; c++) {
-        if (*c == '\\' || *c == '"')
-            fputc('\\', f);
-        if (*c == '\n')
-            fputs("\\n", f);
-        else
+    for (const char *c = text != NULL ? text : "(out of memory)"; *c; c++) {
+        if (*c == '"') {
+            fputs("\\\"", f);
+        } else if (*c == '\\' && (c[1] == '\\' || c[1] == 'n')) {
+            fputc(*c++, f);
             fputc(*c, f);
+        } else if (*c == '\\') {
+            fputs("\\\\", f);
+        } else {
+            fputc(*c, f);
+        }
     }
     fputc('"', f);
     free(text);

@@ -256,6 +256,70 @@ def test_unreadable_table_blocks_the_sweeps_not_the_expiries(lake):
     assert summary["failed"] == 4 and summary["exit_code"] == 1
 
 
+def test_log_out_journals_each_step_of_each_table(lake):
+    logs = lake["root"] / "logs"
+    logs.mkdir()
+    p, lines, summary = maintain(lake, "ns", "--log-out", str(logs))
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(logs)) == sorted(
+        f"{t}.{c}.jsonl" for t in ("ns.a", "ns.b", "ns.sub.c")
+        for c in ("expire-snapshots", "remove-orphan-files"))
+    for name in ("ns.a", "ns.b", "ns.sub.c"):
+        b = lake["before"][name]
+        exp = [json.loads(x) for x in (logs / f"{name}.expire-snapshots.jsonl").read_text().splitlines()]
+        assert sorted(local(x["path"]) for x in exp if x["type"] == "file") == \
+            sorted(local(s.manifest_list) for s in b["snaps"][:EXPIRES[name]])
+        assert all(x["outcome"] == "deleted" for x in exp if x["type"] == "file")
+        sweep = [json.loads(x) for x in
+                 (logs / f"{name}.remove-orphan-files.jsonl").read_text().splitlines()]
+        assert [(local(x["path"]), x["outcome"]) for x in sweep if x["type"] == "file"] == \
+            [(str(b["old"]), "deleted")]
+        assert sweep[-1]["type"] == "summary"
+    assert_maintained(lake, lines, ["ns.a", "ns.b", "ns.sub.c", "ns.d"])
+
+
+def test_guard_rail_refuses_a_table_and_the_others_go_on(lake):
+    """--max-delete 1 bounds each step of each table: ns.a's expiry (two manifest lists) is
+    refused before its commit (exit 5, nothing changed), the other tables stay within it."""
+    p, lines, summary = maintain(lake, "ns", "other", "--max-delete", "1")
+    assert p.returncode == 5, p.stderr
+    a = lines["ns.a"]
+    assert a["outcome"] == "failed" and a["exit_code"] == 5
+    assert a["error"]["step"] == "expire-snapshots" and a["error"]["code"] == "ICM_EREFUSED"
+    assert a["sweep"] is None and a["metadata_location_after"] == lake["before"]["ns.a"]["md"]
+    b = lake["before"]["ns.a"]
+    assert files_under(b["dir"]) == b["files"]
+    assert lake["cat"].load_table("ns.a").metadata_location == b["md"]
+    assert lines["other.e"]["outcome"] == "failed"  # two manifest lists as well
+    assert_maintained(lake, lines, ["ns.b", "ns.sub.c", "ns.d"])
+    assert summary["failed"] == 2 and summary["exit_code"] == 5
+
+
+def test_metrics_label_values_are_escaped(tmp_path):
+    """A namespace named with a quote and a backslash: the label values read back as the
+    names (the format's escapes), and the file still parses."""
+    if not CLI or not os.path.exists(CLI):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    uri = f"sqlite:///{tmp_path}/cat.db"
+    cat = pyiceberg_sql.SqlCatalog("c", uri=uri, warehouse=f"file://{wh}")
+    ns = 'q"u\\o te'
+    cat.create_namespace(ns)
+    cat.create_table((ns, "t"), schema=SCHEMA).append(pa.table({"id": [1]}, schema=SCHEMA))
+    cfg = tmp_path / "conf.yaml"
+    cfg.write_text(f"catalog:\n  c:\n    type: sql\n    uri: {uri}\n    warehouse: file://{wh}\n")
+    lake = {"cfg": cfg, "root": tmp_path}
+    metrics = tmp_path / "out.prom"
+    p, lines, summary = maintain(lake, "--all", "--metrics", str(metrics))
+    assert p.returncode == 0, p.stderr
+    assert list(lines) == [ns + ".t"] and lines[ns + ".t"]["namespace"] == ns
+    samples = parse_prometheus(metrics.read_text())
+    key = ("icemaint_maintain_table_success",
+           (("namespace", ns), ("outcome", "ok"), ("table", ns + ".t")))
+    assert samples[key] == 1, samples
+
+
 def test_usage_errors(lake):
     for args, why in ((["--all", "ns"], "not both"), ([], "missing argument"),
                       (["--all", "--parallel", "0"], "--parallel"),
@@ -296,7 +360,9 @@ def parse_prometheus(text):
         while pos < len(labels_text):
             lm = LABEL.match(labels_text, pos)
             assert lm, line
-            labels.append((lm.group(1), lm.group(2)))
+            value_text = re.sub(r'\\(.)', lambda e: "\n" if e.group(1) == "n" else e.group(1),
+                                lm.group(2))
+            labels.append((lm.group(1), value_text))
             pos = lm.end()
         assert len({k for k, _ in labels}) == len(labels), line
         out[(name, tuple(sorted(labels)))] = float(value)
