@@ -53,7 +53,7 @@ static const char maintain_help[] =
     "the cutoff of --older-than. Each step of each table is a separate icemaint process, so one\n"
     "table's failure never stops or disturbs the others. The sweep runs only after the table's\n"
     "expiry succeeded. A table whose gc.enabled is not true is skipped (nothing is expired or\n"
-    "deleted) and its line says so.\n"
+    "deleted) and its line says so. Each table is maintained once, in name order.\n"
     "\n"
     "Options:\n"
     "  --all                       every namespace of the catalog, recursively\n"
@@ -117,7 +117,9 @@ typedef struct job {
     pid_t pid;      /* running step's process; 0 when none */
     int fd_out, fd_err;
     buf out, err;
-    json_t *expire, *sweep; /* the steps' reports */
+    json_t *expire, *sweep; /* the steps' reports, until the table's line is written */
+    /* what the summary and the metrics need of them, kept after the line */
+    int64_t expired, expire_files, expire_bytes, sweep_files, sweep_bytes;
     outcome outcome;
     int exit_code;
     char *reason;           /* skipped */
@@ -357,6 +359,30 @@ static int collect_tables(icm_cli *cli, job_list *jobs, const char *ns, int dept
         rc = collect_tables(cli, jobs, children.names[i], depth + 1);
     ns_list_free(&children);
     return rc;
+}
+
+static int job_cmp(const void *x, const void *y)
+{
+    return strcmp(((const job *)x)->name, ((const job *)y)->name);
+}
+
+static void job_free(job *j);
+
+/* Sorted by name, each table once: NS arguments may overlap (`ns ns.sub`), and two runs on one
+ * table at once would only have the second refused by the lease. */
+static void jobs_unique(job_list *l)
+{
+    if (l->len == 0)
+        return;
+    qsort(l->jobs, l->len, sizeof *l->jobs, job_cmp);
+    size_t kept = 1;
+    for (size_t i = 1; i < l->len; i++) {
+        if (strcmp(l->jobs[i].name, l->jobs[kept - 1].name) == 0)
+            job_free(&l->jobs[i]);
+        else
+            l->jobs[kept++] = l->jobs[i];
+    }
+    l->len = kept;
 }
 
 static void job_free(job *j)
@@ -636,6 +662,11 @@ static bool step_done(job *j, int status)
 
 /* ---- the table's line ---- */
 
+static int64_t member_int(json_t *report, const char *key)
+{
+    return json_integer_value(json_object_get(report, key));
+}
+
 static json_t *str_or_null(const char *s)
 {
     return icm_cli_json_str(s);
@@ -672,11 +703,6 @@ static json_t *step_json(json_t *report, bool expire, bool *ok)
     if (!expire)
         icm_cli_json_set(o, "listed", copy_member(report, "listed"), ok);
     return o;
-}
-
-static int64_t member_int(json_t *report, const char *key)
-{
-    return json_integer_value(json_object_get(report, key));
 }
 
 static json_t *job_json(const job *j, bool dry_run, bool *ok)
@@ -725,6 +751,30 @@ static json_t *job_json(const job *j, bool dry_run, bool *ok)
         icm_cli_json_set(doc, "error", err, ok);
     }
     return doc;
+}
+
+/* The table is finished: write its line, keep the numbers the summary and the metrics need,
+ * and let go of the reports (a run over many tables holds one table's reports at a time per
+ * slot, not every table's). Returns false when the line could not be written. */
+static bool job_finish(job *j, bool dry_run)
+{
+    bool ok = true;
+    json_t *line = job_json(j, dry_run, &ok);
+    bool written = ok && icm_cli_json_write(stdout, line, false) && fflush(stdout) == 0;
+    json_decref(line);
+    j->expired = (int64_t)json_array_size(json_object_get(j->expire, "expired"));
+    j->expire_files = member_int(j->expire, "total_deleted");
+    j->expire_bytes = member_int(j->expire, "total_bytes");
+    j->sweep_files = member_int(j->sweep, "total");
+    j->sweep_bytes = member_int(j->sweep, "total_bytes");
+    json_decref(j->expire);
+    json_decref(j->sweep);
+    j->expire = j->sweep = NULL;
+    free(j->out.data);
+    free(j->err.data);
+    memset(&j->out, 0, sizeof j->out);
+    memset(&j->err, 0, sizeof j->err);
+    return written;
 }
 
 /* ---- metrics (Prometheus text exposition format) ---- */
@@ -808,22 +858,22 @@ static int write_metrics(const char *path, const job *jobs, size_t n, bool dry_r
                "snapshots the table's expiry removed (or would remove, state planned)");
     for (size_t i = 0; i < n; i++)
         put_table_sample(f, "icemaint_maintain_expired_snapshots", &jobs[i], NULL, state,
-                         (double)json_array_size(json_object_get(jobs[i].expire, "expired")));
+                         (double)jobs[i].expired);
     put_family(f, "icemaint_maintain_files", "gauge",
                "files the step deleted (state deleted) or would delete (state planned)");
     for (size_t i = 0; i < n; i++) {
         put_table_sample(f, "icemaint_maintain_files", &jobs[i], "expire-snapshots", state,
-                         (double)member_int(jobs[i].expire, "total_deleted"));
+                         (double)jobs[i].expire_files);
         put_table_sample(f, "icemaint_maintain_files", &jobs[i], "remove-orphan-files", state,
-                         (double)member_int(jobs[i].sweep, "total"));
+                         (double)jobs[i].sweep_files);
     }
     put_family(f, "icemaint_maintain_bytes", "gauge",
                "bytes of the files the step deleted or would delete (known sizes)");
     for (size_t i = 0; i < n; i++) {
         put_table_sample(f, "icemaint_maintain_bytes", &jobs[i], "expire-snapshots", state,
-                         (double)member_int(jobs[i].expire, "total_bytes"));
+                         (double)jobs[i].expire_bytes);
         put_table_sample(f, "icemaint_maintain_bytes", &jobs[i], "remove-orphan-files", state,
-                         (double)member_int(jobs[i].sweep, "total_bytes"));
+                         (double)jobs[i].sweep_bytes);
     }
     size_t count[3] = {0, 0, 0};
     for (size_t i = 0; i < n; i++)
@@ -935,6 +985,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
     free(a.namespaces);
     if (rc != ICM_EXIT_OK)
         goto done;
+    jobs_unique(&jobs);
 
     icm_cli_json_mark_printed(); /* JSON lines from here: no error document after them */
     int64_t started = mono_ms();
@@ -964,11 +1015,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
             }
             j->duration_ms = mono_ms() - j->started_ms;
             worst = worse(worst, j->exit_code);
-            bool ok = true;
-            json_t *line = job_json(j, a.dry_run, &ok);
-            stdout_ok = (ok ? icm_cli_json_write(stdout, line, false) : false) && stdout_ok;
-            fflush(stdout);
-            json_decref(line);
+            stdout_ok = job_finish(j, a.dry_run) && stdout_ok;
             finished++;
             s--; /* the slot is still free */
         }
@@ -1019,11 +1066,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
             job_after(jobs.cat, j, a.dry_run);
             j->duration_ms = mono_ms() - j->started_ms;
             worst = worse(worst, j->exit_code);
-            bool ok = true;
-            json_t *line = job_json(j, a.dry_run, &ok);
-            stdout_ok = (ok ? icm_cli_json_write(stdout, line, false) : false) && stdout_ok;
-            fflush(stdout);
-            json_decref(line);
+            stdout_ok = job_finish(j, a.dry_run) && stdout_ok;
             slots[s] = NULL;
             running--;
             finished++;
@@ -1038,9 +1081,9 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
     for (size_t i = 0; i < jobs.len; i++) {
         job *j = &jobs.jobs[i];
         count[j->outcome]++;
-        expired += (int64_t)json_array_size(json_object_get(j->expire, "expired"));
-        files += member_int(j->expire, "total_deleted") + member_int(j->sweep, "total");
-        bytes += member_int(j->expire, "total_bytes") + member_int(j->sweep, "total_bytes");
+        expired += j->expired;
+        files += j->expire_files + j->sweep_files;
+        bytes += j->expire_bytes + j->sweep_bytes;
     }
     if (rc == ICM_EXIT_OK)
         rc = worst;

@@ -173,6 +173,18 @@ def test_namespace_selection_includes_nested_namespaces_only(lake):
         assert lake["cat"].load_table(name).metadata_location == b["md"]
 
 
+def test_overlapping_namespaces_maintain_each_table_once(lake):
+    p = subprocess.run([CLI, "--config", str(lake["cfg"]), "--catalog", "c", "maintain",
+                        "--settle", "0s", "ns.sub", "ns", "ns.sub"], cwd=lake["root"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    names = [json.loads(x).get("table") for x in p.stdout.splitlines()[:-1]]
+    assert names == ["ns.a", "ns.b", "ns.d", "ns.sub.c"]  # name order, each once
+    assert_maintained(lake, {json.loads(x)["table"]: json.loads(x)
+                             for x in p.stdout.splitlines()[:-1]}, names)
+    assert json.loads(p.stdout.splitlines()[-1])["summary"]["tables"] == 4
+
+
 def test_dry_run_deletes_nothing_and_plans_the_same(lake):
     p, lines, summary = maintain(lake, "--all", "--dry-run", "--parallel", "2")
     assert p.returncode == 0, p.stderr
