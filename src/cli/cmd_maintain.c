@@ -925,10 +925,12 @@ static bool job_prepare(icm_cli *cli, icm_catalog *cat, job *j)
     }
     const icm_table_metadata *md = icm_table_get_metadata(t);
     j->md_before = dup_or_null(icm_table_get_metadata_location(t), &ok);
-    j->prop_age = dup_or_null(icm_table_metadata_property(md, "history.expire.max-snapshot-age-ms"), &ok);
-    j->prop_min = dup_or_null(icm_table_metadata_property(md, "history.expire.min-snapshots-to-keep"), &ok);
-    j->prop_ref_age = dup_or_null(icm_table_metadata_property(md, "history.expire.max-ref-age-ms"), &ok);
-    j->prop_gc = dup_or_null(icm_table_metadata_property(md, "gc.enabled"), &ok);
+    static const char *const keys[] = {
+        "history.expire.max-snapshot-age-ms", "history.expire.min-snapshots-to-keep",
+        "history.expire.max-ref-age-ms", "gc.enabled"};
+    char **props[] = {&j->prop_age, &j->prop_min, &j->prop_ref_age, &j->prop_gc};
+    for (size_t k = 0; k < 4; k++)
+        *props[k] = dup_or_null(icm_table_metadata_property(md, keys[k]), &ok);
     icm_table_free(t);
     if (j->prop_gc != NULL && strcasecmp(j->prop_gc, "true") != 0) {
         /* As Java reads it (Boolean.parseBoolean): anything but "true" disables it; the steps
@@ -1029,9 +1031,12 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
             pfd[np++] = (struct pollfd){.fd = j->fd_out, .events = POLLIN};
             pfd[np++] = (struct pollfd){.fd = j->fd_err, .events = POLLIN};
         }
-        if (poll(pfd, (nfds_t)np, -1) < 0 && errno != EINTR) {
-            rc = icm_cli_error("maintain", "poll: %s", strerror(errno));
-            break; /* (the children finish on their own) */
+        if (poll(pfd, (nfds_t)np, -1) < 0) {
+            /* EINTR, or ENOMEM for the moment: the children go on either way, so try again
+             * (after a pause in the second case) rather than leave tables unreported */
+            if (errno != EINTR)
+                nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+            continue;
         }
         np = 0;
         for (int s = 0; s < a.parallel; s++) {

@@ -278,7 +278,8 @@ def test_log_out_journals_each_step_of_each_table(lake):
         for c in ("expire-snapshots", "remove-orphan-files"))
     for name in ("ns.a", "ns.b", "ns.sub.c"):
         b = lake["before"][name]
-        exp = [json.loads(x) for x in (logs / f"{name}.expire-snapshots.jsonl").read_text().splitlines()]
+        exp = [json.loads(x) for x in
+               (logs / f"{name}.expire-snapshots.jsonl").read_text().splitlines()]
         assert sorted(local(x["path"]) for x in exp if x["type"] == "file") == \
             sorted(local(s.manifest_list) for s in b["snaps"][:EXPIRES[name]])
         assert all(x["outcome"] == "deleted" for x in exp if x["type"] == "file")
