@@ -120,6 +120,7 @@ typedef struct job {
     json_t *expire, *sweep; /* the steps' reports, until the table's line is written */
     /* what the summary and the metrics need of them, kept after the line */
     int64_t expired, expire_files, expire_bytes, sweep_files, sweep_bytes;
+    bool reported;          /* its line was written */
     outcome outcome;
     int exit_code;
     char *reason;           /* skipped */
@@ -251,6 +252,16 @@ static int parse_args(int argc, char **argv, maintain_args *a)
         const char *why = NULL;
         if (icm_cli_parse_duration(a->settle, &ms, &why) != 0)
             return icm_cli_usage(a->settle, "--settle: %s", why ? why : "bad duration");
+    }
+    if (a->metrics != NULL) { /* found out now, not after every table was maintained */
+        char *dir = icm_cli_dir_of(a->metrics);
+        if (dir == NULL)
+            return icm_cli_oom();
+        int ok = access(dir, W_OK | X_OK);
+        free(dir);
+        if (ok != 0)
+            return icm_cli_error(a->metrics, "--metrics: its folder is not writable (%s)",
+                                 strerror(errno));
     }
     if (a->log_dir != NULL) {
         struct stat st;
@@ -762,6 +773,7 @@ static bool job_finish(job *j, bool dry_run)
     json_t *line = job_json(j, dry_run, &ok);
     bool written = ok && icm_cli_json_write(stdout, line, false) && fflush(stdout) == 0;
     json_decref(line);
+    j->reported = true;
     j->expired = (int64_t)json_array_size(json_object_get(j->expire, "expired"));
     j->expire_files = member_int(j->expire, "total_deleted");
     j->expire_bytes = member_int(j->expire, "total_bytes");
@@ -813,6 +825,8 @@ static void put_family(FILE *f, const char *name, const char *type, const char *
 static void put_table_sample(FILE *f, const char *name, const job *j, const char *step_label,
                              const char *state, double value)
 {
+    if (!j->reported) /* the run stopped before it (the catalog could not be listed) */
+        return;
     fprintf(f, "%s{", name);
     put_label(f, "namespace", j->ns, true);
     put_label(f, "table", j->name, false);
@@ -877,7 +891,7 @@ static int write_metrics(const char *path, const job *jobs, size_t n, bool dry_r
     }
     size_t count[3] = {0, 0, 0};
     for (size_t i = 0; i < n; i++)
-        count[jobs[i].outcome]++;
+        count[jobs[i].outcome] += jobs[i].reported;
     put_family(f, "icemaint_maintain_tables", "gauge", "tables of the last run by outcome");
     for (int o = 0; o < 3; o++) {
         fputs("icemaint_maintain_tables{", f);
@@ -1111,13 +1125,14 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
     icm_cli_json_set(doc, "summary", sum, &ok);
     stdout_ok = (ok ? icm_cli_json_write(stdout, doc, false) : false) && stdout_ok;
     json_decref(doc);
-    if (a.metrics != NULL)
-        rc = worse(rc, write_metrics(a.metrics, jobs.jobs, jobs.len, a.dry_run, now_ms(), rc));
     if (!stdout_ok || !icm_cli_stdout_ok())
         rc = worse(rc, icm_cli_report_lost((size_t)files, "file",
                                            "cannot write the JSON lines to stdout"));
 
 done:
+    /* also when the catalog could not be listed: an alert on the exit code sees that too */
+    if (a.metrics != NULL)
+        rc = worse(rc, write_metrics(a.metrics, jobs.jobs, jobs.len, a.dry_run, now_ms(), rc));
     for (size_t i = 0; i < jobs.len; i++)
         job_free(&jobs.jobs[i]);
     free(jobs.jobs);

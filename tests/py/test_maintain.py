@@ -333,6 +333,22 @@ def test_metrics_label_values_are_escaped(tmp_path):
     assert samples[key] == 1, samples
 
 
+def test_catalog_that_cannot_be_listed_still_writes_the_metrics(lake):
+    metrics = lake["root"] / "m.prom"
+    p = subprocess.run([CLI, "--config", str(lake["cfg"]), "--catalog", "c", "maintain",
+                        "ns", "nosuch", "--metrics", str(metrics)], cwd=lake["root"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert p.returncode == 1 and "nosuch" in p.stderr, p.stderr
+    assert p.stdout == ""
+    samples = parse_prometheus(metrics.read_text())
+    assert samples[("icemaint_maintain_exit_code", ())] == 1
+    assert {k: v for k, v in samples.items() if k[0] != "icemaint_maintain_exit_code" and
+            k[0] != "icemaint_maintain_last_run_timestamp_seconds"} == {
+        ("icemaint_maintain_tables", (("outcome", o),)): 0 for o in ("ok", "skipped", "failed")}
+    for name, b in lake["before"].items():
+        assert files_under(b["dir"]) == b["files"]
+
+
 def test_usage_errors(lake):
     for args, why in ((["--all", "ns"], "not both"), ([], "missing argument"),
                       (["--all", "--parallel", "0"], "--parallel"),
@@ -340,6 +356,12 @@ def test_usage_errors(lake):
         p = subprocess.run([CLI, "--config", str(lake["cfg"]), "--catalog", "c", "maintain",
                             *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
         assert p.returncode == 2 and why in p.stderr, (args, p.stderr)
+    # an output that cannot be written is found before any table is touched (exit 1)
+    for args in (["--metrics", "/nonexistent/m.prom"], ["--log-out", "/nonexistent"]):
+        p = subprocess.run([CLI, "--config", str(lake["cfg"]), "--catalog", "c", "maintain",
+                            "--all", *args], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+        assert p.returncode == 1 and args[0] in p.stderr and p.stdout == "", (args, p.stderr)
     for name, b in lake["before"].items():
         assert files_under(b["dir"]) == b["files"]
 
