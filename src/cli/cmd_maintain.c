@@ -961,11 +961,12 @@ static bool job_prepare(icm_cli *cli, icm_catalog *cat, job *j)
     return true;
 }
 
-/* The current metadata location after the steps, from the catalog (not from a step's report). */
+/* The current metadata location after the steps, from the catalog (not from a step's report):
+ * after a commit of unknown outcome too, where it says whether the commit applied. */
 static void job_after(icm_catalog *cat, job *j, bool dry_run)
 {
     bool ok = true;
-    if (dry_run || j->expire == NULL) {
+    if (dry_run) {
         j->md_after = dup_or_null(j->md_before, &ok);
         return;
     }
