@@ -110,3 +110,61 @@ def test_maintain_namespace_through_rest(nested_wh):
         assert b["files"] - after == gone, name
         assert after - b["files"] == r.version_files(wh, name), name
         assert t.scan().to_arrow().num_rows == 3
+
+
+@pytest.fixture
+def local_wh(tmp_path):
+    """A RestWarehouse on the local-files fixture, its fault proxy's rules cleared around it."""
+    wh = r.RestWarehouse(r.need_rest("local"), tmp_path)
+    ctl = r.proxy_of(wh.server)
+    ctl.clear()
+    wh.catalog().create_namespace(wh.namespace)
+    yield wh, ctl
+    ctl.clear()
+    wh.cleanup()
+
+
+def test_commit_outcomes_of_several_tables_give_the_worst_exit_code(local_wh):
+    """Through the fault proxy: table `unknown`'s expiry commit gets a 500 (outcome unknown:
+    exit 4), table `conflict`'s a 409 every time (exit 3), table `fine` none. Each failed table
+    keeps every file and its metadata, its sweep does not run; `fine` is maintained; the run
+    exits 4, the most urgent."""
+    wh, ctl = local_wh
+    cat = wh.catalog()
+    before = {}
+    for name in ("conflict", "fine", "unknown"):
+        t = cat.create_table(wh.ident(name), schema=SCHEMA)
+        for i in range(3):
+            t.append(pa.table({"id": [i]}, schema=SCHEMA))
+        with t.transaction() as tx:
+            tx.set_properties({"history.expire.max-snapshot-age-ms": "1"})
+        t = wh.table(name)
+        before[name] = {"md": t.metadata_location, "files": wh.files(name),
+                        "snaps": sorted(t.metadata.snapshots, key=lambda s: s.timestamp_ms)}
+    time.sleep(0.01)
+    ctl.set_rules([
+        {"kind": "CommitTable", "path": "/tables/unknown$", "action": "iceberg_error",
+         "status": 500},
+        {"kind": "CommitTable", "path": "/tables/conflict$", "action": "iceberg_error",
+         "status": 409},
+    ])
+    p = wh.cli("maintain", wh.namespace, "--parallel", "3", "--settle", "0s", via_proxy=True)
+    assert p.returncode == 4, p.stderr
+    out = [json.loads(x) for x in p.stdout.splitlines()]
+    lines = {x["table"]: x for x in out[:-1]}
+    assert out[-1]["summary"]["exit_code"] == 4 and out[-1]["summary"]["failed"] == 2
+    for name, code, err in (("unknown", 4, "ICM_ECOMMIT_UNKNOWN"),
+                            ("conflict", 3, "ICM_ECOMMIT_FAILED")):
+        line, b = lines[wh.ident(name)], before[name]
+        assert line["outcome"] == "failed" and line["exit_code"] == code, line
+        assert line["error"]["step"] == "expire-snapshots" and line["error"]["code"] == err
+        assert line["sweep"] is None
+        assert line["metadata_location_after"] == b["md"] == wh.table(name).metadata_location
+        assert wh.files(name) == b["files"]
+    line, b = lines[wh.ident("fine")], before["fine"]
+    assert line["outcome"] == "ok"
+    assert line["expire"]["expired"] == [s.snapshot_id for s in b["snaps"][:2]]
+    gone = {r.relative(wh, "fine", s.manifest_list) for s in b["snaps"][:2]}
+    after = wh.files("fine")
+    assert b["files"] - after == gone
+    assert after - b["files"] == r.version_files(wh, "fine")
