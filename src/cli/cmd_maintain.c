@@ -638,36 +638,57 @@ static json_t *parse_report(buf *b)
     return json_loadb(b->data, b->len, 0, NULL);
 }
 
+/* The step's last error line on stderr ("icemaint: <message>"), without the prefix, as a new
+ * string; NULL when it printed none. */
+static char *last_error_line(const buf *err)
+{
+    static const char prefix[] = "icemaint: ";
+    const char *found = NULL;
+    for (const char *p = err->data; p != NULL && p < err->data + err->len;) {
+        if (strncmp(p, prefix, sizeof prefix - 1) == 0)
+            found = p + sizeof prefix - 1;
+        const char *nl = memchr(p, '\n', (size_t)(err->data + err->len - p));
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    if (found == NULL)
+        return NULL;
+    const char *nl = memchr(found, '\n', (size_t)(err->data + err->len - found));
+    return strndup(found, nl != NULL ? (size_t)(nl - found) : strlen(found));
+}
+
 /* A step ended with status `status`: record it. Returns true when the table is finished. */
 static bool step_done(job *j, int status)
 {
     json_t *doc = parse_report(&j->out);
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : ICM_EXIT_ERROR;
-    if (code == ICM_EXIT_OK && json_is_object(doc) && json_object_get(doc, "error") == NULL) {
+    bool report = json_is_object(doc) && json_object_get(doc, "error") == NULL;
+    if (report) { /* kept when the step failed after it acted too: what it deleted is said */
         if (j->step == STEP_EXPIRE)
             j->expire = doc;
         else
             j->sweep = doc;
-        return j->step == STEP_SWEEP;
+        if (code == ICM_EXIT_OK)
+            return j->step == STEP_SWEEP;
     }
     j->outcome = OUTCOME_FAILED;
     j->exit_code = code == ICM_EXIT_OK ? ICM_EXIT_ERROR : code;
-    json_t *err = json_object_get(doc, "error");
+    json_t *err = report ? NULL : json_object_get(doc, "error");
     const char *msg = json_string_value(json_object_get(err, "message"));
     const char *ecode = json_string_value(json_object_get(err, "code"));
-    char text[512];
-    if (msg == NULL) {
+    j->err_message = msg != NULL ? strdup(msg) : last_error_line(&j->err);
+    j->err_code = ecode != NULL ? strdup(ecode) : NULL;
+    if (j->err_message == NULL) {
+        char text[128];
         if (WIFSIGNALED(status))
             snprintf(text, sizeof text, "%s ended by signal %d", step_names[j->step],
                      WTERMSIG(status));
         else
             snprintf(text, sizeof text, "%s exited with %d without a report",
                      step_names[j->step], code);
-        msg = text;
+        j->err_message = strdup(text);
     }
-    j->err_message = strdup(msg);
-    j->err_code = ecode != NULL ? strdup(ecode) : NULL;
-    json_decref(doc);
+    if (!report)
+        json_decref(doc);
     return true;
 }
 
