@@ -967,6 +967,13 @@ static bool job_prepare(icm_cli *cli, icm_catalog *cat, job *j)
     for (size_t k = 0; k < 4; k++)
         *props[k] = dup_or_null(icm_table_metadata_property(md, keys[k]), &ok);
     icm_table_free(t);
+    if (!ok) { /* the table is not run without its line's facts */
+        j->outcome = OUTCOME_FAILED;
+        j->exit_code = ICM_EXIT_ERROR;
+        j->err_code = strdup(icm_error_code_name(ICM_ENOMEM));
+        j->err_message = strdup("out of memory");
+        return false;
+    }
     if (j->prop_gc != NULL && strcasecmp(j->prop_gc, "true") != 0) {
         /* As Java reads it (Boolean.parseBoolean): anything but "true" disables it; the steps
          * would refuse (exit 5), and a disabled table is a choice, not a failure. */
