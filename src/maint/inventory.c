@@ -646,6 +646,9 @@ static int next_line(icm__inventory_reader *r, bool *got)
             if (rc != 0)
                 return rc;
             if (eof) {
+                /* (before the last line is taken: a cut stream cuts it too) */
+                if (!r->member_done)
+                    return corrupt(r, "is truncated (its gzip stream ends early)");
                 *got = r->line.len > 0; /* a last line without its line break */
                 if (*got)
                     r->lineno++;
