@@ -445,6 +445,7 @@ struct icm__inventory_reader {
     EVP_MD_CTX *md5;
     z_stream z;
     bool z_ready, member_done;
+    bool z_pending;        /* the last inflate filled its output: more may wait in zlib */
     unsigned char *in, *out;
     size_t out_len, out_pos;
     long lineno;
@@ -549,6 +550,7 @@ static int open_file(icm__inventory_reader *r)
     r->lineno = 0;
     r->out_len = r->out_pos = 0;
     r->member_done = false;
+    r->z_pending = false;
     memset(&r->z, 0, sizeof r->z);
     /* 15 + 32: a zlib or gzip header, detected */
     if (inflateInit2(&r->z, 15 + 32) != Z_OK)
@@ -593,7 +595,9 @@ static int fill(icm__inventory_reader *r, bool *eof)
     *eof = false;
     r->out_len = r->out_pos = 0;
     for (;;) {
-        if (r->z.avail_in == 0) {
+        /* A full output chunk may leave output inside zlib with no input left: inflate
+         * again before reading on (or calling the file done). */
+        if (r->z.avail_in == 0 && !r->z_pending) {
             if (r->offset >= r->size) {
                 *eof = true;
                 return 0;
@@ -613,7 +617,7 @@ static int fill(icm__inventory_reader *r, bool *eof)
             r->z.next_in = r->in;
             r->z.avail_in = (uInt)got;
         }
-        if (r->member_done) {
+        if (r->member_done && r->z.avail_in > 0) {
             /* another gzip member follows (concatenated gzip is one stream of text) */
             if (inflateReset(&r->z) != Z_OK)
                 return corrupt(r, "is not gzip");
@@ -628,6 +632,7 @@ static int fill(icm__inventory_reader *r, bool *eof)
             return corrupt(r, "is corrupt (not a valid gzip stream)");
         if (zrc == Z_STREAM_END)
             r->member_done = true;
+        r->z_pending = r->z.avail_out == 0 && zrc != Z_STREAM_END;
         r->out_len = OUT_CHUNK - r->z.avail_out;
         if (r->out_len > 0)
             return 0;

@@ -373,6 +373,68 @@ static void test_reader_refuses_a_wrong_size(void **state)
     report_free(&r);
 }
 
+/* One data file of `rows` rows (~2.4 MB of text for 30,000: many output chunks from a read
+ * chunk, a row across each chunk's end) written as two concatenated gzip members. */
+static void test_reader_streams_many_rows_and_gzip_members(void **state)
+{
+    (void)state;
+    const int rows = 30000;
+    char *text[2];
+    for (int part = 0; part < 2; part++) {
+        size_t cap = (size_t)rows * 100, used = 0;
+        text[part] = malloc(cap);
+        text[part][0] = '\0';
+        for (int i = part * rows / 2; i < (part + 1) * rows / 2; i++)
+            used += (size_t)snprintf(text[part] + used, cap - used,
+                                     "\"src-bucket\",\"wh/t/data/part-%06d.parquet\",\"%d\","
+                                     "\"2026-11-30T08:00:00.000Z\"\n", i, i);
+    }
+    size_t l0, l1;
+    unsigned char *g0 = gzip(text[0], &l0), *g1 = gzip(text[1], &l1);
+    unsigned char *both = malloc(l0 + l1);
+    memcpy(both, g0, l0);
+    memcpy(both + l0, g1, l1);
+    char md5[33];
+    md5_hex(both, l0 + l1, md5);
+    char *dir = icmt_mkdtemp();
+    char *data = icmt_in(dir, "big.csv.gz");
+    icmt_write_file(data, both, l0 + l1);
+    char *files = icmt_sprintf("{\"key\": \"big.csv.gz\", \"size\": %zu, \"MD5checksum\": "
+                               "\"%s\"}", l0 + l1, md5);
+    char *j = manifest_json("CSV", "Bucket, Key, Size, LastModifiedDate", files);
+    char *manifest = icmt_in(dir, "manifest.json");
+    icmt_write_file(manifest, j, strlen(j));
+    icm__inventory_reader *inv = NULL;
+    icmt_ok(icm__inventory_open(&inv, NULL, manifest));
+    int n = 0;
+    for (;;) {
+        icm__inventory_entry e;
+        bool end;
+        icmt_ok(icm__inventory_next(inv, &e, &end));
+        if (end)
+            break;
+        char want[64];
+        snprintf(want, sizeof want, "wh/t/data/part-%06d.parquet", n);
+        assert_string_equal(e.key, want);
+        assert_true(e.size_bytes == n);
+        n++;
+    }
+    assert_int_equal(n, rows);
+    assert_true(icm__inventory_rows(inv) == (uint64_t)rows);
+    icm__inventory_close(inv);
+    icmt_rmtree(dir);
+    free(manifest);
+    free(j);
+    free(files);
+    free(data);
+    free(dir);
+    free(both);
+    free(g0);
+    free(g1);
+    free(text[0]);
+    free(text[1]);
+}
+
 static void test_reader_refuses_parquet_and_orc(void **state)
 {
     (void)state;
@@ -411,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_reader_refuses_a_wrong_md5),
         cmocka_unit_test(test_reader_refuses_a_truncated_gzip),
         cmocka_unit_test(test_reader_refuses_a_wrong_size),
+        cmocka_unit_test(test_reader_streams_many_rows_and_gzip_members),
         cmocka_unit_test(test_reader_refuses_parquet_and_orc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
