@@ -210,14 +210,16 @@ typedef struct icm_orphan_options {
      *  (an object-store URI read through the table's FileIO, or a local path to a copy of the
      *  destination bucket). CSV reports only (ORC and Parquet: ICM_EUNSUPPORTED); the
      *  manifest's sourceBucket must be the bucket of the listing location (else ICM_EREFUSED);
-     *  every data file's MD5 and size must match the manifest (else ICM_EINVALID), all before
-     *  anything is deleted. The report is a snapshot taken at its creationTimestamp: a report
-     *  older than max_inventory_age_ms is refused (ICM_EREFUSED); files written since are not
-     *  in it and so are kept; a file in it is deleted only while its size and modification
+     *  every data file's MD5 and size must match the manifest and its gzip stream be whole
+     *  (else ICM_EINVALID; a missing one: ICM_ENOTFOUND), all before anything is deleted.
+     *  The report is a snapshot taken at its creationTimestamp: a report older than
+     *  max_inventory_age_ms is refused (ICM_EREFUSED); files written since are not in it and
+     *  so are kept; a file in it is deleted only while its size and modification
      *  time (to the second) are still the report's, and one gone since is ALREADY_GONE
      *  (docs/semantics.md, "Inventory input"). Not with file_list. NULL = list storage. */
     const char *inventory;
-    /** The oldest report accepted (ms before now_ms); 0 = ICM_ORPHAN_DEFAULT_MAX_INVENTORY_AGE_MS. */
+    /** The oldest report accepted (ms before now_ms); 0 =
+     *  ICM_ORPHAN_DEFAULT_MAX_INVENTORY_AGE_MS. */
     int64_t max_inventory_age_ms;
 } icm_orphan_options;
 
@@ -344,7 +346,10 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  * @param opts NULL = defaults
  * @return 0; ICM_EREFUSED (a safety check, see the file comment); ICM_EINVALID (bad options:
  *         an unknown version, an equal map, a file list line — the message names file and line —, or
- *         prefix_mismatch out of range); ICM_ENOTFOUND (file list missing); the codes of
+ *         prefix_mismatch out of range, file_list with inventory; an inventory report that
+ *         is malformed or whose data file fails its MD5, size or gzip check);
+ *         ICM_EUNSUPPORTED (an ORC or Parquet inventory report); ICM_ENOTFOUND (file list,
+ *         inventory manifest or one of its data files missing); the codes of
  *         icm_table_refresh and listing (ICM_EIO, ICM_EUNSUPPORTED for a location the FileIO
  *         cannot list), also of icm_fileio_stat on an unreferenced file the listing gave
  *         without its mtime (one that is gone by then is no candidate, not an error);

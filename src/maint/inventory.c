@@ -725,6 +725,7 @@ static int place_manifest(icm__inventory_reader *r, icm_fileio *io, const char *
                           icm_fileio **reader)
 {
     char *path = NULL;
+    icm_error_clear(); /* (false with an ENOMEM last error is an allocation failure) */
     if (icm_location_local_path(&path, location)) {
         int rc = icm_fileio_local_new(&r->own_io);
         if (rc != 0) {

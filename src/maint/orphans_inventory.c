@@ -78,17 +78,18 @@ static int check_report(plan *p, const icm__inventory_manifest *m, const char *b
 static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
                      const char *bucket, size_t *outside)
 {
+    /* `scheme://bucket/` once; each row's key replaces the previous one after it */
     icm__buf loc = ICM__BUF_INIT;
-    int rc = 0;
-    for (;;) {
+    icm__buf_printf(&loc, "%s://%s/", scheme, bucket);
+    size_t prefix_len = loc.len;
+    int rc = loc.oom ? ICM_ENOMEM : 0;
+    while (rc == 0) {
         icm__inventory_entry e;
         bool end;
         if ((rc = icm__inventory_next(inv, &e, &end)) != 0 || end)
             break;
-        icm__buf_clear(&loc);
-        icm__buf_printf(&loc, "%s://%s/", scheme, bucket);
-        icm__buf_put(&loc, e.key, e.key_len);
-        if (loc.oom) {
+        loc.len = prefix_len;
+        if (icm__buf_put(&loc, e.key, e.key_len) != 0) {
             rc = ICM_ENOMEM;
             break;
         }
