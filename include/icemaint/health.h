@@ -19,9 +19,9 @@
  *    of the current snapshot, and of all snapshots (each file once, by its location's
  *    identity: icm_location_identity); manifests by their manifest-list manifest_length.
  *  - unreferenced bytes: the orphan sweep's own classification, run as a dry run with no age
- *    cutoff (icm_orphan_sweep with dry_run, force, and a cutoff just after now): every file
- *    below the table location the keep set does not name, whatever its age, by the sizes the
- *    listing gives. Hidden files, excluded folders and files of unknown modification time are
+ *    cutoff (icm_orphan_sweep with dry_run, force, and the clock's now as the cutoff, whatever
+ *    now_ms says): every file below the table location the keep set does not name, modified
+ *    before the listing, by the sizes the listing gives. Hidden files, excluded folders and files of unknown modification time are
  *    the sweep's, not counted. When the sweep refuses (gc.enabled false, another table below
  *    the location, a listing that names no referenced file...), these figures are unknown and
  *    `listing_error` says why; the rest of the report stands.

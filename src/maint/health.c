@@ -41,12 +41,14 @@ void icm_health_report_free(icm_health_report *report)
 static int measure_unreferenced(icm_health_report *r, icm_table *t, const icm_health_options *o)
 {
     icm_orphan_options so = ICM_ORPHAN_OPTIONS_INIT;
-    so.now_ms = r->now_ms;
     so.dry_run = true;
-    /* no age cutoff: every unreferenced file whose mtime is known, however recent (a writer's
-     * file not yet committed is unreferenced bytes too; health reports, it never deletes) */
+    /* No age cutoff: every unreferenced file modified before the listing began, however
+     * recently (a writer's file not yet committed is unreferenced bytes too; health reports,
+     * it never deletes). The clock's now, not the report's: a --now in the past must not hide
+     * files, one in the future must not change what the sweep's checks see as in flight. */
+    so.now_ms = icm__now_ms();
     so.has_older_than = true;
-    so.older_than_ms = r->now_ms + 1;
+    so.older_than_ms = so.now_ms;
     so.force = true;
     so.catalog_files = o->catalog_files;
     so.catalog_file_count = o->catalog_file_count;
