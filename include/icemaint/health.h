@@ -23,8 +23,9 @@
  *    now_ms says): every file below the table location the keep set does not name, modified
  *    before the listing, by the sizes the listing gives. Hidden files, excluded folders and files of unknown modification time are
  *    the sweep's, not counted. When the sweep refuses (gc.enabled false, another table below
- *    the location, a listing that names no referenced file...), these figures are unknown and
- *    `listing_error` says why; the rest of the report stands.
+ *    the location, a listing that names no referenced file...) or fails (the location cannot
+ *    be listed: credentials, network), these figures are unknown and `listing_error` says why
+ *    (the error's one line); the rest of the report stands.
  *    unreferenced_percent = 100 × unreferenced / (unreferenced + referenced by all snapshots
  *    (data and delete files)).
  *  - manifests per snapshot: the rows of each snapshot's manifest list (v1 embedded
@@ -126,8 +127,9 @@ typedef struct icm_health_report {
     icm_health_files unreferenced;           /**< files no snapshot or metadata file names */
     double unreferenced_percent;             /**< -1 when not listed; 0 when nothing is
                                                   referenced or unreferenced */
-    char *listing_error;                     /**< why not listed: the sweep's refusal message
-                                                  (NULL when listed or no_listing) */
+    char *listing_error;                     /**< why not listed: the sweep's refusal or
+                                                  error, one line (NULL when listed or
+                                                  no_listing) */
     /* ---- expiry ---- */
     int64_t last_expire_ms;                  /**< ICM_LAST_EXPIRE_PROPERTY; -1: absent or not
                                                   a non-negative integer */
@@ -144,12 +146,11 @@ ICM_EXTERN(void) icm_health_report_free(icm_health_report *report);
  * @param[out] out new report (icm_health_report_free); NULL on failure
  * @param t        the table (not committed to; a read-only one is fine)
  * @param opts     NULL = defaults
- * @return 0 (a refused listing is a finding: report->listing_error); ICM_EINVALID (NULL
- *         out or t, an unknown options version, a negative small_manifest_bytes);
+ * @return 0 (a refused or failed sweep is a finding: report->listing_error); ICM_EINVALID
+ *         (NULL out or t, an unknown options version, a negative small_manifest_bytes);
  *         the read errors of a manifest list or manifest (ICM_EIO, ICM_ENOTFOUND, ICM_EINVALID...:
  *         the figures would be wrong, so there is no report; the message names the file);
- *         the codes of icm_orphan_sweep other than ICM_EREFUSED (icm_table_refresh, listing);
- *         the listing codes of the metadata folders; ICM_ENOMEM.
+ *         the listing codes of the metadata folders (ICM_EIO, ICM_EAUTH...); ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_table_health(icm_health_report **out, icm_table *t,
                                  const icm_health_options *opts);

@@ -54,11 +54,12 @@ static int measure_unreferenced(icm_health_report *r, icm_table *t, const icm_he
     so.catalog_file_count = o->catalog_file_count;
     icm_orphan_result *sr = NULL;
     int rc = icm_orphan_sweep(&sr, t, &so);
-    if (rc == ICM_EREFUSED) {
-        /* a finding, not a failure: the sweep would refuse this table, say why */
-        const icm_error *e = icm_error_last();
-        r->listing_error = icm__strdup(e != NULL && e->message != NULL ? e->message
-                                                                       : "the sweep refused");
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        /* A finding, not a failure: the sweep would refuse this table, or could not list it
+         * (credentials, a store that cannot list); say why, and report the rest. */
+        char line[1024];
+        icm_error_format(line, sizeof line, icm_error_last());
+        r->listing_error = icm__strdup(line);
         icm_orphan_result_free(sr);
         return r->listing_error != NULL ? 0 : icm__error_oom();
     }

@@ -335,3 +335,87 @@ def test_usage(table):
     p = icm(table["wh"], table["cfg"], "--catalog", "cat", "health", "ns.t",
             "--max-snapshot-age", "soon")
     assert p.returncode == 2 and "--max-snapshot-age" in p.stderr
+
+
+def test_fixtures_match_the_index():
+    """Every fixture table without missing files (fixtures README): snapshots and the distinct
+    live data and delete files of all snapshots are what index.tsv counts."""
+    from test_check import FIXTURES, fixture_rows, path_maps
+    cli = os.environ.get("ICM_CLI")
+    if not cli or not os.path.exists(cli):
+        pytest.fail("ICM_CLI does not name the built icemaint binary")
+    import subprocess
+    checked = 0
+    for row in fixture_rows():
+        if json.loads(row["missing_refs"]):
+            continue
+        td = os.path.join(FIXTURES, row["table_dir"])
+        args = [cli]
+        for frm, to in path_maps(row):
+            args += ["--path-map", f"{frm}={to}"]
+        args += ["--json", "health", "--no-listing", os.path.join(td, row["current_metadata"])]
+        p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert p.returncode == 0, f"{row['table_dir']}: {p.stderr}"
+        d = json.loads(p.stdout)
+        a = d["referenced"]["all_snapshots"]
+        assert (d["snapshots"]["count"], a["data_files"], a["delete_files"]) == \
+            (int(row["snapshots"]), int(row["data_files"]), int(row["delete_files"])), \
+            row["table_dir"]
+        assert d["unreferenced"] == {"listed_files": None, "files": None, "bytes": None,
+                                     "percent": None, "error": None}
+        checked += 1
+    assert checked > 90
+
+
+def test_fixture_with_nothing_unreferenced():
+    """A Spark table (fixture, used in place: health writes nothing): every listed file is
+    referenced, and the referenced bytes are the manifests' sizes, read here with fastavro."""
+    import fastavro
+    from test_check import FIXTURES
+    cli = os.environ.get("ICM_CLI")
+    rel = "duckdb-iceberg/data/iceberg/generated_spec2_0_001/pyspark_iceberg_table"
+    td = os.path.join(FIXTURES, rel)
+    if not os.path.isdir(td):
+        pytest.fail(f"fixture {td} missing (ICM_FIXTURES_DIR)")
+    frm = "data/iceberg/generated_spec2_0_001/pyspark_iceberg_table"
+    md_path = os.path.join(td, "metadata", "v9.metadata.json")
+    import subprocess
+    p = subprocess.run([cli, "--path-map", f"{frm}={td}", "--json", "health", md_path],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    md = json.loads(Path(md_path).read_text())
+
+    def here(path):
+        return td + path[len(frm):]
+
+    def live(snapshot):
+        out = {}
+        with open(here(snapshot["manifest-list"]), "rb") as f:
+            for m in fastavro.reader(f):
+                with open(here(m["manifest_path"]), "rb") as g:
+                    for e in fastavro.reader(g):
+                        if e["status"] != 2:
+                            out[e["data_file"]["file_path"]] = (
+                                e["data_file"].get("content", 0),
+                                e["data_file"]["file_size_in_bytes"])
+        return out
+
+    cur = live(next(s for s in md["snapshots"]
+                    if s["snapshot-id"] == md["current-snapshot-id"]))
+    union = {}
+    for s in md["snapshots"]:
+        union.update(live(s))
+
+    def sums(files):
+        data = [v[1] for v in files.values() if v[0] == 0]
+        dels = [v[1] for v in files.values() if v[0] != 0]
+        return len(data), sum(data), len(dels), sum(dels)
+
+    r = d["referenced"]
+    for got, files in ((r["current"], cur), (r["all_snapshots"], union)):
+        assert (got["data_files"], got["data_bytes"], got["delete_files"],
+                got["delete_bytes"]) == sums(files)
+    on_disk = files_under(td)
+    assert d["unreferenced"] == {"listed_files": len(on_disk), "files": 0, "bytes": 0,
+                                 "percent": 0.0, "error": None}
