@@ -3,7 +3,7 @@
  * how many snapshots it retains and how old the oldest is, how many metadata files it has
  * piled up, how many bytes its snapshots reference and how many lie unreferenced under its
  * location, how fragmented its manifests are, and when it was last expired. Thresholds on
- * these (the CLI's --max-*) make an alert of a table nobody maintains (docs/semantics.md).
+ * these (the CLI's --max-*) make an alert of a table nobody maintains.
  *
  * What each figure is:
  *  - snapshots: those in the metadata (every one is retained until an expiry removes it);
@@ -21,11 +21,12 @@
  *  - unreferenced bytes: the orphan sweep's own classification, run as a dry run with no age
  *    cutoff (icm_orphan_sweep with dry_run, force, and the clock's now as the cutoff, whatever
  *    now_ms says): every file below the table location the keep set does not name, modified
- *    before the listing, by the sizes the listing gives. Hidden files, excluded folders and files of unknown modification time are
- *    the sweep's, not counted. When the sweep refuses (gc.enabled false, another table below
- *    the location, a listing that names no referenced file...) or fails (the location cannot
- *    be listed: credentials, network), these figures are unknown and `listing_error` says why
- *    (the error's one line); the rest of the report stands.
+ *    before the listing, by the sizes the listing gives. Hidden files, excluded folders and
+ *    files of unknown modification time are the sweep's to skip, not counted. When the
+ *    sweep refuses (gc.enabled false, another table below the location, a listing that names
+ *    no referenced file...) or fails (the location cannot be listed: credentials, network),
+ *    these figures are unknown and `listing_error` says why (the error's one line); the rest
+ *    of the report stands.
  *    unreferenced_percent = 100 × unreferenced / (unreferenced + referenced by all snapshots
  *    (data and delete files)).
  *  - manifests per snapshot: the rows of each snapshot's manifest list (v1 embedded

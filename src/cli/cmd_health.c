@@ -29,54 +29,61 @@
 static const char health_help[] =
     "Usage: icemaint [GLOBAL OPTIONS] health TABLE | --all [OPTIONS] [--json]\n"
     "\n"
-    "Report a table's storage and retention picture, read-only: snapshots retained and the\n"
-    "oldest one's age; metadata files (the current one, the metadata-log entries, and the\n"
-    "metadata documents a listing finds in the metadata folders) and their bytes; bytes of\n"
-    "the data and delete files the current snapshot references, that all snapshots reference\n"
-    "(each file once), and that lie unreferenced under the location (what a\n"
-    "remove-orphan-files dry run with no age cutoff would find); manifests per snapshot and\n"
-    "the share of the current snapshot's manifests that are small; and the last expiry (the\n"
-    "table property icemaint.last-expire-ms, set by expire-snapshots in its commit).\n"
-    "With --all, every table of every namespace of the catalog; one table's failure does not\n"
-    "stop the others.\n"
+    "Report a table's storage and retention picture, read-only: the snapshots\n"
+    "retained and the oldest one's age; the metadata files (the current one, the\n"
+    "metadata-log entries, and the metadata documents a listing finds in the\n"
+    "metadata folders) and their bytes; the bytes of the data and delete files the\n"
+    "current snapshot references, that all snapshots reference (each file once),\n"
+    "and that lie unreferenced under the location (what a remove-orphan-files dry\n"
+    "run with no age cutoff would find); manifests per snapshot and the share of\n"
+    "the current snapshot's manifests that are small; and the last expiry (the\n"
+    "table property icemaint.last-expire-ms, set by expire-snapshots in the commit\n"
+    "that removes the snapshots). With --all, every table of every namespace of\n"
+    "the catalog; one table's failure does not stop the others.\n"
     "\n"
     "Thresholds (each breach is named in the output and makes the exit code 6):\n"
     "  --max-snapshot-age DURATION     the oldest snapshot is older\n"
     "  --max-snapshots N               more snapshots are retained\n"
-    "  --max-metadata-files N          more metadata files (those listed in the metadata\n"
-    "                                  folders; without a listing, the log entries + 1)\n"
-    "  --max-unreferenced-percent P    unreferenced bytes are more than P% of unreferenced +\n"
-    "                                  referenced (all snapshots) data and delete file bytes\n"
-    "  --max-small-manifest-percent P  more than P% of the current snapshot's manifests are\n"
-    "                                  small\n"
-    "  --max-expiry-age DURATION       the last expiry is older; with no expiry recorded, the\n"
-    "                                  oldest snapshot is older (so a table young enough needs\n"
-    "                                  none yet)\n"
+    "  --max-metadata-files N          more metadata files (those listed in the\n"
+    "                                  metadata folders; unlisted: log entries + 1)\n"
+    "  --max-unreferenced-percent P    unreferenced bytes are more than P% of\n"
+    "                                  unreferenced + referenced (all snapshots)\n"
+    "                                  data and delete file bytes\n"
+    "  --max-small-manifest-percent P  more than P% of the current snapshot's\n"
+    "                                  manifests are small\n"
+    "  --max-expiry-age DURATION       the last expiry is older; with no expiry\n"
+    "                                  recorded, the oldest snapshot is older (a\n"
+    "                                  table that young needs none yet)\n"
+    "An unknown figure (no listing, no manifests) breaches nothing.\n"
     "\n"
     "Options:\n"
-    "  --all                       every table of the catalog (all namespaces, recursively)\n"
+    "  --all                       every table of the catalog (all namespaces)\n"
     "  --now TIME                  measure ages against TIME (default: now)\n"
-    "  --small-manifest-bytes B    a manifest is small below B bytes (default: the table's\n"
-    "                              commit.manifest.target-size-bytes, else 8388608 = 8 MiB)\n"
-    "  --no-listing                do not list the location (unreferenced figures unknown)\n"
-    "  --metrics FILE              write Prometheus text format to FILE (FILE.tmp, then\n"
-    "                              renamed: for node_exporter's textfile collector)\n"
-    "  --json                      one JSON document; with --all one JSON line per table\n"
-    "                              and a {\"summary\": ...} line\n"
+    "  --small-manifest-bytes B    a manifest is small below B bytes (default:\n"
+    "                              the table's commit.manifest.target-size-bytes,\n"
+    "                              else 8388608, 8 MiB)\n"
+    "  --no-listing                do not list the location (unreferenced\n"
+    "                              figures unknown)\n"
+    "  --metrics FILE              write the Prometheus text format to FILE\n"
+    "                              (FILE.tmp, then renamed: for node_exporter's\n"
+    "                              textfile collector)\n"
+    "  --json                      one JSON document; with --all one JSON line\n"
+    "                              per table and a {\"summary\": ...} line\n"
     "  -h, --help                  print this help\n"
     "\n"
-    "JSON (per table): table, namespace, metadata_location, now_ms, snapshots {count,\n"
-    "current_snapshot_id, oldest_timestamp_ms, oldest_age_ms}, metadata_files {log_entries,\n"
-    "listed, listed_bytes, current_bytes}, referenced {current, all_snapshots: {data_files,\n"
-    "data_bytes, delete_files, delete_bytes, manifests, manifest_bytes}}, unreferenced\n"
-    "{listed_files, files, bytes, percent, error}, manifests {current, per_snapshot_mean,\n"
-    "per_snapshot_max, small_bound_bytes, small_current, small_percent}, expiry\n"
-    "{last_expire_ms, last_expire_age_ms, snapshots_expired_before}, breaches [{threshold,\n"
-    "value, limit, message}], healthy, exit_code; a table that could not be measured has\n"
+    "JSON (per table): table, namespace, metadata_location, now_ms, snapshots\n"
+    "{count, current_snapshot_id, oldest_timestamp_ms, oldest_age_ms},\n"
+    "metadata_files {log_entries, listed, listed_bytes, current_bytes}, referenced\n"
+    "{current, all_snapshots: {data_files, data_bytes, delete_files, delete_bytes,\n"
+    "manifests, manifest_bytes}}, unreferenced {listed_files, files, bytes,\n"
+    "percent, error}, manifests {current, per_snapshot_mean, per_snapshot_max,\n"
+    "small_bound_bytes, small_current, small_percent}, expiry {last_expire_ms,\n"
+    "last_expire_age_ms, snapshots_expired_before}, breaches [{threshold, value,\n"
+    "limit, message}], healthy, exit_code; a table that could not be measured has\n"
     "error {message, code, exit_code} instead. Unknown values are null.\n"
     "\n"
-    "Exit codes: 0 healthy; 6 a threshold was breached; 1 a table could not be measured\n"
-    "(wins over 6); 2 usage.\n";
+    "Exit codes: 0 healthy; 6 a threshold was breached; 1 a table could not be\n"
+    "measured (wins over 6); 2 usage.\n";
 
 /* ---- arguments ---- */
 
@@ -514,7 +521,8 @@ static void print_text(const table_health *th)
            sp >= 0 ? ": " : "", sp >= 0 ? sp : 0.0, r->manifests_per_snapshot_mean,
            r->manifests_per_snapshot_max);
     if (r->last_expire_ms >= 0)
-        printf("  last expiry: %s (%s ago)\n", icm_cli_format_time(r->last_expire_ms, t1, sizeof t1),
+        printf("  last expiry: %s (%s ago)\n",
+               icm_cli_format_time(r->last_expire_ms, t1, sizeof t1),
                format_age(r->last_expire_age_ms, t2, sizeof t2));
     else
         printf("  last expiry: none recorded (%s)%s\n", ICM_LAST_EXPIRE_PROPERTY,
@@ -840,7 +848,9 @@ static int print_one(icm_cli *cli, const table_health *th, bool all)
     icm_cli_json_mark_printed();
     bool written = ok && icm_cli_json_write(stdout, doc, false);
     json_decref(doc);
-    return written ? ICM_EXIT_OK : ok ? icm_cli_error("stdout", "cannot write") : icm_cli_json_failed();
+    if (written)
+        return ICM_EXIT_OK;
+    return ok ? icm_cli_error("stdout", "cannot write") : icm_cli_json_failed();
 }
 
 static int print_summary(icm_cli *cli, const table_list *tl, int rc)
@@ -870,7 +880,9 @@ static int print_summary(icm_cli *cli, const table_list *tl, int rc)
     icm_cli_json_mark_printed();
     bool written = ok && doc != NULL && icm_cli_json_write(stdout, doc, false);
     json_decref(doc);
-    return written ? ICM_EXIT_OK : ok ? icm_cli_error("stdout", "cannot write") : icm_cli_json_failed();
+    if (written)
+        return ICM_EXIT_OK;
+    return ok ? icm_cli_error("stdout", "cannot write") : icm_cli_json_failed();
 }
 
 static int run_health(icm_cli *cli, int argc, char **argv)
@@ -943,7 +955,7 @@ static int run_health(icm_cli *cli, int argc, char **argv)
 
 const icm_cli_command icm_cli_cmd_health = {
     "health",
-    "a table's storage and retention picture; thresholds become the exit code (read-only)",
+    "storage and retention picture; thresholds become the exit code",
     health_help,
     run_health,
 };
