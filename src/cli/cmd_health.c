@@ -926,7 +926,11 @@ static int run_health(icm_cli *cli, int argc, char **argv)
         icm_table *t = NULL;
         table_health *th = push_table(&tl, NULL, a.table);
         rc = th == NULL ? icm_cli_oom() : icm_cli_table_load(cli, a.table, &cat, &t);
-        if (rc == ICM_EXIT_OK) {
+        if (th != NULL && rc != ICM_EXIT_OK) {
+            /* reported already; the metrics still say the table is down */
+            record_error(th, rc, icm_error_last()->code);
+            rc = ICM_EXIT_OK;
+        } else if (rc == ICM_EXIT_OK) {
             const char *dot = strrchr(a.table, '.');
             if (icm_cli_is_catalog_name(a.table) && dot != NULL &&
                 (th->ns = malloc((size_t)(dot - a.table) + 1)) != NULL)
@@ -943,7 +947,7 @@ static int run_health(icm_cli *cli, int argc, char **argv)
         worst = worse(worst, tl.v[i].exit_code);
     if (rc == ICM_EXIT_OK && a.all)
         rc = print_summary(cli, &tl, worst);
-    if (rc == ICM_EXIT_OK && a.metrics != NULL && tl.len > 0)
+    if (rc == ICM_EXIT_OK && a.metrics != NULL)
         rc = write_metrics(a.metrics, tl.v, tl.len, a.now_ms, worst);
     if (rc == ICM_EXIT_OK)
         rc = worst;

@@ -419,3 +419,16 @@ def test_fixture_with_nothing_unreferenced():
     on_disk = files_under(td)
     assert d["unreferenced"] == {"listed_files": len(on_disk), "files": 0, "bytes": 0,
                                  "percent": 0.0, "error": None}
+
+
+def test_a_table_that_cannot_be_opened_is_down_in_the_metrics(table):
+    metrics = table["wh"] / "down.prom"
+    missing = str(table["wh"] / "no-such-table")
+    p = icm(table["wh"], table["cfg"], "--catalog", "cat", "--json", "health", missing,
+            "--metrics", str(metrics))
+    assert p.returncode == 1
+    assert json.loads(p.stdout)["error"]["exit_code"] == 1
+    s = check_prometheus(metrics.read_text())
+    assert s["icemaint_health_up"] == [(f'namespace="",table="{missing}"', 0.0)]
+    assert s["icemaint_health_exit_code"] == [("", 1.0)]
+    assert "icemaint_health_snapshots" not in s
