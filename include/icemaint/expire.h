@@ -39,6 +39,9 @@
  *
  * Execution (icm_expire_snapshots): commit the new metadata first, then delete the files that
  * only expired snapshots reached (reachability: the union over all retained snapshots is kept).
+ * A commit that removes snapshots or refs also sets the table property
+ * `icemaint.last-expire-ms` to the expiry's now (ICM_LAST_EXPIRE_PROPERTY, icemaint/health.h),
+ * in that one commit: the health report's last expiry.
  * A dry run runs the same decision and planning code without any delete-capable handle.
  */
 #ifndef ICEMAINT_EXPIRE_H

@@ -16,6 +16,7 @@
 #include "icemaint/catalog.h"
 #include "icemaint/check.h"
 #include "icemaint/expire.h"
+#include "icemaint/health.h"
 #include "icemaint/maint.h"
 #include "icemaint/manifest.h"
 #include "icemaint/orphans.h"
@@ -133,3 +134,5 @@ SIMPLE_INIT(icm_manifest_writer_options_init, icm_manifest_writer_options,
             ICM_MANIFEST_WRITER_OPTIONS_VERSION, ICM_MANIFEST_WRITER_OPTIONS_INIT)
 SIMPLE_INIT(icm_manifest_list_writer_options_init, icm_manifest_list_writer_options,
             ICM_MANIFEST_LIST_WRITER_OPTIONS_VERSION, ICM_MANIFEST_LIST_WRITER_OPTIONS_INIT)
+SIMPLE_INIT(icm_health_options_init, icm_health_options, ICM_HEALTH_OPTIONS_VERSION,
+            ICM_HEALTH_OPTIONS_INIT)

@@ -374,7 +374,7 @@ static int prepare(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     /* Java step 1: no snapshots and nothing else to clean → metadata unchanged, no commit. */
     if (rc == 0 && !(icm_table_metadata_snapshot_count(base) == 0 && !o->clean_expired_metadata))
         rc = icm__expire_changes(icm_table_get_fileio(t), base, d, o->clean_expired_metadata,
-                                 out_changes, out_md, changed, &r->removed_spec_count,
+                                 now_ms, out_changes, out_md, changed, &r->removed_spec_count,
                                  &r->removed_schema_count);
     icm_expire_decision_free(d);
     return rc;

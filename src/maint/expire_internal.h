@@ -104,12 +104,13 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
  * The commit of an expiry (expire_metadata.c): *out_changes, the requirements (the table and
  * every ref of `base` as the decision saw them) and updates (the decision's removed refs and
  * expired snapshots, their statistics; with `clean_expired_metadata` also the partition specs
- * and schemas no retained snapshot uses), and *out, `base` with them applied. *changed tells
+ * and schemas no retained snapshot uses; set-properties ICM_LAST_EXPIRE_PROPERTY = now_ms when
+ * snapshots or refs go), and *out, `base` with them applied. *changed tells
  * whether anything differs from base. Returns 0; ICM_ENOMEM; the codes of
  * icm_table_changes_apply.
  */
 int icm__expire_changes(icm_fileio *io, const icm_table_metadata *base,
-                        const icm_expire_decision *d, bool clean_expired_metadata,
+                        const icm_expire_decision *d, bool clean_expired_metadata, int64_t now_ms,
                         icm_table_changes **out_changes, icm_table_metadata **out,
                         bool *changed, size_t *removed_specs, size_t *removed_schemas);
 

@@ -16,12 +16,17 @@
  *    spec are retained manifest lists read for the spec ids of their manifests (the updates
  *    are remove-partition-specs and remove-schemas). Whenever that
  *    cannot be known for sure (a retained snapshot without schema-id, a v1 snapshot with
- *    embedded manifests, a manifest list that cannot be read) nothing of that kind is removed.
+ *    embedded manifests, a manifest list that cannot be read) nothing of that kind is removed;
+ *  - set-properties `icemaint.last-expire-ms` = the expiry's now (icemaint/health.h), in the
+ *    same commit, when snapshots or refs are removed: the health report's last expiry.
  *
  * Reads storage only (manifest lists); never writes.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "icemaint/health.h"
 #include "icemaint/manifest.h"
 #include "maint/expire_internal.h"
 #include "spec/metadata_internal.h"
@@ -216,8 +221,23 @@ static int add_snapshot_updates(const icm_table_metadata *base, const icm_expire
     return rc;
 }
 
+/* icemaint's record of this expiry (icemaint/health.h, ICM_LAST_EXPIRE_PROPERTY): set in the
+ * very commit that removes the snapshots, so it is true exactly when they are gone (a second
+ * commit could fail or race after the first landed). Only a commit that removes snapshots or
+ * refs records it: an expiry with nothing to remove commits nothing, and a commit that only
+ * removes unused specs and schemas is not what the health report's "last expiry" measures. */
+static int add_last_expire(const icm_expire_decision *d, int64_t now_ms, icm_table_changes *c)
+{
+    if (d->expired_count == 0 && d->removed_ref_count == 0)
+        return 0;
+    char value[24];
+    snprintf(value, sizeof value, "%" PRId64, now_ms);
+    icm_property prop = {ICM_LAST_EXPIRE_PROPERTY, value};
+    return icm_table_changes_set_properties(c, &prop, 1);
+}
+
 int icm__expire_changes(icm_fileio *io, const icm_table_metadata *base,
-                        const icm_expire_decision *d, bool clean_expired_metadata,
+                        const icm_expire_decision *d, bool clean_expired_metadata, int64_t now_ms,
                         icm_table_changes **out_changes, icm_table_metadata **out,
                         bool *changed, size_t *removed_specs, size_t *removed_schemas)
 {
@@ -233,6 +253,8 @@ int icm__expire_changes(icm_fileio *io, const icm_table_metadata *base,
         rc = add_requirements(base, c);
     if (rc == 0)
         rc = add_snapshot_updates(base, d, c);
+    if (rc == 0)
+        rc = add_last_expire(d, now_ms, c);
     /* One new document, sharing what it keeps with base's. */
     if (rc == 0)
         rc = icm_table_changes_apply(&md, c, base);

@@ -669,7 +669,7 @@ static void test_expiry_wire_form(void **state)
     icm_table_metadata *md = NULL;
     bool changed = false;
     size_t specs = 9, schemas = 9;
-    icmt_ok(icm__expire_changes(NULL, base, d, false, &c, &md, &changed, &specs, &schemas));
+    icmt_ok(icm__expire_changes(NULL, base, d, false, o.now_ms, &c, &md, &changed, &specs, &schemas));
     assert_true(changed);
     assert_int_equal(specs + schemas, 0);
     char *json = NULL;
@@ -686,11 +686,16 @@ static void test_expiry_wire_form(void **state)
         "{\"action\":\"remove-snapshots\","
         "\"snapshot-ids\":[4008342791228255080,6085737399650530681]},"
         "{\"action\":\"remove-statistics\",\"snapshot-id\":4008342791228255080},"
-        "{\"action\":\"remove-partition-statistics\",\"snapshot-id\":4008342791228255080}]}");
+        "{\"action\":\"remove-partition-statistics\",\"snapshot-id\":4008342791228255080},"
+        "{\"action\":\"set-properties\",\"updates\":{\"icemaint.last-expire-ms\":"
+        "\"1784206400000\"}}]}");
     /* and the metadata it gives is the lossless edit the expiry commits */
     assert_int_equal(icm_table_metadata_snapshot_count(md), 1);
     assert_int_equal(icm_table_metadata_statistics_count(md), 0);
     assert_null(icm_table_metadata_ref_by_name(md, "old"));
+    /* the expiry's record for `health`, in the same commit */
+    assert_string_equal(icm_table_metadata_property(md, "icemaint.last-expire-ms"),
+                        "1784206400000");
     icmt_ok(icm_table_changes_check(c, base));
     icm_table_metadata *again = apply_ok(c, base);
     char *a = text_of(md), *b = text_of(again);
