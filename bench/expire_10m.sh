@@ -40,7 +40,7 @@ if [ ! -e "$WORK/t/metadata/v1.metadata.json" ]; then
 fi
 [ -d "$WORK/metadata.orig" ] || cp -a "$WORK/t/metadata" "$WORK/metadata.orig"
 echo "metadata: $(du -sh "$WORK/t/metadata" | cut -f1), $(ls "$WORK/t/metadata" | wc -l) files"
-echo "live data files in the current snapshot: $("$CLI" files "$WORK/t" | tail -n +2 | wc -l)"
+echo "live files in the current snapshot: $("$CLI" files "$WORK/t" | tail -n 1)"
 CUTOFF=$(python3 -c '
 import json, sys
 s = sorted(json.load(open(sys.argv[1]))["snapshots"], key=lambda s: s["timestamp-ms"])

@@ -35,6 +35,7 @@ def main():
     for i in range(n):
         d = os.path.join(wh, "db", f"t{i:04d}")
         subprocess.run([bench, "gen", d, snapshots, files], check=True, stdout=subprocess.DEVNULL)
+        os.makedirs(os.path.join(d, "t", "data"), exist_ok=True)
         subprocess.run([bench, "touch", d, snapshots, files], check=True, stdout=subprocess.DEVNULL)
         for k in range(2):
             orphan = os.path.join(d, "t", "data", f"orphan-{k}.parquet")

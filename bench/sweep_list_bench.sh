@@ -8,7 +8,9 @@
 #     WORK_DIR   where the table and the list go (default /tmp/icm-sweep-list; removed after,
 #                unless KEEP=1)
 #   Environment: ORPHAN_PERCENT (default 10), RUNS (default 3), SHARD (e.g. 3/8: passed as
-#   `--shard 3/8` when the CLI has it; the shard's own peak RSS is the number the issue bounds).
+#   `--shard 3/8` when the CLI has it; the shard's own peak RSS is the number the issue bounds),
+#   REFONLY (default 1: also time the list without its orphan rows, which isolates the
+#   classification of referenced rows from the per-orphan work).
 #
 # 1. `bench_orphans meta` writes a filesystem-layout table whose one snapshot references
 #    N_ROWS * (100 - ORPHAN_PERCENT) / 100 data files (manifests of 10,000 entries, written by
@@ -53,7 +55,7 @@ fi
 
 if [ ! -e "$WORK/t/metadata/v1.metadata.json" ] || [ ! -s "$LIST" ] ||
    [ "$(cat "$WORK/rows" 2>/dev/null)" != "$N $ORPHAN_PERCENT" ]; then
-    rm -rf "$WORK/t" "$LIST"
+    rm -rf "$WORK/t" "$LIST" "$WORK/refonly.tsv"
     echo "generating: table referencing $REFERENCED files, list of $N rows ($ORPHAN_PERCENT% orphans)"
     /usr/bin/time -f "meta: %e s wall, %U+%S s CPU, peak RSS %M KB" "$BENCH" meta "$WORK" "$REFERENCED"
     /usr/bin/time -f "list: %e s wall, %U+%S s CPU" "$BENCH" list "$WORK" "$N" "$ORPHAN_PERCENT" > "$LIST"
@@ -62,22 +64,33 @@ fi
 echo "list: $(du -h "$LIST" | cut -f1), metadata: $(du -sh "$WORK/t/metadata" | cut -f1)"
 cat "$LIST" > /dev/null # into the page cache if it fits: the sweep, not the disk, is measured
 
-for i in $(seq "$RUNS"); do
-    /usr/bin/time -v "$CLI" remove-orphan-files "$WORK/t" --dry-run --file-list "$LIST" \
-        ${shard_args[@]+"${shard_args[@]}"} > /dev/null 2> "$WORK/run_$i.time"
-    awk -v n="$N" -v i="$i" -F': ' '
+measure() { # LABEL LIST ROWS
+    local label=$1 list=$2 rows=$3
+    for i in $(seq "$RUNS"); do
+        /usr/bin/time -v "$CLI" remove-orphan-files "$WORK/t" --dry-run --file-list "$list" \
+            ${shard_args[@]+"${shard_args[@]}"} > /dev/null 2> "$WORK/run_$i.time"
+        awk -v n="$rows" -v i="$i" -v l="$label" -F': ' '
         /Elapsed \(wall clock\)/ { k = split($2, p, ":"); w = p[k] + (k > 1 ? p[k-1] * 60 : 0) + (k > 2 ? p[k-2] * 3600 : 0) }
         /User time/ { u = $2 } /System time/ { s = $2 }
         /Maximum resident/ { r = $2 / 1024 }
-        END { printf "run %d: wall %.2f s, cpu %.2f s (user %.2f, sys %.2f), peak RSS %.1f MiB, %.0f rows/CPU s, %.0f rows/wall s\n",
-              i, w, u + s, u, s, r, n / (u + s), n / w }' "$WORK/run_$i.time"
-done | tee "$WORK/runs.txt"
-python3 - "$WORK/runs.txt" <<'PY'
+        END { printf "%s run %d: wall %.2f s, cpu %.2f s (user %.2f, sys %.2f), peak RSS %.1f MiB, %.0f rows/CPU s, %.0f rows/wall s\n",
+              l, i, w, u + s, u, s, r, n / (u + s), n / w }' "$WORK/run_$i.time"
+    done | tee "$WORK/runs.txt"
+    python3 - "$WORK/runs.txt" <<'PY'
 import re, statistics, sys
 runs = [dict(zip(("wall", "cpu", "rss"), map(float, re.search(
     r"wall ([0-9.]+) s, cpu ([0-9.]+) s.*peak RSS ([0-9.]+) MiB", line).groups())))
     for line in open(sys.argv[1])]
 for k in ("wall", "cpu", "rss"):
     v = [r[k] for r in runs]
-    print(f"{k}: best {min(v):.2f}, median {statistics.median(v):.2f}, max {max(v):.2f}")
+    print(f"  {k}: best {min(v):.2f}, median {statistics.median(v):.2f}, max {max(v):.2f}")
 PY
+}
+ROWS=$(wc -l < "$LIST")
+measure "all rows ($ROWS: $N data rows + metadata files)" "$LIST" "$ROWS"
+if [ "${REFONLY:-1}" = 1 ]; then
+    [ -s "$WORK/refonly.tsv" ] || grep -v '/o-' "$LIST" > "$WORK/refonly.tsv"
+    ROWS=$(wc -l < "$WORK/refonly.tsv")
+    cat "$WORK/refonly.tsv" > /dev/null
+    measure "referenced rows only ($ROWS)" "$WORK/refonly.tsv" "$ROWS"
+fi
