@@ -6,11 +6,12 @@ bench/maintain_all.sh (docs/BENCHMARKS.md, "maintain --all over 1,000 small tabl
 Each table is written by `bench_expire gen` (the library's own manifest and manifest-list
 writers: SNAPSHOTS fast appends of FILES data files, every 10th snapshot deleting an earlier
 manifest's files; timestamps in 2023, so every snapshot but the last is old enough to expire)
-at WORK_DIR/wh/db/tNNNN/t, its data files created by `bench_expire touch` (the sweep's
-verification looks for them), plus two unreferenced files dated 2020 in data/ (orphans). The
-catalog database WORK_DIR/catalog.db is created by PyIceberg's SqlCatalog (catalog name
-`bench`, namespace `db`) and every table registered with register_table: writing thousands of
-commits through PyIceberg would time PyIceberg, not the tables. Defaults: 1000 tables, 12
+at WORK_DIR/wh/db/tNNNN/t, its data files created by `bench_expire touch` and made as long as
+the manifests say (1 MiB, sparse: verification compares sizes), plus two unreferenced files
+dated 2020 in data/ (orphans). The catalog database WORK_DIR/catalog.db is created by
+PyIceberg's SqlCatalog (catalog name `bench`, namespace `db`) and every table registered with
+register_table: writing thousands of commits through PyIceberg would time PyIceberg, not the
+tables. Defaults: 1000 tables, 12
 snapshots, 5 files each.
 """
 import os
@@ -37,6 +38,9 @@ def main():
         subprocess.run([bench, "gen", d, snapshots, files], check=True, stdout=subprocess.DEVNULL)
         os.makedirs(os.path.join(d, "t", "data"), exist_ok=True)
         subprocess.run([bench, "touch", d, snapshots, files], check=True, stdout=subprocess.DEVNULL)
+        data = os.path.join(d, "t", "data")
+        for name in os.listdir(data):  # the size the manifests record (sparse: no disk used)
+            os.truncate(os.path.join(data, name), 1048576)
         for k in range(2):
             orphan = os.path.join(d, "t", "data", f"orphan-{k}.parquet")
             with open(orphan, "wb"):
