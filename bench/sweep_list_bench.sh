@@ -16,8 +16,8 @@
 #    N_ROWS * (100 - ORPHAN_PERCENT) / 100 data files (manifests of 10,000 entries, written by
 #    the library's manifest writer); no data file exists on disk.
 # 2. `bench_orphans list` streams the file list (path<TAB>size<TAB>mtime_ms, mtimes in 2020):
-#    every referenced file once, the orphans spread evenly among them. About 70 bytes a row, so
-#    the free space of WORK_DIR is checked first (10 GB at 100M rows).
+#    every referenced file once, the orphans spread evenly among them. About 65 bytes a row, so
+#    the free space of WORK_DIR is checked first (6.3 GB at 100M rows, 12 GB with REFONLY).
 # 3. RUNS times, under /usr/bin/time -v: `icemaint remove-orphan-files WORK/t --dry-run
 #    --file-list LIST` (default cutoff 3 days: every row is old enough), stdout (one line per
 #    orphan) to /dev/null. Prints wall, user+sys CPU, peak RSS, and rows per CPU second and
@@ -37,7 +37,10 @@ LIST="$WORK/list.tsv"
 
 mkdir -p "$WORK"
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
-need_kb=$((N * 80 / 1024 + N / 10000 * 400 / 1024 + 1048576))
+# the list (about 65 bytes a row) and, with REFONLY, its copy without orphans; metadata; 1 GiB spare
+row_bytes=70
+[ "${REFONLY:-1}" = 1 ] && row_bytes=140
+need_kb=$((N * row_bytes / 1024 + N / 10000 * 60 + 1048576))
 free_kb=$(df -Pk "$WORK" | awk 'NR == 2 { print $4 }')
 if [ "$free_kb" -lt "$need_kb" ]; then
     echo "sweep_list_bench: $WORK has $((free_kb / 1048576)) GiB free, needs about $((need_kb / 1048576)) GiB" >&2
