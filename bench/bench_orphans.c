@@ -15,8 +15,19 @@
  *       one line: seconds (wall and CPU), files listed, orphans, referenced, keep-set bytes (and per
  *       referenced file) and the process's peak RSS; then the same with the listing limited
  *       to metadata/, which times the keep-set build (reading every manifest) alone.
+ *   bench_orphans meta DIR N_REFERENCED
+ *       gen's metadata only (manifests naming N_REFERENCED data files), no data files on disk:
+ *       the table for a sweep fed a file list (bench/sweep_list_bench.sh), where 100M files
+ *       could not be created.
+ *   bench_orphans list DIR N_ROWS ORPHAN_PERCENT > FILE
+ *       streams a `--file-list` (path<TAB>size<TAB>mtime_ms, the mtime in 2020: old enough) of
+ *       N_ROWS data rows naming DIR/t's files (after a row for each metadata file, as an
+ *       inventory has them): ORPHAN_PERCENT of them unreferenced (o-*), the rest
+ *       the referenced r-0..r-(k-1) in order, orphans spread evenly among them; the table needs
+ *       `meta DIR k` with k = N_ROWS - N_ROWS * ORPHAN_PERCENT / 100.
  * The two steps are separate processes so the run's peak RSS is the sweep's alone.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -164,7 +175,7 @@ static int write_metadata(icm_fileio *io, const char *dir)
     return rc;
 }
 
-static int gen(const char *dir, long n_ref, long n_orphan, const char *name)
+static int gen(const char *dir, long n_ref, long n_orphan, const char *name, bool files)
 {
     char path[4096];
     static char dirloc[4096];
@@ -184,11 +195,11 @@ static int gen(const char *dir, long n_ref, long n_orphan, const char *name)
             return 1;
         }
     }
-    for (long i = 0; i < n_ref; i++) {
+    for (long i = 0; files && i < n_ref; i++) {
         data_path(path, sizeof path, dir, 'r', i);
         touch(path);
     }
-    for (long i = 0; i < n_orphan; i++) {
+    for (long i = 0; files && i < n_orphan; i++) {
         data_path(path, sizeof path, dir, 'o', i);
         touch(path);
     }
@@ -285,15 +296,58 @@ static int run(const char *dir, bool no_verify)
     return 0;
 }
 
+/* The file list for `meta`'s table, to stdout through one big buffer (10 GB at 100M rows):
+ * first the metadata files as they are (an inventory names them too; the sweep's presence
+ * check would otherwise look each of them up in storage), then the data rows. */
+static int list(const char *dir, long n_rows, long orphan_percent)
+{
+    static char out[1 << 20];
+    setvbuf(stdout, out, _IOFBF, sizeof out);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/t/metadata", dir);
+    DIR *d = opendir(path);
+    if (d == NULL) {
+        perror(path);
+        return 1;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/t/metadata/%s", dir, e->d_name);
+        if (e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            printf("%s\t%lld\t%lld\n", path, (long long)st.st_size,
+                   (long long)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000);
+    }
+    closedir(d);
+    long n_orphan = n_rows * orphan_percent / 100, ref = 0, orphan = 0;
+    for (long j = 0; j < n_rows; j++) {
+        /* row j is an orphan when the running share of orphans steps up at it */
+        bool is_orphan = (j + 1) * n_orphan / n_rows != j * n_orphan / n_rows;
+        long i = is_orphan ? orphan++ : ref++;
+        if (printf("%s/t/data/p=%04ld/%c-%08ld.parquet\t%ld\t%" PRId64 "\n", dir,
+                   i % PARTITIONS, is_orphan ? 'o' : 'r', i, 1000 + i % 100000,
+                   (int64_t)1600000000000 + i) < 0)
+            return 1;
+    }
+    fprintf(stderr, "bench_orphans list: %ld rows, %ld referenced, %ld orphans\n", n_rows, ref,
+            orphan);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if ((argc == 5 || argc == 6) && strcmp(argv[1], "gen") == 0)
-        return gen(argv[2], atol(argv[3]), atol(argv[4]), argc == 6 ? argv[5] : NULL);
+        return gen(argv[2], atol(argv[3]), atol(argv[4]), argc == 6 ? argv[5] : NULL, true);
+    if (argc == 4 && strcmp(argv[1], "meta") == 0)
+        return gen(argv[2], atol(argv[3]), 0, NULL, false);
+    if (argc == 5 && strcmp(argv[1], "list") == 0)
+        return list(argv[2], atol(argv[3]), atol(argv[4]));
     if (argc == 3 && strcmp(argv[1], "run") == 0)
         return run(argv[2], false);
     if (argc == 4 && strcmp(argv[1], "run") == 0 && strcmp(argv[3], "no-verify") == 0)
         return run(argv[2], true);
     fprintf(stderr, "usage: bench_orphans gen DIR N_REFERENCED N_ORPHANS [LOCATION]\n"
+                    "       bench_orphans meta DIR N_REFERENCED\n"
+                    "       bench_orphans list DIR N_ROWS ORPHAN_PERCENT > FILE\n"
                     "       bench_orphans run DIR [no-verify]\n");
     return 2;
 }

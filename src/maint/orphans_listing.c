@@ -260,14 +260,14 @@ int icm__orphans_take_listed(plan *p, const icm_file_info *info, bool may_stat)
     return take_file(p, info, may_stat, NULL);
 }
 
-/* The listing's callback, a batch of names at a time: each name's key is built and hashed
- * PROBE_AHEAD names before it is classified, and its slot asked for, so the keep set's memory
- * has arrived by then (icm__okeys_probe; the answers are icm__okeys_lookup's). */
+/* A batch of listed names (the listing's, or file-list lines: `may_stat` as take_file's): each
+ * name's key is built and hashed PROBE_AHEAD names before it is classified, and its slot asked
+ * for, so the keep set's memory has arrived by then (icm__okeys_probe; the answers are
+ * icm__okeys_lookup's). */
 #define PROBE_AHEAD 8
 
-int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload)
+static int classify_batch(plan *p, const icm_file_info *files, size_t n, bool may_stat)
 {
-    plan *p = payload;
     icm__okey_probe probes[PROBE_AHEAD];
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n && i < PROBE_AHEAD; i++)
@@ -278,17 +278,34 @@ int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload)
             rc = icm__okeys_probe(&p->keys, files[i + PROBE_AHEAD].location,
                                   &probes[i % PROBE_AHEAD]);
         if (rc == 0)
-            rc = take_file(p, &files[i], true, &now);
+            rc = take_file(p, &files[i], may_stat, &now);
     }
     return rc;
 }
 
-/* Parse an optional integer field: "" or "-1" is unknown (-1). */
+/* The listing's callback, a batch of names at a time. */
+int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload)
+{
+    return classify_batch(payload, files, n, true);
+}
+
+/* Parse an optional integer field: "" or "-1" is unknown (-1). Plain digits (every line of an
+ * inventory) are read here; anything else takes strtoll's reading, as it always did. */
 static bool parse_field(const char *s, size_t n, int64_t *out)
 {
     if (n == 0) {
         *out = -1;
         return true;
+    }
+    if (n <= 18) { /* 18 digits cannot overflow int64_t */
+        int64_t v = 0;
+        size_t i = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            v = v * 10 + (s[i++] - '0');
+        if (i == n) {
+            *out = v;
+            return true;
+        }
     }
     char tmp[32];
     if (n >= sizeof tmp)
@@ -304,7 +321,8 @@ static bool parse_field(const char *s, size_t n, int64_t *out)
 }
 
 /* One `path<TAB>size<TAB>mtime_ms` line (without its newline, NUL-terminated at the path's
- * end on success) into *info (borrowing `line`). A blank line is *blank. */
+ * end on success) into *info (borrowing `line`). A blank line is *blank. A NUL byte is refused:
+ * the path, a C string, would end there and name another file than the line does. */
 static int parse_file_list_line(plan *p, char *line, size_t len, long lineno,
                                 icm_file_info *info, bool *blank)
 {
@@ -317,6 +335,7 @@ static int parse_file_list_line(plan *p, char *line, size_t len, long lineno,
     char *t2 = t1 != NULL ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - line)) : NULL;
     *info = (icm_file_info){line, -1, -1};
     if (t1 == NULL || t2 == NULL || t1 == line || memchr(t2 + 1, '\t', len - (size_t)(t2 + 1 - line)) ||
+        memchr(line, '\0', len) != NULL ||
         !parse_field(t1 + 1, (size_t)(t2 - t1 - 1), &info->size_bytes) ||
         !parse_field(t2 + 1, len - (size_t)(t2 + 1 - line), &info->mtime_ms))
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, p->o->file_list,
@@ -326,60 +345,91 @@ static int parse_file_list_line(plan *p, char *line, size_t len, long lineno,
     return 0;
 }
 
-/* A file list line as a listed file: classified by take_file. */
-static int take_file_list_line(plan *p, const icm_file_info *info, void *ctx)
+/* File-list lines as listed files, a batch at a time: classified by take_file. */
+static int take_file_list_batch(plan *p, const icm_file_info *files, size_t n, void *ctx)
 {
     (void)ctx;
-    return take_file(p, info, false, NULL);
+    return classify_batch(p, files, n, false);
 }
 
-/* Stream the file list through `on_line`, line by line (an inventory may be huge). */
-static int read_file_list_lines(plan *p,
-                                int (*on_line)(plan *p, const icm_file_info *info, void *ctx),
-                                void *ctx)
+/*
+ * Stream the file list through `on_batch` (an inventory may be huge: 100M lines are about 10
+ * GB): read in blocks of FILE_LIST_BLOCK bytes, split into lines in place, and handed over
+ * FILE_LIST_BATCH lines at a time, borrowed until on_batch returns (a batch never spans two
+ * blocks: the line begun at a block's end is moved to the front before the next read). A line
+ * longer than the block grows it. Lines before a malformed one are handed over first, so the
+ * error is the same whatever the batch boundaries.
+ */
+#define FILE_LIST_BLOCK ((size_t)1 << 20)
+#define FILE_LIST_BATCH 4096
+
+typedef int (*file_list_batch_fn)(plan *p, const icm_file_info *files, size_t n, void *ctx);
+
+static int read_file_list_lines(plan *p, file_list_batch_fn on_batch, void *ctx)
 {
     FILE *f = fopen(p->o->file_list, "r");
     if (f == NULL)
         return icm__error_set_errno(ICM_ERRCLASS_OS, icm__errno_to_code(errno), errno,
                                     p->o->file_list, "cannot open the file list");
-    icm__buf line = ICM__BUF_INIT;
-    char chunk[4096];
+    size_t cap = FILE_LIST_BLOCK, have = 0;
+    char *block = icm__malloc(cap);
+    icm_file_info *batch = icm__reallocarray(NULL, FILE_LIST_BATCH, sizeof *batch);
     long lineno = 0;
-    int rc = 0;
     bool at_end = false;
-    while (rc == 0 && !at_end) {
-        bool got = fgets(chunk, sizeof chunk, f) != NULL;
-        size_t n = got ? strlen(chunk) : 0;
-        bool eol = n > 0 && chunk[n - 1] == '\n';
-        if (got && icm__buf_put(&line, chunk, eol ? n - 1 : n) != 0) {
-            rc = ICM_ENOMEM;
-            break;
+    int rc = block != NULL && batch != NULL ? 0 : ICM_ENOMEM;
+    while (rc == 0) {
+        size_t got = fread(block + have, 1, cap - have, f);
+        have += got;
+        if (have < cap) {
+            if (ferror(f)) {
+                rc = icm__error_set(ICM_ERRCLASS_OS, ICM_EIO, p->o->file_list,
+                                    "read error in the file list");
+                break;
+            }
+            at_end = true; /* fread stops short only at the end or on an error */
         }
-        at_end = !got;
-        if (got && !eol && !feof(f))
-            continue;
-        if (line.len == 0 && at_end)
+        size_t start = 0, n = 0;
+        int line_rc = 0;
+        while (line_rc == 0 && start < have) {
+            char *line = block + start;
+            char *nl = memchr(line, '\n', have - start);
+            if (nl == NULL && !at_end)
+                break; /* the rest of this line comes with the next read */
+            size_t len = nl != NULL ? (size_t)(nl - line) : have - start;
+            start += len + (nl != NULL);
+            lineno++;
+            bool blank = true;
+            line_rc = parse_file_list_line(p, line, len, lineno, &batch[n], &blank);
+            if (line_rc == 0 && !blank && ++n == FILE_LIST_BATCH) {
+                line_rc = on_batch(p, batch, n, ctx);
+                n = 0;
+            }
+        }
+        if (n > 0 && (rc = on_batch(p, batch, n, ctx)) != 0)
             break;
-        lineno++;
-        icm_file_info info;
-        bool blank = true;
-        if (line.len > 0)
-            rc = parse_file_list_line(p, line.data, line.len, lineno, &info, &blank);
-        if (rc == 0 && !blank)
-            rc = on_line(p, &info, ctx);
-        icm__buf_clear(&line);
+        if ((rc = line_rc) != 0 || at_end)
+            break;
+        memmove(block, block + start, have - start);
+        have -= start;
+        if (have == cap) { /* one line fills the block: make room for the rest of it */
+            char *grown = cap <= SIZE_MAX / 2 ? icm__realloc(block, cap * 2) : NULL;
+            if (grown == NULL) {
+                rc = ICM_ENOMEM;
+                break;
+            }
+            block = grown;
+            cap *= 2;
+        }
     }
-    if (rc == 0 && ferror(f))
-        rc = icm__error_set(ICM_ERRCLASS_OS, ICM_EIO, p->o->file_list,
-                            "read error in the file list");
-    icm__buf_dispose(&line);
+    icm__free(batch);
+    icm__free(block);
     fclose(f);
     return rc;
 }
 
 int icm__orphans_read_file_list(plan *p)
 {
-    int rc = read_file_list_lines(p, take_file_list_line, NULL);
+    int rc = read_file_list_lines(p, take_file_list_batch, NULL);
     /* An inventory of a whole bucket names other tables' files too: say how many were left
      * out, so a path form that never matches (every line outside) does not go unnoticed. */
     if (rc == 0 && p->file_list_outside > 0)
@@ -404,10 +454,8 @@ typedef struct planned_files {
     size_t len, cap;
 } planned_files;
 
-static int collect_planned(plan *p, const icm_file_info *info, void *ctx)
+static int collect_planned_one(planned_files *v, const icm_file_info *info)
 {
-    (void)p;
-    planned_files *v = ctx;
     if (v->len == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 64;
         planned_file *grown = icm__reallocarray(v->items, cap, sizeof *grown);
@@ -421,6 +469,15 @@ static int collect_planned(plan *p, const icm_file_info *info, void *ctx)
         return ICM_ENOMEM;
     v->items[v->len++] = (planned_file){copy, info->size_bytes, info->mtime_ms};
     return 0;
+}
+
+static int collect_planned(plan *p, const icm_file_info *files, size_t n, void *ctx)
+{
+    (void)p;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = collect_planned_one(ctx, &files[i]);
+    return rc;
 }
 
 static int cmp_planned(const void *a, const void *b)
