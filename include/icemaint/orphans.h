@@ -205,16 +205,29 @@ typedef struct icm_orphan_options {
      *  is deleted only while it still has exactly them (an inventory's are only checked for
      *  age); one the list gives no size or mtime for is no candidate. */
     bool exact_file_list;
+    /* ---- version 5 ---- */
+    /** A sweep split over processes (docs/SHARDS.md, docs/semantics.md#sharded-sweep): with
+     *  shard_count N >= 2, the keys below the listing location are cut into N contiguous
+     *  ranges at quantiles of the keys the table's metadata references below it (every shard
+     *  computes the same cuts from the same metadata), and this run lists (or takes from the
+     *  file list), keeps in its keep set, and plans only range shard_index (0-based, < N).
+     *  Every check of an unsharded sweep still runs in each shard; in addition each candidate
+     *  whose folder holds another table's metadata is kept (the listing sees only the
+     *  shard's `*.metadata.json` files). 0 or 1 = the whole location (shard_index must be 0);
+     *  shard_index >= shard_count is ICM_EINVALID. */
+    unsigned int shard_index;
+    unsigned int shard_count;
 } icm_orphan_options;
 
 /** Version 2 added the fields from on_delete to catalog_files, version 3 no_verify, version 4
- *  limits and exact_file_list; an older struct (without them) still works: those fields take
- *  their defaults (verified, no limits, an inventory's file list). */
-#define ICM_ORPHAN_OPTIONS_VERSION 4
+ *  limits and exact_file_list, version 5 shard_index and shard_count; an older struct (without
+ *  them) still works: those fields take their defaults (verified, no limits, an inventory's
+ *  file list, the whole location). */
+#define ICM_ORPHAN_OPTIONS_VERSION 5
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
      NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false,     \
-     ICM_DELETE_LIMITS_NONE, false}
+     ICM_DELETE_LIMITS_NONE, false, 0u, 0u}
 
 /** Set `opts` to the defaults of `version` (as ICM_ORPHAN_OPTIONS_INIT; an older version's
  *  struct ends where that version's fields end).

@@ -21,6 +21,7 @@
 #include "maint/other_format.h"
 #include "maint/site_checks.h"
 #include "util/location.h"
+#include "util/strset.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* candidates                                                                                  */
@@ -178,8 +179,16 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     }
     if (icm__orphans_is_lease_file(icm__basename(rest)))
         return 0;
+    int rc;
+    if (p->sharded) {
+        /* Another shard's file (a file-list line, or a listed key whose collapsed form falls
+         * outside the span listed): not this shard's to count or plan. */
+        bool in;
+        if ((rc = icm__orphans_in_shard(p, info->location, &in)) != 0 || !in)
+            return rc;
+    }
     r->listed++;
-    int rc = check_listed_other_format(p, info->location, rest);
+    rc = check_listed_other_format(p, info->location, rest);
     if (rc != 0)
         return rc;
     if (!icm__named_like_a_table_file(info->location)) {
@@ -463,5 +472,38 @@ int icm__orphans_keep_only_planned(plan *p)
     for (size_t i = 0; i < v.len; i++)
         icm__free(v.items[i].path);
     icm__free(v.items);
+    return rc;
+}
+
+/* ---- a shard's candidates in another format's folder ---- */
+
+int icm__orphans_check_shard_folders(plan *p)
+{
+    icm__strset looked = ICM__STRSET_INIT;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++) {
+        const char *loc = p->r->orphans[i].path, *rest;
+        if (!icm__orphans_below_root(p, loc, &rest))
+            continue; /* never a candidate (take_file) */
+        /* Every folder from just below list_root (checked before the listing) down to the
+         * candidate's own; each once, and the first already looked at ends the walk up. */
+        for (const char *slash = strrchr(rest, '/'); rc == 0 && slash != NULL;) {
+            size_t len = (size_t)(slash - loc);
+            bool added = false;
+            if ((rc = icm__strset_add(&looked, loc, len, &added)) != 0 || !added)
+                break;
+            char *folder = icm__strndup(loc, len);
+            if (folder == NULL)
+                rc = ICM_ENOMEM;
+            else if (!icm__orphan_excluded(p->o, folder))
+                rc = icm__other_format_check_folder(p->io, folder);
+            icm__free(folder);
+            while (slash > rest && *--slash != '/')
+                ;
+            if (slash == rest)
+                slash = NULL;
+        }
+    }
+    icm__strset_dispose(&looked);
     return rc;
 }

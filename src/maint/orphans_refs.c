@@ -166,6 +166,84 @@ static int add_listing_alias(plan *p, const char *location)
     return add_listing_alias_of(p, location, false, NULL);
 }
 
+/* ---- shards (docs/semantics.md#sharded-sweep) ---- */
+
+/* The shard key of `location`: its collapsed path (icm__okeys_path_of) relative to
+ * list_root_path; *rel NULL when that path does not lie below it. *path owns the text. */
+static int shard_key(const plan *p, const char *location, char **path, const char **rel)
+{
+    *rel = NULL;
+    if ((*path = icm__okeys_path_of(location)) == NULL)
+        return ICM_ENOMEM;
+    if (!icm__okeys_path_under(*path, p->list_root_path))
+        return 0;
+    const char *r = *path + strlen(p->list_root_path);
+    while (*r == '/')
+        r++;
+    *rel = r;
+    return 0;
+}
+
+static bool in_range(const plan *p, const char *rel)
+{
+    return !p->shard_empty && (p->shard_after == NULL || strcmp(rel, p->shard_after) > 0) &&
+           (p->shard_upto == NULL || strcmp(rel, p->shard_upto) <= 0);
+}
+
+/* *under: the location's collapsed path lies below list_root's; *in: and in this range. */
+static int shard_test(const plan *p, const char *location, bool *in, bool *under)
+{
+    char *path;
+    const char *rel;
+    int rc = shard_key(p, location, &path, &rel);
+    *under = rel != NULL;
+    *in = rel != NULL && in_range(p, rel);
+    icm__free(path);
+    return rc;
+}
+
+int icm__orphans_in_shard(const plan *p, const char *location, bool *in)
+{
+    *in = true;
+    if (!p->sharded)
+        return 0;
+    bool under;
+    return shard_test(p, location, in, &under);
+}
+
+static int sample_for_shard(const icm__reached *f, void *payload)
+{
+    plan *p = payload;
+    const char *rest;
+    if (!icm__orphans_below_root(p, f->location, &rest))
+        return 0;
+    char *path;
+    const char *rel;
+    int rc = shard_key(p, f->location, &path, &rel);
+    if (rc == 0 && rel != NULL && rel[0] != '\0') {
+        uint64_t h = icm__pathset_hash_key(rel, strlen(rel)).low;
+        if (icm__cut_sample_wants(&p->cut_sample, h))
+            rc = icm__cut_sample_offer(&p->cut_sample, h, rel);
+    }
+    icm__free(path);
+    return rc;
+}
+
+int icm__orphans_set_shard_range(plan *p, const icm_table_metadata *md)
+{
+    /* The same walk as R's (every snapshot, entries, statistics), so every shard samples the
+     * same set of keys; the metadata documents are left out (they are few and R keeps them
+     * all). An unreadable manifest is refused by the walk that builds R right after. */
+    icm__reach_options ro = {.read_entries = true, .statistics = true};
+    icm__reach_report rep;
+    int rc = icm__reach_walk(p->io, md, &ro, sample_for_shard, p, &rep);
+    icm__reach_report_dispose(&rep);
+    if (rc == 0)
+        rc = icm__cut_sample_shard(&p->cut_sample, p->o->shard_index, p->o->shard_count,
+                                   &p->shard_after, &p->shard_upto, &p->shard_empty);
+    return rc;
+}
+
 /* Tags of a reference added later (icm__okeys_add_later), for the counts kept when it turns
  * out new. */
 #define REF_UNDER_ROOT 1u /* below list_root: counts in referenced_under_root */
@@ -207,6 +285,15 @@ static int on_reached(const icm__reached *f, void *payload)
     if (!icm__orphans_below_root(p, f->location, &rest)) {
         int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
+    }
+    if (p->sharded && !p->survey.links) {
+        /* Another shard's key: no listed file of this shard can name it (the same collapsed
+         * path decides both sides, icm__orphans_in_shard), so R leaves it out. In link mode
+         * a file has other names, possibly in this range: R keeps every reference then. */
+        bool in, under;
+        int rc = shard_test(p, f->location, &in, &under);
+        if (rc != 0 || (under && !in))
+            return rc;
     }
     unsigned tag = icm__orphans_listing_shows(p, f->location) ? REF_EXPECTED : 0;
     if (p->survey.links) {
