@@ -481,6 +481,7 @@ static void plan_dispose(plan *p)
     icm__cut_sample_dispose(&p->cut_sample);
     icm__free(p->shard_after);
     icm__free(p->shard_upto);
+    icm__orphans_free_strays(p);
 }
 
 static int cmp_orphan_path(const void *a, const void *b)
@@ -585,6 +586,10 @@ static int run(plan *p, int64_t now)
         /* Names only: R is decided on names, and only the few candidates need a stat. */
         rc = icm__orphans_listed(p) ? list_candidates(p) : icm__orphans_read_file_list(p);
     }
+    if (rc == 0 && p->sharded)
+        rc = icm__orphans_add_stray_refs(p, md);
+    if (rc == 0 && p->sharded)
+        rc = icm__orphans_take_strays(p);
     if (rc == 0 && p->o->exact_file_list)
         rc = icm__orphans_keep_only_planned(p);
     if (rc == 0)

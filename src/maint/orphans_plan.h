@@ -102,6 +102,11 @@ struct icm__orphan_plan {
     bool shard_empty;
     char *shard_after;
     char *shard_upto;
+    /* Listed files of this shard's span whose keep-set key falls in another shard's range
+     * (repeated slashes: `data//x` is listed here, keyed `data/x`): classified after the
+     * listing, once R holds every reference with their keys (icm__orphans_take_strays). */
+    icm__ptrvec shard_strays;
+    bool taking_strays;
 };
 typedef struct icm__orphan_plan plan;
 
@@ -142,6 +147,12 @@ int icm__orphans_set_shard_range(plan *p, const icm_table_metadata *md);
  * agree. *in is false for a location whose collapsed path is not below list_root's. Returns
  * 0 or ICM_ENOMEM. */
 int icm__orphans_in_shard(const plan *p, const char *location, bool *in);
+/* Whether the relative key `rel` lies in this shard's range (always, unsharded). */
+bool icm__orphans_in_shard_range(const plan *p, const char *rel);
+/* After the listing: add to R every reference of `md` whose key is a stray's
+ * (shard_strays), reading the metadata again; nothing when there are none. Returns 0,
+ * ICM_ENOMEM or the walk's codes. */
+int icm__orphans_add_stray_refs(plan *p, const icm_table_metadata *md);
 void icm__orphans_on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload);
 int icm__orphans_add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location);
 int icm__orphans_add_newer_refs(plan *p, const icm_table_metadata *md, const char *md_location);
@@ -155,6 +166,11 @@ int icm__orphans_keep_second_names(plan *p);
 int icm__orphans_check_other_formats(plan *p);
 int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload);
 int icm__orphans_read_file_list(plan *p);
+/* Classify the shard's strays (after icm__orphans_add_stray_refs) as listed files; frees
+ * them. Returns as the listing callback. */
+int icm__orphans_take_strays(plan *p);
+/* Free the strays (plan disposal). */
+void icm__orphans_free_strays(plan *p);
 /* options.exact_file_list, after an ordinary listing: only the candidates the file list (a
  * reviewed plan) names with the same size and mtime stay candidates. */
 int icm__orphans_keep_only_planned(plan *p);

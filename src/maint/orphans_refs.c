@@ -25,6 +25,7 @@
 #include "maint/orphans_plan.h"
 #include "maint/places.h"
 #include "util/location.h"
+#include "util/strset.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* the keep set R                                                                              */
@@ -168,6 +169,8 @@ static int add_listing_alias(plan *p, const char *location)
 
 /* ---- shards (docs/semantics.md#sharded-sweep) ---- */
 
+static int refuse_unreadable(const icm__reach_report *rep);
+
 /* The shard key of `location`: its collapsed path (icm__okeys_path_of) relative to
  * list_root_path; *rel NULL when that path does not lie below it. *path owns the text. */
 static int shard_key(const plan *p, const char *location, char **path, const char **rel)
@@ -188,6 +191,11 @@ static bool in_range(const plan *p, const char *rel)
 {
     return !p->shard_empty && (p->shard_after == NULL || strcmp(rel, p->shard_after) > 0) &&
            (p->shard_upto == NULL || strcmp(rel, p->shard_upto) <= 0);
+}
+
+bool icm__orphans_in_shard_range(const plan *p, const char *rel)
+{
+    return !p->sharded || in_range(p, rel);
 }
 
 /* *under: the location's collapsed path lies below list_root's; *in: and in this range. */
@@ -226,6 +234,53 @@ static int sample_for_shard(const icm__reached *f, void *payload)
             rc = icm__cut_sample_offer(&p->cut_sample, h, rel);
     }
     icm__free(path);
+    return rc;
+}
+
+typedef struct stray_refs {
+    plan *p;
+    icm__strset keys; /* the strays' relative keys */
+} stray_refs;
+
+static int add_stray_ref(const icm__reached *f, void *payload)
+{
+    stray_refs *s = payload;
+    const char *rest;
+    if (!icm__orphans_below_root(s->p, f->location, &rest))
+        return 0;
+    char *path;
+    const char *rel;
+    int rc = shard_key(s->p, f->location, &path, &rel);
+    if (rc == 0 && rel != NULL && icm__strset_contains(&s->keys, rel, strlen(rel)))
+        rc = add_ref(s->p, f->location);
+    icm__free(path);
+    return rc;
+}
+
+int icm__orphans_add_stray_refs(plan *p, const icm_table_metadata *md)
+{
+    if (p->shard_strays.len == 0)
+        return 0;
+    stray_refs s = {p, ICM__STRSET_INIT};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->shard_strays.len; i++) {
+        const icm_file_info *f = p->shard_strays.items[i];
+        char *path;
+        const char *rel;
+        rc = shard_key(p, f->location, &path, &rel);
+        if (rc == 0 && rel != NULL)
+            rc = icm__strset_add(&s.keys, rel, strlen(rel), NULL);
+        icm__free(path);
+    }
+    icm__reach_options ro = {.read_entries = true, .statistics = true};
+    icm__reach_report rep;
+    if (rc == 0) {
+        rc = icm__reach_walk(p->io, md, &ro, add_stray_ref, &s, &rep);
+        if (rc == 0 && rep.failure_count > 0)
+            rc = refuse_unreadable(&rep);
+        icm__reach_report_dispose(&rep);
+    }
+    icm__strset_dispose(&s.keys);
     return rc;
 }
 
