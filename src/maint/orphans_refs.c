@@ -126,6 +126,17 @@ static int note_unresolved(plan *p, const char *location)
  * table's own names are then the listing's. *exists (may be NULL): the reference was resolved,
  * so it is a file (under whichever name the listing shows it).
  */
+/* Whether this run's listing should show `location`: icm__orphans_listing_shows, and for a
+ * shard, its key as listed lies in the shard's range (the presence check of a shard expects
+ * only its own range's files). */
+static bool expected_here(const plan *p, const char *location)
+{
+    const char *rest;
+    return icm__orphans_listing_shows(p, location) &&
+           (!p->sharded || (icm__orphans_below_root(p, location, &rest) &&
+                            icm__orphans_in_shard_range(p, rest)));
+}
+
 static int add_listing_alias_of(plan *p, const char *location, bool expected, bool *exists)
 {
     if (exists != NULL)
@@ -150,7 +161,7 @@ static int add_listing_alias_of(plan *p, const char *location, bool expected, bo
     if (rc == 0 && icm__location_strip_prefix(real, p->real_list_root, &rel) && rel[0] != '\0') {
         alias = icm__location_join(p->list_root, rel);
         rc = alias != NULL ? add_ref(p, alias) : ICM_ENOMEM;
-        if (rc == 0 && expected && icm__orphans_listing_shows(p, alias)) {
+        if (rc == 0 && expected && expected_here(p, alias)) {
             size_t len;
             const void *key = icm__okeys_last_key(&p->keys, &len);
             (void)icm__pathset_mark_hash(p->keys.set, icm__pathset_hash_key(key, len),
@@ -344,19 +355,21 @@ static int on_reached(const icm__reached *f, void *payload)
     if (p->sharded && !p->survey.links) {
         /* Another shard's key: no listed file of this shard can name it (the same collapsed
          * path decides both sides, icm__orphans_in_shard), so R leaves it out. In link mode
-         * a file has other names, possibly in this range: R keeps every reference then. */
+         * a file has other names, possibly in this range: R keeps every reference then (and
+         * expects in the listing only the names in this range: expected_here). */
         bool in, under;
         int rc = shard_test(p, f->location, &in, &under);
         if (rc != 0 || (under && !in))
             return rc;
     }
-    unsigned tag = icm__orphans_listing_shows(p, f->location) ? REF_EXPECTED : 0;
+    unsigned tag = expected_here(p, f->location) ? REF_EXPECTED : 0;
     if (p->survey.links) {
         /* Link mode: R gets the listing's name of where the file really is; a file that is
          * there is expected under that name (the listing never enters a linked folder), and
          * one that is not stays expected under its own, so the presence check names it. */
         bool exists;
-        int rc = add_listing_alias_of(p, f->location, tag != 0, &exists);
+        int rc = add_listing_alias_of(p, f->location, icm__orphans_listing_shows(p, f->location),
+                                      &exists);
         if (rc != 0)
             return rc;
         if (exists)
