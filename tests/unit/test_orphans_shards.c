@@ -150,12 +150,50 @@ static void test_index_not_below_count(void **state)
     teardown(&f);
 }
 
+/* Every allocation of a shard's sweep failed in turn: ICM_ENOMEM (or a refusal, when a reader
+ * reports the failure as an unreadable file) and no result, until the run gets through with the
+ * same plan as a run without failures; under ASan nothing leaks. */
+static void test_every_allocation_failure(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f, 3);
+    icm_orphan_result *want = sweep(&f, 1, 3);
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = f.now;
+    o.dry_run = true;
+    o.shard_index = 1;
+    o.shard_count = 3;
+    int rc = -1;
+    long n;
+    for (n = 0; n < 20000 && rc != 0; n++) {
+        icm_orphan_result *r = NULL;
+        icmt_nomem_arm(n);
+        rc = icm_orphan_sweep(&r, f.t, &o);
+        icmt_nomem_disarm();
+        if (rc != 0) {
+            assert_true(rc == ICM_ENOMEM || rc == ICM_EREFUSED);
+            assert_null(r);
+            continue;
+        }
+        assert_int_equal(r->orphan_count, want->orphan_count);
+        for (size_t i = 0; i < r->orphan_count; i++)
+            assert_string_equal(r->orphans[i].path, want->orphans[i].path);
+        icm_orphan_result_free(r);
+    }
+    assert_int_equal(rc, 0);
+    assert_true(n > 20);
+    icm_orphan_result_free(want);
+    teardown(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_union_is_one_run),
         cmocka_unit_test(test_more_shards_than_keys),
         cmocka_unit_test(test_index_not_below_count),
+        cmocka_unit_test(test_every_allocation_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
