@@ -2,7 +2,8 @@
 # Create (or refresh) the Python virtualenv the interop harness and Python tests run in.
 # Idempotent and quick when up to date: pip runs only when tests/interop/requirements.txt changed
 # since the last successful install (its hash is kept in a stamp file inside the venv).
-# Usage: scripts/setup-python.sh      (venv at ${ICM_VENV:-build/venv}, relative to the repo root)
+# Usage: scripts/setup-python.sh      (venv at ${ICM_VENV:-build/venv}, relative to the repo root;
+#        ICM_WITH_PYSPARK=1 adds PySpark, see spark() below)
 # Prints nothing on the fast path; the venv's python is at "$ICM_VENV/bin/python".
 set -euo pipefail
 
@@ -13,8 +14,21 @@ REQ="$ROOT/tests/interop/requirements.txt"
 STAMP="$VENV/.icm-requirements.sha256"
 PYTHON="${PYTHON:-python3}"
 
+# Opt-in extras: ICM_WITH_PYSPARK=1 also installs tests/interop/requirements-spark.txt
+# (PySpark, for the Spark example's real-SparkContext test; about 2 minutes and 491 MB).
+spark() {
+  [ "${ICM_WITH_PYSPARK:-0}" = 1 ] || return 0
+  local req="$ROOT/tests/interop/requirements-spark.txt" stamp="$VENV/.icm-spark.sha256" h
+  h="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$h" ]; then return 0; fi
+  echo "setup-python: installing $req" >&2
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
+  echo "$h" > "$stamp"
+}
+
 want="$(sha256sum "$REQ" | cut -d' ' -f1)"
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+  spark
   exit 0
 fi
 
@@ -28,3 +42,4 @@ echo "setup-python: installing $REQ" >&2
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$REQ"
 # Written last, so an interrupted install is retried on the next run.
 echo "$want" > "$STAMP"
+spark

@@ -221,6 +221,18 @@ typedef struct icm_orphan_options {
     /** The oldest report accepted (ms before now_ms); 0 =
      *  ICM_ORPHAN_DEFAULT_MAX_INVENTORY_AGE_MS. */
     int64_t max_inventory_age_ms;
+    /* ---- version 6 ---- */
+    /** A sweep split over processes (docs/SHARDS.md, docs/semantics.md#sharded-sweep): with
+     *  shard_count N >= 2, the keys below the listing location are cut into N contiguous
+     *  ranges at quantiles of the keys the table's metadata references below it (every shard
+     *  computes the same cuts from the same metadata), and this run lists (or takes from the
+     *  file list), keeps in its keep set, and plans only range shard_index (0-based, < N).
+     *  Every check of an unsharded sweep still runs in each shard; in addition each candidate
+     *  whose folder holds another table's metadata is kept (the listing sees only the
+     *  shard's `*.metadata.json` files). 0 or 1 = the whole location (shard_index must be 0);
+     *  shard_index >= shard_count is ICM_EINVALID. */
+    unsigned int shard_index;
+    unsigned int shard_count;
 } icm_orphan_options;
 
 /** An inventory report older than this (7 days) is refused unless max_inventory_age_ms says
@@ -228,14 +240,15 @@ typedef struct icm_orphan_options {
 #define ICM_ORPHAN_DEFAULT_MAX_INVENTORY_AGE_MS (7LL * 24 * 3600 * 1000)
 
 /** Version 2 added the fields from on_delete to catalog_files, version 3 no_verify, version 4
- *  limits and exact_file_list, version 5 inventory and max_inventory_age_ms; an older struct
- *  (without them) still works: those fields take their defaults (verified, no limits, an
- *  inventory's file list, no inventory report). */
-#define ICM_ORPHAN_OPTIONS_VERSION 5
+ *  limits and exact_file_list, version 5 inventory and max_inventory_age_ms, version 6
+ *  shard_index and shard_count; an older struct (without them) still works: those fields take
+ *  their defaults (verified, no limits, an inventory's file list, no inventory report, the
+ *  whole location). */
+#define ICM_ORPHAN_OPTIONS_VERSION 6
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
      NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false,     \
-     ICM_DELETE_LIMITS_NONE, false, NULL, 0}
+     ICM_DELETE_LIMITS_NONE, false, NULL, 0, 0u, 0u}
 
 /** Set `opts` to the defaults of `version` (as ICM_ORPHAN_OPTIONS_INIT; an older version's
  *  struct ends where that version's fields end).

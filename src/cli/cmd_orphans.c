@@ -49,40 +49,40 @@ static const char orphans_help[] =
     "  --file-list FILE          candidates from FILE (path<TAB>size<TAB>mtime_ms lines)\n"
     "  --inventory MANIFEST      candidates from an S3 Inventory (CSV) manifest.json\n"
     "  --max-inventory-age DUR   refuse an older report (default 7d)\n"
+    "  --shard I/N               sweep key range I of N only (I: 0..N-1; docs/SHARDS.md)\n"
     "  --max-concurrent-deletes N  delete with N threads (default 1)\n"
     "  --force                   accept a cutoff less than 24 hours ago\n"
     "  --log-out FILE            journal each file acted on (JSON lines: path, kind,\n"
     "                            size_bytes, outcome, error; then a summary), flushed per\n"
-    "                            batch; opened first, so a bad path deletes nothing\n"
+    "                            batch; opened first (a bad path deletes nothing)\n"
     "  --no-lock                 do not take the table lease (see below)\n"
     "  --settle DURATION         wait this long after planning before the reload that\n"
     "                            precedes the first delete (default 2s; 0s: none), so a\n"
     "                            writer that copies a file in and commits it meanwhile keeps it\n"
     "  --no-verify               delete even when referenced files are not listed\n"
     "  --max-delete, --max-delete-bytes, --max-delete-percent N|B|P  refuse (exit 5)\n"
-    "                            over N files, B bytes (10g), P% of those listed\n"
+    "                            over N files, B bytes (10g), P% of those listed (by the\n"
+    "                            shard)\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
-    "                            kind, state}], counts, bytes, listed, referenced, ...};\n"
-    "                            kind: data, delete, manifest, manifest_list, metadata,\n"
-    "                            other, checksum (Hadoop's .NAME.crc, deleted with its\n"
-    "                            file); state: planned, deleted, already_gone, failed\n"
+    "                            kind, state}], counts, bytes, listed, referenced, shard,\n"
+    "                            ...}; kind: data, delete, manifest, manifest_list,\n"
+    "                            metadata, other, checksum (Hadoop's .NAME.crc, deleted with\n"
+    "                            its file); state: planned, deleted, already_gone, failed\n"
     "  -h, --help                print this help\n"
     "\n"
-    "Deletes start after the settle time, in batches; before each the table is reloaded:\n"
-    "files a commit made meanwhile references are kept. A real run takes the table lease\n"
-    "(<location>/metadata/.icemaint-lease); a second run is refused naming its holder.\n"
+    "Deletes start after the settle time, in batches, each after a reload of the table\n"
+    "(files a commit made meanwhile references are kept). A real run takes the table lease\n"
+    "(<location>/metadata/.icemaint-lease); a second run is refused.\n"
     "\n"
     "Refusals (exit 5, nothing deleted): a table copy (--path-map); the lease is held\n"
-    "(--no-lock); gc.enabled not true; a\n"
-    "cutoff under 24 h ago or in the future (--force); a location outside the table; an\n"
-    "unreadable manifest list or manifest; files matching referenced ones only up to scheme\n"
-    "or authority (--prefix-mismatch); another table's metadata, or an unreadable\n"
-    "*.metadata.json older than the cutoff, under the location (--exclude-location; a younger\n"
-    "one is an in-flight write, skipped); a listing that names none of the referenced files\n"
-    "(check --path-map); the catalog's own files (its SQLite database and -journal/-wal/-shm,\n"
-    ".pyiceberg.yaml) or another catalog table under the location (--exclude-location; the\n"
-    "catalog's files are never deleted either way); a referenced file not listed (named);\n"
-    "a plan over a --max-delete* limit.\n";
+    "(--no-lock); gc.enabled not true; a cutoff under 24 h ago or in the future (--force);\n"
+    "a location outside the table; an unreadable manifest list or manifest; files matching\n"
+    "referenced ones only up to scheme or authority (--prefix-mismatch); another table's\n"
+    "metadata, or an unreadable *.metadata.json older than the cutoff, under the location\n"
+    "(--exclude-location; a younger one is a write in flight); a listing naming none of\n"
+    "the referenced files (--path-map?); the catalog's own files (SQLite database,\n"
+    "-journal/-wal/-shm, .pyiceberg.yaml; never deleted) or another catalog table under the\n"
+    "location (--exclude-location); a referenced file not listed; a --max-delete* limit.\n";
 
 typedef struct orphan_args {
     const char *table;
@@ -96,6 +96,8 @@ typedef struct orphan_args {
     const char *settle;
     const char *inventory;
     const char *max_inventory_age;
+    const char *shard;        /* --shard I/N as given */
+    unsigned shard_index, shard_count;
     char *equal_schemes;      /* repeated options joined with ';' (malloc'd) */
     char *equal_authorities;
     const char **excludes;    /* malloc'd array of borrowed argv strings */
@@ -202,10 +204,10 @@ static int take_single(int argc, char **argv, int *i, orphan_args *a)
     static const char *const names[] = {"--older-than", "--location", "--plan-out",
                                         "--prefix-mismatch", "--file-list",
                                         "--max-concurrent-deletes", "--log-out", "--settle",
-                                        "--inventory", "--max-inventory-age"};
+                                        "--inventory", "--max-inventory-age", "--shard"};
     const char **slots[] = {&a->older_than, &a->location, &a->plan_out, &a->prefix_mismatch,
                             &a->file_list, &a->max_deletes, &a->log_out, &a->settle,
-                            &a->inventory, &a->max_inventory_age};
+                            &a->inventory, &a->max_inventory_age, &a->shard};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         int m = icm_cli_opt_value(argc, argv, i, names[k], slots[k]);
         if (m != 0)
@@ -248,6 +250,32 @@ static int parse_args(int argc, char **argv, orphan_args *a)
             return rc;
     }
     return icm_cli_need_table("remove-orphan-files", a->table);
+}
+
+/* --shard I/N: 0 <= I < N, both decimal (N at most 2^20: more shards than the metadata's
+ * sample of keys would only leave shards idle). Returns an exit code. */
+static int parse_shard(orphan_args *a)
+{
+    a->shard_index = 0;
+    a->shard_count = 1;
+    if (a->shard == NULL)
+        return ICM_EXIT_OK;
+    const char *slash = strchr(a->shard, '/');
+    char index[24];
+    int64_t i = -1, n = 0;
+    size_t len = slash != NULL ? (size_t)(slash - a->shard) : 0;
+    if (slash != NULL && len > 0 && len < sizeof index) {
+        memcpy(index, a->shard, len);
+        index[len] = '\0';
+        if (!icm_cli_parse_int64(index, &i) || !icm_cli_parse_int64(slash + 1, &n))
+            i = -1;
+    }
+    if (i < 0 || n < 1 || n > (INT64_C(1) << 20) || i >= n)
+        return icm_cli_usage(a->shard, "--shard: expected I/N with 0 <= I < N (I is 0-based; "
+                                       "N at most 1048576)");
+    a->shard_index = (unsigned)i;
+    a->shard_count = (unsigned)n;
+    return ICM_EXIT_OK;
 }
 
 /* Options from the arguments; a usage error is reported. */
@@ -308,6 +336,8 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
             return icm_cli_usage(a->max_inventory_age, "--max-inventory-age: %s",
                                  why != NULL ? why : "not a positive duration");
     }
+    o->shard_index = a->shard_index;
+    o->shard_count = a->shard_count;
     return icm_cli_limits_build(&a->limits, &o->limits);
 }
 
@@ -337,7 +367,8 @@ static const char *state_name(icm_orphan_state s)
     return "planned";
 }
 
-static json_t *result_json(const icm_orphan_result *r, icm_table *t, bool *ok)
+static json_t *result_json(const orphan_args *a, const icm_orphan_result *r, icm_table *t,
+                           bool *ok)
 {
     json_t *doc = json_object(), *arr = json_array(), *counts = json_object(),
            *bytes = json_object(), *warnings = json_array();
@@ -363,6 +394,12 @@ static json_t *result_json(const icm_orphan_result *r, icm_table *t, bool *ok)
     for (size_t i = 0; i < r->warning_count; i++)
         icm_cli_json_push(warnings, icm_cli_json_str(r->warnings[i]), ok);
     icm_cli_plan_header(doc, "remove-orphan-files", t, r->now_ms, ok);
+    if (a->shard_count > 1) {
+        /* "I/N" (0-based I): the plan covers only that range (null: the whole location) */
+        char shard[48];
+        snprintf(shard, sizeof shard, "%u/%u", a->shard_index, a->shard_count);
+        icm_cli_json_set(doc, "shard", icm_cli_json_str(shard), ok);
+    }
     icm_cli_json_set(doc, "location", icm_cli_json_str(r->location), ok);
     icm_cli_json_set(doc, "orphans", arr, ok);
     icm_cli_json_set(doc, "counts", counts, ok);
@@ -492,7 +529,7 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan, i
     size_t deleted = r->dry_run ? 0 : r->deleted;
     if (cli->json || a->plan_out != NULL) {
         bool ok = true;
-        json_t *doc = result_json(r, t, &ok);
+        json_t *doc = result_json(a, r, t, &ok);
         if (!ok) {
             json_decref(doc);
             return icm_cli_report_lost(deleted, "orphan file", "out of memory");
@@ -572,6 +609,8 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc == ICM_EXIT_OK)
         rc = absolute_args(&a);
+    if (rc == ICM_EXIT_OK)
+        rc = parse_shard(&a);
     if (rc == ICM_EXIT_OK)
         rc = build_options(&a, &o);
     if (rc != ICM_EXIT_OK) {

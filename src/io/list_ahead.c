@@ -247,7 +247,8 @@ static void ahead_dispose(ahead *a)
 }
 
 /* Set up the ranges at the cuts. Returns 0, ICM_EINVALID, ICM_ENOMEM. */
-static int ranges_init(ahead *a, unsigned flags, const char *const *cuts, size_t n_cuts)
+static int ranges_init(ahead *a, unsigned flags, const char *after, const char *upto,
+                       const char *const *cuts, size_t n_cuts)
 {
     if (n_cuts >= ICM__LIST_RANGES_MAX)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, a->prefix,
@@ -266,10 +267,10 @@ static int ranges_init(ahead *a, unsigned flags, const char *const *cuts, size_t
         r->a = a;
         r->opts = (icm_fileio_list_options)ICM_FILEIO_LIST_OPTIONS_INIT;
         r->opts.flags = flags;
-        r->opts.start_after = k > 0 ? cuts[k - 1] : NULL;
-        if (k < n_cuts) {
+        r->opts.start_after = k > 0 ? cuts[k - 1] : after;
+        if (k < n_cuts || upto != NULL) {
             /* Up to and including the cut: end before the next string after it. */
-            r->end_buf = icm__sprintf("%s\x01", cuts[k]);
+            r->end_buf = icm__sprintf("%s\x01", k < n_cuts ? cuts[k] : upto);
             if (r->end_buf == NULL)
                 return ICM_ENOMEM;
             r->opts.end_before = r->end_buf;
@@ -282,12 +283,23 @@ int icm__fileio_list_ahead_ranges(icm_fileio *io, const char *prefix, unsigned f
                                   const char *const *cuts, size_t n_cuts,
                                   icm__list_batch_cb cb, void *payload)
 {
+    return icm__fileio_list_ahead_span(io, prefix, flags, NULL, NULL, cuts, n_cuts, cb, payload);
+}
+
+int icm__fileio_list_ahead_span(icm_fileio *io, const char *prefix, unsigned flags,
+                                const char *after, const char *upto, const char *const *cuts,
+                                size_t n_cuts, icm__list_batch_cb cb, void *payload)
+{
     ahead a;
     memset(&a, 0, sizeof a);
     a.io = io;
     a.prefix = prefix;
     atomic_init(&a.stop, false);
-    int rc = ranges_init(&a, flags, cuts, n_cuts);
+    int rc = (after != NULL && n_cuts > 0 && strcmp(after, cuts[0]) >= 0) ||
+                     (upto != NULL && n_cuts > 0 && strcmp(cuts[n_cuts - 1], upto) >= 0)
+                 ? icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, prefix,
+                                  "listing cuts outside the listed span")
+                 : ranges_init(&a, flags, after, upto, cuts, n_cuts);
     icm_file_info *infos = rc == 0 ? icm__calloc(BATCH_FILES, sizeof *infos) : NULL;
     if (rc == 0 && (infos == NULL || batches_alloc(&a) != 0))
         rc = ICM_ENOMEM;

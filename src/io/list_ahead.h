@@ -45,4 +45,10 @@ int icm__fileio_list_ahead_ranges(icm_fileio *io, const char *prefix, unsigned f
                                   const char *const *cuts, size_t n_cuts,
                                   icm__list_batch_cb cb, void *payload);
 
+/* icm__fileio_list_ahead_ranges within a span: only the files after `after` up to and
+ * including `upto` (full locations in the form of `prefix`; NULL: no bound; borrowed), the
+ * cuts strictly inside it (ICM_EINVALID otherwise). A sharded sweep lists its range so. */
+int icm__fileio_list_ahead_span(icm_fileio *io, const char *prefix, unsigned flags,
+                                const char *after, const char *upto, const char *const *cuts,
+                                size_t n_cuts, icm__list_batch_cb cb, void *payload);
 #endif /* ICM_IO_LIST_AHEAD_H */

@@ -84,27 +84,93 @@ void icm__cuts_free(char **cuts, size_t n)
     icm__free(cuts);
 }
 
-int icm__cut_sample_cuts(const icm__cut_sample *s, size_t n_ranges, char ***out, size_t *n_out)
+/* The sample's keys K with after < K < upto (NULL: no bound), sorted: *out a new array of
+ * borrowed strings (NULL when none). Returns 0 or ICM_ENOMEM. */
+static int sorted_between(const icm__cut_sample *s, const char *after, const char *upto,
+                          const char ***out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
-    if (n_ranges < 2 || s->len < 2 * n_ranges) {
-        if (n_ranges < 2 || s->len < 4)
-            return 0;
-        n_ranges = s->len / 2;
-    }
+    if (s->len == 0)
+        return 0;
     const char **sorted = icm__calloc(s->len, sizeof *sorted);
+    if (sorted == NULL)
+        return ICM_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < s->len; i++)
+        if ((after == NULL || strcmp(s->keys[i], after) > 0) &&
+            (upto == NULL || strcmp(s->keys[i], upto) < 0))
+            sorted[n++] = s->keys[i];
+    qsort(sorted, n, sizeof *sorted, cmp_key);
+    *out = sorted;
+    *n_out = n;
+    return 0;
+}
+
+int icm__cut_sample_shard(const icm__cut_sample *s, size_t index, size_t count, char **after,
+                          char **upto, bool *empty)
+{
+    *after = NULL;
+    *upto = NULL;
+    *empty = false;
+    const char **sorted;
+    size_t len;
+    int rc = sorted_between(s, NULL, NULL, &sorted, &len);
+    if (rc != 0)
+        return rc;
+    size_t m = count < len ? count : len;
+    if (m == 0)
+        m = 1;
+    if (index >= m) {
+        *empty = true;
+    } else {
+        /* Range k holds the sample's keys k * len / m .. (k + 1) * len / m - 1: at least
+         * one each, as len >= m (the keys are distinct). */
+        if (index > 0 && (*after = icm__strdup(sorted[index * len / m - 1])) == NULL)
+            rc = ICM_ENOMEM;
+        if (rc == 0 && index + 1 < m &&
+            (*upto = icm__strdup(sorted[(index + 1) * len / m - 1])) == NULL)
+            rc = ICM_ENOMEM;
+    }
+    icm__free(sorted);
+    if (rc != 0) {
+        icm__free(*after);
+        icm__free(*upto);
+        *after = *upto = NULL;
+    }
+    return rc;
+}
+
+int icm__cut_sample_cuts(const icm__cut_sample *s, size_t n_ranges, char ***out, size_t *n_out)
+{
+    return icm__cut_sample_cuts_between(s, n_ranges, NULL, NULL, out, n_out);
+}
+
+int icm__cut_sample_cuts_between(const icm__cut_sample *s, size_t n_ranges, const char *after,
+                                 const char *upto, char ***out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    const char **sorted;
+    size_t len;
+    int rc = sorted_between(s, after, upto, &sorted, &len);
+    if (rc != 0)
+        return rc;
+    if (n_ranges < 2 || len < 2 * n_ranges) {
+        if (n_ranges < 2 || len < 4) {
+            icm__free(sorted);
+            return 0;
+        }
+        n_ranges = len / 2;
+    }
     char **cuts = icm__calloc(n_ranges - 1, sizeof *cuts);
-    if (sorted == NULL || cuts == NULL) {
+    if (cuts == NULL) {
         icm__free(sorted);
-        icm__free(cuts);
         return ICM_ENOMEM;
     }
-    memcpy(sorted, s->keys, s->len * sizeof *sorted);
-    qsort(sorted, s->len, sizeof *sorted, cmp_key);
     size_t n = 0;
     for (size_t k = 1; k < n_ranges; k++) {
-        const char *at = sorted[k * s->len / n_ranges];
+        const char *at = sorted[k * len / n_ranges];
         if (n > 0 && strcmp(cuts[n - 1], at) >= 0)
             continue; /* the sample's keys are distinct, but keep the cuts strictly so */
         if ((cuts[n] = icm__strdup(at)) == NULL) {

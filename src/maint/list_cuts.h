@@ -48,4 +48,23 @@ int icm__cut_sample_cuts(const icm__cut_sample *s, size_t n_ranges, char ***out,
 
 void icm__cuts_free(char **cuts, size_t n);
 
+/*
+ * The key range of shard `index` of `count` (a sharded sweep, docs/semantics.md#sharded-sweep):
+ * the sample's keys sorted, m = min(count, keys) ranges (1 when the sample is empty), range
+ * k holding the sample's keys k * keys / m .. (k + 1) * keys / m - 1 (at least one each): the
+ * keys K with sorted[k * keys / m - 1] < K <= sorted[(k + 1) * keys / m - 1] (the first range
+ * has no lower bound, the last no upper one). Shards m..count-1 get no range
+ * (*empty): fewer referenced keys than shards leave the last shards idle, deterministically.
+ * *after and *upto are new strings (icm__free) or NULL for no bound. Since the sample is a
+ * function of the set of keys offered, every process that offers the same keys gets the same
+ * ranges, whatever the order. Returns 0 or ICM_ENOMEM.
+ */
+int icm__cut_sample_shard(const icm__cut_sample *s, size_t index, size_t count, char **after,
+                          char **upto, bool *empty);
+
+/* icm__cut_sample_cuts restricted to the sample's keys K with after < K < upto (NULL: no
+ * bound): cuts that split one shard's range for a parallel listing. */
+int icm__cut_sample_cuts_between(const icm__cut_sample *s, size_t n_ranges, const char *after,
+                                 const char *upto, char ***out, size_t *n_out);
+
 #endif /* ICM_MAINT_LIST_CUTS_H */

@@ -429,7 +429,7 @@ static int check_limits(const icm_orphan_options *o, icm_orphan_result *r)
 
 /* The caller's options as this version knows them: fields an older struct lacks take their
  * defaults (version 1 ends before on_delete, version 2 before no_verify, version 3 before
- * limits, version 4 before inventory). */
+ * limits, version 4 before inventory, version 5 before shard_index). */
 static icm_orphan_options normalized(const icm_orphan_options *opts)
 {
     icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
@@ -438,7 +438,8 @@ static icm_orphan_options normalized(const icm_orphan_options *opts)
     if (opts->version >= ICM_ORPHAN_OPTIONS_VERSION)
         return *opts;
     memcpy(&o, opts,
-           opts->version >= 4   ? offsetof(icm_orphan_options, inventory)
+           opts->version >= 5   ? offsetof(icm_orphan_options, shard_index)
+           : opts->version >= 4 ? offsetof(icm_orphan_options, inventory)
            : opts->version >= 3 ? offsetof(icm_orphan_options, limits)
            : opts->version >= 2 ? offsetof(icm_orphan_options, no_verify)
                                 : offsetof(icm_orphan_options, on_delete));
@@ -473,6 +474,10 @@ int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
     if (o->max_inventory_age_ms < 0)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "max_inventory_age_ms is negative");
+    if (o->shard_index >= (o->shard_count > 1 ? o->shard_count : 1))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "shard %u of %u: the index must be below the count (0-based)",
+                              o->shard_index, o->shard_count);
     int64_t now = o->now_ms != 0 ? o->now_ms : icm__now_ms();
 
     icm_orphan_result *r = NULL;

@@ -21,6 +21,7 @@
 #include "maint/other_format.h"
 #include "maint/site_checks.h"
 #include "util/location.h"
+#include "util/strset.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* candidates                                                                                  */
@@ -159,6 +160,55 @@ static int push_unreferenced_md(plan *p, const char *location)
     return 0;
 }
 
+/* A shard's stray (orphans_plan.h: shard_strays): a copy of the listed file, and whether
+ * it came from the listing (may_stat). */
+typedef struct stray {
+    icm_file_info info; /* location owned */
+    bool may_stat;
+} stray;
+
+static int push_stray(plan *p, const icm_file_info *info, bool may_stat)
+{
+    stray *s = icm__calloc(1, sizeof *s);
+    char *copy = s != NULL ? icm__strdup(info->location) : NULL;
+    if (copy == NULL || icm__ptrvec_push(&p->shard_strays, s) != 0) {
+        icm__free(copy);
+        icm__free(s);
+        return ICM_ENOMEM;
+    }
+    *s = (stray){*info, may_stat};
+    s->info.location = copy;
+    return 0;
+}
+
+static void free_stray(void *item)
+{
+    stray *s = item;
+    icm__free((char *)s->info.location);
+    icm__free(s);
+}
+
+void icm__orphans_free_strays(plan *p)
+{
+    icm__ptrvec_dispose(&p->shard_strays, free_stray);
+}
+
+static int take_file(plan *p, const icm_file_info *info, bool may_stat,
+                     const icm__okey_probe *probe);
+
+int icm__orphans_take_strays(plan *p)
+{
+    int rc = 0;
+    p->taking_strays = true;
+    for (size_t i = 0; rc == 0 && i < p->shard_strays.len; i++) {
+        const stray *s = p->shard_strays.items[i];
+        rc = take_file(p, &s->info, s->may_stat, NULL);
+    }
+    p->taking_strays = false;
+    icm__orphans_free_strays(p);
+    return rc;
+}
+
 /*
  * One listed file (or file-list line): classify, keep only orphans. Referenced, excluded and
  * hidden files are decided on the name alone. `may_stat`: the file came from the listing, so a
@@ -178,8 +228,22 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     }
     if (icm__orphans_is_lease_file(icm__basename(rest)))
         return 0;
+    int rc;
+    if (p->sharded && !p->taking_strays) {
+        /* A file belongs to the shard whose range holds its key as listed (the listing's
+         * span: a file-list line outside it is another shard's). One whose keep-set key (the
+         * collapsed path) lies in another range is compared with R only once R holds the
+         * references of that key too (icm__orphans_take_strays). */
+        if (!icm__orphans_in_shard_range(p, rest))
+            return 0;
+        bool in;
+        if ((rc = icm__orphans_in_shard(p, info->location, &in)) != 0)
+            return rc;
+        if (!in)
+            return push_stray(p, info, may_stat);
+    }
     r->listed++;
-    int rc = check_listed_other_format(p, info->location, rest);
+    rc = check_listed_other_format(p, info->location, rest);
     if (rc != 0)
         return rc;
     if (!icm__named_like_a_table_file(info->location)) {
@@ -525,5 +589,38 @@ int icm__orphans_keep_only_planned(plan *p)
     for (size_t i = 0; i < v.len; i++)
         icm__free(v.items[i].path);
     icm__free(v.items);
+    return rc;
+}
+
+/* ---- a shard's candidates in another format's folder ---- */
+
+int icm__orphans_check_shard_folders(plan *p)
+{
+    icm__strset looked = ICM__STRSET_INIT;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++) {
+        const char *loc = p->r->orphans[i].path, *rest;
+        if (!icm__orphans_below_root(p, loc, &rest))
+            continue; /* never a candidate (take_file) */
+        /* Every folder from just below list_root (checked before the listing) down to the
+         * candidate's own; each once, and the first already looked at ends the walk up. */
+        for (const char *slash = strrchr(rest, '/'); rc == 0 && slash != NULL;) {
+            size_t len = (size_t)(slash - loc);
+            bool added = false;
+            if ((rc = icm__strset_add(&looked, loc, len, &added)) != 0 || !added)
+                break;
+            char *folder = icm__strndup(loc, len);
+            if (folder == NULL)
+                rc = ICM_ENOMEM;
+            else if (!icm__orphan_excluded(p->o, folder))
+                rc = icm__other_format_check_folder(p->io, folder);
+            icm__free(folder);
+            while (slash > rest && *--slash != '/')
+                ;
+            if (slash == rest)
+                slash = NULL;
+        }
+    }
+    icm__strset_dispose(&looked);
     return rc;
 }

@@ -479,6 +479,9 @@ static void plan_dispose(plan *p)
     icm__md_mark_dispose(&p->md_mark);
     icm__refs_seen_dispose(&p->seen);
     icm__cut_sample_dispose(&p->cut_sample);
+    icm__free(p->shard_after);
+    icm__free(p->shard_upto);
+    icm__orphans_free_strays(p);
 }
 
 static int cmp_orphan_path(const void *a, const void *b)
@@ -494,15 +497,38 @@ static int list_candidates(plan *p)
 {
     char **cuts = NULL;
     size_t n_cuts = 0;
-    int rc = p->referenced_under_root < ICM__SWEEP_RANGES_MIN_REFERENCED
+    if (p->shard_empty) {
+        icm__cut_sample_dispose(&p->cut_sample);
+        return 0; /* a shard beyond the number of referenced keys (list_cuts.h): no range */
+    }
+    int rc = p->referenced_under_root < ICM__SWEEP_RANGES_MIN_REFERENCED || p->root_local
                  ? 0
-                 : icm__cut_sample_cuts(&p->cut_sample, ICM__SWEEP_LIST_RANGES, &cuts, &n_cuts);
+                 : icm__cut_sample_cuts_between(&p->cut_sample, ICM__SWEEP_LIST_RANGES,
+                                                p->shard_after, p->shard_upto, &cuts, &n_cuts);
     icm__cut_sample_dispose(&p->cut_sample); /* not needed any more */
-    if (rc != 0)
-        return rc;
-    rc = icm__fileio_list_ahead_ranges(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL,
-                                       (const char *const *)cuts, n_cuts,
-                                       icm__orphans_on_listed, p);
+    /* A shard's sample and range are relative to list_root (the keep set's collapsed form);
+     * the listing's bounds are full locations in list_root's form. */
+    char *after = NULL, *upto = NULL;
+    if (rc == 0 && p->sharded) {
+        for (size_t k = 0; rc == 0 && k < n_cuts; k++) {
+            char *full = icm__location_join(p->list_root, cuts[k]);
+            icm__free(cuts[k]);
+            cuts[k] = full;
+            rc = full != NULL ? 0 : ICM_ENOMEM;
+        }
+        if (rc == 0 && p->shard_after != NULL &&
+            (after = icm__location_join(p->list_root, p->shard_after)) == NULL)
+            rc = ICM_ENOMEM;
+        if (rc == 0 && p->shard_upto != NULL &&
+            (upto = icm__location_join(p->list_root, p->shard_upto)) == NULL)
+            rc = ICM_ENOMEM;
+    }
+    if (rc == 0)
+        rc = icm__fileio_list_ahead_span(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL, after,
+                                         upto, (const char *const *)cuts, n_cuts,
+                                         icm__orphans_on_listed, p);
+    icm__free(after);
+    icm__free(upto);
     icm__cuts_free(cuts, n_cuts);
     if (rc == 0 && n_cuts > 0)
         qsort(p->r->orphans, p->r->orphan_count, sizeof *p->r->orphans, cmp_orphan_path);
@@ -544,12 +570,15 @@ static int run(plan *p, int64_t now)
     if (rc == 0)
         rc = icm__orphans_check_enclosing_tables(p);
     /* An object store's listing is a chain of pages: cut it into ranges listed at once. */
-    p->sample_cuts = !p->root_local && icm__orphans_listed(p);
+    p->sample_cuts = !p->root_local && icm__orphans_listed(p) && !p->sharded;
     /* Symbolic links below the roots give files second names (link_survey.h): the walk then
      * resolves every reference. One walk of the local roots' folders; nothing on object
      * stores. */
     if (rc == 0)
         rc = icm__link_survey_init(&p->survey, p->io, (const char *const *)p->roots, p->n_roots);
+    /* A shard's range comes first: R then keeps only the range's references. */
+    if (rc == 0 && p->sharded)
+        rc = icm__orphans_set_shard_range(p, md);
     if (rc == 0)
         rc = icm__orphans_add_table_refs(p, md, md_location);
     if (rc == 0) {
@@ -559,6 +588,10 @@ static int run(plan *p, int64_t now)
              : p->o->inventory != NULL ? icm__orphans_read_inventory(p)
                                        : icm__orphans_read_file_list(p);
     }
+    if (rc == 0 && p->sharded)
+        rc = icm__orphans_add_stray_refs(p, md);
+    if (rc == 0 && p->sharded)
+        rc = icm__orphans_take_strays(p);
     if (rc == 0 && p->o->exact_file_list)
         rc = icm__orphans_keep_only_planned(p);
     if (rc == 0)
@@ -576,7 +609,12 @@ static int run(plan *p, int64_t now)
         rc = icm__orphans_check_catalog_stores(p);
     if (rc == 0)
         rc = icm__orphans_check_path_form(p);
-    if (rc == 0 && p->o->exact_file_list) /* nor the metadata of a table made since */
+    /* A shard listed only its range, so another table's `*.metadata.json` or another
+     * format's log outside it went unseen: each candidate's folders are looked at instead. */
+    if (rc == 0 && p->sharded)
+        rc = icm__orphans_check_shard_folders(p);
+    /* a reviewed plan: nor the metadata of a table made since */
+    if (rc == 0 && (p->o->exact_file_list || p->sharded))
         rc = icm__orphans_hold_nested_tables(p);
     if (rc == 0)
         rc = icm__orphans_check_presence(p, md);
@@ -614,6 +652,7 @@ int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
     p->t = t;
     p->io = icm_table_get_fileio(t);
     p->o = o;
+    p->sharded = o->shard_count >= 2;
     r->dry_run = o->dry_run;
     r->now_ms = now_ms;
     p->r = r;

@@ -94,6 +94,19 @@ struct icm__orphan_plan {
      * the references it will show (maint/list_cuts.h). */
     bool sample_cuts;
     icm__cut_sample cut_sample;
+    /* A sharded sweep (options shard_count >= 2; docs/semantics.md#sharded-sweep): the range
+     * of keys this shard owns, as paths relative to list_root_path in the keep set's collapsed
+     * form: shard_after < K <= shard_upto (NULL: no bound); shard_empty: none at all. The
+     * cut sample then holds such relative keys too. */
+    bool sharded;
+    bool shard_empty;
+    char *shard_after;
+    char *shard_upto;
+    /* Listed files of this shard's span whose keep-set key falls in another shard's range
+     * (repeated slashes: `data//x` is listed here, keyed `data/x`): classified after the
+     * listing, once R holds every reference with their keys (icm__orphans_take_strays). */
+    icm__ptrvec shard_strays;
+    bool taking_strays;
 };
 typedef struct icm__orphan_plan plan;
 
@@ -125,6 +138,22 @@ bool icm__orphans_listing_shows(const plan *p, const char *location);
 /* ---- the keep set R (orphans_refs.c) ---- */
 
 int icm__orphans_look_up_real_roots(plan *p);
+/* A sharded sweep, before R is built: one walk of what `md` references that only samples the
+ * keys below list_root, and this shard's range from the sample (list_cuts.h). Returns 0,
+ * ICM_ENOMEM, or the walk's codes (an unreadable manifest is left to the walk that builds R,
+ * which refuses it). */
+int icm__orphans_set_shard_range(plan *p, const icm_table_metadata *md);
+/* Whether `location` (below list_root) lies in this shard's range (always, unsharded). Its
+ * key is the keep set's collapsed path, so a reference and the listed file it names always
+ * agree. *in is false for a location whose collapsed path is not below list_root's. Returns
+ * 0 or ICM_ENOMEM. */
+int icm__orphans_in_shard(const plan *p, const char *location, bool *in);
+/* Whether the relative key `rel` lies in this shard's range (always, unsharded). */
+bool icm__orphans_in_shard_range(const plan *p, const char *rel);
+/* After the listing: add to R every reference of `md` whose key is a stray's
+ * (shard_strays), reading the metadata again; nothing when there are none. Returns 0,
+ * ICM_ENOMEM or the walk's codes. */
+int icm__orphans_add_stray_refs(plan *p, const icm_table_metadata *md);
 void icm__orphans_on_new_ref(unsigned tag, icm__pathset_hash hash, void *payload);
 int icm__orphans_add_table_refs(plan *p, const icm_table_metadata *md, const char *md_location);
 int icm__orphans_add_newer_refs(plan *p, const icm_table_metadata *md, const char *md_location);
@@ -148,9 +177,19 @@ int icm__orphans_take_listed(plan *p, const icm_file_info *info, bool may_stat);
 /* options.inventory: check the report against the table (source bucket, age) and classify
  * every object of it below the listing location as a listed file. */
 int icm__orphans_read_inventory(plan *p);
+/* Classify the shard's strays (after icm__orphans_add_stray_refs) as listed files; frees
+ * them. Returns as the listing callback. */
+int icm__orphans_take_strays(plan *p);
+/* Free the strays (plan disposal). */
+void icm__orphans_free_strays(plan *p);
 /* options.exact_file_list, after an ordinary listing: only the candidates the file list (a
  * reviewed plan) names with the same size and mtime stay candidates. */
 int icm__orphans_keep_only_planned(plan *p);
+/* A sharded sweep, after its listing: refuse (ICM_EREFUSED) when a folder holding a candidate,
+ * below list_root, holds another format's log (other_format.h) and is not excluded: the
+ * shard's listing may not have shown the log, which an unsharded listing refuses. One look
+ * per distinct folder. Returns 0, ICM_EREFUSED, ICM_ENOMEM or a listing's error. */
+int icm__orphans_check_shard_folders(plan *p);
 
 /* ---- the checks after the listing (orphans_checks.c) ---- */
 

@@ -25,6 +25,7 @@
 #include "maint/orphans_plan.h"
 #include "maint/places.h"
 #include "util/location.h"
+#include "util/strset.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* the keep set R                                                                              */
@@ -125,6 +126,17 @@ static int note_unresolved(plan *p, const char *location)
  * table's own names are then the listing's. *exists (may be NULL): the reference was resolved,
  * so it is a file (under whichever name the listing shows it).
  */
+/* Whether this run's listing should show `location`: icm__orphans_listing_shows, and for a
+ * shard, its key as listed lies in the shard's range (the presence check of a shard expects
+ * only its own range's files). */
+static bool expected_here(const plan *p, const char *location)
+{
+    const char *rest;
+    return icm__orphans_listing_shows(p, location) &&
+           (!p->sharded || (icm__orphans_below_root(p, location, &rest) &&
+                            icm__orphans_in_shard_range(p, rest)));
+}
+
 static int add_listing_alias_of(plan *p, const char *location, bool expected, bool *exists)
 {
     if (exists != NULL)
@@ -149,7 +161,7 @@ static int add_listing_alias_of(plan *p, const char *location, bool expected, bo
     if (rc == 0 && icm__location_strip_prefix(real, p->real_list_root, &rel) && rel[0] != '\0') {
         alias = icm__location_join(p->list_root, rel);
         rc = alias != NULL ? add_ref(p, alias) : ICM_ENOMEM;
-        if (rc == 0 && expected && icm__orphans_listing_shows(p, alias)) {
+        if (rc == 0 && expected && expected_here(p, alias)) {
             size_t len;
             const void *key = icm__okeys_last_key(&p->keys, &len);
             (void)icm__pathset_mark_hash(p->keys.set, icm__pathset_hash_key(key, len),
@@ -164,6 +176,138 @@ static int add_listing_alias_of(plan *p, const char *location, bool expected, bo
 static int add_listing_alias(plan *p, const char *location)
 {
     return add_listing_alias_of(p, location, false, NULL);
+}
+
+/* ---- shards (docs/semantics.md#sharded-sweep) ---- */
+
+static int refuse_unreadable(const icm__reach_report *rep);
+
+/* The shard key of `location`: its collapsed path (icm__okeys_path_of) relative to
+ * list_root_path; *rel NULL when that path does not lie below it. *path owns the text. */
+static int shard_key(const plan *p, const char *location, char **path, const char **rel)
+{
+    *rel = NULL;
+    if ((*path = icm__okeys_path_of(location)) == NULL)
+        return ICM_ENOMEM;
+    if (!icm__okeys_path_under(*path, p->list_root_path))
+        return 0;
+    const char *r = *path + strlen(p->list_root_path);
+    while (*r == '/')
+        r++;
+    *rel = r;
+    return 0;
+}
+
+static bool in_range(const plan *p, const char *rel)
+{
+    return !p->shard_empty && (p->shard_after == NULL || strcmp(rel, p->shard_after) > 0) &&
+           (p->shard_upto == NULL || strcmp(rel, p->shard_upto) <= 0);
+}
+
+bool icm__orphans_in_shard_range(const plan *p, const char *rel)
+{
+    return !p->sharded || in_range(p, rel);
+}
+
+/* *under: the location's collapsed path lies below list_root's; *in: and in this range. */
+static int shard_test(const plan *p, const char *location, bool *in, bool *under)
+{
+    char *path;
+    const char *rel;
+    int rc = shard_key(p, location, &path, &rel);
+    *under = rel != NULL;
+    *in = rel != NULL && in_range(p, rel);
+    icm__free(path);
+    return rc;
+}
+
+int icm__orphans_in_shard(const plan *p, const char *location, bool *in)
+{
+    *in = true;
+    if (!p->sharded)
+        return 0;
+    bool under;
+    return shard_test(p, location, in, &under);
+}
+
+static int sample_for_shard(const icm__reached *f, void *payload)
+{
+    plan *p = payload;
+    const char *rest;
+    if (!icm__orphans_below_root(p, f->location, &rest))
+        return 0;
+    char *path;
+    const char *rel;
+    int rc = shard_key(p, f->location, &path, &rel);
+    if (rc == 0 && rel != NULL && rel[0] != '\0') {
+        uint64_t h = icm__pathset_hash_key(rel, strlen(rel)).low;
+        if (icm__cut_sample_wants(&p->cut_sample, h))
+            rc = icm__cut_sample_offer(&p->cut_sample, h, rel);
+    }
+    icm__free(path);
+    return rc;
+}
+
+typedef struct stray_refs {
+    plan *p;
+    icm__strset keys; /* the strays' relative keys */
+} stray_refs;
+
+static int add_stray_ref(const icm__reached *f, void *payload)
+{
+    stray_refs *s = payload;
+    const char *rest;
+    if (!icm__orphans_below_root(s->p, f->location, &rest))
+        return 0;
+    char *path;
+    const char *rel;
+    int rc = shard_key(s->p, f->location, &path, &rel);
+    if (rc == 0 && rel != NULL && icm__strset_contains(&s->keys, rel, strlen(rel)))
+        rc = add_ref(s->p, f->location);
+    icm__free(path);
+    return rc;
+}
+
+int icm__orphans_add_stray_refs(plan *p, const icm_table_metadata *md)
+{
+    if (p->shard_strays.len == 0)
+        return 0;
+    stray_refs s = {p, ICM__STRSET_INIT};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->shard_strays.len; i++) {
+        const icm_file_info *f = p->shard_strays.items[i];
+        char *path;
+        const char *rel;
+        rc = shard_key(p, f->location, &path, &rel);
+        if (rc == 0 && rel != NULL)
+            rc = icm__strset_add(&s.keys, rel, strlen(rel), NULL);
+        icm__free(path);
+    }
+    icm__reach_options ro = {.read_entries = true, .statistics = true};
+    icm__reach_report rep;
+    if (rc == 0) {
+        rc = icm__reach_walk(p->io, md, &ro, add_stray_ref, &s, &rep);
+        if (rc == 0 && rep.failure_count > 0)
+            rc = refuse_unreadable(&rep);
+        icm__reach_report_dispose(&rep);
+    }
+    icm__strset_dispose(&s.keys);
+    return rc;
+}
+
+int icm__orphans_set_shard_range(plan *p, const icm_table_metadata *md)
+{
+    /* The same walk as R's (every snapshot, entries, statistics), so every shard samples the
+     * same set of keys; the metadata documents are left out (they are few and R keeps them
+     * all). An unreadable manifest is refused by the walk that builds R right after. */
+    icm__reach_options ro = {.read_entries = true, .statistics = true};
+    icm__reach_report rep;
+    int rc = icm__reach_walk(p->io, md, &ro, sample_for_shard, p, &rep);
+    icm__reach_report_dispose(&rep);
+    if (rc == 0)
+        rc = icm__cut_sample_shard(&p->cut_sample, p->o->shard_index, p->o->shard_count,
+                                   &p->shard_after, &p->shard_upto, &p->shard_empty);
+    return rc;
 }
 
 /* Tags of a reference added later (icm__okeys_add_later), for the counts kept when it turns
@@ -208,13 +352,24 @@ static int on_reached(const icm__reached *f, void *payload)
         int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
     }
-    unsigned tag = icm__orphans_listing_shows(p, f->location) ? REF_EXPECTED : 0;
+    if (p->sharded && !p->survey.links) {
+        /* Another shard's key: no listed file of this shard can name it (the same collapsed
+         * path decides both sides, icm__orphans_in_shard), so R leaves it out. In link mode
+         * a file has other names, possibly in this range: R keeps every reference then (and
+         * expects in the listing only the names in this range: expected_here). */
+        bool in, under;
+        int rc = shard_test(p, f->location, &in, &under);
+        if (rc != 0 || (under && !in))
+            return rc;
+    }
+    unsigned tag = expected_here(p, f->location) ? REF_EXPECTED : 0;
     if (p->survey.links) {
         /* Link mode: R gets the listing's name of where the file really is; a file that is
          * there is expected under that name (the listing never enters a linked folder), and
          * one that is not stays expected under its own, so the presence check names it. */
         bool exists;
-        int rc = add_listing_alias_of(p, f->location, tag != 0, &exists);
+        int rc = add_listing_alias_of(p, f->location, icm__orphans_listing_shows(p, f->location),
+                                      &exists);
         if (rc != 0)
             return rc;
         if (exists)

@@ -52,7 +52,7 @@ static void test_planning_code_cannot_delete(void **state)
      * thread, which calls the FileIO */
     bool seen;
     assert_true(
-        icmt_archive_member_references(a, "orphans_plan.c.o", "icm__fileio_list_ahead_ranges", &seen));
+        icmt_archive_member_references(a, "orphans_plan.c.o", "icm__fileio_list_ahead_span", &seen));
     assert_true(icmt_archive_member_references(a, "list_ahead.c.o", "icm_fileio_list_opts", &seen));
     /* and the executor is where deleting lives: it hands the orphans to the delete engine,
      * whose object calls the FileIO's delete */
