@@ -205,16 +205,23 @@ typedef struct icm_orphan_options {
      *  is deleted only while it still has exactly them (an inventory's are only checked for
      *  age); one the list gives no size or mtime for is no candidate. */
     bool exact_file_list;
+    /* ---- version 5 ---- */
+    /** Move the orphans into this trash instead of deleting them (icemaint/trash.h: layout,
+     *  journal, rules); NULL = delete. Its rules are checked before planning, also in a dry
+     *  run (which writes nothing to it); a trash that breaks one is ICM_EREFUSED, one that
+     *  cannot be written the probe's error, and nothing is deleted. Borrowed. */
+    const char *trash;
 } icm_orphan_options;
 
 /** Version 2 added the fields from on_delete to catalog_files, version 3 no_verify, version 4
- *  limits and exact_file_list; an older struct (without them) still works: those fields take
- *  their defaults (verified, no limits, an inventory's file list). */
-#define ICM_ORPHAN_OPTIONS_VERSION 4
+ *  limits and exact_file_list, version 5 trash; an older struct (without them) still works:
+ *  those fields take their defaults (verified, no limits, an inventory's file list, no
+ *  trash). */
+#define ICM_ORPHAN_OPTIONS_VERSION 5
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
      NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false,     \
-     ICM_DELETE_LIMITS_NONE, false}
+     ICM_DELETE_LIMITS_NONE, false, NULL}
 
 /** Set `opts` to the defaults of `version` (as ICM_ORPHAN_OPTIONS_INIT; an older version's
  *  struct ends where that version's fields end).

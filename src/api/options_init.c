@@ -50,7 +50,9 @@ int icm_expire_options_init(icm_expire_options *opts, unsigned version)
     full.version = version;
     /* A caller of an older version has an older, shorter struct: write only its fields. */
     memcpy(opts, &full,
-           version >= 3   ? sizeof full
+           version >= 5   ? sizeof full
+           : version == 4 ? offsetof(icm_expire_options, trash)
+           : version == 3 ? offsetof(icm_expire_options, limits)
            : version == 2 ? offsetof(icm_expire_options, no_verify)
                           : offsetof(icm_expire_options, on_delete));
     return 0;
@@ -65,7 +67,9 @@ int icm_orphan_options_init(icm_orphan_options *opts, unsigned version)
     full.version = version;
     /* A caller of an older version has an older, shorter struct: write only its fields. */
     memcpy(opts, &full,
-           version >= 3   ? sizeof full
+           version >= 5   ? sizeof full
+           : version == 4 ? offsetof(icm_orphan_options, trash)
+           : version == 3 ? offsetof(icm_orphan_options, limits)
            : version == 2 ? offsetof(icm_orphan_options, no_verify)
                           : offsetof(icm_orphan_options, on_delete));
     return 0;
