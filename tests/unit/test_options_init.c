@@ -105,6 +105,18 @@ static void test_init_of_an_older_version_writes_only_its_fields(void **state)
     tail = (const unsigned char *)&o + offsetof(icm_orphan_options, no_verify);
     for (size_t i = 0; i < sizeof o - offsetof(icm_orphan_options, no_verify); i++)
         assert_int_equal(tail[i], 0x5a);
+
+    /* versions 3 and 4 end before limits and trash: nothing past them is written */
+    memset(&o, 0x5a, sizeof o);
+    icmt_ok(icm_orphan_options_init(&o, 3));
+    tail = (const unsigned char *)&o + offsetof(icm_orphan_options, limits);
+    for (size_t i = 0; i < sizeof o - offsetof(icm_orphan_options, limits); i++)
+        assert_int_equal(tail[i], 0x5a);
+    memset(&e, 0x5a, sizeof e);
+    icmt_ok(icm_expire_options_init(&e, 4));
+    tail = (const unsigned char *)&e + offsetof(icm_expire_options, trash);
+    for (size_t i = 0; i < sizeof e - offsetof(icm_expire_options, trash); i++)
+        assert_int_equal(tail[i], 0x5a);
 }
 
 static void test_init_refuses_unknown_versions_and_null(void **state)
