@@ -538,17 +538,65 @@ static int check_args(const char *op, icm_trash_counts *out, icm_fileio *io, con
     return *root != NULL ? 0 : icm__error_oom();
 }
 
+/* Whether `loc`, spelled as given or made absolute, is `rec_loc` or holds it (`below`), or
+ * equals it. */
+static bool names(const char *given, const char *rec_loc, bool below)
+{
+    char *abs = NULL;
+    bool hit = below ? icm__location_strip_prefix(rec_loc, given, NULL)
+                     : icm__location_equal(given, rec_loc);
+    if (!hit && icm__location_canonical_keep_form(given, &abs) == 0)
+        hit = below ? icm__location_strip_prefix(rec_loc, abs, NULL)
+                    : icm__location_equal(abs, rec_loc);
+    icm__free(abs);
+    icm_error_clear();
+    return hit;
+}
+
 static bool selected(const icm__trash_record *rec, const icm_trash_options *o)
 {
     if (o->table != NULL && strcmp(o->table, rec->table_uuid) != 0 &&
-        !icm__location_equal(o->table, rec->table_location))
+        !names(o->table, rec->table_location, false))
         return false;
     if (o->path_count == 0)
         return true;
     for (size_t i = 0; i < o->path_count; i++)
-        if (o->paths[i] != NULL && icm__location_strip_prefix(rec->original, o->paths[i], NULL))
+        if (o->paths[i] != NULL && names(o->paths[i], rec->original, true))
             return true;
     return false;
+}
+
+/*
+ * A record is only acted on when it names a file of this trash and a place of its table: its
+ * trash file below <root>/<its uuid>/files/ and its original below its table location. A
+ * journal is plain text anyone with write access to the trash can edit; without this check a
+ * forged line would make restore move a file anywhere, or expire delete any file the FileIO
+ * reaches. Returns 0 or ICM_EREFUSED (the message names the record), ICM_ENOMEM.
+ */
+static int record_confined(const char *root, const icm__trash_record *rec)
+{
+    if (strchr(rec->table_uuid, '/') != NULL || strcmp(rec->table_uuid, ".") == 0 ||
+        strcmp(rec->table_uuid, "..") == 0)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->trash,
+                              "the journal record's table_uuid is not a folder name; not "
+                              "acted on");
+    char *files = icm__sprintf("%s/%s/files", root, rec->table_uuid);
+    if (files == NULL)
+        return icm__error_oom();
+    const char *rest = NULL;
+    bool in_trash = icm__location_strip_prefix(rec->trash, files, &rest) && *rest != '\0';
+    icm__free(files);
+    if (!in_trash)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->trash,
+                              "the journal record names a file outside this trash's "
+                              "%s/files/; not acted on",
+                              rec->table_uuid);
+    if (!icm__location_is_inside(rec->original, rec->table_location))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->original,
+                              "the journal record's original is not below its table location "
+                              "%s; not acted on",
+                              rec->table_location);
+    return 0;
 }
 
 /* Newest first; then by trash location, so one location's records stand together in expire. */
@@ -618,9 +666,13 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
         if (!selected(rec, &o))
             continue;
         icm_file_info info;
-        int st = icm_fileio_stat(&info, io, rec->trash);
+        int st = record_confined(root, rec);
         icm_trash_outcome outcome;
-        if (st == ICM_ENOTFOUND) {
+        if (st == 0)
+            st = icm_fileio_stat(&info, io, rec->trash);
+        if (st == ICM_EREFUSED) {
+            outcome = ICM_TRASH_FAILED;
+        } else if (st == ICM_ENOTFOUND) {
             outcome = ICM_TRASH_ABSENT;
         } else if (st != 0) {
             outcome = ICM_TRASH_FAILED;
@@ -685,9 +737,13 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         bool is_gone = false;
         if (old) {
             icm_file_info info;
-            int st = icm_fileio_stat(&info, io, rec->trash);
+            int st = record_confined(root, rec);
+            if (st == 0)
+                st = icm_fileio_stat(&info, io, rec->trash);
             icm_trash_outcome outcome;
-            if (st == ICM_ENOTFOUND) {
+            if (st == ICM_EREFUSED) {
+                outcome = ICM_TRASH_FAILED;
+            } else if (st == ICM_ENOTFOUND) {
                 outcome = ICM_TRASH_ABSENT;
                 is_gone = true;
             } else if (st != 0) {

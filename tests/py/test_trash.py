@@ -242,3 +242,35 @@ def test_trash_expire_keeps_the_newer(tmp_path):
     r = lake.icm("trash", "expire", str(trash))
     assert r.returncode == 2  # --older-than is required
     assert trash_files(trash) == [trashed(trash, lake, new)]
+
+
+def test_forged_journal_records_are_not_acted_on(tmp_path):
+    """A journal is plain text: a line naming a file outside the trash (or an original outside
+    its table) must make neither expire delete it nor restore move it."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    o = lake.orphan("o.parquet", 3)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    uuid = uuid_of(lake)
+    jdir = trash / uuid / "journal"
+    forged = {"version": 1, "table_uuid": uuid, "table_location": str(lake.dir),
+              "original": str(lake.dir / "data" / "x.parquet"), "trash": str(victim),
+              "size_bytes": 8, "mtime_ms": 1, "trashed_at_ms": 1}
+    planted = trash / uuid / "files" / "data" / "z.parquet"
+    planted.write_bytes(b"z")
+    outside = dict(forged, trash=str(planted), original=str(tmp_path / "elsewhere.parquet"),
+                   trashed_at_ms=int(time.time() * 1000))
+    (jdir / "0-forged.jsonl").write_text(json.dumps(forged) + "\n" + json.dumps(outside) + "\n")
+    r = lake.icm("trash", "expire", str(trash), "--older-than", "1d")
+    assert r.returncode == 1, r.stderr
+    assert "outside this trash" in r.stderr
+    assert victim.read_bytes() == b"precious"
+    r = lake.icm("trash", "restore", str(trash))
+    assert r.returncode == 1, r.stderr
+    assert "not below its table location" in r.stderr
+    assert not (tmp_path / "elsewhere.parquet").exists() and planted.read_bytes() == b"z"
+    assert victim.read_bytes() == b"precious"
+    # the genuine record still restores its file
+    assert os.path.exists(o)
