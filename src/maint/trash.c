@@ -599,48 +599,45 @@ static int record_confined(const char *root, const icm__trash_record *rec)
     return 0;
 }
 
-/* Newest first; then by trash location, so one location's records stand together in expire. */
-static const icm__trash_record *sort_base;
-static int by_trash_then_newest(const void *a, const void *b)
+/* By trash location, newest first within one (qsort_r: `ctx` is the records). */
+static int by_trash_then_newest(const void *a, const void *b, void *ctx)
 {
-    const icm__trash_record *x = &sort_base[*(const size_t *)a];
-    const icm__trash_record *y = &sort_base[*(const size_t *)b];
+    const icm__trash_record *recs = ctx;
+    const icm__trash_record *x = &recs[*(const size_t *)a], *y = &recs[*(const size_t *)b];
     int c = strcmp(x->trash, y->trash);
     if (c != 0)
         return c;
     return x->trashed_at_ms > y->trashed_at_ms ? -1 : x->trashed_at_ms < y->trashed_at_ms;
 }
-static int by_newest(const void *a, const void *b)
+
+/* Newest first; equal times in journal order. */
+static int by_newest(const void *a, const void *b, void *ctx)
 {
-    const icm__trash_record *x = &sort_base[*(const size_t *)a];
-    const icm__trash_record *y = &sort_base[*(const size_t *)b];
-    if (x->trashed_at_ms != y->trashed_at_ms)
-        return x->trashed_at_ms > y->trashed_at_ms ? -1 : 1;
-    return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+    const icm__trash_record *recs = ctx;
+    size_t i = *(const size_t *)a, k = *(const size_t *)b;
+    if (recs[i].trashed_at_ms != recs[k].trashed_at_ms)
+        return recs[i].trashed_at_ms > recs[k].trashed_at_ms ? -1 : 1;
+    return i < k ? -1 : i > k;
 }
 
-/* The records in the order `cmp` gives (indexes into j->recs; new array), each trash location
- * once (its newest record). qsort with a file-static base: restore and expire are not called
- * from several threads at once on one journals (a lock guards the static). */
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *), size_t *m)
+/* The records as indexes into j->recs (new array, *m of them), grouped by trash location with
+ * the newest record first in each group; with `dedupe` only that newest record of each
+ * location, then sorted by `cmp` when not NULL. NULL on OOM. */
+static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *, void *),
+                       bool dedupe, size_t *m)
 {
     size_t *idx = icm__calloc(j->n > 0 ? j->n : 1, sizeof *idx);
     if (idx == NULL)
         return NULL;
     for (size_t i = 0; i < j->n; i++)
         idx[i] = i;
-    /* group by trash location, newest first, to keep each location's newest record */
-    pthread_mutex_lock(&sort_lock);
-    sort_base = j->recs;
-    qsort(idx, j->n, sizeof *idx, by_trash_then_newest);
+    qsort_r(idx, j->n, sizeof *idx, by_trash_then_newest, j->recs);
     size_t k = 0;
     for (size_t i = 0; i < j->n; i++)
-        if (k == 0 || strcmp(j->recs[idx[i]].trash, j->recs[idx[k - 1]].trash) != 0)
+        if (!dedupe || k == 0 || strcmp(j->recs[idx[i]].trash, j->recs[idx[k - 1]].trash) != 0)
             idx[k++] = idx[i];
     if (cmp != NULL)
-        qsort(idx, k, sizeof *idx, cmp);
-    pthread_mutex_unlock(&sort_lock);
+        qsort_r(idx, k, sizeof *idx, cmp, j->recs);
     *m = k;
     return idx;
 }
@@ -657,7 +654,7 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     if (rc == 0)
         rc = journals_load(&j, io, root);
     size_t m = 0;
-    size_t *idx = rc == 0 ? ordered(&j, by_newest, &m) : NULL;
+    size_t *idx = rc == 0 ? ordered(&j, by_newest, true, &m) : NULL;
     if (rc == 0 && idx == NULL)
         rc = icm__error_oom();
     tally t = {&counts, &o, 0, false};
@@ -724,15 +721,20 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
     int64_t now = o.now_ms != 0 ? o.now_ms : icm__now_ms();
     int64_t cutoff = now - o.older_than_ms;
     size_t m = 0;
-    size_t *idx = rc == 0 ? ordered(&j, NULL, &m) : NULL;
-    /* per record: its location's newest time, and whether its file is gone after the run */
-    int64_t *newest = rc == 0 ? icm__calloc(j.n > 0 ? j.n : 1, sizeof *newest) : NULL;
-    bool *gone = rc == 0 ? icm__calloc(j.n > 0 ? j.n : 1, sizeof *gone) : NULL;
-    if (rc == 0 && (idx == NULL || newest == NULL || gone == NULL))
+    size_t *idx = rc == 0 ? ordered(&j, NULL, false, &m) : NULL;
+    /* per record: whether its trash location is old (by its newest record) and its file gone
+     * after the run; per journal object: whether every record of it is */
+    bool *done = rc == 0 ? icm__calloc(j.n > 0 ? j.n : 1, sizeof *done) : NULL;
+    bool *keep_journal = rc == 0 ? icm__calloc(j.n_names > 0 ? j.n_names : 1, 1) : NULL;
+    bool *has_records = rc == 0 ? icm__calloc(j.n_names > 0 ? j.n_names : 1, 1) : NULL;
+    if (rc == 0 && (idx == NULL || done == NULL || keep_journal == NULL || has_records == NULL))
         rc = icm__error_oom();
     tally t = {&counts, &o, 0, false};
-    for (size_t k = 0; rc == 0 && k < m; k++) {
+    for (size_t k = 0, end; rc == 0 && k < m; k = end) {
+        /* one trash location: records idx[k, end), the newest first */
         const icm__trash_record *rec = &j.recs[idx[k]];
+        for (end = k + 1; end < m && strcmp(j.recs[idx[end]].trash, rec->trash) == 0; end++)
+            ;
         bool old = rec->trashed_at_ms <= cutoff;
         bool is_gone = false;
         if (old) {
@@ -757,22 +759,18 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
             }
             rc = st == ICM_ENOMEM ? ICM_ENOMEM : report(&t, rec, outcome, st);
         }
-        /* every record naming this location shares its newest time and its fate */
-        for (size_t i = 0; i < j.n; i++)
-            if (strcmp(j.recs[i].trash, rec->trash) == 0) {
-                newest[i] = rec->trashed_at_ms;
-                gone[i] = old && is_gone;
-            }
+        for (size_t i = k; i < end; i++)
+            done[idx[i]] = old && is_gone;
     }
-    /* journal objects whose every record is old and gone */
+    /* journal objects whose every record is old and gone go too (a run still writing one has
+     * records newer than any window, so its journal stays) */
+    for (size_t i = 0; rc == 0 && i < j.n; i++) {
+        has_records[j.journal_of[i]] = true;
+        if (!done[i])
+            keep_journal[j.journal_of[i]] = true;
+    }
     for (size_t k = 0; rc == 0 && !o.dry_run && k < j.n_names; k++) {
-        bool all = true, any = false;
-        for (size_t i = 0; i < j.n && all; i++)
-            if (j.journal_of[i] == k) {
-                any = true;
-                all = gone[i] && newest[i] <= cutoff;
-            }
-        if (!any || !all)
+        if (!has_records[k] || keep_journal[k])
             continue;
         int st = icm_fileio_delete(io, j.names[k]);
         if (st == 0)
@@ -783,8 +781,9 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
     if (rc == 0)
         rc = tally_result(&t);
     icm__free(idx);
-    icm__free(newest);
-    icm__free(gone);
+    icm__free(done);
+    icm__free(keep_journal);
+    icm__free(has_records);
     journals_free(&j);
     icm__free(root);
     if (out != NULL)
