@@ -14,6 +14,7 @@
 #include "icemaint/manifest.h"
 #include "icemaint/orphans.h"
 #include "icemaint/testing/fileio.h"
+#include "icemaint/trash.h"
 #include "testutil.h"
 
 #define LOC "mem://wh/db/t"
@@ -117,6 +118,32 @@ static void test_init_of_an_older_version_writes_only_its_fields(void **state)
     tail = (const unsigned char *)&e + offsetof(icm_expire_options, trash);
     for (size_t i = 0; i < sizeof e - offsetof(icm_expire_options, trash); i++)
         assert_int_equal(tail[i], 0x5a);
+}
+
+static void test_trash_options(void **state)
+{
+    (void)state;
+    icm_trash_options t, want = ICM_TRASH_OPTIONS_INIT;
+    memset(&t, 0x5a, sizeof t);
+    icmt_ok(icm_trash_options_init(&t, ICM_TRASH_OPTIONS_VERSION));
+    assert_int_equal(t.version, ICM_TRASH_OPTIONS_VERSION);
+    assert_false(t.dry_run);
+    assert_null(t.table);
+    assert_null(t.paths);
+    assert_int_equal(t.older_than_ms, want.older_than_ms);
+    assert_null(t.on_file);
+    assert_int_equal(icm_trash_options_init(&t, ICM_TRASH_OPTIONS_VERSION + 1), ICM_EINVALID);
+    assert_int_equal(icm_trash_options_init(NULL, ICM_TRASH_OPTIONS_VERSION), ICM_EINVALID);
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    icm_trash_counts c;
+    t.version = ICM_TRASH_OPTIONS_VERSION + 1;
+    assert_int_equal(icm_trash_restore(&c, io, "mem://trash", &t), ICM_EINVALID);
+    assert_int_equal(icm_trash_expire(&c, io, "mem://trash", &t), ICM_EINVALID);
+    t.version = ICM_TRASH_OPTIONS_VERSION;
+    t.older_than_ms = -1;
+    assert_int_equal(icm_trash_expire(&c, io, "mem://trash", &t), ICM_EINVALID);
+    icm_fileio_free(io);
 }
 
 static void test_init_refuses_unknown_versions_and_null(void **state)
@@ -420,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_init_gives_the_init_macro_defaults),
         cmocka_unit_test(test_init_of_an_older_version_writes_only_its_fields),
         cmocka_unit_test(test_init_refuses_unknown_versions_and_null),
+        cmocka_unit_test(test_trash_options),
         cmocka_unit_test(test_operations_refuse_unknown_versions),
         cmocka_unit_test(test_manifest_options_init),
         cmocka_unit_test(test_manifest_operations_refuse_unknown_versions),
