@@ -1344,9 +1344,11 @@ static int check_copy_result(const icm__http_response *resp, void *ctx)
     (void)ctx;
     icm__s3_error_doc doc;
     icm__s3_error_parse(resp->body, resp->body_len, &doc);
+    /* over body_len, not up to a NUL: a NUL must not hide an <Error> after it */
     bool has_result = resp->body != NULL &&
-                      strstr(resp->body, "CopyObjectResult") != NULL;
-    if (doc.code[0] != '\0' || !has_result || strstr(resp->body, "<Error>") != NULL)
+                      memmem(resp->body, resp->body_len, "<CopyObjectResult", 17) != NULL;
+    bool has_error = resp->body != NULL && memmem(resp->body, resp->body_len, "<Error>", 7) != NULL;
+    if (doc.code[0] != '\0' || !has_result || has_error)
         return icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, NULL,
                               "S3 CopyObject: a 200 without a CopyObjectResult%s%s%s",
                               doc.code[0] != '\0' ? " (error " : "", doc.code,
