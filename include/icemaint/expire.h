@@ -335,14 +335,22 @@ typedef struct icm_expire_options {
      *  expiry's files in place, as orphans: problem DELETES_STOPPED). A dry run is not
      *  refused. max_percent must be negative (no base is counted for expiry: ICM_EINVALID). */
     icm_delete_limits limits;
+    /* ---- version 5 ---- */
+    /** Move the expired files into this trash instead of deleting them (icemaint/trash.h:
+     *  layout, journal, rules); NULL = delete. Its rules are checked before anything is
+     *  committed, also in a dry run (which writes nothing to it): a trash that breaks one is
+     *  ICM_EREFUSED, one that cannot be written the probe's error, and nothing is committed or
+     *  deleted. Borrowed. */
+    const char *trash;
 } icm_expire_options;
 
-/** Version 2 added on_delete to lease, version 3 no_verify, version 4 limits; an older struct
- *  (without them) is still accepted: those fields take their defaults (verified, no limits). */
-#define ICM_EXPIRE_OPTIONS_VERSION 4
+/** Version 2 added on_delete to lease, version 3 no_verify, version 4 limits, version 5 trash;
+ *  an older struct (without them) is still accepted: those fields take their defaults
+ *  (verified, no limits, no trash). */
+#define ICM_EXPIRE_OPTIONS_VERSION 5
 #define ICM_EXPIRE_OPTIONS_INIT                                                               \
     {ICM_EXPIRE_OPTIONS_VERSION, ICM_EXPIRE_DECIDE_OPTIONS_INIT, ICM_EXPIRE_CLEANUP_ALL, false, \
-     false, 0, 4, NULL, NULL, 0, NULL, false, ICM_DELETE_LIMITS_NONE}
+     false, 0, 4, NULL, NULL, 0, NULL, false, ICM_DELETE_LIMITS_NONE, NULL}
 
 /** Set `opts` to the defaults of `version` (as ICM_EXPIRE_OPTIONS_INIT; an older version's
  *  struct ends where that version's fields end).

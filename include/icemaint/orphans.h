@@ -233,6 +233,12 @@ typedef struct icm_orphan_options {
      *  shard_index >= shard_count is ICM_EINVALID. */
     unsigned int shard_index;
     unsigned int shard_count;
+    /* ---- version 7 ---- */
+    /** Move the orphans into this trash instead of deleting them (icemaint/trash.h: layout,
+     *  journal, rules); NULL = delete. Its rules are checked before planning, also in a dry
+     *  run (which writes nothing to it); a trash that breaks one is ICM_EREFUSED, one that
+     *  cannot be written the probe's error, and nothing is deleted. Borrowed. */
+    const char *trash;
 } icm_orphan_options;
 
 /** An inventory report older than this (7 days) is refused unless max_inventory_age_ms says
@@ -241,14 +247,14 @@ typedef struct icm_orphan_options {
 
 /** Version 2 added the fields from on_delete to catalog_files, version 3 no_verify, version 4
  *  limits and exact_file_list, version 5 inventory and max_inventory_age_ms, version 6
- *  shard_index and shard_count; an older struct (without them) still works: those fields take
- *  their defaults (verified, no limits, an inventory's file list, no inventory report, the
- *  whole location). */
-#define ICM_ORPHAN_OPTIONS_VERSION 6
+ *  shard_index and shard_count, version 7 trash; an older struct (without them) still works:
+ *  those fields take their defaults (verified, no limits, an inventory's file list, no
+ *  inventory report, the whole location, no trash). */
+#define ICM_ORPHAN_OPTIONS_VERSION 7
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
      NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false,     \
-     ICM_DELETE_LIMITS_NONE, false, NULL, 0, 0u, 0u}
+     ICM_DELETE_LIMITS_NONE, false, NULL, 0, 0u, 0u, NULL}
 
 /** Set `opts` to the defaults of `version` (as ICM_ORPHAN_OPTIONS_INIT; an older version's
  *  struct ends where that version's fields end).

@@ -51,7 +51,9 @@ int icm_expire_options_init(icm_expire_options *opts, unsigned version)
     full.version = version;
     /* A caller of an older version has an older, shorter struct: write only its fields. */
     memcpy(opts, &full,
-           version >= 3   ? sizeof full
+           version >= 5   ? sizeof full
+           : version == 4 ? offsetof(icm_expire_options, trash)
+           : version == 3 ? offsetof(icm_expire_options, limits)
            : version == 2 ? offsetof(icm_expire_options, no_verify)
                           : offsetof(icm_expire_options, on_delete));
     return 0;
@@ -66,7 +68,8 @@ int icm_orphan_options_init(icm_orphan_options *opts, unsigned version)
     full.version = version;
     /* A caller of an older version has an older, shorter struct: write only its fields. */
     memcpy(opts, &full,
-           version >= 6   ? sizeof full
+           version >= 7   ? sizeof full
+           : version == 6 ? offsetof(icm_orphan_options, trash)
            : version == 5 ? offsetof(icm_orphan_options, shard_index)
            : version == 4 ? offsetof(icm_orphan_options, inventory)
            : version == 3 ? offsetof(icm_orphan_options, limits)

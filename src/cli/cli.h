@@ -73,6 +73,7 @@ extern const icm_cli_command icm_cli_cmd_check;
 extern const icm_cli_command icm_cli_cmd_apply;              /* cmd_apply.c */
 extern const icm_cli_command icm_cli_cmd_health;             /* cmd_health.c */
 extern const icm_cli_command icm_cli_cmd_maintain;           /* cmd_maintain.c */
+extern const icm_cli_command icm_cli_cmd_trash;              /* cmd_trash.c */
 
 /* ---- errors (main.c) ---- */
 
@@ -350,9 +351,10 @@ typedef struct icm_cli_limits_args {
     const char *files;
     const char *bytes;
     const char *percent;
+    const char *trash;       /* --trash URI: move instead of delete (icemaint/trash.h) */
 } icm_cli_limits_args;
-/* If argv[*i] is one of the three options, store its value: 1 taken, 0 not one of them, -1
- * usage (reported), like icm_cli_opt_value. */
+/* If argv[*i] is one of the three options or --trash, store its value: 1 taken, 0 not one of
+ * them, -1 usage (reported), like icm_cli_opt_value. */
 int icm_cli_limits_take(int argc, char **argv, int *i, icm_cli_limits_args *a);
 /* Parse them into *out (ICM_DELETE_LIMITS_NONE for those not given). Exit code (usage errors
  * reported). */

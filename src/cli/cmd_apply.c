@@ -74,6 +74,7 @@ static const char apply_help[] =
     "  --max-delete N            refuse when more than N planned files are still orphans\n"
     "  --max-delete-bytes B      ... when they hold more than B bytes (10g = 10 x 1024^3)\n"
     "  --max-delete-percent P    ... when they are more than P percent of the files listed\n"
+    "  --trash URI               move, not delete (see icemaint trash --help)\n"
     "  --force                   accept a plan whose cutoff is less than 24 hours ago\n"
     "                            (an expiry plan applied within a day of being made)\n"
     "  --log-out FILE            journal each file acted on (JSON lines with the plan's name)\n"
@@ -453,6 +454,7 @@ static int build_options(const apply_args *a, int64_t now, icm_orphan_options *o
             return icm_cli_usage(a->threads, "--max-concurrent-deletes: expected 1 to 1024");
         o->max_concurrent_deletes = (unsigned)v;
     }
+    o->trash = a->limits.trash;
     return icm_cli_limits_build(&a->limits, &o->limits);
 }
 

@@ -56,23 +56,24 @@ static const char expire_help[] =
     "  --retain-last N             keep at least N snapshots when expiring by age (N >= 1;\n"
     "                              default: the table property\n"
     "                              history.expire.min-snapshots-to-keep, 1); snapshots named\n"
-    "                              with --snapshot-id go regardless, as in Java\n"
+    "                              with --snapshot-id go regardless\n"
     "  --snapshot-id ID            expire this snapshot regardless of age (repeatable); refused\n"
     "                              when a retained branch or tag points at it\n"
     "  --cleanup all|metadata|none which files to delete: everything (default), only\n"
     "                              manifests, lists and statistics files, or nothing\n"
     "  --clean-expired-metadata    also remove partition specs and schemas no retained\n"
     "                              snapshot uses\n"
-    "  --dry-run                   decide and plan only: commit nothing, delete nothing\n"
+    "  --dry-run                   plan only: commit nothing, delete nothing\n"
     "  --plan-out FILE             write the JSON report to FILE (--cleanup none, --dry-run:\n"
     "                              a plan for apply, the released files' size and mtime)\n"
     "  --max-delete, --max-delete-bytes N|B (10g)  refuse (exit 5) a larger expiry before\n"
     "                              its commit: nothing committed, nothing deleted\n"
+    "  --trash URI                 move, not delete (icemaint trash --help)\n"
     "  --max-concurrent-deletes N  delete with N threads (N > 0; default 1)\n"
     "  --log-out FILE              journal each file acted on (JSON lines: path, kind,\n"
     "                              size_bytes, outcome, error; then a summary), flushed per\n"
     "                              batch; opened first, so a bad path changes nothing\n"
-    "  --no-lock                   do not take the table lease (see below)\n"
+    "  --no-lock                   do not take the table lease\n"
     "  --no-verify                 delete even when files retained snapshots need are gone\n"
     "  --json                      print the JSON report on stdout (deleted_* per kind,\n"
     "                              already_gone, newly_referenced, not_deleted, ...)\n"
@@ -81,14 +82,14 @@ static const char expire_help[] =
     "Deletes go in batches; before each the table is reloaded, and files a commit made\n"
     "meanwhile references are kept; a file already gone counts as already_gone. A real run\n"
     "takes the table lease (.icemaint-lease by the metadata); a second run is refused (exit\n"
-    "5) naming its holder until it ends or the lease expires; --no-lock skips it.\n"
+    "5) naming its holder until it ends or the lease expires.\n"
     "\n"
-    "Warnings (stderr; -q hides them): an unreadable manifest list or manifest of an expired\n"
+    "Warnings (stderr, unless -q): an unreadable manifest list or manifest of an expired\n"
     "snapshot (kept, with the files only it names), a file outside the table's locations\n"
     "(kept), a cutoff in the future.\n"
     "\n"
     "Exit codes: 0 done, 1 error, 2 usage, 3 commit conflict (nothing changed), 4 commit\n"
-    "outcome unknown (nothing deleted; reload the table to see whether it applied), 5 refused\n"
+    "outcome unknown (nothing deleted; reload to see whether it applied), 5 refused\n"
     "(gc.enabled not true, another run holds the table lease, a --snapshot-id that is current\n"
     "or a branch or tag points at, or a referenced file missing).\n";
 
@@ -206,6 +207,7 @@ static int parse_args(expire_args *a, int argc, char **argv)
         return icm_cli_usage(a->limits.percent, "--max-delete-percent is for "
                                                 "remove-orphan-files and apply (an expiry "
                                                 "lists no files to take a percentage of)");
+    a->opts.trash = a->limits.trash;
     return icm_cli_limits_build(&a->limits, &a->opts.limits);
 }
 

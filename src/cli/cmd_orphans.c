@@ -37,7 +37,6 @@ static const char orphans_help[] =
     "Options:\n"
     "  --older-than TIME         cutoff: a duration back from now (3d, 36h, 90m, 30s), an\n"
     "                            ISO-8601 instant with a zone, a date (UTC) or epoch ms\n"
-    "                            (files modified before it are candidates; default 3d)\n"
     "  --location URI            list only below this location (inside the table)\n"
     "  --dry-run                 report the orphans, delete nothing\n"
     "  --plan-out FILE           also write the JSON document to FILE (a plan for apply)\n"
@@ -63,6 +62,7 @@ static const char orphans_help[] =
     "  --max-delete, --max-delete-bytes, --max-delete-percent N|B|P  refuse (exit 5)\n"
     "                            over N files, B bytes (10g), P% of those listed (by the\n"
     "                            shard)\n"
+    "  --trash URI               move, not delete (see icemaint trash --help)\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts, bytes, listed, referenced, shard,\n"
     "                            ...}; kind: data, delete, manifest, manifest_list,\n"
@@ -338,6 +338,7 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
     }
     o->shard_index = a->shard_index;
     o->shard_count = a->shard_count;
+    o->trash = a->limits.trash;
     return icm_cli_limits_build(&a->limits, &o->limits);
 }
 

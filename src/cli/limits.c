@@ -24,6 +24,8 @@ int icm_cli_limits_take(int argc, char **argv, int *i, icm_cli_limits_args *a)
         m = icm_cli_opt_value(argc, argv, i, "--max-delete-bytes", &a->bytes);
     if (m == 0)
         m = icm_cli_opt_value(argc, argv, i, "--max-delete-percent", &a->percent);
+    if (m == 0)
+        m = icm_cli_opt_value(argc, argv, i, "--trash", &a->trash);
     return m;
 }
 

@@ -46,4 +46,30 @@ bool icm__fileio_deletes_locally(icm_fileio *io, const char *location);
 int icm__fileio_create_new_honoured(icm_fileio *io, const char *dir, bool *honoured,
                                     const char **failed_step);
 
+/*
+ * Move the object `from` to `to` on the same store, never replacing an object at `to`
+ * (io/move.c): a local file is renamed (RENAME_NOREPLACE; parent folders made as needed; a
+ * target on another file system is refused, never copied); an S3 key is copied server side
+ * (CopyObject) and deleted only once the copy is confirmed (icm__fileio_s3_move). Wrappers
+ * that pick or rename (resolving, path map) are looked through; both names must end at the
+ * same local or S3 back end. `size_bytes` is the object's size when known (-1: S3 asks).
+ * Returns 0 (moved); ICM_ENOTFOUND (`from` is missing: nothing done); ICM_EEXISTS (`to`
+ * exists: nothing done); ICM_EUNSUPPORTED (another store or file system, a back end that
+ * cannot move, an S3 object over 5 GiB); ICM_EIO, ICM_EAUTH, ICM_ENET, ICM_ETIMEOUT (S3:
+ * then the source is still there unless the copy was confirmed and only its delete failed,
+ * which the message says), ICM_ENOMEM.
+ */
+int icm__fileio_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes);
+/* Whether `a` and `b` end at one back end that icm__fileio_move can move on. Returns 0 with
+ * *out; or why a name cannot be resolved (its back end cannot be built). */
+int icm__fileio_same_store(bool *out, icm_fileio *io, const char *a, const char *b);
+/* Whether `io` is the local back end itself (icm_fileio_local_new), no wrapper. */
+bool icm__fileio_is_local_backend(const icm_fileio *io);
+/* The S3 half of icm__fileio_move (io/s3/s3.c): `io` an S3 back end, both names its own.
+ * HEAD `from` (missing: ICM_ENOTFOUND; over 5 GiB: ICM_EUNSUPPORTED, CopyObject's limit),
+ * HEAD `to` (present: ICM_EEXISTS), CopyObject (PUT with x-amz-copy-source) whose answer must
+ * be a 200 with a CopyObjectResult and no <Error> (S3 may answer 200 and fail in the body),
+ * HEAD `to` again (the size must match), then DELETE `from`. */
+int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes);
+
 #endif /* ICM_IO_FILEIO_INTERNAL_H */

@@ -34,6 +34,7 @@
 #include "io/fileio_internal.h"
 #include "io/probe.h"
 #include "maint/delete_engine.h"
+#include "maint/trash.h"
 #include "util/location.h"
 #include "util/parallel.h"
 #include "util/util.h"
@@ -265,7 +266,11 @@ static void run_chunk(batch *b, scratch *s, icm__link_cache *cache, size_t m)
         s->items[i]->attempts++;
     }
     atomic_fetch_add(&b->requests, 1);
-    int rc = icm_fileio_delete_batch(s->results, b->r->io, s->paths, k);
+    int rc = 0;
+    if (p->trash != NULL)
+        icm__trash_move_batch(p->trash, s->paths, k, s->results);
+    else
+        rc = icm_fileio_delete_batch(s->results, b->r->io, s->paths, k);
     for (size_t i = 0; i < k; i++) {
         icm__delete_item *item = s->items[i];
         const icm_fileio_delete_result *res = &s->results[i];

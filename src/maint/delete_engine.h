@@ -151,11 +151,15 @@ typedef struct icm__delete_policy {
     int64_t retry_total_wait_ms; /* the waits between a rank's retry passes, together */
     icm_delete_cb on_delete;     /* NULL = none */
     void *on_delete_payload;
+    /* Move into this trash instead of deleting (maint/trash.h): each request of a chunk, right
+     * after its checks, is icm__trash_move_batch in place of icm_fileio_delete_batch, with the
+     * same outcomes, so every check, hook, retry and report is the same; NULL = delete. */
+    struct icm__trash *trash;
 } icm__delete_policy;
 
 #define ICM__DELETE_POLICY_INIT                                                              \
     {0, ICM_DELETE_BATCH_MS, 1, ICM_DELETE_RETRY_ATTEMPTS, ICM_DELETE_RETRY_MIN_WAIT_MS,     \
-     ICM_DELETE_RETRY_MAX_WAIT_MS, ICM_DELETE_RETRY_TOTAL_WAIT_MS, NULL, NULL}
+     ICM_DELETE_RETRY_MAX_WAIT_MS, ICM_DELETE_RETRY_TOTAL_WAIT_MS, NULL, NULL, NULL}
 
 /* What a run did (for callers' counts and tests). */
 typedef struct icm__delete_stats {

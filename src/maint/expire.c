@@ -35,6 +35,7 @@
 #include "maint/expire_internal.h"
 #include "maint/link_guard.h"
 #include "maint/other_format.h"
+#include "maint/trash.h"
 #include "spec/metadata_internal.h"
 #include "table/commit.h"
 #include "util/location.h"
@@ -612,7 +613,7 @@ static int check_applied_to_base(icm_table *t, const char *base_location, icm_ex
  * after a re-check of the table (icemaint/maint.h). */
 static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
                                 const icm_table_metadata *base, const char *base_location,
-                                icm_expire_result *r)
+                                icm_expire_result *r, icm__trash *trash)
 {
     int rc = icm_table_refresh(t);
     if (rc != 0) {
@@ -676,6 +677,7 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
         policy.batch_files = o->delete_batch_size;
         policy.on_delete = o->on_delete;
         policy.on_delete_payload = o->on_delete_payload;
+        policy.trash = trash;
         size_t deleted = 0;
         rc = delete_planned(&deleted, &d, &policy);
     }
@@ -685,7 +687,7 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
 
 /* The caller's options as this version knows them: fields an older struct lacks take their
  * defaults (version 1 ends before on_delete, version 2 before no_verify, version 3 before
- * limits). */
+ * limits, version 4 before trash). */
 static icm_expire_options normalized(const icm_expire_options *opts)
 {
     icm_expire_options o = ICM_EXPIRE_OPTIONS_INIT;
@@ -694,7 +696,8 @@ static icm_expire_options normalized(const icm_expire_options *opts)
     if (opts->version >= ICM_EXPIRE_OPTIONS_VERSION)
         return *opts;
     memcpy(&o, opts,
-           opts->version >= 3   ? offsetof(icm_expire_options, limits)
+           opts->version >= 4   ? offsetof(icm_expire_options, trash)
+           : opts->version >= 3 ? offsetof(icm_expire_options, limits)
            : opts->version >= 2 ? offsetof(icm_expire_options, no_verify)
                                 : offsetof(icm_expire_options, on_delete));
     o.version = ICM_EXPIRE_OPTIONS_VERSION;
@@ -735,9 +738,21 @@ int icm_expire_snapshots(icm_expire_result **out, icm_table *t, const icm_expire
         (rc = icm__other_format_check_roots(icm_table_get_fileio(t),
                                             icm_table_get_metadata(t))) != 0)
         return rc;
+    /* The trash's rules before any commit: a trash that breaks one refuses the expiry whole,
+     * and a dry run sees the refusal its real run would get. */
+    icm__trash *trash = NULL;
+    if (o->trash != NULL && o->cleanup != ICM_EXPIRE_CLEANUP_NONE) {
+        const icm_table_metadata *md = icm_table_get_metadata(t);
+        if ((rc = icm__trash_open(&trash, icm_table_get_fileio(t), o->trash,
+                                  icm_table_metadata_location(md), icm_table_metadata_uuid(md),
+                                  o->dry_run)) != 0)
+            return rc;
+    }
     icm_expire_result *r = NULL;
-    if ((rc = icm__expire_result_new(&r)) != 0)
+    if ((rc = icm__expire_result_new(&r)) != 0) {
+        icm__trash_free(trash);
         return rc;
+    }
     r->dry_run = o->dry_run;
     r->cleanup = o->cleanup;
     int64_t now_ms = o->decide.now_ms != 0 ? o->decide.now_ms : icm__now_ms();
@@ -752,10 +767,11 @@ int icm_expire_snapshots(icm_expire_result **out, icm_table *t, const icm_expire
          * an unknown outcome" has no exception. */
         if (rc == 0 && r->committed && !r->commit_reconciled &&
             o->cleanup != ICM_EXPIRE_CLEANUP_NONE)
-            rc = cleanup_after_commit(t, o, base, base_location, r);
+            rc = cleanup_after_commit(t, o, base, base_location, r, trash);
         icm_table_metadata_free(base);
         icm__free(base_location);
     }
+    icm__trash_free(trash);
     /* The caller learns what was decided even when the commit did not happen, that the
      * commit happened when a later step (reload, planning, deleting) failed, and which files
      * verification found missing. */

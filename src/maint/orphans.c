@@ -26,6 +26,7 @@
 #include "maint/lease_internal.h"
 #include "maint/link_guard.h"
 #include "maint/orphans_internal.h"
+#include "maint/trash.h"
 #include "util/location.h"
 
 const char *icm_delete_outcome_name(icm_delete_outcome outcome)
@@ -329,7 +330,7 @@ static void progress(void *ctx, size_t done, size_t total)
  * them.
  */
 static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r,
-                      const icm_orphan_options *o)
+                      const icm_orphan_options *o, icm__trash *trash)
 {
     icm__sleep_ms(o->settle_ms);
     sweeper s = {.t = t, .plan = plan, .r = r, .o = o, .io = icm_table_get_fileio(t)};
@@ -348,6 +349,7 @@ static int delete_all(icm_table *t, icm__orphan_plan *plan, icm_orphan_result *r
     policy.threads = o->max_concurrent_deletes;
     policy.on_delete = o->on_delete;
     policy.on_delete_payload = o->on_delete_payload;
+    policy.trash = trash;
     icm__delete_hooks hooks = {
         .ctx = &s, .before_batch = before_batch, .after_batch = after_batch,
         .planned = planned, .check = last_check, .check_stats = true, .record = record,
@@ -429,7 +431,7 @@ static int check_limits(const icm_orphan_options *o, icm_orphan_result *r)
 
 /* The caller's options as this version knows them: fields an older struct lacks take their
  * defaults (version 1 ends before on_delete, version 2 before no_verify, version 3 before
- * limits, version 4 before inventory, version 5 before shard_index). */
+ * limits, version 4 before inventory, version 5 before shard_index, version 6 before trash). */
 static icm_orphan_options normalized(const icm_orphan_options *opts)
 {
     icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
@@ -438,7 +440,8 @@ static icm_orphan_options normalized(const icm_orphan_options *opts)
     if (opts->version >= ICM_ORPHAN_OPTIONS_VERSION)
         return *opts;
     memcpy(&o, opts,
-           opts->version >= 5   ? offsetof(icm_orphan_options, shard_index)
+           opts->version >= 6   ? offsetof(icm_orphan_options, trash)
+           : opts->version >= 5 ? offsetof(icm_orphan_options, shard_index)
            : opts->version >= 4 ? offsetof(icm_orphan_options, inventory)
            : opts->version >= 3 ? offsetof(icm_orphan_options, limits)
            : opts->version >= 2 ? offsetof(icm_orphan_options, no_verify)
@@ -480,24 +483,39 @@ int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
                               o->shard_index, o->shard_count);
     int64_t now = o->now_ms != 0 ? o->now_ms : icm__now_ms();
 
+    /* The trash's rules before anything else: a trash that breaks one refuses the run before
+     * the listing, and a dry run sees the refusal its real run would get. */
+    icm__trash *trash = NULL;
+    if (o->trash != NULL) {
+        const icm_table_metadata *md = icm_table_get_metadata(t);
+        int trc = icm__trash_open(&trash, icm_table_get_fileio(t), o->trash,
+                                  icm_table_metadata_location(md), icm_table_metadata_uuid(md),
+                                  o->dry_run);
+        if (trc != 0)
+            return trc;
+    }
     icm_orphan_result *r = NULL;
     icm__orphan_plan *plan = NULL;
     int rc = icm__orphans_plan(t, o, now, o->dry_run ? NULL : &plan, &r);
-    if (rc != 0)
+    if (rc != 0) {
+        icm__trash_free(trash);
         return rc;
+    }
     if (r->orphan_count > 0 && (rc = check_limits(o, r)) != 0) {
         /* refused (nothing deleted, as for any refusal before the deletes), or out of memory */
+        icm__trash_free(trash);
         icm__orphan_plan_free(plan);
         icm_orphan_result_free(r);
         return rc;
     }
     if (!o->dry_run && r->orphan_count > 0) {
-        rc = delete_all(t, plan, r, o);
+        rc = delete_all(t, plan, r, o, trash);
         icm__orphan_result_tally(r, true);
     } else if (r->orphan_count > 0) {
         rc = mark_kept_by_links(t, r);
         icm__orphan_result_tally(r, false);
     }
+    icm__trash_free(trash);
     icm__orphan_plan_free(plan);
     if (rc == ICM_ENOMEM) {
         icm_orphan_result_free(r);

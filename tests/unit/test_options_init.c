@@ -14,6 +14,7 @@
 #include "icemaint/manifest.h"
 #include "icemaint/orphans.h"
 #include "icemaint/testing/fileio.h"
+#include "icemaint/trash.h"
 #include "testutil.h"
 
 #define LOC "mem://wh/db/t"
@@ -106,11 +107,14 @@ static void test_init_of_an_older_version_writes_only_its_fields(void **state)
     for (size_t i = 0; i < sizeof o - offsetof(icm_orphan_options, no_verify); i++)
         assert_int_equal(tail[i], 0x5a);
 
-    /* versions 3 and 4 end before limits and before inventory */
-    const unsigned versions[] = {3, 4};
+    /* versions 3 to 6 end before limits, inventory, shard_index and trash: nothing past
+     * them is written */
+    const unsigned versions[] = {3, 4, 5, 6};
     const size_t ends[] = {offsetof(icm_orphan_options, limits),
-                           offsetof(icm_orphan_options, inventory)};
-    for (size_t v = 0; v < 2; v++) {
+                           offsetof(icm_orphan_options, inventory),
+                           offsetof(icm_orphan_options, shard_index),
+                           offsetof(icm_orphan_options, trash)};
+    for (size_t v = 0; v < 4; v++) {
         memset(&o, 0x5a, sizeof o);
         icmt_ok(icm_orphan_options_init(&o, versions[v]));
         assert_int_equal(o.version, versions[v]);
@@ -119,6 +123,37 @@ static void test_init_of_an_older_version_writes_only_its_fields(void **state)
         for (size_t i = 0; i < sizeof o - ends[v]; i++)
             assert_int_equal(tail[i], 0x5a);
     }
+    memset(&e, 0x5a, sizeof e);
+    icmt_ok(icm_expire_options_init(&e, 4));
+    tail = (const unsigned char *)&e + offsetof(icm_expire_options, trash);
+    for (size_t i = 0; i < sizeof e - offsetof(icm_expire_options, trash); i++)
+        assert_int_equal(tail[i], 0x5a);
+}
+
+static void test_trash_options(void **state)
+{
+    (void)state;
+    icm_trash_options t, want = ICM_TRASH_OPTIONS_INIT;
+    memset(&t, 0x5a, sizeof t);
+    icmt_ok(icm_trash_options_init(&t, ICM_TRASH_OPTIONS_VERSION));
+    assert_int_equal(t.version, ICM_TRASH_OPTIONS_VERSION);
+    assert_false(t.dry_run);
+    assert_null(t.table);
+    assert_null(t.paths);
+    assert_int_equal(t.older_than_ms, want.older_than_ms);
+    assert_null(t.on_file);
+    assert_int_equal(icm_trash_options_init(&t, ICM_TRASH_OPTIONS_VERSION + 1), ICM_EINVALID);
+    assert_int_equal(icm_trash_options_init(NULL, ICM_TRASH_OPTIONS_VERSION), ICM_EINVALID);
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    icm_trash_counts c;
+    t.version = ICM_TRASH_OPTIONS_VERSION + 1;
+    assert_int_equal(icm_trash_restore(&c, io, "mem://trash", &t), ICM_EINVALID);
+    assert_int_equal(icm_trash_expire(&c, io, "mem://trash", &t), ICM_EINVALID);
+    t.version = ICM_TRASH_OPTIONS_VERSION;
+    t.older_than_ms = -1;
+    assert_int_equal(icm_trash_expire(&c, io, "mem://trash", &t), ICM_EINVALID);
+    icm_fileio_free(io);
 }
 
 static void test_init_refuses_unknown_versions_and_null(void **state)
@@ -422,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_init_gives_the_init_macro_defaults),
         cmocka_unit_test(test_init_of_an_older_version_writes_only_its_fields),
         cmocka_unit_test(test_init_refuses_unknown_versions_and_null),
+        cmocka_unit_test(test_trash_options),
         cmocka_unit_test(test_operations_refuse_unknown_versions),
         cmocka_unit_test(test_manifest_options_init),
         cmocka_unit_test(test_manifest_operations_refuse_unknown_versions),

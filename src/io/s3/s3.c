@@ -29,6 +29,7 @@
  * thread-safe by itself (the HTTP client, the credential provider, the limiter, the clock
  * offset): manifest readers and the delete engine call in from many threads at once.
  */
+#include <inttypes.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,6 +39,7 @@
 
 #include "icemaint/errors.h"
 #include "icemaint/sys/fileio.h"
+#include "io/fileio_internal.h"
 #include "io/fileio_refresh.h"
 #include "io/http.h"
 #include "io/probe.h"
@@ -1303,6 +1305,118 @@ static int remove_key(icm_fileio *io, const char *location, bool checked_by_call
 static int s3_remove(icm_fileio *io, const char *location)
 {
     return remove_key(io, location, false);
+}
+
+/* ---- move: CopyObject, then DELETE (icm__fileio_s3_move, io/fileio_internal.h) -------------- */
+
+/* CopyObject copies at most this many bytes in one request; larger objects need a multipart
+ * copy (UploadPartCopy), which this back end does not make. */
+#define COPY_OBJECT_MAX_BYTES (INT64_C(5) * 1024 * 1024 * 1024)
+
+/* x-amz-copy-source: "/bucket/key", the key percent-encoded except for '/' (S3 decodes it). */
+static char *copy_source(const icm__s3_location *loc)
+{
+    icm__buf b = ICM__BUF_INIT;
+    icm__buf_putc(&b, '/');
+    icm__buf_put(&b, loc->bucket, loc->bucket_len);
+    icm__buf_putc(&b, '/');
+    for (size_t i = 0; i < loc->key_len; i++) {
+        unsigned char c = (unsigned char)loc->key[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '_' || c == '.' || c == '~' || c == '/')
+            icm__buf_putc(&b, (char)c);
+        else
+            icm__buf_printf(&b, "%%%02X", c);
+    }
+    if (b.oom) {
+        icm__buf_dispose(&b);
+        return NULL;
+    }
+    return icm__buf_detach(&b, NULL);
+}
+
+/* A CopyObject answer is only a success when its body is a CopyObjectResult: S3 may answer
+ * 200 and then report the failure in an <Error> body (the copy runs after the status went
+ * out). Anything else is a broken answer (ICM_EIO), retried as a 5xx (the copy is idempotent:
+ * the same source to the same target). */
+static int check_copy_result(const icm__http_response *resp, void *ctx)
+{
+    (void)ctx;
+    icm__s3_error_doc doc;
+    icm__s3_error_parse(resp->body, resp->body_len, &doc);
+    /* over body_len, not up to a NUL: a NUL must not hide an <Error> after it */
+    bool has_result = resp->body != NULL &&
+                      memmem(resp->body, resp->body_len, "<CopyObjectResult", 17) != NULL;
+    bool has_error = resp->body != NULL && memmem(resp->body, resp->body_len, "<Error>", 7) != NULL;
+    if (doc.code[0] != '\0' || !has_result || has_error)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, NULL,
+                              "S3 CopyObject: a 200 without a CopyObjectResult%s%s%s",
+                              doc.code[0] != '\0' ? " (error " : "", doc.code,
+                              doc.code[0] != '\0' ? " in the body)" : "");
+    return 0;
+}
+
+int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes)
+{
+    icm__s3_location src, dst;
+    int rc = parse_object(from, &src);
+    if (rc == 0)
+        rc = parse_object(to, &dst);
+    if (rc != 0)
+        return rc;
+    icm_file_info info;
+    if ((rc = s3_stat(io, from, &info)) != 0)
+        return rc; /* ICM_ENOTFOUND: nothing to move */
+    (void)size_bytes; /* the HEAD's size decides: it is the object's now */
+    if (info.size_bytes > COPY_OBJECT_MAX_BYTES)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNSUPPORTED, from,
+                              "S3 move: %" PRId64 " bytes is more than CopyObject copies in "
+                              "one request (5 GiB); a multipart copy is not made, so the "
+                              "object stays",
+                              info.size_bytes);
+    icm_file_info there;
+    rc = s3_stat(io, to, &there);
+    if (rc == 0)
+        return icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, to, "exists; not replaced");
+    if (rc != ICM_ENOTFOUND)
+        return rc;
+    icm_error_clear();
+    char *source = copy_source(&src);
+    if (source == NULL)
+        return icm__error_oom();
+    icm__http_header h[] = {{"x-amz-copy-source", source},
+                            {"x-amz-metadata-directive", "COPY"}};
+    s3_op op = {"CopyObject", to, "PUT", &dst, false, NULL, 0, h, 2, NULL, 0, NULL, 0,
+                true, check_copy_result, NULL, NULL, false};
+    icm__http_response resp;
+    rc = s3_call((s3_fileio *)io, &op, &resp);
+    if (rc == 0 && resp.status != 200)
+        rc = answer_error(&op, &resp);
+    icm__http_response_clear(&resp);
+    icm__free(source);
+    if (rc != 0) {
+        if (icm_error_last()->location[0] == '\0')
+            icm__error_set_location(from);
+        return rc; /* the source was not deleted */
+    }
+    /* The copy is confirmed; its size must be the source's before the source goes. */
+    rc = s3_stat(io, to, &there);
+    if (rc == 0 && there.size_bytes != info.size_bytes)
+        rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, to,
+                            "S3 move: the copy has %" PRId64 " bytes, the source %" PRId64
+                            "; the source is not deleted",
+                            there.size_bytes, info.size_bytes);
+    if (rc != 0)
+        return rc;
+    rc = remove_key(io, from, true);
+    if (rc != 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", icm_error_last()->message);
+        icm__error_set(ICM_ERRCLASS_S3, rc, from,
+                       "S3 move: copied to %s, but the source could not be deleted: %s", to,
+                       why);
+    }
+    return rc;
 }
 
 /* ---- listing -------------------------------------------------------------------------------- */

@@ -1,0 +1,137 @@
+/*
+ * icemaint/trash.h: the trash, where deleting commands move files instead of deleting them
+ * (`--trash URI`; the `trash` option of icm_orphan_options and icm_expire_options), and how
+ * they come back (icm_trash_restore) or finally go (icm_trash_expire).
+ *
+ * Layout, below the trash URI T (a local folder, or an s3:// prefix):
+ *   T/<table-uuid>/files/<rel>      a trashed file: <table location>/<rel> as it was
+ *   T/<table-uuid>/journal/<name>.jsonl  one JSON object per line and trashed file (below)
+ * Tables sharing one trash are kept apart by their table-uuid (the metadata's `table-uuid`: a
+ * table without one cannot use a trash). A file trashed when T/<uuid>/files/<rel> already
+ * holds an earlier one (the same name orphaned twice) goes to `<rel>.trash-2`, `-3`, ...:
+ * nothing in the trash is ever replaced. The journal line is written (and, on local disk,
+ * fsync'ed) BEFORE the file moves, so every trashed file has its record whatever stops a run;
+ * a record whose trash file is absent names a file that did not move (or was restored or
+ * expired since). Fields: "version" (1), "table_uuid", "table_location", "original" (the
+ * location the file had), "trash" (where it is now), "size_bytes", "mtime_ms" (the original's,
+ * -1 unknown), "trashed_at_ms".
+ *
+ * Rules (docs/semantics.md#trash): the trash may neither lie inside the table location (the
+ * sweep would list trashed files as orphans) nor hold it; it must be on the same store as the
+ * table (local disk: the same file system, a move is a rename; S3: the same back end, a move
+ * is CopyObject then DELETE of the source once the copy is confirmed; objects over 5 GiB are
+ * refused, not copied in parts) and, on local disk, exist as a folder. These are checked,
+ * and a trash that cannot be written is refused, before anything is committed or deleted.
+ * Every guard of the deletes guards the moves the same way: they go through the same delete
+ * phase (revalidation, location confinement, lease, on_delete journal, limits, dry run).
+ */
+#ifndef ICEMAINT_TRASH_H
+#define ICEMAINT_TRASH_H
+
+#include "common.h"
+#include "fileio.h"
+
+ICM_BEGIN_DECL
+
+/** One journal record. Strings are borrowed for the duration of the callback. */
+typedef struct icm_trash_entry {
+    const char *table_uuid;
+    const char *table_location;
+    const char *original;      /**< where the file was (and goes back to) */
+    const char *trash;         /**< where it is in the trash */
+    int64_t size_bytes;        /**< -1 when unknown */
+    int64_t mtime_ms;          /**< the original's; -1 when unknown */
+    int64_t trashed_at_ms;
+} icm_trash_entry;
+
+/** What restore or expire did to one trashed file. */
+typedef enum icm_trash_outcome {
+    ICM_TRASH_RESTORED = 0,   /**< moved back to `original` */
+    ICM_TRASH_EXPIRED = 1,    /**< deleted from the trash */
+    ICM_TRASH_WOULD = 2,      /**< dry run: would be restored / expired */
+    ICM_TRASH_ABSENT = 3,     /**< its trash file is not there (never moved, or already
+                                   restored or expired): nothing done, not an error */
+    ICM_TRASH_REFUSED = 4,    /**< restore: a file exists at `original`; it is never
+                                   replaced, the trashed one stays */
+    ICM_TRASH_FAILED = 5      /**< error_code, error_message */
+} icm_trash_outcome;
+
+/** "restored", "expired", "would", "absent", "refused", "failed" (static). */
+ICM_EXTERN(const char *) icm_trash_outcome_name(icm_trash_outcome outcome);
+
+typedef struct icm_trash_event {
+    const icm_trash_entry *entry;
+    icm_trash_outcome outcome;
+    int error_code;             /**< REFUSED, FAILED: the icm code; else 0 */
+    const char *error_message;  /**< REFUSED, FAILED: one line; else NULL */
+} icm_trash_event;
+
+/** Called once per journal record acted on (after the filters), on the calling thread.
+ *  Non-zero stops the run (ICM_EUSER). */
+typedef int (*icm_trash_cb)(const icm_trash_event *event, void *payload);
+
+/** Options of icm_trash_restore and icm_trash_expire. Initialise with ICM_TRASH_OPTIONS_INIT
+ *  or icm_trash_options_init(). */
+typedef struct icm_trash_options {
+    unsigned version;          /**< ICM_TRASH_OPTIONS_VERSION */
+    bool dry_run;              /**< report ICM_TRASH_WOULD; move and delete nothing */
+    /** restore: only this table's files, named by its table-uuid or its location as the
+     *  journal records it; NULL = every table. */
+    const char *table;
+    /** restore: only files whose original location is one of these, or lies below one (at a
+     *  path-segment boundary); NULL / 0 = all. Borrowed. */
+    const char *const *paths;
+    size_t path_count;
+    /** expire: files trashed at least this long ago (ms, >= 0) go. */
+    int64_t older_than_ms;
+    /** "now" in ms since the epoch; 0 = the clock. */
+    int64_t now_ms;
+    icm_trash_cb on_file;      /**< NULL = none */
+    void *on_file_payload;
+} icm_trash_options;
+
+#define ICM_TRASH_OPTIONS_VERSION 1
+#define ICM_TRASH_OPTIONS_INIT {ICM_TRASH_OPTIONS_VERSION, false, NULL, NULL, 0, -1, 0, NULL, NULL}
+
+/** Set `opts` to the defaults of `version`.
+ *  @return 0; ICM_EINVALID (NULL opts, or a version this library does not know). */
+ICM_EXTERN(int) icm_trash_options_init(icm_trash_options *opts, unsigned version);
+
+/** Counts of one restore or expire run, by outcome (index: icm_trash_outcome). */
+typedef struct icm_trash_counts {
+    size_t by_outcome[6];
+    size_t journals_removed;   /**< expire: journal objects deleted (every record in them
+                                    older than the window and its file gone) */
+} icm_trash_counts;
+
+/**
+ * Move trashed files back to where they were, newest first when one location was trashed
+ * more than once (the older copies are then REFUSED: the location holds the newer one). A
+ * file is never moved over an existing one (REFUSED, it stays in the trash). Restoring puts
+ * a file back under the table location; whether the table references it is the table's
+ * business (a restored orphan is an orphan again).
+ * @param out counts (may be NULL)
+ * @param io  a FileIO that reaches the trash (and the original locations)
+ * @param trash the trash URI as given to --trash
+ * @return 0 when every selected record was restored or absent (or would be, dry run);
+ *         ICM_EREFUSED when some file was refused and none failed; else the first failure's
+ *         code (ICM_EIO, ICM_EAUTH, ICM_ENET, ...); ICM_EINVALID (NULL arguments, an unknown
+ *         options version, a journal line that is not a record: the message names the journal
+ *         and line); ICM_EUSER (on_file asked to stop); ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
+                                  const icm_trash_options *opts);
+
+/**
+ * Delete the trashed files trashed at least opts->older_than_ms ago (by trashed_at_ms; when
+ * several records name one trash file, by the newest), and then every journal object all of
+ * whose records are that old and whose files are gone.
+ * @return 0; ICM_EINVALID (older_than_ms negative, and as icm_trash_restore); the first
+ *         delete failure's code; ICM_EUSER; ICM_ENOMEM.
+ */
+ICM_EXTERN(int) icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
+                                 const icm_trash_options *opts);
+
+ICM_END_DECL
+
+#endif /* ICEMAINT_TRASH_H */

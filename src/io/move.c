@@ -1,0 +1,220 @@
+/*
+ * io/move.c: moving one object to another name on the same store, never replacing one
+ * (implements icm__fileio_move, io/fileio_internal.h). The trash (maint/trash.c) is its caller.
+ *
+ * The FileIOs that only pick or rename are looked through as io/probe.c does (a resolving
+ * FileIO picks the back end by scheme, a path map renames): both names must end at the same
+ * back end. There, a local file is renamed (renameat2 RENAME_NOREPLACE, or link + unlink
+ * where the file system lacks it: both refuse an existing target atomically), and an S3 key is
+ * copied server side and deleted once the copy is confirmed (io/s3/s3.c). No other back end
+ * can move (ICM_EUNSUPPORTED): a copy through read and write would hold whole files in memory
+ * and is no move, so the trash refuses such a store up front instead.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "icemaint/errors.h"
+#include "io/fileio_internal.h"
+#include "io/probe.h"
+#include "util/util.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/* Wrappers looked through at most (a path map over a resolving FileIO is two). */
+#define MAX_DEPTH 8
+
+/* mkdir -p of the folder `path` (absolute). */
+static int make_dirs(char *path, const char *location)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return S_ISDIR(st.st_mode) ? 0
+                                   : icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, location,
+                                                    "%s is not a folder", path);
+    char *slash = strrchr(path, '/');
+    if (slash != NULL && slash != path) {
+        *slash = '\0';
+        int rc = make_dirs(path, location);
+        *slash = '/';
+        if (rc != 0)
+            return rc;
+    }
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return icm__error_set_errno(ICM_ERRCLASS_IO, icm__errno_to_code(errno), errno, location,
+                                    "cannot create folder %s", path);
+    return 0;
+}
+
+static void sync_dir_of(const char *path)
+{
+    char *dir = icm__strdup(path);
+    char *slash = dir != NULL ? strrchr(dir, '/') : NULL;
+    if (slash == NULL) {
+        icm__free(dir);
+        return;
+    }
+    if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd); /* best effort: the rename itself is atomic either way */
+        close(fd);
+    }
+    icm__free(dir);
+}
+
+/* rename(2) that never replaces: renameat2 with RENAME_NOREPLACE, else link + unlink. */
+static int rename_no_replace(const char *src, const char *dst)
+{
+    if (renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+        return -1;
+    if (link(src, dst) != 0)
+        return -1;
+    if (unlink(src) != 0) {
+        int err = errno;
+        (void)unlink(dst);
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+static int local_move(const char *from, const char *to)
+{
+    char *src = NULL, *dst = NULL;
+    if (!icm_location_local_path(&src, from) || !icm_location_local_path(&dst, to)) {
+        icm__free(src);
+        return icm__error_last()->code == ICM_ENOMEM
+                   ? ICM_ENOMEM
+                   : icm__error_set(ICM_ERRCLASS_IO, ICM_EUNSUPPORTED, from,
+                                    "cannot move to %s: not two local files", to);
+    }
+    struct stat st;
+    int rc = 0;
+    if (lstat(src, &st) != 0) {
+        rc = errno == ENOENT ? icm__error_set(ICM_ERRCLASS_IO, ICM_ENOTFOUND, from, "no such file")
+                             : icm__error_set_errno(ICM_ERRCLASS_IO, ICM_EIO, errno, from,
+                                                    "cannot stat");
+    } else if (S_ISDIR(st.st_mode)) {
+        rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, from, "is a folder, not a file");
+    }
+    char *slash = rc == 0 ? strrchr(dst, '/') : NULL;
+    if (slash != NULL && slash != dst) {
+        *slash = '\0';
+        rc = make_dirs(dst, to);
+        *slash = '/';
+    }
+    if (rc == 0 && rename_no_replace(src, dst) != 0) {
+        int err = errno;
+        if (err == EEXIST)
+            rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EEXISTS, to, "exists; not replaced");
+        else if (err == ENOENT && lstat(src, &st) != 0)
+            rc = icm__error_set(ICM_ERRCLASS_IO, ICM_ENOTFOUND, from, "no such file");
+        else if (err == EXDEV)
+            rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EUNSUPPORTED, from,
+                                "cannot move to %s: another file system (a move across file "
+                                "systems would be a copy; refused)",
+                                to);
+        else
+            rc = icm__error_set_errno(ICM_ERRCLASS_IO, icm__errno_to_code(err), err, from,
+                                      "cannot move to %s", to);
+    }
+    if (rc == 0) {
+        sync_dir_of(dst);
+        sync_dir_of(src);
+    }
+    icm__free(src);
+    icm__free(dst);
+    return rc;
+}
+
+/* The back end behind `io` for `location` and the name it knows it by (*name: new string). */
+static int leaf_of(icm_fileio *io, const char *location, icm_fileio **leaf, char **name)
+{
+    *leaf = NULL;
+    *name = icm__strdup(location);
+    if (*name == NULL)
+        return icm__error_oom();
+    for (int depth = 0; depth < MAX_DEPTH; depth++) {
+        icm_fileio *inner = NULL;
+        if (icm__fileio_is_resolving(io)) {
+            int rc = icm__fileio_resolving_backend(io, *name, &inner);
+            if (rc != 0)
+                return rc;
+        } else if ((inner = icm__fileio_pathmap_inner(io)) != NULL) {
+            char *m = NULL;
+            int rc = icm_fileio_pathmap_apply(&m, io, *name);
+            if (rc != 0)
+                return rc;
+            icm__free(*name);
+            *name = m;
+        } else {
+            *leaf = io;
+            return 0;
+        }
+        io = inner;
+    }
+    return icm__error_set(ICM_ERRCLASS_IO, ICM_EUNSUPPORTED, location,
+                          "too many FileIO wrappers to move through");
+}
+
+bool icm__fileio_is_local_backend(const icm_fileio *io)
+{
+    return io != NULL && io->methods != NULL && io->methods->name != NULL &&
+           strcmp(io->methods->name, "local") == 0;
+}
+
+int icm__fileio_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes)
+{
+    if (io == NULL || from == NULL || to == NULL || *from == '\0' || *to == '\0')
+        return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, from, "move: NULL argument");
+    icm_fileio *a = NULL, *b = NULL;
+    char *na = NULL, *nb = NULL;
+    int rc = leaf_of(io, from, &a, &na);
+    if (rc == 0)
+        rc = leaf_of(io, to, &b, &nb);
+    if (rc == 0 && a != b)
+        rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EUNSUPPORTED, from,
+                            "cannot move to %s: another store", to);
+    if (rc == 0) {
+        if (icm__fileio_is_s3(a))
+            rc = icm__fileio_s3_move(a, na, nb, size_bytes);
+        else if (icm__fileio_is_local_backend(a))
+            rc = local_move(na, nb);
+        else
+            rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EUNSUPPORTED, from,
+                                "the %s back end cannot move files",
+                                a->methods != NULL && a->methods->name != NULL
+                                    ? a->methods->name
+                                    : "(unnamed)");
+    }
+    icm__free(na);
+    icm__free(nb);
+    return rc;
+}
+
+int icm__fileio_same_store(bool *out, icm_fileio *io, const char *a, const char *b)
+{
+    *out = false;
+    icm_fileio *la = NULL, *lb = NULL;
+    char *na = NULL, *nb = NULL;
+    int rc = leaf_of(io, a, &la, &na);
+    if (rc == 0)
+        rc = leaf_of(io, b, &lb, &nb);
+    if (rc == 0)
+        *out = la == lb && (icm__fileio_is_s3(la) || icm__fileio_is_local_backend(la));
+    icm__free(na);
+    icm__free(nb);
+    return rc;
+}

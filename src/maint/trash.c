@@ -1,0 +1,810 @@
+/*
+ * maint/trash.c: the trash (maint/trash.h, icemaint/trash.h): opening it for a run, moving a
+ * batch of checked files into it, and restoring or expiring what it holds.
+ *
+ * Journal first. Before a batch moves, one JSON line per file says where it goes; on local
+ * disk the lines are appended to the run's journal and fsync'ed, on an object store a new
+ * journal object holds them (objects cannot be appended to). Only then do the files move, so
+ * a trashed file without a record cannot exist; a record without its file is harmless
+ * (restore and expire report it ABSENT).
+ *
+ * Names. A file keeps its path relative to the table location below T/<uuid>/files/; a name
+ * already taken there (by an earlier trashing of the same name) gets `.trash-2`, `.trash-3`,
+ * ...: the move itself never replaces (io/move.c), so even a name taken between the look and
+ * the move only fails that file (retryable: its next attempt picks the next free name).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "icemaint/escape.h"
+#include "io/fileio_internal.h"
+#include "maint/trash.h"
+#include "util/location.h"
+#include "util/util.h"
+
+/* How many `.trash-N` names are tried before a file is given up on. */
+#define MAX_SUFFIX 1000
+
+struct icm__trash {
+    icm_fileio *io;
+    char *root;            /* the trash, canonical, without a trailing slash */
+    char *files;           /* root/<uuid>/files */
+    char *journal_dir;     /* root/<uuid>/journal */
+    char *table_location;
+    char *uuid;
+    bool local;
+    char run[37];
+    pthread_mutex_t lock;  /* the journal */
+    unsigned seq;          /* journal objects written (object stores) */
+    char *journal;         /* local: the run's journal file's path once created */
+    int journal_fd;        /* local: open for appending, or -1 */
+};
+
+void icm__trash_free(icm__trash *t)
+{
+    if (t == NULL)
+        return;
+    if (t->journal_fd >= 0)
+        close(t->journal_fd);
+    pthread_mutex_destroy(&t->lock);
+    icm__free(t->root);
+    icm__free(t->files);
+    icm__free(t->journal_dir);
+    icm__free(t->table_location);
+    icm__free(t->uuid);
+    icm__free(t->journal);
+    icm__free(t);
+}
+
+static int refuse(const char *uri, const char *fmt, ...) ICM__PRINTF(2, 3);
+static int refuse(const char *uri, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = icm__error_vset(ICM_ERRCLASS_MAINT, ICM_EREFUSED, uri, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Whether one of two local folders is (below) the other once links are resolved. */
+static bool local_nested(const char *a, const char *b)
+{
+    char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+    bool nested = ra != NULL && rb != NULL &&
+                  (icm__location_strip_prefix(ra, rb, NULL) ||
+                   icm__location_strip_prefix(rb, ra, NULL));
+    free(ra);
+    free(rb);
+    return nested;
+}
+
+/* The local rules: the trash is an existing folder on the table location's file system. */
+static int check_local(icm__trash *t)
+{
+    char *trash = NULL, *table = NULL;
+    int rc = icm__location_fs_path(t->root, &trash);
+    if (rc == 0)
+        rc = icm__location_fs_path(t->table_location, &table);
+    struct stat st_trash, st_table;
+    if (rc == 0 && (stat(trash, &st_trash) != 0 || !S_ISDIR(st_trash.st_mode)))
+        rc = refuse(t->root, "the trash %s is not an existing folder (create it first); "
+                             "nothing is deleted",
+                    trash);
+    if (rc == 0 && local_nested(trash, table))
+        rc = refuse(t->root, "the trash and the table location %s lie one inside the other "
+                             "(through a link); the sweep would take trashed files for "
+                             "orphans; nothing is deleted",
+                    t->table_location);
+    if (rc == 0 && stat(table, &st_table) == 0 && st_table.st_dev != st_trash.st_dev)
+        rc = refuse(t->root, "the trash is on another file system than the table location %s "
+                             "(a move would be a copy); nothing is deleted",
+                    t->table_location);
+    icm__free(trash);
+    icm__free(table);
+    return rc;
+}
+
+/* Create and delete a probe object below the trash: it can be written. */
+static int probe_writable(icm__trash *t)
+{
+    char *probe = icm__sprintf("%s/.icemaint-trash-probe-%s", t->journal_dir, t->run);
+    if (probe == NULL)
+        return icm__error_oom();
+    int rc = icm_fileio_create_new(t->io, probe, "", 0);
+    if (rc == 0)
+        rc = icm_fileio_delete(t->io, probe);
+    if (rc != 0 && rc != ICM_ENOMEM) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", icm_error_last()->message);
+        icm__error_set(ICM_ERRCLASS_MAINT, rc, t->root,
+                       "the trash cannot be written (%s); nothing is deleted", why);
+    }
+    icm__free(probe);
+    return rc;
+}
+
+int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
+                    const char *table_location, const char *table_uuid, bool check_only)
+{
+    *out = NULL;
+    if (io == NULL || uri == NULL || *uri == '\0' || table_location == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, uri, "trash: NULL argument");
+    if (table_uuid == NULL || *table_uuid == '\0' || strchr(table_uuid, '/') != NULL ||
+        strcmp(table_uuid, ".") == 0 || strcmp(table_uuid, "..") == 0)
+        return refuse(uri, "the table at %s has no usable table-uuid, which keeps tables "
+                           "apart in a trash; use no trash for it",
+                      table_location);
+    icm__trash *t = icm__calloc(1, sizeof *t);
+    if (t == NULL)
+        return icm__error_oom();
+    t->journal_fd = -1;
+    pthread_mutex_init(&t->lock, NULL);
+    t->io = io;
+    char *canon = NULL;
+    int rc = icm__location_canonical_keep_form(uri, &canon);
+    if (rc == 0) {
+        t->root = icm__strndup(canon, icm__location_trim_len(canon));
+        t->table_location = icm__strdup(table_location);
+        t->uuid = icm__strdup(table_uuid);
+        t->files = t->root != NULL ? icm__sprintf("%s/%s/files", t->root, table_uuid) : NULL;
+        t->journal_dir =
+            t->root != NULL ? icm__sprintf("%s/%s/journal", t->root, table_uuid) : NULL;
+        if (t->root == NULL || t->table_location == NULL || t->uuid == NULL ||
+            t->files == NULL || t->journal_dir == NULL)
+            rc = icm__error_oom();
+    }
+    icm__free(canon);
+    if (rc == 0)
+        rc = icm__uuid4(t->run);
+    if (rc == 0 && (icm__location_strip_prefix(t->root, table_location, NULL) ||
+                    icm__location_strip_prefix(table_location, t->root, NULL)))
+        rc = refuse(t->root, "the trash and the table location %s lie one inside the other: "
+                             "the sweep would take trashed files for orphans; nothing is "
+                             "deleted",
+                    table_location);
+    bool same = false;
+    if (rc == 0)
+        rc = icm__fileio_same_store(&same, io, table_location, t->root);
+    if (rc == 0 && !same)
+        rc = refuse(t->root, "the trash is not on the store of the table location %s (local "
+                             "disk or S3 alike, where a move is a rename or a server-side "
+                             "copy); nothing is deleted",
+                    table_location);
+    if (rc == 0) {
+        t->local = icm__location_local_part(t->root) != NULL;
+        if (t->local)
+            rc = check_local(t);
+    }
+    if (rc == 0 && !check_only)
+        rc = probe_writable(t);
+    if (rc != 0) {
+        icm__trash_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* moving a batch                                                                              */
+
+static int put_json(icm__buf *b, const char *s)
+{
+    size_t len = strlen(s);
+    if (icm__buf_grow(b, ICM_ESCAPE_JSON_MAX(len)) != 0)
+        return ICM_ENOMEM;
+    b->len += icm_escape_json(b->data + b->len, b->cap - b->len, s, len);
+    return 0;
+}
+
+static int journal_line(icm__buf *b, const icm__trash *t, const char *original,
+                        const char *dest, const icm_file_info *info, int64_t now)
+{
+    icm__buf_printf(b, "{\"version\":1,\"table_uuid\":");
+    put_json(b, t->uuid);
+    icm__buf_puts(b, ",\"table_location\":");
+    put_json(b, t->table_location);
+    icm__buf_puts(b, ",\"original\":");
+    put_json(b, original);
+    icm__buf_puts(b, ",\"trash\":");
+    put_json(b, dest);
+    icm__buf_printf(b, ",\"size_bytes\":%" PRId64 ",\"mtime_ms\":%" PRId64
+                       ",\"trashed_at_ms\":%" PRId64 "}\n",
+                    info->size_bytes >= 0 ? info->size_bytes : -1,
+                    info->mtime_ms >= 0 ? info->mtime_ms : -1, now);
+    return b->oom ? icm__error_oom() : 0;
+}
+
+/* Append the lines to the journal, durably: locally to the run's file (created the first time
+ * through the FileIO, which makes the folders and syncs them), else as a new object. */
+static int journal_write(icm__trash *t, const icm__buf *lines, int64_t now)
+{
+    pthread_mutex_lock(&t->lock);
+    int rc = 0;
+    if (t->local && t->journal != NULL) {
+        size_t off = 0;
+        while (rc == 0 && off < lines->len) {
+            ssize_t w = write(t->journal_fd, lines->data + off, lines->len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                rc = icm__error_set_errno(ICM_ERRCLASS_IO, ICM_EIO, errno, t->journal,
+                                          "cannot append to the trash journal");
+            else
+                off += (size_t)w;
+        }
+        if (rc == 0 && fdatasync(t->journal_fd) != 0)
+            rc = icm__error_set_errno(ICM_ERRCLASS_IO, ICM_EIO, errno, t->journal,
+                                      "cannot sync the trash journal");
+    } else {
+        char *name = icm__sprintf("%s/%" PRId64 "-%s-%u.jsonl", t->journal_dir, now, t->run,
+                                  t->seq++);
+        rc = name != NULL ? icm_fileio_create_new(t->io, name, lines->data, lines->len)
+                          : icm__error_oom();
+        if (rc == 0 && t->local) {
+            char *path = NULL;
+            rc = icm__location_fs_path(name, &path);
+            int fd = rc == 0 ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+            if (rc == 0 && fd < 0)
+                rc = icm__error_set_errno(ICM_ERRCLASS_IO, ICM_EIO, errno, name,
+                                          "cannot open the trash journal for appending");
+            if (rc == 0) {
+                t->journal = path;
+                t->journal_fd = fd;
+            } else {
+                icm__free(path);
+            }
+        }
+        icm__free(name);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+/* The first free name for `rest` below files/ (*dest new), or why none could be found. */
+static int pick_dest(icm__trash *t, const char *rest, char **dest)
+{
+    *dest = NULL;
+    for (unsigned k = 1; k <= MAX_SUFFIX; k++) {
+        char *name = k == 1 ? icm__location_join(t->files, rest)
+                            : icm__sprintf("%s/%s.trash-%u", t->files, rest, k);
+        if (name == NULL)
+            return icm__error_oom();
+        icm_file_info info;
+        int rc = icm_fileio_stat(&info, t->io, name);
+        if (rc == ICM_ENOTFOUND) {
+            icm_error_clear();
+            *dest = name;
+            return 0;
+        }
+        icm__free(name);
+        if (rc != 0 && rc != ICM_EIO) /* (a folder there is EIO: try the next name) */
+            return rc;
+    }
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EEXISTS, rest,
+                          "the trash holds %d files of this name already", MAX_SUFFIX);
+}
+
+static bool retryable(int code)
+{
+    return code == ICM_ENET || code == ICM_ETIMEOUT || code == ICM_EEXISTS;
+}
+
+static void fail(icm_fileio_delete_result *r, int code)
+{
+    icm_fileio_delete_result_fail(r, code, retryable(code));
+}
+
+void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
+                           icm_fileio_delete_result *results)
+{
+    char **dest = icm__calloc(n > 0 ? n : 1, sizeof *dest);
+    int64_t *size = icm__calloc(n > 0 ? n : 1, sizeof *size);
+    icm__buf lines = ICM__BUF_INIT;
+    int64_t now = icm__now_ms();
+    size_t pending = 0;
+    for (size_t i = 0; i < n; i++) {
+        icm_fileio_delete_result *r = &results[i];
+        memset(r, 0, sizeof *r);
+        if (dest == NULL || size == NULL) {
+            icm__error_oom();
+            fail(r, ICM_ENOMEM);
+            continue;
+        }
+        const char *rest = NULL;
+        if (!icm__location_strip_prefix(paths[i], t->table_location, &rest) || *rest == '\0') {
+            icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, paths[i],
+                           "not below the table location %s: not moved to the trash",
+                           t->table_location);
+            fail(r, ICM_EREFUSED);
+            continue;
+        }
+        while (*rest == '/' && t->local)
+            rest++;
+        icm_file_info info;
+        int rc = icm_fileio_stat(&info, t->io, paths[i]);
+        if (rc == ICM_ENOTFOUND) {
+            icm_error_clear();
+            r->status = ICM_FILEIO_ALREADY_GONE;
+            continue;
+        }
+        if (rc == 0)
+            rc = pick_dest(t, rest, &dest[i]);
+        if (rc == 0)
+            rc = journal_line(&lines, t, paths[i], dest[i], &info, now);
+        if (rc != 0) {
+            icm__free(dest[i]);
+            dest[i] = NULL;
+            fail(r, rc);
+            continue;
+        }
+        size[i] = info.size_bytes;
+        r->status = ICM_FILEIO_DELETE_FAILED; /* until it moved */
+        pending++;
+    }
+    int rc = pending > 0 ? journal_write(t, &lines, now) : 0;
+    for (size_t i = 0; dest != NULL && i < n; i++) {
+        if (dest[i] == NULL)
+            continue;
+        icm_fileio_delete_result *r = &results[i];
+        int mv = rc != 0 ? rc : icm__fileio_move(t->io, paths[i], dest[i], size[i]);
+        if (mv == 0) {
+            r->status = ICM_FILEIO_DELETED;
+        } else if (mv == ICM_ENOTFOUND) {
+            icm_error_clear();
+            r->status = ICM_FILEIO_ALREADY_GONE;
+        } else {
+            fail(r, mv);
+        }
+        icm__free(dest[i]);
+    }
+    icm__buf_dispose(&lines);
+    icm__free(dest);
+    icm__free(size);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* restore and expire                                                                          */
+
+/* The journals of a trash, read whole: every record, and which journal object it is in. */
+typedef struct journals {
+    char **names;           /* journal objects */
+    size_t n_names, cap_names;
+    icm__trash_record *recs;
+    size_t n, cap;
+    size_t *journal_of;     /* recs[i] is in names[journal_of[i]] */
+    const char *root;
+    int64_t root_len;
+} journals;
+
+static void journals_free(journals *j)
+{
+    for (size_t i = 0; i < j->n_names; i++)
+        icm__free(j->names[i]);
+    icm__free(j->names);
+    icm__trash_records_free(j->recs, j->n);
+    icm__free(j->journal_of);
+}
+
+/* Whether `loc` is root/<one segment>/journal/<name>.jsonl. */
+static bool is_journal(const journals *j, const char *loc)
+{
+    const char *rest = NULL;
+    if (!icm__location_strip_prefix(loc, j->root, &rest))
+        return false;
+    while (*rest == '/')
+        rest++;
+    const char *slash = strchr(rest, '/');
+    if (slash == NULL || slash == rest || strncmp(slash, "/journal/", 9) != 0)
+        return false;
+    const char *name = slash + 9;
+    return *name != '\0' && *name != '.' && strchr(name, '/') == NULL &&
+           icm__str_ends_with(name, ".jsonl");
+}
+
+static int collect_journal(const icm_file_info *info, void *payload)
+{
+    journals *j = payload;
+    if (!is_journal(j, info->location))
+        return 0;
+    if (j->n_names == j->cap_names) {
+        size_t want = j->cap_names > 0 ? j->cap_names * 2 : 16;
+        char **grown = icm__reallocarray(j->names, want, sizeof *grown);
+        if (grown == NULL)
+            return icm__error_oom();
+        j->names = grown;
+        j->cap_names = want;
+    }
+    if ((j->names[j->n_names] = icm__strdup(info->location)) == NULL)
+        return icm__error_oom();
+    j->n_names++;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int journals_load(journals *j, icm_fileio *io, const char *root)
+{
+    memset(j, 0, sizeof *j);
+    j->root = root;
+    int rc = icm_fileio_list(io, root, collect_journal, j);
+    if (rc == 0 && j->n_names > 1)
+        qsort(j->names, j->n_names, sizeof *j->names, by_name);
+    for (size_t k = 0; rc == 0 && k < j->n_names; k++) {
+        char *text = NULL;
+        size_t len = 0;
+        rc = icm_fileio_read(&text, &len, io, j->names[k]);
+        if (rc == ICM_ENOTFOUND) { /* expired meanwhile */
+            icm_error_clear();
+            rc = 0;
+            continue;
+        }
+        size_t before = j->n;
+        if (rc == 0)
+            rc = icm__trash_journal_parse(text, len, j->names[k], &j->recs, &j->n, &j->cap);
+        icm__free(text);
+        if (rc == 0 && j->n > before) {
+            size_t *grown = icm__reallocarray(j->journal_of, j->cap, sizeof *grown);
+            if (grown == NULL)
+                rc = icm__error_oom();
+            else
+                j->journal_of = grown;
+            for (size_t i = before; rc == 0 && i < j->n; i++)
+                j->journal_of[i] = k;
+        }
+    }
+    return rc;
+}
+
+typedef struct tally {
+    icm_trash_counts *counts;
+    const icm_trash_options *o;
+    int first_failure;
+    bool refused;
+} tally;
+
+/* Count and report one outcome. Returns ICM_EUSER when on_file asks to stop. */
+static int report(tally *t, const icm__trash_record *rec, icm_trash_outcome outcome, int code)
+{
+    t->counts->by_outcome[outcome]++;
+    char message[512] = "";
+    if (outcome == ICM_TRASH_FAILED || outcome == ICM_TRASH_REFUSED)
+        snprintf(message, sizeof message, "%s", icm_error_last()->message);
+    if (outcome == ICM_TRASH_FAILED && t->first_failure == 0)
+        t->first_failure = code != 0 ? code : ICM_EIO;
+    if (outcome == ICM_TRASH_REFUSED)
+        t->refused = true;
+    if (t->o->on_file == NULL)
+        return 0;
+    icm_trash_entry e = {rec->table_uuid, rec->table_location, rec->original, rec->trash,
+                         rec->size_bytes, rec->mtime_ms, rec->trashed_at_ms};
+    icm_trash_event ev = {&e, outcome, outcome >= ICM_TRASH_REFUSED ? code : 0,
+                          outcome >= ICM_TRASH_REFUSED ? message : NULL};
+    if (t->o->on_file(&ev, t->o->on_file_payload) != 0)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EUSER, rec->trash,
+                              "the trash callback asked to stop after this file");
+    return 0;
+}
+
+static int tally_result(const tally *t)
+{
+    if (t->first_failure != 0)
+        return t->first_failure;
+    if (t->refused)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, NULL,
+                              "some files were not restored: a file exists where they were "
+                              "(it is never replaced)");
+    icm_error_clear();
+    return 0;
+}
+
+static int check_args(const char *op, icm_trash_counts *out, icm_fileio *io, const char *trash,
+                      const icm_trash_options *opts, icm_trash_options *o, char **root)
+{
+    *root = NULL;
+    if (out != NULL)
+        memset(out, 0, sizeof *out);
+    if (io == NULL || trash == NULL || *trash == '\0')
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "%s: io and trash are required", op);
+    if (opts != NULL && opts->version != ICM_TRASH_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_trash_options: unknown version %u (use "
+                              "ICM_TRASH_OPTIONS_INIT or icm_trash_options_init)",
+                              opts->version);
+    icm_trash_options d = ICM_TRASH_OPTIONS_INIT;
+    *o = opts != NULL ? *opts : d;
+    if (o->path_count > 0 && o->paths == NULL)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "%s: paths is NULL but its count is %zu", op, o->path_count);
+    char *canon = NULL;
+    int rc = icm__location_canonical_keep_form(trash, &canon);
+    if (rc != 0)
+        return rc;
+    *root = icm__strndup(canon, icm__location_trim_len(canon));
+    icm__free(canon);
+    return *root != NULL ? 0 : icm__error_oom();
+}
+
+/* Whether `loc`, spelled as given or made absolute, is `rec_loc` or holds it (`below`), or
+ * equals it. */
+static bool names(const char *given, const char *rec_loc, bool below)
+{
+    char *abs = NULL;
+    bool hit = below ? icm__location_strip_prefix(rec_loc, given, NULL)
+                     : icm__location_equal(given, rec_loc);
+    if (!hit && icm__location_canonical_keep_form(given, &abs) == 0)
+        hit = below ? icm__location_strip_prefix(rec_loc, abs, NULL)
+                    : icm__location_equal(abs, rec_loc);
+    icm__free(abs);
+    icm_error_clear();
+    return hit;
+}
+
+static bool selected(const icm__trash_record *rec, const icm_trash_options *o)
+{
+    if (o->table != NULL && strcmp(o->table, rec->table_uuid) != 0 &&
+        !names(o->table, rec->table_location, false))
+        return false;
+    if (o->path_count == 0)
+        return true;
+    for (size_t i = 0; i < o->path_count; i++)
+        if (o->paths[i] != NULL && names(o->paths[i], rec->original, true))
+            return true;
+    return false;
+}
+
+/*
+ * A record is only acted on when it names a file of this trash and a place of its table: its
+ * trash file below <root>/<its uuid>/files/ and its original below its table location. A
+ * journal is plain text anyone with write access to the trash can edit; without this check a
+ * forged line would make restore move a file anywhere, or expire delete any file the FileIO
+ * reaches. Returns 0 or ICM_EREFUSED (the message names the record), ICM_ENOMEM.
+ */
+static int record_confined(const char *root, const icm__trash_record *rec)
+{
+    if (strchr(rec->table_uuid, '/') != NULL || strcmp(rec->table_uuid, ".") == 0 ||
+        strcmp(rec->table_uuid, "..") == 0)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->trash,
+                              "the journal record's table_uuid is not a folder name; not "
+                              "acted on");
+    char *files = icm__sprintf("%s/%s/files", root, rec->table_uuid);
+    if (files == NULL)
+        return icm__error_oom();
+    const char *rest = NULL;
+    bool in_trash = icm__location_strip_prefix(rec->trash, files, &rest) && *rest != '\0';
+    icm__free(files);
+    if (!in_trash)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->trash,
+                              "the journal record names a file outside this trash's "
+                              "%s/files/; not acted on",
+                              rec->table_uuid);
+    if (!icm__location_is_inside(rec->original, rec->table_location))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->original,
+                              "the journal record's original is not below its table location "
+                              "%s; not acted on",
+                              rec->table_location);
+    return 0;
+}
+
+/* By trash location, newest first within one (qsort_r: `ctx` is the records). */
+static int by_trash_then_newest(const void *a, const void *b, void *ctx)
+{
+    const icm__trash_record *recs = ctx;
+    const icm__trash_record *x = &recs[*(const size_t *)a], *y = &recs[*(const size_t *)b];
+    int c = strcmp(x->trash, y->trash);
+    if (c != 0)
+        return c;
+    return x->trashed_at_ms > y->trashed_at_ms ? -1 : x->trashed_at_ms < y->trashed_at_ms;
+}
+
+/* Newest first; equal times in journal order. */
+static int by_newest(const void *a, const void *b, void *ctx)
+{
+    const icm__trash_record *recs = ctx;
+    size_t i = *(const size_t *)a, k = *(const size_t *)b;
+    if (recs[i].trashed_at_ms != recs[k].trashed_at_ms)
+        return recs[i].trashed_at_ms > recs[k].trashed_at_ms ? -1 : 1;
+    return i < k ? -1 : i > k;
+}
+
+/* The records as indexes into j->recs (new array, *m of them), grouped by trash location with
+ * the newest record first in each group; with `dedupe` only that newest record of each
+ * location, then sorted by `cmp` when not NULL. NULL on OOM. */
+static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *, void *),
+                       bool dedupe, size_t *m)
+{
+    size_t *idx = icm__calloc(j->n > 0 ? j->n : 1, sizeof *idx);
+    if (idx == NULL)
+        return NULL;
+    for (size_t i = 0; i < j->n; i++)
+        idx[i] = i;
+    qsort_r(idx, j->n, sizeof *idx, by_trash_then_newest, j->recs);
+    size_t k = 0;
+    for (size_t i = 0; i < j->n; i++)
+        if (!dedupe || k == 0 || strcmp(j->recs[idx[i]].trash, j->recs[idx[k - 1]].trash) != 0)
+            idx[k++] = idx[i];
+    if (cmp != NULL)
+        qsort_r(idx, k, sizeof *idx, cmp, j->recs);
+    *m = k;
+    return idx;
+}
+
+int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
+                      const icm_trash_options *opts)
+{
+    icm_trash_counts counts = {{0}, 0};
+    icm_trash_options o;
+    char *root = NULL;
+    int rc = check_args("icm_trash_restore", out, io, trash, opts, &o, &root);
+    journals j;
+    memset(&j, 0, sizeof j);
+    if (rc == 0)
+        rc = journals_load(&j, io, root);
+    size_t m = 0;
+    size_t *idx = rc == 0 ? ordered(&j, by_newest, true, &m) : NULL;
+    if (rc == 0 && idx == NULL)
+        rc = icm__error_oom();
+    tally t = {&counts, &o, 0, false};
+    for (size_t k = 0; rc == 0 && k < m; k++) {
+        const icm__trash_record *rec = &j.recs[idx[k]];
+        if (!selected(rec, &o))
+            continue;
+        icm_file_info info;
+        int st = record_confined(root, rec);
+        icm_trash_outcome outcome;
+        if (st == 0)
+            st = icm_fileio_stat(&info, io, rec->trash);
+        if (st == ICM_EREFUSED) {
+            outcome = ICM_TRASH_FAILED;
+        } else if (st == ICM_ENOTFOUND) {
+            outcome = ICM_TRASH_ABSENT;
+        } else if (st != 0) {
+            outcome = ICM_TRASH_FAILED;
+        } else if ((st = icm_fileio_stat(&info, io, rec->original)) == 0) {
+            st = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EEXISTS, rec->original,
+                                "a file exists here; the trashed one (%s) stays in the trash",
+                                rec->trash);
+            outcome = ICM_TRASH_REFUSED;
+        } else if (st != ICM_ENOTFOUND) {
+            outcome = ICM_TRASH_FAILED;
+        } else if (o.dry_run) {
+            outcome = ICM_TRASH_WOULD;
+        } else {
+            st = icm__fileio_move(io, rec->trash, rec->original, rec->size_bytes);
+            outcome = st == 0               ? ICM_TRASH_RESTORED
+                      : st == ICM_EEXISTS   ? ICM_TRASH_REFUSED
+                      : st == ICM_ENOTFOUND ? ICM_TRASH_ABSENT
+                                            : ICM_TRASH_FAILED;
+        }
+        if (st == ICM_ENOMEM)
+            rc = ICM_ENOMEM;
+        else
+            rc = report(&t, rec, outcome, st);
+    }
+    if (rc == 0)
+        rc = tally_result(&t);
+    icm__free(idx);
+    journals_free(&j);
+    icm__free(root);
+    if (out != NULL)
+        *out = counts;
+    return rc;
+}
+
+int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
+                     const icm_trash_options *opts)
+{
+    icm_trash_counts counts = {{0}, 0};
+    icm_trash_options o;
+    char *root = NULL;
+    int rc = check_args("icm_trash_expire", out, io, trash, opts, &o, &root);
+    if (rc == 0 && o.older_than_ms < 0)
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, trash,
+                            "icm_trash_expire: older_than_ms must be 0 or more");
+    journals j;
+    memset(&j, 0, sizeof j);
+    if (rc == 0)
+        rc = journals_load(&j, io, root);
+    int64_t now = o.now_ms != 0 ? o.now_ms : icm__now_ms();
+    int64_t cutoff = now - o.older_than_ms;
+    size_t m = 0;
+    size_t *idx = rc == 0 ? ordered(&j, NULL, false, &m) : NULL;
+    /* per record: whether its trash location is old (by its newest record) and its file gone
+     * after the run; per journal object: whether every record of it is */
+    bool *done = rc == 0 ? icm__calloc(j.n > 0 ? j.n : 1, sizeof *done) : NULL;
+    bool *keep_journal = rc == 0 ? icm__calloc(j.n_names > 0 ? j.n_names : 1, 1) : NULL;
+    bool *has_records = rc == 0 ? icm__calloc(j.n_names > 0 ? j.n_names : 1, 1) : NULL;
+    if (rc == 0 && (idx == NULL || done == NULL || keep_journal == NULL || has_records == NULL))
+        rc = icm__error_oom();
+    tally t = {&counts, &o, 0, false};
+    for (size_t k = 0, end; rc == 0 && k < m; k = end) {
+        /* one trash location: records idx[k, end), the newest first */
+        const icm__trash_record *rec = &j.recs[idx[k]];
+        for (end = k + 1; end < m && strcmp(j.recs[idx[end]].trash, rec->trash) == 0; end++)
+            ;
+        bool old = rec->trashed_at_ms <= cutoff;
+        bool is_gone = false;
+        if (old) {
+            icm_file_info info;
+            int st = record_confined(root, rec);
+            if (st == 0)
+                st = icm_fileio_stat(&info, io, rec->trash);
+            icm_trash_outcome outcome;
+            if (st == ICM_EREFUSED) {
+                outcome = ICM_TRASH_FAILED;
+            } else if (st == ICM_ENOTFOUND) {
+                outcome = ICM_TRASH_ABSENT;
+                is_gone = true;
+            } else if (st != 0) {
+                outcome = ICM_TRASH_FAILED;
+            } else if (o.dry_run) {
+                outcome = ICM_TRASH_WOULD;
+            } else {
+                st = icm_fileio_delete(io, rec->trash);
+                outcome = st == 0 ? ICM_TRASH_EXPIRED : ICM_TRASH_FAILED;
+                is_gone = st == 0;
+            }
+            rc = st == ICM_ENOMEM ? ICM_ENOMEM : report(&t, rec, outcome, st);
+        }
+        for (size_t i = k; i < end; i++)
+            done[idx[i]] = old && is_gone;
+    }
+    /* journal objects whose every record is old and gone go too (a run still writing one has
+     * records newer than any window, so its journal stays) */
+    for (size_t i = 0; rc == 0 && i < j.n; i++) {
+        has_records[j.journal_of[i]] = true;
+        if (!done[i])
+            keep_journal[j.journal_of[i]] = true;
+    }
+    for (size_t k = 0; rc == 0 && !o.dry_run && k < j.n_names; k++) {
+        if (!has_records[k] || keep_journal[k])
+            continue;
+        int st = icm_fileio_delete(io, j.names[k]);
+        if (st == 0)
+            counts.journals_removed++;
+        else if (t.first_failure == 0)
+            t.first_failure = st;
+    }
+    if (rc == 0)
+        rc = tally_result(&t);
+    icm__free(idx);
+    icm__free(done);
+    icm__free(keep_journal);
+    icm__free(has_records);
+    journals_free(&j);
+    icm__free(root);
+    if (out != NULL)
+        *out = counts;
+    return rc;
+}
+
+const char *icm_trash_outcome_name(icm_trash_outcome outcome)
+{
+    static const char *const names[] = {"restored", "expired", "would", "absent", "refused",
+                                        "failed"};
+    return (unsigned)outcome < ICM__ARRAY_LEN(names) ? names[outcome] : "unknown";
+}
+
+int icm_trash_options_init(icm_trash_options *opts, unsigned version)
+{
+    if (opts == NULL || version != ICM_TRASH_OPTIONS_VERSION)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "icm_trash_options_init: NULL options or unknown version %u",
+                              version);
+    icm_trash_options d = ICM_TRASH_OPTIONS_INIT;
+    *opts = d;
+    return 0;
+}

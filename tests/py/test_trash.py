@@ -1,0 +1,276 @@
+"""--trash URI (issue #21, guard rails): remove-orphan-files, expire-snapshots and apply move
+files into TRASH/<table-uuid>/files/<path below the table location> instead of deleting them,
+with a journal (TRASH/<uuid>/journal/*.jsonl) recording each file; `icemaint trash restore`
+puts them back (never over an existing file) and `icemaint trash expire --older-than` deletes
+what was trashed long enough ago. Each test asserts the exit code and exactly which files exist
+where afterwards."""
+import json
+import os
+import time
+
+import pytest
+
+from plan_helpers import Lake, files_under, local
+
+
+def sweep(lake, *extra):
+    return lake.icm("--json", "remove-orphan-files", "ns.t", "--settle", "0s", *extra)
+
+
+def uuid_of(lake):
+    return str(lake.cat.load_table("ns.t").metadata.table_uuid)
+
+
+def trashed(trash, lake, path):
+    """Where `path` (under the table location) lands in the trash."""
+    rel = os.path.relpath(path, str(lake.dir))
+    return os.path.join(str(trash), uuid_of(lake), "files", rel)
+
+
+def journal(trash):
+    recs = []
+    for p in sorted(files_under(trash)):
+        if "/journal/" in p and p.endswith(".jsonl"):
+            with open(p) as f:
+                recs += [json.loads(line) for line in f if line.strip()]
+    return recs
+
+
+def trash_files(trash):
+    return sorted(p for p in files_under(trash) if "/files/" in p)
+
+
+def make_trash(tmp_path):
+    t = tmp_path / "trash"
+    t.mkdir()
+    return t
+
+
+def test_sweep_moves_exactly_the_orphans_and_restore_puts_them_back(tmp_path):
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    orphans = [lake.orphan(f"o{i}.parquet", 10 + i) for i in range(3)]
+    before = lake.files()
+    r = sweep(lake, "--trash", str(trash))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["deleted"] == 3
+    assert lake.files() == sorted(f for f in before if f not in orphans)
+    assert trash_files(trash) == sorted(trashed(trash, lake, o) for o in orphans)
+    for i, o in enumerate(orphans):
+        with open(trashed(trash, lake, o), "rb") as f:
+            assert f.read() == b"x" * (10 + i)
+    recs = journal(trash)
+    assert sorted(local(r["original"]) for r in recs) == sorted(orphans)
+    for rec in recs:
+        assert rec["table_uuid"] == uuid_of(lake)
+        assert rec["trash"] == trashed(trash, lake, local(rec["original"]))
+        assert rec["size_bytes"] == 10 + orphans.index(local(rec["original"]))
+        assert rec["mtime_ms"] > 0 and abs(rec["trashed_at_ms"] - time.time() * 1000) < 600e3
+    # the table still reads
+    assert sum(lake.rows().values()) > 0
+    r = lake.icm("trash", "restore", str(trash), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert lake.files() == sorted(f for f in before if f not in orphans)
+    r = lake.icm("--json", "trash", "restore", str(trash))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["counts"]["restored"] == 3
+    assert lake.files() == before
+    assert trash_files(trash) == []
+    for i, o in enumerate(orphans):
+        with open(o, "rb") as f:
+            assert f.read() == b"x" * (10 + i)
+
+
+def test_dry_run_moves_nothing(tmp_path):
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    orphans = [lake.orphan(f"o{i}.parquet", 10) for i in range(2)]
+    before = lake.files()
+    r = sweep(lake, "--trash", str(trash), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)["orphans"]) == 2
+    assert lake.files() == before and all(os.path.exists(o) for o in orphans)
+    assert files_under(trash) == []
+
+
+@pytest.mark.parametrize("where", ["inside", "is_location", "missing"])
+def test_bad_trash_refused_before_any_change(tmp_path, where):
+    lake = Lake(tmp_path)
+    orphans = [lake.orphan(f"o{i}.parquet", 10) for i in range(2)]
+    if where == "inside":
+        trash = lake.dir / "trash"
+        trash.mkdir()
+    elif where == "is_location":
+        trash = lake.dir
+    else:
+        trash = tmp_path / "no-such-trash"
+    before = lake.files()
+    for dry in ([], ["--dry-run"]):
+        r = sweep(lake, "--trash", str(trash), *dry)
+        assert r.returncode == 5, r.stderr
+        assert "trash" in r.stderr
+        assert lake.files() == before and all(os.path.exists(o) for o in orphans)
+    metadata_before = lake.cat.load_table("ns.t").metadata_location
+    r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1",
+                 "--trash", str(trash))
+    assert r.returncode == 5, r.stderr
+    assert lake.cat.load_table("ns.t").metadata_location == metadata_before  # no commit
+    assert lake.files() == before
+    assert not os.path.exists(tmp_path / "no-such-trash")
+
+
+def test_trash_through_a_link_into_the_location_is_refused(tmp_path):
+    lake = Lake(tmp_path)
+    orphan = lake.orphan("o.parquet", 10)
+    (lake.dir / "data" / "hidden").mkdir()
+    link = tmp_path / "trash-link"
+    os.symlink(lake.dir / "data" / "hidden", link)
+    before = lake.files()
+    r = sweep(lake, "--trash", str(link))
+    assert r.returncode == 5, r.stderr
+    assert lake.files() == before and os.path.exists(orphan)
+
+
+def test_expiry_moves_the_expired_files(tmp_path):
+    lake = Lake(tmp_path, appends=1)
+    t = lake.cat.load_table("ns.t")
+    t.overwrite(t.scan().to_arrow())
+    trash = make_trash(tmp_path)
+    plan = json.loads(lake.icm("--json", "expire-snapshots", "ns.t", "--older-than", "0s",
+                               "--retain-last", "1", "--dry-run", "--trash", str(trash)).stdout)
+    files = [local(f["path"]) for k in ("deleted_files", "deleted_manifests",
+                                        "deleted_manifest_lists", "deleted_statistics_files")
+             for f in plan.get(k, [])]
+    assert len(files) >= 2
+    assert files_under(trash) == []  # the dry run wrote nothing
+    before = lake.files()
+    r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1",
+                 "--trash", str(trash))
+    assert r.returncode == 0, r.stderr
+    assert not any(os.path.exists(p) for p in files)
+    assert trash_files(trash) == sorted(trashed(trash, lake, p) for p in files)
+    after = set(lake.files())
+    assert set(before) - set(files) <= after  # every other file stays
+    assert all("/metadata/" in p for p in after - set(before))  # only the commit's metadata
+    assert lake.cat.load_table("ns.t").scan().to_arrow().num_rows == 1
+    assert sorted(local(r["original"]) for r in journal(trash)) == sorted(files)
+
+
+def test_apply_moves_the_plan(tmp_path):
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    orphans = [lake.orphan(f"o{i}.parquet", 10) for i in range(3)]
+    plan = lake.plan()
+    before = lake.files()
+    r = lake.apply(plan, "--trash", str(trash))
+    assert r.returncode == 0, r.stderr
+    assert lake.files() == sorted(f for f in before if f not in orphans)
+    assert trash_files(trash) == sorted(trashed(trash, lake, o) for o in orphans)
+
+
+def test_guard_rails_hold_for_moves(tmp_path):
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    orphans = [lake.orphan(f"o{i}.parquet", 10) for i in range(3)]
+    r = sweep(lake, "--trash", str(trash), "--max-delete", "2")
+    assert r.returncode == 5, r.stderr
+    assert all(os.path.exists(o) for o in orphans) and files_under(trash) == []
+
+
+def test_trashed_twice_keeps_both_and_restore_refuses_to_overwrite(tmp_path):
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    o = lake.orphan("same.parquet", 5)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    lake.orphan("same.parquet", 7)  # the same name orphaned again
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    first = trashed(trash, lake, o)
+    second = first + ".trash-2"
+    assert trash_files(trash) == sorted([first, second])
+    assert os.path.getsize(first) == 5 and os.path.getsize(second) == 7
+    # a new file at the original location: restore refuses it and keeps both trashed copies
+    with open(o, "wb") as f:
+        f.write(b"new")
+    r = lake.icm("trash", "restore", str(trash))
+    assert r.returncode == 5, r.stderr
+    assert o in r.stderr
+    with open(o, "rb") as f:
+        assert f.read() == b"new"
+    assert trash_files(trash) == sorted([first, second])
+    # without it: the newest copy comes back, the older one is refused and stays
+    os.unlink(o)
+    r = lake.icm("trash", "restore", str(trash), "--table", uuid_of(lake))
+    assert r.returncode == 5, r.stderr
+    assert os.path.getsize(o) == 7
+    assert trash_files(trash) == [first]
+
+
+def test_restore_filters_by_path_and_table(tmp_path):
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    a = lake.orphan("a.parquet", 1)
+    b = lake.orphan("b.parquet", 2)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    r = lake.icm("trash", "restore", str(trash), "--table", "00000000-0000-0000-0000-000000000000")
+    assert r.returncode == 0, r.stderr
+    assert not os.path.exists(a) and not os.path.exists(b)
+    r = lake.icm("trash", "restore", str(trash), "--path", a)
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(a) and not os.path.exists(b)
+    assert trash_files(trash) == [trashed(trash, lake, b)]
+
+
+def test_trash_expire_keeps_the_newer(tmp_path):
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    old = lake.orphan("old.parquet", 1)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    time.sleep(2.2)
+    new = lake.orphan("new.parquet", 2)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    assert trash_files(trash) == sorted([trashed(trash, lake, old), trashed(trash, lake, new)])
+    r = lake.icm("trash", "expire", str(trash), "--older-than", "2s", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert len(trash_files(trash)) == 2
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "2s")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["counts"]["expired"] == 1 and doc["journals_removed"] == 1
+    assert trash_files(trash) == [trashed(trash, lake, new)]
+    assert [local(r["original"]) for r in journal(trash)] == [new]
+    r = lake.icm("trash", "expire", str(trash))
+    assert r.returncode == 2  # --older-than is required
+    assert trash_files(trash) == [trashed(trash, lake, new)]
+
+
+def test_forged_journal_records_are_not_acted_on(tmp_path):
+    """A journal is plain text: a line naming a file outside the trash (or an original outside
+    its table) must make neither expire delete it nor restore move it."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    o = lake.orphan("o.parquet", 3)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    uuid = uuid_of(lake)
+    jdir = trash / uuid / "journal"
+    forged = {"version": 1, "table_uuid": uuid, "table_location": str(lake.dir),
+              "original": str(lake.dir / "data" / "x.parquet"), "trash": str(victim),
+              "size_bytes": 8, "mtime_ms": 1, "trashed_at_ms": 1}
+    planted = trash / uuid / "files" / "data" / "z.parquet"
+    planted.write_bytes(b"z")
+    outside = dict(forged, trash=str(planted), original=str(tmp_path / "elsewhere.parquet"),
+                   trashed_at_ms=int(time.time() * 1000))
+    (jdir / "0-forged.jsonl").write_text(json.dumps(forged) + "\n" + json.dumps(outside) + "\n")
+    r = lake.icm("trash", "expire", str(trash), "--older-than", "1d")
+    assert r.returncode == 1, r.stderr
+    assert "outside this trash" in r.stderr
+    assert victim.read_bytes() == b"precious"
+    r = lake.icm("trash", "restore", str(trash))
+    assert r.returncode == 1, r.stderr
+    assert "not below its table location" in r.stderr
+    assert not (tmp_path / "elsewhere.parquet").exists() and planted.read_bytes() == b"z"
+    assert victim.read_bytes() == b"precious"
+    # the genuine record still restores its file
+    assert os.path.exists(o)

@@ -1,0 +1,82 @@
+/*
+ * test_trash_journal.c: the trash journal reader (maint/trash_journal.c) reads exactly what
+ * the writer writes — every field, `\udcXY` escapes back to the raw bytes they stand for,
+ * surrogate pairs to UTF-8, members of a later version skipped — and refuses, naming the line,
+ * anything that is not a whole record (a missing member, a member twice, another version, a
+ * fraction, a lone surrogate, an escaped NUL), keeping the records before it.
+ */
+#include <string.h>
+
+#include "maint/trash.h"
+#include "testutil.h"
+
+static int parse(const char *text, icm__trash_record **recs, size_t *n)
+{
+    size_t cap = 0;
+    *recs = NULL;
+    *n = 0;
+    return icm__trash_journal_parse(text, strlen(text), "j.jsonl", recs, n, &cap);
+}
+
+#define REC(orig, extra)                                                                    \
+    "{\"version\":1,\"table_uuid\":\"u-1\",\"table_location\":\"/t\",\"original\":\"" orig \
+    "\",\"trash\":\"/x/u-1/files/a\",\"size_bytes\":12,\"mtime_ms\":-1,"                    \
+    "\"trashed_at_ms\":1790000000000" extra "}"
+
+static void test_reads_every_field_and_the_escapes(void **state)
+{
+    (void)state;
+    icm__trash_record *r;
+    size_t n;
+    icmt_ok(parse("\n  " REC("/t/a\\udcff\\u00e9\\ud83d\\ude00\\n", ",\"later\":\"x\",\"n\":-3")
+                  "\r\n" REC("/t/b", "") "\n",
+                  &r, &n));
+    assert_int_equal(n, 2);
+    assert_string_equal(r[0].table_uuid, "u-1");
+    assert_string_equal(r[0].table_location, "/t");
+    assert_string_equal(r[0].original, "/t/a\xff\xc3\xa9\xf0\x9f\x98\x80\n");
+    assert_string_equal(r[0].trash, "/x/u-1/files/a");
+    assert_int_equal(r[0].size_bytes, 12);
+    assert_int_equal(r[0].mtime_ms, -1);
+    assert_int_equal(r[0].trashed_at_ms, INT64_C(1790000000000));
+    assert_string_equal(r[1].original, "/t/b");
+    icm__trash_records_free(r, n);
+}
+
+static void test_refuses_what_is_no_record(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "{\"version\":2,\"table_uuid\":\"u\"}",
+        "{\"version\":1,\"table_uuid\":\"u-1\",\"table_location\":\"/t\",\"original\":\"/t/a\","
+        "\"trash\":\"/x\",\"size_bytes\":1,\"mtime_ms\":1}", /* no trashed_at_ms */
+        REC("/t/a", ",\"size_bytes\":3"),                    /* a member twice */
+        REC("/t/\\udc00", ""),                               /* lone low surrogate < 0x80 */
+        REC("/t/\\ud83d", ""),                               /* lone high surrogate */
+        REC("/t/\\u0000", ""),                               /* escaped NUL */
+        REC("", ""),                                         /* empty string */
+        REC("/t/a", ",\"x\":1.5"),                           /* a fraction */
+        REC("/t/a", "") " trailing",
+        "[1]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        icm__trash_record *r;
+        size_t n;
+        char text[1024];
+        snprintf(text, sizeof text, "%s\n%s\n", REC("/t/ok", ""), bad[i]);
+        assert_int_equal(parse(text, &r, &n), ICM_EINVALID);
+        assert_int_equal(n, 1); /* the good line before is kept */
+        assert_non_null(strstr(icm_error_last()->message, "line 2"));
+        assert_string_equal(icm_error_last()->location, "j.jsonl");
+        icm__trash_records_free(r, n);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reads_every_field_and_the_escapes),
+        cmocka_unit_test(test_refuses_what_is_no_record),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
