@@ -177,9 +177,13 @@ def test_spark_example_union_refuses_mixed_metadata():
 
 def test_spark_example_on_a_local_spark_context(tmp_path, monkeypatch):
     if importlib.util.find_spec("pyspark") is None:
-        pytest.skip("not applicable here: PySpark is not installed in this venv (opt-in: "
-                    "ICM_WITH_PYSPARK=1 scripts/setup-python.sh; about 2 minutes and 491 MB); "
-                    "the stand-in test runs the same task and union code")
+        # Asked for (ICM_WITH_PYSPARK=1, as .ci/run does): missing is a setup failure, which
+        # fails under CI; not asked for: the premise does not hold on this host.
+        wanted = os.environ.get("ICM_WITH_PYSPARK") == "1"
+        pytest.skip(("" if wanted else "not applicable here: ") +
+                    "PySpark is not installed in this venv (opt-in: ICM_WITH_PYSPARK=1 "
+                    "scripts/setup-python.sh; about 2 minutes and 491 MB); the stand-in test "
+                    "runs the same task and union code")
     lake, orphans = new_lake(tmp_path)
     spark_env(lake, tmp_path, monkeypatch)
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
