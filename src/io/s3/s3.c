@@ -853,7 +853,7 @@ static void probe_finish(probe_batch *b, size_t i, int rc, icm__http_response *r
     probe_state *ps = &b->st[i];
     icm__probe *p = ps->p;
     if (b->kind == ICM__PROBE_STAT) {
-        icm_file_info info = {p->location, 0, -1};
+        icm_file_info info = {sizeof(icm_file_info), p->location, 0, -1};
         rc = stat_answer(&ps->op, rc, resp, &info);
         if (rc == 0)
             p->info = info;
@@ -1391,7 +1391,7 @@ static int s3_list_range(icm_fileio *io, const char *prefix, const icm_fileio_li
                 done = true;
                 break;
             }
-            icm_file_info info = {where.data, e->size_bytes, e->mtime_ms};
+            icm_file_info info = {sizeof(icm_file_info), where.data, e->size_bytes, e->mtime_ms};
             int crc = cb(&info, payload);
             if (crc != 0) {
                 rc = crc;
