@@ -341,6 +341,9 @@ static void file_info_copy_out(icm_file_info *dst, const icm_file_info *src)
         dst->size_bytes = src->size_bytes;
     if (ICM_STRUCT_HAS(dst, icm_file_info, mtime_ms))
         dst->mtime_ms = src->mtime_ms;
+    /* A field appended to icm_file_info must be copied above too. */
+    _Static_assert(offsetof(icm_file_info, mtime_ms) + sizeof(int64_t) == sizeof(icm_file_info),
+                   "file_info_copy_out copies every field of icm_file_info");
 }
 
 /* The caller's results[i] when its elements are `stride` bytes apart. */
@@ -362,6 +365,12 @@ static void delete_result_copy_out(icm_fileio_delete_result *dst,
         dst->retryable = src->retryable;
     if (ICM_STRUCT_HAS(dst, icm_fileio_delete_result, message))
         memcpy(dst->message, src->message, sizeof dst->message);
+    /* A field appended to icm_fileio_delete_result must be copied above too (the message is its
+     * last field; only padding may follow). */
+    _Static_assert(offsetof(icm_fileio_delete_result, message) + sizeof(char[256]) +
+                           _Alignof(icm_fileio_delete_result) >
+                       sizeof(icm_fileio_delete_result),
+                   "delete_result_copy_out copies every field of icm_fileio_delete_result");
 }
 
 int icm_fileio_delete_batch(icm_fileio_delete_result *results, icm_fileio *io,

@@ -647,7 +647,7 @@ static int copy_manifest(const icm_manifest_file *mf, void *payload)
     }
     char *out = NULL;
     size_t out_len = 0;
-    icm_manifest_file summary;
+    icm_manifest_file summary = ICM_MANIFEST_FILE_INIT;
     icmt_ok(icm_manifest_writer_finish(&out, &out_len, &summary, w));
     summary.manifest_path = LOC "/metadata/rewritten-m0.avro";
     summary.manifest_path_len = strlen(summary.manifest_path);
