@@ -205,16 +205,37 @@ typedef struct icm_orphan_options {
      *  is deleted only while it still has exactly them (an inventory's are only checked for
      *  age); one the list gives no size or mtime for is no candidate. */
     bool exact_file_list;
+    /* ---- version 5 ---- */
+    /** An S3 Inventory report used instead of listing: the location of its `manifest.json`
+     *  (an object-store URI read through the table's FileIO, or a local path to a copy of the
+     *  destination bucket). CSV reports only (ORC and Parquet: ICM_EUNSUPPORTED); the
+     *  manifest's sourceBucket must be the bucket of the listing location (else ICM_EREFUSED);
+     *  every data file's MD5 and size must match the manifest and its gzip stream be whole
+     *  (else ICM_EINVALID; a missing one: ICM_ENOTFOUND), all before anything is deleted.
+     *  The report is a snapshot taken at its creationTimestamp: a report older than
+     *  max_inventory_age_ms is refused (ICM_EREFUSED); files written since are not in it and
+     *  so are kept; a file in it is deleted only while its size and modification
+     *  time (to the second) are still the report's, and one gone since is ALREADY_GONE
+     *  (docs/semantics.md, "Inventory input"). Not with file_list. NULL = list storage. */
+    const char *inventory;
+    /** The oldest report accepted (ms before now_ms); 0 =
+     *  ICM_ORPHAN_DEFAULT_MAX_INVENTORY_AGE_MS. */
+    int64_t max_inventory_age_ms;
 } icm_orphan_options;
 
+/** An inventory report older than this (7 days) is refused unless max_inventory_age_ms says
+ *  otherwise: S3 writes reports daily or weekly. */
+#define ICM_ORPHAN_DEFAULT_MAX_INVENTORY_AGE_MS (7LL * 24 * 3600 * 1000)
+
 /** Version 2 added the fields from on_delete to catalog_files, version 3 no_verify, version 4
- *  limits and exact_file_list; an older struct (without them) still works: those fields take
- *  their defaults (verified, no limits, an inventory's file list). */
-#define ICM_ORPHAN_OPTIONS_VERSION 4
+ *  limits and exact_file_list, version 5 inventory and max_inventory_age_ms; an older struct
+ *  (without them) still works: those fields take their defaults (verified, no limits, an
+ *  inventory's file list, no inventory report). */
+#define ICM_ORPHAN_OPTIONS_VERSION 5
 #define ICM_ORPHAN_OPTIONS_INIT                                                                \
     {ICM_ORPHAN_OPTIONS_VERSION, 0, false, 0, NULL, false, ICM_PREFIX_MISMATCH_ERROR, NULL,    \
      NULL, NULL, 0, NULL, 1, false, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, false,     \
-     ICM_DELETE_LIMITS_NONE, false}
+     ICM_DELETE_LIMITS_NONE, false, NULL, 0}
 
 /** Set `opts` to the defaults of `version` (as ICM_ORPHAN_OPTIONS_INIT; an older version's
  *  struct ends where that version's fields end).
@@ -325,7 +346,10 @@ ICM_EXTERN(void) icm_orphan_result_free(icm_orphan_result *result);
  * @param opts NULL = defaults
  * @return 0; ICM_EREFUSED (a safety check, see the file comment); ICM_EINVALID (bad options:
  *         an unknown version, an equal map, a file list line — the message names file and line —, or
- *         prefix_mismatch out of range); ICM_ENOTFOUND (file list missing); the codes of
+ *         prefix_mismatch out of range, file_list with inventory; an inventory report that
+ *         is malformed or whose data file fails its MD5, size or gzip check);
+ *         ICM_EUNSUPPORTED (an ORC or Parquet inventory report); ICM_ENOTFOUND (file list,
+ *         inventory manifest or one of its data files missing); the codes of
  *         icm_table_refresh and listing (ICM_EIO, ICM_EUNSUPPORTED for a location the FileIO
  *         cannot list), also of icm_fileio_stat on an unreferenced file the listing gave
  *         without its mtime (one that is gone by then is no candidate, not an error);

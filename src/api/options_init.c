@@ -65,7 +65,9 @@ int icm_orphan_options_init(icm_orphan_options *opts, unsigned version)
     full.version = version;
     /* A caller of an older version has an older, shorter struct: write only its fields. */
     memcpy(opts, &full,
-           version >= 3   ? sizeof full
+           version >= 5   ? sizeof full
+           : version == 4 ? offsetof(icm_orphan_options, inventory)
+           : version == 3 ? offsetof(icm_orphan_options, limits)
            : version == 2 ? offsetof(icm_orphan_options, no_verify)
                           : offsetof(icm_orphan_options, on_delete));
     return 0;

@@ -148,13 +148,20 @@ typedef int (*icm__other_table_cb)(const icm__other_table *t, void *payload);
 int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
                                   void *payload);
 
-/* icm__catalog_each_other_table for the table `t` of a catalog (its identifier as `self`),
- * which also skips a table named like `t` only when it is `t` by what it is: its table-uuid
- * (its metadata file when either has none), read from its metadata; a table whose name is
- * `t`'s only joined with '.' must have both. A table named like `t` that cannot be read or
- * loaded is another table. Used by the orphan sweep's guard and by expiry's foreign-file hold,
- * so both see the same tables. Returns the codes of icm__catalog_each_other_table. */
+/* icm__catalog_each_other_table for the table `t` of a catalog (its own parts as `self`: a
+ * level holding a dot stays whole when it was opened by levels), which also skips a table
+ * named like `t` only when it is `t` by what it is: its table-uuid (its metadata file when
+ * either has none), read from its metadata; a table whose name is `t`'s only joined with '.'
+ * must have both. A table named like `t` that cannot be read or loaded is another table. Used
+ * by the orphan sweep's guard, expiry's foreign-file hold and metadata retention after a
+ * commit, so all three see the same tables. Returns the codes of
+ * icm__catalog_each_other_table. */
 int icm__catalog_each_other_table_of(icm_table *t, icm__other_table_cb cb, void *payload);
+
+/* The parts `t` was opened by in its catalog (its namespace levels, a level holding a dot kept
+ * whole, and its name); NULL for a table named by its directory or its metadata file. Borrowed
+ * from `t`. (table/table.c) */
+const icm_table_ident *icm__table_ident(const icm_table *t);
 
 /* Call cb for every table with a pointer in the SQLite database file `db` (every
  * catalog_name; metadata read through `io`): a database another catalog of the configuration
@@ -173,9 +180,9 @@ int icm__catalog_check_unshared(icm_catalog *cat, const char *metadata_location,
  * must lie inside md's `<location>/metadata` or `write.metadata.path`, and `table_dir` (NULL:
  * not a directory table) must be md's location, by where they really are (io's links and path
  * map); while io's path map moves the location, a write.data.path / write.metadata.path
- * outside it must be mapped too. `shown` names the table in the message, whose remedy is a --path-map to work on the
- * copy, or with `registering` register-table's --force. Returns 0; ICM_EREFUSED; ICM_EINVALID
- * (no location); icm_fileio_resolve's I/O codes; ICM_ENOMEM. */
+ * outside it must be mapped too. `shown` names the table in the message, whose remedy is a
+ * --path-map to work on the copy, or with `registering` register-table's --force. Returns 0;
+ * ICM_EREFUSED; ICM_EINVALID (no location); icm_fileio_resolve's I/O codes; ICM_ENOMEM. */
 int icm__table_check_own(icm_fileio *io, const icm_table_metadata *md, const char *md_location,
                          const char *table_dir, const char *shown, bool registering);
 

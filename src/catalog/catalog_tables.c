@@ -231,13 +231,16 @@ int icm__catalog_each_table(icm_catalog *cat, icm__catalog_table_cb cb, void *pa
  * and namespace `a.b` with table `t` are both "a.b.t" joined, and are two tables; adversary
  * round 20, H1) and, when the walk knows them (`known`), by being the same table: a candidate
  * named like it must have its table-uuid (its metadata file when either has none). The parts
- * are split from the dotted identifier at every dot, as icm_table_load names a table; a
- * candidate whose parts differ but whose joined name is the same (a table opened by levels
- * holding a dot) is the table itself only when both its table-uuid and its metadata file are
- * the table's. Anything not recognised is another table: its files are kept.
+ * are the table's own (those it was opened by: icm_table_load_levels keeps a level holding a
+ * dot whole); only a walk given nothing but a dotted identifier splits it at every dot, as
+ * icm_table_load names a table. A candidate whose parts differ but whose joined name is the
+ * same is the table itself only when both its table-uuid and its metadata file are the
+ * table's (a registered copy shares the table-uuid, never the current metadata file). Anything
+ * not recognised is another table: its files are kept.
  */
 typedef struct self_table {
-    icm__ident ident;
+    const icm_table_ident *id; /* its parts: &parsed.id, or the table's own */
+    icm__ident parsed;         /* split from a dotted identifier (owned) */
     const char *uuid;    /* its table-uuid; NULL: it has none */
     const char *pointer; /* its current metadata file */
     bool known;          /* uuid and pointer given; else the name alone decides */
@@ -280,7 +283,7 @@ static bool joined_equal(const char *ns_a, const char *name_a, const char *ns_b,
 /* A table a catalog listed by its levels (`id`, id->ns being them joined). */
 static name_match match_levels(const self_table *self, const icm_table_ident *id)
 {
-    const icm_table_ident *me = &self->ident.id;
+    const icm_table_ident *me = self->id;
     bool same = id->n_levels == me->n_levels && strcmp(id->name, me->name) == 0;
     for (size_t i = 0; same && i < id->n_levels; i++)
         same = strcmp(id->levels[i], me->levels[i]) == 0;
@@ -294,7 +297,7 @@ static name_match match_levels(const self_table *self, const icm_table_ident *id
  * same table of that catalog; levels holding a dot cannot be told apart there. */
 static name_match match_row(const self_table *self, const char *ns, const char *name)
 {
-    const icm_table_ident *me = &self->ident.id;
+    const icm_table_ident *me = self->id;
     if (strcmp(ns, me->ns) == 0 && strcmp(name, me->name) == 0)
         return NAME_SAME;
     return joined_equal(ns, name, me->ns, me->name) ? NAME_JOINED : NAME_OTHER;
@@ -559,11 +562,12 @@ static int self_named(self_table *s, const char *identifier, bool *named)
     *named = false;
     if (identifier == NULL)
         return 0;
-    int rc = icm__ident_parse_levels(identifier, &s->ident);
+    int rc = icm__ident_parse_levels(identifier, &s->parsed);
     if (rc == ICM_ENOMEM)
         return rc;
     if (rc != 0)
         icm_error_clear(); /* not NAMESPACE.TABLE: no catalog table is it */
+    s->id = &s->parsed.id;
     *named = rc == 0;
     return 0;
 }
@@ -571,25 +575,25 @@ static int self_named(self_table *s, const char *identifier, bool *named)
 int icm__catalog_each_other_table(icm_catalog *cat, const char *self, icm__other_table_cb cb,
                                   void *payload)
 {
-    self_table s = {{0}, NULL, NULL, false};
+    self_table s = {NULL, {0}, NULL, NULL, false};
     bool named = false;
     int rc = self_named(&s, self, &named);
     if (rc == 0)
         rc = walk_others(cat, named ? &s : NULL, cb, payload);
-    icm__ident_dispose(&s.ident);
+    icm__ident_dispose(&s.parsed);
     return rc;
 }
 
 int icm__catalog_each_other_table_of(icm_table *t, icm__other_table_cb cb, void *payload)
 {
     const icm_table_metadata *md = icm_table_get_metadata(t);
-    self_table s = {{0}, md != NULL ? icm_table_metadata_uuid(md) : NULL,
+    self_table s = {icm__table_ident(t), {0}, md != NULL ? icm_table_metadata_uuid(md) : NULL,
                     icm_table_get_metadata_location(t), true};
-    bool named = false;
-    int rc = self_named(&s, icm_table_get_identifier(t), &named);
+    bool named = s.id != NULL;
+    int rc = named ? 0 : self_named(&s, icm_table_get_identifier(t), &named);
     if (rc == 0)
         rc = walk_others(icm_table_get_catalog(t), named ? &s : NULL, cb, payload);
-    icm__ident_dispose(&s.ident);
+    icm__ident_dispose(&s.parsed);
     return rc;
 }
 

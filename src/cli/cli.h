@@ -71,6 +71,7 @@ extern const icm_cli_command icm_cli_cmd_expire_snapshots;   /* cmd_expire.c */
 extern const icm_cli_command icm_cli_cmd_remove_orphan_files; /* cmd_orphans.c */
 extern const icm_cli_command icm_cli_cmd_check;
 extern const icm_cli_command icm_cli_cmd_apply;              /* cmd_apply.c */
+extern const icm_cli_command icm_cli_cmd_maintain;           /* cmd_maintain.c */
 
 /* ---- errors (main.c) ---- */
 

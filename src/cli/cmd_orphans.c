@@ -46,8 +46,9 @@ static const char orphans_help[] =
     "  --equal-schemes LIST      NAMES=CANONICAL[;...], e.g. 'wasb=abfs' (s3a, s3n: s3)\n"
     "  --equal-authorities LIST  the same for authorities (bucket or host names)\n"
     "  --exclude-location URI    leave this folder alone (repeatable)\n"
-    "  --file-list FILE          read candidates from FILE (path<TAB>size<TAB>mtime_ms per\n"
-    "                            line, e.g. an object-store inventory) instead of listing\n"
+    "  --file-list FILE          candidates from FILE (path<TAB>size<TAB>mtime_ms lines)\n"
+    "  --inventory MANIFEST      candidates from an S3 Inventory (CSV) manifest.json\n"
+    "  --max-inventory-age DUR   refuse an older report (default 7d)\n"
     "  --max-concurrent-deletes N  delete with N threads (default 1)\n"
     "  --force                   accept a cutoff less than 24 hours ago\n"
     "  --log-out FILE            journal each file acted on (JSON lines: path, kind,\n"
@@ -61,11 +62,10 @@ static const char orphans_help[] =
     "  --max-delete, --max-delete-bytes, --max-delete-percent N|B|P  refuse (exit 5)\n"
     "                            over N files, B bytes (10g), P% of those listed\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
-    "                            kind, state}], counts{kind: n}, bytes{kind: n}, listed,\n"
-    "                            referenced, older_than_ms, dry_run, deleted, ...}; kind is\n"
-    "                            data, delete, manifest, manifest_list, metadata, other or\n"
-    "                            checksum (Hadoop's .NAME.crc of an orphan, deleted with\n"
-    "                            it); state planned, deleted, already_gone, failed\n"
+    "                            kind, state}], counts, bytes, listed, referenced, ...};\n"
+    "                            kind: data, delete, manifest, manifest_list, metadata,\n"
+    "                            other, checksum (Hadoop's .NAME.crc, deleted with its\n"
+    "                            file); state: planned, deleted, already_gone, failed\n"
     "  -h, --help                print this help\n"
     "\n"
     "Deletes start after the settle time, in batches; before each the table is reloaded:\n"
@@ -94,6 +94,8 @@ typedef struct orphan_args {
     const char *max_deletes;
     const char *log_out;
     const char *settle;
+    const char *inventory;
+    const char *max_inventory_age;
     char *equal_schemes;      /* repeated options joined with ';' (malloc'd) */
     char *equal_authorities;
     const char **excludes;    /* malloc'd array of borrowed argv strings */
@@ -199,9 +201,11 @@ static int take_single(int argc, char **argv, int *i, orphan_args *a)
 {
     static const char *const names[] = {"--older-than", "--location", "--plan-out",
                                         "--prefix-mismatch", "--file-list",
-                                        "--max-concurrent-deletes", "--log-out", "--settle"};
+                                        "--max-concurrent-deletes", "--log-out", "--settle",
+                                        "--inventory", "--max-inventory-age"};
     const char **slots[] = {&a->older_than, &a->location, &a->plan_out, &a->prefix_mismatch,
-                            &a->file_list, &a->max_deletes, &a->log_out, &a->settle};
+                            &a->file_list, &a->max_deletes, &a->log_out, &a->settle,
+                            &a->inventory, &a->max_inventory_age};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         int m = icm_cli_opt_value(argc, argv, i, names[k], slots[k]);
         if (m != 0)
@@ -291,6 +295,19 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
     o->exclude_locations = a->excludes;
     o->exclude_location_count = a->n_excludes;
     o->file_list = a->file_list;
+    if (a->inventory != NULL && a->file_list != NULL)
+        return icm_cli_usage(a->inventory, "--inventory and --file-list are two listings: give "
+                                           "one");
+    if (a->max_inventory_age != NULL && a->inventory == NULL)
+        return icm_cli_usage(a->max_inventory_age, "--max-inventory-age needs --inventory");
+    o->inventory = a->inventory;
+    if (a->max_inventory_age != NULL) {
+        const char *why = NULL;
+        if (icm_cli_parse_duration(a->max_inventory_age, &o->max_inventory_age_ms, &why) != 0 ||
+            o->max_inventory_age_ms <= 0)
+            return icm_cli_usage(a->max_inventory_age, "--max-inventory-age: %s",
+                                 why != NULL ? why : "not a positive duration");
+    }
     return icm_cli_limits_build(&a->limits, &o->limits);
 }
 
@@ -456,8 +473,12 @@ static void print_warnings(icm_cli *cli, const orphan_args *a, const icm_orphan_
     if (r->listed == 0)
         icm_cli_warn(cli, "%s: %s gave no files below it; check the location%s",
                      r->location != NULL ? r->location : "",
-                     a->file_list ? "the file list" : "the listing",
-                     a->file_list ? " and the file list" : "");
+                     a->file_list   ? "the file list"
+                     : a->inventory ? "the inventory report"
+                                    : "the listing",
+                     a->file_list   ? " and the file list"
+                     : a->inventory ? " and the inventory report"
+                                    : "");
 }
 
 /* The report, after the deletes: building it cannot fail on any name (strings are byte

@@ -31,6 +31,7 @@ static const icm_cli_command *const commands[] = {
     &icm_cli_cmd_remove_orphan_files,
     &icm_cli_cmd_check,
     &icm_cli_cmd_apply,
+    &icm_cli_cmd_maintain,
     &icm_cli_cmd_list_namespaces,
     &icm_cli_cmd_list_tables,
     &icm_cli_cmd_register_table,

@@ -149,7 +149,8 @@ static bool companion_free_to_go(const sweeper *s, const icm_orphan_file *f)
  * ICM_EREFUSED (last error says how) when it changed. A file list's sizes and mtimes come from
  * an inventory and may be spelled differently: there only the age is checked (a reviewed
  * plan's, options.exact_file_list, are storage's own: checked exactly). A checksum
- * companion is planned whatever its age (it goes with its file): only its size and mtime. */
+ * companion is planned whatever its age (it goes with its file): only its size and mtime.
+ * An inventory report's (options.inventory) are storage's own too: checked exactly. */
 static int still_as_listed(const sweeper *s, const icm_orphan_file *f,
                            const icm__delete_item *item)
 {
@@ -163,8 +164,11 @@ static int still_as_listed(const sweeper *s, const icm_orphan_file *f,
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                               "not deleted: changed since it was listed (now modified at %lld "
                               "ms, not older than the cutoff); kept", (long long)now.mtime_ms);
+    /* An inventory report's LastModifiedDate has milliseconds, a HEAD's Last-Modified whole
+     * seconds: the same object compares equal to the second (options.inventory). */
+    int64_t unit = s->o->inventory != NULL ? 1000 : 1;
     if (listed_exactly && ((f->size_bytes >= 0 && now.size_bytes != f->size_bytes) ||
-                           (f->mtime_ms >= 0 && now.mtime_ms != f->mtime_ms)))
+                           (f->mtime_ms >= 0 && now.mtime_ms / unit != f->mtime_ms / unit)))
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, f->path,
                               "not deleted: changed since it was listed (size %lld -> %lld, "
                               "mtime %lld -> %lld ms); kept", (long long)f->size_bytes,
@@ -425,7 +429,7 @@ static int check_limits(const icm_orphan_options *o, icm_orphan_result *r)
 
 /* The caller's options as this version knows them: fields an older struct lacks take their
  * defaults (version 1 ends before on_delete, version 2 before no_verify, version 3 before
- * limits). */
+ * limits, version 4 before inventory). */
 static icm_orphan_options normalized(const icm_orphan_options *opts)
 {
     icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
@@ -434,7 +438,8 @@ static icm_orphan_options normalized(const icm_orphan_options *opts)
     if (opts->version >= ICM_ORPHAN_OPTIONS_VERSION)
         return *opts;
     memcpy(&o, opts,
-           opts->version >= 3   ? offsetof(icm_orphan_options, limits)
+           opts->version >= 4   ? offsetof(icm_orphan_options, inventory)
+           : opts->version >= 3 ? offsetof(icm_orphan_options, limits)
            : opts->version >= 2 ? offsetof(icm_orphan_options, no_verify)
                                 : offsetof(icm_orphan_options, on_delete));
     return o;
@@ -462,6 +467,12 @@ int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "exclude_locations is NULL but its count is %zu",
                               o->exclude_location_count);
+    if (o->inventory != NULL && (o->file_list != NULL || o->exact_file_list))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, o->inventory,
+                              "an inventory report and a file list are two listings: give one");
+    if (o->max_inventory_age_ms < 0)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
+                              "max_inventory_age_ms is negative");
     int64_t now = o->now_ms != 0 ? o->now_ms : icm__now_ms();
 
     icm_orphan_result *r = NULL;

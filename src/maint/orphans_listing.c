@@ -255,6 +255,11 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
     return push_orphan(p, &known);
 }
 
+int icm__orphans_take_listed(plan *p, const icm_file_info *info, bool may_stat)
+{
+    return take_file(p, info, may_stat, NULL);
+}
+
 /* The listing's callback, a batch of names at a time: each name's key is built and hashed
  * PROBE_AHEAD names before it is classified, and its slot asked for, so the keep set's memory
  * has arrived by then (icm__okeys_probe; the answers are icm__okeys_lookup's). */

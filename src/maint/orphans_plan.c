@@ -555,7 +555,9 @@ static int run(plan *p, int64_t now)
     if (rc == 0) {
         p->r->referenced = icm__pathset_count(p->keys.set);
         /* Names only: R is decided on names, and only the few candidates need a stat. */
-        rc = icm__orphans_listed(p) ? list_candidates(p) : icm__orphans_read_file_list(p);
+        rc = icm__orphans_listed(p)      ? list_candidates(p)
+             : p->o->inventory != NULL ? icm__orphans_read_inventory(p)
+                                       : icm__orphans_read_file_list(p);
     }
     if (rc == 0 && p->o->exact_file_list)
         rc = icm__orphans_keep_only_planned(p);

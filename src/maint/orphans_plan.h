@@ -98,10 +98,11 @@ struct icm__orphan_plan {
 typedef struct icm__orphan_plan plan;
 
 /* Whether the candidates come from listing storage (a sweep, or a reviewed plan's apply, which
- * lists too and then keeps only the plan's files), not from a file list's lines. */
+ * lists too and then keeps only the plan's files), not from a file list's lines or an
+ * inventory report's rows. */
 static inline bool icm__orphans_listed(const plan *p)
 {
-    return p->o->file_list == NULL || p->o->exact_file_list;
+    return (p->o->file_list == NULL && p->o->inventory == NULL) || p->o->exact_file_list;
 }
 
 /* Marks of R's keys (icm__pathset_mark_hash), for the presence check
@@ -137,6 +138,16 @@ int icm__orphans_keep_second_names(plan *p);
 int icm__orphans_check_other_formats(plan *p);
 int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload);
 int icm__orphans_read_file_list(plan *p);
+/* One listed file (a listing's, a file list's or an inventory report's): classified, kept as
+ * a candidate if it is one. `may_stat`: a size or mtime it lacks may be asked of storage
+ * (a file list's line stays unknown: too recent). */
+int icm__orphans_take_listed(plan *p, const icm_file_info *info, bool may_stat);
+
+/* ---- an S3 Inventory report instead of a listing (orphans_inventory.c) ---- */
+
+/* options.inventory: check the report against the table (source bucket, age) and classify
+ * every object of it below the listing location as a listed file. */
+int icm__orphans_read_inventory(plan *p);
 /* options.exact_file_list, after an ordinary listing: only the candidates the file list (a
  * reviewed plan) names with the same size and mtime stay candidates. */
 int icm__orphans_keep_only_planned(plan *p);

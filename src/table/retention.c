@@ -17,7 +17,7 @@
  *  3. it parses as table metadata with this table's table-uuid (a file and a table both
  *     without one: only in `<location>/metadata`, the one folder no other table calls its own);
  *  4. it is neither the current metadata file nor a metadata-log entry of another table of the
- *     catalog (icm__catalog_each_other_table, as the sweep's guard and expiry's hold ask it:
+ *     catalog (icm__catalog_each_other_table_of, the walk the sweep's guard and expiry's hold use:
  *     for a SQL catalog every table of its database, whatever the catalog_name); a catalog that
  *     cannot list its tables keeps the file; a table named by its directory has no catalog
  *     and no other table to ask;
@@ -312,7 +312,7 @@ static int check_other_tables(ret_ctx *c)
                     "could not be told");
         return 0;
     }
-    int rc = icm__catalog_each_other_table(cat, c->r->self, check_other_table, c);
+    int rc = icm__catalog_each_other_table_of(c->r->table, check_other_table, c);
     if (rc == ICM_EUSER)
         return 0;
     if (rc != 0 && rc != ICM_ENOMEM)

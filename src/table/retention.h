@@ -11,7 +11,7 @@
 typedef struct icm__retention {
     icm_fileio *io;
     icm_catalog *catalog;        /* the table's catalog; NULL for a directory table */
-    const char *self;            /* "ns.name" in `catalog` */
+    icm_table *table;            /* the table itself, holding `committed` */
     const icm_table_metadata *base;      /* the metadata the commit replaced */
     const icm_table_metadata *committed; /* the new metadata, now current */
     const char *committed_location;      /* its file */

@@ -116,6 +116,11 @@ const char *icm_table_get_identifier(const icm_table *t)
     return t->identifier;
 }
 
+const icm_table_ident *icm__table_ident(const icm_table *t)
+{
+    return t->ident.id.name != NULL && t->ident.id.name[0] != '\0' ? &t->ident.id : NULL;
+}
+
 icm_fileio *icm_table_get_fileio(const icm_table *t)
 {
     return t->io;
@@ -601,7 +606,7 @@ static bool log_contains(const icm_table_metadata *md, const char *file)
  * to have landed: `t` holds the committed metadata, `base` the one it replaced. */
 static void delete_removed_metadata_files(icm_table *t, const icm_table_metadata *base)
 {
-    icm__retention r = {t->io, t->owned_catalog != NULL ? NULL : t->catalog, t->identifier,
+    icm__retention r = {t->io, t->owned_catalog != NULL ? NULL : t->catalog, t,
                         base, t->md, t->metadata_location};
     icm__retention_run(&r, &t->warnings);
 }

@@ -30,6 +30,7 @@ COMMANDS = [
     ("remove-orphan-files", "ns.t", "--dry-run"),
     ("set-properties", "ns.t", "a=b"),
     ("register-table", "ns.t", "/nonexistent/v1.metadata.json"),
+    ("maintain", "--all", "--dry-run"),
 ]
 
 

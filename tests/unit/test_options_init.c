@@ -105,6 +105,20 @@ static void test_init_of_an_older_version_writes_only_its_fields(void **state)
     tail = (const unsigned char *)&o + offsetof(icm_orphan_options, no_verify);
     for (size_t i = 0; i < sizeof o - offsetof(icm_orphan_options, no_verify); i++)
         assert_int_equal(tail[i], 0x5a);
+
+    /* versions 3 and 4 end before limits and before inventory */
+    const unsigned versions[] = {3, 4};
+    const size_t ends[] = {offsetof(icm_orphan_options, limits),
+                           offsetof(icm_orphan_options, inventory)};
+    for (size_t v = 0; v < 2; v++) {
+        memset(&o, 0x5a, sizeof o);
+        icmt_ok(icm_orphan_options_init(&o, versions[v]));
+        assert_int_equal(o.version, versions[v]);
+        assert_false(o.no_verify);
+        tail = (const unsigned char *)&o + ends[v];
+        for (size_t i = 0; i < sizeof o - ends[v]; i++)
+            assert_int_equal(tail[i], 0x5a);
+    }
 }
 
 static void test_init_refuses_unknown_versions_and_null(void **state)

@@ -370,6 +370,56 @@ static void seen_clear(seen_tables *st)
     st->n = 0;
 }
 
+/* Data-loss class "a registered copy named like the table once split at its dots": the table
+ * opened by its levels n -> "b.t" was matched by its identifier split at every dot, n -> b ->
+ * t, so a copy registered at n -> b -> t from the table's older metadata file (the same
+ * table-uuid, since it is the same table's file) was skipped as the table itself, and the
+ * metadata file it stands on was no other table's: metadata retention after a commit, the
+ * sweep and expiry's hold could delete it. The table is matched by the parts it was opened
+ * by; a candidate alike only when joined needs the table-uuid AND the current metadata file. */
+static void test_registered_copy_named_like_the_table_split_at_dots_is_another_table(void **state)
+{
+    env *e = *state;
+    route1(e->s, "GET", "/v1/config", 200, "{}");
+    route1(e->s, "GET", "/v1/namespaces", 200, "{\"namespaces\":[[\"n\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=n", 200, "{\"namespaces\":[[\"n\",\"b\"]]}");
+    route1(e->s, "GET", "/v1/namespaces?parent=n%1Fb", 200, "{\"namespaces\":[]}");
+    route1(e->s, "GET", "/v1/namespaces/n/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"n\"],\"name\":\"b.t\"}]}");
+    route1(e->s, "GET", "/v1/namespaces/n%1Fb/tables", 200,
+           "{\"identifiers\":[{\"namespace\":[\"n\",\"b\"],\"name\":\"t\"}]}");
+    const char *uuid = "aaaaaaaa-03fe-4693-9a96-a0705ddf69c1";
+    char *table = load_result_uuid("/wh/x", "/wh/x/metadata/00002-b.metadata.json", uuid);
+    char *copy = load_result_uuid("/wh/x", "/wh/x/metadata/00001-a.metadata.json", uuid);
+    route1(e->s, "GET", "/v1/namespaces/n/tables/b.t", 200, table);
+    route1(e->s, "GET", "/v1/namespaces/n%1Fb/tables/t", 200, copy);
+    icm_catalog *cat = NULL;
+    icmt_ok(open_cat(e, &cat, NULL));
+    seen_tables st = {{NULL}, 0};
+
+    const char *n[] = {"n"};
+    icm_table *t = NULL;
+    icmt_ok(icm_table_load_levels(&t, cat, n, 1, "b.t"));
+    icmt_ok(icm__catalog_each_other_table_of(t, take_other_levels, &st));
+    assert_int_equal(st.n, 1);
+    assert_string_equal(st.v[0], "2|n|b|t @ /wh/x");
+    seen_clear(&st);
+    icm_table_free(t);
+
+    /* The copy opened by its levels: the table n -> "b.t" is another table to it as well
+     * (alike only when joined, and its current metadata file is not the copy's). */
+    icmt_ok(icm_table_load(&t, cat, "n.b.t"));
+    icmt_ok(icm__catalog_each_other_table_of(t, take_other_levels, &st));
+    assert_int_equal(st.n, 1);
+    assert_string_equal(st.v[0], "1|n|b.t @ /wh/x");
+    seen_clear(&st);
+    icm_table_free(t);
+
+    icm_catalog_free(cat);
+    free(table);
+    free(copy);
+}
+
 /* Data-loss class "another table whose name has a dot" (adversary round 20, H1): namespace n
  * with table "b.t" and namespace n -> b with table t are both "n.b.t" joined with '.'. The
  * walk compared the swept table's dotted identifier with levels and name joined, so the
@@ -1240,6 +1290,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_other_tables_walked_by_levels, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_other_table_whose_name_has_a_dot_is_not_taken_for_the_table_itself, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_registered_copy_named_like_the_table_split_at_dots_is_another_table, setup,
             teardown),
         cmocka_unit_test_setup_teardown(
             test_other_table_that_cannot_be_loaded_is_never_a_table_without_files, setup,

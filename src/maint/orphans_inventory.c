@@ -1,0 +1,135 @@
+/*
+ * maint/orphans_inventory.c: an S3 Inventory report as the sweep's listing
+ * (options.inventory; the report is read by maint/inventory.h).
+ *
+ * The report is a snapshot of the bucket at its creationTimestamp, so three rules make it safe
+ * to delete from (docs/semantics.md, "Inventory input"):
+ *  - it must list the table's bucket (sourceBucket) and be recent (max_inventory_age_ms,
+ *    default 7 days): an old report names files long gone, and its cutoff logic grows stale;
+ *  - a file written after the report is not in it, so it is never a candidate (kept), and the
+ *    presence check asks storage about every referenced file the report lacks (a file list's
+ *    rule: icm__orphans_check_presence) instead of refusing;
+ *  - a file in it may have gone or changed since: the last check before each delete stats it
+ *    (gone: ALREADY_GONE, not an error; another size or modification time, to the second:
+ *    KEPT), as for a listing.
+ * Every row is classified as a listed file (icm__orphans_take_listed) with the report's size
+ * and time; a row without them (a report configured without Size or LastModifiedDate) is
+ * stat'ed if it would be a candidate. The data files' checksums are checked as they end,
+ * before anything is deleted (the plan is made whole first).
+ *
+ * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "icemaint/orphans.h"
+#include "maint/inventory.h"
+#include "maint/orphans_internal.h"
+#include "maint/orphans_plan.h"
+
+/* The S3 bucket and scheme of the listing location; false when it is not in an S3 bucket. */
+static bool s3_bucket_of(const char *root, char **scheme, char **bucket)
+{
+    *scheme = *bucket = NULL;
+    const char *sep = strstr(root, "://");
+    if (sep == NULL)
+        return false;
+    size_t n = (size_t)(sep - root);
+    if (!((n == 2 && strncasecmp(root, "s3", 2) == 0) ||
+          (n == 3 && (strncasecmp(root, "s3a", 3) == 0 || strncasecmp(root, "s3n", 3) == 0))))
+        return false;
+    const char *b = sep + 3;
+    size_t blen = strcspn(b, "/");
+    if (blen == 0)
+        return false;
+    *scheme = icm__strndup(root, n);
+    *bucket = icm__strndup(b, blen);
+    return true;
+}
+
+static int check_report(plan *p, const icm__inventory_manifest *m, const char *bucket)
+{
+    const icm_orphan_options *o = p->o;
+    if (strcmp(m->source_bucket, bucket) != 0)
+        return icm__orphan_refuse(o->inventory,
+                                  "the inventory report lists bucket %s, but %s is in bucket "
+                                  "%s; nothing is deleted", m->source_bucket, p->list_root,
+                                  bucket);
+    int64_t now = o->now_ms != 0 ? o->now_ms : icm__now_ms();
+    int64_t max_age = o->max_inventory_age_ms > 0 ? o->max_inventory_age_ms
+                                                  : ICM_ORPHAN_DEFAULT_MAX_INVENTORY_AGE_MS;
+    if (now - m->creation_ms > max_age)
+        return icm__orphan_refuse(o->inventory,
+                                  "the inventory report was made %lld h ago (creationTimestamp "
+                                  "%lld), more than the %lld h allowed (--max-inventory-age); "
+                                  "nothing is deleted",
+                                  (long long)((now - m->creation_ms) / 3600000),
+                                  (long long)m->creation_ms, (long long)(max_age / 3600000));
+    /* A report from the future means a clock is wrong: its age says nothing. */
+    if (m->creation_ms > now + 10 * 60 * 1000)
+        return icm__orphan_refuse(o->inventory,
+                                  "the inventory report's creationTimestamp %lld is in the "
+                                  "future (a clock is wrong); nothing is deleted",
+                                  (long long)m->creation_ms);
+    return 0;
+}
+
+/* Every object of the report, as a listed file; *outside counts those not below list_root. */
+static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
+                     const char *bucket, size_t *outside)
+{
+    /* `scheme://bucket/` once; each row's key replaces the previous one after it */
+    icm__buf loc = ICM__BUF_INIT;
+    icm__buf_printf(&loc, "%s://%s/", scheme, bucket);
+    size_t prefix_len = loc.len;
+    int rc = loc.oom ? ICM_ENOMEM : 0;
+    while (rc == 0) {
+        icm__inventory_entry e;
+        bool end;
+        if ((rc = icm__inventory_next(inv, &e, &end)) != 0 || end)
+            break;
+        loc.len = prefix_len;
+        if (icm__buf_put(&loc, e.key, e.key_len) != 0) {
+            rc = ICM_ENOMEM;
+            break;
+        }
+        const char *rest;
+        if (!icm__orphans_below_root(p, loc.data, &rest) || rest[0] == '\0') {
+            (*outside)++;
+            continue;
+        }
+        icm_file_info info = {sizeof(icm_file_info), loc.data, e.size_bytes, e.mtime_ms};
+        if ((rc = icm__orphans_take_listed(p, &info, true)) != 0)
+            break;
+    }
+    icm__buf_dispose(&loc);
+    return rc;
+}
+
+int icm__orphans_read_inventory(plan *p)
+{
+    char *scheme, *bucket;
+    if (!s3_bucket_of(p->list_root, &scheme, &bucket))
+        return icm__orphan_refuse(p->o->inventory,
+                                  "an S3 Inventory report lists an S3 bucket, and %s is not in "
+                                  "one; nothing is deleted", p->list_root);
+    icm__inventory_reader *inv = NULL;
+    int rc = scheme == NULL || bucket == NULL ? ICM_ENOMEM : 0;
+    if (rc == 0)
+        rc = icm__inventory_open(&inv, p->io, p->o->inventory);
+    if (rc == 0)
+        rc = check_report(p, icm__inventory_manifest_of(inv), bucket);
+    size_t outside = 0;
+    if (rc == 0)
+        rc = take_rows(p, inv, scheme, bucket, &outside);
+    if (rc == 0 && outside > 0)
+        rc = icm__orphan_warn(p->r,
+                              "%s: %zu object%s of the inventory report lie%s outside it (or "
+                              "have a `.` or `..` segment); not part of this sweep",
+                              p->list_root, outside, outside == 1 ? "" : "s",
+                              outside == 1 ? "s" : "");
+    icm__inventory_close(inv);
+    icm__free(scheme);
+    icm__free(bucket);
+    return rc;
+}

@@ -1,0 +1,480 @@
+/*
+ * tests/unit/test_inventory.c: the S3 Inventory reader (maint/inventory.h).
+ *
+ * The manifest parser takes AWS's manifest.json shape (destinationBucket as an ARN,
+ * creationTimestamp as a string of ms, MD5checksum) and refuses what is not one; a CSV row
+ * gives the decoded key (`%XX` bytes incl. UTF-8, `+` a space, `%2B` a plus), size and time,
+ * with quoted fields, missing optional columns, and versions that are no current object
+ * skipped; the reader streams a local report's gzip data files and refuses, with one line
+ * naming the data file, an MD5 or size mismatch and a truncated gzip stream.
+ */
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "icemaint/errors.h"
+#include "icemaint/fileio.h"
+#include "maint/inventory.h"
+#include "testutil.h"
+
+#define SCHEMA_FULL "Bucket, Key, Size, LastModifiedDate, ETag, StorageClass"
+
+static char *manifest_json(const char *format, const char *schema, const char *files)
+{
+    return icmt_sprintf("{\"sourceBucket\": \"src-bucket\",\n"
+                        " \"destinationBucket\": \"arn:aws:s3:::inv-bucket\",\n"
+                        " \"version\": \"2016-11-30\",\n"
+                        " \"creationTimestamp\": \"1764662400000\",\n"
+                        " \"fileFormat\": \"%s\",\n"
+                        " \"fileSchema\": \"%s\",\n"
+                        " \"files\": [%s]}",
+                        format, schema, files);
+}
+
+static void test_manifest_parses_the_aws_shape(void **state)
+{
+    (void)state;
+    char *j = manifest_json("CSV", SCHEMA_FULL,
+                            "{\"key\": \"p/src-bucket/cfg/data/a.csv.gz\", \"size\": 12, "
+                            "\"MD5checksum\": \"0123456789ABCDEF0123456789abcdef\"}");
+    icm__inventory_manifest m;
+    icmt_ok(icm__inventory_manifest_parse(&m, "manifest.json", j, strlen(j)));
+    assert_string_equal(m.source_bucket, "src-bucket");
+    assert_string_equal(m.destination_bucket, "inv-bucket");
+    assert_true(m.creation_ms == 1764662400000LL);
+    assert_int_equal(m.format, ICM__INVENTORY_CSV);
+    assert_int_equal(m.columns.count, 6);
+    assert_int_equal(m.columns.bucket, 0);
+    assert_int_equal(m.columns.key, 1);
+    assert_int_equal(m.columns.size, 2);
+    assert_int_equal(m.columns.last_modified, 3);
+    assert_int_equal(m.columns.is_latest, -1);
+    assert_int_equal(m.n_files, 1);
+    assert_string_equal(m.files[0].key, "p/src-bucket/cfg/data/a.csv.gz");
+    assert_true(m.files[0].size_bytes == 12);
+    assert_string_equal(m.files[0].md5, "0123456789abcdef0123456789abcdef");
+    icm__inventory_manifest_clear(&m);
+    free(j);
+
+    /* a bare destination bucket name and a numeric creationTimestamp are taken too */
+    const char *bare = "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"creationTimestamp\":"
+                       "5,\"fileFormat\":\"Parquet\",\"fileSchema\":\"message s3.inventory {}\","
+                       "\"files\":[]}";
+    icmt_ok(icm__inventory_manifest_parse(&m, "m", bare, strlen(bare)));
+    assert_string_equal(m.destination_bucket, "d");
+    assert_int_equal(m.format, ICM__INVENTORY_PARQUET);
+    assert_int_equal(m.n_files, 0);
+    icm__inventory_manifest_clear(&m);
+}
+
+static void test_manifest_refuses_what_is_not_one(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "[]",
+        "{\"sourceBucket\":\"s\"}",
+        "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"fileFormat\":\"CSV\","
+        "\"fileSchema\":\"Bucket, Key\",\"files\":[]}", /* no creationTimestamp */
+        "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"creationTimestamp\":\"12x\","
+        "\"fileFormat\":\"CSV\",\"fileSchema\":\"Bucket, Key\",\"files\":[]}",
+        "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"creationTimestamp\":\"1\","
+        "\"fileFormat\":\"TSV\",\"fileSchema\":\"Key\",\"files\":[]}",
+        "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"creationTimestamp\":\"1\","
+        "\"fileFormat\":\"CSV\",\"fileSchema\":\"Bucket, Size\",\"files\":[]}", /* no Key */
+        "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"creationTimestamp\":\"1\","
+        "\"fileFormat\":\"CSV\",\"fileSchema\":\"Key, Key\",\"files\":[]}",
+        "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"creationTimestamp\":\"1\","
+        "\"fileFormat\":\"CSV\",\"fileSchema\":\"Key\",\"files\":[{\"key\":\"k\","
+        "\"MD5checksum\":\"abc\"}]}",
+        "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"creationTimestamp\":\"1\","
+        "\"fileFormat\":\"CSV\",\"fileSchema\":\"Key\",\"files\":[{\"size\":3}]}",
+        "{\"sourceBucket\":\"s/x\",\"destinationBucket\":\"d\",\"creationTimestamp\":\"1\","
+        "\"fileFormat\":\"CSV\",\"fileSchema\":\"Key\",\"files\":[]}",
+        "{\"sourceBucket\":\"s\",\"destinationBucket\":\"d\",\"creationTimestamp\":\"1\","
+        "\"fileFormat\":\"CSV\",\"fileSchema\":\"Key\",\"files\":{}}",
+        "{\"sourceBucket\":\"s\",\"sourceBucket\":\"t\"}",
+        "not json",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        icm__inventory_manifest m;
+        assert_int_equal(icm__inventory_manifest_parse(&m, "manifest.json", bad[i],
+                                                       strlen(bad[i])),
+                         ICM_EINVALID);
+        assert_null(m.files);
+        assert_null(m.source_bucket);
+        assert_non_null(strstr(icm_error_last()->location, "manifest.json"));
+    }
+}
+
+/* Parse one row of `schema` into e (the key copied to `key`, up to 255 bytes). */
+static int row(const char *schema, const char *text, icm__inventory_entry *e, bool *skip,
+               char key[256], const char **why)
+{
+    char *j = manifest_json("CSV", schema, "");
+    icm__inventory_manifest m;
+    icmt_ok(icm__inventory_manifest_parse(&m, "m", j, strlen(j)));
+    free(j);
+    char *line = strdup(text);
+    icm__buf kb = ICM__BUF_INIT;
+    int rc = icm__inventory_csv_row(e, skip, &m, line, strlen(line), &kb, why);
+    key[0] = '\0';
+    if (rc == 0) {
+        assert_int_equal(strlen(e->key), e->key_len);
+        snprintf(key, 256, "%s", e->key);
+    }
+    icm__buf_dispose(&kb);
+    free(line);
+    icm__inventory_manifest_clear(&m);
+    return rc;
+}
+
+static void test_csv_row_fields_and_key_decoding(void **state)
+{
+    (void)state;
+    icm__inventory_entry e;
+    bool skip;
+    char key[256];
+    const char *why;
+    icmt_ok(row(SCHEMA_FULL,
+                "\"src-bucket\",\"wh/t/data/a+b%2Bc%20d.parquet\",\"1234\","
+                "\"2026-11-30T08:00:01.250Z\",\"\"\"etag\"\"\",\"STANDARD\"",
+                &e, &skip, key, &why));
+    assert_false(skip);
+    assert_string_equal(key, "wh/t/data/a b+c d.parquet");
+    assert_true(e.size_bytes == 1234);
+    assert_true(e.mtime_ms == 1796025601250LL);
+
+    /* UTF-8 percent-encoded, unquoted fields, lower-case hex */
+    icmt_ok(row(SCHEMA_FULL, "src-bucket,wh/t/%C3%A9t%c3%a9/%E2%9C%93.avro,7,"
+                             "2026-11-30T08:00:00Z,x,y",
+                &e, &skip, key, &why));
+    assert_string_equal(key, "wh/t/\xc3\xa9t\xc3\xa9/\xe2\x9c\x93.avro");
+    assert_true(e.mtime_ms == 1796025600000LL);
+
+    /* a comma inside a quoted field is data */
+    icmt_ok(row("Key, Size", "\"a%2Cb,c\",\"5\"", &e, &skip, key, &why));
+    assert_string_equal(key, "a,b,c");
+
+    /* optional columns absent: size and time unknown */
+    icmt_ok(row("Bucket, Key", "\"src-bucket\",\"k\"", &e, &skip, key, &why));
+    assert_true(e.size_bytes == -1 && e.mtime_ms == -1);
+    /* present but empty: unknown too */
+    icmt_ok(row(SCHEMA_FULL, "\"src-bucket\",\"k\",\"\",\"\",\"\",\"\"", &e, &skip, key, &why));
+    assert_true(e.size_bytes == -1 && e.mtime_ms == -1);
+}
+
+static void test_csv_row_skips_versions_that_are_no_current_object(void **state)
+{
+    (void)state;
+    const char *schema = "Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size";
+    icm__inventory_entry e;
+    bool skip;
+    char key[256];
+    const char *why;
+    icmt_ok(row(schema, "\"src-bucket\",\"k\",\"v1\",\"true\",\"false\",\"3\"", &e, &skip, key,
+                &why));
+    assert_false(skip);
+    icmt_ok(row(schema, "\"src-bucket\",\"k\",\"v0\",\"false\",\"false\",\"3\"", &e, &skip, key,
+                &why));
+    assert_true(skip);
+    icmt_ok(row(schema, "\"src-bucket\",\"k\",\"v2\",\"true\",\"true\",\"\"", &e, &skip, key,
+                &why));
+    assert_true(skip);
+}
+
+static void test_csv_row_refuses_malformed_lines(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "\"src-bucket\",\"k\",\"1\",\"2026-11-30T08:00:00.000Z\",\"e\"",          /* 5 fields */
+        "\"src-bucket\",\"k\",\"1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s\",\"x\"", /* 7 */
+        "\"other\",\"k\",\"1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s\"",  /* another bucket */
+        "\"src-bucket\",\"k%2\",\"1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s\"",
+        "\"src-bucket\",\"k%zz\",\"1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s\"",
+        "\"src-bucket\",\"k%00x\",\"1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s\"",
+        "\"src-bucket\",\"\",\"1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s\"",
+        "\"src-bucket\",\"k\",\"-1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s\"",
+        "\"src-bucket\",\"k\",\"1\",\"2026-11-31T08:00:00.000Z\",\"e\",\"s\"",
+        "\"src-bucket\",\"k\",\"1\",\"2026-11-30 08:00:00\",\"e\",\"s\"",
+        "\"src-bucket\",\"k\"x,\"1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s\"",
+        "\"src-bucket\",\"k,\"1\",\"2026-11-30T08:00:00.000Z\",\"e\",\"s",
+        "src-bucket,k\"q,1,2026-11-30T08:00:00.000Z,e,s",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        icm__inventory_entry e;
+        bool skip;
+        char key[256];
+        const char *why = NULL;
+        assert_int_equal(row(SCHEMA_FULL, bad[i], &e, &skip, key, &why), ICM_EINVALID);
+        assert_non_null(why);
+    }
+}
+
+/* ---- the reader over a local copy of a destination bucket ---- */
+
+static void md5_hex(const void *data, size_t len, char out[33])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    assert_int_equal(EVP_Digest(data, len, md, &n, EVP_md5(), NULL), 1);
+    for (unsigned i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* gzip `text` into a new buffer (*len). */
+static unsigned char *gzip(const char *text, size_t *len)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = deflateBound(&z, (uLong)strlen(text)) + 64;
+    unsigned char *out = malloc(cap);
+    z.next_in = (unsigned char *)(uintptr_t)text;
+    z.avail_in = (uInt)strlen(text);
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    *len = cap - z.avail_out;
+    deflateEnd(&z);
+    return out;
+}
+
+typedef struct report {
+    char *root;     /* the copy of the destination bucket */
+    char *manifest; /* <root>/p/src-bucket/cfg/2026-12-01T00-00Z/manifest.json */
+} report;
+
+/* Write a report of two data files; `damage` 1: a wrong MD5 in the manifest, 2: the second
+ * data file cut short (its MD5 and size those of the cut file), 3: a wrong size. */
+static report write_report(int damage)
+{
+    report r;
+    r.root = icmt_mkdtemp();
+    icmt_mkdir_in(r.root, "p");
+    icmt_mkdir_in(r.root, "p/src-bucket");
+    icmt_mkdir_in(r.root, "p/src-bucket/cfg");
+    icmt_mkdir_in(r.root, "p/src-bucket/cfg/data");
+    icmt_mkdir_in(r.root, "p/src-bucket/cfg/2026-12-01T00-00Z");
+    const char *texts[2] = {
+        "\"src-bucket\",\"wh/t/data/a.parquet\",\"10\",\"2026-11-30T08:00:00.000Z\"\n"
+        "\"src-bucket\",\"wh/t/data/b%20c.parquet\",\"11\",\"2026-11-30T08:00:01.000Z\"\n",
+        "\"src-bucket\",\"other/x\",\"12\",\"2026-11-30T08:00:02.000Z\"\r\n"
+        "\"src-bucket\",\"wh/t/data/d%2Be.parquet\",\"13\",\"2026-11-30T08:00:03.000Z\""};
+    char files[1024] = "";
+    for (int i = 0; i < 2; i++) {
+        size_t len;
+        unsigned char *gz = gzip(texts[i], &len);
+        if (damage == 2 && i == 1)
+            len -= 12; /* the trailer and some of the stream */
+        char md5[33];
+        md5_hex(gz, len, md5);
+        if (damage == 1 && i == 1)
+            md5[0] = md5[0] == '0' ? '1' : '0';
+        char *rel = icmt_sprintf("p/src-bucket/cfg/data/f%d.csv.gz", i);
+        char *path = icmt_in(r.root, rel);
+        icmt_write_file(path, gz, len);
+        size_t n = strlen(files);
+        snprintf(files + n, sizeof files - n,
+                 "%s{\"key\": \"%s\", \"size\": %zu, \"MD5checksum\": \"%s\"}", i ? "," : "",
+                 rel, damage == 3 && i == 1 ? len + 1 : len, md5);
+        free(path);
+        free(rel);
+        free(gz);
+    }
+    char *j = manifest_json("CSV", "Bucket, Key, Size, LastModifiedDate", files);
+    r.manifest = icmt_in(r.root, "p/src-bucket/cfg/2026-12-01T00-00Z/manifest.json");
+    icmt_write_file(r.manifest, j, strlen(j));
+    free(j);
+    return r;
+}
+
+static void report_free(report *r)
+{
+    icmt_rmtree(r->root);
+    free(r->root);
+    free(r->manifest);
+}
+
+/* Read the whole report; the keys joined with '|' into keys. */
+static int read_all(const report *r, char *keys, size_t cap, uint64_t *n)
+{
+    icm__inventory_reader *inv = NULL;
+    keys[0] = '\0';
+    *n = 0;
+    int rc = icm__inventory_open(&inv, NULL, r->manifest);
+    while (rc == 0) {
+        icm__inventory_entry e;
+        bool end;
+        if ((rc = icm__inventory_next(inv, &e, &end)) != 0 || end)
+            break;
+        size_t used = strlen(keys);
+        snprintf(keys + used, cap - used, "%s%s:%lld:%lld", used ? "|" : "", e.key,
+                 (long long)e.size_bytes, (long long)e.mtime_ms);
+        (*n)++;
+    }
+    if (inv != NULL)
+        assert_true(rc != 0 || icm__inventory_rows(inv) == *n);
+    icm__inventory_close(inv);
+    return rc;
+}
+
+static void test_reader_streams_a_local_report(void **state)
+{
+    (void)state;
+    report r = write_report(0);
+    char keys[1024];
+    uint64_t n;
+    icmt_ok(read_all(&r, keys, sizeof keys, &n));
+    assert_true(n == 4);
+    assert_string_equal(keys, "wh/t/data/a.parquet:10:1796025600000|"
+                              "wh/t/data/b c.parquet:11:1796025601000|"
+                              "other/x:12:1796025602000|"
+                              "wh/t/data/d+e.parquet:13:1796025603000");
+    report_free(&r);
+}
+
+static void test_reader_refuses_a_wrong_md5(void **state)
+{
+    (void)state;
+    report r = write_report(1);
+    char keys[1024];
+    uint64_t n;
+    assert_int_equal(read_all(&r, keys, sizeof keys, &n), ICM_EINVALID);
+    const char *msg = icm_error_last()->message;
+    assert_non_null(strstr(icm_error_last()->location, "f1.csv.gz"));
+    assert_non_null(strstr(msg, "MD5"));
+    assert_null(strchr(msg, '\n'));
+    report_free(&r);
+}
+
+static void test_reader_refuses_a_truncated_gzip(void **state)
+{
+    (void)state;
+    report r = write_report(2);
+    char keys[1024];
+    uint64_t n;
+    assert_int_equal(read_all(&r, keys, sizeof keys, &n), ICM_EINVALID);
+    const char *msg = icm_error_last()->message;
+    assert_non_null(strstr(icm_error_last()->location, "f1.csv.gz"));
+    assert_non_null(strstr(msg, "truncated"));
+    assert_null(strchr(msg, '\n'));
+    report_free(&r);
+}
+
+static void test_reader_refuses_a_wrong_size(void **state)
+{
+    (void)state;
+    report r = write_report(3);
+    char keys[1024];
+    uint64_t n;
+    assert_int_equal(read_all(&r, keys, sizeof keys, &n), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->location, "f1.csv.gz"));
+    report_free(&r);
+}
+
+/* One data file of `rows` rows (~2.4 MB of text for 30,000: many output chunks from a read
+ * chunk, a row across each chunk's end) written as two concatenated gzip members. */
+static void test_reader_streams_many_rows_and_gzip_members(void **state)
+{
+    (void)state;
+    const int rows = 30000;
+    char *text[2];
+    for (int part = 0; part < 2; part++) {
+        size_t cap = (size_t)rows * 100, used = 0;
+        text[part] = malloc(cap);
+        text[part][0] = '\0';
+        for (int i = part * rows / 2; i < (part + 1) * rows / 2; i++)
+            used += (size_t)snprintf(text[part] + used, cap - used,
+                                     "\"src-bucket\",\"wh/t/data/part-%06d.parquet\",\"%d\","
+                                     "\"2026-11-30T08:00:00.000Z\"\n", i, i);
+    }
+    size_t l0, l1;
+    unsigned char *g0 = gzip(text[0], &l0), *g1 = gzip(text[1], &l1);
+    unsigned char *both = malloc(l0 + l1);
+    memcpy(both, g0, l0);
+    memcpy(both + l0, g1, l1);
+    char md5[33];
+    md5_hex(both, l0 + l1, md5);
+    char *dir = icmt_mkdtemp();
+    char *data = icmt_in(dir, "big.csv.gz");
+    icmt_write_file(data, both, l0 + l1);
+    char *files = icmt_sprintf("{\"key\": \"big.csv.gz\", \"size\": %zu, \"MD5checksum\": "
+                               "\"%s\"}", l0 + l1, md5);
+    char *j = manifest_json("CSV", "Bucket, Key, Size, LastModifiedDate", files);
+    char *manifest = icmt_in(dir, "manifest.json");
+    icmt_write_file(manifest, j, strlen(j));
+    icm__inventory_reader *inv = NULL;
+    icmt_ok(icm__inventory_open(&inv, NULL, manifest));
+    int n = 0;
+    for (;;) {
+        icm__inventory_entry e;
+        bool end;
+        icmt_ok(icm__inventory_next(inv, &e, &end));
+        if (end)
+            break;
+        char want[64];
+        snprintf(want, sizeof want, "wh/t/data/part-%06d.parquet", n);
+        assert_string_equal(e.key, want);
+        assert_true(e.size_bytes == n);
+        n++;
+    }
+    assert_int_equal(n, rows);
+    assert_true(icm__inventory_rows(inv) == (uint64_t)rows);
+    icm__inventory_close(inv);
+    icmt_rmtree(dir);
+    free(manifest);
+    free(j);
+    free(files);
+    free(data);
+    free(dir);
+    free(both);
+    free(g0);
+    free(g1);
+    free(text[0]);
+    free(text[1]);
+}
+
+static void test_reader_refuses_parquet_and_orc(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    char *path = icmt_in(dir, "manifest.json");
+    const char *formats[] = {"Parquet", "ORC"};
+    for (int i = 0; i < 2; i++) {
+        char *j = manifest_json(formats[i], "message s3.inventory { }", "");
+        icmt_write_file(path, j, strlen(j));
+        free(j);
+        icm__inventory_reader *inv = NULL;
+        assert_int_equal(icm__inventory_open(&inv, NULL, path), ICM_EUNSUPPORTED);
+        assert_null(inv);
+        assert_non_null(strstr(icm_error_last()->message, formats[i]));
+        assert_non_null(strstr(icm_error_last()->message, "CSV"));
+    }
+    /* a missing manifest is ENOTFOUND */
+    icm__inventory_reader *inv = NULL;
+    char *absent = icmt_in(dir, "absent.json");
+    assert_int_equal(icm__inventory_open(&inv, NULL, absent), ICM_ENOTFOUND);
+    free(absent);
+    free(path);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_manifest_parses_the_aws_shape),
+        cmocka_unit_test(test_manifest_refuses_what_is_not_one),
+        cmocka_unit_test(test_csv_row_fields_and_key_decoding),
+        cmocka_unit_test(test_csv_row_skips_versions_that_are_no_current_object),
+        cmocka_unit_test(test_csv_row_refuses_malformed_lines),
+        cmocka_unit_test(test_reader_streams_a_local_report),
+        cmocka_unit_test(test_reader_refuses_a_wrong_md5),
+        cmocka_unit_test(test_reader_refuses_a_truncated_gzip),
+        cmocka_unit_test(test_reader_refuses_a_wrong_size),
+        cmocka_unit_test(test_reader_streams_many_rows_and_gzip_members),
+        cmocka_unit_test(test_reader_refuses_parquet_and_orc),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
