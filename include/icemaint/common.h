@@ -11,7 +11,17 @@
  *    parent object and live until it is freed or changed;
  *  - strings passed in are copied unless a function's doc says otherwise;
  *  - times are int64_t milliseconds since the Unix epoch, UTC (`_ms`); sizes are int64_t bytes
- *    (`_bytes`), as Iceberg's `long` fields.
+ *    (`_bytes`), as Iceberg's `long` fields;
+ *  - a struct the caller allocates and the library fills (icm_file_info,
+ *    icm_fileio_delete_result, icm_manifest_file as a writer's summary) starts with
+ *    `size_t struct_size`, which the caller sets to sizeof the struct it was compiled with
+ *    (the type's `_INIT` macro does). The library refuses a struct_size of 0, one too small
+ *    to hold the first field after it, or one larger than its own (built against a newer
+ *    header) with ICM_EINVALID before writing anything, and otherwise writes only the fields
+ *    that lie wholly within struct_size bytes: a caller built against an older, smaller
+ *    struct keeps working and nothing past its struct is touched. A struct the library hands
+ *    to a callback has its struct_size set to the library's; read a field added later only
+ *    when ICM_STRUCT_HAS says it is there (docs/API.md rule 3).
  */
 #ifndef ICEMAINT_COMMON_H
 #define ICEMAINT_COMMON_H
@@ -82,6 +92,12 @@ ICM_EXTERN(void) icm_allocator_hook_json(void);
 
 /** Free memory the library handed out as a plain buffer or string (never use free()). NULL ok. */
 ICM_EXTERN(void) icm_free(void *ptr);
+
+/** Whether the struct at `ptr` (of type `type`, with a leading `size_t struct_size`) is large
+ *  enough to hold `field`: how a caller reads a field added in a later version, and how the
+ *  library decides which fields of a caller's struct it writes. */
+#define ICM_STRUCT_HAS(ptr, type, field) \
+    ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 /** One key/value pair (catalog, table or FileIO properties). Strings are copied by every call
  *  that takes them. */

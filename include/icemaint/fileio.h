@@ -22,13 +22,30 @@ ICM_BEGIN_DECL
 
 typedef struct icm_fileio icm_fileio;
 
-/** One listed or stat'ed object. `location` is borrowed for the duration of the callback. */
+/**
+ * One listed or stat'ed object. `location` is borrowed for the duration of the callback.
+ *
+ * Size-prefixed (docs/API.md rule 3, common.h): a caller that passes one to be filled
+ * (icm_fileio_stat, icm_fileio_checksum_of) initialises it with ICM_FILE_INFO_INIT, which sets
+ * struct_size to sizeof(icm_file_info) as the caller was compiled. Those calls return
+ * ICM_EINVALID, writing nothing, for a struct_size below ICM_FILE_INFO_SIZE_MIN (0 included)
+ * or above this library's sizeof (a caller built against a newer header), and otherwise write
+ * only the fields wholly within struct_size bytes. A listing callback gets one of the
+ * library's size (struct_size set): read a field added later only when ICM_STRUCT_HAS(info,
+ * icm_file_info, field).
+ */
 typedef struct icm_file_info {
+    size_t struct_size;    /**< sizeof(icm_file_info) of the caller (ICM_FILE_INFO_INIT) */
     const char *location;  /**< URI in the same form as the listed prefix */
     int64_t size_bytes;    /**< object size; -1 when unknown (only from a listing with
                                 ICM_LIST_STAT_OPTIONAL) */
     int64_t mtime_ms;      /**< last modification, ms since epoch UTC; -1 when unknown */
 } icm_file_info;
+
+/** An icm_file_info ready to be filled: struct_size set, size and mtime unknown. */
+#define ICM_FILE_INFO_INIT {sizeof(icm_file_info), NULL, -1, -1}
+/** The smallest struct_size accepted: room for the first field, `location`. */
+#define ICM_FILE_INFO_SIZE_MIN (offsetof(icm_file_info, location) + sizeof(const char *))
 
 /**
  * Listing flags for icm_fileio_list_flags() (a bit mask; 0 = none).
@@ -133,9 +150,19 @@ typedef enum icm_fileio_delete_status {
     ICM_FILEIO_DELETE_FAILED = 2 /**< not deleted: `code`, `retryable` and `message` say why */
 } icm_fileio_delete_status;
 
-/** The outcome of deleting one object. A back end that cannot tell whether an object was there
- *  reports ICM_FILEIO_DELETED for it. */
+/**
+ * The outcome of deleting one object. A back end that cannot tell whether an object was there
+ * reports ICM_FILEIO_DELETED for it.
+ *
+ * Size-prefixed (docs/API.md rule 3, common.h): the caller allocates the array and sets every
+ * element's struct_size to sizeof(icm_fileio_delete_result) as it was compiled
+ * (ICM_FILEIO_DELETE_RESULT_INIT for one, ICM_FILEIO_DELETE_RESULTS_INIT(results, n) for an
+ * array); the library steps through the array by that size and writes only the fields wholly
+ * within it.
+ */
 typedef struct icm_fileio_delete_result {
+    size_t struct_size;  /**< sizeof(icm_fileio_delete_result) of the caller; the same in every
+                              element of an array */
     icm_fileio_delete_status status;
     int code;          /**< FAILED: negative icm code; else 0 */
     bool retryable;    /**< FAILED and the back end says the same delete may succeed later
@@ -143,6 +170,20 @@ typedef struct icm_fileio_delete_result {
                             retry cannot fix (EACCES, a directory, an unsupported location) */
     char message[256]; /**< FAILED: one line naming the location and why (cut to fit); else "" */
 } icm_fileio_delete_result;
+
+/** One icm_fileio_delete_result ready to be filled (struct_size set). */
+#define ICM_FILEIO_DELETE_RESULT_INIT \
+    {sizeof(icm_fileio_delete_result), ICM_FILEIO_DELETE_FAILED, 0, false, {0}}
+/** Set struct_size of each of the `n` results at `results` (an icm_fileio_delete_result *) to
+ *  the caller's sizeof(icm_fileio_delete_result); a statement. */
+#define ICM_FILEIO_DELETE_RESULTS_INIT(results, n)                                          \
+    do {                                                                                    \
+        for (size_t icm_i_ = 0; icm_i_ < (size_t)(n); icm_i_++)                           \
+            (results)[icm_i_].struct_size = sizeof(icm_fileio_delete_result);               \
+    } while (0)
+/** The smallest struct_size accepted: room for the first field, `status`. */
+#define ICM_FILEIO_DELETE_RESULT_SIZE_MIN \
+    (offsetof(icm_fileio_delete_result, status) + sizeof(icm_fileio_delete_status))
 
 /** Keys per back-end call of icm_fileio_delete_batch (S3 DeleteObjects' limit); the wrapper
  *  splits longer batches into calls of at most this many. */
@@ -157,16 +198,22 @@ typedef struct icm_fileio_delete_result {
  * whose location is NULL or empty is FAILED with ICM_EINVALID and goes to no back end. The same
  * location twice is deleted once: the later item may be ALREADY_GONE. Thread-safe as the back
  * end. The fault wrapper counts each item as one ICM_IO_DELETE operation.
- * @param results n results (written for every item, whatever the return value)
+ * @param results n results, each with struct_size set (ICM_FILEIO_DELETE_RESULTS_INIT);
+ *  written for every item, whatever the return value, except when their struct_size is refused
  * @return 0 when every item got its own result (look at `results`: failures are per item);
  *         ICM_EINVALID (NULL io, or NULL locations or results with n > 0) or ICM_ENOMEM when
  *         the batch could not run at all: then nothing was deleted and every result (when
- *         `results` is not NULL) is FAILED with that code.
+ *         `results` is not NULL) is FAILED with that code; ICM_EINVALID with nothing deleted
+ *         and nothing written when results[0].struct_size is below
+ *         ICM_FILEIO_DELETE_RESULT_SIZE_MIN or above this library's sizeof, or another
+ *         element's struct_size differs from it.
  */
 ICM_EXTERN(int) icm_fileio_delete_batch(icm_fileio_delete_result *results, icm_fileio *io,
                                         const char *const *locations, size_t n);
-/** @param[out] out size and mtime; out->location is `location` (borrowed).
- *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory). */
+/** @param[out] out size and mtime; out->location is `location` (borrowed). out->struct_size
+ *  set by the caller (ICM_FILE_INFO_INIT).
+ *  @return 0, ICM_ENOTFOUND, ICM_EIO (also: a directory), ICM_EINVALID (NULL out, or a
+ *  struct_size refused as icm_file_info says: nothing written). */
 ICM_EXTERN(int) icm_fileio_stat(icm_file_info *out, icm_fileio *io, const char *location);
 /** List with no flags: every object's size and mtime are known (as the back end reports
  *  them; mtime_ms may still be -1 where the store has none). Same as
@@ -394,9 +441,11 @@ ICM_EXTERN(int) icm_fileio_resolve(char **out, icm_fileio *io, const char *locat
  * plan to delete, and plan the companion as its own entry (kind "checksum").
  * @param[out] out  new string (icm_free) naming the companion in the form of `location`; NULL
  *                  when there is none
- * @param[out] info its size and mtime (info->location is *out); may be NULL
+ * @param[out] info its size and mtime (info->location is *out); may be NULL; else
+ *                  info->struct_size set by the caller (ICM_FILE_INFO_INIT)
  * @return 0 (also when there is none, or `location` itself is gone), ICM_ENOMEM, ICM_EINVALID
- *         (NULL arguments).
+ *         (NULL arguments; a struct_size of `info` refused as icm_file_info says: nothing
+ *         written).
  * Source: Hadoop ChecksumFileSystem.getChecksumFile / delete.
  */
 ICM_EXTERN(int) icm_fileio_checksum_of(char **out, icm_file_info *info, icm_fileio *io,

@@ -64,8 +64,18 @@ typedef enum icm_manifest_content {
 /**
  * One manifest list entry (spec struct `manifest_file`). v1 files default as Appendix E says:
  * content DATA, sequence numbers 0. Counts are -1 with has_* false when the file omits them.
+ *
+ * Size-prefixed (docs/API.md rule 3, common.h), because icm_manifest_writer_finish() fills one
+ * the caller allocates: initialise it with ICM_MANIFEST_FILE_INIT (struct_size =
+ * sizeof(icm_manifest_file) as the caller was compiled). The writer refuses a summary whose
+ * struct_size is below ICM_MANIFEST_FILE_SIZE_MIN (0 included) or above this library's sizeof
+ * with ICM_EINVALID, and writes only the fields wholly within struct_size. Entries the library
+ * hands out (icm_manifest_list_reader_next, icm_manifest_file_cb) have the library's
+ * struct_size. As an input (icm_manifest_list_writer_add, icm_manifest_read) struct_size is
+ * not read.
  */
 typedef struct icm_manifest_file {
+    size_t struct_size;             /**< sizeof(icm_manifest_file) of the caller */
     const char *manifest_path;      /**< 500; NUL-terminated */
     size_t manifest_path_len;
     int64_t manifest_length;        /**< 501, bytes */
@@ -90,6 +100,15 @@ typedef struct icm_manifest_file {
     icm_raw partitions;
     icm_raw key_metadata;           /**< 519 encoded bytes value; data NULL when null */
 } icm_manifest_file;
+
+/** An icm_manifest_file with struct_size set and every other field zero / false / NULL. */
+#define ICM_MANIFEST_FILE_INIT                                                                \
+    {sizeof(icm_manifest_file), NULL, 0, 0, 0, ICM_MANIFEST_CONTENT_DATA, 0, 0, false, 0,     \
+     false, false, false, 0, 0, 0, false, false, false, 0, 0, 0, false, 0, {NULL, 0},         \
+     {NULL, 0}}
+/** The smallest struct_size accepted: room for the first field, `manifest_path`. */
+#define ICM_MANIFEST_FILE_SIZE_MIN \
+    (offsetof(icm_manifest_file, manifest_path) + sizeof(const char *))
 
 /** Options for reading manifest lists. Initialise with ICM_MANIFEST_LIST_READ_OPTIONS_INIT or
  *  icm_manifest_list_read_options_init() (docs/API.md rule 2: a zero-filled struct has version
@@ -399,7 +418,10 @@ ICM_EXTERN(int) icm_manifest_writer_add(icm_manifest_writer *w, const icm_manife
  * @param[out] summary optional: counts for the manifest list entry (added/existing/deleted
  *  files and rows, min data sequence number over live entries or -1, content, spec id,
  *  manifest_length = out_len); manifest_path NULL (caller sets it); partitions absent.
- * @return 0; ICM_ENOMEM; ICM_ERROR (compression failure)
+ *  summary->struct_size set by the caller (ICM_MANIFEST_FILE_INIT).
+ * @return 0; ICM_ENOMEM; ICM_ERROR (compression failure); ICM_EINVALID (a summary whose
+ *  struct_size is refused as icm_manifest_file says: checked first, nothing finished or
+ *  written, the writer stays usable)
  */
 ICM_EXTERN(int) icm_manifest_writer_finish(char **out, size_t *out_len, icm_manifest_file *summary,
                                            icm_manifest_writer *w);

@@ -123,7 +123,7 @@ static int version_taken(icm_fileio *io, const char *dir, int64_t n, const char 
             return ICM_ENOMEM;
         int rc = 0;
         if (except == NULL || strcmp(loc, except) != 0) {
-            icm_file_info info;
+            icm_file_info info = ICM_FILE_INFO_INIT;
             rc = icm_fileio_stat(&info, io, loc);
             if (rc == 0)
                 *out = true;

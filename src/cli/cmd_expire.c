@@ -636,7 +636,7 @@ static json_t *released_json(icm_cli *cli, icm_table *t, const icm_expire_result
     for (size_t k = 0; k < 3 && *ok; k++) {
         for (size_t i = 0; i < lens[k] && *ok; i++) {
             const icm_expire_file *f = &vecs[k][i];
-            icm_file_info info;
+            icm_file_info info = ICM_FILE_INFO_INIT;
             int rc = icm_fileio_stat(&info, icm_table_get_fileio(t), f->path);
             if (rc != 0 || info.mtime_ms < 0) {
                 if (rc != ICM_ENOTFOUND)

@@ -122,8 +122,7 @@ static int on_manifest(const icm_manifest_file *mf, void *payload)
 static void embedded_rows(manifests_ctx *ctx, const icm_snapshot *snap)
 {
     for (size_t i = 0; i < snap->manifest_count; i++) {
-        icm_manifest_file mf;
-        memset(&mf, 0, sizeof mf);
+        icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
         mf.manifest_path = snap->manifests[i];
         mf.has_added_snapshot_id = true;
         mf.added_snapshot_id = snap->snapshot_id;

@@ -191,6 +191,8 @@ static int fault_delete_batch(icm_fileio *io, const char *const *locations, size
     size_t *pass_idx = icm__calloc(n, sizeof *pass_idx);
     icm_fileio_delete_result *pass_res = icm__calloc(n, sizeof *pass_res);
     int rc = pass != NULL && pass_idx != NULL && pass_res != NULL ? 0 : ICM_ENOMEM;
+    if (pass_res != NULL)
+        ICM_FILEIO_DELETE_RESULTS_INIT(pass_res, n);
     size_t k = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         bool retryable;

@@ -243,8 +243,9 @@ static bool item_ok(const char *location)
     return location != NULL && location[0] != '\0';
 }
 
-int icm_fileio_delete_batch(icm_fileio_delete_result *results, icm_fileio *io,
-                            const char *const *locations, size_t n)
+/* icm_fileio_delete_batch on results of this library's size. */
+static int delete_batch_whole(icm_fileio_delete_result *results, icm_fileio *io,
+                              const char *const *locations, size_t n)
 {
     int rc = check_io(io, NULL, "delete batch");
     if (rc == 0 && n > 0 && (locations == NULL || results == NULL))
@@ -277,6 +278,7 @@ int icm_fileio_delete_batch(icm_fileio_delete_result *results, icm_fileio *io,
             fail_all(results, n, ICM_ENOMEM);
             return ICM_ENOMEM;
         }
+        ICM_FILEIO_DELETE_RESULTS_INIT(pass_res, cap);
     }
     for (size_t i = 0; i < n; i++) {
         if (item_ok(locations[i]))
@@ -318,19 +320,116 @@ int icm_fileio_delete_batch(icm_fileio_delete_result *results, icm_fileio *io,
     return 0;
 }
 
+/* ---- size-prefixed results (common.h, docs/API.md rule 3) ---- */
+
+/* A caller's icm_file_info: refused (nothing written) unless its struct_size is one this
+ * library can fill. */
+static int file_info_check(const icm_file_info *info, const char *location)
+{
+    return icm__struct_size_check(ICM_ERRCLASS_IO, location, "icm_file_info", info->struct_size,
+                                  ICM_FILE_INFO_SIZE_MIN, sizeof(icm_file_info),
+                                  "ICM_FILE_INFO_INIT");
+}
+
+/* Copy the fields of `src` (a whole one) that fit the caller's `dst`. Back ends always fill a
+ * whole struct of this library's size; only what the caller's struct holds reaches it. */
+static void file_info_copy_out(icm_file_info *dst, const icm_file_info *src)
+{
+    if (ICM_STRUCT_HAS(dst, icm_file_info, location))
+        dst->location = src->location;
+    if (ICM_STRUCT_HAS(dst, icm_file_info, size_bytes))
+        dst->size_bytes = src->size_bytes;
+    if (ICM_STRUCT_HAS(dst, icm_file_info, mtime_ms))
+        dst->mtime_ms = src->mtime_ms;
+    /* A field appended to icm_file_info must be copied above too. */
+    _Static_assert(offsetof(icm_file_info, mtime_ms) + sizeof(int64_t) == sizeof(icm_file_info),
+                   "file_info_copy_out copies every field of icm_file_info");
+}
+
+/* The caller's results[i] when its elements are `stride` bytes apart. */
+static icm_fileio_delete_result *result_at(icm_fileio_delete_result *results, size_t stride,
+                                           size_t i)
+{
+    return (icm_fileio_delete_result *)(void *)((char *)results + i * stride);
+}
+
+/* Copy the fields of `src` (a whole one) that fit the caller's `dst`. */
+static void delete_result_copy_out(icm_fileio_delete_result *dst,
+                                   const icm_fileio_delete_result *src)
+{
+    if (ICM_STRUCT_HAS(dst, icm_fileio_delete_result, status))
+        dst->status = src->status;
+    if (ICM_STRUCT_HAS(dst, icm_fileio_delete_result, code))
+        dst->code = src->code;
+    if (ICM_STRUCT_HAS(dst, icm_fileio_delete_result, retryable))
+        dst->retryable = src->retryable;
+    if (ICM_STRUCT_HAS(dst, icm_fileio_delete_result, message))
+        memcpy(dst->message, src->message, sizeof dst->message);
+    /* A field appended to icm_fileio_delete_result must be copied above too (the message is its
+     * last field; only padding may follow). */
+    _Static_assert(offsetof(icm_fileio_delete_result, message) + sizeof(char[256]) +
+                           _Alignof(icm_fileio_delete_result) >
+                       sizeof(icm_fileio_delete_result),
+                   "delete_result_copy_out copies every field of icm_fileio_delete_result");
+}
+
+int icm_fileio_delete_batch(icm_fileio_delete_result *results, icm_fileio *io,
+                            const char *const *locations, size_t n)
+{
+    if (results == NULL || n == 0)
+        return delete_batch_whole(results, io, locations, n);
+    /* The caller's element size is its struct_size: check it (and that every element says the
+     * same, so the array is walked as it was laid out) before anything is written or deleted. */
+    size_t stride = results[0].struct_size;
+    int rc = icm__struct_size_check(ICM_ERRCLASS_IO, NULL, "icm_fileio_delete_result", stride,
+                                    ICM_FILEIO_DELETE_RESULT_SIZE_MIN,
+                                    sizeof(icm_fileio_delete_result),
+                                    "ICM_FILEIO_DELETE_RESULTS_INIT");
+    for (size_t i = 1; rc == 0 && i < n; i++)
+        if (result_at(results, stride, i)->struct_size != stride)
+            rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, NULL,
+                                "icm_fileio_delete_result: struct_size %zu of item %zu differs "
+                                "from item 0's %zu; set every item with "
+                                "ICM_FILEIO_DELETE_RESULTS_INIT",
+                                result_at(results, stride, i)->struct_size, i, stride);
+    if (rc < 0)
+        return rc;
+    if (stride == sizeof(icm_fileio_delete_result))
+        return delete_batch_whole(results, io, locations, n);
+    /* A smaller (older) struct: run on whole results, then copy what fits. */
+    icm_fileio_delete_result *whole = icm__calloc(n, sizeof *whole);
+    if (whole == NULL) {
+        icm_fileio_delete_result failed = ICM_FILEIO_DELETE_RESULT_INIT;
+        icm_fileio_delete_result_fail(&failed, ICM_ENOMEM, false);
+        for (size_t i = 0; i < n; i++)
+            delete_result_copy_out(result_at(results, stride, i), &failed);
+        return ICM_ENOMEM;
+    }
+    ICM_FILEIO_DELETE_RESULTS_INIT(whole, n);
+    rc = delete_batch_whole(whole, io, locations, n);
+    for (size_t i = 0; i < n; i++)
+        delete_result_copy_out(result_at(results, stride, i), &whole[i]);
+    icm__free(whole);
+    return rc;
+}
+
 int icm_fileio_stat(icm_file_info *out, icm_fileio *io, const char *location)
 {
+    icm_file_info full = {sizeof full, location, 0, -1};
     if (out != NULL) {
-        out->location = location;
-        out->size_bytes = 0;
-        out->mtime_ms = -1;
+        int rc = file_info_check(out, location);
+        if (rc < 0)
+            return rc;
+        file_info_copy_out(out, &full);
     }
     int rc = check_common(io, location, "stat");
     if (rc < 0)
         return rc;
     if (out == NULL)
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, location, "stat: NULL output");
-    return finish(io->methods->stat(io, location, out), location);
+    rc = finish(io->methods->stat(io, location, &full), location);
+    file_info_copy_out(out, &full);
+    return rc;
 }
 
 int icm_fileio_list(icm_fileio *io, const char *prefix, icm_list_cb cb, void *payload)
@@ -439,14 +538,18 @@ int icm_fileio_resolve(char **out, icm_fileio *io, const char *location)
 int icm_fileio_checksum_of(char **out, icm_file_info *info, icm_fileio *io,
                            const char *location)
 {
-    icm_file_info unused;
-    if (info == NULL)
-        info = &unused;
+    icm_file_info full = ICM_FILE_INFO_INIT;
+    if (info != NULL) {
+        int rc = file_info_check(info, location);
+        if (rc < 0) {
+            if (out != NULL)
+                *out = NULL;
+            return rc;
+        }
+        file_info_copy_out(info, &full);
+    }
     if (out != NULL)
         *out = NULL;
-    info->location = NULL;
-    info->size_bytes = -1;
-    info->mtime_ms = -1;
     int rc = check_common(io, location, "checksum");
     if (rc < 0)
         return rc;
@@ -455,8 +558,10 @@ int icm_fileio_checksum_of(char **out, icm_file_info *info, icm_fileio *io,
     const icm_fileio_methods *m = io->methods;
     if (m->version < 3 || m->checksum_of == NULL)
         return 0; /* no companions in this back end */
-    rc = finish(m->checksum_of(io, location, out, info), location);
-    info->location = *out;
+    rc = finish(m->checksum_of(io, location, out, &full), location);
+    full.location = *out;
+    if (info != NULL)
+        file_info_copy_out(info, &full);
     return rc;
 }
 

@@ -210,7 +210,8 @@ static int hand_over(const batch *b, icm_file_info *infos, icm__list_batch_cb cb
 {
     for (size_t i = 0; i < b->count; i++) {
         const listed *f = &b->files[i];
-        infos[i] = (icm_file_info){b->names + f->name_offset, f->size_bytes, f->mtime_ms};
+        infos[i] = (icm_file_info){sizeof(icm_file_info), b->names + f->name_offset,
+                                   f->size_bytes, f->mtime_ms};
     }
     return b->count > 0 ? cb(infos, b->count, payload) : 0;
 }

@@ -613,7 +613,7 @@ static int walk_entry(walker *w, const struct dirent *ent, unsigned flags, icm_l
     if ((flags & ICM_LIST_STAT_OPTIONAL) != 0 && ent->d_type == DT_DIR)
         return walk_descend(w, at, name);
     if ((flags & ICM_LIST_STAT_OPTIONAL) != 0 && ent->d_type == DT_REG) {
-        icm_file_info unknown = {w->loc.data, -1, -1};
+        icm_file_info unknown = {sizeof(icm_file_info), w->loc.data, -1, -1};
         return cb(&unknown, payload);
     }
     struct stat st;
@@ -627,7 +627,8 @@ static int walk_entry(walker *w, const struct dirent *ent, unsigned flags, icm_l
         return 0;
     if (!S_ISREG(st.st_mode))
         return 0;
-    icm_file_info info = {w->loc.data, (int64_t)st.st_size, mtime_ms_of(&st)};
+    icm_file_info info = {sizeof(icm_file_info), w->loc.data, (int64_t)st.st_size,
+                          mtime_ms_of(&st)};
     return cb(&info, payload);
 }
 

@@ -388,7 +388,7 @@ static int mem_list_range(icm_fileio *io, const char *prefix, const icm_fileio_l
     rc = seek_key(prefix, local, kp, opts->start_after, &last);
     while (rc == 0) {
         char *key;
-        icm_file_info info = {NULL, 0, -1};
+        icm_file_info info = {sizeof(icm_file_info), NULL, 0, -1};
         rc = next_below(m, kp, last, &key, &info);
         icm__free(last);
         last = key;

@@ -171,7 +171,7 @@ static int pm_pass_cb(const icm_file_info *info, void *payload)
     const char *rest;
     int rc = 0;
     if (select_rule(p->pm, name, &rest) == p->rule) {
-        icm_file_info mapped = {name, info->size_bytes, info->mtime_ms};
+        icm_file_info mapped = {sizeof(icm_file_info), name, info->size_bytes, info->mtime_ms};
         rc = p->cb(&mapped, p->payload);
     }
     icm__free(orig);

@@ -98,7 +98,7 @@ int icm__fileio_probe_many(icm_fileio *io, icm__probe_kind kind, icm__probe *ite
         items[i].rc = ICM_ERROR;
         items[i].error = NULL;
         items[i].n_read = 0;
-        items[i].info = (icm_file_info){items[i].location, 0, -1};
+        items[i].info = (icm_file_info){sizeof(icm_file_info), items[i].location, 0, -1};
     }
     if (n == 0)
         return 0;

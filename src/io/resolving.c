@@ -332,6 +332,8 @@ static int rs_delete_batch(icm_fileio *io, const char *const *locations, size_t 
     icm_fileio_delete_result *group_res = icm__calloc(n, sizeof *group_res);
     int rc = to != NULL && group != NULL && group_idx != NULL && group_res != NULL ? 0
                                                                                    : ICM_ENOMEM;
+    if (group_res != NULL)
+        ICM_FILEIO_DELETE_RESULTS_INIT(group_res, n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         int brc = backend_for(r, locations[i], &to[i]);
         if (brc == ICM_ENOMEM)

@@ -351,7 +351,7 @@ static int check_snapshot(check_ctx *c, int64_t id, size_t *files_checked)
 static int check_metadata_file(check_ctx *c, const char *location, size_t *problem)
 {
     *problem = SIZE_MAX;
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, c->io, location);
     if (rc == 0 || rc == ICM_ENOMEM || rc == ICM_EUNREACHABLE) /* (a wrong endpoint: stop) */
         return rc;

@@ -529,6 +529,7 @@ static scratch *scratch_new(size_t threads, size_t cap)
             scratch_free(scr, threads);
             return NULL;
         }
+        ICM_FILEIO_DELETE_RESULTS_INIT(scr[t].results, cap);
     }
     return scr;
 }

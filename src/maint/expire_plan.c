@@ -456,7 +456,7 @@ static void size_unknown_files(icm_fileio *io, file_vec *v)
     for (size_t i = 0; i < v->len; i++) {
         if (v->items[i].size_bytes >= 0)
             continue;
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         if (icm_fileio_stat(&info, io, v->items[i].path) == 0)
             v->items[i].size_bytes = info.size_bytes;
     }
@@ -665,7 +665,7 @@ static int find_companions(plan *p, icm_fileio *io)
 {
     for (size_t k = 0; k < 3; k++) {
         for (size_t i = 0; i < p->vec[k].len; i++) {
-            icm_file_info info;
+            icm_file_info info = ICM_FILE_INFO_INIT;
             char *crc = NULL;
             int rc = icm_fileio_checksum_of(&crc, &info, io, p->vec[k].items[i].path);
             content_facts facts = {{0, 0}, 0, true};

@@ -505,7 +505,7 @@ static int local_data_file(icm__inventory_reader *r, const char *key, char **out
             icm__free(dir);
             return ICM_ENOMEM;
         }
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         int rc = icm_fileio_stat(&info, r->io, path);
         if (rc == 0) {
             icm__free(dir);
@@ -538,7 +538,7 @@ static int open_file(icm__inventory_reader *r)
                         : 0);
     if (rc != 0)
         return rc;
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     if ((rc = icm_fileio_stat(&info, r->io, r->location)) != 0)
         return rc;
     if (d->size_bytes >= 0 && info.size_bytes != d->size_bytes)

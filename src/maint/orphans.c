@@ -155,7 +155,7 @@ static bool companion_free_to_go(const sweeper *s, const icm_orphan_file *f)
 static int still_as_listed(const sweeper *s, const icm_orphan_file *f,
                            const icm__delete_item *item)
 {
-    icm_file_info now;
+    icm_file_info now = ICM_FILE_INFO_INIT;
     int rc = icm__delete_item_stat(s->io, item, &now); /* (made ahead with its chunk's) */
     if (rc != 0)
         return rc;

@@ -123,7 +123,7 @@ static int guard_file(guard_ctx *c, const char *file)
         rc = remember(c->g, alias);
     const char *below = icm__location_strip_prefix(file, c->list_root, NULL) ? file : alias;
     if (rc == 0 && below != NULL && !icm__orphan_excluded(c->o, file) && !icm__orphan_excluded(c->o, below)) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         int src = icm_fileio_stat(&info, c->io, file);
         if (src == 0) {
             icm__buf_printf(&c->offending, " --exclude-location %s", below);

@@ -58,7 +58,7 @@ static icm__site site_of(const plan *p)
  * (too recent), so it cannot be evidence of another table. *gone when it went away. */
 static int written_since_cutoff(plan *p, const char *loc, bool *in_flight, bool *gone)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, p->io, loc);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();
@@ -336,7 +336,7 @@ static int still_missing(plan *p, const char *location, bool *missing)
     *missing = true;
     if (icm__orphans_listed(p))
         return 0; /* a listing is what storage shows: no second opinion */
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, p->io, location);
     if (rc == ICM_ENOTFOUND) {
         icm_error_clear();

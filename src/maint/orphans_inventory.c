@@ -98,7 +98,7 @@ static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
             (*outside)++;
             continue;
         }
-        icm_file_info info = {loc.data, e.size_bytes, e.mtime_ms};
+        icm_file_info info = {sizeof(icm_file_info), loc.data, e.size_bytes, e.mtime_ms};
         if ((rc = icm__orphans_take_listed(p, &info, true)) != 0)
             break;
     }

@@ -397,7 +397,7 @@ static int parse_file_list_line(plan *p, char *line, size_t len, long lineno,
         return 0;
     char *t1 = memchr(line, '\t', len);
     char *t2 = t1 != NULL ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - line)) : NULL;
-    *info = (icm_file_info){line, -1, -1};
+    *info = (icm_file_info){sizeof(icm_file_info), line, -1, -1};
     if (t1 == NULL || t2 == NULL || t1 == line || memchr(t2 + 1, '\t', len - (size_t)(t2 + 1 - line)) ||
         memchr(line, '\0', len) != NULL ||
         !parse_field(t1 + 1, (size_t)(t2 - t1 - 1), &info->size_bytes) ||

@@ -394,7 +394,7 @@ int icm__orphans_revalidate(icm__orphan_plan *p, size_t from)
 static int companion_of(plan *p, const icm_orphan_file *f, icm_orphan_file *out)
 {
     memset(out, 0, sizeof *out);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     char *crc = NULL;
     int rc = icm_fileio_checksum_of(&crc, &info, p->io, f->path);
     if (rc != 0 || crc == NULL)

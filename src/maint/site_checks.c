@@ -408,7 +408,7 @@ static int note_file(icm__newer_commits *nc, const char *loc)
     if (rc == 0 && !m.readable && !m.gone && nc->unreadable_loc == NULL) {
         /* It may be a branch's link that nothing else shows; unless a writer is still writing
          * it (modified in the last IN_FLIGHT_MS), the run cannot tell and is refused. */
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         int src = icm_fileio_stat(&info, nc->site->io, loc);
         if (src == ICM_ENOMEM)
             rc = src;
@@ -470,7 +470,7 @@ static int hinted_file(const icm__site *s, const char *hint, const char *dir, ch
         }
         if (name[0] != '\0' && strchr(name, '/') == NULL) {
             char *loc = icm__location_join(dir, name);
-            icm_file_info info;
+            icm_file_info info = ICM_FILE_INFO_INIT;
             if (loc == NULL) {
                 rc = ICM_ENOMEM;
             } else if (icm_fileio_stat(&info, s->io, loc) == 0) {

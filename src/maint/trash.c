@@ -279,7 +279,7 @@ static int pick_dest(icm__trash *t, const char *rest, char **dest)
                             : icm__sprintf("%s/%s.trash-%u", t->files, rest, k);
         if (name == NULL)
             return icm__error_oom();
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         int rc = icm_fileio_stat(&info, t->io, name);
         if (rc == ICM_ENOTFOUND) {
             icm_error_clear();
@@ -330,7 +330,7 @@ void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
         }
         while (*rest == '/' && t->local)
             rest++;
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         int rc = icm_fileio_stat(&info, t->io, paths[i]);
         if (rc == ICM_ENOTFOUND) {
             icm_error_clear();
@@ -662,7 +662,7 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
         const icm__trash_record *rec = &j.recs[idx[k]];
         if (!selected(rec, &o))
             continue;
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         int st = record_confined(root, rec);
         icm_trash_outcome outcome;
         if (st == 0)
@@ -738,7 +738,7 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         bool old = rec->trashed_at_ms <= cutoff;
         bool is_gone = false;
         if (old) {
-            icm_file_info info;
+            icm_file_info info = ICM_FILE_INFO_INIT;
             int st = record_confined(root, rec);
             if (st == 0)
                 st = icm_fileio_stat(&info, io, rec->trash);

@@ -138,7 +138,7 @@ static bool judged_before(icm__verifier *v, icm__pathset_hash key)
  * error is cleared). */
 static void stat_one(icm_fileio *io, pending *f)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     f->rc = icm_fileio_stat(&info, io, f->location);
     f->size_bytes = f->rc == 0 ? info.size_bytes : -1;
     f->message = NULL;

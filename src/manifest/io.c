@@ -154,6 +154,7 @@ int icm_manifest_read(icm_fileio *io, const icm_manifest_file *mf,
 static void embedded_entry(icm_manifest_file *mf, const char *manifest_path, int64_t snapshot_id)
 {
     memset(mf, 0, sizeof *mf);
+    mf->struct_size = sizeof *mf;
     mf->manifest_path = manifest_path;
     mf->manifest_path_len = manifest_path != NULL ? strlen(manifest_path) : 0;
     mf->has_added_snapshot_id = true;

@@ -312,6 +312,7 @@ void icm__manifest_list_reader_use_inflated(icm_manifest_list_reader *r,
 static void ml_reset(icm_manifest_file *m)
 {
     memset(m, 0, sizeof *m);
+    m->struct_size = sizeof *m;
     m->manifest_length = -1;
     m->added_files_count = m->existing_files_count = m->deleted_files_count = -1;
     m->added_rows_count = m->existing_rows_count = m->deleted_rows_count = -1;

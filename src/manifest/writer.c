@@ -534,20 +534,64 @@ int icm_manifest_writer_add(icm_manifest_writer *w, const icm_manifest_entry *e)
     return rc;
 }
 
+/* Copy the fields of `src` (a whole one) that fit the caller's `dst` (docs/API.md rule 3). */
+static void summary_copy_out(icm_manifest_file *dst, const icm_manifest_file *src)
+{
+#define COPY_IF_FITS(field)                                  \
+    if (ICM_STRUCT_HAS(dst, icm_manifest_file, field))       \
+        dst->field = src->field;
+    COPY_IF_FITS(manifest_path)
+    COPY_IF_FITS(manifest_path_len)
+    COPY_IF_FITS(manifest_length)
+    COPY_IF_FITS(partition_spec_id)
+    COPY_IF_FITS(content)
+    COPY_IF_FITS(sequence_number)
+    COPY_IF_FITS(min_sequence_number)
+    COPY_IF_FITS(has_added_snapshot_id)
+    COPY_IF_FITS(added_snapshot_id)
+    COPY_IF_FITS(has_added_files_count)
+    COPY_IF_FITS(has_existing_files_count)
+    COPY_IF_FITS(has_deleted_files_count)
+    COPY_IF_FITS(added_files_count)
+    COPY_IF_FITS(existing_files_count)
+    COPY_IF_FITS(deleted_files_count)
+    COPY_IF_FITS(has_added_rows_count)
+    COPY_IF_FITS(has_existing_rows_count)
+    COPY_IF_FITS(has_deleted_rows_count)
+    COPY_IF_FITS(added_rows_count)
+    COPY_IF_FITS(existing_rows_count)
+    COPY_IF_FITS(deleted_rows_count)
+    COPY_IF_FITS(has_first_row_id)
+    COPY_IF_FITS(first_row_id)
+    COPY_IF_FITS(partitions)
+    COPY_IF_FITS(key_metadata)
+#undef COPY_IF_FITS
+    /* A field appended to icm_manifest_file must be copied above too. */
+    _Static_assert(offsetof(icm_manifest_file, key_metadata) + sizeof(icm_raw) ==
+                       sizeof(icm_manifest_file),
+                   "summary_copy_out copies every field of icm_manifest_file");
+}
+
 int icm_manifest_writer_finish(char **out, size_t *out_len, icm_manifest_file *summary,
                                icm_manifest_writer *w)
 {
+    if (summary != NULL) {
+        int rc = icm__struct_size_check(ICM_ERRCLASS_SPEC, NULL, "icm_manifest_file",
+                                        summary->struct_size, ICM_MANIFEST_FILE_SIZE_MIN,
+                                        sizeof(icm_manifest_file), "ICM_MANIFEST_FILE_INIT");
+        if (rc < 0)
+            return rc;
+    }
     int rc = icm__avro_writer_finish(w->avro, out, out_len);
     if (rc < 0)
         return rc;
     if (summary != NULL) {
-        *summary = w->summary;
-        summary->manifest_length = (int64_t)*out_len;
-        summary->has_added_files_count = summary->has_existing_files_count =
-            summary->has_deleted_files_count = true;
-        summary->has_added_rows_count = summary->has_existing_rows_count =
-            summary->has_deleted_rows_count = true;
-        summary->sequence_number = -1;
+        icm_manifest_file s = w->summary;
+        s.manifest_length = (int64_t)*out_len;
+        s.has_added_files_count = s.has_existing_files_count = s.has_deleted_files_count = true;
+        s.has_added_rows_count = s.has_existing_rows_count = s.has_deleted_rows_count = true;
+        s.sequence_number = -1;
+        summary_copy_out(summary, &s);
     }
     return 0;
 }

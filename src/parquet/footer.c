@@ -301,7 +301,7 @@ static int read_footer_bytes(icm_fileio *io, const char *location, uint8_t **out
                              size_t *out_len, int64_t *out_size_bytes)
 {
     *out = NULL;
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, io, location);
     if (rc != 0)
         return rc;

@@ -36,7 +36,7 @@ typedef struct hadoop_ctx {
 /* 0 and *exists; or an I/O error other than "not found". */
 static int file_exists(hadoop_ctx *h, const char *location, bool *exists)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, h->io, location);
     *exists = rc == 0;
     return rc == ICM_ENOTFOUND ? 0 : rc;

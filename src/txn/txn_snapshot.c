@@ -371,7 +371,7 @@ static int rewrite_manifest(producer *p, const icm_manifest_file *mf, const char
         rc = 0;
     char *bytes = NULL, *name = NULL, *loc = NULL;
     size_t blen = 0;
-    icm_manifest_file sum;
+    icm_manifest_file sum = ICM_MANIFEST_FILE_INIT;
     if (rc == 0)
         rc = icm_manifest_writer_finish(&bytes, &blen, &sum, w);
     if (rc == 0 && (name = next_manifest_name(p)) == NULL)
@@ -523,6 +523,7 @@ static int added_manifest(producer *p, bool deletes, txn_cached_manifest *cache)
         }
         char *bytes = NULL, *name = NULL;
         size_t blen = 0;
+        cache->mf = (icm_manifest_file)ICM_MANIFEST_FILE_INIT;
         if (rc == 0)
             rc = icm_manifest_writer_finish(&bytes, &blen, &cache->mf, w);
         icm_manifest_writer_free(w);

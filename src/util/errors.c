@@ -249,3 +249,19 @@ size_t icm_error_format(char *buf, size_t buf_size, const icm_error *err)
     }
     return len;
 }
+
+int icm__struct_size_check(icm_error_class klass, const char *location, const char *type_name,
+                           size_t struct_size, size_t min, size_t max, const char *init_macro)
+{
+    if (struct_size < min)
+        return icm__error_set(klass, ICM_EINVALID, location,
+                              "%s: struct_size %zu is below the smallest this library accepts "
+                              "(%zu); initialise it with %s",
+                              type_name, struct_size, min, init_macro);
+    if (struct_size > max)
+        return icm__error_set(klass, ICM_EINVALID, location,
+                              "%s: struct_size %zu is larger than this library's %zu (the caller "
+                              "was built against a newer header)",
+                              type_name, struct_size, max);
+    return 0;
+}

@@ -70,6 +70,11 @@ int icm__error_vset(icm_error_class klass, int code, const char *location, const
 /* Same, recording errno `err` and appending strerror(err) to the message. */
 int icm__error_set_errno(icm_error_class klass, int code, int err, const char *location,
                          const char *fmt, ...) ICM__PRINTF(5, 6);
+/* The check of a caller's size-prefixed struct (common.h, docs/API.md rule 3): 0 when
+ * `struct_size` lies in [min, max] (max is the library's sizeof), else ICM_EINVALID naming
+ * the struct (`type_name`), the sizes and the `_INIT` macro that sets it. */
+int icm__struct_size_check(icm_error_class klass, const char *location, const char *type_name,
+                           size_t struct_size, size_t min, size_t max, const char *init_macro);
 /* ICM_ENOMEM with a fixed message. */
 int icm__error_oom(void);
 void icm__error_set_http_status(int status);

@@ -118,7 +118,7 @@ int main(int argc, char **argv)
         for (int c = 0; c < 4; c++) {
             char *data = NULL, name[64];
             size_t len = 0;
-            icm_manifest_file sum;
+            icm_manifest_file sum = ICM_MANIFEST_FILE_INIT;
             if (write_manifest(v, c, &data, &len, &sum) != 0) {
                 fprintf(stderr, "manifest v%d: %s\n", v, icm_error_last()->message);
                 return 1;

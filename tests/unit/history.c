@@ -662,7 +662,7 @@ static void write_list(hist *h, hsnap *s)
     icm_manifest_list_writer *w = NULL;
     icmt_ok(icm_manifest_list_writer_new(&w, &lo));
     for (size_t k = 0; k < s->nman; k++) {
-        icm_manifest_file mf;
+        icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
         list_entry_of(&h->manifests[s->man[k]], &mf);
         icmt_ok(icm_manifest_list_writer_add(w, &mf));
     }

@@ -252,7 +252,7 @@ static void set_properties(rest_catalog *rc, const char *k1, const char *v1, con
 
 static bool exists(icm_fileio *io, const char *path)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
@@ -647,7 +647,7 @@ static int copy_manifest(const icm_manifest_file *mf, void *payload)
     }
     char *out = NULL;
     size_t out_len = 0;
-    icm_manifest_file summary;
+    icm_manifest_file summary = ICM_MANIFEST_FILE_INIT;
     icmt_ok(icm_manifest_writer_finish(&out, &out_len, &summary, w));
     summary.manifest_path = LOC "/metadata/rewritten-m0.avro";
     summary.manifest_path_len = strlen(summary.manifest_path);

@@ -220,7 +220,7 @@ static void put(rec_io *h, const char *path)
 
 static bool exists(rec_io *h, const char *path)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     bool yes = icm_fileio_stat(&info, h->inner, path) == 0;
     icm_error_clear();
     return yes;
@@ -1139,7 +1139,7 @@ static void test_sweep_deletes_orphans_by_kind(void **state)
     assert_string_equal(k.kind[3], "manifest_list");
     assert_string_equal(k.kind[4], "other");
     for (size_t i = 0; i < 5; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         assert_int_equal(icm_fileio_stat(&info, mem, strays[i]), ICM_ENOTFOUND);
     }
     for (size_t i = 0; i < r->orphan_count; i++)

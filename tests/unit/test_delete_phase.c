@@ -139,7 +139,7 @@ static void assert_history_intact(env *e)
     hist_sync(e->h); /* the model follows the table (an expiry removed snapshots) */
     char **reach = hist_reachable(e->h, NULL, 0);
     for (size_t i = 0; reach[i] != NULL; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         if (icm_fileio_stat(&info, e->mem, reach[i]) != 0)
             print_error("reachable file %s is gone\n", reach[i]);
         icmt_ok(icm_fileio_stat(&info, e->mem, reach[i]));
@@ -149,7 +149,7 @@ static void assert_history_intact(env *e)
 
 static bool exists(env *e, const char *path)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     bool yes = icm_fileio_stat(&info, e->mem, path) == 0;
     icm_error_clear();
     return yes;

@@ -133,7 +133,7 @@ static void plant(companion_io *c, const char *suffix, const char *content)
 static bool present(companion_io *c, const char *suffix)
 {
     char *l = icmt_sprintf(LOC "/%s", suffix);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, c->inner, l);
     icm_error_clear();
     free(l);

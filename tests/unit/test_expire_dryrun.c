@@ -200,7 +200,7 @@ static void dry_equals_real(int fv, icm_expire_cleanup cleanup)
     /* Each planned manifest list and manifest has its size on storage (a list's is the bytes
      * the walk read, a manifest's its list row's length). */
     for (size_t i = 0; i < dry->deleted_manifest_count; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_stat(&info, mem, dry->deleted_manifests[i].path));
         assert_true(dry->deleted_manifests[i].size_bytes == info.size_bytes);
     }

@@ -37,7 +37,7 @@ static void assert_reachable_exist(hist *h, icm_fileio *io)
     hist_sync(h);
     char **reach = hist_reachable(h, NULL, 0);
     for (size_t i = 0; reach[i] != NULL; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_stat(&info, io, reach[i]));
     }
     hist_strv_free(reach);

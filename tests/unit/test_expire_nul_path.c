@@ -88,7 +88,7 @@ static size_t patch_nul(icm_fileio *io, const char *marker)
 
 static bool exists(icm_fileio *io, const char *path)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;

@@ -55,7 +55,7 @@ static char *append_one(icm_table *t)
     /* the folder first (the stub is written with stdio) */
     icmt_ok(icm_fileio_create_new(icm_table_get_fileio(t), loc, "", 0));
     write_parquet_stub(loc, 1);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, icm_table_get_fileio(t), loc));
     icm_data_file df = make_df(loc, 1, info.size_bytes);
     icmt_ok(icm_txn_append_file(txn, &df));

@@ -218,7 +218,7 @@ static icm_expire_options random_options(hist *h, rng *r, int64_t *explicit_id,
 
 static bool exists(icm_fileio *io, const char *path)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, io, path);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;

@@ -251,7 +251,7 @@ static void test_delete(void **state)
     char *out = NULL;
     size_t len = 99;
     assert_int_equal(icm_fileio_read(&out, &len, e->io, loc), ICM_ENOTFOUND);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, e->io, loc), ICM_ENOTFOUND);
     icmt_ok(icm_fileio_delete(e->io, loc)); /* already gone: still success */
     /* a deleted name can be created again */
@@ -335,7 +335,7 @@ static void test_stat(void **state)
     env *e = *state;
     put_with_mtime(e, "s/ten", "0123456789", 10, 1600000000123);
     char *loc = L(e, "s/ten");
-    icm_file_info info = {NULL, -5, -5};
+    icm_file_info info = {sizeof(icm_file_info), NULL, -5, -5};
     icmt_ok(icm_fileio_stat(&info, e->io, loc));
     assert_ptr_equal(info.location, loc);
     assert_int_equal(info.size_bytes, 10);
@@ -444,7 +444,7 @@ static void test_local_uri_forms_agree(void **state)
     const char *all[] = {plain, f1, f3, fl, dbl};
     for (size_t i = 0; i < 5; i++) {
         assert_content(e->io, all[i], "form", 4);
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_stat(&info, e->io, all[i]));
         assert_int_equal(info.size_bytes, 4);
         assert_int_equal(icm_fileio_create_new(e->io, all[i], "no", 2), ICM_EEXISTS);
@@ -490,7 +490,7 @@ static void test_argument_checks(void **state)
     assert_int_equal(icm_fileio_list(e->io, loc, NULL, NULL), ICM_EINVALID);
     assert_int_equal(icm_fileio_stat(NULL, e->io, loc), ICM_EINVALID);
     /* nothing was created by the refused calls */
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, e->io, loc), ICM_ENOTFOUND);
     icm_fileio_free(NULL);
     free(loc);
@@ -601,7 +601,7 @@ static void test_local_checksum_of_reports_hadoop_crc(void **state)
     for (size_t i = 0; i < sizeof asked / sizeof *asked; i++) {
         char *loc = icmt_sprintf(i == 0 ? "file://%s/%s" : "%s/%s", dir, asked[i]);
         char *got = NULL;
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_checksum_of(&got, &info, e->io, loc));
         if (companion[i] == NULL) {
             assert_null(got);
@@ -716,7 +716,7 @@ static void test_local_directory_is_not_a_file(void **state)
     char *out = NULL;
     size_t len;
     assert_int_equal(icm_fileio_read(&out, &len, e->io, dir), ICM_EIO);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, e->io, dir), ICM_EIO);
     assert_int_equal(icm_fileio_create_new(e->io, dir, "x", 1), ICM_EEXISTS);
     assert_true(icmt_file_exists(dir));
@@ -800,7 +800,7 @@ static backend_kind g_fault = BE_FAULT_MEM;
 
 static bool inner_has(const env *e, const char *loc)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     return icm_fileio_stat(&info, e->mem, loc) == 0;
 }
 
@@ -846,7 +846,7 @@ static void test_fault_nth_counts_from_arming(void **state)
     /* nth 0 disarms */
     icm_fileio_fault_fail_nth(e->io, ICM_IO_STAT, 1, 0);
     icm_fileio_fault_fail_nth(e->io, ICM_IO_STAT, 0, 0);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, e->io, "s3://b/t/r"));
 }
 
@@ -871,7 +871,7 @@ static void test_fault_crash_after(void **state)
     icm_fileio_fault_fail_nth(e->io, ICM_IO_DELETE, 1, ICM_ENOTFOUND); /* pending at crash */
     icmt_ok(icm_fileio_create_new(e->io, "s3://b/t/a", "a", 1));
     icmt_ok(icm_fileio_create_new(e->io, "s3://b/t/b", "b", 1));
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, e->io, "s3://b/t/a"));
     assert_false(icm_fileio_fault_crashed(e->io));
     /* the 4th operation after arming and every later one fail with no effect */
@@ -1095,7 +1095,7 @@ static void test_pathmap_read_stat_delete_write(void **state)
     pm_env *p = *state;
     write_real(p->copy, "metadata/v1.json", "{\"v\":1}");
     assert_content(p->io, "s3://bucket/wh/t/metadata/v1.json", "{\"v\":1}", 7);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     const char *loc = "s3://bucket/wh/t/metadata/v1.json";
     icmt_ok(icm_fileio_stat(&info, p->io, loc));
     assert_ptr_equal(info.location, loc);
@@ -1372,7 +1372,7 @@ static void test_concurrent_local(void **state)
 static void *stat_worker(void *arg)
 {
     worker *w = arg;
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     for (int i = 0; i < 200; i++)
         if (icm_fileio_stat(&info, w->io, "s3://b/x") != ICM_ENOTFOUND)
             w->errors++;
@@ -1436,7 +1436,7 @@ static int run_op(icm_fileio *io, chaos_op op, const char *loc, const char *pref
 {
     char *out = NULL;
     size_t len;
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int n = 0, rc = ICM_ERROR;
     switch (op) {
     case C_CREATE: rc = icm_fileio_create_new(io, loc, "new", 3); break;
@@ -1455,7 +1455,7 @@ static int run_op(icm_fileio *io, chaos_op op, const char *loc, const char *pref
 static void chaos_one(icm_fileio *io, chaos_op op, const char *loc, const char *prefix)
 {
     for (long n = 0;; n++) {
-        icm_file_info before;
+        icm_file_info before = ICM_FILE_INFO_INIT;
         bool existed = icm_fileio_stat(&before, io, loc) == 0;
         fail_alloc_after(n);
         int rc = run_op(io, op, loc, prefix);
@@ -1466,7 +1466,7 @@ static void chaos_one(icm_fileio *io, chaos_op op, const char *loc, const char *
             print_error("op %d, allocation %ld: rc %d (%s)\n", op, n, rc,
                         icm_error_last()->message);
         assert_int_equal(rc, ICM_ENOMEM);
-        icm_file_info after;
+        icm_file_info after = ICM_FILE_INFO_INIT;
         assert_int_equal(icm_fileio_stat(&after, io, loc) == 0, existed);
         if (existed && op == C_REPLACE)
             assert_int_equal(after.size_bytes, before.size_bytes);

@@ -64,6 +64,7 @@ static void test_local_per_item_outcomes(void **state)
     icmt_ok(icm_fileio_local_new(&io));
     const char *locs[] = {a, gone, sub, "s3://bucket/k", "", NULL, b, a};
     result r[8];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 8);
     icmt_ok(icm_fileio_delete_batch(r, io, locs, 8));
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
     assert_ok_status(&r[1], ICM_FILEIO_ALREADY_GONE);
@@ -109,6 +110,8 @@ static void test_local_many_items(void **state)
     icm_fileio *io;
     icmt_ok(icm_fileio_local_new(&io));
     result *r = calloc(MANY, sizeof *r);
+    assert_non_null(r);
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, MANY);
     icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)names, MANY));
     for (size_t i = 0; i < MANY; i++) {
         assert_ok_status(&r[i], i % 2 == 0 ? ICM_FILEIO_DELETED : ICM_FILEIO_ALREADY_GONE);
@@ -130,7 +133,7 @@ static void put(icm_fileio *io, const char *loc)
 
 static bool exists(icm_fileio *io, const char *loc)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, io, loc);
     assert_true(rc == 0 || rc == ICM_ENOTFOUND);
     return rc == 0;
@@ -147,6 +150,7 @@ static void test_mem_per_item_outcomes(void **state)
     /* `file:///t/a` names `/t/a`: the second spelling finds it gone */
     const char *locs[] = {"/t/a", "s3://b/t/k", "/t/none", "file:///t/a", ""};
     result r[5];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 5);
     icmt_ok(icm_fileio_delete_batch(r, io, locs, 5));
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
     assert_ok_status(&r[1], ICM_FILEIO_DELETED);
@@ -169,6 +173,8 @@ static void test_mem_many_items(void **state)
         put(io, names[i]);
     put(io, "s3://bucket/t/other");
     result *r = calloc(MANY, sizeof *r);
+    assert_non_null(r);
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, MANY);
     icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)names, MANY));
     for (size_t i = 0; i < MANY; i++) {
         assert_ok_status(&r[i], i % 3 == 0 ? ICM_FILEIO_DELETED : ICM_FILEIO_ALREADY_GONE);
@@ -243,6 +249,8 @@ static void test_chunks_of_batch_max(void **state)
     for (size_t i = 0; i < MANY; i++)
         put(c.inner, names[i]);
     result *r = calloc(MANY, sizeof *r);
+    assert_non_null(r);
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, MANY);
     icmt_ok(icm_fileio_delete_batch(r, &c.base, (const char *const *)names, MANY));
     assert_int_equal(c.calls, 3);
     assert_int_equal(c.sizes[0], 1000);
@@ -285,6 +293,7 @@ static void test_whole_call_failure_marks_every_item(void **state)
     put(c.inner, "s3://b/x");
     const char *locs[] = {"s3://b/x", "s3://b/y"};
     result r[2];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 2);
     icmt_ok(icm_fileio_delete_batch(r, &c.base, locs, 2));
     assert_failed(&r[0], ICM_ENET, true, "s3://b/x: connection reset");
     assert_failed(&r[1], ICM_ENET, true, "s3://b/y: connection reset");
@@ -305,6 +314,7 @@ static void check_through_remove(const icm_fileio_methods *m)
     put(c.inner, "/t/b");
     const char *locs[] = {"/t/a", "/t/gone", "", "/t/b"};
     result r[4];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 4);
     icmt_ok(icm_fileio_delete_batch(r, &c.base, locs, 4));
     assert_int_equal(c.calls, 0);
     assert_int_equal(c.removes, 3); /* the empty item reaches no back end */
@@ -338,6 +348,8 @@ static void test_fault_items(void **state)
             put(mem, names[i]);
     icm_fileio_fault_fail_span(io, ICM_IO_DELETE, 3, 2, ICM_EAUTH, 0); /* items 2 and 3 */
     result *r = calloc(MANY, sizeof *r);
+    assert_non_null(r);
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, MANY);
     icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)names, MANY));
     assert_int_equal(icm_fileio_fault_count(io, ICM_IO_DELETE), MANY);
     for (size_t i = 0; i < MANY; i++) {
@@ -379,6 +391,7 @@ static void test_fault_crash_mid_batch(void **state)
     icm_fileio_fault_reset(io);
     icm_fileio_fault_crash_after(io, 4);
     result r[10];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 10);
     icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)names, 10));
     assert_true(icm_fileio_fault_crashed(io));
     assert_int_equal(icm_fileio_fault_count(io, ICM_IO_DELETE), 10);
@@ -408,6 +421,7 @@ static void test_pathmap_maps_each_item(void **state)
     icmt_ok(icm_fileio_pathmap_new(&io, mem, &rule, 1));
     const char *locs[] = {"s3://b/t/a", "s3://b/t/none", "/other/b"};
     result r[3];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 3);
     icmt_ok(icm_fileio_delete_batch(r, io, locs, 3));
     assert_ok_status(&r[0], ICM_FILEIO_DELETED);
     assert_ok_status(&r[1], ICM_FILEIO_ALREADY_GONE);
@@ -424,6 +438,7 @@ static void test_arguments(void **state)
     (void)state;
     const char *locs[] = {"/t/a", "/t/b"};
     result r[2];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 2);
     assert_int_equal(icm_fileio_delete_batch(r, NULL, locs, 2), ICM_EINVALID);
     assert_failed(&r[0], ICM_EINVALID, false, NULL);
     assert_failed(&r[1], ICM_EINVALID, false, NULL);
@@ -444,6 +459,7 @@ static void test_out_of_memory(void **state)
     icmt_ok(icm_fileio_fault_new(&io, mem));
     const char *locs[] = {"/t/a", "", "/t/b"};
     result r[3];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 3);
     /* every allocation of the call failed in turn: either it ran (0, each item a result, the
      * objects gone) or it did not run at all (ICM_ENOMEM, every result FAILED, nothing gone) */
     for (long n = 0;; n++) {

@@ -349,7 +349,7 @@ static void test_pathmap_passes_flag_through(void **state)
     icmt_ok(icm_fileio_list_flags(pm2, "/virtual", ICM_LIST_STAT_OPTIONAL, want_cb, &w));
     want_check_and_clear(&w);
     /* stat through the map gives what the listing left out */
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, pm, "s3://bucket/wh/t/d1/b"));
     assert_int_equal(info.size_bytes, 5);
     assert_string_equal(info.location, "s3://bucket/wh/t/d1/b");

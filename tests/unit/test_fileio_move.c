@@ -83,7 +83,7 @@ static void test_memory_back_end_cannot_move(void **state)
     icmt_ok(icm_fileio_mem_new(&io));
     icmt_ok(icm_fileio_create_new(io, "mem://wh/t/a", "A", 1));
     assert_int_equal(icm__fileio_move(io, "mem://wh/t/a", "mem://trash/a", 1), ICM_EUNSUPPORTED);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, io, "mem://wh/t/a"));
     assert_int_equal(icm_fileio_stat(&info, io, "mem://trash/a"), ICM_ENOTFOUND);
     bool same = true;

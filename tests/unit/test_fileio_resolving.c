@@ -126,7 +126,7 @@ static void test_builtin_schemes(void **state)
     icm_free(text);
     /* schemes compare case-insensitively: MEM goes to the same store, and there it names the
      * same object (the one location identity folds a scheme's case, RFC 3986 3.1) */
-    icm_file_info st;
+    icm_file_info st = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&st, io, "MEM://bucket/k"));
     assert_int_equal(st.size_bytes, (int64_t)strlen("in memory"));
     assert_int_equal(icm_fileio_create_new(io, "MEM://bucket/k", "upper", 5), ICM_EEXISTS);
@@ -147,6 +147,7 @@ static void test_builtin_schemes(void **state)
     /* a batch over several back ends: a result per item */
     const char *locs[] = {p, "mem://bucket/k", "gs://b/k", "mem://bucket/none"};
     icm_fileio_delete_result r[4];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 4);
     icmt_ok(icm_fileio_delete_batch(r, io, locs, 4));
     assert_int_equal(r[0].status, ICM_FILEIO_DELETED);
     assert_int_equal(r[1].status, ICM_FILEIO_DELETED);
@@ -155,7 +156,7 @@ static void test_builtin_schemes(void **state)
     assert_non_null(strstr(r[2].message, "no GCS back end"));
     assert_int_equal(r[3].status, ICM_FILEIO_ALREADY_GONE);
     assert_false(icmt_file_exists(p));
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, io, "mem://bucket/k"), ICM_ENOTFOUND);
     /* single deletes pass the missing note on */
     bool existed = true;

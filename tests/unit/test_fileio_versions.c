@@ -92,7 +92,7 @@ static void check_every_wrapper_refuses(const icm_fileio_methods *m)
     assert_refused(icm_fileio_delete(&io, "/x"), m->name, m->version);
     bool existed = false;
     assert_refused(icm_fileio_delete_existing(&existed, &io, "/x"), m->name, m->version);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_refused(icm_fileio_stat(&info, &io, "/x"), m->name, m->version);
     assert_refused(icm_fileio_list(&io, "/x", never_cb, NULL), m->name, m->version);
     assert_refused(icm_fileio_list_flags(&io, "/x", ICM_LIST_STAT_OPTIONAL, never_cb, NULL),
@@ -105,7 +105,7 @@ static void check_every_wrapper_refuses(const icm_fileio_methods *m)
     assert_refused(icm_fileio_checksum_of(&s, &info, &io, "/x"), m->name, m->version);
     assert_null(s);
     const char *locs[] = {"/x"};
-    icm_fileio_delete_result r;
+    icm_fileio_delete_result r = ICM_FILEIO_DELETE_RESULT_INIT;
     assert_refused(icm_fileio_delete_batch(&r, &io, locs, 1), m->name, m->version);
     assert_int_equal(r.status, ICM_FILEIO_DELETE_FAILED);
     assert_int_equal(r.code, ICM_EINVALID);
@@ -149,7 +149,7 @@ static void test_version1_later_slots_not_read(void **state)
 {
     (void)state;
     icm_fileio io = {&V1};
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, &io, "/x"));
     assert_int_equal(info.size_bytes, 42);
     assert_int_equal(info.mtime_ms, 7);

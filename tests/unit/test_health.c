@@ -53,7 +53,7 @@ static void test_health_cannot_delete_or_write(void **state)
 
 static int64_t size_of(icm_fileio *io, const char *path)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, io, path));
     return info.size_bytes;
 }

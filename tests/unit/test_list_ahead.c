@@ -56,7 +56,7 @@ static int scripted_list_flags(icm_fileio *io, const char *prefix, unsigned flag
             return icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, "/t/broken",
                                   "scripted failure after %zu files", i);
         char *name = name_of(s, i);
-        icm_file_info info = {name, (int64_t)i * 3, (int64_t)i * 7 + 1};
+        icm_file_info info = {sizeof(icm_file_info), name, (int64_t)i * 3, (int64_t)i * 7 + 1};
         int rc = cb(&info, payload);
         free(name);
         if (rc != 0)

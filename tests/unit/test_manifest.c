@@ -270,7 +270,7 @@ static void test_manifest_round_trip(void **state)
     for (int v = 1; v <= 3; v++) {
         for (size_t c = 0; c < 4; c++) {
             size_t len;
-            icm_manifest_file summary;
+            icm_manifest_file summary = ICM_MANIFEST_FILE_INIT;
             char *data = write_manifest(v, codecs[c], samples, &len, &summary);
             icm_manifest_reader *r = NULL;
             icmt_ok(icm_manifest_reader_open(&r, data, len, "mem://m.avro", NULL));
@@ -391,7 +391,7 @@ static void test_inheritance(void **state)
     icmt_ok(icm_manifest_writer_finish(&data, &len, NULL, w));
     icm_manifest_writer_free(w);
 
-    icm_manifest_file mf;
+    icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
     memset(&mf, 0, sizeof mf);
     mf.has_added_snapshot_id = true;
     mf.added_snapshot_id = 77;
@@ -493,7 +493,7 @@ static void test_nul_in_paths(void **state)
     }
     char *data = NULL;
     size_t len = 0;
-    icm_manifest_file summary;
+    icm_manifest_file summary = ICM_MANIFEST_FILE_INIT;
     icmt_ok(icm_manifest_writer_finish(&data, &len, &summary, w));
     icm_manifest_writer_free(w);
     patch_marker(data, len, "a~b.parquet");
@@ -518,7 +518,7 @@ static void test_nul_in_paths(void **state)
     icmt_ok(icm_manifest_list_writer_new(&lw, &lo));
     const char *paths[] = {"s3://b/t/metadata/m0.avro", "s3://b/t/metadata/m~1.avro"};
     for (int i = 0; i < 2; i++) {
-        icm_manifest_file m;
+        icm_manifest_file m = ICM_MANIFEST_FILE_INIT;
         memset(&m, 0, sizeof m);
         m.manifest_path = paths[i];
         m.manifest_length = 100;
@@ -721,7 +721,7 @@ static void test_writer_validation(void **state)
     lo.format_version = 2;
     icm_manifest_list_writer *lw = NULL;
     icmt_ok(icm_manifest_list_writer_new(&lw, &lo));
-    icm_manifest_file mf;
+    icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
     memset(&mf, 0, sizeof mf);
     mf.manifest_path = "m.avro";
     mf.has_added_snapshot_id = true;

@@ -61,7 +61,7 @@ static void put_list(icm_fileio *io)
     icmt_ok(icm_manifest_list_writer_new(&w, &o));
     const char *paths[] = {"mem://t/metadata/a.avro", "mem://t/metadata/b.avro"};
     for (int i = 0; i < 2; i++) {
-        icm_manifest_file mf;
+        icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
         memset(&mf, 0, sizeof mf);
         mf.manifest_path = paths[i];
         mf.manifest_length = 1;

@@ -382,7 +382,7 @@ static void test_manifest_operations_refuse_unknown_versions(void **state)
     icmt_ok(icm_manifest_writer_new(&w, &wo));
     char *manifest = NULL;
     size_t manifest_len = 0;
-    icm_manifest_file summary;
+    icm_manifest_file summary = ICM_MANIFEST_FILE_INIT;
     icmt_ok(icm_manifest_writer_finish(&manifest, &manifest_len, &summary, w));
     icm_manifest_writer_free(w);
 
@@ -428,7 +428,7 @@ static void test_manifest_operations_refuse_unknown_versions(void **state)
      * version was refused before anything was read. */
     icm_fileio *mem = NULL;
     icmt_ok(icm_fileio_mem_new(&mem));
-    icm_manifest_file mf;
+    icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
     memset(&mf, 0, sizeof mf);
     mf.manifest_path = "mem://wh/absent.avro";
     mf.manifest_path_len = strlen(mf.manifest_path);

@@ -67,7 +67,7 @@ static void assert_history_intact(env *e)
 {
     char **reach = hist_reachable(e->h, NULL, 0);
     for (size_t i = 0; reach[i] != NULL; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         if (icm_fileio_stat(&info, e->mem, reach[i]) != 0)
             print_error("reachable file %s is gone\n", reach[i]);
         icmt_ok(icm_fileio_stat(&info, e->mem, reach[i]));
@@ -431,7 +431,7 @@ static void run_concurrent_writer(int64_t writer_age_ms, bool expect_recheck)
     /* everything the writer committed (its data file, manifest, list, metadata) is there */
     assert_history_intact(&e);
     char *w_path = hist_data_path(e.h, "W");
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, e.mem, w_path));
     free(w_path);
     icm_table *t = hist_open_table(e.h);
@@ -641,7 +641,7 @@ static void test_refusals(void **state)
     assert_true(message_has("Cannot delete orphan files: GC is disabled"));
 
     /* nothing was deleted by any of them: the stray is still there */
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, e.mem, LOC "/data/stray.parquet"));
     strv_free(&before);
     env_free(&e);
@@ -725,7 +725,7 @@ static void test_bucket_root(void **state)
     icm_orphan_result_free(r);
     strv after = list_all(e.mem, "s3://bucket");
     assert_survivors(&before, &after, gone);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, e.mem, "s3://bucket2/data/other-bucket.parquet"));
     assert_history_intact(&e);
     strv_free(&after);
@@ -820,7 +820,7 @@ static void test_file_list(void **state)
     FILE *f = fopen(list, "w");
     assert_non_null(f);
     for (size_t i = 0; i < before.n; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_stat(&info, e.mem, before.v[i]));
         if (strstr(before.v[i], "unknown-mtime") != NULL)
             fprintf(f, "%s\t%lld\t\n", before.v[i], (long long)info.size_bytes);

@@ -74,7 +74,7 @@ static bool message_has(const char *needle)
 /* One line for a file of the store, with its real size and mtime. */
 static long put_file(FILE *f, env *e, const char *path, const char *eol)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, e->mem, path));
     return fprintf(f, "%s\t%lld\t%lld%s", path, (long long)info.size_bytes,
                    (long long)info.mtime_ms, eol);

@@ -14,7 +14,7 @@ static void assert_reachable_exist(hist *h, icm_fileio *mem)
 {
     char **reach = hist_reachable(h, NULL, 0);
     for (size_t i = 0; reach[i] != NULL; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_stat(&info, mem, reach[i]));
     }
     hist_strv_free(reach);
@@ -67,7 +67,7 @@ static void test_every_allocation_failure(void **state)
         strv_free(&before);
         /* success: every reported orphan is deleted or reported as failed */
         for (size_t i = 0; i < r->orphan_count; i++) {
-            icm_file_info info;
+            icm_file_info info = ICM_FILE_INFO_INIT;
             int src = icm_fileio_stat(&info, mem, r->orphans[i].path);
             if (r->orphans[i].state == ICM_ORPHAN_DELETED)
                 assert_int_equal(src, ICM_ENOTFOUND);
@@ -84,7 +84,7 @@ static void test_every_allocation_failure(void **state)
     assert_true(n > 20); /* allocations really failed before the sweep got through */
     assert_true(gone_total >= 2);
     for (size_t i = 0; strays[i] != NULL; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         assert_int_equal(icm_fileio_stat(&info, mem, strays[i]), ICM_ENOTFOUND);
     }
     icm_table_free(t);

@@ -56,7 +56,7 @@ static void write_list(env *e, const char *const *paths)
     FILE *f = fopen(e->list, "w");
     assert_non_null(f);
     for (size_t i = 0; paths[i] != NULL; i++) {
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_stat(&info, e->mem, paths[i]));
         fprintf(f, "%s\t%lld\t%lld\n", paths[i], (long long)info.size_bytes,
                 (long long)info.mtime_ms);
@@ -92,7 +92,7 @@ static icm_orphan_state state_of(const icm_orphan_result *r, const char *path)
 
 static bool exists(env *e, const char *path)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, e->mem, path);
     icm_error_clear();
     return rc == 0;

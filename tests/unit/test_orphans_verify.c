@@ -179,7 +179,7 @@ static void write_inventory(env *e, const char *list, const char *skip)
     for (size_t i = 0; i < all.n; i++) {
         if (skip != NULL && strcmp(all.v[i], skip) == 0)
             continue;
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_stat(&info, e->mem, all.v[i]));
         fprintf(f, "%s\t%lld\t%lld\n", all.v[i], (long long)info.size_bytes,
                 (long long)info.mtime_ms);
@@ -218,7 +218,7 @@ static void test_file_list_missing_only_when_storage_agrees(void **state)
     assert_non_null(strstr(icm_error_last()->message, want));
     assert_non_null(strstr(icm_error_last()->message, "neither in the file list nor in "
                                                       "storage"));
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     icmt_ok(icm_fileio_stat(&info, e.mem, LOC "/data/stray.parquet"));
     free(want);
     icmt_rmtree(dir);

@@ -387,7 +387,7 @@ static int scripted_list_flags(icm_fileio *io, const char *prefix, unsigned flag
             return icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, "/t/broken", "failed after %zu", i);
         scripted_name(i, buf, sizeof buf);
         atomic_store(&s->progress, i + 1);
-        icm_file_info info = {buf, (int64_t)i, (int64_t)i + 1};
+        icm_file_info info = {sizeof(icm_file_info), buf, (int64_t)i, (int64_t)i + 1};
         int rc = cb(&info, payload);
         if (rc != 0)
             return rc;

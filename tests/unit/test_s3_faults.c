@@ -240,7 +240,7 @@ static void test_attempts_run_out(void **state)
     answer none[1] = {{0, NULL, NULL}};
     fake *f = fake_start(none, 0, (answer){503, NULL, XML_ERROR("SlowDown")});
     icm_fileio *io = open_s3(f, "3");
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     int rc = icm_fileio_stat(&info, io, "s3://b/k");
     assert_int_equal(rc, ICM_EIO);
     assert_int_equal(f->n_req, 3);
@@ -300,7 +300,7 @@ static void test_404_is_missing_only_when_s3_says_so(void **state)
     assert_int_equal(icm_fileio_delete_existing(&existed, io, "s3://b/k"), ICM_EAUTH);
     assert_int_equal(icm_fileio_delete_existing(&existed, io, "s3://b/k"), 0);
     assert_false(existed); /* NoSuchKey: it was not there */
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, io, "s3://b/k"), ICM_ENOTFOUND);
     icm_fileio_free(io);
     fake_stop(f);
@@ -416,7 +416,7 @@ static void test_unreachable_endpoint_named(void **state)
                             {"s3.retry.max-attempts", "3"}};
     icm_fileio *io = NULL;
     icmt_ok(icm_fileio_s3_new(&io, props, 5));
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, io, "s3://b/k"), ICM_EUNREACHABLE);
     const icm_error *e = icm_error_last();
     assert_string_equal(e->location, "s3://b/k");
@@ -447,7 +447,7 @@ static void test_unresolvable_endpoint_fails_fast(void **state)
                             {"s3.retry.max-attempts", "10"}};
     icm_fileio *io = NULL;
     icmt_ok(icm_fileio_s3_new(&io, props, 5));
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, io, "s3://b/k"), ICM_EUNREACHABLE);
     const icm_error *e = icm_error_last();
     assert_non_null(
@@ -643,6 +643,7 @@ static void test_delete_batch_per_key_errors(void **state)
     const char *locs[] = {"s3://b/t/a & b", "s3://b/t/c", "s3://b/t/d<'\">", "s3://b/t/ctl\x01",
                           "gs://b/x"};
     icm_fileio_delete_result r[5];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 5);
     icmt_ok(icm_fileio_delete_batch(r, io, locs, 5));
     assert_int_equal(r[0].status, ICM_FILEIO_DELETE_FAILED);
     assert_int_equal(r[0].code, ICM_EAUTH);
@@ -679,6 +680,7 @@ static void test_delete_batch_whole_failure(void **state)
     icm_fileio *io = open_s3(f, "2");
     const char *locs[] = {"s3://b/x", "s3://b/y"};
     icm_fileio_delete_result r[2];
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, 2);
     icmt_ok(icm_fileio_delete_batch(r, io, locs, 2));
     for (int i = 0; i < 2; i++) {
         assert_int_equal(r[i].status, ICM_FILEIO_DELETE_FAILED);

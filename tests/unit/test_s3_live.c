@@ -94,7 +94,7 @@ static void expect_content(icm_fileio *io, const char *sub, const char *content)
 static void expect_missing(icm_fileio *io, const char *sub)
 {
     char *l = loc(sub);
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, io, l), ICM_ENOTFOUND);
     free(l);
 }
@@ -143,6 +143,8 @@ static void wipe(icm_fileio *io, const char *sub)
     icmt_ok(icm_fileio_list(io, prefix, collect, &c));
     if (c.n > 0) {
         icm_fileio_delete_result *r = calloc(c.n, sizeof *r);
+        assert_non_null(r);
+        ICM_FILEIO_DELETE_RESULTS_INIT(r, c.n);
         icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)c.locs, c.n));
         for (size_t i = 0; i < c.n; i++)
             assert_int_not_equal(r[i].status, ICM_FILEIO_DELETE_FAILED);
@@ -197,7 +199,7 @@ static void test_exact_keys(void **state)
         char *sub = icmt_sprintf("keys/%s", TRICKY[i]);
         expect_content(io, sub, TRICKY[i]);
         char *l = loc(sub);
-        icm_file_info info;
+        icm_file_info info = ICM_FILE_INFO_INIT;
         icmt_ok(icm_fileio_stat(&info, io, l));
         assert_int_equal(info.size_bytes, (int64_t)strlen(TRICKY[i]));
         int64_t now = (int64_t)time(NULL) * 1000;
@@ -365,6 +367,8 @@ static void test_paged_listing_and_batch_delete(void **state)
     for (size_t i = 0; i < M; i++)
         locs[i] = i < N ? strdup(c.locs[i]) : icmt_sprintf("%s/never-%05zu", prefix, i);
     icm_fileio_delete_result *r = calloc(M, sizeof *r);
+    assert_non_null(r);
+    ICM_FILEIO_DELETE_RESULTS_INIT(r, M);
     icmt_ok(icm_fileio_delete_batch(r, io, (const char *const *)locs, M));
     for (size_t i = 0; i < M; i++) {
         if (r[i].status == ICM_FILEIO_DELETE_FAILED)
@@ -458,7 +462,7 @@ static void test_resolving_schemes(void **state)
         free(other);
     }
     icmt_ok(icm_fileio_delete(io, l));
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     assert_int_equal(icm_fileio_stat(&info, io, l), ICM_ENOTFOUND);
     free(l);
     icm_fileio_free(io);

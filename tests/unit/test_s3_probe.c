@@ -463,7 +463,7 @@ static void test_same_as_per_item(void **state)
         icmt_ok(icm__fileio_probe_many(io, kind, items, N));
         server_reset_counts(s); /* (the once-failing objects answer at once from here) */
         for (int i = 0; i < N; i++) {
-            icm_file_info info;
+            icm_file_info info = ICM_FILE_INFO_INIT;
             size_t got = 0;
             int rc = kind == ICM__PROBE_STAT
                          ? icm_fileio_stat(&info, io, items[i].location)

@@ -135,7 +135,7 @@ typedef struct ref_check {
 
 static inline int exists_via(icm_fileio *io, const char *loc)
 {
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     return icm_fileio_stat(&info, io, loc) == 0;
 }
 

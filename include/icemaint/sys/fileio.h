@@ -39,7 +39,11 @@ typedef struct icm_fileio_methods {
      *  calls icm_fileio_note_missing() before returning, so icm_fileio_delete_existing()
      *  learns it; one that cannot tell does nothing). */
     int (*remove)(icm_fileio *io, const char *location);
-    /** Size and mtime; ICM_ENOTFOUND when missing. out->location is set to `location`. */
+    /** Size and mtime; ICM_ENOTFOUND when missing. out->location is set to `location`. `out`
+     *  is always a whole icm_file_info of this library's size (the wrapper checks the caller's
+     *  struct_size and copies what fits): write its fields, never struct_size. The same holds
+     *  for `info` of checksum_of and for the `results` of delete_batch; an icm_file_info a
+     *  back end hands to a listing callback is built with ICM_FILE_INFO_INIT. */
     int (*stat)(icm_fileio *io, const char *location, icm_file_info *out);
     /** Stream every object strictly below `prefix` at a path-segment boundary (recursive,
      *  files only; `/t` lists `/t/x`, never `/t_2/x`) to cb, without holding the listing in

@@ -855,7 +855,7 @@ static void probe_finish(probe_batch *b, size_t i, int rc, icm__http_response *r
     probe_state *ps = &b->st[i];
     icm__probe *p = ps->p;
     if (b->kind == ICM__PROBE_STAT) {
-        icm_file_info info = {p->location, 0, -1};
+        icm_file_info info = {sizeof(icm_file_info), p->location, 0, -1};
         rc = stat_answer(&ps->op, rc, resp, &info);
         if (rc == 0)
             p->info = info;
@@ -1364,7 +1364,7 @@ int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_
         rc = parse_object(to, &dst);
     if (rc != 0)
         return rc;
-    icm_file_info info;
+    icm_file_info info = ICM_FILE_INFO_INIT;
     if ((rc = s3_stat(io, from, &info)) != 0)
         return rc; /* ICM_ENOTFOUND: nothing to move */
     (void)size_bytes; /* the HEAD's size decides: it is the object's now */
@@ -1374,7 +1374,7 @@ int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_
                               "one request (5 GiB); a multipart copy is not made, so the "
                               "object stays",
                               info.size_bytes);
-    icm_file_info there;
+    icm_file_info there = ICM_FILE_INFO_INIT;
     rc = s3_stat(io, to, &there);
     if (rc == 0)
         return icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, to, "exists; not replaced");
@@ -1505,7 +1505,7 @@ static int s3_list_range(icm_fileio *io, const char *prefix, const icm_fileio_li
                 done = true;
                 break;
             }
-            icm_file_info info = {where.data, e->size_bytes, e->mtime_ms};
+            icm_file_info info = {sizeof(icm_file_info), where.data, e->size_bytes, e->mtime_ms};
             int crc = cb(&info, payload);
             if (crc != 0) {
                 rc = crc;
