@@ -66,13 +66,16 @@ static const char maintain_help[] =
     "  --max-delete, --max-delete-bytes N|B  bound each step of each table (refused, exit 5,\n"
     "                              before anything is deleted: as the single-table commands)\n"
     "  --max-delete-percent P      bound each table's sweep\n"
-    "  --log-out DIR               journal each step in DIR/<table>.<command>.jsonl (the\n"
-    "                              folder must exist; `/` and `%` in names are %-escaped)\n"
+    "  --log-out DIR               journal each step in DIR/<ns>.<table>.<command>.jsonl\n"
+    "                              (the folder must exist; `/`, `%`, `~` and a dot in the\n"
+    "                              table's name %-escaped; a name too long for a file is cut\n"
+    "                              and ends in ~HASH; the line's `journals` names the files)\n"
     "  --metrics FILE              write Prometheus text format to FILE at the end (FILE.tmp,\n"
     "                              then renamed: for node_exporter's textfile collector)\n"
     "  -h, --help                  print this help\n"
     "\n"
-    "Output: one JSON line per table on stdout as it finishes: table, namespace,\n"
+    "Each step is given its table as --table-id [\"level\",...,\"name\"] (through the catalog\n"
+    "only). Output: one JSON line per table on stdout as it finishes: table, namespace, table_id,\n"
     "metadata_location_before and _after, policy (the retention properties as set, the expiry\n"
     "cutoff and retain_last applied, the sweep cutoff), expire and sweep (counts and bytes by\n"
     "kind: deleted, or planned with --dry-run), duration_ms, outcome (ok, failed with an error\n"
@@ -109,8 +112,14 @@ typedef struct buf {
 
 /* One table's run. */
 typedef struct job {
-    char *ns;       /* namespace (dotted) */
-    char *name;     /* ns.table */
+    char *ns;       /* namespace, dotted as the catalog lists it */
+    char *table;    /* the table's own name (it may contain dots) */
+    char *name;     /* ns.table, for people: two tables may share it (("ns","a.b"), ("ns.a","b")) */
+    char *id;       /* --table-id for the steps: ["level",...,"table"], unambiguous */
+    char *ns_split; /* ns with each '.' a '\0': the levels */
+    const char **levels;
+    size_t n_levels;
+    char *journal[3]; /* the steps' --log-out files (expire, sweep), or NULL */
     char *md_before, *md_after;
     char *prop_age, *prop_min, *prop_ref_age, *prop_gc; /* retention properties as set */
     step step;
@@ -307,7 +316,29 @@ static int add_table(const char *table, void *payload)
         return ICM_ENOMEM;
     }
     snprintf(j->name, n, "%s.%s", l->ns, table);
-    l->len++;
+    l->len++; /* freed with the list from here */
+    j->table = strdup(table);
+    j->ns_split = strdup(l->ns);
+    j->levels = calloc(strlen(l->ns) + 1, sizeof *j->levels);
+    json_t *id = json_array();
+    bool ok = j->table != NULL && j->ns_split != NULL && j->levels != NULL && id != NULL;
+    /* the levels as the catalog's own listing splits a dotted namespace (list_tables) */
+    for (char *p = j->ns_split; ok; p++) {
+        j->levels[j->n_levels++] = p;
+        p = strchr(p, '.');
+        if (p == NULL)
+            break;
+        *p = '\0';
+    }
+    for (size_t k = 0; ok && k < j->n_levels; k++)
+        ok = json_array_append_new(id, json_string(j->levels[k])) == 0;
+    ok = ok && json_array_append_new(id, json_string(table)) == 0;
+    j->id = ok ? json_dumps(id, JSON_COMPACT) : NULL;
+    json_decref(id);
+    if (j->id == NULL) {
+        l->oom = true;
+        return ICM_ENOMEM;
+    }
     return 0;
 }
 
@@ -372,9 +403,13 @@ static int collect_tables(icm_cli *cli, job_list *jobs, const char *ns, int dept
     return rc;
 }
 
+/* By namespace, then table name: the key a table is known by in the catalog (its dotted
+ * name is not one: ("ns","a.b") and ("ns.a","b") are both ns.a.b). */
 static int job_cmp(const void *x, const void *y)
 {
-    return strcmp(((const job *)x)->name, ((const job *)y)->name);
+    const job *a = x, *b = y;
+    int c = strcmp(a->ns, b->ns);
+    return c != 0 ? c : strcmp(a->table, b->table);
 }
 
 static void job_free(job *j);
@@ -388,7 +423,7 @@ static void jobs_unique(job_list *l)
     qsort(l->jobs, l->len, sizeof *l->jobs, job_cmp);
     size_t kept = 1;
     for (size_t i = 1; i < l->len; i++) {
-        if (strcmp(l->jobs[i].name, l->jobs[kept - 1].name) == 0)
+        if (job_cmp(&l->jobs[i], &l->jobs[kept - 1]) == 0)
             job_free(&l->jobs[i]);
         else
             l->jobs[kept++] = l->jobs[i];
@@ -399,7 +434,13 @@ static void jobs_unique(job_list *l)
 static void job_free(job *j)
 {
     free(j->ns);
+    free(j->table);
     free(j->name);
+    free(j->id);
+    free(j->ns_split);
+    free(j->levels);
+    for (size_t k = 0; k < 3; k++)
+        free(j->journal[k]);
     free(j->md_before);
     free(j->md_after);
     free(j->prop_age);
@@ -451,21 +492,56 @@ static void argv_free(argv_buf *a)
     free(a->v);
 }
 
-/* A table name as one file-name segment: `%` and `/` %-escaped. */
-static char *journal_path(const char *dir, const char *table, const char *command)
+/* `text` into b with `%`, `/`, `~` and each byte of `also` %-escaped. */
+static size_t put_escaped(char *b, const char *text, const char *also)
 {
-    size_t n = strlen(dir) + 3 * strlen(table) + strlen(command) + 16;
-    char *p = malloc(n);
-    if (p == NULL)
-        return NULL;
-    size_t k = (size_t)snprintf(p, n, "%s/", dir);
-    for (const char *c = table; *c; c++) {
-        if (*c == '/' || *c == '%')
-            k += (size_t)snprintf(p + k, n - k, "%%%02X", (unsigned char)*c);
-        else
-            p[k++] = *c;
+    size_t k = 0;
+    for (const char *c = text; *c; c++) {
+        if (*c == '/' || *c == '%' || *c == '~' || strchr(also, *c) != NULL) {
+            snprintf(b + k, 4, "%%%02X", (unsigned char)*c);
+            k += 3;
+        } else {
+            b[k++] = *c;
+        }
     }
-    snprintf(p + k, n - k, ".%s.jsonl", command);
+    b[k] = '\0';
+    return k;
+}
+
+/* The longest `.<command>.jsonl` suffix, and the room left for the table in a file name. */
+#define JOURNAL_SUFFIX_MAX (sizeof ".remove-orphan-files.jsonl" - 1)
+#define JOURNAL_HASH_LEN 17 /* "~" and 16 hex digits */
+#define JOURNAL_NAME_MAX 255 /* NAME_MAX of the common file systems */
+
+/* DIR/<table>.<command>.jsonl, the table as one file-name segment that no other table has:
+ * the namespace with `%`, `/` and `~` %-escaped, a dot, then the table name with `.` escaped
+ * too (so the last plain dot separates them: ("ns","a.b") is ns.a%2Eb, ("ns.a","b") ns.a.b).
+ * A segment too long for a file name (NAME_MAX) is cut and ends in `~` and the FNV-1a hash
+ * of the whole segment (a plain segment never holds `~`, so the two forms cannot meet). */
+static char *journal_path(const char *dir, const job *j, const char *command)
+{
+    size_t seg_cap = 3 * (strlen(j->ns) + strlen(j->table)) + 2;
+    char *seg = malloc(seg_cap);
+    if (seg == NULL)
+        return NULL;
+    size_t k = put_escaped(seg, j->ns, "");
+    seg[k++] = '.';
+    k += put_escaped(seg + k, j->table, ".");
+    size_t room = JOURNAL_NAME_MAX - JOURNAL_SUFFIX_MAX;
+    if (k > room) {
+        uint64_t h = 14695981039346656037ULL;
+        for (size_t i = 0; i < k; i++)
+            h = (h ^ (unsigned char)seg[i]) * 1099511628211ULL;
+        k = room - JOURNAL_HASH_LEN;
+        while (k > 0 && ((unsigned char)seg[k] & 0xC0) == 0x80)
+            k--; /* not inside a UTF-8 sequence */
+        snprintf(seg + k, seg_cap - k, "~%016" PRIx64, h);
+    }
+    size_t n = strlen(dir) + strlen(seg) + strlen(command) + 16;
+    char *p = malloc(n);
+    if (p != NULL)
+        snprintf(p, n, "%s/%s.%s.jsonl", dir, seg, command);
+    free(seg);
     return p;
 }
 
@@ -526,16 +602,15 @@ static bool step_argv(const icm_cli *cli, const maintain_args *a, const job *j, 
         if (a->force)
             push(out, "--force");
     }
-    if (a->log_dir != NULL && !a->dry_run) {
-        char *p = journal_path(a->log_dir, j->name, step_names[s]);
-        if (p == NULL)
-            return false;
+    if (j->journal[s] != NULL) {
         push(out, "--log-out");
-        push(out, p);
-        free(p);
+        push(out, j->journal[s]);
     }
-    push(out, "--");
-    push(out, j->name);
+    /* by its levels and name, through the catalog only: the dotted name would be re-read as
+     * a TABLE argument (a folder of that name in the working directory, a namespace with
+     * `/` or `:`, a name with dots would each make it another table) */
+    push(out, "--table-id");
+    push(out, j->id);
     return !out->oom;
 }
 
@@ -749,6 +824,17 @@ static json_t *job_json(const job *j, bool dry_run, bool *ok)
     }
     icm_cli_json_set(doc, "table", icm_cli_json_str(j->name), ok);
     icm_cli_json_set(doc, "namespace", icm_cli_json_str(j->ns), ok);
+    icm_cli_json_set(doc, "table_id", json_loads(j->id, 0, NULL), ok);
+    if (j->journal[STEP_EXPIRE] != NULL) {
+        json_t *journals = json_object();
+        if (journals == NULL)
+            *ok = false;
+        icm_cli_json_set(journals, step_names[STEP_EXPIRE],
+                         icm_cli_json_str(j->journal[STEP_EXPIRE]), ok);
+        icm_cli_json_set(journals, step_names[STEP_SWEEP],
+                         icm_cli_json_str(j->journal[STEP_SWEEP]), ok);
+        icm_cli_json_set(doc, "journals", journals, ok);
+    }
     icm_cli_json_set(doc, "outcome", icm_cli_json_str(outcome_names[j->outcome]), ok);
     icm_cli_json_set(doc, "exit_code", icm_cli_json_int(j->exit_code), ok);
     icm_cli_json_set(doc, "dry_run", json_boolean(dry_run), ok);
@@ -941,12 +1027,18 @@ static int write_metrics(const char *path, const job *jobs, size_t n, bool dry_r
 /* Load the table (a fresh handle) for its line: the metadata location, the retention
  * properties, gc.enabled. Returns false when the table is finished already (failed or
  * skipped). */
-static bool job_prepare(icm_cli *cli, icm_catalog *cat, job *j)
+static bool job_prepare(icm_cli *cli, const maintain_args *a, icm_catalog *cat, job *j)
 {
     icm_table *t = NULL;
     j->step = STEP_LOAD;
-    int lrc = icm_table_load(&t, cat, j->name);
     bool ok = true;
+    if (a->log_dir != NULL && !a->dry_run) {
+        j->journal[STEP_EXPIRE] = journal_path(a->log_dir, j, step_names[STEP_EXPIRE]);
+        j->journal[STEP_SWEEP] = journal_path(a->log_dir, j, step_names[STEP_SWEEP]);
+        ok = j->journal[STEP_EXPIRE] != NULL && j->journal[STEP_SWEEP] != NULL;
+    }
+    int lrc = ok ? icm_table_load_levels(&t, cat, j->levels, j->n_levels, j->table)
+                 : ICM_ENOMEM;
     if (lrc != 0) {
         char line[4096];
         const icm_error *e = icm_error_last();
@@ -998,10 +1090,10 @@ static void job_after(icm_catalog *cat, job *j, bool dry_run)
         j->md_after = dup_or_null(j->md_before, &ok);
         return;
     }
-    char *loc = NULL;
-    if (icm_catalog_load_table_location(&loc, cat, j->name) == 0)
-        j->md_after = dup_or_null(loc, &ok);
-    icm_free(loc);
+    icm_table *t = NULL;
+    if (icm_table_load_levels(&t, cat, j->levels, j->n_levels, j->table) == 0)
+        j->md_after = dup_or_null(icm_table_get_metadata_location(t), &ok);
+    icm_table_free(t);
 }
 
 static int run_maintain(icm_cli *cli, int argc, char **argv)
@@ -1053,7 +1145,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
                 continue;
             job *j = &jobs.jobs[next++];
             j->started_ms = mono_ms();
-            if (job_prepare(cli, jobs.cat, j) && step_start(cli, &a, exe, j, STEP_EXPIRE)) {
+            if (job_prepare(cli, &a, jobs.cat, j) && step_start(cli, &a, exe, j, STEP_EXPIRE)) {
                 slots[s] = j;
                 running++;
                 continue;

@@ -24,6 +24,9 @@
 #include "icemaint/orphans.h"
 #include "timeparse.h"
 
+/* Longer than the 4095 bytes C11 promises every compiler takes; GCC and Clang take any. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
 static const char orphans_help[] =
     "Usage: icemaint [GLOBAL OPTIONS] remove-orphan-files TABLE [OPTIONS]\n"
     "\n"
@@ -61,6 +64,9 @@ static const char orphans_help[] =
     "  --no-verify               delete even when referenced files are not listed\n"
     "  --max-delete, --max-delete-bytes, --max-delete-percent N|B|P  refuse (exit 5)\n"
     "                            over N files, B bytes (10g), P% of those listed\n"
+    "  --table-id ID             instead of TABLE (for scripts, and maintain's steps): the\n"
+    "                            catalog table as a JSON array of its namespace levels and\n"
+    "                            name, [\"ns\",\"sub\",\"t\"]; never a path, never split at dots\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts, bytes, listed, referenced, ...};\n"
     "                            kind: data, delete, manifest, manifest_list, metadata,\n"
@@ -83,9 +89,11 @@ static const char orphans_help[] =
     ".pyiceberg.yaml) or another catalog table under the location (--exclude-location; the\n"
     "catalog's files are never deleted either way); a referenced file not listed (named);\n"
     "a plan over a --max-delete* limit.\n";
+#pragma GCC diagnostic pop
 
 typedef struct orphan_args {
     const char *table;
+    const char *table_id; /* --table-id: the table by its catalog levels and name */
     const char *older_than;
     const char *location;
     const char *plan_out;
@@ -202,10 +210,10 @@ static int take_single(int argc, char **argv, int *i, orphan_args *a)
     static const char *const names[] = {"--older-than", "--location", "--plan-out",
                                         "--prefix-mismatch", "--file-list",
                                         "--max-concurrent-deletes", "--log-out", "--settle",
-                                        "--inventory", "--max-inventory-age"};
+                                        "--inventory", "--max-inventory-age", "--table-id"};
     const char **slots[] = {&a->older_than, &a->location, &a->plan_out, &a->prefix_mismatch,
                             &a->file_list, &a->max_deletes, &a->log_out, &a->settle,
-                            &a->inventory, &a->max_inventory_age};
+                            &a->inventory, &a->max_inventory_age, &a->table_id};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         int m = icm_cli_opt_value(argc, argv, i, names[k], slots[k]);
         if (m != 0)
@@ -247,6 +255,10 @@ static int parse_args(int argc, char **argv, orphan_args *a)
         if (rc != ICM_EXIT_OK)
             return rc;
     }
+    if (a->table_id != NULL)
+        return a->table == NULL ? ICM_EXIT_OK
+                                : icm_cli_usage(a->table, "give TABLE or --table-id, not "
+                                                          "both");
     return icm_cli_need_table("remove-orphan-files", a->table);
 }
 
@@ -604,7 +616,8 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     o.catalog_files = (const char *const *)own;
     o.catalog_file_count = n_own;
     if (rc == ICM_EXIT_OK)
-        rc = icm_cli_table_load(cli, a.table, &cat, &t);
+        rc = a.table_id != NULL ? icm_cli_table_load_id(cli, a.table_id, &cat, &t)
+                                : icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK && a.plan_out != NULL)
         rc = icm_cli_plan_check_table(&plan, t);
     if (rc == ICM_EXIT_OK)
