@@ -70,8 +70,12 @@ static const char maintain_help[] =
     "                              (the folder must exist; `/`, `%`, `~` and a dot in the\n"
     "                              table's name %-escaped; a name too long for a file is cut\n"
     "                              and ends in ~HASH; the line's `journals` names the files)\n"
-    "  --metrics FILE              write Prometheus text format to FILE at the end (FILE.tmp,\n"
-    "                              then renamed: for node_exporter's textfile collector)\n"
+    "  --metrics FILE              write Prometheus text format to FILE at the end (a temporary\n"
+    "                              file beside it, renamed: for node_exporter's textfile\n"
+    "                              collector); an existing FILE must be an earlier metrics\n"
+    "                              file (else refused, exit 5), and neither FILE nor the\n"
+    "                              --log-out DIR may lie inside a table's location (checked\n"
+    "                              for every table before the first is maintained)\n"
     "  -h, --help                  print this help\n"
     "\n"
     "Each step is given its table as --table-id [\"level\",...,\"name\"] (through the catalog\n"
@@ -271,6 +275,8 @@ static int parse_args(int argc, char **argv, maintain_args *a)
         if (ok != 0)
             return icm_cli_error(a->metrics, "--metrics: its folder is not writable (%s)",
                                  strerror(errno));
+        if ((rc = icm_cli_metrics_check_existing(a->metrics)) != ICM_EXIT_OK)
+            return rc;
     }
     if (a->log_dir != NULL) {
         struct stat st;
@@ -948,17 +954,11 @@ static void put_table_sample(FILE *f, const char *name, const job *j, const char
 static int write_metrics(const char *path, const job *jobs, size_t n, bool dry_run,
                          int64_t finished_ms, int exit_code)
 {
-    size_t len = strlen(path) + 5;
-    char *tmp = malloc(len);
-    if (tmp == NULL)
-        return icm_cli_oom();
-    snprintf(tmp, len, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        int rc = icm_cli_error(tmp, "--metrics: cannot create (%s)", strerror(errno));
-        free(tmp);
+    char *tmp = NULL;
+    int rc = ICM_EXIT_OK;
+    FILE *f = icm_cli_metrics_create(path, &tmp, &rc);
+    if (f == NULL)
         return rc;
-    }
     const char *state = dry_run ? "planned" : "deleted";
     put_family(f, "icemaint_maintain_table_success", "gauge",
                "1 when the table was maintained or skipped, 0 when it failed");
@@ -1011,18 +1011,36 @@ static int write_metrics(const char *path, const job *jobs, size_t n, bool dry_r
                "when the last run finished (seconds since the epoch)");
     fprintf(f, "icemaint_maintain_last_run_timestamp_seconds %.3f\n",
             (double)finished_ms / 1000.0);
-    bool written = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
-    written = fclose(f) == 0 && written;
-    int rc = ICM_EXIT_OK;
-    if (!written || rename(tmp, path) != 0) {
-        rc = icm_cli_error(path, "--metrics: cannot write (%s)", strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return rc;
+    return icm_cli_metrics_publish(f, tmp, path);
 }
 
 /* ---- the run ---- */
+
+/* Neither --metrics FILE nor the --log-out DIR may lie inside a table's location (out_file.c):
+ * that table's sweep would take the journals for orphans, and FILE could become one of its
+ * files. Every table is checked before the first is maintained. A table that cannot be loaded
+ * now is not checked: it fails at its own turn (its load) and nothing of it is touched. */
+static int check_outputs(const maintain_args *a, const job_list *jobs)
+{
+    const char *log_dir = a->dry_run ? NULL : a->log_dir; /* no journals in a dry run */
+    int rc = ICM_EXIT_OK;
+    for (size_t i = 0; rc == ICM_EXIT_OK && i < jobs->len; i++) {
+        if (a->metrics == NULL && log_dir == NULL)
+            break;
+        const job *j = &jobs->jobs[i];
+        icm_table *t = NULL;
+        if (icm_table_load_levels(&t, jobs->cat, j->levels, j->n_levels, j->table) != 0) {
+            icm_error_clear();
+            continue;
+        }
+        if (a->metrics != NULL)
+            rc = icm_cli_out_file_check_table("--metrics", a->metrics, false, t);
+        if (rc == ICM_EXIT_OK && log_dir != NULL)
+            rc = icm_cli_out_file_check_table("--log-out", log_dir, true, t);
+        icm_table_free(t);
+    }
+    return rc;
+}
 
 /* Load the table (a fresh handle) for its line: the metadata location, the retention
  * properties, gc.enabled. Returns false when the table is finished already (failed or
@@ -1114,6 +1132,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
     }
     exe[n] = '\0';
     job_list jobs = {NULL, 0, 0, NULL, NULL, false};
+    bool metrics_ok = true;
     rc = icm_cli_catalog_open(cli, &jobs.cat);
     if (rc == ICM_EXIT_OK && a.all)
         rc = collect_tables(cli, &jobs, NULL, 0);
@@ -1123,6 +1142,10 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
     if (rc != ICM_EXIT_OK)
         goto done;
     jobs_unique(&jobs);
+    if ((rc = check_outputs(&a, &jobs)) != ICM_EXIT_OK) {
+        metrics_ok = false; /* FILE inside a table: not written at all */
+        goto done;
+    }
 
     icm_cli_json_mark_printed(); /* JSON lines from here: no error document after them */
     int64_t started = mono_ms();
@@ -1252,7 +1275,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
 
 done:
     /* also when the catalog could not be listed: an alert on the exit code sees that too */
-    if (a.metrics != NULL)
+    if (a.metrics != NULL && metrics_ok)
         rc = worse(rc, write_metrics(a.metrics, jobs.jobs, jobs.len, a.dry_run, now_ms(), rc));
     for (size_t i = 0; i < jobs.len; i++)
         job_free(&jobs.jobs[i]);
