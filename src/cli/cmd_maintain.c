@@ -112,7 +112,18 @@ static const char *const step_names[] = {"load", "expire-snapshots", "remove-orp
 typedef struct buf {
     char *data;
     size_t len, cap;
+    bool overflow; /* stdout: more than REPORT_MAX came; the rest was dropped */
 } buf;
+
+/* A step's report is of constant size (--counts-only) but for the expired snapshot ids: 16 MiB
+ * is some 800,000 of them. A larger stdout is dropped and the step failed ("no report"): the
+ * parent's memory stays bounded whatever a child prints. */
+#define REPORT_MAX ((size_t)16 << 20)
+/* A step's stderr is held (so that a table's messages stay together) up to this much; beyond,
+ * its whole lines are passed on at once (one warning per kept file can be millions). */
+#define STDERR_HOLD ((size_t)64 << 10)
+/* The longest last error line kept for the table's line once its stderr was passed on. */
+#define ERROR_LINE_MAX ((size_t)4 << 10)
 
 /* One table's run. */
 typedef struct job {
@@ -138,6 +149,7 @@ typedef struct job {
     int exit_code;
     char *reason;           /* skipped */
     char *err_code, *err_message;
+    char *last_error; /* the last "icemaint: " line of the stderr already passed on */
     int64_t started_ms, duration_ms;
 } job;
 
@@ -460,6 +472,7 @@ static void job_free(job *j)
     free(j->reason);
     free(j->err_code);
     free(j->err_message);
+    free(j->last_error);
 }
 
 /* ---- the steps' processes ---- */
@@ -582,6 +595,7 @@ static bool step_argv(const icm_cli *cli, const maintain_args *a, const job *j, 
     }
     push(out, step_names[s]);
     push(out, "--json");
+    push(out, "--counts-only"); /* a report of constant size, whatever the table's file count */
     if (a->dry_run)
         push(out, "--dry-run");
     if (a->limits.files != NULL) {
@@ -627,6 +641,9 @@ static bool step_start(const icm_cli *cli, const maintain_args *a, const char *e
 {
     j->step = s;
     j->out.len = j->err.len = 0;
+    j->out.overflow = j->err.overflow = false;
+    free(j->last_error);
+    j->last_error = NULL;
     argv_buf av = {NULL, 0, 0, false};
     int out[2] = {-1, -1}, err[2] = {-1, -1};
     const char *why = NULL;
@@ -673,8 +690,9 @@ static bool step_start(const icm_cli *cli, const maintain_args *a, const char *e
     return true;
 }
 
-/* Read what is there on fd into b; false at end of file (or a read error). */
-static bool drain(int fd, buf *b, bool *oom)
+/* Read what is there on fd into b (at most `max` bytes held: the rest is dropped and
+ * b->overflow set); false at end of file (or a read error). */
+static bool drain(int fd, buf *b, size_t max, bool *oom)
 {
     char chunk[65536];
     ssize_t n = read(fd, chunk, sizeof chunk);
@@ -682,6 +700,10 @@ static bool drain(int fd, buf *b, bool *oom)
         return true;
     if (n <= 0)
         return false;
+    if (b->len + (size_t)n > max) {
+        b->overflow = true;
+        return true; /* keep reading (and dropping), so the child can finish */
+    }
     if (b->len + (size_t)n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 65536;
         while (cap < b->len + (size_t)n + 1)
@@ -698,6 +720,44 @@ static bool drain(int fd, buf *b, bool *oom)
     b->len += (size_t)n;
     b->data[b->len] = '\0';
     return true;
+}
+
+static const char error_prefix[] = "icemaint: ";
+
+/* The step's stderr held more than STDERR_HOLD: pass its whole lines on now, remembering the
+ * last error line among them (the table's line quotes it when the step fails). */
+static void spill_stderr(job *j)
+{
+    buf *b = &j->err;
+    if (b->len <= STDERR_HOLD)
+        return;
+    char *end = memrchr(b->data, '\n', b->len);
+    size_t n = end != NULL ? (size_t)(end - b->data) + 1 : b->len;
+    if (b->len - n > STDERR_HOLD / 2) { /* a huge line: cut it rather than hold it */
+        n = b->len;
+        end = NULL;
+    }
+    for (const char *p = b->data; p < b->data + n;) {
+        const char *nl = memchr(p, '\n', (size_t)(b->data + n - p));
+        size_t len = nl != NULL ? (size_t)(nl - p) : (size_t)(b->data + n - p);
+        if (len >= sizeof error_prefix - 1 &&
+            strncmp(p, error_prefix, sizeof error_prefix - 1) == 0) {
+            size_t keep = len - (sizeof error_prefix - 1);
+            char *line = strndup(p + sizeof error_prefix - 1,
+                                 keep < ERROR_LINE_MAX ? keep : ERROR_LINE_MAX);
+            if (line != NULL) {
+                free(j->last_error);
+                j->last_error = line;
+            }
+        }
+        p += len + 1;
+    }
+    fwrite(b->data, 1, n, stderr);
+    if (end == NULL)
+        fputc('\n', stderr);
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+    b->data[b->len] = '\0';
 }
 
 /* The report a step printed. A name that is not UTF-8 is written `\udcXY` (README "Output"),
@@ -721,7 +781,7 @@ static json_t *parse_report(buf *b)
 
 /* The step's last error line on stderr ("icemaint: <message>"), without the prefix, as a new
  * string; NULL when it printed none. */
-static char *last_error_line(const buf *err)
+static char *last_error_line(const buf *err, const char *spilled)
 {
     static const char prefix[] = "icemaint: ";
     const char *found = NULL;
@@ -732,7 +792,7 @@ static char *last_error_line(const buf *err)
         p = nl != NULL ? nl + 1 : NULL;
     }
     if (found == NULL)
-        return NULL;
+        return spilled != NULL ? strdup(spilled) : NULL;
     const char *nl = memchr(found, '\n', (size_t)(err->data + err->len - found));
     return strndup(found, nl != NULL ? (size_t)(nl - found) : strlen(found));
 }
@@ -740,7 +800,7 @@ static char *last_error_line(const buf *err)
 /* A step ended with status `status`: record it. Returns true when the table is finished. */
 static bool step_done(job *j, int status)
 {
-    json_t *doc = parse_report(&j->out);
+    json_t *doc = j->out.overflow ? NULL : parse_report(&j->out);
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : ICM_EXIT_ERROR;
     bool report = json_is_object(doc) && json_object_get(doc, "error") == NULL;
     if (report) { /* kept when the step failed after it acted too: what it deleted is said */
@@ -756,8 +816,14 @@ static bool step_done(job *j, int status)
     json_t *err = report ? NULL : json_object_get(doc, "error");
     const char *msg = json_string_value(json_object_get(err, "message"));
     const char *ecode = json_string_value(json_object_get(err, "code"));
-    j->err_message = msg != NULL ? strdup(msg) : last_error_line(&j->err);
+    j->err_message = msg != NULL ? strdup(msg) : last_error_line(&j->err, j->last_error);
     j->err_code = ecode != NULL ? strdup(ecode) : NULL;
+    if (j->err_message == NULL && j->out.overflow) {
+        char text[128];
+        snprintf(text, sizeof text, "%s printed a report over %zu MiB: not read",
+                 step_names[j->step], REPORT_MAX >> 20);
+        j->err_message = strdup(text);
+    }
     if (j->err_message == NULL) {
         char text[128];
         if (WIFSIGNALED(status))
@@ -1203,14 +1269,17 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
                 continue;
             bool oom = false;
             struct pollfd *po = &pfd[np++], *pe = &pfd[np++];
-            if (j->fd_out >= 0 && po->revents != 0 && !drain(j->fd_out, &j->out, &oom)) {
+            if (j->fd_out >= 0 && po->revents != 0 &&
+                !drain(j->fd_out, &j->out, REPORT_MAX, &oom)) {
                 close(j->fd_out);
                 j->fd_out = -1;
             }
-            if (j->fd_err >= 0 && pe->revents != 0 && !drain(j->fd_err, &j->err, &oom)) {
+            if (j->fd_err >= 0 && pe->revents != 0 &&
+                !drain(j->fd_err, &j->err, STDERR_HOLD + 65536, &oom)) {
                 close(j->fd_err);
                 j->fd_err = -1;
             }
+            spill_stderr(j);
             if (j->fd_out >= 0 || j->fd_err >= 0)
                 continue;
             /* both pipes closed: the step has ended (or is about to) */

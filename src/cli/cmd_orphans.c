@@ -67,6 +67,10 @@ static const char orphans_help[] =
     "  --table-id ID             instead of TABLE (for scripts, and maintain's steps): the\n"
     "                            catalog table as a JSON array of its namespace levels and\n"
     "                            name, [\"ns\",\"sub\",\"t\"]; never a path, never split at dots\n"
+    "  --counts-only             with --json: leave out the per-file lists (orphans;\n"
+    "                            warnings: warning_count instead), keep every count, byte\n"
+    "                            total and metadata field (for maintain, and scripts that\n"
+    "                            need a report of constant size)\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts, bytes, listed, referenced, ...};\n"
     "                            kind: data, delete, manifest, manifest_list, metadata,\n"
@@ -113,6 +117,7 @@ typedef struct orphan_args {
     bool dry_run;
     bool force;
     bool no_lock;
+    bool counts_only; /* --counts-only */
     bool no_verify;
     icm_cli_limits_args limits;
 } orphan_args;
@@ -232,6 +237,10 @@ static int parse_args(int argc, char **argv, orphan_args *a)
         }
         if (!after_dashdash && strcmp(argv[i], "--force") == 0) {
             a->force = true;
+            continue;
+        }
+        if (!after_dashdash && strcmp(argv[i], "--counts-only") == 0) {
+            a->counts_only = true;
             continue;
         }
         if (!after_dashdash && strcmp(argv[i], "--no-lock") == 0) {
@@ -403,6 +412,27 @@ static json_t *result_json(const icm_orphan_result *r, icm_table *t, bool *ok)
     return doc;
 }
 
+/* --counts-only: the report without its per-file lists, every count, byte total and metadata
+ * field kept, so its size does not grow with the number of files (maintain reads one per
+ * step of each table). A shallow copy: the lists are dropped from it, not from `doc`. */
+static json_t *counts_only_json(json_t *doc)
+{
+    json_t *c = json_copy(doc);
+    if (c == NULL)
+        return NULL;
+    bool ok = true;
+    icm_cli_json_set(c, "warning_count",
+                     icm_cli_json_int((int64_t)json_array_size(json_object_get(doc, "warnings"))),
+                     &ok);
+    json_object_del(c, "orphans");
+    json_object_del(c, "warnings");
+    if (!ok) {
+        json_decref(c);
+        return NULL;
+    }
+    return c;
+}
+
 /* The rows of the orphans as one aligned table. Returns false when memory ran out (then
  * nothing was printed). */
 static bool print_rows(const icm_orphan_result *r)
@@ -512,7 +542,9 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan, i
         if (a->plan_out != NULL)
             rc = icm_cli_plan_write(plan, doc);
         /* The report goes to stdout even when the plan file failed: files may be gone. */
-        bool written = !cli->json || icm_cli_json_emit(json_incref(doc));
+        json_t *out = !cli->json ? NULL
+                      : a->counts_only ? counts_only_json(doc) : json_incref(doc);
+        bool written = !cli->json || (out != NULL && icm_cli_json_emit(out));
         json_decref(doc);
         if (!written)
             return icm_cli_report_lost(deleted, "orphan file", "cannot write to stdout");
