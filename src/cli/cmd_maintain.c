@@ -99,7 +99,7 @@ typedef struct maintain_args {
     int parallel;
     const char *older_than, *settle, *log_dir, *metrics;
     icm_cli_limits_args limits;
-    char older_than_ms[32]; /* the sweep cutoff, fixed once: epoch ms as text */
+    char older_than_ms[32]; /* the sweep cutoff, fixed once (default 3d): epoch ms as text */
 } maintain_args;
 
 typedef enum outcome { OUTCOME_OK = 0, OUTCOME_SKIPPED = 1, OUTCOME_FAILED = 2 } outcome;
@@ -265,16 +265,16 @@ static int parse_args(int argc, char **argv, maintain_args *a)
     int rc = icm_cli_limits_build(&a->limits, &limits);
     if (rc != ICM_EXIT_OK)
         return rc;
+    /* The sweep's cutoff, fixed once here (remove-orphan-files' own default, 3d, included)
+     * and given to every table's sweep as an instant: every table uses the same one. */
     int64_t cutoff = 0;
-    if (a->older_than != NULL) {
-        const char *why = NULL;
-        if (icm_cli_parse_time(a->older_than, now_ms(), &cutoff, &why) != 0)
-            return icm_cli_usage(a->older_than, "--older-than: %s", why ? why : "bad time");
-        snprintf(a->older_than_ms, sizeof a->older_than_ms, "%" PRId64, cutoff);
-    }
+    const char *older_than = a->older_than != NULL ? a->older_than : "3d";
+    const char *why = NULL;
+    if (icm_cli_parse_time(older_than, now_ms(), &cutoff, &why) != 0)
+        return icm_cli_usage(older_than, "--older-than: %s", why ? why : "bad time");
+    snprintf(a->older_than_ms, sizeof a->older_than_ms, "%" PRId64, cutoff);
     if (a->settle != NULL) {
         int64_t ms;
-        const char *why = NULL;
         if (icm_cli_parse_duration(a->settle, &ms, &why) != 0)
             return icm_cli_usage(a->settle, "--settle: %s", why ? why : "bad duration");
     }
@@ -611,10 +611,8 @@ static bool step_argv(const icm_cli *cli, const maintain_args *a, const job *j, 
             push(out, "--max-delete-percent");
             push(out, a->limits.percent);
         }
-        if (a->older_than != NULL) {
-            push(out, "--older-than");
-            push(out, a->older_than_ms);
-        }
+        push(out, "--older-than");
+        push(out, a->older_than_ms);
         if (a->settle != NULL) {
             push(out, "--settle");
             push(out, a->settle);
