@@ -185,7 +185,11 @@ FILE *icm_cli_metrics_create(const char *path, char **tmp, int *rc)
         *tmp = NULL;
         return NULL;
     }
-    fchmod(fd, 0644); /* read by the collector, as a file fopen made would be */
+    /* mkstemp makes it 0600; the collector (another user) reads it as a file fopen made:
+     * 0666 less the umask */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
     return f;
 }
 

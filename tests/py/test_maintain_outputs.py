@@ -60,6 +60,9 @@ def test_metrics_replaces_an_earlier_metrics_file(lake):
         text = m.read_text()
         assert text.startswith(f"# HELP icemaint_{first}_")
         assert f"icemaint_{first}_exit_code 0\n" in text
+        mask = os.umask(0)
+        os.umask(mask)
+        assert os.stat(m).st_mode & 0o777 == 0o666 & ~mask  # as a file fopen makes
     assert untouched(lake)
     assert sorted(os.listdir(lake["root"])) == ["lake", "m.prom"]  # no temporary left
 
