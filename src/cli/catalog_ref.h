@@ -27,6 +27,13 @@ int icm_cli_catalog_load_table(icm_cli *cli, const char *identifier, icm_catalog
 int icm_cli_table_load(icm_cli *cli, const char *ref, icm_catalog **out_cat,
                        icm_table **out_table);
 
+/* Load the table a `--table-id ID` option names (ID: a JSON array of strings, the namespace
+ * levels then the table name, e.g. ["ns","sub","a.b"]) through the configured catalog only:
+ * never a path, never split at dots (table_ref.c). Usage error (exit 2) for a malformed ID.
+ * Free *out_table, then *out_cat. Returns an exit code; errors are reported. */
+int icm_cli_table_load_id(icm_cli *cli, const char *id, icm_catalog **out_cat,
+                          icm_table **out_table);
+
 /* True when TABLE names a catalog table (`db.events`, `a.b.c`) rather than a path: no '/' or
  * ':', a dot, not ending in .json, and no such local file or directory. */
 bool icm_cli_is_catalog_name(const char *ref);

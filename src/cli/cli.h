@@ -239,6 +239,18 @@ int icm_cli_out_file_check_existing(const char *option, const char *path,
 int icm_cli_out_file_check_table(const char *option, const char *path, bool follow,
                                  icm_table *t);
 
+/* --metrics FILE (maintain, health): Prometheus text for node_exporter's textfile collector,
+ * recognised by its first line (`# HELP icemaint_`): an existing FILE is replaced only when it
+ * is an earlier metrics file; any other file is refused (exit 5), as for --plan-out. Checked
+ * before the first table is touched, and again right before the rename. */
+int icm_cli_metrics_check_existing(const char *path);
+/* A new temporary file beside `path` (mkstemp: an existing file is never opened); *tmp is its
+ * name (malloc'd). The caller writes a HELP line first. NULL (reported, *rc set) on failure. */
+FILE *icm_cli_metrics_create(const char *path, char **tmp, int *rc);
+/* Flush, sync and close f, then rename tmp over path (unless path became another file
+ * meanwhile); tmp is removed on failure and freed. Returns an exit code (reported). */
+int icm_cli_metrics_publish(FILE *f, char *tmp, const char *path);
+
 /* ---- --plan-out FILE (plan_file.c) ---- */
 
 /* Written to a temporary file beside `path`, renamed over it only once complete: a failed or

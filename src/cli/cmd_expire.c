@@ -31,6 +31,9 @@
 #include "icemaint/expire.h"
 #include "timeparse.h"
 
+/* Longer than the 4095 bytes C11 promises every compiler takes; GCC and Clang take any. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
 static const char expire_help[] =
     "Usage: icemaint [GLOBAL OPTIONS] expire-snapshots TABLE [OPTIONS]\n"
     "\n"
@@ -75,6 +78,13 @@ static const char expire_help[] =
     "                              batch; opened first, so a bad path changes nothing\n"
     "  --no-lock                   do not take the table lease\n"
     "  --no-verify                 delete even when files retained snapshots need are gone\n"
+    "  --table-id ID               instead of TABLE (for scripts, and maintain's steps): the\n"
+    "                              catalog table as a JSON array of its namespace levels and\n"
+    "                              name, [\"ns\",\"sub\",\"t\"]; never a path, not split at dots\n"
+    "  --counts-only               with --json: leave out the per-file lists (deleted_*,\n"
+    "                              not_deleted, problems: problem_count instead), keep every\n"
+    "                              count, byte total and metadata field (for maintain, and\n"
+    "                              scripts that need a report of constant size)\n"
     "  --json                      print the JSON report on stdout (deleted_* per kind,\n"
     "                              already_gone, newly_referenced, not_deleted, ...)\n"
     "  -h, --help                  print this help\n"
@@ -92,13 +102,16 @@ static const char expire_help[] =
     "outcome unknown (nothing deleted; reload to see whether it applied), 5 refused\n"
     "(gc.enabled not true, another run holds the table lease, a --snapshot-id that is current\n"
     "or a branch or tag points at, or a referenced file missing).\n";
+#pragma GCC diagnostic pop
 
 typedef struct expire_args {
     const char *table;
+    const char *table_id; /* --table-id: the table by its catalog levels and name */
     const char *older_than;
     const char *plan_out;
     const char *log_out;
     bool no_lock;
+    bool counts_only; /* --counts-only */
     icm_cli_limits_args limits;
     int64_t *ids;
     size_t n_ids;
@@ -146,6 +159,10 @@ static int parse_option(expire_args *a, int argc, char **argv, int *i)
             return icm_cli_usage(v, "--cleanup takes all, metadata or none");
         return ICM_EXIT_OK;
     }
+    if ((got = icm_cli_opt_value(argc, argv, i, "--table-id", &v)) != 0) {
+        a->table_id = v;
+        return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;
+    }
     if ((got = icm_cli_opt_value(argc, argv, i, "--plan-out", &v)) != 0) {
         a->plan_out = v;
         return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;
@@ -153,6 +170,10 @@ static int parse_option(expire_args *a, int argc, char **argv, int *i)
     if ((got = icm_cli_opt_value(argc, argv, i, "--log-out", &v)) != 0) {
         a->log_out = v;
         return got < 0 ? ICM_EXIT_USAGE : ICM_EXIT_OK;
+    }
+    if (strcmp(argv[*i], "--counts-only") == 0) {
+        a->counts_only = true;
+        return ICM_EXIT_OK;
     }
     if (strcmp(argv[*i], "--no-lock") == 0) {
         a->no_lock = true;
@@ -191,7 +212,10 @@ static int parse_args(expire_args *a, int argc, char **argv)
         if (rc != ICM_EXIT_OK)
             return rc;
     }
-    int rc = icm_cli_need_table("expire-snapshots", a->table);
+    if (a->table_id != NULL && a->table != NULL)
+        return icm_cli_usage(a->table, "give TABLE or --table-id, not both");
+    int rc = a->table_id != NULL ? ICM_EXIT_OK
+                                 : icm_cli_need_table("expire-snapshots", a->table);
     if (rc != ICM_EXIT_OK)
         return rc;
     int64_t now = a->opts.decide.now_ms;
@@ -620,6 +644,41 @@ static int64_t wall_clock_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* --counts-only: the report without its per-file lists, every count, byte total and metadata
+ * field kept, so its size does not grow with the number of files (maintain reads one per
+ * step of each table). A shallow copy: the lists are dropped from it, not from `doc`. */
+static json_t *counts_only_json(json_t *doc)
+{
+    static const char *const lists[] = {"deleted_files", "deleted_manifests",
+                                        "deleted_statistics_files", "deleted_checksum_files",
+                                        "not_deleted", "problems"};
+    json_t *c = json_copy(doc);
+    if (c == NULL)
+        return NULL;
+    bool ok = true;
+    icm_cli_json_set(c, "problem_count",
+                     icm_cli_json_int((int64_t)json_array_size(json_object_get(doc, "problems"))),
+                     &ok);
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        json_object_del(c, lists[k]);
+    if (!ok) {
+        json_decref(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* What --json prints: the report, or with --counts-only its counts. Steals doc. */
+static bool emit_report(json_t *doc, bool counts_only)
+{
+    if (counts_only && doc != NULL) {
+        json_t *c = counts_only_json(doc);
+        json_decref(doc);
+        doc = c;
+    }
+    return doc != NULL && icm_cli_json_emit(doc);
+}
+
 /* The files an expiry released, as a plan's `released` (cli.h, "The plan format"): each with
  * the size and modification time storage shows now, which `apply` requires unchanged before
  * it deletes the file. A file already gone is left out; one whose time storage does not tell
@@ -697,7 +756,7 @@ static int report(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan, i
         } else {
             if (a->plan_out != NULL)
                 rc = icm_cli_plan_write(plan, doc);
-            if (cli->json && !icm_cli_json_emit(json_incref(doc)))
+            if (cli->json && !emit_report(json_incref(doc), a->counts_only))
                 lost = "cannot write to stdout";
         }
         json_decref(doc);
@@ -732,7 +791,7 @@ static size_t count_state(const icm_expire_result *r, icm_expire_file_state st)
 }
 
 /* The library call failed; r may say the commit happened and what was deleted. */
-static int report_failure(icm_cli *cli, icm_cli_plan_file *plan,
+static int report_failure(icm_cli *cli, const expire_args *a, icm_cli_plan_file *plan,
                           const icm_expire_result *r, int lrc, const icm_cli_journal *j)
 {
     const char *why;
@@ -759,7 +818,7 @@ static int report_failure(icm_cli *cli, icm_cli_plan_file *plan,
         if (cli->json) {
             bool ok = true;
             json_t *doc = report_json(r, &ok);
-            if (!ok || !icm_cli_json_emit(doc))
+            if (!ok || !emit_report(doc, a->counts_only))
                 rc = icm_cli_report_lost(count_state(r, ICM_EXPIRE_FILE_DELETED), "file",
                                          ok ? "cannot write to stdout" : "out of memory");
             if (!ok)
@@ -806,7 +865,7 @@ static int expire(icm_cli *cli, expire_args *a, icm_table *t, icm_cli_plan_file 
     const icm_expire_result *rel = a->opts.dry_run ? r
                                    : plan_released ? (released != NULL ? released : r)
                                                    : NULL;
-    int rc = lrc != 0 ? report_failure(cli, plan, r, lrc, j)
+    int rc = lrc != 0 ? report_failure(cli, a, plan, r, lrc, j)
                       : report(cli, a, plan, t, r, rel);
     icm_expire_result_free(released);
     size_t deleted = r != NULL ? count_state(r, ICM_EXPIRE_FILE_DELETED) : 0;
@@ -847,7 +906,8 @@ static int run_expire(icm_cli *cli, int argc, char **argv)
     if (a.plan_out != NULL)
         rc = icm_cli_plan_open(&plan, a.plan_out);
     if (rc == ICM_EXIT_OK)
-        rc = icm_cli_table_load(cli, a.table, &cat, &t);
+        rc = a.table_id != NULL ? icm_cli_table_load_id(cli, a.table_id, &cat, &t)
+                                : icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK && a.plan_out != NULL)
         rc = icm_cli_plan_check_table(&plan, t);
     if (rc == ICM_EXIT_OK)

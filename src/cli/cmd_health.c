@@ -65,8 +65,11 @@ static const char health_help[] =
     "  --no-listing                do not list the location (unreferenced\n"
     "                              figures unknown)\n"
     "  --metrics FILE              write the Prometheus text format to FILE\n"
-    "                              (FILE.tmp, then renamed: for node_exporter's\n"
-    "                              textfile collector)\n"
+    "                              (a temporary file beside it, renamed: for\n"
+    "                              node_exporter's textfile collector); an existing\n"
+    "                              FILE must be an earlier metrics file, and FILE\n"
+    "                              may not lie inside a table's location (else\n"
+    "                              refused, exit 5, and nothing written)\n"
     "  --json                      one JSON document; with --all one JSON line\n"
     "                              per table and a {\"summary\": ...} line\n"
     "  -h, --help                  print this help\n"
@@ -178,6 +181,11 @@ static int parse_args(int argc, char **argv, health_args *a)
         return icm_cli_usage("--all", "cannot be combined with TABLE");
     if (!a->all && a->table == NULL)
         return icm_cli_need_table("health", a->table);
+    if (a->metrics != NULL) { /* an existing FILE must be an earlier metrics file (out_file.c) */
+        int rc = icm_cli_metrics_check_existing(a->metrics);
+        if (rc != ICM_EXIT_OK)
+            return rc;
+    }
     for (int k = 0; k < T_COUNT; k++) {
         int rc = a->limit_text[k] != NULL ? parse_limit(a, k) : ICM_EXIT_OK;
         if (rc != ICM_EXIT_OK)
@@ -684,17 +692,11 @@ static void put_family_samples(FILE *f, int k, const table_health *ths, size_t n
 static int write_metrics(const char *path, const table_health *ths, size_t n, int64_t now_ms,
                          int exit_code)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (tmp == NULL)
-        return icm_cli_oom();
-    snprintf(tmp, len + 5, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        int rc = icm_cli_error(tmp, "--metrics: cannot create (%s)", strerror(errno));
-        free(tmp);
+    char *tmp = NULL;
+    int rc = ICM_EXIT_OK;
+    FILE *f = icm_cli_metrics_create(path, &tmp, &rc);
+    if (f == NULL)
         return rc;
-    }
     for (int k = 0; k < M_COUNT; k++)
         put_family_samples(f, k, ths, n);
     put_family(f, "icemaint_health_exit_code", "the exit code of the last health run");
@@ -702,15 +704,7 @@ static int write_metrics(const char *path, const table_health *ths, size_t n, in
     put_family(f, "icemaint_health_last_run_timestamp_seconds",
                "when the last health run measured (its now)");
     fprintf(f, "icemaint_health_last_run_timestamp_seconds %.3f\n", (double)now_ms / 1000.0);
-    bool written = !ferror(f);
-    written = fclose(f) == 0 && written;
-    int rc = ICM_EXIT_OK;
-    if (!written || rename(tmp, path) != 0) {
-        rc = icm_cli_error(path, "--metrics: cannot write (%s)", strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return rc;
+    return icm_cli_metrics_publish(f, tmp, path);
 }
 
 /* ---- the tables ---- */
@@ -905,6 +899,7 @@ static int run_health(icm_cli *cli, int argc, char **argv)
     o.catalog_file_count = n_own;
     table_list tl = {NULL, 0, 0, NULL, false};
     icm_catalog *cat = NULL;
+    int metrics_rc = ICM_EXIT_OK; /* FILE inside a table's location: refused, not written */
     if (a.all) {
         rc = icm_cli_catalog_open(cli, &cat);
         if (rc == ICM_EXIT_OK)
@@ -917,6 +912,8 @@ static int run_health(icm_cli *cli, int argc, char **argv)
                 record_error(th, icm_cli_fail(cli, lrc), lrc);
             else
                 measure(cli, &a, &o, t, th);
+            if (lrc == 0 && a.metrics != NULL && metrics_rc == ICM_EXIT_OK)
+                metrics_rc = icm_cli_out_file_check_table("--metrics", a.metrics, false, t);
             icm_table_free(t);
             int prc = print_one(cli, th, true);
             if (prc != ICM_EXIT_OK)
@@ -936,6 +933,8 @@ static int run_health(icm_cli *cli, int argc, char **argv)
                 (th->ns = malloc((size_t)(dot - a.table) + 1)) != NULL)
                 snprintf(th->ns, (size_t)(dot - a.table) + 1, "%s", a.table);
             measure(cli, &a, &o, t, th);
+            if (a.metrics != NULL)
+                metrics_rc = icm_cli_out_file_check_table("--metrics", a.metrics, false, t);
             /* a failure is on stderr already (and, with --json, main's error document) */
             if (th->r != NULL)
                 rc = print_one(cli, th, false);
@@ -947,6 +946,8 @@ static int run_health(icm_cli *cli, int argc, char **argv)
         worst = worse(worst, tl.v[i].exit_code);
     if (rc == ICM_EXIT_OK && a.all)
         rc = print_summary(cli, &tl, worst);
+    if (rc == ICM_EXIT_OK)
+        rc = metrics_rc;
     if (rc == ICM_EXIT_OK && a.metrics != NULL)
         rc = write_metrics(a.metrics, tl.v, tl.len, a.now_ms, worst);
     if (rc == ICM_EXIT_OK)

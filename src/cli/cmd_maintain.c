@@ -66,13 +66,20 @@ static const char maintain_help[] =
     "  --max-delete, --max-delete-bytes N|B  bound each step of each table (refused, exit 5,\n"
     "                              before anything is deleted: as the single-table commands)\n"
     "  --max-delete-percent P      bound each table's sweep\n"
-    "  --log-out DIR               journal each step in DIR/<table>.<command>.jsonl (the\n"
-    "                              folder must exist; `/` and `%` in names are %-escaped)\n"
-    "  --metrics FILE              write Prometheus text format to FILE at the end (FILE.tmp,\n"
-    "                              then renamed: for node_exporter's textfile collector)\n"
+    "  --log-out DIR               journal each step in DIR/<ns>.<table>.<command>.jsonl\n"
+    "                              (the folder must exist; `/`, `%`, `~` and a dot in the\n"
+    "                              table's name %-escaped; a name too long for a file is cut\n"
+    "                              and ends in ~HASH; the line's `journals` names the files)\n"
+    "  --metrics FILE              write Prometheus text format to FILE at the end (a temporary\n"
+    "                              file beside it, renamed: for node_exporter's textfile\n"
+    "                              collector); an existing FILE must be an earlier metrics\n"
+    "                              file (else refused, exit 5), and neither FILE nor the\n"
+    "                              --log-out DIR may lie inside a table's location (checked\n"
+    "                              for every table before the first is maintained)\n"
     "  -h, --help                  print this help\n"
     "\n"
-    "Output: one JSON line per table on stdout as it finishes: table, namespace,\n"
+    "Each step is given its table as --table-id [\"level\",...,\"name\"] (through the catalog\n"
+    "only). Output: one JSON line per table on stdout as it finishes: table, namespace, table_id,\n"
     "metadata_location_before and _after, policy (the retention properties as set, the expiry\n"
     "cutoff and retain_last applied, the sweep cutoff), expire and sweep (counts and bytes by\n"
     "kind: deleted, or planned with --dry-run), duration_ms, outcome (ok, failed with an error\n"
@@ -92,7 +99,7 @@ typedef struct maintain_args {
     int parallel;
     const char *older_than, *settle, *log_dir, *metrics;
     icm_cli_limits_args limits;
-    char older_than_ms[32]; /* the sweep cutoff, fixed once: epoch ms as text */
+    char older_than_ms[32]; /* the sweep cutoff, fixed once (default 3d): epoch ms as text */
 } maintain_args;
 
 typedef enum outcome { OUTCOME_OK = 0, OUTCOME_SKIPPED = 1, OUTCOME_FAILED = 2 } outcome;
@@ -105,12 +112,29 @@ static const char *const step_names[] = {"load", "expire-snapshots", "remove-orp
 typedef struct buf {
     char *data;
     size_t len, cap;
+    bool overflow; /* stdout: more than REPORT_MAX came; the rest was dropped */
 } buf;
+
+/* A step's report is of constant size (--counts-only) but for the expired snapshot ids: 16 MiB
+ * is some 800,000 of them. A larger stdout is dropped and the step failed ("no report"): the
+ * parent's memory stays bounded whatever a child prints. */
+#define REPORT_MAX ((size_t)16 << 20)
+/* A step's stderr is held (so that a table's messages stay together) up to this much; beyond,
+ * its whole lines are passed on at once (one warning per kept file can be millions). */
+#define STDERR_HOLD ((size_t)64 << 10)
+/* The longest last error line kept for the table's line once its stderr was passed on. */
+#define ERROR_LINE_MAX ((size_t)4 << 10)
 
 /* One table's run. */
 typedef struct job {
-    char *ns;       /* namespace (dotted) */
-    char *name;     /* ns.table */
+    char *ns;       /* namespace, dotted as the catalog lists it */
+    char *table;    /* the table's own name (it may contain dots) */
+    char *name;     /* ns.table, for people: two tables may share it (("ns","a.b"), ("ns.a","b")) */
+    char *id;       /* --table-id for the steps: ["level",...,"table"], unambiguous */
+    char *ns_split; /* ns with each '.' a '\0': the levels */
+    const char **levels;
+    size_t n_levels;
+    char *journal[3]; /* the steps' --log-out files (expire, sweep), or NULL */
     char *md_before, *md_after;
     char *prop_age, *prop_min, *prop_ref_age, *prop_gc; /* retention properties as set */
     step step;
@@ -125,6 +149,7 @@ typedef struct job {
     int exit_code;
     char *reason;           /* skipped */
     char *err_code, *err_message;
+    char *last_error; /* the last "icemaint: " line of the stderr already passed on */
     int64_t started_ms, duration_ms;
 } job;
 
@@ -240,16 +265,16 @@ static int parse_args(int argc, char **argv, maintain_args *a)
     int rc = icm_cli_limits_build(&a->limits, &limits);
     if (rc != ICM_EXIT_OK)
         return rc;
+    /* The sweep's cutoff, fixed once here (remove-orphan-files' own default, 3d, included)
+     * and given to every table's sweep as an instant: every table uses the same one. */
     int64_t cutoff = 0;
-    if (a->older_than != NULL) {
-        const char *why = NULL;
-        if (icm_cli_parse_time(a->older_than, now_ms(), &cutoff, &why) != 0)
-            return icm_cli_usage(a->older_than, "--older-than: %s", why ? why : "bad time");
-        snprintf(a->older_than_ms, sizeof a->older_than_ms, "%" PRId64, cutoff);
-    }
+    const char *older_than = a->older_than != NULL ? a->older_than : "3d";
+    const char *why = NULL;
+    if (icm_cli_parse_time(older_than, now_ms(), &cutoff, &why) != 0)
+        return icm_cli_usage(older_than, "--older-than: %s", why ? why : "bad time");
+    snprintf(a->older_than_ms, sizeof a->older_than_ms, "%" PRId64, cutoff);
     if (a->settle != NULL) {
         int64_t ms;
-        const char *why = NULL;
         if (icm_cli_parse_duration(a->settle, &ms, &why) != 0)
             return icm_cli_usage(a->settle, "--settle: %s", why ? why : "bad duration");
     }
@@ -262,6 +287,8 @@ static int parse_args(int argc, char **argv, maintain_args *a)
         if (ok != 0)
             return icm_cli_error(a->metrics, "--metrics: its folder is not writable (%s)",
                                  strerror(errno));
+        if ((rc = icm_cli_metrics_check_existing(a->metrics)) != ICM_EXIT_OK)
+            return rc;
     }
     if (a->log_dir != NULL) {
         struct stat st;
@@ -307,7 +334,29 @@ static int add_table(const char *table, void *payload)
         return ICM_ENOMEM;
     }
     snprintf(j->name, n, "%s.%s", l->ns, table);
-    l->len++;
+    l->len++; /* freed with the list from here */
+    j->table = strdup(table);
+    j->ns_split = strdup(l->ns);
+    j->levels = calloc(strlen(l->ns) + 1, sizeof *j->levels);
+    json_t *id = json_array();
+    bool ok = j->table != NULL && j->ns_split != NULL && j->levels != NULL && id != NULL;
+    /* the levels as the catalog's own listing splits a dotted namespace (list_tables) */
+    for (char *p = j->ns_split; ok; p++) {
+        j->levels[j->n_levels++] = p;
+        p = strchr(p, '.');
+        if (p == NULL)
+            break;
+        *p = '\0';
+    }
+    for (size_t k = 0; ok && k < j->n_levels; k++)
+        ok = json_array_append_new(id, json_string(j->levels[k])) == 0;
+    ok = ok && json_array_append_new(id, json_string(table)) == 0;
+    j->id = ok ? json_dumps(id, JSON_COMPACT) : NULL;
+    json_decref(id);
+    if (j->id == NULL) {
+        l->oom = true;
+        return ICM_ENOMEM;
+    }
     return 0;
 }
 
@@ -372,9 +421,13 @@ static int collect_tables(icm_cli *cli, job_list *jobs, const char *ns, int dept
     return rc;
 }
 
+/* By namespace, then table name: the key a table is known by in the catalog (its dotted
+ * name is not one: ("ns","a.b") and ("ns.a","b") are both ns.a.b). */
 static int job_cmp(const void *x, const void *y)
 {
-    return strcmp(((const job *)x)->name, ((const job *)y)->name);
+    const job *a = x, *b = y;
+    int c = strcmp(a->ns, b->ns);
+    return c != 0 ? c : strcmp(a->table, b->table);
 }
 
 static void job_free(job *j);
@@ -388,7 +441,7 @@ static void jobs_unique(job_list *l)
     qsort(l->jobs, l->len, sizeof *l->jobs, job_cmp);
     size_t kept = 1;
     for (size_t i = 1; i < l->len; i++) {
-        if (strcmp(l->jobs[i].name, l->jobs[kept - 1].name) == 0)
+        if (job_cmp(&l->jobs[i], &l->jobs[kept - 1]) == 0)
             job_free(&l->jobs[i]);
         else
             l->jobs[kept++] = l->jobs[i];
@@ -399,7 +452,13 @@ static void jobs_unique(job_list *l)
 static void job_free(job *j)
 {
     free(j->ns);
+    free(j->table);
     free(j->name);
+    free(j->id);
+    free(j->ns_split);
+    free(j->levels);
+    for (size_t k = 0; k < 3; k++)
+        free(j->journal[k]);
     free(j->md_before);
     free(j->md_after);
     free(j->prop_age);
@@ -413,6 +472,7 @@ static void job_free(job *j)
     free(j->reason);
     free(j->err_code);
     free(j->err_message);
+    free(j->last_error);
 }
 
 /* ---- the steps' processes ---- */
@@ -451,21 +511,56 @@ static void argv_free(argv_buf *a)
     free(a->v);
 }
 
-/* A table name as one file-name segment: `%` and `/` %-escaped. */
-static char *journal_path(const char *dir, const char *table, const char *command)
+/* `text` into b with `%`, `/`, `~` and each byte of `also` %-escaped. */
+static size_t put_escaped(char *b, const char *text, const char *also)
 {
-    size_t n = strlen(dir) + 3 * strlen(table) + strlen(command) + 16;
-    char *p = malloc(n);
-    if (p == NULL)
-        return NULL;
-    size_t k = (size_t)snprintf(p, n, "%s/", dir);
-    for (const char *c = table; *c; c++) {
-        if (*c == '/' || *c == '%')
-            k += (size_t)snprintf(p + k, n - k, "%%%02X", (unsigned char)*c);
-        else
-            p[k++] = *c;
+    size_t k = 0;
+    for (const char *c = text; *c; c++) {
+        if (*c == '/' || *c == '%' || *c == '~' || strchr(also, *c) != NULL) {
+            snprintf(b + k, 4, "%%%02X", (unsigned char)*c);
+            k += 3;
+        } else {
+            b[k++] = *c;
+        }
     }
-    snprintf(p + k, n - k, ".%s.jsonl", command);
+    b[k] = '\0';
+    return k;
+}
+
+/* The longest `.<command>.jsonl` suffix, and the room left for the table in a file name. */
+#define JOURNAL_SUFFIX_MAX (sizeof ".remove-orphan-files.jsonl" - 1)
+#define JOURNAL_HASH_LEN 17 /* "~" and 16 hex digits */
+#define JOURNAL_NAME_MAX 255 /* NAME_MAX of the common file systems */
+
+/* DIR/<table>.<command>.jsonl, the table as one file-name segment that no other table has:
+ * the namespace with `%`, `/` and `~` %-escaped, a dot, then the table name with `.` escaped
+ * too (so the last plain dot separates them: ("ns","a.b") is ns.a%2Eb, ("ns.a","b") ns.a.b).
+ * A segment too long for a file name (NAME_MAX) is cut and ends in `~` and the FNV-1a hash
+ * of the whole segment (a plain segment never holds `~`, so the two forms cannot meet). */
+static char *journal_path(const char *dir, const job *j, const char *command)
+{
+    size_t seg_cap = 3 * (strlen(j->ns) + strlen(j->table)) + 2;
+    char *seg = malloc(seg_cap);
+    if (seg == NULL)
+        return NULL;
+    size_t k = put_escaped(seg, j->ns, "");
+    seg[k++] = '.';
+    k += put_escaped(seg + k, j->table, ".");
+    size_t room = JOURNAL_NAME_MAX - JOURNAL_SUFFIX_MAX;
+    if (k > room) {
+        uint64_t h = 14695981039346656037ULL;
+        for (size_t i = 0; i < k; i++)
+            h = (h ^ (unsigned char)seg[i]) * 1099511628211ULL;
+        k = room - JOURNAL_HASH_LEN;
+        while (k > 0 && ((unsigned char)seg[k] & 0xC0) == 0x80)
+            k--; /* not inside a UTF-8 sequence */
+        snprintf(seg + k, seg_cap - k, "~%016" PRIx64, h);
+    }
+    size_t n = strlen(dir) + strlen(seg) + strlen(command) + 16;
+    char *p = malloc(n);
+    if (p != NULL)
+        snprintf(p, n, "%s/%s.%s.jsonl", dir, seg, command);
+    free(seg);
     return p;
 }
 
@@ -500,6 +595,7 @@ static bool step_argv(const icm_cli *cli, const maintain_args *a, const job *j, 
     }
     push(out, step_names[s]);
     push(out, "--json");
+    push(out, "--counts-only"); /* a report of constant size, whatever the table's file count */
     if (a->dry_run)
         push(out, "--dry-run");
     if (a->limits.files != NULL) {
@@ -515,10 +611,8 @@ static bool step_argv(const icm_cli *cli, const maintain_args *a, const job *j, 
             push(out, "--max-delete-percent");
             push(out, a->limits.percent);
         }
-        if (a->older_than != NULL) {
-            push(out, "--older-than");
-            push(out, a->older_than_ms);
-        }
+        push(out, "--older-than");
+        push(out, a->older_than_ms);
         if (a->settle != NULL) {
             push(out, "--settle");
             push(out, a->settle);
@@ -526,16 +620,15 @@ static bool step_argv(const icm_cli *cli, const maintain_args *a, const job *j, 
         if (a->force)
             push(out, "--force");
     }
-    if (a->log_dir != NULL && !a->dry_run) {
-        char *p = journal_path(a->log_dir, j->name, step_names[s]);
-        if (p == NULL)
-            return false;
+    if (j->journal[s] != NULL) {
         push(out, "--log-out");
-        push(out, p);
-        free(p);
+        push(out, j->journal[s]);
     }
-    push(out, "--");
-    push(out, j->name);
+    /* by its levels and name, through the catalog only: the dotted name would be re-read as
+     * a TABLE argument (a folder of that name in the working directory, a namespace with
+     * `/` or `:`, a name with dots would each make it another table) */
+    push(out, "--table-id");
+    push(out, j->id);
     return !out->oom;
 }
 
@@ -546,6 +639,9 @@ static bool step_start(const icm_cli *cli, const maintain_args *a, const char *e
 {
     j->step = s;
     j->out.len = j->err.len = 0;
+    j->out.overflow = j->err.overflow = false;
+    free(j->last_error);
+    j->last_error = NULL;
     argv_buf av = {NULL, 0, 0, false};
     int out[2] = {-1, -1}, err[2] = {-1, -1};
     const char *why = NULL;
@@ -592,8 +688,9 @@ static bool step_start(const icm_cli *cli, const maintain_args *a, const char *e
     return true;
 }
 
-/* Read what is there on fd into b; false at end of file (or a read error). */
-static bool drain(int fd, buf *b, bool *oom)
+/* Read what is there on fd into b (at most `max` bytes held: the rest is dropped and
+ * b->overflow set); false at end of file (or a read error). */
+static bool drain(int fd, buf *b, size_t max, bool *oom)
 {
     char chunk[65536];
     ssize_t n = read(fd, chunk, sizeof chunk);
@@ -601,6 +698,10 @@ static bool drain(int fd, buf *b, bool *oom)
         return true;
     if (n <= 0)
         return false;
+    if (b->len + (size_t)n > max) {
+        b->overflow = true;
+        return true; /* keep reading (and dropping), so the child can finish */
+    }
     if (b->len + (size_t)n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 65536;
         while (cap < b->len + (size_t)n + 1)
@@ -617,6 +718,44 @@ static bool drain(int fd, buf *b, bool *oom)
     b->len += (size_t)n;
     b->data[b->len] = '\0';
     return true;
+}
+
+static const char error_prefix[] = "icemaint: ";
+
+/* The step's stderr held more than STDERR_HOLD: pass its whole lines on now, remembering the
+ * last error line among them (the table's line quotes it when the step fails). */
+static void spill_stderr(job *j)
+{
+    buf *b = &j->err;
+    if (b->len <= STDERR_HOLD)
+        return;
+    char *end = memrchr(b->data, '\n', b->len);
+    size_t n = end != NULL ? (size_t)(end - b->data) + 1 : b->len;
+    if (b->len - n > STDERR_HOLD / 2) { /* a huge line: cut it rather than hold it */
+        n = b->len;
+        end = NULL;
+    }
+    for (const char *p = b->data; p < b->data + n;) {
+        const char *nl = memchr(p, '\n', (size_t)(b->data + n - p));
+        size_t len = nl != NULL ? (size_t)(nl - p) : (size_t)(b->data + n - p);
+        if (len >= sizeof error_prefix - 1 &&
+            strncmp(p, error_prefix, sizeof error_prefix - 1) == 0) {
+            size_t keep = len - (sizeof error_prefix - 1);
+            char *line = strndup(p + sizeof error_prefix - 1,
+                                 keep < ERROR_LINE_MAX ? keep : ERROR_LINE_MAX);
+            if (line != NULL) {
+                free(j->last_error);
+                j->last_error = line;
+            }
+        }
+        p += len + 1;
+    }
+    fwrite(b->data, 1, n, stderr);
+    if (end == NULL)
+        fputc('\n', stderr);
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+    b->data[b->len] = '\0';
 }
 
 /* The report a step printed. A name that is not UTF-8 is written `\udcXY` (README "Output"),
@@ -640,7 +779,7 @@ static json_t *parse_report(buf *b)
 
 /* The step's last error line on stderr ("icemaint: <message>"), without the prefix, as a new
  * string; NULL when it printed none. */
-static char *last_error_line(const buf *err)
+static char *last_error_line(const buf *err, const char *spilled)
 {
     static const char prefix[] = "icemaint: ";
     const char *found = NULL;
@@ -651,7 +790,7 @@ static char *last_error_line(const buf *err)
         p = nl != NULL ? nl + 1 : NULL;
     }
     if (found == NULL)
-        return NULL;
+        return spilled != NULL ? strdup(spilled) : NULL;
     const char *nl = memchr(found, '\n', (size_t)(err->data + err->len - found));
     return strndup(found, nl != NULL ? (size_t)(nl - found) : strlen(found));
 }
@@ -659,7 +798,7 @@ static char *last_error_line(const buf *err)
 /* A step ended with status `status`: record it. Returns true when the table is finished. */
 static bool step_done(job *j, int status)
 {
-    json_t *doc = parse_report(&j->out);
+    json_t *doc = j->out.overflow ? NULL : parse_report(&j->out);
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : ICM_EXIT_ERROR;
     bool report = json_is_object(doc) && json_object_get(doc, "error") == NULL;
     if (report) { /* kept when the step failed after it acted too: what it deleted is said */
@@ -675,8 +814,14 @@ static bool step_done(job *j, int status)
     json_t *err = report ? NULL : json_object_get(doc, "error");
     const char *msg = json_string_value(json_object_get(err, "message"));
     const char *ecode = json_string_value(json_object_get(err, "code"));
-    j->err_message = msg != NULL ? strdup(msg) : last_error_line(&j->err);
+    j->err_message = msg != NULL ? strdup(msg) : last_error_line(&j->err, j->last_error);
     j->err_code = ecode != NULL ? strdup(ecode) : NULL;
+    if (j->err_message == NULL && j->out.overflow) {
+        char text[128];
+        snprintf(text, sizeof text, "%s printed a report over %zu MiB: not read",
+                 step_names[j->step], REPORT_MAX >> 20);
+        j->err_message = strdup(text);
+    }
     if (j->err_message == NULL) {
         char text[128];
         if (WIFSIGNALED(status))
@@ -749,6 +894,17 @@ static json_t *job_json(const job *j, bool dry_run, bool *ok)
     }
     icm_cli_json_set(doc, "table", icm_cli_json_str(j->name), ok);
     icm_cli_json_set(doc, "namespace", icm_cli_json_str(j->ns), ok);
+    icm_cli_json_set(doc, "table_id", json_loads(j->id, 0, NULL), ok);
+    if (j->journal[STEP_EXPIRE] != NULL) {
+        json_t *journals = json_object();
+        if (journals == NULL)
+            *ok = false;
+        icm_cli_json_set(journals, step_names[STEP_EXPIRE],
+                         icm_cli_json_str(j->journal[STEP_EXPIRE]), ok);
+        icm_cli_json_set(journals, step_names[STEP_SWEEP],
+                         icm_cli_json_str(j->journal[STEP_SWEEP]), ok);
+        icm_cli_json_set(doc, "journals", journals, ok);
+    }
     icm_cli_json_set(doc, "outcome", icm_cli_json_str(outcome_names[j->outcome]), ok);
     icm_cli_json_set(doc, "exit_code", icm_cli_json_int(j->exit_code), ok);
     icm_cli_json_set(doc, "dry_run", json_boolean(dry_run), ok);
@@ -862,17 +1018,11 @@ static void put_table_sample(FILE *f, const char *name, const job *j, const char
 static int write_metrics(const char *path, const job *jobs, size_t n, bool dry_run,
                          int64_t finished_ms, int exit_code)
 {
-    size_t len = strlen(path) + 5;
-    char *tmp = malloc(len);
-    if (tmp == NULL)
-        return icm_cli_oom();
-    snprintf(tmp, len, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        int rc = icm_cli_error(tmp, "--metrics: cannot create (%s)", strerror(errno));
-        free(tmp);
+    char *tmp = NULL;
+    int rc = ICM_EXIT_OK;
+    FILE *f = icm_cli_metrics_create(path, &tmp, &rc);
+    if (f == NULL)
         return rc;
-    }
     const char *state = dry_run ? "planned" : "deleted";
     put_family(f, "icemaint_maintain_table_success", "gauge",
                "1 when the table was maintained or skipped, 0 when it failed");
@@ -925,28 +1075,52 @@ static int write_metrics(const char *path, const job *jobs, size_t n, bool dry_r
                "when the last run finished (seconds since the epoch)");
     fprintf(f, "icemaint_maintain_last_run_timestamp_seconds %.3f\n",
             (double)finished_ms / 1000.0);
-    bool written = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
-    written = fclose(f) == 0 && written;
-    int rc = ICM_EXIT_OK;
-    if (!written || rename(tmp, path) != 0) {
-        rc = icm_cli_error(path, "--metrics: cannot write (%s)", strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return rc;
+    return icm_cli_metrics_publish(f, tmp, path);
 }
 
 /* ---- the run ---- */
 
+/* Neither --metrics FILE nor the --log-out DIR may lie inside a table's location (out_file.c):
+ * that table's sweep would take the journals for orphans, and FILE could become one of its
+ * files. Every table is checked before the first is maintained. A table that cannot be loaded
+ * now is not checked: it fails at its own turn (its load) and nothing of it is touched. */
+static int check_outputs(const maintain_args *a, const job_list *jobs)
+{
+    const char *log_dir = a->dry_run ? NULL : a->log_dir; /* no journals in a dry run */
+    int rc = ICM_EXIT_OK;
+    for (size_t i = 0; rc == ICM_EXIT_OK && i < jobs->len; i++) {
+        if (a->metrics == NULL && log_dir == NULL)
+            break;
+        const job *j = &jobs->jobs[i];
+        icm_table *t = NULL;
+        if (icm_table_load_levels(&t, jobs->cat, j->levels, j->n_levels, j->table) != 0) {
+            icm_error_clear();
+            continue;
+        }
+        if (a->metrics != NULL)
+            rc = icm_cli_out_file_check_table("--metrics", a->metrics, false, t);
+        if (rc == ICM_EXIT_OK && log_dir != NULL)
+            rc = icm_cli_out_file_check_table("--log-out", log_dir, true, t);
+        icm_table_free(t);
+    }
+    return rc;
+}
+
 /* Load the table (a fresh handle) for its line: the metadata location, the retention
  * properties, gc.enabled. Returns false when the table is finished already (failed or
  * skipped). */
-static bool job_prepare(icm_cli *cli, icm_catalog *cat, job *j)
+static bool job_prepare(icm_cli *cli, const maintain_args *a, icm_catalog *cat, job *j)
 {
     icm_table *t = NULL;
     j->step = STEP_LOAD;
-    int lrc = icm_table_load(&t, cat, j->name);
     bool ok = true;
+    if (a->log_dir != NULL && !a->dry_run) {
+        j->journal[STEP_EXPIRE] = journal_path(a->log_dir, j, step_names[STEP_EXPIRE]);
+        j->journal[STEP_SWEEP] = journal_path(a->log_dir, j, step_names[STEP_SWEEP]);
+        ok = j->journal[STEP_EXPIRE] != NULL && j->journal[STEP_SWEEP] != NULL;
+    }
+    int lrc = ok ? icm_table_load_levels(&t, cat, j->levels, j->n_levels, j->table)
+                 : ICM_ENOMEM;
     if (lrc != 0) {
         char line[4096];
         const icm_error *e = icm_error_last();
@@ -998,10 +1172,10 @@ static void job_after(icm_catalog *cat, job *j, bool dry_run)
         j->md_after = dup_or_null(j->md_before, &ok);
         return;
     }
-    char *loc = NULL;
-    if (icm_catalog_load_table_location(&loc, cat, j->name) == 0)
-        j->md_after = dup_or_null(loc, &ok);
-    icm_free(loc);
+    icm_table *t = NULL;
+    if (icm_table_load_levels(&t, cat, j->levels, j->n_levels, j->table) == 0)
+        j->md_after = dup_or_null(icm_table_get_metadata_location(t), &ok);
+    icm_table_free(t);
 }
 
 static int run_maintain(icm_cli *cli, int argc, char **argv)
@@ -1022,6 +1196,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
     }
     exe[n] = '\0';
     job_list jobs = {NULL, 0, 0, NULL, NULL, false};
+    bool metrics_ok = true;
     rc = icm_cli_catalog_open(cli, &jobs.cat);
     if (rc == ICM_EXIT_OK && a.all)
         rc = collect_tables(cli, &jobs, NULL, 0);
@@ -1031,6 +1206,10 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
     if (rc != ICM_EXIT_OK)
         goto done;
     jobs_unique(&jobs);
+    if ((rc = check_outputs(&a, &jobs)) != ICM_EXIT_OK) {
+        metrics_ok = false; /* FILE inside a table: not written at all */
+        goto done;
+    }
 
     icm_cli_json_mark_printed(); /* JSON lines from here: no error document after them */
     int64_t started = mono_ms();
@@ -1053,7 +1232,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
                 continue;
             job *j = &jobs.jobs[next++];
             j->started_ms = mono_ms();
-            if (job_prepare(cli, jobs.cat, j) && step_start(cli, &a, exe, j, STEP_EXPIRE)) {
+            if (job_prepare(cli, &a, jobs.cat, j) && step_start(cli, &a, exe, j, STEP_EXPIRE)) {
                 slots[s] = j;
                 running++;
                 continue;
@@ -1088,14 +1267,17 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
                 continue;
             bool oom = false;
             struct pollfd *po = &pfd[np++], *pe = &pfd[np++];
-            if (j->fd_out >= 0 && po->revents != 0 && !drain(j->fd_out, &j->out, &oom)) {
+            if (j->fd_out >= 0 && po->revents != 0 &&
+                !drain(j->fd_out, &j->out, REPORT_MAX, &oom)) {
                 close(j->fd_out);
                 j->fd_out = -1;
             }
-            if (j->fd_err >= 0 && pe->revents != 0 && !drain(j->fd_err, &j->err, &oom)) {
+            if (j->fd_err >= 0 && pe->revents != 0 &&
+                !drain(j->fd_err, &j->err, STDERR_HOLD + 65536, &oom)) {
                 close(j->fd_err);
                 j->fd_err = -1;
             }
+            spill_stderr(j);
             if (j->fd_out >= 0 || j->fd_err >= 0)
                 continue;
             /* both pipes closed: the step has ended (or is about to) */
@@ -1160,7 +1342,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
 
 done:
     /* also when the catalog could not be listed: an alert on the exit code sees that too */
-    if (a.metrics != NULL)
+    if (a.metrics != NULL && metrics_ok)
         rc = worse(rc, write_metrics(a.metrics, jobs.jobs, jobs.len, a.dry_run, now_ms(), rc));
     for (size_t i = 0; i < jobs.len; i++)
         job_free(&jobs.jobs[i]);

@@ -24,6 +24,9 @@
 #include "icemaint/orphans.h"
 #include "timeparse.h"
 
+/* Longer than the 4095 bytes C11 promises every compiler takes; GCC and Clang take any. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
 static const char orphans_help[] =
     "Usage: icemaint [GLOBAL OPTIONS] remove-orphan-files TABLE [OPTIONS]\n"
     "\n"
@@ -63,6 +66,13 @@ static const char orphans_help[] =
     "                            over N files, B bytes (10g), P% of those listed (by the\n"
     "                            shard)\n"
     "  --trash URI               move, not delete (see icemaint trash --help)\n"
+    "  --table-id ID             instead of TABLE (for scripts, and maintain's steps): the\n"
+    "                            catalog table as a JSON array of its namespace levels and\n"
+    "                            name, [\"ns\",\"sub\",\"t\"]; never a path, never split at dots\n"
+    "  --counts-only             with --json: leave out the per-file lists (orphans;\n"
+    "                            warnings: warning_count instead), keep every count, byte\n"
+    "                            total and metadata field (for maintain, and scripts that\n"
+    "                            need a report of constant size)\n"
     "  --json                    one JSON document: {orphans: [{path, size_bytes, mtime_ms,\n"
     "                            kind, state}], counts, bytes, listed, referenced, shard,\n"
     "                            ...}; kind: data, delete, manifest, manifest_list,\n"
@@ -83,9 +93,11 @@ static const char orphans_help[] =
     "the referenced files (--path-map?); the catalog's own files (SQLite database,\n"
     "-journal/-wal/-shm, .pyiceberg.yaml; never deleted) or another catalog table under the\n"
     "location (--exclude-location); a referenced file not listed; a --max-delete* limit.\n";
+#pragma GCC diagnostic pop
 
 typedef struct orphan_args {
     const char *table;
+    const char *table_id; /* --table-id: the table by its catalog levels and name */
     const char *older_than;
     const char *location;
     const char *plan_out;
@@ -107,6 +119,7 @@ typedef struct orphan_args {
     bool dry_run;
     bool force;
     bool no_lock;
+    bool counts_only; /* --counts-only */
     bool no_verify;
     icm_cli_limits_args limits;
 } orphan_args;
@@ -204,10 +217,11 @@ static int take_single(int argc, char **argv, int *i, orphan_args *a)
     static const char *const names[] = {"--older-than", "--location", "--plan-out",
                                         "--prefix-mismatch", "--file-list",
                                         "--max-concurrent-deletes", "--log-out", "--settle",
-                                        "--inventory", "--max-inventory-age", "--shard"};
+                                        "--inventory", "--max-inventory-age", "--shard",
+                                        "--table-id"};
     const char **slots[] = {&a->older_than, &a->location, &a->plan_out, &a->prefix_mismatch,
                             &a->file_list, &a->max_deletes, &a->log_out, &a->settle,
-                            &a->inventory, &a->max_inventory_age, &a->shard};
+                            &a->inventory, &a->max_inventory_age, &a->shard, &a->table_id};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         int m = icm_cli_opt_value(argc, argv, i, names[k], slots[k]);
         if (m != 0)
@@ -226,6 +240,10 @@ static int parse_args(int argc, char **argv, orphan_args *a)
         }
         if (!after_dashdash && strcmp(argv[i], "--force") == 0) {
             a->force = true;
+            continue;
+        }
+        if (!after_dashdash && strcmp(argv[i], "--counts-only") == 0) {
+            a->counts_only = true;
             continue;
         }
         if (!after_dashdash && strcmp(argv[i], "--no-lock") == 0) {
@@ -249,6 +267,10 @@ static int parse_args(int argc, char **argv, orphan_args *a)
         if (rc != ICM_EXIT_OK)
             return rc;
     }
+    if (a->table_id != NULL)
+        return a->table == NULL ? ICM_EXIT_OK
+                                : icm_cli_usage(a->table, "give TABLE or --table-id, not "
+                                                          "both");
     return icm_cli_need_table("remove-orphan-files", a->table);
 }
 
@@ -429,6 +451,27 @@ static json_t *result_json(const orphan_args *a, const icm_orphan_result *r, icm
     return doc;
 }
 
+/* --counts-only: the report without its per-file lists, every count, byte total and metadata
+ * field kept, so its size does not grow with the number of files (maintain reads one per
+ * step of each table). A shallow copy: the lists are dropped from it, not from `doc`. */
+static json_t *counts_only_json(json_t *doc)
+{
+    json_t *c = json_copy(doc);
+    if (c == NULL)
+        return NULL;
+    bool ok = true;
+    icm_cli_json_set(c, "warning_count",
+                     icm_cli_json_int((int64_t)json_array_size(json_object_get(doc, "warnings"))),
+                     &ok);
+    json_object_del(c, "orphans");
+    json_object_del(c, "warnings");
+    if (!ok) {
+        json_decref(c);
+        return NULL;
+    }
+    return c;
+}
+
 /* The rows of the orphans as one aligned table. Returns false when memory ran out (then
  * nothing was printed). */
 static bool print_rows(const icm_orphan_result *r)
@@ -538,7 +581,9 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan, i
         if (a->plan_out != NULL)
             rc = icm_cli_plan_write(plan, doc);
         /* The report goes to stdout even when the plan file failed: files may be gone. */
-        bool written = !cli->json || icm_cli_json_emit(json_incref(doc));
+        json_t *out = !cli->json ? NULL
+                      : a->counts_only ? counts_only_json(doc) : json_incref(doc);
+        bool written = !cli->json || (out != NULL && icm_cli_json_emit(out));
         json_decref(doc);
         if (!written)
             return icm_cli_report_lost(deleted, "orphan file", "cannot write to stdout");
@@ -644,7 +689,8 @@ static int run_orphans(icm_cli *cli, int argc, char **argv)
     o.catalog_files = (const char *const *)own;
     o.catalog_file_count = n_own;
     if (rc == ICM_EXIT_OK)
-        rc = icm_cli_table_load(cli, a.table, &cat, &t);
+        rc = a.table_id != NULL ? icm_cli_table_load_id(cli, a.table_id, &cat, &t)
+                                : icm_cli_table_load(cli, a.table, &cat, &t);
     if (rc == ICM_EXIT_OK && a.plan_out != NULL)
         rc = icm_cli_plan_check_table(&plan, t);
     if (rc == ICM_EXIT_OK)

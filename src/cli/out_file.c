@@ -10,12 +10,15 @@
  *    table's file, a data file;
  *  - FILE may not lie inside the table's location, `write.data.path` or
  *    `write.metadata.path`, after following symbolic links and path maps (exit 5).
+ * The same rules hold for `--metrics FILE` (maintain, health: the metrics helpers below), whose
+ * earlier output is recognised by its first line.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -132,5 +135,76 @@ int icm_cli_out_file_check_table(const char *option, const char *path, bool foll
         free(root);
     }
     free(real);
+    return rc;
+}
+
+/* ---- --metrics FILE ---- */
+
+/* The first line of every metrics file icemaint writes: the HELP line of its first family
+ * (icemaint_maintain_*, icemaint_health_*). No catalog database, metadata or data file begins
+ * so, and the format has no other place for a mark its parsers all accept. */
+#define METRICS_FIRST_LINE "# HELP icemaint_"
+
+static bool is_earlier_metrics(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    char line[64] = "";
+    bool ok = fgets(line, sizeof line, f) != NULL &&
+              strncmp(line, METRICS_FIRST_LINE, sizeof METRICS_FIRST_LINE - 1) == 0;
+    fclose(f);
+    return ok;
+}
+
+int icm_cli_metrics_check_existing(const char *path)
+{
+    return icm_cli_out_file_check_existing("--metrics", path, is_earlier_metrics,
+                                           "an earlier icemaint metrics file");
+}
+
+FILE *icm_cli_metrics_create(const char *path, char **tmp, int *rc)
+{
+    size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
+    *tmp = malloc(n);
+    if (*tmp == NULL) {
+        *rc = icm_cli_oom();
+        return NULL;
+    }
+    snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(*tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
+        *rc = icm_cli_error(path, "--metrics: cannot create a file beside it (%s)",
+                            strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(*tmp);
+        }
+        free(*tmp);
+        *tmp = NULL;
+        return NULL;
+    }
+    /* mkstemp makes it 0600; the collector (another user) reads it as a file fopen made:
+     * 0666 less the umask */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
+    return f;
+}
+
+int icm_cli_metrics_publish(FILE *f, char *tmp, const char *path)
+{
+    bool written = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+    written = fclose(f) == 0 && written;
+    int rc = written ? ICM_EXIT_OK
+                     : icm_cli_error(path, "--metrics: cannot write (%s)", strerror(errno));
+    if (rc == ICM_EXIT_OK) /* it may have become something else while the tables ran */
+        rc = icm_cli_metrics_check_existing(path);
+    if (rc == ICM_EXIT_OK && rename(tmp, path) != 0)
+        rc = icm_cli_error(path, "--metrics: cannot write (%s)", strerror(errno));
+    if (rc != ICM_EXIT_OK)
+        unlink(tmp);
+    free(tmp);
     return rc;
 }

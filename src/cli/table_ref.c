@@ -310,3 +310,47 @@ int icm_cli_pick_snapshot(const icm_cli_table *t, const char *id_text, const icm
     }
     return ICM_EXIT_OK;
 }
+
+/* --table-id ID: a JSON array of strings, the namespace levels then the table name. Unlike
+ * TABLE it is never a path and never re-split at dots, so a table named `a.b`, a namespace
+ * holding `/` or `:`, or a folder in the working directory spelled like the name cannot turn
+ * it into another table (maintain's children are given their table this way). */
+int icm_cli_table_load_id(icm_cli *cli, const char *id, icm_catalog **out_cat,
+                          icm_table **out_table)
+{
+    *out_cat = NULL;
+    *out_table = NULL;
+    json_error_t jerr;
+    json_t *doc = json_loads(id, JSON_REJECT_DUPLICATES, &jerr);
+    size_t n = json_array_size(doc);
+    bool ok = json_is_array(doc) && n >= 2;
+    for (size_t i = 0; ok && i < n; i++) {
+        const char *s = json_string_value(json_array_get(doc, i));
+        ok = s != NULL && s[0] != '\0' && strlen(s) == json_string_length(json_array_get(doc, i));
+    }
+    if (!ok) {
+        json_decref(doc);
+        return icm_cli_usage(id, "--table-id needs a JSON array of the namespace levels and "
+                                 "the table name, each a non-empty string: [\"ns\",\"t\"]");
+    }
+    const char **levels = calloc(n - 1, sizeof *levels);
+    if (levels == NULL) {
+        json_decref(doc);
+        return icm_cli_oom();
+    }
+    for (size_t i = 0; i + 1 < n; i++)
+        levels[i] = json_string_value(json_array_get(doc, i));
+    int rc = icm_cli_catalog_open(cli, out_cat);
+    if (rc == ICM_EXIT_OK) {
+        int lrc = icm_table_load_levels(out_table, *out_cat, levels, n - 1,
+                                        json_string_value(json_array_get(doc, n - 1)));
+        if (lrc != 0) {
+            rc = icm_cli_fail(cli, lrc);
+            icm_catalog_free(*out_cat);
+            *out_cat = NULL;
+        }
+    }
+    free(levels);
+    json_decref(doc);
+    return rc;
+}

@@ -1,0 +1,132 @@
+"""The files `maintain` (and `health`) write besides stdout never cost the user a file.
+
+Class: data loss by a typo. `--metrics FILE` used to be renamed over whatever FILE was
+(`--metrics lake/cat.db` turned the catalog database into Prometheus text). It now follows
+out_file.c's rules, as --plan-out and --log-out do: an existing FILE is replaced only when it
+is an earlier metrics file (its first line is `# HELP icemaint_`), and neither FILE nor the --log-out DIR
+may lie inside a table's location; all checked before the first table is touched. Also here:
+journal names that fit a file name, and the sweep cutoff fixed once for the run.
+Each test asserts the exit code, stdout, and which files exist afterwards (and their bytes).
+"""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from test_maintain_identity import CLI, add_table, make_catalog, run  # noqa: F401
+
+
+@pytest.fixture
+def lake(tmp_path):
+    cat, cfg = make_catalog(tmp_path / "lake")
+    strays = [add_table(cat, ("ns", "a")), add_table(cat, ("ns", "b"))]
+    return {"cat": cat, "cfg": cfg, "root": tmp_path, "strays": strays}
+
+
+def icm(lake, *args):
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYICEBERG_")}
+    env["HOME"] = str(lake["root"])
+    return subprocess.run([CLI, "--config", str(lake["cfg"]), "--catalog", "c", *args],
+                          cwd=lake["root"], env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+
+
+def untouched(lake):
+    return all(s.exists() for s in lake["strays"])
+
+
+def test_metrics_clobbers_no_other_file(lake):
+    db = lake["root"] / "lake" / "cat.db"
+    before = db.read_bytes()
+    for cmd in (["maintain", "--all", "--settle", "0s"], ["health", "--all"]):
+        p = icm(lake, *cmd, "--metrics", str(db))
+        assert p.returncode == 5, (cmd, p.stderr)
+        assert "--metrics" in p.stderr and "earlier icemaint metrics file" in p.stderr
+        assert p.stdout == ""
+        assert db.read_bytes() == before
+        assert untouched(lake)
+    assert not [f for f in os.listdir(db.parent) if ".tmp." in f]
+
+
+def test_metrics_replaces_an_earlier_metrics_file(lake):
+    m = lake["root"] / "m.prom"
+    for cmd, first in ((["maintain", "--all", "--settle", "0s", "--dry-run"], "maintain"),
+                       (["health", "--all"], "health"),
+                       (["maintain", "--all", "--settle", "0s", "--dry-run"], "maintain")):
+        p = icm(lake, *cmd, "--metrics", str(m))
+        assert p.returncode == 0, (cmd, p.stderr)
+        text = m.read_text()
+        assert text.startswith(f"# HELP icemaint_{first}_")
+        assert f"icemaint_{first}_exit_code 0\n" in text
+        mask = os.umask(0)
+        os.umask(mask)
+        assert os.stat(m).st_mode & 0o777 == 0o666 & ~mask  # as a file fopen makes
+    assert untouched(lake)
+    assert sorted(os.listdir(lake["root"])) == ["lake", "m.prom"]  # no temporary left
+
+
+def test_metrics_inside_a_table_location_is_refused_up_front(lake):
+    loc = lake["strays"][1].parent  # ns.b's data folder
+    m = loc / "m.prom"
+    for cmd in (["maintain", "--all", "--settle", "0s"], ["health", "--all"]):
+        p = icm(lake, *cmd, "--metrics", str(m))
+        assert p.returncode == 5, (cmd, p.stderr)
+        assert "inside the table's location" in p.stderr
+        assert not m.exists()
+        assert untouched(lake)  # ns.a, listed first, was not maintained either
+    assert sorted(os.listdir(loc)) == sorted(["stray-old.parquet"] + [
+        f for f in os.listdir(loc) if f.endswith(".parquet") and f != "stray-old.parquet"])
+    p = icm(lake, "maintain", "--all", "--settle", "0s")
+    assert p.returncode == 0 and not any(s.exists() for s in lake["strays"])
+
+
+def test_log_out_inside_a_table_location_is_refused_up_front(lake):
+    logs = lake["strays"][1].parent / "logs"  # inside ns.b
+    logs.mkdir()
+    p = icm(lake, "maintain", "--all", "--settle", "0s", "--log-out", str(logs))
+    assert p.returncode == 5, p.stderr
+    assert "--log-out" in p.stderr and "inside the table's location" in p.stderr
+    assert p.stdout == "" and os.listdir(logs) == []
+    assert untouched(lake)
+
+
+def test_journal_name_too_long_is_bounded_and_unambiguous(tmp_path):
+    """Class: a table that can never be maintained. DIR/<ns.table>.<command>.jsonl went over
+    NAME_MAX for a legal 235-byte name, and the table failed on every run with --log-out."""
+    cat, cfg = make_catalog(tmp_path / "lake")
+    names = ["L" * 235, "L" * 234 + "M"]  # the same first 234 bytes
+    strays = [add_table(cat, ("ns", n)) for n in names]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    p, lines, summary = run(cfg, tmp_path, "--all", "--log-out", str(logs))
+    assert p.returncode == 0, p.stderr
+    assert [(x["table_id"], x["outcome"]) for x in lines] == [(["ns", n], "ok") for n in names]
+    journals = [j for x in lines for j in x["journals"].values()]
+    assert len(set(journals)) == 4
+    assert sorted(os.listdir(logs)) == sorted(os.path.basename(j) for j in journals)
+    for j in journals:
+        name = os.path.basename(j)
+        assert len(name.encode()) <= 255 and "~" in name and name.startswith("ns.LLL"), name
+        assert os.path.dirname(j) == str(logs)
+    for line, stray in zip(lines, strays):
+        sweep = [json.loads(x) for x in
+                 open(line["journals"]["remove-orphan-files"]).read().splitlines()]
+        assert [x["path"] for x in sweep if x["type"] == "file"] == [f"file://{stray}"]
+        assert not stray.exists()
+
+
+def test_default_sweep_cutoff_fixed_once_for_every_table(tmp_path):
+    """README and --help: the sweep's cutoff (default 3d) is fixed once for the whole run;
+    each sweep used to compute now - 3d at its own start."""
+    cat, cfg = make_catalog(tmp_path / "lake")
+    strays = [add_table(cat, ("ns", n)) for n in ("a", "b", "c")]
+    before = int(time.time() * 1000) - 3 * 86400 * 1000
+    p, lines, summary = run(cfg, tmp_path, "ns", "--dry-run")
+    after = int(time.time() * 1000) - 3 * 86400 * 1000
+    assert p.returncode == 0, p.stderr
+    cuts = {x["policy"]["sweep_older_than_ms"] for x in lines}
+    assert len(lines) == 3 and len(cuts) == 1, cuts
+    assert before <= cuts.pop() <= after
+    assert all(x["sweep"]["total"] == 1 for x in lines) and all(s.exists() for s in strays)
