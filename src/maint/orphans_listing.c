@@ -21,6 +21,7 @@
 #include "maint/other_format.h"
 #include "maint/site_checks.h"
 #include "util/location.h"
+#include "util/strset.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* candidates                                                                                  */
@@ -326,11 +327,10 @@ static int parse_file_list_line(plan *p, char *line, size_t len, long lineno,
     return 0;
 }
 
-/* A file list line as a listed file: classified by take_file. */
+/* A file list line as a listed file (ctx: the too-recent set of icm__orphans_take_row). */
 static int take_file_list_line(plan *p, const icm_file_info *info, void *ctx)
 {
-    (void)ctx;
-    return take_file(p, info, false, NULL);
+    return icm__orphans_take_row(p, ctx, info, false);
 }
 
 /* Stream the file list through `on_line`, line by line (an inventory may be huge). */
@@ -379,7 +379,12 @@ static int read_file_list_lines(plan *p,
 
 int icm__orphans_read_file_list(plan *p)
 {
-    int rc = read_file_list_lines(p, take_file_list_line, NULL);
+    /* a file list is a snapshot as an inventory is: one candidate per file */
+    icm__strset recent = ICM__STRSET_INIT;
+    int rc = read_file_list_lines(p, take_file_list_line, &recent);
+    if (rc == 0)
+        rc = icm__orphans_merge_rows(p, &recent, "the file list");
+    icm__strset_dispose(&recent);
     /* An inventory of a whole bucket names other tables' files too: say how many were left
      * out, so a path form that never matches (every line outside) does not go unnoticed. */
     if (rc == 0 && p->file_list_outside > 0)
