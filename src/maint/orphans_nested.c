@@ -23,8 +23,8 @@
  * it finds goes through the listing's own checks: a `_delta_log/` or `.hoodie/` refuses
  * (other_format.h), and a table metadata document is judged as a listed one
  * (icm__orphans_check_other_tables: another table's refuses, the table's own is looked at for
- * newer commits); a metadata folder holding only a version hint, or one that cannot be listed,
- * refuses (which table it is cannot be told).
+ * newer commits); a metadata folder holding only a version hint refuses (which table it is
+ * cannot be told), and one that cannot be listed fails the sweep (as a listing error does).
  *
  * Read-only (the dry-run rule of orphans_plan.h).
  */
