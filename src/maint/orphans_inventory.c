@@ -87,7 +87,7 @@ int icm__orphans_merge_rows(plan *p, const icm__strset *recent, const char *sour
             icm__free(f->path);
         for (size_t k = i + 1; k < j; k++)
             icm__free(r->orphans[k].path);
-        merged += differ ? 0 : j - i - 1;
+        merged += !differ && j - i > 1; /* files, not rows */
         i = j;
     }
     r->orphan_count = kept;
