@@ -65,7 +65,8 @@ static int cmp_orphan_path(const void *a, const void *b)
 int icm__orphans_merge_rows(plan *p, const icm__strset *recent, const char *source)
 {
     icm_orphan_result *r = p->r;
-    qsort(r->orphans, r->orphan_count, sizeof *r->orphans, cmp_orphan_path);
+    if (r->orphan_count > 1) /* (none: orphans may be NULL) */
+        qsort(r->orphans, r->orphan_count, sizeof *r->orphans, cmp_orphan_path);
     size_t kept = 0, merged = 0;
     int rc = 0;
     for (size_t i = 0; i < r->orphan_count;) {
