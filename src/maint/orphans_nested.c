@@ -28,11 +28,11 @@
  *
  * Read-only (the dry-run rule of orphans_plan.h).
  */
-#include "maint/other_format.h"
 #include <string.h>
 
 #include "maint/keepset.h"
 #include "maint/orphans_plan.h"
+#include "maint/other_format.h"
 #include "util/location.h"
 #include "util/location_id.h"
 #include "util/strset.h"
