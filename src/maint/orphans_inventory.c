@@ -14,11 +14,20 @@
  *    KEPT), as for a listing.
  * Every row is classified as a listed file (icm__orphans_take_listed) with the report's size
  * and time; a row without them (a report configured without Size or LastModifiedDate) is
- * stat'ed if it would be a candidate. The data files' checksums are checked as they end,
+ * stat'ed if it would be a candidate. The report is trusted for its data rows as candidates
+ * only, never as proof that nothing else is there: the candidates' folders are looked at live
+ * for other tables and formats (icm__orphans_check_snapshot_folders, orphans_nested.c).
+ *
+ * A key may have several rows (a duplicated row, a report without IsLatest listing versions):
+ * each file is one candidate (icm__orphans_take_row, icm__orphans_merge_rows; a file list's
+ * lines too). Rows that agree are one; rows that disagree (another size or modification time,
+ * or one too recent to delete) say the snapshot does not know which file is there: the file is
+ * kept, with a warning. The data files' checksums are checked as they end,
  * before anything is deleted (the plan is made whole first).
  *
  * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -26,6 +35,73 @@
 #include "maint/inventory.h"
 #include "maint/orphans_internal.h"
 #include "maint/orphans_plan.h"
+#include "util/strset.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* a snapshot's rows, one candidate per file                                                   */
+
+int icm__orphans_take_row(plan *p, icm__strset *recent, const icm_file_info *info,
+                          bool may_stat)
+{
+    icm_orphan_result *r = p->r;
+    size_t too_recent = r->too_recent;
+    int rc = icm__orphans_take_listed(p, info, may_stat);
+    if (rc != 0 || r->too_recent == too_recent)
+        return rc;
+    return icm__orphans_remember_recent(p, recent, info->location);
+}
+
+int icm__orphans_remember_recent(plan *p, icm__strset *recent, const char *location)
+{
+    /* remembered (unreferenced files this young are few), and counted once */
+    bool added;
+    int rc = icm__strset_add(recent, location, strlen(location), &added);
+    if (rc == 0 && !added)
+        p->r->too_recent--;
+    return rc;
+}
+
+static int cmp_orphan_path(const void *a, const void *b)
+{
+    return strcmp(((const icm_orphan_file *)a)->path, ((const icm_orphan_file *)b)->path);
+}
+
+int icm__orphans_merge_rows(plan *p, const icm__strset *recent, const char *source)
+{
+    icm_orphan_result *r = p->r;
+    if (r->orphan_count > 1) /* (none: orphans may be NULL) */
+        qsort(r->orphans, r->orphan_count, sizeof *r->orphans, cmp_orphan_path);
+    size_t kept = 0, merged = 0;
+    int rc = 0;
+    for (size_t i = 0; i < r->orphan_count;) {
+        icm_orphan_file *f = &r->orphans[i];
+        size_t j = i + 1;
+        bool differ = icm__strset_contains(recent, f->path, strlen(f->path));
+        for (; j < r->orphan_count && strcmp(r->orphans[j].path, f->path) == 0; j++)
+            differ = differ || r->orphans[j].size_bytes != f->size_bytes ||
+                     r->orphans[j].mtime_ms != f->mtime_ms;
+        if (rc == 0 && differ)
+            rc = icm__orphan_warn(r,
+                                  "%s: not deleted: %s lists it more than once with different "
+                                  "sizes or modification times (or once too recent to delete), "
+                                  "so which file is there is not known; kept",
+                                  f->path, source);
+        if (!differ)
+            r->orphans[kept++] = r->orphans[i];
+        else
+            icm__free(f->path);
+        for (size_t k = i + 1; k < j; k++)
+            icm__free(r->orphans[k].path);
+        merged += !differ && j - i > 1; /* files, not rows */
+        i = j;
+    }
+    r->orphan_count = kept;
+    if (rc == 0 && merged > 0)
+        rc = icm__orphan_warn(r, "%s: %s lists %zu file%s more than once (same size and "
+                              "modification time): each is one candidate",
+                              p->list_root, source, merged, merged == 1 ? "" : "s");
+    return rc;
+}
 
 /* The S3 bucket and scheme of the listing location; false when it is not in an S3 bucket. */
 static bool s3_bucket_of(const char *root, char **scheme, char **bucket)
@@ -78,6 +154,7 @@ static int check_report(plan *p, const icm__inventory_manifest *m, const char *b
 static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
                      const char *bucket, size_t *outside)
 {
+    icm__strset recent = ICM__STRSET_INIT;
     /* `scheme://bucket/` once; each row's key replaces the previous one after it */
     icm__buf loc = ICM__BUF_INIT;
     icm__buf_printf(&loc, "%s://%s/", scheme, bucket);
@@ -99,10 +176,13 @@ static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
             continue;
         }
         icm_file_info info = {sizeof(icm_file_info), loc.data, e.size_bytes, e.mtime_ms};
-        if ((rc = icm__orphans_take_listed(p, &info, true)) != 0)
+        if ((rc = icm__orphans_take_row(p, &recent, &info, true)) != 0)
             break;
     }
     icm__buf_dispose(&loc);
+    if (rc == 0)
+        rc = icm__orphans_merge_rows(p, &recent, "the inventory report");
+    icm__strset_dispose(&recent);
     return rc;
 }
 

@@ -330,7 +330,8 @@ int icm__orphans_take_listed(plan *p, const icm_file_info *info, bool may_stat)
  * icm__okeys_lookup's). */
 #define PROBE_AHEAD 8
 
-static int classify_batch(plan *p, const icm_file_info *files, size_t n, bool may_stat)
+static int classify_batch(plan *p, const icm_file_info *files, size_t n, bool may_stat,
+                          icm__strset *recent)
 {
     icm__okey_probe probes[PROBE_AHEAD];
     int rc = 0;
@@ -341,8 +342,11 @@ static int classify_batch(plan *p, const icm_file_info *files, size_t n, bool ma
         if (i + PROBE_AHEAD < n)
             rc = icm__okeys_probe(&p->keys, files[i + PROBE_AHEAD].location,
                                   &probes[i % PROBE_AHEAD]);
+        size_t too_recent = p->r->too_recent;
         if (rc == 0)
             rc = take_file(p, &files[i], may_stat, &now);
+        if (rc == 0 && recent != NULL && p->r->too_recent != too_recent)
+            rc = icm__orphans_remember_recent(p, recent, files[i].location);
     }
     return rc;
 }
@@ -350,7 +354,7 @@ static int classify_batch(plan *p, const icm_file_info *files, size_t n, bool ma
 /* The listing's callback, a batch of names at a time. */
 int icm__orphans_on_listed(const icm_file_info *files, size_t n, void *payload)
 {
-    return classify_batch(payload, files, n, true);
+    return classify_batch(payload, files, n, true, NULL);
 }
 
 /* Parse an optional integer field: "" or "-1" is unknown (-1). Plain digits (every line of an
@@ -409,11 +413,11 @@ static int parse_file_list_line(plan *p, char *line, size_t len, long lineno,
     return 0;
 }
 
-/* File-list lines as listed files, a batch at a time: classified by take_file. */
+/* File-list lines as listed files, a batch at a time (ctx: the too-recent set of
+ * icm__orphans_take_row: a file list is a snapshot, one candidate per file). */
 static int take_file_list_batch(plan *p, const icm_file_info *files, size_t n, void *ctx)
 {
-    (void)ctx;
-    return classify_batch(p, files, n, false);
+    return classify_batch(p, files, n, false, ctx);
 }
 
 /*
@@ -493,7 +497,12 @@ static int read_file_list_lines(plan *p, file_list_batch_fn on_batch, void *ctx)
 
 int icm__orphans_read_file_list(plan *p)
 {
-    int rc = read_file_list_lines(p, take_file_list_batch, NULL);
+    /* a file list is a snapshot as an inventory is: one candidate per file */
+    icm__strset recent = ICM__STRSET_INIT;
+    int rc = read_file_list_lines(p, take_file_list_batch, &recent);
+    if (rc == 0)
+        rc = icm__orphans_merge_rows(p, &recent, "the file list");
+    icm__strset_dispose(&recent);
     /* An inventory of a whole bucket names other tables' files too: say how many were left
      * out, so a path form that never matches (every line outside) does not go unnoticed. */
     if (rc == 0 && p->file_list_outside > 0)

@@ -15,12 +15,24 @@
  * the plan (a warning each; keeping a file is the safe side, a folder that cannot be listed
  * counts as such a table). One listing per distinct folder, stopped at its first table file.
  *
+ * An inventory report or a file list (options.inventory, options.file_list) is a snapshot
+ * too, trusted only for its data rows as candidates, never as proof that nothing else is
+ * there: a table (or a Delta log, a Hudi timeline) made below the location after it was taken,
+ * or whose rows it leaves out (a prefix-filtered or tampered report), is not in it. So the same
+ * walk looks at each candidate's folders live (icm__orphans_check_snapshot_folders), and what
+ * it finds goes through the listing's own checks: a `_delta_log/` or `.hoodie/` refuses
+ * (other_format.h), and a table metadata document is judged as a listed one
+ * (icm__orphans_check_other_tables: another table's refuses, the table's own is looked at for
+ * newer commits); a metadata folder holding only a version hint refuses (which table it is
+ * cannot be told), and one that cannot be listed fails the sweep (as a listing error does).
+ *
  * Read-only (the dry-run rule of orphans_plan.h).
  */
 #include <string.h>
 
 #include "maint/keepset.h"
 #include "maint/orphans_plan.h"
+#include "maint/other_format.h"
 #include "util/location.h"
 #include "util/location_id.h"
 #include "util/strset.h"
@@ -28,6 +40,8 @@
 
 typedef struct nested {
     plan *p;
+    bool live;          /* a snapshot's candidates: documents found are judged, formats looked
+                           for, and what cannot be told refuses (instead of holding) */
     char *roots[3];     /* the table's roots as location keys (NULL: relative) */
     icm__strset looked; /* folders whose verdict is known */
     icm__strset tables; /* of those, the ones that are (or may be) another table's location */
@@ -39,6 +53,40 @@ static bool is_own_metadata(const plan *p, const char *md_dir)
         if (p->md_dirs[i] != NULL && icm__location_equal(md_dir, p->md_dirs[i]))
             return true;
     return false;
+}
+
+/* A snapshot's candidate folder dir[0..len), looked at live: another format's log refuses; a
+ * table metadata document found in its metadata folder is added to the documents
+ * icm__orphans_check_other_tables judges (*table stays false: the verdict is that check's);
+ * table metadata without a document (a version hint only) refuses. */
+static int look_live(nested *n, const char *dir, size_t len, const char *md_dir, bool *table)
+{
+    plan *p = n->p;
+    char *folder = icm__strndup(dir, len);
+    if (folder == NULL)
+        return ICM_ENOMEM;
+    int rc = icm__other_format_check_folder(p->io, folder);
+    icm__table_md_found found = {false, NULL};
+    if (rc == 0 && !is_own_metadata(p, md_dir))
+        rc = icm__find_table_metadata(p->io, md_dir, true, &found);
+    if (rc == 0 && found.document != NULL) {
+        if (icm__ptrvec_push(&p->unreferenced_md, found.document) != 0)
+            rc = ICM_ENOMEM;
+        else
+            found.document = NULL;
+    } else if (rc == 0 && found.any) {
+        rc = icm__orphan_refuse(md_dir,
+                                "table metadata (a version hint) that is not this table's lies "
+                                "under %s, which the %s does not show; which table it is cannot "
+                                "be told; nothing is deleted (carve that folder out with "
+                                "--exclude-location)",
+                                p->list_root,
+                                p->o->inventory != NULL ? "inventory report" : "file list");
+    }
+    icm__free(found.document);
+    icm__free(folder);
+    *table = false;
+    return rc;
 }
 
 /* Whether the folder dir[0..len) is another table's location; each folder is looked at once. */
@@ -53,7 +101,9 @@ static int folder_is_table(nested *n, const char *dir, size_t len, bool *table)
     if (md_dir == NULL)
         return ICM_ENOMEM;
     int rc = 0;
-    if (!is_own_metadata(n->p, md_dir)) {
+    if (n->live) {
+        rc = look_live(n, dir, len, md_dir, table);
+    } else if (!is_own_metadata(n->p, md_dir)) {
         icm__table_md_found found = {false, NULL};
         rc = icm__find_table_metadata(n->p->io, md_dir, false, &found);
         *table = rc != 0 || found.any; /* not listable: taken for a table */
@@ -111,18 +161,33 @@ static int holder(nested *n, const char *path, char **why)
     return rc;
 }
 
+static int nested_init(nested *n, plan *p, bool live)
+{
+    memset(n, 0, sizeof *n);
+    n->p = p;
+    n->live = live;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->n_roots; i++)
+        if (icm__location_is_absolute(p->roots[i]))
+            rc = icm__location_key(p->roots[i], &n->roots[i]);
+    return rc;
+}
+
+static void nested_dispose(nested *n)
+{
+    for (size_t i = 0; i < 3; i++)
+        icm__free(n->roots[i]);
+    icm__strset_dispose(&n->looked);
+    icm__strset_dispose(&n->tables);
+}
+
 int icm__orphans_hold_nested_tables(plan *p)
 {
     icm_orphan_result *r = p->r;
     if (r->orphan_count == 0)
         return 0;
     nested n;
-    memset(&n, 0, sizeof n);
-    n.p = p;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < p->n_roots; i++)
-        if (icm__location_is_absolute(p->roots[i]))
-            rc = icm__location_key(p->roots[i], &n.roots[i]);
+    int rc = nested_init(&n, p, false);
     char **why = rc == 0 ? icm__calloc(r->orphan_count, sizeof *why) : NULL;
     if (rc == 0 && why == NULL)
         rc = ICM_ENOMEM;
@@ -142,9 +207,26 @@ int icm__orphans_hold_nested_tables(plan *p)
     if (rc == 0)
         r->orphan_count = kept;
     icm__free(why);
-    for (size_t i = 0; i < 3; i++)
-        icm__free(n.roots[i]);
-    icm__strset_dispose(&n.looked);
-    icm__strset_dispose(&n.tables);
+    nested_dispose(&n);
+    return rc;
+}
+
+int icm__orphans_check_snapshot_folders(plan *p)
+{
+    icm_orphan_result *r = p->r;
+    if (r->orphan_count == 0)
+        return 0;
+    nested n;
+    size_t documents = p->unreferenced_md.len;
+    int rc = nested_init(&n, p, true);
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++) {
+        char *why = NULL;
+        rc = holder(&n, r->orphans[i].path, &why); /* (live: never a verdict of its own) */
+        icm__free(why);
+    }
+    nested_dispose(&n);
+    /* the documents found, judged as a listing's (documents already judged pass again) */
+    if (rc == 0 && p->unreferenced_md.len > documents)
+        rc = icm__orphans_check_other_tables(p);
     return rc;
 }

@@ -10,7 +10,11 @@
  *                       with second names through symbolic links (link_survey.h);
  *  - orphans_listing.c  the candidates: the listing (or file list) classified against R;
  *  - orphans_checks.c   the checks after the listing (and the enclosing-table check);
- *  - orphans_nested.c   a reviewed plan's candidates in another table's folder.
+ *  - orphans_nested.c   a reviewed plan's candidates in another table's folder, and a
+ *                       snapshot's (inventory report's, file list's) candidates' folders
+ *                       looked at live;
+ *  - orphans_inventory.c  an S3 Inventory report as the listing, and a snapshot's rows merged
+ *                       per key.
  * None of them references a FileIO call that creates, writes or deletes (a dry run stops after
  * them); tests/unit/test_orphans_dryrun.c checks their object files with nm.
  */
@@ -27,6 +31,7 @@
 #include "maint/list_cuts.h"
 #include "maint/md_mark.h"
 #include "maint/orphans_internal.h"
+#include "util/strset.h"
 #include "util/util.h"
 
 #define MAX_CONFLICT_PAIRS 8
@@ -182,6 +187,21 @@ int icm__orphans_read_inventory(plan *p);
 int icm__orphans_take_strays(plan *p);
 /* Free the strays (plan disposal). */
 void icm__orphans_free_strays(plan *p);
+
+/* A snapshot's row (an inventory report's, a file list's line), classified by
+ * icm__orphans_take_listed; one too recent to delete is remembered in `recent` (counted once
+ * per file) for icm__orphans_merge_rows. Returns 0 or what the classification returns. */
+int icm__orphans_take_row(plan *p, icm__strset *recent, const icm_file_info *info,
+                          bool may_stat);
+/* The bookkeeping of icm__orphans_take_row for a row just classified as too recent (for a
+ * caller that classified it itself, a batch at a time): `location` is remembered in `recent`,
+ * and counted once. Returns 0 or ICM_ENOMEM. */
+int icm__orphans_remember_recent(plan *p, icm__strset *recent, const char *location);
+/* After a snapshot's rows: one candidate per file. Candidates of one location whose rows agree
+ * are merged (a warning counts them); rows that disagree (size or modification time), or a
+ * candidate with a row in `recent`, keep the file (not a candidate; a warning each, naming
+ * `source`). Candidates end in byte order. Returns 0 or ICM_ENOMEM. */
+int icm__orphans_merge_rows(plan *p, const icm__strset *recent, const char *source);
 /* options.exact_file_list, after an ordinary listing: only the candidates the file list (a
  * reviewed plan) names with the same size and mtime stay candidates. */
 int icm__orphans_keep_only_planned(plan *p);
@@ -206,5 +226,13 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md);
  * at or below the table root holding it, that another table's metadata folder marks as that
  * table's location. Returns 0 or ICM_ENOMEM. */
 int icm__orphans_hold_nested_tables(plan *p);
+
+/* options.inventory or options.file_list (not a reviewed plan's): the folders of every
+ * candidate, at or below the table root holding it, looked at live, since the snapshot proves
+ * no absence: a `_delta_log/` or `.hoodie/` in one refuses (ICM_EREFUSED, other_format.h); a
+ * table metadata document in one's `metadata/` is judged as a listed one
+ * (icm__orphans_check_other_tables: another table's refuses); metadata there without a document
+ * refuses. Returns 0, ICM_EREFUSED, ICM_ENOMEM or a listing's error. */
+int icm__orphans_check_snapshot_folders(plan *p);
 
 #endif /* ICM_MAINT_ORPHANS_PLAN_H */

@@ -233,3 +233,153 @@ def test_inventory_refusals_delete_nothing(tmp_path, moto, s3_prefix):  # noqa: 
     assert res.returncode == 2, res.stderr
 
     assert e.keys(moto, s3_prefix) == before
+
+
+# ---- the report is trusted for its data rows as candidates only (adversary adv1, finding 1) ----
+
+def nested_scenario(tmp_path, server, prefix):
+    """A table with one old orphan at R/sub/data/old.parquet and a stray old orphan at R/data;
+    returns (wh, root, cutoff, old, stray)."""
+    from test_s3_orphans import parquet_bytes
+    wh = h.S3Warehouse(tmp_path, server, prefix)
+    t = new_table(wh, "ns.t")
+    root = e.key_of(t.location(), server.bucket)
+    old = f"{root}/sub/data/old.parquet"
+    stray = f"{root}/data/stray.parquet"
+    cutoff = cutoff_between(lambda: (e.put(server, old, parquet_bytes([42])),
+                                     e.put(server, stray)), lambda: None)
+    return wh, root, cutoff, old, stray
+
+
+def adopt_in_nested_table(tmp_path, server, prefix, root, old):
+    """Another catalog makes a table at R/sub that takes `old` as its live data file."""
+    wh2 = h.S3Warehouse(tmp_path, server, prefix, name="other")
+    cat2 = wh2.catalog()
+    cat2.create_namespace_if_not_exists("o")
+    n = cat2.create_table("o.nested", h._schema(), location=f"s3://{server.bucket}/{root}/sub")
+    n.add_files([f"s3://{server.bucket}/{old}"])
+    assert cat2.load_table("o.nested").scan().to_arrow().num_rows == 1
+    return cat2
+
+
+def file_list_of(tmp_path, server, prefix, name="files.tsv", skip=()):
+    """The bucket prefix as a --file-list (path, size, mtime ms): a snapshot like a report."""
+    p = tmp_path / name
+    with open(p, "w") as f:
+        for o in listing(server, prefix):
+            if any(s in o["Key"] for s in skip):
+                continue
+            f.write(f"s3://{server.bucket}/{o['Key']}\t{o['Size']}\t"
+                    f"{int(o['LastModified'].timestamp() * 1000)}\n")
+    return str(p)
+
+
+def test_data_loss_inventory_nested_table_made_after_the_report(tmp_path, moto, s3_prefix):  # noqa: F811
+    wh, root, cutoff, old, stray = nested_scenario(tmp_path, moto, s3_prefix)
+    manifest = Report(moto.bucket, "d", [csv_row(moto.bucket, o)
+                                         for o in listing(moto, s3_prefix)]
+                      ).write_local(tmp_path / "copy")
+    flist = file_list_of(tmp_path, moto, s3_prefix)
+    cat2 = adopt_in_nested_table(tmp_path, moto, s3_prefix, root, old)
+    before = e.keys(moto, s3_prefix)
+    for source in (["--inventory", manifest], ["--file-list", flist]):
+        res = run(wh, tmp_path, "ns.t", "--older-than", str(cutoff), *source)
+        assert res.returncode == 5, (source, res.stderr)
+        assert "another table's metadata" in res.stderr and f"{root}/sub" in res.stderr
+        assert e.keys(moto, s3_prefix) == before
+    assert cat2.load_table("o.nested").scan().to_arrow().num_rows == 1
+
+
+def test_data_loss_inventory_nested_table_whose_metadata_rows_the_report_omits(tmp_path, moto, s3_prefix):  # noqa: F811
+    wh, root, cutoff, old, stray = nested_scenario(tmp_path, moto, s3_prefix)
+    adopt_in_nested_table(tmp_path, moto, s3_prefix, root, old)
+    rows = [csv_row(moto.bucket, o) for o in listing(moto, s3_prefix)
+            if f"{root}/sub/metadata/" not in o["Key"]]
+    manifest = Report(moto.bucket, "d", rows).write_local(tmp_path / "copy")
+    flist = file_list_of(tmp_path, moto, s3_prefix, skip=(f"{root}/sub/metadata/",))
+    before = e.keys(moto, s3_prefix)
+    for source in (["--inventory", manifest], ["--file-list", flist]):
+        res = run(wh, tmp_path, "ns.t", "--older-than", str(cutoff), *source)
+        assert res.returncode == 5, (source, res.stderr)
+        assert "another table's metadata" in res.stderr
+        assert e.keys(moto, s3_prefix) == before
+    # carved out with --exclude-location, the rest is swept and the nested table's file stays
+    res = run(wh, tmp_path, "ns.t", "--older-than", str(cutoff), "--inventory", manifest,
+              "--exclude-location", f"s3://{moto.bucket}/{root}/sub")
+    assert res.returncode == 0, res.stderr
+    assert e.keys(moto, s3_prefix) == before - {stray}
+
+
+def test_data_loss_inventory_other_format_log_made_after_the_report(tmp_path, moto, s3_prefix):  # noqa: F811
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    t = new_table(wh, "ns.t")
+    root = e.key_of(t.location(), moto.bucket)
+    part = f"{root}/delta/part-00000.parquet"
+    cutoff = cutoff_between(lambda: e.put(moto, part), lambda: None)
+    manifest = Report(moto.bucket, "d", [csv_row(moto.bucket, o)
+                                         for o in listing(moto, s3_prefix)]
+                      ).write_local(tmp_path / "copy")
+    flist = file_list_of(tmp_path, moto, s3_prefix)
+    for marker in ("_delta_log/00000000000000000000.json", ".hoodie/hoodie.properties"):
+        e.put(moto, f"{root}/delta/{marker}", b"{}\n")
+        before = e.keys(moto, s3_prefix)
+        for source in (["--inventory", manifest], ["--file-list", flist]):
+            res = run(wh, tmp_path, "ns.t", "--older-than", str(cutoff), *source)
+            assert res.returncode == 5, (marker, source, res.stderr)
+            assert marker.split("/")[0] in res.stderr and f"{root}/delta" in res.stderr
+            assert e.keys(moto, s3_prefix) == before
+        h.client(moto, attempts=4).delete_object(Bucket=moto.bucket, Key=f"{root}/delta/{marker}")
+
+
+# ---- one candidate per file (adversary adv1, finding 6) ----
+
+def test_wrong_result_inventory_duplicate_rows_are_one_candidate(tmp_path, moto, s3_prefix):  # noqa: F811
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    t = new_table(wh, "ns.t")
+    root = e.key_of(t.location(), moto.bucket)
+    dup = f"{root}/data/dup.parquet"
+    conflict = f"{root}/data/conflict.parquet"
+    cutoff = cutoff_between(lambda: (e.put(moto, dup), e.put(moto, conflict)), lambda: None)
+    objs = {o["Key"]: o for o in listing(moto, s3_prefix)}
+    rows = [csv_row(moto.bucket, o) for o in objs.values()]
+    rows += [csv_row(moto.bucket, objs[dup]), csv_row(moto.bucket, objs[dup]),
+             csv_row(moto.bucket, objs[conflict], size=objs[conflict]["Size"] + 1)]
+    manifest = Report(moto.bucket, "d", rows, parts=2).write_local(tmp_path / "copy")
+    before = e.keys(moto, s3_prefix)
+
+    dry = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff), "--inventory", manifest,
+                "--dry-run")
+    assert [e.key_of(o["path"], moto.bucket) for o in dry["orphans"]] == [dup]
+    assert dry["total"] == 1 and dry["total_bytes"] == objs[dup]["Size"]
+    assert any(conflict in w and "more than once with different sizes" in w
+               for w in dry["warnings"]), dry["warnings"]
+
+    # --max-delete counts files, not rows: one file, allowed by a limit of 1
+    doc = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff), "--inventory", manifest,
+                "--max-delete", "1")
+    assert doc["total"] == 1 and doc["deleted"] == 1, doc
+    assert orphan_keys(doc, moto.bucket, "deleted") == {dup}
+    assert e.keys(moto, s3_prefix) == before - {dup}
+    assert conflict in e.keys(moto, s3_prefix)
+
+
+def test_wrong_result_file_list_duplicate_lines_are_one_candidate(tmp_path, moto, s3_prefix):  # noqa: F811
+    wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
+    t = new_table(wh, "ns.t")
+    root = e.key_of(t.location(), moto.bucket)
+    dup = f"{root}/data/dup.parquet"
+    conflict = f"{root}/data/conflict.parquet"
+    cutoff = cutoff_between(lambda: (e.put(moto, dup), e.put(moto, conflict)), lambda: None)
+    flist = file_list_of(tmp_path, moto, s3_prefix)
+    objs = {o["Key"]: o for o in listing(moto, s3_prefix)}
+    with open(flist, "a") as f:
+        f.write(f"s3://{moto.bucket}/{dup}\t{objs[dup]['Size']}\t"
+                f"{int(objs[dup]['LastModified'].timestamp() * 1000)}\n")
+        f.write(f"s3://{moto.bucket}/{conflict}\t{objs[conflict]['Size']}\t\n")  # unknown age
+    before = e.keys(moto, s3_prefix)
+    doc = sweep(wh, tmp_path, "ns.t", "--older-than", str(cutoff), "--file-list", flist,
+                "--max-delete", "1")
+    assert doc["total"] == 1 and doc["deleted"] == 1, doc
+    assert orphan_keys(doc, moto.bucket, "deleted") == {dup}
+    assert any(conflict in w and "too recent" in w for w in doc["warnings"]), doc["warnings"]
+    assert e.keys(moto, s3_prefix) == before - {dup}

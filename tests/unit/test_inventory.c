@@ -7,6 +7,11 @@
  * with quoted fields, missing optional columns, and versions that are no current object
  * skipped; the reader streams a local report's gzip data files and refuses, with one line
  * naming the data file, an MD5 or size mismatch and a truncated gzip stream.
+ *
+ * And what the sweep trusts a snapshot (an inventory report, a file list: both go through
+ * orphans_inventory.c's row merge and orphans_nested.c's live folder check) for, on a
+ * hand-written table in the in-memory store: its data rows as candidates, one per file, never
+ * proof that another table or format is absent (adversary adv1, findings 1 and 6).
  */
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -16,6 +21,7 @@
 #include "icemaint/errors.h"
 #include "icemaint/fileio.h"
 #include "maint/inventory.h"
+#include "test_orphans_common.h"
 #include "testutil.h"
 
 #define SCHEMA_FULL "Bucket, Key, Size, LastModifiedDate, ETag, StorageClass"
@@ -461,6 +467,187 @@ static void test_reader_refuses_parquet_and_orc(void **state)
     free(dir);
 }
 
+/* ---- what the sweep trusts a snapshot for ---- */
+
+#define T_UUID "7b6c0a1e-0000-4000-8000-0000000000ab"
+
+typedef struct snap {
+    icm_fileio *mem;
+    icm_table *t;
+    int64_t now, old;
+    char *dir, *list;
+} snap;
+
+static void snap_init(snap *e)
+{
+    e->now = icm__now_ms();
+    e->old = e->now - 10 * DAY_MS;
+    icmt_ok(icm_fileio_mem_new(&e->mem));
+    char *json = raw_metadata(T_UUID, "s3://b/t", UNPARTITIONED, 999, "", "", e->old);
+    e->t = raw_table(e->mem, "s3://b/t", json, e->old);
+    free(json);
+    e->dir = icmt_mkdtemp();
+    e->list = icmt_sprintf("%s/files.tsv", e->dir);
+}
+
+static void snap_free(snap *e)
+{
+    icm_table_free(e->t);
+    icm_fileio_free(e->mem);
+    icmt_rmtree(e->dir);
+    free(e->dir);
+    free(e->list);
+}
+
+/* Write the file list: the table's own metadata and each of `paths` as storage shows it now,
+ * then `extra` verbatim. */
+static void write_list(const snap *e, const char *const *paths, const char *extra)
+{
+    FILE *f = fopen(e->list, "w");
+    assert_non_null(f);
+    static const char *const own[] = {"s3://b/t/metadata/v1.metadata.json",
+                                      "s3://b/t/metadata/version-hint.text"};
+    for (size_t i = 0; i < 2; i++) {
+        icm_file_info info = ICM_FILE_INFO_INIT;
+        icmt_ok(icm_fileio_stat(&info, e->mem, own[i]));
+        fprintf(f, "%s\t%lld\t%lld\n", own[i], (long long)info.size_bytes,
+                (long long)info.mtime_ms);
+    }
+    for (size_t i = 0; paths[i] != NULL; i++) {
+        icm_file_info info = ICM_FILE_INFO_INIT;
+        icmt_ok(icm_fileio_stat(&info, e->mem, paths[i]));
+        fprintf(f, "%s\t%lld\t%lld\n", paths[i], (long long)info.size_bytes,
+                (long long)info.mtime_ms);
+    }
+    fputs(extra, f);
+    fclose(f);
+}
+
+static int snap_sweep(snap *e, bool dry_run, icm_orphan_result **r)
+{
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = e->now;
+    o.file_list = e->list;
+    o.dry_run = dry_run;
+    *r = NULL;
+    return icm_orphan_sweep(r, e->t, &o);
+}
+
+static bool has_warning(const icm_orphan_result *r, const char *a, const char *b)
+{
+    for (size_t i = 0; i < r->warning_count; i++)
+        if (strstr(r->warnings[i], a) != NULL && strstr(r->warnings[i], b) != NULL)
+            return true;
+    return false;
+}
+
+static bool exists(const snap *e, const char *path)
+{
+    icm_file_info info = ICM_FILE_INFO_INIT;
+    int rc = icm_fileio_stat(&info, e->mem, path);
+    if (rc != 0)
+        icm_error_clear();
+    return rc == 0;
+}
+
+/* Data loss: a snapshot that does not show another table's metadata (made since, or its rows
+ * left out), a version hint, or another format's log, is not trusted for their absence: the
+ * candidates' folders are looked at in storage and the sweep refuses as a listing would. */
+static void test_data_loss_snapshot_hides_a_nested_table_or_format(void **state)
+{
+    (void)state;
+    snap e;
+    snap_init(&e);
+    const char *old = "s3://b/t/sub/data/old.parquet";
+    const char *stray = "s3://b/t/data/stray.parquet";
+    plant(e.mem, old, e.old);
+    plant(e.mem, stray, e.old);
+    const char *rows[] = {old, stray, NULL};
+    write_list(&e, rows, "");
+    icm_orphan_result *r = NULL;
+    icmt_ok(snap_sweep(&e, true, &r)); /* control: nothing else there, both are candidates */
+    assert_int_equal(r->orphan_count, 2);
+    icm_orphan_result_free(r);
+
+    /* another table at s3://b/t/sub, its metadata not in the list */
+    char *other = raw_metadata("7b6c0a1e-0000-4000-8000-0000000000cd", "s3://b/t/sub",
+                               UNPARTITIONED, 999, "", "", e.old);
+    icm_fileio_mem_set_time(e.mem, e.old);
+    icmt_ok(icm_fileio_write_replace(e.mem, "s3://b/t/sub/metadata/v1.metadata.json", other,
+                                     strlen(other)));
+    free(other);
+    assert_int_equal(snap_sweep(&e, false, &r), ICM_EREFUSED);
+    assert_null(r);
+    assert_non_null(strstr(icm_error_last()->message, "another table's metadata"));
+    assert_true(exists(&e, old) && exists(&e, stray));
+
+    /* only a version hint there: which table cannot be told, refused */
+    icmt_ok(icm_fileio_delete(e.mem, "s3://b/t/sub/metadata/v1.metadata.json"));
+    plant(e.mem, "s3://b/t/sub/metadata/version-hint.text", e.old);
+    assert_int_equal(snap_sweep(&e, false, &r), ICM_EREFUSED);
+    assert_non_null(strstr(icm_error_last()->message, "version hint"));
+    assert_true(exists(&e, old) && exists(&e, stray));
+    icmt_ok(icm_fileio_delete(e.mem, "s3://b/t/sub/metadata/version-hint.text"));
+
+    /* a Delta log, then a Hudi timeline, in a candidate's folder */
+    static const char *const markers[] = {"s3://b/t/sub/data/_delta_log/0.json",
+                                          "s3://b/t/sub/.hoodie/hoodie.properties", NULL};
+    for (size_t i = 0; markers[i] != NULL; i++) {
+        plant(e.mem, markers[i], e.old);
+        assert_int_equal(snap_sweep(&e, false, &r), ICM_EREFUSED);
+        assert_non_null(strstr(icm_error_last()->message, i == 0 ? "_delta_log" : ".hoodie"));
+        assert_true(exists(&e, old) && exists(&e, stray));
+        icmt_ok(icm_fileio_delete(e.mem, markers[i]));
+    }
+
+    /* nothing else there any more: both go */
+    icmt_ok(snap_sweep(&e, false, &r));
+    assert_int_equal(r->deleted, 2);
+    icm_orphan_result_free(r);
+    assert_false(exists(&e, old) || exists(&e, stray));
+    snap_free(&e);
+}
+
+/* Wrong result: a file a snapshot lists more than once is one candidate; rows that disagree
+ * (size, modification time, or one too recent) keep the file, with a warning naming it. */
+static void test_wrong_result_snapshot_rows_are_one_candidate_per_file(void **state)
+{
+    (void)state;
+    snap e;
+    snap_init(&e);
+    const char *dup = "s3://b/t/data/dup.parquet";
+    const char *resized = "s3://b/t/data/resized.parquet";
+    const char *retimed = "s3://b/t/data/retimed.parquet";
+    const char *young = "s3://b/t/data/young-row.parquet";
+    const char *files[] = {dup, resized, retimed, young, NULL};
+    for (size_t i = 0; files[i] != NULL; i++)
+        plant(e.mem, files[i], e.old);
+    char *extra = icmt_sprintf("%s\t5\t%lld\n%s\t5\t%lld\n"   /* dup twice more */
+                               "%s\t6\t%lld\n"                /* resized: another size */
+                               "%s\t5\t%lld\n"                /* retimed: another time */
+                               "%s\t5\t\n",                   /* young-row: age unknown */
+                               dup, (long long)e.old, dup, (long long)e.old, resized,
+                               (long long)e.old, retimed, (long long)e.old - 1000, young);
+    write_list(&e, files, extra);
+    free(extra);
+    icm_orphan_result *r = NULL;
+    icmt_ok(snap_sweep(&e, false, &r));
+    assert_int_equal(r->orphan_count, 1);
+    assert_string_equal(r->orphans[0].path, dup);
+    assert_int_equal(r->total, 1);
+    assert_int_equal(r->total_bytes, 5);
+    assert_int_equal(r->deleted, 1);
+    assert_int_equal(r->too_recent, 1);
+    assert_true(has_warning(r, resized, "more than once with different sizes"));
+    assert_true(has_warning(r, retimed, "more than once with different sizes"));
+    assert_true(has_warning(r, young, "too recent"));
+    assert_true(has_warning(r, "1 file more than once", "one candidate"));
+    icm_orphan_result_free(r);
+    assert_false(exists(&e, dup));
+    assert_true(exists(&e, resized) && exists(&e, retimed) && exists(&e, young));
+    snap_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -475,6 +662,8 @@ int main(void)
         cmocka_unit_test(test_reader_refuses_a_wrong_size),
         cmocka_unit_test(test_reader_streams_many_rows_and_gzip_members),
         cmocka_unit_test(test_reader_refuses_parquet_and_orc),
+        cmocka_unit_test(test_data_loss_snapshot_hides_a_nested_table_or_format),
+        cmocka_unit_test(test_wrong_result_snapshot_rows_are_one_candidate_per_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
