@@ -277,7 +277,8 @@ static void judge(const health_args *a, table_health *th)
 {
     const icm_health_report *r = th->r;
     char v[32], l[32];
-    if (a->has_limit[T_SNAPSHOT_AGE] && r->oldest_snapshot_age_ms > a->limit[T_SNAPSHOT_AGE])
+    if (a->has_limit[T_SNAPSHOT_AGE] &&
+        (double)r->oldest_snapshot_age_ms > a->limit[T_SNAPSHOT_AGE])
         add_breach(th, T_SNAPSHOT_AGE, (double)r->oldest_snapshot_age_ms,
                    a->limit[T_SNAPSHOT_AGE], "the oldest snapshot is %s old (limit %s)",
                    format_age(r->oldest_snapshot_age_ms, v, sizeof v),
@@ -306,12 +307,12 @@ static void judge(const health_args *a, table_health *th)
                    a->limit[T_SMALL_MANIFESTS]);
     if (a->has_limit[T_EXPIRY_AGE]) {
         double limit = a->limit[T_EXPIRY_AGE];
-        if (r->last_expire_age_ms >= 0 && r->last_expire_age_ms > limit)
+        if (r->last_expire_age_ms >= 0 && (double)r->last_expire_age_ms > limit)
             add_breach(th, T_EXPIRY_AGE, (double)r->last_expire_age_ms, limit,
                        "the last expiry was %s ago (limit %s)",
                        format_age(r->last_expire_age_ms, v, sizeof v),
                        format_age((int64_t)limit, l, sizeof l));
-        else if (r->last_expire_age_ms < 0 && r->oldest_snapshot_age_ms > limit)
+        else if (r->last_expire_age_ms < 0 && (double)r->oldest_snapshot_age_ms > limit)
             add_breach(th, T_EXPIRY_AGE, (double)r->oldest_snapshot_age_ms, limit,
                        "no expiry recorded (%s), and the oldest snapshot is %s old (limit %s)",
                        ICM_LAST_EXPIRE_PROPERTY,

@@ -28,7 +28,7 @@ static void setup(fixture *f, size_t appends)
     icm_fileio_mem_set_time(f->mem, old);
     f->h = hist_new(f->mem, "/t", 2, false, f->now - 20 * DAY_MS);
     for (size_t i = 0; i < appends; i++) {
-        char name[16];
+        char name[24];
         snprintf(name, sizeof name, "f%zu", i);
         hist_append(f->h, "main", name, NULL);
     }
