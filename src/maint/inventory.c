@@ -206,39 +206,14 @@ int icm__inventory_manifest_parse(icm__inventory_manifest *out, const char *name
 /* ------------------------------------------------------------------------------------------ */
 /* CSV rows                                                                                    */
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int icm__inventory_url_decode(icm__buf *out, const char *s, size_t n)
 {
     icm__buf_clear(out);
-    if (icm__buf_grow(out, n + 1) != 0)
+    if (icm__buf_put(out, s, n) != 0 || icm__buf_putc(out, '\0') != 0)
         return ICM_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '+') {
-            c = ' ';
-        } else if (c == '%') {
-            int hi = i + 2 < n ? hex_value(s[i + 1]) : -1;
-            int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
-            if (hi < 0 || lo < 0)
-                return ICM_EINVALID;
-            c = (char)(hi * 16 + lo);
-            i += 2;
-        }
-        if (c == '\0')
-            return ICM_EINVALID;
-        out->data[out->len++] = c;
-    }
-    out->data[out->len] = '\0';
+    out->len = n;
+    if (!icm__url_form_decode(out->data, &out->len) || memchr(out->data, '\0', out->len) != NULL)
+        return ICM_EINVALID; /* a bad escape, or a NUL no object key can hold */
     return 0;
 }
 

@@ -211,3 +211,38 @@ size_t icm_escape_json(char *buf, size_t buf_size, const char *bytes, size_t len
     put(&s, "\"", 1);
     return finish(&s);
 }
+
+/* ---- form URL decoding ---- */
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+bool icm__url_form_decode(char *s, size_t *len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < *len; i++) {
+        char c = s[i];
+        if (c == '+') {
+            c = ' ';
+        } else if (c == '%') {
+            int hi = i + 2 < *len ? hex_value(s[i + 1]) : -1;
+            int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0)
+                return false;
+            c = (char)(hi * 16 + lo);
+            i += 2;
+        }
+        s[o++] = c;
+    }
+    s[o] = '\0';
+    *len = o;
+    return true;
+}

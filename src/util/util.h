@@ -127,6 +127,14 @@ size_t icm__utf8_char_len(const unsigned char *p, size_t avail);
 /* Whether the `len` bytes at s are valid UTF-8 throughout. */
 bool icm__utf8_valid(const char *s, size_t len);
 
+/* ---- form URL decoding (escape.c) ---- */
+/* Decode application/x-www-form-urlencoded text in place (S3's encoding-type=url keys, S3
+ * Inventory CSV keys): '+' is a space, %XX the byte XX (hex digits of either case). s[0..*len)
+ * becomes the decoded bytes, NUL-terminated (s holds *len + 1 bytes), *len their count. False
+ * (s then unspecified) on a '%' not followed by two hex digits. A decoded NUL is kept: the
+ * caller decides whether its names may hold one. */
+bool icm__url_form_decode(char *s, size_t *len);
+
 /* ---- identifiers (uuid.c) ---- */
 /* Random (version 4) UUID in canonical lower-case form; out needs 37 bytes. ICM_EIO when the
  * kernel gives no randomness. */

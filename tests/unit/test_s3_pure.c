@@ -291,7 +291,7 @@ static void test_url_decode(void **state)
     (void)state;
     char s[] = "a+b%2Bc%2fd%20e%C3%A9";
     size_t len = strlen(s);
-    assert_true(icm__s3_url_decode(s, &len));
+    assert_true(icm__url_form_decode(s, &len));
     assert_string_equal(s, "a b+c/d e\xc3\xa9");
     assert_int_equal(len, strlen("a b+c/d e\xc3\xa9"));
     const char *bad[] = {"%", "%2", "a%G0", "%%"};
@@ -299,7 +299,7 @@ static void test_url_decode(void **state)
         char buf[8];
         strcpy(buf, bad[i]);
         len = strlen(buf);
-        assert_false(icm__s3_url_decode(buf, &len));
+        assert_false(icm__url_form_decode(buf, &len));
     }
 }
 

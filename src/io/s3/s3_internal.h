@@ -118,10 +118,6 @@ int icm__s3_xml_escape(icm__buf *b, const char *s, size_t len);
 /* Whether XML 1.0 can carry `s` (valid UTF-8, no control character but tab, CR and LF). */
 bool icm__s3_xml_sendable(const char *s, size_t len);
 
-/* `%XX` to bytes and `+` to a space (application/x-www-form-urlencoded, as S3's
- * encoding-type=url writes a space); in place; false on a broken escape. */
-bool icm__s3_url_decode(char *s, size_t *len);
-
 /* ISO 8601 with optional fraction and Z (`2026-11-30T05:46:58.000Z`) and HTTP-date
  * (`Wed, 12 Oct 2009 17:50:00 GMT`), to ms since the epoch UTC; -1 when not one. */
 int64_t icm__s3_parse_iso8601_ms(const char *s);

@@ -152,41 +152,6 @@ static int walk(const char *xml, size_t len, void (*cb)(xml_walk *), void *doc, 
 
 /* ---- decoding and numbers ------------------------------------------------------------------- */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-bool icm__s3_url_decode(char *s, size_t *len)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < *len; i++) {
-        char c = s[i];
-        if (c == '+') {
-            s[o++] = ' ';
-        } else if (c == '%') {
-            if (i + 2 >= *len)
-                return false;
-            int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
-            if (hi < 0 || lo < 0)
-                return false;
-            s[o++] = (char)(hi * 16 + lo);
-            i += 2;
-        } else {
-            s[o++] = c;
-        }
-    }
-    s[o] = '\0';
-    *len = o;
-    return true;
-}
-
 static bool parse_int64(const char *s, int64_t *out)
 {
     if (*s < '0' || *s > '9')
@@ -400,7 +365,7 @@ int icm__s3_list_parse(const char *xml, size_t len, icm__s3_list_page *page)
         } else {
             page->url_encoded = true;
             for (size_t i = 0; i < page->n_entries && rc == 0; i++)
-                if (!icm__s3_url_decode(page->entries[i].key, &page->entries[i].key_len))
+                if (!icm__url_form_decode(page->entries[i].key, &page->entries[i].key_len))
                     rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, NULL,
                                         "S3 listing: key \"%s\" is not url-encoded",
                                         page->entries[i].key);
