@@ -664,16 +664,32 @@ static int take_outside_name(plan *p, const icm_file_info *info)
         icm__orphans_in_shard_range(p, rest))
         return 0; /* the shard's own listing took it */
     int rc = check_listed_other_format(p, info->location, rest);
-    if (rc != 0 || !icm__orphans_is_metadata_json(icm__basename(rest)) ||
-        icm__orphan_excluded(p->o, info->location))
+    if (rc != 0 || icm__orphan_excluded(p->o, info->location))
         return rc;
+    bool hidden = p->root_hidden || icm__orphans_hidden_path(p, rest);
+    if (!hidden) {
+        /* A name R holds exactly (the table's metadata files are in every shard's R): the
+         * listing names files as the metadata does (icm__orphans_check_path_form), and the
+         * file is the table's own. Counted as take_file counts referenced_listed. */
+        icm__okey_match m = ICM__OKEY_NONE;
+        size_t origin = 0;
+        if ((rc = icm__okeys_lookup(&p->keys, info->location, &m, &origin)) != 0)
+            return rc;
+        if (m == ICM__OKEY_EXACT) {
+            p->outside_referenced_listed++;
+            return 0;
+        }
+    }
+    if (!icm__orphans_is_metadata_json(icm__basename(rest)))
+        return 0;
     bool own = false;
     if ((rc = in_own_metadata_folder(p, info->location, &own)) != 0 || own)
         return rc;
-    /* R holds only the range's references, so whether the table references this file is not
-     * known here: it is looked at as if it did not. The table's own metadata is told apart by
-     * its table-uuid (noted, never refused); only another table's, or one that cannot be read
-     * and is older than the cutoff, refuses, as in the unsharded run. */
+    /* R holds only the range's references (and the table's metadata files), so whether the
+     * table references this file is not known here: it is looked at as if it did not. The
+     * table's own metadata is told apart by its table-uuid (noted, never refused); only
+     * another table's, or one that cannot be read and is older than the cutoff, refuses, as
+     * in the unsharded run. */
     return push_unreferenced_md(p, info->location);
 }
 

@@ -111,6 +111,10 @@ struct icm__orphan_plan {
      * (repeated slashes: `data//x` is listed here, keyed `data/x`): classified after the
      * listing, once R holds every reference with their keys (icm__orphans_take_strays). */
     icm__ptrvec shard_strays;
+    /* Names outside the shard's range that R holds (icm__orphans_scan_outside_range): with
+     * the range's referenced_listed, evidence that the listing names files as the metadata
+     * does, whatever the range (icm__orphans_check_path_form). */
+    size_t outside_referenced_listed;
     bool taking_strays;
 };
 typedef struct icm__orphan_plan plan;
