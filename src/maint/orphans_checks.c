@@ -443,6 +443,18 @@ int icm__orphans_check_path_form(plan *p)
     const icm_orphan_result *r = p->r;
     if (p->referenced_under_root == 0 || r->referenced_listed > 0 || r->orphan_count == 0)
         return 0;
+    /* A shard's R is its range's references and the table's metadata files; its listing of
+     * the rest of the location (names only) found some of them there: the names agree. If
+     * not, none of R's was found anywhere, and the unsharded run (R a superset) refuses too. */
+    if (p->sharded && p->outside_referenced_listed > 0)
+        return 0;
+    if (p->sharded)
+        return icm__orphan_refuse(p->list_root,
+                  "shard %u/%u: none of the %zu files of its keep set below the location (its "
+                  "range's references and the table's metadata files) was found in the "
+                  "listing of the location, so the listing names files differently from the "
+                  "metadata (check --path-map, --equal-schemes, --equal-authorities); nothing "
+                  "is deleted", p->o->shard_index, p->o->shard_count, p->referenced_under_root);
     return icm__orphan_refuse(p->list_root,
                   "none of the %zu files the metadata references here was found in the "
                   "listing, so the listing names files differently from the metadata (check "

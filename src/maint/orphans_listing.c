@@ -19,6 +19,7 @@
 #include "maint/orphans_internal.h"
 #include "maint/orphans_plan.h"
 #include "maint/other_format.h"
+#include "io/list_ahead.h"
 #include "maint/site_checks.h"
 #include "util/location.h"
 #include "util/strset.h"
@@ -631,5 +632,106 @@ int icm__orphans_check_shard_folders(plan *p)
         }
     }
     icm__strset_dispose(&looked);
+    return rc;
+}
+
+/* ---- the rest of the location, as a shard sees it: names only ---- */
+
+/* Whether `loc` lies directly in one of the table's metadata folders: those are listed and
+ * looked at by icm__newer_commits_check in every run, sharded or not (another table's or an
+ * unreadable file there refuses), so a shard need not read the table's own history again. */
+static int in_own_metadata_folder(const plan *p, const char *loc, bool *in)
+{
+    *in = false;
+    const char *name = icm__basename(loc);
+    if (name == loc)
+        return 0;
+    char *dir = icm__strndup(loc, (size_t)(name - loc - 1));
+    if (dir == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < p->n_md_dirs && !*in; i++)
+        *in = p->md_dirs[i] != NULL && icm__location_equal(dir, p->md_dirs[i]);
+    icm__free(dir);
+    return 0;
+}
+
+/* One name outside the shard's range: what the unsharded listing would refuse over by the
+ * name (another format's folder) or look into (a `*.metadata.json`, gzip'd or not). */
+static int take_outside_name(plan *p, const icm_file_info *info)
+{
+    const char *rest;
+    if (!icm__orphans_below_root(p, info->location, &rest) || rest[0] == '\0' ||
+        icm__orphans_in_shard_range(p, rest))
+        return 0; /* the shard's own listing took it */
+    int rc = check_listed_other_format(p, info->location, rest);
+    if (rc != 0 || icm__orphan_excluded(p->o, info->location))
+        return rc;
+    bool hidden = p->root_hidden || icm__orphans_hidden_path(p, rest);
+    if (!hidden) {
+        /* A name R holds exactly (the table's metadata files are in every shard's R): the
+         * listing names files as the metadata does (icm__orphans_check_path_form), and the
+         * file is the table's own. Counted as take_file counts referenced_listed. */
+        icm__okey_match m = ICM__OKEY_NONE;
+        size_t origin = 0;
+        if ((rc = icm__okeys_lookup(&p->keys, info->location, &m, &origin)) != 0)
+            return rc;
+        if (m == ICM__OKEY_EXACT) {
+            p->outside_referenced_listed++;
+            return 0;
+        }
+    }
+    if (!icm__orphans_is_metadata_json(icm__basename(rest)))
+        return 0;
+    bool own = false;
+    if ((rc = in_own_metadata_folder(p, info->location, &own)) != 0 || own)
+        return rc;
+    /* R holds only the range's references (and the table's metadata files), so whether the
+     * table references this file is not known here: it is looked at as if it did not. The
+     * table's own metadata is told apart by its table-uuid (noted, never refused); only
+     * another table's, or one that cannot be read and is older than the cutoff, refuses, as
+     * in the unsharded run. */
+    return push_unreferenced_md(p, info->location);
+}
+
+static int on_outside_listed(const icm_file_info *files, size_t n, void *payload)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = take_outside_name(payload, &files[i]);
+    return rc;
+}
+
+static int take_outside_lines(plan *p, const icm_file_info *files, size_t n, void *ctx)
+{
+    (void)ctx;
+    return on_outside_listed(files, n, p);
+}
+
+int icm__orphans_scan_outside_range(plan *p)
+{
+    /* A file list: its lines outside the range, read again (an inventory is left as it is:
+     * icm__orphans_check_snapshot_folders looks at its candidates' folders). */
+    if (!icm__orphans_listed(p))
+        return p->o->inventory == NULL ? read_file_list_lines(p, take_outside_lines, NULL) : 0;
+    char *after = NULL, *upto = NULL;
+    int rc = 0;
+    if (!p->shard_empty) {
+        if (p->shard_after != NULL &&
+            (upto = icm__location_join(p->list_root, p->shard_after)) == NULL)
+            rc = ICM_ENOMEM;
+        if (rc == 0 && p->shard_upto != NULL &&
+            (after = icm__location_join(p->list_root, p->shard_upto)) == NULL)
+            rc = ICM_ENOMEM;
+    }
+    /* Before the range (up to and including shard_after), then after it; an empty range: the
+     * whole location at once. A range open at both ends leaves nothing outside it. */
+    if (rc == 0 && (p->shard_empty || upto != NULL))
+        rc = icm__fileio_list_ahead_span(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL, NULL,
+                                         upto, NULL, 0, on_outside_listed, p);
+    if (rc == 0 && !p->shard_empty && after != NULL)
+        rc = icm__fileio_list_ahead_span(p->io, p->list_root, ICM_LIST_STAT_OPTIONAL, after,
+                                         NULL, NULL, 0, on_outside_listed, p);
+    icm__free(after);
+    icm__free(upto);
     return rc;
 }

@@ -592,6 +592,10 @@ static int run(plan *p, int64_t now)
         rc = icm__orphans_add_stray_refs(p, md);
     if (rc == 0 && p->sharded)
         rc = icm__orphans_take_strays(p);
+    /* Another table's metadata or another format's log in another shard's range would refuse
+     * the unsharded run: every shard looks at the names of the whole location. */
+    if (rc == 0 && p->sharded)
+        rc = icm__orphans_scan_outside_range(p);
     if (rc == 0 && p->o->exact_file_list)
         rc = icm__orphans_keep_only_planned(p);
     if (rc == 0)

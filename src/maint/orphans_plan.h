@@ -111,6 +111,10 @@ struct icm__orphan_plan {
      * (repeated slashes: `data//x` is listed here, keyed `data/x`): classified after the
      * listing, once R holds every reference with their keys (icm__orphans_take_strays). */
     icm__ptrvec shard_strays;
+    /* Names outside the shard's range that R holds (icm__orphans_scan_outside_range): with
+     * the range's referenced_listed, evidence that the listing names files as the metadata
+     * does, whatever the range (icm__orphans_check_path_form). */
+    size_t outside_referenced_listed;
     bool taking_strays;
 };
 typedef struct icm__orphan_plan plan;
@@ -210,6 +214,14 @@ int icm__orphans_keep_only_planned(plan *p);
  * shard's listing may not have shown the log, which an unsharded listing refuses. One look
  * per distinct folder. Returns 0, ICM_EREFUSED, ICM_ENOMEM or a listing's error. */
 int icm__orphans_check_shard_folders(plan *p);
+/* A sharded sweep, after its listing: the rest of the location (or of the file list) is
+ * listed for names only, so every shard refuses over what the unsharded run refuses over by
+ * a name anywhere under the location, whatever the range (docs/SHARDS.md, "What every shard
+ * lists"): another format's folder, and every `*.metadata.json` (gzip'd or not) outside the
+ * table's metadata folders, which goes to unreferenced_md for icm__orphans_check_other_tables
+ * (another table's, or an unreadable one older than the cutoff, refuses). Nothing else is
+ * kept. Returns 0, ICM_EREFUSED, ICM_ENOMEM, or the listing's error. */
+int icm__orphans_scan_outside_range(plan *p);
 
 /* ---- the checks after the listing (orphans_checks.c) ---- */
 

@@ -149,3 +149,15 @@ def test_bad_shard_is_a_usage_error(boundary_lake, bad):
     assert r.returncode == 2, r.stderr
     assert "--shard" in r.stderr
     assert lake.files() == before
+
+
+def test_bad_message_empty_shard_range_warns_check_location(tmp_path):
+    """Regression class (adv3 F4): a shard whose range is empty (more shards than keys) is
+    normal; it says so once, naming the shard, and does not warn "check the location"."""
+    lake, _ = lake_with_boundary_orphans(tmp_path, appends=1)
+    idle = subprocess.run(shard_cmd(lake, 63, 64, "--dry-run"), capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+    assert idle.returncode == 0, idle.stderr
+    assert json.loads(idle.stdout)["listed"] == 0
+    assert "check the location" not in idle.stderr, idle.stderr
+    assert idle.stderr.count("shard 63/64: its key range is empty") == 1, idle.stderr
