@@ -225,12 +225,14 @@ typedef struct icm_orphan_options {
     /** A sweep split over processes (docs/SHARDS.md, docs/semantics.md#sharded-sweep): with
      *  shard_count N >= 2, the keys below the listing location are cut into N contiguous
      *  ranges at quantiles of the keys the table's metadata references below it (every shard
-     *  computes the same cuts from the same metadata), and this run lists (or takes from the
-     *  file list), keeps in its keep set, and plans only range shard_index (0-based, < N).
-     *  Every check of an unsharded sweep still runs in each shard; in addition each candidate
-     *  whose folder holds another table's metadata is kept (the listing sees only the
-     *  shard's `*.metadata.json` files). 0 or 1 = the whole location (shard_index must be 0);
-     *  shard_index >= shard_count is ICM_EINVALID. */
+     *  computes the same cuts from the same metadata), and this run keeps in its keep set and
+     *  plans only range shard_index (0-based, < N). Every check of an unsharded sweep still
+     *  runs in each shard over the whole location: a shard also lists (or reads from the file
+     *  list) the names outside its range, keeping only what the guards need (another table's
+     *  or an unreadable `*.metadata.json`, another format's log), so a shard refuses whenever
+     *  the unsharded run would; memory divides by N, listing requests do not
+     *  (docs/SHARDS.md). 0 or 1 = the whole location (shard_index must be 0); shard_index >=
+     *  shard_count is ICM_EINVALID. */
     unsigned int shard_index;
     unsigned int shard_count;
     /* ---- version 7 ---- */
