@@ -29,6 +29,7 @@
 #include "io/fileio_internal.h"
 #include "maint/trash.h"
 #include "util/location.h"
+#include "util/location_id.h"
 #include "util/util.h"
 
 /* How many `.trash-N` names are tried before a file is given up on. */
@@ -382,6 +383,7 @@ typedef struct journals {
     icm__trash_record *recs;
     size_t n, cap;
     size_t *journal_of;     /* recs[i] is in names[journal_of[i]] */
+    char **keys;            /* keys[i]: the identity of recs[i].trash (trash_key) */
     const char *root;
     int64_t root_len;
 } journals;
@@ -391,8 +393,29 @@ static void journals_free(journals *j)
     for (size_t i = 0; i < j->n_names; i++)
         icm__free(j->names[i]);
     icm__free(j->names);
+    for (size_t i = 0; j->keys != NULL && i < j->n; i++)
+        icm__free(j->keys[i]);
+    icm__free(j->keys);
     icm__trash_records_free(j->recs, j->n);
     icm__free(j->journal_of);
+}
+
+/*
+ * The identity a trashed file is grouped by: every spelling of one object in the trash is one
+ * key (`/x/trash/...`, `file:///x/trash/...`, `//` runs, `s3a://` for `s3://`, scheme case),
+ * under the coarsest identity (S3 aliases and Hadoop's slash rule too). Expire judges a file's
+ * age by the newest record of its group, so a group split by a spelling would let an old
+ * record delete a file trashed a moment ago at the same name; a coarser group can only keep a
+ * file longer. New string in *out; 0 or ICM_ENOMEM.
+ */
+static int trash_key(const char *trash, char **out)
+{
+    *out = icm__malloc(strlen(trash) + 1);
+    if (*out == NULL)
+        return icm__error_oom();
+    icm__location_id_write(trash, ICM__LOCATION_ID_DEFAULT | ICM__LOCATION_ID_HADOOP_SLASHES,
+                           *out);
+    return 0;
 }
 
 /* Whether `loc` is root/<one segment>/journal/<name>.jsonl. */
@@ -465,6 +488,10 @@ static int journals_load(journals *j, icm_fileio *io, const char *root)
                 j->journal_of[i] = k;
         }
     }
+    if (rc == 0 && (j->keys = icm__calloc(j->n > 0 ? j->n : 1, sizeof *j->keys)) == NULL)
+        rc = icm__error_oom();
+    for (size_t i = 0; rc == 0 && i < j->n; i++)
+        rc = trash_key(j->recs[i].trash, &j->keys[i]);
     return rc;
 }
 
@@ -599,12 +626,14 @@ static int record_confined(const char *root, const icm__trash_record *rec)
     return 0;
 }
 
-/* By trash location, newest first within one (qsort_r: `ctx` is the records). */
+/* By trash location (its identity key), newest first within one (qsort_r: `ctx` is the
+ * journals). */
 static int by_trash_then_newest(const void *a, const void *b, void *ctx)
 {
-    const icm__trash_record *recs = ctx;
-    const icm__trash_record *x = &recs[*(const size_t *)a], *y = &recs[*(const size_t *)b];
-    int c = strcmp(x->trash, y->trash);
+    const journals *j = ctx;
+    size_t i = *(const size_t *)a, k = *(const size_t *)b;
+    const icm__trash_record *x = &j->recs[i], *y = &j->recs[k];
+    int c = strcmp(j->keys[i], j->keys[k]);
     if (c != 0)
         return c;
     return x->trashed_at_ms > y->trashed_at_ms ? -1 : x->trashed_at_ms < y->trashed_at_ms;
@@ -620,7 +649,8 @@ static int by_newest(const void *a, const void *b, void *ctx)
     return i < k ? -1 : i > k;
 }
 
-/* The records as indexes into j->recs (new array, *m of them), grouped by trash location with
+/* The records as indexes into j->recs (new array, *m of them), grouped by trash location
+ * (identity, not spelling) with
  * the newest record first in each group; with `dedupe` only that newest record of each
  * location, then sorted by `cmp` when not NULL. NULL on OOM. */
 static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *, void *),
@@ -631,10 +661,10 @@ static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *,
         return NULL;
     for (size_t i = 0; i < j->n; i++)
         idx[i] = i;
-    qsort_r(idx, j->n, sizeof *idx, by_trash_then_newest, j->recs);
+    qsort_r(idx, j->n, sizeof *idx, by_trash_then_newest, (void *)j);
     size_t k = 0;
     for (size_t i = 0; i < j->n; i++)
-        if (!dedupe || k == 0 || strcmp(j->recs[idx[i]].trash, j->recs[idx[k - 1]].trash) != 0)
+        if (!dedupe || k == 0 || strcmp(j->keys[idx[i]], j->keys[idx[k - 1]]) != 0)
             idx[k++] = idx[i];
     if (cmp != NULL)
         qsort_r(idx, k, sizeof *idx, cmp, j->recs);
@@ -733,7 +763,7 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
     for (size_t k = 0, end; rc == 0 && k < m; k = end) {
         /* one trash location: records idx[k, end), the newest first */
         const icm__trash_record *rec = &j.recs[idx[k]];
-        for (end = k + 1; end < m && strcmp(j.recs[idx[end]].trash, rec->trash) == 0; end++)
+        for (end = k + 1; end < m && strcmp(j.keys[idx[end]], j.keys[idx[k]]) == 0; end++)
             ;
         bool old = rec->trashed_at_ms <= cutoff;
         bool is_gone = false;

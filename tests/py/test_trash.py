@@ -274,3 +274,44 @@ def test_forged_journal_records_are_not_acted_on(tmp_path):
     assert victim.read_bytes() == b"precious"
     # the genuine record still restores its file
     assert os.path.exists(o)
+
+
+def test_data_loss_respelled_trash_expire_keeps_a_fresh_file(tmp_path):
+    """Data loss class: expire groups a trashed file's records by its identity, not by the
+    spelling of --trash. Run 1 trashes o via /x/trash; o is restored; run 2 trashes it again via
+    file:///x/trash to the same freed name. Run 1's old record must not expire run 2's file."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    o = lake.orphan("o.parquet", 10)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    r = lake.icm("trash", "restore", str(trash))
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(o)
+    os.utime(o, (time.time() - 864000,) * 2)
+    time.sleep(2.2)
+    assert sweep(lake, "--trash", "file://" + str(trash)).returncode == 0
+    assert trash_files(trash) == [trashed(trash, lake, o)]
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "2s")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["expired"] == 0
+    assert trash_files(trash) == [trashed(trash, lake, o)]
+
+
+def test_data_loss_forged_alias_record_does_not_expire_a_fresh_file(tmp_path):
+    """Data loss class: a record naming the same trashed file through `//` with an old time is
+    one location with the genuine (fresh) record: the newest protects the file."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    o = lake.orphan("o.parquet", 10)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    uuid = uuid_of(lake)
+    tfile = trashed(trash, lake, o)
+    alias = os.path.join(str(trash), uuid, "files", "data") + "//o.parquet"
+    forged = {"version": 1, "table_uuid": uuid, "table_location": str(lake.dir),
+              "original": o, "trash": alias, "size_bytes": 10, "mtime_ms": 1,
+              "trashed_at_ms": 1}
+    (trash / uuid / "journal" / "0000000000001-forged-0.jsonl").write_text(
+        json.dumps(forged) + "\n")
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "7d")
+    assert r.returncode == 0, r.stderr
+    assert trash_files(trash) == [tfile]
