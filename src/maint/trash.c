@@ -88,6 +88,33 @@ static bool local_nested(const char *a, const char *b)
     return nested;
 }
 
+/*
+ * Whether the trash and the table location lie one inside the other as the back end addresses
+ * them: under the coarsest location identity (scheme case folded, `s3a`/`s3n` as `s3`, Hadoop's
+ * slash rule, local spellings and dot segments resolved), or by the guards' stricter test.
+ * This is a refusal, so the coarser answer is the safe one: `S3://b/t/trash` is inside
+ * `s3://b/t` to the resolving FileIO even though the guards' scheme test tells the two apart.
+ * Sets *out; 0 or ICM_ENOMEM.
+ */
+static int locations_nest(const char *a, const char *b, bool *out)
+{
+    *out = icm__location_strip_prefix(a, b, NULL) || icm__location_strip_prefix(b, a, NULL);
+    if (*out)
+        return 0;
+    const unsigned flags = ICM__LOCATION_ID_DEFAULT | ICM__LOCATION_ID_HADOOP_SLASHES;
+    char *ka = icm__malloc(strlen(a) + 1), *kb = icm__malloc(strlen(b) + 1);
+    if (ka == NULL || kb == NULL) {
+        icm__free(ka);
+        icm__free(kb);
+        return icm__error_oom();
+    }
+    size_t na = icm__location_id_write(a, flags, ka), nb = icm__location_id_write(b, flags, kb);
+    *out = icm__location_id_within(ka, na, kb, nb) || icm__location_id_within(kb, nb, ka, na);
+    icm__free(ka);
+    icm__free(kb);
+    return 0;
+}
+
 /* The local rules: the trash is an existing folder on the table location's file system. */
 static int check_local(icm__trash *t)
 {
@@ -166,8 +193,10 @@ int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
     icm__free(canon);
     if (rc == 0)
         rc = icm__uuid4(t->run);
-    if (rc == 0 && (icm__location_strip_prefix(t->root, table_location, NULL) ||
-                    icm__location_strip_prefix(table_location, t->root, NULL)))
+    bool nested = false;
+    if (rc == 0)
+        rc = locations_nest(t->root, table_location, &nested);
+    if (rc == 0 && nested)
         rc = refuse(t->root, "the trash and the table location %s lie one inside the other: "
                              "the sweep would take trashed files for orphans; nothing is "
                              "deleted",

@@ -77,10 +77,15 @@ def test_sweep_moves_by_copy_then_delete_and_restore(tmp_path, s3_prefix, which,
     assert not any(k.startswith(f"{trash_prefix}/{uuid}/files/") for k in after)
 
 
-def test_trash_inside_the_location_is_refused(tmp_path, moto, s3_prefix):  # noqa: F811
+@pytest.mark.parametrize("scheme", ["s3", "S3", "s3a", "S3A", "s3n"])
+def test_data_loss_trash_inside_the_location_is_refused(tmp_path, moto, s3_prefix,
+                                                        scheme):  # noqa: F811
+    """Data loss class: a trash inside the table location is refused however the scheme is
+    spelled (the back end addresses `S3://` and `s3a://` as `s3://`): the next sweep would
+    delete every trashed file as an orphan."""
     wh, via, t, root, orphans, cutoff = scene(tmp_path, moto, s3_prefix)
     before = e.keys(moto, s3_prefix)
-    r = sweep(via, tmp_path, cutoff, f"s3://{moto.bucket}/{root}/trash")
+    r = sweep(via, tmp_path, cutoff, f"{scheme}://{moto.bucket}/{root}/trash")
     assert r.returncode == 5, r.stderr
     assert e.keys(moto, s3_prefix) == before
 
