@@ -317,8 +317,15 @@ static int pick_dest(icm__trash *t, const char *rest, char **dest)
             return 0;
         }
         icm__free(name);
-        if (rc != 0 && rc != ICM_EIO) /* (a folder there is EIO: try the next name) */
+        /* Only a name that is taken moves on to the next one: a file there, or locally a
+         * folder (EISDIR). Any other failure (on S3 an exhausted 5xx or timeout is EIO too)
+         * fails this file now, with the store's error: trying the next name would repeat it
+         * up to MAX_SUFFIX times, each with the full HTTP retries. */
+        bool taken =
+            rc == 0 || (rc == ICM_EIO && t->local && icm_error_last()->os_errno == EISDIR);
+        if (!taken)
             return rc;
+        icm_error_clear();
     }
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EEXISTS, rest,
                           "the trash holds %d files of this name already", MAX_SUFFIX);

@@ -118,3 +118,31 @@ def test_failed_copy_keeps_the_original(tmp_path, moto, s3_prefix, fault_proxy,
     doc = json.loads(r.stdout) if r.stdout.strip().startswith("{") else None
     if doc is not None and "orphans" in doc:
         assert {o["state"] for o in doc["orphans"]} == {"failed"}
+
+
+def test_failing_head_in_the_trash_fails_the_file_without_trying_other_names(
+        tmp_path, moto, s3_prefix, fault_proxy):  # noqa: F811
+    """A HEAD of a trash name that fails (500 on every attempt) is no "name taken": the file
+    fails at once instead of walking `.trash-2` ... `.trash-1000`, each with full retries."""
+    endpoint, ctl = fault_proxy
+    wh, via, t, root, orphans, cutoff = scene(tmp_path, moto, s3_prefix, endpoint)
+    uuid = str(t.metadata.table_uuid)
+    trash_prefix = f"{s3_prefix}trash"
+    trash = f"s3://{moto.bucket}/{trash_prefix}"
+    before = e.keys(moto, s3_prefix)
+    ctl.clear()
+    ctl.set_rules([{"action": "internal_error", "method": "HEAD", "path": "/files/"}])
+    started = time.monotonic()
+    r = sweep(via, tmp_path, cutoff, trash)
+    took = time.monotonic() - started
+    log = ctl.log()
+    ctl.clear()
+    assert r.returncode != 0, r.stderr
+    heads = [x.get("target", "") for x in log if x.get("method") == "HEAD"]
+    assert any("/files/" in x for x in heads), "no HEAD of a trash name was sent"
+    assert not any(".trash-" in x for x in heads), "another name was tried after a failed HEAD"
+    assert took < 120
+    after = e.keys(moto, s3_prefix)
+    assert set(orphans) <= after  # the originals stay
+    assert {k for k in after if not k.startswith(trash_prefix + "/")} == before
+    assert not any(k.startswith(f"{trash_prefix}/{uuid}/files/") for k in after)
