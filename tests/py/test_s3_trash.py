@@ -146,3 +146,28 @@ def test_failing_head_in_the_trash_fails_the_file_without_trying_other_names(
     assert set(orphans) <= after  # the originals stay
     assert {k for k in after if not k.startswith(trash_prefix + "/")} == before
     assert not any(k.startswith(f"{trash_prefix}/{uuid}/files/") for k in after)
+
+
+def test_copy_applied_but_answer_lost_leaves_one_copy(tmp_path, moto, s3_prefix,
+                                                      fault_proxy):  # noqa: F811
+    """Every CopyObject is applied and then its connection reset: the move sees the target
+    hold the source's object (size and ETag) and counts the copy as done: one trashed copy
+    per file, the originals go, no `.trash-N` copies pile up."""
+    endpoint, ctl = fault_proxy
+    wh, via, t, root, orphans, cutoff = scene(tmp_path, moto, s3_prefix, endpoint)
+    uuid = str(t.metadata.table_uuid)
+    trash_prefix = f"{s3_prefix}trash"
+    trash = f"s3://{moto.bucket}/{trash_prefix}"
+    before = e.keys(moto, s3_prefix)
+    ctl.clear()
+    ctl.set_rules([{"action": "reset_after", "method": "PUT", "path": "/files/"}])
+    r = sweep(via, tmp_path, cutoff, trash)
+    ctl.clear()
+    assert r.returncode == 0, r.stderr
+    after = e.keys(moto, s3_prefix)
+    assert {k for k in after if not k.startswith(trash_prefix + "/")} == before - set(orphans)
+    moved = {f"{trash_prefix}/{uuid}/files/{k[len(root) + 1:]}": k for k in orphans}
+    assert {k for k in after if k.startswith(f"{trash_prefix}/{uuid}/files/")} == set(moved)
+    c = h.client(moto, attempts=4)
+    for dst, k in moved.items():
+        assert c.get_object(Bucket=moto.bucket, Key=dst)["Body"].read() == k.encode()
