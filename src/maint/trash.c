@@ -618,8 +618,7 @@ static bool names(const char *given, const char *rec_loc, bool below)
 
 static bool selected(const icm__trash_record *rec, const icm_trash_options *o)
 {
-    if (o->table != NULL && strcmp(o->table, rec->table_uuid) != 0 &&
-        !names(o->table, rec->table_location, false))
+    if (o->table != NULL && !names(o->table, rec->table_location, false))
         return false;
     if (o->path_count == 0)
         return true;
@@ -634,9 +633,11 @@ static bool selected(const icm__trash_record *rec, const icm_trash_options *o)
  * trash file below <root>/<its uuid>/files/ and its original below its table location. A
  * journal is plain text anyone with write access to the trash can edit; without this check a
  * forged line would make restore move a file anywhere, or expire delete any file the FileIO
- * reaches. Returns 0 or ICM_EREFUSED (the message names the record), ICM_ENOMEM.
+ * reaches. A line's own table_location is forgeable too, so restore passes the location its
+ * caller named (`table`, never taken from a journal): the original must lie below that.
+ * Returns 0 or ICM_EREFUSED (the message names the record), ICM_ENOMEM.
  */
-static int record_confined(const char *root, const icm__trash_record *rec)
+static int record_confined(const char *root, const char *table, const icm__trash_record *rec)
 {
     if (strchr(rec->table_uuid, '/') != NULL || strcmp(rec->table_uuid, ".") == 0 ||
         strcmp(rec->table_uuid, "..") == 0)
@@ -659,6 +660,11 @@ static int record_confined(const char *root, const icm__trash_record *rec)
                               "the journal record's original is not below its table location "
                               "%s; not acted on",
                               rec->table_location);
+    if (table != NULL && !names(table, rec->original, true))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->original,
+                              "the journal record's original is not below the table location "
+                              "%s given; not acted on",
+                              table);
     return 0;
 }
 
@@ -715,6 +721,12 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     icm_trash_options o;
     char *root = NULL;
     int rc = check_args("icm_trash_restore", out, io, trash, opts, &o, &root);
+    if (rc == 0 && (o.table == NULL || strchr(o.table, '/') == NULL))
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, trash,
+                            "icm_trash_restore: table must be the table location (files are "
+                            "only put back below a location the caller names: a journal "
+                            "line, its table_location too, is plain text anyone with write "
+                            "access to the trash can forge)");
     journals j;
     memset(&j, 0, sizeof j);
     if (rc == 0)
@@ -724,12 +736,14 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     if (rc == 0 && idx == NULL)
         rc = icm__error_oom();
     tally t = {&counts, &o, 0, false};
+    size_t matched = 0;
     for (size_t k = 0; rc == 0 && k < m; k++) {
         const icm__trash_record *rec = &j.recs[idx[k]];
         if (!selected(rec, &o))
             continue;
+        matched++;
         icm_file_info info = ICM_FILE_INFO_INIT;
-        int st = record_confined(root, rec);
+        int st = record_confined(root, o.table, rec);
         icm_trash_outcome outcome;
         if (st == 0)
             st = icm_fileio_stat(&info, io, rec->trash);
@@ -760,6 +774,11 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
         else
             rc = report(&t, rec, outcome, st);
     }
+    if (rc == 0 && matched == 0)
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_ENOTFOUND, trash,
+                            "no trashed file of the table location %s%s in this trash; "
+                            "nothing restored",
+                            o.table, o.path_count > 0 ? " below the --path given" : "");
     if (rc == 0)
         rc = tally_result(&t);
     icm__free(idx);
@@ -805,7 +824,7 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         bool is_gone = false;
         if (old) {
             icm_file_info info = ICM_FILE_INFO_INIT;
-            int st = record_confined(root, rec);
+            int st = record_confined(root, NULL, rec);
             if (st == 0)
                 st = icm_fileio_stat(&info, io, rec->trash);
             icm_trash_outcome outcome;

@@ -70,7 +70,8 @@ def test_sweep_moves_by_copy_then_delete_and_restore(tmp_path, s3_prefix, which,
                                                          for k in orphans)
     assert h.judge_pyiceberg(wh, "ns.t")  # the table still reads
 
-    r = e.cat_cli(via, "trash", "restore", trash, cwd=tmp_path, check=False)
+    r = e.cat_cli(via, "trash", "restore", trash, "--table", t.location(), cwd=tmp_path,
+                  check=False)
     assert r.returncode == 0, r.stderr
     after = e.keys(server, s3_prefix)
     assert {k for k in after if not k.startswith(trash_prefix + "/")} == before
