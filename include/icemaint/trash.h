@@ -75,8 +75,10 @@ typedef int (*icm_trash_cb)(const icm_trash_event *event, void *payload);
 typedef struct icm_trash_options {
     unsigned version;          /**< ICM_TRASH_OPTIONS_VERSION */
     bool dry_run;              /**< report ICM_TRASH_WOULD; move and delete nothing */
-    /** restore: only this table's files, named by its table-uuid or its location as the
-     *  journal records it; NULL = every table. */
+    /** restore (required): the table location whose files are put back. Only records whose
+     *  table_location is this location (same location identity) are selected, and a file is
+     *  only put back below it: a journal line, its own table_location included, is plain text
+     *  anyone with write access to the trash can forge (docs/semantics.md#trash). */
     const char *table;
     /** restore: only files whose original location is one of these, or lies below one (at a
      *  path-segment boundary); NULL / 0 = all. Borrowed. */
@@ -117,7 +119,8 @@ typedef struct icm_trash_counts {
  *         ICM_EREFUSED when some file was refused and none failed; else the first failure's
  *         code (ICM_EIO, ICM_EAUTH, ICM_ENET, ...); ICM_EINVALID (NULL arguments, an unknown
  *         options version, a journal line that is not a record: the message names the journal
- *         and line); ICM_EUSER (on_file asked to stop); ICM_ENOMEM.
+ *         and line; `table` NULL or not a location); ICM_ENOTFOUND (no record matched `table`
+ *         and `paths`: nothing was restored); ICM_EUSER (on_file asked to stop); ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
                                   const icm_trash_options *opts);

@@ -17,7 +17,7 @@
 
 static const char trash_help[] =
     "Usage: icemaint [GLOBAL OPTIONS] trash restore|expire TRASH [OPTIONS]\n"
-    "  icemaint trash restore TRASH [--table TABLE|UUID] [--path P]... [--dry-run]\n"
+    "  icemaint trash restore TRASH --table LOCATION [--path P]... [--dry-run]\n"
     "  icemaint trash expire TRASH --older-than DURATION [--dry-run]\n"
     "\n"
     "TRASH is the URI given to --trash (remove-orphan-files, expire-snapshots, apply).\n"
@@ -29,8 +29,10 @@ static const char trash_help[] =
     "restore: move trashed files back where they were, the newest copy first when a\n"
     "  name was trashed more than once; a file that exists at the original location\n"
     "  is never replaced (that file is refused: exit 5)\n"
-    "  --table TABLE|UUID        only this table's files (its location as recorded,\n"
-    "                            or its table-uuid)\n"
+    "  --table LOCATION          required: the table location whose files go back;\n"
+    "                            only its records are used, and only below it (a\n"
+    "                            journal line is plain text: its own location is\n"
+    "                            not trusted); no record of it: exit 1\n"
     "  --path P                  only files that were at P or below it (repeatable)\n"
     "expire: delete the files trashed at least DURATION ago (30d, 12h, ...), then the\n"
     "  journals all of whose files are gone\n"
@@ -45,7 +47,7 @@ static const char trash_help[] =
     "  -h, --help                print this help\n"
     "\n"
     "Only journal records naming a file below TRASH/<uuid>/files/ and an original\n"
-    "below their table location are acted on. Exit codes: 0 done, 1 error, 2 usage,\n"
+    "below their table location (restore: below --table) are acted on. Exit codes: 0 done, 1 error, 2 usage,\n"
     "5 a file was not restored because one exists where it was.\n";
 
 typedef struct trash_run {
@@ -151,6 +153,10 @@ static int run_trash(icm_cli *cli, int argc, char **argv)
     }
     if (rc == ICM_EXIT_OK && trash == NULL)
         rc = icm_cli_usage(argv[1], "expected TRASH (the URI given to --trash)");
+    if (rc == ICM_EXIT_OK && restore && (table == NULL || strchr(table, '/') == NULL))
+        rc = icm_cli_usage(table != NULL ? table : argv[1],
+                           "--table LOCATION is required: the table location whose files are "
+                           "put back (a journal line's own location is not trusted)");
     if (rc == ICM_EXIT_OK && !restore) {
         const char *why = NULL;
         if (older_than == NULL)

@@ -29,6 +29,7 @@
 #include "io/fileio_internal.h"
 #include "maint/trash.h"
 #include "util/location.h"
+#include "util/location_id.h"
 #include "util/util.h"
 
 /* How many `.trash-N` names are tried before a file is given up on. */
@@ -85,6 +86,33 @@ static bool local_nested(const char *a, const char *b)
     free(ra);
     free(rb);
     return nested;
+}
+
+/*
+ * Whether the trash and the table location lie one inside the other as the back end addresses
+ * them: under the coarsest location identity (scheme case folded, `s3a`/`s3n` as `s3`, Hadoop's
+ * slash rule, local spellings and dot segments resolved), or by the guards' stricter test.
+ * This is a refusal, so the coarser answer is the safe one: `S3://b/t/trash` is inside
+ * `s3://b/t` to the resolving FileIO even though the guards' scheme test tells the two apart.
+ * Sets *out; 0 or ICM_ENOMEM.
+ */
+static int locations_nest(const char *a, const char *b, bool *out)
+{
+    *out = icm__location_strip_prefix(a, b, NULL) || icm__location_strip_prefix(b, a, NULL);
+    if (*out)
+        return 0;
+    const unsigned flags = ICM__LOCATION_ID_DEFAULT | ICM__LOCATION_ID_HADOOP_SLASHES;
+    char *ka = icm__malloc(strlen(a) + 1), *kb = icm__malloc(strlen(b) + 1);
+    if (ka == NULL || kb == NULL) {
+        icm__free(ka);
+        icm__free(kb);
+        return icm__error_oom();
+    }
+    size_t na = icm__location_id_write(a, flags, ka), nb = icm__location_id_write(b, flags, kb);
+    *out = icm__location_id_within(ka, na, kb, nb) || icm__location_id_within(kb, nb, ka, na);
+    icm__free(ka);
+    icm__free(kb);
+    return 0;
 }
 
 /* The local rules: the trash is an existing folder on the table location's file system. */
@@ -165,8 +193,10 @@ int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
     icm__free(canon);
     if (rc == 0)
         rc = icm__uuid4(t->run);
-    if (rc == 0 && (icm__location_strip_prefix(t->root, table_location, NULL) ||
-                    icm__location_strip_prefix(table_location, t->root, NULL)))
+    bool nested = false;
+    if (rc == 0)
+        rc = locations_nest(t->root, table_location, &nested);
+    if (rc == 0 && nested)
         rc = refuse(t->root, "the trash and the table location %s lie one inside the other: "
                              "the sweep would take trashed files for orphans; nothing is "
                              "deleted",
@@ -287,8 +317,15 @@ static int pick_dest(icm__trash *t, const char *rest, char **dest)
             return 0;
         }
         icm__free(name);
-        if (rc != 0 && rc != ICM_EIO) /* (a folder there is EIO: try the next name) */
+        /* Only a name that is taken moves on to the next one: a file there, or locally a
+         * folder (EISDIR). Any other failure (on S3 an exhausted 5xx or timeout is EIO too)
+         * fails this file now, with the store's error: trying the next name would repeat it
+         * up to MAX_SUFFIX times, each with the full HTTP retries. */
+        bool taken =
+            rc == 0 || (rc == ICM_EIO && t->local && icm_error_last()->os_errno == EISDIR);
+        if (!taken)
             return rc;
+        icm_error_clear();
     }
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EEXISTS, rest,
                           "the trash holds %d files of this name already", MAX_SUFFIX);
@@ -382,6 +419,7 @@ typedef struct journals {
     icm__trash_record *recs;
     size_t n, cap;
     size_t *journal_of;     /* recs[i] is in names[journal_of[i]] */
+    char **keys;            /* keys[i]: the identity of recs[i].trash (trash_key) */
     const char *root;
     int64_t root_len;
 } journals;
@@ -391,8 +429,29 @@ static void journals_free(journals *j)
     for (size_t i = 0; i < j->n_names; i++)
         icm__free(j->names[i]);
     icm__free(j->names);
+    for (size_t i = 0; j->keys != NULL && i < j->n; i++)
+        icm__free(j->keys[i]);
+    icm__free(j->keys);
     icm__trash_records_free(j->recs, j->n);
     icm__free(j->journal_of);
+}
+
+/*
+ * The identity a trashed file is grouped by: every spelling of one object in the trash is one
+ * key (`/x/trash/...`, `file:///x/trash/...`, `//` runs, `s3a://` for `s3://`, scheme case),
+ * under the coarsest identity (S3 aliases and Hadoop's slash rule too). Expire judges a file's
+ * age by the newest record of its group, so a group split by a spelling would let an old
+ * record delete a file trashed a moment ago at the same name; a coarser group can only keep a
+ * file longer. New string in *out; 0 or ICM_ENOMEM.
+ */
+static int trash_key(const char *trash, char **out)
+{
+    *out = icm__malloc(strlen(trash) + 1);
+    if (*out == NULL)
+        return icm__error_oom();
+    icm__location_id_write(trash, ICM__LOCATION_ID_DEFAULT | ICM__LOCATION_ID_HADOOP_SLASHES,
+                           *out);
+    return 0;
 }
 
 /* Whether `loc` is root/<one segment>/journal/<name>.jsonl. */
@@ -465,6 +524,10 @@ static int journals_load(journals *j, icm_fileio *io, const char *root)
                 j->journal_of[i] = k;
         }
     }
+    if (rc == 0 && (j->keys = icm__calloc(j->n > 0 ? j->n : 1, sizeof *j->keys)) == NULL)
+        rc = icm__error_oom();
+    for (size_t i = 0; rc == 0 && i < j->n; i++)
+        rc = trash_key(j->recs[i].trash, &j->keys[i]);
     return rc;
 }
 
@@ -555,8 +618,7 @@ static bool names(const char *given, const char *rec_loc, bool below)
 
 static bool selected(const icm__trash_record *rec, const icm_trash_options *o)
 {
-    if (o->table != NULL && strcmp(o->table, rec->table_uuid) != 0 &&
-        !names(o->table, rec->table_location, false))
+    if (o->table != NULL && !names(o->table, rec->table_location, false))
         return false;
     if (o->path_count == 0)
         return true;
@@ -571,9 +633,11 @@ static bool selected(const icm__trash_record *rec, const icm_trash_options *o)
  * trash file below <root>/<its uuid>/files/ and its original below its table location. A
  * journal is plain text anyone with write access to the trash can edit; without this check a
  * forged line would make restore move a file anywhere, or expire delete any file the FileIO
- * reaches. Returns 0 or ICM_EREFUSED (the message names the record), ICM_ENOMEM.
+ * reaches. A line's own table_location is forgeable too, so restore passes the location its
+ * caller named (`table`, never taken from a journal): the original must lie below that.
+ * Returns 0 or ICM_EREFUSED (the message names the record), ICM_ENOMEM.
  */
-static int record_confined(const char *root, const icm__trash_record *rec)
+static int record_confined(const char *root, const char *table, const icm__trash_record *rec)
 {
     if (strchr(rec->table_uuid, '/') != NULL || strcmp(rec->table_uuid, ".") == 0 ||
         strcmp(rec->table_uuid, "..") == 0)
@@ -596,15 +660,22 @@ static int record_confined(const char *root, const icm__trash_record *rec)
                               "the journal record's original is not below its table location "
                               "%s; not acted on",
                               rec->table_location);
+    if (table != NULL && !names(table, rec->original, true))
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->original,
+                              "the journal record's original is not below the table location "
+                              "%s given; not acted on",
+                              table);
     return 0;
 }
 
-/* By trash location, newest first within one (qsort_r: `ctx` is the records). */
+/* By trash location (its identity key), newest first within one (qsort_r: `ctx` is the
+ * journals). */
 static int by_trash_then_newest(const void *a, const void *b, void *ctx)
 {
-    const icm__trash_record *recs = ctx;
-    const icm__trash_record *x = &recs[*(const size_t *)a], *y = &recs[*(const size_t *)b];
-    int c = strcmp(x->trash, y->trash);
+    const journals *j = ctx;
+    size_t i = *(const size_t *)a, k = *(const size_t *)b;
+    const icm__trash_record *x = &j->recs[i], *y = &j->recs[k];
+    int c = strcmp(j->keys[i], j->keys[k]);
     if (c != 0)
         return c;
     return x->trashed_at_ms > y->trashed_at_ms ? -1 : x->trashed_at_ms < y->trashed_at_ms;
@@ -620,7 +691,8 @@ static int by_newest(const void *a, const void *b, void *ctx)
     return i < k ? -1 : i > k;
 }
 
-/* The records as indexes into j->recs (new array, *m of them), grouped by trash location with
+/* The records as indexes into j->recs (new array, *m of them), grouped by trash location
+ * (identity, not spelling) with
  * the newest record first in each group; with `dedupe` only that newest record of each
  * location, then sorted by `cmp` when not NULL. NULL on OOM. */
 static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *, void *),
@@ -631,10 +703,10 @@ static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *,
         return NULL;
     for (size_t i = 0; i < j->n; i++)
         idx[i] = i;
-    qsort_r(idx, j->n, sizeof *idx, by_trash_then_newest, j->recs);
+    qsort_r(idx, j->n, sizeof *idx, by_trash_then_newest, (void *)j);
     size_t k = 0;
     for (size_t i = 0; i < j->n; i++)
-        if (!dedupe || k == 0 || strcmp(j->recs[idx[i]].trash, j->recs[idx[k - 1]].trash) != 0)
+        if (!dedupe || k == 0 || strcmp(j->keys[idx[i]], j->keys[idx[k - 1]]) != 0)
             idx[k++] = idx[i];
     if (cmp != NULL)
         qsort_r(idx, k, sizeof *idx, cmp, j->recs);
@@ -649,6 +721,12 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     icm_trash_options o;
     char *root = NULL;
     int rc = check_args("icm_trash_restore", out, io, trash, opts, &o, &root);
+    if (rc == 0 && (o.table == NULL || strchr(o.table, '/') == NULL))
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, trash,
+                            "icm_trash_restore: table must be the table location (files are "
+                            "only put back below a location the caller names: a journal "
+                            "line, its table_location too, is plain text anyone with write "
+                            "access to the trash can forge)");
     journals j;
     memset(&j, 0, sizeof j);
     if (rc == 0)
@@ -658,12 +736,14 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     if (rc == 0 && idx == NULL)
         rc = icm__error_oom();
     tally t = {&counts, &o, 0, false};
+    size_t matched = 0;
     for (size_t k = 0; rc == 0 && k < m; k++) {
         const icm__trash_record *rec = &j.recs[idx[k]];
         if (!selected(rec, &o))
             continue;
+        matched++;
         icm_file_info info = ICM_FILE_INFO_INIT;
-        int st = record_confined(root, rec);
+        int st = record_confined(root, o.table, rec);
         icm_trash_outcome outcome;
         if (st == 0)
             st = icm_fileio_stat(&info, io, rec->trash);
@@ -694,6 +774,11 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
         else
             rc = report(&t, rec, outcome, st);
     }
+    if (rc == 0 && matched == 0)
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_ENOTFOUND, trash,
+                            "no trashed file of the table location %s%s in this trash; "
+                            "nothing restored",
+                            o.table, o.path_count > 0 ? " below the --path given" : "");
     if (rc == 0)
         rc = tally_result(&t);
     icm__free(idx);
@@ -733,13 +818,13 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
     for (size_t k = 0, end; rc == 0 && k < m; k = end) {
         /* one trash location: records idx[k, end), the newest first */
         const icm__trash_record *rec = &j.recs[idx[k]];
-        for (end = k + 1; end < m && strcmp(j.recs[idx[end]].trash, rec->trash) == 0; end++)
+        for (end = k + 1; end < m && strcmp(j.keys[idx[end]], j.keys[idx[k]]) == 0; end++)
             ;
         bool old = rec->trashed_at_ms <= cutoff;
         bool is_gone = false;
         if (old) {
             icm_file_info info = ICM_FILE_INFO_INIT;
-            int st = record_confined(root, rec);
+            int st = record_confined(root, NULL, rec);
             if (st == 0)
                 st = icm_fileio_stat(&info, io, rec->trash);
             icm_trash_outcome outcome;

@@ -68,10 +68,10 @@ def test_sweep_moves_exactly_the_orphans_and_restore_puts_them_back(tmp_path):
         assert rec["mtime_ms"] > 0 and abs(rec["trashed_at_ms"] - time.time() * 1000) < 600e3
     # the table still reads
     assert sum(lake.rows().values()) > 0
-    r = lake.icm("trash", "restore", str(trash), "--dry-run")
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir), "--dry-run")
     assert r.returncode == 0, r.stderr
     assert lake.files() == sorted(f for f in before if f not in orphans)
-    r = lake.icm("--json", "trash", "restore", str(trash))
+    r = lake.icm("--json", "trash", "restore", str(trash), "--table", str(lake.dir))
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["counts"]["restored"] == 3
@@ -192,7 +192,7 @@ def test_trashed_twice_keeps_both_and_restore_refuses_to_overwrite(tmp_path):
     # a new file at the original location: restore refuses it and keeps both trashed copies
     with open(o, "wb") as f:
         f.write(b"new")
-    r = lake.icm("trash", "restore", str(trash))
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir))
     assert r.returncode == 5, r.stderr
     assert o in r.stderr
     with open(o, "rb") as f:
@@ -200,7 +200,7 @@ def test_trashed_twice_keeps_both_and_restore_refuses_to_overwrite(tmp_path):
     assert trash_files(trash) == sorted([first, second])
     # without it: the newest copy comes back, the older one is refused and stays
     os.unlink(o)
-    r = lake.icm("trash", "restore", str(trash), "--table", uuid_of(lake))
+    r = lake.icm("trash", "restore", str(trash), "--table", "file://" + str(lake.dir))
     assert r.returncode == 5, r.stderr
     assert os.path.getsize(o) == 7
     assert trash_files(trash) == [first]
@@ -212,10 +212,17 @@ def test_restore_filters_by_path_and_table(tmp_path):
     a = lake.orphan("a.parquet", 1)
     b = lake.orphan("b.parquet", 2)
     assert sweep(lake, "--trash", str(trash)).returncode == 0
-    r = lake.icm("trash", "restore", str(trash), "--table", "00000000-0000-0000-0000-000000000000")
-    assert r.returncode == 0, r.stderr
+    # a filter that matches no record says so and fails (adversary F3): nothing moves
+    r = lake.icm("trash", "restore", str(trash), "--table", str(tmp_path / "other"))
+    assert r.returncode == 1, r.stderr
+    assert "no trashed file" in r.stderr
     assert not os.path.exists(a) and not os.path.exists(b)
-    r = lake.icm("trash", "restore", str(trash), "--path", a)
+    for bad in (["--table", "ns.t"], ["--table", uuid_of(lake)], []):  # not a location
+        r = lake.icm("trash", "restore", str(trash), *bad)
+        assert r.returncode == 2, r.stderr
+        assert "--table LOCATION" in r.stderr
+    assert not os.path.exists(a) and not os.path.exists(b)
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir), "--path", a)
     assert r.returncode == 0, r.stderr
     assert os.path.exists(a) and not os.path.exists(b)
     assert trash_files(trash) == [trashed(trash, lake, b)]
@@ -267,10 +274,86 @@ def test_forged_journal_records_are_not_acted_on(tmp_path):
     assert r.returncode == 1, r.stderr
     assert "outside this trash" in r.stderr
     assert victim.read_bytes() == b"precious"
-    r = lake.icm("trash", "restore", str(trash))
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir))
     assert r.returncode == 1, r.stderr
     assert "not below its table location" in r.stderr
     assert not (tmp_path / "elsewhere.parquet").exists() and planted.read_bytes() == b"z"
     assert victim.read_bytes() == b"precious"
     # the genuine record still restores its file
     assert os.path.exists(o)
+
+
+def test_data_loss_respelled_trash_expire_keeps_a_fresh_file(tmp_path):
+    """Data loss class: expire groups a trashed file's records by its identity, not by the
+    spelling of --trash. Run 1 trashes o via /x/trash; o is restored; run 2 trashes it again via
+    file:///x/trash to the same freed name. Run 1's old record must not expire run 2's file."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    o = lake.orphan("o.parquet", 10)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(o)
+    os.utime(o, (time.time() - 864000,) * 2)
+    time.sleep(2.2)
+    assert sweep(lake, "--trash", "file://" + str(trash)).returncode == 0
+    assert trash_files(trash) == [trashed(trash, lake, o)]
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "2s")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["expired"] == 0
+    assert trash_files(trash) == [trashed(trash, lake, o)]
+
+
+def test_data_loss_forged_alias_record_does_not_expire_a_fresh_file(tmp_path):
+    """Data loss class: a record naming the same trashed file through `//` with an old time is
+    one location with the genuine (fresh) record: the newest protects the file."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    o = lake.orphan("o.parquet", 10)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    uuid = uuid_of(lake)
+    tfile = trashed(trash, lake, o)
+    alias = os.path.join(str(trash), uuid, "files", "data") + "//o.parquet"
+    forged = {"version": 1, "table_uuid": uuid, "table_location": str(lake.dir),
+              "original": o, "trash": alias, "size_bytes": 10, "mtime_ms": 1,
+              "trashed_at_ms": 1}
+    (trash / uuid / "journal" / "0000000000001-forged-0.jsonl").write_text(
+        json.dumps(forged) + "\n")
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "7d")
+    assert r.returncode == 0, r.stderr
+    assert trash_files(trash) == [tfile]
+
+
+def test_confinement_forged_record_does_not_restore_outside_the_table(tmp_path):
+    """Confinement class (adversary F2): a journal line whose table_location and original
+    both name another place (a folder outside every table, or another table) is not
+    restored there: restore only puts files back below the --table location it is given."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    o = lake.orphan("o.parquet", 3)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    uuid = uuid_of(lake)
+    planted = trash / uuid / "files" / "data" / "z.parquet"
+    planted.write_bytes(b"z")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    forged = {"version": 1, "table_uuid": uuid, "table_location": str(elsewhere),
+              "original": str(elsewhere / "planted.bin"), "trash": str(planted),
+              "size_bytes": 1, "mtime_ms": 1, "trashed_at_ms": int(time.time() * 1000)}
+    (trash / uuid / "journal" / "9-forged.jsonl").write_text(json.dumps(forged) + "\n")
+    # without a location named by the caller nothing is restored (the line's is forgeable)
+    r = lake.icm("trash", "restore", str(trash))
+    assert r.returncode == 2, r.stderr
+    assert not (elsewhere / "planted.bin").exists() and planted.read_bytes() == b"z"
+    assert not os.path.exists(o)
+    # the forged record's own location is not the table's: not selected, nothing moves there
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(o)
+    assert not (elsewhere / "planted.bin").exists() and planted.read_bytes() == b"z"
+    # a line claiming the table's location with an original outside it is refused
+    forged2 = dict(forged, table_location=str(lake.dir), original=str(elsewhere / "p2.bin"))
+    (trash / uuid / "journal" / "9-forged.jsonl").write_text(json.dumps(forged2) + "\n")
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 1, r.stderr
+    assert not (elsewhere / "p2.bin").exists() and planted.read_bytes() == b"z"

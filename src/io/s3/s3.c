@@ -1356,24 +1356,58 @@ static int check_copy_result(const icm__http_response *resp, void *ctx)
     return 0;
 }
 
-int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes)
+/* HEAD `location` as s3_stat does, and its ETag (new string in *etag; NULL when the answer
+ * has none). */
+static int head_with_etag(icm_fileio *io, const char *location, const icm__s3_location *loc,
+                          icm_file_info *out, char **etag)
 {
-    icm__s3_location src, dst;
-    int rc = parse_object(from, &src);
+    *etag = NULL;
+    s3_op op = {"HEAD", location, "HEAD", loc, false, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
+                true, NULL, NULL, NULL, false};
+    icm__http_response resp;
+    int rc = s3_call((s3_fileio *)io, &op, &resp);
+    rc = stat_answer(&op, rc, &resp, out);
     if (rc == 0)
-        rc = parse_object(to, &dst);
-    if (rc != 0)
-        return rc;
-    icm_file_info info = ICM_FILE_INFO_INIT;
-    if ((rc = s3_stat(io, from, &info)) != 0)
-        return rc; /* ICM_ENOTFOUND: nothing to move */
-    (void)size_bytes; /* the HEAD's size decides: it is the object's now */
-    if (info.size_bytes > COPY_OBJECT_MAX_BYTES)
+        rc = icm__http_response_header(&resp, "ETag", etag);
+    icm__http_response_clear(&resp);
+    return rc;
+}
+
+/*
+ * After a CopyObject whose answer was lost or failed (a reset after the request went, a 5xx
+ * after the copy ran): whether the target holds the source's object anyway, i.e. the copy
+ * landed. Only an exact match counts: the target's size is the source's and its ETag is the
+ * source's (a server-side copy of a single-part object keeps the ETag); without a source ETag
+ * nothing is assumed. Without this, every retry of the file would pick the next free name in
+ * the trash and leave one more full copy behind.
+ */
+static bool copy_landed(icm_fileio *io, const char *to, const icm__s3_location *dst,
+                        int64_t size_bytes, const char *src_etag)
+{
+    if (src_etag == NULL || *src_etag == '\0')
+        return false;
+    icm__error_saved *saved = icm__error_save();
+    icm_file_info there = ICM_FILE_INFO_INIT;
+    char *etag = NULL;
+    bool landed = head_with_etag(io, to, dst, &there, &etag) == 0 &&
+                  there.size_bytes == size_bytes && etag != NULL && strcmp(etag, src_etag) == 0;
+    icm__free(etag);
+    icm__error_restore(saved);
+    return landed;
+}
+
+/* The move once the source is known to exist (`info`, `src_etag`): copy, check, delete. */
+static int move_after_head(icm_fileio *io, const char *from, const char *to,
+                           const icm__s3_location *src, const icm__s3_location *dst,
+                           const icm_file_info *info, const char *src_etag)
+{
+    int rc;
+    if (info->size_bytes > COPY_OBJECT_MAX_BYTES)
         return icm__error_set(ICM_ERRCLASS_S3, ICM_EUNSUPPORTED, from,
                               "S3 move: %" PRId64 " bytes is more than CopyObject copies in "
                               "one request (5 GiB); a multipart copy is not made, so the "
                               "object stays",
-                              info.size_bytes);
+                              info->size_bytes);
     icm_file_info there = ICM_FILE_INFO_INIT;
     rc = s3_stat(io, to, &there);
     if (rc == 0)
@@ -1381,12 +1415,12 @@ int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_
     if (rc != ICM_ENOTFOUND)
         return rc;
     icm_error_clear();
-    char *source = copy_source(&src);
+    char *source = copy_source(src);
     if (source == NULL)
         return icm__error_oom();
     icm__http_header h[] = {{"x-amz-copy-source", source},
                             {"x-amz-metadata-directive", "COPY"}};
-    s3_op op = {"CopyObject", to, "PUT", &dst, false, NULL, 0, h, 2, NULL, 0, NULL, 0,
+    s3_op op = {"CopyObject", to, "PUT", dst, false, NULL, 0, h, 2, NULL, 0, NULL, 0,
                 true, check_copy_result, NULL, NULL, false};
     icm__http_response resp;
     rc = s3_call((s3_fileio *)io, &op, &resp);
@@ -1394,6 +1428,10 @@ int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_
         rc = answer_error(&op, &resp);
     icm__http_response_clear(&resp);
     icm__free(source);
+    if (rc != 0 && rc != ICM_ENOMEM && copy_landed(io, to, dst, info->size_bytes, src_etag)) {
+        icm_error_clear();
+        rc = 0;
+    }
     if (rc != 0) {
         if (icm_error_last()->location[0] == '\0')
             icm__error_set_location(from);
@@ -1401,11 +1439,11 @@ int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_
     }
     /* The copy is confirmed; its size must be the source's before the source goes. */
     rc = s3_stat(io, to, &there);
-    if (rc == 0 && there.size_bytes != info.size_bytes)
+    if (rc == 0 && there.size_bytes != info->size_bytes)
         rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EIO, to,
                             "S3 move: the copy has %" PRId64 " bytes, the source %" PRId64
                             "; the source is not deleted",
-                            there.size_bytes, info.size_bytes);
+                            there.size_bytes, info->size_bytes);
     if (rc != 0)
         return rc;
     rc = remove_key(io, from, true);
@@ -1416,6 +1454,24 @@ int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_
                        "S3 move: copied to %s, but the source could not be deleted: %s", to,
                        why);
     }
+    return rc;
+}
+
+int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes)
+{
+    icm__s3_location src, dst;
+    int rc = parse_object(from, &src);
+    if (rc == 0)
+        rc = parse_object(to, &dst);
+    if (rc != 0)
+        return rc;
+    icm_file_info info = ICM_FILE_INFO_INIT;
+    char *src_etag = NULL;
+    if ((rc = head_with_etag(io, from, &src, &info, &src_etag)) != 0)
+        return rc; /* ICM_ENOTFOUND: nothing to move */
+    (void)size_bytes; /* the HEAD's size decides: it is the object's now */
+    rc = move_after_head(io, from, to, &src, &dst, &info, src_etag);
+    icm__free(src_etag);
     return rc;
 }
 
