@@ -232,7 +232,8 @@ typedef struct icm_orphan_options {
      *  or an unreadable `*.metadata.json`, another format's log), so a shard refuses whenever
      *  the unsharded run would; memory divides by N, listing requests do not
      *  (docs/SHARDS.md). 0 or 1 = the whole location (shard_index must be 0); shard_index >=
-     *  shard_count is ICM_EINVALID. */
+     *  shard_count is ICM_EINVALID, and so is a shard_count >= 2 with `inventory` (not yet:
+     *  the report's rows outside the range would go unseen by the guards). */
     unsigned int shard_index;
     unsigned int shard_count;
     /* ---- version 7 ---- */
