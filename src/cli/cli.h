@@ -98,6 +98,17 @@ bool icm_cli_parse_int64(const char *text, int64_t *out);
 /* Append the snapshot id `text` (a --snapshot-id value) to the malloc'd array *ids of *n.
  * Returns an exit code (a usage error for a non-integer; the error is reported). */
 int icm_cli_push_snapshot_id(int64_t **ids, size_t *n, const char *text);
+/* Names gathered from a catalog listing: pass icm_cli_names_add as the callback of
+ * icm_catalog_list_tables / icm_catalog_list_namespaces with an icm_cli_names (zeroed) as its
+ * payload. Each name is a malloc'd copy, in the catalog's order; on out of memory the callback
+ * returns ICM_ENOMEM and sets `oom`. icm_cli_names_free frees the names and the array. */
+typedef struct icm_cli_names {
+    char **names;
+    size_t len, cap;
+    bool oom;
+} icm_cli_names;
+int icm_cli_names_add(const char *name, void *payload);
+void icm_cli_names_free(icm_cli_names *l);
 /* Take argv[*i] as the command's single TABLE argument (`--` ends options). Returns an exit
  * code: ICM_EXIT_OK when stored, ICM_EXIT_USAGE (reported) for an unknown option or a second
  * positional argument. */

@@ -134,43 +134,7 @@ static int take_args(const char *cmd, int argc, char **argv, const char **args, 
 
 /* ---- list-namespaces / list-tables ---- */
 
-typedef struct name_list {
-    char **names;
-    size_t len, cap;
-    bool oom;
-} name_list;
-
-static int collect(const char *name, void *payload)
-{
-    name_list *l = payload;
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **names = realloc(l->names, cap * sizeof *names);
-        if (names == NULL) {
-            l->oom = true;
-            return ICM_ENOMEM;
-        }
-        l->names = names;
-        l->cap = cap;
-    }
-    l->names[l->len] = strdup(name);
-    if (l->names[l->len] == NULL) {
-        l->oom = true;
-        return ICM_ENOMEM;
-    }
-    l->len++;
-    return 0;
-}
-
-static void name_list_free(name_list *l)
-{
-    for (size_t i = 0; i < l->len; i++)
-        free(l->names[i]);
-    free(l->names);
-}
-
-/* Human: one name per line. JSON: {"<key>": [names...]} plus the context fields. */
-static int print_names(const icm_cli *cli, const name_list *l, const char *key,
+static int print_names(const icm_cli *cli, const icm_cli_names *l, const char *key,
                        const char *ctx_key, const char *ctx_value)
 {
     if (!cli->json) {
@@ -197,9 +161,9 @@ static int run_list(icm_cli *cli, const char *ns, bool tables)
     int rc = icm_cli_catalog_open(cli, &cat);
     if (rc != ICM_EXIT_OK)
         return rc;
-    name_list l = {NULL, 0, 0, false};
-    int lrc = tables ? icm_catalog_list_tables(cat, ns, collect, &l)
-                     : icm_catalog_list_namespaces(cat, ns, collect, &l);
+    icm_cli_names l = {NULL, 0, 0, false};
+    int lrc = tables ? icm_catalog_list_tables(cat, ns, icm_cli_names_add, &l)
+                     : icm_catalog_list_namespaces(cat, ns, icm_cli_names_add, &l);
     if (l.oom)
         rc = icm_cli_oom();
     else if (lrc != 0)
@@ -207,7 +171,7 @@ static int run_list(icm_cli *cli, const char *ns, bool tables)
     else
         rc = print_names(cli, &l, tables ? "tables" : "namespaces",
                          tables ? "namespace" : (ns != NULL ? "parent" : NULL), ns);
-    name_list_free(&l);
+    icm_cli_names_free(&l);
     icm_catalog_free(cat);
     return rc;
 }

@@ -360,40 +360,6 @@ static int add_table(const char *table, void *payload)
     return 0;
 }
 
-typedef struct ns_list {
-    char **names;
-    size_t len, cap;
-    bool oom;
-} ns_list;
-
-static int add_ns(const char *name, void *payload)
-{
-    ns_list *l = payload;
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **names = realloc(l->names, cap * sizeof *names);
-        if (names == NULL) {
-            l->oom = true;
-            return ICM_ENOMEM;
-        }
-        l->names = names;
-        l->cap = cap;
-    }
-    if ((l->names[l->len] = strdup(name)) == NULL) {
-        l->oom = true;
-        return ICM_ENOMEM;
-    }
-    l->len++;
-    return 0;
-}
-
-static void ns_list_free(ns_list *l)
-{
-    for (size_t i = 0; i < l->len; i++)
-        free(l->names[i]);
-    free(l->names);
-}
-
 /* The tables of `ns` (NULL: none, only its children) and of every namespace below it, depth
  * first, each namespace's tables in the catalog's (sorted) order. */
 static int collect_tables(icm_cli *cli, job_list *jobs, const char *ns, int depth)
@@ -408,8 +374,8 @@ static int collect_tables(icm_cli *cli, job_list *jobs, const char *ns, int dept
         if (lrc != 0)
             return icm_cli_fail(cli, lrc);
     }
-    ns_list children = {NULL, 0, 0, false};
-    int lrc = icm_catalog_list_namespaces(jobs->cat, ns, add_ns, &children);
+    icm_cli_names children = {NULL, 0, 0, false};
+    int lrc = icm_catalog_list_namespaces(jobs->cat, ns, icm_cli_names_add, &children);
     int rc = ICM_EXIT_OK;
     if (children.oom)
         rc = icm_cli_oom();
@@ -417,7 +383,7 @@ static int collect_tables(icm_cli *cli, job_list *jobs, const char *ns, int dept
         rc = icm_cli_fail(cli, lrc);
     for (size_t i = 0; rc == ICM_EXIT_OK && i < children.len; i++)
         rc = collect_tables(cli, jobs, children.names[i], depth + 1);
-    ns_list_free(&children);
+    icm_cli_names_free(&children);
     return rc;
 }
 

@@ -260,6 +260,34 @@ bool icm_cli_parse_int64(const char *text, int64_t *out)
     return true;
 }
 
+int icm_cli_names_add(const char *name, void *payload)
+{
+    icm_cli_names *l = payload;
+    if (l->len == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **names = realloc(l->names, cap * sizeof *names);
+        if (names == NULL) {
+            l->oom = true;
+            return ICM_ENOMEM;
+        }
+        l->names = names;
+        l->cap = cap;
+    }
+    if ((l->names[l->len] = strdup(name)) == NULL) {
+        l->oom = true;
+        return ICM_ENOMEM;
+    }
+    l->len++;
+    return 0;
+}
+
+void icm_cli_names_free(icm_cli_names *l)
+{
+    for (size_t i = 0; i < l->len; i++)
+        free(l->names[i]);
+    free(l->names);
+}
+
 int icm_cli_take_table(const char *cmd, char **argv, int i, bool *after_dashdash,
                        const char **table)
 {
