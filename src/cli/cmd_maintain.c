@@ -84,7 +84,8 @@ static const char maintain_help[] =
     "cutoff and retain_last applied, the sweep cutoff), expire and sweep (counts and bytes by\n"
     "kind: deleted, or planned with --dry-run), duration_ms, outcome (ok, failed with an error\n"
     "{step, code, message, exit_code}, skipped with a reason); then {\"summary\": ...}.\n"
-    "Each step's own errors and warnings go to stderr as they would for a single table.\n"
+    "Each step's own errors and warnings go to stderr as they would for a single table,\n"
+    "after a line \"icemaint maintain: NS.TABLE, STEP:\".\n"
     "\n"
     "Exit codes: the worst of the tables': 4 (a commit outcome unknown) before 1 (error)\n"
     "before 5 (refused) before 3 (commit conflict); 0 when every table was maintained or\n"
@@ -150,6 +151,8 @@ typedef struct job {
     char *reason;           /* skipped */
     char *err_code, *err_message;
     char *last_error; /* the last "icemaint: " line of the stderr already passed on */
+    bool err_headed;  /* this step's stderr has been introduced by its table and step */
+    bool ran[3];      /* the steps that were started (their journals exist only then) */
     int64_t started_ms, duration_ms;
 } job;
 
@@ -604,6 +607,8 @@ static bool step_start(const icm_cli *cli, const maintain_args *a, const char *e
                        step s)
 {
     j->step = s;
+    j->ran[s] = true;
+    j->err_headed = false;
     j->out.len = j->err.len = 0;
     j->out.overflow = j->err.overflow = false;
     free(j->last_error);
@@ -688,6 +693,21 @@ static bool drain(int fd, buf *b, size_t max, bool *oom)
 
 static const char error_prefix[] = "icemaint: ";
 
+/* Pass on `n` bytes of the step's stderr, after a line naming the table and the step the first
+ * time (with --parallel, steps of several tables write in turns; their own messages name a
+ * file or a key, not the catalog's name of the table). */
+static void pass_stderr(job *j, const char *data, size_t n)
+{
+    if (!j->err_headed) {
+        char *name = icm_cli_escape_text(j->name);
+        fprintf(stderr, "icemaint maintain: %s, %s:\n", name != NULL ? name : "(table)",
+                step_names[j->step]);
+        free(name);
+        j->err_headed = true;
+    }
+    fwrite(data, 1, n, stderr);
+}
+
 /* The step's stderr held more than STDERR_HOLD: pass its whole lines on now, remembering the
  * last error line among them (the table's line quotes it when the step fails). */
 static void spill_stderr(job *j)
@@ -716,7 +736,7 @@ static void spill_stderr(job *j)
         }
         p += len + 1;
     }
-    fwrite(b->data, 1, n, stderr);
+    pass_stderr(j, b->data, n);
     if (end == NULL)
         fputc('\n', stderr);
     memmove(b->data, b->data + n, b->len - n);
@@ -861,14 +881,15 @@ static json_t *job_json(const job *j, bool dry_run, bool *ok)
     icm_cli_json_set(doc, "table", icm_cli_json_str(j->name), ok);
     icm_cli_json_set(doc, "namespace", icm_cli_json_str(j->ns), ok);
     icm_cli_json_set(doc, "table_id", json_loads(j->id, 0, NULL), ok);
-    if (j->journal[STEP_EXPIRE] != NULL) {
+    if (j->journal[STEP_EXPIRE] != NULL && (j->ran[STEP_EXPIRE] || j->ran[STEP_SWEEP])) {
+        /* only the steps that ran: a skipped table, or a sweep after a failed expiry, writes
+         * no journal */
         json_t *journals = json_object();
         if (journals == NULL)
             *ok = false;
-        icm_cli_json_set(journals, step_names[STEP_EXPIRE],
-                         icm_cli_json_str(j->journal[STEP_EXPIRE]), ok);
-        icm_cli_json_set(journals, step_names[STEP_SWEEP],
-                         icm_cli_json_str(j->journal[STEP_SWEEP]), ok);
+        for (step s = STEP_EXPIRE; s <= STEP_SWEEP; s++)
+            if (j->ran[s])
+                icm_cli_json_set(journals, step_names[s], icm_cli_json_str(j->journal[s]), ok);
         icm_cli_json_set(doc, "journals", journals, ok);
     }
     icm_cli_json_set(doc, "outcome", icm_cli_json_str(outcome_names[j->outcome]), ok);
@@ -1252,7 +1273,7 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
                 ;
             j->pid = 0;
             if (j->err.len > 0) { /* its errors and warnings, whole lines, already printable */
-                fwrite(j->err.data, 1, j->err.len, stderr);
+                pass_stderr(j, j->err.data, j->err.len);
                 if (j->err.data[j->err.len - 1] != '\n')
                     fputc('\n', stderr);
             }

@@ -86,7 +86,8 @@ static const char tool_help_tail[] =
     "\n"
     "Run 'icemaint COMMAND --help' for a command's options.\n"
     "Exit codes: 0 ok, 1 error, 2 usage, 3 commit failed, 4 commit outcome unknown,\n"
-    "5 refused by a safety check, 6 check found problems.\n"
+    "5 refused by a safety check, 6 check found problems or health found a threshold\n"
+    "breached.\n"
     "Output: file names are printed escaped (text: \\\\, \\n, \\t, \\xNN for other control\n"
     "characters and bytes that are not UTF-8; JSON: such bytes as \\udcXY, Python's\n"
     "surrogateescape). Warnings start with 'warning:'.\n";

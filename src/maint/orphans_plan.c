@@ -162,9 +162,9 @@ static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
     if (max_age <= window)
         return icm__orphan_warn(p->r,
                                 "snapshot retention (history.expire.max-snapshot-age-ms = %lld "
-                                "ms) is not longer than the file-retention window (%lld ms): "
+                                "ms) is not longer than the file-retention window (%.1f h): "
                                 "files of snapshots that expire sooner are swept by age alone",
-                                (long long)max_age, (long long)window);
+                                (long long)max_age, (double)window / 3600000.0);
     return 0;
 }
 

@@ -130,3 +130,34 @@ def test_default_sweep_cutoff_fixed_once_for_every_table(tmp_path):
     assert len(lines) == 3 and len(cuts) == 1, cuts
     assert before <= cuts.pop() <= after
     assert all(x["sweep"]["total"] == 1 for x in lines) and all(s.exists() for s in strays)
+
+
+def test_step_messages_name_their_table_and_journals_only_steps_that_ran(lake):
+    """A step's warning names a file or a setting, not the table: with --parallel, lines of
+    several tables interleave by step, so each step's stderr comes after a line naming its
+    table and step. A skipped table (gc.enabled=false) writes no journal, and its line names
+    none."""
+    with lake["cat"].load_table(("ns", "a")).transaction() as tx:
+        tx.set_properties({"history.expire.max-snapshot-age-ms": "1000"})
+    with lake["cat"].load_table(("ns", "b")).transaction() as tx:
+        tx.set_properties({"gc.enabled": "false"})
+    logs = lake["root"] / "logs"
+    logs.mkdir()
+    p = icm(lake, "maintain", "--all", "--settle", "0s", "--parallel", "2",
+            "--log-out", str(logs))
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(x) for x in p.stdout.splitlines()]
+    by_table = {x["table"]: x for x in lines if "table" in x}
+    assert by_table["ns.a"]["outcome"] == "ok"
+    assert by_table["ns.b"]["outcome"] == "skipped"
+    assert "journals" not in by_table["ns.b"]
+    assert sorted(by_table["ns.a"]["journals"]) == ["expire-snapshots", "remove-orphan-files"]
+    assert sorted(os.listdir(logs)) == sorted(
+        os.path.basename(j) for j in by_table["ns.a"]["journals"].values())
+    err = p.stderr.splitlines()
+    warn = [i for i, x in enumerate(err) if "is not longer than the file-retention window" in x]
+    assert len(warn) == 1, p.stderr
+    heads = [x for x in err[:warn[0]] if x.startswith("icemaint maintain: ")]
+    assert heads[-1] == "icemaint maintain: ns.a, remove-orphan-files:", p.stderr
+    assert not any("ns.b" in x for x in err), p.stderr
+    assert [s.exists() for s in lake["strays"]] == [False, True]  # ns.b skipped
