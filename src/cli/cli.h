@@ -206,6 +206,9 @@ void icm_cli_grid_free(icm_cli_grid *g);
 const char *icm_cli_format_time(int64_t ms, char *buf, size_t buf_size);
 /* Format an int64 into buf. */
 const char *icm_cli_format_int64(int64_t v, char *buf, size_t buf_size);
+/* Format a double with the fewest digits (up to 17) that read back as the same value
+ * (2.131, not 2.1309999999999998), for Prometheus samples. buf: at least 32 bytes. */
+const char *icm_cli_format_double(double v, char *buf, size_t buf_size);
 
 /* JSON builders that tolerate NULL (a missing string becomes JSON null) and record allocation
  * failures in *ok instead of failing one by one. Strings are byte strings: build every string

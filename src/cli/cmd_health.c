@@ -566,7 +566,8 @@ static void put_sample(FILE *f, const char *name, const table_health *th, const 
     put_label(f, "table", th->name, false);
     if (label != NULL)
         put_label(f, label, label_value, false);
-    fprintf(f, "} %.17g\n", value);
+    char num[32];
+    fprintf(f, "} %s\n", icm_cli_format_double(value, num, sizeof num));
 }
 
 static void put_family(FILE *f, const char *name, const char *help)

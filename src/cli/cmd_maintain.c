@@ -999,7 +999,8 @@ static void put_table_sample(FILE *f, const char *name, const job *j, const char
         put_label(f, "step", step_label, false);
     if (state != NULL)
         put_label(f, "state", state, false);
-    fprintf(f, "} %.17g\n", value);
+    char num[32];
+    fprintf(f, "} %s\n", icm_cli_format_double(value, num, sizeof num));
 }
 
 static int write_metrics(const char *path, const job *jobs, size_t n, bool dry_run,

@@ -9,6 +9,7 @@
  * UTF-8 stays on its row, and the row can be read back exactly (README "Output").
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,16 @@ const char *icm_cli_format_time(int64_t ms, char *buf, size_t buf_size)
 const char *icm_cli_format_int64(int64_t v, char *buf, size_t buf_size)
 {
     snprintf(buf, buf_size, "%" PRId64, v);
+    return buf;
+}
+
+const char *icm_cli_format_double(double v, char *buf, size_t buf_size)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, buf_size, "%.*g", digits, v);
+        if (isnan(v) || strtod(buf, NULL) == v)
+            break;
+    }
     return buf;
 }
 
