@@ -23,6 +23,7 @@
 
 #include "catalog_ref.h"
 #include "cli.h"
+#include "icemaint/expire.h"
 #include "icemaint/health.h"
 #include "timeparse.h"
 
@@ -51,9 +52,10 @@ static const char health_help[] =
     "                                  data and delete file bytes\n"
     "  --max-small-manifest-percent P  more than P% of the current snapshot's\n"
     "                                  manifests are small\n"
-    "  --max-expiry-age DURATION       the last expiry is older; with no expiry\n"
-    "                                  recorded, the oldest snapshot is older (a\n"
-    "                                  table that young needs none yet)\n"
+    "  --max-expiry-age DURATION       expiry is overdue: snapshots the table's\n"
+    "                                  retention released more than DURATION ago\n"
+    "                                  are still here, and no expiry was recorded\n"
+    "                                  in that time (nothing to expire: no breach)\n"
     "An unknown figure (no listing, no manifests) breaches nothing.\n"
     "\n"
     "Options:\n"
@@ -210,7 +212,7 @@ static int parse_args(int argc, char **argv, health_args *a)
 typedef struct breach {
     int threshold;
     double value, limit;
-    char message[160];
+    char message[256];
 } breach;
 
 typedef struct table_health {
@@ -222,6 +224,10 @@ typedef struct table_health {
     int exit_code;
     breach breaches[T_COUNT];
     size_t breach_count;
+    /* with --max-expiry-age D: how many snapshots the table's retention had released already D
+     * ago (an expiry decided at now - D would remove them) and are still here; 0 when expiry
+     * is off (gc.enabled) or has had nothing to do that long; -1 unknown */
+    int64_t overdue_snapshots;
 } table_health;
 
 /* "5d 2h", "3h 4m", "12m 5s", "7s" (whole seconds; ms below one second). */
@@ -305,19 +311,26 @@ static void judge(const health_args *a, table_health *th)
                    " bytes (limit %g%%)",
                    sp, r->current_manifests.count, r->small_manifest_bytes,
                    a->limit[T_SMALL_MANIFESTS]);
-    if (a->has_limit[T_EXPIRY_AGE]) {
+    /* Expiry is overdue when its work has waited longer than the limit: snapshots released by
+     * the table's own retention at least D ago are still here, and no expiry was recorded in
+     * the last D. A table with nothing to expire needs no expiry, however long ago the last
+     * one was (a scheduled `maintain` records none then: it commits nothing). */
+    if (a->has_limit[T_EXPIRY_AGE] && th->overdue_snapshots > 0) {
         double limit = a->limit[T_EXPIRY_AGE];
         if (r->last_expire_age_ms >= 0 && (double)r->last_expire_age_ms > limit)
             add_breach(th, T_EXPIRY_AGE, (double)r->last_expire_age_ms, limit,
-                       "the last expiry was %s ago (limit %s)",
+                       "the last expiry was %s ago (limit %s), and %" PRId64 " snapshots "
+                       "released by the table's retention more than %s ago are still here",
                        format_age(r->last_expire_age_ms, v, sizeof v),
-                       format_age((int64_t)limit, l, sizeof l));
-        else if (r->last_expire_age_ms < 0 && (double)r->oldest_snapshot_age_ms > limit)
+                       format_age((int64_t)limit, l, sizeof l), th->overdue_snapshots, l);
+        else if (r->last_expire_age_ms < 0)
             add_breach(th, T_EXPIRY_AGE, (double)r->oldest_snapshot_age_ms, limit,
-                       "no expiry recorded (%s), and the oldest snapshot is %s old (limit %s)",
-                       ICM_LAST_EXPIRE_PROPERTY,
-                       format_age(r->oldest_snapshot_age_ms, v, sizeof v),
-                       format_age((int64_t)limit, l, sizeof l));
+                       "no expiry recorded (%s), and %" PRId64 " snapshots released by the "
+                       "table's retention more than %s ago are still here (the oldest is %s "
+                       "old)",
+                       ICM_LAST_EXPIRE_PROPERTY, th->overdue_snapshots,
+                       format_age((int64_t)limit, l, sizeof l),
+                       format_age(r->oldest_snapshot_age_ms, v, sizeof v));
     }
     th->exit_code = th->breach_count > 0 ? ICM_EXIT_PROBLEMS : ICM_EXIT_OK;
 }
@@ -348,6 +361,31 @@ static void record_error(table_health *th, int exit_code, int lrc)
     th->exit_code = exit_code;
 }
 
+/* How many snapshots an expiry decided `limit_ms` ago, by the table's own retention
+ * properties, would have removed (icm_expire_decide at now - limit): 0 when gc.enabled turns
+ * expiry off, -1 (with a warning) when the properties cannot be read. */
+static int64_t overdue_snapshots(icm_cli *cli, const table_health *th, icm_table *t,
+                                 double limit_ms)
+{
+    if (limit_ms >= (double)th->r->now_ms)
+        return 0; /* a decision before 1970 releases nothing */
+    icm_expire_decide_options eo = ICM_EXPIRE_DECIDE_OPTIONS_INIT;
+    eo.now_ms = th->r->now_ms - (int64_t)limit_ms;
+    icm_expire_decision *d = NULL;
+    int rc = icm_expire_decide(&d, icm_table_get_metadata(t), &eo);
+    if (rc == ICM_EREFUSED)
+        return 0; /* gc.enabled is off: expiry is not wanted */
+    if (rc != 0) {
+        char line[512];
+        icm_error_format(line, sizeof line, icm_error_last());
+        icm_cli_warn(cli, "%s: whether expiry is overdue is unknown: %s", th->name, line);
+        return -1;
+    }
+    int64_t n = (int64_t)d->expired_count;
+    icm_expire_decision_free(d);
+    return n;
+}
+
 static void measure(icm_cli *cli, const health_args *a, const icm_health_options *o,
                     icm_table *t, table_health *th)
 {
@@ -356,6 +394,9 @@ static void measure(icm_cli *cli, const health_args *a, const icm_health_options
         record_error(th, icm_cli_fail(cli, lrc), lrc);
         return;
     }
+    th->overdue_snapshots = -1;
+    if (a->has_limit[T_EXPIRY_AGE])
+        th->overdue_snapshots = overdue_snapshots(cli, th, t, a->limit[T_EXPIRY_AGE]);
     judge(a, th);
     if (th->r->listing_error != NULL && !a->no_listing)
         icm_cli_warn(cli, "%s: no unreferenced figures: %s", th->name, th->r->listing_error);

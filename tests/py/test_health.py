@@ -168,12 +168,14 @@ def test_thresholds_exit_6_and_name_each_breach(table):
     doc = json.loads(p.stdout)
     assert [b["threshold"] for b in doc["breaches"]] == [
         "max-snapshot-age", "max-snapshots", "max-metadata-files", "max-unreferenced-percent",
-        "max-small-manifest-percent", "max-expiry-age"]
+        "max-small-manifest-percent"]
     by = {b["threshold"]: b for b in doc["breaches"]}
     assert by["max-snapshot-age"]["value"] == 5 * DAY_MS
     assert by["max-snapshot-age"]["limit"] == 4 * DAY_MS
     assert by["max-snapshots"]["value"] == n and by["max-snapshots"]["limit"] == n - 1
-    assert "no expiry recorded" in by["max-expiry-age"]["message"]
+    # the table's default retention (5 days) released nothing yet 4 days ago: not overdue
+    assert "no expiry recorded" not in p.stdout
+    doc["breaches"] = [b for b in doc["breaches"] if b["threshold"] != "max-expiry-age"]
     assert doc["healthy"] is False and doc["exit_code"] == 6
 
     # text output names the breach too, and the exit code is the same
@@ -211,10 +213,8 @@ def test_expiry_sets_the_property_in_its_own_commit(table):
     assert doc["expiry"] == {"last_expire_ms": stamp, "last_expire_age_ms": 3600000,
                              "snapshots_expired_before": True}
     assert doc["snapshots"]["count"] == 1
-    p = health(table, "ns.t", "--now", str(stamp + 3600000), "--max-expiry-age", "30m")
-    assert p.returncode == 6
-    assert [b["threshold"] for b in json.loads(p.stdout)["breaches"]] == ["max-expiry-age"]
-    health_doc(table, "ns.t", "--now", str(stamp + 3600000), "--max-expiry-age", "2h")
+    # one snapshot left: nothing to expire, so an expiry an hour ago is not overdue
+    health_doc(table, "ns.t", "--now", str(stamp + 3600000), "--max-expiry-age", "30m")
 
     # a dry run commits nothing and so records nothing
     p = icm(table["wh"], table["cfg"], "--catalog", "cat", "expire-snapshots", "ns.t",
@@ -432,3 +432,50 @@ def test_a_table_that_cannot_be_opened_is_down_in_the_metrics(table):
     assert s["icemaint_health_up"] == [(f'namespace="",table="{missing}"', 0.0)]
     assert s["icemaint_health_exit_code"] == [("", 1.0)]
     assert "icemaint_health_snapshots" not in s
+
+
+def test_expiry_overdue_only_when_released_snapshots_wait(table):
+    """Class: false alarms. A scheduled `maintain` that finds nothing to expire commits, and
+    so records, nothing; --max-expiry-age used to breach on such a table once its last
+    recorded expiry (or, with none, its oldest snapshot) was older than the limit. It breaches
+    now only when snapshots the table's own retention released more than the limit ago are
+    still there, and no expiry was recorded in that time."""
+    t = table["table"]
+    snaps = sorted(s.timestamp_ms for s in t.metadata.snapshots)
+    n = len(snaps)
+    newest = snaps[-1]
+    # default retention 5 days: at newest + 5d + 1h nothing was released an hour ago...
+    health_doc(table, "ns.t", "--now", str(newest + 5 * DAY_MS + 3600000),
+               "--max-expiry-age", "2h")
+    # ...but at newest + 5d + 3h, the n - 1 non-current snapshots were released 3h ago
+    p = health(table, "ns.t", "--now", str(newest + 5 * DAY_MS + 3 * 3600000),
+               "--max-expiry-age", "2h")
+    assert p.returncode == 6, p.stderr
+    (b,) = json.loads(p.stdout)["breaches"]
+    assert b["threshold"] == "max-expiry-age"
+    assert f"no expiry recorded (icemaint.last-expire-ms), and {n - 1} snapshots released" \
+        in b["message"], b
+    # the table's own retention decides: 1 hour releases them an hour after each was replaced
+    with t.transaction() as tx:
+        tx.set_properties({"history.expire.max-snapshot-age-ms": "3600000"})
+    p = health(table, "ns.t", "--now", str(newest + 4 * 3600000), "--max-expiry-age", "2h")
+    assert p.returncode == 6, p.stderr
+    assert [x["threshold"] for x in json.loads(p.stdout)["breaches"]] == ["max-expiry-age"]
+    health_doc(table, "ns.t", "--now", str(newest + 2 * 3600000), "--max-expiry-age", "2h")
+    # an expiry recorded within the limit: not overdue; recorded before it: overdue
+    now = newest + 4 * 3600000
+    for recorded, code in ((now - 3600000, 0), (now - 3 * 3600000, 6)):
+        with t.transaction() as tx:
+            tx.set_properties({"icemaint.last-expire-ms": str(recorded)})
+        p = health(table, "ns.t", "--now", str(now), "--max-expiry-age", "2h", "--no-listing")
+        assert p.returncode == code, p.stdout
+        if code:
+            (b,) = json.loads(p.stdout)["breaches"]
+            assert b["message"].startswith("the last expiry was 3h 0m ago (limit 2h 0m), and "
+                                           f"{n - 1} snapshots released"), b
+    # gc.enabled=false turns expiry off, so it cannot be overdue
+    with t.transaction() as tx:
+        tx.set_properties({"gc.enabled": "false"})
+    p = health(table, "ns.t", "--now", str(newest + 4 * 3600000), "--max-expiry-age", "2h",
+               "--no-listing")
+    assert "max-expiry-age" not in p.stdout, p.stdout
