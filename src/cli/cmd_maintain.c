@@ -66,6 +66,8 @@ static const char maintain_help[] =
     "  --max-delete, --max-delete-bytes N|B  bound each step of each table (refused, exit 5,\n"
     "                              before anything is deleted: as the single-table commands)\n"
     "  --max-delete-percent P      bound each table's sweep\n"
+    "  --exclude-location URI      leave this folder alone (repeatable): passed to the\n"
+    "                              sweep of the table whose location holds it\n"
     "  --log-out DIR               journal each step in DIR/<ns>.<table>.<command>.jsonl\n"
     "                              (the folder must exist; `/`, `%`, `~` and a dot in the\n"
     "                              table's name %-escaped; a name too long for a file is cut\n"
@@ -99,9 +101,57 @@ typedef struct maintain_args {
     bool all, dry_run, force;
     int parallel;
     const char *older_than, *settle, *log_dir, *metrics;
+    char **excludes; /* --exclude-location values, absolute (owned) */
+    size_t n_excludes;
     icm_cli_limits_args limits;
     char older_than_ms[32]; /* the sweep cutoff, fixed once (default 3d): epoch ms as text */
 } maintain_args;
+
+/* Take one --exclude-location value, made absolute as remove-orphan-files makes it (a
+ * relative local one names a place below the working directory). */
+static int add_exclude(maintain_args *a, const char *value)
+{
+    if (value[0] == '\0')
+        return icm_cli_usage(NULL, "--exclude-location is empty");
+    char *canon = NULL;
+    if (icm_location_canonical(&canon, value) != 0) {
+        char line[1024];
+        icm_error_format(line, sizeof line, icm_error_last());
+        return icm_cli_error(value, "--exclude-location: %s", line);
+    }
+    char *own = strdup(canon);
+    icm_free(canon);
+    char **grown = own != NULL ? realloc(a->excludes, (a->n_excludes + 1) * sizeof *grown)
+                               : NULL;
+    if (grown == NULL) {
+        free(own);
+        return icm_cli_oom();
+    }
+    a->excludes = grown;
+    a->excludes[a->n_excludes++] = own;
+    return ICM_EXIT_OK;
+}
+
+static void excludes_free(maintain_args *a)
+{
+    for (size_t i = 0; i < a->n_excludes; i++)
+        free(a->excludes[i]);
+    free(a->excludes);
+}
+
+/* Whether the exclusion lies strictly below the table location whose identity is
+ * `location_id` (by spelling: one reached through a link is not passed on, and that table's
+ * sweep then refuses what it would have carved out, as it would without the option). */
+static bool exclusion_inside(const char *exclude, const char *location_id)
+{
+    char *id = NULL;
+    if (location_id == NULL || icm_location_identity(&id, exclude) != 0)
+        return false;
+    size_t n = strlen(location_id);
+    bool inside = strncmp(id, location_id, n) == 0 && id[n] == '/' && id[n + 1] != '\0';
+    icm_free(id);
+    return inside;
+}
 
 typedef enum outcome { OUTCOME_OK = 0, OUTCOME_SKIPPED = 1, OUTCOME_FAILED = 2 } outcome;
 static const char *const outcome_names[] = {"ok", "skipped", "failed"};
@@ -137,6 +187,7 @@ typedef struct job {
     size_t n_levels;
     char *journal[3]; /* the steps' --log-out files (expire, sweep), or NULL */
     char *md_before, *md_after;
+    char *location_id; /* icm_location_identity of the table's location */
     char *prop_age, *prop_min, *prop_ref_age, *prop_gc; /* retention properties as set */
     step step;
     pid_t pid;      /* running step's process; 0 when none */
@@ -231,6 +282,16 @@ static int parse_args(int argc, char **argv, maintain_args *a)
             }
             if (strcmp(arg, "--force") == 0) {
                 a->force = true;
+                continue;
+            }
+            const char *exclude = NULL;
+            int x = icm_cli_opt_value(argc, argv, &i, "--exclude-location", &exclude);
+            if (x < 0)
+                return ICM_EXIT_USAGE;
+            if (x > 0) {
+                int xrc = add_exclude(a, exclude);
+                if (xrc != ICM_EXIT_OK)
+                    return xrc;
                 continue;
             }
             static const char *const names[] = {"--parallel", "--older-than", "--settle",
@@ -429,6 +490,7 @@ static void job_free(job *j)
     for (size_t k = 0; k < 3; k++)
         free(j->journal[k]);
     free(j->md_before);
+    free(j->location_id);
     free(j->md_after);
     free(j->prop_age);
     free(j->prop_min);
@@ -588,6 +650,13 @@ static bool step_argv(const icm_cli *cli, const maintain_args *a, const job *j, 
         }
         if (a->force)
             push(out, "--force");
+        /* the exclusions inside this table's location (any other would be refused by its
+         * sweep as leaving nothing of it alone, or as outside it) */
+        for (size_t k = 0; k < a->n_excludes; k++)
+            if (exclusion_inside(a->excludes[k], j->location_id)) {
+                push(out, "--exclude-location");
+                push(out, a->excludes[k]);
+            }
     }
     if (j->journal[s] != NULL) {
         push(out, "--log-out");
@@ -1122,6 +1191,9 @@ static bool job_prepare(icm_cli *cli, const maintain_args *a, icm_catalog *cat, 
     }
     const icm_table_metadata *md = icm_table_get_metadata(t);
     j->md_before = dup_or_null(icm_table_get_metadata_location(t), &ok);
+    if (a->n_excludes > 0 &&
+        icm_location_identity(&j->location_id, icm_table_metadata_location(md)) != 0)
+        ok = false;
     static const char *const keys[] = {
         "history.expire.max-snapshot-age-ms", "history.expire.min-snapshots-to-keep",
         "history.expire.max-ref-age-ms", "gc.enabled"};
@@ -1173,12 +1245,14 @@ static int run_maintain(icm_cli *cli, int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc != ICM_EXIT_OK) {
         free(a.namespaces);
+        excludes_free(&a);
         return rc;
     }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
         free(a.namespaces);
+        excludes_free(&a);
         return icm_cli_error("/proc/self/exe", "cannot find the icemaint executable (%s)",
                              strerror(errno));
     }
@@ -1336,6 +1410,7 @@ done:
         job_free(&jobs.jobs[i]);
     free(jobs.jobs);
     icm_catalog_free(jobs.cat);
+    excludes_free(&a);
     return rc;
 }
 

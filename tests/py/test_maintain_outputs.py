@@ -161,3 +161,37 @@ def test_step_messages_name_their_table_and_journals_only_steps_that_ran(lake):
     assert heads[-1] == "icemaint maintain: ns.a, remove-orphan-files:", p.stderr
     assert not any("ns.b" in x for x in err), p.stderr
     assert [s.exists() for s in lake["strays"]] == [False, True]  # ns.b skipped
+
+
+def test_exclude_location_reaches_the_sweep_of_the_table_holding_it(lake):
+    """A Delta table made inside ns.b's location refuses ns.b's sweep (its log's files look
+    like orphans), and the refusal says to carve it out with --exclude-location; `maintain`
+    takes that option too and gives it to the sweep of the table whose location holds it
+    (ns.a's sweep, which it would make refuse as outside, never sees it)."""
+    b_dir = lake["strays"][1].parent.parent
+    events = b_dir / "events"
+    (events / "_delta_log").mkdir(parents=True)
+    part = events / "part-00000.parquet"
+    part.write_bytes(b"p" * 64)
+    (events / "_delta_log" / "00000000000000000000.json").write_text(json.dumps(
+        {"add": {"path": "part-00000.parquet", "partitionValues": {}, "size": 64,
+                 "modificationTime": 0, "dataChange": True}}) + "\n")
+    past = time.time() - 10 * 86400
+    for f in (part, events / "_delta_log" / "00000000000000000000.json"):
+        os.utime(f, (past, past))
+    delta = sorted(str(p) for p in events.rglob("*"))
+
+    p = icm(lake, "maintain", "--all", "--settle", "0s")
+    assert p.returncode == 5, p.stderr
+    lines = {x["table"]: x for x in map(json.loads, p.stdout.splitlines()) if "table" in x}
+    assert lines["ns.a"]["outcome"] == "ok" and lines["ns.b"]["outcome"] == "failed"
+    assert "--exclude-location" in lines["ns.b"]["error"]["message"]
+    assert [s.exists() for s in lake["strays"]] == [False, True]
+    assert sorted(str(p) for p in events.rglob("*")) == delta
+
+    p = icm(lake, "maintain", "--all", "--settle", "0s", "--exclude-location", str(events))
+    assert p.returncode == 0, p.stderr
+    lines = {x["table"]: x for x in map(json.loads, p.stdout.splitlines()) if "table" in x}
+    assert lines["ns.b"]["outcome"] == "ok" and lines["ns.b"]["sweep"]["total"] == 1
+    assert not any(s.exists() for s in lake["strays"])
+    assert sorted(str(p) for p in events.rglob("*")) == delta  # the Delta table is untouched
