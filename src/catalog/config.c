@@ -638,8 +638,10 @@ static bool is_rest(const icm_property *p, size_t n)
     return is_http(prop(p, n, "uri"));
 }
 
+/* `file`: the configuration file read (NULL: none was found or named), for the message when
+ * it holds no entry for the catalog. */
 static int open_resolved(icm_catalog **out, const char *name, const icm_property *p, size_t n,
-                         icm_fileio *io)
+                         icm_fileio *io, const char *file)
 {
     const char *type = prop(p, n, "type");
     const char *uri = prop(p, n, "uri");
@@ -678,22 +680,28 @@ static int open_resolved(icm_catalog **out, const char *name, const icm_property
     for (; name[i] != '\0' && i + 1 < sizeof upper; i++)
         upper[i] = (char)toupper((unsigned char)name[i]);
     upper[i] = '\0';
+    if (file != NULL)
+        return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ENOTFOUND, file,
+                              "no configuration for catalog '%s' in this file: set "
+                              "catalog.%s.uri (or its warehouse) here, "
+                              "PYICEBERG_CATALOG__%s__URI, or pass --uri / --warehouse",
+                              name, name, upper);
     return icm__error_set(ICM_ERRCLASS_CATALOG, ICM_ENOTFOUND, name,
                           "no configuration for catalog '%s': set catalog.%s.uri in "
-                          ".pyiceberg.yaml ($PYICEBERG_HOME, ~ or the current directory), "
-                          "PYICEBERG_CATALOG__%s__URI, or pass --uri / --warehouse",
+                          ".pyiceberg.yaml ($PYICEBERG_HOME, ~ or the current directory; none "
+                          "was found), PYICEBERG_CATALOG__%s__URI, or pass --uri / --warehouse",
                           name, name, upper);
 }
 
 int icm_catalog_open_config(icm_catalog **out, const icm_catalog_config_options *opts)
 {
     *out = NULL;
-    char *name = NULL;
+    char *name = NULL, *file = NULL;
     icm_property *props = NULL;
     size_t n = 0;
     icm_fileio *owned = NULL;
     icm_fileio *io = opts != NULL ? opts->io : NULL;
-    int rc = icm_catalog_config_resolve(&name, &props, &n, opts);
+    int rc = resolve_config(opts, &name, &props, &n, &file, NULL);
     if (rc == 0 && io == NULL) {
         /* A REST catalog's tables live where their metadata says (often an object store),
          * with credentials the catalog vends per table: a resolving FileIO from the same
@@ -703,7 +711,7 @@ int icm_catalog_open_config(icm_catalog **out, const icm_catalog_config_options 
         io = owned;
     }
     if (rc == 0)
-        rc = open_resolved(out, name, props, n, io);
+        rc = open_resolved(out, name, props, n, io, file);
     if (rc == 0 && owned != NULL) {
         (*out)->owned_io = owned;
         owned = NULL;
@@ -711,5 +719,6 @@ int icm_catalog_open_config(icm_catalog **out, const icm_catalog_config_options 
     icm_fileio_free(owned);
     icm_catalog_properties_free(props, n);
     icm__free(name);
+    icm__free(file);
     return rc;
 }

@@ -238,6 +238,9 @@ static void open_config_picks_kind(void **state)
     o.name = "nothing";
     assert_int_equal(icm_catalog_open_config(&cat, &o), ICM_ENOTFOUND);
     assert_non_null(strstr(icm_error_last()->message, "PYICEBERG_CATALOG__NOTHING__URI"));
+    /* the file that was read, and lacks the entry, is named */
+    assert_string_equal(icm_error_last()->location, file);
+    assert_non_null(strstr(icm_error_last()->message, "in this file"));
     char *uri = icmt_sprintf("sqlite:///%s/other.db", dir); /* --uri alone is enough */
     icmt_ok(icm_catalog_sqlite_create(uri));
     o.uri = uri;
