@@ -150,9 +150,12 @@ static int check_report(plan *p, const icm__inventory_manifest *m, const char *b
     return 0;
 }
 
-/* Every object of the report, as a listed file; *outside counts those not below list_root. */
+/* Every object of the report, as a listed file; *outside counts those not below list_root.
+ * `names_only` (a shard's second reading: icm__orphans_inventory_outside_range): each row
+ * outside the shard's range goes to icm__orphans_take_outside_name, which keeps only what the
+ * guards need; nothing is classified and nothing counted. */
 static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
-                     const char *bucket, size_t *outside)
+                     const char *bucket, bool names_only, size_t *outside)
 {
     icm__strset recent = ICM__STRSET_INIT;
     /* `scheme://bucket/` once; each row's key replaces the previous one after it */
@@ -176,38 +179,62 @@ static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
             continue;
         }
         icm_file_info info = {sizeof(icm_file_info), loc.data, e.size_bytes, e.mtime_ms};
-        if ((rc = icm__orphans_take_row(p, &recent, &info, true)) != 0)
-            break;
+        rc = names_only ? icm__orphans_take_outside_name(p, &info)
+                        : icm__orphans_take_row(p, &recent, &info, true);
     }
     icm__buf_dispose(&loc);
-    if (rc == 0)
+    if (rc == 0 && !names_only)
         rc = icm__orphans_merge_rows(p, &recent, "the inventory report");
     icm__strset_dispose(&recent);
     return rc;
 }
 
-int icm__orphans_read_inventory(plan *p)
+/* Open the report and check it against the table (bucket, age); *inv NULL on error. */
+static int open_report(plan *p, icm__inventory_reader **inv, char **scheme, char **bucket)
 {
-    char *scheme, *bucket;
-    if (!s3_bucket_of(p->list_root, &scheme, &bucket))
+    *inv = NULL;
+    if (!s3_bucket_of(p->list_root, scheme, bucket))
         return icm__orphan_refuse(p->o->inventory,
                                   "an S3 Inventory report lists an S3 bucket, and %s is not in "
                                   "one; nothing is deleted", p->list_root);
+    int rc = *scheme == NULL || *bucket == NULL ? ICM_ENOMEM : 0;
+    if (rc == 0)
+        rc = icm__inventory_open(inv, p->io, p->o->inventory);
+    if (rc == 0)
+        rc = check_report(p, icm__inventory_manifest_of(*inv), *bucket);
+    return rc;
+}
+
+int icm__orphans_read_inventory(plan *p)
+{
+    char *scheme = NULL, *bucket = NULL;
     icm__inventory_reader *inv = NULL;
-    int rc = scheme == NULL || bucket == NULL ? ICM_ENOMEM : 0;
-    if (rc == 0)
-        rc = icm__inventory_open(&inv, p->io, p->o->inventory);
-    if (rc == 0)
-        rc = check_report(p, icm__inventory_manifest_of(inv), bucket);
+    int rc = open_report(p, &inv, &scheme, &bucket);
     size_t outside = 0;
     if (rc == 0)
-        rc = take_rows(p, inv, scheme, bucket, &outside);
+        rc = take_rows(p, inv, scheme, bucket, false, &outside);
     if (rc == 0 && outside > 0)
         rc = icm__orphan_warn(p->r,
                               "%s: %zu object%s of the inventory report lie%s outside it (or "
                               "have a `.` or `..` segment); not part of this sweep",
                               p->list_root, outside, outside == 1 ? "" : "s",
                               outside == 1 ? "s" : "");
+    icm__inventory_close(inv);
+    icm__free(scheme);
+    icm__free(bucket);
+    return rc;
+}
+
+int icm__orphans_inventory_outside_range(plan *p)
+{
+    /* The same report read again (its manifest and data files checked again as they are
+     * read): the rows of the shard's range were classified by icm__orphans_read_inventory. */
+    char *scheme = NULL, *bucket = NULL;
+    icm__inventory_reader *inv = NULL;
+    int rc = open_report(p, &inv, &scheme, &bucket);
+    size_t outside = 0;
+    if (rc == 0)
+        rc = take_rows(p, inv, scheme, bucket, true, &outside);
     icm__inventory_close(inv);
     icm__free(scheme);
     icm__free(bucket);
