@@ -25,6 +25,12 @@
  * kept, with a warning. The data files' checksums are checked as they end,
  * before anything is deleted (the plan is made whole first).
  *
+ * A shard (options.shard_count >= 2, docs/SHARDS.md) classifies only the rows of its key range
+ * (take_file passes the others by) and then reads the report again for the names of the rest
+ * (icm__orphans_inventory_outside_range, icm__orphans_take_outside_name): another format's
+ * folder refuses it and another table's or an unreadable `*.metadata.json` is judged, as in the
+ * unsharded run; nothing else of those rows is kept, so memory still divides by N.
+ *
  * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
  */
 #include <stdlib.h>
