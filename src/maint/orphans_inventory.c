@@ -211,15 +211,16 @@ static int open_report(plan *p, icm__inventory_reader **inv, char **scheme, char
     return rc;
 }
 
-int icm__orphans_read_inventory(plan *p)
+/* The report, read (again, names_only: a shard's second reading) through take_rows. */
+static int read_report(plan *p, bool names_only)
 {
     char *scheme = NULL, *bucket = NULL;
     icm__inventory_reader *inv = NULL;
     int rc = open_report(p, &inv, &scheme, &bucket);
     size_t outside = 0;
     if (rc == 0)
-        rc = take_rows(p, inv, scheme, bucket, false, &outside);
-    if (rc == 0 && outside > 0)
+        rc = take_rows(p, inv, scheme, bucket, names_only, &outside);
+    if (rc == 0 && outside > 0 && !names_only)
         rc = icm__orphan_warn(p->r,
                               "%s: %zu object%s of the inventory report lie%s outside it (or "
                               "have a `.` or `..` segment); not part of this sweep",
@@ -231,18 +232,14 @@ int icm__orphans_read_inventory(plan *p)
     return rc;
 }
 
+int icm__orphans_read_inventory(plan *p)
+{
+    return read_report(p, false);
+}
+
 int icm__orphans_inventory_outside_range(plan *p)
 {
     /* The same report read again (its manifest and data files checked again as they are
      * read): the rows of the shard's range were classified by icm__orphans_read_inventory. */
-    char *scheme = NULL, *bucket = NULL;
-    icm__inventory_reader *inv = NULL;
-    int rc = open_report(p, &inv, &scheme, &bucket);
-    size_t outside = 0;
-    if (rc == 0)
-        rc = take_rows(p, inv, scheme, bucket, true, &outside);
-    icm__inventory_close(inv);
-    icm__free(scheme);
-    icm__free(bucket);
-    return rc;
+    return read_report(p, true);
 }

@@ -13,8 +13,8 @@ Asserted:
  - each guard class that refuses the unsharded inventory sweep by a row of the report refuses
    EVERY shard (exit 5, nothing deleted), also the shards whose range does not hold the
    offending row: another table's `*.metadata.json` in its root, another table's custom
-   write.metadata.path, an unreadable old `*.metadata.json`, a Delta `_delta_log/`, a Hudi
-   `.hoodie/`. N = the number of referenced keys and a live file placed between the offending
+   write.metadata.path, an unreadable old `*.metadata.json`, another format's log (a Delta
+   `_delta_log/`, a Hudi `.hoodie/`). N = the number of referenced keys and a live file placed between the offending
    row and the other table's (format's) old file put them in different ranges.
 """
 import json
@@ -173,19 +173,11 @@ def test_data_loss_sharded_inventory_unreadable_old_metadata_json(tmp_path, moto
         "cannot read this metadata file")
 
 
-def test_data_loss_sharded_inventory_delta_log(tmp_path, moto, s3_prefix):  # noqa: F811
-    """data/delta/_delta_log/0.json < data/delta/a.parquet (live) < data/delta/b.parquet."""
-    every_shard_refuses(
-        tmp_path, moto, s3_prefix, "data/delta/a.parquet",
-        {"data/delta/_delta_log/00000000000000000000.json": b"{}\n",
-         "data/delta/b.parquet": b"theirs"},
-        "_delta_log")
-
-
-def test_data_loss_sharded_inventory_hudi_timeline(tmp_path, moto, s3_prefix):  # noqa: F811
-    """data/hudi/.hoodie/hoodie.properties < data/hudi/a.parquet (live) < data/hudi/b.parquet."""
-    every_shard_refuses(
-        tmp_path, moto, s3_prefix, "data/hudi/a.parquet",
-        {"data/hudi/.hoodie/hoodie.properties": b"hoodie.table.name=x\n",
-         "data/hudi/b.parquet": b"theirs"},
-        ".hoodie")
+@pytest.mark.parametrize("log", ["_delta_log/00000000000000000000.json",
+                                 ".hoodie/hoodie.properties"])
+def test_data_loss_sharded_inventory_other_format_log(tmp_path, moto, s3_prefix, log):  # noqa: F811
+    """data/f/_delta_log/0.json (or data/f/.hoodie/hoodie.properties) < data/f/a.parquet
+    (live) < data/f/b.parquet."""
+    every_shard_refuses(tmp_path, moto, s3_prefix, "data/f/a.parquet",
+                        {f"data/f/{log}": b"{}\n", "data/f/b.parquet": b"theirs"},
+                        log.split("/")[0])
