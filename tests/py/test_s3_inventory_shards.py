@@ -15,7 +15,10 @@ Asserted:
    offending row: another table's `*.metadata.json` in its root, another table's custom
    write.metadata.path, an unreadable old `*.metadata.json`, another format's log (a Delta
    `_delta_log/`, a Hudi `.hoodie/`). N = the number of referenced keys and a live file placed between the offending
-   row and the other table's (format's) old file put them in different ranges.
+   row and the other table's (format's) old file put them in different ranges;
+ - a table made below the location after the report (its metadata in no row): each shard looks
+   at its candidates' folders live, as the unsharded run does, so the shard holding the
+   adopted file refuses and no shard plans or deletes it.
 """
 import json
 from concurrent.futures import ThreadPoolExecutor
@@ -181,3 +184,31 @@ def test_data_loss_sharded_inventory_other_format_log(tmp_path, moto, s3_prefix,
     every_shard_refuses(tmp_path, moto, s3_prefix, "data/f/a.parquet",
                         {f"data/f/{log}": b"{}\n", "data/f/b.parquet": b"theirs"},
                         log.split("/")[0])
+
+
+def test_data_loss_sharded_inventory_nested_table_made_after_the_report(tmp_path, moto, s3_prefix):  # noqa: F811
+    """A table made below the location after the report, taking an old orphan of it as its
+    live file: the report does not show its metadata, so each shard looks at its candidates'
+    folders live, as the unsharded run does; the shard whose range holds the file refuses (the
+    others have no candidate there), and no shard plans or deletes it."""
+    from test_s3_inventory import adopt_in_nested_table, nested_scenario
+    wh, root, cutoff, old, stray = nested_scenario(tmp_path, moto, s3_prefix)
+    manifest = Report(moto.bucket, "d", report_rows(moto, s3_prefix)).write_local(
+        tmp_path / "copy")
+    cat2 = adopt_in_nested_table(tmp_path, moto, s3_prefix, root, old)
+    inv = ("--inventory", manifest)
+    whole = cli(wh, tmp_path, *sweep_args(cutoff, "--dry-run", *inv))
+    assert whole.returncode == 5 and "another table's metadata" in whole.stderr, whole.stderr
+    n = 3
+    for dry in (("--dry-run",), ()):
+        results = [cli(wh, tmp_path, *sweep_args(cutoff, *dry, "--shard", f"{i}/{n}", *inv))
+                   for i in range(n)]
+        refusing = [r for r in results if r.returncode == 5]
+        assert len(refusing) >= 1 and all("another table's metadata" in r.stderr
+                                          for r in refusing), [r.stderr for r in results]
+        assert all(r.returncode in (0, 5) for r in results), [r.stderr for r in results]
+        planned = {k for r in results if r.returncode == 0
+                   for k in keys_of(json.loads(r.stdout), moto.bucket)}
+        assert old not in planned
+        assert old in e.keys(moto, s3_prefix)
+    assert cat2.load_table("o.nested").scan().to_arrow().num_rows == 1
