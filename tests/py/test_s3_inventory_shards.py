@@ -14,8 +14,9 @@ Asserted:
    EVERY shard (exit 5, nothing deleted), also the shards whose range does not hold the
    offending row: another table's `*.metadata.json` in its root, another table's custom
    write.metadata.path, an unreadable old `*.metadata.json`, another format's log (a Delta
-   `_delta_log/`, a Hudi `.hoodie/`). N = the number of referenced keys and a live file placed between the offending
-   row and the other table's (format's) old file put them in different ranges;
+   `_delta_log/`, a Hudi `.hoodie/`). N = the number of referenced keys and a live file
+   placed between the offending row and the other table's (format's) old file put them in
+   different ranges;
  - a table made below the location after the report (its metadata in no row): each shard looks
    at its candidates' folders live, as the unsharded run does, so the shard holding the
    adopted file refuses and no shard plans or deletes it.
@@ -59,8 +60,8 @@ def test_s3_inventory_union_of_shards_is_one_run(tmp_path, moto, sharded_table, 
     wh, orphans, cutoff = sharded_table
     root = orphans[0].split("/data/")[0]
     conflict = f"{root}/data//double.parquet"
-    twice = {f"{root}/data/x+y.parquet", f"{root}/data/~last.parquet", f"{root}/data/!first.parquet",
-             f"{root}/stray-at-root.txt"} | set(orphans[::5])
+    twice = {f"{root}/data/x+y.parquet", f"{root}/data/~last.parquet",
+             f"{root}/data/!first.parquet", f"{root}/stray-at-root.txt"} | set(orphans[::5])
     twice.discard(conflict)
     rows = report_rows(moto, wh.prefix, twice, conflict)
     dest = e.new_bucket(moto) if where == "s3" else None

@@ -733,9 +733,9 @@ static int cmp_str(const void *a, const void *b)
 /* N shards of a report plan together exactly the unsharded run's plan, no path twice, their
  * `listed` adding up: strays just before and after every referenced key, a row listed twice
  * (one candidate), a `//` key listed twice with different sizes (kept with a warning, also
- * by the shard that classifies it once R holds its references: a stray). Then every allocation of a shard's sweep fails in turn:
- * ICM_ENOMEM (or a refusal) and no result, until the run gets through with the same plan;
- * under ASan nothing leaks. */
+ * by the shard that classifies it once R holds its references: a stray). Then every
+ * allocation of a shard's sweep fails in turn: ICM_ENOMEM (or a refusal) and no result,
+ * until the run gets through with the same plan; under ASan nothing leaks. */
 static void test_sharded_report_is_one_run(void **state)
 {
     (void)state;
