@@ -227,13 +227,12 @@ typedef struct icm_orphan_options {
      *  ranges at quantiles of the keys the table's metadata references below it (every shard
      *  computes the same cuts from the same metadata), and this run keeps in its keep set and
      *  plans only range shard_index (0-based, < N). Every check of an unsharded sweep still
-     *  runs in each shard over the whole location: a shard also lists (or reads from the file
-     *  list) the names outside its range, keeping only what the guards need (another table's
-     *  or an unreadable `*.metadata.json`, another format's log), so a shard refuses whenever
-     *  the unsharded run would; memory divides by N, listing requests do not
-     *  (docs/SHARDS.md). 0 or 1 = the whole location (shard_index must be 0); shard_index >=
-     *  shard_count is ICM_EINVALID, and so is a shard_count >= 2 with `inventory` (not yet:
-     *  the report's rows outside the range would go unseen by the guards). */
+     *  runs in each shard over the whole location: a shard also lists (or reads again from
+     *  the file list or the inventory report) the names outside its range, keeping only what
+     *  the guards need (another table's or an unreadable `*.metadata.json`, another format's
+     *  log), so a shard refuses whenever the unsharded run would; memory divides by N,
+     *  listing requests (and report reads) do not (docs/SHARDS.md). 0 or 1 = the whole
+     *  location (shard_index must be 0); shard_index >= shard_count is ICM_EINVALID. */
     unsigned int shard_index;
     unsigned int shard_count;
     /* ---- version 7 ---- */

@@ -360,10 +360,6 @@ static int build_options(const orphan_args *a, icm_orphan_options *o)
             return icm_cli_usage(a->max_inventory_age, "--max-inventory-age: %s",
                                  why != NULL ? why : "not a positive duration");
     }
-    if (a->inventory != NULL && a->shard_count > 1)
-        return icm_cli_usage(a->shard, "--shard does not read an --inventory report yet (a "
-                                       "shard's guards must see every row): give --file-list "
-                                       "or let it list");
     o->shard_index = a->shard_index;
     o->shard_count = a->shard_count;
     o->trash = a->limits.trash;

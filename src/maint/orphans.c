@@ -481,14 +481,6 @@ int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, NULL,
                               "shard %u of %u: the index must be below the count (0-based)",
                               o->shard_index, o->shard_count);
-    /* A shard's guards must see the names of the whole location (another table's
-     * `*.metadata.json` in another shard's range refuses the unsharded run); a listing and a
-     * file list are read again outside the range for them, an inventory report is not yet. */
-    if (o->inventory != NULL && o->shard_count > 1)
-        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, o->inventory,
-                              "a sharded sweep does not read an inventory report yet (its "
-                              "guards would not see the rows outside the shard's range): give "
-                              "a file list or list the location");
     int64_t now = o->now_ms != 0 ? o->now_ms : icm__now_ms();
 
     /* The trash's rules before anything else: a trash that breaks one refuses the run before

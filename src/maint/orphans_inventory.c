@@ -25,6 +25,12 @@
  * kept, with a warning. The data files' checksums are checked as they end,
  * before anything is deleted (the plan is made whole first).
  *
+ * A shard (options.shard_count >= 2, docs/SHARDS.md) classifies only the rows of its key range
+ * (take_file passes the others by) and then reads the report again for the names of the rest
+ * (icm__orphans_inventory_outside_range, icm__orphans_take_outside_name): another format's
+ * folder refuses it and another table's or an unreadable `*.metadata.json` is judged, as in the
+ * unsharded run; nothing else of those rows is kept, so memory still divides by N.
+ *
  * Read-only by construction, as every planning file of the sweep (orphans_plan.h).
  */
 #include <stdlib.h>
@@ -150,9 +156,12 @@ static int check_report(plan *p, const icm__inventory_manifest *m, const char *b
     return 0;
 }
 
-/* Every object of the report, as a listed file; *outside counts those not below list_root. */
+/* Every object of the report, as a listed file; *outside counts those not below list_root.
+ * `names_only` (a shard's second reading: icm__orphans_inventory_outside_range): each row
+ * outside the shard's range goes to icm__orphans_take_outside_name, which keeps only what the
+ * guards need; nothing is classified and nothing counted. */
 static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
-                     const char *bucket, size_t *outside)
+                     const char *bucket, bool names_only, size_t *outside)
 {
     icm__strset recent = ICM__STRSET_INIT;
     /* `scheme://bucket/` once; each row's key replaces the previous one after it */
@@ -176,33 +185,42 @@ static int take_rows(plan *p, icm__inventory_reader *inv, const char *scheme,
             continue;
         }
         icm_file_info info = {sizeof(icm_file_info), loc.data, e.size_bytes, e.mtime_ms};
-        if ((rc = icm__orphans_take_row(p, &recent, &info, true)) != 0)
-            break;
+        rc = names_only ? icm__orphans_take_outside_name(p, &info)
+                        : icm__orphans_take_row(p, &recent, &info, true);
     }
     icm__buf_dispose(&loc);
-    if (rc == 0)
+    if (rc == 0 && !names_only)
         rc = icm__orphans_merge_rows(p, &recent, "the inventory report");
     icm__strset_dispose(&recent);
     return rc;
 }
 
-int icm__orphans_read_inventory(plan *p)
+/* Open the report and check it against the table (bucket, age); *inv NULL on error. */
+static int open_report(plan *p, icm__inventory_reader **inv, char **scheme, char **bucket)
 {
-    char *scheme, *bucket;
-    if (!s3_bucket_of(p->list_root, &scheme, &bucket))
+    *inv = NULL;
+    if (!s3_bucket_of(p->list_root, scheme, bucket))
         return icm__orphan_refuse(p->o->inventory,
                                   "an S3 Inventory report lists an S3 bucket, and %s is not in "
                                   "one; nothing is deleted", p->list_root);
+    int rc = *scheme == NULL || *bucket == NULL ? ICM_ENOMEM : 0;
+    if (rc == 0)
+        rc = icm__inventory_open(inv, p->io, p->o->inventory);
+    if (rc == 0)
+        rc = check_report(p, icm__inventory_manifest_of(*inv), *bucket);
+    return rc;
+}
+
+/* The report, read (again, names_only: a shard's second reading) through take_rows. */
+static int read_report(plan *p, bool names_only)
+{
+    char *scheme = NULL, *bucket = NULL;
     icm__inventory_reader *inv = NULL;
-    int rc = scheme == NULL || bucket == NULL ? ICM_ENOMEM : 0;
-    if (rc == 0)
-        rc = icm__inventory_open(&inv, p->io, p->o->inventory);
-    if (rc == 0)
-        rc = check_report(p, icm__inventory_manifest_of(inv), bucket);
+    int rc = open_report(p, &inv, &scheme, &bucket);
     size_t outside = 0;
     if (rc == 0)
-        rc = take_rows(p, inv, scheme, bucket, &outside);
-    if (rc == 0 && outside > 0)
+        rc = take_rows(p, inv, scheme, bucket, names_only, &outside);
+    if (rc == 0 && outside > 0 && !names_only)
         rc = icm__orphan_warn(p->r,
                               "%s: %zu object%s of the inventory report lie%s outside it (or "
                               "have a `.` or `..` segment); not part of this sweep",
@@ -212,4 +230,16 @@ int icm__orphans_read_inventory(plan *p)
     icm__free(scheme);
     icm__free(bucket);
     return rc;
+}
+
+int icm__orphans_read_inventory(plan *p)
+{
+    return read_report(p, false);
+}
+
+int icm__orphans_inventory_outside_range(plan *p)
+{
+    /* The same report read again (its manifest and data files checked again as they are
+     * read): the rows of the shard's range were classified by icm__orphans_read_inventory. */
+    return read_report(p, true);
 }

@@ -200,12 +200,22 @@ static int take_file(plan *p, const icm_file_info *info, bool may_stat,
 int icm__orphans_take_strays(plan *p)
 {
     int rc = 0;
+    /* A snapshot's rows of one file are one candidate (icm__orphans_merge_rows): a stray's
+     * rows (all of them strays: one key, one range) are merged as the others were. */
+    bool snapshot = !icm__orphans_listed(p) && p->shard_strays.len > 0;
+    icm__strset recent = ICM__STRSET_INIT;
     p->taking_strays = true;
     for (size_t i = 0; rc == 0 && i < p->shard_strays.len; i++) {
         const stray *s = p->shard_strays.items[i];
-        rc = take_file(p, &s->info, s->may_stat, NULL);
+        rc = snapshot ? icm__orphans_take_row(p, &recent, &s->info, s->may_stat)
+                      : take_file(p, &s->info, s->may_stat, NULL);
     }
     p->taking_strays = false;
+    if (rc == 0 && snapshot)
+        rc = icm__orphans_merge_rows(p, &recent, p->o->inventory != NULL
+                                                     ? "the inventory report"
+                                                     : "the file list");
+    icm__strset_dispose(&recent);
     icm__orphans_free_strays(p);
     return rc;
 }
@@ -657,7 +667,7 @@ static int in_own_metadata_folder(const plan *p, const char *loc, bool *in)
 
 /* One name outside the shard's range: what the unsharded listing would refuse over by the
  * name (another format's folder) or look into (a `*.metadata.json`, gzip'd or not). */
-static int take_outside_name(plan *p, const icm_file_info *info)
+int icm__orphans_take_outside_name(plan *p, const icm_file_info *info)
 {
     const char *rest;
     if (!icm__orphans_below_root(p, info->location, &rest) || rest[0] == '\0' ||
@@ -697,7 +707,7 @@ static int on_outside_listed(const icm_file_info *files, size_t n, void *payload
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = take_outside_name(payload, &files[i]);
+        rc = icm__orphans_take_outside_name(payload, &files[i]);
     return rc;
 }
 
@@ -709,10 +719,10 @@ static int take_outside_lines(plan *p, const icm_file_info *files, size_t n, voi
 
 int icm__orphans_scan_outside_range(plan *p)
 {
-    /* A file list: its lines outside the range, read again (an inventory is left as it is:
-     * icm__orphans_check_snapshot_folders looks at its candidates' folders). */
+    /* A file list's lines or an inventory report's rows outside the range, read again. */
     if (!icm__orphans_listed(p))
-        return p->o->inventory == NULL ? read_file_list_lines(p, take_outside_lines, NULL) : 0;
+        return p->o->inventory == NULL ? read_file_list_lines(p, take_outside_lines, NULL)
+                                       : icm__orphans_inventory_outside_range(p);
     char *after = NULL, *upto = NULL;
     int rc = 0;
     if (!p->shard_empty) {

@@ -618,10 +618,11 @@ static int run(plan *p, int64_t now)
     if (rc == 0 && p->sharded)
         rc = icm__orphans_check_shard_folders(p);
     /* a reviewed plan: nor the metadata of a table made since */
-    if (rc == 0 && (p->o->exact_file_list || p->sharded))
+    if (rc == 0 && (p->o->exact_file_list || (p->sharded && icm__orphans_listed(p))))
         rc = icm__orphans_hold_nested_tables(p);
     /* An inventory report or file list shows no absence: what its rows leave out, or what was
-     * made since, is looked for live in the candidates' folders. */
+     * made since, is looked for live in the candidates' folders (a shard's too, as the
+     * unsharded run's: a table found there refuses). */
     else if (rc == 0 && !icm__orphans_listed(p))
         rc = icm__orphans_check_snapshot_folders(p);
     if (rc == 0)

@@ -186,7 +186,13 @@ int icm__orphans_take_listed(plan *p, const icm_file_info *info, bool may_stat);
 /* options.inventory: check the report against the table (source bucket, age) and classify
  * every object of it below the listing location as a listed file. */
 int icm__orphans_read_inventory(plan *p);
-/* Classify the shard's strays (after icm__orphans_add_stray_refs) as listed files; frees
+/* A sharded sweep of options.inventory (icm__orphans_scan_outside_range): the report read
+ * again, checked as icm__orphans_read_inventory checks it, and each row outside the shard's
+ * range given to icm__orphans_take_outside_name. Returns 0, ICM_EREFUSED, ICM_ENOMEM or the
+ * report's errors. */
+int icm__orphans_inventory_outside_range(plan *p);
+/* Classify the shard's strays (after icm__orphans_add_stray_refs) as listed files (a
+ * snapshot's rows of one file merged into one candidate, icm__orphans_merge_rows); frees
  * them. Returns as the listing callback. */
 int icm__orphans_take_strays(plan *p);
 /* Free the strays (plan disposal). */
@@ -214,14 +220,20 @@ int icm__orphans_keep_only_planned(plan *p);
  * shard's listing may not have shown the log, which an unsharded listing refuses. One look
  * per distinct folder. Returns 0, ICM_EREFUSED, ICM_ENOMEM or a listing's error. */
 int icm__orphans_check_shard_folders(plan *p);
-/* A sharded sweep, after its listing: the rest of the location (or of the file list) is
- * listed for names only, so every shard refuses over what the unsharded run refuses over by
- * a name anywhere under the location, whatever the range (docs/SHARDS.md, "What every shard
- * lists"): another format's folder, and every `*.metadata.json` (gzip'd or not) outside the
- * table's metadata folders, which goes to unreferenced_md for icm__orphans_check_other_tables
- * (another table's, or an unreadable one older than the cutoff, refuses). Nothing else is
- * kept. Returns 0, ICM_EREFUSED, ICM_ENOMEM, or the listing's error. */
+/* A sharded sweep, after its listing: the rest of the location (or of the file list, or of
+ * the inventory report) is read for names only, so every shard refuses over what the
+ * unsharded run refuses over by a name anywhere under the location, whatever the range
+ * (docs/SHARDS.md, "What every shard lists"): another format's folder, and every
+ * `*.metadata.json` (gzip'd or not) outside the table's metadata folders, which goes to
+ * unreferenced_md for icm__orphans_check_other_tables (another table's, or an unreadable one
+ * older than the cutoff, refuses). Nothing else is kept. Returns 0, ICM_EREFUSED,
+ * ICM_ENOMEM, or the listing's (the file list's, the report's) error. */
 int icm__orphans_scan_outside_range(plan *p);
+/* One name (listed, a file-list line or a report row) for icm__orphans_scan_outside_range:
+ * nothing when below list_root it lies in the shard's range; else another format's folder
+ * refuses, and a `*.metadata.json` outside the table's metadata folders is kept in
+ * unreferenced_md; nothing else is kept. Returns 0, ICM_EREFUSED or ICM_ENOMEM. */
+int icm__orphans_take_outside_name(plan *p, const icm_file_info *info);
 
 /* ---- the checks after the listing (orphans_checks.c) ---- */
 

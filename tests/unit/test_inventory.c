@@ -16,10 +16,12 @@
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "icemaint/errors.h"
 #include "icemaint/fileio.h"
+#include "history.h"
 #include "maint/inventory.h"
 #include "test_orphans_common.h"
 #include "testutil.h"
@@ -648,6 +650,195 @@ static void test_wrong_result_snapshot_rows_are_one_candidate_per_file(void **st
     snap_free(&e);
 }
 
+/* ---- a sharded sweep of a report (docs/SHARDS.md) ---- */
+
+/* One CSV row: `key` in bucket `b`, its size and time (URL-encoding left out: plain keys). */
+static char *csv_row(const char *key, int64_t size, int64_t mtime_ms)
+{
+    time_t secs = (time_t)(mtime_ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    return icmt_sprintf("\"b\",\"%s\",\"%lld\",\"%s.%03dZ\"\n", key, (long long)size, stamp,
+                        (int)(mtime_ms % 1000));
+}
+
+/* A report (one data file) of every object below s3://b/t in `mem` as storage shows it now,
+ * then `extra` rows, made at `created_ms`, in a temporary copy of a destination bucket. */
+static report write_report_of(icm_fileio *mem, int64_t created_ms, const char *extra)
+{
+    report r;
+    r.root = icmt_mkdtemp();
+    icmt_mkdir_in(r.root, "p");
+    icmt_mkdir_in(r.root, "p/b");
+    icmt_mkdir_in(r.root, "p/b/cfg");
+    icmt_mkdir_in(r.root, "p/b/cfg/data");
+    icmt_mkdir_in(r.root, "p/b/cfg/2026-12-01T00-00Z");
+    strv all = list_all(mem, "s3://b/t");
+    char *text = icmt_sprintf("%s", "");
+    for (size_t i = 0; i < all.n; i++) {
+        icm_file_info info = ICM_FILE_INFO_INIT;
+        icmt_ok(icm_fileio_stat(&info, mem, all.v[i]));
+        char *row = csv_row(all.v[i] + strlen("s3://b/"), info.size_bytes, info.mtime_ms);
+        char *grown = icmt_sprintf("%s%s", text, row);
+        free(row);
+        free(text);
+        text = grown;
+    }
+    strv_free(&all);
+    char *grown = icmt_sprintf("%s%s", text, extra);
+    free(text);
+    size_t len;
+    unsigned char *gz = gzip(grown, &len);
+    free(grown);
+    char md5[33];
+    md5_hex(gz, len, md5);
+    char *path = icmt_in(r.root, "p/b/cfg/data/f0.csv.gz");
+    icmt_write_file(path, gz, len);
+    free(path);
+    free(gz);
+    char *j = icmt_sprintf("{\"sourceBucket\": \"b\", \"destinationBucket\": "
+                           "\"arn:aws:s3:::inv\", \"version\": \"2016-11-30\", "
+                           "\"creationTimestamp\": \"%lld\", \"fileFormat\": \"CSV\", "
+                           "\"fileSchema\": \"Bucket, Key, Size, LastModifiedDate\", "
+                           "\"files\": [{\"key\": \"p/b/cfg/data/f0.csv.gz\", \"size\": %zu, "
+                           "\"MD5checksum\": \"%s\"}]}",
+                           (long long)created_ms, len, md5);
+    r.manifest = icmt_in(r.root, "p/b/cfg/2026-12-01T00-00Z/manifest.json");
+    icmt_write_file(r.manifest, j, strlen(j));
+    free(j);
+    return r;
+}
+
+static icm_orphan_result *sweep_report(icm_table *t, const report *r, int64_t now,
+                                       unsigned index, unsigned count)
+{
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = now;
+    o.dry_run = true;
+    o.inventory = r->manifest;
+    o.shard_index = index;
+    o.shard_count = count;
+    icm_orphan_result *res = NULL;
+    icmt_ok(icm_orphan_sweep(&res, t, &o));
+    return res;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* N shards of a report plan together exactly the unsharded run's plan, no path twice, their
+ * `listed` adding up: strays just before and after every referenced key, a row listed twice
+ * (one candidate), a `//` key listed twice with different sizes (kept with a warning, also
+ * by the shard that classifies it once R holds its references: a stray). Then every
+ * allocation of a shard's sweep fails in turn: ICM_ENOMEM (or a refusal) and no result,
+ * until the run gets through with the same plan; under ASan nothing leaks. */
+static void test_sharded_report_is_one_run(void **state)
+{
+    (void)state;
+    int64_t now = icm__now_ms(), old = now - 10 * DAY_MS;
+    icm_fileio *mem = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icm_fileio_mem_set_time(mem, old);
+    hist *h = hist_new(mem, "s3://b/t", 2, false, now - 20 * DAY_MS);
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "f%d", i);
+        hist_append(h, "main", name, NULL);
+    }
+    strv all = list_all(mem, "s3://b/t");
+    for (size_t i = 0; i < all.n; i++) {
+        char *after = icmt_sprintf("%s~", all.v[i]);
+        plant(mem, after, old);
+        free(after);
+    }
+    strv_free(&all);
+    plant(mem, "s3://b/t/data//zz.parquet", old);
+    plant(mem, "s3://b/t/!first.parquet", old);
+    icm_table *t = hist_open_table(h);
+    icm_file_info twice = ICM_FILE_INFO_INIT;
+    icmt_ok(icm_fileio_stat(&twice, mem, "s3://b/t/!first.parquet"));
+    char *dup = csv_row("t/!first.parquet", twice.size_bytes, twice.mtime_ms);
+    char *differ = csv_row("t/data//zz.parquet", twice.size_bytes + 1, twice.mtime_ms);
+    char *extra = icmt_sprintf("%s%s", dup, differ);
+    report r = write_report_of(mem, now - 3600 * 1000, extra);
+    free(dup);
+    free(differ);
+    free(extra);
+
+    icm_orphan_result *whole = sweep_report(t, &r, now, 0, 0);
+    assert_true(whole->orphan_count > 6);
+    for (size_t i = 0; i < whole->orphan_count; i++)
+        assert_null(strstr(whole->orphans[i].path, "zz.parquet"));
+    assert_true(has_warning(whole, "//zz.parquet", "different sizes"));
+    /* 9 referenced keys (3 data files, manifests, manifest lists): with 9 shards each range
+     * ends at one, so `data//zz.parquet` (listed before data/f0.parquet) is keyed
+     * `data/zz.parquet` in another range: a stray of shard 0; 12 leaves shards idle. */
+    static const unsigned counts[] = {2, 9, 12};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        unsigned count = counts[c];
+        char **paths = calloc(whole->orphan_count + 1, sizeof *paths);
+        size_t n = 0;
+        int64_t listed = 0;
+        bool warned = false;
+        for (unsigned i = 0; i < count; i++) {
+            icm_orphan_result *part = sweep_report(t, &r, now, i, count);
+            for (size_t k = 0; k < part->orphan_count; k++) {
+                assert_true(n < whole->orphan_count); /* no more than the whole plan */
+                paths[n++] = strdup(part->orphans[k].path);
+            }
+            listed += (int64_t)part->listed;
+            warned = warned || has_warning(part, "//zz.parquet", "different sizes");
+            icm_orphan_result_free(part);
+        }
+        assert_int_equal(n, whole->orphan_count);
+        qsort(paths, n, sizeof *paths, cmp_str);
+        for (size_t k = 0; k < n; k++) {
+            assert_string_equal(paths[k], whole->orphans[k].path);
+            free(paths[k]);
+        }
+        free(paths);
+        assert_int_equal(listed, (int64_t)whole->listed);
+        assert_true(warned);
+    }
+
+    icm_orphan_result *want = sweep_report(t, &r, now, 0, 9);
+    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
+    o.now_ms = now;
+    o.dry_run = true;
+    o.inventory = r.manifest;
+    o.shard_index = 0;
+    o.shard_count = 9;
+    int rc = -1;
+    long tries;
+    for (tries = 0; tries < 50000 && rc != 0; tries++) {
+        icm_orphan_result *res = NULL;
+        icmt_nomem_arm(tries);
+        rc = icm_orphan_sweep(&res, t, &o);
+        icmt_nomem_disarm();
+        if (rc != 0) {
+            assert_true(rc == ICM_ENOMEM || rc == ICM_EREFUSED);
+            assert_null(res);
+            continue;
+        }
+        assert_int_equal(res->orphan_count, want->orphan_count);
+        for (size_t i = 0; i < res->orphan_count; i++)
+            assert_string_equal(res->orphans[i].path, want->orphans[i].path);
+        icm_orphan_result_free(res);
+    }
+    assert_int_equal(rc, 0);
+    assert_true(tries > 20);
+    icm_orphan_result_free(want);
+    icm_orphan_result_free(whole);
+    report_free(&r);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(mem);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -664,6 +855,7 @@ int main(void)
         cmocka_unit_test(test_reader_refuses_parquet_and_orc),
         cmocka_unit_test(test_data_loss_snapshot_hides_a_nested_table_or_format),
         cmocka_unit_test(test_wrong_result_snapshot_rows_are_one_candidate_per_file),
+        cmocka_unit_test(test_sharded_report_is_one_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

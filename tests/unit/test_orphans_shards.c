@@ -150,27 +150,6 @@ static void test_index_not_below_count(void **state)
     teardown(&f);
 }
 
-/* Data-loss class "a shard blind to another table's metadata outside its range", inventory
- * input: a shard reads the names outside its range again from a listing or a file list, not
- * from an inventory report, so a sharded sweep of an inventory is refused before anything is
- * read or deleted. */
-static void test_data_loss_sharded_inventory_is_refused(void **state)
-{
-    (void)state;
-    fixture f;
-    setup(&f, 1);
-    icm_orphan_options o = ICM_ORPHAN_OPTIONS_INIT;
-    o.now_ms = f.now;
-    o.inventory = "mem://inventory/manifest.json";
-    o.shard_index = 0;
-    o.shard_count = 2;
-    icm_orphan_result *r = NULL;
-    assert_int_equal(icm_orphan_sweep(&r, f.t, &o), ICM_EINVALID);
-    assert_null(r);
-    assert_non_null(strstr(icm_error_last()->message, "inventory report"));
-    teardown(&f);
-}
-
 /* Every allocation of a shard's sweep failed in turn: ICM_ENOMEM (or a refusal, when a reader
  * reports the failure as an unreadable file) and no result, until the run gets through with the
  * same plan as a run without failures; under ASan nothing leaks. */
@@ -214,7 +193,6 @@ int main(void)
         cmocka_unit_test(test_union_is_one_run),
         cmocka_unit_test(test_more_shards_than_keys),
         cmocka_unit_test(test_index_not_below_count),
-        cmocka_unit_test(test_data_loss_sharded_inventory_is_refused),
         cmocka_unit_test(test_every_allocation_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
