@@ -24,7 +24,20 @@
  * and a trash that cannot be written is refused, before anything is committed or deleted.
  * Every guard of the deletes guards the moves the same way: they go through the same delete
  * phase (revalidation, location confinement, lease, on_delete journal, limits, dry run).
+ *
+ * A failed S3 move whose CopyObject was sent (its answer lost or an error, its confirming HEAD
+ * failed too: the copy may be there) keeps its trash name for the run: a retry first HEADs
+ * that name and takes an object with the source's size and ETag as the copy (no second copy),
+ * copies again only when the name is empty, and fails the file for good when another object
+ * is there. After ICM_TRASH_COPY_ATTEMPTS such copies the file fails (not retried): it stays
+ * where it was, and the message names it, the trash name and the last error. So a file leaves
+ * at most one copy in the trash per run, and its source is deleted only after a HEAD of the
+ * copy shows the source's size.
  */
+
+/** CopyObject requests per file and run after which a file the trash could not confirm a
+ *  copy of fails (see above). */
+#define ICM_TRASH_COPY_ATTEMPTS 3
 #ifndef ICEMAINT_TRASH_H
 #define ICEMAINT_TRASH_H
 

@@ -76,7 +76,9 @@ static const char health_help[] =
     "                              per table and a {\"summary\": ...} line\n"
     "  -h, --help                  print this help\n"
     "\n"
-    "JSON (per table): table, namespace, metadata_location, now_ms, snapshots\n"
+    "JSON (per table): table, namespace, table_id ([\"level\",...,\"name\"]: --all\n"
+    "loads each table by these, never by its dotted name; null for a path),\n"
+    "metadata_location, now_ms, snapshots\n"
     "{count, current_snapshot_id, oldest_timestamp_ms, oldest_age_ms},\n"
     "metadata_files {log_entries, listed, listed_bytes, current_bytes}, referenced\n"
     "{current, all_snapshots: {data_files, data_bytes, delete_files, delete_bytes,\n"
@@ -218,6 +220,7 @@ typedef struct breach {
 typedef struct table_health {
     char *name;                   /* as given, or ns.table */
     char *ns;                     /* NULL for a TABLE argument that is not a catalog name */
+    char *table;                  /* the table's own name in ns (may hold dots); NULL with ns */
     icm_health_report *r;         /* NULL when it could not be measured */
     char *error;                  /* then: the one-line error, its code name and exit code */
     const char *error_code;
@@ -427,6 +430,64 @@ static json_t *files_json(const icm_health_files *data, const icm_health_files *
     return o;
 }
 
+/* The namespace's levels (the catalog lists a nested namespace joined with dots, as maintain
+ * splits it) in a new array of pointers into a new copy (*copy), *n of them; NULL on OOM. */
+static const char **ns_levels(const char *ns, char **copy, size_t *n)
+{
+    *n = 0;
+    *copy = strdup(ns);
+    const char **levels = calloc(strlen(ns) + 1, sizeof *levels);
+    if (*copy == NULL || levels == NULL) {
+        free(*copy);
+        *copy = NULL;
+        free(levels);
+        return NULL;
+    }
+    for (char *p = *copy;; p++) {
+        levels[(*n)++] = p;
+        p = strchr(p, '.');
+        if (p == NULL)
+            break;
+        *p = '\0';
+    }
+    return levels;
+}
+
+/* ["level", ..., "table"] for a catalog table, else null. */
+static json_t *table_id_json(const table_health *th, bool *ok)
+{
+    if (th->ns == NULL || th->table == NULL)
+        return json_null();
+    char *copy = NULL;
+    size_t n = 0;
+    const char **levels = ns_levels(th->ns, &copy, &n);
+    json_t *id = levels != NULL ? json_array() : NULL;
+    for (size_t k = 0; id != NULL && k < n; k++)
+        if (json_array_append_new(id, json_string(levels[k])) != 0)
+            *ok = false;
+    if (id != NULL && json_array_append_new(id, json_string(th->table)) != 0)
+        *ok = false;
+    if (id == NULL)
+        *ok = false;
+    free(copy);
+    free(levels);
+    return id;
+}
+
+/* Load a table of --all by its namespace levels and its name: never by the dotted name, which
+ * a dot in a level or in the name makes another table's (`a`.`b.t` and `a.b`.`t` are both
+ * "a.b.t"). Returns the library's code. */
+static int load_by_levels(icm_catalog *cat, const table_health *th, icm_table **t)
+{
+    char *copy = NULL;
+    size_t n = 0;
+    const char **levels = ns_levels(th->ns, &copy, &n);
+    int lrc = levels != NULL ? icm_table_load_levels(t, cat, levels, n, th->table) : ICM_ENOMEM;
+    free(copy);
+    free(levels);
+    return lrc;
+}
+
 static json_t *report_json(const table_health *th, bool *ok)
 {
     json_t *doc = json_object();
@@ -436,6 +497,7 @@ static json_t *report_json(const table_health *th, bool *ok)
     }
     icm_cli_json_set(doc, "table", icm_cli_json_str(th->name), ok);
     icm_cli_json_set(doc, "namespace", icm_cli_json_str(th->ns), ok);
+    icm_cli_json_set(doc, "table_id", table_id_json(th, ok), ok);
     const icm_health_report *r = th->r;
     if (r == NULL) {
         json_t *err = json_object();
@@ -759,7 +821,8 @@ typedef struct table_list {
     bool oom;
 } table_list;
 
-static table_health *push_table(table_list *l, const char *ns, const char *name)
+static table_health *push_table(table_list *l, const char *ns, const char *name,
+                                const char *table)
 {
     if (l->len == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
@@ -773,9 +836,12 @@ static table_health *push_table(table_list *l, const char *ns, const char *name)
     memset(th, 0, sizeof *th);
     th->name = strdup(name);
     th->ns = ns != NULL ? strdup(ns) : NULL;
-    if (th->name == NULL || (ns != NULL && th->ns == NULL)) {
+    th->table = table != NULL ? strdup(table) : NULL;
+    if (th->name == NULL || (ns != NULL && th->ns == NULL) ||
+        (table != NULL && th->table == NULL)) {
         free(th->name);
         free(th->ns);
+        free(th->table);
         return NULL;
     }
     l->len++;
@@ -789,7 +855,7 @@ static int add_table(const char *table, void *payload)
     char *name = malloc(n);
     if (name != NULL)
         snprintf(name, n, "%s.%s", l->ns, table);
-    bool ok = name != NULL && push_table(l, l->ns, name) != NULL;
+    bool ok = name != NULL && push_table(l, l->ns, name, table) != NULL;
     free(name);
     if (!ok) {
         l->oom = true;
@@ -856,6 +922,7 @@ static void table_list_free(table_list *l)
     for (size_t i = 0; i < l->len; i++) {
         free(l->v[i].name);
         free(l->v[i].ns);
+        free(l->v[i].table);
         free(l->v[i].error);
         icm_health_report_free(l->v[i].r);
     }
@@ -950,7 +1017,7 @@ static int run_health(icm_cli *cli, int argc, char **argv)
         for (size_t i = 0; rc == ICM_EXIT_OK && i < tl.len; i++) {
             table_health *th = &tl.v[i];
             icm_table *t = NULL;
-            int lrc = icm_table_load(&t, cat, th->name);
+            int lrc = load_by_levels(cat, th, &t);
             if (lrc != 0)
                 record_error(th, icm_cli_fail(cli, lrc), lrc);
             else
@@ -964,7 +1031,7 @@ static int run_health(icm_cli *cli, int argc, char **argv)
         }
     } else {
         icm_table *t = NULL;
-        table_health *th = push_table(&tl, NULL, a.table);
+        table_health *th = push_table(&tl, NULL, a.table, NULL);
         rc = th == NULL ? icm_cli_oom() : icm_cli_table_load(cli, a.table, &cat, &t);
         if (th != NULL && rc != ICM_EXIT_OK) {
             /* reported already; the metrics still say the table is down */
@@ -973,8 +1040,13 @@ static int run_health(icm_cli *cli, int argc, char **argv)
         } else if (rc == ICM_EXIT_OK) {
             const char *dot = strrchr(a.table, '.');
             if (icm_cli_is_catalog_name(a.table) && dot != NULL &&
-                (th->ns = malloc((size_t)(dot - a.table) + 1)) != NULL)
+                (th->ns = malloc((size_t)(dot - a.table) + 1)) != NULL) {
                 snprintf(th->ns, (size_t)(dot - a.table) + 1, "%s", a.table);
+                if ((th->table = strdup(dot + 1)) == NULL) {
+                    free(th->ns); /* (no memory: reported without its namespace) */
+                    th->ns = NULL;
+                }
+            }
             measure(cli, &a, &o, t, th);
             if (a.metrics != NULL)
                 metrics_rc = icm_cli_out_file_check_table("--metrics", a.metrics, false, t);

@@ -60,6 +60,18 @@ int icm__fileio_create_new_honoured(icm_fileio *io, const char *dir, bool *honou
  * which the message says), ICM_ENOMEM.
  */
 int icm__fileio_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes);
+/*
+ * icm__fileio_move with `flags` and *copy_sent (may be NULL): set when an S3 CopyObject was
+ * sent, so `to` may hold a copy even when the move failed (its answer lost, its HEAD failed).
+ * ICM__MOVE_RESUME: `to` may hold the copy an earlier attempt of this same move made. On S3,
+ * an object at `to` with the source's size and ETag is taken as that copy (no second copy is
+ * made; it is confirmed by HEAD and the source deleted), any other object there is
+ * ICM_EEXISTS, and an absent one is copied to as usual. No effect on local disk (a rename
+ * either happened or did not).
+ */
+#define ICM__MOVE_RESUME 1u
+int icm__fileio_move_ex(icm_fileio *io, const char *from, const char *to, int64_t size_bytes,
+                        unsigned flags, bool *copy_sent);
 /* Whether `a` and `b` end at one back end that icm__fileio_move can move on. Returns 0 with
  * *out; or why a name cannot be resolved (its back end cannot be built). */
 int icm__fileio_same_store(bool *out, icm_fileio *io, const char *a, const char *b);
@@ -69,7 +81,9 @@ bool icm__fileio_is_local_backend(const icm_fileio *io);
  * HEAD `from` (missing: ICM_ENOTFOUND; over 5 GiB: ICM_EUNSUPPORTED, CopyObject's limit),
  * HEAD `to` (present: ICM_EEXISTS), CopyObject (PUT with x-amz-copy-source) whose answer must
  * be a 200 with a CopyObjectResult and no <Error> (S3 may answer 200 and fail in the body),
- * HEAD `to` again (the size must match), then DELETE `from`. */
-int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes);
+ * HEAD `to` again (the size must match), then DELETE `from`;
+ * `flags` and *copy_sent as icm__fileio_move_ex. */
+int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes,
+                        unsigned flags, bool *copy_sent);
 
 #endif /* ICM_IO_FILEIO_INTERNAL_H */

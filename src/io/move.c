@@ -177,6 +177,14 @@ bool icm__fileio_is_local_backend(const icm_fileio *io)
 
 int icm__fileio_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes)
 {
+    return icm__fileio_move_ex(io, from, to, size_bytes, 0, NULL);
+}
+
+int icm__fileio_move_ex(icm_fileio *io, const char *from, const char *to, int64_t size_bytes,
+                        unsigned flags, bool *copy_sent)
+{
+    if (copy_sent != NULL)
+        *copy_sent = false;
     if (io == NULL || from == NULL || to == NULL || *from == '\0' || *to == '\0')
         return icm__error_set(ICM_ERRCLASS_IO, ICM_EINVALID, from, "move: NULL argument");
     icm_fileio *a = NULL, *b = NULL;
@@ -189,7 +197,7 @@ int icm__fileio_move(icm_fileio *io, const char *from, const char *to, int64_t s
                             "cannot move to %s: another store", to);
     if (rc == 0) {
         if (icm__fileio_is_s3(a))
-            rc = icm__fileio_s3_move(a, na, nb, size_bytes);
+            rc = icm__fileio_s3_move(a, na, nb, size_bytes, flags, copy_sent);
         else if (icm__fileio_is_local_backend(a))
             rc = local_move(na, nb);
         else

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -449,6 +450,19 @@ static icm_orphan_options normalized(const icm_orphan_options *opts)
     return o;
 }
 
+/* A sharded run's failure from planning on names its shard ("shard I/N: ..."): each shard is
+ * its own run, and a refusal that does not say which one leaves N logs to search. */
+static int shard_named(const icm_orphan_options *o, int rc)
+{
+    if (rc != 0 && rc != ICM_ENOMEM && o->shard_count > 1) {
+        char prefix[48];
+        snprintf(prefix, sizeof prefix, "shard %u/%u: ", o->shard_index, o->shard_count);
+        if (strncmp(icm_error_last()->message, prefix, strlen(prefix)) != 0)
+            icm__error_prefix_message(prefix);
+    }
+    return rc;
+}
+
 int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
                      const icm_orphan_options *opts)
 {
@@ -499,14 +513,14 @@ int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
     int rc = icm__orphans_plan(t, o, now, o->dry_run ? NULL : &plan, &r);
     if (rc != 0) {
         icm__trash_free(trash);
-        return rc;
+        return shard_named(o, rc);
     }
     if (r->orphan_count > 0 && (rc = check_limits(o, r)) != 0) {
         /* refused (nothing deleted, as for any refusal before the deletes), or out of memory */
         icm__trash_free(trash);
         icm__orphan_plan_free(plan);
         icm_orphan_result_free(r);
-        return rc;
+        return shard_named(o, rc);
     }
     if (!o->dry_run && r->orphan_count > 0) {
         rc = delete_all(t, plan, r, o, trash);
@@ -522,5 +536,5 @@ int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
         return rc;
     }
     *out = r;
-    return rc;
+    return shard_named(o, rc);
 }

@@ -25,6 +25,10 @@
  * (icm__orphans_check_other_tables: another table's refuses, the table's own is looked at for
  * newer commits); a metadata folder holding only a version hint refuses (which table it is
  * cannot be told), and one that cannot be listed fails the sweep (as a listing error does).
+ * These live looks are listings, a few per folder, so the distinct folders of all candidates
+ * are gathered first and looked at LIVE_THREADS at a time (on an object store each is a round
+ * trip); their verdicts are then taken in the order the candidates name the folders, so the
+ * refusal reported is the one a look at one folder after another would have stopped at.
  *
  * Read-only (the dry-run rule of orphans_plan.h).
  */
@@ -35,8 +39,12 @@
 #include "maint/other_format.h"
 #include "util/location.h"
 #include "util/location_id.h"
+#include "util/parallel.h"
 #include "util/strset.h"
 #include "util/util.h"
+
+/* Folders looked at live at once (each look is one to three listings). */
+#define LIVE_THREADS 32
 
 typedef struct nested {
     plan *p;
@@ -45,6 +53,7 @@ typedef struct nested {
     char *roots[3];     /* the table's roots as location keys (NULL: relative) */
     icm__strset looked; /* folders whose verdict is known */
     icm__strset tables; /* of those, the ones that are (or may be) another table's location */
+    icm__ptrvec live_dirs; /* live: the folders to look at, in the order first named */
 } nested;
 
 static bool is_own_metadata(const plan *p, const char *md_dir)
@@ -55,25 +64,29 @@ static bool is_own_metadata(const plan *p, const char *md_dir)
     return false;
 }
 
-/* A snapshot's candidate folder dir[0..len), looked at live: another format's log refuses; a
- * table metadata document found in its metadata folder is added to the documents
- * icm__orphans_check_other_tables judges (*table stays false: the verdict is that check's);
- * table metadata without a document (a version hint only) refuses. */
-static int look_live(nested *n, const char *dir, size_t len, const char *md_dir, bool *table)
+/* One live look's outcome: its code (its error saved), the document it found. */
+typedef struct live_look {
+    int rc;
+    icm__error_saved *error;
+    char *document;
+} live_look;
+
+/* A snapshot's candidate folder, looked at live: another format's log refuses; a table
+ * metadata document found in its metadata folder is kept for icm__orphans_check_other_tables
+ * to judge (the verdict is that check's); table metadata without a document (a version hint
+ * only) refuses. Reads the plan only (many run at once). */
+static int look_live(const plan *p, const char *folder, live_look *out)
 {
-    plan *p = n->p;
-    char *folder = icm__strndup(dir, len);
-    if (folder == NULL)
+    char *md_dir = icm__sprintf("%s/metadata", folder);
+    if (md_dir == NULL)
         return ICM_ENOMEM;
     int rc = icm__other_format_check_folder(p->io, folder);
     icm__table_md_found found = {false, NULL};
     if (rc == 0 && !is_own_metadata(p, md_dir))
         rc = icm__find_table_metadata(p->io, md_dir, true, &found);
     if (rc == 0 && found.document != NULL) {
-        if (icm__ptrvec_push(&p->unreferenced_md, found.document) != 0)
-            rc = ICM_ENOMEM;
-        else
-            found.document = NULL;
+        out->document = found.document;
+        found.document = NULL;
     } else if (rc == 0 && found.any) {
         rc = icm__orphan_refuse(md_dir,
                                 "table metadata (a version hint) that is not this table's lies "
@@ -84,9 +97,23 @@ static int look_live(nested *n, const char *dir, size_t len, const char *md_dir,
                                 p->o->inventory != NULL ? "inventory report" : "file list");
     }
     icm__free(found.document);
-    icm__free(folder);
-    *table = false;
+    icm__free(md_dir);
     return rc;
+}
+
+typedef struct live_looks {
+    const plan *p;
+    const icm__ptrvec *dirs;
+    live_look *out;
+} live_looks;
+
+static void look_live_at(void *ctx, size_t i)
+{
+    live_looks *l = ctx;
+    live_look *o = &l->out[i];
+    o->rc = look_live(l->p, l->dirs->items[i], o);
+    if (o->rc != 0 && o->rc != ICM_ENOMEM)
+        o->error = icm__error_save();
 }
 
 /* Whether the folder dir[0..len) is another table's location; each folder is looked at once. */
@@ -102,7 +129,12 @@ static int folder_is_table(nested *n, const char *dir, size_t len, bool *table)
         return ICM_ENOMEM;
     int rc = 0;
     if (n->live) {
-        rc = look_live(n, dir, len, md_dir, table);
+        /* looked at later, all at once (icm__orphans_check_snapshot_folders) */
+        char *folder = icm__strndup(dir, len);
+        if (folder == NULL || icm__ptrvec_push(&n->live_dirs, folder) != 0) {
+            icm__free(folder);
+            rc = ICM_ENOMEM;
+        }
     } else if (!is_own_metadata(n->p, md_dir)) {
         icm__table_md_found found = {false, NULL};
         rc = icm__find_table_metadata(n->p->io, md_dir, false, &found);
@@ -179,6 +211,7 @@ static void nested_dispose(nested *n)
         icm__free(n->roots[i]);
     icm__strset_dispose(&n->looked);
     icm__strset_dispose(&n->tables);
+    icm__ptrvec_dispose(&n->live_dirs, icm__free);
 }
 
 int icm__orphans_hold_nested_tables(plan *p)
@@ -221,9 +254,40 @@ int icm__orphans_check_snapshot_folders(plan *p)
     int rc = nested_init(&n, p, true);
     for (size_t i = 0; rc == 0 && i < r->orphan_count; i++) {
         char *why = NULL;
-        rc = holder(&n, r->orphans[i].path, &why); /* (live: never a verdict of its own) */
+        rc = holder(&n, r->orphans[i].path, &why); /* (live: gathers the folders only) */
         icm__free(why);
     }
+    size_t m = n.live_dirs.len;
+    live_look *looks = rc == 0 ? icm__calloc(m > 0 ? m : 1, sizeof *looks) : NULL;
+    if (rc == 0 && looks == NULL)
+        rc = ICM_ENOMEM;
+    if (rc == 0) {
+        live_looks l = {p, &n.live_dirs, looks};
+        icm__parallel_for(m, LIVE_THREADS, look_live_at, &l);
+    }
+    /* the verdicts in the order the candidates named the folders: the first failure is the
+     * one a look at one folder after another would have stopped at */
+    for (size_t i = 0; rc == 0 && i < m; i++) {
+        if (looks[i].rc != 0) {
+            rc = looks[i].rc;
+            if (looks[i].error != NULL) {
+                icm__error_restore(looks[i].error); /* (frees it) */
+                looks[i].error = NULL;
+            } else if (rc == ICM_ENOMEM) {
+                icm__error_oom();
+            }
+        } else if (looks[i].document != NULL) {
+            if (icm__ptrvec_push(&p->unreferenced_md, looks[i].document) != 0)
+                rc = ICM_ENOMEM;
+            else
+                looks[i].document = NULL;
+        }
+    }
+    for (size_t i = 0; looks != NULL && i < m; i++) {
+        icm__free(looks[i].error);
+        icm__free(looks[i].document);
+    }
+    icm__free(looks);
     nested_dispose(&n);
     /* the documents found, judged as a listing's (documents already judged pass again) */
     if (rc == 0 && p->unreferenced_md.len > documents)

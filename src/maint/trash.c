@@ -12,6 +12,14 @@
  * already taken there (by an earlier trashing of the same name) gets `.trash-2`, `.trash-3`,
  * ...: the move itself never replaces (io/move.c), so even a name taken between the look and
  * the move only fails that file (retryable: its next attempt picks the next free name).
+ *
+ * Retries after a copy. A failed S3 move whose CopyObject went out may have left its copy
+ * (the answer lost, the confirming HEAD failed). Its trash name is then pinned for the run
+ * (`tried`): the next attempt moves to that same name with ICM__MOVE_RESUME (an object there
+ * with the source's size and ETag is the copy: confirmed, then the source goes) instead of
+ * picking the next free name, which would leave one more copy per attempt. Its journal record
+ * was written by the first attempt. After ICM_TRASH_COPY_ATTEMPTS copies the file fails for
+ * good, as it does when the pinned name holds another object.
  */
 
 #include <errno.h>
@@ -30,6 +38,7 @@
 #include "maint/trash.h"
 #include "util/location.h"
 #include "util/location_id.h"
+#include "util/strset.h"
 #include "util/util.h"
 
 /* How many `.trash-N` names are tried before a file is given up on. */
@@ -48,6 +57,13 @@ struct icm__trash {
     unsigned seq;          /* journal objects written (object stores) */
     char *journal;         /* local: the run's journal file's path once created */
     int journal_fd;        /* local: open for appending, or -1 */
+    pthread_mutex_t tried_lock; /* tried, tries */
+    icm__strset tried;     /* sources whose move sent a copy and failed (file comment) */
+    struct tried_move {
+        char *dest;        /* the pinned trash name */
+        unsigned copies;   /* CopyObject requests sent for it */
+    } *tries;              /* by the source's number in `tried` */
+    size_t tries_cap;
 };
 
 void icm__trash_free(icm__trash *t)
@@ -57,6 +73,11 @@ void icm__trash_free(icm__trash *t)
     if (t->journal_fd >= 0)
         close(t->journal_fd);
     pthread_mutex_destroy(&t->lock);
+    pthread_mutex_destroy(&t->tried_lock);
+    for (size_t i = 0; i < icm__strset_count(&t->tried); i++)
+        icm__free(t->tries[i].dest);
+    icm__free(t->tries);
+    icm__strset_dispose(&t->tried);
     icm__free(t->root);
     icm__free(t->files);
     icm__free(t->journal_dir);
@@ -176,6 +197,9 @@ int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
         return icm__error_oom();
     t->journal_fd = -1;
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->tried_lock, NULL);
+    icm__strset empty = ICM__STRSET_INIT;
+    t->tried = empty;
     t->io = io;
     char *canon = NULL;
     int rc = icm__location_canonical_keep_form(uri, &canon);
@@ -331,6 +355,61 @@ static int pick_dest(icm__trash *t, const char *rest, char **dest)
                           "the trash holds %d files of this name already", MAX_SUFFIX);
 }
 
+/* The trash name pinned for `source` by an earlier attempt (*dest: new string, NULL when
+ * none). 0 or ICM_ENOMEM. */
+static int pinned_dest(icm__trash *t, const char *source, char **dest)
+{
+    *dest = NULL;
+    int rc = 0;
+    pthread_mutex_lock(&t->tried_lock);
+    size_t len = strlen(source), k = 0;
+    if (icm__strset_contains(&t->tried, source, len) &&
+        icm__strset_add_numbered(&t->tried, source, len, NULL, &k) == 0 &&
+        (*dest = icm__strdup(t->tries[k].dest)) == NULL)
+        rc = icm__error_oom();
+    pthread_mutex_unlock(&t->tried_lock);
+    return rc;
+}
+
+/* Pin `dest` for `source` after a failed move that sent a copy (`sent`), or keep the pin of
+ * a resumed one; *copies: the copies sent for it so far. 0, or ICM_ENOMEM (nothing pinned:
+ * the caller fails the file for good, as an unpinned retry could copy again). */
+static int pin_dest(icm__trash *t, const char *source, const char *dest, bool sent,
+                    unsigned *copies)
+{
+    int rc = 0;
+    pthread_mutex_lock(&t->tried_lock);
+    size_t len = strlen(source), k = 0;
+    bool known = icm__strset_contains(&t->tried, source, len), added = false;
+    char *copy = NULL;
+    if (!known && icm__strset_count(&t->tried) >= t->tries_cap) {
+        size_t want = t->tries_cap > 0 ? t->tries_cap * 2 : 16;
+        struct tried_move *grown = icm__reallocarray(t->tries, want, sizeof *grown);
+        if (grown == NULL) {
+            rc = icm__error_oom();
+        } else {
+            t->tries = grown;
+            t->tries_cap = want;
+        }
+    }
+    if (rc == 0 && !known && (copy = icm__strdup(dest)) == NULL)
+        rc = icm__error_oom();
+    if (rc == 0)
+        rc = icm__strset_add_numbered(&t->tried, source, len, &added, &k);
+    if (rc == 0 && added) {
+        t->tries[k].dest = copy;
+        t->tries[k].copies = 0;
+        copy = NULL;
+    }
+    if (rc == 0) {
+        t->tries[k].copies += sent ? 1u : 0u;
+        *copies = t->tries[k].copies;
+    }
+    icm__free(copy);
+    pthread_mutex_unlock(&t->tried_lock);
+    return rc;
+}
+
 static bool retryable(int code)
 {
     return code == ICM_ENET || code == ICM_ETIMEOUT || code == ICM_EEXISTS;
@@ -341,18 +420,51 @@ static void fail(icm_fileio_delete_result *r, int code)
     icm_fileio_delete_result_fail(r, code, retryable(code));
 }
 
+/*
+ * Settle a failed move of `source` to `dest` that sent a copy (`sent`) or resumed a pinned one
+ * (file comment): pin the name; fail the file for good once ICM_TRASH_COPY_ATTEMPTS copies
+ * went out, when the pinned name holds another object (ICM_EEXISTS), or when the pin cannot be
+ * kept (no memory); else fail it as usual (retryable or not by its code).
+ */
+static void move_failed_after_copy(icm__trash *t, const char *source, const char *dest,
+                                   bool sent, int code, icm_fileio_delete_result *r)
+{
+    char why[512];
+    snprintf(why, sizeof why, "%s", icm_error_last()->message);
+    unsigned copies = 0;
+    if (pin_dest(t, source, dest, sent, &copies) != 0) {
+        icm__error_set(ICM_ERRCLASS_MAINT, code, source,
+                       "not moved to the trash, and not retried: it stays where it was; "
+                       "no memory to keep its trash name %s for a retry (%s)",
+                       dest, why);
+        icm_fileio_delete_result_fail(r, code, false);
+    } else if (copies >= ICM_TRASH_COPY_ATTEMPTS) {
+        icm__error_set(ICM_ERRCLASS_MAINT, code, source,
+                       "not moved to the trash, and not retried: it stays where it was; "
+                       "after %u copies to %s were not confirmed (that name may hold a "
+                       "copy of it; the last: %s)",
+                       copies, dest, why);
+        icm_fileio_delete_result_fail(r, code, false);
+    } else if (code == ICM_EEXISTS) {
+        icm_fileio_delete_result_fail(r, code, false);
+    } else {
+        fail(r, code);
+    }
+}
+
 void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
                            icm_fileio_delete_result *results)
 {
     char **dest = icm__calloc(n > 0 ? n : 1, sizeof *dest);
     int64_t *size = icm__calloc(n > 0 ? n : 1, sizeof *size);
+    bool *resume = icm__calloc(n > 0 ? n : 1, sizeof *resume);
     icm__buf lines = ICM__BUF_INIT;
     int64_t now = icm__now_ms();
     size_t pending = 0;
     for (size_t i = 0; i < n; i++) {
         icm_fileio_delete_result *r = &results[i];
         memset(r, 0, sizeof *r);
-        if (dest == NULL || size == NULL) {
+        if (dest == NULL || size == NULL || resume == NULL) {
             icm__error_oom();
             fail(r, ICM_ENOMEM);
             continue;
@@ -375,8 +487,11 @@ void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
             continue;
         }
         if (rc == 0)
+            rc = pinned_dest(t, paths[i], &dest[i]);
+        resume[i] = dest[i] != NULL; /* its record was written by the attempt that pinned it */
+        if (rc == 0 && !resume[i])
             rc = pick_dest(t, rest, &dest[i]);
-        if (rc == 0)
+        if (rc == 0 && !resume[i])
             rc = journal_line(&lines, t, paths[i], dest[i], &info, now);
         if (rc != 0) {
             icm__free(dest[i]);
@@ -388,17 +503,23 @@ void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
         r->status = ICM_FILEIO_DELETE_FAILED; /* until it moved */
         pending++;
     }
-    int rc = pending > 0 ? journal_write(t, &lines, now) : 0;
-    for (size_t i = 0; dest != NULL && i < n; i++) {
+    int rc = pending > 0 && lines.len > 0 ? journal_write(t, &lines, now) : 0;
+    for (size_t i = 0; dest != NULL && resume != NULL && i < n; i++) {
         if (dest[i] == NULL)
             continue;
         icm_fileio_delete_result *r = &results[i];
-        int mv = rc != 0 ? rc : icm__fileio_move(t->io, paths[i], dest[i], size[i]);
+        bool sent = false;
+        int mv = rc != 0 && !resume[i]
+                     ? rc
+                     : icm__fileio_move_ex(t->io, paths[i], dest[i], size[i],
+                                           resume[i] ? ICM__MOVE_RESUME : 0, &sent);
         if (mv == 0) {
             r->status = ICM_FILEIO_DELETED;
         } else if (mv == ICM_ENOTFOUND) {
             icm_error_clear();
             r->status = ICM_FILEIO_ALREADY_GONE;
+        } else if (sent || resume[i]) {
+            move_failed_after_copy(t, paths[i], dest[i], sent, mv, r);
         } else {
             fail(r, mv);
         }
@@ -407,6 +528,7 @@ void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
     icm__buf_dispose(&lines);
     icm__free(dest);
     icm__free(size);
+    icm__free(resume);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -147,6 +147,19 @@ void icm__error_set_location(const char *location)
     store_escaped(g_err.location, sizeof g_err.location, location);
 }
 
+void icm__error_prefix_message(const char *prefix)
+{
+    icm__error_last();
+    size_t plen = strlen(prefix), mlen = strlen(g_err.message);
+    if (plen >= sizeof g_err.message)
+        plen = sizeof g_err.message - 1;
+    if (plen + mlen >= sizeof g_err.message)
+        mlen = sizeof g_err.message - 1 - plen;
+    memmove(g_err.message + plen, g_err.message, mlen);
+    memcpy(g_err.message, prefix, plen);
+    g_err.message[plen + mlen] = '\0';
+}
+
 icm__error_saved *icm__error_save(void)
 {
     /* Plain malloc would bypass the hooks; the hook may fail, in which case the error is simply

@@ -82,6 +82,9 @@ void icm__error_set_remote_code(const char *code);
 void icm__error_set_position(int64_t line, int64_t column, int64_t offset);
 /* Replace only the location of the current error (when a lower layer did not know it). */
 void icm__error_set_location(const char *location);
+/* Put `prefix` before the current error's message (cut at the end to fit); nothing else of
+ * the error changes. */
+void icm__error_prefix_message(const char *prefix);
 /* Save and restore the last error around cleanup code that may itself fail. */
 typedef struct icm__error_saved icm__error_saved;
 icm__error_saved *icm__error_save(void);

@@ -610,6 +610,63 @@ static void test_data_loss_snapshot_hides_a_nested_table_or_format(void **state)
     snap_free(&e);
 }
 
+/* The live looks at many candidates' folders run at once (orphans_nested.c), yet refuse as a
+ * look at one folder after another did: the first folder, in the order the candidates name
+ * them, that holds another format's log, a lone version hint or another table's metadata is
+ * the refusal, whatever the others hold; with every folder clean all candidates go. */
+static void test_snapshot_folders_looked_at_once_refuse_in_order(void **state)
+{
+    (void)state;
+    snap e;
+    snap_init(&e);
+    enum { N = 300 };
+    char *paths[N + 1];
+    for (int i = 0; i < N; i++) {
+        paths[i] = icmt_sprintf("s3://b/t/data/p=%03d/f.parquet", i);
+        plant(e.mem, paths[i], e.old);
+    }
+    paths[N] = NULL;
+    write_list(&e, (const char *const *)paths, "");
+    static const char *const delta = "s3://b/t/data/p=040/_delta_log/0.json";
+    static const char *const hint = "s3://b/t/data/p=150/metadata/version-hint.text";
+    char *other = raw_metadata("7b6c0a1e-0000-4000-8000-0000000000ce", "s3://b/t/data/p=299",
+                               UNPARTITIONED, 999, "", "", e.old);
+    icm_fileio_mem_set_time(e.mem, e.old);
+    icmt_ok(icm_fileio_write_replace(e.mem, "s3://b/t/data/p=299/metadata/v1.metadata.json",
+                                     other, strlen(other)));
+    free(other);
+    plant(e.mem, delta, e.old);
+    plant(e.mem, hint, e.old);
+    icm_orphan_result *r = NULL;
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(snap_sweep(&e, false, &r), ICM_EREFUSED);
+        assert_null(r);
+        const char *msg = icm_error_last()->message;
+        if (round == 0) {
+            assert_non_null(strstr(msg, "_delta_log"));
+            assert_non_null(strstr(icm_error_last()->location, "p=040"));
+            icmt_ok(icm_fileio_delete(e.mem, delta));
+        } else if (round == 1) {
+            assert_non_null(strstr(msg, "version hint"));
+            assert_non_null(strstr(icm_error_last()->location, "p=150"));
+            icmt_ok(icm_fileio_delete(e.mem, hint));
+        } else {
+            assert_non_null(strstr(msg, "another table's metadata"));
+            icmt_ok(icm_fileio_delete(e.mem, "s3://b/t/data/p=299/metadata/v1.metadata.json"));
+        }
+        for (int i = 0; i < N; i++)
+            assert_true(exists(&e, paths[i]));
+    }
+    icmt_ok(snap_sweep(&e, false, &r));
+    assert_int_equal(r->deleted, N);
+    icm_orphan_result_free(r);
+    for (int i = 0; i < N; i++) {
+        assert_false(exists(&e, paths[i]));
+        free(paths[i]);
+    }
+    snap_free(&e);
+}
+
 /* Wrong result: a file a snapshot lists more than once is one candidate; rows that disagree
  * (size, modification time, or one too recent) keep the file, with a warning naming it. */
 static void test_wrong_result_snapshot_rows_are_one_candidate_per_file(void **state)
@@ -854,6 +911,7 @@ int main(void)
         cmocka_unit_test(test_reader_streams_many_rows_and_gzip_members),
         cmocka_unit_test(test_reader_refuses_parquet_and_orc),
         cmocka_unit_test(test_data_loss_snapshot_hides_a_nested_table_or_format),
+        cmocka_unit_test(test_snapshot_folders_looked_at_once_refuse_in_order),
         cmocka_unit_test(test_wrong_result_snapshot_rows_are_one_candidate_per_file),
         cmocka_unit_test(test_sharded_report_is_one_run),
     };

@@ -1379,27 +1379,73 @@ static int head_with_etag(icm_fileio *io, const char *location, const icm__s3_lo
  * landed. Only an exact match counts: the target's size is the source's and its ETag is the
  * source's (a server-side copy of a single-part object keeps the ETag); without a source ETag
  * nothing is assumed. Without this, every retry of the file would pick the next free name in
- * the trash and leave one more full copy behind.
+ * the trash and leave one more full copy behind. Returns 1 (landed), 0 (the target is absent
+ * or another object), -1 (its HEAD failed: unknown; `why` gets the HEAD's message). The last
+ * error is left as it was.
  */
-static bool copy_landed(icm_fileio *io, const char *to, const icm__s3_location *dst,
-                        int64_t size_bytes, const char *src_etag)
+static int copy_landed(icm_fileio *io, const char *to, const icm__s3_location *dst,
+                       int64_t size_bytes, const char *src_etag, char *why, size_t why_len)
 {
-    if (src_etag == NULL || *src_etag == '\0')
-        return false;
     icm__error_saved *saved = icm__error_save();
     icm_file_info there = ICM_FILE_INFO_INIT;
     char *etag = NULL;
-    bool landed = head_with_etag(io, to, dst, &there, &etag) == 0 &&
-                  there.size_bytes == size_bytes && etag != NULL && strcmp(etag, src_etag) == 0;
+    int rc = head_with_etag(io, to, dst, &there, &etag);
+    int landed = rc == 0 ? src_etag != NULL && *src_etag != '\0' &&
+                               there.size_bytes == size_bytes && etag != NULL &&
+                               strcmp(etag, src_etag) == 0
+                         : rc == ICM_ENOTFOUND ? 0
+                                               : -1;
+    if (landed < 0)
+        snprintf(why, why_len, "%s", icm_error_last()->message);
     icm__free(etag);
     icm__error_restore(saved);
     return landed;
 }
 
+/*
+ * With ICM__MOVE_RESUME: whether `to` holds this move's own copy from an earlier attempt
+ * (*have: its size and ETag are the source's). Absent: 0 with *have false (copy now). Another
+ * object there: ICM_EEXISTS, naming what differs; a failed HEAD: its code.
+ */
+static int earlier_copy(icm_fileio *io, const char *from, const char *to,
+                        const icm__s3_location *dst, const icm_file_info *info,
+                        const char *src_etag, bool *have)
+{
+    *have = false;
+    icm_file_info there = ICM_FILE_INFO_INIT;
+    char *etag = NULL;
+    int rc = head_with_etag(io, to, dst, &there, &etag);
+    if (rc == ICM_ENOTFOUND) {
+        icm_error_clear();
+        rc = 0;
+    } else if (rc == 0) {
+        bool same_tag = src_etag != NULL && *src_etag != '\0' && etag != NULL &&
+                        strcmp(etag, src_etag) == 0;
+        *have = there.size_bytes == info->size_bytes && same_tag;
+        if (!*have)
+            rc = icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, to,
+                                "exists, and is not the copy of %s an earlier attempt made "
+                                "(%" PRId64 " bytes, the source %" PRId64 "; ETag %s); not "
+                                "replaced, and the source is not deleted",
+                                from, there.size_bytes, info->size_bytes,
+                                same_tag ? "the same" : "differs or is missing");
+    } else if (rc != ICM_ENOMEM) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", icm_error_last()->message);
+        icm__error_set(ICM_ERRCLASS_S3, rc, from,
+                       "S3 move: the source is not deleted: cannot check %s, which may hold "
+                       "the copy an earlier attempt made (%s)",
+                       to, why);
+    }
+    icm__free(etag);
+    return rc;
+}
+
 /* The move once the source is known to exist (`info`, `src_etag`): copy, check, delete. */
 static int move_after_head(icm_fileio *io, const char *from, const char *to,
                            const icm__s3_location *src, const icm__s3_location *dst,
-                           const icm_file_info *info, const char *src_etag)
+                           const icm_file_info *info, const char *src_etag, unsigned flags,
+                           bool *copy_sent)
 {
     int rc;
     if (info->size_bytes > COPY_OBJECT_MAX_BYTES)
@@ -1409,33 +1455,55 @@ static int move_after_head(icm_fileio *io, const char *from, const char *to,
                               "object stays",
                               info->size_bytes);
     icm_file_info there = ICM_FILE_INFO_INIT;
-    rc = s3_stat(io, to, &there);
-    if (rc == 0)
-        return icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, to, "exists; not replaced");
-    if (rc != ICM_ENOTFOUND)
-        return rc;
-    icm_error_clear();
-    char *source = copy_source(src);
-    if (source == NULL)
-        return icm__error_oom();
-    icm__http_header h[] = {{"x-amz-copy-source", source},
-                            {"x-amz-metadata-directive", "COPY"}};
-    s3_op op = {"CopyObject", to, "PUT", dst, false, NULL, 0, h, 2, NULL, 0, NULL, 0,
-                true, check_copy_result, NULL, NULL, false};
-    icm__http_response resp;
-    rc = s3_call((s3_fileio *)io, &op, &resp);
-    if (rc == 0 && resp.status != 200)
-        rc = answer_error(&op, &resp);
-    icm__http_response_clear(&resp);
-    icm__free(source);
-    if (rc != 0 && rc != ICM_ENOMEM && copy_landed(io, to, dst, info->size_bytes, src_etag)) {
+    bool have = false;
+    if ((flags & ICM__MOVE_RESUME) != 0) {
+        rc = earlier_copy(io, from, to, dst, info, src_etag, &have);
+        if (rc != 0)
+            return rc;
+    } else {
+        rc = s3_stat(io, to, &there);
+        if (rc == 0)
+            return icm__error_set(ICM_ERRCLASS_S3, ICM_EEXISTS, to, "exists; not replaced");
+        if (rc != ICM_ENOTFOUND)
+            return rc;
         icm_error_clear();
-        rc = 0;
     }
-    if (rc != 0) {
-        if (icm_error_last()->location[0] == '\0')
-            icm__error_set_location(from);
-        return rc; /* the source was not deleted */
+    if (!have) {
+        char *source = copy_source(src);
+        if (source == NULL)
+            return icm__error_oom();
+        icm__http_header h[] = {{"x-amz-copy-source", source},
+                                {"x-amz-metadata-directive", "COPY"}};
+        s3_op op = {"CopyObject", to, "PUT", dst, false, NULL, 0, h, 2, NULL, 0, NULL, 0,
+                    true, check_copy_result, NULL, NULL, false};
+        icm__http_response resp;
+        *copy_sent = true;
+        rc = s3_call((s3_fileio *)io, &op, &resp);
+        if (rc == 0 && resp.status != 200)
+            rc = answer_error(&op, &resp);
+        icm__http_response_clear(&resp);
+        icm__free(source);
+        char why[512] = "";
+        int landed = rc != 0 && rc != ICM_ENOMEM
+                         ? copy_landed(io, to, dst, info->size_bytes, src_etag, why, sizeof why)
+                         : 0;
+        if (landed > 0) {
+            icm_error_clear();
+            rc = 0;
+        } else if (landed < 0) {
+            char copy_err[512];
+            snprintf(copy_err, sizeof copy_err, "%s", icm_error_last()->message);
+            icm__error_set(ICM_ERRCLASS_S3, rc, from,
+                           "S3 move: the source is not deleted: CopyObject to %s failed, and "
+                           "a HEAD of it could not tell whether the copy landed (%s; the HEAD: "
+                           "%s)",
+                           to, copy_err, why);
+        }
+        if (rc != 0) {
+            if (icm_error_last()->location[0] == '\0')
+                icm__error_set_location(from);
+            return rc; /* the source was not deleted */
+        }
     }
     /* The copy is confirmed; its size must be the source's before the source goes. */
     rc = s3_stat(io, to, &there);
@@ -1457,8 +1525,13 @@ static int move_after_head(icm_fileio *io, const char *from, const char *to,
     return rc;
 }
 
-int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes)
+int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_t size_bytes,
+                        unsigned flags, bool *copy_sent)
 {
+    bool sent = false;
+    if (copy_sent == NULL)
+        copy_sent = &sent;
+    *copy_sent = false;
     icm__s3_location src, dst;
     int rc = parse_object(from, &src);
     if (rc == 0)
@@ -1470,7 +1543,7 @@ int icm__fileio_s3_move(icm_fileio *io, const char *from, const char *to, int64_
     if ((rc = head_with_etag(io, from, &src, &info, &src_etag)) != 0)
         return rc; /* ICM_ENOTFOUND: nothing to move */
     (void)size_bytes; /* the HEAD's size decides: it is the object's now */
-    rc = move_after_head(io, from, to, &src, &dst, &info, src_etag);
+    rc = move_after_head(io, from, to, &src, &dst, &info, src_etag, flags, copy_sent);
     icm__free(src_etag);
     return rc;
 }
