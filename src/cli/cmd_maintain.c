@@ -67,7 +67,8 @@ static const char maintain_help[] =
     "                              before anything is deleted: as the single-table commands)\n"
     "  --max-delete-percent P      bound each table's sweep\n"
     "  --exclude-location URI      leave this folder alone (repeatable): passed to the\n"
-    "                              sweep of the table whose location holds it\n"
+    "                              sweep of each table whose location is at, above or\n"
+    "                              below it; one that concerns no table is refused (exit 5)\n"
     "  --log-out DIR               journal each step in DIR/<ns>.<table>.<command>.jsonl\n"
     "                              (the folder must exist; `/`, `%`, `~` and a dot in the\n"
     "                              table's name %-escaped; a name too long for a file is cut\n"
@@ -139,18 +140,37 @@ static void excludes_free(maintain_args *a)
     free(a->excludes);
 }
 
-/* Whether the exclusion lies strictly below the table location whose identity is
- * `location_id` (by spelling: one reached through a link is not passed on, and that table's
- * sweep then refuses what it would have carved out, as it would without the option). */
-static bool exclusion_inside(const char *exclude, const char *location_id)
+/* A location's identity without trailing slashes (`s3://b/t/` is the table `s3://b/t`), new
+ * string or NULL. */
+static char *bare_identity(const char *location)
 {
     char *id = NULL;
-    if (location_id == NULL || icm_location_identity(&id, exclude) != 0)
-        return false;
-    size_t n = strlen(location_id);
-    bool inside = strncmp(id, location_id, n) == 0 && id[n] == '/' && id[n + 1] != '\0';
+    if (icm_location_identity(&id, location) != 0)
+        return NULL;
+    char *own = strdup(id);
     icm_free(id);
-    return inside;
+    if (own == NULL)
+        return NULL;
+    size_t n = strlen(own);
+    while (n > 1 && own[n - 1] == '/' && own[n - 2] != '/' && own[n - 2] != ':')
+        own[--n] = '\0';
+    return own;
+}
+
+/* Whether the exclusion concerns the table whose location has the bare identity
+ * `location_id`: it lies below that location, is it, or holds it (then the sweep leaves the
+ * whole table alone). By spelling: check_outputs refuses, before any table is maintained, an
+ * exclusion that concerns no table (one spelled through a link, say), rather than drop it. */
+static bool exclusion_applies(const char *exclude, const char *location_id)
+{
+    char *id = location_id != NULL ? bare_identity(exclude) : NULL;
+    if (id == NULL)
+        return false;
+    size_t n = strlen(location_id), m = strlen(id);
+    bool applies = (strncmp(id, location_id, n) == 0 && (id[n] == '/' || id[n] == '\0')) ||
+                   (strncmp(location_id, id, m) == 0 && location_id[m] == '/');
+    free(id);
+    return applies;
 }
 
 typedef enum outcome { OUTCOME_OK = 0, OUTCOME_SKIPPED = 1, OUTCOME_FAILED = 2 } outcome;
@@ -653,7 +673,7 @@ static bool step_argv(const icm_cli *cli, const maintain_args *a, const job *j, 
         /* the exclusions inside this table's location (any other would be refused by its
          * sweep as leaving nothing of it alone, or as outside it) */
         for (size_t k = 0; k < a->n_excludes; k++)
-            if (exclusion_inside(a->excludes[k], j->location_id)) {
+            if (exclusion_applies(a->excludes[k], j->location_id)) {
                 push(out, "--exclude-location");
                 push(out, a->excludes[k]);
             }
@@ -1145,8 +1165,11 @@ static int check_outputs(const maintain_args *a, const job_list *jobs)
 {
     const char *log_dir = a->dry_run ? NULL : a->log_dir; /* no journals in a dry run */
     int rc = ICM_EXIT_OK;
+    bool *used = a->n_excludes > 0 ? calloc(a->n_excludes, sizeof *used) : NULL;
+    if (a->n_excludes > 0 && used == NULL)
+        return icm_cli_oom();
     for (size_t i = 0; rc == ICM_EXIT_OK && i < jobs->len; i++) {
-        if (a->metrics == NULL && log_dir == NULL)
+        if (a->metrics == NULL && log_dir == NULL && a->n_excludes == 0)
             break;
         const job *j = &jobs->jobs[i];
         icm_table *t = NULL;
@@ -1158,8 +1181,28 @@ static int check_outputs(const maintain_args *a, const job_list *jobs)
             rc = icm_cli_out_file_check_table("--metrics", a->metrics, false, t);
         if (rc == ICM_EXIT_OK && log_dir != NULL)
             rc = icm_cli_out_file_check_table("--log-out", log_dir, true, t);
+        if (a->n_excludes > 0) {
+            char *id = bare_identity(icm_table_metadata_location(icm_table_get_metadata(t)));
+            if (id == NULL && rc == ICM_EXIT_OK)
+                rc = icm_cli_oom();
+            for (size_t k = 0; id != NULL && k < a->n_excludes; k++)
+                used[k] = used[k] || exclusion_applies(a->excludes[k], id);
+            free(id);
+        }
         icm_table_free(t);
     }
+    /* An exclusion no table's location holds (by its spelling) would be dropped, and the files
+     * the user meant to keep swept: refused before any table is maintained. */
+    for (size_t k = 0; rc == ICM_EXIT_OK && k < a->n_excludes; k++)
+        if (!used[k]) {
+            (void)icm_cli_error(a->excludes[k],
+                                "--exclude-location: no table of this run has its location "
+                                "at, below or above it as the catalog spells the locations "
+                                "(a path through a symbolic link, or a table that could not "
+                                "be loaded?): nothing maintained");
+            rc = ICM_EXIT_REFUSED;
+        }
+    free(used);
     return rc;
 }
 
@@ -1192,7 +1235,7 @@ static bool job_prepare(icm_cli *cli, const maintain_args *a, icm_catalog *cat, 
     const icm_table_metadata *md = icm_table_get_metadata(t);
     j->md_before = dup_or_null(icm_table_get_metadata_location(t), &ok);
     if (a->n_excludes > 0 &&
-        icm_location_identity(&j->location_id, icm_table_metadata_location(md)) != 0)
+        (j->location_id = bare_identity(icm_table_metadata_location(md))) == NULL)
         ok = false;
     static const char *const keys[] = {
         "history.expire.max-snapshot-age-ms", "history.expire.min-snapshots-to-keep",

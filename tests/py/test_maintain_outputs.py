@@ -195,3 +195,37 @@ def test_exclude_location_reaches_the_sweep_of_the_table_holding_it(lake):
     assert lines["ns.b"]["outcome"] == "ok" and lines["ns.b"]["sweep"]["total"] == 1
     assert not any(s.exists() for s in lake["strays"])
     assert sorted(str(p) for p in events.rglob("*")) == delta  # the Delta table is untouched
+
+
+@pytest.mark.parametrize("where", ["table_location", "namespace_folder", "through_a_link",
+                                   "no_table"])
+def test_data_loss_maintain_exclusion_dropped(lake, where):
+    """Class: an exclusion the user gave, silently not passed on. `maintain` passed an
+    --exclude-location only to a table whose location lay strictly above it by spelling: one
+    equal to a table's location, or holding it, or spelled through a symbolic link, was
+    dropped, and the files it named were swept. Now one at, below or above a table's location
+    goes to that table's sweep, and one that concerns no table refuses the run before any
+    table is maintained."""
+    a_dir = lake["strays"][0].parent.parent
+    b_dir = lake["strays"][1].parent.parent
+    root = lake["root"]
+    if where == "table_location":
+        excl, kept = str(b_dir), [False, True]
+    elif where == "namespace_folder":
+        excl, kept = str(b_dir.parent), [True, True]
+    elif where == "through_a_link":
+        (root / "link").symlink_to(b_dir)
+        excl, kept = str(root / "link" / "data"), None
+    else:
+        (root / "elsewhere").mkdir()
+        excl, kept = str(root / "elsewhere"), None
+    assert a_dir.parent == b_dir.parent
+    p = icm(lake, "maintain", "--all", "--settle", "0s", "--exclude-location", excl)
+    if kept is None:
+        assert p.returncode == 5, p.stderr
+        assert "--exclude-location: no table of this run" in p.stderr
+        assert p.stdout == ""
+        assert untouched(lake)
+    else:
+        assert p.returncode == 0, p.stderr
+        assert [s.exists() for s in lake["strays"]] == kept
