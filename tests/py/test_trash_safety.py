@@ -54,6 +54,20 @@ def trashed_one(lake, trash):
     return uuid, files, str(files / "data" / "o.parquet")
 
 
+def trashed_long_ago(tmp_path):
+    """trashed_one, its record's trashed_at_ms set to long ago: (lake, trash, journal folder,
+    the journal's name, the trashed file)."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid, _, o_trashed = trashed_one(lake, trash)
+    jdir = trash / uuid / "journal"
+    (first,) = os.listdir(jdir)
+    rec = json.loads((jdir / first).read_text())
+    rec["trashed_at_ms"] = 1
+    (jdir / first).write_text(json.dumps(rec) + "\n")
+    return lake, trash, jdir, first, o_trashed
+
+
 def test_data_loss_expire_through_link_in_trash(tmp_path):
     """F1: a folder of the trash that is a link into the table's data folder, and a record
     naming a live data file through it: expire refuses that record and deletes nothing."""
@@ -162,15 +176,7 @@ def test_data_loss_expire_after_restore_and_retrash(tmp_path):
     """F5: trashed, restored, trashed again at the same name by a run whose journal expire
     has not read (moved aside here): the old record must not delete the new file, as the
     restore recorded that the name was emptied after it."""
-    lake = Lake(tmp_path)
-    trash = make_trash(tmp_path)
-    uuid, files, o_trashed = trashed_one(lake, trash)
-    jdir = trash / uuid / "journal"
-    # the first trashing long ago
-    (first,) = os.listdir(jdir)
-    rec = json.loads((jdir / first).read_text())
-    rec["trashed_at_ms"] = 1
-    (jdir / first).write_text(json.dumps(rec) + "\n")
+    lake, trash, jdir, first, o_trashed = trashed_long_ago(tmp_path)
     r = lake.icm("--json", "trash", "restore", str(trash), "--table", str(lake.dir))
     assert r.returncode == 0, r.stderr
     restores = [n for n in os.listdir(jdir) if n != first]
@@ -197,14 +203,7 @@ def test_data_loss_expire_after_restore_and_retrash(tmp_path):
 def test_data_loss_expire_deletes_another_file_at_a_trash_name(tmp_path):
     """An old record whose name now holds another file (not the size, or on local disk the
     modification time, it recorded): expire keeps that file and says so (exit 5)."""
-    lake = Lake(tmp_path)
-    trash = make_trash(tmp_path)
-    uuid, files, o_trashed = trashed_one(lake, trash)
-    jdir = trash / uuid / "journal"
-    (first,) = os.listdir(jdir)
-    rec = json.loads((jdir / first).read_text())
-    rec["trashed_at_ms"] = 1
-    (jdir / first).write_text(json.dumps(rec) + "\n")
+    lake, trash, jdir, first, o_trashed = trashed_long_ago(tmp_path)
     with open(o_trashed, "wb") as f:
         f.write(b"another file")
     r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1h")
