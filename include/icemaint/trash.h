@@ -14,14 +14,23 @@
  * a record whose trash file is absent names a file that did not move (or was restored or
  * expired since). Fields: "version" (1), "table_uuid", "table_location", "original" (the
  * location the file had), "trash" (where it is now), "size_bytes", "mtime_ms" (the original's,
- * -1 unknown), "trashed_at_ms".
+ * -1 unknown), "trashed_at_ms". A restore appends (in a new journal object, after the file
+ * moved back) the record it restored with "event": "restored" and "restored_at_ms"; a line
+ * without "event" is a trashing ("event": "trashed" may be written out too).
  *
  * Rules (docs/semantics.md#trash): the trash may neither lie inside the table location (the
  * sweep would list trashed files as orphans) nor hold it; it must be on the same store as the
  * table (local disk: the same file system, a move is a rename; S3: the same back end, a move
  * is CopyObject then DELETE of the source once the copy is confirmed; objects over 5 GiB are
  * refused, not copied in parts) and, on local disk, exist as a folder. These are checked,
- * and a trash that cannot be written is refused, before anything is committed or deleted.
+ * and a trash that cannot be written is refused, before anything is committed or deleted, as
+ * is a trash inside any Iceberg table location (it, or a folder above it up to the store's
+ * root, holds metadata/<name>.metadata.json) or, for a catalog's table, inside or holding the
+ * location of any other table of that catalog (that table's sweep would delete the trashed
+ * files). Restore and expire act only on records naming a file below T/<uuid>/files/ and an
+ * original below the table location, where (on local disk) no folder on the way below T/ or
+ * below the table location, nor the file, is a symbolic link (such a record is FAILED with
+ * ICM_EREFUSED naming the link; nothing moves or is deleted through it).
  * Every guard of the deletes guards the moves the same way: they go through the same delete
  * phase (revalidation, location confinement, lease, on_delete journal, limits, dry run).
  *
@@ -139,10 +148,14 @@ ICM_EXTERN(int) icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const c
                                   const icm_trash_options *opts);
 
 /**
- * Delete the trashed files trashed at least opts->older_than_ms ago (by trashed_at_ms; when
- * several records name one trash file, by the newest), and then every journal object all of
- * whose records are that old and whose files are gone.
- * @return 0; ICM_EINVALID (older_than_ms negative, and as icm_trash_restore); the first
+ * Delete the trashed files trashed at least opts->older_than_ms ago: a trash file is deleted
+ * only when the newest event the journals record for it (a trashing at trashed_at_ms, a
+ * restore at restored_at_ms; a restore wins a tie) is a trashing that old, and only while the
+ * file there has the recorded size_bytes (on local disk also the recorded mtime_ms): another
+ * file there is REFUSED and kept. Then every journal object all of whose records are that old
+ * and whose files are gone, when the object itself was last modified at least that long ago.
+ * @return 0; ICM_EREFUSED when some file was refused (another file at its name) and none
+ *         failed; ICM_EINVALID (older_than_ms negative, and as icm_trash_restore); the first
  *         delete failure's code; ICM_EUSER; ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,

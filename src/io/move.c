@@ -30,14 +30,26 @@
 /* Wrappers looked through at most (a path map over a resolving FileIO is two). */
 #define MAX_DEPTH 8
 
-/* mkdir -p of the folder `path` (absolute). */
+/* Refusal of a folder that is a symbolic link: no folder is made, nothing moved, through it. */
+static int link_refused(const char *path, const char *location)
+{
+    return icm__error_set(ICM_ERRCLASS_IO, ICM_EREFUSED, location,
+                          "%s is a symbolic link; no folder is made and nothing is moved "
+                          "through it",
+                          path);
+}
+
+/* mkdir -p of the folder `path` (absolute). The folder, and the existing one it is made
+ * below, must be real folders, not symbolic links (one found, or raced in after a mkdir, is
+ * ICM_EREFUSED): a link there would carry the move out of the trash or the table location. */
 static int make_dirs(char *path, const char *location)
 {
     struct stat st;
-    if (stat(path, &st) == 0)
-        return S_ISDIR(st.st_mode) ? 0
-                                   : icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, location,
-                                                    "%s is not a folder", path);
+    if (lstat(path, &st) == 0)
+        return S_ISDIR(st.st_mode)   ? 0
+               : S_ISLNK(st.st_mode) ? link_refused(path, location)
+                                     : icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, location,
+                                                      "%s is not a folder", path);
     char *slash = strrchr(path, '/');
     if (slash != NULL && slash != path) {
         *slash = '\0';
@@ -49,6 +61,8 @@ static int make_dirs(char *path, const char *location)
     if (mkdir(path, 0777) != 0 && errno != EEXIST)
         return icm__error_set_errno(ICM_ERRCLASS_IO, icm__errno_to_code(errno), errno, location,
                                     "cannot create folder %s", path);
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        return link_refused(path, location);
     return 0;
 }
 

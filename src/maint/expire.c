@@ -747,6 +747,10 @@ int icm_expire_snapshots(icm_expire_result **out, icm_table *t, const icm_expire
                                   icm_table_metadata_location(md), icm_table_metadata_uuid(md),
                                   o->dry_run)) != 0)
             return rc;
+        if ((rc = icm__trash_check_catalog(trash, t)) != 0) {
+            icm__trash_free(trash);
+            return rc;
+        }
     }
     icm_expire_result *r = NULL;
     if ((rc = icm__expire_result_new(&r)) != 0) {

@@ -505,6 +505,8 @@ int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
         int trc = icm__trash_open(&trash, icm_table_get_fileio(t), o->trash,
                                   icm_table_metadata_location(md), icm_table_metadata_uuid(md),
                                   o->dry_run);
+        if (trc == 0 && (trc = icm__trash_check_catalog(trash, t)) != 0)
+            icm__trash_free(trash);
         if (trc != 0)
             return trc;
     }

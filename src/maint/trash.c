@@ -33,6 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog/catalog_internal.h"
+#include "icemaint/catalog.h"
 #include "icemaint/escape.h"
 #include "io/fileio_internal.h"
 #include "maint/trash.h"
@@ -97,6 +99,8 @@ static int refuse(const char *uri, const char *fmt, ...)
     return rc;
 }
 
+static int no_link_below(const char *base, const char *loc, const char *what);
+
 /* Whether one of two local folders is (below) the other once links are resolved. */
 static bool local_nested(const char *a, const char *b)
 {
@@ -160,6 +164,122 @@ static int check_local(icm__trash *t)
     icm__free(trash);
     icm__free(table);
     return rc;
+}
+
+/* Stops a listing at the first `<folder>/metadata/<name>.metadata.json` directly below. */
+typedef struct table_probe {
+    const char *metadata; /* <folder>/metadata */
+    char *found;
+} table_probe;
+
+static int find_metadata_json(const icm_file_info *info, void *payload)
+{
+    table_probe *p = payload;
+    const char *rest = NULL;
+    if (!icm__location_strip_prefix(info->location, p->metadata, &rest))
+        return 0;
+    while (*rest == '/')
+        rest++;
+    if (strchr(rest, '/') != NULL || !icm__str_ends_with(rest, ".metadata.json"))
+        return 0;
+    p->found = icm__strdup(info->location);
+    return p->found != NULL ? ICM_EUSER : ICM_ENOMEM;
+}
+
+/*
+ * A trash must not lie inside an Iceberg table's location (any table's, not only its own: that
+ * table's orphan sweep would delete the trashed files at once, as a rename keeps their old
+ * modification time). A table location is told by what it holds: the trash itself and each
+ * folder above it up to the store's root is looked at for a `metadata/` folder with a
+ * `*.metadata.json` in it. Returns 0, ICM_EREFUSED (naming the metadata file), the listing's
+ * failure, ICM_ENOMEM.
+ */
+static int refuse_inside_a_table(icm__trash *t)
+{
+    char *folder = icm__strdup(t->root);
+    if (folder == NULL)
+        return icm__error_oom();
+    /* where the store's root ends: the path's leading '/' locally, the '/' after
+     * `scheme://authority` else (none: the walk checks the root alone) */
+    const char *local = icm__location_local_part(folder);
+    const char *auth = local == NULL ? strstr(folder, "://") : NULL;
+    const char *root_slash = local != NULL  ? local
+                             : auth != NULL ? strchr(auth + 3, '/')
+                                            : NULL;
+    size_t floor = root_slash != NULL ? (size_t)(root_slash - folder) : strlen(folder);
+    size_t len = icm__location_trim_len(folder);
+    int rc = 0;
+    for (bool more = true; rc == 0 && more;) {
+        folder[len] = '\0';
+        char *meta = icm__sprintf("%s/metadata", folder);
+        if (meta == NULL) {
+            rc = icm__error_oom();
+            break;
+        }
+        table_probe p = {meta, NULL};
+        int st = icm_fileio_list(t->io, meta, find_metadata_json, &p);
+        if (st == ICM_EUSER && p.found != NULL)
+            rc = refuse(t->root, "the trash lies inside the Iceberg table location %s (it holds "
+                                 "%s): that table's orphan sweep would delete the trashed "
+                                 "files; use a trash outside every table location; nothing is "
+                                 "deleted",
+                        folder, p.found);
+        else if (st == ICM_ENOTFOUND || st == ICM_EAUTH)
+            icm_error_clear(); /* none, or one the sweep cannot list either */
+        else if (st != 0)
+            rc = st;
+        icm__free(p.found);
+        icm__free(meta);
+        /* the folder above: up to the last '/' (locally never "/" itself) */
+        size_t j = len;
+        while (j > floor && folder[j - 1] != '/')
+            j--;
+        if (j <= floor || (local != NULL && j - 1 == floor)) {
+            more = false;
+        } else {
+            len = j - 1;
+            while (len > floor + 1 && folder[len - 1] == '/')
+                len--;
+        }
+    }
+    icm__free(folder);
+    return rc;
+}
+
+typedef struct other_check {
+    icm__trash *t;
+    int rc;
+} other_check;
+
+static int check_other_location(const icm__other_table *o, void *payload)
+{
+    other_check *c = payload;
+    for (size_t k = 0; k < ICM__OTHER_TABLE_N_ROOTS; k++) {
+        if (o->roots[k] == NULL)
+            continue;
+        bool nested = false;
+        int rc = locations_nest(c->t->root, o->roots[k], &nested);
+        if (rc != 0)
+            return rc;
+        if (nested) {
+            char *shown = icm__other_table_name(o);
+            rc = refuse(c->t->root, "the trash and the location %s of the catalog's table %s "
+                                    "lie one inside the other: that table's orphan sweep "
+                                    "would delete the trashed files; nothing is deleted",
+                        o->roots[k], shown != NULL ? shown : "(unnamed)");
+            icm__free(shown);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int icm__trash_check_catalog(icm__trash *trash, icm_table *table)
+{
+    if (trash == NULL || table == NULL || icm_table_get_catalog(table) == NULL)
+        return 0;
+    other_check c = {trash, 0};
+    return icm__catalog_each_other_table_of(table, check_other_location, &c);
 }
 
 /* Create and delete a probe object below the trash: it can be written. */
@@ -238,6 +358,8 @@ int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
         if (t->local)
             rc = check_local(t);
     }
+    if (rc == 0)
+        rc = refuse_inside_a_table(t);
     if (rc == 0 && !check_only)
         rc = probe_writable(t);
     if (rc != 0) {
@@ -260,22 +382,34 @@ static int put_json(icm__buf *b, const char *s)
     return 0;
 }
 
-static int journal_line(icm__buf *b, const icm__trash *t, const char *original,
-                        const char *dest, const icm_file_info *info, int64_t now)
+/* One journal line; `restored_at` >= 0 makes it the record of a restore (`event`). */
+static int record_line(icm__buf *b, const char *uuid, const char *location,
+                       const char *original, const char *dest, int64_t size, int64_t mtime,
+                       int64_t trashed_at, int64_t restored_at)
 {
     icm__buf_printf(b, "{\"version\":1,\"table_uuid\":");
-    put_json(b, t->uuid);
+    put_json(b, uuid);
     icm__buf_puts(b, ",\"table_location\":");
-    put_json(b, t->table_location);
+    put_json(b, location);
     icm__buf_puts(b, ",\"original\":");
     put_json(b, original);
     icm__buf_puts(b, ",\"trash\":");
     put_json(b, dest);
     icm__buf_printf(b, ",\"size_bytes\":%" PRId64 ",\"mtime_ms\":%" PRId64
-                       ",\"trashed_at_ms\":%" PRId64 "}\n",
-                    info->size_bytes >= 0 ? info->size_bytes : -1,
-                    info->mtime_ms >= 0 ? info->mtime_ms : -1, now);
+                       ",\"trashed_at_ms\":%" PRId64,
+                    size >= 0 ? size : -1, mtime >= 0 ? mtime : -1, trashed_at);
+    if (restored_at >= 0)
+        icm__buf_printf(b, ",\"event\":\"restored\",\"restored_at_ms\":%" PRId64,
+                        restored_at);
+    icm__buf_puts(b, "}\n");
     return b->oom ? icm__error_oom() : 0;
+}
+
+static int journal_line(icm__buf *b, const icm__trash *t, const char *original,
+                        const char *dest, const icm_file_info *info, int64_t now)
+{
+    return record_line(b, t->uuid, t->table_location, original, dest, info->size_bytes,
+                       info->mtime_ms, now, -1);
 }
 
 /* Append the lines to the journal, durably: locally to the run's file (created the first time
@@ -299,11 +433,24 @@ static int journal_write(icm__trash *t, const icm__buf *lines, int64_t now)
         if (rc == 0 && fdatasync(t->journal_fd) != 0)
             rc = icm__error_set_errno(ICM_ERRCLASS_IO, ICM_EIO, errno, t->journal,
                                       "cannot sync the trash journal");
-    } else {
+        /* A `trash expire` may have removed this journal (every record in it old and gone):
+         * lines appended to an unlinked file would be lost, so they go to a new journal. */
+        struct stat st;
+        if (rc == 0 && fstat(t->journal_fd, &st) == 0 && st.st_nlink == 0) {
+            close(t->journal_fd);
+            t->journal_fd = -1;
+            icm__free(t->journal);
+            t->journal = NULL;
+        }
+    }
+    if (rc == 0 && !(t->local && t->journal != NULL)) {
         char *name = icm__sprintf("%s/%" PRId64 "-%s-%u.jsonl", t->journal_dir, now, t->run,
                                   t->seq++);
-        rc = name != NULL ? icm_fileio_create_new(t->io, name, lines->data, lines->len)
-                          : icm__error_oom();
+        rc = name == NULL ? icm__error_oom()
+             : t->local   ? no_link_below(t->root, name, "the trash")
+                          : 0;
+        if (rc == 0)
+            rc = icm_fileio_create_new(t->io, name, lines->data, lines->len);
         if (rc == 0 && t->local) {
             char *path = NULL;
             rc = icm__location_fs_path(name, &path);
@@ -491,6 +638,8 @@ void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
         resume[i] = dest[i] != NULL; /* its record was written by the attempt that pinned it */
         if (rc == 0 && !resume[i])
             rc = pick_dest(t, rest, &dest[i]);
+        if (rc == 0 && t->local)
+            rc = no_link_below(t->root, dest[i], "the trash");
         if (rc == 0 && !resume[i])
             rc = journal_line(&lines, t, paths[i], dest[i], &info, now);
         if (rc != 0) {
@@ -658,6 +807,7 @@ typedef struct tally {
     const icm_trash_options *o;
     int first_failure;
     bool refused;
+    const char *refused_why; /* the summary of a refusal; NULL: restore's */
 } tally;
 
 /* Count and report one outcome. Returns ICM_EUSER when on_file asks to stop. */
@@ -688,9 +838,11 @@ static int tally_result(const tally *t)
     if (t->first_failure != 0)
         return t->first_failure;
     if (t->refused)
-        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, NULL,
-                              "some files were not restored: a file exists where they were "
-                              "(it is never replaced)");
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, NULL, "%s",
+                              t->refused_why != NULL
+                                  ? t->refused_why
+                                  : "some files were not restored: a file exists where they "
+                                    "were (it is never replaced)");
     icm_error_clear();
     return 0;
 }
@@ -751,6 +903,61 @@ static bool selected(const icm__trash_record *rec, const icm_trash_options *o)
 }
 
 /*
+ * Confinement in storage, not only in spelling (local disk; elsewhere there are no links):
+ * every folder from `base` down to `loc` must be a real folder, not a symbolic link, and `loc`
+ * itself no link either, or a rename, unlink or mkdir would follow it out of `base` (a link
+ * planted in the trash, or in the table location, pointing at a table's data folder). Each
+ * segment is lstat'ed; the walk stops at the first one that does not exist (nothing can be
+ * followed through it; the operation then finds no file, or creates real folders). `what`
+ * names the place in the message. Returns 0, ICM_EREFUSED (naming the link), ICM_ENOMEM.
+ */
+static int no_link_below(const char *base, const char *loc, const char *what)
+{
+    const char *lb = icm__location_local_part(base), *ll = icm__location_local_part(loc);
+    if (lb == NULL || ll == NULL)
+        return 0;
+    char *pb = NULL, *pl = NULL;
+    int rc = icm__location_fs_path(lb, &pb);
+    if (rc == 0)
+        rc = icm__location_fs_path(ll, &pl);
+    const char *rest = NULL;
+    if (rc == 0 && !icm__location_strip_prefix(pl, pb, &rest))
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, loc, "not below %s; not acted on",
+                            base);
+    size_t at = rc == 0 ? (size_t)(rest - pl) : 0;
+    while (rc == 0 && pl[at] != '\0') {
+        while (pl[at] == '/')
+            at++;
+        size_t end = at;
+        while (pl[end] != '\0' && pl[end] != '/')
+            end++;
+        if (end == at)
+            break;
+        if (end - at == 2 && pl[at] == '.' && pl[at + 1] == '.') {
+            rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, loc,
+                                "a '..' segment below %s; not acted on", base);
+            break;
+        }
+        char saved = pl[end];
+        pl[end] = '\0';
+        struct stat st;
+        bool there = lstat(pl, &st) == 0;
+        if (there && S_ISLNK(st.st_mode))
+            rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, loc,
+                                "%s is a symbolic link inside %s (it could lead out of it); "
+                                "nothing is moved or deleted through it",
+                                pl, what);
+        pl[end] = saved;
+        if (!there || (saved != '\0' && !S_ISDIR(st.st_mode)))
+            break;
+        at = end;
+    }
+    icm__free(pb);
+    icm__free(pl);
+    return rc;
+}
+
+/*
  * A record is only acted on when it names a file of this trash and a place of its table: its
  * trash file below <root>/<its uuid>/files/ and its original below its table location. A
  * journal is plain text anyone with write access to the trash can edit; without this check a
@@ -787,6 +994,37 @@ static int record_confined(const char *root, const char *table, const icm__trash
                               "the journal record's original is not below the table location "
                               "%s given; not acted on",
                               table);
+    /* and in storage: no link on the way (nor the file itself) */
+    int rc = no_link_below(root, rec->trash, "the trash");
+    if (rc == 0 && table != NULL) {
+        char *canon = NULL;
+        rc = icm__location_canonical_keep_form(table, &canon);
+        if (rc == 0)
+            rc = no_link_below(canon, rec->original, "the table location");
+        icm__free(canon);
+    }
+    return rc;
+}
+
+/*
+ * Whether the file found at a record's trash path (`info`, stat'ed right before the delete)
+ * is the one the record describes: its size, and on local disk (where the move kept it) its
+ * modification time. Returns 0 or ICM_EREFUSED naming the file and both values.
+ */
+static int same_file(const icm__trash_record *rec, const icm_file_info *info)
+{
+    if (rec->size_bytes >= 0 && info->size_bytes >= 0 && info->size_bytes != rec->size_bytes)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->trash,
+                              "the file here has %" PRId64 " bytes, its record (trashed at "
+                              "%" PRId64 " ms) says %" PRId64 ": another file, kept",
+                              info->size_bytes, rec->trashed_at_ms, rec->size_bytes);
+    if (icm__location_local_part(rec->trash) != NULL && rec->mtime_ms >= 0 &&
+        info->mtime_ms >= 0 && info->mtime_ms != rec->mtime_ms)
+        return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, rec->trash,
+                              "the file here was modified at %" PRId64 " ms, its record "
+                              "(trashed at %" PRId64 " ms) says %" PRId64 ": another file, "
+                              "kept",
+                              info->mtime_ms, rec->trashed_at_ms, rec->mtime_ms);
     return 0;
 }
 
@@ -800,7 +1038,12 @@ static int by_trash_then_newest(const void *a, const void *b, void *ctx)
     int c = strcmp(j->keys[i], j->keys[k]);
     if (c != 0)
         return c;
-    return x->trashed_at_ms > y->trashed_at_ms ? -1 : x->trashed_at_ms < y->trashed_at_ms;
+    int64_t tx = icm__trash_record_ms(x), ty = icm__trash_record_ms(y);
+    if (tx != ty)
+        return tx > ty ? -1 : 1;
+    if (x->restored != y->restored) /* a restore at the same ms: taken as the later event */
+        return x->restored ? -1 : 1;
+    return i < k ? -1 : i > k;
 }
 
 /* Newest first; equal times in journal order. */
@@ -808,8 +1051,9 @@ static int by_newest(const void *a, const void *b, void *ctx)
 {
     const icm__trash_record *recs = ctx;
     size_t i = *(const size_t *)a, k = *(const size_t *)b;
-    if (recs[i].trashed_at_ms != recs[k].trashed_at_ms)
-        return recs[i].trashed_at_ms > recs[k].trashed_at_ms ? -1 : 1;
+    int64_t ti = icm__trash_record_ms(&recs[i]), tk = icm__trash_record_ms(&recs[k]);
+    if (ti != tk)
+        return ti > tk ? -1 : 1;
     return i < k ? -1 : i > k;
 }
 
@@ -836,6 +1080,33 @@ static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *,
     return idx;
 }
 
+/*
+ * The journal record of a restore (`"event": "restored"`), written after the file moved back,
+ * as a new journal object of the record's table (`run` names this restore, `*seq` counts its
+ * objects): expire then takes the name as restored since the older record, and a file found
+ * there later is not that record's. Returns 0 or the write's failure.
+ */
+static int journal_restore(icm_fileio *io, const char *root, const char *run, unsigned *seq,
+                           const icm__trash_record *rec)
+{
+    icm__buf line = ICM__BUF_INIT;
+    int64_t now = icm__now_ms();
+    int rc = record_line(&line, rec->table_uuid, rec->table_location, rec->original, rec->trash,
+                         rec->size_bytes, rec->mtime_ms, rec->trashed_at_ms, now);
+    char *name = rc == 0 ? icm__sprintf("%s/%s/journal/%" PRId64 "-%s-%u.jsonl", root,
+                                        rec->table_uuid, now, run, (*seq)++)
+                         : NULL;
+    if (rc == 0 && name == NULL)
+        rc = icm__error_oom();
+    if (rc == 0)
+        rc = no_link_below(root, name, "the trash");
+    if (rc == 0)
+        rc = icm_fileio_create_new(io, name, line.data, line.len);
+    icm__free(name);
+    icm__buf_dispose(&line);
+    return rc;
+}
+
 int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
                       const icm_trash_options *opts)
 {
@@ -857,19 +1128,26 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     size_t *idx = rc == 0 ? ordered(&j, by_newest, true, &m) : NULL;
     if (rc == 0 && idx == NULL)
         rc = icm__error_oom();
-    tally t = {&counts, &o, 0, false};
+    tally t = {&counts, &o, 0, false, NULL};
     size_t matched = 0;
+    char run[37];
+    unsigned seq = 0;
+    if (rc == 0)
+        rc = icm__uuid4(run);
     for (size_t k = 0; rc == 0 && k < m; k++) {
         const icm__trash_record *rec = &j.recs[idx[k]];
         if (!selected(rec, &o))
             continue;
         matched++;
         icm_file_info info = ICM_FILE_INFO_INIT;
-        int st = record_confined(root, o.table, rec);
+        /* the name's newest event is a restore: nothing of it is in the trash */
+        int st = rec->restored ? 0 : record_confined(root, o.table, rec);
         icm_trash_outcome outcome;
-        if (st == 0)
+        if (st == 0 && !rec->restored)
             st = icm_fileio_stat(&info, io, rec->trash);
-        if (st == ICM_EREFUSED) {
+        if (rec->restored) {
+            outcome = ICM_TRASH_ABSENT;
+        } else if (st == ICM_EREFUSED) {
             outcome = ICM_TRASH_FAILED;
         } else if (st == ICM_ENOTFOUND) {
             outcome = ICM_TRASH_ABSENT;
@@ -890,6 +1168,11 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
                       : st == ICM_EEXISTS   ? ICM_TRASH_REFUSED
                       : st == ICM_ENOTFOUND ? ICM_TRASH_ABSENT
                                             : ICM_TRASH_FAILED;
+            int jr = st == 0 ? journal_restore(io, root, run, &seq, rec) : 0;
+            if (jr == ICM_ENOMEM)
+                st = ICM_ENOMEM;
+            else if (jr != 0 && t.first_failure == 0)
+                t.first_failure = jr; /* restored, but its record is not written */
         }
         if (st == ICM_ENOMEM)
             rc = ICM_ENOMEM;
@@ -936,15 +1219,20 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
     bool *has_records = rc == 0 ? icm__calloc(j.n_names > 0 ? j.n_names : 1, 1) : NULL;
     if (rc == 0 && (idx == NULL || done == NULL || keep_journal == NULL || has_records == NULL))
         rc = icm__error_oom();
-    tally t = {&counts, &o, 0, false};
+    tally t = {&counts, &o, 0, false,
+               "some trashed files were kept: the file there is not the one its record "
+               "describes (named on stderr)"};
     for (size_t k = 0, end; rc == 0 && k < m; k = end) {
         /* one trash location: records idx[k, end), the newest first */
         const icm__trash_record *rec = &j.recs[idx[k]];
         for (end = k + 1; end < m && strcmp(j.keys[idx[end]], j.keys[idx[k]]) == 0; end++)
             ;
-        bool old = rec->trashed_at_ms <= cutoff;
-        bool is_gone = false;
-        if (old) {
+        /* Only the name's newest event counts: a restore since (or at once with) its newest
+         * trash record leaves nothing this trash recorded there, and a file there now is
+         * another's (trashed again, by a record this run may not have read). */
+        bool old = icm__trash_record_ms(rec) <= cutoff;
+        bool is_gone = rec->restored;
+        if (old && !rec->restored) {
             icm_file_info info = ICM_FILE_INFO_INIT;
             int st = record_confined(root, NULL, rec);
             if (st == 0)
@@ -957,6 +1245,8 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
                 is_gone = true;
             } else if (st != 0) {
                 outcome = ICM_TRASH_FAILED;
+            } else if ((st = same_file(rec, &info)) != 0) {
+                outcome = st == ICM_EREFUSED ? ICM_TRASH_REFUSED : ICM_TRASH_FAILED;
             } else if (o.dry_run) {
                 outcome = ICM_TRASH_WOULD;
             } else {
@@ -969,8 +1259,9 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         for (size_t i = k; i < end; i++)
             done[idx[i]] = old && is_gone;
     }
-    /* journal objects whose every record is old and gone go too (a run still writing one has
-     * records newer than any window, so its journal stays) */
+    /* journal objects whose every record is old and gone go too, when the object itself is
+     * that old: a run still appending to one has written it since (and records newer than any
+     * window); such a run also starts a new journal when it finds its own removed */
     for (size_t i = 0; rc == 0 && i < j.n; i++) {
         has_records[j.journal_of[i]] = true;
         if (!done[i])
@@ -979,7 +1270,18 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
     for (size_t k = 0; rc == 0 && !o.dry_run && k < j.n_names; k++) {
         if (!has_records[k] || keep_journal[k])
             continue;
-        int st = icm_fileio_delete(io, j.names[k]);
+        icm_file_info info = ICM_FILE_INFO_INIT;
+        int st = no_link_below(root, j.names[k], "the trash");
+        if (st == 0)
+            st = icm_fileio_stat(&info, io, j.names[k]);
+        if (st == ICM_ENOTFOUND) {
+            icm_error_clear();
+            continue;
+        }
+        if (st == 0 && info.mtime_ms > cutoff)
+            continue;
+        if (st == 0)
+            st = icm_fileio_delete(io, j.names[k]);
         if (st == 0)
             counts.journals_removed++;
         else if (t.first_failure == 0)

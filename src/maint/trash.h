@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "icemaint/catalog.h"
 #include "icemaint/fileio.h"
 #include "icemaint/trash.h"
 
@@ -32,6 +33,16 @@ int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
 void icm__trash_free(icm__trash *t);
 
 /*
+ * For a table of a catalog (`table`; nothing to do for a table named by its folder or
+ * metadata file): refuse (ICM_EREFUSED, naming that table and its location) a trash that lies
+ * inside the location (or another root: write.data.path, ...) of any other table of the
+ * catalog, or holds one: that table's orphan sweep would delete the trashed files, whose
+ * rename kept their old modification time. Walks icm__catalog_each_other_table_of (one
+ * metadata read per table). Returns 0, ICM_EREFUSED, the walk's codes, ICM_ENOMEM.
+ */
+int icm__trash_check_catalog(icm__trash *trash, icm_table *table);
+
+/*
  * Move `n` files (each passed its checks right before) into the trash, results[i] for
  * paths[i] in the delete engine's terms: DELETED (moved), ALREADY_GONE (it was not there),
  * FAILED (not moved: code, message, retryable). A file outside the table location is FAILED
@@ -41,16 +52,28 @@ void icm__trash_free(icm__trash *t);
 void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
                            icm_fileio_delete_result *results);
 
-/* One parsed journal record, owning its strings. */
+/* One parsed journal record, owning its strings. A record with `"event": "restored"` says the
+ * file trashed at trashed_at_ms was put back at restored_at_ms (`restored`); a record without
+ * `event` (every journal before it) or with `"event": "trashed"` says it was trashed
+ * (restored_at_ms -1). */
 typedef struct icm__trash_record {
     char *table_uuid, *table_location, *original, *trash;
     int64_t size_bytes, mtime_ms, trashed_at_ms;
+    bool restored;
+    int64_t restored_at_ms;
 } icm__trash_record;
+
+/* When the record's event happened: restored_at_ms for a restore, else trashed_at_ms. */
+static inline int64_t icm__trash_record_ms(const icm__trash_record *rec)
+{
+    return rec->restored ? rec->restored_at_ms : rec->trashed_at_ms;
+}
 
 /*
  * Parse a journal object's text (`name` for messages): one JSON object per line, blank lines
  * ignored, every field of icemaint/trash.h present with its type ("version" 1; strings
- * non-empty and without NUL; numbers integers, trashed_at_ms >= 0). Appends to *recs / *n
+ * non-empty and without NUL; numbers integers, trashed_at_ms >= 0; optional "event"
+ * "trashed" or "restored", the latter with "restored_at_ms" >= 0). Appends to *recs / *n
  * (grown with icm__realloc; *cap its room). Returns 0; ICM_EINVALID naming the line (what was
  * appended before stays); ICM_ENOMEM.
  */

@@ -187,7 +187,7 @@ static int read_record(reader *r, icm__trash_record *rec)
 {
     memset(rec, 0, sizeof *rec);
     enum { F_VERSION = 1, F_UUID = 2, F_LOC = 4, F_ORIG = 8, F_TRASH = 16, F_SIZE = 32,
-           F_MTIME = 64, F_AT = 128, F_ALL = 255 };
+           F_MTIME = 64, F_AT = 128, F_ALL = 255, F_EVENT = 256, F_RESTORED_AT = 512 };
     unsigned seen = 0;
     int rc = 0;
     skip_ws(r);
@@ -221,6 +221,26 @@ static int read_record(reader *r, icm__trash_record *rec)
         static const unsigned str_bit[] = {F_UUID, F_LOC, F_ORIG, F_TRASH};
         static const unsigned int_bit[] = {F_VERSION, F_SIZE, F_MTIME, F_AT};
         bool known = false;
+        if (strcmp(key, "event") == 0) {
+            char *event = NULL;
+            known = true;
+            if (seen & F_EVENT)
+                rc = bad(r, "a member twice");
+            else if ((rc = read_string(r, &event)) == 0 && strcmp(event, "restored") != 0 &&
+                     strcmp(event, "trashed") != 0)
+                rc = bad(r, "unknown event (this icemaint reads \"trashed\" and \"restored\")");
+            if (rc == 0) {
+                seen |= F_EVENT;
+                rec->restored = strcmp(event, "restored") == 0;
+            }
+            icm__free(event);
+        } else if (strcmp(key, "restored_at_ms") == 0) {
+            known = true;
+            if (seen & F_RESTORED_AT)
+                rc = bad(r, "a member twice");
+            else if ((rc = read_int(r, &rec->restored_at_ms)) == 0)
+                seen |= F_RESTORED_AT;
+        }
         for (size_t k = 0; k < 4 && rc == 0 && !known; k++) {
             if (strcmp(key, str_keys[k]) == 0) {
                 known = true;
@@ -268,10 +288,16 @@ static int read_record(reader *r, icm__trash_record *rec)
     skip_ws(r);
     if (rc == 0 && r->p != r->end)
         rc = bad(r, "text after the object");
-    if (rc == 0 && seen != F_ALL)
+    if (rc == 0 && rec->restored != ((seen & F_RESTORED_AT) != 0))
+        rc = bad(r, rec->restored ? "a restored record without restored_at_ms"
+                                  : "restored_at_ms in a record that is not a restore");
+    if (rc == 0 && !rec->restored)
+        rec->restored_at_ms = -1;
+    if (rc == 0 && (seen & F_ALL) != F_ALL)
         rc = bad(r, "a member is missing (version, table_uuid, table_location, original, "
                     "trash, size_bytes, mtime_ms, trashed_at_ms)");
-    if (rc == 0 && (rec->trashed_at_ms < 0 || rec->size_bytes < -1 || rec->mtime_ms < -1))
+    if (rc == 0 && (rec->trashed_at_ms < 0 || rec->size_bytes < -1 || rec->mtime_ms < -1 ||
+                    (rec->restored && rec->restored_at_ms < 0)))
         rc = bad(r, "a negative time or size");
     if (rc != 0)
         record_clear(rec);

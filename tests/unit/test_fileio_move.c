@@ -76,6 +76,38 @@ static void test_local_moves_never_replace(void **state)
     free(dir);
 }
 
+/* A folder of the target that is a symbolic link (planted in the trash or the table
+ * location) is not moved through, nor are folders made below it: ICM_EREFUSED, the source
+ * where it was, nothing in the link's target. */
+static void test_data_loss_move_makes_folders_through_a_link(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    char src[512], outside[512], lnk[512], dst[600], made[600];
+    snprintf(src, sizeof src, "%s/a", dir);
+    snprintf(outside, sizeof outside, "%s/outside", dir);
+    snprintf(lnk, sizeof lnk, "%s/t/data/lnk", dir);
+    snprintf(dst, sizeof dst, "%s/t/data/lnk/p=1/a", dir);
+    snprintf(made, sizeof made, "%s/outside/p=1", dir);
+    put(src, "A");
+    assert_int_equal(mkdir(outside, 0777), 0);
+    snprintf(dst, sizeof dst, "%s/t", dir);
+    assert_int_equal(mkdir(dst, 0777), 0);
+    snprintf(dst, sizeof dst, "%s/t/data", dir);
+    assert_int_equal(mkdir(dst, 0777), 0);
+    assert_int_equal(symlink(outside, lnk), 0);
+    snprintf(dst, sizeof dst, "%s/t/data/lnk/p=1/a", dir);
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_local_new(&io));
+    assert_int_equal(icm__fileio_move(io, src, dst, 1), ICM_EREFUSED);
+    assert_non_null(strstr(icm_error_last()->message, "symbolic link"));
+    assert_holds(src, "A");
+    assert_int_equal(access(made, F_OK), -1);
+    icm_fileio_free(io);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
 static void test_memory_back_end_cannot_move(void **state)
 {
     (void)state;
@@ -96,6 +128,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_moves_never_replace),
+        cmocka_unit_test(test_data_loss_move_makes_folders_through_a_link),
         cmocka_unit_test(test_memory_back_end_cannot_move),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

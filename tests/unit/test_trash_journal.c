@@ -72,11 +72,47 @@ static void test_refuses_what_is_no_record(void **state)
     }
 }
 
+/* A restore's record (`event`, `restored_at_ms`) reads as one; a record without `event` (every
+ * journal before it) is a trashing; an unknown event, or a restore without its time, is
+ * refused (never guessed: expire decides by a name's newest event). */
+static void test_reads_restore_records(void **state)
+{
+    (void)state;
+    icm__trash_record *r;
+    size_t n;
+    icmt_ok(parse(REC("/t/a", "") "\n"
+                  REC("/t/a", ",\"event\":\"restored\",\"restored_at_ms\":1790000000500")
+                  "\n" REC("/t/a", ",\"event\":\"trashed\""),
+                  &r, &n));
+    assert_int_equal(n, 3);
+    assert_false(r[0].restored);
+    assert_int_equal(r[0].restored_at_ms, -1);
+    assert_int_equal(icm__trash_record_ms(&r[0]), 1790000000000);
+    assert_true(r[1].restored);
+    assert_int_equal(r[1].restored_at_ms, 1790000000500);
+    assert_int_equal(icm__trash_record_ms(&r[1]), 1790000000500);
+    assert_false(r[2].restored);
+    icm__trash_records_free(r, n);
+    static const char *const bad[] = {
+        REC("/t/a", ",\"event\":\"moved\""),
+        REC("/t/a", ",\"event\":\"restored\""),
+        REC("/t/a", ",\"restored_at_ms\":5"),
+        REC("/t/a", ",\"event\":\"restored\",\"restored_at_ms\":-5"),
+        REC("/t/a", ",\"event\":\"restored\",\"event\":\"restored\",\"restored_at_ms\":5"),
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(parse(bad[i], &r, &n), ICM_EINVALID);
+        assert_int_equal(n, 0);
+        icm__trash_records_free(r, n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_every_field_and_the_escapes),
         cmocka_unit_test(test_refuses_what_is_no_record),
+        cmocka_unit_test(test_reads_restore_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,238 @@
+"""The trash must not lose data (adversary findings of session 16): a symbolic link inside the
+trash or the table location must not let `trash expire` delete, or `trash restore` move, a file
+outside them; a trash inside any table's location is refused (that table's sweep would delete
+the trashed files); `trash expire` deletes a file only while the newest journal event of its
+name is an old trash record and the file there is still the one recorded; a journal a run still
+writes is not removed. Each test asserts the exit code and exactly which files exist after."""
+import json
+import os
+
+import pyarrow as pa
+
+from plan_helpers import SCHEMA, Lake, age, files_under, local
+
+
+def sweep(lake, *extra, table="ns.t"):
+    return lake.icm("--json", "remove-orphan-files", table, "--settle", "0s", *extra)
+
+
+def uuid_of(lake):
+    return str(lake.cat.load_table("ns.t").metadata.table_uuid)
+
+
+def live_data(lake):
+    t = lake.cat.load_table("ns.t")
+    return sorted(local(f.file.file_path) for f in t.scan().plan_files())
+
+
+def make_trash(tmp_path):
+    t = tmp_path / "trash"
+    t.mkdir()
+    return t
+
+
+def write_journal(trash, uuid, recs, name):
+    jdir = trash / uuid / "journal"
+    jdir.mkdir(parents=True, exist_ok=True)
+    (jdir / name).write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def record(lake, uuid, original, trash_path, at_ms, size=1, mtime=1):
+    return {"version": 1, "table_uuid": uuid, "table_location": str(lake.dir),
+            "original": str(original), "trash": str(trash_path), "size_bytes": size,
+            "mtime_ms": mtime, "trashed_at_ms": at_ms}
+
+
+def trashed_one(lake, trash):
+    """A table with one orphan trashed by a sweep: (uuid, files/ folder, the trashed file)."""
+    o = lake.orphan("o.parquet", 3)
+    r = sweep(lake, "--trash", str(trash))
+    assert r.returncode == 0, r.stderr
+    uuid = uuid_of(lake)
+    files = trash / uuid / "files"
+    assert not os.path.exists(o) and (files / "data" / "o.parquet").exists()
+    return uuid, files, str(files / "data" / "o.parquet")
+
+
+def trashed_long_ago(tmp_path):
+    """trashed_one, its record's trashed_at_ms set to long ago: (lake, trash, journal folder,
+    the journal's name, the trashed file)."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid, _, o_trashed = trashed_one(lake, trash)
+    jdir = trash / uuid / "journal"
+    (first,) = os.listdir(jdir)
+    rec = json.loads((jdir / first).read_text())
+    rec["trashed_at_ms"] = 1
+    (jdir / first).write_text(json.dumps(rec) + "\n")
+    return lake, trash, jdir, first, o_trashed
+
+
+def test_data_loss_expire_through_link_in_trash(tmp_path):
+    """F1: a folder of the trash that is a link into the table's data folder, and a record
+    naming a live data file through it: expire refuses that record and deletes nothing."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid, files, _ = trashed_one(lake, trash)
+    victim = live_data(lake)[0]
+    os.symlink(os.path.dirname(victim), files / "lnk")
+    write_journal(trash, uuid, [record(lake, uuid, victim, files / "lnk" / os.path.basename(victim),
+                                       1, size=os.path.getsize(victim))], "1-forged-0.jsonl")
+    table_before, trash_before = lake.files(), files_under(trash)
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1d")
+    assert r.returncode == 1, r.stderr
+    assert "symbolic link" in r.stdout and "lnk" in r.stdout
+    assert os.path.exists(victim)
+    assert lake.files() == table_before and files_under(trash) == trash_before
+    # the trash itself being a link below its uuid folder is refused the same way
+    os.rename(files, trash / uuid / "files.real")
+    os.symlink(os.path.dirname(victim), files)
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1d")
+    assert r.returncode == 1, r.stderr
+    assert lake.files() == table_before
+
+
+def test_data_loss_restore_through_link_in_trash(tmp_path):
+    """F2: a record whose trash file is a live data file reached through a link in the trash:
+    restore refuses it and moves nothing; a trash file that is itself a link is refused too."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid, files, o_trashed = trashed_one(lake, trash)
+    victim = live_data(lake)[0]
+    os.symlink(os.path.dirname(victim), files / "lnk")
+    os.symlink(victim, files / "data" / "leaf.parquet")
+    now = 4102444800000  # newer than the sweep's record: restored first
+    write_journal(trash, uuid, [
+        record(lake, uuid, lake.dir / "data" / "moved-away.parquet",
+               files / "lnk" / os.path.basename(victim), now),
+        record(lake, uuid, lake.dir / "data" / "moved-too.parquet",
+               files / "data" / "leaf.parquet", now)], "9-forged-0.jsonl")
+    table_before = lake.files()
+    r = lake.icm("--json", "trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 1, r.stderr
+    outcomes = {f["trash"]: f["outcome"] for f in json.loads(r.stdout)["files"]}
+    assert outcomes == {str(files / "lnk" / os.path.basename(victim)): "failed",
+                        str(files / "data" / "leaf.parquet"): "failed",
+                        o_trashed: "restored"}
+    assert os.path.exists(victim) and os.path.islink(files / "data" / "leaf.parquet")
+    assert lake.files() == sorted(table_before + [str(lake.dir / "data" / "o.parquet")])
+    assert lake.rows() and sum(lake.rows().values()) > 0
+
+
+def test_data_loss_restore_through_link_in_table(tmp_path):
+    """F3: a link inside the table location pointing outside it: restore does not write
+    through it (the file stays in the trash, nothing appears outside)."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid, files, o_trashed = trashed_one(lake, trash)
+    planted = files / "data" / "z.parquet"
+    planted.write_bytes(b"z")
+    out = tmp_path / "outside"
+    out.mkdir()
+    os.symlink(out, lake.dir / "data" / "lnk")
+    write_journal(trash, uuid, [record(lake, uuid, lake.dir / "data" / "lnk" / "p.bin", planted,
+                                       4102444800000)], "9-forged-0.jsonl")
+    r = lake.icm("--json", "trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 1, r.stderr
+    assert "symbolic link" in r.stdout
+    assert os.listdir(out) == []
+    assert planted.read_bytes() == b"z"
+    assert os.path.exists(lake.dir / "data" / "o.parquet") and not os.path.exists(o_trashed)
+
+
+def test_data_loss_trash_inside_another_tables_location(tmp_path):
+    """F4: a trash inside another table's location (or holding it) is refused before anything
+    moves: that table's sweep would delete the trashed files at once."""
+    lake = Lake(tmp_path)
+    b = lake.cat.create_table("ns.b", schema=SCHEMA)
+    b.append(pa.table({"id": [7]}, schema=SCHEMA))
+    bdir = lake.wh / "ns" / "b"
+    inside_b = bdir / "trash"
+    inside_b.mkdir()
+    # a table of the catalog whose location is elsewhere: a trash holding it
+    other = tmp_path / "other"
+    c = lake.cat.create_table("ns.c", schema=SCHEMA, location=f"file://{other}/c")
+    c.append(pa.table({"id": [8]}, schema=SCHEMA))
+    # an Iceberg table no catalog names: told by its metadata/*.metadata.json
+    loose = tmp_path / "loose"
+    (loose / "metadata").mkdir(parents=True)
+    (loose / "metadata" / "00000-x.metadata.json").write_text("{}")
+    (loose / "data" / "trash").mkdir(parents=True)
+    o = lake.orphan("o.parquet", 5)
+    before = lake.files()
+    for t, why in ((inside_b, "lies inside the Iceberg table location"),
+                   (other, "ns.c"),
+                   (loose / "data" / "trash", "lies inside the Iceberg table location")):
+        r = sweep(lake, "--trash", str(t))
+        assert r.returncode == 5, (t, r.stderr)
+        assert why in r.stderr, r.stderr
+        r = lake.icm("--json", "expire-snapshots", "ns.t", "--trash", str(t))
+        assert r.returncode == 5, (t, r.stderr)
+    assert lake.files() == before and os.path.exists(o)
+    assert files_under(inside_b) == [] and files_under(loose / "data" / "trash") == []
+
+
+def test_data_loss_expire_after_restore_and_retrash(tmp_path):
+    """F5: trashed, restored, trashed again at the same name by a run whose journal expire
+    has not read (moved aside here): the old record must not delete the new file, as the
+    restore recorded that the name was emptied after it."""
+    lake, trash, jdir, first, o_trashed = trashed_long_ago(tmp_path)
+    r = lake.icm("--json", "trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 0, r.stderr
+    restores = [n for n in os.listdir(jdir) if n != first]
+    assert len(restores) == 1
+    (restored,) = [json.loads(line) for line in open(jdir / restores[0])]
+    assert restored["event"] == "restored" and restored["trash"] == o_trashed
+    o = str(lake.dir / "data" / "o.parquet")
+    assert os.path.exists(o) and not os.path.exists(o_trashed)
+    # trashed again (same size and all); its journal not yet seen by expire
+    age([o])
+    r = sweep(lake, "--trash", str(trash))
+    assert r.returncode == 0, r.stderr
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    for n in os.listdir(jdir):
+        if n not in (first, restores[0]):
+            os.rename(jdir / n, aside / n)
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1h")
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(o_trashed) and not os.path.exists(o)
+    assert sorted(os.listdir(jdir)) == sorted([first, restores[0]])
+
+
+def test_data_loss_expire_deletes_another_file_at_a_trash_name(tmp_path):
+    """An old record whose name now holds another file (not the size, or on local disk the
+    modification time, it recorded): expire keeps that file and says so (exit 5)."""
+    lake, trash, jdir, first, o_trashed = trashed_long_ago(tmp_path)
+    with open(o_trashed, "wb") as f:
+        f.write(b"another file")
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1h")
+    assert r.returncode == 5, r.stderr
+    assert "another file, kept" in r.stdout
+    assert open(o_trashed, "rb").read() == b"another file"
+    assert os.listdir(jdir) == [first]
+    # same size, another modification time: kept too
+    with open(o_trashed, "wb") as f:
+        f.write(b"x" * 3)
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1h")
+    assert r.returncode == 5, r.stderr
+    assert os.path.exists(o_trashed) and os.listdir(jdir) == [first]
+
+
+def test_data_loss_expire_removes_a_journal_still_written(tmp_path):
+    """A journal whose records are all old and their files gone, but which was written within
+    the window (a running sweep appends to it): expire keeps it."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid = uuid_of(lake)
+    files = trash / uuid / "files"
+    write_journal(trash, uuid, [record(lake, uuid, lake.dir / "data" / "gone.parquet",
+                                       files / "data" / "gone.parquet", 1)], "1-run-0.jsonl")
+    j = trash / uuid / "journal" / "1-run-0.jsonl"
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1h")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["journals_removed"] == 0 and j.exists()
+    age([j])
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1h")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["journals_removed"] == 1 and not j.exists()
