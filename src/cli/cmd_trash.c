@@ -33,7 +33,8 @@ static const char trash_help[] =
     "                            only its records are used, and only below it (a\n"
     "                            journal line is plain text: its own location is\n"
     "                            not trusted); no record of it: exit 1\n"
-    "  --path P                  only files that were at P or below it (repeatable)\n"
+    "  --path P                  only files that were at P or below it (repeatable;\n"
+    "                            a relative P is below the --table location)\n"
     "expire: delete the files trashed at least DURATION ago (30d, 12h, ...), then the\n"
     "  journals all of whose files are gone\n"
     "  --older-than DURATION     required\n"
@@ -107,6 +108,13 @@ static int on_file(const icm_trash_event *ev, void *payload)
     return 0;
 }
 
+static void free_joined(char **joined, size_t n)
+{
+    for (size_t k = 0; joined != NULL && k < n; k++)
+        free(joined[k]);
+    free(joined);
+}
+
 static int run_trash(icm_cli *cli, int argc, char **argv)
 {
     if (argc < 2)
@@ -153,10 +161,33 @@ static int run_trash(icm_cli *cli, int argc, char **argv)
     }
     if (rc == ICM_EXIT_OK && trash == NULL)
         rc = icm_cli_usage(argv[1], "expected TRASH (the URI given to --trash)");
-    if (rc == ICM_EXIT_OK && restore && (table == NULL || strchr(table, '/') == NULL))
-        rc = icm_cli_usage(table != NULL ? table : argv[1],
+    if (rc == ICM_EXIT_OK && restore && table == NULL)
+        rc = icm_cli_usage(argv[1],
                            "--table LOCATION is required: the table location whose files are "
                            "put back (a journal line's own location is not trusted)");
+    else if (rc == ICM_EXIT_OK && restore && strchr(table, '/') == NULL)
+        rc = icm_cli_usage(table,
+                           "--table takes the table's location (its folder or URI, as "
+                           "`icemaint inspect` shows it: /wh/ns/t, s3://bucket/wh/ns/t), not "
+                           "a catalog name");
+    /* A --path relative to nothing names a place below the table location. */
+    char **joined = NULL;
+    if (rc == ICM_EXIT_OK && n_paths > 0 && (joined = calloc(n_paths, sizeof *joined)) == NULL)
+        rc = icm_cli_oom();
+    for (size_t k = 0; rc == ICM_EXIT_OK && k < n_paths; k++) {
+        if (paths[k][0] == '/' || strstr(paths[k], ":/") != NULL || table == NULL)
+            continue;
+        size_t tl = strlen(table);
+        bool slash = tl > 0 && table[tl - 1] == '/';
+        const char *rel = paths[k][0] == '.' && paths[k][1] == '/' ? paths[k] + 2 : paths[k];
+        size_t len = tl + strlen(rel) + 2;
+        if ((joined[k] = malloc(len)) == NULL) {
+            rc = icm_cli_oom();
+            break;
+        }
+        snprintf(joined[k], len, "%s%s%s", table, slash ? "" : "/", rel);
+        paths[k] = joined[k];
+    }
     if (rc == ICM_EXIT_OK && !restore) {
         const char *why = NULL;
         if (older_than == NULL)
@@ -169,11 +200,13 @@ static int run_trash(icm_cli *cli, int argc, char **argv)
     if (rc == ICM_EXIT_OK && io == NULL)
         rc = icm_cli_fail(cli, icm_error_last()->code != 0 ? icm_error_last()->code : ICM_ERROR);
     if (rc != ICM_EXIT_OK) {
+        free_joined(joined, n_paths);
         free(paths);
         return rc;
     }
     trash_run r = {cli, restore, o.dry_run, cli->json ? json_array() : NULL, true};
     if (cli->json && r.files == NULL) {
+        free_joined(joined, n_paths);
         free(paths);
         return icm_cli_oom();
     }
@@ -185,6 +218,7 @@ static int run_trash(icm_cli *cli, int argc, char **argv)
     icm_trash_counts counts;
     int lrc = restore ? icm_trash_restore(&counts, io, trash, &o)
                       : icm_trash_expire(&counts, io, trash, &o);
+    free_joined(joined, n_paths);
     free(paths);
     /* A refusal (a file exists at the original location) or a failure of some files: the
      * files were reported one by one; any other error is the run's. */

@@ -217,15 +217,25 @@ def test_restore_filters_by_path_and_table(tmp_path):
     assert r.returncode == 1, r.stderr
     assert "no trashed file" in r.stderr
     assert not os.path.exists(a) and not os.path.exists(b)
-    for bad in (["--table", "ns.t"], ["--table", uuid_of(lake)], []):  # not a location
+    for bad in (["--table", "ns.t"], ["--table", uuid_of(lake)]):  # not a location
         r = lake.icm("trash", "restore", str(trash), *bad)
         assert r.returncode == 2, r.stderr
-        assert "--table LOCATION" in r.stderr
+        assert "--table takes the table's location" in r.stderr and "not a catalog name" \
+            in r.stderr
+    r = lake.icm("trash", "restore", str(trash))
+    assert r.returncode == 2 and "--table LOCATION is required" in r.stderr
     assert not os.path.exists(a) and not os.path.exists(b)
     r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir), "--path", a)
     assert r.returncode == 0, r.stderr
     assert os.path.exists(a) and not os.path.exists(b)
     assert trash_files(trash) == [trashed(trash, lake, b)]
+    # a relative --path is below the --table location
+    rel = os.path.relpath(b, lake.dir)
+    assert not rel.startswith("/") and not os.path.exists(b)
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir), "--path", rel)
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(a) and os.path.exists(b)
+    assert trash_files(trash) == []
 
 
 def test_trash_expire_keeps_the_newer(tmp_path):
