@@ -5,7 +5,6 @@ the files deleted and the refusals must be exactly those of one open per orphan.
 import json
 import os
 import sqlite3
-import subprocess
 import time
 
 import pytest
@@ -13,23 +12,21 @@ import pytest
 pytest.importorskip("pyarrow")
 pytest.importorskip("pyiceberg.catalog.sql")
 
-from safety_helpers import sql_table_of_three_appends  # noqa: E402
+from safety_helpers import icm as run_icm, local, sql_table_of_three_appends  # noqa: E402
 
-CLI = os.environ.get("ICM_CLI")
 TEN_DAYS_S = 10 * 86400
 HADOOP_CRC = b"crc\0\0\0\2\0\1\2\3\4"
 
 
 @pytest.fixture
 def table(tmp_path):
-    if not CLI or not os.path.exists(CLI):
-        pytest.fail("ICM_CLI does not name the built icemaint binary")
-    return sql_table_of_three_appends(tmp_path, "runs")
+    tbl = sql_table_of_three_appends(tmp_path, "runs")
+    tbl["tmp"] = tmp_path
+    return tbl
 
 
 def icm(tbl, *args, check=True):
-    p = subprocess.run([CLI, "--config", tbl["cfg"], "--catalog", "runs", *args],
-                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    p = run_icm(tbl["tmp"], tbl["cfg"], "--catalog", "runs", *args)
     if check and p.returncode != 0:
         raise AssertionError(f"icemaint {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
     return p
@@ -68,11 +65,11 @@ def test_companions_of_runs_of_orphans_are_exactly_the_hadoop_ones(table):
     (data / "extra" / ".nofile.parquet.crc").write_bytes(HADOOP_CRC)
     p = icm(table, "remove-orphan-files", "ns.t", "--dry-run", "--json")
     doc = json.loads(p.stdout)
-    planned = sorted(os.path.relpath(o["path"].removeprefix("file:"), data)
+    planned = sorted(os.path.relpath(local(o["path"]), data)
                      for o in doc["orphans"] if o["kind"] == "checksum")
     assert planned == ["extra/.a1.parquet.crc", "extra/.a4.parquet.crc",
                        "extra/deeper/.b0.parquet.crc", "extra/deeper/.b4.parquet.crc"]
-    files = sorted(os.path.relpath(o["path"].removeprefix("file:"), data)
+    files = sorted(os.path.relpath(local(o["path"]), data)
                    for o in doc["orphans"] if o["kind"] != "checksum")
     assert files == sorted([f"extra/{n}" for n in run1] + [f"extra/deeper/{n}" for n in run2])
     # each companion right after its file
