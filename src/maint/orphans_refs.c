@@ -350,12 +350,18 @@ static int add_ref_later(plan *p, const char *loc, unsigned tag, icm__pathset_ha
  * means growing as before. */
 #define KEEP_SET_RESERVE_CAP ((size_t)1 << 22)
 #define KEEP_SET_CONFIRM_SHARE 4
-/* + room for the metadata documents and aliases added after the walk */
-#define KEEP_SET_RESERVE_SPARE 4096
+/* + room for what the walk adds besides the announced entries (a manifest list and its
+ * manifests, statistics) and the metadata documents and aliases added after it: a table
+ * reserved for exactly the announced entries is full at them, and the manifests' few thousand
+ * more made it grow once more to twice the size (measured at 90M references: 2.9 GB instead of
+ * 1.9, and 4.0 GB while both tables were alive). 1/32 of the count covers manifests of 32
+ * entries or more; a table of smaller ones grows once, as without a count. */
+#define KEEP_SET_RESERVE_SPARE(n) ((n) / 32 + 65536)
 
 static void reserve_refs(plan *p, size_t n)
 {
-    if (icm__pathset_reserve(p->keys.set, p->refs_reserve_base + n + KEEP_SET_RESERVE_SPARE) != 0)
+    if (icm__pathset_reserve(p->keys.set,
+                             p->refs_reserve_base + n + KEEP_SET_RESERVE_SPARE(n)) != 0)
         icm_error_clear();
 }
 
