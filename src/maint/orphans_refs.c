@@ -375,9 +375,13 @@ static void expect_refs(size_t live_entries, void *payload)
 }
 
 /* One more reference of the walk added: the announced count's second step when it is due
- * (the walk has confirmed a share of it; it is past what the first step reserved). */
+ * (the walk has confirmed a share of it; it is past what the first step reserved). Not for a
+ * shard that keeps only its range of the references (on_reached): the count announces them
+ * all, so the set grows by doubling as without a count. */
 static void confirm_refs(plan *p)
 {
+    if (p->sharded && !p->survey.links)
+        return;
     size_t n = ++p->refs_confirmed;
     if (p->refs_announced > KEEP_SET_RESERVE_CAP &&
         n == p->refs_announced / KEEP_SET_CONFIRM_SHARE && n > 0)
