@@ -177,7 +177,6 @@ static int write_list(gen *g, int64_t snap, int64_t seq, const size_t *idx, size
     for (size_t k = 0; rc == 0 && k < n; k++) {
         const man *m = &g->mans[idx[k]];
         icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
-        memset(&mf, 0, sizeof mf);
         mf.manifest_path = m->path;
         mf.manifest_path_len = strlen(m->path);
         mf.manifest_length = m->length;

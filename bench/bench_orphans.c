@@ -128,7 +128,6 @@ static int write_manifest(icm_fileio *io, icm_manifest_list_writer *lw, const ch
     char *buf = NULL;
     size_t len = 0;
     icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
-    memset(&mf, 0, sizeof mf);
     if (rc == 0)
         rc = icm_manifest_writer_finish(&buf, &len, &mf, w);
     icm_manifest_writer_free(w);

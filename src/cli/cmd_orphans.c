@@ -21,6 +21,7 @@
 
 #include "catalog_ref.h"
 #include "cli.h"
+#include "icemaint/escape.h"
 #include "icemaint/orphans.h"
 #include "timeparse.h"
 
@@ -474,26 +475,92 @@ static json_t *counts_only_json(json_t *doc)
     return c;
 }
 
-/* The rows of the orphans as one aligned table. Returns false when memory ran out (then
- * nothing was printed). */
+/* The cells of orphan row `f` but its path (plain ASCII: escaping leaves them as they are). */
+static void row_cells(const icm_orphan_file *f, const char *cells[4], char *size, size_t size_len,
+                      char *mtime, size_t mtime_len)
+{
+    cells[0] = icm_orphan_kind_name(f->kind);
+    cells[1] = icm_cli_format_int64(f->size_bytes, size, size_len);
+    cells[2] = icm_cli_format_time(f->mtime_ms, mtime, mtime_len);
+    cells[3] = state_name(f->state);
+    for (size_t c = 0; c < 4; c++)
+        if (cells[c] == NULL)
+            cells[c] = "-";
+}
+
+/* Append `cell` to line[*at], padded to `width` plus the two blanks between columns unless
+ * it is the row's last cell. */
+static void put_cell(char *line, size_t *at, const char *cell, size_t len, size_t width,
+                     bool last)
+{
+    memcpy(line + *at, cell, len);
+    *at += len;
+    if (last)
+        return;
+    memset(line + *at, ' ', width - len + 2);
+    *at += width - len + 2;
+}
+
+/* The rows of the orphans as one aligned table, in the layout of icm_cli_grid (each column as
+ * wide as its widest cell, two blanks between columns, no padding after a row's last non-empty
+ * cell, a trailing column empty in every row left out), printed as it goes: a first pass
+ * measures the columns, the second escapes and prints each row, so a sweep of millions of
+ * orphans keeps no copy of its report (the grid kept five strings a row). Returns false when
+ * memory ran out (then nothing was printed). */
 static bool print_rows(const icm_orphan_result *r)
 {
     static const char *const headers[] = {"KIND", "SIZE_BYTES", "MODIFIED", "STATE", "PATH"};
-    icm_cli_grid *g = icm_cli_grid_new(5, headers);
-    bool ok = g != NULL;
-    for (size_t i = 0; ok && i < r->orphan_count; i++) {
+    size_t width[5] = {0}, longest_path = strlen(headers[4]);
+    bool any_path = false;
+    for (size_t c = 0; c < 5; c++)
+        width[c] = strlen(headers[c]);
+    for (size_t i = 0; i < r->orphan_count; i++) {
         const icm_orphan_file *f = &r->orphans[i];
         char size[32], mtime[64];
-        const char *cells[] = {icm_orphan_kind_name(f->kind),
-                               icm_cli_format_int64(f->size_bytes, size, sizeof size),
-                               icm_cli_format_time(f->mtime_ms, mtime, sizeof mtime),
-                               state_name(f->state), f->path};
-        ok = icm_cli_grid_add(g, cells);
+        const char *cells[4];
+        row_cells(f, cells, size, sizeof size, mtime, sizeof mtime);
+        for (size_t c = 0; c < 4; c++) {
+            size_t len = strlen(cells[c]);
+            if (len > width[c])
+                width[c] = len;
+        }
+        const char *path = f->path != NULL ? f->path : "-";
+        size_t len = strlen(path);
+        any_path = any_path || len > 0;
+        if (len > longest_path)
+            longest_path = len;
     }
-    if (ok)
-        icm_cli_grid_print(g, stdout);
-    icm_cli_grid_free(g);
-    return ok;
+    size_t ncols = any_path || r->orphan_count == 0 ? 5 : 4;
+    size_t line_cap = ICM_ESCAPE_TEXT_MAX(longest_path) + 2;
+    for (size_t c = 0; c < 4; c++)
+        line_cap += width[c] + 2;
+    char *line = malloc(line_cap);
+    if (line == NULL)
+        return false;
+    size_t at = 0;
+    for (size_t c = 0; c < ncols; c++)
+        put_cell(line, &at, headers[c], strlen(headers[c]), width[c], c + 1 == ncols);
+    line[at++] = '\n';
+    fwrite(line, 1, at, stdout);
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        const icm_orphan_file *f = &r->orphans[i];
+        char size[32], mtime[64];
+        const char *cells[4];
+        row_cells(f, cells, size, sizeof size, mtime, sizeof mtime);
+        const char *path = f->path != NULL ? f->path : "-";
+        at = 0;
+        bool path_shown = ncols == 5 && path[0] != '\0';
+        for (size_t c = 0; c < 4; c++)
+            put_cell(line, &at, cells[c], strlen(cells[c]), width[c], !path_shown && c == 3);
+        if (path_shown) {
+            size_t room = line_cap - at;
+            at += icm_escape_text(line + at, room, path, strlen(path));
+        }
+        line[at++] = '\n';
+        fwrite(line, 1, at, stdout);
+    }
+    free(line);
+    return true;
 }
 
 /* The text report; false when its rows could not be printed (out of memory). */

@@ -131,18 +131,30 @@ static char *folder_of(char *path)
     return path;
 }
 
-int icm__link_guard_check(const icm__link_guard *g, icm__link_cache *c, const char *location)
+/* The folder of local `location` (new string in *dir), or an answer for the file without
+ * one: 1 for a location that is not local (no links), ICM_EREFUSED, ICM_ENOMEM. */
+static int folder_of_location(const char *location, char **dir)
 {
+    *dir = NULL;
     if (icm__location_local_part(location) == NULL)
-        return 0; /* an object store: no links */
-    char *dir = NULL;
-    if (icm__location_fs_path(location, &dir) != 0)
+        return 1; /* an object store: no links */
+    if (icm__location_fs_path(location, dir) != 0)
         return ICM_ENOMEM;
-    if (folder_of(dir) == NULL) {
-        icm__free(dir);
+    if (folder_of(*dir) == NULL) {
+        icm__free(*dir);
+        *dir = NULL;
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location,
                               "not deleted: not an absolute path; kept");
     }
+    return 0;
+}
+
+int icm__link_guard_check(const icm__link_guard *g, icm__link_cache *c, const char *location)
+{
+    char *dir = NULL;
+    int rc = folder_of_location(location, &dir);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
     if (c->dir == NULL || strcmp(c->dir, dir) != 0) {
         icm__free(c->dir);
         c->dir = dir;
@@ -158,4 +170,75 @@ int icm__link_guard_check(const icm__link_guard *g, icm__link_cache *c, const ch
     if (c->verdict == 0)
         return 0;
     return icm__error_set(ICM_ERRCLASS_MAINT, c->verdict, location, "not deleted: %s", c->why);
+}
+
+/* Room for folder number k in the memo's arrays. */
+static int memo_room(icm__link_memo *m, size_t k)
+{
+    if (k < m->cap)
+        return 0;
+    size_t cap = m->cap != 0 ? 2 * m->cap : 256;
+    int *v = icm__reallocarray(m->verdict, cap, sizeof *v);
+    if (v == NULL)
+        return ICM_ENOMEM;
+    m->verdict = v;
+    char **w = icm__reallocarray(m->why, cap, sizeof *w);
+    if (w == NULL)
+        return ICM_ENOMEM;
+    m->why = w;
+    m->cap = cap;
+    return 0;
+}
+
+int icm__link_guard_check_memo(const icm__link_guard *g, icm__link_memo *m, const char *location)
+{
+    char *dir = NULL;
+    int rc = folder_of_location(location, &dir);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    size_t len = strlen(dir), k = 0;
+    bool known = icm__strset_contains(&m->dirs, dir, len);
+    if (!known && icm__strset_count(&m->dirs) >= ICM__LINK_MEMO_MAX_DIRS) {
+        icm__free(dir); /* remembered enough: the one-folder cache for the rest */
+        return icm__link_guard_check(g, &m->overflow, location);
+    }
+    bool added = false;
+    if (memo_room(m, icm__strset_count(&m->dirs)) != 0 ||
+        icm__strset_add_numbered(&m->dirs, dir, len, &added, &k) != 0) {
+        icm__free(dir);
+        return ICM_ENOMEM;
+    }
+    if (added || m->verdict[k] == ICM_ENOMEM) {
+        /* (a folder whose judging ran out of memory is judged again next time) */
+        char why[sizeof ((icm__link_cache *)NULL)->why];
+        int verdict = judge_folder(g, dir, why, sizeof why);
+        char *copy = verdict != 0 && verdict != ICM_ENOMEM ? icm__strdup(why) : NULL;
+        if (added)
+            m->why[k] = NULL;
+        if (verdict == ICM_ENOMEM || (verdict != 0 && copy == NULL)) {
+            m->verdict[k] = ICM_ENOMEM;
+            icm__free(dir);
+            return ICM_ENOMEM;
+        }
+        icm__free(m->why[k]);
+        m->why[k] = copy;
+        m->verdict[k] = verdict;
+    }
+    icm__free(dir);
+    if (m->verdict[k] == 0)
+        return 0;
+    return icm__error_set(ICM_ERRCLASS_MAINT, m->verdict[k], location, "not deleted: %s",
+                          m->why[k]);
+}
+
+void icm__link_memo_dispose(icm__link_memo *m)
+{
+    size_t n = icm__strset_count(&m->dirs);
+    for (size_t k = 0; k < n && k < m->cap; k++)
+        icm__free(m->why[k]);
+    icm__free(m->why);
+    icm__free(m->verdict);
+    icm__strset_dispose(&m->dirs);
+    icm__link_cache_dispose(&m->overflow);
+    memset(m, 0, sizeof *m);
 }

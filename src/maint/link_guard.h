@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "icemaint/fileio.h"
+#include "util/strset.h"
 
 #define ICM__LINK_GUARD_MAX_ROOTS 3
 
@@ -57,5 +58,28 @@ void icm__link_cache_dispose(icm__link_cache *c);
  *  last error says why); ICM_ENOMEM.
  */
 int icm__link_guard_check(const icm__link_guard *g, icm__link_cache *c, const char *location);
+
+/*
+ * A planner's memory of every folder it judged, for a report made once over a whole plan (the
+ * dry run's: its orphans come in listing order, which is rarely folder order, so the one-folder
+ * cache would resolve a folder per file). One resolve per distinct folder: at most
+ * ICM__LINK_MEMO_MAX_DIRS folders are remembered (then the one-folder cache takes over for
+ * the rest). Never used by a delete phase: the check right before a delete is
+ * icm__link_guard_check with its one-folder cache, made at that time, so a folder swapped for
+ * a link after planning is still caught there. Zero-initialise; dispose when done.
+ */
+#define ICM__LINK_MEMO_MAX_DIRS ((size_t)1 << 19)
+
+typedef struct icm__link_memo {
+    icm__strset dirs;        /* the folders judged, numbered in order */
+    int *verdict;            /* verdict[k]: icm__link_guard_check's answer for folder k */
+    char **why;              /* why[k]: its reason when the verdict is not 0, else NULL */
+    size_t cap;              /* of verdict and why */
+    icm__link_cache overflow; /* for the folders past ICM__LINK_MEMO_MAX_DIRS */
+} icm__link_memo;
+
+/* icm__link_guard_check through the memo: the same answers and last error. */
+int icm__link_guard_check_memo(const icm__link_guard *g, icm__link_memo *m, const char *location);
+void icm__link_memo_dispose(icm__link_memo *m);
 
 #endif /* ICM_MAINT_LINK_GUARD_H */

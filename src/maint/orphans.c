@@ -376,13 +376,13 @@ static int mark_kept_by_links(icm_table *t, icm_orphan_result *r)
     const char *roots[3];
     size_t n_roots = icm__table_roots(icm_table_get_metadata(t), roots);
     icm__link_guard guard;
-    icm__link_cache cache = {0};
+    icm__link_memo memo = {0}; /* one resolve per folder for the whole report */
     int rc = icm__link_guard_init(&guard, icm_table_get_fileio(t), roots, n_roots);
     for (size_t i = 0; rc == 0 && i < r->orphan_count; i++) {
         icm_orphan_file *f = &r->orphans[i];
         bool file_kept = f->kind == ICM_ORPHAN_CHECKSUM && i > 0 &&
                          r->orphans[i - 1].state == ICM_ORPHAN_KEPT;
-        int check = file_kept ? ICM_EREFUSED : icm__link_guard_check(&guard, &cache, f->path);
+        int check = file_kept ? ICM_EREFUSED : icm__link_guard_check_memo(&guard, &memo, f->path);
         if (check == ICM_ENOMEM)
             rc = ICM_ENOMEM;
         if (check != ICM_EREFUSED)
@@ -393,7 +393,7 @@ static int mark_kept_by_links(icm_table *t, icm_orphan_result *r)
                                                    "of is kept"
                                                  : icm_error_last()->message);
     }
-    icm__link_cache_dispose(&cache);
+    icm__link_memo_dispose(&memo);
     icm__link_guard_dispose(&guard);
     icm_error_clear();
     return rc;

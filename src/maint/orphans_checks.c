@@ -11,6 +11,7 @@
 #include "icemaint/maint.h"
 #include "icemaint/metadata.h"
 #include "maint/catalog_store.h"
+#include "maint/folder_names.h"
 #include "maint/orphans_internal.h"
 #include "maint/orphans_plan.h"
 #include "maint/places.h"
@@ -266,13 +267,33 @@ int icm__orphans_check_catalog_stores(plan *p)
     }
     icm__buf unread = ICM__BUF_INIT; /* candidates whose first bytes could not be read */
     size_t n_unread = 0;
+    /* On local disk a candidate whose name its folder does not hold is not there (its read
+     * would find nothing, and nothing is what a file gone means here): one read of the folder
+     * for its run of candidates instead of an open each (folder_names.h). */
+    icm__folder_names names;
+    bool by_folder = look.kinds == NULL && icm__folder_names_init(&names, p->io) == 0;
+    size_t run_end = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const char *loc = store_look_at(&look, i);
         if (loc == NULL)
             continue;
         bool candidate = i >= n_unknown;
         icm__catalog_file kind;
-        if (look.kinds != NULL) {
+        icm__folder_answer there = ICM__NAME_UNKNOWN;
+        if (by_folder && candidate) {
+            if (i >= run_end) {
+                run_end = i + 1;
+                while (run_end < n && icm__folder_names_same_folder(
+                                          loc, p->r->orphans[run_end - n_unknown].path))
+                    run_end++;
+            }
+            rc = icm__folder_names_ask(&names, loc, run_end - i, &there);
+            if (rc != 0)
+                break;
+        }
+        if (there == ICM__NAME_ABSENT) {
+            kind = ICM__CATALOG_FILE_NONE;
+        } else if (look.kinds != NULL) {
             kind = look.kinds[i];
             rc = look.rcs[i] == ICM_ENOMEM ? icm__error_oom() : look.rcs[i];
         } else {
@@ -292,6 +313,8 @@ int icm__orphans_check_catalog_stores(plan *p)
         if (rc == 0 && (candidate || is_orphan(p, loc)) && found++ < STORES_NAMED)
             rc = icm__buf_printf(&named, "%s%s", found > 1 ? ", " : "", loc);
     }
+    if (by_folder)
+        icm__folder_names_dispose(&names);
     icm__free(look.kinds);
     icm__free(look.rcs);
     if (rc == 0 && found > 0)

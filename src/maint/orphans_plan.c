@@ -31,6 +31,7 @@
 #include "icemaint/maint.h"
 #include "icemaint/metadata.h"
 #include "io/list_ahead.h"
+#include "maint/folder_names.h"
 #include "maint/orphans_internal.h"
 #include "maint/orphans_plan.h"
 #include "maint/places.h"
@@ -410,9 +411,37 @@ static int companion_of(plan *p, const icm_orphan_file *f, icm_orphan_file *out)
     return 0;
 }
 
+/* Whether orphan i's checksum companion certainly is not there: its name is absent from its
+ * folder, read once for the run of orphans in that folder (folder_names.h; a name present, or
+ * a folder not read, is asked of storage by companion_of as before). */
+static int companion_absent(icm__folder_names *names, const icm_orphan_result *r, size_t i,
+                            size_t *run_end, bool *absent)
+{
+    *absent = false;
+    const char *path = r->orphans[i].path;
+    if (i >= *run_end) {
+        *run_end = i + 1;
+        while (*run_end < r->orphan_count &&
+               icm__folder_names_same_folder(path, r->orphans[*run_end].path))
+            (*run_end)++;
+    }
+    bool oom = false;
+    char *crc = icm__location_checksum_name(path, &oom);
+    if (crc == NULL)
+        return oom ? ICM_ENOMEM : 0; /* no companion name: companion_of says so */
+    icm__folder_answer a = ICM__NAME_UNKNOWN;
+    int rc = icm__folder_names_same_folder(crc, path)
+                 ? icm__folder_names_ask(names, crc, *run_end - i, &a)
+                 : 0;
+    icm__free(crc);
+    *absent = a == ICM__NAME_ABSENT;
+    return rc;
+}
+
 /* Plan each final orphan's checksum companion right after it (README "What the maintenance
  * commands touch"): the listing skips hidden names, so the companions are looked up here, one
- * check per orphan (never per listed file). A kept file's companion is never looked at. */
+ * check per orphan (never per listed file), or one read per folder of orphans where that is
+ * the same answer (companion_absent). A kept file's companion is never looked at. */
 static int add_checksum_companions(plan *p)
 {
     icm_orphan_result *r = p->r;
@@ -422,14 +451,20 @@ static int add_checksum_companions(plan *p)
     icm_orphan_file *all = icm__reallocarray(NULL, n, 2 * sizeof *all);
     if (all == NULL)
         return ICM_ENOMEM;
-    size_t k = 0;
-    int rc = 0;
+    icm__folder_names names;
+    int rc = icm__folder_names_init(&names, p->io);
+    size_t k = 0, run_end = 0;
     for (size_t i = 0; i < n; i++) {
         all[k++] = r->orphans[i];
         icm_orphan_file c;
-        if (rc == 0 && (rc = companion_of(p, &r->orphans[i], &c)) == 0 && c.path != NULL)
+        bool absent = false;
+        if (rc == 0)
+            rc = companion_absent(&names, r, i, &run_end, &absent);
+        if (rc == 0 && !absent && (rc = companion_of(p, &r->orphans[i], &c)) == 0 &&
+            c.path != NULL)
             all[k++] = c;
     }
+    icm__folder_names_dispose(&names);
     /* On failure the orphans stay as they were (the companions found are dropped). */
     if (rc != 0) {
         for (size_t i = 0; i < k; i++)

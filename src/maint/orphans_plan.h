@@ -50,6 +50,9 @@ struct icm__orphan_plan {
     const icm_orphan_options *o;
     icm_orphan_result *r;
     icm__orphan_keys keys;
+    size_t refs_announced;      /* entries the manifest lists announce (orphans_refs.c) */
+    size_t refs_confirmed;      /* references of the walk added to R so far */
+    size_t refs_reserve_base;   /* R's count when the announcement came */
     int64_t cutoff;
     char *roots[3];             /* table location, write.data.path, write.metadata.path */
     size_t n_roots;

@@ -339,6 +339,55 @@ static int add_ref_later(plan *p, const char *loc, unsigned tag, icm__pathset_ha
     return icm__okeys_add_later(&p->keys, h, tag);
 }
 
+/* Most of the keep set is the entries the manifest lists announce: room for them up front saves
+ * growing the table many times over (each growth a new table beside the old and a pass over
+ * it: 53 bytes per entry at that moment, against 21.4 in a table sized once). The counts are
+ * the lists' claims, so the room is given in two steps: up to KEEP_SET_RESERVE_CAP entries at
+ * once (a corrupt count costs at most about 90 MB), and the whole announced count once the
+ * walk has added 1/KEEP_SET_CONFIRM_SHARE of it (confirm_refs): a corrupt count then costs
+ * at most KEEP_SET_CONFIRM_SHARE times the room of the references really there, never
+ * more. Until then the table grows by doubling as without a count. A failed reservation only
+ * means growing as before. */
+#define KEEP_SET_RESERVE_CAP ((size_t)1 << 22)
+#define KEEP_SET_CONFIRM_SHARE 4
+/* + room for what the walk adds besides the announced entries (a manifest list and its
+ * manifests, statistics) and the metadata documents and aliases added after it: a table
+ * reserved for exactly the announced entries is full at them, and the manifests' few thousand
+ * more made it grow once more to twice the size (measured at 90M references: 2.9 GB instead of
+ * 1.9, and 4.0 GB while both tables were alive). 1/32 of the count covers manifests of 32
+ * entries or more; a table of smaller ones grows once, as without a count. */
+#define KEEP_SET_RESERVE_SPARE(n) ((n) / 32 + 65536)
+
+static void reserve_refs(plan *p, size_t n)
+{
+    if (icm__pathset_reserve(p->keys.set,
+                             p->refs_reserve_base + n + KEEP_SET_RESERVE_SPARE(n)) != 0)
+        icm_error_clear();
+}
+
+static void expect_refs(size_t live_entries, void *payload)
+{
+    plan *p = payload;
+    p->refs_announced = live_entries;
+    p->refs_confirmed = 0;
+    p->refs_reserve_base = icm__pathset_count(p->keys.set);
+    reserve_refs(p, live_entries < KEEP_SET_RESERVE_CAP ? live_entries : KEEP_SET_RESERVE_CAP);
+}
+
+/* One more reference of the walk added: the announced count's second step when it is due
+ * (the walk has confirmed a share of it; it is past what the first step reserved). Not for a
+ * shard that keeps only its range of the references (on_reached): the count announces them
+ * all, so the set grows by doubling as without a count. */
+static void confirm_refs(plan *p)
+{
+    if (p->sharded && !p->survey.links)
+        return;
+    size_t n = ++p->refs_confirmed;
+    if (p->refs_announced > KEEP_SET_RESERVE_CAP &&
+        n == p->refs_announced / KEEP_SET_CONFIRM_SHARE && n > 0)
+        reserve_refs(p, p->refs_announced);
+}
+
 static int on_reached(const icm__reached *f, void *payload)
 {
     plan *p = payload;
@@ -381,6 +430,8 @@ static int on_reached(const icm__reached *f, void *payload)
     }
     icm__pathset_hash h;
     int rc = add_ref_later(p, f->location, tag, &h);
+    if (rc == 0)
+        confirm_refs(p);
     if (rc == 0 && p->sample_cuts && icm__cut_sample_wants(&p->cut_sample, h.low)) {
         /* In the form the listing reports (the list root's), so the cuts fall among its keys. */
         char *cut = icm__location_join(p->list_root, rest);
@@ -388,21 +439,6 @@ static int on_reached(const icm__reached *f, void *payload)
         icm__free(cut);
     }
     return rc;
-}
-
-/* Most of the keep set is the entries the manifest lists announce: room for them up front saves
- * growing the table many times over (each growth a new table and a pass over the old). The
- * counts are the lists' claims, so the room is capped (a corrupt count costs at most about
- * 90 MB of address space), and a failed reservation only means growing as before. */
-#define KEEP_SET_RESERVE_CAP ((size_t)1 << 22)
-
-static void expect_refs(size_t live_entries, void *payload)
-{
-    plan *p = payload;
-    size_t n = live_entries < KEEP_SET_RESERVE_CAP ? live_entries : KEEP_SET_RESERVE_CAP;
-    /* + room for the metadata documents and aliases added after the walk */
-    if (icm__pathset_reserve(p->keys.set, icm__pathset_count(p->keys.set) + n + 4096) != 0)
-        icm_error_clear();
 }
 
 /* A metadata document or version hint of R (not part of the presence check). */

@@ -3,8 +3,11 @@
  * symbolic links: a root reached through a link passes; a folder below the root that is a link
  * (to a folder of the table itself, or out of it) is refused; a missing folder is "gone"; a
  * write.data.path that is itself a link is a root of its own; object-store locations pass; the
- * per-folder cache gives each file of a folder the folder's verdict.
+ * per-folder cache gives each file of a folder the folder's verdict; the planner's memo
+ * (icm__link_guard_check_memo) gives the same answers and messages in any order, and a folder
+ * swapped for a link after the memo judged it is still refused by the delete-time check.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -138,12 +141,70 @@ static void test_cache_follows_folder_runs(void **state)
     icm__link_guard_dispose(&g);
 }
 
+/* Files out of folder order through the memo: each answer and message is the one-folder
+ * cache's (a fresh cache per file). */
+static void test_memo_answers_as_the_check(void **state)
+{
+    place *p = *state;
+    const char *roots[] = {p->root};
+    icm__link_guard g;
+    assert_int_equal(icm__link_guard_init(&g, p->io, roots, 1), 0);
+    icm__link_memo m = {0};
+    const char *rels[] = {"data/alias/a", "data/x", "data/out/o", "data/alias/b", "data/y",
+                          "data/gone/x", "data/sub/y", "data/out/p", "data/gone/y", "wdp/z"};
+    for (size_t round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
+            char *loc = icmt_sprintf("%s/%s", p->root, rels[i]);
+            int want = verdict(&g, p, rels[i]);
+            char *want_msg = icmt_sprintf("%s", icm_error_last()->message);
+            icm_error_clear();
+            assert_int_equal(icm__link_guard_check_memo(&g, &m, loc), want);
+            if (want != 0)
+                assert_string_equal(icm_error_last()->message, want_msg);
+            free(want_msg);
+            free(loc);
+        }
+    }
+    assert_int_equal(icm__strset_count(&m.dirs), 6); /* each folder judged once */
+    icm__link_memo_dispose(&m);
+    icm__link_guard_dispose(&g);
+}
+
+/* The memo is the plan's report: a folder swapped for a link after it judged the folder is
+ * still refused by the check the delete phase makes right before the delete (a fresh
+ * one-folder cache), which the memo never replaces. */
+static void test_folder_swapped_after_planning_caught_at_delete(void **state)
+{
+    place *p = *state;
+    const char *roots[] = {p->root};
+    icm__link_guard g;
+    assert_int_equal(icm__link_guard_init(&g, p->io, roots, 1), 0);
+    icm__link_memo m = {0};
+    char *loc = icmt_sprintf("%s/data/sub/y", p->root);
+    assert_int_equal(icm__link_guard_check_memo(&g, &m, loc), 0);
+    /* data/sub becomes a link to the folder outside the table */
+    char *sub = icmt_in(p->dir, "real/t/data/sub");
+    char *moved = icmt_in(p->dir, "real/t/data/sub-moved");
+    assert_int_equal(rename(sub, moved), 0);
+    link_at(p, "outside", "real/t/data/sub");
+    assert_int_equal(verdict(&g, p, "data/sub/y"), ICM_EREFUSED);
+    assert_non_null(strstr(icm_error_last()->message, "symbolic link"));
+    free(moved);
+    free(sub);
+    free(loc);
+    icm__link_memo_dispose(&m);
+    icm__link_guard_dispose(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_links_below_root_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spellings_and_other_roots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_follows_folder_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memo_answers_as_the_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_folder_swapped_after_planning_caught_at_delete,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
