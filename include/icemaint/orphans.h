@@ -230,8 +230,10 @@ typedef struct icm_orphan_options {
      *  runs in each shard over the whole location: a shard also lists (or reads again from
      *  the file list or the inventory report) the names outside its range, keeping only what
      *  the guards need (another table's or an unreadable `*.metadata.json`, another format's
-     *  log), so a shard refuses whenever the unsharded run would; memory divides by N,
-     *  listing requests (and report reads) do not (docs/SHARDS.md). 0 or 1 = the whole
+     *  log), and before its own range plans every other range for its verdict only (one
+     *  at a time, nothing kept), refusing (ICM_EREFUSED) when any would refuse, so a shard
+     *  refuses whenever the unsharded run would; memory divides by N, planning work
+     *  (listing requests, manifest and report reads) does not (docs/SHARDS.md). 0 or 1 = the whole
      *  location (shard_index must be 0); shard_index >= shard_count is ICM_EINVALID. */
     unsigned int shard_index;
     unsigned int shard_count;

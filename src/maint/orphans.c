@@ -463,6 +463,67 @@ static int shard_named(const icm_orphan_options *o, int rc)
     return rc;
 }
 
+/*
+ * A shard refuses whenever the unsharded run refuses (docs/SHARDS.md, "Every range's
+ * checks"): the checks that refuse the whole run look at what they find in one range (the
+ * presence check's missing reference, a catalog's database found among the candidates, a
+ * name referenced only under another bucket), while what they protect may lie in another
+ * range. So before shard I plans its own range it plans every other range r of the same run,
+ * one at a time, keeping nothing but the verdict (no plan state; each result freed before the
+ * next), as the run of shard r/N would (same options, same "now"): a refusal there refuses
+ * this shard, naming shard r; another failure fails it with that failure's code. The
+ * presence check refuses the unsharded run when a reference is missing anywhere and an
+ * orphan exists anywhere: a range without orphans hands its refusal back (cross->missing,
+ * with the range in *missing_range), and this shard refuses when any range has an orphan
+ * (cross->orphans_elsewhere here, or its own plan's after it). Memory stays that of one
+ * range; the planning work is N ranges' (docs/SHARDS.md, "Limits"). The plans here are the
+ * planning step alone (icm__orphans_plan_range never calls back into the sweep), so they
+ * cannot recurse. A deleting shard's lease is kept between them. Returns 0, ICM_EREFUSED,
+ * ICM_ENOMEM or the other range's failure code.
+ */
+static int check_other_ranges(icm_table *t, const icm_orphan_options *o, int64_t now,
+                              icm__cross_range *cross, unsigned int *missing_range)
+{
+    for (unsigned int range = 0; o->shard_count >= 2 && range < o->shard_count; range++) {
+        if (range == o->shard_index)
+            continue;
+        icm_orphan_options other = *o;
+        other.shard_index = range;
+        icm_orphan_result *verdict = NULL;
+        bool had_missing = cross->missing != NULL;
+        cross->verdict_only = true;
+        int rc = icm__orphans_plan_range(t, &other, now, cross, NULL, &verdict);
+        cross->verdict_only = false;
+        if (rc == 0 && verdict->orphan_count > 0)
+            cross->orphans_elsewhere = true;
+        icm_orphan_result_free(verdict);
+        if (!had_missing && cross->missing != NULL)
+            *missing_range = range;
+        if (rc == ICM_ENOMEM)
+            return rc;
+        if (rc != 0) {
+            char prefix[96];
+            snprintf(prefix, sizeof prefix, "shard %u/%u of the same run %s: ", range,
+                     o->shard_count, rc == ICM_EREFUSED ? "refuses" : "fails");
+            icm__error_prefix_message(prefix);
+            return rc;
+        }
+        if (!o->dry_run && o->lease != NULL && (rc = icm__lease_keep(o->lease)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Another range's missing references refuse this shard once an orphan exists anywhere. */
+static int refuse_missing_elsewhere(const icm_orphan_options *o, icm_table *t,
+                                    const icm__cross_range *cross, unsigned int range)
+{
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED,
+                          icm_table_metadata_location(icm_table_get_metadata(t)),
+                          "shard %u/%u of the same run refuses: %s", range, o->shard_count,
+                          cross->missing);
+}
+
 int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
                      const icm_orphan_options *opts)
 {
@@ -510,9 +571,23 @@ int icm_orphan_sweep(icm_orphan_result **out, icm_table *t,
         if (trc != 0)
             return trc;
     }
+    /* Every other range's checks first, so nothing of this range is planned (nor held in
+     * memory beside them) when another range refuses. */
+    icm__cross_range cross = {0};
+    unsigned int missing_range = 0;
+    int rc = check_other_ranges(t, o, now, &cross, &missing_range);
+    if (rc == 0 && cross.missing != NULL && cross.orphans_elsewhere)
+        rc = refuse_missing_elsewhere(o, t, &cross, missing_range);
     icm_orphan_result *r = NULL;
     icm__orphan_plan *plan = NULL;
-    int rc = icm__orphans_plan(t, o, now, o->dry_run ? NULL : &plan, &r);
+    if (rc == 0)
+        rc = icm__orphans_plan_range(t, o, now, &cross, o->dry_run ? NULL : &plan, &r);
+    if (rc == 0 && cross.missing != NULL && r->orphan_count > 0) {
+        rc = refuse_missing_elsewhere(o, t, &cross, missing_range);
+        icm__orphan_plan_free(plan);
+        icm_orphan_result_free(r);
+    }
+    icm__free(cross.missing);
     if (rc != 0) {
         icm__trash_free(trash);
         return shard_named(o, rc);

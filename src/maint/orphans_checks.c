@@ -439,7 +439,10 @@ static int refuse_missing(plan *p, const missing_files *m)
  */
 int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
 {
-    if (p->r->orphan_count == 0 || icm__orphan_option_no_verify(p->o))
+    /* A shard: an orphan in another range counts too, and a range planned for its verdict
+     * checks whatever its own orphans (icm__cross_range). */
+    bool others = p->cross != NULL && (p->cross->verdict_only || p->cross->orphans_elsewhere);
+    if ((p->r->orphan_count == 0 && !others) || icm__orphan_option_no_verify(p->o))
         return 0;
     size_t unlisted = icm__pathset_count_marks(p->keys.set, MARK_EXPECTED | MARK_FOUND,
                                                MARK_EXPECTED);
@@ -456,6 +459,15 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
         m.count = unlisted; /* (the walk could not name them: say how many) */
     if (rc == 0 && m.count > 0)
         rc = refuse_missing(p, &m);
+    /* A verdict-only range without orphans of its own hands the refusal to the sweep, which
+     * refuses only when some range has an orphan (as the unsharded run). */
+    if (rc == ICM_EREFUSED && p->r->orphan_count == 0 && p->cross != NULL &&
+        p->cross->verdict_only) {
+        if (p->cross->missing == NULL)
+            p->cross->missing = icm__strdup(icm_error_last()->message);
+        rc = p->cross->missing != NULL ? 0 : ICM_ENOMEM;
+        icm_error_clear();
+    }
     for (size_t i = 0; i < m.n_named; i++)
         icm__free(m.named[i]);
     return rc;

@@ -188,6 +188,23 @@ static inline bool icm__orphan_option_no_verify(const icm_orphan_options *o)
 typedef struct icm__orphan_plan icm__orphan_plan;
 int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
                       icm__orphan_plan **plan_out, icm_orphan_result **out);
+
+/* A sharded sweep's view of the other ranges (orphans.c, check_other_ranges): the presence
+ * check refuses the unsharded run when a referenced file is missing anywhere and there is an
+ * orphan anywhere, which a range alone cannot see. A range planned for its verdict only
+ * (verdict_only) does not refuse over missing references when it has no orphan itself: it
+ * keeps the refusal's message in *missing (icm__free) for the sweep, which refuses when any
+ * range has an orphan. The own range's plan checks presence when it has orphans or
+ * orphans_elsewhere (another range has). Internal: never a public option. */
+typedef struct icm__cross_range {
+    bool verdict_only;
+    bool orphans_elsewhere;
+    char *missing;
+} icm__cross_range;
+/* icm__orphans_plan with that view (cross may be NULL: a plan of its own). */
+int icm__orphans_plan_range(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
+                            icm__cross_range *cross, icm__orphan_plan **plan_out,
+                            icm_orphan_result **out);
 void icm__orphan_plan_free(icm__orphan_plan *p);
 
 /*

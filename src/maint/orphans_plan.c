@@ -683,6 +683,13 @@ void icm__orphan_plan_free(icm__orphan_plan *p)
 int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
                       icm__orphan_plan **plan_out, icm_orphan_result **out)
 {
+    return icm__orphans_plan_range(t, o, now_ms, NULL, plan_out, out);
+}
+
+int icm__orphans_plan_range(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
+                            icm__cross_range *cross, icm__orphan_plan **plan_out,
+                            icm_orphan_result **out)
+{
     *out = NULL;
     if (plan_out != NULL)
         *plan_out = NULL;
@@ -697,6 +704,7 @@ int icm__orphans_plan(icm_table *t, const icm_orphan_options *o, int64_t now_ms,
     p->io = icm_table_get_fileio(t);
     p->o = o;
     p->sharded = o->shard_count >= 2;
+    p->cross = p->sharded ? cross : NULL;
     r->dry_run = o->dry_run;
     r->now_ms = now_ms;
     p->r = r;

@@ -107,6 +107,7 @@ struct icm__orphan_plan {
      * form: shard_after < K <= shard_upto (NULL: no bound); shard_empty: none at all. The
      * cut sample then holds such relative keys too. */
     bool sharded;
+    icm__cross_range *cross; /* the other ranges' view (orphans_internal.h); NULL: none */
     bool shard_empty;
     char *shard_after;
     char *shard_upto;
