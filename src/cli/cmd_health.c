@@ -864,33 +864,6 @@ static int add_table(const char *table, void *payload)
     return 0;
 }
 
-typedef struct name_list {
-    char **v;
-    size_t len, cap;
-    bool oom;
-} name_list;
-
-static int add_name(const char *name, void *payload)
-{
-    name_list *l = payload;
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (v == NULL) {
-            l->oom = true;
-            return ICM_ENOMEM;
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    if ((l->v[l->len] = strdup(name)) == NULL) {
-        l->oom = true;
-        return ICM_ENOMEM;
-    }
-    l->len++;
-    return 0;
-}
-
 /* The tables of `ns` (NULL: the catalog's root, which holds none) and of every namespace
  * below it, depth first, in the catalog's order. */
 static int collect_tables(icm_cli *cli, icm_catalog *cat, table_list *tl, const char *ns,
@@ -906,14 +879,12 @@ static int collect_tables(icm_cli *cli, icm_catalog *cat, table_list *tl, const 
         if (lrc != 0)
             return icm_cli_fail(cli, lrc);
     }
-    name_list children = {NULL, 0, 0, false};
-    int lrc = icm_catalog_list_namespaces(cat, ns, add_name, &children);
+    icm_cli_names children = {NULL, 0, 0, false};
+    int lrc = icm_catalog_list_namespaces(cat, ns, icm_cli_names_add, &children);
     int rc = children.oom ? icm_cli_oom() : lrc != 0 ? icm_cli_fail(cli, lrc) : ICM_EXIT_OK;
     for (size_t i = 0; rc == ICM_EXIT_OK && i < children.len; i++)
-        rc = collect_tables(cli, cat, tl, children.v[i], depth + 1);
-    for (size_t i = 0; i < children.len; i++)
-        free(children.v[i]);
-    free(children.v);
+        rc = collect_tables(cli, cat, tl, children.names[i], depth + 1);
+    icm_cli_names_free(&children);
     return rc;
 }
 
