@@ -64,19 +64,23 @@ def stale_load_rule(wh, table="t"):
 #
 # The first DeleteObjects is answered 400 ExpiredToken (as S3 answers an expired session token);
 # the credentials are renewed by loading the table again (the catalog does not offer the
-# credentials endpoint), and the REST proxy holds that first load after the refusal back
-# RENEWAL_DELAY_MS: a slow catalog. Meanwhile a writer commits a snapshot that names the file
-# the refused batch held (expiry: a data file only the expired snapshots had; sweep: a file
-# written but not yet committed). Re-sent at once after the renewal, the delete removed a file
+# credentials endpoint), and the REST proxy holds that first load after the refusal back until
+# the writer's commit is done (at most RENEWAL_HOLD_MS): a slow catalog. Meanwhile a writer
+# commits a snapshot that names the file the refused batch held (expiry: a data file only the
+# expired snapshots had; sweep: a file written but not yet committed). Re-sent at once after the renewal, the delete removed a file
 # the table's current snapshot references; it must go back to the delete engine, whose reload
 # and re-check see the writer's commit.
 
-RENEWAL_DELAY_MS = 3000
-# LoadTable requests icemaint sends before its first delete batch (5 for expiry and the sweep,
-# before the fix and after): the next one is the renewal (or, fixed, the delete engine's reload).
-# The writer asserts the premise (its commit came before any delete was sent again), so a
-# change of this count fails the test instead of leaving it without the race.
-LOADS_BEFORE_DELETE = 5
+# Held until the writer's commit is done (a fixed delay raced a slow writer on a loaded box:
+# the reload then came first, legitimately saw no commit, and the test failed); the cap is below
+# icemaint's 60 s request timeout.
+RENEWAL_HOLD_MS = 30000
+# LoadTable requests icemaint sends before its first delete batch (6 for expiry and the sweep
+# since the catalog look before the sweep loads every table of the namespace): the next one is
+# the renewal (or, fixed, the delete engine's reload). The writer asserts the premise (the held
+# load came after the refusal, and its commit before any delete was sent again), so a change of
+# this count fails the test at once instead of leaving it without the race.
+LOADS_BEFORE_DELETE = 6
 
 
 def expired_only_data_file(wh):
@@ -124,7 +128,7 @@ def test_delete_refused_expired_token_is_checked_again(vend_wh, command):
     before = wh.files()
 
     rest._call("POST", "/rules", {
-        "rules": [{"kind": "LoadTable", "action": "delay", "delay_ms": RENEWAL_DELAY_MS,
+        "rules": [{"kind": "LoadTable", "action": "hold", "delay_ms": RENEWAL_HOLD_MS,
                    "after": LOADS_BEFORE_DELETE, "times": 1}],
         "vend": {"ttl_ms": 3600_000, "s3_endpoint": wh.server.s3.proxy_endpoint,
                  "advertise": False}})
@@ -143,12 +147,19 @@ def test_delete_refused_expired_token_is_checked_again(vend_wh, command):
             deadline = time.monotonic() + 120
             while s3.counters()["faults"].get("error", 0) < 1:
                 assert time.monotonic() < deadline, "the delete was never refused"
+                assert rest.counters()["faults"].get("hold", 0) == 0, (
+                    "the held load came before the refusal: LOADS_BEFORE_DELETE is stale")
+                time.sleep(0.005)
+            while rest.counters()["faults"].get("hold", 0) < 1:
+                assert time.monotonic() < deadline, "no load of the table after the refusal"
                 time.sleep(0.005)
             wh.catalog().load_table(wh.ident()).add_files([victim])
             deletes = [e for e in s3.log() if e["kind"] == "DeleteObjects"]
             writer["first"] = len(deletes) == 1
         except Exception as err:  # noqa: BLE001 - reported by the test below
             writer["error"] = err
+        finally:
+            rest._call("POST", "/release")
 
     thread = threading.Thread(target=write_again)
     thread.start()

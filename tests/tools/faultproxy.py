@@ -14,7 +14,9 @@ verifies upstream). Faults are applied by rules set through a small JSON control
   DELETE /rules       remove every rule and the latency
   GET    /counters    requests by method, by S3 operation ("kind") and faults applied
   DELETE /counters    zero the counters and the request log
-  GET    /log         every request since the last reset: seq, method, target, kind, status, fault
+  POST   /release     let every request a "hold" rule holds (and any it holds later) go on
+  GET    /log         every request since the last reset: seq, method, target, kind, status, fault,
+                      t (when it arrived, Unix seconds: two proxies' logs merge in order)
 
 A RULE is a JSON object. Matching: "method", "path" and "query" are regular expressions searched
 in the request method, the raw path and the raw query string, "request_body" one searched in the
@@ -38,6 +40,10 @@ Actions:
   broken_xml      forwarded; the client gets 200 with an XML body cut in the middle (its
                   Content-Length matches what is sent, so only the XML parser can notice)
   delay           forwarded after "delay_ms" milliseconds
+  hold            forwarded once the test says so (POST /release), or after "delay_ms"
+                  (default 60000) if it never does: "the catalog answers only after the
+                  writer's commit", without guessing how long the writer takes. Setting the
+                  rules again re-arms the gate.
   iceberg_error   "status" (e.g. 409, 401, 500, 502, 503, 504), an Iceberg REST error body
                   {"error": {"message", "type", "code"}} ("type" defaults by status, e.g. 409
                   CommitFailedException), not forwarded; with "forward": true it is applied
@@ -92,7 +98,7 @@ ERROR_ACTIONS = {
 }
 ACTIONS = set(ERROR_ACTIONS) | {
     "error", "iceberg_error", "reset_before", "reset_after", "close_after", "truncate",
-    "broken_xml", "delay", "delay_response"}
+    "broken_xml", "delay", "delay_response", "hold"}
 
 # The Iceberg exception type a REST catalog names for each status (the OpenAPI's error examples
 # and the reference server's mapping), used when an iceberg_error rule names none.
@@ -279,6 +285,7 @@ class State:
         self.expire_tokens = False
         self.vend_seq = 0
         self.vended = None  # (location, key id, secret) of the last LoadTable rewritten
+        self.released = threading.Event()  # the gate of the "hold" action
         self.reset_counters()
 
     def reset_counters(self):
@@ -303,6 +310,7 @@ class State:
             self.latency_ms = latency
             self.vend = vend
             self.expire_tokens = bool(body.get("expire_session_tokens", False))
+            self.released.clear()
 
     def admit(self, method, target, body=b""):
         """Record one request; returns (seq, kind, rule or None, latency_ms)."""
@@ -321,7 +329,8 @@ class State:
                 self.faults[fired.action] = self.faults.get(fired.action, 0) + 1
             if len(self.log) < LOG_LIMIT:
                 self.log.append({"seq": seq, "method": method, "target": target, "kind": kind,
-                                 "fault": fired.action if fired else None, "status": None})
+                                 "fault": fired.action if fired else None, "status": None,
+                                 "t": time.time()})
             return seq, kind, fired, self.latency_ms
 
     def finish(self, seq, status):
@@ -697,6 +706,8 @@ class ProxyHandler(socketserver.BaseRequestHandler):
             return False
         if action == "delay":
             time.sleep(float(rule.spec.get("delay_ms", 0)) / 1000.0)
+        if action == "hold":
+            state.released.wait(float(rule.spec.get("delay_ms", 60000)) / 1000.0)
         if action in ERROR_ACTIONS or action in ("error", "iceberg_error"):
             message = str(rule.spec.get("message", "Injected by the test fault proxy."))
             if action == "iceberg_error":
@@ -810,6 +821,10 @@ class ControlHandler(BaseHTTPRequestHandler):
             self._json(404, {"error": f"no such control resource {self.path}"})
 
     def do_POST(self):
+        if self.path == "/release":
+            self.server.proxy.state.released.set()
+            self._json(200, {"ok": True})
+            return
         if self.path != "/rules":
             self._json(404, {"error": f"no such control resource {self.path}"})
             return
