@@ -169,9 +169,10 @@ def hadoop_layout(server, table):
 
 def start_until_first_delete_batch(ctl, args, env, cwd):
     """Start the CLI with `args` (a Popen with text stdout and stderr) and return once its first
-    DeleteObjects reached the S3 fault proxy `ctl`, which holds that request 4 s: the window in
-    which a test changes the table under a run that is deleting."""
-    ctl.set_rules([{"kind": "DeleteObjects", "action": "delay", "delay_ms": 4000, "times": 1}])
+    DeleteObjects reached the S3 fault proxy `ctl`, which holds that request until the test
+    calls ctl.release() (at most 30 s): the window in which a test changes the table under a
+    run that is deleting."""
+    ctl.set_rules([{"kind": "DeleteObjects", "action": "hold", "delay_ms": 30000, "times": 1}])
     p = subprocess.Popen([CLI, *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     for _ in range(800):

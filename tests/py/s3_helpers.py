@@ -185,6 +185,10 @@ class ProxyControl:
     def set_rules(self, rules: list[dict], latency_ms: float = 0) -> None:
         self._call("POST", "/rules", {"rules": rules, "latency_ms": latency_ms})
 
+    def release(self) -> None:
+        """Let every request a "hold" rule holds go on (and those it would hold later)."""
+        self._call("POST", "/release")
+
     def clear(self) -> None:
         self._call("DELETE", "/rules")
         self._call("DELETE", "/counters")

@@ -211,12 +211,12 @@ def test_nested_tables_on_s3_expiry_keeps_a_filesystem_table_s_live_file(  # noq
 @pytest.mark.parametrize("how", ["rewritten-in-place", "new-version"])
 def test_metadata_rewritten_in_place_is_read_again(tmp_path, moto, s3_prefix,  # noqa: F811
                                                    fault_proxy, how):  # noqa: F811
-    """Data-loss class "metadata rewritten in place": while an expiry
-    of a filesystem-layout table deletes (its first DeleteObjects held 4 s by the proxy),
-    another writer's metadata naming every old snapshot lands under the very name the pointer
-    names (or, the control, as the next version). The re-check before each later batch reads
-    the document again either way, so no manifest or manifest list the current metadata names
-    is deleted after it landed."""
+    """Data-loss class "metadata rewritten in place": while an expiry of a filesystem-layout
+    table deletes (its first DeleteObjects held by the proxy until the writer is done), another
+    writer's metadata naming every old snapshot lands under the very name the pointer names
+    (or, the control, as the next version). The re-check before each later batch reads the
+    document again either way, so no manifest or manifest list the current metadata names is
+    deleted after it landed."""
     endpoint, ctl = fault_proxy
     wh = h.S3Warehouse(tmp_path, moto, s3_prefix)
     table, _, _, cutoff, _ = e.history(wh)
@@ -233,6 +233,7 @@ def test_metadata_rewritten_in_place_is_read_again(tmp_path, moto, s3_prefix,  #
     else:
         c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/v3.metadata.json", Body=v1)
         c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/version-hint.text", Body=b"3")
+    ctl.release()
     out, err = p.communicate(timeout=180)
     ctl.set_rules([])
     keys = e.keys(moto, s3_prefix)

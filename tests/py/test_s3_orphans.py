@@ -296,6 +296,7 @@ def test_metadata_rewritten_in_place_keeps_what_it_names(tmp_path, moto, s3_pref
         ctl, ["--json", "remove-orphan-files", table.location(), "--older-than", str(now),
               "--force", "--settle", "0s", "--no-lock"], env=env, cwd=tmp_path)
     c.put_object(Bucket=moto.bucket, Key=f"{root}/metadata/v2.metadata.json", Body=v1)
+    ctl.release()
     out, err = p.communicate(timeout=180)
     ctl.set_rules([])
     lost = sorted(k for k in need - e.keys(moto, s3_prefix) if "/metadata/" in k)

@@ -29,6 +29,9 @@ import s3_helpers as h  # noqa: E402
 from rest_helpers import rest_local, rest_wh, vend_wh  # noqa: E402,F401 (fixtures)
 
 RC_REFUSED_BY_SAFETY_CHECK = 5
+# A "hold" rule of the fault proxy keeps a request until the test's other writer is done
+# (POST /release), at most this long: below icemaint's 60 s request timeout.
+HOLD_MS = 30000
 RC_COMMIT_UNKNOWN = 4
 
 
@@ -159,7 +162,7 @@ def test_delete_refused_expired_token_is_checked_again(vend_wh, command):
         except Exception as err:  # noqa: BLE001 - reported by the test below
             writer["error"] = err
         finally:
-            rest._call("POST", "/release")
+            rest.release()
 
     thread = threading.Thread(target=write_again)
     thread.start()
@@ -248,7 +251,7 @@ def test_table_dropped_and_recreated_after_commit_deletes_nothing(rest_local, tm
         before = wh.files()
 
         ctl = r.proxy_of(wh.server)
-        ctl.set_rules([{"kind": "LoadTable", "action": "delay", "delay_ms": 2500, "after": 1}])
+        ctl.set_rules([{"kind": "LoadTable", "action": "hold", "delay_ms": HOLD_MS, "after": 1}])
         swapped = {}
 
         def drop_and_create():
@@ -265,6 +268,8 @@ def test_table_dropped_and_recreated_after_commit_deletes_nothing(rest_local, tm
                 swapped["new_uuid"] = new.metadata.table_uuid
             except Exception as err:  # noqa: BLE001 - reported by the test below
                 swapped["error"] = err
+            finally:
+                ctl.release()
 
         thread = threading.Thread(target=drop_and_create)
         thread.start()
@@ -359,18 +364,21 @@ def test_refusal_after_apply_found_with_a_trimmed_metadata_log(rest_local, tmp_p
         ctl = r.proxy_of(wh.server)
         ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": 401,
                         "times": 1, "forward": True},
-                       {"kind": "LoadTable", "action": "delay", "delay_ms": 3000, "after": 1,
+                       {"kind": "LoadTable", "action": "hold", "delay_ms": HOLD_MS, "after": 1,
                         "times": 1}])
         appended = []
 
         def other_writer():
-            for _ in range(200):
-                time.sleep(0.05)
-                tt = cat.load_table(wh.ident())
-                if len(tt.metadata.snapshots) > n0:
-                    tt.append(h._rows([7]))
-                    appended.append(True)
-                    return
+            try:
+                for _ in range(200):
+                    time.sleep(0.05)
+                    tt = cat.load_table(wh.ident())
+                    if len(tt.metadata.snapshots) > n0:
+                        tt.append(h._rows([7]))
+                        appended.append(True)
+                        return
+            finally:
+                ctl.release()
 
         th = threading.Thread(target=other_writer)
         th.start()
@@ -403,7 +411,14 @@ def _answered_after_apply(wh, status, rules=lambda wh: [], props=None, other_wri
     ctl = r.proxy_of(wh.server)
     ctl.set_rules([{"kind": "CommitTable", "action": "iceberg_error", "status": status,
                     "times": 1, "forward": True}] + rules(wh))
-    th = threading.Thread(target=other_writer, args=(wh, ids0)) if other_writer else None
+
+    def writer_then_release():
+        try:
+            other_writer(wh, ids0)
+        finally:
+            ctl.release()
+
+    th = threading.Thread(target=writer_then_release) if other_writer else None
     if th:
         th.start()
     res = wh.cli("add-files", wh.ident(), incoming, via_proxy=True,
@@ -437,7 +452,8 @@ def _append_twice_and_expire_ours(wh, ids0):
 
 
 def _hold_first_reload(wh):
-    return [{"kind": "LoadTable", "action": "delay", "delay_ms": 4000, "after": 1, "times": 1}]
+    """The first reload held until the other writer is done (_answered_after_apply releases)."""
+    return [{"kind": "LoadTable", "action": "hold", "delay_ms": HOLD_MS, "after": 1, "times": 1}]
 
 
 def test_refusal_after_apply_with_its_snapshot_expired_keeps_the_files_still_reached(
@@ -557,21 +573,24 @@ def test_expiry_applied_on_top_of_another_commit_deletes_nothing(rest_local, tmp
         time.sleep(0.05)
         before = wh.files()
         ctl = r.proxy_of(wh.server)
-        ctl.set_rules([{"kind": "CommitTable", "action": "delay", "delay_ms": 3000}])
+        ctl.set_rules([{"kind": "CommitTable", "action": "hold", "delay_ms": HOLD_MS}])
         done = []
 
         def other_writer():
-            for _ in range(600):
-                if any(e["kind"] == "CommitTable" for e in ctl.log()):
-                    break
-                time.sleep(0.01)
-            tt = cat.load_table(wh.ident())
-            if writer == "create-tag":
-                tt.manage_snapshots().create_tag(first, "audit").commit()
-            else:
-                with tt.transaction() as tx:
-                    tx.set_properties({"gc.enabled": "false"})
-            done.append(True)
+            try:
+                for _ in range(600):
+                    if any(e["kind"] == "CommitTable" for e in ctl.log()):
+                        break
+                    time.sleep(0.01)
+                tt = cat.load_table(wh.ident())
+                if writer == "create-tag":
+                    tt.manage_snapshots().create_tag(first, "audit").commit()
+                else:
+                    with tt.transaction() as tx:
+                        tx.set_properties({"gc.enabled": "false"})
+                done.append(True)
+            finally:
+                ctl.release()
 
         th = threading.Thread(target=other_writer)
         th.start()
