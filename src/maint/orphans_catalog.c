@@ -259,7 +259,8 @@ static int refuse_unresolved(const guard_ctx *c, const icm__other_table *t, cons
     return icm__orphan_refuse(p->name,
                   "cannot tell where the %s of catalog table %s (catalog '%s'%s%s) really "
                   "is (%s), so whether it leads into the listing location %s; refusing to "
-                  "sweep; nothing is deleted",
+                  "sweep; nothing is deleted (repair that table's metadata, or drop it from "
+                  "the catalog, and sweep again)",
                   p->what, shown, t->catalog_name,
                   c->found_db != NULL ? ", in the database " : "",
                   c->found_db != NULL ? c->found_db : "", p->unresolved, c->list_root);
@@ -273,7 +274,8 @@ static int refuse_unloaded(const guard_ctx *c, const icm__other_table *t, const 
     return icm__orphan_refuse(c->list_root,
                   "catalog table %s (catalog '%s'): %s; where its files lie cannot be told, "
                   "so whether the listing location %s holds some; refusing to sweep; nothing "
-                  "is deleted",
+                  "is deleted (sweep with credentials that may load every table of the "
+                  "catalog, or repair or drop that table)",
                   shown, t->catalog_name, t->unreadable, c->list_root);
 }
 

@@ -290,7 +290,8 @@ def test_other_table_whose_metadata_is_not_json_refuses_every_sweep(tmp_path):
     before = files_under(env.w)
     for args in ((), ("--dry-run",)):
         p = env.icm("remove-orphan-files", "ns.a", *args)
-        assert_refused(p, "ns.b", bad, "not table metadata", "refusing to sweep")
+        assert_refused(p, "ns.b", bad, "not table metadata", "refusing to sweep",
+                       "repair that table's metadata, or drop it from the catalog")
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert files_under(env.w) == before
 
