@@ -79,9 +79,9 @@ def stale_load_rule(wh, table="t"):
 # icemaint's 60 s request timeout.
 RENEWAL_HOLD_MS = 30000
 # LoadTable requests icemaint sends before its first delete batch (6 for expiry and the sweep,
-# the walk of the catalog's other tables loading the table itself to tell it by its uuid and
-# metadata file among them; 5 before session 16): the next one is
-# the renewal (or, fixed, the delete engine's reload). The writer asserts the premise (the held
+# counted from the proxy's log; one is the walk of the catalog's other tables loading the table
+# itself, to tell it by its uuid and metadata file): the next one is the renewal (or, fixed,
+# the delete engine's reload). The writer asserts the premise (the held
 # load came after the refusal, and its commit before any delete was sent again), so a change of
 # this count fails the test at once instead of leaving it without the race.
 LOADS_BEFORE_DELETE = 6
