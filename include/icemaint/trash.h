@@ -133,7 +133,8 @@ typedef struct icm_trash_counts {
  * more than once (the older copies are then REFUSED: the location holds the newer one). A
  * file is never moved over an existing one (REFUSED, it stays in the trash). Restoring puts
  * a file back under the table location; whether the table references it is the table's
- * business (a restored orphan is an orphan again).
+ * business (a restored orphan is an orphan again). On local disk the folders below
+ * TRASH/<uuid>/files/ a restored file leaves empty are removed (rmdir only).
  * @param out counts (may be NULL)
  * @param io  a FileIO that reaches the trash (and the original locations)
  * @param trash the trash URI as given to --trash
@@ -154,6 +155,8 @@ ICM_EXTERN(int) icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const c
  * file there has the recorded size_bytes (on local disk also the recorded mtime_ms): another
  * file there is REFUSED and kept. Then every journal object all of whose records are that old
  * and whose files are gone, when the object itself was last modified at least that long ago.
+ * On local disk the folders below TRASH/<uuid>/files/ an expired file leaves empty are removed
+ * (rmdir only: never a file, never through a link; TRASH/<uuid>/files/ itself stays).
  * @return 0; ICM_EREFUSED when some file was refused (another file at its name) and none
  *         failed; ICM_EINVALID (older_than_ms negative, and as icm_trash_restore); the first
  *         delete failure's code; ICM_EUSER; ICM_ENOMEM.

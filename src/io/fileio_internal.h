@@ -72,6 +72,14 @@ int icm__fileio_move(icm_fileio *io, const char *from, const char *to, int64_t s
 #define ICM__MOVE_RESUME 1u
 int icm__fileio_move_ex(icm_fileio *io, const char *from, const char *to, int64_t size_bytes,
                         unsigned flags, bool *copy_sent);
+/*
+ * After `file` was moved or deleted: remove its parent folders, deepest first, while each is
+ * empty and lies strictly below the folder `stop` (which stays), on local disk (wrappers looked
+ * through as icm__fileio_move does); elsewhere folders are no objects and nothing is done.
+ * rmdir(2) only: it never removes a file, nor follows a link. Best effort, never an error (a
+ * folder left is only a folder); a move that finds the folder it made gone makes it again.
+ */
+void icm__fileio_prune_empty_folders(icm_fileio *io, const char *file, const char *stop);
 /* Whether `a` and `b` end at one back end that icm__fileio_move can move on. Returns 0 with
  * *out; or why a name cannot be resolved (its back end cannot be built). */
 int icm__fileio_same_store(bool *out, icm_fileio *io, const char *a, const char *b);

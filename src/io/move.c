@@ -29,6 +29,8 @@
 
 /* Wrappers looked through at most (a path map over a resolving FileIO is two). */
 #define MAX_DEPTH 8
+/* Times a move makes its target's folders and renames when the folder vanished in between. */
+#define MAKE_DIRS_ATTEMPTS 3
 
 /* Refusal of a folder that is a symbolic link: no folder is made, nothing moved, through it. */
 static int link_refused(const char *path, const char *location)
@@ -124,13 +126,20 @@ static int local_move(const char *from, const char *to)
         rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, from, "is a folder, not a file");
     }
     char *slash = rc == 0 ? strrchr(dst, '/') : NULL;
-    if (slash != NULL && slash != dst) {
-        *slash = '\0';
-        rc = make_dirs(dst, to);
-        *slash = '/';
+    /* A folder made here can be removed before the rename by a `trash expire` pruning the
+     * folders it emptied (icm__fileio_prune_empty_folders): made again, a few times. */
+    int err = 0;
+    for (int attempt = 0; rc == 0 && attempt < MAKE_DIRS_ATTEMPTS; attempt++) {
+        if (slash != NULL && slash != dst) {
+            *slash = '\0';
+            rc = make_dirs(dst, to);
+            *slash = '/';
+        }
+        err = rc == 0 && rename_no_replace(src, dst) != 0 ? errno : 0;
+        if (err != ENOENT || lstat(src, &st) != 0)
+            break;
     }
-    if (rc == 0 && rename_no_replace(src, dst) != 0) {
-        int err = errno;
+    if (rc == 0 && err != 0) {
         if (err == EEXIST)
             rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EEXISTS, to, "exists; not replaced");
         else if (err == ENOENT && lstat(src, &st) != 0)
@@ -224,6 +233,52 @@ int icm__fileio_move_ex(icm_fileio *io, const char *from, const char *to, int64_
     icm__free(na);
     icm__free(nb);
     return rc;
+}
+
+/* No `.` or `..` segment and no empty one: the folders named are the folders walked. */
+static bool plain_path(const char *p)
+{
+    for (const char *seg = p; *seg != '\0';) {
+        const char *end = strchr(seg, '/');
+        size_t n = end != NULL ? (size_t)(end - seg) : strlen(seg);
+        if ((n == 0 && seg != p) || (n == 1 && seg[0] == '.') ||
+            (n == 2 && seg[0] == '.' && seg[1] == '.'))
+            return false;
+        if (end == NULL)
+            break;
+        seg = end + 1;
+    }
+    return true;
+}
+
+void icm__fileio_prune_empty_folders(icm_fileio *io, const char *file, const char *stop)
+{
+    icm_fileio *a = NULL, *b = NULL;
+    char *na = NULL, *nb = NULL, *path = NULL, *top = NULL;
+    int rc = leaf_of(io, file, &a, &na);
+    if (rc == 0)
+        rc = leaf_of(io, stop, &b, &nb);
+    if (rc == 0 && a == b && icm__fileio_is_local_backend(a) &&
+        icm_location_local_path(&path, na) && icm_location_local_path(&top, nb) &&
+        plain_path(path)) {
+        size_t top_len = strlen(top);
+        while (top_len > 1 && top[top_len - 1] == '/')
+            top[--top_len] = '\0';
+        /* each parent strictly below `top`, deepest first, while rmdir(2) removes it: it
+         * removes only an empty folder, and a link is no folder to it (ENOTDIR) */
+        for (char *slash = strrchr(path, '/'); slash != NULL; slash = strrchr(path, '/')) {
+            *slash = '\0';
+            size_t len = (size_t)(slash - path);
+            if (len <= top_len || strncmp(path, top, top_len) != 0 || path[top_len] != '/' ||
+                rmdir(path) != 0)
+                break;
+        }
+    }
+    icm_error_clear(); /* best effort: a folder left is only a folder */
+    icm__free(na);
+    icm__free(nb);
+    icm__free(path);
+    icm__free(top);
 }
 
 int icm__fileio_same_store(bool *out, icm_fileio *io, const char *a, const char *b)

@@ -1107,6 +1107,17 @@ static int journal_restore(icm_fileio *io, const char *root, const char *run, un
     return rc;
 }
 
+/* The folders below <root>/<uuid>/files/ that held only the record's file, once it left the
+ * trash (restored or expired): removed on local disk, so the trash does not fill with empty
+ * folders (icm__fileio_prune_empty_folders: best effort, rmdir only). */
+static void prune_trash_folders(icm_fileio *io, const char *root, const icm__trash_record *rec)
+{
+    char *files = icm__sprintf("%s/%s/files", root, rec->table_uuid);
+    if (files != NULL)
+        icm__fileio_prune_empty_folders(io, rec->trash, files);
+    icm__free(files);
+}
+
 int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
                       const icm_trash_options *opts)
 {
@@ -1164,6 +1175,8 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
             outcome = ICM_TRASH_WOULD;
         } else {
             st = icm__fileio_move(io, rec->trash, rec->original, rec->size_bytes);
+            if (st == 0)
+                prune_trash_folders(io, root, rec);
             outcome = st == 0               ? ICM_TRASH_RESTORED
                       : st == ICM_EEXISTS   ? ICM_TRASH_REFUSED
                       : st == ICM_ENOTFOUND ? ICM_TRASH_ABSENT
@@ -1251,6 +1264,8 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
                 outcome = ICM_TRASH_WOULD;
             } else {
                 st = icm_fileio_delete(io, rec->trash);
+                if (st == 0)
+                    prune_trash_folders(io, root, rec);
                 outcome = st == 0 ? ICM_TRASH_EXPIRED : ICM_TRASH_FAILED;
                 is_gone = st == 0;
             }

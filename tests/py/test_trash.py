@@ -367,3 +367,52 @@ def test_confinement_forged_record_does_not_restore_outside_the_table(tmp_path):
     r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir))
     assert r.returncode == 1, r.stderr
     assert not (elsewhere / "p2.bin").exists() and planted.read_bytes() == b"z"
+
+
+def folders_below(root):
+    """Every folder below `root`, relative to it."""
+    out = []
+    for dirpath, dirnames, _ in os.walk(root):
+        out += [os.path.relpath(os.path.join(dirpath, d), root) for d in dirnames]
+    return sorted(out)
+
+
+def test_restore_and_expire_remove_the_folders_they_empty(tmp_path):
+    """A file leaving the trash (restored or expired) takes the folders below
+    TRASH/<uuid>/files/ that held only it; files/ itself, the journal and every folder still
+    holding a file stay. The table's own folders are never touched."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    for sub in ("p=1/deep", "p=2"):
+        (lake.dir / "data" / sub).mkdir(parents=True)
+    a = lake.orphan("p=1/deep/a.parquet", 1)
+    b = lake.orphan("p=1/b.parquet", 2)
+    c = lake.orphan("p=2/c.parquet", 3)
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    files = trash / uuid_of(lake) / "files"
+    assert folders_below(files) == ["data", "data/p=1", "data/p=1/deep", "data/p=2"]
+
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir), "--path", "data/p=2")
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(c)
+    assert folders_below(files) == ["data", "data/p=1", "data/p=1/deep"]
+
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir), "--path",
+                 "data/p=1/deep", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert folders_below(files) == ["data", "data/p=1", "data/p=1/deep"]  # dry run: as it was
+
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir), "--path",
+                 "data/p=1/deep")
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(a)
+    assert folders_below(files) == ["data", "data/p=1"]  # p=1 still holds b
+
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "0s")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["expired"] == 1
+    assert not os.path.exists(b)
+    assert os.path.isdir(files) and folders_below(files) == []
+    assert os.path.isdir(lake.dir / "data" / "p=1") and os.path.isdir(lake.dir / "data" / "p=2")
+    assert sorted(os.path.relpath(p, lake.dir) for p in (a, c) if os.path.exists(p)) == \
+        ["data/p=1/deep/a.parquet", "data/p=2/c.parquet"]

@@ -108,6 +108,73 @@ static void test_data_loss_move_makes_folders_through_a_link(void **state)
     free(dir);
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Pruning after a file left: the empty folders strictly below `stop` go, deepest first; a
+ * folder still holding something stays and ends the walk; `stop` stays; a link on the way is
+ * no folder (rmdir fails, nothing behind it is touched); a name with `..` prunes nothing. */
+static void test_prune_removes_only_the_empty_folders_below_stop(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    char p[700], q[700], stop[600], file[800];
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_local_new(&io));
+    snprintf(stop, sizeof stop, "%s/files", dir);
+    icmt_mkdir_in(dir, "files");
+    icmt_mkdir_in(dir, "files/a");
+    icmt_mkdir_in(dir, "files/a/b");
+    icmt_mkdir_in(dir, "files/a/b/c");
+    snprintf(q, sizeof q, "%s/files/a/keep", dir);
+    put(q, "K");
+    snprintf(file, sizeof file, "%s/files/a/b/c/gone", dir);
+    icm__fileio_prune_empty_folders(io, file, stop);
+    snprintf(p, sizeof p, "%s/files/a/b", dir);
+    assert_false(is_dir(p));          /* c and b were empty */
+    snprintf(p, sizeof p, "%s/files/a", dir);
+    assert_true(is_dir(p));           /* holds keep */
+    assert_holds(q, "K");
+    assert_true(is_dir(stop));
+
+    /* stop itself stays even when empty */
+    assert_int_equal(unlink(q), 0);
+    snprintf(file, sizeof file, "%s/files/a/gone", dir);
+    icm__fileio_prune_empty_folders(io, file, stop);
+    assert_false(is_dir(p));
+    assert_true(is_dir(stop));
+
+    /* a link on the way: not followed, the folder it points at stays */
+    char outside[600], lnk[600];
+    snprintf(outside, sizeof outside, "%s/outside/empty", dir);
+    icmt_mkdir_in(dir, "outside");
+    icmt_mkdir_in(dir, "outside/empty");
+    snprintf(lnk, sizeof lnk, "%s/files/lnk", dir);
+    assert_int_equal(symlink(outside, lnk), 0);
+    snprintf(file, sizeof file, "%s/files/lnk/gone", dir);
+    icm__fileio_prune_empty_folders(io, file, stop);
+    assert_true(is_dir(outside));
+
+    /* `..`: nothing pruned, not even the empty folder the name walks through */
+    snprintf(p, sizeof p, "%s/files/x", dir);
+    icmt_mkdir_in(dir, "files/x");
+    snprintf(file, sizeof file, "%s/files/x/../../outside/empty/gone", dir);
+    icm__fileio_prune_empty_folders(io, file, stop);
+    assert_true(is_dir(outside));
+    assert_true(is_dir(p));
+
+    /* outside stop: nothing */
+    snprintf(file, sizeof file, "%s/outside/empty/gone", dir);
+    icm__fileio_prune_empty_folders(io, file, stop);
+    assert_true(is_dir(outside));
+    icm_fileio_free(io);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
 static void test_memory_back_end_cannot_move(void **state)
 {
     (void)state;
@@ -129,6 +196,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_moves_never_replace),
         cmocka_unit_test(test_data_loss_move_makes_folders_through_a_link),
+        cmocka_unit_test(test_prune_removes_only_the_empty_folders_below_stop),
         cmocka_unit_test(test_memory_back_end_cannot_move),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
