@@ -620,9 +620,10 @@ static void print_text(const table_health *th)
            r->retained_delete_files.count, r->retained_delete_files.bytes,
            r->retained_manifests.count, r->retained_manifests.bytes);
     if (r->listed)
-        printf("  unreferenced: %zu files, %" PRId64 " bytes (%.2f%%) of %zu files listed\n",
-               r->unreferenced.count, r->unreferenced.bytes, r->unreferenced_percent,
-               r->listed_files);
+        printf("  unreferenced: %zu file%s, %" PRId64 " bytes (%.2f%%) of %zu file%s listed\n",
+               r->unreferenced.count, r->unreferenced.count == 1 ? "" : "s",
+               r->unreferenced.bytes, r->unreferenced_percent, r->listed_files,
+               r->listed_files == 1 ? "" : "s");
     else
         icm_cli_line(stdout, "  unreferenced: unknown (%s)",
                      r->listing_error != NULL ? r->listing_error : "not listed");
