@@ -14,9 +14,10 @@
  * a record whose trash file is absent names a file that did not move (or was restored or
  * expired since). Fields: "version" (1), "table_uuid", "table_location", "original" (the
  * location the file had), "trash" (where it is now), "size_bytes", "mtime_ms" (the original's,
- * -1 unknown), "trashed_at_ms". A restore appends (in a new journal object, after the file
- * moved back) the record it restored with "event": "restored" and "restored_at_ms"; a line
- * without "event" is a trashing ("event": "trashed" may be written out too).
+ * -1 unknown), "trashed_at_ms". A restore appends (after the file moved back, up to 1,000
+ * records to a new journal object) the record it restored with "event": "restored" and
+ * "restored_at_ms" (the time of the move); a line without "event" is a trashing ("event":
+ * "trashed" may be written out too).
  *
  * Rules (docs/semantics.md#trash): the trash may neither lie inside the table location (the
  * sweep would list trashed files as orphans) nor hold it; it must be on the same store as the

@@ -1081,30 +1081,73 @@ static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *,
 }
 
 /*
- * The journal record of a restore (`"event": "restored"`), written after the file moved back,
- * as a new journal object of the record's table (`run` names this restore, `*seq` counts its
- * objects): expire then takes the name as restored since the older record, and a file found
- * there later is not that record's. Returns 0 or the write's failure.
+ * The journal records of a restore (`"event": "restored"`, restored_at_ms the time of each
+ * move), written after the files moved back, RESTORE_BATCH to a journal object of their
+ * table's (one object per restored file made a restore of many files as many objects for
+ * every later expire to read). `run` names this restore, `seq` counts its objects. Expire
+ * then takes each name as restored since its older record, and a file found there later is
+ * not that record's. A crash before a batch is written leaves those names with their trashing
+ * as the newest event: expire finds them ABSENT, or, if a later trashing took the name, that
+ * trashing's newer record decides (so the cost is a report line, never a file).
  */
-static int journal_restore(icm_fileio *io, const char *root, const char *run, unsigned *seq,
-                           const icm__trash_record *rec)
+#define RESTORE_BATCH 1000
+
+typedef struct restore_log {
+    icm_fileio *io;
+    const char *root;
+    const char *run;
+    unsigned seq;
+    char *uuid;  /* of the lines held; NULL when none */
+    icm__buf lines;
+    size_t n;
+} restore_log;
+
+/* Write the lines held as one new journal object. Returns 0 or the write's failure (the
+ * lines are dropped either way: their files are back). */
+static int restore_log_flush(restore_log *l)
 {
-    icm__buf line = ICM__BUF_INIT;
+    if (l->n == 0)
+        return 0;
     int64_t now = icm__now_ms();
-    int rc = record_line(&line, rec->table_uuid, rec->table_location, rec->original, rec->trash,
-                         rec->size_bytes, rec->mtime_ms, rec->trashed_at_ms, now);
-    char *name = rc == 0 ? icm__sprintf("%s/%s/journal/%" PRId64 "-%s-%u.jsonl", root,
-                                        rec->table_uuid, now, run, (*seq)++)
-                         : NULL;
-    if (rc == 0 && name == NULL)
-        rc = icm__error_oom();
+    char *name = icm__sprintf("%s/%s/journal/%" PRId64 "-%s-%u.jsonl", l->root, l->uuid, now,
+                              l->run, l->seq++);
+    int rc = name == NULL ? icm__error_oom() : no_link_below(l->root, name, "the trash");
     if (rc == 0)
-        rc = no_link_below(root, name, "the trash");
-    if (rc == 0)
-        rc = icm_fileio_create_new(io, name, line.data, line.len);
+        rc = icm_fileio_create_new(l->io, name, l->lines.data, l->lines.len);
     icm__free(name);
-    icm__buf_dispose(&line);
+    icm__free(l->uuid);
+    l->uuid = NULL;
+    icm__buf_dispose(&l->lines);
+    l->lines = (icm__buf)ICM__BUF_INIT;
+    l->n = 0;
     return rc;
+}
+
+/* Hold the restore of `rec` (moved back at `restored_at`); a batch full, or of another table,
+ * is written first. Returns 0, the write's failure, or ICM_ENOMEM. */
+static int restore_log_add(restore_log *l, const icm__trash_record *rec, int64_t restored_at)
+{
+    int rc = 0;
+    if (l->n > 0 && strcmp(l->uuid, rec->table_uuid) != 0)
+        rc = restore_log_flush(l);
+    if (l->uuid == NULL && (l->uuid = icm__strdup(rec->table_uuid)) == NULL)
+        return icm__error_oom();
+    int add = record_line(&l->lines, rec->table_uuid, rec->table_location, rec->original,
+                          rec->trash, rec->size_bytes, rec->mtime_ms, rec->trashed_at_ms,
+                          restored_at);
+    if (add != 0)
+        return add;
+    if (++l->n >= RESTORE_BATCH) {
+        int f = restore_log_flush(l);
+        rc = rc != 0 ? rc : f;
+    }
+    return rc;
+}
+
+static void restore_log_dispose(restore_log *l)
+{
+    icm__free(l->uuid);
+    icm__buf_dispose(&l->lines);
 }
 
 /* The folders below <root>/<uuid>/files/ that held only the record's file, once it left the
@@ -1142,7 +1185,7 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     tally t = {&counts, &o, 0, false, NULL};
     size_t matched = 0;
     char run[37];
-    unsigned seq = 0;
+    restore_log log = {io, root, run, 0, NULL, ICM__BUF_INIT, 0};
     if (rc == 0)
         rc = icm__uuid4(run);
     for (size_t k = 0; rc == 0 && k < m; k++) {
@@ -1175,23 +1218,37 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
             outcome = ICM_TRASH_WOULD;
         } else {
             st = icm__fileio_move(io, rec->trash, rec->original, rec->size_bytes);
+            int64_t moved_at = icm__now_ms();
             if (st == 0)
                 prune_trash_folders(io, root, rec);
             outcome = st == 0               ? ICM_TRASH_RESTORED
                       : st == ICM_EEXISTS   ? ICM_TRASH_REFUSED
                       : st == ICM_ENOTFOUND ? ICM_TRASH_ABSENT
                                             : ICM_TRASH_FAILED;
-            int jr = st == 0 ? journal_restore(io, root, run, &seq, rec) : 0;
+            int jr = st == 0 ? restore_log_add(&log, rec, moved_at) : 0;
             if (jr == ICM_ENOMEM)
                 st = ICM_ENOMEM;
             else if (jr != 0 && t.first_failure == 0)
-                t.first_failure = jr; /* restored, but its record is not written */
+                t.first_failure = jr; /* restored, but records are not written */
         }
         if (st == ICM_ENOMEM)
             rc = ICM_ENOMEM;
         else
             rc = report(&t, rec, outcome, st);
     }
+    /* the last batch, also after a failure or a stop (its files are back), keeping that
+     * failure's message */
+    if (log.n > 0) {
+        icm__error_saved *saved = rc != 0 ? icm__error_save() : NULL;
+        int jr = restore_log_flush(&log);
+        if (rc != 0)
+            icm__error_restore(saved);
+        else if (jr == ICM_ENOMEM)
+            rc = ICM_ENOMEM;
+        else if (jr != 0 && t.first_failure == 0)
+            t.first_failure = jr;
+    }
+    restore_log_dispose(&log);
     if (rc == 0 && matched == 0)
         rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_ENOTFOUND, trash,
                             "no trashed file of the table location %s%s in this trash; "

@@ -416,3 +416,39 @@ def test_restore_and_expire_remove_the_folders_they_empty(tmp_path):
     assert os.path.isdir(lake.dir / "data" / "p=1") and os.path.isdir(lake.dir / "data" / "p=2")
     assert sorted(os.path.relpath(p, lake.dir) for p in (a, c) if os.path.exists(p)) == \
         ["data/p=1/deep/a.parquet", "data/p=2/c.parquet"]
+
+
+def test_restore_records_go_in_batches_of_a_thousand(tmp_path):
+    """A restore writes its "restored" records up to 1,000 to a journal file (one file per
+    restored file made a big restore as many journals for every expire to read): 1,001
+    restored files, two new journal files holding 1,000 and 1 records, each naming its file's
+    original, trash name and the time of its move."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    orphans = [lake.orphan(f"o{i:04d}.parquet", 1) for i in range(1001)]
+    assert sweep(lake, "--trash", str(trash)).returncode == 0
+    jdir = trash / uuid_of(lake) / "journal"
+    before = set(os.listdir(jdir))
+    started = time.time() * 1000
+    r = lake.icm("--json", "trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["restored"] == 1001
+    assert all(os.path.exists(o) for o in orphans) and trash_files(trash) == []
+    new = sorted(set(os.listdir(jdir)) - before)
+    sizes = []
+    restored = []
+    for name in new:
+        with open(jdir / name) as f:
+            recs = [json.loads(line) for line in f if line.strip()]
+        assert all(rec["event"] == "restored" for rec in recs)
+        sizes.append(len(recs))
+        restored += recs
+    assert sorted(sizes) == [1, 1000]
+    assert sorted(local(rec["original"]) for rec in restored) == sorted(orphans)
+    for rec in restored:
+        assert rec["trash"] == trashed(trash, lake, local(rec["original"]))
+        assert started <= rec["restored_at_ms"] <= time.time() * 1000
+    # expire afterwards: every name's newest event is its restore, nothing to delete
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "0s")
+    assert r.returncode == 0, r.stderr
+    assert all(os.path.exists(o) for o in orphans)
