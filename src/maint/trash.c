@@ -166,7 +166,7 @@ static int check_local(icm__trash *t)
     return rc;
 }
 
-/* Stops a listing at the first `<folder>/metadata/<name>.metadata.json` directly below. */
+/* Stops a listing at the first `<folder>/metadata/<name>.metadata.json[.gz]` directly below. */
 typedef struct table_probe {
     const char *metadata; /* <folder>/metadata */
     char *found;
@@ -180,7 +180,8 @@ static int find_metadata_json(const icm_file_info *info, void *payload)
         return 0;
     while (*rest == '/')
         rest++;
-    if (strchr(rest, '/') != NULL || !icm__str_ends_with(rest, ".metadata.json"))
+    if (strchr(rest, '/') != NULL || (!icm__str_ends_with(rest, ".metadata.json") &&
+                                      !icm__str_ends_with(rest, ".metadata.json.gz")))
         return 0;
     p->found = icm__strdup(info->location);
     return p->found != NULL ? ICM_EUSER : ICM_ENOMEM;
@@ -191,12 +192,15 @@ static int find_metadata_json(const icm_file_info *info, void *payload)
  * table's orphan sweep would delete the trashed files at once, as a rename keeps their old
  * modification time). A table location is told by what it holds: the trash itself and each
  * folder above it up to the store's root is looked at for a `metadata/` folder with a
- * `*.metadata.json` in it. Returns 0, ICM_EREFUSED (naming the metadata file), the listing's
- * failure, ICM_ENOMEM.
+ * `*.metadata.json[.gz]` in it, along the trash's spelling and, on local disk, along its real
+ * path (a link into a table's folder leads the spelling's walk past that table). A table whose
+ * metadata lies elsewhere (`write.metadata.path`) has no such folder: only a catalog that
+ * lists it tells (icm__trash_check_catalog). Returns 0, ICM_EREFUSED (naming the metadata
+ * file), the listing's failure, ICM_ENOMEM.
  */
-static int refuse_inside_a_table(icm__trash *t)
+static int walk_up_for_a_table(icm__trash *t, const char *start)
 {
-    char *folder = icm__strdup(t->root);
+    char *folder = icm__strdup(start);
     if (folder == NULL)
         return icm__error_oom();
     /* where the store's root ends: the path's leading '/' locally, the '/' after
@@ -246,6 +250,53 @@ static int refuse_inside_a_table(icm__trash *t)
     return rc;
 }
 
+/* The real path of a local location (new string), or NULL (not local, or not resolvable). */
+static char *real_local(const char *loc)
+{
+    if (icm__location_local_part(loc) == NULL)
+        return NULL;
+    char *fs = NULL;
+    if (icm__location_fs_path(loc, &fs) != 0)
+        return NULL;
+    char *real = realpath(fs, NULL);
+    icm__free(fs);
+    char *out = real != NULL ? icm__strdup(real) : NULL;
+    free(real);
+    return out;
+}
+
+static int refuse_inside_a_table(icm__trash *t)
+{
+    int rc = walk_up_for_a_table(t, t->root);
+    char *real = rc == 0 ? real_local(t->root) : NULL;
+    if (real != NULL)
+        rc = walk_up_for_a_table(t, real);
+    icm__free(real);
+    return rc;
+}
+
+/*
+ * Whether the trash and one root of a table (its location, write.data.path, ...) lie one inside
+ * the other: by spelling (locations_nest) or, both local, once links are resolved. Sets *out;
+ * 0 or ICM_ENOMEM.
+ */
+static int trash_nests_with(const icm__trash *t, const char *root, bool *out)
+{
+    int rc = locations_nest(t->root, root, out);
+    if (rc != 0 || *out || icm__location_local_part(t->root) == NULL ||
+        icm__location_local_part(root) == NULL)
+        return rc;
+    char *a = NULL, *b = NULL;
+    rc = icm__location_fs_path(t->root, &a);
+    if (rc == 0)
+        rc = icm__location_fs_path(root, &b);
+    if (rc == 0)
+        *out = local_nested(a, b);
+    icm__free(a);
+    icm__free(b);
+    return rc;
+}
+
 typedef struct other_check {
     icm__trash *t;
     int rc;
@@ -255,10 +306,10 @@ static int check_other_location(const icm__other_table *o, void *payload)
 {
     other_check *c = payload;
     for (size_t k = 0; k < ICM__OTHER_TABLE_N_ROOTS; k++) {
-        if (o->roots[k] == NULL)
+        if (o->roots[k] == NULL || o->roots[k][0] == '\0')
             continue;
         bool nested = false;
-        int rc = locations_nest(c->t->root, o->roots[k], &nested);
+        int rc = trash_nests_with(c->t, o->roots[k], &nested);
         if (rc != 0)
             return rc;
         if (nested) {
@@ -274,10 +325,40 @@ static int check_other_location(const icm__other_table *o, void *payload)
     return 0;
 }
 
+/* The table's own roots: its location (icm__trash_open checked the spelling), and the
+ * folders its properties send files to, which its sweep lists too (`--location`) and a
+ * catalog's other tables could not tell. */
+static int check_own_roots(icm__trash *t, const icm_table *table)
+{
+    static const char *const names[] = ICM__OTHER_TABLE_ROOT_NAMES;
+    const icm_table_metadata *md = icm_table_get_metadata(table);
+    if (md == NULL)
+        return 0;
+    for (size_t k = 0; k < ICM__OTHER_TABLE_N_ROOTS; k++) {
+        const char *root = k == 0 ? icm_table_metadata_location(md)
+                                  : icm_table_metadata_property(md, names[k]);
+        if (root == NULL || root[0] == '\0')
+            continue;
+        bool nested = false;
+        int rc = trash_nests_with(t, root, &nested);
+        if (rc != 0)
+            return rc;
+        if (nested)
+            return refuse(t->root, "the trash and the table's %s %s lie one inside the other "
+                                   "(by name or through a link): a sweep of that folder would "
+                                   "take the trashed files for orphans; nothing is deleted",
+                          names[k], root);
+    }
+    return 0;
+}
+
 int icm__trash_check_catalog(icm__trash *trash, icm_table *table)
 {
-    if (trash == NULL || table == NULL || icm_table_get_catalog(table) == NULL)
+    if (trash == NULL || table == NULL)
         return 0;
+    int rc = check_own_roots(trash, table);
+    if (rc != 0 || icm_table_get_catalog(table) == NULL)
+        return rc;
     other_check c = {trash, 0};
     return icm__catalog_each_other_table_of(table, check_other_location, &c);
 }

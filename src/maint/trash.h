@@ -33,12 +33,13 @@ int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
 void icm__trash_free(icm__trash *t);
 
 /*
- * For a table of a catalog (`table`; nothing to do for a table named by its folder or
- * metadata file): refuse (ICM_EREFUSED, naming that table and its location) a trash that lies
- * inside the location (or another root: write.data.path, ...) of any other table of the
- * catalog, or holds one: that table's orphan sweep would delete the trashed files, whose
- * rename kept their old modification time. Walks icm__catalog_each_other_table_of (one
- * metadata read per table). Returns 0, ICM_EREFUSED, the walk's codes, ICM_ENOMEM.
+ * Refuse (ICM_EREFUSED, naming the table and the folder) a trash that lies inside, or holds,
+ * one of `table`'s own roots (its location, write.data.path, write.metadata.path, Java's legacy
+ * write.object-storage.path and write.folder-storage.path) and, for a table of a catalog, one
+ * of any other table of the catalog: that folder's orphan sweep would delete the trashed files,
+ * whose rename kept their old modification time. Compared by spelling and, on local disk, by
+ * real path (a link into such a folder). Walks icm__catalog_each_other_table_of (one metadata
+ * read per table). Returns 0, ICM_EREFUSED, the walk's codes, ICM_ENOMEM.
  */
 int icm__trash_check_catalog(icm__trash *trash, icm_table *table);
 

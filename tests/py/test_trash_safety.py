@@ -236,3 +236,73 @@ def test_data_loss_expire_removes_a_journal_still_written(tmp_path):
     r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1h")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["journals_removed"] == 1 and not j.exists()
+
+
+def test_data_loss_trash_inside_the_tables_own_write_paths(tmp_path):
+    """Adversary round 3, F1: a trash inside the swept table's own write.data.path or
+    write.metadata.path (folders outside its location) was accepted; a sweep of that folder
+    (`--location`, as the README says) then deleted every trashed file. Refused now, by name
+    and through a link, for the sweep and expiry alike (dry runs too); nothing moves."""
+    lake = Lake(tmp_path)
+    dpath, mpath = tmp_path / "dataD", tmp_path / "metaD"
+    d = lake.cat.create_table("ns.d", schema=SCHEMA, properties={
+        "write.data.path": f"file://{dpath}", "write.metadata.path": f"file://{mpath}"})
+    d.append(pa.table({"id": [1]}, schema=SCHEMA))
+    assert any(f.endswith(".metadata.json") for f in os.listdir(mpath)), "the premise"
+    (dpath / "trash").mkdir()
+    (mpath / "trash").mkdir()
+    os.symlink(dpath, tmp_path / "to-data")
+    o = lake.wh / "ns" / "d" / "data" / "o.parquet"
+    o.parent.mkdir(parents=True, exist_ok=True)
+    o.write_bytes(b"orphan")
+    age([o])
+    before = files_under(tmp_path)
+    for trash, root in ((dpath / "trash", "write.data.path"),
+                        (mpath / "trash", "write.metadata.path"),
+                        (tmp_path / "to-data" / "trash", "write.data.path")):
+        for dry in ([], ["--dry-run"]):
+            r = sweep(lake, "--trash", str(trash), *dry, table="ns.d")
+            assert r.returncode == 5, (trash, r.stdout, r.stderr)
+            assert f"the table's {root}" in r.stderr, r.stderr
+            r = lake.icm("--json", "expire-snapshots", "ns.d", "--trash", str(trash), *dry)
+            assert r.returncode == 5, (trash, r.stderr)
+    assert files_under(tmp_path) == before
+
+
+def test_data_loss_trash_reached_through_a_link_into_another_table(tmp_path):
+    """Adversary round 3, F2: a trash spelled through a link into another catalog table's data
+    folder, or inside a folder whose metadata/ holds `*.metadata.json.gz` (a table no catalog
+    here names), was accepted: that table's sweep deleted the trashed files. Refused now (the
+    walk up for a table's metadata/ follows the trash's real path too; catalog tables' folders
+    are compared by real path)."""
+    lake = Lake(tmp_path)
+    # ns.b keeps its metadata elsewhere: only the catalog tells its location
+    b = lake.cat.create_table("ns.b", schema=SCHEMA, properties={
+        "write.metadata.path": f"file://{tmp_path}/metaB"})
+    b.append(pa.table({"id": [7]}, schema=SCHEMA))
+    bdata = lake.wh / "ns" / "b" / "data"
+    assert not (lake.wh / "ns" / "b" / "metadata").exists(), "the premise"
+    (bdata / "trash").mkdir()
+    os.symlink(bdata, tmp_path / "link")
+    # ns.c keeps it in its location: the walk up the real path finds it
+    c = lake.cat.create_table("ns.c", schema=SCHEMA)
+    c.append(pa.table({"id": [8]}, schema=SCHEMA))
+    (lake.wh / "ns" / "c" / "data" / "trash").mkdir()
+    os.symlink(lake.wh / "ns" / "c" / "data", tmp_path / "linkc")
+    # a loose table with gzip metadata, reached through a link as well as by name
+    loose = tmp_path / "loose"
+    (loose / "metadata").mkdir(parents=True)
+    (loose / "metadata" / "v1.metadata.json.gz").write_bytes(b"\x1f\x8b")
+    (loose / "data" / "trash").mkdir(parents=True)
+    os.symlink(loose / "data", tmp_path / "link2")
+    o = lake.orphan("o.parquet", 5)
+    before = files_under(tmp_path)
+    for trash, why in ((tmp_path / "link" / "trash", "ns.b"),
+                       (tmp_path / "linkc" / "trash", "inside the Iceberg table location"),
+                       (loose / "data" / "trash", "v1.metadata.json.gz"),
+                       (tmp_path / "link2" / "trash", "v1.metadata.json.gz")):
+        for dry in ([], ["--dry-run"]):
+            r = sweep(lake, "--trash", str(trash), *dry)
+            assert r.returncode == 5, (trash, r.stdout, r.stderr)
+            assert why in r.stderr, r.stderr
+    assert files_under(tmp_path) == before and os.path.exists(o)
