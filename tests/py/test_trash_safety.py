@@ -244,28 +244,30 @@ def test_data_loss_trash_inside_the_tables_own_write_paths(tmp_path):
     (`--location`, as the README says) then deleted every trashed file. Refused now, by name
     and through a link, for the sweep and expiry alike (dry runs too); nothing moves."""
     lake = Lake(tmp_path)
-    dpath, mpath = tmp_path / "dataD", tmp_path / "metaD"
-    d = lake.cat.create_table("ns.d", schema=SCHEMA, properties={
-        "write.data.path": f"file://{dpath}", "write.metadata.path": f"file://{mpath}"})
-    d.append(pa.table({"id": [1]}, schema=SCHEMA))
+    dpath, mpath = tmp_path / "dataD", tmp_path / "metaM"
+    for name, prop, path in (("d", "write.data.path", dpath), ("m", "write.metadata.path", mpath)):
+        t = lake.cat.create_table(f"ns.{name}", schema=SCHEMA,
+                                  properties={prop: f"file://{path}"})
+        t.append(pa.table({"id": [1]}, schema=SCHEMA))
+        (path / "trash").mkdir()
+        o = lake.wh / "ns" / name / "data" / "o.parquet"
+        o.parent.mkdir(parents=True, exist_ok=True)
+        o.write_bytes(b"orphan")
+        age([o])
     assert any(f.endswith(".metadata.json") for f in os.listdir(mpath)), "the premise"
-    (dpath / "trash").mkdir()
-    (mpath / "trash").mkdir()
     os.symlink(dpath, tmp_path / "to-data")
-    o = lake.wh / "ns" / "d" / "data" / "o.parquet"
-    o.parent.mkdir(parents=True, exist_ok=True)
-    o.write_bytes(b"orphan")
-    age([o])
     before = files_under(tmp_path)
-    for trash, root in ((dpath / "trash", "write.data.path"),
-                        (mpath / "trash", "write.metadata.path"),
-                        (tmp_path / "to-data" / "trash", "write.data.path")):
+    for table, trash, root in (("ns.d", dpath / "trash", "write.data.path"),
+                               ("ns.m", mpath / "trash", "write.metadata.path"),
+                               ("ns.d", tmp_path / "to-data" / "trash", "write.data.path")):
         for dry in ([], ["--dry-run"]):
-            r = sweep(lake, "--trash", str(trash), *dry, table="ns.d")
+            r = sweep(lake, "--trash", str(trash), *dry, table=table)
             assert r.returncode == 5, (trash, r.stdout, r.stderr)
             assert f"the table's {root}" in r.stderr, r.stderr
-            r = lake.icm("--json", "expire-snapshots", "ns.d", "--trash", str(trash), *dry)
+            r = lake.icm("--json", "expire-snapshots", table, "--older-than", "0s",
+                         "--trash", str(trash), *dry)
             assert r.returncode == 5, (trash, r.stderr)
+            assert f"the table's {root}" in r.stderr, r.stderr
     assert files_under(tmp_path) == before
 
 
