@@ -75,8 +75,10 @@ static inline int64_t icm__trash_record_ms(const icm__trash_record *rec)
  * ignored, every field of icemaint/trash.h present with its type ("version" 1; strings
  * non-empty and without NUL; numbers integers, trashed_at_ms >= 0; optional "event"
  * "trashed" or "restored", the latter with "restored_at_ms" >= 0). Appends to *recs / *n
- * (grown with icm__realloc; *cap its room). Returns 0; ICM_EINVALID naming the line (what was
- * appended before stays); ICM_ENOMEM.
+ * (grown with icm__realloc; *cap its room). A last line with neither its newline nor its
+ * closing brace is a write cut short (its file never moved: records precede the move) and is
+ * skipped.
+ * Returns 0; ICM_EINVALID naming the line (what was appended before stays); ICM_ENOMEM.
  */
 int icm__trash_journal_parse(const char *text, size_t len, const char *name,
                              icm__trash_record **recs, size_t *n, size_t *cap);

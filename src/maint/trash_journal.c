@@ -304,6 +304,14 @@ static int read_record(reader *r, icm__trash_record *rec)
     return rc;
 }
 
+/* Whether [p, end) ends with '}' once trailing blanks are left out. */
+static bool ends_with_brace(const char *p, const char *end)
+{
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+        end--;
+    return end > p && end[-1] == '}';
+}
+
 int icm__trash_journal_parse(const char *text, size_t len, const char *name,
                              icm__trash_record **recs, size_t *n, size_t *cap)
 {
@@ -326,6 +334,14 @@ int icm__trash_journal_parse(const char *text, size_t len, const char *name,
                 *cap = want;
             }
             int rc = read_record(&r, &(*recs)[*n]);
+            /* A last line without its newline or its closing brace is a write cut short (a
+             * crash, a full disk): records are written before their files move, so its file
+             * never moved; it is skipped, and the rest of the trash stays usable. (A whole
+             * line that is no record is refused as ever.) */
+            if (rc != 0 && nl == NULL && !ends_with_brace(q, r.end)) {
+                icm_error_clear();
+                break;
+            }
             if (rc != 0)
                 return rc;
             (*n)++;

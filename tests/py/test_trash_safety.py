@@ -308,3 +308,20 @@ def test_data_loss_trash_reached_through_a_link_into_another_table(tmp_path):
             assert r.returncode == 5, (trash, r.stdout, r.stderr)
             assert why in r.stderr, r.stderr
     assert files_under(tmp_path) == before and os.path.exists(o)
+
+
+def test_a_torn_journal_line_leaves_the_trash_usable(tmp_path):
+    """Adversary round 3, F6: a journal whose last line a crash cut short (no newline, no
+    closing brace) made restore and expire fail for every table of the trash. That record's
+    file never moved (records are written first): the line is skipped, the rest restores."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid, files, o_trashed = trashed_one(lake, trash)
+    jdir = trash / uuid / "journal"
+    (journal,) = os.listdir(jdir)
+    with open(jdir / journal, "a") as f:
+        f.write('{"version":1,"table_uuid":"' + uuid + '","table_location":"')
+    r = lake.icm("--json", "trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["restored"] == 1
+    assert os.path.exists(lake.dir / "data" / "o.parquet") and not os.path.exists(o_trashed)
