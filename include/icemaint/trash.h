@@ -156,6 +156,9 @@ ICM_EXTERN(int) icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const c
  * file there has the recorded size_bytes (on local disk also the recorded mtime_ms): another
  * file there is REFUSED and kept. Then every journal object all of whose records are that old
  * and whose files are gone, when the object itself was last modified at least that long ago.
+ * A file absent from the trash counts as gone only once its name's newest record is a day old
+ * (a sweep writes a batch's records before it moves the batch), and a file present at a name
+ * whose newest record is a restore is not gone (trashed again by a run whose clock is behind).
  * On local disk the folders below TRASH/<uuid>/files/ an expired file leaves empty are removed
  * (rmdir only: never a file, never through a link; TRASH/<uuid>/files/ itself stays).
  * @return 0; ICM_EREFUSED when some file was refused (another file at its name) and none

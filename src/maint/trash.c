@@ -451,6 +451,10 @@ int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
     return 0;
 }
 
+/* How old a trash name's newest record must be before its absent file counts as gone (see
+ * icm_trash_expire): longer than any batch of moves takes. */
+#define ICM__TRASH_ABSENT_SETTLE_MS (24 * 3600 * INT64_C(1000))
+
 /* ------------------------------------------------------------------------------------------ */
 /* moving a batch                                                                              */
 
@@ -1382,7 +1386,25 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
          * trash record leaves nothing this trash recorded there, and a file there now is
          * another's (trashed again, by a record this run may not have read). */
         bool old = icm__trash_record_ms(rec) <= cutoff;
+        /* An absent file is taken as gone (its records may go) only once its newest record is
+         * a day old: a sweep writes a batch's records before it moves the batch, and the
+         * files still on their way must not lose their records (adversary round 3, F3). */
+        bool settled = icm__trash_record_ms(rec) <= now - ICM__TRASH_ABSENT_SETTLE_MS;
         bool is_gone = rec->restored;
+        if (old && rec->restored) {
+            /* A file at a name whose newest record is a restore was trashed again by a run
+             * whose record is older by its clock (another host's, or a batch stamped at its
+             * start): its records stay (adversary round 3, F4). */
+            icm_file_info info = ICM_FILE_INFO_INIT;
+            int st = record_confined(root, NULL, rec);
+            if (st == 0)
+                st = icm_fileio_stat(&info, io, rec->trash);
+            if (st == ICM_ENOMEM)
+                rc = ICM_ENOMEM;
+            else if (st != ICM_ENOTFOUND)
+                is_gone = false; /* there, or cannot be told: kept */
+            icm_error_clear();
+        }
         if (old && !rec->restored) {
             icm_file_info info = ICM_FILE_INFO_INIT;
             int st = record_confined(root, NULL, rec);
@@ -1393,7 +1415,7 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
                 outcome = ICM_TRASH_FAILED;
             } else if (st == ICM_ENOTFOUND) {
                 outcome = ICM_TRASH_ABSENT;
-                is_gone = true;
+                is_gone = settled;
             } else if (st != 0) {
                 outcome = ICM_TRASH_FAILED;
             } else if ((st = same_file(rec, &info)) != 0) {

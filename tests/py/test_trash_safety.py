@@ -6,6 +6,7 @@ name is an old trash record and the file there is still the one recorded; a jour
 writes is not removed. Each test asserts the exit code and exactly which files exist after."""
 import json
 import os
+import time
 
 import pyarrow as pa
 
@@ -325,3 +326,60 @@ def test_a_torn_journal_line_leaves_the_trash_usable(tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["counts"]["restored"] == 1
     assert os.path.exists(lake.dir / "data" / "o.parquet") and not os.path.exists(o_trashed)
+
+
+def test_data_loss_expire_drops_the_records_of_files_still_moving(tmp_path):
+    """Adversary round 3, F3: a sweep writes a batch's records, then moves the batch; an expire
+    in between (its window 0 s) found the files absent, took them as gone and removed the
+    journal, so the files that landed next had no record (neither restorable nor expirable).
+    An absent file counts as gone only once its record is a day old: the journal stays, and
+    the file that lands is restored from it."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid = uuid_of(lake)
+    o = lake.orphan("moving.parquet", 4)
+    dest = trash / uuid / "files" / "data" / "moving.parquet"
+    now = int(time.time() * 1000)
+    write_journal(trash, uuid, [record(lake, uuid, o, dest, now - 60_000, size=4,
+                                       mtime=int(os.stat(o).st_mtime * 1000))], "batch.jsonl")
+    jpath = trash / uuid / "journal" / "batch.jsonl"
+    age([jpath])
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "0s")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["journals_removed"] == 0
+    assert jpath.exists()
+    # the move lands
+    dest.parent.mkdir(parents=True)
+    os.rename(o, dest)
+    r = lake.icm("--json", "trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["restored"] == 1
+    assert os.path.exists(o) and not dest.exists()
+
+
+def test_data_loss_expire_drops_a_retrashed_files_record_behind_a_newer_restore(tmp_path):
+    """Adversary round 3, F4 (expire's side): a name trashed, restored, and trashed again by a
+    run whose record is older than the restore's by its clock (another host's, or a batch
+    stamped at its start). Its newest record is the restore, yet the file is there: expire took
+    the name as gone and removed every journal, leaving the file with no record. Kept now."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    uuid = uuid_of(lake)
+    o = lake.dir / "data" / "again.parquet"
+    dest = trash / uuid / "files" / "data" / "again.parquet"
+    dest.parent.mkdir(parents=True)
+    dest.write_bytes(b"again")
+    mtime = int(os.stat(dest).st_mtime * 1000)
+    now = int(time.time() * 1000)
+    first = record(lake, uuid, o, dest, now - 10_000, size=5, mtime=mtime)
+    restored = dict(first, event="restored", restored_at_ms=now - 1_000)
+    retrashed = record(lake, uuid, o, dest, now - 2_000, size=5, mtime=mtime)
+    write_journal(trash, uuid, [first], "a.jsonl")
+    write_journal(trash, uuid, [restored], "b.jsonl")
+    write_journal(trash, uuid, [retrashed], "c.jsonl")
+    jdir = trash / uuid / "journal"
+    age([jdir / n for n in os.listdir(jdir)])
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "0s")
+    assert r.returncode == 0, r.stderr
+    assert dest.exists()
+    assert sorted(os.listdir(jdir)) == ["a.jsonl", "b.jsonl", "c.jsonl"]
