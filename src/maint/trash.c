@@ -1246,6 +1246,83 @@ static void prune_trash_folders(icm_fileio *io, const char *root, const icm__tra
     icm__free(files);
 }
 
+/*
+ * One trash name, as restore takes it: its records are idx[first, end) of ordered() (one trash
+ * location, the newest first), and `key` is the record that orders it among the other names
+ * (its newest selected trashing, else its newest selected record).
+ */
+typedef struct restore_name {
+    size_t first, end;
+    size_t key;
+} restore_name;
+
+static int by_newest_name(const void *a, const void *b, void *ctx)
+{
+    return by_newest(&((const restore_name *)a)->key, &((const restore_name *)b)->key, ctx);
+}
+
+/*
+ * What restore does with one trash name. Only the records `selected` by the table and paths
+ * count. The file at the name is stat'ed once (through the newest selected record that passes
+ * record_confined), and the record restored is the newest selected trashing (not a restore
+ * event) that describes that file (same_file: its size, on local disk its mtime). So neither
+ * a restore event stamped later than a trashing made since (a writer's clock ahead, a batch
+ * stamped at its start), nor the record of a move that failed (its file went to a
+ * `.trash-N` name) and is newer than the record of the file that took the name, hides or
+ * stands for the file there. *act true: restore record *pick. Else report *pick with
+ * *outcome: ABSENT (no file at the name: a restore event hides it then), REFUSED (a file
+ * no selected trashing describes: never moved), FAILED (no selected record confined, or the
+ * stat failed). Returns 0 or the outcome's code (its message set); ICM_ENOMEM.
+ */
+static int restore_pick(icm_fileio *io, const char *root, const icm_trash_options *o,
+                        const journals *j, const size_t *idx, const restore_name *nm,
+                        size_t *pick, bool *act, icm_trash_outcome *outcome)
+{
+    size_t stated = SIZE_MAX, unconfined = SIZE_MAX, unlike = SIZE_MAX;
+    icm_file_info info = ICM_FILE_INFO_INIT;
+    *act = false;
+    *pick = nm->key;
+    for (size_t i = nm->first; i < nm->end; i++) {
+        const icm__trash_record *rec = &j->recs[idx[i]];
+        if (!selected(rec, o))
+            continue;
+        int st = record_confined(root, o->table, rec);
+        if (st == ICM_ENOMEM)
+            return st;
+        if (st != 0) {
+            unconfined = unconfined == SIZE_MAX ? idx[i] : unconfined;
+            continue;
+        }
+        if (stated == SIZE_MAX) {
+            stated = *pick = idx[i];
+            st = icm_fileio_stat(&info, io, rec->trash);
+            if (st != 0) {
+                *outcome = st == ICM_ENOTFOUND ? ICM_TRASH_ABSENT : ICM_TRASH_FAILED;
+                return st;
+            }
+        }
+        if (rec->restored)
+            continue;
+        if (same_file(rec, &info) == 0) {
+            *pick = idx[i];
+            *act = true;
+            return 0;
+        }
+        unlike = unlike == SIZE_MAX ? idx[i] : unlike;
+    }
+    *outcome = stated == SIZE_MAX ? ICM_TRASH_FAILED : ICM_TRASH_REFUSED;
+    if (stated == SIZE_MAX) { /* again, for its message */
+        *pick = unconfined;
+        return record_confined(root, o->table, &j->recs[unconfined]);
+    }
+    *pick = unlike != SIZE_MAX ? unlike : stated;
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, j->recs[*pick].trash,
+                          "%s: the file at this trash name is not the one any record of this "
+                          "table describes (its size or modification time differs); it stays "
+                          "in the trash",
+                          j->recs[*pick].trash);
+}
+
 int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
                       const icm_trash_options *opts)
 {
@@ -1264,34 +1341,41 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     if (rc == 0)
         rc = journals_load(&j, io, root);
     size_t m = 0;
-    size_t *idx = rc == 0 ? ordered(&j, by_newest, true, &m) : NULL;
-    if (rc == 0 && idx == NULL)
+    size_t *idx = rc == 0 ? ordered(&j, NULL, false, &m) : NULL;
+    restore_name *nm = rc == 0 ? icm__calloc(m > 0 ? m : 1, sizeof *nm) : NULL;
+    if (rc == 0 && (idx == NULL || nm == NULL))
         rc = icm__error_oom();
-    tally t = {&counts, &o, 0, false, NULL};
+    /* the names holding a selected record, ordered by it: the newest trashing first when two
+     * names hold copies of one original (the older is then REFUSED: a file exists there) */
     size_t matched = 0;
+    for (size_t k = 0, end; rc == 0 && k < m; k = end) {
+        size_t key = SIZE_MAX;
+        for (end = k; end < m && strcmp(j.keys[idx[end]], j.keys[idx[k]]) == 0; end++)
+            if (selected(&j.recs[idx[end]], &o) &&
+                (key == SIZE_MAX || (j.recs[key].restored && !j.recs[idx[end]].restored)))
+                key = idx[end];
+        if (key != SIZE_MAX)
+            nm[matched++] = (restore_name){k, end, key};
+    }
+    if (rc == 0 && matched > 1)
+        qsort_r(nm, matched, sizeof *nm, by_newest_name, j.recs);
+    tally t = {&counts, &o, 0, false, NULL};
     char run[37];
     restore_log log = {io, root, run, 0, NULL, ICM__BUF_INIT, 0};
     if (rc == 0)
         rc = icm__uuid4(run);
-    for (size_t k = 0; rc == 0 && k < m; k++) {
-        const icm__trash_record *rec = &j.recs[idx[k]];
-        if (!selected(rec, &o))
-            continue;
-        matched++;
+    for (size_t g = 0; rc == 0 && g < matched; g++) {
+        size_t pick = nm[g].key;
+        bool act = false;
+        icm_trash_outcome outcome = ICM_TRASH_FAILED;
+        int st = restore_pick(io, root, &o, &j, idx, &nm[g], &pick, &act, &outcome);
+        const icm__trash_record *rec = &j.recs[pick];
         icm_file_info info = ICM_FILE_INFO_INIT;
-        /* the name's newest event is a restore: nothing of it is in the trash */
-        int st = rec->restored ? 0 : record_confined(root, o.table, rec);
-        icm_trash_outcome outcome;
-        if (st == 0 && !rec->restored)
-            st = icm_fileio_stat(&info, io, rec->trash);
-        if (rec->restored) {
-            outcome = ICM_TRASH_ABSENT;
-        } else if (st == ICM_EREFUSED) {
-            outcome = ICM_TRASH_FAILED;
-        } else if (st == ICM_ENOTFOUND) {
-            outcome = ICM_TRASH_ABSENT;
-        } else if (st != 0) {
-            outcome = ICM_TRASH_FAILED;
+        if (!act) {
+            if (outcome == ICM_TRASH_REFUSED)
+                t.refused_why = "some files were not restored: a file exists where they were "
+                                "(it is never replaced), or the file at their trash name is "
+                                "not the one their record describes";
         } else if ((st = icm_fileio_stat(&info, io, rec->original)) == 0) {
             st = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EEXISTS, rec->original,
                                 "a file exists here; the trashed one (%s) stays in the trash",
@@ -1341,6 +1425,7 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
                             o.table, o.path_count > 0 ? " below the --path given" : "");
     if (rc == 0)
         rc = tally_result(&t);
+    icm__free(nm);
     icm__free(idx);
     journals_free(&j);
     icm__free(root);
