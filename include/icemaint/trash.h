@@ -132,7 +132,13 @@ typedef struct icm_trash_counts {
 /**
  * Move trashed files back to where they were, newest first when one location was trashed
  * more than once (the older copies are then REFUSED: the location holds the newer one). A
- * file is never moved over an existing one (REFUSED, it stays in the trash). Restoring puts
+ * file is never moved over an existing one (REFUSED, it stays in the trash). For each trash
+ * name, only the records of `table` (and `paths`) that are trashings count, and the newest of
+ * them whose size_bytes (on local disk also mtime_ms) match the file at that name is restored:
+ * a restore event, or a newer record of another file (a move that failed and went to a
+ * `.trash-N` name), hides the name only when no file is there (ABSENT). A file there that no
+ * such record describes is REFUSED (named, never moved); a name with no record of `table` is
+ * not reported. Restoring puts
  * a file back under the table location; whether the table references it is the table's
  * business (a restored orphan is an orphan again). On local disk the folders below
  * TRASH/<uuid>/files/ a restored file leaves empty are removed (rmdir only).
