@@ -61,29 +61,36 @@ def trashed_orphan(lake, name, size):
     return o, n
 
 
-def test_data_loss_restore_skips_file_behind_a_failed_moves_record(tmp_path):
-    """Finding 5: table U (a copy keeping T's table-uuid) was swept into the same trash at the
-    same time as T; both picked the name N, T's move took it, U's failed (EEXIST) and went to
-    N.trash-2, but U's record for N stayed and is N's newest record. `restore --table T`
-    must still restore T's file at N; `restore --table U` restores U's file from N.trash-2
-    and refuses N (T's file is not the one U's record describes), moving nothing into U."""
+def collided(tmp_path):
+    """T's orphan trashed at N; table U (a copy keeping T's table-uuid, location tmp/u) swept
+    at the same time: its move to N failed (EEXIST) and went to N.trash-2, and both its
+    records are in the journal, the stale one for N being N's newest record.
+    Returns (lake, T's original, N, U's location, U's original, N.trash-2)."""
     lake = make_lake(tmp_path)
     o, n = trashed_orphan(lake, "o.parquet", 3)
     (t_rec,) = journal_lines(lake)
-    uuid = uuid_of(lake)
     u_dir = tmp_path / "u"
     (u_dir / "data").mkdir(parents=True)
     u_o = str(u_dir / "data" / "o.parquet")
     second = n + ".trash-2"
     with open(second, "wb") as f:
         f.write(b"uuuuu")
-    u_mtime = int(os.stat(second).st_mtime_ns // 1_000_000)
-    u_base = {"version": 1, "table_uuid": uuid, "table_location": str(u_dir),
-              "original": u_o, "size_bytes": 5, "mtime_ms": u_mtime,
+    u_base = {"version": 1, "table_uuid": uuid_of(lake), "table_location": str(u_dir),
+              "original": u_o, "size_bytes": 5,
+              "mtime_ms": int(os.stat(second).st_mtime_ns // 1_000_000),
               "trashed_at_ms": t_rec["trashed_at_ms"] + 1000}
-    # the record of the failed move to N (newest of N), then the one of the retry
     (journal_dir(lake) / "9-u-0.jsonl").write_text(
         json.dumps(dict(u_base, trash=n)) + "\n" + json.dumps(dict(u_base, trash=second)) + "\n")
+    return lake, o, n, u_dir, u_o, second
+
+
+def test_data_loss_restore_skips_file_behind_a_failed_moves_record(tmp_path):
+    """Finding 5: table U (a copy keeping T's table-uuid) was swept into the same trash at the
+    same time as T; both picked the name N, T's move took it, U's failed (EEXIST) and went to
+    N.trash-2, but U's record for N stayed and is N's newest record. `restore --table T`
+    must still restore T's file at N; `restore --table U` restores U's file from N.trash-2
+    and refuses N (T's file is not the one U's record describes), moving nothing into U."""
+    lake, o, n, u_dir, u_o, second = collided(tmp_path)
 
     r, outcomes = restore(lake, lake.dir)
     assert r.returncode == 0, r.stderr
@@ -106,21 +113,7 @@ def test_data_loss_restore_refuses_another_tables_file_at_its_stale_name(tmp_pat
     """Finding 5, the other table: `restore --table U` while T's file is still at N. U's
     stale record for N does not describe it (size): N is REFUSED, named, and stays; U's own
     file comes back from N.trash-2."""
-    lake = make_lake(tmp_path)
-    o, n = trashed_orphan(lake, "o.parquet", 3)
-    (t_rec,) = journal_lines(lake)
-    uuid = uuid_of(lake)
-    u_dir = tmp_path / "u"
-    (u_dir / "data").mkdir(parents=True)
-    u_o = str(u_dir / "data" / "o.parquet")
-    second = n + ".trash-2"
-    with open(second, "wb") as f:
-        f.write(b"uuuuu")
-    u_base = {"version": 1, "table_uuid": uuid, "table_location": str(u_dir),
-              "original": u_o, "size_bytes": 5, "mtime_ms": -1,
-              "trashed_at_ms": t_rec["trashed_at_ms"] + 1000}
-    (journal_dir(lake) / "9-u-0.jsonl").write_text(
-        json.dumps(dict(u_base, trash=n)) + "\n" + json.dumps(dict(u_base, trash=second)) + "\n")
+    lake, o, n, u_dir, u_o, second = collided(tmp_path)
 
     r, outcomes = restore(lake, u_dir, "--dry-run")
     assert r.returncode == 5, r.stderr
