@@ -5,8 +5,9 @@
  *
  * One line per file acted on (`restored ORIGINAL`, `expired TRASHED`, `would restore ...`),
  * refusals and failures on stderr naming the file, then a summary; --json prints one document
- * instead. Exit codes: 0; 5 when a file was not restored because a file exists where it was
- * (never replaced); 1 on any failure; 2 usage.
+ * instead. Exit codes: 0; 5 when a file was refused (restore: a file exists where it was,
+ * never replaced, or the file at a trash name is not the one any record of the table
+ * describes; expire: another file at a trashed name); 1 on any failure; 2 usage.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,9 @@ static const char trash_help[] =
     "\n"
     "Only journal records naming a file below TRASH/<uuid>/files/ and an original\n"
     "below their table location (restore: below --table) are acted on. Exit codes: 0 done, 1 error, 2 usage,\n"
-    "5 a file was not restored because one exists where it was.\n";
+    "5 a file was refused (restore: one exists where it was, or the file at a trash\n"
+    "name is not the one any record of the table describes; expire: another file at\n"
+    "a trashed name).\n";
 
 typedef struct trash_run {
     const icm_cli *cli;
