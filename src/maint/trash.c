@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -543,10 +544,25 @@ static int journal_write(icm__trash *t, const icm__buf *lines, int64_t now)
             if (rc == 0 && fd < 0)
                 rc = icm__error_set_errno(ICM_ERRCLASS_IO, ICM_EIO, errno, name,
                                           "cannot open the trash journal for appending");
+            /* held while the run may append: `trash expire` removes no journal a run holds
+             * (an advisory lock; waits out an expire holding it for its removal, then the
+             * nlink check below sees the removal; without flock(2) that check alone) */
+            if (rc == 0)
+                while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
+                    ;
+            /* removed between its creation and the open by an expire: its lines are lost
+             * with it, so this batch's go to a new journal */
+            struct stat st;
+            if (rc == 0 && fstat(fd, &st) == 0 && st.st_nlink == 0)
+                rc = icm__error_set(ICM_ERRCLASS_IO, ICM_EIO, name,
+                                    "the trash journal was removed as it was written (a "
+                                    "`trash expire` at once); nothing of this batch moved");
             if (rc == 0) {
                 t->journal = path;
                 t->journal_fd = fd;
             } else {
+                if (fd >= 0)
+                    close(fd);
                 icm__free(path);
             }
         }
@@ -1434,6 +1450,26 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     return rc;
 }
 
+/* A local journal locked exclusively for its removal: the open descriptor (close it after the
+ * unlink), -2 when a run holds it (it may append yet: not removed), -1 when no lock can be
+ * taken or it is not local (removed as before: the run's own nlink check writes anew). */
+static int lock_idle_journal(const char *name)
+{
+    char *path = NULL;
+    if (icm__location_local_part(name) == NULL || icm__location_fs_path(name, &path) != 0)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    icm__free(path);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        close(fd);
+        return err == EWOULDBLOCK ? -2 : -1;
+    }
+    return fd;
+}
+
 int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
                      const icm_trash_options *opts)
 {
@@ -1540,8 +1576,14 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         }
         if (st == 0 && info.mtime_ms > cutoff)
             continue;
+        /* a run still holding its journal (flock, local disk) may append to it yet: kept */
+        int held = -1;
+        if (st == 0 && (held = lock_idle_journal(j.names[k])) == -2)
+            continue;
         if (st == 0)
             st = icm_fileio_delete(io, j.names[k]);
+        if (held >= 0)
+            close(held);
         if (st == 0)
             counts.journals_removed++;
         else if (t.first_failure == 0)

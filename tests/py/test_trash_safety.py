@@ -383,3 +383,23 @@ def test_data_loss_expire_drops_a_retrashed_files_record_behind_a_newer_restore(
     assert r.returncode == 0, r.stderr
     assert dest.exists()
     assert sorted(os.listdir(jdir)) == ["a.jsonl", "b.jsonl", "c.jsonl"]
+
+
+def test_data_loss_expire_removes_a_journal_a_run_still_holds(tmp_path):
+    """Adversary round 3, F3's residual: expire could unlink a local journal between its age
+    re-check and the unlink while a sweep appended the next batch's records to it, and that
+    batch moved with no record. A run holds a shared flock(2) on its journal while it may
+    append; expire removes no journal it cannot lock exclusively."""
+    import fcntl
+    lake, trash, jdir, first, o_trashed = trashed_long_ago(tmp_path)
+    with open(jdir / first) as held:
+        fcntl.flock(held, fcntl.LOCK_SH)  # as a running sweep holds it
+        r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "0s")
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["counts"]["expired"] == 1 and doc["journals_removed"] == 0
+        assert not os.path.exists(o_trashed) and (jdir / first).exists()
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "0s")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["journals_removed"] == 1
+    assert not (jdir / first).exists()
