@@ -270,7 +270,9 @@ static int refuse_inside_a_table(icm__trash *t)
 {
     int rc = walk_up_for_a_table(t, t->root);
     char *real = rc == 0 ? real_local(t->root) : NULL;
-    if (real != NULL)
+    const char *spelled = real != NULL ? icm__location_local_part(t->root) : NULL;
+    /* the real path's walk only where a link (or `..`, `//`) makes it another path */
+    if (real != NULL && (spelled == NULL || strcmp(real, spelled) != 0))
         rc = walk_up_for_a_table(t, real);
     icm__free(real);
     return rc;
@@ -1158,12 +1160,9 @@ static int by_newest(const void *a, const void *b, void *ctx)
     return i < k ? -1 : i > k;
 }
 
-/* The records as indexes into j->recs (new array, *m of them), grouped by trash location
- * (identity, not spelling) with
- * the newest record first in each group; with `dedupe` only that newest record of each
- * location, then sorted by `cmp` when not NULL. NULL on OOM. */
-static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *, void *),
-                       bool dedupe, size_t *m)
+/* The records as indexes into j->recs (new array, j->n of them), grouped by trash location
+ * (identity, not spelling) with the newest record first in each group. NULL on OOM. */
+static size_t *ordered(const journals *j)
 {
     size_t *idx = icm__calloc(j->n > 0 ? j->n : 1, sizeof *idx);
     if (idx == NULL)
@@ -1171,13 +1170,6 @@ static size_t *ordered(const journals *j, int (*cmp)(const void *, const void *,
     for (size_t i = 0; i < j->n; i++)
         idx[i] = i;
     qsort_r(idx, j->n, sizeof *idx, by_trash_then_newest, (void *)j);
-    size_t k = 0;
-    for (size_t i = 0; i < j->n; i++)
-        if (!dedupe || k == 0 || strcmp(j->keys[idx[i]], j->keys[idx[k - 1]]) != 0)
-            idx[k++] = idx[i];
-    if (cmp != NULL)
-        qsort_r(idx, k, sizeof *idx, cmp, j->recs);
-    *m = k;
     return idx;
 }
 
@@ -1218,8 +1210,7 @@ static int restore_log_flush(restore_log *l)
     icm__free(name);
     icm__free(l->uuid);
     l->uuid = NULL;
-    icm__buf_dispose(&l->lines);
-    l->lines = (icm__buf)ICM__BUF_INIT;
+    icm__buf_dispose(&l->lines); /* empty again, ready for the next batch */
     l->n = 0;
     return rc;
 }
@@ -1356,8 +1347,8 @@ int icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const char *trash,
     memset(&j, 0, sizeof j);
     if (rc == 0)
         rc = journals_load(&j, io, root);
-    size_t m = 0;
-    size_t *idx = rc == 0 ? ordered(&j, NULL, false, &m) : NULL;
+    size_t m = rc == 0 ? j.n : 0;
+    size_t *idx = rc == 0 ? ordered(&j) : NULL;
     restore_name *nm = rc == 0 ? icm__calloc(m > 0 ? m : 1, sizeof *nm) : NULL;
     if (rc == 0 && (idx == NULL || nm == NULL))
         rc = icm__error_oom();
@@ -1486,8 +1477,8 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         rc = journals_load(&j, io, root);
     int64_t now = o.now_ms != 0 ? o.now_ms : icm__now_ms();
     int64_t cutoff = now - o.older_than_ms;
-    size_t m = 0;
-    size_t *idx = rc == 0 ? ordered(&j, NULL, false, &m) : NULL;
+    size_t m = rc == 0 ? j.n : 0;
+    size_t *idx = rc == 0 ? ordered(&j) : NULL;
     /* per record: whether its trash location is old (by its newest record) and its file gone
      * after the run; per journal object: whether every record of it is */
     bool *done = rc == 0 ? icm__calloc(j.n > 0 ? j.n : 1, sizeof *done) : NULL;
