@@ -124,6 +124,9 @@ int icm__orphans_check_other_formats(plan *p)
         rc = icm__other_format_check_folder(p->io, location);
     if (rc == 0 && i < p->n_roots)
         rc = icm__other_format_check_down(p->io, p->roots[i], p->list_root);
+    /* a listing inside a trash (a table's write.data.path moved into one): trashed files */
+    if (rc == 0)
+        rc = icm__other_format_check_trash_above(p->io, p->list_root);
     return rc;
 }
 

@@ -1,7 +1,10 @@
 /*
- * maint/other_format.c: folders another table format manages (other_format.h). Reads only:
- * a stopping listing of `<folder>/_delta_log` and `<folder>/.hoodie` per folder looked at.
+ * maint/other_format.c: folders another table format manages, and icemaint trashes
+ * (other_format.h). Reads only: a stopping listing of `<folder>/_delta_log` and
+ * `<folder>/.hoodie` per folder looked at, and of `<folder>/journal` when the folder is named
+ * like a UUID.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "maint/keepset.h"
@@ -21,8 +24,42 @@ static const format_info formats[] = {
     {".hoodie", "an Apache Hudi timeline", "Hudi", "Hudi's own cleaner"},
 };
 
+bool icm__other_format_uuid_shaped(const char *s, size_t n)
+{
+    if (n != 36)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+            return false;
+    }
+    return true;
+}
+
+/* Whether `name[0, n)` is a trash journal's name as its readers take it (trash.c): not hidden,
+ * ending in `.jsonl` (icemaint writes `<ms>-<run-uuid>-<n>.jsonl`). */
+static bool journal_named(const char *name, size_t n)
+{
+    static const char suffix[] = ".jsonl";
+    const size_t sn = sizeof suffix - 1;
+    return n > sn && name[0] != '.' && memcmp(name + n - sn, suffix, sn) == 0;
+}
+
+static int refuse_trash(const char *folder, const char *hint)
+{
+    return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, folder,
+                          "the folder %s holds an icemaint trash (<table-uuid>/journal/): its "
+                          "files are trashed files, each the undo of a delete, that `icemaint "
+                          "trash restore` may bring back, and they keep their old modification "
+                          "times; nothing is deleted: keep every trash outside the folders a "
+                          "sweep lists %s",
+                          folder, hint != NULL ? hint : "(no override)");
+}
+
 int icm__other_format_refuse(icm__other_format format, const char *folder, const char *hint)
 {
+    if (format == ICM__OTHER_FORMAT_TRASH)
+        return refuse_trash(folder, hint);
     const format_info *f = &formats[format];
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, folder,
                           "the folder %s holds %s (%s/): %s manages the files here, and its "
@@ -59,6 +96,73 @@ static int holds(icm_fileio *io, const char *folder, const char *marker, bool *o
     return rc;
 }
 
+/* Listing callback: the first trash journal found stops the listing. */
+static int on_journal(const icm_file_info *info, void *payload)
+{
+    const char *slash = strrchr(info->location, '/');
+    const char *name = slash != NULL ? slash + 1 : info->location;
+    if (!journal_named(name, strlen(name)))
+        return 0;
+    *(bool *)payload = true;
+    return ICM_EUSER;
+}
+
+/* A folder named like a UUID holding `journal/<a journal>`: a trash's table folder, refused
+ * by the trash's name (the folder above). */
+static int check_trash_folder(icm_fileio *io, const char *folder)
+{
+    size_t len = icm__location_trim_len(folder);
+    size_t start = len;
+    while (start > 0 && folder[start - 1] != '/')
+        start--;
+    if (start == 0 || !icm__other_format_uuid_shaped(folder + start, len - start))
+        return 0;
+    char *dir = icm__location_join(folder, "journal");
+    if (dir == NULL)
+        return ICM_ENOMEM;
+    bool found = false;
+    int rc = icm_fileio_list_flags(io, dir, ICM_LIST_STAT_OPTIONAL, on_journal, &found);
+    icm__free(dir);
+    if (rc == ICM_EUNSUPPORTED) { /* a place the io cannot reach: neither can its deletes */
+        icm_error_clear();
+        return 0;
+    }
+    if (rc != ICM_EUSER || !found)
+        return rc;
+    icm_error_clear();
+    size_t up = start - 1;
+    while (up > 0 && folder[up - 1] == '/')
+        up--;
+    char *trash = icm__strndup(folder, up);
+    rc = trash != NULL ? refuse_trash(trash, NULL) : ICM_ENOMEM;
+    icm__free(trash);
+    return rc;
+}
+
+int icm__other_format_check_trash_above(icm_fileio *io, const char *location)
+{
+    char *folder = icm__strdup(location);
+    if (folder == NULL)
+        return ICM_ENOMEM;
+    const char *local = icm__location_local_part(folder);
+    const char *auth = local == NULL ? strstr(folder, "://") : NULL;
+    const char *root_slash = local != NULL  ? local
+                             : auth != NULL ? strchr(auth + 3, '/')
+                                            : NULL;
+    size_t floor = root_slash != NULL ? (size_t)(root_slash - folder) : strlen(folder);
+    int rc = 0;
+    for (size_t len = icm__location_trim_len(folder); rc == 0 && len > floor + 1;) {
+        folder[len] = '\0';
+        rc = check_trash_folder(io, folder);
+        while (len > floor && folder[len - 1] != '/')
+            len--;
+        while (len > floor + 1 && folder[len - 1] == '/')
+            len--;
+    }
+    icm__free(folder);
+    return rc;
+}
+
 int icm__other_format_check_folder(icm_fileio *io, const char *folder)
 {
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
@@ -69,7 +173,7 @@ int icm__other_format_check_folder(icm_fileio *io, const char *folder)
         if (found)
             return icm__other_format_refuse((icm__other_format)i, folder, NULL);
     }
-    return 0;
+    return check_trash_folder(io, folder);
 }
 
 int icm__other_format_check_down(icm_fileio *io, const char *top, const char *bottom)
@@ -109,6 +213,15 @@ icm__other_format icm__other_format_in_path(const char *rest, size_t *offset)
         const char *slash = strchr(s, '/');
         if (slash == NULL)
             return ICM__OTHER_FORMAT_NONE; /* the file's own name */
+        /* `<table-uuid>/journal/<journal>` ending the path: a trash */
+        static const char journal[] = "/journal/";
+        const size_t jn = sizeof journal - 1;
+        if (strncmp(slash, journal, jn) == 0 && strchr(slash + jn, '/') == NULL &&
+            icm__other_format_uuid_shaped(s, (size_t)(slash - s)) &&
+            journal_named(slash + jn, strlen(slash + jn))) {
+            *offset = (size_t)(s - rest);
+            return ICM__OTHER_FORMAT_TRASH;
+        }
         size_t n = (size_t)(slash - s);
         if (n > 0 && (s[0] == '_' || s[0] == '.')) {
             for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {

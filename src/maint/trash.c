@@ -38,6 +38,7 @@
 #include "icemaint/catalog.h"
 #include "icemaint/escape.h"
 #include "io/fileio_internal.h"
+#include "maint/other_format.h"
 #include "maint/trash.h"
 #include "util/location.h"
 #include "util/location_id.h"
@@ -102,13 +103,40 @@ static int refuse(const char *uri, const char *fmt, ...)
 
 static int no_link_below(const char *base, const char *loc, const char *what);
 
-/* Whether one of two local folders is (below) the other once links are resolved. */
+/* Whether the folder `above` is the real path `real` or a folder above it, by identity
+ * (device and inode): the same folder seen at two paths (a bind mount, a file system mounted
+ * twice) is one folder here, where its paths differ (adversary round 4, finding 1). */
+static bool identity_above(const char *real, const char *above)
+{
+    struct stat target, st;
+    if (stat(above, &target) != 0)
+        return false;
+    size_t len = strlen(real);
+    char *path = icm__strdup(real);
+    bool found = false;
+    while (path != NULL && !found) {
+        path[len] = '\0';
+        found = stat(path, &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino;
+        if (len <= 1)
+            break;
+        while (len > 1 && path[len - 1] != '/')
+            len--;
+        if (len > 1)
+            len--; /* the '/' ending the folder above, kept for "/" */
+    }
+    icm__free(path);
+    return found;
+}
+
+/* Whether one of two local folders is (below) the other once links are resolved: by their real
+ * paths, or by the identity of each's folders. */
 static bool local_nested(const char *a, const char *b)
 {
     char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
     bool nested = ra != NULL && rb != NULL &&
                   (icm__location_strip_prefix(ra, rb, NULL) ||
-                   icm__location_strip_prefix(rb, ra, NULL));
+                   icm__location_strip_prefix(rb, ra, NULL) || identity_above(ra, rb) ||
+                   identity_above(rb, ra));
     free(ra);
     free(rb);
     return nested;
@@ -222,6 +250,7 @@ static int walk_up_for_a_table(icm__trash *t, const char *start)
             break;
         }
         table_probe p = {meta, NULL};
+        char why[512];
         int st = icm_fileio_list(t->io, meta, find_metadata_json, &p);
         if (st == ICM_EUSER && p.found != NULL)
             rc = refuse(t->root, "the trash lies inside the Iceberg table location %s (it holds "
@@ -229,8 +258,17 @@ static int walk_up_for_a_table(icm__trash *t, const char *start)
                                  "files; use a trash outside every table location; nothing is "
                                  "deleted",
                         folder, p.found);
-        else if (st == ICM_ENOTFOUND || st == ICM_EAUTH)
-            icm_error_clear(); /* none, or one the sweep cannot list either */
+        else if (st == ICM_ENOTFOUND)
+            icm_error_clear(); /* none */
+        else if (st == ICM_EAUTH && snprintf(why, sizeof why, "%s",
+                                             icm_error_last()->message) >= 0)
+            /* cannot tell: the table's owner, whose sweep would delete the trashed files,
+             * may well list it (adversary round 4, finding 2) */
+            rc = refuse(t->root, "cannot tell whether the trash lies inside an Iceberg table "
+                                 "location: %s cannot be listed (%s), and a table there would "
+                                 "sweep the trashed files; use a trash whose every folder "
+                                 "above can be listed; nothing is deleted",
+                        meta, why);
         else if (st != 0)
             rc = st;
         icm__free(p.found);
@@ -391,10 +429,11 @@ int icm__trash_open(icm__trash **out, icm_fileio *io, const char *uri,
     *out = NULL;
     if (io == NULL || uri == NULL || *uri == '\0' || table_location == NULL)
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EINVALID, uri, "trash: NULL argument");
-    if (table_uuid == NULL || *table_uuid == '\0' || strchr(table_uuid, '/') != NULL ||
-        strcmp(table_uuid, ".") == 0 || strcmp(table_uuid, "..") == 0)
-        return refuse(uri, "the table at %s has no usable table-uuid, which keeps tables "
-                           "apart in a trash; use no trash for it",
+    /* a UUID (the spec's table-uuid): a sweep tells a trash by it (other_format.h) */
+    if (table_uuid == NULL || !icm__other_format_uuid_shaped(table_uuid, strlen(table_uuid)))
+        return refuse(uri, "the table at %s has no table-uuid in the UUID form "
+                           "(8-4-4-4-12 hex digits), which keeps tables apart in a trash and "
+                           "marks it to every sweep; use no trash for it",
                       table_location);
     icm__trash *t = icm__calloc(1, sizeof *t);
     if (t == NULL)
@@ -507,6 +546,8 @@ static int journal_write(icm__trash *t, const icm__buf *lines, int64_t now)
     pthread_mutex_lock(&t->lock);
     int rc = 0;
     if (t->local && t->journal != NULL) {
+        struct stat st;
+        off_t start = fstat(t->journal_fd, &st) == 0 ? st.st_size : -1;
         size_t off = 0;
         while (rc == 0 && off < lines->len) {
             ssize_t w = write(t->journal_fd, lines->data + off, lines->len - off);
@@ -521,9 +562,20 @@ static int journal_write(icm__trash *t, const icm__buf *lines, int64_t now)
         if (rc == 0 && fdatasync(t->journal_fd) != 0)
             rc = icm__error_set_errno(ICM_ERRCLASS_IO, ICM_EIO, errno, t->journal,
                                       "cannot sync the trash journal");
+        /* A write cut short (a full disk, a quota) left part of a line: it is cut back off,
+         * and this journal takes no more lines either way, so a torn line can only be the
+         * last of its journal (which a reader skips), never one the next batch's line runs
+         * on from (adversary round 4, finding 4). */
+        if (rc != 0) {
+            if (start >= 0 && ftruncate(t->journal_fd, start) == 0)
+                (void)fdatasync(t->journal_fd);
+            close(t->journal_fd);
+            t->journal_fd = -1;
+            icm__free(t->journal);
+            t->journal = NULL;
+        }
         /* A `trash expire` may have removed this journal (every record in it old and gone):
          * lines appended to an unlinked file would be lost, so they go to a new journal. */
-        struct stat st;
         if (rc == 0 && fstat(t->journal_fd, &st) == 0 && st.st_nlink == 0) {
             close(t->journal_fd);
             t->journal_fd = -1;
@@ -789,6 +841,7 @@ void icm__trash_move_batch(icm__trash *t, const char *const *paths, size_t n,
 /* The journals of a trash, read whole: every record, and which journal object it is in. */
 typedef struct journals {
     char **names;           /* journal objects */
+    int64_t *mtimes_ms;     /* names[k]'s last modification by the store's clock (-1: unknown) */
     size_t n_names, cap_names;
     icm__trash_record *recs;
     size_t n, cap;
@@ -803,6 +856,7 @@ static void journals_free(journals *j)
     for (size_t i = 0; i < j->n_names; i++)
         icm__free(j->names[i]);
     icm__free(j->names);
+    icm__free(j->mtimes_ms);
     for (size_t i = 0; j->keys != NULL && i < j->n; i++)
         icm__free(j->keys[i]);
     icm__free(j->keys);
@@ -855,17 +909,44 @@ static int collect_journal(const icm_file_info *info, void *payload)
         if (grown == NULL)
             return icm__error_oom();
         j->names = grown;
+        int64_t *mtimes = icm__reallocarray(j->mtimes_ms, want, sizeof *mtimes);
+        if (mtimes == NULL)
+            return icm__error_oom();
+        j->mtimes_ms = mtimes;
         j->cap_names = want;
     }
     if ((j->names[j->n_names] = icm__strdup(info->location)) == NULL)
         return icm__error_oom();
+    j->mtimes_ms[j->n_names] = info->mtime_ms;
     j->n_names++;
     return 0;
 }
 
+typedef struct named_journal {
+    char *name;
+    int64_t mtime_ms;
+} named_journal;
+
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const named_journal *)a)->name, ((const named_journal *)b)->name);
+}
+
+/* names (and their mtimes alike) in name order: the order records are read in */
+static int sort_names(journals *j)
+{
+    named_journal *v = icm__calloc(j->n_names, sizeof *v);
+    if (v == NULL)
+        return icm__error_oom();
+    for (size_t k = 0; k < j->n_names; k++)
+        v[k] = (named_journal){j->names[k], j->mtimes_ms[k]};
+    qsort(v, j->n_names, sizeof *v, by_name);
+    for (size_t k = 0; k < j->n_names; k++) {
+        j->names[k] = v[k].name;
+        j->mtimes_ms[k] = v[k].mtime_ms;
+    }
+    icm__free(v);
+    return 0;
 }
 
 static int journals_load(journals *j, icm_fileio *io, const char *root)
@@ -874,7 +955,7 @@ static int journals_load(journals *j, icm_fileio *io, const char *root)
     j->root = root;
     int rc = icm_fileio_list(io, root, collect_journal, j);
     if (rc == 0 && j->n_names > 1)
-        qsort(j->names, j->n_names, sizeof *j->names, by_name);
+        rc = sort_names(j);
     for (size_t k = 0; rc == 0 && k < j->n_names; k++) {
         char *text = NULL;
         size_t len = 0;
@@ -1500,8 +1581,16 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         bool old = icm__trash_record_ms(rec) <= cutoff;
         /* An absent file is taken as gone (its records may go) only once its newest record is
          * a day old: a sweep writes a batch's records before it moves the batch, and the
-         * files still on their way must not lose their records (adversary round 3, F3). */
-        bool settled = icm__trash_record_ms(rec) <= now - ICM__TRASH_ABSENT_SETTLE_MS;
+         * files still on their way must not lose their records (adversary round 3, F3). And
+         * every journal holding a record of it must be as old by the store's clock (its
+         * last modification): a record's own time is its writer's clock, which may run
+         * behind (adversary round 4). */
+        int64_t settle_cutoff = now - ICM__TRASH_ABSENT_SETTLE_MS;
+        bool settled = icm__trash_record_ms(rec) <= settle_cutoff;
+        for (size_t i = k; settled && i < end; i++) {
+            int64_t written = j.mtimes_ms[j.journal_of[idx[i]]];
+            settled = written >= 0 && written <= settle_cutoff;
+        }
         bool is_gone = rec->restored;
         if (old && rec->restored) {
             /* A file at a name whose newest record is a restore was trashed again by a run

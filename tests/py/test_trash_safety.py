@@ -399,6 +399,8 @@ def test_data_loss_expire_removes_a_journal_a_run_still_holds(tmp_path):
         doc = json.loads(r.stdout)
         assert doc["counts"]["expired"] == 1 and doc["journals_removed"] == 0
         assert not os.path.exists(o_trashed) and (jdir / first).exists()
+    # its file now absent, the record goes once its journal is a day old by the store's clock
+    age([jdir / first])
     r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "0s")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["journals_removed"] == 1

@@ -15,6 +15,9 @@
 #include "maint/trash.h"
 #include "testutil.h"
 
+/* the table-uuid (a trash takes only a UUID) */
+#define UUID "0c6f05a0-7d1b-4d7e-9a49-3f2c4e5b6a71"
+
 static void put(const char *path)
 {
     FILE *f = fopen(path, "wb");
@@ -58,11 +61,11 @@ static void test_data_loss_journal_removed_under_a_running_sweep(void **state)
     snprintf(table, sizeof table, "%s/t", dir);
     snprintf(data, sizeof data, "%s/t/data", dir);
     snprintf(trash, sizeof trash, "%s/trash", dir);
-    snprintf(jdir, sizeof jdir, "%s/u-1/journal", trash);
+    snprintf(jdir, sizeof jdir, "%s/" UUID "/journal", trash);
     snprintf(a, sizeof a, "%s/a.parquet", data);
     snprintf(b, sizeof b, "%s/b.parquet", data);
-    snprintf(ta, sizeof ta, "%s/u-1/files/data/a.parquet", trash);
-    snprintf(tb, sizeof tb, "%s/u-1/files/data/b.parquet", trash);
+    snprintf(ta, sizeof ta, "%s/" UUID "/files/data/a.parquet", trash);
+    snprintf(tb, sizeof tb, "%s/" UUID "/files/data/b.parquet", trash);
     assert_int_equal(mkdir(table, 0777), 0);
     assert_int_equal(mkdir(data, 0777), 0);
     assert_int_equal(mkdir(trash, 0777), 0);
@@ -71,7 +74,7 @@ static void test_data_loss_journal_removed_under_a_running_sweep(void **state)
     icm_fileio *io = NULL;
     icmt_ok(icm_fileio_local_new(&io));
     icm__trash *t = NULL;
-    icmt_ok(icm__trash_open(&t, io, trash, table, "u-1", false));
+    icmt_ok(icm__trash_open(&t, io, trash, table, UUID, false));
 
     const char *first[] = {a};
     icm_fileio_delete_result r1[1];
