@@ -144,12 +144,7 @@ int icm__other_format_check_trash_above(icm_fileio *io, const char *location)
     char *folder = icm__strdup(location);
     if (folder == NULL)
         return ICM_ENOMEM;
-    const char *local = icm__location_local_part(folder);
-    const char *auth = local == NULL ? strstr(folder, "://") : NULL;
-    const char *root_slash = local != NULL  ? local
-                             : auth != NULL ? strchr(auth + 3, '/')
-                                            : NULL;
-    size_t floor = root_slash != NULL ? (size_t)(root_slash - folder) : strlen(folder);
+    size_t floor = icm__location_root_end(folder);
     int rc = 0;
     for (size_t len = icm__location_trim_len(folder); rc == 0 && len > floor + 1;) {
         folder[len] = '\0';

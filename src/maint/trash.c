@@ -232,14 +232,8 @@ static int walk_up_for_a_table(icm__trash *t, const char *start)
     char *folder = icm__strdup(start);
     if (folder == NULL)
         return icm__error_oom();
-    /* where the store's root ends: the path's leading '/' locally, the '/' after
-     * `scheme://authority` else (none: the walk checks the root alone) */
     const char *local = icm__location_local_part(folder);
-    const char *auth = local == NULL ? strstr(folder, "://") : NULL;
-    const char *root_slash = local != NULL  ? local
-                             : auth != NULL ? strchr(auth + 3, '/')
-                                            : NULL;
-    size_t floor = root_slash != NULL ? (size_t)(root_slash - folder) : strlen(folder);
+    size_t floor = icm__location_root_end(folder);
     size_t len = icm__location_trim_len(folder);
     int rc = 0;
     for (bool more = true; rc == 0 && more;) {

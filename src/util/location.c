@@ -252,3 +252,13 @@ char *icm__location_checksum_name(const char *loc, bool *oom)
     *oom = crc == NULL;
     return crc;
 }
+
+size_t icm__location_root_end(const char *loc)
+{
+    const char *local = icm__location_local_part(loc);
+    const char *auth = local == NULL ? strstr(loc, "://") : NULL;
+    const char *root_slash = local != NULL  ? local
+                             : auth != NULL ? strchr(auth + 3, '/')
+                                            : NULL;
+    return root_slash != NULL ? (size_t)(root_slash - loc) : strlen(loc);
+}

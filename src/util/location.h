@@ -90,6 +90,11 @@ bool icm__location_equal(const char *a, const char *b);
  */
 size_t icm__location_trim_len(const char *loc);
 
+/* Where the store's root ends in `loc`: the offset of a local path's leading '/', of the '/'
+ * after `scheme://authority`, or strlen(loc) when there is none (the root alone). A walk up
+ * the folders of `loc` stops there. */
+size_t icm__location_root_end(const char *loc);
+
 /*
  * New string naming `rel` below `base`, keeping `base`'s form: base's trailing slashes are
  * dropped (see icm__location_trim_len), then "/" and `rel` unchanged are appended. An empty
