@@ -158,7 +158,9 @@ ICM_EXTERN(int) icm_trash_restore(icm_trash_counts *out, icm_fileio *io, const c
 /**
  * Delete the trashed files trashed at least opts->older_than_ms ago: a trash file is deleted
  * only when the newest event the journals record for it (a trashing at trashed_at_ms, a
- * restore at restored_at_ms; a restore wins a tie) is a trashing that old, and only while the
+ * restore at restored_at_ms; a restore wins a tie) is a trashing that old, and every journal
+ * holding a record of it was last modified (the store's clock) that long ago too (a writer's
+ * clock running behind does not shorten the window), and only while the
  * file there has the recorded size_bytes (on local disk also the recorded mtime_ms): another
  * file there is REFUSED and kept. Then every journal object all of whose records are that old
  * and whose files are gone, when the object itself was last modified at least that long ago.

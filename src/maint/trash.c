@@ -1573,6 +1573,15 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
          * trash record leaves nothing this trash recorded there, and a file there now is
          * another's (trashed again, by a record this run may not have read). */
         bool old = icm__trash_record_ms(rec) <= cutoff;
+        /* The window is judged by the store's clock too: every journal holding a record of
+         * the name was last written (its mtime or Last-Modified) before the cutoff. A record's
+         * own time is its writer's clock; one running days behind would otherwise shorten the
+         * undo window by as much. The journal is written before its batch moves and no
+         * earlier than its first record, so this only ever keeps a file longer. */
+        for (size_t i = k; old && i < end; i++) {
+            int64_t written = j.mtimes_ms[j.journal_of[idx[i]]];
+            old = written >= 0 && written <= cutoff;
+        }
         /* An absent file is taken as gone (its records may go) only once its newest record is
          * a day old: a sweep writes a batch's records before it moves the batch, and the
          * files still on their way must not lose their records (adversary round 3, F3). And

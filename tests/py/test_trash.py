@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from plan_helpers import Lake, files_under, local
+from plan_helpers import Lake, age, files_under, local
 
 
 def sweep(lake, *extra):
@@ -280,6 +280,7 @@ def test_forged_journal_records_are_not_acted_on(tmp_path):
     outside = dict(forged, trash=str(planted), original=str(tmp_path / "elsewhere.parquet"),
                    trashed_at_ms=int(time.time() * 1000))
     (jdir / "0-forged.jsonl").write_text(json.dumps(forged) + "\n" + json.dumps(outside) + "\n")
+    age([jdir / "0-forged.jsonl"])  # its records' time, by the store's clock too
     r = lake.icm("trash", "expire", str(trash), "--older-than", "1d")
     assert r.returncode == 1, r.stderr
     assert "outside this trash" in r.stderr

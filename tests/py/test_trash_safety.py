@@ -32,10 +32,14 @@ def make_trash(tmp_path):
     return t
 
 
-def write_journal(trash, uuid, recs, name):
+def write_journal(trash, uuid, recs, name, written_long_ago=False):
+    """A journal of `recs`; `written_long_ago`: its modification time (the store's clock, which
+    expire's window also asks) ten days back, as its records' times are."""
     jdir = trash / uuid / "journal"
     jdir.mkdir(parents=True, exist_ok=True)
     (jdir / name).write_text("".join(json.dumps(r) + "\n" for r in recs))
+    if written_long_ago:
+        age([jdir / name])
 
 
 def record(lake, uuid, original, trash_path, at_ms, size=1, mtime=1):
@@ -66,6 +70,7 @@ def trashed_long_ago(tmp_path):
     rec = json.loads((jdir / first).read_text())
     rec["trashed_at_ms"] = 1
     (jdir / first).write_text(json.dumps(rec) + "\n")
+    age([jdir / first])  # by the store's clock too
     return lake, trash, jdir, first, o_trashed
 
 
@@ -78,7 +83,8 @@ def test_data_loss_expire_through_link_in_trash(tmp_path):
     victim = live_data(lake)[0]
     os.symlink(os.path.dirname(victim), files / "lnk")
     write_journal(trash, uuid, [record(lake, uuid, victim, files / "lnk" / os.path.basename(victim),
-                                       1, size=os.path.getsize(victim))], "1-forged-0.jsonl")
+                                       1, size=os.path.getsize(victim))], "1-forged-0.jsonl",
+                  written_long_ago=True)
     table_before, trash_before = lake.files(), files_under(trash)
     r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1d")
     assert r.returncode == 1, r.stderr

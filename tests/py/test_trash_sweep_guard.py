@@ -245,3 +245,36 @@ def test_data_loss_expire_trusts_a_writers_clock_that_runs_behind(tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["counts"]["restored"] == 1
     assert os.path.exists(o) and not dest.exists()
+
+
+def test_data_loss_expire_window_shortened_by_a_writers_clock_that_runs_behind(tmp_path):
+    """The undo window of `trash expire --older-than` was judged by the record's trashed_at_ms
+    alone, its writer's clock: a sweep running three days behind made a file trashed a moment
+    ago look three days old, and `--older-than 1d` deleted it for good. The journal holding its
+    record was written a moment ago by the store's clock, so the file stays until that is a day
+    old too; then it goes."""
+    lake = Lake(tmp_path)
+    trash = tmp_path / "trash"
+    uuid = uuid_of(lake)
+    o = lake.orphan("fresh.parquet", 6)
+    mtime_ms = int(os.stat(o).st_mtime * 1000)
+    dest = trash / uuid / "files" / "data" / "fresh.parquet"
+    dest.parent.mkdir(parents=True)
+    os.rename(o, dest)  # trashed just now, by a host whose clock runs 3 days behind
+    rec = {"version": 1, "table_uuid": uuid, "table_location": str(lake.dir), "original": o,
+           "trash": str(dest), "size_bytes": 6, "mtime_ms": mtime_ms,
+           "trashed_at_ms": int(time.time() * 1000) - 3 * 86400 * 1000}
+    journal = trash / uuid / "journal" / "batch.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_text(json.dumps(rec) + "\n")
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1d")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"].get("expired", 0) == 0
+    assert dest.exists() and journal.exists()
+    # the journal's own time, two days back: now the trashing is a day old by both clocks
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(journal, (two_days_ago, two_days_ago))
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "1d")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["counts"]["expired"] == 1
+    assert not dest.exists() and not journal.exists()
