@@ -248,8 +248,16 @@ char *icm__location_checksum_name(const char *loc, bool *oom)
     const char *name = loc + dir_len;
     if (name[0] == '\0' || name[0] == '.')
         return NULL;
-    char *crc = icm__sprintf("%.*s.%s.crc", (int)dir_len, loc, name);
+    /* "<dir>/.<name>.crc", printf-free: asked once per orphan */
+    size_t name_len = strlen(name);
+    char *crc = icm__malloc(dir_len + name_len + sizeof "..crc");
     *oom = crc == NULL;
+    if (crc == NULL)
+        return NULL;
+    memcpy(crc, loc, dir_len);
+    crc[dir_len] = '.';
+    memcpy(crc + dir_len + 1, name, name_len);
+    memcpy(crc + dir_len + 1 + name_len, ".crc", sizeof ".crc");
     return crc;
 }
 

@@ -2,7 +2,8 @@
  * tests/unit/test_cli_format.c: the CLI's number formats (src/cli/output.c, compiled in here).
  * A Prometheus sample is written with the fewest digits that read back as the same double:
  * `2.131`, not the `%.17g` noise `2.1309999999999998`, and never a value that reads back as
- * another number.
+ * another number. Times and integers are written without printf (a sweep's report formats
+ * millions); they must read exactly as printf's text, at the edges too.
  */
 #include <math.h>
 #include <stdio.h>
@@ -45,10 +46,56 @@ static void test_double_shortest_that_reads_back(void **state)
     }
 }
 
+/* printf's reading of a time, the text icm_cli_format_time had before it wrote digits itself */
+static void printf_time(int64_t ms, char *buf, size_t size)
+{
+    int64_t secs = ms / 1000, frac = ms % 1000;
+    if (frac < 0) {
+        frac += 1000;
+        secs -= 1;
+    }
+    time_t t = (time_t)secs;
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL)
+        snprintf(buf, size, "%" PRId64 "ms", ms);
+    else
+        snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac);
+}
+
+static void test_time_and_int_as_printf_writes_them(void **state)
+{
+    (void)state;
+    char got[64], want[64];
+    const int64_t times[] = {0,          1,           -1,          999,           -999,
+                             1000,       -1001,       INT64_C(1796288610403),
+                             INT64_C(253402300799999), /* 9999-12-31T23:59:59.999Z */
+                             INT64_C(253402300800000), /* year 10000: printf's path */
+                             INT64_C(-62167219200000), /* year 0 */
+                             INT64_C(-62167219200001), /* year -1 */
+                             INT64_MAX,  INT64_MIN};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        printf_time(times[i], want, sizeof want);
+        assert_string_equal(icm_cli_format_time(times[i], got, sizeof got), want);
+    }
+    assert_string_equal(icm_cli_format_time(INT64_C(1700000000042), got, sizeof got),
+                        "2023-11-14T22:13:20.042Z");
+    assert_string_equal(icm_cli_format_time(-1, got, sizeof got), "1969-12-31T23:59:59.999Z");
+    /* a buffer too small for the text: printf's truncation */
+    assert_string_equal(icm_cli_format_time(INT64_C(1700000000042), got, 11), "2023-11-14");
+    const int64_t ints[] = {0, 7, -7, 10, 1000, -1000, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        snprintf(want, sizeof want, "%" PRId64, ints[i]);
+        assert_string_equal(icm_cli_format_int64(ints[i], got, sizeof got), want);
+    }
+    assert_string_equal(icm_cli_format_int64(123456, got, 4), "123");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_double_shortest_that_reads_back),
+        cmocka_unit_test(test_time_and_int_as_printf_writes_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
