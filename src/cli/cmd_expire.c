@@ -616,7 +616,14 @@ static int report_problems(const icm_cli *cli, const icm_expire_result *r)
         fprintf(stderr, "icemaint: a retained manifest could not be read: no data or delete "
                         "file was deleted\n");
     }
-    if (failed && !r->dry_run)
+    bool withheld = r->withheld_by != 0 || r->withheld_manifests || r->withheld_content_files;
+    if (failed && !r->dry_run && withheld)
+        /* Files a retained list or manifest hides were kept: they may be live, not orphans.
+         * A sweep refuses while that file cannot be read (adversary round 5b, finding 3). */
+        fprintf(stderr, "icemaint: the expiry was committed, but the files the unreadable "
+                        "manifest list or manifest may still name were kept; repair or restore "
+                        "it before any cleanup (remove-orphan-files refuses until then)\n");
+    else if (failed && !r->dry_run)
         fprintf(stderr, "icemaint: the expiry was committed, but some files were not "
                         "deleted; they are orphans now (remove-orphan-files can clean them)\n");
     return failed ? ICM_EXIT_ERROR : ICM_EXIT_OK;

@@ -43,6 +43,7 @@ int icm__manifest_bulk_init(icm__manifest_bulk *b, icm_fileio *io, int format_ve
 {
     b->io = io;
     b->format_version = format_version;
+    b->check_list_rows = true;
     return icm__avro_schema_cache_new(&b->schemas);
 }
 
@@ -221,6 +222,7 @@ typedef struct manifest_slot {
     icm__ahead_entry *entries;
     size_t entries_cap;
     icm__error_saved *err; /* the decoding thread's last error when pub.rc != 0 */
+    size_t by_status[3];   /* entries read, by status (EXISTING, ADDED, DELETED) */
 } manifest_slot;
 
 struct icm__manifest_ahead {
@@ -273,6 +275,8 @@ static int on_entry(const icm__entry_view *e, void *payload)
 {
     manifest_slot *s = payload;
     s->pub.entries_read++;
+    if ((unsigned)e->status < 3)
+        s->by_status[e->status]++;
     if (e->status == ICM_ENTRY_DELETED)
         return 0;
     /* The filter judges the path where it lies in the block: a path it drops is not kept. */
@@ -307,6 +311,7 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     s->pub.count = 0;
     s->pub.entries_read = 0;
     s->locations_len = 0;
+    memset(s->by_status, 0, sizeof s->by_status);
     const icm__manifest_ref *r = &a->refs[i];
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
     ro.fields = a->filter != NULL ? ICM_MANIFEST_FIELD_FILE_PATH : ENTRY_FIELDS;
@@ -316,7 +321,10 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     int rc = a->prefetch != NULL ? icm__prefetch_take(a->prefetch, i, &data, &len) : 0;
     if (rc == 0)
         rc = icm__manifest_read_views(a->bulk->io, data, len, &r->mf, r->embedded_v1,
-                                      r->snapshot_id, &ro, a->bulk->schemas, on_entry, s);
+                                      r->snapshot_id, &ro, a->bulk->schemas, on_entry, s, &len);
+    /* An embedded v1 manifest has no list row to agree with. */
+    if (rc == 0 && a->bulk->check_list_rows && !r->embedded_v1)
+        rc = icm__manifest_check_list_row(&r->mf, len, s->by_status);
     s->pub.rc = rc != 0 ? save_error(&s->err, rc) : 0;
     s->pub.locations = s->locations != NULL ? s->locations : "";
     s->pub.entries = s->entries;

@@ -173,11 +173,18 @@ typedef int (*icm__entry_view_cb)(const icm__entry_view *v, void *payload);
  * icm_manifest_read_v1_embedded of mf->manifest_path in snapshot `snapshot_id`, delivering
  * views. `data` (taken: freed here, also on failure), when not NULL, holds the manifest's `len`
  * bytes already (fetched ahead, as icm_fileio_read returns them); NULL reads them through io.
- * Same errors. */
+ * *len_out (may be NULL): the manifest's size in bytes, once it was read. Same errors. */
 int icm__manifest_read_views(icm_fileio *io, char *data, size_t len, const icm_manifest_file *mf,
                              bool embedded_v1, int64_t snapshot_id,
                              const icm_manifest_read_options *opts,
                              icm__avro_schema_cache *schemas, icm__entry_view_cb cb,
-                             void *payload);
+                             void *payload, size_t *len_out);
+
+/*
+ * A manifest read whole against its manifest list row `mf`: `len` its size in bytes, n[s] its
+ * entries of status s (EXISTING 0, ADDED 1, DELETED 2). Returns 0 when they agree, else
+ * ICM_EINVALID with a message naming the manifest and both sides (io.c says which fields decide).
+ */
+int icm__manifest_check_list_row(const icm_manifest_file *mf, size_t len, const size_t n[3]);
 
 #endif /* ICM_MANIFEST_INTERNAL_H */

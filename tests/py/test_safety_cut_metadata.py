@@ -1,0 +1,157 @@
+"""Data-loss class: a manifest list or manifest cut short, or altered, read as a smaller table
+(adversary round 5b, findings 1 and 3).
+
+An Avro file cut right after a sync marker is a valid Avro file with fewer records (a writer that
+flushes per block and crashes, a torn copy, a partial restore), and an entry's status is one byte.
+Read as they are, the keep set loses what the cut rows or the flipped entry named, and the sweep
+and the expiry deleted live data files of the current snapshot. Rules: a manifest must agree with
+its manifest list row (its entries by status against the row's added/existing/deleted counts; its
+length where the row has no counts), and a ref head's manifest list with its snapshot's summary
+(the rows' live counts are at least `total-data-files` and `total-delete-files`). Anything else is
+an unreadable file: nothing is deleted.
+
+Each test asserts the exit code and exactly which files exist after."""
+import io
+import os
+
+import fastavro
+import pyarrow as pa
+
+from plan_helpers import SCHEMA, Lake, age, files_under
+
+
+def rewrite(path, change):
+    """Rewrite the Avro file at `path` one record per block (same schema, codec and header
+    metadata), its records passed through `change` first."""
+    with open(path, "rb") as f:
+        r = fastavro.reader(f)
+        recs, meta, schema, codec = list(r), dict(r.metadata), r.writer_schema, r.codec
+    for k in ("avro.schema", "avro.codec"):
+        meta.pop(k, None)
+    out = io.BytesIO()
+    fastavro.writer(out, schema, change(recs), codec=codec, metadata=meta, sync_interval=1)
+    with open(path, "wb") as f:
+        f.write(out.getvalue())
+
+
+def local(uri):
+    return uri[len("file://"):] if uri.startswith("file://") else uri
+
+
+def one_snapshot_lake(tmp_path, merged=False, expired=True):
+    """ns.t with 3 appends, expired to its last snapshot unless not `expired`: (lake, the current
+    manifest list, the paths of its manifests). `merged`: one manifest names all three data
+    files."""
+    props = {"commit.manifest-merge.enabled": "true",
+             "commit.manifest.min-count-to-merge": "2"} if merged else {}
+    lake = Lake(tmp_path, appends=0)
+    lake.cat.drop_table("ns.t")
+    t = lake.cat.create_table("ns.t", schema=SCHEMA, properties=props)
+    for i in range(3):
+        t.append(pa.table({"id": [i]}, schema=SCHEMA))
+    if expired:
+        r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
+        assert r.returncode == 0, r.stderr
+    age(files_under(lake.dir))
+    lst = local(lake.cat.load_table("ns.t").current_snapshot().manifest_list)
+    with open(lst, "rb") as f:
+        manifests = [local(m["manifest_path"]) for m in fastavro.reader(f)]
+    return lake, lst, manifests
+
+
+def data_files(lake):
+    return sorted(p for p in lake.files() if "/data/" in p)
+
+
+def test_data_loss_manifest_list_cut_at_a_block_boundary(tmp_path):
+    """The current snapshot's list cut after 2 of its 3 rows, then cut to its header alone:
+    the sweep refuses both (exit 5) and every file stays; the summary says 3 data files."""
+    lake, lst, manifests = one_snapshot_lake(tmp_path)
+    assert len(manifests) == 3
+    before = lake.files()
+    for keep in (2, 0):
+        rewrite(lst, lambda recs: recs[:keep])
+        age([lst])
+        r = lake.icm("remove-orphan-files", "ns.t")
+        assert r.returncode == 5, (keep, r.stdout, r.stderr)
+        assert "total-data-files 3" in r.stderr, r.stderr
+        assert lake.files() == before
+
+
+def test_data_loss_manifest_list_cut_before_an_expiry(tmp_path):
+    """The same cut on the current list of a 3-snapshot table: the expiry keeps every data file
+    and every manifest the cut rows named (the list is unreadable: nothing it hides goes)."""
+    lake = Lake(tmp_path)
+    lst = local(lake.cat.load_table("ns.t").current_snapshot().manifest_list)
+    data_before = data_files(lake)
+    rewrite(lst, lambda recs: recs[:2])
+    manifests_before = sorted(p for p in lake.files() if p.endswith("-m0.avro"))
+    r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
+    # committed, then the cleanup held back (exit 1): only the expired lists go
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "total-data-files 3" in r.stderr and "repair or restore it" in r.stderr
+    assert data_files(lake) == data_before
+    assert sorted(p for p in lake.files() if p.endswith("-m0.avro")) == manifests_before
+    with open(lst, "rb") as f:
+        assert len(list(fastavro.reader(f))) == 2  # the evidence is left as it was
+
+
+def test_data_loss_manifest_cut_or_an_entry_flipped_to_deleted(tmp_path):
+    """One manifest names all three data files (1 ADDED, 2 EXISTING). Cut after its first entry,
+    or with its first EXISTING entry's status set to DELETED: the sweep refuses (exit 5) naming
+    the manifest, and the three data files stay."""
+    for kind in ("cut", "flip"):
+        (tmp_path / kind).mkdir()
+        lake, lst, manifests = one_snapshot_lake(tmp_path / kind, merged=True)
+        assert len(manifests) == 1
+        before = lake.files()
+        assert len(data_files(lake)) == 3
+
+        def change(recs):
+            if kind == "cut":
+                return recs[:1]
+            flipped = next(e for e in recs if e["status"] == 0)
+            flipped["status"] = 2
+            return recs
+        rewrite(manifests[0], change)
+        age([manifests[0]])
+        r = lake.icm("remove-orphan-files", "ns.t")
+        assert r.returncode == 5, (kind, r.stdout, r.stderr)
+        assert os.path.basename(manifests[0]) in r.stderr and "manifest list counts" in r.stderr
+        assert lake.files() == before
+
+
+def test_data_loss_manifest_cut_then_padded_to_its_recorded_length(tmp_path):
+    """A manifest cut after its first entry and padded back (a longer header value) to the length
+    its list records: the length agrees, the counts do not. The expiry of the two snapshots before
+    deletes none of the three data files (all live in the current snapshot), nor does a sweep."""
+    lake, lst, manifests = one_snapshot_lake(tmp_path, merged=True, expired=False)
+    with open(lst, "rb") as f:
+        recorded = next(iter(fastavro.reader(f)))["manifest_length"]
+    m = manifests[0]
+    with open(m, "rb") as f:
+        r = fastavro.reader(f)
+        recs, meta, schema, codec = list(r), dict(r.metadata), r.writer_schema, r.codec
+    for k in ("avro.schema", "avro.codec"):
+        meta.pop(k, None)
+
+    def write(pad):
+        out = io.BytesIO()
+        fastavro.writer(out, schema, recs[:1], codec=codec, metadata=dict(meta, pad="p" * pad),
+                        sync_interval=1)
+        return out.getvalue()
+    short = len(write(0))
+    for pad in range(recorded - short - 8, recorded - short + 8):
+        if pad >= 0 and len(write(pad)) == recorded:
+            break
+    body = write(pad)
+    assert len(body) == recorded
+    with open(m, "wb") as f:
+        f.write(body)
+    age([m])
+    before = data_files(lake)
+    r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
+    assert data_files(lake) == before, (r.stdout, r.stderr)
+    r = lake.icm("remove-orphan-files", "ns.t")
+    assert r.returncode == 5, (r.stdout, r.stderr)
+    assert data_files(lake) == before
