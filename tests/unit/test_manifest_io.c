@@ -1,7 +1,9 @@
 /*
  * tests/unit/test_manifest_io.c: reading through an icm_fileio: a snapshot's manifest list and
  * its manifests with inheritance from the list entries, a v1 snapshot's embedded manifests, a
- * callback stopping the walk, and missing files / read faults passed up unchanged.
+ * callback stopping the walk, and missing files / read faults passed up unchanged; a manifest
+ * judged against its list row (icm__manifest_check_list_row): the counts by status decide where
+ * the row has all three, the length where it has not.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 
 #include "icemaint/fileio.h"
 #include "icemaint/manifest.h"
+#include "manifest/manifest_internal.h"
 #include "testutil.h"
 
 /* Write a v2 manifest with `n` ADDED entries whose snapshot id and sequence numbers are null
@@ -167,11 +170,41 @@ static void test_read_fault_passed_up(void **state)
     icm_fileio_free(io);
 }
 
+static void test_manifest_judged_against_its_list_row(void **state)
+{
+    (void)state;
+    icm_manifest_file mf = ICM_MANIFEST_FILE_INIT;
+    mf.manifest_path = "mem://t/metadata/m.avro";
+    mf.manifest_length = 1000;
+    mf.has_added_files_count = mf.has_existing_files_count = mf.has_deleted_files_count = true;
+    mf.added_files_count = 1;
+    mf.existing_files_count = 2;
+    mf.deleted_files_count = 0;
+    const size_t agree[3] = {2, 1, 0}; /* EXISTING, ADDED, DELETED */
+    const size_t cut[3] = {0, 1, 0};
+    const size_t flipped[3] = {1, 1, 1};
+    /* counts decide: another length (a rewritten manifest's paths) is fine */
+    assert_int_equal(icm__manifest_check_list_row(&mf, 1000, agree), 0);
+    assert_int_equal(icm__manifest_check_list_row(&mf, 1234, agree), 0);
+    assert_int_equal(icm__manifest_check_list_row(&mf, 1000, cut), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->message, "holds 1 added, 0 existing and 0 deleted"));
+    assert_int_equal(icm__manifest_check_list_row(&mf, 1000, flipped), ICM_EINVALID);
+    /* a count missing (v1 may omit them): the length decides */
+    mf.has_deleted_files_count = false;
+    assert_int_equal(icm__manifest_check_list_row(&mf, 1000, cut), 0);
+    assert_int_equal(icm__manifest_check_list_row(&mf, 999, agree), ICM_EINVALID);
+    assert_non_null(strstr(icm_error_last()->message, "manifest_length 1000"));
+    /* neither (an unknown length): nothing to judge by */
+    mf.manifest_length = -1;
+    assert_int_equal(icm__manifest_check_list_row(&mf, 5, cut), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_snapshot_walk),
         cmocka_unit_test(test_read_fault_passed_up),
+        cmocka_unit_test(test_manifest_judged_against_its_list_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
