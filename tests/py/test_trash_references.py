@@ -76,3 +76,115 @@ def test_data_loss_add_files_of_a_trashed_file(tmp_path):
     r = lake.icm("check", "ns.t")
     assert r.returncode == 0, (r.stdout, r.stderr)
     assert lake.cat.load_table("ns.t").scan().to_arrow().num_rows == 3
+
+
+# An LD_PRELOAD shim standing in for a trash run that writes its journal while another sweep
+# lists the trash: the sweep's listing walker (a relative openat of a folder named `journal`)
+# reads `<uuid>/journal/` to its end, and as it closes the folder the journal written before
+# the run moved its file appears there (a rename of $ICM_TEST_JOURNAL_FROM into it, named
+# $ICM_TEST_JOURNAL_NAME). Whichever order the walker reads `journal/` and `files/` in, its
+# listing shows the trashed file and no journal.
+SHIM = r"""
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static int journal_fd = -1, done;
+#define WRAP(fn) int fn(int at, const char *name, int flags, ...) { \
+    mode_t mode = 0; \
+    if (flags & O_CREAT) { va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); } \
+    int (*real)(int, const char *, int, ...) = \
+        (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, #fn); \
+    int fd = real(at, name, flags, mode); \
+    if (fd >= 0 && at != AT_FDCWD && journal_fd < 0 && !done && name != NULL && \
+        strcmp(name, "journal") == 0) \
+        journal_fd = fd; \
+    return fd; }
+WRAP(openat)
+WRAP(openat64)
+int closedir(DIR *d) {
+    int (*real)(DIR *) = (int (*)(DIR *))dlsym(RTLD_NEXT, "closedir");
+    if (d != NULL && journal_fd >= 0 && dirfd(d) == journal_fd) {
+        journal_fd = -1;
+        done = 1;
+        const char *from = getenv("ICM_TEST_JOURNAL_FROM"), *to = getenv("ICM_TEST_JOURNAL_NAME");
+        if (from != NULL && to != NULL && renameat(AT_FDCWD, from, dirfd(d), to) != 0)
+            abort();
+    }
+    return real(d);
+}
+"""
+
+
+def build_shim(tmp_path):
+    src = tmp_path / "journal_late.c"
+    src.write_text(SHIM)
+    so = tmp_path / "journal_late.so"
+    r = subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-o", str(so), str(src),
+                        "-ldl"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return so
+
+
+def test_data_loss_trash_journal_written_while_a_sweep_lists_it(tmp_path):
+    """Finding 2: ns.t's trash lies in shared/, ns.b's write.data.path (another team's landing
+    folder, its table in another catalog). The trash was emptied earlier, so `<uuid>/journal/` and `<uuid>/files/` stood
+    empty. ns.b's sweep of shared/ read `journal/` empty; then ns.t's run wrote its journal and
+    moved old.parquet (ten days old) into `files/`, which the sweep read next: it saw the
+    trashed file and no journal name, and deleted it. Now the sweep looks at each candidate's
+    UUID-named folders live before deleting: refused (exit 5), dry run too; with the trash
+    carved out (--exclude-location) ns.b's own orphan goes and the trashed file stays, and it
+    restores."""
+    so = build_shim(tmp_path)
+    lake = Lake(tmp_path)
+    shared = tmp_path / "shared"
+    trash = shared / "trash"
+    trash.mkdir(parents=True)
+    b = lake.cat.create_table("ns.b", schema=SCHEMA)
+    b.append(pa.table({"id": [7]}, schema=SCHEMA))
+    src = lake.orphan("old.parquet", 15)
+    r = sweep(lake, "--trash", str(trash))
+    assert r.returncode == 0, r.stderr
+    # (the trash's open refuses a table of its catalog around it: ns.b comes there later, as
+    # a table of another catalog would be there all along)
+    with b.transaction() as tx:
+        tx.set_properties({"write.data.path": f"file://{shared}"})
+    jdir = trash / uuid_of(lake) / "journal"
+    moved = trash / uuid_of(lake) / "files" / "data" / "old.parquet"
+    (journal,) = os.listdir(jdir)
+    assert moved.exists() and not os.path.exists(src)
+    b_orphan = shared / "b-orphan.parquet"
+    b_orphan.write_bytes(b"b" * 9)
+    age([b_orphan])
+    held = tmp_path / "held.jsonl"
+
+    def racing_sweep(*extra):
+        """ns.b's sweep of shared/, the journal out of sight until the listing read jdir."""
+        os.rename(jdir / journal, held)
+        env = dict(os.environ, LD_PRELOAD=str(so), ICM_TEST_JOURNAL_FROM=str(held),
+                   ICM_TEST_JOURNAL_NAME=journal,
+                   ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+        r = subprocess.run([CLI, "--config", str(lake.cfg), "--catalog", "reg", "--json",
+                            "remove-orphan-files", "ns.b", "--settle", "0s", "--location",
+                            str(shared), *extra],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env)
+        assert (jdir / journal).exists() and not held.exists(), "the shim did not run"
+        return r
+
+    before = files_under(tmp_path)
+    for extra in (["--dry-run"], []):
+        r = racing_sweep(*extra)
+        assert r.returncode == 5, (extra, r.stdout, r.stderr)
+        assert f"the folder {trash} holds an icemaint trash" in r.stderr
+        assert "--exclude-location" in r.stderr
+        assert files_under(tmp_path) == before
+    r = racing_sweep("--exclude-location", str(trash))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert files_under(tmp_path) == [p for p in before if p != str(b_orphan)]
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert os.path.exists(src) and not moved.exists()
