@@ -89,9 +89,10 @@ ICM_EXTERN(int) icm_txn_append_file(icm_txn *txn, const icm_data_file *file);
  * the table lacks; every required table column present and required; types equal or promoted
  * (int -> long, float -> double, string <-> binary, decimal precision widened, fixed[16] ->
  * uuid). Files icemaint cannot check soundly (unsigned 32/64-bit ints, INT96, legacy list/map
- * layouts, ...) are refused too. A file inside an icemaint trash (`<trash>/<table-uuid>/files/`
- * beside a `journal/*.jsonl`; by its name and where a link leads) is refused (ICM_EREFUSED,
- * naming the trash): `icm_trash_expire` deletes it and `icm_trash_restore` moves it away.
+ * layouts, ...) are refused too. A file inside an icemaint trash
+ * (`<trash>/<table-uuid>/files/` beside `journal/<name>.jsonl`; by its name and where a link
+ * leads) is refused (ICM_EREFUSED, naming the trash): `icm_trash_expire` deletes it and
+ * `icm_trash_restore` moves it away.
  * Nothing is queued on a refusal. The commit refuses a path
  * that is already live in the table, and sets `schema.name-mapping.default` from the current
  * schema when absent (files written without Iceberg field ids are read by column name), as
