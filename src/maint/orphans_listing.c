@@ -130,6 +130,9 @@ int icm__orphans_check_other_formats(plan *p)
     return rc;
 }
 
+/* The refusals' way past a folder below the listing location. */
+static const char carve_out_hint[] = "(or carve that folder out with --exclude-location)";
+
 /* A listed file (below the listing location: `rest`) inside another format's folder: that
  * folder's parent is the other format's table, refused unless it is carved out whole with
  * --exclude-location. A scan of the name; no I/O. */
@@ -143,10 +146,7 @@ static int check_listed_other_format(plan *p, const char *loc, const char *rest)
     char *folder = upto != NULL ? icm__strndup(upto, icm__location_trim_len(upto)) : NULL;
     int rc = folder == NULL ? ICM_ENOMEM : 0;
     if (rc == 0 && !icm__orphan_excluded(p->o, folder))
-        rc = icm__other_format_refuse(f, folder,
-                                      offset > 0 ? "(or carve that folder out with "
-                                                   "--exclude-location)"
-                                                 : NULL);
+        rc = icm__other_format_refuse(f, folder, offset > 0 ? carve_out_hint : NULL);
     icm__free(folder);
     icm__free(upto);
     return rc;
@@ -678,9 +678,8 @@ int icm__orphans_check_trash_folders(plan *p)
             if (trash == NULL)
                 rc = ICM_ENOMEM;
             else if (!icm__orphan_excluded(p->o, trash))
-                rc = icm__other_format_check_trash_folder(
-                    p->io, folder,
-                    s > rest ? "(or carve that folder out with --exclude-location)" : NULL);
+                rc = icm__other_format_check_trash_folder(p->io, folder,
+                                                          s > rest ? carve_out_hint : NULL);
             icm__free(trash);
             icm__free(folder);
         }
