@@ -17,6 +17,7 @@ import subprocess
 import pyarrow as pa
 
 from plan_helpers import CLI, SCHEMA, Lake, age, files_under
+from test_trash_sweep_guard import a_trashed_orphan
 
 
 def sweep(lake, *extra, table="ns.t"):
@@ -96,7 +97,8 @@ SHIM = r"""
 static int journal_fd = -1, done;
 #define WRAP(fn) int fn(int at, const char *name, int flags, ...) { \
     mode_t mode = 0; \
-    if (flags & O_CREAT) { va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); } \
+    if (flags & O_CREAT) { \
+        va_list ap; va_start(ap, flags); mode = va_arg(ap, mode_t); va_end(ap); } \
     int (*real)(int, const char *, int, ...) = \
         (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, #fn); \
     int fd = real(at, name, flags, mode); \
@@ -132,31 +134,28 @@ def build_shim(tmp_path):
 
 def test_data_loss_trash_journal_written_while_a_sweep_lists_it(tmp_path):
     """Finding 2: ns.t's trash lies in shared/, ns.b's write.data.path (another team's landing
-    folder, its table in another catalog). The trash was emptied earlier, so `<uuid>/journal/` and `<uuid>/files/` stood
-    empty. ns.b's sweep of shared/ read `journal/` empty; then ns.t's run wrote its journal and
-    moved old.parquet (ten days old) into `files/`, which the sweep read next: it saw the
-    trashed file and no journal name, and deleted it. Now the sweep looks at each candidate's
-    UUID-named folders live before deleting: refused (exit 5), dry run too; with the trash
-    carved out (--exclude-location) ns.b's own orphan goes and the trashed file stays, and it
-    restores."""
+    folder, its table in another catalog). The trash was emptied earlier, so `<uuid>/journal/`
+    and `<uuid>/files/` stood empty. ns.b's sweep of shared/ read `journal/` empty; then ns.t's
+    run wrote its journal and moved old.parquet (ten days old) into `files/`, which the sweep
+    read next: it saw the trashed file and no journal name, and deleted it. Now the sweep looks
+    at each candidate's UUID-named folders live before deleting: refused (exit 5), dry run too;
+    with the trash carved out (--exclude-location) ns.b's own orphan goes and the trashed file
+    stays, and it restores."""
     so = build_shim(tmp_path)
     lake = Lake(tmp_path)
-    shared = tmp_path / "shared"
-    trash = shared / "trash"
+    trash = tmp_path / "shared" / "trash"
     trash.mkdir(parents=True)
+    shared = trash.parent
+    moved = a_trashed_orphan(lake, trash)
+    src = lake.dir / "data" / "old.parquet"
     b = lake.cat.create_table("ns.b", schema=SCHEMA)
     b.append(pa.table({"id": [7]}, schema=SCHEMA))
-    src = lake.orphan("old.parquet", 15)
-    r = sweep(lake, "--trash", str(trash))
-    assert r.returncode == 0, r.stderr
     # (the trash's open refuses a table of its catalog around it: ns.b comes there later, as
     # a table of another catalog would be there all along)
     with b.transaction() as tx:
         tx.set_properties({"write.data.path": f"file://{shared}"})
     jdir = trash / uuid_of(lake) / "journal"
-    moved = trash / uuid_of(lake) / "files" / "data" / "old.parquet"
     (journal,) = os.listdir(jdir)
-    assert moved.exists() and not os.path.exists(src)
     b_orphan = shared / "b-orphan.parquet"
     b_orphan.write_bytes(b"b" * 9)
     age([b_orphan])
