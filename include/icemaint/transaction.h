@@ -89,13 +89,18 @@ ICM_EXTERN(int) icm_txn_append_file(icm_txn *txn, const icm_data_file *file);
  * the table lacks; every required table column present and required; types equal or promoted
  * (int -> long, float -> double, string <-> binary, decimal precision widened, fixed[16] ->
  * uuid). Files icemaint cannot check soundly (unsigned 32/64-bit ints, INT96, legacy list/map
- * layouts, ...) are refused too. Nothing is queued on a refusal. The commit refuses a path
+ * layouts, ...) are refused too. A file inside an icemaint trash
+ * (`<trash>/<table-uuid>/files/` beside `journal/<name>.jsonl`; by its name and where a link
+ * leads) is refused (ICM_EREFUSED, naming the trash): `icm_trash_expire` deletes it and
+ * `icm_trash_restore` moves it away.
+ * Nothing is queued on a refusal. The commit refuses a path
  * that is already live in the table, and sets `schema.name-mapping.default` from the current
  * schema when absent (files written without Iceberg field ids are read by column name), as
  * PyIceberg's add_files does.
  * @return 0; ICM_ENOTFOUND; ICM_EIO; ICM_EINVALID (not a Parquet file, unreadable footer, or a
  *         schema that does not fit: the message names the file and the column);
- *         ICM_EUNSUPPORTED (partitioned table); ICM_ENOMEM.
+ *         ICM_EUNSUPPORTED (partitioned table); ICM_EREFUSED (inside a trash); ICM_ENOMEM;
+ *         a listing's error (looking for a trash's journal).
  */
 ICM_EXTERN(int) icm_txn_add_parquet_file(icm_txn *txn, const char *location);
 

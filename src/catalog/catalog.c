@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
+#include "maint/other_format.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -679,6 +680,10 @@ int icm_catalog_register_table_flags(icm_catalog *cat, const char *identifier,
      * register deletes and records the original's files (table/table_own.c). */
     if (rc == 0 && (flags & ICM_REGISTER_ALLOW_FOREIGN) == 0)
         rc = icm__table_check_own(cat->io, md, canon, NULL, identifier, true);
+    /* a trashed metadata file (the sweep trashes unreferenced ones): `trash expire` and
+     * `trash restore` see no table that references it (adversary round 5, finding 1) */
+    if (rc == 0)
+        rc = icm__other_format_refuse_trashed(cat->io, canon, "registered");
     if (rc == 0)
         rc = cat->methods->register_table != NULL
                  ? cat->methods->register_table(cat, &id, canon)

@@ -288,7 +288,9 @@ static const char register_table_help[] =
     "first snapshot expiry or orphan sweep of either; and when METADATA_FILE does not lie in\n"
     "its own table location's metadata folder or write.metadata.path (a copied table folder,\n"
     "whose metadata still names the original: maintaining it would delete the original's\n"
-    "files). --force registers it anyway.\n"
+    "files). --force registers it anyway. A METADATA_FILE inside an icemaint trash\n"
+    "(<trash>/<table-uuid>/files/, beside its journal/) is refused even then: `trash expire`\n"
+    "deletes it; restore it first (`icemaint trash restore`).\n"
     CATALOG_HELP_TAIL;
 
 const icm_cli_command icm_cli_cmd_list_namespaces = {

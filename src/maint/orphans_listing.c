@@ -130,6 +130,9 @@ int icm__orphans_check_other_formats(plan *p)
     return rc;
 }
 
+/* The refusals' way past a folder below the listing location. */
+static const char carve_out_hint[] = "(or carve that folder out with --exclude-location)";
+
 /* A listed file (below the listing location: `rest`) inside another format's folder: that
  * folder's parent is the other format's table, refused unless it is carved out whole with
  * --exclude-location. A scan of the name; no I/O. */
@@ -143,10 +146,7 @@ static int check_listed_other_format(plan *p, const char *loc, const char *rest)
     char *folder = upto != NULL ? icm__strndup(upto, icm__location_trim_len(upto)) : NULL;
     int rc = folder == NULL ? ICM_ENOMEM : 0;
     if (rc == 0 && !icm__orphan_excluded(p->o, folder))
-        rc = icm__other_format_refuse(f, folder,
-                                      offset > 0 ? "(or carve that folder out with "
-                                                   "--exclude-location)"
-                                                 : NULL);
+        rc = icm__other_format_refuse(f, folder, offset > 0 ? carve_out_hint : NULL);
     icm__free(folder);
     icm__free(upto);
     return rc;
@@ -642,6 +642,46 @@ int icm__orphans_check_shard_folders(plan *p)
                 ;
             if (slash == rest)
                 slash = NULL;
+        }
+    }
+    icm__strset_dispose(&looked);
+    return rc;
+}
+
+/* ---- an unsharded listing's candidates in a trash it read before a journal was written ---- */
+
+int icm__orphans_check_trash_folders(plan *p)
+{
+    if (p->r->orphan_count == 0)
+        return 0;
+    /* list_root and the folders above it (checked before the listing too) */
+    int rc = icm__other_format_check_trash_above(p->io, p->list_root);
+    icm__strset looked = ICM__STRSET_INIT;
+    for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++) {
+        const char *loc = p->r->orphans[i].path, *rest;
+        if (!icm__orphans_below_root(p, loc, &rest))
+            continue; /* never a candidate (take_file) */
+        /* each folder below list_root on the way to the candidate that is named like a UUID
+         * (the file's own name is not a folder) */
+        for (const char *s = rest, *slash; rc == 0 && (slash = strchr(s, '/')) != NULL;
+             s = slash + 1) {
+            if (!icm__other_format_uuid_shaped(s, (size_t)(slash - s)))
+                continue;
+            size_t len = (size_t)(slash - loc);
+            bool added = false;
+            if ((rc = icm__strset_add(&looked, loc, len, &added)) != 0 || !added)
+                continue;
+            char *folder = icm__strndup(loc, len);
+            char *trash = folder != NULL ? icm__strndup(loc, (size_t)(s - loc)) : NULL;
+            if (trash != NULL)
+                trash[icm__location_trim_len(trash)] = '\0';
+            if (trash == NULL)
+                rc = ICM_ENOMEM;
+            else if (!icm__orphan_excluded(p->o, trash))
+                rc = icm__other_format_check_trash_folder(p->io, folder,
+                                                          s > rest ? carve_out_hint : NULL);
+            icm__free(trash);
+            icm__free(folder);
         }
     }
     icm__strset_dispose(&looked);

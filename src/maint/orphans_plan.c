@@ -652,6 +652,11 @@ static int run(plan *p, int64_t now)
      * format's log outside it went unseen: each candidate's folders are looked at instead. */
     if (rc == 0 && p->sharded)
         rc = icm__orphans_check_shard_folders(p);
+    /* An unsharded listing tells a trash by a journal name it passed, but it may have read a
+     * trash's journal folder before a trash run wrote there: each candidate's UUID-named
+     * folders are looked at live (the other modes look at every candidate's folders). */
+    else if (rc == 0 && icm__orphans_listed(p))
+        rc = icm__orphans_check_trash_folders(p);
     /* a reviewed plan: nor the metadata of a table made since */
     if (rc == 0 && (p->o->exact_file_list || (p->sharded && icm__orphans_listed(p))))
         rc = icm__orphans_hold_nested_tables(p);

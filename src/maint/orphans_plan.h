@@ -224,6 +224,15 @@ int icm__orphans_keep_only_planned(plan *p);
  * shard's listing may not have shown the log, which an unsharded listing refuses. One look
  * per distinct folder. Returns 0, ICM_EREFUSED, ICM_ENOMEM or a listing's error. */
 int icm__orphans_check_shard_folders(plan *p);
+/* An unsharded listing's sweep (dry runs too), after its listing: refuse (ICM_EREFUSED, as
+ * the listing refuses a trash journal's name, other_format.h) when a folder named like a UUID
+ * on a candidate's path below list_root, or list_root or a folder above it, is a trash's table
+ * folder (holding a journal) and the trash is not excluded. A listing is no snapshot: it may
+ * have read `<uuid>/journal/` empty before a trash run wrote a journal there and moved a file
+ * into `<uuid>/files/`, which it then read (adversary round 5, finding 2); a journal is written
+ * before its file moves, so it shows now. One stopping listing per distinct such folder, none
+ * where no candidate has one. Returns 0, ICM_EREFUSED, ICM_ENOMEM or a listing's error. */
+int icm__orphans_check_trash_folders(plan *p);
 /* A sharded sweep, after its listing: the rest of the location (or of the file list, or of
  * the inventory report) is read for names only, so every shard refuses over what the
  * unsharded run refuses over by a name anywhere under the location, whatever the range

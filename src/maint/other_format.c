@@ -107,10 +107,13 @@ static int on_journal(const icm_file_info *info, void *payload)
     return ICM_EUSER;
 }
 
-/* A folder named like a UUID holding `journal/<a journal>`: a trash's table folder, refused
- * by the trash's name (the folder above). */
-static int check_trash_folder(icm_fileio *io, const char *folder)
+/* Whether the folder `folder` is a trash's table folder: named like a UUID and holding
+ * `journal/<a journal>`. *trash_len: the length of the trash's name (the folder above), 0 when
+ * it is not one. One stopping listing of `folder/journal`, and none for a folder not named
+ * like a UUID. */
+static int trash_folder_of(icm_fileio *io, const char *folder, size_t *trash_len)
 {
+    *trash_len = 0;
     size_t len = icm__location_trim_len(folder);
     size_t start = len;
     while (start > 0 && folder[start - 1] != '/')
@@ -133,28 +136,80 @@ static int check_trash_folder(icm_fileio *io, const char *folder)
     size_t up = start - 1;
     while (up > 0 && folder[up - 1] == '/')
         up--;
+    *trash_len = up;
+    return 0;
+}
+
+int icm__other_format_check_trash_folder(icm_fileio *io, const char *folder, const char *hint)
+{
+    size_t up;
+    int rc = trash_folder_of(io, folder, &up);
+    if (rc != 0 || up == 0)
+        return rc;
     char *trash = icm__strndup(folder, up);
-    rc = trash != NULL ? refuse_trash(trash, NULL) : ICM_ENOMEM;
+    rc = trash != NULL ? refuse_trash(trash, hint) : ICM_ENOMEM;
+    icm__free(trash);
+    return rc;
+}
+
+int icm__other_format_trash_holding(icm_fileio *io, const char *location, char **trash)
+{
+    *trash = NULL;
+    char *folder = icm__strdup(location);
+    if (folder == NULL)
+        return ICM_ENOMEM;
+    size_t floor = icm__location_root_end(folder);
+    size_t up = 0;
+    int rc = 0;
+    for (size_t len = icm__location_trim_len(folder); rc == 0 && up == 0 && len > floor + 1;) {
+        folder[len] = '\0';
+        rc = trash_folder_of(io, folder, &up);
+        while (len > floor && folder[len - 1] != '/')
+            len--;
+        while (len > floor + 1 && folder[len - 1] == '/')
+            len--;
+    }
+    if (rc == 0 && up > 0 && (*trash = icm__strndup(folder, up)) == NULL)
+        rc = ICM_ENOMEM;
+    icm__free(folder);
+    return rc;
+}
+
+int icm__other_format_refuse_trashed(icm_fileio *io, const char *location, const char *undone)
+{
+    char *trash = NULL, *real = NULL;
+    int rc = icm__other_format_trash_holding(io, location, &trash);
+    /* and where it really is, when a symbolic link leads there (a missing file is the
+     * caller's to report) */
+    if (rc == 0 && trash == NULL) {
+        int res = icm_fileio_resolve(&real, io, location);
+        if (res == ICM_ENOMEM)
+            rc = res;
+        else if (res != 0)
+            icm_error_clear();
+        else if (!icm__location_equal(real, location))
+            rc = icm__other_format_trash_holding(io, real, &trash);
+    }
+    icm_free(real);
+    if (rc == 0 && trash != NULL)
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location,
+                            "the file lies in the icemaint trash %s: a trashed file, which "
+                            "`icemaint trash expire` deletes and `icemaint trash restore` moves "
+                            "back where it was, whatever table references it; nothing is %s: "
+                            "bring it back with `icemaint trash restore %s --table <its table "
+                            "location>` and take it from there",
+                            trash, undone, trash);
     icm__free(trash);
     return rc;
 }
 
 int icm__other_format_check_trash_above(icm_fileio *io, const char *location)
 {
-    char *folder = icm__strdup(location);
-    if (folder == NULL)
-        return ICM_ENOMEM;
-    size_t floor = icm__location_root_end(folder);
-    int rc = 0;
-    for (size_t len = icm__location_trim_len(folder); rc == 0 && len > floor + 1;) {
-        folder[len] = '\0';
-        rc = check_trash_folder(io, folder);
-        while (len > floor && folder[len - 1] != '/')
-            len--;
-        while (len > floor + 1 && folder[len - 1] == '/')
-            len--;
-    }
-    icm__free(folder);
+    char *trash;
+    int rc = icm__other_format_trash_holding(io, location, &trash);
+    if (rc == 0 && trash != NULL)
+        rc = refuse_trash(trash, NULL);
+    icm__free(trash);
     return rc;
 }
 
@@ -168,7 +223,7 @@ int icm__other_format_check_folder(icm_fileio *io, const char *folder)
         if (found)
             return icm__other_format_refuse((icm__other_format)i, folder, NULL);
     }
-    return check_trash_folder(io, folder);
+    return icm__other_format_check_trash_folder(io, folder, NULL);
 }
 
 int icm__other_format_check_down(icm_fileio *io, const char *top, const char *bottom)

@@ -55,6 +55,28 @@ int icm__other_format_check_down(icm_fileio *io, const char *top, const char *bo
  * the rest. Returns 0, ICM_EREFUSED, ICM_ENOMEM or the listing's error. */
 int icm__other_format_check_trash_above(icm_fileio *io, const char *location);
 
+/* The trash holding `location` (a file or a folder): the folder above the nearest of
+ * `location` and the folders above it, up to the store's root, that is a trash's table folder
+ * (named like a UUID, holding a journal), as icm__other_format_check_trash_above tells it.
+ * *trash: that trash's name (icm__free), or NULL when there is none. Where icemaint makes a
+ * table reference a file (add-files, register-table): a trashed file is deleted by `trash
+ * expire` and moved away by `trash restore`, which see no table's references. Returns 0,
+ * ICM_ENOMEM or a listing's error. */
+int icm__other_format_trash_holding(icm_fileio *io, const char *location, char **trash);
+
+/* Refuse (ICM_EREFUSED, naming `location` and the trash) when icm__other_format_trash_holding
+ * finds a trash holding `location`, or the place a symbolic link on its way leads to (the
+ * location icm_fileio_resolve gives; a location it cannot resolve is looked at by its name
+ * only). `undone` says what the caller does not do ("added", "registered"). Returns 0,
+ * ICM_EREFUSED, ICM_ENOMEM or a listing's error. */
+int icm__other_format_refuse_trashed(icm_fileio *io, const char *location, const char *undone);
+
+/* When the folder `folder` is a trash's table folder (named like a UUID, holding a journal):
+ * refuse (ICM_EREFUSED) naming the trash, the folder above; `hint` ends the message as for
+ * icm__other_format_refuse. One stopping listing of `folder/journal`, none for a folder not
+ * named like a UUID. Returns 0, ICM_EREFUSED, ICM_ENOMEM or the listing's error. */
+int icm__other_format_check_trash_folder(icm_fileio *io, const char *folder, const char *hint);
+
 /* Each of the table's roots (location, write.data.path, write.metadata.path): expiry's
  * check before it commits and deletes. */
 int icm__other_format_check_roots(icm_fileio *io, const icm_table_metadata *md);

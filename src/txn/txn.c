@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
+#include "maint/other_format.h"
 #include "parquet/parquet.h"
 #include "spec/metadata_internal.h"
 #include "table/commit.h"
@@ -404,6 +405,11 @@ int icm_txn_add_parquet_file(icm_txn *txn, const char *location)
         return icm__error_set(ICM_ERRCLASS_TXN, ICM_EUNSUPPORTED, location,
                               "add-files supports unpartitioned tables only (partition values "
                               "cannot be read from the file)");
+    /* A trashed file: `trash expire` and `trash restore` see no table that references it
+     * (adversary round 5, finding 1). */
+    if ((rc = icm__other_format_refuse_trashed(icm_table_get_fileio(txn->table), location,
+                                               "added")) != 0)
+        return rc;
     icm_data_file df = {0};
     df.content = ICM_FILE_CONTENT_DATA;
     df.file_path = location;
