@@ -22,9 +22,10 @@
  *    here; and (no override) when the listing location lies at or below a folder that table
  *    writes into: those write paths and its `<location>/data` and `<location>/metadata` (not
  *    merely its location: a table at the warehouse root holds every other table's folder).
- *    Places are compared by name and by where they really are (maint/places.h: links and
- *    `..` resolved, each other table's places once per run); a place whose real whereabouts
- *    cannot be told (a permission or I/O error, a link loop) refuses. The other SQLite
+ *    Places are compared by name, by where they really are (maint/places.h: links and
+ *    `..` resolved, each other table's places once per run) and, on local disk, by the
+ *    identity of their folders (a bind mount shows one folder at two paths); a place whose
+ *    real whereabouts cannot be told (a permission or I/O error, a link loop) refuses. The other SQLite
  *    databases among `catalog_files` (every catalog the caller's configuration names) are
  *    walked the same way, each once. This sees
  *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
@@ -194,7 +195,8 @@ static int listing_alias(const guard_ctx *c, const icm__other_place *p, char **a
     *alias = NULL;
     const char *rest;
     if (p->real == NULL || c->real_root == NULL ||
-        !icm__location_strip_prefix(p->real, c->real_root, &rest))
+        (!icm__location_strip_prefix(p->real, c->real_root, &rest) &&
+         !icm__place_identity_below(p->real, c->real_root, &rest)))
         return 0;
     return (*alias = icm__location_join(c->list_root, rest)) != NULL ? 0 : ICM_ENOMEM;
 }
@@ -398,9 +400,7 @@ static int check_found_table(const icm__other_table *t, void *payload)
     return check_other_table(t, payload);
 }
 
-/* Where a listed location is on local disk (new string, for SQLite), or NULL when it is not
- * a local file (*out NULL, 0) . */
-static int local_file_of(icm_fileio *io, const char *location, char **out)
+int icm__orphans_local_file(icm_fileio *io, const char *location, char **out)
 {
     *out = NULL;
     char *mapped = NULL;
@@ -444,7 +444,7 @@ int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_optio
     guard_ctx c = {NULL, icm_table_get_fileio(t), o, list_root, NULL,
                    ICM__BUF_INIT, 0, current_pointer, db_location};
     char *path = NULL;
-    int rc = local_file_of(c.io, db_location, &path);
+    int rc = icm__orphans_local_file(c.io, db_location, &path);
     if (rc != 0 || path == NULL)
         return rc;
     char *real = realpath(path, NULL);

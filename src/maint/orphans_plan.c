@@ -511,6 +511,7 @@ static void plan_dispose(plan *p)
     icm__free(p->real_list_root);
     icm__link_survey_dispose(&p->survey);
     icm__free(p->unresolved_ref);
+    icm__orphans_mounts_dispose(p);
     icm__md_mark_dispose(&p->md_mark);
     icm__refs_seen_dispose(&p->seen);
     icm__cut_sample_dispose(&p->cut_sample);
@@ -604,6 +605,10 @@ static int run(plan *p, int64_t now)
         rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
     if (rc == 0)
         rc = icm__orphans_check_enclosing_tables(p);
+    /* A mount inside a local listing refuses; one of its file system elsewhere too makes the
+     * walk keep the identity of references named outside it (orphans_mounts.c). */
+    if (rc == 0)
+        rc = icm__orphans_check_mounts(p, true);
     /* An object store's listing is a chain of pages: cut it into ranges listed at once. */
     p->sample_cuts = !p->root_local && icm__orphans_listed(p) && !p->sharded;
     /* Symbolic links below the roots give files second names (link_survey.h): the walk then
@@ -635,6 +640,11 @@ static int run(plan *p, int64_t now)
         rc = icm__orphans_keep_only_planned(p);
     if (rc == 0)
         rc = icm__orphans_keep_second_names(p);
+    if (rc == 0)
+        rc = icm__orphans_keep_same_files(p);
+    /* (and no mount made inside the listing location meanwhile) */
+    if (rc == 0)
+        rc = icm__orphans_check_mounts(p, false);
     /* Where --location leads was checked before the keep set was built, which can take long:
      * check again now the listing is done, so a folder swapped for a link meanwhile is caught
      * before anything is deleted. (Deletes follow right after the plan.) */

@@ -1,12 +1,14 @@
 /*
  * maint/places.c: where a place really is, and another catalog table's places (places.h).
- * Only reads storage: icm_fileio_resolve (a realpath) per prefix looked at.
+ * Only reads storage: icm_fileio_resolve (a realpath) per prefix looked at, and a stat per
+ * folder where places are compared by identity.
  */
 #include <string.h>
 
 #include "maint/places.h"
 #include "icemaint/errors.h"
 #include "util/location.h"
+#include "util/mounts.h"
 #include "util/util.h"
 
 size_t icm__place_floor(const char *loc)
@@ -73,8 +75,20 @@ bool icm__place_within(const char *a, const char *real_a, const char *b, const c
         return true;
     if (real_a == NULL || real_b == NULL)
         return false;
-    return strict ? icm__location_is_inside(real_a, real_b)
-                  : icm__location_strip_prefix(real_a, real_b, NULL);
+    if (strict ? icm__location_is_inside(real_a, real_b)
+               : icm__location_strip_prefix(real_a, real_b, NULL))
+        return true;
+    /* One folder at two paths (a bind mount, a share mounted twice): by identity. */
+    const char *rest;
+    return icm__place_identity_below(real_a, real_b, &rest) && (!strict || rest[0] != '\0');
+}
+
+bool icm__place_identity_below(const char *real_a, const char *real_b, const char **rest)
+{
+    const char *la = real_a != NULL ? icm__location_local_part(real_a) : NULL;
+    const char *lb = real_b != NULL ? icm__location_local_part(real_b) : NULL;
+    return la != NULL && lb != NULL && la[0] == '/' && lb[0] == '/' &&
+           icm__identity_above(la, lb, rest);
 }
 
 static int add_place(icm__other_places *ps, icm_fileio *io, const char *what, char *name,

@@ -32,9 +32,15 @@ int icm__place_real(icm_fileio *io, const char *location, char **out);
 size_t icm__place_floor(const char *loc);
 
 /* Whether `a` is `b` or lies below it (`strict`: strictly below), by name, or by where both
- * really are (`real_a`, `real_b` from icm__place_real; NULL: unknown). */
+ * really are (`real_a`, `real_b` from icm__place_real; NULL: unknown), or, both local, by
+ * identity (icm__place_identity_below). */
 bool icm__place_within(const char *a, const char *real_a, const char *b, const char *real_b,
                        bool strict);
+/* Whether the local place `real_a` is the folder `real_b` or lies below it by identity (device
+ * and inode of each folder of real_a against real_b's: a bind mount shows one folder at two
+ * paths, which realpath does not tell; util/mounts.h); *rest as icm__identity_above. False
+ * when either is not local. */
+bool icm__place_identity_below(const char *real_a, const char *real_b, const char **rest);
 
 /* One place of another table. */
 typedef struct icm__other_place {
