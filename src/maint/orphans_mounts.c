@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "maint/link_survey.h"
+#include "io/fileio_internal.h"
 #include "maint/orphans_plan.h"
 #include "util/location.h"
 #include "util/mounts.h"
@@ -42,10 +42,7 @@
 static int real_local_root(plan *p, char **real)
 {
     *real = NULL;
-    int local = icm__link_survey_on_local_disk(p->io, p->list_root);
-    if (local == ICM_ENOMEM)
-        return ICM_ENOMEM;
-    if (local != 1)
+    if (!icm__fileio_on_this_disk(p->io, p->list_root))
         return 0;
     char *path = NULL;
     int rc = icm__orphans_local_file(p->io, p->list_root, &path);
