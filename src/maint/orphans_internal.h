@@ -221,7 +221,8 @@ void icm__orphan_plan_free(icm__orphan_plan *p);
 int icm__orphans_revalidate(icm__orphan_plan *p, size_t from);
 
 /* Whether R, as the last re-check left it, references `location` (referenced, or referenced
- * under another scheme or authority unless prefix_mismatch is DELETE): the rule by which
+ * under another scheme or authority unless prefix_mismatch is DELETE, or the same local file
+ * by device and inode through another mount: orphans_mounts.c): the rule by which
  * icm__orphans_revalidate drops an orphan. Read-only. Returns 0 or ICM_ENOMEM. */
 int icm__orphans_referenced(icm__orphan_plan *p, const char *location, bool *referenced);
 

@@ -10,6 +10,9 @@
  *                       with second names through symbolic links (link_survey.h);
  *  - orphans_listing.c  the candidates: the listing (or file list) classified against R;
  *  - orphans_checks.c   the checks after the listing (and the enclosing-table check);
+ *  - orphans_mounts.c   one folder at two paths: a mount inside a local listing refuses,
+ *                       and a candidate that is a referenced file through another mount
+ *                       (same device and inode) is kept;
  *  - orphans_nested.c   a reviewed plan's candidates in another table's folder, and a
  *                       snapshot's (inventory report's, file list's) candidates' folders
  *                       looked at live;
