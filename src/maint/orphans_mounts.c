@@ -125,22 +125,6 @@ int icm__orphans_check_mounts(plan *p, bool before_walk)
     return rc;
 }
 
-/* Keep the identity of a referenced file (the first reference naming it is remembered). */
-static int keep_identity(plan *p, const icm__file_id *id, const char *location)
-{
-    bool added = false;
-    size_t number = 0;
-    int rc = icm__strset_add_numbered(&p->ref_ids, id, sizeof *id, &added, &number);
-    if (rc != 0 || !added)
-        return rc;
-    char *copy = icm__strdup(location);
-    if (copy == NULL || icm__ptrvec_push(&p->ref_id_names, copy) != 0) {
-        icm__free(copy);
-        return ICM_ENOMEM;
-    }
-    return 0;
-}
-
 int icm__orphans_note_ref_identity(plan *p, const char *location)
 {
     const char *rest;
@@ -159,7 +143,9 @@ int icm__orphans_note_ref_identity(plan *p, const char *location)
     icm__file_id id;
     int err = 0;
     if (icm__file_id_of(path, true, &id))
-        rc = keep_identity(p, &id, location);
+        rc = (p->ref_ids != NULL || icm__pathset_new(&p->ref_ids, 0) == 0)
+                 ? icm__pathset_add_key(p->ref_ids, &id, sizeof id, NULL)
+                 : ICM_ENOMEM;
     else if ((err = errno) != ENOENT && err != ENOTDIR && p->unidentified_ref == NULL &&
              (p->unidentified_ref = icm__sprintf("%s (%s)", location, strerror(err))) == NULL)
         rc = ICM_ENOMEM; /* (missing: no file of the listing is it; the walk's checks say) */
@@ -170,14 +156,13 @@ int icm__orphans_note_ref_identity(plan *p, const char *location)
 int icm__orphans_same_file_why(plan *p, const char *location, char **why)
 {
     *why = NULL;
-    if (icm__strset_count(&p->ref_ids) == 0 && p->unidentified_ref == NULL)
+    if (p->ref_ids == NULL && p->unidentified_ref == NULL)
         return 0;
     char *path = NULL;
     int rc = icm__orphans_local_file(p->io, location, &path);
     if (rc != 0 || path == NULL)
         return rc;
     icm__file_id id;
-    size_t number = 0;
     if (p->unidentified_ref != NULL) {
         *why = icm__sprintf("the table references %s, which cannot be stat'ed, and the file "
                             "system here is mounted at another place too: it may be this file "
@@ -185,11 +170,10 @@ int icm__orphans_same_file_why(plan *p, const char *location, char **why)
                             p->unidentified_ref);
         rc = *why != NULL ? 0 : ICM_ENOMEM;
     } else if (icm__file_id_of(path, false, &id) &&
-               icm__strset_lookup_numbered(&p->ref_ids, &id, sizeof id, &number)) {
-        *why = icm__sprintf("the table references this very file (same device and inode) as "
-                            "%s, through another mount of the same folder (a bind mount, or "
-                            "the share mounted twice)",
-                            (const char *)p->ref_id_names.items[number]);
+               icm__pathset_contains_key(p->ref_ids, &id, sizeof id)) {
+        *why = icm__strdup("the table references this very file (same device and inode) "
+                           "under a path outside the listing location: another mount of the "
+                           "same folder (a bind mount, or the share mounted twice)");
         rc = *why != NULL ? 0 : ICM_ENOMEM;
     } /* else another file, or gone (deleting it then deletes nothing) */
     icm__free(path);
@@ -200,7 +184,7 @@ int icm__orphans_keep_same_files(plan *p)
 {
     icm_orphan_result *r = p->r;
     if (r->orphan_count == 0 ||
-        (icm__strset_count(&p->ref_ids) == 0 && p->unidentified_ref == NULL))
+        (p->ref_ids == NULL && p->unidentified_ref == NULL))
         return 0;
     char **why = icm__calloc(r->orphan_count, sizeof *why);
     if (why == NULL)
@@ -227,8 +211,8 @@ int icm__orphans_keep_same_files(plan *p)
 
 void icm__orphans_mounts_dispose(plan *p)
 {
-    icm__strset_dispose(&p->ref_ids);
-    icm__ptrvec_dispose(&p->ref_id_names, icm__free);
+    icm__pathset_free(p->ref_ids);
+    p->ref_ids = NULL;
     icm__pathset_free(p->ids_asked);
     p->ids_asked = NULL;
     icm__free(p->unidentified_ref);

@@ -78,11 +78,10 @@ struct icm__orphan_plan {
      * orphans_mounts.c): a local listing has no mount point inside it (refused otherwise),
      * and when its file system is mounted at another place too (by_identity), each local file
      * the metadata names outside the listing is stat'ed once and its identity kept in ref_ids
-     * (16-byte icm__file_id keys, numbered; ref_id_names[number] is a reference naming it):
-     * a candidate with one of them is that file under the other mount's path, and is kept. */
+     * (16-byte icm__file_id keys; NULL: none): a candidate with one of them is that file under
+     * the other mount's path, and is kept. */
     bool by_identity;
-    icm__strset ref_ids;
-    icm__ptrvec ref_id_names;     /* (char *) */
+    icm__pathset *ref_ids;
     icm__pathset *ids_asked;      /* the references stat'ed so far (each once) */
     char *unidentified_ref;       /* the first that could be resolved but not stat'ed: every
                                      local candidate may be it, and is kept */

@@ -137,17 +137,6 @@ bool icm__strset_lookup(const icm__strset *set, const void *s, size_t len, size_
     return at != SIZE_MAX;
 }
 
-bool icm__strset_lookup_numbered(const icm__strset *set, const void *s, size_t len,
-                                 size_t *number)
-{
-    if (set->cap == 0)
-        return false;
-    const icm__strset_slot *slot = &set->slots[find(set, s, len, XXH3_64bits(s, len))];
-    if (slot->off != SIZE_MAX && number != NULL)
-        *number = slot->number;
-    return slot->off != SIZE_MAX;
-}
-
 bool icm__strset_contains(const icm__strset *set, const void *s, size_t len)
 {
     return icm__strset_lookup(set, s, len, NULL);

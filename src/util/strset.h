@@ -45,10 +45,6 @@ bool icm__strset_contains(const icm__strset *set, const void *s, size_t len);
 /* icm__strset_contains; when true, *off (may be NULL) is where the string's bytes are in
  * set->arena (stable for the set's life: the arena only grows). */
 bool icm__strset_lookup(const icm__strset *set, const void *s, size_t len, size_t *off);
-/* icm__strset_contains; when true, *number (may be NULL) is the string's number
- * (icm__strset_add_numbered). */
-bool icm__strset_lookup_numbered(const icm__strset *set, const void *s, size_t len,
-                                 size_t *number);
 size_t icm__strset_count(const icm__strset *set);
 void icm__strset_dispose(icm__strset *set);
 
