@@ -143,3 +143,22 @@ def test_data_loss_listing_location_is_a_mount_of_another_tables_data_folder(tmp
         assert "ns.b" in res.stderr
     assert files_under(tmp_path) == before
     assert lake.cat.load_table("ns.b").scan().to_arrow().num_rows == 2
+
+
+def test_sweep_refuses_when_the_mount_table_cannot_be_read(tmp_path):
+    """Without /proc (an empty folder mounted over it here), whether a folder is mounted into
+    the table cannot be told: a local sweep refuses (exit 5, dry runs too), naming the mount
+    table, and deletes nothing."""
+    lake = Lake(tmp_path, appends=1)
+    orphan = lake.orphan("old.parquet", 17)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    before = files_under(tmp_path)
+    for dry in ([], ["--dry-run"]):
+        res = sweep([(empty, "/proc")], lake, "ns.t", *dry)
+        assert res.returncode == 5, (dry, res.stdout, res.stderr)
+        assert "/proc/self/mountinfo" in res.stderr and "cannot be told" in res.stderr
+    assert files_under(tmp_path) == before and os.path.exists(orphan)
+    res = lake.icm("--json", "remove-orphan-files", "ns.t", "--settle", "0s")
+    assert res.returncode == 0, res.stderr  # with the mount table: swept
+    assert files_under(tmp_path) == [p for p in before if p != orphan]
