@@ -84,6 +84,28 @@ int icm__orphan_warn(icm_orphan_result *r, const char *fmt, ...)
     return 0;
 }
 
+int icm__orphans_take_out(plan *p, char **why, int rc)
+{
+    icm_orphan_result *r = p->r;
+    if (why == NULL)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
+        if (why[i] != NULL)
+            rc = icm__orphan_warn(r, "%s: not deleted: %s; kept", r->orphans[i].path, why[i]);
+    size_t kept = 0;
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        if (rc == 0 && why[i] != NULL)
+            icm__free(r->orphans[i].path);
+        else
+            r->orphans[kept++] = r->orphans[i];
+        icm__free(why[i]);
+    }
+    if (rc == 0)
+        r->orphan_count = kept;
+    icm__free(why);
+    return rc;
+}
+
 int icm__orphan_refuse(const char *location, const char *fmt, ...)
 {
     va_list ap;

@@ -152,6 +152,12 @@ static inline bool icm__orphans_listed(const plan *p)
 #define MARK_EXPECTED ICM__PATHSET_MARK_A
 #define MARK_FOUND ICM__PATHSET_MARK_B
 
+/* The candidates `why` gives a reason for (an array of orphan_count reasons or NULLs, taken
+ * and freed; NULL itself: nothing) are taken out of the plan, a `warning:` line each naming
+ * the reason ("FILE: not deleted: WHY; kept"), when `rc` is 0 (else the plan is left
+ * unchanged). Returns rc, or ICM_ENOMEM (orphans_plan.c). */
+int icm__orphans_take_out(plan *p, char **why, int rc);
+
 /* ---- the name filter (orphans_names.c) ---- */
 
 bool icm__orphans_is_lease_file(const char *name);
