@@ -67,7 +67,7 @@ int icm__place_real(icm_fileio *io, const char *location, char **out)
 }
 
 bool icm__place_within(const char *a, const char *real_a, const char *b, const char *real_b,
-                       bool strict)
+                       bool strict, const icm__mounts *ms)
 {
     if (a == NULL || b == NULL || a[0] == '\0' || b[0] == '\0')
         return false;
@@ -80,15 +80,23 @@ bool icm__place_within(const char *a, const char *real_a, const char *b, const c
         return true;
     /* One folder at two paths (a bind mount, a share mounted twice): by identity. */
     const char *rest;
-    return icm__place_identity_below(real_a, real_b, &rest) && (!strict || rest[0] != '\0');
+    return icm__place_identity_below(real_a, real_b, &rest, ms) &&
+           (!strict || rest[0] != '\0');
 }
 
-bool icm__place_identity_below(const char *real_a, const char *real_b, const char **rest)
+bool icm__place_identity_below(const char *real_a, const char *real_b, const char **rest,
+                               const icm__mounts *ms)
 {
     const char *la = real_a != NULL ? icm__location_local_part(real_a) : NULL;
     const char *lb = real_b != NULL ? icm__location_local_part(real_b) : NULL;
-    return la != NULL && lb != NULL && la[0] == '/' && lb[0] == '/' &&
-           icm__identity_above(la, lb, rest);
+    if (la == NULL || lb == NULL || la[0] != '/' || lb[0] != '/')
+        return false;
+    if (ms != NULL) {
+        size_t holder = icm__mounts_holding(ms, lb);
+        if (holder != SIZE_MAX && !icm__mounts_device_shared(ms, holder))
+            return false;
+    }
+    return icm__identity_above(la, lb, rest);
 }
 
 static int add_place(icm__other_places *ps, icm_fileio *io, const char *what, char *name,
