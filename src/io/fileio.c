@@ -571,6 +571,18 @@ void icm_fileio_free(icm_fileio *io)
         io->methods->free(io);
 }
 
+bool icm__fileio_on_this_disk(icm_fileio *io, const char *location)
+{
+    if (io != NULL && io->methods != NULL && io->methods->version >= 5 &&
+        io->methods->is_local != NULL) {
+        int r = io->methods->is_local(io, location);
+        if (r >= 0)
+            return r != 0;
+        icm_error_clear();
+    }
+    return icm__location_local_part(location) != NULL;
+}
+
 bool icm__fileio_deletes_locally(icm_fileio *io, const char *location)
 {
     if (icm__location_local_part(location) != NULL)

@@ -35,6 +35,10 @@ icm_fileio *icm__fileio_pathmap_inner(const icm_fileio *io);
  * slot, or one that cannot tell: true, the careful answer.
  */
 bool icm__fileio_deletes_locally(icm_fileio *io, const char *location);
+/* Whether `location` is a file of this machine's file system through `io`: the back end's
+ * `is_local` slot first (the in-memory store's local-form names are keys, not files), else
+ * the local form. For checks that look at the machine's disk itself (its mount table). */
+bool icm__fileio_on_this_disk(icm_fileio *io, const char *location);
 
 /*
  * Whether the store behind `io` honours create-new in the folder `dir` (io/create_new_probe.c):

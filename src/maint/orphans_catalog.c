@@ -22,9 +22,10 @@
  *    here; and (no override) when the listing location lies at or below a folder that table
  *    writes into: those write paths and its `<location>/data` and `<location>/metadata` (not
  *    merely its location: a table at the warehouse root holds every other table's folder).
- *    Places are compared by name and by where they really are (maint/places.h: links and
- *    `..` resolved, each other table's places once per run); a place whose real whereabouts
- *    cannot be told (a permission or I/O error, a link loop) refuses. The other SQLite
+ *    Places are compared by name, by where they really are (maint/places.h: links and
+ *    `..` resolved, each other table's places once per run) and, on local disk, by the
+ *    identity of their folders (a bind mount shows one folder at two paths); a place whose
+ *    real whereabouts cannot be told (a permission or I/O error, a link loop) refuses. The other SQLite
  *    databases among `catalog_files` (every catalog the caller's configuration names) are
  *    walked the same way, each once. This sees
  *    tables the metadata-file check of the planner cannot (their metadata elsewhere, or
@@ -65,6 +66,8 @@ typedef struct guard_ctx {
     size_t n_offending;
     const char *same_pointer; /* a found database's table with this pointer is the swept one */
     const char *found_db;     /* the database the listing found (NULL: a configured one) */
+    const icm__mounts *mounts; /* the mount table, read once (NULL: not read, or unreadable:
+                                  places are compared by identity whatever the mounts) */
 } guard_ctx;
 
 static int remember(icm__catalog_guard *g, const char *name)
@@ -194,7 +197,8 @@ static int listing_alias(const guard_ctx *c, const icm__other_place *p, char **a
     *alias = NULL;
     const char *rest;
     if (p->real == NULL || c->real_root == NULL ||
-        !icm__location_strip_prefix(p->real, c->real_root, &rest))
+        (!icm__location_strip_prefix(p->real, c->real_root, &rest) &&
+         !icm__place_identity_below(p->real, c->real_root, &rest, c->mounts)))
         return 0;
     return (*alias = icm__location_join(c->list_root, rest)) != NULL ? 0 : ICM_ENOMEM;
 }
@@ -205,7 +209,7 @@ static int listing_alias(const guard_ctx *c, const icm__other_place *p, char **a
 static int holds(const guard_ctx *c, const icm__other_place *p, bool *out)
 {
     *out = false;
-    if (!icm__place_within(p->name, p->real, c->list_root, c->real_root, false))
+    if (!icm__place_within(p->name, p->real, c->list_root, c->real_root, false, c->mounts))
         return 0;
     char *alias = NULL;
     int rc = listing_alias(c, p, &alias);
@@ -293,7 +297,8 @@ static int check_places(guard_ctx *c, const icm__other_table *t, const char *sho
     /* The listing inside what it writes first: that has no override. */
     for (size_t i = 0; rc == 0 && i < ps.n; i++) {
         const icm__other_place *p = &ps.p[i];
-        if (p->written && icm__place_within(c->list_root, c->real_root, p->name, p->real, false))
+        if (p->written &&
+            icm__place_within(c->list_root, c->real_root, p->name, p->real, false, c->mounts))
             rc = refuse_inside(c, t, shown, p);
     }
     bool held = false;
@@ -398,9 +403,7 @@ static int check_found_table(const icm__other_table *t, void *payload)
     return check_other_table(t, payload);
 }
 
-/* Where a listed location is on local disk (new string, for SQLite), or NULL when it is not
- * a local file (*out NULL, 0) . */
-static int local_file_of(icm_fileio *io, const char *location, char **out)
+int icm__orphans_local_file(icm_fileio *io, const char *location, char **out)
 {
     *out = NULL;
     char *mapped = NULL;
@@ -442,9 +445,9 @@ int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_optio
                                             const char *current_pointer)
 {
     guard_ctx c = {NULL, icm_table_get_fileio(t), o, list_root, NULL,
-                   ICM__BUF_INIT, 0, current_pointer, db_location};
+                   ICM__BUF_INIT, 0, current_pointer, db_location, NULL};
     char *path = NULL;
-    int rc = local_file_of(c.io, db_location, &path);
+    int rc = icm__orphans_local_file(c.io, db_location, &path);
     if (rc != 0 || path == NULL)
         return rc;
     char *real = realpath(path, NULL);
@@ -484,8 +487,13 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
         return icm__orphan_refuse(list_root, "the table location is a relative path, so what it names "
                                  "depends on the working directory; refusing to sweep (map it "
                                  "to where the table is with --path-map)");
+    /* Other tables' places are compared by identity only where a file system is mounted
+     * twice (the mount table read once here; unreadable: always). */
+    icm__mounts mounts = {NULL, 0};
+    bool have_mounts = icm__mounts_read(&mounts, NULL) == 0;
+    icm_error_clear();
     guard_ctx c = {g, icm_table_get_fileio(t), o, list_root, NULL,
-                   ICM__BUF_INIT, 0, NULL, NULL};
+                   ICM__BUF_INIT, 0, NULL, NULL, have_mounts ? &mounts : NULL};
     /* Where the listing really is (a missing tail: below where its existing part is). */
     int rc = icm__place_real(c.io, list_root, &c.real_root);
     if (rc != 0 && rc != ICM_ENOMEM) {
@@ -503,6 +511,7 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
         rc = check_configured_databases(&c, cat);
     icm_free(c.real_root);
     icm__buf_dispose(&c.offending);
+    icm__mounts_dispose(&mounts);
     return rc;
 }
 

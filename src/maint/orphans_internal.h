@@ -163,6 +163,9 @@ int icm__catalog_guard_check(icm__catalog_guard *g, icm_table *t, const icm_orph
 int icm__catalog_guard_check_found_database(icm_table *t, const icm_orphan_options *o,
                                             const char *list_root, const char *db_location,
                                             const char *current_pointer);
+/* Where `location` is on this machine's disk (*out, new string; a path map applied), or *out
+ * NULL when it is not a local file. Returns 0 or ICM_ENOMEM. */
+int icm__orphans_local_file(icm_fileio *io, const char *location, char **out);
 /* Whether a would-be orphan is one of the catalog's files (never planned). */
 bool icm__catalog_guard_protects(const icm__catalog_guard *g, const char *location);
 void icm__catalog_guard_dispose(icm__catalog_guard *g);
@@ -218,7 +221,8 @@ void icm__orphan_plan_free(icm__orphan_plan *p);
 int icm__orphans_revalidate(icm__orphan_plan *p, size_t from);
 
 /* Whether R, as the last re-check left it, references `location` (referenced, or referenced
- * under another scheme or authority unless prefix_mismatch is DELETE): the rule by which
+ * under another scheme or authority unless prefix_mismatch is DELETE, or the same local file
+ * by device and inode through another mount: orphans_mounts.c): the rule by which
  * icm__orphans_revalidate drops an orphan. Read-only. Returns 0 or ICM_ENOMEM. */
 int icm__orphans_referenced(icm__orphan_plan *p, const char *location, bool *referenced);
 

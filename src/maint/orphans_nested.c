@@ -226,20 +226,7 @@ int icm__orphans_hold_nested_tables(plan *p)
         rc = ICM_ENOMEM;
     for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
         rc = holder(&n, r->orphans[i].path, &why[i]);
-    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
-        if (why[i] != NULL)
-            rc = icm__orphan_warn(r, "%s: not deleted: %s; kept", r->orphans[i].path, why[i]);
-    size_t kept = 0;
-    for (size_t i = 0; why != NULL && i < r->orphan_count; i++) {
-        if (rc == 0 && why[i] != NULL)
-            icm__free(r->orphans[i].path);
-        else
-            r->orphans[kept++] = r->orphans[i];
-        icm__free(why[i]);
-    }
-    if (rc == 0)
-        r->orphan_count = kept;
-    icm__free(why);
+    rc = icm__orphans_take_out(p, why, rc);
     nested_dispose(&n);
     return rc;
 }

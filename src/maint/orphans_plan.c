@@ -84,6 +84,28 @@ int icm__orphan_warn(icm_orphan_result *r, const char *fmt, ...)
     return 0;
 }
 
+int icm__orphans_take_out(plan *p, char **why, int rc)
+{
+    icm_orphan_result *r = p->r;
+    if (why == NULL)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
+        if (why[i] != NULL)
+            rc = icm__orphan_warn(r, "%s: not deleted: %s; kept", r->orphans[i].path, why[i]);
+    size_t kept = 0;
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        if (rc == 0 && why[i] != NULL)
+            icm__free(r->orphans[i].path);
+        else
+            r->orphans[kept++] = r->orphans[i];
+        icm__free(why[i]);
+    }
+    if (rc == 0)
+        r->orphan_count = kept;
+    icm__free(why);
+    return rc;
+}
+
 int icm__orphan_refuse(const char *location, const char *fmt, ...)
 {
     va_list ap;
@@ -511,6 +533,7 @@ static void plan_dispose(plan *p)
     icm__free(p->real_list_root);
     icm__link_survey_dispose(&p->survey);
     icm__free(p->unresolved_ref);
+    icm__orphans_mounts_dispose(p);
     icm__md_mark_dispose(&p->md_mark);
     icm__refs_seen_dispose(&p->seen);
     icm__cut_sample_dispose(&p->cut_sample);
@@ -604,6 +627,10 @@ static int run(plan *p, int64_t now)
         rc = icm__catalog_guard_check(&p->guard, p->t, p->o, p->list_root);
     if (rc == 0)
         rc = icm__orphans_check_enclosing_tables(p);
+    /* A mount inside a local listing refuses; one of its file system elsewhere too makes the
+     * walk keep the identity of references named outside it (orphans_mounts.c). */
+    if (rc == 0)
+        rc = icm__orphans_check_mounts(p, true);
     /* An object store's listing is a chain of pages: cut it into ranges listed at once. */
     p->sample_cuts = !p->root_local && icm__orphans_listed(p) && !p->sharded;
     /* Symbolic links below the roots give files second names (link_survey.h): the walk then
@@ -635,6 +662,11 @@ static int run(plan *p, int64_t now)
         rc = icm__orphans_keep_only_planned(p);
     if (rc == 0)
         rc = icm__orphans_keep_second_names(p);
+    if (rc == 0)
+        rc = icm__orphans_keep_same_files(p);
+    /* (and no mount made inside the listing location meanwhile) */
+    if (rc == 0)
+        rc = icm__orphans_check_mounts(p, false);
     /* Where --location leads was checked before the keep set was built, which can take long:
      * check again now the listing is done, so a folder swapped for a link meanwhile is caught
      * before anything is deleted. (Deletes follow right after the plan.) */

@@ -10,6 +10,9 @@
  *                       with second names through symbolic links (link_survey.h);
  *  - orphans_listing.c  the candidates: the listing (or file list) classified against R;
  *  - orphans_checks.c   the checks after the listing (and the enclosing-table check);
+ *  - orphans_mounts.c   one folder at two paths: a mount inside a local listing refuses,
+ *                       and a candidate that is a referenced file through another mount
+ *                       (same device and inode) is kept;
  *  - orphans_nested.c   a reviewed plan's candidates in another table's folder, and a
  *                       snapshot's (inventory report's, file list's) candidates' folders
  *                       looked at live;
@@ -71,6 +74,17 @@ struct icm__orphan_plan {
     char *unresolved_ref;       /* link mode: the first local reference that could not be
                                    resolved (not missing): where it is, is unknown, so every
                                    local candidate is kept (icm__orphans_keep_second_names) */
+    /* One folder at two paths (a bind mount, one NFS export or volume mounted twice;
+     * orphans_mounts.c): a local listing has no mount point inside it (refused otherwise),
+     * and when its file system is mounted at another place too (by_identity), each local file
+     * the metadata names outside the listing is stat'ed once and its identity kept in ref_ids
+     * (16-byte icm__file_id keys; NULL: none): a candidate with one of them is that file under
+     * the other mount's path, and is kept. */
+    bool by_identity;
+    icm__pathset *ref_ids;
+    icm__pathset *ids_asked;      /* the references stat'ed so far (each once) */
+    char *unidentified_ref;       /* the first that could be resolved but not stat'ed: every
+                                     local candidate may be it, and is kept */
     size_t list_root_len;       /* icm__location_trim_len(list_root) */
     bool root_shortcut;         /* icm__orphans_below_root() may take its shortcut */
     bool root_local;            /* list_root is a local form */
@@ -138,6 +152,12 @@ static inline bool icm__orphans_listed(const plan *p)
 #define MARK_EXPECTED ICM__PATHSET_MARK_A
 #define MARK_FOUND ICM__PATHSET_MARK_B
 
+/* The candidates `why` gives a reason for (an array of orphan_count reasons or NULLs, taken
+ * and freed; NULL itself: nothing) are taken out of the plan, a `warning:` line each naming
+ * the reason ("FILE: not deleted: WHY; kept"), when `rc` is 0 (else the plan is left
+ * unchanged). Returns rc, or ICM_ENOMEM (orphans_plan.c). */
+int icm__orphans_take_out(plan *p, char **why, int rc);
+
 /* ---- the name filter (orphans_names.c) ---- */
 
 bool icm__orphans_is_lease_file(const char *name);
@@ -174,6 +194,25 @@ int icm__orphans_drop_referenced(plan *p, size_t from);
 /* After the listing, in link mode: take out of the plan (with a warning) every candidate that
  * is a referenced file under another name, or may be. Returns 0 or ICM_ENOMEM. */
 int icm__orphans_keep_second_names(plan *p);
+
+/* ---- one folder at two paths: mounts (orphans_mounts.c) ---- */
+
+/* A local sweep (list_root on this machine's disk): refuse (ICM_EREFUSED, naming each) a mount
+ * point strictly inside the listing location, unless excluded or hidden; refuse when the mount
+ * table cannot be read. `before_walk`: also decide by_identity (the file system of the
+ * listing is mounted at another place too). Nothing for other stores. Returns 0,
+ * ICM_EREFUSED, ICM_ENOMEM. */
+int icm__orphans_check_mounts(plan *p, bool before_walk);
+/* by_identity: a referenced `location` not below list_root by name, on local disk: stat'ed
+ * (once per location) and its identity kept. Returns 0 or ICM_ENOMEM. */
+int icm__orphans_note_ref_identity(plan *p, const char *location);
+/* Why the candidate `location` is (or may be) a referenced file under another mount's path
+ * (*why, new string; NULL: it is not). Returns 0 or ICM_ENOMEM. */
+int icm__orphans_same_file_why(plan *p, const char *location, char **why);
+/* Take out of the plan (a warning each) every candidate icm__orphans_same_file_why names.
+ * Returns 0 or ICM_ENOMEM (then the plan is unchanged). */
+int icm__orphans_keep_same_files(plan *p);
+void icm__orphans_mounts_dispose(plan *p);
 
 /* ---- the candidates (orphans_listing.c) ---- */
 

@@ -143,7 +143,11 @@ static int add_listing_alias_of(plan *p, const char *location, bool expected, bo
         *exists = false;
     if (!may_be_linked(p, location))
         return 0; /* object stores have no links */
-    int rc = p->real_list_root_done ? 0 : icm__orphans_look_up_real_roots(p);
+    /* nor bind mounts: a name outside the listing may be a listed file through another mount
+     * (orphans_mounts.c) */
+    int rc = icm__orphans_note_ref_identity(p, location);
+    if (rc == 0 && !p->real_list_root_done)
+        rc = icm__orphans_look_up_real_roots(p);
     if (rc != 0 || p->real_list_root == NULL ||
         (!p->survey.links && named_like_the_listing(p, location)))
         return rc;
@@ -531,6 +535,13 @@ int icm__orphans_referenced(icm__orphan_plan *p, const char *location, bool *ref
     *referenced = rc == 0 && (m == ICM__OKEY_EXACT ||
                               (m == ICM__OKEY_CONFLICT &&
                                p->o->prefix_mismatch != ICM_PREFIX_MISMATCH_DELETE));
+    if (rc == 0 && !*referenced) {
+        /* a referenced file under another mount's path (orphans_mounts.c) */
+        char *why = NULL;
+        rc = icm__orphans_same_file_why(p, location, &why);
+        *referenced = why != NULL;
+        icm__free(why);
+    }
     return rc;
 }
 
@@ -644,19 +655,5 @@ int icm__orphans_keep_second_names(plan *p)
     for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
         if (may_be_linked(p, r->orphans[i].path))
             rc = second_name_of(p, r->orphans[i].path, &why[i]);
-    for (size_t i = 0; rc == 0 && i < r->orphan_count; i++)
-        if (why[i] != NULL)
-            rc = icm__orphan_warn(r, "%s: not deleted: %s; kept", r->orphans[i].path, why[i]);
-    size_t kept = 0;
-    for (size_t i = 0; i < r->orphan_count; i++) {
-        if (rc == 0 && why[i] != NULL)
-            icm__free(r->orphans[i].path);
-        else
-            r->orphans[kept++] = r->orphans[i];
-        icm__free(why[i]);
-    }
-    if (rc == 0)
-        r->orphan_count = kept;
-    icm__free(why);
-    return rc;
+    return icm__orphans_take_out(p, why, rc);
 }

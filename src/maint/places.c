@@ -1,12 +1,14 @@
 /*
  * maint/places.c: where a place really is, and another catalog table's places (places.h).
- * Only reads storage: icm_fileio_resolve (a realpath) per prefix looked at.
+ * Only reads storage: icm_fileio_resolve (a realpath) per prefix looked at, and a stat per
+ * folder where places are compared by identity.
  */
 #include <string.h>
 
 #include "maint/places.h"
 #include "icemaint/errors.h"
 #include "util/location.h"
+#include "util/mounts.h"
 #include "util/util.h"
 
 size_t icm__place_floor(const char *loc)
@@ -65,7 +67,7 @@ int icm__place_real(icm_fileio *io, const char *location, char **out)
 }
 
 bool icm__place_within(const char *a, const char *real_a, const char *b, const char *real_b,
-                       bool strict)
+                       bool strict, const icm__mounts *ms)
 {
     if (a == NULL || b == NULL || a[0] == '\0' || b[0] == '\0')
         return false;
@@ -73,8 +75,28 @@ bool icm__place_within(const char *a, const char *real_a, const char *b, const c
         return true;
     if (real_a == NULL || real_b == NULL)
         return false;
-    return strict ? icm__location_is_inside(real_a, real_b)
-                  : icm__location_strip_prefix(real_a, real_b, NULL);
+    if (strict ? icm__location_is_inside(real_a, real_b)
+               : icm__location_strip_prefix(real_a, real_b, NULL))
+        return true;
+    /* One folder at two paths (a bind mount, a share mounted twice): by identity. */
+    const char *rest;
+    return icm__place_identity_below(real_a, real_b, &rest, ms) &&
+           (!strict || rest[0] != '\0');
+}
+
+bool icm__place_identity_below(const char *real_a, const char *real_b, const char **rest,
+                               const icm__mounts *ms)
+{
+    const char *la = real_a != NULL ? icm__location_local_part(real_a) : NULL;
+    const char *lb = real_b != NULL ? icm__location_local_part(real_b) : NULL;
+    if (la == NULL || lb == NULL || la[0] != '/' || lb[0] != '/')
+        return false;
+    if (ms != NULL) {
+        size_t holder = icm__mounts_holding(ms, lb);
+        if (holder != SIZE_MAX && !icm__mounts_device_shared(ms, holder))
+            return false;
+    }
+    return icm__identity_above(la, lb, rest);
 }
 
 static int add_place(icm__other_places *ps, icm_fileio *io, const char *what, char *name,

@@ -15,6 +15,7 @@
 
 #include "catalog/catalog_internal.h"
 #include "icemaint/fileio.h"
+#include "util/mounts.h"
 
 /*
  * Where `location` really is (new string, icm__free), for comparing places by identity:
@@ -32,9 +33,18 @@ int icm__place_real(icm_fileio *io, const char *location, char **out);
 size_t icm__place_floor(const char *loc);
 
 /* Whether `a` is `b` or lies below it (`strict`: strictly below), by name, or by where both
- * really are (`real_a`, `real_b` from icm__place_real; NULL: unknown). */
+ * really are (`real_a`, `real_b` from icm__place_real; NULL: unknown), or, both local, by
+ * identity (icm__place_identity_below with `ms`). */
 bool icm__place_within(const char *a, const char *real_a, const char *b, const char *real_b,
-                       bool strict);
+                       bool strict, const icm__mounts *ms);
+/* Whether the local place `real_a` is the folder `real_b` or lies below it by identity (device
+ * and inode of each folder of real_a against real_b's: a bind mount shows one folder at two
+ * paths, which realpath does not tell; util/mounts.h); *rest as icm__identity_above. False
+ * when either is not local. With the mount table `ms` (NULL: none read), nothing is stat'ed
+ * when the file system holding real_b is mounted at one place only: then no other path leads
+ * to that folder but a link, which real paths resolve. */
+bool icm__place_identity_below(const char *real_a, const char *real_b, const char **rest,
+                               const icm__mounts *ms);
 
 /* One place of another table. */
 typedef struct icm__other_place {

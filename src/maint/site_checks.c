@@ -847,7 +847,7 @@ static int at_or_below(const icm__site *s, const char *place, const char *real_p
         icm_error_clear(); /* a place the io cannot resolve: judged by its name */
         rc = 0;
     }
-    *out = icm__place_within(place, real_place, folder, real, false);
+    *out = icm__place_within(place, real_place, folder, real, false, NULL);
     icm__free(real);
     return rc;
 }

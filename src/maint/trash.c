@@ -42,6 +42,7 @@
 #include "maint/trash.h"
 #include "util/location.h"
 #include "util/location_id.h"
+#include "util/mounts.h"
 #include "util/strset.h"
 #include "util/util.h"
 
@@ -103,44 +104,9 @@ static int refuse(const char *uri, const char *fmt, ...)
 
 static int no_link_below(const char *base, const char *loc, const char *what);
 
-/* Whether the folder `above` is the real path `real` or a folder above it, by identity
- * (device and inode): the same folder seen at two paths (a bind mount, a file system mounted
- * twice) is one folder here, where its paths differ (adversary round 4, finding 1). */
-static bool identity_above(const char *real, const char *above)
-{
-    struct stat target, st;
-    if (stat(above, &target) != 0)
-        return false;
-    size_t len = strlen(real);
-    char *path = icm__strdup(real);
-    bool found = false;
-    while (path != NULL && !found) {
-        path[len] = '\0';
-        found = stat(path, &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino;
-        if (len <= 1)
-            break;
-        while (len > 1 && path[len - 1] != '/')
-            len--;
-        if (len > 1)
-            len--; /* the '/' ending the folder above, kept for "/" */
-    }
-    icm__free(path);
-    return found;
-}
-
-/* Whether one of two local folders is (below) the other once links are resolved: by their real
- * paths, or by the identity of each's folders. */
-static bool local_nested(const char *a, const char *b)
-{
-    char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
-    bool nested = ra != NULL && rb != NULL &&
-                  (icm__location_strip_prefix(ra, rb, NULL) ||
-                   icm__location_strip_prefix(rb, ra, NULL) || identity_above(ra, rb) ||
-                   identity_above(rb, ra));
-    free(ra);
-    free(rb);
-    return nested;
-}
+/* Folders are compared by name, real path and identity (device and inode: the same folder seen
+ * at two paths, a bind mount or a file system mounted twice, is one folder; adversary round 4,
+ * finding 1): icm__local_nested, util/mounts.h. */
 
 /*
  * Whether the trash and the table location lie one inside the other as the back end addresses
@@ -181,7 +147,7 @@ static int check_local(icm__trash *t)
         rc = refuse(t->root, "the trash %s is not an existing folder (create it first); "
                              "nothing is deleted",
                     trash);
-    if (rc == 0 && local_nested(trash, table))
+    if (rc == 0 && icm__local_nested(trash, table))
         rc = refuse(t->root, "the trash and the table location %s lie one inside the other "
                              "(through a link); the sweep would take trashed files for "
                              "orphans; nothing is deleted",
@@ -326,7 +292,7 @@ static int trash_nests_with(const icm__trash *t, const char *root, bool *out)
     if (rc == 0)
         rc = icm__location_fs_path(root, &b);
     if (rc == 0)
-        *out = local_nested(a, b);
+        *out = icm__local_nested(a, b);
     icm__free(a);
     icm__free(b);
     return rc;

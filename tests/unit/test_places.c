@@ -89,13 +89,13 @@ static void test_links_dots_and_missing_tails(void **state)
 static void test_within_by_name_or_identity(void **state)
 {
     (void)state;
-    assert_true(icm__place_within("/w/a/b", NULL, "/w/a", NULL, false));
-    assert_true(icm__place_within("/w/a", NULL, "file:///w/a/", NULL, false));
-    assert_false(icm__place_within("/w/a", NULL, "/w/a", NULL, true));
-    assert_false(icm__place_within("/l/a/b", NULL, "/w/a", NULL, false));
-    assert_true(icm__place_within("/l/a/b", "/w/a/b", "/w/a", "/w/a", false));
-    assert_false(icm__place_within("/l/a/b", "/w/x/b", "/w/a", "/w/a", false));
-    assert_false(icm__place_within("/w/a/x/../b", NULL, "/w/a/b", NULL, false));
+    assert_true(icm__place_within("/w/a/b", NULL, "/w/a", NULL, false, NULL));
+    assert_true(icm__place_within("/w/a", NULL, "file:///w/a/", NULL, false, NULL));
+    assert_false(icm__place_within("/w/a", NULL, "/w/a", NULL, true, NULL));
+    assert_false(icm__place_within("/l/a/b", NULL, "/w/a", NULL, false, NULL));
+    assert_true(icm__place_within("/l/a/b", "/w/a/b", "/w/a", "/w/a", false, NULL));
+    assert_false(icm__place_within("/l/a/b", "/w/x/b", "/w/a", "/w/a", false, NULL));
+    assert_false(icm__place_within("/w/a/x/../b", NULL, "/w/a/b", NULL, false, NULL));
 }
 
 static void test_other_table_places(void **state)
