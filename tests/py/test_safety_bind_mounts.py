@@ -162,3 +162,34 @@ def test_sweep_refuses_when_the_mount_table_cannot_be_read(tmp_path):
     res = lake.icm("--json", "remove-orphan-files", "ns.t", "--settle", "0s")
     assert res.returncode == 0, res.stderr  # with the mount table: swept
     assert files_under(tmp_path) == [p for p in before if p != orphan]
+
+
+def test_data_loss_trash_folder_bind_mounted_under_another_name(tmp_path):
+    """Adversary round 5, finding 3: a trash's <table-uuid> folder bind-mounted at a folder of
+    another name inside another table's data path (a container volume of "A's trash area"). Its
+    name is not UUID-shaped, so the trash guard did not know it, and ns.b's sweep deleted A's
+    trashed file. The mount point inside the listing refuses that sweep (dry run too), and the
+    trashed file restores."""
+    lake = Lake(tmp_path, appends=1)
+    shared = tmp_path / "shared"
+    (shared / "a-trash").mkdir(parents=True)
+    lake.cat.create_table("ns.b", schema=SCHEMA,
+                          properties={"write.data.path": f"file://{shared}"})
+    trash = tmp_path / "trash"
+    trash.mkdir()
+    o = lake.orphan("old.parquet", 15)
+    r = lake.icm("remove-orphan-files", "ns.t", "--settle", "0s", "--trash", str(trash))
+    assert r.returncode == 0, r.stderr
+    uuid = str(lake.cat.load_table("ns.t").metadata.table_uuid)
+    trashed = trash / uuid / "files" / "data" / "old.parquet"
+    assert trashed.exists() and not os.path.exists(o)
+    before = files_under(trash)
+    mounts = [(trash / uuid, shared / "a-trash")]
+    for extra in (("--dry-run",), ()):
+        res = sweep(mounts, lake, "ns.b", "--location", str(shared), *extra)
+        assert res.returncode == 5, (extra, res.stdout, res.stderr)
+        assert "mount point inside the listing location" in res.stderr
+        assert files_under(trash) == before
+    r = lake.icm("trash", "restore", str(trash), "--table", str(lake.dir))
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(o) and not trashed.exists()
