@@ -23,6 +23,7 @@
 #include "icemaint/manifest.h"
 #include "maint/keepset.h"
 #include "maint/list_row_guess.h"
+#include "spec/metadata_internal.h"
 #include "manifest/bulk_reader.h"
 #include "util/location.h"
 #include "util/strset.h"
@@ -319,20 +320,14 @@ static int on_manifest_file(const icm_manifest_file *mf, void *payload)
     return sight_manifest(w, mf, mf->manifest_path, mf->manifest_length);
 }
 
-/* A summary total as a count: false when absent or not plain decimal digits. */
+/* A summary total as a count (a negative one counts as absent). */
 static bool summary_total(const icm_table_metadata *md, const icm_snapshot *s, const char *key,
                           uint64_t *out)
 {
-    const char *v = icm_snapshot_summary_get(md, s, key);
-    if (v == NULL || *v == '\0' || strlen(v) > 18)
+    int64_t v;
+    if (!icm__snapshot_summary_count(md, s, key, &v) || v < 0)
         return false;
-    uint64_t n = 0;
-    for (const char *c = v; *c != '\0'; c++) {
-        if (*c < '0' || *c > '9')
-            return false;
-        n = n * 10 + (uint64_t)(*c - '0');
-    }
-    *out = n;
+    *out = (uint64_t)v;
     return true;
 }
 

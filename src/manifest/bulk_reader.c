@@ -43,7 +43,6 @@ int icm__manifest_bulk_init(icm__manifest_bulk *b, icm_fileio *io, int format_ve
 {
     b->io = io;
     b->format_version = format_version;
-    b->check_list_rows = true;
     return icm__avro_schema_cache_new(&b->schemas);
 }
 
@@ -322,8 +321,9 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     if (rc == 0)
         rc = icm__manifest_read_views(a->bulk->io, data, len, &r->mf, r->embedded_v1,
                                       r->snapshot_id, &ro, a->bulk->schemas, on_entry, s, &len);
-    /* An embedded v1 manifest has no list row to agree with. */
-    if (rc == 0 && a->bulk->check_list_rows && !r->embedded_v1)
+    /* Every manifest read ahead is judged against its list row: one that disagrees is a
+     * failed read (icm__manifest_check_list_row). An embedded v1 manifest has no row. */
+    if (rc == 0 && !r->embedded_v1)
         rc = icm__manifest_check_list_row(&r->mf, len, s->by_status);
     s->pub.rc = rc != 0 ? save_error(&s->err, rc) : 0;
     s->pub.locations = s->locations != NULL ? s->locations : "";

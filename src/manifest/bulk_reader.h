@@ -108,10 +108,6 @@ typedef struct icm__manifest_bulk {
     icm_fileio *io;
     int format_version;
     icm__avro_schema_cache *schemas;
-    /* Set by init: each manifest read ahead is checked against its list row (its entries by
-     * status, or its length; icm__manifest_check_list_row) and one that disagrees is a failed
-     * read. A reader that only shows a table (no delete is decided from it) may clear it. */
-    bool check_list_rows;
 } icm__manifest_bulk;
 
 /* An empty cache for `io` (borrowed) and `format_version`. Returns 0 or ICM_ENOMEM (then

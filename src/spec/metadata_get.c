@@ -82,6 +82,29 @@ const char *icm_snapshot_summary_get(const icm_table_metadata *md, const icm_sna
     return json_string_value(json_object_get(summary, key));
 }
 
+bool icm__snapshot_summary_count(const icm_table_metadata *md, const icm_snapshot *snap,
+                                 const char *key, int64_t *out)
+{
+    /* Java's Long.parseLong: an optional sign, then decimal digits only, within int64 */
+    const char *v = icm_snapshot_summary_get(md, snap, key);
+    if (v == NULL)
+        return false;
+    bool negative = *v == '-';
+    const char *d = *v == '-' || *v == '+' ? v + 1 : v;
+    if (*d == '\0')
+        return false;
+    uint64_t n = 0;
+    for (; *d != '\0'; d++) {
+        if (*d < '0' || *d > '9' || n > (UINT64_C(1) << 63) / 10)
+            return false;
+        n = n * 10 + (uint64_t)(*d - '0');
+    }
+    if (n > (negative ? UINT64_C(1) << 63 : (uint64_t)INT64_MAX))
+        return false;
+    *out = negative ? (int64_t)(0 - n) : (int64_t)n;
+    return true;
+}
+
 size_t icm_table_metadata_ref_count(const icm_table_metadata *md)
 {
     return md->v.ref_count;

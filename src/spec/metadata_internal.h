@@ -92,6 +92,11 @@ const icm_snapshot *icm__md_views_find_snapshot(const icm__md_views *v, int64_t 
  */
 int icm__table_metadata_digest(const icm_table_metadata *md, uint64_t *out);
 
+/* A snapshot summary's count `key` (`total-data-files`, ...) as Java's Long.parseLong reads
+ * it: false when absent or not an optional sign and decimal digits within int64. */
+bool icm__snapshot_summary_count(const icm_table_metadata *md, const icm_snapshot *snap,
+                                 const char *key, int64_t *out);
+
 /*
  * Wrap a document in a new metadata object: takes the reference `doc_take` (released on any
  * failure), validates it and copies `file`. Returns 0 or the build error.

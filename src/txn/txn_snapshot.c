@@ -633,16 +633,8 @@ static int put_count(json_t *s, const char *key, int64_t v, bool always)
 static int put_total(producer *p, json_t *s, const char *key, int64_t added, int64_t removed)
 {
     int64_t prev = 0;
-    if (p->parent != NULL) {
-        const char *v = icm_snapshot_summary_get(p->md, p->parent, key);
-        char *end = NULL;
-        if (v == NULL)
-            return 0;
-        long long parsed = strtoll(v, &end, 10);
-        if (end == v || *end != '\0')
-            return 0;
-        prev = (int64_t)parsed;
-    }
+    if (p->parent != NULL && !icm__snapshot_summary_count(p->md, p->parent, key, &prev))
+        return 0;
     return put_count(s, key, prev + added - removed, true);
 }
 
