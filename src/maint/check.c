@@ -159,7 +159,7 @@ static int intern(problem_table *t, const icm__verify_issue *issue, size_t *inde
         return ICM_ENOMEM;
     bool added;
     size_t off;
-    int rc = icm__strset_put(&t->keys, t->key.data, t->key.len, &added, &off);
+    int rc = icm__strset_put(&t->keys, t->key.data, t->key.len, &added, &off, NULL);
     if (rc != 0)
         return rc;
     if (!added) {
@@ -275,7 +275,7 @@ static int cmp_rec_off(const void *key, const void *elem)
 static const manifest_rec *find_rec(const check_ctx *c, const char *path)
 {
     size_t off;
-    if (!icm__strset_lookup(&c->manifests, path, strlen(path), &off))
+    if (!icm__strset_lookup(&c->manifests, path, strlen(path), &off, NULL))
         return NULL;
     return bsearch(&off, c->recs, c->n_recs, sizeof *c->recs, cmp_rec_off);
 }
@@ -307,7 +307,7 @@ static int read_manifest(check_ctx *c, const icm__manifest_ref *ref, const manif
     c->snap = snap;
     const char *path = ref->mf.manifest_path;
     if (rc == 0)
-        rc = icm__strset_put(&c->manifests, path, strlen(path), NULL, &rec.off);
+        rc = icm__strset_put(&c->manifests, path, strlen(path), NULL, &rec.off, NULL);
     if (rc != 0)
         return rc;
     rec.entries = c->entries_seen;

@@ -37,6 +37,7 @@ void icm__rows_begin_list(icm__row_order *o, icm__list_hold *hold)
         memset(hold, 0, sizeof *hold);
     }
     o->open = false;
+    o->lost = false;
 }
 
 /* Room for `n` more spans in cur. */
@@ -55,12 +56,14 @@ static bool rows_reserve(icm__row_order *o, size_t n)
     return true;
 }
 
-void icm__rows_note(icm__row_order *o, size_t off, size_t len)
+void icm__rows_note(icm__row_order *o, size_t off, size_t len, size_t id)
 {
     o->open = false;
-    if (!rows_reserve(o, 1))
-        return; /* (only the guess for the next list is lost) */
-    o->cur[o->cur_len++] = (icm__row_span){off, len, NULL, 0};
+    if (!rows_reserve(o, 1)) {
+        o->lost = true; /* (the guess for the next list is lost, and cur is not whole) */
+        return;
+    }
+    o->cur[o->cur_len++] = (icm__row_span){off, len, id, NULL, 0};
     o->open = true;
 }
 
@@ -93,7 +96,7 @@ bool icm__rows_guess(icm__row_order *o, const char *arena, const uint8_t *path, 
         const icm__row_span *r = &o->prev[k];
         if (r->len == len && memcmp(arena + r->off, path, len) == 0) {
             o->next = k + 1;
-            icm__rows_note(o, r->off, len);
+            icm__rows_note(o, r->off, len, r->id);
             return true;
         }
     }

@@ -35,6 +35,7 @@
  */
 typedef struct icm__row_span {
     size_t off, len;    /* the path in the seen_written arena */
+    size_t id;          /* the path's number in the walk's set (what the walk knows of it) */
     const uint8_t *raw; /* the row's bytes in the list's held buffers; NULL = none */
     size_t raw_len;
 } icm__row_span;
@@ -51,14 +52,17 @@ typedef struct icm__row_order {
     size_t next;                    /* index into prev of the row expected next */
     icm__row_bytes prev_raw, cur_raw;    /* the buffers holding each list's rows */
     bool open;                      /* cur's last span awaits its row's bytes */
+    bool lost;                      /* a row of cur could not be noted (no memory) */
 } icm__row_order;
 
 /* A new list begins: its rows are compared with the list just read, whose buffers are kept
  * until the next one begins; `hold` is the new list's (taken; NULL for none). */
 void icm__rows_begin_list(icm__row_order *o, icm__list_hold *hold);
-/* Note a row of the current list: its path is [off, off + len) of the walk's arena. Without
- * memory for it only the guess for the next list is lost. */
-void icm__rows_note(icm__row_order *o, size_t off, size_t len);
+/* Note a row of the current list: its path is [off, off + len) of the walk's arena, `id` its
+ * number in the walk's set. cur then holds every row of the list, in order, each with its id
+ * (a caller may sum what it knows of them); without memory for a row `lost` is set and only
+ * the guess for the next list is lost. */
+void icm__rows_note(icm__row_order *o, size_t off, size_t len, size_t id);
 /* The bytes of the row just noted (a row claimed or delivered), under writer schema `schema`. */
 void icm__rows_note_bytes(icm__row_order *o, const uint8_t *row, size_t len,
                           const void *schema);

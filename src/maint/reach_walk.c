@@ -105,6 +105,29 @@ typedef struct note {
     char *message;      /* NOTE_LIST_FAILURE */
 } note;
 
+/* A manifest path as written, by its number in the walk's seen_written: the live entries
+ * (ADDED and EXISTING) the first row naming it counts, by content (0 data, 1 deletes), and the
+ * manifest's number in seen_keys. An embedded v1 manifest, or a row without both counts, is
+ * not counted: what it holds is known once its entries are read. */
+typedef struct spelling {
+    uint64_t live[2];
+    size_t manifest;
+    bool counted;
+} spelling;
+
+/* A manifest, by its number in seen_keys: its index in to_read (SIZE_MAX: entries not read). */
+typedef struct manifest_facts {
+    size_t to_read;
+} manifest_facts;
+
+/* A list with rows whose counts only the manifests' entries tell: the counted rows' sum, and
+ * pending_manifests[first, first + n) the manifests of the others. */
+typedef struct pending_list {
+    const icm_snapshot *snapshot;
+    uint64_t live[2];
+    size_t first, n;
+} pending_list;
+
 typedef struct walk {
     icm_fileio *io;
     const icm_table_metadata *md;
@@ -128,11 +151,18 @@ typedef struct walk {
     note *notes;                  /* the first pass's notes, in walk order */
     size_t n_notes, notes_cap;
     icm__manifest_refs to_read;   /* manifests whose entries the second pass reads, in order */
-    /* The list being read is a ref head's with summary totals: its rows' live counts, by
-     * content (data, deletes), summed (check_list_totals); counted false once a row omits one. */
-    bool tally;
-    bool counted;
-    uint64_t live[2];
+    /* What the walk knows of each manifest, to judge each list against its snapshot's summary
+     * (judge_list): by the path's number in seen_written, and by the manifest's in seen_keys. */
+    spelling *spellings;
+    size_t n_spellings, spellings_cap;
+    manifest_facts *manifests;
+    size_t n_manifests, manifests_cap;
+    uint64_t (*read_live)[2];     /* by to_read index: the live entries read, by content */
+    bool *read_whole;             /* by to_read index: the manifest was read without failure */
+    pending_list *pending;        /* lists judged once their manifests have been read */
+    size_t n_pending, pending_cap;
+    size_t *pending_manifests;    /* their count-less rows' manifests (numbers in seen_keys) */
+    size_t n_pending_manifests, pending_manifests_cap;
 } walk;
 
 /* Hand a reached file to the callback. */
@@ -273,22 +303,62 @@ static int remember(walk *w, icm__manifest_refs *refs, const icm_manifest_file *
     return 0;
 }
 
+/* Room for one more of an array of `size` byte items, *cap of them allocated. */
+static bool grow(void *items_p, size_t len, size_t *cap, size_t size)
+{
+    void **items = items_p;
+    if (len < *cap)
+        return true;
+    size_t want = *cap ? *cap * 2 : 64;
+    void *grown = icm__reallocarray(*items, want, size);
+    if (grown == NULL)
+        return false;
+    *items = grown;
+    *cap = want;
+    return true;
+}
+
+/* A new spelling of manifest `number` (new to the walk when `first`): what its row counts (mf
+ * NULL for an embedded v1 manifest). Spellings are numbered in the order seen_written first
+ * holds them, so the new one is spellings[n_spellings]. */
+static int note_spelling(walk *w, const icm_manifest_file *mf, size_t number, bool first)
+{
+    if (first) {
+        if (!grow(&w->manifests, w->n_manifests, &w->manifests_cap, sizeof *w->manifests))
+            return ICM_ENOMEM;
+        w->manifests[w->n_manifests++].to_read = SIZE_MAX;
+    }
+    if (!grow(&w->spellings, w->n_spellings, &w->spellings_cap, sizeof *w->spellings))
+        return ICM_ENOMEM;
+    spelling *sp = &w->spellings[w->n_spellings++];
+    memset(sp, 0, sizeof *sp);
+    sp->manifest = number;
+    sp->counted = mf != NULL && mf->has_added_files_count && mf->has_existing_files_count &&
+                  mf->added_files_count >= 0 && mf->existing_files_count >= 0;
+    if (sp->counted)
+        sp->live[mf->content == ICM_MANIFEST_CONTENT_DELETES ? 1 : 0] =
+            (uint64_t)mf->added_files_count + (uint64_t)mf->existing_files_count;
+    return 0;
+}
+
 /* Report a manifest once (mf NULL for an embedded v1 manifest) and, on its first sighting,
  * note that its entries are to be read when they are wanted. */
 static int sight_manifest(walk *w, const icm_manifest_file *mf, const char *path,
                           int64_t size_bytes)
 {
     bool first = false, new_spelling = false, read = false;
-    size_t plen = strlen(path), off;
-    int rc = icm__strset_put(&w->seen_written, path, plen, &new_spelling, &off);
+    size_t plen = strlen(path), off, id, number = 0;
+    int rc = icm__strset_put(&w->seen_written, path, plen, &new_spelling, &off, &id);
     if (rc == 0)
-        icm__rows_note(&w->rows, off, plen);
+        icm__rows_note(&w->rows, off, plen, id);
     if (rc == 0 && new_spelling) {
         char *key = NULL;
         rc = icm__location_key(path, &key);
         if (rc == 0)
-            rc = icm__strset_add(&w->seen_keys, key, strlen(key), &first);
+            rc = icm__strset_add_numbered(&w->seen_keys, key, strlen(key), &first, &number);
         icm__free(key);
+        if (rc == 0)
+            rc = note_spelling(w, mf, number, first);
     }
     if (rc == 0 && first && w->collect != NULL)
         rc = remember(w, w->collect, mf, path);
@@ -297,6 +367,7 @@ static int sight_manifest(walk *w, const icm_manifest_file *mf, const char *path
     if (rc == 0 && first)
         rc = wants_entries(w, path, &read);
     if (rc == 0 && read) {
+        w->manifests[number].to_read = w->to_read.len;
         rc = remember(w, &w->to_read, mf, path);
         if (rc == 0 && add_note(w, NOTE_ENTRIES) == NULL)
             rc = ICM_ENOMEM;
@@ -308,16 +379,7 @@ static int sight_manifest(walk *w, const icm_manifest_file *mf, const char *path
 
 static int on_manifest_file(const icm_manifest_file *mf, void *payload)
 {
-    walk *w = payload;
-    if (w->tally) {
-        if (mf->has_added_files_count && mf->has_existing_files_count &&
-            mf->added_files_count >= 0 && mf->existing_files_count >= 0)
-            w->live[mf->content == ICM_MANIFEST_CONTENT_DELETES ? 1 : 0] +=
-                (uint64_t)mf->added_files_count + (uint64_t)mf->existing_files_count;
-        else
-            w->counted = false;
-    }
-    return sight_manifest(w, mf, mf->manifest_path, mf->manifest_length);
+    return sight_manifest(payload, mf, mf->manifest_path, mf->manifest_length);
 }
 
 /* A summary total as a count (a negative one counts as absent). */
@@ -331,53 +393,98 @@ static bool summary_total(const icm_table_metadata *md, const icm_snapshot *s, c
     return true;
 }
 
-/* Whether snapshot `id` is the table's current snapshot or a branch's or tag's head. */
-static bool is_ref_head(const icm_table_metadata *md, int64_t id)
-{
-    int64_t current;
-    if (icm_table_metadata_current_snapshot_id(&current, md) && current == id)
-        return true;
-    for (size_t i = 0, n = icm_table_metadata_ref_count(md); i < n; i++)
-        if (icm_table_metadata_ref_at(md, i)->snapshot_id == id)
-            return true;
-    return false;
-}
+static const char *const TOTAL_KEYS[2] = {"total-data-files", "total-delete-files"};
 
-/*
- * A ref head's manifest list against its snapshot's summary (`total-data-files`,
- * `total-delete-files`, the live files the snapshot holds): a list cut at an Avro block
- * boundary is a valid list with fewer rows, so its rows' live counts add up to fewer than the
- * summary says, and read as it is the keep set would lose what the cut rows name (adversary
- * round 5b, finding 1). Fewer is a failed read of the list (ICM_EINVALID); more is left alone
- * (a writer counting differently cannot hide a file that way). Checked only where every row
- * counts its entries and the summary has the total; only ref heads' lists are read whole for
- * it (the other lists' rows seen before are skipped unread): their files are the table as
- * readers see it. Returns 0, or ICM_EINVALID with the message set.
- */
-static int check_list_totals(walk *w, const icm_snapshot *s)
+/* Fewer live files than the summary's total: the list's failure (ICM_EINVALID, message set). */
+static int judge_counts(const icm_table_metadata *md, const icm_snapshot *s,
+                        const uint64_t live[2])
 {
-    static const char *const keys[2] = {"total-data-files", "total-delete-files"};
     static const char *const what[2] = {"data", "delete"};
-    for (int k = 0; w->counted && k < 2; k++) {
+    for (int k = 0; k < 2; k++) {
         uint64_t total;
-        if (summary_total(w->md, s, keys[k], &total) && w->live[k] < total)
+        if (summary_total(md, s, TOTAL_KEYS[k], &total) && live[k] < total)
             return icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, s->manifest_list,
                                   "the manifest list of snapshot %" PRId64 " counts %" PRIu64
                                   " live %s files in its manifests, but the snapshot's summary "
                                   "says %s %" PRIu64 " (the list cut short or altered): it "
                                   "cannot be trusted",
-                                  s->snapshot_id, w->live[k], what[k], keys[k], total);
+                                  s->snapshot_id, live[k], what[k], TOTAL_KEYS[k], total);
     }
     return 0;
 }
 
-/* Row filter of a list read whole: no row is claimed, each is remembered for the next list. */
-static bool never_seen(const uint8_t *path, size_t len, void *payload)
+/*
+ * A manifest list against its snapshot's summary (`total-data-files`, `total-delete-files`:
+ * the live files the snapshot holds). A list cut at an Avro block boundary is a valid list with
+ * fewer rows; read as it is, the keep set would lose what the cut rows name (adversary rounds
+ * 5b and 7). So every list read, ref head or not, is judged: the live entries of the manifests
+ * its rows name (rows the walk skipped unread count as the row that first named the same path,
+ * whose counts the manifest's own read checks: icm__manifest_check_list_row) must reach the
+ * totals. Fewer is a failed read of the list; more is left alone (a writer counting
+ * differently cannot hide a file that way). Where a row lacks counts (v1 allows it) the
+ * manifest's entries as read decide, so the list is judged after the second pass
+ * (judge_pending); when those entries are not read (expiry's first step) or the summary has no
+ * totals the list cannot be judged this way. Returns 0, ICM_EINVALID with the message set, or
+ * ICM_ENOMEM.
+ */
+static int judge_list(walk *w, const icm_snapshot *s)
 {
-    (void)path;
-    (void)len;
-    (void)payload;
-    return false;
+    uint64_t ignored;
+    if (!summary_total(w->md, s, TOTAL_KEYS[0], &ignored) &&
+        !summary_total(w->md, s, TOTAL_KEYS[1], &ignored))
+        return 0;
+    if (w->rows.lost)
+        return icm__error_oom();
+    uint64_t live[2] = {0, 0};
+    size_t first = w->n_pending_manifests;
+    for (size_t i = 0; i < w->rows.cur_len; i++) {
+        const spelling *sp = &w->spellings[w->rows.cur[i].id];
+        if (sp->counted) {
+            live[0] += sp->live[0];
+            live[1] += sp->live[1];
+            continue;
+        }
+        if (!grow(&w->pending_manifests, w->n_pending_manifests, &w->pending_manifests_cap,
+                  sizeof *w->pending_manifests))
+            return icm__error_oom();
+        w->pending_manifests[w->n_pending_manifests++] = sp->manifest;
+    }
+    if (first == w->n_pending_manifests)
+        return judge_counts(w->md, s, live);
+    if (!grow(&w->pending, w->n_pending, &w->pending_cap, sizeof *w->pending))
+        return icm__error_oom();
+    w->pending[w->n_pending++] =
+        (pending_list){s, {live[0], live[1]}, first, w->n_pending_manifests - first};
+    return 0;
+}
+
+/* After the second pass: the lists with count-less rows, with their manifests' entries as
+ * read; a list one of whose manifests was not read whole is not judged (its failure, if any,
+ * is the report's already). */
+static int judge_pending(walk *w)
+{
+    for (size_t i = 0; i < w->n_pending; i++) {
+        const pending_list *p = &w->pending[i];
+        uint64_t live[2] = {p->live[0], p->live[1]};
+        bool whole = w->read_live != NULL;
+        for (size_t k = 0; whole && k < p->n; k++) {
+            size_t r = w->manifests[w->pending_manifests[p->first + k]].to_read;
+            whole = r != SIZE_MAX && w->read_whole[r];
+            if (whole) {
+                live[0] += w->read_live[r][0];
+                live[1] += w->read_live[r][1];
+            }
+        }
+        int rc = whole ? judge_counts(w->md, p->snapshot, live) : 0;
+        if (rc != 0) {
+            rc = record_failure(w->report, p->snapshot->manifest_list, true, rc,
+                                icm_error_last()->message);
+            icm_error_clear();
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
 }
 
 /* Row filter of the manifest-list reads: a path already handled in the same spelling needs no
@@ -387,11 +494,11 @@ static bool seen_as_written(const uint8_t *path, size_t len, void *payload)
     walk *w = payload;
     if (icm__rows_guess(&w->rows, w->seen_written.arena, path, len))
         return true;
-    size_t off;
-    if (!icm__strset_lookup(&w->seen_written, path, len, &off))
+    size_t off, id;
+    if (!icm__strset_lookup(&w->seen_written, path, len, &off, &id))
         return false;
     icm__rows_resync(&w->rows, off);
-    icm__rows_note(&w->rows, off, len);
+    icm__rows_note(&w->rows, off, len, id);
     return true;
 }
 
@@ -418,16 +525,7 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
         icm__lists_ahead_release(lists, i);
         return rc;
     }
-    /* A ref head whose summary has a total is read whole, its rows' counts summed. */
-    uint64_t ignored;
-    w->tally = (summary_total(w->md, s, "total-data-files", &ignored) ||
-                summary_total(w->md, s, "total-delete-files", &ignored)) &&
-               is_ref_head(w->md, s->snapshot_id);
-    w->counted = true;
-    w->live[0] = w->live[1] = 0;
     icm__list_row_filter f = {seen_as_written, seen_as_bytes, row_read, w};
-    if (w->tally)
-        f = (icm__list_row_filter){never_seen, NULL, row_read, w};
     rc = l->rc;
     if (rc != 0) {
         icm__rows_begin_list(&w->rows, NULL);
@@ -440,10 +538,9 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
         icm__rows_begin_list(&w->rows, &hold);
         rc = icm__manifest_bulk_read_list(&w->bulk, &w->rows.cur_raw.hold, s->manifest_list, &f,
                                           on_manifest_file, w);
-        if (rc == 0 && w->tally)
-            rc = check_list_totals(w, s);
+        if (rc == 0)
+            rc = judge_list(w, s);
     }
-    w->tally = false;
     w->report->manifest_lists_read++;
     rc = settle_list(w, rc, s->manifest_list);
     icm__lists_ahead_release(lists, i);
@@ -475,6 +572,11 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
                      m->entries[k].size_bytes);
     w->report->entries_read += m->entries_read;
     w->report->manifests_read++;
+    if (w->read_live != NULL) { /* what judge_pending needs: the live entries, by content */
+        for (size_t k = 0; k < m->count; k++)
+            w->read_live[i][m->entries[k].kind == ICM__FILE_DATA ? 0 : 1]++;
+        w->read_whole[i] = m->rc == 0;
+    }
     if (rc == 0 && m->rc != 0)
         icm__manifest_ahead_raise(ahead, i);
     if (rc == 0)
@@ -503,7 +605,16 @@ static size_t announced_entries(const icm__manifest_refs *refs)
 static int deliver_notes(walk *w)
 {
     icm__manifest_ahead *ahead = NULL;
-    int rc = icm__manifest_ahead_start(&ahead, &w->bulk, w->to_read.items, w->to_read.len, NULL,
+    int rc = 0;
+    if (w->n_pending > 0) {
+        size_t n = w->to_read.len ? w->to_read.len : 1;
+        w->read_live = icm__calloc(n, sizeof *w->read_live);
+        w->read_whole = icm__calloc(n, sizeof *w->read_whole);
+        if (w->read_live == NULL || w->read_whole == NULL)
+            rc = ICM_ENOMEM;
+    }
+    if (rc == 0)
+        rc = icm__manifest_ahead_start(&ahead, &w->bulk, w->to_read.items, w->to_read.len, NULL,
                                        NULL);
     size_t next = 0;
     for (size_t i = 0; rc == 0 && i < w->n_notes; i++) {
@@ -613,9 +724,17 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
         local.expect_entries(announced_entries(&w.to_read), payload);
     if (rc == 0)
         rc = deliver_notes(&w);
+    if (rc == 0)
+        rc = judge_pending(&w);
     if (rc == 0 && local.statistics)
         rc = walk_statistics(&w);
     notes_dispose(&w);
+    icm__free(w.spellings);
+    icm__free(w.manifests);
+    icm__free(w.read_live);
+    icm__free(w.read_whole);
+    icm__free(w.pending);
+    icm__free(w.pending_manifests);
     icm__manifest_refs_dispose(&w.to_read);
     icm__strset_dispose(&w.seen_written);
     icm__strset_dispose(&w.seen_keys);

@@ -105,41 +105,43 @@ static int insert(icm__strset *set, const void *s, size_t len, bool *added,
 
 int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added)
 {
-    return icm__strset_put(set, s, len, added, NULL);
+    return icm__strset_put(set, s, len, added, NULL, NULL);
 }
 
-int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off)
+int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off,
+                    size_t *number)
 {
     const icm__strset_slot *slot;
     int rc = insert(set, s, len, added, &slot);
     if (rc == 0 && off != NULL)
         *off = slot->off;
+    if (rc == 0 && number != NULL)
+        *number = slot->number;
     return rc;
 }
 
 int icm__strset_add_numbered(icm__strset *set, const void *s, size_t len, bool *added,
                              size_t *number)
 {
-    const icm__strset_slot *slot;
-    int rc = insert(set, s, len, added, &slot);
-    if (rc == 0 && number != NULL)
-        *number = slot->number;
-    return rc;
+    return icm__strset_put(set, s, len, added, NULL, number);
 }
 
-bool icm__strset_lookup(const icm__strset *set, const void *s, size_t len, size_t *off)
+bool icm__strset_lookup(const icm__strset *set, const void *s, size_t len, size_t *off,
+                        size_t *number)
 {
     if (set->cap == 0)
         return false;
-    size_t at = set->slots[find(set, s, len, XXH3_64bits(s, len))].off;
+    const icm__strset_slot *slot = &set->slots[find(set, s, len, XXH3_64bits(s, len))];
     if (off != NULL)
-        *off = at;
-    return at != SIZE_MAX;
+        *off = slot->off;
+    if (number != NULL)
+        *number = slot->number;
+    return slot->off != SIZE_MAX;
 }
 
 bool icm__strset_contains(const icm__strset *set, const void *s, size_t len)
 {
-    return icm__strset_lookup(set, s, len, NULL);
+    return icm__strset_lookup(set, s, len, NULL, NULL);
 }
 
 size_t icm__strset_count(const icm__strset *set)

@@ -33,9 +33,11 @@ typedef struct icm__strset {
 /* Add s[0..len). *added (may be NULL) tells whether it was new. Returns 0 or ICM_ENOMEM (then
  * the set is unchanged). */
 int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added);
-/* icm__strset_add that also tells where the string's bytes are in set->arena (*off, may be
- * NULL; set whether the string was new or not). */
-int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off);
+/* icm__strset_add that also tells where the string's bytes are in set->arena (*off) and its
+ * number (*number, as icm__strset_add_numbered); either may be NULL, both are set whether the
+ * string was new or not. */
+int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off,
+                    size_t *number);
 /* icm__strset_add that also tells the string's number (*number, may be NULL; set whether the
  * string was new or not): strings are numbered 0, 1, 2, ... in the order they were first
  * added, so a caller can keep what it knows about each string in an array beside the set. */
@@ -43,8 +45,10 @@ int icm__strset_add_numbered(icm__strset *set, const void *s, size_t len, bool *
                              size_t *number);
 bool icm__strset_contains(const icm__strset *set, const void *s, size_t len);
 /* icm__strset_contains; when true, *off (may be NULL) is where the string's bytes are in
- * set->arena (stable for the set's life: the arena only grows). */
-bool icm__strset_lookup(const icm__strset *set, const void *s, size_t len, size_t *off);
+ * set->arena (stable for the set's life: the arena only grows) and *number (may be NULL) its
+ * number. */
+bool icm__strset_lookup(const icm__strset *set, const void *s, size_t len, size_t *off,
+                        size_t *number);
 size_t icm__strset_count(const icm__strset *set);
 void icm__strset_dispose(icm__strset *set);
 

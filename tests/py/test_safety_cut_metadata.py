@@ -6,13 +6,15 @@ flushes per block and crashes, a torn copy, a partial restore), and an entry's s
 Read as they are, the keep set loses what the cut rows or the flipped entry named, and the sweep
 and the expiry deleted live data files of the current snapshot. Rules: a manifest must agree with
 its manifest list row (its entries by status against the row's added/existing/deleted counts; its
-length where the row has no counts), and a ref head's manifest list with its snapshot's summary
-(the rows' live counts are at least `total-data-files` and `total-delete-files`). Anything else is
-an unreadable file: nothing is deleted.
+length where the row has no counts), and every retained snapshot's manifest list with its
+snapshot's summary (the live entries of the manifests its rows name are at least
+`total-data-files` and `total-delete-files`; round 7 found the rule applied to ref heads only,
+and only where every row had counts). Anything else is an unreadable file: nothing is deleted.
 
 Each test asserts the exit code and exactly which files exist after."""
 import io
 import os
+import shutil
 
 import fastavro
 import pyarrow as pa
@@ -38,14 +40,52 @@ def local(uri):
     return uri[len("file://"):] if uri.startswith("file://") else uri
 
 
-def one_snapshot_lake(tmp_path, merged=False, expired=True):
+def rewrite_padded(path, recs, length):
+    """Write `recs` to the Avro file at `path` (its schema, codec and header kept), padded with a
+    header value to exactly `length` bytes."""
+    with open(path, "rb") as f:
+        r = fastavro.reader(f)
+        meta, schema, codec = dict(r.metadata), r.writer_schema, r.codec
+    for k in ("avro.schema", "avro.codec"):
+        meta.pop(k, None)
+
+    def write(pad, one_block):
+        out = io.BytesIO()
+        fastavro.writer(out, schema, recs, codec=codec,
+                        metadata=meta if pad is None else dict(meta, pad="p" * pad),
+                        **({} if one_block else {"sync_interval": 1}))
+        return out.getvalue()
+    body = None
+    for one_block in (True, False):
+        short = len(write(0, one_block))
+        for pad in [None, *range(max(0, length - short - 8), max(0, length - short + 8))]:
+            if body is None and len(b := write(pad, one_block)) == length:
+                body = b
+    assert body is not None, (path, length)
+    with open(path, "wb") as f:
+        f.write(body)
+
+
+def without_counts(recs):
+    """Manifest list rows with the per-row file and row counts null (optional in v1)."""
+    for x in recs:
+        for k in list(x):
+            if k.endswith("_files_count") or k.endswith("_rows_count"):
+                x[k] = None
+    return recs
+
+
+def one_snapshot_lake(tmp_path, merged=False, expired=True, v1=False):
     """ns.t with 3 appends, expired to its last snapshot unless not `expired`: (lake, the current
     manifest list, the paths of its manifests). `merged`: one manifest names all three data
-    files."""
+    files. `v1`: a format-version 1 table."""
     props = {"commit.manifest-merge.enabled": "true",
              "commit.manifest.min-count-to-merge": "2"} if merged else {}
+    if v1:
+        props["format-version"] = "1"
     lake = Lake(tmp_path, appends=0)
     lake.cat.drop_table("ns.t")
+    shutil.rmtree(lake.dir)  # (the dropped table's metadata would make the sweep refuse)
     t = lake.cat.create_table("ns.t", schema=SCHEMA, properties=props)
     for i in range(3):
         t.append(pa.table({"id": [i]}, schema=SCHEMA))
@@ -130,24 +170,8 @@ def test_data_loss_manifest_cut_then_padded_to_its_recorded_length(tmp_path):
         recorded = next(iter(fastavro.reader(f)))["manifest_length"]
     m = manifests[0]
     with open(m, "rb") as f:
-        r = fastavro.reader(f)
-        recs, meta, schema, codec = list(r), dict(r.metadata), r.writer_schema, r.codec
-    for k in ("avro.schema", "avro.codec"):
-        meta.pop(k, None)
-
-    def write(pad):
-        out = io.BytesIO()
-        fastavro.writer(out, schema, recs[:1], codec=codec, metadata=dict(meta, pad="p" * pad),
-                        sync_interval=1)
-        return out.getvalue()
-    short = len(write(0))
-    for pad in range(recorded - short - 8, recorded - short + 8):
-        if pad >= 0 and len(write(pad)) == recorded:
-            break
-    body = write(pad)
-    assert len(body) == recorded
-    with open(m, "wb") as f:
-        f.write(body)
+        recs = list(fastavro.reader(f))
+    rewrite_padded(m, recs[:1], recorded)
     age([m])
     before = data_files(lake)
     r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
@@ -155,3 +179,93 @@ def test_data_loss_manifest_cut_then_padded_to_its_recorded_length(tmp_path):
     r = lake.icm("remove-orphan-files", "ns.t")
     assert r.returncode == 5, (r.stdout, r.stderr)
     assert data_files(lake) == before
+
+
+def overwritten_lake(tmp_path):
+    """ns.t with 3 appends (S1..S3), then an overwrite (S4 deletes, S5 appends): S3's manifests
+    are named by no list after it. (lake, S3's manifest list, its rows' manifests)."""
+    lake = Lake(tmp_path)
+    t = lake.cat.load_table("ns.t")
+    t.overwrite(pa.table({"id": [99]}, schema=SCHEMA))
+    age(files_under(lake.dir))
+    s3 = lake.cat.load_table("ns.t").metadata.snapshots[2]
+    assert s3.summary["total-data-files"] == "3"
+    lst = local(s3.manifest_list)
+    with open(lst, "rb") as f:
+        manifests = [local(m["manifest_path"]) for m in fastavro.reader(f)]
+    return lake, lst, manifests
+
+
+def test_data_loss_retained_manifest_list_not_a_ref_head_cut(tmp_path):
+    """S3 is retained but no ref's head. Its list cut to its 2 older rows (its own manifest's row
+    dropped): the sweep refuses (exit 5) and every file stays, S3's own data file included."""
+    lake, lst, manifests = overwritten_lake(tmp_path)
+    assert len(manifests) == 3
+    before = lake.files()
+    rewrite(lst, lambda recs: recs[1:])
+    age([lst])
+    r = lake.icm("remove-orphan-files", "ns.t")
+    assert r.returncode == 5, (r.stdout, r.stderr)
+    assert "total-data-files 3" in r.stderr, r.stderr
+    assert lake.files() == before
+
+
+def test_data_loss_retained_manifest_list_not_a_ref_head_cut_before_an_expiry(tmp_path):
+    """The same table, S3's list cut to its 2 newer rows (S1's manifest's row dropped); the
+    expiry keeps S3..S5 and expires S1, S2: S1's data file and manifest, still S3's, stay (exit
+    1: the cleanup is held back); only the expired snapshots' lists go."""
+    lake, lst, manifests = overwritten_lake(tmp_path)
+    md = lake.cat.load_table("ns.t").metadata
+    expired_lists = {local(s.manifest_list) for s in md.snapshots[:2]}
+    rewrite(lst, lambda recs: recs[:2])
+
+    def files():
+        return {p for p in lake.files() if not p.endswith(".metadata.json")}
+    before = files()
+    r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "3")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "total-data-files 3" in r.stderr and "repair or restore it" in r.stderr
+    assert files() == before - expired_lists
+
+
+def test_data_loss_v1_manifest_list_without_counts_cut(tmp_path):
+    """A v1 table whose list rows carry no counts (optional in v1): with the list whole the sweep
+    deletes a real orphan; cut to 2 of its 3 rows it refuses (exit 5; the manifests' entries as
+    read count 2 live data files, the summary 3) and every file stays."""
+    lake, lst, manifests = one_snapshot_lake(tmp_path, v1=True)
+    assert len(manifests) == 3
+    rewrite(lst, without_counts)
+    age([lst])
+    orphan = lake.orphan("orphan.parquet", 10)
+    r = lake.icm("remove-orphan-files", "ns.t")
+    assert r.returncode == 0, r.stderr
+    assert not os.path.exists(orphan)
+    before = lake.files()
+    rewrite(lst, lambda recs: without_counts(recs)[:2])
+    age([lst])
+    r = lake.icm("remove-orphan-files", "ns.t")
+    assert r.returncode == 5, (r.stdout, r.stderr)
+    assert "counts 2 live data files" in r.stderr and "total-data-files 3" in r.stderr
+    assert lake.files() == before
+
+
+def test_data_loss_v1_entry_flipped_to_deleted_in_a_manifest_without_row_counts(tmp_path):
+    """The same count-less v1 list, whole; one manifest's only entry set from ADDED to DELETED
+    and the file padded back to the length the row records (the row's one check passes). The
+    sweep refuses (exit 5) and the entry's data file stays."""
+    lake, lst, manifests = one_snapshot_lake(tmp_path, v1=True)
+    with open(lst, "rb") as f:
+        rows = list(fastavro.reader(f))
+    rewrite(lst, without_counts)
+    m = local(rows[0]["manifest_path"])
+    with open(m, "rb") as f:
+        recs = list(fastavro.reader(f))
+    assert [e["status"] for e in recs] == [1]
+    recs[0]["status"] = 2
+    rewrite_padded(m, recs, rows[0]["manifest_length"])
+    age([lst, m])
+    before = lake.files()
+    r = lake.icm("remove-orphan-files", "ns.t")
+    assert r.returncode == 5, (r.stdout, r.stderr)
+    assert "total-data-files 3" in r.stderr, r.stderr
+    assert lake.files() == before

@@ -124,8 +124,8 @@ static void read_list(icm__row_order *o, icm__strset *seen, const list *l, uint6
             block_end = l->n;
         char path[64];
         size_t plen = path_of(&l->rows[i], path, sizeof path);
-        size_t off;
-        bool before = icm__strset_lookup(seen, path, plen, &off); /* the reference */
+        size_t off, id;
+        bool before = icm__strset_lookup(seen, path, plen, &off, NULL); /* the reference */
         c->rows++;
         if (l->held) {
             size_t rows = 0;
@@ -148,22 +148,34 @@ static void read_list(icm__row_order *o, icm__strset *seen, const list *l, uint6
         bool claimed = icm__rows_guess(o, seen->arena, (const uint8_t *)path, plen);
         if (claimed) {
             c->claimed_by_path++;
-        } else if (icm__strset_lookup(seen, path, plen, &off)) {
+        } else if (icm__strset_lookup(seen, path, plen, &off, &id)) {
             icm__rows_resync(o, off);
-            icm__rows_note(o, off, plen);
+            icm__rows_note(o, off, plen, id);
             claimed = true;
             c->claimed_by_set++;
         } else {
             bool added;
-            icmt_ok(icm__strset_put(seen, path, plen, &added, &off));
+            icmt_ok(icm__strset_put(seen, path, plen, &added, &off, &id));
             assert_true(added);
-            icm__rows_note(o, off, plen);
+            icm__rows_note(o, off, plen, id);
             c->delivered++;
         }
         assert_int_equal(claimed, before);
         if (l->held)
             icm__rows_note_bytes(o, buf + offs[i], offs[i + 1] - offs[i], schema);
         i++;
+    }
+    /* cur is the whole list, in order, each row with its path's number in the set (the walk
+     * sums what it knows of a list's manifests from these) */
+    assert_false(o->lost);
+    assert_int_equal(o->cur_len, l->n);
+    for (size_t k = 0; k < l->n; k++) {
+        char path[64];
+        size_t plen = path_of(&l->rows[k], path, sizeof path), off, id;
+        assert_true(icm__strset_lookup(seen, path, plen, &off, &id));
+        assert_int_equal(o->cur[k].off, off);
+        assert_int_equal(o->cur[k].len, plen);
+        assert_int_equal(o->cur[k].id, id);
     }
     if (!l->held)
         icm__free(buf);
