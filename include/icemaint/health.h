@@ -136,6 +136,15 @@ typedef struct icm_health_report {
                                                   a non-negative integer */
     int64_t last_expire_age_ms;              /**< now − last_expire_ms; -1 when unknown */
     bool snapshots_expired_before;           /**< a snapshot's parent is gone (see above) */
+    /* ---- integrity ---- */
+    /** Manifest lists and manifests of retained snapshots that read as valid files but cannot
+     *  be trusted, by the rules the expiry and the sweep apply before they delete
+     *  (docs/semantics.md: a manifest disagreeing with its list row, a list whose manifests
+     *  hold fewer live files than its snapshot's summary totals); with any, the sweep refuses
+     *  and the expiry holds its deletes back. 0 when all read whole. */
+    size_t unreadable_files;
+    char *unreadable_first;                  /**< the first one's location and why, one line;
+                                                  NULL when none */
 } icm_health_report;
 
 ICM_EXTERN(void) icm_health_report_free(icm_health_report *report);

@@ -38,9 +38,8 @@ static const char health_help[] =
     "and that lie unreferenced under the location (what a remove-orphan-files dry\n"
     "run with no age cutoff would find); manifests per snapshot and the share of\n"
     "the current snapshot's manifests that are small; and the last expiry (the\n"
-    "table property icemaint.last-expire-ms, set by expire-snapshots in the commit\n"
-    "that removes the snapshots). With --all, every table of every namespace of\n"
-    "the catalog; one table's failure does not stop the others.\n"
+    "table property icemaint.last-expire-ms, set by expire-snapshots). With\n"
+    "--all, every table of the catalog; one failure does not stop the others.\n"
     "\n"
     "Thresholds (each breach is named in the output and makes the exit code 6):\n"
     "  --max-snapshot-age DURATION     the oldest snapshot is older\n"
@@ -85,9 +84,13 @@ static const char health_help[] =
     "manifests, manifest_bytes}}, unreferenced {listed_files, files, bytes,\n"
     "percent, error}, manifests {current, per_snapshot_mean, per_snapshot_max,\n"
     "small_bound_bytes, small_current, small_percent}, expiry {last_expire_ms,\n"
-    "last_expire_age_ms, snapshots_expired_before}, breaches [{threshold, value,\n"
+    "last_expire_age_ms, snapshots_expired_before}, integrity {unreadable_files,\n"
+    "first}, breaches [{threshold, value,\n"
     "limit, message}], healthy, exit_code; a table that could not be measured has\n"
     "error {message, code, exit_code} instead. Unknown values are null.\n"
+    "\n"
+    "A retained list or manifest the sweep and expiry would not trust always\n"
+    "breaches (unreadable-metadata).\n"
     "\n"
     "Exit codes: 0 healthy; 6 a threshold was breached; 1 a table could not be\n"
     "measured (wins over 6); 2 usage.\n";
@@ -95,10 +98,13 @@ static const char health_help[] =
 /* ---- arguments ---- */
 
 enum { T_SNAPSHOT_AGE, T_SNAPSHOTS, T_METADATA_FILES, T_UNREFERENCED, T_SMALL_MANIFESTS,
-       T_EXPIRY_AGE, T_COUNT };
-static const char *const threshold_names[T_COUNT] = {
+       T_EXPIRY_AGE, T_COUNT,
+       /* not an option: a list or manifest that cannot be trusted always breaches */
+       T_UNREADABLE = T_COUNT, T_ALL };
+static const char *const threshold_names[T_ALL] = {
     "max-snapshot-age",        "max-snapshots",              "max-metadata-files",
-    "max-unreferenced-percent", "max-small-manifest-percent", "max-expiry-age"};
+    "max-unreferenced-percent", "max-small-manifest-percent", "max-expiry-age",
+    "unreadable-metadata"};
 
 typedef struct health_args {
     const char *table;
@@ -214,7 +220,7 @@ static int parse_args(int argc, char **argv, health_args *a)
 typedef struct breach {
     int threshold;
     double value, limit;
-    char message[256];
+    char message[1024];
 } breach;
 
 typedef struct table_health {
@@ -225,7 +231,7 @@ typedef struct table_health {
     char *error;                  /* then: the one-line error, its code name and exit code */
     const char *error_code;
     int exit_code;
-    breach breaches[T_COUNT];
+    breach breaches[T_ALL];
     size_t breach_count;
     /* with --max-expiry-age D: how many snapshots the table's retention had released already D
      * ago (an expiry decided at now - D would remove them) and are still here; 0 when expiry
@@ -335,6 +341,13 @@ static void judge(const health_args *a, table_health *th)
                        format_age((int64_t)limit, l, sizeof l),
                        format_age(r->oldest_snapshot_age_ms, v, sizeof v));
     }
+    if (r->unreadable_files > 0)
+        add_breach(th, T_UNREADABLE, (double)r->unreadable_files, 0,
+                   "%zu manifest list%s or manifest%s of retained snapshots cannot be "
+                   "trusted (see integrity), so the sweep refuses and the expiry keeps what "
+                   "they may name until they are repaired or restored",
+                   r->unreadable_files, r->unreadable_files == 1 ? "" : "s",
+                   r->unreadable_files == 1 ? "" : "s");
     th->exit_code = th->breach_count > 0 ? ICM_EXIT_PROBLEMS : ICM_EXIT_OK;
 }
 
@@ -571,6 +584,10 @@ static json_t *report_json(const table_health *th, bool *ok)
     icm_cli_json_set(e, "snapshots_expired_before", json_boolean(r->snapshots_expired_before),
                      ok);
     icm_cli_json_set(doc, "expiry", e, ok);
+    json_t *in = json_object();
+    icm_cli_json_set(in, "unreadable_files", icm_cli_json_int((int64_t)r->unreadable_files), ok);
+    icm_cli_json_set(in, "first", icm_cli_json_str(r->unreadable_first), ok);
+    icm_cli_json_set(doc, "integrity", in, ok);
     json_t *arr = json_array();
     for (size_t i = 0; i < th->breach_count; i++) {
         const breach *b = &th->breaches[i];
@@ -640,8 +657,14 @@ static void print_text(const table_health *th)
     else
         printf("  last expiry: none recorded (%s)%s\n", ICM_LAST_EXPIRE_PROPERTY,
                r->snapshots_expired_before ? "; snapshots were expired before" : "");
+    if (r->unreadable_files == 0)
+        printf("  integrity: every manifest list and manifest of the retained snapshots reads "
+               "whole\n");
+    else
+        icm_cli_line(stdout, "  integrity: %zu cannot be trusted; the first: %s",
+                     r->unreadable_files, r->unreadable_first);
     for (size_t i = 0; i < th->breach_count; i++)
-        printf("  UNHEALTHY %s: %s\n", threshold_names[th->breaches[i].threshold],
+        icm_cli_line(stdout, "  UNHEALTHY %s: %s", threshold_names[th->breaches[i].threshold],
                th->breaches[i].message);
     printf("  %s\n", th->breach_count == 0 ? "healthy" : "unhealthy");
 }

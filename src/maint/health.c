@@ -11,7 +11,10 @@
  *     manifest once (the current snapshot's first, so its own figures come from the same
  *     pass), each file counted once by its location's identity;
  *  3. the metadata folders' documents (icm__table_metadata_dirs, icm__table_metadata_file_name:
- *     the names the sweep's keep set and expiry's metadata cleanup use).
+ *     the names the sweep's keep set and expiry's metadata cleanup use);
+ *  4. integrity: the reachability walk the sweep and the expiry build their keep sets with
+ *     (maint/reach_walk.c), so a list or manifest they would not trust is reported here too,
+ *     even with no listing (a file cut at an Avro block boundary reads as valid Avro).
  *
  * Read-only: no FileIO call here creates, writes or deletes, and the sweep is a dry run.
  */
@@ -33,6 +36,7 @@ void icm_health_report_free(icm_health_report *report)
         return;
     icm__free(report->metadata_location);
     icm__free(report->listing_error);
+    icm__free(report->unreadable_first);
     icm__free(report);
 }
 
@@ -286,6 +290,31 @@ static int measure_metadata_files(icm_health_report *r, icm_fileio *io,
     return rc;
 }
 
+/* ---- 4. integrity ---- */
+
+static int reached_nothing(const icm__reached *f, void *payload)
+{
+    (void)f;
+    (void)payload;
+    return 0;
+}
+
+static int measure_integrity(icm_health_report *r, icm_fileio *io, const icm_table_metadata *md)
+{
+    icm__reach_options ro = {.read_entries = true};
+    icm__reach_report rep;
+    int rc = icm__reach_walk(io, md, &ro, reached_nothing, NULL, &rep);
+    if (rc == 0 && rep.failure_count > 0) {
+        r->unreadable_files = rep.failure_count;
+        const icm__reach_failure *f = &rep.failures[0];
+        r->unreadable_first = icm__sprintf("%s: %s", f->location, f->message);
+        if (r->unreadable_first == NULL)
+            rc = icm__error_oom();
+    }
+    icm__reach_report_dispose(&rep);
+    return rc;
+}
+
 /* ---- the report ---- */
 
 /* The table's commit.manifest.target-size-bytes when a positive integer, else the default. */
@@ -384,6 +413,8 @@ int icm_table_health(icm_health_report **out, icm_table *t, const icm_health_opt
     }
     if (rc == 0 && !o->no_listing)
         rc = measure_metadata_files(r, icm_table_get_fileio(t), md);
+    if (rc == 0)
+        rc = measure_integrity(r, icm_table_get_fileio(t), md);
     if (rc != 0) {
         icm_health_report_free(r);
         return rc;

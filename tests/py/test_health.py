@@ -247,6 +247,39 @@ def test_refused_listing_is_a_finding(table):
     assert doc["snapshots"]["count"] == 5
 
 
+def test_a_list_that_cannot_be_trusted_is_unhealthy(table):
+    """A retained snapshot's manifest list cut at an Avro block boundary (valid Avro, one row
+    fewer): health breaches unreadable-metadata (exit 6) naming the list, with and without a
+    listing; the whole table first reads whole and is healthy."""
+    import io as _io
+    import fastavro
+    doc = health_doc(table, "ns.t")
+    assert doc["integrity"] == {"unreadable_files": 0, "first": None} and doc["healthy"]
+    snap = table["table"].metadata.snapshots[2]
+    assert snap.summary["total-data-files"] == "3"
+    lst = local(snap.manifest_list)
+    with open(lst, "rb") as f:
+        r = fastavro.reader(f)
+        recs, meta, schema = list(r), dict(r.metadata), r.writer_schema
+    for k in ("avro.schema", "avro.codec"):
+        meta.pop(k, None)
+    out = _io.BytesIO()
+    fastavro.writer(out, schema, recs[1:], codec="deflate", metadata=meta, sync_interval=1)
+    with open(lst, "wb") as f:
+        f.write(out.getvalue())
+    for extra in ((), ("--no-listing",)):
+        doc = health_doc(table, "ns.t", *extra, code=6)
+        assert doc["integrity"]["unreadable_files"] == 1, doc["integrity"]
+        assert doc["integrity"]["first"].startswith(snap.manifest_list + ": ")
+        assert "total-data-files 3" in doc["integrity"]["first"]
+        assert [b["threshold"] for b in doc["breaches"]] == ["unreadable-metadata"]
+        assert doc["healthy"] is False and doc["exit_code"] == 6
+    p = icm(table["wh"], table["cfg"], "--catalog", "cat", "health", "ns.t", "--no-listing")
+    assert p.returncode == 6, p.stderr
+    assert f"integrity: 1 cannot be trusted; the first: {snap.manifest_list}: " in p.stdout
+    assert "UNHEALTHY unreadable-metadata: 1 manifest list or manifest" in p.stdout
+
+
 PROM_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*"'
                          r'(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*")*)?\})? '
                          r'(-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|NaN|[+-]Inf)$')
@@ -355,8 +388,12 @@ def test_fixtures_match_the_index():
             args += ["--path-map", f"{frm}={to}"]
         args += ["--json", "health", "--no-listing", os.path.join(td, row["current_metadata"])]
         p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        assert p.returncode == 0, f"{row['table_dir']}: {p.stderr}"
+        # Impala's hand-made table: its manifests hold more entries than their rows count
+        # (docs/semantics.md), which the sweep and the expiry do not trust
+        damaged = row["table_dir"].endswith("/iceberg_v2_null_delete_record")
+        assert p.returncode == (6 if damaged else 0), f"{row['table_dir']}: {p.stderr}"
         d = json.loads(p.stdout)
+        assert (d["integrity"]["unreadable_files"] > 0) == damaged, (row["table_dir"], d)
         a = d["referenced"]["all_snapshots"]
         assert (d["snapshots"]["count"], a["data_files"], a["delete_files"]) == \
             (int(row["snapshots"]), int(row["data_files"]), int(row["delete_files"])), \
