@@ -807,7 +807,15 @@ static int report_failure(icm_cli *cli, const expire_args *a, icm_cli_plan_file 
                                           "deletes stopped", why)
                  : icm_cli_fail(cli, lrc);
     icm_cli_plan_discard(plan);
-    if (r != NULL && r->committed)
+    if (r != NULL && r->committed && r->missing_count > 0)
+        /* verification failed: the expired snapshots' files may include live ones the
+         * damaged metadata misnames, so they are not orphans to clean */
+        icm_cli_line(stderr, "icemaint: the expiry was committed (%s); its files were kept "
+                             "because the retained snapshots' references failed "
+                             "verification (above): repair or restore the damaged metadata "
+                             "before any cleanup (remove-orphan-files refuses until then)",
+                     r->metadata_location != NULL ? r->metadata_location : "");
+    else if (r != NULL && r->committed)
         icm_cli_line(stderr, "icemaint: the expiry was committed (%s), but cleaning up its "
                              "files stopped; the files left are orphans (remove-orphan-files "
                              "can clean them)",

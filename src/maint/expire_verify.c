@@ -9,7 +9,9 @@
  * the retained manifest lists, manifests and statistics files are verified. A data or delete
  * file is named by manifests: when one is planned, every retained manifest is read and every
  * live file it names is verified too. Files outside the table location, write.data.path and
- * write.metadata.path are never deleted, so they are not looked at.
+ * write.metadata.path are never deleted, so they are looked at only where one bears the name
+ * of a data or delete file planned for deletion: a damaged entry that moved a live file's path
+ * out of the places (one flipped bit in its prefix) leaves its name as it was.
  *
  * How: a stat per retained file (verify.c). Listing the folders that hold candidates instead
  * would need the orphan sweep's name matching (a listing names files in its own form, the
@@ -19,6 +21,7 @@
  */
 #include <string.h>
 
+#include "catalog/catalog_internal.h"
 #include "maint/expire_internal.h"
 #include "maint/verify.h"
 #include "util/util.h"
@@ -115,9 +118,20 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
     /* Sizes too: the stat is made anyway, and a damaged entry renamed to another existing
      * file is told by its recorded size (the real file would look unreferenced). */
     icm__verify_options vo = {NULL, 0, content, true, roots, icm__table_roots(after, roots),
-                              NULL};
+                              NULL, NULL};
+    /* Outside the table's places, the data and delete files named as a planned one: a damaged
+     * entry may have moved a live file's path out of the places (adversary round 6, 2a). */
+    icm__strset names = ICM__STRSET_INIT;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && content && i < r->deleted_file_count; i++) {
+        const char *name = icm__basename(r->deleted_files[i].path);
+        rc = icm__strset_add(&names, name, strlen(name), NULL);
+    }
+    vo.outside_names = &names;
     missing m = {r, 0, ICM__BUF_INIT};
-    int rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);
+    if (rc == 0)
+        rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);
+    icm__strset_dispose(&names);
     if (rc == 0 && m.names.oom)
         rc = ICM_ENOMEM;
     if (rc == 0 && m.count > 0) {

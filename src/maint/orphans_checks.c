@@ -16,6 +16,7 @@
 #include "maint/orphans_plan.h"
 #include "maint/places.h"
 #include "maint/site_checks.h"
+#include "maint/verify.h"
 #include "util/location.h"
 #include "io/probe.h"
 
@@ -470,6 +471,89 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
     }
     for (size_t i = 0; i < m.n_named; i++)
         icm__free(m.named[i]);
+    return rc;
+}
+
+/* ---- references outside the listing named like an orphan (verification) ---- */
+
+typedef struct outside_names {
+    plan *p;
+    icm__strset names;     /* the orphans' file names */
+    icm__verifier *v;
+    size_t count;
+    icm__buf named;        /* "PATH (KIND, snapshot ID[, wrong size])" of the first few */
+} outside_names;
+
+static int on_outside_issue(const icm__verify_issue *issue, void *payload)
+{
+    outside_names *o = payload;
+    if (o->count++ < MISSING_NAMED)
+        icm__buf_printf(&o->named, "%s%s (%s, snapshot %lld%s)", o->count > 1 ? ", " : "",
+                        issue->location,
+                        icm_expire_file_kind_name((icm_expire_file_kind)issue->kind),
+                        (long long)issue->snapshot_id,
+                        issue->what == ICM__VERIFY_SIZE        ? ", wrong size"
+                        : issue->what == ICM__VERIFY_UNREADABLE ? ", cannot be checked"
+                                                                : "");
+    return 0;
+}
+
+static int on_reached_outside(const icm__reached *f, void *payload)
+{
+    outside_names *o = payload;
+    const char *rest, *name = icm__basename(f->location);
+    if (f->kind > ICM__FILE_DELETION_VECTOR || icm__orphans_below_root(o->p, f->location, &rest) ||
+        !icm__strset_contains(&o->names, name, strlen(name)))
+        return 0;
+    return icm__verifier_check(o->v, f);
+}
+
+int icm__orphans_check_outside_names(plan *p, const icm_table_metadata *md)
+{
+    if (p->r->orphan_count == 0 || p->content_outside_root == 0 ||
+        icm__orphan_option_no_verify(p->o))
+        return 0;
+    outside_names o;
+    memset(&o, 0, sizeof o);
+    o.p = p;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++) {
+        const char *name = icm__basename(p->r->orphans[i].path);
+        rc = icm__strset_add(&o.names, name, strlen(name), NULL);
+    }
+    /* every file, wherever it lies (no roots), with its size */
+    icm__verify_options vo = {NULL, 0, true, true, NULL, 0, NULL, NULL};
+    if (rc == 0)
+        rc = icm__verifier_new(&o.v, p->io, &vo, on_outside_issue, &o);
+    icm__reach_options ro = {.read_entries = true};
+    icm__reach_report rep;
+    if (rc == 0) {
+        rc = icm__reach_walk(p->io, md, &ro, on_reached_outside, &o, &rep);
+        icm__reach_report_dispose(&rep);
+    }
+    if (rc == 0)
+        rc = icm__verifier_flush(o.v);
+    if (rc == 0 && o.named.oom)
+        rc = ICM_ENOMEM;
+    if (rc == 0 && o.count > 0) {
+        if (o.count > MISSING_NAMED)
+            icm__buf_printf(&o.named, " and %zu more", o.count - MISSING_NAMED);
+        rc = o.named.oom ? ICM_ENOMEM
+                         : icm__orphan_refuse(
+                               p->list_root,
+                               "verification: %zu file%s the table's snapshots reference "
+                               "outside the listed location, named like files about to be "
+                               "deleted here, %s missing or not the size the metadata "
+                               "records: %s; nothing is deleted (a damaged manifest may name "
+                               "a live file here wrongly, so the real one would look "
+                               "unreferenced; `icemaint check` lists every problem; "
+                               "--no-verify skips this check)",
+                               o.count, o.count == 1 ? "" : "s", o.count == 1 ? "is" : "are",
+                               o.named.data);
+    }
+    icm__verifier_free(o.v);
+    icm__strset_dispose(&o.names);
+    icm__buf_dispose(&o.named);
     return rc;
 }
 

@@ -402,6 +402,8 @@ static int on_reached(const icm__reached *f, void *payload)
             return rc;
     }
     if (!icm__orphans_below_root(p, f->location, &rest)) {
+        if (f->kind <= ICM__FILE_DELETION_VECTOR)
+            p->content_outside_root++;
         int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
     }

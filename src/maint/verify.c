@@ -25,6 +25,7 @@
  */
 #include <string.h>
 
+#include "catalog/catalog_internal.h"
 #include "io/fileio_internal.h"
 #include "maint/verify.h"
 #include "util/location.h"
@@ -67,6 +68,17 @@ static bool inside_roots(const icm__verify_options *o, const char *location)
         if (icm__location_is_inside(location, o->roots[i]))
             return true;
     return false;
+}
+
+/* Whether the verifier looks at this reached file: inside the roots, or a content file
+ * outside them named as one of outside_names. */
+static bool wanted(const icm__verify_options *o, const icm__reached *f)
+{
+    if (inside_roots(o, f->location))
+        return true;
+    const char *name = icm__basename(f->location);
+    return o->outside_names != NULL && f->kind <= ICM__FILE_DELETION_VECTOR &&
+           icm__strset_contains(o->outside_names, name, strlen(name));
 }
 
 /* A manifest list's size is what the walk read (the metadata records none): never compared. */
@@ -201,7 +213,7 @@ int icm__verifier_flush(icm__verifier *v)
 
 int icm__verifier_check(icm__verifier *v, const icm__reached *f)
 {
-    if (!inside_roots(&v->o, f->location))
+    if (!wanted(&v->o, f))
         return 0;
     /* (location borrowed until queued) */
     pending p = {(char *)f->location, f->kind, expected_size(v, f), f->snapshot_id, {0, 0},

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "maint/keepset.h"
+#include "util/strset.h"
 
 typedef enum icm__verify_what {
     ICM__VERIFY_MISSING = 0,    /* no such file */
@@ -70,6 +71,10 @@ typedef struct icm__verify_options {
      * walks (keys of location and expected size): not stat'ed again, and files found fine now
      * are added. Lets several walks over snapshots that share files stat each file once. */
     icm__pathset *verified;
+    /* NULL, or file names (last segments): a data or delete file outside the roots with one
+     * of these names is verified too (a damaged entry may have moved a live file's path out
+     * of the roots while the file about to be deleted keeps its name). */
+    const icm__strset *outside_names;
 } icm__verify_options;
 
 /* What a walk (or a verifier since its last icm__verifier_forget_issues) looked at. */

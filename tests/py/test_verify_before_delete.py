@@ -87,9 +87,17 @@ def live_paths(tbl, snapshot):
             for e in m.fetch_manifest_entry(t.io)}
 
 
-def flip_one_path(manifest, victim):
+def outside(victim):
+    """`victim` with one character of its table folder changed (`/ns/t/` -> `/ns/u/`): a path
+    outside the table, with the file's own name."""
+    assert "/ns/t/" in victim
+    return victim.replace("/ns/t/", "/ns/u/", 1)
+
+
+def flip_one_path(manifest, victim, damage=None):
     """Rewrite `manifest` (same codec and metadata) with one character of `victim`'s path
-    changed, as one flipped bit in a deflate block would; returns the damaged path."""
+    changed (by `damage`, else its name's last character), as one flipped bit in a deflate
+    block would; returns the damaged path."""
     with open(manifest, "rb") as f:
         r = fastavro.reader(f)
         schema, recs = r.writer_schema, list(r)
@@ -98,7 +106,8 @@ def flip_one_path(manifest, victim):
     hits = [rec for rec in recs if rec["data_file"]["file_path"] == victim]
     assert len(hits) == 1 and hits[0]["status"] in (0, 1), "victim must be one live entry"
     i = len(victim) - len(".parquet") - 1
-    damaged = victim[:i] + ("x" if victim[i] != "x" else "y") + victim[i + 1:]
+    damaged = damage(victim) if damage else victim[:i] + ("x" if victim[i] != "x" else "y") + \
+        victim[i + 1:]
     hits[0]["data_file"]["file_path"] = damaged
     with open(manifest, "wb") as f:
         fastavro.writer(f, schema, recs, metadata=meta, codec=codec)
@@ -111,7 +120,7 @@ def named_missing(stderr):
             for m in re.finditer(r"(\S+) \([a-z_]+, snapshot (-?\d+)\)", stderr)]
 
 
-def damaged_merge_table(tmp_path):
+def damaged_merge_table(tmp_path, damage=None):
     """Three appends with MergeAppend: the current snapshot's single manifest lists the first
     two data files as EXISTING, so expiring the older snapshots makes those files candidates
     that only the retained manifest keeps. One of them is misnamed in that manifest."""
@@ -125,7 +134,7 @@ def damaged_merge_table(tmp_path):
     backup = manifest + ".backup"
     shutil.copy(manifest, backup)
     before = read_every_snapshot(tbl)
-    damaged = flip_one_path(manifest, victim)
+    damaged = flip_one_path(manifest, victim, damage)
     return tbl, victim, damaged, manifest, backup, before, current.snapshot_id
 
 
@@ -218,7 +227,7 @@ def test_no_verify_expiry_deletes_as_without_the_check(tmp_path):
     assert not os.path.exists(local(victim))
 
 
-def damaged_fast_table(tmp_path):
+def damaged_fast_table(tmp_path, damage=None):
     """Three fast appends; the current snapshot's own manifest misnames its data file, which
     then looks like an orphan to the sweep."""
     tbl = make_table(tmp_path)
@@ -231,7 +240,7 @@ def damaged_fast_table(tmp_path):
     backup = str(tbl["wh"] / "manifest.backup")  # outside the table: never an orphan
     shutil.copy(manifest, backup)
     before = read_every_snapshot(tbl)
-    damaged = flip_one_path(manifest, victim)
+    damaged = flip_one_path(manifest, victim, damage)
     age_all(tbl["dir"])
     return tbl, victim, damaged, manifest, backup, before, current.snapshot_id
 
@@ -254,6 +263,47 @@ def test_no_verify_sweep_deletes_as_without_the_check(tmp_path):
     p = icm(tbl, "remove-orphan-files", "ns.t", "--no-verify")
     assert p.returncode == 0, p.stderr
     assert not os.path.exists(local(victim))
+
+
+def test_data_loss_entry_path_moved_outside_the_table_blocks_sweep_deletes(tmp_path):
+    """Adversary round 6, 2a: the damaged character lies in the table's folder, so the damaged
+    reference points outside the listing, where the presence check never looked, and the real
+    file (same name) was deleted. A reference outside the listing named like an orphan must
+    exist: refused (exit 5, dry run too) naming it, nothing deleted; restored, every snapshot
+    reads; --no-verify deletes the real file (the loss the check prevents)."""
+    tbl, victim, damaged, manifest, backup, before, current = damaged_fast_table(tmp_path,
+                                                                                  outside)
+    assert damaged == outside(victim)
+    files_before = all_files(tbl)
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "remove-orphan-files", "ns.t", *extra)
+        assert p.returncode == 5, p.stderr
+        assert named_missing(p.stderr) == [(damaged, current)], p.stderr
+        assert "outside the listed location" in p.stderr
+        assert all_files(tbl) == files_before
+    p = icm(tbl, "remove-orphan-files", "ns.t", "--no-verify")
+    assert p.returncode == 0 and not os.path.exists(local(victim)), p.stderr
+
+
+def test_data_loss_entry_path_moved_outside_the_table_blocks_expiry_deletes(tmp_path):
+    """The same damage in the retained merged manifest of an expiry: the expired snapshots'
+    copy of the file is a candidate, and the retained reference, moved outside the table's
+    places, was never verified. Now verified by the candidate's name: refused (exit 5), the
+    real file kept, the damaged path named; restored, every retained snapshot reads."""
+    tbl, victim, damaged, manifest, backup, before, current = damaged_merge_table(tmp_path,
+                                                                                   outside)
+    files_before = [f for f in all_files(tbl) if f != backup]
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 5, p.stderr
+        assert (damaged, current) in named_missing(p.stderr), p.stderr
+        assert os.path.exists(local(victim))
+        assert set(files_before) <= set(f for f in all_files(tbl) if f != backup)
+    assert "remove-orphan-files can clean them" not in p.stderr
+    assert "failed verification" in p.stderr
+    restore(manifest, backup)
+    after = read_every_snapshot(tbl)
+    assert after == {k: before[k] for k in after}
 
 
 def flip_one_manifest_path(manifest_list, victim):

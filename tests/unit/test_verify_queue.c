@@ -122,7 +122,7 @@ static void test_queued_stats_judge_as_in_turn(void **state)
     icm__pathset *verified = NULL;
     assert_int_equal(icm__pathset_new(&verified, 0), 0);
     const char *roots[] = {"s3://b/wh/t", "/wh/t"};
-    icm__verify_options vo = {NULL, 0, true, true, roots, 2, verified};
+    icm__verify_options vo = {NULL, 0, true, true, roots, 2, verified, NULL};
     seen s = {0};
     icm__verifier *v = NULL;
     assert_int_equal(icm__verifier_new(&v, io, &vo, on_issue, &s), 0);
@@ -172,7 +172,7 @@ static void test_unflushed_queue_is_freed(void **state)
     icm_fileio *mem = NULL;
     icm_fileio *io = store_new(&mem);
     const char *roots[] = {"s3://b/wh/t"};
-    icm__verify_options vo = {NULL, 0, true, true, roots, 1, NULL};
+    icm__verify_options vo = {NULL, 0, true, true, roots, 1, NULL, NULL};
     seen s = {0};
     icm__verifier *v = NULL;
     assert_int_equal(icm__verifier_new(&v, io, &vo, on_issue, &s), 0);
