@@ -475,14 +475,15 @@ static json_t *counts_only_json(json_t *doc)
     return c;
 }
 
-/* The cells of orphan row `f` but its path (plain ASCII: escaping leaves them as they are). */
-static void row_cells(const icm_orphan_file *f, const char *cells[4], char *size, size_t size_len,
-                      char *mtime, size_t mtime_len)
+/* The cells of orphan row `f` but its path (plain ASCII: escaping leaves them as they are); a
+ * file moved into a trash is "trashed" (the JSON keeps the library's state, "deleted"). */
+static void row_cells(const icm_orphan_file *f, bool trash, const char *cells[4], char *size,
+                      size_t size_len, char *mtime, size_t mtime_len)
 {
     cells[0] = icm_orphan_kind_name(f->kind);
     cells[1] = icm_cli_format_int64(f->size_bytes, size, size_len);
     cells[2] = icm_cli_format_time(f->mtime_ms, mtime, mtime_len);
-    cells[3] = state_name(f->state);
+    cells[3] = trash && f->state == ICM_ORPHAN_DELETED ? "trashed" : state_name(f->state);
     for (size_t c = 0; c < 4; c++)
         if (cells[c] == NULL)
             cells[c] = "-";
@@ -507,7 +508,7 @@ static void put_cell(char *line, size_t *at, const char *cell, size_t len, size_
  * measures the columns, the second escapes and prints each row, so a sweep of millions of
  * orphans keeps no copy of its report (the grid kept five strings a row). Returns false when
  * memory ran out (then nothing was printed). */
-static bool print_rows(const icm_orphan_result *r)
+static bool print_rows(const icm_orphan_result *r, bool trash)
 {
     static const char *const headers[] = {"KIND", "SIZE_BYTES", "MODIFIED", "STATE", "PATH"};
     size_t width[5] = {0}, longest_path = strlen(headers[4]);
@@ -518,7 +519,7 @@ static bool print_rows(const icm_orphan_result *r)
         const icm_orphan_file *f = &r->orphans[i];
         char size[32], mtime[64];
         const char *cells[4];
-        row_cells(f, cells, size, sizeof size, mtime, sizeof mtime);
+        row_cells(f, trash, cells, size, sizeof size, mtime, sizeof mtime);
         for (size_t c = 0; c < 4; c++) {
             size_t len = strlen(cells[c]);
             if (len > width[c])
@@ -546,7 +547,7 @@ static bool print_rows(const icm_orphan_result *r)
         const icm_orphan_file *f = &r->orphans[i];
         char size[32], mtime[64];
         const char *cells[4];
-        row_cells(f, cells, size, sizeof size, mtime, sizeof mtime);
+        row_cells(f, trash, cells, size, sizeof size, mtime, sizeof mtime);
         const char *path = f->path != NULL ? f->path : "-";
         at = 0;
         bool path_shown = ncols == 5 && path[0] != '\0';
@@ -564,15 +565,18 @@ static bool print_rows(const icm_orphan_result *r)
 }
 
 /* The text report; false when its rows could not be printed (out of memory). */
-static bool print_human(const icm_orphan_result *r)
+static bool print_human(const icm_orphan_result *r, const char *trash)
 {
     char when[64];
     icm_cli_format_time(r->older_than_ms, when, sizeof when);
-    bool ok = r->orphan_count == 0 || print_rows(r);
+    bool ok = r->orphan_count == 0 || print_rows(r, trash != NULL);
     size_t n = r->dry_run ? r->total : r->deleted;
-    icm_cli_line(stdout, "%s %zu orphan file%s (%" PRId64 " bytes) older than %s under %s",
-                 r->dry_run ? "dry run: would delete" : "deleted", n, n == 1 ? "" : "s",
-                 r->total_bytes, when, r->location != NULL ? r->location : "");
+    const char *verb = trash == NULL ? (r->dry_run ? "dry run: would delete" : "deleted")
+                                     : (r->dry_run ? "dry run: would move" : "moved");
+    icm_cli_line(stdout, "%s %zu orphan file%s (%" PRId64 " bytes) older than %s under %s%s%s",
+                 verb, n, n == 1 ? "" : "s", r->total_bytes, when,
+                 r->location != NULL ? r->location : "", trash != NULL ? " to the trash " : "",
+                 trash != NULL ? trash : "");
     if (r->counts[ICM_ORPHAN_CHECKSUM] > 0)
         icm_cli_line(stdout, "(%zu of them Hadoop checksum file%s beside the others)",
                      r->counts[ICM_ORPHAN_CHECKSUM],
@@ -671,7 +675,7 @@ static int output(icm_cli *cli, const orphan_args *a, icm_cli_plan_file *plan, i
         if (!written)
             return icm_cli_report_lost(deleted, "orphan file", "cannot write to stdout");
     }
-    if (!cli->json && !print_human(r))
+    if (!cli->json && !print_human(r, a->limits.trash))
         rc = icm_cli_report_lost(deleted, "orphan file", "out of memory");
     else if (!icm_cli_stdout_ok())
         rc = icm_cli_report_lost(deleted, "orphan file", "cannot write to stdout");

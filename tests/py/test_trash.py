@@ -453,3 +453,23 @@ def test_restore_records_go_in_batches_of_a_thousand(tmp_path):
     r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "0s")
     assert r.returncode == 0, r.stderr
     assert all(os.path.exists(o) for o in orphans)
+
+
+def test_text_report_says_moved_to_the_trash(tmp_path):
+    """The text report of a --trash run says the orphans were moved there (rows "trashed"), a
+    dry run that they would be; neither says "deleted"."""
+    lake = Lake(tmp_path)
+    trash = make_trash(tmp_path)
+    orphans = [lake.orphan(f"o{i}.parquet", 10 + i) for i in range(2)]
+    r = lake.icm("remove-orphan-files", "ns.t", "--trash", str(trash), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "dry run: would move 2 orphan files (21 bytes) older than" in r.stdout
+    assert f" to the trash {trash}\n" in r.stdout and "deleted" not in r.stdout
+    r = lake.icm("remove-orphan-files", "ns.t", "--trash", str(trash))
+    assert r.returncode == 0, r.stderr
+    assert "moved 2 orphan files (21 bytes) older than" in r.stdout, r.stdout
+    assert f" to the trash {trash}\n" in r.stdout
+    rows = [line for line in r.stdout.splitlines() if line.endswith(".parquet")]
+    assert len(rows) == 2 and all(" trashed " in row for row in rows), r.stdout
+    assert "deleted" not in r.stdout
+    assert trash_files(trash) == sorted(trashed(trash, lake, o) for o in orphans)
