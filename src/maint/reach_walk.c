@@ -115,9 +115,11 @@ typedef struct spelling {
     bool counted;
 } spelling;
 
-/* A manifest, by its number in seen_keys: its index in to_read (SIZE_MAX: entries not read). */
+/* A manifest, by its number in seen_keys: its index in to_read (SIZE_MAX: entries not read),
+ * and in to_count (SIZE_MAX: none), the count-less manifests whose entries the walk does not
+ * read but a list's judgement needs (read and counted only). */
 typedef struct manifest_facts {
-    size_t to_read;
+    size_t to_read, to_count;
 } manifest_facts;
 
 /* A list with rows whose counts only the manifests' entries tell: the counted rows' sum, and
@@ -159,6 +161,9 @@ typedef struct walk {
     size_t n_manifests, manifests_cap;
     uint64_t (*read_live)[2];     /* by to_read index: the live entries read, by content */
     bool *read_whole;             /* by to_read index: the manifest was read without failure */
+    icm__manifest_refs to_count;  /* see manifest_facts */
+    uint64_t (*count_live)[2];    /* by to_count index, as read_live */
+    bool *count_whole;
     pending_list *pending;        /* lists judged once their manifests have been read */
     size_t n_pending, pending_cap;
     size_t *pending_manifests;    /* their count-less rows' manifests (numbers in seen_keys) */
@@ -326,7 +331,7 @@ static int note_spelling(walk *w, const icm_manifest_file *mf, size_t number, bo
     if (first) {
         if (!grow(&w->manifests, w->n_manifests, &w->manifests_cap, sizeof *w->manifests))
             return ICM_ENOMEM;
-        w->manifests[w->n_manifests++].to_read = SIZE_MAX;
+        w->manifests[w->n_manifests++] = (manifest_facts){SIZE_MAX, SIZE_MAX};
     }
     if (!grow(&w->spellings, w->n_spellings, &w->spellings_cap, sizeof *w->spellings))
         return ICM_ENOMEM;
@@ -423,9 +428,9 @@ static int judge_counts(const icm_table_metadata *md, const icm_snapshot *s,
  * totals. Fewer is a failed read of the list; more is left alone (a writer counting
  * differently cannot hide a file that way). Where a row lacks counts (v1 allows it) the
  * manifest's entries as read decide, so the list is judged after the second pass
- * (judge_pending); when those entries are not read (expiry's first step) or the summary has no
- * totals the list cannot be judged this way. Returns 0, ICM_EINVALID with the message set, or
- * ICM_ENOMEM.
+ * (judge_pending), which also reads such manifests when the walk does not read entries (only
+ * count-less lists pay for that); a summary without totals cannot be judged this way. Returns
+ * 0, ICM_EINVALID with the message set, or ICM_ENOMEM.
  */
 static int judge_list(walk *w, const icm_snapshot *s)
 {
@@ -448,6 +453,19 @@ static int judge_list(walk *w, const icm_snapshot *s)
                   sizeof *w->pending_manifests))
             return icm__error_oom();
         w->pending_manifests[w->n_pending_manifests++] = sp->manifest;
+        manifest_facts *mf = &w->manifests[sp->manifest];
+        if (mf->to_read == SIZE_MAX && mf->to_count == SIZE_MAX &&
+            !w->opts->read_entries) {
+            /* The path as this row spells it names the manifest as well as any other; read
+             * as a v1 manifest (rows without counts are v1's; a v2 file says so itself). */
+            char *path = icm__strndup(w->seen_written.arena + w->rows.cur[i].off,
+                                      w->rows.cur[i].len);
+            int rc = path != NULL ? remember(w, &w->to_count, NULL, path) : ICM_ENOMEM;
+            icm__free(path);
+            if (rc != 0)
+                return icm__error_oom();
+            mf->to_count = w->to_count.len - 1;
+        }
     }
     if (first == w->n_pending_manifests)
         return judge_counts(w->md, s, live);
@@ -461,21 +479,69 @@ static int judge_list(walk *w, const icm_snapshot *s)
 /* After the second pass: the lists with count-less rows, with their manifests' entries as
  * read; a list one of whose manifests was not read whole is not judged (its failure, if any,
  * is the report's already). */
+/* A manifest's live entries as decoded, by content, added to live; *whole: read without
+ * failure. */
+static void count_live(const icm__ahead_manifest *m, uint64_t live[2], bool *whole)
+{
+    for (size_t k = 0; k < m->count; k++)
+        live[m->entries[k].kind == ICM__FILE_DATA ? 0 : 1]++;
+    *whole = m->rc == 0;
+}
+
+/* The manifests of to_count, read and counted (nothing delivered, no failure recorded: a list
+ * one of them cannot be read for is simply not judged). */
+static int count_unread(walk *w)
+{
+    if (w->to_count.len == 0)
+        return 0;
+    w->count_live = icm__calloc(w->to_count.len, sizeof *w->count_live);
+    w->count_whole = icm__calloc(w->to_count.len, sizeof *w->count_whole);
+    if (w->count_live == NULL || w->count_whole == NULL)
+        return ICM_ENOMEM;
+    icm__manifest_ahead *ahead = NULL;
+    int rc = icm__manifest_ahead_start(&ahead, &w->bulk, w->to_count.items, w->to_count.len,
+                                       NULL, NULL);
+    for (size_t i = 0; rc == 0 && i < w->to_count.len; i++) {
+        const icm__ahead_manifest *m = icm__manifest_ahead_get(ahead, i);
+        count_live(m, w->count_live[i], &w->count_whole[i]);
+        if (m->rc == ICM_ENOMEM)
+            rc = ICM_ENOMEM;
+        icm__manifest_ahead_release(ahead, i);
+    }
+    icm__manifest_ahead_finish(ahead);
+    icm_error_clear();
+    return rc;
+}
+
+/* A manifest's live entries as read, by content; false when it was not read whole. */
+static bool manifest_live(const walk *w, size_t number, uint64_t live[2])
+{
+    const manifest_facts *f = &w->manifests[number];
+    if (f->to_read != SIZE_MAX && w->read_live != NULL && w->read_whole[f->to_read]) {
+        live[0] += w->read_live[f->to_read][0];
+        live[1] += w->read_live[f->to_read][1];
+        return true;
+    }
+    if (f->to_count != SIZE_MAX && w->count_live != NULL && w->count_whole[f->to_count]) {
+        live[0] += w->count_live[f->to_count][0];
+        live[1] += w->count_live[f->to_count][1];
+        return true;
+    }
+    return false;
+}
+
 static int judge_pending(walk *w)
 {
+    int rc = count_unread(w);
+    if (rc != 0)
+        return rc;
     for (size_t i = 0; i < w->n_pending; i++) {
         const pending_list *p = &w->pending[i];
         uint64_t live[2] = {p->live[0], p->live[1]};
-        bool whole = w->read_live != NULL;
-        for (size_t k = 0; whole && k < p->n; k++) {
-            size_t r = w->manifests[w->pending_manifests[p->first + k]].to_read;
-            whole = r != SIZE_MAX && w->read_whole[r];
-            if (whole) {
-                live[0] += w->read_live[r][0];
-                live[1] += w->read_live[r][1];
-            }
-        }
-        int rc = whole ? judge_counts(w->md, p->snapshot, live) : 0;
+        bool whole = true;
+        for (size_t k = 0; whole && k < p->n; k++)
+            whole = manifest_live(w, w->pending_manifests[p->first + k], live);
+        rc = whole ? judge_counts(w->md, p->snapshot, live) : 0;
         if (rc != 0) {
             rc = record_failure(w->report, p->snapshot->manifest_list, true, rc,
                                 icm_error_last()->message);
@@ -572,11 +638,8 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
                      m->entries[k].size_bytes);
     w->report->entries_read += m->entries_read;
     w->report->manifests_read++;
-    if (w->read_live != NULL) { /* what judge_pending needs: the live entries, by content */
-        for (size_t k = 0; k < m->count; k++)
-            w->read_live[i][m->entries[k].kind == ICM__FILE_DATA ? 0 : 1]++;
-        w->read_whole[i] = m->rc == 0;
-    }
+    if (w->read_live != NULL) /* what judge_pending needs */
+        count_live(m, w->read_live[i], &w->read_whole[i]);
     if (rc == 0 && m->rc != 0)
         icm__manifest_ahead_raise(ahead, i);
     if (rc == 0)
@@ -733,6 +796,9 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     icm__free(w.manifests);
     icm__free(w.read_live);
     icm__free(w.read_whole);
+    icm__manifest_refs_dispose(&w.to_count);
+    icm__free(w.count_live);
+    icm__free(w.count_whole);
     icm__free(w.pending);
     icm__free(w.pending_manifests);
     icm__manifest_refs_dispose(&w.to_read);

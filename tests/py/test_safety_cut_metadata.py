@@ -269,3 +269,23 @@ def test_data_loss_v1_entry_flipped_to_deleted_in_a_manifest_without_row_counts(
     assert r.returncode == 5, (r.stdout, r.stderr)
     assert "total-data-files 3" in r.stderr, r.stderr
     assert lake.files() == before
+
+
+def test_data_loss_v1_manifest_list_without_counts_cut_before_an_expiry(tmp_path):
+    """A v1 table of 3 appends whose current list has no counts, cut to its 2 newer rows (the
+    first snapshot's manifest's row dropped). The expiry of the two older snapshots reads the
+    count-less rows' manifests to judge the list: 2 live data files against total-data-files
+    3, so the cleanup is held back (exit 1) and the first data file and its manifest stay."""
+    lake, lst, manifests = one_snapshot_lake(tmp_path, v1=True, expired=False)
+    assert len(manifests) == 3
+    rewrite(lst, lambda recs: without_counts(recs)[:2])
+
+    def files():
+        return {p for p in lake.files() if not p.endswith(".metadata.json")}
+    md = lake.cat.load_table("ns.t").metadata
+    expired_lists = {local(s.manifest_list) for s in md.snapshots[:2]}
+    before = files()
+    r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "counts 2 live data files" in r.stderr and "total-data-files 3" in r.stderr
+    assert files() == before - expired_lists
