@@ -321,7 +321,10 @@ static int refuse_trashed_by_mounts(const char *location, const char *path, cons
         return rc;
     if (rc != 0) {
         char why[600];
-        snprintf(why, sizeof why, "%s", icm_error_last()->message);
+        const icm_error *e = icm_error_last();
+        const char *table = e->location != NULL && e->location[0] != '\0' ? e->location
+                                                                       : ICM__MOUNTINFO;
+        snprintf(why, sizeof why, "%s: %s", table, e->message);
         return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location,
                               "%s; whether the file is a trashed file reached through another "
                               "mount of its folder (a bind mount of an icemaint trash, which "
