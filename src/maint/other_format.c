@@ -333,24 +333,35 @@ static int refuse_trashed_by_mounts(const char *location, const char *path, cons
                               why, undone, ICM__MOUNTINFO);
     }
     w.holder = icm__mounts_holding(&w.ms, path);
-    const icm__mount *h = w.holder != SIZE_MAX ? &w.ms.m[w.holder] : NULL;
-    if (h != NULL && (strcmp(h->root, "/") == 0 && !icm__mounts_device_shared(&w.ms, w.holder)))
+    if (w.holder == SIZE_MAX) {
+        rc = icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, location,
+                            "no mount of the mount table %s holds %s (a changed root?): where "
+                            "the file lies on its file system, and so whether it is a trashed "
+                            "file reached through another mount of its folder, cannot be told; "
+                            "nothing is %s",
+                            ICM__MOUNTINFO, path, undone);
+        goto done;
+    }
+    const icm__mount *h = &w.ms.m[w.holder];
+    if (strcmp(h->root, "/") == 0 && !icm__mounts_device_shared(&w.ms, w.holder))
         goto done; /* one mount of a whole file system: the file's name says it all */
-    if (h == NULL || (rc = icm__mounts_fs_path(&w.fs_path, &w.ms, w.holder, path)) != 0 ||
-        w.fs_path == NULL)
-        goto done; /* (no mount holds it, or not a folder's: a namespace file) */
-    if ((w.reaches = icm__calloc(w.ms.n, sizeof *w.reaches)) == NULL) {
+    rc = icm__mounts_fs_path(&w.fs_path, &w.ms, w.holder, path);
+    if (rc != 0 || w.fs_path == NULL)
+        goto done; /* (a ROOT that is no folder: a namespace file's) */
+    w.reaches = icm__calloc(w.ms.n, sizeof *w.reaches);
+    if (w.reaches == NULL) {
         rc = ICM_ENOMEM;
         goto done;
     }
     for (size_t j = 0; rc == 0 && j < w.ms.n; j++) {
         char *spelled = NULL;
-        if (!icm__mounts_same_device(&w.ms, w.holder, j) ||
-            (rc = icm__mounts_spelling(&spelled, &w.ms, j, w.fs_path)) != 0 || spelled == NULL)
+        if (!icm__mounts_same_device(&w.ms, w.holder, j))
             continue;
+        rc = icm__mounts_spelling(&spelled, &w.ms, j, w.fs_path);
         icm__file_id id;
-        w.reaches[j] = j == w.holder || (icm__file_id_of(spelled, true, &id) &&
-                                         id.dev == file.dev && id.ino == file.ino);
+        w.reaches[j] = spelled != NULL &&
+                       (j == w.holder || (icm__file_id_of(spelled, true, &id) &&
+                                          id.dev == file.dev && id.ino == file.ino));
         icm__free(spelled);
     }
     if (rc == 0)

@@ -74,7 +74,7 @@ int icm__other_format_trash_holding(icm_fileio *io, const char *location, char *
  * folder above it named like a table-uuid is looked at (`journal/<journal>`, opendir) through
  * a mount whose path to the file stats to the file. Refused too (ICM_EREFUSED, "cannot be
  * told"): such a folder that no mount shows, with the file in its `files/`; and any local file
- * that exists when the mount table cannot be read. `undone` says what the caller does not do
+ * that exists when the mount table cannot be read or no mount in it holds the file. `undone` says what the caller does not do
  * ("added", "registered"). Returns 0, ICM_EREFUSED, ICM_ENOMEM, a listing's error, or ICM_EIO
  * (a journal folder seen through a mount cannot be read: the last error names it). */
 int icm__other_format_refuse_trashed(icm_fileio *io, const char *location, const char *undone);
