@@ -337,21 +337,16 @@ static void test_data_loss_append_file_of_a_trashed_file(void **state)
 {
     tfx *f = *state;
     const char *uuid = "0b5e6a2c-1d3f-4e5a-8b7c-9d0e1f2a3b4c";
+    /* the trash's layout: <trash>/<uuid>/journal/<journal>, <trash>/<uuid>/files/data/<file> */
+    const char *const folders[] = {"", "/journal", "/files", "/files/data"};
     icmt_mkdir_in(f->dir, "trash");
-    char *rel = icmt_sprintf("trash/%s", uuid);
-    icmt_mkdir_in(f->dir, rel);
-    free(rel);
-    rel = icmt_sprintf("trash/%s/journal", uuid);
-    icmt_mkdir_in(f->dir, rel);
-    free(rel);
-    rel = icmt_sprintf("trash/%s/files", uuid);
-    icmt_mkdir_in(f->dir, rel);
-    free(rel);
-    rel = icmt_sprintf("trash/%s/journal/1-run-1.jsonl", uuid);
+    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
+        char *dir = icmt_sprintf("trash/%s%s", uuid, folders[i]);
+        icmt_mkdir_in(f->dir, dir);
+        free(dir);
+    }
+    char *rel = icmt_sprintf("trash/%s/journal/1-run-1.jsonl", uuid);
     icmt_file_in(f->dir, rel);
-    free(rel);
-    rel = icmt_sprintf("trash/%s/files/data", uuid);
-    icmt_mkdir_in(f->dir, rel);
     free(rel);
     rel = icmt_sprintf("trash/%s/files/data/t.parquet", uuid);
     icmt_file_in(f->dir, rel);
