@@ -323,8 +323,10 @@ ICM_EXTERN(int) icm_catalog_create_table(char **out_location, icm_catalog *cat,
  * own-metadata check, icm_table_check_own_metadata). ICM_REGISTER_ALLOW_FOREIGN (also set by
  * the CLI's --force) skips that check.
  * Refused (ICM_EREFUSED, naming the trash) when the metadata file lies inside an icemaint
- * trash (`<trash>/<table-uuid>/files/` beside `journal/<name>.jsonl`; by its name and where
- * a link leads): `icm_trash_expire` would delete it. No flag skips that check.
+ * trash (`<trash>/<table-uuid>/files/` beside `journal/<name>.jsonl`; by its name, where
+ * a link leads, and on local disk through any mount of its folder, a bind mount too; where
+ * that cannot be told, the mount table unreadable, refused as well): `icm_trash_expire` would
+ * delete it. No flag skips that check.
  * @return 0; ICM_EEXISTS; ICM_EREFUSED; ICM_ENOTFOUND (namespace or file missing);
  *         ICM_EINVALID (not table metadata); ICM_EUNSUPPORTED (filesystem catalog, as in
  *         Java); I/O or SQL codes.

@@ -76,8 +76,12 @@ ICM_EXTERN(int) icm_txn_abort(icm_txn *txn);
  * carried over). Deep-copied. Required: file_path, record_count >= 0, file_size_in_bytes >= 0;
  * partition: the raw partition tuple under the table's default spec (empty for unpartitioned);
  * delete files need format version 2+. The file is caller-owned unless its path was handed out
- * by icm_txn_new_data_file().
- * @return 0; ICM_EINVALID (missing field; state); ICM_ENOMEM.
+ * by icm_txn_new_data_file(). A caller-owned file inside an icemaint trash is refused as by
+ * icm_txn_add_parquet_file (by its name, where a link leads, and on local disk through any
+ * mount of its folder); nothing is queued then.
+ * @return 0; ICM_EINVALID (missing field; state); ICM_EREFUSED (inside a trash, or on local
+ *         disk where that cannot be told: the mount table unreadable); ICM_EIO or a listing's
+ *         error (looking for a trash's journal); ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_txn_append_file(icm_txn *txn, const icm_data_file *file);
 
@@ -90,17 +94,20 @@ ICM_EXTERN(int) icm_txn_append_file(icm_txn *txn, const icm_data_file *file);
  * (int -> long, float -> double, string <-> binary, decimal precision widened, fixed[16] ->
  * uuid). Files icemaint cannot check soundly (unsigned 32/64-bit ints, INT96, legacy list/map
  * layouts, ...) are refused too. A file inside an icemaint trash
- * (`<trash>/<table-uuid>/files/` beside `journal/<name>.jsonl`; by its name and where a link
- * leads) is refused (ICM_EREFUSED, naming the trash): `icm_trash_expire` deletes it and
- * `icm_trash_restore` moves it away.
+ * (`<trash>/<table-uuid>/files/` beside `journal/<name>.jsonl`; by its name, where a link
+ * leads, and on local disk by where it lies on its file system, so through a bind mount of a
+ * trash's folder too) is refused (ICM_EREFUSED, naming the trash): `icm_trash_expire` deletes
+ * it and `icm_trash_restore` moves it away. On local disk, a file below a folder named like a
+ * table-uuid's holding `files/` that no mount shows, or any file when /proc/self/mountinfo
+ * cannot be read, is refused too (ICM_EREFUSED: whether it is trashed cannot be told).
  * Nothing is queued on a refusal. The commit refuses a path
  * that is already live in the table, and sets `schema.name-mapping.default` from the current
  * schema when absent (files written without Iceberg field ids are read by column name), as
  * PyIceberg's add_files does.
  * @return 0; ICM_ENOTFOUND; ICM_EIO; ICM_EINVALID (not a Parquet file, unreadable footer, or a
  *         schema that does not fit: the message names the file and the column);
- *         ICM_EUNSUPPORTED (partitioned table); ICM_EREFUSED (inside a trash); ICM_ENOMEM;
- *         a listing's error (looking for a trash's journal).
+ *         ICM_EUNSUPPORTED (partitioned table); ICM_EREFUSED (inside a trash, or cannot be
+ *         told); ICM_ENOMEM; a listing's error (looking for a trash's journal).
  */
 ICM_EXTERN(int) icm_txn_add_parquet_file(icm_txn *txn, const char *location);
 
@@ -131,8 +138,9 @@ ICM_EXTERN(int) icm_txn_delete_file(icm_txn *txn, const char *location);
 /**
  * Replace files in one `replace` snapshot (copy-on-write rewrite, compaction): remove
  * `n_remove` paths (validated live as for icm_txn_delete_file) and add `n_add` files (as
- * icm_txn_append_file). Always starts its own snapshot.
- * @return 0; ICM_EINVALID; ICM_ENOMEM.
+ * icm_txn_append_file, whose trash check applies to each). Always starts its own snapshot.
+ * @return 0; ICM_EINVALID; ICM_EREFUSED, ICM_EIO or a listing's error (an added file inside a
+ *         trash, as icm_txn_append_file); ICM_ENOMEM.
  */
 ICM_EXTERN(int) icm_txn_replace_files(icm_txn *txn, const char *const *remove, size_t n_remove,
                                       const icm_data_file *add, size_t n_add);

@@ -67,8 +67,16 @@ int icm__other_format_trash_holding(icm_fileio *io, const char *location, char *
 /* Refuse (ICM_EREFUSED, naming `location` and the trash) when icm__other_format_trash_holding
  * finds a trash holding `location`, or the place a symbolic link on its way leads to (the
  * location icm_fileio_resolve gives; a location it cannot resolve is looked at by its name
- * only). `undone` says what the caller does not do ("added", "registered"). Returns 0,
- * ICM_EREFUSED, ICM_ENOMEM or a listing's error. */
+ * only). On this machine's disk also by where the file lies on its file system (adversary
+ * round 7, finding 3: a bind mount of a trash's folder names a trashed file with no trash
+ * above its name): unless the mount holding the file shows a whole file system mounted
+ * nowhere else, the mount table's ROOT gives the file's path on its file system, and each
+ * folder above it named like a table-uuid is looked at (`journal/<journal>`, opendir) through
+ * a mount whose path to the file stats to the file. Refused too (ICM_EREFUSED, "cannot be
+ * told"): such a folder that no mount shows, with the file in its `files/`; and any local file
+ * that exists when the mount table cannot be read or no mount in it holds the file. `undone` says what the caller does not do
+ * ("added", "registered"). Returns 0, ICM_EREFUSED, ICM_ENOMEM, a listing's error, or ICM_EIO
+ * (a journal folder seen through a mount cannot be read: the last error names it). */
 int icm__other_format_refuse_trashed(icm_fileio *io, const char *location, const char *undone);
 
 /* When the folder `folder` is a trash's table folder (named like a UUID, holding a journal):

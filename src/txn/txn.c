@@ -316,6 +316,17 @@ static int check_data_file(const icm_txn *txn, const icm_data_file *f)
     return 0;
 }
 
+/* A caller's file (not one icm_txn_new_data_file handed out) inside an icemaint trash, by
+ * any name (its own, a link's, another mount's): `trash expire` and `trash restore` see no
+ * table that references it (adversary round 7, finding 3). */
+static int check_not_trashed(icm_txn *txn, const icm_data_file *f)
+{
+    if (find_owned(txn, f->file_path) != NULL)
+        return 0;
+    return icm__other_format_refuse_trashed(icm_table_get_fileio(txn->table), f->file_path,
+                                            "added");
+}
+
 static int copy_add(const icm_data_file *f, bool check_duplicate, txn_add **out)
 {
     *out = NULL;
@@ -368,6 +379,8 @@ int icm_txn_append_file(icm_txn *txn, const icm_data_file *file)
     int rc = check_open(txn);
     if (rc == 0)
         rc = check_data_file(txn, file);
+    if (rc == 0)
+        rc = check_not_trashed(txn, file);
     if (rc != 0)
         return rc;
     size_t len_before = txn->ops.len;
@@ -491,6 +504,8 @@ int icm_txn_replace_files(icm_txn *txn, const char *const *remove, size_t n_remo
     int rc = check_open(txn);
     for (size_t i = 0; rc == 0 && i < n_add; i++)
         rc = check_data_file(txn, &add[i]);
+    for (size_t i = 0; rc == 0 && i < n_add; i++)
+        rc = check_not_trashed(txn, &add[i]);
     if (rc == 0 && n_remove == 0)
         rc = icm__error_set(ICM_ERRCLASS_TXN, ICM_EINVALID, NULL,
                             "replace needs at least one file to remove");

@@ -107,6 +107,10 @@ static int parse_line(icm__mounts *ms, char *line, const char *file, size_t numb
     ms->m = grown;
     if ((ms->m[ms->n].point = icm__strdup(f[4])) == NULL)
         return icm__error_oom();
+    if ((ms->m[ms->n].root = icm__strdup(f[3])) == NULL) {
+        icm__free(ms->m[ms->n].point);
+        return icm__error_oom();
+    }
     ms->m[ms->n].major = major;
     ms->m[ms->n].minor = minor;
     ms->n++;
@@ -149,8 +153,10 @@ int icm__mounts_read(icm__mounts *ms, const char *file)
 
 void icm__mounts_dispose(icm__mounts *ms)
 {
-    for (size_t i = 0; i < ms->n; i++)
+    for (size_t i = 0; i < ms->n; i++) {
         icm__free(ms->m[i].point);
+        icm__free(ms->m[i].root);
+    }
     icm__free(ms->m);
     ms->m = NULL;
     ms->n = 0;
@@ -187,4 +193,52 @@ bool icm__mounts_device_shared(const icm__mounts *ms, size_t i)
         if (j != i && ms->m[j].major == ms->m[i].major && ms->m[j].minor == ms->m[i].minor)
             return true;
     return false;
+}
+
+bool icm__mounts_same_device(const icm__mounts *ms, size_t i, size_t j)
+{
+    return ms->m[i].major == ms->m[j].major && ms->m[i].minor == ms->m[j].minor;
+}
+
+/* The part of the absolute path `path` below `dir` ("" for `dir` itself; no leading '/'), or
+ * NULL when `path` is not at or below `dir` (path_at_or_below's forms). */
+static const char *part_below(const char *path, const char *dir)
+{
+    if (!path_at_or_below(path, dir))
+        return NULL;
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    const char *rest = path + (n == 1 && dir[0] == '/' ? 0 : n);
+    while (*rest == '/')
+        rest++;
+    return rest;
+}
+
+/* `dir` joined with the relative `rest` (none: `dir`), one '/' between. */
+static int join_below(char **out, const char *dir, const char *rest)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    bool root = n == 1 && dir[0] == '/';
+    *out = rest[0] == '\0' ? icm__strndup(dir, n)
+                           : icm__sprintf("%.*s%s%s", (int)n, dir, root ? "" : "/", rest);
+    return *out != NULL ? 0 : ICM_ENOMEM;
+}
+
+int icm__mounts_fs_path(char **out, const icm__mounts *ms, size_t i, const char *real)
+{
+    *out = NULL;
+    const char *rest = part_below(real, ms->m[i].point);
+    if (rest == NULL || ms->m[i].root[0] != '/')
+        return 0;
+    return join_below(out, ms->m[i].root, rest);
+}
+
+int icm__mounts_spelling(char **out, const icm__mounts *ms, size_t j, const char *fs_path)
+{
+    *out = NULL;
+    const char *rest = ms->m[j].root[0] == '/' ? part_below(fs_path, ms->m[j].root) : NULL;
+    return rest != NULL ? join_below(out, ms->m[j].point, rest) : 0;
 }

@@ -44,6 +44,8 @@ bool icm__local_nested(const char *a, const char *b);
 /* One mount of the mount table. */
 typedef struct icm__mount {
     char *point;     /* where it is mounted (octal escapes decoded), an absolute path */
+    char *root;      /* the folder of its file system shown there (mountinfo's ROOT, decoded):
+                      * "/" for a whole file system, the folder for a bind mount of one */
     unsigned major;  /* the device of the file system mounted (mountinfo's major:minor) */
     unsigned minor;
 } icm__mount;
@@ -70,5 +72,24 @@ size_t icm__mounts_holding(const icm__mounts *ms, const char *real);
 /* Whether the file system of mount `i` is mounted at another place too (another mount with
  * its device): then its files have other paths than the ones below m[i].point. */
 bool icm__mounts_device_shared(const icm__mounts *ms, size_t i);
+
+/* Whether mounts `i` and `j` show one file system (one device). */
+bool icm__mounts_same_device(const icm__mounts *ms, size_t i, size_t j);
+
+/* The path on its file system of the place the absolute local path `real` (links resolved,
+ * at or below m[i].point) names through mount `i`: m[i].root joined with the part of `real`
+ * below m[i].point (`/srv/share/x` for `/mnt/two/x` when `/srv/share` is mounted at
+ * `/mnt/two`). *out (icm__free): that path, or NULL when `real` is not at or below the mount
+ * point or the mount's root is not a path (a namespace file's `net:[...]`). Returns 0 or
+ * ICM_ENOMEM. No I/O. */
+int icm__mounts_fs_path(char **out, const icm__mounts *ms, size_t i, const char *real);
+
+/* The inverse, through mount `j`: the local path naming the place `fs_path` (a path on the
+ * file system of mount `j`, as icm__mounts_fs_path gives) through mount `j`, when it lies at
+ * or below m[j].root (m[j].point joined with the part below the root). *out (icm__free): that
+ * path, or NULL when mount `j` does not show `fs_path`. The path names the place only where
+ * no other mount covers it (on top at m[j].point, or below it): a caller that needs to know
+ * compares identities (icm__file_id_of). Returns 0 or ICM_ENOMEM. No I/O. */
+int icm__mounts_spelling(char **out, const icm__mounts *ms, size_t j, const char *fs_path);
 
 #endif /* ICM_UTIL_MOUNTS_H */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/mounts.h"
+#include "util/util.h"
 #include "testutil.h"
 
 static const char TABLE[] =
@@ -76,6 +77,72 @@ static void test_mount_table_errors(void **state)
     free(dir);
 }
 
+static char *fs_path(const icm__mounts *ms, size_t i, const char *real)
+{
+    char *out = (char *)"unset";
+    assert_int_equal(icm__mounts_fs_path(&out, ms, i, real), 0);
+    return out;
+}
+
+static char *spelling(const icm__mounts *ms, size_t j, const char *path)
+{
+    char *out = (char *)"unset";
+    assert_int_equal(icm__mounts_spelling(&out, ms, j, path), 0);
+    return out;
+}
+
+static void expect(char *got, const char *want)
+{
+    if (want == NULL) {
+        assert_null(got);
+        return;
+    }
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    icm__free(got);
+}
+
+/* A place's path on its file system (the mount's ROOT below its point) and back through each
+ * mount of the device: how add-files tells a trashed file reached through a bind mount of its
+ * folder (adversary round 7, finding 3). */
+static void test_paths_across_mounts(void **state)
+{
+    (void)state;
+    char *dir = icmt_mkdtemp();
+    char *f = write_table(dir, TABLE);
+    icm__mounts ms;
+    assert_int_equal(icm__mounts_read(&ms, f), 0);
+    assert_string_equal(ms.m[1].root, "/");
+    assert_string_equal(ms.m[2].root, "/srv/share");
+    assert_true(icm__mounts_same_device(&ms, 1, 2));
+    assert_false(icm__mounts_same_device(&ms, 1, 3));
+    /* "/mnt/two words" shows /srv/share of 254:0 */
+    expect(fs_path(&ms, 2, "/mnt/two words/t/x.parquet"), "/srv/share/t/x.parquet");
+    expect(fs_path(&ms, 2, "/mnt/two words"), "/srv/share");
+    expect(fs_path(&ms, 2, "/mnt/two"), NULL); /* not below its point (by segment) */
+    expect(fs_path(&ms, 1, "/srv/share/t"), "/srv/share/t");
+    expect(fs_path(&ms, 1, "/"), "/");
+    /* back: mount 1 (the whole file system at /) shows every place, mount 2 only its folder */
+    expect(spelling(&ms, 1, "/srv/share/t/x.parquet"), "/srv/share/t/x.parquet");
+    expect(spelling(&ms, 2, "/srv/share/t/x.parquet"), "/mnt/two words/t/x.parquet");
+    expect(spelling(&ms, 2, "/srv/share"), "/mnt/two words");
+    expect(spelling(&ms, 2, "/srv"), NULL);
+    expect(spelling(&ms, 2, "/srv/shared/x"), NULL); /* by segment */
+    expect(spelling(&ms, 1, "/"), "/");
+    icm__mounts_dispose(&ms);
+    /* a ROOT that is not a path (a namespace file) maps nowhere */
+    free(f);
+    f = write_table(dir, "27 1 254:0 / / rw - ext4 /dev/vda rw\n"
+                         "50 27 0:4 net:[4026532] /run/netns/x rw - nsfs nsfs rw\n");
+    assert_int_equal(icm__mounts_read(&ms, f), 0);
+    expect(fs_path(&ms, 1, "/run/netns/x"), NULL);
+    expect(spelling(&ms, 1, "/"), NULL);
+    icm__mounts_dispose(&ms);
+    free(f);
+    icmt_rmtree(dir);
+    free(dir);
+}
+
 static void test_identity_above(void **state)
 {
     (void)state;
@@ -111,6 +178,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mount_table),
         cmocka_unit_test(test_mount_table_errors),
+        cmocka_unit_test(test_paths_across_mounts),
         cmocka_unit_test(test_identity_above),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,6 +328,50 @@ static void txn_zero_retries_fail_at_once(void **state)
     free(a);
 }
 
+/* A caller's file inside an icemaint trash (`<trash>/<table-uuid>/files/` beside
+ * `journal/<name>.jsonl`): icm_txn_append_file and icm_txn_replace_files queued it with no
+ * trash check, and `trash expire` would delete a file the commit made live (adversary round 7,
+ * finding 3: every entry point that takes a caller's file). Refused now, nothing queued; a
+ * file beside it outside the trash is taken. */
+static void test_data_loss_append_file_of_a_trashed_file(void **state)
+{
+    tfx *f = *state;
+    const char *uuid = "0b5e6a2c-1d3f-4e5a-8b7c-9d0e1f2a3b4c";
+    /* the trash's layout: <trash>/<uuid>/journal/<journal>, <trash>/<uuid>/files/data/<file> */
+    const char *const folders[] = {"", "/journal", "/files", "/files/data"};
+    icmt_mkdir_in(f->dir, "trash");
+    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
+        char *dir = icmt_sprintf("trash/%s%s", uuid, folders[i]);
+        icmt_mkdir_in(f->dir, dir);
+        free(dir);
+    }
+    char *rel = icmt_sprintf("trash/%s/journal/1-run-1.jsonl", uuid);
+    icmt_file_in(f->dir, rel);
+    free(rel);
+    rel = icmt_sprintf("trash/%s/files/data/t.parquet", uuid);
+    icmt_file_in(f->dir, rel);
+    char *trashed = icmt_in(f->dir, rel);
+    free(rel);
+    char *a = caller_file(f, "a.parquet", 10);
+    icm_txn *txn = NULL;
+    icmt_ok(icm_txn_new(&txn, f->t));
+    icm_data_file df = make_df(trashed, 1, 10);
+    assert_int_equal(icm_txn_append_file(txn, &df), ICM_EREFUSED);
+    assert_non_null(strstr(icm_error_last()->message, "lies in the icemaint trash"));
+    assert_string_equal(icm_error_last()->location, trashed);
+    icm_data_file pair[] = {make_df(a, 1, 10), make_df(trashed, 1, 10)};
+    const char *remove[] = {a};
+    assert_int_equal(icm_txn_replace_files(txn, remove, 1, pair, 2), ICM_EREFUSED);
+    icmt_ok(icm_txn_append_file(txn, &pair[0])); /* outside the trash: taken */
+    icmt_ok(icm_txn_commit(txn));
+    icm_txn_free(txn);
+    assert_summary(f->t, current(f->t), "added-data-files", "1");
+    assert_summary(f->t, current(f->t), "total-data-files", "1");
+    assert_true(icmt_file_exists(trashed) && icmt_file_exists(a));
+    free(trashed);
+    free(a);
+}
+
 static void txn_unknown_keeps_every_file(void **state)
 {
     tfx *f = *state;
@@ -1127,6 +1171,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(txn_metadata_hook_reapplied_on_retry, tfx_setup,
                                         tfx_teardown),
         cmocka_unit_test_setup_teardown(txn_add_parquet_files, tfx_setup, tfx_teardown),
+        cmocka_unit_test_setup_teardown(test_data_loss_append_file_of_a_trashed_file, tfx_setup,
+                                        tfx_teardown),
         cmocka_unit_test(parquet_footer_truncations_are_errors),
         cmocka_unit_test_setup_teardown(txn_data_locations, tfx_setup, tfx_teardown),
         cmocka_unit_test_setup_teardown(txn_v3_row_lineage, tfx_setup, tfx_teardown),
