@@ -62,9 +62,7 @@ static int on_issue(const icm__verify_issue *issue, void *payload)
                                                                         : issue->code,
                                      message);
     icm__free(message);
-    icm__buf_printf(&m->names, "%s%s (%s, snapshot %lld%s)", m->count > 1 ? ", " : "",
-                    issue->location, kind, (long long)issue->snapshot_id,
-                    issue->what == ICM__VERIFY_SIZE ? ", wrong size" : "");
+    icm__verify_issue_name(&m->names, issue, m->count == 1);
     return rc;
 }
 

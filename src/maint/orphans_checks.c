@@ -488,13 +488,7 @@ static int on_outside_issue(const icm__verify_issue *issue, void *payload)
 {
     outside_names *o = payload;
     if (o->count++ < MISSING_NAMED)
-        icm__buf_printf(&o->named, "%s%s (%s, snapshot %lld%s)", o->count > 1 ? ", " : "",
-                        issue->location,
-                        icm_expire_file_kind_name((icm_expire_file_kind)issue->kind),
-                        (long long)issue->snapshot_id,
-                        issue->what == ICM__VERIFY_SIZE        ? ", wrong size"
-                        : issue->what == ICM__VERIFY_UNREADABLE ? ", cannot be checked"
-                                                                : "");
+        icm__verify_issue_name(&o->named, issue, o->count == 1);
     return 0;
 }
 

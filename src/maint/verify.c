@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
+#include "icemaint/expire.h"
 #include "io/fileio_internal.h"
 #include "maint/verify.h"
 #include "util/location.h"
@@ -209,6 +210,16 @@ int icm__verifier_flush(icm__verifier *v)
         icm__free(f->message);
     }
     return rc == ICM_ENOMEM ? icm__error_oom() : rc;
+}
+
+void icm__verify_issue_name(icm__buf *b, const icm__verify_issue *issue, bool first)
+{
+    icm__buf_printf(b, "%s%s (%s, snapshot %lld%s)", first ? "" : ", ", issue->location,
+                    icm_expire_file_kind_name((icm_expire_file_kind)issue->kind),
+                    (long long)issue->snapshot_id,
+                    issue->what == ICM__VERIFY_SIZE        ? ", wrong size"
+                    : issue->what == ICM__VERIFY_UNREADABLE ? ", cannot be checked"
+                                                            : "");
 }
 
 int icm__verifier_check(icm__verifier *v, const icm__reached *f)

@@ -30,6 +30,7 @@
 
 #include "maint/keepset.h"
 #include "util/strset.h"
+#include "util/util.h"
 
 typedef enum icm__verify_what {
     ICM__VERIFY_MISSING = 0,    /* no such file */
@@ -110,6 +111,10 @@ void icm__verifier_forget_issues(icm__verifier *v);
 icm__verify_counts icm__verifier_counts(const icm__verifier *v);
 /* The callback's payload from now on. */
 void icm__verifier_set_payload(icm__verifier *v, void *payload);
+
+/* Append "PATH (KIND, snapshot ID[, wrong size | , cannot be checked])" to `b`, after ", "
+ * unless it is the first (how refusals name an issue; b's oom flag records a failure). */
+void icm__verify_issue_name(icm__buf *b, const icm__verify_issue *issue, bool first);
 
 /*
  * Verify the chosen snapshots of `md`: every issue to `cb` (one per file and walk, with the
