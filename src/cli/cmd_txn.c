@@ -32,7 +32,8 @@
     "Exit codes: 0 committed, 1 error (nothing committed; files this command wrote were\n"    \
     "deleted), 2 usage, 3 commit failed after retries (conflict; its files were deleted),\n"  \
     "4 commit outcome unknown (nothing deleted: reload the table and check whether the\n"     \
-    "metadata file named in the message became current).\n"
+    "metadata file named in the message became current), 5 refused by a safety check\n"      \
+    "(nothing committed; the message names it: e.g. a file in an icemaint trash).\n"
 
 /* What a command parsed: TABLE, positional arguments after it, and the ref options. */
 typedef struct txn_args {

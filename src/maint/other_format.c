@@ -397,8 +397,9 @@ int icm__other_format_refuse_trashed(icm_fileio *io, const char *location, const
                             "the file lies in the icemaint trash %s: a trashed file, which "
                             "`icemaint trash expire` deletes and `icemaint trash restore` moves "
                             "back where it was, whatever table references it; nothing is %s: "
-                            "bring it back with `icemaint trash restore %s --table <its table "
-                            "location>` and take it from there",
+                            "bring it back with `icemaint trash restore %s --table` and the "
+                            "location of the table it was swept from (its journal names it, "
+                            "as table_location), and take it from there",
                             trash, undone, trash);
     /* and through every other mount of its folder, on local disk */
     if (rc == 0 && resolved && icm__fileio_on_this_disk(io, location) &&
