@@ -126,7 +126,8 @@ ICM_EXTERN(int) icm_trash_options_init(icm_trash_options *opts, unsigned version
 typedef struct icm_trash_counts {
     size_t by_outcome[6];
     size_t journals_removed;   /**< expire: journal objects deleted (every record in them
-                                    older than the window and its file gone) */
+                                    older than the window and its file gone); a dry run:
+                                    those it would delete */
 } icm_trash_counts;
 
 /**

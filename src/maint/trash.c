@@ -1592,6 +1592,7 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
                 outcome = st == ICM_EREFUSED ? ICM_TRASH_REFUSED : ICM_TRASH_FAILED;
             } else if (o.dry_run) {
                 outcome = ICM_TRASH_WOULD;
+                is_gone = true; /* would be: so would its journal, below */
             } else {
                 st = icm_fileio_delete(io, rec->trash);
                 if (st == 0)
@@ -1612,7 +1613,7 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         if (!done[i])
             keep_journal[j.journal_of[i]] = true;
     }
-    for (size_t k = 0; rc == 0 && !o.dry_run && k < j.n_names; k++) {
+    for (size_t k = 0; rc == 0 && k < j.n_names; k++) {
         if (!has_records[k] || keep_journal[k])
             continue;
         icm_file_info info = ICM_FILE_INFO_INIT;
@@ -1625,6 +1626,10 @@ int icm_trash_expire(icm_trash_counts *out, icm_fileio *io, const char *trash,
         }
         if (st == 0 && info.mtime_ms > cutoff)
             continue;
+        if (st == 0 && o.dry_run) { /* would be removed (a run holding it could still keep it) */
+            counts.journals_removed++;
+            continue;
+        }
         /* a run still holding its journal (flock, local disk) may append to it yet: kept */
         int held = -1;
         if (st == 0 && (held = lock_idle_journal(j.names[k])) == -2)

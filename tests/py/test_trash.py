@@ -247,9 +247,14 @@ def test_trash_expire_keeps_the_newer(tmp_path):
     new = lake.orphan("new.parquet", 2)
     assert sweep(lake, "--trash", str(trash)).returncode == 0
     assert trash_files(trash) == sorted([trashed(trash, lake, old), trashed(trash, lake, new)])
-    r = lake.icm("trash", "expire", str(trash), "--older-than", "2s", "--dry-run")
+    journals = sorted(p for p in files_under(trash) if "/journal/" in p)
+    r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "2s", "--dry-run")
     assert r.returncode == 0, r.stderr
+    # the dry run reports what the run does, the journal it would remove included
+    doc = json.loads(r.stdout)
+    assert doc["counts"]["would"] == 1 and doc["journals_removed"] == 1, doc
     assert len(trash_files(trash)) == 2
+    assert sorted(p for p in files_under(trash) if "/journal/" in p) == journals
     r = lake.icm("--json", "trash", "expire", str(trash), "--older-than", "2s")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
