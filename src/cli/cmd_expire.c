@@ -823,7 +823,11 @@ static int report_failure(icm_cli *cli, const expire_args *a, icm_cli_plan_file 
     if (lrc == ICM_ECOMMIT_UNKNOWN)
         fprintf(stderr, "icemaint: nothing was deleted; reload the table (icemaint snapshots "
                         "TABLE) to see whether the expiry applied, then run it again\n");
-    if (r != NULL && r->delete_phase) {
+    if (r != NULL && r->committed && !r->delete_phase && r->missing_count > 0 && !cli->json) {
+        /* committed, nothing deleted: which snapshots went (the JSON report below says it) */
+        print_ids("expired", r->expired_ids, r->expired_count);
+    }
+    if (r != NULL && (r->delete_phase || (r->committed && r->missing_count > 0 && cli->json))) {
         /* Files were deleted before the deletes stopped: show them, and why the rest stayed. */
         report_problems(cli, r);
         fprintf(stderr, "icemaint: %zu file%s deleted, %zu already gone, %zu not deleted\n",

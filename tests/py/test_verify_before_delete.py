@@ -301,6 +301,7 @@ def test_data_loss_entry_path_moved_outside_the_table_blocks_expiry_deletes(tmp_
         assert set(files_before) <= set(f for f in all_files(tbl) if f != backup)
     assert "remove-orphan-files can clean them" not in p.stderr
     assert "failed verification" in p.stderr
+    assert "expired 2 snapshots: " in p.stdout, p.stdout  # what the commit did
     restore(manifest, backup)
     after = read_every_snapshot(tbl)
     assert after == {k: before[k] for k in after}
