@@ -463,7 +463,9 @@ ICM_EXTERN(void) icm_expire_result_free(icm_expire_result *result);
  * the deletes (a problem says so, the files left are PLANNED, and the call returns that
  * error). Safety rules: a retained manifest list that cannot be read →
  * no manifest, data or delete file is deleted; a retained manifest that cannot be read → no
- * data or delete file is deleted; an expired manifest list or manifest that cannot be read is
+ * data or delete file is deleted, nor any manifest when it is found while the retained
+ * manifests are read for the data and delete candidates (its list row's counts are then
+ * unchecked, and a list may lie about what it keeps); an expired manifest list or manifest that cannot be read is
  * itself kept (it is the only record of what it references); a candidate outside the table
  * location, `write.data.path` and `write.metadata.path` is never deleted. All of these are
  * reported in result->problems, and the call still returns 0.

@@ -11,7 +11,10 @@
  *  - a retained manifest list cannot be read → which manifests (and files) it keeps is unknown:
  *    plan no manifest and no data or delete file (manifest lists and statistics files of
  *    expired snapshots are named by the metadata itself, so they can still go);
- *  - a retained manifest cannot be read → plan no data or delete file;
+ *  - a retained manifest cannot be read → plan no data or delete file, nor any manifest when
+ *    it is found out while the retained manifests are read for the candidates (one that
+ *    disagrees with the row naming it may be the sign of a list that lies: a row cut, another
+ *    row's counts raised to cover it);
  *  - an expired manifest list or manifest cannot be read → it is kept itself: it is the only
  *    record of the files it names (a later orphan sweep can deal with them);
  *  - a candidate outside the table location, write.data.path and write.metadata.path is never
@@ -405,9 +408,8 @@ static int report_retained_problems(plan *p, const icm__reach_report *rep,
             snap == NULL ? NULL
                          : icm__sprintf("%s of %s cannot be read: %s; no %s is deleted",
                                         list ? "manifest list" : "manifest", snap, f->message,
-                                        list ? "manifest, data or delete file"
-                                        : held != NULL ? held
-                                                       : "data or delete file");
+                                        list || held == NULL ? "manifest, data or delete file"
+                                                             : held);
         icm__free(snap);
         if (message == NULL)
             return ICM_ENOMEM;
@@ -446,6 +448,22 @@ static int drop_unreadable(plan *p, const icm__reach_report *rep)
         v->len = kept;
     icm__pathset_free(failed);
     return rc;
+}
+
+/* No manifest goes after all (withhold_manifests set once they were planned): those planned
+ * are dropped; the expired snapshots' own manifest lists, which only the metadata names, stay
+ * planned. */
+static void drop_planned_manifests(plan *p)
+{
+    file_vec *v = &p->vec[1];
+    size_t kept = 0;
+    for (size_t i = 0; i < v->len; i++) {
+        if (v->items[i].kind == ICM_EXPIRE_FILE_MANIFEST)
+            icm__free(v->items[i].path);
+        else
+            v->items[kept++] = v->items[i];
+    }
+    v->len = kept;
 }
 
 /* Manifest lists carry no length in the metadata; the walk gives the size of each list it read
@@ -1035,11 +1053,17 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
                 check_content ? NULL
                               : "manifest list, manifest or statistics file that may be a data "
                                 "or delete file");
-        /* A retained manifest that cannot be read may list any of them. */
+        /* A retained manifest that cannot be read may list any of them; and one that
+         * disagrees with the row naming it may be the sign of a list that lies (a row cut,
+         * another's counts raised to cover it: adversary round 8, finding 4), so no manifest
+         * goes either. */
         if (check_content)
             p->withhold_content = p->withhold_content || rep.failure_count > 0;
-        if (rep.failure_count > 0)
+        if (rep.failure_count > 0) {
             unknown = "a retained manifest cannot be read";
+            p->withhold_manifests = true;
+            drop_planned_manifests(p);
+        }
         icm__reach_report_dispose(&rep);
     }
     if (rc == 0)

@@ -105,21 +105,20 @@ typedef struct note {
     char *message;      /* NOTE_LIST_FAILURE */
 } note;
 
-/* A manifest path as written, by its number in the walk's seen_written: the live entries
- * (ADDED and EXISTING) the first row naming it counts, by content (0 data, 1 deletes), and the
- * manifest's number in seen_keys. An embedded v1 manifest, or a row without both counts, is
- * not counted: what it holds is known once its entries are read. */
-typedef struct spelling {
-    uint64_t live[2];
-    size_t manifest;
-    bool counted;
-} spelling;
-
-/* A manifest, by its number in seen_keys: its index in to_read (SIZE_MAX: entries not read),
- * and in to_count (SIZE_MAX: none), the count-less manifests whose entries the walk does not
- * read but a list's judgement needs (read and counted only). */
+/* A manifest, by its number in seen_keys (each spelling of its path maps to it: spelling[]):
+ * the live entries (ADDED and EXISTING) by content (0 data, 1 deletes) that the first row
+ * naming it counts, the row whose counts its own read checks (icm__manifest_check_list_row),
+ * so a later row, in whatever spelling, cannot count otherwise; not counted for an embedded
+ * v1 manifest or a row without both counts (what it holds is known once its entries are
+ * read). Its index in to_read (SIZE_MAX: entries not read), and in to_count (SIZE_MAX: none),
+ * the count-less manifests whose entries the walk does not read but a list's judgement needs
+ * (read and counted only). `judged`: the last list (judge_list's count) that counted it, so a
+ * list naming it twice counts it once. */
 typedef struct manifest_facts {
+    uint64_t live[2];
+    bool counted;
     size_t to_read, to_count;
+    size_t judged;
 } manifest_facts;
 
 /* A list with rows whose counts only the manifests' entries tell: the counted rows' sum, and
@@ -155,8 +154,9 @@ typedef struct walk {
     icm__manifest_refs to_read;   /* manifests whose entries the second pass reads, in order */
     /* What the walk knows of each manifest, to judge each list against its snapshot's summary
      * (judge_list): by the path's number in seen_written, and by the manifest's in seen_keys. */
-    spelling *spellings;
+    size_t *spelling;             /* by seen_written number: the manifest's seen_keys number */
     size_t n_spellings, spellings_cap;
+    size_t lists_judged;
     manifest_facts *manifests;
     size_t n_manifests, manifests_cap;
     uint64_t (*read_live)[2];     /* by to_read index: the live entries read, by content */
@@ -323,26 +323,26 @@ static bool grow(void *items_p, size_t len, size_t *cap, size_t size)
     return true;
 }
 
-/* A new spelling of manifest `number` (new to the walk when `first`): what its row counts (mf
+/* A new spelling of manifest `number` (new to the walk when `first`: what its row counts, mf
  * NULL for an embedded v1 manifest). Spellings are numbered in the order seen_written first
- * holds them, so the new one is spellings[n_spellings]. */
+ * holds them, so the new one is spelling[n_spellings]. */
 static int note_spelling(walk *w, const icm_manifest_file *mf, size_t number, bool first)
 {
     if (first) {
         if (!grow(&w->manifests, w->n_manifests, &w->manifests_cap, sizeof *w->manifests))
             return ICM_ENOMEM;
-        w->manifests[w->n_manifests++] = (manifest_facts){SIZE_MAX, SIZE_MAX};
+        manifest_facts *f = &w->manifests[w->n_manifests++];
+        memset(f, 0, sizeof *f);
+        f->to_read = f->to_count = SIZE_MAX;
+        f->counted = mf != NULL && mf->has_added_files_count && mf->has_existing_files_count &&
+                     mf->added_files_count >= 0 && mf->existing_files_count >= 0;
+        if (f->counted)
+            f->live[mf->content == ICM_MANIFEST_CONTENT_DELETES ? 1 : 0] =
+                (uint64_t)mf->added_files_count + (uint64_t)mf->existing_files_count;
     }
-    if (!grow(&w->spellings, w->n_spellings, &w->spellings_cap, sizeof *w->spellings))
+    if (!grow(&w->spelling, w->n_spellings, &w->spellings_cap, sizeof *w->spelling))
         return ICM_ENOMEM;
-    spelling *sp = &w->spellings[w->n_spellings++];
-    memset(sp, 0, sizeof *sp);
-    sp->manifest = number;
-    sp->counted = mf != NULL && mf->has_added_files_count && mf->has_existing_files_count &&
-                  mf->added_files_count >= 0 && mf->existing_files_count >= 0;
-    if (sp->counted)
-        sp->live[mf->content == ICM_MANIFEST_CONTENT_DELETES ? 1 : 0] =
-            (uint64_t)mf->added_files_count + (uint64_t)mf->existing_files_count;
+    w->spelling[w->n_spellings++] = number;
     return 0;
 }
 
@@ -423,9 +423,9 @@ static int judge_counts(const icm_table_metadata *md, const icm_snapshot *s,
  * the live files the snapshot holds). A list cut at an Avro block boundary is a valid list with
  * fewer rows; read as it is, the keep set would lose what the cut rows name (adversary rounds
  * 5b and 7). So every list read, ref head or not, is judged: the live entries of the manifests
- * its rows name (rows the walk skipped unread count as the row that first named the same path,
- * whose counts the manifest's own read checks: icm__manifest_check_list_row) must reach the
- * totals. Fewer is a failed read of the list; more is left alone (a writer counting
+ * its rows name, each manifest once however many rows name it in whatever spelling, as the
+ * row that first named it counts them (its counts the manifest's own read checks:
+ * icm__manifest_check_list_row; adversary round 8), must reach the totals. Fewer is a failed read of the list; more is left alone (a writer counting
  * differently cannot hide a file that way). Where a row lacks counts (v1 allows it) the
  * manifest's entries as read decide, so the list is judged after the second pass
  * (judge_pending), which also reads such manifests when the walk does not read entries (only
@@ -441,19 +441,22 @@ static int judge_list(walk *w, const icm_snapshot *s)
     if (w->rows.lost)
         return icm__error_oom();
     uint64_t live[2] = {0, 0};
-    size_t first = w->n_pending_manifests;
+    size_t first = w->n_pending_manifests, list = ++w->lists_judged;
     for (size_t i = 0; i < w->rows.cur_len; i++) {
-        const spelling *sp = &w->spellings[w->rows.cur[i].id];
-        if (sp->counted) {
-            live[0] += sp->live[0];
-            live[1] += sp->live[1];
+        size_t number = w->spelling[w->rows.cur[i].id];
+        manifest_facts *mf = &w->manifests[number];
+        if (mf->judged == list)
+            continue; /* named twice (a row repeated, or another spelling): counted once */
+        mf->judged = list;
+        if (mf->counted) {
+            live[0] += mf->live[0];
+            live[1] += mf->live[1];
             continue;
         }
         if (!grow(&w->pending_manifests, w->n_pending_manifests, &w->pending_manifests_cap,
                   sizeof *w->pending_manifests))
             return icm__error_oom();
-        w->pending_manifests[w->n_pending_manifests++] = sp->manifest;
-        manifest_facts *mf = &w->manifests[sp->manifest];
+        w->pending_manifests[w->n_pending_manifests++] = number;
         if (mf->to_read == SIZE_MAX && mf->to_count == SIZE_MAX &&
             !w->opts->read_entries) {
             /* The path as this row spells it names the manifest as well as any other; read
@@ -792,7 +795,7 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     if (rc == 0 && local.statistics)
         rc = walk_statistics(&w);
     notes_dispose(&w);
-    icm__free(w.spellings);
+    icm__free(w.spelling);
     icm__free(w.manifests);
     icm__free(w.read_live);
     icm__free(w.read_whole);

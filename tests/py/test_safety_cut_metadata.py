@@ -289,3 +289,56 @@ def test_data_loss_v1_manifest_list_without_counts_cut_before_an_expiry(tmp_path
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert "counts 2 live data files" in r.stderr and "total-data-files 3" in r.stderr
     assert files() == before - expired_lists
+
+
+def test_data_loss_list_row_replaced_by_a_second_row_of_a_manifest_it_names(tmp_path):
+    """Adversary round 8, finding 1: S3's own manifest's row replaced by a second row for a
+    manifest the list already names (an exact copy of its row; the same path spelled without
+    `file://`; that spelling with its count raised to 2): the list still has 3 rows counting 3
+    files. Each manifest counts once, by the row that first named it: 2 live files against
+    total-data-files 3, so the sweep refuses (exit 5) and every file stays."""
+    lake, lst, manifests = overwritten_lake(tmp_path)
+    before = lake.files()
+    with open(lst, "rb") as f:
+        rows = list(fastavro.reader(f))
+    assert [local(r["manifest_path"]) for r in rows] == manifests and len(rows) == 3
+
+    def second(respell, count):
+        row = dict(rows[1])
+        if respell:
+            row["manifest_path"] = local(row["manifest_path"])
+        if count is not None:
+            row["added_files_count"] = count
+        return row
+    for respell, count in ((False, None), (True, None), (True, 2)):
+        rewrite(lst, lambda recs: [second(respell, count)] + recs[1:])
+        age([lst])
+        r = lake.icm("remove-orphan-files", "ns.t")
+        assert r.returncode == 5, (respell, count, r.stdout, r.stderr)
+        assert "counts 2 live data files" in r.stderr and "total-data-files 3" in r.stderr
+        assert lake.files() == before
+        rewrite(lst, lambda recs: rows)
+
+
+def test_data_loss_list_row_cut_and_another_rows_count_raised_before_an_expiry(tmp_path):
+    """Adversary round 8, finding 4: S3's list loses S1's manifest's row and S2's manifest's row
+    says 2 files instead of 1 (the totals agree). The expiry keeping S3..S5 finds the lie only
+    when it reads S2's manifest for its candidates: then no manifest goes either (S1's was
+    deleted before), only the expired snapshots' lists; exit 1."""
+    lake, lst, manifests = overwritten_lake(tmp_path)
+    md = lake.cat.load_table("ns.t").metadata
+    expired_lists = {local(s.manifest_list) for s in md.snapshots[:2]}
+
+    def lie(recs):
+        recs = recs[:2]
+        recs[1]["added_files_count"] += 1
+        return recs
+    rewrite(lst, lie)
+
+    def files():
+        return {p for p in lake.files() if not p.endswith(".metadata.json")}
+    before = files()
+    r = lake.icm("expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "3")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "no manifest, data or delete file is deleted" in r.stderr, r.stderr
+    assert files() == before - expired_lists

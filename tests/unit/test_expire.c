@@ -868,8 +868,9 @@ static void test_outside_table_location(void **state)
     icm_fileio_free(io);
 }
 
-/* A retained manifest that cannot be read → no data file is deleted (manifests and lists still
- * go); a retained manifest list that cannot be read → no manifest either. */
+/* A retained manifest that cannot be read → no data file and no manifest is deleted (its row's
+ * counts, which the list's judgement used, are unchecked: the list may lie, adversary round 8);
+ * a retained manifest list that cannot be read → the same. The expired lists still go. */
 static void test_unreadable_retained(void **state)
 {
     (void)state;
@@ -892,9 +893,9 @@ static void test_unreadable_retained(void **state)
         icmt_ok(icm_expire_snapshots(&r, t, &o));
         icm_table_free(t);
         assert_true(r->withheld_content_files);
-        assert_true(r->withheld_manifests == (list == 1));
+        assert_true(r->withheld_manifests);
         assert_int_equal(r->counts[ICM_EXPIRE_FILE_DATA], 0);
-        assert_int_equal(r->counts[ICM_EXPIRE_FILE_MANIFEST], list ? 0 : 2);
+        assert_int_equal(r->counts[ICM_EXPIRE_FILE_MANIFEST], 0);
         assert_int_equal(r->counts[ICM_EXPIRE_FILE_MANIFEST_LIST], 2);
         assert_true(exists(io, a));
         assert_int_equal(r->problems[0].kind, ICM_EXPIRE_PROBLEM_UNREADABLE);
