@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "icemaint/manifest.h"
 #include "maint/keepset.h"
@@ -162,6 +163,11 @@ typedef struct walk {
     uint64_t (*read_live)[2];     /* by to_read index: the live entries read, by content */
     bool *read_whole;             /* by to_read index: the manifest was read without failure */
     icm__manifest_refs to_count;  /* see manifest_facts */
+    struct twice_slot {
+        uint64_t hash;
+        size_t entry;             /* SIZE_MAX: empty */
+    } *twice;                     /* named_twice's table, kept for the next manifest */
+    size_t twice_cap;
     uint64_t (*count_live)[2];    /* by to_count index, as read_live */
     bool *count_whole;
     pending_list *pending;        /* lists judged once their manifests have been read */
@@ -628,6 +634,51 @@ static int walk_embedded(walk *w, const icm_snapshot *s)
     return 0;
 }
 
+/*
+ * The first location a decoded manifest names live twice (NULL: none; deletion vectors, which
+ * share their Puffin file's path, aside). Writers name a file once per manifest; two live entries with one path are a damaged entry (one character of a
+ * path turned into a sibling's name, which the size check passes when the two are the same
+ * size) or a broken writer, and either way the real file of the damaged entry would look
+ * unreferenced (adversary round 8, finding 2). Returns 0 or ICM_ENOMEM.
+ */
+static int named_twice(walk *w, const icm__ahead_manifest *m, const char **dup)
+{
+    *dup = NULL;
+    if (m->count < 2)
+        return 0;
+    size_t cap = 16;
+    while (cap < m->count * 2)
+        cap *= 2;
+    if (cap > w->twice_cap) {
+        struct twice_slot *grown = icm__reallocarray(w->twice, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        w->twice = grown;
+        w->twice_cap = cap;
+    }
+    for (size_t i = 0; i < cap; i++)
+        w->twice[i].entry = SIZE_MAX;
+    for (size_t k = 0; k < m->count; k++) {
+        if (m->entries[k].kind == ICM__FILE_DELETION_VECTOR)
+            continue; /* (v3 writers put many vectors in one Puffin file: one path) */
+        const char *loc = m->locations + m->entries[k].location_offset;
+        uint64_t h = XXH3_64bits(loc, strlen(loc));
+        for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+            struct twice_slot *t = &w->twice[i];
+            if (t->entry == SIZE_MAX) {
+                *t = (struct twice_slot){h, k};
+                break;
+            }
+            if (t->hash == h &&
+                strcmp(m->locations + m->entries[t->entry].location_offset, loc) == 0) {
+                *dup = loc;
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Second pass, one manifest: its live entries to the callback, then its read failure, if any,
  * to the report (as a single pass reports them: entries decoded before the failure first). */
 static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
@@ -639,6 +690,21 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
     for (size_t k = 0; rc == 0 && k < m->count; k++)
         rc = deliver(w, m->locations + m->entries[k].location_offset, m->entries[k].kind,
                      m->entries[k].size_bytes);
+    const char *dup = NULL;
+    if (rc == 0 && m->rc == 0)
+        rc = named_twice(w, m, &dup);
+    if (rc == 0 && dup != NULL) {
+        icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, r->mf.manifest_path,
+                       "the manifest names %s live twice (two live entries with one path: one "
+                       "may be another file's entry damaged into this name, and that file "
+                       "would look unreferenced): its entries cannot be trusted",
+                       dup);
+        rc = record_failure(w->report, r->mf.manifest_path, false, ICM_EINVALID,
+                            icm_error_last()->message);
+        icm_error_clear();
+    }
+    if (rc == ICM_ENOMEM)
+        w->stop_rc = rc;
     w->report->entries_read += m->entries_read;
     w->report->manifests_read++;
     if (w->read_live != NULL) /* what judge_pending needs */
@@ -800,6 +866,7 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     icm__free(w.read_live);
     icm__free(w.read_whole);
     icm__manifest_refs_dispose(&w.to_count);
+    icm__free(w.twice);
     icm__free(w.count_live);
     icm__free(w.count_whole);
     icm__free(w.pending);
@@ -843,6 +910,7 @@ int icm__reach_entries_filtered(icm_fileio *io, int format_version,
     for (size_t i = 0; rc == 0 && i < refs->len; i++)
         rc = deliver_entries(&w, ahead, i);
     icm__manifest_ahead_finish(ahead);
+    icm__free(w.twice);
     icm__manifest_bulk_dispose(&w.bulk);
     return rc;
 }
