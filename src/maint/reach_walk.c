@@ -163,6 +163,7 @@ typedef struct walk {
     uint64_t (*read_live)[2];     /* by to_read index: the live entries read, by content */
     bool *read_whole;             /* by to_read index: the manifest was read without failure */
     icm__manifest_refs to_count;  /* see manifest_facts */
+    bool filtered;                /* entries decoded through a filter: their kinds unknown */
     struct twice_slot {
         uint64_t hash;
         size_t entry;             /* SIZE_MAX: empty */
@@ -635,11 +636,15 @@ static int walk_embedded(walk *w, const icm_snapshot *s)
 }
 
 /*
- * The first location a decoded manifest names live twice (NULL: none; deletion vectors, which
- * share their Puffin file's path, aside). Writers name a file once per manifest; two live entries with one path are a damaged entry (one character of a
- * path turned into a sibling's name, which the size check passes when the two are the same
- * size) or a broken writer, and either way the real file of the damaged entry would look
- * unreferenced (adversary round 8, finding 2). Returns 0 or ICM_ENOMEM.
+ * The first location a decoded manifest names as ADDED twice (NULL: none; deletion vectors,
+ * which share their Puffin file's path, aside). A commit adds a file once (PyIceberg's
+ * add_files and Java's appends since DataFileSet refuse or merge a repeat); two ADDED entries
+ * with one path are a damaged entry (one character of a path turned into a sibling's name,
+ * which the size check passes when the two are the same size) or a broken writer, and either
+ * way the real file of the damaged entry would look unreferenced (adversary round 8, finding
+ * 2). A file appended again by a later commit is left alone: the table then names it twice
+ * by its own history (EXISTING beside ADDED, or twice EXISTING after a merge), which Java
+ * allows. Returns 0 or ICM_ENOMEM.
  */
 static int named_twice(walk *w, const icm__ahead_manifest *m, const char **dup)
 {
@@ -659,7 +664,7 @@ static int named_twice(walk *w, const icm__ahead_manifest *m, const char **dup)
     for (size_t i = 0; i < cap; i++)
         w->twice[i].entry = SIZE_MAX;
     for (size_t k = 0; k < m->count; k++) {
-        if (m->entries[k].kind == ICM__FILE_DELETION_VECTOR)
+        if (m->entries[k].kind == ICM__FILE_DELETION_VECTOR || !m->entries[k].added)
             continue; /* (v3 writers put many vectors in one Puffin file: one path) */
         const char *loc = m->locations + m->entries[k].location_offset;
         uint64_t h = XXH3_64bits(loc, strlen(loc));
@@ -691,13 +696,13 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
         rc = deliver(w, m->locations + m->entries[k].location_offset, m->entries[k].kind,
                      m->entries[k].size_bytes);
     const char *dup = NULL;
-    if (rc == 0 && m->rc == 0)
+    if (rc == 0 && m->rc == 0 && !w->filtered) /* (a filter's entries: deletion vectors too) */
         rc = named_twice(w, m, &dup);
     if (rc == 0 && dup != NULL) {
         icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, r->mf.manifest_path,
-                       "the manifest names %s live twice (two live entries with one path: one "
-                       "may be another file's entry damaged into this name, and that file "
-                       "would look unreferenced): its entries cannot be trusted",
+                       "the manifest names %s as added twice (two entries of one commit with "
+                       "one path: one may be another file's entry damaged into this name, and "
+                       "that file would look unreferenced): its entries cannot be trusted",
                        dup);
         rc = record_failure(w->report, r->mf.manifest_path, false, ICM_EINVALID,
                             icm_error_last()->message);
@@ -902,6 +907,7 @@ int icm__reach_entries_filtered(icm_fileio *io, int format_version,
     w.payload = payload;
     w.report = report;
     w.to_read = *refs; /* borrowed: never disposed here */
+    w.filtered = filter != NULL;
     icm__manifest_ahead *ahead = NULL;
     int rc = icm__manifest_bulk_init(&w.bulk, io, format_version);
     if (rc == 0)

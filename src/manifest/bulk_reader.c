@@ -297,7 +297,7 @@ static int on_entry(const icm__entry_view *e, void *payload)
     bool paths_only = s->owner->filter != NULL; /* (format and size were not decoded) */
     s->entries[s->pub.count++] = (icm__ahead_entry){
         s->locations_len, paths_only ? -1 : e->file_size_in_bytes,
-        paths_only ? ICM__FILE_DATA : entry_kind(e)};
+        paths_only ? ICM__FILE_DATA : entry_kind(e), e->status == ICM_ENTRY_ADDED};
     s->locations_len += len;
     return 0;
 }

@@ -169,6 +169,7 @@ typedef struct icm__ahead_entry {
     size_t location_offset;  /* into icm__ahead_manifest.locations (NUL-terminated) */
     int64_t size_bytes;
     icm__file_kind kind;
+    bool added;              /* status ADDED (else EXISTING): added by the manifest's commit */
 } icm__ahead_entry;
 
 /* A decoded manifest: its live entries in manifest order, up to the first read error. */

@@ -119,11 +119,12 @@ static void random_op(hist *h, rng *r, int fv, int *counter)
         hist_append(h, branch, NAMES[pick(r, 8)], NULL);
         break;
     case 13: {
-        /* several files in one manifest, so later deletes leave EXISTING entries */
+        /* several files in one manifest, so later deletes leave EXISTING entries; distinct
+         * (a commit that adds one file twice is damage: the walk's named_twice) */
         hist_file add[3];
-        size_t n = 1 + pick(r, 3);
+        size_t n = 1 + pick(r, 3), first = pick(r, 8);
         for (size_t i = 0; i < n; i++)
-            add[i] = (hist_file){NAMES[pick(r, 8)], ICM_FILE_CONTENT_DATA, false, NULL};
+            add[i] = (hist_file){NAMES[(first + i) % 8], ICM_FILE_CONTENT_DATA, false, NULL};
         if (pick(r, 3) == 0)
             hist_rewrite_manifests(h, branch);
         else
