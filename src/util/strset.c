@@ -111,13 +111,15 @@ int icm__strset_add(icm__strset *set, const void *s, size_t len, bool *added)
 int icm__strset_put(icm__strset *set, const void *s, size_t len, bool *added, size_t *off,
                     size_t *number)
 {
-    const icm__strset_slot *slot;
+    const icm__strset_slot *slot = NULL;
     int rc = insert(set, s, len, added, &slot);
-    if (rc == 0 && off != NULL)
+    if (rc != 0 || slot == NULL)
+        return rc != 0 ? rc : ICM_ENOMEM; /* (insert sets slot whenever it returns 0) */
+    if (off != NULL)
         *off = slot->off;
-    if (rc == 0 && number != NULL)
+    if (number != NULL)
         *number = slot->number;
-    return rc;
+    return 0;
 }
 
 int icm__strset_add_numbered(icm__strset *set, const void *s, size_t len, bool *added,
