@@ -422,6 +422,46 @@ static int settle(check_ctx *c, index_vec *snaps, icm_check_result *r, size_t me
     return 0;
 }
 
+static int reached_nothing(const icm__reached *f, void *payload)
+{
+    (void)f;
+    (void)payload;
+    return 0;
+}
+
+/*
+ * The snapshots' manifests judged together (reach_walk.c, judge_snapshots: a path named twice
+ * where the table's history cannot explain it, a damaged entry's trace): one more walk, which
+ * reads the chosen snapshots' entries; a manifest list it finds damaged is a problem of its
+ * snapshot (every other failure of that walk was found above, snapshot by snapshot).
+ */
+static int judge_entries(check_ctx *c, const int64_t *ids, size_t n, index_vec *snaps)
+{
+    icm__reach_options ro = {ids, n, true, NULL, false, NULL};
+    icm__reach_report rep;
+    int rc = icm__reach_walk(c->io, c->md, &ro, reached_nothing, NULL, &rep);
+    for (size_t k = 0; rc == 0 && k < rep.failure_count; k++) {
+        const icm__reach_failure *f = &rep.failures[k];
+        for (size_t i = 0; rc == 0 && f->is_manifest_list && i < n; i++) {
+            const icm_snapshot *s = icm_table_metadata_snapshot_by_id(c->md, ids[i]);
+            if (s == NULL || s->manifest_list == NULL || strcmp(s->manifest_list, f->location))
+                continue;
+            icm__verify_issue issue = {ICM__VERIFY_UNREADABLE, f->location,
+                                       ICM__FILE_MANIFEST_LIST, -1, -1, ids[i], f->code,
+                                       f->message};
+            size_t index;
+            bool known = false;
+            rc = intern(&c->problems, &issue, &index);
+            for (size_t j = 0; rc == 0 && j < snaps[i].len; j++)
+                known = known || snaps[i].items[j] == index;
+            if (rc == 0 && !known)
+                rc = index_push(&snaps[i], index);
+        }
+    }
+    icm__reach_report_dispose(&rep);
+    return rc;
+}
+
 static int run_check(check_ctx *c, const char *metadata_location, const int64_t *ids, size_t n,
                      icm_check_result *r)
 {
@@ -442,6 +482,8 @@ static int run_check(check_ctx *c, const char *metadata_location, const int64_t 
         c->snap_stamp = i + 1;
         rc = check_snapshot(c, ids[i], &r->snapshots[i].files_checked);
     }
+    if (rc == 0 && n > 0)
+        rc = judge_entries(c, ids, n, snaps);
     if (rc == 0) {
         r->files_checked += icm__pathset_count(c->fine) + icm__pathset_count(c->bad);
         rc = settle(c, snaps, r, metadata_problem);

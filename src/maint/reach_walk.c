@@ -120,6 +120,7 @@ typedef struct manifest_facts {
     bool counted;
     size_t to_read, to_count;
     size_t judged;
+    size_t member;  /* the last list note_members noted it for */
 } manifest_facts;
 
 /* A list with rows whose counts only the manifests' entries tell: the counted rows' sum, and
@@ -129,6 +130,24 @@ typedef struct pending_list {
     uint64_t live[2];
     size_t first, n;
 } pending_list;
+
+/* One entry of a manifest whose entries were read whole, as judge_snapshots needs it. */
+typedef struct sighting {
+    uint64_t path;     /* the location's hash (never 0) */
+    uint64_t facts;    /* digest of the recorded size and record count */
+    uint64_t bounds;   /* icm__ahead_entry.bounds (0: none given) */
+    int64_t by;        /* the commit that added it (deleted: that deleted it); INT64_MIN unknown */
+    int64_t when;      /* that commit's place in the table's history: its sequence number (v1:
+                          its timestamp); INT64_MIN unknown */
+    uint32_t manifest; /* to_read index */
+    bool deleted;
+} sighting;
+
+/* A list's manifests (numbers in seen_keys), members[first, first + n). */
+typedef struct list_members {
+    const icm_snapshot *snapshot;
+    size_t first, n;
+} list_members;
 
 typedef struct walk {
     icm_fileio *io;
@@ -175,6 +194,25 @@ typedef struct walk {
     size_t n_pending, pending_cap;
     size_t *pending_manifests;    /* their count-less rows' manifests (numbers in seen_keys) */
     size_t n_pending_manifests, pending_manifests_cap;
+    /* judge_snapshots: each walked list's manifests, every read manifest's entries as
+     * sightings (sight_span by to_read index, SIZE_MAX: not read whole), the set of their
+     * paths' hashes, and the paths seen more than once (hash, name). */
+    bool judging;
+    list_members *lists;
+    size_t n_lists, lists_cap;
+    size_t *members;
+    size_t n_members, members_cap;
+    size_t members_mark;          /* note_members's stamp (manifest_facts.member) */
+    sighting *sightings;
+    size_t n_sightings, sightings_cap;
+    size_t (*sight_span)[2];      /* by to_read index: [first, end) of its sightings */
+    uint64_t *paths;              /* open addressing, 0 empty */
+    size_t n_paths, paths_cap;
+    struct repeated {
+        uint64_t hash;
+        char *path;               /* NULL: empty */
+    } *repeated;
+    size_t n_repeated, repeated_cap;
 } walk;
 
 /* Hand a reached file to the callback. */
@@ -563,6 +601,30 @@ static int judge_pending(walk *w)
     return 0;
 }
 
+/* A list (or a v1 snapshot's embedded manifests) read whole: its manifests, each once, for
+ * judge_snapshots. Returns 0 or ICM_ENOMEM. */
+static int note_members(walk *w, const icm_snapshot *s)
+{
+    if (!w->judging)
+        return 0;
+    if (w->rows.lost)
+        return ICM_ENOMEM;
+    size_t first = w->n_members, mark = ++w->members_mark;
+    for (size_t i = 0; i < w->rows.cur_len; i++) {
+        size_t number = w->spelling[w->rows.cur[i].id];
+        if (w->manifests[number].member == mark)
+            continue; /* named twice: one manifest */
+        w->manifests[number].member = mark;
+        if (!grow(&w->members, w->n_members, &w->members_cap, sizeof *w->members))
+            return ICM_ENOMEM;
+        w->members[w->n_members++] = number;
+    }
+    if (!grow(&w->lists, w->n_lists, &w->lists_cap, sizeof *w->lists))
+        return ICM_ENOMEM;
+    w->lists[w->n_lists++] = (list_members){s, first, w->n_members - first};
+    return 0;
+}
+
 /* Row filter of the manifest-list reads: a path already handled in the same spelling needs no
  * decoding (on_manifest_file would ignore it). */
 static bool seen_as_written(const uint8_t *path, size_t len, void *payload)
@@ -615,6 +677,8 @@ static int walk_manifest_list(walk *w, const icm_snapshot *s, icm__lists_ahead *
         rc = icm__manifest_bulk_read_list(&w->bulk, &w->rows.cur_raw.hold, s->manifest_list, &f,
                                           on_manifest_file, w);
         if (rc == 0)
+            rc = note_members(w, s);
+        if (rc == 0)
             rc = judge_list(w, s);
     }
     w->report->manifest_lists_read++;
@@ -632,7 +696,10 @@ static int walk_embedded(walk *w, const icm_snapshot *s)
         if (rc != 0)
             return rc;
     }
-    return 0;
+    int rc = note_members(w, s);
+    if (rc != 0)
+        w->stop_rc = rc;
+    return rc;
 }
 
 /*
@@ -684,6 +751,290 @@ static int named_twice(walk *w, const icm__ahead_manifest *m, const char **dup)
     return 0;
 }
 
+/* ---- one snapshot's entries, judged together ---- */
+
+/*
+ * A snapshot names each file once. Its manifests may name a file twice only as the table's own
+ * history does it: one file appended again by a later commit (Java allows it), both entries
+ * describing the same file; or a file one commit deleted and a later commit added again. What
+ * else names one path twice is damage: an entry whose path was turned (one character is
+ * enough) into the name of another file the snapshot names, of the same size so that the
+ * existence and size checks pass, and the real file of the damaged entry then looks
+ * unreferenced, so that the sweep or the expiry would delete it (adversary rounds 8 and 9).
+ * judge_snapshots looks, within each walked snapshot, at every path its manifests name more
+ * than once (in one manifest or in several, live or DELETED; deletion vectors, which share
+ * their Puffin file's path, aside) and finds the snapshot damaged when two of its entries
+ *  - are live and were added by one commit (a commit adds a file once: PyIceberg's add_files
+ *    and Java's appends since DataFileSet refuse or merge a repeat);
+ *  - are live and disagree on the file (its size, record count, or bounds when both give
+ *    them): they cannot both describe it;
+ *  - or one is live and was added before the commit that the other says deleted the file (a
+ *    commit that deletes a file removes every live entry of it).
+ * Only the paths the read manifests name more than once are looked at per snapshot, so a table
+ * whose manifests name every file once pays one hash per entry. Paths are compared by a 64-bit
+ * hash: a collision could only make two files look like one, which can refuse, never delete.
+ */
+
+static uint64_t path_hash(const char *location)
+{
+    uint64_t h = XXH3_64bits(location, strlen(location));
+    return h != 0 ? h : 1;
+}
+
+/* The name of a path seen more than once (NULL: not seen more than once). */
+static struct repeated *repeated_slot(const walk *w, uint64_t h)
+{
+    if (w->repeated_cap == 0)
+        return NULL;
+    for (size_t i = h & (w->repeated_cap - 1);; i = (i + 1) & (w->repeated_cap - 1))
+        if (w->repeated[i].path == NULL || w->repeated[i].hash == h)
+            return &w->repeated[i];
+}
+
+static int note_repeated(walk *w, uint64_t h, const char *location)
+{
+    if ((w->n_repeated + 1) * 2 > w->repeated_cap) {
+        size_t cap = w->repeated_cap ? w->repeated_cap * 2 : 64;
+        struct repeated *t = icm__calloc(cap, sizeof *t), *old = w->repeated;
+        if (t == NULL)
+            return ICM_ENOMEM;
+        size_t old_cap = w->repeated_cap;
+        w->repeated = t;
+        w->repeated_cap = cap;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].path != NULL)
+                *repeated_slot(w, old[i].hash) = old[i];
+        icm__free(old);
+    }
+    struct repeated *r = repeated_slot(w, h);
+    if (r->path != NULL)
+        return 0;
+    if ((r->path = icm__strdup(location)) == NULL)
+        return ICM_ENOMEM;
+    r->hash = h;
+    w->n_repeated++;
+    return 0;
+}
+
+/* Count a path: a second sighting makes it repeated. */
+static int count_path(walk *w, uint64_t h, const char *location)
+{
+    if ((w->n_paths + 1) * 2 > w->paths_cap) {
+        size_t cap = w->paths_cap ? w->paths_cap * 2 : 1024, old_cap = w->paths_cap;
+        uint64_t *t = icm__calloc(cap, sizeof *t), *old = w->paths;
+        if (t == NULL)
+            return ICM_ENOMEM;
+        for (size_t k = 0; k < old_cap; k++) {
+            if (old[k] == 0)
+                continue;
+            size_t i = old[k] & (cap - 1);
+            while (t[i] != 0)
+                i = (i + 1) & (cap - 1);
+            t[i] = old[k];
+        }
+        icm__free(old);
+        w->paths = t;
+        w->paths_cap = cap;
+    }
+    for (size_t i = h & (w->paths_cap - 1);; i = (i + 1) & (w->paths_cap - 1)) {
+        if (w->paths[i] == h)
+            return note_repeated(w, h, location);
+        if (w->paths[i] == 0) {
+            w->paths[i] = h;
+            w->n_paths++;
+            return 0;
+        }
+    }
+}
+
+/* A manifest read whole (to_read index i): its entries as sightings, their paths counted. The
+ * commit of an entry without a snapshot id is the list row's (spec: inherited); so is the
+ * sequence number of an ADDED one without a file sequence number, and the sequence number of
+ * a DELETED entry's commit is its manifest's (the commit that deleted it wrote it). v1 has no
+ * sequence numbers (the commits' timestamps order them: when_of). */
+static int sight_entries(walk *w, size_t i, const icm__manifest_ref *r,
+                         const icm__ahead_manifest *m)
+{
+    bool v2 = icm_table_metadata_format_version(w->md) >= 2 && !r->embedded_v1;
+    w->sight_span[i][0] = w->n_sightings;
+    for (int del = 0; del < 2; del++) {
+        const icm__ahead_entry *es = del ? m->deleted : m->entries;
+        size_t n = del ? m->deleted_count : m->count;
+        for (size_t k = 0; k < n; k++) {
+            const icm__ahead_entry *e = &es[k];
+            if (e->kind == ICM__FILE_DELETION_VECTOR)
+                continue; /* (v3 writers put many vectors in one Puffin file: one path) */
+            uint64_t h = path_hash(m->locations + e->location_offset);
+            int rc = count_path(w, h, m->locations + e->location_offset);
+            if (rc == 0 && !grow(&w->sightings, w->n_sightings, &w->sightings_cap,
+                                 sizeof *w->sightings))
+                rc = ICM_ENOMEM;
+            if (rc != 0)
+                return rc;
+            int64_t by = e->has_snapshot_id              ? e->snapshot_id
+                         : r->embedded_v1                ? r->snapshot_id
+                         : r->mf.has_added_snapshot_id   ? r->mf.added_snapshot_id
+                                                         : INT64_MIN;
+            int64_t seq = !v2                                      ? INT64_MIN
+                          : !del && e->has_file_sequence_number    ? e->file_sequence_number
+                          : (del || e->added)                      ? r->mf.sequence_number
+                                                                   : INT64_MIN;
+            int64_t facts[2] = {e->size_bytes, e->record_count};
+            w->sightings[w->n_sightings++] = (sighting){
+                h, XXH3_64bits(facts, sizeof facts), e->bounds, by, seq, (uint32_t)i, del == 1};
+        }
+    }
+    w->sight_span[i][1] = w->n_sightings;
+    return 0;
+}
+
+/* When a sighting's commit was: v2, a DELETED entry's commit as the metadata records it (else
+ * its manifest's sequence number), a live entry's file sequence number (else its commit's);
+ * v1, the commit's timestamp. INT64_MIN: unknown (the commit expired, say). */
+static int64_t when_of(const walk *w, const sighting *x)
+{
+    const icm_snapshot *s =
+        x->by != INT64_MIN ? icm_table_metadata_snapshot_by_id(w->md, x->by) : NULL;
+    if (icm_table_metadata_format_version(w->md) < 2)
+        return s != NULL ? s->timestamp_ms : INT64_MIN;
+    if (x->deleted && s != NULL)
+        return s->sequence_number;
+    return x->when != INT64_MIN ? x->when : s != NULL ? s->sequence_number : INT64_MIN;
+}
+
+typedef enum verdict { ONE_FILE, ADDED_TWICE, TWO_FILES, DELETED_BEFORE } verdict;
+
+static verdict judge_pair(const walk *w, const sighting *a, const sighting *b)
+{
+    if (a->deleted && b->deleted)
+        return ONE_FILE;
+    if (!a->deleted && !b->deleted) {
+        if (a->by != INT64_MIN && a->by == b->by)
+            return ADDED_TWICE;
+        if (a->facts != b->facts || (a->bounds != 0 && b->bounds != 0 && a->bounds != b->bounds))
+            return TWO_FILES;
+        return ONE_FILE;
+    }
+    const sighting *gone = a->deleted ? a : b, *live = a->deleted ? b : a;
+    if (live->by != INT64_MIN && live->by == gone->by)
+        return ONE_FILE; /* added again by the commit that deleted it */
+    int64_t added = when_of(w, live), deleted = when_of(w, gone);
+    return added != INT64_MIN && deleted != INT64_MIN && added < deleted ? DELETED_BEFORE
+                                                                        : ONE_FILE;
+}
+
+static int report_damage(walk *w, const list_members *l, verdict v, const sighting *a,
+                         const sighting *b)
+{
+    const icm_snapshot *s = l->snapshot;
+    if (v == DELETED_BEFORE && a->deleted) {
+        const sighting *t = a;
+        a = b;
+        b = t;
+    }
+    const char *path = repeated_slot(w, a->path)->path;
+    const char *ma = w->to_read.items[a->manifest].mf.manifest_path;
+    const char *mb = w->to_read.items[b->manifest].mf.manifest_path;
+    const char *where = s->manifest_list != NULL ? s->manifest_list : ma;
+    static const char tail[] = "one entry may be another file's, damaged into this name, and "
+                               "that file would look unreferenced: it cannot be trusted";
+    if (v == ADDED_TWICE)
+        icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
+                       "snapshot %" PRId64 " names %s as added twice by commit %" PRId64
+                       " (in %s%s%s): %s",
+                       s->snapshot_id, path, a->by, ma, a->manifest == b->manifest ? "" : " and ",
+                       a->manifest == b->manifest ? "" : mb, tail);
+    else if (v == TWO_FILES)
+        icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
+                       "snapshot %" PRId64 " names %s live twice with a different size, record "
+                       "count or bounds (in %s%s%s): %s",
+                       s->snapshot_id, path, ma, a->manifest == b->manifest ? "" : " and ",
+                       a->manifest == b->manifest ? "" : mb, tail);
+    else
+        icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
+                       "snapshot %" PRId64 " names %s live (in %s), added before commit %" PRId64
+                       " deleted it (in %s): %s",
+                       s->snapshot_id, path, ma, b->by, mb, tail);
+    int rc = record_failure(w->report, where, s->manifest_list != NULL, ICM_EINVALID,
+                            icm_error_last()->message);
+    icm_error_clear();
+    return rc;
+}
+
+/* After the second pass: each walked snapshot's paths named more than once, judged. Returns 0
+ * or ICM_ENOMEM (damage is the report's). */
+static int judge_snapshots(walk *w)
+{
+    if (w->n_repeated == 0)
+        return 0;
+    /* The sightings of repeated paths, by manifest: at[start[t] .. start[t + 1]). */
+    size_t n_read = w->to_read.len, n = 0;
+    size_t *start = icm__calloc(n_read + 1, sizeof *start);
+    if (start == NULL)
+        return ICM_ENOMEM;
+    for (size_t k = 0; k < w->n_sightings; k++)
+        if (repeated_slot(w, w->sightings[k].path)->path != NULL) {
+            start[w->sightings[k].manifest + 1]++;
+            n++;
+        }
+    for (size_t t = 0; t < n_read; t++)
+        start[t + 1] += start[t];
+    size_t cap = 16;
+    while (cap < n * 2)
+        cap *= 2;
+    size_t *at = icm__calloc(n ? n : 1, sizeof *at), *next = icm__calloc(n ? n : 1, sizeof *next);
+    size_t *fill = icm__calloc(n_read + 1, sizeof *fill);
+    struct slot {
+        uint64_t path;
+        size_t stamp, head;
+    } *table = icm__calloc(cap, sizeof *table);
+    int rc = at && next && fill && table ? 0 : ICM_ENOMEM;
+    for (size_t k = 0; rc == 0 && k < w->n_sightings; k++)
+        if (repeated_slot(w, w->sightings[k].path)->path != NULL) {
+            size_t t = w->sightings[k].manifest;
+            at[start[t] + fill[t]++] = k;
+        }
+    for (size_t li = 0; rc == 0 && li < w->n_lists; li++) {
+        const list_members *l = &w->lists[li];
+        bool damaged = false;
+        for (size_t j = 0; !damaged && rc == 0 && j < l->n; j++) {
+            size_t t = w->manifests[w->members[l->first + j]].to_read;
+            if (t == SIZE_MAX || w->sight_span[t][1] == SIZE_MAX)
+                continue; /* entries not read, or not whole (a failure of its own) */
+            for (size_t q = start[t]; !damaged && rc == 0 && q < start[t + 1]; q++) {
+                const sighting *x = &w->sightings[at[q]];
+                struct slot *sl = NULL;
+                for (size_t i = x->path & (cap - 1);; i = (i + 1) & (cap - 1)) {
+                    sl = &table[i];
+                    if (sl->stamp != li + 1) {
+                        *sl = (struct slot){x->path, li + 1, SIZE_MAX};
+                        break;
+                    }
+                    if (sl->path == x->path)
+                        break;
+                }
+                for (size_t p = sl->head; p != SIZE_MAX; p = next[p]) {
+                    const sighting *y = &w->sightings[at[p]];
+                    verdict v = judge_pair(w, y, x);
+                    if (v != ONE_FILE) {
+                        rc = report_damage(w, l, v, y, x);
+                        damaged = true;
+                        break;
+                    }
+                }
+                next[q] = sl->head;
+                sl->head = q;
+            }
+        }
+    }
+    icm__free(start);
+    icm__free(at);
+    icm__free(next);
+    icm__free(fill);
+    icm__free(table);
+    return rc;
+}
+
 /* Second pass, one manifest: its live entries to the callback, then its read failure, if any,
  * to the report (as a single pass reports them: entries decoded before the failure first). */
 static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
@@ -696,7 +1047,9 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
         rc = deliver(w, m->locations + m->entries[k].location_offset, m->entries[k].kind,
                      m->entries[k].size_bytes);
     const char *dup = NULL;
-    if (rc == 0 && m->rc == 0 && !w->filtered) /* (a filter's entries: deletion vectors too) */
+    if (rc == 0 && m->rc == 0 && w->judging)
+        rc = sight_entries(w, i, r, m);
+    else if (rc == 0 && m->rc == 0 && !w->filtered) /* (a filter's: deletion vectors too) */
         rc = named_twice(w, m, &dup);
     if (rc == 0 && dup != NULL) {
         icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, r->mf.manifest_path,
@@ -749,6 +1102,13 @@ static int deliver_notes(walk *w)
         w->read_whole = icm__calloc(n, sizeof *w->read_whole);
         if (w->read_live == NULL || w->read_whole == NULL)
             rc = ICM_ENOMEM;
+    }
+    if (rc == 0 && w->judging) {
+        w->sight_span = icm__calloc(w->to_read.len ? w->to_read.len : 1, sizeof *w->sight_span);
+        if (w->sight_span == NULL)
+            rc = ICM_ENOMEM;
+        for (size_t i = 0; rc == 0 && i < w->to_read.len; i++)
+            w->sight_span[i][0] = w->sight_span[i][1] = SIZE_MAX;
     }
     if (rc == 0)
         rc = icm__manifest_ahead_start(&ahead, &w->bulk, w->to_read.items, w->to_read.len, NULL,
@@ -833,6 +1193,7 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     w.payload = payload;
     w.report = report;
     w.collect = collect;
+    w.judging = local.read_entries;
     int rc = icm__manifest_bulk_init(&w.bulk, io, icm_table_metadata_format_version(md));
     /* The chosen snapshots' manifest lists, in walk order, are read ahead. */
     size_t n = icm_table_metadata_snapshot_count(md), n_lists = 0;
@@ -863,6 +1224,8 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
         rc = deliver_notes(&w);
     if (rc == 0)
         rc = judge_pending(&w);
+    if (rc == 0)
+        rc = judge_snapshots(&w);
     if (rc == 0 && local.statistics)
         rc = walk_statistics(&w);
     notes_dispose(&w);
@@ -876,6 +1239,14 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     icm__free(w.count_whole);
     icm__free(w.pending);
     icm__free(w.pending_manifests);
+    icm__free(w.lists);
+    icm__free(w.members);
+    icm__free(w.sightings);
+    icm__free(w.sight_span);
+    icm__free(w.paths);
+    for (size_t i = 0; i < w.repeated_cap; i++)
+        icm__free(w.repeated[i].path);
+    icm__free(w.repeated);
     icm__manifest_refs_dispose(&w.to_read);
     icm__strset_dispose(&w.seen_written);
     icm__strset_dispose(&w.seen_keys);

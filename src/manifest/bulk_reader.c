@@ -5,6 +5,7 @@
  */
 #include <stdint.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "io/prefetch.h"
 #include "manifest/bulk_reader.h"
@@ -220,6 +221,8 @@ typedef struct manifest_slot {
     size_t locations_cap;
     icm__ahead_entry *entries;
     size_t entries_cap;
+    icm__ahead_entry *deleted;
+    size_t deleted_cap;
     icm__error_saved *err; /* the decoding thread's last error when pub.rc != 0 */
     size_t by_status[3];   /* entries read, by status (EXISTING, ADDED, DELETED) */
 } manifest_slot;
@@ -237,7 +240,9 @@ struct icm__manifest_ahead {
 };
 
 static const uint64_t ENTRY_FIELDS =
-    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE;
+    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE |
+    ICM_MANIFEST_FIELD_SNAPSHOT_ID | ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS |
+    ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS;
 
 /* The kind of a live manifest entry. A position-delete file in Puffin format is a deletion
  * vector (spec v3 "Deletion Vectors"). */
@@ -268,7 +273,18 @@ static int grow(void **items, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-/* Decoding callback: keep the live entries. A DELETED entry protects nothing; for deletion
+/* A digest of an entry's bounds maps (their Avro bytes; 0 when neither is given). */
+static uint64_t bounds_digest(const icm__entry_view *e)
+{
+    if (e->lower_bounds.len == 0 && e->upper_bounds.len == 0)
+        return 0;
+    uint64_t lower = XXH3_64bits(e->lower_bounds.data, e->lower_bounds.len);
+    uint64_t h = XXH3_64bits_withSeed(e->upper_bounds.data, e->upper_bounds.len, lower);
+    return h ? h : 1;
+}
+
+/* Decoding callback: keep the live entries, and without a filter the DELETED ones apart (a
+ * DELETED entry protects nothing, but says which commit removed the file). For deletion
  * vectors the vector's own file is file_path (referenced_data_file is not a reached file). */
 static int on_entry(const icm__entry_view *e, void *payload)
 {
@@ -276,28 +292,39 @@ static int on_entry(const icm__entry_view *e, void *payload)
     s->pub.entries_read++;
     if ((unsigned)e->status < 3)
         s->by_status[e->status]++;
-    if (e->status == ICM_ENTRY_DELETED)
+    bool paths_only = s->owner->filter != NULL; /* (nothing else was decoded) */
+    bool deleted = e->status == ICM_ENTRY_DELETED;
+    if (deleted && paths_only)
         return 0;
     /* The filter judges the path where it lies in the block: a path it drops is not kept. */
-    if (s->owner->filter != NULL &&
-        !s->owner->filter(e->file_path, e->file_path_len, s->owner->filter_ctx))
+    if (paths_only && !s->owner->filter(e->file_path, e->file_path_len, s->owner->filter_ctx))
         return 0;
     size_t len = e->file_path_len + 1;
+    size_t *n = deleted ? &s->pub.deleted_count : &s->pub.count;
+    icm__ahead_entry **items = deleted ? &s->deleted : &s->entries;
+    size_t *cap = deleted ? &s->deleted_cap : &s->entries_cap;
     int rc = 0;
     if (s->locations_cap - s->locations_len < len)
         rc = grow((void **)&s->locations, &s->locations_cap, s->locations_len + len, 1);
-    if (rc == 0 && s->pub.count == s->entries_cap)
-        rc = grow((void **)&s->entries, &s->entries_cap, s->pub.count + 1, sizeof *s->entries);
+    if (rc == 0 && *n == *cap)
+        rc = grow((void **)items, cap, *n + 1, sizeof **items);
     if (rc != 0)
         return rc;
     /* The path as a C string (the view's is not one). */
     char *path = s->locations + s->locations_len;
     memcpy(path, e->file_path, e->file_path_len);
     path[e->file_path_len] = '\0';
-    bool paths_only = s->owner->filter != NULL; /* (format and size were not decoded) */
-    s->entries[s->pub.count++] = (icm__ahead_entry){
-        s->locations_len, paths_only ? -1 : e->file_size_in_bytes,
-        paths_only ? ICM__FILE_DATA : entry_kind(e), e->status == ICM_ENTRY_ADDED};
+    (*items)[(*n)++] = (icm__ahead_entry){
+        .location_offset = s->locations_len,
+        .size_bytes = paths_only ? -1 : e->file_size_in_bytes,
+        .kind = paths_only ? ICM__FILE_DATA : entry_kind(e),
+        .added = e->status == ICM_ENTRY_ADDED,
+        .has_snapshot_id = e->has_snapshot_id,
+        .has_file_sequence_number = e->has_file_sequence_number,
+        .snapshot_id = e->snapshot_id,
+        .file_sequence_number = e->file_sequence_number,
+        .record_count = paths_only ? -1 : e->record_count,
+        .bounds = paths_only ? 0 : bounds_digest(e)};
     s->locations_len += len;
     return 0;
 }
@@ -308,6 +335,7 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     manifest_slot *s = slot;
     s->owner = a;
     s->pub.count = 0;
+    s->pub.deleted_count = 0;
     s->pub.entries_read = 0;
     s->locations_len = 0;
     memset(s->by_status, 0, sizeof s->by_status);
@@ -328,6 +356,7 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     s->pub.rc = rc != 0 ? save_error(&s->err, rc) : 0;
     s->pub.locations = s->locations != NULL ? s->locations : "";
     s->pub.entries = s->entries;
+    s->pub.deleted = s->deleted;
 }
 
 int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bulk *b,
@@ -396,6 +425,7 @@ void icm__manifest_ahead_finish(icm__manifest_ahead *a)
     for (size_t k = 0; k < MANIFESTS_AHEAD_WINDOW; k++) {
         icm__free(a->slots[k].locations);
         icm__free(a->slots[k].entries);
+        icm__free(a->slots[k].deleted);
         icm__free(a->slots[k].err);
     }
     icm__free(a);

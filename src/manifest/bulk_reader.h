@@ -164,19 +164,29 @@ void icm__lists_ahead_finish(icm__lists_ahead *a);
 
 /* ---- manifests ---- */
 
-/* One live entry of a decoded manifest. */
+/* One entry of a decoded manifest. Without a filter, also what tells one commit's entry of a
+ * file from another's (the walk's judgement of a snapshot's entries, reach_walk.c): who wrote
+ * it and a digest of what it says of the file. */
 typedef struct icm__ahead_entry {
     size_t location_offset;  /* into icm__ahead_manifest.locations (NUL-terminated) */
     int64_t size_bytes;
     icm__file_kind kind;
-    bool added;              /* status ADDED (else EXISTING): added by the manifest's commit */
+    bool added;              /* status ADDED (else EXISTING, or DELETED in `deleted`) */
+    bool has_snapshot_id, has_file_sequence_number; /* as written (none inherited) */
+    int64_t snapshot_id;     /* the commit that added it (DELETED: that deleted it) */
+    int64_t file_sequence_number;
+    int64_t record_count;    /* -1: absent */
+    uint64_t bounds;         /* digest of lower_bounds and upper_bounds; 0: neither given */
 } icm__ahead_entry;
 
-/* A decoded manifest: its live entries in manifest order, up to the first read error. */
+/* A decoded manifest: its live entries in manifest order, up to the first read error, and,
+ * read without a filter, its DELETED entries. */
 typedef struct icm__ahead_manifest {
     const char *locations;
     const icm__ahead_entry *entries;
     size_t count;
+    const icm__ahead_entry *deleted;
+    size_t deleted_count;
     size_t entries_read; /* entries decoded, every status */
     int rc;              /* 0, or why the manifest could not be read (whole or in part) */
 } icm__ahead_manifest;

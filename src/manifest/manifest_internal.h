@@ -162,9 +162,20 @@ typedef struct icm__entry_view {
                                    * not asked for); holds no NUL byte */
     size_t file_path_len;
     int64_t file_size_in_bytes;   /* -1 when not asked for or null */
+    /* Asked for with ICM_MANIFEST_FIELD_SNAPSHOT_ID, _SEQUENCE_NUMBERS, _RECORD_COUNT and
+     * _METRICS; absent (false, -1, empty) when not asked for or null. As written: nothing
+     * inherited from the manifest list row in the view program (the whole decode, used when a
+     * schema allows no view program, does apply inheritance; either way an absent value is
+     * the row's, spec "Sequence Number Inheritance"). */
+    bool has_snapshot_id, has_file_sequence_number;
+    int64_t snapshot_id;
+    int64_t file_sequence_number;
+    int64_t record_count;
+    icm_raw lower_bounds, upper_bounds; /* borrowed as file_path; the maps' Avro bytes */
 } icm__entry_view;
-/* icm_manifest_reader_next as a view: for a projection of at most file path, format and size
- * (and a data_file that is not optional) the entry is decoded straight from the block by one
+/* icm_manifest_reader_next as a view: for a projection of at most file path, format, size,
+ * snapshot id, sequence numbers, record count and metrics (and a data_file that is not
+ * optional) the entry is decoded straight from the block by one
  * compiled program, with no copy and the same checks on those fields; otherwise it is decoded
  * whole and viewed. Inheritance is not applied (a view holds nothing inherited). Same errors. */
 int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out);

@@ -126,7 +126,7 @@ struct icm_manifest_reader {
      * projection asks for more than a view holds or data_file is optional (then views are
      * taken from the decoded entry). */
     struct view_op {
-        uint8_t what;  /* VIEW_SKIP, VIEW_NUM or VIEW_STR */
+        uint8_t what;  /* VIEW_SKIP, VIEW_NUM, VIEW_STR or VIEW_RAW */
         uint8_t slot;  /* the me_slot read */
         uint32_t node; /* the value's type; for VIEW_SKIP the first step */
         uint32_t steps;
@@ -135,11 +135,14 @@ struct icm_manifest_reader {
     icm__avro_skip_step *view_skips;
 };
 
-enum { VIEW_SKIP, VIEW_NUM, VIEW_STR };
+enum { VIEW_SKIP, VIEW_NUM, VIEW_STR, VIEW_RAW };
 
-/* What a view holds, besides status and content (always decoded). */
+/* What a view holds, besides status and content (always decoded); of the metrics only the
+ * bounds (the others are skipped). */
 static const uint64_t VIEW_FIELDS =
-    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE;
+    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE |
+    ICM_MANIFEST_FIELD_SNAPSHOT_ID | ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS |
+    ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS;
 
 /* The skip programs of the runs of skipped fields of record `rec_node` (plan: a slot per
  * field, ME_SKIP for skipped ones), see df_run. */
@@ -294,19 +297,23 @@ static int view_compile(icm_manifest_reader *r)
             view_skip(r, &n_steps, t);
             continue;
         }
-        if (r->plan[i] == ME_STATUS) {
-            r->view_ops[r->n_view_ops++] = (struct view_op){VIEW_NUM, ME_STATUS, t, 0};
+        if (r->plan[i] != ME_DATA_FILE) { /* status, snapshot id, sequence numbers */
+            r->view_ops[r->n_view_ops++] = (struct view_op){VIEW_NUM, r->plan[i], t, 0};
             continue;
         }
-        /* (the projection asks for nothing else of manifest_entry: this is data_file) */
         for (uint32_t j = 0; j < df->n; j++) {
             uint32_t ft = s->fields[df->first + j].type;
             uint8_t slot = r->df_plan[j];
-            if (slot == ME_SKIP)
+            uint8_t what = slot == DF_PATH || slot == DF_FORMAT   ? VIEW_STR
+                           : slot == DF_LOWER || slot == DF_UPPER ? VIEW_RAW
+                           : slot == DF_COLUMN_SIZES || slot == DF_VALUE_COUNTS ||
+                                   slot == DF_NULL_COUNTS || slot == DF_NAN_COUNTS
+                               ? VIEW_SKIP
+                               : VIEW_NUM;
+            if (slot == ME_SKIP || what == VIEW_SKIP)
                 view_skip(r, &n_steps, ft);
             else
-                r->view_ops[r->n_view_ops++] = (struct view_op){
-                    slot == DF_PATH || slot == DF_FORMAT ? VIEW_STR : VIEW_NUM, slot, ft, 0};
+                r->view_ops[r->n_view_ops++] = (struct view_op){what, slot, ft, 0};
         }
     }
     return 0;
@@ -673,8 +680,11 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
 {
     const icm__avro_schema *s = r->schema;
     icm__avro_cur *c = &r->it.cur;
-    *v = (icm__entry_view){ICM_ENTRY_EXISTING, ICM_FILE_CONTENT_DATA, ICM_FILE_FORMAT_OTHER,
-                           NULL, 0, -1};
+    *v = (icm__entry_view){.status = ICM_ENTRY_EXISTING,
+                           .content = ICM_FILE_CONTENT_DATA,
+                           .file_format = ICM_FILE_FORMAT_OTHER,
+                           .file_size_in_bytes = -1,
+                           .record_count = -1};
     const uint8_t *path = NULL, *format = NULL;
     size_t path_len = 0, format_len = 0;
     bool has_status = false;
@@ -683,6 +693,11 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
         const struct view_op *op = &r->view_ops[k];
         if (op->what == VIEW_SKIP) {
             rc = icm__avro_run_skip_steps(s, r->view_skips + op->node, op->steps, c);
+            continue;
+        }
+        if (op->what == VIEW_RAW) {
+            rc = icm__read_raw(s, op->node, c, op->slot == DF_LOWER ? &v->lower_bounds
+                                                                    : &v->upper_bounds);
             continue;
         }
         if (op->what == VIEW_STR) {
@@ -708,7 +723,16 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
                 return rc;
             break;
         case DF_FILE_SIZE: v->file_size_in_bytes = x; break;
-        default: break; /* (a numeric field a view does not hold: none is planned) */
+        case DF_RECORD_COUNT: v->record_count = x; break;
+        case ME_SNAPSHOT_ID:
+            v->snapshot_id = x;
+            v->has_snapshot_id = true;
+            break;
+        case ME_FILE_SEQ:
+            v->file_sequence_number = x;
+            v->has_file_sequence_number = true;
+            break;
+        default: break; /* (the data sequence number: not held) */
         }
     }
     if (rc < 0)
@@ -733,9 +757,20 @@ int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out)
     if (rc < 0)
         return rc;
     const icm_manifest_entry *e = &r->row;
-    *out = (icm__entry_view){e->status, e->data_file.content, e->data_file.file_format,
-                             e->data_file.file_path, e->data_file.file_path_len,
-                             e->data_file.file_size_in_bytes};
+    const icm_data_file *d = &e->data_file;
+    *out = (icm__entry_view){.status = e->status,
+                             .content = d->content,
+                             .file_format = d->file_format,
+                             .file_path = d->file_path,
+                             .file_path_len = d->file_path_len,
+                             .file_size_in_bytes = d->file_size_in_bytes,
+                             .has_snapshot_id = e->has_snapshot_id,
+                             .has_file_sequence_number = e->has_file_sequence_number,
+                             .snapshot_id = e->snapshot_id,
+                             .file_sequence_number = e->file_sequence_number,
+                             .record_count = d->record_count,
+                             .lower_bounds = d->lower_bounds,
+                             .upper_bounds = d->upper_bounds};
     return 0;
 }
 

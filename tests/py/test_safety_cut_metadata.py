@@ -319,6 +319,27 @@ def test_data_loss_list_row_replaced_by_a_second_row_of_a_manifest_it_names(tmp_
         rewrite(lst, lambda recs: rows)
 
 
+def test_data_loss_list_row_replaced_by_a_row_naming_a_byte_copy_of_another_manifest(tmp_path):
+    """Adversary round 9, finding 2 (round 8, finding 1's `copy`): S3's own manifest's row
+    replaced by a row naming a byte copy of S2's manifest under a new name, its counts true:
+    every manifest named once, 3 rows counting 3 files. But S3 then names S2's data file as
+    added twice by S2's commit (once in each copy), which no commit does: the sweep refuses
+    (exit 5) and every file stays (S3's data file and manifest among them)."""
+    lake, lst, manifests = overwritten_lake(tmp_path)
+    with open(lst, "rb") as f:
+        rows = list(fastavro.reader(f))
+    copy = os.path.join(os.path.dirname(manifests[1]), "copy-of-" + os.path.basename(manifests[1]))
+    shutil.copy(manifests[1], copy)
+    row = dict(rows[1], manifest_path="file://" + copy)
+    rewrite(lst, lambda recs: [row] + recs[1:])
+    age([lst, copy])
+    before = lake.files()
+    r = lake.icm("remove-orphan-files", "ns.t")
+    assert r.returncode == 5, (r.stdout, r.stderr)
+    assert "as added twice by commit" in r.stderr and "copy-of-" in r.stderr, r.stderr
+    assert lake.files() == before
+
+
 def test_data_loss_list_row_cut_and_another_rows_count_raised_before_an_expiry(tmp_path):
     """Adversary round 8, finding 4: S3's list loses S1's manifest's row and S2's manifest's row
     says 2 files instead of 1 (the totals agree). The expiry keeping S3..S5 finds the lie only

@@ -94,10 +94,11 @@ def outside(victim):
     return victim.replace("/ns/t/", "/ns/u/", 1)
 
 
-def flip_one_path(manifest, victim, damage=None):
+def flip_one_path(manifest, victim, damage=None, keep_length=False):
     """Rewrite `manifest` (same codec and metadata) with one character of `victim`'s path
     changed (by `damage`, else its name's last character), as one flipped bit in a deflate
-    block would; returns the damaged path."""
+    block would; returns the damaged path. keep_length: the file padded (a header metadata
+    key) to its old length in bytes, so that the length its list row records still holds."""
     with open(manifest, "rb") as f:
         r = fastavro.reader(f)
         schema, recs = r.writer_schema, list(r)
@@ -109,8 +110,22 @@ def flip_one_path(manifest, victim, damage=None):
     damaged = damage(victim) if damage else victim[:i] + ("x" if victim[i] != "x" else "y") + \
         victim[i + 1:]
     hits[0]["data_file"]["file_path"] = damaged
+    size = os.path.getsize(manifest)
+
+    def encoded(pad):
+        import io
+        out = io.BytesIO()
+        fastavro.writer(out, schema, recs, codec=codec, codec_compression_level=9,
+                        metadata=dict(meta, **({"x-pad": "p" * pad} if pad else {})))
+        return out.getvalue()
+    data = encoded(0)
+    if keep_length:
+        data = next((d for d in (encoded(pad) for pad in range(max(0, size - len(data) - 8),
+                                                               size - len(data) + 8))
+                     if len(d) == size), None)
+        assert data is not None, f"{manifest} cannot be padded to {size} bytes"
     with open(manifest, "wb") as f:
-        fastavro.writer(f, schema, recs, metadata=meta, codec=codec)
+        f.write(data)
     return damaged
 
 
@@ -254,6 +269,149 @@ def test_data_loss_entry_renamed_to_a_same_size_sibling(tmp_path):
     assert p.returncode == 6 and f"names {other} as added twice" in p.stdout, p.stdout
     restore(manifest, backup)
     assert read_every_snapshot(tbl) == before
+
+
+def same_size_files(tbl, rows):
+    """One Parquet file per row list under data/ (distinct rows, one size), as file URIs."""
+    import pyarrow.parquet as pq
+    files = []
+    for i, ids in enumerate(rows):
+        f = tbl["dir"] / "data" / f"part-0000{i + 1}.parquet"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"id": ids, "s": ["same"] * len(ids)}, schema=SCHEMA), str(f))
+        files.append(f"file://{f}")
+    assert len({os.path.getsize(local(f)) for f in files}) == 1
+    return files
+
+
+def current_ids(tbl):
+    t = tbl["cat"].load_table("ns.t")
+    return sorted(t.scan().to_arrow().column("id").to_pylist())
+
+
+def manifest_naming(tbl, path):
+    """The current snapshot's manifest with a live entry for `path` (its local path)."""
+    t = tbl["cat"].load_table("ns.t")
+    hits = [m for m in t.current_snapshot().manifests(t.io)
+            if any(e.data_file.file_path == path and e.status.value in (0, 1)
+                   for e in m.fetch_manifest_entry(t.io, discard_deleted=False))]
+    assert len(hits) == 1, hits
+    return local(hits[0].manifest_path)
+
+
+def refused_everywhere(tbl, message, expire_args=None):
+    """The sweep (dry run too) refuses with `message`, `check` reports it, and the expiry (when
+    given its arguments) refuses after its commit, naming the damaged list (`check` says
+    why): no data file, manifest or list deleted."""
+    age_all(tbl["dir"])
+    files_before = all_files(tbl)
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "remove-orphan-files", "ns.t", *extra)
+        assert p.returncode == 5, p.stderr
+        assert message in p.stderr, p.stderr
+        assert all_files(tbl) == files_before
+    p = icm(tbl, "check", "ns.t")
+    assert p.returncode == 6 and message in p.stdout, p.stdout
+    if expire_args is not None:
+        p = icm(tbl, "expire-snapshots", "ns.t", *expire_args)
+        assert p.returncode == 5, p.stderr
+        assert "(manifest_list, snapshot 0, cannot be checked)" in p.stderr, p.stderr
+        assert [f for f in all_files(tbl) if not f.endswith(".metadata.json")] == \
+            [f for f in files_before if not f.endswith(".metadata.json")]
+
+
+def test_data_loss_live_entry_renamed_to_a_file_its_snapshot_deleted(tmp_path):
+    """Adversary round 9, finding 1: add_files of three same-size files, then a delete of the
+    third file's rows, for which PyIceberg rewrites the manifest (the first two EXISTING, the
+    third DELETED); one character of that manifest turns the first file's EXISTING entry into
+    the third's name. No path is live twice and the size check passes, but the snapshot names
+    the third file live, added before the commit that deleted it: the sweep and the expiry
+    refuse, `check` reports it; the first file stays; restored, the table reads as before."""
+    from pyiceberg.expressions import GreaterThanOrEqual
+    tbl = make_table(tmp_path, appends=0)
+    files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").delete(GreaterThanOrEqual("id", 5))
+    assert current_ids(tbl) == [1, 2, 3, 4]
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
+    refused_everywhere(tbl, f"names {files[2]} live (in",
+                       ("--older-than", "0s", "--retain-last", "1"))
+    assert os.path.exists(local(files[0]))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4]
+
+
+def test_data_loss_entry_renamed_to_a_same_size_file_a_later_commit_added(tmp_path):
+    """Adversary round 9, finding 1a: the first and second files added by one commit, the third
+    by the next; one character of the first commit's manifest (carried into the second
+    snapshot) turns the first file's entry into the third's name. The current snapshot names
+    the third file live twice, by two commits (which Java allows for one file appended again),
+    but the two entries disagree on its bounds: they cannot both describe it. The sweep refuses,
+    `check` reports it; the first file stays; restored, the table reads as before."""
+    tbl = make_table(tmp_path, appends=0)
+    files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
+    tbl["cat"].load_table("ns.t").add_files(files[:2])
+    tbl["cat"].load_table("ns.t").add_files(files[2:])
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
+    refused_everywhere(tbl, f"names {files[2]} live twice with a different size, record count "
+                            f"or bounds")
+    assert os.path.exists(local(files[0]))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 5, 6]
+
+
+def test_data_loss_existing_entry_of_a_merged_manifest_renamed_to_a_sibling(tmp_path):
+    """Adversary round 9, finding 1b (round 8, 2b): add_files of three same-size files, then an
+    append that merges the manifests (the three EXISTING in the merged one); one character of
+    the merged manifest turns the first file's entry into the third's name: two EXISTING
+    entries added by one commit. The expiry of the first snapshot, which would make the first
+    file a candidate, refuses; so do the sweep and `check`; the first file stays."""
+    tbl = make_table(tmp_path, appends=0, merge=True)
+    files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [9], "s": ["x"]}, schema=SCHEMA))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
+    refused_everywhere(tbl, f"names {files[2]} as added twice",
+                       ("--older-than", "0s", "--retain-last", "1"))
+    assert os.path.exists(local(files[0]))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 5, 6, 9]
+
+
+def test_file_appended_again_or_deleted_and_added_again_is_no_damage(tmp_path):
+    """The table's own history may name one path twice: one file appended again by a later
+    commit (both entries describe it), or a file deleted and then added again. Neither is
+    damage: the sweep, the expiry and `check` go on."""
+    from pyiceberg.expressions import GreaterThanOrEqual
+    tbl = make_table(tmp_path, appends=0)
+    files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
+    t = tbl["cat"].load_table("ns.t")
+    t.add_files(files)
+    tbl["cat"].load_table("ns.t").delete(GreaterThanOrEqual("id", 5))
+    # added again after its deletion, and the first file appended a second time
+    tbl["cat"].load_table("ns.t").add_files(files[2:], check_duplicate_files=False)
+    tbl["cat"].load_table("ns.t").add_files(files[:1], check_duplicate_files=False)
+    assert current_ids(tbl) == [1, 1, 2, 2, 3, 4, 5, 6]
+    age_all(tbl["dir"])
+    before = all_files(tbl)
+    p = icm(tbl, "check", "ns.t", "--all")
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 0, p.stderr
+    assert all_files(tbl) == before
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
+    assert p.returncode == 0, p.stderr
+    assert {f for f in all_files(tbl) if "/data/" in f} == {local(f) for f in files}
+    assert current_ids(tbl) == [1, 1, 2, 2, 3, 4, 5, 6]
 
 
 def test_no_verify_expiry_deletes_as_without_the_check(tmp_path):
