@@ -120,7 +120,6 @@ typedef struct manifest_facts {
     bool counted;
     size_t to_read, to_count;
     size_t judged;
-    size_t member;  /* the last list note_members noted it for */
 } manifest_facts;
 
 /* A list with rows whose counts only the manifests' entries tell: the counted rows' sum, and
@@ -131,22 +130,12 @@ typedef struct pending_list {
     size_t first, n;
 } pending_list;
 
-/* One entry of a manifest whose entries were read whole, as judge_snapshots needs it. */
-typedef struct sighting {
-    uint64_t path;     /* the location's hash (never 0) */
-    uint64_t facts;    /* digest of the recorded size and record count */
-    uint64_t bounds;   /* icm__ahead_entry.bounds (0: none given) */
-    int64_t by;        /* the commit that added it (deleted: that deleted it); INT64_MIN unknown */
-    int64_t when;      /* that commit's place in the table's history: its sequence number (v1:
-                          its timestamp); INT64_MIN unknown */
-    uint32_t manifest; /* to_read index */
-    bool deleted;
-} sighting;
-
-/* A list's manifests (numbers in seen_keys), members[first, first + n). */
+/* A list's rows' manifests (numbers in seen_keys) as a change to the list walked before it
+ * (so a long history of lists sharing most manifests costs what changes): members[first,
+ * first + added) joined, members[first + added, first + added + removed) left. */
 typedef struct list_members {
     const icm_snapshot *snapshot;
-    size_t first, n;
+    size_t first, added, removed;
 } list_members;
 
 typedef struct walk {
@@ -194,25 +183,20 @@ typedef struct walk {
     size_t n_pending, pending_cap;
     size_t *pending_manifests;    /* their count-less rows' manifests (numbers in seen_keys) */
     size_t n_pending_manifests, pending_manifests_cap;
-    /* judge_snapshots: each walked list's manifests, every read manifest's entries as
-     * sightings (sight_span by to_read index, SIZE_MAX: not read whole), the set of their
-     * paths' hashes, and the paths seen more than once (hash, name). */
+    /* judge_snapshots: each walked list's manifests, and the hashes of the paths of every
+     * manifest read whole (hash_span by to_read index; SIZE_MAX: not read whole). */
     bool judging;
     list_members *lists;
     size_t n_lists, lists_cap;
     size_t *members;
     size_t n_members, members_cap;
-    size_t members_mark;          /* note_members's stamp (manifest_facts.member) */
-    sighting *sightings;
-    size_t n_sightings, sightings_cap;
-    size_t (*sight_span)[2];      /* by to_read index: [first, end) of its sightings */
-    uint64_t *paths;              /* open addressing, 0 empty */
-    size_t n_paths, paths_cap;
-    struct repeated {
-        uint64_t hash;
-        char *path;               /* NULL: empty */
-    } *repeated;
-    size_t n_repeated, repeated_cap;
+    size_t *prev, *cur;           /* the last list's rows' manifests (numbers), this one's */
+    size_t n_prev, prev_cap, cur_cap;
+    int32_t *delta;               /* by number: note_members's count (0 between calls) */
+    size_t delta_cap;
+    uint64_t *hashes;
+    size_t n_hashes, hashes_cap;
+    size_t (*hash_span)[2];       /* by to_read index: [first, end) of its hashes */
 } walk;
 
 /* Hand a reached file to the callback. */
@@ -601,27 +585,75 @@ static int judge_pending(walk *w)
     return 0;
 }
 
-/* A list (or a v1 snapshot's embedded manifests) read whole: its manifests, each once, for
- * judge_snapshots. Returns 0 or ICM_ENOMEM. */
+/* Room for `need` items of `size` bytes. */
+static bool reserve(void *items_p, size_t *cap, size_t need, size_t size)
+{
+    while (*cap < need)
+        if (!grow(items_p, *cap, cap, size))
+            return false;
+    return true;
+}
+
+/* A list (or a v1 snapshot's embedded manifests) read whole: its rows' manifests for
+ * judge_snapshots, as a change to the last list noted: between the rows it shares with that
+ * list's start and those it shares with its end (a new list is most often one new row before
+ * or after the last list's rows), its rows joined and the last list's left. Counted as rows,
+ * so a manifest named twice is there until both rows leave. Returns 0 or ICM_ENOMEM. */
 static int note_members(walk *w, const icm_snapshot *s)
 {
     if (!w->judging)
         return 0;
     if (w->rows.lost)
         return ICM_ENOMEM;
-    size_t first = w->n_members, mark = ++w->members_mark;
-    for (size_t i = 0; i < w->rows.cur_len; i++) {
-        size_t number = w->spelling[w->rows.cur[i].id];
-        if (w->manifests[number].member == mark)
-            continue; /* named twice: one manifest */
-        w->manifests[number].member = mark;
-        if (!grow(&w->members, w->n_members, &w->members_cap, sizeof *w->members))
-            return ICM_ENOMEM;
-        w->members[w->n_members++] = number;
-    }
-    if (!grow(&w->lists, w->n_lists, &w->lists_cap, sizeof *w->lists))
+    size_t nc = w->rows.cur_len, np = w->n_prev, head = 0, tail = 0;
+    if (!reserve(&w->cur, &w->cur_cap, nc, sizeof *w->cur))
         return ICM_ENOMEM;
-    w->lists[w->n_lists++] = (list_members){s, first, w->n_members - first};
+    if (w->delta_cap < w->n_manifests) {
+        size_t cap = w->n_manifests * 2;
+        int32_t *d = icm__reallocarray(w->delta, cap, sizeof *d);
+        if (d == NULL)
+            return ICM_ENOMEM;
+        memset(d + w->delta_cap, 0, (cap - w->delta_cap) * sizeof *d);
+        w->delta = d;
+        w->delta_cap = cap;
+    }
+    for (size_t i = 0; i < nc; i++)
+        w->cur[i] = w->spelling[w->rows.cur[i].id];
+    while (head < nc && head < np && w->cur[head] == w->prev[head])
+        head++;
+    while (tail < nc - head && tail < np - head &&
+           w->cur[nc - 1 - tail] == w->prev[np - 1 - tail])
+        tail++;
+    size_t first = w->n_members, added = nc - head - tail, removed = np - head - tail;
+    if (!reserve(&w->members, &w->members_cap, first + added + removed, sizeof *w->members) ||
+        !grow(&w->lists, w->n_lists, &w->lists_cap, sizeof *w->lists))
+        return ICM_ENOMEM;
+    /* Between them, rows in another order are no change: what each manifest gains or loses
+     * is counted (delta, zero again after) and only that is noted. */
+    int32_t *delta = w->delta;
+    for (size_t i = head; i < np - tail; i++)
+        delta[w->prev[i]]--;
+    for (size_t i = head; i < nc - tail; i++)
+        delta[w->cur[i]]++;
+    for (size_t i = head; i < nc - tail; i++)
+        if (delta[w->cur[i]] > 0) {
+            delta[w->cur[i]]--;
+            w->members[w->n_members++] = w->cur[i];
+        }
+    added = w->n_members - first;
+    for (size_t i = head; i < np - tail; i++)
+        if (delta[w->prev[i]] < 0) {
+            delta[w->prev[i]]++;
+            w->members[w->n_members++] = w->prev[i];
+        }
+    removed = w->n_members - first - added;
+    w->lists[w->n_lists++] = (list_members){s, first, added, removed};
+    size_t *t = w->prev, tc = w->prev_cap; /* this list is the next one's last */
+    w->prev = w->cur;
+    w->prev_cap = w->cur_cap;
+    w->n_prev = nc;
+    w->cur = t;
+    w->cur_cap = tc;
     return 0;
 }
 
@@ -770,10 +802,24 @@ static int named_twice(walk *w, const icm__ahead_manifest *m, const char **dup)
  *    them): they cannot both describe it;
  *  - or one is live and was added before the commit that the other says deleted the file (a
  *    commit that deletes a file removes every live entry of it).
- * Only the paths the read manifests name more than once are looked at per snapshot, so a table
- * whose manifests name every file once pays one hash per entry. Paths are compared by a 64-bit
- * hash: a collision could only make two files look like one, which can refuse, never delete.
+ * What it costs: while the walk reads, a 64-bit hash per entry; after it, those hashes sorted
+ * once to find the paths named more than once (a table whose manifests name every file once
+ * stops there), then only the manifests naming such a path read again, described (who added
+ * each entry, its sequence number, record count and bounds), and judged list by list. A hash
+ * collision could only make two files look like one: that can refuse, never delete.
  */
+
+/* One entry of a path named more than once, as judge_pair needs it. */
+typedef struct sighting {
+    uint64_t path;     /* the location's hash (never 0) */
+    uint64_t facts;    /* digest of the recorded size and record count */
+    uint64_t bounds;   /* icm__ahead_entry.bounds (0: none given) */
+    int64_t by;        /* the commit that added it (deleted: that deleted it); INT64_MIN unknown */
+    int64_t seq;       /* its file sequence number as written or inherited (deleted: its
+                          manifest's); INT64_MIN unknown or v1 */
+    size_t manifest;   /* to_read index */
+    bool deleted;
+} sighting;
 
 static uint64_t path_hash(const char *location)
 {
@@ -781,111 +827,98 @@ static uint64_t path_hash(const char *location)
     return h != 0 ? h : 1;
 }
 
-/* The name of a path seen more than once (NULL: not seen more than once). */
-static struct repeated *repeated_slot(const walk *w, uint64_t h)
+/* A manifest read whole (to_read index i): the hashes of its entries' paths. */
+static int hash_entries(walk *w, size_t i, const icm__ahead_manifest *m)
 {
-    if (w->repeated_cap == 0)
-        return NULL;
-    for (size_t i = h & (w->repeated_cap - 1);; i = (i + 1) & (w->repeated_cap - 1))
-        if (w->repeated[i].path == NULL || w->repeated[i].hash == h)
-            return &w->repeated[i];
-}
-
-static int note_repeated(walk *w, uint64_t h, const char *location)
-{
-    if ((w->n_repeated + 1) * 2 > w->repeated_cap) {
-        size_t cap = w->repeated_cap ? w->repeated_cap * 2 : 64;
-        struct repeated *t = icm__calloc(cap, sizeof *t), *old = w->repeated;
-        if (t == NULL)
-            return ICM_ENOMEM;
-        size_t old_cap = w->repeated_cap;
-        w->repeated = t;
-        w->repeated_cap = cap;
-        for (size_t i = 0; i < old_cap; i++)
-            if (old[i].path != NULL)
-                *repeated_slot(w, old[i].hash) = old[i];
-        icm__free(old);
-    }
-    struct repeated *r = repeated_slot(w, h);
-    if (r->path != NULL)
-        return 0;
-    if ((r->path = icm__strdup(location)) == NULL)
+    if (!reserve(&w->hashes, &w->hashes_cap, w->n_hashes + m->count + m->deleted_count,
+                 sizeof *w->hashes))
         return ICM_ENOMEM;
-    r->hash = h;
-    w->n_repeated++;
-    return 0;
-}
-
-/* Count a path: a second sighting makes it repeated. */
-static int count_path(walk *w, uint64_t h, const char *location)
-{
-    if ((w->n_paths + 1) * 2 > w->paths_cap) {
-        size_t cap = w->paths_cap ? w->paths_cap * 2 : 1024, old_cap = w->paths_cap;
-        uint64_t *t = icm__calloc(cap, sizeof *t), *old = w->paths;
-        if (t == NULL)
-            return ICM_ENOMEM;
-        for (size_t k = 0; k < old_cap; k++) {
-            if (old[k] == 0)
-                continue;
-            size_t i = old[k] & (cap - 1);
-            while (t[i] != 0)
-                i = (i + 1) & (cap - 1);
-            t[i] = old[k];
-        }
-        icm__free(old);
-        w->paths = t;
-        w->paths_cap = cap;
-    }
-    for (size_t i = h & (w->paths_cap - 1);; i = (i + 1) & (w->paths_cap - 1)) {
-        if (w->paths[i] == h)
-            return note_repeated(w, h, location);
-        if (w->paths[i] == 0) {
-            w->paths[i] = h;
-            w->n_paths++;
-            return 0;
-        }
-    }
-}
-
-/* A manifest read whole (to_read index i): its entries as sightings, their paths counted. The
- * commit of an entry without a snapshot id is the list row's (spec: inherited); so is the
- * sequence number of an ADDED one without a file sequence number, and the sequence number of
- * a DELETED entry's commit is its manifest's (the commit that deleted it wrote it). v1 has no
- * sequence numbers (the commits' timestamps order them: when_of). */
-static int sight_entries(walk *w, size_t i, const icm__manifest_ref *r,
-                         const icm__ahead_manifest *m)
-{
-    bool v2 = icm_table_metadata_format_version(w->md) >= 2 && !r->embedded_v1;
-    w->sight_span[i][0] = w->n_sightings;
+    w->hash_span[i][0] = w->n_hashes;
     for (int del = 0; del < 2; del++) {
         const icm__ahead_entry *es = del ? m->deleted : m->entries;
         size_t n = del ? m->deleted_count : m->count;
-        for (size_t k = 0; k < n; k++) {
-            const icm__ahead_entry *e = &es[k];
-            if (e->kind == ICM__FILE_DELETION_VECTOR)
-                continue; /* (v3 writers put many vectors in one Puffin file: one path) */
-            uint64_t h = path_hash(m->locations + e->location_offset);
-            int rc = count_path(w, h, m->locations + e->location_offset);
-            if (rc == 0 && !grow(&w->sightings, w->n_sightings, &w->sightings_cap,
-                                 sizeof *w->sightings))
-                rc = ICM_ENOMEM;
-            if (rc != 0)
-                return rc;
-            int64_t by = e->has_snapshot_id              ? e->snapshot_id
-                         : r->embedded_v1                ? r->snapshot_id
-                         : r->mf.has_added_snapshot_id   ? r->mf.added_snapshot_id
-                                                         : INT64_MIN;
-            int64_t seq = !v2                                      ? INT64_MIN
-                          : !del && e->has_file_sequence_number    ? e->file_sequence_number
-                          : (del || e->added)                      ? r->mf.sequence_number
-                                                                   : INT64_MIN;
-            int64_t facts[2] = {e->size_bytes, e->record_count};
-            w->sightings[w->n_sightings++] = (sighting){
-                h, XXH3_64bits(facts, sizeof facts), e->bounds, by, seq, (uint32_t)i, del == 1};
-        }
+        for (size_t k = 0; k < n; k++)
+            if (es[k].kind != ICM__FILE_DELETION_VECTOR) /* (many vectors share a path) */
+                w->hashes[w->n_hashes++] = path_hash(m->locations + es[k].location_offset);
     }
-    w->sight_span[i][1] = w->n_sightings;
+    w->hash_span[i][1] = w->n_hashes;
     return 0;
+}
+
+/* A set of hashes (never 0), with the path each names once it is known. */
+typedef struct hash_names {
+    struct hash_name {
+        uint64_t hash; /* 0: empty */
+        char *path;
+    } *slots;
+    size_t cap;
+} hash_names;
+
+static struct hash_name *hash_names_slot(const hash_names *t, uint64_t h)
+{
+    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1))
+        if (t->slots[i].hash == 0 || t->slots[i].hash == h)
+            return &t->slots[i];
+}
+
+static bool hash_names_has(const hash_names *t, uint64_t h)
+{
+    return t->cap > 0 && hash_names_slot(t, h)->hash == h;
+}
+
+static void hash_names_dispose(hash_names *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        icm__free(t->slots[i].path);
+    icm__free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* Sort by radix, 8 bits at a time (tmp: as many items). */
+static void radix_sort(uint64_t *v, uint64_t *tmp, size_t n)
+{
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[((v[i] >> shift) & 0xff) + 1]++;
+        for (size_t b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(v[i] >> shift) & 0xff]++] = v[i];
+        uint64_t *t = v;
+        v = tmp;
+        tmp = t;
+    }
+    /* (eight passes: the sorted items are back in the caller's v) */
+}
+
+/* The hashes that occur more than once, into *out. Returns 0 or ICM_ENOMEM. */
+static int find_repeated(const walk *w, hash_names *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t *v = icm__calloc(w->n_hashes ? w->n_hashes : 1, sizeof *v);
+    uint64_t *tmp = icm__calloc(w->n_hashes ? w->n_hashes : 1, sizeof *tmp);
+    int rc = v != NULL && tmp != NULL ? 0 : ICM_ENOMEM;
+    size_t n = 0;
+    if (rc == 0) {
+        memcpy(v, w->hashes, w->n_hashes * sizeof *v);
+        radix_sort(v, tmp, w->n_hashes);
+        for (size_t i = 1; i < w->n_hashes; i++)
+            if (v[i] == v[i - 1] && (n == 0 || tmp[n - 1] != v[i]))
+                tmp[n++] = v[i]; /* (tmp reused for the repeated ones) */
+    }
+    if (rc == 0 && n > 0) {
+        out->cap = 16;
+        while (out->cap < n * 2)
+            out->cap *= 2;
+        if ((out->slots = icm__calloc(out->cap, sizeof *out->slots)) == NULL)
+            rc = ICM_ENOMEM;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            hash_names_slot(out, tmp[i])->hash = tmp[i];
+    }
+    icm__free(v);
+    icm__free(tmp);
+    return rc;
 }
 
 /* When a sighting's commit was: v2, a DELETED entry's commit as the metadata records it (else
@@ -899,7 +932,7 @@ static int64_t when_of(const walk *w, const sighting *x)
         return s != NULL ? s->timestamp_ms : INT64_MIN;
     if (x->deleted && s != NULL)
         return s->sequence_number;
-    return x->when != INT64_MIN ? x->when : s != NULL ? s->sequence_number : INT64_MIN;
+    return x->seq != INT64_MIN ? x->seq : s != NULL ? s->sequence_number : INT64_MIN;
 }
 
 typedef enum verdict { ONE_FILE, ADDED_TWICE, TWO_FILES, DELETED_BEFORE } verdict;
@@ -923,8 +956,8 @@ static verdict judge_pair(const walk *w, const sighting *a, const sighting *b)
                                                                         : ONE_FILE;
 }
 
-static int report_damage(walk *w, const list_members *l, verdict v, const sighting *a,
-                         const sighting *b)
+static int report_damage(walk *w, const hash_names *names, const list_members *l, verdict v,
+                         const sighting *a, const sighting *b)
 {
     const icm_snapshot *s = l->snapshot;
     if (v == DELETED_BEFORE && a->deleted) {
@@ -932,24 +965,23 @@ static int report_damage(walk *w, const list_members *l, verdict v, const sighti
         a = b;
         b = t;
     }
-    const char *path = repeated_slot(w, a->path)->path;
+    const char *path = hash_names_slot(names, a->path)->path;
     const char *ma = w->to_read.items[a->manifest].mf.manifest_path;
     const char *mb = w->to_read.items[b->manifest].mf.manifest_path;
     const char *where = s->manifest_list != NULL ? s->manifest_list : ma;
+    const char *and = a->manifest == b->manifest ? "" : " and ";
     static const char tail[] = "one entry may be another file's, damaged into this name, and "
                                "that file would look unreferenced: it cannot be trusted";
     if (v == ADDED_TWICE)
         icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
                        "snapshot %" PRId64 " names %s as added twice by commit %" PRId64
                        " (in %s%s%s): %s",
-                       s->snapshot_id, path, a->by, ma, a->manifest == b->manifest ? "" : " and ",
-                       a->manifest == b->manifest ? "" : mb, tail);
+                       s->snapshot_id, path, a->by, ma, and, *and ? mb : "", tail);
     else if (v == TWO_FILES)
         icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
                        "snapshot %" PRId64 " names %s live twice with a different size, record "
                        "count or bounds (in %s%s%s): %s",
-                       s->snapshot_id, path, ma, a->manifest == b->manifest ? "" : " and ",
-                       a->manifest == b->manifest ? "" : mb, tail);
+                       s->snapshot_id, path, ma, and, *and ? mb : "", tail);
     else
         icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
                        "snapshot %" PRId64 " names %s live (in %s), added before commit %" PRId64
@@ -961,48 +993,141 @@ static int report_damage(walk *w, const list_members *l, verdict v, const sighti
     return rc;
 }
 
+/* The manifests naming a repeated path, read again described: their entries of repeated paths
+ * as sightings (in to_read order), *first/by manifest, and the paths' names. A manifest that
+ * can no longer be read whole is the report's failure (as any read: nothing trusts it). */
+typedef struct sightings {
+    sighting *items;
+    size_t n, cap;
+    size_t *start;     /* by to_read index: items[start[t], start[t + 1]) */
+} sightings;
+
+static int read_sightings(walk *w, hash_names *names, sightings *out)
+{
+    size_t n_read = w->to_read.len;
+    memset(out, 0, sizeof *out);
+    out->start = icm__calloc(n_read + 1, sizeof *out->start);
+    icm__manifest_ref *refs = icm__calloc(n_read ? n_read : 1, sizeof *refs);
+    size_t *index = icm__calloc(n_read ? n_read : 1, sizeof *index), n_refs = 0;
+    int rc = out->start != NULL && refs != NULL && index != NULL ? 0 : ICM_ENOMEM;
+    for (size_t t = 0; rc == 0 && t < n_read; t++) {
+        if (w->hash_span[t][1] == SIZE_MAX)
+            continue;
+        for (size_t k = w->hash_span[t][0]; k < w->hash_span[t][1]; k++)
+            if (hash_names_has(names, w->hashes[k])) {
+                refs[n_refs] = w->to_read.items[t]; /* (borrowed: a shallow copy) */
+                index[n_refs++] = t;
+                break;
+            }
+    }
+    icm__manifest_ahead *ahead = NULL;
+    if (rc == 0 && n_refs > 0)
+        rc = icm__manifest_ahead_start_described(&ahead, &w->bulk, refs, n_refs);
+    bool v2 = icm_table_metadata_format_version(w->md) >= 2;
+    for (size_t j = 0; rc == 0 && j < n_refs; j++) {
+        const icm__manifest_ref *r = &refs[j];
+        const icm__ahead_manifest *m = icm__manifest_ahead_get(ahead, j);
+        size_t t = index[j];
+        if (m->rc != 0) {
+            icm__manifest_ahead_raise(ahead, j);
+            rc = settle_manifest(w, m->rc, r->mf.manifest_path);
+        }
+        for (int del = 0; rc == 0 && m->rc == 0 && del < 2; del++) {
+            const icm__ahead_entry *es = del ? m->deleted : m->entries;
+            size_t n = del ? m->deleted_count : m->count;
+            for (size_t k = 0; rc == 0 && k < n; k++) {
+                const icm__ahead_entry *e = &es[k];
+                const char *loc = m->locations + e->location_offset;
+                uint64_t h = e->kind == ICM__FILE_DELETION_VECTOR ? 0 : path_hash(loc);
+                if (h == 0 || !hash_names_has(names, h))
+                    continue;
+                struct hash_name *name = hash_names_slot(names, h);
+                if (name->path == NULL && (name->path = icm__strdup(loc)) == NULL)
+                    rc = ICM_ENOMEM;
+                if (rc == 0 && !grow(&out->items, out->n, &out->cap, sizeof *out->items))
+                    rc = ICM_ENOMEM;
+                if (rc != 0)
+                    break;
+                int64_t by = e->has_snapshot_id            ? e->snapshot_id
+                             : r->embedded_v1              ? r->snapshot_id
+                             : r->mf.has_added_snapshot_id ? r->mf.added_snapshot_id
+                                                           : INT64_MIN;
+                int64_t seq = !v2 || r->embedded_v1                 ? INT64_MIN
+                              : !del && e->has_file_sequence_number ? e->file_sequence_number
+                              : (del || e->added)                   ? r->mf.sequence_number
+                                                                    : INT64_MIN;
+                int64_t facts[2] = {e->size_bytes, e->record_count};
+                out->items[out->n++] = (sighting){
+                    h, XXH3_64bits(facts, sizeof facts), e->bounds, by, seq, t, del == 1};
+                out->start[t + 1]++;
+            }
+        }
+        if (rc == ICM_ENOMEM)
+            w->stop_rc = rc;
+        icm__manifest_ahead_release(ahead, j);
+    }
+    icm__manifest_ahead_finish(ahead);
+    for (size_t t = 0; rc == 0 && t < n_read; t++)
+        out->start[t + 1] += out->start[t];
+    icm__free(refs);
+    icm__free(index);
+    return rc;
+}
+
 /* After the second pass: each walked snapshot's paths named more than once, judged. Returns 0
  * or ICM_ENOMEM (damage is the report's). */
 static int judge_snapshots(walk *w)
 {
-    if (w->n_repeated == 0)
+    if (w->n_hashes < 2 || w->n_lists == 0)
         return 0;
-    /* The sightings of repeated paths, by manifest: at[start[t] .. start[t + 1]). */
-    size_t n_read = w->to_read.len, n = 0;
-    size_t *start = icm__calloc(n_read + 1, sizeof *start);
-    if (start == NULL)
-        return ICM_ENOMEM;
-    for (size_t k = 0; k < w->n_sightings; k++)
-        if (repeated_slot(w, w->sightings[k].path)->path != NULL) {
-            start[w->sightings[k].manifest + 1]++;
-            n++;
-        }
-    for (size_t t = 0; t < n_read; t++)
-        start[t + 1] += start[t];
-    size_t cap = 16;
+    hash_names names;
+    int rc = find_repeated(w, &names);
+    if (rc != 0 || names.cap == 0) {
+        hash_names_dispose(&names);
+        return rc;
+    }
+    sightings sg;
+    rc = read_sightings(w, &names, &sg);
+    size_t n = sg.n, cap = 16;
     while (cap < n * 2)
         cap *= 2;
-    size_t *at = icm__calloc(n ? n : 1, sizeof *at), *next = icm__calloc(n ? n : 1, sizeof *next);
-    size_t *fill = icm__calloc(n_read + 1, sizeof *fill);
+    size_t *next = icm__calloc(n ? n : 1, sizeof *next);
     struct slot {
         uint64_t path;
         size_t stamp, head;
     } *table = icm__calloc(cap, sizeof *table);
-    int rc = at && next && fill && table ? 0 : ICM_ENOMEM;
-    for (size_t k = 0; rc == 0 && k < w->n_sightings; k++)
-        if (repeated_slot(w, w->sightings[k].path)->path != NULL) {
-            size_t t = w->sightings[k].manifest;
-            at[start[t] + fill[t]++] = k;
-        }
+    /* The walked list's manifests holding sightings (its list_members applied in turn):
+     * held[0, n_held), pos by manifest number (SIZE_MAX: not held); rows: the list's rows
+     * naming each. */
+    size_t n_numbers = w->n_manifests ? w->n_manifests : 1, n_held = 0;
+    size_t *held = icm__calloc(n_numbers, sizeof *held), *pos = icm__calloc(n_numbers, sizeof *pos);
+    size_t *rows = icm__calloc(n_numbers, sizeof *rows);
+    if (rc == 0 && (next == NULL || table == NULL || held == NULL || pos == NULL || rows == NULL))
+        rc = ICM_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n_numbers; i++)
+        pos[i] = SIZE_MAX;
     for (size_t li = 0; rc == 0 && li < w->n_lists; li++) {
         const list_members *l = &w->lists[li];
+        for (size_t j = l->first + l->added; j < l->first + l->added + l->removed; j++) {
+            size_t number = w->members[j], at_pos = pos[number];
+            if (--rows[number] > 0 || at_pos == SIZE_MAX)
+                continue;
+            held[at_pos] = held[--n_held];
+            pos[held[at_pos]] = at_pos;
+            pos[number] = SIZE_MAX;
+        }
+        for (size_t j = l->first; j < l->first + l->added; j++) {
+            size_t number = w->members[j], t = w->manifests[number].to_read;
+            if (rows[number]++ == 0 && t != SIZE_MAX && sg.start[t + 1] > sg.start[t]) {
+                pos[number] = n_held;
+                held[n_held++] = number;
+            }
+        }
         bool damaged = false;
-        for (size_t j = 0; !damaged && rc == 0 && j < l->n; j++) {
-            size_t t = w->manifests[w->members[l->first + j]].to_read;
-            if (t == SIZE_MAX || w->sight_span[t][1] == SIZE_MAX)
-                continue; /* entries not read, or not whole (a failure of its own) */
-            for (size_t q = start[t]; !damaged && rc == 0 && q < start[t + 1]; q++) {
-                const sighting *x = &w->sightings[at[q]];
+        for (size_t j = 0; !damaged && rc == 0 && j < n_held; j++) {
+            size_t t = w->manifests[held[j]].to_read;
+            for (size_t q = sg.start[t]; !damaged && rc == 0 && q < sg.start[t + 1]; q++) {
+                const sighting *x = &sg.items[q];
                 struct slot *sl = NULL;
                 for (size_t i = x->path & (cap - 1);; i = (i + 1) & (cap - 1)) {
                     sl = &table[i];
@@ -1014,10 +1139,9 @@ static int judge_snapshots(walk *w)
                         break;
                 }
                 for (size_t p = sl->head; p != SIZE_MAX; p = next[p]) {
-                    const sighting *y = &w->sightings[at[p]];
-                    verdict v = judge_pair(w, y, x);
+                    verdict v = judge_pair(w, &sg.items[p], x);
                     if (v != ONE_FILE) {
-                        rc = report_damage(w, l, v, y, x);
+                        rc = report_damage(w, &names, l, v, &sg.items[p], x);
                         damaged = true;
                         break;
                     }
@@ -1027,11 +1151,14 @@ static int judge_snapshots(walk *w)
             }
         }
     }
-    icm__free(start);
-    icm__free(at);
+    icm__free(sg.items);
+    icm__free(sg.start);
     icm__free(next);
-    icm__free(fill);
     icm__free(table);
+    icm__free(held);
+    icm__free(pos);
+    icm__free(rows);
+    hash_names_dispose(&names);
     return rc;
 }
 
@@ -1048,7 +1175,7 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
                      m->entries[k].size_bytes);
     const char *dup = NULL;
     if (rc == 0 && m->rc == 0 && w->judging)
-        rc = sight_entries(w, i, r, m);
+        rc = hash_entries(w, i, m);
     else if (rc == 0 && m->rc == 0 && !w->filtered) /* (a filter's: deletion vectors too) */
         rc = named_twice(w, m, &dup);
     if (rc == 0 && dup != NULL) {
@@ -1104,11 +1231,11 @@ static int deliver_notes(walk *w)
             rc = ICM_ENOMEM;
     }
     if (rc == 0 && w->judging) {
-        w->sight_span = icm__calloc(w->to_read.len ? w->to_read.len : 1, sizeof *w->sight_span);
-        if (w->sight_span == NULL)
+        w->hash_span = icm__calloc(w->to_read.len ? w->to_read.len : 1, sizeof *w->hash_span);
+        if (w->hash_span == NULL)
             rc = ICM_ENOMEM;
         for (size_t i = 0; rc == 0 && i < w->to_read.len; i++)
-            w->sight_span[i][0] = w->sight_span[i][1] = SIZE_MAX;
+            w->hash_span[i][0] = w->hash_span[i][1] = SIZE_MAX;
     }
     if (rc == 0)
         rc = icm__manifest_ahead_start(&ahead, &w->bulk, w->to_read.items, w->to_read.len, NULL,
@@ -1241,12 +1368,11 @@ int icm__reach_walk_collect(icm_fileio *io, const icm_table_metadata *md,
     icm__free(w.pending_manifests);
     icm__free(w.lists);
     icm__free(w.members);
-    icm__free(w.sightings);
-    icm__free(w.sight_span);
-    icm__free(w.paths);
-    for (size_t i = 0; i < w.repeated_cap; i++)
-        icm__free(w.repeated[i].path);
-    icm__free(w.repeated);
+    icm__free(w.prev);
+    icm__free(w.cur);
+    icm__free(w.delta);
+    icm__free(w.hashes);
+    icm__free(w.hash_span);
     icm__manifest_refs_dispose(&w.to_read);
     icm__strset_dispose(&w.seen_written);
     icm__strset_dispose(&w.seen_keys);

@@ -232,6 +232,7 @@ struct icm__manifest_ahead {
     const icm__manifest_ref *refs;
     icm__entry_filter filter;
     const void *filter_ctx;
+    bool described;          /* icm__manifest_ahead_start_described */
     manifest_slot slots[MANIFESTS_AHEAD_WINDOW];
     icm__ahead *ring;
     const char **paths;      /* refs' manifest paths, for the prefetcher */
@@ -240,7 +241,8 @@ struct icm__manifest_ahead {
 };
 
 static const uint64_t ENTRY_FIELDS =
-    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE |
+    ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE;
+static const uint64_t DESCRIBED_FIELDS =
     ICM_MANIFEST_FIELD_SNAPSHOT_ID | ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS |
     ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS;
 
@@ -323,8 +325,8 @@ static int on_entry(const icm__entry_view *e, void *payload)
         .has_file_sequence_number = e->has_file_sequence_number,
         .snapshot_id = e->snapshot_id,
         .file_sequence_number = e->file_sequence_number,
-        .record_count = paths_only ? -1 : e->record_count,
-        .bounds = paths_only ? 0 : bounds_digest(e)};
+        .record_count = e->record_count,
+        .bounds = s->owner->described ? bounds_digest(e) : 0};
     s->locations_len += len;
     return 0;
 }
@@ -341,7 +343,9 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     memset(s->by_status, 0, sizeof s->by_status);
     const icm__manifest_ref *r = &a->refs[i];
     icm_manifest_read_options ro = ICM_MANIFEST_READ_OPTIONS_INIT;
-    ro.fields = a->filter != NULL ? ICM_MANIFEST_FIELD_FILE_PATH : ENTRY_FIELDS;
+    ro.fields = a->filter != NULL ? ICM_MANIFEST_FIELD_FILE_PATH
+                : a->described    ? ENTRY_FIELDS | DESCRIBED_FIELDS
+                                  : ENTRY_FIELDS;
     ro.format_version = r->embedded_v1 ? 1 : a->bulk->format_version;
     char *data = NULL;
     size_t len = 0;
@@ -359,9 +363,9 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
     s->pub.deleted = s->deleted;
 }
 
-int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bulk *b,
-                              const icm__manifest_ref *refs, size_t n, icm__entry_filter filter,
-                              const void *filter_ctx)
+static int ahead_start(icm__manifest_ahead **out, const icm__manifest_bulk *b,
+                       const icm__manifest_ref *refs, size_t n, icm__entry_filter filter,
+                       const void *filter_ctx, bool described)
 {
     *out = NULL;
     icm__manifest_ahead *a = icm__calloc(1, sizeof *a);
@@ -371,6 +375,7 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bul
     a->refs = refs;
     a->filter = filter;
     a->filter_ctx = filter_ctx;
+    a->described = described;
     int rc = 0;
     if (n > 1 && icm__prefetch_worthwhile(b->io, refs[0].mf.manifest_path)) {
         a->paths = icm__calloc(n, sizeof *a->paths);
@@ -393,6 +398,19 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bul
     }
     *out = a;
     return 0;
+}
+
+int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bulk *b,
+                              const icm__manifest_ref *refs, size_t n, icm__entry_filter filter,
+                              const void *filter_ctx)
+{
+    return ahead_start(out, b, refs, n, filter, filter_ctx, false);
+}
+
+int icm__manifest_ahead_start_described(icm__manifest_ahead **out, const icm__manifest_bulk *b,
+                                        const icm__manifest_ref *refs, size_t n)
+{
+    return ahead_start(out, b, refs, n, NULL, NULL, true);
 }
 
 const icm__ahead_manifest *icm__manifest_ahead_get(icm__manifest_ahead *a, size_t i)

@@ -164,9 +164,10 @@ void icm__lists_ahead_finish(icm__lists_ahead *a);
 
 /* ---- manifests ---- */
 
-/* One entry of a decoded manifest. Without a filter, also what tells one commit's entry of a
- * file from another's (the walk's judgement of a snapshot's entries, reach_walk.c): who wrote
- * it and a digest of what it says of the file. */
+/* One entry of a decoded manifest. Read described (icm__manifest_ahead_start_described), also
+ * what tells one commit's entry of a file from another's (the walk's judgement of a
+ * snapshot's entries, reach_walk.c): who wrote it and what it says of the file; otherwise
+ * those fields are absent (false, -1, 0). */
 typedef struct icm__ahead_entry {
     size_t location_offset;  /* into icm__ahead_manifest.locations (NUL-terminated) */
     int64_t size_bytes;
@@ -204,6 +205,10 @@ typedef struct icm__manifest_ahead icm__manifest_ahead;
 int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bulk *b,
                               const icm__manifest_ref *refs, size_t n, icm__entry_filter filter,
                               const void *filter_ctx);
+/* icm__manifest_ahead_start without a filter, each entry also described: its snapshot id, file
+ * sequence number, record count and a digest of its bounds. Returns 0 or ICM_ENOMEM. */
+int icm__manifest_ahead_start_described(icm__manifest_ahead **out, const icm__manifest_bulk *b,
+                                        const icm__manifest_ref *refs, size_t n);
 /* Manifest i: the one after the last released (waits until it is decoded). Borrowed until
  * icm__manifest_ahead_release(a, i). */
 const icm__ahead_manifest *icm__manifest_ahead_get(icm__manifest_ahead *a, size_t i);
