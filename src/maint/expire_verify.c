@@ -91,7 +91,9 @@ static int refuse(missing *m, const char *table_location)
         return ICM_ENOMEM;
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, table_location,
                           "verification: %zu file%s the retained snapshots reference %s "
-                          "missing or not the size the metadata records: %s; nothing is deleted (a damaged manifest may name a "
+                          "missing, not the size the metadata records, unreadable or, "
+                          "outside the table, named like a file about to be deleted: %s; "
+                          "nothing is deleted (a damaged manifest may name a "
                           "live file wrongly, so the real one would look unreferenced; "
                           "`icemaint check` lists every problem; --no-verify skips this check)",
                           m->count, m->count == 1 ? "" : "s", m->count == 1 ? "is" : "are",

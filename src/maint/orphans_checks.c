@@ -479,7 +479,7 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
 typedef struct outside_names {
     plan *p;
     icm__strset names;     /* the orphans' file names */
-    icm__verifier *v;
+    icm__strset seen;      /* the references found so far */
     size_t count;
     icm__buf named;        /* "PATH (KIND, snapshot ID[, wrong size])" of the first few */
 } outside_names;
@@ -492,6 +492,9 @@ static int on_outside_issue(const icm__verify_issue *issue, void *payload)
     return 0;
 }
 
+/* A data or delete file referenced outside the listing and named like an orphan is an issue
+ * whether it exists or not (ICM__VERIFY_NAMESAKE: one character of its folder may have moved
+ * a live file's reference onto another table's file of that name and size). */
 static int on_reached_outside(const icm__reached *f, void *payload)
 {
     outside_names *o = payload;
@@ -499,7 +502,13 @@ static int on_reached_outside(const icm__reached *f, void *payload)
     if (f->kind > ICM__FILE_DELETION_VECTOR || icm__orphans_below_root(o->p, f->location, &rest) ||
         !icm__strset_contains(&o->names, name, strlen(name)))
         return 0;
-    return icm__verifier_check(o->v, f);
+    bool added;
+    int rc = icm__strset_add(&o->seen, f->location, strlen(f->location), &added);
+    if (rc != 0 || !added)
+        return rc;
+    icm__verify_issue issue = {ICM__VERIFY_NAMESAKE, f->location, f->kind, f->size_bytes, -1,
+                               f->snapshot_id, 0, ""};
+    return on_outside_issue(&issue, o);
 }
 
 int icm__orphans_check_outside_names(plan *p, const icm_table_metadata *md)
@@ -515,18 +524,12 @@ int icm__orphans_check_outside_names(plan *p, const icm_table_metadata *md)
         const char *name = icm__basename(p->r->orphans[i].path);
         rc = icm__strset_add(&o.names, name, strlen(name), NULL);
     }
-    /* every file, wherever it lies (no roots), with its size */
-    icm__verify_options vo = {NULL, 0, true, true, NULL, 0, NULL, NULL};
-    if (rc == 0)
-        rc = icm__verifier_new(&o.v, p->io, &vo, on_outside_issue, &o);
     icm__reach_options ro = {.read_entries = true};
     icm__reach_report rep;
     if (rc == 0) {
         rc = icm__reach_walk(p->io, md, &ro, on_reached_outside, &o, &rep);
         icm__reach_report_dispose(&rep);
     }
-    if (rc == 0)
-        rc = icm__verifier_flush(o.v);
     if (rc == 0 && o.named.oom)
         rc = ICM_ENOMEM;
     if (rc == 0 && o.count > 0) {
@@ -535,18 +538,16 @@ int icm__orphans_check_outside_names(plan *p, const icm_table_metadata *md)
         rc = o.named.oom ? ICM_ENOMEM
                          : icm__orphan_refuse(
                                p->list_root,
-                               "verification: %zu file%s the table's snapshots reference "
-                               "outside the listed location, named like files about to be "
-                               "deleted here, %s missing or not the size the metadata "
-                               "records: %s; nothing is deleted (a damaged manifest may name "
-                               "a live file here wrongly, so the real one would look "
-                               "unreferenced; `icemaint check` lists every problem; "
-                               "--no-verify skips this check)",
-                               o.count, o.count == 1 ? "" : "s", o.count == 1 ? "is" : "are",
-                               o.named.data);
+                               "verification: the table's snapshots reference %zu file%s "
+                               "outside the listed location named like files about to be "
+                               "deleted here: %s; nothing is deleted (a damaged manifest may "
+                               "have moved a live file's reference out of the table, onto "
+                               "another file of that name, so the real one would look "
+                               "unreferenced; --no-verify skips this check)",
+                               o.count, o.count == 1 ? "" : "s", o.named.data);
     }
-    icm__verifier_free(o.v);
     icm__strset_dispose(&o.names);
+    icm__strset_dispose(&o.seen);
     icm__buf_dispose(&o.named);
     return rc;
 }

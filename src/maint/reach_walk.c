@@ -27,6 +27,7 @@
 #include "spec/metadata_internal.h"
 #include "manifest/bulk_reader.h"
 #include "util/location.h"
+#include "util/location_id.h"
 #include "util/strset.h"
 #include "util/util.h"
 
@@ -787,21 +788,23 @@ static int named_twice(walk *w, const icm__ahead_manifest *m, const char **dup)
 
 /*
  * A snapshot names each file once. Its manifests may name a file twice only as the table's own
- * history does it: one file appended again by a later commit (Java allows it), both entries
- * describing the same file; or a file one commit deleted and a later commit added again. What
- * else names one path twice is damage: an entry whose path was turned (one character is
+ * history does it: a file one commit deleted and a later commit (or the same one, describing
+ * the same file) added again. What else names one file twice (paths compared as the keep sets
+ * compare them: by location key) is damage: an entry whose path was turned (one character is
  * enough) into the name of another file the snapshot names, of the same size so that the
  * existence and size checks pass, and the real file of the damaged entry then looks
- * unreferenced, so that the sweep or the expiry would delete it (adversary rounds 8 and 9).
- * judge_snapshots looks, within each walked snapshot, at every path its manifests name more
+ * unreferenced, so that the sweep or the expiry would delete it (adversary rounds 8 to 10).
+ * judge_snapshots looks, within each walked snapshot, at every file its manifests name more
  * than once (in one manifest or in several, live or DELETED; deletion vectors, which share
  * their Puffin file's path, aside) and finds the snapshot damaged when two of its entries
- *  - are live and were added by one commit (a commit adds a file once: PyIceberg's add_files
- *    and Java's appends since DataFileSet refuse or merge a repeat);
- *  - are live and disagree on the file (its size, record count, or bounds when both give
- *    them): they cannot both describe it;
+ *  - are live: a file live twice is either appended twice (Java's API allows it; PyIceberg's
+ *    and Spark's add_files refuse it by default; a scan then returns its rows twice) or a
+ *    damaged entry, and no description tells them apart (a rename onto a file with the same
+ *    size, record count and bounds, or in a table keeping no bounds: adversary round 10), so
+ *    both are refused, the message saying which it may be;
  *  - or one is live and was added before the commit that the other says deleted the file (a
- *    commit that deletes a file removes every live entry of it).
+ *    commit that deletes a file removes every live entry of it; added by a commit no longer
+ *    known counts as before a known one).
  * What it costs: while the walk reads, a 64-bit hash per entry; after it, those hashes sorted
  * once to find the paths named more than once (a table whose manifests name every file once
  * stops there), then only the manifests naming such a path read again, described (who added
@@ -821,9 +824,24 @@ typedef struct sighting {
     bool deleted;
 } sighting;
 
+/* The hash of a location's key (the keep sets' identity: `file:/t/f`, `/t/f`, `/t//f` and
+ * `/t/./f` are one file). Returns 0 only for ICM_ENOMEM. */
 static uint64_t path_hash(const char *location)
 {
-    uint64_t h = XXH3_64bits(location, strlen(location));
+    const char *key;
+    size_t n;
+    uint64_t h;
+    if (icm__location_key_span(location, &key, &n)) {
+        h = XXH3_64bits(key, n);
+    } else {
+        char small[512], *buf = small;
+        size_t len = strlen(location);
+        if (len >= sizeof small && (buf = icm__malloc(len + 1)) == NULL)
+            return 0;
+        h = XXH3_64bits(buf, icm__location_key_write(location, buf));
+        if (buf != small)
+            icm__free(buf);
+    }
     return h != 0 ? h : 1;
 }
 
@@ -837,9 +855,14 @@ static int hash_entries(walk *w, size_t i, const icm__ahead_manifest *m)
     for (int del = 0; del < 2; del++) {
         const icm__ahead_entry *es = del ? m->deleted : m->entries;
         size_t n = del ? m->deleted_count : m->count;
-        for (size_t k = 0; k < n; k++)
-            if (es[k].kind != ICM__FILE_DELETION_VECTOR) /* (many vectors share a path) */
-                w->hashes[w->n_hashes++] = path_hash(m->locations + es[k].location_offset);
+        for (size_t k = 0; k < n; k++) {
+            if (es[k].kind == ICM__FILE_DELETION_VECTOR)
+                continue; /* (many vectors share a path) */
+            uint64_t h = path_hash(m->locations + es[k].location_offset);
+            if (h == 0)
+                return ICM_ENOMEM;
+            w->hashes[w->n_hashes++] = h;
+        }
     }
     w->hash_span[i][1] = w->n_hashes;
     return 0;
@@ -935,25 +958,31 @@ static int64_t when_of(const walk *w, const sighting *x)
     return x->seq != INT64_MIN ? x->seq : s != NULL ? s->sequence_number : INT64_MIN;
 }
 
-typedef enum verdict { ONE_FILE, ADDED_TWICE, TWO_FILES, DELETED_BEFORE } verdict;
+typedef enum verdict { ONE_FILE, ADDED_TWICE, LIVE_TWICE, TWO_FILES, DELETED_BEFORE } verdict;
+
+static bool same_file(const sighting *a, const sighting *b)
+{
+    return a->facts == b->facts && (a->bounds == 0 || b->bounds == 0 || a->bounds == b->bounds);
+}
 
 static verdict judge_pair(const walk *w, const sighting *a, const sighting *b)
 {
     if (a->deleted && b->deleted)
         return ONE_FILE;
-    if (!a->deleted && !b->deleted) {
-        if (a->by != INT64_MIN && a->by == b->by)
-            return ADDED_TWICE;
-        if (a->facts != b->facts || (a->bounds != 0 && b->bounds != 0 && a->bounds != b->bounds))
-            return TWO_FILES;
-        return ONE_FILE;
-    }
+    if (!a->deleted && !b->deleted)
+        return a->by != INT64_MIN && a->by == b->by ? ADDED_TWICE
+               : same_file(a, b)                    ? LIVE_TWICE
+                                                    : TWO_FILES;
     const sighting *gone = a->deleted ? a : b, *live = a->deleted ? b : a;
-    if (live->by != INT64_MIN && live->by == gone->by)
-        return ONE_FILE; /* added again by the commit that deleted it */
+    if (live->by != INT64_MIN && live->by == gone->by) /* added again by the deleting commit: */
+        return same_file(live, gone) ? ONE_FILE : TWO_FILES; /* (a new file has a new path) */
+    /* A live entry whose commit is no longer known (expired) while the deleting commit is
+     * counts as older: expiry removes older snapshots first, and the one way it is not (a
+     * commit adding the file again after the deletion expired while a ref keeps the deleting
+     * one) can only refuse. */
     int64_t added = when_of(w, live), deleted = when_of(w, gone);
-    return added != INT64_MIN && deleted != INT64_MIN && added < deleted ? DELETED_BEFORE
-                                                                        : ONE_FILE;
+    return deleted != INT64_MIN && (added == INT64_MIN || added < deleted) ? DELETED_BEFORE
+                                                                          : ONE_FILE;
 }
 
 static int report_damage(walk *w, const hash_names *names, const list_members *l, verdict v,
@@ -979,8 +1008,14 @@ static int report_damage(walk *w, const hash_names *names, const list_members *l
                        s->snapshot_id, path, a->by, ma, and, *and ? mb : "", tail);
     else if (v == TWO_FILES)
         icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
-                       "snapshot %" PRId64 " names %s live twice with a different size, record "
+                       "snapshot %" PRId64 " names %s twice with a different size, record "
                        "count or bounds (in %s%s%s): %s",
+                       s->snapshot_id, path, ma, and, *and ? mb : "", tail);
+    else if (v == LIVE_TWICE)
+        icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
+                       "snapshot %" PRId64 " names %s live twice (in %s%s%s): either one file "
+                       "was appended twice, and a scan returns its rows twice (remove one of "
+                       "its entries), or %s",
                        s->snapshot_id, path, ma, and, *and ? mb : "", tail);
     else
         icm__error_set(ICM_ERRCLASS_SPEC, ICM_EINVALID, where,
@@ -1038,8 +1073,12 @@ static int read_sightings(walk *w, hash_names *names, sightings *out)
             for (size_t k = 0; rc == 0 && k < n; k++) {
                 const icm__ahead_entry *e = &es[k];
                 const char *loc = m->locations + e->location_offset;
-                uint64_t h = e->kind == ICM__FILE_DELETION_VECTOR ? 0 : path_hash(loc);
-                if (h == 0 || !hash_names_has(names, h))
+                if (e->kind == ICM__FILE_DELETION_VECTOR)
+                    continue;
+                uint64_t h = path_hash(loc);
+                if (h == 0)
+                    rc = ICM_ENOMEM;
+                if (rc != 0 || !hash_names_has(names, h))
                     continue;
                 struct hash_name *name = hash_names_slot(names, h);
                 if (name->path == NULL && (name->path = icm__strdup(loc)) == NULL)

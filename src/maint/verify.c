@@ -219,13 +219,22 @@ void icm__verify_issue_name(icm__buf *b, const icm__verify_issue *issue, bool fi
                     (long long)issue->snapshot_id,
                     issue->what == ICM__VERIFY_SIZE        ? ", wrong size"
                     : issue->what == ICM__VERIFY_UNREADABLE ? ", cannot be checked"
-                                                            : "");
+                    : issue->what == ICM__VERIFY_NAMESAKE
+                        ? ", outside the table, named like a file about to be deleted"
+                        : "");
 }
 
 int icm__verifier_check(icm__verifier *v, const icm__reached *f)
 {
     if (!wanted(&v->o, f))
         return 0;
+    if (!inside_roots(&v->o, f->location)) { /* named as a file about to be deleted */
+        icm__verify_issue issue = {ICM__VERIFY_NAMESAKE, f->location, f->kind, f->size_bytes,
+                                   -1, f->snapshot_id, 0, ""};
+        icm__pathset_hash key;
+        int rc = check_key(f->location, -2, &key);
+        return rc != 0 ? rc : report(v, &issue, key);
+    }
     /* (location borrowed until queued) */
     pending p = {(char *)f->location, f->kind, expected_size(v, f), f->snapshot_id, {0, 0},
                  0, -1, NULL};

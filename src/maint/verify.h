@@ -35,8 +35,13 @@
 typedef enum icm__verify_what {
     ICM__VERIFY_MISSING = 0,    /* no such file */
     ICM__VERIFY_SIZE = 1,       /* its size differs from the one the metadata records */
-    ICM__VERIFY_UNREADABLE = 2  /* a stat failed otherwise, or a manifest list / manifest
+    ICM__VERIFY_UNREADABLE = 2, /* a stat failed otherwise, or a manifest list / manifest
                                    exists but cannot be read (code and message say why) */
+    ICM__VERIFY_NAMESAKE = 3    /* a data or delete file outside the roots named as one of
+                                   outside_names: whether it exists or not, it may be a live
+                                   file's reference damaged out of the table (its folder's
+                                   name changed onto another table's file of that name and
+                                   size: adversary round 10), so it is an issue unstat'ed */
 } icm__verify_what;
 
 /* One problem. Strings are borrowed for the duration of the callback. */
@@ -73,8 +78,8 @@ typedef struct icm__verify_options {
      * are added. Lets several walks over snapshots that share files stat each file once. */
     icm__pathset *verified;
     /* NULL, or file names (last segments): a data or delete file outside the roots with one
-     * of these names is verified too (a damaged entry may have moved a live file's path out
-     * of the roots while the file about to be deleted keeps its name). */
+     * of these names is an issue (ICM__VERIFY_NAMESAKE: a damaged entry may have moved a live
+     * file's path out of the roots while the file about to be deleted keeps its name). */
     const icm__strset *outside_names;
 } icm__verify_options;
 

@@ -132,7 +132,7 @@ def flip_one_path(manifest, victim, damage=None, keep_length=False):
 def named_missing(stderr):
     """(path, snapshot id) pairs a refusal names, as `PATH (KIND, snapshot ID)`."""
     return [(m.group(1), int(m.group(2)))
-            for m in re.finditer(r"(\S+) \([a-z_]+, snapshot (-?\d+)\)", stderr)]
+            for m in re.finditer(r"(\S+) \([a-z_]+, snapshot (-?\d+)(?:, outside the table[^)]*)?\)", stderr)]
 
 
 def damaged_merge_table(tmp_path, damage=None):
@@ -359,7 +359,7 @@ def test_data_loss_entry_renamed_to_a_same_size_file_a_later_commit_added(tmp_pa
     backup = str(tbl["wh"] / "manifest.backup")
     shutil.copy(manifest, backup)
     flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
-    refused_everywhere(tbl, f"names {files[2]} live twice with a different size, record count "
+    refused_everywhere(tbl, f"names {files[2]} twice with a different size, record count "
                             f"or bounds")
     assert os.path.exists(local(files[0]))
     restore(manifest, backup)
@@ -387,20 +387,17 @@ def test_data_loss_existing_entry_of_a_merged_manifest_renamed_to_a_sibling(tmp_
     assert current_ids(tbl) == [1, 2, 3, 4, 5, 6, 9]
 
 
-def test_file_appended_again_or_deleted_and_added_again_is_no_damage(tmp_path):
-    """The table's own history may name one path twice: one file appended again by a later
-    commit (both entries describe it), or a file deleted and then added again. Neither is
-    damage: the sweep, the expiry and `check` go on."""
+def test_file_deleted_and_added_again_is_no_damage(tmp_path):
+    """The table's own history may name one path twice: a file deleted, then added again by a
+    later commit (the DELETED entry stays in the deleting commit's manifest). That is no damage:
+    `check`, the sweep and the expiry go on, and nothing live goes."""
     from pyiceberg.expressions import GreaterThanOrEqual
     tbl = make_table(tmp_path, appends=0)
     files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
-    t = tbl["cat"].load_table("ns.t")
-    t.add_files(files)
+    tbl["cat"].load_table("ns.t").add_files(files)
     tbl["cat"].load_table("ns.t").delete(GreaterThanOrEqual("id", 5))
-    # added again after its deletion, and the first file appended a second time
-    tbl["cat"].load_table("ns.t").add_files(files[2:], check_duplicate_files=False)
-    tbl["cat"].load_table("ns.t").add_files(files[:1], check_duplicate_files=False)
-    assert current_ids(tbl) == [1, 1, 2, 2, 3, 4, 5, 6]
+    tbl["cat"].load_table("ns.t").add_files(files[2:])
+    assert current_ids(tbl) == [1, 2, 3, 4, 5, 6]
     age_all(tbl["dir"])
     before = all_files(tbl)
     p = icm(tbl, "check", "ns.t", "--all")
@@ -411,7 +408,163 @@ def test_file_appended_again_or_deleted_and_added_again_is_no_damage(tmp_path):
     p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
     assert p.returncode == 0, p.stderr
     assert {f for f in all_files(tbl) if "/data/" in f} == {local(f) for f in files}
-    assert current_ids(tbl) == [1, 1, 2, 2, 3, 4, 5, 6]
+    assert current_ids(tbl) == [1, 2, 3, 4, 5, 6]
+
+
+def test_data_loss_entry_renamed_onto_a_file_with_the_same_description(tmp_path):
+    """Adversary round 10, finding 5: on a table that keeps no column metrics the first file's
+    entry is renamed onto the third file, of the same size and record count (added by a later
+    commit): nothing tells the damaged entry from the third file appended a second time. A file
+    live twice is refused either way (the message says both), and appending one file twice is
+    refused by PyIceberg's add_files by default: the sweep refuses, `check` reports it; the
+    first file stays. Appended twice for real (check_duplicate_files=False), the table is
+    refused the same way."""
+    tbl = make_table(tmp_path, appends=0)
+    tbl["cat"].load_table("ns.t").transaction().set_properties(
+        {"write.metadata.metrics.default": "none"}).commit_transaction()
+    files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
+    tbl["cat"].load_table("ns.t").add_files(files[:2])
+    tbl["cat"].load_table("ns.t").add_files(files[2:])
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
+    refused_everywhere(tbl, f"names {files[2]} live twice")
+    assert os.path.exists(local(files[0]))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 5, 6]
+    tbl["cat"].load_table("ns.t").add_files(files[:1], check_duplicate_files=False)
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 5 and "either one file was appended twice" in p.stderr, p.stderr
+
+
+def test_data_loss_table_folder_flipped_onto_a_sibling_tables_file(tmp_path):
+    """Adversary round 10, finding 1: one bit of a retained entry's table folder (`/ns/t/` ->
+    `/ns/u/`) names the sibling table's file of the same name and size: it exists with the
+    recorded size, so the outside-name check passed it and the real file looked unreferenced.
+    A reference outside the table named like a file about to be deleted is now refused whether
+    it exists or not: the sweep refuses, naming it; the file stays."""
+    tbl = make_table(tmp_path, appends=0)
+    cat = tbl["cat"]
+    u_dir = tbl["wh"] / "ns" / "u"
+    cat.create_table("ns.u", schema=SCHEMA)
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    import pyarrow.parquet as pq
+    (u_dir / "data").mkdir(parents=True)
+    sibling = u_dir / "data" / "part-00001.parquet"
+    pq.write_table(pa.table({"id": [101, 102], "s": ["same"] * 2}, schema=SCHEMA), str(sibling))
+    assert os.path.getsize(sibling) == os.path.getsize(local(files[0]))
+    cat.load_table("ns.t").add_files(files)
+    cat.load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], outside, keep_length=True)
+    age_all(tbl["dir"])
+    before = all_files(tbl)
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 5, p.stderr
+    assert f"{outside(files[0])} (data, snapshot" in p.stderr and \
+        "outside the table, named like a file about to be deleted" in p.stderr, p.stderr
+    assert all_files(tbl) == before
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_data_loss_entry_renamed_onto_another_spelling_of_a_sibling(tmp_path):
+    """Adversary round 10, finding 2: the first file's entry renamed onto the third file spelled
+    another way (`data//part-00003`, `data/./part-00003`, without `file:`, `file:/`): the
+    keep set takes each for the third file, so the judgement compares paths the same way
+    (location keys) and finds the third file named twice: the sweep refuses."""
+    for spell in (lambda p: p.replace("/data/", "/data//"),
+                  lambda p: p.replace("/data/", "/data/./"),
+                  lambda p: local(p),
+                  lambda p: p.replace("file://", "file:")):
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        root.mkdir()
+        tbl = make_table(root, appends=0)
+        files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
+        tbl["cat"].load_table("ns.t").add_files(files[:2])
+        tbl["cat"].load_table("ns.t").add_files(files[2:])
+        manifest = manifest_naming(tbl, files[0])
+        flip_one_path(manifest, files[0], lambda _: spell(files[2]), keep_length=True)
+        age_all(tbl["dir"])
+        before = all_files(tbl)
+        p = icm(tbl, "remove-orphan-files", "ns.t")
+        assert p.returncode == 5 and "twice" in p.stderr, p.stderr
+        assert all_files(tbl) == before and os.path.exists(local(files[0]))
+
+
+def test_data_loss_v1_live_entry_renamed_to_a_file_deleted_after_its_commit_expired(tmp_path):
+    """Adversary round 10, finding 4: on a v1 table (no sequence numbers) the commit that added
+    the three files is expired first; then a delete drops the third file's rows (its manifest
+    rewritten: two EXISTING, one DELETED), and one character turns the first file's EXISTING
+    entry into the third's name. Its adding commit is no longer known while the deleting one
+    is: it counts as before, so the expiry refuses; the first file stays."""
+    from pyiceberg.expressions import EqualTo, GreaterThanOrEqual
+    tbl = make_table(tmp_path, appends=0)
+    tbl["cat"].drop_table("ns.t")
+    tbl["cat"].create_table("ns.t", schema=SCHEMA, properties={"format-version": "1"})
+    files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
+    assert p.returncode == 0, p.stderr
+    tbl["cat"].load_table("ns.t").delete(GreaterThanOrEqual("id", 5) & ~EqualTo("id", 50))
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+    manifest = manifest_naming(tbl, files[0])
+    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
+    age_all(tbl["dir"])
+    before = [f for f in all_files(tbl) if "/data/" in f]
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "0s", "--retain-last", "1")
+    assert p.returncode == 5, p.stderr
+    assert [f for f in all_files(tbl) if "/data/" in f] == before
+    p = icm(tbl, "check", "ns.t")
+    assert p.returncode == 6 and f"names {files[2]} live (in" in p.stdout, p.stdout
+
+
+def test_data_loss_new_file_renamed_onto_the_file_its_commit_deleted(tmp_path):
+    """Adversary round 10, finding 3: a partial delete (PyIceberg rewrites the third file's
+    rows [5, 6] as a new file holding [5]: DELETED part-00003, ADDED the new file, one commit)
+    whose ADDED entry is renamed onto part-00003 (padded beforehand to the new file's size):
+    the snapshot says the commit deleted part-00003 and added it again, which passed, and the
+    new file looked unreferenced. A commit adding again the path it deletes must describe the
+    same file; here the record counts and bounds differ: the sweep refuses; the new file stays."""
+    import pyarrow.parquet as pq
+    from pyiceberg.expressions import EqualTo
+
+    def build(root, pad):
+        root.mkdir()
+        tbl = make_table(root, appends=0)
+        files = same_size_files(tbl, [[1, 2], [3, 4]])
+        third = tbl["dir"] / "data" / "part-00003.parquet"
+        schema = SCHEMA.with_metadata({b"pad": b"x" * pad}) if pad else SCHEMA
+        pq.write_table(pa.table({"id": [5, 6], "s": ["same"] * 2}, schema=schema), str(third))
+        files.append(f"file://{third}")
+        tbl["cat"].load_table("ns.t").add_files(files)
+        tbl["cat"].load_table("ns.t").delete(EqualTo("id", 6))
+        (new,) = [f for f in os.listdir(tbl["dir"] / "data") if not f.startswith("part-")]
+        return tbl, files, f"file://{tbl['dir'] / 'data' / new}"
+    _, _, probe = build(tmp_path / "probe", 0)
+    want = os.path.getsize(local(probe))
+
+    def padded_size(n):
+        pq.write_table(pa.table({"id": [5, 6], "s": ["same"] * 2},
+                                schema=SCHEMA.with_metadata({b"pad": b"x" * n})),
+                       str(tmp_path / "p.parquet"))
+        return os.path.getsize(tmp_path / "p.parquet")
+    pad = next(n for n in range(0, 2000) if padded_size(n) == want)
+    tbl, files, new = build(tmp_path / "t", pad)
+    assert os.path.getsize(local(files[2])) == os.path.getsize(local(new))
+    assert current_ids(tbl) == [1, 2, 3, 4, 5]
+    manifest = manifest_naming(tbl, new)
+    flip_one_path(manifest, new, lambda _: files[2], keep_length=True)
+    age_all(tbl["dir"])
+    before = all_files(tbl)
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 5, p.stderr
+    assert f"names {files[2]} twice with a different size, record count or bounds" in p.stderr
+    assert all_files(tbl) == before and os.path.exists(local(new))
 
 
 def test_no_verify_expiry_deletes_as_without_the_check(tmp_path):

@@ -556,10 +556,15 @@ void hist_sync(hist *h)
 /* ------------------------------------------------------------------------------------------ */
 /* writing files                                                                               */
 
+/* A file's bytes are its name (the last segment), so that one file spelled two ways (a data
+ * location given as `file://...` or with `./`) is written with the same bytes: files are
+ * immutable, and one path described with two sizes is damage to the walk (reach_walk.c). */
 static void write_placeholder(hist *h, const char *path, int64_t *size)
 {
-    icmt_ok(icm_fileio_write_replace(h->io, path, path, strlen(path)));
-    *size = (int64_t)strlen(path);
+    const char *name = strrchr(path, '/');
+    name = name != NULL && name[1] != '\0' ? name + 1 : path;
+    icmt_ok(icm_fileio_write_replace(h->io, path, name, strlen(name)));
+    *size = (int64_t)strlen(name);
 }
 
 static int64_t write_manifest(hist *h, hmanifest *m)

@@ -74,14 +74,39 @@ static void random_delete(hist *h, rng *r, const char *branch)
     hist_strv_free(live);
 }
 
+/* A name not live at the head of `branch` (main for a staged snapshot), or NULL: a file live
+ * twice in one snapshot is refused as damage (reach_walk.c judge_snapshots), so the model
+ * appends a file again only after it was deleted. */
+static const char *fresh_name(hist *h, rng *r, const char *branch, size_t skip)
+{
+    int64_t head = hist_head(h, branch != NULL ? branch : "main");
+    char **live = head >= 0 ? hist_live_names(h, head, false) : NULL;
+    const char *fresh[8];
+    size_t n = 0;
+    for (size_t i = 0; i < 8; i++) {
+        bool is_live = false;
+        for (size_t k = 0; live != NULL && live[k] != NULL; k++)
+            is_live = is_live || strcmp(live[k], NAMES[i]) == 0;
+        if (!is_live)
+            fresh[n++] = NAMES[i];
+    }
+    hist_strv_free(live);
+    return n > skip ? fresh[(pick(r, n - skip) + skip) % n] : NULL;
+}
+
 static void random_overwrite(hist *h, rng *r, const char *branch)
 {
     int64_t head = hist_head(h, branch);
     char **live = head >= 0 ? hist_live_names(h, head, false) : NULL;
     size_t n = hist_strv_len(live);
-    const char *add[] = {NAMES[pick(r, 8)], NULL};
     const char *del[] = {n > 0 ? live[pick(r, n)] : NULL, NULL};
-    hist_overwrite(h, branch, add, del);
+    /* the deleted file written again, or one not live (see fresh_name) */
+    const char *add[] = {del[0] != NULL && pick(r, 4) == 0 ? del[0] : fresh_name(h, r, branch, 0),
+                         NULL};
+    if (add[0] == NULL)
+        add[0] = del[0];
+    if (add[0] != NULL)
+        hist_overwrite(h, branch, add, del);
     hist_strv_free(live);
 }
 
@@ -109,6 +134,7 @@ static void random_deletes_file(hist *h, rng *r, const char *branch, int fv, int
 
 static void random_op(hist *h, rng *r, int fv, int *counter)
 {
+    const char *fresh;
     const char *branch = hist_head(h, "b") >= 0 && pick(r, 4) == 0 ? "b" : "main";
     int64_t id;
     char name[16];
@@ -116,19 +142,27 @@ static void random_op(hist *h, rng *r, int fv, int *counter)
     case 0:
     case 1:
     case 2:
-        hist_append(h, branch, NAMES[pick(r, 8)], NULL);
+        if ((fresh = fresh_name(h, r, branch, 0)) != NULL)
+            hist_append(h, branch, fresh, NULL);
         break;
     case 13: {
         /* several files in one manifest, so later deletes leave EXISTING entries; distinct
          * (a commit that adds one file twice is damage: the walk's named_twice) */
         hist_file add[3];
-        size_t n = 1 + pick(r, 3), first = pick(r, 8);
-        for (size_t i = 0; i < n; i++)
-            add[i] = (hist_file){NAMES[(first + i) % 8], ICM_FILE_CONTENT_DATA, false, NULL};
+        size_t n = 0, want = 1 + pick(r, 3);
+        for (size_t i = 0; i < want; i++) {
+            const char *f = fresh_name(h, r, branch, 0);
+            bool again = f == NULL;
+            for (size_t k = 0; k < n && !again; k++)
+                again = strcmp(add[k].name, f) == 0;
+            if (!again)
+                add[n++] = (hist_file){f, ICM_FILE_CONTENT_DATA, false, NULL};
+        }
         if (pick(r, 3) == 0)
             hist_rewrite_manifests(h, branch);
         else
-            hist_commit_files(h, branch, "append", add, n, NULL);
+            if (n > 0)
+                hist_commit_files(h, branch, "append", add, n, NULL);
         break;
     }
     case 3:
@@ -143,7 +177,8 @@ static void random_op(hist *h, rng *r, int fv, int *counter)
         random_deletes_file(h, r, branch, fv, counter);
         break;
     case 6:
-        hist_append(h, NULL, NAMES[pick(r, 8)], NULL); /* staged */
+        if ((fresh = fresh_name(h, r, NULL, 0)) != NULL)
+            hist_append(h, NULL, fresh, NULL); /* staged */
         break;
     case 7:
         if (hist_head(h, "b") < 0 && (id = any_snapshot(h, r)) >= 0)
