@@ -130,9 +130,10 @@ def flip_one_path(manifest, victim, damage=None, keep_length=False):
 
 
 def named_missing(stderr):
-    """(path, snapshot id) pairs a refusal names, as `PATH (KIND, snapshot ID)`."""
-    return [(m.group(1), int(m.group(2)))
-            for m in re.finditer(r"(\S+) \([a-z_]+, snapshot (-?\d+)(?:, outside the table[^)]*)?\)", stderr)]
+    """(path, snapshot id) pairs a refusal names, as `PATH (KIND, snapshot ID)` (or with
+    `, outside the table, named like ...` before the parenthesis closes)."""
+    pattern = r"(\S+) \([a-z_]+, snapshot (-?\d+)(?:, outside the table[^)]*)?\)"
+    return [(m.group(1), int(m.group(2))) for m in re.finditer(pattern, stderr)]
 
 
 def damaged_merge_table(tmp_path, damage=None):
@@ -320,6 +321,19 @@ def refused_everywhere(tbl, message, expire_args=None):
             [f for f in files_before if not f.endswith(".metadata.json")]
 
 
+def rename_first_onto_third(tbl, files, message, expire_args=None, after=None):
+    """One character of the manifest naming files[0] turns it into files[2] (length kept):
+    refused everywhere (refused_everywhere), files[0] stays; restored, the table reads `after`."""
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
+    refused_everywhere(tbl, message, expire_args)
+    assert os.path.exists(local(files[0]))
+    restore(manifest, backup)
+    assert current_ids(tbl) == after
+
+
 def test_data_loss_live_entry_renamed_to_a_file_its_snapshot_deleted(tmp_path):
     """Adversary round 9, finding 1: add_files of three same-size files, then a delete of the
     third file's rows, for which PyIceberg rewrites the manifest (the first two EXISTING, the
@@ -333,15 +347,8 @@ def test_data_loss_live_entry_renamed_to_a_file_its_snapshot_deleted(tmp_path):
     tbl["cat"].load_table("ns.t").add_files(files)
     tbl["cat"].load_table("ns.t").delete(GreaterThanOrEqual("id", 5))
     assert current_ids(tbl) == [1, 2, 3, 4]
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
-    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
-    refused_everywhere(tbl, f"names {files[2]} live (in",
-                       ("--older-than", "0s", "--retain-last", "1"))
-    assert os.path.exists(local(files[0]))
-    restore(manifest, backup)
-    assert current_ids(tbl) == [1, 2, 3, 4]
+    rename_first_onto_third(tbl, files, f"names {files[2]} live (in",
+                            ("--older-than", "0s", "--retain-last", "1"), after=[1, 2, 3, 4])
 
 
 def test_data_loss_entry_renamed_to_a_same_size_file_a_later_commit_added(tmp_path):
@@ -355,15 +362,8 @@ def test_data_loss_entry_renamed_to_a_same_size_file_a_later_commit_added(tmp_pa
     files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
     tbl["cat"].load_table("ns.t").add_files(files[:2])
     tbl["cat"].load_table("ns.t").add_files(files[2:])
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
-    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
-    refused_everywhere(tbl, f"names {files[2]} twice with a different size, record count "
-                            f"or bounds")
-    assert os.path.exists(local(files[0]))
-    restore(manifest, backup)
-    assert current_ids(tbl) == [1, 2, 3, 4, 5, 6]
+    rename_first_onto_third(tbl, files, f"names {files[2]} twice with a different size, "
+                            f"record count or bounds", after=[1, 2, 3, 4, 5, 6])
 
 
 def test_data_loss_existing_entry_of_a_merged_manifest_renamed_to_a_sibling(tmp_path):
@@ -376,15 +376,9 @@ def test_data_loss_existing_entry_of_a_merged_manifest_renamed_to_a_sibling(tmp_
     files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
     tbl["cat"].load_table("ns.t").add_files(files)
     tbl["cat"].load_table("ns.t").append(pa.table({"id": [9], "s": ["x"]}, schema=SCHEMA))
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
-    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
-    refused_everywhere(tbl, f"names {files[2]} as added twice",
-                       ("--older-than", "0s", "--retain-last", "1"))
-    assert os.path.exists(local(files[0]))
-    restore(manifest, backup)
-    assert current_ids(tbl) == [1, 2, 3, 4, 5, 6, 9]
+    rename_first_onto_third(tbl, files, f"names {files[2]} as added twice",
+                            ("--older-than", "0s", "--retain-last", "1"),
+                            after=[1, 2, 3, 4, 5, 6, 9])
 
 
 def test_file_deleted_and_added_again_is_no_damage(tmp_path):
@@ -425,14 +419,7 @@ def test_data_loss_entry_renamed_onto_a_file_with_the_same_description(tmp_path)
     files = same_size_files(tbl, [[1, 2], [3, 4], [5, 6]])
     tbl["cat"].load_table("ns.t").add_files(files[:2])
     tbl["cat"].load_table("ns.t").add_files(files[2:])
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
-    flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
-    refused_everywhere(tbl, f"names {files[2]} live twice")
-    assert os.path.exists(local(files[0]))
-    restore(manifest, backup)
-    assert current_ids(tbl) == [1, 2, 3, 4, 5, 6]
+    rename_first_onto_third(tbl, files, f"names {files[2]} live twice", after=[1, 2, 3, 4, 5, 6])
     tbl["cat"].load_table("ns.t").add_files(files[:1], check_duplicate_files=False)
     p = icm(tbl, "remove-orphan-files", "ns.t")
     assert p.returncode == 5 and "either one file was appended twice" in p.stderr, p.stderr
