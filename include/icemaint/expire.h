@@ -285,7 +285,11 @@ typedef enum icm_expire_problem_kind {
      *  names a live file in another role), or that may be one because a retained manifest
      *  list or manifest could not be read. Only a candidate that lies elsewhere than directly
      *  in one of the table's metadata folders (or in one a data folder overlaps) is looked up
-     *  this way. Never deleted (a warning). */
+     *  this way. Also a data or delete file that a retained snapshot's reference outside the
+     *  table location, write.data.path and write.metadata.path may stand for: one bearing its
+     *  file name or its size (a damaged entry may have moved the live file's reference there;
+     *  verification, adversary rounds 10 and 11), and such a file's checksum companion. Never
+     *  deleted (a warning). */
     ICM_EXPIRE_PROBLEM_LIVE_CONTENT = 8
 } icm_expire_problem_kind;
 

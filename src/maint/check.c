@@ -115,7 +115,7 @@ static char *describe(const icm__verify_issue *issue)
                             (long long)issue->expected_size_bytes);
     case ICM__VERIFY_UNREADABLE:
         break;
-    case ICM__VERIFY_NAMESAKE: /* (check asks for no names: never given) */
+    case ICM__VERIFY_LOOKALIKE: /* (check gives no lookalikes: never reported) */
         return icm__sprintf("%s file lies outside the table, named like a file about to be "
                             "deleted", kind);
     }
@@ -126,7 +126,7 @@ static const icm_check_problem_kind PROBLEM_OF[] = {
     [ICM__VERIFY_MISSING] = ICM_CHECK_MISSING,
     [ICM__VERIFY_SIZE] = ICM_CHECK_WRONG_SIZE,
     [ICM__VERIFY_UNREADABLE] = ICM_CHECK_UNREADABLE,
-    [ICM__VERIFY_NAMESAKE] = ICM_CHECK_UNREADABLE,
+    [ICM__VERIFY_LOOKALIKE] = ICM_CHECK_UNREADABLE,
 };
 
 static int table_grow(problem_table *t)

@@ -10,8 +10,13 @@
  * file is named by manifests: when one is planned, every retained manifest is read and every
  * live file it names is verified too. Files outside the table location, write.data.path and
  * write.metadata.path are never deleted, so they are looked at only where one bears the name
- * of a data or delete file planned for deletion: a damaged entry that moved a live file's path
- * out of the places (one flipped bit in its prefix) leaves its name as it was.
+ * or the recorded size of a data or delete file planned for deletion: a damaged entry that
+ * moved a live file's path out of the places (one flipped bit in its prefix) leaves its name
+ * as it was, and one whose whole path changed onto another file keeps its recorded size (a
+ * size that differs from the outside file's would be the only trace, and a file of that size
+ * may exist). Such a reference refuses nothing: the planned files it may stand for (same name
+ * or same size) are kept, each reported (ICM_EXPIRE_PROBLEM_LIVE_CONTENT, a warning), and the
+ * rest of the plan goes on.
  *
  * How: a stat per retained file (verify.c). Listing the folders that hold candidates instead
  * would need the orphan sweep's name matching (a listing names files in its own form, the
@@ -24,20 +29,51 @@
 #include "catalog/catalog_internal.h"
 #include "maint/expire_internal.h"
 #include "maint/verify.h"
+#include "util/location.h"
 #include "util/util.h"
 
 /* The first missing files named in the refusal, and kept as problems. */
 #define NAMED 10
 
+/* A retained reference outside the table's places that looks like a planned file. */
+typedef struct lookalike_ref {
+    char *location;
+    int64_t size_bytes;
+    int64_t snapshot_id;
+} lookalike_ref;
+
 typedef struct missing {
     icm_expire_result *r;
     size_t count;
     icm__buf names; /* "PATH (KIND, snapshot ID), ..." of the first NAMED */
+    lookalike_ref *refs;
+    size_t n_refs, refs_cap;
 } missing;
+
+static int keep_lookalike_ref(missing *m, const icm__verify_issue *issue)
+{
+    if (m->n_refs == m->refs_cap) {
+        size_t cap = m->refs_cap ? 2 * m->refs_cap : 8;
+        lookalike_ref *grown = icm__reallocarray(m->refs, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        m->refs = grown;
+        m->refs_cap = cap;
+    }
+    lookalike_ref *ref = &m->refs[m->n_refs];
+    if ((ref->location = icm__strdup(issue->location)) == NULL)
+        return ICM_ENOMEM;
+    ref->size_bytes = issue->expected_size_bytes;
+    ref->snapshot_id = issue->snapshot_id;
+    m->n_refs++;
+    return 0;
+}
 
 static int on_issue(const icm__verify_issue *issue, void *payload)
 {
     missing *m = payload;
+    if (issue->what == ICM__VERIFY_LOOKALIKE)
+        return keep_lookalike_ref(m, issue);
     if (m->count++ >= NAMED)
         return 0;
     const char *kind = icm_expire_file_kind_name((icm_expire_file_kind)issue->kind);
@@ -91,13 +127,87 @@ static int refuse(missing *m, const char *table_location)
         return ICM_ENOMEM;
     return icm__error_set(ICM_ERRCLASS_MAINT, ICM_EREFUSED, table_location,
                           "verification: %zu file%s the retained snapshots reference %s "
-                          "missing, not the size the metadata records, unreadable or, "
-                          "outside the table, named like a file about to be deleted: %s; "
+                          "missing, not the size the metadata records, or unreadable: %s; "
                           "nothing is deleted (a damaged manifest may name a "
                           "live file wrongly, so the real one would look unreferenced; "
                           "`icemaint check` lists every problem; --no-verify skips this check)",
                           m->count, m->count == 1 ? "" : "s", m->count == 1 ? "is" : "are",
                           m->names.data != NULL ? m->names.data : "");
+}
+
+/* The retained reference a planned file may stand for (NULL: none), and why ("name", "size"). */
+static const lookalike_ref *stood_for(const missing *m, const icm_expire_file *f,
+                                      const char **why)
+{
+    for (size_t i = 0; i < m->n_refs; i++)
+        if (icm__verify_stands_for(m->refs[i].location, m->refs[i].size_bytes, f->path,
+                                   f->size_bytes, why))
+            return &m->refs[i];
+    return NULL;
+}
+
+/* Drop the checksum companion of a kept data or delete file (it goes only with its file). */
+static int keep_companion(icm_expire_result *r, const char *path)
+{
+    bool oom;
+    char *crc = icm__location_checksum_name(path, &oom);
+    if (oom)
+        return ICM_ENOMEM;
+    size_t kept = 0;
+    int rc = 0;
+    for (size_t k = 0; k < r->deleted_checksum_file_count; k++) {
+        icm_expire_file *f = &r->deleted_checksum_files[k];
+        if (crc == NULL || strcmp(f->path, crc) != 0) {
+            r->deleted_checksum_files[kept++] = *f;
+            continue;
+        }
+        if (rc == 0)
+            rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_LIVE_CONTENT, f->path,
+                                         ICM_EREFUSED,
+                                         "not deleted: the file it is the checksum of is kept");
+        icm__free(f->path);
+    }
+    r->deleted_checksum_file_count = kept;
+    icm__free(crc);
+    return rc;
+}
+
+/* Take out of the plan the data and delete files a lookalike reference may stand for (the
+ * list is scanned per planned file: lookalikes are few, since they must share a name or a
+ * size with a planned file and lie outside the table). */
+static int keep_lookalikes(missing *m)
+{
+    icm_expire_result *r = m->r;
+    if (m->n_refs == 0)
+        return 0;
+    size_t kept = 0;
+    int rc = 0;
+    for (size_t i = 0; i < r->deleted_file_count; i++) {
+        icm_expire_file *f = &r->deleted_files[i];
+        const char *why = "";
+        const lookalike_ref *ref = rc == 0 ? stood_for(m, f, &why) : NULL;
+        if (ref == NULL) {
+            r->deleted_files[kept++] = *f;
+            continue;
+        }
+        char *msg = icm__sprintf("not deleted: retained snapshot %lld references %s, outside "
+                                 "the table's locations, with this file's %s (%lld bytes "
+                                 "recorded): a damaged manifest entry may have moved this "
+                                 "file's reference there, so the table may still need it; "
+                                 "kept",
+                                 (long long)ref->snapshot_id, ref->location, why,
+                                 (long long)ref->size_bytes);
+        rc = msg == NULL ? ICM_ENOMEM
+                         : icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_LIVE_CONTENT, f->path,
+                                                   ICM_EREFUSED, msg);
+        icm__free(msg);
+        if (rc == 0)
+            rc = keep_companion(r, f->path);
+        icm__free(f->path);
+    }
+    r->deleted_file_count = kept;
+    icm__expire_result_tally(r);
+    return rc;
 }
 
 static bool plans_kind(const icm_expire_file *files, size_t n, icm_expire_file_kind kind)
@@ -119,26 +229,32 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
      * file is told by its recorded size (the real file would look unreferenced). */
     icm__verify_options vo = {NULL, 0, content, true, roots, icm__table_roots(after, roots),
                               NULL, NULL};
-    /* Outside the table's places, the data and delete files named as a planned one: a damaged
-     * entry may have moved a live file's path out of the places (adversary round 6, 2a). */
-    icm__strset names = ICM__STRSET_INIT;
+    /* Outside the table's places, the data and delete files that look like a planned one: a
+     * damaged entry may have moved a live file's path out of the places (adversary rounds 6,
+     * 10 and 11). */
+    icm__verify_lookalikes looks = ICM__VERIFY_LOOKALIKES_INIT;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && content && i < r->deleted_file_count; i++) {
-        const char *name = icm__basename(r->deleted_files[i].path);
-        rc = icm__strset_add(&names, name, strlen(name), NULL);
-    }
-    vo.outside_names = &names;
-    missing m = {r, 0, ICM__BUF_INIT};
+    for (size_t i = 0; rc == 0 && content && i < r->deleted_file_count; i++)
+        rc = icm__verify_lookalikes_add(&looks, r->deleted_files[i].path,
+                                        r->deleted_files[i].size_bytes);
+    icm__verify_lookalikes_seal(&looks);
+    vo.lookalikes = &looks;
+    missing m = {r, 0, ICM__BUF_INIT, NULL, 0, 0};
     if (rc == 0)
         rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);
-    icm__strset_dispose(&names);
+    icm__verify_lookalikes_dispose(&looks);
     if (rc == 0 && m.names.oom)
         rc = ICM_ENOMEM;
     if (rc == 0 && m.count > 0) {
         r->missing_count = m.count;
         withhold_everything(r);
         rc = refuse(&m, icm_table_metadata_location(after));
+    } else if (rc == 0) {
+        rc = keep_lookalikes(&m);
     }
     icm__buf_dispose(&m.names);
+    for (size_t i = 0; i < m.n_refs; i++)
+        icm__free(m.refs[i].location);
+    icm__free(m.refs);
     return rc;
 }

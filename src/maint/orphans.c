@@ -380,6 +380,8 @@ static int mark_kept_by_links(icm_table *t, icm_orphan_result *r)
     int rc = icm__link_guard_init(&guard, icm_table_get_fileio(t), roots, n_roots);
     for (size_t i = 0; rc == 0 && i < r->orphan_count; i++) {
         icm_orphan_file *f = &r->orphans[i];
+        if (f->state == ICM_ORPHAN_KEPT) /* (the plan kept it: a lookalike reference) */
+            continue;
         bool file_kept = f->kind == ICM_ORPHAN_CHECKSUM && i > 0 &&
                          r->orphans[i - 1].state == ICM_ORPHAN_KEPT;
         int check = file_kept ? ICM_EREFUSED : icm__link_guard_check_memo(&guard, &memo, f->path);

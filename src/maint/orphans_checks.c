@@ -474,81 +474,81 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
     return rc;
 }
 
-/* ---- references outside the listing named like an orphan (verification) ---- */
+/* ---- references outside the listing that look like an orphan (verification) ---- */
 
-typedef struct outside_names {
+/* The orphans the lookalike references found so far may stand for. */
+typedef struct outside_looks {
     plan *p;
-    icm__strset names;     /* the orphans' file names */
-    icm__strset seen;      /* the references found so far */
-    size_t count;
-    icm__buf named;        /* "PATH (KIND, snapshot ID[, wrong size])" of the first few */
-} outside_names;
+    icm__verify_lookalikes looks; /* the orphans' names and sizes */
+    size_t held;
+} outside_looks;
 
-static int on_outside_issue(const icm__verify_issue *issue, void *payload)
+/* Keep every orphan the reference may stand for (same name, or same size as it records). */
+static int hold_stood_for(outside_looks *o, const icm__reached *f)
 {
-    outside_names *o = payload;
-    if (o->count++ < MISSING_NAMED)
-        icm__verify_issue_name(&o->named, issue, o->count == 1);
+    icm_orphan_result *r = o->p->r;
+    for (size_t i = 0; i < r->orphan_count; i++) {
+        icm_orphan_file *orphan = &r->orphans[i];
+        const char *why;
+        if (orphan->state != ICM_ORPHAN_PLANNED ||
+            !icm__verify_stands_for(f->location, f->size_bytes, orphan->path,
+                                    orphan->size_bytes, &why))
+            continue;
+        char *msg = icm__sprintf("not deleted: snapshot %lld references %s, outside the "
+                                 "listed location, with this file's %s (%lld bytes recorded): "
+                                 "a damaged manifest entry may have moved this file's "
+                                 "reference there, so the table may still need it; "
+                                 "kept",
+                                 (long long)f->snapshot_id, f->location, why,
+                                 (long long)f->size_bytes);
+        if (msg == NULL)
+            return ICM_ENOMEM;
+        orphan->state = ICM_ORPHAN_KEPT;
+        orphan->error_code = ICM_EREFUSED;
+        orphan->error_message = msg;
+        o->held++;
+    }
     return 0;
 }
 
-/* A data or delete file referenced outside the listing and named like an orphan is an issue
- * whether it exists or not (ICM__VERIFY_NAMESAKE: one character of its folder may have moved
- * a live file's reference onto another table's file of that name and size). */
+/* A data or delete file referenced outside the listing with the name or the recorded size of
+ * an orphan: whether it exists or not, one damaged entry may have moved a live file's
+ * reference there (its folder's name changed onto another table's file of that name and size,
+ * or its whole path onto any file of that size), so the real one looks unreferenced here. */
 static int on_reached_outside(const icm__reached *f, void *payload)
 {
-    outside_names *o = payload;
-    const char *rest, *name = icm__basename(f->location);
+    outside_looks *o = payload;
+    const char *rest;
     if (f->kind > ICM__FILE_DELETION_VECTOR || icm__orphans_below_root(o->p, f->location, &rest) ||
-        !icm__strset_contains(&o->names, name, strlen(name)))
+        !icm__verify_lookalike(&o->looks, f->location, f->size_bytes))
         return 0;
-    bool added;
-    int rc = icm__strset_add(&o->seen, f->location, strlen(f->location), &added);
-    if (rc != 0 || !added)
-        return rc;
-    icm__verify_issue issue = {ICM__VERIFY_NAMESAKE, f->location, f->kind, f->size_bytes, -1,
-                               f->snapshot_id, 0, ""};
-    return on_outside_issue(&issue, o);
+    bool outside;
+    const char *root = o->p->list_root;
+    int rc = icm__verify_outside_by_key(f->location, &root, 1, &outside);
+    return rc != 0 || !outside ? rc : hold_stood_for(o, f);
 }
 
-int icm__orphans_check_outside_names(plan *p, const icm_table_metadata *md)
+int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md)
 {
     if (p->r->orphan_count == 0 || p->content_outside_root == 0 ||
         icm__orphan_option_no_verify(p->o))
         return 0;
-    outside_names o;
+    outside_looks o;
     memset(&o, 0, sizeof o);
     o.p = p;
+    o.looks = (icm__verify_lookalikes)ICM__VERIFY_LOOKALIKES_INIT;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++) {
-        const char *name = icm__basename(p->r->orphans[i].path);
-        rc = icm__strset_add(&o.names, name, strlen(name), NULL);
-    }
+    for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++)
+        rc = icm__verify_lookalikes_add(&o.looks, p->r->orphans[i].path,
+                                        p->r->orphans[i].size_bytes);
+    icm__verify_lookalikes_seal(&o.looks);
     icm__reach_options ro = {.read_entries = true};
     icm__reach_report rep;
     if (rc == 0) {
         rc = icm__reach_walk(p->io, md, &ro, on_reached_outside, &o, &rep);
         icm__reach_report_dispose(&rep);
     }
-    if (rc == 0 && o.named.oom)
-        rc = ICM_ENOMEM;
-    if (rc == 0 && o.count > 0) {
-        if (o.count > MISSING_NAMED)
-            icm__buf_printf(&o.named, " and %zu more", o.count - MISSING_NAMED);
-        rc = o.named.oom ? ICM_ENOMEM
-                         : icm__orphan_refuse(
-                               p->list_root,
-                               "verification: the table's snapshots reference %zu file%s "
-                               "outside the listed location named like files about to be "
-                               "deleted here: %s; nothing is deleted (a damaged manifest may "
-                               "have moved a live file's reference out of the table, onto "
-                               "another file of that name, so the real one would look "
-                               "unreferenced; --no-verify skips this check)",
-                               o.count, o.count == 1 ? "" : "s", o.named.data);
-    }
-    icm__strset_dispose(&o.names);
-    icm__strset_dispose(&o.seen);
-    icm__buf_dispose(&o.named);
+    icm__verify_lookalikes_dispose(&o.looks);
     return rc;
 }
 

@@ -40,6 +40,9 @@
 #include "util/location.h"
 
 #define DEFAULT_MAX_SNAPSHOT_AGE_MS INT64_C(432000000)
+/* commit.retry.total-timeout-ms when the table sets none: 30 min (Java's TableProperties and
+ * PyIceberg's default). */
+#define DEFAULT_COMMIT_RETRY_TOTAL_MS INT64_C(1800000)
 
 /* ------------------------------------------------------------------------------------------ */
 /* small helpers                                                                               */
@@ -150,7 +153,20 @@ static int check_own_metadata(plan *p)
     return rc;
 }
 
-/* The cutoff, the 24-hour minimum and the retention warning. */
+/* A table property holding milliseconds (a whole number), or `otherwise`. */
+static int64_t table_property_ms(const icm_table_metadata *md, const char *key,
+                                 int64_t otherwise)
+{
+    const char *text = icm_table_metadata_property(md, key);
+    if (text == NULL)
+        return otherwise;
+    char *end = NULL;
+    long long v = strtoll(text, &end, 10);
+    return end != text && *end == '\0' ? (int64_t)v : otherwise;
+}
+
+/* The cutoff, the minimum age (24 hours, or the table's commit retry budget when longer), the
+ * warning when a forced cutoff is shorter than that budget, and the retention warning. */
 static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
 {
     const icm_orphan_options *o = p->o;
@@ -165,23 +181,40 @@ static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
                       "old enough, even one a commit in progress is writing; choose a cutoff at "
                       "least 24 h ago, or use --force (options.force) to accept",
                       -(double)window / 3600000.0);
-    if (window < ICM_ORPHAN_MIN_AGE_MS && !o->force)
+    /* A writer's commit may retry for commit.retry.total-timeout-ms after it wrote its files
+     * (Java and PyIceberg reuse them in every attempt): a cutoff younger than that can take a
+     * file its commit will still add, so it is the minimum too where it is longer. */
+    int64_t retry_ms = table_property_ms(md, "commit.retry.total-timeout-ms",
+                                         DEFAULT_COMMIT_RETRY_TOTAL_MS);
+    int64_t min_age = retry_ms > ICM_ORPHAN_MIN_AGE_MS ? retry_ms : ICM_ORPHAN_MIN_AGE_MS;
+    if (window < min_age && !o->force)
         return icm__orphan_refuse(NULL,
-                      "cutoff is only %.1f h before now (minimum 24 h): files that young may "
-                      "belong to a commit in progress; use --force (options.force) to accept",
-                      (double)window / 3600000.0);
+                      "cutoff is only %.1f h before now (minimum %.1f h%s): files that young "
+                      "may belong to a commit in progress; use --force (options.force) to "
+                      "accept", (double)window / 3600000.0, (double)min_age / 3600000.0,
+                      min_age > ICM_ORPHAN_MIN_AGE_MS ? ", the table's "
+                                                        "commit.retry.total-timeout-ms" : "");
     if (window < 0)
         return icm__orphan_warn(p->r, "the cutoff is in the future (after now): every "
                                       "unreferenced file is a candidate, even one a commit in "
                                       "progress is writing (accepted with force)");
-    const char *age = icm_table_metadata_property(md, "history.expire.max-snapshot-age-ms");
-    int64_t max_age = DEFAULT_MAX_SNAPSHOT_AGE_MS;
-    if (age != NULL) {
-        char *end = NULL;
-        long long v = strtoll(age, &end, 10);
-        if (end != age && *end == '\0')
-            max_age = (int64_t)v;
+    int64_t guarded; /* how long a writer may take from writing a file to committing it */
+    if (__builtin_add_overflow(window, o->settle_ms > 0 ? o->settle_ms : 0, &guarded))
+        guarded = INT64_MAX;
+    if (guarded < retry_ms && !o->dry_run) {
+        int rc = icm__orphan_warn(p->r,
+                      "the cutoff is only %.1f min before now (accepted with force): with the "
+                      "settle time, a writer must commit a file within %.1f min of writing it, "
+                      "but the table lets commits retry for %.1f min "
+                      "(commit.retry.total-timeout-ms): a file a retrying writer wrote before "
+                      "the listing and commits later is deleted",
+                      (double)window / 60000.0, (double)guarded / 60000.0,
+                      (double)retry_ms / 60000.0);
+        if (rc != 0)
+            return rc;
     }
+    int64_t max_age = table_property_ms(md, "history.expire.max-snapshot-age-ms",
+                                        DEFAULT_MAX_SNAPSHOT_AGE_MS);
     if (max_age <= window)
         return icm__orphan_warn(p->r,
                                 "snapshot retention (history.expire.max-snapshot-age-ms = %lld "
@@ -700,7 +733,7 @@ static int run(plan *p, int64_t now)
     if (rc == 0)
         rc = icm__orphans_check_presence(p, md);
     if (rc == 0)
-        rc = icm__orphans_check_outside_names(p, md);
+        rc = icm__orphans_hold_lookalikes(p, md);
     if (rc == 0)
         rc = recheck(p, 0);
     /* A reviewed plan's apply deletes only what the plan names; a companion found in storage

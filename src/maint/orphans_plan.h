@@ -93,7 +93,7 @@ struct icm__orphan_plan {
     size_t n_hidden_fields;
     size_t referenced_under_root; /* files of R below list_root */
     size_t content_outside_root;  /* data and delete files the snapshots reach outside
-                                     list_root (icm__orphans_check_outside_names) */
+                                     list_root (icm__orphans_hold_lookalikes) */
     size_t file_list_outside;   /* file-list lines naming a file outside list_root */
     /* (The presence check keeps its state in R's marks: see icm__orphans_check_presence.) */
     icm__pathset *metadata_docs;  /* R's keys (icm__okeys_last_key) of the metadata documents
@@ -297,10 +297,11 @@ int icm__orphans_check_enclosing_tables(plan *p);
 int icm__orphans_check_catalog_stores(plan *p);
 int icm__orphans_check_path_form(plan *p);
 int icm__orphans_check_presence(plan *p, const icm_table_metadata *md);
-/* A data or delete file the snapshots reach outside list_root whose name is an orphan's must
- * exist with the size the metadata records: a damaged entry may have moved a live file's path
- * out of the listing (adversary round 6, finding 2a). Returns 0, ICM_EREFUSED or ICM_ENOMEM. */
-int icm__orphans_check_outside_names(plan *p, const icm_table_metadata *md);
+/* A data or delete file the snapshots reach outside list_root bearing an orphan's name or
+ * size (verify.h, lookalikes) may be a live file's entry damaged out of the listing
+ * (adversary rounds 6, 10 and 11): each orphan it may stand for is KEPT (error_code
+ * ICM_EREFUSED, a message naming the reference), the rest go on. Returns 0 or ICM_ENOMEM. */
+int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md);
 
 /* ---- a reviewed plan's candidates in another table's folder (orphans_nested.c) ---- */
 

@@ -828,21 +828,11 @@ typedef struct sighting {
  * `/t/./f` are one file). Returns 0 only for ICM_ENOMEM. */
 static uint64_t path_hash(const char *location)
 {
-    const char *key;
-    size_t n;
-    uint64_t h;
-    if (icm__location_key_span(location, &key, &n)) {
-        h = XXH3_64bits(key, n);
-    } else {
-        char small[512], *buf = small;
-        size_t len = strlen(location);
-        if (len >= sizeof small && (buf = icm__malloc(len + 1)) == NULL)
-            return 0;
-        h = XXH3_64bits(buf, icm__location_key_write(location, buf));
-        if (buf != small)
-            icm__free(buf);
-    }
-    return h != 0 ? h : 1;
+    /* The keep set's identity (pathset.h), so both agree on which spellings name one file. */
+    icm__pathset_hash h;
+    if (icm__pathset_location_hash(location, &h) != 0)
+        return 0;
+    return h.low != 0 ? h.low : 1;
 }
 
 /* A manifest read whole (to_read index i): the hashes of its entries' paths. */

@@ -23,6 +23,7 @@
  *
  * Read-only: the storage calls here are the walk's reads and stats.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog/catalog_internal.h"
@@ -30,6 +31,7 @@
 #include "io/fileio_internal.h"
 #include "maint/verify.h"
 #include "util/location.h"
+#include "util/location_id.h"
 #include "io/probe.h"
 #include "util/util.h"
 
@@ -72,14 +74,13 @@ static bool inside_roots(const icm__verify_options *o, const char *location)
 }
 
 /* Whether the verifier looks at this reached file: inside the roots, or a content file
- * outside them named as one of outside_names. */
+ * outside them that looks like a file about to be deleted. */
 static bool wanted(const icm__verify_options *o, const icm__reached *f)
 {
     if (inside_roots(o, f->location))
         return true;
-    const char *name = icm__basename(f->location);
-    return o->outside_names != NULL && f->kind <= ICM__FILE_DELETION_VECTOR &&
-           icm__strset_contains(o->outside_names, name, strlen(name));
+    return o->lookalikes != NULL && f->kind <= ICM__FILE_DELETION_VECTOR &&
+           icm__verify_lookalike(o->lookalikes, f->location, f->size_bytes);
 }
 
 /* A manifest list's size is what the walk read (the metadata records none): never compared. */
@@ -219,8 +220,9 @@ void icm__verify_issue_name(icm__buf *b, const icm__verify_issue *issue, bool fi
                     (long long)issue->snapshot_id,
                     issue->what == ICM__VERIFY_SIZE        ? ", wrong size"
                     : issue->what == ICM__VERIFY_UNREADABLE ? ", cannot be checked"
-                    : issue->what == ICM__VERIFY_NAMESAKE
-                        ? ", outside the table, named like a file about to be deleted"
+                    : issue->what == ICM__VERIFY_LOOKALIKE
+                        ? ", outside the table, with the name or size of a file about to be "
+                          "deleted"
                         : "");
 }
 
@@ -228,11 +230,15 @@ int icm__verifier_check(icm__verifier *v, const icm__reached *f)
 {
     if (!wanted(&v->o, f))
         return 0;
-    if (!inside_roots(&v->o, f->location)) { /* named as a file about to be deleted */
-        icm__verify_issue issue = {ICM__VERIFY_NAMESAKE, f->location, f->kind, f->size_bytes,
+    if (!inside_roots(&v->o, f->location)) { /* looks like a file about to be deleted */
+        bool outside;
+        int rc = icm__verify_outside_by_key(f->location, v->o.roots, v->o.root_count, &outside);
+        if (rc != 0 || !outside)
+            return rc; /* (a spelling of a file inside: the keep set's, not a lookalike) */
+        icm__verify_issue issue = {ICM__VERIFY_LOOKALIKE, f->location, f->kind, f->size_bytes,
                                    -1, f->snapshot_id, 0, ""};
         icm__pathset_hash key;
-        int rc = check_key(f->location, -2, &key);
+        rc = check_key(f->location, -2, &key);
         return rc != 0 ? rc : report(v, &issue, key);
     }
     /* (location borrowed until queued) */
@@ -338,6 +344,89 @@ icm__verify_counts icm__verifier_counts(const icm__verifier *v)
 void icm__verifier_set_payload(icm__verifier *v, void *payload)
 {
     v->payload = payload;
+}
+
+/* ---- lookalikes ---- */
+
+int icm__verify_lookalikes_add(icm__verify_lookalikes *l, const char *location,
+                               int64_t size_bytes)
+{
+    const char *name = icm__basename(location);
+    int rc = icm__strset_add(&l->names, name, strlen(name), NULL);
+    if (rc != 0 || size_bytes < 0)
+        return rc;
+    if (l->size_count == l->size_cap) {
+        size_t cap = l->size_cap ? 2 * l->size_cap : 64;
+        int64_t *grown = icm__reallocarray(l->sizes, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        l->sizes = grown;
+        l->size_cap = cap;
+    }
+    l->sizes[l->size_count++] = size_bytes;
+    return 0;
+}
+
+static int by_size(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void icm__verify_lookalikes_seal(icm__verify_lookalikes *l)
+{
+    if (l->size_count == 0)
+        return;
+    qsort(l->sizes, l->size_count, sizeof *l->sizes, by_size);
+    size_t n = 1;
+    for (size_t i = 1; i < l->size_count; i++)
+        if (l->sizes[i] != l->sizes[n - 1])
+            l->sizes[n++] = l->sizes[i];
+    l->size_count = n;
+}
+
+bool icm__verify_lookalike(const icm__verify_lookalikes *l, const char *location,
+                           int64_t size_bytes)
+{
+    const char *name = icm__basename(location);
+    if (icm__strset_contains(&l->names, name, strlen(name)))
+        return true;
+    return size_bytes >= 0 && l->size_count > 0 &&
+           bsearch(&size_bytes, l->sizes, l->size_count, sizeof *l->sizes, by_size) != NULL;
+}
+
+bool icm__verify_stands_for(const char *ref_location, int64_t ref_size_bytes,
+                            const char *location, int64_t size_bytes, const char **why)
+{
+    if (strcmp(icm__basename(ref_location), icm__basename(location)) == 0) {
+        *why = "name";
+        return true;
+    }
+    *why = "size";
+    return ref_size_bytes >= 0 && ref_size_bytes == size_bytes;
+}
+
+int icm__verify_outside_by_key(const char *location, const char *const *roots, size_t n,
+                               bool *outside)
+{
+    *outside = true;
+    char *key = NULL;
+    int rc = icm__location_key(location, &key);
+    for (size_t i = 0; rc == 0 && *outside && i < n; i++) {
+        char *root = NULL;
+        if ((rc = icm__location_key(roots[i], &root)) == 0)
+            *outside = !icm__location_id_within(key, strlen(key), root, strlen(root));
+        icm__free(root);
+    }
+    icm__free(key);
+    return rc;
+}
+
+void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l)
+{
+    icm__strset_dispose(&l->names);
+    icm__free(l->sizes);
+    *l = (icm__verify_lookalikes)ICM__VERIFY_LOOKALIKES_INIT;
 }
 
 /* ---- the walk ---- */

@@ -37,11 +37,13 @@ typedef enum icm__verify_what {
     ICM__VERIFY_SIZE = 1,       /* its size differs from the one the metadata records */
     ICM__VERIFY_UNREADABLE = 2, /* a stat failed otherwise, or a manifest list / manifest
                                    exists but cannot be read (code and message say why) */
-    ICM__VERIFY_NAMESAKE = 3    /* a data or delete file outside the roots named as one of
-                                   outside_names: whether it exists or not, it may be a live
-                                   file's reference damaged out of the table (its folder's
-                                   name changed onto another table's file of that name and
-                                   size: adversary round 10), so it is an issue unstat'ed */
+    ICM__VERIFY_LOOKALIKE = 3   /* a data or delete file outside the roots bearing the name
+                                   or the recorded size of a file about to be deleted
+                                   (icm__verify_lookalikes): not stat'ed, not a refusal. The
+                                   caller keeps the files it may stand for: one damaged entry
+                                   may have moved a live file's reference out of the table,
+                                   onto another table's file of that name and size (adversary
+                                   round 10) or onto any outside file of its size (round 11) */
 } icm__verify_what;
 
 /* One problem. Strings are borrowed for the duration of the callback. */
@@ -61,6 +63,43 @@ typedef struct icm__verify_issue {
 /* Return 0 to go on; anything else stops the walk and is returned by icm__verify_walk. */
 typedef int (*icm__verify_cb)(const icm__verify_issue *issue, void *payload);
 
+/*
+ * What files about to be deleted look like from outside the table: their names (last
+ * segments) and their sizes. A reference outside the table's places bearing either may be a
+ * live file's entry damaged out of the table (its folder's name changed, or its whole path
+ * changed onto another file of its size), so the file it may stand for is kept. Names and
+ * sizes, not contents: a file's bytes cannot be compared with an entry, and its footer can be
+ * made to agree.
+ */
+typedef struct icm__verify_lookalikes {
+    icm__strset names;
+    int64_t *sizes;     /* ascending, distinct after icm__verify_lookalikes_seal */
+    size_t size_count, size_cap;
+} icm__verify_lookalikes;
+
+#define ICM__VERIFY_LOOKALIKES_INIT {ICM__STRSET_INIT, NULL, 0, 0}
+
+/* Add a file about to be deleted (size_bytes < 0: its name only). Returns 0 or ICM_ENOMEM. */
+int icm__verify_lookalikes_add(icm__verify_lookalikes *l, const char *location,
+                               int64_t size_bytes);
+/* Sort the sizes (before the first icm__verify_lookalike). */
+void icm__verify_lookalikes_seal(icm__verify_lookalikes *l);
+/* Whether a reference (its location and recorded size) bears the name or size of one added. */
+bool icm__verify_lookalike(const icm__verify_lookalikes *l, const char *location,
+                           int64_t size_bytes);
+/* Whether the file at `location` of size `size_bytes` about to be deleted may be what the
+ * reference `ref_location` (recorded size ref_size_bytes) stands for: the same name, or the
+ * same size. *why is "name" or "size". */
+bool icm__verify_stands_for(const char *ref_location, int64_t ref_size_bytes,
+                            const char *location, int64_t size_bytes, const char **why);
+void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l);
+/* Whether `location` lies outside every root by location key (util/location_id.h: the keep
+ * sets' identity), so that a spelling the guards do not call inside (`/t/./f`, `/t/x/../f`)
+ * but the keep set takes for a file of the table is not a lookalike. Returns 0 or
+ * ICM_ENOMEM. */
+int icm__verify_outside_by_key(const char *location, const char *const *roots, size_t n,
+                               bool *outside);
+
 typedef struct icm__verify_options {
     /* Snapshots to verify; NULL = every snapshot of the metadata. */
     const int64_t *snapshot_ids;
@@ -77,10 +116,9 @@ typedef struct icm__verify_options {
      * walks (keys of location and expected size): not stat'ed again, and files found fine now
      * are added. Lets several walks over snapshots that share files stat each file once. */
     icm__pathset *verified;
-    /* NULL, or file names (last segments): a data or delete file outside the roots with one
-     * of these names is an issue (ICM__VERIFY_NAMESAKE: a damaged entry may have moved a live
-     * file's path out of the roots while the file about to be deleted keeps its name). */
-    const icm__strset *outside_names;
+    /* NULL, or the files about to be deleted: a data or delete file outside the roots that
+     * looks like one of them is reported (ICM__VERIFY_LOOKALIKE). */
+    const struct icm__verify_lookalikes *lookalikes;
 } icm__verify_options;
 
 /* What a walk (or a verifier since its last icm__verifier_forget_issues) looked at. */

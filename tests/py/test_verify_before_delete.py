@@ -136,7 +136,15 @@ def named_missing(stderr):
     return [(m.group(1), int(m.group(2))) for m in re.finditer(pattern, stderr)]
 
 
-def damaged_merge_table(tmp_path, damage=None):
+def kept_for(stderr, victim, reference, why):
+    """Whether a warning says `victim` is kept because `reference` (outside the table) bears
+    its name or size (`why`)."""
+    return any(ln.startswith("warning:") and victim in ln and f"references {reference}" in ln
+               and f"with this file's {why}" in ln and "may still need it; kept" in ln
+               for ln in stderr.splitlines())
+
+
+def damaged_merge_table(tmp_path, damage=None, keep_length=False):
     """Three appends with MergeAppend: the current snapshot's single manifest lists the first
     two data files as EXISTING, so expiring the older snapshots makes those files candidates
     that only the retained manifest keeps. One of them is misnamed in that manifest."""
@@ -150,7 +158,7 @@ def damaged_merge_table(tmp_path, damage=None):
     backup = manifest + ".backup"
     shutil.copy(manifest, backup)
     before = read_every_snapshot(tbl)
-    damaged = flip_one_path(manifest, victim, damage)
+    damaged = flip_one_path(manifest, victim, damage, keep_length)
     return tbl, victim, damaged, manifest, backup, before, current.snapshot_id
 
 
@@ -429,8 +437,10 @@ def test_data_loss_table_folder_flipped_onto_a_sibling_tables_file(tmp_path):
     """Adversary round 10, finding 1: one bit of a retained entry's table folder (`/ns/t/` ->
     `/ns/u/`) names the sibling table's file of the same name and size: it exists with the
     recorded size, so the outside-name check passed it and the real file looked unreferenced.
-    A reference outside the table named like a file about to be deleted is now refused whether
-    it exists or not: the sweep refuses, naming it; the file stays."""
+    A reference outside the table bearing the name of a file about to be deleted keeps that
+    file whether the reference exists or not (adversary round 11, finding 4: keeping it, not
+    refusing the run): the sweep keeps it with a warning naming the reference, and deletes the
+    true orphan beside it."""
     tbl = make_table(tmp_path, appends=0)
     cat = tbl["cat"]
     u_dir = tbl["wh"] / "ns" / "u"
@@ -447,15 +457,127 @@ def test_data_loss_table_folder_flipped_onto_a_sibling_tables_file(tmp_path):
     backup = str(tbl["wh"] / "manifest.backup")
     shutil.copy(manifest, backup)
     flip_one_path(manifest, files[0], outside, keep_length=True)
+    stray = tbl["dir"] / "data" / "stray.parquet"
+    stray.write_bytes(b"an orphan of another size")
     age_all(tbl["dir"])
     before = all_files(tbl)
     p = icm(tbl, "remove-orphan-files", "ns.t")
-    assert p.returncode == 5, p.stderr
-    assert f"{outside(files[0])} (data, snapshot" in p.stderr and \
-        "outside the table, named like a file about to be deleted" in p.stderr, p.stderr
-    assert all_files(tbl) == before
+    assert p.returncode == 0, p.stderr
+    assert kept_for(p.stderr, files[0], outside(files[0]), "name"), p.stderr
+    assert all_files(tbl) == [f for f in before if f != str(stray)]
     restore(manifest, backup)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def outside_file_of_the_same_size(tbl, rows=(101, 102)):
+    """A Parquet file in a plain folder of the warehouse, outside the table, with another name
+    and the size of same_size_files' files of two rows."""
+    import pyarrow.parquet as pq
+    elsewhere = tbl["wh"] / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    f = elsewhere / "other-00009.parquet"
+    pq.write_table(pa.table({"id": list(rows), "s": ["same"] * len(rows)}, schema=SCHEMA),
+                   str(f))
+    return f"file://{f}"
+
+
+def test_data_loss_entry_renamed_onto_an_outside_file_of_the_same_size(tmp_path):
+    """Adversary round 11, finding 1: a retained entry's whole path changed onto a file outside
+    the table with another name and the same size (it exists with the size the entry records,
+    and its name is no file's of the table): the sweep, dry run too, exited 0 and deleted the
+    live file. A reference outside the table bearing the size of a file about to be deleted
+    keeps that file (a warning names the reference); the true orphan beside it goes; restored,
+    the table reads as before."""
+    tbl = make_table(tmp_path, appends=0)
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    elsewhere = outside_file_of_the_same_size(tbl)
+    assert os.path.getsize(local(elsewhere)) == os.path.getsize(local(files[0]))
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: elsewhere, keep_length=True)
+    stray = tbl["dir"] / "data" / "stray.parquet"
+    stray.write_bytes(b"an orphan of another size")
+    age_all(tbl["dir"])
+    before = all_files(tbl)
+    p = icm(tbl, "remove-orphan-files", "ns.t", "--dry-run")
+    assert p.returncode == 0 and kept_for(p.stderr, files[0], elsewhere, "size"), p.stderr
+    assert all_files(tbl) == before
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 0 and kept_for(p.stderr, files[0], elsewhere, "size"), p.stderr
+    assert all_files(tbl) == [f for f in before if f != str(stray)]
+    assert os.path.exists(local(elsewhere))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_data_loss_merged_entry_renamed_onto_an_outside_file_of_the_same_size(tmp_path):
+    """Adversary round 11, finding 1, expiry: the merged manifest of the retained snapshot
+    lists the first add_files file as EXISTING; its path changed onto an outside file of
+    another name and the same size made the file a candidate of the expired snapshot, and the
+    expiry exited 0 and deleted it. Kept now (a warning names the reference), while the expired
+    snapshot's manifest list and manifest go; restored, the table reads as before."""
+    tbl = make_table(tmp_path, appends=0, merge=True)
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    elsewhere = outside_file_of_the_same_size(tbl)
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    t = tbl["cat"].load_table("ns.t")
+    first = t.metadata.snapshots[0]
+    expired = [local(first.manifest_list)] + [local(m.manifest_path)
+                                              for m in first.manifests(t.io)]
+    manifest = manifest_naming(tbl, files[0])
+    assert manifest not in expired
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: elsewhere, keep_length=True)
+    age_all(tbl["dir"])
+    before = all_files(tbl)
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_for(p.stderr, files[0], elsewhere, "size"), p.stderr
+    after = [f for f in all_files(tbl) if not f.endswith(".metadata.json")]
+    assert after == [f for f in before if f not in expired and not f.endswith(".metadata.json")]
+    assert os.path.exists(local(files[0])) and os.path.exists(local(elsewhere))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
+    """Adversary round 11, finding 4 (a false refusal): add_files of a file outside the table
+    whose name is a removed file's of the table (Hive's `000000_0` repeats in every folder)
+    made the expiry and the sweep refuse the whole run, for good. Now only the removed file of
+    that name is kept (a warning names the outside file); the rest of the expiry goes on."""
+    import pyarrow.parquet as pq
+    tbl = make_table(tmp_path, appends=0)
+    data = tbl["dir"] / "data"
+    data.mkdir(parents=True)
+    own, other = data / "000000_0.parquet", data / "000001_0.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "s": ["a", "b"]}, schema=SCHEMA), str(own))
+    pq.write_table(pa.table({"id": [3], "s": ["c"]}, schema=SCHEMA), str(other))
+    tbl["cat"].load_table("ns.t").add_files([f"file://{own}", f"file://{other}"])
+    tbl["cat"].load_table("ns.t").delete("id <= 3")  # both files removed
+    ext = tbl["wh"] / "external"
+    ext.mkdir()
+    pq.write_table(pa.table({"id": list(range(7, 20)), "s": ["e"] * 13}, schema=SCHEMA),
+                   str(ext / "000000_0.parquet"))
+    assert os.path.getsize(ext / "000000_0.parquet") not in (os.path.getsize(own),
+                                                              os.path.getsize(other))
+    tbl["cat"].load_table("ns.t").add_files([f"file://{ext}/000000_0.parquet"])
+    age_all(tbl["dir"])
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 0, p.stderr
+    assert kept_for(p.stderr, f"file://{own}", f"file://{ext}/000000_0.parquet", "name"), p.stderr
+    assert os.path.exists(own) and not os.path.exists(other)
+    assert len(tbl["cat"].load_table("ns.t").metadata.snapshots) == 1
+    assert current_ids(tbl) == list(range(7, 20))
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 0, p.stderr
+    assert kept_for(p.stderr, f"file://{own}", f"file://{ext}/000000_0.parquet", "name"), p.stderr
+    assert os.path.exists(own)
 
 
 def test_data_loss_entry_renamed_onto_another_spelling_of_a_sibling(tmp_path):
@@ -604,42 +726,43 @@ def test_no_verify_sweep_deletes_as_without_the_check(tmp_path):
 def test_data_loss_entry_path_moved_outside_the_table_blocks_sweep_deletes(tmp_path):
     """Adversary round 6, 2a: the damaged character lies in the table's folder, so the damaged
     reference points outside the listing, where the presence check never looked, and the real
-    file (same name) was deleted. A reference outside the listing named like an orphan must
-    exist: refused (exit 5, dry run too) naming it, nothing deleted; restored, every snapshot
-    reads; --no-verify deletes the real file (the loss the check prevents)."""
+    file (same name) was deleted. The orphan a reference outside the listing may stand for
+    (same name) is kept, dry run too, with a warning naming the reference; restored, every
+    snapshot reads; --no-verify deletes the real file (the loss the check prevents)."""
     tbl, victim, damaged, manifest, backup, before, current = damaged_fast_table(tmp_path,
                                                                                   outside)
     assert damaged == outside(victim)
     files_before = all_files(tbl)
     for extra in (("--dry-run",), ()):
         p = icm(tbl, "remove-orphan-files", "ns.t", *extra)
-        assert p.returncode == 5, p.stderr
-        assert named_missing(p.stderr) == [(damaged, current)], p.stderr
-        assert "outside the listed location" in p.stderr
+        assert p.returncode == 0, p.stderr
+        assert kept_for(p.stderr, victim, damaged, "name"), p.stderr
+        assert f"snapshot {current} references" in p.stderr
         assert all_files(tbl) == files_before
     p = icm(tbl, "remove-orphan-files", "ns.t", "--no-verify")
     assert p.returncode == 0 and not os.path.exists(local(victim)), p.stderr
 
 
 def test_data_loss_entry_path_moved_outside_the_table_blocks_expiry_deletes(tmp_path):
-    """The same damage in the retained merged manifest of an expiry: the expired snapshots'
-    copy of the file is a candidate, and the retained reference, moved outside the table's
-    places, was never verified. Now verified by the candidate's name: refused (exit 5), the
-    real file kept, the damaged path named; restored, every retained snapshot reads."""
-    tbl, victim, damaged, manifest, backup, before, current = damaged_merge_table(tmp_path,
-                                                                                   outside)
+    """The same damage in the retained merged manifest of an expiry (the manifest keeps its
+    length, so its own size check passes): the expired snapshots' copy of the file is a
+    candidate, and the retained reference, moved outside the table's places, was never
+    verified. The candidate it may stand for (same name) is kept with a warning naming it,
+    dry run too; the expired snapshots' own files go; restored, every retained snapshot
+    reads."""
+    tbl, victim, damaged, manifest, backup, before, current = damaged_merge_table(
+        tmp_path, outside, keep_length=True)
     files_before = [f for f in all_files(tbl) if f != backup]
     for extra in (("--dry-run",), ()):
         p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
-        assert p.returncode == 5, p.stderr
-        assert (damaged, current) in named_missing(p.stderr), p.stderr
+        assert p.returncode == 0, p.stderr
+        assert kept_for(p.stderr, victim, damaged, "name"), p.stderr
+        assert f"retained snapshot {current} references" in p.stderr
         assert os.path.exists(local(victim))
-        assert set(files_before) <= set(f for f in all_files(tbl) if f != backup)
-    assert "remove-orphan-files can clean them" not in p.stderr
-    assert "failed verification" in p.stderr
-    assert "expired 2 snapshots: " in p.stdout, p.stdout  # what the commit did
+    assert "expired 2 snapshots" in p.stdout, p.stdout
     restore(manifest, backup)
     after = read_every_snapshot(tbl)
+    assert set(after) == {current}
     assert after == {k: before[k] for k in after}
 
 

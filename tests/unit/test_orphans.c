@@ -667,7 +667,10 @@ static void test_force_and_warning(void **state)
     icmt_ok(sweep(&e, &o, &r));
     const char *gone[] = {LOC "/data/young.parquet", NULL};
     assert_orphans(r, gone);
-    assert_int_equal(r->warning_count, 0);
+    /* a forced cutoff plus the settle time shorter than the commit retry budget (30 min
+     * by default): a retrying writer's file may go (adversary round 11, finding 2) */
+    assert_int_equal(r->warning_count, 1);
+    assert_non_null(strstr(r->warnings[0], "commit.retry.total-timeout-ms"));
     icm_orphan_result_free(r);
 
     o.older_than_ms = e.now - 6 * DAY_MS; /* window 6 d >= 5 d of snapshot retention */
@@ -675,6 +678,51 @@ static void test_force_and_warning(void **state)
     assert_int_equal(r->warning_count, 1);
     assert_non_null(strstr(r->warnings[0], "history.expire.max-snapshot-age-ms"));
     icm_orphan_result_free(r);
+    env_free(&e);
+}
+
+/* The table's commit retry budget (commit.retry.total-timeout-ms): a forced cutoff that with
+ * the settle time (none here) covers it gives no warning; a budget longer than 24 h is the minimum age
+ * without force. */
+static void test_commit_retry_budget(void **state)
+{
+    (void)state;
+    env e;
+    env_init(&e, LOC, 2);
+    hist_set_property(e.h, "commit.retry.total-timeout-ms", "90000");
+    hist_append(e.h, "main", "A", NULL);
+    plant(e.mem, LOC "/data/young.parquet", e.young);
+    icm_orphan_options o = opts_at(&e);
+    o.has_older_than = true;
+    o.older_than_ms = e.now - 90 * 1000; /* a 90 s window covers 90 s */
+    o.force = true;
+    icm_orphan_result *r = NULL;
+    icmt_ok(sweep(&e, &o, &r));
+    /* the young file, and the first metadata file (the property's commit replaced it) */
+    assert_int_equal(r->orphan_count, 2);
+    assert_string_equal(r->orphans[0].path, LOC "/data/young.parquet");
+    assert_non_null(strstr(r->orphans[1].path, LOC "/metadata/00000-"));
+    assert_int_equal(r->warning_count, 0);
+    icm_orphan_result_free(r);
+    plant(e.mem, LOC "/data/young.parquet", e.young);
+    o.older_than_ms = e.now - 60 * 1000; /* 60 s does not */
+    icmt_ok(sweep(&e, &o, &r));
+    const char *gone[] = {LOC "/data/young.parquet", NULL};
+    assert_orphans(r, gone);
+    assert_int_equal(r->warning_count, 1);
+    assert_non_null(strstr(r->warnings[0], "1.5 min (commit.retry.total-timeout-ms)"));
+    icm_orphan_result_free(r);
+    env_free(&e);
+
+    env_init(&e, LOC, 2);
+    hist_set_property(e.h, "commit.retry.total-timeout-ms", "172800000");
+    hist_append(e.h, "main", "A", NULL);
+    o = opts_at(&e);
+    o.has_older_than = true;
+    o.older_than_ms = e.now - 36 * 3600 * 1000;
+    assert_int_equal(sweep(&e, &o, &r), ICM_EREFUSED);
+    assert_null(r);
+    assert_non_null(strstr(icm_error_last()->message, "minimum 48.0 h"));
     env_free(&e);
 }
 
@@ -866,8 +914,9 @@ static void test_file_list(void **state)
     icmt_ok(sweep(&e, &o, &r));
     assert_orphans(r, none);
     assert_int_equal(r->listed, 0);
-    assert_int_equal(r->warning_count, 1);
-    assert_non_null(strstr(r->warnings[0], LOC ": 2 lines of the file list name no file below"));
+    assert_int_equal(r->warning_count, 2); /* (the first: the forced cutoff's) */
+    assert_non_null(strstr(r->warnings[0], "commit.retry.total-timeout-ms"));
+    assert_non_null(strstr(r->warnings[1], LOC ": 2 lines of the file list name no file below"));
     icm_orphan_result_free(r);
 
     /* a malformed line */
@@ -1140,6 +1189,7 @@ int main(void)
         cmocka_unit_test(test_empty_table_and_location),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_force_and_warning),
+        cmocka_unit_test(test_commit_retry_budget),
         cmocka_unit_test(test_sibling_tables),
         cmocka_unit_test(test_bucket_root),
         cmocka_unit_test(test_filesystem_root),
