@@ -60,6 +60,7 @@ struct icm__verifier {
     icm__pathset *fine;        /* o.verified (NULL: none, a file reached twice is stat'ed
                                   twice) */
     icm__pathset *flagged;     /* files reported since the last forget */
+    char **root_keys;          /* the roots' location keys (o.root_count) */
     icm__verify_counts counts;
 };
 
@@ -73,14 +74,25 @@ static bool inside_roots(const icm__verify_options *o, const char *location)
     return false;
 }
 
-/* Whether the verifier looks at this reached file: inside the roots, or a content file
- * outside them that looks like a file about to be deleted. */
-static bool wanted(const icm__verify_options *o, const icm__reached *f)
+/* Whether the verifier looks at this reached file outside the roots: a content file that
+ * looks like a file about to be deleted. */
+static bool looks_alike(const icm__verify_options *o, const icm__reached *f)
 {
-    if (inside_roots(o, f->location))
-        return true;
     return o->lookalikes != NULL && f->kind <= ICM__FILE_DELETION_VECTOR &&
            icm__verify_lookalike(o->lookalikes, f->location, f->size_bytes);
+}
+
+/* Whether `location` lies outside every root by location key (the keep sets' identity). */
+static int outside_by_key(const icm__verifier *v, const char *location, bool *outside)
+{
+    *outside = true;
+    char *key = NULL;
+    int rc = icm__location_key(location, &key);
+    for (size_t i = 0; rc == 0 && *outside && i < v->o.root_count; i++)
+        *outside = !icm__location_id_within(key, strlen(key), v->root_keys[i],
+                                            strlen(v->root_keys[i]));
+    icm__free(key);
+    return rc;
 }
 
 /* A manifest list's size is what the walk read (the metadata records none): never compared. */
@@ -228,18 +240,23 @@ void icm__verify_issue_name(icm__buf *b, const icm__verify_issue *issue, bool fi
 
 int icm__verifier_check(icm__verifier *v, const icm__reached *f)
 {
-    if (!wanted(&v->o, f))
-        return 0;
-    if (!inside_roots(&v->o, f->location)) { /* looks like a file about to be deleted */
+    if (!inside_roots(&v->o, f->location)) {
+        /* A spelling the guards do not call inside (`/t/./f`, `/t/x/../f`) but the keep set
+         * takes for a file of the table is verified as one; a file outside that looks like a
+         * file about to be deleted is a lookalike; any other file outside is not looked at. */
         bool outside;
-        int rc = icm__verify_outside_by_key(f->location, v->o.roots, v->o.root_count, &outside);
-        if (rc != 0 || !outside)
-            return rc; /* (a spelling of a file inside: the keep set's, not a lookalike) */
-        icm__verify_issue issue = {ICM__VERIFY_LOOKALIKE, f->location, f->kind, f->size_bytes,
-                                   -1, f->snapshot_id, 0, ""};
-        icm__pathset_hash key;
-        rc = check_key(f->location, -2, &key);
-        return rc != 0 ? rc : report(v, &issue, key);
+        int rc = outside_by_key(v, f->location, &outside);
+        if (rc != 0)
+            return rc;
+        if (outside) {
+            if (!looks_alike(&v->o, f))
+                return 0;
+            icm__verify_issue issue = {ICM__VERIFY_LOOKALIKE, f->location, f->kind,
+                                       f->size_bytes, -1, f->snapshot_id, 0, ""};
+            icm__pathset_hash key;
+            rc = check_key(f->location, -2, &key);
+            return rc != 0 ? rc : report(v, &issue, key);
+        }
     }
     /* (location borrowed until queued) */
     pending p = {(char *)f->location, f->kind, expected_size(v, f), f->snapshot_id, {0, 0},
@@ -312,8 +329,14 @@ int icm__verifier_new(icm__verifier **out, icm_fileio *io, const icm__verify_opt
     v->cb = cb;
     v->payload = payload;
     v->fine = opts->verified;
-    if (icm__pathset_new(&v->flagged, 0) != 0) {
-        icm__free(v);
+    int rc = icm__pathset_new(&v->flagged, 0);
+    if (rc == 0 && opts->root_count > 0 &&
+        (v->root_keys = icm__calloc(opts->root_count, sizeof *v->root_keys)) == NULL)
+        rc = ICM_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < opts->root_count; i++)
+        rc = icm__location_key(opts->roots[i], &v->root_keys[i]);
+    if (rc != 0) {
+        icm__verifier_free(v);
         return ICM_ENOMEM;
     }
     *out = v;
@@ -327,6 +350,9 @@ void icm__verifier_free(icm__verifier *v)
     for (size_t i = 0; i < v->n_queued; i++)
         icm__free(v->queue[i].location); /* (a walk stopped early: never stat'ed) */
     icm__pathset_free(v->flagged);
+    for (size_t i = 0; v->root_keys != NULL && i < v->o.root_count; i++)
+        icm__free(v->root_keys[i]);
+    icm__free(v->root_keys);
     icm__free(v);
 }
 

@@ -546,6 +546,31 @@ def test_data_loss_merged_entry_renamed_onto_an_outside_file_of_the_same_size(tm
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
 
+def test_data_loss_merged_entry_renamed_to_a_dot_dot_spelling_of_a_missing_file(tmp_path):
+    """A retained entry renamed to `data/sub/../other.parquet`, a file that does not exist:
+    the guards never call a path with a `..` segment inside the table, so expiry's
+    verification skipped it (not inside, and not named like a candidate), and the real file,
+    a candidate of the expired snapshots, was deleted. A path whose location key (the keep
+    set's identity) lies inside the table is verified as a file of the table: refused (exit 5),
+    naming it; the real file stays."""
+    def damage(victim):
+        return victim.replace("/data/", "/data/sub/../", 1)[:-len(".parquet")] + "-0.parquet"
+    tbl, victim, damaged, manifest, backup, before, current = damaged_merge_table(
+        tmp_path, damage, keep_length=True)
+    assert not os.path.exists(local(damaged))
+    files_before = [f for f in all_files(tbl) if f != backup]
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 5, p.stderr
+        assert (damaged, current) in named_missing(p.stderr), p.stderr
+        assert [f for f in all_files(tbl) if f != backup and
+                not f.endswith(".metadata.json")] == \
+            [f for f in files_before if not f.endswith(".metadata.json")]
+    restore(manifest, backup)
+    after = read_every_snapshot(tbl)
+    assert after == {k: before[k] for k in after}
+
+
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
     """Adversary round 11, finding 4 (a false refusal): add_files of a file outside the table
     whose name is a removed file's of the table (Hive's `000000_0` repeats in every folder)
