@@ -18,6 +18,7 @@
 #include "maint/site_checks.h"
 #include "maint/verify.h"
 #include "util/location.h"
+#include "util/location_id.h"
 #include "io/probe.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -480,7 +481,7 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
 typedef struct outside_looks {
     plan *p;
     icm__verify_lookalikes looks; /* the orphans' names and sizes */
-    size_t held;
+    char *root_key;               /* list_root's location key */
 } outside_looks;
 
 /* Keep every orphan the reference may stand for (same name, or same size as it records). */
@@ -506,7 +507,6 @@ static int hold_stood_for(outside_looks *o, const icm__reached *f)
         orphan->state = ICM_ORPHAN_KEPT;
         orphan->error_code = ICM_EREFUSED;
         orphan->error_message = msg;
-        o->held++;
     }
     return 0;
 }
@@ -523,8 +523,7 @@ static int on_reached_outside(const icm__reached *f, void *payload)
         !icm__verify_lookalike(&o->looks, f->location, f->size_bytes))
         return 0;
     bool outside;
-    const char *root = o->p->list_root;
-    int rc = icm__verify_outside_by_key(f->location, &root, 1, &outside);
+    int rc = icm__verify_outside_keys(f->location, &o->root_key, 1, &outside);
     return rc != 0 || !outside ? rc : hold_stood_for(o, f);
 }
 
@@ -537,7 +536,7 @@ int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md)
     memset(&o, 0, sizeof o);
     o.p = p;
     o.looks = (icm__verify_lookalikes)ICM__VERIFY_LOOKALIKES_INIT;
-    int rc = 0;
+    int rc = icm__location_key(p->list_root, &o.root_key);
     for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++)
         rc = icm__verify_lookalikes_add(&o.looks, p->r->orphans[i].path,
                                         p->r->orphans[i].size_bytes);
@@ -549,6 +548,7 @@ int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md)
         icm__reach_report_dispose(&rep);
     }
     icm__verify_lookalikes_dispose(&o.looks);
+    icm__free(o.root_key);
     return rc;
 }
 

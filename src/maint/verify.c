@@ -82,19 +82,6 @@ static bool looks_alike(const icm__verify_options *o, const icm__reached *f)
            icm__verify_lookalike(o->lookalikes, f->location, f->size_bytes);
 }
 
-/* Whether `location` lies outside every root by location key (the keep sets' identity). */
-static int outside_by_key(const icm__verifier *v, const char *location, bool *outside)
-{
-    *outside = true;
-    char *key = NULL;
-    int rc = icm__location_key(location, &key);
-    for (size_t i = 0; rc == 0 && *outside && i < v->o.root_count; i++)
-        *outside = !icm__location_id_within(key, strlen(key), v->root_keys[i],
-                                            strlen(v->root_keys[i]));
-    icm__free(key);
-    return rc;
-}
-
 /* A manifest list's size is what the walk read (the metadata records none): never compared. */
 static int64_t expected_size(const icm__verifier *v, const icm__reached *f)
 {
@@ -245,7 +232,7 @@ int icm__verifier_check(icm__verifier *v, const icm__reached *f)
          * takes for a file of the table is verified as one; a file outside that looks like a
          * file about to be deleted is a lookalike; any other file outside is not looked at. */
         bool outside;
-        int rc = outside_by_key(v, f->location, &outside);
+        int rc = icm__verify_outside_keys(f->location, v->root_keys, v->o.root_count, &outside);
         if (rc != 0)
             return rc;
         if (outside) {
@@ -432,18 +419,15 @@ bool icm__verify_stands_for(const char *ref_location, int64_t ref_size_bytes,
     return ref_size_bytes >= 0 && ref_size_bytes == size_bytes;
 }
 
-int icm__verify_outside_by_key(const char *location, const char *const *roots, size_t n,
-                               bool *outside)
+int icm__verify_outside_keys(const char *location, char *const *root_keys, size_t n,
+                            bool *outside)
 {
     *outside = true;
     char *key = NULL;
     int rc = icm__location_key(location, &key);
-    for (size_t i = 0; rc == 0 && *outside && i < n; i++) {
-        char *root = NULL;
-        if ((rc = icm__location_key(roots[i], &root)) == 0)
-            *outside = !icm__location_id_within(key, strlen(key), root, strlen(root));
-        icm__free(root);
-    }
+    for (size_t i = 0; rc == 0 && *outside && i < n; i++)
+        *outside = !icm__location_id_within(key, strlen(key), root_keys[i],
+                                            strlen(root_keys[i]));
     icm__free(key);
     return rc;
 }

@@ -94,11 +94,11 @@ bool icm__verify_stands_for(const char *ref_location, int64_t ref_size_bytes,
                             const char *location, int64_t size_bytes, const char **why);
 void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l);
 /* Whether `location` lies outside every root by location key (util/location_id.h: the keep
- * sets' identity), so that a spelling the guards do not call inside (`/t/./f`, `/t/x/../f`)
- * but the keep set takes for a file of the table is not a lookalike. Returns 0 or
- * ICM_ENOMEM. */
-int icm__verify_outside_by_key(const char *location, const char *const *roots, size_t n,
-                               bool *outside);
+ * sets' identity; root_keys are the roots' icm__location_key), so that a spelling the guards
+ * do not call inside (`/t/./f`, `/t/x/../f`) but the keep set takes for a file of the table is
+ * not a lookalike. Returns 0 or ICM_ENOMEM. */
+int icm__verify_outside_keys(const char *location, char *const *root_keys, size_t n,
+                            bool *outside);
 
 typedef struct icm__verify_options {
     /* Snapshots to verify; NULL = every snapshot of the metadata. */
