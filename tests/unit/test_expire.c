@@ -1200,6 +1200,50 @@ static void test_spellings_of_one_file(void **state)
     }
 }
 
+/* Adversary rounds 10 and 11: a retained snapshot references a data file outside the table
+ * (`/wh/elsewhere/data/Q.parquet`, 9 bytes). AA and B (10 and 9 bytes) were overwritten away,
+ * so both are candidates; B bears Q's size: one damaged entry may have moved B's reference
+ * there, so B stays (a live_content problem naming the reference) and AA goes. */
+static void test_outside_reference_keeps_its_lookalike(void **state)
+{
+    (void)state;
+    icm_fileio *io;
+    hist *h = new_hist(&io, 2);
+    int64_t s1 = hist_append(h, "main", "AA", "B", NULL);
+    const char *add[] = {"C", NULL}, *del[] = {"AA", "B", NULL};
+    int64_t s2 = hist_overwrite(h, "main", add, del);
+    hist_set_data_location(h, "/wh/elsewhere");
+    int64_t s3 = hist_append(h, "main", "Q", NULL);
+    hist_set_data_location(h, NULL);
+    hist_append(h, "main", "D", NULL);
+    sv exp = {NULL, 0};
+    sv_snapshot(&exp, h, s1, true);
+    sv_snapshot(&exp, h, s2, false);
+    sv_snapshot(&exp, h, s3, false);
+    sv_data(&exp, h, "AA");
+    icm_expire_options o = older_than(h, hist_time(h));
+    icm_expire_result *r = expire(h, &o);
+    assert_int_equal(r->expired_count, 3);
+    assert_set(r, &exp);
+    assert_storage(h, r);
+    char *b = hist_data_path(h, "B");
+    assert_true(exists(io, b));
+    size_t found = 0;
+    for (size_t i = 0; i < r->problem_count; i++) {
+        const icm_expire_problem *p = &r->problems[i];
+        if (p->kind != ICM_EXPIRE_PROBLEM_LIVE_CONTENT)
+            continue;
+        found++;
+        assert_string_equal(p->location, b);
+        assert_int_equal(p->code, ICM_EREFUSED);
+        assert_non_null(strstr(p->message, "/wh/elsewhere/data/Q.parquet"));
+        assert_non_null(strstr(p->message, "with this file's size (9 bytes"));
+    }
+    assert_int_equal(found, 1);
+    free(b);
+    done(h, io, r, &exp);
+}
+
 /* A; B staged; C; cherry-pick B → D (B's files again, in D's own manifest); expire B by
  * id → B's list and manifest go, B's files stay (D reaches them). Then expire everything
  * before the current snapshot: files added by B and D still stay. */
@@ -1462,6 +1506,7 @@ int main(void)
         cmocka_unit_test(test_rolled_back_append_frees_its_files),
         cmocka_unit_test(test_overwritten_file_goes_once_no_retained_snapshot_reaches_it),
         cmocka_unit_test(test_spellings_of_one_file),
+        cmocka_unit_test(test_outside_reference_keeps_its_lookalike),
         cmocka_unit_test(test_files_rewritten_away_go_after_a_manifest_rewrite),
         cmocka_unit_test(test_expired_staged_snapshot_takes_its_own_files),
         cmocka_unit_test(test_rewritten_position_deletes_go_with_their_data_file),

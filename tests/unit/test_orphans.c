@@ -726,6 +726,62 @@ static void test_commit_retry_budget(void **state)
     env_free(&e);
 }
 
+/* Adversary rounds 10 and 11: a retained snapshot references a data file outside the table
+ * (`/w/elsewhere/data/Q.parquet`, 9 bytes). One damaged entry may have moved a live file's
+ * reference there, so the orphans that bear its name or its size are KEPT (a message naming
+ * the reference), dry run too; the other orphan goes. */
+static void test_outside_reference_keeps_its_lookalikes(void **state)
+{
+    (void)state;
+    env e;
+    env_init(&e, LOC, 2);
+    hist_set_data_location(e.h, "/w/elsewhere");
+    hist_append(e.h, "main", "Q", NULL);
+    hist_set_data_location(e.h, NULL);
+    hist_append(e.h, "main", "A", NULL);
+    icm_fileio_mem_set_time(e.mem, e.old);
+    icmt_ok(icm_fileio_write_replace(e.mem, LOC "/data/sized.parquet", "123456789", 9));
+    plant(e.mem, LOC "/data/Q.parquet", e.old);     /* its name (5 bytes) */
+    plant(e.mem, LOC "/data/stray.parquet", e.old); /* neither */
+    static const char *const held[] = {LOC "/data/Q.parquet", LOC "/data/sized.parquet"};
+    for (int dry = 1; dry >= 0; dry--) {
+        icm_orphan_options o = opts_at(&e);
+        o.dry_run = dry == 1;
+        icm_orphan_result *r = NULL;
+        icmt_ok(sweep(&e, &o, &r));
+        /* (and the first metadata file, which the data location's commit left out of the
+         * metadata log: an orphan too) */
+        assert_int_equal(r->orphan_count, 4);
+        size_t kept = 0;
+        for (size_t i = 0; i < r->orphan_count; i++) {
+            const icm_orphan_file *f = &r->orphans[i];
+            bool is_held = strcmp(f->path, held[0]) == 0 || strcmp(f->path, held[1]) == 0;
+            if (!is_held) {
+                assert_true(strcmp(f->path, LOC "/data/stray.parquet") == 0 ||
+                            strncmp(f->path, LOC "/metadata/00000-", 16) == 0);
+                assert_int_equal(f->state, dry ? ICM_ORPHAN_PLANNED : ICM_ORPHAN_DELETED);
+                continue;
+            }
+            kept++;
+            assert_int_equal(f->state, ICM_ORPHAN_KEPT);
+            assert_int_equal(f->error_code, ICM_EREFUSED);
+            assert_non_null(strstr(f->error_message, "references /w/elsewhere/data/Q.parquet"));
+            assert_non_null(strstr(f->error_message, strstr(f->path, "sized") != NULL
+                                                         ? "with this file's size (9 bytes"
+                                                         : "with this file's name"));
+        }
+        assert_int_equal(kept, 2);
+        assert_int_equal(r->kept, 2);
+        icm_orphan_result_free(r);
+    }
+    icm_file_info info = ICM_FILE_INFO_INIT;
+    icmt_ok(icm_fileio_stat(&info, e.mem, held[0]));
+    icmt_ok(icm_fileio_stat(&info, e.mem, held[1]));
+    assert_int_equal(icm_fileio_stat(&info, e.mem, LOC "/data/stray.parquet"), ICM_ENOTFOUND);
+    assert_history_intact(&e);
+    env_free(&e);
+}
+
 /* Sibling tables `/w/t` and `/w/t_2`: sweeping one never touches the other. */
 static void test_sibling_tables(void **state)
 {
@@ -1190,6 +1246,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_force_and_warning),
         cmocka_unit_test(test_commit_retry_budget),
+        cmocka_unit_test(test_outside_reference_keeps_its_lookalikes),
         cmocka_unit_test(test_sibling_tables),
         cmocka_unit_test(test_bucket_root),
         cmocka_unit_test(test_filesystem_root),
