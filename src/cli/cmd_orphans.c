@@ -589,11 +589,9 @@ static bool print_human(const icm_orphan_result *r, const char *trash)
         printf("%zu orphan file%s already gone when %s turn came (not counted as deleted)\n",
                r->already_gone, r->already_gone == 1 ? " was" : "s were",
                r->already_gone == 1 ? "its" : "their");
-    if (r->kept > 0)
-        printf("%zu orphan file%s %s: %s (see the warnings)\n", r->kept,
-               r->kept == 1 ? "" : "s", r->dry_run ? "would be kept" : "kept",
-               r->dry_run ? "reached through a symbolic link"
-                          : "reached through a symbolic link or changed since the listing");
+    if (r->kept > 0) /* (each warning says why: a link, a change, a lookalike reference) */
+        printf("%zu orphan file%s %s (the warnings say why)\n", r->kept,
+               r->kept == 1 ? "" : "s", r->dry_run ? "would be kept" : "kept");
     if (r->newly_referenced > 0)
         printf("%zu file%s kept: a commit during the sweep references %s\n",
                r->newly_referenced, r->newly_referenced == 1 ? "" : "s",

@@ -135,15 +135,20 @@ static int refuse(missing *m, const char *table_location)
                           m->names.data != NULL ? m->names.data : "");
 }
 
-/* The retained reference a planned file may stand for (NULL: none), and why ("name", "size"). */
-static const lookalike_ref *stood_for(const missing *m, const icm_expire_file *f,
-                                      const char **why)
+/* The message keeping a planned file that a lookalike reference may stand for (*msg NULL:
+ * none does). Returns 0 or ICM_ENOMEM. */
+static int stood_for(const missing *m, const icm_expire_file *f, char **msg)
 {
-    for (size_t i = 0; i < m->n_refs; i++)
-        if (icm__verify_stands_for(m->refs[i].location, m->refs[i].size_bytes, f->path,
-                                   f->size_bytes, why))
-            return &m->refs[i];
-    return NULL;
+    *msg = NULL;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && *msg == NULL && i < m->n_refs; i++) {
+        const lookalike_ref *ref = &m->refs[i];
+        icm__reached reached = {ref->location, ICM__FILE_DATA, ref->size_bytes,
+                                ref->snapshot_id};
+        rc = icm__verify_stands_for(&reached, "retained snapshot", "the table's locations",
+                                    f->path, f->size_bytes, msg);
+    }
+    return rc;
 }
 
 /* Drop the checksum companion of a kept data or delete file (it goes only with its file). */
@@ -184,22 +189,15 @@ static int keep_lookalikes(missing *m)
     int rc = 0;
     for (size_t i = 0; i < r->deleted_file_count; i++) {
         icm_expire_file *f = &r->deleted_files[i];
-        const char *why = "";
-        const lookalike_ref *ref = rc == 0 ? stood_for(m, f, &why) : NULL;
-        if (ref == NULL) {
+        char *msg = NULL;
+        if (rc == 0)
+            rc = stood_for(m, f, &msg);
+        if (msg == NULL) {
             r->deleted_files[kept++] = *f;
             continue;
         }
-        char *msg = icm__sprintf("not deleted: retained snapshot %lld references %s, outside "
-                                 "the table's locations, with this file's %s (%lld bytes "
-                                 "recorded): a damaged manifest entry may have moved this "
-                                 "file's reference there, so the table may still need it; "
-                                 "kept",
-                                 (long long)ref->snapshot_id, ref->location, why,
-                                 (long long)ref->size_bytes);
-        rc = msg == NULL ? ICM_ENOMEM
-                         : icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_LIVE_CONTENT, f->path,
-                                                   ICM_EREFUSED, msg);
+        rc = icm__expire_add_problem(r, ICM_EXPIRE_PROBLEM_LIVE_CONTENT, f->path, ICM_EREFUSED,
+                                     msg);
         icm__free(msg);
         if (rc == 0)
             rc = keep_companion(r, f->path);

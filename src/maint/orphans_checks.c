@@ -490,23 +490,18 @@ static int hold_stood_for(outside_looks *o, const icm__reached *f)
     icm_orphan_result *r = o->p->r;
     for (size_t i = 0; i < r->orphan_count; i++) {
         icm_orphan_file *orphan = &r->orphans[i];
-        const char *why;
-        if (orphan->state != ICM_ORPHAN_PLANNED ||
-            !icm__verify_stands_for(f->location, f->size_bytes, orphan->path,
-                                    orphan->size_bytes, &why))
+        char *why = NULL;
+        if (orphan->state != ICM_ORPHAN_PLANNED)
             continue;
-        char *msg = icm__sprintf("not deleted: snapshot %lld references %s, outside the "
-                                 "listed location, with this file's %s (%lld bytes recorded): "
-                                 "a damaged manifest entry may have moved this file's "
-                                 "reference there, so the table may still need it; "
-                                 "kept",
-                                 (long long)f->snapshot_id, f->location, why,
-                                 (long long)f->size_bytes);
-        if (msg == NULL)
-            return ICM_ENOMEM;
+        int rc = icm__verify_stands_for(f, "snapshot", "the listed location", orphan->path,
+                                        orphan->size_bytes, &why);
+        if (rc != 0)
+            return rc;
+        if (why == NULL)
+            continue;
         orphan->state = ICM_ORPHAN_KEPT;
         orphan->error_code = ICM_EREFUSED;
-        orphan->error_message = msg;
+        orphan->error_message = why;
     }
     return 0;
 }

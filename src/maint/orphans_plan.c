@@ -43,6 +43,8 @@
 /* commit.retry.total-timeout-ms when the table sets none: 30 min (Java's TableProperties and
  * PyIceberg's default). */
 #define DEFAULT_COMMIT_RETRY_TOTAL_MS INT64_C(1800000)
+/* commit.retry.max-wait-ms when the table sets none: 60 s (the same defaults). */
+#define DEFAULT_COMMIT_RETRY_MAX_WAIT_MS INT64_C(60000)
 
 /* ------------------------------------------------------------------------------------------ */
 /* small helpers                                                                               */
@@ -165,6 +167,24 @@ static int64_t table_property_ms(const icm_table_metadata *md, const char *key,
     return end != text && *end == '\0' ? (int64_t)v : otherwise;
 }
 
+/* How long after writing its files a writer may still commit them: the table's
+ * commit.retry.total-timeout-ms plus one last wait (commit.retry.max-wait-ms and its 10%
+ * jitter), saturating. */
+static int64_t commit_retry_budget_ms(const icm_table_metadata *md)
+{
+    int64_t total = table_property_ms(md, "commit.retry.total-timeout-ms",
+                                      DEFAULT_COMMIT_RETRY_TOTAL_MS);
+    int64_t wait = table_property_ms(md, "commit.retry.max-wait-ms",
+                                     DEFAULT_COMMIT_RETRY_MAX_WAIT_MS);
+    total = total > 0 ? total : 0;
+    wait = wait > 0 ? wait : 0;
+    int64_t budget;
+    if (__builtin_add_overflow(total, wait, &budget) ||
+        __builtin_add_overflow(budget, wait / 10 + (wait % 10 != 0), &budget))
+        budget = INT64_MAX;
+    return budget;
+}
+
 /* The cutoff, the minimum age (24 hours, or the table's commit retry budget when longer), the
  * warning when a forced cutoff is shorter than that budget, and the retention warning. */
 static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
@@ -182,18 +202,24 @@ static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
                       "least 24 h ago, or use --force (options.force) to accept",
                       -(double)window / 3600000.0);
     /* A writer's commit may retry for commit.retry.total-timeout-ms after it wrote its files
-     * (Java and PyIceberg reuse them in every attempt): a cutoff younger than that can take a
-     * file its commit will still add, so it is the minimum too where it is longer. */
-    int64_t retry_ms = table_property_ms(md, "commit.retry.total-timeout-ms",
-                                         DEFAULT_COMMIT_RETRY_TOTAL_MS);
+     * (Java and PyIceberg reuse them in every attempt), and both check that budget before a
+     * wait, not after it: the last attempt may come a whole wait later, up to
+     * commit.retry.max-wait-ms plus 10% jitter. A cutoff younger than that can take a file
+     * its commit will still add, so it is the minimum too where it is longer. */
+    int64_t retry_ms = commit_retry_budget_ms(md);
     int64_t min_age = retry_ms > ICM_ORPHAN_MIN_AGE_MS ? retry_ms : ICM_ORPHAN_MIN_AGE_MS;
+    if (window < ICM_ORPHAN_MIN_AGE_MS && !o->force)
+        return icm__orphan_refuse(NULL,
+                      "cutoff is only %.1f h before now (minimum 24 h): files that young may "
+                      "belong to a commit in progress; use --force (options.force) to accept",
+                      (double)window / 3600000.0);
     if (window < min_age && !o->force)
         return icm__orphan_refuse(NULL,
-                      "cutoff is only %.1f h before now (minimum %.1f h%s): files that young "
-                      "may belong to a commit in progress; use --force (options.force) to "
-                      "accept", (double)window / 3600000.0, (double)min_age / 3600000.0,
-                      min_age > ICM_ORPHAN_MIN_AGE_MS ? ", the table's "
-                                                        "commit.retry.total-timeout-ms" : "");
+                      "cutoff is only %.1f h before now (minimum %.1f h, the table's "
+                      "commit.retry.total-timeout-ms and one last commit.retry.max-wait-ms): "
+                      "files that young may belong to a commit in progress; use --force "
+                      "(options.force) to accept",
+                      (double)window / 3600000.0, (double)min_age / 3600000.0);
     if (window < 0)
         return icm__orphan_warn(p->r, "the cutoff is in the future (after now): every "
                                       "unreferenced file is a candidate, even one a commit in "
@@ -206,8 +232,9 @@ static int set_cutoff(plan *p, const icm_table_metadata *md, int64_t now)
                       "the cutoff is only %.1f min before now (accepted with force): with the "
                       "settle time, a writer must commit a file within %.1f min of writing it, "
                       "but the table lets commits retry for %.1f min "
-                      "(commit.retry.total-timeout-ms): a file a retrying writer wrote before "
-                      "the listing and commits later is deleted",
+                      "(commit.retry.total-timeout-ms and one last commit.retry.max-wait-ms): a "
+                      "file a retrying writer wrote before the listing and commits later is "
+                      "deleted",
                       (double)window / 60000.0, (double)guarded / 60000.0,
                       (double)retry_ms / 60000.0);
         if (rc != 0)

@@ -88,10 +88,13 @@ void icm__verify_lookalikes_seal(icm__verify_lookalikes *l);
 bool icm__verify_lookalike(const icm__verify_lookalikes *l, const char *location,
                            int64_t size_bytes);
 /* Whether the file at `location` of size `size_bytes` about to be deleted may be what the
- * reference `ref_location` (recorded size ref_size_bytes) stands for: the same name, or the
- * same size. *why is "name" or "size". */
-bool icm__verify_stands_for(const char *ref_location, int64_t ref_size_bytes,
-                            const char *location, int64_t size_bytes, const char **why);
+ * reference `ref` (a reached file outside `outside_of`, a phrase such as "the listed
+ * location") stands for: the same name, or the same size as it records. Then *why is a new
+ * message saying so ("not deleted: <snapshot_word> ID references ...; kept"), else NULL.
+ * Returns 0 or ICM_ENOMEM. */
+int icm__verify_stands_for(const icm__reached *ref, const char *snapshot_word,
+                           const char *outside_of, const char *location, int64_t size_bytes,
+                           char **why);
 void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l);
 /* Whether `location` lies outside every root by location key (util/location_id.h: the keep
  * sets' identity; root_keys are the roots' icm__location_key), so that a spelling the guards

@@ -571,6 +571,43 @@ def test_data_loss_merged_entry_renamed_to_a_dot_dot_spelling_of_a_missing_file(
     assert after == {k: before[k] for k in after}
 
 
+@pytest.mark.parametrize("command", ["expire-snapshots", "remove-orphan-files"])
+def test_data_loss_entry_renamed_through_a_link_and_dot_dot(tmp_path, command):
+    """Adversary round 12, F1: the table holds a linked folder `data/lnk` -> `<wh>/elsewhere/
+    sub`, and a retained entry is renamed to `data/lnk/../other-00009.parquet`. Its location
+    key (`data/other-00009.parquet`, which does not exist) lies in the table, so it was no
+    lookalike; the kernel follows the link before the `..` to `<wh>/elsewhere/other-00009.
+    parquet`, a file of the entry's size, so the stat and the link-aware listing passed it, and
+    the expiry and the sweep deleted the live file. The file the keep set keeps is the key's,
+    so that is the file verified (expiry) and expected in the listing (sweep): refused (exit
+    5), naming the entry; the live file stays."""
+    tbl = make_table(tmp_path, appends=0, merge=command == "expire-snapshots")
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    elsewhere = local(outside_file_of_the_same_size(tbl))
+    other = os.path.join(os.path.dirname(elsewhere), "sub", "..", "other-00009.parquet")
+    os.rename(elsewhere, os.path.normpath(other))
+    os.makedirs(os.path.join(os.path.dirname(elsewhere), "sub"))
+    os.symlink(os.path.join(os.path.dirname(elsewhere), "sub"), tbl["dir"] / "data" / "lnk")
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    damaged = f"file://{tbl['dir']}/data/lnk/../other-00009.parquet"
+    assert os.path.getsize(local(damaged)) == os.path.getsize(local(files[0]))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: damaged, keep_length=True)
+    age_all(tbl["dir"])
+    before = [f for f in all_files(tbl) if not f.endswith(".metadata.json")]
+    args = ("--older-than", "2099-01-01") if command == "expire-snapshots" else ()
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, command, "ns.t", *args, *extra)
+        assert p.returncode == 5, p.stderr
+        assert damaged in p.stderr, p.stderr
+        assert [f for f in all_files(tbl) if not f.endswith(".metadata.json")] == before
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
     """Adversary round 11, finding 4 (a false refusal): add_files of a file outside the table
     whose name is a removed file's of the table (Hive's `000000_0` repeats in every folder)
