@@ -519,6 +519,10 @@ static int on_reached_outside(const icm__reached *f, void *payload)
         return 0;
     bool outside;
     int rc = icm__verify_outside_keys(f->location, &o->root_key, 1, &outside);
+    if (rc == 0 && !outside) { /* in by key; a link before a `..` may still lead out */
+        const char *root = o->p->list_root;
+        rc = icm__verify_really_outside(o->p->io, f->location, &root, 1, &outside);
+    }
     return rc != 0 || !outside ? rc : hold_stood_for(o, f);
 }
 

@@ -16,8 +16,6 @@
 #include "catalog/catalog_internal.h"
 #include "maint/orphans_plan.h"
 #include "util/location.h"
-#include "util/location_id.h"
-#include "util/util.h"
 
 /* True when some directory component of `loc` is exactly `dir`. */
 static bool has_dir_component(const char *loc, const char *dir)
@@ -151,35 +149,11 @@ bool icm__orphans_below_root(const plan *p, const char *loc, const char **rest)
     return icm__location_strip_prefix(loc, p->list_root, rest);
 }
 
-/* Whether a location the guards do not call below list_root (a `.` or `..` segment) lies
- * below it by location key, the keep set's identity: then the listing should show the file
- * the keep set takes it for (adversary round 12: `data/lnk/../x`, where lnk leads out of the
- * table, passed no presence check). Out of memory: true (the presence check then asks). */
-static bool shows_by_key(const plan *p, const char *location)
-{
-    char *key = NULL, *root = NULL;
-    bool shows = true;
-    if (icm__location_key(location, &key) == 0 && icm__location_key(p->list_root, &root) == 0) {
-        size_t n = strlen(root);
-        shows = icm__location_id_within(key, strlen(key), root, n);
-        const char *rest = key + n;
-        while (shows && *rest == '/')
-            rest++;
-        shows = shows && rest[0] != '\0' && !p->root_hidden &&
-                !icm__orphans_hidden_path(p, rest) && !icm__orphan_excluded(p->o, location);
-    }
-    icm__free(key);
-    icm__free(root);
-    return shows;
-}
-
 /* Whether the listing of list_root should show this reached file (it lies below list_root,
- * by the guards or by location key, and is neither hidden nor excluded). */
+ * and is neither hidden nor excluded). */
 bool icm__orphans_listing_shows(const plan *p, const char *location)
 {
     const char *rest;
-    if (!icm__orphans_below_root(p, location, &rest))
-        return shows_by_key(p, location);
-    return rest[0] != '\0' && !p->root_hidden && !icm__orphans_hidden_path(p, rest) &&
-           !icm__orphan_excluded(p->o, location);
+    return icm__orphans_below_root(p, location, &rest) && rest[0] != '\0' && !p->root_hidden &&
+           !icm__orphans_hidden_path(p, rest) && !icm__orphan_excluded(p->o, location);
 }

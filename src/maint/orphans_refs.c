@@ -404,11 +404,7 @@ static int on_reached(const icm__reached *f, void *payload)
     if (!icm__orphans_below_root(p, f->location, &rest)) {
         if (f->kind <= ICM__FILE_DELETION_VECTOR)
             p->content_outside_root++;
-        /* A spelling the guards do not call below the root (`data/lnk/../x`) whose location
-         * key is: R keeps the key's file, so the listing must show it (expected), whatever
-         * the spelling reaches through a link (adversary round 12). */
-        int rc = add_ref_later(p, f->location, expected_here(p, f->location) ? REF_EXPECTED : 0,
-                               NULL);
+        int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
     }
     if (p->sharded && !p->survey.links) {

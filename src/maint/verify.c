@@ -225,31 +225,6 @@ void icm__verify_issue_name(icm__buf *b, const icm__verify_issue *issue, bool fi
                         : "");
 }
 
-/* A reached file the guards do not call inside but whose location key is (`/t/./f`,
- * `/t/x/../f`): the keep set keeps the file of that key, so that file is the one verified,
- * stat'ed by the key's spelling (on local disk the kernel would follow a link before the `..`
- * to another file: adversary round 12) and reported by the metadata's name. Rare: stat'ed at
- * once, after the queue. */
-static int check_key_spelling(icm__verifier *v, const icm__reached *f)
-{
-    char *spelled = NULL;
-    int rc = icm__location_key(f->location, &spelled);
-    pending p = {spelled, f->kind, expected_size(v, f), f->snapshot_id, {0, 0}, 0, -1, NULL};
-    if (rc == 0)
-        rc = check_key(f->location, p.want, &p.key);
-    if (rc == 0)
-        rc = icm__verifier_flush(v); /* (the files reached before it first: the walk's order) */
-    if (rc == 0 && !judged_before(v, p.key)) {
-        v->counts.checked++;
-        stat_one(v->io, &p);
-        p.location = (char *)f->location; /* (reported by the metadata's name) */
-        rc = judge(v, &p);
-        icm__free(p.message);
-    }
-    icm__free(spelled);
-    return rc;
-}
-
 int icm__verifier_check(icm__verifier *v, const icm__reached *f)
 {
     if (!inside_roots(&v->o, f->location)) {
@@ -260,16 +235,20 @@ int icm__verifier_check(icm__verifier *v, const icm__reached *f)
         int rc = icm__verify_outside_keys(f->location, v->root_keys, v->o.root_count, &outside);
         if (rc != 0)
             return rc;
-        if (outside) {
-            if (!looks_alike(&v->o, f))
-                return 0;
+        if (!outside && looks_alike(&v->o, f)) /* (a link before a `..` may lead out) */
+            rc = icm__verify_really_outside(v->io, f->location, v->o.roots, v->o.root_count,
+                                            &outside);
+        if (rc == 0 && outside && looks_alike(&v->o, f)) {
             icm__verify_issue issue = {ICM__VERIFY_LOOKALIKE, f->location, f->kind,
                                        f->size_bytes, -1, f->snapshot_id, 0, ""};
             icm__pathset_hash key;
-            rc = check_key(f->location, -2, &key);
-            return rc != 0 ? rc : report(v, &issue, key);
+            if ((rc = check_key(f->location, -2, &key)) == 0)
+                rc = report(v, &issue, key);
         }
-        return check_key_spelling(v, f);
+        /* Outside: not looked at further. Inside by key: stat'ed as a file of the table, by
+         * its own spelling (as readers that follow links open it). */
+        if (rc != 0 || outside)
+            return rc;
     }
     /* (location borrowed until queued) */
     pending p = {(char *)f->location, f->kind, expected_size(v, f), f->snapshot_id, {0, 0},
@@ -462,6 +441,38 @@ int icm__verify_outside_keys(const char *location, char *const *root_keys, size_
     for (size_t i = 0; rc == 0 && *outside && i < n; i++)
         *outside = !icm__location_id_within(key, strlen(key), root_keys[i],
                                             strlen(root_keys[i]));
+    icm__free(key);
+    return rc;
+}
+
+int icm__verify_really_outside(icm_fileio *io, const char *location,
+                               const char *const *roots, size_t n, bool *outside)
+{
+    *outside = false;
+    char *real = NULL;
+    int rc = icm_fileio_resolve(&real, io, location);
+    if (rc != 0) { /* missing, or not resolvable: the stat says so */
+        if (rc != ICM_ENOMEM)
+            icm_error_clear();
+        return rc == ICM_ENOMEM ? rc : 0;
+    }
+    /* (compared by location key: a back end without links gives the spelling back) */
+    char *key = NULL;
+    rc = icm__location_key(real, &key);
+    icm_free(real);
+    *outside = true;
+    for (size_t i = 0; rc == 0 && *outside && i < n; i++) {
+        char *real_root = NULL, *root_key = NULL;
+        int got = icm_fileio_resolve(&real_root, io, roots[i]);
+        if (got == ICM_ENOMEM)
+            rc = got;
+        else if (got != 0)
+            icm_error_clear(); /* (a root not there: compared as written) */
+        if (rc == 0 && (rc = icm__location_key(got == 0 ? real_root : roots[i], &root_key)) == 0)
+            *outside = !icm__location_id_within(key, strlen(key), root_key, strlen(root_key));
+        icm_free(real_root);
+        icm__free(root_key);
+    }
     icm__free(key);
     return rc;
 }

@@ -103,6 +103,13 @@ void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l);
 int icm__verify_outside_keys(const char *location, char *const *root_keys, size_t n,
                             bool *outside);
 
+/* Whether the file `location` reaches once every link on its way is resolved (the kernel's
+ * `..` follows a link first) lies outside every root (resolved too, else as written): a path
+ * that is in the table by location key may still lead readers out of it. A location that
+ * cannot be resolved (missing) is not outside: its stat reports it. Returns 0 or ICM_ENOMEM. */
+int icm__verify_really_outside(icm_fileio *io, const char *location,
+                               const char *const *roots, size_t n, bool *outside);
+
 typedef struct icm__verify_options {
     /* Snapshots to verify; NULL = every snapshot of the metadata. */
     const int64_t *snapshot_ids;
