@@ -35,45 +35,21 @@
 /* The first missing files named in the refusal, and kept as problems. */
 #define NAMED 10
 
-/* A retained reference outside the table's places that looks like a planned file. */
-typedef struct lookalike_ref {
-    char *location;
-    int64_t size_bytes;
-    int64_t snapshot_id;
-} lookalike_ref;
-
 typedef struct missing {
     icm_expire_result *r;
     size_t count;
     icm__buf names; /* "PATH (KIND, snapshot ID), ..." of the first NAMED */
-    lookalike_ref *refs;
-    size_t n_refs, refs_cap;
+    icm__verify_refs refs; /* the retained references outside that look like planned files */
 } missing;
-
-static int keep_lookalike_ref(missing *m, const icm__verify_issue *issue)
-{
-    if (m->n_refs == m->refs_cap) {
-        size_t cap = m->refs_cap ? 2 * m->refs_cap : 8;
-        lookalike_ref *grown = icm__reallocarray(m->refs, cap, sizeof *grown);
-        if (grown == NULL)
-            return ICM_ENOMEM;
-        m->refs = grown;
-        m->refs_cap = cap;
-    }
-    lookalike_ref *ref = &m->refs[m->n_refs];
-    if ((ref->location = icm__strdup(issue->location)) == NULL)
-        return ICM_ENOMEM;
-    ref->size_bytes = issue->expected_size_bytes;
-    ref->snapshot_id = issue->snapshot_id;
-    m->n_refs++;
-    return 0;
-}
 
 static int on_issue(const icm__verify_issue *issue, void *payload)
 {
     missing *m = payload;
-    if (issue->what == ICM__VERIFY_LOOKALIKE)
-        return keep_lookalike_ref(m, issue);
+    if (issue->what == ICM__VERIFY_LOOKALIKE) {
+        icm__reached ref = {issue->location, issue->kind, issue->expected_size_bytes,
+                            issue->snapshot_id};
+        return icm__verify_refs_add(&m->refs, &ref);
+    }
     if (m->count++ >= NAMED)
         return 0;
     const char *kind = icm_expire_file_kind_name((icm_expire_file_kind)issue->kind);
@@ -135,22 +111,6 @@ static int refuse(missing *m, const char *table_location)
                           m->names.data != NULL ? m->names.data : "");
 }
 
-/* The message keeping a planned file that a lookalike reference may stand for (*msg NULL:
- * none does). Returns 0 or ICM_ENOMEM. */
-static int stood_for(const missing *m, const icm_expire_file *f, char **msg)
-{
-    *msg = NULL;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && *msg == NULL && i < m->n_refs; i++) {
-        const lookalike_ref *ref = &m->refs[i];
-        icm__reached reached = {ref->location, ICM__FILE_DATA, ref->size_bytes,
-                                ref->snapshot_id};
-        rc = icm__verify_stands_for(&reached, "retained snapshot", "the table's locations",
-                                    f->path, f->size_bytes, msg);
-    }
-    return rc;
-}
-
 /* Drop the checksum companion of a kept data or delete file (it goes only with its file). */
 static int keep_companion(icm_expire_result *r, const char *path)
 {
@@ -177,21 +137,21 @@ static int keep_companion(icm_expire_result *r, const char *path)
     return rc;
 }
 
-/* Take out of the plan the data and delete files a lookalike reference may stand for (the
- * list is scanned per planned file: lookalikes are few, since they must share a name or a
- * size with a planned file and lie outside the table). */
+/* Take out of the plan the data and delete files a lookalike reference may stand for. */
 static int keep_lookalikes(missing *m)
 {
     icm_expire_result *r = m->r;
-    if (m->n_refs == 0)
+    if (m->refs.n == 0)
         return 0;
     size_t kept = 0;
-    int rc = 0;
+    int rc = icm__verify_refs_seal(&m->refs);
     for (size_t i = 0; i < r->deleted_file_count; i++) {
         icm_expire_file *f = &r->deleted_files[i];
         char *msg = NULL;
         if (rc == 0)
-            rc = stood_for(m, f, &msg);
+            rc = icm__verify_refs_stood_for(&m->refs, "retained snapshot",
+                                            "the table's locations", f->path, f->size_bytes,
+                                            &msg);
         if (msg == NULL) {
             r->deleted_files[kept++] = *f;
             continue;
@@ -237,7 +197,7 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
                                         r->deleted_files[i].size_bytes);
     icm__verify_lookalikes_seal(&looks);
     vo.lookalikes = &looks;
-    missing m = {r, 0, ICM__BUF_INIT, NULL, 0, 0};
+    missing m = {r, 0, ICM__BUF_INIT, ICM__VERIFY_REFS_INIT};
     if (rc == 0)
         rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);
     icm__verify_lookalikes_dispose(&looks);
@@ -251,8 +211,6 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
         rc = keep_lookalikes(&m);
     }
     icm__buf_dispose(&m.names);
-    for (size_t i = 0; i < m.n_refs; i++)
-        icm__free(m.refs[i].location);
-    icm__free(m.refs);
+    icm__verify_refs_dispose(&m.refs);
     return rc;
 }

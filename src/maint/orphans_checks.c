@@ -477,34 +477,12 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
 
 /* ---- references outside the listing that look like an orphan (verification) ---- */
 
-/* The orphans the lookalike references found so far may stand for. */
 typedef struct outside_looks {
     plan *p;
     icm__verify_lookalikes looks; /* the orphans' names and sizes */
     char *root_key;               /* list_root's location key */
+    icm__verify_refs refs;        /* the references that look like an orphan */
 } outside_looks;
-
-/* Keep every orphan the reference may stand for (same name, or same size as it records). */
-static int hold_stood_for(outside_looks *o, const icm__reached *f)
-{
-    icm_orphan_result *r = o->p->r;
-    for (size_t i = 0; i < r->orphan_count; i++) {
-        icm_orphan_file *orphan = &r->orphans[i];
-        char *why = NULL;
-        if (orphan->state != ICM_ORPHAN_PLANNED)
-            continue;
-        int rc = icm__verify_stands_for(f, "snapshot", "the listed location", orphan->path,
-                                        orphan->size_bytes, &why);
-        if (rc != 0)
-            return rc;
-        if (why == NULL)
-            continue;
-        orphan->state = ICM_ORPHAN_KEPT;
-        orphan->error_code = ICM_EREFUSED;
-        orphan->error_message = why;
-    }
-    return 0;
-}
 
 /* A data or delete file referenced outside the listing with the name or the recorded size of
  * an orphan: whether it exists or not, one damaged entry may have moved a live file's
@@ -523,7 +501,28 @@ static int on_reached_outside(const icm__reached *f, void *payload)
         const char *root = o->p->list_root;
         rc = icm__verify_really_outside(o->p->io, f->location, &root, 1, &outside);
     }
-    return rc != 0 || !outside ? rc : hold_stood_for(o, f);
+    return rc != 0 || !outside ? rc : icm__verify_refs_add(&o->refs, f);
+}
+
+/* Keep every orphan a lookalike reference may stand for (KEPT, the message naming it). */
+static int hold_stood_for(outside_looks *o)
+{
+    icm_orphan_result *r = o->p->r;
+    int rc = icm__verify_refs_seal(&o->refs);
+    for (size_t i = 0; rc == 0 && o->refs.n > 0 && i < r->orphan_count; i++) {
+        icm_orphan_file *orphan = &r->orphans[i];
+        char *why = NULL;
+        if (orphan->state != ICM_ORPHAN_PLANNED)
+            continue;
+        rc = icm__verify_refs_stood_for(&o->refs, "snapshot", "the listed location",
+                                        orphan->path, orphan->size_bytes, &why);
+        if (why == NULL)
+            continue;
+        orphan->state = ICM_ORPHAN_KEPT;
+        orphan->error_code = ICM_EREFUSED;
+        orphan->error_message = why;
+    }
+    return rc;
 }
 
 int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md)
@@ -531,10 +530,7 @@ int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md)
     if (p->r->orphan_count == 0 || p->content_outside_root == 0 ||
         icm__orphan_option_no_verify(p->o))
         return 0;
-    outside_looks o;
-    memset(&o, 0, sizeof o);
-    o.p = p;
-    o.looks = (icm__verify_lookalikes)ICM__VERIFY_LOOKALIKES_INIT;
+    outside_looks o = {p, ICM__VERIFY_LOOKALIKES_INIT, NULL, ICM__VERIFY_REFS_INIT};
     int rc = icm__location_key(p->list_root, &o.root_key);
     for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++)
         rc = icm__verify_lookalikes_add(&o.looks, p->r->orphans[i].path,
@@ -546,7 +542,10 @@ int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md)
         rc = icm__reach_walk(p->io, md, &ro, on_reached_outside, &o, &rep);
         icm__reach_report_dispose(&rep);
     }
+    if (rc == 0)
+        rc = hold_stood_for(&o);
     icm__verify_lookalikes_dispose(&o.looks);
+    icm__verify_refs_dispose(&o.refs);
     icm__free(o.root_key);
     return rc;
 }

@@ -413,23 +413,87 @@ bool icm__verify_lookalike(const icm__verify_lookalikes *l, const char *location
            bsearch(&size_bytes, l->sizes, l->size_count, sizeof *l->sizes, by_size) != NULL;
 }
 
-int icm__verify_stands_for(const icm__reached *ref, const char *snapshot_word,
-                           const char *outside_of, const char *location, int64_t size_bytes,
-                           char **why)
+int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref)
 {
-    const char *by;
-    if (strcmp(icm__basename(ref->location), icm__basename(location)) == 0)
-        by = "name";
-    else if (ref->size_bytes >= 0 && ref->size_bytes == size_bytes)
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 8;
+        icm__reached *grown = icm__reallocarray(r->items, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        r->items = grown;
+        r->cap = cap;
+    }
+    icm__reached *item = &r->items[r->n];
+    *item = *ref;
+    if ((item->location = icm__strdup(ref->location)) == NULL)
+        return ICM_ENOMEM;
+    r->n++;
+    return 0;
+}
+
+static int ref_by_name(const void *a, const void *b)
+{
+    return strcmp(icm__basename((*(const icm__reached *const *)a)->location),
+                  icm__basename((*(const icm__reached *const *)b)->location));
+}
+
+static int ref_by_size(const void *a, const void *b)
+{
+    int64_t x = (*(const icm__reached *const *)a)->size_bytes;
+    int64_t y = (*(const icm__reached *const *)b)->size_bytes;
+    return (x > y) - (x < y);
+}
+
+int icm__verify_refs_seal(icm__verify_refs *r)
+{
+    if (r->n == 0)
+        return 0;
+    r->by_name = icm__reallocarray(NULL, r->n, sizeof *r->by_name);
+    r->by_size = icm__reallocarray(NULL, r->n, sizeof *r->by_size);
+    if (r->by_name == NULL || r->by_size == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < r->n; i++)
+        r->by_name[i] = r->by_size[i] = &r->items[i];
+    qsort(r->by_name, r->n, sizeof *r->by_name, ref_by_name);
+    qsort(r->by_size, r->n, sizeof *r->by_size, ref_by_size);
+    return 0;
+}
+
+int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_word,
+                               const char *outside_of, const char *location,
+                               int64_t size_bytes, char **why)
+{
+    *why = NULL;
+    if (r->by_name == NULL)
+        return 0; /* (none, or not sealed) */
+    icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0};
+    const icm__reached *key = &probe;
+    const icm__reached *const *hit =
+        bsearch(&key, r->by_name, r->n, sizeof *r->by_name, ref_by_name);
+    const char *by = "name";
+    if (hit == NULL && size_bytes >= 0) {
+        hit = bsearch(&key, r->by_size, r->n, sizeof *r->by_size, ref_by_size);
         by = "size";
-    else
-        return *why = NULL, 0;
+    }
+    if (hit == NULL)
+        return 0;
+    const icm__reached *ref = *hit;
     *why = icm__sprintf("not deleted: %s %lld references %s, outside %s, with this file's %s "
                         "(%lld bytes recorded): a damaged manifest entry may have moved this "
                         "file's reference there, so the table may still need it; kept",
                         snapshot_word, (long long)ref->snapshot_id, ref->location, outside_of,
                         by, (long long)ref->size_bytes);
     return *why != NULL ? 0 : ICM_ENOMEM;
+}
+
+void icm__verify_refs_dispose(icm__verify_refs *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        icm__free((char *)r->items[i].location);
+    icm__free(r->items);
+    icm__free(r->by_name);
+    icm__free(r->by_size);
+    *r = (icm__verify_refs)ICM__VERIFY_REFS_INIT;
 }
 
 int icm__verify_outside_keys(const char *location, char *const *root_keys, size_t n,

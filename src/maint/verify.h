@@ -87,14 +87,33 @@ void icm__verify_lookalikes_seal(icm__verify_lookalikes *l);
 /* Whether a reference (its location and recorded size) bears the name or size of one added. */
 bool icm__verify_lookalike(const icm__verify_lookalikes *l, const char *location,
                            int64_t size_bytes);
-/* Whether the file at `location` of size `size_bytes` about to be deleted may be what the
- * reference `ref` (a reached file outside `outside_of`, a phrase such as "the listed
- * location") stands for: the same name, or the same size as it records. Then *why is a new
- * message saying so ("not deleted: <snapshot_word> ID references ...; kept"), else NULL.
- * Returns 0 or ICM_ENOMEM. */
-int icm__verify_stands_for(const icm__reached *ref, const char *snapshot_word,
-                           const char *outside_of, const char *location, int64_t size_bytes,
-                           char **why);
+/*
+ * The lookalike references found (each a reached file outside the table: its location, the
+ * size it records and a snapshot that references it), indexed by name and by size, so that
+ * each file about to be deleted finds the reference it may stand for in O(log n): a table
+ * whose files all lie outside it (add_files, Spark's `snapshot`) may have many.
+ */
+typedef struct icm__verify_refs {
+    icm__reached *items;          /* locations owned */
+    size_t n, cap;
+    const icm__reached **by_name; /* sealed: by last segment */
+    const icm__reached **by_size; /* sealed: by recorded size */
+} icm__verify_refs;
+
+#define ICM__VERIFY_REFS_INIT {NULL, 0, 0, NULL, NULL}
+
+/* Add a reference (location copied). Returns 0 or ICM_ENOMEM. */
+int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref);
+/* Build the indexes (after the last add). Returns 0 or ICM_ENOMEM. */
+int icm__verify_refs_seal(icm__verify_refs *r);
+/* Whether the file at `location` of size `size_bytes` about to be deleted may be what a
+ * reference stands for: one with its name, else one recording its size. Then *why is a new
+ * message saying so ("not deleted: <snapshot_word> ID references REF, outside <outside_of>,
+ * ...; kept"), else NULL. Returns 0 or ICM_ENOMEM. */
+int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_word,
+                               const char *outside_of, const char *location,
+                               int64_t size_bytes, char **why);
+void icm__verify_refs_dispose(icm__verify_refs *r);
 void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l);
 /* Whether `location` lies outside every root by location key (util/location_id.h: the keep
  * sets' identity; root_keys are the roots' icm__location_key), so that a spelling the guards
