@@ -235,10 +235,11 @@ int icm__verifier_check(icm__verifier *v, const icm__reached *f)
         int rc = icm__verify_outside_keys(f->location, v->root_keys, v->o.root_count, &outside);
         if (rc != 0)
             return rc;
-        if (!outside && looks_alike(&v->o, f)) /* (a link before a `..` may lead out) */
+        bool alike = looks_alike(&v->o, f);
+        if (!outside && alike) /* (a link before a `..` may lead out) */
             rc = icm__verify_really_outside(v->io, f->location, v->o.roots, v->o.root_count,
                                             &outside);
-        if (rc == 0 && outside && looks_alike(&v->o, f)) {
+        if (rc == 0 && outside && alike) {
             icm__verify_issue issue = {ICM__VERIFY_LOOKALIKE, f->location, f->kind,
                                        f->size_bytes, -1, f->snapshot_id, 0, ""};
             icm__pathset_hash key;

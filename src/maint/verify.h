@@ -87,6 +87,8 @@ void icm__verify_lookalikes_seal(icm__verify_lookalikes *l);
 /* Whether a reference (its location and recorded size) bears the name or size of one added. */
 bool icm__verify_lookalike(const icm__verify_lookalikes *l, const char *location,
                            int64_t size_bytes);
+void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l);
+
 /*
  * The lookalike references found (each a reached file outside the table: its location, the
  * size it records and a snapshot that references it), indexed by name and by size, so that
@@ -114,7 +116,6 @@ int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_w
                                const char *outside_of, const char *location,
                                int64_t size_bytes, char **why);
 void icm__verify_refs_dispose(icm__verify_refs *r);
-void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l);
 /* Whether `location` lies outside every root by location key (util/location_id.h: the keep
  * sets' identity; root_keys are the roots' icm__location_key), so that a spelling the guards
  * do not call inside (`/t/./f`, `/t/x/../f`) but the keep set takes for a file of the table is
