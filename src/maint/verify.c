@@ -242,9 +242,14 @@ int icm__verifier_check(icm__verifier *v, const icm__reached *f)
         if (rc == 0 && outside && alike) {
             icm__verify_issue issue = {ICM__VERIFY_LOOKALIKE, f->location, f->kind,
                                        f->size_bytes, -1, f->snapshot_id, 0, ""};
+            /* Once per location and recorded size: two references to one outside path
+             * may record two sizes, and each may stand for another file (adversary round
+             * 13). (Apart from a stat's key: the tag.) */
             icm__pathset_hash key;
-            if ((rc = check_key(f->location, -2, &key)) == 0)
+            if ((rc = check_key(f->location, f->size_bytes, &key)) == 0) {
+                key.low ^= UINT64_C(0x6c6f6f6b616c696b);
                 rc = report(v, &issue, key);
+            }
         }
         /* Outside: not looked at further. Inside by key: stat'ed as a file of the table, by
          * its own spelling (as readers that follow links open it). */

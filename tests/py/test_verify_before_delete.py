@@ -610,6 +610,49 @@ def test_data_loss_entry_renamed_through_a_link_and_dot_dot(tmp_path, command):
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
 
+def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
+    """Adversary round 13, F1: a tagged snapshot references `<wh>/out/x.parquet` for real (an
+    expired-only file of the table has its size, so it is a lookalike), and the current
+    snapshot's entry for a live file is damaged onto that same path, keeping its own size.
+    Expiry's verification reported each outside path once, so the second recorded size never
+    reached the lookalikes, and the live file was deleted (exit 0). Each path and recorded size
+    counts now: the live file is kept with a warning naming the reference; the table reads as
+    before once restored."""
+    import pyarrow.parquet as pq
+    tbl = make_table(tmp_path, appends=0, merge=True)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    out = tbl["wh"] / "out"
+    out.mkdir()
+    x = out / "x.parquet"
+    pq.write_table(pa.table({"id": list(range(5000, 5005)), "s": ["same"] * 5},
+                           schema=SCHEMA), str(x))
+    (tbl["dir"] / "data").mkdir(parents=True)
+    d = tbl["dir"] / "data" / "d.parquet"
+    pq.write_table(pa.table({"id": list(range(9000, 9005)), "s": ["same"] * 5},
+                           schema=SCHEMA), str(d))
+    assert os.path.getsize(d) == os.path.getsize(x)
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    assert os.path.getsize(local(files[0])) != os.path.getsize(x)
+    load().add_files([f"file://{x}"])
+    load().manage_snapshots().create_tag(load().current_snapshot().snapshot_id, "keep").commit()
+    load().delete("id >= 5000")
+    load().add_files([f"file://{d}"])
+    load().delete("id >= 9000")
+    load().add_files(files)
+    load().append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: f"file://{x}", keep_length=True)
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01")
+    assert p.returncode == 0, p.stderr
+    assert kept_for(p.stderr, files[0], f"file://{x}", "size"), p.stderr
+    assert kept_for(p.stderr, f"file://{d}", f"file://{x}", "size"), p.stderr
+    assert os.path.exists(local(files[0])) and os.path.exists(d) and os.path.exists(x)
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
     """Adversary round 11, finding 4 (a false refusal): add_files of a file outside the table
     whose name is a removed file's of the table (Hive's `000000_0` repeats in every folder)
