@@ -653,6 +653,111 @@ def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
 
+def kept_as_twin(stderr, victim, reference):
+    """Whether a warning says `victim` is kept because `reference`, a file of the table that a
+    retained entry names, has its size (and row count) but other bytes."""
+    return any(ln.startswith("warning:") and victim in ln and f"references {reference}" in ln
+               and "a file of the table with this file's size" in ln
+               and "may still need this one; kept" in ln
+               for ln in stderr.splitlines())
+
+
+def leftover_of_the_same_size(tbl, rows=(101, 102)):
+    """An unreferenced Parquet file in the table's data folder (a failed write's leftover) with
+    the size of same_size_files' two-row files and other rows."""
+    import pyarrow.parquet as pq
+    f = tbl["dir"] / "data" / "leftover-00009.parquet"
+    pq.write_table(pa.table({"id": list(rows), "s": ["same"] * len(rows)}, schema=SCHEMA),
+                   str(f))
+    return f"file://{f}"
+
+
+def test_data_loss_entry_renamed_onto_an_unreferenced_file_of_the_same_size(tmp_path):
+    """Adversary round 12, F2: a retained entry's path changed onto an unreferenced file of the
+    table with its size (a failed write's leftover). Every stat passes (the file it names is
+    there, with the recorded size), so the sweep, dry run too, exited 0 and deleted the live
+    file, which looked like an orphan. The live file is the twin of the entry (its size and row
+    count, other bytes than the file the entry names) and is kept with a warning; a true orphan
+    of another size and a byte-identical copy of a live file (a retried task's duplicate) still
+    go. Restored, the table reads as before."""
+    tbl = make_table(tmp_path, appends=0)
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    leftover = leftover_of_the_same_size(tbl)
+    assert os.path.getsize(local(leftover)) == os.path.getsize(local(files[0]))
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: leftover, keep_length=True)
+    stray = tbl["dir"] / "data" / "stray.parquet"
+    stray.write_bytes(b"an orphan of another size")
+    duplicate = tbl["dir"] / "data" / "retry-00001.parquet"
+    shutil.copy(local(files[1]), duplicate)
+    age_all(tbl["dir"])
+    before = all_files(tbl)
+    p = icm(tbl, "remove-orphan-files", "ns.t", "--dry-run")
+    assert p.returncode == 0 and kept_as_twin(p.stderr, files[0], leftover), p.stderr
+    assert all_files(tbl) == before
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 0 and kept_as_twin(p.stderr, files[0], leftover), p.stderr
+    assert all_files(tbl) == [f for f in before if f not in (str(stray), str(duplicate))]
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_data_loss_merged_entry_renamed_onto_an_unreferenced_file_of_the_same_size(tmp_path):
+    """Adversary round 12, F2, expiry: the retained snapshot's merged manifest lists the first
+    add_files file as EXISTING; its path changed onto an unreferenced leftover of the table with
+    its size made the file a candidate of the expired snapshot, and the expiry exited 0 and
+    deleted it. Kept now (a warning names the entry's file), while the expired snapshot's
+    manifest list and manifest go; restored, the table reads as before."""
+    tbl = make_table(tmp_path, appends=0, merge=True)
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    leftover = leftover_of_the_same_size(tbl)
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    t = tbl["cat"].load_table("ns.t")
+    first = t.metadata.snapshots[0]
+    expired = [local(first.manifest_list)] + [local(m.manifest_path)
+                                              for m in first.manifests(t.io)]
+    manifest = manifest_naming(tbl, files[0])
+    assert manifest not in expired
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: leftover, keep_length=True)
+    age_all(tbl["dir"])
+    before = all_files(tbl)
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_as_twin(p.stderr, files[0], leftover), p.stderr
+    after = [f for f in all_files(tbl) if not f.endswith(".metadata.json")]
+    assert after == [f for f in before if f not in expired and not f.endswith(".metadata.json")]
+    assert os.path.exists(local(files[0])) and os.path.exists(local(leftover))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_expiry_deletes_a_removed_file_whose_bytes_a_retained_file_has(tmp_path):
+    """The twin rule keeps no file whose content the table still has: the same rows appended
+    twice give two byte-identical files; after the first is deleted by a later commit, expiry
+    deletes it although the retained second file has its size and row count."""
+    tbl = make_table(tmp_path, appends=0)
+    rows = pa.table({"id": [7, 8, 9], "s": ["a", "b", "c"]}, schema=SCHEMA)
+    tbl["cat"].load_table("ns.t").append(rows)
+    first = live_paths(tbl, tbl["cat"].load_table("ns.t").current_snapshot())
+    tbl["cat"].load_table("ns.t").overwrite(rows)
+    t = tbl["cat"].load_table("ns.t")
+    second = live_paths(tbl, t.current_snapshot())
+    (a,), (b,) = first, second
+    assert a != b and open(local(a), "rb").read() == open(local(b), "rb").read()
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 0 and "not deleted" not in p.stderr, p.stderr
+    assert not os.path.exists(local(a)) and os.path.exists(local(b))
+    assert current_ids(tbl) == [7, 8, 9]
+
+
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
     """Adversary round 11, finding 4 (a false refusal): add_files of a file outside the table
     whose name is a removed file's of the table (Hive's `000000_0` repeats in every folder)
