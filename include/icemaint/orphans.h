@@ -320,9 +320,7 @@ typedef struct icm_orphan_result {
                                          (icemaint's own lease files not counted) */
     size_t referenced;              /**< distinct locations in R (metadata-log entries that no
                                          longer exist included) */
-    size_t keep_set_bytes;          /**< memory of R: its hash table (at most 32 bytes per
-                                         file) and a filter of its content files' sizes
-                                         (2 to 6 bytes per file) */
+    size_t keep_set_bytes;          /**< memory of R's hash table (at most 32 per file) */
     size_t referenced_listed;       /**< listed files found in R */
     size_t hidden;                  /**< listed files skipped as hidden */
     size_t excluded;                /**< listed files under an excluded location */

@@ -473,7 +473,7 @@ static int run_check(check_ctx *c, const char *metadata_location, const int64_t 
     index_vec *snaps = icm__calloc(n ? n : 1, sizeof *snaps);
     r->snapshots = icm__calloc(n ? n : 1, sizeof *r->snapshots);
     int rc = snaps != NULL && r->snapshots != NULL ? 0 : ICM_ENOMEM;
-    icm__verify_options vo = {NULL, 0, true, true, NULL, 0, c->fine, NULL, NULL};
+    icm__verify_options vo = {NULL, 0, true, true, NULL, 0, c->fine, NULL};
     if (rc == 0)
         rc = icm__verifier_new(&c->v, c->io, &vo, on_issue, c);
     if (rc == 0 && metadata_location != NULL) {

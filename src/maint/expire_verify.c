@@ -16,10 +16,7 @@
  * size that differs from the outside file's would be the only trace, and a file of that size
  * may exist). Such a reference refuses nothing: the planned files it may stand for (same name
  * or same size) are kept, each reported (ICM_EXPIRE_PROBLEM_LIVE_CONTENT, a warning), and the
- * rest of the plan goes on. Inside the places, a retained entry recording a planned file's
- * size may have been renamed onto another file of that size, which passes its stat: a planned
- * file that can be that entry's file and whose bytes are not those of the file it names is its
- * twin (verify.h, verify_twins.c), and kept the same way.
+ * rest of the plan goes on.
  *
  * How: a stat per retained file (verify.c). Listing the folders that hold candidates instead
  * would need the orphan sweep's name matching (a listing names files in its own form, the
@@ -43,7 +40,6 @@ typedef struct missing {
     size_t count;
     icm__buf names; /* "PATH (KIND, snapshot ID), ..." of the first NAMED */
     icm__verify_refs refs; /* the retained references outside that look like planned files */
-    icm__verify_refs twins; /* those inside that record a planned file's size */
 } missing;
 
 static int on_issue(const icm__verify_issue *issue, void *payload)
@@ -51,7 +47,7 @@ static int on_issue(const icm__verify_issue *issue, void *payload)
     missing *m = payload;
     if (issue->what == ICM__VERIFY_LOOKALIKE) {
         icm__reached ref = {issue->location, issue->kind, issue->expected_size_bytes,
-                            issue->snapshot_id, -1, ICM_FILE_FORMAT_OTHER};
+                            issue->snapshot_id};
         return icm__verify_refs_add(&m->refs, &ref);
     }
     if (m->count++ >= NAMED)
@@ -141,18 +137,14 @@ static int keep_companion(icm_expire_result *r, const char *path)
     return rc;
 }
 
-/* Take out of the plan the data and delete files a retained reference may stand for: one
- * outside the places with their name or size (a lookalike), one inside with their size whose
- * file is not theirs (a twin). */
-static int keep_stood_for(missing *m, icm_fileio *io)
+/* Take out of the plan the data and delete files a lookalike reference may stand for. */
+static int keep_lookalikes(missing *m)
 {
     icm_expire_result *r = m->r;
-    if (m->refs.n == 0 && m->twins.n == 0)
+    if (m->refs.n == 0)
         return 0;
     size_t kept = 0;
     int rc = icm__verify_refs_seal(&m->refs);
-    if (rc == 0)
-        rc = icm__verify_refs_seal(&m->twins);
     for (size_t i = 0; i < r->deleted_file_count; i++) {
         icm_expire_file *f = &r->deleted_files[i];
         char *msg = NULL;
@@ -160,9 +152,6 @@ static int keep_stood_for(missing *m, icm_fileio *io)
             rc = icm__verify_refs_stood_for(&m->refs, "retained snapshot",
                                             "the table's locations", f->path, f->size_bytes,
                                             &msg);
-        if (rc == 0 && msg == NULL)
-            rc = icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes,
-                                     &msg);
         if (msg == NULL) {
             r->deleted_files[kept++] = *f;
             continue;
@@ -197,7 +186,7 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
     /* Sizes too: the stat is made anyway, and a damaged entry renamed to another existing
      * file is told by its recorded size (the real file would look unreferenced). */
     icm__verify_options vo = {NULL, 0, content, true, roots, icm__table_roots(after, roots),
-                              NULL, NULL, NULL};
+                              NULL, NULL};
     /* Outside the table's places, the data and delete files that look like a planned one: a
      * damaged entry may have moved a live file's path out of the places (adversary rounds 6,
      * 10 and 11). */
@@ -208,8 +197,7 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
                                         r->deleted_files[i].size_bytes);
     icm__verify_lookalikes_seal(&looks);
     vo.lookalikes = &looks;
-    missing m = {r, 0, ICM__BUF_INIT, ICM__VERIFY_REFS_INIT, ICM__VERIFY_REFS_INIT};
-    vo.twins = &m.twins;
+    missing m = {r, 0, ICM__BUF_INIT, ICM__VERIFY_REFS_INIT};
     if (rc == 0)
         rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);
     icm__verify_lookalikes_dispose(&looks);
@@ -220,10 +208,9 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
         withhold_everything(r);
         rc = refuse(&m, icm_table_metadata_location(after));
     } else if (rc == 0) {
-        rc = keep_stood_for(&m, io);
+        rc = keep_lookalikes(&m);
     }
     icm__buf_dispose(&m.names);
     icm__verify_refs_dispose(&m.refs);
-    icm__verify_refs_dispose(&m.twins);
     return rc;
 }

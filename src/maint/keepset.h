@@ -43,9 +43,6 @@ typedef struct icm__reached {
     icm__file_kind kind;
     int64_t size_bytes;   /* -1 when unknown (a manifest list read whole: its bytes) */
     int64_t snapshot_id;  /* the snapshot through which it was first reached */
-    int64_t record_count; /* a data or delete file's, as its entry records it; -1: unknown (any
-                             other kind, or a walk that decodes paths only) */
-    icm_file_format file_format; /* likewise (ICM_FILE_FORMAT_OTHER: unknown) */
 } icm__reached;
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */

@@ -475,34 +475,25 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md)
     return rc;
 }
 
-/* ---- references that may stand for an orphan (verification) ---- */
+/* ---- references outside the listing that look like an orphan (verification) ---- */
 
-typedef struct stood_for {
+typedef struct outside_looks {
     plan *p;
     icm__verify_lookalikes looks; /* the orphans' names and sizes */
     char *root_key;               /* list_root's location key */
-    icm__verify_refs refs;        /* the references outside that look like an orphan */
-    icm__verify_refs twins;       /* the references below list_root recording an orphan's
-                                     size */
-} stood_for;
+    icm__verify_refs refs;        /* the references that look like an orphan */
+} outside_looks;
 
 /* A data or delete file referenced outside the listing with the name or the recorded size of
  * an orphan: whether it exists or not, one damaged entry may have moved a live file's
  * reference there (its folder's name changed onto another table's file of that name and size,
- * or its whole path onto any file of that size), so the real one looks unreferenced here. One
- * below the listed location recording an orphan's size may have been renamed onto another
- * file of that size, so the orphan may be the file it stands for (its twin, verify.h). */
-static int on_reached_stood_for(const icm__reached *f, void *payload)
+ * or its whole path onto any file of that size), so the real one looks unreferenced here. */
+static int on_reached_outside(const icm__reached *f, void *payload)
 {
-    stood_for *o = payload;
+    outside_looks *o = payload;
     const char *rest;
-    if (f->kind > ICM__FILE_DELETION_VECTOR)
-        return 0;
-    if (icm__orphans_below_root(o->p, f->location, &rest))
-        return f->size_bytes > 0 && icm__verify_lookalikes_has_size(&o->looks, f->size_bytes)
-                   ? icm__verify_refs_add(&o->twins, f)
-                   : 0;
-    if (!icm__verify_lookalike(&o->looks, f->location, f->size_bytes))
+    if (f->kind > ICM__FILE_DELETION_VECTOR || icm__orphans_below_root(o->p, f->location, &rest) ||
+        !icm__verify_lookalike(&o->looks, f->location, f->size_bytes))
         return 0;
     bool outside;
     int rc = icm__verify_outside_keys(f->location, &o->root_key, 1, &outside);
@@ -513,24 +504,18 @@ static int on_reached_stood_for(const icm__reached *f, void *payload)
     return rc != 0 || !outside ? rc : icm__verify_refs_add(&o->refs, f);
 }
 
-/* Keep every orphan a reference may stand for (KEPT, the message naming it). */
-static int hold_stood_for(stood_for *o)
+/* Keep every orphan a lookalike reference may stand for (KEPT, the message naming it). */
+static int hold_stood_for(outside_looks *o)
 {
     icm_orphan_result *r = o->p->r;
     int rc = icm__verify_refs_seal(&o->refs);
-    if (rc == 0)
-        rc = icm__verify_refs_seal(&o->twins);
-    for (size_t i = 0; rc == 0 && (o->refs.n > 0 || o->twins.n > 0) && i < r->orphan_count;
-         i++) {
+    for (size_t i = 0; rc == 0 && o->refs.n > 0 && i < r->orphan_count; i++) {
         icm_orphan_file *orphan = &r->orphans[i];
         char *why = NULL;
         if (orphan->state != ICM_ORPHAN_PLANNED)
             continue;
         rc = icm__verify_refs_stood_for(&o->refs, "snapshot", "the listed location",
                                         orphan->path, orphan->size_bytes, &why);
-        if (rc == 0 && why == NULL)
-            rc = icm__verify_twin_of(&o->twins, o->p->io, "snapshot", orphan->path,
-                                     orphan->size_bytes, &why);
         if (why == NULL)
             continue;
         orphan->state = ICM_ORPHAN_KEPT;
@@ -540,26 +525,12 @@ static int hold_stood_for(stood_for *o)
     return rc;
 }
 
-/* Whether an orphan has a size some content file's entry below the listed location may record
- * (the keep set's size filter: a "maybe" is confirmed by the walk). */
-static bool may_have_twins(const plan *p)
+int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md)
 {
-    for (size_t i = 0; i < p->r->orphan_count; i++) {
-        const icm_orphan_file *o = &p->r->orphans[i];
-        if (o->state == ICM_ORPHAN_PLANNED && o->size_bytes > 0 &&
-            icm__bloom_may_hold(&p->content_sizes, icm__bloom_hash_u64((uint64_t)o->size_bytes)))
-            return true;
-    }
-    return false;
-}
-
-int icm__orphans_hold_stood_for(plan *p, const icm_table_metadata *md)
-{
-    if (p->r->orphan_count == 0 || icm__orphan_option_no_verify(p->o) ||
-        (p->content_outside_root == 0 && !may_have_twins(p)))
+    if (p->r->orphan_count == 0 || p->content_outside_root == 0 ||
+        icm__orphan_option_no_verify(p->o))
         return 0;
-    stood_for o = {p, ICM__VERIFY_LOOKALIKES_INIT, NULL, ICM__VERIFY_REFS_INIT,
-                   ICM__VERIFY_REFS_INIT};
+    outside_looks o = {p, ICM__VERIFY_LOOKALIKES_INIT, NULL, ICM__VERIFY_REFS_INIT};
     int rc = icm__location_key(p->list_root, &o.root_key);
     for (size_t i = 0; rc == 0 && i < p->r->orphan_count; i++)
         rc = icm__verify_lookalikes_add(&o.looks, p->r->orphans[i].path,
@@ -568,14 +539,13 @@ int icm__orphans_hold_stood_for(plan *p, const icm_table_metadata *md)
     icm__reach_options ro = {.read_entries = true};
     icm__reach_report rep;
     if (rc == 0) {
-        rc = icm__reach_walk(p->io, md, &ro, on_reached_stood_for, &o, &rep);
+        rc = icm__reach_walk(p->io, md, &ro, on_reached_outside, &o, &rep);
         icm__reach_report_dispose(&rep);
     }
     if (rc == 0)
         rc = hold_stood_for(&o);
     icm__verify_lookalikes_dispose(&o.looks);
     icm__verify_refs_dispose(&o.refs);
-    icm__verify_refs_dispose(&o.twins);
     icm__free(o.root_key);
     return rc;
 }

@@ -597,7 +597,6 @@ static void plan_dispose(plan *p)
     icm__md_mark_dispose(&p->md_mark);
     icm__refs_seen_dispose(&p->seen);
     icm__cut_sample_dispose(&p->cut_sample);
-    icm__bloom_dispose(&p->content_sizes);
     icm__free(p->shard_after);
     icm__free(p->shard_upto);
     icm__orphans_free_strays(p);
@@ -761,15 +760,14 @@ static int run(plan *p, int64_t now)
     if (rc == 0)
         rc = icm__orphans_check_presence(p, md);
     if (rc == 0)
-        rc = icm__orphans_hold_stood_for(p, md);
+        rc = icm__orphans_hold_lookalikes(p, md);
     if (rc == 0)
         rc = recheck(p, 0);
     /* A reviewed plan's apply deletes only what the plan names; a companion found in storage
      * is not named (the plan's own companions are hidden names, never candidates): left. */
     if (rc == 0 && !p->o->exact_file_list)
         rc = add_checksum_companions(p);
-    p->r->keep_set_bytes =
-        icm__pathset_memory_bytes(p->keys.set) + icm__bloom_memory_bytes(&p->content_sizes);
+    p->r->keep_set_bytes = icm__pathset_memory_bytes(p->keys.set);
     return rc;
 }
 

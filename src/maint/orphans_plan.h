@@ -34,7 +34,6 @@
 #include "maint/list_cuts.h"
 #include "maint/md_mark.h"
 #include "maint/orphans_internal.h"
-#include "util/bloom.h"
 #include "util/strset.h"
 #include "util/util.h"
 
@@ -94,11 +93,7 @@ struct icm__orphan_plan {
     size_t n_hidden_fields;
     size_t referenced_under_root; /* files of R below list_root */
     size_t content_outside_root;  /* data and delete files the snapshots reach outside
-                                     list_root (icm__orphans_hold_stood_for) */
-    icm__bloom content_sizes;     /* the sizes (above 0) their entries record for the data and
-                                     delete files the snapshots reach below list_root, every
-                                     shard's range: an orphan of such a size may be the twin of
-                                     a damaged entry's file (icm__orphans_hold_stood_for) */
+                                     list_root (icm__orphans_hold_lookalikes) */
     size_t file_list_outside;   /* file-list lines naming a file outside list_root */
     /* (The presence check keeps its state in R's marks: see icm__orphans_check_presence.) */
     icm__pathset *metadata_docs;  /* R's keys (icm__okeys_last_key) of the metadata documents
@@ -304,13 +299,9 @@ int icm__orphans_check_path_form(plan *p);
 int icm__orphans_check_presence(plan *p, const icm_table_metadata *md);
 /* A data or delete file the snapshots reach outside list_root bearing an orphan's name or
  * size (verify.h, lookalikes) may be a live file's entry damaged out of the listing
- * (adversary rounds 6, 10 and 11); one below it recording an orphan's size whose file is not
- * the orphan's bytes may be a live file's entry renamed onto another file of its size (verify.h,
- * twins; round 12, F2). Each orphan such a reference may stand for is KEPT (error_code
- * ICM_EREFUSED, a message naming the reference), the rest go on. The snapshots are walked again
- * only when some orphan may be either (content_outside_root, content_sizes). Returns 0 or
- * ICM_ENOMEM. */
-int icm__orphans_hold_stood_for(plan *p, const icm_table_metadata *md);
+ * (adversary rounds 6, 10 and 11): each orphan it may stand for is KEPT (error_code
+ * ICM_EREFUSED, a message naming the reference), the rest go on. Returns 0 or ICM_ENOMEM. */
+int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md);
 
 /* ---- a reviewed plan's candidates in another table's folder (orphans_nested.c) ---- */
 

@@ -375,7 +375,6 @@ static void expect_refs(size_t live_entries, void *payload)
     p->refs_announced = live_entries;
     p->refs_confirmed = 0;
     p->refs_reserve_base = icm__pathset_count(p->keys.set);
-    icm__bloom_expect(&p->content_sizes, live_entries);
     reserve_refs(p, live_entries < KEEP_SET_RESERVE_CAP ? live_entries : KEEP_SET_RESERVE_CAP);
 }
 
@@ -407,11 +406,6 @@ static int on_reached(const icm__reached *f, void *payload)
             p->content_outside_root++;
         int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
-    }
-    if (f->kind <= ICM__FILE_DELETION_VECTOR && f->size_bytes > 0) {
-        int rc = icm__bloom_add(&p->content_sizes, icm__bloom_hash_u64((uint64_t)f->size_bytes));
-        if (rc != 0)
-            return rc;
     }
     if (p->sharded && !p->survey.links) {
         /* Another shard's key: no listed file of this shard can name it (the same collapsed

@@ -201,10 +201,9 @@ typedef struct walk {
 } walk;
 
 /* Hand a reached file to the callback. */
-static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes,
-                   int64_t record_count, icm_file_format file_format)
+static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
 {
-    icm__reached r = {location, kind, size_bytes, w->snapshot_id, record_count, file_format};
+    icm__reached r = {location, kind, size_bytes, w->snapshot_id};
     int rc = w->cb(&r, w->payload);
     if (rc != 0)
         w->stop_rc = rc;
@@ -1202,8 +1201,7 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < m->count; k++)
         rc = deliver(w, m->locations + m->entries[k].location_offset, m->entries[k].kind,
-                     m->entries[k].size_bytes, m->entries[k].record_count,
-                     m->entries[k].file_format);
+                     m->entries[k].size_bytes);
     const char *dup = NULL;
     if (rc == 0 && m->rc == 0 && w->judging)
         rc = hash_entries(w, i, m);
@@ -1277,7 +1275,7 @@ static int deliver_notes(walk *w)
         w->snapshot_id = n->snapshot_id;
         switch (n->what) {
         case NOTE_REACHED:
-            rc = deliver(w, n->location, n->kind, n->size_bytes, -1, ICM_FILE_FORMAT_OTHER);
+            rc = deliver(w, n->location, n->kind, n->size_bytes);
             break;
         case NOTE_LIST_FAILURE:
             rc = record_failure(w->report, n->location, true, n->code, n->message);
@@ -1314,7 +1312,7 @@ static int walk_statistics(walk *w)
         int rc = deliver(w, f->path,
                          f->partition_statistics ? ICM__FILE_PARTITION_STATISTICS
                                                  : ICM__FILE_STATISTICS,
-                         f->file_size_in_bytes, -1, ICM_FILE_FORMAT_OTHER);
+                         f->file_size_in_bytes);
         if (rc != 0)
             return rc;
     }

@@ -334,19 +334,6 @@ static int read_footer_bytes(icm_fileio *io, const char *location, uint8_t **out
     return 0;
 }
 
-int icm__parquet_read_num_rows(icm_fileio *io, const char *location, int64_t *out_num_rows)
-{
-    *out_num_rows = -1;
-    uint8_t *footer = NULL;
-    size_t len = 0;
-    int64_t size = 0;
-    int rc = read_footer_bytes(io, location, &footer, &len, &size);
-    if (rc == 0)
-        rc = icm__parquet_footer_num_rows(footer, len, location, out_num_rows);
-    icm__free(footer);
-    return rc;
-}
-
 int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_schema **out,
                              int64_t *out_size_bytes)
 {

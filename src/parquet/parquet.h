@@ -29,12 +29,6 @@
  */
 int icm__parquet_footer_num_rows(const uint8_t *footer, size_t len, const char *location,
                                  int64_t *out_num_rows);
-/*
- * The row count of the Parquet file at `location`, read from its footer (a stat and two ranged
- * reads). Returns 0; ICM_ENOTFOUND; ICM_EINVALID (not a Parquet file, or a malformed footer);
- * what the FileIO returns (ICM_EIO, ICM_EAUTH, ...); ICM_ENOMEM.
- */
-int icm__parquet_read_num_rows(icm_fileio *io, const char *location, int64_t *out_num_rows);
 
 
 /* ---- schema (FileMetaData field 2) ---- */
