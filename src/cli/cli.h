@@ -299,11 +299,19 @@ typedef struct icm_cli_plan_entry {
     int64_t mtime_ms;
     const char *kind;   /* NULL when absent */
 } icm_cli_plan_entry;
+/* Most shards of a sweep: more than the metadata's sample of keys would only leave shards
+ * idle. */
+#define ICM_CLI_SHARDS_MAX (UINT32_C(1) << 20)
+/* `I/N` with 0 <= I < N <= ICM_CLI_SHARDS_MAX, both decimal (--shard, a plan's `shard`):
+ * false for anything else (*index, *count untouched). */
+bool icm_cli_parse_shard(const char *text, unsigned *index, unsigned *count);
+
 typedef struct icm_cli_plan {
     json_t *doc;
     const char *command, *table, *table_uuid, *planned_from, *location;
     int64_t created_ms;
     int64_t older_than_ms; /* the files' cutoff: a sweep's own; an expiry plan's created_ms */
+    unsigned shard_index, shard_count; /* a sweep plan's `shard` I/N (0/1: the whole table) */
     icm_cli_plan_entry *files;
     size_t n_files;
 } icm_cli_plan;

@@ -352,6 +352,8 @@ static json_t *report_json(const apply_args *a, const icm_cli_plan *p, icm_table
                      icm_cli_json_str(icm_table_get_metadata_location(t)), ok);
     icm_cli_json_set(doc, "location", icm_cli_json_str(r->location), ok);
     icm_cli_json_set(doc, "older_than_ms", icm_cli_json_int(r->older_than_ms), ok);
+    json_t *shard = json_object_get(p->doc, "shard"); /* (null: the whole table) */
+    icm_cli_json_set(doc, "shard", shard != NULL ? json_incref(shard) : json_null(), ok);
     icm_cli_json_set(doc, "dry_run", json_boolean(r->dry_run), ok);
     icm_cli_json_set(doc, "files", files, ok);
     icm_cli_json_set(doc, "planned", icm_cli_json_int((int64_t)p->n_files), ok);
@@ -465,6 +467,8 @@ static void plan_options(const icm_cli_plan *p, icm_orphan_options *o)
     o->has_older_than = true;
     o->older_than_ms = p->older_than_ms;
     o->location = strcmp(p->command, "remove-orphan-files") == 0 ? p->location : NULL;
+    o->shard_index = p->shard_index;
+    o->shard_count = p->shard_count;
 }
 
 static int catalog_files(icm_cli *cli, char ***out, size_t *n)

@@ -277,30 +277,34 @@ static int parse_args(int argc, char **argv, orphan_args *a)
     return icm_cli_need_table("remove-orphan-files", a->table);
 }
 
-/* --shard I/N: 0 <= I < N, both decimal (N at most 2^20: more shards than the metadata's
- * sample of keys would only leave shards idle). Returns an exit code. */
+bool icm_cli_parse_shard(const char *text, unsigned *index, unsigned *count)
+{
+    const char *slash = strchr(text, '/');
+    char digits[24];
+    int64_t i = -1, n = 0;
+    size_t len = slash != NULL ? (size_t)(slash - text) : 0;
+    if (slash != NULL && len > 0 && len < sizeof digits) {
+        memcpy(digits, text, len);
+        digits[len] = '\0';
+        if (!icm_cli_parse_int64(digits, &i) || !icm_cli_parse_int64(slash + 1, &n))
+            i = -1;
+    }
+    if (i < 0 || n < 1 || n > ICM_CLI_SHARDS_MAX || i >= n)
+        return false;
+    *index = (unsigned)i;
+    *count = (unsigned)n;
+    return true;
+}
+
+/* --shard I/N (icm_cli_parse_shard). Returns an exit code. */
 static int parse_shard(orphan_args *a)
 {
     a->shard_index = 0;
     a->shard_count = 1;
-    if (a->shard == NULL)
+    if (a->shard == NULL || icm_cli_parse_shard(a->shard, &a->shard_index, &a->shard_count))
         return ICM_EXIT_OK;
-    const char *slash = strchr(a->shard, '/');
-    char index[24];
-    int64_t i = -1, n = 0;
-    size_t len = slash != NULL ? (size_t)(slash - a->shard) : 0;
-    if (slash != NULL && len > 0 && len < sizeof index) {
-        memcpy(index, a->shard, len);
-        index[len] = '\0';
-        if (!icm_cli_parse_int64(index, &i) || !icm_cli_parse_int64(slash + 1, &n))
-            i = -1;
-    }
-    if (i < 0 || n < 1 || n > (INT64_C(1) << 20) || i >= n)
-        return icm_cli_usage(a->shard, "--shard: expected I/N with 0 <= I < N (I is 0-based; "
-                                       "N at most 1048576)");
-    a->shard_index = (unsigned)i;
-    a->shard_count = (unsigned)n;
-    return ICM_EXIT_OK;
+    return icm_cli_usage(a->shard, "--shard: expected I/N with 0 <= I < N (I is 0-based; "
+                                   "N at most 1048576)");
 }
 
 /* Options from the arguments; a usage error is reported. */

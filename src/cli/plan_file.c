@@ -228,10 +228,18 @@ int icm_cli_plan_read(const char *path, icm_cli_plan *p)
                   p->older_than_ms <= 0 || p->older_than_ms > p->created_ms))
         return plan_bad(path, "`older_than_ms` must be a whole number of epoch ms, not after "
                               "created_ms");
+    /* A shard's plan (--shard I/N) is applied as shard I/N: its listing and keep set are the
+     * range's, and every check of the other ranges runs as in the planning run. */
+    p->shard_index = 0;
+    p->shard_count = 1;
     if (shard != NULL && !json_is_null(shard) &&
-        !(json_is_string(shard) && strcmp(json_string_value(shard), "1/1") == 0))
-        return plan_bad(path, "`shard` %s: this icemaint applies only whole-table plans",
-                        json_is_string(shard) ? json_string_value(shard) : "(not text)");
+        (!json_is_string(shard) ||
+         !icm_cli_parse_shard(json_string_value(shard), &p->shard_index, &p->shard_count)))
+        return plan_bad(path, "`shard` must be null or I/N with 0 <= I < N (I is 0-based; N at "
+                              "most 1048576)");
+    if (!sweep && p->shard_count > 1)
+        return plan_bad(path, "`shard` %s: an expire-snapshots plan is never sharded",
+                        json_string_value(shard));
     if (sweep && (p->location == NULL || p->location[0] == '\0'))
         return plan_bad(path, "a remove-orphan-files plan needs its `location`");
     return read_files(path, p, sweep ? "orphans" : "released");

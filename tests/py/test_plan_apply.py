@@ -54,6 +54,69 @@ def test_plan_then_apply_deletes_exactly_the_planned_orphans(tmp_path):
     assert lines[-1]["type"] == "summary" and lines[-1]["deleted"] == 4
 
 
+def spread_orphans(lake):
+    """Sixteen orphans whose names spread over the data files' (`00000-0-<uuid>`), so that
+    the shards' key ranges, cut at the references' quantiles, each hold some."""
+    return [lake.orphan(f"00000-0-{h:x}{h:x}-orphan.parquet", 10 + h) for h in range(16)]
+
+
+def test_shard_plans_apply_shard_by_shard(tmp_path):
+    """Issue #21: `--shard I/N --dry-run --plan-out` writes shard I's plan, and `apply` carries
+    it out as shard I/N (its range listed and kept, every other range checked as in the
+    planning run). The three shards' plans name disjoint sets whose union is the whole-table
+    plan; applied one by one they delete exactly those orphans, each apply only its own; the
+    table reads as before."""
+    lake = Lake(tmp_path)
+    orphans = spread_orphans(lake)
+    whole = {o["path"] for o in load(lake.plan("whole.json"))["orphans"]}
+    assert {local(p) for p in whole} == set(orphans)
+    plans = []
+    for i in range(3):
+        path = lake.plan(f"shard-{i}.json", "--shard", f"{i}/3")
+        doc = load(path)
+        assert doc["shard"] == f"{i}/3"
+        plans.append((path, {o["path"] for o in doc["orphans"]}))
+    assert set().union(*(names for _, names in plans)) == whole
+    assert sum(len(names) for _, names in plans) == len(whole)
+    live = [f for f in lake.files() if f not in orphans]
+    rows = lake.rows()
+    left = set(orphans)
+    for path, names in plans:
+        r = lake.apply(path)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["shard"] == load(path)["shard"]
+        assert outcomes(r) == {local(n): "deleted" for n in names}, r.stdout
+        left -= {local(n) for n in names}
+        assert lake.files() == sorted(live + list(left))
+    assert lake.files() == live
+    assert lake.rows() == rows
+
+
+def test_shard_plan_is_applied_as_its_shard(tmp_path):
+    """A shard's plan edited to name an orphan of another shard's range: apply, as that
+    shard, lists only its own range, so the other range's orphan is not among its candidates
+    (`not_orphan`) and stays; the plan's own orphans go."""
+    lake = Lake(tmp_path)
+    orphans = spread_orphans(lake)
+    docs = [load(lake.plan(f"shard-{i}.json", "--shard", f"{i}/3")) for i in range(3)]
+    with_orphans = [d for d in docs if d["orphans"]]
+    assert len(with_orphans) >= 2, [len(d["orphans"]) for d in docs]
+    mine, other = with_orphans[:2]
+    stranger = other["orphans"][0]
+    mine["orphans"].append(stranger)
+    path = str(tmp_path / "edited.json")
+    save(path, mine)
+    r = lake.apply(path)
+    assert r.returncode == 0, r.stderr
+    got = outcomes(r)
+    assert got[local(stranger["path"])] == "not_orphan", r.stdout
+    assert {k for k, v in got.items() if v == "deleted"} == \
+        {local(o["path"]) for o in mine["orphans"][:-1]}
+    assert os.path.exists(local(stranger["path"]))
+    assert len([o for o in orphans if os.path.exists(o)]) == \
+        len(orphans) - (len(mine["orphans"]) - 1)
+
+
 def test_file_referenced_again_between_plan_and_apply_is_kept(tmp_path):
     lake = Lake(tmp_path)
     back = lake.parquet_orphan("comes-back.parquet", [7, 8])
@@ -244,7 +307,7 @@ def test_malformed_plan_is_a_one_line_error(tmp_path, content, says):
 
 @pytest.mark.parametrize("field, value", [
     ("table_uuid", None), ("created_ms", "yesterday"), ("older_than_ms", None),
-    ("location", None), ("orphans", {}), ("shard", "2/8"),
+    ("location", None), ("orphans", {}), ("shard", "8/8"), ("shard", "2"), ("shard", 2),
 ])
 def test_plan_missing_or_wrong_field_is_refused(tmp_path, field, value):
     lake = Lake(tmp_path)
