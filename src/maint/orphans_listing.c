@@ -588,7 +588,7 @@ int icm__orphans_keep_only_planned(plan *p)
 {
     planned_files v = {NULL, 0, 0};
     int rc = read_file_list_lines(p, collect_planned, &v);
-    if (rc == 0)
+    if (rc == 0 && v.len > 1) /* (none in this range: no array at all) */
         qsort(v.items, v.len, sizeof *v.items, cmp_planned);
     icm_orphan_result *r = p->r;
     size_t kept = 0;
