@@ -21,12 +21,29 @@
 
 /* A result and what only the library needs of it: the public struct first, so the result
  * pointer is the allocation (icm_expire_result_free frees it as is). */
+/* What an expired snapshot's entry says of a data or delete file planned for deletion, besides
+ * its size: verification tells by it whether a retained entry may stand for the file
+ * (expire_verify.c, maint/verify.h "twins"). */
+typedef struct icm__expire_entry_facts {
+    icm__pathset_hash key;       /* icm__pathset_location_hash of its location */
+    int64_t record_count;        /* -1: unknown */
+    uint64_t bounds;             /* digest of its bounds (0: none given) */
+    icm_file_format file_format;
+} icm__expire_entry_facts;
+
 typedef struct icm__expire_result_full {
     icm_expire_result pub;
     /* icm_expire_delete_files may act on this plan: its commit happened (or the caller of
      * icm_expire_plan_files says `after` is committed), and it is not a dry run's. */
     bool deletable;
+    /* The planned data and delete files' entry facts, sorted by key (the last plan's; owned). */
+    icm__expire_entry_facts *entry_facts;
+    size_t entry_fact_count;
 } icm__expire_result_full;
+
+/* The entry facts of the planned file at `location` (NULL: none known). */
+const icm__expire_entry_facts *icm__expire_entry_facts_of(const icm_expire_result *r,
+                                                          const char *location);
 
 /* The private part of a result the library allocated (icm__expire_result_new). */
 static inline icm__expire_result_full *icm__expire_result_full_of(icm_expire_result *r)

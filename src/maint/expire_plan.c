@@ -82,6 +82,7 @@ void icm_expire_result_free(icm_expire_result *r)
     icm__free(r->problems);
     icm__free(r->metadata_location);
     icm__free(r->kept);
+    icm__free(icm__expire_result_full_of(r)->entry_facts);
     icm__free(r);
 }
 
@@ -193,6 +194,10 @@ typedef struct content_facts {
     icm__pathset_hash key; /* hash of its location key (icm__pathset_location_hash) */
     uint64_t name;         /* hash of its key's last segment (name_hash) */
     bool inside;           /* inside the table's locations (inside_table) */
+    /* what its entry says besides the size (icm__expire_entry_facts) */
+    int64_t record_count;
+    uint64_t bounds;
+    icm_file_format file_format;
 } content_facts;
 
 /* A growable array of planned files. */
@@ -337,7 +342,8 @@ static int on_candidate(const icm__reached *f, void *payload)
             return refuse_outside(p, f->location);
         return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes, NULL);
     }
-    content_facts facts = {h, 0, inside_table(p, f->location)};
+    content_facts facts = {h, 0, inside_table(p, f->location), f->record_count, f->bounds,
+                           f->file_format};
     p->content_outside += !facts.inside;
     if ((rc = name_hash(f->location, &facts.name)) != 0)
         return rc;
@@ -359,6 +365,52 @@ static void expect_candidates(size_t live_entries, void *payload)
         icm_error_clear();
     if (vec_reserve(&p->vec[0], n, true) != 0)
         icm_error_clear();
+}
+
+static int by_key(const void *a, const void *b)
+{
+    const icm__pathset_hash *x = &((const icm__expire_entry_facts *)a)->key;
+    const icm__pathset_hash *y = &((const icm__expire_entry_facts *)b)->key;
+    if (x->high != y->high)
+        return x->high < y->high ? -1 : 1;
+    return (x->low > y->low) - (x->low < y->low);
+}
+
+/* The content candidates' entry facts, into the result (sorted by key) for the verification:
+ * the candidates of the expired walk, a superset of what is planned in the end. */
+static int keep_entry_facts(plan *p)
+{
+    icm__expire_result_full *full = icm__expire_result_full_of(p->r);
+    icm__free(full->entry_facts);
+    full->entry_facts = NULL;
+    full->entry_fact_count = 0;
+    const file_vec *v = &p->vec[0];
+    if (v->len == 0)
+        return 0;
+    icm__expire_entry_facts *f = icm__reallocarray(NULL, v->len, sizeof *f);
+    if (f == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < v->len; i++)
+        f[i] = (icm__expire_entry_facts){v->facts[i].key, v->facts[i].record_count,
+                                         v->facts[i].bounds, v->facts[i].file_format};
+    qsort(f, v->len, sizeof *f, by_key);
+    full->entry_facts = f;
+    full->entry_fact_count = v->len;
+    return 0;
+}
+
+const icm__expire_entry_facts *icm__expire_entry_facts_of(const icm_expire_result *r,
+                                                          const char *location)
+{
+    const icm__expire_result_full *full = (const icm__expire_result_full *)(const void *)r;
+    icm__expire_entry_facts probe;
+    memset(&probe, 0, sizeof probe);
+    if (full->entry_fact_count == 0 || icm__pathset_location_hash(location, &probe.key) != 0) {
+        icm_error_clear(); /* (out of memory: unknown, which only keeps more) */
+        return NULL;
+    }
+    return bsearch(&probe, full->entry_facts, full->entry_fact_count,
+                   sizeof *full->entry_facts, by_key);
 }
 
 static int report_problems(icm_expire_result *r, const icm__reach_report *rep)
@@ -522,7 +574,7 @@ static int add_to_keep(const icm__reached *f, void *payload)
 static int build_keep(icm_fileio *io, const icm_table_metadata *after, keep_sink *sink,
                       icm__manifest_refs *refs, icm__reach_report *rep)
 {
-    icm__reach_options ko = {NULL, 0, false, NULL, false, NULL};
+    icm__reach_options ko = {NULL, 0, false, NULL, false, NULL, false};
     int rc = icm__reach_walk_collect(io, after, &ko, refs, add_to_keep, sink, rep);
     size_t ns = icm_table_metadata_statistics_count(after);
     for (size_t i = 0; rc == 0 && i < ns; i++) {
@@ -686,7 +738,7 @@ static int find_companions(plan *p, icm_fileio *io)
             icm_file_info info = ICM_FILE_INFO_INIT;
             char *crc = NULL;
             int rc = icm_fileio_checksum_of(&crc, &info, io, p->vec[k].items[i].path);
-            content_facts facts = {{0, 0}, 0, true};
+            content_facts facts = {{0, 0}, 0, true, -1, 0, ICM_FILE_FORMAT_OTHER};
             if (rc == 0 && crc != NULL && (rc = icm__pathset_location_hash(crc, &facts.key)) == 0 &&
                 !icm__pathset_contains_hash(p->keep, facts.key) &&
                 (rc = name_hash(crc, &facts.name)) == 0 &&
@@ -917,7 +969,7 @@ static int gate_candidates(plan *p, const icm_table_metadata *before,
             const char *loc = p->vec[k].items[i].path;
             if (in_quiet_dir(&q, loc))
                 continue;
-            content_facts f = {{0, 0}, 0, true};
+            content_facts f = {{0, 0}, 0, true, -1, 0, ICM_FILE_FORMAT_OTHER};
             rc = icm__pathset_location_hash(loc, &f.key);
             if (rc == 0)
                 rc = name_hash(loc, &f.name);
@@ -1023,9 +1075,12 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
         goto done;
 
     p->keep = keep;
+    /* (described: each content candidate's entry facts, for the verification) */
     icm__reach_options co = {expired, n_expired, !p->withhold_content, keep, true,
-                             expect_candidates};
+                             expect_candidates, true};
     rc = icm__reach_walk(io, before, &co, on_candidate, p, &rep);
+    if (rc == 0)
+        rc = keep_entry_facts(p);
     if (rc == 0)
         rc = report_problems(p->r, &rep);
     if (rc == 0)

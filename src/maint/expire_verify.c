@@ -16,7 +16,10 @@
  * size that differs from the outside file's would be the only trace, and a file of that size
  * may exist). Such a reference refuses nothing: the planned files it may stand for (same name
  * or same size) are kept, each reported (ICM_EXPIRE_PROBLEM_LIVE_CONTENT, a warning), and the
- * rest of the plan goes on.
+ * rest of the plan goes on. Inside the places, a retained entry may have been renamed onto
+ * another file of its size, which passes its stat: a planned file whose own entry agrees with
+ * such an entry (size, record count, format, bounds) and whose bytes are not those of the file
+ * it names is its twin (verify.h, verify_twins.c), and kept the same way.
  *
  * How: a stat per retained file (verify.c). Listing the folders that hold candidates instead
  * would need the orphan sweep's name matching (a listing names files in its own form, the
@@ -40,6 +43,7 @@ typedef struct missing {
     size_t count;
     icm__buf names; /* "PATH (KIND, snapshot ID), ..." of the first NAMED */
     icm__verify_refs refs; /* the retained references outside that look like planned files */
+    icm__verify_refs twins; /* those inside that record a planned file's size */
 } missing;
 
 static int on_issue(const icm__verify_issue *issue, void *payload)
@@ -47,7 +51,7 @@ static int on_issue(const icm__verify_issue *issue, void *payload)
     missing *m = payload;
     if (issue->what == ICM__VERIFY_LOOKALIKE) {
         icm__reached ref = {issue->location, issue->kind, issue->expected_size_bytes,
-                            issue->snapshot_id};
+                            issue->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0};
         return icm__verify_refs_add(&m->refs, &ref);
     }
     if (m->count++ >= NAMED)
@@ -137,14 +141,29 @@ static int keep_companion(icm_expire_result *r, const char *path)
     return rc;
 }
 
-/* Take out of the plan the data and delete files a lookalike reference may stand for. */
-static int keep_lookalikes(missing *m)
+/* The twin check of one planned file, with what its own entry says of it. */
+static int twin_of(missing *m, icm_fileio *io, const icm_expire_file *f, char **msg)
+{
+    const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
+    icm__verify_twin_facts facts = {-1, 0, ICM_FILE_FORMAT_OTHER};
+    if (e != NULL)
+        facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format};
+    return icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes,
+                               e != NULL ? &facts : NULL, msg);
+}
+
+/* Take out of the plan the data and delete files a retained reference may stand for: one
+ * outside the places with their name or size (a lookalike), one inside whose entry agrees with
+ * theirs and whose file is not theirs (a twin). */
+static int keep_stood_for(missing *m, icm_fileio *io)
 {
     icm_expire_result *r = m->r;
-    if (m->refs.n == 0)
+    if (m->refs.n == 0 && m->twins.n == 0)
         return 0;
     size_t kept = 0;
     int rc = icm__verify_refs_seal(&m->refs);
+    if (rc == 0)
+        rc = icm__verify_refs_seal(&m->twins);
     for (size_t i = 0; i < r->deleted_file_count; i++) {
         icm_expire_file *f = &r->deleted_files[i];
         char *msg = NULL;
@@ -152,6 +171,8 @@ static int keep_lookalikes(missing *m)
             rc = icm__verify_refs_stood_for(&m->refs, "retained snapshot",
                                             "the table's locations", f->path, f->size_bytes,
                                             &msg);
+        if (rc == 0 && msg == NULL)
+            rc = twin_of(m, io, f, &msg);
         if (msg == NULL) {
             r->deleted_files[kept++] = *f;
             continue;
@@ -186,7 +207,7 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
     /* Sizes too: the stat is made anyway, and a damaged entry renamed to another existing
      * file is told by its recorded size (the real file would look unreferenced). */
     icm__verify_options vo = {NULL, 0, content, true, roots, icm__table_roots(after, roots),
-                              NULL, NULL};
+                              NULL, NULL, NULL};
     /* Outside the table's places, the data and delete files that look like a planned one: a
      * damaged entry may have moved a live file's path out of the places (adversary rounds 6,
      * 10 and 11). */
@@ -197,7 +218,8 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
                                         r->deleted_files[i].size_bytes);
     icm__verify_lookalikes_seal(&looks);
     vo.lookalikes = &looks;
-    missing m = {r, 0, ICM__BUF_INIT, ICM__VERIFY_REFS_INIT};
+    missing m = {r, 0, ICM__BUF_INIT, ICM__VERIFY_REFS_INIT, ICM__VERIFY_REFS_INIT};
+    vo.twins = content ? &m.twins : NULL;
     if (rc == 0)
         rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);
     icm__verify_lookalikes_dispose(&looks);
@@ -208,9 +230,10 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
         withhold_everything(r);
         rc = refuse(&m, icm_table_metadata_location(after));
     } else if (rc == 0) {
-        rc = keep_lookalikes(&m);
+        rc = keep_stood_for(&m, io);
     }
     icm__buf_dispose(&m.names);
     icm__verify_refs_dispose(&m.refs);
+    icm__verify_refs_dispose(&m.twins);
     return rc;
 }

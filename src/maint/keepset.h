@@ -43,6 +43,14 @@ typedef struct icm__reached {
     icm__file_kind kind;
     int64_t size_bytes;   /* -1 when unknown (a manifest list read whole: its bytes) */
     int64_t snapshot_id;  /* the snapshot through which it was first reached */
+    /* What a data or delete file's entry says of it besides its size (expiry's verification
+     * tells by them whether a planned file may be what a retained entry stands for,
+     * verify_twins.c): -1, ICM_FILE_FORMAT_OTHER and 0 when unknown (any other kind, or a
+     * walk that decodes less). */
+    int64_t record_count;
+    icm_file_format file_format;
+    uint64_t bounds;      /* digest of lower_bounds and upper_bounds (a walk with `described`;
+                             0: none given, or not decoded) */
 } icm__reached;
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */
@@ -83,6 +91,10 @@ typedef struct icm__reach_options {
      * and EXISTING) the manifest lists announce for the manifests whose entries will be read,
      * with the callback's payload: a hint for sizing (a claim of the lists, 0 where absent). */
     void (*expect_entries)(size_t live_entries, void *payload);
+    /* Also decode what tells one file's entry from another's: the reached files then carry
+     * their entries' bounds digest (record count and file format come with every walk that
+     * reads entries). Costs the decoding of the metrics. */
+    bool described;
 } icm__reach_options;
 
 /*

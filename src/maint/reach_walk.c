@@ -203,7 +203,18 @@ typedef struct walk {
 /* Hand a reached file to the callback. */
 static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
 {
-    icm__reached r = {location, kind, size_bytes, w->snapshot_id};
+    icm__reached r = {location, kind, size_bytes, w->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0};
+    int rc = w->cb(&r, w->payload);
+    if (rc != 0)
+        w->stop_rc = rc;
+    return rc;
+}
+
+/* Hand a live entry's file to the callback. */
+static int deliver_entry(walk *w, const char *locations, const icm__ahead_entry *e)
+{
+    icm__reached r = {locations + e->location_offset, e->kind, e->size_bytes, w->snapshot_id,
+                      e->record_count, e->file_format, e->bounds};
     int rc = w->cb(&r, w->payload);
     if (rc != 0)
         w->stop_rc = rc;
@@ -1200,8 +1211,7 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
     w->snapshot_id = r->snapshot_id;
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < m->count; k++)
-        rc = deliver(w, m->locations + m->entries[k].location_offset, m->entries[k].kind,
-                     m->entries[k].size_bytes);
+        rc = deliver_entry(w, m->locations, &m->entries[k]);
     const char *dup = NULL;
     if (rc == 0 && m->rc == 0 && w->judging)
         rc = hash_entries(w, i, m);
@@ -1266,7 +1276,10 @@ static int deliver_notes(walk *w)
         for (size_t i = 0; rc == 0 && i < w->to_read.len; i++)
             w->hash_span[i][0] = w->hash_span[i][1] = SIZE_MAX;
     }
-    if (rc == 0)
+    if (rc == 0 && w->opts->described)
+        rc = icm__manifest_ahead_start_described(&ahead, &w->bulk, w->to_read.items,
+                                                 w->to_read.len);
+    else if (rc == 0)
         rc = icm__manifest_ahead_start(&ahead, &w->bulk, w->to_read.items, w->to_read.len, NULL,
                                        NULL);
     size_t next = 0;
@@ -1424,7 +1437,7 @@ int icm__reach_entries_filtered(icm_fileio *io, int format_version,
                                 icm__reach_report *report)
 {
     memset(report, 0, sizeof *report);
-    icm__reach_options none = {NULL, 0, true, NULL, false, NULL};
+    icm__reach_options none = {NULL, 0, true, NULL, false, NULL, false};
     walk w;
     memset(&w, 0, sizeof w);
     w.io = io;

@@ -256,10 +256,17 @@ int icm__verifier_check(icm__verifier *v, const icm__reached *f)
         if (rc != 0 || outside)
             return rc;
     }
+    /* A file of the table recording the size of a file about to be deleted: that one may be
+     * its twin (verify_twins.c). (An empty file's twin has its bytes.) */
+    int rc = 0;
+    if (v->o.twins != NULL && f->kind <= ICM__FILE_DELETION_VECTOR && f->size_bytes > 0 &&
+        icm__verify_lookalikes_has_size(v->o.lookalikes, f->size_bytes))
+        rc = icm__verify_refs_add(v->o.twins, f);
     /* (location borrowed until queued) */
     pending p = {(char *)f->location, f->kind, expected_size(v, f), f->snapshot_id, {0, 0},
                  0, -1, NULL};
-    int rc = check_key(f->location, p.want, &p.key);
+    if (rc == 0)
+        rc = check_key(f->location, p.want, &p.key);
     if (rc != 0)
         return rc;
     if (!icm__fileio_deletes_locally(v->io, f->location)) {
@@ -409,14 +416,19 @@ void icm__verify_lookalikes_seal(icm__verify_lookalikes *l)
     l->size_count = n;
 }
 
+bool icm__verify_lookalikes_has_size(const icm__verify_lookalikes *l, int64_t size_bytes)
+{
+    return size_bytes >= 0 && l->size_count > 0 &&
+           bsearch(&size_bytes, l->sizes, l->size_count, sizeof *l->sizes, by_size) != NULL;
+}
+
 bool icm__verify_lookalike(const icm__verify_lookalikes *l, const char *location,
                            int64_t size_bytes)
 {
     const char *name = icm__basename(location);
     if (icm__strset_contains(&l->names, name, strlen(name)))
         return true;
-    return size_bytes >= 0 && l->size_count > 0 &&
-           bsearch(&size_bytes, l->sizes, l->size_count, sizeof *l->sizes, by_size) != NULL;
+    return icm__verify_lookalikes_has_size(l, size_bytes);
 }
 
 int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref)
@@ -450,6 +462,21 @@ static int ref_by_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sorted by size, then by what else an entry says of its file (verify_twins.c takes each
+ * such group at once), then location (messages name the same reference run after run). */
+static int ref_by_size_then_facts(const void *a, const void *b)
+{
+    const icm__reached *x = *(const icm__reached *const *)a, *y = *(const icm__reached *const *)b;
+    int by = ref_by_size(a, b);
+    if (by == 0)
+        by = (x->file_format > y->file_format) - (x->file_format < y->file_format);
+    if (by == 0)
+        by = (x->record_count > y->record_count) - (x->record_count < y->record_count);
+    if (by == 0)
+        by = (x->bounds > y->bounds) - (x->bounds < y->bounds);
+    return by != 0 ? by : strcmp(x->location, y->location);
+}
+
 int icm__verify_refs_seal(icm__verify_refs *r)
 {
     if (r->n == 0)
@@ -461,7 +488,7 @@ int icm__verify_refs_seal(icm__verify_refs *r)
     for (size_t i = 0; i < r->n; i++)
         r->by_name[i] = r->by_size[i] = &r->items[i];
     qsort(r->by_name, r->n, sizeof *r->by_name, ref_by_name);
-    qsort(r->by_size, r->n, sizeof *r->by_size, ref_by_size);
+    qsort(r->by_size, r->n, sizeof *r->by_size, ref_by_size_then_facts);
     return 0;
 }
 
@@ -472,7 +499,7 @@ int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_w
     *why = NULL;
     if (r->by_name == NULL)
         return 0; /* (none, or not sealed) */
-    icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0};
+    icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0, -1, ICM_FILE_FORMAT_OTHER, 0};
     const icm__reached *key = &probe;
     const icm__reached *const *hit =
         bsearch(&key, r->by_name, r->n, sizeof *r->by_name, ref_by_name);
@@ -568,7 +595,7 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
     icm__verifier *v = NULL;
     int rc = icm__verifier_new(&v, io, opts, cb, payload);
     icm__reach_options ro = {opts->snapshot_ids, opts->snapshot_id_count, opts->read_entries,
-                             NULL, true, NULL};
+                             NULL, true, NULL, opts->twins != NULL};
     icm__reach_report rep;
     memset(&rep, 0, sizeof rep);
     if (rc == 0)

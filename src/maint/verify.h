@@ -87,6 +87,8 @@ void icm__verify_lookalikes_seal(icm__verify_lookalikes *l);
 /* Whether a reference (its location and recorded size) bears the name or size of one added. */
 bool icm__verify_lookalike(const icm__verify_lookalikes *l, const char *location,
                            int64_t size_bytes);
+/* Whether a file about to be deleted has this size (sealed). */
+bool icm__verify_lookalikes_has_size(const icm__verify_lookalikes *l, int64_t size_bytes);
 void icm__verify_lookalikes_dispose(icm__verify_lookalikes *l);
 
 /*
@@ -99,7 +101,8 @@ typedef struct icm__verify_refs {
     icm__reached *items;          /* locations owned */
     size_t n, cap;
     const icm__reached **by_name; /* sealed: by last segment */
-    const icm__reached **by_size; /* sealed: by recorded size */
+    const icm__reached **by_size; /* sealed: by recorded size, then file format, record
+                                     count, bounds and location */
 } icm__verify_refs;
 
 #define ICM__VERIFY_REFS_INIT {NULL, 0, 0, NULL, NULL}
@@ -149,6 +152,11 @@ typedef struct icm__verify_options {
     /* NULL, or the files about to be deleted: a data or delete file outside the roots that
      * looks like one of them is reported (ICM__VERIFY_LOOKALIKE). */
     const struct icm__verify_lookalikes *lookalikes;
+    /* NULL, or where the data and delete files inside the roots that record the size of a file
+     * about to be deleted (a lookalike's size) are collected, with their entries' facts (the
+     * walk then decodes the metrics): their twins are judged after the walk
+     * (icm__verify_twin_of). Needs lookalikes. */
+    struct icm__verify_refs *twins;
 } icm__verify_options;
 
 /* What a walk (or a verifier since its last icm__verifier_forget_issues) looked at. */
@@ -198,5 +206,40 @@ void icm__verify_issue_name(icm__buf *b, const icm__verify_issue *issue, bool fi
 int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
                      const icm__verify_options *opts, icm__verify_cb cb, void *payload,
                      icm__verify_counts *counts);
+
+/* ---- twins (verify_twins.c) ----
+ *
+ * A damaged entry whose path changed onto another file of the table that has its recorded
+ * size (a failed write's leftover: adversary round 12, F2) passes every stat, since the file it
+ * names is there with the right size. Its trace is the live file it no longer names, which
+ * looks unreferenced, so expiry plans it for deletion when an expired snapshot names it. One
+ * damaged path leaves the rest of the entry as it was: the planned file's own (expired) entry
+ * and the damaged one then agree on size, record count, file format and bounds. So a planned
+ * file whose entry agrees so with a retained entry inside the table is that entry's twin and
+ * is kept, unless its bytes are those of a file such an entry names (deleting it then loses
+ * no content: the same rows written twice). A file whose entry tells it apart (other values,
+ * another count) goes as before.
+ */
+
+/* What a planned file's own entry says of it (NULL: unknown, then any entry of its size may
+ * stand for it). */
+typedef struct icm__verify_twin_facts {
+    int64_t record_count;        /* -1: unknown */
+    uint64_t bounds;             /* 0: none given */
+    icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or unknown */
+} icm__verify_twin_facts;
+
+/*
+ * Whether the file at `location` (of `size_bytes`) about to be deleted may be the file a
+ * collected reference (icm__verify_options.twins, sealed) stands for: some reference records
+ * its size and agrees with `facts` (file format, bounds digest, and record count where both
+ * know it), and no such reference names a file of the same bytes. Then *why is a new message
+ * saying so ("not deleted: <snapshot_word> ID references REF, ..."), else NULL. A file missing
+ * now is no twin (it is gone already); one that cannot be read is kept. Reads the files block
+ * by block up to the first difference, at most 16 references a file. Returns 0 or ICM_ENOMEM.
+ */
+int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const char *snapshot_word,
+                        const char *location, int64_t size_bytes,
+                        const icm__verify_twin_facts *facts, char **why);
 
 #endif /* ICM_MAINT_VERIFY_H */

@@ -177,6 +177,7 @@ typedef struct icm__ahead_entry {
     int64_t snapshot_id;     /* the commit that added it (DELETED: that deleted it) */
     int64_t file_sequence_number;
     int64_t record_count;    /* -1: absent */
+    icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or not decoded */
     uint64_t bounds;         /* digest of lower_bounds and upper_bounds; 0: neither given */
 } icm__ahead_entry;
 

@@ -513,15 +513,15 @@ def test_data_loss_entry_renamed_onto_an_outside_file_of_the_same_size(tmp_path)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
 
-def test_data_loss_merged_entry_renamed_onto_an_outside_file_of_the_same_size(tmp_path):
-    """Adversary round 11, finding 1, expiry: the merged manifest of the retained snapshot
-    lists the first add_files file as EXISTING; its path changed onto an outside file of
-    another name and the same size made the file a candidate of the expired snapshot, and the
-    expiry exited 0 and deleted it. Kept now (a warning names the reference), while the expired
-    snapshot's manifest list and manifest go; restored, the table reads as before."""
+def expire_keeps_a_merged_entrys_file_renamed_onto(tmp_path, target, kept):
+    """The retained snapshot's merged manifest lists the first of two add_files files as
+    EXISTING, and its path is changed onto `target(tbl)` (a file of the same size): the file
+    becomes a candidate of the expired snapshot. The expiry, dry run and real, keeps it
+    (`kept(stderr, file, target)` names the warning) while the expired snapshot's manifest list
+    and manifest go; restored, the table reads as before."""
     tbl = make_table(tmp_path, appends=0, merge=True)
     files = same_size_files(tbl, [[1, 2], [3, 4]])
-    elsewhere = outside_file_of_the_same_size(tbl)
+    other = target(tbl)
     tbl["cat"].load_table("ns.t").add_files(files)
     tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
     t = tbl["cat"].load_table("ns.t")
@@ -532,18 +532,27 @@ def test_data_loss_merged_entry_renamed_onto_an_outside_file_of_the_same_size(tm
     assert manifest not in expired
     backup = str(tbl["wh"] / "manifest.backup")
     shutil.copy(manifest, backup)
-    flip_one_path(manifest, files[0], lambda _: elsewhere, keep_length=True)
+    flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
     age_all(tbl["dir"])
     before = all_files(tbl)
     for extra in (("--dry-run",), ()):
         p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
         assert p.returncode == 0, p.stderr
-        assert kept_for(p.stderr, files[0], elsewhere, "size"), p.stderr
+        assert kept(p.stderr, files[0], other), p.stderr
     after = [f for f in all_files(tbl) if not f.endswith(".metadata.json")]
     assert after == [f for f in before if f not in expired and not f.endswith(".metadata.json")]
-    assert os.path.exists(local(files[0])) and os.path.exists(local(elsewhere))
+    assert os.path.exists(local(files[0])) and os.path.exists(local(other))
     restore(manifest, backup)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_data_loss_merged_entry_renamed_onto_an_outside_file_of_the_same_size(tmp_path):
+    """Adversary round 11, finding 1, expiry: a path changed onto an outside file of another
+    name and the same size made the live file a candidate, and the expiry exited 0 and deleted
+    it. Kept now, a warning naming the outside reference."""
+    expire_keeps_a_merged_entrys_file_renamed_onto(
+        tmp_path, outside_file_of_the_same_size,
+        lambda stderr, victim, ref: kept_for(stderr, victim, ref, "size"))
 
 
 def test_data_loss_merged_entry_renamed_to_a_dot_dot_spelling_of_a_missing_file(tmp_path):
@@ -651,6 +660,70 @@ def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
     assert os.path.exists(local(files[0])) and os.path.exists(d) and os.path.exists(x)
     restore(manifest, backup)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def kept_as_twin(stderr, victim, reference):
+    """Whether a warning says `victim` is kept because `reference`, a file of the table that a
+    retained entry agreeing with the victim's own entry names, has other bytes."""
+    return any(ln.startswith("warning:") and victim in ln and f"references {reference}" in ln
+               and "a file of the table whose entry agrees with this file's" in ln
+               and "may still need this one; kept" in ln
+               for ln in stderr.splitlines())
+
+
+def leftover_of_the_same_size(tbl, rows=(101, 102)):
+    """An unreferenced Parquet file in the table's data folder (a failed write's leftover) with
+    the size of same_size_files' two-row files and other rows."""
+    import pyarrow.parquet as pq
+    f = tbl["dir"] / "data" / "leftover-00009.parquet"
+    pq.write_table(pa.table({"id": list(rows), "s": ["same"] * len(rows)}, schema=SCHEMA),
+                   str(f))
+    return f"file://{f}"
+
+
+def test_data_loss_merged_entry_renamed_onto_an_unreferenced_file_of_the_same_size(tmp_path):
+    """Adversary round 12, F2, expiry: a path changed onto an unreferenced leftover of the
+    table with the live file's size passed every stat, and the expiry exited 0 and deleted the
+    live file. Its own (expired) entry agrees with the damaged one on size, record count,
+    format and bounds while the leftover's bytes differ: kept now, a warning naming the
+    leftover."""
+    expire_keeps_a_merged_entrys_file_renamed_onto(tmp_path, leftover_of_the_same_size,
+                                                   kept_as_twin)
+
+
+def test_expiry_deletes_a_removed_file_whose_bytes_a_retained_file_has(tmp_path):
+    """The twin rule keeps no file whose content the table still has: the same rows appended
+    twice give two byte-identical files; after the first is deleted by a later commit, expiry
+    deletes it although the retained second file has its size and row count."""
+    tbl = make_table(tmp_path, appends=0)
+    rows = pa.table({"id": [7, 8, 9], "s": ["a", "b", "c"]}, schema=SCHEMA)
+    tbl["cat"].load_table("ns.t").append(rows)
+    first = live_paths(tbl, tbl["cat"].load_table("ns.t").current_snapshot())
+    tbl["cat"].load_table("ns.t").overwrite(rows)
+    t = tbl["cat"].load_table("ns.t")
+    second = live_paths(tbl, t.current_snapshot())
+    (a,), (b,) = first, second
+    assert a != b and open(local(a), "rb").read() == open(local(b), "rb").read()
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 0 and "not deleted" not in p.stderr, p.stderr
+    assert not os.path.exists(local(a)) and os.path.exists(local(b))
+    assert current_ids(tbl) == [7, 8, 9]
+
+
+def test_expiry_deletes_a_replaced_file_of_the_same_size_and_row_count(tmp_path):
+    """The twin rule keeps no file its entry tells apart: one-row files of one size (an append
+    replaced by an overwrite with other values, as four engine-written fixtures have) differ in
+    their bounds, so the replaced file is deleted, with no warning."""
+    tbl = make_table(tmp_path, appends=0)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [0], "s": ["a"]}, schema=SCHEMA))
+    (a,) = live_paths(tbl, tbl["cat"].load_table("ns.t").current_snapshot())
+    tbl["cat"].load_table("ns.t").overwrite(pa.table({"id": [4], "s": ["b"]}, schema=SCHEMA))
+    (b,) = live_paths(tbl, tbl["cat"].load_table("ns.t").current_snapshot())
+    assert a != b and os.path.getsize(local(a)) == os.path.getsize(local(b))
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 0 and "not deleted" not in p.stderr, p.stderr
+    assert not os.path.exists(local(a)) and os.path.exists(local(b))
+    assert current_ids(tbl) == [4]
 
 
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):

@@ -102,13 +102,13 @@ static void walk(icm__verifier *v)
     char name[96];
     for (size_t i = 0; i < N_FILES; i++) {
         name_of(i, name, sizeof name);
-        icm__reached f = {name, ICM__FILE_DATA, SIZE, 1};
+        icm__reached f = {name, ICM__FILE_DATA, SIZE, 1, -1, ICM_FILE_FORMAT_OTHER, 0};
         assert_int_equal(icm__verifier_check(v, &f), 0);
     }
     const size_t again[] = {3, 0};
     for (size_t k = 0; k < 2; k++) {
         name_of(again[k], name, sizeof name);
-        icm__reached f = {name, ICM__FILE_DATA, SIZE, 1};
+        icm__reached f = {name, ICM__FILE_DATA, SIZE, 1, -1, ICM_FILE_FORMAT_OTHER, 0};
         assert_int_equal(icm__verifier_check(v, &f), 0);
     }
     assert_int_equal(icm__verifier_flush(v), 0);
@@ -122,7 +122,7 @@ static void test_queued_stats_judge_as_in_turn(void **state)
     icm__pathset *verified = NULL;
     assert_int_equal(icm__pathset_new(&verified, 0), 0);
     const char *roots[] = {"s3://b/wh/t", "/wh/t"};
-    icm__verify_options vo = {NULL, 0, true, true, roots, 2, verified, NULL};
+    icm__verify_options vo = {NULL, 0, true, true, roots, 2, verified, NULL, NULL};
     seen s = {0};
     icm__verifier *v = NULL;
     assert_int_equal(icm__verifier_new(&v, io, &vo, on_issue, &s), 0);
@@ -172,14 +172,14 @@ static void test_unflushed_queue_is_freed(void **state)
     icm_fileio *mem = NULL;
     icm_fileio *io = store_new(&mem);
     const char *roots[] = {"s3://b/wh/t"};
-    icm__verify_options vo = {NULL, 0, true, true, roots, 1, NULL, NULL};
+    icm__verify_options vo = {NULL, 0, true, true, roots, 1, NULL, NULL, NULL};
     seen s = {0};
     icm__verifier *v = NULL;
     assert_int_equal(icm__verifier_new(&v, io, &vo, on_issue, &s), 0);
     char name[96];
     for (size_t i = 0; i < 10; i++) {
         name_of(i, name, sizeof name);
-        icm__reached f = {name, ICM__FILE_DATA, SIZE, 1};
+        icm__reached f = {name, ICM__FILE_DATA, SIZE, 1, -1, ICM_FILE_FORMAT_OTHER, 0};
         assert_int_equal(icm__verifier_check(v, &f), 0);
     }
     assert_int_equal(s.n, 0);

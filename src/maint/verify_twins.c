@@ -1,0 +1,159 @@
+/*
+ * maint/verify_twins.c: is a data or delete file about to be deleted the twin of a file a
+ * retained entry names (verify.h, "twins")?
+ *
+ * The references collected record the planned file's size; those whose entries also agree
+ * with the planned file's own entry (file format, bounds, and record count where both know
+ * it) may stand for it. They are sorted so that each such group lies together: a group that
+ * disagrees is passed over whole. In a group that agrees, the planned file's bytes are compared
+ * with each reference's file block by block up to the first difference: one identical file
+ * settles it (the content is still in the table); otherwise the file is kept. At most
+ * TWINS_COMPARED_MAX files are compared for one planned file: one left uncompared keeps it
+ * too (it may have been that file's). What cannot be read counts against deleting.
+ *
+ * Only reads storage.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maint/verify.h"
+#include "util/util.h"
+
+#define BLOCK_BYTES ((size_t)1 << 20)
+#define TWINS_COMPARED_MAX 16
+
+/* The first reference in by_size recording `size_bytes` (r->n when none). */
+static size_t first_of_size(const icm__verify_refs *r, int64_t size_bytes)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->by_size[mid]->size_bytes < size_bytes)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Whether `ref` is another group than `first` (size, format, record count, bounds). */
+static bool other_group(const icm__reached *first, const icm__reached *ref)
+{
+    return ref->size_bytes != first->size_bytes || ref->file_format != first->file_format ||
+           ref->record_count != first->record_count || ref->bounds != first->bounds;
+}
+
+/* Whether an entry with these facts may describe the planned file (facts NULL: unknown). */
+static bool agrees(const icm__reached *ref, const icm__verify_twin_facts *facts)
+{
+    if (facts == NULL)
+        return true;
+    if (ref->file_format != facts->file_format)
+        return false;
+    if (ref->record_count >= 0 && facts->record_count >= 0 &&
+        ref->record_count != facts->record_count)
+        return false;
+    /* (bounds exactly: entries of one file carry the same metrics, copied from its first
+     * entry; one with bounds and one without are two files' entries) */
+    return ref->bounds == facts->bounds;
+}
+
+typedef enum verdict { SAME_BYTES, DIFFERENT, UNREADABLE, GONE } verdict;
+
+/* Compare the `size_bytes` bytes of `location` and `other` block by block (a, b: blocks).
+ * GONE: `location` is missing. Returns 0 or ICM_ENOMEM. */
+static int compare_bytes(icm_fileio *io, const char *location, const char *other,
+                         int64_t size_bytes, uint8_t *a, uint8_t *b, verdict *out)
+{
+    *out = SAME_BYTES;
+    for (int64_t at = 0; *out == SAME_BYTES && at < size_bytes; at += (int64_t)BLOCK_BYTES) {
+        size_t want = size_bytes - at < (int64_t)BLOCK_BYTES ? (size_t)(size_bytes - at)
+                                                               : BLOCK_BYTES;
+        size_t got_a = 0, got_b = 0;
+        int rc = icm_fileio_read_range(&got_a, io, location, at, a, want);
+        int rc_b = rc == 0 ? icm_fileio_read_range(&got_b, io, other, at, b, want) : 0;
+        if (rc == ICM_ENOMEM || rc_b == ICM_ENOMEM)
+            return ICM_ENOMEM;
+        if (rc == ICM_ENOTFOUND)
+            *out = GONE;
+        else if (rc != 0 || rc_b != 0 || got_a != want || got_b != want)
+            *out = UNREADABLE;
+        else if (memcmp(a, b, want) != 0)
+            *out = DIFFERENT;
+    }
+    icm_error_clear();
+    return 0;
+}
+
+static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t size_bytes,
+                   verdict v, size_t more, char **why)
+{
+    char counted[64] = "", others[96] = "";
+    if (ref->record_count >= 0)
+        snprintf(counted, sizeof counted, ", %lld records", (long long)ref->record_count);
+    if (more > 0)
+        snprintf(others, sizeof others, " (as do %zu more files of the table, not compared)",
+                 more);
+    *why = icm__sprintf("not deleted: %s %lld references %s, a file of the table whose entry "
+                        "agrees with this file's (%lld bytes%s%s), %s%s: a damaged manifest "
+                        "entry may have renamed this file's reference onto that file, so the "
+                        "table may still need this one; kept",
+                        snapshot_word, (long long)ref->snapshot_id, ref->location,
+                        (long long)size_bytes, counted, ref->bounds != 0 ? ", bounds" : "",
+                        v == DIFFERENT ? "whose bytes differ"
+                                       : "and the two could not be compared",
+                        others);
+    return *why != NULL ? 0 : ICM_ENOMEM;
+}
+
+int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const char *snapshot_word,
+                        const char *location, int64_t size_bytes,
+                        const icm__verify_twin_facts *facts, char **why)
+{
+    *why = NULL;
+    if (twins->by_size == NULL || size_bytes <= 0)
+        return 0; /* (none, or not sealed; an empty file's twin has its bytes) */
+    uint8_t *a = NULL, *b = NULL;
+    const icm__reached *stands = NULL; /* the first reference whose file it may be */
+    verdict held = DIFFERENT;
+    size_t compared = 0, more = 0;
+    bool settled = false; /* the same bytes found, or the file gone */
+    int rc = 0;
+    size_t i = first_of_size(twins, size_bytes);
+    while (rc == 0 && !settled && i < twins->n && twins->by_size[i]->size_bytes == size_bytes) {
+        const icm__reached *first = twins->by_size[i];
+        size_t end = i + 1;
+        while (end < twins->n && !other_group(first, twins->by_size[end]))
+            end++;
+        for (; rc == 0 && !settled && agrees(first, facts) && i < end; i++) {
+            const icm__reached *ref = twins->by_size[i];
+            if (strcmp(ref->location, location) == 0)
+                continue;
+            if (compared == TWINS_COMPARED_MAX) {
+                more++;
+                continue;
+            }
+            if (a == NULL && ((a = icm__malloc(BLOCK_BYTES)) == NULL ||
+                              (b = icm__malloc(BLOCK_BYTES)) == NULL)) {
+                rc = ICM_ENOMEM;
+                break;
+            }
+            verdict v;
+            compared++;
+            if ((rc = compare_bytes(io, location, ref->location, size_bytes, a, b, &v)) != 0)
+                break;
+            settled = v == SAME_BYTES || v == GONE;
+            if (!settled && stands == NULL) {
+                stands = ref;
+                held = v;
+            }
+        }
+        i = end;
+    }
+    icm__free(a);
+    icm__free(b);
+    if (rc == 0 && !settled && stands != NULL)
+        rc = say_why(snapshot_word, stands, size_bytes, held, more, why);
+    return rc;
+}

@@ -1,0 +1,199 @@
+/*
+ * tests/unit/test_verify_twins.c: twins (maint/verify_twins.c, verify.h "twins").
+ *
+ * A data or delete file planned for deletion is the twin of a retained entry inside the table
+ * when that entry records its size and agrees with the file's own entry (file format, bounds,
+ * and record count where both know it), and no such entry names a file of the same bytes.
+ * Each case states which files are kept and asserts the message; the files are written into
+ * the in-memory FileIO (behind the fault wrapper where reads must fail).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "icemaint/fileio.h"
+#include "icemaint/testing/fileio.h"
+#include "maint/verify.h"
+#include "testutil.h"
+
+#define PARQUET ICM_FILE_FORMAT_PARQUET
+
+static void put(icm_fileio *io, const char *location, size_t size, char fill)
+{
+    char *b = malloc(size);
+    assert_non_null(b);
+    memset(b, fill, size);
+    icmt_ok(icm_fileio_write_replace(io, location, b, size));
+    free(b);
+}
+
+static icm__reached entry(const char *location, int64_t size, int64_t rows, uint64_t bounds)
+{
+    return (icm__reached){location, ICM__FILE_DATA, size, 42, rows, PARQUET, bounds};
+}
+
+/* The verdict for `location` (of `size` bytes, its own entry's facts) against the entries. */
+static char *verdict(icm_fileio *io, const icm__reached *entries, size_t n, const char *location,
+                     int64_t size, const icm__verify_twin_facts *facts)
+{
+    icm__verify_refs twins = ICM__VERIFY_REFS_INIT;
+    for (size_t i = 0; i < n; i++)
+        icmt_ok(icm__verify_refs_add(&twins, &entries[i]));
+    icmt_ok(icm__verify_refs_seal(&twins));
+    char *why = NULL;
+    icmt_ok(icm__verify_twin_of(&twins, io, "retained snapshot", location, size, facts, &why));
+    icm__verify_refs_dispose(&twins);
+    return why;
+}
+
+/* The entry agrees and the bytes differ: kept, the message naming the entry's file. Another
+ * record count, other bounds or another format: not its entry, deleted. The same bytes, or
+ * the file gone: deleted. Another size is never looked at. */
+static void test_twin_by_its_entry(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    put(io, "/t/data/named.parquet", 100, 'x'); /* what the damaged entry names */
+    put(io, "/t/data/live.parquet", 100, 'y');  /* the file it stood for */
+    put(io, "/t/data/copy.parquet", 100, 'x');  /* the same bytes as the named file */
+    icm__reached e = entry("/t/data/named.parquet", 100, 5, 0xb0);
+    const icm__verify_twin_facts same = {5, 0xb0, PARQUET};
+
+    char *why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &same);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "not deleted: retained snapshot 42 references "
+                                "/t/data/named.parquet, a file of the table whose entry agrees "
+                                "with this file's (100 bytes, 5 records, bounds), whose bytes "
+                                "differ: a damaged manifest entry may have renamed this file's "
+                                "reference onto that file"));
+    assert_non_null(strstr(why, "so the table may still need this one; kept"));
+    free(why);
+    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET}, bounds = {5, 0xb1, PARQUET},
+                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC};
+    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &rows));
+    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &bounds));
+    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &orc));
+    assert_null(verdict(io, &e, 1, "/t/data/copy.parquet", 100, &same));
+    assert_null(verdict(io, &e, 1, "/t/data/gone.parquet", 100, &same));
+    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 101, &same));
+    /* a record count one side does not know cannot tell them apart: kept; bounds on one
+     * side only are two files' entries */
+    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET}, unbounded = {5, 0, PARQUET};
+    why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &uncounted);
+    assert_non_null(why);
+    free(why);
+    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &unbounded));
+    why = verdict(io, &e, 1, "/t/data/live.parquet", 100, NULL);
+    assert_non_null(why);
+    free(why);
+    /* the entry naming the planned file itself is not its twin */
+    icm__reached self = entry("/t/data/live.parquet", 100, 5, 0xb0);
+    assert_null(verdict(io, &self, 1, "/t/data/live.parquet", 100, &same));
+    icm_fileio_free(io);
+}
+
+/* Several entries of one size: only the agreeing ones count; one of them naming a file of the
+ * same bytes settles it (deleted); else the first agreeing one is named. */
+static void test_several_entries_of_one_size(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    put(io, "/t/data/a.parquet", 64, 'a');
+    put(io, "/t/data/b.parquet", 64, 'b');
+    put(io, "/t/data/c.parquet", 64, 'c');
+    put(io, "/t/data/cand.parquet", 64, 'c');
+    put(io, "/t/data/other.parquet", 64, 'z');
+    put(io, "/t/data/b-bytes.parquet", 64, 'b');
+    icm__reached es[] = {entry("/t/data/c.parquet", 64, 3, 7), entry("/t/data/b.parquet", 64, 2, 7),
+                         entry("/t/data/a.parquet", 64, 3, 7)};
+    const icm__verify_twin_facts f = {3, 7, PARQUET};
+    assert_null(verdict(io, es, 3, "/t/data/cand.parquet", 64, &f));
+    char *why = verdict(io, es, 3, "/t/data/other.parquet", 64, &f);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "references /t/data/a.parquet,"));
+    free(why);
+    /* b's bytes, but b's entry does not agree (2 records): a and c differ, so kept */
+    why = verdict(io, es, 3, "/t/data/b-bytes.parquet", 64, &f);
+    assert_non_null(why);
+    free(why);
+    icm_fileio_free(io);
+}
+
+/* Many agreeing entries: at most 16 files are compared; kept when those differ, the message
+ * counting the rest (one of them might have its bytes). */
+static void test_comparisons_are_bounded(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    enum { N = 20 };
+    icm__reached es[N];
+    char *names[N];
+    for (int i = 0; i < N; i++) {
+        names[i] = icmt_sprintf("/t/data/f-%02d.parquet", i);
+        put(io, names[i], 80, (char)('a' + i));
+        es[i] = entry(names[i], 80, 4, 9);
+    }
+    const icm__verify_twin_facts f = {4, 9, PARQUET};
+    put(io, "/t/data/cand.parquet", 80, (char)('a' + N - 1)); /* f-19's bytes */
+    char *why = verdict(io, es, N, "/t/data/cand.parquet", 80, &f);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "references /t/data/f-00.parquet,"));
+    assert_non_null(strstr(why, "(as do 4 more files of the table, not compared)"));
+    free(why);
+    put(io, "/t/data/cand.parquet", 80, 'a'); /* f-00's: the first compared */
+    assert_null(verdict(io, es, N, "/t/data/cand.parquet", 80, &f));
+    for (int i = 0; i < N; i++)
+        free(names[i]);
+    icm_fileio_free(io);
+}
+
+/* Files larger than a comparison block: a difference in the last block is found; a file that
+ * cannot be read is kept, the message saying so. */
+static void test_blocks_and_unreadable_files(void **state)
+{
+    (void)state;
+    icm_fileio *mem = NULL, *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icmt_ok(icm_fileio_fault_new(&io, mem));
+    size_t size = (3u << 20) + 17;
+    put(mem, "/t/data/named.parquet", size, 'q');
+    put(mem, "/t/data/same.parquet", size, 'q');
+    char *b = NULL;
+    size_t len = 0;
+    icmt_ok(icm_fileio_read(&b, &len, mem, "/t/data/same.parquet"));
+    b[size - 1] = 'Z';
+    icmt_ok(icm_fileio_write_replace(mem, "/t/data/late.parquet", b, size));
+    icm_free(b);
+    icm__reached e = entry("/t/data/named.parquet", (int64_t)size, 9, 1);
+    const icm__verify_twin_facts f = {9, 1, PARQUET};
+    assert_null(verdict(io, &e, 1, "/t/data/same.parquet", (int64_t)size, &f));
+    char *why = verdict(io, &e, 1, "/t/data/late.parquet", (int64_t)size, &f);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "whose bytes differ"));
+    free(why);
+    icm_fileio_fault_fail_span(io, ICM_IO_READ, 1, 1000000, ICM_EIO, 0);
+    why = verdict(io, &e, 1, "/t/data/same.parquet", (int64_t)size, &f);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "and the two could not be compared"));
+    free(why);
+    icm_fileio_free(io);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_twin_by_its_entry),
+        cmocka_unit_test(test_several_entries_of_one_size),
+        cmocka_unit_test(test_comparisons_are_bounded),
+        cmocka_unit_test(test_blocks_and_unreadable_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
