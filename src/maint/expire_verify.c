@@ -144,6 +144,9 @@ static int keep_companion(icm_expire_result *r, const char *path)
 /* The twin check of one planned file, with what its own entry says of it. */
 static int twin_of(missing *m, icm_fileio *io, const icm_expire_file *f, char **msg)
 {
+    *msg = NULL;
+    if (!icm__verify_refs_have_size(&m->twins, f->size_bytes))
+        return 0; /* (most planned files: no key to build, no facts to look up) */
     const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
     icm__verify_twin_facts facts = {-1, 0, ICM_FILE_FORMAT_OTHER};
     if (e != NULL)

@@ -229,6 +229,9 @@ typedef struct icm__verify_twin_facts {
     icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or unknown */
 } icm__verify_twin_facts;
 
+/* Whether a collected reference (sealed) records this size. */
+bool icm__verify_refs_have_size(const icm__verify_refs *twins, int64_t size_bytes);
+
 /*
  * Whether the file at `location` (of `size_bytes`) about to be deleted may be the file a
  * collected reference (icm__verify_options.twins, sealed) stands for: some reference records

@@ -37,6 +37,14 @@ static size_t first_of_size(const icm__verify_refs *r, int64_t size_bytes)
     return lo;
 }
 
+bool icm__verify_refs_have_size(const icm__verify_refs *twins, int64_t size_bytes)
+{
+    if (twins->by_size == NULL)
+        return false;
+    size_t i = first_of_size(twins, size_bytes);
+    return i < twins->n && twins->by_size[i]->size_bytes == size_bytes;
+}
+
 /* Whether `ref` is another group than `first` (size, format, record count, bounds). */
 static bool other_group(const icm__reached *first, const icm__reached *ref)
 {

@@ -187,6 +187,25 @@ static void test_blocks_and_unreadable_files(void **state)
     icm_fileio_free(io);
 }
 
+/* The size check expiry asks before looking a planned file's entry up. */
+static void test_have_size(void **state)
+{
+    (void)state;
+    icm__verify_refs twins = ICM__VERIFY_REFS_INIT;
+    assert_false(icm__verify_refs_have_size(&twins, 10)); /* (not sealed, empty) */
+    icm__reached es[] = {entry("/t/a", 10, 1, 1), entry("/t/b", 30, 1, 1), entry("/t/c", 20, 1, 1)};
+    for (size_t i = 0; i < 3; i++)
+        icmt_ok(icm__verify_refs_add(&twins, &es[i]));
+    icmt_ok(icm__verify_refs_seal(&twins));
+    assert_true(icm__verify_refs_have_size(&twins, 10));
+    assert_true(icm__verify_refs_have_size(&twins, 20));
+    assert_true(icm__verify_refs_have_size(&twins, 30));
+    assert_false(icm__verify_refs_have_size(&twins, 9));
+    assert_false(icm__verify_refs_have_size(&twins, 15));
+    assert_false(icm__verify_refs_have_size(&twins, 31));
+    icm__verify_refs_dispose(&twins);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_several_entries_of_one_size),
         cmocka_unit_test(test_comparisons_are_bounded),
         cmocka_unit_test(test_blocks_and_unreadable_files),
+        cmocka_unit_test(test_have_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
