@@ -435,7 +435,7 @@ static int check_limits_before_commit(icm_table *t, const icm_expire_options *o,
     int rc = icm__expire_result_new(&scratch);
     if (rc == 0)
         rc = icm__expire_plan(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md,
-                              o->cleanup, scratch, NULL);
+                              o->cleanup, scratch, NULL, false);
     if (rc == 0)
         rc = check_limits(o, icm_table_get_identifier(t), scratch);
     icm_expire_result_free(scratch);
@@ -531,7 +531,7 @@ static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     icm_table_changes_free(changes); /* a dry run plans against their result only */
     if (rc == 0 && new_md != NULL)
         rc = icm__expire_plan(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md,
-                              o->cleanup, r, NULL);
+                              o->cleanup, r, NULL, verifies(o));
     if (rc == 0 && new_md != NULL)
         rc = icm__expire_hold_other_tables(t, new_md, r);
     if (rc == 0 && new_md != NULL && verifies(o))
@@ -653,7 +653,7 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
                               icm_table_get_metadata(t));
     if (rc == 0)
         rc = icm__expire_plan(icm_table_get_fileio(t), base, icm_table_get_metadata(t),
-                              o->cleanup, r, &check.seen);
+                              o->cleanup, r, &check.seen, verifies(o));
     if (rc == 0)
         rc = icm__expire_hold_other_tables(t, icm_table_get_metadata(t), r);
     if (rc == 0 && verifies(o))

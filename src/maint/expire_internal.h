@@ -85,11 +85,13 @@ int icm__expire_hold_other_tables(icm_table *t, const icm_table_metadata *md,
  * withheld flags, problems, tally). `io` is only read. Nothing is planned for
  * ICM_EXPIRE_CLEANUP_NONE. `seen` (may be NULL): filled with the manifest lists and manifests
  * of `after`, which the plan accounts for (icm__expire_recheck reads only others).
- * Returns 0 or ICM_ENOMEM.
+ * `entry_facts`: also keep what the planned data and delete files' entries say of them
+ * (icm__expire_entry_facts_of), for a verification to follow (the expired manifests' metrics
+ * are decoded then). Returns 0 or ICM_ENOMEM.
  */
 int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
                      const icm_table_metadata *after, icm_expire_cleanup cleanup,
-                     icm_expire_result *r, icm__refs_seen *seen);
+                     icm_expire_result *r, icm__refs_seen *seen, bool entry_facts);
 
 /*
  * The delete phase's re-check (icemaint/maint.h; expire_recheck.c, read-only): reload the

@@ -228,6 +228,7 @@ typedef struct plan {
     file_vec checksums;        /* checksum companions of the planned files (with facts) */
     gated_vec gated;           /* non-content candidates to look up among retained entries */
     icm__expire_alias alias;   /* second names through symbolic links (expire_alias.c) */
+    bool entry_facts;          /* keep the content candidates' entry facts (described walk) */
 } plan;
 
 /* Room for `cap` items (and their facts when the vector keeps them). */
@@ -385,7 +386,7 @@ static int keep_entry_facts(plan *p)
     full->entry_facts = NULL;
     full->entry_fact_count = 0;
     const file_vec *v = &p->vec[0];
-    if (v->len == 0)
+    if (v->len == 0 || !p->entry_facts)
         return 0;
     icm__expire_entry_facts *f = icm__reallocarray(NULL, v->len, sizeof *f);
     if (f == NULL)
@@ -1077,7 +1078,7 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     p->keep = keep;
     /* (described: each content candidate's entry facts, for the verification) */
     icm__reach_options co = {expired, n_expired, !p->withhold_content, keep, true,
-                             expect_candidates, true};
+                             expect_candidates, p->entry_facts};
     rc = icm__reach_walk(io, before, &co, on_candidate, p, &rep);
     if (rc == 0)
         rc = keep_entry_facts(p);
@@ -1145,7 +1146,7 @@ done:
 
 int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
                      const icm_table_metadata *after, icm_expire_cleanup cleanup,
-                     icm_expire_result *r, icm__refs_seen *seen)
+                     icm_expire_result *r, icm__refs_seen *seen, bool entry_facts)
 {
     r->cleanup = cleanup;
     if (cleanup == ICM_EXPIRE_CLEANUP_NONE || icm_table_metadata_snapshot_count(before) == 0) {
@@ -1155,6 +1156,7 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
     plan p;
     memset(&p, 0, sizeof p);
     p.r = r;
+    p.entry_facts = entry_facts;
     p.root_count = icm__table_roots(after, p.roots);
     int rc = icm__expire_alias_init(&p.alias, io, p.roots, p.root_count);
     if (rc == 0)
@@ -1214,7 +1216,7 @@ int icm_expire_plan_files(icm_expire_result **out, icm_fileio *io,
                 icm_table_metadata_snapshot_at(after, i)->snapshot_id;
     }
     if (rc == 0)
-        rc = icm__expire_plan(io, before, after, cleanup, r, NULL);
+        rc = icm__expire_plan(io, before, after, cleanup, r, NULL, true);
     if (rc == 0)
         rc = icm__expire_verify(io, after, r);
     if (rc == ICM_EREFUSED) {
