@@ -51,6 +51,10 @@ typedef struct icm__reached {
     icm_file_format file_format;
     uint64_t bounds;      /* digest of lower_bounds and upper_bounds (a walk with `described`;
                              0: none given, or not decoded) */
+    /* The snapshot that added the file, as its entry says (an entry keeps it through merges
+     * and rewrites; a null one inherited from the manifest, spec "Snapshot ID
+     * Inheritance"). INT64_MIN: unknown, or not an entry's file. */
+    int64_t added_snapshot_id;
 } icm__reached;
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */

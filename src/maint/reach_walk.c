@@ -203,19 +203,32 @@ typedef struct walk {
 /* Hand a reached file to the callback. */
 static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
 {
-    icm__reached r = {location, kind, size_bytes, w->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0};
+    icm__reached r = {location, kind, size_bytes, w->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0,
+                      INT64_MIN};
     int rc = w->cb(&r, w->payload);
     if (rc != 0)
         w->stop_rc = rc;
     return rc;
 }
 
-/* Hand a live entry's file to the callback. */
-static int deliver_entry(walk *w, const char *locations, const icm__ahead_entry *e)
+/* The snapshot that added an entry's file: as written, else inherited (spec "Snapshot ID
+ * Inheritance": a v1 snapshot's embedded manifests from that snapshot, others from the list's
+ * added_snapshot_id); INT64_MIN when neither says. */
+static int64_t entry_added_by(const icm__manifest_ref *r, const icm__ahead_entry *e)
 {
-    icm__reached r = {locations + e->location_offset, e->kind, e->size_bytes, w->snapshot_id,
-                      e->record_count, e->file_format, e->bounds};
-    int rc = w->cb(&r, w->payload);
+    return e->has_snapshot_id            ? e->snapshot_id
+           : r->embedded_v1              ? r->snapshot_id
+           : r->mf.has_added_snapshot_id ? r->mf.added_snapshot_id
+                                         : INT64_MIN;
+}
+
+/* Hand a live entry's file (of the manifest `r`) to the callback. */
+static int deliver_entry(walk *w, const icm__manifest_ref *r, const char *locations,
+                         const icm__ahead_entry *e)
+{
+    icm__reached f = {locations + e->location_offset, e->kind, e->size_bytes, w->snapshot_id,
+                      e->record_count, e->file_format, e->bounds, entry_added_by(r, e)};
+    int rc = w->cb(&f, w->payload);
     if (rc != 0)
         w->stop_rc = rc;
     return rc;
@@ -1088,10 +1101,7 @@ static int read_sightings(walk *w, hash_names *names, sightings *out)
                     rc = ICM_ENOMEM;
                 if (rc != 0)
                     break;
-                int64_t by = e->has_snapshot_id            ? e->snapshot_id
-                             : r->embedded_v1              ? r->snapshot_id
-                             : r->mf.has_added_snapshot_id ? r->mf.added_snapshot_id
-                                                           : INT64_MIN;
+                int64_t by = entry_added_by(r, e);
                 int64_t seq = !v2 || r->embedded_v1                 ? INT64_MIN
                               : !del && e->has_file_sequence_number ? e->file_sequence_number
                               : (del || e->added)                   ? r->mf.sequence_number
@@ -1211,7 +1221,7 @@ static int deliver_entries(walk *w, icm__manifest_ahead *ahead, size_t i)
     w->snapshot_id = r->snapshot_id;
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < m->count; k++)
-        rc = deliver_entry(w, m->locations, &m->entries[k]);
+        rc = deliver_entry(w, r, m->locations, &m->entries[k]);
     const char *dup = NULL;
     if (rc == 0 && m->rc == 0 && w->judging)
         rc = hash_entries(w, i, m);

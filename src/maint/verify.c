@@ -474,6 +474,9 @@ static int ref_by_size_then_facts(const void *a, const void *b)
         by = (x->record_count > y->record_count) - (x->record_count < y->record_count);
     if (by == 0)
         by = (x->bounds > y->bounds) - (x->bounds < y->bounds);
+    if (by == 0)
+        by = (x->added_snapshot_id > y->added_snapshot_id) -
+             (x->added_snapshot_id < y->added_snapshot_id);
     return by != 0 ? by : strcmp(x->location, y->location);
 }
 
@@ -499,7 +502,8 @@ int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_w
     *why = NULL;
     if (r->by_name == NULL)
         return 0; /* (none, or not sealed) */
-    icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0, -1, ICM_FILE_FORMAT_OTHER, 0};
+    icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0, -1, ICM_FILE_FORMAT_OTHER, 0,
+                          INT64_MIN};
     const icm__reached *key = &probe;
     const icm__reached *const *hit =
         bsearch(&key, r->by_name, r->n, sizeof *r->by_name, ref_by_name);

@@ -3,13 +3,15 @@
  * retained entry names (verify.h, "twins")?
  *
  * The references collected record the planned file's size; those whose entries also agree
- * with the planned file's own entry (file format, bounds, and record count where both know
- * it) may stand for it. They are sorted so that each such group lies together: a group that
+ * with the planned file's own entry (file format, bounds, and record count and the snapshot
+ * that added the file where both know them) may stand for it. They are sorted so that each such group lies together: a group that
  * disagrees is passed over whole. In a group that agrees, the planned file's bytes are compared
- * with each reference's file block by block up to the first difference: one identical file
- * settles it (the content is still in the table); otherwise the file is kept. At most
- * TWINS_COMPARED_MAX files are compared for one planned file: one left uncompared keeps it
- * too (it may have been that file's). What cannot be read counts against deleting.
+ * with each reference's file block by block up to the first difference. Any one whose bytes
+ * differ keeps the file: that reference may be the damaged one, and a file of identical bytes
+ * elsewhere does not make it whole (adversary round 13, F2). Deleted only when every agreeing
+ * reference names a file of the same bytes (the content a reader gets is this file's), or the
+ * file is gone. At most TWINS_COMPARED_MAX files are compared for one planned file: one left
+ * uncompared keeps it too. What cannot be read counts against deleting.
  *
  * Only reads storage.
  */
@@ -49,7 +51,8 @@ bool icm__verify_refs_have_size(const icm__verify_refs *twins, int64_t size_byte
 static bool other_group(const icm__reached *first, const icm__reached *ref)
 {
     return ref->size_bytes != first->size_bytes || ref->file_format != first->file_format ||
-           ref->record_count != first->record_count || ref->bounds != first->bounds;
+           ref->record_count != first->record_count || ref->bounds != first->bounds ||
+           ref->added_snapshot_id != first->added_snapshot_id;
 }
 
 /* Whether an entry with these facts may describe the planned file (facts NULL: unknown). */
@@ -62,12 +65,17 @@ static bool agrees(const icm__reached *ref, const icm__verify_twin_facts *facts)
     if (ref->record_count >= 0 && facts->record_count >= 0 &&
         ref->record_count != facts->record_count)
         return false;
+    /* (a file replaced by another of its size and metrics, the common case, was added by
+     * another commit; a damaged path keeps its entry's snapshot id) */
+    if (ref->added_snapshot_id != INT64_MIN && facts->added_snapshot_id != INT64_MIN &&
+        ref->added_snapshot_id != facts->added_snapshot_id)
+        return false;
     /* (bounds exactly: entries of one file carry the same metrics, copied from its first
      * entry; one with bounds and one without are two files' entries) */
     return ref->bounds == facts->bounds;
 }
 
-typedef enum verdict { SAME_BYTES, DIFFERENT, UNREADABLE, GONE } verdict;
+typedef enum verdict { SAME_BYTES, DIFFERENT, UNREADABLE, GONE, NOT_COMPARED } verdict;
 
 /* Compare the `size_bytes` bytes of `location` and `other` block by block (a, b: blocks).
  * GONE: `location` is missing. Returns 0 or ICM_ENOMEM. */
@@ -97,20 +105,24 @@ static int compare_bytes(icm_fileio *io, const char *location, const char *other
 static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t size_bytes,
                    verdict v, size_t more, char **why)
 {
-    char counted[64] = "", others[96] = "";
+    char counted[64] = "", added[64] = "", others[96] = "";
     if (ref->record_count >= 0)
         snprintf(counted, sizeof counted, ", %lld records", (long long)ref->record_count);
+    if (ref->added_snapshot_id != INT64_MIN)
+        snprintf(added, sizeof added, ", added by snapshot %lld",
+                 (long long)ref->added_snapshot_id);
     if (more > 0)
         snprintf(others, sizeof others, " (as do %zu more files of the table, not compared)",
                  more);
     *why = icm__sprintf("not deleted: %s %lld references %s, a file of the table whose entry "
-                        "agrees with this file's (%lld bytes%s%s), %s%s: a damaged manifest "
+                        "agrees with this file's (%lld bytes%s%s%s), %s%s: a damaged manifest "
                         "entry may have renamed this file's reference onto that file, so the "
                         "table may still need this one; kept",
                         snapshot_word, (long long)ref->snapshot_id, ref->location,
-                        (long long)size_bytes, counted, ref->bounds != 0 ? ", bounds" : "",
-                        v == DIFFERENT ? "whose bytes differ"
-                                       : "and the two could not be compared",
+                        (long long)size_bytes, counted, ref->bounds != 0 ? ", bounds" : "", added,
+                        v == DIFFERENT       ? "whose bytes differ"
+                        : v == NOT_COMPARED ? "not compared (too many files of that size)"
+                                            : "and the two could not be compared",
                         others);
     return *why != NULL ? 0 : ICM_ENOMEM;
 }
@@ -123,36 +135,36 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
     if (twins->by_size == NULL || size_bytes <= 0)
         return 0; /* (none, or not sealed; an empty file's twin has its bytes) */
     uint8_t *a = NULL, *b = NULL;
-    const icm__reached *stands = NULL; /* the first reference whose file it may be */
+    const icm__reached *stands = NULL; /* the first reference whose bytes are not this file's */
     verdict held = DIFFERENT;
     size_t compared = 0, more = 0;
-    bool settled = false; /* the same bytes found, or the file gone */
+    bool gone = false;
     int rc = 0;
     size_t i = first_of_size(twins, size_bytes);
-    while (rc == 0 && !settled && i < twins->n && twins->by_size[i]->size_bytes == size_bytes) {
+    while (rc == 0 && !gone && i < twins->n && twins->by_size[i]->size_bytes == size_bytes) {
         const icm__reached *first = twins->by_size[i];
         size_t end = i + 1;
         while (end < twins->n && !other_group(first, twins->by_size[end]))
             end++;
-        for (; rc == 0 && !settled && agrees(first, facts) && i < end; i++) {
+        for (; rc == 0 && !gone && agrees(first, facts) && i < end; i++) {
             const icm__reached *ref = twins->by_size[i];
             if (strcmp(ref->location, location) == 0)
                 continue;
+            verdict v = NOT_COMPARED;
             if (compared == TWINS_COMPARED_MAX) {
                 more++;
-                continue;
+            } else {
+                if (a == NULL && ((a = icm__malloc(BLOCK_BYTES)) == NULL ||
+                                  (b = icm__malloc(BLOCK_BYTES)) == NULL)) {
+                    rc = ICM_ENOMEM;
+                    break;
+                }
+                compared++;
+                if ((rc = compare_bytes(io, location, ref->location, size_bytes, a, b, &v)) != 0)
+                    break;
+                gone = v == GONE;
             }
-            if (a == NULL && ((a = icm__malloc(BLOCK_BYTES)) == NULL ||
-                              (b = icm__malloc(BLOCK_BYTES)) == NULL)) {
-                rc = ICM_ENOMEM;
-                break;
-            }
-            verdict v;
-            compared++;
-            if ((rc = compare_bytes(io, location, ref->location, size_bytes, a, b, &v)) != 0)
-                break;
-            settled = v == SAME_BYTES || v == GONE;
-            if (!settled && stands == NULL) {
+            if (!gone && v != SAME_BYTES && stands == NULL) {
                 stands = ref;
                 held = v;
             }
@@ -161,7 +173,8 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
     }
     icm__free(a);
     icm__free(b);
-    if (rc == 0 && !settled && stands != NULL)
-        rc = say_why(snapshot_word, stands, size_bytes, held, more, why);
+    if (rc == 0 && !gone && stands != NULL)
+        rc = say_why(snapshot_word, stands, size_bytes, held, held == NOT_COMPARED ? more - 1 : more,
+                     why);
     return rc;
 }

@@ -277,13 +277,72 @@ static int grow(void **items, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-/* A digest of an entry's bounds maps (their Avro bytes; 0 when neither is given). */
-static uint64_t bounds_digest(const icm__entry_view *e)
+/* One zigzag varint of a bounds map, without the decoder's error reporting: a map that does not
+ * parse is digested as bytes instead (bounds_digest). */
+static bool bounds_varint(const uint8_t **p, const uint8_t *end, int64_t *out)
 {
-    if (e->lower_bounds.len == 0 && e->upper_bounds.len == 0)
-        return 0;
-    uint64_t lower = XXH3_64bits(e->lower_bounds.data, e->lower_bounds.len);
-    uint64_t h = XXH3_64bits_withSeed(e->upper_bounds.data, e->upper_bounds.len, lower);
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p == end)
+            return false;
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The digest of one bounds map as the spec writes it (an array of {key: int, value: bytes}
+ * records, in blocks), independent of the order of its pairs: the sum of one hash per pair.
+ * False when the bytes are not that shape. *pairs counts the pairs. */
+static bool bounds_map_digest(icm_raw map, uint64_t seed, uint64_t *sum, uint64_t *pairs)
+{
+    *sum = 0;
+    *pairs = 0;
+    if (map.len == 0) /* absent */
+        return true;
+    const uint8_t *p = map.data, *end = p + map.len;
+    for (;;) {
+        int64_t count, key, len;
+        if (!bounds_varint(&p, end, &count))
+            return false;
+        if (count == 0)
+            return p == end;
+        if (count < 0) { /* a block with its size in bytes */
+            int64_t size_bytes;
+            if (count == INT64_MIN || !bounds_varint(&p, end, &size_bytes))
+                return false;
+            count = -count;
+        }
+        for (int64_t i = 0; i < count; i++) {
+            if (!bounds_varint(&p, end, &key) || !bounds_varint(&p, end, &len) || len < 0 ||
+                (uint64_t)len > (uint64_t)(end - p))
+                return false;
+            *sum += XXH3_64bits_withSeed(p, (size_t)len, seed ^ ((uint64_t)key * 0x9E3779B97F4A7C15u));
+            p += len;
+            ++*pairs;
+        }
+    }
+}
+
+uint64_t icm__bounds_digest(icm_raw lower_bounds, icm_raw upper_bounds)
+{
+    uint64_t lower, upper, lower_pairs, upper_pairs;
+    bool parsed = bounds_map_digest(lower_bounds, 1, &lower, &lower_pairs) &&
+                  bounds_map_digest(upper_bounds, 2, &upper, &upper_pairs);
+    uint64_t h;
+    if (parsed) {
+        if (lower_pairs == 0 && upper_pairs == 0)
+            return 0;
+        uint64_t words[4] = {lower, lower_pairs, upper, upper_pairs};
+        h = XXH3_64bits(words, sizeof words);
+    } else {
+        h = XXH3_64bits_withSeed(upper_bounds.data, upper_bounds.len,
+                                 XXH3_64bits(lower_bounds.data, lower_bounds.len));
+    }
     return h ? h : 1;
 }
 
@@ -329,7 +388,7 @@ static int on_entry(const icm__entry_view *e, void *payload)
         .file_sequence_number = e->file_sequence_number,
         .record_count = e->record_count,
         .file_format = paths_only ? ICM_FILE_FORMAT_OTHER : e->file_format,
-        .bounds = s->owner->described ? bounds_digest(e) : 0};
+        .bounds = s->owner->described ? icm__bounds_digest(e->lower_bounds, e->upper_bounds) : 0};
     s->locations_len += len;
     return 0;
 }

@@ -178,8 +178,15 @@ typedef struct icm__ahead_entry {
     int64_t file_sequence_number;
     int64_t record_count;    /* -1: absent */
     icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or not decoded */
-    uint64_t bounds;         /* digest of lower_bounds and upper_bounds; 0: neither given */
+    uint64_t bounds;         /* icm__bounds_digest (0: no bound given, or not decoded) */
 } icm__ahead_entry;
+
+/* A digest of an entry's lower_bounds and upper_bounds (the maps' Avro bytes, without the
+ * union branch), for telling two entries' files apart; 0 when neither map gives a bound.
+ * Writers list a map's pairs in any order, so the digest is over the pairs as a set (spec:
+ * map<int, bytes> is an array of {key, value} records, in blocks); a map of another shape is
+ * digested as its bytes. Never fails. */
+uint64_t icm__bounds_digest(icm_raw lower_bounds, icm_raw upper_bounds);
 
 /* A decoded manifest: its live entries in manifest order, up to the first read error, and,
  * read without a filter, its DELETED entries. */

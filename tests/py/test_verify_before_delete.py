@@ -94,11 +94,12 @@ def outside(victim):
     return victim.replace("/ns/t/", "/ns/u/", 1)
 
 
-def flip_one_path(manifest, victim, damage=None, keep_length=False):
+def flip_one_path(manifest, victim, damage=None, keep_length=False, rewrite=None):
     """Rewrite `manifest` (same codec and metadata) with one character of `victim`'s path
     changed (by `damage`, else its name's last character), as one flipped bit in a deflate
     block would; returns the damaged path. keep_length: the file padded (a header metadata
-    key) to its old length in bytes, so that the length its list row records still holds."""
+    key) to its old length in bytes, so that the length its list row records still holds.
+    rewrite(records): how another writer would have written the same entries."""
     with open(manifest, "rb") as f:
         r = fastavro.reader(f)
         schema, recs = r.writer_schema, list(r)
@@ -110,6 +111,8 @@ def flip_one_path(manifest, victim, damage=None, keep_length=False):
     damaged = damage(victim) if damage else victim[:i] + ("x" if victim[i] != "x" else "y") + \
         victim[i + 1:]
     hits[0]["data_file"]["file_path"] = damaged
+    if rewrite:
+        rewrite(recs)
     size = os.path.getsize(manifest)
 
     def encoded(pad):
@@ -513,16 +516,22 @@ def test_data_loss_entry_renamed_onto_an_outside_file_of_the_same_size(tmp_path)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
 
-def expire_keeps_a_merged_entrys_file_renamed_onto(tmp_path, target, kept):
+def expire_keeps_a_merged_entrys_file_renamed_onto(tmp_path, target, kept, rewrite=None,
+                                                   copied=False):
     """The retained snapshot's merged manifest lists the first of two add_files files as
     EXISTING, and its path is changed onto `target(tbl)` (a file of the same size): the file
     becomes a candidate of the expired snapshot. The expiry, dry run and real, keeps it
     (`kept(stderr, file, target)` names the warning) while the expired snapshot's manifest list
-    and manifest go; restored, the table reads as before."""
+    and manifest go; restored, the table reads as before. rewrite: as flip_one_path.
+    copied: a byte-identical copy of the first file is added too (the same rows twice)."""
     tbl = make_table(tmp_path, appends=0, merge=True)
     files = same_size_files(tbl, [[1, 2], [3, 4]])
     other = target(tbl)
-    tbl["cat"].load_table("ns.t").add_files(files)
+    copies = []
+    if copied:
+        copies = [f"file://{tbl['dir'] / 'data' / 'part-copy.parquet'}"]
+        shutil.copy(local(files[0]), local(copies[0]))
+    tbl["cat"].load_table("ns.t").add_files(files + copies)
     tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
     t = tbl["cat"].load_table("ns.t")
     first = t.metadata.snapshots[0]
@@ -532,7 +541,7 @@ def expire_keeps_a_merged_entrys_file_renamed_onto(tmp_path, target, kept):
     assert manifest not in expired
     backup = str(tbl["wh"] / "manifest.backup")
     shutil.copy(manifest, backup)
-    flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
+    flip_one_path(manifest, files[0], lambda _: other, keep_length=True, rewrite=rewrite)
     age_all(tbl["dir"])
     before = all_files(tbl)
     for extra in (("--dry-run",), ()):
@@ -543,7 +552,7 @@ def expire_keeps_a_merged_entrys_file_renamed_onto(tmp_path, target, kept):
     assert after == [f for f in before if f not in expired and not f.endswith(".metadata.json")]
     assert os.path.exists(local(files[0])) and os.path.exists(local(other))
     restore(manifest, backup)
-    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+    assert current_ids(tbl) == sorted([1, 2, 3, 4, 50] + ([1, 2] if copied else []))
 
 
 def test_data_loss_merged_entry_renamed_onto_an_outside_file_of_the_same_size(tmp_path):
@@ -691,6 +700,31 @@ def test_data_loss_merged_entry_renamed_onto_an_unreferenced_file_of_the_same_si
                                                    kept_as_twin)
 
 
+def test_data_loss_merged_entry_renamed_with_its_bounds_in_another_order(tmp_path):
+    """Adversary round 13, F1: the same damage, in a manifest whose writer lists each entry's
+    bounds maps in another key order (maps have none; Java rewrites them from a hash map).
+    The bounds were compared as bytes, the entries looked like two files', and the expiry
+    deleted the live file. Compared as sets of pairs now: kept, as above."""
+    def reverse_bounds(records):
+        for rec in records:
+            for k in ("lower_bounds", "upper_bounds"):
+                pairs = rec["data_file"].get(k)
+                assert pairs is None or len(pairs) == 2, pairs  # both columns (id, s) bounded
+                if pairs:
+                    rec["data_file"][k] = list(reversed(pairs))
+    expire_keeps_a_merged_entrys_file_renamed_onto(tmp_path, leftover_of_the_same_size,
+                                                   kept_as_twin, rewrite=reverse_bounds)
+
+
+def test_data_loss_merged_entry_renamed_beside_an_identical_copy(tmp_path):
+    """Adversary round 13, F2: the same damage in a table that also holds a byte-identical
+    copy of the live file (the same rows added twice). The copy's entry agrees and has its
+    bytes, which settled it, and the expiry deleted the live file the damaged entry stood for.
+    Any agreeing entry naming other bytes keeps it now, naming the leftover."""
+    expire_keeps_a_merged_entrys_file_renamed_onto(tmp_path, leftover_of_the_same_size,
+                                                   kept_as_twin, copied=True)
+
+
 def test_expiry_deletes_a_removed_file_whose_bytes_a_retained_file_has(tmp_path):
     """The twin rule keeps no file whose content the table still has: the same rows appended
     twice give two byte-identical files; after the first is deleted by a later commit, expiry
@@ -724,6 +758,60 @@ def test_expiry_deletes_a_replaced_file_of_the_same_size_and_row_count(tmp_path)
     assert p.returncode == 0 and "not deleted" not in p.stderr, p.stderr
     assert not os.path.exists(local(a)) and os.path.exists(local(b))
     assert current_ids(tbl) == [4]
+
+
+def _rows(ids, ss):
+    return pa.table({"id": ids, "s": ss}, schema=SCHEMA)
+
+
+def _metrics(t, mode):
+    t.transaction().set_properties({"write.metadata.metrics.default": mode}).commit_transaction()
+
+
+# Healthy PyIceberg flows whose replaced file has the size, record count and bounds of the file
+# that replaced it (adversary round 13, F3). Each: (steps before, steps after the file to be
+# replaced is written), on the table object.
+REPLACED_LOOKALIKES = {
+    "overwrite_of_a_middle_value": lambda t: (
+        t.append(_rows([1, 2, 3], ["aa", "bb", "cc"])),
+        t.overwrite(_rows([1, 2, 3], ["aa", "bc", "cc"]))),
+    "same_rows_reordered": lambda t: (
+        t.append(_rows([1, 2, 3], ["aa", "bb", "cc"])),
+        t.overwrite(_rows([3, 1, 2], ["cc", "aa", "bb"]))),
+    "delete_then_append": lambda t: (
+        t.append(_rows([1, 2, 3], ["aa", "bb", "cc"])), t.delete("id >= 0"),
+        t.append(_rows([1, 2, 3], ["aa", "bd", "cc"]))),
+    "bounds_truncated_alike": lambda t: (
+        t.append(_rows([1, 2], ["abcdefghijklmnopqrstu1", "abcdefghijklmnopqrstu2"])),
+        t.overwrite(_rows([1, 2], ["abcdefghijklmnopqrstu3", "abcdefghijklmnopqrstu4"]))),
+    "no_metrics": lambda t: (
+        _metrics(t, "none"), t.append(_rows([1, 2], ["aa", "bb"])),
+        t.overwrite(_rows([7, 8], ["xx", "yy"]))),
+    "counts_only": lambda t: (
+        _metrics(t, "counts"), t.append(_rows([1, 2], ["aa", "bb"])),
+        t.overwrite(_rows([7, 8], ["xx", "yy"]))),
+}
+
+
+@pytest.mark.parametrize("flow", sorted(REPLACED_LOOKALIKES))
+def test_expiry_deletes_a_replaced_file_its_replacement_looks_like(tmp_path, flow):
+    """Adversary round 13, F3 (false holds): in ordinary flows the replaced file and its
+    replacement agree on size, record count, format and bounds (or record none), and expiry
+    kept the replaced file as a twin on every run. The replacement was added by another commit
+    than the replaced file, and a damaged path keeps its entry's adding snapshot: deleted, with
+    no warning."""
+    tbl = make_table(tmp_path, appends=0)
+    REPLACED_LOOKALIKES[flow](tbl["cat"].load_table("ns.t"))
+    t = tbl["cat"].load_table("ns.t")
+    current = live_paths(tbl, t.current_snapshot())
+    replaced = set().union(*(live_paths(tbl, s) for s in t.metadata.snapshots)) - current
+    assert len(replaced) == 1
+    sizes = {os.path.getsize(local(f)) for f in replaced | current}
+    assert len(sizes) == 1, "the flow must replace a file by one of its size"
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 0 and "not deleted" not in p.stderr, p.stderr
+    assert {f for f in replaced | current if os.path.exists(local(f))} == set(current)
+    assert current_ids(tbl) == sorted(t.scan().to_arrow().column("id").to_pylist())
 
 
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):

@@ -3,7 +3,7 @@
  *
  * A data or delete file planned for deletion is the twin of a retained entry inside the table
  * when that entry records its size and agrees with the file's own entry (file format, bounds,
- * and record count where both know it), and no such entry names a file of the same bytes.
+ * and record count where both know it), and one such entry names a file of other bytes.
  * Each case states which files are kept and asserts the message; the files are written into
  * the in-memory FileIO (behind the fault wrapper where reads must fail).
  */
@@ -22,6 +22,7 @@
 #include "testutil.h"
 
 #define PARQUET ICM_FILE_FORMAT_PARQUET
+#define ADDED_BY 7 /* the snapshot that added the entries' files */
 
 static void put(icm_fileio *io, const char *location, size_t size, char fill)
 {
@@ -34,7 +35,7 @@ static void put(icm_fileio *io, const char *location, size_t size, char fill)
 
 static icm__reached entry(const char *location, int64_t size, int64_t rows, uint64_t bounds)
 {
-    return (icm__reached){location, ICM__FILE_DATA, size, 42, rows, PARQUET, bounds};
+    return (icm__reached){location, ICM__FILE_DATA, size, 42, rows, PARQUET, bounds, ADDED_BY};
 }
 
 /* The verdict for `location` (of `size` bytes, its own entry's facts) against the entries. */
@@ -63,28 +64,45 @@ static void test_twin_by_its_entry(void **state)
     put(io, "/t/data/live.parquet", 100, 'y');  /* the file it stood for */
     put(io, "/t/data/copy.parquet", 100, 'x');  /* the same bytes as the named file */
     icm__reached e = entry("/t/data/named.parquet", 100, 5, 0xb0);
-    const icm__verify_twin_facts same = {5, 0xb0, PARQUET};
+    const icm__verify_twin_facts same = {5, 0xb0, PARQUET, ADDED_BY};
 
     char *why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &same);
     assert_non_null(why);
     assert_non_null(strstr(why, "not deleted: retained snapshot 42 references "
                                 "/t/data/named.parquet, a file of the table whose entry agrees "
-                                "with this file's (100 bytes, 5 records, bounds), whose bytes "
+                                "with this file's (100 bytes, 5 records, bounds, added by "
+                                "snapshot 7), whose bytes "
                                 "differ: a damaged manifest entry may have renamed this file's "
                                 "reference onto that file"));
     assert_non_null(strstr(why, "so the table may still need this one; kept"));
     free(why);
-    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET}, bounds = {5, 0xb1, PARQUET},
-                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC};
+    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET, ADDED_BY},
+                                 bounds = {5, 0xb1, PARQUET, ADDED_BY},
+                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC, ADDED_BY};
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &rows));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &bounds));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &orc));
+    /* added by another commit: a file replaced by one of its size and metrics, not the entry */
+    const icm__verify_twin_facts later = {5, 0xb0, PARQUET, ADDED_BY + 1};
+    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &later));
+    /* the adding snapshot unknown on either side cannot tell them apart: kept */
+    const icm__verify_twin_facts unknown_by = {5, 0xb0, PARQUET, INT64_MIN};
+    why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &unknown_by);
+    assert_non_null(why);
+    free(why);
+    icm__reached unknown_entry = e;
+    unknown_entry.added_snapshot_id = INT64_MIN;
+    why = verdict(io, &unknown_entry, 1, "/t/data/live.parquet", 100, &same);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "(100 bytes, 5 records, bounds), whose bytes differ"));
+    free(why);
     assert_null(verdict(io, &e, 1, "/t/data/copy.parquet", 100, &same));
     assert_null(verdict(io, &e, 1, "/t/data/gone.parquet", 100, &same));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 101, &same));
     /* a record count one side does not know cannot tell them apart: kept; bounds on one
      * side only are two files' entries */
-    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET}, unbounded = {5, 0, PARQUET};
+    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET, ADDED_BY},
+                                 unbounded = {5, 0, PARQUET, ADDED_BY};
     why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &uncounted);
     assert_non_null(why);
     free(why);
@@ -98,8 +116,10 @@ static void test_twin_by_its_entry(void **state)
     icm_fileio_free(io);
 }
 
-/* Several entries of one size: only the agreeing ones count; one of them naming a file of the
- * same bytes settles it (deleted); else the first agreeing one is named. */
+/* Several entries of one size: only the agreeing ones count. Any of them naming a file of
+ * other bytes keeps the file, even when another names a file of its bytes (adversary round
+ * 13, F2: the first may be the damaged one); the first such is named. Deleted when every
+ * agreeing entry names a file of its bytes. */
 static void test_several_entries_of_one_size(void **state)
 {
     (void)state;
@@ -113,9 +133,18 @@ static void test_several_entries_of_one_size(void **state)
     put(io, "/t/data/b-bytes.parquet", 64, 'b');
     icm__reached es[] = {entry("/t/data/c.parquet", 64, 3, 7), entry("/t/data/b.parquet", 64, 2, 7),
                          entry("/t/data/a.parquet", 64, 3, 7)};
-    const icm__verify_twin_facts f = {3, 7, PARQUET};
-    assert_null(verdict(io, es, 3, "/t/data/cand.parquet", 64, &f));
-    char *why = verdict(io, es, 3, "/t/data/other.parquet", 64, &f);
+    const icm__verify_twin_facts f = {3, 7, PARQUET, ADDED_BY};
+    /* c has its bytes, a does not: kept, naming a */
+    char *why = verdict(io, es, 3, "/t/data/cand.parquet", 64, &f);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "references /t/data/a.parquet,"));
+    assert_non_null(strstr(why, "whose bytes differ"));
+    free(why);
+    /* a's entry names a file of its bytes too: deleted */
+    icm__reached copies[] = {es[0], es[1], entry("/t/data/cand-copy.parquet", 64, 3, 7)};
+    put(io, "/t/data/cand-copy.parquet", 64, 'c');
+    assert_null(verdict(io, copies, 3, "/t/data/cand.parquet", 64, &f));
+    why = verdict(io, es, 3, "/t/data/other.parquet", 64, &f);
     assert_non_null(why);
     assert_non_null(strstr(why, "references /t/data/a.parquet,"));
     free(why);
@@ -127,7 +156,8 @@ static void test_several_entries_of_one_size(void **state)
 }
 
 /* Many agreeing entries: at most 16 files are compared; kept when those differ, the message
- * counting the rest (one of them might have its bytes). */
+ * counting the rest. Sixteen of its bytes and more not compared: kept too (one of those may
+ * differ), naming the first not compared; sixteen of its bytes and no more: deleted. */
 static void test_comparisons_are_bounded(void **state)
 {
     (void)state;
@@ -141,7 +171,7 @@ static void test_comparisons_are_bounded(void **state)
         put(io, names[i], 80, (char)('a' + i));
         es[i] = entry(names[i], 80, 4, 9);
     }
-    const icm__verify_twin_facts f = {4, 9, PARQUET};
+    const icm__verify_twin_facts f = {4, 9, PARQUET, ADDED_BY};
     put(io, "/t/data/cand.parquet", 80, (char)('a' + N - 1)); /* f-19's bytes */
     char *why = verdict(io, es, N, "/t/data/cand.parquet", 80, &f);
     assert_non_null(why);
@@ -149,7 +179,21 @@ static void test_comparisons_are_bounded(void **state)
     assert_non_null(strstr(why, "(as do 4 more files of the table, not compared)"));
     free(why);
     put(io, "/t/data/cand.parquet", 80, 'a'); /* f-00's: the first compared */
-    assert_null(verdict(io, es, N, "/t/data/cand.parquet", 80, &f));
+    why = verdict(io, es, N, "/t/data/cand.parquet", 80, &f);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "references /t/data/f-01.parquet,"));
+    free(why);
+    for (int i = 0; i < N; i++)
+        put(io, names[i], 80, 'a');
+    why = verdict(io, es, N, "/t/data/cand.parquet", 80, &f);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "references /t/data/f-16.parquet, a file of the table whose "
+                                "entry agrees with this file's (80 bytes, 4 records, bounds, "
+                                "added by snapshot 7), "
+                                "not compared (too many files of that size) (as do 3 more "
+                                "files of the table, not compared)"));
+    free(why);
+    assert_null(verdict(io, es, 16, "/t/data/cand.parquet", 80, &f));
     for (int i = 0; i < N; i++)
         free(names[i]);
     icm_fileio_free(io);
@@ -173,7 +217,7 @@ static void test_blocks_and_unreadable_files(void **state)
     icmt_ok(icm_fileio_write_replace(mem, "/t/data/late.parquet", b, size));
     icm_free(b);
     icm__reached e = entry("/t/data/named.parquet", (int64_t)size, 9, 1);
-    const icm__verify_twin_facts f = {9, 1, PARQUET};
+    const icm__verify_twin_facts f = {9, 1, PARQUET, ADDED_BY};
     assert_null(verdict(io, &e, 1, "/t/data/same.parquet", (int64_t)size, &f));
     char *why = verdict(io, &e, 1, "/t/data/late.parquet", (int64_t)size, &f);
     assert_non_null(why);
