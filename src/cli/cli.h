@@ -299,12 +299,17 @@ typedef struct icm_cli_plan_entry {
     int64_t mtime_ms;
     const char *kind;   /* NULL when absent */
 } icm_cli_plan_entry;
-/* Most shards of a sweep: more than the metadata's sample of keys would only leave shards
- * idle. */
-#define ICM_CLI_SHARDS_MAX (UINT32_C(1) << 20)
+/* Most shards of a sweep. Each shard plans every range of the run for its verdict
+ * (docs/SHARDS.md), a fixed cost per range of about 2 ms besides the listing, so N shards cost
+ * N^2 such steps: ten thousand keeps one shard's share near 20 s; more would only leave shards
+ * idle and hold a deleting shard's lease for hours (adversary round 13, F6). */
+#define ICM_CLI_SHARDS_MAX 10000u
 /* `I/N` with 0 <= I < N <= ICM_CLI_SHARDS_MAX, both decimal (--shard, a plan's `shard`):
  * false for anything else (*index, *count untouched). */
 bool icm_cli_parse_shard(const char *text, unsigned *index, unsigned *count);
+/* A shard as reports and plans write it: null for the whole table (count 1), else "I/N" in
+ * plain decimal (what icm_cli_parse_shard read, whatever its spelling). New reference. */
+json_t *icm_cli_json_shard(unsigned index, unsigned count);
 
 typedef struct icm_cli_plan {
     json_t *doc;

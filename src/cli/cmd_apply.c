@@ -352,8 +352,7 @@ static json_t *report_json(const apply_args *a, const icm_cli_plan *p, icm_table
                      icm_cli_json_str(icm_table_get_metadata_location(t)), ok);
     icm_cli_json_set(doc, "location", icm_cli_json_str(r->location), ok);
     icm_cli_json_set(doc, "older_than_ms", icm_cli_json_int(r->older_than_ms), ok);
-    json_t *shard = json_object_get(p->doc, "shard"); /* (null: the whole table) */
-    icm_cli_json_set(doc, "shard", shard != NULL ? json_incref(shard) : json_null(), ok);
+    icm_cli_json_set(doc, "shard", icm_cli_json_shard(p->shard_index, p->shard_count), ok);
     icm_cli_json_set(doc, "dry_run", json_boolean(r->dry_run), ok);
     icm_cli_json_set(doc, "files", files, ok);
     icm_cli_json_set(doc, "planned", icm_cli_json_int((int64_t)p->n_files), ok);

@@ -296,6 +296,15 @@ bool icm_cli_parse_shard(const char *text, unsigned *index, unsigned *count)
     return true;
 }
 
+json_t *icm_cli_json_shard(unsigned index, unsigned count)
+{
+    if (count <= 1)
+        return json_null();
+    char shard[48];
+    snprintf(shard, sizeof shard, "%u/%u", index, count);
+    return json_string(shard);
+}
+
 /* --shard I/N (icm_cli_parse_shard). Returns an exit code. */
 static int parse_shard(orphan_args *a)
 {
@@ -304,7 +313,7 @@ static int parse_shard(orphan_args *a)
     if (a->shard == NULL || icm_cli_parse_shard(a->shard, &a->shard_index, &a->shard_count))
         return ICM_EXIT_OK;
     return icm_cli_usage(a->shard, "--shard: expected I/N with 0 <= I < N (I is 0-based; "
-                                   "N at most 1048576)");
+                                   "N at most %u)", ICM_CLI_SHARDS_MAX);
 }
 
 /* Options from the arguments; a usage error is reported. */
@@ -424,12 +433,9 @@ static json_t *result_json(const orphan_args *a, const icm_orphan_result *r, icm
     for (size_t i = 0; i < r->warning_count; i++)
         icm_cli_json_push(warnings, icm_cli_json_str(r->warnings[i]), ok);
     icm_cli_plan_header(doc, "remove-orphan-files", t, r->now_ms, ok);
-    if (a->shard_count > 1) {
-        /* "I/N" (0-based I): the plan covers only that range (null: the whole location) */
-        char shard[48];
-        snprintf(shard, sizeof shard, "%u/%u", a->shard_index, a->shard_count);
-        icm_cli_json_set(doc, "shard", icm_cli_json_str(shard), ok);
-    }
+    /* "I/N" (0-based I): the plan covers only that range (null: the whole location) */
+    if (a->shard_count > 1)
+        icm_cli_json_set(doc, "shard", icm_cli_json_shard(a->shard_index, a->shard_count), ok);
     icm_cli_json_set(doc, "location", icm_cli_json_str(r->location), ok);
     icm_cli_json_set(doc, "orphans", arr, ok);
     icm_cli_json_set(doc, "counts", counts, ok);

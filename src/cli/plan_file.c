@@ -236,7 +236,7 @@ int icm_cli_plan_read(const char *path, icm_cli_plan *p)
         (!json_is_string(shard) ||
          !icm_cli_parse_shard(json_string_value(shard), &p->shard_index, &p->shard_count)))
         return plan_bad(path, "`shard` must be null or I/N with 0 <= I < N (I is 0-based; N at "
-                              "most 1048576)");
+                              "most %u)", ICM_CLI_SHARDS_MAX);
     if (!sweep && p->shard_count > 1)
         return plan_bad(path, "`shard` %s: an expire-snapshots plan is never sharded",
                         json_string_value(shard));

@@ -117,6 +117,30 @@ def test_shard_plan_is_applied_as_its_shard(tmp_path):
         len(orphans) - (len(mine["orphans"]) - 1)
 
 
+@pytest.mark.parametrize("spelling, shard", [("0/1", None), ("00/3", "0/3"), ("2/03", "2/3")])
+def test_plan_shard_is_reported_as_apply_reads_it(tmp_path, spelling, shard):
+    """Adversary round 13, F5: an edited plan's shard spelled `0/1` (the whole table, which a
+    planning run writes as null) or with leading zeros was echoed as written. apply reports
+    the shard it ran as: null for the whole table, else I/N in plain decimal; and it deletes
+    only the planned orphans of that range."""
+    lake = Lake(tmp_path)
+    orphans = spread_orphans(lake)
+    plan = lake.plan()
+    doc = load(plan)
+    doc["shard"] = spelling
+    save(plan, doc)
+    r = lake.apply(plan, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["shard"] == shard
+    would = {k for k, v in outcomes(r).items() if v == "planned"}
+    if shard is None:
+        assert would == set(orphans)
+    else:
+        mine = load(lake.plan("mine.json", "--shard", shard))
+        assert would == {local(o["path"]) for o in mine["orphans"]}
+    assert all(os.path.exists(o) for o in orphans)
+
+
 def test_file_referenced_again_between_plan_and_apply_is_kept(tmp_path):
     lake = Lake(tmp_path)
     back = lake.parquet_orphan("comes-back.parquet", [7, 8])
@@ -308,6 +332,7 @@ def test_malformed_plan_is_a_one_line_error(tmp_path, content, says):
 @pytest.mark.parametrize("field, value", [
     ("table_uuid", None), ("created_ms", "yesterday"), ("older_than_ms", None),
     ("location", None), ("orphans", {}), ("shard", "8/8"), ("shard", "2"), ("shard", 2),
+    ("shard", "1/1"), ("shard", "10000/10001"),
 ])
 def test_plan_missing_or_wrong_field_is_refused(tmp_path, field, value):
     lake = Lake(tmp_path)

@@ -141,7 +141,7 @@ def test_deleting_shards_leave_what_one_run_leaves(tmp_path):
     assert lake.rows() == {s: i + 1 for i, s in enumerate(lake.rows())}  # every snapshot reads
 
 
-@pytest.mark.parametrize("bad", ["3/3", "-1/2", "1", "a/2", "0/0", "1/1", "2/x"])
+@pytest.mark.parametrize("bad", ["3/3", "-1/2", "1", "a/2", "0/0", "1/1", "2/x", "0/10001"])
 def test_bad_shard_is_a_usage_error(boundary_lake, bad):
     lake, _ = boundary_lake
     before = lake.files()
