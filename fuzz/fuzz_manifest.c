@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "icemaint/manifest.h"
+#include "manifest/bulk_reader.h"
 #include "manifest/manifest_internal.h"
 
 const char *const icm_fuzz_seed_suffixes[] = {".avro", NULL};
@@ -301,6 +302,14 @@ static void check_views(const uint8_t *data, size_t size, uint64_t fields,
         bool as_written = mf == NULL && icm_manifest_reader_format_version(re) >= 2;
         if (vrc != erc || (vrc == 0 && !view_is_entry(&v, e, as_written)))
             abort();
+        /* the bounds digest parses the maps' bytes (bulk_reader.c): any bytes, the same
+         * digest each time, 0 only with no pair */
+        if (vrc == 0 && icm__bounds_digest(v.lower_bounds, v.upper_bounds) !=
+                            icm__bounds_digest(v.lower_bounds, v.upper_bounds))
+            abort();
+        if (vrc == 0 && v.lower_bounds.len == 0 && v.upper_bounds.len == 0 &&
+            icm__bounds_digest(v.lower_bounds, v.upper_bounds) != 0)
+            abort();
     }
     icm_manifest_reader_free(rv);
     icm_manifest_reader_free(re);
@@ -337,6 +346,9 @@ static void copy_manifest(const uint8_t *data, size_t size, long entries)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (size > 0) /* the input itself as two bounds maps */
+        (void)icm__bounds_digest((icm_raw){data, size / 2},
+                                 (icm_raw){data + size / 2, size - size / 2});
     read_list(data, size);
     long n = read_manifest(data, size, 0, NULL);
     icm_manifest_file mf = {0};
