@@ -2,7 +2,8 @@
  * fuzz/fuzz_parquet_footer.c: the Parquet footer reader (src/parquet) on arbitrary bytes, both
  * as a whole file (magic, footer length, FileMetaData) through an in-memory FileIO and as a bare
  * FileMetaData, for the row count and for the schema; every schema that decodes is then checked
- * against a table schema with nested types (add-files' check, src/txn/txn_addfiles_schema.c).
+ * against a table schema with nested types (add-files' check, src/txn/txn_addfiles_schema.c);
+ * the column statistics too, then judged against bounds (maint/verify_footer.c).
  * Each must return 0 with consistent results, or ICM_EINVALID (ICM_ENOMEM), never crash or read
  * out of bounds. Seeds: the checked-in corpus plus every fixture named *.parquet.
  */
@@ -14,6 +15,7 @@
 #include "icemaint/fileio.h"
 #include "icemaint/metadata.h"
 #include "icemaint/testing/fileio.h"
+#include "maint/verify.h"
 #include "parquet/parquet.h"
 #include "txn/txn_addfiles_schema.h"
 
@@ -64,8 +66,38 @@ static void check_schema(int rc, const icm__parquet_schema *s, const icm_table_m
     }
 }
 
+/* Column statistics: every chunk within the footer bytes kept; then judged against bounds
+ * made of the footer's own bytes (any bytes: a map that does not parse has no pairs to
+ * compare), which decides without error. */
+static void check_stats(const uint8_t *data, size_t size)
+{
+    icm__parquet_stats *s = NULL;
+    int rc = icm__parquet_footer_stats(data, size, "fuzz", &s);
+    if (rc != 0) {
+        if (s != NULL || (rc != ICM_EINVALID && rc != ICM_ENOMEM))
+            abort();
+        return;
+    }
+    for (size_t i = 0; i < s->row_group_count * s->leaf_count; i++) {
+        const icm__parquet_chunk_stats *c = &s->chunks[i];
+        if ((c->has_min && (c->min < s->footer || c->min + c->min_len > s->footer + size)) ||
+            (c->has_max && (c->max < s->footer || c->max + c->max_len > s->footer + size)))
+            abort();
+    }
+    char why[160];
+    bool agrees = false;
+    icm_raw half = {data, size / 2}, rest = {data + size / 2, size - size / 2};
+    rc = icm__verify_footer_agrees(s, NULL, s->schema->num_rows, half, rest, why, sizeof why,
+                                   &agrees);
+    if (rc != 0 && rc != ICM_ENOMEM)
+        abort();
+    icm__parquet_stats_free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (size > 0)
+        check_stats(data, size);
     static icm_table_metadata *md;
     if (md == NULL && icm_table_metadata_parse(&md, TABLE_JSON, strlen(TABLE_JSON), "t") != 0)
         abort();
@@ -85,6 +117,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc == 0 && bytes != (int64_t)size)
             abort();
         icm__parquet_schema_free(schema);
+        icm__parquet_stats *stats = NULL;
+        rc = icm__parquet_read_stats(io, "/f.parquet", &stats, &bytes);
+        if ((rc == 0) != (stats != NULL) || (rc != 0 && rc != ICM_EINVALID && rc != ICM_ENOMEM))
+            abort();
+        icm__parquet_stats_free(stats);
     }
     icm_fileio_free(io);
     return 0;

@@ -329,7 +329,7 @@ static int read_manifest(check_ctx *c, const icm__manifest_ref *ref, const manif
 static int check_snapshot(check_ctx *c, int64_t id, size_t *files_checked)
 {
     icm__verifier_forget_issues(c->v);
-    icm__reach_options ro = {&id, 1, false, NULL, true, NULL, false};
+    icm__reach_options ro = {&id, 1, false, NULL, true, NULL, false, NULL, NULL};
     icm__manifest_refs refs = {NULL, 0, 0};
     icm__reach_report rep;
     int rc = icm__reach_walk_collect(c->io, c->md, &ro, &refs, on_file, c, &rep);
@@ -441,7 +441,7 @@ static int reached_nothing(const icm__reached *f, void *payload)
  */
 static int judge_entries(check_ctx *c, const int64_t *ids, size_t n, index_vec *snaps)
 {
-    icm__reach_options ro = {ids, n, true, NULL, false, NULL, false};
+    icm__reach_options ro = {ids, n, true, NULL, false, NULL, false, NULL, NULL};
     icm__reach_report rep;
     int rc = icm__reach_walk(c->io, c->md, &ro, reached_nothing, NULL, &rep);
     for (size_t k = 0; rc == 0 && k < rep.failure_count; k++) {

@@ -577,7 +577,7 @@ static int add_to_keep(const icm__reached *f, void *payload)
 static int build_keep(icm_fileio *io, const icm_table_metadata *after, keep_sink *sink,
                       icm__manifest_refs *refs, icm__reach_report *rep)
 {
-    icm__reach_options ko = {NULL, 0, false, NULL, false, NULL, false};
+    icm__reach_options ko = {NULL, 0, false, NULL, false, NULL, false, NULL, NULL};
     int rc = icm__reach_walk_collect(io, after, &ko, refs, add_to_keep, sink, rep);
     size_t ns = icm_table_metadata_statistics_count(after);
     for (size_t i = 0; rc == 0 && i < ns; i++) {
@@ -1080,7 +1080,7 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     p->keep = keep;
     /* (described: each content candidate's entry facts, for the verification) */
     icm__reach_options co = {expired, n_expired, !p->withhold_content, keep, true,
-                             expect_candidates, p->entry_facts};
+                             expect_candidates, p->entry_facts, NULL, NULL};
     rc = icm__reach_walk(io, before, &co, on_candidate, p, &rep);
     if (rc == 0)
         rc = keep_entry_facts(p);

@@ -110,7 +110,7 @@ int icm__reach_extend(icm_fileio *io, const icm_table_metadata *md, const char *
     size_t n_ids = 0;
     int rc = unseen_snapshots(md, seen, &ids, &n_ids);
     if (rc == 0 && n_ids > 0) {
-        icm__reach_options ro = {ids, n_ids, true, seen->manifests, false, NULL, false};
+        icm__reach_options ro = {ids, n_ids, true, seen->manifests, false, NULL, false, NULL, NULL};
         extend_walk x = {seen, cb, payload};
         rc = icm__reach_walk(io, md, &ro, on_extended, &x, report);
     }

@@ -55,6 +55,9 @@ typedef struct icm__reached {
      * and rewrites; a null one inherited from the manifest, spec "Snapshot ID
      * Inheritance"). INT64_MIN: unknown, or not an entry's file. */
     int64_t added_snapshot_id;
+    /* The entry's bounds maps' Avro bytes, when the walk's keep_bounds chose it (else empty;
+     * borrowed for the callback, as `location`). */
+    icm_raw lower_bounds, upper_bounds;
 } icm__reached;
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */
@@ -99,6 +102,11 @@ typedef struct icm__reach_options {
      * their entries' bounds digest (record count and file format come with every walk that
      * reads entries). Costs the decoding of the metrics. */
     bool described;
+    /* NULL, or which live entries (by recorded size) also hand over their bounds' bytes
+     * (icm__reached.lower_bounds); implies `described`. Called from the decoding threads, so
+     * keep_bounds_ctx must not change during the walk. */
+    icm__keep_bounds_fn keep_bounds;
+    const void *keep_bounds_ctx;
 } icm__reach_options;
 
 /*

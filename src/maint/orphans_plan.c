@@ -762,6 +762,8 @@ static int run(plan *p, int64_t now)
     if (rc == 0)
         rc = icm__orphans_hold_lookalikes(p, md);
     if (rc == 0)
+        rc = icm__orphans_hold_twins(p, md);
+    if (rc == 0)
         rc = recheck(p, 0);
     /* A reviewed plan's apply deletes only what the plan names; a companion found in storage
      * is not named (the plan's own companions are hidden names, never candidates): left. */

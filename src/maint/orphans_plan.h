@@ -302,6 +302,12 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md);
  * (adversary rounds 6, 10 and 11): each orphan it may stand for is KEPT (error_code
  * ICM_EREFUSED, a message naming the reference), the rest go on. Returns 0 or ICM_ENOMEM. */
 int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md);
+/* A planned Parquet orphan that a retained entry inside the listed location describes (its
+ * size, row count and value ranges) while the file that entry names does not fit it: a damaged
+ * entry may have renamed the orphan's reference onto that file (adversary round 12, F2, the
+ * sweep's side; orphans_twins.c). Each such orphan is KEPT (error_code ICM_EREFUSED, a message
+ * naming the entry's file). Returns 0 or ICM_ENOMEM. */
+int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md);
 
 /* ---- a reviewed plan's candidates in another table's folder (orphans_nested.c) ---- */
 

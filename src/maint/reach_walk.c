@@ -204,7 +204,7 @@ typedef struct walk {
 static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
 {
     icm__reached r = {location, kind, size_bytes, w->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0,
-                      INT64_MIN};
+                      INT64_MIN, {NULL, 0}, {NULL, 0}};
     int rc = w->cb(&r, w->payload);
     if (rc != 0)
         w->stop_rc = rc;
@@ -226,8 +226,15 @@ static int64_t entry_added_by(const icm__manifest_ref *r, const icm__ahead_entry
 static int deliver_entry(walk *w, const icm__manifest_ref *r, const char *locations,
                          const icm__ahead_entry *e)
 {
-    icm__reached f = {locations + e->location_offset, e->kind, e->size_bytes, w->snapshot_id,
-                      e->record_count, e->file_format, e->bounds, entry_added_by(r, e)};
+    const char *location = locations + e->location_offset;
+    icm__reached f = {location, e->kind, e->size_bytes, w->snapshot_id,
+                      e->record_count, e->file_format, e->bounds, entry_added_by(r, e),
+                      {NULL, 0}, {NULL, 0}};
+    if (e->lower_bounds_len > 0 || e->upper_bounds_len > 0) {
+        const uint8_t *kept = (const uint8_t *)location + strlen(location) + 1;
+        f.lower_bounds = (icm_raw){kept, e->lower_bounds_len};
+        f.upper_bounds = (icm_raw){kept + e->lower_bounds_len, e->upper_bounds_len};
+    }
     int rc = w->cb(&f, w->payload);
     if (rc != 0)
         w->stop_rc = rc;
@@ -1286,7 +1293,11 @@ static int deliver_notes(walk *w)
         for (size_t i = 0; rc == 0 && i < w->to_read.len; i++)
             w->hash_span[i][0] = w->hash_span[i][1] = SIZE_MAX;
     }
-    if (rc == 0 && w->opts->described)
+    if (rc == 0 && w->opts->keep_bounds != NULL)
+        rc = icm__manifest_ahead_start_bounded(&ahead, &w->bulk, w->to_read.items,
+                                               w->to_read.len, w->opts->keep_bounds,
+                                               w->opts->keep_bounds_ctx);
+    else if (rc == 0 && w->opts->described)
         rc = icm__manifest_ahead_start_described(&ahead, &w->bulk, w->to_read.items,
                                                  w->to_read.len);
     else if (rc == 0)
@@ -1447,7 +1458,7 @@ int icm__reach_entries_filtered(icm_fileio *io, int format_version,
                                 icm__reach_report *report)
 {
     memset(report, 0, sizeof *report);
-    icm__reach_options none = {NULL, 0, true, NULL, false, NULL, false};
+    icm__reach_options none = {NULL, 0, true, NULL, false, NULL, false, NULL, NULL};
     walk w;
     memset(&w, 0, sizeof w);
     w.io = io;

@@ -443,6 +443,7 @@ int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref)
     }
     icm__reached *item = &r->items[r->n];
     *item = *ref;
+    item->lower_bounds = item->upper_bounds = (icm_raw){NULL, 0}; /* (borrowed: not kept) */
     if ((item->location = icm__strdup(ref->location)) == NULL)
         return ICM_ENOMEM;
     r->n++;
@@ -503,7 +504,7 @@ int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_w
     if (r->by_name == NULL)
         return 0; /* (none, or not sealed) */
     icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0, -1, ICM_FILE_FORMAT_OTHER, 0,
-                          INT64_MIN};
+                          INT64_MIN, {NULL, 0}, {NULL, 0}};
     const icm__reached *key = &probe;
     const icm__reached *const *hit =
         bsearch(&key, r->by_name, r->n, sizeof *r->by_name, ref_by_name);
@@ -599,7 +600,7 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
     icm__verifier *v = NULL;
     int rc = icm__verifier_new(&v, io, opts, cb, payload);
     icm__reach_options ro = {opts->snapshot_ids, opts->snapshot_id_count, opts->read_entries,
-                             NULL, true, NULL, opts->twins != NULL};
+                             NULL, true, NULL, opts->twins != NULL, NULL, NULL};
     icm__reach_report rep;
     memset(&rep, 0, sizeof rep);
     if (rc == 0)

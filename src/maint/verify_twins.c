@@ -174,7 +174,7 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
     icm__free(a);
     icm__free(b);
     if (rc == 0 && !gone && stands != NULL)
-        rc = say_why(snapshot_word, stands, size_bytes, held, held == NOT_COMPARED ? more - 1 : more,
-                     why);
+        rc = say_why(snapshot_word, stands, size_bytes, held,
+                     held == NOT_COMPARED ? more - 1 : more, why);
     return rc;
 }

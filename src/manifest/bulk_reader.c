@@ -233,6 +233,8 @@ struct icm__manifest_ahead {
     icm__entry_filter filter;
     const void *filter_ctx;
     bool described;          /* icm__manifest_ahead_start_described */
+    icm__keep_bounds_fn keep_bounds; /* icm__manifest_ahead_start_bounded (NULL: none) */
+    const void *keep_bounds_ctx;
     manifest_slot slots[MANIFESTS_AHEAD_WINDOW];
     icm__ahead *ring;
     const char **paths;      /* refs' manifest paths, for the prefetcher */
@@ -278,7 +280,7 @@ static int grow(void **items, size_t *cap, size_t need, size_t size)
 }
 
 /* One zigzag varint of a bounds map, without the decoder's error reporting: a map that does not
- * parse is digested as bytes instead (bounds_digest). */
+ * parse is the caller's to judge (bounds_digest digests its bytes instead). */
 static bool bounds_varint(const uint8_t **p, const uint8_t *end, int64_t *out)
 {
     uint64_t v = 0;
@@ -295,37 +297,62 @@ static bool bounds_varint(const uint8_t **p, const uint8_t *end, int64_t *out)
     return false;
 }
 
-/* The digest of one bounds map as the spec writes it (an array of {key: int, value: bytes}
- * records, in blocks), independent of the order of its pairs: the sum of one hash per pair.
- * False when the bytes are not that shape. *pairs counts the pairs. */
-static bool bounds_map_digest(icm_raw map, uint64_t seed, uint64_t *sum, uint64_t *pairs)
+void icm__bounds_iter_init(icm__bounds_iter *it, icm_raw map)
 {
-    *sum = 0;
-    *pairs = 0;
-    if (map.len == 0) /* absent */
-        return true;
-    const uint8_t *p = map.data, *end = p + map.len;
-    for (;;) {
-        int64_t count, key, len;
-        if (!bounds_varint(&p, end, &count))
-            return false;
-        if (count == 0)
-            return p == end;
-        if (count < 0) { /* a block with its size in bytes */
-            int64_t size_bytes;
-            if (count == INT64_MIN || !bounds_varint(&p, end, &size_bytes))
-                return false;
-            count = -count;
-        }
-        for (int64_t i = 0; i < count; i++) {
-            if (!bounds_varint(&p, end, &key) || !bounds_varint(&p, end, &len) || len < 0 ||
-                (uint64_t)len > (uint64_t)(end - p))
-                return false;
-            *sum += XXH3_64bits_withSeed(p, (size_t)len, seed ^ ((uint64_t)key * 0x9E3779B97F4A7C15u));
-            p += len;
-            ++*pairs;
+    it->p = map.data;
+    it->end = map.len > 0 ? map.data + map.len : map.data;
+    it->left = 0;
+    it->bad = false;
+    it->done = map.len == 0; /* absent */
+}
+
+bool icm__bounds_next(icm__bounds_iter *it, int32_t *key, const uint8_t **value, size_t *len)
+{
+    while (!it->done && !it->bad && it->left == 0) {
+        int64_t count, size_bytes;
+        if (!bounds_varint(&it->p, it->end, &count) || count == INT64_MIN ||
+            (count < 0 && !bounds_varint(&it->p, it->end, &size_bytes))) {
+            it->bad = true;
+        } else if (count == 0) {
+            it->done = true;
+            it->bad = it->p != it->end; /* bytes after the end block */
+        } else {
+            it->left = count < 0 ? -count : count;
         }
     }
+    if (it->done || it->bad)
+        return false;
+    int64_t k, n;
+    if (!bounds_varint(&it->p, it->end, &k) || k < INT32_MIN || k > INT32_MAX ||
+        !bounds_varint(&it->p, it->end, &n) || n < 0 || (uint64_t)n > (uint64_t)(it->end - it->p)) {
+        it->bad = true;
+        return false;
+    }
+    *key = (int32_t)k;
+    *value = it->p;
+    *len = (size_t)n;
+    it->p += n;
+    it->left--;
+    return true;
+}
+
+/* The digest of one bounds map, independent of the order of its pairs: the sum of one hash per
+ * pair. False when the bytes are not the spec's shape. *pairs counts the pairs. */
+static bool bounds_map_digest(icm_raw map, uint64_t seed, uint64_t *sum, uint64_t *pairs)
+{
+    icm__bounds_iter it;
+    icm__bounds_iter_init(&it, map);
+    int32_t key;
+    const uint8_t *value;
+    size_t len;
+    *sum = 0;
+    *pairs = 0;
+    while (icm__bounds_next(&it, &key, &value, &len)) {
+        *sum += XXH3_64bits_withSeed(value, len,
+                                     seed ^ ((uint64_t)(int64_t)key * 0x9E3779B97F4A7C15u));
+        ++*pairs;
+    }
+    return !it.bad;
 }
 
 uint64_t icm__bounds_digest(icm_raw lower_bounds, icm_raw upper_bounds)
@@ -363,6 +390,13 @@ static int on_entry(const icm__entry_view *e, void *payload)
     if (paths_only && !s->owner->filter(e->file_path, e->file_path_len, s->owner->filter_ctx))
         return 0;
     size_t len = e->file_path_len + 1;
+    /* bounds kept for the verification (bounded by what a 32-bit length says; a map that
+     * long is no bound anyone compares) */
+    bool keep = !deleted && s->owner->keep_bounds != NULL && e->lower_bounds.len <= UINT32_MAX &&
+                e->upper_bounds.len <= UINT32_MAX &&
+                s->owner->keep_bounds(e->file_size_in_bytes, s->owner->keep_bounds_ctx);
+    if (keep)
+        len += e->lower_bounds.len + e->upper_bounds.len;
     size_t *n = deleted ? &s->pub.deleted_count : &s->pub.count;
     icm__ahead_entry **items = deleted ? &s->deleted : &s->entries;
     size_t *cap = deleted ? &s->deleted_cap : &s->entries_cap;
@@ -377,6 +411,11 @@ static int on_entry(const icm__entry_view *e, void *payload)
     char *path = s->locations + s->locations_len;
     memcpy(path, e->file_path, e->file_path_len);
     path[e->file_path_len] = '\0';
+    if (keep && e->lower_bounds.len > 0)
+        memcpy(path + e->file_path_len + 1, e->lower_bounds.data, e->lower_bounds.len);
+    if (keep && e->upper_bounds.len > 0)
+        memcpy(path + e->file_path_len + 1 + e->lower_bounds.len, e->upper_bounds.data,
+               e->upper_bounds.len);
     (*items)[(*n)++] = (icm__ahead_entry){
         .location_offset = s->locations_len,
         .size_bytes = paths_only ? -1 : e->file_size_in_bytes,
@@ -388,7 +427,9 @@ static int on_entry(const icm__entry_view *e, void *payload)
         .file_sequence_number = e->file_sequence_number,
         .record_count = e->record_count,
         .file_format = paths_only ? ICM_FILE_FORMAT_OTHER : e->file_format,
-        .bounds = s->owner->described ? icm__bounds_digest(e->lower_bounds, e->upper_bounds) : 0};
+        .bounds = s->owner->described ? icm__bounds_digest(e->lower_bounds, e->upper_bounds) : 0,
+        .lower_bounds_len = keep ? (uint32_t)e->lower_bounds.len : 0,
+        .upper_bounds_len = keep ? (uint32_t)e->upper_bounds.len : 0};
     s->locations_len += len;
     return 0;
 }
@@ -427,7 +468,8 @@ static void decode_manifest(void *ctx, size_t i, void *slot)
 
 static int ahead_start(icm__manifest_ahead **out, const icm__manifest_bulk *b,
                        const icm__manifest_ref *refs, size_t n, icm__entry_filter filter,
-                       const void *filter_ctx, bool described)
+                       const void *filter_ctx, bool described, icm__keep_bounds_fn keep,
+                       const void *keep_ctx)
 {
     *out = NULL;
     icm__manifest_ahead *a = icm__calloc(1, sizeof *a);
@@ -438,6 +480,8 @@ static int ahead_start(icm__manifest_ahead **out, const icm__manifest_bulk *b,
     a->filter = filter;
     a->filter_ctx = filter_ctx;
     a->described = described;
+    a->keep_bounds = keep;
+    a->keep_bounds_ctx = keep_ctx;
     int rc = 0;
     if (n > 1 && icm__prefetch_worthwhile(b->io, refs[0].mf.manifest_path)) {
         a->paths = icm__calloc(n, sizeof *a->paths);
@@ -466,13 +510,20 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bul
                               const icm__manifest_ref *refs, size_t n, icm__entry_filter filter,
                               const void *filter_ctx)
 {
-    return ahead_start(out, b, refs, n, filter, filter_ctx, false);
+    return ahead_start(out, b, refs, n, filter, filter_ctx, false, NULL, NULL);
 }
 
 int icm__manifest_ahead_start_described(icm__manifest_ahead **out, const icm__manifest_bulk *b,
                                         const icm__manifest_ref *refs, size_t n)
 {
-    return ahead_start(out, b, refs, n, NULL, NULL, true);
+    return ahead_start(out, b, refs, n, NULL, NULL, true, NULL, NULL);
+}
+
+int icm__manifest_ahead_start_bounded(icm__manifest_ahead **out, const icm__manifest_bulk *b,
+                                      const icm__manifest_ref *refs, size_t n,
+                                      icm__keep_bounds_fn keep, const void *keep_ctx)
+{
+    return ahead_start(out, b, refs, n, NULL, NULL, true, keep, keep_ctx);
 }
 
 const icm__ahead_manifest *icm__manifest_ahead_get(icm__manifest_ahead *a, size_t i)

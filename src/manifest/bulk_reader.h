@@ -179,6 +179,9 @@ typedef struct icm__ahead_entry {
     int64_t record_count;    /* -1: absent */
     icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or not decoded */
     uint64_t bounds;         /* icm__bounds_digest (0: no bound given, or not decoded) */
+    /* Read with keep_bounds (icm__manifest_ahead_start_bounded) and kept: the bounds maps'
+     * bytes, lower then upper, right after the location's NUL; else 0, 0. */
+    uint32_t lower_bounds_len, upper_bounds_len;
 } icm__ahead_entry;
 
 /* A digest of an entry's lower_bounds and upper_bounds (the maps' Avro bytes, without the
@@ -187,6 +190,17 @@ typedef struct icm__ahead_entry {
  * map<int, bytes> is an array of {key, value} records, in blocks); a map of another shape is
  * digested as its bytes. Never fails. */
 uint64_t icm__bounds_digest(icm_raw lower_bounds, icm_raw upper_bounds);
+
+/* The pairs of one bounds map (its Avro bytes as above), in the order written. */
+typedef struct icm__bounds_iter {
+    const uint8_t *p, *end;
+    int64_t left;   /* pairs left in the current block */
+    bool done, bad; /* bad: the bytes are not the spec's shape (stops there) */
+} icm__bounds_iter;
+void icm__bounds_iter_init(icm__bounds_iter *it, icm_raw map);
+/* The next pair (the value borrowed from the map): false at the end, or at bytes that do not
+ * parse (it->bad). An absent map (no bytes) has no pairs. */
+bool icm__bounds_next(icm__bounds_iter *it, int32_t *key, const uint8_t **value, size_t *len);
 
 /* A decoded manifest: its live entries in manifest order, up to the first read error, and,
  * read without a filter, its DELETED entries. */
@@ -217,6 +231,14 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bul
  * sequence number, record count and a digest of its bounds. Returns 0 or ICM_ENOMEM. */
 int icm__manifest_ahead_start_described(icm__manifest_ahead **out, const icm__manifest_bulk *b,
                                         const icm__manifest_ref *refs, size_t n);
+/* Which live entries keep their bounds' bytes, by the size their entry records; called from the
+ * decoding threads (so `ctx` must be read-only meanwhile). */
+typedef bool (*icm__keep_bounds_fn)(int64_t size_bytes, const void *ctx);
+/* icm__manifest_ahead_start_described, the live entries `keep` chooses also keeping their
+ * bounds maps' bytes (icm__ahead_entry.lower_bounds_len). Returns 0 or ICM_ENOMEM. */
+int icm__manifest_ahead_start_bounded(icm__manifest_ahead **out, const icm__manifest_bulk *b,
+                                      const icm__manifest_ref *refs, size_t n,
+                                      icm__keep_bounds_fn keep, const void *keep_ctx);
 /* Manifest i: the one after the last released (waits until it is decoded). Borrowed until
  * icm__manifest_ahead_release(a, i). */
 const icm__ahead_manifest *icm__manifest_ahead_get(icm__manifest_ahead *a, size_t i);

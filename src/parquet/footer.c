@@ -682,3 +682,231 @@ void icm__parquet_schema_free(icm__parquet_schema *schema)
     icm__free(schema->elements);
     icm__free(schema);
 }
+
+/* ---- column chunk statistics ------------------------------------------------------------ */
+
+/* A binary field's bytes, borrowed. */
+static int read_binary(tcursor *c, int type, const uint8_t **out, size_t *len)
+{
+    uint64_t n;
+    if (type != CT_BINARY)
+        return fail(c, "statistic is not binary");
+    if (get_varint(c, &n) != 0)
+        return PARSE_CORRUPT;
+    if (n > (uint64_t)(c->end - c->p))
+        return fail(c, "statistic length beyond the end of the footer");
+    *out = c->p;
+    *len = (size_t)n;
+    c->p += n;
+    return 0;
+}
+
+/* Statistics {1: max, 2: min, 5: max_value, 6: min_value}; the deprecated pair only where
+ * `legacy_ok` (its signed byte order is the type's own). */
+static int read_statistics(tcursor *c, bool legacy_ok, icm__parquet_chunk_stats *out)
+{
+    icm__parquet_chunk_stats legacy = {0};
+    int64_t id = 0;
+    int type, r;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        int rc;
+        switch (id) {
+        case 1:
+            rc = read_binary(c, type, &legacy.max, &legacy.max_len);
+            legacy.has_max = true;
+            break;
+        case 2:
+            rc = read_binary(c, type, &legacy.min, &legacy.min_len);
+            legacy.has_min = true;
+            break;
+        case 5:
+            rc = read_binary(c, type, &out->max, &out->max_len);
+            out->has_max = true;
+            break;
+        case 6:
+            rc = read_binary(c, type, &out->min, &out->min_len);
+            out->has_min = true;
+            break;
+        default: rc = skip_field(c, type, 6);
+        }
+        if (rc != 0)
+            return PARSE_CORRUPT;
+    }
+    if (r != 0)
+        return PARSE_CORRUPT;
+    if (legacy_ok && !out->has_min && legacy.has_min) {
+        out->min = legacy.min;
+        out->min_len = legacy.min_len;
+        out->has_min = true;
+    }
+    if (legacy_ok && !out->has_max && legacy.has_max) {
+        out->max = legacy.max;
+        out->max_len = legacy.max_len;
+        out->has_max = true;
+    }
+    return 0;
+}
+
+/* ColumnMetaData {12: statistics}. */
+static int read_column_meta(tcursor *c, bool legacy_ok, icm__parquet_chunk_stats *out)
+{
+    int64_t id = 0;
+    int type, r;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        int rc = id == 12 && type == CT_STRUCT ? read_statistics(c, legacy_ok, out)
+                                                : skip_field(c, type, 5);
+        if (rc != 0)
+            return PARSE_CORRUPT;
+    }
+    return r == 0 ? 0 : PARSE_CORRUPT;
+}
+
+/* ColumnChunk {3: meta_data} (absent for an encrypted column: no statistics). */
+static int read_column_chunk(tcursor *c, bool legacy_ok, icm__parquet_chunk_stats *out)
+{
+    int64_t id = 0;
+    int type, r;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        int rc = id == 3 && type == CT_STRUCT ? read_column_meta(c, legacy_ok, out)
+                                               : skip_field(c, type, 4);
+        if (rc != 0)
+            return PARSE_CORRUPT;
+    }
+    return r == 0 ? 0 : PARSE_CORRUPT;
+}
+
+/* Whether the deprecated min/max of a leaf are in its own order: numbers and booleans. */
+static bool legacy_order_ok(const icm__parquet_element *leaf)
+{
+    return leaf->type == ICM__PQ_BOOLEAN || leaf->type == ICM__PQ_INT32 ||
+           leaf->type == ICM__PQ_INT64 || leaf->type == ICM__PQ_FLOAT ||
+           leaf->type == ICM__PQ_DOUBLE;
+}
+
+/* RowGroup {1: columns}: exactly leaf_count chunks, into `row`. */
+static int read_row_group(tcursor *c, icm__parquet_stats *s, icm__parquet_chunk_stats *row)
+{
+    int64_t id = 0;
+    int type, r;
+    bool columns = false;
+    while ((r = next_field(c, &id, &type)) == 1) {
+        if (id != 1 || type != CT_LIST) {
+            if (skip_field(c, type, 3) != 0)
+                return PARSE_CORRUPT;
+            continue;
+        }
+        uint8_t h;
+        uint64_t n;
+        if (columns || get_byte(c, &h) != 0)
+            return PARSE_CORRUPT;
+        n = h >> 4;
+        if ((n == 15 && get_varint(c, &n) != 0) || (h & 0x0f) != CT_STRUCT)
+            return fail(c, "columns is not a list of ColumnChunk");
+        if (n != s->leaf_count)
+            return fail(c, "a row group's column count is not the schema's leaf count");
+        for (size_t k = 0; k < s->leaf_count; k++) {
+            const icm__parquet_element *leaf = &s->schema->elements[s->leaves[k]];
+            if (read_column_chunk(c, legacy_order_ok(leaf), &row[k]) != 0)
+                return PARSE_CORRUPT;
+        }
+        columns = true;
+    }
+    return r == 0 && columns ? 0 : fail(c, "a row group without columns");
+}
+
+/* FileMetaData field 4: list<RowGroup>. */
+static int read_row_groups(tcursor *c, int type, icm__parquet_stats *s, const char *location)
+{
+    uint8_t h;
+    uint64_t n;
+    if (type != CT_LIST || get_byte(c, &h) != 0)
+        return corrupt_at(location, c, "row_groups is not a list");
+    n = h >> 4;
+    if ((n == 15 && get_varint(c, &n) != 0) || (h & 0x0f) != CT_STRUCT)
+        return corrupt_at(location, c, "row_groups is not a list of RowGroup");
+    if (n > (uint64_t)(c->end - c->p))
+        return corrupt_at(location, c, "row_groups size beyond the end of the footer");
+    if (s->leaf_count > 0 && n > ICM__PARQUET_MAX_CHUNKS / s->leaf_count)
+        return corrupt_at(location, c, "more row groups x columns than icemaint reads");
+    if (n > 0 && s->leaf_count > 0) {
+        s->chunks = icm__calloc((size_t)n * s->leaf_count, sizeof *s->chunks);
+        if (s->chunks == NULL)
+            return ICM_ENOMEM;
+    }
+    for (size_t g = 0; g < n; g++) {
+        if (read_row_group(c, s, s->chunks != NULL ? &s->chunks[g * s->leaf_count] : NULL) != 0)
+            return corrupt_at(location, c, "malformed RowGroup in footer");
+    }
+    s->row_group_count = (size_t)n;
+    return 0;
+}
+
+int icm__parquet_footer_stats(const uint8_t *footer, size_t len, const char *location,
+                              icm__parquet_stats **out)
+{
+    *out = NULL;
+    icm__parquet_stats *s = icm__calloc(1, sizeof *s);
+    if (s == NULL)
+        return ICM_ENOMEM;
+    int rc = len > 0 && (s->footer = icm__malloc(len)) == NULL ? ICM_ENOMEM : 0;
+    if (rc == 0) {
+        if (len > 0)
+            memcpy(s->footer, footer, len);
+        rc = icm__parquet_footer_schema(s->footer, len, location, &s->schema);
+    }
+    for (size_t i = 1; rc == 0 && i < s->schema->element_count; i++)
+        s->leaf_count += s->schema->elements[i].num_children < 0;
+    if (rc == 0 && s->leaf_count > 0 &&
+        (s->leaves = icm__reallocarray(NULL, s->leaf_count, sizeof *s->leaves)) == NULL)
+        rc = ICM_ENOMEM;
+    for (size_t i = 1, k = 0; rc == 0 && i < s->schema->element_count; i++)
+        if (s->schema->elements[i].num_children < 0)
+            s->leaves[k++] = i;
+    tcursor c = cursor(s->footer, len);
+    int64_t id = 0;
+    int type, r = 0;
+    bool seen = false;
+    while (rc == 0 && (r = next_field(&c, &id, &type)) == 1) {
+        if (id == 4 && !seen) {
+            rc = read_row_groups(&c, type, s, location);
+            seen = true;
+        } else if (skip_field(&c, type, 1) != 0) {
+            rc = corrupt_at(location, &c, "malformed FileMetaData in footer");
+        }
+    }
+    if (rc == 0 && r != 0)
+        rc = corrupt_at(location, &c, "malformed FileMetaData in footer");
+    if (rc != 0) {
+        icm__parquet_stats_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int icm__parquet_read_stats(icm_fileio *io, const char *location, icm__parquet_stats **out,
+                            int64_t *out_size_bytes)
+{
+    *out = NULL;
+    uint8_t *footer = NULL;
+    size_t len = 0;
+    int64_t size = 0;
+    int rc = read_footer_bytes(io, location, &footer, &len, &size);
+    if (rc == 0)
+        rc = icm__parquet_footer_stats(footer, len, location, out);
+    icm__free(footer);
+    if (rc == 0)
+        *out_size_bytes = size;
+    return rc;
+}
+
+void icm__parquet_stats_free(icm__parquet_stats *stats)
+{
+    if (stats == NULL)
+        return;
+    icm__parquet_schema_free(stats->schema);
+    icm__free(stats->leaves);
+    icm__free(stats->chunks);
+    icm__free(stats->footer);
+    icm__free(stats);
+}

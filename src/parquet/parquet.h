@@ -158,4 +158,50 @@ int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_
 /* Free a decoded schema; NULL is ok. */
 void icm__parquet_schema_free(icm__parquet_schema *schema);
 
+/* ---- column chunk statistics (FileMetaData field 4, row_groups) ----
+ *
+ * RowGroup {1: columns list<ColumnChunk>}; ColumnChunk {3: meta_data ColumnMetaData};
+ * ColumnMetaData {12: statistics Statistics}; Statistics {1: max, 2: min (deprecated: signed
+ * byte order), 5: max_value, 6: min_value (the column's sort order)}. A row group's columns are
+ * its leaves in schema order. A value is the plain encoding of the leaf's physical type
+ * (little-endian numbers, a byte array's bytes). The deprecated pair is kept only for numeric
+ * leaves and BOOLEAN, where the old order was already right.
+ */
+
+/* Most row groups x leaves read: a footer beyond it is refused (real files hold thousands). */
+#define ICM__PARQUET_MAX_CHUNKS ((size_t)1 << 22)
+
+/* One column chunk's min and max (borrowed from the footer kept in icm__parquet_stats). */
+typedef struct icm__parquet_chunk_stats {
+    const uint8_t *min, *max;
+    size_t min_len, max_len;
+    bool has_min, has_max;
+} icm__parquet_chunk_stats;
+
+typedef struct icm__parquet_stats {
+    icm__parquet_schema *schema;       /* num_rows and the schema (owned) */
+    size_t *leaves;                    /* schema element index of each leaf, in schema order */
+    size_t leaf_count;
+    size_t row_group_count;
+    icm__parquet_chunk_stats *chunks;  /* row group g, leaf k: chunks[g * leaf_count + k] */
+    uint8_t *footer;                   /* owned: what the chunks point into */
+} icm__parquet_stats;
+
+/*
+ * Decode num_rows, the schema and every column chunk's statistics from a serialised FileMetaData
+ * (copied). *out is new (icm__parquet_stats_free), NULL on failure. Returns 0; ICM_EINVALID
+ * (what icm__parquet_footer_schema refuses, row groups whose column count is not the leaf
+ * count, more than ICM__PARQUET_MAX_CHUNKS chunks); ICM_ENOMEM.
+ */
+int icm__parquet_footer_stats(const uint8_t *footer, size_t len, const char *location,
+                              icm__parquet_stats **out);
+
+/* Stat `location`, read its footer through `io` and decode it (icm__parquet_footer_stats).
+ * Returns what icm__parquet_read_schema returns. */
+int icm__parquet_read_stats(icm_fileio *io, const char *location, icm__parquet_stats **out,
+                            int64_t *out_size_bytes);
+
+/* Free decoded statistics; NULL is ok. */
+void icm__parquet_stats_free(icm__parquet_stats *stats);
+
 #endif /* ICM_PARQUET_PARQUET_H */

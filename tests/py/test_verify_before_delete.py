@@ -700,6 +700,72 @@ def test_data_loss_merged_entry_renamed_onto_an_unreferenced_file_of_the_same_si
                                                    kept_as_twin)
 
 
+def kept_as_described(stderr, victim, reference):
+    """Whether a sweep's warning says `victim` is kept because a retained entry naming
+    `reference` describes the victim's footer and not that file's."""
+    return any(ln.startswith("warning:") and victim in ln and f"references {reference}" in ln
+               and "whose entry describes this file" in ln
+               and "may still need this one; kept" in ln
+               for ln in stderr.splitlines())
+
+
+def sweep_with_an_entry_renamed_onto(tmp_path, rows, expect_kept, bounds="full"):
+    """A fast-append table: add_files of two Parquet files of one size, then an append; the
+    manifest listing the first is rewritten with its path changed onto a leftover of the same
+    size holding `rows` (an unreferenced file of the table). The first file is then referenced
+    by nothing and old: the sweep's candidate. bounds: "full", or "none" (the manifest keeps
+    no bounds: `write.metadata.metrics.default=none`)."""
+    tbl = make_table(tmp_path, appends=0)
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    other = leftover_of_the_same_size(tbl, rows)
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+
+    def drop_bounds(records):
+        for rec in records:
+            rec["data_file"]["lower_bounds"] = rec["data_file"]["upper_bounds"] = None
+    flip_one_path(manifest, files[0], lambda _: other, keep_length=True,
+                  rewrite=drop_bounds if bounds == "none" else None)
+    age_all(tbl["dir"])
+    data_before = [f for f in all_files(tbl) if "/data/" in f]
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "remove-orphan-files", "ns.t", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_as_described(p.stderr, files[0], other) == expect_kept, p.stderr
+    gone = [] if expect_kept else [local(files[0])]
+    assert [f for f in all_files(tbl) if "/data/" in f] == \
+        [f for f in data_before if f not in gone]
+    if expect_kept:
+        restore(manifest, backup)
+        assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_data_loss_sweep_entry_renamed_onto_an_unreferenced_file_of_the_same_size(tmp_path):
+    """Adversary round 12, F2, the sweep's side: the entry renamed onto a leftover of the live
+    file's size passed every check and the sweep deleted the live file. Its footer (2 rows,
+    ids 1 and 2) fits the damaged entry's count and bounds, and the leftover's (ids 101 and
+    102) does not: kept, a warning naming the leftover; restored, the table reads."""
+    sweep_with_an_entry_renamed_onto(tmp_path, (101, 102), expect_kept=True)
+
+
+def test_data_loss_sweep_entry_without_bounds_renamed_onto_a_file_of_another_size(tmp_path):
+    """The same in a table whose entries keep no bounds, onto a leftover of three rows and
+    another size (the sweep looks for referenced files, not at their sizes): the orphan's
+    footer fits the entry's size and count, the leftover does not: kept."""
+    sweep_with_an_entry_renamed_onto(tmp_path, (101, 102, 103), expect_kept=True,
+                                     bounds="none")
+
+
+def test_sweep_deletes_an_orphan_the_entry_of_its_lookalike_fits_too(tmp_path):
+    """No hold without evidence: a leftover whose rows lie within the entry's bounds, with its
+    row count, fits the entry as well as the live file does. The entry then describes the file
+    it names (a reader gets rows the metadata promised), and the orphan goes, as before."""
+    sweep_with_an_entry_renamed_onto(tmp_path, (2, 1), expect_kept=False)
+
+
 def test_data_loss_merged_entry_renamed_with_its_bounds_in_another_order(tmp_path):
     """Adversary round 13, F1: the same damage, in a manifest whose writer lists each entry's
     bounds maps in another key order (maps have none; Java rewrites them from a hash map).

@@ -177,7 +177,7 @@ static bool seen_has(const seen *s, const char *p, int *kind)
 static void assert_walk_matches_model(hist *h, icm_fileio *io, const int64_t *ids, size_t n)
 {
     icm_table *t = hist_open_table(h);
-    icm__reach_options o = {ids, n, true, NULL, true, NULL, false};
+    icm__reach_options o = {ids, n, true, NULL, true, NULL, false, NULL, NULL};
     seen s = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &s, &rep));
@@ -219,7 +219,7 @@ static void test_walk_kinds_and_dv(void **state)
 
     int64_t only[] = {last};
     icm_table *t = hist_open_table(h);
-    icm__reach_options o = {only, 1, true, NULL, true, NULL, false};
+    icm__reach_options o = {only, 1, true, NULL, true, NULL, false, NULL, NULL};
     seen s = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &s, &rep));
@@ -262,7 +262,7 @@ static void test_each_manifest_read_once(void **state)
     icm_table *t = hist_open_table(h);
     icm__pathset *keep = NULL;
     icmt_ok(icm__pathset_new(&keep, 0));
-    icm__reach_options o = {NULL, 0, true, NULL, true, NULL, false};
+    icm__reach_options o = {NULL, 0, true, NULL, true, NULL, false, NULL, NULL};
     icm__reach_report rep;
     icm_fileio_fault_reset(fault);
     icmt_ok(icm__keepset_build(fault, icm_table_get_metadata(t), &o, keep, &rep));
@@ -275,7 +275,7 @@ static void test_each_manifest_read_once(void **state)
 
     /* skip_entries_of: manifests reported, their entries not read. */
     icm_fileio_fault_reset(fault);
-    icm__reach_options skip = {NULL, 0, true, keep, true, NULL, false};
+    icm__reach_options skip = {NULL, 0, true, keep, true, NULL, false, NULL, NULL};
     icm__pathset *again = NULL;
     icmt_ok(icm__pathset_new(&again, 0));
     icmt_ok(icm__keepset_build(fault, icm_table_get_metadata(t), &skip, again, &rep));
@@ -306,7 +306,7 @@ static void test_unreadable_reported(void **state)
     icm_table *t = hist_open_table(h);
     icm__pathset *keep = NULL;
     icmt_ok(icm__pathset_new(&keep, 0));
-    icm__reach_options o = {NULL, 0, true, NULL, false, NULL, false};
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL, false, NULL, NULL};
     icm__reach_report rep;
     icmt_ok(icm__keepset_build(io, icm_table_get_metadata(t), &o, keep, &rep));
     assert_int_equal(rep.failure_count, 2);
@@ -369,7 +369,7 @@ static void test_collect_then_entries(void **state)
     hist_append(h, "main", "C", NULL);
     icm_table *t = hist_open_table(h);
     icm__manifest_refs refs = {NULL, 0, 0};
-    icm__reach_options o = {NULL, 0, false, NULL, false, NULL, false};
+    icm__reach_options o = {NULL, 0, false, NULL, false, NULL, false, NULL, NULL};
     seen names = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk_collect(fault, icm_table_get_metadata(t), &o, &refs, on_reached,
@@ -502,7 +502,7 @@ static void test_walk_order_and_stop_match_single_pass(void **state)
     assert_int_equal(want.n, 12 + 12 + 12); /* lists, manifests, data files */
     assert_int_equal(announced, 12);
 
-    icm__reach_options o = {NULL, 0, true, NULL, false, expect_cb, false};
+    icm__reach_options o = {NULL, 0, true, NULL, false, expect_cb, false, NULL, NULL};
     for (size_t stop = 0; stop <= want.n; stop++) { /* stop == want.n: never stops */
         stopper s = {{NULL, NULL, 0}, stop, 0, 0, 0};
         icm__reach_report rep;
@@ -544,7 +544,7 @@ static void test_failures_in_walk_order(void **state)
     icmt_ok(icm_fileio_write_replace(io, f1[1], "not avro", 8));
     icmt_ok(icm_fileio_delete(io, f3[0]));
     icm_table *t = hist_open_table(h);
-    icm__reach_options o = {NULL, 0, true, NULL, false, NULL, false};
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL, false, NULL, NULL};
     seen got = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_reached, &got, &rep));
@@ -690,7 +690,7 @@ static void walk_matches_single_pass(icm_fileio *io, const icm_table_metadata *m
     seen want = {NULL, NULL, 0};
     (void)single_pass(io, md, &want);
     assert_int_equal(want.n, 12 + 12 + 12);
-    icm__reach_options o = {NULL, 0, true, NULL, false, NULL, false};
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL, false, NULL, NULL};
     seen got = {NULL, NULL, 0};
     icm__reach_report rep;
     icmt_ok(icm__reach_walk(io, md, &o, on_reached, &got, &rep));

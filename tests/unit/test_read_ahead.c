@@ -230,7 +230,7 @@ static void table_free(table *tb)
     icm_fileio_free(tb->io);
 }
 
-static const icm__reach_options WALK_ALL = {NULL, 0, true, NULL, true, NULL, false};
+static const icm__reach_options WALK_ALL = {NULL, 0, true, NULL, true, NULL, false, NULL, NULL};
 
 static int walk(const table *tb, trace *tr, icm__reach_report *rep)
 {
@@ -339,7 +339,7 @@ static int ignore(const icm__reached *f, void *payload)
 
 static void collect_refs(table *tb, icm__manifest_refs *refs)
 {
-    icm__reach_options o = {NULL, 0, false, NULL, false, NULL, false};
+    icm__reach_options o = {NULL, 0, false, NULL, false, NULL, false, NULL, NULL};
     icm__reach_report rep;
     *refs = (icm__manifest_refs){NULL, 0, 0};
     icmt_ok(icm__reach_walk_collect(tb->io, icm_table_get_metadata(tb->t), &o, refs, ignore,

@@ -3,9 +3,10 @@
  * "corruption that becomes permanent") and the integrity check (icemaint/check.h), on tables
  * the history helper writes into the in-memory FileIO.
  *
- *  1. Statically: verify.c, expire_verify.c, check.c and verify_twins.c reference no FileIO
- *     call that deletes, creates or writes (nm on the library archive), while verify.c does
- *     stat and verify_twins.c read (the check sees the symbols at all).
+ *  1. Statically: verify.c, expire_verify.c, check.c, verify_twins.c, verify_footer.c and
+ *     orphans_twins.c reference no FileIO call that deletes, creates or writes (nm on the
+ *     library archive), while verify.c does stat, verify_twins.c read and orphans_twins.c
+ *     read footers (the check sees the symbols at all).
  *  2. Expiry: a retained data file that is missing (what a misnamed entry in a damaged
  *     manifest looks like) makes the expiry refuse after its commit and delete nothing, with
  *     the file and the snapshot named; a dry run reports the same; no_verify deletes as
@@ -40,7 +41,8 @@ static void test_verification_and_check_cannot_delete(void **state)
                                             "icm_fileio_delete_existing",
                                             "icm_fileio_delete_batch", "icm__delete_run", NULL};
     static const char *const readers[] = {"/verify.c.o", "expire_verify.c.o", "/check.c.o",
-                                          "verify_twins.c.o", NULL};
+                                          "verify_twins.c.o", "verify_footer.c.o",
+                                          "orphans_twins.c.o", NULL};
     for (size_t m = 0; readers[m] != NULL; m++) {
         for (size_t s = 0; forbidden[s] != NULL; s++) {
             bool seen;
@@ -56,6 +58,8 @@ static void test_verification_and_check_cannot_delete(void **state)
     assert_true(icmt_archive_member_references(a, "verify.c.o", "icm_fileio_stat", &seen));
     assert_true(
         icmt_archive_member_references(a, "verify_twins.c.o", "icm_fileio_read_range", &seen));
+    assert_true(icmt_archive_member_references(a, "orphans_twins.c.o",
+                                               "icm__parquet_read_stats", &seen));
     assert_true(icmt_archive_member_references(a, "expire.c.o", "icm__delete_run", &seen));
     assert_true(
         icmt_archive_member_references(a, "delete_engine.c.o", "icm_fileio_delete_batch", &seen));

@@ -35,7 +35,8 @@ static void put(icm_fileio *io, const char *location, size_t size, char fill)
 
 static icm__reached entry(const char *location, int64_t size, int64_t rows, uint64_t bounds)
 {
-    return (icm__reached){location, ICM__FILE_DATA, size, 42, rows, PARQUET, bounds, ADDED_BY};
+    return (icm__reached){location, ICM__FILE_DATA, size, 42, rows, PARQUET, bounds, ADDED_BY,
+                          {NULL, 0}, {NULL, 0}};
 }
 
 /* The verdict for `location` (of `size` bytes, its own entry's facts) against the entries. */

@@ -1,0 +1,285 @@
+/*
+ * maint/orphans_twins.c: keep an orphan that a damaged entry inside the table may stand for
+ * (icm__orphans_hold_twins, orphans_plan.h).
+ *
+ * The damage (adversary round 12, F2, the sweep's side): one retained entry's path changed onto
+ * another file of the table that has the entry's size (a failed write's leftover). Every check
+ * passes: the file the entry names exists with its size. The live file it no longer names is
+ * listed, referenced by nothing, and old: an orphan. Expiry tells such a file by its own
+ * (expired) entry (verify_twins.c); the sweep's candidates have none, so their Parquet footers
+ * speak for them instead. An entry describes its file's row count and value ranges; a damaged
+ * entry still describes the file it stood for and not the one it names now. So a planned
+ * Parquet orphan is kept when a retained data or delete file entry inside the listed location
+ * records its size, its footer agrees with that entry (verify_footer.c), and the footer of the
+ * file the entry names does not (another size, or no readable Parquet file, count as not: the
+ * sweep's presence check looks at existence only). A healthy entry
+ * agrees with its own file, so a healthy table holds nothing here; an orphan that merely looks
+ * like a retained file (a retried task's duplicate) goes.
+ *
+ * Costs: one walk of the snapshots (entries whose size is a planned orphan's keep their bounds'
+ * bytes), then footers read only for orphans of such a size, at most REFS_JUDGED entries each,
+ * each entry's own file judged once. Only reads storage.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "icemaint/metadata.h"
+#include "maint/orphans_internal.h"
+#include "maint/orphans_plan.h"
+#include "maint/verify.h"
+#include "parquet/parquet.h"
+#include "spec/schema.h"
+#include "util/util.h"
+
+#define REFS_JUDGED 16
+
+/* A retained entry of a planned orphan's size, with what it says of its file. */
+typedef struct twin_ref {
+    char *location;
+    int64_t size_bytes, record_count, snapshot_id;
+    uint8_t *bounds; /* lower then upper */
+    size_t lower_len, upper_len;
+    int verdict;     /* 0: not judged yet; 1: its own file agrees; -1: it does not (why) */
+    char why[160];
+} twin_ref;
+
+typedef struct twins {
+    plan *p;
+    int64_t *sizes; /* the planned orphans' sizes, sorted, unique */
+    size_t n_sizes;
+    twin_ref *refs;
+    size_t n, cap;
+} twins;
+
+static int by_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool has_size(const twins *t, int64_t size)
+{
+    return t->n_sizes > 0 && bsearch(&size, t->sizes, t->n_sizes, sizeof *t->sizes, by_int64);
+}
+
+static bool keep_bounds(int64_t size_bytes, const void *ctx)
+{
+    return has_size(ctx, size_bytes);
+}
+
+static int on_reached(const icm__reached *f, void *payload)
+{
+    twins *t = payload;
+    const char *rest;
+    if (f->kind > ICM__FILE_EQUALITY_DELETES || f->file_format != ICM_FILE_FORMAT_PARQUET ||
+        !has_size(t, f->size_bytes) || !icm__orphans_below_root(t->p, f->location, &rest))
+        return 0;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        twin_ref *grown = icm__reallocarray(t->refs, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        t->refs = grown;
+        t->cap = cap;
+    }
+    twin_ref *r = &t->refs[t->n];
+    memset(r, 0, sizeof *r);
+    size_t len = f->lower_bounds.len + f->upper_bounds.len;
+    r->location = icm__strdup(f->location);
+    r->bounds = len > 0 ? icm__malloc(len) : NULL;
+    if (r->location == NULL || (len > 0 && r->bounds == NULL)) {
+        icm__free(r->location);
+        icm__free(r->bounds);
+        return ICM_ENOMEM;
+    }
+    if (f->lower_bounds.len > 0)
+        memcpy(r->bounds, f->lower_bounds.data, f->lower_bounds.len);
+    if (f->upper_bounds.len > 0)
+        memcpy(r->bounds + f->lower_bounds.len, f->upper_bounds.data, f->upper_bounds.len);
+    r->lower_len = f->lower_bounds.len;
+    r->upper_len = f->upper_bounds.len;
+    r->size_bytes = f->size_bytes;
+    r->record_count = f->record_count;
+    r->snapshot_id = f->snapshot_id;
+    t->n++;
+    return 0;
+}
+
+/* By size, then location: one entry reached through many snapshots once. */
+static int ref_order(const void *a, const void *b)
+{
+    const twin_ref *x = a, *y = b;
+    if (x->size_bytes != y->size_bytes)
+        return x->size_bytes < y->size_bytes ? -1 : 1;
+    return strcmp(x->location, y->location);
+}
+
+static void dedupe(twins *t)
+{
+    qsort(t->refs, t->n, sizeof *t->refs, ref_order);
+    size_t kept = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (kept > 0 && ref_order(&t->refs[kept - 1], &t->refs[i]) == 0) {
+            icm__free(t->refs[i].location);
+            icm__free(t->refs[i].bounds);
+            continue;
+        }
+        t->refs[kept++] = t->refs[i];
+    }
+    t->n = kept;
+}
+
+static icm_raw lower_of(const twin_ref *r)
+{
+    return (icm_raw){r->bounds, r->lower_len};
+}
+
+static icm_raw upper_of(const twin_ref *r)
+{
+    return (icm_raw){r->bounds != NULL ? r->bounds + r->lower_len : NULL, r->upper_len};
+}
+
+/* Whether the file at `location` (its footer read once into *stats, NULL when it is no
+ * readable Parquet file) agrees with the entry `r`. */
+static int agrees(icm__parquet_stats *stats, const icm__schema *schema, const twin_ref *r,
+                  char *why, size_t why_size, bool *out)
+{
+    if (stats == NULL) {
+        *out = false;
+        snprintf(why, why_size, "it is no readable Parquet file");
+        return 0;
+    }
+    return icm__verify_footer_agrees(stats, schema, r->record_count, lower_of(r), upper_of(r),
+                                     why, why_size, out);
+}
+
+/* Read a footer; a file that cannot be read as Parquet gives NULL (the error cleared). */
+static int read_stats(plan *p, const char *location, icm__parquet_stats **out, int64_t *size)
+{
+    *size = -1;
+    int rc = icm__parquet_read_stats(p->io, location, out, size);
+    if (rc == ICM_ENOMEM)
+        return rc;
+    icm_error_clear();
+    return 0;
+}
+
+/* Judge one planned orphan against the entries of its size. */
+static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->refs[mid].size_bytes < orphan->size_bytes)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == t->n || t->refs[lo].size_bytes != orphan->size_bytes)
+        return 0;
+    icm__parquet_stats *mine = NULL;
+    int64_t size = -1;
+    int rc = read_stats(t->p, orphan->path, &mine, &size);
+    if (rc != 0 || mine == NULL)
+        return rc; /* (not Parquet: no Parquet entry describes it) */
+    char why[160];
+    for (size_t i = lo, judged = 0; rc == 0 && i < t->n && judged < REFS_JUDGED &&
+                                    t->refs[i].size_bytes == orphan->size_bytes;
+         i++, judged++) {
+        twin_ref *r = &t->refs[i];
+        bool describes_orphan = false;
+        rc = agrees(mine, schema, r, why, sizeof why, &describes_orphan);
+        if (rc != 0 || !describes_orphan)
+            continue;
+        if (r->verdict == 0) {
+            icm__parquet_stats *theirs = NULL;
+            bool own = false;
+            rc = read_stats(t->p, r->location, &theirs, &size);
+            if (rc == 0 && theirs != NULL && size != r->size_bytes)
+                snprintf(r->why, sizeof r->why, "it has %lld bytes, the entry records %lld",
+                         (long long)size, (long long)r->size_bytes);
+            else if (rc == 0)
+                rc = agrees(theirs, schema, r, r->why, sizeof r->why, &own);
+            icm__parquet_stats_free(theirs);
+            r->verdict = own ? 1 : -1;
+        }
+        if (rc != 0 || r->verdict > 0)
+            continue;
+        char *message = icm__sprintf(
+            "not deleted: snapshot %lld references %s, a file of the table whose entry "
+            "describes this file (%lld bytes, %lld rows, its value ranges) and not that file "
+            "(%s): a damaged manifest entry may have renamed this file's reference onto that "
+            "file, so the table may still need this one; kept",
+            (long long)r->snapshot_id, r->location, (long long)orphan->size_bytes,
+            (long long)mine->schema->num_rows, r->why);
+        if (message == NULL) {
+            rc = ICM_ENOMEM;
+            break;
+        }
+        orphan->state = ICM_ORPHAN_KEPT;
+        orphan->error_code = ICM_EREFUSED;
+        orphan->error_message = message;
+        break;
+    }
+    icm__parquet_stats_free(mine);
+    return rc;
+}
+
+/* The table's current schema (NULL when it cannot be read: files without field ids are then
+ * compared by row count only). */
+static icm__schema *current_schema(const icm_table_metadata *md)
+{
+    char *text = NULL;
+    icm__schema *schema = NULL;
+    if (icm_table_metadata_schema_json(&text, md, icm_table_metadata_current_schema_id(md)) ==
+            0 &&
+        icm__schema_parse_text(text, strlen(text), "current schema", &schema) != 0)
+        schema = NULL;
+    icm_free(text);
+    icm_error_clear();
+    return schema;
+}
+
+int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
+{
+    icm_orphan_result *res = p->r;
+    if (res->orphan_count == 0 || icm__orphan_option_no_verify(p->o))
+        return 0;
+    twins t = {p, NULL, 0, NULL, 0, 0};
+    t.sizes = icm__reallocarray(NULL, res->orphan_count, sizeof *t.sizes);
+    if (t.sizes == NULL)
+        return ICM_ENOMEM;
+    for (size_t i = 0; i < res->orphan_count; i++)
+        if (res->orphans[i].state == ICM_ORPHAN_PLANNED && res->orphans[i].size_bytes > 0)
+            t.sizes[t.n_sizes++] = res->orphans[i].size_bytes;
+    qsort(t.sizes, t.n_sizes, sizeof *t.sizes, by_int64);
+    size_t unique = 0;
+    for (size_t i = 0; i < t.n_sizes; i++)
+        if (unique == 0 || t.sizes[unique - 1] != t.sizes[i])
+            t.sizes[unique++] = t.sizes[i];
+    t.n_sizes = unique;
+    int rc = 0;
+    if (t.n_sizes > 0) {
+        icm__reach_options ro = {.read_entries = true, .described = true,
+                                 .keep_bounds = keep_bounds, .keep_bounds_ctx = &t};
+        icm__reach_report rep;
+        rc = icm__reach_walk(p->io, md, &ro, on_reached, &t, &rep);
+        icm__reach_report_dispose(&rep);
+    }
+    if (rc == 0 && t.n > 0) {
+        dedupe(&t);
+        icm__schema *schema = current_schema(md);
+        for (size_t i = 0; rc == 0 && i < res->orphan_count; i++)
+            if (res->orphans[i].state == ICM_ORPHAN_PLANNED)
+                rc = judge(&t, schema, &res->orphans[i]);
+        icm__schema_free(schema);
+    }
+    for (size_t i = 0; i < t.n; i++) {
+        icm__free(t.refs[i].location);
+        icm__free(t.refs[i].bounds);
+    }
+    icm__free(t.refs);
+    icm__free(t.sizes);
+    return rc;
+}
