@@ -15,6 +15,10 @@
  *       one line: seconds (wall and CPU), files listed, orphans, referenced, keep-set bytes (and per
  *       referenced file) and the process's peak RSS; then the same with the listing limited
  *       to metadata/, which times the keep-set build (reading every manifest) alone.
+ *   bench_orphans gen-sized DIR N_REFERENCED N_ORPHANS
+ *       gen, every file holding 1 + (i % 1000) bytes that its entry records (orphans too):
+ *       each orphan has the size of referenced files, so the sweep also walks for twins
+ *       (maint/orphans_twins.c; the files are no Parquet files, so none is held).
  *   bench_orphans meta DIR N_REFERENCED
  *       gen's metadata only (manifests naming N_REFERENCED data files), no data files on disk:
  *       the table for a sweep fed a file list (bench/sweep_list_bench.sh), where 100M files
@@ -69,10 +73,19 @@ static int die(const char *what, int rc)
     return 1;
 }
 
-static void touch(const char *path)
+/* gen-sized: file i holds sized_bytes(i) bytes, and its entry says so. */
+static bool g_sized;
+
+static long sized_bytes(long i)
 {
+    return g_sized ? 1 + i % 1000 : 0;
+}
+
+static void touch(const char *path, long bytes)
+{
+    static const char fill[1000] = {0};
     int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    if (fd < 0) {
+    if (fd < 0 || (bytes > 0 && write(fd, fill, (size_t)bytes) != (ssize_t)bytes)) {
         perror(path);
         exit(1);
     }
@@ -122,7 +135,7 @@ static int write_manifest(icm_fileio *io, icm_manifest_list_writer *lw, const ch
         e.data_file.file_path_len = strlen(path);
         e.data_file.file_format = ICM_FILE_FORMAT_PARQUET;
         e.data_file.record_count = 1;
-        e.data_file.file_size_in_bytes = 0;
+        e.data_file.file_size_in_bytes = sized_bytes(i);
         rc = icm_manifest_writer_add(w, &e);
     }
     char *buf = NULL;
@@ -196,11 +209,11 @@ static int gen(const char *dir, long n_ref, long n_orphan, const char *name, boo
     }
     for (long i = 0; files && i < n_ref; i++) {
         data_path(path, sizeof path, dir, 'r', i);
-        touch(path);
+        touch(path, sized_bytes(i));
     }
     for (long i = 0; files && i < n_orphan; i++) {
         data_path(path, sizeof path, dir, 'o', i);
-        touch(path);
+        touch(path, sized_bytes(i));
     }
     icm_fileio *io = NULL;
     int rc = icm_fileio_local_new(&io);
@@ -336,6 +349,10 @@ int main(int argc, char **argv)
 {
     if ((argc == 5 || argc == 6) && strcmp(argv[1], "gen") == 0)
         return gen(argv[2], atol(argv[3]), atol(argv[4]), argc == 6 ? argv[5] : NULL, true);
+    if (argc == 5 && strcmp(argv[1], "gen-sized") == 0) {
+        g_sized = true;
+        return gen(argv[2], atol(argv[3]), atol(argv[4]), NULL, true);
+    }
     if (argc == 4 && strcmp(argv[1], "meta") == 0)
         return gen(argv[2], atol(argv[3]), 0, NULL, false);
     if (argc == 5 && strcmp(argv[1], "list") == 0)

@@ -576,6 +576,7 @@ static void plan_dispose(plan *p)
         icm__free(p->exclusions);
     }
     icm__pathset_free(p->metadata_docs);
+    icm__free(p->content_sizes);
     for (size_t i = 0; i < p->n_roots; i++)
         icm__free(p->roots[i]);
     for (size_t i = 0; i < p->n_md_dirs; i++)

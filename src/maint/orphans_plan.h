@@ -94,6 +94,10 @@ struct icm__orphan_plan {
     size_t referenced_under_root; /* files of R below list_root */
     size_t content_outside_root;  /* data and delete files the snapshots reach outside
                                      list_root (icm__orphans_hold_lookalikes) */
+    /* The sizes the Parquet data and delete file entries below list_root record, hashed into
+     * ICM__ORPHANS_SIZE_BITS bits (NULL: none seen): orphans_twins.c walks the entries again
+     * only when a planned orphan's size may be among them. */
+    uint64_t *content_sizes;
     size_t file_list_outside;   /* file-list lines naming a file outside list_root */
     /* (The presence check keeps its state in R's marks: see icm__orphans_check_presence.) */
     icm__pathset *metadata_docs;  /* R's keys (icm__okeys_last_key) of the metadata documents
@@ -308,6 +312,12 @@ int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md);
  * sweep's side; orphans_twins.c). Each such orphan is KEPT (error_code ICM_EREFUSED, a message
  * naming the entry's file). Returns 0 or ICM_ENOMEM. */
 int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md);
+#define ICM__ORPHANS_SIZE_BITS ((size_t)1 << 23)
+/* The bit of content_sizes for a size. */
+static inline size_t icm__orphans_size_bit(int64_t size_bytes)
+{
+    return (size_t)(((uint64_t)size_bytes * UINT64_C(0x9E3779B97F4A7C15)) >> 41);
+}
 
 /* ---- a reviewed plan's candidates in another table's folder (orphans_nested.c) ---- */
 

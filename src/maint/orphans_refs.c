@@ -407,6 +407,15 @@ static int on_reached(const icm__reached *f, void *payload)
         int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
     }
+    if (f->kind <= ICM__FILE_EQUALITY_DELETES && f->file_format == ICM_FILE_FORMAT_PARQUET &&
+        f->size_bytes > 0) {
+        if (p->content_sizes == NULL &&
+            (p->content_sizes = icm__calloc(ICM__ORPHANS_SIZE_BITS / 64, sizeof(uint64_t))) ==
+                NULL)
+            return ICM_ENOMEM;
+        size_t bit = icm__orphans_size_bit(f->size_bytes);
+        p->content_sizes[bit / 64] |= UINT64_C(1) << (bit % 64);
+    }
     if (p->sharded && !p->survey.links) {
         /* Another shard's key: no listed file of this shard can name it (the same collapsed
          * path decides both sides, icm__orphans_in_shard), so R leaves it out. In link mode

@@ -16,9 +16,11 @@
  * agrees with its own file, so a healthy table holds nothing here; an orphan that merely looks
  * like a retained file (a retried task's duplicate) goes.
  *
- * Costs: one walk of the snapshots (entries whose size is a planned orphan's keep their bounds'
- * bytes), then footers read only for orphans of such a size, at most REFS_JUDGED entries each,
- * each entry's own file judged once. Only reads storage.
+ * Costs: nothing unless a planned orphan has the size of a Parquet entry below the listed
+ * location (content_sizes, filled by the keep set's walk); then one walk of the snapshots
+ * (entries of such a size keep their bounds' bytes), and footers read only for orphans of such
+ * a size, at most REFS_JUDGED entries each, each entry's own file judged once. Only reads
+ * storage.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,13 @@
 #include "util/util.h"
 
 #define REFS_JUDGED 16
+/* Entries collected per size (a table of many equal-size small files has thousands): a damaged
+ * entry beyond them is not found (docs/semantics.md). Bounds the memory. */
+#define REFS_PER_SIZE (2 * REFS_JUDGED)
+/* Footers read in one sweep: each is a stat and two ranged reads, three requests on an object
+ * store, made one after another; past this the rest of the orphans go unjudged, with a
+ * warning saying how many (docs/semantics.md). */
+#define FOOTER_READS_MAX 1024
 
 /* A retained entry of a planned orphan's size, with what it says of its file. */
 typedef struct twin_ref {
@@ -48,6 +57,9 @@ typedef struct twins {
     plan *p;
     int64_t *sizes; /* the planned orphans' sizes, sorted, unique */
     size_t n_sizes;
+    uint32_t *taken; /* by size: the entries collected (at most REFS_PER_SIZE) */
+    size_t reads;    /* footers read */
+    size_t unjudged; /* orphans of an entry's size left unjudged (FOOTER_READS_MAX reached) */
     twin_ref *refs;
     size_t n, cap;
 } twins;
@@ -58,9 +70,15 @@ static int by_int64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static const int64_t *size_slot(const twins *t, int64_t size)
+{
+    return t->n_sizes > 0 ? bsearch(&size, t->sizes, t->n_sizes, sizeof *t->sizes, by_int64)
+                          : NULL;
+}
+
 static bool has_size(const twins *t, int64_t size)
 {
-    return t->n_sizes > 0 && bsearch(&size, t->sizes, t->n_sizes, sizeof *t->sizes, by_int64);
+    return size_slot(t, size) != NULL;
 }
 
 static bool keep_bounds(int64_t size_bytes, const void *ctx)
@@ -72,8 +90,10 @@ static int on_reached(const icm__reached *f, void *payload)
 {
     twins *t = payload;
     const char *rest;
+    const int64_t *slot = size_slot(t, f->size_bytes);
     if (f->kind > ICM__FILE_EQUALITY_DELETES || f->file_format != ICM_FILE_FORMAT_PARQUET ||
-        !has_size(t, f->size_bytes) || !icm__orphans_below_root(t->p, f->location, &rest))
+        slot == NULL || t->taken[slot - t->sizes] >= REFS_PER_SIZE ||
+        !icm__orphans_below_root(t->p, f->location, &rest))
         return 0;
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
@@ -103,6 +123,7 @@ static int on_reached(const icm__reached *f, void *payload)
     r->record_count = f->record_count;
     r->snapshot_id = f->snapshot_id;
     t->n++;
+    t->taken[slot - t->sizes]++; /* (an entry reached again counts again: a bound, not a tally) */
     return 0;
 }
 
@@ -166,6 +187,28 @@ static int read_stats(plan *p, const char *location, icm__parquet_stats **out, i
 }
 
 /* Judge one planned orphan against the entries of its size. */
+/* Whether the file entry `r` names fits it (judged once: r->verdict, r->why). */
+static int judge_ref(twins *t, const icm__schema *schema, twin_ref *r)
+{
+    if (r->verdict != 0)
+        return 0;
+    icm__parquet_stats *theirs = NULL;
+    int64_t size = -1;
+    bool own = false;
+    t->reads++;
+    int rc = read_stats(t->p, r->location, &theirs, &size);
+    if (rc == 0 && theirs != NULL && size != r->size_bytes)
+        snprintf(r->why, sizeof r->why, "it has %lld bytes, the entry records %lld",
+                 (long long)size, (long long)r->size_bytes);
+    else if (rc == 0)
+        rc = agrees(theirs, schema, r, r->why, sizeof r->why, &own);
+    icm__parquet_stats_free(theirs);
+    r->verdict = own ? 1 : -1;
+    return rc;
+}
+
+/* Judge one planned orphan against the entries of its size: its footer first (an orphan that
+ * fits no entry is done), then the own file of each entry it fits (each read once). */
 static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan)
 {
     size_t lo = 0, hi = t->n;
@@ -178,8 +221,13 @@ static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan)
     }
     if (lo == t->n || t->refs[lo].size_bytes != orphan->size_bytes)
         return 0;
+    if (t->reads >= FOOTER_READS_MAX) {
+        t->unjudged++;
+        return 0;
+    }
     icm__parquet_stats *mine = NULL;
     int64_t size = -1;
+    t->reads++;
     int rc = read_stats(t->p, orphan->path, &mine, &size);
     if (rc != 0 || mine == NULL)
         return rc; /* (not Parquet: no Parquet entry describes it) */
@@ -192,19 +240,7 @@ static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan)
         rc = agrees(mine, schema, r, why, sizeof why, &describes_orphan);
         if (rc != 0 || !describes_orphan)
             continue;
-        if (r->verdict == 0) {
-            icm__parquet_stats *theirs = NULL;
-            bool own = false;
-            rc = read_stats(t->p, r->location, &theirs, &size);
-            if (rc == 0 && theirs != NULL && size != r->size_bytes)
-                snprintf(r->why, sizeof r->why, "it has %lld bytes, the entry records %lld",
-                         (long long)size, (long long)r->size_bytes);
-            else if (rc == 0)
-                rc = agrees(theirs, schema, r, r->why, sizeof r->why, &own);
-            icm__parquet_stats_free(theirs);
-            r->verdict = own ? 1 : -1;
-        }
-        if (rc != 0 || r->verdict > 0)
+        if ((rc = judge_ref(t, schema, r)) != 0 || r->verdict > 0)
             continue;
         char *message = icm__sprintf(
             "not deleted: snapshot %lld references %s, a file of the table whose entry "
@@ -244,15 +280,22 @@ static icm__schema *current_schema(const icm_table_metadata *md)
 int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
 {
     icm_orphan_result *res = p->r;
-    if (res->orphan_count == 0 || icm__orphan_option_no_verify(p->o))
+    /* (a range planned for its verdict only keeps nothing; and without an entry of a planned
+     * orphan's size, nothing to walk for) */
+    if (res->orphan_count == 0 || icm__orphan_option_no_verify(p->o) ||
+        p->content_sizes == NULL || (p->cross != NULL && p->cross->verdict_only))
         return 0;
-    twins t = {p, NULL, 0, NULL, 0, 0};
+    twins t = {p, NULL, 0, NULL, 0, 0, NULL, 0, 0};
     t.sizes = icm__reallocarray(NULL, res->orphan_count, sizeof *t.sizes);
     if (t.sizes == NULL)
         return ICM_ENOMEM;
-    for (size_t i = 0; i < res->orphan_count; i++)
-        if (res->orphans[i].state == ICM_ORPHAN_PLANNED && res->orphans[i].size_bytes > 0)
-            t.sizes[t.n_sizes++] = res->orphans[i].size_bytes;
+    for (size_t i = 0; i < res->orphan_count; i++) {
+        int64_t size = res->orphans[i].size_bytes;
+        size_t bit = size > 0 ? icm__orphans_size_bit(size) : 0;
+        if (res->orphans[i].state == ICM_ORPHAN_PLANNED && size > 0 &&
+            (p->content_sizes[bit / 64] >> (bit % 64) & 1))
+            t.sizes[t.n_sizes++] = size;
+    }
     qsort(t.sizes, t.n_sizes, sizeof *t.sizes, by_int64);
     size_t unique = 0;
     for (size_t i = 0; i < t.n_sizes; i++)
@@ -260,7 +303,9 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
             t.sizes[unique++] = t.sizes[i];
     t.n_sizes = unique;
     int rc = 0;
-    if (t.n_sizes > 0) {
+    if (t.n_sizes > 0 && (t.taken = icm__calloc(t.n_sizes, sizeof *t.taken)) == NULL)
+        rc = ICM_ENOMEM;
+    if (rc == 0 && t.n_sizes > 0) {
         icm__reach_options ro = {.read_entries = true, .described = true,
                                  .keep_bounds = keep_bounds, .keep_bounds_ctx = &t};
         icm__reach_report rep;
@@ -275,11 +320,17 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
                 rc = judge(&t, schema, &res->orphans[i]);
         icm__schema_free(schema);
     }
+    if (rc == 0 && t.unjudged > 0)
+        rc = icm__orphan_warn(res, "%zu orphans that have the size of a Parquet file the "
+                                   "snapshots reference were not compared with its entry (the "
+                                   "check for entries damaged onto another file reads at most "
+                                   "%d footers a run)", t.unjudged, FOOTER_READS_MAX);
     for (size_t i = 0; i < t.n; i++) {
         icm__free(t.refs[i].location);
         icm__free(t.refs[i].bounds);
     }
     icm__free(t.refs);
     icm__free(t.sizes);
+    icm__free(t.taken);
     return rc;
 }

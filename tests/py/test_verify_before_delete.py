@@ -766,6 +766,26 @@ def test_sweep_deletes_an_orphan_the_entry_of_its_lookalike_fits_too(tmp_path):
     sweep_with_an_entry_renamed_onto(tmp_path, (2, 1), expect_kept=False)
 
 
+def test_sweep_reads_a_bounded_number_of_footers(tmp_path):
+    """The sweep's twin check reads footers one by one: at most 1,024 a run. 1,100 orphans of
+    a referenced file's size: the first 1,024 are judged (none is a Parquet file the entry
+    describes), the other 76 are not, a warning says so, and all 1,100 go as before."""
+    tbl = make_table(tmp_path, appends=1)
+    (live,) = live_paths(tbl, tbl["cat"].load_table("ns.t").current_snapshot())
+    size = os.path.getsize(local(live))
+    orphans = []
+    for i in range(1100):
+        o = tbl["dir"] / "data" / f"junk-{i:04d}.parquet"
+        o.write_bytes(bytes([i % 251]) * size)
+        orphans.append(str(o))
+    age_all(tbl["dir"])
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 0, p.stderr
+    assert "76 orphans that have the size of a Parquet file the snapshots reference were not " \
+        "compared with its entry" in p.stderr, p.stderr
+    assert not any(os.path.exists(o) for o in orphans) and os.path.exists(local(live))
+
+
 def test_data_loss_merged_entry_renamed_with_its_bounds_in_another_order(tmp_path):
     """Adversary round 13, F1: the same damage, in a manifest whose writer lists each entry's
     bounds maps in another key order (maps have none; Java rewrites them from a hash map).
