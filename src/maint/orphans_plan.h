@@ -94,7 +94,7 @@ struct icm__orphan_plan {
     size_t referenced_under_root; /* files of R below list_root */
     size_t content_outside_root;  /* data and delete files the snapshots reach outside
                                      list_root (icm__orphans_hold_lookalikes) */
-    /* The sizes the Parquet data and delete file entries below list_root record, hashed into
+    /* The sizes the data and delete file entries below list_root record, hashed into
      * ICM__ORPHANS_SIZE_BITS bits (NULL: none seen): orphans_twins.c walks the entries again
      * only when a planned orphan's size may be among them. */
     uint64_t *content_sizes;
@@ -306,10 +306,11 @@ int icm__orphans_check_presence(plan *p, const icm_table_metadata *md);
  * (adversary rounds 6, 10 and 11): each orphan it may stand for is KEPT (error_code
  * ICM_EREFUSED, a message naming the reference), the rest go on. Returns 0 or ICM_ENOMEM. */
 int icm__orphans_hold_lookalikes(plan *p, const icm_table_metadata *md);
-/* A planned Parquet orphan that a retained entry inside the listed location describes (its
- * size, row count and value ranges) while the file that entry names does not fit it: a damaged
- * entry may have renamed the orphan's reference onto that file (adversary round 12, F2, the
- * sweep's side; orphans_twins.c). Each such orphan is KEPT (error_code ICM_EREFUSED, a message
+/* A planned orphan of the size a retained entry inside the listed location records, when the
+ * file that entry names has another size, or (Parquet) when the entry describes the orphan's
+ * footer (row count and value ranges) and not that file's: a damaged entry may have renamed
+ * the orphan's reference onto that file (adversary round 12, F2, the sweep's side;
+ * orphans_twins.c). Each such orphan is KEPT (error_code ICM_EREFUSED, a message
  * naming the entry's file). Returns 0 or ICM_ENOMEM. */
 int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md);
 #define ICM__ORPHANS_SIZE_BITS ((size_t)1 << 23)

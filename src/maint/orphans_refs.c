@@ -407,8 +407,7 @@ static int on_reached(const icm__reached *f, void *payload)
         int rc = add_ref_later(p, f->location, 0, NULL);
         return rc == 0 ? add_listing_alias(p, f->location) : rc;
     }
-    if (f->kind <= ICM__FILE_EQUALITY_DELETES && f->file_format == ICM_FILE_FORMAT_PARQUET &&
-        f->size_bytes > 0) {
+    if (f->kind <= ICM__FILE_EQUALITY_DELETES && f->size_bytes > 0) {
         if (p->content_sizes == NULL &&
             (p->content_sizes = icm__calloc(ICM__ORPHANS_SIZE_BITS / 64, sizeof(uint64_t))) ==
                 NULL)

@@ -6,13 +6,14 @@
  * another file of the table that has the entry's size (a failed write's leftover). Every check
  * passes: the file the entry names exists with its size. The live file it no longer names is
  * listed, referenced by nothing, and old: an orphan. Expiry tells such a file by its own
- * (expired) entry (verify_twins.c); the sweep's candidates have none, so their Parquet footers
- * speak for them instead. An entry describes its file's row count and value ranges; a damaged
- * entry still describes the file it stood for and not the one it names now. So a planned
- * Parquet orphan is kept when a retained data or delete file entry inside the listed location
- * records its size, its footer agrees with that entry (verify_footer.c), and the footer of the
- * file the entry names does not (another size, or no readable Parquet file, count as not: the
- * sweep's presence check looks at existence only). A healthy entry
+ * (expired) entry (verify_twins.c); the sweep's candidates have none, so their size and
+ * Parquet footers speak for them instead. An entry describes its file's size, row count and
+ * value ranges; a damaged entry still describes the file it stood for and not the one it names
+ * now. So a planned orphan is kept when a retained data or delete file entry inside the listed
+ * location records its size and the file that entry names has another size (any format: the
+ * sweep's presence check looks at existence only), or, for Parquet, when the orphan's footer
+ * agrees with that entry (verify_footer.c) and the footer of the file the entry names does not
+ * (or it is no readable Parquet file). A healthy entry
  * agrees with its own file, so a healthy table holds nothing here; an orphan that merely looks
  * like a retained file (a retried task's duplicate) goes.
  *
@@ -38,9 +39,9 @@
 /* Entries collected per size (a table of many equal-size small files has thousands): a damaged
  * entry beyond them is not found (docs/semantics.md). Bounds the memory. */
 #define REFS_PER_SIZE (2 * REFS_JUDGED)
-/* Footers read in one sweep: each is a stat and two ranged reads, three requests on an object
- * store, made one after another; past this the rest of the orphans go unjudged, with a
- * warning saying how many (docs/semantics.md). */
+/* Files looked at in one sweep (a stat, or a footer: a stat and two ranged reads), one after
+ * another (requests, on an object store); past this the rest of the orphans go unjudged, with
+ * a warning saying how many (docs/semantics.md). */
 #define FOOTER_READS_MAX 1024
 
 /* A retained entry of a planned orphan's size, with what it says of its file. */
@@ -49,7 +50,10 @@ typedef struct twin_ref {
     int64_t size_bytes, record_count, snapshot_id;
     uint8_t *bounds; /* lower then upper */
     size_t lower_len, upper_len;
-    int verdict;     /* 0: not judged yet; 1: its own file agrees; -1: it does not (why) */
+    bool parquet;        /* its entry's file_format */
+    bool sized;          /* actual_size looked up */
+    int64_t actual_size; /* its own file's (-1: not found or not known) */
+    int fit;             /* its own file's footer: 0 not read yet, 1 fits it, -1 not (why) */
     char why[160];
 } twin_ref;
 
@@ -91,8 +95,7 @@ static int on_reached(const icm__reached *f, void *payload)
     twins *t = payload;
     const char *rest;
     const int64_t *slot = size_slot(t, f->size_bytes);
-    if (f->kind > ICM__FILE_EQUALITY_DELETES || f->file_format != ICM_FILE_FORMAT_PARQUET ||
-        slot == NULL || t->taken[slot - t->sizes] >= REFS_PER_SIZE ||
+    if (f->kind > ICM__FILE_EQUALITY_DELETES || slot == NULL || t->taken[slot - t->sizes] >= REFS_PER_SIZE ||
         !icm__orphans_below_root(t->p, f->location, &rest))
         return 0;
     if (t->n == t->cap) {
@@ -122,6 +125,7 @@ static int on_reached(const icm__reached *f, void *payload)
     r->size_bytes = f->size_bytes;
     r->record_count = f->record_count;
     r->snapshot_id = f->snapshot_id;
+    r->parquet = f->file_format == ICM_FILE_FORMAT_PARQUET;
     t->n++;
     t->taken[slot - t->sizes]++; /* (an entry reached again counts again: a bound, not a tally) */
     return 0;
@@ -186,29 +190,73 @@ static int read_stats(plan *p, const char *location, icm__parquet_stats **out, i
     return 0;
 }
 
-/* Judge one planned orphan against the entries of its size. */
-/* Whether the file entry `r` names fits it (judged once: r->verdict, r->why). */
-static int judge_ref(twins *t, const icm__schema *schema, twin_ref *r)
+/* Whether the file the entry `r` names has the size it records (looked up once). */
+static int same_size(twins *t, twin_ref *r, bool *out)
 {
-    if (r->verdict != 0)
-        return 0;
-    icm__parquet_stats *theirs = NULL;
-    int64_t size = -1;
-    bool own = false;
-    t->reads++;
-    int rc = read_stats(t->p, r->location, &theirs, &size);
-    if (rc == 0 && theirs != NULL && size != r->size_bytes)
-        snprintf(r->why, sizeof r->why, "it has %lld bytes, the entry records %lld",
-                 (long long)size, (long long)r->size_bytes);
-    else if (rc == 0)
-        rc = agrees(theirs, schema, r, r->why, sizeof r->why, &own);
-    icm__parquet_stats_free(theirs);
-    r->verdict = own ? 1 : -1;
+    if (!r->sized) {
+        icm_file_info info = ICM_FILE_INFO_INIT;
+        t->reads++;
+        r->sized = true;
+        r->actual_size = -1;
+        if (icm_fileio_stat(&info, t->p->io, r->location) == 0)
+            r->actual_size = info.size_bytes;
+        else if (icm_error_last()->code == ICM_ENOMEM)
+            return ICM_ENOMEM;
+        icm_error_clear();
+        if (r->actual_size >= 0 && r->actual_size != r->size_bytes)
+            snprintf(r->why, sizeof r->why, "it has %lld bytes, the entry records %lld",
+                     (long long)r->actual_size, (long long)r->size_bytes);
+    }
+    /* (a file not found is the presence check's: it refuses the run) */
+    *out = r->actual_size < 0 || r->actual_size == r->size_bytes;
+    return 0;
+}
+
+/* Whether the Parquet file the entry `r` names fits it (its footer read once). */
+static int own_fits(twins *t, const icm__schema *schema, twin_ref *r, bool *out)
+{
+    int rc = 0;
+    if (r->fit == 0) {
+        icm__parquet_stats *theirs = NULL;
+        int64_t size = -1;
+        bool fits = false;
+        t->reads++;
+        rc = read_stats(t->p, r->location, &theirs, &size);
+        if (rc == 0)
+            rc = agrees(theirs, schema, r, r->why, sizeof r->why, &fits);
+        icm__parquet_stats_free(theirs);
+        r->fit = fits ? 1 : -1;
+    }
+    *out = r->fit > 0;
     return rc;
 }
 
-/* Judge one planned orphan against the entries of its size: its footer first (an orphan that
- * fits no entry is done), then the own file of each entry it fits (each read once). */
+/* Keep `orphan`, naming the entry `r` that may stand for it; `rows`: its footer's (-1: not
+ * read). */
+static int hold(icm_orphan_file *orphan, const twin_ref *r, int64_t rows)
+{
+    char counted[48] = "";
+    if (rows >= 0)
+        snprintf(counted, sizeof counted, ", %lld rows, its value ranges", (long long)rows);
+    char *message = icm__sprintf(
+        "not deleted: snapshot %lld references %s, a file of the table whose entry describes "
+        "this file (%lld bytes%s) and not that file (%s): a damaged manifest entry may have "
+        "renamed this file's reference onto that file, so the table may still need this one; "
+        "kept",
+        (long long)r->snapshot_id, r->location, (long long)orphan->size_bytes, counted, r->why);
+    if (message == NULL)
+        return ICM_ENOMEM;
+    orphan->state = ICM_ORPHAN_KEPT;
+    orphan->error_code = ICM_EREFUSED;
+    orphan->error_message = message;
+    return 0;
+}
+
+/* Judge one planned orphan against the entries of its size. An entry whose own file has
+ * another size than it records describes no file there: the orphan, of the recorded size, is
+ * kept on that alone (any format: the sweep's presence check looks for the referenced files,
+ * not at their sizes). Otherwise a Parquet orphan's footer is read once, and an
+ * entry it fits whose own file does not fit it keeps the orphan. */
 static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan)
 {
     size_t lo = 0, hi = t->n;
@@ -226,36 +274,37 @@ static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan)
         return 0;
     }
     icm__parquet_stats *mine = NULL;
-    int64_t size = -1;
-    t->reads++;
-    int rc = read_stats(t->p, orphan->path, &mine, &size);
-    if (rc != 0 || mine == NULL)
-        return rc; /* (not Parquet: no Parquet entry describes it) */
+    bool read = false;
     char why[160];
+    int rc = 0;
     for (size_t i = lo, judged = 0; rc == 0 && i < t->n && judged < REFS_JUDGED &&
                                     t->refs[i].size_bytes == orphan->size_bytes;
          i++, judged++) {
         twin_ref *r = &t->refs[i];
-        bool describes_orphan = false;
-        rc = agrees(mine, schema, r, why, sizeof why, &describes_orphan);
-        if (rc != 0 || !describes_orphan)
-            continue;
-        if ((rc = judge_ref(t, schema, r)) != 0 || r->verdict > 0)
-            continue;
-        char *message = icm__sprintf(
-            "not deleted: snapshot %lld references %s, a file of the table whose entry "
-            "describes this file (%lld bytes, %lld rows, its value ranges) and not that file "
-            "(%s): a damaged manifest entry may have renamed this file's reference onto that "
-            "file, so the table may still need this one; kept",
-            (long long)r->snapshot_id, r->location, (long long)orphan->size_bytes,
-            (long long)mine->schema->num_rows, r->why);
-        if (message == NULL) {
-            rc = ICM_ENOMEM;
+        bool sized = true, fits = true;
+        if ((rc = same_size(t, r, &sized)) != 0)
+            break;
+        if (!sized) {
+            rc = hold(orphan, r, -1);
             break;
         }
-        orphan->state = ICM_ORPHAN_KEPT;
-        orphan->error_code = ICM_EREFUSED;
-        orphan->error_message = message;
+        if (!r->parquet)
+            continue;
+        if (!read) {
+            int64_t size = -1;
+            read = true;
+            t->reads++;
+            if ((rc = read_stats(t->p, orphan->path, &mine, &size)) != 0)
+                break;
+        }
+        bool describes_orphan = false;
+        if (mine == NULL ||
+            (rc = agrees(mine, schema, r, why, sizeof why, &describes_orphan)) != 0 ||
+            !describes_orphan)
+            continue;
+        if ((rc = own_fits(t, schema, r, &fits)) != 0 || fits)
+            continue;
+        rc = hold(orphan, r, mine->schema->num_rows);
         break;
     }
     icm__parquet_stats_free(mine);
@@ -321,10 +370,10 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
         icm__schema_free(schema);
     }
     if (rc == 0 && t.unjudged > 0)
-        rc = icm__orphan_warn(res, "%zu orphans that have the size of a Parquet file the "
+        rc = icm__orphan_warn(res, "%zu orphans that have the size of a data file the "
                                    "snapshots reference were not compared with its entry (the "
                                    "check for entries damaged onto another file reads at most "
-                                   "%d footers a run)", t.unjudged, FOOTER_READS_MAX);
+                                   "%d files a run)", t.unjudged, FOOTER_READS_MAX);
     for (size_t i = 0; i < t.n; i++) {
         icm__free(t.refs[i].location);
         icm__free(t.refs[i].bounds);

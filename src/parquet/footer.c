@@ -334,8 +334,12 @@ static int read_footer_bytes(icm_fileio *io, const char *location, uint8_t **out
     return 0;
 }
 
-int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_schema **out,
-                             int64_t *out_size_bytes)
+/* A decoder of a serialised FileMetaData into *out; it may take `*footer` (then NULL). */
+typedef int (*footer_decoder)(uint8_t **footer, size_t len, const char *location, void **out);
+
+/* Read `location`'s footer and decode it; *out_size_bytes is the object size. */
+static int read_decoded(icm_fileio *io, const char *location, footer_decoder decode, void **out,
+                        int64_t *out_size_bytes)
 {
     *out = NULL;
     uint8_t *footer = NULL;
@@ -343,10 +347,27 @@ int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_
     int64_t size = 0;
     int rc = read_footer_bytes(io, location, &footer, &len, &size);
     if (rc == 0)
-        rc = icm__parquet_footer_schema(footer, len, location, out);
+        rc = decode(&footer, len, location, out);
     icm__free(footer);
     if (rc == 0)
         *out_size_bytes = size;
+    return rc;
+}
+
+static int decode_schema(uint8_t **footer, size_t len, const char *location, void **out)
+{
+    icm__parquet_schema *s = NULL;
+    int rc = icm__parquet_footer_schema(*footer, len, location, &s);
+    *out = s;
+    return rc;
+}
+
+int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_schema **out,
+                             int64_t *out_size_bytes)
+{
+    void *decoded = NULL;
+    int rc = read_decoded(io, location, decode_schema, &decoded, out_size_bytes);
+    *out = decoded;
     return rc;
 }
 
@@ -841,19 +862,16 @@ static int read_row_groups(tcursor *c, int type, icm__parquet_stats *s, const ch
     return 0;
 }
 
-int icm__parquet_footer_stats(const uint8_t *footer, size_t len, const char *location,
-                              icm__parquet_stats **out)
+/* icm__parquet_footer_stats on a footer it takes (*footer NULL then, even on failure). */
+static int decode_stats(uint8_t **footer, size_t len, const char *location, void **out)
 {
     *out = NULL;
     icm__parquet_stats *s = icm__calloc(1, sizeof *s);
     if (s == NULL)
         return ICM_ENOMEM;
-    int rc = len > 0 && (s->footer = icm__malloc(len)) == NULL ? ICM_ENOMEM : 0;
-    if (rc == 0) {
-        if (len > 0)
-            memcpy(s->footer, footer, len);
-        rc = icm__parquet_footer_schema(s->footer, len, location, &s->schema);
-    }
+    s->footer = *footer;
+    *footer = NULL;
+    int rc = icm__parquet_footer_schema(s->footer, len, location, &s->schema);
     for (size_t i = 1; rc == 0 && i < s->schema->element_count; i++)
         s->leaf_count += s->schema->elements[i].num_children < 0;
     if (rc == 0 && s->leaf_count > 0 &&
@@ -884,19 +902,28 @@ int icm__parquet_footer_stats(const uint8_t *footer, size_t len, const char *loc
     return 0;
 }
 
+int icm__parquet_footer_stats(const uint8_t *footer, size_t len, const char *location,
+                              icm__parquet_stats **out)
+{
+    *out = NULL;
+    uint8_t *copy = len > 0 ? icm__malloc(len) : NULL;
+    if (len > 0 && copy == NULL)
+        return ICM_ENOMEM;
+    if (len > 0)
+        memcpy(copy, footer, len);
+    void *decoded = NULL;
+    int rc = decode_stats(&copy, len, location, &decoded);
+    icm__free(copy); /* (NULL once taken) */
+    *out = decoded;
+    return rc;
+}
+
 int icm__parquet_read_stats(icm_fileio *io, const char *location, icm__parquet_stats **out,
                             int64_t *out_size_bytes)
 {
-    *out = NULL;
-    uint8_t *footer = NULL;
-    size_t len = 0;
-    int64_t size = 0;
-    int rc = read_footer_bytes(io, location, &footer, &len, &size);
-    if (rc == 0)
-        rc = icm__parquet_footer_stats(footer, len, location, out);
-    icm__free(footer);
-    if (rc == 0)
-        *out_size_bytes = size;
+    void *decoded = NULL;
+    int rc = read_decoded(io, location, decode_stats, &decoded, out_size_bytes);
+    *out = decoded;
     return rc;
 }
 

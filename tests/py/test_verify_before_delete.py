@@ -753,8 +753,9 @@ def test_data_loss_sweep_entry_renamed_onto_an_unreferenced_file_of_the_same_siz
 
 def test_data_loss_sweep_entry_without_bounds_renamed_onto_a_file_of_another_size(tmp_path):
     """The same in a table whose entries keep no bounds, onto a leftover of three rows and
-    another size (the sweep looks for referenced files, not at their sizes): the orphan's
-    footer fits the entry's size and count, the leftover does not: kept."""
+    another size. The sweep looks for referenced files, not at their sizes, so the orphan
+    went; an entry whose file has another size than it records describes no file there, and
+    the orphan has the recorded size: kept, whatever its format."""
     sweep_with_an_entry_renamed_onto(tmp_path, (101, 102, 103), expect_kept=True,
                                      bounds="none")
 
@@ -767,9 +768,10 @@ def test_sweep_deletes_an_orphan_the_entry_of_its_lookalike_fits_too(tmp_path):
 
 
 def test_sweep_reads_a_bounded_number_of_footers(tmp_path):
-    """The sweep's twin check reads footers one by one: at most 1,024 a run. 1,100 orphans of
-    a referenced file's size: the first 1,024 are judged (none is a Parquet file the entry
-    describes), the other 76 are not, a warning says so, and all 1,100 go as before."""
+    """The sweep's twin check looks at files one by one: at most 1,024 a run. 1,100 orphans of
+    a referenced file's size: the entry's own file (a stat) and the first 1,023 orphans'
+    footers are read (none is a Parquet file the entry describes), the other 77 are not, a
+    warning says so, and all 1,100 go as before."""
     tbl = make_table(tmp_path, appends=1)
     (live,) = live_paths(tbl, tbl["cat"].load_table("ns.t").current_snapshot())
     size = os.path.getsize(local(live))
@@ -781,7 +783,7 @@ def test_sweep_reads_a_bounded_number_of_footers(tmp_path):
     age_all(tbl["dir"])
     p = icm(tbl, "remove-orphan-files", "ns.t")
     assert p.returncode == 0, p.stderr
-    assert "76 orphans that have the size of a Parquet file the snapshots reference were not " \
+    assert "77 orphans that have the size of a data file the snapshots reference were not " \
         "compared with its entry" in p.stderr, p.stderr
     assert not any(os.path.exists(o) for o in orphans) and os.path.exists(local(live))
 
