@@ -411,10 +411,70 @@ static void test_walk_matches_reference(void **state)
     }
 }
 
+/* keep_bounds: the entries of the sizes it chooses hand over their bounds' bytes (as the
+ * manifest holds them: the history writes one pair, 8 bytes drawn from the name, for field 1),
+ * every other entry none; and the choice is asked from the decoding threads with the
+ * context given. Files hold their file name (`x.parquet`: 9 bytes, `xx.parquet`: 10). */
+typedef struct bounds_seen {
+    size_t with, without;
+    bool wrong;
+} bounds_seen;
+
+static bool of_size(int64_t size_bytes, const void *ctx)
+{
+    return size_bytes == *(const int64_t *)ctx;
+}
+
+static int on_bounded(const icm__reached *f, void *payload)
+{
+    bounds_seen *b = payload;
+    if (f->kind != ICM__FILE_DATA)
+        return 0;
+    if (f->size_bytes != 10) {
+        b->without++;
+        b->wrong |= f->lower_bounds.len != 0 || f->upper_bounds.len != 0;
+        return 0;
+    }
+    b->with++;
+    /* the history's map: a block of 1, key 1 (zigzag 2), 8 bytes (zigzag 16), the end */
+    b->wrong |= f->lower_bounds.len != 12 || f->upper_bounds.len != 12 ||
+                memcmp(f->lower_bounds.data, "\x02\x02\x10", 3) != 0 ||
+                f->lower_bounds.data[11] != 0 ||
+                memcmp(f->lower_bounds.data, f->upper_bounds.data, 12) != 0 || f->bounds == 0;
+    return 0;
+}
+
+static void test_keep_bounds(void **state)
+{
+    (void)state;
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    hist *h = hist_new(io, "/wh/t", 2, false, T0);
+    for (int i = 0; i < 12; i++) { /* more manifests than the read-ahead window */
+        char a[8], b[8];
+        snprintf(a, sizeof a, "%c", 'a' + i);
+        snprintf(b, sizeof b, "%c%c", 'a' + i, 'a' + i);
+        hist_append(h, "main", a, b, NULL);
+    }
+    icm_table *t = hist_open_table(h);
+    int64_t size = 10;
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL, false, of_size, &size};
+    bounds_seen seen = {0, 0, false};
+    icm__reach_report rep;
+    icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_bounded, &seen, &rep));
+    icm__reach_report_dispose(&rep);
+    assert_false(seen.wrong);
+    assert_true(seen.with >= 12 && seen.without >= 12);
+    icm_table_free(t);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_walk_matches_reference),
+        cmocka_unit_test(test_keep_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
