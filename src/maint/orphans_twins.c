@@ -179,13 +179,17 @@ static int agrees(icm__parquet_stats *stats, const icm__schema *schema, const tw
                                      why, why_size, out);
 }
 
-/* Read a footer; a file that cannot be read as Parquet gives NULL (the error cleared). */
-static int read_stats(plan *p, const char *location, icm__parquet_stats **out, int64_t *size)
+/* Read a footer; a file that cannot be read as Parquet gives NULL (the error cleared; `why`,
+ * when not NULL, says why a read failed that was no format error). */
+static int read_stats(plan *p, const char *location, icm__parquet_stats **out, int64_t *size,
+                      char *why, size_t why_size)
 {
     *size = -1;
     int rc = icm__parquet_read_stats(p->io, location, out, size);
     if (rc == ICM_ENOMEM)
         return rc;
+    if (rc != 0 && rc != ICM_EINVALID && why != NULL)
+        snprintf(why, why_size, "it could not be read: %s", icm_error_last()->message);
     icm_error_clear();
     return 0;
 }
@@ -220,10 +224,13 @@ static int own_fits(twins *t, const icm__schema *schema, twin_ref *r, bool *out)
         icm__parquet_stats *theirs = NULL;
         int64_t size = -1;
         bool fits = false;
+        char unread[sizeof r->why] = "";
         t->reads++;
-        rc = read_stats(t->p, r->location, &theirs, &size);
+        rc = read_stats(t->p, r->location, &theirs, &size, unread, sizeof unread);
         if (rc == 0)
             rc = agrees(theirs, schema, r, r->why, sizeof r->why, &fits);
+        if (rc == 0 && unread[0] != '\0') /* (kept: what cannot be read counts against) */
+            memcpy(r->why, unread, sizeof r->why);
         icm__parquet_stats_free(theirs);
         r->fit = fits ? 1 : -1;
     }
@@ -294,7 +301,7 @@ static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan)
             int64_t size = -1;
             read = true;
             t->reads++;
-            if ((rc = read_stats(t->p, orphan->path, &mine, &size)) != 0)
+            if ((rc = read_stats(t->p, orphan->path, &mine, &size, NULL, 0)) != 0)
                 break;
         }
         bool describes_orphan = false;
