@@ -95,7 +95,8 @@ static int on_reached(const icm__reached *f, void *payload)
     twins *t = payload;
     const char *rest;
     const int64_t *slot = size_slot(t, f->size_bytes);
-    if (f->kind > ICM__FILE_EQUALITY_DELETES || slot == NULL || t->taken[slot - t->sizes] >= REFS_PER_SIZE ||
+    if (f->kind > ICM__FILE_EQUALITY_DELETES || slot == NULL ||
+        t->taken[slot - t->sizes] >= REFS_PER_SIZE ||
         !icm__orphans_below_root(t->p, f->location, &rest))
         return 0;
     if (t->n == t->cap) {
@@ -131,13 +132,23 @@ static int on_reached(const icm__reached *f, void *payload)
     return 0;
 }
 
-/* By size, then location: one entry reached through many snapshots once. */
+/* By size, then location, then what the entry says: one entry reached through many
+ * snapshots once, two entries of one path that describe two files both. */
 static int ref_order(const void *a, const void *b)
 {
     const twin_ref *x = a, *y = b;
     if (x->size_bytes != y->size_bytes)
         return x->size_bytes < y->size_bytes ? -1 : 1;
-    return strcmp(x->location, y->location);
+    int c = strcmp(x->location, y->location);
+    if (c == 0 && x->record_count != y->record_count)
+        c = x->record_count < y->record_count ? -1 : 1;
+    if (c == 0 && x->lower_len + x->upper_len != y->lower_len + y->upper_len)
+        c = x->lower_len + x->upper_len < y->lower_len + y->upper_len ? -1 : 1;
+    if (c == 0 && x->lower_len != y->lower_len)
+        c = x->lower_len < y->lower_len ? -1 : 1;
+    if (c == 0 && x->lower_len + x->upper_len > 0)
+        c = memcmp(x->bounds, y->bounds, x->lower_len + x->upper_len);
+    return c;
 }
 
 static void dedupe(twins *t)
