@@ -214,8 +214,9 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
  * names is there with the right size. Its trace is the live file it no longer names, which
  * looks unreferenced, so expiry plans it for deletion when an expired snapshot names it. One
  * damaged path leaves the rest of the entry as it was: the planned file's own (expired) entry
- * and the damaged one then agree on size, record count, file format, bounds and the snapshot
- * that added the file (an entry keeps it through merges and rewrites). So a planned
+ * and the damaged one then agree on size, record count, file format and bounds (not on the
+ * snapshot that added the file: a file published from an audit branch, or added again, has
+ * entries of two commits, adversary round 14 F1). So a planned
  * file whose entry agrees so with a retained entry inside the table is that entry's twin and
  * is kept, unless every such entry names a file of its bytes (deleting it then loses no
  * content a reader gets: the same rows written twice). One that names other bytes keeps it,
@@ -229,7 +230,8 @@ typedef struct icm__verify_twin_facts {
     int64_t record_count;        /* -1: unknown */
     uint64_t bounds;             /* 0: none given */
     icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or unknown */
-    int64_t added_snapshot_id;   /* the snapshot that added it; INT64_MIN: unknown */
+    int64_t added_snapshot_id;   /* the snapshot that added it (INT64_MIN: unknown); only
+                                    named, never compared (see above) */
 } icm__verify_twin_facts;
 
 /* Whether a collected reference (sealed) records this size. */
@@ -238,8 +240,8 @@ bool icm__verify_refs_have_size(const icm__verify_refs *twins, int64_t size_byte
 /*
  * Whether the file at `location` (of `size_bytes`) about to be deleted may be the file a
  * collected reference (icm__verify_options.twins, sealed) stands for: some reference records
- * its size and agrees with `facts` (file format, bounds digest, and record count and adding
- * snapshot where both know them), and names a file whose bytes differ, cannot be read, or is past the 16 compared
+ * its size and agrees with `facts` (file format, bounds digest, and record count where both
+ * know it), and names a file whose bytes differ, cannot be read, or is past the 16 compared
  * for one file. Then *why is a new message saying so ("not deleted: <snapshot_word> ID
  * references REF, ..."), else NULL. A file missing now is no twin (it is gone already). Reads
  * the files block by block up to the first difference. Returns 0 or ICM_ENOMEM.

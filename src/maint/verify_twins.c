@@ -3,8 +3,8 @@
  * retained entry names (verify.h, "twins")?
  *
  * The references collected record the planned file's size; those whose entries also agree
- * with the planned file's own entry (file format, bounds, and record count and the snapshot
- * that added the file where both know them) may stand for it. They are sorted so that each such group lies together: a group that
+ * with the planned file's own entry (file format, bounds, and record count where both know
+ * it) may stand for it. They are sorted so that each such group lies together: a group that
  * disagrees is passed over whole. In a group that agrees, the planned file's bytes are compared
  * with each reference's file block by block up to the first difference. Any one whose bytes
  * differ keeps the file: that reference may be the damaged one, and a file of identical bytes
@@ -65,11 +65,10 @@ static bool agrees(const icm__reached *ref, const icm__verify_twin_facts *facts)
     if (ref->record_count >= 0 && facts->record_count >= 0 &&
         ref->record_count != facts->record_count)
         return false;
-    /* (a file replaced by another of its size and metrics, the common case, was added by
-     * another commit; a damaged path keeps its entry's snapshot id) */
-    if (ref->added_snapshot_id != INT64_MIN && facts->added_snapshot_id != INT64_MIN &&
-        ref->added_snapshot_id != facts->added_snapshot_id)
-        return false;
+    /* (Not the adding snapshot: one file has entries of two commits when it is published
+     * from an audit branch or added again after a delete, and the damaged entry may be the
+     * other commit's: adversary round 14, F1. So a file replaced by one of its size, count
+     * and bounds is held too: round 13, F3, open.) */
     /* (bounds exactly: entries of one file carry the same metrics, copied from its first
      * entry; one with bounds and one without are two files' entries) */
     return ref->bounds == facts->bounds;

@@ -848,58 +848,32 @@ def test_expiry_deletes_a_replaced_file_of_the_same_size_and_row_count(tmp_path)
     assert current_ids(tbl) == [4]
 
 
-def _rows(ids, ss):
-    return pa.table({"id": ids, "s": ss}, schema=SCHEMA)
-
-
-def _metrics(t, mode):
-    t.transaction().set_properties({"write.metadata.metrics.default": mode}).commit_transaction()
-
-
-# Healthy PyIceberg flows whose replaced file has the size, record count and bounds of the file
-# that replaced it (adversary round 13, F3). Each: (steps before, steps after the file to be
-# replaced is written), on the table object.
-REPLACED_LOOKALIKES = {
-    "overwrite_of_a_middle_value": lambda t: (
-        t.append(_rows([1, 2, 3], ["aa", "bb", "cc"])),
-        t.overwrite(_rows([1, 2, 3], ["aa", "bc", "cc"]))),
-    "same_rows_reordered": lambda t: (
-        t.append(_rows([1, 2, 3], ["aa", "bb", "cc"])),
-        t.overwrite(_rows([3, 1, 2], ["cc", "aa", "bb"]))),
-    "delete_then_append": lambda t: (
-        t.append(_rows([1, 2, 3], ["aa", "bb", "cc"])), t.delete("id >= 0"),
-        t.append(_rows([1, 2, 3], ["aa", "bd", "cc"]))),
-    "bounds_truncated_alike": lambda t: (
-        t.append(_rows([1, 2], ["abcdefghijklmnopqrstu1", "abcdefghijklmnopqrstu2"])),
-        t.overwrite(_rows([1, 2], ["abcdefghijklmnopqrstu3", "abcdefghijklmnopqrstu4"]))),
-    "no_metrics": lambda t: (
-        _metrics(t, "none"), t.append(_rows([1, 2], ["aa", "bb"])),
-        t.overwrite(_rows([7, 8], ["xx", "yy"]))),
-    "counts_only": lambda t: (
-        _metrics(t, "counts"), t.append(_rows([1, 2], ["aa", "bb"])),
-        t.overwrite(_rows([7, 8], ["xx", "yy"]))),
-}
-
-
-@pytest.mark.parametrize("flow", sorted(REPLACED_LOOKALIKES))
-def test_expiry_deletes_a_replaced_file_its_replacement_looks_like(tmp_path, flow):
-    """Adversary round 13, F3 (false holds): in ordinary flows the replaced file and its
-    replacement agree on size, record count, format and bounds (or record none), and expiry
-    kept the replaced file as a twin on every run. The replacement was added by another commit
-    than the replaced file, and a damaged path keeps its entry's adding snapshot: deleted, with
-    no warning."""
+def test_data_loss_twin_of_a_file_added_again(tmp_path):
+    """Adversary round 14, F1: files added (A), deleted whole (B) and added again (C), as an
+    accidental delete is undone; the retained entry (added by C) is renamed onto a leftover of
+    its size. The file's own expired entry says "added by A", so a rule requiring the adding
+    snapshots to agree let the expiry delete the live file. The adding snapshot is not
+    compared: kept, a warning naming the leftover; restored, the table reads as before."""
     tbl = make_table(tmp_path, appends=0)
-    REPLACED_LOOKALIKES[flow](tbl["cat"].load_table("ns.t"))
-    t = tbl["cat"].load_table("ns.t")
-    current = live_paths(tbl, t.current_snapshot())
-    replaced = set().union(*(live_paths(tbl, s) for s in t.metadata.snapshots)) - current
-    assert len(replaced) == 1
-    sizes = {os.path.getsize(local(f)) for f in replaced | current}
-    assert len(sizes) == 1, "the flow must replace a file by one of its size"
-    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
-    assert p.returncode == 0 and "not deleted" not in p.stderr, p.stderr
-    assert {f for f in replaced | current if os.path.exists(local(f))} == set(current)
-    assert current_ids(tbl) == sorted(t.scan().to_arrow().column("id").to_pylist())
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    other = leftover_of_the_same_size(tbl)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").delete("id < 10")
+    tbl["cat"].load_table("ns.t").add_files(files)
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last",
+                "1", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_as_twin(p.stderr, files[0], other), p.stderr
+    assert os.path.exists(local(files[0])) and os.path.exists(local(files[1]))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
 
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
