@@ -17,11 +17,12 @@
  * agrees with its own file, so a healthy table holds nothing here; an orphan that merely looks
  * like a retained file (a retried task's duplicate) goes.
  *
- * Costs: nothing unless a planned orphan has the size of a Parquet entry below the listed
- * location (content_sizes, filled by the keep set's walk); then one walk of the snapshots
- * (entries of such a size keep their bounds' bytes), and footers read only for orphans of such
- * a size, at most REFS_JUDGED entries each, each entry's own file judged once. Only reads
- * storage.
+ * Costs: nothing unless a planned orphan has the size of a data or delete entry below the
+ * listed location (content_sizes, filled by the keep set's walk); then one walk of the
+ * snapshots (entries of such a size keep their bounds' bytes; each distinct entry collected
+ * once, REFS_PER_SIZE a size and REFS_MAX in all), a stat of each such entry's file, a footer
+ * per Parquet orphan, and the footer of an entry's own file only when the orphan fits it; at
+ * most FOOTER_READS_MAX reads a run. Only reads storage.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +36,11 @@
 #include "spec/schema.h"
 #include "util/util.h"
 
-#define REFS_JUDGED 16
-/* Entries collected per size (a table of many equal-size small files has thousands): a damaged
- * entry beyond them is not found (docs/semantics.md). Bounds the memory. */
-#define REFS_PER_SIZE (2 * REFS_JUDGED)
+/* Distinct entries collected per size, and in all (a table of many equal-size small files
+ * has thousands): past them an orphan of that size is judged against those collected only,
+ * and a warning counts it (docs/semantics.md). Bounds the memory. */
+#define REFS_PER_SIZE 256
+#define REFS_MAX ((size_t)1 << 16)
 /* Files looked at in one sweep (a stat, or a footer: a stat and two ranged reads), one after
  * another (requests, on an object store); past this the rest of the orphans go unjudged, with
  * a warning saying how many (docs/semantics.md). */
@@ -61,7 +63,10 @@ typedef struct twins {
     plan *p;
     int64_t *sizes; /* the planned orphans' sizes, sorted, unique */
     size_t n_sizes;
-    uint32_t *taken; /* by size: the entries collected (at most REFS_PER_SIZE) */
+    uint32_t *taken; /* by size: the distinct entries collected (at most REFS_PER_SIZE) */
+    bool *overflow;  /* by size: an entry was left out (a cap) */
+    icm__pathset *seen; /* the entries collected (location key ^ what the entry says) */
+    size_t incomplete;  /* orphans of a size with entries left out */
     size_t reads;    /* footers read */
     size_t unjudged; /* orphans of an entry's size left unjudged (FOOTER_READS_MAX reached) */
     twin_ref *refs;
@@ -96,9 +101,23 @@ static int on_reached(const icm__reached *f, void *payload)
     const char *rest;
     const int64_t *slot = size_slot(t, f->size_bytes);
     if (f->kind > ICM__FILE_EQUALITY_DELETES || slot == NULL ||
-        t->taken[slot - t->sizes] >= REFS_PER_SIZE ||
         !icm__orphans_below_root(t->p, f->location, &rest))
         return 0;
+    /* one entry reached again (a merged manifest carries it forward) counts once (adversary
+     * round 14, F3): the key is the path's and what the entry says */
+    icm__pathset_hash key;
+    bool added = false;
+    int rc = icm__pathset_location_hash(f->location, &key);
+    key.low ^= f->bounds ^ ((uint64_t)f->record_count * UINT64_C(0x9E3779B97F4A7C15));
+    if (rc == 0)
+        rc = icm__pathset_add_hash(t->seen, key, &added);
+    if (rc != 0 || !added)
+        return rc;
+    size_t k = (size_t)(slot - t->sizes);
+    if (t->taken[k] >= REFS_PER_SIZE || t->n >= REFS_MAX) {
+        t->overflow[k] = true;
+        return 0;
+    }
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
         twin_ref *grown = icm__reallocarray(t->refs, cap, sizeof *grown);
@@ -128,7 +147,7 @@ static int on_reached(const icm__reached *f, void *payload)
     r->snapshot_id = f->snapshot_id;
     r->parquet = f->file_format == ICM_FILE_FORMAT_PARQUET;
     t->n++;
-    t->taken[slot - t->sizes]++; /* (an entry reached again counts again: a bound, not a tally) */
+    t->taken[k]++;
     return 0;
 }
 
@@ -176,33 +195,51 @@ static icm_raw upper_of(const twin_ref *r)
     return (icm_raw){r->bounds != NULL ? r->bounds + r->lower_len : NULL, r->upper_len};
 }
 
-/* Whether the file at `location` (its footer read once into *stats, NULL when it is no
- * readable Parquet file) agrees with the entry `r`. */
-static int agrees(icm__parquet_stats *stats, const icm__schema *schema, const twin_ref *r,
-                  char *why, size_t why_size, bool *out)
+/* A file's footer, decoded, and its leaves by field id (stats NULL: no readable Parquet
+ * file). */
+typedef struct footer {
+    icm__parquet_stats *stats;
+    icm__footer_ids *ids;
+} footer;
+
+static void footer_dispose(footer *f)
 {
-    if (stats == NULL) {
-        *out = false;
-        snprintf(why, why_size, "it is no readable Parquet file");
-        return 0;
-    }
-    return icm__verify_footer_agrees(stats, schema, r->record_count, lower_of(r), upper_of(r),
-                                     why, why_size, out);
+    icm__parquet_stats_free(f->stats);
+    icm__verify_footer_ids_free(f->ids);
+    f->stats = NULL;
+    f->ids = NULL;
 }
 
-/* Read a footer; a file that cannot be read as Parquet gives NULL (the error cleared; `why`,
- * when not NULL, says why a read failed that was no format error). */
-static int read_stats(plan *p, const char *location, icm__parquet_stats **out, int64_t *size,
-                      char *why, size_t why_size)
+/* Whether the file whose footer is `f` agrees with the entry `r`. */
+static void agrees(const footer *f, const twin_ref *r, char *why, size_t why_size, bool *out)
 {
-    *size = -1;
-    int rc = icm__parquet_read_stats(p->io, location, out, size);
+    if (f->stats == NULL) {
+        *out = false;
+        snprintf(why, why_size, "it is no readable Parquet file");
+        return;
+    }
+    icm__verify_footer_agrees(f->stats, f->ids, r->record_count, lower_of(r), upper_of(r), why,
+                              why_size, out);
+}
+
+/* Read a footer; a file that cannot be read as Parquet gives stats NULL (the error cleared;
+ * `why`, when not NULL, says why a read failed that was no format error). */
+static int read_footer(twins *t, const icm__schema *schema, const char *location, footer *out,
+                       char *why, size_t why_size)
+{
+    int64_t size = -1;
+    out->stats = NULL;
+    out->ids = NULL;
+    t->reads++;
+    int rc = icm__parquet_read_stats(t->p->io, location, &out->stats, &size);
     if (rc == ICM_ENOMEM)
         return rc;
     if (rc != 0 && rc != ICM_EINVALID && why != NULL)
         snprintf(why, why_size, "it could not be read: %s", icm_error_last()->message);
     icm_error_clear();
-    return 0;
+    if (out->stats != NULL && (rc = icm__verify_footer_ids(out->stats, schema, &out->ids)) != 0)
+        footer_dispose(out);
+    return rc == ICM_ENOMEM ? rc : 0;
 }
 
 /* Whether the file the entry `r` names has the size it records (looked up once). */
@@ -232,17 +269,15 @@ static int own_fits(twins *t, const icm__schema *schema, twin_ref *r, bool *out)
 {
     int rc = 0;
     if (r->fit == 0) {
-        icm__parquet_stats *theirs = NULL;
-        int64_t size = -1;
+        footer theirs;
         bool fits = false;
         char unread[sizeof r->why] = "";
-        t->reads++;
-        rc = read_stats(t->p, r->location, &theirs, &size, unread, sizeof unread);
+        rc = read_footer(t, schema, r->location, &theirs, unread, sizeof unread);
         if (rc == 0)
-            rc = agrees(theirs, schema, r, r->why, sizeof r->why, &fits);
+            agrees(&theirs, r, r->why, sizeof r->why, &fits);
         if (rc == 0 && unread[0] != '\0') /* (kept: what cannot be read counts against) */
             memcpy(r->why, unread, sizeof r->why);
-        icm__parquet_stats_free(theirs);
+        footer_dispose(&theirs);
         r->fit = fits ? 1 : -1;
     }
     *out = r->fit > 0;
@@ -251,7 +286,7 @@ static int own_fits(twins *t, const icm__schema *schema, twin_ref *r, bool *out)
 
 /* Keep `orphan`, naming the entry `r` that may stand for it; `rows`: its footer's (-1: not
  * read). */
-static int hold(icm_orphan_file *orphan, const twin_ref *r, int64_t rows)
+static int hold(icm_orphan_file *orphan, int64_t size, const twin_ref *r, int64_t rows)
 {
     char counted[48] = "";
     if (rows >= 0)
@@ -261,7 +296,7 @@ static int hold(icm_orphan_file *orphan, const twin_ref *r, int64_t rows)
         "this file (%lld bytes%s) and not that file (%s): a damaged manifest entry may have "
         "renamed this file's reference onto that file, so the table may still need this one; "
         "kept",
-        (long long)r->snapshot_id, r->location, (long long)orphan->size_bytes, counted, r->why);
+        (long long)r->snapshot_id, r->location, (long long)size, counted, r->why);
     if (message == NULL)
         return ICM_ENOMEM;
     orphan->state = ICM_ORPHAN_KEPT;
@@ -275,57 +310,58 @@ static int hold(icm_orphan_file *orphan, const twin_ref *r, int64_t rows)
  * kept on that alone (any format: the sweep's presence check looks for the referenced files,
  * not at their sizes). Otherwise a Parquet orphan's footer is read once, and an
  * entry it fits whose own file does not fit it keeps the orphan. */
-static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan)
+static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan, int64_t size)
 {
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->refs[mid].size_bytes < orphan->size_bytes)
+        if (t->refs[mid].size_bytes < size)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == t->n || t->refs[lo].size_bytes != orphan->size_bytes)
+    const int64_t *slot = size_slot(t, size);
+    if (slot != NULL && t->overflow[slot - t->sizes])
+        t->incomplete++;
+    if (lo == t->n || t->refs[lo].size_bytes != size)
         return 0;
     if (t->reads >= FOOTER_READS_MAX) {
         t->unjudged++;
         return 0;
     }
-    icm__parquet_stats *mine = NULL;
+    footer mine = {NULL, NULL};
     bool read = false;
     char why[160];
     int rc = 0;
-    for (size_t i = lo, judged = 0; rc == 0 && i < t->n && judged < REFS_JUDGED &&
-                                    t->refs[i].size_bytes == orphan->size_bytes;
-         i++, judged++) {
+    /* (every entry of its size: the damaged one may sort anywhere, adversary round 14, F2) */
+    for (size_t i = lo; rc == 0 && i < t->n && t->refs[i].size_bytes == size; i++) {
         twin_ref *r = &t->refs[i];
         bool sized = true, fits = true;
         if ((rc = same_size(t, r, &sized)) != 0)
             break;
         if (!sized) {
-            rc = hold(orphan, r, -1);
+            rc = hold(orphan, size, r, -1);
             break;
         }
         if (!r->parquet)
             continue;
         if (!read) {
-            int64_t size = -1;
             read = true;
-            t->reads++;
-            if ((rc = read_stats(t->p, orphan->path, &mine, &size, NULL, 0)) != 0)
+            if ((rc = read_footer(t, schema, orphan->path, &mine, NULL, 0)) != 0)
                 break;
         }
         bool describes_orphan = false;
-        if (mine == NULL ||
-            (rc = agrees(mine, schema, r, why, sizeof why, &describes_orphan)) != 0 ||
-            !describes_orphan)
+        if (mine.stats == NULL)
+            continue; /* (not Parquet: only the sizes speak) */
+        agrees(&mine, r, why, sizeof why, &describes_orphan);
+        if (!describes_orphan)
             continue;
         if ((rc = own_fits(t, schema, r, &fits)) != 0 || fits)
             continue;
-        rc = hold(orphan, r, mine->schema->num_rows);
+        rc = hold(orphan, size, r, mine.stats->schema->num_rows);
         break;
     }
-    icm__parquet_stats_free(mine);
+    footer_dispose(&mine);
     return rc;
 }
 
@@ -344,6 +380,29 @@ static icm__schema *current_schema(const icm_table_metadata *md)
     return schema;
 }
 
+/* The size to judge orphan i by: the listed one, else (a file list's row without one,
+ * adversary round 14, F4) the file's own, looked up (-1: unknown). */
+static int orphan_size(twins *t, const icm_orphan_file *o, int64_t *out)
+{
+    *out = o->size_bytes;
+    if (*out >= 0)
+        return 0;
+    icm_file_info info = ICM_FILE_INFO_INIT;
+    t->reads++;
+    if (icm_fileio_stat(&info, t->p->io, o->path) == 0)
+        *out = info.size_bytes;
+    else if (icm_error_last()->code == ICM_ENOMEM)
+        return ICM_ENOMEM;
+    icm_error_clear();
+    return 0;
+}
+
+static bool size_referenced(const plan *p, int64_t size)
+{
+    size_t bit = size > 0 ? icm__orphans_size_bit(size) : 0;
+    return size > 0 && (p->content_sizes[bit / 64] >> (bit % 64) & 1);
+}
+
 int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
 {
     icm_orphan_result *res = p->r;
@@ -352,26 +411,31 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
     if (res->orphan_count == 0 || icm__orphan_option_no_verify(p->o) ||
         p->content_sizes == NULL || (p->cross != NULL && p->cross->verdict_only))
         return 0;
-    twins t = {p, NULL, 0, NULL, 0, 0, NULL, 0, 0};
+    twins t;
+    memset(&t, 0, sizeof t);
+    t.p = p;
+    int64_t *sizes = icm__reallocarray(NULL, res->orphan_count, sizeof *sizes);
     t.sizes = icm__reallocarray(NULL, res->orphan_count, sizeof *t.sizes);
-    if (t.sizes == NULL)
-        return ICM_ENOMEM;
-    for (size_t i = 0; i < res->orphan_count; i++) {
-        int64_t size = res->orphans[i].size_bytes;
-        size_t bit = size > 0 ? icm__orphans_size_bit(size) : 0;
-        if (res->orphans[i].state == ICM_ORPHAN_PLANNED && size > 0 &&
-            (p->content_sizes[bit / 64] >> (bit % 64) & 1))
-            t.sizes[t.n_sizes++] = size;
+    int rc = sizes == NULL || t.sizes == NULL ? ICM_ENOMEM : 0;
+    for (size_t i = 0; rc == 0 && i < res->orphan_count; i++) {
+        sizes[i] = -1;
+        if (res->orphans[i].state != ICM_ORPHAN_PLANNED)
+            continue;
+        rc = orphan_size(&t, &res->orphans[i], &sizes[i]);
+        if (rc == 0 && size_referenced(p, sizes[i]))
+            t.sizes[t.n_sizes++] = sizes[i];
     }
-    qsort(t.sizes, t.n_sizes, sizeof *t.sizes, by_int64);
-    size_t unique = 0;
-    for (size_t i = 0; i < t.n_sizes; i++)
-        if (unique == 0 || t.sizes[unique - 1] != t.sizes[i])
-            t.sizes[unique++] = t.sizes[i];
-    t.n_sizes = unique;
-    int rc = 0;
-    if (t.n_sizes > 0 && (t.taken = icm__calloc(t.n_sizes, sizeof *t.taken)) == NULL)
-        rc = ICM_ENOMEM;
+    if (rc == 0 && t.n_sizes > 0) {
+        qsort(t.sizes, t.n_sizes, sizeof *t.sizes, by_int64);
+        size_t unique = 0;
+        for (size_t i = 0; i < t.n_sizes; i++)
+            if (unique == 0 || t.sizes[unique - 1] != t.sizes[i])
+                t.sizes[unique++] = t.sizes[i];
+        t.n_sizes = unique;
+        t.taken = icm__calloc(t.n_sizes, sizeof *t.taken);
+        t.overflow = icm__calloc(t.n_sizes, sizeof *t.overflow);
+        rc = t.taken == NULL || t.overflow == NULL ? ICM_ENOMEM : icm__pathset_new(&t.seen, 0);
+    }
     if (rc == 0 && t.n_sizes > 0) {
         icm__reach_options ro = {.read_entries = true, .described = true,
                                  .keep_bounds = keep_bounds, .keep_bounds_ctx = &t};
@@ -383,8 +447,8 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
         dedupe(&t);
         icm__schema *schema = current_schema(md);
         for (size_t i = 0; rc == 0 && i < res->orphan_count; i++)
-            if (res->orphans[i].state == ICM_ORPHAN_PLANNED)
-                rc = judge(&t, schema, &res->orphans[i]);
+            if (res->orphans[i].state == ICM_ORPHAN_PLANNED && sizes[i] > 0)
+                rc = judge(&t, schema, &res->orphans[i], sizes[i]);
         icm__schema_free(schema);
     }
     if (rc == 0 && t.unjudged > 0)
@@ -392,6 +456,11 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
                                    "snapshots reference were not compared with its entry (the "
                                    "check for entries damaged onto another file reads at most "
                                    "%d files a run)", t.unjudged, FOOTER_READS_MAX);
+    if (rc == 0 && t.incomplete > 0)
+        rc = icm__orphan_warn(res, "%zu orphans have the size of more data files the snapshots "
+                                   "reference than the check for entries damaged onto another "
+                                   "file compares (%d a size, %zu in all): they were compared "
+                                   "with those only", t.incomplete, REFS_PER_SIZE, REFS_MAX);
     for (size_t i = 0; i < t.n; i++) {
         icm__free(t.refs[i].location);
         icm__free(t.refs[i].bounds);
@@ -399,5 +468,8 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
     icm__free(t.refs);
     icm__free(t.sizes);
     icm__free(t.taken);
+    icm__free(t.overflow);
+    icm__pathset_free(t.seen);
+    icm__free(sizes);
     return rc;
 }

@@ -255,16 +255,22 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
  * Whether a Parquet file's footer agrees with a manifest entry: the same row count (where the
  * entry records one: record_count >= 0) and no row group value outside the entry's bounds
  * (`lower_bounds`, `upper_bounds`: the maps' Avro bytes, icm__bounds_next), comparing only
- * columns whose two forms compare without doubt (see verify_footer.c). `schema` (may be NULL)
- * names the top-level columns of a file written without field ids. *agrees is false with a
+ * columns whose two forms compare without doubt (see verify_footer.c). *agrees is false with a
  * reason in `why` ("it has N rows, the entry records M", "row group G holds a value of field F
- * below the entry's lower bound"). Returns 0 or ICM_ENOMEM.
+ * below the entry's lower bound").
  */
 struct icm__parquet_stats;
 struct icm__schema;
-int icm__verify_footer_agrees(const struct icm__parquet_stats *stats,
-                              const struct icm__schema *schema, int64_t record_count,
-                              icm_raw lower_bounds, icm_raw upper_bounds, char *why,
-                              size_t why_size, bool *agrees);
+/* The file's comparable leaves by field id: each leaf's own, else (a top-level column written
+ * without ids) the id `schema` (may be NULL) gives its name. *out is new
+ * (icm__verify_footer_ids_free). Returns 0 or ICM_ENOMEM. */
+typedef struct icm__footer_ids icm__footer_ids;
+int icm__verify_footer_ids(const struct icm__parquet_stats *stats,
+                           const struct icm__schema *schema, icm__footer_ids **out);
+void icm__verify_footer_ids_free(icm__footer_ids *ids);
+/* `ids`: icm__verify_footer_ids of `stats`. */
+void icm__verify_footer_agrees(const struct icm__parquet_stats *stats, const icm__footer_ids *ids,
+                               int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,
+                               char *why, size_t why_size, bool *agrees);
 
 #endif /* ICM_MAINT_VERIFY_H */

@@ -767,6 +767,72 @@ def test_sweep_deletes_an_orphan_the_entry_of_its_lookalike_fits_too(tmp_path):
     sweep_with_an_entry_renamed_onto(tmp_path, (2, 1), expect_kept=False)
 
 
+def sweep_keeps(tbl, victim, other, *extra):
+    """The sweep, dry run and real (with `extra`), exits 0 and keeps `victim` as described by
+    the entry naming `other`."""
+    for dry in (("--dry-run",), ()):
+        p = icm(tbl, "remove-orphan-files", "ns.t", *extra, *dry)
+        assert p.returncode == 0, p.stderr
+        assert kept_as_described(p.stderr, victim, other), p.stderr
+    assert os.path.exists(local(victim))
+
+
+def test_data_loss_sweep_damaged_entry_among_many_of_one_size(tmp_path):
+    """Adversary round 14, F2: the sweep compared an orphan with the first 16 entries of its
+    size by path, and a table of 17 equal-size files lost the live file when the damaged
+    entry's new name sorted after them. Every entry of its size is compared now."""
+    tbl = make_table(tmp_path, appends=0)
+    files = same_size_files(tbl, [[2 * i + 1, 2 * i + 2] for i in range(9)])
+    more = []
+    for i in range(9, 17):
+        f = tbl["dir"] / "data" / f"part-1{i:04d}.parquet"
+        import pyarrow.parquet as pq
+        pq.write_table(pa.table({"id": [2 * i + 1, 2 * i + 2], "s": ["same"] * 2},
+                                schema=SCHEMA), str(f))
+        more.append(f"file://{f}")
+    assert len({os.path.getsize(local(f)) for f in files + more}) == 1
+    other = f"file://{tbl['dir'] / 'data' / 'zz-leftover.parquet'}"
+    shutil.copy(local(leftover_of_the_same_size(tbl)), local(other))
+    os.remove(tbl["dir"] / "data" / "leftover-00009.parquet")
+    tbl["cat"].load_table("ns.t").add_files(files + more)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    flip_one_path(manifest_naming(tbl, files[0]), files[0], lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    sweep_keeps(tbl, files[0], other)
+
+
+def test_data_loss_sweep_damaged_entry_behind_entries_carried_forward(tmp_path):
+    """Adversary round 14, F3: the entries kept per size counted one entry again for every
+    merged manifest that carried it forward, so nine files added one commit each filled the
+    room and hid the damaged entry. Each entry counts once now."""
+    tbl = make_table(tmp_path, appends=0, merge=True)
+    files = same_size_files(tbl, [[2 * i + 1, 2 * i + 2] for i in range(9)])
+    other = leftover_of_the_same_size(tbl, (901, 902))
+    for f in files:
+        tbl["cat"].load_table("ns.t").add_files([f])
+    flip_one_path(manifest_naming(tbl, files[-1]), files[-1], lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    sweep_keeps(tbl, files[-1], other)
+
+
+@pytest.mark.parametrize("size", ["", "-1"])
+def test_data_loss_sweep_file_list_without_sizes(tmp_path, size):
+    """Adversary round 14, F4: a --file-list row may leave the size out (empty or -1); such a
+    candidate skipped the check and the live file was deleted. Its size is looked up."""
+    tbl = make_table(tmp_path, appends=0)
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    other = leftover_of_the_same_size(tbl)
+    tbl["cat"].load_table("ns.t").add_files(files)
+    tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    flip_one_path(manifest_naming(tbl, files[0]), files[0], lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    listing = tmp_path / "list.tsv"
+    with open(listing, "w") as out:
+        for f in all_files(tbl):
+            out.write(f"file://{f}\t{size}\t{int(os.stat(f).st_mtime * 1000)}\n")
+    sweep_keeps(tbl, files[0], other, "--file-list", str(listing))
+
+
 def test_sweep_reads_a_bounded_number_of_footers(tmp_path):
     """The sweep's twin check looks at files one by one: at most 1,024 a run. 1,100 orphans of
     a referenced file's size: the entry's own file (a stat) and the first 1,023 orphans'

@@ -208,9 +208,12 @@ static bool fits(const uint8_t *fb, size_t len, const icm__schema *schema, int64
 {
     icm__parquet_stats *s = NULL;
     icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
+    icm__footer_ids *ids = NULL;
+    icmt_ok(icm__verify_footer_ids(s, schema, &ids));
     bool agrees = false;
     why[0] = '\0';
-    icmt_ok(icm__verify_footer_agrees(s, schema, count, lower, upper, why, 160, &agrees));
+    icm__verify_footer_agrees(s, ids, count, lower, upper, why, 160, &agrees);
+    icm__verify_footer_ids_free(ids);
     icm__parquet_stats_free(s);
     return agrees;
 }
