@@ -56,7 +56,7 @@ typedef struct twin_ref {
     bool sized;          /* actual_size looked up */
     int64_t actual_size; /* its own file's (-1: not found or not known) */
     int fit;             /* its own file's footer: 0 not read yet, 1 fits it, -1 not (why) */
-    char why[160];
+    char *why;           /* why its own file does not fit it (NULL until found) */
 } twin_ref;
 
 typedef struct twins {
@@ -178,6 +178,7 @@ static void dedupe(twins *t)
         if (kept > 0 && ref_order(&t->refs[kept - 1], &t->refs[i]) == 0) {
             icm__free(t->refs[i].location);
             icm__free(t->refs[i].bounds);
+            icm__free(t->refs[i].why);
             continue;
         }
         t->refs[kept++] = t->refs[i];
@@ -255,9 +256,10 @@ static int same_size(twins *t, twin_ref *r, bool *out)
         else if (icm_error_last()->code == ICM_ENOMEM)
             return ICM_ENOMEM;
         icm_error_clear();
-        if (r->actual_size >= 0 && r->actual_size != r->size_bytes)
-            snprintf(r->why, sizeof r->why, "it has %lld bytes, the entry records %lld",
-                     (long long)r->actual_size, (long long)r->size_bytes);
+        if (r->actual_size >= 0 && r->actual_size != r->size_bytes &&
+            (r->why = icm__sprintf("it has %lld bytes, the entry records %lld",
+                                   (long long)r->actual_size, (long long)r->size_bytes)) == NULL)
+            return ICM_ENOMEM;
     }
     /* (a file not found is the presence check's: it refuses the run) */
     *out = r->actual_size < 0 || r->actual_size == r->size_bytes;
@@ -271,13 +273,15 @@ static int own_fits(twins *t, const icm__schema *schema, twin_ref *r, bool *out)
     if (r->fit == 0) {
         footer theirs;
         bool fits = false;
-        char unread[sizeof r->why] = "";
+        char why[160] = "", unread[160] = "";
         rc = read_footer(t, schema, r->location, &theirs, unread, sizeof unread);
         if (rc == 0)
-            agrees(&theirs, r, r->why, sizeof r->why, &fits);
-        if (rc == 0 && unread[0] != '\0') /* (kept: what cannot be read counts against) */
-            memcpy(r->why, unread, sizeof r->why);
+            agrees(&theirs, r, why, sizeof why, &fits);
         footer_dispose(&theirs);
+        /* (what cannot be read counts against deleting) */
+        if (rc == 0 && !fits && r->why == NULL &&
+            (r->why = icm__strdup(unread[0] != '\0' ? unread : why)) == NULL)
+            rc = ICM_ENOMEM;
         r->fit = fits ? 1 : -1;
     }
     *out = r->fit > 0;
@@ -296,7 +300,8 @@ static int hold(icm_orphan_file *orphan, int64_t size, const twin_ref *r, int64_
         "this file (%lld bytes%s) and not that file (%s): a damaged manifest entry may have "
         "renamed this file's reference onto that file, so the table may still need this one; "
         "kept",
-        (long long)r->snapshot_id, r->location, (long long)size, counted, r->why);
+        (long long)r->snapshot_id, r->location, (long long)size, counted,
+        r->why != NULL ? r->why : "it does not fit");
     if (message == NULL)
         return ICM_ENOMEM;
     orphan->state = ICM_ORPHAN_KEPT;
@@ -464,6 +469,7 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
     for (size_t i = 0; i < t.n; i++) {
         icm__free(t.refs[i].location);
         icm__free(t.refs[i].bounds);
+        icm__free(t.refs[i].why);
     }
     icm__free(t.refs);
     icm__free(t.sizes);
