@@ -29,7 +29,6 @@ typedef struct icm__expire_entry_facts {
     int64_t record_count;        /* -1: unknown */
     uint64_t bounds;             /* digest of its bounds (0: none given) */
     icm_file_format file_format;
-    int64_t added_snapshot_id;   /* the snapshot that added it (INT64_MIN: unknown) */
 } icm__expire_entry_facts;
 
 typedef struct icm__expire_result_full {

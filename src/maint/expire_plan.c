@@ -198,7 +198,6 @@ typedef struct content_facts {
     int64_t record_count;
     uint64_t bounds;
     icm_file_format file_format;
-    int64_t added_snapshot_id;
 } content_facts;
 
 /* A growable array of planned files. */
@@ -345,7 +344,7 @@ static int on_candidate(const icm__reached *f, void *payload)
         return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes, NULL);
     }
     content_facts facts = {h, 0, inside_table(p, f->location), f->record_count, f->bounds,
-                           f->file_format, f->added_snapshot_id};
+                           f->file_format};
     p->content_outside += !facts.inside;
     if ((rc = name_hash(f->location, &facts.name)) != 0)
         return rc;
@@ -394,8 +393,7 @@ static int keep_entry_facts(plan *p)
         return ICM_ENOMEM;
     for (size_t i = 0; i < v->len; i++)
         f[i] = (icm__expire_entry_facts){v->facts[i].key, v->facts[i].record_count,
-                                         v->facts[i].bounds, v->facts[i].file_format,
-                                         v->facts[i].added_snapshot_id};
+                                         v->facts[i].bounds, v->facts[i].file_format};
     qsort(f, v->len, sizeof *f, by_key);
     full->entry_facts = f;
     full->entry_fact_count = v->len;
@@ -741,7 +739,7 @@ static int find_companions(plan *p, icm_fileio *io)
             icm_file_info info = ICM_FILE_INFO_INIT;
             char *crc = NULL;
             int rc = icm_fileio_checksum_of(&crc, &info, io, p->vec[k].items[i].path);
-            content_facts facts = {{0, 0}, 0, true, -1, 0, ICM_FILE_FORMAT_OTHER, INT64_MIN};
+            content_facts facts = {{0, 0}, 0, true, -1, 0, ICM_FILE_FORMAT_OTHER};
             if (rc == 0 && crc != NULL && (rc = icm__pathset_location_hash(crc, &facts.key)) == 0 &&
                 !icm__pathset_contains_hash(p->keep, facts.key) &&
                 (rc = name_hash(crc, &facts.name)) == 0 &&
@@ -972,7 +970,7 @@ static int gate_candidates(plan *p, const icm_table_metadata *before,
             const char *loc = p->vec[k].items[i].path;
             if (in_quiet_dir(&q, loc))
                 continue;
-            content_facts f = {{0, 0}, 0, true, -1, 0, ICM_FILE_FORMAT_OTHER, INT64_MIN};
+            content_facts f = {{0, 0}, 0, true, -1, 0, ICM_FILE_FORMAT_OTHER};
             rc = icm__pathset_location_hash(loc, &f.key);
             if (rc == 0)
                 rc = name_hash(loc, &f.name);

@@ -149,10 +149,9 @@ static int twin_of(missing *m, icm_fileio *io, const icm_expire_file *f, char **
     if (!icm__verify_refs_have_size(&m->twins, f->size_bytes))
         return 0; /* (most planned files: no key to build, no facts to look up) */
     const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
-    icm__verify_twin_facts facts = {-1, 0, ICM_FILE_FORMAT_OTHER, INT64_MIN};
+    icm__verify_twin_facts facts = {-1, 0, ICM_FILE_FORMAT_OTHER};
     if (e != NULL)
-        facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format,
-                                         e->added_snapshot_id};
+        facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format};
     return icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes,
                                e != NULL ? &facts : NULL, msg);
 }

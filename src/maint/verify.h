@@ -230,8 +230,6 @@ typedef struct icm__verify_twin_facts {
     int64_t record_count;        /* -1: unknown */
     uint64_t bounds;             /* 0: none given */
     icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or unknown */
-    int64_t added_snapshot_id;   /* the snapshot that added it (INT64_MIN: unknown); only
-                                    named, never compared (see above) */
 } icm__verify_twin_facts;
 
 /* Whether a collected reference (sealed) records this size. */
