@@ -281,6 +281,14 @@ static bool view_is_entry(const icm__entry_view *v, const icm_manifest_entry *e,
            raw_equal(v->upper_bounds, d->upper_bounds) && ids;
 }
 
+/* The view's partition key is the one the entry's tuple gives (reader.c). */
+static bool key_is_entrys(const icm__entry_view *v, const icm_manifest_entry *e,
+                          const icm_manifest_reader *r)
+{
+    icm__partition_key k = icm__manifest_reader_partition_key(r, e->data_file.partition);
+    return v->partition.shape == k.shape && v->partition.values == k.values;
+}
+
 /* Read with `fields` as views and, by a second reader, as entries: both stop with the same code
  * after the same entries, each view equal to its entry. */
 static void check_views(const uint8_t *data, size_t size, uint64_t fields,
@@ -301,6 +309,8 @@ static void check_views(const uint8_t *data, size_t size, uint64_t fields,
         erc = icm_manifest_reader_next(&e, re);
         bool as_written = mf == NULL && icm_manifest_reader_format_version(re) >= 2;
         if (vrc != erc || (vrc == 0 && !view_is_entry(&v, e, as_written)))
+            abort();
+        if (vrc == 0 && !key_is_entrys(&v, e, re))
             abort();
         /* the bounds digest parses the maps' bytes (bulk_reader.c): any bytes, the same
          * digest each time, 0 only with no pair */
@@ -366,7 +376,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT |
             ICM_MANIFEST_FIELD_FILE_SIZE | ICM_MANIFEST_FIELD_SNAPSHOT_ID |
             ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS | ICM_MANIFEST_FIELD_RECORD_COUNT |
-            ICM_MANIFEST_FIELD_METRICS,
+            ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION,
     };
     for (size_t i = 0; i < sizeof view_fields / sizeof view_fields[0]; i++) {
         check_views(data, size, view_fields[i], NULL);

@@ -28,6 +28,7 @@ typedef struct icm__expire_entry_facts {
     icm__pathset_hash key;       /* icm__pathset_location_hash of its location */
     int64_t record_count;        /* -1: unknown */
     uint64_t bounds;             /* digest of its bounds (0: none given) */
+    icm__partition_key partition; /* (shape 0: unknown) */
     icm_file_format file_format;
 } icm__expire_entry_facts;
 

@@ -193,12 +193,18 @@ void icm__expire_result_tally(icm_expire_result *r)
 typedef struct content_facts {
     icm__pathset_hash key; /* hash of its location key (icm__pathset_location_hash) */
     uint64_t name;         /* hash of its key's last segment (name_hash) */
-    bool inside;           /* inside the table's locations (inside_table) */
     /* what its entry says besides the size (icm__expire_entry_facts) */
     int64_t record_count;
     uint64_t bounds;
+    icm__partition_key partition;
     icm_file_format file_format;
+    bool inside;           /* inside the table's locations (inside_table) */
 } content_facts;
+
+/* A file no entry describes here (a checksum file, a list, a manifest): inside, nothing
+ * known. */
+#define UNKNOWN_FACTS                                                                          \
+    ((content_facts){.record_count = -1, .file_format = ICM_FILE_FORMAT_OTHER, .inside = true})
 
 /* A growable array of planned files. */
 typedef struct file_vec {
@@ -343,8 +349,12 @@ static int on_candidate(const icm__reached *f, void *payload)
             return refuse_outside(p, f->location);
         return vec_push(&p->vec[vec_of(f->kind)], f->location, f->kind, f->size_bytes, NULL);
     }
-    content_facts facts = {h, 0, inside_table(p, f->location), f->record_count, f->bounds,
-                           f->file_format};
+    content_facts facts = {.key = h,
+                           .record_count = f->record_count,
+                           .bounds = f->bounds,
+                           .partition = f->partition,
+                           .file_format = f->file_format,
+                           .inside = inside_table(p, f->location)};
     p->content_outside += !facts.inside;
     if ((rc = name_hash(f->location, &facts.name)) != 0)
         return rc;
@@ -393,7 +403,8 @@ static int keep_entry_facts(plan *p)
         return ICM_ENOMEM;
     for (size_t i = 0; i < v->len; i++)
         f[i] = (icm__expire_entry_facts){v->facts[i].key, v->facts[i].record_count,
-                                         v->facts[i].bounds, v->facts[i].file_format};
+                                         v->facts[i].bounds, v->facts[i].partition,
+                                         v->facts[i].file_format};
     qsort(f, v->len, sizeof *f, by_key);
     full->entry_facts = f;
     full->entry_fact_count = v->len;
@@ -739,7 +750,7 @@ static int find_companions(plan *p, icm_fileio *io)
             icm_file_info info = ICM_FILE_INFO_INIT;
             char *crc = NULL;
             int rc = icm_fileio_checksum_of(&crc, &info, io, p->vec[k].items[i].path);
-            content_facts facts = {{0, 0}, 0, true, -1, 0, ICM_FILE_FORMAT_OTHER};
+            content_facts facts = UNKNOWN_FACTS;
             if (rc == 0 && crc != NULL && (rc = icm__pathset_location_hash(crc, &facts.key)) == 0 &&
                 !icm__pathset_contains_hash(p->keep, facts.key) &&
                 (rc = name_hash(crc, &facts.name)) == 0 &&
@@ -970,7 +981,7 @@ static int gate_candidates(plan *p, const icm_table_metadata *before,
             const char *loc = p->vec[k].items[i].path;
             if (in_quiet_dir(&q, loc))
                 continue;
-            content_facts f = {{0, 0}, 0, true, -1, 0, ICM_FILE_FORMAT_OTHER};
+            content_facts f = UNKNOWN_FACTS;
             rc = icm__pathset_location_hash(loc, &f.key);
             if (rc == 0)
                 rc = name_hash(loc, &f.name);

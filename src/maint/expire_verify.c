@@ -52,7 +52,7 @@ static int on_issue(const icm__verify_issue *issue, void *payload)
     if (issue->what == ICM__VERIFY_LOOKALIKE) {
         icm__reached ref = {issue->location, issue->kind, issue->expected_size_bytes,
                             issue->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0, INT64_MIN,
-                            {NULL, 0}, {NULL, 0}};
+                            {NULL, 0}, {NULL, 0}, {0, 0}};
         return icm__verify_refs_add(&m->refs, &ref);
     }
     if (m->count++ >= NAMED)
@@ -149,9 +149,10 @@ static int twin_of(missing *m, icm_fileio *io, const icm_expire_file *f, char **
     if (!icm__verify_refs_have_size(&m->twins, f->size_bytes))
         return 0; /* (most planned files: no key to build, no facts to look up) */
     const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
-    icm__verify_twin_facts facts = {-1, 0, ICM_FILE_FORMAT_OTHER};
+    icm__verify_twin_facts facts = {-1, 0, ICM_FILE_FORMAT_OTHER, {0, 0}};
     if (e != NULL)
-        facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format};
+        facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format,
+                                         e->partition};
     return icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes,
                                e != NULL ? &facts : NULL, msg);
 }

@@ -58,6 +58,8 @@ typedef struct icm__reached {
     /* The entry's bounds maps' Avro bytes, when the walk's keep_bounds chose it (else empty;
      * borrowed for the callback, as `location`). */
     icm_raw lower_bounds, upper_bounds;
+    /* The entry's partition tuple (a walk with `described`; shape 0: unknown). */
+    icm__partition_key partition;
 } icm__reached;
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */

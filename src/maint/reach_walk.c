@@ -204,7 +204,7 @@ typedef struct walk {
 static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
 {
     icm__reached r = {location, kind, size_bytes, w->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0,
-                      INT64_MIN, {NULL, 0}, {NULL, 0}};
+                      INT64_MIN, {NULL, 0}, {NULL, 0}, {0, 0}};
     int rc = w->cb(&r, w->payload);
     if (rc != 0)
         w->stop_rc = rc;
@@ -229,7 +229,7 @@ static int deliver_entry(walk *w, const icm__manifest_ref *r, const char *locati
     const char *location = locations + e->location_offset;
     icm__reached f = {location, e->kind, e->size_bytes, w->snapshot_id,
                       e->record_count, e->file_format, e->bounds, entry_added_by(r, e),
-                      {NULL, 0}, {NULL, 0}};
+                      {NULL, 0}, {NULL, 0}, e->partition};
     if (e->lower_bounds_len > 0 || e->upper_bounds_len > 0) {
         const uint8_t *kept = (const uint8_t *)location + strlen(location) + 1;
         f.lower_bounds = (icm_raw){kept, e->lower_bounds_len};

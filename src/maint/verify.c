@@ -476,6 +476,11 @@ static int ref_by_size_then_facts(const void *a, const void *b)
     if (by == 0)
         by = (x->bounds > y->bounds) - (x->bounds < y->bounds);
     if (by == 0)
+        by = (x->partition.shape > y->partition.shape) - (x->partition.shape < y->partition.shape);
+    if (by == 0)
+        by = (x->partition.values > y->partition.values) -
+             (x->partition.values < y->partition.values);
+    if (by == 0)
         by = (x->added_snapshot_id > y->added_snapshot_id) -
              (x->added_snapshot_id < y->added_snapshot_id);
     return by != 0 ? by : strcmp(x->location, y->location);
@@ -504,7 +509,7 @@ int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_w
     if (r->by_name == NULL)
         return 0; /* (none, or not sealed) */
     icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0, -1, ICM_FILE_FORMAT_OTHER, 0,
-                          INT64_MIN, {NULL, 0}, {NULL, 0}};
+                          INT64_MIN, {NULL, 0}, {NULL, 0}, {0, 0}};
     const icm__reached *key = &probe;
     const icm__reached *const *hit =
         bsearch(&key, r->by_name, r->n, sizeof *r->by_name, ref_by_name);

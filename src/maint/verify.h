@@ -227,9 +227,10 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
 /* What a planned file's own entry says of it (NULL: unknown, then any entry of its size may
  * stand for it). */
 typedef struct icm__verify_twin_facts {
-    int64_t record_count;        /* -1: unknown */
-    uint64_t bounds;             /* 0: none given */
-    icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or unknown */
+    int64_t record_count;          /* -1: unknown */
+    uint64_t bounds;               /* 0: none given */
+    icm_file_format file_format;   /* ICM_FILE_FORMAT_OTHER: another, or unknown */
+    icm__partition_key partition;  /* shape 0: unknown */
 } icm__verify_twin_facts;
 
 /* Whether a collected reference (sealed) records this size. */

@@ -52,6 +52,8 @@ static bool other_group(const icm__reached *first, const icm__reached *ref)
 {
     return ref->size_bytes != first->size_bytes || ref->file_format != first->file_format ||
            ref->record_count != first->record_count || ref->bounds != first->bounds ||
+           ref->partition.shape != first->partition.shape ||
+           ref->partition.values != first->partition.values ||
            ref->added_snapshot_id != first->added_snapshot_id;
 }
 
@@ -69,6 +71,10 @@ static bool agrees(const icm__reached *ref, const icm__verify_twin_facts *facts)
      * from an audit branch or added again after a delete, and the damaged entry may be the
      * other commit's: adversary round 14, F1. So a file replaced by one of its size, count
      * and bounds is held too: round 13, F3, open.) */
+    /* (the partition tuple: a damaged path leaves it as it was; two files written by one
+     * commit into two partitions are told apart by it: adversary round 14, F5) */
+    if (icm__partition_keys_differ(ref->partition, facts->partition))
+        return false;
     /* (bounds exactly: entries of one file carry the same metrics, copied from its first
      * entry; one with bounds and one without are two files' entries) */
     return ref->bounds == facts->bounds;

@@ -248,7 +248,7 @@ static const uint64_t ENTRY_FIELDS = ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST
                                      ICM_MANIFEST_FIELD_FILE_SIZE | ICM_MANIFEST_FIELD_RECORD_COUNT;
 static const uint64_t DESCRIBED_FIELDS =
     ICM_MANIFEST_FIELD_SNAPSHOT_ID | ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS |
-    ICM_MANIFEST_FIELD_METRICS;
+    ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION;
 
 /* The kind of a live manifest entry. A position-delete file in Puffin format is a deletion
  * vector (spec v3 "Deletion Vectors"). */
@@ -428,6 +428,7 @@ static int on_entry(const icm__entry_view *e, void *payload)
         .record_count = e->record_count,
         .file_format = paths_only ? ICM_FILE_FORMAT_OTHER : e->file_format,
         .bounds = s->owner->described ? icm__bounds_digest(e->lower_bounds, e->upper_bounds) : 0,
+        .partition = e->partition,
         .lower_bounds_len = keep ? (uint32_t)e->lower_bounds.len : 0,
         .upper_bounds_len = keep ? (uint32_t)e->upper_bounds.len : 0};
     s->locations_len += len;

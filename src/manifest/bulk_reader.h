@@ -164,6 +164,24 @@ void icm__lists_ahead_finish(icm__lists_ahead *a);
 
 /* ---- manifests ---- */
 
+/* What an entry's partition tuple says, for telling two entries' files apart (expiry's twin
+ * check, verify_twins.c). `shape` digests the manifest's partition spec id and the tuple's
+ * type as compared; 0: unknown (no spec id, a field of a type not compared, or not decoded).
+ * `values` digests the values by field id, each in one form whoever wrote it: int and long as a
+ * long, float and double as a double, a decimal's two's complement without redundant sign
+ * bytes, null apart from every value. The entries of one file carry its tuple: a file copied
+ * into a later manifest keeps it (spec "Manifests"). */
+typedef struct icm__partition_key {
+    uint64_t shape, values;
+} icm__partition_key;
+
+/* Whether two entries' partition tuples tell their files apart: both known, of one spec and
+ * type, with other values. */
+static inline bool icm__partition_keys_differ(icm__partition_key a, icm__partition_key b)
+{
+    return a.shape != 0 && a.shape == b.shape && a.values != b.values;
+}
+
 /* One entry of a decoded manifest. Read described (icm__manifest_ahead_start_described), also
  * what tells one commit's entry of a file from another's (the walk's judgement of a
  * snapshot's entries, reach_walk.c): who wrote it and what it says of the file; otherwise
@@ -179,6 +197,7 @@ typedef struct icm__ahead_entry {
     int64_t record_count;    /* -1: absent */
     icm_file_format file_format; /* ICM_FILE_FORMAT_OTHER: another, or not decoded */
     uint64_t bounds;         /* icm__bounds_digest (0: no bound given, or not decoded) */
+    icm__partition_key partition; /* (shape 0: not decoded) */
     /* Read with keep_bounds (icm__manifest_ahead_start_bounded) and kept: the bounds maps'
      * bytes, lower then upper, right after the location's NUL; else 0, 0. */
     uint32_t lower_bounds_len, upper_bounds_len;
@@ -228,7 +247,7 @@ int icm__manifest_ahead_start(icm__manifest_ahead **out, const icm__manifest_bul
                               const icm__manifest_ref *refs, size_t n, icm__entry_filter filter,
                               const void *filter_ctx);
 /* icm__manifest_ahead_start without a filter, each entry also described: its snapshot id, file
- * sequence number, record count and a digest of its bounds. Returns 0 or ICM_ENOMEM. */
+ * sequence number, record count, a digest of its bounds and its partition key. Returns 0 or ICM_ENOMEM. */
 int icm__manifest_ahead_start_described(icm__manifest_ahead **out, const icm__manifest_bulk *b,
                                         const icm__manifest_ref *refs, size_t n);
 /* Which live entries keep their bounds' bytes, by the size their entry records; called from the

@@ -172,13 +172,20 @@ typedef struct icm__entry_view {
     int64_t file_sequence_number;
     int64_t record_count;
     icm_raw lower_bounds, upper_bounds; /* borrowed as file_path; the maps' Avro bytes */
+    /* Asked for with ICM_MANIFEST_FIELD_PARTITION (else shape 0). */
+    icm__partition_key partition;
 } icm__entry_view;
 /* icm_manifest_reader_next as a view: for a projection of at most file path, format, size,
- * snapshot id, sequence numbers, record count and metrics (and a data_file that is not
- * optional) the entry is decoded straight from the block by one
- * compiled program, with no copy and the same checks on those fields; otherwise it is decoded
- * whole and viewed. Inheritance is not applied (a view holds nothing inherited). Same errors. */
+ * snapshot id, sequence numbers, record count, metrics and partition (and a data_file that is
+ * not optional) the entry is decoded straight from the block by one compiled program, with no
+ * copy and the same checks on those fields; otherwise it is decoded whole and viewed. Inheritance is not applied (a view holds nothing inherited). Same errors. */
 int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out);
+/* The key of a partition tuple `tuple` of r's entries (the record's Avro bytes, as
+ * icm_data_file.partition holds them; data NULL: a null tuple), as views give it. Unknown
+ * (shape 0) when r was opened without ICM_MANIFEST_FIELD_PARTITION, has no spec id or a field
+ * of a type not compared, or the bytes do not read. Never fails. */
+icm__partition_key icm__manifest_reader_partition_key(const icm_manifest_reader *r,
+                                                      icm_raw tuple);
 typedef int (*icm__entry_view_cb)(const icm__entry_view *v, void *payload);
 /* icm_manifest_read with a schema cache (NULL = none), or with embedded_v1
  * icm_manifest_read_v1_embedded of mf->manifest_path in snapshot `snapshot_id`, delivering

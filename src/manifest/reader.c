@@ -9,6 +9,10 @@
  * Source: Iceberg spec "Manifests", "Sequence Number Inheritance", "First Row ID Inheritance".
  */
 
+#include <math.h>
+#include <string.h>
+#include <xxhash.h>
+
 #include "avro/skip_steps.h"
 #include "manifest/manifest_internal.h"
 
@@ -115,6 +119,10 @@ struct icm_manifest_reader {
     icm_manifest_content content;
     int32_t spec_id;
     int64_t partition_field; /* index of data_file.partition in the writer schema, -1 if none */
+    /* The partition key's shape (icm__partition_key; 0: unknown, or the partition not asked
+     * for) and the partition record's node. */
+    uint64_t partition_shape;
+    uint32_t partition_node;
     bool has_manifest;
     icm_manifest_file manifest; /* inheritance source (strings not kept) */
     int64_t next_row_id;
@@ -138,11 +146,11 @@ struct icm_manifest_reader {
 enum { VIEW_SKIP, VIEW_NUM, VIEW_STR, VIEW_RAW };
 
 /* What a view holds, besides status and content (always decoded); of the metrics only the
- * bounds (the others are skipped). */
+ * bounds (the others are skipped); of the partition its key (icm__partition_key). */
 static const uint64_t VIEW_FIELDS =
     ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE |
     ICM_MANIFEST_FIELD_SNAPSHOT_ID | ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS |
-    ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS;
+    ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION;
 
 /* The skip programs of the runs of skipped fields of record `rec_node` (plan: a slot per
  * field, ME_SKIP for skipped ones), see df_run. */
@@ -304,8 +312,9 @@ static int view_compile(icm_manifest_reader *r)
         for (uint32_t j = 0; j < df->n; j++) {
             uint32_t ft = s->fields[df->first + j].type;
             uint8_t slot = r->df_plan[j];
-            uint8_t what = slot == DF_PATH || slot == DF_FORMAT   ? VIEW_STR
-                           : slot == DF_LOWER || slot == DF_UPPER ? VIEW_RAW
+            uint8_t what = slot == DF_PATH || slot == DF_FORMAT ? VIEW_STR
+                           : slot == DF_LOWER || slot == DF_UPPER || slot == DF_PARTITION
+                               ? VIEW_RAW
                            : slot == DF_COLUMN_SIZES || slot == DF_VALUE_COUNTS ||
                                    slot == DF_NULL_COUNTS || slot == DF_NAN_COUNTS
                                ? VIEW_SKIP
@@ -317,6 +326,209 @@ static int view_compile(icm_manifest_reader *r)
         }
     }
     return 0;
+}
+
+/* ---- partition keys (icm__partition_key) ---- */
+
+/* How a partition field's values are compared: by value within a class, whichever of its
+ * Avro types a writer chose (spec "Avro": int and long, float and double are promotions; a
+ * decimal is fixed or bytes). */
+enum pk_class { PK_NONE, PK_INTEGER, PK_REAL, PK_BOOLEAN, PK_STRING, PK_BINARY, PK_DECIMAL };
+
+static bool logical_is(const icm__avro_node *n, const char *name)
+{
+    return n->logical != NULL && strcmp(n->logical, name) == 0;
+}
+
+/* The class of a partition field's values and their non-null node (*value). */
+static enum pk_class pk_class_of(const icm__avro_schema *s, uint32_t type, uint32_t *value)
+{
+    int null_branch;
+    *value = icm__avro_unwrap_optional(s, type, &null_branch);
+    const icm__avro_node *n = &s->nodes[*value];
+    switch (n->type) {
+    case ICM__AVRO_INT:
+    case ICM__AVRO_LONG: return PK_INTEGER;
+    case ICM__AVRO_FLOAT:
+    case ICM__AVRO_DOUBLE: return PK_REAL;
+    case ICM__AVRO_BOOLEAN: return PK_BOOLEAN;
+    case ICM__AVRO_STRING: return PK_STRING;
+    case ICM__AVRO_BYTES:
+    case ICM__AVRO_FIXED: return logical_is(n, "decimal") ? PK_DECIMAL : PK_BINARY;
+    default: return PK_NONE; /* (a union of more, a record, an array, a map, an enum) */
+    }
+}
+
+/* A field's seed: its field id (else its position), so that equal values of two fields add
+ * differently to the digest. */
+static uint64_t pk_field_seed(const icm__avro_field *f, uint32_t i)
+{
+    int64_t id = f->field_id != ICM__AVRO_NO_ID ? f->field_id : -1 - (int64_t)i;
+    return (uint64_t)id * 0x9E3779B97F4A7C15u;
+}
+
+static uint64_t pk_text_hash(const char *text)
+{
+    return text != NULL ? XXH3_64bits(text, strlen(text)) : 0;
+}
+
+/* The shape of r's partition keys: its spec id, and per field its seed, class, and what else
+ * decides how the value reads (the logical type: a date's days and a timestamp's microseconds
+ * are both integers; a plain fixed's size). 0 when unknown. Sets r->partition_node. */
+static uint64_t partition_shape(icm_manifest_reader *r)
+{
+    if (r->partition_field < 0 || r->spec_id < 0)
+        return 0;
+    const icm__avro_schema *s = r->schema;
+    uint32_t t = s->fields[s->nodes[r->df].first + (uint32_t)r->partition_field].type;
+    int null_branch;
+    uint32_t rec = icm__avro_unwrap_optional(s, t, &null_branch);
+    const icm__avro_node *pn = &s->nodes[rec];
+    if (pn->type != ICM__AVRO_RECORD)
+        return 0;
+    uint64_t h = XXH3_64bits(&r->spec_id, sizeof r->spec_id);
+    for (uint32_t i = 0; i < pn->n; i++) {
+        const icm__avro_field *f = &s->fields[pn->first + i];
+        uint32_t value;
+        enum pk_class k = pk_class_of(s, f->type, &value);
+        if (k == PK_NONE)
+            return 0;
+        const icm__avro_node *vn = &s->nodes[value];
+        uint64_t words[5] = {pk_field_seed(f, i), (uint64_t)k,
+                             k == PK_DECIMAL ? 0 : pk_text_hash(vn->logical),
+                             k == PK_BINARY ? (uint64_t)vn->type : 0,
+                             k == PK_BINARY && vn->type == ICM__AVRO_FIXED ? vn->n : 0};
+        h = XXH3_64bits_withSeed(words, sizeof words, h);
+    }
+    r->partition_node = rec;
+    return h != 0 ? h : 1;
+}
+
+/* A two's complement big-endian integer without the leading bytes that only repeat its sign
+ * (zero bytes: zero). */
+static void decimal_trim(const uint8_t **b, size_t *n)
+{
+    static const uint8_t zero = 0;
+    while (*n > 1 && (((*b)[0] == 0x00 && !((*b)[1] & 0x80)) ||
+                      ((*b)[0] == 0xFF && ((*b)[1] & 0x80)))) {
+        (*b)++;
+        (*n)--;
+    }
+    if (*n == 0) {
+        *b = &zero;
+        *n = 1;
+    }
+}
+
+/* One form of a real number: every NaN one NaN, -0 as 0 (a conversion between float and
+ * double, in C or in another writer, may change a NaN's payload; two values this merges are
+ * only ever compared as "may be one file"). */
+static double real_canonical(double d)
+{
+    if (d != d)
+        return (double)NAN;
+    return d == 0 ? 0.0 : d;
+}
+
+/* The digest of one field's value at c (the field's seed and class as partition_shape took
+ * them). False when the bytes do not read (then the key is unknown). */
+static bool pk_value(const icm__avro_schema *s, const icm__avro_field *f, uint64_t seed,
+                     icm__avro_cur *c, uint64_t *out)
+{
+    uint32_t node = f->type;
+    const icm__avro_node *n = &s->nodes[node];
+    if (n->type == ICM__AVRO_UNION) {
+        uint32_t b = 0;
+        if (icm__avro_read_branch(c, n, &b) < 0)
+            return false;
+        node = s->branches[n->first + b];
+        n = &s->nodes[node];
+    }
+    const uint8_t *bytes = NULL;
+    size_t len = 0;
+    uint8_t word[8];
+    int64_t i64 = 0;
+    double d = 0;
+    bool flag = false;
+    switch (n->type) {
+    case ICM__AVRO_NULL:
+        *out = XXH3_64bits_withSeed("", 0, seed ^ 0x6e756c6cu); /* "null" apart from values */
+        return true;
+    case ICM__AVRO_INT:
+    case ICM__AVRO_LONG:
+        if (icm__avro_read_long(c, &i64) < 0)
+            return false;
+        memcpy(word, &i64, sizeof word);
+        break;
+    case ICM__AVRO_FLOAT: {
+        float f32;
+        if (c->end - c->p < 4)
+            return false;
+        memcpy(&f32, c->p, sizeof f32); /* (Avro: little-endian, as every target here) */
+        c->p += 4;
+        d = real_canonical(f32);
+        memcpy(word, &d, sizeof word);
+        break;
+    }
+    case ICM__AVRO_DOUBLE:
+        if (c->end - c->p < 8)
+            return false;
+        memcpy(&d, c->p, sizeof d);
+        c->p += 8;
+        d = real_canonical(d);
+        memcpy(word, &d, sizeof word);
+        break;
+    case ICM__AVRO_BOOLEAN:
+        if (icm__avro_read_bool(c, &flag) < 0)
+            return false;
+        memset(word, 0, sizeof word);
+        word[0] = flag;
+        break;
+    case ICM__AVRO_STRING:
+    case ICM__AVRO_BYTES:
+        if (icm__avro_read_bytes(c, &bytes, &len) < 0)
+            return false;
+        break;
+    case ICM__AVRO_FIXED:
+        if ((size_t)(c->end - c->p) < n->n)
+            return false;
+        bytes = c->p;
+        len = n->n;
+        c->p += n->n;
+        break;
+    default: return false;
+    }
+    if (bytes == NULL) {
+        bytes = word;
+        len = sizeof word;
+    } else if (logical_is(n, "decimal")) {
+        decimal_trim(&bytes, &len);
+    }
+    *out = XXH3_64bits_withSeed(bytes, len, seed);
+    return true;
+}
+
+icm__partition_key icm__manifest_reader_partition_key(const icm_manifest_reader *r, icm_raw raw)
+{
+    icm__partition_key key = {0, 0};
+    if (r->partition_shape == 0)
+        return key;
+    const icm__avro_schema *s = r->schema;
+    const icm__avro_node *pn = &s->nodes[r->partition_node];
+    icm__avro_cur c = {raw.data, raw.data + raw.len, raw.data, 0, false, ""};
+    uint64_t sum = raw.data == NULL ? 0x6e756c6cu : 0;
+    for (uint32_t i = 0; raw.data != NULL && i < pn->n; i++) {
+        const icm__avro_field *f = &s->fields[pn->first + i];
+        uint64_t h;
+        if (!pk_value(s, f, pk_field_seed(f, i), &c, &h)) {
+            icm_error_clear(); /* (the bytes were read as the schema says: not expected) */
+            return key;
+        }
+        sum += h;
+    }
+    key.shape = r->partition_shape;
+    key.values = sum;
+    return key;
 }
 
 int icm_manifest_reader_open(icm_manifest_reader **out, const void *data, size_t len,
@@ -364,6 +576,8 @@ int icm__manifest_reader_open_cached(icm_manifest_reader **out, const void *data
     int64_t x = 0;
     v = icm__avro_reader_meta(r->it.avro, "partition-spec-id", &n);
     r->spec_id = (icm__parse_header_int(v, n, &x) && x >= 0 && x <= INT32_MAX) ? (int32_t)x : -1;
+    if (r->fields & ICM_MANIFEST_FIELD_PARTITION)
+        r->partition_shape = partition_shape(r);
     if (opts && opts->manifest) {
         r->has_manifest = true;
         r->manifest = *opts->manifest;
@@ -687,6 +901,7 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
                            .record_count = -1};
     const uint8_t *path = NULL, *format = NULL;
     size_t path_len = 0, format_len = 0;
+    icm_raw partition = {NULL, 0};
     bool has_status = false;
     int rc = 0;
     for (size_t k = 0; k < r->n_view_ops && rc == 0; k++) {
@@ -696,8 +911,10 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
             continue;
         }
         if (op->what == VIEW_RAW) {
-            rc = icm__read_raw(s, op->node, c, op->slot == DF_LOWER ? &v->lower_bounds
-                                                                    : &v->upper_bounds);
+            rc = icm__read_raw(s, op->node, c,
+                               op->slot == DF_LOWER   ? &v->lower_bounds
+                               : op->slot == DF_UPPER ? &v->upper_bounds
+                                                      : &partition);
             continue;
         }
         if (op->what == VIEW_STR) {
@@ -744,6 +961,7 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
         v->file_format = parse_format(format, format_len);
     v->file_path = path != NULL ? (const char *)path : "";
     v->file_path_len = path_len;
+    v->partition = icm__manifest_reader_partition_key(r, partition);
     return 0;
 }
 
@@ -770,7 +988,8 @@ int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out)
                              .file_sequence_number = e->file_sequence_number,
                              .record_count = d->record_count,
                              .lower_bounds = d->lower_bounds,
-                             .upper_bounds = d->upper_bounds};
+                             .upper_bounds = d->upper_bounds,
+                             .partition = icm__manifest_reader_partition_key(r, d->partition)};
     return 0;
 }
 

@@ -115,17 +115,38 @@ def flip_one_path(manifest, victim, damage=None, keep_length=False, rewrite=None
         rewrite(recs)
     size = os.path.getsize(manifest)
 
-    def encoded(pad):
+    def encoded(metadata, level=9):
         import io
         out = io.BytesIO()
-        fastavro.writer(out, schema, recs, codec=codec, codec_compression_level=9,
-                        metadata=dict(meta, **({"x-pad": "p" * pad} if pad else {})))
+        fastavro.writer(out, schema, recs, codec=codec, codec_compression_level=level,
+                        metadata=metadata)
         return out.getvalue()
-    data = encoded(0)
+
+    def fitted(level):
+        """At this compression level, the file at `size` bytes, or None. The header is not
+        compressed: its `schema` text takes trailing spaces (still the same JSON), and sheds
+        an empty `identifier-field-ids` when the damaged data compresses worse; without a
+        `schema`, a pad key (8 bytes at least) is added."""
+        variants = [meta]
+        if '"identifier-field-ids":[]' in meta.get("schema", ""):
+            variants.append(dict(meta, schema=meta["schema"].replace(
+                ',"identifier-field-ids":[]', "")))
+        for m in variants:
+            gap = size - len(encoded(m, level))
+            if "schema" in m:
+                tries = (dict(m, schema=m["schema"] + " " * n) for n in range(max(0, gap - 2),
+                                                                                  gap + 1))
+            else:
+                tries = (dict(m, **({"x-pad": "p" * pad} if pad else {}))
+                         for pad in range(max(0, gap - 8), gap + 8))
+            d = next((d for d in map(lambda t: encoded(t, level), tries) if len(d) == size),
+                     None)
+            if d is not None:
+                return d
+        return None
+    data = encoded(meta)
     if keep_length:
-        data = next((d for d in (encoded(pad) for pad in range(max(0, size - len(data) - 8),
-                                                               size - len(data) + 8))
-                     if len(d) == size), None)
+        data = next((d for d in map(fitted, (9, 6, 3, 1)) if d is not None), None)
         assert data is not None, f"{manifest} cannot be padded to {size} bytes"
     with open(manifest, "wb") as f:
         f.write(data)
@@ -940,6 +961,73 @@ def test_data_loss_twin_of_a_file_added_again(tmp_path):
     assert os.path.exists(local(files[0])) and os.path.exists(local(files[1]))
     restore(manifest, backup)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def partitioned_table(tmp_path, metrics):
+    """A table of SCHEMA partitioned by identity(s), metrics mode `metrics` (`counts`, `none`:
+    entries without bounds), whose one append writes a file of rows 1, 2, 3 in each of the
+    partitions s=a and s=b: one commit's two files, of one size and record count. Returns the
+    table and the two files (a's first)."""
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, StringType
+    tbl = make_table(tmp_path, appends=0)
+    tbl["cat"].drop_table("ns.t")
+    schema = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "s", StringType(), required=False))
+    spec = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "s"))
+    t = tbl["cat"].create_table("ns.t", schema=schema, partition_spec=spec,
+                                properties={"write.metadata.metrics.default": metrics})
+    t.append(pa.table({"id": [1, 2, 3, 1, 2, 3], "s": ["a"] * 3 + ["b"] * 3}, schema=SCHEMA))
+    files = sorted(live_paths(tbl, tbl["cat"].load_table("ns.t").current_snapshot()))
+    assert len(files) == 2 and "/s=a/" in files[0] and "/s=b/" in files[1], files
+    assert os.path.getsize(local(files[0])) == os.path.getsize(local(files[1]))
+    return tbl, files
+
+
+@pytest.mark.parametrize("metrics", ["counts", "none"])
+def test_expiry_deletes_a_dropped_partitions_file_whose_sibling_lies_in_another(tmp_path,
+                                                                                metrics):
+    """Adversary round 14, F5 (a false hold): the files one commit writes into two partitions
+    agree on size, record count, format and (without metrics) bounds, so the file of a dropped
+    partition was kept, every run, as a "twin" of its sibling. A damaged path leaves the
+    entry's partition tuple as it was: the sibling's entry (s=b) cannot stand for the dropped
+    file (s=a). Deleted, with no warning."""
+    tbl, (a, b) = partitioned_table(tmp_path, metrics)
+    tbl["cat"].load_table("ns.t").delete("s = 'a'")
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 0 and "not deleted" not in p.stderr, p.stderr
+    assert not os.path.exists(local(a)) and os.path.exists(local(b))
+    assert current_ids(tbl) == [1, 2, 3]
+
+
+def test_data_loss_twin_in_a_partitioned_table(tmp_path):
+    """The partition tuple tells two partitions' files apart, never a file from its own
+    damaged entry: the retained entry of s=a's file (rewritten EXISTING when s=b was dropped)
+    is renamed onto a leftover of its size in s=a with other bytes. Its expired entry and the
+    damaged one agree on the tuple too: kept, a warning naming the leftover; restored, the
+    table reads as before."""
+    tbl, (a, b) = partitioned_table(tmp_path, "counts")
+    tbl["cat"].load_table("ns.t").delete("s = 'b'")
+    manifest = manifest_naming(tbl, a)
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    leftover = flip_one_path(manifest, a, keep_length=True)
+    with open(local(a), "rb") as f:
+        body = bytearray(f.read())
+    body[4] ^= 0xFF  # (the first byte after the magic: a leftover of its size, other bytes)
+    with open(local(leftover), "wb") as f:
+        f.write(body)
+    age_all(tbl["dir"])
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last",
+                "1", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_as_twin(p.stderr, a, leftover), p.stderr
+    assert os.path.exists(local(a)) and not os.path.exists(local(b))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3]
 
 
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):

@@ -11,7 +11,8 @@
  *  - a list read whose filter claims runs of rows by their bytes (same_rows) delivers exactly
  *    the other rows, and row_end sees every row's bytes;
  *  - manifest entry views (the compiled view program) equal the decoded entries on every
- *    fixture manifest, for each projection a view serves and one it does not.
+ *    fixture manifest, for each projection a view serves and one it does not, partition keys
+ *    included.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -565,6 +566,8 @@ static void test_rows_claimed_by_bytes(void **state)
 
 /* ---- entry views ---- */
 
+static size_t keyed_views; /* views with a known partition key (views_text) */
+
 static void views_text(const char *path, const char *data, size_t len, uint64_t fields,
                        bool views, icm__buf *out)
 {
@@ -597,15 +600,19 @@ static void views_text(const char *path, const char *data, size_t len, uint64_t 
                     .file_sequence_number = e->file_sequence_number,
                     .record_count = e->data_file.record_count,
                     .lower_bounds = e->data_file.lower_bounds,
-                    .upper_bounds = e->data_file.upper_bounds};
+                    .upper_bounds = e->data_file.upper_bounds,
+                    .partition = icm__manifest_reader_partition_key(r, e->data_file.partition)};
         }
         if (rc != 0)
             break;
+        keyed_views += views && v.partition.shape != 0;
         /* (no manifest list row: the whole decode inherits nothing either, but gives v1
          * entries their file sequence number 0, spec Appendix E; a view holds what is written) */
         if (icm_manifest_reader_format_version(r) < 2)
             v.has_file_sequence_number = false, v.file_sequence_number = 0;
-        icm__buf_printf(out, "%d %d %d %lld [%.*s] %d:%lld %d:%lld %lld %zu:%016llx %zu:%016llx\n",
+        icm__buf_printf(out,
+                        "%d %d %d %lld [%.*s] %d:%lld %d:%lld %lld %zu:%016llx %zu:%016llx "
+                        "%016llx:%016llx\n",
                         (int)v.status, (int)v.content, (int)v.file_format,
                         (long long)v.file_size_in_bytes, (int)v.file_path_len, v.file_path,
                         (int)v.has_snapshot_id, (long long)v.snapshot_id,
@@ -614,7 +621,9 @@ static void views_text(const char *path, const char *data, size_t len, uint64_t 
                         (unsigned long long)XXH3_64bits(v.lower_bounds.data, v.lower_bounds.len),
                         v.upper_bounds.len,
                         (unsigned long long)XXH3_64bits(v.upper_bounds.data,
-                                                        v.upper_bounds.len));
+                                                        v.upper_bounds.len),
+                        (unsigned long long)v.partition.shape,
+                        (unsigned long long)v.partition.values);
     }
     icm__buf_printf(out, "end %d\n", rc);
     icm_manifest_reader_free(r);
@@ -635,7 +644,7 @@ static void test_views_are_the_entries(void **state)
         ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT |
             ICM_MANIFEST_FIELD_FILE_SIZE | ICM_MANIFEST_FIELD_SNAPSHOT_ID |
             ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS | ICM_MANIFEST_FIELD_RECORD_COUNT |
-            ICM_MANIFEST_FIELD_METRICS,
+            ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION,
         ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS,
         ICM_MANIFEST_FIELD_ALL,         /* (more than a view holds: decoded, then viewed) */
     };
@@ -663,6 +672,7 @@ static void test_views_are_the_entries(void **state)
         free(data);
     }
     assert_true(manifests > 0);
+    assert_true(keyed_views > 0); /* (partition keys were compared too) */
     file_list_free(&files);
 }
 

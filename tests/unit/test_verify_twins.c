@@ -23,6 +23,9 @@
 
 #define PARQUET ICM_FILE_FORMAT_PARQUET
 #define ADDED_BY 7 /* the snapshot that added the entries' files */
+#define SPEC_SHAPE 0x5eu /* the entries' partition key shape (icm__partition_key) */
+#define TUPLE 0x70u      /* ... and values */
+#define ANY_TUPLE {0, 0} /* a planned file's partition key not known */
 
 static void put(icm_fileio *io, const char *location, size_t size, char fill)
 {
@@ -36,7 +39,7 @@ static void put(icm_fileio *io, const char *location, size_t size, char fill)
 static icm__reached entry(const char *location, int64_t size, int64_t rows, uint64_t bounds)
 {
     return (icm__reached){location, ICM__FILE_DATA, size, 42, rows, PARQUET, bounds, ADDED_BY,
-                          {NULL, 0}, {NULL, 0}};
+                          {NULL, 0}, {NULL, 0}, {SPEC_SHAPE, TUPLE}};
 }
 
 /* The verdict for `location` (of `size` bytes, its own entry's facts) against the entries. */
@@ -54,7 +57,8 @@ static char *verdict(icm_fileio *io, const icm__reached *entries, size_t n, cons
 }
 
 /* The entry agrees and the bytes differ: kept, the message naming the entry's file. Another
- * record count, other bounds or another format: not its entry, deleted. The same bytes, or
+ * record count, other bounds, another format or another partition tuple: not its entry,
+ * deleted. The same bytes, or
  * the file gone: deleted. Another size is never looked at. */
 static void test_twin_by_its_entry(void **state)
 {
@@ -65,7 +69,7 @@ static void test_twin_by_its_entry(void **state)
     put(io, "/t/data/live.parquet", 100, 'y');  /* the file it stood for */
     put(io, "/t/data/copy.parquet", 100, 'x');  /* the same bytes as the named file */
     icm__reached e = entry("/t/data/named.parquet", 100, 5, 0xb0);
-    const icm__verify_twin_facts same = {5, 0xb0, PARQUET};
+    const icm__verify_twin_facts same = {5, 0xb0, PARQUET, ANY_TUPLE};
 
     char *why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &same);
     assert_non_null(why);
@@ -77,9 +81,9 @@ static void test_twin_by_its_entry(void **state)
                                 "reference onto that file"));
     assert_non_null(strstr(why, "so the table may still need this one; kept"));
     free(why);
-    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET},
-                                 bounds = {5, 0xb1, PARQUET},
-                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC};
+    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET, ANY_TUPLE},
+                                 bounds = {5, 0xb1, PARQUET, ANY_TUPLE},
+                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC, ANY_TUPLE};
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &rows));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &bounds));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &orc));
@@ -103,13 +107,31 @@ static void test_twin_by_its_entry(void **state)
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 101, &same));
     /* a record count one side does not know cannot tell them apart: kept; bounds on one
      * side only are two files' entries */
-    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET},
-                                 unbounded = {5, 0, PARQUET};
+    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET, ANY_TUPLE},
+                                 unbounded = {5, 0, PARQUET, ANY_TUPLE};
     why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &uncounted);
     assert_non_null(why);
     free(why);
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &unbounded));
     why = verdict(io, &e, 1, "/t/data/live.parquet", 100, NULL);
+    assert_non_null(why);
+    free(why);
+    /* the partition tuple: another value of the same spec and type is another file's entry
+     * (two files of one commit in two partitions: adversary round 14, F5); the same tuple
+     * agrees; another shape (spec or type) or an unknown one cannot tell them apart */
+    const icm__verify_twin_facts other_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE + 1}},
+                                 same_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE}},
+                                 other_spec = {5, 0xb0, PARQUET, {SPEC_SHAPE + 1, TUPLE + 1}};
+    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &other_tuple));
+    const icm__verify_twin_facts *held[] = {&same_tuple, &other_spec};
+    for (size_t k = 0; k < 2; k++) {
+        why = verdict(io, &e, 1, "/t/data/live.parquet", 100, held[k]);
+        assert_non_null(why);
+        free(why);
+    }
+    icm__reached untold = e;
+    untold.partition = (icm__partition_key){0, 0};
+    why = verdict(io, &untold, 1, "/t/data/live.parquet", 100, &other_tuple);
     assert_non_null(why);
     free(why);
     /* the entry naming the planned file itself is not its twin */
@@ -135,7 +157,7 @@ static void test_several_entries_of_one_size(void **state)
     put(io, "/t/data/b-bytes.parquet", 64, 'b');
     icm__reached es[] = {entry("/t/data/c.parquet", 64, 3, 7), entry("/t/data/b.parquet", 64, 2, 7),
                          entry("/t/data/a.parquet", 64, 3, 7)};
-    const icm__verify_twin_facts f = {3, 7, PARQUET};
+    const icm__verify_twin_facts f = {3, 7, PARQUET, ANY_TUPLE};
     /* c has its bytes, a does not: kept, naming a */
     char *why = verdict(io, es, 3, "/t/data/cand.parquet", 64, &f);
     assert_non_null(why);
@@ -173,7 +195,7 @@ static void test_comparisons_are_bounded(void **state)
         put(io, names[i], 80, (char)('a' + i));
         es[i] = entry(names[i], 80, 4, 9);
     }
-    const icm__verify_twin_facts f = {4, 9, PARQUET};
+    const icm__verify_twin_facts f = {4, 9, PARQUET, ANY_TUPLE};
     put(io, "/t/data/cand.parquet", 80, (char)('a' + N - 1)); /* f-19's bytes */
     char *why = verdict(io, es, N, "/t/data/cand.parquet", 80, &f);
     assert_non_null(why);
@@ -219,7 +241,7 @@ static void test_blocks_and_unreadable_files(void **state)
     icmt_ok(icm_fileio_write_replace(mem, "/t/data/late.parquet", b, size));
     icm_free(b);
     icm__reached e = entry("/t/data/named.parquet", (int64_t)size, 9, 1);
-    const icm__verify_twin_facts f = {9, 1, PARQUET};
+    const icm__verify_twin_facts f = {9, 1, PARQUET, ANY_TUPLE};
     assert_null(verdict(io, &e, 1, "/t/data/same.parquet", (int64_t)size, &f));
     char *why = verdict(io, &e, 1, "/t/data/late.parquet", (int64_t)size, &f);
     assert_non_null(why);
