@@ -24,6 +24,8 @@
 # broken; the exit status is non-zero if any stage failed. A build that fails skips the tests
 # that need it. Environment: ICM_JOBS (default 2: the machines have two cores).
 set -uo pipefail
+# (so a test reads text from a here-string, never `printf | grep -q`: grep -q exits at its
+# first match, and a writer still writing then dies of SIGPIPE, failing the pipeline)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -283,7 +285,7 @@ install_consumer() {
   if [ "$kind" = shared ]; then
     # Both consumers load the installed shared library, by its soname.
     for exe in consumer/consumer-pc consumer/cmake/consumer; do
-      readelf -d "$ROOT/$dir/$exe" | grep -q 'NEEDED.*\[libicemaint\.so\.[0-9.]*\]' || {
+      grep -q 'NEEDED.*\[libicemaint\.so\.[0-9.]*\]' <<<"$(readelf -d "$ROOT/$dir/$exe")" || {
         echo "test.sh: install-shared: $exe does not link libicemaint.so by soname" >&2
         return 1
       }
@@ -305,14 +307,14 @@ package_deb() {
   deb="$(ls "$dir"/deb/icemaint_*.deb)" || return 1
   depends="$(dpkg-deb -f "$deb" Depends)" || return 1
   for f in libc6 libjansson4 libcurl4 libpq5 libyaml-0-2; do
-    printf '%s\n' "$depends" | grep -q "$f" ||
+    grep -q "$f" <<<"$depends" ||
       { echo "test.sh: package-deb: Depends lacks $f" >&2; return 1; }
   done
   contents="$(dpkg-deb -c "$deb")" || return 1
   for f in usr/bin/icemaint usr/lib/libicemaint.a usr/lib/pkgconfig/icemaint.pc \
       usr/lib/cmake/icemaint/icemaintConfig.cmake usr/include/icemaint/common.h \
       usr/share/man/man1/icemaint.1 usr/share/bash-completion/completions/icemaint; do
-    printf '%s\n' "$contents" | grep -q " \./$f\$" ||
+    grep -q " \./$f\$" <<<"$contents" ||
       { echo "test.sh: package-deb: $f not in the package" >&2; return 1; }
   done
   root="$(mktemp -d /tmp/icm-deb.XXXXXX)"
@@ -325,7 +327,7 @@ package_deb() {
     return 1
   fi
   out="$("$root/usr/bin/icemaint" inspect tests/consumer/v1.metadata.json)" &&
-    printf '%s\n' "$out" | grep -q '^Table UUID  *9c12d441-03fe-4693-9a96-a0705ddf69c1$' || {
+    grep -q '^Table UUID  *9c12d441-03fe-4693-9a96-a0705ddf69c1$' <<<"$out" || {
     echo "test.sh: package-deb: the packaged icemaint inspect failed: $out" >&2
     rm -rf "$root"
     return 1
@@ -385,7 +387,7 @@ deb_clean_install() {
     { [ "$out" = "icemaint $version" ] ||
       { echo "test.sh: deb-install: --version printed '$out'" >&2; false; }; } &&
     out="$(chroot "$root" icemaint inspect /tmp/v1.metadata.json)" &&
-    { printf '%s\n' "$out" | grep -q '^Table UUID  *9c12d441-03fe-4693-9a96-a0705ddf69c1$' ||
+    { grep -q '^Table UUID  *9c12d441-03fe-4693-9a96-a0705ddf69c1$' <<<"$out" ||
       { echo "test.sh: deb-install: inspect printed: $out" >&2; false; }; } &&
     chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq icemaint \
       >>"$dir/deb-install.log" 2>&1 &&

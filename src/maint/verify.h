@@ -225,7 +225,7 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
  */
 
 /* What a planned file's own entry says of it (NULL: unknown, then any entry of its size may
- * stand for it). */
+ * stand for it). A Puffin file is said by its format alone: its entries describe its blobs. */
 typedef struct icm__verify_twin_facts {
     int64_t record_count;          /* -1: unknown */
     uint64_t bounds;               /* 0: none given */

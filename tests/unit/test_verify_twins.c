@@ -134,6 +134,18 @@ static void test_twin_by_its_entry(void **state)
     why = verdict(io, &untold, 1, "/t/data/live.parquet", 100, &other_tuple);
     assert_non_null(why);
     free(why);
+    /* a Puffin file: its entries each describe one deletion vector (their own count, bounds
+     * and partition), so an entry of its size and format agrees whatever those say
+     * (adversary round 15, F1, F2); a Parquet entry does not */
+    put(io, "/t/data/dv.puffin", 100, 'p');
+    icm__reached vector = e;
+    vector.file_format = ICM_FILE_FORMAT_PUFFIN;
+    const icm__verify_twin_facts puffin = {2, 0xc0, ICM_FILE_FORMAT_PUFFIN,
+                                           {SPEC_SHAPE, TUPLE + 1}};
+    why = verdict(io, &vector, 1, "/t/data/dv.puffin", 100, &puffin);
+    assert_non_null(why);
+    free(why);
+    assert_null(verdict(io, &e, 1, "/t/data/dv.puffin", 100, &puffin));
     /* the entry naming the planned file itself is not its twin */
     icm__reached self = entry("/t/data/live.parquet", 100, 5, 0xb0);
     assert_null(verdict(io, &self, 1, "/t/data/live.parquet", 100, &same));
