@@ -168,9 +168,10 @@ void icm__lists_ahead_finish(icm__lists_ahead *a);
  * check, verify_twins.c). `shape` digests the manifest's partition spec id and the tuple's
  * type as compared; 0: unknown (no spec id, a field of a type not compared, or not decoded).
  * `values` digests the values by field id, each in one form whoever wrote it: int and long as a
- * long, float and double as a double, a decimal's two's complement without redundant sign
- * bytes, null apart from every value. The entries of one file carry its tuple: a file copied
- * into a later manifest keeps it (spec "Manifests"). */
+ * long, a decimal's two's complement without redundant sign bytes, null apart from every value;
+ * float and double fields not at all (PyIceberg 0.12 writes a carried double rounded to
+ * float32: adversary round 16, F1). The entries of one file carry its tuple: a file copied into
+ * a later manifest keeps it (spec "Manifests"). */
 typedef struct icm__partition_key {
     uint64_t shape, values;
 } icm__partition_key;

@@ -9,7 +9,6 @@
  * Source: Iceberg spec "Manifests", "Sequence Number Inheritance", "First Row ID Inheritance".
  */
 
-#include <math.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -420,23 +419,17 @@ static void decimal_trim(const uint8_t **b, size_t *n)
     }
 }
 
-/* One form of a real number: every NaN one NaN, -0 as 0 (a conversion between float and
- * double, in C or in another writer, may change a NaN's payload; two values this merges are
- * only ever compared as "may be one file"). */
-static double real_canonical(double d)
-{
-    if (d != d)
-        return (double)NAN;
-    return d == 0 ? 0.0 : d;
-}
-
 /* The digest of one field's value at c (the field's seed and class as partition_shape took
- * them). False when the bytes do not read (then the key is unknown). */
+ * them). False when the bytes do not read (then the key is unknown). A float or double field's
+ * value (or null) is read past and not compared: PyIceberg 0.12 writes a double partition value
+ * it carries into a rewritten manifest rounded to float32, so one file's entries disagree
+ * (adversary round 16, F1: data loss). */
 static bool pk_value(const icm__avro_schema *s, const icm__avro_field *f, uint64_t seed,
                      icm__avro_cur *c, uint64_t *out)
 {
-    uint32_t node = f->type;
+    uint32_t node = f->type, value;
     const icm__avro_node *n = &s->nodes[node];
+    bool real = pk_class_of(s, node, &value) == PK_REAL;
     if (n->type == ICM__AVRO_UNION) {
         uint32_t b = 0;
         if (icm__avro_read_branch(c, n, &b) < 0)
@@ -444,11 +437,18 @@ static bool pk_value(const icm__avro_schema *s, const icm__avro_field *f, uint64
         node = s->branches[n->first + b];
         n = &s->nodes[node];
     }
+    if (real) {
+        size_t width = n->type == ICM__AVRO_FLOAT ? 4 : n->type == ICM__AVRO_DOUBLE ? 8 : 0;
+        if ((size_t)(c->end - c->p) < width)
+            return false;
+        c->p += width;
+        *out = XXH3_64bits_withSeed("", 0, seed ^ 0x7265616cu); /* ("real": any value) */
+        return true;
+    }
     const uint8_t *bytes = NULL;
     size_t len = 0;
     uint8_t word[8];
     int64_t i64 = 0;
-    double d = 0;
     bool flag = false;
     switch (n->type) {
     case ICM__AVRO_NULL:
@@ -459,24 +459,6 @@ static bool pk_value(const icm__avro_schema *s, const icm__avro_field *f, uint64
         if (icm__avro_read_long(c, &i64) < 0)
             return false;
         memcpy(word, &i64, sizeof word);
-        break;
-    case ICM__AVRO_FLOAT: {
-        float f32;
-        if (c->end - c->p < 4)
-            return false;
-        memcpy(&f32, c->p, sizeof f32); /* (Avro: little-endian, as every target here) */
-        c->p += 4;
-        d = real_canonical(f32);
-        memcpy(word, &d, sizeof word);
-        break;
-    }
-    case ICM__AVRO_DOUBLE:
-        if (c->end - c->p < 8)
-            return false;
-        memcpy(&d, c->p, sizeof d);
-        c->p += 8;
-        d = real_canonical(d);
-        memcpy(word, &d, sizeof word);
         break;
     case ICM__AVRO_BOOLEAN:
         if (icm__avro_read_bool(c, &flag) < 0)

@@ -4,7 +4,8 @@
  * partition tuple schemas of each shape writers use:
  *  - one tuple written under different Avro types has one key: a nullable field with null
  *    first or last, or required; int or long; float or double; a decimal as fixed of any size
- *    or as bytes, with or without redundant sign bytes; every NaN, and -0 as 0;
+ *    or as bytes, with or without redundant sign bytes; float and double values not at all
+ *    (a double carried rounded to float32, a NaN, null: one key);
  *  - another value, a null instead of a value, the values of two fields swapped: another key
  *    of the same shape (icm__partition_keys_differ);
  *  - another spec id, a date against a plain int, a fixed of another size: another shape
@@ -134,13 +135,20 @@ static void test_one_tuple_under_every_encoding(void **state)
     /* 1.5f: 0x3fc00000; 1.5: 0x3ff8000000000000 (little-endian) */
     assert_true(same(KEY(f32, 1, "\x02\x00\x00\xc0\x3f"),
                      KEY(f64, 1, "\x00\x00\x00\x00\x00\x00\xf8\x3f")));
-    /* a NaN of any payload is one NaN; -0 is 0 */
+    /* reals are not compared at all (PyIceberg 0.12 carries a double rounded to float32:
+     * adversary round 16, F1): 1.1 and float32(1.1), a NaN, 0, -0, null are one key */
+    assert_true(same(KEY(f64, 1, "\x9a\x99\x99\x99\x99\x99\xf1\x3f"),
+                     KEY(f64, 1, "\x00\x00\x00\xa0\x99\x99\xf1\x3f")));
     assert_true(same(KEY(f32, 1, "\x02\x01\x00\xc0\x7f"),
-                     KEY(f64, 1, "\x00\x00\x00\x00\x00\x00\xf8\x7f")));
-    assert_true(same(KEY(f32, 1, "\x02\x00\x00\x00\x00"),
                      KEY(f64, 1, "\x00\x00\x00\x00\x00\x00\x00\x80")));
-    assert_true(icm__partition_keys_differ(KEY(f32, 1, "\x02\x00\x00\x00\x00"),
-                                           KEY(f32, 1, "\x02\x00\x00\xc0\x3f")));
+    assert_true(same(KEY(f32, 1, "\x00"), KEY(f32, 1, "\x02\x00\x00\xc0\x3f")));
+    /* ... while the other fields of the tuple still are */
+    const field real_and_int[] = {{"x", 1000, "\"double\""}, {"d", 1001, "\"int\""}};
+    assert_true(icm__partition_keys_differ(
+        KEY(real_and_int, 1, "\x9a\x99\x99\x99\x99\x99\xf1\x3f\x0a"),
+        KEY(real_and_int, 1, "\x00\x00\x00\xa0\x99\x99\xf1\x3f\x0c")));
+    assert_true(same(KEY(real_and_int, 1, "\x9a\x99\x99\x99\x99\x99\xf1\x3f\x0a"),
+                     KEY(real_and_int, 1, "\x00\x00\x00\xa0\x99\x99\xf1\x3f\x0a")));
 
     const field dec_fixed4[] = {
         {"m", 1000, "{\"type\":\"fixed\",\"name\":\"f4\",\"size\":4,\"logicalType\":\"decimal\","
