@@ -963,6 +963,30 @@ def test_data_loss_twin_of_a_file_added_again(tmp_path):
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
 
+def expire_keeps_live_file_renamed_onto_a_leftover(tbl, live):
+    """The current snapshot's entry of `live` renamed onto a leftover of its size with other
+    bytes (its first byte after the magic flipped); the expiry of all but the last snapshot,
+    dry run and real, keeps `live` with a warning naming the leftover. The manifest is then
+    restored."""
+    manifest = manifest_naming(tbl, live)
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    leftover = flip_one_path(manifest, live, keep_length=True)
+    with open(local(live), "rb") as f:
+        body = bytearray(f.read())
+    body[4] ^= 0xFF
+    with open(local(leftover), "wb") as f:
+        f.write(body)
+    age_all(tbl["dir"])
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last",
+                "1", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_as_twin(p.stderr, live, leftover), p.stderr
+    assert os.path.exists(local(live))
+    restore(manifest, backup)
+
+
 def partitioned_table(tmp_path, metrics):
     """A table of SCHEMA partitioned by identity(s), metrics mode `metrics` (`counts`, `none`:
     entries without bounds), whose one append writes a file of rows 1, 2, 3 in each of the
@@ -1010,23 +1034,8 @@ def test_data_loss_twin_in_a_partitioned_table(tmp_path):
     table reads as before."""
     tbl, (a, b) = partitioned_table(tmp_path, "counts")
     tbl["cat"].load_table("ns.t").delete("s = 'b'")
-    manifest = manifest_naming(tbl, a)
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
-    leftover = flip_one_path(manifest, a, keep_length=True)
-    with open(local(a), "rb") as f:
-        body = bytearray(f.read())
-    body[4] ^= 0xFF  # (the first byte after the magic: a leftover of its size, other bytes)
-    with open(local(leftover), "wb") as f:
-        f.write(body)
-    age_all(tbl["dir"])
-    for extra in (("--dry-run",), ()):
-        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last",
-                "1", *extra)
-        assert p.returncode == 0, p.stderr
-        assert kept_as_twin(p.stderr, a, leftover), p.stderr
-    assert os.path.exists(local(a)) and not os.path.exists(local(b))
-    restore(manifest, backup)
+    expire_keeps_live_file_renamed_onto_a_leftover(tbl, a)
+    assert not os.path.exists(local(b))
     assert current_ids(tbl) == [1, 2, 3]
 
 
@@ -1061,23 +1070,7 @@ def test_data_loss_twin_whose_double_partition_value_was_carried_rounded(tmp_pat
         tbl["cat"].load_table("ns.t").delete(EqualTo("id", 2))
     else:
         tbl["cat"].load_table("ns.t").append(pa.table({"id": [3], "p": [-2.5]}, schema=rows))
-    manifest = manifest_naming(tbl, f)
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
-    leftover = flip_one_path(manifest, f, keep_length=True)
-    with open(local(f), "rb") as src:
-        body = bytearray(src.read())
-    body[4] ^= 0xFF  # (a leftover of its size with other bytes)
-    with open(local(leftover), "wb") as out:
-        out.write(body)
-    age_all(tbl["dir"])
-    for extra in (("--dry-run",), ()):
-        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last",
-                "1", *extra)
-        assert p.returncode == 0, p.stderr
-        assert kept_as_twin(p.stderr, f, leftover), p.stderr
-    assert os.path.exists(local(f))
-    restore(manifest, backup)
+    expire_keeps_live_file_renamed_onto_a_leftover(tbl, f)
     assert sorted(tbl["cat"].load_table("ns.t").scan().to_arrow().column("id").to_pylist()) == \
         ([1] if rewrite == "delete" else [1, 2, 3])
 
