@@ -278,7 +278,15 @@ static bool view_is_entry(const icm__entry_view *v, const icm_manifest_entry *e,
            v->file_path_len == d->file_path_len &&
            (v->file_path_len == 0 || memcmp(v->file_path, d->file_path, v->file_path_len) == 0) &&
            v->record_count == d->record_count && raw_equal(v->lower_bounds, d->lower_bounds) &&
-           raw_equal(v->upper_bounds, d->upper_bounds) && ids;
+           raw_equal(v->upper_bounds, d->upper_bounds) && ids &&
+           (v->referenced_data_file == NULL) == (d->referenced_data_file == NULL) &&
+           (v->referenced_data_file == NULL ||
+            (v->referenced_data_file_len == strlen(d->referenced_data_file) &&
+             memcmp(v->referenced_data_file, d->referenced_data_file,
+                    v->referenced_data_file_len) == 0)) &&
+           v->content_offset == (d->has_content_offset ? d->content_offset : -1) &&
+           v->content_size_in_bytes ==
+               (d->has_content_size_in_bytes ? d->content_size_in_bytes : -1);
 }
 
 /* The view's partition key is the one the entry's tuple gives (reader.c). */
@@ -376,7 +384,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT |
             ICM_MANIFEST_FIELD_FILE_SIZE | ICM_MANIFEST_FIELD_SNAPSHOT_ID |
             ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS | ICM_MANIFEST_FIELD_RECORD_COUNT |
-            ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION,
+            ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION |
+            ICM_MANIFEST_FIELD_REFERENCED_DATA_FILE | ICM_MANIFEST_FIELD_CONTENT_OFFSET,
     };
     for (size_t i = 0; i < sizeof view_fields / sizeof view_fields[0]; i++) {
         check_views(data, size, view_fields[i], NULL);

@@ -52,7 +52,7 @@ static int on_issue(const icm__verify_issue *issue, void *payload)
     if (issue->what == ICM__VERIFY_LOOKALIKE) {
         icm__reached ref = {issue->location, issue->kind, issue->expected_size_bytes,
                             issue->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0, INT64_MIN,
-                            {NULL, 0}, {NULL, 0}, {0, 0}};
+                            {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
         return icm__verify_refs_add(&m->refs, &ref);
     }
     if (m->count++ >= NAMED)

@@ -60,6 +60,12 @@ typedef struct icm__reached {
     icm_raw lower_bounds, upper_bounds;
     /* The entry's partition tuple (a walk with `described`; shape 0: unknown). */
     icm__partition_key partition;
+    /* A deletion vector's entry, read `described`: the data file it applies to (borrowed as
+     * `location`; NULL: unknown) and where its blob lies in the Puffin file, offset and length
+     * in bytes (spec fields 143, 144, 145; 0, 0: unknown). Expiry's twin check finds the blob
+     * such an entry names in a planned Puffin file's footer (verify_twins.c). */
+    const char *referenced_data_file;
+    int64_t content_offset, content_size_bytes;
 } icm__reached;
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__reach_walk. */

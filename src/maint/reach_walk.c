@@ -204,7 +204,7 @@ typedef struct walk {
 static int deliver(walk *w, const char *location, icm__file_kind kind, int64_t size_bytes)
 {
     icm__reached r = {location, kind, size_bytes, w->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0,
-                      INT64_MIN, {NULL, 0}, {NULL, 0}, {0, 0}};
+                      INT64_MIN, {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
     int rc = w->cb(&r, w->payload);
     if (rc != 0)
         w->stop_rc = rc;
@@ -227,13 +227,19 @@ static int deliver_entry(walk *w, const icm__manifest_ref *r, const char *locati
                          const icm__ahead_entry *e)
 {
     const char *location = locations + e->location_offset;
+    bool blob = e->content_offset > 0 && e->content_size_in_bytes > 0;
     icm__reached f = {location, e->kind, e->size_bytes, w->snapshot_id,
                       e->record_count, e->file_format, e->bounds, entry_added_by(r, e),
-                      {NULL, 0}, {NULL, 0}, e->partition};
-    if (e->lower_bounds_len > 0 || e->upper_bounds_len > 0) {
+                      {NULL, 0}, {NULL, 0}, e->partition, NULL,
+                      blob ? e->content_offset : 0, blob ? e->content_size_in_bytes : 0};
+    if (e->lower_bounds_len > 0 || e->upper_bounds_len > 0 || e->has_referenced_data_file) {
+        /* (what was kept lies after the location's NUL: bounds, then the referenced file) */
         const uint8_t *kept = (const uint8_t *)location + strlen(location) + 1;
         f.lower_bounds = (icm_raw){kept, e->lower_bounds_len};
         f.upper_bounds = (icm_raw){kept + e->lower_bounds_len, e->upper_bounds_len};
+        if (e->has_referenced_data_file)
+            f.referenced_data_file =
+                (const char *)kept + e->lower_bounds_len + e->upper_bounds_len;
     }
     int rc = w->cb(&f, w->payload);
     if (rc != 0)

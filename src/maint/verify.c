@@ -444,8 +444,14 @@ int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref)
     icm__reached *item = &r->items[r->n];
     *item = *ref;
     item->lower_bounds = item->upper_bounds = (icm_raw){NULL, 0}; /* (borrowed: not kept) */
+    item->referenced_data_file = NULL;
     if ((item->location = icm__strdup(ref->location)) == NULL)
         return ICM_ENOMEM;
+    if (ref->referenced_data_file != NULL &&
+        (item->referenced_data_file = icm__strdup(ref->referenced_data_file)) == NULL) {
+        icm__free((char *)item->location);
+        return ICM_ENOMEM;
+    }
     r->n++;
     return 0;
 }
@@ -509,7 +515,7 @@ int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_w
     if (r->by_name == NULL)
         return 0; /* (none, or not sealed) */
     icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0, -1, ICM_FILE_FORMAT_OTHER, 0,
-                          INT64_MIN, {NULL, 0}, {NULL, 0}, {0, 0}};
+                          INT64_MIN, {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
     const icm__reached *key = &probe;
     const icm__reached *const *hit =
         bsearch(&key, r->by_name, r->n, sizeof *r->by_name, ref_by_name);
@@ -531,8 +537,10 @@ int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_w
 
 void icm__verify_refs_dispose(icm__verify_refs *r)
 {
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < r->n; i++) {
         icm__free((char *)r->items[i].location);
+        icm__free((char *)r->items[i].referenced_data_file);
+    }
     icm__free(r->items);
     icm__free(r->by_name);
     icm__free(r->by_size);

@@ -107,7 +107,8 @@ typedef struct icm__verify_refs {
 
 #define ICM__VERIFY_REFS_INIT {NULL, 0, 0, NULL, NULL}
 
-/* Add a reference (location copied). Returns 0 or ICM_ENOMEM. */
+/* Add a reference (location and referenced data file copied; bounds not kept). Returns 0 or
+ * ICM_ENOMEM. */
 int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref);
 /* Build the indexes (after the last add). Returns 0 or ICM_ENOMEM. */
 int icm__verify_refs_seal(icm__verify_refs *r);
@@ -225,7 +226,8 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
  */
 
 /* What a planned file's own entry says of it (NULL: unknown, then any entry of its size may
- * stand for it). A Puffin file is said by its format alone: its entries describe its blobs. */
+ * stand for it). A Puffin file is said by its format alone: its entries describe its blobs,
+ * and its footer says which (verify_twins.c reads it). */
 typedef struct icm__verify_twin_facts {
     int64_t record_count;          /* -1: unknown */
     uint64_t bounds;               /* 0: none given */
@@ -241,9 +243,13 @@ bool icm__verify_refs_have_size(const icm__verify_refs *twins, int64_t size_byte
  * collected reference (icm__verify_options.twins, sealed) stands for: some reference records
  * its size and agrees with `facts` (file format, bounds digest, and record count where both
  * know it), and names a file whose bytes differ, cannot be read, or is past the 16 compared
- * for one file. Then *why is a new message saying so ("not deleted: <snapshot_word> ID
- * references REF, ..."), else NULL. A file missing now is no twin (it is gone already). Reads
- * the files block by block up to the first difference. Returns 0 or ICM_ENOMEM.
+ * for one file. For a deletion vector's Puffin file (facts of format PUFFIN), a reference that
+ * names a blob (content offset and size) agrees only when the file's footer lists that blob
+ * (offset, length, data file by location identity, cardinality where both say), and then the
+ * blob's bytes are compared; a footer that cannot be read keeps the file. Then *why is a new
+ * message saying so ("not deleted: <snapshot_word> ID references REF, ..."), else NULL. A file
+ * missing now is no twin (it is gone already). Reads the files block by block up to the first
+ * difference. Returns 0 or ICM_ENOMEM.
  */
 int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const char *snapshot_word,
                         const char *location, int64_t size_bytes,

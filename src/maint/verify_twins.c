@@ -13,6 +13,17 @@
  * file is gone. At most TWINS_COMPARED_MAX files are compared for one planned file: one left
  * uncompared keeps it too. What cannot be read counts against deleting.
  *
+ * A deletion vector's Puffin file holds many blobs, and its entries say where theirs lies
+ * (content_offset, content_size_in_bytes), which data file it applies to and how many rows it
+ * deletes: a damaged entry that names another Puffin file of the planned one's size still says
+ * so of a blob of the planned file (one damaged field: its path). So a retained Puffin entry
+ * stands for a planned Puffin file only when the planned file's footer lists a blob at that
+ * offset, of that length, for that data file (by location identity) and of that cardinality
+ * (where both say), and then the blob's bytes are compared, not the files': a reader of that
+ * entry gets those bytes, so if the file it names holds them too, deleting the planned one
+ * loses nothing. A footer that cannot be read keeps the file (adversary round 15, F3: a DV
+ * replaced by one of its size was kept until the sweep).
+ *
  * Only reads storage.
  */
 #include <stdio.h>
@@ -20,6 +31,8 @@
 #include <string.h>
 
 #include "maint/verify.h"
+#include "puffin/puffin.h"
+#include "util/location_id.h"
 #include "util/util.h"
 
 #define BLOCK_BYTES ((size_t)1 << 20)
@@ -85,17 +98,24 @@ static bool agrees(const icm__reached *ref, const icm__verify_twin_facts *facts)
     return ref->bounds == facts->bounds;
 }
 
-typedef enum verdict { SAME_BYTES, DIFFERENT, UNREADABLE, GONE, NOT_COMPARED } verdict;
+typedef enum verdict {
+    SAME_BYTES,
+    DIFFERENT,
+    UNREADABLE,
+    GONE,
+    NOT_COMPARED,
+    NO_FOOTER /* the planned Puffin file's footer cannot be read */
+} verdict;
 
-/* Compare the `size_bytes` bytes of `location` and `other` block by block (a, b: blocks).
+/* Compare the `len` bytes at `from` of `location` and `other` block by block (a, b: blocks).
  * GONE: `location` is missing. Returns 0 or ICM_ENOMEM. */
-static int compare_bytes(icm_fileio *io, const char *location, const char *other,
-                         int64_t size_bytes, uint8_t *a, uint8_t *b, verdict *out)
+static int compare_bytes(icm_fileio *io, const char *location, const char *other, int64_t from,
+                         int64_t len, uint8_t *a, uint8_t *b, verdict *out)
 {
     *out = SAME_BYTES;
-    for (int64_t at = 0; *out == SAME_BYTES && at < size_bytes; at += (int64_t)BLOCK_BYTES) {
-        size_t want = size_bytes - at < (int64_t)BLOCK_BYTES ? (size_t)(size_bytes - at)
-                                                               : BLOCK_BYTES;
+    for (int64_t at = from; *out == SAME_BYTES && at < from + len; at += (int64_t)BLOCK_BYTES) {
+        int64_t left = from + len - at;
+        size_t want = left < (int64_t)BLOCK_BYTES ? (size_t)left : BLOCK_BYTES;
         size_t got_a = 0, got_b = 0;
         int rc = icm_fileio_read_range(&got_a, io, location, at, a, want);
         int rc_b = rc == 0 ? icm_fileio_read_range(&got_b, io, other, at, b, want) : 0;
@@ -112,10 +132,40 @@ static int compare_bytes(icm_fileio *io, const char *location, const char *other
     return 0;
 }
 
-static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t size_bytes,
-                   verdict v, size_t more, char **why)
+/* The planned Puffin file's footer, read when the first reference names a blob. */
+typedef struct planned_footer {
+    bool read;
+    int rc; /* 0; ICM_ENOTFOUND (the file is gone); another: it could not be read */
+    icm__puffin_footer footer;
+} planned_footer;
+
+/* Whether the footer lists the blob `ref`'s entry names: at its offset, of its length, of its
+ * cardinality and for its data file where both say. Returns 0 or ICM_ENOMEM. */
+static int lists_blob(const icm__puffin_footer *f, const icm__reached *ref, bool *out)
 {
-    char counted[64] = "", added[64] = "", others[96] = "";
+    *out = false;
+    const icm__puffin_blob *b = icm__puffin_footer_find(f, ref->content_offset);
+    for (; b != NULL && b < f->blobs + f->count && b->offset_bytes == ref->content_offset; b++) {
+        if (b->length_bytes != ref->content_size_bytes ||
+            (b->cardinality >= 0 && ref->record_count >= 0 &&
+             b->cardinality != ref->record_count))
+            continue;
+        if (b->referenced_data_file == NULL || ref->referenced_data_file == NULL) {
+            *out = true;
+            return 0;
+        }
+        int rc = icm__location_id_equal(b->referenced_data_file, ref->referenced_data_file,
+                                        ICM__LOCATION_ID_DEFAULT, out);
+        if (rc != 0 || *out)
+            return rc;
+    }
+    return 0;
+}
+
+static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t size_bytes,
+                   bool blob, verdict v, size_t more, char **why)
+{
+    char counted[64] = "", added[64] = "", others[96] = "", names[160] = "";
     if (ref->record_count >= 0)
         snprintf(counted, sizeof counted, ", %lld records", (long long)ref->record_count);
     if (ref->added_snapshot_id != INT64_MIN)
@@ -124,17 +174,79 @@ static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t s
     if (more > 0)
         snprintf(others, sizeof others, " (as do %zu more files of the table, not compared)",
                  more);
+    if (blob)
+        snprintf(names, sizeof names, " and names a blob this file holds (%lld bytes at %lld)",
+                 (long long)ref->content_size_bytes, (long long)ref->content_offset);
     *why = icm__sprintf("not deleted: %s %lld references %s, a file of the table whose entry "
-                        "agrees with this file's (%lld bytes%s%s%s), %s%s: a damaged manifest "
+                        "agrees with this file's (%lld bytes%s%s%s)%s, %s%s: a damaged manifest "
                         "entry may have renamed this file's reference onto that file, so the "
                         "table may still need this one; kept",
                         snapshot_word, (long long)ref->snapshot_id, ref->location,
                         (long long)size_bytes, counted, ref->bounds != 0 ? ", bounds" : "", added,
-                        v == DIFFERENT       ? "whose bytes differ"
+                        names,
+                        v == DIFFERENT       ? (blob ? "whose bytes there differ"
+                                                     : "whose bytes differ")
                         : v == NOT_COMPARED ? "not compared (too many files of that size)"
+                        : v == NO_FOOTER    ? "and this file's Puffin footer cannot be read"
                                             : "and the two could not be compared",
                         others);
     return *why != NULL ? 0 : ICM_ENOMEM;
+}
+
+/* Judge one reference that agrees: *v as the comparison found (NOT_COMPARED: past the
+ * limit), *skip when it cannot stand for the planned file (a Puffin entry naming no blob of
+ * it), *blob when its blob was compared. Returns 0 or ICM_ENOMEM. */
+typedef struct judging {
+    icm_fileio *io;
+    const char *location;
+    int64_t size_bytes;
+    bool puffin; /* the planned file is a deletion vector's Puffin file */
+    planned_footer pf;
+    uint8_t *a, *b;
+    size_t compared, more;
+} judging;
+
+static int judge(judging *j, const icm__reached *ref, verdict *v, bool *skip, bool *blob)
+{
+    *v = NOT_COMPARED;
+    *skip = *blob = false;
+    bool by_blob = j->puffin && ref->content_size_bytes > 0;
+    if (by_blob && !j->pf.read) {
+        j->pf.read = true;
+        j->pf.rc = icm__puffin_read_footer(j->io, j->location, j->size_bytes, &j->pf.footer);
+        if (j->pf.rc == ICM_ENOMEM)
+            return ICM_ENOMEM;
+        icm_error_clear();
+    }
+    if (by_blob && j->pf.rc == ICM_ENOTFOUND) {
+        *v = GONE;
+        return 0;
+    }
+    if (by_blob && j->pf.rc != 0) {
+        *v = NO_FOOTER;
+        return 0;
+    }
+    if (by_blob) {
+        bool listed = false;
+        int rc = lists_blob(&j->pf.footer, ref, &listed);
+        if (rc != 0 || !listed) {
+            *skip = true;
+            return rc;
+        }
+        *blob = true;
+    }
+    if (j->compared == TWINS_COMPARED_MAX) {
+        j->more++;
+        return 0;
+    }
+    if (j->a == NULL &&
+        ((j->a = icm__malloc(BLOCK_BYTES)) == NULL || (j->b = icm__malloc(BLOCK_BYTES)) == NULL))
+        return ICM_ENOMEM;
+    j->compared++;
+    return *blob ? compare_bytes(j->io, j->location, ref->location, ref->content_offset,
+                                 ref->content_size_bytes, j->a, j->b, v)
+                 : compare_bytes(j->io, j->location, ref->location, 0, j->size_bytes, j->a,
+                                 j->b, v);
 }
 
 int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const char *snapshot_word,
@@ -144,11 +256,12 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
     *why = NULL;
     if (twins->by_size == NULL || size_bytes <= 0)
         return 0; /* (none, or not sealed; an empty file's twin has its bytes) */
-    uint8_t *a = NULL, *b = NULL;
+    judging j = {io, location, size_bytes,
+                 facts != NULL && facts->file_format == ICM_FILE_FORMAT_PUFFIN,
+                 {false, 0, ICM__PUFFIN_FOOTER_INIT}, NULL, NULL, 0, 0};
     const icm__reached *stands = NULL; /* the first reference whose bytes are not this file's */
     verdict held = DIFFERENT;
-    size_t compared = 0, more = 0;
-    bool gone = false;
+    bool held_blob = false, gone = false;
     int rc = 0;
     size_t i = first_of_size(twins, size_bytes);
     while (rc == 0 && !gone && i < twins->n && twins->by_size[i]->size_bytes == size_bytes) {
@@ -160,31 +273,24 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
             const icm__reached *ref = twins->by_size[i];
             if (strcmp(ref->location, location) == 0)
                 continue;
-            verdict v = NOT_COMPARED;
-            if (compared == TWINS_COMPARED_MAX) {
-                more++;
-            } else {
-                if (a == NULL && ((a = icm__malloc(BLOCK_BYTES)) == NULL ||
-                                  (b = icm__malloc(BLOCK_BYTES)) == NULL)) {
-                    rc = ICM_ENOMEM;
-                    break;
-                }
-                compared++;
-                if ((rc = compare_bytes(io, location, ref->location, size_bytes, a, b, &v)) != 0)
-                    break;
-                gone = v == GONE;
-            }
+            verdict v;
+            bool skip, blob;
+            if ((rc = judge(&j, ref, &v, &skip, &blob)) != 0 || skip)
+                continue;
+            gone = v == GONE;
             if (!gone && v != SAME_BYTES && stands == NULL) {
                 stands = ref;
                 held = v;
+                held_blob = blob;
             }
         }
         i = end;
     }
-    icm__free(a);
-    icm__free(b);
+    icm__free(j.a);
+    icm__free(j.b);
+    icm__puffin_footer_dispose(&j.pf.footer);
     if (rc == 0 && !gone && stands != NULL)
-        rc = say_why(snapshot_word, stands, size_bytes, held,
-                     held == NOT_COMPARED ? more - 1 : more, why);
+        rc = say_why(snapshot_word, stands, size_bytes, held_blob, held,
+                     held == NOT_COMPARED ? j.more - 1 : j.more, why);
     return rc;
 }

@@ -248,7 +248,8 @@ static const uint64_t ENTRY_FIELDS = ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST
                                      ICM_MANIFEST_FIELD_FILE_SIZE | ICM_MANIFEST_FIELD_RECORD_COUNT;
 static const uint64_t DESCRIBED_FIELDS =
     ICM_MANIFEST_FIELD_SNAPSHOT_ID | ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS |
-    ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION;
+    ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION |
+    ICM_MANIFEST_FIELD_REFERENCED_DATA_FILE | ICM_MANIFEST_FIELD_CONTENT_OFFSET;
 
 /* The kind of a live manifest entry. A position-delete file in Puffin format is a deletion
  * vector (spec v3 "Deletion Vectors"). */
@@ -397,6 +398,13 @@ static int on_entry(const icm__entry_view *e, void *payload)
                 s->owner->keep_bounds(e->file_size_in_bytes, s->owner->keep_bounds_ctx);
     if (keep)
         len += e->lower_bounds.len + e->upper_bounds.len;
+    /* a deletion vector's data file, for the twin check's Puffin footer evidence (bounded as
+     * the bounds are) */
+    bool dv = !deleted && s->owner->described && !paths_only &&
+              entry_kind(e) == ICM__FILE_DELETION_VECTOR && e->referenced_data_file != NULL &&
+              e->referenced_data_file_len < UINT32_MAX;
+    if (dv)
+        len += e->referenced_data_file_len + 1;
     size_t *n = deleted ? &s->pub.deleted_count : &s->pub.count;
     icm__ahead_entry **items = deleted ? &s->deleted : &s->entries;
     size_t *cap = deleted ? &s->deleted_cap : &s->entries_cap;
@@ -416,6 +424,12 @@ static int on_entry(const icm__entry_view *e, void *payload)
     if (keep && e->upper_bounds.len > 0)
         memcpy(path + e->file_path_len + 1 + e->lower_bounds.len, e->upper_bounds.data,
                e->upper_bounds.len);
+    if (dv) {
+        char *ref = path + e->file_path_len + 1 +
+                    (keep ? e->lower_bounds.len + e->upper_bounds.len : 0);
+        memcpy(ref, e->referenced_data_file, e->referenced_data_file_len);
+        ref[e->referenced_data_file_len] = '\0';
+    }
     (*items)[(*n)++] = (icm__ahead_entry){
         .location_offset = s->locations_len,
         .size_bytes = paths_only ? -1 : e->file_size_in_bytes,
@@ -430,7 +444,10 @@ static int on_entry(const icm__entry_view *e, void *payload)
         .bounds = s->owner->described ? icm__bounds_digest(e->lower_bounds, e->upper_bounds) : 0,
         .partition = e->partition,
         .lower_bounds_len = keep ? (uint32_t)e->lower_bounds.len : 0,
-        .upper_bounds_len = keep ? (uint32_t)e->upper_bounds.len : 0};
+        .upper_bounds_len = keep ? (uint32_t)e->upper_bounds.len : 0,
+        .has_referenced_data_file = dv,
+        .content_offset = s->owner->described ? e->content_offset : -1,
+        .content_size_in_bytes = s->owner->described ? e->content_size_in_bytes : -1};
     s->locations_len += len;
     return 0;
 }

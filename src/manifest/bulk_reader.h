@@ -202,6 +202,10 @@ typedef struct icm__ahead_entry {
     /* Read with keep_bounds (icm__manifest_ahead_start_bounded) and kept: the bounds maps'
      * bytes, lower then upper, right after the location's NUL; else 0, 0. */
     uint32_t lower_bounds_len, upper_bounds_len;
+    /* Read described, of a deletion vector: its referenced data file (NUL-terminated, right
+     * after the bounds' bytes), and where its blob lies in the Puffin file (-1: absent). */
+    bool has_referenced_data_file;
+    int64_t content_offset, content_size_in_bytes;
 } icm__ahead_entry;
 
 /* A digest of an entry's lower_bounds and upper_bounds (the maps' Avro bytes, without the

@@ -174,9 +174,17 @@ typedef struct icm__entry_view {
     icm_raw lower_bounds, upper_bounds; /* borrowed as file_path; the maps' Avro bytes */
     /* Asked for with ICM_MANIFEST_FIELD_PARTITION (else shape 0). */
     icm__partition_key partition;
+    /* Asked for with ICM_MANIFEST_FIELD_REFERENCED_DATA_FILE and _CONTENT_OFFSET (a deletion
+     * vector's data file and where its blob lies in the Puffin file); absent (NULL, -1) when not
+     * asked for or null. referenced_data_file is borrowed as file_path, NOT NUL-terminated, and
+     * holds no NUL byte. */
+    const char *referenced_data_file;
+    size_t referenced_data_file_len;
+    int64_t content_offset, content_size_in_bytes;
 } icm__entry_view;
 /* icm_manifest_reader_next as a view: for a projection of at most file path, format, size,
- * snapshot id, sequence numbers, record count, metrics and partition (and a data_file that is
+ * snapshot id, sequence numbers, record count, metrics, partition, referenced data file and
+ * content offset and size (and a data_file that is
  * not optional) the entry is decoded straight from the block by one compiled program, with no
  * copy and the same checks on those fields; otherwise it is decoded whole and viewed. Inheritance is not applied (a view holds nothing inherited). Same errors. */
 int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out);

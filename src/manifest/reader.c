@@ -149,7 +149,8 @@ enum { VIEW_SKIP, VIEW_NUM, VIEW_STR, VIEW_RAW };
 static const uint64_t VIEW_FIELDS =
     ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT | ICM_MANIFEST_FIELD_FILE_SIZE |
     ICM_MANIFEST_FIELD_SNAPSHOT_ID | ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS |
-    ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION;
+    ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION |
+    ICM_MANIFEST_FIELD_REFERENCED_DATA_FILE | ICM_MANIFEST_FIELD_CONTENT_OFFSET;
 
 /* The skip programs of the runs of skipped fields of record `rec_node` (plan: a slot per
  * field, ME_SKIP for skipped ones), see df_run. */
@@ -311,7 +312,8 @@ static int view_compile(icm_manifest_reader *r)
         for (uint32_t j = 0; j < df->n; j++) {
             uint32_t ft = s->fields[df->first + j].type;
             uint8_t slot = r->df_plan[j];
-            uint8_t what = slot == DF_PATH || slot == DF_FORMAT ? VIEW_STR
+            uint8_t what = slot == DF_PATH || slot == DF_FORMAT || slot == DF_REFERENCED
+                               ? VIEW_STR
                            : slot == DF_LOWER || slot == DF_UPPER || slot == DF_PARTITION
                                ? VIEW_RAW
                            : slot == DF_COLUMN_SIZES || slot == DF_VALUE_COUNTS ||
@@ -880,9 +882,11 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
                            .content = ICM_FILE_CONTENT_DATA,
                            .file_format = ICM_FILE_FORMAT_OTHER,
                            .file_size_in_bytes = -1,
-                           .record_count = -1};
-    const uint8_t *path = NULL, *format = NULL;
-    size_t path_len = 0, format_len = 0;
+                           .record_count = -1,
+                           .content_offset = -1,
+                           .content_size_in_bytes = -1};
+    const uint8_t *path = NULL, *format = NULL, *ref = NULL;
+    size_t path_len = 0, format_len = 0, ref_len = 0;
     icm_raw partition = {NULL, 0};
     bool has_status = false;
     int rc = 0;
@@ -902,6 +906,8 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
         if (op->what == VIEW_STR) {
             if (op->slot == DF_PATH)
                 rc = icm__read_str(s, op->node, c, &path, &path_len);
+            else if (op->slot == DF_REFERENCED)
+                rc = icm__read_str(s, op->node, c, &ref, &ref_len);
             else
                 rc = icm__read_str(s, op->node, c, &format, &format_len);
             continue;
@@ -923,6 +929,8 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
             break;
         case DF_FILE_SIZE: v->file_size_in_bytes = x; break;
         case DF_RECORD_COUNT: v->record_count = x; break;
+        case DF_CONTENT_OFFSET: v->content_offset = x; break;
+        case DF_CONTENT_SIZE: v->content_size_in_bytes = x; break;
         case ME_SNAPSHOT_ID:
             v->snapshot_id = x;
             v->has_snapshot_id = true;
@@ -939,6 +947,10 @@ static int view_decode(icm_manifest_reader *r, icm__entry_view *v)
     rc = check_entry(r, c, has_status, path, path_len);
     if (rc < 0)
         return rc;
+    if (ref != NULL && memchr(ref, '\0', ref_len) != NULL)
+        return icm__avro_corrupt(c, "data_file referenced_data_file contains a NUL byte");
+    v->referenced_data_file = (const char *)ref;
+    v->referenced_data_file_len = ref_len;
     if (format != NULL)
         v->file_format = parse_format(format, format_len);
     v->file_path = path != NULL ? (const char *)path : "";
@@ -971,7 +983,15 @@ int icm__manifest_reader_next_view(icm_manifest_reader *r, icm__entry_view *out)
                              .record_count = d->record_count,
                              .lower_bounds = d->lower_bounds,
                              .upper_bounds = d->upper_bounds,
-                             .partition = icm__manifest_reader_partition_key(r, d->partition)};
+                             .partition = icm__manifest_reader_partition_key(r, d->partition),
+                             .referenced_data_file = d->referenced_data_file,
+                             .referenced_data_file_len = d->referenced_data_file != NULL
+                                                             ? strlen(d->referenced_data_file)
+                                                             : 0,
+                             .content_offset = d->has_content_offset ? d->content_offset : -1,
+                             .content_size_in_bytes = d->has_content_size_in_bytes
+                                                          ? d->content_size_in_bytes
+                                                          : -1};
     return 0;
 }
 

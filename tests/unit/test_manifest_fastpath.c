@@ -567,6 +567,7 @@ static void test_rows_claimed_by_bytes(void **state)
 /* ---- entry views ---- */
 
 static size_t keyed_views; /* views with a known partition key (views_text) */
+static size_t placed_views; /* views of a deletion vector's blob (data file and offset) */
 
 static void views_text(const char *path, const char *data, size_t len, uint64_t fields,
                        bool views, icm__buf *out)
@@ -601,18 +602,29 @@ static void views_text(const char *path, const char *data, size_t len, uint64_t 
                     .record_count = e->data_file.record_count,
                     .lower_bounds = e->data_file.lower_bounds,
                     .upper_bounds = e->data_file.upper_bounds,
-                    .partition = icm__manifest_reader_partition_key(r, e->data_file.partition)};
+                    .partition = icm__manifest_reader_partition_key(r, e->data_file.partition),
+                    .referenced_data_file = e->data_file.referenced_data_file,
+                    .referenced_data_file_len = e->data_file.referenced_data_file != NULL
+                                                    ? strlen(e->data_file.referenced_data_file)
+                                                    : 0,
+                    .content_offset = e->data_file.has_content_offset
+                                          ? e->data_file.content_offset
+                                          : -1,
+                    .content_size_in_bytes = e->data_file.has_content_size_in_bytes
+                                                 ? e->data_file.content_size_in_bytes
+                                                 : -1};
         }
         if (rc != 0)
             break;
         keyed_views += views && v.partition.shape != 0;
+        placed_views += views && v.content_offset >= 0 && v.referenced_data_file != NULL;
         /* (no manifest list row: the whole decode inherits nothing either, but gives v1
          * entries their file sequence number 0, spec Appendix E; a view holds what is written) */
         if (icm_manifest_reader_format_version(r) < 2)
             v.has_file_sequence_number = false, v.file_sequence_number = 0;
         icm__buf_printf(out,
                         "%d %d %d %lld [%.*s] %d:%lld %d:%lld %lld %zu:%016llx %zu:%016llx "
-                        "%016llx:%016llx\n",
+                        "%016llx:%016llx [%.*s] %lld %lld\n",
                         (int)v.status, (int)v.content, (int)v.file_format,
                         (long long)v.file_size_in_bytes, (int)v.file_path_len, v.file_path,
                         (int)v.has_snapshot_id, (long long)v.snapshot_id,
@@ -623,7 +635,10 @@ static void views_text(const char *path, const char *data, size_t len, uint64_t 
                         (unsigned long long)XXH3_64bits(v.upper_bounds.data,
                                                         v.upper_bounds.len),
                         (unsigned long long)v.partition.shape,
-                        (unsigned long long)v.partition.values);
+                        (unsigned long long)v.partition.values,
+                        (int)v.referenced_data_file_len,
+                        v.referenced_data_file != NULL ? v.referenced_data_file : "",
+                        (long long)v.content_offset, (long long)v.content_size_in_bytes);
     }
     icm__buf_printf(out, "end %d\n", rc);
     icm_manifest_reader_free(r);
@@ -644,8 +659,10 @@ static void test_views_are_the_entries(void **state)
         ICM_MANIFEST_FIELD_FILE_PATH | ICM_MANIFEST_FIELD_FILE_FORMAT |
             ICM_MANIFEST_FIELD_FILE_SIZE | ICM_MANIFEST_FIELD_SNAPSHOT_ID |
             ICM_MANIFEST_FIELD_SEQUENCE_NUMBERS | ICM_MANIFEST_FIELD_RECORD_COUNT |
-            ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION,
+            ICM_MANIFEST_FIELD_METRICS | ICM_MANIFEST_FIELD_PARTITION |
+            ICM_MANIFEST_FIELD_REFERENCED_DATA_FILE | ICM_MANIFEST_FIELD_CONTENT_OFFSET,
         ICM_MANIFEST_FIELD_RECORD_COUNT | ICM_MANIFEST_FIELD_METRICS,
+        ICM_MANIFEST_FIELD_REFERENCED_DATA_FILE, /* (a deletion vector's place alone) */
         ICM_MANIFEST_FIELD_ALL,         /* (more than a view holds: decoded, then viewed) */
     };
     int manifests = 0;
@@ -673,6 +690,7 @@ static void test_views_are_the_entries(void **state)
     }
     assert_true(manifests > 0);
     assert_true(keyed_views > 0); /* (partition keys were compared too) */
+    assert_true(placed_views > 0); /* (so were deletion vectors' data files and places) */
     file_list_free(&files);
 }
 

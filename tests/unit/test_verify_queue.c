@@ -103,14 +103,14 @@ static void walk(icm__verifier *v)
     for (size_t i = 0; i < N_FILES; i++) {
         name_of(i, name, sizeof name);
         icm__reached f = {name, ICM__FILE_DATA, SIZE, 1, -1, ICM_FILE_FORMAT_OTHER, 0, INT64_MIN,
-                          {NULL, 0}, {NULL, 0}, {0, 0}};
+                          {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
         assert_int_equal(icm__verifier_check(v, &f), 0);
     }
     const size_t again[] = {3, 0};
     for (size_t k = 0; k < 2; k++) {
         name_of(again[k], name, sizeof name);
         icm__reached f = {name, ICM__FILE_DATA, SIZE, 1, -1, ICM_FILE_FORMAT_OTHER, 0, INT64_MIN,
-                          {NULL, 0}, {NULL, 0}, {0, 0}};
+                          {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
         assert_int_equal(icm__verifier_check(v, &f), 0);
     }
     assert_int_equal(icm__verifier_flush(v), 0);
@@ -182,7 +182,7 @@ static void test_unflushed_queue_is_freed(void **state)
     for (size_t i = 0; i < 10; i++) {
         name_of(i, name, sizeof name);
         icm__reached f = {name, ICM__FILE_DATA, SIZE, 1, -1, ICM_FILE_FORMAT_OTHER, 0, INT64_MIN,
-                          {NULL, 0}, {NULL, 0}, {0, 0}};
+                          {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
         assert_int_equal(icm__verifier_check(v, &f), 0);
     }
     assert_int_equal(s.n, 0);

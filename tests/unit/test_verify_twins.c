@@ -39,7 +39,7 @@ static void put(icm_fileio *io, const char *location, size_t size, char fill)
 static icm__reached entry(const char *location, int64_t size, int64_t rows, uint64_t bounds)
 {
     return (icm__reached){location, ICM__FILE_DATA, size, 42, rows, PARQUET, bounds, ADDED_BY,
-                          {NULL, 0}, {NULL, 0}, {SPEC_SHAPE, TUPLE}};
+                          {NULL, 0}, {NULL, 0}, {SPEC_SHAPE, TUPLE}, NULL, 0, 0};
 }
 
 /* The verdict for `location` (of `size` bytes, its own entry's facts) against the entries. */
@@ -267,6 +267,116 @@ static void test_blocks_and_unreadable_files(void **state)
     icm_fileio_free(io);
 }
 
+/* A retained Puffin entry naming another file of the planned Puffin file's size stands for it
+ * only when the planned file's footer lists the blob the entry names (offset, length, data
+ * file by location identity, cardinality); then the blob's bytes are compared, not the files'
+ * (adversary round 15, F3: a DV replaced by one of its size was kept). */
+static void test_deletion_vector_blobs(void **state)
+{
+    (void)state;
+    icm_fileio *mem = NULL, *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icmt_ok(icm_fileio_fault_new(&io, mem));
+    /* the planned file: the vectors of two data files (3 and 5 rows); the retained file of its
+     * size: a later vector of the first (4 rows) beside the same vector of the second */
+    const icmt_puffin_blob planned[] = {{"vector-A-three", 14, "/t/data/a.parquet", 3},
+                                        {"vector-B-five!", 14, "/t/data/b.parquet", 5}};
+    const icmt_puffin_blob retained[] = {{"vector-A-four!", 14, "/t/data/a.parquet", 4},
+                                         {"vector-B-five!", 14, "/t/data/b.parquet", 5}};
+    size_t len = 0, rlen = 0;
+    char *p = icmt_puffin(planned, 2, &len), *r = icmt_puffin(retained, 2, &rlen);
+    assert_int_equal(len, rlen);
+    icmt_ok(icm_fileio_write_replace(mem, "/t/data/old.puffin", p, len));
+    icmt_ok(icm_fileio_write_replace(mem, "/t/data/new.puffin", r, rlen));
+    int64_t size = (int64_t)len;
+    const icm__verify_twin_facts dv = {-1, 0, ICM_FILE_FORMAT_PUFFIN, ANY_TUPLE};
+    icm__reached a = entry("/t/data/new.puffin", size, 4, 0);
+    a.file_format = ICM_FILE_FORMAT_PUFFIN;
+    a.referenced_data_file = "/t/data/a.parquet";
+    a.content_offset = 4;
+    a.content_size_bytes = 14;
+    icm__reached b = a;
+    b.referenced_data_file = "/t/data/b.parquet";
+    b.record_count = 5;
+    b.content_offset = 18;
+    /* the healthy table: the entry of A's later vector (4 rows) names no blob of the planned
+     * file (its blob there has 3), and B's names one whose bytes the retained file holds at
+     * the same place: deleted */
+    icm__reached both[] = {a, b};
+    assert_null(verdict(io, both, 2, "/t/data/old.puffin", size, &dv));
+    /* A's entry damaged: it says 3 rows, as the planned file's blob (one field of it changed
+     * is its path, onto the retained file): kept, the blob named */
+    icm__reached damaged = a;
+    damaged.record_count = 3;
+    char *why = verdict(io, &damaged, 1, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "references /t/data/new.puffin, a file of the table whose entry "
+                                "agrees with this file's ("));
+    assert_non_null(strstr(why, ") and names a blob this file holds (14 bytes at 4), whose "
+                                "bytes there differ: a damaged manifest entry may have renamed"));
+    free(why);
+    /* the blob's data file told by location identity: another spelling of it is it; another
+     * file is not; an entry or blob that does not say cannot be told apart */
+    icm__reached spelled = damaged;
+    spelled.referenced_data_file = "file:///t/data/./a.parquet";
+    why = verdict(io, &spelled, 1, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    free(why);
+    icm__reached other_file = damaged;
+    other_file.referenced_data_file = "/t/data/c.parquet";
+    assert_null(verdict(io, &other_file, 1, "/t/data/old.puffin", size, &dv));
+    icm__reached unsaid = damaged;
+    unsaid.referenced_data_file = NULL;
+    unsaid.record_count = -1;
+    why = verdict(io, &unsaid, 1, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    free(why);
+    /* another offset or length: no blob of the planned file */
+    icm__reached moved = damaged;
+    moved.content_offset = 5;
+    assert_null(verdict(io, &moved, 1, "/t/data/old.puffin", size, &dv));
+    moved = damaged;
+    moved.content_size_bytes = 13;
+    assert_null(verdict(io, &moved, 1, "/t/data/old.puffin", size, &dv));
+    /* an entry without a blob's place (not a v3 deletion vector's): the files are compared,
+     * and these differ */
+    icm__reached placeless = damaged;
+    placeless.content_offset = placeless.content_size_bytes = 0;
+    why = verdict(io, &placeless, 1, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "), whose bytes differ"));
+    free(why);
+    /* a planned file whose footer cannot be read is kept; one gone is not */
+    char *bad = malloc(len);
+    memcpy(bad, p, len);
+    bad[len - 1] = 'X';
+    icmt_ok(icm_fileio_write_replace(mem, "/t/data/bad.puffin", bad, len));
+    why = verdict(io, &damaged, 1, "/t/data/bad.puffin", size, &dv);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "and this file's Puffin footer cannot be read"));
+    free(why);
+    assert_null(verdict(io, &damaged, 1, "/t/data/gone.puffin", size, &dv));
+    /* a read that fails: kept */
+    icm_fileio_fault_fail_span(io, ICM_IO_READ, 1, 1000000, ICM_EIO, 0);
+    why = verdict(io, &damaged, 1, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "and this file's Puffin footer cannot be read"));
+    free(why);
+    icm_fileio_fault_reset(io);
+    /* the same blob's bytes where the entry says: nothing lost, deleted */
+    const icmt_puffin_blob copied[] = {{"vector-A-three", 14, "/t/data/a.parquet", 3},
+                                       {"vector-C-five!", 14, "/t/data/c.parquet", 5}};
+    char *c = icmt_puffin(copied, 2, &rlen);
+    assert_int_equal(rlen, len);
+    icmt_ok(icm_fileio_write_replace(mem, "/t/data/new.puffin", c, rlen));
+    assert_null(verdict(io, &damaged, 1, "/t/data/old.puffin", size, &dv));
+    free(bad);
+    free(c);
+    free(p);
+    free(r);
+    icm_fileio_free(io);
+}
+
 /* The size check expiry asks before looking a planned file's entry up. */
 static void test_have_size(void **state)
 {
@@ -293,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_several_entries_of_one_size),
         cmocka_unit_test(test_comparisons_are_bounded),
         cmocka_unit_test(test_blocks_and_unreadable_files),
+        cmocka_unit_test(test_deletion_vector_blobs),
         cmocka_unit_test(test_have_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

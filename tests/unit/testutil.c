@@ -308,3 +308,48 @@ bool icmt_archive_member_references(const char *archive, const char *member, con
     pclose(p);
     return found;
 }
+
+char *icmt_puffin(const icmt_puffin_blob *blobs, size_t n, size_t *len)
+{
+    size_t body = 4, json_cap = 64;
+    for (size_t i = 0; i < n; i++) {
+        body += blobs[i].len;
+        json_cap += 256 + (blobs[i].referenced_data_file ? strlen(blobs[i].referenced_data_file)
+                                                         : 0);
+    }
+    char *json = malloc(json_cap), *out = malloc(body + 4 + json_cap + 12);
+    if (json == NULL || out == NULL)
+        abort();
+    size_t j = (size_t)snprintf(json, json_cap, "{\"blobs\":[");
+    size_t at = 4;
+    memcpy(out, "PFA1", 4);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(out + at, blobs[i].bytes, blobs[i].len);
+        j += (size_t)snprintf(json + j, json_cap - j,
+                              "%s{\"type\":\"deletion-vector-v1\",\"fields\":[2147483645],"
+                              "\"snapshot-id\":-1,\"sequence-number\":-1,\"offset\":%zu,"
+                              "\"length\":%zu,\"properties\":{",
+                              i ? "," : "", at, blobs[i].len);
+        const char *sep = "";
+        if (blobs[i].referenced_data_file != NULL) {
+            j += (size_t)snprintf(json + j, json_cap - j, "\"referenced-data-file\":\"%s\"",
+                                  blobs[i].referenced_data_file);
+            sep = ",";
+        }
+        if (blobs[i].cardinality >= 0)
+            j += (size_t)snprintf(json + j, json_cap - j, "%s\"cardinality\":\"%lld\"", sep,
+                                  blobs[i].cardinality);
+        j += (size_t)snprintf(json + j, json_cap - j, "}}");
+        at += blobs[i].len;
+    }
+    j += (size_t)snprintf(json + j, json_cap - j, "],\"properties\":{\"created-by\":\"icmt\"}}");
+    memcpy(out + at, "PFA1", 4);
+    memcpy(out + at + 4, json, j);
+    at += 4 + j;
+    uint8_t tail[12] = {(uint8_t)j, (uint8_t)(j >> 8), (uint8_t)(j >> 16), (uint8_t)(j >> 24),
+                        0, 0, 0, 0, 'P', 'F', 'A', '1'};
+    memcpy(out + at, tail, sizeof tail);
+    *len = at + sizeof tail;
+    free(json);
+    return out;
+}

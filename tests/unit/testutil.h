@@ -86,6 +86,18 @@ char *icmt_sprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * one. */
 json_t *icmt_json_parse(const char *text);
 
+/* A Puffin file (Iceberg puffin-spec.md): magic, the blobs' bytes in order, and a footer
+ * listing each at the offset it was laid at, as a deletion vector's blob (type
+ * deletion-vector-v1, `referenced-data-file` when not NULL, `cardinality` when >= 0). New
+ * (free); *len its size. */
+typedef struct icmt_puffin_blob {
+    const char *bytes;
+    size_t len;
+    const char *referenced_data_file;
+    long long cardinality;
+} icmt_puffin_blob;
+char *icmt_puffin(const icmt_puffin_blob *blobs, size_t n, size_t *len);
+
 /* A shell command line's exit code and captured output (malloc'd). */
 typedef struct icmt_run {
     int code; /* -1 when killed by a signal */
