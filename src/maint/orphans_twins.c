@@ -13,7 +13,12 @@
  * location records its size and the file that entry names has another size (any format: the
  * sweep's presence check looks at existence only), or, for Parquet, when the orphan's footer
  * agrees with that entry (verify_footer.c) and the footer of the file the entry names does not
- * (or it is no readable Parquet file). A healthy entry
+ * (or it is no readable Parquet file). A file written without field ids is matched to the
+ * entry's bounds by its top-level column names, under the schema its entry's bounds were
+ * computed with: that of the snapshot that added the file, else (that snapshot expired, or
+ * without a schema id) each of the table's schemas, the orphan kept when any of them says so
+ * (adversary round 14, F8: matched by the current schema's names, a swap of two columns' names
+ * let a live file go). A healthy entry
  * agrees with its own file, so a healthy table holds nothing here; an orphan that merely looks
  * like a retained file (a retried task's duplicate) goes.
  *
@@ -33,6 +38,7 @@
 #include "maint/orphans_plan.h"
 #include "maint/verify.h"
 #include "parquet/parquet.h"
+#include "spec/metadata_internal.h"
 #include "spec/schema.h"
 #include "util/util.h"
 
@@ -57,7 +63,18 @@ typedef struct twin_ref {
     int64_t actual_size; /* its own file's (-1: not found or not known) */
     int fit;             /* its own file's footer: 0 not read yet, 1 fits it, -1 not (why) */
     char *why;           /* why its own file does not fit it (NULL until found) */
+    bool has_schema;     /* the schema of the snapshot that added its file is known */
+    int32_t schema_id;
+    bool own_read;                /* its own file's footer read (own: NULL if no Parquet) */
+    icm__parquet_stats *own;
+    char *unread;                 /* why it could not be read (NULL: it could, or no format) */
 } twin_ref;
+
+/* One of the table's schemas (schema NULL: it did not parse). */
+typedef struct schema_slot {
+    int32_t id;
+    icm__schema *schema;
+} schema_slot;
 
 typedef struct twins {
     plan *p;
@@ -71,6 +88,10 @@ typedef struct twins {
     size_t unjudged; /* orphans of an entry's size left unjudged (FOOTER_READS_MAX reached) */
     twin_ref *refs;
     size_t n, cap;
+    const icm_table_metadata *md;
+    schema_slot *schemas; /* the table's, parsed when a file without field ids needs them */
+    size_t n_schemas;
+    bool schemas_loaded;
 } twins;
 
 static int by_int64(const void *a, const void *b)
@@ -105,10 +126,17 @@ static int on_reached(const icm__reached *f, void *payload)
         return 0;
     /* one entry reached again (a merged manifest carries it forward) counts once (adversary
      * round 14, F3): the key is the path's and what the entry says */
+    const icm_snapshot *adder = f->added_snapshot_id != INT64_MIN
+                                    ? icm_table_metadata_snapshot_by_id(t->md, f->added_snapshot_id)
+                                    : NULL;
+    bool has_schema = adder != NULL && adder->has_schema_id;
+    int32_t schema_id = has_schema ? adder->schema_id : 0;
     icm__pathset_hash key;
     bool added = false;
     int rc = icm__pathset_location_hash(f->location, &key);
     key.low ^= f->bounds ^ ((uint64_t)f->record_count * UINT64_C(0x9E3779B97F4A7C15));
+    key.high ^= has_schema ? ((uint64_t)(uint32_t)schema_id + 1) * UINT64_C(0xC2B2AE3D27D4EB4F)
+                           : 0;
     if (rc == 0)
         rc = icm__pathset_add_hash(t->seen, key, &added);
     if (rc != 0 || !added)
@@ -146,6 +174,8 @@ static int on_reached(const icm__reached *f, void *payload)
     r->record_count = f->record_count;
     r->snapshot_id = f->snapshot_id;
     r->parquet = f->file_format == ICM_FILE_FORMAT_PARQUET;
+    r->has_schema = has_schema;
+    r->schema_id = schema_id;
     t->n++;
     t->taken[k]++;
     return 0;
@@ -167,6 +197,9 @@ static int ref_order(const void *a, const void *b)
         c = x->lower_len < y->lower_len ? -1 : 1;
     if (c == 0 && x->lower_len + x->upper_len > 0)
         c = memcmp(x->bounds, y->bounds, x->lower_len + x->upper_len);
+    if (c == 0 && (x->has_schema != y->has_schema || x->schema_id != y->schema_id))
+        c = x->has_schema != y->has_schema ? (x->has_schema ? 1 : -1)
+                                           : (x->schema_id < y->schema_id ? -1 : 1);
     return c;
 }
 
@@ -178,8 +211,7 @@ static void dedupe(twins *t)
         if (kept > 0 && ref_order(&t->refs[kept - 1], &t->refs[i]) == 0) {
             icm__free(t->refs[i].location);
             icm__free(t->refs[i].bounds);
-            icm__free(t->refs[i].why);
-            continue;
+            continue; /* (nothing else is set before the judging) */
         }
         t->refs[kept++] = t->refs[i];
     }
@@ -201,14 +233,30 @@ static icm_raw upper_of(const twin_ref *r)
 typedef struct footer {
     icm__parquet_stats *stats;
     icm__footer_ids *ids;
+    const icm__schema *ids_of; /* the schema `ids` were made with */
+    bool has_ids;
 } footer;
 
 static void footer_dispose(footer *f)
 {
     icm__parquet_stats_free(f->stats);
     icm__verify_footer_ids_free(f->ids);
-    f->stats = NULL;
+    *f = (footer){NULL, NULL, NULL, false};
+}
+
+/* f's leaves indexed under `schema` (made again only for another schema). Returns 0 or
+ * ICM_ENOMEM. */
+static int index_under(footer *f, const icm__schema *schema)
+{
+    if (f->has_ids && f->ids_of == schema)
+        return 0;
+    icm__verify_footer_ids_free(f->ids);
     f->ids = NULL;
+    f->has_ids = false;
+    int rc = icm__verify_footer_ids(f->stats, schema, &f->ids);
+    f->has_ids = rc == 0;
+    f->ids_of = schema;
+    return rc;
 }
 
 /* Whether the file whose footer is `f` agrees with the entry `r`. */
@@ -223,14 +271,13 @@ static void agrees(const footer *f, const twin_ref *r, char *why, size_t why_siz
                               why_size, out);
 }
 
-/* Read a footer; a file that cannot be read as Parquet gives stats NULL (the error cleared;
- * `why`, when not NULL, says why a read failed that was no format error). */
-static int read_footer(twins *t, const icm__schema *schema, const char *location, footer *out,
-                       char *why, size_t why_size)
+/* Read a footer's statistics; a file that cannot be read as Parquet gives stats NULL (the
+ * error cleared; `why`, when not NULL, says why a read failed that was no format error).
+ * Returns 0 or ICM_ENOMEM. */
+static int read_footer(twins *t, const char *location, footer *out, char *why, size_t why_size)
 {
     int64_t size = -1;
-    out->stats = NULL;
-    out->ids = NULL;
+    *out = (footer){NULL, NULL, NULL, false};
     t->reads++;
     int rc = icm__parquet_read_stats(t->p->io, location, &out->stats, &size);
     if (rc == ICM_ENOMEM)
@@ -238,9 +285,7 @@ static int read_footer(twins *t, const icm__schema *schema, const char *location
     if (rc != 0 && rc != ICM_EINVALID && why != NULL)
         snprintf(why, why_size, "it could not be read: %s", icm_error_last()->message);
     icm_error_clear();
-    if (out->stats != NULL && (rc = icm__verify_footer_ids(out->stats, schema, &out->ids)) != 0)
-        footer_dispose(out);
-    return rc == ICM_ENOMEM ? rc : 0;
+    return 0;
 }
 
 /* Whether the file the entry `r` names has the size it records (looked up once). */
@@ -266,25 +311,75 @@ static int same_size(twins *t, twin_ref *r, bool *out)
     return 0;
 }
 
-/* Whether the Parquet file the entry `r` names fits it (its footer read once). */
-static int own_fits(twins *t, const icm__schema *schema, twin_ref *r, bool *out)
+/* The table's schemas, parsed once (one that does not parse is left out: its names match
+ * nothing). Returns 0 or ICM_ENOMEM. */
+static int load_schemas(twins *t)
 {
+    if (t->schemas_loaded)
+        return 0;
+    size_t n = icm_table_metadata_schema_count(t->md);
+    if (n > 0 && (t->schemas = icm__calloc(n, sizeof *t->schemas)) == NULL)
+        return ICM_ENOMEM;
+    t->schemas_loaded = true;
     int rc = 0;
-    if (r->fit == 0) {
-        footer theirs;
-        bool fits = false;
-        char why[160] = "", unread[160] = "";
-        rc = read_footer(t, schema, r->location, &theirs, unread, sizeof unread);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char *text = NULL;
+        schema_slot *slot = &t->schemas[t->n_schemas];
+        slot->id = icm__table_metadata_schema_id_at(t->md, i);
+        slot->schema = NULL;
+        rc = icm_table_metadata_schema_json(&text, t->md, slot->id);
         if (rc == 0)
-            agrees(&theirs, r, why, sizeof why, &fits);
-        footer_dispose(&theirs);
-        /* (what cannot be read counts against deleting) */
-        if (rc == 0 && !fits && r->why == NULL &&
-            (r->why = icm__strdup(unread[0] != '\0' ? unread : why)) == NULL)
-            rc = ICM_ENOMEM;
-        r->fit = fits ? 1 : -1;
+            rc = icm__schema_parse_text(text, strlen(text), "schema", &slot->schema);
+        icm_free(text);
+        if (rc == 0)
+            t->n_schemas++;
+        else if (rc != ICM_ENOMEM)
+            rc = 0;
+        icm_error_clear();
     }
-    *out = r->fit > 0;
+    return rc;
+}
+
+/* The schemas the entry `r`'s bounds may have been computed under, for files matched by name:
+ * its adding snapshot's when the table has it, else every one (first_out, n_out: a range of
+ * t->schemas; 0 schemas: none, names match nothing). */
+static void schemas_of(const twins *t, const twin_ref *r, size_t *first_out, size_t *n_out)
+{
+    *first_out = 0;
+    *n_out = t->n_schemas;
+    for (size_t i = 0; r->has_schema && i < t->n_schemas; i++)
+        if (t->schemas[i].id == r->schema_id) {
+            *first_out = i;
+            *n_out = 1;
+            return;
+        }
+}
+
+/* Whether the Parquet file the entry `r` names fits it under `schema` (its footer read once;
+ * one that cannot be read does not fit, r->why saying why). Returns 0 or ICM_ENOMEM. */
+static int own_fits(twins *t, twin_ref *r, const icm__schema *schema, bool *out)
+{
+    *out = false;
+    char why[160] = "", unread[160] = "";
+    footer theirs = {NULL, NULL, NULL, false};
+    int rc = 0;
+    if (!r->own_read) {
+        r->own_read = true;
+        rc = read_footer(t, r->location, &theirs, unread, sizeof unread);
+        r->own = theirs.stats;
+        if (rc == 0 && unread[0] != '\0' && (r->unread = icm__strdup(unread)) == NULL)
+            rc = ICM_ENOMEM;
+    }
+    theirs.stats = r->own;
+    if (rc == 0 && theirs.stats != NULL)
+        rc = index_under(&theirs, schema);
+    if (rc == 0)
+        agrees(&theirs, r, why, sizeof why, out);
+    icm__verify_footer_ids_free(theirs.ids); /* (the stats stay r's) */
+    /* (what cannot be read counts against deleting) */
+    if (rc == 0 && !*out && r->why == NULL &&
+        (r->why = icm__strdup(r->unread != NULL ? r->unread : why)) == NULL)
+        rc = ICM_ENOMEM;
     return rc;
 }
 
@@ -310,12 +405,29 @@ static int hold(icm_orphan_file *orphan, int64_t size, const twin_ref *r, int64_
     return 0;
 }
 
+/* Whether, under `schema`, the orphan's footer (`mine`) agrees with the entry `r` while the
+ * file `r` names does not. Returns 0 or ICM_ENOMEM. */
+static int stands_for(twins *t, footer *mine, twin_ref *r, const icm__schema *schema,
+                      bool *out)
+{
+    *out = false;
+    char why[160];
+    bool describes_orphan = false, fits = true;
+    int rc = index_under(mine, schema);
+    if (rc == 0)
+        agrees(mine, r, why, sizeof why, &describes_orphan);
+    if (rc == 0 && describes_orphan && (rc = own_fits(t, r, schema, &fits)) == 0)
+        *out = !fits;
+    return rc;
+}
+
 /* Judge one planned orphan against the entries of its size. An entry whose own file has
  * another size than it records describes no file there: the orphan, of the recorded size, is
  * kept on that alone (any format: the sweep's presence check looks for the referenced files,
  * not at their sizes). Otherwise a Parquet orphan's footer is read once, and an
- * entry it fits whose own file does not fit it keeps the orphan. */
-static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan, int64_t size)
+ * entry it fits whose own file does not fit it keeps the orphan: under each schema the entry
+ * may have been written with when a file's columns are matched by name, else once. */
+static int judge(twins *t, icm_orphan_file *orphan, int64_t size)
 {
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
@@ -334,14 +446,13 @@ static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan, i
         t->unjudged++;
         return 0;
     }
-    footer mine = {NULL, NULL};
+    footer mine = {NULL, NULL, NULL, false};
     bool read = false;
-    char why[160];
     int rc = 0;
     /* (every entry of its size: the damaged one may sort anywhere, adversary round 14, F2) */
     for (size_t i = lo; rc == 0 && i < t->n && t->refs[i].size_bytes == size; i++) {
         twin_ref *r = &t->refs[i];
-        bool sized = true, fits = true;
+        bool sized = true, held = false;
         if ((rc = same_size(t, r, &sized)) != 0)
             break;
         if (!sized) {
@@ -352,37 +463,35 @@ static int judge(twins *t, const icm__schema *schema, icm_orphan_file *orphan, i
             continue;
         if (!read) {
             read = true;
-            if ((rc = read_footer(t, schema, orphan->path, &mine, NULL, 0)) != 0)
+            if ((rc = read_footer(t, orphan->path, &mine, NULL, 0)) != 0)
                 break;
         }
-        bool describes_orphan = false;
         if (mine.stats == NULL)
             continue; /* (not Parquet: only the sizes speak) */
-        agrees(&mine, r, why, sizeof why, &describes_orphan);
-        if (!describes_orphan)
-            continue;
-        if ((rc = own_fits(t, schema, r, &fits)) != 0 || fits)
-            continue;
-        rc = hold(orphan, size, r, mine.stats->schema->num_rows);
-        break;
+        /* (the schema matters only to columns matched by name, in either file) */
+        bool by_name = icm__verify_footer_names_matter(mine.stats) ||
+                       (r->own_read && r->own != NULL && icm__verify_footer_names_matter(r->own));
+        if (!by_name) {
+            rc = stands_for(t, &mine, r, NULL, &held);
+            /* (the file it names, read now, may match by name) */
+            if (rc == 0 && !held && r->own != NULL && icm__verify_footer_names_matter(r->own))
+                by_name = true;
+        }
+        if (rc == 0 && by_name && !held && (rc = load_schemas(t)) == 0) {
+            size_t first, n;
+            schemas_of(t, r, &first, &n);
+            for (size_t k = first; rc == 0 && !held && k < first + n; k++)
+                rc = stands_for(t, &mine, r, t->schemas[k].schema, &held);
+            if (rc == 0 && n == 0) /* (no schema parses: ids alone) */
+                rc = stands_for(t, &mine, r, NULL, &held);
+        }
+        if (rc == 0 && held) {
+            rc = hold(orphan, size, r, mine.stats->schema->num_rows);
+            break;
+        }
     }
     footer_dispose(&mine);
     return rc;
-}
-
-/* The table's current schema (NULL when it cannot be read: files without field ids are then
- * compared by row count only). */
-static icm__schema *current_schema(const icm_table_metadata *md)
-{
-    char *text = NULL;
-    icm__schema *schema = NULL;
-    if (icm_table_metadata_schema_json(&text, md, icm_table_metadata_current_schema_id(md)) ==
-            0 &&
-        icm__schema_parse_text(text, strlen(text), "current schema", &schema) != 0)
-        schema = NULL;
-    icm_free(text);
-    icm_error_clear();
-    return schema;
 }
 
 /* The size to judge orphan i by: the listed one, else (a file list's row without one,
@@ -419,6 +528,7 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
     twins t;
     memset(&t, 0, sizeof t);
     t.p = p;
+    t.md = md;
     int64_t *sizes = icm__reallocarray(NULL, res->orphan_count, sizeof *sizes);
     t.sizes = icm__reallocarray(NULL, res->orphan_count, sizeof *t.sizes);
     int rc = sizes == NULL || t.sizes == NULL ? ICM_ENOMEM : 0;
@@ -450,11 +560,9 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
     }
     if (rc == 0 && t.n > 0) {
         dedupe(&t);
-        icm__schema *schema = current_schema(md);
         for (size_t i = 0; rc == 0 && i < res->orphan_count; i++)
             if (res->orphans[i].state == ICM_ORPHAN_PLANNED && sizes[i] > 0)
-                rc = judge(&t, schema, &res->orphans[i], sizes[i]);
-        icm__schema_free(schema);
+                rc = judge(&t, &res->orphans[i], sizes[i]);
     }
     if (rc == 0 && t.unjudged > 0)
         rc = icm__orphan_warn(res, "%zu orphans that have the size of a data file the "
@@ -470,7 +578,12 @@ int icm__orphans_hold_twins(plan *p, const icm_table_metadata *md)
         icm__free(t.refs[i].location);
         icm__free(t.refs[i].bounds);
         icm__free(t.refs[i].why);
+        icm__free(t.refs[i].unread);
+        icm__parquet_stats_free(t.refs[i].own);
     }
+    for (size_t i = 0; i < t.n_schemas; i++)
+        icm__schema_free(t.schemas[i].schema);
+    icm__free(t.schemas);
     icm__free(t.refs);
     icm__free(t.sizes);
     icm__free(t.taken);

@@ -273,6 +273,9 @@ typedef struct icm__footer_ids icm__footer_ids;
 int icm__verify_footer_ids(const struct icm__parquet_stats *stats,
                            const struct icm__schema *schema, icm__footer_ids **out);
 void icm__verify_footer_ids_free(icm__footer_ids *ids);
+/* Whether the schema given icm__verify_footer_ids can change its index: some comparable
+ * top-level leaf has no field id (a file written without ids, matched by name). */
+bool icm__verify_footer_names_matter(const struct icm__parquet_stats *stats);
 /* `ids`: icm__verify_footer_ids of `stats`. */
 void icm__verify_footer_agrees(const struct icm__parquet_stats *stats, const icm__footer_ids *ids,
                                int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,

@@ -190,6 +190,20 @@ int icm__verify_footer_ids(const icm__parquet_stats *s, const struct icm__schema
     return 0;
 }
 
+bool icm__verify_footer_names_matter(const icm__parquet_stats *s)
+{
+    const icm__parquet_element *el = s->schema->elements;
+    for (size_t k = 0; k < s->leaf_count; k++) {
+        size_t at = s->leaves[k];
+        if (el[at].has_field_id || !comparable_leaf(&el[at]))
+            continue;
+        for (size_t i = 1; i <= at; i += el[i].subtree_size)
+            if (i == at)
+                return true; /* (a root child: a top-level column, matched by name) */
+    }
+    return false;
+}
+
 void icm__verify_footer_ids_free(icm__footer_ids *ids)
 {
     if (ids == NULL)

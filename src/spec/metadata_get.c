@@ -234,6 +234,15 @@ static json_t *find_by_id(json_t *arr, const char *id_key, int32_t id, bool miss
     return NULL;
 }
 
+int32_t icm__table_metadata_schema_id_at(const icm_table_metadata *md, size_t i)
+{
+    json_t *schemas = json_object_get(md->doc, "schemas");
+    if (schemas == NULL)
+        return md->v.current_schema_id; /* (v1 with only `schema`) */
+    json_t *jid = json_object_get(json_array_get(schemas, i), "schema-id");
+    return json_is_integer(jid) ? (int32_t)json_integer_value(jid) : 0;
+}
+
 int icm_table_metadata_schema_json(char **out, const icm_table_metadata *md, int32_t schema_id)
 {
     *out = NULL;

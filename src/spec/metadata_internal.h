@@ -91,6 +91,9 @@ const icm_snapshot *icm__md_views_find_snapshot(const icm__md_views *v, int64_t 
  * the safe side). Returns 0 or ICM_ENOMEM.
  */
 int icm__table_metadata_digest(const icm_table_metadata *md, uint64_t *out);
+/* The id of schema i (i < icm_table_metadata_schema_count), as icm_table_metadata_schema_json
+ * takes it (a schema without `schema-id` is 0; v1's lone `schema` the current id). */
+int32_t icm__table_metadata_schema_id_at(const icm_table_metadata *md, size_t i);
 
 /* A snapshot summary's count `key` (`total-data-files`, ...) as Java's Long.parseLong reads
  * it: false when absent or not an optional sign and decimal digits within int64. */

@@ -788,6 +788,57 @@ def test_sweep_deletes_an_orphan_the_entry_of_its_lookalike_fits_too(tmp_path):
     sweep_with_an_entry_renamed_onto(tmp_path, (2, 1), expect_kept=False)
 
 
+@pytest.mark.parametrize("adder", ["retained", "expired"])
+def test_data_loss_sweep_file_without_field_ids_after_two_columns_swapped_names(tmp_path,
+                                                                                adder):
+    """Adversary round 14, F8: files written without field ids (add_files) are matched to an
+    entry's bounds by column name. After two columns of one type swap names, the current
+    schema maps the orphan's `id` column onto the entry's bounds of the other column, so the
+    damaged entry no longer described the orphan and the sweep deleted the live file. Matched
+    under the schema of the snapshot that added the file (`retained`), or under each of the
+    table's schemas when that snapshot is gone (`expired`): kept; restored, the table reads."""
+    from pyiceberg.types import LongType
+    import pyarrow.parquet as pq
+    three = pa.schema([("id", pa.int64()), ("s", pa.string()), ("n", pa.int64())])
+    tbl = make_table(tmp_path, appends=0)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    with load().update_schema() as u:
+        u.add_column("n", LongType())
+
+    def write(name, ids, ns):
+        f = tbl["dir"] / "data" / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"id": ids, "s": ["same"] * len(ids), "n": ns}, schema=three),
+                       str(f))
+        return f"file://{f}"
+    files = [write("part-00001.parquet", [1, 2], [500, 600]),
+             write("part-00002.parquet", [3, 4], [700, 800])]
+    other = write("leftover-00009.parquet", [101, 102], [900, 901])
+    assert len({os.path.getsize(local(f)) for f in files + [other]}) == 1
+    load().add_files(files)
+    load().append(pa.table({"id": [50], "s": ["x"], "n": [5]}, schema=three))
+    with load().update_schema() as u:  # the two long columns swap names
+        u.rename_column("id", "tmp")
+    with load().update_schema() as u:
+        u.rename_column("n", "id")
+    with load().update_schema() as u:
+        u.rename_column("tmp", "n")
+    if adder == "expired":
+        age_all(tbl["dir"])
+        p = icm(tbl, "expire-snapshots", "ns.t", "--retain-last", "1",
+                "--older-than", "2099-01-01")
+        assert p.returncode == 0, p.stderr
+        assert len(list(load().snapshots())) == 1
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    sweep_keeps(tbl, files[0], other)
+    restore(manifest, backup)
+    assert load().scan().to_arrow().num_rows == 5  # (every file there to read)
+
+
 def sweep_keeps(tbl, victim, other, *extra):
     """The sweep, dry run and real (with `extra`), exits 0 and keeps `victim` as described by
     the entry naming `other`."""
