@@ -21,6 +21,18 @@
 
 #define LOC "/t/data/dv.puffin"
 
+/* A Puffin file into buf: the magic, the six blob bytes "abcdef", the footer with `json` as its
+ * payload. Returns its length. */
+static size_t with_payload(uint8_t *buf, const char *json)
+{
+    size_t jn = strlen(json);
+    memcpy(buf, "PFA1abcdefPFA1", 14);
+    memcpy(buf + 14, json, jn);
+    uint8_t tail[12] = {(uint8_t)jn, (uint8_t)(jn >> 8), 0, 0, 0, 0, 0, 0, 'P', 'F', 'A', '1'};
+    memcpy(buf + 14 + jn, tail, 12);
+    return 14 + jn + 12;
+}
+
 /* Decode a whole file's bytes as icm__puffin_read_footer would, from memory. */
 static int decode_file(const uint8_t *file, size_t len, icm__puffin_footer *out)
 {
@@ -117,13 +129,8 @@ static void test_order_and_long_footers(void **state)
     /* two blobs listed in reverse order */
     const char *json = "{\"blobs\":[{\"type\":\"x\",\"offset\":9,\"length\":1},"
                        "{\"type\":\"x\",\"offset\":4,\"length\":5}]}";
-    size_t jn = strlen(json);
     uint8_t buf[256];
-    memcpy(buf, "PFA1abcdefPFA1", 14);
-    memcpy(buf + 14, json, jn);
-    uint8_t tail[12] = {(uint8_t)jn, 0, 0, 0, 0, 0, 0, 0, 'P', 'F', 'A', '1'};
-    memcpy(buf + 14 + jn, tail, 12);
-    icmt_ok(decode_file(buf, 14 + jn + 12, &f));
+    icmt_ok(decode_file(buf, with_payload(buf, json), &f));
     assert_int_equal(f.count, 2);
     assert_int_equal(f.blobs[0].offset_bytes, 4);
     assert_int_equal(f.blobs[1].offset_bytes, 9);
@@ -205,13 +212,8 @@ static void test_malformed_footers(void **state)
     icm__puffin_footer f;
     const char *odd = "{\"blobs\":[{\"offset\":4,\"length\":6,\"properties\":"
                       "{\"cardinality\":7,\"referenced-data-file\":5}}]}";
-    size_t jn = strlen(odd);
     uint8_t buf[256];
-    memcpy(buf, "PFA1abcdefPFA1", 14);
-    memcpy(buf + 14, odd, jn);
-    uint8_t tail[12] = {(uint8_t)jn, 0, 0, 0, 0, 0, 0, 0, 'P', 'F', 'A', '1'};
-    memcpy(buf + 14 + jn, tail, 12);
-    icmt_ok(decode_file(buf, 14 + jn + 12, &f));
+    icmt_ok(decode_file(buf, with_payload(buf, odd), &f));
     assert_int_equal(f.blobs[0].cardinality, -1);
     assert_null(f.blobs[0].referenced_data_file);
     icm__puffin_footer_dispose(&f);

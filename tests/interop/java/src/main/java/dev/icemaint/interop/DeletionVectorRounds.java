@@ -25,7 +25,6 @@ import java.util.TreeSet;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
@@ -33,22 +32,14 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.GenericFileWriterFactory;
-import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.PositionDelete;
-import org.apache.iceberg.io.DataWriter;
-import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.io.PartitioningDVWriter;
-import org.apache.iceberg.types.Types;
 
 public final class DeletionVectorRounds {
   private DeletionVectorRounds() {}
 
-  static final Schema SCHEMA = new Schema(
-      Types.NestedField.optional(1, "id", Types.LongType.get()),
-      Types.NestedField.optional(2, "category", Types.StringType.get()));
-  static int counter = 0;
+  static final Schema SCHEMA = SharedDeletionVectors.SCHEMA;
 
   public static void main(String[] argv) throws Exception {
     Harness.Args a = Harness.Args.parse(argv, Set.of());
@@ -71,7 +62,7 @@ public final class DeletionVectorRounds {
       List<DataFile> data = new ArrayList<>();
       AppendFiles append = t.newAppend();
       for (int i = 0; i < nFiles; i++) {
-        DataFile f = writeData(t, "c" + (i % 4), i * 100L);
+        DataFile f = SharedDeletionVectors.writeRows(t, "c" + (i % 4), i * 100L, 20, -1);
         data.add(f);
         append.appendFile(f);
       }
@@ -85,7 +76,8 @@ public final class DeletionVectorRounds {
         Collections.shuffle(pick, rnd);
         pick = pick.subList(0, Math.min(perRound, pick.size()));
         PartitioningDVWriter<Record> w =
-            new PartitioningDVWriter<>(files(t, FileFormat.PUFFIN), path -> null);
+            new PartitioningDVWriter<>(SharedDeletionVectors.files(t, FileFormat.PUFFIN),
+                path -> null);
         PositionDelete<Record> row = PositionDelete.create();
         try (w) {
           for (DataFile f : pick) {
@@ -118,30 +110,4 @@ public final class DeletionVectorRounds {
     }
   }
 
-  static OutputFileFactory files(Table t, FileFormat format) {
-    return OutputFileFactory.builderFor(t, 1, ++counter).format(format).build();
-  }
-
-  static DataFile writeData(Table t, String category, long first) throws Exception {
-    GenericFileWriterFactory wf = new GenericFileWriterFactory.Builder(t)
-        .dataFileFormat(FileFormat.PARQUET).build();
-    Record r0 = GenericRecord.create(SCHEMA);
-    r0.setField("category", category);
-    PartitionKey key = new PartitionKey(t.spec(), t.schema());
-    key.partition(r0);
-    var out = t.spec().isPartitioned()
-        ? files(t, FileFormat.PARQUET).newOutputFile(t.spec(), key)
-        : files(t, FileFormat.PARQUET).newOutputFile();
-    DataWriter<Record> w =
-        wf.newDataWriter(out, t.spec(), t.spec().isPartitioned() ? key : null);
-    try (w) {
-      for (int i = 0; i < 20; i++) {
-        Record r = GenericRecord.create(SCHEMA);
-        r.setField("id", first + i);
-        r.setField("category", category);
-        w.write(r);
-      }
-    }
-    return w.toDataFile();
-  }
 }

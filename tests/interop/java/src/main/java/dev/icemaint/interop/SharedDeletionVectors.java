@@ -109,16 +109,24 @@ public final class SharedDeletionVectors {
   }
 
   static DataFile writeDataWithout(Table t, String cat, long first, int skip) throws Exception {
+    return writeRows(t, cat, first, 10, skip);
+  }
+
+  /** A Parquet data file of `rows` rows (ids from `first`, `skip` left out) in `cat`'s
+   * partition (none when the table is unpartitioned). */
+  static DataFile writeRows(Table t, String cat, long first, int rows, int skip) throws Exception {
     GenericFileWriterFactory wf = new GenericFileWriterFactory.Builder(t)
         .dataFileFormat(FileFormat.PARQUET).build();
     Record r0 = GenericRecord.create(SCHEMA);
     r0.setField("category", cat);
     PartitionKey key = new PartitionKey(t.spec(), t.schema());
     key.partition(r0);
-    var out = files(t, FileFormat.PARQUET).newOutputFile(t.spec(), key);
-    DataWriter<Record> w = wf.newDataWriter(out, t.spec(), key);
+    boolean partitioned = t.spec().isPartitioned();
+    var out = partitioned ? files(t, FileFormat.PARQUET).newOutputFile(t.spec(), key)
+        : files(t, FileFormat.PARQUET).newOutputFile();
+    DataWriter<Record> w = wf.newDataWriter(out, t.spec(), partitioned ? key : null);
     try (w) {
-      for (int i = 0; i < 10; i++) {
+      for (int i = 0; i < rows; i++) {
         if (i == skip) continue;
         Record r = GenericRecord.create(SCHEMA);
         r.setField("id", first + i);
