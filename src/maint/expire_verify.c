@@ -49,12 +49,8 @@ typedef struct missing {
 static int on_issue(const icm__verify_issue *issue, void *payload)
 {
     missing *m = payload;
-    if (issue->what == ICM__VERIFY_LOOKALIKE) {
-        icm__reached ref = {issue->location, issue->kind, issue->expected_size_bytes,
-                            issue->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0, INT64_MIN,
-                            {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
-        return icm__verify_refs_add(&m->refs, &ref);
-    }
+    if (issue->what == ICM__VERIFY_LOOKALIKE) /* (with what its entry says of its file) */
+        return icm__verify_refs_add(&m->refs, issue->reached);
     if (m->count++ >= NAMED)
         return 0;
     const char *kind = icm_expire_file_kind_name((icm_expire_file_kind)issue->kind);
@@ -142,27 +138,36 @@ static int keep_companion(icm_expire_result *r, const char *path)
     return rc;
 }
 
-/* The twin check of one planned file, with what its own entry says of it. A deletion
+/* What a planned file's own entry says of it, into *facts: NULL when unknown. A deletion
  * vector's Puffin file holds the vectors of many data files, each its own entry with its own
  * record count, partition and bounds, and the plan keeps the facts of one of them: only its
- * format is said (verify_twins.c then compares no more; adversary round 15, F1: the partition
- * of the entry kept told the retained entry of another vector in the file apart, and the file
- * went; F2: so did another record count). */
+ * format is said (verify_twins.c then compares no more but its footer's blobs; adversary
+ * round 15, F1: the partition of the entry kept told the retained entry of another vector in
+ * the file apart, and the file went; F2: so did another record count). */
+static const icm__verify_twin_facts *own_facts(const missing *m, const icm_expire_file *f,
+                                               icm__verify_twin_facts *facts)
+{
+    *facts = (icm__verify_twin_facts){-1, 0, ICM_FILE_FORMAT_OTHER, {0, 0}};
+    if (f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR) {
+        facts->file_format = ICM_FILE_FORMAT_PUFFIN;
+        return facts;
+    }
+    const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
+    if (e == NULL)
+        return NULL;
+    *facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format, e->partition};
+    return facts;
+}
+
+/* The twin check of one planned file, with what its own entry says of it. */
 static int twin_of(missing *m, icm_fileio *io, const icm_expire_file *f, char **msg)
 {
     *msg = NULL;
     if (!icm__verify_refs_have_size(&m->twins, f->size_bytes))
         return 0; /* (most planned files: no key to build, no facts to look up) */
-    const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
-    icm__verify_twin_facts facts = {-1, 0, ICM_FILE_FORMAT_OTHER, {0, 0}};
-    if (f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR)
-        facts.file_format = ICM_FILE_FORMAT_PUFFIN;
-    else if (e != NULL)
-        facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format,
-                                         e->partition};
-    bool known = e != NULL || f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR;
+    icm__verify_twin_facts facts;
     return icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes,
-                               known ? &facts : NULL, msg);
+                               own_facts(m, f, &facts), msg);
 }
 
 /* Take out of the plan the data and delete files a retained reference may stand for: one
@@ -180,10 +185,13 @@ static int keep_stood_for(missing *m, icm_fileio *io)
     for (size_t i = 0; i < r->deleted_file_count; i++) {
         icm_expire_file *f = &r->deleted_files[i];
         char *msg = NULL;
-        if (rc == 0)
+        icm__verify_twin_facts facts;
+        /* (a reference whose entry tells it from this file's own cannot be its entry moved
+         * out: one damaged path leaves the rest of the entry as it was) */
+        if (rc == 0 && m->refs.n > 0)
             rc = icm__verify_refs_stood_for(&m->refs, "retained snapshot",
                                             "the table's locations", f->path, f->size_bytes,
-                                            &msg);
+                                            own_facts(m, f, &facts), &msg);
         if (rc == 0 && msg == NULL)
             rc = twin_of(m, io, f, &msg);
         if (msg == NULL) {

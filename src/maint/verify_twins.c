@@ -70,8 +70,7 @@ static bool other_group(const icm__reached *first, const icm__reached *ref)
            ref->added_snapshot_id != first->added_snapshot_id;
 }
 
-/* Whether an entry with these facts may describe the planned file (facts NULL: unknown). */
-static bool agrees(const icm__reached *ref, const icm__verify_twin_facts *facts)
+bool icm__verify_facts_agree(const icm__reached *ref, const icm__verify_twin_facts *facts)
 {
     if (facts == NULL)
         return true;
@@ -269,7 +268,7 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
         size_t end = i + 1;
         while (end < twins->n && !other_group(first, twins->by_size[end]))
             end++;
-        for (; rc == 0 && !gone && agrees(first, facts) && i < end; i++) {
+        for (; rc == 0 && !gone && icm__verify_facts_agree(first, facts) && i < end; i++) {
             const icm__reached *ref = twins->by_size[i];
             if (strcmp(ref->location, location) == 0)
                 continue;

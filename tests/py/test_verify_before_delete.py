@@ -654,9 +654,10 @@ def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
     expired-only file of the table has its size, so it is a lookalike), and the current
     snapshot's entry for a live file is damaged onto that same path, keeping its own size.
     Expiry's verification reported each outside path once, so the second recorded size never
-    reached the lookalikes, and the live file was deleted (exit 0). Each path and recorded size
-    counts now: the live file is kept with a warning naming the reference; the table reads as
-    before once restored."""
+    reached the lookalikes, and the live file was deleted (exit 0). Each path, recorded size
+    and entry's description counts now: the live file is kept with a warning naming the
+    reference; the table reads as before once restored. The expired-only file `d` of x's size
+    goes: x's own entry (other bounds) tells it from d's, so it is no entry of d's moved out."""
     import pyarrow.parquet as pq
     tbl = make_table(tmp_path, appends=0, merge=True)
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
@@ -686,8 +687,38 @@ def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
     p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01")
     assert p.returncode == 0, p.stderr
     assert kept_for(p.stderr, files[0], f"file://{x}", "size"), p.stderr
-    assert kept_for(p.stderr, f"file://{d}", f"file://{x}", "size"), p.stderr
-    assert os.path.exists(local(files[0])) and os.path.exists(d) and os.path.exists(x)
+    assert not kept_for(p.stderr, f"file://{d}", f"file://{x}", "size"), p.stderr
+    assert os.path.exists(local(files[0])) and not os.path.exists(d) and os.path.exists(x)
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_data_loss_outside_path_referenced_twice_with_one_size_and_two_descriptions(tmp_path):
+    """A tagged snapshot references an outside file x for real, and the current snapshot's entry
+    for a live file of x's size is damaged onto x's path: two references to one outside path
+    with one recorded size, describing two files. Lookalikes are told apart by what their
+    entries say, so the verification reports each description, not each path and size once:
+    the live file is kept (its entry moved out agrees with its own), the table reads once
+    restored."""
+    tbl = make_table(tmp_path, appends=0, merge=True)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    x = outside_file_of_the_same_size(tbl)
+    assert os.path.getsize(local(x)) == os.path.getsize(local(files[0]))
+    load().add_files([x])
+    load().manage_snapshots().create_tag(load().current_snapshot().snapshot_id, "keep").commit()
+    load().delete("id >= 100")
+    load().add_files(files)
+    load().append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: x, keep_length=True)
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_for(p.stderr, files[0], x, "size"), p.stderr
+    assert os.path.exists(local(files[0])) and os.path.exists(local(x))
     restore(manifest, backup)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
@@ -1129,8 +1160,11 @@ def test_data_loss_twin_whose_double_partition_value_was_carried_rounded(tmp_pat
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
     """Adversary round 11, finding 4 (a false refusal): add_files of a file outside the table
     whose name is a removed file's of the table (Hive's `000000_0` repeats in every folder)
-    made the expiry and the sweep refuse the whole run, for good. Now only the removed file of
-    that name is kept (a warning names the outside file); the rest of the expiry goes on."""
+    made the expiry and the sweep refuse the whole run, for good. The expiry deletes the removed
+    file of that name: the outside file's entry (13 rows, other bounds) tells it from the
+    removed file's own (2 rows), so it is no entry of that file moved out. The sweep has no
+    entry for its candidates: a leftover of that name is kept (a warning names the outside
+    file) and the rest of the sweep goes on."""
     import pyarrow.parquet as pq
     tbl = make_table(tmp_path, appends=0)
     data = tbl["dir"] / "data"
@@ -1150,10 +1184,12 @@ def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
     age_all(tbl["dir"])
     p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
     assert p.returncode == 0, p.stderr
-    assert kept_for(p.stderr, f"file://{own}", f"file://{ext}/000000_0.parquet", "name"), p.stderr
-    assert os.path.exists(own) and not os.path.exists(other)
+    assert "not deleted" not in p.stderr, p.stderr
+    assert not os.path.exists(own) and not os.path.exists(other)
     assert len(tbl["cat"].load_table("ns.t").metadata.snapshots) == 1
     assert current_ids(tbl) == list(range(7, 20))
+    pq.write_table(pa.table({"id": [1, 2], "s": ["a", "b"]}, schema=SCHEMA), str(own))
+    age_all(tbl["dir"])
     p = icm(tbl, "remove-orphan-files", "ns.t")
     assert p.returncode == 0, p.stderr
     assert kept_for(p.stderr, f"file://{own}", f"file://{ext}/000000_0.parquet", "name"), p.stderr
