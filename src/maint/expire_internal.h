@@ -30,6 +30,10 @@ typedef struct icm__expire_entry_facts {
     uint64_t bounds;             /* digest of its bounds (0: none given) */
     icm__partition_key partition; /* (shape 0: unknown) */
     icm_file_format file_format;
+    /* a deletion vector's entry: where its blob lies in the Puffin file (0, 0: unknown) and
+     * its data file (icm__verify_referenced_digest; 0: unknown) */
+    int64_t content_offset, content_size_bytes;
+    uint64_t referenced;
 } icm__expire_entry_facts;
 
 typedef struct icm__expire_result_full {

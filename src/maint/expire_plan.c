@@ -31,6 +31,7 @@
 
 #include "maint/expire_internal.h"
 #include "maint/other_format.h"
+#include "maint/verify.h"
 #include "util/location.h"
 #include "util/util.h"
 
@@ -198,6 +199,8 @@ typedef struct content_facts {
     uint64_t bounds;
     icm__partition_key partition;
     icm_file_format file_format;
+    int64_t content_offset, content_size_bytes; /* a deletion vector's blob (0, 0: unknown) */
+    uint64_t referenced;   /* ... and its data file (icm__verify_referenced_digest; 0: unknown) */
     bool inside;           /* inside the table's locations (inside_table) */
 } content_facts;
 
@@ -354,9 +357,14 @@ static int on_candidate(const icm__reached *f, void *payload)
                            .bounds = f->bounds,
                            .partition = f->partition,
                            .file_format = f->file_format,
+                           .content_offset = f->content_offset,
+                           .content_size_bytes = f->content_size_bytes,
                            .inside = inside_table(p, f->location)};
     p->content_outside += !facts.inside;
     if ((rc = name_hash(f->location, &facts.name)) != 0)
+        return rc;
+    if (f->kind == ICM__FILE_DELETION_VECTOR && f->referenced_data_file != NULL &&
+        (rc = icm__verify_referenced_digest(f->referenced_data_file, &facts.referenced)) != 0)
         return rc;
     return vec_push(&p->vec[0], f->location, f->kind, f->size_bytes, &facts);
 }
@@ -402,9 +410,14 @@ static int keep_entry_facts(plan *p)
     if (f == NULL)
         return ICM_ENOMEM;
     for (size_t i = 0; i < v->len; i++)
-        f[i] = (icm__expire_entry_facts){v->facts[i].key, v->facts[i].record_count,
-                                         v->facts[i].bounds, v->facts[i].partition,
-                                         v->facts[i].file_format};
+        f[i] = (icm__expire_entry_facts){v->facts[i].key,
+                                         v->facts[i].record_count,
+                                         v->facts[i].bounds,
+                                         v->facts[i].partition,
+                                         v->facts[i].file_format,
+                                         v->facts[i].content_offset,
+                                         v->facts[i].content_size_bytes,
+                                         v->facts[i].referenced};
     qsort(f, v->len, sizeof *f, by_key);
     full->entry_facts = f;
     full->entry_fact_count = v->len;

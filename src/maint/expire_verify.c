@@ -147,15 +147,20 @@ static int keep_companion(icm_expire_result *r, const char *path)
 static const icm__verify_twin_facts *own_facts(const missing *m, const icm_expire_file *f,
                                                icm__verify_twin_facts *facts)
 {
-    *facts = (icm__verify_twin_facts){-1, 0, ICM_FILE_FORMAT_OTHER, {0, 0}};
+    *facts = (icm__verify_twin_facts){-1, 0, ICM_FILE_FORMAT_OTHER, {0, 0}, ICM__VERIFY_NO_BLOB};
+    const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
     if (f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR) {
         facts->file_format = ICM_FILE_FORMAT_PUFFIN;
+        if (e != NULL) /* (the blob of one of its entries: its footer must list it) */
+            facts->own_blob = (struct icm__verify_own_blob){e->content_offset,
+                                                            e->content_size_bytes,
+                                                            e->record_count, e->referenced};
         return facts;
     }
-    const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
     if (e == NULL)
         return NULL;
-    *facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format, e->partition};
+    *facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format, e->partition,
+                                      ICM__VERIFY_NO_BLOB};
     return facts;
 }
 

@@ -570,6 +570,16 @@ int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_w
     return *why != NULL ? 0 : ICM_ENOMEM;
 }
 
+int icm__verify_referenced_digest(const char *location, uint64_t *out)
+{
+    char *key = NULL;
+    int rc = icm__location_key(location, &key);
+    *out = rc == 0 ? XXH3_64bits(key, strlen(key)) : 0;
+    *out += *out == 0; /* (0 is "unknown") */
+    icm__free(key);
+    return rc;
+}
+
 void icm__verify_refs_dispose(icm__verify_refs *r)
 {
     for (size_t i = 0; i < r->n; i++) {

@@ -238,7 +238,21 @@ typedef struct icm__verify_twin_facts {
     uint64_t bounds;               /* 0: none given */
     icm_file_format file_format;   /* ICM_FILE_FORMAT_OTHER: another, or unknown */
     icm__partition_key partition;  /* shape 0: unknown */
+    /* A Puffin file's: the blob its own entry names (offset and size in bytes: 0, 0 unknown;
+     * records: -1 unknown; referenced: icm__verify_referenced_digest of its data file, 0
+     * unknown). Its footer is trusted to say which blobs it holds only when it lists this
+     * one (verify_twins.c). */
+    struct icm__verify_own_blob {
+        int64_t offset_bytes, size_bytes, records;
+        uint64_t referenced;
+    } own_blob;
 } icm__verify_twin_facts;
+
+#define ICM__VERIFY_NO_BLOB {0, 0, -1, 0}
+
+/* A digest of a data file's location by identity (util/location_id.h: the keep sets' key),
+ * never 0, into *out. Returns 0 or ICM_ENOMEM. */
+int icm__verify_referenced_digest(const char *location, uint64_t *out);
 
 /* Whether an entry with the facts of `ref` may describe the file whose own entry says `facts`
  * (NULL: unknown, then yes): the same file format; for a Puffin file nothing more (its entries

@@ -19,10 +19,13 @@
  * so of a blob of the planned file (one damaged field: its path). So a retained Puffin entry
  * stands for a planned Puffin file only when the planned file's footer lists a blob at that
  * offset, of that length, for that data file (by location identity) and of that cardinality
- * (where both say), and then the blob's bytes are compared, not the files': a reader of that
- * entry gets those bytes, so if the file it names holds them too, deleting the planned one
- * loses nothing. A footer that cannot be read keeps the file (adversary round 15, F3: a DV
- * replaced by one of its size was kept until the sweep).
+ * (where both say); then the files are compared as any others (adversary round 17, F1: a
+ * sibling file holding the same vector bytes at that place for another data file is another
+ * file). The footer is trusted to say so only when it lists the blob of the planned file's
+ * own (expired) entry: a writer that spells footers otherwise than entries, or a damaged
+ * footer, leaves every Puffin entry of its size standing for it (round 17, F2). A footer
+ * that cannot be read keeps the file (round 15, F3: a DV replaced by one of its size was kept
+ * until the sweep). A file that several references name is compared once.
  *
  * Only reads storage.
  */
@@ -106,15 +109,15 @@ typedef enum verdict {
     NO_FOOTER /* the planned Puffin file's footer cannot be read */
 } verdict;
 
-/* Compare the `len` bytes at `from` of `location` and `other` block by block (a, b: blocks).
+/* Compare the `size_bytes` bytes of `location` and `other` block by block (a, b: blocks).
  * GONE: `location` is missing. Returns 0 or ICM_ENOMEM. */
-static int compare_bytes(icm_fileio *io, const char *location, const char *other, int64_t from,
-                         int64_t len, uint8_t *a, uint8_t *b, verdict *out)
+static int compare_bytes(icm_fileio *io, const char *location, const char *other,
+                         int64_t size_bytes, uint8_t *a, uint8_t *b, verdict *out)
 {
     *out = SAME_BYTES;
-    for (int64_t at = from; *out == SAME_BYTES && at < from + len; at += (int64_t)BLOCK_BYTES) {
-        int64_t left = from + len - at;
-        size_t want = left < (int64_t)BLOCK_BYTES ? (size_t)left : BLOCK_BYTES;
+    for (int64_t at = 0; *out == SAME_BYTES && at < size_bytes; at += (int64_t)BLOCK_BYTES) {
+        size_t want = size_bytes - at < (int64_t)BLOCK_BYTES ? (size_t)(size_bytes - at)
+                                                               : BLOCK_BYTES;
         size_t got_a = 0, got_b = 0;
         int rc = icm_fileio_read_range(&got_a, io, location, at, a, want);
         int rc_b = rc == 0 ? icm_fileio_read_range(&got_b, io, other, at, b, want) : 0;
@@ -135,28 +138,32 @@ static int compare_bytes(icm_fileio *io, const char *location, const char *other
 typedef struct planned_footer {
     bool read;
     int rc; /* 0; ICM_ENOTFOUND (the file is gone); another: it could not be read */
+    bool trusted; /* it lists the blob of the file's own entry */
     icm__puffin_footer footer;
 } planned_footer;
 
-/* Whether the footer lists the blob `ref`'s entry names: at its offset, of its length, of its
- * cardinality and for its data file where both say. Returns 0 or ICM_ENOMEM. */
-static int lists_blob(const icm__puffin_footer *f, const icm__reached *ref, bool *out)
+/* Whether the footer lists a blob at `offset`, of `size` bytes, of `records` (cardinality;
+ * -1: unknown) for the data file whose digest is `referenced` (0: unknown), where both say.
+ * Returns 0 or ICM_ENOMEM. */
+static int lists_blob(const icm__puffin_footer *f, int64_t offset, int64_t size,
+                      int64_t records, uint64_t referenced, bool *out)
 {
     *out = false;
-    const icm__puffin_blob *b = icm__puffin_footer_find(f, ref->content_offset);
-    for (; b != NULL && b < f->blobs + f->count && b->offset_bytes == ref->content_offset; b++) {
-        if (b->length_bytes != ref->content_size_bytes ||
-            (b->cardinality >= 0 && ref->record_count >= 0 &&
-             b->cardinality != ref->record_count))
+    const icm__puffin_blob *b = icm__puffin_footer_find(f, offset);
+    for (; b != NULL && b < f->blobs + f->count && b->offset_bytes == offset; b++) {
+        if (b->length_bytes != size ||
+            (b->cardinality >= 0 && records >= 0 && b->cardinality != records))
             continue;
-        if (b->referenced_data_file == NULL || ref->referenced_data_file == NULL) {
+        uint64_t theirs = 0;
+        int rc = b->referenced_data_file != NULL && referenced != 0
+                     ? icm__verify_referenced_digest(b->referenced_data_file, &theirs)
+                     : 0;
+        if (rc != 0)
+            return rc;
+        if (theirs == referenced || theirs == 0 || referenced == 0) {
             *out = true;
             return 0;
         }
-        int rc = icm__location_id_equal(b->referenced_data_file, ref->referenced_data_file,
-                                        ICM__LOCATION_ID_DEFAULT, out);
-        if (rc != 0 || *out)
-            return rc;
     }
     return 0;
 }
@@ -183,8 +190,7 @@ static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t s
                         snapshot_word, (long long)ref->snapshot_id, ref->location,
                         (long long)size_bytes, counted, ref->bounds != 0 ? ", bounds" : "", added,
                         names,
-                        v == DIFFERENT       ? (blob ? "whose bytes there differ"
-                                                     : "whose bytes differ")
+                        v == DIFFERENT       ? "whose bytes differ"
                         : v == NOT_COMPARED ? "not compared (too many files of that size)"
                         : v == NO_FOOTER    ? "and this file's Puffin footer cannot be read"
                                             : "and the two could not be compared",
@@ -192,31 +198,50 @@ static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t s
     return *why != NULL ? 0 : ICM_ENOMEM;
 }
 
-/* Judge one reference that agrees: *v as the comparison found (NOT_COMPARED: past the
- * limit), *skip when it cannot stand for the planned file (a Puffin entry naming no blob of
- * it), *blob when its blob was compared. Returns 0 or ICM_ENOMEM. */
+/* What the judging of one planned file keeps between its references. */
 typedef struct judging {
     icm_fileio *io;
     const char *location;
     int64_t size_bytes;
+    const icm__verify_twin_facts *facts;
     bool puffin; /* the planned file is a deletion vector's Puffin file */
     planned_footer pf;
     uint8_t *a, *b;
+    /* the files compared and their verdicts: one file that several references name is
+     * compared once (all the blobs of a retained Puffin file name it) */
+    const char *compared_location[TWINS_COMPARED_MAX];
+    verdict compared_verdict[TWINS_COMPARED_MAX];
     size_t compared, more;
 } judging;
 
+/* Read the planned Puffin file's footer, and trust it when it lists its own entry's blob (a
+ * writer that spells a footer otherwise than its entries, or a footer damaged, says nothing
+ * of which blobs the file holds). Returns 0 or ICM_ENOMEM. */
+static int read_planned_footer(judging *j)
+{
+    j->pf.read = true;
+    j->pf.rc = icm__puffin_read_footer(j->io, j->location, j->size_bytes, &j->pf.footer);
+    if (j->pf.rc == ICM_ENOMEM)
+        return ICM_ENOMEM;
+    icm_error_clear();
+    const struct icm__verify_own_blob *own = &j->facts->own_blob;
+    if (j->pf.rc != 0 || own->offset_bytes <= 0 || own->size_bytes <= 0)
+        return 0;
+    return lists_blob(&j->pf.footer, own->offset_bytes, own->size_bytes, own->records,
+                      own->referenced, &j->pf.trusted);
+}
+
+/* Judge one reference that agrees: *v as the comparison found (NOT_COMPARED: past the
+ * limit), *skip when it cannot stand for the planned file (a Puffin entry naming no blob of
+ * it, by a footer trusted), *blob when it names one. Returns 0 or ICM_ENOMEM. */
 static int judge(judging *j, const icm__reached *ref, verdict *v, bool *skip, bool *blob)
 {
     *v = NOT_COMPARED;
     *skip = *blob = false;
     bool by_blob = j->puffin && ref->content_size_bytes > 0;
-    if (by_blob && !j->pf.read) {
-        j->pf.read = true;
-        j->pf.rc = icm__puffin_read_footer(j->io, j->location, j->size_bytes, &j->pf.footer);
-        if (j->pf.rc == ICM_ENOMEM)
-            return ICM_ENOMEM;
-        icm_error_clear();
-    }
+    int rc = by_blob && !j->pf.read ? read_planned_footer(j) : 0;
+    if (rc != 0)
+        return rc;
     if (by_blob && j->pf.rc == ICM_ENOTFOUND) {
         *v = GONE;
         return 0;
@@ -225,15 +250,25 @@ static int judge(judging *j, const icm__reached *ref, verdict *v, bool *skip, bo
         *v = NO_FOOTER;
         return 0;
     }
-    if (by_blob) {
+    if (by_blob && j->pf.trusted) {
         bool listed = false;
-        int rc = lists_blob(&j->pf.footer, ref, &listed);
+        uint64_t referenced = 0;
+        if (ref->referenced_data_file != NULL)
+            rc = icm__verify_referenced_digest(ref->referenced_data_file, &referenced);
+        if (rc == 0)
+            rc = lists_blob(&j->pf.footer, ref->content_offset, ref->content_size_bytes,
+                            ref->record_count, referenced, &listed);
         if (rc != 0 || !listed) {
             *skip = true;
             return rc;
         }
         *blob = true;
     }
+    for (size_t k = 0; k < j->compared; k++)
+        if (strcmp(j->compared_location[k], ref->location) == 0) {
+            *v = j->compared_verdict[k];
+            return 0;
+        }
     if (j->compared == TWINS_COMPARED_MAX) {
         j->more++;
         return 0;
@@ -241,11 +276,12 @@ static int judge(judging *j, const icm__reached *ref, verdict *v, bool *skip, bo
     if (j->a == NULL &&
         ((j->a = icm__malloc(BLOCK_BYTES)) == NULL || (j->b = icm__malloc(BLOCK_BYTES)) == NULL))
         return ICM_ENOMEM;
-    j->compared++;
-    return *blob ? compare_bytes(j->io, j->location, ref->location, ref->content_offset,
-                                 ref->content_size_bytes, j->a, j->b, v)
-                 : compare_bytes(j->io, j->location, ref->location, 0, j->size_bytes, j->a,
-                                 j->b, v);
+    /* (the whole files, also for a blob: a file that holds the same bytes there but names
+     * another data file in its footer is another file, adversary round 17, F1) */
+    rc = compare_bytes(j->io, j->location, ref->location, j->size_bytes, j->a, j->b, v);
+    j->compared_location[j->compared] = ref->location;
+    j->compared_verdict[j->compared++] = *v;
+    return rc;
 }
 
 int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const char *snapshot_word,
@@ -255,9 +291,13 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
     *why = NULL;
     if (twins->by_size == NULL || size_bytes <= 0)
         return 0; /* (none, or not sealed; an empty file's twin has its bytes) */
-    judging j = {io, location, size_bytes,
-                 facts != NULL && facts->file_format == ICM_FILE_FORMAT_PUFFIN,
-                 {false, 0, ICM__PUFFIN_FOOTER_INIT}, NULL, NULL, 0, 0};
+    judging j;
+    memset(&j, 0, sizeof j);
+    j.io = io;
+    j.location = location;
+    j.size_bytes = size_bytes;
+    j.facts = facts;
+    j.puffin = facts != NULL && facts->file_format == ICM_FILE_FORMAT_PUFFIN;
     const icm__reached *stands = NULL; /* the first reference whose bytes are not this file's */
     verdict held = DIFFERENT;
     bool held_blob = false, gone = false;

@@ -69,7 +69,7 @@ static void test_twin_by_its_entry(void **state)
     put(io, "/t/data/live.parquet", 100, 'y');  /* the file it stood for */
     put(io, "/t/data/copy.parquet", 100, 'x');  /* the same bytes as the named file */
     icm__reached e = entry("/t/data/named.parquet", 100, 5, 0xb0);
-    const icm__verify_twin_facts same = {5, 0xb0, PARQUET, ANY_TUPLE};
+    const icm__verify_twin_facts same = {5, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
 
     char *why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &same);
     assert_non_null(why);
@@ -81,9 +81,9 @@ static void test_twin_by_its_entry(void **state)
                                 "reference onto that file"));
     assert_non_null(strstr(why, "so the table may still need this one; kept"));
     free(why);
-    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET, ANY_TUPLE},
-                                 bounds = {5, 0xb1, PARQUET, ANY_TUPLE},
-                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC, ANY_TUPLE};
+    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
+                                 bounds = {5, 0xb1, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
+                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &rows));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &bounds));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &orc));
@@ -107,8 +107,8 @@ static void test_twin_by_its_entry(void **state)
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 101, &same));
     /* a record count one side does not know cannot tell them apart: kept; bounds on one
      * side only are two files' entries */
-    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET, ANY_TUPLE},
-                                 unbounded = {5, 0, PARQUET, ANY_TUPLE};
+    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
+                                 unbounded = {5, 0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
     why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &uncounted);
     assert_non_null(why);
     free(why);
@@ -119,9 +119,9 @@ static void test_twin_by_its_entry(void **state)
     /* the partition tuple: another value of the same spec and type is another file's entry
      * (two files of one commit in two partitions: adversary round 14, F5); the same tuple
      * agrees; another shape (spec or type) or an unknown one cannot tell them apart */
-    const icm__verify_twin_facts other_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE + 1}},
-                                 same_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE}},
-                                 other_spec = {5, 0xb0, PARQUET, {SPEC_SHAPE + 1, TUPLE + 1}};
+    const icm__verify_twin_facts other_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE + 1}, ICM__VERIFY_NO_BLOB},
+                                 same_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE}, ICM__VERIFY_NO_BLOB},
+                                 other_spec = {5, 0xb0, PARQUET, {SPEC_SHAPE + 1, TUPLE + 1}, ICM__VERIFY_NO_BLOB};
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &other_tuple));
     const icm__verify_twin_facts *held[] = {&same_tuple, &other_spec};
     for (size_t k = 0; k < 2; k++) {
@@ -141,7 +141,7 @@ static void test_twin_by_its_entry(void **state)
     icm__reached vector = e;
     vector.file_format = ICM_FILE_FORMAT_PUFFIN;
     const icm__verify_twin_facts puffin = {2, 0xc0, ICM_FILE_FORMAT_PUFFIN,
-                                           {SPEC_SHAPE, TUPLE + 1}};
+                                           {SPEC_SHAPE, TUPLE + 1}, ICM__VERIFY_NO_BLOB};
     why = verdict(io, &vector, 1, "/t/data/dv.puffin", 100, &puffin);
     assert_non_null(why);
     free(why);
@@ -169,7 +169,7 @@ static void test_several_entries_of_one_size(void **state)
     put(io, "/t/data/b-bytes.parquet", 64, 'b');
     icm__reached es[] = {entry("/t/data/c.parquet", 64, 3, 7), entry("/t/data/b.parquet", 64, 2, 7),
                          entry("/t/data/a.parquet", 64, 3, 7)};
-    const icm__verify_twin_facts f = {3, 7, PARQUET, ANY_TUPLE};
+    const icm__verify_twin_facts f = {3, 7, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
     /* c has its bytes, a does not: kept, naming a */
     char *why = verdict(io, es, 3, "/t/data/cand.parquet", 64, &f);
     assert_non_null(why);
@@ -207,7 +207,7 @@ static void test_comparisons_are_bounded(void **state)
         put(io, names[i], 80, (char)('a' + i));
         es[i] = entry(names[i], 80, 4, 9);
     }
-    const icm__verify_twin_facts f = {4, 9, PARQUET, ANY_TUPLE};
+    const icm__verify_twin_facts f = {4, 9, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
     put(io, "/t/data/cand.parquet", 80, (char)('a' + N - 1)); /* f-19's bytes */
     char *why = verdict(io, es, N, "/t/data/cand.parquet", 80, &f);
     assert_non_null(why);
@@ -253,7 +253,7 @@ static void test_blocks_and_unreadable_files(void **state)
     icmt_ok(icm_fileio_write_replace(mem, "/t/data/late.parquet", b, size));
     icm_free(b);
     icm__reached e = entry("/t/data/named.parquet", (int64_t)size, 9, 1);
-    const icm__verify_twin_facts f = {9, 1, PARQUET, ANY_TUPLE};
+    const icm__verify_twin_facts f = {9, 1, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
     assert_null(verdict(io, &e, 1, "/t/data/same.parquet", (int64_t)size, &f));
     char *why = verdict(io, &e, 1, "/t/data/late.parquet", (int64_t)size, &f);
     assert_non_null(why);
@@ -269,8 +269,11 @@ static void test_blocks_and_unreadable_files(void **state)
 
 /* A retained Puffin entry naming another file of the planned Puffin file's size stands for it
  * only when the planned file's footer lists the blob the entry names (offset, length, data
- * file by location identity, cardinality); then the blob's bytes are compared, not the files'
- * (adversary round 15, F3: a DV replaced by one of its size was kept). */
+ * file by location identity, cardinality), and the footer is trusted to say so only when it
+ * lists the blob of the file's own entry; then the files are compared (adversary round 15,
+ * F3: a DV replaced by one of its size was kept; round 17, F1: a sibling holding the same
+ * vector bytes at that place is another file; F2: a footer that disagrees with its own entry
+ * says nothing). */
 static void test_deletion_vector_blobs(void **state)
 {
     (void)state;
@@ -289,31 +292,40 @@ static void test_deletion_vector_blobs(void **state)
     icmt_ok(icm_fileio_write_replace(mem, "/t/data/old.puffin", p, len));
     icmt_ok(icm_fileio_write_replace(mem, "/t/data/new.puffin", r, rlen));
     int64_t size = (int64_t)len;
-    const icm__verify_twin_facts dv = {-1, 0, ICM_FILE_FORMAT_PUFFIN, ANY_TUPLE};
+    /* the planned file's own (expired) entry: A's vector, 3 rows at 4 */
+    uint64_t a_file = 0;
+    icmt_ok(icm__verify_referenced_digest("/t/data/a.parquet", &a_file));
+    const icm__verify_twin_facts dv = {-1, 0, ICM_FILE_FORMAT_PUFFIN, ANY_TUPLE,
+                                       {4, 14, 3, a_file}};
     icm__reached a = entry("/t/data/new.puffin", size, 4, 0);
     a.file_format = ICM_FILE_FORMAT_PUFFIN;
     a.referenced_data_file = "/t/data/a.parquet";
     a.content_offset = 4;
     a.content_size_bytes = 14;
+    /* the healthy table: the entry of A's later vector (4 rows) names no blob of the planned
+     * file (its blob there has 3): deleted */
+    assert_null(verdict(io, &a, 1, "/t/data/old.puffin", size, &dv));
+    /* B's entry names a blob the planned file lists too (the same vector, at the same place):
+     * the files are compared, and differ: kept */
     icm__reached b = a;
     b.referenced_data_file = "/t/data/b.parquet";
     b.record_count = 5;
     b.content_offset = 18;
-    /* the healthy table: the entry of A's later vector (4 rows) names no blob of the planned
-     * file (its blob there has 3), and B's names one whose bytes the retained file holds at
-     * the same place: deleted */
-    icm__reached both[] = {a, b};
-    assert_null(verdict(io, both, 2, "/t/data/old.puffin", size, &dv));
+    char *why = verdict(io, &b, 1, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    assert_non_null(strstr(why, ") and names a blob this file holds (14 bytes at 18), whose "
+                                "bytes differ: a damaged manifest entry may have renamed"));
+    free(why);
     /* A's entry damaged: it says 3 rows, as the planned file's blob (one field of it changed
      * is its path, onto the retained file): kept, the blob named */
     icm__reached damaged = a;
     damaged.record_count = 3;
-    char *why = verdict(io, &damaged, 1, "/t/data/old.puffin", size, &dv);
+    why = verdict(io, &damaged, 1, "/t/data/old.puffin", size, &dv);
     assert_non_null(why);
     assert_non_null(strstr(why, "references /t/data/new.puffin, a file of the table whose entry "
                                 "agrees with this file's ("));
     assert_non_null(strstr(why, ") and names a blob this file holds (14 bytes at 4), whose "
-                                "bytes there differ: a damaged manifest entry may have renamed"));
+                                "bytes differ"));
     free(why);
     /* the blob's data file told by location identity: another spelling of it is it; another
      * file is not; an entry or blob that does not say cannot be told apart */
@@ -338,9 +350,22 @@ static void test_deletion_vector_blobs(void **state)
     moved = damaged;
     moved.content_size_bytes = 13;
     assert_null(verdict(io, &moved, 1, "/t/data/old.puffin", size, &dv));
+    /* a footer that does not list the blob of the file's own entry (another data file,
+     * cardinality, place; or the own entry's blob unknown) says nothing: every Puffin entry
+     * of its size stands for the file, A's later vector too */
+    struct icm__verify_own_blob untrusted[] = {{4, 14, 3, a_file + 1}, {4, 14, 2, a_file},
+                                               {5, 14, 3, a_file}, {0, 0, -1, 0}};
+    for (size_t k = 0; k < sizeof untrusted / sizeof untrusted[0]; k++) {
+        icm__verify_twin_facts doubted = dv;
+        doubted.own_blob = untrusted[k];
+        why = verdict(io, &a, 1, "/t/data/old.puffin", size, &doubted);
+        assert_non_null(why);
+        assert_non_null(strstr(why, "), whose bytes differ"));
+        free(why);
+    }
     /* an entry without a blob's place (not a v3 deletion vector's): the files are compared,
      * and these differ */
-    icm__reached placeless = damaged;
+    icm__reached placeless = a;
     placeless.content_offset = placeless.content_size_bytes = 0;
     why = verdict(io, &placeless, 1, "/t/data/old.puffin", size, &dv);
     assert_non_null(why);
@@ -363,13 +388,30 @@ static void test_deletion_vector_blobs(void **state)
     assert_non_null(strstr(why, "and this file's Puffin footer cannot be read"));
     free(why);
     icm_fileio_fault_reset(io);
-    /* the same blob's bytes where the entry says: nothing lost, deleted */
-    const icmt_puffin_blob copied[] = {{"vector-A-three", 14, "/t/data/a.parquet", 3},
-                                       {"vector-C-five!", 14, "/t/data/c.parquet", 5}};
-    char *c = icmt_puffin(copied, 2, &rlen);
+    /* a sibling holding the same vector bytes where the entry says, for another data file:
+     * another file, kept (round 17, F1); a byte-identical copy: deleted */
+    const icmt_puffin_blob sibling[] = {{"vector-A-three", 14, "/t/data/a.parquet", 3},
+                                        {"vector-C-five!", 14, "/t/data/c.parquet", 5}};
+    char *c = icmt_puffin(sibling, 2, &rlen);
     assert_int_equal(rlen, len);
     icmt_ok(icm_fileio_write_replace(mem, "/t/data/new.puffin", c, rlen));
+    why = verdict(io, &damaged, 1, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    free(why);
+    icmt_ok(icm_fileio_write_replace(mem, "/t/data/new.puffin", p, len));
     assert_null(verdict(io, &damaged, 1, "/t/data/old.puffin", size, &dv));
+    /* every blob of one retained file naming it: that file compared once (not past the 16
+     * compared for one planned file) */
+    icmt_ok(icm_fileio_write_replace(mem, "/t/data/new.puffin", r, rlen));
+    icm__reached many[20];
+    for (size_t k = 0; k < 20; k++) {
+        many[k] = b;
+        many[k].added_snapshot_id = (int64_t)k; /* (20 groups, one file) */
+    }
+    why = verdict(io, many, 20, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    assert_null(strstr(why, "not compared"));
+    free(why);
     free(bad);
     free(c);
     free(p);
@@ -392,10 +434,10 @@ static void test_outside_references_by_facts(void **state)
     for (size_t i = 0; i < sizeof es / sizeof es[0]; i++)
         icmt_ok(icm__verify_refs_add(&refs, &es[i]));
     icmt_ok(icm__verify_refs_seal(&refs));
-    const icm__verify_twin_facts third = {2, 0xa3, PARQUET, ANY_TUPLE},
-                                 none = {2, 0xa9, PARQUET, ANY_TUPLE},
-                                 sized = {5, 0xb0, PARQUET, ANY_TUPLE},
-                                 other_rows = {6, 0xb0, PARQUET, ANY_TUPLE};
+    const icm__verify_twin_facts third = {2, 0xa3, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
+                                 none = {2, 0xa9, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
+                                 sized = {5, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
+                                 other_rows = {6, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
     char *why = NULL;
     icmt_ok(icm__verify_refs_stood_for(&refs, "retained snapshot", "the table's locations",
                                        "/t/data/000000_0", 999, &third, &why));
