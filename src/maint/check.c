@@ -361,7 +361,7 @@ static int check_metadata_file(check_ctx *c, const char *location, size_t *probl
         return rc;
     icm__verify_issue issue = {rc == ICM_ENOTFOUND ? ICM__VERIFY_MISSING : ICM__VERIFY_UNREADABLE,
                                location, (icm__file_kind)ICM_CHECK_FILE_METADATA, -1, -1, 0,
-                               rc == ICM_ENOTFOUND ? 0 : rc, icm_error_last()->message, NULL};
+                               rc == ICM_ENOTFOUND ? 0 : rc, icm_error_last()->message};
     rc = intern(&c->problems, &issue, problem);
     icm_error_clear();
     return rc;
@@ -452,7 +452,7 @@ static int judge_entries(check_ctx *c, const int64_t *ids, size_t n, index_vec *
                 continue;
             icm__verify_issue issue = {ICM__VERIFY_UNREADABLE, f->location,
                                        ICM__FILE_MANIFEST_LIST, -1, -1, ids[i], f->code,
-                                       f->message, NULL};
+                                       f->message};
             size_t index;
             bool known = false;
             rc = intern(&c->problems, &issue, &index);

@@ -46,9 +46,11 @@ typedef struct icm__expire_result_full {
     size_t entry_fact_count;
 } icm__expire_result_full;
 
-/* The entry facts of the planned file at `location` (NULL: none known). */
-const icm__expire_entry_facts *icm__expire_entry_facts_of(const icm_expire_result *r,
-                                                          const char *location);
+/* The entry facts of the planned file at `location`: how many (0: none known), the first at
+ * *first and the others right after it (what each distinct description among its expired
+ * entries says: a file added again with other metrics has two). */
+size_t icm__expire_entry_facts_of(const icm_expire_result *r, const char *location,
+                                  const icm__expire_entry_facts **first);
 
 /* The private part of a result the library allocated (icm__expire_result_new). */
 static inline icm__expire_result_full *icm__expire_result_full_of(icm_expire_result *r)

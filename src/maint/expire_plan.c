@@ -238,6 +238,12 @@ typedef struct plan {
     gated_vec gated;           /* non-content candidates to look up among retained entries */
     icm__expire_alias alias;   /* second names through symbolic links (expire_alias.c) */
     bool entry_facts;          /* keep the content candidates' entry facts (described walk) */
+    /* With entry_facts: what later entries of a candidate say when it differs from its first
+     * (a file added again after a delete, with other metrics: adversary round 18, F1); the
+     * keys of the (candidate, facts) pairs met, and those pairs past each first. */
+    icm__pathset *facts_seen;
+    content_facts *variants;
+    size_t variant_count, variant_cap;
 } plan;
 
 /* Room for `cap` items (and their facts when the vector keeps them). */
@@ -329,6 +335,46 @@ static int refuse_outside(plan *p, const char *location)
                                    "and write.metadata.path");
 }
 
+/* The facts of a content file's entry (`f`, its location's hash `h`), noted when they differ
+ * from those of every entry of that file met before: `first` when it is the file's first
+ * entry (its facts go with the candidate), else a variant kept beside them. A deletion
+ * vector's entries each describe another blob: the first one says enough (its footer must
+ * list it). Returns 0 or ICM_ENOMEM. */
+static int note_variant(plan *p, icm__pathset_hash h, const icm__reached *f, bool first)
+{
+    if (!p->entry_facts || f->kind == ICM__FILE_DELETION_VECTOR)
+        return 0;
+    if (p->facts_seen == NULL) {
+        int rc = icm__pathset_new(&p->facts_seen, 0);
+        if (rc != 0)
+            return rc;
+    }
+    uint64_t words[5] = {(uint64_t)f->record_count, f->bounds, (uint64_t)f->file_format,
+                         f->partition.shape, f->partition.values};
+    icm__pathset_hash key = h;
+    key.low ^= XXH3_64bits(words, sizeof words);
+    key.high ^= UINT64_C(0x666163747320); /* (apart from the candidates' own keys) */
+    bool added = false;
+    int rc = icm__pathset_add_hash(p->facts_seen, key, &added);
+    if (rc != 0 || !added || first)
+        return rc;
+    if (p->variant_count == p->variant_cap) {
+        size_t cap = p->variant_cap ? 2 * p->variant_cap : 16;
+        content_facts *grown = icm__reallocarray(p->variants, cap, sizeof *grown);
+        if (grown == NULL)
+            return ICM_ENOMEM;
+        p->variants = grown;
+        p->variant_cap = cap;
+    }
+    p->variants[p->variant_count++] = (content_facts){.key = h,
+                                                      .record_count = f->record_count,
+                                                      .bounds = f->bounds,
+                                                      .partition = f->partition,
+                                                      .file_format = f->file_format,
+                                                      .inside = true};
+    return 0;
+}
+
 /* A file an expired snapshot reaches. Lists, manifests and statistics files are decided here
  * (the keep set already names every one the retained snapshots reference); data and delete
  * files are collected and decided once the retained manifests' entries are known. */
@@ -345,8 +391,12 @@ static int on_candidate(const icm__reached *f, void *payload)
     int rc = icm__pathset_location_hash(f->location, &h);
     if (rc != 0 || icm__pathset_contains_hash(p->keep, h))
         return rc;
-    if ((rc = icm__pathset_add_hash(p->seen, h, &added)) != 0 || !added)
-        return rc; /* one live file may sit in several expired manifests */
+    if ((rc = icm__pathset_add_hash(p->seen, h, &added)) != 0)
+        return rc;
+    if (!added) /* one live file may sit in several expired manifests */
+        return is_content(f->kind) ? note_variant(p, h, f, false) : 0;
+    if (is_content(f->kind) && (rc = note_variant(p, h, f, true)) != 0)
+        return rc;
     if (!is_content(f->kind)) {
         if (!inside_table(p, f->location))
             return refuse_outside(p, f->location);
@@ -395,8 +445,16 @@ static int by_key(const void *a, const void *b)
     return (x->low > y->low) - (x->low < y->low);
 }
 
-/* The content candidates' entry facts, into the result (sorted by key) for the verification:
- * the candidates of the expired walk, a superset of what is planned in the end. */
+static icm__expire_entry_facts entry_facts_of(const content_facts *c)
+{
+    return (icm__expire_entry_facts){c->key,         c->record_count,   c->bounds,
+                                     c->partition,   c->file_format,    c->content_offset,
+                                     c->content_size_bytes, c->referenced};
+}
+
+/* The content candidates' entry facts, into the result (sorted by key, a candidate's variants
+ * beside its first) for the verification: the candidates of the expired walk, a superset of
+ * what is planned in the end. */
 static int keep_entry_facts(plan *p)
 {
     icm__expire_result_full *full = icm__expire_result_full_of(p->r);
@@ -406,36 +464,44 @@ static int keep_entry_facts(plan *p)
     const file_vec *v = &p->vec[0];
     if (v->len == 0 || !p->entry_facts)
         return 0;
-    icm__expire_entry_facts *f = icm__reallocarray(NULL, v->len, sizeof *f);
+    size_t n = v->len + p->variant_count;
+    icm__expire_entry_facts *f = icm__reallocarray(NULL, n, sizeof *f);
     if (f == NULL)
         return ICM_ENOMEM;
     for (size_t i = 0; i < v->len; i++)
-        f[i] = (icm__expire_entry_facts){v->facts[i].key,
-                                         v->facts[i].record_count,
-                                         v->facts[i].bounds,
-                                         v->facts[i].partition,
-                                         v->facts[i].file_format,
-                                         v->facts[i].content_offset,
-                                         v->facts[i].content_size_bytes,
-                                         v->facts[i].referenced};
-    qsort(f, v->len, sizeof *f, by_key);
+        f[i] = entry_facts_of(&v->facts[i]);
+    for (size_t i = 0; i < p->variant_count; i++)
+        f[v->len + i] = entry_facts_of(&p->variants[i]);
+    qsort(f, n, sizeof *f, by_key);
     full->entry_facts = f;
-    full->entry_fact_count = v->len;
+    full->entry_fact_count = n;
     return 0;
 }
 
-const icm__expire_entry_facts *icm__expire_entry_facts_of(const icm_expire_result *r,
-                                                          const char *location)
+size_t icm__expire_entry_facts_of(const icm_expire_result *r, const char *location,
+                                  const icm__expire_entry_facts **first)
 {
     const icm__expire_result_full *full = (const icm__expire_result_full *)(const void *)r;
+    *first = NULL;
     icm__expire_entry_facts probe;
     memset(&probe, 0, sizeof probe);
     if (full->entry_fact_count == 0 || icm__pathset_location_hash(location, &probe.key) != 0) {
         icm_error_clear(); /* (out of memory: unknown, which only keeps more) */
-        return NULL;
+        return 0;
     }
-    return bsearch(&probe, full->entry_facts, full->entry_fact_count,
-                   sizeof *full->entry_facts, by_key);
+    size_t lo = 0, hi = full->entry_fact_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (by_key(&full->entry_facts[mid], &probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < full->entry_fact_count && by_key(&full->entry_facts[end], &probe) == 0)
+        end++;
+    *first = end > lo ? &full->entry_facts[lo] : NULL;
+    return end - lo;
 }
 
 static int report_problems(icm_expire_result *r, const icm__reach_report *rep)
@@ -1187,6 +1253,8 @@ int icm__expire_plan(icm_fileio *io, const icm_table_metadata *before,
         rc = run_plan(&p, io, before, after, cleanup, seen);
     icm__expire_alias_dispose(&p.alias);
     icm__pathset_free(p.seen);
+    icm__pathset_free(p.facts_seen);
+    icm__free(p.variants);
     gated_dispose(&p.gated);
     if (rc != 0) {
         for (size_t k = 0; k < 3; k++) {

@@ -49,8 +49,12 @@ typedef struct missing {
 static int on_issue(const icm__verify_issue *issue, void *payload)
 {
     missing *m = payload;
-    if (issue->what == ICM__VERIFY_LOOKALIKE) /* (with what its entry says of its file) */
-        return icm__verify_refs_add(&m->refs, issue->reached);
+    if (issue->what == ICM__VERIFY_LOOKALIKE) {
+        icm__reached ref = {issue->location, issue->kind, issue->expected_size_bytes,
+                            issue->snapshot_id, -1, ICM_FILE_FORMAT_OTHER, 0, INT64_MIN,
+                            {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
+        return icm__verify_refs_add(&m->refs, &ref);
+    }
     if (m->count++ >= NAMED)
         return 0;
     const char *kind = icm_expire_file_kind_name((icm_expire_file_kind)issue->kind);
@@ -138,17 +142,18 @@ static int keep_companion(icm_expire_result *r, const char *path)
     return rc;
 }
 
-/* What a planned file's own entry says of it, into *facts: NULL when unknown. A deletion
- * vector's Puffin file holds the vectors of many data files, each its own entry with its own
- * record count, partition and bounds, and the plan keeps the facts of one of them: only its
- * format is said (verify_twins.c then compares no more but its footer's blobs; adversary
+/* What a planned file's own entries say of it (its variant k of n: each distinct description
+ * among its expired entries), into *facts: NULL when unknown. A deletion vector's Puffin file
+ * holds the vectors of many data files, each its own entry with its own record count,
+ * partition and bounds, and the plan keeps one of them: only its format is said, and that
+ * entry's blob, which the file's footer must list (verify_twins.c compares no more; adversary
  * round 15, F1: the partition of the entry kept told the retained entry of another vector in
  * the file apart, and the file went; F2: so did another record count). */
-static const icm__verify_twin_facts *own_facts(const missing *m, const icm_expire_file *f,
+static const icm__verify_twin_facts *own_facts(const icm__expire_entry_facts *e,
+                                               const icm_expire_file *f,
                                                icm__verify_twin_facts *facts)
 {
     *facts = (icm__verify_twin_facts){-1, 0, ICM_FILE_FORMAT_OTHER, {0, 0}, ICM__VERIFY_NO_BLOB};
-    const icm__expire_entry_facts *e = icm__expire_entry_facts_of(m->r, f->path);
     if (f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR) {
         facts->file_format = ICM_FILE_FORMAT_PUFFIN;
         if (e != NULL) /* (the blob of one of its entries: its footer must list it) */
@@ -164,20 +169,38 @@ static const icm__verify_twin_facts *own_facts(const missing *m, const icm_expir
     return facts;
 }
 
-/* The twin check of one planned file, with what its own entry says of it. */
-static int twin_of(missing *m, icm_fileio *io, const icm_expire_file *f, char **msg)
+/* Whether a retained reference may stand for the planned file `f` (then *msg says so): one
+ * outside the places with its name or size (a lookalike), one inside whose entry agrees with
+ * the file's and whose file is not it (a twin); judged against each description the file's
+ * expired entries give (one damaged entry may be a copy of any of them: adversary round 18,
+ * F1), kept when any says so. */
+static int stood_for(missing *m, icm_fileio *io, const icm_expire_file *f, char **msg)
 {
     *msg = NULL;
-    if (!icm__verify_refs_have_size(&m->twins, f->size_bytes))
-        return 0; /* (most planned files: no key to build, no facts to look up) */
-    icm__verify_twin_facts facts;
-    return icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes,
-                               own_facts(m, f, &facts), msg);
+    const icm__expire_entry_facts *e = NULL;
+    size_t n = icm__expire_entry_facts_of(m->r, f->path, &e);
+    if (f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR && n > 1)
+        n = 1; /* (one entry's blob is enough for the footer's trust) */
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && *msg == NULL && k < (n > 0 ? n : 1); k++) {
+        icm__verify_twin_facts facts;
+        const icm__verify_twin_facts *said = own_facts(n > 0 ? &e[k] : NULL, f, &facts);
+        /* (outside, any reference of its name or size: the file's expired entries need not
+         * describe the damaged one, since a file deleted and then added again from its path
+         * has a retained entry with the metrics of that commit, adversary round 18, F1) */
+        if (k == 0 && m->refs.n > 0)
+            rc = icm__verify_refs_stood_for(&m->refs, "retained snapshot",
+                                            "the table's locations", f->path, f->size_bytes,
+                                            msg);
+        /* (most planned files have no twin of their size: no facts to compare) */
+        if (rc == 0 && *msg == NULL && icm__verify_refs_have_size(&m->twins, f->size_bytes))
+            rc = icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path,
+                                     f->size_bytes, said, msg);
+    }
+    return rc;
 }
 
-/* Take out of the plan the data and delete files a retained reference may stand for: one
- * outside the places with their name or size (a lookalike), one inside whose entry agrees with
- * theirs and whose file is not theirs (a twin). */
+/* Take out of the plan the data and delete files a retained reference may stand for. */
 static int keep_stood_for(missing *m, icm_fileio *io)
 {
     icm_expire_result *r = m->r;
@@ -190,15 +213,8 @@ static int keep_stood_for(missing *m, icm_fileio *io)
     for (size_t i = 0; i < r->deleted_file_count; i++) {
         icm_expire_file *f = &r->deleted_files[i];
         char *msg = NULL;
-        icm__verify_twin_facts facts;
-        /* (a reference whose entry tells it from this file's own cannot be its entry moved
-         * out: one damaged path leaves the rest of the entry as it was) */
-        if (rc == 0 && m->refs.n > 0)
-            rc = icm__verify_refs_stood_for(&m->refs, "retained snapshot",
-                                            "the table's locations", f->path, f->size_bytes,
-                                            own_facts(m, f, &facts), &msg);
-        if (rc == 0 && msg == NULL)
-            rc = twin_of(m, io, f, &msg);
+        if (rc == 0)
+            rc = stood_for(m, io, f, &msg);
         if (msg == NULL) {
             r->deleted_files[kept++] = *f;
             continue;

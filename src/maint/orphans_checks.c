@@ -514,9 +514,8 @@ static int hold_stood_for(outside_looks *o)
         char *why = NULL;
         if (orphan->state != ICM_ORPHAN_PLANNED)
             continue;
-        /* (an orphan has no entry: any reference of its name or size may stand for it) */
         rc = icm__verify_refs_stood_for(&o->refs, "snapshot", "the listed location",
-                                        orphan->path, orphan->size_bytes, NULL, &why);
+                                        orphan->path, orphan->size_bytes, &why);
         if (why == NULL)
             continue;
         orphan->state = ICM_ORPHAN_KEPT;

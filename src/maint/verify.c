@@ -113,7 +113,7 @@ static int report(icm__verifier *v, const icm__verify_issue *issue, icm__pathset
 static int judge(icm__verifier *v, const pending *f)
 {
     icm__verify_issue issue = {ICM__VERIFY_MISSING, f->location, f->kind, f->want, -1,
-                               f->snapshot_id, 0, "", NULL};
+                               f->snapshot_id, 0, ""};
     if (f->rc == ICM_ENOMEM)
         return ICM_ENOMEM;
     if (f->rc == ICM_EUNREACHABLE) /* a wrong endpoint, not this file's state: stop */
@@ -242,17 +242,13 @@ int icm__verifier_check(icm__verifier *v, const icm__reached *f)
                                             &outside);
         if (rc == 0 && outside && alike) {
             icm__verify_issue issue = {ICM__VERIFY_LOOKALIKE, f->location, f->kind,
-                                       f->size_bytes, -1, f->snapshot_id, 0, "", f};
-            /* Once per location, recorded size and what the entry says of its file: two
-             * references to one outside path may record two sizes or describe two files,
-             * and each may stand for another file (adversary round 13). (Apart from a
-             * stat's key: the tag.) */
+                                       f->size_bytes, -1, f->snapshot_id, 0, ""};
+            /* Once per location and recorded size: two references to one outside path
+             * may record two sizes, and each may stand for another file (adversary round
+             * 13). (Apart from a stat's key: the tag.) */
             icm__pathset_hash key;
             if ((rc = check_key(f->location, f->size_bytes, &key)) == 0) {
-                uint64_t facts[6] = {(uint64_t)f->record_count, f->bounds,
-                                     (uint64_t)f->file_format, f->partition.shape,
-                                     f->partition.values, UINT64_C(0x6c6f6f6b616c696b)};
-                key.low ^= XXH3_64bits(facts, sizeof facts);
+                key.low ^= UINT64_C(0x6c6f6f6b616c696b);
                 rc = report(v, &issue, key);
             }
         }
@@ -315,8 +311,7 @@ int icm__verifier_report_unreadable(icm__verifier *v, const icm__reach_report *r
                                    -1,
                                    0,
                                    f->code,
-                                   f->message,
-                                   NULL};
+                                   f->message};
         icm__pathset_hash key;
         rc = icm__pathset_location_hash(f->location, &key);
         key.low ^= UINT64_C(0x5bd1e995); /* (apart from the file's stat issue, if any) */
@@ -513,55 +508,26 @@ int icm__verify_refs_seal(icm__verify_refs *r)
     return 0;
 }
 
-/* The first of r's references sorted by `order` not before `key` (r->n when none). */
-static size_t lower_bound(const icm__reached *const *sorted, size_t n, const icm__reached *key,
-                          int (*order)(const void *, const void *))
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (order(&sorted[mid], &key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The first reference of `sorted` equal to `key` by `order` whose entry agrees with `facts`
- * (NULL when none). */
-static const icm__reached *agreeing(const icm__reached *const *sorted, size_t n,
-                                    const icm__reached *key,
-                                    int (*order)(const void *, const void *),
-                                    const icm__verify_twin_facts *facts)
-{
-    for (size_t i = lower_bound(sorted, n, key, order);
-         i < n && order(&sorted[i], &key) == 0; i++)
-        if (icm__verify_facts_agree(sorted[i], facts))
-            return sorted[i];
-    return NULL;
-}
-
 int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_word,
                                const char *outside_of, const char *location,
-                               int64_t size_bytes, const icm__verify_twin_facts *facts,
-                               char **why)
+                               int64_t size_bytes, char **why)
 {
     *why = NULL;
     if (r->by_name == NULL)
         return 0; /* (none, or not sealed) */
     icm__reached probe = {location, ICM__FILE_DATA, size_bytes, 0, -1, ICM_FILE_FORMAT_OTHER, 0,
                           INT64_MIN, {NULL, 0}, {NULL, 0}, {0, 0}, NULL, 0, 0};
-    /* (every reference of the name, then of the size: a Hive table's `000000_0` is in every
-     * folder, and only one whose entry agrees with this file's may be its entry moved) */
-    const icm__reached *ref = agreeing(r->by_name, r->n, &probe, ref_by_name, facts);
+    const icm__reached *key = &probe;
+    const icm__reached *const *hit =
+        bsearch(&key, r->by_name, r->n, sizeof *r->by_name, ref_by_name);
     const char *by = "name";
-    if (ref == NULL && size_bytes >= 0) {
-        ref = agreeing(r->by_size, r->n, &probe, ref_by_size, facts);
+    if (hit == NULL && size_bytes >= 0) {
+        hit = bsearch(&key, r->by_size, r->n, sizeof *r->by_size, ref_by_size);
         by = "size";
     }
-    if (ref == NULL)
+    if (hit == NULL)
         return 0;
+    const icm__reached *ref = *hit;
     *why = icm__sprintf("not deleted: %s %lld references %s, outside %s, with this file's %s "
                         "(%lld bytes recorded): a damaged manifest entry may have moved this "
                         "file's reference there, so the table may still need it; kept",

@@ -58,8 +58,6 @@ typedef struct icm__verify_issue {
                                       records name none) */
     int code;                      /* UNREADABLE: the icm error code; else 0 */
     const char *message;           /* UNREADABLE: why; else "" */
-    const struct icm__reached *reached; /* LOOKALIKE: the reference as reached, with what
-                                           its entry says of its file; else NULL */
 } icm__verify_issue;
 
 /* Return 0 to go on; anything else stops the walk and is returned by icm__verify_walk. */
@@ -115,15 +113,14 @@ int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref);
 /* Build the indexes (after the last add). Returns 0 or ICM_ENOMEM. */
 int icm__verify_refs_seal(icm__verify_refs *r);
 /* Whether the file at `location` of size `size_bytes` about to be deleted may be what a
- * reference stands for: one with its name, else one recording its size, whose entry agrees
- * with `facts`, what the file's own entry says of it (icm__verify_facts_agree; NULL: unknown,
- * any agrees). Then *why is a new message saying so ("not deleted: <snapshot_word> ID
- * references REF, outside <outside_of>, ...; kept"), else NULL. Returns 0 or ICM_ENOMEM. */
-struct icm__verify_twin_facts;
+ * reference stands for: one with its name, else one recording its size (whatever its entry
+ * says: a file deleted and added again from its path has a retained entry none of its expired
+ * entries describes, adversary round 18, F1). Then *why is a new message saying so ("not
+ * deleted: <snapshot_word> ID references REF, outside <outside_of>, ...; kept"), else NULL.
+ * Returns 0 or ICM_ENOMEM. */
 int icm__verify_refs_stood_for(const icm__verify_refs *r, const char *snapshot_word,
                                const char *outside_of, const char *location,
-                               int64_t size_bytes, const struct icm__verify_twin_facts *facts,
-                               char **why);
+                               int64_t size_bytes, char **why);
 void icm__verify_refs_dispose(icm__verify_refs *r);
 /* Whether `location` lies outside every root by location key (util/location_id.h: the keep
  * sets' identity; root_keys are the roots' icm__location_key), so that a spelling the guards

@@ -654,10 +654,9 @@ def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
     expired-only file of the table has its size, so it is a lookalike), and the current
     snapshot's entry for a live file is damaged onto that same path, keeping its own size.
     Expiry's verification reported each outside path once, so the second recorded size never
-    reached the lookalikes, and the live file was deleted (exit 0). Each path, recorded size
-    and entry's description counts now: the live file is kept with a warning naming the
-    reference; the table reads as before once restored. The expired-only file `d` of x's size
-    goes: x's own entry (other bounds) tells it from d's, so it is no entry of d's moved out."""
+    reached the lookalikes, and the live file was deleted (exit 0). Each path and recorded size
+    counts now: the live file is kept with a warning naming the reference; the table reads as
+    before once restored."""
     import pyarrow.parquet as pq
     tbl = make_table(tmp_path, appends=0, merge=True)
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
@@ -687,8 +686,8 @@ def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
     p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01")
     assert p.returncode == 0, p.stderr
     assert kept_for(p.stderr, files[0], f"file://{x}", "size"), p.stderr
-    assert not kept_for(p.stderr, f"file://{d}", f"file://{x}", "size"), p.stderr
-    assert os.path.exists(local(files[0])) and not os.path.exists(d) and os.path.exists(x)
+    assert kept_for(p.stderr, f"file://{d}", f"file://{x}", "size"), p.stderr
+    assert os.path.exists(local(files[0])) and os.path.exists(d) and os.path.exists(x)
     restore(manifest, backup)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
@@ -696,9 +695,7 @@ def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
 def test_data_loss_outside_path_referenced_twice_with_one_size_and_two_descriptions(tmp_path):
     """A tagged snapshot references an outside file x for real, and the current snapshot's entry
     for a live file of x's size is damaged onto x's path: two references to one outside path
-    with one recorded size, describing two files. Lookalikes are told apart by what their
-    entries say, so the verification reports each description, not each path and size once:
-    the live file is kept (its entry moved out agrees with its own), the table reads once
+    with one recorded size, describing two files: the live file is kept, the table reads once
     restored."""
     tbl = make_table(tmp_path, appends=0, merge=True)
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
@@ -719,6 +716,36 @@ def test_data_loss_outside_path_referenced_twice_with_one_size_and_two_descripti
         assert p.returncode == 0, p.stderr
         assert kept_for(p.stderr, files[0], x, "size"), p.stderr
     assert os.path.exists(local(files[0])) and os.path.exists(local(x))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 3, 4, 50]
+
+
+def test_data_loss_twin_of_a_file_added_again_with_other_metrics(tmp_path):
+    """Adversary round 18, F1 (inside): a file deleted and then added again from its path under
+    another metrics mode has expired entries of two descriptions (with bounds, then without).
+    The retained entry carried from the second, damaged onto a leftover of the file's size,
+    agreed with only one of them, and the expiry judged the file by the other and deleted it.
+    Each description is judged now: kept; restored, the table reads."""
+    tbl = make_table(tmp_path, appends=0, merge=True)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    files = same_size_files(tbl, [[1, 2], [3, 4]])
+    other = leftover_of_the_same_size(tbl)
+    load().add_files(files)
+    load().delete("id <= 2")
+    load().transaction().set_properties(
+        {"write.metadata.metrics.default": "none"}).commit_transaction()
+    load().add_files(files[:1])
+    load().append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    manifest = manifest_naming(tbl, files[0])
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_as_twin(p.stderr, files[0], other), p.stderr
+    assert os.path.exists(local(files[0]))
     restore(manifest, backup)
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
@@ -819,7 +846,7 @@ def test_sweep_deletes_an_orphan_the_entry_of_its_lookalike_fits_too(tmp_path):
     sweep_with_an_entry_renamed_onto(tmp_path, (2, 1), expect_kept=False)
 
 
-@pytest.mark.parametrize("adder", ["retained", "expired"])
+@pytest.mark.parametrize("adder", ["retained", "expired", "cleaned"])
 def test_data_loss_sweep_file_without_field_ids_after_two_columns_swapped_names(tmp_path,
                                                                                 adder):
     """Adversary round 14, F8: files written without field ids (add_files) are matched to an
@@ -827,7 +854,10 @@ def test_data_loss_sweep_file_without_field_ids_after_two_columns_swapped_names(
     schema maps the orphan's `id` column onto the entry's bounds of the other column, so the
     damaged entry no longer described the orphan and the sweep deleted the live file. Matched
     under the schema of the snapshot that added the file (`retained`), or under each of the
-    table's schemas when that snapshot is gone (`expired`): kept; restored, the table reads."""
+    table's schemas when that snapshot is gone (`expired`): kept. Round 18, F2 (`cleaned`): the
+    expiry also removed the schemas no retained snapshot uses, the one the bounds were written
+    with among them; the columns matched by name then say nothing, and the orphan the entry
+    describes by its row count is kept. Restored, the table reads."""
     from pyiceberg.types import LongType
     import pyarrow.parquet as pq
     three = pa.schema([("id", pa.int64()), ("s", pa.string()), ("n", pa.int64())])
@@ -854,10 +884,12 @@ def test_data_loss_sweep_file_without_field_ids_after_two_columns_swapped_names(
         u.rename_column("n", "id")
     with load().update_schema() as u:
         u.rename_column("tmp", "n")
-    if adder == "expired":
+    load().append(pa.table({"id": [6], "s": ["y"], "n": [60]}, schema=three))
+    if adder in ("expired", "cleaned"):
         age_all(tbl["dir"])
+        clean = ("--clean-expired-metadata",) if adder == "cleaned" else ()
         p = icm(tbl, "expire-snapshots", "ns.t", "--retain-last", "1",
-                "--older-than", "2099-01-01")
+                "--older-than", "2099-01-01", *clean)
         assert p.returncode == 0, p.stderr
         assert len(list(load().snapshots())) == 1
     manifest = manifest_naming(tbl, files[0])
@@ -867,7 +899,7 @@ def test_data_loss_sweep_file_without_field_ids_after_two_columns_swapped_names(
     age_all(tbl["dir"])
     sweep_keeps(tbl, files[0], other)
     restore(manifest, backup)
-    assert load().scan().to_arrow().num_rows == 5  # (every file there to read)
+    assert load().scan().to_arrow().num_rows == 6  # (every file there to read)
 
 
 def sweep_keeps(tbl, victim, other, *extra):
@@ -1160,11 +1192,8 @@ def test_data_loss_twin_whose_double_partition_value_was_carried_rounded(tmp_pat
 def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
     """Adversary round 11, finding 4 (a false refusal): add_files of a file outside the table
     whose name is a removed file's of the table (Hive's `000000_0` repeats in every folder)
-    made the expiry and the sweep refuse the whole run, for good. The expiry deletes the removed
-    file of that name: the outside file's entry (13 rows, other bounds) tells it from the
-    removed file's own (2 rows), so it is no entry of that file moved out. The sweep has no
-    entry for its candidates: a leftover of that name is kept (a warning names the outside
-    file) and the rest of the sweep goes on."""
+    made the expiry and the sweep refuse the whole run, for good. Now only the removed file of
+    that name is kept (a warning names the outside file); the rest of the expiry goes on."""
     import pyarrow.parquet as pq
     tbl = make_table(tmp_path, appends=0)
     data = tbl["dir"] / "data"
@@ -1184,12 +1213,10 @@ def test_external_file_named_like_a_removed_file_refuses_nothing(tmp_path):
     age_all(tbl["dir"])
     p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
     assert p.returncode == 0, p.stderr
-    assert "not deleted" not in p.stderr, p.stderr
-    assert not os.path.exists(own) and not os.path.exists(other)
+    assert kept_for(p.stderr, f"file://{own}", f"file://{ext}/000000_0.parquet", "name"), p.stderr
+    assert os.path.exists(own) and not os.path.exists(other)
     assert len(tbl["cat"].load_table("ns.t").metadata.snapshots) == 1
     assert current_ids(tbl) == list(range(7, 20))
-    pq.write_table(pa.table({"id": [1, 2], "s": ["a", "b"]}, schema=SCHEMA), str(own))
-    age_all(tbl["dir"])
     p = icm(tbl, "remove-orphan-files", "ns.t")
     assert p.returncode == 0, p.stderr
     assert kept_for(p.stderr, f"file://{own}", f"file://{ext}/000000_0.parquet", "name"), p.stderr

@@ -419,53 +419,6 @@ static void test_deletion_vector_blobs(void **state)
     icm_fileio_free(io);
 }
 
-/* References outside the table that bear a planned file's name or recorded size stand for it
- * only when their entry agrees with the file's own (one damaged path leaves the rest of the
- * entry as it was): every reference of the name, then of the size, is looked at, so the
- * damaged one among many files of one name (Hive's `000000_0` in every folder) keeps it. */
-static void test_outside_references_by_facts(void **state)
-{
-    (void)state;
-    icm__reached es[] = {entry("/h/p=1/000000_0", 300, 13, 0xa1),
-                         entry("/h/p=2/000000_0", 310, 2, 0xa2),
-                         entry("/h/p=3/000000_0", 320, 2, 0xa3),
-                         entry("/elsewhere/other.parquet", 100, 5, 0xb0)};
-    icm__verify_refs refs = ICM__VERIFY_REFS_INIT;
-    for (size_t i = 0; i < sizeof es / sizeof es[0]; i++)
-        icmt_ok(icm__verify_refs_add(&refs, &es[i]));
-    icmt_ok(icm__verify_refs_seal(&refs));
-    const icm__verify_twin_facts third = {2, 0xa3, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
-                                 none = {2, 0xa9, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
-                                 sized = {5, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
-                                 other_rows = {6, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
-    char *why = NULL;
-    icmt_ok(icm__verify_refs_stood_for(&refs, "retained snapshot", "the table's locations",
-                                       "/t/data/000000_0", 999, &third, &why));
-    assert_non_null(why);
-    assert_non_null(strstr(why, "references /h/p=3/000000_0, outside the table's locations, "
-                                "with this file's name (320 bytes recorded)"));
-    free(why);
-    icmt_ok(icm__verify_refs_stood_for(&refs, "retained snapshot", "the table's locations",
-                                       "/t/data/000000_0", 999, &none, &why));
-    assert_null(why);
-    /* an orphan has no entry: any reference of its name stands for it */
-    icmt_ok(icm__verify_refs_stood_for(&refs, "snapshot", "the listed location",
-                                       "/t/data/000000_0", 999, NULL, &why));
-    assert_non_null(why);
-    free(why);
-    /* by size: the entry of another name recording it, when it agrees */
-    icmt_ok(icm__verify_refs_stood_for(&refs, "retained snapshot", "the table's locations",
-                                       "/t/data/live.parquet", 100, &sized, &why));
-    assert_non_null(why);
-    assert_non_null(strstr(why, "references /elsewhere/other.parquet, outside the table's "
-                                "locations, with this file's size (100 bytes recorded)"));
-    free(why);
-    icmt_ok(icm__verify_refs_stood_for(&refs, "retained snapshot", "the table's locations",
-                                       "/t/data/live.parquet", 100, &other_rows, &why));
-    assert_null(why);
-    icm__verify_refs_dispose(&refs);
-}
-
 /* The size check expiry asks before looking a planned file's entry up. */
 static void test_have_size(void **state)
 {
@@ -493,7 +446,6 @@ int main(void)
         cmocka_unit_test(test_comparisons_are_bounded),
         cmocka_unit_test(test_blocks_and_unreadable_files),
         cmocka_unit_test(test_deletion_vector_blobs),
-        cmocka_unit_test(test_outside_references_by_facts),
         cmocka_unit_test(test_have_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
