@@ -177,25 +177,24 @@ static const icm__verify_twin_facts *own_facts(const icm__expire_entry_facts *e,
 static int stood_for(missing *m, icm_fileio *io, const icm_expire_file *f, char **msg)
 {
     *msg = NULL;
+    /* (outside, any reference of its name or size: the file's expired entries need not
+     * describe the damaged one, since a file deleted and then added again from its path has
+     * a retained entry with the metrics of that commit, adversary round 18, F1) */
+    int rc = m->refs.n > 0 ? icm__verify_refs_stood_for(&m->refs, "retained snapshot",
+                                                        "the table's locations", f->path,
+                                                        f->size_bytes, msg)
+                           : 0;
+    /* (most planned files have no twin of their size: no key to build, no facts to look up) */
+    if (rc != 0 || *msg != NULL || !icm__verify_refs_have_size(&m->twins, f->size_bytes))
+        return rc;
     const icm__expire_entry_facts *e = NULL;
     size_t n = icm__expire_entry_facts_of(m->r, f->path, &e);
     if (f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR && n > 1)
         n = 1; /* (one entry's blob is enough for the footer's trust) */
-    int rc = 0;
     for (size_t k = 0; rc == 0 && *msg == NULL && k < (n > 0 ? n : 1); k++) {
         icm__verify_twin_facts facts;
-        const icm__verify_twin_facts *said = own_facts(n > 0 ? &e[k] : NULL, f, &facts);
-        /* (outside, any reference of its name or size: the file's expired entries need not
-         * describe the damaged one, since a file deleted and then added again from its path
-         * has a retained entry with the metrics of that commit, adversary round 18, F1) */
-        if (k == 0 && m->refs.n > 0)
-            rc = icm__verify_refs_stood_for(&m->refs, "retained snapshot",
-                                            "the table's locations", f->path, f->size_bytes,
-                                            msg);
-        /* (most planned files have no twin of their size: no facts to compare) */
-        if (rc == 0 && *msg == NULL && icm__verify_refs_have_size(&m->twins, f->size_bytes))
-            rc = icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path,
-                                     f->size_bytes, said, msg);
+        rc = icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes,
+                                 own_facts(n > 0 ? &e[k] : NULL, f, &facts), msg);
     }
     return rc;
 }

@@ -186,6 +186,15 @@ def damaged_merge_table(tmp_path, damage=None, keep_length=False):
     return tbl, victim, damaged, manifest, backup, before, current.snapshot_id
 
 
+def backed_up_manifest(tbl, path):
+    """The current snapshot's manifest naming `path` live, and a backup copy of it to restore
+    once the test has damaged it: (manifest, backup)."""
+    manifest = manifest_naming(tbl, path)
+    backup = str(tbl["wh"] / "manifest.backup")
+    shutil.copy(manifest, backup)
+    return manifest, backup
+
+
 def restore(manifest, backup):
     shutil.move(backup, manifest)
 
@@ -356,9 +365,7 @@ def refused_everywhere(tbl, message, expire_args=None):
 def rename_first_onto_third(tbl, files, message, expire_args=None, after=None):
     """One character of the manifest naming files[0] turns it into files[2] (length kept):
     refused everywhere (refused_everywhere), files[0] stays; restored, the table reads `after`."""
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], lambda _: files[2], keep_length=True)
     refused_everywhere(tbl, message, expire_args)
     assert os.path.exists(local(files[0]))
@@ -477,9 +484,7 @@ def test_data_loss_table_folder_flipped_onto_a_sibling_tables_file(tmp_path):
     assert os.path.getsize(sibling) == os.path.getsize(local(files[0]))
     cat.load_table("ns.t").add_files(files)
     cat.load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], outside, keep_length=True)
     stray = tbl["dir"] / "data" / "stray.parquet"
     stray.write_bytes(b"an orphan of another size")
@@ -518,9 +523,7 @@ def test_data_loss_entry_renamed_onto_an_outside_file_of_the_same_size(tmp_path)
     assert os.path.getsize(local(elsewhere)) == os.path.getsize(local(files[0]))
     tbl["cat"].load_table("ns.t").add_files(files)
     tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], lambda _: elsewhere, keep_length=True)
     stray = tbl["dir"] / "data" / "stray.parquet"
     stray.write_bytes(b"an orphan of another size")
@@ -633,9 +636,7 @@ def test_data_loss_entry_renamed_through_a_link_and_dot_dot(tmp_path, command):
     tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
     damaged = f"file://{tbl['dir']}/data/lnk/../other-00009.parquet"
     assert os.path.getsize(local(damaged)) == os.path.getsize(local(files[0]))
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], lambda _: damaged, keep_length=True)
     age_all(tbl["dir"])
     data_before = [f for f in all_files(tbl) if "/data/" in f]
@@ -679,9 +680,7 @@ def test_data_loss_outside_path_referenced_twice_with_two_sizes(tmp_path):
     load().delete("id >= 9000")
     load().add_files(files)
     load().append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], lambda _: f"file://{x}", keep_length=True)
     p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01")
     assert p.returncode == 0, p.stderr
@@ -707,9 +706,7 @@ def test_data_loss_outside_path_referenced_twice_with_one_size_and_two_descripti
     load().delete("id >= 100")
     load().add_files(files)
     load().append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], lambda _: x, keep_length=True)
     for extra in (("--dry-run",), ()):
         p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
@@ -736,9 +733,7 @@ def test_data_loss_twin_of_a_file_added_again_with_other_metrics(tmp_path):
         {"write.metadata.metrics.default": "none"}).commit_transaction()
     load().add_files(files[:1])
     load().append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
     age_all(tbl["dir"])
     for extra in (("--dry-run",), ()):
@@ -799,9 +794,7 @@ def sweep_with_an_entry_renamed_onto(tmp_path, rows, expect_kept, bounds="full")
     other = leftover_of_the_same_size(tbl, rows)
     tbl["cat"].load_table("ns.t").add_files(files)
     tbl["cat"].load_table("ns.t").append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
 
     def drop_bounds(records):
         for rec in records:
@@ -892,9 +885,7 @@ def test_data_loss_sweep_file_without_field_ids_after_two_columns_swapped_names(
                 "--older-than", "2099-01-01", *clean)
         assert p.returncode == 0, p.stderr
         assert len(list(load().snapshots())) == 1
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
     age_all(tbl["dir"])
     sweep_keeps(tbl, files[0], other)
@@ -1062,9 +1053,7 @@ def test_data_loss_twin_of_a_file_added_again(tmp_path):
     tbl["cat"].load_table("ns.t").add_files(files)
     tbl["cat"].load_table("ns.t").delete("id < 10")
     tbl["cat"].load_table("ns.t").add_files(files)
-    manifest = manifest_naming(tbl, files[0])
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, files[0])
     flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
     age_all(tbl["dir"])
     for extra in (("--dry-run",), ()):
@@ -1082,9 +1071,7 @@ def expire_keeps_live_file_renamed_onto_a_leftover(tbl, live):
     bytes (its first byte after the magic flipped); the expiry of all but the last snapshot,
     dry run and real, keeps `live` with a warning naming the leftover. The manifest is then
     restored."""
-    manifest = manifest_naming(tbl, live)
-    backup = str(tbl["wh"] / "manifest.backup")
-    shutil.copy(manifest, backup)
+    manifest, backup = backed_up_manifest(tbl, live)
     leftover = flip_one_path(manifest, live, keep_length=True)
     with open(local(live), "rb") as f:
         body = bytearray(f.read())
