@@ -1170,6 +1170,11 @@ static int run_plan(plan *p, icm_fileio *io, const icm_table_metadata *before,
     icm__reach_options co = {expired, n_expired, !p->withhold_content, keep, true,
                              expect_candidates, p->entry_facts, NULL, NULL};
     rc = icm__reach_walk(io, before, &co, on_candidate, p, &rep);
+    /* (an expired manifest or list that cannot be read may hold the only description of a
+     * planned file that a damaged retained entry agrees with: then no description is kept and
+     * every retained file of a planned file's size may stand for it; adversary round 19, L3) */
+    if (rep.failure_count > 0)
+        p->entry_facts = false;
     if (rc == 0)
         rc = keep_entry_facts(p);
     if (rc == 0)

@@ -92,7 +92,6 @@ typedef struct twins {
     schema_slot *schemas; /* the table's, parsed when a file without field ids needs them */
     size_t n_schemas;
     bool schemas_loaded;
-    bool schemas_complete; /* every id from 0 to the highest is there (none was removed) */
 } twins;
 
 static int by_int64(const void *a, const void *b)
@@ -338,33 +337,20 @@ static int load_schemas(twins *t)
             rc = 0;
         icm_error_clear();
     }
-    /* (writers number schemas 0, 1, 2, ...: a gap is a schema removed, by `clean expired
-     * metadata`, whose names the entries of older files may have been written with) */
-    bool complete = rc == 0 && n > 0 && t->n_schemas == n; /* (n distinct ids in [0, n)) */
-    bool *had = complete ? icm__calloc(n, sizeof *had) : NULL;
-    if (complete && had == NULL)
-        return ICM_ENOMEM;
-    for (size_t i = 0; complete && i < n; i++) {
-        int32_t id = t->schemas[i].id;
-        complete = id >= 0 && (size_t)id < n && !had[id];
-        if (complete)
-            had[id] = true;
-    }
-    icm__free(had);
-    t->schemas_complete = complete;
     return rc;
 }
 
 /* The schemas the entry `r`'s bounds may have been computed under, for files matched by name:
  * its adding snapshot's when the table has it, else every one (first_out, n_out: a range of
  * t->schemas; 0 schemas: none, names match nothing). *certain: the one it was computed under
- * is among them (its adding snapshot's is there, or no schema was ever removed). */
+ * is among them, known only by its adding snapshot's (schema ids say nothing of removed ones:
+ * a writer reuses an id, adversary round 19, L1). */
 static void schemas_of(const twins *t, const twin_ref *r, size_t *first_out, size_t *n_out,
                        bool *certain)
 {
     *first_out = 0;
     *n_out = t->n_schemas;
-    *certain = !r->has_schema && t->schemas_complete;
+    *certain = false;
     for (size_t i = 0; r->has_schema && i < t->n_schemas; i++)
         if (t->schemas[i].id == r->schema_id) {
             *first_out = i;
