@@ -171,9 +171,10 @@ static const icm__verify_twin_facts *own_facts(const icm__expire_entry_facts *e,
 
 /* Whether a retained reference may stand for the planned file `f` (then *msg says so): one
  * outside the places with its name or size (a lookalike), one inside whose entry agrees with
- * the file's and whose file is not it (a twin); judged against each description the file's
+ * the file's and whose file is not it (a twin); judged against every description the file's
  * expired entries give (one damaged entry may be a copy of any of them: adversary round 18,
- * F1), kept when any says so. */
+ * F1), and against the file's content where no description agrees (an entry of the file
+ * added again with metrics none of them has: round 19, L2), kept when any says so. */
 static int stood_for(missing *m, icm_fileio *io, const icm_expire_file *f, char **msg)
 {
     *msg = NULL;
@@ -191,11 +192,16 @@ static int stood_for(missing *m, icm_fileio *io, const icm_expire_file *f, char 
     size_t n = icm__expire_entry_facts_of(m->r, f->path, &e);
     if (f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR && n > 1)
         n = 1; /* (one entry's blob is enough for the footer's trust) */
-    for (size_t k = 0; rc == 0 && *msg == NULL && k < (n > 0 ? n : 1); k++) {
-        icm__verify_twin_facts facts;
-        rc = icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes,
-                                 own_facts(n > 0 ? &e[k] : NULL, f, &facts), msg);
-    }
+    icm__verify_twin_facts one, *facts = n > 1 ? icm__reallocarray(NULL, n, sizeof *facts) : &one;
+    if (facts == NULL)
+        return ICM_ENOMEM;
+    size_t known = 0;
+    for (size_t k = 0; k < (n > 0 ? n : 1); k++)
+        known += own_facts(n > 0 ? &e[k] : NULL, f, &facts[k]) != NULL;
+    rc = icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes, facts,
+                             known == (n > 0 ? n : 1) ? known : 0, msg);
+    if (facts != &one)
+        icm__free(facts);
     return rc;
 }
 

@@ -444,15 +444,28 @@ int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref)
     }
     icm__reached *item = &r->items[r->n];
     *item = *ref;
-    item->lower_bounds = item->upper_bounds = (icm_raw){NULL, 0}; /* (borrowed: not kept) */
+    item->lower_bounds = item->upper_bounds = (icm_raw){NULL, 0};
     item->referenced_data_file = NULL;
-    if ((item->location = icm__strdup(ref->location)) == NULL)
-        return ICM_ENOMEM;
-    if (ref->referenced_data_file != NULL &&
-        (item->referenced_data_file = icm__strdup(ref->referenced_data_file)) == NULL) {
+    /* (the bounds' bytes in one block, lower then upper) */
+    size_t len = ref->lower_bounds.len + ref->upper_bounds.len;
+    uint8_t *bounds = len > 0 ? icm__malloc(len) : NULL;
+    item->location = icm__strdup(ref->location);
+    if (ref->referenced_data_file != NULL)
+        item->referenced_data_file = icm__strdup(ref->referenced_data_file);
+    if (item->location == NULL || (len > 0 && bounds == NULL) ||
+        (ref->referenced_data_file != NULL && item->referenced_data_file == NULL)) {
         icm__free((char *)item->location);
+        icm__free((char *)item->referenced_data_file);
+        icm__free(bounds);
         return ICM_ENOMEM;
     }
+    if (ref->lower_bounds.len > 0)
+        memcpy(bounds, ref->lower_bounds.data, ref->lower_bounds.len);
+    if (ref->upper_bounds.len > 0)
+        memcpy(bounds + ref->lower_bounds.len, ref->upper_bounds.data, ref->upper_bounds.len);
+    item->lower_bounds = (icm_raw){bounds, ref->lower_bounds.len};
+    item->upper_bounds = (icm_raw){bounds != NULL ? bounds + ref->lower_bounds.len : NULL,
+                                   ref->upper_bounds.len};
     r->n++;
     return 0;
 }
@@ -551,6 +564,7 @@ void icm__verify_refs_dispose(icm__verify_refs *r)
     for (size_t i = 0; i < r->n; i++) {
         icm__free((char *)r->items[i].location);
         icm__free((char *)r->items[i].referenced_data_file);
+        icm__free((void *)r->items[i].lower_bounds.data); /* (the block of both) */
     }
     icm__free(r->items);
     icm__free(r->by_name);
@@ -617,14 +631,24 @@ static int on_reached(const icm__reached *f, void *payload)
     return icm__verifier_check(payload, f);
 }
 
+/* The entries whose bounds' bytes the twins keep: those of a planned file's size. */
+static bool twin_bounds(int64_t size_bytes, const void *ctx)
+{
+    return icm__verify_lookalikes_has_size(ctx, size_bytes);
+}
+
 int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
                      const icm__verify_options *opts, icm__verify_cb cb, void *payload,
                      icm__verify_counts *counts)
 {
     icm__verifier *v = NULL;
     int rc = icm__verifier_new(&v, io, opts, cb, payload);
-    icm__reach_options ro = {opts->snapshot_ids, opts->snapshot_id_count, opts->read_entries,
-                             NULL, true, NULL, opts->twins != NULL, NULL, NULL};
+    bool twins = opts->twins != NULL && opts->lookalikes != NULL;
+    icm__reach_options ro = {opts->snapshot_ids,       opts->snapshot_id_count,
+                             opts->read_entries,       NULL,
+                             true,                     NULL,
+                             opts->twins != NULL,      twins ? twin_bounds : NULL,
+                             twins ? opts->lookalikes : NULL};
     icm__reach_report rep;
     memset(&rep, 0, sizeof rep);
     if (rc == 0)

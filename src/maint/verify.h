@@ -107,8 +107,8 @@ typedef struct icm__verify_refs {
 
 #define ICM__VERIFY_REFS_INIT {NULL, 0, 0, NULL, NULL}
 
-/* Add a reference (location and referenced data file copied; bounds not kept). Returns 0 or
- * ICM_ENOMEM. */
+/* Add a reference (location, referenced data file and the bounds' bytes, if any, copied).
+ * Returns 0 or ICM_ENOMEM. */
 int icm__verify_refs_add(icm__verify_refs *r, const icm__reached *ref);
 /* Build the indexes (after the last add). Returns 0 or ICM_ENOMEM. */
 int icm__verify_refs_seal(icm__verify_refs *r);
@@ -156,8 +156,8 @@ typedef struct icm__verify_options {
      * looks like one of them is reported (ICM__VERIFY_LOOKALIKE). */
     const struct icm__verify_lookalikes *lookalikes;
     /* NULL, or where the data and delete files inside the roots that record the size of a file
-     * about to be deleted (a lookalike's size) are collected, with their entries' facts (the
-     * walk then decodes the metrics): their twins are judged after the walk
+     * about to be deleted (a lookalike's size) are collected, with their entries' facts and
+     * bounds' bytes (the walk then decodes the metrics): their twins are judged after the walk
      * (icm__verify_twin_of). Needs lookalikes. */
     struct icm__verify_refs *twins;
 } icm__verify_options;
@@ -223,8 +223,14 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
  * file whose entry agrees so with a retained entry inside the table is that entry's twin and
  * is kept, unless every such entry names a file of its bytes (deleting it then loses no
  * content a reader gets: the same rows written twice). One that names other bytes keeps it,
- * even beside an identical copy (adversary round 13, F2). A file whose entry tells it apart
- * (other values, another count) goes as before.
+ * even beside an identical copy (adversary round 13, F2). A file deleted and added again from
+ * its path by another commit has an entry with that commit's metrics (none, counts,
+ * truncate(N), full), which none of its expired entries may share (adversary round 19, L2):
+ * an entry that agrees with one of them on what the metrics do not change (file format,
+ * record count, partition tuple) stands for the file too when the file's own Parquet footer
+ * fits it (row count, values within its bounds; a file of another format, or whose footer
+ * cannot be read, fits; one that is no Parquet file does not). A file whose entry tells it
+ * apart (another count, values outside the entry's bounds) goes as before.
  */
 
 /* What a planned file's own entry says of it (NULL: unknown, then any entry of its size may
@@ -264,19 +270,22 @@ bool icm__verify_refs_have_size(const icm__verify_refs *twins, int64_t size_byte
 /*
  * Whether the file at `location` (of `size_bytes`) about to be deleted may be the file a
  * collected reference (icm__verify_options.twins, sealed) stands for: some reference records
- * its size and agrees with `facts` (file format, bounds digest, and record count where both
- * know it), and names a file whose bytes differ, cannot be read, or is past the 16 compared
- * for one file. For a deletion vector's Puffin file (facts of format PUFFIN), a reference that
- * names a blob (content offset and size) agrees only when the file's footer lists that blob
- * (offset, length, data file by location identity, cardinality where both say), and then the
- * blob's bytes are compared; a footer that cannot be read keeps the file. Then *why is a new
+ * its size and agrees with one of `facts` (n_facts descriptions of the file, one per distinct
+ * description among its own entries; 0: unknown, then any reference of its size agrees)
+ * (icm__verify_facts_agree), or with one of them on file format, record count and partition
+ * tuple while the file's Parquet footer fits the reference's entry (above), and names a file
+ * whose bytes differ, cannot be read, or is past the 16 compared for one file. For a
+ * deletion vector's Puffin file (facts[0] of format PUFFIN), a reference that names a blob
+ * (content offset and size) agrees only when the file's footer lists that blob (offset,
+ * length, data file by location identity, cardinality where both say), and then the blob's
+ * bytes are compared; a footer that cannot be read keeps the file. Then *why is a new
  * message saying so ("not deleted: <snapshot_word> ID references REF, ..."), else NULL. A file
  * missing now is no twin (it is gone already). Reads the files block by block up to the first
  * difference. Returns 0 or ICM_ENOMEM.
  */
 int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const char *snapshot_word,
                         const char *location, int64_t size_bytes,
-                        const icm__verify_twin_facts *facts, char **why);
+                        const icm__verify_twin_facts *facts, size_t n_facts, char **why);
 
 /* ---- footers (verify_footer.c) ----
  *

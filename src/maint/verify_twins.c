@@ -3,9 +3,11 @@
  * retained entry names (verify.h, "twins")?
  *
  * The references collected record the planned file's size; those whose entries also agree
- * with the planned file's own entry (file format, bounds, and record count where both know
- * it) may stand for it. They are sorted so that each such group lies together: a group that
- * disagrees is passed over whole. In a group that agrees, the planned file's bytes are compared
+ * with one of the planned file's own entries (file format, bounds, and record count where
+ * both know it) may stand for it, and so may those of an entry written with other metrics
+ * (the file added again from its path: adversary round 19, L2) that agree on the rest and
+ * that the file's own Parquet footer fits (read once, only then). They are sorted so that
+ * each such group lies together: a group that disagrees is passed over whole. In a group that agrees, the planned file's bytes are compared
  * with each reference's file block by block up to the first difference. Any one whose bytes
  * differ keeps the file: that reference may be the damaged one, and a file of identical bytes
  * elsewhere does not make it whole (adversary round 13, F2). Deleted only when every agreeing
@@ -34,6 +36,7 @@
 #include <string.h>
 
 #include "maint/verify.h"
+#include "parquet/parquet.h"
 #include "puffin/puffin.h"
 #include "util/location_id.h"
 #include "util/util.h"
@@ -169,7 +172,7 @@ static int lists_blob(const icm__puffin_footer *f, int64_t offset, int64_t size,
 }
 
 static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t size_bytes,
-                   bool blob, verdict v, size_t more, char **why)
+                   bool blob, bool by_content, verdict v, size_t more, char **why)
 {
     char counted[64] = "", added[64] = "", others[96] = "", names[160] = "";
     if (ref->record_count >= 0)
@@ -184,10 +187,14 @@ static int say_why(const char *snapshot_word, const icm__reached *ref, int64_t s
         snprintf(names, sizeof names, " and names a blob this file holds (%lld bytes at %lld)",
                  (long long)ref->content_size_bytes, (long long)ref->content_offset);
     *why = icm__sprintf("not deleted: %s %lld references %s, a file of the table whose entry "
-                        "agrees with this file's (%lld bytes%s%s%s)%s, %s%s: a damaged manifest "
+                        "%s (%lld bytes%s%s%s)%s, %s%s: a damaged manifest "
                         "entry may have renamed this file's reference onto that file, so the "
                         "table may still need this one; kept",
                         snapshot_word, (long long)ref->snapshot_id, ref->location,
+                        by_content ? "describes this file's content, though unlike this file's "
+                                     "own entries (the file may have been added again from its "
+                                     "path with other metrics)"
+                                   : "agrees with this file's",
                         (long long)size_bytes, counted, ref->bounds != 0 ? ", bounds" : "", added,
                         names,
                         v == DIFFERENT       ? "whose bytes differ"
@@ -203,9 +210,16 @@ typedef struct judging {
     icm_fileio *io;
     const char *location;
     int64_t size_bytes;
-    const icm__verify_twin_facts *facts;
+    const icm__verify_twin_facts *facts; /* n_facts descriptions (0: unknown) */
+    size_t n_facts;
     bool puffin; /* the planned file is a deletion vector's Puffin file */
     planned_footer pf;
+    /* The planned Parquet file's own footer, read when an entry of another description may
+     * describe its content (content_read; stats NULL: it could not be read, content_gone:
+     * the file is missing, content_other: it is no Parquet file). */
+    bool content_read, content_gone, content_other;
+    icm__parquet_stats *stats;
+    icm__footer_ids *ids;
     uint8_t *a, *b;
     /* the files compared and their verdicts: one file that several references name is
      * compared once (all the blobs of a retained Puffin file name it) */
@@ -224,7 +238,7 @@ static int read_planned_footer(judging *j)
     if (j->pf.rc == ICM_ENOMEM)
         return ICM_ENOMEM;
     icm_error_clear();
-    const struct icm__verify_own_blob *own = &j->facts->own_blob;
+    const struct icm__verify_own_blob *own = &j->facts[0].own_blob;
     if (j->pf.rc != 0 || own->offset_bytes <= 0 || own->size_bytes <= 0)
         return 0;
     return lists_blob(&j->pf.footer, own->offset_bytes, own->size_bytes, own->records,
@@ -284,9 +298,75 @@ static int judge(judging *j, const icm__reached *ref, verdict *v, bool *skip, bo
     return rc;
 }
 
+/* Whether the planned file's own content fits the entry `ref` (its Parquet footer: the row
+ * count and every row group's values within the entry's bounds, columns by field id; one
+ * without ids is not compared, so it fits). A file of another format fits (its content is
+ * not read), and so does one whose footer could not be read (what cannot be read counts
+ * against deleting); one that is no Parquet file (a format error) is no file a Parquet entry
+ * describes. *gone: the file is missing. Returns 0 or ICM_ENOMEM. */
+static int content_fits(judging *j, const icm__reached *ref, bool *fits, bool *gone)
+{
+    *fits = true;
+    *gone = false;
+    if (j->facts[0].file_format != ICM_FILE_FORMAT_PARQUET)
+        return 0;
+    if (!j->content_read) {
+        j->content_read = true;
+        int64_t size = -1;
+        int rc = icm__parquet_read_stats(j->io, j->location, &j->stats, &size);
+        if (rc == ICM_ENOMEM)
+            return rc;
+        j->content_gone = rc == ICM_ENOTFOUND;
+        j->content_other = rc == ICM_EINVALID;
+        icm_error_clear();
+        if (j->stats != NULL && (rc = icm__verify_footer_ids(j->stats, NULL, &j->ids)) != 0)
+            return rc;
+    }
+    *gone = j->content_gone;
+    *fits = !j->content_other;
+    if (j->stats == NULL)
+        return 0;
+    char reason[160];
+    icm__verify_footer_agrees(j->stats, j->ids, ref->record_count, ref->lower_bounds,
+                              ref->upper_bounds, reason, sizeof reason, fits);
+    return 0;
+}
+
+/* Whether the group of references whose first is `ref` may stand for the planned file:
+ * its entry agrees with one of the file's own (icm__verify_facts_agree), or (*by_content)
+ * it may be the entry of the file added again from its path by another commit, under other
+ * metrics (none, counts, truncate(N), full: adversary round 19, L2): a description that
+ * changes with the metrics (the bounds) then says nothing, so what does not (file format,
+ * record count, partition tuple) must agree with one of the file's own and the file's
+ * content must fit the entry (content_fits). *gone: the file is missing. Returns 0 or
+ * ICM_ENOMEM. */
+static int group_agrees(judging *j, const icm__reached *ref, bool *agrees, bool *by_content,
+                        bool *gone)
+{
+    *agrees = j->n_facts == 0;
+    *by_content = *gone = false;
+    for (size_t k = 0; !*agrees && k < j->n_facts; k++)
+        *agrees = icm__verify_facts_agree(ref, &j->facts[k]);
+    if (*agrees || j->puffin)
+        return 0;
+    bool alike = false;
+    for (size_t k = 0; !alike && k < j->n_facts; k++) {
+        const icm__verify_twin_facts *f = &j->facts[k];
+        alike = ref->file_format == f->file_format &&
+                (ref->record_count < 0 || f->record_count < 0 ||
+                 ref->record_count == f->record_count) &&
+                !icm__partition_keys_differ(ref->partition, f->partition);
+    }
+    if (!alike)
+        return 0;
+    int rc = content_fits(j, ref, agrees, gone);
+    *by_content = *agrees;
+    return rc;
+}
+
 int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const char *snapshot_word,
                         const char *location, int64_t size_bytes,
-                        const icm__verify_twin_facts *facts, char **why)
+                        const icm__verify_twin_facts *facts, size_t n_facts, char **why)
 {
     *why = NULL;
     if (twins->by_size == NULL || size_bytes <= 0)
@@ -297,10 +377,11 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
     j.location = location;
     j.size_bytes = size_bytes;
     j.facts = facts;
-    j.puffin = facts != NULL && facts->file_format == ICM_FILE_FORMAT_PUFFIN;
+    j.n_facts = facts != NULL ? n_facts : 0;
+    j.puffin = j.n_facts > 0 && facts[0].file_format == ICM_FILE_FORMAT_PUFFIN;
     const icm__reached *stands = NULL; /* the first reference whose bytes are not this file's */
     verdict held = DIFFERENT;
-    bool held_blob = false, gone = false;
+    bool held_blob = false, held_by_content = false, gone = false;
     int rc = 0;
     size_t i = first_of_size(twins, size_bytes);
     while (rc == 0 && !gone && i < twins->n && twins->by_size[i]->size_bytes == size_bytes) {
@@ -308,7 +389,9 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
         size_t end = i + 1;
         while (end < twins->n && !other_group(first, twins->by_size[end]))
             end++;
-        for (; rc == 0 && !gone && icm__verify_facts_agree(first, facts) && i < end; i++) {
+        bool agrees = false, by_content = false;
+        rc = group_agrees(&j, first, &agrees, &by_content, &gone);
+        for (; rc == 0 && !gone && agrees && i < end; i++) {
             const icm__reached *ref = twins->by_size[i];
             if (strcmp(ref->location, location) == 0)
                 continue;
@@ -321,6 +404,7 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
                 stands = ref;
                 held = v;
                 held_blob = blob;
+                held_by_content = by_content;
             }
         }
         i = end;
@@ -328,8 +412,10 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const cha
     icm__free(j.a);
     icm__free(j.b);
     icm__puffin_footer_dispose(&j.pf.footer);
+    icm__parquet_stats_free(j.stats);
+    icm__verify_footer_ids_free(j.ids);
     if (rc == 0 && !gone && stands != NULL)
-        rc = say_why(snapshot_word, stands, size_bytes, held_blob, held,
+        rc = say_why(snapshot_word, stands, size_bytes, held_blob, held_by_content, held,
                      held == NOT_COMPARED ? j.more - 1 : j.more, why);
     return rc;
 }

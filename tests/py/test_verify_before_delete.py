@@ -745,6 +745,44 @@ def test_data_loss_twin_of_a_file_added_again_with_other_metrics(tmp_path):
     assert current_ids(tbl) == [1, 2, 3, 4, 50]
 
 
+@pytest.mark.parametrize("first,again", [("truncate(16)", "none"), ("none", "full"),
+                                         ("counts", "truncate(4)")])
+def test_data_loss_twin_of_a_file_added_again_with_metrics_only_its_retained_entry_has(
+        tmp_path, first, again):
+    """Adversary round 19, L2: a file deleted and then added again from its path under another
+    metrics mode by a fast append has one entry with the new metrics, in a retained manifest
+    only; none of its expired entries shares them. Damaged onto a leftover of its size, that
+    entry agreed with no expired description and the expiry deleted the file. An entry that
+    agrees on format, record count and partition and whose bounds the file's own footer fits
+    stands for it now: kept; restored, the table reads."""
+    tbl = make_table(tmp_path, appends=0)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    metrics = lambda mode: load().transaction().set_properties(  # noqa: E731
+        {"write.metadata.metrics.default": mode}).commit_transaction()
+    files = same_size_files(tbl, [[1, 2]])  # (no other retained file of its size)
+    other = leftover_of_the_same_size(tbl)
+    metrics(first)
+    load().add_files(files)
+    load().delete("id <= 2")
+    metrics(again)
+    load().add_files(files)
+    load().append(pa.table({"id": [50], "s": ["x"]}, schema=SCHEMA))
+    manifest, backup = backed_up_manifest(tbl, files[0])
+    flip_one_path(manifest, files[0], lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 0, p.stderr
+        assert any(ln.startswith("warning:") and files[0] in ln
+                   and f"references {other}" in ln
+                   and "whose entry describes this file's content, though unlike this file's "
+                       "own entries" in ln and "kept" in ln
+                   for ln in p.stderr.splitlines()), p.stderr
+    assert os.path.exists(local(files[0]))
+    restore(manifest, backup)
+    assert current_ids(tbl) == [1, 2, 50]
+
+
 def kept_as_twin(stderr, victim, reference):
     """Whether a warning says `victim` is kept because `reference`, a file of the table that a
     retained entry agreeing with the victim's own entry names, has other bytes."""

@@ -19,6 +19,7 @@
 #include "icemaint/fileio.h"
 #include "icemaint/testing/fileio.h"
 #include "maint/verify.h"
+#include "parquet_footers.h"
 #include "testutil.h"
 
 #define PARQUET ICM_FILE_FORMAT_PARQUET
@@ -42,18 +43,27 @@ static icm__reached entry(const char *location, int64_t size, int64_t rows, uint
                           {NULL, 0}, {NULL, 0}, {SPEC_SHAPE, TUPLE}, NULL, 0, 0};
 }
 
-/* The verdict for `location` (of `size` bytes, its own entry's facts) against the entries. */
-static char *verdict(icm_fileio *io, const icm__reached *entries, size_t n, const char *location,
-                     int64_t size, const icm__verify_twin_facts *facts)
+/* The verdict for `location` (of `size` bytes, its own entries' n_facts descriptions)
+ * against the entries. */
+static char *verdicts(icm_fileio *io, const icm__reached *entries, size_t n, const char *location,
+                      int64_t size, const icm__verify_twin_facts *facts, size_t n_facts)
 {
     icm__verify_refs twins = ICM__VERIFY_REFS_INIT;
     for (size_t i = 0; i < n; i++)
         icmt_ok(icm__verify_refs_add(&twins, &entries[i]));
     icmt_ok(icm__verify_refs_seal(&twins));
     char *why = NULL;
-    icmt_ok(icm__verify_twin_of(&twins, io, "retained snapshot", location, size, facts, &why));
+    icmt_ok(icm__verify_twin_of(&twins, io, "retained snapshot", location, size, facts, n_facts,
+                                &why));
     icm__verify_refs_dispose(&twins);
     return why;
+}
+
+/* ... with one description (NULL: unknown). */
+static char *verdict(icm_fileio *io, const icm__reached *entries, size_t n, const char *location,
+                     int64_t size, const icm__verify_twin_facts *facts)
+{
+    return verdicts(io, entries, n, location, size, facts, facts != NULL ? 1 : 0);
 }
 
 /* The entry agrees and the bytes differ: kept, the message naming the entry's file. Another
@@ -85,8 +95,11 @@ static void test_twin_by_its_entry(void **state)
                                  bounds = {5, 0xb1, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
                                  orc = {5, 0xb0, ICM_FILE_FORMAT_ORC, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &rows));
-    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &bounds));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &orc));
+    /* other bounds: the entry may be the file's, added again with other metrics, only when
+     * the file's content fits it (test_added_again_with_other_metrics); this one is no
+     * Parquet file */
+    assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &bounds));
     /* an entry added by another commit stands for it too (a file published from an audit
      * branch, or added again, has entries of two commits: adversary round 14, F1): the
      * adding snapshot is named, never compared */
@@ -106,7 +119,7 @@ static void test_twin_by_its_entry(void **state)
     assert_null(verdict(io, &e, 1, "/t/data/gone.parquet", 100, &same));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 101, &same));
     /* a record count one side does not know cannot tell them apart: kept; bounds on one
-     * side only are two files' entries */
+     * side only are two commits' metrics, judged by the content (no Parquet file here) */
     const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
                                  unbounded = {5, 0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
     why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &uncounted);
@@ -188,6 +201,114 @@ static void test_several_entries_of_one_size(void **state)
     why = verdict(io, es, 3, "/t/data/b-bytes.parquet", 64, &f);
     assert_non_null(why);
     free(why);
+    icm_fileio_free(io);
+}
+
+/* A Parquet file of `size` bytes at `location` holding ids [lo, hi] and strings [s_lo, s_hi]
+ * in `rows` rows (its footer's statistics), the rest `fill`. */
+static void put_parquet(icm_fileio *io, const char *location, size_t size, char fill,
+                        int64_t rows, int64_t lo, int64_t hi, const char *s_lo, const char *s_hi)
+{
+    uint8_t a[8], b[8], fb[ICMT_FOOTER_MAX], file[512];
+    icmt_chunk rg[] = {{icmt_le64(lo, a), icmt_le64(hi, b), 8, 8, false},
+                       {s_lo, s_hi, strlen(s_lo), strlen(s_hi), false}};
+    size_t len = icmt_parquet_footer(fb, ICMT_ID_AND_S, 2, rows, 1, rg);
+    assert_true(size <= sizeof file);
+    icmt_parquet_file(file, size, (uint8_t)fill, fb, len);
+    icmt_ok(icm_fileio_write_replace(io, location, file, size));
+}
+
+/* A file deleted and added again from its path by another commit has an entry with that
+ * commit's metrics (none, counts, truncate(N), full), which none of its expired entries has
+ * (adversary round 19, L2: that entry damaged onto a file of its size let it go). An entry
+ * that agrees on format, record count and partition and whose bounds the file's own footer
+ * fits stands for it (kept when the file it names has other bytes); one whose bounds the file
+ * does not fit, or of another count or partition, does not. */
+static void test_added_again_with_other_metrics(void **state)
+{
+    (void)state;
+    icm_fileio *mem = NULL, *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&mem));
+    icmt_ok(icm_fileio_fault_new(&io, mem));
+    /* the planned file (ids 1..2) and the file the damaged entry names (ids 5..6) */
+    put_parquet(io, "/t/data/live.parquet", 300, 'y', 2, 1, 2, "apple", "pear");
+    put_parquet(io, "/t/data/named.parquet", 300, 'x', 2, 5, 6, "kiwi", "plum");
+    /* the planned file's own (expired) entry: truncate bounds, digest 0xf1 */
+    const icm__verify_twin_facts own = {2, 0xf1, PARQUET, {SPEC_SHAPE, TUPLE},
+                                        ICM__VERIFY_NO_BLOB};
+    icmt_entry_bounds of_live, of_named;
+    icmt_entry_bounds_of(&of_live, 1, 2, "apple", "pear");
+    icmt_entry_bounds_of(&of_named, 5, 6, "kiwi", "plum");
+
+    /* added again under metrics none: the count alone, which the file fits: kept */
+    icm__reached none = entry("/t/data/named.parquet", 300, 2, 0);
+    char *why = verdict(io, &none, 1, "/t/data/live.parquet", 300, &own);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "not deleted: retained snapshot 42 references "
+                                "/t/data/named.parquet, a file of the table whose entry "
+                                "describes this file's content, though unlike this file's own "
+                                "entries (the file may have been added again from its path "
+                                "with other metrics) (300 bytes, 2 records, added by snapshot "
+                                "7), whose bytes differ: a damaged manifest entry may have "
+                                "renamed this file's reference onto that file"));
+    free(why);
+    /* ... under full metrics, bounds of this file's values: kept */
+    icm__reached full = entry("/t/data/named.parquet", 300, 2, 0xf2);
+    full.lower_bounds = of_live.lower;
+    full.upper_bounds = of_live.upper;
+    why = verdict(io, &full, 1, "/t/data/live.parquet", 300, &own);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "(300 bytes, 2 records, bounds, added by snapshot 7), whose "
+                                "bytes differ"));
+    free(why);
+    /* the healthy entry of the named file: its bounds leave this file's values out: deleted */
+    icm__reached healthy = entry("/t/data/named.parquet", 300, 2, 0xf3);
+    healthy.lower_bounds = of_named.lower;
+    healthy.upper_bounds = of_named.upper;
+    assert_null(verdict(io, &healthy, 1, "/t/data/live.parquet", 300, &own));
+    /* ... unless one of the file's own entries describes it so (two descriptions: agreed) */
+    const icm__verify_twin_facts both[] = {own, {2, 0xf3, PARQUET, {SPEC_SHAPE, TUPLE},
+                                                 ICM__VERIFY_NO_BLOB}};
+    why = verdicts(io, &healthy, 1, "/t/data/live.parquet", 300, both, 2);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "whose entry agrees with this file's (300 bytes"));
+    free(why);
+    /* what the metrics do not change tells them apart: another record count (the footer is
+     * then not read), another partition tuple of the spec; and a file that is no Parquet file
+     * is not what a Parquet entry of other metrics describes */
+    icm__reached three = entry("/t/data/named.parquet", 300, 3, 0);
+    assert_null(verdict(io, &three, 1, "/t/data/live.parquet", 300, &own));
+    put(io, "/t/data/garbage.parquet", 300, 'g');
+    assert_null(verdict(io, &none, 1, "/t/data/garbage.parquet", 300, &own));
+    icm__reached elsewhere = none;
+    elsewhere.partition.values = TUPLE + 1;
+    assert_null(verdict(io, &elsewhere, 1, "/t/data/live.parquet", 300, &own));
+    /* a footer's row count against the entry's: the file holds 2 rows, an entry of 2 whose
+     * file's own description says 3 is the file's only if the content says 2 */
+    put_parquet(io, "/t/data/three-rows.parquet", 300, 'y', 3, 1, 2, "apple", "pear");
+    assert_null(verdict(io, &none, 1, "/t/data/three-rows.parquet", 300,
+                        &(icm__verify_twin_facts){-1, 0xf1, PARQUET, {SPEC_SHAPE, TUPLE},
+                                                  ICM__VERIFY_NO_BLOB}));
+    /* a file of another format cannot be read for its content: kept */
+    icm__reached orc_entry = none;
+    orc_entry.file_format = ICM_FILE_FORMAT_ORC;
+    const icm__verify_twin_facts orc = {2, 0xf1, ICM_FILE_FORMAT_ORC, {SPEC_SHAPE, TUPLE},
+                                        ICM__VERIFY_NO_BLOB};
+    why = verdict(io, &orc_entry, 1, "/t/data/live.parquet", 300, &orc);
+    assert_non_null(why);
+    free(why);
+    /* a footer that cannot be read (here: the stat fails) counts against deleting: kept */
+    icm_fileio_fault_fail_span(io, ICM_IO_STAT, 1, 1, ICM_EIO, 0);
+    why = verdict(io, &none, 1, "/t/data/live.parquet", 300, &own);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "describes this file's content"));
+    free(why);
+    /* the same bytes at the named path: deleted; the file gone: deleted */
+    put_parquet(io, "/t/data/copy.parquet", 300, 'y', 2, 1, 2, "apple", "pear");
+    icm__reached copy = none;
+    copy.location = "/t/data/copy.parquet";
+    assert_null(verdict(io, &copy, 1, "/t/data/live.parquet", 300, &own));
+    assert_null(verdict(io, &none, 1, "/t/data/gone.parquet", 300, &own));
     icm_fileio_free(io);
 }
 
@@ -442,6 +563,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_twin_by_its_entry),
+        cmocka_unit_test(test_added_again_with_other_metrics),
         cmocka_unit_test(test_several_entries_of_one_size),
         cmocka_unit_test(test_comparisons_are_bounded),
         cmocka_unit_test(test_blocks_and_unreadable_files),
