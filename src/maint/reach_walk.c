@@ -924,22 +924,46 @@ static void hash_names_dispose(hash_names *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Sort by radix, 8 bits at a time (tmp: as many items). */
-static void radix_sort(uint64_t *v, uint64_t *tmp, size_t n)
+/* Sort in place by radix, most significant byte first (American flag sort: each byte's
+ * buckets counted, the items cycled into them, then each bucket sorted by the next byte), so
+ * that finding the repeated hashes needs no room beyond one copy of them (issue #21: a second
+ * array of 64-bit items for a 90-million-entry table was 720 MB of the peak). */
+static void radix_sort(uint64_t *v, size_t n, unsigned shift)
 {
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[((v[i] >> shift) & 0xff) + 1]++;
-        for (size_t b = 0; b < 256; b++)
-            count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++)
-            tmp[count[(v[i] >> shift) & 0xff]++] = v[i];
-        uint64_t *t = v;
-        v = tmp;
-        tmp = t;
+    if (n < 32) { /* (insertion sort for the small buckets) */
+        for (size_t i = 1; i < n; i++) {
+            uint64_t x = v[i];
+            size_t j = i;
+            for (; j > 0 && v[j - 1] > x; j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
     }
-    /* (eight passes: the sorted items are back in the caller's v) */
+    size_t count[256] = {0}, next[256], end[256];
+    for (size_t i = 0; i < n; i++)
+        count[(v[i] >> shift) & 0xff]++;
+    for (size_t b = 0, at = 0; b < 256; b++) {
+        next[b] = at;
+        at += count[b];
+        end[b] = at;
+    }
+    for (size_t b = 0; b < 256; b++) {
+        while (next[b] < end[b]) {
+            uint64_t x = v[next[b]];
+            size_t d = (x >> shift) & 0xff;
+            while (d != b) { /* (x belongs to bucket d: put it there, take what it displaces) */
+                uint64_t displaced = v[next[d]];
+                v[next[d]++] = x;
+                x = displaced;
+                d = (x >> shift) & 0xff;
+            }
+            v[next[b]++] = x;
+        }
+    }
+    for (size_t b = 0, at = 0; shift > 0 && b < 256; at += count[b], b++)
+        if (count[b] > 1)
+            radix_sort(v + at, count[b], shift - 8);
 }
 
 /* The hashes that occur more than once, into *out. Returns 0 or ICM_ENOMEM. */
@@ -947,15 +971,14 @@ static int find_repeated(const walk *w, hash_names *out)
 {
     memset(out, 0, sizeof *out);
     uint64_t *v = icm__calloc(w->n_hashes ? w->n_hashes : 1, sizeof *v);
-    uint64_t *tmp = icm__calloc(w->n_hashes ? w->n_hashes : 1, sizeof *tmp);
-    int rc = v != NULL && tmp != NULL ? 0 : ICM_ENOMEM;
+    int rc = v != NULL ? 0 : ICM_ENOMEM;
     size_t n = 0;
     if (rc == 0) {
         memcpy(v, w->hashes, w->n_hashes * sizeof *v);
-        radix_sort(v, tmp, w->n_hashes);
+        radix_sort(v, w->n_hashes, 56);
         for (size_t i = 1; i < w->n_hashes; i++)
-            if (v[i] == v[i - 1] && (n == 0 || tmp[n - 1] != v[i]))
-                tmp[n++] = v[i]; /* (tmp reused for the repeated ones) */
+            if (v[i] == v[i - 1] && (n == 0 || v[n - 1] != v[i]))
+                v[n++] = v[i]; /* (the repeated ones, at the front: n <= i - 1) */
     }
     if (rc == 0 && n > 0) {
         out->cap = 16;
@@ -964,10 +987,9 @@ static int find_repeated(const walk *w, hash_names *out)
         if ((out->slots = icm__calloc(out->cap, sizeof *out->slots)) == NULL)
             rc = ICM_ENOMEM;
         for (size_t i = 0; rc == 0 && i < n; i++)
-            hash_names_slot(out, tmp[i])->hash = tmp[i];
+            hash_names_slot(out, v[i])->hash = v[i];
     }
     icm__free(v);
-    icm__free(tmp);
     return rc;
 }
 

@@ -470,11 +470,80 @@ static void test_keep_bounds(void **state)
     icm_fileio_free(io);
 }
 
+static int on_nothing(const icm__reached *f, void *payload)
+{
+    (void)f;
+    (void)payload;
+    return 0;
+}
+
+/* A table of COMMITS appends of FILES data files each ("f-C-IIIII"), then, when `again` is
+ * not NULL, that file appended once more; the walk's report over every snapshot into *rep. */
+enum { COMMITS = 3, FILES = 6000 };
+
+static void walk_many(const char *again, icm__reach_report *rep)
+{
+    icm_fileio *io = NULL;
+    icmt_ok(icm_fileio_mem_new(&io));
+    hist *h = hist_new(io, "/wh/t", 2, false, T0);
+    char **names = calloc(FILES, sizeof *names);
+    hist_file *add = calloc(FILES, sizeof *add);
+    assert_non_null(names);
+    assert_non_null(add);
+    for (size_t c = 0; c < COMMITS; c++) {
+        for (size_t i = 0; i < FILES; i++) {
+            free(names[i]);
+            names[i] = icmt_sprintf("f-%zu-%05zu", c, i);
+            add[i] = (hist_file){names[i], ICM_FILE_CONTENT_DATA, false, NULL};
+        }
+        hist_commit_files(h, "main", "append", add, FILES, NULL);
+    }
+    if (again != NULL)
+        hist_append(h, "main", again, NULL);
+    icm__reach_options o = {NULL, 0, true, NULL, false, NULL, false, NULL, NULL};
+    icm_table *t = hist_open_table(h);
+    icmt_ok(icm__reach_walk(io, icm_table_get_metadata(t), &o, on_nothing, NULL, rep));
+    icm_table_free(t);
+    for (size_t i = 0; i < FILES; i++)
+        free(names[i]);
+    free(names);
+    free(add);
+    hist_free(h);
+    icm_fileio_free(io);
+}
+
+/* The snapshot judgement finds a path named twice among many entries (its hashes sorted by
+ * radix, most significant byte first, buckets of more than 31 sorted again by the next byte:
+ * 18,000 entries take two levels) wherever the two entries sort, and a healthy table of as
+ * many entries has none. */
+static void test_repeated_path_among_many_entries(void **state)
+{
+    (void)state;
+    icm__reach_report rep;
+    walk_many(NULL, &rep);
+    assert_int_equal(rep.failure_count, 0);
+    assert_int_equal(rep.entries_read, COMMITS * FILES);
+    icm__reach_report_dispose(&rep);
+    /* one file of the first commit, or of the last, appended again */
+    static const char *const again[] = {"f-0-04321", "f-2-00017", "f-1-05999"};
+    for (size_t k = 0; k < 3; k++) {
+        walk_many(again[k], &rep);
+        char *needle = icmt_sprintf("names /wh/t/data/%s.parquet live twice", again[k]);
+        assert_true(rep.failure_count > 0);
+        for (size_t i = 0; i < rep.failure_count; i++)
+            if (strstr(rep.failures[i].message, needle) == NULL)
+                fail_msg("%s: %s", again[k], rep.failures[i].message);
+        free(needle);
+        icm__reach_report_dispose(&rep);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_walk_matches_reference),
         cmocka_unit_test(test_keep_bounds),
+        cmocka_unit_test(test_repeated_path_among_many_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
