@@ -44,6 +44,7 @@ typedef struct missing {
     icm__buf names; /* "PATH (KIND, snapshot ID), ..." of the first NAMED */
     icm__verify_refs refs; /* the retained references outside that look like planned files */
     icm__verify_refs twins; /* those inside that record a planned file's size */
+    icm__verify_table table; /* the metadata after the expiry, for the twins' schemas */
 } missing;
 
 static int on_issue(const icm__verify_issue *issue, void *payload)
@@ -198,8 +199,8 @@ static int stood_for(missing *m, icm_fileio *io, const icm_expire_file *f, char 
     size_t known = 0;
     for (size_t k = 0; k < (n > 0 ? n : 1); k++)
         known += own_facts(n > 0 ? &e[k] : NULL, f, &facts[k]) != NULL;
-    rc = icm__verify_twin_of(&m->twins, io, "retained snapshot", f->path, f->size_bytes, facts,
-                             known == (n > 0 ? n : 1) ? known : 0, msg);
+    rc = icm__verify_twin_of(&m->twins, io, &m->table, "retained snapshot", f->path,
+                             f->size_bytes, facts, known == (n > 0 ? n : 1) ? known : 0, msg);
     if (facts != &one)
         icm__free(facts);
     return rc;
@@ -265,7 +266,8 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
                                         r->deleted_files[i].size_bytes);
     icm__verify_lookalikes_seal(&looks);
     vo.lookalikes = &looks;
-    missing m = {r, 0, ICM__BUF_INIT, ICM__VERIFY_REFS_INIT, ICM__VERIFY_REFS_INIT};
+    missing m = {r, 0, ICM__BUF_INIT, ICM__VERIFY_REFS_INIT, ICM__VERIFY_REFS_INIT,
+                 {after, ICM__VERIFY_SCHEMAS_INIT}};
     vo.twins = content ? &m.twins : NULL;
     if (rc == 0)
         rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);
@@ -282,5 +284,6 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
     icm__buf_dispose(&m.names);
     icm__verify_refs_dispose(&m.refs);
     icm__verify_refs_dispose(&m.twins);
+    icm__verify_schemas_dispose(&m.table.schemas);
     return rc;
 }

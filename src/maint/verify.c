@@ -483,9 +483,9 @@ static int ref_by_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorted by size, then by what else an entry says of its file (verify_twins.c takes each
- * such group at once), then location (messages name the same reference run after run). */
-static int ref_by_size_then_facts(const void *a, const void *b)
+/* By size, then by what else an entry says of its file (verify_twins.c takes each such
+ * group at once). */
+static int ref_by_facts(const void *a, const void *b)
 {
     const icm__reached *x = *(const icm__reached *const *)a, *y = *(const icm__reached *const *)b;
     int by = ref_by_size(a, b);
@@ -503,7 +503,16 @@ static int ref_by_size_then_facts(const void *a, const void *b)
     if (by == 0)
         by = (x->added_snapshot_id > y->added_snapshot_id) -
              (x->added_snapshot_id < y->added_snapshot_id);
-    return by != 0 ? by : strcmp(x->location, y->location);
+    return by;
+}
+
+/* ... then location (messages name the same reference run after run). */
+static int ref_by_size_then_facts(const void *a, const void *b)
+{
+    int by = ref_by_facts(a, b);
+    return by != 0 ? by
+                   : strcmp((*(const icm__reached *const *)a)->location,
+                            (*(const icm__reached *const *)b)->location);
 }
 
 int icm__verify_refs_seal(icm__verify_refs *r)
@@ -512,12 +521,18 @@ int icm__verify_refs_seal(icm__verify_refs *r)
         return 0;
     r->by_name = icm__reallocarray(NULL, r->n, sizeof *r->by_name);
     r->by_size = icm__reallocarray(NULL, r->n, sizeof *r->by_size);
-    if (r->by_name == NULL || r->by_size == NULL)
+    r->group_end = icm__reallocarray(NULL, r->n, sizeof *r->group_end);
+    if (r->by_name == NULL || r->by_size == NULL || r->group_end == NULL)
         return ICM_ENOMEM;
     for (size_t i = 0; i < r->n; i++)
         r->by_name[i] = r->by_size[i] = &r->items[i];
     qsort(r->by_name, r->n, sizeof *r->by_name, ref_by_name);
     qsort(r->by_size, r->n, sizeof *r->by_size, ref_by_size_then_facts);
+    /* (from the last: each one's group ends where the next one's does, or right after it) */
+    for (size_t i = r->n; i-- > 0;)
+        r->group_end[i] = i + 1 < r->n && ref_by_facts(&r->by_size[i], &r->by_size[i + 1]) == 0
+                              ? r->group_end[i + 1]
+                              : i + 1;
     return 0;
 }
 
@@ -569,6 +584,7 @@ void icm__verify_refs_dispose(icm__verify_refs *r)
     icm__free(r->items);
     icm__free(r->by_name);
     icm__free(r->by_size);
+    icm__free(r->group_end);
     *r = (icm__verify_refs)ICM__VERIFY_REFS_INIT;
 }
 

@@ -102,10 +102,12 @@ typedef struct icm__verify_refs {
     size_t n, cap;
     const icm__reached **by_name; /* sealed: by last segment */
     const icm__reached **by_size; /* sealed: by recorded size, then file format, record
-                                     count, bounds and location */
+                                     count, bounds, partition, adding snapshot and location */
+    size_t *group_end; /* sealed: by by_size index, the end of the run of references that say
+                          the same of their files (all but the location) */
 } icm__verify_refs;
 
-#define ICM__VERIFY_REFS_INIT {NULL, 0, 0, NULL, NULL}
+#define ICM__VERIFY_REFS_INIT {NULL, 0, 0, NULL, NULL, NULL}
 
 /* Add a reference (location, referenced data file and the bounds' bytes, if any, copied).
  * Returns 0 or ICM_ENOMEM. */
@@ -210,6 +212,40 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
                      const icm__verify_options *opts, icm__verify_cb cb, void *payload,
                      icm__verify_counts *counts);
 
+/* ---- the table's schemas (verify_footer.c) ----
+ *
+ * The table's schemas, parsed once (icm__verify_schemas_load; one that does not parse is
+ * left out), for the columns of files matched by name.
+ */
+typedef struct icm__verify_schemas {
+    struct icm__verify_schema {
+        int32_t id;
+        struct icm__schema *schema;
+    } *items;
+    size_t n;
+    bool loaded;
+} icm__verify_schemas;
+
+#define ICM__VERIFY_SCHEMAS_INIT {NULL, 0, false}
+
+/* Parse md's schemas into s, once (later calls return at once). Returns 0 or ICM_ENOMEM. */
+int icm__verify_schemas_load(icm__verify_schemas *s, const icm_table_metadata *md);
+/* The schema an entry's metrics were computed under, known only as the schema of the snapshot
+ * that added its file while md has that snapshot and s that schema (schema ids say nothing
+ * of removed ones: a writer reuses an id, adversary round 19, L1); else NULL. */
+const struct icm__verify_schema *icm__verify_schemas_of_adder(const icm__verify_schemas *s,
+                                                               const icm_table_metadata *md,
+                                                               int64_t added_snapshot_id);
+void icm__verify_schemas_dispose(icm__verify_schemas *s);
+
+/* The table a twin check judges planned files against: its metadata (md NULL: unknown, then
+ * no column is matched by name) and its schemas, parsed when first needed (the caller
+ * disposes of them). */
+typedef struct icm__verify_table {
+    const icm_table_metadata *md;
+    icm__verify_schemas schemas;
+} icm__verify_table;
+
 /* ---- twins (verify_twins.c) ----
  *
  * A damaged entry whose path changed onto another file of the table that has its recorded
@@ -227,9 +263,11 @@ int icm__verify_walk(icm_fileio *io, const icm_table_metadata *md,
  * its path by another commit has an entry with that commit's metrics (none, counts,
  * truncate(N), full), which none of its expired entries may share (adversary round 19, L2):
  * an entry that agrees with one of them on what the metrics do not change (file format,
- * record count, partition tuple) stands for the file too when the file's own Parquet footer
- * fits it (row count, values within its bounds; a file of another format, or whose footer
- * cannot be read, fits; one that is no Parquet file does not). A file whose entry tells it
+ * record count, partition tuple: one with a null value compares with none, since add_files
+ * infers it from the metrics, round 20, D2) stands for the file too when the file's own
+ * Parquet footer fits it (row count, values within its bounds, columns by field id and by
+ * name; a file of another format, or a Parquet file whose footer cannot be read, fits; one
+ * that is no Parquet file does not). A file whose entry tells it
  * apart (another count, values outside the entry's bounds) goes as before.
  */
 
@@ -283,8 +321,8 @@ bool icm__verify_refs_have_size(const icm__verify_refs *twins, int64_t size_byte
  * missing now is no twin (it is gone already). Reads the files block by block up to the first
  * difference. Returns 0 or ICM_ENOMEM.
  */
-int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, const char *snapshot_word,
-                        const char *location, int64_t size_bytes,
+int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, icm__verify_table *table,
+                        const char *snapshot_word, const char *location, int64_t size_bytes,
                         const icm__verify_twin_facts *facts, size_t n_facts, char **why);
 
 /* ---- footers (verify_footer.c) ----
@@ -305,9 +343,19 @@ typedef struct icm__footer_ids icm__footer_ids;
 int icm__verify_footer_ids(const struct icm__parquet_stats *stats,
                            const struct icm__schema *schema, icm__footer_ids **out);
 void icm__verify_footer_ids_free(icm__footer_ids *ids);
+/* The file's comparable top-level leaves by the id `schema` gives their names, their own
+ * field ids ignored (nested leaves left out): how a writer that adds a file maps its
+ * statistics (PyIceberg's add_files, by the table's current names; adversary round 20, D1).
+ * *out is new (icm__verify_footer_ids_free). Returns 0 or ICM_ENOMEM. */
+int icm__verify_footer_names(const struct icm__parquet_stats *stats,
+                             const struct icm__schema *schema, icm__footer_ids **out);
 /* Whether the schema given icm__verify_footer_ids can change its index: some comparable
  * top-level leaf has no field id (a file written without ids, matched by name). */
 bool icm__verify_footer_names_matter(const struct icm__parquet_stats *stats);
+/* Whether some comparable top-level leaf has a field id (icm__verify_footer_names may then
+ * index it otherwise than icm__verify_footer_ids). */
+bool icm__verify_footer_ids_matter(const struct icm__parquet_stats *stats);
+
 /* `ids`: icm__verify_footer_ids of `stats`. */
 void icm__verify_footer_agrees(const struct icm__parquet_stats *stats, const icm__footer_ids *ids,
                                int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,

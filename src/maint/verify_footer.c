@@ -32,6 +32,7 @@
 #include "maint/verify.h"
 #include "manifest/bulk_reader.h"
 #include "parquet/parquet.h"
+#include "spec/metadata_internal.h"
 #include "spec/schema.h"
 #include "util/util.h"
 
@@ -143,8 +144,9 @@ static int by_name_order(const void *a, const void *b)
                   (*(const icm__schema_field *const *)b)->name);
 }
 
-int icm__verify_footer_ids(const icm__parquet_stats *s, const struct icm__schema *schema,
-                           icm__footer_ids **out)
+/* icm__verify_footer_ids, or with names_only icm__verify_footer_names. */
+static int index_leaves(const icm__parquet_stats *s, const struct icm__schema *schema,
+                        bool names_only, icm__footer_ids **out)
 {
     *out = icm__calloc(1, sizeof **out);
     icm__footer_ids *ix = *out;
@@ -169,11 +171,12 @@ int icm__verify_footer_ids(const icm__parquet_stats *s, const struct icm__schema
         const icm__parquet_element *leaf = &el[s->leaves[k]];
         if (!comparable_leaf(leaf))
             continue;
-        int32_t id = leaf->has_field_id ? leaf->field_id : INT32_MIN;
+        bool by_name = names_only || !leaf->has_field_id;
+        int32_t id = by_name ? INT32_MIN : leaf->field_id;
         bool top_level = false; /* (a root child: its parent is element 0) */
-        for (size_t i = 1; !leaf->has_field_id && i <= s->leaves[k]; i += el[i].subtree_size)
+        for (size_t i = 1; by_name && i <= s->leaves[k]; i += el[i].subtree_size)
             top_level = i == s->leaves[k];
-        if (!leaf->has_field_id && top_level && n_fields > 0) {
+        if (by_name && top_level && n_fields > 0) {
             icm__schema_field probe_field = {.name = leaf->name};
             const icm__schema_field *probe = &probe_field;
             const icm__schema_field *const *hit =
@@ -188,6 +191,80 @@ int icm__verify_footer_ids(const icm__parquet_stats *s, const struct icm__schema
     if (ix->n > 0)
         qsort(ix->items, ix->n, sizeof *ix->items, by_id_order);
     return 0;
+}
+
+int icm__verify_footer_ids(const icm__parquet_stats *s, const struct icm__schema *schema,
+                           icm__footer_ids **out)
+{
+    return index_leaves(s, schema, false, out);
+}
+
+int icm__verify_footer_names(const icm__parquet_stats *s, const struct icm__schema *schema,
+                             icm__footer_ids **out)
+{
+    return index_leaves(s, schema, true, out);
+}
+
+bool icm__verify_footer_ids_matter(const icm__parquet_stats *s)
+{
+    const icm__parquet_element *el = s->schema->elements;
+    for (size_t k = 0; k < s->leaf_count; k++) {
+        size_t at = s->leaves[k];
+        if (!el[at].has_field_id || !comparable_leaf(&el[at]))
+            continue;
+        for (size_t i = 1; i <= at; i += el[i].subtree_size)
+            if (i == at)
+                return true;
+    }
+    return false;
+}
+
+int icm__verify_schemas_load(icm__verify_schemas *s, const icm_table_metadata *md)
+{
+    if (s->loaded)
+        return 0;
+    size_t n = icm_table_metadata_schema_count(md);
+    if (n > 0 && (s->items = icm__calloc(n, sizeof *s->items)) == NULL)
+        return ICM_ENOMEM;
+    s->loaded = true;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char *text = NULL;
+        struct icm__verify_schema *slot = &s->items[s->n];
+        slot->id = icm__table_metadata_schema_id_at(md, i);
+        slot->schema = NULL;
+        rc = icm_table_metadata_schema_json(&text, md, slot->id);
+        if (rc == 0)
+            rc = icm__schema_parse_text(text, strlen(text), "schema", &slot->schema);
+        icm_free(text);
+        if (rc == 0)
+            s->n++;
+        else if (rc != ICM_ENOMEM)
+            rc = 0;
+        icm_error_clear();
+    }
+    return rc;
+}
+
+const struct icm__verify_schema *icm__verify_schemas_of_adder(const icm__verify_schemas *s,
+                                                               const icm_table_metadata *md,
+                                                               int64_t added_snapshot_id)
+{
+    const icm_snapshot *adder = added_snapshot_id != INT64_MIN
+                                    ? icm_table_metadata_snapshot_by_id(md, added_snapshot_id)
+                                    : NULL;
+    for (size_t i = 0; adder != NULL && adder->has_schema_id && i < s->n; i++)
+        if (s->items[i].id == adder->schema_id)
+            return &s->items[i];
+    return NULL;
+}
+
+void icm__verify_schemas_dispose(icm__verify_schemas *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        icm__schema_free(s->items[i].schema);
+    icm__free(s->items);
+    *s = (icm__verify_schemas)ICM__VERIFY_SCHEMAS_INIT;
 }
 
 bool icm__verify_footer_names_matter(const icm__parquet_stats *s)

@@ -171,7 +171,10 @@ void icm__lists_ahead_finish(icm__lists_ahead *a);
  * long, a decimal's two's complement without redundant sign bytes, null apart from every value;
  * float and double fields not at all (PyIceberg 0.12 writes a carried double rounded to
  * float32: adversary round 16, F1). The entries of one file carry its tuple: a file copied into
- * a later manifest keeps it (spec "Manifests"). */
+ * a later manifest keeps it (spec "Manifests"). The low bit of `shape` says some value is
+ * null: a writer that infers an added file's tuple from its statistics records null where it
+ * has none (PyIceberg's add_files under metrics none or counts: adversary round 20, D2), so
+ * such a tuple and another of the spec compare nothing. */
 typedef struct icm__partition_key {
     uint64_t shape, values;
 } icm__partition_key;

@@ -402,7 +402,8 @@ static uint64_t partition_shape(icm_manifest_reader *r)
         h = XXH3_64bits_withSeed(words, sizeof words, h);
     }
     r->partition_node = rec;
-    return h != 0 ? h : 1;
+    h &= ~UINT64_C(1); /* (the low bit says a value is null: icm__manifest_reader_partition_key) */
+    return h != 0 ? h : 2;
 }
 
 /* A two's complement big-endian integer without the leading bytes that only repeat its sign
@@ -427,7 +428,7 @@ static void decimal_trim(const uint8_t **b, size_t *n)
  * it carries into a rewritten manifest rounded to float32, so one file's entries disagree
  * (adversary round 16, F1: data loss). */
 static bool pk_value(const icm__avro_schema *s, const icm__avro_field *f, uint64_t seed,
-                     icm__avro_cur *c, uint64_t *out)
+                     icm__avro_cur *c, uint64_t *out, bool *null)
 {
     uint32_t node = f->type, value;
     const icm__avro_node *n = &s->nodes[node];
@@ -455,6 +456,7 @@ static bool pk_value(const icm__avro_schema *s, const icm__avro_field *f, uint64
     switch (n->type) {
     case ICM__AVRO_NULL:
         *out = XXH3_64bits_withSeed("", 0, seed ^ 0x6e756c6cu); /* "null" apart from values */
+        *null = true;
         return true;
     case ICM__AVRO_INT:
     case ICM__AVRO_LONG:
@@ -501,16 +503,17 @@ icm__partition_key icm__manifest_reader_partition_key(const icm_manifest_reader 
     const icm__avro_node *pn = &s->nodes[r->partition_node];
     icm__avro_cur c = {raw.data, raw.data + raw.len, raw.data, 0, false, ""};
     uint64_t sum = raw.data == NULL ? 0x6e756c6cu : 0;
+    bool null = false;
     for (uint32_t i = 0; raw.data != NULL && i < pn->n; i++) {
         const icm__avro_field *f = &s->fields[pn->first + i];
         uint64_t h;
-        if (!pk_value(s, f, pk_field_seed(f, i), &c, &h)) {
+        if (!pk_value(s, f, pk_field_seed(f, i), &c, &h, &null)) {
             icm_error_clear(); /* (the bytes were read as the schema says: not expected) */
             return key;
         }
         sum += h;
     }
-    key.shape = r->partition_shape;
+    key.shape = r->partition_shape | (null ? 1 : 0);
     key.values = sum;
     return key;
 }

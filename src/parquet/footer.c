@@ -296,6 +296,27 @@ static int read_exact(icm_fileio *io, const char *location, int64_t offset, void
     return 0;
 }
 
+int icm__parquet_has_magic(icm_fileio *io, const char *location, int64_t size_bytes, bool *out)
+{
+    *out = false;
+    uint8_t head[4], tail[4];
+    if (size_bytes < 12)
+        return 0;
+    int rc = read_exact(io, location, 0, head, sizeof head);
+    if (rc == 0)
+        rc = read_exact(io, location, size_bytes - 4, tail, sizeof tail);
+    if (rc == ICM_EINVALID) { /* (shorter than its size) */
+        icm_error_clear();
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    /* (PARE: a Parquet file whose footer is encrypted) */
+    *out = memcmp(head, tail, 4) == 0 &&
+           (memcmp(head, "PAR1", 4) == 0 || memcmp(head, "PARE", 4) == 0);
+    return 0;
+}
+
 /* Stat `location` and read its serialised FileMetaData into a new buffer (icm__free). */
 static int read_footer_bytes(icm_fileio *io, const char *location, uint8_t **out,
                              size_t *out_len, int64_t *out_size_bytes)

@@ -158,6 +158,13 @@ int icm__parquet_read_schema(icm_fileio *io, const char *location, icm__parquet_
 /* Free a decoded schema; NULL is ok. */
 void icm__parquet_schema_free(icm__parquet_schema *schema);
 
+/* Whether the `size_bytes` bytes at `location` begin and end with one Parquet magic, "PAR1"
+ * (or "PARE": its footer encrypted), so that a file the readers above refuse (past one of
+ * their limits, or a footer they cannot decode) is still a Parquet file, into *out (false
+ * for a file shorter than 12 bytes or than its size). Returns 0, or what reading returns
+ * (ICM_ENOTFOUND, ICM_EIO, ...). */
+int icm__parquet_has_magic(icm_fileio *io, const char *location, int64_t size_bytes, bool *out);
+
 /* ---- column chunk statistics (FileMetaData field 4, row_groups) ----
  *
  * RowGroup {1: columns list<ColumnChunk>}; ColumnChunk {3: meta_data ColumnMetaData};

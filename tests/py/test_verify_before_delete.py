@@ -34,7 +34,7 @@ TEN_DAYS_S = 10 * 86400
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
 
 
-def make_table(tmp_path, appends=3, merge=False):
+def make_table(tmp_path, appends=3, merge=False, schema=SCHEMA, partition_spec=None):
     if not CLI or not os.path.exists(CLI):
         pytest.fail("ICM_CLI does not name the built icemaint binary")
     wh = tmp_path / "wh"
@@ -45,7 +45,8 @@ def make_table(tmp_path, appends=3, merge=False):
     if merge:  # MergeAppend: each snapshot's one manifest rewrites the earlier files as EXISTING
         props = {"commit.manifest-merge.enabled": "true",
                  "commit.manifest.min-count-to-merge": "2"}
-    t = cat.create_table("ns.t", schema=SCHEMA, properties=props)
+    extra = {"partition_spec": partition_spec} if partition_spec is not None else {}
+    t = cat.create_table("ns.t", schema=schema, properties=props, **extra)
     for i in range(appends):
         t.append(pa.table({"id": [i * 10 + j for j in range(5)], "s": [f"r{i}"] * 5},
                           schema=SCHEMA))
@@ -781,6 +782,130 @@ def test_data_loss_twin_of_a_file_added_again_with_metrics_only_its_retained_ent
     assert os.path.exists(local(files[0]))
     restore(manifest, backup)
     assert current_ids(tbl) == [1, 2, 50]
+
+
+def expire_keeps_a_re_added_file(tbl, f, other):
+    """Damage the retained (re-add) entry of `f` onto `other` (same size, kept length); the
+    expiry (dry and real) keeps f as a file the entry may describe; restored, the table reads
+    as before the damage (and f's rows are among them)."""
+    rows = lambda: sorted(tbl["cat"].load_table("ns.t").scan().to_arrow()  # noqa: E731
+                          .column(0).to_pylist())
+    before = rows()
+    manifest, backup = backed_up_manifest(tbl, f)
+    flip_one_path(manifest, f, lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        assert p.returncode == 0, p.stderr
+        assert any(ln.startswith("warning:") and f in ln and f"references {other}" in ln
+                   and "whose entry describes this file's content" in ln and "kept" in ln
+                   for ln in p.stderr.splitlines()), p.stderr
+    assert os.path.exists(local(f)) and os.path.exists(local(other))
+    restore(manifest, backup)
+    assert rows() == before
+
+
+def copy_with_one_byte_changed(f):
+    """A copy of the Parquet file `f` beside it (a leftover of its size) with one byte of its
+    first column chunk changed: other bytes, the same footer."""
+    other = local(f)[:-len(".parquet")] + "-leftover.parquet"
+    data = bytearray(open(local(f), "rb").read())
+    data[4] ^= 0x01
+    open(other, "wb").write(bytes(data))
+    return f"file://{other}"
+
+
+def re_added_after_two_columns_swapped_names(tmp_path):
+    """A table of columns a (id 1) and b (id 2): a file f appended, deleted, the two columns'
+    names swapped (three renames), f added again with add_files. PyIceberg maps the footer's
+    statistics to ids by the table's names, so the re-add's entry holds each column's bounds
+    under the other's id. Returns (tbl, f)."""
+    import pyarrow.parquet as pq
+    schema = pa.schema([pa.field("a", pa.int64(), metadata={"PARQUET:field_id": "1"}),
+                        pa.field("b", pa.int64(), metadata={"PARQUET:field_id": "2"})])
+    tbl = make_table(tmp_path, appends=0, schema=schema)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    load().append(pa.table({"a": list(range(1, 11)), "b": list(range(1001, 1011))},
+                           schema=schema))
+    f = [t.file.file_path for t in load().scan().plan_files()][0]
+    load().append(pa.table({"a": list(range(11, 21)), "b": list(range(2011, 2021))},
+                           schema=schema))
+    load().delete("a <= 10")
+    with load().update_schema() as u:
+        u.rename_column("a", "tmp")
+    with load().update_schema() as u:
+        u.rename_column("b", "a")
+    with load().update_schema() as u:
+        u.rename_column("tmp", "b")
+    assert pq.read_metadata(local(f)).schema.column(0).name == "a"
+    load().add_files([f])
+    return tbl, f
+
+
+def test_data_loss_twin_of_a_file_added_again_after_two_columns_swapped_names(tmp_path):
+    """Adversary round 20, D1 (expiry): re_added_after_two_columns_swapped_names. By its own
+    ids the file did not fit its re-add's entry, and damaged onto a leftover of its size, the
+    entry let the expiry delete it. Its columns are also matched by name under the adding
+    snapshot's schema now: kept; restored, the table reads."""
+    tbl, f = re_added_after_two_columns_swapped_names(tmp_path)
+    expire_keeps_a_re_added_file(tbl, f, copy_with_one_byte_changed(f))
+
+
+def test_data_loss_sweep_file_with_ids_added_again_after_two_columns_swapped_names(tmp_path):
+    """Adversary round 20, D1 (sweep): re_added_after_two_columns_swapped_names, the history
+    expired, then the re-add's entry damaged onto a leftover of the file's size that is no
+    Parquet file. The file is the sweep's candidate; its footer did not fit the entry by its
+    ids, so the sweep deleted it. By name under the adding snapshot's schema it fits, and the
+    file the entry names does not: kept; restored, the table reads."""
+    tbl, f = re_added_after_two_columns_swapped_names(tmp_path)
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 0, p.stderr
+    rows = lambda: sorted(tbl["cat"].load_table("ns.t").scan().to_arrow()  # noqa: E731
+                          .column(0).to_pylist())
+    before = rows()
+    other = local(f)[:-len(".parquet")] + "-leftover.parquet"
+    with open(other, "wb") as out:
+        out.write(b"\0" * os.path.getsize(local(f)))
+    other = f"file://{other}"
+    manifest, backup = backed_up_manifest(tbl, f)
+    flip_one_path(manifest, f, lambda _: other, keep_length=True)
+    age_all(tbl["dir"])
+    for extra in (("--dry-run",), ()):
+        p = icm(tbl, "remove-orphan-files", "ns.t", *extra)
+        assert p.returncode == 0, p.stderr
+        assert kept_as_described(p.stderr, f, other), p.stderr
+    assert os.path.exists(local(f)) and os.path.exists(local(other))
+    restore(manifest, backup)
+    assert rows() == before
+
+
+@pytest.mark.parametrize("mode", ["none", "counts"])
+def test_data_loss_twin_of_a_file_added_again_to_a_partitioned_table_without_bounds(
+        tmp_path, mode):
+    """Adversary round 20, D2: a partitioned table (identity of `s`); a file deleted, then added
+    again with add_files under metrics none or counts. PyIceberg infers an added file's
+    partition from its statistics, so with none kept the entry records a null partition, and
+    the expiry took the other tuple for another file's: damaged onto a leftover of its size,
+    the entry let the file go. The partition tuple no longer tells a re-add apart: kept."""
+    from pyiceberg.partitioning import PartitionSpec, PartitionField
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import NestedField, LongType, StringType
+    ice = Schema(NestedField(1, "id", LongType(), required=False),
+                 NestedField(2, "s", StringType(), required=False))
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(),
+                                        name="s"))
+    tbl = make_table(tmp_path, appends=0, schema=ice, partition_spec=spec)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    load().append(pa.table({"id": [1, 2], "s": ["x", "x"]}, schema=SCHEMA))
+    f = [t.file.file_path for t in load().scan().plan_files()][0]
+    load().append(pa.table({"id": [3], "s": ["y"]}, schema=SCHEMA))
+    load().delete("id <= 2")
+    load().transaction().set_properties(
+        {"write.metadata.metrics.default": mode}).commit_transaction()
+    load().add_files([f])
+    other = copy_with_one_byte_changed(f)
+    expire_keeps_a_re_added_file(tbl, f, other)
 
 
 def kept_as_twin(stderr, victim, reference):
