@@ -535,7 +535,7 @@ static int dry_run(icm_table *t, const icm_expire_options *o, int64_t now_ms,
     if (rc == 0 && new_md != NULL)
         rc = icm__expire_hold_other_tables(t, new_md, r);
     if (rc == 0 && new_md != NULL && verifies(o))
-        rc = icm__expire_verify(icm_table_get_fileio(t), new_md, r);
+        rc = icm__expire_verify(icm_table_get_fileio(t), icm_table_get_metadata(t), new_md, r);
     icm_table_metadata_free(new_md);
     return rc;
 }
@@ -657,7 +657,7 @@ static int cleanup_after_commit(icm_table *t, const icm_expire_options *o,
     if (rc == 0)
         rc = icm__expire_hold_other_tables(t, icm_table_get_metadata(t), r);
     if (rc == 0 && verifies(o))
-        rc = icm__expire_verify(icm_table_get_fileio(t), icm_table_get_metadata(t), r);
+        rc = icm__expire_verify(icm_table_get_fileio(t), base, icm_table_get_metadata(t), r);
     /* The plan after the commit can differ from the one checked before it (a writer's commit
      * in between): the guard rails hold for what is really deleted too. */
     if (rc == 0 && has_limits(o) && (rc = check_limits(o, icm_table_get_identifier(t), r)) != 0) {

@@ -34,6 +34,7 @@ typedef struct icm__expire_entry_facts {
      * its data file (icm__verify_referenced_digest; 0: unknown) */
     int64_t content_offset, content_size_bytes;
     uint64_t referenced;
+    int64_t added_snapshot_id; /* INT64_MIN: unknown */
 } icm__expire_entry_facts;
 
 typedef struct icm__expire_result_full {
@@ -121,10 +122,13 @@ void icm__expire_recheck_dispose(icm__expire_recheck *c);
  * Verification before deleting (expire_verify.c; expire.h "Verification"): when r plans a data
  * or delete file or a manifest, every file the snapshots of `after` reference inside its
  * table's locations must exist. When some are missing, r's plan is emptied, r->missing_count
- * set and the first 10 recorded as problems. Returns 0; ICM_EREFUSED (missing files; the
- * message names them); ICM_ENOMEM.
+ * set and the first 10 recorded as problems. `before` (the metadata the plan was made from)
+ * says which schema each retained entry's metrics were computed under: the expiry may remove
+ * the snapshot that added its file, and with clean_expired_metadata that schema. Returns 0;
+ * ICM_EREFUSED (missing files; the message names them); ICM_ENOMEM.
  */
-int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expire_result *r);
+int icm__expire_verify(icm_fileio *io, const icm_table_metadata *before,
+                       const icm_table_metadata *after, icm_expire_result *r);
 
 /*
  * The commit of an expiry (expire_metadata.c): *out_changes, the requirements (the table and

@@ -201,13 +201,17 @@ typedef struct content_facts {
     icm_file_format file_format;
     int64_t content_offset, content_size_bytes; /* a deletion vector's blob (0, 0: unknown) */
     uint64_t referenced;   /* ... and its data file (icm__verify_referenced_digest; 0: unknown) */
+    int64_t added_snapshot_id; /* INT64_MIN: unknown */
     bool inside;           /* inside the table's locations (inside_table) */
 } content_facts;
 
 /* A file no entry describes here (a checksum file, a list, a manifest): inside, nothing
  * known. */
 #define UNKNOWN_FACTS                                                                          \
-    ((content_facts){.record_count = -1, .file_format = ICM_FILE_FORMAT_OTHER, .inside = true})
+    ((content_facts){.record_count = -1,                                                       \
+                     .file_format = ICM_FILE_FORMAT_OTHER,                                      \
+                     .added_snapshot_id = INT64_MIN,                                            \
+                     .inside = true})
 
 /* A growable array of planned files. */
 typedef struct file_vec {
@@ -371,6 +375,7 @@ static int note_variant(plan *p, icm__pathset_hash h, const icm__reached *f, boo
                                                       .bounds = f->bounds,
                                                       .partition = f->partition,
                                                       .file_format = f->file_format,
+                                                      .added_snapshot_id = f->added_snapshot_id,
                                                       .inside = true};
     return 0;
 }
@@ -409,6 +414,7 @@ static int on_candidate(const icm__reached *f, void *payload)
                            .file_format = f->file_format,
                            .content_offset = f->content_offset,
                            .content_size_bytes = f->content_size_bytes,
+                           .added_snapshot_id = f->added_snapshot_id,
                            .inside = inside_table(p, f->location)};
     p->content_outside += !facts.inside;
     if ((rc = name_hash(f->location, &facts.name)) != 0)
@@ -449,7 +455,7 @@ static icm__expire_entry_facts entry_facts_of(const content_facts *c)
 {
     return (icm__expire_entry_facts){c->key,         c->record_count,   c->bounds,
                                      c->partition,   c->file_format,    c->content_offset,
-                                     c->content_size_bytes, c->referenced};
+                                     c->content_size_bytes, c->referenced, c->added_snapshot_id};
 }
 
 /* The content candidates' entry facts, into the result (sorted by key, a candidate's variants
@@ -1315,7 +1321,7 @@ int icm_expire_plan_files(icm_expire_result **out, icm_fileio *io,
     if (rc == 0)
         rc = icm__expire_plan(io, before, after, cleanup, r, NULL, true);
     if (rc == 0)
-        rc = icm__expire_verify(io, after, r);
+        rc = icm__expire_verify(io, before, after, r);
     if (rc == ICM_EREFUSED) {
         *out = r; /* nothing planned; the problems name the missing files */
         return rc;

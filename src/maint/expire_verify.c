@@ -44,7 +44,9 @@ typedef struct missing {
     icm__buf names; /* "PATH (KIND, snapshot ID), ..." of the first NAMED */
     icm__verify_refs refs; /* the retained references outside that look like planned files */
     icm__verify_refs twins; /* those inside that record a planned file's size */
-    icm__verify_table table; /* the metadata after the expiry, for the twins' schemas */
+    icm__verify_table table; /* the metadata before the expiry, for the twins' schemas (the
+                                 snapshot that added a retained file may be expired, and its
+                                 schema removed: adversary round 21, D2) */
 } missing;
 
 static int on_issue(const icm__verify_issue *issue, void *payload)
@@ -154,7 +156,8 @@ static const icm__verify_twin_facts *own_facts(const icm__expire_entry_facts *e,
                                                const icm_expire_file *f,
                                                icm__verify_twin_facts *facts)
 {
-    *facts = (icm__verify_twin_facts){-1, 0, ICM_FILE_FORMAT_OTHER, {0, 0}, ICM__VERIFY_NO_BLOB};
+    *facts = (icm__verify_twin_facts){-1, 0, ICM_FILE_FORMAT_OTHER, {0, 0}, ICM__VERIFY_NO_BLOB,
+                                      INT64_MIN};
     if (f->kind == ICM_EXPIRE_FILE_DELETION_VECTOR) {
         facts->file_format = ICM_FILE_FORMAT_PUFFIN;
         if (e != NULL) /* (the blob of one of its entries: its footer must list it) */
@@ -165,8 +168,8 @@ static const icm__verify_twin_facts *own_facts(const icm__expire_entry_facts *e,
     }
     if (e == NULL)
         return NULL;
-    *facts = (icm__verify_twin_facts){e->record_count, e->bounds, e->file_format, e->partition,
-                                      ICM__VERIFY_NO_BLOB};
+    *facts = (icm__verify_twin_facts){e->record_count, e->bounds,    e->file_format,
+                                      e->partition,    ICM__VERIFY_NO_BLOB, e->added_snapshot_id};
     return facts;
 }
 
@@ -245,7 +248,8 @@ static bool plans_kind(const icm_expire_file *files, size_t n, icm_expire_file_k
     return false;
 }
 
-int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expire_result *r)
+int icm__expire_verify(icm_fileio *io, const icm_table_metadata *before,
+                       const icm_table_metadata *after, icm_expire_result *r)
 {
     bool content = r->deleted_file_count > 0;
     if (!content && !plans_kind(r->deleted_manifests, r->deleted_manifest_count,
@@ -267,7 +271,7 @@ int icm__expire_verify(icm_fileio *io, const icm_table_metadata *after, icm_expi
     icm__verify_lookalikes_seal(&looks);
     vo.lookalikes = &looks;
     missing m = {r, 0, ICM__BUF_INIT, ICM__VERIFY_REFS_INIT, ICM__VERIFY_REFS_INIT,
-                 {after, ICM__VERIFY_SCHEMAS_INIT}};
+                 {before, ICM__VERIFY_SCHEMAS_INIT}};
     vo.twins = content ? &m.twins : NULL;
     if (rc == 0)
         rc = icm__verify_walk(io, after, &vo, on_issue, &m, NULL);

@@ -450,10 +450,15 @@ static int judge(twins *t, icm_orphan_file *orphan, int64_t size)
         }
         if (rc == 0 && mine.stats == NULL && unjudged) {
             /* then an entry that fits the file it names stands for nothing else; one that
-             * does not may stand for it */
-            bool fits = true;
+             * does not may stand for it, unless that file holds the orphan's bytes (a retried
+             * task's copy of a file the reader refuses too: round 21, H2) */
+            bool fits = true, same = false;
             rc = own_fits(t, r, NULL, false, &fits);
             if (rc == 0 && !fits) {
+                t->reads++;
+                rc = icm__verify_same_bytes(t->p->io, orphan->path, r->location, size, &same);
+            }
+            if (rc == 0 && !fits && !same) {
                 rc = hold(orphan, size, r, -1);
                 break;
             }
@@ -490,6 +495,12 @@ static int judge(twins *t, icm_orphan_file *orphan, int64_t size)
             }
             if (rc == 0 && n == 0 && by_name) /* (no schema parses: ids alone) */
                 rc = stands_for(t, &mine, r, NULL, false, &held);
+            /* A file with ids whose adding schema is gone may carry bounds under any names
+             * (adversary round 21, D2: the schema add_files used was removed with the expired
+             * metadata): its row count describes it, and the file the entry names must still
+             * not fit (by its row count alone: the most it can be asked). */
+            if (rc == 0 && !held && renamed && !certain)
+                rc = stands_for(t, &mine, r, NULL, true, &held);
             /* The schema the entry was written under may be gone (removed with expired
              * metadata: adversary round 18, F2): then the columns matched by name say
              * nothing, and an orphan the entry describes by the rest (its row count, the

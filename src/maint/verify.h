@@ -287,6 +287,10 @@ typedef struct icm__verify_twin_facts {
         int64_t offset_bytes, size_bytes, records;
         uint64_t referenced;
     } own_blob;
+    /* The snapshot that added the file as this entry says (INT64_MIN: unknown): an entry of
+     * that commit with another description is another file's (one commit adds a path once),
+     * never the file added again. */
+    int64_t added_snapshot_id;
 } icm__verify_twin_facts;
 
 #define ICM__VERIFY_NO_BLOB {0, 0, -1, 0}
@@ -301,6 +305,11 @@ int icm__verify_referenced_digest(const char *location, uint64_t *out);
  * (icm__partition_keys_differ) and the bounds digest exactly. One damaged path leaves all of
  * these as they were. */
 bool icm__verify_facts_agree(const icm__reached *ref, const icm__verify_twin_facts *facts);
+
+/* Whether the files `a` and `b` hold the same `size_bytes` bytes (read block by block up to
+ * the first difference; false when either cannot be read). Returns 0 or ICM_ENOMEM. */
+int icm__verify_same_bytes(icm_fileio *io, const char *a, const char *b, int64_t size_bytes,
+                           bool *same);
 
 /* Whether a collected reference (sealed) records this size. */
 bool icm__verify_refs_have_size(const icm__verify_refs *twins, int64_t size_bytes);

@@ -172,9 +172,9 @@ void icm__lists_ahead_finish(icm__lists_ahead *a);
  * float and double fields not at all (PyIceberg 0.12 writes a carried double rounded to
  * float32: adversary round 16, F1). The entries of one file carry its tuple: a file copied into
  * a later manifest keeps it (spec "Manifests"). The low bit of `shape` says some value is
- * null: a writer that infers an added file's tuple from its statistics records null where it
- * has none (PyIceberg's add_files under metrics none or counts: adversary round 20, D2), so
- * such a tuple and another of the spec compare nothing. */
+ * null (icm__partition_key_has_null): a writer that infers an added file's tuple from its
+ * statistics records null where it has none (PyIceberg's add_files under metrics none or
+ * counts: adversary round 20, D2). */
 typedef struct icm__partition_key {
     uint64_t shape, values;
 } icm__partition_key;
@@ -183,7 +183,13 @@ typedef struct icm__partition_key {
  * type, with other values. */
 static inline bool icm__partition_keys_differ(icm__partition_key a, icm__partition_key b)
 {
-    return a.shape != 0 && a.shape == b.shape && a.values != b.values;
+    return a.shape != 0 && (a.shape | 1) == (b.shape | 1) && a.values != b.values;
+}
+
+/* Whether some value of the tuple is null (a known tuple). */
+static inline bool icm__partition_key_has_null(icm__partition_key k)
+{
+    return k.shape != 0 && (k.shape & 1) != 0;
 }
 
 /* One entry of a decoded manifest. Read described (icm__manifest_ahead_start_described), also

@@ -771,10 +771,11 @@ def test_data_loss_twin_of_a_file_added_again_with_metrics_only_its_retained_ent
     expire_keeps_a_re_added_file(tbl, files[0], other)
 
 
-def expire_keeps_a_re_added_file(tbl, f, other):
+def expire_keeps_a_re_added_file(tbl, f, other,
+                                 expire=("--older-than", "2099-01-01")):
     """Damage the retained (re-add) entry of `f` onto `other` (same size, kept length); the
-    expiry (dry and real) keeps f as a file the entry may describe; restored, the table reads
-    as before the damage (and f's rows are among them)."""
+    expiry (dry and real; options `expire`) keeps f as a file the entry may describe;
+    restored, the table reads as before the damage (and f's rows are among them)."""
     rows = lambda: sorted(tbl["cat"].load_table("ns.t").scan().to_arrow()  # noqa: E731
                           .column(0).to_pylist())
     before = rows()
@@ -782,7 +783,7 @@ def expire_keeps_a_re_added_file(tbl, f, other):
     flip_one_path(manifest, f, lambda _: other, keep_length=True)
     age_all(tbl["dir"])
     for extra in (("--dry-run",), ()):
-        p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", *extra)
+        p = icm(tbl, "expire-snapshots", "ns.t", *expire, *extra)
         assert p.returncode == 0, p.stderr
         assert any(ln.startswith("warning:") and f in ln and f"references {other}" in ln
                    and "whose entry describes this file's content" in ln and "kept" in ln
@@ -838,15 +839,46 @@ def test_data_loss_twin_of_a_file_added_again_after_two_columns_swapped_names(tm
     expire_keeps_a_re_added_file(tbl, f, copy_with_one_byte_changed(f))
 
 
-def test_data_loss_sweep_file_with_ids_added_again_after_two_columns_swapped_names(tmp_path):
-    """Adversary round 20, D1 (sweep): re_added_after_two_columns_swapped_names, the history
-    expired, then the re-add's entry damaged onto a leftover of the file's size that is no
-    Parquet file. The file is the sweep's candidate; its footer did not fit the entry by its
-    ids, so the sweep deleted it. By name under the adding snapshot's schema it fits, and the
-    file the entry names does not: kept; restored, the table reads."""
+def swap_names(tbl):
+    """Swap the names of columns a and b (three renames)."""
+    for old, new in (("a", "tmp"), ("b", "a"), ("tmp", "b")):
+        with tbl["cat"].load_table("ns.t").update_schema() as u:
+            u.rename_column(old, new)
+
+
+@pytest.mark.parametrize("command", ["expire", "sweep"])
+def test_data_loss_file_added_again_by_a_schema_the_expiry_removed(tmp_path, command):
+    """Adversary round 21, D2: re_added_after_two_columns_swapped_names, then the names swapped
+    back (PyIceberg reuses the first schema's id) and one more append, so that
+    `--clean-expired-metadata` removes the schema add_files mapped the re-add's statistics by,
+    with the snapshot that added it. Expiry judged the file against the metadata after the
+    expiry, where that schema is gone, and deleted it; the sweep, whose adding schema is gone
+    for good, did too. Expiry now reads the schemas of the metadata before it; the sweep
+    judges a file with ids whose adding schema is gone by its row count, the file the entry
+    names by its row count too: kept; restored, the table reads."""
     tbl, f = re_added_after_two_columns_swapped_names(tmp_path)
-    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    swap_names(tbl)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    schema = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.int64())])
+    load().append(pa.table({"a": list(range(31, 41)), "b": list(range(3031, 3041))},
+                           schema=schema))
+    expire = ("expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1",
+              "--clean-expired-metadata")
+    if command == "expire":
+        expire_keeps_a_re_added_file(tbl, f, copy_with_one_byte_changed(f), expire[2:])
+        assert len(load().metadata.schemas) == 1
+        return
+    age_all(tbl["dir"])
+    p = icm(tbl, *expire)
     assert p.returncode == 0, p.stderr
+    assert len(load().metadata.schemas) == 1
+    sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f)
+
+
+def sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f):
+    """Damage the live entry of `f` onto a leftover of its size that is no Parquet file; the
+    sweep (dry and real) keeps f, the entry describing it and not the leftover; restored, the
+    table reads as before."""
     rows = lambda: sorted(tbl["cat"].load_table("ns.t").scan().to_arrow()  # noqa: E731
                           .column(0).to_pylist())
     before = rows()
@@ -866,27 +898,47 @@ def test_data_loss_sweep_file_with_ids_added_again_after_two_columns_swapped_nam
     assert rows() == before
 
 
+def test_data_loss_sweep_file_with_ids_added_again_after_two_columns_swapped_names(tmp_path):
+    """Adversary round 20, D1 (sweep): re_added_after_two_columns_swapped_names, the history
+    expired, then the re-add's entry damaged onto a leftover of the file's size that is no
+    Parquet file. The file is the sweep's candidate; its footer did not fit the entry by its
+    ids, so the sweep deleted it. By name under the adding snapshot's schema it fits, and the
+    file the entry names does not: kept; restored, the table reads."""
+    tbl, f = re_added_after_two_columns_swapped_names(tmp_path)
+    p = icm(tbl, "expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1")
+    assert p.returncode == 0, p.stderr
+    sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f)
+
+
+@pytest.mark.parametrize("own_null", [False, True], ids=["own-tuple", "own-tuple-with-null"])
 @pytest.mark.parametrize("mode", ["none", "counts"])
 def test_data_loss_twin_of_a_file_added_again_to_a_partitioned_table_without_bounds(
-        tmp_path, mode):
+        tmp_path, mode, own_null):
     """Adversary round 20, D2: a partitioned table (identity of `s`); a file deleted, then added
     again with add_files under metrics none or counts. PyIceberg infers an added file's
     partition from its statistics, so with none kept the entry records a null partition, and
     the expiry took the other tuple for another file's: damaged onto a leftover of its size,
-    the entry let the file go. The partition tuple no longer tells a re-add apart: kept."""
+    the entry let the file go. A tuple with a null value no longer tells a re-add apart:
+    kept. own-tuple-with-null (round 21, D1): the table is also partitioned by r, which the
+    file holds null in every row, so its own tuple ('x', null) has a null too."""
     from pyiceberg.partitioning import PartitionSpec, PartitionField
     from pyiceberg.transforms import IdentityTransform
     from pyiceberg.schema import Schema
     from pyiceberg.types import NestedField, LongType, StringType
     ice = Schema(NestedField(1, "id", LongType(), required=False),
-                 NestedField(2, "s", StringType(), required=False))
-    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(),
-                                        name="s"))
-    tbl = make_table(tmp_path, appends=0, schema=ice, partition_spec=spec)
+                 NestedField(2, "s", StringType(), required=False),
+                 NestedField(3, "r", StringType(), required=False))
+    fields = [PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(),
+                             name="s")]
+    if own_null:
+        fields.append(PartitionField(source_id=3, field_id=1001, transform=IdentityTransform(),
+                                     name="r"))
+    tbl = make_table(tmp_path, appends=0, schema=ice, partition_spec=PartitionSpec(*fields))
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
-    load().append(pa.table({"id": [1, 2], "s": ["x", "x"]}, schema=SCHEMA))
+    rows = pa.schema([("id", pa.int64()), ("s", pa.string()), ("r", pa.string())])
+    load().append(pa.table({"id": [1, 2], "s": ["x", "x"], "r": [None, None]}, schema=rows))
     f = [t.file.file_path for t in load().scan().plan_files()][0]
-    load().append(pa.table({"id": [3], "s": ["y"]}, schema=SCHEMA))
+    load().append(pa.table({"id": [3], "s": ["y"], "r": ["z"]}, schema=rows))
     load().delete("id <= 2")
     load().transaction().set_properties(
         {"write.metadata.metrics.default": mode}).commit_transaction()

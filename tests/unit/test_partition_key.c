@@ -179,14 +179,17 @@ static void test_other_values_differ(void **state)
     icm__partition_key k = KEY(two, 1, "\x02\x0a\x02\x0c"); /* (5, 6) */
     assert_true(icm__partition_keys_differ(k, KEY(two, 1, "\x02\x0c\x02\x0c")));  /* (6, 6) */
     assert_true(icm__partition_keys_differ(k, KEY(two, 1, "\x02\x0c\x02\x0a")));  /* (6, 5) */
-    /* a tuple with a null value compares with none but its like (a writer that infers an
-     * added file's tuple from its statistics records null where it has none: adversary round
-     * 20, D2) */
+    /* null is a value apart from every other, and the key says it holds one (a writer that
+     * infers an added file's tuple from its statistics records null where it has none:
+     * adversary round 20, D2) */
     icm__partition_key null6 = KEY(two, 1, "\x00\x02\x0c"); /* (null, 6) */
-    assert_false(icm__partition_keys_differ(k, null6));
-    assert_false(icm__partition_keys_differ(KEY(two, 1, "\x02\x00\x02\x0c"), null6)); /* 0, 6 */
+    assert_true(icm__partition_keys_differ(k, null6));
+    assert_true(icm__partition_keys_differ(KEY(two, 1, "\x02\x00\x02\x0c"), null6)); /* 0, 6 */
     assert_true(same(null6, KEY(two, 1, "\x00\x02\x0c")));
     assert_true(icm__partition_keys_differ(null6, KEY(two, 1, "\x00\x02\x0e"))); /* (null, 7) */
+    assert_true(icm__partition_key_has_null(null6));
+    assert_false(icm__partition_key_has_null(k));
+    assert_false(icm__partition_key_has_null((icm__partition_key){0, 0}));
     const field text[] = {{"s", 1000, "\"string\""}};
     assert_true(icm__partition_keys_differ(KEY(text, 1, "\x02" "a"), KEY(text, 1, "\x02" "b")));
     assert_true(icm__partition_keys_differ(KEY(text, 1, "\x00"), KEY(text, 1, "\x02" "a")));

@@ -27,6 +27,8 @@
 #define SPEC_SHAPE 0x5eu /* the entries' partition key shape (icm__partition_key) */
 #define TUPLE 0x70u      /* ... and values */
 #define ANY_TUPLE {0, 0} /* a planned file's partition key not known */
+/* the rest of a planned file's facts: no blob, the snapshot that added it not known */
+#define NO_BLOB_NO_ADDER ICM__VERIFY_NO_BLOB, INT64_MIN
 
 static void put(icm_fileio *io, const char *location, size_t size, char fill)
 {
@@ -86,7 +88,7 @@ static void test_twin_by_its_entry(void **state)
     put(io, "/t/data/live.parquet", 100, 'y');  /* the file it stood for */
     put(io, "/t/data/copy.parquet", 100, 'x');  /* the same bytes as the named file */
     icm__reached e = entry("/t/data/named.parquet", 100, 5, 0xb0);
-    const icm__verify_twin_facts same = {5, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
+    const icm__verify_twin_facts same = {5, 0xb0, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER};
 
     char *why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &same);
     assert_non_null(why);
@@ -98,9 +100,9 @@ static void test_twin_by_its_entry(void **state)
                                 "reference onto that file"));
     assert_non_null(strstr(why, "so the table may still need this one; kept"));
     free(why);
-    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
-                                 bounds = {5, 0xb1, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
-                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
+    const icm__verify_twin_facts rows = {6, 0xb0, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER},
+                                 bounds = {5, 0xb1, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER},
+                                 orc = {5, 0xb0, ICM_FILE_FORMAT_ORC, ANY_TUPLE, NO_BLOB_NO_ADDER};
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &rows));
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &orc));
     /* other bounds: the entry may be the file's, added again with other metrics, only when
@@ -127,8 +129,8 @@ static void test_twin_by_its_entry(void **state)
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 101, &same));
     /* a record count one side does not know cannot tell them apart: kept; bounds on one
      * side only are two commits' metrics, judged by the content (no Parquet file here) */
-    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB},
-                                 unbounded = {5, 0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
+    const icm__verify_twin_facts uncounted = {-1, 0xb0, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER},
+                                 unbounded = {5, 0, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER};
     why = verdict(io, &e, 1, "/t/data/live.parquet", 100, &uncounted);
     assert_non_null(why);
     free(why);
@@ -139,9 +141,10 @@ static void test_twin_by_its_entry(void **state)
     /* the partition tuple: another value of the same spec and type is another file's entry
      * (two files of one commit in two partitions: adversary round 14, F5); the same tuple
      * agrees; another shape (spec or type) or an unknown one cannot tell them apart */
-    const icm__verify_twin_facts other_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE + 1}, ICM__VERIFY_NO_BLOB},
-                                 same_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE}, ICM__VERIFY_NO_BLOB},
-                                 other_spec = {5, 0xb0, PARQUET, {SPEC_SHAPE + 1, TUPLE + 1}, ICM__VERIFY_NO_BLOB};
+    const icm__verify_twin_facts
+        other_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE + 1}, NO_BLOB_NO_ADDER},
+        same_tuple = {5, 0xb0, PARQUET, {SPEC_SHAPE, TUPLE}, NO_BLOB_NO_ADDER},
+        other_spec = {5, 0xb0, PARQUET, {SPEC_SHAPE + 2, TUPLE + 1}, NO_BLOB_NO_ADDER};
     assert_null(verdict(io, &e, 1, "/t/data/live.parquet", 100, &other_tuple));
     const icm__verify_twin_facts *held[] = {&same_tuple, &other_spec};
     for (size_t k = 0; k < 2; k++) {
@@ -161,7 +164,7 @@ static void test_twin_by_its_entry(void **state)
     icm__reached vector = e;
     vector.file_format = ICM_FILE_FORMAT_PUFFIN;
     const icm__verify_twin_facts puffin = {2, 0xc0, ICM_FILE_FORMAT_PUFFIN,
-                                           {SPEC_SHAPE, TUPLE + 1}, ICM__VERIFY_NO_BLOB};
+                                           {SPEC_SHAPE, TUPLE + 1}, NO_BLOB_NO_ADDER};
     why = verdict(io, &vector, 1, "/t/data/dv.puffin", 100, &puffin);
     assert_non_null(why);
     free(why);
@@ -189,7 +192,7 @@ static void test_several_entries_of_one_size(void **state)
     put(io, "/t/data/b-bytes.parquet", 64, 'b');
     icm__reached es[] = {entry("/t/data/c.parquet", 64, 3, 7), entry("/t/data/b.parquet", 64, 2, 7),
                          entry("/t/data/a.parquet", 64, 3, 7)};
-    const icm__verify_twin_facts f = {3, 7, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
+    const icm__verify_twin_facts f = {3, 7, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER};
     /* c has its bytes, a does not: kept, naming a */
     char *why = verdict(io, es, 3, "/t/data/cand.parquet", 64, &f);
     assert_non_null(why);
@@ -242,7 +245,7 @@ static void test_added_again_with_other_metrics(void **state)
     put_parquet(io, "/t/data/named.parquet", 300, 'x', 2, 5, 6, "kiwi", "plum");
     /* the planned file's own (expired) entry: truncate bounds, digest 0xf1 */
     const icm__verify_twin_facts own = {2, 0xf1, PARQUET, {SPEC_SHAPE, TUPLE},
-                                        ICM__VERIFY_NO_BLOB};
+                                        NO_BLOB_NO_ADDER};
     icmt_entry_bounds of_live, of_named;
     icmt_entry_bounds_of(&of_live, 1, 2, "apple", "pear");
     icmt_entry_bounds_of(&of_named, 5, 6, "kiwi", "plum");
@@ -275,7 +278,7 @@ static void test_added_again_with_other_metrics(void **state)
     assert_null(verdict(io, &healthy, 1, "/t/data/live.parquet", 300, &own));
     /* ... unless one of the file's own entries describes it so (two descriptions: agreed) */
     const icm__verify_twin_facts both[] = {own, {2, 0xf3, PARQUET, {SPEC_SHAPE, TUPLE},
-                                                 ICM__VERIFY_NO_BLOB}};
+                                                 NO_BLOB_NO_ADDER}};
     why = verdicts(io, &healthy, 1, "/t/data/live.parquet", 300, both, 2);
     assert_non_null(why);
     assert_non_null(strstr(why, "whose entry agrees with this file's (300 bytes"));
@@ -307,17 +310,29 @@ static void test_added_again_with_other_metrics(void **state)
     why = verdict(io, &elsewhere, 1, "/t/data/live.parquet", 300, &own);
     assert_non_null(why);
     free(why);
+    /* ... on either side (the file's own tuple holds a null: adversary round 21, D1) */
+    icm__verify_twin_facts own_null = own;
+    own_null.partition = (icm__partition_key){SPEC_SHAPE | 1, TUPLE + 7};
+    why = verdict(io, &elsewhere, 1, "/t/data/live.parquet", 300, &own_null);
+    assert_non_null(why);
+    free(why);
+    /* an entry of the commit that added the file's own is another file's (one commit adds a
+     * path once): two files of one commit, one null-partitioned (round 21, H1) */
+    icm__verify_twin_facts own_by_7 = own_null;
+    own_by_7.added_snapshot_id = ADDED_BY;
+    assert_null(verdict(io, &elsewhere, 1, "/t/data/live.parquet", 300, &own_by_7));
+    assert_null(verdict(io, &none, 1, "/t/data/live.parquet", 300, &own_by_7));
     /* a footer's row count against the entry's: the file holds 2 rows, an entry of 2 whose
      * file's own description says 3 is the file's only if the content says 2 */
     put_parquet(io, "/t/data/three-rows.parquet", 300, 'y', 3, 1, 2, "apple", "pear");
     assert_null(verdict(io, &none, 1, "/t/data/three-rows.parquet", 300,
                         &(icm__verify_twin_facts){-1, 0xf1, PARQUET, {SPEC_SHAPE, TUPLE},
-                                                  ICM__VERIFY_NO_BLOB}));
+                                                  NO_BLOB_NO_ADDER}));
     /* a file of another format cannot be read for its content: kept */
     icm__reached orc_entry = none;
     orc_entry.file_format = ICM_FILE_FORMAT_ORC;
     const icm__verify_twin_facts orc = {2, 0xf1, ICM_FILE_FORMAT_ORC, {SPEC_SHAPE, TUPLE},
-                                        ICM__VERIFY_NO_BLOB};
+                                        NO_BLOB_NO_ADDER};
     why = verdict(io, &orc_entry, 1, "/t/data/live.parquet", 300, &orc);
     assert_non_null(why);
     free(why);
@@ -365,7 +380,7 @@ static void test_added_again_by_names(void **state)
     icm__reached readd = entry("/t/data/named.parquet", 300, 2, 0xe1);
     readd.lower_bounds = icmt_bounds_map(&lower, 2, keys, lo, lens);
     readd.upper_bounds = icmt_bounds_map(&upper, 2, keys, hi, lens);
-    const icm__verify_twin_facts own = {2, 0xe0, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
+    const icm__verify_twin_facts own = {2, 0xe0, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER};
     /* without the table's schemas: by its ids alone, it does not fit (deleted) */
     assert_null(verdict(io, &readd, 1, "/t/data/live.parquet", 300, &own));
     static const char json[] =
@@ -428,7 +443,7 @@ static void test_comparisons_are_bounded(void **state)
         put(io, names[i], 80, 'a');
         es[i] = entry(names[i], 80, 4, 9);
     }
-    const icm__verify_twin_facts f = {4, 9, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
+    const icm__verify_twin_facts f = {4, 9, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER};
     put(io, "/t/data/cand.parquet", 80, 'a'); /* every one's bytes */
     uint64_t reads = icm_fileio_fault_count(io, ICM_IO_READ);
     char *why = verdict(io, es, N, "/t/data/cand.parquet", 80, &f);
@@ -479,7 +494,7 @@ static void test_blocks_and_unreadable_files(void **state)
     icmt_ok(icm_fileio_write_replace(mem, "/t/data/late.parquet", b, size));
     icm_free(b);
     icm__reached e = entry("/t/data/named.parquet", (int64_t)size, 9, 1);
-    const icm__verify_twin_facts f = {9, 1, PARQUET, ANY_TUPLE, ICM__VERIFY_NO_BLOB};
+    const icm__verify_twin_facts f = {9, 1, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER};
     assert_null(verdict(io, &e, 1, "/t/data/same.parquet", (int64_t)size, &f));
     char *why = verdict(io, &e, 1, "/t/data/late.parquet", (int64_t)size, &f);
     assert_non_null(why);
@@ -522,7 +537,7 @@ static void test_deletion_vector_blobs(void **state)
     uint64_t a_file = 0;
     icmt_ok(icm__verify_referenced_digest("/t/data/a.parquet", &a_file));
     const icm__verify_twin_facts dv = {-1, 0, ICM_FILE_FORMAT_PUFFIN, ANY_TUPLE,
-                                       {4, 14, 3, a_file}};
+                                       {4, 14, 3, a_file}, INT64_MIN};
     icm__reached a = entry("/t/data/new.puffin", size, 4, 0);
     a.file_format = ICM_FILE_FORMAT_PUFFIN;
     a.referenced_data_file = "/t/data/a.parquet";
