@@ -395,6 +395,25 @@ static int stands_for(twins *t, footer *mine, twin_ref *r, const icm__schema *sc
     return rc;
 }
 
+/* Whether the entry `r` describes the orphan (`mine`) by its row count while the file `r`
+ * names fits it in no way: by its ids, nor by ids or names under any of the table's schemas.
+ * Returns 0 or ICM_ENOMEM. */
+static int described_by_count(twins *t, footer *mine, twin_ref *r, bool *out)
+{
+    *out = false;
+    char why[160];
+    bool describes = false, fits = false;
+    int rc = index_under(mine, NULL, true); /* (no schema, by names: no column, the count) */
+    if (rc == 0)
+        agrees(mine, r, why, sizeof why, &describes);
+    if (rc == 0 && describes)
+        rc = own_fits(t, r, NULL, false, &fits);
+    for (size_t k = 0; rc == 0 && describes && !fits && k < 2 * t->schemas.n; k++)
+        rc = own_fits(t, r, t->schemas.items[k / 2].schema, k % 2 == 1, &fits);
+    *out = rc == 0 && describes && !fits;
+    return rc;
+}
+
 /* Judge one planned orphan against the entries of its size. An entry whose own file has
  * another size than it records describes no file there: the orphan, of the recorded size, is
  * kept on that alone (any format: the sweep's presence check looks for the referenced files,
@@ -497,10 +516,11 @@ static int judge(twins *t, icm_orphan_file *orphan, int64_t size)
                 rc = stands_for(t, &mine, r, NULL, false, &held);
             /* A file with ids whose adding schema is gone may carry bounds under any names
              * (adversary round 21, D2: the schema add_files used was removed with the expired
-             * metadata): its row count describes it, and the file the entry names must still
-             * not fit (by its row count alone: the most it can be asked). */
+             * metadata): its row count describes it, and the entry stands for it when the
+             * file it names fits it in no way left (by ids, or by names under a schema left;
+             * round 22, D2: by its row count alone, another file of that count passed). */
             if (rc == 0 && !held && renamed && !certain)
-                rc = stands_for(t, &mine, r, NULL, true, &held);
+                rc = described_by_count(t, &mine, r, &held);
             /* The schema the entry was written under may be gone (removed with expired
              * metadata: adversary round 18, F2): then the columns matched by name say
              * nothing, and an orphan the entry describes by the rest (its row count, the

@@ -803,11 +803,11 @@ def copy_with_one_byte_changed(f):
     return f"file://{other}"
 
 
-def re_added_after_two_columns_swapped_names(tmp_path):
-    """A table of columns a (id 1) and b (id 2): a file f appended, deleted, the two columns'
-    names swapped (three renames), f added again with add_files. PyIceberg maps the footer's
-    statistics to ids by the table's names, so the re-add's entry holds each column's bounds
-    under the other's id. Returns (tbl, f)."""
+def re_added_after_two_columns_swapped_names(tmp_path, tag=None):
+    """A table of columns a (id 1) and b (id 2): a file f appended (its snapshot tagged `tag`
+    when given), deleted, the two columns' names swapped (three renames), f added again with
+    add_files. PyIceberg maps the footer's statistics to ids by the table's names, so the
+    re-add's entry holds each column's bounds under the other's id. Returns (tbl, f)."""
     import pyarrow.parquet as pq
     schema = pa.schema([pa.field("a", pa.int64(), metadata={"PARQUET:field_id": "1"}),
                         pa.field("b", pa.int64(), metadata={"PARQUET:field_id": "2"})])
@@ -816,15 +816,13 @@ def re_added_after_two_columns_swapped_names(tmp_path):
     load().append(pa.table({"a": list(range(1, 11)), "b": list(range(1001, 1011))},
                            schema=schema))
     f = [t.file.file_path for t in load().scan().plan_files()][0]
+    if tag:
+        load().manage_snapshots().create_tag(load().current_snapshot().snapshot_id,
+                                             tag).commit()
     load().append(pa.table({"a": list(range(11, 21)), "b": list(range(2011, 2021))},
                            schema=schema))
     load().delete("a <= 10")
-    with load().update_schema() as u:
-        u.rename_column("a", "tmp")
-    with load().update_schema() as u:
-        u.rename_column("b", "a")
-    with load().update_schema() as u:
-        u.rename_column("tmp", "b")
+    swap_names(tbl)
     assert pq.read_metadata(local(f)).schema.column(0).name == "a"
     load().add_files([f])
     return tbl, f
@@ -873,6 +871,29 @@ def test_data_loss_file_added_again_by_a_schema_the_expiry_removed(tmp_path, com
     assert p.returncode == 0, p.stderr
     assert len(load().metadata.schemas) == 1
     sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f)
+
+
+def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_path):
+    """Adversary round 22, D1: as test_data_loss_file_added_again_by_a_schema_the_expiry_
+    removed, but the snapshot that added the file again and its schema went in an earlier
+    expiry, while a tag on the file's first snapshot kept the file live; the tag is removed
+    and the entry damaged before the second. No metadata left says how the re-add's
+    statistics were mapped: the file's row count describes it, and the file the entry names
+    fits it in no way left: kept; restored, the table reads."""
+    tbl, f = re_added_after_two_columns_swapped_names(tmp_path, tag="old")
+    swap_names(tbl)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    schema = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.int64())])
+    for base in (31, 41):
+        load().append(pa.table({"a": list(range(base, base + 10)),
+                                "b": list(range(base * 100, base * 100 + 10))}, schema=schema))
+    expire = ("--older-than", "2099-01-01", "--retain-last", "1", "--clean-expired-metadata")
+    age_all(tbl["dir"])
+    p = icm(tbl, "expire-snapshots", "ns.t", *expire)
+    assert p.returncode == 0, p.stderr
+    assert len(load().metadata.schemas) == 1 and os.path.exists(local(f))
+    load().manage_snapshots().remove_tag("old").commit()
+    expire_keeps_a_re_added_file(tbl, f, copy_with_one_byte_changed(f), expire)
 
 
 def sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f):

@@ -369,7 +369,7 @@ static void test_added_again_by_names(void **state)
                        {icmt_le64(1001, v[2]), icmt_le64(1002, v[3]), 8, 8, false}};
     icmt_parquet_file(file, sizeof file, 'y', fb, icmt_parquet_footer(fb, ab, 2, 2, 1, rg));
     icmt_ok(icm_fileio_write_replace(io, "/t/data/live.parquet", file, sizeof file));
-    put(io, "/t/data/named.parquet", 300, 'x');
+    put(io, "/t/data/named.parquet", 300, 'x'); /* (no Parquet file, until below) */
     /* the re-add's entry, written after the swap (schema 1: field 1 is b, field 2 is a) */
     static const int32_t keys[] = {1, 2};
     uint8_t w[4][8];
@@ -381,7 +381,17 @@ static void test_added_again_by_names(void **state)
     readd.lower_bounds = icmt_bounds_map(&lower, 2, keys, lo, lens);
     readd.upper_bounds = icmt_bounds_map(&upper, 2, keys, hi, lens);
     const icm__verify_twin_facts own = {2, 0xe0, PARQUET, ANY_TUPLE, NO_BLOB_NO_ADDER};
-    /* without the table's schemas: by its ids alone, it does not fit (deleted) */
+    /* without the table's schemas (the adding one gone: adversary round 22, D1), its row
+     * count describes it: kept while the file the entry names fits the entry in no way (here
+     * no Parquet file), deleted once it does (a healthy entry of that file) */
+    char *held = verdict(io, &readd, 1, "/t/data/live.parquet", 300, &own);
+    assert_non_null(held);
+    free(held);
+    uint8_t u[4][8];
+    icmt_chunk named_rg[] = {{icmt_le64(1001, u[0]), icmt_le64(1002, u[1]), 8, 8, false},
+                             {icmt_le64(1, u[2]), icmt_le64(2, u[3]), 8, 8, false}};
+    icmt_parquet_file(file, sizeof file, 'x', fb, icmt_parquet_footer(fb, ab, 2, 2, 1, named_rg));
+    icmt_ok(icm_fileio_write_replace(io, "/t/data/named.parquet", file, sizeof file));
     assert_null(verdict(io, &readd, 1, "/t/data/live.parquet", 300, &own));
     static const char json[] =
         "{\"format-version\":2,\"table-uuid\":\"9c12d441-03fe-4693-9a96-a0705ddf69c1\","
@@ -400,9 +410,9 @@ static void test_added_again_by_names(void **state)
         "\"snapshots\":[{\"snapshot-id\":7,\"sequence-number\":1,\"timestamp-ms\":1,"
         "\"manifest-list\":\"/t/metadata/snap-7.avro\",%s"
         "\"summary\":{\"operation\":\"append\"}}],\"snapshot-log\":[],\"metadata-log\":[]}";
-    /* the adding snapshot (7) under schema 1, the swapped one: kept; under schema 0, the
-     * names say what the ids do: deleted; the adding snapshot without a schema id: each of
-     * the table's schemas, kept */
+    /* the named file fitting the entry by its ids from here on: the adding snapshot (7)
+     * under schema 1, the swapped one: kept; under schema 0, the names say what the ids do:
+     * deleted; the adding snapshot without a schema id: each of the table's schemas, kept */
     static const char *const schema_of_7[] = {"\"schema-id\":1,", "\"schema-id\":0,", ""};
     for (size_t k = 0; k < 3; k++) {
         char *text = icmt_sprintf(json, schema_of_7[k]);
