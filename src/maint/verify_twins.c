@@ -7,9 +7,10 @@
  * both know it) may stand for it, and so may those of an entry written with other metrics
  * (the file added again from its path: adversary round 19, L2) that agree on its format,
  * record count and partition and that the file's own Parquet footer fits (read once, only
- * then). They are sorted so that
- * each such group lies together: a group that disagrees is passed over whole. In a group that agrees, the planned file's bytes are compared
- * with each reference's file block by block up to the first difference. Any one whose bytes
+ * then). They are sorted so that each such group lies together: a group that disagrees is
+ * passed over whole; each group is judged once, its verdict kept for the comparisons. In a
+ * group that agrees, the planned file's bytes are compared with each reference's file block
+ * by block up to the first difference. Any one whose bytes
  * differ keeps the file: that reference may be the damaged one, and a file of identical bytes
  * elsewhere does not make it whole (adversary round 13, F2). Deleted only when every agreeing
  * reference names a file of the same bytes (the content a reader gets is this file's), or the
@@ -422,8 +423,8 @@ static int content_fits(judging *j, const icm__reached *ref, bool *fits, bool *g
      * earlier run (adversary round 22, D1): then the file's row count describes it, and the
      * entry stands for it when the file it names does not fit it either (by ids, or by names
      * under a schema left), which a healthy entry's file does. */
-    if (adder == NULL && ids && !*fits && rc == 0 && (rc = fits_under(j, ref, NULL, true, fits)) == 0 &&
-        *fits) {
+    if (adder == NULL && ids && !*fits && rc == 0 &&
+        (rc = fits_under(j, ref, NULL, true, fits)) == 0 && *fits) {
         bool theirs = true;
         rc = named_fits(j, ref, &theirs);
         *fits = rc == 0 && !theirs;
@@ -472,30 +473,46 @@ static int group_agrees(judging *j, const icm__reached *ref, bool *agrees, bool 
     return rc;
 }
 
-/* How many distinct files other than the planned one the agreeing references of its size
- * (from by_size index i) name, into *n, counted up to TWINS_COMPARED_MAX + 1 (a group lists its
- * files in order; a file two groups name counts twice, which can only keep), the first such
- * reference into *first and whether its group agrees by content. Returns 0 or ICM_ENOMEM. */
-static int count_agreeing(judging *j, const icm__verify_refs *twins, size_t i, size_t *n,
-                          const icm__reached **first, bool *first_by_content, bool *gone)
+/* The groups of references that agree (group_agrees), each judged once. */
+typedef struct agreeing {
+    struct agreeing_group {
+        size_t start; /* by_size index */
+        bool by_content;
+    } *groups;
+    size_t n, cap;
+    size_t files; /* the distinct files other than the planned one they name, counted up to
+                     TWINS_COMPARED_MAX + 1 (a file two groups name counts twice, which can
+                     only keep) */
+} agreeing;
+
+/* The agreeing groups of the planned file's size (from by_size index i), until more than
+ * TWINS_COMPARED_MAX files are counted (a Puffin file's: all, its footer passes over some).
+ * Returns 0 or ICM_ENOMEM. */
+static int find_agreeing(judging *j, const icm__verify_refs *twins, size_t i, agreeing *a,
+                         bool *gone)
 {
-    *n = 0;
-    *first = NULL;
     int rc = 0;
-    while (rc == 0 && !*gone && *n <= TWINS_COMPARED_MAX && i < twins->n &&
+    while (rc == 0 && !*gone && (j->puffin || a->files <= TWINS_COMPARED_MAX) && i < twins->n &&
            twins->by_size[i]->size_bytes == j->size_bytes) {
         size_t end = twins->group_end[i];
         bool agrees = false, by_content = false;
         rc = group_agrees(j, twins->by_size[i], &agrees, &by_content, gone);
+        if (rc == 0 && agrees && a->n == a->cap) {
+            size_t cap = a->cap ? 2 * a->cap : 8;
+            struct agreeing_group *grown = icm__reallocarray(a->groups, cap, sizeof *grown);
+            if (grown == NULL)
+                return ICM_ENOMEM;
+            a->groups = grown;
+            a->cap = cap;
+        }
+        if (rc == 0 && agrees)
+            a->groups[a->n++] = (struct agreeing_group){i, by_content};
         for (size_t k = i; rc == 0 && agrees && k < end; k++) {
             const icm__reached *ref = twins->by_size[k];
             if (strcmp(ref->location, j->location) == 0 ||
                 (k > i && strcmp(twins->by_size[k - 1]->location, ref->location) == 0))
                 continue;
-            if ((*n)++ == 0) {
-                *first = ref;
-                *first_by_content = by_content;
-            }
+            a->files++;
         }
         i = end;
     }
@@ -521,30 +538,32 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, icm__veri
     const icm__reached *stands = NULL; /* the first reference whose bytes are not this file's */
     verdict held = DIFFERENT;
     bool held_blob = false, held_by_content = false, gone = false;
-    size_t i = first_of_size(twins, size_bytes);
-    size_t agreeing = 0;
-    int rc = j.puffin ? 0 : count_agreeing(&j, twins, i, &agreeing, &stands, &held_by_content,
-                                           &gone);
-    if (rc == 0 && !gone && agreeing > TWINS_COMPARED_MAX) {
-        /* (more than are compared: kept whatever they hold, unless the file is gone) */
+    agreeing a = {NULL, 0, 0, 0};
+    int rc = find_agreeing(&j, twins, first_of_size(twins, size_bytes), &a, &gone);
+    if (rc == 0 && !gone && a.files > TWINS_COMPARED_MAX && !j.puffin) {
+        /* (more than are compared: kept whatever they hold, unless the file is gone; a Puffin
+         * file's references are passed over by its footer, so its count says nothing) */
         icm_file_info info = ICM_FILE_INFO_INIT;
         rc = icm_fileio_stat(&info, io, location) == 0 ? 0 : icm_error_last()->code;
         gone = rc == ICM_ENOTFOUND;
         rc = rc == ICM_ENOMEM ? rc : 0;
         icm_error_clear();
+        for (size_t g = 0; stands == NULL && g < a.n; g++) {
+            size_t i = a.groups[g].start, end = twins->group_end[i];
+            for (; stands == NULL && i < end; i++)
+                if (strcmp(twins->by_size[i]->location, location) != 0) {
+                    stands = twins->by_size[i];
+                    held_by_content = a.groups[g].by_content;
+                }
+        }
         held = NOT_COMPARED;
         j.more = 1; /* (the count stopped past the limit: not said) */
-        i = twins->n; /* (nothing to compare) */
-    } else {
-        stands = NULL;
-        held_by_content = false;
+        a.n = 0; /* (nothing to compare) */
     }
-    while (rc == 0 && !gone && i < twins->n && twins->by_size[i]->size_bytes == size_bytes) {
-        const icm__reached *first = twins->by_size[i];
-        size_t end = twins->group_end[i];
-        bool agrees = false, by_content = false;
-        rc = group_agrees(&j, first, &agrees, &by_content, &gone);
-        for (; rc == 0 && !gone && agrees && i < end; i++) {
+    for (size_t g = 0; rc == 0 && !gone && g < a.n; g++) {
+        size_t i = a.groups[g].start, end = twins->group_end[i];
+        bool by_content = a.groups[g].by_content;
+        for (; rc == 0 && !gone && i < end; i++) {
             const icm__reached *ref = twins->by_size[i];
             if (strcmp(ref->location, location) == 0)
                 continue;
@@ -560,8 +579,8 @@ int icm__verify_twin_of(const icm__verify_refs *twins, icm_fileio *io, icm__veri
                 held_by_content = by_content;
             }
         }
-        i = end;
     }
+    icm__free(a.groups);
     icm__free(j.a);
     icm__free(j.b);
     icm__puffin_footer_dispose(&j.pf.footer);

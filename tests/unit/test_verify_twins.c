@@ -594,6 +594,25 @@ static void test_deletion_vector_blobs(void **state)
     why = verdict(io, &unsaid, 1, "/t/data/old.puffin", size, &dv);
     assert_non_null(why);
     free(why);
+    /* past 16 other Puffin files of its size naming no blob of it, the damaged entry is
+     * still judged (their count says nothing: the footer passes over them) */
+    enum { MANY = 20 };
+    icm__reached others[MANY + 1];
+    char *other_names[MANY];
+    for (int i = 0; i < MANY; i++) {
+        other_names[i] = icmt_sprintf("/t/data/other-%02d.puffin", i);
+        icmt_ok(icm_fileio_write_replace(mem, other_names[i], r, rlen));
+        others[i] = a;
+        others[i].location = other_names[i];
+        others[i].record_count = 2; /* (sorted before the damaged one; no blob of it) */
+    }
+    others[MANY] = damaged;
+    why = verdict(io, others, MANY + 1, "/t/data/old.puffin", size, &dv);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "references /t/data/new.puffin,"));
+    free(why);
+    for (int i = 0; i < MANY; i++)
+        free(other_names[i]);
     /* another offset or length: no blob of the planned file */
     icm__reached moved = damaged;
     moved.content_offset = 5;
