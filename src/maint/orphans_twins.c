@@ -255,16 +255,26 @@ static int index_under(footer *f, const icm__schema *schema, bool names_only)
     return rc;
 }
 
-/* Whether the file whose footer is `f` agrees with the entry `r`. */
-static void agrees(const footer *f, const twin_ref *r, char *why, size_t why_size, bool *out)
+/* Whether the file whose footer is `f` agrees with the entry `r`, and how many of the entry's
+ * bounds were compared (icm__verify_footer_agrees_counted). */
+static void agrees_counted(const footer *f, const twin_ref *r, char *why, size_t why_size,
+                           bool *out, size_t *compared)
 {
+    *compared = 0;
     if (f->stats == NULL) {
         *out = false;
         snprintf(why, why_size, "it is no readable Parquet file");
         return;
     }
-    icm__verify_footer_agrees(f->stats, f->ids, r->record_count, lower_of(r), upper_of(r), why,
-                              why_size, out);
+    icm__verify_footer_agrees_counted(f->stats, f->ids, r->record_count, lower_of(r),
+                                      upper_of(r), why, why_size, out, compared);
+}
+
+/* Whether the file whose footer is `f` agrees with the entry `r`. */
+static void agrees(const footer *f, const twin_ref *r, char *why, size_t why_size, bool *out)
+{
+    size_t compared;
+    agrees_counted(f, r, why, why_size, out, &compared);
 }
 
 /* Read a footer's statistics; a file that cannot be read as Parquet gives stats NULL (the
@@ -328,10 +338,11 @@ static void schemas_of(const twins *t, const twin_ref *r, size_t *first_out, siz
 }
 
 /* Whether the Parquet file the entry `r` names fits it under `schema` (index_under; its
- * footer read once; one that cannot be read does not fit, r->why saying why). Returns 0 or
+ * footer read once; one that cannot be read does not fit, r->why saying why; with
+ * by_values, nor one that agrees on its row count alone, no bound compared). Returns 0 or
  * ICM_ENOMEM. */
 static int own_fits(twins *t, twin_ref *r, const icm__schema *schema, bool names_only,
-                    bool *out)
+                    bool by_values, bool *out)
 {
     *out = false;
     char why[160] = "", unread[160] = "";
@@ -347,8 +358,13 @@ static int own_fits(twins *t, twin_ref *r, const icm__schema *schema, bool names
     theirs.stats = r->own;
     if (rc == 0 && theirs.stats != NULL)
         rc = index_under(&theirs, schema, names_only);
+    size_t compared = 0;
     if (rc == 0)
-        agrees(&theirs, r, why, sizeof why, out);
+        agrees_counted(&theirs, r, why, sizeof why, out, &compared);
+    if (rc == 0 && by_values && *out && compared == 0) {
+        *out = false;
+        snprintf(why, sizeof why, "none of its columns compares with the entry's bounds");
+    }
     icm__verify_footer_ids_free(theirs.ids); /* (the stats stay r's) */
     /* (what cannot be read counts against deleting) */
     if (rc == 0 && !*out && r->why == NULL &&
@@ -390,7 +406,8 @@ static int stands_for(twins *t, footer *mine, twin_ref *r, const icm__schema *sc
     int rc = index_under(mine, schema, names_only);
     if (rc == 0)
         agrees(mine, r, why, sizeof why, &describes_orphan);
-    if (rc == 0 && describes_orphan && (rc = own_fits(t, r, schema, names_only, &fits)) == 0)
+    if (rc == 0 && describes_orphan &&
+        (rc = own_fits(t, r, schema, names_only, false, &fits)) == 0)
         *out = !fits;
     return rc;
 }
@@ -406,10 +423,11 @@ static int described_by_count(twins *t, footer *mine, twin_ref *r, bool *out)
     int rc = index_under(mine, NULL, true); /* (no schema, by names: no column, the count) */
     if (rc == 0)
         agrees(mine, r, why, sizeof why, &describes);
+    /* (a fit on the row count alone says nothing: adversary round 23, D1) */
     if (rc == 0 && describes)
-        rc = own_fits(t, r, NULL, false, &fits);
+        rc = own_fits(t, r, NULL, false, true, &fits);
     for (size_t k = 0; rc == 0 && describes && !fits && k < 2 * t->schemas.n; k++)
-        rc = own_fits(t, r, t->schemas.items[k / 2].schema, k % 2 == 1, &fits);
+        rc = own_fits(t, r, t->schemas.items[k / 2].schema, k % 2 == 1, true, &fits);
     *out = rc == 0 && describes && !fits;
     return rc;
 }
@@ -472,7 +490,7 @@ static int judge(twins *t, icm_orphan_file *orphan, int64_t size)
              * does not may stand for it, unless that file holds the orphan's bytes (a retried
              * task's copy of a file the reader refuses too: round 21, H2) */
             bool fits = true, same = false;
-            rc = own_fits(t, r, NULL, false, &fits);
+            rc = own_fits(t, r, NULL, false, false, &fits);
             if (rc == 0 && !fits) {
                 t->reads++;
                 rc = icm__verify_same_bytes(t->p->io, orphan->path, r->location, size, &same);

@@ -365,6 +365,13 @@ bool icm__verify_footer_names_matter(const struct icm__parquet_stats *stats);
  * index it otherwise than icm__verify_footer_ids). */
 bool icm__verify_footer_ids_matter(const struct icm__parquet_stats *stats);
 
+/* As icm__verify_footer_agrees, and *compared: how many of the entry's bounds were compared
+ * with a row group's value (0: the file agrees on its row count alone, its columns and the
+ * entry's bounds sharing nothing that compares; adversary round 23, D1). */
+void icm__verify_footer_agrees_counted(const struct icm__parquet_stats *stats,
+                                       const icm__footer_ids *ids, int64_t record_count,
+                                       icm_raw lower_bounds, icm_raw upper_bounds, char *why,
+                                       size_t why_size, bool *agrees, size_t *compared);
 /* `ids`: icm__verify_footer_ids of `stats`. */
 void icm__verify_footer_agrees(const struct icm__parquet_stats *stats, const icm__footer_ids *ids,
                                int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,

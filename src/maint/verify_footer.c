@@ -292,7 +292,7 @@ void icm__verify_footer_ids_free(icm__footer_ids *ids)
 /* The first row group value of leaf k outside the entry's bound `bound` (a lower bound when
  * !upper): its row group, or SIZE_MAX. */
 static size_t outside(const icm__parquet_stats *s, size_t k, const uint8_t *bound, size_t len,
-                      bool upper)
+                      bool upper, size_t *compared)
 {
     const icm__parquet_element *leaf = &s->schema->elements[s->leaves[k]];
     for (size_t g = 0; g < s->row_group_count; g++) {
@@ -300,8 +300,10 @@ static size_t outside(const icm__parquet_stats *s, size_t k, const uint8_t *boun
         int cmp;
         if (upper ? !c->has_max : !c->has_min)
             continue;
-        if (upper ? compare(leaf, bound, len, c->max, c->max_len, true, &cmp) && cmp < 0
-                  : compare(leaf, bound, len, c->min, c->min_len, false, &cmp) && cmp > 0)
+        bool told = upper ? compare(leaf, bound, len, c->max, c->max_len, true, &cmp)
+                          : compare(leaf, bound, len, c->min, c->min_len, false, &cmp);
+        *compared += told;
+        if (told && (upper ? cmp < 0 : cmp > 0))
             return g;
     }
     return SIZE_MAX;
@@ -309,7 +311,7 @@ static size_t outside(const icm__parquet_stats *s, size_t k, const uint8_t *boun
 
 /* One bounds map against the footer: false (and *why) at the first value outside it. */
 static void map_holds(const icm__parquet_stats *s, const icm__footer_ids *ix, icm_raw map,
-                      bool upper, char *why, size_t why_size, bool *holds)
+                      bool upper, char *why, size_t why_size, bool *holds, size_t *compared)
 {
     *holds = true;
     icm__bounds_iter it;
@@ -328,7 +330,7 @@ static void map_holds(const icm__parquet_stats *s, const icm__footer_ids *ix, ic
         }
         if (lo == ix->n || ix->items[lo].id != key)
             continue;
-        size_t g = outside(s, ix->items[lo].leaf, value, len, upper);
+        size_t g = outside(s, ix->items[lo].leaf, value, len, upper, compared);
         if (g != SIZE_MAX) {
             snprintf(why, why_size, "row group %zu holds a value of field %d %s the entry's %s "
                      "bound", g, (int)key, upper ? "above" : "below", upper ? "upper" : "lower");
@@ -341,15 +343,26 @@ void icm__verify_footer_agrees(const icm__parquet_stats *s, const icm__footer_id
                                int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,
                                char *why, size_t why_size, bool *agrees)
 {
+    size_t compared;
+    icm__verify_footer_agrees_counted(s, ids, record_count, lower_bounds, upper_bounds, why,
+                                      why_size, agrees, &compared);
+}
+
+void icm__verify_footer_agrees_counted(const icm__parquet_stats *s, const icm__footer_ids *ids,
+                                       int64_t record_count, icm_raw lower_bounds,
+                                       icm_raw upper_bounds, char *why, size_t why_size,
+                                       bool *agrees, size_t *compared)
+{
     *agrees = false;
+    *compared = 0;
     if (record_count >= 0 && s->schema->num_rows != record_count) {
         snprintf(why, why_size, "it has %lld rows, the entry records %lld",
                  (long long)s->schema->num_rows, (long long)record_count);
         return;
     }
     bool holds = true;
-    map_holds(s, ids, lower_bounds, false, why, why_size, &holds);
+    map_holds(s, ids, lower_bounds, false, why, why_size, &holds, compared);
     if (holds)
-        map_holds(s, ids, upper_bounds, true, why, why_size, &holds);
+        map_holds(s, ids, upper_bounds, true, why, why_size, &holds, compared);
     *agrees = holds;
 }

@@ -332,8 +332,9 @@ static int fits_under(judging *j, const icm__reached *ref, const icm__schema *sc
 }
 
 /* Whether the file the entry `ref` names fits it: its Parquet footer by field ids, or by names
- * under any of the table's schemas (one that cannot be read as Parquet does not). Returns 0
- * or ICM_ENOMEM. */
+ * under any of the table's schemas, some bound of the entry compared with its values (one
+ * that cannot be read as Parquet does not, nor one that agrees on its row count alone: no
+ * ids, no statistics, other ids; adversary round 23, D1). Returns 0 or ICM_ENOMEM. */
 static int named_fits(judging *j, const icm__reached *ref, bool *out)
 {
     *out = false;
@@ -353,9 +354,12 @@ static int named_fits(judging *j, const icm__reached *ref, bool *out)
         rc = k > 0 && (k - 1) % 2 == 1 ? icm__verify_footer_names(stats, schema, &ix)
                                        : icm__verify_footer_ids(stats, schema, &ix);
         char reason[160];
+        size_t compared = 0;
         if (rc == 0)
-            icm__verify_footer_agrees(stats, ix, ref->record_count, ref->lower_bounds,
-                                      ref->upper_bounds, reason, sizeof reason, out);
+            icm__verify_footer_agrees_counted(stats, ix, ref->record_count, ref->lower_bounds,
+                                              ref->upper_bounds, reason, sizeof reason, out,
+                                              &compared);
+        *out = *out && compared > 0;
         icm__verify_footer_ids_free(ix);
     }
     icm__parquet_stats_free(stats);

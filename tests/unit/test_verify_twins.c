@@ -390,6 +390,15 @@ static void test_added_again_by_names(void **state)
     uint8_t u[4][8];
     icmt_chunk named_rg[] = {{icmt_le64(1001, u[0]), icmt_le64(1002, u[1]), 8, 8, false},
                              {icmt_le64(1, u[2]), icmt_le64(2, u[3]), 8, 8, false}};
+    /* a Parquet file of 2 rows whose columns share no id with the entry's bounds fits it on
+     * its row count alone, which says nothing: kept (adversary round 23, D1) */
+    static const icmt_leaf other_ids[] = {{"x", 2, -1, 7}, {"y", 2, -1, 8}};
+    icmt_parquet_file(file, sizeof file, 'x', fb,
+                      icmt_parquet_footer(fb, other_ids, 2, 2, 1, named_rg));
+    icmt_ok(icm_fileio_write_replace(io, "/t/data/named.parquet", file, sizeof file));
+    held = verdict(io, &readd, 1, "/t/data/live.parquet", 300, &own);
+    assert_non_null(held);
+    free(held);
     icmt_parquet_file(file, sizeof file, 'x', fb, icmt_parquet_footer(fb, ab, 2, 2, 1, named_rg));
     icmt_ok(icm_fileio_write_replace(io, "/t/data/named.parquet", file, sizeof file));
     assert_null(verdict(io, &readd, 1, "/t/data/live.parquet", 300, &own));
