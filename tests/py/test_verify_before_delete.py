@@ -844,8 +844,12 @@ def swap_names(tbl):
             u.rename_column(old, new)
 
 
+LEFTOVER_KINDS = ["one-byte-changed", "no-ids", "no-statistics", "other-ids"]
+
+
+@pytest.mark.parametrize("kind", [None] + LEFTOVER_KINDS[1:])
 @pytest.mark.parametrize("command", ["expire", "sweep"])
-def test_data_loss_file_added_again_by_a_schema_the_expiry_removed(tmp_path, command):
+def test_data_loss_file_added_again_by_a_schema_the_expiry_removed(tmp_path, command, kind):
     """Adversary round 21, D2: re_added_after_two_columns_swapped_names, then the names swapped
     back (PyIceberg reuses the first schema's id) and one more append, so that
     `--clean-expired-metadata` removes the schema add_files mapped the re-add's statistics by,
@@ -853,7 +857,8 @@ def test_data_loss_file_added_again_by_a_schema_the_expiry_removed(tmp_path, com
     expiry, where that schema is gone, and deleted it; the sweep, whose adding schema is gone
     for good, did too. Expiry now reads the schemas of the metadata before it; the sweep
     judges a file with ids whose adding schema is gone by its row count, the file the entry
-    names by its row count too: kept; restored, the table reads."""
+    names by its row count too: kept; restored, the table reads. Round 23, D1: a leftover
+    sharing no compared column with the entry (`kind`) "fitted" it on its row count alone."""
     tbl, f = re_added_after_two_columns_swapped_names(tmp_path)
     swap_names(tbl)
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
@@ -863,23 +868,54 @@ def test_data_loss_file_added_again_by_a_schema_the_expiry_removed(tmp_path, com
     expire = ("expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1",
               "--clean-expired-metadata")
     if command == "expire":
-        expire_keeps_a_re_added_file(tbl, f, copy_with_one_byte_changed(f), expire[2:])
+        other = leftover_sharing_no_compared_column(f, kind or "one-byte-changed")
+        expire_keeps_a_re_added_file(tbl, f, other, expire[2:])
         assert len(load().metadata.schemas) == 1
         return
     age_all(tbl["dir"])
     p = icm(tbl, *expire)
     assert p.returncode == 0, p.stderr
     assert len(load().metadata.schemas) == 1
-    sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f)
+    sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f, kind)
 
 
-def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_path):
+def leftover_sharing_no_compared_column(f, kind):
+    """A Parquet leftover beside `f` with its size and row count and other values, no column
+    of which is compared with f's entry's bounds: `one-byte-changed` (f's footer, other
+    bytes: it is compared, and does not fit the swapped bounds), `no-ids` (columns x and y
+    without field ids), `no-statistics` (f's ids, written without statistics) or `other-ids`
+    (ids 7 and 8). Zero bytes before the footer pad it to f's size."""
+    import struct
+    import pyarrow.parquet as pq
+    if kind == "one-byte-changed":
+        return copy_with_one_byte_changed(f)
+    other = local(f)[:-len(".parquet")] + "-leftover.parquet"
+    ids = {"no-ids": None, "no-statistics": ("1", "2"), "other-ids": ("7", "8")}[kind]
+    names = ("x", "y") if ids is None else ("a", "b")
+    schema = pa.schema([pa.field(n, pa.int64(),
+                                 metadata=None if ids is None else {"PARQUET:field_id": i})
+                        for n, i in zip(names, ids or (None, None))])
+    pq.write_table(pa.table([list(range(500, 510)), list(range(700, 710))], schema=schema),
+                   other, write_statistics=kind != "no-statistics", store_schema=False)
+    data = open(other, "rb").read()
+    pad = os.path.getsize(local(f)) - len(data)
+    assert pad >= 0, (kind, len(data))
+    footer = len(data) - 8 - struct.unpack("<I", data[-8:-4])[0]
+    open(other, "wb").write(data[:footer] + b"\0" * pad + data[footer:])
+    assert pq.ParquetFile(other).metadata.num_rows == 10
+    return f"file://{other}"
+
+
+@pytest.mark.parametrize("kind", LEFTOVER_KINDS)
+def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_path, kind):
     """Adversary round 22, D1: as test_data_loss_file_added_again_by_a_schema_the_expiry_
     removed, but the snapshot that added the file again and its schema went in an earlier
     expiry, while a tag on the file's first snapshot kept the file live; the tag is removed
     and the entry damaged before the second. No metadata left says how the re-add's
     statistics were mapped: the file's row count describes it, and the file the entry names
-    fits it in no way left: kept; restored, the table reads."""
+    fits it in no way left: kept; restored, the table reads. Round 23, D1: a leftover that
+    shares no compared column with the entry (`kind`, leftover_sharing_no_compared_column)
+    "fitted" it on its row count alone, and the file went."""
     tbl, f = re_added_after_two_columns_swapped_names(tmp_path, tag="old")
     swap_names(tbl)
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
@@ -893,20 +929,23 @@ def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_pa
     assert p.returncode == 0, p.stderr
     assert len(load().metadata.schemas) == 1 and os.path.exists(local(f))
     load().manage_snapshots().remove_tag("old").commit()
-    expire_keeps_a_re_added_file(tbl, f, copy_with_one_byte_changed(f), expire)
+    expire_keeps_a_re_added_file(tbl, f, leftover_sharing_no_compared_column(f, kind), expire)
 
 
-def sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f):
-    """Damage the live entry of `f` onto a leftover of its size that is no Parquet file; the
-    sweep (dry and real) keeps f, the entry describing it and not the leftover; restored, the
-    table reads as before."""
+def sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f, kind=None):
+    """Damage the live entry of `f` onto a leftover of its size that is no Parquet file (or
+    one of leftover_sharing_no_compared_column's `kind`); the sweep (dry and real) keeps f,
+    the entry describing it and not the leftover; restored, the table reads as before."""
     rows = lambda: sorted(tbl["cat"].load_table("ns.t").scan().to_arrow()  # noqa: E731
                           .column(0).to_pylist())
     before = rows()
-    other = local(f)[:-len(".parquet")] + "-leftover.parquet"
-    with open(other, "wb") as out:
-        out.write(b"\0" * os.path.getsize(local(f)))
-    other = f"file://{other}"
+    if kind:
+        other = leftover_sharing_no_compared_column(f, kind)
+    else:
+        other = local(f)[:-len(".parquet")] + "-leftover.parquet"
+        with open(other, "wb") as out:
+            out.write(b"\0" * os.path.getsize(local(f)))
+        other = f"file://{other}"
     manifest, backup = backed_up_manifest(tbl, f)
     flip_one_path(manifest, f, lambda _: other, keep_length=True)
     age_all(tbl["dir"])
