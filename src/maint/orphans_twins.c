@@ -412,17 +412,16 @@ static int stands_for(twins *t, footer *mine, twin_ref *r, const icm__schema *sc
     return rc;
 }
 
-/* Whether the entry `r` describes the orphan (`mine`) by its row count while the file `r`
- * names fits it in no way: by its ids, nor by ids or names under any of the table's schemas.
+/* Whether the entry `r` describes the orphan (`mine`) under some mapping of its bounds' ids
+ * onto the orphan's columns (icm__verify_footer_fits_any_mapping) while the file `r` names
+ * fits it in no way: by its ids, nor by ids or names under any of the table's schemas.
  * Returns 0 or ICM_ENOMEM. */
-static int described_by_count(twins *t, footer *mine, twin_ref *r, bool *out)
+static int described_by_any_mapping(twins *t, footer *mine, twin_ref *r, bool *out)
 {
     *out = false;
-    char why[160];
     bool describes = false, fits = false;
-    int rc = index_under(mine, NULL, true); /* (no schema, by names: no column, the count) */
-    if (rc == 0)
-        agrees(mine, r, why, sizeof why, &describes);
+    int rc = icm__verify_footer_fits_any_mapping(mine->stats, r->record_count, lower_of(r),
+                                                 upper_of(r), &describes);
     /* (a fit on the row count alone says nothing: adversary round 23, D1) */
     if (rc == 0 && describes)
         rc = own_fits(t, r, NULL, false, true, &fits);
@@ -534,11 +533,13 @@ static int judge(twins *t, icm_orphan_file *orphan, int64_t size)
                 rc = stands_for(t, &mine, r, NULL, false, &held);
             /* A file with ids whose adding schema is gone may carry bounds under any names
              * (adversary round 21, D2: the schema add_files used was removed with the expired
-             * metadata): its row count describes it, and the entry stands for it when the
-             * file it names fits it in no way left (by ids, or by names under a schema left;
-             * round 22, D2: by its row count alone, another file of that count passed). */
+             * metadata): it is described when it fits under some mapping of the bounds' ids
+             * onto its columns (round 23, F1: by its row count alone, every dead file of that
+             * count was), and the entry stands for it when the file it names fits it in no
+             * way left (by ids, or by names under a schema left; round 22, D2: by its row
+             * count alone, another file of that count passed). */
             if (rc == 0 && !held && renamed && !certain)
-                rc = described_by_count(t, &mine, r, &held);
+                rc = described_by_any_mapping(t, &mine, r, &held);
             /* The schema the entry was written under may be gone (removed with expired
              * metadata: adversary round 18, F2): then the columns matched by name say
              * nothing, and an orphan the entry describes by the rest (its row count, the

@@ -372,6 +372,17 @@ void icm__verify_footer_agrees_counted(const struct icm__parquet_stats *stats,
                                        const icm__footer_ids *ids, int64_t record_count,
                                        icm_raw lower_bounds, icm_raw upper_bounds, char *why,
                                        size_t why_size, bool *agrees, size_t *compared);
+/* Whether the file's footer fits the entry under some mapping of the entry's bound field ids
+ * onto distinct leaves of the file: the row count agrees and each bound's id can be given a
+ * leaf of its own whose values lie within it (a leaf whose form does not compare may be any
+ * bound's; ids of the spec's reserved metadata columns need none). How a file is described
+ * when the schema its statistics were mapped by is gone (a writer that maps them by name
+ * under a schema since removed may have given any column any id; adversary round 23, F1):
+ * the true mapping is one of these. Over 256 ids, 1,024 leaves or 4M value comparisons the
+ * mapping is not searched and the row count alone decides. Returns 0 or ICM_ENOMEM. */
+int icm__verify_footer_fits_any_mapping(const struct icm__parquet_stats *stats,
+                                        int64_t record_count, icm_raw lower_bounds,
+                                        icm_raw upper_bounds, bool *fits);
 /* `ids`: icm__verify_footer_ids of `stats`. */
 void icm__verify_footer_agrees(const struct icm__parquet_stats *stats, const icm__footer_ids *ids,
                                int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,

@@ -366,3 +366,149 @@ void icm__verify_footer_agrees_counted(const icm__parquet_stats *s, const icm__f
         map_holds(s, ids, upper_bounds, true, why, why_size, &holds, compared);
     *agrees = holds;
 }
+
+/* ---- under any mapping (icm__verify_footer_fits_any_mapping) ---- */
+
+/* Field ids from this one on are the spec's reserved metadata columns (_file, _pos, _row_id,
+ * ...): an entry's bound for one needs no column of the file. */
+#define RESERVED_FIELD_ID_MIN (INT32_MAX - 200)
+/* Beyond these the mapping is not searched (the row count alone then describes the file). */
+#define MAPPING_IDS_MAX 256
+#define MAPPING_LEAVES_MAX 1024
+#define MAPPING_CHECKS_MAX (UINT64_C(1) << 22)
+
+typedef struct {
+    int32_t id;
+    const uint8_t *lower, *upper;
+    size_t lower_len, upper_len;
+} mapped_bound;
+
+static int mapped_bound_order(const void *a, const void *b)
+{
+    int32_t x = ((const mapped_bound *)a)->id, y = ((const mapped_bound *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Gather the two maps' ids (reserved ones left out) into *out (new), one slot per id. */
+static int gather_bounds(icm_raw lower, icm_raw upper, mapped_bound **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    size_t n = 0, cap = 0;
+    mapped_bound *b = NULL;
+    for (int side = 0; side < 2; side++) {
+        icm__bounds_iter it;
+        icm__bounds_iter_init(&it, side == 0 ? lower : upper);
+        int32_t key;
+        const uint8_t *value;
+        size_t len;
+        while (icm__bounds_next(&it, &key, &value, &len)) {
+            if (key >= RESERVED_FIELD_ID_MIN)
+                continue;
+            size_t at = 0;
+            while (at < n && b[at].id != key)
+                at++;
+            if (at == n) {
+                if (n == MAPPING_IDS_MAX + 1)
+                    break; /* (too many: the caller gives up) */
+                if (n == cap) {
+                    size_t grown = cap == 0 ? 16 : 2 * cap;
+                    mapped_bound *more = icm__reallocarray(b, grown, sizeof *b);
+                    if (more == NULL) {
+                        icm__free(b);
+                        return ICM_ENOMEM;
+                    }
+                    b = more;
+                    cap = grown;
+                }
+                b[n++] = (mapped_bound){.id = key};
+            }
+            if (side == 0) {
+                b[at].lower = value;
+                b[at].lower_len = len;
+            } else {
+                b[at].upper = value;
+                b[at].upper_len = len;
+            }
+        }
+    }
+    if (n > 1)
+        qsort(b, n, sizeof *b, mapped_bound_order);
+    *out = b;
+    *n_out = n;
+    return 0;
+}
+
+/* Kuhn's augmenting path from bound i: whether it finds a leaf (leaf_of[i]). */
+static bool augment(size_t i, size_t n_leaves, const uint8_t *possible, size_t *bound_of,
+                    size_t *leaf_of, uint8_t *seen)
+{
+    for (size_t k = 0; k < n_leaves; k++) {
+        if (!possible[i * n_leaves + k] || seen[k])
+            continue;
+        seen[k] = 1;
+        if (bound_of[k] == SIZE_MAX ||
+            augment(bound_of[k], n_leaves, possible, bound_of, leaf_of, seen)) {
+            bound_of[k] = i;
+            leaf_of[i] = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+int icm__verify_footer_fits_any_mapping(const icm__parquet_stats *s, int64_t record_count,
+                                        icm_raw lower_bounds, icm_raw upper_bounds, bool *fits)
+{
+    *fits = false;
+    if (record_count >= 0 && s->schema->num_rows != record_count)
+        return 0;
+    mapped_bound *b = NULL;
+    size_t n = 0, leaves = s->leaf_count;
+    int rc = gather_bounds(lower_bounds, upper_bounds, &b, &n);
+    if (rc != 0)
+        return rc;
+    uint64_t checks = (uint64_t)n * leaves * (s->row_group_count > 0 ? s->row_group_count : 1);
+    if (n == 0 || n > MAPPING_IDS_MAX || leaves > MAPPING_LEAVES_MAX ||
+        checks > MAPPING_CHECKS_MAX) {
+        /* (nothing to map, or too much to search: the row count says all that is said) */
+        icm__free(b);
+        *fits = true;
+        return 0;
+    }
+    if (n > leaves) { /* (each bound is some column's: too few columns) */
+        icm__free(b);
+        return 0;
+    }
+    uint8_t *possible = icm__calloc(n * leaves, 1), *seen = icm__calloc(leaves, 1);
+    size_t *bound_of = icm__reallocarray(NULL, leaves, sizeof *bound_of),
+           *leaf_of = icm__reallocarray(NULL, n, sizeof *leaf_of);
+    if (possible == NULL || seen == NULL || bound_of == NULL || leaf_of == NULL)
+        rc = ICM_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        for (size_t k = 0; k < leaves; k++) {
+            /* (a leaf whose form does not compare may be any bound's) */
+            const icm__parquet_element *leaf = &s->schema->elements[s->leaves[k]];
+            size_t compared = 0;
+            possible[i * leaves + k] =
+                !comparable_leaf(leaf) ||
+                ((b[i].lower == NULL ||
+                  outside(s, k, b[i].lower, b[i].lower_len, false, &compared) == SIZE_MAX) &&
+                 (b[i].upper == NULL ||
+                  outside(s, k, b[i].upper, b[i].upper_len, true, &compared) == SIZE_MAX));
+        }
+    bool all = rc == 0;
+    for (size_t k = 0; all && k < leaves; k++)
+        bound_of[k] = SIZE_MAX;
+    for (size_t i = 0; all && i < n; i++) {
+        memset(seen, 0, leaves);
+        all = augment(i, leaves, possible, bound_of, leaf_of, seen);
+    }
+    *fits = rc == 0 && all;
+    icm__free(possible);
+    icm__free(seen);
+    icm__free(bound_of);
+    icm__free(leaf_of);
+    icm__free(b);
+    return rc;
+}

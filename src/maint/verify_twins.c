@@ -424,11 +424,16 @@ static int content_fits(judging *j, const icm__reached *ref, bool *fits, bool *g
          k++)
         rc = fits_under(j, ref, t->schemas.items[k].schema, true, fits);
     /* The schema the writer mapped the names by may be gone with its snapshot, removed by an
-     * earlier run (adversary round 22, D1): then the file's row count describes it, and the
-     * entry stands for it when the file it names does not fit it either (by ids, or by names
-     * under a schema left), which a healthy entry's file does. */
+     * earlier run (adversary round 22, D1): then the file fits when it does under some
+     * mapping of the bounds' ids onto its columns (that schema's is one; round 23, F1: by its
+     * row count alone, a dead file of that count was held for as long as the entry lived),
+     * and the entry stands for it when the file it names does not fit it (by ids, or by
+     * names under a schema left), which a healthy entry's file does. */
     if (adder == NULL && ids && !*fits && rc == 0 &&
-        (rc = fits_under(j, ref, NULL, true, fits)) == 0 && *fits) {
+        (rc = icm__verify_footer_fits_any_mapping(j->stats, ref->record_count,
+                                                  ref->lower_bounds, ref->upper_bounds,
+                                                  fits)) == 0 &&
+        *fits) {
         bool theirs = true;
         rc = named_fits(j, ref, &theirs);
         *fits = rc == 0 && !theirs;

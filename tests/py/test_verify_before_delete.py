@@ -884,13 +884,16 @@ def leftover_sharing_no_compared_column(f, kind):
     of which is compared with f's entry's bounds: `one-byte-changed` (f's footer, other
     bytes: it is compared, and does not fit the swapped bounds), `no-ids` (columns x and y
     without field ids), `no-statistics` (f's ids, written without statistics) or `other-ids`
-    (ids 7 and 8). Zero bytes before the footer pad it to f's size."""
+    (ids 7 and 8); or `other-values` (f's ids and statistics, values no bound of f's entry
+    holds under any mapping of its columns). Zero bytes before the footer pad it to f's
+    size."""
     import struct
     import pyarrow.parquet as pq
     if kind == "one-byte-changed":
         return copy_with_one_byte_changed(f)
     other = local(f)[:-len(".parquet")] + "-leftover.parquet"
-    ids = {"no-ids": None, "no-statistics": ("1", "2"), "other-ids": ("7", "8")}[kind]
+    ids = {"no-ids": None, "no-statistics": ("1", "2"), "other-ids": ("7", "8"),
+           "other-values": ("1", "2")}[kind]
     names = ("x", "y") if ids is None else ("a", "b")
     schema = pa.schema([pa.field(n, pa.int64(),
                                  metadata=None if ids is None else {"PARQUET:field_id": i})
@@ -930,6 +933,66 @@ def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_pa
     assert len(load().metadata.schemas) == 1 and os.path.exists(local(f))
     load().manage_snapshots().remove_tag("old").commit()
     expire_keeps_a_re_added_file(tbl, f, leftover_sharing_no_compared_column(f, kind), expire)
+
+
+def re_added_by_a_schema_since_removed(tmp_path):
+    """re_added_after_two_columns_swapped_names, the names swapped back, a file g of f's size
+    and row count appended (other values: a 21..30, b 3021..3030), and an expiry with
+    --retain-last 1 --clean-expired-metadata that removes the snapshot that added f again
+    and the schema it mapped f's statistics by. Returns (tbl, f, g, the expiry's options)."""
+    tbl, f = re_added_after_two_columns_swapped_names(tmp_path)
+    swap_names(tbl)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    schema = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.int64())])
+    load().append(pa.table({"a": list(range(21, 31)), "b": list(range(3021, 3031))},
+                           schema=schema))
+    g = [t.file.file_path for t in load().scan().plan_files()
+         if t.file.lower_bounds.get(1) == (21).to_bytes(8, "little", signed=True)][0]
+    assert os.path.getsize(local(g)) == os.path.getsize(local(f))
+    expire = ("--older-than", "2099-01-01", "--retain-last", "1", "--clean-expired-metadata")
+    age_all(tbl["dir"])
+    p = icm(tbl, "expire-snapshots", "ns.t", *expire)
+    assert p.returncode == 0, p.stderr
+    assert len(load().metadata.schemas) == 1 and len(load().metadata.snapshots) == 1
+    return tbl, f, g, expire
+
+
+def test_expiry_deletes_a_dead_file_beside_a_re_add_whose_schema_is_gone(tmp_path):
+    """Adversary round 23, F1 (a false hold for ever): re_added_by_a_schema_since_removed, then
+    g deleted and its snapshot expired. f's entry (bounds swapped, its schema gone) fits f in
+    no way left, and g, of f's size and count, was described by its row count alone: held on
+    every run while f lived. g's values lie within f's bounds under no mapping of its
+    columns now: deleted; f stays and the table reads."""
+    tbl, f, g, expire = re_added_by_a_schema_since_removed(tmp_path)
+    load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
+    load().delete("a >= 21 and a <= 30")
+    load().append(pa.table({"a": [41], "b": [4041]},
+                           schema=pa.schema([("a", pa.int64()), ("b", pa.int64())])))
+    age_all(tbl["dir"])
+    p = icm(tbl, "expire-snapshots", "ns.t", *expire)
+    assert p.returncode == 0, p.stderr
+    assert "warning:" not in p.stderr.replace("warning: the cutoff", ""), p.stderr
+    assert not os.path.exists(local(g)) and os.path.exists(local(f))
+    assert sorted(load().scan().to_arrow().column("a").to_pylist()) == list(range(1, 21)) + [41]
+
+
+def test_sweep_deletes_an_orphan_beside_a_re_add_whose_schema_is_gone(tmp_path):
+    """Adversary round 23, F1 (sweep): re_added_by_a_schema_since_removed, and an orphan of f's
+    size and row count with f's field ids whose values no bound of f's entry holds under any
+    mapping of its columns. It was described by its row count alone and kept on every
+    sweep: deleted now; f and g stay and the table reads."""
+    tbl, f, g, _ = re_added_by_a_schema_since_removed(tmp_path)
+    orphan = leftover_sharing_no_compared_column(f, "other-values")
+    age_all(tbl["dir"])
+    rows = lambda: sorted(tbl["cat"].load_table("ns.t").scan().to_arrow()  # noqa: E731
+                          .column("a").to_pylist())
+    before = rows()
+    p = icm(tbl, "remove-orphan-files", "ns.t")
+    assert p.returncode == 0, p.stderr
+    assert "not deleted" not in p.stderr, p.stderr
+    assert not os.path.exists(local(orphan))
+    assert os.path.exists(local(f)) and os.path.exists(local(g))
+    assert rows() == before
 
 
 def sweep_keeps_a_file_renamed_onto_a_non_parquet_leftover(tbl, f, kind=None):

@@ -193,6 +193,99 @@ static void test_malformed_row_groups(void **state)
 
 /* Every engine-written Parquet file of the fixtures (in place) decodes with statistics: the
  * row count the schema reader gives, and every chunk within the footer. */
+/* Judge `fb` against (count, lower, upper) under any mapping of the bounds' ids onto leaves. */
+static bool fits_any(const uint8_t *fb, size_t len, int64_t count, icm_raw lower,
+                     icm_raw upper)
+{
+    icm__parquet_stats *s = NULL;
+    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
+    bool fits = false;
+    icmt_ok(icm__verify_footer_fits_any_mapping(s, count, lower, upper, &fits));
+    icm__parquet_stats_free(s);
+    return fits;
+}
+
+/* Longs a and b (field ids 1 and 2) of one row group: a within [a_min, a_max], b within
+ * [b_min, b_max]. */
+static size_t two_longs(uint8_t *fb, int64_t a_min, int64_t a_max, int64_t b_min, int64_t b_max)
+{
+    static uint8_t v[4][8];
+    static const icmt_leaf leaves[] = {{"a", 2, -1, 1}, {"b", 2, -1, 2}};
+    icmt_chunk rg[] = {{icmt_le64(a_min, v[0]), icmt_le64(a_max, v[1]), 8, 8, false},
+                       {icmt_le64(b_min, v[2]), icmt_le64(b_max, v[3]), 8, 8, false}};
+    return icmt_parquet_footer(fb, leaves, 2, 10, 1, rg);
+}
+
+/* Bounds of longs: ids[i] within [lo[i], hi[i]]. */
+typedef struct {
+    icmt_bounds lo_map, hi_map;
+    uint8_t lo[3][8], hi[3][8];
+    icm_raw lower, upper;
+} long_bounds;
+
+static void long_bounds_of(long_bounds *b, size_t n, const int32_t *ids, const int64_t *lo,
+                           const int64_t *hi)
+{
+    const void *lv[3], *hv[3];
+    size_t lens[3] = {8, 8, 8};
+    for (size_t i = 0; i < n; i++) {
+        lv[i] = icmt_le64(lo[i], b->lo[i]);
+        hv[i] = icmt_le64(hi[i], b->hi[i]);
+    }
+    b->lower = icmt_bounds_map(&b->lo_map, n, ids, lv, lens);
+    b->upper = icmt_bounds_map(&b->hi_map, n, ids, hv, lens);
+}
+
+/* Adversary round 23, F1: when the schema an entry's statistics were mapped by is gone, a
+ * file is described when some mapping of the bounds' ids onto distinct leaves fits (the true
+ * one is among them), not by its row count alone: swapped bounds fit; bounds no leaf's values
+ * lie within, or more bounds than leaves, do not; a mapping a first greedy choice misses is
+ * found; reserved ids need no leaf; a leaf of a form that does not compare may be any id's. */
+static void test_fits_under_any_mapping(void **state)
+{
+    (void)state;
+    uint8_t fb[ICMT_FOOTER_MAX];
+    size_t len = two_longs(fb, 1, 10, 1001, 1010);
+    long_bounds b;
+    int32_t ids[] = {1, 2, 3};
+    /* by ids, then swapped */
+    long_bounds_of(&b, 2, ids, (int64_t[]){1, 1001}, (int64_t[]){10, 1010});
+    assert_true(fits_any(fb, len, 10, b.lower, b.upper));
+    assert_false(fits_any(fb, len, 11, b.lower, b.upper)); /* another count */
+    long_bounds_of(&b, 2, ids, (int64_t[]){1001, 1}, (int64_t[]){1010, 10});
+    assert_true(fits_any(fb, len, 10, b.lower, b.upper));
+    /* a dead file of the same count with other values (round 23, F1): no mapping fits */
+    size_t other = two_longs(fb + ICMT_FOOTER_MAX / 2, 21, 30, 3021, 3030);
+    assert_false(fits_any(fb + ICMT_FOOTER_MAX / 2, other, 10, b.lower, b.upper));
+    /* one bound fits either leaf, the other only the first: the first bound gets the second */
+    len = two_longs(fb, 5, 6, 1, 10);
+    long_bounds_of(&b, 2, ids, (int64_t[]){1, 5}, (int64_t[]){10, 6});
+    assert_true(fits_any(fb, len, 10, b.lower, b.upper));
+    /* both bounds fit only the same leaf: no mapping */
+    long_bounds_of(&b, 2, ids, (int64_t[]){5, 5}, (int64_t[]){6, 6});
+    assert_false(fits_any(fb, len, 10, b.lower, b.upper));
+    /* three bounds, two leaves */
+    long_bounds_of(&b, 3, ids, (int64_t[]){0, 0, 0}, (int64_t[]){99, 99, 99});
+    assert_false(fits_any(fb, len, 10, b.lower, b.upper));
+    /* a reserved id's bound (_row_id) needs no leaf */
+    int32_t reserved[] = {1, 2, 2147483540};
+    long_bounds_of(&b, 3, reserved, (int64_t[]){1, 5, 0}, (int64_t[]){10, 6, 99});
+    assert_true(fits_any(fb, len, 10, b.lower, b.upper));
+    /* a decimal leaf may hold any bound */
+    static uint8_t v[2][8];
+    static const icmt_leaf dec[] = {{"a", 2, 5 /* DECIMAL */, 1}, {"b", 2, -1, 2}};
+    icmt_chunk rg[] = {{icmt_le64(5, v[0]), icmt_le64(6, v[1]), 8, 8, false},
+                       {icmt_le64(5, v[0]), icmt_le64(6, v[1]), 8, 8, false}};
+    len = icmt_parquet_footer(fb, dec, 2, 10, 1, rg);
+    long_bounds_of(&b, 2, ids, (int64_t[]){5, 100}, (int64_t[]){6, 200});
+    assert_true(fits_any(fb, len, 10, b.lower, b.upper));
+    /* no bounds: the count decides */
+    icmt_bounds none;
+    icm_raw empty = icmt_bounds_map(&none, 0, NULL, NULL, NULL);
+    assert_true(fits_any(fb, len, 10, empty, empty));
+    assert_false(fits_any(fb, len, 9, empty, empty));
+}
+
 static size_t fixture_files, fixture_chunks;
 
 static int read_fixture(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -241,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_truncated_strings),
         cmocka_unit_test(test_what_is_not_compared),
         cmocka_unit_test(test_malformed_row_groups),
+        cmocka_unit_test(test_fits_under_any_mapping),
         cmocka_unit_test(test_fixture_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
