@@ -844,6 +844,20 @@ def swap_names(tbl):
             u.rename_column(old, new)
 
 
+def swapped_back_and_appended(tmp_path, bases, tag=None):
+    """re_added_after_two_columns_swapped_names (tag), the names swapped back (PyIceberg
+    reuses the first schema's id), then one append of ten rows per base in `bases` (a from
+    base, b from base + 3000). Returns (tbl, f)."""
+    tbl, f = re_added_after_two_columns_swapped_names(tmp_path, tag=tag)
+    swap_names(tbl)
+    schema = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.int64())])
+    for base in bases:
+        tbl["cat"].load_table("ns.t").append(pa.table(
+            {"a": list(range(base, base + 10)), "b": list(range(base + 3000, base + 3010))},
+            schema=schema))
+    return tbl, f
+
+
 LEFTOVER_KINDS = ["one-byte-changed", "no-ids", "no-statistics", "other-ids"]
 
 
@@ -859,12 +873,8 @@ def test_data_loss_file_added_again_by_a_schema_the_expiry_removed(tmp_path, com
     judges a file with ids whose adding schema is gone by its row count, the file the entry
     names by its row count too: kept; restored, the table reads. Round 23, D1: a leftover
     sharing no compared column with the entry (`kind`) "fitted" it on its row count alone."""
-    tbl, f = re_added_after_two_columns_swapped_names(tmp_path)
-    swap_names(tbl)
+    tbl, f = swapped_back_and_appended(tmp_path, (31,))
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
-    schema = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.int64())])
-    load().append(pa.table({"a": list(range(31, 41)), "b": list(range(3031, 3041))},
-                           schema=schema))
     expire = ("expire-snapshots", "ns.t", "--older-than", "2099-01-01", "--retain-last", "1",
               "--clean-expired-metadata")
     if command == "expire":
@@ -919,13 +929,8 @@ def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_pa
     fits it in no way left: kept; restored, the table reads. Round 23, D1: a leftover that
     shares no compared column with the entry (`kind`, leftover_sharing_no_compared_column)
     "fitted" it on its row count alone, and the file went."""
-    tbl, f = re_added_after_two_columns_swapped_names(tmp_path, tag="old")
-    swap_names(tbl)
+    tbl, f = swapped_back_and_appended(tmp_path, (31, 41), tag="old")
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
-    schema = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.int64())])
-    for base in (31, 41):
-        load().append(pa.table({"a": list(range(base, base + 10)),
-                                "b": list(range(base * 100, base * 100 + 10))}, schema=schema))
     expire = ("--older-than", "2099-01-01", "--retain-last", "1", "--clean-expired-metadata")
     age_all(tbl["dir"])
     p = icm(tbl, "expire-snapshots", "ns.t", *expire)
@@ -936,16 +941,12 @@ def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_pa
 
 
 def re_added_by_a_schema_since_removed(tmp_path):
-    """re_added_after_two_columns_swapped_names, the names swapped back, a file g of f's size
-    and row count appended (other values: a 21..30, b 3021..3030), and an expiry with
-    --retain-last 1 --clean-expired-metadata that removes the snapshot that added f again
-    and the schema it mapped f's statistics by. Returns (tbl, f, g, the expiry's options)."""
-    tbl, f = re_added_after_two_columns_swapped_names(tmp_path)
-    swap_names(tbl)
+    """swapped_back_and_appended with a file g of f's size and row count (other values: a
+    21..30, b 3021..3030), and an expiry with --retain-last 1 --clean-expired-metadata that
+    removes the snapshot that added f again and the schema it mapped f's statistics by.
+    Returns (tbl, f, g, the expiry's options)."""
+    tbl, f = swapped_back_and_appended(tmp_path, (21,))
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
-    schema = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.int64())])
-    load().append(pa.table({"a": list(range(21, 31)), "b": list(range(3021, 3031))},
-                           schema=schema))
     g = [t.file.file_path for t in load().scan().plan_files()
          if t.file.lower_bounds.get(1) == (21).to_bytes(8, "little", signed=True)][0]
     assert os.path.getsize(local(g)) == os.path.getsize(local(f))
