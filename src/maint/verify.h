@@ -365,21 +365,39 @@ bool icm__verify_footer_names_matter(const struct icm__parquet_stats *stats);
  * index it otherwise than icm__verify_footer_ids). */
 bool icm__verify_footer_ids_matter(const struct icm__parquet_stats *stats);
 
-/* As icm__verify_footer_agrees, and *compared: how many of the entry's bounds were compared
- * with a row group's value (0: the file agrees on its row count alone, its columns and the
- * entry's bounds sharing nothing that compares; adversary round 23, D1). */
-void icm__verify_footer_agrees_counted(const struct icm__parquet_stats *stats,
-                                       const icm__footer_ids *ids, int64_t record_count,
-                                       icm_raw lower_bounds, icm_raw upper_bounds, char *why,
-                                       size_t why_size, bool *agrees, size_t *compared);
+/* As icm__verify_footer_agrees, judged as the file an entry names, whose writer took the
+ * entry's bounds from its columns: besides, every bound whose column the file has finds a
+ * value stated on its side in some row group (a column null in every row, or written
+ * without statistics, gave the entry no bound: adversary round 24, D1), and with
+ * some_compared some bound is compared with a value at all (a fit on the row count alone,
+ * no column shared with the bounds, says nothing: round 23, D1). */
+void icm__verify_footer_agrees_as_named(const struct icm__parquet_stats *stats,
+                                        const icm__footer_ids *ids, int64_t record_count,
+                                        icm_raw lower_bounds, icm_raw upper_bounds,
+                                        bool some_compared, char *why, size_t why_size,
+                                        bool *agrees);
+/* Whether the file's footer fits the entry in some way the table's `schemas` (may be NULL)
+ * leave: by its field ids, or by ids or by names under any of them, as the file the entry
+ * names (icm__verify_footer_agrees_as_named, some bound compared). How the file an entry
+ * names is judged when the schema its statistics were mapped by is gone (a healthy entry's
+ * file fits in one of these ways); `why` gets the last way's reason. Returns 0 or
+ * ICM_ENOMEM. */
+int icm__verify_footer_fits_some_way(const struct icm__parquet_stats *stats,
+                                     const icm__verify_schemas *schemas, int64_t record_count,
+                                     icm_raw lower_bounds, icm_raw upper_bounds, char *why,
+                                     size_t why_size, bool *fits);
 /* Whether the file's footer fits the entry under some mapping of the entry's bound field ids
  * onto distinct leaves of the file: the row count agrees and each bound's id can be given a
- * leaf of its own whose values lie within it (a leaf whose form does not compare may be any
- * bound's; ids of the spec's reserved metadata columns need none). How a file is described
- * when the schema its statistics were mapped by is gone (a writer that maps them by name
- * under a schema since removed may have given any column any id; adversary round 23, F1):
- * the true mapping is one of these. Over 256 ids, 1,024 leaves or 4M value comparisons the
- * mapping is not searched and the row count alone decides. Returns 0 or ICM_ENOMEM. */
+ * leaf of its own that can store a value of its form (its width, by Iceberg's single-value
+ * serialization of the types the leaf may store, promotions included) and whose values lie
+ * within it (compared as a long or a double on a promoted leaf; a leaf whose values do not
+ * compare may hold any bound of its form; ids of the spec's reserved metadata columns need
+ * none). How a file is described when the schema its statistics were mapped by is gone (a
+ * writer that maps them by name under a schema since removed may have given any column any
+ * id; adversary round 23, F1; round 24, F1: any bound on a leaf of another width, or on a
+ * decimal, let most dead files fit): the true mapping is one of these. Over 256 ids, 1,024
+ * leaves or 4M value comparisons the mapping is not searched and the row count alone
+ * decides. Returns 0 or ICM_ENOMEM. */
 int icm__verify_footer_fits_any_mapping(const struct icm__parquet_stats *stats,
                                         int64_t record_count, icm_raw lower_bounds,
                                         icm_raw upper_bounds, bool *fits);

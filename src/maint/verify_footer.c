@@ -69,8 +69,29 @@ static int64_t le_signed(const uint8_t *p, size_t n)
 /* Compare a (the entry's bound) with b (a footer value) of one leaf: -1, 0, 1 into *out, or
  * false when they are not comparable. `upper`: the pair are upper bounds (see the top). */
 static bool compare(const icm__parquet_element *leaf, const uint8_t *a, size_t alen,
-                    const uint8_t *b, size_t blen, bool upper, int *out)
+                    const uint8_t *b, size_t blen, bool upper, bool promoted, int *out)
 {
+    /* (promoted: the entry's value may be of the promoted type, a long for an INT32 leaf or
+     * a double for a FLOAT one, as a writer that adds a file under the promoted column
+     * records it) */
+    if (promoted && alen == 8 && (leaf->type == ICM__PQ_INT32 || leaf->type == ICM__PQ_FLOAT)) {
+        if (blen != 4)
+            return false;
+        double x, y;
+        if (leaf->type == ICM__PQ_INT32) {
+            int64_t xi = le_signed(a, 8), yi = le_signed(b, 4);
+            *out = (xi > yi) - (xi < yi);
+            return true;
+        }
+        float fy;
+        memcpy(&x, a, 8);
+        memcpy(&fy, b, 4);
+        y = fy;
+        if (isnan(x) || isnan(y))
+            return false;
+        *out = (x > y) - (x < y);
+        return true;
+    }
     switch (leaf->type) {
     case ICM__PQ_BOOLEAN:
         if (alen != 1 || blen != 1)
@@ -290,18 +311,22 @@ void icm__verify_footer_ids_free(icm__footer_ids *ids)
 }
 
 /* The first row group value of leaf k outside the entry's bound `bound` (a lower bound when
- * !upper): its row group, or SIZE_MAX. */
+ * !upper): its row group, or SIZE_MAX. *compared counts the values compared; *stated: some
+ * row group states that side's value (none does for a column null in every row or written
+ * without statistics). */
 static size_t outside(const icm__parquet_stats *s, size_t k, const uint8_t *bound, size_t len,
-                      bool upper, size_t *compared)
+                      bool upper, bool promoted, size_t *compared, bool *stated)
 {
     const icm__parquet_element *leaf = &s->schema->elements[s->leaves[k]];
+    *stated = false;
     for (size_t g = 0; g < s->row_group_count; g++) {
         const icm__parquet_chunk_stats *c = &s->chunks[g * s->leaf_count + k];
         int cmp;
         if (upper ? !c->has_max : !c->has_min)
             continue;
-        bool told = upper ? compare(leaf, bound, len, c->max, c->max_len, true, &cmp)
-                          : compare(leaf, bound, len, c->min, c->min_len, false, &cmp);
+        *stated = true;
+        bool told = upper ? compare(leaf, bound, len, c->max, c->max_len, true, promoted, &cmp)
+                          : compare(leaf, bound, len, c->min, c->min_len, false, promoted, &cmp);
         *compared += told;
         if (told && (upper ? cmp < 0 : cmp > 0))
             return g;
@@ -309,9 +334,11 @@ static size_t outside(const icm__parquet_stats *s, size_t k, const uint8_t *boun
     return SIZE_MAX;
 }
 
-/* One bounds map against the footer: false (and *why) at the first value outside it. */
+/* One bounds map against the footer: false (and *why) at the first value outside it.
+ * *unstated counts the bounds whose leaf states no value on that side. */
 static void map_holds(const icm__parquet_stats *s, const icm__footer_ids *ix, icm_raw map,
-                      bool upper, char *why, size_t why_size, bool *holds, size_t *compared)
+                      bool upper, char *why, size_t why_size, bool *holds, size_t *compared,
+                      size_t *unstated)
 {
     *holds = true;
     icm__bounds_iter it;
@@ -330,7 +357,12 @@ static void map_holds(const icm__parquet_stats *s, const icm__footer_ids *ix, ic
         }
         if (lo == ix->n || ix->items[lo].id != key)
             continue;
-        size_t g = outside(s, ix->items[lo].leaf, value, len, upper, compared);
+        bool stated = false;
+        size_t g = outside(s, ix->items[lo].leaf, value, len, upper, false, compared, &stated);
+        if (!stated && (*unstated)++ == 0)
+            snprintf(why, why_size, "its column of field %d states no value (null in every "
+                     "row, or no statistics) where the entry holds a %s bound", (int)key,
+                     upper ? "upper" : "lower");
         if (g != SIZE_MAX) {
             snprintf(why, why_size, "row group %zu holds a value of field %d %s the entry's %s "
                      "bound", g, (int)key, upper ? "above" : "below", upper ? "upper" : "lower");
@@ -339,32 +371,73 @@ static void map_holds(const icm__parquet_stats *s, const icm__footer_ids *ix, ic
     }
 }
 
-void icm__verify_footer_agrees(const icm__parquet_stats *s, const icm__footer_ids *ids,
-                               int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,
-                               char *why, size_t why_size, bool *agrees)
-{
-    size_t compared;
-    icm__verify_footer_agrees_counted(s, ids, record_count, lower_bounds, upper_bounds, why,
-                                      why_size, agrees, &compared);
-}
-
-void icm__verify_footer_agrees_counted(const icm__parquet_stats *s, const icm__footer_ids *ids,
-                                       int64_t record_count, icm_raw lower_bounds,
-                                       icm_raw upper_bounds, char *why, size_t why_size,
-                                       bool *agrees, size_t *compared)
+/* The two maps against the footer (icm__verify_footer_agrees), counting as map_holds. */
+static void agrees_counted(const icm__parquet_stats *s, const icm__footer_ids *ids,
+                           int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,
+                           char *why, size_t why_size, bool *agrees, size_t *compared,
+                           size_t *unstated)
 {
     *agrees = false;
     *compared = 0;
+    *unstated = 0;
     if (record_count >= 0 && s->schema->num_rows != record_count) {
         snprintf(why, why_size, "it has %lld rows, the entry records %lld",
                  (long long)s->schema->num_rows, (long long)record_count);
         return;
     }
     bool holds = true;
-    map_holds(s, ids, lower_bounds, false, why, why_size, &holds, compared);
+    /* (why: a value outside, which ends the look, else the first column that states none) */
+    map_holds(s, ids, lower_bounds, false, why, why_size, &holds, compared, unstated);
     if (holds)
-        map_holds(s, ids, upper_bounds, true, why, why_size, &holds, compared);
+        map_holds(s, ids, upper_bounds, true, why, why_size, &holds, compared, unstated);
     *agrees = holds;
+}
+
+void icm__verify_footer_agrees(const icm__parquet_stats *s, const icm__footer_ids *ids,
+                               int64_t record_count, icm_raw lower_bounds, icm_raw upper_bounds,
+                               char *why, size_t why_size, bool *agrees)
+{
+    size_t compared, unstated;
+    agrees_counted(s, ids, record_count, lower_bounds, upper_bounds, why, why_size, agrees,
+                   &compared, &unstated);
+}
+
+void icm__verify_footer_agrees_as_named(const icm__parquet_stats *s, const icm__footer_ids *ids,
+                                        int64_t record_count, icm_raw lower_bounds,
+                                        icm_raw upper_bounds, bool some_compared, char *why,
+                                        size_t why_size, bool *agrees)
+{
+    size_t compared, unstated;
+    agrees_counted(s, ids, record_count, lower_bounds, upper_bounds, why, why_size, agrees,
+                   &compared, &unstated);
+    if (*agrees && unstated > 0)
+        *agrees = false; /* (why: the first such column) */
+    else if (*agrees && some_compared && compared == 0) {
+        *agrees = false;
+        snprintf(why, why_size, "none of its columns compares with the entry's bounds");
+    }
+}
+
+int icm__verify_footer_fits_some_way(const icm__parquet_stats *s,
+                                     const icm__verify_schemas *schemas, int64_t record_count,
+                                     icm_raw lower_bounds, icm_raw upper_bounds, char *why,
+                                     size_t why_size, bool *fits)
+{
+    *fits = false;
+    size_t n = schemas != NULL ? schemas->n : 0;
+    int rc = 0;
+    for (size_t k = 0; !*fits && rc == 0 && k <= 2 * n; k++) {
+        /* (k 0: by ids; then each schema by ids and names, and by names alone) */
+        const icm__schema *schema = k == 0 ? NULL : schemas->items[(k - 1) / 2].schema;
+        icm__footer_ids *ix = NULL;
+        rc = k > 0 && (k - 1) % 2 == 1 ? icm__verify_footer_names(s, schema, &ix)
+                                       : icm__verify_footer_ids(s, schema, &ix);
+        if (rc == 0)
+            icm__verify_footer_agrees_as_named(s, ix, record_count, lower_bounds, upper_bounds,
+                                               true, why, why_size, fits);
+        icm__verify_footer_ids_free(ix);
+    }
+    return rc;
 }
 
 /* ---- under any mapping (icm__verify_footer_fits_any_mapping) ---- */
@@ -439,6 +512,33 @@ static int gather_bounds(icm_raw lower, icm_raw upper, mapped_bound **out, size_
     return 0;
 }
 
+/* Whether an entry's value of `len` bytes (NULL: none) can be a bound of a column stored as
+ * `leaf`, by Iceberg's single-value serialization of each type the leaf may store: boolean
+ * 1 byte; int and date 4 on INT32, and long 8 (a column promoted from int); long, time and
+ * timestamps 8 on INT64, and timestamps 8 on INT96; float 4 and double 8 on FLOAT (promoted),
+ * double 8 on DOUBLE; a decimal's unscaled value 1 to 16 on any leaf annotated DECIMAL;
+ * strings, binary, fixed and UUIDs any length on byte arrays. */
+static bool form_fits(const icm__parquet_element *leaf, const uint8_t *value, size_t len)
+{
+    if (value == NULL)
+        return true;
+    if (leaf->converted_type == ICM__PQ_CT_DECIMAL || leaf->logical.kind == ICM__PQ_LT_DECIMAL)
+        return len >= 1 && len <= 16;
+    switch (leaf->type) {
+    case ICM__PQ_BOOLEAN:
+        return len == 1;
+    case ICM__PQ_INT32:
+    case ICM__PQ_FLOAT:
+        return len == 4 || len == 8;
+    case ICM__PQ_INT64:
+    case ICM__PQ_INT96:
+    case ICM__PQ_DOUBLE:
+        return len == 8;
+    default:
+        return true;
+    }
+}
+
 /* Kuhn's augmenting path from bound i: whether it finds a leaf (leaf_of[i]). */
 static bool augment(size_t i, size_t n_leaves, const uint8_t *possible, size_t *bound_of,
                     size_t *leaf_of, uint8_t *seen)
@@ -490,12 +590,15 @@ int icm__verify_footer_fits_any_mapping(const icm__parquet_stats *s, int64_t rec
             /* (a leaf whose form does not compare may be any bound's) */
             const icm__parquet_element *leaf = &s->schema->elements[s->leaves[k]];
             size_t compared = 0;
+            bool stated;
             possible[i * leaves + k] =
-                !comparable_leaf(leaf) ||
-                ((b[i].lower == NULL ||
-                  outside(s, k, b[i].lower, b[i].lower_len, false, &compared) == SIZE_MAX) &&
-                 (b[i].upper == NULL ||
-                  outside(s, k, b[i].upper, b[i].upper_len, true, &compared) == SIZE_MAX));
+                form_fits(leaf, b[i].lower, b[i].lower_len) &&
+                form_fits(leaf, b[i].upper, b[i].upper_len) &&
+                (!comparable_leaf(leaf) ||
+                 ((b[i].lower == NULL || outside(s, k, b[i].lower, b[i].lower_len, false, true,
+                                                 &compared, &stated) == SIZE_MAX) &&
+                  (b[i].upper == NULL || outside(s, k, b[i].upper, b[i].upper_len, true, true,
+                                                 &compared, &stated) == SIZE_MAX)));
         }
     bool all = rc == 0;
     for (size_t k = 0; all && k < leaves; k++)

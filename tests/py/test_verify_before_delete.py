@@ -858,7 +858,8 @@ def swapped_back_and_appended(tmp_path, bases, tag=None):
     return tbl, f
 
 
-LEFTOVER_KINDS = ["one-byte-changed", "no-ids", "no-statistics", "other-ids"]
+LEFTOVER_KINDS = ["one-byte-changed", "no-ids", "no-statistics", "other-ids", "a-null",
+                  "a-without-statistics"]
 
 
 @pytest.mark.parametrize("kind", [None] + LEFTOVER_KINDS[1:])
@@ -895,21 +896,29 @@ def leftover_sharing_no_compared_column(f, kind):
     bytes: it is compared, and does not fit the swapped bounds), `no-ids` (columns x and y
     without field ids), `no-statistics` (f's ids, written without statistics) or `other-ids`
     (ids 7 and 8); or `other-values` (f's ids and statistics, values no bound of f's entry
-    holds under any mapping of its columns). Zero bytes before the footer pad it to f's
-    size."""
+    holds under any mapping of its columns); or one whose column b (id 2) holds f's a, so
+    that only the swapped entry's bound of id 2 is compared, its column a null in every row
+    (`a-null`) or written without statistics (`a-without-statistics`). Zero bytes before the
+    footer pad it to f's size."""
     import struct
     import pyarrow.parquet as pq
     if kind == "one-byte-changed":
         return copy_with_one_byte_changed(f)
     other = local(f)[:-len(".parquet")] + "-leftover.parquet"
     ids = {"no-ids": None, "no-statistics": ("1", "2"), "other-ids": ("7", "8"),
-           "other-values": ("1", "2")}[kind]
+           "other-values": ("1", "2"), "a-null": ("1", "2"),
+           "a-without-statistics": ("1", "2")}[kind]
     names = ("x", "y") if ids is None else ("a", "b")
     schema = pa.schema([pa.field(n, pa.int64(),
                                  metadata=None if ids is None else {"PARQUET:field_id": i})
                         for n, i in zip(names, ids or (None, None))])
-    pq.write_table(pa.table([list(range(500, 510)), list(range(700, 710))], schema=schema),
-                   other, write_statistics=kind != "no-statistics", store_schema=False)
+    columns = [list(range(500, 510)), list(range(700, 710))]
+    if kind.startswith("a-"):  # (b within the entry's bound for id 2: f's a, 1..10)
+        columns = [[None] * 10 if kind == "a-null" else list(range(500, 510)),
+                   list(range(1, 11))]
+    statistics = {"no-statistics": False, "a-without-statistics": ["b"]}.get(kind, True)
+    pq.write_table(pa.table(columns, schema=schema), other, write_statistics=statistics,
+                   store_schema=False)
     data = open(other, "rb").read()
     pad = os.path.getsize(local(f)) - len(data)
     assert pad >= 0, (kind, len(data))
@@ -928,7 +937,8 @@ def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_pa
     statistics were mapped: the file's row count describes it, and the file the entry names
     fits it in no way left: kept; restored, the table reads. Round 23, D1: a leftover that
     shares no compared column with the entry (`kind`, leftover_sharing_no_compared_column)
-    "fitted" it on its row count alone, and the file went."""
+    "fitted" it on its row count alone, and the file went; round 24, D1: so did one whose
+    column of a bounded id states no value (a-null, a-without-statistics)."""
     tbl, f = swapped_back_and_appended(tmp_path, (31, 41), tag="old")
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
     expire = ("--older-than", "2099-01-01", "--retain-last", "1", "--clean-expired-metadata")

@@ -284,6 +284,79 @@ static void test_fits_under_any_mapping(void **state)
     icm_raw empty = icmt_bounds_map(&none, 0, NULL, NULL, NULL);
     assert_true(fits_any(fb, len, 10, empty, empty));
     assert_false(fits_any(fb, len, 9, empty, empty));
+    /* round 24, F1: a bound's form must be one the leaf can store. Two INT32 leaves (5..6,
+     * 7..8): long bounds (a column promoted from int) are compared as longs; on BOOLEAN
+     * leaves no 8-byte bound fits */
+    static uint8_t i32[4][4] = {{5}, {6}, {7}, {8}};
+    static const icmt_leaf ints[] = {{"c", 1 /* INT32 */, -1, 3}, {"d", 1, -1, 4}};
+    icmt_chunk ri[] = {{i32[0], i32[1], 4, 4, false}, {i32[2], i32[3], 4, 4, false}};
+    len = icmt_parquet_footer(fb, ints, 2, 10, 1, ri);
+    long_bounds_of(&b, 2, ids, (int64_t[]){7, 5}, (int64_t[]){8, 6}); /* swapped: fits */
+    assert_true(fits_any(fb, len, 10, b.lower, b.upper));
+    long_bounds_of(&b, 2, ids, (int64_t[]){1001, 1}, (int64_t[]){1010, 10}); /* no leaf */
+    assert_false(fits_any(fb, len, 10, b.lower, b.upper));
+    static uint8_t t1 = 1;
+    static const icmt_leaf bools[] = {{"c", 0 /* BOOLEAN */, -1, 3}, {"d", 0, -1, 4}};
+    icmt_chunk rb[] = {{&t1, &t1, 1, 1, false}, {&t1, &t1, 1, 1, false}};
+    len = icmt_parquet_footer(fb, bools, 2, 10, 1, rb);
+    long_bounds_of(&b, 2, ids, (int64_t[]){0, 0}, (int64_t[]){99, 99});
+    assert_false(fits_any(fb, len, 10, b.lower, b.upper));
+}
+
+/* Adversary round 24, D1: as the file an entry names (icm__verify_footer_agrees_as_named), a
+ * column that states no value where the entry holds a bound (null in every row, or no
+ * statistics) does not fit, though a file judged as described may; with some_compared, a fit
+ * that compared nothing does not either. */
+static void test_agrees_as_named(void **state)
+{
+    (void)state;
+    uint8_t fb[ICMT_FOOTER_MAX], one[8], two[8];
+    icmt_le64(1, one);
+    icmt_le64(2, two);
+    icmt_chunk rg[] = {{NULL, NULL, 0, 0, false}, {"apple", "fig", 5, 3, false}};
+    size_t len = icmt_parquet_footer(fb, ICMT_ID_AND_S, 2, 2, 1, rg);
+    icm__parquet_stats *s = NULL;
+    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
+    icm__footer_ids *ids = NULL;
+    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
+    icmt_entry_bounds e;
+    icmt_entry_bounds_of(&e, 1, 2, "apple", "fig");
+    char why[160] = "";
+    bool agrees = false;
+    icm__verify_footer_agrees(s, ids, 2, e.lower, e.upper, why, sizeof why, &agrees);
+    assert_true(agrees);
+    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, false, why, sizeof why,
+                                       &agrees);
+    assert_false(agrees);
+    assert_string_equal(why, "its column of field 1 states no value (null in every row, or no "
+                             "statistics) where the entry holds a lower bound");
+    /* a value outside says more */
+    icmt_entry_bounds_of(&e, 1, 2, "banana", "fig");
+    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, false, why, sizeof why,
+                                       &agrees);
+    assert_false(agrees);
+    assert_string_equal(why, "row group 0 holds a value of field 2 below the entry's lower "
+                             "bound");
+    /* every bounded column stated: fits; no bounds: fits unless some must be compared */
+    icm__verify_footer_ids_free(ids);
+    icm__parquet_stats_free(s);
+    icmt_chunk full[] = {{one, two, 8, 8, false}, {"apple", "fig", 5, 3, false}};
+    len = icmt_parquet_footer(fb, ICMT_ID_AND_S, 2, 2, 1, full);
+    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
+    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
+    icmt_entry_bounds_of(&e, 1, 2, "apple", "fig");
+    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, true, why, sizeof why,
+                                       &agrees);
+    assert_true(agrees);
+    icmt_bounds none;
+    icm_raw empty = icmt_bounds_map(&none, 0, NULL, NULL, NULL);
+    icm__verify_footer_agrees_as_named(s, ids, 2, empty, empty, false, why, sizeof why, &agrees);
+    assert_true(agrees);
+    icm__verify_footer_agrees_as_named(s, ids, 2, empty, empty, true, why, sizeof why, &agrees);
+    assert_false(agrees);
+    assert_string_equal(why, "none of its columns compares with the entry's bounds");
+    icm__verify_footer_ids_free(ids);
+    icm__parquet_stats_free(s);
 }
 
 static size_t fixture_files, fixture_chunks;
@@ -335,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_what_is_not_compared),
         cmocka_unit_test(test_malformed_row_groups),
         cmocka_unit_test(test_fits_under_any_mapping),
+        cmocka_unit_test(test_agrees_as_named),
         cmocka_unit_test(test_fixture_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
