@@ -147,8 +147,11 @@ struct icm__footer_ids {
     struct by_id {
         int32_t id;
         size_t leaf;
+        bool comparable; /* (else only whether it states a value is asked) */
     } *items;
     size_t n;
+    bool complete; /* every nested leaf has an id here: an id not found is a column the file
+                    * lacks (a top-level one without is named as no field of the schema) */
 };
 
 static int by_id_order(const void *a, const void *b)
@@ -188,10 +191,9 @@ static int index_leaves(const icm__parquet_stats *s, const struct icm__schema *s
     if (n_fields > 0)
         qsort(fields, n_fields, sizeof *fields, by_name_order);
     const icm__parquet_element *el = s->schema->elements;
+    ix->complete = true;
     for (size_t k = 0; k < s->leaf_count; k++) {
         const icm__parquet_element *leaf = &el[s->leaves[k]];
-        if (!comparable_leaf(leaf))
-            continue;
         bool by_name = names_only || !leaf->has_field_id;
         int32_t id = by_name ? INT32_MIN : leaf->field_id;
         bool top_level = false; /* (a root child: its parent is element 0) */
@@ -206,7 +208,9 @@ static int index_leaves(const icm__parquet_stats *s, const struct icm__schema *s
                 id = (*hit)->id;
         }
         if (id != INT32_MIN)
-            ix->items[ix->n++] = (struct by_id){id, k};
+            ix->items[ix->n++] = (struct by_id){id, k, comparable_leaf(leaf)};
+        else if (!top_level)
+            ix->complete = false; /* (a nested leaf matched by no name may be any field's) */
     }
     icm__free(fields);
     if (ix->n > 0)
@@ -334,6 +338,17 @@ static size_t outside(const icm__parquet_stats *s, size_t k, const uint8_t *boun
     return SIZE_MAX;
 }
 
+/* Whether some row group states leaf k's max (upper) or min. */
+static bool states_a_value(const icm__parquet_stats *s, size_t k, bool upper)
+{
+    for (size_t g = 0; g < s->row_group_count; g++) {
+        const icm__parquet_chunk_stats *c = &s->chunks[g * s->leaf_count + k];
+        if (upper ? c->has_max : c->has_min)
+            return true;
+    }
+    return false;
+}
+
 /* One bounds map against the footer: false (and *why) at the first value outside it.
  * *unstated counts the bounds whose leaf states no value on that side. */
 static void map_holds(const icm__parquet_stats *s, const icm__footer_ids *ix, icm_raw map,
@@ -355,10 +370,19 @@ static void map_holds(const icm__parquet_stats *s, const icm__footer_ids *ix, ic
             else
                 hi = mid;
         }
-        if (lo == ix->n || ix->items[lo].id != key)
+        if (lo == ix->n || ix->items[lo].id != key) {
+            /* (no column of that id: the file lacks it when every leaf was indexed) */
+            if (ix->complete && (*unstated)++ == 0)
+                snprintf(why, why_size, "it has no column of field %d, where the entry holds "
+                         "a %s bound", (int)key, upper ? "upper" : "lower");
             continue;
+        }
         bool stated = false;
-        size_t g = outside(s, ix->items[lo].leaf, value, len, upper, false, compared, &stated);
+        size_t g = SIZE_MAX;
+        if (ix->items[lo].comparable)
+            g = outside(s, ix->items[lo].leaf, value, len, upper, false, compared, &stated);
+        else
+            stated = states_a_value(s, ix->items[lo].leaf, upper);
         if (!stated && (*unstated)++ == 0)
             snprintf(why, why_size, "its column of field %d states no value (null in every "
                      "row, or no statistics) where the entry holds a %s bound", (int)key,

@@ -859,7 +859,7 @@ def swapped_back_and_appended(tmp_path, bases, tag=None):
 
 
 LEFTOVER_KINDS = ["one-byte-changed", "no-ids", "no-statistics", "other-ids", "a-null",
-                  "a-without-statistics"]
+                  "a-without-statistics", "a-missing"]
 
 
 @pytest.mark.parametrize("kind", [None] + LEFTOVER_KINDS[1:])
@@ -898,8 +898,8 @@ def leftover_sharing_no_compared_column(f, kind):
     (ids 7 and 8); or `other-values` (f's ids and statistics, values no bound of f's entry
     holds under any mapping of its columns); or one whose column b (id 2) holds f's a, so
     that only the swapped entry's bound of id 2 is compared, its column a null in every row
-    (`a-null`) or written without statistics (`a-without-statistics`). Zero bytes before the
-    footer pad it to f's size."""
+    (`a-null`), written without statistics (`a-without-statistics`) or none at all, a column
+    z of id 9 in its place (`a-missing`). Zero bytes before the footer pad it to f's size."""
     import struct
     import pyarrow.parquet as pq
     if kind == "one-byte-changed":
@@ -907,8 +907,8 @@ def leftover_sharing_no_compared_column(f, kind):
     other = local(f)[:-len(".parquet")] + "-leftover.parquet"
     ids = {"no-ids": None, "no-statistics": ("1", "2"), "other-ids": ("7", "8"),
            "other-values": ("1", "2"), "a-null": ("1", "2"),
-           "a-without-statistics": ("1", "2")}[kind]
-    names = ("x", "y") if ids is None else ("a", "b")
+           "a-without-statistics": ("1", "2"), "a-missing": ("9", "2")}[kind]
+    names = ("x", "y") if ids is None else ("z" if kind == "a-missing" else "a", "b")
     schema = pa.schema([pa.field(n, pa.int64(),
                                  metadata=None if ids is None else {"PARQUET:field_id": i})
                         for n, i in zip(names, ids or (None, None))])
@@ -938,7 +938,8 @@ def test_data_loss_file_added_again_by_a_schema_an_earlier_expiry_removed(tmp_pa
     fits it in no way left: kept; restored, the table reads. Round 23, D1: a leftover that
     shares no compared column with the entry (`kind`, leftover_sharing_no_compared_column)
     "fitted" it on its row count alone, and the file went; round 24, D1: so did one whose
-    column of a bounded id states no value (a-null, a-without-statistics)."""
+    column of a bounded id states no value (a-null, a-without-statistics); round 25, D1: or
+    that has no such column (a-missing)."""
     tbl, f = swapped_back_and_appended(tmp_path, (31, 41), tag="old")
     load = lambda: tbl["cat"].load_table("ns.t")  # noqa: E731
     expire = ("--older-than", "2099-01-01", "--retain-last", "1", "--clean-expired-metadata")

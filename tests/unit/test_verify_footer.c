@@ -306,7 +306,9 @@ static void test_fits_under_any_mapping(void **state)
 /* Adversary round 24, D1: as the file an entry names (icm__verify_footer_agrees_as_named), a
  * column that states no value where the entry holds a bound (null in every row, or no
  * statistics) does not fit, though a file judged as described may; with some_compared, a fit
- * that compared nothing does not either. */
+ * that compared nothing does not either. Round 25, D1: nor does a file without a column of a
+ * bounded field, where every leaf has an id; a column whose values are not compared counts
+ * by whether it states one. */
 static void test_agrees_as_named(void **state)
 {
     (void)state;
@@ -355,6 +357,54 @@ static void test_agrees_as_named(void **state)
     icm__verify_footer_agrees_as_named(s, ids, 2, empty, empty, true, why, sizeof why, &agrees);
     assert_false(agrees);
     assert_string_equal(why, "none of its columns compares with the entry's bounds");
+    icm__verify_footer_ids_free(ids);
+    icm__parquet_stats_free(s);
+
+    /* round 25, D1: no column of a bounded field at all (only `s`, id 2) */
+    static const icmt_leaf only_s[] = {{"s", 6, 0, 2}};
+    icmt_chunk rs[] = {{"apple", "fig", 5, 3, false}};
+    len = icmt_parquet_footer(fb, only_s, 1, 2, 1, rs);
+    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
+    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
+    icm__verify_footer_agrees(s, ids, 2, e.lower, e.upper, why, sizeof why, &agrees);
+    assert_true(agrees); /* (as a described file: a column it lacks says nothing) */
+    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, false, why, sizeof why,
+                                       &agrees);
+    assert_false(agrees);
+    assert_string_equal(why, "it has no column of field 1, where the entry holds a lower bound");
+    icm__verify_footer_ids_free(ids);
+    /* nor one whose other column, without an id, is named as no field (no schema here) */
+    static const icmt_leaf no_ids[] = {{"z", 6, 0, -1}, {"s", 6, 0, 2}};
+    icmt_chunk rz[] = {{"kiwi", "kiwi", 4, 4, false}, {"apple", "fig", 5, 3, false}};
+    len = icmt_parquet_footer(fb, no_ids, 2, 2, 1, rz);
+    icm__parquet_stats_free(s);
+    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
+    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
+    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, false, why, sizeof why,
+                                       &agrees);
+    assert_false(agrees);
+    icm__verify_footer_ids_free(ids);
+    icm__parquet_stats_free(s);
+    /* a decimal column (not compared) states a value, or does not */
+    static const icmt_leaf dec[] = {{"id", 2, 5 /* DECIMAL */, 1}, {"s", 6, 0, 2}};
+    icmt_chunk rd[] = {{one, two, 8, 8, false}, {"apple", "fig", 5, 3, false}};
+    len = icmt_parquet_footer(fb, dec, 2, 2, 1, rd);
+    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
+    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
+    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, true, why, sizeof why,
+                                       &agrees);
+    assert_true(agrees);
+    icm__verify_footer_ids_free(ids);
+    icm__parquet_stats_free(s);
+    icmt_chunk rn[] = {{NULL, NULL, 0, 0, false}, {"apple", "fig", 5, 3, false}};
+    len = icmt_parquet_footer(fb, dec, 2, 2, 1, rn);
+    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
+    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
+    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, true, why, sizeof why,
+                                       &agrees);
+    assert_false(agrees);
+    assert_string_equal(why, "its column of field 1 states no value (null in every row, or no "
+                             "statistics) where the entry holds a lower bound");
     icm__verify_footer_ids_free(ids);
     icm__parquet_stats_free(s);
 }
