@@ -303,110 +303,83 @@ static void test_fits_under_any_mapping(void **state)
     assert_false(fits_any(fb, len, 10, b.lower, b.upper));
 }
 
-/* Adversary round 24, D1: as the file an entry names (icm__verify_footer_agrees_as_named), a
- * column that states no value where the entry holds a bound (null in every row, or no
- * statistics) does not fit, though a file judged as described may; with some_compared, a fit
- * that compared nothing does not either. Round 25, D1: nor does a file without a column of a
- * bounded field, where every leaf has an id; a column whose values are not compared counts
- * by whether it states one. */
-static void test_agrees_as_named(void **state)
+/* Decode a footer of `leaves` (one row group `rg`, 2 rows) and judge it against (lower,
+ * upper) as the file an entry names (as_named) or as a described file; *why gets the
+ * reason. */
+static bool judged(const icmt_leaf *leaves, size_t n_leaves, const icmt_chunk *rg,
+                   icm_raw lower, icm_raw upper, bool as_named, bool some_compared, char *why)
 {
-    (void)state;
-    uint8_t fb[ICMT_FOOTER_MAX], one[8], two[8];
-    icmt_le64(1, one);
-    icmt_le64(2, two);
-    icmt_chunk rg[] = {{NULL, NULL, 0, 0, false}, {"apple", "fig", 5, 3, false}};
-    size_t len = icmt_parquet_footer(fb, ICMT_ID_AND_S, 2, 2, 1, rg);
+    uint8_t fb[ICMT_FOOTER_MAX];
+    size_t len = icmt_parquet_footer(fb, leaves, n_leaves, 2, 1, rg);
     icm__parquet_stats *s = NULL;
     icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
     icm__footer_ids *ids = NULL;
     icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
+    bool agrees = false;
+    why[0] = '\0';
+    if (as_named)
+        icm__verify_footer_agrees_as_named(s, ids, 2, lower, upper, some_compared, why, 160,
+                                           &agrees);
+    else
+        icm__verify_footer_agrees(s, ids, 2, lower, upper, why, 160, &agrees);
+    icm__verify_footer_ids_free(ids);
+    icm__parquet_stats_free(s);
+    return agrees;
+}
+
+/* Adversary round 24, D1: as the file an entry names (icm__verify_footer_agrees_as_named), a
+ * column that states no value where the entry holds a bound (null in every row, or no
+ * statistics) does not fit, though a file judged as described may; with some_compared, a fit
+ * that compared nothing does not either. Round 25, D1: nor does a file without a column of a
+ * bounded field, where every nested leaf has an id; a column whose values are not compared
+ * counts by whether it states one. */
+static void test_agrees_as_named(void **state)
+{
+    (void)state;
+    uint8_t one[8], two[8];
+    icmt_le64(1, one);
+    icmt_le64(2, two);
+    const char *unstated = "its column of field 1 states no value (null in every row, or no "
+                           "statistics) where the entry holds a lower bound";
     icmt_entry_bounds e;
     icmt_entry_bounds_of(&e, 1, 2, "apple", "fig");
-    char why[160] = "";
-    bool agrees = false;
-    icm__verify_footer_agrees(s, ids, 2, e.lower, e.upper, why, sizeof why, &agrees);
-    assert_true(agrees);
-    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, false, why, sizeof why,
-                                       &agrees);
-    assert_false(agrees);
-    assert_string_equal(why, "its column of field 1 states no value (null in every row, or no "
-                             "statistics) where the entry holds a lower bound");
+    char why[160];
+    icmt_chunk rg[] = {{NULL, NULL, 0, 0, false}, {"apple", "fig", 5, 3, false}};
+    assert_true(judged(ICMT_ID_AND_S, 2, rg, e.lower, e.upper, false, false, why));
+    assert_false(judged(ICMT_ID_AND_S, 2, rg, e.lower, e.upper, true, false, why));
+    assert_string_equal(why, unstated);
     /* a value outside says more */
-    icmt_entry_bounds_of(&e, 1, 2, "banana", "fig");
-    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, false, why, sizeof why,
-                                       &agrees);
-    assert_false(agrees);
+    icmt_entry_bounds e2;
+    icmt_entry_bounds_of(&e2, 1, 2, "banana", "fig");
+    assert_false(judged(ICMT_ID_AND_S, 2, rg, e2.lower, e2.upper, true, false, why));
     assert_string_equal(why, "row group 0 holds a value of field 2 below the entry's lower "
                              "bound");
     /* every bounded column stated: fits; no bounds: fits unless some must be compared */
-    icm__verify_footer_ids_free(ids);
-    icm__parquet_stats_free(s);
     icmt_chunk full[] = {{one, two, 8, 8, false}, {"apple", "fig", 5, 3, false}};
-    len = icmt_parquet_footer(fb, ICMT_ID_AND_S, 2, 2, 1, full);
-    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
-    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
-    icmt_entry_bounds_of(&e, 1, 2, "apple", "fig");
-    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, true, why, sizeof why,
-                                       &agrees);
-    assert_true(agrees);
+    assert_true(judged(ICMT_ID_AND_S, 2, full, e.lower, e.upper, true, true, why));
     icmt_bounds none;
     icm_raw empty = icmt_bounds_map(&none, 0, NULL, NULL, NULL);
-    icm__verify_footer_agrees_as_named(s, ids, 2, empty, empty, false, why, sizeof why, &agrees);
-    assert_true(agrees);
-    icm__verify_footer_agrees_as_named(s, ids, 2, empty, empty, true, why, sizeof why, &agrees);
-    assert_false(agrees);
+    assert_true(judged(ICMT_ID_AND_S, 2, full, empty, empty, true, false, why));
+    assert_false(judged(ICMT_ID_AND_S, 2, full, empty, empty, true, true, why));
     assert_string_equal(why, "none of its columns compares with the entry's bounds");
-    icm__verify_footer_ids_free(ids);
-    icm__parquet_stats_free(s);
 
-    /* round 25, D1: no column of a bounded field at all (only `s`, id 2) */
+    /* round 25, D1: no column of a bounded field at all (only `s`, id 2); as a described
+     * file, a column it lacks says nothing */
     static const icmt_leaf only_s[] = {{"s", 6, 0, 2}};
     icmt_chunk rs[] = {{"apple", "fig", 5, 3, false}};
-    len = icmt_parquet_footer(fb, only_s, 1, 2, 1, rs);
-    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
-    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
-    icm__verify_footer_agrees(s, ids, 2, e.lower, e.upper, why, sizeof why, &agrees);
-    assert_true(agrees); /* (as a described file: a column it lacks says nothing) */
-    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, false, why, sizeof why,
-                                       &agrees);
-    assert_false(agrees);
+    assert_true(judged(only_s, 1, rs, e.lower, e.upper, false, false, why));
+    assert_false(judged(only_s, 1, rs, e.lower, e.upper, true, false, why));
     assert_string_equal(why, "it has no column of field 1, where the entry holds a lower bound");
-    icm__verify_footer_ids_free(ids);
     /* nor one whose other column, without an id, is named as no field (no schema here) */
     static const icmt_leaf no_ids[] = {{"z", 6, 0, -1}, {"s", 6, 0, 2}};
     icmt_chunk rz[] = {{"kiwi", "kiwi", 4, 4, false}, {"apple", "fig", 5, 3, false}};
-    len = icmt_parquet_footer(fb, no_ids, 2, 2, 1, rz);
-    icm__parquet_stats_free(s);
-    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
-    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
-    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, false, why, sizeof why,
-                                       &agrees);
-    assert_false(agrees);
-    icm__verify_footer_ids_free(ids);
-    icm__parquet_stats_free(s);
+    assert_false(judged(no_ids, 2, rz, e.lower, e.upper, true, false, why));
     /* a decimal column (not compared) states a value, or does not */
     static const icmt_leaf dec[] = {{"id", 2, 5 /* DECIMAL */, 1}, {"s", 6, 0, 2}};
     icmt_chunk rd[] = {{one, two, 8, 8, false}, {"apple", "fig", 5, 3, false}};
-    len = icmt_parquet_footer(fb, dec, 2, 2, 1, rd);
-    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
-    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
-    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, true, why, sizeof why,
-                                       &agrees);
-    assert_true(agrees);
-    icm__verify_footer_ids_free(ids);
-    icm__parquet_stats_free(s);
-    icmt_chunk rn[] = {{NULL, NULL, 0, 0, false}, {"apple", "fig", 5, 3, false}};
-    len = icmt_parquet_footer(fb, dec, 2, 2, 1, rn);
-    icmt_ok(icm__parquet_footer_stats(fb, len, "f.parquet", &s));
-    icmt_ok(icm__verify_footer_ids(s, NULL, &ids));
-    icm__verify_footer_agrees_as_named(s, ids, 2, e.lower, e.upper, true, why, sizeof why,
-                                       &agrees);
-    assert_false(agrees);
-    assert_string_equal(why, "its column of field 1 states no value (null in every row, or no "
-                             "statistics) where the entry holds a lower bound");
-    icm__verify_footer_ids_free(ids);
-    icm__parquet_stats_free(s);
+    assert_true(judged(dec, 2, rd, e.lower, e.upper, true, true, why));
+    assert_false(judged(dec, 2, rg, e.lower, e.upper, true, true, why));
+    assert_string_equal(why, unstated);
 }
 
 static size_t fixture_files, fixture_chunks;
