@@ -338,6 +338,10 @@ static size_t outside(const icm__parquet_stats *s, size_t k, const uint8_t *boun
     return SIZE_MAX;
 }
 
+/* Field ids from this one on are the spec's reserved metadata columns (_file, _pos, _row_id,
+ * ...): an entry's bound for one needs no column of the file. */
+#define RESERVED_FIELD_ID_MIN (INT32_MAX - 200)
+
 /* Whether some row group states leaf k's max (upper) or min. */
 static bool states_a_value(const icm__parquet_stats *s, size_t k, bool upper)
 {
@@ -371,8 +375,9 @@ static void map_holds(const icm__parquet_stats *s, const icm__footer_ids *ix, ic
                 hi = mid;
         }
         if (lo == ix->n || ix->items[lo].id != key) {
-            /* (no column of that id: the file lacks it when every leaf was indexed) */
-            if (ix->complete && (*unstated)++ == 0)
+            /* (no column of that id: the file lacks it when every leaf was indexed, unless
+             * the id is a reserved metadata column's) */
+            if (ix->complete && key < RESERVED_FIELD_ID_MIN && (*unstated)++ == 0)
                 snprintf(why, why_size, "it has no column of field %d, where the entry holds "
                          "a %s bound", (int)key, upper ? "upper" : "lower");
             continue;
@@ -466,9 +471,6 @@ int icm__verify_footer_fits_some_way(const icm__parquet_stats *s,
 
 /* ---- under any mapping (icm__verify_footer_fits_any_mapping) ---- */
 
-/* Field ids from this one on are the spec's reserved metadata columns (_file, _pos, _row_id,
- * ...): an entry's bound for one needs no column of the file. */
-#define RESERVED_FIELD_ID_MIN (INT32_MAX - 200)
 /* Beyond these the mapping is not searched (the row count alone then describes the file). */
 #define MAPPING_IDS_MAX 256
 #define MAPPING_LEAVES_MAX 1024

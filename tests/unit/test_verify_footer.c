@@ -374,6 +374,14 @@ static void test_agrees_as_named(void **state)
     static const icmt_leaf no_ids[] = {{"z", 6, 0, -1}, {"s", 6, 0, 2}};
     icmt_chunk rz[] = {{"kiwi", "kiwi", 4, 4, false}, {"apple", "fig", 5, 3, false}};
     assert_false(judged(no_ids, 2, rz, e.lower, e.upper, true, false, why));
+    /* a reserved metadata column's bound (_row_id) needs no column */
+    icmt_bounds lo, up;
+    int32_t keys[] = {1, 2147483540};
+    const void *lv[] = {one, one}, *uv[] = {two, two};
+    size_t lens[] = {8, 8};
+    icm_raw lower = icmt_bounds_map(&lo, 2, keys, lv, lens),
+            upper = icmt_bounds_map(&up, 2, keys, uv, lens);
+    assert_true(judged(ICMT_ID_AND_S, 2, full, lower, upper, true, true, why));
     /* a decimal column (not compared) states a value, or does not */
     static const icmt_leaf dec[] = {{"id", 2, 5 /* DECIMAL */, 1}, {"s", 6, 0, 2}};
     icmt_chunk rd[] = {{one, two, 8, 8, false}, {"apple", "fig", 5, 3, false}};
